@@ -1,0 +1,37 @@
+"""Agents: the `Agent` protocol and the built-in reference agents, looked up by name."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from agentgym.agents.base import Agent
+
+__all__ = ["Agent", "AGENTS", "make_agent"]
+
+#: Built-in agents by CLI name -> "module:Class" (imported lazily, so heavy agents cost nothing).
+AGENTS: dict[str, str] = {
+    "random": "agentgym.agents.random_agent:RandomAgent",
+    "heuristic": "agentgym.agents.heuristic:HeuristicAgent",
+    "oracle": "agentgym.agents.oracle:OracleAgent",
+}
+
+
+def make_agent(spec: str, **kwargs: Any) -> Agent:
+    """An agent from a built-in name or a ``module:Class`` path.
+
+    Raises:
+        ValueError: the name is unknown or the path does not resolve to an `Agent` class.
+    """
+    target = AGENTS.get(spec, spec)
+    if ":" not in target:
+        raise ValueError(f"unknown agent {spec!r}; built-in agents: {', '.join(AGENTS)}; or give module:Class")
+    module_name, _, cls_name = target.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), cls_name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot load agent {spec!r}: {exc}") from exc
+    agent = cls(**kwargs)
+    if not hasattr(agent, "act") or not hasattr(agent, "reset"):
+        raise ValueError(f"{spec!r} is not an agent: it needs reset(obs, info) and act(obs, info)")
+    return agent

@@ -1,0 +1,57 @@
+"""The agent protocol shared by the built-in agents, the harness and user code."""
+
+from __future__ import annotations
+
+import abc
+import json
+from typing import Any
+
+from agentgym.core.render import call_text
+
+__all__ = ["Agent", "call", "tool_results"]
+
+
+class Agent(abc.ABC):
+    """An agent maps observations to assistant turns (strings).
+
+    The runner calls `reset(obs, info)` after each `env.reset`, then `act(obs, info)` once per
+    step with what the env returned. A privileged agent (the oracle) also gets the unwrapped env
+    through `bind(env)` right after each reset; evaluation reports mark such agents.
+    """
+
+    #: The name used by the CLI and in records.
+    name: str = "agent"
+    #: True for agents that read hidden task state (only the oracle).
+    privileged: bool = False
+
+    def config(self) -> dict[str, Any]:
+        """The agent's configuration, recorded with every episode."""
+        return {}
+
+    def bind(self, env: Any) -> None:
+        """Give a privileged agent the unwrapped env of the episode just reset."""
+
+    @abc.abstractmethod
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        """Start a new episode."""
+
+    @abc.abstractmethod
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        """The next assistant turn."""
+
+
+#: A tool call as the JSON action string the envs accept: ``call("search", area="Harbor")``.
+call = call_text
+
+
+def tool_results(info: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The (tool name, decoded result) pairs of a step; errors decode to their text."""
+    out = []
+    for m in info.get("messages", ()):
+        if m.get("role") == "tool":
+            content = m.get("content", "")
+            try:
+                out.append((m.get("name", ""), json.loads(content)))
+            except json.JSONDecodeError:
+                out.append((m.get("name", ""), content))
+    return out

@@ -1,0 +1,1 @@
+"""Per-family strategies of the heuristic agent: each has reset(obs, info) and act(obs, info)."""

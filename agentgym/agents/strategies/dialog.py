@@ -1,0 +1,178 @@
+"""The heuristic's dialog strategy: a sensible rule-based booking agent, no privileged information.
+
+It reads only what any agent sees (the brief, the user's messages, tool results): asks about what
+it does not know, searches with what it knows, checks availability, books, and after a rejection
+cancels, learns the constraint the user names and tries again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym.agents.base import call, tool_results
+
+__all__ = ["DialogStrategy", "DialogBeliefs", "parse_brief_vocab", "update_beliefs"]
+
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_SLOTS = ("morning", "afternoon", "evening")
+_PRICE = re.compile(r"(?:at most|above|up to|budget of)\s+(\d+)")
+_RATING = re.compile(r"(?:at least|rating of|below)\s+(\d+(?:\.\d+)?)")
+_LIST_LINE = re.compile(r"^(Known [^:]+|Areas|Amenities):\s*(.+?)\.?$", re.M)
+
+
+def parse_brief_vocab(brief: str) -> dict[str, list[str]]:
+    """The vocabulary a dialog brief lists: categories, areas and amenities."""
+    vocab: dict[str, list[str]] = {"category": [], "area": [], "amenity": []}
+    for head, values in _LIST_LINE.findall(brief):
+        key = "area" if head == "Areas" else "amenity" if head == "Amenities" else "category"
+        vocab[key] = [v.strip() for v in values.split(",") if v.strip()]
+    return vocab
+
+
+@dataclass
+class DialogBeliefs:
+    """What the agent has learnt of the user's needs from the user's own words."""
+
+    category: str | None = None
+    area: str | None = None
+    max_price: int | None = None
+    min_rating: float | None = None
+    amenities: list[str] = field(default_factory=list)
+    day: str | None = None
+    slot: str | None = None
+
+
+def _longest_match(text: str, values: list[str]) -> str | None:
+    hits = [v for v in values if v.lower() in text]
+    return max(hits, key=len) if hits else None
+
+
+def update_beliefs(b: DialogBeliefs, user_text: str, vocab: dict[str, list[str]]) -> None:
+    """Fold one user message into the beliefs, sentence by sentence."""
+    for sentence in re.split(r"(?<=[.!?])\s+", user_text.lower()):
+        if "won't work" in sentence or "not sure what you mean" in sentence:
+            continue
+        if (v := _longest_match(sentence, vocab["category"])) is not None:
+            b.category = v
+        if (v := _longest_match(sentence, vocab["area"])) is not None:
+            b.area = v
+        for a in vocab["amenity"]:
+            if a.lower() in sentence and a not in b.amenities and "no special" not in sentence:
+                b.amenities.append(a)
+        if (m := _PRICE.search(sentence)) is not None:
+            b.max_price = int(m.group(1))
+        if (m := _RATING.search(sentence)) is not None:
+            b.min_rating = float(m.group(1))
+        for d in _DAYS:
+            if d in sentence:
+                b.day = d
+        for s in _SLOTS:
+            if s in sentence:
+                b.slot = s
+
+
+class DialogStrategy:
+    """A rule-based booking strategy; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self.beliefs = DialogBeliefs()
+        self._vocab: dict[str, list[str]] = {"category": [], "area": [], "amenity": []}
+        self._asked = 0
+        self._candidates: list[str] = []
+        self._page = 1
+        self._searched = False
+        self._rejected: set[str] = set()
+        self._booking: str | None = None
+        self._booked_item: str | None = None
+        self._pending: list[str] = []
+        self._exhausted = False
+
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        self._reset_state()
+        for m in info.get("messages", ()):
+            if m["role"] == "system":
+                self._vocab = parse_brief_vocab(m["content"])
+            elif m["role"] == "user":
+                update_beliefs(self.beliefs, m["content"], self._vocab)
+
+    def _observe(self, info: dict[str, Any]) -> bool:
+        """Fold a step's messages in; True when the user rejected the current booking."""
+        rejected = False
+        before = (self.beliefs.category, self.beliefs.area, self.beliefs.max_price, self.beliefs.min_rating,
+                  tuple(self.beliefs.amenities), self.beliefs.day, self.beliefs.slot)
+        for name, result in tool_results(info):
+            if not isinstance(result, dict):
+                if name == "book" and self._candidates:
+                    self._rejected.add(self._candidates.pop(0))
+                continue
+            if name == "search":
+                self._candidates += [r["id"] for r in result.get("results", []) if r["id"] not in self._rejected]
+                self._exhausted = result.get("page", 1) >= result.get("pages", 1)
+            elif name == "check_availability" and not result.get("available", False):
+                self._rejected.add(result["item_id"])
+                self._candidates = [c for c in self._candidates if c != result["item_id"]]
+            elif name == "book":
+                self._booking, self._booked_item = result.get("booking_id"), result.get("item_id")
+            elif name == "cancel_booking":
+                self._booking = None
+        for m in info.get("messages", ()):
+            if m["role"] == "user" and not m["content"].startswith("[error"):
+                update_beliefs(self.beliefs, m["content"], self._vocab)
+                if self._booking is not None and "won't work" in m["content"]:
+                    rejected = True
+        after = (self.beliefs.category, self.beliefs.area, self.beliefs.max_price, self.beliefs.min_rating,
+                 tuple(self.beliefs.amenities), self.beliefs.day, self.beliefs.slot)
+        if after != before:
+            # New needs: earlier search results no longer fit them, so search again.
+            self._candidates, self._page, self._searched, self._exhausted = [], 1, False, False
+        return rejected
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        if self._observe(info) and self._booking is not None:
+            if self._booked_item is not None:
+                self._rejected.add(self._booked_item)
+            return call("cancel_booking", booking_id=self._booking)
+        b = self.beliefs
+        if self._asked == 0:
+            self._asked = 1
+            return ("Happy to help! To find the right place: which type or style do you want, which area, "
+                    "what is your budget, what minimum rating, do you need any amenities, "
+                    "and which day and time should I book?")
+        if (b.day is None or b.slot is None) and self._asked < 2:
+            self._asked = 2
+            return "Which day and what time of day should I book it for?"
+        if self._booking is not None:
+            return "Your booking is confirmed. Is there anything else you need?"
+        if not self._candidates:
+            if self._searched and self._exhausted:
+                return "I couldn't find a place that fits everything. Could any of your requirements be relaxed?"
+            self._searched = True
+            if self._candidates == [] and self._page > 1 and self._exhausted:
+                return "I couldn't find anything that fits. Anything else I should know?"
+            args: dict[str, Any] = {}
+            if b.category:
+                args["category"] = b.category
+            if b.area:
+                args["area"] = b.area
+            if b.max_price is not None:
+                args["max_price"] = b.max_price
+            if b.min_rating is not None:
+                args["min_rating"] = b.min_rating
+            if b.amenities:
+                args["amenities"] = list(b.amenities)
+            if self._page > 1:
+                args["page"] = self._page
+            self._page += 1
+            return call("search", **args)
+        target = self._candidates[0]
+        day, slot = b.day or "saturday", b.slot or "evening"
+        if target not in self._pending:
+            self._pending.append(target)
+            return call("check_availability", item_id=target, day=day, slot=slot)
+        self._candidates.pop(0)
+        return call("book", item_id=target, day=day, slot=slot)

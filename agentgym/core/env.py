@@ -1,0 +1,332 @@
+"""`AgentEnv`: the episode state machine every agentgym family shares.
+
+A family injects four parts: a task generator (seed -> world, goal, gold), a toolkit factory (the
+tools over that world), a user factory (the rule-based simulated user) and a scorer (final world
+state -> score). The env parses each assistant turn, dispatches tool calls or hands the message to
+the user, keeps the metric inputs, and ends the episode with `info["episode"]`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import gymnasium as gym
+from gymnasium.error import ResetNeeded
+
+from agentgym.core.protocol import ErrorCode, ParsedAction, ToolCall, parse_action
+from agentgym.core.protocol import MAX_ACTION_BYTES
+from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
+from agentgym.core.seeding import MAX_SEED, draw_episode_seed, stream
+from agentgym.core.spaces import UnicodeText
+from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn
+from agentgym.core.tools import ToolError, Toolkit
+
+__all__ = ["AgentEnv", "CallHook"]
+
+_OPTION_KEYS = frozenset({"difficulty", "domain"})
+
+#: A hook may answer a tool call instead of the toolkit (noise wrappers use this): it gets the
+#: env, the call and the turn, and returns None to let the call through or a (content, record
+#: fields) pair to answer it.
+CallHook = Callable[["AgentEnv", ToolCall, int], "tuple[str, dict[str, Any]] | None"]
+
+
+class AgentEnv(gym.Env[str, str]):
+    """The shared episode logic; families subclass only to set defaults and the card.
+
+    Args:
+        task_generator: ``(seed, options) -> Task``.
+        toolkit_factory: ``Task -> Toolkit`` over the task's world.
+        user_factory: ``(Task, Generator) -> SimulatedUser``.
+        scorer: ``(Task, Toolkit) -> Score`` on the final world state.
+        difficulty: ``easy``, ``medium``, ``hard``, or None to draw one per episode.
+        domain: a domain name, or None to draw one of the split's domains per episode.
+        split: ``train`` or ``test``; the two hold disjoint domains or templates.
+        max_turns: the turn budget (None: the task's own).
+        render_mode: None or ``ansi`` (the transcript so far).
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    family: str = "agent"
+
+    def __init__(
+        self,
+        *,
+        task_generator: Callable[[int, dict[str, Any]], Task],
+        toolkit_factory: Callable[[Task], Toolkit],
+        user_factory: Callable[[Task, Any], SimulatedUser],
+        scorer: Callable[[Task, Toolkit], Score],
+        difficulty: str | None = None,
+        domain: str | None = None,
+        split: str = "train",
+        max_turns: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if difficulty is not None and difficulty not in DIFFICULTIES:
+            raise ValueError(f"difficulty must be one of {DIFFICULTIES} or None, got {difficulty!r}")
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        if max_turns is not None and (not isinstance(max_turns, int) or max_turns < 1):
+            raise ValueError(f"max_turns must be a positive int or None, got {max_turns!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
+        self._generate = task_generator
+        self._toolkit_factory = toolkit_factory
+        self._user_factory = user_factory
+        self._scorer = scorer
+        self.difficulty = difficulty
+        self.domain = domain
+        self.split = split
+        self.max_turns = max_turns
+        self.render_mode = render_mode
+        self.observation_space = UnicodeText(OBS_MAX_CHARS)
+        self.action_space = UnicodeText(MAX_ACTION_BYTES)
+        #: Hooks consulted before each valid tool call runs (see `CallHook`).
+        self.call_hooks: list[CallHook] = []
+        self._task: Task | None = None
+        self._done = True
+
+    # ------------------------------------------------------------------ public read-only state
+    @property
+    def task(self) -> Task:
+        """The current task (hidden parts included: for oracles, scorers and tests only)."""
+        if self._task is None:
+            raise ResetNeeded("call reset() first")
+        return self._task
+
+    @property
+    def toolkit(self) -> Toolkit:
+        """The current episode's toolkit, bound to the task's world."""
+        if self._task is None:
+            raise ResetNeeded("call reset() first")
+        return self._toolkit
+
+    @property
+    def user(self) -> SimulatedUser:
+        """The current episode's simulated user."""
+        if self._task is None:
+            raise ResetNeeded("call reset() first")
+        return self._user
+
+    @property
+    def turn(self) -> int:
+        """Agent turns taken in this episode."""
+        return self._turn
+
+    @property
+    def episode_seed(self) -> int:
+        """The seed of the current episode (drawn and echoed when reset got none)."""
+        return self._episode_seed
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            if not 0 <= int(seed) <= MAX_SEED:
+                raise ValueError(f"seed must be in [0, 2**63 - 1], got {seed}")
+            episode_seed = int(seed)
+        else:
+            episode_seed = draw_episode_seed(self.np_random)
+        opts = self._options(options)
+        task = self._generate(episode_seed, opts)
+        self._episode_seed = episode_seed
+        self._task = task
+        self._toolkit = self._toolkit_factory(task)
+        self._user = self._user_factory(task, stream(episode_seed, "user"))
+        self._turn = 0
+        self._done = False
+        self._max_turns = self.max_turns or task.max_turns
+        self._calls: list[dict[str, Any]] = []
+        self._errors: dict[str, int] = {}
+        self._known: list[dict[str, Any]] = []
+        self._transcript: list[dict[str, Any]] = []
+
+        messages = [
+            {"role": "system", "content": task.brief},
+            {"role": "user", "content": self._user.opening()},
+        ]
+        self._note_known()
+        self._transcript.extend(messages)
+        info = {
+            "messages": messages,
+            "tools": self._toolkit.schemas(),
+            "task": task.public(),
+            "seed": episode_seed,
+            "turn": 0,
+            "max_turns": self._max_turns,
+        }
+        return render_messages(messages), info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._task is None:
+            raise ResetNeeded("step() called before reset()")
+        if self._done:
+            raise ResetNeeded("the episode has ended; call reset() before step()")
+        self._turn += 1
+        turn = self._turn
+        parsed = parse_action(action)
+        messages: list[dict[str, Any]] = []
+        step_calls: list[dict[str, Any]] = []
+        step_errors: list[str] = []
+        end: str | None = None
+
+        if parsed.error is not None:
+            self._count_error(parsed.error.code.value, step_errors)
+            messages.append({"role": "user", "content": error_text(parsed.error.code.value, parsed.error.message)})
+        elif parsed.calls:
+            end = self._run_calls(parsed, turn, messages, step_calls, step_errors)
+        else:
+            reply = self._user.reply(parsed.content, turn)
+            messages.append({"role": "user", "content": cap(reply.text)})
+            end = reply.end
+
+        self._note_known()
+        terminated = end is not None
+        truncated = not terminated and turn >= self._max_turns
+        self._transcript.append(_assistant_message(parsed, turn))
+        self._transcript.extend(messages)
+        info: dict[str, Any] = {
+            "messages": messages,
+            "assistant_message": self._transcript[-1 - len(messages)],
+            "turn": turn,
+            "calls": step_calls,
+            "errors": step_errors,
+        }
+        reward = 0.0
+        if terminated or truncated:
+            self._done = True
+            score = self._scorer(self._task, self._toolkit)
+            reward = float(score.score)
+            info["episode"] = self._episode_info(score, end or "truncated")
+        return render_messages(messages), reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self._task is None:
+            return None
+        return render_messages(self._transcript)
+
+    # ------------------------------------------------------------------ internals
+    def _options(self, options: dict[str, Any] | None) -> dict[str, Any]:
+        opts = {"difficulty": self.difficulty, "domain": self.domain, "split": self.split}
+        if options:
+            unknown = set(options) - _OPTION_KEYS
+            if unknown:
+                raise ValueError(f"unknown reset options {sorted(unknown)}; known: {sorted(_OPTION_KEYS)}")
+            opts.update(options)
+        if opts["difficulty"] is not None and opts["difficulty"] not in DIFFICULTIES:
+            raise ValueError(f"difficulty must be one of {DIFFICULTIES}, got {opts['difficulty']!r}")
+        return opts
+
+    def _count_error(self, code: str, step_errors: list[str]) -> None:
+        self._errors[code] = self._errors.get(code, 0) + 1
+        step_errors.append(code)
+
+    def _run_calls(
+        self,
+        parsed: ParsedAction,
+        turn: int,
+        messages: list[dict[str, Any]],
+        step_calls: list[dict[str, Any]],
+        step_errors: list[str],
+    ) -> str | None:
+        toolkit = self._toolkit
+        end: str | None = None
+        wrote = False
+        for i, call in enumerate(parsed.calls):
+            call_id = call.id or f"call_{turn}_{i}"
+            record: dict[str, Any] = {"turn": turn, "id": call_id, "name": call.name, "valid": False,
+                                      "error": None, "kind": None, "injected": False, "contradicts": []}
+            if end is not None:
+                # A terminal tool ended the task earlier in this turn; later calls are not run.
+                content = error_text("BLOCKED", "the task was already committed by an earlier call")
+                record["error"] = ErrorCode.BLOCKED.value
+            else:
+                content = self._run_one(call, turn, record)
+                if record["valid"] and record["error"] is None:
+                    spec = toolkit.spec(call.name)
+                    wrote = wrote or spec.kind.value == "write"
+                    if spec.terminal:
+                        end = "committed"
+            if record["error"] is not None:
+                self._count_error(record["error"], step_errors)
+            self._calls.append(record)
+            step_calls.append(record)
+            messages.append({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": cap(content)})
+        if wrote:
+            reaction = self._user.react(toolkit.drain_events(), turn)
+            if reaction is not None:
+                messages.append({"role": "user", "content": cap(reaction.text)})
+                if end is None:
+                    end = reaction.end
+        return end
+
+    def _run_one(self, call: ToolCall, turn: int, record: dict[str, Any]) -> str:
+        if call.error is not None:
+            record["error"] = call.error.code.value
+            return error_text(call.error.code.value, call.error.message)
+        problem = self._toolkit.validate(call.name, call.arguments)
+        if problem is not None:
+            record["error"] = problem.code.value
+            return error_text(problem.code.value, problem.message)
+        spec = self._toolkit.spec(call.name)
+        record["valid"] = True
+        record["kind"] = spec.kind.value
+        record["contradicts"] = self._user.contradictions(call.name, call.arguments)
+        for hook in self.call_hooks:
+            answered = hook(self, call, turn)
+            if answered is not None:
+                content, fields = answered
+                record.update(fields)
+                return content
+        try:
+            result = self._toolkit.invoke(call.name, call.arguments)
+        except ToolError as exc:
+            record["error"] = ErrorCode.TOOL_ERROR.value
+            return error_text(ErrorCode.TOOL_ERROR.value, str(exc))
+        return to_json(result)
+
+    def _note_known(self) -> None:
+        known = self._user.known_constraints()
+        if not self._known or self._known[-1]["known"] != known:
+            self._known.append({"turn": self._turn, "known": list(known)})
+
+    def _episode_info(self, score: Score, outcome: str) -> dict[str, Any]:
+        task = self._task
+        assert task is not None
+        return {
+            "success": bool(score.success),
+            "score": float(score.score),
+            "turns": self._turn,
+            "tool_calls": len(self._calls),
+            "outcome": outcome,
+            "task": task.public(),
+            "seed": self._episode_seed,
+            "calls": self._calls,
+            "errors": dict(sorted(self._errors.items())),
+            "constraints": self._known,
+            "score_details": score.details,
+            "gold": task.gold_public() if hasattr(task, "gold_public") else _gold_view(task),
+        }
+
+
+def _gold_view(task: Task) -> Any:
+    gold = task.gold
+    return gold.to_dict() if hasattr(gold, "to_dict") else gold
+
+
+def _assistant_message(parsed: ParsedAction, turn: int) -> dict[str, Any]:
+    """The env's normalised reading of the agent's turn, as an OpenAI assistant message."""
+    msg: dict[str, Any] = {"role": "assistant", "content": parsed.content}
+    if parsed.calls:
+        msg["tool_calls"] = [
+            {
+                "id": c.id or f"call_{turn}_{i}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False) if c.arguments is not None else "null"},
+            }
+            for i, c in enumerate(parsed.calls)
+        ]
+    return msg

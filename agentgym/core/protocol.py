@@ -1,0 +1,533 @@
+"""Parse an assistant turn (the action an LLM agent sends) into a message or tool calls.
+
+Accepted forms, several calls per turn allowed:
+
+1. A whole-turn JSON call ``{"name": ..., "arguments": {...}}`` ("parameters" is an
+   alias; arguments may be a JSON-encoded string, OpenAI style).
+2. The same inside ``<tool_call>...</tool_call>`` blocks (Hermes/Qwen style).
+3. The same inside a fenced ```` ```json ```` block (or a bare fence whose body
+   starts with ``{`` or ``[``).
+4. OpenAI shapes: ``{"tool_calls": [...], "content": ...}``, a single
+   ``{"type": "function", "function": {...}}`` or a JSON list of call objects.
+5. An OpenAI assistant-message ``dict`` passed directly as the action.
+6. Anything else is a plain message.
+
+Bad input never raises: it becomes an :class:`ActionError` with a stable
+:class:`ErrorCode`, either for the whole turn (``ParsedAction.error``) or for
+one call (``ToolCall.error``).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "MAX_ACTION_BYTES",
+    "MAX_JSON_DEPTH",
+    "ActionError",
+    "ErrorCode",
+    "ParsedAction",
+    "ToolCall",
+    "parse_action",
+]
+
+MAX_ACTION_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 32
+MAX_CALL_ID_CHARS = 64
+
+
+class ErrorCode(str, enum.Enum):
+    """Stable error codes; the parser produces PARSE_ERROR, TOO_LARGE, TOO_DEEP, INVALID_ARGS."""
+
+    PARSE_ERROR = "PARSE_ERROR"
+    UNKNOWN_TOOL = "UNKNOWN_TOOL"
+    INVALID_ARGS = "INVALID_ARGS"
+    TOO_LARGE = "TOO_LARGE"
+    TOO_DEEP = "TOO_DEEP"
+    TOOL_ERROR = "TOOL_ERROR"
+    POLICY_VIOLATION = "POLICY_VIOLATION"
+    BLOCKED = "BLOCKED"
+
+
+@dataclass(frozen=True, slots=True)
+class ActionError:
+    """A problem with a turn or with one call: a stable code and a readable message."""
+
+    code: ErrorCode
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call; ``arguments`` is None exactly when ``error`` is set."""
+
+    name: str
+    arguments: dict | None
+    id: str | None = None
+    error: ActionError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedAction:
+    """A parsed turn: message text, the calls it makes, or a turn-level error.
+
+    ``content`` is the whole (stripped) turn when there are no calls, the text
+    outside the call blocks otherwise; on a turn-level error it is the stripped
+    turn, except for TOO_LARGE where it is empty (so huge inputs are not carried on).
+    """
+
+    content: str
+    calls: tuple[ToolCall, ...] = ()
+    error: ActionError | None = None
+
+    @property
+    def is_message(self) -> bool:
+        """True for a plain message: no turn-level error and no calls."""
+        return self.error is None and not self.calls
+
+
+# --- strict JSON ------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    # json turns 1e999 into inf without calling parse_constant; reject it the same way.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def _unique_pairs(pairs: list[tuple[str, object]]) -> dict:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r}")
+            seen.add(key)
+    return result
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_unique_pairs, parse_constant=_reject_constant, parse_float=_finite_float
+)
+
+# A JSON string (so brackets inside strings do not count) or one bracket. The
+# string branch also takes an unterminated string up to the end, so it always
+# matches at the first try: no backtracking, linear time even on hostile input.
+_DEPTH_TOKEN_RE = re.compile(r'"[^"\\]*(?:\\.?[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
+_JSON_LIST_START_RE = re.compile(r"\[\s*[\[\]{]")
+
+
+def _too_deep(text: str) -> bool:
+    """Whether ``text`` nests deeper than MAX_JSON_DEPTH, found without recursion."""
+    if text.count("{") + text.count("[") <= MAX_JSON_DEPTH:
+        return False
+    depth = 0
+    for match in _DEPTH_TOKEN_RE.finditer(text):
+        char = text[match.start()]
+        if char == "{" or char == "[":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return True
+        elif char == "}" or char == "]":
+            depth -= 1
+    return False
+
+
+def _decode(text: str, where: str = "") -> object:
+    """Strictly decode ``text``; returns the value, or an ActionError on failure."""
+    if _too_deep(text):
+        return _deep_error(where)
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        hint = ""
+        if exc.msg == "Extra data":
+            hint = " (text after the JSON value)"
+        elif text[exc.pos : exc.pos + 1] == "'":
+            hint = " (single quotes are not valid JSON)"
+        return ActionError(
+            ErrorCode.PARSE_ERROR,
+            f"{_prefix(where)}invalid JSON at line {exc.lineno} col {exc.colno}: {exc.msg}{hint}",
+        )
+    except RecursionError:  # Last guard only: the depth pre-scan should make this unreachable.
+        return _deep_error(where)
+    except ValueError as exc:  # Our hooks (duplicate key, NaN) and int digit limits.
+        return ActionError(ErrorCode.PARSE_ERROR, f"{_prefix(where)}invalid JSON: {exc}")
+
+
+def _prefix(where: str) -> str:
+    return f"{where}: " if where else ""
+
+
+def _deep_error(where: str) -> ActionError:
+    return ActionError(
+        ErrorCode.TOO_DEEP, f"{_prefix(where)}JSON nests deeper than {MAX_JSON_DEPTH} levels"
+    )
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+# --- call shapes ------------------------------------------------------------------
+
+
+def _is_call_object(value: object) -> bool:
+    return isinstance(value, dict) and ("name" in value or "function" in value)
+
+
+def _call_error(name: str, call_id: str | None, code: ErrorCode, message: str) -> ToolCall:
+    return ToolCall(name=name, arguments=None, id=call_id, error=ActionError(code, message))
+
+
+def _call_from_object(obj: dict) -> ToolCall:
+    """Build a ToolCall from a flat ``{"name", "arguments"}`` or an OpenAI ``{"function"}`` object."""
+    call_id = obj.get("id")
+    if not (isinstance(call_id, str) and len(call_id) <= MAX_CALL_ID_CHARS):
+        call_id = None
+    if "name" not in obj:  # OpenAI: {"id", "type": "function", "function": {...}}
+        obj = obj["function"]
+        if not isinstance(obj, dict):
+            return _call_error(
+                "", call_id, ErrorCode.PARSE_ERROR,
+                f"'function' must be a JSON object, got {_json_type(obj)}",
+            )
+    name = obj.get("name")
+    if not isinstance(name, str) or not name:
+        got = "an empty string" if name == "" else _json_type(name)
+        return _call_error(
+            name if isinstance(name, str) else "", call_id, ErrorCode.PARSE_ERROR,
+            f"tool call 'name' must be a non-empty string, got {got}",
+        )
+    if "arguments" in obj and "parameters" in obj:
+        return _call_error(
+            name, call_id, ErrorCode.INVALID_ARGS, "give 'arguments' or 'parameters', not both"
+        )
+    args = obj.get("arguments", obj.get("parameters", {}))
+    decoded = False
+    if isinstance(args, str):  # OpenAI sends arguments as a JSON-encoded string.
+        args = _decode(args, "arguments string")
+        if isinstance(args, ActionError):
+            return ToolCall(name=name, arguments=None, id=call_id, error=args)
+        decoded = True
+    if not isinstance(args, dict):
+        note = " (decoded from a string)" if decoded else ""
+        return _call_error(
+            name, call_id, ErrorCode.INVALID_ARGS,
+            f"arguments must be a JSON object, got {_json_type(args)}{note}",
+        )
+    return ToolCall(name=name, arguments=args, id=call_id)
+
+
+def _from_message_fields(msg: dict) -> tuple[str, list[ToolCall]] | ActionError:
+    """Content and calls of an OpenAI assistant message (``content`` + ``tool_calls``)."""
+    content = msg.get("content")
+    if content is None:
+        content = ""
+    elif not isinstance(content, str):
+        return ActionError(
+            ErrorCode.PARSE_ERROR,
+            f"message 'content' must be a string or null, got {_json_type(content)}",
+        )
+    tool_calls = msg.get("tool_calls")
+    if tool_calls is None:
+        return content.strip(), []
+    if not isinstance(tool_calls, list):
+        return ActionError(
+            ErrorCode.PARSE_ERROR, f"'tool_calls' must be a list, got {_json_type(tool_calls)}"
+        )
+    calls = []
+    for index, item in enumerate(tool_calls):
+        if _is_call_object(item):
+            calls.append(_call_from_object(item))
+        else:
+            calls.append(_call_error(
+                "", None, ErrorCode.PARSE_ERROR,
+                f"tool_calls[{index}] is not a tool call object, got {_json_type(item)}",
+            ))
+    return content.strip(), calls
+
+
+def _calls_from_value(value: object) -> tuple[str, list[ToolCall]] | ActionError | None:
+    """Content and calls of a decoded JSON value; None when it is not a tool-call shape."""
+    if isinstance(value, dict):
+        if "tool_calls" in value:
+            return _from_message_fields(value)
+        if _is_call_object(value):
+            return "", [_call_from_object(value)]
+        return None
+    if isinstance(value, list) and value and all(_is_call_object(item) for item in value):
+        return "", [_call_from_object(item) for item in value]
+    return None
+
+
+# --- turn forms -------------------------------------------------------------------
+
+_OPEN_TAG = "<tool_call>"
+_CLOSE_TAG = "</tool_call>"
+_FENCE = "```"
+_MAX_TAG_RETRIES = 8  # Bounds the work spent on closing tags quoted inside JSON strings.
+
+
+def _failed(text: str, code: ErrorCode, message: str) -> ParsedAction:
+    return ParsedAction(content=text, error=ActionError(code, message))
+
+
+def _join(pieces: list[str]) -> str:
+    return "\n".join(piece for piece in (p.strip() for p in pieces) if piece)
+
+
+def _utf8_size(text: str) -> int:
+    """UTF-8 size of ``text`` (lone surrogates count 3), or len(text) once that is already over."""
+    if len(text) > MAX_ACTION_BYTES:  # Every char is at least one byte: no need to encode.
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _too_large(text: str) -> ParsedAction | None:
+    size = len(text)
+    if size * 4 <= MAX_ACTION_BYTES:  # At most 4 bytes a char: surely within the limit.
+        return None
+    if size <= MAX_ACTION_BYTES:
+        size = _utf8_size(text)
+        if size <= MAX_ACTION_BYTES:
+            return None
+        return _failed("", ErrorCode.TOO_LARGE,
+                       f"action is {size} bytes, over the {MAX_ACTION_BYTES}-byte limit")
+    return _failed("", ErrorCode.TOO_LARGE,
+                   f"action is at least {size} bytes, over the {MAX_ACTION_BYTES}-byte limit")
+
+
+def _parse_whole_json(text: str) -> ParsedAction:
+    value = _decode(text)
+    if isinstance(value, ActionError):
+        return ParsedAction(content=text, error=value)
+    got = _calls_from_value(value)
+    if got is None:
+        if isinstance(value, dict):
+            return _failed(text, ErrorCode.PARSE_ERROR,
+                           "JSON object is not a tool call: missing 'name'")
+        return _failed(text, ErrorCode.PARSE_ERROR,
+                       f"JSON {_json_type(value)} is not a list of tool calls")
+    if isinstance(got, ActionError):
+        return ParsedAction(content=text, error=got)
+    content, calls = got
+    return ParsedAction(content=content, calls=tuple(calls))
+
+
+def _double_encoded(text: str) -> ParsedAction | None:
+    """An error when the turn is a JSON string holding JSON; None when it is just quoted text."""
+    try:
+        value = _DECODER.decode(text)  # A top-level string cannot recurse.
+    except ValueError:  # Includes JSONDecodeError: quoted prose such as '"Hi," she said.'
+        return None
+    if not isinstance(value, str) or value.strip()[:1] not in ("{", "["):
+        return None
+    inner = _decode(value)
+    if isinstance(inner, ActionError):
+        return ParsedAction(content=text, error=inner) if inner.code is ErrorCode.TOO_DEEP else None
+    if isinstance(inner, (dict, list)):
+        return _failed(text, ErrorCode.PARSE_ERROR,
+                       "double-encoded JSON: the turn is a JSON string that holds JSON; "
+                       "send the object itself")
+    return None
+
+
+def _json_fence_body(inner: str) -> str | None:
+    """The JSON body of a fence's inside (after the opening ```), or None for another language."""
+    body = inner.lstrip()
+    if body[:1] in ("{", "["):
+        return body.rstrip()
+    if body[:4].lower() == "json":
+        rest = body[4:]
+        if not rest or rest[0].isspace() or rest[0] in "{[":
+            return rest.strip()
+    return None
+
+
+def _block_value(raw: str, where: str) -> object:
+    """The decoded body of one <tool_call> block, or an ActionError."""
+    body = raw.strip()
+    if body.startswith(_FENCE) and body.endswith(_FENCE) and len(body) >= 6:
+        # Some models wrap the JSON in a code fence inside the tags.
+        body = _json_fence_body(body[3:-3]) or body
+    return _decode(body, where)
+
+
+def _parse_tagged(text: str) -> ParsedAction:
+    pieces: list[str] = []
+    calls: list[ToolCall] = []
+    pos = 0
+    block = 0
+    while (start := text.find(_OPEN_TAG, pos)) >= 0:
+        block += 1
+        body_start = start + len(_OPEN_TAG)
+        end = text.find(_CLOSE_TAG, body_start)
+        if end < 0:
+            return _failed(text, ErrorCode.PARSE_ERROR,
+                           f"<tool_call> block {block} has no closing </tool_call> tag")
+        where = f"<tool_call> block {block}"
+        value = _block_value(text[body_start:end], where)
+        # A "</tool_call>" inside a JSON string cuts the block short: retry with later tags.
+        probe = end
+        for _ in range(_MAX_TAG_RETRIES):
+            if not (isinstance(value, ActionError) and value.code is ErrorCode.PARSE_ERROR):
+                break
+            probe = text.find(_CLOSE_TAG, probe + len(_CLOSE_TAG))
+            if probe < 0:
+                break
+            retry = _block_value(text[body_start:probe], where)
+            if not isinstance(retry, ActionError):
+                value, end = retry, probe
+        if isinstance(value, ActionError):
+            return ParsedAction(content=text, error=value)
+        got = _calls_from_value(value)
+        if got is None:
+            return _failed(text, ErrorCode.PARSE_ERROR,
+                           f"{where} is not a tool call: missing 'name'")
+        if isinstance(got, ActionError):
+            return ParsedAction(content=text, error=got)
+        pieces.append(text[pos:start])
+        pieces.append(got[0])
+        calls.extend(got[1])
+        pos = end + len(_CLOSE_TAG)
+    pieces.append(text[pos:])
+    return ParsedAction(content=_join(pieces), calls=tuple(calls))
+
+
+def _parse_fenced(text: str) -> ParsedAction | None:
+    """Calls from ```json fences; None when no fence holds a call (the turn is a message)."""
+    pieces: list[str] = []
+    calls: list[ToolCall] = []
+    kept_from = 0  # Start of the text not yet moved to pieces (non-call fences stay in it).
+    pos = 0
+    while (start := text.find(_FENCE, pos)) >= 0:
+        end = text.find(_FENCE, start + 3)
+        body = _json_fence_body(text[start + 3 : end if end >= 0 else len(text)])
+        alone = not text[:start].strip()  # The fence opens the turn.
+        if end < 0:
+            if body is not None and alone:
+                return _failed(text, ErrorCode.PARSE_ERROR, "unclosed ``` code fence")
+            break
+        pos = end + 3
+        if body is None:
+            continue
+        value = _decode(body, "```json block")
+        if isinstance(value, ActionError):
+            # Prose may quote broken JSON; a turn that is nothing but the fence was a call.
+            if value.code is ErrorCode.TOO_DEEP or (alone and not text[pos:].strip()):
+                return ParsedAction(content=text, error=value)
+            continue
+        got = _calls_from_value(value)
+        if got is None or isinstance(got, ActionError) or not got[1]:
+            continue  # Only tool-call shapes count: models paste JSON examples.
+        pieces.append(text[kept_from:start])
+        pieces.append(got[0])
+        calls.extend(got[1])
+        kept_from = pos
+    if not calls:
+        return None
+    pieces.append(text[kept_from:])
+    return ParsedAction(content=_join(pieces), calls=tuple(calls))
+
+
+def _parse_text(action: str) -> ParsedAction:
+    too_large = _too_large(action)
+    if too_large is not None:
+        return too_large
+    text = action.strip()
+    if text.startswith("\ufeff"):
+        text = text.lstrip("\ufeff").strip()
+    if not text:
+        return ParsedAction(content=text)
+    first = text[0]
+    # Hot path: plain prose holds no call marker; `in` is far cheaper than a regex.
+    if first not in '{["' and _OPEN_TAG not in text and _FENCE not in text:
+        return ParsedAction(content=text)
+    # '[' only counts as attempted JSON when a list of calls could follow, so that
+    # prose like "[tool] result" or "[1] footnote" stays a message.
+    if first == "{" or (first == "[" and _JSON_LIST_START_RE.match(text)):
+        return _parse_whole_json(text)
+    if first == '"':
+        result = _double_encoded(text)
+        if result is not None:
+            return result
+    if _OPEN_TAG in text:
+        return _parse_tagged(text)
+    if _FENCE in text:
+        result = _parse_fenced(text)
+        if result is not None:
+            return result
+    return ParsedAction(content=text)
+
+
+def _parse_message_dict(msg: dict) -> ParsedAction:
+    role = msg.get("role")
+    if not (isinstance(role, str) and role == "assistant"):
+        return _failed("", ErrorCode.PARSE_ERROR,
+                       "action must be a str or an assistant message dict, "
+                       f"got dict with role {role!r}")
+    # Bound the text the message carries as for a string turn: content plus argument strings.
+    texts = [msg.get("content")]
+    tool_calls = msg.get("tool_calls")
+    if isinstance(tool_calls, list):
+        for item in tool_calls:
+            if isinstance(item, dict):
+                fn = item.get("function", item)
+                if isinstance(fn, dict):
+                    texts.append(fn.get("arguments"))
+    size = 0
+    for text in texts:
+        if isinstance(text, str):
+            size += _utf8_size(text)
+            if size > MAX_ACTION_BYTES:
+                return _failed("", ErrorCode.TOO_LARGE,
+                               f"assistant message is over the {MAX_ACTION_BYTES}-byte limit")
+    got = _from_message_fields(msg)
+    if isinstance(got, ActionError):
+        return ParsedAction(content="", error=got)
+    content, calls = got
+    return ParsedAction(content=content, calls=tuple(calls))
+
+
+def parse_action(action: object) -> ParsedAction:
+    """Parse one assistant turn into a message, tool calls, or an error.
+
+    Never raises on bad input: problems become an ActionError, on the turn
+    (``ParsedAction.error``) or on one call (``ToolCall.error``).
+
+    Args:
+        action: The turn text, or an OpenAI assistant-message dict
+            (``{"role": "assistant", "content": ..., "tool_calls": [...]}``).
+
+    Returns:
+        The parsed turn.
+    """
+    if isinstance(action, str):
+        return _parse_text(action)
+    if isinstance(action, dict):
+        return _parse_message_dict(action)
+    return _failed("", ErrorCode.PARSE_ERROR,
+                   f"action must be a str or an assistant message dict, got {type(action).__name__}")

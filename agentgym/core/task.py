@@ -1,0 +1,120 @@
+"""The parts an agent environment is assembled from: task, simulated user, score.
+
+`AgentEnv` (in `env.py`) runs the episode; a family supplies a task generator, a toolkit, a user
+and a scorer (STYLE rule 5: inject the parts, do not subclass for variation).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+import numpy as np
+
+__all__ = [
+    "DIFFICULTIES",
+    "SPLITS",
+    "Task",
+    "Score",
+    "UserTurn",
+    "WorldEvent",
+    "SimulatedUser",
+    "TaskGenerator",
+    "Scorer",
+]
+
+DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
+SPLITS: tuple[str, ...] = ("train", "test")
+
+Outcome = Literal["accepted", "gave_up", "committed"]
+
+
+@dataclass
+class Task:
+    """One generated task: public card, hidden goal and gold, and the mutable world.
+
+    Only `public()` may reach the agent before the episode ends.
+    """
+
+    family: str
+    domain: str
+    difficulty: str
+    split: str
+    seed: int
+    task_id: str
+    brief: str
+    world: Any
+    goal: Any
+    gold: Any
+    max_turns: int = 30
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def public(self) -> dict[str, Any]:
+        """What the agent may know about the task (never the goal or gold)."""
+        return {
+            "family": self.family,
+            "domain": self.domain,
+            "difficulty": self.difficulty,
+            "split": self.split,
+            "id": self.task_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A task's score on the final world state."""
+
+    score: float
+    success: bool
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurn:
+    """What the simulated user says, and whether that ends the dialog."""
+
+    text: str
+    end: Outcome | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorldEvent:
+    """A change a write tool made to the world, which the user may react to."""
+
+    kind: str
+    data: dict[str, Any]
+
+
+class SimulatedUser(abc.ABC):
+    """A deterministic, rule-based user.
+
+    It draws only from the generator it is given (the episode's ``user`` stream).
+    """
+
+    @abc.abstractmethod
+    def opening(self) -> str:
+        """The user's first message."""
+
+    @abc.abstractmethod
+    def reply(self, message: str, turn: int) -> UserTurn:
+        """Answer an assistant message sent at `turn` (1-based)."""
+
+    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
+        """React to changes the agent's tool calls made to the world; None to stay silent."""
+        return None
+
+    def known_constraints(self) -> list[str]:
+        """Ids of the goal constraints the user has stated so far, in the order stated."""
+        return []
+
+    def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        """Ids of stated constraints that a tool call's arguments contradict (goal consistency)."""
+        return []
+
+
+#: ``generate(seed, options) -> Task``; options hold ``difficulty``, ``domain`` and ``split``.
+TaskGenerator = Callable[[int, dict[str, Any]], Task]
+#: ``score(task, toolkit) -> Score``, computed on the final world state.
+Scorer = Callable[[Task, Any], Score]
+UserFactory = Callable[[Task, np.random.Generator], SimulatedUser]

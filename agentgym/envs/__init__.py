@@ -1,0 +1,1 @@
+"""The environment families, one subpackage each."""

@@ -1,0 +1,111 @@
+"""Dialog domains as data: each `data/<name>.json` file describes one world's vocabulary.
+
+Files are parsed strictly (STYLE rule 8): an unknown or missing field is an error, never ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["Domain", "Lexicon", "load_domains", "load_lexicon", "DAYS", "SLOTS"]
+
+DAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+SLOTS: tuple[str, ...] = ("morning", "afternoon", "evening")
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The vocabulary of one dialog domain."""
+
+    name: str
+    noun: str
+    plural: str
+    id_prefix: str
+    split: str
+    size: tuple[int, int]
+    name_parts: tuple[tuple[str, ...], tuple[str, ...]]
+    category_label: str
+    categories: tuple[str, ...]
+    category_synonyms: tuple[str, ...]
+    areas: tuple[str, ...]
+    price_min: int
+    price_max: int
+    price_step: int
+    price_unit: str
+    amenities: tuple[str, ...]
+    booking_noun: str
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """How the simulated user recognises what an assistant asks about."""
+
+    question_cues: tuple[str, ...]
+    slots: dict[str, tuple[str, ...]]
+    generic: tuple[str, ...]
+
+
+def _strict(obj: Any, required: set[str], where: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where}: expected an object")
+    unknown, missing = set(obj) - required, required - set(obj)
+    if unknown or missing:
+        raise ValueError(f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
+    return obj
+
+
+def parse_domain(raw: Any, where: str = "domain") -> Domain:
+    """Parse one domain file's JSON object, strictly."""
+    d = _strict(raw, {"name", "noun", "plural", "id_prefix", "split", "size", "name_parts", "category",
+                      "areas", "price", "amenities", "booking_noun"}, where)
+    cat = _strict(d["category"], {"label", "values", "synonyms"}, f"{where}.category")
+    price = _strict(d["price"], {"min", "max", "step", "unit"}, f"{where}.price")
+    if d["split"] not in ("train", "test"):
+        raise ValueError(f"{where}.split must be train or test")
+    lo, hi = d["size"]
+    if not 1 <= lo <= hi:
+        raise ValueError(f"{where}.size must be [min, max] with 1 <= min <= max")
+    if len(d["name_parts"]) != 2:
+        raise ValueError(f"{where}.name_parts must hold two lists")
+    return Domain(
+        name=d["name"], noun=d["noun"], plural=d["plural"], id_prefix=d["id_prefix"], split=d["split"],
+        size=(int(lo), int(hi)),
+        name_parts=(tuple(d["name_parts"][0]), tuple(d["name_parts"][1])),
+        category_label=cat["label"], categories=tuple(cat["values"]), category_synonyms=tuple(cat["synonyms"]),
+        areas=tuple(d["areas"]),
+        price_min=int(price["min"]), price_max=int(price["max"]), price_step=int(price["step"]),
+        price_unit=price["unit"],
+        amenities=tuple(d["amenities"]), booking_noun=d["booking_noun"],
+    )
+
+
+def _read(name: str) -> Any:
+    return json.loads(resources.files(__package__).joinpath("data", name).read_text("utf-8"))
+
+
+@lru_cache(maxsize=None)
+def load_domains() -> dict[str, Domain]:
+    """Every dialog domain shipped in `data/`, by name, in sorted file order."""
+    out: dict[str, Domain] = {}
+    for entry in sorted(resources.files(__package__).joinpath("data").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".json") and entry.name != "lexicon.json":
+            dom = parse_domain(json.loads(entry.read_text("utf-8")), entry.name)
+            out[dom.name] = dom
+    return out
+
+
+@lru_cache(maxsize=None)
+def load_lexicon() -> Lexicon:
+    """The user's question lexicon."""
+    d = _strict(_read("lexicon.json"), {"question_cues", "slots", "generic"}, "lexicon.json")
+    return Lexicon(
+        question_cues=tuple(d["question_cues"]),
+        slots={k: tuple(v) for k, v in d["slots"].items()},
+        generic=tuple(d["generic"]),
+    )
+
+

@@ -1,0 +1,91 @@
+"""`AgentRL/Dialog-v0`: find and book a place for a user whose needs arrive over the dialog."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.task import Score, SimulatedUser, Task
+from agentgym.core.tools import Toolkit
+from agentgym.envs.dialog.tasks import generate_task, score_task
+from agentgym.envs.dialog.tools import make_toolkit
+from agentgym.envs.dialog.user import make_user
+
+__all__ = ["DialogEnv"]
+
+
+class DialogEnv(AgentEnv):
+    """
+    ## Description
+    A user wants a place found and booked: a cafe, a restaurant, a stay, a coworking space or an
+    event venue. Their constraints arrive over the conversation: some up front ("a quiet cafe"),
+    some only when asked ("what's your budget?"), and on harder tasks some volunteered late ("my
+    friend says I'll need outlets"). Each episode draws a procedurally generated world of 30-80
+    places with a category, an area, a price, a rating, amenities and weekly availability. A
+    reference solver fixes the gold: the exact set (one or two) of places that meet every
+    constraint at the wanted time.
+
+    ## Observation
+    Text (`UnicodeText`): on reset the system brief and the user's first message; on each step
+    only what is new (tool results, errors, the user's reply), one `[role] text` block per
+    message. `info["messages"]` holds the same as OpenAI chat messages, `info["tools"]` the tool
+    schemas (on reset), `info["task"]` the public task card (family, domain, difficulty, split,
+    id), `info["seed"]` the episode seed.
+
+    ## Actions and tools
+    A string: the assistant's turn. Tool calls as JSON `{"name": ..., "arguments": {...}}`, in
+    `<tool_call>` tags, in a fenced json block or OpenAI `tool_calls` (several per turn allowed);
+    anything else is a message to the user. Tools: `search`, `get_details`,
+    `check_availability`, `book`, `cancel_booking`. Malformed or invalid calls come back as
+    `[error CODE] ...` and count against the agent; a tool never runs on invalid arguments.
+
+    ## Reward
+    0 on every step but the last; then the share of goal constraints the single active booking
+    meets (0 with no booking or with several). Success when all are met.
+
+    ## Termination
+    Terminated when the user accepts a booking or gives up (after 3 wrong bookings on easy, 2 on
+    medium and hard); truncated at the turn budget (16 / 20 / 24 turns by difficulty).
+
+    ## Difficulty
+    `easy`: 2-3 constraints, none late. `medium`: 3-4, one late. `hard`: 5-6, two late.
+
+    ## Splits
+    `train`: cafes, restaurants, stays. `test`: coworking, event_venues (unseen domains).
+
+    ## Noise
+    Composable with every `agentgym.noise` wrapper (`gym.make(id, noise="...")`).
+
+    ## Registered ids
+    `AgentRL/Dialog-v0`.
+
+    ## Version history
+    * v0: initial release.
+    """
+
+    family = "dialog"
+
+    def __init__(
+        self,
+        *,
+        difficulty: str | None = None,
+        domain: str | None = None,
+        split: str = "train",
+        max_turns: int | None = None,
+        render_mode: str | None = None,
+        task_generator: Callable[[int, dict[str, Any]], Task] = generate_task,
+        toolkit_factory: Callable[[Task], Toolkit] = make_toolkit,
+        user_factory: Callable[[Task, Any], SimulatedUser] = make_user,
+        scorer: Callable[[Task, Toolkit], Score] = score_task,
+    ) -> None:
+        super().__init__(
+            task_generator=task_generator,
+            toolkit_factory=toolkit_factory,
+            user_factory=user_factory,
+            scorer=scorer,
+            difficulty=difficulty,
+            domain=domain,
+            split=split,
+            max_turns=max_turns,
+            render_mode=render_mode,
+        )

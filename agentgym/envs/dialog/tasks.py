@@ -1,0 +1,283 @@
+"""Dialog tasks: a generated world of bookable places, the user's goal, and the gold bookings.
+
+The generator picks a target place and a time it is open, derives the goal's constraints from the
+target's attributes (so the task is solvable), and enumerates exactly the places that satisfy the
+whole goal at that time (`Gold.items`), redrawing goals that too many places would satisfy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agentgym.core.seeding import stream
+from agentgym.core.task import DIFFICULTIES, Score, Task
+from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
+
+__all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "DIFFICULTY"]
+
+#: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many arrive
+#: late and from which turns they are volunteered, the wrong bookings after which the user gives
+#: up, and the turn budget.
+DIFFICULTY: dict[str, dict[str, Any]] = {
+    "easy": {"n": (2, 3), "late": 0, "late_turns": (3, 7), "patience": 3, "max_turns": 16},
+    "medium": {"n": (3, 4), "late": 1, "late_turns": (5, 10), "patience": 1, "max_turns": 20},
+    "hard": {"n": (5, 6), "late": 3, "late_turns": (6, 12), "patience": 1, "max_turns": 24},
+}
+#: A goal is redrawn until at most this many places satisfy it (up to MAX_GOAL_DRAWS times).
+MAX_GOLD = 6
+MAX_GOAL_DRAWS = 64
+
+
+@dataclass(slots=True)
+class Place:
+    """A bookable place. `open` holds one bit per (day, slot): bit ``day * 3 + slot``."""
+
+    id: str
+    name: str
+    category: str
+    area: str
+    price: int
+    rating: float
+    amenities: tuple[str, ...]
+    open: int
+
+    def is_open(self, day: str, slot: str) -> bool:
+        return bool(self.open >> (DAYS.index(day) * 3 + SLOTS.index(slot)) & 1)
+
+    def summary(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "category": self.category, "area": self.area,
+                "price": self.price, "rating": self.rating}
+
+    def details(self) -> dict[str, Any]:
+        return {**self.summary(), "amenities": list(self.amenities)}
+
+
+@dataclass(slots=True)
+class Booking:
+    id: str
+    item_id: str
+    day: str
+    slot: str
+    active: bool = True
+
+
+@dataclass
+class World:
+    """The mutable state of one dialog episode."""
+
+    domain: Domain
+    places: list[Place]
+    by_id: dict[str, Place]
+    bookings: dict[str, Booking] = field(default_factory=dict)
+
+    def active_bookings(self) -> list[Booking]:
+        return [b for b in self.bookings.values() if b.active]
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """One goal constraint: `kind` in category, area, price, rating, amenity, time."""
+
+    id: str
+    kind: str
+    value: Any
+    reveal: str  # "upfront", "ask" or "late"
+
+    def holds(self, place: Place, day: str, slot: str) -> bool:
+        k, v = self.kind, self.value
+        if k == "category":
+            return place.category == v
+        if k == "area":
+            return place.area == v
+        if k == "price":
+            return place.price <= v
+        if k == "rating":
+            return place.rating >= v
+        if k == "amenity":
+            return v in place.amenities
+        if k == "time":
+            return (day, slot) == tuple(v)
+        raise ValueError(f"unknown constraint kind {k!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "value": list(self.value) if self.kind == "time" else self.value,
+                "reveal": self.reveal}
+
+
+@dataclass(frozen=True)
+class Gold:
+    """The hidden goal and its exact set of satisfying bookings."""
+
+    constraints: tuple[Constraint, ...]
+    day: str
+    slot: str
+    items: tuple[str, ...]
+    late_turns: tuple[int, ...]
+    patience: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"constraints": [c.to_dict() for c in self.constraints], "day": self.day, "slot": self.slot,
+                "items": list(self.items)}
+
+
+def _make_world(domain: Domain, rng: np.random.Generator) -> World:
+    n = int(rng.integers(domain.size[0], domain.size[1] + 1))
+    first, second = domain.name_parts
+    places: list[Place] = []
+    used: set[str] = set()
+    prices = np.arange(domain.price_min, domain.price_max + 1, domain.price_step)
+    for i in range(n):
+        name = f"{first[int(rng.integers(len(first)))]} {second[int(rng.integers(len(second)))]}"
+        while name in used:  # names are how users and LLMs refer to places: keep them unique
+            name = f"{name} {int(rng.integers(2, 10))}"
+        used.add(name)
+        k = int(rng.integers(1, 4))
+        amen = tuple(sorted(domain.amenities[j] for j in rng.choice(len(domain.amenities), size=k, replace=False)))
+        places.append(Place(
+            id=f"{domain.id_prefix}_{i + 1:03d}",
+            name=name,
+            category=domain.categories[int(rng.integers(len(domain.categories)))],
+            area=domain.areas[int(rng.integers(len(domain.areas)))],
+            price=int(prices[int(rng.integers(len(prices)))]),
+            rating=round(float(rng.integers(30, 51)) / 10, 1),
+            amenities=amen,
+            open=int(sum(1 << b for b in range(21) if rng.random() < 0.6)),
+        ))
+    return World(domain=domain, places=places, by_id={p.id: p for p in places})
+
+
+def _make_goal(world: World, difficulty: str, rng: np.random.Generator) -> Gold:
+    # Draw goals until one is selective enough that the set of satisfying places is small; the
+    # set is then enumerated exactly (the world is never edited to force uniqueness).
+    best: Gold | None = None
+    for _ in range(MAX_GOAL_DRAWS):
+        gold = _draw_goal(world, difficulty, rng)
+        if gold is None:
+            continue
+        if len(gold.items) <= MAX_GOLD:
+            return gold
+        if best is None or len(gold.items) < len(best.items):
+            best = gold
+    assert best is not None, "no place can carry a goal of this difficulty"
+    return best
+
+
+def _draw_goal(world: World, difficulty: str, rng: np.random.Generator) -> Gold | None:
+    spec = DIFFICULTY[difficulty]
+    # The target is a place open at a drawn time; its attributes become the constraints, so the
+    # task is solvable by construction.
+    target = world.places[int(rng.integers(len(world.places)))]
+    day, slot = DAYS[int(rng.integers(7))], SLOTS[int(rng.integers(3))]
+    n_total = int(rng.integers(spec["n"][0], spec["n"][1] + 1))
+    if not target.is_open(day, slot):
+        return None
+    # Skip attributes that every place meets (a top price, a rating under 3.5): no vacuous constraints.
+    kinds = ["category", "area"]
+    if target.price < world.domain.price_max:
+        kinds.append("price")
+    if target.rating >= 3.5:
+        kinds.append("rating")
+    kinds += [f"amenity:{a}" for a in target.amenities[:2]]
+    if len(kinds) < n_total - 1:
+        return None
+    order = [kinds[i] for i in rng.permutation(len(kinds))][: n_total - 1]
+    attrs: list[tuple[str, str, Any]] = []
+    for k in order:
+        if k == "category":
+            attrs.append(("category", "category", target.category))
+        elif k == "area":
+            attrs.append(("area", "area", target.area))
+        elif k == "price":
+            attrs.append(("price", "price", int(target.price)))
+        elif k == "rating":
+            attrs.append(("rating", "rating", float(np.floor(target.rating * 2) / 2)))
+        else:
+            attrs.append((k, "amenity", k.split(":", 1)[1]))
+    late = min(spec["late"], n_total - 3) if difficulty == "hard" else spec["late"]  # hard: 2 late of 5, 3 of 6
+    constraints: list[Constraint] = []
+    time_reveal = "upfront" if rng.random() < 0.7 else "ask"
+    constraints.append(Constraint("time", "time", (day, slot), time_reveal))
+    for i, (cid, kind, value) in enumerate(attrs):
+        if i >= len(attrs) - late:
+            reveal = "late"
+        elif i == 0:
+            reveal = "upfront"
+        else:
+            reveal = "ask"
+        constraints.append(Constraint(cid, kind, value, reveal))
+    items = tuple(sorted(p.id for p in world.places
+                         if p.is_open(day, slot) and all(c.holds(p, day, slot) for c in constraints)))
+    lo, hi = spec["late_turns"]
+    late_turns = tuple(sorted(int(t) for t in rng.integers(lo, hi + 1, size=late)))
+    return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
+
+
+def brief_for(domain: Domain) -> str:
+    """The system brief: the assistant's job, the domain vocabulary and how to call tools."""
+    return (
+        f"You are a booking assistant for {domain.plural}. Help the user find a {domain.noun} that meets "
+        f"all of their needs and book it for the day and time they want. Ask about what you do not know; "
+        f"the user may add needs later, and you may propose a place to check it with them first. Book "
+        f"exactly one {domain.noun}; cancel a booking the user rejects.\n"
+        f"Known {domain.category_label}s: {', '.join(domain.categories)}.\n"
+        f"Areas: {', '.join(domain.areas)}.\n"
+        f"Amenities: {', '.join(domain.amenities)}.\n"
+        f"Prices are in {domain.price_unit}; ratings go from 3.0 to 5.0.\n"
+        'To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); '
+        "anything else is a message to the user."
+    )
+
+
+def domains_for(split: str) -> list[str]:
+    return sorted(name for name, d in load_domains().items() if d.split == split)
+
+
+def generate_task(seed: int, options: dict[str, Any]) -> Task:
+    """Generate the dialog task of `seed` (deterministic in seed and options)."""
+    rng = stream(seed, "task")
+    split = options.get("split", "train")
+    names = domains_for(split)
+    domain_name = options.get("domain")
+    # Draw unconditionally so fixing the domain or difficulty never shifts later draws.
+    drawn_domain = names[int(rng.integers(len(names)))]
+    drawn_difficulty = DIFFICULTIES[int(rng.integers(len(DIFFICULTIES)))]
+    if domain_name is None:
+        domain_name = drawn_domain
+    elif domain_name not in load_domains():
+        raise ValueError(f"unknown dialog domain {domain_name!r}; known: {sorted(load_domains())}")
+    difficulty = options.get("difficulty") or drawn_difficulty
+    domain = load_domains()[domain_name]
+    world = _make_world(domain, stream(seed, f"task/world/{domain_name}"))
+    gold = _make_goal(world, difficulty, stream(seed, f"task/goal/{difficulty}"))
+    return Task(
+        family="dialog",
+        domain=domain_name,
+        difficulty=difficulty,
+        split=domain.split,
+        seed=seed,
+        task_id=f"dialog/{domain_name}/{difficulty}/{seed}",
+        brief=brief_for(domain),
+        world=world,
+        goal=gold,
+        gold=gold,
+        max_turns=DIFFICULTY[difficulty]["max_turns"],
+    )
+
+
+def score_task(task: Task, toolkit: Any) -> Score:
+    """Score the final world state: the one active booking against every goal constraint."""
+    world: World = task.world
+    gold: Gold = task.gold
+    active = world.active_bookings()
+    if not active:
+        return Score(0.0, False, {"reason": "no booking", "met": {}})
+    if len(active) > 1:
+        return Score(0.0, False, {"reason": f"{len(active)} active bookings (one was asked for)", "met": {}})
+    b = active[0]
+    place = world.by_id[b.item_id]
+    met = {c.id: c.holds(place, b.day, b.slot) for c in gold.constraints}
+    share = sum(met.values()) / len(met)
+    return Score(round(share, 6), all(met.values()), {"booking": b.item_id, "day": b.day, "slot": b.slot, "met": met})

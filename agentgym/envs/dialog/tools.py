@@ -1,0 +1,135 @@
+"""The dialog family's tools: search, details, availability, book and cancel."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from agentgym.core.task import Task, WorldEvent
+from agentgym.core.tools import READ, WRITE, Bounds, MaxLen, ToolError, Toolkit, tool
+from agentgym.envs.dialog.tasks import Booking, World
+
+__all__ = ["DialogToolkit", "PAGE_SIZE"]
+
+PAGE_SIZE = 5
+Day = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+Slot = Literal["morning", "afternoon", "evening"]
+Id = Annotated[str, MaxLen(64)]
+
+
+class DialogToolkit(Toolkit):
+    """Tools over a dialog world. Write tools record `WorldEvent`s the user reacts to."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self._events: list[WorldEvent] = []
+
+    def drain_events(self) -> list[WorldEvent]:
+        """The world changes since the last call, oldest first."""
+        events, self._events = self._events, []
+        return events
+
+    def _place(self, item_id: str):
+        place = self.world.by_id.get(item_id)
+        if place is None:
+            raise ToolError(f"no {self.world.domain.noun} with id '{item_id}'")
+        return place
+
+    @tool(kind=READ)
+    def search(
+        self,
+        category: Annotated[str, MaxLen(64)] | None = None,
+        area: Annotated[str, MaxLen(64)] | None = None,
+        max_price: Annotated[int, Bounds(ge=0)] | None = None,
+        min_rating: Annotated[float, Bounds(ge=0, le=5)] | None = None,
+        amenities: list[str] | None = None,
+        page: Annotated[int, Bounds(ge=1, le=100)] = 1,
+    ) -> dict[str, Any]:
+        """Search the places of this domain; every filter is optional.
+
+        Args:
+            category: Only places of this category (cuisine, style, type ...), as listed in the brief.
+            area: Only places in this area.
+            max_price: Only places priced at most this much.
+            min_rating: Only places rated at least this much.
+            amenities: Only places that have all of these amenities.
+            page: The page of results, 5 per page, best rated first.
+        """
+        dom = self.world.domain
+        if category is not None and category not in dom.categories:
+            raise ToolError(f"unknown {dom.category_label} '{category}'; known: {', '.join(dom.categories)}")
+        if area is not None and area not in dom.areas:
+            raise ToolError(f"unknown area '{area}'; known: {', '.join(dom.areas)}")
+        wanted = tuple(amenities or ())
+        for a in wanted:
+            if a not in dom.amenities:
+                raise ToolError(f"unknown amenity '{a}'; known: {', '.join(dom.amenities)}")
+        hits = [
+            p for p in self.world.places
+            if (category is None or p.category == category)
+            and (area is None or p.area == area)
+            and (max_price is None or p.price <= max_price)
+            and (min_rating is None or p.rating >= min_rating)
+            and all(a in p.amenities for a in wanted)
+        ]
+        hits.sort(key=lambda p: (-p.rating, p.id))
+        pages = max(1, -(-len(hits) // PAGE_SIZE))
+        chunk = hits[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+        return {"results": [p.summary() for p in chunk], "total": len(hits), "page": page, "pages": pages}
+
+    @tool(kind=READ)
+    def get_details(self, item_id: Id) -> dict[str, Any]:
+        """Everything known about one place, including its amenities.
+
+        Args:
+            item_id: The place's id, as returned by search.
+        """
+        return self._place(item_id).details()
+
+    @tool(kind=READ)
+    def check_availability(self, item_id: Id, day: Day, slot: Slot) -> dict[str, Any]:
+        """Whether a place can be booked on a day and time slot.
+
+        Args:
+            item_id: The place's id.
+            day: The day of the week.
+            slot: The time of day.
+        """
+        place = self._place(item_id)
+        return {"item_id": item_id, "day": day, "slot": slot, "available": place.is_open(day, slot)}
+
+    @tool(kind=WRITE)
+    def book(self, item_id: Id, day: Day, slot: Slot) -> dict[str, Any]:
+        """Book a place for the user on a day and time slot.
+
+        Args:
+            item_id: The place's id.
+            day: The day of the week.
+            slot: The time of day.
+        """
+        place = self._place(item_id)
+        if not place.is_open(day, slot):
+            raise ToolError(f"{place.name} is fully booked on {day} {slot}")
+        booking = Booking(id=f"B{len(self.world.bookings) + 1}", item_id=item_id, day=day, slot=slot)
+        self.world.bookings[booking.id] = booking
+        self._events.append(WorldEvent("booked", {"booking_id": booking.id, "item_id": item_id}))
+        return {"booking_id": booking.id, "item_id": item_id, "name": place.name, "day": day, "slot": slot,
+                "status": "confirmed"}
+
+    @tool(kind=WRITE)
+    def cancel_booking(self, booking_id: Id) -> dict[str, Any]:
+        """Cancel an active booking.
+
+        Args:
+            booking_id: The booking's id, as returned by book.
+        """
+        booking = self.world.bookings.get(booking_id)
+        if booking is None or not booking.active:
+            raise ToolError(f"no active booking with id '{booking_id}'")
+        booking.active = False
+        self._events.append(WorldEvent("cancelled", {"booking_id": booking_id}))
+        return {"booking_id": booking_id, "status": "cancelled"}
+
+
+def make_toolkit(task: Task) -> DialogToolkit:
+    """The default toolkit factory of the dialog family."""
+    return DialogToolkit(task.world)

@@ -1,0 +1,200 @@
+"""The rule-based simulated user of the dialog family.
+
+It states some constraints up front, reveals others when the assistant asks about them (it
+recognises the slot from a lexicon of synonyms, in free text, several slots per question),
+volunteers late constraints after a few turns as real users do, accepts a booking only when it
+meets every constraint of its goal, says which constraint a wrong booking breaks, and gives up
+after too many wrong bookings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agentgym.core.task import SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.envs.dialog.domain import Domain, load_lexicon
+from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World
+
+__all__ = ["DialogUser", "make_user", "statement", "SLOT_ORDER"]
+
+SLOT_ORDER = ("category", "area", "price", "rating", "amenity", "time")
+
+_STATEMENTS: dict[str, tuple[str, ...]] = {
+    "category": ("The {label} should be {value}.", "I'd like the {label} to be {value}.",
+                 "I'm looking for {value} as the {label}."),
+    "area": ("It should be in {value}.", "Somewhere in {value}, please.", "I'd like it to be in the {value} area."),
+    "price": ("My budget is at most {value} {unit}.", "Nothing above {value} {unit}, please.",
+              "I can spend up to {value} {unit}."),
+    "rating": ("It should be rated at least {value}.", "I want a rating of {value} or more.",
+               "Nothing rated below {value}, please."),
+    "amenity": ("It needs to have {value}.", "I need {value}.", "It must have {value}."),
+    "time": ("I'd like to go on {day} {slot}.", "It's for {day} {slot}.", "I'm thinking {day}, in the {slot}."),
+}
+_NO_PREFERENCE = {
+    "category": "No preference on the {label}.",
+    "area": "I don't mind which area.",
+    "price": "Price doesn't matter much to me.",
+    "rating": "The rating doesn't matter much.",
+    "amenity": "No special amenities needed.",
+    "time": "Any time works.",
+}
+_LATE = ("Oh, one more thing: ", "Actually, I just remembered: ", "My friend just told me something, so: ")
+_ACCEPT = ("Perfect, that's exactly what I wanted. Thank you!", "Great, that works for me. Thanks a lot!",
+           "Wonderful, that's booked then. Thank you!")
+_GIVE_UP = "I think I'll look elsewhere. Goodbye."
+
+
+def statement(c: Constraint, domain: Domain, variant: int = 0) -> str:
+    """How the user states constraint `c` (variant picks one of the phrasings)."""
+    forms = _STATEMENTS[c.kind]
+    form = forms[variant % len(forms)]
+    if c.kind == "time":
+        return form.format(day=c.value[0].capitalize(), slot=c.value[1])
+    return form.format(label=domain.category_label, value=c.value, unit=domain.price_unit)
+
+
+class DialogUser(SimulatedUser):
+    """The simulated user of one dialog episode."""
+
+    def __init__(self, task: Task, rng: np.random.Generator) -> None:
+        self._rng = rng
+        self._world: World = task.world
+        self._gold: Gold = task.gold
+        self._domain: Domain = self._world.domain
+        self._lex = load_lexicon()
+        self._revealed: list[str] = []
+        self._late = [c for c in self._gold.constraints if c.reveal == "late"]
+        self._rejections = 0
+        self._by_slot: dict[str, list[Constraint]] = {s: [] for s in SLOT_ORDER}
+        for c in self._gold.constraints:
+            self._by_slot[c.kind].append(c)
+        dom = self._domain
+        # The words that show an assistant is asking about a slot: the shared lexicon plus this
+        # domain's own vocabulary (its category label, values and amenity names).
+        self._slot_words: dict[str, tuple[str, ...]] = {
+            s: tuple(w.lower() for w in self._lex.slots.get(s, ())) for s in SLOT_ORDER
+        }
+        self._slot_words["category"] += tuple(w.lower() for w in (dom.category_label, *dom.category_synonyms, *dom.categories))
+        self._slot_words["area"] += tuple(a.lower() for a in dom.areas)
+        self._slot_words["amenity"] += tuple(a.lower() for a in dom.amenities)
+        self._names = [(p.name.lower(), p.id.lower(), p) for p in self._world.places]
+
+    # -------------------------------------------------------------- helpers
+    def _pick(self, options: tuple[str, ...]) -> str:
+        return options[int(self._rng.integers(len(options)))]
+
+    def _say(self, c: Constraint) -> str:
+        if c.id not in self._revealed:
+            self._revealed.append(c.id)
+        return statement(c, self._domain, int(self._rng.integers(3)))
+
+    def _violation(self, place: Place, day: str, slot: str) -> Constraint | None:
+        # Prefer a constraint already stated, as a person repeats what they said before.
+        broken = [c for c in self._gold.constraints if not c.holds(place, day, slot)]
+        if not broken:
+            return None
+        stated = [c for c in broken if c.id in self._revealed]
+        return (stated or broken)[0]
+
+    def _volunteer(self, turn: int) -> list[str]:
+        out = []
+        for c, due in zip(self._late, self._gold.late_turns):
+            if turn >= due and c.id not in self._revealed:
+                out.append(self._pick(_LATE) + self._say(c))
+        return out
+
+    # -------------------------------------------------------------- SimulatedUser
+    def opening(self) -> str:
+        dom = self._domain
+        parts = [self._pick((f"Hi! I'm looking for a {dom.noun}.", f"Hello, can you help me book a {dom.noun}?",
+                             f"Hey, I need to find a {dom.noun}."))]
+        parts += [self._say(c) for c in self._gold.constraints if c.reveal == "upfront"]
+        return " ".join(parts)
+
+    def reply(self, message: str, turn: int) -> UserTurn:
+        text = message.lower()
+        parts: list[str] = []
+        if not text.strip():
+            parts.append(f"Sorry, I didn't get that. Can you help me find a {self._domain.noun}?")
+        else:
+            mentioned = [p for name, pid, p in self._names if name in text or pid in text]
+            if len(mentioned) == 1:
+                parts.append(self._judge_proposal(mentioned[0]))
+            elif len(mentioned) > 1:
+                parts.append("That's a lot of options. Which one would you recommend?")
+            if any(cue in text for cue in self._lex.question_cues):
+                parts += self._answer_question(text)
+            if not parts:
+                parts.append(self._pick(("Okay. Please find something that fits and book it.",
+                                         "Sounds good, go ahead and book something that fits.")))
+        parts += self._volunteer(turn)
+        return UserTurn(" ".join(parts))
+
+    def _judge_proposal(self, place: Place) -> str:
+        g = self._gold
+        broken = self._violation(place, g.day, g.slot)
+        if broken is None:
+            return f"{place.name} sounds great. Please book it."
+        return f"Hmm, {place.name} won't work for me. {self._say(broken)}"
+
+    def _answer_question(self, text: str) -> list[str]:
+        asked = [s for s in SLOT_ORDER if any(w in text for w in self._slot_words[s])]
+        out: list[str] = []
+        for s in asked:
+            known = [c for c in self._by_slot[s] if c.reveal != "late"]
+            if known:
+                out += [self._say(c) for c in known]
+            elif not any(c.id in self._revealed for c in self._by_slot[s]):
+                out.append(_NO_PREFERENCE[s].format(label=self._domain.category_label))
+        if not asked and any(g in text for g in self._lex.generic):
+            hidden = [c for c in self._gold.constraints if c.reveal == "ask" and c.id not in self._revealed]
+            out.append(self._say(hidden[0]) if hidden else "That's everything I can think of for now.")
+        if not asked and not out:
+            out.append(f"I'm not sure what you mean. I just need a {self._domain.noun} that fits what I said.")
+        return out
+
+    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
+        if not any(e.kind == "booked" for e in events):
+            return None
+        active = self._world.active_bookings()
+        if len(active) > 1:
+            return self._reject(f"You've made {len(active)} bookings, but I only need one. "
+                                "Please cancel the extra ones.", turn)
+        b = active[0]
+        place = self._world.by_id[b.item_id]
+        broken = self._violation(place, b.day, b.slot)
+        if broken is None:
+            return UserTurn(self._pick(_ACCEPT), end="accepted")
+        return self._reject(f"That won't work for me. {self._say(broken)}", turn)
+
+    def _reject(self, text: str, turn: int) -> UserTurn:
+        self._rejections += 1
+        if self._rejections >= self._gold.patience:
+            return UserTurn(f"{text} {_GIVE_UP}", end="gave_up")
+        return UserTurn(" ".join([text, *self._volunteer(turn)]))
+
+    def known_constraints(self) -> list[str]:
+        return self._revealed
+
+    def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        stated = [c for c in self._gold.constraints if c.id in self._revealed]
+        if not stated:
+            return []
+        out: list[str] = []
+        day, slot = arguments.get("day"), arguments.get("slot")
+        place = self._world.by_id.get(arguments.get("item_id", ""))
+        for c in stated:
+            if c.kind == "time" and day is not None and slot is not None and (day, slot) != tuple(c.value):
+                out.append(c.id)
+            elif name == "book" and place is not None and c.kind != "time" and not c.holds(place, "", ""):
+                out.append(c.id)
+            elif name == "search" and c.kind in ("category", "area") and arguments.get(c.kind) not in (None, c.value):
+                out.append(c.id)
+        return out
+
+
+def make_user(task: Task, rng: np.random.Generator) -> DialogUser:
+    """The default user factory of the dialog family."""
+    return DialogUser(task, rng)

@@ -1,0 +1,1 @@
+"""Evaluation: the episode loop, records, metrics and runners."""
