@@ -1,0 +1,203 @@
+"""The `agentgym` command: list and check environments, run agents, print the agents' table.
+
+Each subcommand keeps its options in one place (its `add_*` function) and its logic in the
+library, so `agentgym run` and `python -c "..."` give the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Sequence
+
+__all__ = ["main", "build_parser"]
+
+_BUILTIN_AGENTS = ("random", "heuristic", "oracle")
+
+
+def _env_ids() -> list[str]:
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401  (registers the ids)
+
+    return sorted(i for i in gym.registry if i.startswith("AgentRL/") and "Remote" not in i)
+
+
+def _make_env(env_id: str, args: argparse.Namespace) -> Any:
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401
+
+    kwargs: dict[str, Any] = {}
+    for key in ("difficulty", "split", "domain"):
+        value = getattr(args, key, None)
+        if value is not None:
+            kwargs[key] = value
+    return gym.make(env_id, **kwargs)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Print every registered id with the first line of its card."""
+    import gymnasium as gym
+
+    for env_id in _env_ids():
+        spec = gym.spec(env_id)
+        entry = spec.entry_point if isinstance(spec.entry_point, str) else repr(spec.entry_point)
+        print(f"{env_id:24s} {entry}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Run the conformance checks on one id (or every id)."""
+    from agentgym.testing import check_agent_env
+
+    ids = _env_ids() if args.env == "all" else [args.env]
+    failed = 0
+    for env_id in ids:
+        try:
+            check_agent_env(env_id)
+        except AssertionError as exc:
+            failed += 1
+            print(f"FAIL {env_id}: {exc}")
+        else:
+            print(f"ok   {env_id}")
+    return 1 if failed else 0
+
+
+def run_agent(env_id: str, agent_name: str, episodes: int, seed: int, args: argparse.Namespace,
+              progress: bool = True) -> dict[str, Any]:
+    """Play `episodes` episodes (seeds seed, seed+1, ...) and summarise them."""
+    from agentgym.agents import make_agent
+    from agentgym.eval.episode import run_episode
+    from agentgym.eval.progress import Progress
+
+    env = _make_env(env_id, args)
+    agent = make_agent(agent_name)
+    results = []
+    by_difficulty: dict[str, list[bool]] = {}
+    with Progress(total=episodes, desc=f"{agent_name} on {env_id}", enabled=progress) as bar:
+        for i in range(episodes):
+            r = run_episode(env, agent, seed + i)
+            results.append(r)
+            by_difficulty.setdefault(r.episode["task"]["difficulty"], []).append(r.success)
+            bar.update(success=sum(x.success for x in results) / len(results))
+    env.close()
+    n = len(results)
+    return {
+        "env": env_id,
+        "agent": agent_name,
+        "episodes": n,
+        "seed": seed,
+        "success_rate": sum(r.success for r in results) / n,
+        "mean_score": sum(r.score for r in results) / n,
+        "mean_turns": sum(r.episode["turns"] for r in results) / n,
+        "success_by_difficulty": {d: sum(by_difficulty[d]) / len(by_difficulty[d])
+                                  for d in ("easy", "medium", "hard") if d in by_difficulty},
+    }
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Play an agent on one env and print its success rate and mean score."""
+    summary = run_agent(args.env, args.agent, args.episodes, args.seed, args, progress=not args.json)
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        print(f"{summary['agent']} on {summary['env']}: success {summary['success_rate']:.1%}, "
+              f"mean score {summary['mean_score']:.3f}, mean turns {summary['mean_turns']:.1f} "
+              f"over {summary['episodes']} episodes (seeds {args.seed}..{args.seed + args.episodes - 1})")
+        for d, v in summary["success_by_difficulty"].items():
+            print(f"  {d:7s} success {v:.1%}")
+    return 0
+
+
+def cmd_bench_agents(args: argparse.Namespace) -> int:
+    """Run the built-in agents on every id and print one table."""
+    rows = []
+    for env_id in _env_ids():
+        for agent in args.agents:
+            rows.append(run_agent(env_id, agent, args.episodes, args.seed, args, progress=True))
+    diffs = ("easy", "medium", "hard")
+    header = f"| {'env':22s} | {'agent':9s} | success | score | turns | " + " | ".join(f"{d:6s}" for d in diffs) + " |"
+    print()
+    print(header)
+    print("|" + "|".join("-" * (len(c) + 0) for c in header.split("|")[1:-1]) + "|")
+    for r in rows:
+        by = r["success_by_difficulty"]
+        cells = " | ".join(f"{by[d]:6.1%}" if d in by else f"{'-':6s}" for d in diffs)
+        print(f"| {r['env']:22s} | {r['agent']:9s} | {r['success_rate']:7.1%} | {r['mean_score']:5.3f} | "
+              f"{r['mean_turns']:5.1f} | {cells} |")
+    print(f"\n{args.episodes} episodes per row, seeds {args.seed}..{args.seed + args.episodes - 1}, "
+          f"split {args.split or 'train'}.")
+    return 0
+
+
+def _add_env_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--difficulty", choices=("easy", "medium", "hard"), default=None,
+                   help="fix the difficulty (default: drawn per episode)")
+    p.add_argument("--split", choices=("train", "test"), default=None,
+                   help="the task split (default: the env's, train)")
+    p.add_argument("--domain", default=None, help="fix the domain (default: drawn from the split's domains)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the `agentgym` command."""
+    parser = argparse.ArgumentParser(
+        prog="agentgym",
+        description="Gymnasium environments and a benchmark for agentic RL with language-model agents.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list the registered environment ids")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("check", help="run the env-contract conformance checks on an id",
+                       description="gymnasium's check_env plus agentgym's stricter checks "
+                                   "(replay in a fresh process, garbage actions, step after end).")
+    p.add_argument("env", help="an id such as AgentRL/Dialog-v0, or 'all'")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("run", help="play an agent on an env and print success rate and mean score",
+                       description="Play N episodes with seeds SEED, SEED+1, ... and summarise them.")
+    p.add_argument("env", help="an environment id, e.g. AgentRL/Dialog-v0")
+    p.add_argument("--agent", default="heuristic",
+                   help=f"a built-in agent ({', '.join(_BUILTIN_AGENTS)}) or module:Class (default: heuristic)")
+    p.add_argument("--episodes", type=int, default=100, help="number of episodes (default: 100)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: 0)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")
+    _add_env_options(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("bench-agents", help="run the built-in agents on every id and print a table")
+    p.add_argument("--agents", nargs="+", default=list(_BUILTIN_AGENTS), help="agents to run")
+    p.add_argument("--episodes", type=int, default=100, help="episodes per agent and id (default: 100)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: 0)")
+    _add_env_options(p)
+    p.set_defaults(func=cmd_bench_agents)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `agentgym` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "episodes", 1) < 1:
+        parser.error("--episodes must be at least 1")
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as exc:  # bad ids, agents or options: a message, not a traceback
+        print(f"agentgym: error: {exc}", file=sys.stderr)
+        return 2
+    except gym_error_types() as exc:
+        print(f"agentgym: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def gym_error_types() -> tuple[type[BaseException], ...]:
+    from gymnasium import error
+
+    return (error.Error,)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
