@@ -14,22 +14,17 @@ from typing import Any, Callable
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from agentgym.core.protocol import ErrorCode, ParsedAction, ToolCall, parse_action
-from agentgym.core.protocol import MAX_ACTION_BYTES
+from agentgym.core.hooks import EnvHooks
+from agentgym.core.protocol import MAX_ACTION_BYTES, ErrorCode, ParsedAction, ToolCall, parse_action
 from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, stream
 from agentgym.core.spaces import UnicodeText
 from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn
 from agentgym.core.tools import ToolError, Toolkit
 
-__all__ = ["AgentEnv", "CallHook"]
+__all__ = ["AgentEnv"]
 
 _OPTION_KEYS = frozenset({"difficulty", "domain"})
-
-#: A hook may answer a tool call instead of the toolkit (noise wrappers use this): it gets the
-#: env, the call and the turn, and returns None to let the call through or a (content, record
-#: fields) pair to answer it.
-CallHook = Callable[["AgentEnv", ToolCall, int], "tuple[str, dict[str, Any]] | None"]
 
 
 class AgentEnv(gym.Env[str, str]):
@@ -82,8 +77,8 @@ class AgentEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.observation_space = UnicodeText(OBS_MAX_CHARS)
         self.action_space = UnicodeText(MAX_ACTION_BYTES)
-        #: Hooks consulted before each valid tool call runs (see `CallHook`).
-        self.call_hooks: list[CallHook] = []
+        #: Extension points for wrappers (see `agentgym.core.hooks`).
+        self.hooks = EnvHooks()
         self._task: Task | None = None
         self._done = True
 
@@ -119,6 +114,34 @@ class AgentEnv(gym.Env[str, str]):
         """The seed of the current episode (drawn and echoed when reset got none)."""
         return self._episode_seed
 
+    @property
+    def elapsed_ms(self) -> float:
+        """Simulated time charged in this episode (by the latency noise), in milliseconds."""
+        return self._elapsed_ms
+
+    # ------------------------------------------------------------------ for wrappers
+    def noise_rng(self, kind: str) -> Any:
+        """The episode's generator for noise `kind`: derived from the episode seed and the kind,
+        so adding or removing one wrapper never shifts another's draws or the task."""
+        rng = self._noise_rngs.get(kind)
+        if rng is None:
+            rng = self._noise_rngs[kind] = stream(self._episode_seed, f"noise/{kind}")
+        return rng
+
+    def log_noise(self, kind: str, target: str, detail: Any) -> None:
+        """Record one injection; it appears in this step's `info["noise"]` and in the episode's."""
+        event = {"step": self._turn, "kind": kind, "target": target, "detail": detail}
+        self._noise_log.append(event)
+        self._step_noise.append(event)
+
+    def charge_time(self, ms: float) -> None:
+        """Charge simulated time against the task's time budget (never a real sleep)."""
+        self._elapsed_ms = round(self._elapsed_ms + float(ms), 3)
+
+    def _take_step_noise(self) -> list[dict[str, Any]]:
+        events, self._step_noise = self._step_noise, []
+        return events
+
     # ------------------------------------------------------------------ gymnasium API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -136,6 +159,10 @@ class AgentEnv(gym.Env[str, str]):
         self._task = task
         self._toolkit = self._toolkit_factory(task)
         self._user = self._user_factory(task, stream(episode_seed, "user"))
+        self._noise_rngs: dict[str, Any] = {}
+        self._noise_log: list[dict[str, Any]] = []
+        self._step_noise: list[dict[str, Any]] = []
+        self._elapsed_ms = 0.0
         self._turn = 0
         self._done = False
         self._max_turns = self.max_turns or task.max_turns
@@ -144,19 +171,25 @@ class AgentEnv(gym.Env[str, str]):
         self._known: list[dict[str, Any]] = []
         self._transcript: list[dict[str, Any]] = []
 
+        for hook in self.hooks.on_user:
+            hook(self, self._user)
         messages = [
             {"role": "system", "content": task.brief},
             {"role": "user", "content": self._user.opening()},
         ]
         self._note_known()
         self._transcript.extend(messages)
+        tools = self._toolkit.schemas()
+        if self.hooks.extra_tools:
+            tools = tools + [t.spec.openai_schema() for t in self.hooks.extra_tools.values()]
         info = {
             "messages": messages,
-            "tools": self._toolkit.schemas(),
+            "tools": tools,
             "task": task.public(),
             "seed": episode_seed,
             "turn": 0,
             "max_turns": self._max_turns,
+            "noise": self._take_step_noise(),
         }
         return render_messages(messages), info
 
@@ -185,7 +218,8 @@ class AgentEnv(gym.Env[str, str]):
 
         self._note_known()
         terminated = end is not None
-        truncated = not terminated and turn >= self._max_turns
+        over_time = self._elapsed_ms > self._task.time_budget_ms
+        truncated = not terminated and (turn >= self._max_turns or over_time)
         self._transcript.append(_assistant_message(parsed, turn))
         self._transcript.extend(messages)
         info: dict[str, Any] = {
@@ -194,13 +228,17 @@ class AgentEnv(gym.Env[str, str]):
             "turn": turn,
             "calls": step_calls,
             "errors": step_errors,
+            "noise": self._take_step_noise(),
         }
+        if self._elapsed_ms:
+            info["elapsed_ms"] = self._elapsed_ms
         reward = 0.0
         if terminated or truncated:
             self._done = True
             score = self._scorer(self._task, self._toolkit)
             reward = float(score.score)
-            info["episode"] = self._episode_info(score, end or "truncated")
+            outcome = end or ("time_budget" if over_time and turn < self._max_turns else "truncated")
+            info["episode"] = self._episode_info(score, outcome)
         return render_messages(messages), reward, terminated, truncated, info
 
     def render(self) -> str | None:
@@ -244,13 +282,13 @@ class AgentEnv(gym.Env[str, str]):
                 content = error_text("BLOCKED", "the task was already committed by an earlier call")
                 record["error"] = ErrorCode.BLOCKED.value
             else:
-                content = self._run_one(call, turn, record)
+                content, terminal = self._run_one(call, turn, record)
                 if record["valid"] and record["error"] is None:
-                    spec = toolkit.spec(call.name)
-                    wrote = wrote or spec.kind.value == "write"
-                    if spec.terminal:
+                    wrote = wrote or record["kind"] == "write"
+                    if terminal:
                         end = "committed"
-            if record["error"] is not None:
+            # Injected faults are the environment's, not the agent's: they are not its errors.
+            if record["error"] is not None and not record["injected"]:
                 self._count_error(record["error"], step_errors)
             self._calls.append(record)
             step_calls.append(record)
@@ -263,30 +301,43 @@ class AgentEnv(gym.Env[str, str]):
                     end = reaction.end
         return end
 
-    def _run_one(self, call: ToolCall, turn: int, record: dict[str, Any]) -> str:
+    def _run_one(self, call: ToolCall, turn: int, record: dict[str, Any]) -> tuple[str, bool]:
+        """Run one call; return the tool message and whether a terminal tool succeeded."""
         if call.error is not None:
             record["error"] = call.error.code.value
-            return error_text(call.error.code.value, call.error.message)
-        problem = self._toolkit.validate(call.name, call.arguments)
+            return error_text(call.error.code.value, call.error.message), False
+        extra = self.hooks.extra_tools.get(call.name) if self.hooks.extra_tools else None
+        if extra is not None:
+            problem = extra.spec.validate(call.arguments)
+            spec = extra.spec
+        else:
+            problem = self._toolkit.validate(call.name, call.arguments)
+            spec = None if problem is not None else self._toolkit.spec(call.name)
         if problem is not None:
             record["error"] = problem.code.value
-            return error_text(problem.code.value, problem.message)
-        spec = self._toolkit.spec(call.name)
+            return error_text(problem.code.value, problem.message), False
+        assert spec is not None and call.arguments is not None
         record["valid"] = True
         record["kind"] = spec.kind.value
         record["contradicts"] = self._user.contradictions(call.name, call.arguments)
-        for hook in self.call_hooks:
-            answered = hook(self, call, turn)
-            if answered is not None:
-                content, fields = answered
-                record.update(fields)
-                return content
+        for hook in self.hooks.before_call:
+            answer = hook(self, call, turn)
+            if answer is not None:
+                record["error"] = answer.error
+                record["injected"] = answer.injected
+                return answer.content, False
         try:
-            result = self._toolkit.invoke(call.name, call.arguments)
+            if extra is not None:
+                record["distractor"] = True
+                result = extra.handler(self, call.arguments)
+            else:
+                result = self._toolkit.invoke(call.name, call.arguments)
         except ToolError as exc:
             record["error"] = ErrorCode.TOOL_ERROR.value
-            return error_text(ErrorCode.TOOL_ERROR.value, str(exc))
-        return to_json(result)
+            return error_text(ErrorCode.TOOL_ERROR.value, str(exc)), False
+        for after in self.hooks.after_call:
+            result = after(self, call, turn, result)
+        return to_json(result), spec.terminal
 
     def _note_known(self) -> None:
         known = self._user.known_constraints()
@@ -308,6 +359,8 @@ class AgentEnv(gym.Env[str, str]):
             "errors": dict(sorted(self._errors.items())),
             "constraints": self._known,
             "score_details": score.details,
+            "noise": self._noise_log,
+            "elapsed_ms": self._elapsed_ms,
             "gold": task.gold_public() if hasattr(task, "gold_public") else _gold_view(task),
         }
 

@@ -21,6 +21,7 @@ __all__ = [
     "WorldEvent",
     "SimulatedUser",
     "TaskGenerator",
+    "NoiseEvent",
     "Scorer",
 ]
 
@@ -48,6 +49,8 @@ class Task:
     goal: Any
     gold: Any
     max_turns: int = 30
+    #: Simulated milliseconds the user will wait in all (only the latency noise charges time).
+    time_budget_ms: float = 120_000.0
     extra: dict[str, Any] = field(default_factory=dict)
 
     def public(self) -> dict[str, Any]:
@@ -111,6 +114,39 @@ class SimulatedUser(abc.ABC):
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         """Ids of stated constraints that a tool call's arguments contradict (goal consistency)."""
         return []
+
+    # -- noise support: families implement what applies to them; None means "not applicable".
+    def blur(self, rng: np.random.Generator) -> NoiseEvent | None:
+        """Ambiguity: make the opening omit or blur one needed detail, which the user gives
+        precisely when asked. Called before `opening()`. Returns what was blurred, or None."""
+        return None
+
+    def plan_goal_shift(self, rng: np.random.Generator, fire: Callable[[NoiseEvent], None]) -> bool:
+        """Goal shift: schedule a change of one constraint mid-dialog; the task's gold must
+        follow the new goal. Call `fire(event)` at the step the user announces it. Returns
+        False when this task offers no shift."""
+        return False
+
+    def perturb_text(self, text: str, rng: np.random.Generator) -> tuple[str, list[str]]:
+        """Typos: human-like character noise and paraphrase in one user message, keeping it
+        understandable. Returns the new text and what changed (for the log). The default
+        works for any family; a family may protect its own vocabulary."""
+        from agentgym.core.typos import perturb
+
+        return perturb(text, rng)
+
+
+@dataclass(frozen=True, slots=True)
+class NoiseEvent:
+    """What a family-side injection did: the constraint or slot it touched and a description.
+
+    `recoverable` is False when no agent could still succeed after it (e.g. a shift announced
+    on the last turn); metrics leave such faults out of recovery statistics.
+    """
+
+    target: str
+    detail: Any
+    recoverable: bool = True
 
 
 #: ``generate(seed, options) -> Task``; options hold ``difficulty``, ``domain`` and ``split``.

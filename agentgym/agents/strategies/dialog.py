@@ -123,7 +123,8 @@ class DialogStrategy:
         for m in info.get("messages", ()):
             if m["role"] == "user" and not m["content"].startswith("[error"):
                 update_beliefs(self.beliefs, m["content"], self._vocab)
-                if self._booking is not None and "won't work" in m["content"]:
+                text = m["content"]
+                if self._booking is not None and ("won't work" in text or "change the booking" in text):
                     rejected = True
         after = (self.beliefs.category, self.beliefs.area, self.beliefs.max_price, self.beliefs.min_rating,
                  tuple(self.beliefs.amenities), self.beliefs.day, self.beliefs.slot)

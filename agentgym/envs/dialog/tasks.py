@@ -16,7 +16,8 @@ from agentgym.core.seeding import stream
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 
-__all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "DIFFICULTY"]
+__all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "satisfying_places",
+           "DIFFICULTY"]
 
 #: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many arrive
 #: late and from which turns they are volunteered, the wrong bookings after which the user gives
@@ -208,11 +209,16 @@ def _draw_goal(world: World, difficulty: str, rng: np.random.Generator) -> Gold 
         else:
             reveal = "ask"
         constraints.append(Constraint(cid, kind, value, reveal))
-    items = tuple(sorted(p.id for p in world.places
-                         if p.is_open(day, slot) and all(c.holds(p, day, slot) for c in constraints)))
+    items = satisfying_places(world, constraints, day, slot)
     lo, hi = spec["late_turns"]
     late_turns = tuple(sorted(int(t) for t in rng.integers(lo, hi + 1, size=late)))
     return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
+
+
+def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tuple[str, ...]:
+    """The reference solver: ids of the places open at (day, slot) that meet every constraint."""
+    return tuple(sorted(p.id for p in world.places
+                        if p.is_open(day, slot) and all(c.holds(p, day, slot) for c in constraints)))
 
 
 def brief_for(domain: Domain) -> str:

@@ -13,9 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.core.task import SimulatedUser, Task, UserTurn, WorldEvent
-from agentgym.envs.dialog.domain import Domain, load_lexicon
-from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World
+from dataclasses import replace
+from typing import Callable
+
+from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
+from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World, satisfying_places
 
 __all__ = ["DialogUser", "make_user", "statement", "SLOT_ORDER"]
 
@@ -44,6 +47,19 @@ _LATE = ("Oh, one more thing: ", "Actually, I just remembered: ", "My friend jus
 _ACCEPT = ("Perfect, that's exactly what I wanted. Thank you!", "Great, that works for me. Thanks a lot!",
            "Wonderful, that's booked then. Thank you!")
 _GIVE_UP = "I think I'll look elsewhere. Goodbye."
+#: How an ambiguous user blurs a detail it states up front (the `ambiguity` noise).
+_VAGUE = {
+    "time": "Sometime this week would be good, at my usual time.",
+    "area": "Somewhere near the usual place.",
+    "category": "The kind of place I usually like.",
+    "price": "Nothing too expensive.",
+}
+_QUESTION_FOR = {
+    "time": "Which day and what time of day would you like?",
+    "area": "Which area would you like?",
+    "category": "Which {label} would you like?",
+    "price": "What is your budget?",
+}
 
 
 def statement(c: Constraint, domain: Domain, variant: int = 0) -> str:
@@ -59,7 +75,12 @@ class DialogUser(SimulatedUser):
     """The simulated user of one dialog episode."""
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
+        self._task = task
         self._rng = rng
+        self._blurred: list[str] = []
+        self._shift: tuple[str, str] | None = None
+        self._shift_turn = 0
+        self._shift_fire: Callable[[NoiseEvent], None] | None = None
         self._world: World = task.world
         self._gold: Gold = task.gold
         self._domain: Domain = self._world.domain
@@ -110,8 +131,61 @@ class DialogUser(SimulatedUser):
         dom = self._domain
         parts = [self._pick((f"Hi! I'm looking for a {dom.noun}.", f"Hello, can you help me book a {dom.noun}?",
                              f"Hey, I need to find a {dom.noun}."))]
-        parts += [self._say(c) for c in self._gold.constraints if c.reveal == "upfront"]
+        for c in self._gold.constraints:
+            if c.reveal == "upfront":
+                parts.append(_VAGUE[c.kind] if c.id in self._blurred else self._say(c))
         return " ".join(parts)
+
+    # -------------------------------------------------------------- noise support
+    def blur(self, rng: np.random.Generator) -> NoiseEvent | None:
+        options = [c for c in self._gold.constraints if c.reveal == "upfront" and c.kind in _VAGUE]
+        if not options:
+            return None
+        c = options[int(rng.integers(len(options)))]
+        self._blurred.append(c.id)
+        return NoiseEvent(target=c.id, detail=_VAGUE[c.kind])
+
+    def unclarified(self) -> list[str]:
+        """Blurred constraints the assistant has not yet asked about."""
+        return [cid for cid in self._blurred if cid not in self._revealed]
+
+    def clarifying_question(self, constraint_id: str) -> str:
+        """A question that makes this user state `constraint_id` (used by the oracle)."""
+        kind = next(c.kind for c in self._gold.constraints if c.id == constraint_id)
+        return _QUESTION_FOR[kind].format(label=self._domain.category_label)
+
+    def plan_goal_shift(self, rng: np.random.Generator, fire: Callable[[NoiseEvent], None]) -> bool:
+        # Move the wanted time to another one at which some place meets every other constraint,
+        # so the task stays solvable and its gold is enumerated anew.
+        current = (self._gold.day, self._gold.slot)
+        others = [c for c in self._gold.constraints if c.kind != "time"]
+        options = [(d, s) for d in DAYS for s in SLOTS
+                   if (d, s) != current and satisfying_places(self._world, others, d, s)]
+        if not options:
+            return False
+        self._shift = options[int(rng.integers(len(options)))]
+        self._shift_turn = int(rng.integers(2, 5))
+        self._shift_fire = fire
+        return True
+
+    def _fire_shift(self, turn: int) -> str:
+        assert self._shift is not None and self._shift_fire is not None
+        day, slot = self._shift
+        old = self._gold
+        constraints = tuple(replace(c, value=(day, slot), reveal="upfront") if c.kind == "time" else c
+                            for c in old.constraints)
+        new = replace(old, constraints=constraints, day=day, slot=slot,
+                      items=satisfying_places(self._world, constraints, day, slot))
+        self._gold = self._task.gold = self._task.goal = new
+        self._by_slot["time"] = [c for c in constraints if c.kind == "time"]
+        self._shift = None
+        if "time" not in self._revealed:
+            self._revealed.append("time")
+        # Cancel (if something is booked) and rebook: two turns are needed to recover.
+        recoverable = turn + 2 <= self._task.max_turns
+        self._shift_fire(NoiseEvent(target="time", detail={"from": list((old.day, old.slot)), "to": [day, slot],
+                                                           "recoverable": recoverable}, recoverable=recoverable))
+        return f"Actually, can we make it {day.capitalize()} {slot} instead?"
 
     def reply(self, message: str, turn: int) -> UserTurn:
         text = message.lower()
@@ -129,6 +203,8 @@ class DialogUser(SimulatedUser):
             if not parts:
                 parts.append(self._pick(("Okay. Please find something that fits and book it.",
                                          "Sounds good, go ahead and book something that fits.")))
+        if self._shift is not None and turn >= self._shift_turn:
+            parts.append(self._fire_shift(turn))
         parts += self._volunteer(turn)
         return UserTurn(" ".join(parts))
 
@@ -158,6 +234,9 @@ class DialogUser(SimulatedUser):
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         if not any(e.kind == "booked" for e in events):
             return None
+        if self._shift is not None:
+            # The user changes their mind on seeing the booking; not the assistant's fault.
+            return UserTurn(self._fire_shift(turn) + " Please change the booking.")
         active = self._world.active_bookings()
         if len(active) > 1:
             return self._reject(f"You've made {len(active)} bookings, but I only need one. "
