@@ -24,7 +24,8 @@ from agentgym.core.tools import ToolError, Toolkit
 
 __all__ = ["AgentEnv"]
 
-_OPTION_KEYS = frozenset({"difficulty", "domain"})
+#: `trial` re-draws the noise (not the task) for pass^k: the same task under other faults.
+_OPTION_KEYS = frozenset({"difficulty", "domain", "trial"})
 
 
 class AgentEnv(gym.Env[str, str]):
@@ -125,7 +126,8 @@ class AgentEnv(gym.Env[str, str]):
         so adding or removing one wrapper never shifts another's draws or the task."""
         rng = self._noise_rngs.get(kind)
         if rng is None:
-            rng = self._noise_rngs[kind] = stream(self._episode_seed, f"noise/{kind}")
+            name = f"noise/{kind}" if self._trial == 0 else f"noise/{kind}/trial{self._trial}"
+            rng = self._noise_rngs[kind] = stream(self._episode_seed, name)
         return rng
 
     def log_noise(self, kind: str, target: str, detail: Any) -> None:
@@ -154,6 +156,10 @@ class AgentEnv(gym.Env[str, str]):
         else:
             episode_seed = draw_episode_seed(self.np_random)
         opts = self._options(options)
+        trial = opts.pop("trial", 0)
+        if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+            raise ValueError(f"options['trial'] must be a non-negative int, got {trial!r}")
+        self._trial = trial
         task = self._generate(episode_seed, opts)
         self._episode_seed = episode_seed
         self._task = task
@@ -187,6 +193,7 @@ class AgentEnv(gym.Env[str, str]):
             "tools": tools,
             "task": task.public(),
             "seed": episode_seed,
+            "trial": trial,
             "turn": 0,
             "max_turns": self._max_turns,
             "noise": self._take_step_noise(),
@@ -319,6 +326,7 @@ class AgentEnv(gym.Env[str, str]):
         assert spec is not None and call.arguments is not None
         record["valid"] = True
         record["kind"] = spec.kind.value
+        record["arguments"] = call.arguments
         record["contradicts"] = self._user.contradictions(call.name, call.arguments)
         for hook in self.hooks.before_call:
             answer = hook(self, call, turn)

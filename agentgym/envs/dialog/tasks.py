@@ -121,7 +121,10 @@ class Gold:
 
     def to_dict(self) -> dict[str, Any]:
         return {"constraints": [c.to_dict() for c in self.constraints], "day": self.day, "slot": self.slot,
-                "items": list(self.items)}
+                "items": list(self.items),
+                # The reference plan, for tool accuracy: one booking of any gold place at the time.
+                "calls": [{"name": "book", "arguments": {"item_id": {"any_of": list(self.items)},
+                                                        "day": self.day, "slot": self.slot}}]}
 
 
 def _make_world(domain: Domain, rng: np.random.Generator) -> World:

@@ -1,0 +1,173 @@
+"""Episode records: one self-describing JSON line per episode (STYLE rule 14).
+
+A record holds everything needed to trust a number later: the schema version first, provenance
+(package, git commit, Python and Gymnasium versions, the env spec with its wrapper stack, the
+suite), the seed and trial, the agent and its config, every action it sent, per-step summaries
+and the episode's metric inputs. Metrics are pure functions of records (`metrics.py`); the
+leaderboard replays the actions to check them.
+
+Records are written with ``ensure_ascii=True`` so any string (lone surrogates included)
+survives, appended and flushed one line per episode, so a killed run loses at most the line it
+was writing, and `read_records` tells a torn last line from a complete one.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "provenance",
+    "episode_key",
+    "step_summary",
+    "trajectory_digest",
+    "RecordWriter",
+    "read_records",
+    "dumps",
+]
+
+SCHEMA_VERSION = 1
+
+
+@functools.lru_cache(maxsize=1)
+def _git() -> dict[str, Any]:
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=5, check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                    capture_output=True, text=True, timeout=5, check=True).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return {"git_commit": None, "git_dirty": None}
+    return {"git_commit": commit, "git_dirty": dirty}
+
+
+@functools.lru_cache(maxsize=1)
+def provenance() -> dict[str, Any]:
+    """Versions and commit of the code that produced a record (git fields None when unknown)."""
+    import gymnasium
+
+    import agentgym
+
+    return {
+        "agentgym": agentgym.__version__,
+        **_git(),
+        "python": platform.python_version(),
+        "gymnasium": gymnasium.__version__,
+        "platform": platform.platform(terse=True),
+    }
+
+
+def episode_key(env_id: str, noise: str | None, seed: int, trial: int) -> str:
+    """The identity of one episode of a run: what resume and replay match on."""
+    return f"{env_id}|noise={noise or 'none'}|seed={seed}|trial={trial}"
+
+
+def dumps(obj: Any) -> str:
+    """Canonical JSON: sorted keys, ASCII only (any string survives), no NaN."""
+    return json.dumps(obj, ensure_ascii=True, sort_keys=True, allow_nan=False, separators=(",", ":"))
+
+
+def step_summary(turn: int, reward: float, obs: str, info: dict[str, Any]) -> dict[str, Any]:
+    """What a record keeps of one step: errors, calls, noise events, reward and an obs digest."""
+    return {
+        "turn": turn,
+        "reward": reward,
+        "obs_sha256": hashlib.sha256(obs.encode("utf-8", "surrogatepass")).hexdigest(),
+        "errors": list(info.get("errors", ())),
+        "calls": [dict(c) for c in info.get("calls", ())],
+        "noise": list(info.get("noise", ())),
+    }
+
+
+def trajectory_digest(steps: Iterable[dict[str, Any]], reset_obs: str) -> str:
+    """A digest of the observations and rewards of an episode, for quick replay comparison."""
+    h = hashlib.sha256(reset_obs.encode("utf-8", "surrogatepass"))
+    for s in steps:
+        h.update(f"|{s['obs_sha256']}|{s['reward']!r}".encode())
+    return h.hexdigest()
+
+
+class RecordWriter:
+    """Appends records to a JSONL file, one flushed (and fsynced) line per episode.
+
+    Args:
+        path: the records file; created with its parent folder when missing.
+        fsync: fsync after each line (default True), so a SIGKILL never leaves a lost episode
+            that the file claims.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair_torn_tail()
+        self._fh = open(self.path, "a", encoding="ascii", newline="\n")
+        self._fsync = fsync
+
+    def _repair_torn_tail(self) -> None:
+        # A run killed mid-write leaves a last line without its newline: cut it off, so the
+        # episode is re-run and the file always parses.
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with open(self.path, "rb+") as fh:
+            data = fh.read()
+            if data.endswith(b"\n"):
+                return
+            cut = data.rfind(b"\n") + 1
+            fh.truncate(cut)
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one record (its `schema_version` is set first)."""
+        line = dumps({"schema_version": SCHEMA_VERSION, **record})
+        self._fh.write(line + "\n")
+        self._fh.flush()
+        if self._fsync:
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "RecordWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_records(path: str | os.PathLike[str], *, strict: bool = False) -> Iterator[dict[str, Any]]:
+    """The records of a JSONL file, in order.
+
+    A torn last line (a run killed mid-write) is skipped, unless `strict`, where it raises
+    ValueError; a malformed line elsewhere always raises ValueError naming its line number.
+    """
+    p = Path(path)
+    if not p.exists():
+        return
+    with open(p, "rb") as fh:
+        data = fh.read()
+    lines = data.split(b"\n")
+    torn_tail = bool(lines) and lines[-1] != b""
+    for i, raw in enumerate(lines):
+        if not raw:
+            continue
+        last = i == len(lines) - 1
+        try:
+            rec = json.loads(raw.decode("ascii"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            if last and torn_tail and not strict:
+                return
+            raise ValueError(f"{p}:{i + 1}: not a valid record line: {exc}") from exc
+        if last and torn_tail:
+            if strict:
+                raise ValueError(f"{p}:{i + 1}: the last line has no newline (torn write)")
+            return
+        if not isinstance(rec, dict) or rec.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"{p}:{i + 1}: not a schema-{SCHEMA_VERSION} record")
+        yield rec
