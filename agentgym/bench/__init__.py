@@ -1,0 +1,1 @@
+"""Versioned benchmark suites and running them."""
