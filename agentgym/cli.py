@@ -132,6 +132,115 @@ def cmd_bench_agents(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parse_kv(pairs: Sequence[str] | None, what: str) -> dict[str, Any]:
+    """``["k=v", ...]`` to a dict; values parse as JSON when they can (numbers, true, lists)."""
+    out: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{what} must look like key=value, got {pair!r}")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+def _agent_spec(args: argparse.Namespace) -> Any:
+    from agentgym.eval.runner import AgentSpec
+
+    kwargs = _parse_kv(args.agent_arg, "--agent-arg")
+    return AgentSpec(args.agent, tuple(sorted(kwargs.items())))
+
+
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"workers": args.workers, "backend": args.backend, "timeout_s": args.timeout,
+            "concurrency": args.concurrency, "ray_address": args.ray_address}
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Evaluate an agent on one env: records to a JSONL file, a summary with CIs on stdout."""
+    from pathlib import Path
+
+    from agentgym.eval.records import read_records
+    from agentgym.eval.report import summary_line
+    from agentgym.eval.runner import EpisodeJob, run_jobs
+
+    kwargs = {k: v for k, v in (("split", args.split), ("difficulty", args.difficulty), ("domain", args.domain))
+              if v is not None}
+    noise = None if args.noise in (None, "none") else args.noise
+    _check_noise(args.env, noise)
+    jobs = [EpisodeJob(args.env, seed=args.seed + i, trial=t, noise=noise, kwargs=tuple(sorted(kwargs.items())))
+            for i in range(args.episodes) for t in range(args.trials)]
+    out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.agent.replace(':', '_')}.jsonl")
+    summary = run_jobs(jobs, _agent_spec(args), out, progress=not args.json, **_run_options(args))
+    keys = {j.key for j in jobs}
+    records = [r for r in read_records(out) if r["key"] in keys]
+    line = summary_line(records)
+    line.update({"records": str(out), "ran": summary.ran, "resumed": summary.skipped,
+                 "agent_errors": summary.agent_errors})
+    if args.json:
+        print(json.dumps(line, sort_keys=True))
+    else:
+        print(f"{args.agent} on {args.env} (noise {args.noise or 'none'}): "
+              f"success {line['success']:.1%} [{line['success_ci'][0]:.1%}, {line['success_ci'][1]:.1%}], "
+              f"mean score {line['score']:.3f} over {line['n']} episodes; "
+              f"{summary.ran} run now, {summary.skipped} already in {out}; {summary.agent_errors} agent errors")
+    return 0
+
+
+def _check_noise(env_id: str, noise: str | None) -> None:
+    if noise is None:
+        return
+    from agentgym.noise.spec import parse_noise
+
+    parse_noise(noise)  # a malformed spec is a clear error before any episode runs
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run a suite for an agent into DIR, then print and write its report."""
+    from pathlib import Path
+
+    from agentgym.bench.run import run_suite
+    from agentgym.eval.report import write_report
+
+    out = Path(args.out or f"runs/{args.suite}/{args.agent.replace(':', '_')}")
+    summary = run_suite(args.suite, _agent_spec(args), out, progress=True, **_run_options(args))
+    print(f"{args.agent} on {args.suite}: {summary.ran} episodes run, {summary.skipped} resumed, "
+          f"{summary.agent_errors} agent errors -> {out}")
+    if not args.no_report:
+        write_report([out], out / "report", show=True)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Tables (stdout, CSV, Markdown) and PNG plots from one or more run folders."""
+    from pathlib import Path
+
+    from agentgym.eval.report import write_report
+
+    runs = [Path(r) for r in args.runs]
+    out = Path(args.out) if args.out else (runs[0] / "report" if len(runs) == 1 else Path("runs/report"))
+    write_report(runs, out, show=True)
+    return 0
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    import os
+
+    p.add_argument("--agent", default="heuristic",
+                   help=f"a built-in agent ({', '.join(_BUILTIN_AGENTS)}, ...) or module:Class (default: heuristic)")
+    p.add_argument("--agent-arg", action="append", metavar="KEY=VALUE",
+                   help="an agent constructor argument (repeatable; values parse as JSON when they can)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="processes for the process backend (default: the number of cores)")
+    p.add_argument("--backend", choices=("process", "async", "ray"), default="process",
+                   help="process pool (default), asyncio for I/O-bound agents, or a Ray cluster")
+    p.add_argument("--concurrency", type=int, default=8, help="concurrent episodes for --backend async")
+    p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
+    p.add_argument("--timeout", type=float, default=300.0, help="per-episode limit in seconds (default: 300)")
+
+
 def _add_env_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--difficulty", choices=("easy", "medium", "hard"), default=None,
                    help="fix the difficulty (default: drawn per episode)")
@@ -167,6 +276,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")
     _add_env_options(p)
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("eval", help="evaluate an agent on one env, with records and confidence intervals",
+                       description="Play --episodes seeds x --trials noise trials, append one record per "
+                                   "episode to --out (a killed run resumes), print the summary with 95%% CIs.")
+    p.add_argument("env", help="an environment id, e.g. AgentRL/Dialog-v0")
+    p.add_argument("--episodes", type=int, default=100, help="number of seeds (default: 100)")
+    p.add_argument("--trials", type=int, default=1, help="noise trials per seed, for pass^k (default: 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: 0)")
+    p.add_argument("--noise", default=None, help="a noise spec ('tool_failure=0.2,ambiguity=0.5') or preset "
+                                                 "(none, light, medium, heavy)")
+    p.add_argument("--out", default=None, help="records file (default: runs/eval/<env>-<agent>.jsonl)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    _add_run_options(p)
+    _add_env_options(p)
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("bench", help="run a versioned benchmark suite for an agent and report it",
+                       description="Run every episode of SUITE (core-v0, robustness-v0, smoke-v0 or a .toml "
+                                   "file) into --out, resuming what is there, then print and write the report.")
+    p.add_argument("suite", help="a suite id or a .toml file")
+    p.add_argument("--out", default=None, help="run folder (default: runs/<suite>/<agent>)")
+    p.add_argument("--no-report", action="store_true", help="skip the report")
+    _add_run_options(p)
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("report", help="tables and plots from run folders",
+                       description="Per env and noise setting: success, score, tool accuracy, recovery time and "
+                                   "goal consistency with bootstrap 95%% CIs; CSV, Markdown and PNG plots.")
+    p.add_argument("runs", nargs="+", help="run folders (each holds records.jsonl) or records files")
+    p.add_argument("--out", default=None, help="where to write the report (default: RUN/report)")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("bench-agents", help="run the built-in agents on every id and print a table")
     p.add_argument("--agents", nargs="+", default=list(_BUILTIN_AGENTS), help="agents to run")

@@ -31,9 +31,13 @@ def cap(text: str, limit: int = MESSAGE_MAX_CHARS) -> str:
     return text[: max(0, limit - len(marker))] + marker
 
 
+#: One encoder for every tool result: json.dumps with options builds a new one per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
 def to_json(value: Any) -> str:
     """Serialise a tool result for the agent: stable key order as built, any Unicode kept."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return _ENCODE(value)
 
 
 def error_text(code: str, message: str) -> str:
@@ -55,4 +59,4 @@ def render_messages(messages: list[dict[str, Any]]) -> str:
 
 def call_text(name: str, **arguments: Any) -> str:
     """A tool call as the JSON action string every agentgym env accepts."""
-    return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    return _ENCODE({"name": name, "arguments": arguments})

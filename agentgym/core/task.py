@@ -92,7 +92,8 @@ class WorldEvent:
 class SimulatedUser(abc.ABC):
     """A deterministic, rule-based user.
 
-    It draws only from the generator it is given (the episode's ``user`` stream).
+    It draws only from the generator it is given (the episode's ``user`` stream, an
+    `agentgym.core.seeding.Rng`, which offers the scalar `numpy.random.Generator` methods).
     """
 
     @abc.abstractmethod

@@ -7,12 +7,14 @@ whole goal at that time (`Gold.items`), redrawing goals that too many places wou
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from agentgym.core.seeding import stream
+from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 
@@ -65,6 +67,42 @@ class Booking:
     active: bool = True
 
 
+@dataclass(slots=True)
+class Columns:
+    """The places' attributes as arrays (indices into the domain's vocabularies), for fast
+    filtering by the tools and the reference solver. Read-only after generation."""
+
+    cat: np.ndarray
+    area: np.ndarray
+    price: np.ndarray
+    rating: np.ndarray
+    amen: np.ndarray
+    open: np.ndarray
+    #: Place indices best rated first (ties by id): the order search results come in.
+    order: np.ndarray
+
+    def mask(self, constraints: Any, domain: Domain, day: str | None = None, slot: str | None = None) -> np.ndarray:
+        """Which places meet every constraint (and are open at day/slot when given)."""
+        m = np.ones(len(self.cat), dtype=bool)
+        for c in constraints:
+            k, v = c.kind, c.value
+            if k == "category":
+                m &= self.cat == domain.categories.index(v)
+            elif k == "area":
+                m &= self.area == domain.areas.index(v)
+            elif k == "price":
+                m &= self.price <= v
+            elif k == "rating":
+                m &= self.rating >= v
+            elif k == "amenity":
+                m &= (self.amen >> domain.amenities.index(v)) & 1 == 1
+            elif k == "time":
+                day, slot = v
+        if day is not None and slot is not None:
+            m &= (self.open >> (DAYS.index(day) * 3 + SLOTS.index(slot))) & 1 == 1
+        return m
+
+
 @dataclass
 class World:
     """The mutable state of one dialog episode."""
@@ -72,6 +110,7 @@ class World:
     domain: Domain
     places: list[Place]
     by_id: dict[str, Place]
+    cols: Columns
     bookings: dict[str, Booking] = field(default_factory=dict)
 
     def active_bookings(self) -> list[Booking]:
@@ -127,33 +166,59 @@ class Gold:
                                                         "day": self.day, "slot": self.slot}}]}
 
 
-def _make_world(domain: Domain, rng: np.random.Generator) -> World:
-    n = int(rng.integers(domain.size[0], domain.size[1] + 1))
+@lru_cache(maxsize=None)
+def _vocab_tables(domain: Domain) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """Per domain, built once: every place name, the amenity tuple of each bitmask, and ids."""
     first, second = domain.name_parts
+    names = tuple(f"{a} {b}" for a in first for b in second)
+    amen = tuple(tuple(a for b, a in enumerate(domain.amenities) if m >> b & 1)
+                 for m in range(1 << len(domain.amenities)))
+    ids = tuple(f"{domain.id_prefix}_{i + 1:03d}" for i in range(domain.size[1]))
+    return names, amen, ids
+
+
+def _make_world(domain: Domain, rng: Rng) -> World:
+    # Scalar draws on a fast generator and per-domain lookup tables keep reset cheap: it runs
+    # once per episode, millions of times in a training run.
+    rnd, bits = rng.random, rng.getrandbits
+    n = domain.size[0] + int(rnd() * (domain.size[1] - domain.size[0] + 1))
+    names, amen_table, ids = _vocab_tables(domain)
+    n_names, n_cat, n_area, n_amen = len(names), len(domain.categories), len(domain.areas), len(domain.amenities)
+    n_prices = (domain.price_max - domain.price_min) // domain.price_step + 1
+    cats, areas, prices, ratings, amens, opens = [], [], [], [], [], []
     places: list[Place] = []
     used: set[str] = set()
-    prices = np.arange(domain.price_min, domain.price_max + 1, domain.price_step)
     for i in range(n):
-        name = f"{first[int(rng.integers(len(first)))]} {second[int(rng.integers(len(second)))]}"
-        while name in used:  # names are how users and LLMs refer to places: keep them unique
-            name = f"{name} {int(rng.integers(2, 10))}"
+        name = names[int(rnd() * n_names)]
+        if name in used:  # names are how users and LLMs refer to places: keep them unique
+            name = f"{name} {2 + int(rnd() * 8)}"
+            while name in used:
+                name += " II"
         used.add(name)
-        k = int(rng.integers(1, 4))
-        amen = tuple(sorted(domain.amenities[j] for j in rng.choice(len(domain.amenities), size=k, replace=False)))
-        places.append(Place(
-            id=f"{domain.id_prefix}_{i + 1:03d}",
-            name=name,
-            category=domain.categories[int(rng.integers(len(domain.categories)))],
-            area=domain.areas[int(rng.integers(len(domain.areas)))],
-            price=int(prices[int(rng.integers(len(prices)))]),
-            rating=round(float(rng.integers(30, 51)) / 10, 1),
-            amenities=amen,
-            open=int(sum(1 << b for b in range(21) if rng.random() < 0.6)),
-        ))
-    return World(domain=domain, places=places, by_id={p.id: p for p in places})
+        c, a = int(rnd() * n_cat), int(rnd() * n_area)
+        price = domain.price_min + domain.price_step * int(rnd() * n_prices)
+        rating = 30 + int(rnd() * 21)
+        mask = 0
+        for _ in range(1 + int(rnd() * 3)):  # 1-3 amenities (a repeat draw means fewer)
+            mask |= 1 << int(rnd() * n_amen)
+        # Each (day, slot) open with probability 5/8.
+        open_bits = bits(21) | (bits(21) & bits(21) & bits(21))
+        cats.append(c)
+        areas.append(a)
+        prices.append(price)
+        ratings.append(rating)
+        amens.append(mask)
+        opens.append(open_bits)
+        places.append(Place(ids[i], name, domain.categories[c], domain.areas[a], price, rating / 10,
+                            amen_table[mask], open_bits))
+    rating_arr = np.array(ratings)
+    cols = Columns(cat=np.array(cats), area=np.array(areas), price=np.array(prices), rating=rating_arr / 10,
+                   amen=np.array(amens, dtype=np.int64), open=np.array(opens, dtype=np.int64),
+                   order=np.lexsort((np.arange(n), -rating_arr)))
+    return World(domain=domain, places=places, by_id={p.id: p for p in places}, cols=cols)
 
 
-def _make_goal(world: World, difficulty: str, rng: np.random.Generator) -> Gold:
+def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
     # Draw goals until one is selective enough that the set of satisfying places is small; the
     # set is then enumerated exactly (the world is never edited to force uniqueness).
     best: Gold | None = None
@@ -169,7 +234,7 @@ def _make_goal(world: World, difficulty: str, rng: np.random.Generator) -> Gold:
     return best
 
 
-def _draw_goal(world: World, difficulty: str, rng: np.random.Generator) -> Gold | None:
+def _draw_goal(world: World, difficulty: str, rng: Rng) -> Gold | None:
     spec = DIFFICULTY[difficulty]
     # The target is a place open at a drawn time; its attributes become the constraints, so the
     # task is solvable by construction.
@@ -197,7 +262,7 @@ def _draw_goal(world: World, difficulty: str, rng: np.random.Generator) -> Gold 
         elif k == "price":
             attrs.append(("price", "price", int(target.price)))
         elif k == "rating":
-            attrs.append(("rating", "rating", float(np.floor(target.rating * 2) / 2)))
+            attrs.append(("rating", "rating", math.floor(target.rating * 2) / 2))
         else:
             attrs.append((k, "amenity", k.split(":", 1)[1]))
     late = min(spec["late"], n_total - 3) if difficulty == "hard" else spec["late"]  # hard: 2 late of 5, 3 of 6
@@ -214,14 +279,18 @@ def _draw_goal(world: World, difficulty: str, rng: np.random.Generator) -> Gold 
         constraints.append(Constraint(cid, kind, value, reveal))
     items = satisfying_places(world, constraints, day, slot)
     lo, hi = spec["late_turns"]
-    late_turns = tuple(sorted(int(t) for t in rng.integers(lo, hi + 1, size=late)))
+    late_turns = tuple(sorted(rng.integers(lo, hi + 1, size=late)))
     return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
 
 
 def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tuple[str, ...]:
-    """The reference solver: ids of the places open at (day, slot) that meet every constraint."""
-    return tuple(sorted(p.id for p in world.places
-                        if p.is_open(day, slot) and all(c.holds(p, day, slot) for c in constraints)))
+    """The reference solver: ids of the places open at (day, slot) that meet every constraint
+    (a time constraint in `constraints` must equal (day, slot), else nothing satisfies it)."""
+    for c in constraints:
+        if c.kind == "time" and tuple(c.value) != (day, slot):
+            return ()
+    m = world.cols.mask([c for c in constraints if c.kind != "time"], world.domain, day, slot)
+    return tuple(world.places[i].id for i in np.flatnonzero(m).tolist())
 
 
 def brief_for(domain: Domain) -> str:
@@ -246,7 +315,7 @@ def domains_for(split: str) -> list[str]:
 
 def generate_task(seed: int, options: dict[str, Any]) -> Task:
     """Generate the dialog task of `seed` (deterministic in seed and options)."""
-    rng = stream(seed, "task")
+    rng = fast_stream(seed, "task")
     split = options.get("split", "train")
     names = domains_for(split)
     domain_name = options.get("domain")
@@ -259,8 +328,8 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
         raise ValueError(f"unknown dialog domain {domain_name!r}; known: {sorted(load_domains())}")
     difficulty = options.get("difficulty") or drawn_difficulty
     domain = load_domains()[domain_name]
-    world = _make_world(domain, stream(seed, f"task/world/{domain_name}"))
-    gold = _make_goal(world, difficulty, stream(seed, f"task/goal/{difficulty}"))
+    world = _make_world(domain, fast_stream(seed, f"task/world/{domain_name}"))
+    gold = _make_goal(world, difficulty, fast_stream(seed, f"task/goal/{difficulty}"))
     return Task(
         family="dialog",
         domain=domain_name,

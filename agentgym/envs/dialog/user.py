@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from dataclasses import replace
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Callable
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
@@ -71,6 +73,43 @@ def statement(c: Constraint, domain: Domain, variant: int = 0) -> str:
     return form.format(label=domain.category_label, value=c.value, unit=domain.price_unit)
 
 
+_TOKEN = re.compile(r"[a-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class _Matcher:
+    """Compiled look-ups of one domain: which slots a message asks about, and whether it asks."""
+
+    slots: re.Pattern[str]
+    slot_of: dict[str, tuple[str, ...]]
+    question: re.Pattern[str]
+    generic: re.Pattern[str]
+
+
+def _alternation(words: Any) -> re.Pattern[str]:
+    # Longest first, so "max price" wins over "price"; plain substrings, as a reader skims.
+    return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w))))
+
+
+@lru_cache(maxsize=None)
+def _matcher(domain: Domain) -> _Matcher:
+    lex = load_lexicon()
+    words: dict[str, list[str]] = {s: [w.lower() for w in lex.slots.get(s, ())] for s in SLOT_ORDER}
+    # The shared lexicon plus this domain's own vocabulary (its category label, values, areas
+    # and amenity names).
+    words["category"] += [w.lower() for w in (domain.category_label, *domain.category_synonyms, *domain.categories)]
+    words["area"] += [a.lower() for a in domain.areas]
+    words["amenity"] += [a.lower() for a in domain.amenities]
+    slot_of: dict[str, tuple[str, ...]] = {}
+    for s in SLOT_ORDER:
+        for w in words[s]:
+            if s not in slot_of.get(w, ()):
+                slot_of[w] = slot_of.get(w, ()) + (s,)
+    # The longest slot word wins where words overlap: "daylight" asks about an amenity, not
+    # about the day.
+    return _Matcher(_alternation(slot_of), slot_of, _alternation(lex.question_cues), _alternation(lex.generic))
+
+
 class DialogUser(SimulatedUser):
     """The simulated user of one dialog episode."""
 
@@ -91,16 +130,8 @@ class DialogUser(SimulatedUser):
         self._by_slot: dict[str, list[Constraint]] = {s: [] for s in SLOT_ORDER}
         for c in self._gold.constraints:
             self._by_slot[c.kind].append(c)
-        dom = self._domain
-        # The words that show an assistant is asking about a slot: the shared lexicon plus this
-        # domain's own vocabulary (its category label, values and amenity names).
-        self._slot_words: dict[str, tuple[str, ...]] = {
-            s: tuple(w.lower() for w in self._lex.slots.get(s, ())) for s in SLOT_ORDER
-        }
-        self._slot_words["category"] += tuple(w.lower() for w in (dom.category_label, *dom.category_synonyms, *dom.categories))
-        self._slot_words["area"] += tuple(a.lower() for a in dom.areas)
-        self._slot_words["amenity"] += tuple(a.lower() for a in dom.amenities)
-        self._names = [(p.name.lower(), p.id.lower(), p) for p in self._world.places]
+        self._match = _matcher(self._domain)
+        self._by_first: dict[str, list[tuple[str, Place]]] | None = None
 
     # -------------------------------------------------------------- helpers
     def _pick(self, options: tuple[str, ...]) -> str:
@@ -193,12 +224,12 @@ class DialogUser(SimulatedUser):
         if not text.strip():
             parts.append(f"Sorry, I didn't get that. Can you help me find a {self._domain.noun}?")
         else:
-            mentioned = [p for name, pid, p in self._names if name in text or pid in text]
+            mentioned = self._mentioned(text)
             if len(mentioned) == 1:
                 parts.append(self._judge_proposal(mentioned[0]))
             elif len(mentioned) > 1:
                 parts.append("That's a lot of options. Which one would you recommend?")
-            if any(cue in text for cue in self._lex.question_cues):
+            if self._match.question.search(text) is not None:
                 parts += self._answer_question(text)
             if not parts:
                 parts.append(self._pick(("Okay. Please find something that fits and book it.",
@@ -208,6 +239,22 @@ class DialogUser(SimulatedUser):
         parts += self._volunteer(turn)
         return UserTurn(" ".join(parts))
 
+    def _mentioned(self, text: str) -> list[Place]:
+        if self._by_first is None:
+            # Places are found in a message by their first word, then checked in full: a few
+            # dict look-ups per message instead of a scan of every name. Built on first use.
+            self._by_first = {}
+            for p in self._world.places:
+                lower = p.name.lower()
+                self._by_first.setdefault(lower.split(" ", 1)[0], []).append((lower, p))
+                self._by_first.setdefault(p.id, []).append((p.id, p))
+        seen: list[Place] = []
+        for token in _TOKEN.findall(text):
+            for full, place in self._by_first.get(token, ()):
+                if place not in seen and full in text:
+                    seen.append(place)
+        return seen
+
     def _judge_proposal(self, place: Place) -> str:
         g = self._gold
         broken = self._violation(place, g.day, g.slot)
@@ -216,7 +263,9 @@ class DialogUser(SimulatedUser):
         return f"Hmm, {place.name} won't work for me. {self._say(broken)}"
 
     def _answer_question(self, text: str) -> list[str]:
-        asked = [s for s in SLOT_ORDER if any(w in text for w in self._slot_words[s])]
+        slot_of = self._match.slot_of
+        hit = {slot for word in self._match.slots.findall(text) for slot in slot_of[word]}
+        asked = [s for s in SLOT_ORDER if s in hit]
         out: list[str] = []
         for s in asked:
             known = [c for c in self._by_slot[s] if c.reveal != "late"]
@@ -224,7 +273,7 @@ class DialogUser(SimulatedUser):
                 out += [self._say(c) for c in known]
             elif not any(c.id in self._revealed for c in self._by_slot[s]):
                 out.append(_NO_PREFERENCE[s].format(label=self._domain.category_label))
-        if not asked and any(g in text for g in self._lex.generic):
+        if not asked and self._match.generic.search(text) is not None:
             hidden = [c for c in self._gold.constraints if c.reveal == "ask" and c.id not in self._revealed]
             out.append(self._say(hidden[0]) if hidden else "That's everything I can think of for now.")
         if not asked and not out:

@@ -1,0 +1,36 @@
+"""Running a suite for one agent into a run folder (records.jsonl + run.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agentgym.bench.suites import Suite, get_suite
+from agentgym.eval.runner import AgentSpec, RunSummary, run_jobs
+
+__all__ = ["run_suite", "RECORDS", "RUN_META"]
+
+RECORDS = "records.jsonl"
+RUN_META = "run.json"
+
+
+def run_suite(suite: str | Suite, agent: AgentSpec, out_dir: str | Path, **run_options: Any) -> RunSummary:
+    """Play every episode of `suite` with `agent` into `out_dir`, resuming what is there.
+
+    Raises:
+        ValueError: `out_dir` holds a run of another suite or agent (never mixed).
+    """
+    s = get_suite(suite) if isinstance(suite, str) else suite
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"suite": s.id, "agent": agent.name, "agent_kwargs": dict(agent.kwargs), "episodes": len(s)}
+    meta_path = out / RUN_META
+    if meta_path.exists():
+        old = json.loads(meta_path.read_text("utf-8"))
+        if (old.get("suite"), old.get("agent"), old.get("agent_kwargs")) != (s.id, agent.name, dict(agent.kwargs)):
+            raise ValueError(f"{out} holds a run of {old.get('agent')} on {old.get('suite')}; "
+                             "use another --out to run a different suite or agent")
+    else:
+        meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", "utf-8")
+    return run_jobs(s.jobs(), agent, out / RECORDS, **run_options)
