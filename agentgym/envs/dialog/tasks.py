@@ -157,13 +157,17 @@ class Gold:
     items: tuple[str, ...]
     late_turns: tuple[int, ...]
     patience: int
+    #: Calls of plans the user abandoned by shifting the goal (for tool-accuracy metrics).
+    superseded: tuple[dict[str, Any], ...] = ()
+
+    def plan(self) -> list[dict[str, Any]]:
+        """The reference plan, for tool accuracy: one booking of any gold place at the time."""
+        return [{"name": "book", "arguments": {"item_id": {"any_of": list(self.items)}, "day": self.day,
+                                               "slot": self.slot}}]
 
     def to_dict(self) -> dict[str, Any]:
         return {"constraints": [c.to_dict() for c in self.constraints], "day": self.day, "slot": self.slot,
-                "items": list(self.items),
-                # The reference plan, for tool accuracy: one booking of any gold place at the time.
-                "calls": [{"name": "book", "arguments": {"item_id": {"any_of": list(self.items)},
-                                                        "day": self.day, "slot": self.slot}}]}
+                "items": list(self.items), "calls": self.plan(), "superseded_calls": list(self.superseded)}
 
 
 @lru_cache(maxsize=None)

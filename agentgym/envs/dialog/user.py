@@ -205,7 +205,9 @@ class DialogUser(SimulatedUser):
         old = self._gold
         constraints = tuple(replace(c, value=(day, slot), reveal="upfront") if c.kind == "time" else c
                             for c in old.constraints)
-        new = replace(old, constraints=constraints, day=day, slot=slot,
+        # The old plan's booking, and cancelling it, were right when made: keep them for metrics.
+        superseded = (*old.superseded, *old.plan(), {"name": "cancel_booking", "arguments": {}})
+        new = replace(old, constraints=constraints, day=day, slot=slot, superseded=superseded,
                       items=satisfying_places(self._world, constraints, day, slot))
         self._gold = self._task.gold = self._task.goal = new
         self._by_slot["time"] = [c for c in constraints if c.kind == "time"]
