@@ -8,6 +8,7 @@ the user, keeps the metric inputs, and ends the episode with `info["episode"]`.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -185,10 +186,9 @@ class AgentEnv(gym.Env[str, str]):
         self._note_known()
         # Everything handed out in an info is the caller's to edit: copies, never the env's own.
         self._transcript.extend([dict(m) for m in messages])
-        tools = self._toolkit.schemas()
+        tools = _schemas_copy(self._toolkit)
         if self.hooks.extra_tools:
-            tools = tools + [t.spec.openai_schema() for t in self.hooks.extra_tools.values()]
-        tools = _copy_json(tools)
+            tools += [_copy_json(t.spec.openai_schema()) for t in self.hooks.extra_tools.values()]
         info = {
             "messages": messages,
             "tools": tools,
@@ -373,6 +373,17 @@ class AgentEnv(gym.Env[str, str]):
             "elapsed_ms": self._elapsed_ms,
             "gold": task.gold_public() if hasattr(task, "gold_public") else _gold_view(task),
         }
+
+
+_SCHEMA_TEXT: dict[type, str] = {}
+
+
+def _schemas_copy(toolkit: Toolkit) -> list[dict[str, Any]]:
+    """A fresh copy of a toolkit's tool schemas: decoded from JSON text cached per class."""
+    text = _SCHEMA_TEXT.get(type(toolkit))
+    if text is None:
+        text = _SCHEMA_TEXT[type(toolkit)] = json.dumps(toolkit.schemas())
+    return json.loads(text)
 
 
 def _copy_json(value: Any) -> Any:
