@@ -1,0 +1,90 @@
+"""Shared fixtures. The tests directory has no __init__.py: test basenames are unique across it."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401  (registers every AgentRL/* id)
+
+DIALOG_ID = "AgentRL/Dialog-v0"
+
+
+class InvokeSpy:
+    """Counts the tool executions of an agentgym env by wrapping its real toolkit's `invoke`.
+
+    The toolkit is made anew at every reset, so `attach` must follow each `reset`. Nothing is
+    mocked: the real method runs, the spy only counts (the env's own object is observed).
+    """
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def attach(self, env: gym.Env) -> None:
+        toolkit = env.unwrapped.toolkit
+        real = type(toolkit).invoke.__get__(toolkit)
+
+        def counting_invoke(name: str, arguments: dict[str, Any]) -> Any:
+            self.calls[name] += 1
+            return real(name, arguments)
+
+        toolkit.invoke = counting_invoke  # type: ignore[method-assign]
+
+    @property
+    def total(self) -> int:
+        return sum(self.calls.values())
+
+
+@pytest.fixture
+def invoke_spy() -> InvokeSpy:
+    """A fresh `InvokeSpy`."""
+    return InvokeSpy()
+
+
+@pytest.fixture
+def make_env() -> Iterator[Callable[..., gym.Env]]:
+    """``make_env(id=DIALOG_ID, **kwargs)``: ``gym.make`` whose envs are closed at teardown."""
+    made: list[gym.Env] = []
+
+    def make(env_id: str = DIALOG_ID, **kwargs: Any) -> gym.Env:
+        env = gym.make(env_id, **kwargs)
+        made.append(env)
+        return env
+
+    yield make
+    for env in made:
+        env.close()
+
+
+@pytest.fixture
+def dialog_env(make_env: Callable[..., gym.Env]) -> gym.Env:
+    """A fresh `AgentRL/Dialog-v0`."""
+    return make_env(DIALOG_ID)
+
+
+def rss_bytes() -> int:
+    """This process's resident set size, from /proc/self/statm (Linux; no psutil needed)."""
+    with open("/proc/self/statm") as f:
+        resident_pages = int(f.read().split()[1])
+    return resident_pages * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.fixture
+def rss() -> Callable[[], int]:
+    """A function returning the current RSS in bytes."""
+    return rss_bytes
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `slow` run only when asked for with ``-m`` (as pyproject's marker says)."""
+    if config.option.markexpr:
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

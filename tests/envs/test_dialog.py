@@ -1,0 +1,481 @@
+"""AgentRL/Dialog-v0 specifics: the simulated user, scoring, the task generator, data and card."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from agentgym.agents import make_agent
+from agentgym.envs.dialog import domain as domain_module
+from agentgym.envs.dialog.domain import DAYS, SLOTS, load_domains, load_lexicon, parse_domain
+from agentgym.envs.dialog.env import DialogEnv
+from agentgym.envs.dialog.tasks import DIFFICULTY, domains_for, generate_task, score_task
+from agentgym.envs.dialog.tools import make_toolkit
+from agentgym.envs.dialog.user import statement
+
+DIALOG_ID = "AgentRL/Dialog-v0"
+
+ALL_DOMAINS = sorted(load_domains())
+KINDS = ("category", "area", "price", "rating", "amenity", "time")
+
+
+# ------------------------------------------------------------------ helpers
+def _options(domain: str, difficulty: str | None = None) -> dict[str, Any]:
+    return {"domain": domain, **({"difficulty": difficulty} if difficulty else {})}
+
+
+def _find(env: gym.Env, domain: str, pred: Callable[[Any], bool], difficulty: str | None = None,
+          limit: int = 3000) -> int:
+    """The first seed whose task (domain, difficulty fixed) satisfies `pred`; the env is left reset on it."""
+    for seed in range(limit):
+        env.reset(seed=seed, options=_options(domain, difficulty))
+        if pred(env.unwrapped.task):
+            return seed
+    raise AssertionError(f"no {domain}/{difficulty} task in {limit} seeds satisfies the predicate")
+
+
+def _env_for(make_env: Callable[..., gym.Env], domain: str) -> gym.Env:
+    return make_env(split=load_domains()[domain].split)
+
+
+def _value_text(c: Any) -> list[str]:
+    """What a statement of constraint `c` must contain."""
+    if c.kind == "time":
+        return [c.value[0].capitalize(), c.value[1]]
+    return [str(c.value)]
+
+
+def _known(env: gym.Env) -> list[str]:
+    return list(env.unwrapped.user.known_constraints())
+
+
+def _book(item_id: str, day: str, slot: str) -> str:
+    return json.dumps({"name": "book", "arguments": {"item_id": item_id, "day": day, "slot": slot}})
+
+
+def _user_text(info: dict[str, Any]) -> str:
+    return " ".join(m["content"] for m in info["messages"] if m["role"] == "user")
+
+
+def _states_one_of(text: str, constraints: list[Any], domain: Any) -> list[Any]:
+    """The constraints among `constraints` whose statement (any phrasing) appears in `text`."""
+    return [c for c in constraints if any(statement(c, domain, v) in text for v in range(3))]
+
+
+# ------------------------------------------------------------------ asking reveals "ask" constraints
+QUESTIONS: dict[str, list[str]] = {
+    "category": ["What kind of {noun} are you looking for?",
+                 "Do you have a particular type in mind?",
+                 "Which {label} would you prefer?"],
+    "area": ["Which neighborhood would you like to be in?",
+             "Is there a particular part of town you prefer?",
+             "Where would you like it to be located?"],
+    "price": ["What's your budget?",
+              "How much are you looking to spend?",
+              "Do you have a maximum price in mind?"],
+    "rating": ["Do you have a minimum rating in mind?",
+               "How important are reviews to you, any minimum star rating?",
+               "How well rated should it be?"],
+    "amenity": ["Are there any amenities you need?",
+                "Any must-have features I should filter for?",
+                "Do you require any specific facilities?"],
+    "time": ["When would you like to go?",
+             "What day and time works best for you?",
+             "Which day should I book it for, and morning, afternoon or evening?"],
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_user_reveals_an_ask_constraint_when_asked_and_nothing_else(make_env: Callable[..., gym.Env], kind: str) -> None:
+    checked = 0
+    for domain in ALL_DOMAINS:
+        env = _env_for(make_env, domain)
+        dom = load_domains()[domain]
+        seed = _find(env, domain, lambda t: any(c.kind == kind and c.reveal == "ask" for c in t.gold.constraints))
+        for question in QUESTIONS[kind]:
+            env.reset(seed=seed, options=_options(domain))
+            gold = env.unwrapped.task.gold
+            target = [c for c in gold.constraints if c.kind == kind and c.reveal == "ask"]
+            others = [c for c in gold.constraints if c.kind != kind and c.reveal == "ask"]
+            assert not {c.id for c in target} & set(_known(env))
+            text = question.format(noun=dom.noun, label=dom.category_label)
+            _, _, _, _, info = env.step(text)
+            reply = _user_text(info)
+            for c in target:
+                assert c.id in _known(env), (domain, text, reply)
+                for piece in _value_text(c):
+                    assert piece in reply, (domain, text, reply)
+            leaked = [c.id for c in others if c.id in _known(env)]
+            assert not leaked, f"{domain}: {text!r} also revealed {leaked}: {reply}"
+            checked += 1
+    assert checked == len(ALL_DOMAINS) * 3
+
+
+LLM_STYLE = [
+    ("Great! A couple of quick questions so I can find the perfect spot:\n"
+     "1. **Budget:** roughly how much would you like to spend?\n"
+     "2. **Location:** any preferred neighborhood?\n"
+     "3. **Timing:** which day and time of day works for you?", ("price", "area", "time")),
+    ("Happy to help! Could you tell me your budget and when you'd like to go?", ("price", "time")),
+    ("Before I search: what's the minimum rating you'd accept, are there any amenities you need, "
+     "and what day works for you?", ("rating", "amenity", "time")),
+    ("Sure thing. What kind of place, and when should I book it?", ("category", "time")),
+]
+
+
+@pytest.mark.parametrize(("question", "kinds"), LLM_STYLE)
+def test_user_answers_several_slots_in_one_paraphrased_question(make_env: Callable[..., gym.Env], question: str,
+                                                                kinds: tuple[str, ...]) -> None:
+    env = make_env()
+    # A goal has at most two "ask" constraints (the time and one attribute): find one with two of
+    # the asked kinds, so the question must be split into its slots.
+    def pred(t: Any) -> bool:
+        return sum(any(c.kind == k and c.reveal == "ask" for c in t.gold.constraints) for k in kinds) >= 2
+
+    for domain in domains_for("train"):
+        seed = _find(env, domain, pred)
+        env.reset(seed=seed, options=_options(domain))
+        gold = env.unwrapped.task.gold
+        _, _, _, _, info = env.step(question)
+        for c in gold.constraints:
+            if c.kind in kinds and c.reveal == "ask":
+                assert c.id in _known(env), (domain, c, _user_text(info))
+            if c.kind not in kinds and c.reveal == "ask":
+                assert c.id not in _known(env), (domain, c, _user_text(info))
+
+
+def test_a_generic_question_reveals_one_hidden_ask_constraint(dialog_env: gym.Env) -> None:
+    seed = _find(dialog_env, "cafes", lambda t: sum(c.reveal == "ask" for c in t.gold.constraints) >= 2, "hard")
+    dialog_env.reset(seed=seed, options=_options("cafes", "hard"))
+    before = set(_known(dialog_env))
+    dialog_env.step("Is there anything else I should know?")
+    new = set(_known(dialog_env)) - before
+    assert len(new) == 1
+    (cid,) = new
+    assert next(c for c in dialog_env.unwrapped.task.gold.constraints if c.id == cid).reveal == "ask"
+
+
+# ------------------------------------------------------------------ late constraints
+def _late_task(t: Any) -> bool:
+    late = [c for c in t.gold.constraints if c.reveal == "late"]
+    if not late:
+        return False
+    c = late[0]
+    alone = all(o.kind != c.kind for o in t.gold.constraints if o is not c)
+    return alone and t.gold.late_turns[0] >= 3
+
+
+@pytest.mark.parametrize("difficulty", ["medium", "hard"])
+def test_late_constraints_are_not_revealed_when_asked_but_volunteered_at_their_turn(
+    make_env: Callable[..., gym.Env], difficulty: str
+) -> None:
+    env = make_env()
+    for domain in domains_for("train"):
+        seed = _find(env, domain, _late_task, difficulty)
+        env.reset(seed=seed, options=_options(domain, difficulty))
+        gold = env.unwrapped.task.gold
+        late = [c for c in gold.constraints if c.reveal == "late"][0]
+        due = gold.late_turns[0]
+        question = QUESTIONS[late.kind][0].format(noun="place", label=env.unwrapped.task.world.domain.category_label)
+        _, _, _, _, info = env.step(question)
+        assert late.id not in _known(env), (domain, question, _user_text(info))
+        assert not all(piece in _user_text(info) for piece in _value_text(late))
+        for turn in range(2, due + 1):
+            _, _, terminated, truncated, info = env.step("OK.")
+            assert not (terminated or truncated)
+            if turn < due:
+                assert late.id not in _known(env), (domain, turn, due)
+            else:
+                assert late.id in _known(env), (domain, turn, due, _user_text(info))
+                assert _states_one_of(_user_text(info), [late], env.unwrapped.task.world.domain)
+
+
+# ------------------------------------------------------------------ bookings and proposals
+def test_user_accepts_exactly_the_bookings_that_meet_every_constraint(make_env: Callable[..., gym.Env]) -> None:
+    """Exhaustive on a few tasks: every place open at the wanted time, and the gold at other times."""
+    judged = 0
+    for domain in ALL_DOMAINS:
+        env = _env_for(make_env, domain)
+        seed = _find(env, domain, lambda t: True, difficulty="easy")
+        task = env.unwrapped.task
+        gold = task.gold
+        candidates = [(p.id, gold.day, gold.slot) for p in task.world.places if p.is_open(gold.day, gold.slot)]
+        g = task.world.by_id[gold.items[0]]
+        candidates += [(g.id, d, s) for d in DAYS for s in SLOTS if g.is_open(d, s) and (d, s) != (gold.day, gold.slot)]
+        for item_id, day, slot in candidates:
+            env.reset(seed=seed, options=_options(domain, "easy"))
+            place = env.unwrapped.task.world.by_id[item_id]
+            _, reward, terminated, _, info = env.step(_book(item_id, day, slot))
+            broken = [c for c in gold.constraints if not c.holds(place, day, slot)]
+            if not broken:
+                assert item_id in gold.items and (day, slot) == (gold.day, gold.slot)
+                assert terminated and reward == 1.0 and info["episode"]["outcome"] == "accepted"
+            else:
+                assert not terminated and reward == 0.0, (domain, item_id, day, slot)
+                named = _states_one_of(_user_text(info), broken, task.world.domain)
+                assert named, f"the rejection names no broken constraint: {_user_text(info)}"
+            judged += 1
+    assert judged > 100
+
+
+def test_a_proposal_is_judged_by_name_and_a_wrong_one_names_the_broken_constraint(dialog_env: gym.Env) -> None:
+    seed = _find(dialog_env, "restaurants", lambda t: True, difficulty="medium")
+    task = dialog_env.unwrapped.task
+    gold = task.gold
+    good = task.world.by_id[gold.items[0]]
+    _, _, terminated, _, info = dialog_env.step(f"How about {good.name}?")
+    assert f"{good.name} sounds great" in _user_text(info) and not terminated
+    wrong = next(p for p in task.world.places if p.id not in gold.items)
+    dialog_env.reset(seed=seed, options=_options("restaurants", "medium"))
+    _, _, terminated, _, info = dialog_env.step(f"Would {wrong.name} work for you?")
+    broken = [c for c in gold.constraints if not c.holds(wrong, gold.day, gold.slot)]
+    assert "won't work" in _user_text(info) and not terminated
+    assert _states_one_of(_user_text(info), broken, task.world.domain)
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
+def test_user_gives_up_after_its_patience(make_env: Callable[..., gym.Env], difficulty: str) -> None:
+    env = make_env()
+    patience = DIFFICULTY[difficulty]["patience"]
+    seed = _find(env, "stays", lambda t: sum(p.is_open(t.gold.day, t.gold.slot) and p.id not in t.gold.items
+                                             for p in t.world.places) > patience, difficulty)
+    task = env.unwrapped.task
+    gold = task.gold
+    wrong = [p for p in task.world.places if p.is_open(gold.day, gold.slot) and p.id not in gold.items]
+    for k in range(1, patience + 1):
+        _, reward, terminated, truncated, info = env.step(_book(wrong[k].id, gold.day, gold.slot))
+        if k < patience:
+            assert not terminated, (difficulty, k)
+            booking = next(b.id for b in task.world.active_bookings())
+            env.step(json.dumps({"name": "cancel_booking", "arguments": {"booking_id": booking}}))
+        else:
+            assert terminated and not truncated
+            assert info["episode"]["outcome"] == "gave_up" and info["episode"]["success"] is False
+            assert "look elsewhere" in _user_text(info)
+            assert reward == info["episode"]["score"] < 1.0  # partial credit of the wrong booking
+
+
+def test_several_active_bookings_score_zero(make_env: Callable[..., gym.Env]) -> None:
+    env = make_env()
+    for difficulty in ("easy", "hard"):
+        seed = _find(env, "cafes", lambda t: sum(p.is_open(t.gold.day, t.gold.slot) for p in t.world.places) > 2,
+                     difficulty)
+        task = env.unwrapped.task
+        gold = task.gold
+        other = next(p for p in task.world.places if p.is_open(gold.day, gold.slot) and p.id != gold.items[0])
+        both = json.dumps([json.loads(_book(gold.items[0], gold.day, gold.slot)),
+                           json.loads(_book(other.id, gold.day, gold.slot))])
+        _, reward, terminated, truncated, info = env.step(both)
+        assert len(task.world.active_bookings()) == 2
+        assert "2 bookings" in _user_text(info)
+        assert score_task(task, env.unwrapped.toolkit).score == 0.0
+        while not (terminated or truncated):
+            _, reward, terminated, truncated, info = env.step("OK.")
+        assert reward == 0.0 and info["episode"]["score"] == 0.0 and not info["episode"]["success"], (difficulty, seed)
+
+
+@pytest.mark.parametrize("agent_name", ["heuristic", "random"])
+def test_reward_is_in_the_unit_interval_and_equals_the_episode_score(dialog_env: gym.Env, agent_name: str) -> None:
+    agent = make_agent(agent_name)
+    partial = 0
+    for seed in range(100):
+        obs, info = dialog_env.reset(seed=seed)
+        agent.reset(obs, info)
+        while True:
+            obs, reward, terminated, truncated, info = dialog_env.step(agent.act(obs, info))
+            if terminated or truncated:
+                break
+            assert reward == 0.0
+        ep = info["episode"]
+        assert 0.0 <= reward <= 1.0 and reward == ep["score"]
+        assert ep["success"] == (reward == 1.0)
+        partial += 0.0 < reward < 1.0
+    if agent_name == "heuristic":
+        assert partial > 0, "partial credit never happens"
+
+
+# ------------------------------------------------------------------ the generator, 2,000 seeds
+def _holds(kind: str, value: Any, place: Any, day: str, slot: str) -> bool:
+    """The goal predicate, written independently of Constraint.holds."""
+    if kind == "category":
+        return place.category == value
+    if kind == "area":
+        return place.area == value
+    if kind == "price":
+        return place.price <= value
+    if kind == "rating":
+        return place.rating >= value
+    if kind == "amenity":
+        return value in place.amenities
+    if kind == "time":
+        return [day, slot] == list(value)
+    raise AssertionError(f"unknown constraint kind {kind}")
+
+
+def _open(place: Any, day: str, slot: str) -> bool:
+    return bool(place.open >> (DAYS.index(day) * 3 + SLOTS.index(slot)) & 1)
+
+
+def test_generator_2000_seeds_solvable_exact_gold_and_never_free(make_env: Callable[..., gym.Env]) -> None:
+    sizes: Counter[int] = Counter()
+    late_counts: Counter[tuple[str, int]] = Counter()
+    for seed in range(2000):
+        split = ("train", "test")[seed % 2]
+        task = generate_task(seed, {"split": split, "difficulty": None, "domain": None})
+        gold, world = task.gold, task.world
+        assert task.split == split and task.domain in domains_for(split)
+        spec = DIFFICULTY[task.difficulty]
+        cs = [c.to_dict() for c in gold.constraints]
+        assert cs, seed
+        assert spec["n"][0] <= len(cs) <= spec["n"][1], (seed, task.difficulty, len(cs))
+        assert sum(c["kind"] == "time" for c in cs) == 1 and len({c["id"] for c in cs}) == len(cs)
+        assert {c["reveal"] for c in cs} <= {"upfront", "ask", "late"}
+        late_counts[(task.difficulty, sum(c["reveal"] == "late" for c in cs))] += 1
+        brute = sorted(p.id for p in world.places
+                       if _open(p, gold.day, gold.slot)
+                       and all(_holds(c["kind"], c["value"], p, gold.day, gold.slot) for c in cs))
+        assert brute, f"seed {seed}: unsolvable"
+        assert brute == sorted(gold.items), f"seed {seed}: gold {gold.items} != brute force {brute}"
+        sizes[len(brute)] += 1
+        # Doing nothing never scores; booking a gold place always succeeds.
+        toolkit = make_toolkit(task)
+        nothing = score_task(task, toolkit)
+        assert nothing.score == 0.0 and not nothing.success
+        toolkit.invoke("book", {"item_id": gold.items[-1], "day": gold.day, "slot": gold.slot})
+        assert score_task(task, toolkit).success, seed
+    print(f"\ngold set sizes over 2,000 tasks: {dict(sorted(sizes.items()))}; late counts: {dict(sorted(late_counts.items()))}")
+    assert sum(sizes.values()) == 2000
+
+
+def test_no_goal_constraint_is_met_by_every_place_of_its_world() -> None:
+    vacuous = []
+    for seed in range(2000):
+        task = generate_task(seed, {"split": ("train", "test")[seed % 2], "difficulty": None, "domain": None})
+        g = task.gold
+        for c in g.constraints:
+            if c.kind != "time" and all(c.holds(p, g.day, g.slot) for p in task.world.places):
+                vacuous.append((seed, c.kind, c.value))
+    assert not vacuous, vacuous[:5]
+
+
+# ------------------------------------------------------------------ data files, splits, card
+def _raw_domains() -> list[tuple[str, dict[str, Any]]]:
+    from importlib import resources
+
+    folder = resources.files(domain_module.__package__).joinpath("data")
+    return [(e.name, json.loads(e.read_text("utf-8"))) for e in sorted(folder.iterdir(), key=lambda e: e.name)
+            if e.name.endswith(".json") and e.name != "lexicon.json"]
+
+
+def test_domain_files_parse_strictly() -> None:
+    raws = _raw_domains()
+    assert len(raws) == len(ALL_DOMAINS) >= 5
+    for name, raw in raws:
+        parsed = parse_domain(raw, name)
+        assert parsed == load_domains()[parsed.name]
+        assert parsed.price_min < parsed.price_max and parsed.price_step > 0
+        with pytest.raises(ValueError, match="unknown fields.*colour"):
+            parse_domain({**raw, "colour": "blue"}, name)
+        for nested in ("category", "price"):
+            with pytest.raises(ValueError, match="unknown fields.*extra"):
+                parse_domain({**raw, nested: {**raw[nested], "extra": 1}}, name)
+        for field in raw:
+            with pytest.raises(ValueError, match=f"missing fields.*{field}"):
+                parse_domain({k: v for k, v in raw.items() if k != field}, name)
+        with pytest.raises(ValueError, match="split"):
+            parse_domain({**raw, "split": "validation"}, name)
+
+
+def test_every_domain_price_max_lies_on_its_price_grid() -> None:
+    off = [d.name for d in load_domains().values() if (d.price_max - d.price_min) % d.price_step]
+    assert not off, off
+
+
+def test_lexicon_parses_strictly(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = json.loads(json.dumps(domain_module._read("lexicon.json")))
+    assert load_lexicon.__wrapped__().slots.keys() == raw["slots"].keys()
+    monkeypatch.setattr(domain_module, "_read", lambda name: {**raw, "synonyms": {}})
+    with pytest.raises(ValueError, match="unknown fields.*synonyms"):
+        load_lexicon.__wrapped__()
+    monkeypatch.setattr(domain_module, "_read", lambda name: {k: v for k, v in raw.items() if k != "generic"})
+    with pytest.raises(ValueError, match="missing fields.*generic"):
+        load_lexicon.__wrapped__()
+
+
+def test_train_and_test_domains_are_disjoint_and_tasks_respect_the_split() -> None:
+    train, test = set(domains_for("train")), set(domains_for("test"))
+    assert train and test and not train & test
+    assert train | test == set(ALL_DOMAINS)
+    for split, names in (("train", train), ("test", test)):
+        env = gym.make(DIALOG_ID, split=split)
+        seen = set()
+        for seed in range(60):
+            _, info = env.reset(seed=seed)
+            assert info["task"]["split"] == split and info["task"]["domain"] in names
+            seen.add(info["task"]["domain"])
+        assert seen == names
+        env.close()
+
+
+CARD_SECTIONS = ("Description", "Observation", "Actions and tools", "Reward", "Termination", "Noise",
+                 "Registered ids", "Version history")
+
+
+def _card() -> str:
+    return DialogEnv.__doc__ or ""
+
+
+def _section(name: str) -> str:
+    m = re.search(rf"## {re.escape(name)}\n(.*?)(?=\n\s*## |\Z)", _card(), re.S)
+    assert m, f"card has no '## {name}' section"
+    return " ".join(m.group(1).split())
+
+
+def test_card_has_the_style_rule_9_sections_in_order() -> None:
+    positions = [_card().find(f"## {s}\n") for s in CARD_SECTIONS]
+    assert all(p >= 0 for p in positions), dict(zip(CARD_SECTIONS, positions))
+    assert positions == sorted(positions)
+    for s in CARD_SECTIONS:
+        assert _section(s).strip(), f"empty card section {s}"
+
+
+def test_card_lists_the_registered_ids_and_tools() -> None:
+    listed = set(re.findall(r"`(AgentRL/[^`]+)`", _section("Registered ids")))
+    registered = {i for i, s in gym.registry.items() if "dialog.env:DialogEnv" in str(s.entry_point)
+                  or "dialog.env:DialogEnv" in str(s.kwargs.get("env_entry_point", ""))}
+    assert listed == registered
+    tools = set(re.findall(r"`(\w+)`", _section("Actions and tools")))
+    assert {t["function"]["name"] for t in gym.make(DIALOG_ID).reset(seed=0)[1]["tools"]} <= tools
+    turns = [int(x) for x in re.findall(r"(\d+) / (\d+) / (\d+) turns", _section("Termination"))[0]]
+    assert turns == [DIFFICULTY[d]["max_turns"] for d in ("easy", "medium", "hard")]
+    assert f"{min(d.size[0] for d in load_domains().values())}-{max(d.size[1] for d in load_domains().values())} places" in _section("Description")
+
+
+def test_card_patience_matches_the_difficulty_table() -> None:
+    m = re.search(r"after (\d+) wrong bookings on easy, at\s+the first wrong one on medium and hard",
+                  _section("Termination"))
+    assert m
+    assert (int(m.group(1)), 1, 1) == tuple(DIFFICULTY[d]["patience"] for d in ("easy", "medium", "hard"))
+
+
+def test_card_late_counts_match_the_generator() -> None:
+    m = re.search(r"`hard`: (\d)-(\d), of which (\d) \(of (\d)\)\s+or (\d) \(of (\d)\) late", _card())
+    assert m
+    stated = {int(m.group(4)): int(m.group(3)), int(m.group(6)): int(m.group(5))}
+    seen = {}
+    for s in range(200):
+        g = generate_task(s, {"split": "train", "difficulty": "hard"}).gold
+        seen.setdefault(len(g.constraints), set()).add(sum(c.reveal == "late" for c in g.constraints))
+    assert seen == {n: {late} for n, late in stated.items()}, seen
+
+
+def test_card_gold_set_size_matches_the_generator() -> None:
+    assert "up to six" in _section("Description")
+    sizes = {len(generate_task(s, {"split": "train"}).gold.items) for s in range(300)}
+    assert min(sizes) >= 1 and max(sizes) <= 6, sizes
