@@ -16,6 +16,8 @@ __all__ = ["HeuristicAgent", "STRATEGIES"]
 #: Task family -> "module:Class" of its strategy.
 STRATEGIES: dict[str, str] = {
     "dialog": "agentgym.agents.strategies.dialog:DialogStrategy",
+    "crosstask": "agentgym.agents.strategies.crosstask:CrossTaskStrategy",
+    "tooluse": "agentgym.agents.strategies.tooluse:ToolUseStrategy",
 }
 
 

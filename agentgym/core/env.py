@@ -20,7 +20,7 @@ from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_te
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
 from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn
-from agentgym.core.tools import ToolError, Toolkit
+from agentgym.core.tools import PolicyViolation, ToolError, Toolkit
 
 __all__ = ["AgentEnv"]
 
@@ -174,6 +174,7 @@ class AgentEnv(gym.Env[str, str]):
         self._max_turns = self.max_turns or task.max_turns
         self._calls: list[dict[str, Any]] = []
         self._errors: dict[str, int] = {}
+        self._violations: list[str] = []
         self._known: list[dict[str, Any]] = []
         self._transcript: list[dict[str, Any]] = []
 
@@ -208,6 +209,8 @@ class AgentEnv(gym.Env[str, str]):
             raise ResetNeeded("the episode has ended; call reset() before step()")
         self._turn += 1
         turn = self._turn
+        if isinstance(action, str) and not action.isascii():
+            action = _join_surrogates(action)
         parsed = parse_action(action)
         messages: list[dict[str, Any]] = []
         step_calls: list[dict[str, Any]] = []
@@ -308,6 +311,13 @@ class AgentEnv(gym.Env[str, str]):
                 messages.append({"role": "user", "content": cap(reaction.text)})
                 if end is None:
                     end = reaction.end
+        if end == "committed":
+            # A session of several tasks goes on after one is committed (CrossTask).
+            follow = self._user.on_commit(turn)
+            if follow is not None:
+                if follow.text:
+                    messages.append({"role": "user", "content": cap(follow.text)})
+                end = follow.end
         return end
 
     def _run_one(self, call: ToolCall, turn: int, record: dict[str, Any]) -> tuple[str, bool]:
@@ -342,6 +352,11 @@ class AgentEnv(gym.Env[str, str]):
                 result = extra.handler(self, call.arguments)
             else:
                 result = self._toolkit.invoke(call.name, call.arguments)
+        except PolicyViolation as exc:
+            record["error"] = ErrorCode.POLICY_VIOLATION.value
+            record["policy"] = exc.policy
+            self._violations.append(exc.policy)
+            return error_text(ErrorCode.POLICY_VIOLATION.value, str(exc)), False
         except ToolError as exc:
             record["error"] = ErrorCode.TOOL_ERROR.value
             return error_text(ErrorCode.TOOL_ERROR.value, str(exc)), False
@@ -362,6 +377,7 @@ class AgentEnv(gym.Env[str, str]):
             "score": float(score.score),
             "turns": self._turn,
             "tool_calls": len(self._calls),
+            "policy_violations": list(self._violations),
             "outcome": outcome,
             "task": task.public(),
             "seed": self._episode_seed,
@@ -375,11 +391,26 @@ class AgentEnv(gym.Env[str, str]):
         }
 
 
+def _join_surrogates(text: str) -> str:
+    """Join a high and a low surrogate sent as two characters into the one character they
+    encode, as any JSON round trip of the text would (so records read back equal); lone
+    surrogates stay as they are."""
+    if len(text) > MAX_ACTION_BYTES:  # over the cap anyway: rejected before parsing
+        return text
+    try:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    except UnicodeDecodeError:  # pragma: no cover - utf-16 round trips every str
+        return text
+
+
 _SCHEMA_TEXT: dict[type, str] = {}
 
 
 def _schemas_copy(toolkit: Toolkit) -> list[dict[str, Any]]:
-    """A fresh copy of a toolkit's tool schemas: decoded from JSON text cached per class."""
+    """A fresh copy of a toolkit's tool schemas: decoded from JSON text cached per class when
+    the class's schemas are fixed (a `Toolkit` subclass), else copied as they come."""
+    if type(toolkit).schemas is not Toolkit.schemas:
+        return _copy_json(toolkit.schemas())
     text = _SCHEMA_TEXT.get(type(toolkit))
     if text is None:
         text = _SCHEMA_TEXT[type(toolkit)] = json.dumps(toolkit.schemas())

@@ -57,6 +57,6 @@ def render_messages(messages: list[dict[str, Any]]) -> str:
     return cap("\n".join(parts), OBS_MAX_CHARS)
 
 
-def call_text(name: str, **arguments: Any) -> str:
+def call_text(name: str, /, **arguments: Any) -> str:
     """A tool call as the JSON action string every agentgym env accepts."""
     return _ENCODE({"name": name, "arguments": arguments})

@@ -108,6 +108,11 @@ class SimulatedUser(abc.ABC):
         """React to changes the agent's tool calls made to the world; None to stay silent."""
         return None
 
+    def on_commit(self, turn: int) -> UserTurn | None:
+        """A terminal tool committed the task at `turn`. None ends the episode (the default);
+        a session of several tasks returns the user's next request and goes on."""
+        return None
+
     def known_constraints(self) -> list[str]:
         """Ids of the goal constraints the user has stated so far, in the order stated."""
         return []

@@ -78,6 +78,20 @@ class ToolError(Exception):
     """
 
 
+class PolicyViolation(ToolError):
+    """A call that breaks a domain policy: refused (nothing is done), reported to the agent with
+    the code POLICY_VIOLATION, counted in the episode, and the task fails.
+
+    Args:
+        policy: the policy's id in the domain's policy data.
+        message: what the agent sees.
+    """
+
+    def __init__(self, policy: str, message: str) -> None:
+        super().__init__(message)
+        self.policy = policy
+
+
 @dataclass(frozen=True)
 class Bounds:
     """Inclusive numeric bounds: `Annotated[int, Bounds(ge=1, le=20)]`."""

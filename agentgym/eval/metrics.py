@@ -219,7 +219,9 @@ def _episode(rec: Record) -> _Episode:
         tokens = int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
     details = m.get("score_details")
     violations = None
-    if isinstance(details, Mapping) and "policy_violations" in details:
+    if isinstance(m.get("policy_violations"), list):  # counted by the env (POLICY_VIOLATION calls)
+        violations = len(m["policy_violations"])
+    elif isinstance(details, Mapping) and "policy_violations" in details:
         violations = len(details["policy_violations"] or ())
     return _Episode(
         success=False if failed else bool(m.get("success", False)),

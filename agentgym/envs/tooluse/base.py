@@ -1,0 +1,312 @@
+"""The parts every tool-use domain shares: draws, worlds, effects, gold plans, the toolkit base.
+
+A domain's world keeps the agent's writes as `Record`s; the task's required `Effect`s are
+predicates over those records, and the scorer (`evaluate`) matches records to effects. A write
+that breaks a domain policy is blocked, recorded in `World.violations` and reported to the agent
+as a `PolicyViolation` (code POLICY_VIOLATION) whose text starts with ``policy violation``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from agentgym.core.task import WorldEvent
+from agentgym.core.tools import READ, PolicyViolation, ToolError, Toolkit, tool
+from agentgym.envs.tooluse.policies import policy_rows
+
+__all__ = [
+    "DAY_ISO",
+    "ISO_DAY",
+    "Draws",
+    "Record",
+    "Effect",
+    "Step",
+    "Detail",
+    "Goal",
+    "Gold",
+    "World",
+    "ToolUseToolkit",
+    "evaluate",
+    "cents",
+    "money",
+    "hhmm",
+    "parse_day",
+    "POLICY_PREFIX",
+    "compose_brief",
+    "DAY_WEEKDAY",
+]
+
+#: Every calendar day of the simulated year, ISO formatted; worlds keep day numbers (0 = Jan 1).
+YEAR = 2025
+DAY_ISO: tuple[str, ...] = tuple(
+    (_dt.date(YEAR, 1, 1) + _dt.timedelta(days=i)).isoformat() for i in range(365)
+)
+ISO_DAY: dict[str, int] = {iso: i for i, iso in enumerate(DAY_ISO)}
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+#: Weekday name of each day number.
+DAY_WEEKDAY: tuple[str, ...] = tuple(WEEKDAYS[(_dt.date(YEAR, 1, 1).weekday() + i) % 7] for i in range(365))
+
+#: How every policy-violation error text starts (the heuristic and the tests look for it).
+POLICY_PREFIX = "policy violation"
+
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class Draws:
+    """The draws task generation makes, from one derived generator.
+
+    Any generator with a scalar ``random()`` works; the tasks use `agentgym.core.seeding.fast_stream`
+    (a C-speed Mersenne Twister), so a whole world costs tens of microseconds.
+    """
+
+    __slots__ = ("random",)
+
+    def __init__(self, rng: Any) -> None:
+        #: A float in [0, 1).
+        self.random = rng.random
+
+    # int(u * n) < n for every float u < 1 and int n < 2**53 (round-to-nearest never reaches n),
+    # so no clamp is needed.
+    def below(self, n: int) -> int:
+        """An int in [0, n)."""
+        return int(self.random() * n)
+
+    def between(self, lo: int, hi: int) -> int:
+        """An int in [lo, hi], both included."""
+        return lo + int(self.random() * (hi - lo + 1))
+
+    def chance(self, p: float) -> bool:
+        """True with probability `p`."""
+        return self.random() < p
+
+    def pick(self, seq: Sequence[Any]) -> Any:
+        """One element of `seq`."""
+        return seq[int(self.random() * len(seq))]
+
+    def sample(self, seq: Sequence[Any], k: int) -> list[Any]:
+        """`k` distinct elements of `seq`, in draw order (partial Fisher-Yates)."""
+        pool = list(seq)
+        n, rnd = len(pool), self.random
+        for i in range(k):
+            j = i + int(rnd() * (n - i))
+            pool[i], pool[j] = pool[j], pool[i]
+        return pool[:k]
+
+
+@dataclass(slots=True)
+class Record:
+    """One effect a write tool made on the world (a transfer, a booking, a refund ...)."""
+
+    kind: str
+    data: dict[str, Any]
+    active: bool = True
+
+
+@dataclass(slots=True)
+class Effect:
+    """A required effect: some active record of `kind`, assigned to `slot`, has these `fields`.
+
+    Several effects may share a slot (one record checked on several fields, e.g. an incident's
+    root cause and its severity); each slot takes at most one record.
+    """
+
+    id: str
+    slot: str
+    kind: str
+    fields: dict[str, Any]
+    text: str
+
+    def holds(self, record: Record) -> bool:
+        data = record.data
+        return record.kind == self.kind and all(data.get(k) == v for k, v in self.fields.items())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "slot": self.slot, "kind": self.kind, "text": self.text,
+                "fields": {k: list(v) if isinstance(v, tuple) else v for k, v in self.fields.items()}}
+
+
+@dataclass(slots=True)
+class Step:
+    """One call of the gold plan; `produces` names the ids its result is expected to carry."""
+
+    name: str
+    arguments: dict[str, Any]
+    produces: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "arguments": self.arguments}
+
+
+@dataclass(slots=True)
+class Detail:
+    """A detail of the request the user knows: `slot` names its lexicon entry."""
+
+    id: str
+    slot: str
+    statement: str
+    reveal: str  # "upfront" (in the opening) or "ask" (only when asked)
+
+
+@dataclass(slots=True)
+class Goal:
+    """What the user wants, as they say it: the request and the details behind it.
+
+    `blurred` maps an upfront detail to the request worded without it (for ambiguity noise: the
+    user then gives the detail only when asked).
+    """
+
+    kind: str
+    request: str
+    details: tuple[Detail, ...]
+    blurred: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Gold:
+    """The reference solver's plan (the exact calls, in order) and the effects it achieves."""
+
+    kind: str
+    plan: tuple[Step, ...]
+    effects: tuple[Effect, ...]
+    traps: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        plan = [s.to_dict() for s in self.plan]
+        return {"kind": self.kind, "plan": plan, "calls": plan,
+                "effects": [e.to_dict() for e in self.effects], "traps": list(self.traps)}
+
+
+class World:
+    """The mutable part every domain world has: the agent's records, violations and events.
+
+    Ids of new records are ``<PREFIX>-<n>`` with a per-world random base, so the solver can
+    predict them (`predict_id`) and an agent cannot guess them.
+    """
+
+    def __init__(self, id_base: int) -> None:
+        self.records: list[Record] = []
+        self.violations: list[str] = []
+        self.events: list[WorldEvent] = []
+        self._id_base = id_base
+        self._id_counts: dict[str, int] = {}
+
+    def new_id(self, prefix: str) -> str:
+        n = self._id_counts.get(prefix, 0)
+        self._id_counts[prefix] = n + 1
+        return f"{prefix}-{self._id_base + n}"
+
+    def predict_id(self, prefix: str, k: int = 0) -> str:
+        """The id of the `k`-th new record of `prefix` made from the initial world."""
+        return f"{prefix}-{self._id_base + k}"
+
+    def add(self, kind: str, data: dict[str, Any]) -> Record:
+        record = Record(kind, data)
+        self.records.append(record)
+        self.events.append(WorldEvent(kind, data))
+        return record
+
+
+class ToolUseToolkit(Toolkit):
+    """Base of the domain toolkits: `list_policies`, events and policy bookkeeping.
+
+    A subclass sets `domain`, the key of its policies in ``data/policies.json``.
+    """
+
+    domain: str = ""
+
+    def __init__(self, world: Any) -> None:
+        self.world = world
+
+    @tool(kind=READ)
+    def list_policies(self) -> dict[str, Any]:
+        """The domain's policies: what a write must respect, by policy id."""
+        return {"policies": policy_rows(self.domain)}
+
+    def drain_events(self) -> list[WorldEvent]:
+        events = self.world.events
+        if not events:
+            return events
+        self.world.events = []
+        return events
+
+    def violation(self, policy: str, message: str) -> PolicyViolation:
+        """Record a broken policy in the world and return the error to raise (nothing is done)."""
+        self.world.violations.append(policy)
+        return PolicyViolation(policy, f"{POLICY_PREFIX} ({policy}): {message}. Nothing was done.")
+
+
+def evaluate(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[str, bool], list[Record]]:
+    """Match the active records to the effects' slots: (met per effect id, unmatched records).
+
+    Each slot, in order, takes the unused record of its kind that meets most of the slot's
+    effects (the earliest on ties, and only one that meets at least one). A record no slot takes
+    is an extra effect the user did not ask for (a second transfer, a refund of the wrong item).
+    """
+    active = [r for r in records if r.active]
+    used: set[int] = set()
+    met = {e.id: False for e in effects}
+    slots: dict[str, list[Effect]] = {}
+    for e in effects:
+        slots.setdefault(e.slot, []).append(e)
+    for group in slots.values():
+        best, best_n = -1, 0
+        for i, r in enumerate(active):
+            if i in used or r.kind != group[0].kind:
+                continue
+            n = sum(1 for e in group if e.holds(r))
+            if n > best_n:
+                best, best_n = i, n
+        if best >= 0:
+            used.add(best)
+            for e in group:
+                met[e.id] = e.holds(active[best])
+    extras = [r for i, r in enumerate(active) if i not in used]
+    return met, extras
+
+
+# ------------------------------------------------------------------ value helpers for tools
+
+
+def cents(amount: float, what: str = "amount") -> int:
+    """An amount in currency units (at most 2 decimals) as integer cents; ToolError otherwise."""
+    scaled = amount * 100
+    c = round(scaled)
+    if abs(scaled - c) > 1e-6:
+        raise ToolError(f"{what} {amount} has more than 2 decimals")
+    return int(c)
+
+
+def money(c: int) -> float:
+    """Integer cents as a 2-decimal float (the form amounts take in tool results)."""
+    return c / 100
+
+
+def hhmm(minutes: int) -> str:
+    """Minutes after midnight as ``HH:MM``."""
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def parse_day(iso: str) -> int:
+    """The day number of an ISO date of the simulated year; ToolError otherwise."""
+    day = ISO_DAY.get(iso)
+    if day is None:
+        if _DATE_RE.fullmatch(iso):
+            raise ToolError(f"no records for date {iso} (the books cover {YEAR} only)")
+        raise ToolError(f"date must be YYYY-MM-DD, got {iso!r}")
+    return day
+
+
+_HOWTO = (
+    'To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); '
+    "several calls per turn are allowed. Anything else is a message to the user. Writes cannot be "
+    "undone unless a tool says so, and a write that breaks a policy is refused and fails the task."
+)
+
+
+def compose_brief(role: str, job: str, facts: Sequence[str], policies: str) -> str:
+    """The system brief: who the assistant is, its job, the domain's facts and its policies."""
+    lines = [f"You are {role}. {job}", *facts, "Policies:", policies, _HOWTO]
+    return "\n".join(lines)

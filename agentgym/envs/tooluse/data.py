@@ -1,0 +1,69 @@
+"""Strict reading of the tool-use data files (STYLE rule 8): unknown or missing fields are errors."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["read_json", "strict", "str_list", "domain_split", "Lexicon", "load_lexicon"]
+
+
+def read_json(name: str) -> Any:
+    """The parsed JSON of ``data/<name>``."""
+    return json.loads(resources.files(__package__).joinpath("data", name).read_text("utf-8"))
+
+
+def strict(obj: Any, required: set[str], where: str) -> dict[str, Any]:
+    """`obj` as a dict with exactly the `required` keys; ValueError naming what is wrong."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where}: expected an object, got {type(obj).__name__}")
+    unknown, missing = set(obj) - required, required - set(obj)
+    if unknown or missing:
+        raise ValueError(f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
+    return obj
+
+
+def str_list(value: Any, where: str, min_len: int = 1) -> tuple[str, ...]:
+    """A non-empty list of distinct strings, as a tuple."""
+    if not isinstance(value, list) or len(value) < min_len or not all(isinstance(v, str) and v for v in value):
+        raise ValueError(f"{where}: expected a list of at least {min_len} non-empty strings")
+    if len(set(value)) != len(value):
+        raise ValueError(f"{where}: duplicate entries")
+    return tuple(value)
+
+
+def domain_split(d: dict[str, Any], name: str) -> str:
+    """The split a domain file puts its domain in, checking the file names the right domain."""
+    if d["name"] != name:
+        raise ValueError(f"{name}.json: name is {d['name']!r}, expected {name!r}")
+    if d["split"] not in ("train", "test"):
+        raise ValueError(f"{name}.json: split must be 'train' or 'test', got {d['split']!r}")
+    return d["split"]
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """How the simulated user recognises what an assistant asks about."""
+
+    question_cues: tuple[str, ...]
+    slots: dict[str, tuple[str, ...]]
+    generic: tuple[str, ...]
+    done_claims: tuple[str, ...]
+
+
+@lru_cache(maxsize=None)
+def load_lexicon() -> Lexicon:
+    """The user's question lexicon (``data/lexicon.json``)."""
+    d = strict(read_json("lexicon.json"), {"question_cues", "slots", "generic", "done_claims"}, "lexicon.json")
+    slots = d["slots"]
+    if not isinstance(slots, dict):
+        raise ValueError("lexicon.json.slots: expected an object")
+    return Lexicon(
+        question_cues=str_list(d["question_cues"], "lexicon.json.question_cues"),
+        slots={k: str_list(v, f"lexicon.json.slots.{k}") for k, v in slots.items()},
+        generic=str_list(d["generic"], "lexicon.json.generic"),
+        done_claims=str_list(d["done_claims"], "lexicon.json.done_claims"),
+    )

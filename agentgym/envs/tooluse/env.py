@@ -1,0 +1,136 @@
+"""`AgentRL/ToolUse-v0`: carry out a request that takes a chain of dependent tool calls."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.task import Score, SimulatedUser, Task
+from agentgym.core.tools import Toolkit
+from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, score_task
+from agentgym.envs.tooluse.user import make_user
+
+__all__ = ["ToolUseEnv"]
+
+
+class ToolUseEnv(AgentEnv):
+    """
+    ## Description
+    A user asks for something that takes a chain of 3 to 8 dependent tool calls, where the output
+    of one call is the input of the next: ids found by one look-up feed the next, amounts are
+    converted and added up, a slot is chosen from free times, a cause is traced from log to log.
+    Each episode generates a small world (tens of records) in one of four domains, and the gold,
+    the exact plan of calls and the effects it leaves on the world, comes from a reference solver
+    over that world (`agentgym.envs.tooluse.domains.<domain>.solve`), so every task is solvable
+    and its outcome unique.
+
+    * `finance`: employees' expense claims in six currencies and dated exchange rates. Reimburse
+      the approved expenses of a month (convert each at its own date's rate, add up, file a report,
+      pay from the account in the payout currency, with an approval over the limit), or quote the
+      total with the terminal `submit_answer`.
+    * `calendar`: people in 19 cities from UTC-8 to UTC+12, with working hours and busy times.
+      Find the earliest common free start inside everyone's working hours, book it, invite.
+    * `orders`: a store's help desk. Find the customer, the order and the item, read the category's
+      return policy, then refund (with an approval over the limit), issue store credit (past the
+      return window) or check the stock and exchange.
+    * `ops`: incident triage. From the alert, read the error rate (severity), follow the error logs
+      from victim to dependency to the service that fails on its own, read its deploys, file the
+      incident with the cause (the last deploy before the onset) and roll the culprit back.
+
+    Domain policies are data (`data/policies.json`) and are shown in the brief. A write that
+    breaks one is refused, recorded as a policy violation (the "minefield" of ToolSandbox) and
+    fails the task. Harder tasks carry traps the policies describe: pending expenses among the
+    approved ones, a first free slot outside someone's working hours, items past their return
+    window, a deploy of the culprit after the onset, a recent deploy of an innocent service.
+
+    ## Observation
+    Text (`UnicodeText`): on reset the system brief (role, facts, policies, how to call tools) and
+    the user's request; on each step only what is new (tool results, errors, the user's reply),
+    one `[role] text` block per message. `info["messages"]` holds the same as OpenAI chat messages,
+    `info["tools"]` the tool schemas of the episode's domain (on reset), `info["task"]` the public
+    task card (family, domain, difficulty, split, id), `info["seed"]` the episode seed.
+
+    ## Actions and tools
+    A string: the assistant's turn. Tool calls as JSON `{"name": ..., "arguments": {...}}`, in
+    `<tool_call>` tags, in a fenced json block or OpenAI `tool_calls` (several per turn allowed);
+    anything else is a message to the user, who answers questions about details of the request it
+    knows (the payout currency, the meeting's length, the customer's email ...) and otherwise says
+    to go ahead. Free text never counts as the work being done. Every domain has
+    `list_policies` (the policies as data); the other tools per domain:
+
+    * finance: `list_accounts`, `find_employee`, `list_expenses`, `convert`, `sum_amounts`,
+      `file_expense_report`, `request_approval`, `create_transfer`, `submit_answer` (terminal).
+    * calendar: `find_person`, `get_calendar`, `get_free_slots`, `book_meeting`,
+      `send_invitation`, `cancel_meeting`.
+    * orders: `get_return_policy`, `find_customer`, `list_orders`, `get_order`, `check_stock`,
+      `request_refund_approval`, `refund_item`, `issue_store_credit`, `exchange_item`.
+    * ops: `list_alerts`, `get_metrics`, `search_logs`, `get_dependencies`, `get_deploys`,
+      `file_incident`, `rollback`.
+
+    Malformed or invalid calls come back as `[error CODE] ...` and count against the agent; a tool
+    never runs on invalid arguments. A refused call (not found, busy, out of stock, a policy) comes
+    back as `[error TOOL_ERROR] ...`; a policy refusal as `[error POLICY_VIOLATION] policy violation (<id>)`.
+
+    ## Reward
+    0 on every step but the last; then the score of the final world: the share of required effects
+    met (a transfer of the right amount from the right account, a booking at the right time, a
+    refund of the right item, an incident naming the right cause ...), divided by the required
+    effects plus any extra effects (a second transfer, a refund of another item), and 0 after any
+    policy violation. Success when every required effect is met, with no extra effect and no
+    violation. `info["episode"]["score_details"]` holds `met`, `extras` and `policy_violations`.
+
+    ## Termination
+    Terminated when the user has every required effect in place ("accepted"), when a terminal tool
+    commits an answer ("committed"), or when the user gives up after 2 writes that meet no required
+    effect ("gave_up"); truncated at the turn budget (12 / 16 / 20 turns by difficulty).
+
+    ## Difficulty
+    The gold plan's length: `easy` 3-4 calls, `medium` 5-6, `hard` 7-8. Harder tasks also have
+    larger worlds, look-alike names, details the user states only when asked, and traps more often:
+    at least one in about 10% of easy tasks (ops 30%), 25-65% of medium and 75-90% of hard ones
+    (`task.gold.traps` names them).
+
+    ## Splits
+    `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,
+    templates and vocabulary), so training on `train` and evaluating on `test` measures transfer.
+    `domain=` picks one domain whatever the split.
+
+    ## Noise
+    Composable with every `agentgym.noise` wrapper (`gym.make(id, noise="...")`). Ambiguity words
+    the request without one detail it states (the payout currency, the meeting's length, the
+    customer's email, the severity), which the user then gives when asked. Goal shifts are not
+    offered (the wrapper stays inert). The oracle re-sends a call that failed by injection.
+
+    ## Registered ids
+    `AgentRL/ToolUse-v0`.
+
+    ## Version history
+    * v0: initial release.
+    """
+
+    family = "tooluse"
+
+    def __init__(
+        self,
+        *,
+        difficulty: str | None = None,
+        domain: str | None = None,
+        split: str = "train",
+        max_turns: int | None = None,
+        render_mode: str | None = None,
+        task_generator: Callable[[int, dict[str, Any]], Task] = generate_task,
+        toolkit_factory: Callable[[Task], Toolkit] = make_toolkit,
+        user_factory: Callable[[Task, Any], SimulatedUser] = make_user,
+        scorer: Callable[[Task, Toolkit], Score] = score_task,
+    ) -> None:
+        super().__init__(
+            task_generator=task_generator,
+            toolkit_factory=toolkit_factory,
+            user_factory=user_factory,
+            scorer=scorer,
+            difficulty=difficulty,
+            domain=domain,
+            split=split,
+            max_turns=max_turns,
+            render_mode=render_mode,
+        )

@@ -1,0 +1,72 @@
+"""Domain policies as data (``data/policies.json``).
+
+Each policy has an id, the text the brief shows (formatted with its parameters) and parameters the
+domain's tools enforce. A write that breaks one is blocked and recorded as a policy violation,
+which fails the task (the "minefield" of ToolSandbox).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from agentgym.envs.tooluse.data import read_json, strict
+
+__all__ = ["Policy", "load_policies", "policy", "policy_lines", "policy_rows"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One rule of a domain: `params` are what the tools check, `text` what the brief says."""
+
+    id: str
+    text: str
+    params: dict[str, Any]
+
+    def render(self) -> str:
+        return self.text.format(**self.params)
+
+
+@lru_cache(maxsize=None)
+def load_policies() -> dict[str, dict[str, Policy]]:
+    """Every domain's policies, by domain and policy id, in file order."""
+    raw = read_json("policies.json")
+    if not isinstance(raw, dict):
+        raise ValueError("policies.json: expected an object of domains")
+    out: dict[str, dict[str, Policy]] = {}
+    for domain, items in raw.items():
+        if not isinstance(items, list) or not items:
+            raise ValueError(f"policies.json.{domain}: expected a non-empty list")
+        rules: dict[str, Policy] = {}
+        for i, item in enumerate(items):
+            where = f"policies.json.{domain}[{i}]"
+            d = strict(item, {"id", "text", "params"}, where)
+            if not isinstance(d["params"], dict) or not isinstance(d["text"], str) or d["id"] in rules:
+                raise ValueError(f"{where}: bad or duplicate policy")
+            rule = Policy(d["id"], d["text"], dict(d["params"]))
+            rule.render()  # A placeholder without a parameter is an error now, not in a brief later.
+            rules[rule.id] = rule
+        out[domain] = rules
+    return out
+
+
+def policy(domain: str, policy_id: str) -> Policy:
+    """One policy; KeyError for an unknown domain or id."""
+    return load_policies()[domain][policy_id]
+
+
+@lru_cache(maxsize=None)
+def policy_lines(domain: str) -> str:
+    """The domain's policies as brief text, one ``- `` line each."""
+    return "\n".join(f"- {p.render()}" for p in load_policies()[domain].values())
+
+
+def policy_rows(domain: str) -> list[dict[str, str]]:
+    """The domain's policies as tool-result rows (fresh dicts: results are the agent's to keep)."""
+    return [dict(row) for row in _rows(domain)]
+
+
+@lru_cache(maxsize=None)
+def _rows(domain: str) -> tuple[dict[str, str], ...]:
+    return tuple({"id": p.id, "rule": p.render()} for p in load_policies().get(domain, {}).values())
