@@ -69,6 +69,8 @@ def parse_domain(raw: Any, where: str = "domain") -> Domain:
     lo, hi = d["size"]
     if not 1 <= lo <= hi:
         raise ValueError(f"{where}.size must be [min, max] with 1 <= min <= max")
+    if price["step"] < 1 or price["max"] <= price["min"] or (price["max"] - price["min"]) % price["step"]:
+        raise ValueError(f"{where}.price: max - min must be a positive multiple of step (prices lie on a grid)")
     if len(d["name_parts"]) != 2:
         raise ValueError(f"{where}.name_parts must hold two lists")
     return Domain(

@@ -22,8 +22,8 @@ class DialogEnv(AgentEnv):
     some only when asked ("what's your budget?"), and on harder tasks some volunteered late ("my
     friend says I'll need outlets"). Each episode draws a procedurally generated world of 30-80
     places with a category, an area, a price, a rating, amenities and weekly availability. A
-    reference solver fixes the gold: the exact set (one or two) of places that meet every
-    constraint at the wanted time.
+    reference solver fixes the gold: the exact set of places that meet every
+    constraint at the wanted time (up to six; goals that more places would meet are redrawn).
 
     ## Observation
     Text (`UnicodeText`): on reset the system brief and the user's first message; on each step
@@ -44,11 +44,14 @@ class DialogEnv(AgentEnv):
     meets (0 with no booking or with several). Success when all are met.
 
     ## Termination
-    Terminated when the user accepts a booking or gives up (after 3 wrong bookings on easy, 2 on
-    medium and hard); truncated at the turn budget (16 / 20 / 24 turns by difficulty).
+    Terminated when the user accepts a booking or gives up (after 3 wrong bookings on easy, at
+    the first wrong one on medium and hard); truncated at the turn budget (16 / 20 / 24 turns by
+    difficulty).
 
     ## Difficulty
-    `easy`: 2-3 constraints, none late. `medium`: 3-4, one late. `hard`: 5-6, two late.
+    `easy`: 2-3 constraints, none late. `medium`: 3-4, one late. `hard`: 5-6, of which 2 (of 5)
+    or 3 (of 6) late. A late constraint is volunteered after a few turns (medium: turn 5-10,
+    hard: 6-12) or when a booking breaks it; asking does not reveal it early.
 
     ## Splits
     `train`: cafes, restaurants, stays. `test`: coworking, event_venues (unseen domains).

@@ -247,11 +247,12 @@ def _draw_goal(world: World, difficulty: str, rng: Rng) -> Gold | None:
     n_total = int(rng.integers(spec["n"][0], spec["n"][1] + 1))
     if not target.is_open(day, slot):
         return None
-    # Skip attributes that every place meets (a top price, a rating under 3.5): no vacuous constraints.
+    # Skip attributes that every place of this world meets (the world's top price, a rating
+    # under 3.5): no vacuous constraints.
     kinds = ["category", "area"]
-    if target.price < world.domain.price_max:
+    if target.price < int(world.cols.price.max()):
         kinds.append("price")
-    if target.rating >= 3.5:
+    if target.rating >= 3.5 and float(world.cols.rating.min()) < math.floor(target.rating * 2) / 2:
         kinds.append("rating")
     kinds += [f"amenity:{a}" for a in target.amenities[:2]]
     if len(kinds) < n_total - 1:

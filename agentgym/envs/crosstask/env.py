@@ -1,0 +1,101 @@
+"""`AgentRL/CrossTask-v0`: one session that switches between tasks and returns to earlier ones."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.task import Score, SimulatedUser, Task
+from agentgym.envs.crosstask.session import generate_session, make_session_toolkit, make_session_user, score_session
+
+__all__ = ["CrossTaskEnv"]
+
+
+class CrossTaskEnv(AgentEnv):
+    """
+    ## Description
+    One session, 2 to 4 sub-tasks drawn from different families and domains: a Dialog-v0
+    booking and ToolUse-v0 chains (finance, calendar, order support; operations on the test
+    split). The user switches when a sub-task is done ("Thanks! Next thing: ...") and may come
+    back to an earlier one without naming it ("about the cafe we booked earlier: could you move
+    that booking to Thursday evening?"), so the agent must carry context across switches
+    without being told to. Each sub-task keeps its own generated world, gold and rule-based user.
+
+    ## Observation
+    Text, as in the other families. The system brief holds every sub-task's brief. Each step's
+    `info["segment"]` is the active sub-task (`index`, `family`, `domain`) and
+    `info["segment_switch"]` lists the switches made in that step (which ended, with its
+    outcome and success, and which started), so trainers can split episodes by task family.
+
+    ## Actions and tools
+    Every sub-task's tools, available throughout the session (their names never clash: a
+    session holds at most one dialog booking). Tool calls as in the other families.
+
+    ## Reward
+    At the end, the mean of the sub-tasks' scores, each taken when that sub-task ended (a
+    follow-up on the world it changed). Success only when every sub-task succeeded.
+    `info["episode"]["subtasks"]` lists each sub-task's score, success and outcome.
+
+    ## Termination
+    Terminated when the last sub-task ends; a sub-task the user gives up on is skipped, and
+    the session goes on. Truncated at the turn budget (the sum of the sub-tasks' budgets).
+
+    ## Difficulty
+    The session's difficulty is every sub-task's difficulty.
+
+    ## Splits
+    Each sub-task follows its family's split: `train` draws from cafes, restaurants, stays,
+    finance, calendar and orders; `test` from coworking, event venues and operations (test
+    sessions hold 2 or 3 sub-tasks, since the test split has one tool-use domain).
+
+    ## Noise
+    Composable with every `agentgym.noise` wrapper; ambiguity blurs the first request, a goal
+    shift moves the first dialog booking's time.
+
+    ## Registered ids
+    `AgentRL/CrossTask-v0`.
+
+    ## Version history
+    * v0: initial release.
+    """
+
+    family = "crosstask"
+
+    def __init__(
+        self,
+        *,
+        difficulty: str | None = None,
+        split: str = "train",
+        max_turns: int | None = None,
+        render_mode: str | None = None,
+        task_generator: Callable[[int, dict[str, Any]], Task] = generate_session,
+        toolkit_factory: Callable[[Task], Any] = make_session_toolkit,
+        user_factory: Callable[[Task, Any], SimulatedUser] = make_session_user,
+        scorer: Callable[[Task, Any], Score] = score_session,
+    ) -> None:
+        super().__init__(
+            task_generator=task_generator,
+            toolkit_factory=toolkit_factory,
+            user_factory=user_factory,
+            scorer=scorer,
+            difficulty=difficulty,
+            domain=None,
+            split=split,
+            max_turns=max_turns,
+            render_mode=render_mode,
+        )
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        obs, info = super().reset(seed=seed, options=options)
+        info["segment"] = self.user.active.public()
+        return obs, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        # The segment an action was taken in: the one active before the step.
+        before = self.user.active if self._task is not None and not self._done else None
+        obs, reward, terminated, truncated, info = super().step(action)
+        info["segment"] = before.public() if before is not None else None
+        info["segment_switch"] = self.user.drain_boundaries()
+        if "episode" in info:
+            info["episode"]["subtasks"] = info["episode"]["score_details"]["subtasks"]
+        return obs, reward, terminated, truncated, info

@@ -1,0 +1,109 @@
+"""Follow-up sub-tasks: the user comes back to an earlier booking ("the cafe we booked").
+
+A follow-up works on the world of an earlier dialog sub-task and never names the place: the
+agent must remember which booking it made. It is built when it starts, from the booking the
+user accepted then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agentgym.core.task import Score, SimulatedUser, UserTurn, WorldEvent
+from agentgym.envs.dialog.domain import DAYS, SLOTS
+from agentgym.envs.dialog.tasks import Booking, Place, World
+
+__all__ = ["MoveBooking", "FollowUpUser", "plan_move", "score_move"]
+
+
+@dataclass(frozen=True)
+class MoveBooking:
+    """Move the accepted booking `booking` of `place` to (day, slot)."""
+
+    booking: str
+    place: str
+    old: tuple[str, str]
+    day: str
+    slot: str
+
+    def plan(self) -> list[dict[str, Any]]:
+        return [{"name": "cancel_booking", "arguments": {"booking_id": self.booking}},
+                {"name": "book", "arguments": {"item_id": self.place, "day": self.day, "slot": self.slot}}]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "move_booking", "booking": self.booking, "place": self.place, "from": list(self.old),
+                "day": self.day, "slot": self.slot, "calls": self.plan()}
+
+
+def plan_move(world: World, rng: Any) -> MoveBooking | None:
+    """A move of the world's one active booking to another time its place is open, or None
+    when there is no single active booking (the earlier sub-task failed)."""
+    active = world.active_bookings()
+    if len(active) != 1:
+        return None
+    b: Booking = active[0]
+    place: Place = world.by_id[b.item_id]
+    options = [(d, s) for d in DAYS for s in SLOTS if (d, s) != (b.day, b.slot) and place.is_open(d, s)]
+    if not options:
+        return None
+    day, slot = options[int(rng.integers(len(options)))]
+    return MoveBooking(b.id, place.id, (b.day, b.slot), day, slot)
+
+
+def score_move(world: World, move: MoveBooking) -> Score:
+    """Half for cancelling the old booking, half for the place booked at the new time; success
+    when both hold and nothing else is booked."""
+    active = world.active_bookings()
+    old_gone = not any(b.id == move.booking for b in active)
+    moved = [b for b in active if b.item_id == move.place and (b.day, b.slot) == (move.day, move.slot)]
+    score = (0.5 if old_gone else 0.0) + (0.5 if moved else 0.0)
+    success = old_gone and len(moved) == 1 and len(active) == 1
+    return Score(score, success, {"old_cancelled": old_gone, "moved": bool(moved), "active": len(active)})
+
+
+class FollowUpUser(SimulatedUser):
+    """The user asking to move their booking; accepts once it is moved, not elsewhere."""
+
+    PATIENCE = 2
+
+    def __init__(self, world: World, move: MoveBooking) -> None:
+        self._world, self._move = world, move
+        self._rejections = 0
+        noun = world.domain.noun
+        self._noun = noun
+        self._when = f"{move.day.capitalize()} {move.slot}"
+
+    def opening(self) -> str:
+        return (f"Oh, and about the {self._noun} we booked earlier: could you move that booking to "
+                f"{self._when}?")
+
+    def reply(self, message: str, turn: int) -> UserTurn:
+        return UserTurn(f"Please move the {self._noun} we booked before to {self._when}, same place.")
+
+    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
+        if not any(e.kind == "booked" for e in events):
+            return None
+        verdict = score_move(self._world, self._move)
+        if verdict.success:
+            return UserTurn("Perfect, thanks for moving it!", end="accepted")
+        if verdict.details["moved"] and not verdict.details["old_cancelled"]:
+            return UserTurn("Thanks, but please cancel the old booking too.")
+        self._rejections += 1
+        name = self._world.by_id[self._move.place].name
+        text = f"No, I meant the same {self._noun} as before, {name}, on {self._when}."
+        if self._rejections >= self.PATIENCE:
+            return UserTurn(text + " Never mind, I'll sort it out myself.", end="gave_up")
+        return UserTurn(text)
+
+    def known_constraints(self) -> list[str]:
+        return ["place", "time"]
+
+    def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        out = []
+        if name == "book":
+            if arguments.get("item_id") != self._move.place:
+                out.append("place")
+            if (arguments.get("day"), arguments.get("slot")) != (self._move.day, self._move.slot):
+                out.append("time")
+        return out

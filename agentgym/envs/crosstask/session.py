@@ -1,0 +1,383 @@
+"""A cross-task session: sub-tasks of other families played one after another in one dialog.
+
+The generator draws 2 to 4 sub-tasks of different families and domains (at most one dialog
+booking, since every dialog domain shares tool names) and, when there is room, a follow-up that
+returns to the earlier booking. The session's toolkit is the union of the sub-tasks' toolkits;
+its user hands each message to the active sub-task's user and, when a sub-task ends, says so and
+switches to the next request. Each sub-task is scored when it ends (later changes to its world
+cannot undo it), a follow-up on the world it changes.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from agentgym.core.protocol import ActionError, ErrorCode
+from agentgym.core.seeding import Rng, fast_stream
+from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.core.tools import ToolSpec, Toolkit
+from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, plan_move, score_move
+from agentgym.envs.dialog import tasks as dialog_tasks
+from agentgym.envs.dialog.tools import make_toolkit as dialog_toolkit
+from agentgym.envs.dialog.user import make_user as dialog_user
+from agentgym.envs.tooluse import tasks as tooluse_tasks
+from agentgym.envs.tooluse.user import make_user as tooluse_user
+
+__all__ = ["Segment", "SessionToolkit", "SessionUser", "generate_session", "score_session", "FAMILIES"]
+
+
+@dataclass(frozen=True)
+class Family:
+    """How to make and score a sub-task of one family."""
+
+    domains: Callable[[str], Any]
+    generate: Callable[[int, dict[str, Any]], Task]
+    toolkit: Callable[[Task], Any]
+    user: Callable[[Task, Any], SimulatedUser]
+    score: Callable[[Task, Any], Score]
+
+
+FAMILIES: dict[str, Family] = {
+    "dialog": Family(dialog_tasks.domains_for, dialog_tasks.generate_task, dialog_toolkit, dialog_user,
+                     dialog_tasks.score_task),
+    "tooluse": Family(tooluse_tasks.domains_for, tooluse_tasks.generate_task, tooluse_tasks.make_toolkit,
+                      tooluse_user, tooluse_tasks.score_task),
+}
+FOLLOWUP_TURNS = 8
+_SWITCH = ("Thanks! Next thing: ", "Great, that's done. Now something different: ", "Perfect. One more thing: ")
+_SKIP = "Never mind that one. Next: "
+
+
+@dataclass
+class Segment:
+    """One sub-task of the session."""
+
+    index: int
+    family: str
+    domain: str
+    task: Task | None = None
+    #: For a follow-up: the index of the dialog segment it returns to.
+    refers_to: int | None = None
+    move: MoveBooking | None = None
+    score: Score | None = None
+    outcome: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        return {"index": self.index, "family": self.family, "domain": self.domain}
+
+
+@dataclass
+class SessionWorld:
+    """The session's state: its segments (each with its own world) and the active one."""
+
+    segments: list[Segment]
+    active: int = 0
+    boundaries: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SessionGold:
+    """The gold of every sub-task; follow-ups get theirs when they start."""
+
+    segments: tuple[Segment, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        subs, calls = [], []
+        for s in self.segments:
+            if s.family == "followup":
+                sub = s.move.to_dict() if s.move is not None else {"kind": "move_booking", "calls": []}
+            else:
+                assert s.task is not None
+                gold = s.task.gold
+                sub = gold.to_dict()
+            calls += sub.get("calls", [])
+            subs.append({"index": s.index, "family": s.family, "domain": s.domain, "gold": sub})
+        return {"segments": subs, "calls": calls}
+
+
+def _sub_seed(seed: int, index: int) -> int:
+    return fast_stream(seed, f"task/segment/{index}").getrandbits(62)
+
+
+def generate_session(seed: int, options: dict[str, Any]) -> Task:
+    """Generate the cross-task session of `seed` (deterministic in seed and options)."""
+    rng: Rng = fast_stream(seed, "task")
+    split = options.get("split", "train")
+    u_difficulty, u_count = rng.random(), rng.random()
+    difficulty = options.get("difficulty") or DIFFICULTIES[min(int(u_difficulty * 3), 2)]
+    if options.get("domain") is not None:
+        raise ValueError("CrossTask-v0 draws its sub-tasks' domains itself; `domain` is not an option")
+    dialog_domain = rng.choice(list(FAMILIES["dialog"].domains(split)))
+    tool_domains = list(FAMILIES["tooluse"].domains(split))
+    rng.shuffle(tool_domains)
+    fresh = [("dialog", dialog_domain)] + [("tooluse", d) for d in tool_domains]
+    n = 2 + min(int(u_count * 3), 2)  # 2 to 4 sub-tasks
+    # A follow-up to the booking fills a session the split's domains cannot, and joins half the
+    # longer ones; it always comes last, so other work lies between it and the booking.
+    followup = n > len(fresh) or (n >= 3 and rng.random() < 0.5)
+    picked = fresh[: n - 1 if followup else n]
+    if ("dialog", dialog_domain) not in picked:
+        picked[-1] = ("dialog", dialog_domain)
+    rng.shuffle(picked)
+    segments: list[Segment] = []
+    for i, (family, domain) in enumerate(picked):
+        sub = FAMILIES[family].generate(_sub_seed(seed, i), {"split": split, "domain": domain,
+                                                              "difficulty": difficulty})
+        segments.append(Segment(i, family, domain, task=sub))
+    if followup:
+        ref = next(s.index for s in segments if s.family == "dialog")
+        segments.append(Segment(len(segments), "followup", dialog_domain, refers_to=ref))
+    briefs = "\n\n".join(f"## Task area {k + 1}: {s.family} / {s.domain}\n{s.task.brief}"
+                         for k, s in enumerate(segments) if s.task is not None)
+    brief = ("You are an assistant helping one user with several requests in one session. The user "
+             "moves from one request to the next and may come back to earlier ones; remember what "
+             "you did. All tools of every area are available throughout.\n\n" + briefs)
+    max_turns = sum(s.task.max_turns for s in segments if s.task is not None) + FOLLOWUP_TURNS * followup
+    world = SessionWorld(segments)
+    return Task(
+        family="crosstask",
+        domain="+".join(f"{s.family}:{s.domain}" for s in segments),
+        difficulty=difficulty,
+        split=split,
+        seed=seed,
+        task_id=f"crosstask/{len(segments)}/{difficulty}/{seed}",
+        brief=brief,
+        world=world,
+        goal=None,
+        gold=SessionGold(tuple(segments)),
+        max_turns=max_turns,
+    )
+
+
+class SessionToolkit:
+    """Every sub-task's tools in one toolkit; calls and events are routed by tool name.
+
+    It offers the `Toolkit` interface `AgentEnv` uses (schemas, validate, spec, invoke,
+    drain_events). A name several sub-tasks share (``list_policies`` of the tool-use domains)
+    is listed once and means the active sub-task's tool, as "the policies" would in a
+    conversation; between sub-tasks it means the latest one's that has it.
+    """
+
+    def __init__(self, session: SessionWorld, toolkits: dict[int, Any]) -> None:
+        self.session = session
+        self.toolkits = toolkits
+        self._owners: dict[str, list[int]] = {}
+        for index, tk in toolkits.items():
+            for name in tk.tool_specs():
+                self._owners.setdefault(name, []).append(index)
+
+    def owner(self, name: str) -> int | None:
+        """The segment whose toolkit a call of `name` goes to now."""
+        owners = self._owners.get(name)
+        if not owners:
+            return None
+        if len(owners) == 1:
+            return owners[0]
+        active = self.session.active
+        earlier = [i for i in owners if i <= active]
+        return active if active in owners else (earlier[-1] if earlier else owners[0])
+
+    def tool_specs(self) -> dict[str, ToolSpec]:
+        """Every tool of the session by name (a shared name: the first sub-task's spec)."""
+        return {name: self.toolkits[owners[0]].spec(name) for name, owners in self._owners.items()}
+
+    def schemas(self) -> list[dict[str, Any]]:
+        seen: set[str] = set()
+        out = []
+        for tk in self.toolkits.values():
+            for schema in tk.schemas():
+                name = schema["function"]["name"]
+                if name not in seen:
+                    seen.add(name)
+                    out.append(schema)
+        return out
+
+    def has_tool(self, name: str) -> bool:
+        return name in self._owners
+
+    def spec(self, name: str) -> ToolSpec:
+        return self.toolkits[self.owner(name)].spec(name)
+
+    def validate(self, name: str, arguments: object) -> ActionError | None:
+        index = self.owner(name) if isinstance(name, str) else None
+        if index is None:
+            close = difflib.get_close_matches(str(name), list(self._owners), n=3)
+            hint = f"; did you mean: {', '.join(close)}?" if close else f"; available tools: {', '.join(self._owners)}"
+            return ActionError(ErrorCode.UNKNOWN_TOOL, f"unknown tool {str(name)[:60]!r}{hint}")
+        return self.toolkits[index].validate(name, arguments)
+
+    def invoke(self, name: str, arguments: dict[str, Any]) -> object:
+        return self.toolkits[self.owner(name)].invoke(name, arguments)
+
+    def drain_events(self) -> list[WorldEvent]:
+        events = []
+        for index, tk in self.toolkits.items():
+            for e in tk.drain_events():
+                events.append(WorldEvent(e.kind, {**e.data, "segment": index}))
+        return events
+
+
+def make_session_toolkit(task: Task) -> SessionToolkit:
+    session: SessionWorld = task.world
+    toolkits = {s.index: FAMILIES[s.family].toolkit(s.task) for s in session.segments if s.task is not None}
+    return SessionToolkit(session, toolkits)
+
+
+class SessionUser(SimulatedUser):
+    """The user of a session: one sub-task's user at a time, and the switches between them."""
+
+    def __init__(self, task: Task, rng: Rng) -> None:
+        self._task = task
+        self.session: SessionWorld = task.world
+        self._rng = rng
+        self.users: dict[int, SimulatedUser] = {}
+        for s in self.session.segments:
+            if s.task is not None:
+                self.users[s.index] = FAMILIES[s.family].user(s.task, fast_stream(task.seed, f"user/segment/{s.index}"))
+        self._pending_switch: list[dict[str, Any]] = []
+
+    # ------------------------------------------------------------------ the active sub-task
+    @property
+    def active(self) -> Segment | None:
+        """The sub-task the user is on now (None once the session is over)."""
+        i = self.session.active
+        return self.session.segments[i] if i < len(self.session.segments) else None
+
+    def user_of(self, index: int) -> SimulatedUser | None:
+        return self.users.get(index)
+
+    def drain_boundaries(self) -> list[dict[str, Any]]:
+        """Sub-task switches since the last call (for the step info)."""
+        out, self._pending_switch = self._pending_switch, []
+        return out
+
+    def _finish(self, outcome: str, turn: int) -> UserTurn:
+        """Close the active sub-task with `outcome`; open the next one or end the session."""
+        seg = self.active
+        assert seg is not None
+        seg.outcome = outcome
+        seg.score = _segment_score(self.session, seg)
+        while True:
+            self.session.active += 1
+            nxt = self.active
+            boundary = {"turn": turn, "ended": seg.public() | {"outcome": outcome, "success": seg.score.success},
+                        "started": nxt.public() if nxt is not None else None}
+            self._pending_switch.append(boundary)
+            self.session.boundaries.append(boundary)
+            if nxt is None:
+                return UserTurn("That's everything for today, thank you!", end="accepted")
+            opening = self._open(nxt)
+            if opening is not None:
+                lead = _SWITCH[int(self._rng.integers(len(_SWITCH)))] if seg.score.success else _SKIP
+                return UserTurn(lead + opening)
+            # A follow-up to a booking that never happened cannot start: it fails at once.
+            nxt.outcome, nxt.score = "skipped", Score(0.0, False, {"reason": "no booking to return to"})
+            seg = nxt
+
+    def _open(self, seg: Segment) -> str | None:
+        if seg.family != "followup":
+            return self.users[seg.index].opening()
+        ref = self.session.segments[seg.refers_to]
+        assert ref.task is not None
+        move = plan_move(ref.task.world, fast_stream(self._task.seed, f"user/segment/{seg.index}"))
+        if move is None:
+            return None
+        seg.move = move
+        self.users[seg.index] = FollowUpUser(ref.task.world, move)
+        return self.users[seg.index].opening()
+
+    # ------------------------------------------------------------------ SimulatedUser
+    def opening(self) -> str:
+        first = self.session.segments[0]
+        return self.users[first.index].opening()
+
+    def reply(self, message: str, turn: int) -> UserTurn:
+        seg = self.active
+        if seg is None:
+            return UserTurn("We're all done, thanks!")
+        said = self.users[seg.index].reply(message, turn)
+        if said.end is None:
+            return said
+        nxt = self._finish(said.end, turn)
+        return UserTurn(f"{said.text} {nxt.text}", end=nxt.end)
+
+    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
+        seg = self.active
+        if seg is None:
+            return None
+        # Only the active sub-task's user reacts; a follow-up watches the world it returns to.
+        world_index = seg.refers_to if seg.family == "followup" else seg.index
+        mine = [e for e in events if e.data.get("segment") == world_index]
+        if not mine:
+            return None
+        said = self.users[seg.index].react(mine, turn)
+        if said is None or said.end is None:
+            return said
+        nxt = self._finish(said.end, turn)
+        return UserTurn(f"{said.text} {nxt.text}", end=nxt.end)
+
+    def on_commit(self, turn: int) -> UserTurn | None:
+        seg = self.active
+        if self.session.boundaries and self.session.boundaries[-1]["turn"] == turn:
+            # The committing sub-task's user already closed it this turn (in `react`): go on,
+            # or end if it was the last.
+            return None if seg is None else UserTurn("")
+        if seg is None:
+            return None
+        follow = self.users[seg.index].on_commit(turn)
+        if follow is not None and follow.end is None:
+            return follow
+        nxt = self._finish("committed", turn)
+        return nxt if nxt.end is not None else UserTurn(nxt.text)
+
+    def known_constraints(self) -> list[str]:
+        return [f"{i}:{c}" for i, u in self.users.items() for c in u.known_constraints()]
+
+    def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        seg = self.active
+        if seg is None:
+            return []
+        return [f"{seg.index}:{c}" for c in self.users[seg.index].contradictions(name, arguments)]
+
+    def blur(self, rng: Any) -> NoiseEvent | None:
+        first = self.session.segments[0]
+        event = self.users[first.index].blur(rng)
+        return None if event is None else NoiseEvent(f"{first.index}:{event.target}", event.detail, event.recoverable)
+
+    def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
+        for s in self.session.segments:
+            if s.task is not None and self.users[s.index].plan_goal_shift(rng, fire):
+                return True
+        return False
+
+
+def _segment_score(session: SessionWorld, seg: Segment) -> Score:
+    if seg.family == "followup":
+        if seg.move is None:
+            return Score(0.0, False, {"reason": "no booking to return to"})
+        ref = session.segments[seg.refers_to]
+        assert ref.task is not None
+        return score_move(ref.task.world, seg.move)
+    assert seg.task is not None
+    return FAMILIES[seg.family].score(seg.task, None)
+
+
+def make_session_user(task: Task, rng: Rng) -> SessionUser:
+    return SessionUser(task, rng)
+
+
+def score_session(task: Task, toolkit: Any) -> Score:
+    """The mean of the sub-tasks' scores (each taken when it ended, or now if it never did);
+    success only when every sub-task succeeded."""
+    session: SessionWorld = task.world
+    subs, violations = [], []
+    for seg in session.segments:
+        score = seg.score if seg.score is not None else _segment_score(session, seg)
+        violations += list(score.details.get("policy_violations", ()))
+        subs.append({**seg.public(), "score": score.score, "success": score.success,
+                     "outcome": seg.outcome or "unfinished"})
+    mean = sum(s["score"] for s in subs) / len(subs)
+    return Score(round(mean, 6), all(s["success"] for s in subs),
+                 {"subtasks": subs, "policy_violations": violations})

@@ -1,0 +1,60 @@
+"""The cross-task oracle: each sub-task's own oracle, on a view of that sub-task."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from agentgym.core.render import call_text as call
+
+__all__ = ["Oracle"]
+
+
+@dataclass
+class _SubEnv:
+    """What a family oracle reads of its env: the sub-task and its user."""
+
+    task: Any
+    user: Any
+
+
+class _FollowUpOracle:
+    """Cancels the booking to move, then books the same place at the new time."""
+
+    def __init__(self, world: Any, move: Any) -> None:
+        self._world, self._move = world, move
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        m = self._move
+        active = self._world.active_bookings()
+        wrong = [b for b in active if (b.item_id, b.day, b.slot) != (m.place, m.day, m.slot)]
+        if wrong:
+            return call("cancel_booking", booking_id=wrong[0].id)
+        if active:
+            return "It's moved."
+        return call("book", item_id=m.place, day=m.day, slot=m.slot)
+
+
+class Oracle:
+    """Plays the active sub-task with its family's oracle; a fresh one per sub-task."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+        self._policies: dict[int, Any] = {}
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        user = self._env.user
+        seg = user.active
+        if seg is None:
+            return "Thank you!"
+        policy = self._policies.get(seg.index)
+        if policy is None:
+            if seg.family == "followup":
+                ref = user.session.segments[seg.refers_to]
+                policy = _FollowUpOracle(ref.task.world, seg.move)
+            else:
+                module = importlib.import_module(f"agentgym.envs.{seg.family}.solver")
+                policy = module.Oracle(_SubEnv(seg.task, user.user_of(seg.index)))
+            self._policies[seg.index] = policy
+        return policy.act(obs, info)
