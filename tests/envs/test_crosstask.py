@@ -1,0 +1,269 @@
+"""AgentRL/CrossTask-v0: sessions of sub-tasks from different families, switches, follow-ups."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401
+from agentgym.agents import make_agent
+from agentgym.agents.random_agent import sample_arguments
+from agentgym.core.render import to_json
+from agentgym.core.seeding import stream
+from agentgym.envs.crosstask.env import CrossTaskEnv
+from agentgym.envs.crosstask.session import FAMILIES, SessionWorld, generate_session, score_session
+from agentgym.envs.crosstask.solver import _SubEnv
+from agentgym.eval.episode import run_episode
+
+from test_tooluse import _everything  # the tool-use "propose everything" candidates
+
+ENV_ID = "AgentRL/CrossTask-v0"
+Policy = Callable[[Any, str, dict[str, Any], dict[str, Any]], str]
+
+
+def _split(seed: int) -> str:
+    return ("train", "test")[seed % 2]
+
+
+def _play(env: CrossTaskEnv, policy: Policy, seed: int) -> tuple[dict[str, Any], float, list[dict[str, Any]]]:
+    obs, info = env.reset(seed=seed)
+    state: dict[str, Any] = {"seed": seed, "segment": None}
+    infos = [info]
+    while True:
+        obs, reward, terminated, truncated, info = env.step(policy(env, obs, info, state))
+        infos.append(info)
+        if terminated or truncated:
+            return info["episode"], reward, infos
+
+
+# ------------------------------------------------------------------------------ the oracle
+def test_the_oracle_solves_300_of_300() -> None:
+    envs = {s: gym.make(ENV_ID, split=s) for s in ("train", "test")}
+    oracle = make_agent("oracle")
+    sizes: dict[int, int] = {}
+    for seed in range(300):
+        r = run_episode(envs[_split(seed)], oracle, seed)
+        assert r.success, (seed, r.episode["subtasks"])
+        assert all(s["success"] for s in r.episode["subtasks"])
+        sizes[len(r.episode["subtasks"])] = sizes.get(len(r.episode["subtasks"]), 0) + 1
+    assert set(sizes) == {2, 3, 4}, sizes
+
+
+# ------------------------------------------------------------------------------ trivial agents
+def _const(text: str) -> Policy:
+    return lambda env, obs, info, state: text
+
+
+def _echo(env: Any, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
+    return obs
+
+
+def _random(env: Any, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
+    if "agent" not in state:
+        state["agent"] = make_agent("random", seed=state["seed"])
+        state["agent"].reset(obs, info)
+    return state["agent"].act(obs, info)
+
+
+def _every_tool_once(env: Any, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
+    if "tools" not in state:
+        state["tools"] = [t["function"] for t in info["tools"]]
+        state["rng"] = stream(state["seed"], "test/crosstask/every-tool")
+    if state["tools"]:
+        fn = state["tools"].pop(0)
+        return to_json({"name": fn["name"], "arguments": sample_arguments(fn["parameters"], state["rng"])})
+    return "OK."
+
+
+def _propose_everything(env: Any, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
+    """At the start of each sub-task, every outcome it could have, in one turn: a booking of every
+    place at the wanted time, the gold plan with all its rivals, or the follow-up's move with a
+    booking of every other place."""
+    seg = env.unwrapped.user.active
+    if seg is None or state["segment"] == seg.index:
+        return "OK."
+    state["segment"] = seg.index
+    if seg.family == "dialog":
+        g = seg.task.gold
+        calls = [{"name": "book", "arguments": {"item_id": p.id, "day": g.day, "slot": g.slot}}
+                 for p in seg.task.world.places]
+    elif seg.family == "tooluse":
+        calls = _everything(_SubEnv(seg.task, None))
+    else:
+        world = env.unwrapped.user.session.segments[seg.refers_to].task.world
+        m = seg.move
+        calls = [{"name": "cancel_booking", "arguments": {"booking_id": m.booking}}] + [
+            {"name": "book", "arguments": {"item_id": p.id, "day": m.day, "slot": m.slot}} for p in world.places]
+    return json.dumps(calls)
+
+
+TRIVIAL: dict[str, Policy] = {
+    "no-op 'OK.'": _const("OK."),
+    "empty": _const(""),
+    "'{}'": _const("{}"),
+    "echo the observation": _echo,
+    "random": _random,
+    "call every tool once": _every_tool_once,
+    "propose everything": _propose_everything,
+}
+DOING_NOTHING = ("no-op 'OK.'", "empty", "'{}'", "echo the observation")
+
+
+@pytest.mark.parametrize("name", list(TRIVIAL))
+def test_trivial_agents_fail(name: str) -> None:
+    envs = {s: CrossTaskEnv(split=s) for s in ("train", "test")}
+    n, successes, total = 200, 0, 0.0
+    for seed in range(n):
+        episode, reward, _ = _play(envs[_split(seed)], TRIVIAL[name], seed)
+        successes += episode["success"]
+        total += reward
+    print(f"\n{name}: {successes}/{n} successes, mean score {total / n:.3f}")
+    assert successes <= 0.01 * n
+    if name in DOING_NOTHING:
+        assert successes == 0 and total == 0.0
+
+
+def test_the_heuristic_lands_between_trivial_and_oracle() -> None:
+    heuristic = make_agent("heuristic")
+    envs = {s: gym.make(ENV_ID, split=s) for s in ("train", "test")}
+    by: dict[str, list[bool]] = {}
+    for seed in range(240):
+        r = run_episode(envs[_split(seed)], heuristic, seed)
+        by.setdefault(r.episode["task"]["difficulty"], []).append(r.success)
+    rates = {d: sum(v) / len(v) for d, v in sorted(by.items())}
+    overall = sum(sum(v) for v in by.values()) / 240
+    print(f"\nheuristic on CrossTask-v0: {rates}, overall {overall:.2f}")
+    assert 0.2 <= overall <= 0.9
+    assert rates["hard"] < 0.9
+
+
+# ------------------------------------------------------------------------------ the session
+def test_step_infos_carry_the_family_and_the_switches() -> None:
+    env = gym.make(ENV_ID)
+    oracle = make_agent("oracle")
+    obs, info = env.reset(seed=7)
+    oracle.bind(env.unwrapped)
+    oracle.reset(obs, info)
+    assert info["task"]["family"] == "crosstask"
+    assert info["segment"] == {"index": 0, **{k: info["segment"][k] for k in ("family", "domain")}}
+    seen, switches = [info["segment"]["index"]], []
+    while True:
+        obs, reward, terminated, truncated, info = env.step(oracle.act(obs, info))
+        assert info["segment"]["family"] in ("dialog", "tooluse", "followup")
+        seen.append(info["segment"]["index"])
+        switches += info["segment_switch"]
+        if terminated or truncated:
+            break
+    subtasks = info["episode"]["subtasks"]
+    assert seen == sorted(seen) and seen[-1] == len(subtasks) - 1
+    assert [s["ended"]["index"] for s in switches] == list(range(len(subtasks)))
+    assert switches[-1]["started"] is None
+    assert all(s["ended"]["success"] for s in switches)
+    assert reward == 1.0 and info["episode"]["success"]
+
+
+def _session_with_followup(split: str = "train") -> int:
+    for seed in range(500):
+        task = generate_session(seed, {"split": split})
+        if task.world.segments[-1].family == "followup":
+            return seed
+    raise AssertionError("no session with a follow-up in 500 seeds")
+
+
+def test_a_follow_up_needs_the_booking_made_earlier() -> None:
+    seed = _session_with_followup()
+    env = gym.make(ENV_ID)
+    oracle = make_agent("oracle")
+    r = run_episode(env, oracle, seed)
+    assert r.success and r.episode["subtasks"][-1]["family"] == "followup"
+    # The follow-up never names the place: "the cafe we booked earlier".
+    user = env.unwrapped.user
+    follow = user.session.segments[-1]
+    place = user.session.segments[follow.refers_to].task.world.by_id[follow.move.place]
+    opening = user.user_of(len(user.session.segments) - 1).opening()
+    assert place.name not in opening and place.id not in opening and "we booked earlier" in opening
+
+    # An agent that forgot which place it booked (books another one) fails the follow-up.
+    def forgetful(env: Any, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
+        seg = env.unwrapped.user.active
+        if seg is not None and seg.family == "followup":
+            world = env.unwrapped.user.session.segments[seg.refers_to].task.world
+            other = next(p for p in world.places if p.id != seg.move.place and p.is_open(seg.move.day, seg.move.slot))
+            if state.get("cancelled") is None:
+                state["cancelled"] = True
+                return to_json({"name": "cancel_booking", "arguments": {"booking_id": seg.move.booking}})
+            return to_json({"name": "book", "arguments": {"item_id": other.id, "day": seg.move.day,
+                                                           "slot": seg.move.slot}})
+        if "oracle" not in state:
+            state["oracle"] = make_agent("oracle")
+            state["oracle"].bind(env.unwrapped)
+            state["oracle"].reset(obs, info)
+        return state["oracle"].act(obs, info)
+
+    episode, _, _ = _play(CrossTaskEnv(), forgetful, seed)
+    assert not episode["success"]
+    assert [s["success"] for s in episode["subtasks"]][:-1] == [True] * (len(episode["subtasks"]) - 1)
+    assert not episode["subtasks"][-1]["success"]
+
+
+def test_sub_task_scores_are_taken_when_they_end() -> None:
+    # Cancelling the first booking after its sub-task ended does not undo that sub-task.
+    for seed in range(200):
+        task = generate_session(seed, {"split": "train"})
+        if task.world.segments[0].family == "dialog" and len(task.world.segments) >= 2:
+            break
+    env = CrossTaskEnv()
+    oracle = make_agent("oracle")
+    obs, info = env.reset(seed=seed)
+    oracle.bind(env)
+    oracle.reset(obs, info)
+    while env.user.active.index == 0:
+        obs, *_rest, info = env.step(oracle.act(obs, info))
+    booking = env.task.world.segments[0].task.world.active_bookings()[0]
+    obs, reward, terminated, truncated, info = env.step(
+        to_json({"name": "cancel_booking", "arguments": {"booking_id": booking.id}}))
+    assert not env.task.world.segments[0].task.world.active_bookings()
+    assert env.task.world.segments[0].score.success
+
+
+# ------------------------------------------------------------------------------ the generator
+def test_the_generator_over_2000_seeds() -> None:
+    counts = {2: 0, 3: 0, 4: 0}
+    for seed in range(2000):
+        split = _split(seed)
+        task = generate_session(seed, {"split": split})
+        session: SessionWorld = task.world
+        segs = session.segments
+        counts[len(segs)] += 1
+        fresh = [s for s in segs if s.family != "followup"]
+        assert sum(s.family == "dialog" for s in fresh) == 1
+        assert len({(s.family, s.domain) for s in fresh}) == len(fresh)
+        assert len({s.family for s in fresh}) == 2  # always more than one family
+        for s in fresh:
+            assert s.task.split == split and s.domain in FAMILIES[s.family].domains(split)
+            gold = s.task.gold.to_dict()
+            assert gold.get("calls"), (seed, s)  # never empty criteria
+        if segs[-1].family == "followup":
+            assert segs[segs[-1].refers_to].family == "dialog" and segs[-1].refers_to < len(segs) - 1
+        # Doing nothing scores 0.
+        assert score_session(task, None).score == 0.0
+        assert not score_session(task, None).success
+    assert all(counts.values()), counts
+
+
+def test_splits_are_disjoint() -> None:
+    domains = {split: set() for split in ("train", "test")}
+    for seed in range(300):
+        for split in domains:
+            for s in generate_session(seed, {"split": split}).world.segments:
+                domains[split].add((s.family if s.family != "followup" else "dialog", s.domain))
+    assert domains["train"] and domains["test"]
+    assert not domains["train"] & domains["test"]
+
+
+def test_domain_option_is_refused() -> None:
+    with pytest.raises(ValueError, match="domain"):
+        CrossTaskEnv().reset(seed=0, options={"domain": "cafes"})
