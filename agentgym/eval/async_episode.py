@@ -6,7 +6,7 @@ import asyncio
 import inspect
 from typing import Any
 
-from agentgym.eval.runner import AgentSpec, AgentTimeout, EpisodeJob, EpisodeState
+from agentgym.eval.runner import AgentSpec, AgentTimeout, EpisodeJob, EpisodeState, Slot
 
 __all__ = ["play_job_async"]
 
@@ -18,9 +18,11 @@ async def _act(agent: Any, obs: str, info: dict[str, Any]) -> Any:
     return await asyncio.to_thread(agent.act, obs, info)
 
 
-async def play_job_async(job: EpisodeJob, agent_spec: AgentSpec, timeout_s: float | None = None) -> dict[str, Any]:
-    """Play one job with an awaited agent; agent faults and timeouts become the record's error."""
-    ep = EpisodeState(job, agent_spec)
+async def play_job_async(job: EpisodeJob, agent_spec: AgentSpec, timeout_s: float | None = None,
+                         slot: Slot | None = None) -> dict[str, Any]:
+    """Play one job with an awaited agent, on `slot`'s env and agent instances (each concurrent
+    episode needs its own); agent faults and timeouts become the record's error."""
+    ep = EpisodeState(job, agent_spec, slot)
 
     async def episode() -> None:
         areset = getattr(ep.agent, "areset", None)

@@ -128,7 +128,10 @@ class RecordWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one record (its `schema_version` is set first)."""
-        line = dumps({"schema_version": SCHEMA_VERSION, **record})
+        # The schema version leads the line (a reader can dispatch on it before parsing the
+        # rest); the other keys follow sorted, so equal records are equal bytes.
+        rest = dumps({k: v for k, v in record.items() if k != "schema_version"})
+        line = f'{{"schema_version":{SCHEMA_VERSION}' + ("," + rest[1:] if rest != "{}" else "}")
         self._fh.write(line + "\n")
         self._fh.flush()
         if self._fsync:

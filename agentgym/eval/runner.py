@@ -90,28 +90,39 @@ class RunSummary:
 # ---------------------------------------------------------------------------------------------
 # Playing one job (in whatever process the backend chose)
 # ---------------------------------------------------------------------------------------------
-_ENV_CACHE: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
-_AGENT_CACHE: dict[AgentSpec, Any] = {}
+@dataclass
+class Slot:
+    """The env and agent instances one episode at a time plays with, kept between episodes.
+
+    A process has one slot; the async backend has one per concurrent episode, since envs and
+    agents hold one episode's state. (An agent that batches model calls across episodes shares
+    its model between instances itself.)
+    """
+
+    envs: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = field(default_factory=dict)
+    agents: dict[AgentSpec, Any] = field(default_factory=dict)
+
+    def env_for(self, job: EpisodeJob) -> Any:
+        import gymnasium as gym
+
+        import agentgym  # noqa: F401  (registers the ids in worker processes)
+
+        kw = job.make_kwargs()
+        cache_key = (job.env_id, tuple(sorted(kw.items())))
+        env = self.envs.get(cache_key)
+        if env is None:
+            env = self.envs[cache_key] = gym.make(job.env_id, **kw)
+        return env
+
+    def agent_for(self, spec: AgentSpec) -> Any:
+        agent = self.agents.get(spec)
+        if agent is None:
+            agent = self.agents[spec] = spec.build()
+        return agent
 
 
-def _env_for(job: EpisodeJob) -> Any:
-    import gymnasium as gym
-
-    import agentgym  # noqa: F401  (registers the ids in worker processes)
-
-    kw = job.make_kwargs()
-    cache_key = (job.env_id, tuple(sorted(kw.items())))
-    env = _ENV_CACHE.get(cache_key)
-    if env is None:
-        env = _ENV_CACHE[cache_key] = gym.make(job.env_id, **kw)
-    return env
-
-
-def _agent_for(spec: AgentSpec) -> Any:
-    agent = _AGENT_CACHE.get(spec)
-    if agent is None:
-        agent = _AGENT_CACHE[spec] = spec.build()
-    return agent
+#: This process's slot (the process backend plays one episode at a time per process).
+_SLOT = Slot()
 
 
 def spec_dict(env: Any) -> dict[str, Any]:
@@ -173,10 +184,11 @@ def agent_view(info: dict[str, Any]) -> dict[str, Any]:
 class EpisodeState:
     """One episode in progress: the env side of `play_job` and its async twin."""
 
-    def __init__(self, job: EpisodeJob, agent_spec: AgentSpec) -> None:
+    def __init__(self, job: EpisodeJob, agent_spec: AgentSpec, slot: Slot | None = None) -> None:
+        slot = slot or _SLOT
         self.job, self.agent_spec = job, agent_spec
-        self.env = _env_for(job)
-        self.agent = _agent_for(agent_spec)
+        self.env = slot.env_for(job)
+        self.agent = slot.agent_for(agent_spec)
         self.started, self.t0 = time.time(), time.perf_counter()
         self.actions: list[Any] = []
         self.steps: list[dict[str, Any]] = []
@@ -360,11 +372,16 @@ def _run_async(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None
     from agentgym.eval.async_episode import play_job_async
 
     async def main() -> None:
-        sem = asyncio.Semaphore(max(1, concurrency))
+        slots: asyncio.Queue[Slot] = asyncio.Queue()
+        for _ in range(max(1, concurrency)):
+            slots.put_nowait(Slot())
 
         async def one(job: EpisodeJob) -> None:
-            async with sem:
-                accept([await play_job_async(job, agent, timeout_s)])
+            slot = await slots.get()
+            try:
+                accept([await play_job_async(job, agent, timeout_s, slot)])
+            finally:
+                slots.put_nowait(slot)
 
         await asyncio.gather(*(one(j) for j in todo))
 
