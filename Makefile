@@ -31,8 +31,18 @@ dev-venv: $(VENV)/.installed-dev
 test: dev-venv
 	$(PY) -m pytest -q -p no:cacheprovider
 
+# The main job: the built-in agents on the core-v0 suite (every family, unseen test domains,
+# with and without noise), then one report with confidence intervals and plots.
+BENCH_SUITE  ?= core-v0
+BENCH_AGENTS ?= random heuristic oracle
+BENCH_DIR    ?= runs/$(BENCH_SUITE)
+
 bench: venv
-	$(PY) -m agentgym.cli bench-agents
+	rm -rf $(BENCH_DIR)
+	for agent in $(BENCH_AGENTS); do \
+		$(PY) -m agentgym.cli bench $(BENCH_SUITE) --agent $$agent --out $(BENCH_DIR)/$$agent --no-report || exit 1; \
+	done
+	$(PY) -m agentgym.cli report $(addprefix $(BENCH_DIR)/,$(BENCH_AGENTS)) --out $(BENCH_DIR)/report
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .benchmarks
