@@ -8,7 +8,8 @@ PIP    := $(PY) -m pip
 # The CPU build of torch lies on this machine's disk; any other version pulls a CUDA build.
 TORCH  := torch==2.13.0
 
-.PHONY: test bench venv dev-venv clean
+.PHONY: test bench venv dev-venv clean chromium leaderboard
+SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +29,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
 venv: $(VENV)/.installed
 dev-venv: $(VENV)/.installed-dev
 
-test: dev-venv
+# The leaderboard's browser test (RELIABILITY L5) loads the board in Debian's headless Chromium.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
+		echo "chromium could not be installed: tests/leaderboard/test_lb_browser.py will be skipped"
+
+test: dev-venv chromium
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # The main job: the built-in agents on the core-v0 suite (every family, unseen test domains,
@@ -36,6 +43,8 @@ test: dev-venv
 BENCH_SUITE  ?= core-v0
 BENCH_AGENTS ?= random heuristic oracle
 BENCH_DIR    ?= runs/$(BENCH_SUITE)
+LB_DB        ?= runs/leaderboard.sqlite
+AG_VERSION    = $(shell $(PY) -c 'import agentgym; print(agentgym.__version__)')
 
 bench: venv
 	rm -rf $(BENCH_DIR)
@@ -43,6 +52,22 @@ bench: venv
 		$(PY) -m agentgym.cli bench $(BENCH_SUITE) --agent $$agent --out $(BENCH_DIR)/$$agent --no-report || exit 1; \
 	done
 	$(PY) -m agentgym.cli report $(addprefix $(BENCH_DIR)/,$(BENCH_AGENTS)) --out $(BENCH_DIR)/report
+	rm -f $(LB_DB)
+	for agent in $(BENCH_AGENTS); do \
+		$(PY) -m agentgym.cli submit $(BENCH_DIR)/$$agent --db $(LB_DB) --model agentgym/$$agent \
+			--revision $(AG_VERSION) --org agentgym --description "the built-in $$agent baseline" || exit 1; \
+	done
+	$(PY) -m agentgym.cli leaderboard show --db $(LB_DB)
+
+# Refresh the published board in leaderboard/ from fresh baseline runs.
+leaderboard: bench
+	rm -f leaderboard/submissions/*.agentgym.gz
+	for agent in $(BENCH_AGENTS); do \
+		$(PY) -m agentgym.cli submit $(BENCH_DIR)/$$agent --out leaderboard/submissions/$$agent.agentgym.gz \
+			--model agentgym/$$agent --revision $(AG_VERSION) --org agentgym \
+			--description "the built-in $$agent baseline" || exit 1; \
+	done
+	$(PY) -m agentgym.cli leaderboard render --out leaderboard/
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .benchmarks

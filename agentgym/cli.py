@@ -314,6 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: 0)")
     _add_env_options(p)
     p.set_defaults(func=cmd_bench_agents)
+
+    from agentgym.leaderboard.cli import add_leaderboard_commands
+
+    add_leaderboard_commands(sub)
     return parser
 
 

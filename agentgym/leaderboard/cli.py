@@ -1,0 +1,254 @@
+"""The ``agentgym submit`` and ``agentgym leaderboard ...`` subcommands.
+
+Wired into `agentgym.cli.build_parser` by one call, ``add_leaderboard_commands(sub)``; options
+live here, logic in the library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_leaderboard_commands", "build_submission", "DEFAULT_DB", "SUBMISSION_SUFFIX"]
+
+#: The local board `submit --db` and `leaderboard serve` use unless told otherwise.
+DEFAULT_DB = "runs/leaderboard.sqlite"
+#: Submission files in a folder that `leaderboard render --from` reads.
+SUBMISSION_SUFFIX = ".agentgym.gz"
+
+
+def build_submission(run_dir: str | Path, *, model: str, revision: str, agent: str | None = None,
+                     organisation: str = "", description: str = "") -> bytes:
+    """The wire body (agentgym-submission/1) for an `agentgym bench` run folder.
+
+    The manifest claims the run's success rate and mean score as its records state them; the
+    leaderboard recomputes both from the replay and refuses the submission if they differ.
+    """
+    import hashlib
+
+    import agentgym
+    from agentgym.eval import metrics
+    from agentgym.leaderboard.submission import MalformedSubmission, Manifest, encode_submission, read_run
+
+    meta, records_bytes = read_run(run_dir)
+    records = [json.loads(line) for line in records_bytes.splitlines() if line.strip()]
+    comp = metrics.completion(records, n_boot=1) if records else None
+    version = (records[0].get("provenance") or {}).get("agentgym") if records else None
+    manifest = Manifest(
+        agent=agent or str(meta.get("agent", "")),
+        model=model,
+        revision=revision,
+        organisation=organisation,
+        description=description,
+        suite=str(meta.get("suite", "")),
+        package_version=str(version or agentgym.__version__),
+        records_sha256=hashlib.sha256(records_bytes).hexdigest(),
+        claimed={"success": comp["success_rate"]["value"], "score": comp["mean_score"]["value"]} if comp else {},
+    )
+    # Refuse locally what the server would refuse as malformed (a clear message, no upload).
+    try:
+        Manifest.from_dict(manifest.to_dict())
+    except MalformedSubmission as exc:
+        raise ValueError(f"the manifest would be refused: {exc}") from exc
+    return encode_submission(manifest, records_bytes)
+
+
+def _post(url: str, body: bytes, timeout: float) -> tuple[int, dict[str, Any]]:
+    import urllib.error
+    import urllib.request
+
+    target = url.rstrip("/")
+    if not target.endswith("/submissions"):
+        target += "/submissions"
+    req = urllib.request.Request(target, data=body, method="POST",
+                                 headers={"Content-Type": "application/gzip", "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - the user's own URL
+            return resp.status, json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        raw = exc.read()
+        try:
+            return exc.code, json.loads(raw)
+        except ValueError:
+            return exc.code, {"error": "http_error", "message": raw[:500].decode("utf-8", "replace")}
+
+
+def _print_receipt(answer: dict[str, Any]) -> None:
+    s = answer.get("summary") or {}
+    success = (s.get("success") or {}).get("value")
+    shown = f", success {success:.1%}" if isinstance(success, (int, float)) else ""
+    print(f"submission {answer.get('id')}: {answer.get('status')} on {answer.get('suite')}"
+          f"{shown} ({s.get('episodes', '?')} episodes replayed and verified)")
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    """Build a submission from a run folder; write it, store it locally, or send it."""
+    from agentgym.leaderboard.submission import SubmissionError
+
+    if not (args.to or args.db or args.out):
+        raise ValueError("say where the submission goes: --to URL, --db PATH or --out FILE")
+    body = build_submission(args.run_dir, model=args.model, revision=args.revision, agent=args.agent_name,
+                            organisation=args.org, description=args.description)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(body)
+        print(f"wrote {out} ({len(body)} bytes)")
+    if args.db:
+        from agentgym.leaderboard.service import receive
+        from agentgym.leaderboard.store import Store
+
+        try:
+            receipt = receive(body, Store(args.db))
+        except SubmissionError as exc:
+            print(f"agentgym: submission rejected: {exc}", file=sys.stderr)
+            return 1
+        _print_receipt(receipt.to_dict())
+    if args.to:
+        status, answer = _post(args.to, body, args.timeout)
+        if status >= 400:
+            where = ", ".join(f"{k} {answer[k]}" for k in ("episode", "step", "field") if answer.get(k) is not None)
+            print(f"agentgym: submission rejected ({status} {answer.get('error')}): {answer.get('message')}"
+                  + (f" ({where})" if where else ""), file=sys.stderr)
+            return 1
+        _print_receipt(answer)
+    return 0
+
+
+def _verified_store(folder: Path, db_dir: str) -> Any:
+    from agentgym.leaderboard.service import receive
+    from agentgym.leaderboard.store import Store
+
+    files = sorted(folder.glob(f"*{SUBMISSION_SUFFIX}"))
+    store = Store(Path(db_dir) / "board.sqlite")
+    for f in files:
+        receipt = receive(f.read_bytes(), store)
+        e = receipt.entry
+        print(f"verified {f.name}: {receipt.status}, {e.episodes} episodes in {e.verify_s:.1f} s", file=sys.stderr)
+    return store
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    """Write LEADERBOARD.md and index.html from a database or a folder of submission files."""
+    from agentgym.leaderboard.board import build_board
+    from agentgym.leaderboard.page import render_html, render_markdown
+    from agentgym.leaderboard.store import Store
+    from agentgym.leaderboard.submission import SubmissionError
+
+    out = Path(args.out)
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.db:
+            if not Path(args.db).exists():
+                raise ValueError(f"no leaderboard database at {args.db}")
+            store = Store(args.db)
+        else:
+            folder = Path(args.source) if args.source else out / "submissions"
+            try:
+                store = _verified_store(folder, tmp)
+            except SubmissionError as exc:
+                print(f"agentgym: a submission in {folder} does not verify: {exc}", file=sys.stderr)
+                return 1
+        sections = build_board(store.entries())
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "LEADERBOARD.md").write_text(render_markdown(sections, submit_url=args.submit_url), "utf-8")
+    (out / "index.html").write_text(render_html(sections, submit_url=args.submit_url), "utf-8")
+    print(f"wrote {out / 'LEADERBOARD.md'} and {out / 'index.html'} "
+          f"({sum(len(s.rows) + len(s.reference) for s in sections)} entries)")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print the board of a database as Markdown."""
+    from agentgym.leaderboard.board import build_board
+    from agentgym.leaderboard.page import render_markdown
+    from agentgym.leaderboard.store import Store
+
+    if not Path(args.db).exists():
+        raise ValueError(f"no leaderboard database at {args.db}; submit with `agentgym submit RUN_DIR --db {args.db}`")
+    print(render_markdown(build_board(Store(args.db).entries()), submit_url=args.submit_url))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Verify submission files without storing them."""
+    from agentgym.leaderboard.submission import SubmissionError, decode_submission
+    from agentgym.leaderboard.verify import verify_submission
+
+    failed = 0
+    for path in args.files:
+        try:
+            v = verify_submission(decode_submission(Path(path).read_bytes()), workers=args.workers)
+        except SubmissionError as exc:
+            failed += 1
+            print(f"REJECTED {path}: {exc}")
+            continue
+        s = v.summary
+        print(f"ok       {path}: {v.manifest.agent} ({v.manifest.model}@{v.manifest.revision}) on {v.suite.id}, "
+              f"{s['episodes']} episodes replayed in {v.verify_s:.2f} s, success {s['success']['value']:.1%}")
+    return 1 if failed else 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the leaderboard over HTTP."""
+    from agentgym.leaderboard.server import serve
+
+    serve(args.db, host=args.host, port=args.port, public_url=args.public_url, workers=args.workers)
+    return 0
+
+
+def add_leaderboard_commands(sub: Any) -> None:
+    """Add ``submit`` and ``leaderboard {serve,render,show,verify}`` to the `agentgym` subparsers."""
+    p = sub.add_parser("submit", help="submit a bench run to a leaderboard (replayed and verified there)",
+                       description="Build a submission (agentgym-submission/1: the manifest line, then the run's "
+                                   "records.jsonl, gzip-compressed) from an `agentgym bench` run folder and send "
+                                   "it to a server (--to), verify and store it in a local board (--db), and/or "
+                                   "write it to a file (--out).")
+    p.add_argument("run_dir", help="a run folder written by `agentgym bench` (records.jsonl and run.json)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--to", metavar="URL", help="the leaderboard server (its base URL or .../submissions)")
+    where.add_argument("--db", metavar="PATH", help="a local SQLite board: verify and store without HTTP")
+    p.add_argument("--out", metavar="FILE", help=f"also write the submission to FILE (*{SUBMISSION_SUFFIX})")
+    p.add_argument("--model", required=True, help="the model behind the agent (a model id, a checkpoint)")
+    p.add_argument("--revision", required=True, help="the model's revision (a commit, a date, a step)")
+    p.add_argument("--agent-name", default=None, help="the agent's display name (default: the run's agent)")
+    p.add_argument("--org", default="", help="your organisation")
+    p.add_argument("--description", default="", help="a short description (up to 2,000 characters)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the server (default: 600)")
+    p.set_defaults(func=cmd_submit)
+
+    lb = sub.add_parser("leaderboard", help="serve, render, show or verify a leaderboard",
+                        description="The leaderboard: a server that replays every submitted episode, and the "
+                                    "static board (LEADERBOARD.md and index.html).")
+    lsub = lb.add_subparsers(dest="leaderboard_command", required=True, metavar="ACTION")
+
+    s = lsub.add_parser("serve", help="serve the board and accept submissions over HTTP (FastAPI, uvicorn)")
+    s.add_argument("--db", default=DEFAULT_DB, help=f"the SQLite board (default: {DEFAULT_DB}; created if missing)")
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    s.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    s.add_argument("--public-url", default=None, help="the base URL shown on the page (default: http://HOST:PORT)")
+    s.add_argument("--workers", type=int, default=None, help="replay processes per verification (default: by size)")
+    s.set_defaults(func=cmd_serve)
+
+    r = lsub.add_parser("render", help="write the static board: LEADERBOARD.md and index.html",
+                        description="Render the board from a SQLite board (--db) or by verifying every "
+                                    f"*{SUBMISSION_SUFFIX} file of a folder (--from, default OUT/submissions).")
+    r.add_argument("--out", required=True, help="the folder to write, e.g. leaderboard/")
+    src = r.add_mutually_exclusive_group()
+    src.add_argument("--db", default=None, help="render the entries of this SQLite board")
+    src.add_argument("--from", dest="source", default=None, help="verify and render the submission files here")
+    r.add_argument("--submit-url", default="URL", help="the submission URL shown in the how-to sentence")
+    r.set_defaults(func=cmd_render)
+
+    w = lsub.add_parser("show", help="print the board of a SQLite board as Markdown")
+    w.add_argument("--db", default=DEFAULT_DB, help=f"the SQLite board (default: {DEFAULT_DB})")
+    w.add_argument("--submit-url", default="URL", help="the submission URL shown in the how-to sentence")
+    w.set_defaults(func=cmd_show)
+
+    v = lsub.add_parser("verify", help="replay and check submission files without storing them")
+    v.add_argument("files", nargs="+", help=f"submission files (*{SUBMISSION_SUFFIX})")
+    v.add_argument("--workers", type=int, default=None, help="replay processes (default: by size)")
+    v.set_defaults(func=cmd_verify)

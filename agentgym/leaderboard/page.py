@@ -1,0 +1,196 @@
+"""The board as an HTML page and as Markdown. Every string from a submission is data.
+
+HTML: every interpolated value goes through `html.escape(..., quote=True)`; the page carries
+no script at all, no link or image built from submitted text, and a Content-Security-Policy
+that allows only its own stylesheet (by hash), as a header when served and as a meta tag in
+the static file.
+
+Markdown: each text cell is flattened to one line, HTML-escaped (``& < >``), stripped of its
+Markdown meaning (``\\ ` * _ [ ] | ~`` are backslash-escaped) and, when it starts with ``=``,
+``+``, ``-`` or ``@``, prefixed with ``'`` so that a spreadsheet fed the table reads text, not a
+formula (CSV injection).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+from typing import Any, Mapping, Sequence
+
+from agentgym.leaderboard.board import Row, Section
+
+__all__ = ["render_html", "render_markdown", "CSP", "HOW_TO_SUBMIT", "md_cell"]
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 90rem; padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0 2rem; width: 100%; }
+th, td { border-bottom: 1px solid #ddd; padding: .35rem .6rem; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.text { min-width: 8rem; max-width: 16rem; overflow-wrap: anywhere; }
+.desc { color: #666; font-size: .85em; max-height: 6em; overflow: auto; white-space: pre-wrap; }
+.tie { color: #b35c00; cursor: help; }
+.how, .legend { background: #f8f8f8; border-left: 3px solid #999; padding: .5rem 1rem; }
+code { background: #eee; padding: 0 .2rem; }
+"""
+_CSS_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_CSS.encode()).digest()).decode()
+#: The policy of the page: nothing but its own inline stylesheet.
+CSP = (f"default-src 'none'; style-src '{_CSS_HASH}'; img-src 'none'; script-src 'none'; object-src 'none'; "
+       "base-uri 'none'; form-action 'none'")
+
+HOW_TO_SUBMIT = ("To submit, run a suite with `agentgym bench SUITE --agent AGENT --out RUN_DIR`, then "
+                 "`agentgym submit RUN_DIR --to {url} --model MODEL --revision REVISION`. The server replays every "
+                 "episode with its recorded seed and actions, recomputes every number and rejects the whole "
+                 "submission at the first mismatch.")
+_TIE_TITLE = "within noise: the 95% CI overlaps the one of the row above"
+_COLUMNS = ("Rank", "Agent", "Model", "Revision", "Organisation", "Success [95% CI]", "Score", "Tool F1",
+            "Recovery (share, median turns)", "Goal consistency", "pass^k", "Episodes", "Records")
+
+
+# ============================================================================ numbers
+def _value(summary: Mapping[str, Any], name: str) -> float | None:
+    agg = summary.get(name)
+    return agg.get("value") if isinstance(agg, Mapping) else None
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def _primary(summary: Mapping[str, Any]) -> str:
+    agg = summary.get(summary.get("primary", "success")) or {}
+    lo, hi = (agg.get("ci") or [None, None])[:2]
+    ci = "" if lo is None or hi is None else f" [{100 * lo:.1f}, {100 * hi:.1f}]"
+    return _pct(agg.get("value")) + ci
+
+
+def _numbers(summary: Mapping[str, Any]) -> list[str]:
+    score = _value(summary, "score")
+    f1 = _value(summary, "tool_f1")
+    share, median = _value(summary, "recovery_share"), _value(summary, "recovery_median")
+    if share is None:
+        recovery = "no faults"
+    else:
+        recovery = f"{_pct(share)}, {'–' if median is None else f'{median:g}'}"
+    phk = summary.get("pass_hat_k")
+    pass_k = "–" if not phk or phk.get("value") is None else f"pass^{phk['k']} {_pct(phk['value'])}"
+    return [_primary(summary), "–" if score is None else f"{score:.3f}", "–" if f1 is None else f"{f1:.3f}",
+            recovery, _pct(_value(summary, "goal_consistency")), pass_k, str(summary.get("episodes", 0))]
+
+
+def _rank_text(row: Row) -> str:
+    return "ref" if row.entry.reference else ("–" if row.rank is None else str(row.rank))
+
+
+# ============================================================================ HTML
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _html_row(row: Row) -> str:
+    e = row.entry
+    tie = f' <span class="tie" title="{_e(_TIE_TITLE)}">≈</span>' if row.within_noise else ""
+    desc = f'<div class="desc">{_e(e.description)}</div>' if e.description else ""
+    nums = "".join(f'<td class="num">{_e(v)}</td>' for v in _numbers(e.summary))
+    return (f'<tr class="entry" data-rank="{_e(row.rank if row.rank is not None else "")}" data-entry="{_e(e.id)}">'
+            f'<td class="num rank">{_e(_rank_text(row))}{tie}</td>'
+            f'<td class="text agent">{_e(e.agent)}{desc}</td><td class="text">{_e(e.model)}</td>'
+            f'<td class="text">{_e(e.revision)}</td><td class="text">{_e(e.organisation)}</td>{nums}'
+            f'<td><code>{_e(e.records_sha256[:12])}</code></td></tr>')
+
+
+def _html_table(rows: Sequence[Row], css_class: str, suite: str) -> str:
+    head = "".join(f"<th>{_e(c)}</th>" for c in _COLUMNS)
+    body = "\n".join(_html_row(r) for r in rows)
+    return (f'<table class="{_e(css_class)}" data-suite="{_e(suite)}"><thead><tr>{head}</tr></thead>\n'
+            f"<tbody>\n{body}\n</tbody></table>")
+
+
+def render_html(sections: Sequence[Section], *, submit_url: str = "URL", title: str = "agentgym leaderboard",
+                csp_meta: bool = True) -> str:
+    """The board as one self-contained HTML page (no script, no external resource).
+
+    Args:
+        sections: from `agentgym.leaderboard.board.build_board`.
+        submit_url: the submission URL shown in the how-to sentence.
+        title: the page title.
+        csp_meta: put the Content-Security-Policy in a meta tag (for the static file).
+    """
+    parts = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">']
+    if csp_meta:
+        parts.append(f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">')
+    parts += [f"<title>{_e(title)}</title>", f"<style>{_CSS}</style>", "</head><body>", f"<h1>{_e(title)}</h1>",
+              f'<p class="how">{_code_spans(_e(HOW_TO_SUBMIT.format(url=submit_url)))}</p>']
+    if not sections:
+        parts.append("<p>No verified submissions yet.</p>")
+    for s in sections:
+        state = "" if s.current else " (older suite version: shown, not ranked)"
+        how = f"Ranked by {s.primary} with its 95% bootstrap CI." if s.current else "Not ranked."
+        parts.append(f'<section class="suite" data-suite="{_e(s.suite)}"><h2>{_e(s.suite)}{_e(state)}</h2>'
+                     f"<p>{_e(s.description)} {_e(how)}</p>")
+        if s.rows:
+            parts.append(_html_table(s.rows, "board" if s.current else "archived", s.suite))
+        if s.reference:
+            parts.append("<h3>Reference agents (privileged: they read the hidden task; not ranked)</h3>")
+            parts.append(_html_table(s.reference, "reference", s.suite))
+        parts.append("</section>")
+    parts.append(f'<p class="legend"><span class="tie">≈</span> {_e(_TIE_TITLE)}: the order of the two rows is '
+                 "not established by the data. Recovery: the share of injected faults the agent recovered from, "
+                 "and the median agent turns it took. Every number is recomputed from replayed episodes.</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _code_spans(escaped: str) -> str:
+    # The how-to text is ours; after escaping, its `...` spans become <code> (the content stays escaped).
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", escaped)
+
+
+# ============================================================================ Markdown
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md_cell(value: Any) -> str:
+    """One Markdown table cell holding `value` as plain text."""
+    text = " ".join(str(value).split())
+    if text[:1] in ("=", "+", "-", "@"):
+        text = "'" + text
+    text = html.escape(text, quote=False)
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _md_table(rows: Sequence[Row]) -> list[str]:
+    out = ["| " + " | ".join(_COLUMNS) + " |", "|" + "|".join("---:" if i in (0, *range(5, 12)) else "---"
+                                                          for i in range(len(_COLUMNS))) + "|"]
+    for row in rows:
+        e = row.entry
+        rank = _rank_text(row) + (" ≈" if row.within_noise else "")
+        cells = [rank, md_cell(e.agent), md_cell(e.model), md_cell(e.revision), md_cell(e.organisation),
+                 *_numbers(e.summary), f"`{e.records_sha256[:12]}`"]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def render_markdown(sections: Sequence[Section], *, submit_url: str = "URL",
+                    title: str = "agentgym leaderboard") -> str:
+    """The board as Markdown (``leaderboard/LEADERBOARD.md``)."""
+    n = sum(len(s.rows) + len(s.reference) for s in sections)
+    lines = [f"# {title}", "",
+             "<!-- Generated by `agentgym leaderboard render`; do not edit by hand. -->", "",
+             f"{n} verified submission{'s' if n != 1 else ''}. " + HOW_TO_SUBMIT.format(url=submit_url), ""]
+    if not sections:
+        lines += ["No verified submissions yet.", ""]
+    for s in sections:
+        state = "" if s.current else " (older suite version: shown, not ranked)"
+        how = f"Ranked by {md_cell(s.primary)} with its 95% bootstrap CI." if s.current else "Not ranked."
+        lines += [f"## {md_cell(s.suite)}{state}", "", f"{md_cell(s.description)} {how}", ""]
+        if s.rows:
+            lines += _md_table(s.rows) + [""]
+        if s.reference:
+            lines += ["Reference agents (privileged: they read the hidden task; not ranked):", ""]
+            lines += _md_table(s.reference) + [""]
+    lines += [f"≈ {_TIE_TITLE}: the order of the two rows is not established by the data. Recovery: the share of "
+              "injected faults the agent recovered from, and the median agent turns it took.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,124 @@
+"""The leaderboard over HTTP (FastAPI): receive submissions, serve the board.
+
+Routes:
+    ``POST /submissions``       a gzip body (agentgym-submission/1); 201 with the new entry, 200
+                                for a duplicate, 413 over a size limit, 400 malformed, 422
+                                rejected (the answer names the first offending episode and step),
+                                503 when too many verifications are already waiting.
+    ``GET /leaderboard``        the HTML board, with a strict Content-Security-Policy.
+    ``GET /leaderboard.json``   the same as JSON.
+    ``GET /submissions/{id}``   one entry with its per-cell numbers.
+
+The body is read in chunks and refused the moment it passes the size limit; verification runs
+in a worker thread (and a process pool for large suites), so the event loop keeps serving.
+fastapi and uvicorn are imported here only: ``pip install agentrl-gym[server]``.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Mapping
+
+from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+
+from agentgym.bench.suites import SUITES, Suite
+from agentgym.leaderboard.board import board_dict, build_board
+from agentgym.leaderboard.page import CSP, render_html
+from agentgym.leaderboard.service import entry_status, receive
+from agentgym.leaderboard.store import Store
+from agentgym.leaderboard.submission import LIMITS, Limits, SubmissionError
+
+__all__ = ["create_app", "serve"]
+
+_SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None = None, limits: Limits = LIMITS,
+               workers: int | None = None, max_pending: int = 4, public_url: str = "URL") -> FastAPI:
+    """The FastAPI app of a leaderboard.
+
+    Args:
+        store: the `Store`, or the path of its SQLite file.
+        suites: the suite registry (default: `agentgym.bench.suites.SUITES`).
+        limits: what a body may be before it is parsed.
+        workers: replay processes per verification (default: by suite size).
+        max_pending: verifications running or waiting at once; more get 503.
+        public_url: the base URL shown in the how-to-submit sentence.
+    """
+    db = store if isinstance(store, Store) else Store(store)
+    registry = SUITES if suites is None else suites
+    submit_url = public_url.rstrip("/") + "/submissions" if public_url != "URL" else "URL"
+    pending = threading.BoundedSemaphore(max_pending)
+    app = FastAPI(title="agentgym leaderboard", docs_url=None, redoc_url=None)
+
+    def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+        return JSONResponse({"error": code, "message": message, **extra}, status_code=status,
+                            headers=_SECURITY_HEADERS)
+
+    @app.post("/submissions")
+    async def post_submission(request: Request) -> JSONResponse:
+        declared = request.headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                return error(400, "bad_length", "Content-Length is not a number")
+            if int(declared) > limits.max_body_bytes:
+                return error(413, "too_large", f"the body is {declared} bytes; the limit is {limits.max_body_bytes}")
+        # A slot before the body is read: at most max_pending bodies are in memory at once.
+        if not pending.acquire(blocking=False):
+            return error(503, "busy", "too many submissions are being verified; retry in a minute")
+        try:
+            body = bytearray()
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limits.max_body_bytes:
+                    return error(413, "too_large", f"the body passed the limit of {limits.max_body_bytes} bytes")
+            receipt = await run_in_threadpool(receive, bytes(body), db, suites=registry, limits=limits,
+                                              workers=workers)
+        except SubmissionError as exc:
+            return JSONResponse(exc.to_dict(), status_code=exc.status, headers=_SECURITY_HEADERS)
+        finally:
+            pending.release()
+        answer = receipt.to_dict()
+        answer["url"] = f"/submissions/{receipt.entry.id}"
+        return JSONResponse(answer, status_code=200 if receipt.status == "duplicate" else 201,
+                            headers=_SECURITY_HEADERS)
+
+    @app.get("/leaderboard", response_class=HTMLResponse)
+    def get_board_html() -> HTMLResponse:
+        page = render_html(build_board(db.entries(), registry), submit_url=submit_url, csp_meta=False)
+        return HTMLResponse(page, headers={"Content-Security-Policy": CSP + "; frame-ancestors 'none'",
+                                           **_SECURITY_HEADERS})
+
+    @app.get("/leaderboard.json")
+    def get_board_json() -> JSONResponse:
+        return JSONResponse(board_dict(build_board(db.entries(), registry)), headers=_SECURITY_HEADERS)
+
+    @app.get("/submissions/{entry_id}")
+    def get_submission(entry_id: int) -> JSONResponse:
+        entry = db.get(entry_id)
+        if entry is None:
+            return error(404, "not_found", f"no submission {entry_id}")
+        return JSONResponse({**entry.to_dict(), "status": entry_status(entry, registry)}, headers=_SECURITY_HEADERS)
+
+    @app.get("/")
+    def root() -> RedirectResponse:
+        return RedirectResponse("/leaderboard")
+
+    return app
+
+
+def serve(db: str | Path, host: str = "127.0.0.1", port: int = 8000, *, public_url: str | None = None,
+          workers: int | None = None, log_level: str = "info") -> None:
+    """Run the leaderboard with uvicorn until interrupted."""
+    import uvicorn
+
+    url = public_url or f"http://{host}:{port}"
+    uvicorn.run(create_app(db, public_url=url, workers=workers), host=host, port=port, log_level=log_level)

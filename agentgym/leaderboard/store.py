@@ -1,0 +1,221 @@
+"""Verified entries in SQLite: a file created on first use, versioned, migrated forward.
+
+Every statement that carries data is parameterised (``?``); no SQL text is ever built from a
+submission. The schema version lives in the ``meta`` table and each migration runs in its own
+transaction with the version bump, so an interrupted upgrade leaves the previous version.
+
+An entry's identity is (model, revision, suite, config hash): a resubmission of the same
+returns the existing entry and adds no row. The gzip body of each accepted submission is kept
+beside its entry, so the board can always be re-verified from the store.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from agentgym.leaderboard.verify import Verified
+
+__all__ = ["Store", "Entry", "SCHEMA_VERSION", "MIGRATIONS"]
+
+#: One tuple of statements per schema version; version N is reached by running MIGRATIONS[N-1].
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE submissions (
+            id              INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at      TEXT    NOT NULL,
+            agent           TEXT    NOT NULL,
+            model           TEXT    NOT NULL,
+            revision        TEXT    NOT NULL,
+            organisation    TEXT    NOT NULL,
+            description     TEXT    NOT NULL,
+            suite           TEXT    NOT NULL,
+            package_version TEXT    NOT NULL,
+            records_sha256  TEXT    NOT NULL,
+            config_hash     TEXT    NOT NULL,
+            agent_config    TEXT    NOT NULL,
+            reference       INTEGER NOT NULL,
+            episodes        INTEGER NOT NULL,
+            summary         TEXT    NOT NULL,
+            verify_s        REAL    NOT NULL,
+            UNIQUE (model, revision, suite, config_hash)
+        )""",
+        "CREATE INDEX submissions_suite ON submissions (suite)",
+        """CREATE TABLE payloads (
+            submission_id INTEGER PRIMARY KEY REFERENCES submissions (id),
+            body          BLOB    NOT NULL
+        )""",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One verified submission as stored."""
+
+    id: int
+    created_at: str
+    agent: str
+    model: str
+    revision: str
+    organisation: str
+    description: str
+    suite: str
+    package_version: str
+    records_sha256: str
+    config_hash: str
+    agent_config: dict[str, Any]
+    reference: bool
+    episodes: int
+    summary: dict[str, Any]
+    verify_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as plain JSON data (strings exactly as submitted)."""
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+_COLUMNS = ("id", "created_at", "agent", "model", "revision", "organisation", "description", "suite",
+            "package_version", "records_sha256", "config_hash", "agent_config", "reference", "episodes", "summary",
+            "verify_s")
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM submissions"  # fixed column names, no data
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    d = dict(zip(_COLUMNS, row))
+    d["agent_config"] = json.loads(d["agent_config"])
+    d["summary"] = json.loads(d["summary"])
+    d["reference"] = bool(d["reference"])
+    return Entry(**d)
+
+
+class Store:
+    """The leaderboard's SQLite database.
+
+    Args:
+        path: the database file; created (with its folder) and migrated on first use.
+
+    Raises:
+        ValueError: the file holds a newer schema than this agentgym knows.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self.migrate()
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        # One short connection per operation: safe from any thread, nothing held between requests.
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        try:
+            conn.execute("PRAGMA foreign_keys = ON")
+            yield conn
+        finally:
+            conn.close()
+
+    def schema_version(self) -> int:
+        """The schema version of the file (0 for a new one)."""
+        with self._connect() as conn:
+            return self._version(conn)
+
+    @staticmethod
+    def _version(conn: sqlite3.Connection) -> int:
+        conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", ("schema_version",)).fetchone()
+        return int(row[0]) if row else 0
+
+    def migrate(self) -> int:
+        """Bring the file to `SCHEMA_VERSION`; return the version it had."""
+        with self._lock, self._connect() as conn:
+            before = self._version(conn)
+            if before > SCHEMA_VERSION:
+                raise ValueError(f"{self.path} has leaderboard schema {before}; this agentgym knows up to "
+                                 f"{SCHEMA_VERSION} (upgrade agentgym)")
+            for version in range(before + 1, SCHEMA_VERSION + 1):
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    # Another process may have migrated while this one waited for the lock.
+                    if self._version(conn) >= version:
+                        conn.execute("ROLLBACK")
+                        continue
+                    for statement in MIGRATIONS[version - 1]:
+                        conn.execute(statement)
+                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                 ("schema_version", str(version)))
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+            return before
+
+    def add(self, verified: Verified, body: bytes) -> tuple[Entry, bool]:
+        """Store a verified submission, unless its identity is already here.
+
+        Returns:
+            ``(entry, created)``: the new entry and True, or the existing one and False.
+        """
+        m = verified.manifest
+        identity = (m.model, m.revision, m.suite, verified.config_hash)
+        row = (
+            datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            m.agent, m.model, m.revision, m.organisation, m.description, m.suite, m.package_version,
+            m.records_sha256, verified.config_hash, json.dumps(verified.agent, sort_keys=True),
+            int(verified.reference), len(verified.records), json.dumps(verified.summary, sort_keys=True),
+            round(verified.verify_s, 3),
+        )
+        with self._lock, self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                found = conn.execute(
+                    "SELECT id FROM submissions WHERE model = ? AND revision = ? AND suite = ? AND config_hash = ?",
+                    identity).fetchone()
+                if found is not None:
+                    conn.execute("ROLLBACK")
+                    existing = self.get(int(found[0]))
+                    assert existing is not None
+                    return existing, False
+                cur = conn.execute(
+                    "INSERT INTO submissions (created_at, agent, model, revision, organisation, description, suite, "
+                    "package_version, records_sha256, config_hash, agent_config, reference, episodes, summary, "
+                    "verify_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                new_id = int(cur.lastrowid)
+                conn.execute("INSERT INTO payloads (submission_id, body) VALUES (?, ?)", (new_id, body))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        entry = self.get(new_id)
+        assert entry is not None
+        return entry, True
+
+    def get(self, entry_id: int) -> Entry | None:
+        """The entry with this id, or None."""
+        with self._connect() as conn:
+            row = conn.execute(f"{_SELECT} WHERE id = ?", (int(entry_id),)).fetchone()
+        return _entry(row) if row else None
+
+    def entries(self) -> list[Entry]:
+        """Every entry, oldest first."""
+        with self._connect() as conn:
+            rows = conn.execute(f"{_SELECT} ORDER BY id").fetchall()
+        return [_entry(r) for r in rows]
+
+    def payload(self, entry_id: int) -> bytes | None:
+        """The submitted gzip body of an entry, or None."""
+        with self._connect() as conn:
+            row = conn.execute("SELECT body FROM payloads WHERE submission_id = ?", (int(entry_id),)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def count(self) -> int:
+        """How many entries there are."""
+        with self._connect() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])

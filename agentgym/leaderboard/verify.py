@@ -1,0 +1,425 @@
+"""Verification: trust no number a submission sends; replay every episode and recompute.
+
+In order, each stage refusing the whole submission at its first problem:
+
+1. schema: every record has exactly the fields the runner writes, with the right types;
+2. suite: the manifest's suite is known (`SUITES` or an injected registry); an old version
+   (``current=False``) is verified and stored but not ranked;
+3. completeness: every episode of the suite is there once, with every trial, and nothing else;
+   each record's env id, noise, kwargs, seed, trial and suite agree with its episode key; one
+   agent throughout; the records' package version is the manifest's;
+4. replay: each episode is played again in the pinned env (made from the suite's job, never
+   from the record's claims) with the suite's seed and trial and the recorded actions; every
+   step summary (reward, observation digest, errors, calls, noise) must equal the recorded one,
+   the episode must end exactly at its last action (unless the agent failed), and the env's
+   final ``info["episode"]`` must equal the recorded metrics;
+5. numbers: the summary is computed by `agentgym.eval.metrics` from the replayed metrics;
+   numbers the manifest claims must equal it.
+
+An episode whose ``agent_error`` is set is replayed up to its last recorded step and counts as a
+failure (the metrics' convention). A rejection names the first offending episode in the suite's
+order, its step (0 is the reset) and field. A suite whose env this process cannot make is
+`Unverifiable` (the server's fault, not the submitter's).
+
+What replay cannot tell: whether the agent peeked at hidden state. ``agent.privileged`` is the
+submitter's own word; replay proves only that the numbers are those of the recorded actions.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from agentgym.bench.suites import SUITES, Suite
+from agentgym.eval.records import SCHEMA_VERSION, dumps, step_summary, trajectory_digest
+from agentgym.eval.runner import EpisodeJob, spec_dict
+from agentgym.leaderboard.scoring import check_claims, summarise_submission
+from agentgym.leaderboard.submission import MalformedSubmission, Manifest, Rejected, Submission, Unverifiable
+
+__all__ = ["Verified", "verify_submission", "replay_episode", "config_hash", "PARALLEL_FROM"]
+
+#: Below this many episodes replay runs in this process (a process pool costs about a second to start).
+PARALLEL_FROM = 600
+
+
+@dataclass
+class Verified:
+    """A submission that passed every check, with its recomputed numbers."""
+
+    manifest: Manifest
+    suite: Suite
+    #: The agent as the records name it: ``{"name", "config", "privileged"}``.
+    agent: dict[str, Any]
+    #: SHA-256 of the canonical agent dict: with model, revision and suite, the entry's identity.
+    config_hash: str
+    #: A privileged agent (it reads the hidden task): shown as a reference, never ranked.
+    reference: bool
+    #: The records, in the suite's order, with the replayed metrics.
+    records: list[dict[str, Any]]
+    #: The recomputed numbers (`agentgym.leaderboard.scoring.summarise_submission`).
+    summary: dict[str, Any]
+    verify_s: float
+
+
+# ============================================================================ 1. schema
+# The record fields and their JSON types come from the committed record schema
+# (agentgym/eval/record.schema.json, kept in sync with the runner by its own test), never from a
+# second hand-kept list. Only the structure the verifier reads is checked here; every value that
+# matters is compared with the replay anyway.
+_NONE = type(None)
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float),
+                                             "boolean": (bool,), "object": (dict,), "array": (list,),
+                                             "null": (_NONE,)}
+
+
+def _types(node: Mapping[str, Any], root: Mapping[str, Any]) -> tuple[type, ...]:
+    """The Python types a JSON-schema node admits (``object`` when it does not say)."""
+    if "$ref" in node:
+        target: Any = root
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        return _types(target, root)
+    if "anyOf" in node:
+        return tuple(dict.fromkeys(t for option in node["anyOf"] for t in _types(option, root)))
+    if "const" in node:
+        return (type(node["const"]),)
+    if "type" not in node:
+        return (object,)
+    names = node["type"] if isinstance(node["type"], list) else [node["type"]]
+    return tuple(t for name in names for t in _JSON_TYPES[name])
+
+
+def _fields(node: Mapping[str, Any], root: Mapping[str, Any]) -> dict[str, tuple[type, ...]]:
+    """The fields of a closed object schema (all required, no other allowed) and their types."""
+    assert node.get("additionalProperties") is False and set(node["required"]) == set(node["properties"])
+    return {name: _types(node["properties"][name], root) for name in node["required"]}
+
+
+def _record_schema() -> dict[str, Any]:
+    from importlib import resources
+
+    return json.loads(resources.files("agentgym.eval").joinpath("record.schema.json").read_text("utf-8"))
+
+
+_SCHEMA = _record_schema()
+_RECORD_FIELDS = _fields(_SCHEMA, _SCHEMA)
+_ENV_FIELDS = _fields(_SCHEMA["properties"]["env"], _SCHEMA)
+_AGENT_FIELDS = _fields(_SCHEMA["properties"]["agent"], _SCHEMA)
+
+
+def _check_fields(obj: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]], where: str, key: str | None) -> None:
+    unknown = sorted(set(obj) - set(fields))
+    missing = sorted(set(fields) - set(obj))
+    if unknown or missing:
+        name = (unknown or missing)[0]
+        raise MalformedSubmission("bad_record", f"{where}: unknown fields {unknown}, missing fields {missing}",
+                                  episode=key, field=name)
+    for name, types in fields.items():
+        value = obj[name]
+        # bool is an int to Python, never to a schema.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            want = " or ".join("null" if t is _NONE else t.__name__ for t in types)
+            raise MalformedSubmission("bad_record", f"{where}: {name} must be {want}", episode=key, field=name)
+
+
+def _check_record(rec: dict[str, Any], line: int) -> None:
+    key = rec.get("key") if isinstance(rec.get("key"), str) else None
+    where = f"records line {line}"
+    _check_fields(rec, _RECORD_FIELDS, where, key)
+    if rec["schema_version"] != SCHEMA_VERSION:
+        raise MalformedSubmission("bad_record", f"{where}: schema_version {rec['schema_version']} is not "
+                                  f"{SCHEMA_VERSION}", episode=key, field="schema_version")
+    _check_fields(rec["env"], _ENV_FIELDS, f"{where}: env", key)
+    _check_fields(rec["agent"], _AGENT_FIELDS, f"{where}: agent", key)
+    for i, action in enumerate(rec["actions"]):
+        if not isinstance(action, (str, dict)):
+            raise MalformedSubmission("bad_record", f"{where}: action {i + 1} is neither a string nor a message "
+                                      "object", episode=key, step=i + 1, field="actions")
+    for i, step in enumerate(rec["steps"]):
+        if not isinstance(step, dict):
+            raise MalformedSubmission("bad_record", f"{where}: step {i + 1} is not an object", episode=key,
+                                      step=i + 1, field="steps")
+
+
+# ============================================================================ 3. completeness
+def config_hash(agent: Mapping[str, Any]) -> str:
+    """The identity of an agent's configuration: SHA-256 of its canonical JSON."""
+    return hashlib.sha256(dumps({"name": agent["name"], "config": agent["config"],
+                                 "privileged": agent["privileged"]}).encode()).hexdigest()
+
+
+def _canon(value: Any) -> str:
+    return dumps(value)
+
+
+def _match_suite(records: list[dict[str, Any]], suite: Suite,
+                 manifest: Manifest) -> list[tuple[EpisodeJob, dict[str, Any]]]:
+    jobs = suite.jobs()
+    by_key = {j.key: j for j in jobs}
+    seen: dict[str, dict[str, Any]] = {}
+    agent0 = records[0]["agent"] if records else None
+    for rec in records:
+        key = rec["key"]
+        job = by_key.get(key)
+        if job is None:
+            raise Rejected("unknown_episode", f"episode {key!r} is not part of suite {suite.id}", episode=key,
+                           field="key")
+        if key in seen:
+            raise Rejected("duplicate_episode", f"episode {key!r} appears twice", episode=key, field="key")
+        seen[key] = rec
+        checks = (
+            ("suite", rec["suite"], suite.id),
+            ("env.id", rec["env"]["id"], job.env_id),
+            ("env.noise", rec["env"]["noise"], job.noise),
+            ("env.kwargs", rec["env"]["kwargs"], dict(job.kwargs)),
+            ("seed", rec["seed"], job.seed),
+            ("trial", rec["trial"], job.trial),
+        )
+        for name, got, want in checks:
+            if _canon(got) != _canon(want):
+                raise Rejected("inconsistent_record", f"{name} is {got!r} but the episode key says {want!r}",
+                               episode=key, field=name)
+        if _canon(rec["agent"]) != _canon(agent0):
+            raise Rejected("mixed_agents", "the records come from more than one agent or configuration",
+                           episode=key, field="agent")
+        version = rec["provenance"].get("agentgym")
+        if version != manifest.package_version:
+            raise Rejected("mixed_versions", f"the record was made by agentgym {version!r}, the manifest says "
+                           f"{manifest.package_version!r}", episode=key, field="provenance.agentgym")
+    missing = [j for j in jobs if j.key not in seen]
+    if missing:
+        trials_short = all(j.trial > 0 for j in missing) and not any(r["trial"] > 0 for r in records)
+        what = (f"too few trials: suite {suite.id} needs {suite.trials} per seed" if trials_short
+                else f"{len(missing)} of {len(jobs)} episodes of suite {suite.id} are missing")
+        raise Rejected("incomplete", f"{what}; the first missing is {missing[0].key!r}", episode=missing[0].key)
+    return [(j, seen[j.key]) for j in jobs]
+
+
+# ============================================================================ 4. replay
+_ENVS: dict[tuple[str, str], tuple[Any, str]] = {}
+_STEP_FIELDS = ("turn", "reward", "obs_sha256", "errors", "calls", "noise")
+
+
+def _env_for(job: EpisodeJob) -> tuple[Any, str]:
+    """The pinned env of a job (one instance per id and kwargs, reused) and its canonical spec."""
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401  (registers the ids in worker processes)
+
+    kw = job.make_kwargs()
+    cache_key = (job.env_id, _canon(kw))
+    cached = _ENVS.get(cache_key)
+    if cached is None:
+        try:
+            env = gym.make(job.env_id, **kw)
+        except gym.error.Error as exc:
+            raise Unverifiable("unverifiable", f"this leaderboard cannot make {job.env_id} with {kw}: {exc}",
+                               episode=job.key) from exc
+        cached = _ENVS[cache_key] = (env, _canon(spec_dict(env)))
+    return cached
+
+
+def _first_difference(got: Mapping[str, Any], want: Mapping[str, Any], order: tuple[str, ...] = ()) -> str:
+    keys = [*order, *sorted((set(got) | set(want)) - set(order))]
+    for k in keys:
+        if k not in got or k not in want or _canon(got[k]) != _canon(want[k]):
+            return k
+    return "?"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Where a replay first disagreed with a record."""
+
+    key: str
+    step: int
+    field: str
+    message: str
+
+    def error(self) -> Rejected:
+        return Rejected("replay_mismatch", self.message, episode=self.key, step=self.step, field=self.field)
+
+
+def replay_episode(job: EpisodeJob, rec: Mapping[str, Any]) -> tuple[dict[str, Any], Mismatch | None]:
+    """Replay one record's actions in the pinned env of `job` and compare every step.
+
+    Returns:
+        ``(metrics, None)`` with the env's own ``info["episode"]`` (``{}`` for an episode cut
+        short by an agent error), or ``({}, mismatch)`` at the first disagreement.
+    """
+    key = job.key
+
+    def miss(step: int, field: str, message: str) -> tuple[dict[str, Any], Mismatch]:
+        return {}, Mismatch(key, step, field, message)
+
+    env, spec = _env_for(job)
+    obs, info = env.reset(seed=job.seed, options={"trial": job.trial} if job.trial else None)
+    reset_obs = obs
+    if spec != _canon(rec["env"]["spec"]):
+        return miss(0, "env.spec", "the recorded env spec is not the pinned env's")
+    if _canon(info.get("task", {})) != _canon(rec["task"]):
+        return miss(0, "task", "the recorded task is not the one the seed draws")
+    actions, steps = rec["actions"], rec["steps"]
+    failed = rec["agent_error"] is not None
+    # An agent error can interrupt the step that its last action started (a timeout mid-step).
+    if not (len(actions) == len(steps) or (failed and len(actions) == len(steps) + 1)):
+        return miss(min(len(actions), len(steps)) + 1, "actions",
+                    f"{len(actions)} actions but {len(steps)} steps recorded")
+    replayed: list[dict[str, Any]] = []
+    episode: dict[str, Any] | None = None
+    for i, recorded in enumerate(steps):
+        turn = i + 1
+        if episode is not None:
+            return miss(turn, "steps", f"step {turn} is recorded after the episode ended at step {turn - 1}")
+        try:
+            obs, reward, terminated, truncated, info = env.step(actions[i])
+        except Exception as exc:  # noqa: BLE001 - whatever the env does with a sent action, it is not accepted
+            return miss(turn, "actions", f"the env raised {type(exc).__name__} on this action: {exc}")
+        summary = step_summary(turn, float(reward), obs, info)
+        # Plain equality first (fast); the canonical JSON decides when it disagrees (tuples vs lists).
+        if summary != recorded and _canon(summary) != _canon(recorded):
+            field = _first_difference(summary, recorded, _STEP_FIELDS)
+            return miss(turn, field, f"step {turn}: the recorded {field} differs from the replay")
+        replayed.append(summary)
+        if terminated or truncated:
+            episode = info["episode"]
+    # Equal as Python values is not yet equal as data (True == 1 == 1.0): compare the canonical JSON once.
+    if _canon(replayed) != _canon(steps):
+        turn = next(i + 1 for i, (a, b) in enumerate(zip(replayed, steps)) if _canon(a) != _canon(b))
+        field = _first_difference(replayed[turn - 1], steps[turn - 1], _STEP_FIELDS)
+        return miss(turn, field, f"step {turn}: the recorded {field} differs from the replay")
+    if episode is not None and len(actions) > len(steps):
+        return miss(len(steps) + 1, "actions", "an action is recorded after the episode ended")
+    if episode is None and not failed:
+        return miss(len(steps), "steps", f"the episode had not ended after its {len(steps)} recorded steps "
+                    "and no agent error is recorded")
+    if trajectory_digest(replayed, reset_obs) != rec["trajectory_sha256"]:
+        return miss(0, "trajectory_sha256", "the trajectory digest differs from the replay's (reset observation "
+                    "or digest edited)")
+    canonical = _canon(episode if episode is not None else {})
+    if canonical != _canon(rec["metrics"]):
+        metrics = json.loads(canonical)
+        field = _first_difference(metrics, rec["metrics"])
+        return miss(len(steps), f"metrics.{field}", f"the recorded metrics.{field} differs from the replay's")
+    return json.loads(canonical), None
+
+
+def _replay_chunk(items: list[tuple[EpisodeJob, dict[str, Any]]]) -> list[Mismatch | None]:
+    # Only the verdicts travel back: a record that passed has metrics canonically equal to the replay's.
+    return [replay_episode(job, rec)[1] for job, rec in items]
+
+
+def _slim(rec: Mapping[str, Any]) -> dict[str, Any]:
+    # What a replay reads of a record: sent to worker processes instead of the whole record.
+    return {"env": {"spec": rec["env"]["spec"]}, "task": rec["task"], "actions": rec["actions"],
+            "steps": rec["steps"], "agent_error": rec["agent_error"], "metrics": rec["metrics"],
+            "trajectory_sha256": rec["trajectory_sha256"]}
+
+
+_POOL: dict[int, ProcessPoolExecutor] = {}
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool kept for the life of this process, so a server pays the start-up (and the
+    workers' env construction) once, not per submission."""
+    import multiprocessing as mp
+
+    with _POOL_LOCK:
+        pool = _POOL.get(workers)
+        if pool is None:
+            # spawn, not fork: the server that calls this runs threads.
+            pool = _POOL[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        return pool
+
+
+def _drop_pool(pool: ProcessPoolExecutor) -> None:
+    with _POOL_LOCK:
+        for k, v in list(_POOL.items()):
+            if v is pool:
+                del _POOL[k]
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+@atexit.register
+def _shutdown_pools() -> None:
+    for pool in list(_POOL.values()):
+        pool.shutdown(wait=True, cancel_futures=True)
+    _POOL.clear()
+
+
+def _replay_all(pairs: list[tuple[EpisodeJob, dict[str, Any]]], workers: int | None) -> list[dict[str, Any]]:
+    n = len(pairs)
+    if workers is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        # On two cores a pool measured slower than one process (spawn start-up, records pickled
+        # to the workers): it is used from four cores on.
+        workers = 1 if n < PARALLEL_FROM or cores < 4 else min(cores, 16, max(1, n // 150))
+    if workers <= 1:
+        out = []
+        for job, rec in pairs:
+            metrics, mismatch = replay_episode(job, rec)
+            if mismatch is not None:
+                raise mismatch.error()
+            out.append(metrics)
+        return out
+    size = max(1, -(-n // (workers * 4)))
+    chunks = [[(j, _slim(r)) for j, r in pairs[i: i + size]] for i in range(0, n, size)]
+    pool = _pool(workers)
+    try:
+        verdicts = [v for chunk in pool.map(_replay_chunk, chunks) for v in chunk]
+    except BrokenProcessPool:
+        _drop_pool(pool)
+        raise
+    for mismatch in verdicts:
+        if mismatch is not None:
+            raise mismatch.error()
+    return [json.loads(_canon(rec["metrics"])) for _, rec in pairs]
+
+
+# ============================================================================ all of it
+def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None, *,
+                      workers: int | None = None) -> Verified:
+    """Verify a decoded submission end to end.
+
+    Args:
+        sub: from `agentgym.leaderboard.submission.decode_submission`.
+        suites: the suite registry (default: `agentgym.bench.suites.SUITES`).
+        workers: replay processes (default: one below `PARALLEL_FROM` episodes or four cores, else one
+            per core up to 16).
+
+    Returns:
+        The `Verified` submission.
+
+    Raises:
+        MalformedSubmission: a record breaks the schema.
+        Rejected: unknown suite, incomplete or inconsistent records, a replay mismatch, or a
+            claimed number that is not the recomputed one.
+    """
+    t0 = time.perf_counter()
+    registry = SUITES if suites is None else suites
+    for i, rec in enumerate(sub.records, start=1):
+        _check_record(rec, i)
+    suite = registry.get(sub.manifest.suite)
+    if suite is None:
+        raise Rejected("unknown_suite", f"suite {sub.manifest.suite!r} is not known here; known: "
+                       f"{', '.join(sorted(registry))}", field="suite")
+    if not sub.records:
+        raise Rejected("incomplete", f"the submission holds no records of suite {suite.id}")
+    pairs = _match_suite(sub.records, suite, sub.manifest)
+    replayed = _replay_all(pairs, workers)
+    records = [{**rec, "metrics": metrics} for (_, rec), metrics in zip(pairs, replayed)]
+    summary = summarise_submission(records, suite)
+    check_claims(sub.manifest.claimed, summary)
+    agent = dict(records[0]["agent"])
+    return Verified(manifest=sub.manifest, suite=suite, agent=agent, config_hash=config_hash(agent),
+                    reference=bool(agent["privileged"]), records=records, summary=summary,
+                    verify_s=time.perf_counter() - t0)

@@ -1,0 +1,133 @@
+"""``agentgym submit`` and ``agentgym leaderboard ...`` (parsed by the same argparse code the CLI wires in)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import lb_support as S
+from agentgym.bench import suites
+from agentgym.leaderboard.cli import SUBMISSION_SUFFIX, add_leaderboard_commands
+from agentgym.leaderboard.store import Store
+
+
+@pytest.fixture(autouse=True)
+def test_suites_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The commands use the built-in registry; the test suites join it for the duration of a test.
+    for sid, suite in S.REGISTRY.items():
+        monkeypatch.setitem(suites.SUITES, sid, suite)
+
+
+def run(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="agentgym")
+    add_leaderboard_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    return int(args.func(args))
+
+
+def test_submit_to_a_local_board_and_show_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "board.sqlite"
+    out = tmp_path / f"heuristic{SUBMISSION_SUFFIX}"
+    assert run("submit", str(S.run_dir("heuristic")), "--db", str(db), "--out", str(out), "--model", "rules",
+               "--revision", "v1", "--org", "tests", "--description", "the heuristic baseline") == 0
+    text = capsys.readouterr().out
+    assert "ranked on lbtest-v1" in text and out.exists()
+    assert run("submit", str(S.run_dir("heuristic")), "--db", str(db), "--model", "rules", "--revision", "v1") == 0
+    assert "duplicate" in capsys.readouterr().out
+    assert Store(db).count() == 1
+    assert run("leaderboard", "show", "--db", str(db)) == 0
+    shown = capsys.readouterr().out
+    assert "| 1 | heuristic | rules | v1 | tests |" in shown
+
+
+def test_verify_and_render_from_submission_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "leaderboard"
+    subs = folder / "submissions"
+    for agent, kwargs in S.AGENTS[:3]:
+        name = agent.replace(":", "_")
+        assert run("submit", str(S.run_dir(agent, kwargs)), "--out", str(subs / f"{name}{SUBMISSION_SUFFIX}"),
+                   "--model", f"baseline/{name}", "--revision", "v1") == 0
+    files = sorted(str(p) for p in subs.iterdir())
+    assert run("leaderboard", "verify", *files) == 0
+    assert capsys.readouterr().out.count("ok ") == 3
+    assert run("leaderboard", "render", "--out", str(folder)) == 0
+    md = (folder / "LEADERBOARD.md").read_text("utf-8")
+    page = (folder / "index.html").read_text("utf-8")
+    assert "## lbtest-v1" in md and "Reference agents" in md and md.count("| baseline/") == 3
+    assert "<script" not in page and page.count('class="entry"') == 3
+
+
+def test_tampered_file_fails_verification(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recs = S.records("heuristic")
+    recs[2]["actions"][0] = "I will book the first thing I find."
+    bad = tmp_path / f"bad{SUBMISSION_SUFFIX}"
+    bad.write_bytes(S.body_for(recs))
+    assert run("leaderboard", "verify", str(bad)) == 1
+    out = capsys.readouterr().out
+    assert "REJECTED" in out and recs[2]["key"] in out and "step 1" in out
+    folder = tmp_path / "lb"
+    (folder / "submissions").mkdir(parents=True)
+    (folder / "submissions" / bad.name).write_bytes(bad.read_bytes())
+    assert run("leaderboard", "render", "--out", str(folder)) == 1  # a published board never holds it
+    assert not (folder / "LEADERBOARD.md").exists()
+
+
+def test_submit_needs_a_destination() -> None:
+    with pytest.raises(ValueError, match="--to URL"):
+        run("submit", str(S.run_dir("heuristic")), "--model", "m", "--revision", "r")
+    with pytest.raises(ValueError, match="control character"):
+        run("submit", str(S.run_dir("heuristic")), "--model", "m\x07", "--revision", "r", "--out", "/tmp/x.gz")
+    with pytest.raises(ValueError, match="not a bench run folder"):
+        run("submit", "/nonexistent", "--model", "m", "--revision", "r", "--out", "/tmp/x.gz")
+
+
+@pytest.fixture
+def live_server(tmp_path: Path) -> Iterator[str]:
+    import uvicorn
+
+    from agentgym.leaderboard.server import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = uvicorn.Config(create_app(tmp_path / "srv.sqlite", suites=S.REGISTRY, workers=1), host="127.0.0.1",
+                            port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_submit_over_http(live_server: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("submit", str(S.run_dir("heuristic")), "--to", live_server, "--model", "m", "--revision", "r") == 0
+    assert "submission 1: ranked" in capsys.readouterr().out
+    assert run("submit", str(S.run_dir("heuristic")), "--to", live_server + "/submissions", "--model", "m",
+               "--revision", "r") == 0
+    assert "submission 1: duplicate" in capsys.readouterr().out
+    # A run whose records were edited after the fact: the server names the episode.
+    folder = S.run_dir("heuristic").parent / "edited"
+    if not folder.exists():
+        import shutil
+
+        shutil.copytree(S.run_dir("heuristic"), folder)
+        lines = (folder / "records.jsonl").read_text().splitlines()
+        rec = json.loads(lines[0])
+        rec["steps"][-1]["reward"] = 0.5
+        lines[0] = json.dumps(rec, sort_keys=True)
+        (folder / "records.jsonl").write_text("\n".join(lines) + "\n")
+    assert run("submit", str(folder), "--to", live_server, "--model", "m2", "--revision", "r") == 1
+    err = capsys.readouterr().err
+    assert "replay_mismatch" in err and "step" in err

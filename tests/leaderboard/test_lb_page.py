@@ -1,0 +1,154 @@
+"""Ranking and rendering, and RELIABILITY L5 on the rendered text: every payload shown as data."""
+
+from __future__ import annotations
+
+import html
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+
+import lb_support as S
+from agentgym.leaderboard.board import build_board, board_dict
+from agentgym.leaderboard.page import CSP, md_cell, render_html, render_markdown
+from agentgym.leaderboard.service import receive
+from agentgym.leaderboard.store import Entry, Store
+
+
+def _entry(i: int, success: float, ci: tuple[float, float], *, score: float = 0.5, reference: bool = False,
+           suite: str = S.SUITE.id, **text: str) -> Entry:
+    agg = lambda v, lo, hi: {"value": v, "ci": [lo, hi], "n": 100}  # noqa: E731
+    summary: dict[str, Any] = {"episodes": 100, "primary": "success", "success": agg(success, *ci),
+                               "score": agg(score, score - .1, score + .1), "tool_f1": agg(.8, .7, .9),
+                               "recovery_share": agg(.5, .4, .6), "recovery_median": agg(2.0, 1.0, 3.0),
+                               "goal_consistency": agg(.9, .85, .95), "pass_hat_k": {**agg(.3, .2, .4), "k": 2}}
+    fields = {"agent": f"agent-{i}", "model": f"model-{i}", "revision": "r1", "organisation": "org", "description": ""}
+    fields.update(text)
+    return Entry(id=i, created_at="2026-01-01T00:00:00+00:00", suite=suite, package_version="0.1.0",
+                 records_sha256=f"{i:064x}", config_hash="c" * 64, agent_config={}, reference=reference,
+                 episodes=100, summary=summary, verify_s=0.1, **fields)
+
+
+# ============================================================================ ranking
+def test_rows_rank_by_primary_with_noise_marks_and_references_apart() -> None:
+    entries = [
+        _entry(1, 0.50, (0.40, 0.60)),
+        _entry(2, 0.80, (0.75, 0.85)),
+        _entry(3, 0.78, (0.72, 0.84)),   # overlaps 2: within noise
+        _entry(4, 0.30, (0.25, 0.35)),   # clear of 1
+        _entry(5, 1.00, (1.00, 1.00), reference=True),
+        _entry(6, 0.50, (0.45, 0.55), score=0.4),  # ties 1 on success, lower score
+        _entry(7, 0.90, (0.85, 0.95), suite=S.OLD_SUITE.id),
+    ]
+    sections = build_board(entries, S.REGISTRY)
+    assert [s.suite for s in sections] == [S.SUITE.id, S.OLD_SUITE.id]
+    cur, old = sections
+    assert [(r.entry.id, r.rank, r.within_noise) for r in cur.rows] == [
+        (2, 1, False), (3, 2, True), (1, 3, False), (6, 3, True), (4, 5, False)]
+    assert [r.entry.id for r in cur.reference] == [5] and cur.reference[0].rank is None
+    assert not old.current and [(r.entry.id, r.rank) for r in old.rows] == [(7, None)]
+    data = board_dict(sections)
+    assert [r["id"] for r in data["suites"][0]["rows"]] == [2, 3, 1, 6, 4]
+
+
+def test_unknown_suite_is_shown_unranked() -> None:
+    sections = build_board([_entry(1, .5, (.4, .6), suite="gone-v0")], S.REGISTRY)
+    assert not sections[0].current and sections[0].rows[0].rank is None
+
+
+def test_html_marks_noise_and_has_no_script() -> None:
+    sections = build_board([_entry(1, .5, (.4, .6)), _entry(2, .52, (.42, .62))], S.REGISTRY)
+    page = render_html(sections, submit_url="https://board.example/submissions")
+    assert "≈" in page and "within noise" in page
+    assert "<script" not in page and "agentgym submit" in page and "https://board.example/submissions" in page
+    assert "Content-Security-Policy" in page and "script-src 'none'" in CSP
+    md = render_markdown(sections)
+    assert "| 1 |" in md and "| 2 ≈ |" in md
+
+
+# ============================================================================ L5
+class _Elements(HTMLParser):
+    """Every element and attribute of a page, and the text of each table row."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag == "tr" and dict(attrs).get("class") == "entry":
+            self.rows.append([])
+        if tag == "td" and self.rows:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None and self.rows:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@pytest.fixture(scope="module")
+def payload_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """A board whose every entry has a payload in every text field."""
+    store = Store(tmp_path_factory.mktemp("l5") / "board.sqlite")
+    for i in range(len(S.PAYLOADS)):
+        receive(S.body_for(S.records("heuristic"), **S.payload_fields(i)), store, suites=S.REGISTRY, workers=1)
+    return store
+
+
+def test_l5_payloads_stored_verbatim_and_rendered_escaped(payload_store: Store) -> None:
+    entries = payload_store.entries()
+    assert len(entries) == len(S.PAYLOADS)
+    for i, e in enumerate(entries):
+        f = S.payload_fields(i)
+        assert (e.agent, e.model, e.revision, e.organisation, e.description) == (
+            f["agent"], f["model"], f["revision"], f["organisation"], f["description"])
+    page = render_html(build_board(entries, S.REGISTRY))
+    parsed = _Elements()
+    parsed.feed(page)
+    tags = [t for t, _ in parsed.tags]
+    assert not {"script", "img", "a", "iframe", "svg", "body"} & set(tags[tags.index("body") + 1:])
+    assert all(not k.startswith("on") and k not in ("href", "src", "srcdoc") for _, a in parsed.tags for k in a)
+    assert len(parsed.rows) == len(S.PAYLOADS)  # no payload added or broke a row
+    shown = {row[1] for row in parsed.rows}  # the agent cell: its text, then the description's
+    as_text = sum(S.PAYLOADS[i] + "\n".join(S.PAYLOADS) in shown for i in range(len(S.PAYLOADS)))
+    assert as_text == len(S.PAYLOADS)
+    assert all(html.escape(p, quote=True) in page for p in S.PAYLOADS)
+    print(f"\nL5: {as_text} of {len(S.PAYLOADS)} payload rows shown as their exact text, 0 live elements, "
+          f"row count unchanged")
+
+
+def test_l5_markdown_cells_are_inert(payload_store: Store) -> None:
+    md = render_markdown(build_board(payload_store.entries(), S.REGISTRY))
+    table = [line for line in md.splitlines() if line.startswith("| ") and "agent" not in line.lower()[:12]]
+    rows = [line for line in table if not line.startswith("| Rank")]
+    assert len(rows) == len(S.PAYLOADS)
+    columns = md.splitlines()[[i for i, line in enumerate(md.splitlines()) if line.startswith("| Rank")][0]]
+    n_cols = columns.count(" | ") + 1
+    for line in rows:
+        unescaped_pipes = sum(1 for i, ch in enumerate(line) if ch == "|" and (i == 0 or line[i - 1] != "\\"))
+        assert unescaped_pipes == n_cols + 1, line
+        assert "<" not in line and ">" not in line
+    assert "'=HYPERLINK" in md and "'@SUM" in md
+
+
+@pytest.mark.parametrize("text, cell", [
+    ("=1+2", "'=1+2"),
+    ("+cmd", "'+cmd"),
+    ("-2", "'-2"),
+    ("@SUM(A1)", "'@SUM(A1)"),
+    ("a|b", "a\\|b"),
+    ("<b>", "&lt;b&gt;"),
+    ("[x](javascript:y)", "\\[x\\](javascript:y)"),
+    ("two\nlines", "two lines"),
+    ("a_b*c`d~e\\f", "a\\_b\\*c\\`d\\~e\\\\f"),
+    ("plain text", "plain text"),
+])
+def test_md_cell(text: str, cell: str) -> None:
+    assert md_cell(text) == cell

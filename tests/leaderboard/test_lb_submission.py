@@ -1,0 +1,210 @@
+"""The wire format and RELIABILITY L4: hostile bodies are refused before they are parsed in full."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import struct
+import time
+import tracemalloc
+import zlib
+
+import pytest
+
+import lb_support as S
+from agentgym.leaderboard.submission import (
+    FORMAT,
+    LIMITS,
+    LimitExceeded,
+    Limits,
+    MalformedSubmission,
+    Manifest,
+    SubmissionError,
+    decode_submission,
+    encode_submission,
+    gunzip_capped,
+    json_depth,
+)
+
+MIB = 1024 * 1024
+
+
+def _manifest_line(**fields: object) -> bytes:
+    raw = S.records_bytes(S.records("heuristic"))
+    d = S.manifest_for(raw).to_dict()
+    d.update(fields)
+    return json.dumps(d).encode()
+
+
+def test_round_trip_keeps_the_records_bytes() -> None:
+    raw = S.records_bytes(S.records("heuristic"))
+    body = S.body_for(S.records("heuristic"))
+    sub = decode_submission(body)
+    assert sub.records_sha256 == hashlib.sha256(raw).hexdigest() == sub.manifest.records_sha256
+    assert sub.records == S.records("heuristic")
+    # `submit` sends the run folder's file byte for byte: sha256sum records.jsonl is the manifest's digest.
+    from agentgym.leaderboard.cli import build_submission
+
+    from_run = decode_submission(build_submission(S.run_dir("heuristic"), model="m", revision="r"))
+    file_bytes = (S.run_dir("heuristic") / "records.jsonl").read_bytes()
+    assert from_run.manifest.records_sha256 == hashlib.sha256(file_bytes).hexdigest()
+    assert gzip.decompress(build_submission(S.run_dir("heuristic"), model="m", revision="r")).endswith(file_bytes)
+    head = gzip.decompress(body).split(b"\n", 1)[0]
+    assert json.loads(head)["format"] == FORMAT
+
+
+def test_json_depth_skips_strings() -> None:
+    assert json_depth(b'{"a": [1, {"b": "[[[[{{{{"}]}') == 3
+    assert json_depth(b'"\\"[[[["') == 0
+    assert json_depth(b'[' * 100_000 + b']' * 100_000) == 100_000
+    assert json_depth(b"42") == 0
+
+
+# ============================================================================ L4
+def _bomb(total: int) -> bytes:
+    """A valid gzip stream of `total` zero bytes, built without compressing them all.
+
+    After a full flush the compressor starts afresh, so every MiB of zeros after the first
+    compresses to the same bytes: the stream is that block repeated, then a trailer.
+    """
+    c = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zero = b"\0" * MIB
+    first = c.compress(zero) + c.flush(zlib.Z_FULL_FLUSH)
+    block = c.compress(zero) + c.flush(zlib.Z_FULL_FLUSH)
+    end = c.flush()[:-8]
+    crc = 0
+    for _ in range(total // MIB):
+        crc = zlib.crc32(zero, crc)
+    return first + block * (total // MIB - 1) + end + struct.pack("<II", crc, total & 0xFFFFFFFF)
+
+
+def _l4_cases() -> list[tuple[str, bytes, Limits, type[SubmissionError], str]]:
+    head = _manifest_line()
+    good_records = S.records_bytes(S.records("heuristic"))
+    deep = b"[" * 10_000 + b"]" * 10_000
+    deeper = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
+    small = Limits(max_decompressed_bytes=1 * MIB)
+    noisy = hashlib.sha256(b"seed").digest() * (3 * MIB // 32)  # barely compressible
+    cases = [
+        ("over the body cap", b"\x1f\x8b" + b"\0" * LIMITS.max_body_bytes, LIMITS, LimitExceeded, "too_large"),
+        ("compression bomb (512 MiB of zeros)", _bomb(512 * MIB), LIMITS, LimitExceeded, "decompressed_too_large"),
+        ("over the absolute decompressed cap", gzip.compress(noisy, 1), small, LimitExceeded, "decompressed_too_large"),
+        ("not gzip", b'{"format": "agentgym-submission/1"}', LIMITS, MalformedSubmission, "not_gzip"),
+        ("truncated gzip", S.body_for(S.records("heuristic"))[:-20], LIMITS, MalformedSubmission, "bad_gzip"),
+        ("two gzip members", S.body_for(S.records("heuristic")) * 2, LIMITS, MalformedSubmission, "bad_gzip"),
+        ("manifest not UTF-8", gzip.compress(head.replace(b'"tests"', b'"t\xe9sts"') + b"\n"), LIMITS,
+         MalformedSubmission, "not_utf8"),
+        ("overlong UTF-8", gzip.compress(head.replace(b'"tests"', b'"\xc0\xafx"') + b"\n"), LIMITS,
+         MalformedSubmission, "not_utf8"),
+        ("record not UTF-8", None, LIMITS, MalformedSubmission, "not_utf8"),
+        ("manifest 10k deep", gzip.compress(deep + b"\n" + good_records), LIMITS, MalformedSubmission, "too_deep"),
+        ("record 10k deep", None, LIMITS, MalformedSubmission, "too_deep"),
+        ("record 100k deep", None, LIMITS, MalformedSubmission, "too_deep"),
+        ("NaN in a record", None, LIMITS, MalformedSubmission, "bad_json"),
+        ("torn records file", None, LIMITS, MalformedSubmission, "torn_records"),
+        ("records digest mismatch", gzip.compress(head + b"\n" + good_records + good_records), LIMITS,
+         MalformedSubmission, "hash_mismatch"),
+        ("no manifest line", gzip.compress(head), LIMITS, MalformedSubmission, "bad_format"),
+    ]
+    # Cases whose records are hostile: the manifest carries their true digest, so the limits are what stops them.
+    hostile = {
+        "record not UTF-8": good_records.replace(b'"heuristic"', b'"heur\xffistic"', 1),
+        "record 10k deep": good_records + deep + b"\n",
+        "record 100k deep": good_records + deeper + b"\n",
+        "NaN in a record": good_records + b'{"reward": NaN}\n',
+        "torn records file": good_records[:-1],
+    }
+    out = []
+    for name, body, limits, exc, code in cases:
+        if body is None:
+            recs = hostile[name]
+            line = _manifest_line(records_sha256=hashlib.sha256(recs).hexdigest())
+            body = gzip.compress(line + b"\n" + recs)
+        out.append((name, body, limits, exc, code))
+    return out
+
+
+def test_l4_hostile_bodies_rejected_before_full_parsing() -> None:
+    cases = _l4_cases()
+    rejected = 0
+    for name, body, limits, exc_type, code in cases:
+        t0 = time.perf_counter()
+        with pytest.raises(exc_type) as info:
+            decode_submission(body, limits)
+        assert info.value.code == code, (name, info.value)
+        assert time.perf_counter() - t0 < 2.0, name
+        rejected += 1
+    print(f"\nL4: {rejected} of {len(cases)} hostile bodies rejected")
+    assert rejected == len(cases)
+
+
+def test_l4_bomb_memory_stays_under_twice_the_cap() -> None:
+    body = _bomb(1024 * MIB)  # 1 GiB of zeros in about 1 MB
+    cap = LIMITS.decompressed_cap(len(body))
+    assert cap < 1024 * MIB
+    tracemalloc.start()
+    try:
+        with pytest.raises(LimitExceeded):
+            decode_submission(body)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    print(f"\nL4: a {len(body)} byte bomb stopped at a {cap} byte cap; peak {peak} bytes ({peak / cap:.2f}x the cap)")
+    assert peak < 2 * cap
+
+
+def test_bomb_helper_is_a_valid_stream() -> None:
+    assert zlib.decompress(_bomb(4 * MIB), 16 + zlib.MAX_WBITS) == b"\0" * (4 * MIB)
+
+
+def test_gunzip_capped_accepts_exactly_the_cap() -> None:
+    data = b"x" * 5000
+    assert gunzip_capped(gzip.compress(data), 5000) == data
+    with pytest.raises(LimitExceeded):
+        gunzip_capped(gzip.compress(data), 4999)
+
+
+def test_honest_records_compress_under_the_ratio_cap() -> None:
+    for agent, kwargs in S.AGENTS:
+        raw = S.records_bytes(S.records(agent, kwargs))
+        ratio = len(raw) / len(gzip.compress(raw, 9))
+        assert ratio < LIMITS.max_ratio / 3, (agent, ratio)
+
+
+# ============================================================================ the manifest
+@pytest.mark.parametrize("change, field", [
+    ({"format": "agentgym-submission/0"}, "format"),
+    ({"extra": 1}, "extra"),
+    ({"model": ""}, "model"),
+    ({"model": 42}, "model"),
+    ({"agent": "x" * 101}, "agent"),
+    ({"agent": "evil\u202egnp.exe"}, "agent"),
+    ({"organisation": "a\x00b"}, "organisation"),
+    ({"revision": "r1\nr2"}, "revision"),
+    ({"description": "ok\u0007"}, "description"),
+    ({"records_sha256": "ABC"}, "records_sha256"),
+    ({"claimed": {"success": 2, "elo": 3}}, "claimed.elo"),
+    ({"claimed": {"success": True}}, "claimed.success"),
+    ({"claimed": []}, "claimed"),
+])
+def test_manifest_is_parsed_strictly(change: dict, field: str) -> None:
+    raw = S.records_bytes(S.records("heuristic"))
+    d = S.manifest_for(raw).to_dict()
+    d.update(change)
+    with pytest.raises(MalformedSubmission) as info:
+        Manifest.from_dict(d)
+    assert info.value.field == field
+
+
+def test_manifest_missing_field() -> None:
+    d = S.manifest_for(b"").to_dict()
+    del d["suite"]
+    with pytest.raises(MalformedSubmission, match="missing"):
+        Manifest.from_dict(d)
+
+
+def test_encode_refuses_a_wrong_digest() -> None:
+    m = S.manifest_for(b"other")
+    with pytest.raises(ValueError):
+        encode_submission(m, b"records\n")
