@@ -43,7 +43,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     for env_id in _env_ids():
         spec = gym.spec(env_id)
-        entry = spec.entry_point if isinstance(spec.entry_point, str) else repr(spec.entry_point)
+        # Every id goes through the noise factory; the family's own class is its kwarg.
+        entry = spec.kwargs.get("env_entry_point") or (
+            spec.entry_point if isinstance(spec.entry_point, str) else repr(spec.entry_point))
         print(f"{env_id:24s} {entry}")
     return 0
 

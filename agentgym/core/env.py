@@ -116,6 +116,13 @@ class AgentEnv(gym.Env[str, str]):
         return self._episode_seed
 
     @property
+    def episode_max_turns(self) -> int:
+        """The current episode's turn budget (the env's `max_turns`, or the task's own)."""
+        if self._task is None:
+            raise ResetNeeded("call reset() first")
+        return self._max_turns
+
+    @property
     def elapsed_ms(self) -> float:
         """Simulated time charged in this episode (by the latency noise), in milliseconds."""
         return self._elapsed_ms

@@ -1,0 +1,62 @@
+"""Seeded, declarative noise: one Gymnasium wrapper per kind, each doing one thing.
+
+    gym.make("AgentRL/Dialog-v0", noise="tool_failure=0.2,ambiguity=0.5")
+    gym.make("AgentRL/Dialog-v0", noise="medium")            # presets: none, light, medium, heavy
+    apply_noise(env, {"typos": 0.1})                          # on an env already made
+
+Every wrapper records its constructor arguments (the stack shows in ``env.spec``), plugs into the
+hooks of the `AgentEnv` underneath (`agentgym.core.hooks`), draws only from its own stream of the
+episode seed (``AgentEnv.noise_rng(kind)``: adding or removing a wrapper never changes the task
+or another wrapper's draws), and logs every injection as ``{"step", "kind", "target", "detail"}``
+in that step's ``info["noise"]`` and the episode's ``info["episode"]["noise"]``. ``reset(options=
+{"trial": k})`` redraws every kind's stream (same task, other faults) for pass^k.
+
+| kind | wrapper | opportunity | target | detail |
+|---|---|---|---|---|
+| latency | `Latency(mean_ms)` | every valid call is charged; the charge that passes the budget is logged | tool | ms, elapsed_ms, budget_ms |
+| tool_failure | `ToolFailure(rate, modes, tools)` | every valid call | tool | mode |
+| corruption | `Corruption(rate)` | every successful read result with a data leaf | tool | path, from, to, how |
+| distractors | `Distractors(n)` | each reset; each call to a decoy | ``tools`` / decoy | added / clone_of, effect |
+| ambiguity | `Ambiguity(rate)` | each reset | constraint | the family's description |
+| goal_shift | `GoalShift(rate)` | each reset (logged when announced) | constraint | from, to |
+| typos | `Typos(rate)` | every user message | ``user`` | message, changes |
+
+`ActionConstraint(allowed_tools, forbid)` is a policy, not noise: it refuses calls (error
+``BLOCKED``, not injected: refusals count against the agent) and logs each refusal.
+
+Recoverability: every detail carries ``recoverable``. These injections leave no way to succeed
+and are logged with ``recoverable: False`` (metrics leave them out of recovery statistics):
+
+- a tool failure, a corrupted result or a decoy call in the episode's last turn (no turn is left
+  to retry, re-query or redo), or once the time budget is spent;
+- the latency charge that passes the task's time budget (the episode is truncated);
+- a goal shift announced with fewer than two turns left (the family says so: cancel and rebook);
+- whatever else a family marks unrecoverable in its `NoiseEvent`.
+Injected tool failures are marked ``injected`` in the call record and never count as the
+agent's errors.
+"""
+
+from agentgym.noise.calls import FAILURE_MODES, Corruption, Latency, ToolFailure
+from agentgym.noise.constraint import ActionConstraint
+from agentgym.noise.distractors import MAX_DISTRACTORS, Distractors
+from agentgym.noise.spec import KINDS, PRESETS, NoiseSpecError, apply_noise, format_noise, parse_noise
+from agentgym.noise.user import Ambiguity, GoalShift, Typos
+
+__all__ = [
+    "ActionConstraint",
+    "Ambiguity",
+    "Corruption",
+    "Distractors",
+    "FAILURE_MODES",
+    "GoalShift",
+    "KINDS",
+    "Latency",
+    "MAX_DISTRACTORS",
+    "NoiseSpecError",
+    "PRESETS",
+    "ToolFailure",
+    "Typos",
+    "apply_noise",
+    "format_noise",
+    "parse_noise",
+]

@@ -1,0 +1,263 @@
+"""Noise on tool calls: failures, corrupted results and simulated latency.
+
+Each wrapper registers one hook on the `AgentEnv` underneath (`agentgym.core.hooks`) and draws
+only from the episode's stream for its kind (`AgentEnv.noise_rng`), so it never shifts the task,
+the user or another wrapper's draws.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.utils import RecordConstructorArgs
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.hooks import Intercept
+from agentgym.core.protocol import ErrorCode, ToolCall
+from agentgym.core.render import error_text
+from agentgym.core.tools import ToolKind
+from agentgym.noise._common import agent_env, check_ms, check_rate, recoverable_at
+
+__all__ = ["ToolFailure", "FAILURE_MODES", "Corruption", "perturbable_leaves", "Latency"]
+
+#: What the agent reads for each failure mode: the texts real services send. They never say
+#: the failure was injected (an agent must not be told); the call record and the log do.
+FAILURE_MODES: dict[str, str] = {
+    "error": "{tool}: upstream service error (503 Service Unavailable); the service is temporarily unavailable",
+    "timeout": "{tool}: the request timed out after 30 s without a response",
+    "rate_limit": "{tool}: 429 Too Many Requests: rate limit exceeded, retry after 2 s",
+}
+_TOOL_ERROR = ErrorCode.TOOL_ERROR.value
+
+
+def _names(label: str, values: Any) -> list[str]:
+    if isinstance(values, str) or not isinstance(values, Sequence) or not values:
+        raise ValueError(f"{label} must be a non-empty list of names, got {values!r}")
+    out = list(values)
+    if not all(isinstance(v, str) and v for v in out) or len(set(out)) != len(out):
+        raise ValueError(f"{label} must hold distinct non-empty strings, got {values!r}")
+    return out
+
+
+class ToolFailure(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """A valid tool call fails, with probability `rate`, before the tool runs.
+
+    The agent sees a realistic ``[error TOOL_ERROR] ...`` text for a server error, a timeout or a
+    rate limit; the world is untouched, so a retry may succeed. The call record is marked
+    ``injected`` (metrics never blame the agent for it) and the log gets ``{"mode",
+    "recoverable"}``; a failure on the episode's last turn is unrecoverable.
+
+    Args:
+        env: an agentgym env (any stack over an `AgentEnv`).
+        rate: the chance that one valid call fails, in [0, 1].
+        modes: the failure modes to draw from, uniformly (see `FAILURE_MODES`).
+        tools: only calls to these tools can fail (None: every tool, distractors included).
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        rate: float,
+        modes: Sequence[str] = ("error", "timeout", "rate_limit"),
+        tools: Sequence[str] | None = None,
+    ) -> None:
+        rate = check_rate("ToolFailure rate", rate)
+        modes = _names("ToolFailure modes", modes)
+        unknown = [m for m in modes if m not in FAILURE_MODES]
+        if unknown:
+            raise ValueError(f"unknown ToolFailure modes {unknown}; known: {list(FAILURE_MODES)}")
+        tools = None if tools is None else _names("ToolFailure tools", tools)
+        # Lists, not tuples: the recorded arguments must survive the spec's JSON round trip.
+        RecordConstructorArgs.__init__(self, rate=rate, modes=modes, tools=tools)
+        gym.Wrapper.__init__(self, env)
+        self._rate = rate
+        self._modes = tuple(modes)
+        self._tools = None if tools is None else frozenset(tools)
+        agent_env(env, ToolFailure).hooks.before_call.append(self._before_call)
+
+    def _before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
+        if self._tools is not None and call.name not in self._tools:
+            return None
+        rng = env.noise_rng("tool_failure")
+        if rng.random() >= self._rate:
+            return None
+        mode = self._modes[int(rng.random() * len(self._modes))]
+        env.log_noise("tool_failure", call.name, {"mode": mode, "recoverable": recoverable_at(env, turn)})
+        return Intercept(error_text(_TOOL_ERROR, FAILURE_MODES[mode].format(tool=call.name)), error=_TOOL_ERROR,
+                         injected=True)
+
+
+# ------------------------------------------------------------------------------ corruption
+
+#: Pagination and echo fields are bookkeeping, not data: corrupting them is not plausible.
+_BOOKKEEPING = frozenset({"page", "pages", "per_page", "page_size", "limit", "offset"})
+_ID = re.compile(r"^(.*?[A-Za-z_\-])(\d+)$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+Path = tuple[Any, ...]
+_MISSING = object()
+
+
+def _id_like(key: Any, value: str) -> bool:
+    return isinstance(key, str) and (key == "id" or key.endswith(("_id", "Id"))) and _ID.match(value) is not None
+
+
+def perturbable_leaves(value: Any, echo: dict[str, Any] | None = None) -> Iterator[Path]:
+    """Paths of the leaves of a tool result that `Corruption` may change, in document order.
+
+    Numbers, booleans, id-like strings (under a key ``id`` or ``*_id``, ending in digits) and
+    ISO dates; never pagination fields, nor a top-level field that echoes the call's argument.
+    """
+    stack: list[tuple[Path, Any, Any]] = [((), None, value)]
+    while stack:
+        path, key, v = stack.pop()
+        if isinstance(v, dict):
+            items = [(k, x) for k, x in v.items()
+                     if k not in _BOOKKEEPING and not (path == () and echo is not None and echo.get(k, _MISSING) == x)]
+            stack.extend(((*path, k), k, x) for k, x in reversed(items))
+        elif isinstance(v, (list, tuple)):
+            stack.extend(((*path, i), key, x) for i, x in reversed(list(enumerate(v))))
+        elif isinstance(v, bool) or (isinstance(v, (int, float)) and v == v and abs(v) != float("inf")):
+            yield path
+        elif isinstance(v, str) and (_id_like(key, v) or _DATE.match(v) is not None):
+            yield path
+
+
+def _get(value: Any, path: Path) -> Any:
+    for k in path:
+        value = value[k]
+    return value
+
+
+def _replace(value: Any, path: Path, new: Any) -> Any:
+    """A copy of `value` with the leaf at `path` replaced; only the containers on the path are
+    copied (results are fresh, but may share parts with the world)."""
+    if not path:
+        return new
+    head = path[0]
+    out: Any = dict(value) if isinstance(value, dict) else list(value)
+    out[head] = _replace(value[head], path[1:], new)
+    return out
+
+
+def _decimals(x: float) -> int:
+    text = repr(x)
+    return min(3, len(text.split(".", 1)[1])) if "." in text and "e" not in text else 0
+
+
+def _perturb(old: Any, rng: Any) -> tuple[Any, str]:
+    """A plausible wrong value for one leaf, and how it was made (for the log)."""
+    if isinstance(old, bool):
+        return (not old), "flipped"
+    if isinstance(old, (int, float)):
+        factor = 1.0 + (0.1 + 0.3 * rng.random()) * (1 if rng.random() < 0.5 else -1)
+        if isinstance(old, int):
+            new_int = int(round(old * factor))
+            if new_int == old:  # small counts: move by one, keeping the sign
+                new_int = old + 1 if factor > 1 or old <= 0 else old - 1
+            return new_int, f"scaled by {factor:.2f}"
+        new = round(old * factor, _decimals(old))
+        if new == old:
+            new = round(old + (10 ** -_decimals(old)) * (1 if factor > 1 else -1), _decimals(old))
+        return new, f"scaled by {factor:.2f}"
+    if _DATE.match(old):
+        days = int(30 + 61 * rng.random()) * (1 if rng.random() < 0.5 else -1)
+        try:
+            shifted = _dt.date.fromisoformat(old) + _dt.timedelta(days=days)
+        except ValueError:  # not a real date after all (e.g. 2024-13-40): leave the text, change a digit
+            return old[:-1] + str((int(old[-1]) + 5) % 10), "changed a digit"
+        return shifted.isoformat(), f"shifted {days:+d} days"
+    m = _ID.match(old)
+    assert m is not None
+    prefix, digits = m.groups()
+    # One digit more than the family's ids have: it looks like any other id (a newer one) and,
+    # as ids of one kind share a width, it resolves to nothing.
+    return f"{prefix}{int(1 + 9 * rng.random())}{digits}", "id that does not resolve"
+
+
+def _path_text(path: Path) -> str:
+    out = ""
+    for k in path:
+        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
+    return out or "$"
+
+
+class Corruption(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """A read tool's result comes back plausibly wrong, with probability `rate` per result.
+
+    One leaf changes (see `perturbable_leaves`): a number moves by 10-40%, a boolean flips, an id
+    no longer resolves, a date moves 30-90 days. A careful agent can catch each: the value falls
+    outside what it asked for, disagrees with another tool (``get_details`` against ``search``),
+    or fails when used (an id that does not resolve); re-querying may give the true value. Write
+    tools are never corrupted and the world is never changed. The log gets ``{"path", "from",
+    "to", "how", "recoverable"}``; a corruption on the last turn is unrecoverable.
+
+    Args:
+        env: an agentgym env.
+        rate: the chance that one successful read result is corrupted, in [0, 1].
+    """
+
+    def __init__(self, env: gym.Env, rate: float) -> None:
+        rate = check_rate("Corruption rate", rate)
+        RecordConstructorArgs.__init__(self, rate=rate)
+        gym.Wrapper.__init__(self, env)
+        self._rate = rate
+        agent_env(env, Corruption).hooks.after_call.append(self._after_call)
+
+    def _after_call(self, env: AgentEnv, call: ToolCall, turn: int, result: Any) -> Any:
+        extra = env.hooks.extra_tools.get(call.name)
+        spec = extra.spec if extra is not None else env.toolkit.spec(call.name)
+        if spec.kind is not ToolKind.READ:
+            return result
+        rng = env.noise_rng("corruption")
+        if rng.random() >= self._rate:
+            return result
+        leaves = list(perturbable_leaves(result, call.arguments))
+        if not leaves:
+            return result
+        path = leaves[int(rng.random() * len(leaves))]
+        old = _get(result, path)
+        new, how = _perturb(old, rng)
+        env.log_noise("corruption", call.name, {"path": _path_text(path), "from": old, "to": new, "how": how,
+                                                "recoverable": recoverable_at(env, turn)})
+        return _replace(result, path, new)
+
+
+# ------------------------------------------------------------------------------ latency
+
+
+class Latency(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """Every tool call takes simulated time, charged against the task's time budget.
+
+    Each valid call draws an exponential time with mean `mean_ms` and charges it
+    (`AgentEnv.charge_time`; nothing sleeps), also a call that then fails. The running total is
+    in every step's ``info["elapsed_ms"]``; an episode whose total passes ``task.time_budget_ms``
+    is truncated with outcome ``time_budget``. The charges are not faults and are not logged one
+    by one (that would cost every call a log entry); the charge that passes the budget is, and
+    is logged as ``{"ms", "elapsed_ms", "budget_ms", "recoverable": False}``.
+
+    Args:
+        env: an agentgym env.
+        mean_ms: the mean simulated time of one call, in milliseconds (>= 0).
+    """
+
+    def __init__(self, env: gym.Env, mean_ms: float) -> None:
+        mean_ms = check_ms("Latency mean_ms", mean_ms)
+        RecordConstructorArgs.__init__(self, mean_ms=mean_ms)
+        gym.Wrapper.__init__(self, env)
+        self._mean_ms = mean_ms
+        agent_env(env, Latency).hooks.before_call.append(self._before_call)
+
+    def _before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> None:
+        if not self._mean_ms:
+            return None
+        before = env.elapsed_ms
+        env.charge_time(env.noise_rng("latency").exponential(self._mean_ms))
+        budget = env.task.time_budget_ms
+        if before <= budget < env.elapsed_ms:
+            env.log_noise("latency", call.name, {"ms": round(env.elapsed_ms - before, 3), "elapsed_ms": env.elapsed_ms,
+                                                 "budget_ms": budget, "recoverable": False})
+        return None

@@ -1,0 +1,84 @@
+"""`ActionConstraint`: a policy on which calls an agent may make (not a fault: refusals count)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.utils import RecordConstructorArgs
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.hooks import Intercept
+from agentgym.core.protocol import ErrorCode, ToolCall
+from agentgym.core.render import error_text
+from agentgym.noise._common import agent_env
+
+__all__ = ["ActionConstraint"]
+
+_BLOCKED = ErrorCode.BLOCKED.value
+
+
+def _strings(label: str, values: Any) -> list[str]:
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise ValueError(f"{label} must be a list of strings, got {values!r}")
+    out = list(values)
+    bad = [v for v in out if not isinstance(v, str) or not v]
+    if bad:
+        raise ValueError(f"{label} must hold non-empty strings, got {bad!r}")
+    return out
+
+
+class ActionConstraint(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """Blocks tool calls outside an allowed set or matching a forbidden pattern.
+
+    A blocked call never runs: the agent reads ``[error BLOCKED] ...`` saying why, and the call
+    record has error ``BLOCKED`` with ``injected`` False, so it counts against the agent (it is
+    the agent's to respect the policy, unlike an injected fault). Each refusal is logged (kind
+    ``action_constraint``) with ``{"reason", "pattern", "injected": False, "recoverable": True}``.
+    The check runs before any other hook (a refused call is not sent, so it neither fails nor
+    takes time), whatever the wrapping order.
+
+    Args:
+        env: an agentgym env.
+        allowed_tools: the only tools the agent may call (None: every tool).
+        forbid: regular expressions; a call is refused when one matches (``re.search``) its
+            name followed by its arguments as sorted-key JSON, e.g. ``cancel_booking`` or
+            ``"day": "sunday"``.
+    """
+
+    def __init__(self, env: gym.Env, allowed_tools: Sequence[str] | None = None, forbid: Sequence[str] = ()) -> None:
+        allowed = None if allowed_tools is None else _strings("ActionConstraint allowed_tools", allowed_tools)
+        patterns = _strings("ActionConstraint forbid", forbid)
+        compiled = []
+        for p in patterns:
+            try:
+                compiled.append(re.compile(p))
+            except re.error as exc:
+                raise ValueError(f"ActionConstraint forbid pattern {p!r} is not a valid regular expression: {exc}") from exc
+        RecordConstructorArgs.__init__(self, allowed_tools=allowed, forbid=patterns)
+        gym.Wrapper.__init__(self, env)
+        self._allowed = None if allowed is None else frozenset(allowed)
+        self._allowed_text = "" if allowed is None else ", ".join(sorted(self._allowed)) or "none"
+        self._forbid = tuple(compiled)
+        agent_env(env, ActionConstraint).hooks.before_call.insert(0, self._before_call)
+
+    def _before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
+        if self._allowed is not None and call.name not in self._allowed:
+            return self._refuse(env, call, "not_allowed", None,
+                                f"{call.name} is not allowed in this session; allowed tools: {self._allowed_text}")
+        if self._forbid:
+            text = call.name + json.dumps(call.arguments, sort_keys=True, ensure_ascii=False)
+            for p in self._forbid:
+                if p.search(text) is not None:
+                    return self._refuse(env, call, "forbidden", p.pattern,
+                                        f"this {call.name} call is forbidden by policy (matches {p.pattern!r})")
+        return None
+
+    @staticmethod
+    def _refuse(env: AgentEnv, call: ToolCall, reason: str, pattern: str | None, message: str) -> Intercept:
+        env.log_noise("action_constraint", call.name,
+                      {"reason": reason, "pattern": pattern, "injected": False, "recoverable": True})
+        return Intercept(error_text(_BLOCKED, message), error=_BLOCKED, injected=False)

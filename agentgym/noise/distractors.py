@@ -1,0 +1,122 @@
+"""Distractor tools: decoys named and described like the env's own tools, that do not help."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterable
+from typing import Any, Callable
+
+import gymnasium as gym
+from gymnasium.utils import RecordConstructorArgs
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.hooks import ExtraTool
+from agentgym.core.task import SimulatedUser
+from agentgym.core.tools import ToolKind, ToolSpec
+from agentgym.noise._common import agent_env, check_count, recoverable_at
+
+__all__ = ["Distractors", "MAX_DISTRACTORS", "decoys_for"]
+
+#: The most decoys one env may get (the parser enforces it too).
+MAX_DISTRACTORS = 10
+
+#: Per tool kind: (name template, description template, what calling it does to the agent).
+#: Names stay within the `[A-Za-z0-9_-]{1,64}` a tool name allows (the base is cut to fit).
+_READ_DECOYS: tuple[tuple[str, str, str], ...] = (
+    ("{name}_all", "{desc} Also covers archived and unlisted entries.", "empty results"),
+    ("quick_{name}", "{desc} Faster: answers from the cache.", "stale cache, no data"),
+    ("{name}_v1", "{desc} (v1 endpoint.)", "empty results"),
+)
+_WRITE_DECOYS: tuple[tuple[str, str, str], ...] = (
+    ("{name}_tentative", "{desc} Tentative: holds it for later confirmation.", "records nothing"),
+    ("{name}_draft", "{desc} Saves it as a draft first.", "records nothing"),
+    ("quick_{name}", "{desc} Faster: skips the usual checks.", "records nothing"),
+)
+#: What a decoy returns, per effect (made fresh per call: the agent may keep what it is given).
+_RESULTS: dict[str, Callable[[], dict[str, Any]]] = {
+    "empty results": lambda: {"status": "ok", "results": [], "total": 0},
+    "stale cache, no data": lambda: {"status": "ok", "cached": True, "results": []},
+    "records nothing": lambda: {"status": "pending", "message": "request received"},
+}
+
+
+def _fit(template: str, name: str) -> str:
+    room = 64 - len(template.replace("{name}", ""))
+    return template.format(name=name[:room])
+
+
+def decoys_for(specs: Iterable[ToolSpec]) -> list[tuple[ToolSpec, str, str]]:
+    """Every decoy a set of real tools offers, in a fixed order: (spec, clone of, effect).
+
+    A decoy's spec is the real tool's spec renamed and redescribed, so its parameter schema is the
+    one derived from the real tool's signature. No decoy is terminal, and none takes a real name.
+    """
+    specs = list(specs)
+    out: list[tuple[ToolSpec, str, str]] = []
+    taken = {s.name for s in specs}
+    for real in specs:
+        templates = _READ_DECOYS if real.kind is ToolKind.READ else _WRITE_DECOYS
+        for name_t, desc_t, effect in templates:
+            name = _fit(name_t, real.name)
+            if name in taken:
+                continue
+            taken.add(name)
+            spec = dataclasses.replace(real, name=name, description=desc_t.format(desc=real.description),
+                                       terminal=False)
+            out.append((spec, real.name, effect))
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _extra_tools(specs: tuple[ToolSpec, ...]) -> tuple[ExtraTool, ...]:
+    # Built once per set of real tools (a family's toolkit, or a cross-task session's mix).
+    return tuple(ExtraTool(spec, _handler(spec.name, clone_of, effect)) for spec, clone_of, effect in decoys_for(specs))
+
+
+class Distractors(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """Each episode offers `n` extra tools named and described like the env's own, that do not help.
+
+    Decoys are derived from the episode's real tools: ``search`` gives ``search_all`` or
+    ``quick_search``, ``book`` gives ``book_tentative`` (see `decoys_for`); they are drawn per
+    episode and listed in ``info["tools"]`` after the real ones. A read decoy returns no data; a
+    write decoy answers "pending" and records nothing, so an agent that trusts it never gets its
+    task done. The reset logs the decoys added (target ``tools``); every call to one is logged
+    with ``{"clone_of", "effect", "recoverable"}`` and its call record has ``distractor: True``.
+
+    Args:
+        env: an agentgym env.
+        n: how many decoys, in [0, MAX_DISTRACTORS].
+    """
+
+    def __init__(self, env: gym.Env, n: int) -> None:
+        n = check_count("Distractors n", n, MAX_DISTRACTORS)
+        RecordConstructorArgs.__init__(self, n=n)
+        gym.Wrapper.__init__(self, env)
+        self._n = n
+        # The toolkit exists only once reset has made it, and on_user runs right after that and
+        # before the reset lists the tools: the one point where the decoys can follow it.
+        agent_env(env, Distractors).hooks.on_user.append(self._on_reset)
+
+    def _on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
+        toolkit = env.toolkit
+        candidates = _extra_tools(tuple(toolkit.spec(s["function"]["name"]) for s in toolkit.schemas()))
+        if self._n > len(candidates):
+            raise ValueError(f"Distractors(n={self._n}): this episode's tools offer only {len(candidates)} decoys")
+        picks = sorted(int(i) for i in env.noise_rng("distractors").permutation(len(candidates))[: self._n])
+        extra = env.hooks.extra_tools
+        extra.clear()
+        extra.update((candidates[i].spec.name, candidates[i]) for i in picks)
+        if picks:
+            env.log_noise("distractors", "tools", {"added": list(extra), "recoverable": True})
+
+
+def _handler(name: str, clone_of: str, effect: str) -> Callable[[AgentEnv, dict[str, Any]], dict[str, Any]]:
+    make_result = _RESULTS[effect]
+
+    def handle(env: AgentEnv, arguments: dict[str, Any]) -> dict[str, Any]:
+        env.log_noise("distractors", name, {"clone_of": clone_of, "effect": effect,
+                                            "recoverable": recoverable_at(env, env.turn)})
+        return make_result()
+
+    return handle

@@ -1,0 +1,214 @@
+"""The noise spec: ``"tool_failure=0.2,ambiguity=0.5"``, a preset name, or a dict; parsed strictly.
+
+Grammar (whitespace around items, names and values is ignored)::
+
+    spec   := preset | item ("," item)* | preset "," item ("," item)*
+    item   := kind "=" value
+    kind   := one of KINDS
+    preset := one of PRESETS (its items, which later items override)
+
+Values: a rate in [0, 1] for tool_failure, corruption, ambiguity, goal_shift and typos; an
+integer in [0, MAX_DISTRACTORS] for distractors; a mean in milliseconds (>= 0) for latency. A
+dict maps kinds to a value as above, or to that wrapper's keyword arguments
+(``{"tool_failure": {"rate": 0.2, "modes": ["timeout"]}}``). Whatever the spelling, the wrappers
+are applied in one canonical order (`KINDS`), innermost first.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import gymnasium as gym
+
+from agentgym.noise.calls import Corruption, Latency, ToolFailure
+from agentgym.noise.distractors import MAX_DISTRACTORS, Distractors
+from agentgym.noise.user import Ambiguity, GoalShift, Typos
+
+__all__ = ["NoiseSpecError", "KINDS", "PRESETS", "parse_noise", "apply_noise", "format_noise"]
+
+
+class NoiseSpecError(ValueError):
+    """A malformed noise spec; the message names the bad part."""
+
+
+_NUMBER = re.compile(r"^(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_INTEGER = re.compile(r"^\d+$")
+
+
+def _rate(text: Any) -> float:
+    value = _number(text)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"must be a rate in [0, 1], got {text!r}")
+    return value
+
+
+def _count(text: Any) -> int:
+    if isinstance(text, str):
+        if not _INTEGER.match(text):
+            raise ValueError(f"must be a whole number, got {text!r}")
+        value = int(text)
+    elif isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        raise ValueError(f"must be a whole number, got {text!r}")
+    if not 0 <= value <= MAX_DISTRACTORS:
+        raise ValueError(f"must be in [0, {MAX_DISTRACTORS}], got {text!r}")
+    return value
+
+
+def _ms(text: Any) -> float:
+    return _number(text)  # >= 0 by the grammar
+
+
+def _number(text: Any) -> float:
+    if isinstance(text, str):
+        if not _NUMBER.match(text):
+            raise ValueError(f"must be a plain non-negative number, got {text!r}")
+        value = float(text)
+    elif isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        raise ValueError(f"must be a number, got {text!r}")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"must be a finite non-negative number, got {text!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One noise kind: its wrapper, the keyword its spec value sets, and that value's parser."""
+
+    wrapper: type[gym.Wrapper]
+    param: str
+    parse: Callable[[Any], Any]
+    #: Further keyword arguments a dict spec may set (validated by the wrapper itself).
+    options: tuple[str, ...] = ()
+
+
+#: Every kind, in the canonical order the wrappers are applied (innermost first). Latency comes
+#: first so that every call is charged, also one that then fails; typos last, as it rewrites what
+#: the step returns.
+KINDS: dict[str, Kind] = {
+    "latency": Kind(Latency, "mean_ms", _ms),
+    "tool_failure": Kind(ToolFailure, "rate", _rate, ("modes", "tools")),
+    "corruption": Kind(Corruption, "rate", _rate),
+    "distractors": Kind(Distractors, "n", _count),
+    "ambiguity": Kind(Ambiguity, "rate", _rate),
+    "goal_shift": Kind(GoalShift, "rate", _rate),
+    "typos": Kind(Typos, "rate", _rate),
+}
+
+#: The named presets. Like an env version, a published preset never changes: a new mix gets a
+#: new name. The time budget of a task is 120 s of simulated time by default.
+PRESETS: dict[str, dict[str, float | int]] = {
+    "none": {},
+    "light": {"latency": 200.0, "tool_failure": 0.05, "corruption": 0.02, "distractors": 1,
+              "ambiguity": 0.1, "goal_shift": 0.05, "typos": 0.05},
+    "medium": {"latency": 500.0, "tool_failure": 0.1, "corruption": 0.05, "distractors": 2,
+               "ambiguity": 0.25, "goal_shift": 0.15, "typos": 0.15},
+    "heavy": {"latency": 1500.0, "tool_failure": 0.25, "corruption": 0.1, "distractors": 4,
+              "ambiguity": 0.5, "goal_shift": 0.3, "typos": 0.3},
+}
+
+Layers = list[tuple[str, dict[str, Any]]]
+
+
+def _unknown_kind(name: str, spec: Any) -> NoiseSpecError:
+    close = difflib.get_close_matches(name, [*KINDS, *PRESETS], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return NoiseSpecError(f"bad noise spec {spec!r}: unknown noise kind {name!r}{hint} "
+                          f"(kinds: {', '.join(KINDS)}; presets: {', '.join(PRESETS)})")
+
+
+def _kwargs(kind: str, value: Any, spec: Any, part: str) -> dict[str, Any]:
+    k = KINDS[kind]
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - {k.param, *k.options})
+        if unknown or k.param not in value:
+            raise NoiseSpecError(f"bad noise spec {spec!r}: {part!r}: {kind} takes {k.param!r} (required)"
+                                 + (f" and {', '.join(map(repr, k.options))}" if k.options else "")
+                                 + (f", not {', '.join(map(repr, unknown))}" if unknown else ""))
+        out = dict(value)
+        raw = value[k.param]
+    else:
+        out, raw = {}, value
+    try:
+        out[k.param] = k.parse(raw)
+    except ValueError as exc:
+        raise NoiseSpecError(f"bad noise spec {spec!r}: {part!r}: {kind} {exc}") from None
+    return out
+
+
+def parse_noise(spec: str | Mapping[str, Any] | None) -> Layers:
+    """The wrappers a noise spec asks for: ``[(kind, kwargs), ...]`` in canonical order.
+
+    Args:
+        spec: a string (see the module docstring), a dict, or None (no noise).
+
+    Raises:
+        NoiseSpecError: the spec is malformed; the message names the bad part.
+    """
+    if spec is None:
+        return []
+    chosen: dict[str, dict[str, Any]] = {}
+    if isinstance(spec, Mapping):
+        for kind, value in spec.items():
+            if not isinstance(kind, str) or kind not in KINDS:
+                raise _unknown_kind(str(kind), spec)
+            chosen[kind] = _kwargs(kind, value, spec, f"{kind}: {value!r}")
+    elif isinstance(spec, str):
+        if not spec.strip():
+            raise NoiseSpecError("bad noise spec '': empty; pass None or 'none' for no noise")
+        from_preset: set[str] = set()
+        for i, part in enumerate(spec.split(",")):
+            item = part.strip()
+            if not item:
+                raise NoiseSpecError(f"bad noise spec {spec!r}: empty item at position {i + 1}")
+            if "=" not in item:
+                if item not in PRESETS:
+                    if item in KINDS:
+                        raise NoiseSpecError(f"bad noise spec {spec!r}: {item!r} needs a value ({item}=...)")
+                    raise _unknown_kind(item, spec)
+                if i != 0:
+                    raise NoiseSpecError(f"bad noise spec {spec!r}: preset {item!r} must come first")
+                chosen = {k: _kwargs(k, v, item, k) for k, v in PRESETS[item].items()}
+                from_preset = set(chosen)
+                continue
+            name, _, value = (x.strip() for x in item.partition("="))
+            if name not in KINDS:
+                raise _unknown_kind(name, spec)
+            if name in chosen and name not in from_preset:
+                raise NoiseSpecError(f"bad noise spec {spec!r}: {name!r} is given twice")
+            from_preset.discard(name)
+            chosen[name] = _kwargs(name, value, spec, item)
+    else:
+        raise NoiseSpecError(f"a noise spec must be a string, a dict or None, got {type(spec).__name__}")
+    return [(kind, chosen[kind]) for kind in KINDS if kind in chosen]
+
+
+def format_noise(spec: str | Mapping[str, Any] | None) -> str:
+    """The canonical string of a spec (kinds in canonical order, main values only), ``none`` if empty.
+
+    Two specs with the same canonical string and no extra options make the same wrapper stack.
+    """
+    layers = parse_noise(spec)
+    if not layers:
+        return "none"
+    return ",".join(f"{kind}={kwargs[KINDS[kind].param]:g}" for kind, kwargs in layers)
+
+
+def apply_noise(env: gym.Env, spec: str | Mapping[str, Any] | None) -> gym.Env:
+    """`env` wrapped in the noise wrappers `spec` asks for, in canonical order.
+
+    Raises:
+        NoiseSpecError: the spec is malformed (checked before anything is wrapped).
+        ValueError: a wrapper rejected an option given through a dict spec.
+    """
+    for kind, kwargs in parse_noise(spec):
+        env = KINDS[kind].wrapper(env, **kwargs)
+    return env

@@ -1,0 +1,156 @@
+"""Noise on the simulated user: ambiguous requests, goal shifts and typos.
+
+Ambiguity and goal shifts are the family's to make (only it knows which detail can be blurred
+and which constraint can change while the task stays solvable): the wrappers decide *whether*,
+from their own stream, and ask the user through `SimulatedUser.blur` and `plan_goal_shift`. A
+family that offers neither leaves those wrappers inert. Typos act on the text the agent reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.utils import RecordConstructorArgs
+
+from agentgym.core.env import AgentEnv
+from agentgym.core.render import cap, render_messages
+from agentgym.core.task import NoiseEvent, SimulatedUser
+from agentgym.noise._common import agent_env, check_rate, event_detail
+
+__all__ = ["Ambiguity", "GoalShift", "Typos", "ENV_ERROR_PREFIX"]
+
+#: User-role messages that start so are the env's error reports (`render.error_text`), not the
+#: user's words: typos never touch them.
+ENV_ERROR_PREFIX = "[error "
+
+
+class Ambiguity(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """With probability `rate` per episode, the user's opening blurs one needed detail.
+
+    ("somewhere near the usual place", "at my usual time"): the right move is a clarifying
+    question, which the user answers precisely. The family picks the detail
+    (`SimulatedUser.blur`); the log gets its target constraint, the family's description and
+    ``recoverable``.
+
+    Args:
+        env: an agentgym env.
+        rate: the chance that an episode's opening is blurred, in [0, 1].
+    """
+
+    def __init__(self, env: gym.Env, rate: float) -> None:
+        rate = check_rate("Ambiguity rate", rate)
+        RecordConstructorArgs.__init__(self, rate=rate)
+        gym.Wrapper.__init__(self, env)
+        self._rate = rate
+        agent_env(env, Ambiguity).hooks.on_user.append(self._on_user)
+
+    def _on_user(self, env: AgentEnv, user: SimulatedUser) -> None:
+        rng = env.noise_rng("ambiguity")
+        if rng.random() >= self._rate:
+            return
+        event = user.blur(rng)
+        if event is not None:
+            env.log_noise("ambiguity", event.target, event_detail(event.detail, event.recoverable))
+
+
+class GoalShift(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """With probability `rate` per episode, the user changes one constraint mid-dialog.
+
+    ("actually, can we make it Thursday evening instead?"); the gold follows the new goal. The
+    family schedules the shift (`SimulatedUser.plan_goal_shift`) and the log gets it at the step
+    the user announces it, with ``recoverable`` False when too few turns are left to act on it.
+    A shift planned for a turn the episode never reaches is not logged: it never happened.
+
+    Args:
+        env: an agentgym env.
+        rate: the chance that an episode has a goal shift, in [0, 1].
+    """
+
+    def __init__(self, env: gym.Env, rate: float) -> None:
+        rate = check_rate("GoalShift rate", rate)
+        RecordConstructorArgs.__init__(self, rate=rate)
+        gym.Wrapper.__init__(self, env)
+        self._rate = rate
+        agent_env(env, GoalShift).hooks.on_user.append(self._on_user)
+
+    def _on_user(self, env: AgentEnv, user: SimulatedUser) -> None:
+        rng = env.noise_rng("goal_shift")
+        if rng.random() >= self._rate:
+            return
+
+        def fire(event: NoiseEvent) -> None:
+            env.log_noise("goal_shift", event.target, event_detail(event.detail, event.recoverable))
+
+        user.plan_goal_shift(rng, fire)
+
+
+class Typos(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """With probability `rate` per user message, the agent reads it with typos and paraphrase.
+
+    The family's `SimulatedUser.perturb_text` makes the change (a few letters swapped, dropped,
+    doubled or mistyped, a stock phrase said another way; numbers kept), so the message stays
+    readable to a person. Only what the agent reads changes: the returned observation and
+    ``info["messages"]`` (new objects; the env's own transcript keeps the clean text). Each
+    changed message is logged with ``{"message", "changes", "recoverable": True}``, in that
+    step's ``info["noise"]`` and in the episode's log.
+
+    Args:
+        env: an agentgym env.
+        rate: the chance that one user message is perturbed, in [0, 1].
+    """
+
+    def __init__(self, env: gym.Env, rate: float) -> None:
+        rate = check_rate("Typos rate", rate)
+        RecordConstructorArgs.__init__(self, rate=rate)
+        gym.Wrapper.__init__(self, env)
+        self._rate = rate
+        self._base = agent_env(env, Typos)
+        self._episode_events: list[dict[str, Any]] = []
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._episode_events = []
+        return self._perturb(obs, info)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        obs, info = self._perturb(obs, info)
+        if self._episode_events and "episode" in info:
+            info["episode"] = _with_events(info["episode"], self._episode_events)
+        return obs, reward, terminated, truncated, info
+
+    def _perturb(self, obs: str, info: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        messages = info["messages"]
+        changed: list[dict[str, Any]] | None = None
+        events: list[dict[str, Any]] = []
+        base = self._base
+        for i, m in enumerate(messages):
+            if m["role"] != "user" or m["content"].startswith(ENV_ERROR_PREFIX):
+                continue
+            rng = base.noise_rng("typos")
+            if rng.random() >= self._rate:
+                continue
+            text, changes = base.user.perturb_text(m["content"], rng)
+            if text == m["content"]:  # e.g. two equal letters swapped: nothing the agent could see
+                continue
+            if changed is None:
+                changed = list(messages)
+            changed[i] = {**m, "content": cap(text)}
+            events.append({"step": base.turn, "kind": "typos", "target": "user",
+                           "detail": {"message": i, "changes": changes, "recoverable": True}})
+        if changed is None:
+            return obs, info
+        self._episode_events.extend(events)
+        # The env built this info for this call alone, so it is ours to amend; its lists are
+        # replaced, never mutated, as the env keeps references to their items.
+        info["messages"] = changed
+        info["noise"] = [*info["noise"], *events]
+        return render_messages(changed), info
+
+
+def _with_events(episode: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The episode summary with the typos events merged into its noise log, in step order
+    (a step's typos come after the env's own events of that step: they act on its output)."""
+    merged = sorted([*episode["noise"], *events], key=lambda e: e["step"])  # stable: env's first per step
+    return {**episode, "noise": merged}
