@@ -152,6 +152,12 @@ def _agent_spec(args: argparse.Namespace) -> Any:
     from agentgym.eval.runner import AgentSpec
 
     kwargs = _parse_kv(args.agent_arg, "--agent-arg")
+    # Shorthands for the LLM agents' most used settings.
+    for flag, key in (("model", "model"), ("base_url", "base_url"), ("api_key_env", "api_key_env"),
+                      ("checkpoint", "checkpoint")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            kwargs[key] = value
     return AgentSpec(args.agent, tuple(sorted(kwargs.items())))
 
 
@@ -231,9 +237,14 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     import os
 
     p.add_argument("--agent", default="heuristic",
-                   help=f"a built-in agent ({', '.join(_BUILTIN_AGENTS)}, ...) or module:Class (default: heuristic)")
+                   help="a built-in agent (random, heuristic, oracle, transformers, openai, ppo) or module:Class "
+                        "(default: heuristic)")
     p.add_argument("--agent-arg", action="append", metavar="KEY=VALUE",
                    help="an agent constructor argument (repeatable; values parse as JSON when they can)")
+    p.add_argument("--model", default=None, help="model path (transformers) or name (openai): --agent-arg model=...")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (openai agent)")
+    p.add_argument("--api-key-env", default=None, help="environment variable holding the API key (openai agent)")
+    p.add_argument("--checkpoint", default=None, help="a trained policy's checkpoint (ppo agent)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="processes for the process backend (default: the number of cores)")
     p.add_argument("--backend", choices=("process", "async", "ray"), default="process",

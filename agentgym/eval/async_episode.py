@@ -34,8 +34,10 @@ async def play_job_async(job: EpisodeJob, agent_spec: AgentSpec, timeout_s: floa
             pass
 
     try:
-        await asyncio.wait_for(episode(), timeout=timeout_s)
-    except asyncio.TimeoutError:
+        # asyncio.timeout keeps the episode in this task (wait_for would run it in a child task).
+        async with asyncio.timeout(timeout_s):
+            await episode()
+    except TimeoutError:
         try:
             raise AgentTimeout(f"episode exceeded {timeout_s} s")
         except AgentTimeout as exc:
