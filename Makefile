@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip
 # The CPU build of torch lies on this machine's disk; any other version pulls a CUDA build.
 TORCH  := torch==2.13.0
 
-.PHONY: test bench venv dev-venv clean chromium leaderboard
+.PHONY: test bench venv dev-venv clean chromium leaderboard perf
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(VENV)/bin/python:
@@ -69,5 +69,21 @@ leaderboard: bench
 	done
 	$(PY) -m agentgym.cli leaderboard render --out leaderboard/
 
+# Environment-only throughput beside a Gymnasium floor, TextArena and GEM: writes benchmarks/RESULTS.md.
+PERF_VENV := benchmarks/peers/.venv
+PERF_PY   := $(PERF_VENV)/bin/python
+
+$(PERF_PY):
+	$(PYTHON) -m venv $(PERF_VENV)
+	$(PERF_PY) -m pip install --quiet --upgrade pip
+
+$(PERF_VENV)/.installed: benchmarks/peers/requirements.txt pyproject.toml | $(PERF_PY)
+	$(PERF_PY) -m pip install --quiet -r benchmarks/peers/requirements.txt
+	$(PERF_PY) -m pip install --quiet -e .
+	touch $@
+
+perf: $(PERF_VENV)/.installed
+	$(PERF_PY) benchmarks/peers/run.py
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .benchmarks
+	rm -rf $(VENV) $(PERF_VENV) build dist *.egg-info .pytest_cache .benchmarks

@@ -15,6 +15,12 @@ from gymnasium import spaces
 __all__ = ["UnicodeText"]
 
 _PRINTABLE = string.ascii_letters + string.digits + string.punctuation + " "
+_TABLES = (
+    frozenset(_PRINTABLE),
+    tuple(_PRINTABLE),
+    {c: np.int32(i) for i, c in enumerate(_PRINTABLE)},
+    "".join(sorted(_PRINTABLE)),
+)
 
 
 class UnicodeText(spaces.Text):
@@ -26,7 +32,14 @@ class UnicodeText(spaces.Text):
     """
 
     def __init__(self, max_length: int = 65536, *, min_length: int = 0, seed: Any = None):
-        super().__init__(max_length=max_length, min_length=min_length, charset=_PRINTABLE, seed=seed)
+        if not 0 <= int(min_length) <= int(max_length):
+            raise ValueError(f"need 0 <= min_length <= max_length, got {min_length}, {max_length}")
+        self.min_length = int(min_length)
+        self.max_length = int(max_length)
+        # Text builds its character tables per instance (~15 KB each); every env holds two
+        # spaces, so the tables of the one sampling charset are shared instead.
+        self._char_set, self._char_list, self._char_index, self._char_str = _TABLES
+        spaces.Space.__init__(self, dtype=str, seed=seed)
 
     def contains(self, x: Any) -> bool:
         return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
