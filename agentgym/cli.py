@@ -163,7 +163,7 @@ def _agent_spec(args: argparse.Namespace) -> Any:
 
 def _run_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"workers": args.workers, "backend": args.backend, "timeout_s": args.timeout,
-            "concurrency": args.concurrency, "ray_address": args.ray_address}
+            "concurrency": args.concurrency, "ray_address": args.ray_address, "remote": args.remote}
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -252,6 +252,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, default=8, help="concurrent episodes for --backend async")
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
     p.add_argument("--timeout", type=float, default=300.0, help="per-episode limit in seconds (default: 300)")
+    p.add_argument("--remote", default=None, metavar="URL",
+                   help="step the envs on an env server (agentgym serve) at URL instead of in process")
 
 
 def _add_env_options(p: argparse.ArgumentParser) -> None:
@@ -329,8 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench_agents)
 
     from agentgym.leaderboard.cli import add_leaderboard_commands
+    from agentgym.server.cli import add_serve_command
 
     add_leaderboard_commands(sub)
+    add_serve_command(sub)
     return parser
 
 

@@ -33,4 +33,8 @@ def register_envs() -> tuple[str, ...]:
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point=_FACTORY, kwargs={"env_entry_point": entry_point},
                          disable_env_checker=True)
+    # A client of an env server (`agentgym serve`): not a task family, so not in ENV_IDS.
+    if "AgentRL/Remote-v0" not in gym.registry:
+        gym.register(id="AgentRL/Remote-v0", entry_point="agentgym.server.client:RemoteEnv",
+                     disable_env_checker=True)
     return tuple(_ENVS)

@@ -101,6 +101,8 @@ class Slot:
 
     envs: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = field(default_factory=dict)
     agents: dict[AgentSpec, Any] = field(default_factory=dict)
+    #: An env server's URL: envs are `AgentRL/Remote-v0` clients of it (None: in process).
+    remote: str | None = None
 
     def env_for(self, job: EpisodeJob) -> Any:
         import gymnasium as gym
@@ -111,7 +113,11 @@ class Slot:
         cache_key = (job.env_id, tuple(sorted(kw.items())))
         env = self.envs.get(cache_key)
         if env is None:
-            env = self.envs[cache_key] = gym.make(job.env_id, **kw)
+            if self.remote:
+                env = gym.make("AgentRL/Remote-v0", url=self.remote, env_id=job.env_id, **kw)
+            else:
+                env = gym.make(job.env_id, **kw)
+            self.envs[cache_key] = env
         return env
 
     def agent_for(self, spec: AgentSpec) -> Any:
@@ -241,9 +247,10 @@ class EpisodeState:
         }
 
 
-def play_job(job: EpisodeJob, agent_spec: AgentSpec, timeout_s: float | None = None) -> dict[str, Any]:
+def play_job(job: EpisodeJob, agent_spec: AgentSpec, timeout_s: float | None = None,
+             slot: Slot | None = None) -> dict[str, Any]:
     """Play one job and return its record (never raises for agent faults)."""
-    ep = EpisodeState(job, agent_spec)
+    ep = EpisodeState(job, agent_spec, slot)
     try:
         with _Deadline(timeout_s) as deadline:
             ep.agent.reset(ep.obs, ep.view())
@@ -262,7 +269,9 @@ def _agent_config(agent: Any) -> dict[str, Any]:
     return config() if callable(config) else {}
 
 
-def _play_many(jobs: list[EpisodeJob], agent_spec: AgentSpec, timeout_s: float | None) -> list[dict[str, Any]]:
+def _play_many(jobs: list[EpisodeJob], agent_spec: AgentSpec, timeout_s: float | None,
+               remote: str | None = None) -> list[dict[str, Any]]:
+    _SLOT.remote = remote
     return [play_job(j, agent_spec, timeout_s) for j in jobs]
 
 
@@ -292,6 +301,7 @@ def run_jobs(
     ray_address: str | None = None,
     progress: bool = True,
     chunk: int = 8,
+    remote: str | None = None,
 ) -> RunSummary:
     """Play every job not yet in `out` and append its record there.
 
@@ -306,6 +316,7 @@ def run_jobs(
         ray_address: the Ray cluster to join (None: start a local one).
         progress: show a progress bar on stderr.
         chunk: episodes per task sent to a worker (amortises inter-process overhead).
+        remote: an env server's URL (``agentgym serve``): step the envs there, not in process.
 
     Returns:
         A `RunSummary`.
@@ -329,11 +340,11 @@ def run_jobs(
                 bar.update(1, success=summary.successes / summary.ran)
 
         if backend == "process":
-            _run_process(todo, agent, timeout_s, workers, chunk, accept)
+            _run_process(todo, agent, timeout_s, workers, chunk, accept, remote)
         elif backend == "async":
-            _run_async(todo, agent, timeout_s, concurrency, accept)
+            _run_async(todo, agent, timeout_s, concurrency, accept, remote)
         elif backend == "ray":
-            _run_ray(todo, agent, timeout_s, ray_address, chunk, accept)
+            _run_ray(todo, agent, timeout_s, ray_address, chunk, accept, remote)
         else:
             raise ValueError(f"unknown backend {backend!r}; use process, async or ray")
     summary.wall_s = time.perf_counter() - t0
@@ -345,10 +356,11 @@ def _chunks(todo: list[EpisodeJob], size: int) -> list[list[EpisodeJob]]:
 
 
 def _run_process(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None, workers: int, chunk: int,
-                 accept: Callable[[list[dict[str, Any]]], None]) -> None:
+                 accept: Callable[[list[dict[str, Any]]], None], remote: str | None = None) -> None:
     if workers <= 1 or len(todo) <= 1:
+        slot = Slot(remote=remote) if remote else None
         for job in todo:
-            accept([play_job(job, agent, timeout_s)])
+            accept([play_job(job, agent, timeout_s, slot)])
         return
     import multiprocessing as mp
 
@@ -359,14 +371,14 @@ def _run_process(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | No
         queue = _chunks(todo, max(1, min(chunk, len(todo) // (workers * 4) or 1)))
         while queue or pending:
             while queue and len(pending) < workers * 2:
-                pending.add(pool.submit(_play_many, queue.pop(0), agent, timeout_s))
+                pending.add(pool.submit(_play_many, queue.pop(0), agent, timeout_s, remote))
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 accept(fut.result())
 
 
 def _run_async(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None, concurrency: int,
-               accept: Callable[[list[dict[str, Any]]], None]) -> None:
+               accept: Callable[[list[dict[str, Any]]], None], remote: str | None = None) -> None:
     import asyncio
 
     from agentgym.eval.async_episode import play_job_async
@@ -374,7 +386,7 @@ def _run_async(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None
     async def main() -> None:
         slots: asyncio.Queue[Slot] = asyncio.Queue()
         for _ in range(max(1, concurrency)):
-            slots.put_nowait(Slot())
+            slots.put_nowait(Slot(remote=remote))
 
         async def one(job: EpisodeJob) -> None:
             slot = await slots.get()
@@ -389,7 +401,7 @@ def _run_async(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None
 
 
 def _run_ray(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None, address: str | None, chunk: int,
-             accept: Callable[[list[dict[str, Any]]], None]) -> None:
+             accept: Callable[[list[dict[str, Any]]], None], remote: str | None = None) -> None:
     try:
         import ray
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -400,8 +412,8 @@ def _run_ray(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None, 
                  configure_logging=False, ignore_reinit_error=True)
         started = True
     try:
-        remote = ray.remote(_play_many)
-        refs = [remote.remote(c, agent, timeout_s) for c in _chunks(todo, chunk)]
+        task = ray.remote(_play_many)
+        refs = [task.remote(c, agent, timeout_s, remote) for c in _chunks(todo, chunk)]
         while refs:
             ready, refs = ray.wait(refs, num_returns=1)
             accept(ray.get(ready[0]))

@@ -1,0 +1,7 @@
+"""``python -m agentgym.server``: run the env server (the same options as ``agentgym serve``)."""
+
+import sys
+
+from agentgym.server.cli import main
+
+sys.exit(main())

@@ -1,0 +1,382 @@
+"""The env server: every registered agentgym env over HTTP and WebSocket (FastAPI).
+
+Routes (the committed schema is `agentgym/server/openapi.json`):
+
+    GET    /health                      liveness, live sessions, the cap
+    GET    /envs                        the ids served, with their spaces
+    POST   /sessions                    open a session: {env_id, kwargs, noise} -> session id
+    POST   /sessions/{id}/reset         {seed, options} -> {obs, info}
+    POST   /sessions/{id}/step          {action} -> {obs, reward, terminated, truncated, info}
+    DELETE /sessions/{id}               close it
+    WS     /sessions/{id}/ws            the same reset and step, one JSON message each way
+
+Bad input is always a 4xx with ``{"error": {"code", "message"}}``: 404 unknown session or env,
+409 step after the episode ended (`ResetNeeded`), 413 body too large, 422 invalid JSON, wrong
+types or arguments the env rejects, 429 over the session cap (with Retry-After). 504 means an env
+call overran the step timeout. Responses never carry a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Annotated, Any, Literal
+
+import gymnasium as gym
+from fastapi import Body, FastAPI, Path, Request, WebSocket
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from gymnasium.error import ResetNeeded
+from pydantic import Field, TypeAdapter, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.websockets import WebSocketDisconnect
+
+from agentgym.server.config import ServerConfig
+from agentgym.server.middleware import BodyLimitMiddleware
+from agentgym.server.models import (
+    SESSION_ID_PATTERN,
+    CreateSession,
+    EnvList,
+    ErrorResponse,
+    Health,
+    ResetRequest,
+    ResetResponse,
+    SessionInfo,
+    StepRequest,
+    StepResponse,
+)
+from agentgym.server.sessions import ApiError, Session, SessionStore
+from agentgym.server.wire import dumps, reset_payload, space_spec, step_payload
+
+__all__ = ["API_VERSION", "create_app", "default_env_ids"]
+
+log = logging.getLogger("agentgym.server")
+
+#: The wire protocol's version (the OpenAPI ``info.version``); it changes only with the API.
+API_VERSION = "1"
+
+_STATUS_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 409: "conflict",
+                 413: "body_too_large", 415: "unsupported_media_type", 422: "invalid_request"}
+
+SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN, description="the id POST /sessions returned")]
+
+
+def default_env_ids() -> tuple[str, ...]:
+    """Every registered ``AgentRL/*`` id but the remote client itself (a server never dials out)."""
+    import agentgym  # noqa: F401  (registers the ids)
+
+    return tuple(sorted(i for i in gym.registry if i.startswith("AgentRL/") and not i.startswith("AgentRL/Remote")))
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    return {s: {"model": ErrorResponse, "description": _STATUS_CODES.get(s, "error").replace("_", " ")}
+            for s in statuses}
+
+
+def _error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None,
+                    issues: list[dict[str, Any]] | None = None) -> Response:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if issues is not None:
+        error["issues"] = issues
+    return Response(dumps({"error": error}), status_code=status, media_type="application/json", headers=headers)
+
+
+def _json(payload: Any, status: int = 200) -> Response:
+    return Response(dumps(payload), status_code=status, media_type="application/json")
+
+
+def _issues(errors: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Only where and what: pydantic's "input" and "ctx" may hold anything, including the payload.
+    return [{"loc": [p if isinstance(p, int) else str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+            for e in errors]
+
+
+def _issue_text(issues: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{'.'.join(map(str, i['loc'])) or 'body'}: {i['msg']}" for i in issues[:10])
+
+
+# -------------------------------------------------------------------------- WebSocket messages
+class _WsReset(ResetRequest):
+    op: Literal["reset"]
+
+
+class _WsStep(StepRequest):
+    op: Literal["step"]
+
+
+_WS_MESSAGE: TypeAdapter[Any] = TypeAdapter(Annotated[_WsReset | _WsStep, Field(discriminator="op")])
+
+
+def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] | None = None,
+               **limits: Any) -> FastAPI:
+    """The env server as an ASGI app.
+
+    Args:
+        config: the limits (default: `ServerConfig()`).
+        env_ids: the ids to serve (default: every ``AgentRL/*`` id, see `default_env_ids`).
+        **limits: `ServerConfig` fields overriding ``config``'s, e.g. ``max_sessions=16``.
+
+    Returns:
+        The FastAPI app; run it with uvicorn (`agentgym.server.serve`) or any ASGI server.
+    """
+    cfg = replace(config or ServerConfig(), **limits)
+    ids = tuple(default_env_ids() if env_ids is None else env_ids)
+    unknown = [i for i in ids if i not in gym.registry]
+    if unknown:
+        raise ValueError(f"cannot serve unregistered ids {unknown}")
+    store = SessionStore(cfg, ids)
+    env_list: list[dict[str, Any]] = []
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store.start_reaper()
+        try:
+            yield
+        finally:
+            await store.stop_reaper()
+            await store.close_all()
+
+    app = FastAPI(
+        title="agentgym env server",
+        version=API_VERSION,
+        description="agentgym environments over HTTP: sessions, reset and step, with the same determinism "
+                    "as in process. A WebSocket at /sessions/{session_id}/ws steps one session with "
+                    "JSON messages {\"op\": \"reset\" | \"step\", ...}.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.store = store
+    app.state.config = cfg
+
+    # ---------------------------------------------------------------------- errors
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> Response:
+        return _error_response(exc.status, exc.code, exc.message, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
+        issues = _issues(exc.errors())
+        if any(e.get("type") == "json_invalid" for e in exc.errors()):
+            return _error_response(422, "invalid_json", f"the body is not valid JSON: {_issue_text(issues)}")
+        return _error_response(422, "invalid_request", _issue_text(issues) or "invalid request", issues=issues)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 400 and isinstance(exc.__cause__, (ValueError, RecursionError)):
+            # FastAPI's answer to a body json.loads cannot read (not UTF-8, too deep, huge ints).
+            why = exc.__cause__.__class__.__name__
+            return _error_response(422, "invalid_json", f"the body is not valid JSON: {why}")
+        code = _STATUS_CODES.get(exc.status_code, "http_error")
+        return _error_response(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _internal_error(request: Request, exc: Exception) -> Response:
+        log.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
+        return _error_response(500, "internal_error", "internal server error (logged on the server)")
+
+    # ---------------------------------------------------------------------- routes
+    @app.get("/health", response_model=Health, tags=["server"])
+    async def health() -> Response:
+        """Liveness, the live session count and the cap."""
+        return _json({"status": "ok", "sessions": store.live, "max_sessions": cfg.max_sessions,
+                      "peak_sessions": store.peak})
+
+    @app.get("/envs", response_model=EnvList, tags=["server"])
+    async def envs() -> Response:
+        """The env ids served here, with the spaces of each made with default arguments."""
+        if not env_list:
+            described = await asyncio.to_thread(_describe, ids)
+            if not env_list:
+                env_list.extend(described)
+        return _json({"envs": env_list})
+
+    @app.post("/sessions", response_model=SessionInfo, status_code=201, tags=["sessions"],
+              responses=_errors(404, 413, 422, 429, 504))
+    async def create_session(body: CreateSession) -> Response:
+        """Open a session on a served env: ``gym.make(env_id, **kwargs, noise=noise)``."""
+        session = await store.create(body.env_id, body.kwargs, body.noise)
+        env = session.env
+        return _json({"session_id": session.id, "env_id": session.env_id,
+                      "observation_space": space_spec(env.observation_space),
+                      "action_space": space_spec(env.action_space)}, status=201)
+
+    @app.post("/sessions/{session_id}/reset", response_model=ResetResponse, tags=["sessions"],
+              responses=_errors(404, 413, 422, 504))
+    async def reset(session_id: SessionId, body: Annotated[ResetRequest | None, Body()] = None) -> Response:
+        """Start an episode: ``env.reset(seed=seed, options=options)``."""
+        session = store.get(session_id)
+        req = body or ResetRequest()
+        async with session.lock:
+            return _json(await _reset(store, session, req))
+
+    @app.post("/sessions/{session_id}/step", response_model=StepResponse, tags=["sessions"],
+              responses=_errors(404, 409, 413, 422, 504))
+    async def step(session_id: SessionId, body: StepRequest) -> Response:
+        """Take one turn: ``env.step(action)``. 409 once the episode has ended (reset first)."""
+        session = store.get(session_id)
+        async with session.lock:
+            return _json(await _step(store, session, body))
+
+    @app.delete("/sessions/{session_id}", status_code=204, tags=["sessions"], responses=_errors(404, 422))
+    async def delete_session(session_id: SessionId) -> Response:
+        """Close a session and its env."""
+        await store.close(store.get(session_id))
+        return Response(status_code=204)
+
+    @app.websocket("/sessions/{session_id}/ws")
+    async def session_ws(websocket: WebSocket, session_id: str) -> None:
+        await _serve_websocket(websocket, store, session_id)
+
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=cfg.max_body_bytes)
+    return app
+
+
+# -------------------------------------------------------------------------- env calls
+async def _reset(store: SessionStore, session: Session, req: ResetRequest) -> dict[str, Any]:
+    try:
+        obs, info = await store.call(session, _env_reset, session.env, req.seed, req.options)
+    except (ValueError, TypeError) as exc:  # the env's answer to bad seeds, options or kwargs
+        raise ApiError(422, "invalid_reset", f"reset rejected its arguments: {exc}") from None
+    return reset_payload(obs, info)
+
+
+async def _step(store: SessionStore, session: Session, req: StepRequest) -> dict[str, Any]:
+    try:
+        result = await store.call(session, session.env.step, req.action)
+    except ResetNeeded as exc:
+        raise ApiError(409, "reset_needed", f"{exc}") from None
+    return step_payload(*result)
+
+
+def _env_reset(env: gym.Env, seed: int | None, options: dict[str, Any] | None) -> Any:
+    return env.reset(seed=seed, options=options)
+
+
+def _describe(ids: Iterable[str]) -> list[dict[str, Any]]:
+    out = []
+    for env_id in ids:
+        try:
+            env = gym.make(env_id)
+        except (TypeError, ValueError, gym.error.Error):  # an id that needs arguments to be made
+            log.warning("cannot make %s with default arguments to describe its spaces", env_id, exc_info=True)
+            out.append({"id": env_id, "observation_space": {"type": "unknown"}, "action_space": {"type": "unknown"}})
+            continue
+        try:
+            out.append({"id": env_id, "observation_space": space_spec(env.observation_space),
+                        "action_space": space_spec(env.action_space)})
+        finally:
+            env.close()
+    return out
+
+
+# -------------------------------------------------------------------------- WebSocket
+#: Close codes: 1009 message too big; 4404 unknown session; 4409 session already has a socket;
+#: 4408 closed by the idle reaper; 4410 closed otherwise (DELETE, step timeout, shutdown).
+_WS_CLOSE = {"idle": 4408, "closed": 4410, "shutdown": 1001}
+
+
+async def _serve_websocket(websocket: WebSocket, store: SessionStore, session_id: str) -> None:
+    """One session's reset and step over one socket; a disconnect closes the session."""
+    await websocket.accept()
+    session = store.find(session_id)
+    if session is None:
+        await websocket.close(code=4404, reason="unknown session")
+        return
+    if session.on_close is not None:
+        await websocket.close(code=4409, reason="the session already has a WebSocket")
+        return
+    conn = _Connection(websocket)
+    session.on_close = conn.close_soon
+    max_bytes = store.config.max_body_bytes
+    try:
+        while not conn.closed:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            text = message.get("text")
+            if text is None:
+                data = message.get("bytes") or b""
+                if len(data) > max_bytes:
+                    text = None
+                else:
+                    try:
+                        text = data.decode("utf-8")
+                    except UnicodeDecodeError:
+                        text = ""
+            if text is None or len(text) > max_bytes:
+                await conn.send(_ws_error("body_too_large", f"messages are limited to {max_bytes} bytes"))
+                await conn.close(1009, "message too big")
+                break
+            async with session.lock:
+                if session.closed:
+                    break
+                reply = await _ws_reply(store, session, text)
+                await conn.send(reply)
+            if session.closed:
+                await conn.close(_WS_CLOSE["closed"], "session closed")
+    except (WebSocketDisconnect, OSError):
+        pass  # The client is gone: the session goes below.
+    finally:
+        session.on_close = None
+        await store.close(session, "disconnect")
+        await conn.close(_WS_CLOSE["closed"], "session closed")
+
+
+async def _ws_reply(store: SessionStore, session: Session, text: str) -> bytes:
+    try:
+        request = _WS_MESSAGE.validate_python(json.loads(text))
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, non-JSON, too deep, huge ints
+        if isinstance(exc, ValidationError):
+            issues = _issues(exc.errors())
+            return _ws_error("invalid_request", _issue_text(issues), issues)
+        return _ws_error("invalid_json", f"the message is not valid JSON: {exc.__class__.__name__}")
+    try:
+        if request.op == "reset":
+            return dumps(await _reset(store, session, request))
+        return dumps(await _step(store, session, request))
+    except ApiError as exc:
+        return _ws_error(exc.code, exc.message)
+    except Exception:  # noqa: BLE001 (an env bug: logged in full, answered as over HTTP, never a traceback)
+        log.exception("internal error on the WebSocket of session %s", session.id)
+        return _ws_error("internal_error", "internal server error (logged on the server)")
+
+
+def _ws_error(code: str, message: str, issues: list[dict[str, Any]] | None = None) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if issues is not None:
+        error["issues"] = issues
+    return dumps({"error": error})
+
+
+class _Connection:
+    """A WebSocket that closes once, from any task, without racing a reply."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+        self.closed = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def send(self, data: bytes) -> None:
+        if not self.closed:
+            await self.websocket.send_text(data.decode("ascii"))
+
+    async def close(self, code: int, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            await self.websocket.close(code=code, reason=reason)
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            pass  # The peer is gone already: nothing left to say.
+
+    def close_soon(self, why: str) -> None:
+        # Called by the store (under no lock of ours): close in a task of its own, so a reaper
+        # pass never waits on a client's closing handshake.
+        task = asyncio.get_running_loop().create_task(self.close(_WS_CLOSE.get(why, 4410), f"session {why}"))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

@@ -1,0 +1,198 @@
+"""Small fakes and helpers shared by the env-server tests (no conftest: basenames stay unique).
+
+The fakes are real `gymnasium.Env`s registered for the length of a test under ``ServerTest/*``
+ids, which the conformance suites (``AgentRL/*`` only) never see.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import gymnasium as gym
+
+from agentgym.core.spaces import UnicodeText
+from agentgym.server.config import ServerConfig
+from agentgym.server.serve import ServerThread
+
+ECHO_ID = "ServerTest/Echo-v0"
+REMOTE_ID = "AgentRL/Remote-v0"
+#: The line `agentgym/registration.py` is to carry; tests register it themselves until it does.
+REMOTE_ENTRY_POINT = "agentgym.server.client:RemoteEnv"
+
+
+class EchoEnv(gym.Env[str, str]):
+    """Echoes each action; ends after `length` steps. Optional real delays in make and step (a
+    sleep, or `busy_s` of pure-Python spinning), bugs on demand (the actions ``crash`` and
+    ``exit``), and a probe that records whether two steps ever ran at once on one env."""
+
+    metadata: dict[str, Any] = {"render_modes": []}
+    #: The most steps seen running at once on any one EchoEnv (1 if calls are serialised).
+    max_overlap = 0
+    _guard = threading.Lock()
+
+    def __init__(self, length: int = 5, step_delay_s: float = 0.0, make_delay_s: float = 0.0,
+                 busy_s: float = 0.0) -> None:
+        time.sleep(make_delay_s)
+        self.length = length
+        self.step_delay_s = step_delay_s
+        self.busy_s = busy_s
+        self.observation_space = UnicodeText(10_000)
+        self.action_space = UnicodeText(10_000)
+        self._t = 0
+        self._active = 0
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"EchoEnv takes no options, got {sorted(options)}")
+        self._t = 0
+        return "ready", {"seed": seed, "draw": int(self.np_random.integers(1 << 30))}
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        with EchoEnv._guard:
+            self._active += 1
+            EchoEnv.max_overlap = max(EchoEnv.max_overlap, self._active)
+        try:
+            if self._t >= self.length:
+                raise gym.error.ResetNeeded("the episode has ended")
+            if action == "crash":
+                raise KeyError("a bug in the env")
+            if action == "exit":
+                raise SystemExit(3)
+            time.sleep(self.step_delay_s)
+            deadline = time.monotonic() + self.busy_s
+            while time.monotonic() < deadline:  # a runaway pure-Python step, not a sleep
+                pass
+            self._t += 1
+            done = self._t >= self.length
+            return str(action), 1.0 if done else 0.0, done, False, {"t": self._t}
+        finally:
+            with EchoEnv._guard:
+                self._active -= 1
+
+
+@contextmanager
+def echo_registered() -> Iterator[str]:
+    """Register `ECHO_ID` for the duration; yield it."""
+    gym.register(id=ECHO_ID, entry_point=EchoEnv, disable_env_checker=True)
+    try:
+        yield ECHO_ID
+    finally:
+        gym.registry.pop(ECHO_ID, None)
+
+
+@contextmanager
+def remote_registered() -> Iterator[str]:
+    """Make sure `REMOTE_ID` is registered (registration.py may not carry it yet); undo if we did."""
+    added = REMOTE_ID not in gym.registry
+    if added:
+        gym.register(id=REMOTE_ID, entry_point=REMOTE_ENTRY_POINT, disable_env_checker=True)
+    try:
+        yield REMOTE_ID
+    finally:
+        if added:
+            gym.registry.pop(REMOTE_ID, None)
+
+
+@contextmanager
+def running(env_ids: tuple[str, ...] | None = None, **limits: Any) -> Iterator[ServerThread]:
+    """An env server in a thread of this process, with `limits` (`ServerConfig` fields)."""
+    server = ServerThread(ServerConfig(**limits), env_ids=env_ids).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def server_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``python -m agentgym.server`` in a child process (its own GIL and RSS); yield (url, process)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "agentgym.server", "--port", str(port), "--log-level", "warning",
+                             *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 30.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"the server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+        try:
+            if httpx.get(url + "/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"no healthy server at {url} within {timeout_s} s")
+
+
+def health(url: str) -> dict[str, Any]:
+    import httpx
+
+    return httpx.get(url + "/health", timeout=10).json()
+
+
+def rss_of(pid: int) -> int:
+    """Resident set size of process `pid` in bytes (Linux /proc)."""
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def raw_http(url: str, request: bytes, *, read_timeout_s: float = 10.0) -> tuple[int, bytes]:
+    """Send raw request bytes over a fresh socket; return (status, body) of the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=read_timeout_s) as s:
+        s.sendall(request)
+        return read_response(s)
+
+
+def read_response(s: socket.socket) -> tuple[int, bytes]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), None)
+    while length is not None and len(body) < length:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return status, body
+
+
+def canonical(*parts: Any) -> str:
+    """The byte-identity yardstick: sorted-key JSON of what reset or step returned."""
+    return json.dumps(parts, sort_keys=True)
