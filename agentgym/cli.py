@@ -330,11 +330,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_env_options(p)
     p.set_defaults(func=cmd_bench_agents)
 
+    from agentgym.baselines.cli import add_train_command
     from agentgym.leaderboard.cli import add_leaderboard_commands
     from agentgym.server.cli import add_serve_command
 
     add_leaderboard_commands(sub)
     add_serve_command(sub)
+    add_train_command(sub)
     return parser
 
 

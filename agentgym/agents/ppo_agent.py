@@ -1,0 +1,84 @@
+"""`ppo`: plays a policy trained by `agentgym.baselines.ppo` from its checkpoint.
+
+The agent sees only ``(obs, info)``, as every agent does; it rebuilds the candidate actions
+from that public information with the same builder class (and config, from the checkpoint) that
+the `ActionCandidates` wrapper used in training, and picks the best-scored candidate (or samples
+one, seeded). torch is imported when the agent is made, not when `agentgym.agents` is.
+
+    agentgym eval AgentRL/Dialog-v0 --agent ppo --agent-arg checkpoint=runs/ppo/RUN/checkpoint.pt
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentgym.agents.base import Agent
+from agentgym.wrappers.candidates import CandidateBuilder, make_builder
+
+__all__ = ["PPOAgent"]
+
+
+class PPOAgent(Agent):
+    """A trained PPO candidate policy.
+
+    Args:
+        checkpoint: a ``checkpoint.pt`` written by `agentgym.baselines.ppo`.
+        greedy: pick the best-scored candidate (True) or sample from the policy.
+        seed: seeds the sampling when ``greedy`` is False (reset per episode by its seed).
+    """
+
+    name = "ppo"
+
+    def __init__(self, checkpoint: str, greedy: bool = True, seed: int = 0) -> None:
+        import torch
+
+        # The trainer sits above the agents; importing it lazily keeps `agentgym.agents` light.
+        from agentgym.baselines.ppo import load_checkpoint
+
+        self.checkpoint = str(checkpoint)
+        if not Path(self.checkpoint).is_file():
+            raise ValueError(f"no PPO checkpoint at {self.checkpoint!r}")
+        self.greedy = bool(greedy)
+        self.seed = int(seed)
+        self._torch = torch
+        self.policy, meta = load_checkpoint(self.checkpoint)
+        if not getattr(self.policy, "candidates", False):
+            raise ValueError(f"{self.checkpoint} holds a {meta['policy']['kind']} policy for a non-text env; "
+                             "the ppo agent plays candidate policies (AgentRL envs)")
+        self.candidate_config = dict(meta["candidates"])
+        self._meta = {"update": meta.get("update"), "global_step": meta.get("global_step"),
+                      "policy": meta["policy"]["kind"], "trained_on": list(meta.get("args", {}).get("env", ()))}
+        from agentgym.baselines.policies import Transcript
+
+        self._transcript = Transcript()
+        self._builder: CandidateBuilder | None = None
+        self._last: str | None = None
+        self._generator = torch.Generator()
+
+    def config(self) -> dict[str, Any]:
+        return {"checkpoint": self.checkpoint, "greedy": self.greedy, "seed": self.seed, **self._meta}
+
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        self._builder = make_builder((info.get("task") or {}).get("family"), self.candidate_config)
+        self._builder.reset(obs, info)
+        self._transcript.reset(info)
+        self._last = None
+        self._generator.manual_seed(self.seed * 1_000_003 + int(info.get("seed", 0) or 0) % 1_000_003)
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        if self._builder is None:
+            raise RuntimeError("call reset() before act()")
+        if self._last is not None:
+            self._builder.step(self._last, obs, info)
+            self._transcript.add(self._last, info)
+        candidates = self._builder.candidates()
+        with self._torch.no_grad():
+            logits, _ = self.policy(self.policy.collate([self.policy.encode((self._transcript, candidates))]))
+        if self.greedy:
+            index = int(logits[0].argmax())
+        else:
+            probs = self._torch.softmax(logits[0], dim=-1)
+            index = int(self._torch.multinomial(probs, 1, generator=self._generator))
+        self._last = candidates[index]
+        return self._last

@@ -1,0 +1,1 @@
+"""Training baselines: the thin PPO over candidate actions (`agentgym.baselines.ppo`)."""

@@ -1,0 +1,536 @@
+"""The networks the thin PPO baseline trains, and the transcript they read.
+
+Three policies share one interface (`encode` one observation, `collate` a batch, `forward` to
+masked logits and values), so the PPO loop in `agentgym.baselines.ppo` is the same code for all:
+
+* `MLPPolicy`: a Box observation and Discrete actions (CartPole): actor and critic MLPs.
+* `HashPolicy`: scores (observation history, candidate action) pairs from hashed n-gram
+  features with a small MLP; a value head on the history features. Fast on a CPU.
+* `LMPolicy`: a local causal language model (transformers) scores each candidate by its
+  log-likelihood given the rendered conversation; gradients flow into the model; a value head
+  on the model's last hidden state of the conversation.
+
+Candidate policies act over ``info["candidates"]`` (see `agentgym.wrappers.candidates`): the
+number of candidates varies per step, so logits are padded to the longest list and masked.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = [
+    "Transcript",
+    "HashFeaturizer",
+    "MLPPolicy",
+    "HashPolicy",
+    "LMPolicy",
+    "POLICIES",
+    "make_policy",
+    "policy_spec",
+    "MASK",
+]
+
+#: The logit of a padding slot: finite, so 0 * logp stays 0 in the entropy.
+MASK = -1e9
+_WORD = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?")
+_PHRASE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
+
+
+# ================================================================================ transcript
+@dataclass(slots=True)
+class Message:
+    """One chat message, with its lower-cased text and words computed once."""
+
+    role: str
+    name: str
+    text: str
+    lower: str = ""
+    words: list[str] = field(default_factory=list)
+    #: The message's hashed bag of words, and its features at each recent age (filled and
+    #: kept by `HashFeaturizer`: a message never changes).
+    bag: list[int] | None = None
+    aged: dict[int, list[int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.lower = self.text.lower()
+        self.words = _WORD.findall(self.lower)
+
+
+class Transcript:
+    """The public conversation of one episode, the agent's own turns included.
+
+    Built from exactly what an agent sees: ``reset(info)``, then ``add(action, info)`` after
+    each step. Nothing hidden (no ``info["episode"]``, no noise log) is read.
+    """
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.actions: Counter[str] = Counter()
+        #: Per-step memo of featurizers (entity -> features); cleared whenever messages arrive.
+        self.anchor_cache: dict[str, Any] = {}
+
+    def reset(self, info: Mapping[str, Any]) -> None:
+        self.messages = []
+        self.actions = Counter()
+        self._extend(info.get("messages", ()))
+
+    def add(self, action: str, info: Mapping[str, Any]) -> None:
+        self.messages.append(Message("assistant", "", action))
+        self.actions[action] += 1
+        self._extend(info.get("messages", ()))
+
+    def _extend(self, messages: Any) -> None:
+        self.anchor_cache = {}
+        for m in messages:
+            self.messages.append(Message(m.get("role", ""), m.get("name", "") or "", m.get("content") or ""))
+
+    @property
+    def turns(self) -> int:
+        return sum(self.actions.values())
+
+    def render(self) -> str:
+        """The conversation as text, one ``[role] text`` block per message (as observations)."""
+        parts = []
+        for m in self.messages:
+            tag = f"tool {m.name}" if m.role == "tool" else m.role
+            parts.append(f"[{tag}] {m.text}")
+        return "\n".join(parts) + "\n[assistant] "
+
+
+# ================================================================================ features
+class HashFeaturizer:
+    """Hashed n-gram features of a conversation and of candidate actions.
+
+    History features: words and word pairs of the last few messages (by age and role), a bag of
+    every word said so far (by role), how many times each kind of message occurred, the turn.
+    Candidate features: the tool and argument names and values, or the words of a message; how
+    often the agent already took this exact action; and, for each entity the candidate names
+    (a string argument, a capitalised name), the context where the conversation last mentioned
+    it and what came right after (an ``available: true``, a ``fully booked`` error, a rejection):
+    the pointer a bag of words cannot make on its own. Hashing is CRC32 (stable across runs and
+    processes, unlike `hash()`). What does not change between steps (a message's bag of words,
+    a candidate's own words) is computed once and cached.
+
+    Args:
+        buckets: the number of hash buckets (feature ids are in ``[0, buckets)``).
+        recent: how many of the latest messages get position-tagged features.
+    """
+
+    def __init__(self, buckets: int = 1 << 14, recent: int = 4) -> None:
+        self.buckets = int(buckets)
+        self.recent = int(recent)
+        self._cache: dict[str, int] = {}
+        self._static: dict[str, tuple[np.ndarray, list[str]]] = {}
+        self._repeat = [np.asarray(self._ids([f"c:repeat:{k}"]), dtype=np.int64) for k in range(4)]
+
+    def _ids(self, features: list[str]) -> list[int]:
+        cache, out = self._cache, []
+        if len(cache) > 1_000_000:
+            cache.clear()
+        for f in features:
+            i = cache.get(f)
+            if i is None:
+                i = cache[f] = zlib.crc32(f.encode()) % self.buckets
+            out.append(i)
+        return out
+
+    def _bag(self, m: Message) -> list[int]:
+        if m.bag is None:
+            m.bag = self._ids([f"h:{m.role}:{w}" for w in m.words[:64]])
+        return m.bag
+
+    def history(self, t: Transcript) -> np.ndarray:
+        feats = [f"turn:{min(t.turns, 20)}"]
+        msgs = [m for m in t.messages if m.role != "system"]
+        kinds: Counter[str] = Counter()
+        ids: list[int] = []
+        for m in msgs:
+            tag = f"{m.role}:{m.name}"
+            kinds[tag] += 1
+            if "[error" in m.text[:20]:
+                kinds[f"{tag}:error"] += 1
+            ids += self._bag(m)
+        feats += [f"n:{k}:{min(v, 5)}" for k, v in sorted(kinds.items())]
+        for age, m in enumerate(reversed(msgs[-self.recent:])):
+            aged = m.aged.get(age)
+            if aged is None:
+                pre = f"r{age}:{m.role}:{m.name}:"
+                w = m.words[:48]
+                aged = m.aged[age] = self._ids([pre, *(pre + x for x in w), *(pre + a + "_" + b for a, b in zip(w, w[1:]))])
+            ids += aged
+        return np.unique(np.asarray(ids + self._ids(feats), dtype=np.int64))
+
+    def _own(self, text: str) -> tuple[np.ndarray, list[str]]:
+        """A candidate's features of its own (no context) and the entities it names; cached."""
+        hit = self._static.get(text)
+        if hit is not None:
+            return hit
+        feats: list[str] = []
+        anchors: list[str] = []
+        call = _as_call(text)
+        if call is not None:
+            name, args = call
+            feats += [f"c:tool:{name}", f"c:nargs:{min(len(args), 6)}"]
+            for k, v in args.items():
+                feats.append(f"c:arg:{name}:{k}")
+                for x in v if isinstance(v, list) else [v]:
+                    s = str(x).lower()
+                    feats += [f"c:val:{k}:{w}" for w in _WORD.findall(s)[:8]]
+                    if isinstance(x, str) and _entity(x):
+                        anchors.append(s)
+        else:
+            w = _WORD.findall(text.lower())[:32]
+            feats.append("c:msg")
+            feats += [f"c:w:{x}" for x in w]
+            feats += [f"c:w:{a}_{b}" for a, b in zip(w, w[1:])]
+            anchors += [p.lower() for p in _PHRASE.findall(text)]
+        if len(self._static) > 200_000:
+            self._static.clear()
+        out = self._static[text] = (np.asarray(self._ids(feats), dtype=np.int64), anchors[:4])
+        return out
+
+    def _anchor(self, anchor: str, t: Transcript) -> list[int]:
+        """Where the conversation last mentioned `anchor` and what followed; cached per step."""
+        hit = t.anchor_cache.get(anchor)
+        if hit is not None:
+            return hit
+        msgs, feats, hits = t.messages, [], 0
+        for i in range(len(msgs) - 1, -1, -1):
+            m = msgs[i]
+            if m.role == "system":
+                continue
+            pos = m.lower.find(anchor)
+            if pos < 0:
+                continue
+            pre = f"a{hits}:"
+            feats += [pre + m.role + ":" + m.name, pre + f"age:{min(len(msgs) - 1 - i, 8)}"]
+            feats += [pre + "w:" + x for x in _WORD.findall(m.lower[max(0, pos - 32): pos + len(anchor) + 48])]
+            if i + 1 < len(msgs):
+                nxt = msgs[i + 1]
+                feats += [f"{pre}n:{nxt.role}:{x}" for x in nxt.words[:16]]
+            hits += 1
+            if hits == 2:
+                break
+        if not hits:
+            feats.append("a:none")
+        out = t.anchor_cache[anchor] = self._ids(feats)
+        return out
+
+    def candidate(self, text: str, t: Transcript) -> np.ndarray:
+        """All features of one candidate (its own and its entities'), as one id array."""
+        own, anchors = self._own(text)
+        parts = [own, self._repeat[min(t.actions.get(text, 0), 3)]]
+        parts += [np.asarray(self._anchor(a, t), dtype=np.int64) for a in anchors]
+        return np.concatenate(parts)
+
+    def candidates(self, texts: Sequence[str], t: Transcript) -> tuple[list[np.ndarray], list[np.ndarray], list[list[int]]]:
+        """The candidates' own features, the features of each distinct entity they name, and
+        which entities each names: entities are shared between candidates (a place's check,
+        booking and details), so their features are embedded once per step, not per candidate."""
+        own_ids: list[np.ndarray] = []
+        entity_ids: list[np.ndarray] = []
+        index: dict[str, int] = {}
+        links: list[list[int]] = []
+        for text in texts:
+            own, anchors = self._own(text)
+            own_ids.append(np.concatenate([own, self._repeat[min(t.actions.get(text, 0), 3)]]))
+            mine = []
+            for a in anchors:
+                if a not in index:
+                    index[a] = len(entity_ids)
+                    entity_ids.append(np.asarray(self._anchor(a, t), dtype=np.int64))
+                mine.append(index[a])
+            links.append(mine)
+        return own_ids, entity_ids, links
+
+
+def _entity(value: str) -> bool:
+    """Whether an argument value names an entity worth looking up in the conversation: an id
+    or a date (it has a digit) or a name (capitalised words)."""
+    return len(value) >= 3 and (any(ch.isdigit() for ch in value) or _PHRASE.fullmatch(value) is not None)
+
+
+def _as_call(text: str) -> tuple[str, dict[str, Any]] | None:
+    """A candidate's tool call as (name, arguments), or None for a message."""
+    if not text.startswith("{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if isinstance(obj, dict) and isinstance(obj.get("name"), str) and isinstance(obj.get("arguments"), dict):
+        return obj["name"], obj["arguments"]
+    return None
+
+
+# ================================================================================ policies
+def _layer(layer: nn.Linear, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Linear:
+    """Orthogonal init, as in CleanRL and SB3."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+class MLPPolicy(nn.Module):
+    """Actor and critic MLPs for a flat Box observation and Discrete actions (SB3's MlpPolicy).
+
+    Args:
+        obs_dim: the observation's size. n_actions: the number of discrete actions.
+        hidden: units per hidden layer (two tanh layers each for actor and critic).
+    """
+
+    kind = "mlp"
+    candidates = False
+
+    def __init__(self, obs_dim: int, n_actions: int, hidden: int = 64) -> None:
+        super().__init__()
+        self.config = {"obs_dim": int(obs_dim), "n_actions": int(n_actions), "hidden": int(hidden)}
+        self.actor = nn.Sequential(_layer(nn.Linear(obs_dim, hidden)), nn.Tanh(), _layer(nn.Linear(hidden, hidden)),
+                                   nn.Tanh(), _layer(nn.Linear(hidden, n_actions), std=0.01))
+        self.critic = nn.Sequential(_layer(nn.Linear(obs_dim, hidden)), nn.Tanh(), _layer(nn.Linear(hidden, hidden)),
+                                    nn.Tanh(), _layer(nn.Linear(hidden, 1), std=1.0))
+
+    def encode(self, obs: Any) -> np.ndarray:
+        return np.asarray(obs, dtype=np.float32).reshape(-1)
+
+    def collate(self, items: Sequence[np.ndarray]) -> torch.Tensor:
+        return torch.from_numpy(np.stack(items))
+
+    def forward(self, batch: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.actor(batch), self.critic(batch).squeeze(-1)
+
+
+@dataclass
+class HashBatch:
+    """A collated batch of candidate observations for `HashPolicy`."""
+
+    hist: torch.Tensor
+    hist_offsets: torch.Tensor
+    own: torch.Tensor
+    own_offsets: torch.Tensor
+    entity: torch.Tensor
+    entity_offsets: torch.Tensor
+    #: (candidate, entity) pairs: candidate `link_cand[i]` names entity `link_entity[i]`.
+    link_cand: torch.Tensor
+    link_entity: torch.Tensor
+    #: Per candidate: how many features it has in all (own and its entities').
+    n_features: torch.Tensor
+    #: Per candidate: its step in the batch and its position in that step's list.
+    step: torch.Tensor
+    pos: torch.Tensor
+    counts: torch.Tensor
+
+
+def _offsets(lengths: Any) -> torch.Tensor:
+    lengths = np.asarray(lengths, dtype=np.int64)
+    return torch.from_numpy(np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64))
+
+
+@dataclass(slots=True)
+class HashObs:
+    """One step's features for `HashPolicy`: the history's, each candidate's own, each
+    distinct entity's, and the (candidate, entity) links, as flat arrays."""
+
+    hist: np.ndarray
+    own: np.ndarray
+    own_lengths: np.ndarray
+    entity: np.ndarray
+    entity_lengths: np.ndarray
+    link_cand: np.ndarray
+    link_entity: np.ndarray
+    n_features: np.ndarray
+
+
+class HashPolicy(nn.Module):
+    """Scores (history, candidate) pairs: hashed features, an MLP on [h, c, h * c].
+
+    A candidate's embedding is the mean of its features' embeddings, its own and those of the
+    entities it names (each entity's sum computed once per step). The value head reads the
+    history embedding.
+
+    Args:
+        buckets: hash buckets of the featurizer. dim: embedding size. hidden: MLP width.
+        recent: latest messages with position-tagged features.
+    """
+
+    kind = "hash"
+    candidates = True
+
+    def __init__(self, buckets: int = 1 << 14, dim: int = 32, hidden: int = 128, recent: int = 4) -> None:
+        super().__init__()
+        self.config = {"buckets": int(buckets), "dim": int(dim), "hidden": int(hidden), "recent": int(recent)}
+        self.featurizer = HashFeaturizer(buckets, recent)
+        # Dense gradients over a modest table: on a CPU, coalescing the sparse gradients of a
+        # minibatch's tens of thousands of feature rows costs more than a dense Adam step.
+        self.hist_emb = nn.EmbeddingBag(buckets, dim, mode="mean")
+        self.cand_emb = nn.EmbeddingBag(buckets, dim, mode="sum")
+        self.score = nn.Sequential(_layer(nn.Linear(3 * dim, hidden)), nn.Tanh(), _layer(nn.Linear(hidden, 1), std=0.01))
+        self.value = nn.Sequential(_layer(nn.Linear(dim, hidden)), nn.Tanh(), _layer(nn.Linear(hidden, 1), std=1.0))
+
+    def encode(self, obs: tuple[Transcript, list[str]]) -> HashObs:
+        t, candidates = obs
+        own, entities, links = self.featurizer.candidates(candidates, t)
+        own_len = np.array([len(o) for o in own], dtype=np.int64)
+        ent_len = np.array([len(e) for e in entities], dtype=np.int64)
+        link_c = np.array([j for j, mine in enumerate(links) for _ in mine], dtype=np.int64)
+        link_e = np.array([k for mine in links for k in mine], dtype=np.int64)
+        n_feat = own_len.astype(np.float32)
+        np.add.at(n_feat, link_c, ent_len[link_e])
+        empty = np.zeros(0, dtype=np.int64)
+        return HashObs(self.featurizer.history(t), np.concatenate(own), own_len,
+                       np.concatenate(entities) if entities else empty, ent_len, link_c, link_e, n_feat)
+
+    def collate(self, items: Sequence[HashObs]) -> HashBatch:
+        counts = np.array([len(x.own_lengths) for x in items])
+        n_ent = np.array([len(x.entity_lengths) for x in items])
+        c0 = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        e0 = np.concatenate([[0], np.cumsum(n_ent)[:-1]])
+        t = torch.from_numpy
+        return HashBatch(
+            hist=t(np.concatenate([x.hist for x in items])),
+            hist_offsets=_offsets([len(x.hist) for x in items]),
+            own=t(np.concatenate([x.own for x in items])),
+            own_offsets=_offsets(np.concatenate([x.own_lengths for x in items])),
+            entity=t(np.concatenate([x.entity for x in items])),
+            entity_offsets=_offsets(np.concatenate([x.entity_lengths for x in items])),
+            link_cand=t(np.concatenate([x.link_cand + c for x, c in zip(items, c0)])),
+            link_entity=t(np.concatenate([x.link_entity + e for x, e in zip(items, e0)])),
+            n_features=t(np.concatenate([x.n_features for x in items])),
+            step=t(np.repeat(np.arange(len(items)), counts)),
+            pos=t(np.concatenate([np.arange(n) for n in counts])),
+            counts=t(counts),
+        )
+
+    def forward(self, b: HashBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        h = torch.tanh(self.hist_emb(b.hist, b.hist_offsets))
+        c = self.cand_emb(b.own, b.own_offsets)
+        if len(b.entity_offsets):
+            c = c.index_add(0, b.link_cand, self.cand_emb(b.entity, b.entity_offsets)[b.link_entity])
+        c = torch.tanh(c / b.n_features.unsqueeze(-1))
+        hs = h[b.step]
+        scores = self.score(torch.cat([hs, c, hs * c], dim=-1)).squeeze(-1)
+        logits = torch.full((len(b.counts), int(b.counts.max())), MASK, dtype=scores.dtype)
+        logits = logits.index_put((b.step, b.pos), scores)
+        return logits, self.value(h).squeeze(-1)
+
+
+@dataclass
+class LMBatch:
+    """A collated batch for `LMPolicy`: one row per (step, candidate), context then candidate."""
+
+    ids: torch.Tensor
+    attention: torch.Tensor
+    #: [rows, width - 1]: True at the positions that predict a candidate token.
+    scored: torch.Tensor
+    #: Per step: the row of its first candidate and the index of the context's last token.
+    first_row: torch.Tensor
+    ctx_last: torch.Tensor
+    step: torch.Tensor
+    pos: torch.Tensor
+    counts: torch.Tensor
+
+
+class LMPolicy(nn.Module):
+    """A causal LM scores each candidate by log p(candidate | conversation); a value head on top.
+
+    The score is the candidate's log-likelihood per token (``score="mean"``, the default: with
+    the total, an untrained model would always pick the shortest candidate) or in total
+    (``"sum"``). The LM head runs only on candidate positions, so long contexts stay cheap.
+
+    Args:
+        model: a local directory with a Hugging Face causal LM and its tokenizer (nothing is
+            downloaded).
+        max_context: the conversation is cut to its last this-many tokens.
+        max_candidate: a candidate is cut to its first this-many tokens.
+        score: ``mean`` or ``sum`` of the candidate's token log-probabilities.
+    """
+
+    kind = "lm"
+    candidates = True
+
+    def __init__(self, model: str, max_context: int = 256, max_candidate: int = 48, score: str = "mean") -> None:
+        super().__init__()
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if score not in ("mean", "sum"):
+            raise ValueError(f"score must be 'mean' or 'sum', got {score!r}")
+        self.config = {"model": str(model), "max_context": int(max_context), "max_candidate": int(max_candidate),
+                       "score": score}
+        self.tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=True)
+        self.lm = AutoModelForCausalLM.from_pretrained(model, local_files_only=True, dtype=torch.float32)
+        width = self.lm.get_input_embeddings().embedding_dim
+        self.value_head = _layer(nn.Linear(width, 1), std=1.0)
+        pad = self.tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
+
+    def _tokens(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def encode(self, obs: tuple[Transcript, list[str]]) -> tuple[list[int], list[list[int]]]:
+        t, candidates = obs
+        ctx = self._tokens(t.render())[-self.config["max_context"]:] or [self.pad_id]
+        cands = [(self._tokens(c)[: self.config["max_candidate"]] or [self.pad_id]) for c in candidates]
+        return ctx, cands
+
+    def collate(self, items: Sequence[tuple[list[int], list[list[int]]]]) -> LMBatch:
+        rows, scored, first, last, counts = [], [], [], [], []
+        for ctx, cands in items:
+            first.append(len(rows))
+            last.append(len(ctx) - 1)
+            counts.append(len(cands))
+            for c in cands:
+                rows.append(ctx + c)
+                scored.append((len(ctx), len(c)))
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        att = torch.zeros((len(rows), width), dtype=torch.long)
+        # sc[i, j] = 1 where token j + 1 of row i is a candidate token (predicted at position j).
+        sc = torch.zeros((len(rows), width - 1), dtype=torch.bool)
+        for i, (r, (start, n)) in enumerate(zip(rows, scored)):
+            ids[i, : len(r)] = torch.tensor(r)
+            att[i, : len(r)] = 1
+            sc[i, start - 1: start - 1 + n] = True
+        step = np.repeat(np.arange(len(items)), counts)
+        pos = np.concatenate([np.arange(n) for n in counts])
+        return LMBatch(ids=ids, attention=att, scored=sc, first_row=torch.tensor(first), ctx_last=torch.tensor(last),
+                       step=torch.from_numpy(step), pos=torch.from_numpy(pos), counts=torch.tensor(counts))
+
+    def forward(self, b: LMBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        hidden = self.lm.base_model(input_ids=b.ids, attention_mask=b.attention).last_hidden_state
+        rows, cols = b.scored.nonzero(as_tuple=True)
+        logits = self.lm.get_output_embeddings()(hidden[rows, cols]).float()
+        token_logp = torch.log_softmax(logits, dim=-1).gather(-1, b.ids[rows, cols + 1].unsqueeze(-1)).squeeze(-1)
+        scores = torch.zeros(len(b.ids), dtype=token_logp.dtype).index_add(0, rows, token_logp)
+        if self.config["score"] == "mean":
+            scores = scores / b.scored.sum(-1).clamp(min=1)
+        out = torch.full((len(b.counts), int(b.counts.max())), MASK, dtype=scores.dtype)
+        out = out.index_put((b.step, b.pos), scores)
+        value = self.value_head(hidden[b.first_row, b.ctx_last].float()).squeeze(-1)
+        return out, value
+
+
+# ================================================================================ registry
+POLICIES: dict[str, type[nn.Module]] = {"mlp": MLPPolicy, "hash": HashPolicy, "lm": LMPolicy}
+
+
+def make_policy(spec: Mapping[str, Any]) -> nn.Module:
+    """A policy from ``{"kind": ..., "config": {...}}`` (see `policy_spec`)."""
+    kind = spec.get("kind")
+    if kind not in POLICIES:
+        raise ValueError(f"unknown policy kind {kind!r}; known: {', '.join(POLICIES)}")
+    return POLICIES[kind](**dict(spec.get("config", {})))
+
+
+def policy_spec(policy: nn.Module) -> dict[str, Any]:
+    """What rebuilds `policy`'s architecture: its kind and constructor config."""
+    return {"kind": policy.kind, "config": dict(policy.config)}

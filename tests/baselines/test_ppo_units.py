@@ -1,0 +1,236 @@
+"""The thin PPO's parts: advantages (GAE, per-family normalisation), config and CLI, determinism,
+checkpoints and the `ppo` agent, the Box/Discrete path, and the `lm` policy with a tiny model."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agentgym.agents import make_agent  # noqa: E402
+from agentgym.baselines.cli import add_train_command, dataclass_parser, field_docs, parse_dataclass  # noqa: E402
+from agentgym.baselines.ppo import (  # noqa: E402
+    Args, Segment, gae, load_checkpoint, make_batch, normalise_advantages, resolve_env_ids, train,
+)
+from agentgym.eval.episode import run_episode  # noqa: E402
+
+DIALOG_ID = "AgentRL/Dialog-v0"
+#: Columns that hold wall-clock measurements, the only ones two identical runs may differ in.
+TIMING = {"train_s", "sps", "rollout_s", "update_s"}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> Any:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny(tmp_path: Path, **kw: Any) -> Args:
+    """A few seconds of training: small batches, no plot, no TensorBoard."""
+    base = dict(env=(DIALOG_ID,), difficulty="easy", num_envs=4, num_steps=16, minibatch_size=32, update_epochs=2,
+                total_timesteps=192, eval_episodes=8, eval_every=2, out=str(tmp_path), run_name="run", plot=False,
+                tensorboard=False, seed=3)
+    base.update(kw)
+    return Args(**base)
+
+
+# ------------------------------------------------------------------ advantages
+def test_gae_matches_a_hand_computation() -> None:
+    rewards = np.array([[0.0], [0.0], [1.0], [0.0]], dtype=np.float32)
+    values = np.array([[0.1], [0.2], [0.3], [0.4]], dtype=np.float32)
+    dones = np.array([[0.0], [0.0], [1.0], [0.0]], dtype=np.float32)
+    nxt = np.array([0.5], dtype=np.float32)
+    adv, ret = gae(rewards, values, dones, nxt, gamma=0.9, lam=0.8)
+    d3 = 0.0 + 0.9 * 0.5 - 0.4
+    d2 = 1.0 - 0.3  # the episode ends at step 2: no bootstrap
+    d1 = 0.0 + 0.9 * 0.3 - 0.2
+    d0 = 0.0 + 0.9 * 0.2 - 0.1
+    a2 = d2
+    a1 = d1 + 0.9 * 0.8 * a2
+    a0 = d0 + 0.9 * 0.8 * a1
+    np.testing.assert_allclose(adv[:, 0], [a0, a1, a2, d3], rtol=1e-6)
+    np.testing.assert_allclose(ret, adv + values, rtol=1e-6)
+
+
+def test_advantages_are_normalised_with_each_task_familys_own_statistics() -> None:
+    # Dialog advantages are large, tool-use ones small: one batch-wide scale would drown the latter.
+    dialog = np.array([10.0, 20.0, 30.0, 40.0])
+    tooluse = np.array([0.1, 0.2, 0.3])
+    adv = np.concatenate([dialog, tooluse])
+    groups = ["dialog"] * 4 + ["tooluse"] * 3
+    out = normalise_advantages(adv, groups, "family")
+    for g, raw in (("dialog", dialog), ("tooluse", tooluse)):
+        got = out[[x == g for x in groups]]
+        np.testing.assert_allclose(got, (raw - raw.mean()) / (raw.std() + 1e-8), rtol=1e-5, atol=1e-6)
+        assert abs(got.mean()) < 1e-5 and abs(got.std() - 1) < 1e-3
+    whole = normalise_advantages(adv, groups, "batch")
+    np.testing.assert_allclose(whole, (adv - adv.mean()) / (adv.std() + 1e-8), rtol=1e-5, atol=1e-6)
+    assert np.all(np.abs(whole[4:] - whole[4:].mean()) < 1e-2), "batch-wide statistics flatten the small family"
+    np.testing.assert_array_equal(normalise_advantages(adv, groups, "none"), adv.astype(np.float32))
+
+
+def _segment(rewards: list[float], group: str, version: int = 0) -> Segment:
+    t = len(rewards)
+    r = np.array(rewards, dtype=np.float32).reshape(t, 1)
+    return Segment(obs=[None] * t, actions=np.zeros((t, 1), dtype=np.int64), logprobs=np.zeros((t, 1), np.float32),
+                   values=np.zeros((t, 1), np.float32), rewards=r, dones=np.ones((t, 1), np.float32),
+                   groups=[group] * t, next_obs=[None], next_values=np.zeros(1, np.float32), version=version,
+                   episodes=[])
+
+
+def test_a_batch_from_hand_made_segments_uses_per_family_statistics() -> None:
+    args = Args(gamma=1.0, gae_lambda=1.0)
+    segments = [_segment([1.0, 0.0, 1.0, 1.0], "dialog"), _segment([0.01, 0.03], "tooluse")]
+    batch = make_batch(segments, policy=None, version=0, args=args)  # current segments: no policy needed
+    adv = batch.advantages.numpy()
+    dialog, tooluse = np.array([1.0, 0.0, 1.0, 1.0]), np.array([0.01, 0.03])
+    np.testing.assert_allclose(adv[:4], (dialog - dialog.mean()) / (dialog.std() + 1e-8), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(adv[4:], (tooluse - tooluse.mean()) / (tooluse.std() + 1e-8), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(batch.returns.numpy(), [1.0, 0.0, 1.0, 1.0, 0.01, 0.03], rtol=1e-6)
+    pooled = make_batch(segments, policy=None, version=0, args=dataclasses.replace(args, adv_norm="batch"))
+    assert not np.allclose(pooled.advantages.numpy()[4:], adv[4:])
+
+
+# ------------------------------------------------------------------ config and command line
+def test_every_args_field_has_a_doc_line_and_an_option() -> None:
+    docs = field_docs(Args)
+    assert set(docs) == {f.name for f in dataclasses.fields(Args)}
+    assert all(len(d) > 10 for d in docs.values())
+    help_text = dataclass_parser(Args).format_help()
+    for f in dataclasses.fields(Args):
+        assert "--" + f.name.replace("_", "-") in help_text
+
+
+def test_options_parse_into_args_with_the_dataclass_defaults() -> None:
+    args = parse_dataclass(Args, ["--env", DIALOG_ID, "--env", "AgentRL/ToolUse-v0", "--actors", "2", "--no-plot",
+                                  "--target-kl", "0.05", "--difficulty", "easy"])
+    assert args.env == (DIALOG_ID, "AgentRL/ToolUse-v0") and args.actors == 2 and args.plot is False
+    assert args.target_kl == 0.05 and args.difficulty == "easy"
+    assert parse_dataclass(Args, []).env == Args().env
+    with pytest.raises(SystemExit):
+        parse_dataclass(Args, ["--policy", "transformer"])
+    with pytest.raises(ValueError, match="--policy lm needs --model"):
+        Args(policy="lm")
+
+
+def test_env_options_take_ids_or_task_families() -> None:
+    assert resolve_env_ids(["dialog", "CartPole-v1", DIALOG_ID]) == (DIALOG_ID, "CartPole-v1")
+    with pytest.raises(ValueError, match="neither a registered env id nor an AgentRL task family"):
+        resolve_env_ids(["no-such-family"])
+
+
+def test_the_train_command_hands_its_options_to_ppo(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="agentgym")
+    add_train_command(parser.add_subparsers(dest="command"))
+    ns = parser.parse_args(["train", "ppo", "--env", DIALOG_ID, "--seed", "4"])
+    assert ns.algo == "ppo" and ns.options == ["--env", DIALOG_ID, "--seed", "4"]
+    with pytest.raises(SystemExit):
+        ns = parser.parse_args(["train", "ppo", "--help"])
+        ns.func(ns)
+    assert "--max-lag" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ determinism, checkpoints, agent
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path) as f:
+        return [{k: v for k, v in row.items() if k not in TIMING} for row in csv.DictReader(f)]
+
+
+def test_synchronous_runs_with_one_seed_give_identical_results(tmp_path: Path) -> None:
+    a = train(tiny(tmp_path / "a"))
+    b = train(tiny(tmp_path / "b"))
+    assert _rows(a.run_dir / "progress.csv") == _rows(b.run_dir / "progress.csv")
+    wa, wb = torch.load(a.checkpoint)["state_dict"], torch.load(b.checkpoint)["state_dict"]
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    c = train(tiny(tmp_path / "c", seed=4))
+    assert _rows(a.run_dir / "progress.csv") != _rows(c.run_dir / "progress.csv")
+
+
+def test_a_run_writes_logs_a_plot_and_a_checkpoint_the_ppo_agent_plays(tmp_path: Path) -> None:
+    result = train(tiny(tmp_path, plot=True, total_timesteps=128))
+    rows = _rows(result.run_dir / "progress.csv")
+    assert len(rows) == result.updates == 2
+    for col in ("return", "success", "tool_validity", "goal_consistency", "recovery_share", "entropy"):
+        assert col in rows[0]
+    assert (result.run_dir / "learning_curve.png").stat().st_size > 1000
+    assert result.initial_eval is not None and result.final_eval is not None
+    policy, meta = load_checkpoint(result.checkpoint)
+    assert meta["policy"]["kind"] == "hash" and meta["candidates"]["max_candidates"] == 64
+
+    import gymnasium as gym
+
+    agent = make_agent("ppo", checkpoint=str(result.checkpoint))
+    assert agent.config()["policy"] == "hash"
+    env = gym.make(DIALOG_ID, difficulty="easy")
+    first = run_episode(env, agent, 17)
+    again = run_episode(env, make_agent("ppo", checkpoint=str(result.checkpoint)), 17)
+    assert first.actions == again.actions and first.episode["turns"] == len(first.actions)
+    sampled = run_episode(env, make_agent("ppo", checkpoint=str(result.checkpoint), greedy=False, seed=1), 17)
+    assert sampled.episode["turns"] >= 1
+    env.close()
+
+
+def test_a_multi_task_run_trains_on_every_family_of_its_train_split(tmp_path: Path) -> None:
+    result = train(tiny(tmp_path, env=("dialog", "tooluse"), difficulty=None, total_timesteps=64, eval_episodes=2))
+    assert result.final_eval is not None
+    assert set(result.final_eval["by_env"]) == {DIALOG_ID, "AgentRL/ToolUse-v0"}
+    import json
+
+    saved = json.loads((result.run_dir / "args.json").read_text())
+    assert saved["env"] == [DIALOG_ID, "AgentRL/ToolUse-v0"] and saved["adv_norm"] == "family"
+
+
+def test_the_ppo_agent_rejects_what_it_cannot_play(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no PPO checkpoint"):
+        make_agent("ppo", checkpoint=str(tmp_path / "missing.pt"))
+    result = train(Args(env=("CartPole-v1",), num_envs=1, num_steps=64, minibatch_size=32, update_epochs=1,
+                        total_timesteps=64, eval_episodes=0, out=str(tmp_path), run_name="cp", plot=False,
+                        tensorboard=False))
+    with pytest.raises(ValueError, match="non-text env"):
+        make_agent("ppo", checkpoint=str(result.checkpoint))
+
+
+def test_a_box_discrete_env_trains_with_the_mlp_path(tmp_path: Path) -> None:
+    result = train(Args(env=("CartPole-v1",), num_envs=1, num_steps=256, minibatch_size=64, update_epochs=4,
+                        learning_rate=3e-4, ent_coef=0.0, total_timesteps=2048, eval_episodes=5, eval_every=100,
+                        out=str(tmp_path), run_name="cp", plot=True, tensorboard=False))
+    rows = _rows(result.run_dir / "progress.csv")
+    assert len(rows) == 8 and all(r["success"] == "" for r in rows) and float(rows[-1]["return"]) > 0
+    assert result.final_eval is not None and result.final_eval["return"] > 0
+    assert (result.run_dir / "learning_curve.png").exists()
+
+
+# ------------------------------------------------------------------ the lm policy
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("transformers")
+    from agentgym.agents.testing_models import build_tiny_causal_lm
+
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny-lm"), vocab_size=512, hidden_size=32, num_layers=1)
+
+
+def test_the_lm_policy_trains_a_tiny_model_whose_loss_and_weights_change(tiny_lm: Path, tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    args = tiny(tmp_path, policy="lm", model=str(tiny_lm), num_envs=2, num_steps=6, minibatch_size=6,
+                update_epochs=2, total_timesteps=24, eval_episodes=0, lm_max_context=128, learning_rate=3e-3)
+    result = train(args)
+    rows = _rows(result.run_dir / "progress.csv")
+    assert result.updates == 2 and len(rows) == 2
+    losses = [float(r["policy_loss"]) + float(r["value_loss"]) for r in rows]
+    assert all(np.isfinite(losses)) and losses[0] != losses[1]
+    before = AutoModelForCausalLM.from_pretrained(tiny_lm, local_files_only=True).state_dict()
+    after = torch.load(result.checkpoint)["state_dict"]
+    changed = [k for k in before if not torch.equal(before[k], after["lm." + k])]
+    assert changed, "PPO gradients reach the language model's weights"
+    policy, meta = load_checkpoint(result.checkpoint)
+    assert meta["policy"]["kind"] == "lm" and meta["policy"]["config"]["model"] == str(tiny_lm)
