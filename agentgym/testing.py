@@ -31,7 +31,6 @@ import json
 import math
 import os
 import random
-import string
 import subprocess
 import sys
 import warnings
@@ -346,28 +345,10 @@ def _child_main() -> int:
 
 # ------------------------------------------------------------------------------ probe actions
 def _sample_value(schema: dict[str, Any], rng: np.random.Generator) -> Any:
-    if "enum" in schema:
-        values = schema["enum"]
-        return values[int(rng.integers(len(values)))]
-    t = schema.get("type", "string")
-    if isinstance(t, list):
-        t = t[int(rng.integers(len(t)))]
-    if t == "null":
-        return None
-    if t == "boolean":
-        return bool(rng.integers(2))
-    if t == "integer":
-        lo = int(schema.get("minimum", 0))
-        return int(rng.integers(lo, int(schema.get("maximum", lo + 50)) + 1))
-    if t == "number":
-        lo = float(schema.get("minimum", 0.0))
-        return round(float(rng.uniform(lo, float(schema.get("maximum", lo + 50.0)))), 2)
-    if t == "array":
-        return [_sample_value(schema.get("items", {}), rng) for _ in range(int(rng.integers(0, 3)))]
-    if t == "object":
-        return {}
-    n = int(rng.integers(1, min(int(schema.get("maxLength", 12)), 12) + 1))
-    return "".join(string.ascii_lowercase[int(i)] for i in rng.integers(0, 26, size=n))
+    # The random agent's sampler: one definition of "a value drawn from a tool schema".
+    from agentgym.agents.random_agent import sample_value
+
+    return sample_value(schema, rng)
 
 
 def _tool_functions(tools: Any) -> list[dict[str, Any]]:
