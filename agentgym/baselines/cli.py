@@ -65,7 +65,9 @@ def dataclass_parser(cls: type, parser: argparse.ArgumentParser | None = None) -
         conv = {"int": int, "float": float, "str": str}.get(base)
         if conv is None:
             raise TypeError(f"{cls.__name__}.{f.name}: unsupported option type {f.type!r}")
-        parser.add_argument(_flag(f.name), type=conv, default=default, metavar=base.upper(), **kw)
+        if "choices" not in kw:
+            kw["metavar"] = base.upper()
+        parser.add_argument(_flag(f.name), type=conv, default=default, **kw)
     return parser
 
 

@@ -30,6 +30,8 @@ def main() -> int:
     p.add_argument("--minutes", type=float, default=8.0, help="training time when no checkpoint is given")
     p.add_argument("--suite", default="core-v0")
     p.add_argument("--n-seeds", type=int, default=None, help="use the first N seeds of the suite (default: all)")
+    p.add_argument("--n-seeds-for", action="append", default=[], metavar="ID=N",
+                   help="fewer seeds for one id, e.g. AgentRL/CrossTask-v0=50 (long sessions; repeatable)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--out", default=None, help="records and runs (default: a temporary folder)")
     a = p.parse_args()
@@ -61,13 +63,17 @@ def main() -> int:
 
     suite = get_suite(a.suite)
     live = [e for e in suite.envs if e in gym.registry]
+    limits = {k: int(v) for k, _, v in (x.partition("=") for x in a.n_seeds_for)}
     jobs = [j for j in suite.jobs() if j.env_id in live
-            and (a.n_seeds is None or j.seed < suite.seed_base + a.n_seeds)]
+            and (a.n_seeds is None or j.seed < suite.seed_base + a.n_seeds)
+            and (j.env_id not in limits or j.seed < suite.seed_base + limits[j.env_id])]
     rows = {}
     for name, spec in (("ppo", AgentSpec("ppo", (("checkpoint", checkpoint),))), ("heuristic", AgentSpec("heuristic"))):
         records_path = out / f"{name}.jsonl"
         run_jobs(jobs, spec, records_path, workers=a.workers, progress=False)
-        frame = summarise(list(read_records(records_path)), group_by=("env", "noise"), n_boot=1000)
+        keys = {j.key for j in jobs}
+        frame = summarise([r for r in read_records(records_path) if r["key"] in keys], group_by=("env", "noise"),
+                          n_boot=1000)
         rows[name] = frame.to_dict(orient="records")
     lines = ["| env | noise | agent | n | success [95% CI] | score | tool F1 | goal consistency |",
              "|---|---|---|---|---|---|---|---|"]

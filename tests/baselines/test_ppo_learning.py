@@ -66,3 +66,5 @@ def test_two_minutes_of_training_raise_success_by_20_points(tmp_path: Path, acto
     result = _run(tmp_path, max_seconds=120.0, actors=actors)
     assert result.train_s >= 120.0
     assert _gain(result) >= 0.20, (result.initial_eval, result.final_eval)
+    print(f"2 min, actors={actors}: {result.initial_eval['success']:.0%} -> {result.final_eval['success']:.0%} "
+          f"in {result.global_step} steps")
