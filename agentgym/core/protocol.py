@@ -316,8 +316,10 @@ def _too_large(text: str) -> ParsedAction | None:
             return None
         return _failed("", ErrorCode.TOO_LARGE,
                        f"action is {size} bytes, over the {MAX_ACTION_BYTES}-byte limit")
+    # The size is not in the message: any action this long reads the same (so a remote client
+    # can send a stand-in of MAX_ACTION_BYTES + 1 characters and get the identical episode).
     return _failed("", ErrorCode.TOO_LARGE,
-                   f"action is at least {size} bytes, over the {MAX_ACTION_BYTES}-byte limit")
+                   f"action is more than {MAX_ACTION_BYTES} characters, over the {MAX_ACTION_BYTES}-byte limit")
 
 
 def _parse_whole_json(text: str) -> ParsedAction:

@@ -17,6 +17,8 @@ import urllib.parse
 from contextlib import ExitStack
 from typing import Any
 
+from agentgym.core.protocol import MAX_ACTION_BYTES
+
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
@@ -56,8 +58,10 @@ class RemoteEnv(gym.Env[str, str]):
     """An agentgym env served by ``agentgym serve``, as a local `gymnasium.Env`.
 
     Args:
-        url: the server, e.g. ``http://127.0.0.1:8000``.
-        env_id: the id to open on the server, e.g. ``AgentRL/Dialog-v0``.
+        url: the server, e.g. ``http://127.0.0.1:8000``; None starts (once per process) a loopback
+            server in a thread of this process, so ``gym.make("AgentRL/Remote-v0")`` works
+            alone (the conformance checks use it).
+        env_id: the id to open on the server (default ``AgentRL/Dialog-v0``).
         noise: a noise spec or preset for the remote env (``gym.make(env_id, noise=...)``).
         transport: ``http`` (one request per call) or ``ws`` (one WebSocket for the session,
             lower latency; needs the ``websockets`` package).
@@ -72,10 +76,12 @@ class RemoteEnv(gym.Env[str, str]):
 
     metadata: dict[str, Any] = {"render_modes": []}
 
-    def __init__(self, url: str, env_id: str, *, noise: str | None = None, transport: str = "http",
-                 timeout_s: float = 60.0, **kwargs: Any) -> None:
+    def __init__(self, url: str | None = None, env_id: str = "AgentRL/Dialog-v0", *, noise: str | None = None,
+                 transport: str = "http", timeout_s: float = 60.0, **kwargs: Any) -> None:
         if transport not in _TRANSPORTS:
             raise ValueError(f"transport must be one of {_TRANSPORTS}, got {transport!r}")
+        if url is None:
+            url = _loopback_url()
         self.url = url.rstrip("/")
         self.env_id = env_id
         self.transport = transport
@@ -102,6 +108,10 @@ class RemoteEnv(gym.Env[str, str]):
         return out["obs"], out["info"]
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if isinstance(action, str) and len(action) > MAX_ACTION_BYTES:
+            # Over the cap it is rejected unread, the same way whatever its length: send a
+            # stand-in the request-body limit admits.
+            action = "x" * (MAX_ACTION_BYTES + 1)
         out = self._call("step", {"action": action})
         return out["obs"], out["reward"], out["terminated"], out["truncated"], out["info"]
 
@@ -223,3 +233,16 @@ def _raise(status: int, error: dict[str, Any], retry_after: str | None) -> None:
             wait = 1.0
         raise ServerBusy(status, code, message, wait)
     raise RemoteEnvError(status, code, message)
+
+
+_LOOPBACK: Any = None
+
+
+def _loopback_url() -> str:
+    """The URL of this process's own loopback server, started on first use."""
+    global _LOOPBACK
+    if _LOOPBACK is None:
+        from agentgym.server.serve import ServerThread
+
+        _LOOPBACK = ServerThread().start()
+    return _LOOPBACK.url
