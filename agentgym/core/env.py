@@ -9,6 +9,7 @@ the user, keeps the metric inputs, and ends the episode with `info["episode"]`.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -22,10 +23,20 @@ from agentgym.core.spaces import UnicodeText
 from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn
 from agentgym.core.tools import PolicyViolation, ToolError, Toolkit
 
-__all__ = ["AgentEnv"]
+__all__ = ["AgentEnv", "EnvParts"]
 
 #: `trial` re-draws the noise (not the task) for pass^k: the same task under other faults.
 _OPTION_KEYS = frozenset({"difficulty", "domain", "trial"})
+
+
+@dataclass(frozen=True)
+class EnvParts:
+    """A family's four parts (a dataclass, so the functions never bind as methods)."""
+
+    task_generator: Callable[[int, dict[str, Any]], Task]
+    toolkit_factory: Callable[[Task], Any]
+    user_factory: Callable[[Task, Any], SimulatedUser]
+    scorer: Callable[[Task, Any], Score]
 
 
 class AgentEnv(gym.Env[str, str]):
@@ -45,14 +56,16 @@ class AgentEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
     family: str = "agent"
+    #: A family's default parts (None for the bare AgentEnv, which needs all four given).
+    parts: "EnvParts | None" = None
 
     def __init__(
         self,
         *,
-        task_generator: Callable[[int, dict[str, Any]], Task],
-        toolkit_factory: Callable[[Task], Toolkit],
-        user_factory: Callable[[Task, Any], SimulatedUser],
-        scorer: Callable[[Task, Toolkit], Score],
+        task_generator: Callable[[int, dict[str, Any]], Task] | None = None,
+        toolkit_factory: Callable[[Task], Toolkit] | None = None,
+        user_factory: Callable[[Task, Any], SimulatedUser] | None = None,
+        scorer: Callable[[Task, Toolkit], Score] | None = None,
         difficulty: str | None = None,
         domain: str | None = None,
         split: str = "train",
@@ -67,10 +80,15 @@ class AgentEnv(gym.Env[str, str]):
             raise ValueError(f"max_turns must be a positive int or None, got {max_turns!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None")
-        self._generate = task_generator
-        self._toolkit_factory = toolkit_factory
-        self._user_factory = user_factory
-        self._scorer = scorer
+        # A part not given is the family's default (its `parts`): inject, do not subclass.
+        defaults = type(self).parts
+        parts = (task_generator, toolkit_factory, user_factory, scorer)
+        if defaults is None and None in parts:
+            raise TypeError(f"{type(self).__name__} has no default parts: pass all four")
+        self._generate = task_generator or defaults.task_generator
+        self._toolkit_factory = toolkit_factory or defaults.toolkit_factory
+        self._user_factory = user_factory or defaults.user_factory
+        self._scorer = scorer or defaults.scorer
         self.difficulty = difficulty
         self.domain = domain
         self.split = split

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from agentgym.core.env import AgentEnv
+from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.core.task import Score, SimulatedUser, Task
 from agentgym.envs.crosstask.session import generate_session, make_session_toolkit, make_session_user, score_session
 
@@ -61,6 +61,8 @@ class CrossTaskEnv(AgentEnv):
 
     family = "crosstask"
 
+    parts = EnvParts(generate_session, make_session_toolkit, make_session_user, score_session)
+
     def __init__(
         self,
         *,
@@ -68,22 +70,15 @@ class CrossTaskEnv(AgentEnv):
         split: str = "train",
         max_turns: int | None = None,
         render_mode: str | None = None,
-        task_generator: Callable[[int, dict[str, Any]], Task] = generate_session,
-        toolkit_factory: Callable[[Task], Any] = make_session_toolkit,
-        user_factory: Callable[[Task, Any], SimulatedUser] = make_session_user,
-        scorer: Callable[[Task, Any], Score] = score_session,
+        task_generator: Callable[[int, dict[str, Any]], Task] | None = None,
+        toolkit_factory: Callable[[Task], Any] | None = None,
+        user_factory: Callable[[Task, Any], SimulatedUser] | None = None,
+        scorer: Callable[[Task, Any], Score] | None = None,
     ) -> None:
-        super().__init__(
-            task_generator=task_generator,
-            toolkit_factory=toolkit_factory,
-            user_factory=user_factory,
-            scorer=scorer,
-            difficulty=difficulty,
-            domain=None,
-            split=split,
-            max_turns=max_turns,
-            render_mode=render_mode,
-        )
+        # No `domain`: a session draws its sub-tasks' domains itself.
+        super().__init__(task_generator=task_generator, toolkit_factory=toolkit_factory, user_factory=user_factory,
+                         scorer=scorer, difficulty=difficulty, split=split, max_turns=max_turns,
+                         render_mode=render_mode)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         obs, info = super().reset(seed=seed, options=options)

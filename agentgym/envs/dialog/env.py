@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
 
-from agentgym.core.env import AgentEnv
-from agentgym.core.task import Score, SimulatedUser, Task
-from agentgym.core.tools import Toolkit
+from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.envs.dialog.tasks import generate_task, score_task
 from agentgym.envs.dialog.tools import make_toolkit
 from agentgym.envs.dialog.user import make_user
@@ -67,28 +64,4 @@ class DialogEnv(AgentEnv):
     """
 
     family = "dialog"
-
-    def __init__(
-        self,
-        *,
-        difficulty: str | None = None,
-        domain: str | None = None,
-        split: str = "train",
-        max_turns: int | None = None,
-        render_mode: str | None = None,
-        task_generator: Callable[[int, dict[str, Any]], Task] = generate_task,
-        toolkit_factory: Callable[[Task], Toolkit] = make_toolkit,
-        user_factory: Callable[[Task, Any], SimulatedUser] = make_user,
-        scorer: Callable[[Task, Toolkit], Score] = score_task,
-    ) -> None:
-        super().__init__(
-            task_generator=task_generator,
-            toolkit_factory=toolkit_factory,
-            user_factory=user_factory,
-            scorer=scorer,
-            difficulty=difficulty,
-            domain=domain,
-            split=split,
-            max_turns=max_turns,
-            render_mode=render_mode,
-        )
+    parts = EnvParts(generate_task, make_toolkit, make_user, score_task)
