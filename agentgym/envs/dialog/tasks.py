@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any
-
-import numpy as np
+from functools import cached_property, lru_cache
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 
 __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "satisfying_places",
-           "DIFFICULTY"]
+           "place_words", "DIFFICULTY"]
 
 #: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many arrive
 #: late and from which turns they are volunteered, the wrong bookings after which the user gives
@@ -67,42 +66,6 @@ class Booking:
     active: bool = True
 
 
-@dataclass(slots=True)
-class Columns:
-    """The places' attributes as arrays (indices into the domain's vocabularies), for fast
-    filtering by the tools and the reference solver. Read-only after generation."""
-
-    cat: np.ndarray
-    area: np.ndarray
-    price: np.ndarray
-    rating: np.ndarray
-    amen: np.ndarray
-    open: np.ndarray
-    #: Place indices best rated first (ties by id): the order search results come in.
-    order: np.ndarray
-
-    def mask(self, constraints: Any, domain: Domain, day: str | None = None, slot: str | None = None) -> np.ndarray:
-        """Which places meet every constraint (and are open at day/slot when given)."""
-        m = np.ones(len(self.cat), dtype=bool)
-        for c in constraints:
-            k, v = c.kind, c.value
-            if k == "category":
-                m &= self.cat == domain.categories.index(v)
-            elif k == "area":
-                m &= self.area == domain.areas.index(v)
-            elif k == "price":
-                m &= self.price <= v
-            elif k == "rating":
-                m &= self.rating >= v
-            elif k == "amenity":
-                m &= (self.amen >> domain.amenities.index(v)) & 1 == 1
-            elif k == "time":
-                day, slot = v
-        if day is not None and slot is not None:
-            m &= (self.open >> (DAYS.index(day) * 3 + SLOTS.index(slot))) & 1 == 1
-        return m
-
-
 @dataclass
 class World:
     """The mutable state of one dialog episode."""
@@ -110,11 +73,35 @@ class World:
     domain: Domain
     places: list[Place]
     by_id: dict[str, Place]
-    cols: Columns
     bookings: dict[str, Booking] = field(default_factory=dict)
 
     def active_bookings(self) -> list[Booking]:
         return [b for b in self.bookings.values() if b.active]
+
+    @cached_property
+    def ranked(self) -> list[Place]:
+        """The places best rated first, ties in id order: the order search results come in.
+        Built on the first search (many episodes never search); places never change."""
+        return sorted(self.places, key=attrgetter("rating"), reverse=True)  # stable: ties keep id order
+
+
+def keep(places: list[Place], kind: str, value: Any) -> list[Place]:
+    """The places (in their order) that meet the attribute constraint `kind`/`value`: the
+    filter behind the search tool, the reference solver and `Constraint.holds`.
+
+    Plain list filters: a world has 30-80 places, too few for NumPy's per-call overhead to pay.
+    """
+    if kind == "category":
+        return [p for p in places if p.category == value]
+    if kind == "area":
+        return [p for p in places if p.area == value]
+    if kind == "price":
+        return [p for p in places if p.price <= value]
+    if kind == "rating":
+        return [p for p in places if p.rating >= value]
+    if kind == "amenity":
+        return [p for p in places if value in p.amenities]
+    raise ValueError(f"unknown constraint kind {kind!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,20 +114,9 @@ class Constraint:
     reveal: str  # "upfront", "ask" or "late"
 
     def holds(self, place: Place, day: str, slot: str) -> bool:
-        k, v = self.kind, self.value
-        if k == "category":
-            return place.category == v
-        if k == "area":
-            return place.area == v
-        if k == "price":
-            return place.price <= v
-        if k == "rating":
-            return place.rating >= v
-        if k == "amenity":
-            return v in place.amenities
-        if k == "time":
-            return (day, slot) == tuple(v)
-        raise ValueError(f"unknown constraint kind {k!r}")
+        if self.kind == "time":
+            return (day, slot) == tuple(self.value)
+        return bool(keep([place], self.kind, self.value))
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "value": list(self.value) if self.kind == "time" else self.value,
@@ -170,64 +146,88 @@ class Gold:
                 "items": list(self.items), "calls": self.plan(), "superseded_calls": list(self.superseded)}
 
 
+@dataclass(frozen=True)
+class _Tables:
+    """Per domain, built once and shared by every world of it: the values a place's draws index
+    (so each world holds references to the same name, price and rating objects, not copies)."""
+
+    names: tuple[str, ...]
+    ids: tuple[str, ...]
+    categories: tuple[str, ...]
+    areas: tuple[str, ...]
+    prices: tuple[int, ...]
+    #: Ratings 3.0-5.0 in steps of 0.1, each computed as ``tenths / 10``.
+    ratings: tuple[float, ...]
+    #: The amenity tuple of each bitmask over the domain's amenities.
+    amenities: tuple[tuple[str, ...], ...]
+    n_amenities: int
+
+
 @lru_cache(maxsize=None)
-def _vocab_tables(domain: Domain) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...], tuple[str, ...]]:
-    """Per domain, built once: every place name, the amenity tuple of each bitmask, and ids."""
+def _tables(domain: Domain) -> _Tables:
     first, second = domain.name_parts
-    names = tuple(f"{a} {b}" for a in first for b in second)
-    amen = tuple(tuple(a for b, a in enumerate(domain.amenities) if m >> b & 1)
-                 for m in range(1 << len(domain.amenities)))
-    ids = tuple(f"{domain.id_prefix}_{i + 1:03d}" for i in range(domain.size[1]))
-    return names, amen, ids
+    n_prices = (domain.price_max - domain.price_min) // domain.price_step + 1
+    return _Tables(
+        names=tuple(f"{a} {b}" for a in first for b in second),
+        ids=tuple(f"{domain.id_prefix}_{i + 1:03d}" for i in range(domain.size[1])),
+        categories=domain.categories,
+        areas=domain.areas,
+        prices=tuple(domain.price_min + domain.price_step * k for k in range(n_prices)),
+        ratings=tuple(tenths / 10 for tenths in range(30, 51)),
+        amenities=tuple(tuple(a for b, a in enumerate(domain.amenities) if m >> b & 1)
+                        for m in range(1 << len(domain.amenities))),
+        n_amenities=len(domain.amenities),
+    )
+
+
+@lru_cache(maxsize=None)
+def place_words(domain: Domain) -> frozenset[str]:
+    """Every word a place of `domain` can be referred to by: the lower-cased first word of each
+    possible name (a repeated name's suffix keeps it) and each possible id."""
+    t = _tables(domain)
+    return frozenset({name.lower().split(" ", 1)[0] for name in t.names} | set(t.ids))
 
 
 def _make_world(domain: Domain, rng: Rng) -> World:
     # Scalar draws on a fast generator and per-domain lookup tables keep reset cheap: it runs
-    # once per episode, millions of times in a training run.
+    # once per episode, millions of times in a training run. The draws per place, in order:
+    # name (and a suffix for a repeated name), category, area, price, rating, 1-3 amenities,
+    # opening hours.
     rnd, bits = rng.random, rng.getrandbits
+    t = _tables(domain)
+    names, categories, areas, prices, ratings, amenities = t.names, t.categories, t.areas, t.prices, t.ratings, t.amenities
+    n_names, n_cat, n_area, n_prices, n_ratings, n_amen = (len(names), len(categories), len(areas), len(prices),
+                                                           len(ratings), t.n_amenities)
     n = domain.size[0] + int(rnd() * (domain.size[1] - domain.size[0] + 1))
-    names, amen_table, ids = _vocab_tables(domain)
-    n_names, n_cat, n_area, n_amen = len(names), len(domain.categories), len(domain.areas), len(domain.amenities)
-    n_prices = (domain.price_max - domain.price_min) // domain.price_step + 1
-    cats, areas, prices, ratings, amens, opens = [], [], [], [], [], []
     places: list[Place] = []
     used: set[str] = set()
-    for i in range(n):
+    for place_id in t.ids[:n]:
         name = names[int(rnd() * n_names)]
         if name in used:  # names are how users and LLMs refer to places: keep them unique
             name = f"{name} {2 + int(rnd() * 8)}"
             while name in used:
                 name += " II"
         used.add(name)
-        c, a = int(rnd() * n_cat), int(rnd() * n_area)
-        price = domain.price_min + domain.price_step * int(rnd() * n_prices)
-        rating = 30 + int(rnd() * 21)
+        category = categories[int(rnd() * n_cat)]
+        area = areas[int(rnd() * n_area)]
+        price = prices[int(rnd() * n_prices)]
+        rating = ratings[int(rnd() * n_ratings)]
         mask = 0
         for _ in range(1 + int(rnd() * 3)):  # 1-3 amenities (a repeat draw means fewer)
             mask |= 1 << int(rnd() * n_amen)
         # Each (day, slot) open with probability 5/8.
         open_bits = bits(21) | (bits(21) & bits(21) & bits(21))
-        cats.append(c)
-        areas.append(a)
-        prices.append(price)
-        ratings.append(rating)
-        amens.append(mask)
-        opens.append(open_bits)
-        places.append(Place(ids[i], name, domain.categories[c], domain.areas[a], price, rating / 10,
-                            amen_table[mask], open_bits))
-    rating_arr = np.array(ratings)
-    cols = Columns(cat=np.array(cats), area=np.array(areas), price=np.array(prices), rating=rating_arr / 10,
-                   amen=np.array(amens, dtype=np.int64), open=np.array(opens, dtype=np.int64),
-                   order=np.lexsort((np.arange(n), -rating_arr)))
-    return World(domain=domain, places=places, by_id={p.id: p for p in places}, cols=cols)
+        places.append(Place(place_id, name, category, area, price, rating, amenities[mask], open_bits))
+    return World(domain=domain, places=places, by_id={p.id: p for p in places})
 
 
 def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
     # Draw goals until one is selective enough that the set of satisfying places is small; the
     # set is then enumerated exactly (the world is never edited to force uniqueness).
     best: Gold | None = None
+    bounds = _Bounds(max(p.price for p in world.places), min(p.rating for p in world.places))
     for _ in range(MAX_GOAL_DRAWS):
-        gold = _draw_goal(world, difficulty, rng)
+        gold = _draw_goal(world, bounds, difficulty, rng)
         if gold is None:
             continue
         if len(gold.items) <= MAX_GOLD:
@@ -238,7 +238,14 @@ def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
     return best
 
 
-def _draw_goal(world: World, difficulty: str, rng: Rng) -> Gold | None:
+class _Bounds(NamedTuple):
+    """The world's top price and lowest rating: a constraint at either would be vacuous."""
+
+    top_price: int
+    low_rating: float
+
+
+def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng) -> Gold | None:
     spec = DIFFICULTY[difficulty]
     # The target is a place open at a drawn time; its attributes become the constraints, so the
     # task is solvable by construction.
@@ -250,9 +257,9 @@ def _draw_goal(world: World, difficulty: str, rng: Rng) -> Gold | None:
     # Skip attributes that every place of this world meets (the world's top price, a rating
     # under 3.5): no vacuous constraints.
     kinds = ["category", "area"]
-    if target.price < int(world.cols.price.max()):
+    if target.price < bounds.top_price:
         kinds.append("price")
-    if target.rating >= 3.5 and float(world.cols.rating.min()) < math.floor(target.rating * 2) / 2:
+    if target.rating >= 3.5 and bounds.low_rating < math.floor(target.rating * 2) / 2:
         kinds.append("rating")
     kinds += [f"amenity:{a}" for a in target.amenities[:2]]
     if len(kinds) < n_total - 1:
@@ -294,8 +301,12 @@ def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tu
     for c in constraints:
         if c.kind == "time" and tuple(c.value) != (day, slot):
             return ()
-    m = world.cols.mask([c for c in constraints if c.kind != "time"], world.domain, day, slot)
-    return tuple(world.places[i].id for i in np.flatnonzero(m).tolist())
+    bit = DAYS.index(day) * 3 + SLOTS.index(slot)
+    places = [p for p in world.places if p.open >> bit & 1]
+    for c in constraints:
+        if c.kind != "time":
+            places = keep(places, c.kind, c.value)
+    return tuple(p.id for p in places)
 
 
 def brief_for(domain: Domain) -> str:

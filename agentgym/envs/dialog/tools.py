@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-import numpy as np
-
 from agentgym.core.task import Task, WorldEvent
 from agentgym.core.tools import READ, WRITE, Bounds, MaxLen, ToolError, Toolkit, tool
-from agentgym.envs.dialog.tasks import Booking, World
+from agentgym.envs.dialog.tasks import Booking, World, keep
 
 __all__ = ["DialogToolkit", "PAGE_SIZE"]
 
@@ -57,29 +55,24 @@ class DialogToolkit(Toolkit):
             page: The page of results, 5 per page, best rated first.
         """
         world = self.world
-        dom, cols = world.domain, world.cols
-        m = np.ones(len(world.places), dtype=bool)
-        if category is not None:
-            if category not in dom.categories:
-                raise ToolError(f"unknown {dom.category_label} '{category}'; known: {', '.join(dom.categories)}")
-            m &= cols.cat == dom.categories.index(category)
-        if area is not None:
-            if area not in dom.areas:
-                raise ToolError(f"unknown area '{area}'; known: {', '.join(dom.areas)}")
-            m &= cols.area == dom.areas.index(area)
-        if max_price is not None:
-            m &= cols.price <= max_price
-        if min_rating is not None:
-            m &= cols.rating >= min_rating
+        dom = world.domain
+        if category is not None and category not in dom.categories:
+            raise ToolError(f"unknown {dom.category_label} '{category}'; known: {', '.join(dom.categories)}")
+        if area is not None and area not in dom.areas:
+            raise ToolError(f"unknown area '{area}'; known: {', '.join(dom.areas)}")
         for a in amenities or ():
             if a not in dom.amenities:
                 raise ToolError(f"unknown amenity '{a}'; known: {', '.join(dom.amenities)}")
-            m &= (cols.amen >> dom.amenities.index(a)) & 1 == 1
-        hits = cols.order[m[cols.order]]
+        hits = world.ranked
+        for kind, value in (("category", category), ("area", area), ("price", max_price), ("rating", min_rating)):
+            if value is not None:
+                hits = keep(hits, kind, value)
+        for a in amenities or ():
+            hits = keep(hits, "amenity", a)
         total = len(hits)
         pages = max(1, -(-total // PAGE_SIZE))
-        chunk = hits[(page - 1) * PAGE_SIZE: page * PAGE_SIZE].tolist()
-        return {"results": [world.places[i].summary() for i in chunk], "total": total, "page": page, "pages": pages}
+        chunk = hits[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+        return {"results": [p.summary() for p in chunk], "total": total, "page": page, "pages": pages}
 
     @tool(kind=READ)
     def get_details(self, item_id: Id) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Callable
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
-from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World, satisfying_places
+from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World, place_words, satisfying_places
 
 __all__ = ["DialogUser", "make_user", "statement", "SLOT_ORDER"]
 
@@ -84,11 +84,41 @@ class _Matcher:
     slot_of: dict[str, tuple[str, ...]]
     question: re.Pattern[str]
     generic: re.Pattern[str]
+    #: Every word a place of the domain can be found by: the first words of all possible names
+    #: and all possible ids (a superset of any world's `_mentioned` index keys).
+    place_starts: frozenset[str]
 
 
 def _alternation(words: Any) -> re.Pattern[str]:
-    # Longest first, so "max price" wins over "price"; plain substrings, as a reader skims.
-    return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w))))
+    """A regex matching any of `words` as a plain substring (as a reader skims), the longest word
+    where several match at one position, so "max price" wins over "price".
+
+    It is compiled as a character trie (``(?:a(?:rea|menit)|b(?:udget)|...)``) rather than a
+    longest-first alternation of whole words, which `re` would try one by one at every position
+    of the message: the trie's branches start with distinct characters, so at most one is tried
+    per character, and its greedy optional groups still prefer the longest word (a terminal
+    node's continuation is tried before stopping there). `findall` returns the same words.
+    """
+    trie: _Trie = {}
+    for w in set(words):
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[_END] = {}
+    return re.compile(_trie_regex(trie))
+
+
+#: A character trie of words: one key per next character, `_END` marks the end of a word.
+_Trie = dict[str, "_Trie"]
+_END = ""
+
+
+def _trie_regex(node: _Trie) -> str:
+    branches = [re.escape(ch) + _trie_regex(child) for ch, child in sorted(node.items()) if ch != _END]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{body})?" if _END in node else body
 
 
 @lru_cache(maxsize=None)
@@ -107,7 +137,8 @@ def _matcher(domain: Domain) -> _Matcher:
                 slot_of[w] = slot_of.get(w, ()) + (s,)
     # The longest slot word wins where words overlap: "daylight" asks about an amenity, not
     # about the day.
-    return _Matcher(_alternation(slot_of), slot_of, _alternation(lex.question_cues), _alternation(lex.generic))
+    return _Matcher(_alternation(slot_of), slot_of, _alternation(lex.question_cues), _alternation(lex.generic),
+                    place_words(domain))
 
 
 class DialogUser(SimulatedUser):
@@ -242,6 +273,11 @@ class DialogUser(SimulatedUser):
         return UserTurn(" ".join(parts))
 
     def _mentioned(self, text: str) -> list[Place]:
+        tokens = _TOKEN.findall(text)
+        if self._match.place_starts.isdisjoint(tokens):
+            # Most messages name no place: no token can start a name or be an id of the domain,
+            # so the lookup below would find nothing (and its index need not be built yet).
+            return []
         if self._by_first is None:
             # Places are found in a message by their first word, then checked in full: a few
             # dict look-ups per message instead of a scan of every name. Built on first use.
@@ -251,7 +287,7 @@ class DialogUser(SimulatedUser):
                 self._by_first.setdefault(lower.split(" ", 1)[0], []).append((lower, p))
                 self._by_first.setdefault(p.id, []).append((p.id, p))
         seen: list[Place] = []
-        for token in _TOKEN.findall(text):
+        for token in tokens:
             for full, place in self._by_first.get(token, ()):
                 if place not in seen and full in text:
                     seen.append(place)
