@@ -527,6 +527,9 @@ class _Checker:
 def _fingerprint(env: gym.Env) -> dict[str, Any]:
     """A cheap picture of an env's state: scalars by value, containers by identity and size."""
     u = env.unwrapped
+    # Read first: an env may make its generator on first read (AgentEnv does), which is not a
+    # change of state.
+    rng = getattr(u, "_np_random", None)
     fp: dict[str, Any] = {}
     for key, value in vars(u).items():
         if value is None or isinstance(value, (bool, int, float, str)):
@@ -535,7 +538,6 @@ def _fingerprint(env: gym.Env) -> dict[str, Any]:
             fp[key] = ("container", id(value), len(value))
         else:
             fp[key] = ("object", id(value))
-    rng = getattr(u, "_np_random", None)
     fp["<np_random state>"] = copy.deepcopy(rng.bit_generator.state) if rng is not None else None
     return fp
 

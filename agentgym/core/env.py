@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
+from gymnasium.utils import seeding
 
 from agentgym.core.hooks import EnvHooks
 from agentgym.core.protocol import MAX_ACTION_BYTES, ErrorCode, ParsedAction, ToolCall, parse_action
@@ -170,10 +171,33 @@ class AgentEnv(gym.Env[str, str]):
         return events
 
     # ------------------------------------------------------------------ gymnasium API
+    # gymnasium's `Env.reset(seed=s)` builds `_np_random` at once; it is read only by a later
+    # reset without a seed (to draw one), so here a seeded reset records the seed and the
+    # generator is made from it on first read (a NumPy Generator costs ~35 us, a tenth of a
+    # reset). Reads through `np_random`, `_np_random` (gymnasium's checker) and `np_random_seed`
+    # see exactly what gymnasium would have made.
+    _np_seed_pending: int | None = None
+
+    @property
+    def _np_random(self) -> Any:
+        if self._np_seed_pending is not None:
+            seed, self._np_seed_pending = self._np_seed_pending, None
+            self.__dict__["_np_random_made"] = seeding.np_random(seed)[0]
+        return self.__dict__.get("_np_random_made")
+
+    @_np_random.setter
+    def _np_random(self, value: Any) -> None:
+        self._np_seed_pending = None
+        self.__dict__["_np_random_made"] = value
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        super().reset(seed=seed)
+        if seed is not None:
+            if not (isinstance(seed, int) and seed >= 0):
+                seeding.np_random(seed)  # raises gymnasium's own error for this seed
+            self._np_seed_pending = seed
+            self._np_random_seed = seed
         if seed is not None:
             if not 0 <= int(seed) <= MAX_SEED:
                 raise ValueError(f"seed must be in [0, 2**63 - 1], got {seed}")
@@ -201,7 +225,8 @@ class AgentEnv(gym.Env[str, str]):
         self._errors: dict[str, int] = {}
         self._violations: list[str] = []
         self._known: list[dict[str, Any]] = []
-        self._transcript: list[dict[str, Any]] = []
+        # Only `render()` reads the transcript: kept only when it can be rendered.
+        self._transcript: list[dict[str, Any]] | None = [] if self.render_mode == "ansi" else None
 
         for hook in self.hooks.on_user:
             hook(self, self._user)
@@ -211,7 +236,8 @@ class AgentEnv(gym.Env[str, str]):
         ]
         self._note_known()
         # Everything handed out in an info is the caller's to edit: copies, never the env's own.
-        self._transcript.extend([dict(m) for m in messages])
+        if self._transcript is not None:
+            self._transcript.extend([dict(m) for m in messages])
         tools = _schemas_copy(self._toolkit)
         if self.hooks.extra_tools:
             tools += [_copy_json(t.spec.openai_schema()) for t in self.hooks.extra_tools.values()]
@@ -256,12 +282,12 @@ class AgentEnv(gym.Env[str, str]):
         terminated = end is not None
         over_time = self._elapsed_ms > self._task.time_budget_ms
         truncated = not terminated and (turn >= self._max_turns or over_time)
-        assistant = _assistant_message(parsed, turn)
-        self._transcript.append(assistant)
-        self._transcript.extend([dict(m) for m in messages])
+        if self._transcript is not None:
+            self._transcript.append(_assistant_message(parsed, turn))
+            self._transcript.extend([dict(m) for m in messages])
         info: dict[str, Any] = {
             "messages": messages,
-            "assistant_message": _copy_json(assistant),
+            "assistant_message": _assistant_message(parsed, turn),
             "turn": turn,
             "calls": step_calls,
             "errors": step_errors,
@@ -279,7 +305,7 @@ class AgentEnv(gym.Env[str, str]):
         return render_messages(messages), reward, terminated, truncated, info
 
     def render(self) -> str | None:
-        if self.render_mode != "ansi" or self._task is None:
+        if self.render_mode != "ansi" or self._task is None or self._transcript is None:
             return None
         return render_messages(self._transcript)
 
@@ -442,12 +468,27 @@ def _schemas_copy(toolkit: Toolkit) -> list[dict[str, Any]]:
     return json.loads(text)
 
 
+_CONTAINERS = (dict, list)
+
+
 def _copy_json(value: Any) -> Any:
-    """A deep copy of JSON-like data (dicts, lists, scalars), several times faster than deepcopy."""
-    if isinstance(value, dict):
+    """A deep copy of JSON-like data (dicts, lists, scalars) as plain dicts and lists, many
+    times faster than deepcopy.
+
+    A plain dict is copied whole in C and only its container values are replaced by copies:
+    most values (a call record's flags, names, ids) are scalars, and recursing into each of
+    them cost more than the copy itself.
+    """
+    if type(value) is dict:
+        out = value.copy()
+        for key, item in value.items():
+            if isinstance(item, _CONTAINERS):
+                out[key] = _copy_json(item)
+        return out
+    if isinstance(value, dict):  # a subclass (from a caller's message dict): a plain copy
         return {k: _copy_json(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy_json(v) for v in value]
+        return [_copy_json(item) if isinstance(item, _CONTAINERS) else item for item in value]
     return value
 
 

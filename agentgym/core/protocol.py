@@ -90,6 +90,42 @@ class ParsedAction:
         return self.error is None and not self.calls
 
 
+# Hot-path constructors: a frozen dataclass's __init__ sets each field through
+# object.__setattr__ with keyword handling (~1.7 us for ToolCall here); building the instance
+# directly gives an equal, equally frozen object in about a third of the time. Used for the
+# shapes every step produces: a plain message, a valid call, a turn of calls.
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _message(text: str) -> ParsedAction:
+    """``ParsedAction(content=text)``, fast."""
+    action = _new(ParsedAction)
+    _set(action, "content", text)
+    _set(action, "calls", ())
+    _set(action, "error", None)
+    return action
+
+
+def _with_calls(content: str, calls: list[ToolCall]) -> ParsedAction:
+    """``ParsedAction(content=content, calls=tuple(calls))``, fast."""
+    action = _new(ParsedAction)
+    _set(action, "content", content)
+    _set(action, "calls", tuple(calls))
+    _set(action, "error", None)
+    return action
+
+
+def _valid_call(name: str, arguments: dict, call_id: str | None) -> ToolCall:
+    """``ToolCall(name=name, arguments=arguments, id=call_id)``, fast."""
+    call = _new(ToolCall)
+    _set(call, "name", name)
+    _set(call, "arguments", arguments)
+    _set(call, "id", call_id)
+    _set(call, "error", None)
+    return call
+
+
 # --- strict JSON ------------------------------------------------------------------
 
 
@@ -238,7 +274,7 @@ def _call_from_object(obj: dict) -> ToolCall:
             name, call_id, ErrorCode.INVALID_ARGS,
             f"arguments must be a JSON object, got {_json_type(args)}{note}",
         )
-    return ToolCall(name=name, arguments=args, id=call_id)
+    return _valid_call(name, args, call_id)
 
 
 def _from_message_fields(msg: dict) -> tuple[str, list[ToolCall]] | ActionError:
@@ -336,7 +372,7 @@ def _parse_whole_json(text: str) -> ParsedAction:
     if isinstance(got, ActionError):
         return ParsedAction(content=text, error=got)
     content, calls = got
-    return ParsedAction(content=content, calls=tuple(calls))
+    return _with_calls(content, calls)
 
 
 def _double_encoded(text: str) -> ParsedAction | None:
@@ -463,11 +499,11 @@ def _parse_text(action: str) -> ParsedAction:
     if text.startswith("\ufeff"):
         text = text.lstrip("\ufeff").strip()
     if not text:
-        return ParsedAction(content=text)
+        return _message(text)
     first = text[0]
     # Hot path: plain prose holds no call marker; `in` is far cheaper than a regex.
     if first not in '{["' and _OPEN_TAG not in text and _FENCE not in text:
-        return ParsedAction(content=text)
+        return _message(text)
     # '[' only counts as attempted JSON when a list of calls could follow, so that
     # prose like "[tool] result" or "[1] footnote" stays a message.
     if first == "{" or (first == "[" and _JSON_LIST_START_RE.match(text)):
@@ -482,7 +518,7 @@ def _parse_text(action: str) -> ParsedAction:
         result = _parse_fenced(text)
         if result is not None:
             return result
-    return ParsedAction(content=text)
+    return _message(text)
 
 
 def _parse_message_dict(msg: dict) -> ParsedAction:
@@ -511,7 +547,7 @@ def _parse_message_dict(msg: dict) -> ParsedAction:
     if isinstance(got, ActionError):
         return ParsedAction(content="", error=got)
     content, calls = got
-    return ParsedAction(content=content, calls=tuple(calls))
+    return _with_calls(content, calls)
 
 
 def parse_action(action: object) -> ParsedAction:
