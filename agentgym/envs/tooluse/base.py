@@ -183,8 +183,11 @@ class World:
     """The mutable part every domain world has: the agent's records, violations and events.
 
     Ids of new records are ``<PREFIX>-<n>`` with a per-world random base, so the solver can
-    predict them (`predict_id`) and an agent cannot guess them.
+    predict them (`predict_id`) and an agent cannot guess them. Worlds (this class and the
+    domains') have slots: one lives per live env, so their size is the env's memory.
     """
+
+    __slots__ = ("records", "violations", "events", "_id_base", "_id_counts")
 
     def __init__(self, id_base: int) -> None:
         self.records: list[Record] = []
@@ -284,9 +287,20 @@ def money(c: int) -> float:
     return c / 100
 
 
-def hhmm(minutes: int) -> str:
-    """Minutes after midnight as ``HH:MM``."""
+def _hhmm_text(minutes: int) -> str:
     return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+#: ``HH:MM`` of every minute of a day: the generators format tens of times per task (log lines,
+#: slots), and a lookup costs a fifth of the formatting.
+_HHMM: tuple[str, ...] = tuple(_hhmm_text(m) for m in range(1440))
+
+
+def hhmm(minutes: int) -> str:
+    """Minutes after midnight as ``HH:MM`` (formatted the same way outside one day, e.g. ``-1:01``)."""
+    if 0 <= minutes < 1440:
+        return _HHMM[minutes]
+    return _hhmm_text(minutes)
 
 
 def parse_day(iso: str) -> int:

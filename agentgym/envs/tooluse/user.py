@@ -41,16 +41,19 @@ _GIVE_UP = "This isn't working out. I'll sort it out myself. Goodbye."
 class ToolUseUser(SimulatedUser):
     """The simulated user of one tool-use episode."""
 
+    # Slots: one user lives per live env (memory), and these are all it keeps.
+    __slots__ = ("_goal", "_gold", "_world", "_picks", "_n", "_lex", "_revealed", "_wrong", "_extras", "_values",
+                 "_opening")
+
     def __init__(self, task: Task, rng: Any) -> None:
         self._goal: Goal = task.goal
         self._gold: Gold = task.gold
         self._world: World = task.world
-        self._picks = [rng.random() for _ in range(4)]
+        rnd = rng.random
+        self._picks = (rnd(), rnd(), rnd(), rnd())
         self._n = 0
         self._lex = load_lexicon()
         self._revealed = [d.id for d in self._goal.details if d.reveal == "upfront"]
-        slots = self._lex.slots
-        self._words = [(d, slots.get(d.slot, ())) for d in self._goal.details]
         self._wrong = 0
         self._extras = 0
         self._values = {d.id: v for d in self._goal.details if (v := _detail_value(task, d)) is not None}
@@ -78,21 +81,23 @@ class ToolUseUser(SimulatedUser):
         text = message.lower()
         if not text.strip():
             return UserTurn("Sorry, I didn't get that. Could you help me with my request?")
-        if any(cue in text for cue in self._lex.question_cues):
-            asked = [d for d, words in self._words if any(w in text for w in words)]
+        lex = self._lex
+        if _contains_any(text, lex.question_cues):
+            slots = lex.slots
+            asked = [d for d in self._goal.details if _contains_any(text, slots.get(d.slot, ()))]
             if asked:
                 for d in asked:
                     if d.id not in self._revealed:
                         self._revealed.append(d.id)
                 return UserTurn(" ".join(d.statement for d in asked))
-            if any(g in text for g in self._lex.generic):
+            if _contains_any(text, lex.generic):
                 hidden = [d for d in self._goal.details if d.id not in self._revealed]
                 if hidden:
                     self._revealed.append(hidden[0].id)
                     return UserTurn(hidden[0].statement)
                 return UserTurn("That's everything I can think of. Please go ahead.")
             return UserTurn(self._pick(_UNKNOWN))
-        if any(w in text for w in self._lex.done_claims):
+        if _contains_any(text, lex.done_claims):
             return UserTurn(self._pick(_NOT_DONE))
         return UserTurn(self._pick(_GO_AHEAD))
 
@@ -115,7 +120,9 @@ class ToolUseUser(SimulatedUser):
         return self._revealed
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
-        out = []
+        out: list[str] = []
+        if not arguments:  # Most read calls take no detail argument: nothing to compare.
+            return out
         for did, value in self._values.items():
             if did in self._revealed:
                 for arg in DETAIL_ARGS[did]:
@@ -126,13 +133,26 @@ class ToolUseUser(SimulatedUser):
         return out
 
 
+def _contains_any(text: str, words: tuple[str, ...]) -> bool:
+    """Whether `text` contains one of `words`; a plain loop, about twice as fast on a user's
+    message as ``any(w in text for w in words)`` (no generator frame per word)."""
+    for w in words:
+        if w in text:
+            return True
+    return False
+
+
+#: The effect field a tool argument stating a detail is recorded under, where the names differ.
+_EFFECT_FIELD = {"duration_minutes": "duration"}
+
+
 def _detail_value(task: Task, d: Detail) -> Any:
     """The value a detail pins down, for the details whose tool arguments can contradict it."""
     if d.id not in DETAIL_ARGS:
         return None
     for effect in task.gold.effects:
         for arg in DETAIL_ARGS[d.id]:
-            key = {"duration_minutes": "duration"}.get(arg, arg)
+            key = _EFFECT_FIELD.get(arg, arg)
             if key in effect.fields:
                 return effect.fields[key]
     if d.id == "email":

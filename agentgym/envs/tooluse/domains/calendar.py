@@ -119,6 +119,8 @@ def _intervals(mask: int) -> list[tuple[int, int]]:
 class CalendarWorld(World):
     """People with time zones and working hours, and their busy time on the meeting date."""
 
+    __slots__ = ("me", "people", "day", "busy")
+
     def __init__(self, id_base: int, me: str, people: dict[str, Person], day: int, busy: dict[str, int]) -> None:
         super().__init__(id_base)
         self.me = me
@@ -139,7 +141,10 @@ class CalendarWorld(World):
         busy = 0
         for pid in pids:
             busy |= self.busy_mask(pid, day)
-        return [s for s in range(lo, hi - duration + 1, GRID) if not busy & _cells(s, duration)]
+        # Windows start on the hour (whole-hour offsets and start hours), so every start s is on
+        # the grid and its cells are those of a start at 0 shifted by s // GRID.
+        cells = _cells(0, duration)
+        return [s for s in range(lo, hi - duration + 1, GRID) if not (busy >> (s // GRID)) & cells]
 
 
 def _start(text: str) -> int:
@@ -418,15 +423,14 @@ def generate(d: Draws, difficulty: str) -> Generated:
     gold = solve(world, req)
     ask = d.chance(_KNOBS[difficulty]["ask"])
     t = _V.templates
-    names = [world.people[p].name for p in req.attendees]
+    people = _people_text([world.people[p].name for p in req.attendees])
     date = f"{DAY_WEEKDAY[req.day]} {DAY_ISO[req.day]}"
     duration = "" if ask else t["duration_inline"].format(minutes=req.duration)
     template = d.pick(t["meeting"])
-    text = template.format(duration=duration, title=req.title, people=_people_text(names), date=date)
-    blurred = {} if ask else {
-        "duration": template.format(duration="", title=req.title, people=_people_text(names), date=date)}
+    text = template.format(duration=duration, title=req.title, people=people, date=date)
+    blurred = {} if ask else {"duration": template.format(duration="", title=req.title, people=people, date=date)}
     details = (
-        Detail("attendees", "attendees", f"The meeting is with {_people_text(names)}.", "upfront"),
+        Detail("attendees", "attendees", f"The meeting is with {people}.", "upfront"),
         Detail("date", "date", f"It's for {date}.", "upfront"),
         Detail("duration", "duration", d.pick(t["duration_answer"]).format(minutes=req.duration),
                "ask" if ask else "upfront"),

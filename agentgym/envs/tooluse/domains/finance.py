@@ -100,6 +100,8 @@ class Expense:
 class FinanceWorld(World):
     """Employees, their expense claims, the company accounts, and dated exchange rates."""
 
+    __slots__ = ("salt", "employees", "accounts", "expenses", "expense_by_id", "approvals")
+
     def __init__(self, id_base: int, salt: int, employees: dict[str, str], accounts: dict[str, str],
                  expenses: list[Expense]) -> None:
         super().__init__(id_base)

@@ -97,6 +97,8 @@ class Order:
 class OrdersWorld(World):
     """One customer's orders, the stock of the variants they might swap to, and today's date."""
 
+    __slots__ = ("today", "customer_id", "customer_name", "email", "orders", "salt", "in_stock", "approvals")
+
     def __init__(self, id_base: int, today: int, customer: tuple[str, str, str], orders: list[Order],
                  salt: int, in_stock: set[tuple[str, str]]) -> None:
         super().__init__(id_base)
