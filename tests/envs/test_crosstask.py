@@ -14,7 +14,8 @@ from agentgym.agents.random_agent import sample_arguments
 from agentgym.core.render import to_json
 from agentgym.core.seeding import stream
 from agentgym.envs.crosstask.env import CrossTaskEnv
-from agentgym.envs.crosstask.session import FAMILIES, SessionWorld, generate_session, score_session
+from agentgym.envs.crosstask.session import (FAMILIES, SessionWorld, generate_session, make_session_toolkit,
+                                             score_session)
 from agentgym.envs.crosstask.solver import _SubEnv
 from agentgym.eval.episode import run_episode
 
@@ -227,6 +228,39 @@ def test_sub_task_scores_are_taken_when_they_end() -> None:
         to_json({"name": "cancel_booking", "arguments": {"booking_id": booking.id}}))
     assert not env.task.world.segments[0].task.world.active_bookings()
     assert env.task.world.segments[0].score.success
+
+
+def test_equal_schemas_keys_mean_equal_schemas() -> None:
+    # `AgentEnv` caches the schemas' JSON text by `schemas_key`: the key must determine them.
+    # Each session lists every sub-toolkit's schemas once, a shared name (`list_policies`) once.
+    by_key: dict[Any, str] = {}
+    for seed in range(600):
+        toolkit = make_session_toolkit(generate_session(seed, {"split": _split(seed)}))
+        expected: dict[str, dict[str, Any]] = {}
+        for tk in toolkit.toolkits.values():
+            for schema in tk.schemas():
+                expected.setdefault(schema["function"]["name"], schema)
+        text = json.dumps(list(expected.values()))
+        assert json.dumps(toolkit.schemas()) == text
+        assert by_key.setdefault(toolkit.schemas_key, text) == text, seed
+    assert len(by_key) >= 20 and len(set(by_key.values())) == len(by_key)
+
+
+def test_known_constraints_follow_the_sub_users() -> None:
+    # The session user caches its prefixed list; it must change whenever a sub-user's does.
+    env = CrossTaskEnv(split="train")
+    oracle = make_agent("oracle")
+    for seed in range(30):
+        obs, info = env.reset(seed=seed)
+        oracle.bind(env)
+        oracle.reset(obs, info)
+        while True:
+            user = env.user
+            expected = [f"{i}:{c}" for i, u in user.users.items() for c in u.known_constraints()]
+            assert user.known_constraints() == expected
+            obs, _, terminated, truncated, info = env.step(oracle.act(obs, info))
+            if terminated or truncated:
+                break
 
 
 # ------------------------------------------------------------------------------ the generator

@@ -151,6 +151,41 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """A session toolkit's tool table. It depends only on which sub-toolkit classes sit at
+    which indexes (a `Toolkit`'s tools and schemas are fixed when its class is defined), so
+    sessions with the same ones share one, built once and never mutated."""
+
+    #: Tool name -> the indexes of the sub-toolkits that have it, in index order.
+    owners: dict[str, tuple[int, ...]]
+    #: Every sub-toolkit's schemas in index order; a shared name listed once (the first's).
+    schemas: list[dict[str, Any]]
+
+
+LayoutKey = tuple[tuple[int, type], ...]
+_LAYOUTS: dict[LayoutKey, _Layout] = {}
+
+
+def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        owners: dict[str, list[int]] = {}
+        for index, tk in toolkits.items():
+            for name in tk.tool_specs():
+                owners.setdefault(name, []).append(index)
+        seen: set[str] = set()
+        schemas: list[dict[str, Any]] = []
+        for tk in toolkits.values():
+            for schema in tk.schemas():
+                name = schema["function"]["name"]
+                if name not in seen:
+                    seen.add(name)
+                    schemas.append(schema)
+        layout = _LAYOUTS[key] = _Layout({name: tuple(i) for name, i in owners.items()}, schemas)
+    return layout
+
+
 class SessionToolkit:
     """Every sub-task's tools in one toolkit; calls and events are routed by tool name.
 
@@ -160,13 +195,16 @@ class SessionToolkit:
     conversation; between sub-tasks it means the latest one's that has it.
     """
 
-    def __init__(self, session: SessionWorld, toolkits: dict[int, Any]) -> None:
+    __slots__ = ("session", "toolkits", "schemas_key", "_owners", "_schemas")
+
+    def __init__(self, session: SessionWorld, toolkits: dict[int, Toolkit]) -> None:
         self.session = session
         self.toolkits = toolkits
-        self._owners: dict[str, list[int]] = {}
-        for index, tk in toolkits.items():
-            for name in tk.tool_specs():
-                self._owners.setdefault(name, []).append(index)
+        #: Equal keys mean equal `schemas()`: `AgentEnv` caches the schemas' JSON text by it.
+        self.schemas_key: LayoutKey = tuple((index, type(tk)) for index, tk in toolkits.items())
+        layout = _layout(self.schemas_key, toolkits)
+        self._owners = layout.owners
+        self._schemas = layout.schemas
 
     def owner(self, name: str) -> int | None:
         """The segment whose toolkit a call of `name` goes to now."""
@@ -184,15 +222,9 @@ class SessionToolkit:
         return {name: self.toolkits[owners[0]].spec(name) for name, owners in self._owners.items()}
 
     def schemas(self) -> list[dict[str, Any]]:
-        seen: set[str] = set()
-        out = []
-        for tk in self.toolkits.values():
-            for schema in tk.schemas():
-                name = schema["function"]["name"]
-                if name not in seen:
-                    seen.add(name)
-                    out.append(schema)
-        return out
+        """The session's tool schemas; shared by every session with the same sub-toolkits, as
+        `Toolkit.schemas` is: callers must not mutate them."""
+        return self._schemas
 
     def has_tool(self, name: str) -> bool:
         return name in self._owners
@@ -231,12 +263,18 @@ class SessionUser(SimulatedUser):
     def __init__(self, task: Task, rng: Rng) -> None:
         self._task = task
         self.session: SessionWorld = task.world
-        self._rng = rng
+        # `rng` only picks the lead of each switch, at most one per segment after the first:
+        # drawn now, in the order they are used, so the env does not keep a whole generator
+        # (2.5 KB) alive for a few draws.
+        self._leads = iter([int(rng.integers(len(_SWITCH))) for _ in self.session.segments[1:]])
         self.users: dict[int, SimulatedUser] = {}
         for s in self.session.segments:
             if s.task is not None:
                 self.users[s.index] = FAMILIES[s.family].user(s.task, fast_stream(task.seed, f"user/segment/{s.index}"))
         self._pending_switch: list[dict[str, Any]] = []
+        # `known_constraints` of the sub-users when last asked, and its prefixed form.
+        self._known_of_users: list[list[str]] = []
+        self._known: list[str] = []
 
     # ------------------------------------------------------------------ the active sub-task
     @property
@@ -270,7 +308,7 @@ class SessionUser(SimulatedUser):
                 return UserTurn("That's everything for today, thank you!", end="accepted")
             opening = self._open(nxt)
             if opening is not None:
-                lead = _SWITCH[int(self._rng.integers(len(_SWITCH)))] if seg.score.success else _SKIP
+                lead = _SWITCH[next(self._leads)] if seg.score.success else _SKIP
                 return UserTurn(lead + opening)
             # A follow-up to a booking that never happened cannot start: it fails at once.
             nxt.outcome, nxt.score = "skipped", Score(0.0, False, {"reason": "no booking to return to"})
@@ -333,7 +371,14 @@ class SessionUser(SimulatedUser):
         return nxt if nxt.end is not None else UserTurn(nxt.text)
 
     def known_constraints(self) -> list[str]:
-        return [f"{i}:{c}" for i, u in self.users.items() for c in u.known_constraints()]
+        # The env asks after every step, and the sub-users' lists seldom change: the prefixed
+        # list is rebuilt only when one did (compared by value, since a sub-user may edit its
+        # list in place). `users` only grows, at the end, so positions stay aligned.
+        known = [u.known_constraints() for u in self.users.values()]
+        if known != self._known_of_users:
+            self._known_of_users = [list(k) for k in known]
+            self._known = [f"{i}:{c}" for i, k in zip(self.users, known) for c in k]
+        return self._known
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         seg = self.active
