@@ -8,6 +8,7 @@ whole goal at that time (`Gold.items`), redrawing goals that too many places wou
 from __future__ import annotations
 
 import math
+from math import floor
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from operator import attrgetter
@@ -192,32 +193,33 @@ def _make_world(domain: Domain, rng: Rng) -> World:
     # Scalar draws on a fast generator and per-domain lookup tables keep reset cheap: it runs
     # once per episode, millions of times in a training run. The draws per place, in order:
     # name (and a suffix for a repeated name), category, area, price, rating, 1-3 amenities,
-    # opening hours.
+    # opening hours. An index is `floor(random() * len)`: for these non-negative draws the same
+    # integer as `int(...)`, and a cheaper call (eight per place).
     rnd, bits = rng.random, rng.getrandbits
     t = _tables(domain)
-    names, categories, areas, prices, ratings, amenities = t.names, t.categories, t.areas, t.prices, t.ratings, t.amenities
-    n_names, n_cat, n_area, n_prices, n_ratings, n_amen = (len(names), len(categories), len(areas), len(prices),
-                                                           len(ratings), t.n_amenities)
-    n = domain.size[0] + int(rnd() * (domain.size[1] - domain.size[0] + 1))
+    names, categories, areas, prices, ratings = t.names, t.categories, t.areas, t.prices, t.ratings
+    n_names, n_cat, n_area, n_prices, n_ratings = len(names), len(categories), len(areas), len(prices), len(ratings)
+    n_amen = t.n_amenities
+    n = domain.size[0] + floor(rnd() * (domain.size[1] - domain.size[0] + 1))
     places: list[Place] = []
     used: set[str] = set()
     for place_id in t.ids[:n]:
-        name = names[int(rnd() * n_names)]
+        name = names[floor(rnd() * n_names)]
         if name in used:  # names are how users and LLMs refer to places: keep them unique
-            name = f"{name} {2 + int(rnd() * 8)}"
+            name = f"{name} {2 + floor(rnd() * 8)}"
             while name in used:
                 name += " II"
         used.add(name)
-        category = categories[int(rnd() * n_cat)]
-        area = areas[int(rnd() * n_area)]
-        price = prices[int(rnd() * n_prices)]
-        rating = ratings[int(rnd() * n_ratings)]
+        category = categories[floor(rnd() * n_cat)]
+        area = areas[floor(rnd() * n_area)]
+        price = prices[floor(rnd() * n_prices)]
+        rating = ratings[floor(rnd() * n_ratings)]
         mask = 0
-        for _ in range(1 + int(rnd() * 3)):  # 1-3 amenities (a repeat draw means fewer)
-            mask |= 1 << int(rnd() * n_amen)
+        for _ in range(1 + floor(rnd() * 3)):  # 1-3 amenities (a repeat draw means fewer)
+            mask |= 1 << floor(rnd() * n_amen)
         # Each (day, slot) open with probability 5/8.
         open_bits = bits(21) | (bits(21) & bits(21) & bits(21))
-        places.append(Place(place_id, name, category, area, price, rating, amenities[mask], open_bits))
+        places.append(Place(place_id, name, category, area, price, rating, t.amenities[mask], open_bits))
     return World(domain=domain, places=places, by_id={p.id: p for p in places})
 
 
@@ -309,8 +311,10 @@ def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tu
     return tuple(p.id for p in places)
 
 
+@lru_cache(maxsize=None)
 def brief_for(domain: Domain) -> str:
-    """The system brief: the assistant's job, the domain vocabulary and how to call tools."""
+    """The system brief: the assistant's job, the domain vocabulary and how to call tools
+    (built once per domain; every task of it shares the string)."""
     return (
         f"You are a booking assistant for {domain.plural}. Help the user find a {domain.noun} that meets "
         f"all of their needs and book it for the day and time they want. Ask about what you do not know; "

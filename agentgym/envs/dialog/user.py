@@ -158,9 +158,6 @@ class DialogUser(SimulatedUser):
         self._revealed: list[str] = []
         self._late = [c for c in self._gold.constraints if c.reveal == "late"]
         self._rejections = 0
-        self._by_slot: dict[str, list[Constraint]] = {s: [] for s in SLOT_ORDER}
-        for c in self._gold.constraints:
-            self._by_slot[c.kind].append(c)
         self._match = _matcher(self._domain)
         self._by_first: dict[str, list[tuple[str, Place]]] | None = None
 
@@ -241,7 +238,6 @@ class DialogUser(SimulatedUser):
         new = replace(old, constraints=constraints, day=day, slot=slot, superseded=superseded,
                       items=satisfying_places(self._world, constraints, day, slot))
         self._gold = self._task.gold = self._task.goal = new
-        self._by_slot["time"] = [c for c in constraints if c.kind == "time"]
         self._shift = None
         if "time" not in self._revealed:
             self._revealed.append("time")
@@ -306,10 +302,13 @@ class DialogUser(SimulatedUser):
         asked = [s for s in SLOT_ORDER if s in hit]
         out: list[str] = []
         for s in asked:
-            known = [c for c in self._by_slot[s] if c.reveal != "late"]
+            # Looked up in the current goal (at most six constraints) rather than kept per slot,
+            # so a goal shift needs no bookkeeping here.
+            of_slot = [c for c in self._gold.constraints if c.kind == s]
+            known = [c for c in of_slot if c.reveal != "late"]
             if known:
                 out += [self._say(c) for c in known]
-            elif not any(c.id in self._revealed for c in self._by_slot[s]):
+            elif not any(c.id in self._revealed for c in of_slot):
                 out.append(_NO_PREFERENCE[s].format(label=self._domain.category_label))
         if not asked and self._match.generic.search(text) is not None:
             hidden = [c for c in self._gold.constraints if c.reveal == "ask" and c.id not in self._revealed]
