@@ -9,6 +9,7 @@ the user, keeps the metric inputs, and ends the episode with `info["episode"]`.
 from __future__ import annotations
 
 import json
+import marshal
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -454,18 +455,32 @@ def _join_surrogates(text: str) -> str:
         return text
 
 
-_SCHEMA_TEXT: dict[type, str] = {}
+_SCHEMA_BLOBS: dict[Any, bytes] = {}
 
 
 def _schemas_copy(toolkit: Toolkit) -> list[dict[str, Any]]:
-    """A fresh copy of a toolkit's tool schemas: decoded from JSON text cached per class when
-    the class's schemas are fixed (a `Toolkit` subclass), else copied as they come."""
-    if type(toolkit).schemas is not Toolkit.schemas:
+    """A fresh copy of a toolkit's tool schemas, loaded from bytes cached per schema set.
+
+    The schemas are fixed per class for a plain `Toolkit` subclass; a toolkit whose schemas vary
+    (a session of several toolkits) names its set with a hashable `schemas_key` (equal keys:
+    equal schemas). Any other toolkit's schemas are copied as they come.
+
+    The cache holds `marshal` bytes of the schemas' JSON form (plain dicts, lists and scalars):
+    loading them is about 3x faster than `json.loads` of the same data, which made up a fifth
+    of a reset. They are made from freshly decoded JSON, so no container appears twice and the
+    copy shares nothing; marshal's format is only ever read back by this process.
+    """
+    key: Any = getattr(toolkit, "schemas_key", None)
+    if key is not None:
+        key = (type(toolkit), key)
+    elif type(toolkit).schemas is Toolkit.schemas:
+        key = type(toolkit)
+    else:
         return _copy_json(toolkit.schemas())
-    text = _SCHEMA_TEXT.get(type(toolkit))
-    if text is None:
-        text = _SCHEMA_TEXT[type(toolkit)] = json.dumps(toolkit.schemas())
-    return json.loads(text)
+    blob = _SCHEMA_BLOBS.get(key)
+    if blob is None:
+        blob = _SCHEMA_BLOBS[key] = marshal.dumps(json.loads(json.dumps(toolkit.schemas())))
+    return marshal.loads(blob)
 
 
 _CONTAINERS = (dict, list)

@@ -1,0 +1,46 @@
+"""What an env hands out is the caller's to edit: the fast copies (marshal-cached tool schemas,
+the C-level record copy) share no container with the env or with each other."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Iterator
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401
+from agentgym.core.env import _copy_json
+from agentgym.core.render import to_json
+from agentgym import ENV_IDS
+
+
+def _containers(value: Any) -> Iterator[Any]:
+    if isinstance(value, (dict, list)):
+        yield value
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _containers(item)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_tool_schemas_are_fresh_unshared_copies(env_id: str) -> None:
+    env = gym.make(env_id)
+    _, first = env.reset(seed=5)
+    tools = first["tools"]
+    ids = [id(c) for c in _containers(tools)]
+    assert len(ids) == len(set(ids)), "a container appears twice in one copy"
+    reference = to_json(tools)
+    tools[0]["function"]["parameters"]["properties"]["poisoned"] = {"type": "string"}
+    tools.append({"poisoned": True})
+    _, again = env.reset(seed=5)
+    assert to_json(again["tools"]) == reference
+    assert not {id(c) for c in _containers(again["tools"])} & set(ids)
+
+
+def test_copy_json_copies_containers_and_plain_types() -> None:
+    value = {"a": [1, {"b": OrderedDict(c=[2, 3])}], "d": OrderedDict(e={}), "s": "x", "n": None}
+    copy = _copy_json(value)
+    assert copy == value and to_json(copy) == to_json(value)
+    assert type(copy["d"]) is dict and type(copy["a"][1]["b"]) is dict
+    originals = {id(c) for c in _containers(value)}
+    assert not {id(c) for c in _containers(copy)} & originals
