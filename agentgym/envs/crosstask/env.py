@@ -87,10 +87,10 @@ class CrossTaskEnv(AgentEnv):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         # The segment an action was taken in: the one active before the step.
-        before = self.user.active if self._task is not None and not self._done else None
+        before = self._user.active if self._task is not None and not self._done else None
         obs, reward, terminated, truncated, info = super().step(action)
         info["segment"] = before.public() if before is not None else None
-        info["segment_switch"] = self.user.drain_boundaries()
+        info["segment_switch"] = self._user.drain_boundaries()
         if "episode" in info:
             info["episode"]["subtasks"] = info["episode"]["score_details"]["subtasks"]
         return obs, reward, terminated, truncated, info

@@ -50,7 +50,7 @@ _SWITCH = ("Thanks! Next thing: ", "Great, that's done. Now something different:
 _SKIP = "Never mind that one. Next: "
 
 
-@dataclass
+@dataclass(slots=True)
 class Segment:
     """One sub-task of the session."""
 
@@ -68,7 +68,7 @@ class Segment:
         return {"index": self.index, "family": self.family, "domain": self.domain}
 
 
-@dataclass
+@dataclass(slots=True)
 class SessionWorld:
     """The session's state: its segments (each with its own world) and the active one."""
 
@@ -77,7 +77,7 @@ class SessionWorld:
     boundaries: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SessionGold:
     """The gold of every sub-task; follow-ups get theirs when they start."""
 
@@ -151,23 +151,28 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
     )
 
 
+LayoutKey = tuple[tuple[int, type], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class _Layout:
     """A session toolkit's tool table. It depends only on which sub-toolkit classes sit at
     which indexes (a `Toolkit`'s tools and schemas are fixed when its class is defined), so
     sessions with the same ones share one, built once and never mutated."""
 
+    #: The (index, class) of each sub-toolkit: the session toolkit's `schemas_key`.
+    key: LayoutKey
     #: Tool name -> the indexes of the sub-toolkits that have it, in index order.
     owners: dict[str, tuple[int, ...]]
     #: Every sub-toolkit's schemas in index order; a shared name listed once (the first's).
     schemas: list[dict[str, Any]]
 
 
-LayoutKey = tuple[tuple[int, type], ...]
 _LAYOUTS: dict[LayoutKey, _Layout] = {}
 
 
 def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
+    """The shared layout of `key`, built from `toolkits` the first time it is asked for."""
     layout = _LAYOUTS.get(key)
     if layout is None:
         owners: dict[str, list[int]] = {}
@@ -182,7 +187,7 @@ def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
                 if name not in seen:
                     seen.add(name)
                     schemas.append(schema)
-        layout = _LAYOUTS[key] = _Layout({name: tuple(i) for name, i in owners.items()}, schemas)
+        layout = _LAYOUTS[key] = _Layout(key, {name: tuple(i) for name, i in owners.items()}, schemas)
     return layout
 
 
@@ -200,9 +205,9 @@ class SessionToolkit:
     def __init__(self, session: SessionWorld, toolkits: dict[int, Toolkit]) -> None:
         self.session = session
         self.toolkits = toolkits
+        layout = _layout(tuple((index, type(tk)) for index, tk in toolkits.items()), toolkits)
         #: Equal keys mean equal `schemas()`: `AgentEnv` caches the schemas' JSON text by it.
-        self.schemas_key: LayoutKey = tuple((index, type(tk)) for index, tk in toolkits.items())
-        layout = _layout(self.schemas_key, toolkits)
+        self.schemas_key = layout.key
         self._owners = layout.owners
         self._schemas = layout.schemas
 
@@ -384,7 +389,8 @@ class SessionUser(SimulatedUser):
         seg = self.active
         if seg is None:
             return []
-        return [f"{seg.index}:{c}" for c in self.users[seg.index].contradictions(name, arguments)]
+        found = self.users[seg.index].contradictions(name, arguments)
+        return [f"{seg.index}:{c}" for c in found] if found else []
 
     def blur(self, rng: Any) -> NoiseEvent | None:
         first = self.session.segments[0]
