@@ -156,6 +156,23 @@ _DECODER = json.JSONDecoder(
     object_pairs_hook=_unique_pairs, parse_constant=_reject_constant, parse_float=_finite_float
 )
 
+_scan_once = _DECODER.scan_once
+_skip_space = json.decoder.WHITESPACE.match
+
+
+def _decode_json(text: str) -> object:
+    """`_DECODER.decode(text)` without its two Python-level frames (the same value, the same
+    JSONDecodeError): every tool call of every step is decoded here."""
+    try:
+        value, end = _scan_once(text, _skip_space(text, 0).end())
+    except StopIteration as err:
+        raise json.JSONDecodeError("Expecting value", text, err.value) from None
+    end = _skip_space(text, end).end()
+    if end != len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
+
+
 # A JSON string (so brackets inside strings do not count) or one bracket. The
 # string branch also takes an unterminated string up to the end, so it always
 # matches at the first try: no backtracking, linear time even on hostile input.
@@ -184,7 +201,7 @@ def _decode(text: str, where: str = "") -> object:
     if _too_deep(text):
         return _deep_error(where)
     try:
-        return _DECODER.decode(text)
+        return _decode_json(text)
     except json.JSONDecodeError as exc:
         hint = ""
         if exc.msg == "Extra data":
@@ -378,7 +395,7 @@ def _parse_whole_json(text: str) -> ParsedAction:
 def _double_encoded(text: str) -> ParsedAction | None:
     """An error when the turn is a JSON string holding JSON; None when it is just quoted text."""
     try:
-        value = _DECODER.decode(text)  # A top-level string cannot recurse.
+        value = _decode_json(text)  # A top-level string cannot recurse.
     except ValueError:  # Includes JSONDecodeError: quoted prose such as '"Hi," she said.'
         return None
     if not isinstance(value, str) or value.strip()[:1] not in ("{", "["):
