@@ -75,10 +75,14 @@ def offset_text(off: int) -> str:
 class Person:
     id: str
     name: str
-    email: str
     city: str
     offset: int  # hours east of UTC
     start_h: int  # working day start, local hour
+
+    @property
+    def email(self) -> str:
+        """Made from the name when a result shows it, not kept: a world holds up to 9 people."""
+        return self.name.lower().replace(" ", ".") + "@example.org"
 
     def row(self) -> dict[str, Any]:
         return {"person_id": self.id, "name": self.name, "email": self.email, "city": self.city,
@@ -326,7 +330,7 @@ class Request:
 
 def _person(pid: str, name: str, ci: int, h: int) -> Person:
     city, off = _V.cities[ci]
-    return Person(pid, name, name.lower().replace(" ", ".") + "@example.org", city, off, h)
+    return Person(pid, name, city, off, h)
 
 
 def _make_world(d: Draws, difficulty: str) -> tuple[CalendarWorld, Request, bool]:

@@ -100,7 +100,7 @@ class Expense:
 class FinanceWorld(World):
     """Employees, their expense claims, the company accounts, and dated exchange rates."""
 
-    __slots__ = ("salt", "employees", "accounts", "expenses", "expense_by_id", "approvals")
+    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals")
 
     def __init__(self, id_base: int, salt: int, employees: dict[str, str], accounts: dict[str, str],
                  expenses: list[Expense]) -> None:
@@ -109,7 +109,6 @@ class FinanceWorld(World):
         self.employees = employees  # id -> full name
         self.accounts = accounts  # id -> currency
         self.expenses = expenses
-        self.expense_by_id = {e.id: e for e in expenses}
         self.approvals: dict[str, tuple[int, str, str]] = {}
 
     def _value(self, currency: str, day: int) -> float:
@@ -129,6 +128,14 @@ class FinanceWorld(World):
     def convert(self, amount: int, frm: str, to: str, day: int) -> int:
         """`amount` cents of `frm` in cents of `to` at the rate of `day`, rounded half up."""
         return (amount * self.rate_e6(frm, to, day) + 500_000) // 1_000_000
+
+    def expense(self, expense_id: str) -> Expense | None:
+        """The expense of an id, or None (a scan: a world has about ten, and only a report reads
+        them by id, so no index is kept per episode)."""
+        for e in self.expenses:
+            if e.id == expense_id:
+                return e
+        return None
 
     def month_expenses(self, employee_id: str, month: int) -> list[Expense]:
         lo, hi = _MONTH_START[month - 1], _MONTH_START[month]
@@ -227,11 +234,13 @@ class FinanceToolkit(ToolUseToolkit):
         if len(set(expense_ids)) != len(expense_ids):
             raise ToolError("expense_ids lists an expense twice")
         lo, hi = _MONTH_START[m - 1], _MONTH_START[m]
+        statuses = []
         for eid in expense_ids:
-            e = self.world.expense_by_id.get(eid)
+            e = self.world.expense(eid)
             if e is None or e.employee_id != emp or not lo <= e.day < hi:
                 raise ToolError(f"expense '{eid}' is not one of {emp}'s expenses of {month}")
-        bad = [eid for eid in expense_ids if self.world.expense_by_id[eid].status != _STATUS]
+            statuses.append(e.status)
+        bad = [eid for eid, status in zip(expense_ids, statuses) if status != _STATUS]
         if bad:
             raise self.violation("reimburse_approved_only",
                                  f"expenses {', '.join(bad)} are not {_STATUS} and cannot be reported")
