@@ -19,7 +19,7 @@ from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 
 __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "satisfying_places",
-           "place_words", "DIFFICULTY"]
+           "place_phrases", "DIFFICULTY"]
 
 #: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many arrive
 #: late and from which turns they are volunteered, the wrong bookings after which the user gives
@@ -181,12 +181,11 @@ def _tables(domain: Domain) -> _Tables:
     )
 
 
-@lru_cache(maxsize=None)
-def place_words(domain: Domain) -> frozenset[str]:
-    """Every word a place of `domain` can be referred to by: the lower-cased first word of each
-    possible name (a repeated name's suffix keeps it) and each possible id."""
+def place_phrases(domain: Domain) -> tuple[str, ...]:
+    """What any place of `domain` is referred to by: each possible name, lower-cased (a repeated
+    name's suffix comes after it), and each possible id."""
     t = _tables(domain)
-    return frozenset({name.lower().split(" ", 1)[0] for name in t.names} | set(t.ids))
+    return (*(name.lower() for name in t.names), *t.ids)
 
 
 def _make_world(domain: Domain, rng: Rng) -> World:
@@ -303,12 +302,13 @@ def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tu
     for c in constraints:
         if c.kind == "time" and tuple(c.value) != (day, slot):
             return ()
-    bit = DAYS.index(day) * 3 + SLOTS.index(slot)
-    places = [p for p in world.places if p.open >> bit & 1]
+    places = world.places
     for c in constraints:
         if c.kind != "time":
             places = keep(places, c.kind, c.value)
-    return tuple(p.id for p in places)
+    # The opening hours last: the attribute filters leave few places to check.
+    bit = DAYS.index(day) * 3 + SLOTS.index(slot)
+    return tuple(p.id for p in places if p.open >> bit & 1)
 
 
 @lru_cache(maxsize=None)

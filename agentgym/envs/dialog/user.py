@@ -20,7 +20,7 @@ from typing import Callable
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
-from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World, place_words, satisfying_places
+from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World, place_phrases, satisfying_places
 
 __all__ = ["DialogUser", "make_user", "statement", "SLOT_ORDER"]
 
@@ -84,9 +84,8 @@ class _Matcher:
     slot_of: dict[str, tuple[str, ...]]
     question: re.Pattern[str]
     generic: re.Pattern[str]
-    #: Every word a place of the domain can be found by: the first words of all possible names
-    #: and all possible ids (a superset of any world's `_mentioned` index keys).
-    place_starts: frozenset[str]
+    #: Any possible place name or id of the domain: a message without a match names no place.
+    places: re.Pattern[str]
 
 
 def _alternation(words: Any) -> re.Pattern[str]:
@@ -138,7 +137,7 @@ def _matcher(domain: Domain) -> _Matcher:
     # The longest slot word wins where words overlap: "daylight" asks about an amenity, not
     # about the day.
     return _Matcher(_alternation(slot_of), slot_of, _alternation(lex.question_cues), _alternation(lex.generic),
-                    place_words(domain))
+                    _alternation(place_phrases(domain)))
 
 
 class DialogUser(SimulatedUser):
@@ -269,10 +268,10 @@ class DialogUser(SimulatedUser):
         return UserTurn(" ".join(parts))
 
     def _mentioned(self, text: str) -> list[Place]:
-        tokens = _TOKEN.findall(text)
-        if self._match.place_starts.isdisjoint(tokens):
-            # Most messages name no place: no token can start a name or be an id of the domain,
-            # so the lookup below would find nothing (and its index need not be built yet).
+        if self._match.places.search(text) is None:
+            # Most messages name no place: one regex search over every possible name and id of
+            # the domain shows that the lookup below would find nothing (a place is found only
+            # where its full name or id is in the text), without building its index.
             return []
         if self._by_first is None:
             # Places are found in a message by their first word, then checked in full: a few
@@ -283,7 +282,7 @@ class DialogUser(SimulatedUser):
                 self._by_first.setdefault(lower.split(" ", 1)[0], []).append((lower, p))
                 self._by_first.setdefault(p.id, []).append((p.id, p))
         seen: list[Place] = []
-        for token in tokens:
+        for token in _TOKEN.findall(text):
             for full, place in self._by_first.get(token, ()):
                 if place not in seen and full in text:
                     seen.append(place)
