@@ -82,7 +82,7 @@ class CrossTaskEnv(AgentEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         obs, info = super().reset(seed=seed, options=options)
-        info["segment"] = self.user.active.public()
+        info["segment"] = self._user.active.public()
         return obs, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
