@@ -329,8 +329,10 @@ def brief_for(domain: Domain) -> str:
     )
 
 
-def domains_for(split: str) -> list[str]:
-    return sorted(name for name, d in load_domains().items() if d.split == split)
+@lru_cache(maxsize=None)
+def domains_for(split: str) -> tuple[str, ...]:
+    """The names of the split's domains, sorted (computed once per split)."""
+    return tuple(sorted(name for name, d in load_domains().items() if d.split == split))
 
 
 def generate_task(seed: int, options: dict[str, Any]) -> Task:

@@ -45,6 +45,7 @@ _NO_PREFERENCE = {
     "amenity": "No special amenities needed.",
     "time": "Any time works.",
 }
+_GREETINGS = ("Hi! I'm looking for a {noun}.", "Hello, can you help me book a {noun}?", "Hey, I need to find a {noun}.")
 _LATE = ("Oh, one more thing: ", "Actually, I just remembered: ", "My friend just told me something, so: ")
 _ACCEPT = ("Perfect, that's exactly what I wanted. Thank you!", "Great, that works for me. Thanks a lot!",
            "Wonderful, that's booked then. Thank you!")
@@ -143,6 +144,9 @@ def _matcher(domain: Domain) -> _Matcher:
 class DialogUser(SimulatedUser):
     """The simulated user of one dialog episode."""
 
+    __slots__ = ("_task", "_rng", "_blurred", "_shift", "_shift_turn", "_shift_fire", "_world", "_gold", "_domain",
+                 "_revealed", "_late", "_rejections", "_match", "_by_first")
+
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
         self._task = task
         self._rng = rng
@@ -153,7 +157,6 @@ class DialogUser(SimulatedUser):
         self._world: World = task.world
         self._gold: Gold = task.gold
         self._domain: Domain = self._world.domain
-        self._lex = load_lexicon()
         self._revealed: list[str] = []
         self._late = [c for c in self._gold.constraints if c.reveal == "late"]
         self._rejections = 0
@@ -186,9 +189,7 @@ class DialogUser(SimulatedUser):
 
     # -------------------------------------------------------------- SimulatedUser
     def opening(self) -> str:
-        dom = self._domain
-        parts = [self._pick((f"Hi! I'm looking for a {dom.noun}.", f"Hello, can you help me book a {dom.noun}?",
-                             f"Hey, I need to find a {dom.noun}."))]
+        parts = [self._pick(_GREETINGS).format(noun=self._domain.noun)]
         for c in self._gold.constraints:
             if c.reveal == "upfront":
                 parts.append(_VAGUE[c.kind] if c.id in self._blurred else self._say(c))
@@ -343,6 +344,8 @@ class DialogUser(SimulatedUser):
         return self._revealed
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        if not arguments:
+            return []  # a call without arguments (a plain search) states nothing to contradict
         stated = [c for c in self._gold.constraints if c.id in self._revealed]
         if not stated:
             return []
