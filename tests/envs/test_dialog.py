@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -13,6 +14,7 @@ import pytest
 
 from agentgym.agents import make_agent
 from agentgym.envs.dialog import domain as domain_module
+from agentgym.envs.dialog import user as user_module
 from agentgym.envs.dialog.domain import DAYS, SLOTS, load_domains, load_lexicon, parse_domain
 from agentgym.envs.dialog.env import DialogEnv
 from agentgym.envs.dialog.tasks import DIFFICULTY, domains_for, generate_task, score_task
@@ -371,6 +373,84 @@ def _raw_domains() -> list[tuple[str, dict[str, Any]]]:
     folder = resources.files(domain_module.__package__).joinpath("data")
     return [(e.name, json.loads(e.read_text("utf-8"))) for e in sorted(folder.iterdir(), key=lambda e: e.name)
             if e.name.endswith(".json") and e.name != "lexicon.json"]
+
+
+def _longest_first(words: Any) -> re.Pattern[str]:
+    """The plain reference for the user's matchers: an alternation of whole words, longest first."""
+    return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w))))
+
+
+def test_user_matchers_find_the_longest_word_at_each_position_like_a_longest_first_alternation() -> None:
+    # The user's matchers are compiled as character tries for speed; they must match exactly
+    # what the longest-first alternation would ("daylight" is an amenity, not the day).
+    rng = random.Random(7)
+    lex = load_lexicon()
+    for name, dom in load_domains().items():
+        m = user_module._matcher(dom)
+        vocab = [*m.slot_of, *lex.question_cues, *lex.generic, *(p.lower() for p in dom.name_parts[0]),
+                 "daylight", "wherever", "areas", "x", "?", "-", ","]
+        pairs = [(m.slots, _longest_first(m.slot_of)), (m.question, _longest_first(lex.question_cues)),
+                 (m.generic, _longest_first(lex.generic))]
+        for _ in range(2000):
+            words = [rng.choice(vocab) for _ in range(rng.randint(0, 10))]
+            words = [w[rng.randint(0, len(w) - 1):] if rng.random() < 0.2 else w for w in words]
+            text = "".join(w + rng.choice(("", " ", ", ")) for w in words)
+            for fast, reference in pairs:
+                assert fast.findall(text) == reference.findall(text), (name, text)
+
+
+def test_user_finds_named_places_like_a_scan_of_every_name_and_id() -> None:
+    # The user skips its place index when no possible name or id is in the message; whatever it
+    # finds must be what a scan of every place finds: a token starting a place's name with the
+    # full name in the message, or the place's id.
+    rng = random.Random(3)
+    for seed in range(40):
+        task = generate_task(seed, {"split": ("train", "test")[seed % 2]})
+        user = user_module.make_user(task, None)
+        places = task.world.places
+        for _ in range(30):
+            picks = [rng.choice(places) for _ in range(rng.randint(0, 2))]
+            words = ["which", "one", "the", "red", "old", "blue", "garden", "is", "it"]
+            words += [rng.choice((p.name, p.id, p.name.split(" ")[0])) for p in picks]
+            rng.shuffle(words)
+            text = " ".join(words).lower()
+            tokens = re.findall(r"[a-z0-9_]+", text)
+            expected = []
+            for token in tokens:
+                for p in places:
+                    named = p.name.lower().split(" ", 1)[0] == token and p.name.lower() in text
+                    if (named or p.id == token) and p not in expected:
+                        expected.append(p)
+            assert user._mentioned(text) == expected, (seed, text)
+
+
+def test_search_pages_the_brute_force_filter_best_rated_first() -> None:
+    rng = random.Random(5)
+    for seed in range(60):
+        task = generate_task(seed, {"split": ("train", "test")[seed % 2]})
+        dom, places = task.world.domain, task.world.places
+        toolkit = make_toolkit(task)
+        for _ in range(10):
+            args: dict[str, Any] = {}
+            if rng.random() < 0.5:
+                args["category"] = rng.choice(dom.categories)
+            if rng.random() < 0.5:
+                args["area"] = rng.choice(dom.areas)
+            if rng.random() < 0.5:
+                args["max_price"] = rng.randint(dom.price_min, dom.price_max)
+            if rng.random() < 0.5:
+                args["min_rating"] = rng.choice((3.0, 3.5, 4.0, 4.4, 5.0))
+            if rng.random() < 0.3:
+                args["amenities"] = rng.sample(dom.amenities, rng.randint(1, 2))
+            page = rng.randint(1, 3)
+            hits = [p for p in places
+                    if args.get("category", p.category) == p.category and args.get("area", p.area) == p.area
+                    and p.price <= args.get("max_price", p.price) and p.rating >= args.get("min_rating", p.rating)
+                    and set(args.get("amenities", ())) <= set(p.amenities)]
+            hits.sort(key=lambda p: (-p.rating, places.index(p)))
+            got = toolkit.invoke("search", {**args, "page": page})
+            assert got == {"results": [p.summary() for p in hits[(page - 1) * 5: page * 5]], "total": len(hits),
+                           "page": page, "pages": max(1, -(-len(hits) // 5))}, (seed, args)
 
 
 def test_domain_files_parse_strictly() -> None:
