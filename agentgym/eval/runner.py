@@ -15,6 +15,8 @@ assistant-message dict) is recorded as an agent error for that episode.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import signal
 import threading
@@ -23,7 +25,7 @@ import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from agentgym.eval.records import RecordWriter, episode_key, provenance, read_records, step_summary, trajectory_digest
 
@@ -44,8 +46,9 @@ class EpisodeJob:
     kwargs: tuple[tuple[str, Any], ...] = ()
     suite: str | None = None
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        # Cached (a frozen job's key never changes): resume asks for it three times, the record once.
         extra = ",".join(f"{k}={v}" for k, v in self.kwargs)
         base = episode_key(self.env_id, self.noise, self.seed, self.trial)
         return f"{base}|{extra}" if extra else base
@@ -151,32 +154,75 @@ def _jsonable(v: Any) -> bool:
     return v is None or isinstance(v, (str, int, float, bool, list, tuple, dict))
 
 
+def _can_alarm() -> bool:
+    """SIGALRM can interrupt the agent: the platform has it and this is the main thread."""
+    return hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+
+
 class _Deadline:
-    """A per-episode wall-clock limit: SIGALRM in a main thread, a checked deadline elsewhere."""
+    """A per-episode wall-clock limit: SIGALRM in a main thread, a checked deadline elsewhere.
+
+    Installing a signal handler, and restoring the previous one, costs about 6 us each (the
+    `signal` module's enum conversions), 1% of a short episode: a run holds `_on_alarm` for all
+    its episodes (`_alarm_handler`), and each deadline then only sets and clears the timer.
+    """
+
+    #: The deadline the alarm is set for (None between episodes).
+    armed: "_Deadline | None" = None
+    #: True while `_alarm_handler` holds SIGALRM for a run.
+    held = False
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
-        self._use_alarm = bool(seconds) and threading.current_thread() is threading.main_thread() \
-            and hasattr(signal, "SIGALRM")
-        self._end = time.monotonic() + seconds if seconds else None
+        self._use_alarm = bool(seconds) and _can_alarm()
+        # The alarm interrupts the agent at the deadline; a clock read after every act is only
+        # needed where there is no alarm.
+        self._end = time.monotonic() + seconds if seconds and not self._use_alarm else None
 
     def __enter__(self) -> "_Deadline":
         if self._use_alarm:
-            self._old = signal.signal(signal.SIGALRM, self._raise)
+            if not _Deadline.held:
+                self._old = signal.signal(signal.SIGALRM, _on_alarm)
+            _Deadline.armed = self
             signal.setitimer(signal.ITIMER_REAL, float(self.seconds))
         return self
 
-    def _raise(self, *_: Any) -> None:
-        raise AgentTimeout(f"episode exceeded {self.seconds} s")
+    def expired(self) -> AgentTimeout:
+        return AgentTimeout(f"episode exceeded {self.seconds} s")
 
     def check(self) -> None:
         if self._end is not None and time.monotonic() > self._end:
-            raise AgentTimeout(f"episode exceeded {self.seconds} s")
+            raise self.expired()
 
     def __exit__(self, *exc: object) -> None:
         if self._use_alarm:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self._old)
+            _Deadline.armed = None
+            if not _Deadline.held:
+                signal.signal(signal.SIGALRM, self._old)
+
+
+def _on_alarm(*_: Any) -> None:
+    deadline = _Deadline.armed
+    if deadline is not None:  # else a late alarm, after its episode ended
+        raise deadline.expired()
+
+
+@contextlib.contextmanager
+def _alarm_handler() -> Iterator[None]:
+    """Hold SIGALRM's handler for the episodes played inside, so their deadlines only set the
+    timer; the previous handler is back afterwards. (Does nothing where SIGALRM cannot be used,
+    or when an enclosing run already holds it.)"""
+    if _Deadline.held or not _can_alarm():
+        yield
+        return
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    _Deadline.held = True
+    try:
+        yield
+    finally:
+        _Deadline.held = False
+        signal.signal(signal.SIGALRM, old)
 
 
 def agent_view(info: dict[str, Any]) -> dict[str, Any]:
@@ -184,7 +230,11 @@ def agent_view(info: dict[str, Any]) -> dict[str, Any]:
     would tell it where faults were injected."""
     if "noise" not in info and "episode" not in info:
         return info
-    return {k: v for k, v in info.items() if k not in ("noise", "episode")}
+    # A copy less two keys: about 5x faster than a filtering dict comprehension, same dict.
+    view = info.copy()
+    view.pop("noise", None)
+    view.pop("episode", None)
+    return view
 
 
 class EpisodeState:
@@ -272,7 +322,8 @@ def _agent_config(agent: Any) -> dict[str, Any]:
 def _play_many(jobs: list[EpisodeJob], agent_spec: AgentSpec, timeout_s: float | None,
                remote: str | None = None) -> list[dict[str, Any]]:
     _SLOT.remote = remote
-    return [play_job(j, agent_spec, timeout_s) for j in jobs]
+    with _alarm_handler():
+        return [play_job(j, agent_spec, timeout_s) for j in jobs]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -359,8 +410,9 @@ def _run_process(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | No
                  accept: Callable[[list[dict[str, Any]]], None], remote: str | None = None) -> None:
     if workers <= 1 or len(todo) <= 1:
         slot = Slot(remote=remote) if remote else None
-        for job in todo:
-            accept([play_job(job, agent, timeout_s, slot)])
+        with _alarm_handler():
+            for job in todo:
+                accept([play_job(job, agent, timeout_s, slot)])
         return
     import multiprocessing as mp
 
