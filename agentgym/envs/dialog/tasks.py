@@ -213,9 +213,12 @@ def _make_world(domain: Domain, rng: Rng) -> World:
         area = areas[floor(rnd() * n_area)]
         price = prices[floor(rnd() * n_prices)]
         rating = ratings[floor(rnd() * n_ratings)]
-        mask = 0
-        for _ in range(1 + floor(rnd() * 3)):  # 1-3 amenities (a repeat draw means fewer)
+        # 1-3 amenities (a repeat draw means fewer): how many more after the first, then each.
+        more = floor(rnd() * 3)
+        mask = 1 << floor(rnd() * n_amen)
+        while more:
             mask |= 1 << floor(rnd() * n_amen)
+            more -= 1
         # Each (day, slot) open with probability 5/8.
         open_bits = bits(21) | (bits(21) & bits(21) & bits(21))
         places.append(Place(place_id, name, category, area, price, rating, t.amenities[mask], open_bits))
