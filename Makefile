@@ -69,7 +69,9 @@ leaderboard: bench
 	done
 	$(PY) -m agentgym.cli leaderboard render --out leaderboard/
 
-# Environment-only throughput beside a Gymnasium floor, TextArena and GEM: writes benchmarks/RESULTS.md.
+# Environment-only throughput beside a Gymnasium floor, TextArena and GEM, and the env server's and
+# PPO's figures re-measured with the dev venv (skipped, saying why, without it): writes
+# benchmarks/RESULTS.md. Options: make perf PERF_ARGS="--quick --skip server,ppo --out /tmp/r.md".
 PERF_VENV := benchmarks/peers/.venv
 PERF_PY   := $(PERF_VENV)/bin/python
 
@@ -82,8 +84,9 @@ $(PERF_VENV)/.installed: benchmarks/peers/requirements.txt pyproject.toml | $(PE
 	$(PERF_PY) -m pip install --quiet -e .
 	touch $@
 
+PERF_ARGS ?=
 perf: $(PERF_VENV)/.installed
-	$(PERF_PY) benchmarks/peers/run.py
+	$(PERF_PY) benchmarks/peers/run.py --project-python $(PY) $(PERF_ARGS)
 
 clean:
 	rm -rf $(VENV) $(PERF_VENV) build dist *.egg-info .pytest_cache .benchmarks

@@ -28,6 +28,14 @@ each peer, targets with pass/MISS, the versions used):
    with and without noise) and of the harness against the bare loop, ``python -X importtime`` of
    ``import agentgym`` and tracemalloc's allocation sites for the largest env; top entries go in
    the results.
+6. Env server and PPO, re-measured: the figures of those issues, from their own scripts
+   (`benchmarks/server/bench_server.py`, `benchmarks/ppo/bench_dialog.py` ``time`` and
+   ``throughput``, `benchmarks/ppo/bench_cartpole_sb3.py`) run one after another with the agentgym
+   dev venv (``--project-python``; this venv has neither torch nor fastapi), their JSON outputs kept
+   in a temporary folder (the committed `benchmarks/server/RESULTS.md` and `benchmarks/ppo/results/`
+   stay as they are): a table of figure, value, target, pass/MISS and when it was measured. With the
+   scripts' defaults this part alone takes about 20 minutes on two idle cores (the server benchmark
+   about 12); skip it with ``--skip server,ppo``.
 
 ``benchmarks/peers/ANALYSIS.md`` (written by hand after reading a run's profiles) is appended.
 """
@@ -555,6 +563,191 @@ def run_profiles(rows: list[dict], seconds: float, rate: int, harness_id: str | 
     return out
 
 
+# ============================================================================= 6. env server and PPO, re-measured
+DEFAULT_PROJECT_PYTHON = ROOT / ".venv" / "bin" / "python"
+DEFAULT_OPENENV_PYTHON = Path("/tmp/openenv-venv/bin/python")
+DEFAULT_SB3_PYTHON = Path("/tmp/sb3-venv/bin/python")
+#: What the sub-benchmarks import from the project venv (`make dev-venv` installs it all).
+PROJECT_IMPORTS = "agentgym, torch, fastapi, uvicorn, websockets"
+#: The PPO issue's targets: Dialog-v0 easy to 80% greedy success within 10 minutes of training on
+#: 2 cores; throughput: faster than stable-baselines3, and actors faster than the synchronous loop.
+PPO_TIME_TARGET_S = 600.0
+PPO_SPEED_TARGET = 1.0
+
+
+def remeasure_jobs(work: Path, skip: set[str], quick: bool, openenv_python: Path,
+                   sb3_python: Path) -> list[dict[str, Any]]:
+    """The sub-benchmarks to run: script and settings (the scripts' defaults, or short runs for
+    ``--quick``), every output of theirs in `work` (so that no run overwrites the committed results),
+    and why one cannot run (a missing optional venv)."""
+
+    def job(name: str, script: str, settings: list[str], io: list[str], missing: str | None = None) -> dict[str, Any]:
+        return {"name": name, "script": script, "settings": settings, "argv": [script, *settings, *io],
+                "json": work / f"{name}.json", "missing": missing}
+
+    jobs = []
+    if "server" not in skip:
+        jobs.append(job("server", "benchmarks/server/bench_server.py",
+                        ["--rounds", "1", "--steps", "300", "--seconds", "2"] if quick else [],
+                        ["--openenv-python", str(openenv_python), "--results", str(work / "server.md"),
+                         "--json", str(work / "server.json")]))
+    if "ppo" not in skip:
+        runs = ["--out", str(work / "runs")]
+        jobs.append(job("dialog_time", "benchmarks/ppo/bench_dialog.py",
+                        ["time", *(["--seeds", "1", "--max-seconds", "60"] if quick else [])],
+                        [*runs, "--json", str(work / "dialog_time.json")]))
+        jobs.append(job("dialog_throughput", "benchmarks/ppo/bench_dialog.py",
+                        ["throughput", *(["--rounds", "1", "--steps", "1024"] if quick else [])],
+                        [*runs, "--json", str(work / "dialog_throughput.json")]))
+        jobs.append(job("cartpole_sb3", "benchmarks/ppo/bench_cartpole_sb3.py",
+                        ["--rounds", "1", "--steps", "2048"] if quick else [],
+                        ["--sb3-python", str(sb3_python), "--out", str(work / "cartpole_sb3.json")],
+                        None if sb3_python.exists() else
+                        f"{sb3_python} does not exist (create it: python3 -m venv /tmp/sb3-venv && "
+                        "/tmp/sb3-venv/bin/pip install -r benchmarks/ppo/requirements.txt)"))
+    return jobs
+
+
+def project_python_problem(python: Path) -> str | None:
+    """Why `python` cannot run the sub-benchmarks, or None."""
+    if not python.exists():
+        return f"`{python}` does not exist (create the agentgym dev venv: `make dev-venv`)"
+    probe = subprocess.run([str(python), "-c", f"import {PROJECT_IMPORTS}"], capture_output=True, text=True, cwd=ROOT)
+    if probe.returncode:
+        last = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        return f"`{python}` cannot import {PROJECT_IMPORTS} ({last}; install the dev extras: `make dev-venv`)"
+    return None
+
+
+def run_remeasured(args: argparse.Namespace, skip: set[str]) -> dict[str, Any]:
+    """Run each sub-benchmark with the project's Python, one after another; keep its JSON, or why not."""
+    python = args.project_python.absolute()  # not resolve(): a venv's python is a symlink
+    problem = project_python_problem(python)
+    if problem:
+        log(f"[remeasure] skipped: {problem}")
+        return {"skipped": problem}
+    out: dict[str, Any] = {"python": str(python), "jobs": []}
+    with tempfile.TemporaryDirectory(prefix="agentgym-remeasure-") as work:
+        for job in remeasure_jobs(Path(work), skip, args.quick, args.openenv_python, args.sb3_python):
+            rec = {k: job[k] for k in ("name", "script", "settings")}
+            out["jobs"].append(rec)
+            if job["missing"]:
+                rec["problem"] = f"not run: {job['missing']}"
+                log(f"[remeasure] {job['name']} {rec['problem']}")
+                continue
+            log(f"[remeasure] {job['name']}: {' '.join(job['argv'])}")
+            rec["load_start"], t0 = loadavg(), time.perf_counter()
+            proc = subprocess.run([str(python), *job["argv"]], capture_output=True, text=True, cwd=ROOT)
+            rec["wall_s"], rec["load_end"] = time.perf_counter() - t0, loadavg()
+            rec["when"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            if proc.returncode or not job["json"].exists():
+                tail = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
+                rec["problem"] = f"failed (exit {proc.returncode}): {tail}"
+                log(f"[remeasure] {job['name']} {rec['problem']}\n{proc.stderr[-3000:]}")
+                continue
+            rec["result"] = json.loads(job["json"].read_text("utf-8"))
+            log(f"[remeasure] {job['name']}: done in {rec['wall_s']:.0f} s")
+    return out
+
+
+def _median_of(n: int, what: str) -> str:
+    return f"median of {n} {what}{'s' if n != 1 else ''}"
+
+
+def _at_least(value: float, target: float) -> str:
+    return "pass" if value >= target else f"**MISS** by {target - value:.2f}x ({value / target:.2f} of the target)"
+
+
+def server_rows(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    rt_target, ratio_target = res["target_round_trip_us"], res["target_ratio"]
+    rounds, clients = _median_of(res["settings"]["rounds"], "round"), res["settings"]["clients"]
+    rows = []
+    for t in res["targets"]:
+        mode = f"env calls `{t['mode']}`"
+        rows.append((f"Server: one-client WebSocket step round trip, echo env, {mode} ({rounds})",
+                     f"{t['round_trip_us']:.0f} us ({t['round_trip_client']})", f"<= {rt_target:g} us",
+                     verdict(t["round_trip_us"], rt_target, "us", lambda v: f"{v:.0f}")))
+        figure = f"Server: {clients} clients' steps/s over OpenEnv's, WebSocket, echo env, {mode} ({rounds})"
+        if t["ratio"] is None:
+            rows.append((figure, f"OpenEnv not measured: {res['openenv_error']}", f">= {ratio_target:g}x", "-"))
+        else:
+            rows.append((figure, f"{t['ratio']:.2f}x ({t['steps_per_s']:,.0f} against {t['openenv_steps_per_s']:,.0f}"
+                         f" steps/s; OpenEnv's server: {t['cpu_ratio']:.2f}x our CPU per step)",
+                         f">= {ratio_target:g}x", _at_least(t["ratio"], ratio_target)))
+    return rows
+
+
+def dialog_time_rows(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    runs = res["runs"]
+
+    def seed_time(r: dict[str, Any]) -> str:
+        if r["time_to_80_s"] is None:
+            return f"not reached ({r['final_success']:.0%} after {r['train_s']:.0f} s)"
+        return f"{r['time_to_80_s']:.0f} s"
+
+    per_seed = ", ".join(f"seed {r['seed']}: {seed_time(r)}" for r in runs)
+    figure = (f"PPO: training time until 80% greedy success, Dialog-v0 easy, {res['cpus']} CPUs "
+              f"({_median_of(len(runs), 'seed')})")
+    median = res["median_time_to_80_s"]
+    target = f"< {PPO_TIME_TARGET_S / 60:g} min"
+    if median is None:
+        return [(figure, per_seed, target, "**MISS**: not reached by every seed")]
+    return [(figure, f"{median:.0f} s ({per_seed})", target,
+             verdict(median, PPO_TIME_TARGET_S, "s", lambda v: f"{v:.0f}"))]
+
+
+def dialog_throughput_rows(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    sps = res["median_sps"]
+    best = max(res["speedup_1"], res["speedup_2"])
+    return [(f"PPO: steps/s with asynchronous actors over the synchronous loop, Dialog-v0 easy, {res['cpus']} CPUs "
+             f"({_median_of(len(res['runs']['0']), 'round')})",
+             f"1 actor {res['speedup_1']:.2f}x, 2 actors {res['speedup_2']:.2f}x (steps/s: sync {sps['0']:,.0f}, "
+             f"1 actor {sps['1']:,.0f}, 2 actors {sps['2']:,.0f})", f"> {PPO_SPEED_TARGET:g}x (the better of the two)",
+             "pass" if best > PPO_SPEED_TARGET else _at_least(best, PPO_SPEED_TARGET))]
+
+
+def cartpole_rows(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    sps = res["median_sps"]
+    sb3 = res["runs"]["sb3"][0]["impl"]
+    return [(f"PPO: CartPole-v1 training steps/s over {sb3}'s, same hyperparameters "
+             f"({_median_of(res['rounds'], 'round')})",
+             f"{res['ratio']:.2f}x ({sps['ours']:,.0f} against {sps['sb3']:,.0f} steps/s)",
+             f"> {PPO_SPEED_TARGET:g}x", "pass" if res["ratio"] > PPO_SPEED_TARGET else
+             _at_least(res["ratio"], PPO_SPEED_TARGET))]
+
+
+#: Each job's table rows from its JSON, and what they stand for when the job did not run.
+JOB_ROWS = {"server": (server_rows, "Server: one-client round trip and 8 clients against OpenEnv"),
+            "dialog_time": (dialog_time_rows, "PPO: training time until 80% success, Dialog-v0 easy"),
+            "dialog_throughput": (dialog_throughput_rows, "PPO: actors' speed-up, Dialog-v0 easy"),
+            "cartpole_sb3": (cartpole_rows, "PPO: CartPole-v1 steps/s against stable-baselines3")}
+
+
+def render_remeasured(rem: dict[str, Any]) -> list[str]:
+    o = ["## Env server and PPO, re-measured", ""]
+    if "skipped" in rem:
+        return o + [f"Skipped: {rem['skipped']}.", ""]
+    o += ["The figures of the env-server and thin-PPO issues, re-measured in this run by their own scripts, one "
+          f"after another, with `{rem['python']}` (their outputs go to a temporary folder: the full tables of the "
+          "scripts' own last runs, `benchmarks/server/RESULTS.md` and `benchmarks/ppo/RESULTS.md`, stay as they "
+          "are). Wall-clock figures, on a machine other jobs may share: see the load averages below.", "",
+          "| figure | value | target | result | measured |", "|---|---|---|---|---|"]
+    for job in rem["jobs"]:
+        to_rows, what = JOB_ROWS[job["name"]]
+        if "problem" in job:
+            o.append(f"| {what} | {job['problem']} | - | not measured | {job.get('when', '-')} |")
+            continue
+        for figure, value, target, result in to_rows(job["result"]):
+            o.append(f"| {figure} | {value} | {target} | {result} | {job['when']} |")
+    o += ["", "Runs:", ""]
+    for job in rem["jobs"]:
+        cmd = " ".join([job["script"], *job["settings"]])
+        ran = (f"{job['wall_s']:.0f} s, load average {job['load_start']} at the start, {job['load_end']} at the end"
+               if "wall_s" in job else "not run")
+        o.append(f"- `{cmd}`: {ran}.")
+    return o + [""]
+
+
 # ============================================================================= report
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
@@ -753,6 +946,10 @@ def render(data: dict[str, Any]) -> str:
                      f"{verdict(h['cpu_overhead'] * 100, HARNESS_TARGET * 100, 'points', lambda v: f'{v:.1f}')} |")
         o.append("")
 
+    # ---------------------------------------------------------------- env server and PPO
+    if data.get("remeasured"):
+        o += render_remeasured(data["remeasured"])
+
     # ---------------------------------------------------------------- profiles
     prof = data.get("profiles")
     if prof and prof.get("missing"):
@@ -888,7 +1085,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile-seconds", type=float, default=3.0,
                     help="seconds of profiled calls per miss (the harness profile: twice that)")
     ap.add_argument("--profile-rate", type=int, default=1000, help="py-spy samples per second")
-    ap.add_argument("--skip", default="", help="comma-separated parts to skip: time,memory,imports,harness,profiles")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated parts to skip: time,memory,imports,harness,profiles,server,ppo")
+    ap.add_argument("--project-python", type=Path, default=DEFAULT_PROJECT_PYTHON,
+                    help="the agentgym dev venv's Python, for the server and PPO benchmarks (default: %(default)s)")
+    ap.add_argument("--openenv-python", type=Path, default=DEFAULT_OPENENV_PYTHON,
+                    help="a Python with openenv-core, for the server benchmark's OpenEnv side (default: %(default)s)")
+    ap.add_argument("--sb3-python", type=Path, default=DEFAULT_SB3_PYTHON,
+                    help="a Python with stable-baselines3, for the CartPole comparison (default: %(default)s)")
     # child modes
     ap.add_argument("--child-memory", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-harness", default=None, help=argparse.SUPPRESS)
@@ -944,6 +1148,8 @@ def main(argv: list[str] | None = None) -> int:
             worst = max(data["harness"], key=lambda h: h["cpu_overhead"])
             harness_id = worst["id"] if worst["cpu_overhead"] > HARNESS_TARGET else None
         data["profiles"] = run_profiles(data.get("time", []), args.profile_seconds, args.profile_rate, harness_id)
+    if not {"server", "ppo"} <= skip:
+        data["remeasured"] = run_remeasured(args, skip)
     data["meta"]["load_end"] = loadavg()
     data["meta"]["wall_s"] = time.perf_counter() - t_start
     if args.json:

@@ -64,6 +64,7 @@ def main() -> int:
     p.add_argument("--steps", type=int, default=8192, help="throughput: steps per run")
     p.add_argument("--rounds", type=int, default=2, help="throughput: alternating runs of each mode")
     p.add_argument("--out", default=None, help="run folders (default: a temporary folder)")
+    p.add_argument("--json", type=Path, default=None, help="the summary's file (default: results/dialog_WHAT.json)")
     a = p.parse_args()
 
     import torch
@@ -96,7 +97,7 @@ def main() -> int:
                    "speedup_1": med[1] / med[0], "runs": runs}
         print(f"median steps/s: sync {med[0]:.0f}, 1 actor {med[1]:.0f} (x{summary['speedup_1']:.2f}), "
               f"2 actors {med[2]:.0f} (x{summary['speedup_2']:.2f})")
-    path = HERE / "results" / f"dialog_{a.what}.json"
+    path = a.json or HERE / "results" / f"dialog_{a.what}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(summary, indent=2, default=str) + "\n")
     return 0

@@ -1,8 +1,13 @@
 """Env-server benchmark: step round trip with one client, and steps per second with 8 concurrent
 clients, over loopback, for HTTP and WebSocket; side by side with OpenEnv's WebSocket server on
-the same machine. Writes `benchmarks/server/RESULTS.md`.
+the same machine. Writes `benchmarks/server/RESULTS.md` (and, with ``--json PATH``, the figures and
+the targets' verdicts for `benchmarks/peers/run.py` to read).
 
     .venv/bin/python benchmarks/server/bench_server.py [--openenv-python /tmp/openenv-venv/bin/python]
+
+With the defaults (3 rounds, 3,000 timed steps per round trip, 10 s per 8-client run) it takes
+about 12 minutes on two idle cores: each round measures 13 servers-and-clients combinations,
+each throughput run after a 5 s start so that every client is connected and warm.
 
 Every server runs in its own process; every client runs in its own process (8 for the
 concurrent runs), so no two share a GIL. The OpenEnv side needs openenv-core in a separate
@@ -29,6 +34,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 RESULTS = HERE / "RESULTS.md"
+#: The server issue's targets: one-client WebSocket round trip, and 8 clients against OpenEnv.
+ROUND_TRIP_TARGET_US = 250.0
+THROUGHPUT_TARGET_RATIO = 1.5
 ECHO_ID = "Bench/Echo-v0"
 DIALOG = "AgentRL/Dialog-v0"
 ACTION = "Hello! What are you looking for, and in which area?"
@@ -39,6 +47,7 @@ ROW_NAMES = {"ours-ws-raw": ("bare WebSocket client", "WebSocket"),
              "RemoteEnv-ws": ("`RemoteEnv(transport='ws')`", "WebSocket"),
              "RemoteEnv-http": ("`RemoteEnv(transport='http')`", "HTTP/1.1 keep-alive"),
              "openenv-ws-raw": ("OpenEnv, bare WebSocket client", "WebSocket")}
+WS_CLIENTS = tuple(c for c in OUR_CLIENTS if ROW_NAMES[c][1] == "WebSocket")
 
 
 # ---------------------------------------------------------------------------- servers
@@ -241,6 +250,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each 8-client run")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; the median is reported")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="Markdown file to write (default: %(default)s)")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="also write the figures and the targets' verdicts here, as JSON")
     args = parser.parse_args()
 
     sys.path.insert(0, str(HERE))
@@ -282,9 +294,42 @@ def main() -> int:
         "load_average": " ".join(f"{x:.1f}" for x in os.getloadavg()),
         "in_process_step_us": {env_id: round(in_process_step_us(env_id), 1) for env_id in (ECHO_ID, DIALOG)},
     }
-    write_results(summary, context, args, openenv_error)
-    print(RESULTS.read_text())
+    targets = target_figures(summary)
+    write_results(summary, context, targets, args, openenv_error)
+    if args.json:
+        write_json(args.json, summary, context, targets, args, openenv_error)
+    print(args.results.read_text())
     return 0
+
+
+def target_figures(s: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per `env calls` mode: the best WebSocket round trip, and our concurrent clients' steps per
+    second over OpenEnv's (None without OpenEnv), each with whether it meets its target."""
+    theirs = s.get(f"tput|openenv|openenv-ws-raw|{ECHO_ID}")
+    out = []
+    for mode in MODES:
+        round_trip, client = min((s[f"lat|{mode}|{c}|{ECHO_ID}"]["median_us"], c) for c in WS_CLIENTS)
+        ours = s[f"tput|{mode}|ours-ws-raw|{ECHO_ID}"]
+        row: dict[str, Any] = {"mode": mode, "round_trip_us": round_trip, "round_trip_client": ROW_NAMES[client][0],
+                               "round_trip_met": round_trip <= ROUND_TRIP_TARGET_US,
+                               "steps_per_s": ours["steps_per_s"], "openenv_steps_per_s": None, "ratio": None,
+                               "cpu_ratio": None, "ratio_met": None}
+        if theirs:
+            row["openenv_steps_per_s"] = theirs["steps_per_s"]
+            row["ratio"] = ours["steps_per_s"] / theirs["steps_per_s"]
+            row["cpu_ratio"] = theirs["server_cpu_us_per_step"] / ours["server_cpu_us_per_step"]
+            row["ratio_met"] = row["ratio"] >= THROUGHPUT_TARGET_RATIO
+        out.append(row)
+    return out
+
+
+def write_json(path: Path, s: dict[str, Any], ctx: dict[str, Any], targets: list[dict[str, Any]],
+               args: argparse.Namespace, openenv_error: str | None) -> None:
+    settings = {"rounds": args.rounds, "steps": args.steps, "seconds": args.seconds, "clients": args.clients}
+    data = {"context": ctx, "settings": settings, "targets": targets, "target_round_trip_us": ROUND_TRIP_TARGET_US,
+            "target_ratio": THROUGHPUT_TARGET_RATIO, "openenv_error": openenv_error, "summary": s}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def _openenv_problem(python: str) -> str | None:
@@ -303,7 +348,8 @@ def _versions() -> str:
     return ", ".join(f"{p} {version(p)}" for p in ("fastapi", "uvicorn", "websockets", "starlette", "pydantic"))
 
 
-def write_results(s: dict[str, Any], ctx: dict[str, Any], args: argparse.Namespace, openenv_error: str | None) -> None:
+def write_results(s: dict[str, Any], ctx: dict[str, Any], targets: list[dict[str, Any]], args: argparse.Namespace,
+                  openenv_error: str | None) -> None:
     def cell(kind: str, key: str) -> str:
         v = s.get(f"{kind}|{key}")
         if v is None:
@@ -320,19 +366,18 @@ def write_results(s: dict[str, Any], ctx: dict[str, Any], args: argparse.Namespa
                        f"{cell(kind, f'{mode}|{client}|{ECHO_ID}')} | {cell(kind, f'{mode}|{client}|{DIALOG}')} |")
         return out
 
-    theirs = s.get(f"tput|openenv|openenv-ws-raw|{ECHO_ID}")
+    def met(ok: bool) -> str:
+        return "met" if ok else "not met here"
+
     verdicts = []
-    for mode in MODES:
-        best = min((s[f"lat|{mode}|{c}|{ECHO_ID}"]["median_us"], c) for c in OUR_CLIENTS)
-        line = (f"- env calls `{mode}`: one-client round trip {best[0]:.0f} us ({ROW_NAMES[best[1]][0]}, echo env; "
-                f"target at most 250 us: {'met' if best[0] <= 250 else 'not met here'})")
-        ours = s[f"tput|{mode}|ours-ws-raw|{ECHO_ID}"]
-        if theirs:
-            ratio = ours["steps_per_s"] / theirs["steps_per_s"]
-            cpu = theirs["server_cpu_us_per_step"] / ours["server_cpu_us_per_step"]
-            line += (f"; {args.clients} clients, WebSocket, echo env: **{ratio:.2f}x** OpenEnv's steps per second "
-                     f"(target at least 1.5x: {'met' if ratio >= 1.5 else 'not met here'}), and OpenEnv's server "
-                     f"spends {cpu:.2f}x our CPU time per step")
+    for t in targets:
+        line = (f"- env calls `{t['mode']}`: one-client round trip {t['round_trip_us']:.0f} us "
+                f"({t['round_trip_client']}, echo env; target at most {ROUND_TRIP_TARGET_US:g} us: "
+                f"{met(t['round_trip_met'])})")
+        if t["ratio"] is not None:
+            line += (f"; {args.clients} clients, WebSocket, echo env: **{t['ratio']:.2f}x** OpenEnv's steps per "
+                     f"second (target at least {THROUGHPUT_TARGET_RATIO:g}x: {met(t['ratio_met'])}), and OpenEnv's "
+                     f"server spends {t['cpu_ratio']:.2f}x our CPU time per step")
         verdicts.append(line + ".")
     lines = [
         "# Env server benchmark",
@@ -374,7 +419,7 @@ def write_results(s: dict[str, Any], ctx: dict[str, Any], args: argparse.Namespa
             "serves the same echo behaviour (`benchmarks/server/echo_env.py`). Both are driven by the same bare "
             "WebSocket client loop (send one JSON step, wait for the answer), so the clients cost the same and the "
             "difference is the servers'. Both run uvicorn's default WebSocket implementation (websockets-sansio).")
-    RESULTS.write_text("\n".join(lines) + "\n")
+    args.results.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
