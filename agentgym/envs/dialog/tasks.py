@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from math import floor
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
-from operator import attrgetter
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from agentgym.core.seeding import Rng, fast_stream
@@ -78,12 +77,6 @@ class World:
 
     def active_bookings(self) -> list[Booking]:
         return [b for b in self.bookings.values() if b.active]
-
-    @cached_property
-    def ranked(self) -> list[Place]:
-        """The places best rated first, ties in id order: the order search results come in.
-        Built on the first search (many episodes never search); places never change."""
-        return sorted(self.places, key=attrgetter("rating"), reverse=True)  # stable: ties keep id order
 
 
 def keep(places: list[Place], kind: str, value: Any) -> list[Place]:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Annotated, Any, Literal
 
 from agentgym.core.task import Task, WorldEvent
 from agentgym.core.tools import READ, WRITE, Bounds, MaxLen, ToolError, Toolkit, tool
-from agentgym.envs.dialog.tasks import Booking, World, keep
+from agentgym.envs.dialog.tasks import Booking, Place, World, keep
 
 __all__ = ["DialogToolkit", "PAGE_SIZE"]
 
@@ -22,13 +23,22 @@ class DialogToolkit(Toolkit):
     def __init__(self, world: World) -> None:
         self.world = world
         self._events: list[WorldEvent] = []
+        self._ranked: list[Place] | None = None
+
+    def _ranked_places(self) -> list[Place]:
+        """The places best rated first, ties in id order: the order search results come in.
+        Sorted on the first search (many episodes never search; places never change) and kept
+        here rather than on the world, which reads leave exactly as they found it."""
+        if self._ranked is None:
+            self._ranked = sorted(self.world.places, key=attrgetter("rating"), reverse=True)  # stable sort
+        return self._ranked
 
     def drain_events(self) -> list[WorldEvent]:
         """The world changes since the last call, oldest first."""
         events, self._events = self._events, []
         return events
 
-    def _place(self, item_id: str):
+    def _place(self, item_id: str) -> Place:
         place = self.world.by_id.get(item_id)
         if place is None:
             raise ToolError(f"no {self.world.domain.noun} with id '{item_id}'")
@@ -63,7 +73,7 @@ class DialogToolkit(Toolkit):
         for a in amenities or ():
             if a not in dom.amenities:
                 raise ToolError(f"unknown amenity '{a}'; known: {', '.join(dom.amenities)}")
-        hits = world.ranked
+        hits = self._ranked_places()
         for kind, value in (("category", category), ("area", area), ("price", max_price), ("rating", min_rating)):
             if value is not None:
                 hits = keep(hits, kind, value)
