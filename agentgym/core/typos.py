@@ -58,10 +58,10 @@ def perturb(text: str, rng: np.random.Generator, max_typos: int = 3) -> tuple[st
         if phrase in text and rng.random() < 0.3:
             text = text.replace(phrase, other, 1)
             changes.append(f"{phrase}->{other}")
-    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    words = [m.span() for m in _WORD.finditer(text)]
     if words:
         n = min(len(words), int(rng.integers(1, max_typos + 1)))
-        picks = sorted((int(k) for k in rng.choice(len(words), size=n, replace=False)), reverse=True)
+        picks = sorted(rng.choice(len(words), size=n, replace=False), reverse=True)
         for k in picks:  # right to left, so earlier offsets stay valid
             start, end = words[k]
             old = text[start:end]

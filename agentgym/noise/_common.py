@@ -1,16 +1,71 @@
-"""What every noise wrapper shares: finding the `AgentEnv` underneath, checking a rate, and
-telling whether a fault met at some turn still leaves the agent a way to recover."""
+"""What every noise wrapper shares: its base class, finding the `AgentEnv` underneath, checking
+a rate, and telling whether a fault met at some turn still leaves the agent a way to recover."""
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec
+from gymnasium.utils import RecordConstructorArgs
 
 from agentgym.core.env import AgentEnv
 
-__all__ = ["agent_env", "check_rate", "check_count", "check_ms", "recoverable_at", "event_detail"]
+__all__ = ["NoiseWrapper", "agent_env", "check_rate", "check_count", "check_ms", "recoverable_at", "event_detail"]
+
+
+class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+    """A noise wrapper: it records its constructor arguments (its layer of ``env.spec``) and acts
+    through the hooks of the `AgentEnv` underneath (only `Typos` also rewrites what `step` and
+    `reset` return).
+
+    Two things differ from a plain `gym.Wrapper`, neither visible in what the env returns:
+
+    - A wrapper that does not override `step` or `reset` has them bound at construction
+      straight to the next layer's. A medium preset stacks 7 wrappers, and a Python frame per
+      layer per call was about a microsecond of every step and reset.
+    - `spec` equals `gym.Wrapper.spec`, built afresh on each access (`gym.make` puts
+      `OrderEnforcing` on top, which caches it): `gym.Wrapper` deep-copies the spec underneath
+      at every layer and keeps each copy, 7 growing copies per env, a third of what noise added
+      to an env's memory and most of the cost of `gym.make(id, noise=...)`. Here the spec under
+      the noise stack is copied once and no layer keeps one.
+
+    Args:
+        env: an agentgym env (any stack over an `AgentEnv`).
+        **recorded: the constructor arguments to record, already checked and fresh plain values
+            (lists, not tuples: they must survive the spec's JSON round trip), so not copied.
+    """
+
+    def __init__(self, env: gym.Env, **recorded: Any) -> None:
+        RecordConstructorArgs.__init__(self, _disable_deepcopy=True, **recorded)
+        gym.Wrapper.__init__(self, env)
+        if type(self).step is gym.Wrapper.step:
+            self.step = env.step  # type: ignore[method-assign]
+        if type(self).reset is gym.Wrapper.reset:
+            self.reset = env.reset  # type: ignore[method-assign]
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        """`gym.Wrapper.spec`'s value, built afresh on each access (see the class docstring)."""
+        inner = self.env
+        # A noise layer underneath builds a new spec for this call alone: ours to extend.
+        spec = inner.spec if isinstance(inner, NoiseWrapper) else _copied(inner.spec)
+        if spec is not None:
+            spec.additional_wrappers += (self.wrapper_spec(**copy.deepcopy(self._saved_kwargs)),)
+        return spec
+
+
+def _copied(spec: EnvSpec | None) -> EnvSpec | None:
+    """A deep copy of `spec`; None, as `gym.Wrapper.spec` gives, when it is None or cannot be copied."""
+    if spec is None:
+        return None
+    try:
+        return copy.deepcopy(spec)
+    except Exception as exc:
+        gym.logger.warn(f"An exception occurred ({exc}) while copying the environment spec={spec}")
+        return None
 
 
 def agent_env(env: gym.Env, wrapper: type[gym.Wrapper]) -> AgentEnv:

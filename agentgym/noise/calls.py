@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
-from gymnasium.utils import RecordConstructorArgs
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.hooks import Intercept
 from agentgym.core.protocol import ErrorCode, ToolCall
 from agentgym.core.render import error_text
 from agentgym.core.tools import ToolKind
-from agentgym.noise._common import agent_env, check_ms, check_rate, recoverable_at
+from agentgym.noise._common import NoiseWrapper, agent_env, check_ms, check_rate, recoverable_at
 
 __all__ = ["ToolFailure", "FAILURE_MODES", "Corruption", "perturbable_leaves", "Latency"]
 
@@ -43,7 +42,7 @@ def _names(label: str, values: Any) -> list[str]:
     return out
 
 
-class ToolFailure(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+class ToolFailure(NoiseWrapper):
     """A valid tool call fails, with probability `rate`, before the tool runs.
 
     The agent sees a realistic ``[error TOOL_ERROR] ...`` text for a server error, a timeout or a
@@ -72,8 +71,7 @@ class ToolFailure(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
             raise ValueError(f"unknown ToolFailure modes {unknown}; known: {list(FAILURE_MODES)}")
         tools = None if tools is None else _names("ToolFailure tools", tools)
         # Lists, not tuples: the recorded arguments must survive the spec's JSON round trip.
-        RecordConstructorArgs.__init__(self, rate=rate, modes=modes, tools=tools)
-        gym.Wrapper.__init__(self, env)
+        super().__init__(env, rate=rate, modes=modes, tools=tools)
         self._rate = rate
         self._modes = tuple(modes)
         self._tools = None if tools is None else frozenset(tools)
@@ -99,31 +97,56 @@ _ID = re.compile(r"^(.*?[A-Za-z_\-])(\d+)$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 Path = tuple[Any, ...]
 _MISSING = object()
+_INF = float("inf")
+_CONTAINERS = (dict, list, tuple)
 
 
 def _id_like(key: Any, value: str) -> bool:
     return isinstance(key, str) and (key == "id" or key.endswith(("_id", "Id"))) and _ID.match(value) is not None
 
 
-def perturbable_leaves(value: Any, echo: dict[str, Any] | None = None) -> Iterator[Path]:
+def perturbable_leaves(value: Any, echo: dict[str, Any] | None = None) -> list[Path]:
     """Paths of the leaves of a tool result that `Corruption` may change, in document order.
 
     Numbers, booleans, id-like strings (under a key ``id`` or ``*_id``, ending in digits) and
     ISO dates; never pagination fields, nor a top-level field that echoes the call's argument.
     """
-    stack: list[tuple[Path, Any, Any]] = [((), None, value)]
-    while stack:
-        path, key, v = stack.pop()
-        if isinstance(v, dict):
-            items = [(k, x) for k, x in v.items()
-                     if k not in _BOOKKEEPING and not (path == () and echo is not None and echo.get(k, _MISSING) == x)]
-            stack.extend(((*path, k), k, x) for k, x in reversed(items))
-        elif isinstance(v, (list, tuple)):
-            stack.extend(((*path, i), key, x) for i, x in reversed(list(enumerate(v))))
-        elif isinstance(v, bool) or (isinstance(v, (int, float)) and v == v and abs(v) != float("inf")):
-            yield path
-        elif isinstance(v, str) and (_id_like(key, v) or _DATE.match(v) is not None):
-            yield path
+    out: list[Path] = []
+    if isinstance(value, _CONTAINERS):
+        _collect(value, (), None, echo, out)
+    elif _perturbable(None, value):
+        out.append(())
+    return out
+
+
+def _collect(container: Any, path: Path, key: Any, echo: dict[str, Any] | None, out: list[Path]) -> None:
+    """Append to `out` the paths of the perturbable leaves in `container` (at `path`, under the
+    dict key `key`; `echo` given for the top level only), depth first in document order.
+
+    A path is built only for a leaf that qualifies or a container to enter: a read result is
+    mostly strings that never qualify (names, categories), and it is walked on every corruption.
+    """
+    if isinstance(container, dict):
+        for k, x in container.items():
+            if k in _BOOKKEEPING or (echo is not None and echo.get(k, _MISSING) == x):
+                continue
+            if isinstance(x, _CONTAINERS):
+                _collect(x, (*path, k), k, None, out)
+            elif _perturbable(k, x):
+                out.append((*path, k))
+    else:
+        for i, x in enumerate(container):
+            if isinstance(x, _CONTAINERS):
+                _collect(x, (*path, i), key, None, out)
+            elif _perturbable(key, x):
+                out.append((*path, i))
+
+
+def _perturbable(key: Any, v: Any) -> bool:
+    """Whether a leaf (under the dict key `key`) is one `Corruption` may change."""
+    if isinstance(v, str):
+        return _id_like(key, v) or _DATE.match(v) is not None
+    return isinstance(v, (int, float)) and v == v and abs(v) != _INF  # finite numbers and booleans
 
 
 def _get(value: Any, path: Path) -> Any:
@@ -185,7 +208,7 @@ def _path_text(path: Path) -> str:
     return out or "$"
 
 
-class Corruption(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+class Corruption(NoiseWrapper):
     """A read tool's result comes back plausibly wrong, with probability `rate` per result.
 
     One leaf changes (see `perturbable_leaves`): a number moves by 10-40%, a boolean flips, an id
@@ -202,8 +225,7 @@ class Corruption(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     def __init__(self, env: gym.Env, rate: float) -> None:
         rate = check_rate("Corruption rate", rate)
-        RecordConstructorArgs.__init__(self, rate=rate)
-        gym.Wrapper.__init__(self, env)
+        super().__init__(env, rate=rate)
         self._rate = rate
         agent_env(env, Corruption).hooks.after_call.append(self._after_call)
 
@@ -229,7 +251,7 @@ class Corruption(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 # ------------------------------------------------------------------------------ latency
 
 
-class Latency(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+class Latency(NoiseWrapper):
     """Every tool call takes simulated time, charged against the task's time budget.
 
     Each valid call draws an exponential time with mean `mean_ms` and charges it
@@ -246,8 +268,7 @@ class Latency(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     def __init__(self, env: gym.Env, mean_ms: float) -> None:
         mean_ms = check_ms("Latency mean_ms", mean_ms)
-        RecordConstructorArgs.__init__(self, mean_ms=mean_ms)
-        gym.Wrapper.__init__(self, env)
+        super().__init__(env, mean_ms=mean_ms)
         self._mean_ms = mean_ms
         agent_env(env, Latency).hooks.before_call.append(self._before_call)
 

@@ -8,13 +8,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
-from gymnasium.utils import RecordConstructorArgs
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.hooks import Intercept
 from agentgym.core.protocol import ErrorCode, ToolCall
 from agentgym.core.render import error_text
-from agentgym.noise._common import agent_env
+from agentgym.noise._common import NoiseWrapper, agent_env
 
 __all__ = ["ActionConstraint"]
 
@@ -31,7 +30,7 @@ def _strings(label: str, values: Any) -> list[str]:
     return out
 
 
-class ActionConstraint(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+class ActionConstraint(NoiseWrapper):
     """Blocks tool calls outside an allowed set or matching a forbidden pattern.
 
     A blocked call never runs: the agent reads ``[error BLOCKED] ...`` saying why, and the call
@@ -58,8 +57,7 @@ class ActionConstraint(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
                 compiled.append(re.compile(p))
             except re.error as exc:
                 raise ValueError(f"ActionConstraint forbid pattern {p!r} is not a valid regular expression: {exc}") from exc
-        RecordConstructorArgs.__init__(self, allowed_tools=allowed, forbid=patterns)
-        gym.Wrapper.__init__(self, env)
+        super().__init__(env, allowed_tools=allowed, forbid=patterns)
         self._allowed = None if allowed is None else frozenset(allowed)
         self._allowed_text = "" if allowed is None else ", ".join(sorted(self._allowed)) or "none"
         self._forbid = tuple(compiled)

@@ -8,13 +8,12 @@ from collections.abc import Iterable
 from typing import Any, Callable
 
 import gymnasium as gym
-from gymnasium.utils import RecordConstructorArgs
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.hooks import ExtraTool
 from agentgym.core.task import SimulatedUser
 from agentgym.core.tools import ToolKind, ToolSpec
-from agentgym.noise._common import agent_env, check_count, recoverable_at
+from agentgym.noise._common import NoiseWrapper, agent_env, check_count, recoverable_at
 
 __all__ = ["Distractors", "MAX_DISTRACTORS", "decoys_for"]
 
@@ -46,35 +45,53 @@ def _fit(template: str, name: str) -> str:
     return template.format(name=name[:room])
 
 
+#: A decoy, the name of the real tool it clones, and what calling it does.
+_Decoy = tuple[ExtraTool, str, str]
+
+
 def decoys_for(specs: Iterable[ToolSpec]) -> list[tuple[ToolSpec, str, str]]:
     """Every decoy a set of real tools offers, in a fixed order: (spec, clone of, effect).
 
     A decoy's spec is the real tool's spec renamed and redescribed, so its parameter schema is the
     one derived from the real tool's signature. No decoy is terminal, and none takes a real name.
     """
-    specs = list(specs)
-    out: list[tuple[ToolSpec, str, str]] = []
+    return [(extra.spec, clone_of, effect) for extra, clone_of, effect in _decoys(tuple(specs))]
+
+
+def _decoys(specs: tuple[ToolSpec, ...]) -> list[_Decoy]:
+    """The decoys of `specs` in order, each name once and none a real tool's."""
+    out: list[_Decoy] = []
     taken = {s.name for s in specs}
     for real in specs:
-        templates = _READ_DECOYS if real.kind is ToolKind.READ else _WRITE_DECOYS
-        for name_t, desc_t, effect in templates:
-            name = _fit(name_t, real.name)
-            if name in taken:
-                continue
-            taken.add(name)
-            spec = dataclasses.replace(real, name=name, description=desc_t.format(desc=real.description),
-                                       terminal=False)
-            out.append((spec, real.name, effect))
+        for decoy in _decoys_of(real):
+            name = decoy[0].spec.name
+            if name not in taken:
+                taken.add(name)
+                out.append(decoy)
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoys_of(real: ToolSpec) -> tuple[_Decoy, ...]:
+    # Built once per real tool, not per set of tools: a decoy's spec compiles its own validator,
+    # and a cross-task session's tools come in dozens of mixes of the same few toolkits (one
+    # copy of its decoys per mix was ~30 KB per CrossTask env, live in the cache below).
+    templates = _READ_DECOYS if real.kind is ToolKind.READ else _WRITE_DECOYS
+    out: list[_Decoy] = []
+    for name_t, desc_t, effect in templates:
+        name = _fit(name_t, real.name)
+        spec = dataclasses.replace(real, name=name, description=desc_t.format(desc=real.description), terminal=False)
+        out.append((ExtraTool(spec, _handler(name, real.name, effect)), real.name, effect))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=256)
 def _extra_tools(specs: tuple[ToolSpec, ...]) -> tuple[ExtraTool, ...]:
-    # Built once per set of real tools (a family's toolkit, or a cross-task session's mix).
-    return tuple(ExtraTool(spec, _handler(spec.name, clone_of, effect)) for spec, clone_of, effect in decoys_for(specs))
+    # Per set of real tools (a family's toolkit, or a cross-task session's mix): its decoys.
+    return tuple(extra for extra, _, _ in _decoys(specs))
 
 
-class Distractors(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+class Distractors(NoiseWrapper):
     """Each episode offers `n` extra tools named and described like the env's own, that do not help.
 
     Decoys are derived from the episode's real tools: ``search`` gives ``search_all`` or
@@ -91,19 +108,21 @@ class Distractors(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     def __init__(self, env: gym.Env, n: int) -> None:
         n = check_count("Distractors n", n, MAX_DISTRACTORS)
-        RecordConstructorArgs.__init__(self, n=n)
-        gym.Wrapper.__init__(self, env)
+        super().__init__(env, n=n)
         self._n = n
         # The toolkit exists only once reset has made it, and on_user runs right after that and
         # before the reset lists the tools: the one point where the decoys can follow it.
         agent_env(env, Distractors).hooks.on_user.append(self._on_reset)
 
     def _on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
-        toolkit = env.toolkit
-        candidates = _extra_tools(tuple(toolkit.spec(s["function"]["name"]) for s in toolkit.schemas()))
+        # The episode's tools in listing order. At reset, `tool_specs` holds the very specs that
+        # looking up each listed schema with `spec` gives (in a cross-task session the first
+        # sub-task is active, so every name resolves to its first owner), at a fraction of the
+        # cost: a session's `schemas` and `spec` route every name through its sub-toolkits.
+        candidates = _extra_tools(tuple(env.toolkit.tool_specs().values()))
         if self._n > len(candidates):
             raise ValueError(f"Distractors(n={self._n}): this episode's tools offer only {len(candidates)} decoys")
-        picks = sorted(int(i) for i in env.noise_rng("distractors").permutation(len(candidates))[: self._n])
+        picks = sorted(env.noise_rng("distractors").permutation(len(candidates))[: self._n])
         extra = env.hooks.extra_tools
         extra.clear()
         extra.update((candidates[i].spec.name, candidates[i]) for i in picks)

@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
-from gymnasium.utils import RecordConstructorArgs
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.render import cap, render_messages
 from agentgym.core.task import NoiseEvent, SimulatedUser
-from agentgym.noise._common import agent_env, check_rate, event_detail
+from agentgym.noise._common import NoiseWrapper, agent_env, check_rate, event_detail
 
 __all__ = ["Ambiguity", "GoalShift", "Typos", "ENV_ERROR_PREFIX"]
 
@@ -25,7 +24,7 @@ __all__ = ["Ambiguity", "GoalShift", "Typos", "ENV_ERROR_PREFIX"]
 ENV_ERROR_PREFIX = "[error "
 
 
-class Ambiguity(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+class Ambiguity(NoiseWrapper):
     """With probability `rate` per episode, the user's opening blurs one needed detail.
 
     ("somewhere near the usual place", "at my usual time"): the right move is a clarifying
@@ -40,8 +39,7 @@ class Ambiguity(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     def __init__(self, env: gym.Env, rate: float) -> None:
         rate = check_rate("Ambiguity rate", rate)
-        RecordConstructorArgs.__init__(self, rate=rate)
-        gym.Wrapper.__init__(self, env)
+        super().__init__(env, rate=rate)
         self._rate = rate
         agent_env(env, Ambiguity).hooks.on_user.append(self._on_user)
 
@@ -54,7 +52,7 @@ class Ambiguity(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
             env.log_noise("ambiguity", event.target, event_detail(event.detail, event.recoverable))
 
 
-class GoalShift(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+class GoalShift(NoiseWrapper):
     """With probability `rate` per episode, the user changes one constraint mid-dialog.
 
     ("actually, can we make it Thursday evening instead?"); the gold follows the new goal. The
@@ -69,8 +67,7 @@ class GoalShift(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     def __init__(self, env: gym.Env, rate: float) -> None:
         rate = check_rate("GoalShift rate", rate)
-        RecordConstructorArgs.__init__(self, rate=rate)
-        gym.Wrapper.__init__(self, env)
+        super().__init__(env, rate=rate)
         self._rate = rate
         agent_env(env, GoalShift).hooks.on_user.append(self._on_user)
 
@@ -85,7 +82,7 @@ class GoalShift(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         user.plan_goal_shift(rng, fire)
 
 
-class Typos(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
+class Typos(NoiseWrapper):
     """With probability `rate` per user message, the agent reads it with typos and paraphrase.
 
     The family's `SimulatedUser.perturb_text` makes the change (a few letters swapped, dropped,
@@ -102,8 +99,7 @@ class Typos(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     def __init__(self, env: gym.Env, rate: float) -> None:
         rate = check_rate("Typos rate", rate)
-        RecordConstructorArgs.__init__(self, rate=rate)
-        gym.Wrapper.__init__(self, env)
+        super().__init__(env, rate=rate)
         self._rate = rate
         self._base = agent_env(env, Typos)
         self._episode_events: list[dict[str, Any]] = []
