@@ -148,13 +148,20 @@ class AgentEnv(gym.Env[str, str]):
         return self._elapsed_ms
 
     # ------------------------------------------------------------------ for wrappers
-    def noise_rng(self, kind: str) -> Any:
+    def noise_rng(self, kind: str, *, once: bool = False) -> Any:
         """The episode's generator for noise `kind`: derived from the episode seed and the kind,
-        so adding or removing one wrapper never shifts another's draws or the task."""
+        so adding or removing one wrapper never shifts another's draws or the task.
+
+        The env keeps it, so later calls continue the same stream. A kind that draws only once
+        per episode (at reset) passes ``once=True``: the stream is not kept (a generator holds
+        2.5 KB, a tenth of a live env), and the kind must then not ask for it again.
+        """
         rng = self._noise_rngs.get(kind)
         if rng is None:
             name = f"noise/{kind}" if self._trial == 0 else f"noise/{kind}/trial{self._trial}"
-            rng = self._noise_rngs[kind] = fast_stream(self._episode_seed, name)
+            rng = fast_stream(self._episode_seed, name)
+            if not once:
+                self._noise_rngs[kind] = rng
         return rng
 
     def log_noise(self, kind: str, target: str, detail: Any) -> None:
@@ -355,7 +362,7 @@ class AgentEnv(gym.Env[str, str]):
             if record["error"] is not None and not record["injected"]:
                 self._count_error(record["error"], step_errors)
             self._calls.append(record)
-            step_calls.append(_copy_json(record))
+            step_calls.append(_copy_record(record))
             messages.append({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": cap(content)})
         if wrote:
             reaction = self._user.react(toolkit.drain_events(), turn)
@@ -505,6 +512,20 @@ def _copy_json(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy_json(item) if isinstance(item, _CONTAINERS) else item for item in value]
     return value
+
+
+def _copy_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The step info's copy of a call record, several times cheaper than `_copy_json` on it.
+
+    `_run_one` puts only two containers in a record: `arguments` (the agent's JSON, copied
+    deep) and `contradicts` (a list of constraint ids); every other value is a scalar.
+    """
+    out = record.copy()
+    out["contradicts"] = list(record["contradicts"])
+    arguments = record.get("arguments")
+    if arguments is not None:
+        out["arguments"] = _copy_json(arguments)
+    return out
 
 
 def _gold_view(task: Task) -> Any:

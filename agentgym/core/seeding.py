@@ -84,9 +84,21 @@ class Rng(random.Random):
         return -float(scale) * math.log(1.0 - self.random())
 
     def permutation(self, n: int) -> list[int]:
-        """A random permutation of range(n)."""
+        """A random permutation of range(n).
+
+        `random.shuffle`'s Fisher-Yates with its `_randbelow` written out: the same
+        `getrandbits` calls and swaps (a test compares them), half the cost, and pinned here
+        rather than to the standard library's version.
+        """
         out = list(range(int(n)))
-        self.shuffle(out)
+        getrandbits = self.getrandbits
+        for i in range(len(out) - 1, 0, -1):
+            bound = i + 1
+            bits = bound.bit_length()
+            j = getrandbits(bits)
+            while j >= bound:
+                j = getrandbits(bits)
+            out[i], out[j] = out[j], out[i]
         return out
 
     def choice(self, seq: Any, size: int | None = None, replace: bool = True) -> Any:  # type: ignore[override]

@@ -122,7 +122,7 @@ class Distractors(NoiseWrapper):
         candidates = _extra_tools(tuple(env.toolkit.tool_specs().values()))
         if self._n > len(candidates):
             raise ValueError(f"Distractors(n={self._n}): this episode's tools offer only {len(candidates)} decoys")
-        picks = sorted(env.noise_rng("distractors").permutation(len(candidates))[: self._n])
+        picks = sorted(env.noise_rng("distractors", once=True).permutation(len(candidates))[: self._n])
         extra = env.hooks.extra_tools
         extra.clear()
         extra.update((candidates[i].spec.name, candidates[i]) for i in picks)

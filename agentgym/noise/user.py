@@ -44,7 +44,7 @@ class Ambiguity(NoiseWrapper):
         agent_env(env, Ambiguity).hooks.on_user.append(self._on_user)
 
     def _on_user(self, env: AgentEnv, user: SimulatedUser) -> None:
-        rng = env.noise_rng("ambiguity")
+        rng = env.noise_rng("ambiguity", once=True)
         if rng.random() >= self._rate:
             return
         event = user.blur(rng)
@@ -72,7 +72,7 @@ class GoalShift(NoiseWrapper):
         agent_env(env, GoalShift).hooks.on_user.append(self._on_user)
 
     def _on_user(self, env: AgentEnv, user: SimulatedUser) -> None:
-        rng = env.noise_rng("goal_shift")
+        rng = env.noise_rng("goal_shift", once=True)
         if rng.random() >= self._rate:
             return
 

@@ -44,3 +44,26 @@ def test_copy_json_copies_containers_and_plain_types() -> None:
     assert type(copy["d"]) is dict and type(copy["a"][1]["b"]) is dict
     originals = {id(c) for c in _containers(value)}
     assert not {id(c) for c in _containers(copy)} & originals
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_step_call_records_share_nothing_with_the_episode_log(env_id: str) -> None:
+    env = gym.make(env_id)
+    _, info = env.reset(seed=3)
+    tool = info["tools"][0]["function"]["name"]
+    actions = [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": tool, "arguments": {"x": [1, {"y": [2]}]}}}]},
+        '{"name": "%s", "arguments": {}}' % tool,
+        '{"name": "no_such_tool", "arguments": {"q": {"deep": [1]}}}',
+    ]
+    logged = []
+    for action in actions:
+        _, _, terminated, truncated, info = env.step(action)
+        logged += info["calls"]
+        if terminated or truncated:
+            break
+    own = env.unwrapped._calls
+    assert [to_json(c) for c in logged] == [to_json(c) for c in own[: len(logged)]]
+    own_ids = {id(c) for record in own for c in _containers(record)}
+    assert not {id(c) for record in logged for c in _containers(record)} & own_ids

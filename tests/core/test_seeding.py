@@ -30,3 +30,13 @@ def test_streams_differ_by_name_and_seed() -> None:
 def test_bad_seeds_are_refused(bad: object) -> None:
     with pytest.raises(ValueError):
         fast_stream(bad, "task")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 10, 36, 257])
+def test_permutation_is_random_shuffle_draw_for_draw(n: int) -> None:
+    for seed in range(30):
+        ours, reference = fast_stream(seed, "perm"), fast_stream(seed, "perm")
+        expected = list(range(n))
+        reference.shuffle(expected)
+        assert ours.permutation(n) == expected
+        assert ours.getstate() == reference.getstate()  # the same draws were consumed
