@@ -381,6 +381,12 @@ class ToolSpec:
     _required: tuple = field(init=False, repr=False, compare=False)
     _extra_ok: bool = field(init=False, repr=False, compare=False)
     _openai: dict = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # The hash dataclass would compute from the compared fields, computed once: specs key
+        # the decoy caches looked up on every reset with the `distractors` noise.
+        return self._hash
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
@@ -396,6 +402,7 @@ class ToolSpec:
             raise TypeError(f"tool {self.name!r}: required names unknown properties {missing}")
         object.__setattr__(self, "_checkers", {k: _compile(s) for k, s in props.items()})
         object.__setattr__(self, "_required", required)
+        object.__setattr__(self, "_hash", hash((self.name, self.description, self.kind, self.terminal)))
         object.__setattr__(self, "_extra_ok", p.get("additionalProperties", False) is True)
         object.__setattr__(
             self,
