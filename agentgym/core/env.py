@@ -206,8 +206,7 @@ class AgentEnv(gym.Env[str, str]):
                 seeding.np_random(seed)  # raises gymnasium's own error for this seed
             self._np_seed_pending = seed
             self._np_random_seed = seed
-        if seed is not None:
-            if not 0 <= int(seed) <= MAX_SEED:
+            if seed > MAX_SEED:
                 raise ValueError(f"seed must be in [0, 2**63 - 1], got {seed}")
             episode_seed = int(seed)
         else:

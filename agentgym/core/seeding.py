@@ -111,6 +111,10 @@ class Rng(random.Random):
         return [pool[i] for i in self.permutation(len(pool))[: int(size)]]
 
 
+_new_rng = Rng.__new__
+_seed_rng = _random.Random.seed
+
+
 def fast_stream(seed: int, name: str) -> Rng:
     """A fresh `Rng` for stream `name` of episode `seed` (about 15 us to make).
 
@@ -128,6 +132,3 @@ def fast_stream(seed: int, name: str) -> Rng:
     rng.gauss_next = None
     return rng
 
-
-_new_rng = Rng.__new__
-_seed_rng = _random.Random.seed
