@@ -11,6 +11,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from agentgym.core.data import read_json, strict
+
 __all__ = ["Domain", "Lexicon", "load_domains", "load_lexicon", "DAYS", "SLOTS"]
 
 DAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -54,21 +56,12 @@ class Lexicon:
     generic: tuple[str, ...]
 
 
-def _strict(obj: Any, required: set[str], where: str) -> dict[str, Any]:
-    if not isinstance(obj, dict):
-        raise ValueError(f"{where}: expected an object")
-    unknown, missing = set(obj) - required, required - set(obj)
-    if unknown or missing:
-        raise ValueError(f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
-    return obj
-
-
 def parse_domain(raw: Any, where: str = "domain") -> Domain:
     """Parse one domain file's JSON object, strictly."""
-    d = _strict(raw, {"name", "noun", "plural", "id_prefix", "split", "size", "name_parts", "category",
-                      "areas", "price", "amenities", "booking_noun"}, where)
-    cat = _strict(d["category"], {"label", "values", "synonyms"}, f"{where}.category")
-    price = _strict(d["price"], {"min", "max", "step", "unit"}, f"{where}.price")
+    d = strict(raw, {"name", "noun", "plural", "id_prefix", "split", "size", "name_parts", "category",
+                     "areas", "price", "amenities", "booking_noun"}, where)
+    cat = strict(d["category"], {"label", "values", "synonyms"}, f"{where}.category")
+    price = strict(d["price"], {"min", "max", "step", "unit"}, f"{where}.price")
     if d["split"] not in ("train", "test"):
         raise ValueError(f"{where}.split must be train or test")
     lo, hi = d["size"]
@@ -91,7 +84,8 @@ def parse_domain(raw: Any, where: str = "domain") -> Domain:
 
 
 def _read(name: str) -> Any:
-    return json.loads(resources.files(__package__).joinpath("data", name).read_text("utf-8"))
+    """The parsed JSON of this family's ``data/<name>``."""
+    return read_json(__package__, name)
 
 
 @lru_cache(maxsize=None)
@@ -108,7 +102,7 @@ def load_domains() -> dict[str, Domain]:
 @lru_cache(maxsize=None)
 def load_lexicon() -> Lexicon:
     """The user's question lexicon."""
-    d = _strict(_read("lexicon.json"), {"question_cues", "slots", "generic"}, "lexicon.json")
+    d = strict(_read("lexicon.json"), {"question_cues", "slots", "generic"}, "lexicon.json")
     return Lexicon(
         question_cues=tuple(d["question_cues"]),
         slots={k: tuple(v) for k, v in d["slots"].items()},

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
+
+from agentgym.core.data import read_json as core_read_json
+from agentgym.core.data import strict
 
 __all__ = ["read_json", "strict", "str_list", "domain_split", "Lexicon", "load_lexicon"]
 
 
 def read_json(name: str) -> Any:
-    """The parsed JSON of ``data/<name>``."""
-    return json.loads(resources.files(__package__).joinpath("data", name).read_text("utf-8"))
-
-
-def strict(obj: Any, required: set[str], where: str) -> dict[str, Any]:
-    """`obj` as a dict with exactly the `required` keys; ValueError naming what is wrong."""
-    if not isinstance(obj, dict):
-        raise ValueError(f"{where}: expected an object, got {type(obj).__name__}")
-    unknown, missing = set(obj) - required, required - set(obj)
-    if unknown or missing:
-        raise ValueError(f"{where}: unknown fields {sorted(unknown)}, missing fields {sorted(missing)}")
-    return obj
+    """The parsed JSON of this family's ``data/<name>``."""
+    return core_read_json(__package__, name)
 
 
 def str_list(value: Any, where: str, min_len: int = 1) -> tuple[str, ...]:
