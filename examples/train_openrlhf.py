@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentgym.baselines.cli import parse_dataclass
-from agentgym.integrations import task_specs
+from agentgym.integrations._datasets import train_specs
 from agentgym.integrations.openrlhf import REMOTE_URL_VARIABLE, dataset_rows
 
 
@@ -114,10 +114,8 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     data = out / "agentgym_prompts.jsonl"
     tokenizer = AutoTokenizer.from_pretrained(cfg.tokenizer or cfg.model)
-    specs = task_specs(cfg.env_id, range(cfg.first_seed, cfg.first_seed + cfg.num_tasks), noise=cfg.noise,
-                       difficulty=cfg.difficulty)
     with data.open("w") as f:
-        for row in dataset_rows(specs, tokenizer, remote_url=cfg.remote_url):
+        for row in dataset_rows(train_specs(cfg), tokenizer, remote_url=cfg.remote_url):
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"wrote {cfg.num_tasks} episodes to {data}")
 

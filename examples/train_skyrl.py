@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.baselines.cli import parse_dataclass
-from agentgym.integrations import task_specs
+from agentgym.integrations._datasets import write_parquet_splits
 from agentgym.integrations.skyrl import ENV_CLASS, REMOTE_URL_VARIABLE, dataset_rows
 
 
@@ -115,16 +115,7 @@ def _run_experiment(cfg: Any) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     cfg = parse_dataclass(Config, argv, prog="train_skyrl.py")
-    import pandas as pd
-
-    out = Path(cfg.output_dir).resolve()
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    train, val = out / "data" / "train.parquet", out / "data" / "val.parquet"
-    kwargs = {"noise": cfg.noise, "difficulty": cfg.difficulty}
-    seeds = range(cfg.first_seed, cfg.first_seed + cfg.num_tasks)
-    pd.DataFrame(dataset_rows(task_specs(cfg.env_id, seeds, **kwargs), remote_url=cfg.remote_url)).to_parquet(train)
-    val_specs = task_specs(cfg.env_id, range(cfg.num_val_tasks), split="test", **kwargs)
-    pd.DataFrame(dataset_rows(val_specs, remote_url=cfg.remote_url)).to_parquet(val)
+    train, val = write_parquet_splits(cfg, dataset_rows, Path(cfg.output_dir).resolve() / "data")
     print(f"wrote {train} and {val}")
 
     from skyrl.train.config import SkyRLTrainConfig

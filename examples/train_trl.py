@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 
 from agentgym.baselines.cli import parse_dataclass
-from agentgym.integrations import task_specs
+from agentgym.integrations._datasets import train_specs
 from agentgym.integrations.trl import build
 
 
@@ -85,9 +85,8 @@ def main(argv: list[str] | None = None) -> None:
         cfg.num_tasks, cfg.max_steps, cfg.max_completion_length = 4, 1, 256
         cfg.per_device_train_batch_size, cfg.num_generations = 4, 2
 
-    specs = task_specs(cfg.env_id, range(cfg.first_seed, cfg.first_seed + cfg.num_tasks), noise=cfg.noise,
-                       difficulty=cfg.difficulty, domain=cfg.domain, split=cfg.split)
-    rows, factory = build(specs, remote_url=cfg.remote_url, unfinished_reward=cfg.unfinished_reward)
+    rows, factory = build(train_specs(cfg, domain=cfg.domain, split=cfg.split), remote_url=cfg.remote_url,
+                          unfinished_reward=cfg.unfinished_reward)
     print(f"{len(rows)} episodes of {cfg.env_id}, {len(factory)} tool set(s): {', '.join(factory)}")
 
     args = GRPOConfig(

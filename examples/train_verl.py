@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentgym.baselines.cli import parse_dataclass
-from agentgym.integrations import task_specs
+from agentgym.integrations._datasets import write_parquet_splits
 from agentgym.integrations.verl import agent_loop_config, dataset_rows
 
 
@@ -110,17 +110,11 @@ def check_overrides(args: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     cfg = parse_dataclass(Config, argv, prog="train_verl.py")
-    import pandas as pd
     import yaml
 
     out = Path(cfg.output_dir).resolve()
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    train, val, loops = out / "data" / "train.parquet", out / "data" / "val.parquet", out / "agent_loops.yaml"
-    seeds = range(cfg.first_seed, cfg.first_seed + cfg.num_tasks)
-    kwargs = {"noise": cfg.noise, "difficulty": cfg.difficulty}
-    pd.DataFrame(dataset_rows(task_specs(cfg.env_id, seeds, **kwargs), remote_url=cfg.remote_url)).to_parquet(train)
-    val_specs = task_specs(cfg.env_id, range(cfg.num_val_tasks), split="test", **kwargs)
-    pd.DataFrame(dataset_rows(val_specs, remote_url=cfg.remote_url)).to_parquet(val)
+    train, val = write_parquet_splits(cfg, dataset_rows, out / "data")
+    loops = out / "agent_loops.yaml"
     loops.write_text(yaml.safe_dump(agent_loop_config(remote_url=cfg.remote_url), sort_keys=False))
     print(f"wrote {train}, {val} and {loops}")
 
