@@ -35,6 +35,7 @@ from typing import Any, Mapping
 import gymnasium as gym
 from gymnasium.utils import RecordConstructorArgs
 
+from agentgym.agents.strategies.dialog import heard_facts
 from agentgym.core.protocol import parse_action
 from agentgym.core.render import call_text
 
@@ -161,12 +162,7 @@ PLAIN_REPLIES = (
 
 
 # ================================================================================== dialog
-_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_SLOTS = ("morning", "afternoon", "evening")
-_PRICE = re.compile(r"(?:at most|above|up to|budget of)\s+(\d+)")
-_RATING = re.compile(r"(?:at least|rating of|below)\s+(\d+(?:\.\d+)?)")
 _LIST_LINE = re.compile(r"^(Known [^:]+|Areas|Amenities):\s*(.+?)\.?$", re.M)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 #: A clarifying question per lexicon slot; `{label}` is the domain's category word.
 _SLOT_QUESTIONS = {
     "category": "Which {label} would you like?",
@@ -191,11 +187,6 @@ def _vocab(brief: str) -> tuple[str, dict[str, list[str]]]:
             key = "area" if head == "Areas" else "amenity"
         vocab[key] = [v.strip() for v in values.split(",") if v.strip()]
     return label, vocab
-
-
-def _longest(text: str, values: list[str]) -> str | None:
-    hits = [v for v in values if v.lower() in text]
-    return max(hits, key=len) if hits else None
 
 
 class DialogCandidates(CandidateBuilder):
@@ -235,27 +226,16 @@ class DialogCandidates(CandidateBuilder):
                 self._result(m.get("name", ""), _decode(content))
 
     def _hear(self, text: str) -> None:
-        for sentence in _SENTENCE.split(text.lower()):
-            if "won't work" in sentence or "not sure what you mean" in sentence:
-                continue
-            if (v := _longest(sentence, self._vocab["category"])) is not None:
-                self._needs["category"] = v
-            if (v := _longest(sentence, self._vocab["area"])) is not None:
-                self._needs["area"] = v
-            if "no special" not in sentence:
-                for a in self._vocab["amenity"]:
-                    if a.lower() in sentence and a not in self._amenities:
-                        self._amenities.append(a)
-            if (m := _PRICE.search(sentence)) is not None:
-                self._needs["max_price"] = int(m.group(1))
-            if (m := _RATING.search(sentence)) is not None:
-                self._needs["min_rating"] = float(m.group(1))
-            for d in _DAYS:
-                if d in sentence:
-                    self._day = d
-            for s in _SLOTS:
-                if s in sentence:
-                    self._slot = s
+        for name, value in heard_facts(text, self._vocab):
+            if name == "amenities":
+                if value not in self._amenities:
+                    self._amenities.append(value)
+            elif name == "day":
+                self._day = value
+            elif name == "slot":
+                self._slot = value
+            else:
+                self._needs[name] = value
 
     def _seen(self, items: list[dict[str, Any]]) -> None:
         fresh = {str(r["id"]): str(r.get("name", r["id"])) for r in items if isinstance(r, dict) and "id" in r}

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from agentgym.agents.base import call, tool_results
 
-__all__ = ["DialogStrategy", "DialogBeliefs", "parse_brief_vocab", "update_beliefs"]
+__all__ = ["DialogStrategy", "DialogBeliefs", "parse_brief_vocab", "heard_facts", "update_beliefs"]
 
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SLOTS = ("morning", "afternoon", "evening")
 _PRICE = re.compile(r"(?:at most|above|up to|budget of)\s+(\d+)")
 _RATING = re.compile(r"(?:at least|rating of|below)\s+(\d+(?:\.\d+)?)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _LIST_LINE = re.compile(r"^(Known [^:]+|Areas|Amenities):\s*(.+?)\.?$", re.M)
 
 
@@ -49,28 +50,43 @@ def _longest_match(text: str, values: list[str]) -> str | None:
     return max(hits, key=len) if hits else None
 
 
-def update_beliefs(b: DialogBeliefs, user_text: str, vocab: dict[str, list[str]]) -> None:
-    """Fold one user message into the beliefs, sentence by sentence."""
-    for sentence in re.split(r"(?<=[.!?])\s+", user_text.lower()):
+def heard_facts(user_text: str, vocab: dict[str, list[str]]) -> Iterator[tuple[str, Any]]:
+    """What one user message states, sentence by sentence, as ``(field, value)`` in the order it applies.
+
+    Fields are `DialogBeliefs`' (``amenities`` one amenity at a time); a later value of a field
+    replaces an earlier one. `ActionCandidates`' dialog builder reads the user with it too, so
+    the heuristic and the candidates it would be offered understand the same words.
+    """
+    for sentence in _SENTENCE.split(user_text.lower()):
         if "won't work" in sentence or "not sure what you mean" in sentence:
             continue
         if (v := _longest_match(sentence, vocab["category"])) is not None:
-            b.category = v
+            yield "category", v
         if (v := _longest_match(sentence, vocab["area"])) is not None:
-            b.area = v
-        for a in vocab["amenity"]:
-            if a.lower() in sentence and a not in b.amenities and "no special" not in sentence:
-                b.amenities.append(a)
+            yield "area", v
+        if "no special" not in sentence:
+            for a in vocab["amenity"]:
+                if a.lower() in sentence:
+                    yield "amenities", a
         if (m := _PRICE.search(sentence)) is not None:
-            b.max_price = int(m.group(1))
+            yield "max_price", int(m.group(1))
         if (m := _RATING.search(sentence)) is not None:
-            b.min_rating = float(m.group(1))
+            yield "min_rating", float(m.group(1))
         for d in _DAYS:
             if d in sentence:
-                b.day = d
+                yield "day", d
         for s in _SLOTS:
             if s in sentence:
-                b.slot = s
+                yield "slot", s
+
+
+def update_beliefs(b: DialogBeliefs, user_text: str, vocab: dict[str, list[str]]) -> None:
+    """Fold one user message into the beliefs, sentence by sentence."""
+    for name, value in heard_facts(user_text, vocab):
+        if name != "amenities":
+            setattr(b, name, value)
+        elif value not in b.amenities:
+            b.amenities.append(value)
 
 
 class DialogStrategy:
