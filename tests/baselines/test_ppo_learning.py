@@ -26,14 +26,6 @@ from agentgym.baselines.ppo import Args, TrainResult, train  # noqa: E402
 DIALOG_ID = "AgentRL/Dialog-v0"
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> Any:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _run(tmp_path: Path, **kw: Any) -> TrainResult:
     args = Args(env=(DIALOG_ID,), difficulty="easy", noise=None, seed=1, eval_episodes=100, eval_greedy=False,
                 eval_every=10_000, out=str(tmp_path), run_name="run", plot=False, tensorboard=False, **kw)

@@ -26,14 +26,6 @@ DIALOG_ID = "AgentRL/Dialog-v0"
 TIMING = {"train_s", "sps", "rollout_s", "update_s"}
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> Any:
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def tiny(tmp_path: Path, **kw: Any) -> Args:
     """A few seconds of training: small batches, no plot, no TensorBoard."""
     base = dict(env=(DIALOG_ID,), difficulty="easy", num_envs=4, num_steps=16, minibatch_size=32, update_epochs=2,

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 import pytest
 
 import agentgym  # noqa: F401
 from agentgym.agents import make_agent
-from agentgym.agents.random_agent import sample_arguments
 from agentgym.core.render import to_json
-from agentgym.core.seeding import stream
 from agentgym.envs.crosstask.env import CrossTaskEnv
 from agentgym.envs.crosstask.session import (FAMILIES, SessionWorld, generate_session, make_session_toolkit,
                                              score_session)
@@ -20,9 +18,9 @@ from agentgym.envs.crosstask.solver import _SubEnv
 from agentgym.eval.episode import run_episode
 
 from test_tooluse import _everything  # the tool-use "propose everything" candidates
+from trivial_policies import DOING_NOTHING, Policy, tally, trivial_policies
 
 ENV_ID = "AgentRL/CrossTask-v0"
-Policy = Callable[[Any, str, dict[str, Any], dict[str, Any]], str]
 
 
 def _split(seed: int) -> str:
@@ -54,31 +52,6 @@ def test_the_oracle_solves_300_of_300() -> None:
 
 
 # ------------------------------------------------------------------------------ trivial agents
-def _const(text: str) -> Policy:
-    return lambda env, obs, info, state: text
-
-
-def _echo(env: Any, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
-    return obs
-
-
-def _random(env: Any, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
-    if "agent" not in state:
-        state["agent"] = make_agent("random", seed=state["seed"])
-        state["agent"].reset(obs, info)
-    return state["agent"].act(obs, info)
-
-
-def _every_tool_once(env: Any, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
-    if "tools" not in state:
-        state["tools"] = [t["function"] for t in info["tools"]]
-        state["rng"] = stream(state["seed"], "test/crosstask/every-tool")
-    if state["tools"]:
-        fn = state["tools"].pop(0)
-        return to_json({"name": fn["name"], "arguments": sample_arguments(fn["parameters"], state["rng"])})
-    return "OK."
-
-
 def _propose_everything(env: Any, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
     """At the start of each sub-task, every outcome it could have, in one turn: a booking of every
     place at the wanted time, the gold plan with all its rivals, or the follow-up's move with a
@@ -101,26 +74,14 @@ def _propose_everything(env: Any, obs: str, info: dict[str, Any], state: dict[st
     return json.dumps(calls)
 
 
-TRIVIAL: dict[str, Policy] = {
-    "no-op 'OK.'": _const("OK."),
-    "empty": _const(""),
-    "'{}'": _const("{}"),
-    "echo the observation": _echo,
-    "random": _random,
-    "call every tool once": _every_tool_once,
-    "propose everything": _propose_everything,
-}
-DOING_NOTHING = ("no-op 'OK.'", "empty", "'{}'", "echo the observation")
+TRIVIAL = trivial_policies("test/crosstask/every-tool", _propose_everything)
 
 
 @pytest.mark.parametrize("name", list(TRIVIAL))
 def test_trivial_agents_fail(name: str) -> None:
     envs = {s: CrossTaskEnv(split=s) for s in ("train", "test")}
-    n, successes, total = 200, 0, 0.0
-    for seed in range(n):
-        episode, reward, _ = _play(envs[_split(seed)], TRIVIAL[name], seed)
-        successes += episode["success"]
-        total += reward
+    n = 200
+    successes, total = tally(_play, envs, _split, TRIVIAL[name], n)
     print(f"\n{name}: {successes}/{n} successes, mean score {total / n:.3f}")
     assert successes <= 0.01 * n
     if name in DOING_NOTHING:

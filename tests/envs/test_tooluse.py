@@ -36,10 +36,11 @@ from agentgym.envs.tooluse.env import ToolUseEnv
 from agentgym.envs.tooluse.solver import Oracle
 from agentgym.envs.tooluse.tasks import DIFFICULTY, domains_for, generate_task, make_toolkit, score_world
 
+from trivial_policies import DOING_NOTHING, Policy, tally, trivial_policies
+
 ENV_ID = "AgentRL/ToolUse-v0"
 DOMAINS = ("finance", "calendar", "orders", "ops")
 DIFFICULTIES = ("easy", "medium", "hard")
-Policy = Callable[[gym.Env, str, dict[str, Any], dict[str, Any]], str]
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -104,31 +105,6 @@ def test_the_oracle_retries_injected_tool_failures() -> None:
 
 
 # ================================================================================ trivial agents (E13)
-def _const(text: str) -> Policy:
-    return lambda env, obs, info, state: text
-
-
-def _echo(env: gym.Env, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
-    return obs
-
-
-def _random(env: gym.Env, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
-    if "agent" not in state:
-        state["agent"] = make_agent("random", seed=state["seed"])
-        state["agent"].reset(obs, info)
-    return state["agent"].act(obs, info)
-
-
-def _every_tool_once(env: gym.Env, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
-    if "tools" not in state:
-        state["tools"] = [t["function"] for t in info["tools"]]
-        state["rng"] = stream(state["seed"], "test/tooluse/every-tool")
-    if state["tools"]:
-        fn = state["tools"].pop(0)
-        return to_json(_call(fn["name"], **sample_arguments(fn["parameters"], state["rng"])))
-    return "OK."
-
-
 def _everything(env: ToolUseEnv) -> list[dict[str, Any]]:
     """Every outcome a privileged agent could propose at once: the gold plan and its rivals.
 
@@ -174,26 +150,14 @@ def _propose_everything(env: gym.Env, obs: str, info: dict[str, Any], state: dic
     return json.dumps(_everything(env)) if state["turn"] == 1 else "OK."
 
 
-TRIVIAL: dict[str, Policy] = {
-    "no-op 'OK.'": _const("OK."),
-    "empty": _const(""),
-    "'{}'": _const("{}"),
-    "echo the observation": _echo,
-    "random": _random,
-    "call every tool once": _every_tool_once,
-    "propose everything": _propose_everything,
-}
-DOING_NOTHING = ("no-op 'OK.'", "empty", "'{}'", "echo the observation")
+TRIVIAL = trivial_policies("test/tooluse/every-tool", _propose_everything)
 
 
 @pytest.mark.parametrize("name", list(TRIVIAL))
 def test_trivial_agents_fail(name: str) -> None:
     envs = {s: ToolUseEnv(split=s) for s in ("train", "test")}
-    n, successes, total = 200, 0, 0.0
-    for seed in range(n):
-        episode, reward = _play(envs[_split(seed)], TRIVIAL[name], seed)
-        successes += episode["success"]
-        total += reward
+    n = 200
+    successes, total = tally(_play, envs, _split, TRIVIAL[name], n)
     print(f"\n{name}: {successes}/{n} successes, mean score {total / n:.3f}")
     assert successes <= 0.01 * n
     if name in DOING_NOTHING:

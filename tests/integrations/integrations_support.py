@@ -4,10 +4,15 @@ actions of reference episodes, and the chat-template text of a whole conversatio
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
+import sys
+import types
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
+import pytest
 
 import agentgym  # noqa: F401  (registers the AgentRL/* ids)
 from agentgym.agents import make_agent
@@ -20,6 +25,16 @@ SPECS = [
     TaskSpec(env_id="AgentRL/Dialog-v0", seed=0, difficulty="easy"),
     TaskSpec(env_id="AgentRL/ToolUse-v0", seed=1, difficulty="easy", domain="finance"),
 ]
+
+
+def trainer_or_stub(monkeypatch: pytest.MonkeyPatch, installed: bool,
+                    stub_modules: Callable[[], dict[str, types.ModuleType]], module: str) -> types.ModuleType:
+    """`module` (a dotted name) from the trainer itself when it is `installed`, else from its stub:
+    the modules `stub_modules()` builds, put in ``sys.modules`` for the calling test only."""
+    if not installed:
+        for name, stub in stub_modules().items():
+            monkeypatch.setitem(sys.modules, name, stub)
+    return importlib.import_module(module)
 
 
 def byte_tokenizer(chat_template: str = DEFAULT_CHAT_TEMPLATE) -> Any:

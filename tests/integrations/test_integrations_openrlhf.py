@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import sys
 import types
 from abc import ABC, abstractmethod
 from copy import deepcopy
@@ -25,6 +24,7 @@ from integrations_support import (
     reference_conversation,
     reference_episode,
     render_conversation,
+    trainer_or_stub,
 )
 
 from agentgym.integrations import TaskSpec
@@ -113,12 +113,7 @@ def _stub_modules() -> dict[str, types.ModuleType]:
 @pytest.fixture
 def agent_api(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """``openrlhf.utils.agent``: OpenRLHF's own when installed, else the 0.11.2 stub."""
-    if not REAL_OPENRLHF:
-        for name, module in _stub_modules().items():
-            monkeypatch.setitem(sys.modules, name, module)
-    import openrlhf.utils.agent
-
-    return openrlhf.utils.agent
+    return trainer_or_stub(monkeypatch, REAL_OPENRLHF, _stub_modules, "openrlhf.utils.agent")
 
 
 def load_agent_executor(path: str, agent_api: Any) -> Any:

@@ -14,12 +14,11 @@ import copy
 import importlib
 import importlib.util
 import json
-import sys
 import types
 from typing import Any, TypedDict
 
 import pytest
-from integrations_support import SPECS, env_server_url, reference_conversation, reference_episode
+from integrations_support import SPECS, env_server_url, reference_conversation, reference_episode, trainer_or_stub
 
 from agentgym.integrations import TaskSpec
 
@@ -96,11 +95,7 @@ def _stub_modules() -> dict[str, types.ModuleType]:
 @pytest.fixture
 def skyrl_gym(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """``skyrl_gym`` (its own when installed, else the 0.4.0 stub), with the agentgym env registered."""
-    if not REAL_SKYRL:
-        for name, module in _stub_modules().items():
-            monkeypatch.setitem(sys.modules, name, module)
-    import skyrl_gym
-
+    skyrl_gym = trainer_or_stub(monkeypatch, REAL_SKYRL, _stub_modules, "skyrl_gym")
     from agentgym.integrations.skyrl import register
 
     register()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import importlib.util
-import sys
 import types
 from abc import ABC, abstractmethod
 from typing import Any, Optional
@@ -25,6 +24,7 @@ from integrations_support import (
     reference_conversation,
     reference_episode,
     render_conversation,
+    trainer_or_stub,
 )
 
 from agentgym.integrations import TaskSpec
@@ -104,10 +104,7 @@ def _stub_modules() -> dict[str, types.ModuleType]:
 @pytest.fixture
 def verl_api(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """``verl.experimental.agent_loop``: verl's own when installed, else the 0.9.1 stub."""
-    if not REAL_VERL:
-        for name, module in _stub_modules().items():
-            monkeypatch.setitem(sys.modules, name, module)
-    return importlib.import_module("verl.experimental.agent_loop")
+    return trainer_or_stub(monkeypatch, REAL_VERL, _stub_modules, "verl.experimental.agent_loop")
 
 
 def _token_output(**fields: Any) -> Any:
