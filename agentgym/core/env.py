@@ -397,7 +397,8 @@ class AgentEnv(gym.Env[str, str]):
         record["valid"] = True
         record["kind"] = spec.kind.value
         record["arguments"] = call.arguments
-        record["contradicts"] = self._user.contradictions(call.name, call.arguments)
+        # A call without arguments (most reads) states nothing to contradict: the user is not asked.
+        record["contradicts"] = self._user.contradictions(call.name, call.arguments) if call.arguments else []
         for hook in self.hooks.before_call:
             answer = hook(self, call, turn)
             if answer is not None:

@@ -118,7 +118,10 @@ class SimulatedUser(abc.ABC):
         return []
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
-        """Ids of stated constraints that a tool call's arguments contradict (goal consistency)."""
+        """Ids of stated constraints that a tool call's arguments contradict (goal consistency).
+
+        Asked only for calls with arguments: a call without any states nothing to contradict.
+        """
         return []
 
     # -- noise support: families implement what applies to them; None means "not applicable".

@@ -389,8 +389,7 @@ class SessionUser(SimulatedUser):
         seg = self.active
         if seg is None:
             return []
-        found = self.users[seg.index].contradictions(name, arguments)
-        return [f"{seg.index}:{c}" for c in found] if found else []
+        return [f"{seg.index}:{c}" for c in self.users[seg.index].contradictions(name, arguments)]
 
     def blur(self, rng: Any) -> NoiseEvent | None:
         first = self.session.segments[0]

@@ -344,8 +344,6 @@ class DialogUser(SimulatedUser):
         return self._revealed
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
-        if not arguments:
-            return []  # a call without arguments (a plain search) states nothing to contradict
         stated = [c for c in self._gold.constraints if c.id in self._revealed]
         if not stated:
             return []

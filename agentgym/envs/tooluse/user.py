@@ -121,8 +121,6 @@ class ToolUseUser(SimulatedUser):
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         out: list[str] = []
-        if not arguments:  # Most read calls take no detail argument: nothing to compare.
-            return out
         for did, value in self._values.items():
             if did in self._revealed:
                 for arg in DETAIL_ARGS[did]:
