@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import abc
+import dataclasses
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from agentgym.core.render import call_text
 
-__all__ = ["Agent", "call", "tool_results"]
+__all__ = ["Agent", "call", "tool_results", "settings_from"]
+
+_Config = TypeVar("_Config")
 
 
 class Agent(abc.ABC):
@@ -55,3 +58,17 @@ def tool_results(info: dict[str, Any]) -> list[tuple[str, Any]]:
             except json.JSONDecodeError:
                 out.append((m.get("name", ""), content))
     return out
+
+
+def settings_from(config_cls: type[_Config], kwargs: dict[str, Any], agent: str) -> _Config:
+    """An agent's settings dataclass from its keyword arguments (``--agent-arg key=value``),
+    naming any unknown setting and the known ones rather than failing on an unexpected keyword.
+
+    Raises:
+        ValueError: an unknown setting (the dataclass's own checks raise the rest).
+    """
+    known = {f.name for f in dataclasses.fields(config_cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise ValueError(f"unknown {agent} agent settings {unknown}; known: {sorted(known)}")
+    return config_cls(**kwargs)

@@ -41,7 +41,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym.agents.base import Agent
+from agentgym.agents.base import Agent, settings_from
 from agentgym.agents.chat import ChatEpisode, Conversation, EpisodeLocal
 
 __all__ = ["OpenAIAgent", "OpenAIConfig", "OpenAIAgentError"]
@@ -130,11 +130,7 @@ class OpenAIAgent(Agent):
     name = "openai"
 
     def __init__(self, **kwargs: Any) -> None:
-        known = {f.name for f in dataclasses.fields(OpenAIConfig)}
-        unknown = sorted(set(kwargs) - known)
-        if unknown:
-            raise ValueError(f"unknown openai agent settings {unknown}; known: {sorted(known)}")
-        self.settings = OpenAIConfig(**kwargs)
+        self.settings = settings_from(OpenAIConfig, kwargs, "openai")
         self.url = self.settings.base_url.rstrip("/") + "/chat/completions"
         self._jitter = random.Random(self.settings.seed)
         self._episode: EpisodeLocal[_Episode] = EpisodeLocal("openai_agent_episode")

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym.agents.base import Agent
+from agentgym.agents.base import Agent, settings_from
 from agentgym.agents.chat import DEFAULT_CHAT_TEMPLATE, ChatEpisode, Conversation, EpisodeLocal, \
     episode_sampling_seed, trim_messages
 
@@ -481,11 +481,7 @@ class TransformersAgent(Agent):
     name = "transformers"
 
     def __init__(self, **kwargs: Any) -> None:
-        known = {f.name for f in dataclasses.fields(TransformersConfig)}
-        unknown = sorted(set(kwargs) - known)
-        if unknown:
-            raise ValueError(f"unknown transformers agent settings {unknown}; known: {sorted(known)}")
-        self.settings = TransformersConfig(**kwargs)
+        self.settings = settings_from(TransformersConfig, kwargs, "transformers")
         s = self.settings
         self.loaded = load_model(s.model, s.device, s.dtype, s.chat_template)
         self._sampling = _Sampling(s.max_new_tokens, float(s.temperature), float(s.top_p))
