@@ -29,7 +29,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
 venv: $(VENV)/.installed
 dev-venv: $(VENV)/.installed-dev
 
-# The leaderboard's browser test (RELIABILITY L5) loads the board in Debian's headless Chromium.
+# The leaderboard's browser test (docs/RELIABILITY.md, L5) loads the board in Debian's headless Chromium.
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \

@@ -1,4 +1,4 @@
-"""Registration of every agentgym id with Gymnasium, one block per family (STYLE rule 4).
+"""Registration of every agentgym id with Gymnasium, one block per family.
 
 Every id is registered with the same entry point, `agentgym.noise.factory:make_env`, given the
 family's env class as ``env_entry_point``: it makes the env and, when ``gym.make(id, noise=...)``

@@ -1,7 +1,7 @@
 """Conformance checks for agentgym-contract environments, shipped so third-party envs can reuse them.
 
 `check_agent_env` runs Gymnasium's `check_env` on the unwrapped env and then the stricter checks
-of the agentgym contract (see DESIGN.md, "The environment contract"); `trajectory_hash` is the
+of the agentgym contract (see docs/DESIGN.md, "The environment contract"); `trajectory_hash` is the
 replay fingerprint the leaderboard uses.
 
 What an env needs to be checked (an ``AgentRL/*``-style text env):

@@ -2,7 +2,7 @@
 
 The options are never written by hand: each field of `agentgym.baselines.ppo.Args` becomes a
 ``--flag`` whose help is the field's doc line, so the dataclass is the one place defaults live
-(STYLE rule 13). torch is imported only when a training command runs, so ``agentgym --help``
+(one config dataclass per entry point, defaults in one place). torch is imported only when a training command runs, so ``agentgym --help``
 stays fast.
 """
 

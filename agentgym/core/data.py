@@ -1,4 +1,5 @@
-"""Strict reading of the JSON data files the task families ship (STYLE rule 8).
+"""Strict reading of the JSON data files the task families ship: an unknown field is an error,
+never silently dropped.
 
 One reader and one field check for every family, so a malformed file fails the same way
 whichever family ships it.

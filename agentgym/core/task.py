@@ -1,7 +1,7 @@
 """The parts an agent environment is assembled from: task, simulated user, score.
 
 `AgentEnv` (in `env.py`) runs the episode; a family supplies a task generator, a toolkit, a user
-and a scorer (STYLE rule 5: inject the parts, do not subclass for variation).
+and a scorer (inject the parts, do not subclass for variation).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Episode records: one self-describing JSON line per episode (STYLE rule 14).
+"""Episode records: one self-describing JSON line per episode, schema version first, with provenance.
 
 A record holds everything needed to trust a number later: the schema version first, provenance
 (package, git commit, Python and Gymnasium versions, the env spec with its wrapper stack, the

@@ -10,7 +10,7 @@ and ``sha256sum runs/SUITE/AGENT/records.jsonl`` gives the same digest. JSON Lin
 JSON document keeps each record a separately depth-checked, separately parsed value, and lets the
 records file travel without being re-serialised.
 
-Limits, all enforced before the body is parsed (RELIABILITY L4):
+Limits, all enforced before the body is parsed (docs/RELIABILITY.md, L4):
 
 - the compressed body is at most `Limits.max_body_bytes` (64 MiB);
 - decompression streams in chunks and stops as soon as the output passes

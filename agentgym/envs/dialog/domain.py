@@ -1,6 +1,6 @@
 """Dialog domains as data: each `data/<name>.json` file describes one world's vocabulary.
 
-Files are parsed strictly (STYLE rule 8): an unknown or missing field is an error, never ignored.
+Files are parsed strictly: an unknown or missing field is an error, never ignored.
 """
 
 from __future__ import annotations

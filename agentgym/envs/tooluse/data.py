@@ -1,4 +1,4 @@
-"""Strict reading of the tool-use data files (STYLE rule 8): unknown or missing fields are errors."""
+"""Strict reading of the tool-use data files: unknown or missing fields are errors."""
 
 from __future__ import annotations
 
