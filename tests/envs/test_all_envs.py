@@ -1,8 +1,8 @@
 """Conformance over the LIVE registry: every AgentRL/* id is tested the moment it is registered.
 
-Parametrised by id (STYLE rule 11): `check_agent_env`, distinct tasks per seed, replay of agent
-episodes in a fresh process (RELIABILITY E1, E2), and the vector envs, including the documented
-trap of AsyncVectorEnv's shared memory with text spaces.
+Parametrised by id: `check_agent_env`, distinct tasks per seed, replay of agent episodes in a
+fresh process (docs/RELIABILITY.md E1, E2), and the vector envs with gymnasium's defaults
+(`AsyncVectorEnv` with shared memory carries our text observations exactly).
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from gymnasium.vector import AsyncVectorEnv, SyncVectorEnv
+from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
+from agentgym.core.spaces import UnicodeText
 from agentgym.agents.heuristic import STRATEGIES
 from agentgym.testing import TrajectoryHasher, canonical_json, check_agent_env, fresh_process_hashes, probe_actions
 
@@ -169,7 +171,7 @@ def _makers(env_id: str) -> list[Callable[[], gym.Env]]:
     return [lambda: gym.make(env_id) for _ in VECTOR_SEEDS]
 
 
-@pytest.mark.parametrize("vector", ["sync", "async-no-shared-memory"])
+@pytest.mark.parametrize("vector", ["sync", "async", "async-no-shared-memory", "make_vec-async"])
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_vector_envs_step_like_single_envs(env_id: str, vector: str) -> None:
     actions = _vector_actions(env_id)
@@ -177,6 +179,10 @@ def test_vector_envs_step_like_single_envs(env_id: str, vector: str) -> None:
     assert any(any(s[2] or s[3] for s in e) for e in expected), "the run should cross an autoreset"
     if vector == "sync":
         venv: gym.vector.VectorEnv = SyncVectorEnv(_makers(env_id))
+    elif vector == "async":  # gymnasium's defaults: shared memory on, copies returned
+        venv = AsyncVectorEnv(_makers(env_id))
+    elif vector == "make_vec-async":
+        venv = gym.make_vec(env_id, len(VECTOR_SEEDS), vectorization_mode="async")
     else:
         venv = AsyncVectorEnv(_makers(env_id), shared_memory=False)
     got = _run_vector(venv, actions)
@@ -185,19 +191,21 @@ def test_vector_envs_step_like_single_envs(env_id: str, vector: str) -> None:
             assert type(g[0]) is str and g == e, f"{env_id} {vector}: sub-env {i} (seed {seed}) differs at step {t}"
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("env_id", ENV_IDS)
-def test_async_vector_env_with_default_shared_memory_cannot_carry_text(env_id: str) -> None:
-    """The trap, as gymnasium 1.4 behaves: the default ``shared_memory=True`` flattens each text
-    observation through ``Text.character_index``, which knows only the space's charset. Our
-    observations hold newlines (and any Unicode), so the worker's first write raises
-    ``KeyError`` (``KeyError('\\n')`` for the reset's system + user blocks) and the vector env
-    re-raises it in the main process on ``reset``. Use ``shared_memory=False`` with text."""
-    venv = AsyncVectorEnv(_makers(env_id)[:2])
-    with pytest.raises(KeyError) as excinfo:
-        venv.reset(seed=[0, 1])
-    assert excinfo.value.args and "\\n" in str(excinfo.value.args[0]), excinfo.value
-    venv.close(terminate=True)
+def test_shared_memory_carries_any_text_exactly() -> None:
+    """Observations with newlines, any Unicode and lone surrogates round-trip through the shared
+    buffer of `AsyncVectorEnv`, and a returned batch is a snapshot (later writes do not show)."""
+    space = UnicodeText(64)
+    buffer = create_shared_memory(space, n=2)
+    view = read_from_shared_memory(space, buffer, n=2)
+    texts = ["[user] line one\nline two \u00e9\u4e2d\U0001f600 \ud800 \x00", ""]
+    for i, text in enumerate(texts):
+        write_to_shared_memory(space, i, text, buffer)
+    snapshot = copy.deepcopy(view)
+    assert snapshot == tuple(texts) and view[0] == texts[0] and len(view) == 2
+    write_to_shared_memory(space, 0, "later", buffer)
+    assert view[0] == "later" and snapshot[0] == texts[0]
+    with pytest.raises(ValueError, match="does not fit"):
+        write_to_shared_memory(space, 1, "x" * 65, buffer)
 
 
 # ------------------------------------------------------------------ aliasing of handed-out data
