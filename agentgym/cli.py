@@ -337,6 +337,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_leaderboard_commands(sub)
     add_serve_command(sub)
     add_train_command(sub)
+
+    from agentgym.usercheck.cli import add_check_users_command
+
+    add_check_users_command(sub)
     return parser
 
 
