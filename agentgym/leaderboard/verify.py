@@ -2,7 +2,8 @@
 
 In order, each stage refusing the whole submission at its first problem:
 
-1. schema: every record has exactly the fields the runner writes, with the right types;
+1. schema: every record has exactly the fields the runner writes, with the right types; the
+   manifest's package version is one this agentgym replays (`REPLAYABLE_VERSIONS`);
 2. suite: the manifest's suite is known (`SUITES` or an injected registry); an old version
    (``current=False``) is verified and stored but not ranked;
 3. completeness: every episode of the suite is there once, with every trial, and nothing else;
@@ -37,19 +38,24 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Collection, Iterator, Mapping
 
-import agentgym  # noqa: F401  (registers the ids, in replay worker processes too)
+from agentgym import __version__
 from agentgym.bench.suites import SUITES, Suite
 from agentgym.eval.records import SCHEMA_VERSION, dumps, step_summary, trajectory_digest
 from agentgym.eval.runner import EpisodeJob, spec_dict
 from agentgym.leaderboard.scoring import check_claims, summarise_submission
 from agentgym.leaderboard.submission import MalformedSubmission, Manifest, Rejected, Submission, Unverifiable
 
-__all__ = ["Verified", "verify_submission", "replay_episode", "config_hash", "PARALLEL_FROM"]
+__all__ = ["Verified", "verify_submission", "replay_episode", "config_hash", "PARALLEL_FROM", "REPLAYABLE_VERSIONS"]
 
 #: Below this many episodes replay runs in this process (a process pool costs about a second to start).
 PARALLEL_FROM = 600
+
+#: The agentgym versions whose records this one verifies: its own, and any release whose episodes
+#: are byte for byte this one's (its golden trajectories unchanged). A record of another version
+#: would replay in envs that are not the ones it was made in, so its numbers would not be its own.
+REPLAYABLE_VERSIONS: tuple[str, ...] = (__version__,)
 
 
 @dataclass
@@ -426,8 +432,15 @@ def _replay_all(pairs: list[tuple[EpisodeJob, dict[str, Any]]], workers: int | N
 
 
 # ============================================================================ all of it
+def _check_version(manifest: Manifest, versions: Collection[str]) -> None:
+    if manifest.package_version not in versions:
+        raise Rejected("unreplayable_version", f"the submission was made by agentgym {manifest.package_version!r}; "
+                       f"this leaderboard replays records of agentgym {', '.join(sorted(versions))} (rerun the "
+                       "suite with one of them)", field="package_version")
+
+
 def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None, *,
-                      workers: int | None = None) -> Verified:
+                      workers: int | None = None, versions: Collection[str] = REPLAYABLE_VERSIONS) -> Verified:
     """Verify a decoded submission end to end.
 
     Args:
@@ -435,19 +448,21 @@ def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None
         suites: the suite registry (default: `agentgym.bench.suites.SUITES`).
         workers: replay processes (default: one below `PARALLEL_FROM` episodes or four cores, else one
             per core up to 16).
+        versions: the agentgym versions whose records are accepted (default: `REPLAYABLE_VERSIONS`).
 
     Returns:
         The `Verified` submission.
 
     Raises:
         MalformedSubmission: a record breaks the schema.
-        Rejected: unknown suite, incomplete or inconsistent records, a replay mismatch, or a
-            claimed number that is not the recomputed one.
+        Rejected: a package version this leaderboard does not replay, unknown suite, incomplete or
+            inconsistent records, a replay mismatch, or a claimed number that is not the recomputed one.
     """
     t0 = time.perf_counter()
     registry = SUITES if suites is None else suites
     for i, rec in enumerate(sub.records, start=1):
         _check_record(rec, i)
+    _check_version(sub.manifest, versions)
     suite = registry.get(sub.manifest.suite)
     if suite is None:
         raise Rejected("unknown_suite", f"suite {sub.manifest.suite!r} is not known here; known: "
