@@ -63,9 +63,12 @@ __all__ = [
     "MalformedSubmission",
     "Rejected",
     "Unverifiable",
+    "Duplicate",
+    "Busy",
     "CLAIMABLE",
     "encode_submission",
     "decode_submission",
+    "peek_manifest",
     "gunzip_capped",
     "json_depth",
     "load_json_line",
@@ -134,6 +137,22 @@ class Rejected(SubmissionError):
     """Well-formed but not accepted: unknown suite, incomplete, or the replay disagrees (HTTP 422)."""
 
     status = 422
+
+
+class Duplicate(Rejected):
+    """Records already on the board, or being verified now, under another name (HTTP 409).
+
+    Refused before replay: one entry per records digest, and per play (the same actions in the
+    same episodes, whatever the bytes).
+    """
+
+    status = 409
+
+
+class Busy(SubmissionError):
+    """Too many verifications are running or waiting: retry later (HTTP 503)."""
+
+    status = 503
 
 
 class Unverifiable(SubmissionError):
@@ -450,6 +469,33 @@ def _record_lines(body: bytes, limits: Limits) -> Iterator[bytes]:
             else:
                 yield chunk[start:end]
             start = end + 1
+
+
+def peek_manifest(body: bytes, limits: Limits = LIMITS) -> Manifest:
+    """The manifest of a body, decompressing no more than its first line (nothing else is checked).
+
+    What a server needs to refuse a submission it already has before reading the rest.
+
+    Raises:
+        LimitExceeded: the body is over the size limit, or its manifest line is.
+        MalformedSubmission: not gzip, or the manifest line is not a valid manifest.
+    """
+    if len(body) > limits.max_body_bytes:
+        raise LimitExceeded("too_large", f"the body is {len(body)} bytes; the limit is {limits.max_body_bytes}")
+    head = bytearray()
+    chunks = _gunzip_chunks(body, limits.decompressed_cap(len(body)))
+    try:
+        for chunk in chunks:
+            at = chunk.find(b"\n")
+            head += chunk if at < 0 else chunk[:at]
+            if len(head) > limits.max_manifest_bytes:
+                raise LimitExceeded("manifest_too_large",
+                                    f"the manifest line is longer than {limits.max_manifest_bytes} bytes")
+            if at >= 0:
+                return Manifest.from_dict(load_json_line(bytes(head), "manifest", limits.max_depth))
+    finally:
+        chunks.close()
+    raise MalformedSubmission("bad_format", "no newline after the manifest line (see agentgym-submission/1)")
 
 
 def decode_submission(body: bytes, limits: Limits = LIMITS) -> Submission:
