@@ -1,4 +1,4 @@
-"""RELIABILITY L7: a run is on the board once, and a copy is refused before it is replayed.
+"""A run is on the board once, and a copy is refused before it is replayed (docs/RELIABILITY.md, L7).
 
 A copy of records already on the board is refused from its manifest line in under 50 ms (so a
 flood of copies delays no one), a copy of a submission still being verified is refused at once,
@@ -52,7 +52,8 @@ def test_l7_identical_records_under_new_names_are_refused_before_replay(store: S
         codes.append(info.value.code)
         assert info.value.status == 409 and f"entry {first.entry.id}" in info.value.message
     median = statistics.median(times)
-    print(f"\nL7: 20 of 20 copies under new names refused, median {1000 * median:.1f} ms, max {1000 * max(times):.1f} ms")
+    print(f"\nL7: 20 of 20 copies under new names refused, median {1000 * median:.1f} ms, "
+          f"max {1000 * max(times):.1f} ms")
     assert set(codes) == {"duplicate_records"} and store.count() == 1
     assert median < REFUSAL_LIMIT_S
     assert [e.model for e in store.entries()] == ["original"]

@@ -1,4 +1,4 @@
-"""A submission's provenance is checked, not taken on its word: package versions and duplicate keys (issue L8).
+"""Provenance is checked, not taken on its word: package versions and duplicate keys (docs/RELIABILITY.md, L8).
 
 A record says which agentgym made it; the board replays it in its own envs, so only records of a
 version whose episodes are this one's can be verified: any other is refused, naming the versions
