@@ -57,7 +57,22 @@ def build_submission(run_dir: str | Path, *, model: str, revision: str, agent: s
     return encode_submission(manifest, records_bytes)
 
 
+#: The most of a server's answer read (an answer is a few hundred bytes of JSON).
+_MAX_ANSWER_BYTES = 1024 * 1024
+
+
+class Unreachable(Exception):
+    """No answer from the leaderboard server: not reachable, timed out, or not an HTTP answer."""
+
+
 def _post(url: str, body: bytes, timeout: float) -> tuple[int, dict[str, Any]]:
+    """POST a submission; the status and the JSON answer (an error answer too).
+
+    Raises:
+        Unreachable: naming why no answer came.
+        ValueError: `url` is not an http(s) URL.
+    """
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -68,13 +83,22 @@ def _post(url: str, body: bytes, timeout: float) -> tuple[int, dict[str, Any]]:
                                  headers={"Content-Type": "application/gzip", "Accept": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - the user's own URL
-            return resp.status, json.loads(resp.read() or b"{}")
+            status, raw = resp.status, resp.read(_MAX_ANSWER_BYTES)
     except urllib.error.HTTPError as exc:
-        raw = exc.read()
-        try:
-            return exc.code, json.loads(raw)
-        except ValueError:
-            return exc.code, {"error": "http_error", "message": raw[:500].decode("utf-8", "replace")}
+        status, raw = exc.code, exc.read(_MAX_ANSWER_BYTES)
+    except urllib.error.URLError as exc:
+        raise Unreachable(str(exc.reason)) from exc
+    except TimeoutError as exc:
+        raise Unreachable(f"no answer within {timeout:g} s (--timeout)") from exc
+    except (OSError, http.client.HTTPException) as exc:
+        raise Unreachable(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from exc
+    try:
+        answer = json.loads(raw or b"{}")
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        return status, {"error": "http_error", "message": raw[:500].decode("utf-8", "replace")}
+    return status, answer
 
 
 def _print_receipt(answer: dict[str, Any]) -> None:
@@ -109,7 +133,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
             return 1
         _print_receipt(receipt.to_dict())
     if args.to:
-        status, answer = _post(args.to, body, args.timeout)
+        try:
+            status, answer = _post(args.to, body, args.timeout)
+        except Unreachable as exc:
+            print(f"agentgym: cannot reach the leaderboard at {args.to}: {exc}", file=sys.stderr)
+            return 1
         if status >= 400:
             where = ", ".join(f"{k} {answer[k]}" for k in ("episode", "step", "field") if answer.get(k) is not None)
             print(f"agentgym: submission rejected ({status} {answer.get('error')}): {answer.get('message')}"

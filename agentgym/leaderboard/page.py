@@ -47,6 +47,8 @@ HOW_TO_SUBMIT = ("To submit, run a suite with `agentgym bench SUITE --agent AGEN
 _TIE_TITLE = "within noise: the 95% CI overlaps the one of the row above"
 _COLUMNS = ("Rank", "Agent", "Model", "Revision", "Organisation", "Success [95% CI]", "Score", "Tool F1",
             "Recovery (share, median turns)", "Goal consistency", "pass^k", "Episodes", "Records")
+#: After the records digest: the agentgym release the run was made (and replayed) with.
+_VERSION_COLUMN = "agentgym"
 
 
 # ============================================================================ numbers
@@ -98,11 +100,11 @@ def _html_row(row: Row) -> str:
             f'<td class="num rank">{_e(_rank_text(row))}{tie}</td>'
             f'<td class="text agent">{_e(e.agent)}{desc}</td><td class="text">{_e(e.model)}</td>'
             f'<td class="text">{_e(e.revision)}</td><td class="text">{_e(e.organisation)}</td>{nums}'
-            f'<td><code>{_e(e.records_sha256[:12])}</code></td></tr>')
+            f'<td><code>{_e(e.records_sha256[:12])}</code></td><td class="text">{_e(e.package_version)}</td></tr>')
 
 
 def _html_table(rows: Sequence[Row], css_class: str, suite: str) -> str:
-    head = "".join(f"<th>{_e(c)}</th>" for c in _COLUMNS)
+    head = "".join(f"<th>{_e(c)}</th>" for c in (*_COLUMNS, _VERSION_COLUMN))
     body = "\n".join(_html_row(r) for r in rows)
     return (f'<table class="{_e(css_class)}" data-suite="{_e(suite)}"><thead><tr>{head}</tr></thead>\n'
             f"<tbody>\n{body}\n</tbody></table>")
@@ -162,13 +164,14 @@ def md_cell(value: Any) -> str:
 
 
 def _md_table(rows: Sequence[Row]) -> list[str]:
-    out = ["| " + " | ".join(_COLUMNS) + " |", "|" + "|".join("---:" if i in (0, *range(5, 12)) else "---"
-                                                          for i in range(len(_COLUMNS))) + "|"]
+    columns = (*_COLUMNS, _VERSION_COLUMN)
+    out = ["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if i in (0, *range(5, 12)) else "---"
+                                                         for i in range(len(columns))) + "|"]
     for row in rows:
         e = row.entry
         rank = _rank_text(row) + (" ≈" if row.within_noise else "")
         cells = [rank, md_cell(e.agent), md_cell(e.model), md_cell(e.revision), md_cell(e.organisation),
-                 *_numbers(e.summary), f"`{e.records_sha256[:12]}`"]
+                 *_numbers(e.summary), f"`{e.records_sha256[:12]}`", md_cell(e.package_version)]
         out.append("| " + " | ".join(cells) + " |")
     return out
 

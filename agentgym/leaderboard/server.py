@@ -4,13 +4,17 @@ Routes:
     ``POST /submissions``       a gzip body (agentgym-submission/1); 201 with the new entry, 200
                                 for a duplicate, 413 over a size limit, 400 malformed, 422
                                 rejected (the answer names the first offending episode and step),
-                                503 when too many verifications are already waiting.
+                                409 a copy of a run on the board or being verified now, 503 when
+                                too many verifications are already running.
     ``GET /leaderboard``        the HTML board, with a strict Content-Security-Policy.
     ``GET /leaderboard.json``   the same as JSON.
     ``GET /submissions/{id}``   one entry with its per-cell numbers.
 
-The body is read in chunks and refused the moment it passes the size limit; verification runs
-in a worker thread (and a process pool for large suites), so the event loop keeps serving.
+The body is read in chunks and refused the moment it passes the size limit, or when the bodies
+held at once would pass ``max_pending`` full-size bodies. A copy of a run already on the board is
+answered from its manifest line, without a verification slot; verification runs in a worker
+thread (and a process pool for large suites), at most ``max_pending`` at once, so the event loop
+keeps serving.
 fastapi and uvicorn are imported here only: ``pip install agentrl-gym[server]``.
 """
 
@@ -18,9 +22,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
 
 from fastapi import FastAPI, Request
+from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
@@ -33,12 +38,32 @@ from agentgym.leaderboard.submission import LIMITS, Limits, SubmissionError
 
 __all__ = ["create_app", "serve"]
 
+# SQLite's largest integer: an id past it is no id (422), not an overflow in the query (500).
+_MAX_ENTRY_ID = 2**63 - 1
+
 _SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
+
+
+class _Buffered:
+    """Bytes of request bodies held at once, across requests (used on the event loop only)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.held = limit, 0
+
+    def take(self, n: int) -> bool:
+        """Count `n` more bytes held, unless that would pass the limit."""
+        if self.held + n > self.limit:
+            return False
+        self.held += n
+        return True
+
+    def give(self, n: int) -> None:
+        self.held -= n
 
 
 def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None = None, limits: Limits = LIMITS,
@@ -50,13 +75,14 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
         suites: the suite registry (default: `agentgym.bench.suites.SUITES`).
         limits: what a body may be before it is parsed.
         workers: replay processes per verification (default: by suite size).
-        max_pending: verifications running or waiting at once; more get 503.
+        max_pending: verifications running at once, and full-size bodies held at once; more get 503.
         public_url: the base URL shown in the how-to-submit sentence.
     """
     db = store if isinstance(store, Store) else Store(store)
     registry = SUITES if suites is None else suites
     submit_url = public_url.rstrip("/") + "/submissions" if public_url != "URL" else "URL"
-    pending = threading.BoundedSemaphore(max_pending)
+    slots = threading.BoundedSemaphore(max_pending)
+    buffered = _Buffered(max_pending * limits.max_body_bytes)
     app = FastAPI(title="agentgym leaderboard", docs_url=None, redoc_url=None)
 
     def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
@@ -71,21 +97,23 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
                 return error(400, "bad_length", "Content-Length is not a number")
             if int(declared) > limits.max_body_bytes:
                 return error(413, "too_large", f"the body is {declared} bytes; the limit is {limits.max_body_bytes}")
-        # A slot before the body is read: at most max_pending bodies are in memory at once.
-        if not pending.acquire(blocking=False):
-            return error(503, "busy", "too many submissions are being verified; retry in a minute")
+        body, taken = bytearray(), 0
         try:
-            body = bytearray()
             async for chunk in request.stream():
-                body += chunk
-                if len(body) > limits.max_body_bytes:
+                if taken + len(chunk) > limits.max_body_bytes:
                     return error(413, "too_large", f"the body passed the limit of {limits.max_body_bytes} bytes")
-            receipt = await run_in_threadpool(receive, bytes(body), db, suites=registry, limits=limits,
-                                              workers=workers)
+                if not buffered.take(len(chunk)):
+                    return error(503, "busy", "too many submissions are being received; retry in a minute")
+                taken += len(chunk)
+                body += chunk
+            data = bytes(body)
+            del body[:]  # one copy held while it is verified, not two
+            receipt = await run_in_threadpool(receive, data, db, suites=registry, limits=limits, workers=workers,
+                                              slots=slots)
         except SubmissionError as exc:
             return JSONResponse(exc.to_dict(), status_code=exc.status, headers=_SECURITY_HEADERS)
         finally:
-            pending.release()
+            buffered.give(taken)
         answer = receipt.to_dict()
         answer["url"] = f"/submissions/{receipt.entry.id}"
         return JSONResponse(answer, status_code=200 if receipt.status == "duplicate" else 201,
@@ -102,7 +130,7 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
         return JSONResponse(board_dict(build_board(db.entries(), registry)), headers=_SECURITY_HEADERS)
 
     @app.get("/submissions/{entry_id}")
-    def get_submission(entry_id: int) -> JSONResponse:
+    def get_submission(entry_id: Annotated[int, PathParam(ge=1, le=_MAX_ENTRY_ID)]) -> JSONResponse:
         entry = db.get(entry_id)
         if entry is None:
             return error(404, "not_found", f"no submission {entry_id}")

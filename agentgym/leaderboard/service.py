@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from agentgym.bench.suites import SUITES, Suite
-from agentgym.leaderboard.store import Entry, Store
-from agentgym.leaderboard.submission import LIMITS, Limits, decode_submission
+from agentgym.leaderboard.dedupe import play_digest
+from agentgym.leaderboard.store import Entry, Store, duplicate_of
+from agentgym.leaderboard.submission import LIMITS, Busy, Limits, Manifest, decode_submission, peek_manifest
 from agentgym.leaderboard.verify import verify_submission
 
 __all__ = ["Receipt", "receive", "entry_status"]
@@ -22,7 +25,7 @@ class Receipt:
 
     entry: Entry
     #: ``ranked``, ``reference`` (a privileged agent), ``archived`` (an older suite version) or
-    #: ``duplicate`` (this model, revision, suite and config are already on the board).
+    #: ``duplicate`` (this model, revision, suite and config are already on the board; nothing was added).
     status: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -39,17 +42,57 @@ def entry_status(entry: Entry, suites: Mapping[str, Suite] | None = None) -> str
     return "reference" if entry.reference else "ranked"
 
 
+def _resubmission(known: Entry, manifest: Manifest) -> Receipt:
+    # The same records (so the same agent) under the same model and revision are the entry itself
+    # (idempotent); under any other name they are a copy.
+    if (known.model, known.revision) == (manifest.model, manifest.revision):
+        return Receipt(entry=known, status="duplicate")
+    raise duplicate_of(known)
+
+
+@contextmanager
+def _slot(slots: threading.Semaphore | None) -> Iterator[None]:
+    if slots is not None and not slots.acquire(blocking=False):
+        raise Busy("busy", "too many submissions are being verified; retry in a minute")
+    try:
+        yield
+    finally:
+        if slots is not None:
+            slots.release()
+
+
 def receive(body: bytes, store: Store, *, suites: Mapping[str, Suite] | None = None, limits: Limits = LIMITS,
-            workers: int | None = None) -> Receipt:
+            workers: int | None = None, slots: threading.Semaphore | None = None) -> Receipt:
     """Check, decode, verify and store one submission body.
+
+    Records already on the board are answered from the manifest line alone, before anything
+    else is decoded: under their own model and revision they are the existing entry, under any
+    other name a copy (refused); records being verified now are refused the same way. A run
+    whose bytes differ but whose episodes and actions are those of an entry (re-serialised,
+    reordered, relabelled) is refused when it is stored (`agentgym.leaderboard.dedupe`).
+
+    Args:
+        body: the gzip body (agentgym-submission/1).
+        store: the board.
+        suites: the suite registry (default: `agentgym.bench.suites.SUITES`).
+        limits: what a body may be before it is parsed.
+        workers: replay processes (default: by suite size).
+        slots: verifications that may run at once; none free refuses with `Busy` (a copy is
+            answered without one).
 
     Raises:
         agentgym.leaderboard.submission.SubmissionError: any refusal (its ``status`` is the HTTP
             status, its fields name the first offending episode and step).
     """
-    sub = decode_submission(body, limits)
-    verified = verify_submission(sub, suites, workers=workers)
-    entry, created = store.add(verified, body)
+    manifest = peek_manifest(body, limits)
+    known = store.find(manifest.suite, records_sha256=manifest.records_sha256)
+    if known is not None:
+        return _resubmission(known, manifest)
+    with store.in_flight.hold(manifest.records_sha256, "records"), _slot(slots):
+        sub = decode_submission(body, limits)
+        verified = verify_submission(sub, suites, workers=workers)
+        # After replay, so that a copy whose numbers were edited is refused as what it is: tampered.
+        entry, created = store.add(verified, body, play_sha256=play_digest(verified.records))
     status = entry_status(entry, suites) if created else "duplicate"
     log.info("submission %s: %s %s@%s on %s, %d episodes verified in %.2f s", entry.id, status,
              verified.manifest.agent, verified.manifest.model, verified.suite.id, len(verified.records),

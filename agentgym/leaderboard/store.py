@@ -5,8 +5,12 @@ submission. The schema version lives in the ``meta`` table and each migration ru
 transaction with the version bump, so an interrupted upgrade leaves the previous version.
 
 An entry's identity is (model, revision, suite, config hash): a resubmission of the same
-returns the existing entry and adds no row. The gzip body of each accepted submission is kept
-beside its entry, so the board can always be re-verified from the store.
+returns the existing entry and adds no row. A run is on the board once: no two entries share a
+records digest or a play digest (`agentgym.leaderboard.dedupe`); a copy under another identity
+is refused (`add` raises `Duplicate`, and `find` lets the caller refuse it before replaying).
+Entries stored before schema 2 have no play digest: they are matched by records digest only.
+The gzip body of each accepted submission is kept beside its entry, so the board can always be
+re-verified from the store.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
+from agentgym.leaderboard.dedupe import InFlight
+from agentgym.leaderboard.submission import Duplicate
 from agentgym.leaderboard.verify import Verified
 
-__all__ = ["Store", "Entry", "SCHEMA_VERSION", "MIGRATIONS"]
+__all__ = ["Store", "Entry", "SCHEMA_VERSION", "MIGRATIONS", "duplicate_of"]
 
 #: One tuple of statements per schema version; version N is reached by running MIGRATIONS[N-1].
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -52,6 +58,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             body          BLOB    NOT NULL
         )""",
     ),
+    (
+        # Not UNIQUE: a board of schema 1 may hold copies already; `add` refuses new ones.
+        "ALTER TABLE submissions ADD COLUMN play_sha256 TEXT",
+        "CREATE INDEX submissions_records ON submissions (records_sha256)",
+        "CREATE INDEX submissions_play ON submissions (play_sha256)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -76,6 +88,8 @@ class Entry:
     episodes: int
     summary: dict[str, Any]
     verify_s: float
+    #: What the run played (`agentgym.leaderboard.dedupe.play_digest`); None for entries older than schema 2.
+    play_sha256: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as plain JSON data (strings exactly as submitted)."""
@@ -84,7 +98,7 @@ class Entry:
 
 _COLUMNS = ("id", "created_at", "agent", "model", "revision", "organisation", "description", "suite",
             "package_version", "records_sha256", "config_hash", "agent_config", "reference", "episodes", "summary",
-            "verify_s")
+            "verify_s", "play_sha256")
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM submissions"  # fixed column names, no data
 
 
@@ -110,6 +124,8 @@ class Store:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        #: The digests of the submissions being verified for this board now.
+        self.in_flight = InFlight()
         self.migrate()
 
     @contextmanager
@@ -157,11 +173,19 @@ class Store:
                     raise
             return before
 
-    def add(self, verified: Verified, body: bytes) -> tuple[Entry, bool]:
+    def add(self, verified: Verified, body: bytes, play_sha256: str | None = None) -> tuple[Entry, bool]:
         """Store a verified submission, unless its identity is already here.
+
+        Args:
+            verified: from `agentgym.leaderboard.verify.verify_submission`.
+            body: the submitted gzip body, kept beside the entry.
+            play_sha256: the records' play digest (`agentgym.leaderboard.dedupe.play_digest`).
 
         Returns:
             ``(entry, created)``: the new entry and True, or the existing one and False.
+
+        Raises:
+            Duplicate: another entry holds the same records or play under another identity.
         """
         m = verified.manifest
         identity = (m.model, m.revision, m.suite, verified.config_hash)
@@ -170,7 +194,7 @@ class Store:
             m.agent, m.model, m.revision, m.organisation, m.description, m.suite, m.package_version,
             m.records_sha256, verified.config_hash, json.dumps(verified.agent, sort_keys=True),
             int(verified.reference), len(verified.records), json.dumps(verified.summary, sort_keys=True),
-            round(verified.verify_s, 3),
+            round(verified.verify_s, 3), play_sha256,
         )
         with self._lock, self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
@@ -183,10 +207,13 @@ class Store:
                     existing = self.get(int(found[0]))
                     assert existing is not None
                     return existing, False
+                copy = self._find(conn, m.suite, m.records_sha256, play_sha256)
+                if copy is not None:
+                    raise duplicate_of(copy)  # another process stored the run while this one replayed it
                 cur = conn.execute(
                     "INSERT INTO submissions (created_at, agent, model, revision, organisation, description, suite, "
                     "package_version, records_sha256, config_hash, agent_config, reference, episodes, summary, "
-                    "verify_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    "verify_s, play_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
                 new_id = int(cur.lastrowid)
                 conn.execute("INSERT INTO payloads (submission_id, body) VALUES (?, ?)", (new_id, body))
                 conn.execute("COMMIT")
@@ -196,6 +223,26 @@ class Store:
         entry = self.get(new_id)
         assert entry is not None
         return entry, True
+
+    @staticmethod
+    def _find(conn: sqlite3.Connection, suite: str, records_sha256: str | None,
+              play_sha256: str | None) -> Entry | None:
+        for column, digest in (("records_sha256", records_sha256), ("play_sha256", play_sha256)):
+            if digest is not None:
+                # The column name is one of the two above, never data.
+                row = conn.execute(f"{_SELECT} WHERE {column} = ? AND suite = ? ORDER BY id LIMIT 1",
+                                   (digest, suite)).fetchone()
+                if row is not None:
+                    return _entry(row)
+        return None
+
+    def find(self, suite: str, *, records_sha256: str | None = None, play_sha256: str | None = None) -> Entry | None:
+        """The oldest entry of `suite` with this records digest or play digest, or None.
+
+        Scoped to a suite because a record names its suite: the same records cannot verify under another.
+        """
+        with self._connect() as conn:
+            return self._find(conn, suite, records_sha256, play_sha256)
 
     def get(self, entry_id: int) -> Entry | None:
         """The entry with this id, or None."""
@@ -219,3 +266,10 @@ class Store:
         """How many entries there are."""
         with self._connect() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])
+
+
+def duplicate_of(entry: Entry) -> Duplicate:
+    """The refusal of a copy of `entry`'s run under another identity."""
+    return Duplicate("duplicate_records", f"this run is already on the board as entry {entry.id} ({entry.agent}, "
+                     f"{entry.model}@{entry.revision} on {entry.suite}): one entry per run, whatever its name",
+                     field="records_sha256")

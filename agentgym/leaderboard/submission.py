@@ -10,18 +10,31 @@ and ``sha256sum runs/SUITE/AGENT/records.jsonl`` gives the same digest. JSON Lin
 JSON document keeps each record a separately depth-checked, separately parsed value, and lets the
 records file travel without being re-serialised.
 
-Limits, all enforced before the body is parsed (docs/RELIABILITY.md, L4):
+Limits (docs/RELIABILITY.md, L4), in the order they are met:
 
 - the compressed body is at most `Limits.max_body_bytes` (64 MiB);
 - decompression streams in chunks and stops as soon as the output passes
   ``min(max_ratio * compressed size, max_decompressed_bytes)``: a compression bomb is refused
-  having produced at most that much, never decompressed in full;
-- every line is scanned for its JSON nesting depth (at most 32) before `json.loads` sees it;
-- every byte must be valid UTF-8 (records are ASCII already); NaN and Infinity are refused.
+  having produced at most that much, never decompressed in full. The decompressed body is never
+  held whole: a first pass checks its size, reads the manifest line and hashes the records; only
+  when the digest is the manifest's does a second pass parse the records, a line at a time;
+- the manifest line is at most 64 KiB and a record line at most 8 MiB (the largest honest
+  record is about 33 KB);
+- before a line is parsed, its skeleton (strings removed) is measured
+  (`agentgym.leaderboard.bounded_json`): nesting depth at most 32, at most 500,000 values, and
+  an upper bound on the memory its objects will take, which must fit, with every record parsed
+  before it, in ``max_parse_ratio`` (1.5) times the decompressed cap. Tiny structures are what
+  make JSON expand (``[],`` is 3 bytes of text and 64 of list): the check comes before a single
+  object is built;
+- every byte must be valid UTF-8 (records are ASCII already); NaN and Infinity are refused, and
+  so is a key twice in one object (which one a reader keeps depends on the reader).
 
-Honest records compress 14x to 21x (measured on the built-in agents: verbose random runs least,
-terse oracle runs most), so the ratio cap is 100x: five times the most compressible honest run,
-and ten times below a stream of zeros (about 1000x).
+Honest records compress 12x to 21x (measured on the built-in agents: verbose random runs least,
+terse oracle runs most), so the ratio cap is 200x: ten times the most compressible honest run, and
+five times below a stream of zeros (about 1000x). The parse budget is 1.5x the decompressed cap,
+300 bytes per compressed byte; the bound charges honest records 1.7x to 1.8x their true size, up
+to 140 bytes per compressed byte (the oracle's core-v0 run), so an honest submission has a margin
+of 2x, and a hostile one holds at most 1.5x the decompressed cap however it is shaped.
 """
 
 from __future__ import annotations
@@ -35,9 +48,9 @@ import unicodedata
 import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-import numpy as np
+from agentgym.leaderboard.bounded_json import BoundedParser, Budget, Refused, json_depth
 
 __all__ = [
     "FORMAT",
@@ -50,9 +63,12 @@ __all__ = [
     "MalformedSubmission",
     "Rejected",
     "Unverifiable",
+    "Duplicate",
+    "Busy",
     "CLAIMABLE",
     "encode_submission",
     "decode_submission",
+    "peek_manifest",
     "gunzip_capped",
     "json_depth",
     "load_json_line",
@@ -123,6 +139,22 @@ class Rejected(SubmissionError):
     status = 422
 
 
+class Duplicate(Rejected):
+    """Records already on the board, or being verified now, under another name (HTTP 409).
+
+    Refused before replay: one entry per records digest, and per play (the same actions in the
+    same episodes, whatever the bytes).
+    """
+
+    status = 409
+
+
+class Busy(SubmissionError):
+    """Too many verifications are running or waiting: retry later (HTTP 503)."""
+
+    status = 503
+
+
 class Unverifiable(SubmissionError):
     """This server cannot replay the suite (an env id it cannot make): its fault, not the submitter's (HTTP 503)."""
 
@@ -137,19 +169,66 @@ class Limits:
     #: The compressed body, in bytes.
     max_body_bytes: int = 64 * _MIB
     #: Decompressed bytes per compressed byte.
-    max_ratio: float = 100.0
+    max_ratio: float = 200.0
     #: Decompressed bytes in all, whatever the ratio.
-    max_decompressed_bytes: int = 256 * _MIB
+    max_decompressed_bytes: int = 1024 * _MIB
     #: JSON nesting depth of any line (the manifest or a record).
     max_depth: int = 32
+    #: The manifest line, in bytes.
+    max_manifest_bytes: int = 64 * 1024
+    #: One record line, in bytes.
+    max_line_bytes: int = 8 * _MIB
+    #: JSON values and keys in one line, counted before it is parsed.
+    max_line_values: int = 500_000
+    #: The memory the parsed records may hold, as a multiple of the decompressed cap (each line's
+    #: share estimated before it is parsed, `agentgym.leaderboard.bounded_json`).
+    max_parse_ratio: float = 1.5
 
     def decompressed_cap(self, compressed: int) -> int:
         """The most decompressed bytes a body of `compressed` bytes may produce."""
         return int(min(self.max_decompressed_bytes, self.max_ratio * max(compressed, 1)))
 
+    def parse_budget(self, compressed: int) -> int:
+        """The most memory the parsed records of a body of `compressed` bytes may hold."""
+        return int(self.max_parse_ratio * self.decompressed_cap(compressed))
+
 
 LIMITS = Limits()
-_CHUNK = 1 * _MIB
+_CHUNK = 256 * 1024
+
+
+def _gunzip_chunks(body: bytes, cap: int) -> Iterator[bytes]:
+    """The decompressed chunks of one gzip member, refusing as soon as their total would pass `cap`.
+
+    Raises (while iterating):
+        MalformedSubmission: not gzip, truncated, or data after the gzip member.
+        LimitExceeded: more than `cap` bytes of output (at most one chunk more was produced).
+    """
+    if body[:2] != b"\x1f\x8b":
+        raise MalformedSubmission("not_gzip", "the body is not gzip-compressed (see agentgym-submission/1)")
+    d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    data, total = body, 0
+    while True:
+        try:
+            chunk = d.decompress(data, _CHUNK)
+        except zlib.error as exc:
+            raise MalformedSubmission("bad_gzip", f"the gzip stream is corrupt: {exc}") from exc
+        total += len(chunk)
+        if total > cap:
+            raise LimitExceeded("decompressed_too_large",
+                                f"the body decompresses to more than {cap} bytes (the limit for a body "
+                                f"of {len(body)} bytes); refused before decompressing the rest")
+        if chunk:
+            yield chunk
+        if d.eof:
+            break
+        data = d.unconsumed_tail
+        if not data and not chunk:
+            break
+    if not d.eof:
+        raise MalformedSubmission("bad_gzip", "the gzip stream is truncated")
+    if d.unused_data:
+        raise MalformedSubmission("bad_gzip", "data follows the gzip stream (one member only)")
 
 
 def gunzip_capped(body: bytes, cap: int) -> bytearray:
@@ -157,77 +236,41 @@ def gunzip_capped(body: bytes, cap: int) -> bytearray:
 
     Raises:
         MalformedSubmission: not gzip, truncated, or data after the gzip member.
-        LimitExceeded: more than `cap` bytes of output (at most ``cap + 1 MiB`` were produced).
+        LimitExceeded: more than `cap` bytes of output.
     """
-    if body[:2] != b"\x1f\x8b":
-        raise MalformedSubmission("not_gzip", "the body is not gzip-compressed (see agentgym-submission/1)")
-    d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     out = bytearray()
-    data = body
-    try:
-        while True:
-            chunk = d.decompress(data, _CHUNK)
-            out += chunk
-            if len(out) > cap:
-                raise LimitExceeded("decompressed_too_large",
-                                    f"the body decompresses to more than {cap} bytes (the limit for a body "
-                                    f"of {len(body)} bytes); refused before decompressing the rest")
-            if d.eof:
-                break
-            data = d.unconsumed_tail
-            if not data and not chunk:
-                break
-    except zlib.error as exc:
-        raise MalformedSubmission("bad_gzip", f"the gzip stream is corrupt: {exc}") from exc
-    if not d.eof:
-        raise MalformedSubmission("bad_gzip", "the gzip stream is truncated")
-    if d.unused_data:
-        raise MalformedSubmission("bad_gzip", "data follows the gzip stream (one member only)")
+    for chunk in _gunzip_chunks(body, cap):
+        out += chunk
     return out
 
 
-# A JSON string: a quote, then runs of plain characters or backslash escapes, then a quote.
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_OPEN = np.zeros(256, dtype=np.int8)
-_OPEN[[ord("["), ord("{")]] = 1
-_OPEN[[ord("]"), ord("}")]] = -1
+# The codes of `Refused` as a submission names them (a limit's code says what was over it).
+_LIMIT_CODES = {"too_long": "line_too_long", "too_many_values": "too_many_values", "over_memory": "over_parse_budget"}
 
 
-def json_depth(line: bytes) -> int:
-    """The deepest bracket nesting of a JSON text, without parsing it (strings are skipped).
-
-    Linear time and no recursion, so a line nested 100,000 deep costs microseconds here
-    instead of a RecursionError in the parser. For malformed text it may over-count; such a
-    line is refused either way.
-    """
-    skeleton = _JSON_STRING.sub(b"", line)
-    if not skeleton:
-        return 0
-    delta = _OPEN[np.frombuffer(skeleton, dtype=np.uint8)]
-    return int(np.cumsum(delta, dtype=np.int64).max(initial=0))
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+def _refusal(exc: Refused, what: str) -> SubmissionError:
+    message = f"{what}: {exc.message}"
+    if exc.over_limit:
+        return LimitExceeded(_LIMIT_CODES[exc.code], message)
+    if exc.code == "duplicate_key":
+        return MalformedSubmission("duplicate_key", message, field=exc.key[:100] if exc.key else None)
+    return MalformedSubmission(exc.code, message)
 
 
 def load_json_line(line: bytes, what: str, max_depth: int = LIMITS.max_depth) -> Any:
-    """One JSON value from one line: depth checked first, then strict UTF-8, then parsed.
+    """One JSON value from one line, on its own: depth checked first, then strict UTF-8, then parsed.
+
+    A key twice in one object, NaN and Infinity are refused. No size budget: `decode_submission`
+    parses its lines within one (`agentgym.leaderboard.bounded_json.BoundedParser`).
 
     Raises:
-        MalformedSubmission: too deep, not UTF-8 or not JSON, naming `what`.
+        MalformedSubmission: too deep, not UTF-8, not JSON or a duplicate key, naming `what`.
     """
-    depth = json_depth(line)
-    if depth > max_depth:
-        raise MalformedSubmission("too_deep", f"{what}: JSON nested {depth} deep (limit {max_depth})")
+    unbounded = 1 << 62
     try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise MalformedSubmission("not_utf8", f"{what}: not valid UTF-8 at byte {exc.start}") from exc
-    try:
-        return json.loads(text, parse_constant=_no_constants)
-    except (ValueError, RecursionError) as exc:
-        raise MalformedSubmission("bad_json", f"{what}: not valid JSON: {exc}") from exc
+        return BoundedParser(Budget(unbounded, max_depth, unbounded, unbounded)).parse(bytes(line))
+    except Refused as exc:
+        raise _refusal(exc, what) from exc
 
 
 # ============================================================================ the manifest
@@ -351,44 +394,144 @@ def encode_submission(manifest: Manifest, records_bytes: bytes, level: int = 6) 
     return gzip.compress(head + b"\n" + records_bytes, compresslevel=level, mtime=0)
 
 
+@dataclass
+class _Scan:
+    """What the first pass over a decompressed body learns, holding only the manifest line."""
+
+    manifest_line: bytes
+    #: The manifest line passed `Limits.max_manifest_bytes` (only its start is kept).
+    manifest_too_long: bool
+    #: A newline ends the manifest line.
+    has_records_part: bool
+    records_sha256: str
+    records_bytes: int
+    #: The body's last byte is a newline (or there is no records part).
+    ends_with_newline: bool
+
+
+def _scan(body: bytes, limits: Limits) -> _Scan:
+    head = bytearray()
+    cut_found = too_long = False
+    digest = hashlib.sha256()
+    size, last = 0, b"\n"
+    for chunk in _gunzip_chunks(body, limits.decompressed_cap(len(body))):
+        rest = chunk
+        if not cut_found:
+            at = chunk.find(b"\n")
+            part = chunk if at < 0 else chunk[:at]
+            if len(head) + len(part) > limits.max_manifest_bytes:
+                too_long = True
+                head += part[:max(0, limits.max_manifest_bytes + 1 - len(head))]
+            else:
+                head += part
+            if at < 0:
+                continue
+            cut_found, rest = True, chunk[at + 1:]
+        if rest:
+            digest.update(rest)
+            size += len(rest)
+            last = rest[-1:]
+    return _Scan(manifest_line=bytes(head), manifest_too_long=too_long, has_records_part=cut_found,
+                 records_sha256=digest.hexdigest(), records_bytes=size, ends_with_newline=last == b"\n")
+
+
+def _manifest_from(scan: _Scan, limits: Limits) -> Manifest:
+    if scan.manifest_too_long:
+        raise LimitExceeded("manifest_too_large", f"the manifest line is longer than {limits.max_manifest_bytes} bytes")
+    if not scan.has_records_part:
+        raise MalformedSubmission("bad_format", "no newline after the manifest line (see agentgym-submission/1)")
+    return Manifest.from_dict(load_json_line(scan.manifest_line, "manifest", limits.max_depth))
+
+
+def _record_lines(body: bytes, limits: Limits) -> Iterator[bytes]:
+    """The record lines of a body already scanned (so complete and newline-terminated), one at a time."""
+    pending = bytearray()
+    in_manifest = True
+    for chunk in _gunzip_chunks(body, limits.decompressed_cap(len(body))):
+        start = 0
+        if in_manifest:
+            at = chunk.find(b"\n")
+            if at < 0:
+                continue
+            in_manifest, start = False, at + 1
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            stop = len(chunk) if end < 0 else end
+            if len(pending) + stop - start > limits.max_line_bytes:
+                raise LimitExceeded("line_too_long", f"a record line is longer than {limits.max_line_bytes} bytes")
+            if end < 0:
+                pending += chunk[start:]
+                break
+            if pending:
+                pending += chunk[start:end]
+                yield bytes(pending)
+                pending.clear()
+            else:
+                yield chunk[start:end]
+            start = end + 1
+
+
+def peek_manifest(body: bytes, limits: Limits = LIMITS) -> Manifest:
+    """The manifest of a body, decompressing no more than its first line (nothing else is checked).
+
+    What a server needs to refuse a submission it already has before reading the rest.
+
+    Raises:
+        LimitExceeded: the body is over the size limit, or its manifest line is.
+        MalformedSubmission: not gzip, or the manifest line is not a valid manifest.
+    """
+    if len(body) > limits.max_body_bytes:
+        raise LimitExceeded("too_large", f"the body is {len(body)} bytes; the limit is {limits.max_body_bytes}")
+    head = bytearray()
+    chunks = _gunzip_chunks(body, limits.decompressed_cap(len(body)))
+    try:
+        for chunk in chunks:
+            at = chunk.find(b"\n")
+            head += chunk if at < 0 else chunk[:at]
+            if len(head) > limits.max_manifest_bytes:
+                raise LimitExceeded("manifest_too_large",
+                                    f"the manifest line is longer than {limits.max_manifest_bytes} bytes")
+            if at >= 0:
+                return Manifest.from_dict(load_json_line(bytes(head), "manifest", limits.max_depth))
+    finally:
+        chunks.close()
+    raise MalformedSubmission("bad_format", "no newline after the manifest line (see agentgym-submission/1)")
+
+
 def decode_submission(body: bytes, limits: Limits = LIMITS) -> Submission:
     """Check the limits, then decode the manifest and the records (no verification yet).
 
     Raises:
-        LimitExceeded: the body or its decompressed size is over the limits.
-        MalformedSubmission: bad gzip, UTF-8, JSON or depth, a torn records file, a bad manifest,
-            or records whose digest is not the manifest's.
+        LimitExceeded: the body, its decompressed size, a line, a line's values or the parsed
+            records' memory is over the limits.
+        MalformedSubmission: bad gzip, UTF-8, JSON, depth or keys, a torn records file, a bad
+            manifest, or records whose digest is not the manifest's.
     """
     if len(body) > limits.max_body_bytes:
         raise LimitExceeded("too_large", f"the body is {len(body)} bytes; the limit is {limits.max_body_bytes}")
-    raw = gunzip_capped(body, limits.decompressed_cap(len(body)))
-    cut = raw.find(b"\n")
-    if cut < 0:
-        raise MalformedSubmission("bad_format", "no newline after the manifest line (see agentgym-submission/1)")
-    manifest = Manifest.from_dict(load_json_line(raw[:cut], "manifest", limits.max_depth))
-    # The records are read in place, one line at a time: no second copy of the decompressed body.
-    view = memoryview(raw)
-    digest = hashlib.sha256(view[cut + 1:]).hexdigest()
-    if digest != manifest.records_sha256:
-        raise MalformedSubmission("hash_mismatch", f"the records' SHA-256 is {digest}, the manifest says "
+    scan = _scan(body, limits)
+    manifest = _manifest_from(scan, limits)
+    if scan.records_sha256 != manifest.records_sha256:
+        raise MalformedSubmission("hash_mismatch", f"the records' SHA-256 is {scan.records_sha256}, the manifest says "
                                   f"{manifest.records_sha256}", field="records_sha256")
-    if len(raw) > cut + 1 and not raw.endswith(b"\n"):
+    if not scan.ends_with_newline:
         raise MalformedSubmission("torn_records", "the records file does not end with a newline (a torn write)")
+    parser = BoundedParser(Budget(max_bytes=limits.max_line_bytes, max_depth=limits.max_depth,
+                                  max_values=limits.max_line_values, memory=limits.parse_budget(len(body))))
     records = []
-    start, line_no = cut + 1, 0
-    while start < len(raw):
-        end = raw.find(b"\n", start)
-        line_no += 1
-        if end == start:
-            raise MalformedSubmission("bad_format", f"records line {line_no} is empty")
-        rec = load_json_line(bytes(view[start:end]), f"records line {line_no}", limits.max_depth)
+    for line_no, line in enumerate(_record_lines(body, limits), start=1):
+        what = f"records line {line_no}"
+        if not line:
+            raise MalformedSubmission("bad_format", f"{what} is empty")
+        try:
+            rec = parser.parse(line)
+        except Refused as exc:
+            raise _refusal(exc, what) from exc
         if not isinstance(rec, dict):
-            raise MalformedSubmission("bad_record", f"records line {line_no} is not a JSON object")
+            raise MalformedSubmission("bad_record", f"{what} is not a JSON object")
         records.append(rec)
-        start = end + 1
-    view.release()
-    return Submission(manifest=manifest, records=records, records_sha256=digest, body_bytes=len(body),
-                      records_bytes=len(raw) - cut - 1)
+    return Submission(manifest=manifest, records=records, records_sha256=scan.records_sha256, body_bytes=len(body),
+                      records_bytes=scan.records_bytes)
 
 
 def read_run(run_dir: str | Path) -> tuple[dict[str, Any], bytes]:

@@ -2,7 +2,8 @@
 
 In order, each stage refusing the whole submission at its first problem:
 
-1. schema: every record has exactly the fields the runner writes, with the right types;
+1. schema: every record has exactly the fields the runner writes, with the right types; the
+   manifest's package version is one this agentgym replays (`REPLAYABLE_VERSIONS`);
 2. suite: the manifest's suite is known (`SUITES` or an injected registry); an old version
    (``current=False``) is verified and stored but not ranked;
 3. completeness: every episode of the suite is there once, with every trial, and nothing else;
@@ -35,19 +36,26 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Collection, Iterator, Mapping
 
+from agentgym import __version__
 from agentgym.bench.suites import SUITES, Suite
 from agentgym.eval.records import SCHEMA_VERSION, dumps, step_summary, trajectory_digest
 from agentgym.eval.runner import EpisodeJob, spec_dict
 from agentgym.leaderboard.scoring import check_claims, summarise_submission
 from agentgym.leaderboard.submission import MalformedSubmission, Manifest, Rejected, Submission, Unverifiable
 
-__all__ = ["Verified", "verify_submission", "replay_episode", "config_hash", "PARALLEL_FROM"]
+__all__ = ["Verified", "verify_submission", "replay_episode", "config_hash", "PARALLEL_FROM", "REPLAYABLE_VERSIONS"]
 
 #: Below this many episodes replay runs in this process (a process pool costs about a second to start).
 PARALLEL_FROM = 600
+
+#: The agentgym versions whose records this one verifies: its own, and any release whose episodes
+#: are byte for byte this one's (its golden trajectories unchanged). A record of another version
+#: would replay in envs that are not the ones it was made in, so its numbers would not be its own.
+REPLAYABLE_VERSIONS: tuple[str, ...] = (__version__,)
 
 
 @dataclass
@@ -204,27 +212,59 @@ def _match_suite(records: list[dict[str, Any]], suite: Suite,
 
 
 # ============================================================================ 4. replay
-_ENVS: dict[tuple[str, str], tuple[Any, str]] = {}
 _STEP_FIELDS = ("turn", "reward", "obs_sha256", "errors", "calls", "noise")
 
 
-def _env_for(job: EpisodeJob) -> tuple[Any, str]:
-    """The pinned env of a job (one instance per id and kwargs, reused) and its canonical spec."""
+class _EnvPool:
+    """The pinned envs, by id and kwargs, each lent to one replay at a time.
+
+    Verifications run at once in a server's worker threads, and an env is state: two replays
+    stepping one instance interleave their episodes and each sees the other's (false replay
+    mismatches). So an env is lent, never shared; after its episode it goes back for the next
+    replay (making one costs more than replaying an episode), and a key never holds more envs
+    than ever replayed at once.
+    """
+
+    def __init__(self) -> None:
+        self._free: dict[tuple[str, str], list[tuple[Any, str]]] = {}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def lend(self, job: EpisodeJob) -> Iterator[tuple[Any, str]]:
+        """An env of `job`'s id and kwargs that no one else steps until the block ends, and its canonical spec.
+
+        Raises:
+            Unverifiable: this process cannot make the env.
+        """
+        kw = job.make_kwargs()
+        key = (job.env_id, _canon(kw))
+        with self._lock:
+            free = self._free.get(key)
+            lent = free.pop() if free else None
+        if lent is None:
+            lent = _make_env(job, kw)
+        try:
+            yield lent
+        except BaseException:
+            lent[0].close()  # an episode broken off (an interrupt): not lent again
+            raise
+        with self._lock:
+            self._free.setdefault(key, []).append(lent)
+
+
+def _make_env(job: EpisodeJob, kw: dict[str, Any]) -> tuple[Any, str]:
     import gymnasium as gym
 
-    import agentgym  # noqa: F401  (registers the ids in worker processes)
+    # The ids are registered: this module imports agentgym (so do replay worker processes).
+    try:
+        env = gym.make(job.env_id, **kw)
+    except gym.error.Error as exc:
+        raise Unverifiable("unverifiable", f"this leaderboard cannot make {job.env_id} with {kw}: {exc}",
+                           episode=job.key) from exc
+    return env, _canon(spec_dict(env))
 
-    kw = job.make_kwargs()
-    cache_key = (job.env_id, _canon(kw))
-    cached = _ENVS.get(cache_key)
-    if cached is None:
-        try:
-            env = gym.make(job.env_id, **kw)
-        except gym.error.Error as exc:
-            raise Unverifiable("unverifiable", f"this leaderboard cannot make {job.env_id} with {kw}: {exc}",
-                               episode=job.key) from exc
-        cached = _ENVS[cache_key] = (env, _canon(spec_dict(env)))
-    return cached
+
+_ENVS = _EnvPool()
 
 
 def _first_difference(got: Mapping[str, Any], want: Mapping[str, Any], order: tuple[str, ...] = ()) -> str:
@@ -251,16 +291,22 @@ class Mismatch:
 def replay_episode(job: EpisodeJob, rec: Mapping[str, Any]) -> tuple[dict[str, Any], Mismatch | None]:
     """Replay one record's actions in the pinned env of `job` and compare every step.
 
+    Safe to call from several threads at once: each replay has an env of its own.
+
     Returns:
         ``(metrics, None)`` with the env's own ``info["episode"]`` (``{}`` for an episode cut
         short by an agent error), or ``({}, mismatch)`` at the first disagreement.
     """
+    with _ENVS.lend(job) as (env, spec):
+        return _replay(env, spec, job, rec)
+
+
+def _replay(env: Any, spec: str, job: EpisodeJob, rec: Mapping[str, Any]) -> tuple[dict[str, Any], Mismatch | None]:
     key = job.key
 
     def miss(step: int, field: str, message: str) -> tuple[dict[str, Any], Mismatch]:
         return {}, Mismatch(key, step, field, message)
 
-    env, spec = _env_for(job)
     obs, info = env.reset(seed=job.seed, options={"trial": job.trial} if job.trial else None)
     reset_obs = obs
     if spec != _canon(rec["env"]["spec"]):
@@ -386,8 +432,15 @@ def _replay_all(pairs: list[tuple[EpisodeJob, dict[str, Any]]], workers: int | N
 
 
 # ============================================================================ all of it
+def _check_version(manifest: Manifest, versions: Collection[str]) -> None:
+    if manifest.package_version not in versions:
+        raise Rejected("unreplayable_version", f"the submission was made by agentgym {manifest.package_version!r}; "
+                       f"this leaderboard replays records of agentgym {', '.join(sorted(versions))} (rerun the "
+                       "suite with one of them)", field="package_version")
+
+
 def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None, *,
-                      workers: int | None = None) -> Verified:
+                      workers: int | None = None, versions: Collection[str] = REPLAYABLE_VERSIONS) -> Verified:
     """Verify a decoded submission end to end.
 
     Args:
@@ -395,19 +448,21 @@ def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None
         suites: the suite registry (default: `agentgym.bench.suites.SUITES`).
         workers: replay processes (default: one below `PARALLEL_FROM` episodes or four cores, else one
             per core up to 16).
+        versions: the agentgym versions whose records are accepted (default: `REPLAYABLE_VERSIONS`).
 
     Returns:
         The `Verified` submission.
 
     Raises:
         MalformedSubmission: a record breaks the schema.
-        Rejected: unknown suite, incomplete or inconsistent records, a replay mismatch, or a
-            claimed number that is not the recomputed one.
+        Rejected: a package version this leaderboard does not replay, unknown suite, incomplete or
+            inconsistent records, a replay mismatch, or a claimed number that is not the recomputed one.
     """
     t0 = time.perf_counter()
     registry = SUITES if suites is None else suites
     for i, rec in enumerate(sub.records, start=1):
         _check_record(rec, i)
+    _check_version(sub.manifest, versions)
     suite = registry.get(sub.manifest.suite)
     if suite is None:
         raise Rejected("unknown_suite", f"suite {sub.manifest.suite!r} is not known here; known: "

@@ -8,14 +8,18 @@ derived from their records in memory.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import copy
 import functools
 import hashlib
 import json
 import shutil
+import socket
 import tempfile
+import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import agentgym
 from agentgym.agents.heuristic import HeuristicAgent
@@ -31,7 +35,11 @@ SUITE = Suite(id="lbtest-v1", description="Leaderboard tests: Dialog, without no
 #: An older version of it: submissions are stored and shown, not ranked.
 OLD_SUITE = Suite(id="lbtest-v0", description="The first version of the test suite.", envs=("AgentRL/Dialog-v0",),
                   noise=("none",), n_seeds=4, trials=1, current=False)
-REGISTRY = {s.id: s for s in (SUITE, OLD_SUITE)}
+#: Every family, for the tests that replay several envs at once.
+MIXED_SUITE = Suite(id="lbmixed-v1", description="Leaderboard tests: every family, without noise and with medium.",
+                    envs=("AgentRL/Dialog-v0", "AgentRL/ToolUse-v0", "AgentRL/CrossTask-v0"), noise=("none", "medium"),
+                    n_seeds=2, trials=1, kwargs={"max_turns": 10})
+REGISTRY = {s.id: s for s in (SUITE, OLD_SUITE, MIXED_SUITE)}
 
 #: (agent, kwargs) of the honest runs.
 AGENTS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
@@ -70,6 +78,11 @@ def run_dir(agent: str, kwargs: tuple[tuple[str, Any], ...] = (), suite_id: str 
     out = _ROOT / suite_id / name
     run_suite(REGISTRY[suite_id], AgentSpec(agent, kwargs), out, workers=1, progress=False, timeout_s=None)
     return out
+
+
+def distinct_runs(n: int) -> list[tuple[str, tuple[tuple[str, Any], ...]]]:
+    """`n` honest, unprivileged runs that each play differently (a board holds a run once)."""
+    return [("random", (("seed", 100 + i),)) for i in range(n)]
 
 
 def records(agent: str, kwargs: tuple[tuple[str, Any], ...] = (), suite_id: str = SUITE.id) -> list[dict[str, Any]]:
@@ -133,3 +146,25 @@ def payload_fields(i: int) -> dict[str, str]:
     p = PAYLOADS
     return {"agent": p[i % len(p)], "model": p[(i + 1) % len(p)] + f" #{i}", "revision": p[(i + 2) % len(p)],
             "organisation": p[(i + 3) % len(p)], "description": "\n".join(p)}
+
+
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """`app` served by uvicorn in a thread on a free loopback port, for the block; yields its base URL."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

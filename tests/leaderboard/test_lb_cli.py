@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import socket
+import subprocess
+import sys
 import threading
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -90,25 +92,10 @@ def test_submit_needs_a_destination() -> None:
 
 @pytest.fixture
 def live_server(tmp_path: Path) -> Iterator[str]:
-    import uvicorn
-
     from agentgym.leaderboard.server import create_app
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(tmp_path / "srv.sqlite", suites=S.REGISTRY, workers=1), host="127.0.0.1",
-                            port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with S.serving(create_app(tmp_path / "srv.sqlite", suites=S.REGISTRY, workers=1)) as url:
+        yield url
 
 
 def test_submit_over_http(live_server: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -131,3 +118,60 @@ def test_submit_over_http(live_server: str, capsys: pytest.CaptureFixture[str]) 
     assert run("submit", str(folder), "--to", live_server, "--model", "m2", "--revision", "r") == 1
     err = capsys.readouterr().err
     assert "replay_mismatch" in err and "step" in err
+
+
+# ============================================================================ an unreachable board
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # closed again when the block ends: nothing listens there
+
+
+@contextlib.contextmanager
+def _hostile_listener(mode: str) -> Iterator[int]:
+    """A loopback socket that accepts and then hangs up at once, or never answers."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        srv.settimeout(0.2)
+        held = []
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            if mode == "hang up":
+                conn.close()
+            else:
+                held.append(conn)
+        for conn in held:
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(srv.getsockname()[1])
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        srv.close()
+
+
+@pytest.mark.parametrize("where", ["nothing listens", "hangs up", "never answers"])
+def test_submit_to_an_unreachable_board_says_so_in_one_line(where: str) -> None:
+    with contextlib.ExitStack() as stack:
+        if where == "nothing listens":
+            port = _closed_port()
+        else:
+            port = stack.enter_context(_hostile_listener("hang up" if where == "hangs up" else "silent"))
+        url = f"http://127.0.0.1:{port}"
+        proc = subprocess.run([sys.executable, "-m", "agentgym.cli", "submit", str(S.run_dir("heuristic")), "--to",
+                               url, "--model", "m", "--revision", "r", "--timeout", "2"],
+                              capture_output=True, text=True, timeout=60)
+    err = proc.stderr.strip()
+    assert proc.returncode != 0, where
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert err.startswith(f"agentgym: cannot reach the leaderboard at {url}: "), err

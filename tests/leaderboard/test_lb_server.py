@@ -67,6 +67,18 @@ def test_rejections_name_the_episode(client: TestClient) -> None:
 def test_missing_ids(client: TestClient) -> None:
     assert client.get("/submissions/12345").status_code == 404
     assert client.get("/submissions/abc").status_code == 422
+    # Past SQLite's integers: refused as no id, never an overflow in the query (a 500).
+    for entry_id in ("0", "-1", str(2**63), "9" * 40):
+        assert client.get(f"/submissions/{entry_id}").status_code == 422, entry_id
+    assert client.get(f"/submissions/{2**63 - 1}").status_code == 404
+
+
+def test_copies_are_answered_409_over_http(client: TestClient) -> None:
+    first = client.post("/submissions", content=S.body_for(S.records("heuristic"), model="original"))
+    assert first.status_code == 201
+    r = client.post("/submissions", content=S.body_for(S.records("heuristic"), model="a copy"))
+    assert r.status_code == 409 and r.json()["error"] == "duplicate_records"
+    assert str(first.json()["id"]) in r.json()["message"]
 
 
 def test_body_limits_over_http(tmp_path: Path) -> None:

@@ -88,7 +88,10 @@ def _l3_cases() -> list[tuple[str, Callable[[Store], Any], str]]:
     return [
         ("resubmission, same bytes", lambda st: _receive(st, heur(), model="base", revision="r1"), "duplicate"),
         ("resubmission, other bytes and text", reordered, "duplicate"),
-        ("same model, new revision", lambda st: _receive(st, heur(), model="base", revision="r2"), "ranked"),
+        ("same model, new revision", lambda st: _receive(st, S.records("lb_support:FlakyAgent"), model="base",
+                                                         revision="r2"), "ranked"),
+        ("the same records under a new revision", lambda st: _receive(st, heur(), model="base", revision="r3"),
+         "duplicate_records"),
         ("same model and revision, other config",
          lambda st: _receive(st, S.records("random", (("seed", 0),)), model="base", revision="r1"), "ranked"),
         ("older suite version", lambda st: _receive(st, S.records("heuristic", (), S.OLD_SUITE.id), model="base",
@@ -137,8 +140,9 @@ def test_too_few_trials_is_named(store: Store) -> None:
 
 
 def test_sql_payloads_are_stored_as_data(store: Store) -> None:
-    for payload in SQL_PAYLOADS:
-        _receive(store, S.records("heuristic"), model=payload, revision=payload, agent=payload,
+    runs = [("heuristic", ()), *S.distinct_runs(len(SQL_PAYLOADS) - 1)]
+    for payload, run in zip(SQL_PAYLOADS, runs):
+        _receive(store, S.records(*run), model=payload, revision=payload, agent=payload,
                  organisation=payload, description=payload)
     assert store.count() == len(SQL_PAYLOADS)
     assert sorted(e.model for e in store.entries()) == sorted(SQL_PAYLOADS)

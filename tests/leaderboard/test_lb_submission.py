@@ -1,10 +1,14 @@
-"""The wire format and RELIABILITY L4: hostile bodies are refused before they are parsed in full."""
+"""The wire format and RELIABILITY L4: hostile bodies are refused before they are parsed in full.
+
+Also L8's duplicate keys: a key twice in one object is refused wherever it is.
+"""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
 import json
+import random
 import struct
 import time
 import tracemalloc
@@ -79,6 +83,11 @@ def _bomb(total: int) -> bytes:
     return first + block * (total // MIB - 1) + end + struct.pack("<II", crc, total & 0xFFFFFFFF)
 
 
+def _incompressible(n: int) -> bytes:
+    """`n` bytes of hex that gzip cannot shrink by more than half (so a body of them stays under the ratio cap)."""
+    return random.Random(n).randbytes(n // 2).hex().encode()
+
+
 def _l4_cases() -> list[tuple[str, bytes, Limits, type[SubmissionError], str]]:
     head = _manifest_line()
     good_records = S.records_bytes(S.records("heuristic"))
@@ -106,6 +115,15 @@ def _l4_cases() -> list[tuple[str, bytes, Limits, type[SubmissionError], str]]:
         ("records digest mismatch", gzip.compress(head + b"\n" + good_records + good_records), LIMITS,
          MalformedSubmission, "hash_mismatch"),
         ("no manifest line", gzip.compress(head), LIMITS, MalformedSubmission, "bad_format"),
+        ("manifest over 64 KiB", gzip.compress(head[:-1] + b', "x": "' + b"a" * 70_000 + b'"}\n' + good_records),
+         LIMITS, LimitExceeded, "manifest_too_large"),
+        ("a key twice in the manifest", gzip.compress(head[:-1] + b', "model": "other"}\n' + good_records), LIMITS,
+         MalformedSubmission, "duplicate_key"),
+        ("a key twice in a record", None, LIMITS, MalformedSubmission, "duplicate_key"),
+        ("a key twice, once escaped", None, LIMITS, MalformedSubmission, "duplicate_key"),
+        ("a key twice in a nested object", None, LIMITS, MalformedSubmission, "duplicate_key"),
+        ("a record line over 8 MiB", None, LIMITS, LimitExceeded, "line_too_long"),
+        ("a record of 600,000 values", None, LIMITS, LimitExceeded, "too_many_values"),
     ]
     # Cases whose records are hostile: the manifest carries their true digest, so the limits are what stops them.
     hostile = {
@@ -114,6 +132,12 @@ def _l4_cases() -> list[tuple[str, bytes, Limits, type[SubmissionError], str]]:
         "record 100k deep": good_records + deeper + b"\n",
         "NaN in a record": good_records + b'{"reward": NaN}\n',
         "torn records file": good_records[:-1],
+        "a key twice in a record": b'{"seed":1,' + good_records[1:],
+        "a key twice, once escaped": good_records + b'{"seed":1,"\\u0073eed":2}\n',
+        "a key twice in a nested object": good_records.replace(b'"agent":{', b'"agent":{"name":"x",', 1),
+        "a record line over 8 MiB": good_records + b'{"pad":"' + _incompressible(8 * MIB) + b'"}\n',
+        "a record of 600,000 values": good_records + b'{"pad":"' + _incompressible(MIB) + b'","x":['
+                                      + b"0," * 600_000 + b'0]}\n',
     }
     out = []
     for name, body, limits, exc, code in cases:
@@ -152,6 +176,60 @@ def test_l4_bomb_memory_stays_under_twice_the_cap() -> None:
         tracemalloc.stop()
     print(f"\nL4: a {len(body)} byte bomb stopped at a {cap} byte cap; peak {peak} bytes ({peak / cap:.2f}x the cap)")
     assert peak < 2 * cap
+
+
+def _expansion_bomb(unit: bytes, line_bytes: int, lines: int) -> bytes:
+    """A body of `lines` record lines, each `unit` repeated over `line_bytes` (JSON that grows 10x to 20x when
+    parsed) with incompressible padding, so that it compresses about 80x: under the ratio cap. It passes
+    decompression, the digest and every per-line limit; only the parse budget can stop it."""
+    pad = _incompressible(line_bytes // 60)
+    rows = [b'{"pad":"%s","x":[%s0]}' % (pad[i:] + pad[:i], unit * (line_bytes // len(unit))) for i in range(lines)]
+    records = b"\n".join(rows) + b"\n"
+    return gzip.compress(_manifest_line(records_sha256=hashlib.sha256(records).hexdigest()) + b"\n" + records, 6)
+
+
+def _peak_decoding(body: bytes) -> tuple[SubmissionError, int]:
+    tracemalloc.start()
+    try:
+        with pytest.raises(SubmissionError) as info:
+            decode_submission(body)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return info.value, peak
+
+
+@pytest.mark.parametrize("unit", [b"[],", b"{},", b'{"a":{"b":{}}},', b'{"k":null},', b'"ab",', b"1.5,"])
+def test_l4_expansion_bomb_memory_stays_under_twice_the_cap(unit: bytes) -> None:
+    body = _expansion_bomb(unit, 64 * 1024, 128)
+    cap = LIMITS.decompressed_cap(len(body))
+    t0 = time.perf_counter()
+    error, peak = _peak_decoding(body)
+    elapsed = time.perf_counter() - t0
+    print(f"\nL4: {unit.decode()!r} bomb of {len(body)} bytes: {error.code}, peak {peak} bytes "
+          f"({peak / cap:.2f}x the {cap} byte cap)")
+    assert isinstance(error, LimitExceeded) and error.code == "over_parse_budget"
+    assert peak < 2 * cap
+    assert elapsed < 10.0
+
+
+@pytest.mark.slow
+def test_l4_expansion_bomb_of_the_red_team_size() -> None:
+    # `[],` repeated, 1.11 MiB compressed: 2.8 GB of lists before the schema check was ever reached.
+    body = _expansion_bomb(b"[],", MIB // 2, 190)
+    cap = LIMITS.decompressed_cap(len(body))
+    error, peak = _peak_decoding(body)
+    print(f"\nL4: a {len(body) / MIB:.2f} MiB expansion bomb: {error.code}, peak {peak / MIB:.0f} MiB "
+          f"({peak / cap:.2f}x the {cap / MIB:.0f} MiB cap)")
+    assert error.code == "over_parse_budget" and peak < 2 * cap
+
+
+def test_l4_honest_bodies_are_well_within_the_parse_budget() -> None:
+    for agent, kwargs in S.AGENTS:
+        raw = S.records_bytes(S.records(agent, kwargs))
+        body = S.body_for(S.records(agent, kwargs))
+        parser_limits = Limits(max_parse_ratio=LIMITS.max_parse_ratio / 2)
+        assert decode_submission(body, parser_limits).records_bytes == len(raw), agent
 
 
 def test_bomb_helper_is_a_valid_stream() -> None:
