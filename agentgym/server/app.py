@@ -40,6 +40,7 @@ from agentgym.server.middleware import BodyLimitMiddleware
 from agentgym.server.models import (
     SESSION_ID_PATTERN,
     CreateSession,
+    EnvKwargs,
     EnvList,
     ErrorResponse,
     Health,
@@ -89,10 +90,18 @@ def _json(payload: Any, status: int = 200) -> Response:
     return Response(dumps(payload), status_code=status, media_type="application/json")
 
 
+#: What a refused env argument is told (pydantic's own words do not say what is allowed).
+_NOT_AN_ENV_ARG = f"not an env argument a client may set (those are: {', '.join(EnvKwargs.model_fields)})"
+
+
 def _issues(errors: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     # Only where and what: pydantic's "input" and "ctx" may hold anything, including the payload.
-    return [{"loc": [p if isinstance(p, int) else str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
-            for e in errors]
+    out = []
+    for e in errors:
+        loc = [p if isinstance(p, int) else str(p) for p in e.get("loc", ())]
+        msg = _NOT_AN_ENV_ARG if e.get("type") == "extra_forbidden" and loc[:2] == ["body", "kwargs"] else e.get("msg")
+        out.append({"loc": loc, "msg": str(msg or "")})
+    return out
 
 
 def _issue_text(issues: list[dict[str, Any]]) -> str:
@@ -163,6 +172,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         issues = _issues(exc.errors())
         if any(e.get("type") == "json_invalid" for e in exc.errors()):
             return _error_response(422, "invalid_json", f"the body is not valid JSON: {_issue_text(issues)}")
+        if issues and all(i["loc"][:2] == ["body", "kwargs"] and len(i["loc"]) > 2 for i in issues):
+            return _error_response(422, "invalid_env_args", _issue_text(issues), issues=issues)
         return _error_response(422, "invalid_request", _issue_text(issues) or "invalid request", issues=issues)
 
     @app.exception_handler(StarletteHTTPException)
@@ -199,7 +210,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
               responses=_errors(404, 413, 422, 429, 504))
     async def create_session(body: CreateSession) -> Response:
         """Open a session on a served env: ``gym.make(env_id, **kwargs, noise=noise)``."""
-        session = await store.create(body.env_id, body.kwargs, body.noise)
+        session = await store.create(body.env_id, body.kwargs.model_dump(exclude_none=True), body.noise)
         env = session.env
         return _json({"session_id": session.id, "env_id": session.env_id,
                       "observation_space": space_spec(env.observation_space),

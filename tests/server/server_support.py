@@ -81,13 +81,17 @@ class EchoEnv(gym.Env[str, str]):
 
 
 @contextmanager
-def echo_registered() -> Iterator[str]:
-    """Register `ECHO_ID` for the duration; yield it."""
-    gym.register(id=ECHO_ID, entry_point=EchoEnv, disable_env_checker=True)
+def echo_registered(env_id: str = ECHO_ID, **kwargs: Any) -> Iterator[str]:
+    """Register `env_id` as an `EchoEnv` made with `kwargs` for the duration; yield it.
+
+    The kwargs are the operator's (registered), as a client may set only the documented env
+    arguments: a test that wants a slow or a short echo registers one.
+    """
+    gym.register(id=env_id, entry_point=EchoEnv, kwargs=kwargs, disable_env_checker=True)
     try:
-        yield ECHO_ID
+        yield env_id
     finally:
-        gym.registry.pop(ECHO_ID, None)
+        gym.registry.pop(env_id, None)
 
 
 @contextmanager

@@ -22,7 +22,7 @@ DIALOG = "AgentRL/Dialog-v0"
 
 
 # ------------------------------------------------------------------------------------- S2
-async def _creates(url: str, n: int, env_id: str, kwargs: dict[str, Any], peaks: list[int]) -> list[httpx.Response]:
+async def _creates(url: str, n: int, env_id: str, peaks: list[int]) -> list[httpx.Response]:
     limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
         stop = asyncio.Event()
@@ -33,7 +33,7 @@ async def _creates(url: str, n: int, env_id: str, kwargs: dict[str, Any], peaks:
                 await asyncio.sleep(0.005)
 
         watcher = asyncio.create_task(watch())
-        replies = await asyncio.gather(*(client.post("/sessions", json={"env_id": env_id, "kwargs": kwargs})
+        replies = await asyncio.gather(*(client.post("/sessions", json={"env_id": env_id})
                                          for _ in range(n)))
         stop.set()
         await watcher
@@ -42,11 +42,10 @@ async def _creates(url: str, n: int, env_id: str, kwargs: dict[str, Any], peaks:
 
 def test_s2_cap_holds_under_200_concurrent_creates() -> None:
     cap = 16
-    with echo_registered(), running((ECHO_ID,), max_sessions=cap) as server:
-        # Each make takes 50 ms, so creates pile up while earlier ones are still being admitted.
-        env_id, kwargs = ECHO_ID, {"make_delay_s": 0.05}
+    # Each make takes 50 ms, so creates pile up while earlier ones are still being admitted.
+    with echo_registered(make_delay_s=0.05) as env_id, running((env_id,), max_sessions=cap) as server:
         peaks: list[int] = []
-        replies = asyncio.run(_creates(server.url, 200, env_id, kwargs, peaks))
+        replies = asyncio.run(_creates(server.url, 200, env_id, peaks))
         statuses = [r.status_code for r in replies]
         h = health(server.url)
         print(f"\nS2 ({env_id}): {statuses.count(201)} created, {statuses.count(429)} refused with 429; "

@@ -110,8 +110,8 @@ def test_gym_make_remote(server: Any) -> None:
 
 
 def test_errors_are_raised_as_in_process(server: Any) -> None:
-    with echo_registered(), running((ECHO_ID,), max_sessions=1) as small:
-        env = RemoteEnv(small.url, ECHO_ID, transport="ws", length=1)
+    with echo_registered(length=1), running((ECHO_ID,), max_sessions=1) as small:
+        env = RemoteEnv(small.url, ECHO_ID, transport="ws")
         with pytest.raises(ServerBusy) as busy:
             RemoteEnv(small.url, ECHO_ID)
         assert busy.value.status == 429 and busy.value.retry_after_s >= 1
