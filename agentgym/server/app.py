@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Annotated, Any, Literal
@@ -301,25 +301,19 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, session_id
     if session.on_close is not None:
         await websocket.close(code=4409, reason="the session already has a WebSocket")
         return
-    conn = _Connection(websocket)
+    conn = _Connection(websocket, store.config.send_timeout_s)
     session.on_close = conn.close_soon
     max_bytes = store.config.max_body_bytes
     try:
+        # One message at a time: the next is read only once this reply is sent, and uvicorn stops
+        # reading the socket while a message waits, so a client that sends without reading
+        # fills its own buffers, not the server's memory.
         while not conn.closed:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 break
-            text = message.get("text")
+            text = _ws_text(message, max_bytes)
             if text is None:
-                data = message.get("bytes") or b""
-                if len(data) > max_bytes:
-                    text = None
-                else:
-                    try:
-                        text = data.decode("utf-8")
-                    except UnicodeDecodeError:
-                        text = ""
-            if text is None or len(text) > max_bytes:
                 await conn.send(_ws_error("body_too_large", f"messages are limited to {max_bytes} bytes"))
                 await conn.close(1009, "message too big")
                 break
@@ -327,15 +321,36 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, session_id
                 if session.closed:
                     break
                 reply = await _ws_reply(store, session, text)
-                await conn.send(reply)
+            # Sent without the lock: a stalled send holds only this socket, never the session.
+            await conn.send(reply)
             if session.closed:
                 await conn.close(_WS_CLOSE["closed"], "session closed")
     except (WebSocketDisconnect, OSError):
         pass  # The client is gone: the session goes below.
+    except _SendTimeout:
+        log.warning("the client of session %s left a reply unread for %g s: closed", session.id,
+                    store.config.send_timeout_s)
     finally:
         session.on_close = None
         await store.close(session, "disconnect")
         await conn.close(_WS_CLOSE["closed"], "session closed")
+
+
+def _ws_text(message: dict[str, Any], max_bytes: int) -> str | None:
+    """The message as text ("" if its bytes are not UTF-8), or None if it is over `max_bytes`."""
+    text = message.get("text")
+    if text is None:
+        data = message.get("bytes") or b""
+        if len(data) > max_bytes:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return ""
+    # A character is 1 to 4 bytes: count the bytes only where the characters leave it open.
+    if len(text) > max_bytes or (4 * len(text) > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes):
+        return None
+    return text
 
 
 async def _ws_reply(store: SessionStore, session: Session, text: str) -> bytes:
@@ -364,26 +379,64 @@ def _ws_error(code: str, message: str, issues: list[dict[str, Any]] | None = Non
     return dumps({"error": error})
 
 
-class _Connection:
-    """A WebSocket that closes once, from any task, without racing a reply."""
+class _SendTimeout(Exception):
+    """The client left a message unread for longer than the send timeout."""
 
-    def __init__(self, websocket: WebSocket) -> None:
+
+class _Connection:
+    """A WebSocket that closes once, from any task, without racing a reply, and whose sends give
+    up after `send_timeout_s` (whatever ASGI server runs the app: uvicorn's own stall guard
+    aborts such a socket too, see `agentgym.server.connections`)."""
+
+    def __init__(self, websocket: WebSocket, send_timeout_s: float) -> None:
         self.websocket = websocket
+        self.send_timeout_s = send_timeout_s
         self.closed = False
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def send(self, data: bytes) -> None:
-        if not self.closed:
-            await self.websocket.send_text(data.decode("ascii"))
+        """Send `data`; `_SendTimeout` (and the socket counts as closed) if it stalls."""
+        if self.closed:
+            return
+        if not await self._bounded(self.websocket.send_text(data.decode("ascii"))):
+            self.closed = True  # No closing handshake with a peer that does not read.
+            raise _SendTimeout()
 
     async def close(self, code: int, reason: str) -> None:
         if self.closed:
             return
         self.closed = True
         try:
-            await self.websocket.close(code=code, reason=reason)
+            await self._bounded(self.websocket.close(code=code, reason=reason))
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass  # The peer is gone already: nothing left to say.
+
+    async def _bounded(self, sending: Coroutine[Any, Any, None]) -> bool:
+        """Run `sending` under the send timeout; False if it ran out.
+
+        A bare timer that cancels this task, not ``asyncio.wait_for``: that wraps every send of
+        the step path in a task of its own.
+        """
+        task = asyncio.current_task()
+        assert task is not None
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        timer = asyncio.get_running_loop().call_later(self.send_timeout_s, expire)
+        try:
+            await sending
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            task.uncancel()
+            return False
+        finally:
+            timer.cancel()
+        return True
 
     def close_soon(self, why: str) -> None:
         # Called by the store (under no lock of ours): close in a task of its own, so a reaper

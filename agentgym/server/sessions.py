@@ -135,7 +135,8 @@ class Session:
     #: The thread its env calls run on (None when they run inline, on the event loop).
     thread: EnvThread | None
     last_used: float
-    #: Serialises every env call on this session (and the WebSocket reply that follows one).
+    #: Serialises every env call on this session. Never held across network I/O: a client that
+    #: stops reading must not keep its session from the reaper.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Closed to clients: later requests get 404.
     closed: bool = False

@@ -6,6 +6,7 @@ ids, which the conformance suites (``AgentRL/*`` only) never see.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import socket
@@ -124,11 +125,20 @@ def free_port() -> int:
 
 
 @contextmanager
-def server_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``python -m agentgym.server`` in a child process (its own GIL and RSS); yield (url, process)."""
+def server_process(*args: str, nofile: int | None = None,
+                   log: str | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``python -m agentgym.server`` in a child process (its own GIL and RSS); yield (url, process).
+
+    Args:
+        args: more command-line options.
+        nofile: the child's descriptor limit (soft and hard), as a small machine would have.
+        log: a file for the child's stderr (default: discarded; a pipe nobody reads would block it).
+    """
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "agentgym.server", "--port", str(port), "--log-level", "warning",
-                             *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with open(log or os.devnull, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "agentgym.server", "--port", str(port), "--log-level",
+                                 "warning", *args], stdout=subprocess.DEVNULL, stderr=err,
+                                preexec_fn=None if nofile is None else lambda: _limit_descriptors(nofile))
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc)
@@ -142,13 +152,24 @@ def server_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
             proc.wait()
 
 
+def _limit_descriptors(n: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+
+def open_descriptors(pid: int) -> int:
+    """How many descriptors process `pid` holds (Linux /proc)."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
 def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 30.0) -> None:
     import httpx
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"the server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+            raise RuntimeError(f"the server exited with {proc.returncode}")
         try:
             if httpx.get(url + "/health", timeout=1).status_code == 200:
                 return
@@ -195,6 +216,42 @@ def read_response(s: socket.socket) -> tuple[int, bytes]:
             break
         body += chunk
     return status, body
+
+
+def raw_websocket(url: str, session_id: str, *, rcvbuf: int | None = None) -> socket.socket:
+    """A WebSocket to a session, handshaken over a plain socket (a test then frames what it sends
+    with `ws_frame` and reads, or does not read, as it pleases). `rcvbuf` shrinks the socket's
+    receive buffer, so a client that stops reading stalls the server's sends sooner."""
+    host, port = url.removeprefix("http://").split(":")
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(10)
+    s.connect((host, int(port)))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET /sessions/{session_id}/ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
+               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(1)  # byte by byte: nothing past the handshake is read here
+        assert chunk, "the server closed the socket during the WebSocket handshake"
+        head += chunk
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return s
+
+
+def ws_frame(payload: bytes) -> bytes:
+    """One masked text frame, as a client sends it."""
+    n = len(payload)
+    if n < 126:
+        head = bytes([0x81, 0x80 | n])
+    elif n < 1 << 16:
+        head = bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head = bytes([0x81, 0x80 | 127]) + n.to_bytes(8, "big")
+    mask = os.urandom(4)
+    key = (mask * (n // 4 + 1))[:n]
+    return head + mask + (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
 
 
 def canonical(*parts: Any) -> str:

@@ -4,19 +4,24 @@ creates (S2), vanished clients reaped (S3), oversized and malformed bodies (S4).
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from typing import Any
 
 import httpx
 import pytest
-from server_support import ECHO_ID, echo_registered, health, raw_http, read_response, running
+from server_support import (
+    echo_registered,
+    health,
+    raw_http,
+    raw_websocket,
+    read_response,
+    running,
+    ws_frame,
+)
 
 DIALOG = "AgentRL/Dialog-v0"
 
@@ -77,15 +82,8 @@ while True:  # busy until killed: the session is live up to the moment its clien
 def _half_open_websocket(url: str, session_id: str) -> socket.socket:
     """A WebSocket that does its handshake and one reset, then never speaks again (and never
     closes: the TCP connection stays up, as with a client whose machine dropped off the net)."""
-    host, port = url.removeprefix("http://").split(":")
-    s = socket.create_connection((host, int(port)), timeout=10)
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall((f"GET /sessions/{session_id}/ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
-               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-    assert s.recv(4096).startswith(b"HTTP/1.1 101")
-    payload = json.dumps({"op": "reset", "seed": 1}).encode()
-    mask = os.urandom(4)
-    s.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+    s = raw_websocket(url, session_id)
+    s.sendall(ws_frame(json.dumps({"op": "reset", "seed": 1}).encode()))
     s.recv(65536)  # the reset's answer (part of it is enough)
     return s
 
