@@ -44,6 +44,12 @@ class RemoteEnvError(gym.error.Error):
         super().__init__(f"{code}: {message}" if status == 0 else f"{status} {code}: {message}")
         self.status = status
         self.code = code
+        self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from the constructor's own arguments, so the error crosses a process pool (an
+        # eval worker's failure reaches the parent as itself, not as a broken pool).
+        return type(self), (self.status, self.code, self.message)
 
 
 class ServerBusy(RemoteEnvError):
@@ -52,6 +58,9 @@ class ServerBusy(RemoteEnvError):
     def __init__(self, status: int, code: str, message: str, retry_after_s: float) -> None:
         super().__init__(status, code, message)
         self.retry_after_s = retry_after_s
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.status, self.code, self.message, self.retry_after_s)
 
 
 class RemoteEnv(gym.Env[str, str]):
@@ -152,7 +161,8 @@ class RemoteEnv(gym.Env[str, str]):
         try:
             status, retry_after, data = self._http.request(method, path, json.dumps(body).encode())
         except (OSError, http.client.HTTPException) as exc:
-            raise RemoteEnvError(0, "connection_lost", f"{method} {path}: {exc.__class__.__name__}: {exc}") from None
+            raise RemoteEnvError(0, "connection_lost", f"cannot reach the env server at {self.url} ({method} {path}: "
+                                                       f"{exc.__class__.__name__}: {exc})") from None
         try:
             payload = json.loads(data) if data else {}
         except ValueError:
