@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -125,23 +125,48 @@ def free_port() -> int:
 
 
 @contextmanager
-def server_process(*args: str, nofile: int | None = None,
-                   log: str | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def server_process(*args: str, nofile: int | None = None, log: str | None = None,
+                   env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``python -m agentgym.server`` in a child process (its own GIL and RSS); yield (url, process).
 
     Args:
         args: more command-line options.
         nofile: the child's descriptor limit (soft and hard), as a small machine would have.
         log: a file for the child's stderr (default: discarded; a pipe nobody reads would block it).
+        env: environment variables to set in the child.
     """
     port = free_port()
     with open(log or os.devnull, "wb") as err:
         proc = subprocess.Popen([sys.executable, "-m", "agentgym.server", "--port", str(port), "--log-level",
                                  "warning", *args], stdout=subprocess.DEVNULL, stderr=err,
+                                env=None if env is None else {**os.environ, **env},
                                 preexec_fn=None if nofile is None else lambda: _limit_descriptors(nofile))
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def board_process(db: str, *, log: str | None = None,
+                  env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``agentgym leaderboard serve`` in a child process, on a fresh board; yield (url, process).
+    `log` and `env` as for `server_process`."""
+    port = free_port()
+    with open(log or os.devnull, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "agentgym.cli", "leaderboard", "serve", "--db", db,
+                                 "--port", str(port)], stdout=subprocess.DEVNULL, stderr=err,
+                                env=None if env is None else {**os.environ, **env})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc, path="/leaderboard.json")
         yield url, proc
     finally:
         proc.terminate()
@@ -163,7 +188,8 @@ def open_descriptors(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 30.0) -> None:
+def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 30.0,
+                 path: str = "/health") -> None:
     import httpx
 
     deadline = time.monotonic() + timeout_s
@@ -171,7 +197,7 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"the server exited with {proc.returncode}")
         try:
-            if httpx.get(url + "/health", timeout=1).status_code == 200:
+            if httpx.get(url + path, timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
@@ -183,6 +209,61 @@ def health(url: str) -> dict[str, Any]:
     import httpx
 
     return httpx.get(url + "/health", timeout=10).json()
+
+
+def honest_episodes(url: str, index: int, deadline: float, tally: dict[str, Any], lock: threading.Lock) -> None:
+    """An honest client: open a session, play one or two heuristic episodes, close it; again until
+    the deadline. Adds its ``calls``, ``errors``, ``episodes`` and a few ``examples`` to `tally`."""
+    from agentgym.agents import make_agent
+    from agentgym.server.app import default_env_ids
+    from agentgym.server.client import RemoteEnv
+
+    ids = default_env_ids()
+    agent = make_agent("heuristic")
+    calls = errors = episodes = 0
+    examples: list[str] = []
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+        env = None
+        try:
+            env = RemoteEnv(url, ids[n % len(ids)], transport=("http", "ws")[(index + n) % 2],
+                            noise="tool_failure=0.2" if n % 3 == 0 else None)
+            calls += 1
+            for k in range(1 + n % 2):
+                obs, info = env.reset(seed=index * 100_000 + n * 10 + k)
+                calls += 1
+                agent.reset(obs, info)
+                done = False
+                while not done:
+                    obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+                    calls += 1
+                    done = terminated or truncated
+                episodes += 1
+        except Exception as exc:  # noqa: BLE001 (every failure is counted and shown, none is hidden)
+            errors += 1
+            if len(examples) < 5:
+                examples.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            if env is not None:
+                env.close()
+                calls += 1
+    with lock:
+        tally["calls"] += calls
+        tally["errors"] += errors
+        tally["episodes"] += episodes
+        tally["examples"] += examples
+
+
+def rss_growth(samples: list[tuple[float, int]], duration_s: float, level: Callable[[list[int]], float] = max,
+               warm: tuple[float, float] = (0.3, 0.4)) -> tuple[float, float, float]:
+    """``(baseline, final, growth)`` of RSS samples ``(seconds, bytes)`` over a run: the `level` of
+    those after warm-up (the `warm` fractions of the run) against that of its last quarter.
+    ``statistics.median`` as the level looks past the short peaks of single large requests."""
+    warm = [rss for t, rss in samples if warm[0] * duration_s <= t <= warm[1] * duration_s]
+    late = [rss for t, rss in samples if t >= 0.75 * duration_s]
+    baseline, final = level(warm), level(late)
+    return baseline, final, (final - baseline) / baseline
 
 
 def rss_of(pid: int) -> int:
