@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import gymnasium as gym
@@ -124,9 +124,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextmanager
 def server_process(*args: str, nofile: int | None = None, log: str | None = None,
-                   env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+                   env: dict[str, str] | None = None) -> AbstractContextManager[tuple[str, subprocess.Popen[bytes]]]:
     """``python -m agentgym.server`` in a child process (its own GIL and RSS); yield (url, process).
 
     Args:
@@ -135,38 +134,28 @@ def server_process(*args: str, nofile: int | None = None, log: str | None = None
         log: a file for the child's stderr (default: discarded; a pipe nobody reads would block it).
         env: environment variables to set in the child.
     """
+    return _child(["-m", "agentgym.server", "--log-level", "warning", *args], "/health", log, env, nofile)
+
+
+def board_process(db: str, *, log: str | None = None,
+                  env: dict[str, str] | None = None) -> AbstractContextManager[tuple[str, subprocess.Popen[bytes]]]:
+    """``agentgym leaderboard serve`` in a child process, on a fresh board; yield (url, process).
+    `log` and `env` as for `server_process`."""
+    return _child(["-m", "agentgym.cli", "leaderboard", "serve", "--db", db], "/leaderboard.json", log, env)
+
+
+@contextmanager
+def _child(argv: list[str], health_path: str, log: str | None, env: dict[str, str] | None,
+           nofile: int | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A server of ours in a child process on a free port, until it answers `health_path`."""
     port = free_port()
     with open(log or os.devnull, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "agentgym.server", "--port", str(port), "--log-level",
-                                 "warning", *args], stdout=subprocess.DEVNULL, stderr=err,
+        proc = subprocess.Popen([sys.executable, *argv, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=err,
                                 env=None if env is None else {**os.environ, **env},
                                 preexec_fn=None if nofile is None else lambda: _limit_descriptors(nofile))
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url, proc)
-        yield url, proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-@contextmanager
-def board_process(db: str, *, log: str | None = None,
-                  env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``agentgym leaderboard serve`` in a child process, on a fresh board; yield (url, process).
-    `log` and `env` as for `server_process`."""
-    port = free_port()
-    with open(log or os.devnull, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "agentgym.cli", "leaderboard", "serve", "--db", db,
-                                 "--port", str(port)], stdout=subprocess.DEVNULL, stderr=err,
-                                env=None if env is None else {**os.environ, **env})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc, path="/leaderboard.json")
+        wait_healthy(url, proc, path=health_path)
         yield url, proc
     finally:
         proc.terminate()
