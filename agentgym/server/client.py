@@ -13,6 +13,7 @@ import http.client
 import json
 import select
 import socket
+import threading
 import urllib.parse
 from contextlib import ExitStack
 from typing import Any
@@ -246,13 +247,16 @@ def _raise(status: int, error: dict[str, Any], retry_after: str | None) -> None:
 
 
 _LOOPBACK: Any = None
+#: Envs made at once in several threads must share one loopback server, not start one each.
+_LOOPBACK_LOCK = threading.Lock()
 
 
 def _loopback_url() -> str:
     """The URL of this process's own loopback server, started on first use."""
     global _LOOPBACK
-    if _LOOPBACK is None:
-        from agentgym.server.serve import ServerThread
+    with _LOOPBACK_LOCK:
+        if _LOOPBACK is None:
+            from agentgym.server.serve import ServerThread
 
-        _LOOPBACK = ServerThread().start()
-    return _LOOPBACK.url
+            _LOOPBACK = ServerThread().start()
+        return _LOOPBACK.url

@@ -170,3 +170,15 @@ def test_unicode_and_surrogates_travel_exactly(server: Any) -> None:
             env.reset(seed=0)
             assert env.step(action)[0] == action
             env.close()
+
+
+def test_envs_made_at_once_share_one_loopback_server() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with remote_registered(), ThreadPoolExecutor(8) as pool:
+        envs = list(pool.map(lambda _: RemoteEnv(), range(8)))
+        try:
+            assert len({env.url for env in envs}) == 1
+        finally:
+            for env in envs:
+                env.close()
