@@ -393,6 +393,12 @@ class _Connection:
         self.send_timeout_s = send_timeout_s
         self.closed = False
         self._tasks: set[asyncio.Task[None]] = set()
+        # One watch per connection, not a timer per send: a send almost never waits, and a
+        # timer armed and cancelled around each would cost more than the rest of the send.
+        self._loop = asyncio.get_running_loop()
+        self._sending: dict[asyncio.Task[Any], float] = {}  # task -> when its send began
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._watch = self._loop.call_later(send_timeout_s / 2, self._check)
 
     async def send(self, data: bytes) -> None:
         """Send `data`; `_SendTimeout` (and the socket counts as closed) if it stalls."""
@@ -410,33 +416,34 @@ class _Connection:
             await self._bounded(self.websocket.close(code=code, reason=reason))
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass  # The peer is gone already: nothing left to say.
+        finally:
+            self._watch.cancel()
 
     async def _bounded(self, sending: Coroutine[Any, Any, None]) -> bool:
-        """Run `sending` under the send timeout; False if it ran out.
-
-        A bare timer that cancels this task, not ``asyncio.wait_for``: that wraps every send of
-        the step path in a task of its own.
-        """
+        """Await `sending`; False if `_check` found it stalled past the send timeout."""
         task = asyncio.current_task()
         assert task is not None
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            task.cancel()
-
-        timer = asyncio.get_running_loop().call_later(self.send_timeout_s, expire)
+        self._sending[task] = self._loop.time()
         try:
             await sending
         except asyncio.CancelledError:
-            if not expired:
+            if task not in self._expired:
                 raise
+            self._expired.discard(task)
             task.uncancel()
             return False
         finally:
-            timer.cancel()
+            self._sending.pop(task, None)
         return True
+
+    def _check(self) -> None:
+        deadline = self._loop.time() - self.send_timeout_s
+        for task, since in list(self._sending.items()):
+            if since < deadline and task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
+        if not self.closed or self._sending:
+            self._watch = self._loop.call_later(self.send_timeout_s / 2, self._check)
 
     def close_soon(self, why: str) -> None:
         # Called by the store (under no lock of ours): close in a task of its own, so a reaper

@@ -7,12 +7,16 @@ from __future__ import annotations
 import json
 import select
 import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from server_support import echo_registered, health, raw_websocket, running, ws_frame
+import uvicorn
+from server_support import echo_registered, free_port, health, raw_websocket, running, ws_frame
+
+from agentgym.server.app import create_app
 
 #: A step action whose echo is a large reply: a few unread ones fill every buffer on the way.
 BIG = "x" * (256 * 1024)
@@ -116,3 +120,31 @@ def test_s8_an_http_client_that_pipelines_without_reading_is_dropped() -> None:
             assert took <= max(idle, send_timeout) + 5
         finally:
             s.close()
+
+
+def test_s8_the_app_closes_a_stalled_session_on_any_asgi_server() -> None:
+    # Plain uvicorn, without agentgym's connection guard: the app's own send timeout still
+    # closes the session of a client that stops reading (its socket is then the server's to drop).
+    send_timeout = 1.5
+    with echo_registered(length=10**6) as env_id:
+        app = create_app(env_ids=[env_id], idle_timeout_s=300.0, send_timeout_s=send_timeout, max_sessions=2)
+        port = free_port()
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                               ws="websockets-sansio", lifespan="on"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait(lambda: server.started, 10)
+            sid = httpx.post(f"{url}/sessions", json={"env_id": env_id}).json()["session_id"]
+            s = raw_websocket(url, sid, rcvbuf=4096)
+            s.sendall(ws_frame(json.dumps({"op": "reset", "seed": 0}).encode()))
+            sent = _flood(s, ws_frame(json.dumps({"op": "step", "action": BIG}).encode()))
+            closed = _wait(lambda: health(url)["sessions"] == 0, send_timeout + 10)
+            print(f"\nS8 (plain uvicorn): stalled after {sent} big steps; session closed {closed:.2f} s later "
+                  f"(send timeout {send_timeout:g} s, idle timeout 300 s)")
+            assert sent < 64 and closed <= send_timeout + 5
+            s.close()
+        finally:
+            server.should_exit = True
+            thread.join(15)
