@@ -15,7 +15,8 @@ from agentgym.core.seeding import MAX_SEED
 
 __all__ = [
     "CreateSession", "EnvInfo", "EnvKwargs", "EnvList", "ErrorBody", "ErrorResponse", "Health", "Issue",
-    "MAX_NOISE_CHARS", "MAX_TURNS", "ResetRequest", "ResetResponse", "SessionInfo", "SpaceSpec", "StepRequest", "StepResponse", "SESSION_ID_PATTERN",
+    "MAX_NOISE_CHARS", "MAX_TURNS", "ResetRequest", "ResetResponse", "SessionInfo", "SpaceSpec", "StepRequest",
+    "StepResponse", "SESSION_ID_PATTERN",
 ]
 
 #: Session ids are `secrets.token_urlsafe` strings; anything else cannot name a session.

@@ -24,7 +24,8 @@ def test_s6_sustained_load(duration_s: float, env_calls: str) -> None:
         lock = threading.Lock()
         start = time.monotonic()
         deadline = start + duration_s
-        threads = [threading.Thread(target=honest_episodes, args=(url, i, deadline, tally, lock)) for i in range(CLIENTS)]
+        threads = [threading.Thread(target=honest_episodes, args=(url, i, deadline, tally, lock))
+                   for i in range(CLIENTS)]
         for t in threads:
             t.start()
         samples: list[tuple[float, int]] = []

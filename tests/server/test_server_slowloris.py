@@ -112,13 +112,13 @@ def test_s9_slowloris_at_a_descriptor_limit_of_1024() -> None:
             log_bytes = Path(log).stat().st_size
             lines = Path(log).read_text(errors="replace").splitlines()
             honest = timings["http"] + timings["ws"]
-            figures: dict[str, Any] = {k: (len(v), round(1e3 * _percentile(v, 0.5), 1), round(1e3 * _percentile(v, 0.99), 1))
-                                       for k, v in timings.items() if v}
+            figures: dict[str, Any] = {
+                k: (len(v), round(1e3 * _percentile(v, 0.5), 1), round(1e3 * _percentile(v, 0.99), 1))
+                for k, v in timings.items() if v}
             print(f"\nS9: {HALF_OPEN} half-open sockets at a descriptor limit of {DESCRIPTORS} for {ATTACK_S:g} s "
                   f"(attacker: {stats}); honest (n, p50 ms, p99 ms): {figures}; errors {errors[:5]}; server "
-                  f"descriptors peak {peak}, back to {before} {recovered:.1f} s after the attack while the attacker held "
-                  f"its sockets; log {log_bytes} bytes, "
-                  f"{len(lines)} lines")
+                  f"descriptors peak {peak}, back to {before} {recovered:.1f} s after the attack while the attacker "
+                  f"held its sockets; log {log_bytes} bytes, {len(lines)} lines")
             assert not errors
             assert len(timings["fresh"]) >= 50 and len(honest) >= 200
             assert _percentile(honest, 0.99) < 0.050
