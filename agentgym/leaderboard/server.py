@@ -145,8 +145,10 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
 
 def serve(db: str | Path, host: str = "127.0.0.1", port: int = 8000, *, public_url: str | None = None,
           workers: int | None = None, log_level: str = "info") -> None:
-    """Run the leaderboard with uvicorn until interrupted."""
-    import uvicorn
+    """Run the leaderboard with uvicorn until interrupted, with the env server's connection
+    defences (header, body and send timeouts, a connection limit, rate-limited logs)."""
+    from agentgym.server.serve import uvicorn_server
 
     url = public_url or f"http://{host}:{port}"
-    uvicorn.run(create_app(db, public_url=url, workers=workers), host=host, port=port, log_level=log_level)
+    app = create_app(db, public_url=url, workers=workers)
+    uvicorn_server(app, host=host, port=port, log_level=log_level).run()

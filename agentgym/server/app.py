@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Annotated, Any, Literal
@@ -40,6 +40,7 @@ from agentgym.server.middleware import BodyLimitMiddleware
 from agentgym.server.models import (
     SESSION_ID_PATTERN,
     CreateSession,
+    EnvKwargs,
     EnvList,
     ErrorResponse,
     Health,
@@ -89,10 +90,18 @@ def _json(payload: Any, status: int = 200) -> Response:
     return Response(dumps(payload), status_code=status, media_type="application/json")
 
 
+#: What a refused env argument is told (pydantic's own words do not say what is allowed).
+_NOT_AN_ENV_ARG = f"not an env argument a client may set (those are: {', '.join(EnvKwargs.model_fields)})"
+
+
 def _issues(errors: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     # Only where and what: pydantic's "input" and "ctx" may hold anything, including the payload.
-    return [{"loc": [p if isinstance(p, int) else str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))}
-            for e in errors]
+    out = []
+    for e in errors:
+        loc = [p if isinstance(p, int) else str(p) for p in e.get("loc", ())]
+        msg = _NOT_AN_ENV_ARG if e.get("type") == "extra_forbidden" and loc[:2] == ["body", "kwargs"] else e.get("msg")
+        out.append({"loc": loc, "msg": str(msg or "")})
+    return out
 
 
 def _issue_text(issues: list[dict[str, Any]]) -> str:
@@ -163,6 +172,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         issues = _issues(exc.errors())
         if any(e.get("type") == "json_invalid" for e in exc.errors()):
             return _error_response(422, "invalid_json", f"the body is not valid JSON: {_issue_text(issues)}")
+        if issues and all(i["loc"][:2] == ["body", "kwargs"] and len(i["loc"]) > 2 for i in issues):
+            return _error_response(422, "invalid_env_args", _issue_text(issues), issues=issues)
         return _error_response(422, "invalid_request", _issue_text(issues) or "invalid request", issues=issues)
 
     @app.exception_handler(StarletteHTTPException)
@@ -199,7 +210,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
               responses=_errors(404, 413, 422, 429, 504))
     async def create_session(body: CreateSession) -> Response:
         """Open a session on a served env: ``gym.make(env_id, **kwargs, noise=noise)``."""
-        session = await store.create(body.env_id, body.kwargs, body.noise)
+        session = await store.create(body.env_id, body.kwargs.model_dump(exclude_none=True), body.noise)
         env = session.env
         return _json({"session_id": session.id, "env_id": session.env_id,
                       "observation_space": space_spec(env.observation_space),
@@ -290,25 +301,19 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, session_id
     if session.on_close is not None:
         await websocket.close(code=4409, reason="the session already has a WebSocket")
         return
-    conn = _Connection(websocket)
+    conn = _Connection(websocket, store.config.send_timeout_s)
     session.on_close = conn.close_soon
     max_bytes = store.config.max_body_bytes
     try:
+        # One message at a time: the next is read only once this reply is sent, and uvicorn stops
+        # reading the socket while a message waits, so a client that sends without reading
+        # fills its own buffers, not the server's memory.
         while not conn.closed:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 break
-            text = message.get("text")
+            text = _ws_text(message, max_bytes)
             if text is None:
-                data = message.get("bytes") or b""
-                if len(data) > max_bytes:
-                    text = None
-                else:
-                    try:
-                        text = data.decode("utf-8")
-                    except UnicodeDecodeError:
-                        text = ""
-            if text is None or len(text) > max_bytes:
                 await conn.send(_ws_error("body_too_large", f"messages are limited to {max_bytes} bytes"))
                 await conn.close(1009, "message too big")
                 break
@@ -316,15 +321,36 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, session_id
                 if session.closed:
                     break
                 reply = await _ws_reply(store, session, text)
-                await conn.send(reply)
+            # Sent without the lock: a stalled send holds only this socket, never the session.
+            await conn.send(reply)
             if session.closed:
                 await conn.close(_WS_CLOSE["closed"], "session closed")
     except (WebSocketDisconnect, OSError):
         pass  # The client is gone: the session goes below.
+    except _SendTimeout:
+        log.warning("the client of session %s left a reply unread for %g s: closed", session.id,
+                    store.config.send_timeout_s)
     finally:
         session.on_close = None
         await store.close(session, "disconnect")
         await conn.close(_WS_CLOSE["closed"], "session closed")
+
+
+def _ws_text(message: dict[str, Any], max_bytes: int) -> str | None:
+    """The message as text ("" if its bytes are not UTF-8), or None if it is over `max_bytes`."""
+    text = message.get("text")
+    if text is None:
+        data = message.get("bytes") or b""
+        if len(data) > max_bytes:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return ""
+    # A character is 1 to 4 bytes: count the bytes only where the characters leave it open.
+    if len(text) > max_bytes or (4 * len(text) > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes):
+        return None
+    return text
 
 
 async def _ws_reply(store: SessionStore, session: Session, text: str) -> bytes:
@@ -353,26 +379,71 @@ def _ws_error(code: str, message: str, issues: list[dict[str, Any]] | None = Non
     return dumps({"error": error})
 
 
-class _Connection:
-    """A WebSocket that closes once, from any task, without racing a reply."""
+class _SendTimeout(Exception):
+    """The client left a message unread for longer than the send timeout."""
 
-    def __init__(self, websocket: WebSocket) -> None:
+
+class _Connection:
+    """A WebSocket that closes once, from any task, without racing a reply, and whose sends give
+    up after `send_timeout_s` (whatever ASGI server runs the app: uvicorn's own stall guard
+    aborts such a socket too, see `agentgym.server.connections`)."""
+
+    def __init__(self, websocket: WebSocket, send_timeout_s: float) -> None:
         self.websocket = websocket
+        self.send_timeout_s = send_timeout_s
         self.closed = False
         self._tasks: set[asyncio.Task[None]] = set()
+        # One watch per connection, not a timer per send: a send almost never waits, and a
+        # timer armed and cancelled around each would cost more than the rest of the send.
+        self._loop = asyncio.get_running_loop()
+        self._sending: dict[asyncio.Task[Any], float] = {}  # task -> when its send began
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._watch = self._loop.call_later(send_timeout_s / 2, self._check)
 
     async def send(self, data: bytes) -> None:
-        if not self.closed:
-            await self.websocket.send_text(data.decode("ascii"))
+        """Send `data`; `_SendTimeout` (and the socket counts as closed) if it stalls."""
+        if self.closed:
+            return
+        if not await self._bounded(self.websocket.send_text(data.decode("ascii"))):
+            self.closed = True  # No closing handshake with a peer that does not read.
+            raise _SendTimeout()
 
     async def close(self, code: int, reason: str) -> None:
         if self.closed:
             return
         self.closed = True
         try:
-            await self.websocket.close(code=code, reason=reason)
+            await self._bounded(self.websocket.close(code=code, reason=reason))
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass  # The peer is gone already: nothing left to say.
+        finally:
+            self._watch.cancel()
+
+    async def _bounded(self, sending: Coroutine[Any, Any, None]) -> bool:
+        """Await `sending`; False if `_check` found it stalled past the send timeout."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._sending[task] = self._loop.time()
+        try:
+            await sending
+        except asyncio.CancelledError:
+            if task not in self._expired:
+                raise
+            self._expired.discard(task)
+            task.uncancel()
+            return False
+        finally:
+            self._sending.pop(task, None)
+        return True
+
+    def _check(self) -> None:
+        deadline = self._loop.time() - self.send_timeout_s
+        for task, since in list(self._sending.items()):
+            if since < deadline and task not in self._expired:
+                self._expired.add(task)
+                task.cancel()
+        if not self.closed or self._sending:
+            self._watch = self._loop.call_later(self.send_timeout_s / 2, self._check)
 
     def close_soon(self, why: str) -> None:
         # Called by the store (under no lock of ours): close in a task of its own, so a reaper

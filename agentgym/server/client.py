@@ -13,6 +13,7 @@ import http.client
 import json
 import select
 import socket
+import threading
 import urllib.parse
 from contextlib import ExitStack
 from typing import Any
@@ -44,6 +45,12 @@ class RemoteEnvError(gym.error.Error):
         super().__init__(f"{code}: {message}" if status == 0 else f"{status} {code}: {message}")
         self.status = status
         self.code = code
+        self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from the constructor's own arguments, so the error crosses a process pool (an
+        # eval worker's failure reaches the parent as itself, not as a broken pool).
+        return type(self), (self.status, self.code, self.message)
 
 
 class ServerBusy(RemoteEnvError):
@@ -52,6 +59,9 @@ class ServerBusy(RemoteEnvError):
     def __init__(self, status: int, code: str, message: str, retry_after_s: float) -> None:
         super().__init__(status, code, message)
         self.retry_after_s = retry_after_s
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.status, self.code, self.message, self.retry_after_s)
 
 
 class RemoteEnv(gym.Env[str, str]):
@@ -152,7 +162,8 @@ class RemoteEnv(gym.Env[str, str]):
         try:
             status, retry_after, data = self._http.request(method, path, json.dumps(body).encode())
         except (OSError, http.client.HTTPException) as exc:
-            raise RemoteEnvError(0, "connection_lost", f"{method} {path}: {exc.__class__.__name__}: {exc}") from None
+            raise RemoteEnvError(0, "connection_lost", f"cannot reach the env server at {self.url} ({method} {path}: "
+                                                       f"{exc.__class__.__name__}: {exc})") from None
         try:
             payload = json.loads(data) if data else {}
         except ValueError:
@@ -236,13 +247,16 @@ def _raise(status: int, error: dict[str, Any], retry_after: str | None) -> None:
 
 
 _LOOPBACK: Any = None
+#: Envs made at once in several threads must share one loopback server, not start one each.
+_LOOPBACK_LOCK = threading.Lock()
 
 
 def _loopback_url() -> str:
     """The URL of this process's own loopback server, started on first use."""
     global _LOOPBACK
-    if _LOOPBACK is None:
-        from agentgym.server.serve import ServerThread
+    with _LOOPBACK_LOCK:
+        if _LOOPBACK is None:
+            from agentgym.server.serve import ServerThread
 
-        _LOOPBACK = ServerThread().start()
-    return _LOOPBACK.url
+            _LOOPBACK = ServerThread().start()
+        return _LOOPBACK.url

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["ENV_CALLS", "ServerConfig"]
+__all__ = ["ENV_CALLS", "ConnectionLimits", "ServerConfig", "descriptor_budget"]
 
 #: Where env calls may run (see `ServerConfig.env_calls`).
 ENV_CALLS = ("thread", "inline")
@@ -15,6 +15,65 @@ ENV_CALLS = ("thread", "inline")
 def _doc(default: Any, doc: str) -> Any:
     # The doc line is the field's documentation and its command-line help: one copy.
     return field(default=default, metadata={"doc": doc})
+
+
+#: Descriptors kept for the process itself (stdio, the event loop, data files, log files, pipes).
+_RESERVED_FDS = 64
+
+
+def descriptor_budget() -> tuple[int, int]:
+    """``(max_connections, accept_batch)`` that fit this process's descriptor limit.
+
+    asyncio accepts up to ``accept_batch`` connections in one loop pass, and the guard sees them
+    two passes later, when one it evicts still holds its descriptor for another pass: so four
+    batches are kept free on top of the process's own reserve, and ``accept()`` never fails.
+    """
+    try:
+        import resource
+    except ImportError:  # not POSIX: no limit to read; assume the common default
+        soft = 1024
+    else:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft == resource.RLIM_INFINITY or soft > 1 << 20:
+            soft = 1 << 20
+    batch = max(16, min(128, soft // 64))
+    return max(16, soft - _RESERVED_FDS - 4 * batch), batch
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """What one client connection may cost a server (shared by the env server and the board)."""
+
+    #: Seconds to deliver a request's headers, and the longest pause inside a request body.
+    header_timeout_s: float = 10.0
+    #: The slowest a request body may arrive on average, after `header_timeout_s` of grace.
+    min_body_bytes_per_s: int = 1024
+    #: Seconds a peer may leave our writes unread before its connection is aborted.
+    send_timeout_s: float = 10.0
+    #: Open connections at most; 0: as many as the descriptor limit allows (`descriptor_budget`).
+    max_connections: int = 0
+    #: Seconds an idle keep-alive connection stays open (uvicorn's ``timeout_keep_alive``).
+    keep_alive_s: int = 5
+    #: Bytes of request line and headers at most (h11's incomplete-event cap); more gets 400.
+    max_header_bytes: int = 16 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("header_timeout_s", "send_timeout_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+        if isinstance(self.min_body_bytes_per_s, bool) or not isinstance(self.min_body_bytes_per_s, int) \
+                or self.min_body_bytes_per_s < 1:
+            raise ValueError(f"min_body_bytes_per_s must be a positive int, got {self.min_body_bytes_per_s!r}")
+        if isinstance(self.max_connections, bool) or not isinstance(self.max_connections, int) \
+                or self.max_connections < 0:
+            raise ValueError(f"max_connections must be an int >= 0 (0: from the descriptor limit), "
+                             f"got {self.max_connections!r}")
+
+    def resolved(self) -> tuple[int, int]:
+        """``(max_connections, accept_batch)``: the configured limit, never above what descriptors allow."""
+        budget, batch = descriptor_budget()
+        return (budget if self.max_connections == 0 else min(self.max_connections, budget)), batch
 
 
 @dataclass(frozen=True)
@@ -32,6 +91,15 @@ class ServerConfig:
                                     "blocks in I/O or sleeps holds only its session) or 'inline' (on the event "
                                     "loop, no thread hop: about 1.7x the steps per second for CPU-bound envs; a "
                                     "watchdog still enforces the step timeout)")
+    send_timeout_s: float = _doc(ConnectionLimits.send_timeout_s,
+                                 "seconds a client may leave the server's replies unread (a WebSocket reply, an "
+                                 "HTTP response) before its connection is dropped; a session is never held by it")
+    header_timeout_s: float = _doc(ConnectionLimits.header_timeout_s,
+                                   "seconds a client has to send a request's headers, and the longest pause "
+                                   "inside a request body, before its connection is dropped")
+    max_connections: int = _doc(ConnectionLimits.max_connections,
+                                "open connections at most (0: as many as the descriptor limit allows); past it "
+                                "a new connection evicts the one idle longest")
 
     def __post_init__(self) -> None:
         if isinstance(self.max_sessions, bool) or not isinstance(self.max_sessions, int) or self.max_sessions < 1:
@@ -41,10 +109,16 @@ class ServerConfig:
             raise ValueError(f"max_body_bytes must be an int of at least 1024, got {self.max_body_bytes!r}")
         if self.env_calls not in ENV_CALLS:
             raise ValueError(f"env_calls must be one of {ENV_CALLS}, got {self.env_calls!r}")
+        self.connection_limits()  # validates the connection fields
         for name in ("idle_timeout_s", "step_timeout_s"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+
+    def connection_limits(self) -> ConnectionLimits:
+        """The limits on each client connection (enforced by `agentgym.server.connections`)."""
+        return ConnectionLimits(header_timeout_s=self.header_timeout_s, send_timeout_s=self.send_timeout_s,
+                                max_connections=self.max_connections)
 
     @property
     def reap_interval_s(self) -> float:

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from agentgym.core.seeding import MAX_SEED
 
 __all__ = [
-    "CreateSession", "EnvInfo", "EnvList", "ErrorBody", "ErrorResponse", "Health", "Issue", "ResetRequest",
-    "ResetResponse", "SessionInfo", "SpaceSpec", "StepRequest", "StepResponse", "SESSION_ID_PATTERN",
+    "CreateSession", "EnvInfo", "EnvKwargs", "EnvList", "ErrorBody", "ErrorResponse", "Health", "Issue",
+    "MAX_NOISE_CHARS", "MAX_TURNS", "ResetRequest", "ResetResponse", "SessionInfo", "SpaceSpec", "StepRequest",
+    "StepResponse", "SESSION_ID_PATTERN",
 ]
 
 #: Session ids are `secrets.token_urlsafe` strings; anything else cannot name a session.
@@ -30,14 +31,40 @@ class _Response(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+#: The longest turn budget a client may ask for: a few times the longest any task draws (the
+#: transcript, and so a session's memory, grows with every turn).
+MAX_TURNS = 256
+
+#: A noise spec's length at most ("tool_failure=0.2,ambiguity=0.5" is 30).
+MAX_NOISE_CHARS = 1000
+
+_NOISE = Field(default=None, min_length=1, max_length=MAX_NOISE_CHARS,
+               description="a noise spec or preset, e.g. 'tool_failure=0.2,ambiguity=0.5' or 'light'")
+
+
+class EnvKwargs(_Request):
+    """The env arguments a client may set: the documented ones of every ``AgentRL/*`` env, within
+    bounds. Anything else (the env's parts, gym.make's own parameters) is refused, naming the
+    field: a client never chooses the code a session runs."""
+
+    difficulty: Literal["easy", "medium", "hard"] | None = Field(
+        default=None, description="fix the difficulty (default: drawn per episode)")
+    split: Literal["train", "test"] | None = Field(default=None, description="the task split (default: train)")
+    domain: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_]*$",
+                               description="fix the domain (default: drawn from the split's)")
+    max_turns: int | None = Field(default=None, ge=1, le=MAX_TURNS,
+                                  description="the turn budget (default: the task's own)")
+    render_mode: Literal["ansi"] | None = Field(default=None, description="'ansi' renders the transcript")
+    noise: str | None = _NOISE
+
+
 class CreateSession(_Request):
     """Open a session on one registered env."""
 
     env_id: str = Field(min_length=1, max_length=200, description="a registered id, e.g. AgentRL/Dialog-v0 "
                                                                   "(GET /envs lists them)")
-    kwargs: dict[str, Any] = Field(default_factory=dict, description="keyword arguments of gym.make")
-    noise: str | None = Field(default=None, max_length=1000,
-                              description="a noise spec or preset, passed to gym.make as noise=")
+    kwargs: EnvKwargs = Field(default_factory=EnvKwargs, description="keyword arguments of gym.make")
+    noise: str | None = _NOISE
 
 
 class ResetRequest(_Request):

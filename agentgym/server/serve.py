@@ -3,23 +3,76 @@ the background of this process (tests, examples, notebooks)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
 from collections.abc import Iterable
 from typing import Any
 
-from agentgym.server.config import ServerConfig
+from agentgym.server.config import ConnectionLimits, ServerConfig
 
-__all__ = ["serve", "ServerThread"]
+__all__ = ["serve", "ServerThread", "uvicorn_server"]
+
+#: Seconds uvicorn waits for open requests at shutdown before cancelling them: a peer that never
+#: reads must not hold a shutdown for ever.
+_GRACEFUL_SHUTDOWN_S = 5
+
+#: The kernel's queue of connections not yet accepted (capped by the kernel's somaxconn).
+_LISTEN_QUEUE = 4096
 
 
-def _uvicorn_config(app: Any, cfg: ServerConfig, host: str, port: int, log_level: str, **kw: Any) -> Any:
+def uvicorn_server(app: Any, *, host: str, port: int, log_level: str, limits: ConnectionLimits | None = None,
+                   ws_max_bytes: int | None = None, guard: Any = None) -> Any:
+    """A ``uvicorn.Server`` with the connection defences of `agentgym.server.connections`.
+
+    Every agentgym server runs uvicorn through here (the env server and ``agentgym leaderboard
+    serve``), so both have the same header, body and send timeouts, the same connection limit
+    and the same rate-limited logs. Call ``.run()`` on it, or ``.run(sockets=[...])``.
+
+    Args:
+        app: the ASGI app.
+        host: the address to bind.
+        port: the TCP port.
+        log_level: uvicorn's log level.
+        limits: the connection limits (default: `ConnectionLimits()`); ignored if `guard` is given.
+        ws_max_bytes: the WebSocket message cap, enforced by the protocol while reading; None
+            serves no WebSockets at all.
+        guard: the `ConnectionGuard` to enforce the limits with (default: a new one), for a
+            caller that watches it.
+    """
     import uvicorn
 
-    # The WebSocket frame cap is the body cap, so a huge message is refused by the protocol layer.
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="websockets-sansio",
-                          ws_max_size=cfg.max_body_bytes, lifespan="on", **kw)
+    from agentgym.server.connections import ConnectionGuard
+    from agentgym.server.logs import limit_server_logs
+
+    guard = guard or ConnectionGuard(limits)
+    ws: dict[str, Any] = {"ws": "none"}
+    if ws_max_bytes is not None:
+        # The frame cap is the message cap, so a huge message is refused by the protocol layer;
+        # no compression: it would cost a zlib state per connection and CPU per message.
+        ws = {"ws": guard.ws_protocol, "ws_max_size": ws_max_bytes, "ws_per_message_deflate": False}
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, lifespan="on", http=guard.http_protocol, **ws,
+        backlog=guard.accept_batch, timeout_keep_alive=guard.limits.keep_alive_s,
+        h11_max_incomplete_event_size=guard.limits.max_header_bytes,
+        timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_S,
+    )
+    limit_server_logs()  # after uvicorn.Config, which configures the loggers
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            # asyncio uses one number for the kernel's accept queue and for the connections it
+            # accepts in one loop pass. The second must stay small (each is a descriptor before
+            # the guard sees it), the first large: a full queue drops a new client's SYN, and
+            # the client waits a second before it tries again.
+            for server in getattr(self, "servers", ()):
+                for listening in server.sockets:
+                    with socket.socket(fileno=os.dup(listening.fileno())) as again:
+                        again.listen(_LISTEN_QUEUE)
+
+    return Server(config)
 
 
 def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: int = 8000,
@@ -38,7 +91,9 @@ def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: 
     from agentgym.server.app import create_app
 
     cfg = config or ServerConfig()
-    uvicorn.Server(_uvicorn_config(create_app(cfg, env_ids=env_ids), cfg, host, port, log_level)).run()
+    app = create_app(cfg, env_ids=env_ids)
+    uvicorn_server(app, host=host, port=port, log_level=log_level, limits=cfg.connection_limits(),
+                   ws_max_bytes=cfg.max_body_bytes).run()
 
 
 class ServerThread:
@@ -65,7 +120,12 @@ class ServerThread:
         self._sock.bind((host, 0))
         self.port: int = self._sock.getsockname()[1]
         self.url = f"http://{host}:{self.port}"
-        self._server = uvicorn.Server(_uvicorn_config(self.app, self.config, host, self.port, log_level))
+        from agentgym.server.connections import ConnectionGuard
+
+        #: The connection limits in force; ``guard.live`` counts the open connections.
+        self.guard = ConnectionGuard(self.config.connection_limits())
+        self._server = uvicorn_server(self.app, host=host, port=self.port, log_level=log_level,
+                                      ws_max_bytes=self.config.max_body_bytes, guard=self.guard)
         self._thread = threading.Thread(target=self._run, name="agentgym-server", daemon=True)
 
     def _run(self) -> None:

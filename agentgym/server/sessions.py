@@ -21,10 +21,12 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym.noise.spec import NoiseSpecError, parse_noise
 from agentgym.server.config import ServerConfig
 from agentgym.server.inline import Watchdog
+from agentgym.server.models import EnvKwargs
 
-__all__ = ["ApiError", "EnvThread", "Session", "SessionStore"]
+__all__ = ["ApiError", "CLIENT_KWARGS", "EnvThread", "Session", "SessionStore"]
 
 log = logging.getLogger("agentgym.server")
 
@@ -119,8 +121,8 @@ def _no_exit(fn: Callable[..., Any], *args: Any) -> Any:
         raise RuntimeError(f"the env call raised {exc!r}") from exc
 
 
-#: gym.make's own parameters change the wrapper stack, not the env; a client may not set them.
-_MAKE_PARAMS = frozenset({"id", "max_episode_steps", "disable_env_checker"})
+#: The env arguments a client may set (`EnvKwargs`, where each has its bounds); noise travels apart.
+CLIENT_KWARGS = frozenset(EnvKwargs.model_fields) - {"noise"}
 
 
 @dataclass(eq=False)
@@ -133,7 +135,8 @@ class Session:
     #: The thread its env calls run on (None when they run inline, on the event loop).
     thread: EnvThread | None
     last_used: float
-    #: Serialises every env call on this session (and the WebSocket reply that follows one).
+    #: Serialises every env call on this session. Never held across network I/O: a client that
+    #: stops reading must not keep its session from the reaper.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Closed to clients: later requests get 404.
     closed: bool = False
@@ -193,15 +196,27 @@ class SessionStore:
         """
         if env_id not in self.env_ids:
             raise ApiError(404, "unknown_env", f"{env_id!r} is not served here; GET /envs lists the ids")
-        # The registered kwargs are the operator's (an entry point among them): a client that
-        # could override them could make the server load any code.
-        reserved = sorted((_MAKE_PARAMS | gym.spec(env_id).kwargs.keys()) & kwargs.keys())
-        if reserved:
-            raise ApiError(422, "invalid_env_args", f"kwargs may not set {reserved}: gym.make's own parameters "
-                                                    "and the id's registered arguments are fixed by the server")
-        if noise is not None:
-            if "noise" in kwargs:
+        if "noise" in kwargs:
+            if noise is not None:
                 raise ApiError(422, "invalid_env_args", "give the noise spec once: as 'noise' or in 'kwargs'")
+            kwargs = dict(kwargs)
+            noise = kwargs.pop("noise")
+        # An allow-list: the env's parts and gym.make's own parameters would let a client choose
+        # the code a session runs, or its memory.
+        unknown = sorted(kwargs.keys() - CLIENT_KWARGS)
+        if unknown:
+            raise ApiError(422, "invalid_env_args", f"kwargs may not set {unknown}; the env arguments a client "
+                                                    f"may set are {sorted(CLIENT_KWARGS)} and noise")
+        # The registered kwargs are the operator's: a variant registered with a fixed difficulty keeps it.
+        reserved = sorted(gym.spec(env_id).kwargs.keys() & kwargs.keys())
+        if reserved:
+            raise ApiError(422, "invalid_env_args", f"kwargs may not set {reserved}: the id's registered "
+                                                    "arguments are fixed by the server")
+        if noise is not None:
+            try:
+                parse_noise(noise)  # before a slot is taken: a bad spec costs nothing
+            except NoiseSpecError as exc:
+                raise ApiError(422, "invalid_env_args", str(exc)) from None
             kwargs = {**kwargs, "noise": noise}
         if self._slots >= self.config.max_sessions:
             raise ApiError(429, "too_many_sessions",

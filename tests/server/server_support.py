@@ -6,6 +6,7 @@ ids, which the conformance suites (``AgentRL/*`` only) never see.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import socket
@@ -13,8 +14,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import gymnasium as gym
@@ -81,13 +82,17 @@ class EchoEnv(gym.Env[str, str]):
 
 
 @contextmanager
-def echo_registered() -> Iterator[str]:
-    """Register `ECHO_ID` for the duration; yield it."""
-    gym.register(id=ECHO_ID, entry_point=EchoEnv, disable_env_checker=True)
+def echo_registered(env_id: str = ECHO_ID, **kwargs: Any) -> Iterator[str]:
+    """Register `env_id` as an `EchoEnv` made with `kwargs` for the duration; yield it.
+
+    The kwargs are the operator's (registered), as a client may set only the documented env
+    arguments: a test that wants a slow or a short echo registers one.
+    """
+    gym.register(id=env_id, entry_point=EchoEnv, kwargs=kwargs, disable_env_checker=True)
     try:
-        yield ECHO_ID
+        yield env_id
     finally:
-        gym.registry.pop(ECHO_ID, None)
+        gym.registry.pop(env_id, None)
 
 
 @contextmanager
@@ -119,15 +124,38 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def server_process(*args: str, nofile: int | None = None, log: str | None = None,
+                   env: dict[str, str] | None = None) -> AbstractContextManager[tuple[str, subprocess.Popen[bytes]]]:
+    """``python -m agentgym.server`` in a child process (its own GIL and RSS); yield (url, process).
+
+    Args:
+        args: more command-line options.
+        nofile: the child's descriptor limit (soft and hard), as a small machine would have.
+        log: a file for the child's stderr (default: discarded; a pipe nobody reads would block it).
+        env: environment variables to set in the child.
+    """
+    return _child(["-m", "agentgym.server", "--log-level", "warning", *args], "/health", log, env, nofile)
+
+
+def board_process(db: str, *, log: str | None = None,
+                  env: dict[str, str] | None = None) -> AbstractContextManager[tuple[str, subprocess.Popen[bytes]]]:
+    """``agentgym leaderboard serve`` in a child process, on a fresh board; yield (url, process).
+    `log` and `env` as for `server_process`."""
+    return _child(["-m", "agentgym.cli", "leaderboard", "serve", "--db", db], "/leaderboard.json", log, env)
+
+
 @contextmanager
-def server_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``python -m agentgym.server`` in a child process (its own GIL and RSS); yield (url, process)."""
+def _child(argv: list[str], health_path: str, log: str | None, env: dict[str, str] | None,
+           nofile: int | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A server of ours in a child process on a free port, until it answers `health_path`."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "agentgym.server", "--port", str(port), "--log-level", "warning",
-                             *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with open(log or os.devnull, "wb") as err:
+        proc = subprocess.Popen([sys.executable, *argv, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=err,
+                                env=None if env is None else {**os.environ, **env},
+                                preexec_fn=None if nofile is None else lambda: _limit_descriptors(nofile))
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(url, proc)
+        wait_healthy(url, proc, path=health_path)
         yield url, proc
     finally:
         proc.terminate()
@@ -138,15 +166,27 @@ def server_process(*args: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
             proc.wait()
 
 
-def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 30.0) -> None:
+def _limit_descriptors(n: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
+
+
+def open_descriptors(pid: int) -> int:
+    """How many descriptors process `pid` holds (Linux /proc)."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_s: float = 30.0,
+                 path: str = "/health") -> None:
     import httpx
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"the server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+            raise RuntimeError(f"the server exited with {proc.returncode}")
         try:
-            if httpx.get(url + "/health", timeout=1).status_code == 200:
+            if httpx.get(url + path, timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
@@ -158,6 +198,61 @@ def health(url: str) -> dict[str, Any]:
     import httpx
 
     return httpx.get(url + "/health", timeout=10).json()
+
+
+def honest_episodes(url: str, index: int, deadline: float, tally: dict[str, Any], lock: threading.Lock) -> None:
+    """An honest client: open a session, play one or two heuristic episodes, close it; again until
+    the deadline. Adds its ``calls``, ``errors``, ``episodes`` and a few ``examples`` to `tally`."""
+    from agentgym.agents import make_agent
+    from agentgym.server.app import default_env_ids
+    from agentgym.server.client import RemoteEnv
+
+    ids = default_env_ids()
+    agent = make_agent("heuristic")
+    calls = errors = episodes = 0
+    examples: list[str] = []
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+        env = None
+        try:
+            env = RemoteEnv(url, ids[n % len(ids)], transport=("http", "ws")[(index + n) % 2],
+                            noise="tool_failure=0.2" if n % 3 == 0 else None)
+            calls += 1
+            for k in range(1 + n % 2):
+                obs, info = env.reset(seed=index * 100_000 + n * 10 + k)
+                calls += 1
+                agent.reset(obs, info)
+                done = False
+                while not done:
+                    obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+                    calls += 1
+                    done = terminated or truncated
+                episodes += 1
+        except Exception as exc:  # noqa: BLE001 (every failure is counted and shown, none is hidden)
+            errors += 1
+            if len(examples) < 5:
+                examples.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            if env is not None:
+                env.close()
+                calls += 1
+    with lock:
+        tally["calls"] += calls
+        tally["errors"] += errors
+        tally["episodes"] += episodes
+        tally["examples"] += examples
+
+
+def rss_growth(samples: list[tuple[float, int]], duration_s: float, level: Callable[[list[int]], float] = max,
+               warm: tuple[float, float] = (0.3, 0.4)) -> tuple[float, float, float]:
+    """``(baseline, final, growth)`` of RSS samples ``(seconds, bytes)`` over a run: the `level` of
+    those after warm-up (the `warm` fractions of the run) against that of its last quarter.
+    ``statistics.median`` as the level looks past the short peaks of single large requests."""
+    warm = [rss for t, rss in samples if warm[0] * duration_s <= t <= warm[1] * duration_s]
+    late = [rss for t, rss in samples if t >= 0.75 * duration_s]
+    baseline, final = level(warm), level(late)
+    return baseline, final, (final - baseline) / baseline
 
 
 def rss_of(pid: int) -> int:
@@ -191,6 +286,42 @@ def read_response(s: socket.socket) -> tuple[int, bytes]:
             break
         body += chunk
     return status, body
+
+
+def raw_websocket(url: str, session_id: str, *, rcvbuf: int | None = None) -> socket.socket:
+    """A WebSocket to a session, handshaken over a plain socket (a test then frames what it sends
+    with `ws_frame` and reads, or does not read, as it pleases). `rcvbuf` shrinks the socket's
+    receive buffer, so a client that stops reading stalls the server's sends sooner."""
+    host, port = url.removeprefix("http://").split(":")
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(10)
+    s.connect((host, int(port)))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET /sessions/{session_id}/ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
+               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(1)  # byte by byte: nothing past the handshake is read here
+        assert chunk, "the server closed the socket during the WebSocket handshake"
+        head += chunk
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return s
+
+
+def ws_frame(payload: bytes) -> bytes:
+    """One masked text frame, as a client sends it."""
+    n = len(payload)
+    if n < 126:
+        head = bytes([0x81, 0x80 | n])
+    elif n < 1 << 16:
+        head = bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head = bytes([0x81, 0x80 | 127]) + n.to_bytes(8, "big")
+    mask = os.urandom(4)
+    key = (mask * (n // 4 + 1))[:n]
+    return head + mask + (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
 
 
 def canonical(*parts: Any) -> str:

@@ -86,9 +86,9 @@ def test_reset_body_is_optional(client: TestClient) -> None:
 
 
 def test_step_after_the_end_is_409(client: TestClient) -> None:
-    with echo_registered():
+    with echo_registered(length=1):
         c = TestClient(create_app(env_ids=[ECHO_ID]), raise_server_exceptions=False)
-        sid = _session(c, ECHO_ID, length=1)
+        sid = _session(c, ECHO_ID)
         _assert_error(c.post(f"/sessions/{sid}/step", json={"action": "x"}), 409, "reset_needed")  # before reset
         c.post(f"/sessions/{sid}/reset", json={"seed": 1})
         assert c.post(f"/sessions/{sid}/step", json={"action": "x"}).json()["terminated"] is True
@@ -98,7 +98,9 @@ def test_step_after_the_end_is_409(client: TestClient) -> None:
 
 BAD_CREATES = [
     ({"env_id": "AgentRL/Nope-v0"}, 404, "unknown_env"),
-    ({"env_id": "AgentRL/Remote-v0", "kwargs": {"url": "http://example.com", "env_id": DIALOG}}, 404, "unknown_env"),
+    ({"env_id": "AgentRL/Remote-v0"}, 404, "unknown_env"),
+    ({"env_id": "AgentRL/Remote-v0", "kwargs": {"url": "http://example.com", "env_id": DIALOG}}, 422,
+     "invalid_env_args"),
     ({"env_id": "CartPole-v1"}, 404, "unknown_env"),
     ({"env_id": DIALOG, "kwargs": {"env_entry_point": "os:system"}}, 422, "invalid_env_args"),
     ({"env_id": DIALOG, "kwargs": {"max_episode_steps": "x"}}, 422, "invalid_env_args"),
@@ -159,9 +161,9 @@ def test_bad_step_bodies(client: TestClient, body: bytes) -> None:
 
 @pytest.mark.parametrize("env_calls", ["thread", "inline"])
 def test_an_env_bug_is_a_500_without_a_traceback(env_calls: str) -> None:
-    with echo_registered():
+    with echo_registered(length=100):
         with TestClient(create_app(env_ids=[ECHO_ID], env_calls=env_calls), raise_server_exceptions=False) as c:
-            sid = _session(c, ECHO_ID, length=100)
+            sid = _session(c, ECHO_ID)
             c.post(f"/sessions/{sid}/reset", json={"seed": 0})
             for action in ("crash", "exit"):  # a bug, and an env that calls sys.exit
                 err = _assert_error(c.post(f"/sessions/{sid}/step", json={"action": action}), 500, "internal_error")
@@ -312,10 +314,10 @@ def test_delete_closes_the_websocket(client: TestClient) -> None:
 
 # ------------------------------------------------------------------------------------- timeouts and locking
 def test_step_timeout_closes_the_session_and_frees_its_slot() -> None:
-    with echo_registered():
+    with echo_registered(step_delay_s=0.6):
         with TestClient(create_app(env_ids=[ECHO_ID], max_sessions=1, step_timeout_s=0.2),
                         raise_server_exceptions=False) as c:
-            sid = _session(c, ECHO_ID, step_delay_s=0.6)
+            sid = _session(c, ECHO_ID)
             c.post(f"/sessions/{sid}/reset", json={"seed": 0})
             t = time.monotonic()
             _assert_error(c.post(f"/sessions/{sid}/step", json={"action": "a"}), 504, "step_timeout")
@@ -328,10 +330,11 @@ def test_step_timeout_closes_the_session_and_frees_its_slot() -> None:
 
 
 def test_inline_step_timeout_interrupts_a_runaway_step() -> None:
-    with echo_registered():
-        with TestClient(create_app(env_ids=[ECHO_ID], max_sessions=1, step_timeout_s=0.2, env_calls="inline"),
+    busy = "ServerTest/BusyEcho-v0"
+    with echo_registered(), echo_registered(busy, busy_s=3600.0):  # spins for an hour unless interrupted
+        with TestClient(create_app(env_ids=[ECHO_ID, busy], max_sessions=1, step_timeout_s=0.2, env_calls="inline"),
                         raise_server_exceptions=False) as c:
-            sid = _session(c, ECHO_ID, busy_s=3600.0)  # spins for an hour unless interrupted
+            sid = _session(c, busy)
             c.post(f"/sessions/{sid}/reset", json={"seed": 0})
             t = time.monotonic()
             _assert_error(c.post(f"/sessions/{sid}/step", json={"action": "a"}), 504, "step_timeout")
@@ -345,11 +348,11 @@ def test_inline_step_timeout_interrupts_a_runaway_step() -> None:
 
 @pytest.mark.parametrize("env_calls", ["thread", "inline"])
 def test_slow_make_times_out(env_calls: str) -> None:
-    with echo_registered():
-        with TestClient(create_app(env_ids=[ECHO_ID], max_sessions=1, step_timeout_s=0.2, env_calls=env_calls),
+    slow = "ServerTest/SlowEcho-v0"
+    with echo_registered(), echo_registered(slow, make_delay_s=0.5):
+        with TestClient(create_app(env_ids=[ECHO_ID, slow], max_sessions=1, step_timeout_s=0.2, env_calls=env_calls),
                         raise_server_exceptions=False) as c:
-            _assert_error(c.post("/sessions", json={"env_id": ECHO_ID, "kwargs": {"make_delay_s": 0.5}}),
-                          504, "step_timeout")
+            _assert_error(c.post("/sessions", json={"env_id": slow}), 504, "step_timeout")
             time.sleep(0.5)
             assert c.post("/sessions", json={"env_id": ECHO_ID}).status_code == 201
 
@@ -359,14 +362,14 @@ def test_concurrent_steps_on_one_session_are_serialised() -> None:
         app = create_app(env_ids=[ECHO_ID])
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
-            r = await c.post("/sessions", json={"env_id": ECHO_ID, "kwargs": {"length": 1000, "step_delay_s": 0.005}})
+            r = await c.post("/sessions", json={"env_id": ECHO_ID})
             sid = r.json()["session_id"]
             await c.post(f"/sessions/{sid}/reset", json={"seed": 0})
             replies = await asyncio.gather(*(c.post(f"/sessions/{sid}/step", json={"action": str(i)})
                                              for i in range(40)))
             return sorted(r.json()["info"]["t"] for r in replies)
 
-    with echo_registered():
+    with echo_registered(length=1000, step_delay_s=0.005):
         EchoEnv.max_overlap = 0
         assert asyncio.run(run()) == list(range(1, 41))
         assert EchoEnv.max_overlap == 1

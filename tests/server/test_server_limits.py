@@ -4,25 +4,30 @@ creates (S2), vanished clients reaped (S3), oversized and malformed bodies (S4).
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from typing import Any
 
 import httpx
 import pytest
-from server_support import ECHO_ID, echo_registered, health, raw_http, read_response, running
+from server_support import (
+    echo_registered,
+    health,
+    raw_http,
+    raw_websocket,
+    read_response,
+    running,
+    ws_frame,
+)
 
 DIALOG = "AgentRL/Dialog-v0"
 
 
 # ------------------------------------------------------------------------------------- S2
-async def _creates(url: str, n: int, env_id: str, kwargs: dict[str, Any], peaks: list[int]) -> list[httpx.Response]:
+async def _creates(url: str, n: int, env_id: str, peaks: list[int]) -> list[httpx.Response]:
     limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
         stop = asyncio.Event()
@@ -33,7 +38,7 @@ async def _creates(url: str, n: int, env_id: str, kwargs: dict[str, Any], peaks:
                 await asyncio.sleep(0.005)
 
         watcher = asyncio.create_task(watch())
-        replies = await asyncio.gather(*(client.post("/sessions", json={"env_id": env_id, "kwargs": kwargs})
+        replies = await asyncio.gather(*(client.post("/sessions", json={"env_id": env_id})
                                          for _ in range(n)))
         stop.set()
         await watcher
@@ -42,11 +47,10 @@ async def _creates(url: str, n: int, env_id: str, kwargs: dict[str, Any], peaks:
 
 def test_s2_cap_holds_under_200_concurrent_creates() -> None:
     cap = 16
-    with echo_registered(), running((ECHO_ID,), max_sessions=cap) as server:
-        # Each make takes 50 ms, so creates pile up while earlier ones are still being admitted.
-        env_id, kwargs = ECHO_ID, {"make_delay_s": 0.05}
+    # Each make takes 50 ms, so creates pile up while earlier ones are still being admitted.
+    with echo_registered(make_delay_s=0.05) as env_id, running((env_id,), max_sessions=cap) as server:
         peaks: list[int] = []
-        replies = asyncio.run(_creates(server.url, 200, env_id, kwargs, peaks))
+        replies = asyncio.run(_creates(server.url, 200, env_id, peaks))
         statuses = [r.status_code for r in replies]
         h = health(server.url)
         print(f"\nS2 ({env_id}): {statuses.count(201)} created, {statuses.count(429)} refused with 429; "
@@ -78,15 +82,8 @@ while True:  # busy until killed: the session is live up to the moment its clien
 def _half_open_websocket(url: str, session_id: str) -> socket.socket:
     """A WebSocket that does its handshake and one reset, then never speaks again (and never
     closes: the TCP connection stays up, as with a client whose machine dropped off the net)."""
-    host, port = url.removeprefix("http://").split(":")
-    s = socket.create_connection((host, int(port)), timeout=10)
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall((f"GET /sessions/{session_id}/ws HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
-               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-    assert s.recv(4096).startswith(b"HTTP/1.1 101")
-    payload = json.dumps({"op": "reset", "seed": 1}).encode()
-    mask = os.urandom(4)
-    s.sendall(bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+    s = raw_websocket(url, session_id)
+    s.sendall(ws_frame(json.dumps({"op": "reset", "seed": 1}).encode()))
     s.recv(65536)  # the reset's answer (part of it is enough)
     return s
 

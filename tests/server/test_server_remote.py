@@ -110,8 +110,8 @@ def test_gym_make_remote(server: Any) -> None:
 
 
 def test_errors_are_raised_as_in_process(server: Any) -> None:
-    with echo_registered(), running((ECHO_ID,), max_sessions=1) as small:
-        env = RemoteEnv(small.url, ECHO_ID, transport="ws", length=1)
+    with echo_registered(length=1), running((ECHO_ID,), max_sessions=1) as small:
+        env = RemoteEnv(small.url, ECHO_ID, transport="ws")
         with pytest.raises(ServerBusy) as busy:
             RemoteEnv(small.url, ECHO_ID)
         assert busy.value.status == 429 and busy.value.retry_after_s >= 1
@@ -170,3 +170,15 @@ def test_unicode_and_surrogates_travel_exactly(server: Any) -> None:
             env.reset(seed=0)
             assert env.step(action)[0] == action
             env.close()
+
+
+def test_envs_made_at_once_share_one_loopback_server() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with remote_registered(), ThreadPoolExecutor(8) as pool:
+        envs = list(pool.map(lambda _: RemoteEnv(), range(8)))
+        try:
+            assert len({env.url for env in envs}) == 1
+        finally:
+            for env in envs:
+                env.close()
