@@ -58,6 +58,7 @@ __all__ = [
     "tool",
     "ToolSpec",
     "Toolkit",
+    "close_names",
 ]
 
 
@@ -193,10 +194,43 @@ def _json_type(v: object) -> str:
     return type(v).__name__
 
 
+#: Past this many characters a string is cut before repr(), and past this many bits an integer
+#: is described, not printed: repr() of either costs in proportion to its size (and of an
+#: integer past 4,300 digits raises).
+_SHORT_MAX_CHARS = 4096
+_SHORT_MAX_BITS = 4096
+
+
 def _short(v: object, limit: int = 60) -> str:
     """repr() capped for messages (agent-sent values can be huge)."""
+    if isinstance(v, str) and len(v) > _SHORT_MAX_CHARS:
+        v = v[:_SHORT_MAX_CHARS]
+    elif isinstance(v, int) and v.bit_length() > _SHORT_MAX_BITS:
+        return f"an integer of {v.bit_length()} bits"
     r = repr(v)
     return r if len(r) <= limit else r[: limit - 3] + "..."
+
+
+#: "Did you mean" is offered only for names up to this long (tool names have at most 64
+#: characters): difflib's cost grows with the name's length, and a longer name is no typo.
+SUGGEST_MAX_CHARS = 128
+
+
+def close_names(name: str, names: typing.Iterable[str], n: int = 3, *, ignore_case: bool = False) -> list[str]:
+    """Up to `n` of `names` close to `name` (difflib), best first; none for a long `name`.
+
+    Args:
+        name: the unknown name an agent sent.
+        names: the names it may have meant.
+        n: the most suggestions to return.
+        ignore_case: compare lower-cased names (the suggestions keep their own case).
+    """
+    if len(name) > SUGGEST_MAX_CHARS:
+        return []
+    if not ignore_case:
+        return difflib.get_close_matches(name, list(names), n=n)
+    folded = {candidate.lower(): candidate for candidate in names}
+    return [folded[m] for m in difflib.get_close_matches(name.lower(), list(folded), n=n)]
 
 
 def _fmt_num(x: float) -> str:
@@ -675,7 +709,6 @@ class Toolkit:
 
     _agentgym_specs: dict[str, ToolSpec] = {}
     _agentgym_schemas: list[dict] = []
-    _agentgym_lower: dict[str, str] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -692,7 +725,6 @@ class Toolkit:
                 specs[name] = spec
         cls._agentgym_specs = specs
         cls._agentgym_schemas = [s.openai_schema() for s in specs.values()]
-        cls._agentgym_lower = {n.lower(): n for n in specs}
 
     @classmethod
     def tool_specs(cls) -> dict[str, ToolSpec]:
@@ -725,10 +757,7 @@ class Toolkit:
         specs = self._agentgym_specs
         if not specs:
             return f"unknown tool {_short(name)}: this toolkit has no tools"
-        close: list[str] = []
-        if isinstance(name, str):
-            lower = self._agentgym_lower
-            close = [lower[m] for m in difflib.get_close_matches(name.lower(), list(lower), n=3)]
+        close = close_names(name, specs, ignore_case=True) if isinstance(name, str) else []
         if close:
             return f"unknown tool {_short(name)}; did you mean: {', '.join(close)}?"
         return f"unknown tool {_short(name)}; available tools: {', '.join(specs)}"
