@@ -29,6 +29,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "MAX_ACTION_BYTES",
@@ -664,28 +665,31 @@ def json_size(value: object, budget: int = MAX_ACTION_BYTES) -> int:
     """
     size = 0
     pending = [value]
+    pop, extend = pending.pop, pending.extend
     while pending:
-        item = pending.pop()
-        if isinstance(item, dict):
+        item = pop()
+        if type(item) is str and item.isascii():  # most parts: sized inline
+            size += len(item) + 2
+        elif isinstance(item, dict):
             n = len(item)
             size += 2 * n + 1 if n else 2  # braces, colons, commas
             if size > budget:
                 return size
             for key in item:
-                size += _scalar_size(key)
+                size += len(key) + 2 if type(key) is str and key.isascii() else _scalar_size(key)
                 if size > budget:
                     return size
-            pending.extend(item.values())
+            extend(item.values())
         elif isinstance(item, list):
             n = len(item)
             size += n + 1 if n else 2  # brackets, commas
             if size > budget:
                 return size
-            pending.extend(item)
+            extend(item)
         else:
             size += _scalar_size(item)
-            if size > budget:
-                return size
+        if size > budget:
+            return size
     return size
 
 
@@ -693,8 +697,8 @@ def _where(path: list[object]) -> str:
     """A location in the message, such as ``tool_calls[0].function.arguments.q``."""
     out = []
     for key in path:
-        if not isinstance(key, str):  # a list index
-            out.append(f"[{key}]")
+        if not isinstance(key, str):  # a list index, or an object key that is itself the problem
+            out.append(f"[{key}]" if type(key) is int and key.bit_length() < 64 else f"[<{type(key).__name__}>]")
         elif len(key) <= 40 and key.isidentifier():
             out.append(f".{key}" if out else key)
         else:
@@ -713,68 +717,88 @@ def _not_json(value: object) -> str:
 
 
 class _TooDeep(Exception):
-    """Unwinds `_plain_json` from a part nested deeper than MAX_JSON_DEPTH."""
+    """Unwinds `_read_message` from a part nested deeper than MAX_JSON_DEPTH (the location)."""
 
 
-def _plain_json(value: object, path: list[object], problems: list[str]) -> object:
-    """A copy of `value` as plain JSON data: dicts, lists, str, int, float, bool, None (a
-    subclass becomes its base type, a surrogate pair sent as two characters is joined).
-
-    The first value JSON cannot carry is described in `problems` (the walk goes on, so that a
-    part nested too deep further on is still found); a container nested deeper than
-    MAX_JSON_DEPTH (the outermost message is level 1) raises _TooDeep. The caller has bounded
-    the size, and the depth bounds the recursion.
-    """
-    if isinstance(value, str):
-        if not value.isascii():
-            return join_surrogate_pairs(value)
-        return value if type(value) is str else str(value)
-    if isinstance(value, (dict, list)):
-        if len(path) >= MAX_JSON_DEPTH:
-            raise _TooDeep(_where(path))
-        if isinstance(value, list):
-            out_list = []
-            for index, item in enumerate(value):
-                path.append(index)
-                out_list.append(_plain_json(item, path, problems))
-                path.pop()
-            return out_list
-        out: dict = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                if not problems:
-                    problems.append(f"{_where(path)}: an object key of type {type(key).__name__} is not a string")
-                continue
-            path.append(key)
-            out[_plain_json(key, path, problems)] = _plain_json(item, path, problems)
-            path.pop()
-        return out
-    if value is None or value is True or value is False:
-        return value
-    if isinstance(value, float) and math.isfinite(value):
-        return float(value)
-    if isinstance(value, int) and _fits_double(value):
-        return int(value)
-    if not problems:
-        problems.append(f"{_where(path)}: {_not_json(value)}")
-    return None
+class _OverBudget(Exception):
+    """Unwinds `_read_message` the moment the size passes MAX_ACTION_BYTES."""
 
 
 def _read_message(msg: dict) -> dict | ActionError:
     """An assistant-message dict as plain JSON data, or TOO_LARGE, TOO_DEEP or PARSE_ERROR.
 
-    The size comes first and counts every part, as for a string turn (sized before it is
-    parsed); then the first part nested too deep, then the first value JSON cannot carry. The
-    copy shares nothing with the caller's message (the caller may edit it later; a tool may keep
-    what it is given).
+    One walk sizes, checks and copies every part, in document order. Each key and value adds
+    its compact JSON size (see `_scalar_size`) and the walk stops the moment the total passes
+    MAX_ACTION_BYTES, so an input of any size and shape costs at most what its first 64 KiB
+    do; it stops too at a part nested deeper than MAX_JSON_DEPTH (which bounds the recursion),
+    and then `json_size` (no recursion) says whether the rest is over the limit, which is
+    reported first, as for a string turn (sized before it is parsed). The first value JSON
+    cannot carry is reported last, as a PARSE_ERROR naming its place.
+
+    The copy holds dicts, lists, str, int, float, bool and None (a subclass becomes its base
+    type, a surrogate pair sent as two characters is joined as in a string turn) and shares
+    nothing with the caller's message (who may edit it later; a tool may keep what it gets).
     """
-    if json_size(msg) > MAX_ACTION_BYTES:
-        return _MESSAGE_TOO_LARGE
+    size = 0
+    path: list[object] = []  # the keys and indexes down to the part being read
     problems: list[str] = []
+
+    def read(value: object) -> object:
+        nonlocal size
+        if isinstance(value, (dict, list)):
+            is_object = isinstance(value, dict)
+            n = len(value)
+            size += (2 * n + 1 if is_object else n + 1) if n else 2  # brackets, commas, colons
+            if size > MAX_ACTION_BYTES:
+                raise _OverBudget
+            if len(path) >= MAX_JSON_DEPTH:
+                raise _TooDeep(_where(path))
+            out: Any = {} if is_object else [None] * n
+            for key, item in value.items() if is_object else enumerate(value):
+                if is_object:
+                    if type(key) is str and key.isascii():
+                        size += len(key) + 2
+                    elif isinstance(key, str):
+                        key = read(key)
+                    else:
+                        size += _scalar_size(key)
+                        if not problems:
+                            problems.append(f"{_where(path)}: an object key of type {type(key).__name__} is not a string")
+                # The commonest parts are read inline: no call, no step in `path`.
+                if type(item) is str and item.isascii():
+                    size += len(item) + 2
+                    out[key] = item
+                elif item is None or item is True or item is False:
+                    size += 5 if item is False else 4
+                    out[key] = item
+                else:
+                    path.append(key)
+                    out[key] = read(item)
+                    path.pop()
+                if size > MAX_ACTION_BYTES:
+                    raise _OverBudget
+            return out
+        size += _scalar_size(value)
+        if size > MAX_ACTION_BYTES:
+            raise _OverBudget
+        if isinstance(value, str):
+            return join_surrogate_pairs(value) if not value.isascii() else value if type(value) is str else str(value)
+        if value is None or value is True or value is False:
+            return value
+        if isinstance(value, float) and math.isfinite(value):
+            return float(value)
+        if isinstance(value, int) and _fits_double(value):
+            return int(value)
+        if not problems:
+            problems.append(f"{_where(path)}: {_not_json(value)}")
+        return None
+
     try:
-        plain = _plain_json(msg, [], problems)
+        plain = read(msg)
+    except _OverBudget:
+        return _MESSAGE_TOO_LARGE
     except _TooDeep as deep:
-        return _deep_error(str(deep))
+        return _MESSAGE_TOO_LARGE if json_size(msg) > MAX_ACTION_BYTES else _deep_error(str(deep))
     if problems:
         return ActionError(ErrorCode.PARSE_ERROR, problems[0])
     return plain  # type: ignore[return-value]

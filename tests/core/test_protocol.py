@@ -637,6 +637,13 @@ def test_dict_action_depth_counts_from_the_message() -> None:
     _turn_error(parse_action(json.dumps(deep)), ErrorCode.TOO_DEEP)
 
 
+def test_a_dict_action_that_holds_itself_is_too_large_never_a_hang() -> None:
+    msg = _message(_openai_call("f", {}))
+    msg["tool_calls"][0]["function"]["arguments"]["self"] = msg
+    msg["tool_calls"].append(msg["tool_calls"])
+    _turn_error(parse_action(msg), ErrorCode.TOO_LARGE)
+
+
 def test_dict_action_arguments_share_nothing_with_the_callers_message() -> None:
     inner = {"tags": ["a", "b"], "where": {"area": "Hillside"}}
     msg = _message(_openai_call("f", inner))
