@@ -716,6 +716,10 @@ def _not_json(value: object) -> str:
             "(send objects with string keys, lists, strings, finite numbers, booleans or null)")
 
 
+#: Integers read inline (well inside a double's range: no range check needed).
+_INLINE_INT = 2**53
+
+
 class _TooDeep(Exception):
     """Unwinds `_read_message` from a part nested deeper than MAX_JSON_DEPTH (the location)."""
 
@@ -764,13 +768,21 @@ def _read_message(msg: dict) -> dict | ActionError:
                         size += _scalar_size(key)
                         if not problems:
                             problems.append(f"{_where(path)}: an object key of type {type(key).__name__} is not a string")
-                # The commonest parts are read inline: no call, no step in `path`.
-                if type(item) is str and item.isascii():
+                # The commonest parts are read inline: no call, no step in `path` (which also
+                # bounds the worst case, many tiny parts, to a few thousand calls).
+                kind = type(item)
+                if kind is str and item.isascii():
                     size += len(item) + 2
                     out[key] = item
                 elif item is None or item is True or item is False:
                     size += 5 if item is False else 4
                     out[key] = item
+                elif kind is int and -_INLINE_INT < item < _INLINE_INT or kind is float and item - item == 0.0:
+                    size += len(repr(item))  # `item - item` is 0.0 for a finite float only
+                    out[key] = item
+                elif (kind is list or kind is dict) and not item:
+                    size += 2
+                    out[key] = kind()
                 else:
                     path.append(key)
                     out[key] = read(item)

@@ -211,9 +211,12 @@ def _short(v: object, limit: int = 60) -> str:
     return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
-#: "Did you mean" is offered only for names up to this long (tool names have at most 64
-#: characters): difflib's cost grows with the name's length, and a longer name is no typo.
-SUGGEST_MAX_CHARS = 128
+#: The longest tool name: an agent's longer name is unknown without being looked up (hashed).
+MAX_TOOL_NAME_CHARS = 64
+_TOOL_NAME_RE = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_TOOL_NAME_CHARS}}}")
+#: "Did you mean" is offered only for names up to this long: difflib's cost grows with the
+#: name's length, and a name twice as long as any tool's is no typo.
+SUGGEST_MAX_CHARS = 2 * MAX_TOOL_NAME_CHARS
 
 
 def close_names(name: str, names: typing.Iterable[str], n: int = 3, *, ignore_case: bool = False) -> list[str]:
@@ -423,8 +426,8 @@ class ToolSpec:
         return self._hash
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
-            raise TypeError(f"invalid tool name {self.name!r} (want [A-Za-z0-9_-]{{1,64}})")
+        if not isinstance(self.name, str) or not _TOOL_NAME_RE.fullmatch(self.name):
+            raise TypeError(f"invalid tool name {self.name!r} (want {_TOOL_NAME_RE.pattern})")
         object.__setattr__(self, "kind", ToolKind(self.kind))
         p = self.parameters
         if not isinstance(p, dict) or p.get("type") != "object":
@@ -748,7 +751,8 @@ class Toolkit:
 
     def validate(self, name: str, arguments: object) -> ActionError | None:
         """None if `name(**arguments)` is a valid call, else UNKNOWN_TOOL or INVALID_ARGS."""
-        spec = self._agentgym_specs.get(name) if isinstance(name, str) else None
+        known = isinstance(name, str) and len(name) <= MAX_TOOL_NAME_CHARS
+        spec = self._agentgym_specs.get(name) if known else None
         if spec is None:
             return ActionError(ErrorCode.UNKNOWN_TOOL, self._unknown_tool_message(name))
         return spec.validate(arguments)

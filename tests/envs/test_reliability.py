@@ -1022,6 +1022,11 @@ def _e16_shapes() -> Iterator[tuple[str, dict[str, Any]]]:
     yield "argument keys", msg(call(arguments={f"{block}{i}": 0 for i in range(2**10)}))
     yield "list of strings", msg(call(arguments={"tags": [block] * 2**10}))
     yield "list of numbers", msg(call(arguments={"ids": [7] * (_MIB64 // 2)}))
+    # The costliest shapes: lists short enough to pass their own size check, of the smallest
+    # parts (the walk reads 64 KiB of them before it stops).
+    yield "lists of zeros", msg(call(arguments={"ids": [[0] * 32_000] * 1_000}))
+    yield "lists of [0]", msg(call(arguments={"ids": [[[0]] * 16_000] * 1_000}))
+    yield "lists of {}", msg(call(arguments={"ids": [[{}] * 22_000] * 1_000}))
     yield "2M calls", msg(*[call()] * (_MIB64 // 32))
     yield "message field", msg(call(), refusal=big)
     yield "bytes", msg(call(arguments={"item_id": big.encode()}))
