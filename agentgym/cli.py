@@ -135,15 +135,18 @@ def cmd_bench_agents(args: argparse.Namespace) -> int:
 
 
 def _parse_kv(pairs: Sequence[str] | None, what: str) -> dict[str, Any]:
-    """``["k=v", ...]`` to a dict; values parse as JSON when they can (numbers, true, lists)."""
+    """``["k=v", ...]`` to a dict; values parse as strict JSON when they can (numbers, true,
+    lists), else stay strings (so ``NaN`` or a 100,000-deep ``[[[`` is text, never a crash)."""
+    from agentgym.core.protocol import strict_json
+
     out: dict[str, Any] = {}
     for pair in pairs or ():
         key, sep, raw = pair.partition("=")
         if not sep or not key:
-            raise ValueError(f"{what} must look like key=value, got {pair!r}")
+            raise ValueError(f"{what} must look like key=value, got {pair[:100]!r}")
         try:
-            out[key] = json.loads(raw)
-        except json.JSONDecodeError:
+            out[key] = strict_json(raw)
+        except ValueError:
             out[key] = raw
     return out
 

@@ -7,14 +7,21 @@ file (see `load_suite`).
 
 from __future__ import annotations
 
+import math
+import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from agentgym.core.seeding import MAX_SEED
+from agentgym.core.task import SPLITS
 from agentgym.eval.runner import EpisodeJob
+from agentgym.noise.spec import NoiseSpecError, parse_noise
 
-__all__ = ["Suite", "SUITES", "get_suite", "load_suite", "TEST_SEED_BASE"]
+__all__ = ["Suite", "SUITES", "get_suite", "load_suite", "TEST_SEED_BASE", "MAX_SUITE_FILE_BYTES"]
 
 #: Suites draw their seeds from here on, so a published suite's tasks stay out of training seeds.
 TEST_SEED_BASE = 10_000_000
@@ -36,7 +43,13 @@ class Suite:
     primary: str = "success"
     #: False once a newer version replaces it: stored and shown, not ranked.
     current: bool = True
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    #: Make kwargs for every env of the suite; read-only (suites are shared, by every thread too).
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "envs", tuple(self.envs))
+        object.__setattr__(self, "noise", tuple(self.noise))
+        object.__setattr__(self, "kwargs", MappingProxyType(dict(self.kwargs)))
 
     @property
     def seeds(self) -> range:
@@ -104,13 +117,60 @@ def get_suite(name: str) -> Suite:
     raise ValueError(f"unknown suite {name!r}; built-in suites: {', '.join(SUITES)}; or give a .toml file")
 
 
+#: A suite file past this size is refused unread (a real one is well under 1 KiB).
+MAX_SUITE_FILE_BYTES = 64 * 1024
+#: Bounds on what a suite file may ask for; its job list is built in memory.
+MAX_SUITE_EPISODES = 1_000_000
+_MAX_LIST_ITEMS = 64
+_MAX_TEXT_CHARS = 1000
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _TOML_FIELDS = {"id", "description", "envs", "noise", "n_seeds", "trials", "split", "seed_base", "primary", "kwargs"}
 
 
-def load_suite(path: str | Path) -> Suite:
-    """A suite from a TOML file with a ``[suite]`` table; unknown keys are an error.
+def _text(table: dict[str, Any], key: str, where: str, default: str | None = None, *, empty_ok: bool = False) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str) or len(value) > _MAX_TEXT_CHARS or not (empty_ok or value.strip()):
+        raise ValueError(f"{where}: {key} must be a{'' if empty_ok else ' non-empty'} string of at most "
+                         f"{_MAX_TEXT_CHARS} characters")
+    return value
 
-    Example::
+
+def _count(table: dict[str, Any], key: str, where: str, lo: int, hi: int, default: int | None = None) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{where}: {key} must be an integer in [{lo}, {hi}], got {value!r}"[:300])
+    return value
+
+
+def _names(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = table[key]
+    if (not isinstance(value, list) or not 1 <= len(value) <= _MAX_LIST_ITEMS
+            or not all(isinstance(v, str) and 0 < len(v) <= 200 for v in value)):
+        raise ValueError(f"{where}: {key} must be a list of 1 to {_MAX_LIST_ITEMS} non-empty strings")
+    if len(set(value)) != len(value):
+        raise ValueError(f"{where}: {key} lists a value twice")
+    return tuple(value)
+
+
+def _kwargs(table: dict[str, Any], where: str) -> dict[str, Any]:
+    value = table.get("kwargs", {})
+    if not isinstance(value, dict) or len(value) > _MAX_LIST_ITEMS:
+        raise ValueError(f"{where}: kwargs must be a table of at most {_MAX_LIST_ITEMS} keys")
+    for key, item in value.items():
+        plain = isinstance(item, (str, int, bool)) or isinstance(item, float) and math.isfinite(item)
+        if not plain or isinstance(item, str) and len(item) > _MAX_TEXT_CHARS:
+            raise ValueError(f"{where}: kwargs.{key} must be a string, a whole number, a finite number or a bool")
+    if "split" in value:
+        raise ValueError(f"{where}: give the split as the suite's own `split` key, not in kwargs")
+    return value
+
+
+def load_suite(path: str | Path) -> Suite:
+    """A suite from a TOML file with a ``[suite]`` table, parsed strictly.
+
+    The file is read only if it is at most MAX_SUITE_FILE_BYTES; unknown keys, wrong types,
+    values out of range, a noise spec that does not parse, an id of a built-in suite and more
+    than MAX_SUITE_EPISODES episodes are errors. Example::
 
         [suite]
         id = "my-suite-v0"
@@ -119,26 +179,62 @@ def load_suite(path: str | Path) -> Suite:
         noise = ["none", "light"]
         n_seeds = 50
         trials = 1
+
+    Raises:
+        ValueError: the file is too large, not UTF-8, not TOML, or not a valid suite; the
+            message names the file and the problem.
     """
-    data = tomllib.loads(Path(path).read_text("utf-8"))
+    where = str(path)
+    with open(path, "rb") as f:
+        raw = f.read(MAX_SUITE_FILE_BYTES + 1)
+    if len(raw) > MAX_SUITE_FILE_BYTES:
+        raise ValueError(f"{where}: a suite file is at most {MAX_SUITE_FILE_BYTES} bytes")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{where}: not valid TOML: {exc}") from None
     table = data.get("suite")
     if not isinstance(table, dict) or set(data) != {"suite"}:
-        raise ValueError(f"{path}: expected exactly one [suite] table")
+        raise ValueError(f"{where}: expected exactly one [suite] table")
     unknown = set(table) - _TOML_FIELDS
     missing = {"id", "envs", "noise", "n_seeds"} - set(table)
     if unknown or missing:
-        raise ValueError(f"{path}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
-    if not isinstance(table["n_seeds"], int) or table["n_seeds"] < 1:
-        raise ValueError(f"{path}: n_seeds must be a positive integer")
+        raise ValueError(f"{where}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
+    suite_id = _text(table, "id", where)
+    if not _ID_RE.fullmatch(suite_id):
+        raise ValueError(f"{where}: id must be letters, digits, '.', '_' or '-' (at most 100), got {suite_id!r}")
+    if suite_id in SUITES:
+        raise ValueError(f"{where}: {suite_id!r} is a built-in suite; give yours another id")
+    noise = _names(table, "noise", where)
+    for spec in noise:
+        try:
+            parse_noise(None if spec == "none" else spec)
+        except NoiseSpecError as exc:
+            raise ValueError(f"{where}: noise: {exc}") from None
+    split = table.get("split", "test")
+    if split not in SPLITS:
+        raise ValueError(f"{where}: split must be one of {SPLITS}, got {split!r}"[:300])
+    envs = _names(table, "envs", where)
+    n_seeds = _count(table, "n_seeds", where, 1, MAX_SUITE_EPISODES)
+    trials = _count(table, "trials", where, 1, 100, default=1)
+    seed_base = _count(table, "seed_base", where, 0, MAX_SEED - n_seeds + 1, default=TEST_SEED_BASE)
+    episodes = len(envs) * len(noise) * n_seeds * trials
+    if episodes > MAX_SUITE_EPISODES:
+        raise ValueError(f"{where}: {episodes} episodes, over the limit of {MAX_SUITE_EPISODES}")
+    primary = _text(table, "primary", where, default="success")
+    if not primary.isidentifier():
+        raise ValueError(f"{where}: primary must name a summary metric, got {primary!r}")
     return Suite(
-        id=str(table["id"]),
-        description=str(table.get("description", "")),
-        envs=tuple(table["envs"]),
-        noise=tuple(table["noise"]),
-        n_seeds=int(table["n_seeds"]),
-        trials=int(table.get("trials", 1)),
-        split=str(table.get("split", "test")),
-        seed_base=int(table.get("seed_base", TEST_SEED_BASE)),
-        primary=str(table.get("primary", "success")),
-        kwargs=dict(table.get("kwargs", {})),
+        id=suite_id,
+        description=_text(table, "description", where, default="", empty_ok=True),
+        envs=envs,
+        noise=noise,
+        n_seeds=n_seeds,
+        trials=trials,
+        split=split,
+        seed_base=seed_base,
+        primary=primary,
+        kwargs=_kwargs(table, where),
     )

@@ -18,7 +18,9 @@ from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 
 from agentgym.core.hooks import EnvHooks
-from agentgym.core.protocol import MAX_ACTION_BYTES, ErrorCode, ParsedAction, ToolCall, parse_action
+from agentgym.core.protocol import (
+    MAX_ACTION_BYTES, ErrorCode, ParsedAction, ToolCall, join_surrogate_pairs, parse_action,
+)
 from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
@@ -268,7 +270,7 @@ class AgentEnv(gym.Env[str, str]):
         self._turn += 1
         turn = self._turn
         if isinstance(action, str) and not action.isascii():
-            action = _join_surrogates(action)
+            action = join_surrogate_pairs(action)
         parsed = parse_action(action)
         messages: list[dict[str, Any]] = []
         step_calls: list[dict[str, Any]] = []
@@ -450,18 +452,6 @@ class AgentEnv(gym.Env[str, str]):
         }
 
 
-def _join_surrogates(text: str) -> str:
-    """Join a high and a low surrogate sent as two characters into the one character they
-    encode, as any JSON round trip of the text would (so records read back equal); lone
-    surrogates stay as they are."""
-    if len(text) > MAX_ACTION_BYTES:  # over the cap anyway: rejected before parsing
-        return text
-    try:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-    except UnicodeDecodeError:  # pragma: no cover - utf-16 round trips every str
-        return text
-
-
 _SCHEMA_BLOBS: dict[Any, bytes] = {}
 
 
@@ -534,7 +524,11 @@ def _gold_view(task: Task) -> Any:
 
 
 def _assistant_message(parsed: ParsedAction, turn: int) -> dict[str, Any]:
-    """The env's normalised reading of the agent's turn, as an OpenAI assistant message."""
+    """The env's normalised reading of the agent's turn, as an OpenAI assistant message.
+
+    Encoding the arguments cannot fail: `parse_action` hands on only plain JSON data (a dict
+    action holding NaN, a set or bytes is a PARSE_ERROR turn, with no calls).
+    """
     msg: dict[str, Any] = {"role": "assistant", "content": parsed.content}
     if parsed.calls:
         msg["tool_calls"] = [

@@ -15,6 +15,11 @@ Accepted forms, several calls per turn allowed:
 Bad input never raises: it becomes an :class:`ActionError` with a stable
 :class:`ErrorCode`, either for the whole turn (``ParsedAction.error``) or for
 one call (``ToolCall.error``).
+
+Limits, whatever form the turn takes: at most MAX_ACTION_BYTES (a dict action is
+sized as its compact JSON text: every key, name, id, argument and bracket counts),
+JSON nested at most MAX_JSON_DEPTH deep, at most MAX_CALLS_PER_TURN calls, and
+numbers a double can hold (no NaN, no infinities, no integer past the float range).
 """
 
 from __future__ import annotations
@@ -24,20 +29,28 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "MAX_ACTION_BYTES",
+    "MAX_CALLS_PER_TURN",
     "MAX_JSON_DEPTH",
     "ActionError",
     "ErrorCode",
     "ParsedAction",
     "ToolCall",
+    "join_surrogate_pairs",
+    "json_size",
     "parse_action",
+    "strict_json",
 ]
 
 MAX_ACTION_BYTES = 64 * 1024
 MAX_JSON_DEPTH = 32
 MAX_CALL_ID_CHARS = 64
+#: More calls than this in one turn make the whole turn an error (none of them runs): each call
+#: costs a validation, a tool run and a record, and no task needs more at once.
+MAX_CALLS_PER_TURN = 32
 
 
 class ErrorCode(str, enum.Enum):
@@ -133,11 +146,36 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _out_of_range(text: str) -> ValueError:
+    shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+    return ValueError(f"number {shown} is out of range")
+
+
 def _finite_float(text: str) -> float:
     # json turns 1e999 into inf without calling parse_constant; reject it the same way.
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"number {text} is out of range")
+        raise _out_of_range(text)
+    return value
+
+
+def _fits_double(value: int) -> bool:
+    """Whether `float(value)` is finite: a JSON number must be one a double can hold."""
+    bits = value.bit_length()
+    if bits != 1024:  # 2**1023 fits, 2**1024 does not; between them it depends on the rounding
+        return bits < 1024
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def _double_int(text: str) -> int:
+    # Every integer of at most 308 digits fits a double; only longer ones need the check.
+    value = int(text)
+    if len(text) > 308 and not _fits_double(value):
+        raise _out_of_range(text)
     return value
 
 
@@ -153,7 +191,8 @@ def _unique_pairs(pairs: list[tuple[str, object]]) -> dict:
 
 
 _DECODER = json.JSONDecoder(
-    object_pairs_hook=_unique_pairs, parse_constant=_reject_constant, parse_float=_finite_float
+    object_pairs_hook=_unique_pairs, parse_constant=_reject_constant, parse_float=_finite_float,
+    parse_int=_double_int,
 )
 
 _scan_once = _DECODER.scan_once
@@ -216,6 +255,19 @@ def _decode(text: str, where: str = "") -> object:
         return _deep_error(where)
     except ValueError as exc:  # Our hooks (duplicate key, NaN) and int digit limits.
         return ActionError(ErrorCode.PARSE_ERROR, f"{_prefix(where)}invalid JSON: {exc}")
+
+
+def strict_json(text: str) -> object:
+    """`text` decoded as strict JSON, as tool calls are: no NaN or infinities, no number past a
+    double's range, no duplicate keys, at most MAX_JSON_DEPTH deep, never a RecursionError.
+
+    Raises:
+        ValueError: `text` is not such JSON; the message says why.
+    """
+    value = _decode(text)
+    if isinstance(value, ActionError):
+        raise ValueError(value.message)
+    return value
 
 
 def _prefix(where: str) -> str:
@@ -311,6 +363,8 @@ def _from_message_fields(msg: dict) -> tuple[str, list[ToolCall]] | ActionError:
         return ActionError(
             ErrorCode.PARSE_ERROR, f"'tool_calls' must be a list, got {_json_type(tool_calls)}"
         )
+    if len(tool_calls) > MAX_CALLS_PER_TURN:
+        return _TOO_MANY_CALLS
     calls = []
     for index, item in enumerate(tool_calls):
         if _is_call_object(item):
@@ -332,6 +386,8 @@ def _calls_from_value(value: object) -> tuple[str, list[ToolCall]] | ActionError
             return "", [_call_from_object(value)]
         return None
     if isinstance(value, list) and value and all(_is_call_object(item) for item in value):
+        if len(value) > MAX_CALLS_PER_TURN:
+            return _TOO_MANY_CALLS
         return "", [_call_from_object(item) for item in value]
     return None
 
@@ -348,6 +404,16 @@ def _failed(text: str, code: ErrorCode, message: str) -> ParsedAction:
     return ParsedAction(content=text, error=ActionError(code, message))
 
 
+def _turn_error(text: str, error: ActionError) -> ParsedAction:
+    """The turn failed with `error`; a TOO_LARGE turn carries no content (see ParsedAction)."""
+    return ParsedAction(content="" if error.code is ErrorCode.TOO_LARGE else text, error=error)
+
+
+_TOO_MANY_CALLS = ActionError(
+    ErrorCode.TOO_LARGE, f"the turn makes more than {MAX_CALLS_PER_TURN} tool calls, the limit per turn"
+)
+
+
 def _join(pieces: list[str]) -> str:
     return "\n".join(piece for piece in (p.strip() for p in pieces) if piece)
 
@@ -357,6 +423,15 @@ def _utf8_size(text: str) -> int:
     if len(text) > MAX_ACTION_BYTES:  # Every char is at least one byte: no need to encode.
         return len(text)
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+def join_surrogate_pairs(text: str) -> str:
+    """`text` with each high and low surrogate sent as two characters joined into the one
+    character they encode, as any JSON round trip of the text would (so records read back
+    equal); lone surrogates stay as they are."""
+    if len(text) > MAX_ACTION_BYTES:  # over the cap anyway: rejected before parsing
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def _too_large(text: str) -> ParsedAction | None:
@@ -387,7 +462,7 @@ def _parse_whole_json(text: str) -> ParsedAction:
         return _failed(text, ErrorCode.PARSE_ERROR,
                        f"JSON {_json_type(value)} is not a list of tool calls")
     if isinstance(got, ActionError):
-        return ParsedAction(content=text, error=got)
+        return _turn_error(text, got)
     content, calls = got
     return _with_calls(content, calls)
 
@@ -463,13 +538,15 @@ def _parse_tagged(text: str) -> ParsedAction:
             return _failed(text, ErrorCode.PARSE_ERROR,
                            f"{where} is not a tool call: missing 'name'")
         if isinstance(got, ActionError):
-            return ParsedAction(content=text, error=got)
+            return _turn_error(text, got)
         pieces.append(text[pos:start])
         pieces.append(got[0])
         calls.extend(got[1])
+        if len(calls) > MAX_CALLS_PER_TURN:
+            return _turn_error(text, _TOO_MANY_CALLS)
         pos = end + len(_CLOSE_TAG)
     pieces.append(text[pos:])
-    return ParsedAction(content=_join(pieces), calls=tuple(calls))
+    return _with_calls(_join(pieces), calls)
 
 
 def _parse_fenced(text: str) -> ParsedAction | None:
@@ -496,16 +573,20 @@ def _parse_fenced(text: str) -> ParsedAction | None:
                 return ParsedAction(content=text, error=value)
             continue
         got = _calls_from_value(value)
+        if got is _TOO_MANY_CALLS:
+            return _turn_error(text, got)
         if got is None or isinstance(got, ActionError) or not got[1]:
             continue  # Only tool-call shapes count: models paste JSON examples.
         pieces.append(text[kept_from:start])
         pieces.append(got[0])
         calls.extend(got[1])
+        if len(calls) > MAX_CALLS_PER_TURN:
+            return _turn_error(text, _TOO_MANY_CALLS)
         kept_from = pos
     if not calls:
         return None
     pieces.append(text[kept_from:])
-    return ParsedAction(content=_join(pieces), calls=tuple(calls))
+    return _with_calls(_join(pieces), calls)
 
 
 def _parse_text(action: str) -> ParsedAction:
@@ -538,29 +619,216 @@ def _parse_text(action: str) -> ParsedAction:
     return _message(text)
 
 
+# --- a dict action: one budget walk over all of it ----------------------------------------
+
+_MESSAGE_TOO_LARGE = ActionError(
+    ErrorCode.TOO_LARGE,
+    f"assistant message is over the {MAX_ACTION_BYTES}-byte limit (its JSON size: every part counts)",
+)
+#: Sized by their length only (each element or byte counts one), never iterated or encoded.
+_SIZED_BY_LEN = (bytes, bytearray, tuple, set, frozenset)
+
+
+def _scalar_size(value: object) -> int:
+    """The compact JSON size of a string (UTF-8 bytes and quotes; escapes not counted), number,
+    bool or null. A value JSON cannot carry counts its length if it has one, else nothing: it
+    is an error anyway, and this only decides whether the size limit is the one to report."""
+    if isinstance(value, str):
+        return (len(value) if value.isascii() else _utf8_size(value)) + 2
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    if isinstance(value, float):
+        return len(repr(value))
+    if isinstance(value, int):
+        # Past a double's range the digits are estimated from the bits: str() of a huge
+        # integer costs quadratic time (and past 4,300 digits raises).
+        return len(repr(value)) if _fits_double(value) else value.bit_length() * 3 // 10
+    return len(value) if type(value) in _SIZED_BY_LEN else 0
+
+
+def json_size(value: object, budget: int = MAX_ACTION_BYTES) -> int:
+    """The size of `value` as compact JSON, counted only until it passes `budget`.
+
+    Every key and value counts (see `_scalar_size`); the count stops the moment it passes
+    `budget` and returns what it has, so a value of any size and shape costs at most what its
+    first `budget` bytes do. No recursion, no copy, and nothing allocated per level: a hostile
+    value may nest 100,000 deep.
+
+    Args:
+        value: JSON-like data (dicts, lists, scalars), possibly holding anything.
+        budget: the size past which the exact figure no longer matters.
+
+    Returns:
+        The size, or a number over `budget` once it is passed.
+    """
+    size = 0
+    pending = [value]
+    pop, extend = pending.pop, pending.extend
+    while pending:
+        item = pop()
+        if type(item) is str and item.isascii():  # most parts: sized inline
+            size += len(item) + 2
+        elif isinstance(item, dict):
+            n = len(item)
+            size += 2 * n + 1 if n else 2  # braces, colons, commas
+            if size > budget:
+                return size
+            for key in item:
+                size += len(key) + 2 if type(key) is str and key.isascii() else _scalar_size(key)
+                if size > budget:
+                    return size
+            extend(item.values())
+        elif isinstance(item, list):
+            n = len(item)
+            size += n + 1 if n else 2  # brackets, commas
+            if size > budget:
+                return size
+            extend(item)
+        else:
+            size += _scalar_size(item)
+        if size > budget:
+            return size
+    return size
+
+
+def _where(path: list[object]) -> str:
+    """A location in the message, such as ``tool_calls[0].function.arguments.q``."""
+    out = []
+    for key in path:
+        if not isinstance(key, str):  # a list index, or an object key that is itself the problem
+            out.append(f"[{key}]" if type(key) is int and key.bit_length() < 64 else f"[<{type(key).__name__}>]")
+        elif len(key) <= 40 and key.isidentifier():
+            out.append(f".{key}" if out else key)
+        else:
+            out.append(f"[{key[:40]!r}{'...' if len(key) > 40 else ''}]")
+    return "".join(out) or "the message"
+
+
+def _not_json(value: object) -> str:
+    """Why `value` (not a JSON value, or a number outside a double's range) cannot be sent."""
+    if isinstance(value, float):
+        return f"{value!r} is not a JSON number (numbers must be finite)"
+    if isinstance(value, int):
+        return f"an integer of {value.bit_length()} bits is out of range (numbers must fit a double)"
+    return (f"a value of type {type(value).__name__} is not JSON "
+            "(send objects with string keys, lists, strings, finite numbers, booleans or null)")
+
+
+#: Integers read inline (well inside a double's range: no range check needed).
+_INLINE_INT = 2**53
+
+
+class _TooDeep(Exception):
+    """Unwinds `_read_message` from a part nested deeper than MAX_JSON_DEPTH (the location)."""
+
+
+class _OverBudget(Exception):
+    """Unwinds `_read_message` the moment the size passes MAX_ACTION_BYTES."""
+
+
+def _read_message(msg: dict) -> dict | ActionError:
+    """An assistant-message dict as plain JSON data, or TOO_LARGE, TOO_DEEP or PARSE_ERROR.
+
+    One walk sizes, checks and copies every part, in document order. Each key and value adds
+    its compact JSON size (see `_scalar_size`) and the walk stops the moment the total passes
+    MAX_ACTION_BYTES, so an input of any size and shape costs at most what its first 64 KiB
+    do; it stops too at a part nested deeper than MAX_JSON_DEPTH (which bounds the recursion),
+    and then `json_size` (no recursion) says whether the rest is over the limit, which is
+    reported first, as for a string turn (sized before it is parsed). The first value JSON
+    cannot carry is reported last, as a PARSE_ERROR naming its place.
+
+    The copy holds dicts, lists, str, int, float, bool and None (a subclass becomes its base
+    type, a surrogate pair sent as two characters is joined as in a string turn) and shares
+    nothing with the caller's message (who may edit it later; a tool may keep what it gets).
+    """
+    size = 0
+    path: list[object] = []  # the keys and indexes down to the part being read
+    problems: list[str] = []
+
+    def read(value: object) -> object:
+        nonlocal size
+        if isinstance(value, (dict, list)):
+            is_object = isinstance(value, dict)
+            n = len(value)
+            size += (2 * n + 1 if is_object else n + 1) if n else 2  # brackets, commas, colons
+            if size > MAX_ACTION_BYTES:
+                raise _OverBudget
+            if len(path) >= MAX_JSON_DEPTH:
+                raise _TooDeep(_where(path))
+            out: Any = {} if is_object else [None] * n
+            for key, item in value.items() if is_object else enumerate(value):
+                if is_object:
+                    if type(key) is str and key.isascii():
+                        size += len(key) + 2
+                    elif isinstance(key, str):
+                        key = read(key)
+                    else:
+                        size += _scalar_size(key)
+                        if not problems:
+                            problems.append(f"{_where(path)}: an object key of type {type(key).__name__} is not a string")
+                # The commonest parts are read inline: no call, no step in `path` (which also
+                # bounds the worst case, many tiny parts, to a few thousand calls).
+                kind = type(item)
+                if kind is str and item.isascii():
+                    size += len(item) + 2
+                    out[key] = item
+                elif item is None or item is True or item is False:
+                    size += 5 if item is False else 4
+                    out[key] = item
+                elif kind is int and -_INLINE_INT < item < _INLINE_INT or kind is float and item - item == 0.0:
+                    size += len(repr(item))  # `item - item` is 0.0 for a finite float only
+                    out[key] = item
+                elif (kind is list or kind is dict) and not item:
+                    size += 2
+                    out[key] = kind()
+                else:
+                    path.append(key)
+                    out[key] = read(item)
+                    path.pop()
+                if size > MAX_ACTION_BYTES:
+                    raise _OverBudget
+            return out
+        size += _scalar_size(value)
+        if size > MAX_ACTION_BYTES:
+            raise _OverBudget
+        if isinstance(value, str):
+            return join_surrogate_pairs(value) if not value.isascii() else value if type(value) is str else str(value)
+        if value is None or value is True or value is False:
+            return value
+        if isinstance(value, float) and math.isfinite(value):
+            return float(value)
+        if isinstance(value, int) and _fits_double(value):
+            return int(value)
+        if not problems:
+            problems.append(f"{_where(path)}: {_not_json(value)}")
+        return None
+
+    try:
+        plain = read(msg)
+    except _OverBudget:
+        return _MESSAGE_TOO_LARGE
+    except _TooDeep as deep:
+        return _MESSAGE_TOO_LARGE if json_size(msg) > MAX_ACTION_BYTES else _deep_error(str(deep))
+    if problems:
+        return ActionError(ErrorCode.PARSE_ERROR, problems[0])
+    return plain  # type: ignore[return-value]
+
+
 def _parse_message_dict(msg: dict) -> ParsedAction:
     role = msg.get("role")
     if not (isinstance(role, str) and role == "assistant"):
+        if isinstance(role, str):
+            shown = repr(role) if len(role) <= 40 else f"{role[:40]!r}..."
+        else:
+            shown = "None" if role is None else f"of type {type(role).__name__}"
         return _failed("", ErrorCode.PARSE_ERROR,
-                       "action must be a str or an assistant message dict, "
-                       f"got dict with role {role!r}")
-    # Bound the text the message carries as for a string turn: content plus argument strings.
-    texts = [msg.get("content")]
-    tool_calls = msg.get("tool_calls")
-    if isinstance(tool_calls, list):
-        for item in tool_calls:
-            if isinstance(item, dict):
-                fn = item.get("function", item)
-                if isinstance(fn, dict):
-                    texts.append(fn.get("arguments"))
-    size = 0
-    for text in texts:
-        if isinstance(text, str):
-            size += _utf8_size(text)
-            if size > MAX_ACTION_BYTES:
-                return _failed("", ErrorCode.TOO_LARGE,
-                               f"assistant message is over the {MAX_ACTION_BYTES}-byte limit")
-    got = _from_message_fields(msg)
+                       f"action must be a str or an assistant message dict, got dict with role {shown}")
+    plain = _read_message(msg)
+    if isinstance(plain, ActionError):
+        return ParsedAction(content="", error=plain)
+    got = _from_message_fields(plain)
     if isinstance(got, ActionError):
         return ParsedAction(content="", error=got)
     content, calls = got

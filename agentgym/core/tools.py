@@ -58,6 +58,7 @@ __all__ = [
     "tool",
     "ToolSpec",
     "Toolkit",
+    "close_names",
 ]
 
 
@@ -193,10 +194,46 @@ def _json_type(v: object) -> str:
     return type(v).__name__
 
 
+#: Past this many characters a string is cut before repr(), and past this many bits an integer
+#: is described, not printed: repr() of either costs in proportion to its size (and of an
+#: integer past 4,300 digits raises).
+_SHORT_MAX_CHARS = 4096
+_SHORT_MAX_BITS = 4096
+
+
 def _short(v: object, limit: int = 60) -> str:
     """repr() capped for messages (agent-sent values can be huge)."""
+    if isinstance(v, str) and len(v) > _SHORT_MAX_CHARS:
+        v = v[:_SHORT_MAX_CHARS]
+    elif isinstance(v, int) and v.bit_length() > _SHORT_MAX_BITS:
+        return f"an integer of {v.bit_length()} bits"
     r = repr(v)
     return r if len(r) <= limit else r[: limit - 3] + "..."
+
+
+#: The longest tool name: an agent's longer name is unknown without being looked up (hashed).
+MAX_TOOL_NAME_CHARS = 64
+_TOOL_NAME_RE = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_TOOL_NAME_CHARS}}}")
+#: "Did you mean" is offered only for names up to this long: difflib's cost grows with the
+#: name's length, and a name twice as long as any tool's is no typo.
+SUGGEST_MAX_CHARS = 2 * MAX_TOOL_NAME_CHARS
+
+
+def close_names(name: str, names: typing.Iterable[str], n: int = 3, *, ignore_case: bool = False) -> list[str]:
+    """Up to `n` of `names` close to `name` (difflib), best first; none for a long `name`.
+
+    Args:
+        name: the unknown name an agent sent.
+        names: the names it may have meant.
+        n: the most suggestions to return.
+        ignore_case: compare lower-cased names (the suggestions keep their own case).
+    """
+    if len(name) > SUGGEST_MAX_CHARS:
+        return []
+    if not ignore_case:
+        return difflib.get_close_matches(name, list(names), n=n)
+    folded = {candidate.lower(): candidate for candidate in names}
+    return [folded[m] for m in difflib.get_close_matches(name.lower(), list(folded), n=n)]
 
 
 def _fmt_num(x: float) -> str:
@@ -389,8 +426,8 @@ class ToolSpec:
         return self._hash
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.name):
-            raise TypeError(f"invalid tool name {self.name!r} (want [A-Za-z0-9_-]{{1,64}})")
+        if not isinstance(self.name, str) or not _TOOL_NAME_RE.fullmatch(self.name):
+            raise TypeError(f"invalid tool name {self.name!r} (want {_TOOL_NAME_RE.pattern})")
         object.__setattr__(self, "kind", ToolKind(self.kind))
         p = self.parameters
         if not isinstance(p, dict) or p.get("type") != "object":
@@ -675,7 +712,6 @@ class Toolkit:
 
     _agentgym_specs: dict[str, ToolSpec] = {}
     _agentgym_schemas: list[dict] = []
-    _agentgym_lower: dict[str, str] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -692,7 +728,6 @@ class Toolkit:
                 specs[name] = spec
         cls._agentgym_specs = specs
         cls._agentgym_schemas = [s.openai_schema() for s in specs.values()]
-        cls._agentgym_lower = {n.lower(): n for n in specs}
 
     @classmethod
     def tool_specs(cls) -> dict[str, ToolSpec]:
@@ -716,7 +751,8 @@ class Toolkit:
 
     def validate(self, name: str, arguments: object) -> ActionError | None:
         """None if `name(**arguments)` is a valid call, else UNKNOWN_TOOL or INVALID_ARGS."""
-        spec = self._agentgym_specs.get(name) if isinstance(name, str) else None
+        known = isinstance(name, str) and len(name) <= MAX_TOOL_NAME_CHARS
+        spec = self._agentgym_specs.get(name) if known else None
         if spec is None:
             return ActionError(ErrorCode.UNKNOWN_TOOL, self._unknown_tool_message(name))
         return spec.validate(arguments)
@@ -725,10 +761,7 @@ class Toolkit:
         specs = self._agentgym_specs
         if not specs:
             return f"unknown tool {_short(name)}: this toolkit has no tools"
-        close: list[str] = []
-        if isinstance(name, str):
-            lower = self._agentgym_lower
-            close = [lower[m] for m in difflib.get_close_matches(name.lower(), list(lower), n=3)]
+        close = close_names(name, specs, ignore_case=True) if isinstance(name, str) else []
         if close:
             return f"unknown tool {_short(name)}; did you mean: {', '.join(close)}?"
         return f"unknown tool {_short(name)}; available tools: {', '.join(specs)}"

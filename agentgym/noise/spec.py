@@ -16,7 +16,6 @@ are applied in one canonical order (`KINDS`), innermost first.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Mapping
@@ -25,11 +24,17 @@ from typing import Any, Callable
 
 import gymnasium as gym
 
+from agentgym.core.protocol import json_size
+from agentgym.core.tools import close_names
 from agentgym.noise.calls import Corruption, Latency, ToolFailure
 from agentgym.noise.distractors import MAX_DISTRACTORS, Distractors
 from agentgym.noise.user import Ambiguity, GoalShift, Typos
 
-__all__ = ["NoiseSpecError", "KINDS", "PRESETS", "parse_noise", "apply_noise", "format_noise"]
+__all__ = ["NoiseSpecError", "KINDS", "PRESETS", "MAX_SPEC_BYTES", "parse_noise", "apply_noise", "format_noise"]
+
+#: A spec (a string, or a dict as JSON) past this size is refused unread: every kind with a long
+#: value fits in a tenth of it, and a spec can arrive from a remote client.
+MAX_SPEC_BYTES = 4096
 
 
 class NoiseSpecError(ValueError):
@@ -119,7 +124,7 @@ Layers = list[tuple[str, dict[str, Any]]]
 
 
 def _unknown_kind(name: str, spec: Any) -> NoiseSpecError:
-    close = difflib.get_close_matches(name, [*KINDS, *PRESETS], n=1)
+    close = close_names(name, [*KINDS, *PRESETS], n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return NoiseSpecError(f"bad noise spec {spec!r}: unknown noise kind {name!r}{hint} "
                           f"(kinds: {', '.join(KINDS)}; presets: {', '.join(PRESETS)})")
@@ -155,6 +160,8 @@ def parse_noise(spec: str | Mapping[str, Any] | None) -> Layers:
     """
     if spec is None:
         return []
+    if json_size(spec, MAX_SPEC_BYTES) > MAX_SPEC_BYTES:
+        raise NoiseSpecError(f"bad noise spec: over {MAX_SPEC_BYTES} bytes")
     chosen: dict[str, dict[str, Any]] = {}
     if isinstance(spec, Mapping):
         for kind, value in spec.items():

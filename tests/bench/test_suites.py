@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
+import time
 from pathlib import Path
 
 import pytest
 
 from agentgym.bench.run import run_suite
-from agentgym.bench.suites import SUITES, TEST_SEED_BASE, get_suite, load_suite
+from agentgym.bench.suites import SUITES, TEST_SEED_BASE, Suite, get_suite, load_suite
 from agentgym.eval import metrics
 from agentgym.eval.records import read_records
 from agentgym.eval.runner import AgentSpec
@@ -79,3 +81,97 @@ def test_the_oracle_scores_100_percent_on_core_without_noise(tmp_path: Path) -> 
     records = list(read_records(tmp_path / "oracle.jsonl"))
     assert len(records) == len(jobs) == 1200
     assert all(r["metrics"]["success"] for r in records)
+
+
+_GOOD = {"id": '"mine-v0"', "envs": '["AgentRL/Dialog-v0"]', "noise": '["none"]', "n_seeds": "3"}
+
+
+def _suite_file(tmp_path: Path, **fields: str) -> Path:
+    body = {**_GOOD, **fields}
+    path = tmp_path / "suite.toml"
+    path.write_text("[suite]\n" + "".join(f"{k} = {v}\n" for k, v in body.items() if v is not None), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("fields", "needle"),
+    [
+        ({"envs": '"AgentRL/Dialog-v0"'}, "envs must be a list"),
+        ({"envs": "[]"}, "envs must be a list"),
+        ({"envs": '["AgentRL/Dialog-v0", "AgentRL/Dialog-v0"]'}, "twice"),
+        ({"envs": "[1]"}, "envs must be a list"),
+        ({"noise": '["tool_failure=2"]'}, "noise"),
+        ({"noise": '["nonsense"]'}, "unknown noise kind"),
+        ({"n_seeds": "true"}, "n_seeds must be an integer"),
+        ({"n_seeds": "3.0"}, "n_seeds must be an integer"),
+        ({"n_seeds": "0"}, "n_seeds must be an integer"),
+        ({"n_seeds": "1000000000000"}, "n_seeds must be an integer"),
+        ({"n_seeds": "600000", "envs": '["AgentRL/Dialog-v0", "AgentRL/ToolUse-v0"]'}, "over the limit"),
+        ({"trials": "0"}, "trials must be an integer"),
+        ({"trials": '"2"'}, "trials must be an integer"),
+        ({"seed_base": "-1"}, "seed_base must be an integer"),
+        ({"seed_base": str(2**63 - 2)}, "seed_base must be an integer"),
+        ({"split": '"validation"'}, "split must be one of"),
+        ({"id": "3"}, "id must be"),
+        ({"id": '""'}, "id must be"),
+        ({"id": '"../../etc"'}, "id must be letters"),
+        ({"id": '"core-v0"'}, "built-in suite"),
+        ({"description": "[1, 2]"}, "description must be"),
+        ({"primary": '"success; drop"'}, "primary must name"),
+        ({"kwargs": '{split = "train"}'}, "not in kwargs"),
+        ({"kwargs": "{difficulty = [1]}"}, "kwargs.difficulty must be"),
+        ({"kwargs": "{max_turns = nan}"}, "kwargs.max_turns must be"),
+        ({"kwargs": "{when = 1979-05-27}"}, "kwargs.when must be"),
+    ],
+)
+def test_suite_files_are_parsed_strictly(tmp_path: Path, fields: dict[str, str], needle: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(needle)):
+        load_suite(_suite_file(tmp_path, **fields))
+
+
+def test_suite_files_have_a_size_budget_and_must_be_utf8_toml(tmp_path: Path) -> None:
+    big = _suite_file(tmp_path, description='"' + "d" * 900 + '"')
+    assert load_suite(big).description == "d" * 900
+    huge = tmp_path / "huge.toml"
+    with open(huge, "wb") as f:  # 64 MiB of comments: refused without being read whole
+        f.write(b"[suite]\n")
+        f.write(b"#" * (64 * 2**20) + b"\n")
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="at most 65536 bytes"):
+        load_suite(huge)
+    assert time.perf_counter() - start < 0.5
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(_suite_file(tmp_path).read_bytes().replace(b"mine-v0", b"mine\xe9-v0"))
+    with pytest.raises(ValueError, match="not UTF-8"):
+        load_suite(latin1)
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[suite]\nid = \n", "utf-8")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        load_suite(broken)
+    dup = tmp_path / "dup.toml"
+    dup.write_text('[suite]\nid = "a"\nid = "b"\n', "utf-8")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        load_suite(dup)
+
+
+def test_a_valid_suite_file_round_trips(tmp_path: Path) -> None:
+    path = _suite_file(tmp_path, noise='["none", "light", "tool_failure=0.2"]', trials="2", seed_base="5",
+                       kwargs='{difficulty = "hard"}', primary='"mean_score"')
+    suite = load_suite(path)
+    assert (suite.noise, suite.trials, suite.seed_base, suite.primary) == (
+        ("none", "light", "tool_failure=0.2"), 2, 5, "mean_score")
+    assert len(suite.jobs()) == len(suite) == 3 * 2 * 3
+    assert {dict(j.kwargs)["difficulty"] for j in suite.jobs()} == {"hard"}
+
+
+def test_suites_are_read_only_when_shared() -> None:
+    core = SUITES["core-v0"]
+    with pytest.raises(TypeError):
+        core.kwargs["difficulty"] = "easy"  # type: ignore[index]
+    assert isinstance(core.envs, tuple) and isinstance(core.noise, tuple)
+    # A suite made from lists and a dict keeps copies: editing them later changes nothing.
+    envs, kwargs = ["AgentRL/Dialog-v0"], {"difficulty": "hard"}
+    mine = Suite(id="x-v0", description="", envs=envs, noise=["none"], n_seeds=1, kwargs=kwargs)  # type: ignore[arg-type]
+    envs.append("AgentRL/ToolUse-v0")
+    kwargs["difficulty"] = "easy"
+    assert mine.envs == ("AgentRL/Dialog-v0",) and dict(mine.kwargs) == {"difficulty": "hard"}

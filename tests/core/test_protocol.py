@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentgym.core.protocol import (
     MAX_ACTION_BYTES,
+    MAX_CALLS_PER_TURN,
     MAX_JSON_DEPTH,
     ActionError,
     ErrorCode,
@@ -60,6 +63,7 @@ def _nested_obj(depth: int) -> str:
 def test_constants_and_codes() -> None:
     assert MAX_ACTION_BYTES == 65536
     assert MAX_JSON_DEPTH == 32
+    assert MAX_CALLS_PER_TURN == 32
     assert {c.value for c in ErrorCode} == {
         "PARSE_ERROR", "UNKNOWN_TOOL", "INVALID_ARGS", "TOO_LARGE",
         "TOO_DEEP", "TOOL_ERROR", "POLICY_VIOLATION", "BLOCKED",
@@ -495,6 +499,246 @@ def test_too_large_is_checked_before_parsing() -> None:
     _turn_error(parse_action(text), ErrorCode.TOO_LARGE)
     deep = "[" * (MAX_ACTION_BYTES + 1)
     _turn_error(parse_action(deep), ErrorCode.TOO_LARGE)
+
+
+# --- limits: a dict action, every part counted -------------------------------------------------
+
+
+def _message(*calls: dict, **fields: object) -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": list(calls), **fields}
+
+
+def _compact_size(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+
+
+def _padded_to(size: int, char: str = "a") -> dict:
+    """A valid one-call message whose compact JSON is exactly `size` bytes (`char` pads it)."""
+    msg = _message(_openai_call("search", {"q": ""}))
+    width = len(char.encode("utf-8", "surrogatepass"))
+    room = size - _compact_size(msg)
+    msg["tool_calls"][0]["function"]["arguments"]["q"] = char * (room // width) + "a" * (room % width)
+    assert _compact_size(msg) == size
+    return msg
+
+
+@pytest.mark.parametrize("char", ["a", "é", "€", "😀", "\ud800"])
+def test_dict_action_is_sized_as_its_compact_json(char: str) -> None:
+    assert _only_call(parse_action(_padded_to(MAX_ACTION_BYTES, char))).name == "search"
+    _turn_error(parse_action(_padded_to(MAX_ACTION_BYTES + 1, char)), ErrorCode.TOO_LARGE,
+                str(MAX_ACTION_BYTES))
+
+
+_OVER = MAX_ACTION_BYTES  # one part alone this long puts any message over the limit
+
+
+@pytest.mark.parametrize(
+    ("part", "msg"),
+    [
+        ("tool name", _message(_openai_call("s" * _OVER, {}))),
+        ("call id", _message({"id": "i" * _OVER, "type": "function", "function": {"name": "f", "arguments": {}}})),
+        ("argument key", _message(_openai_call("f", {"k" * _OVER: 1}))),
+        ("nested argument", _message(_openai_call("f", {"a": [{"b": ["x" * _OVER]}]}))),
+        ("many arguments", _message(_openai_call("f", {f"k{i}": i for i in range(_OVER // 8)}))),
+        ("wide list", _message(_openai_call("f", {"a": [0] * _OVER}))),
+        ("many calls", _message(*[_openai_call("f", {})] * (_OVER // 16))),
+        ("many empty calls", _message(*[{}] * _OVER)),
+        ("extra message field", _message(_openai_call("f", {}), refusal="r" * _OVER)),
+        ("extra call field", _message({"function": {"name": "f", "arguments": {}}, "x": "y" * _OVER})),
+        ("type field", _message({"type": "t" * _OVER, "function": {"name": "f", "arguments": {}}})),
+        ("content", _message(content="c" * _OVER)),
+        ("arguments string", _message(_openai_call("f", '{"q": "' + "a" * _OVER + '"}'))),
+        ("bytes", _message(_openai_call("f", {"q": b"b" * _OVER}))),
+    ],
+)
+def test_every_part_of_a_dict_action_counts_toward_the_limit(part: str, msg: dict) -> None:
+    parsed = parse_action(msg)
+    _turn_error(parsed, ErrorCode.TOO_LARGE, str(MAX_ACTION_BYTES))
+    assert parsed.content == ""
+
+
+def _deep_list(depth: int, leaf: object) -> list:
+    value: object = leaf
+    for _ in range(depth):
+        value = [value]
+    return value  # type: ignore[return-value]
+
+
+# --- dict actions: JSON values only -------------------------------------------------------------
+
+_NOT_JSON = [
+    (float("nan"), "nan is not a JSON number"),
+    (float("inf"), "inf is not a JSON number"),
+    (float("-inf"), "-inf is not a JSON number"),
+    (2**1024, "out of range"),
+    (-(10**400), "out of range"),
+    (10**5000, "out of range"),  # past the int-to-str digit limit: repr() of it would raise
+    ({1, 2}, "type set"),
+    (frozenset(), "type frozenset"),
+    (b"bytes", "type bytes"),
+    (bytearray(b"x"), "type bytearray"),
+    ((1, 2), "type tuple"),
+    (1j, "type complex"),
+    (object(), "type object"),
+]
+
+
+@pytest.mark.parametrize(("value", "needle"), _NOT_JSON, ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize(
+    ("where", "build"),
+    [
+        ("tool_calls[0].function.arguments.q", lambda v: _message(_openai_call("f", {"q": v}))),
+        ("tool_calls[0].function.arguments.q[1].r", lambda v: _message(_openai_call("f", {"q": [1, {"r": v}]}))),
+        ("tool_calls[1].function.arguments.q", lambda v: _message(_openai_call("f", {}), _openai_call("g", {"q": v}))),
+        ("tool_calls[0].arguments.q", lambda v: _message({"name": "f", "arguments": {"q": v}})),
+        ("tool_calls[0].id", lambda v: _message({"id": v, "function": {"name": "f", "arguments": {}}})),
+        ("content", lambda v: _message(content=v)),
+        ("metadata", lambda v: _message(metadata=v)),
+    ],
+)
+def test_dict_action_with_a_value_json_cannot_carry_is_a_parse_error(
+    value: object, needle: str, where: str, build: Any
+) -> None:
+    parsed = parse_action(build(value))
+    _turn_error(parsed, ErrorCode.PARSE_ERROR, f"{where}: ", needle)
+    assert parsed.content == ""
+
+
+def test_dict_action_with_a_non_string_key_is_a_parse_error() -> None:
+    for key in (1, 1.5, None, True, (1, 2)):
+        parsed = parse_action(_message(_openai_call("f", {key: 1})))
+        _turn_error(parsed, ErrorCode.PARSE_ERROR, "tool_calls[0].function.arguments: an object key of type")
+
+
+def test_integers_a_double_holds_are_accepted_in_both_forms() -> None:
+    top = 2**1024 - 2**970 - 1  # the largest integer float() still converts
+    for value in (10**308, -top, top, 2**1023, -(2**53) - 1):
+        assert _only_call(parse_action(_message(_openai_call("f", {"n": value})))).arguments == {"n": value}
+        assert _only_call(parse_action('{"name": "f", "arguments": {"n": %d}}' % value)).arguments == {"n": value}
+    for value in (top + 1, -(top + 1), 2**1024, 10**309):
+        _turn_error(parse_action('{"name": "f", "arguments": {"n": %d}}' % value), ErrorCode.PARSE_ERROR,
+                    "out of range")
+        _turn_error(parse_action(_message(_openai_call("f", {"n": value}))), ErrorCode.PARSE_ERROR,
+                    "out of range")
+    long_text = '{"name": "f", "arguments": {"n": 1%s}}' % ("0" * 400)
+    parsed = parse_action(long_text)
+    _turn_error(parsed, ErrorCode.PARSE_ERROR, "(401 characters) is out of range")
+    assert len(parsed.error.message) < 200
+
+
+def test_dict_action_depth_counts_from_the_message() -> None:
+    # The message is level 1, tool_calls 2, the call 3, function 4, arguments 5: as in its JSON text.
+    fits = _message(_openai_call("f", {"q": _deep_list(MAX_JSON_DEPTH - 5, 1)}))
+    assert _only_call(parse_action(fits)).name == "f"
+    assert parse_action(json.dumps(fits)).calls == parse_action(fits).calls
+    deep = _message(_openai_call("f", {"q": _deep_list(MAX_JSON_DEPTH - 4, 1)}))
+    _turn_error(parse_action(deep), ErrorCode.TOO_DEEP, str(MAX_JSON_DEPTH),
+                "tool_calls[0].function.arguments.q" + "[0]" * (MAX_JSON_DEPTH - 5) + ": ")
+    _turn_error(parse_action(json.dumps(deep)), ErrorCode.TOO_DEEP)
+
+
+def test_a_dict_action_that_holds_itself_is_too_large_never_a_hang() -> None:
+    msg = _message(_openai_call("f", {}))
+    msg["tool_calls"][0]["function"]["arguments"]["self"] = msg
+    msg["tool_calls"].append(msg["tool_calls"])
+    _turn_error(parse_action(msg), ErrorCode.TOO_LARGE)
+
+
+def test_dict_action_arguments_share_nothing_with_the_callers_message() -> None:
+    inner = {"tags": ["a", "b"], "where": {"area": "Hillside"}}
+    msg = _message(_openai_call("f", inner))
+    call = _only_call(parse_action(msg))
+    assert call.arguments == inner
+    inner["tags"].append("c")
+    inner["where"]["area"] = "Harbour"
+    assert call.arguments == {"tags": ["a", "b"], "where": {"area": "Hillside"}}
+
+
+def test_dict_action_values_become_plain_json_types() -> None:
+    from collections import OrderedDict
+
+    class Label(str):
+        pass
+
+    msg = _message(_openai_call("f", OrderedDict(q=Label("x"), n=np.float64(1.5), flag=True, items=[1, None])))
+    call = _only_call(parse_action(msg))
+    assert call.arguments == {"q": "x", "n": 1.5, "flag": True, "items": [1, None]}
+    assert type(call.arguments) is dict and type(call.arguments["q"]) is str
+    assert type(call.arguments["n"]) is float
+
+
+def test_dict_action_joins_a_split_surrogate_pair_as_a_string_turn_does() -> None:
+    call = _only_call(parse_action(_message(_openai_call("f", {"q": "\ud83d\ude00 \ud800"}))))
+    assert call.arguments == {"q": "\U0001f600 \ud800"}
+
+
+_JSON_LEAF = (st.none() | st.booleans() | st.integers(-(2**80), 2**80) | st.floats(allow_nan=False, allow_infinity=False)
+              | st.text(st.characters(blacklist_categories=("Cs",)), max_size=8))
+_JSON_DATA = st.recursive(_JSON_LEAF, lambda kids: st.lists(kids, max_size=3)
+                          | st.dictionaries(st.text(max_size=4), kids, max_size=3), max_leaves=12)
+_CALL_OBJECT = st.fixed_dictionaries(
+    {"function": st.fixed_dictionaries({"name": st.text(min_size=1, max_size=8),
+                                        "arguments": st.dictionaries(st.text(max_size=4), _JSON_DATA, max_size=3)
+                                        | _JSON_DATA.map(json.dumps)})},
+    optional={"id": st.text(max_size=8), "type": st.just("function")},
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CALL_OBJECT | _JSON_DATA, max_size=4), st.none() | st.text(max_size=20))
+def test_a_dict_action_reads_as_its_json_text(calls: list, content: str | None) -> None:
+    msg = {"role": "assistant", "content": content, "tool_calls": calls}
+    assert parse_action(msg) == parse_action(json.dumps(msg, ensure_ascii=False))
+
+
+_HOSTILE_LEAF = _JSON_LEAF | st.sampled_from(
+    [float("nan"), float("inf"), -float("inf"), 2**1024, -(10**400), {1}, b"x", (1,), frozenset(), object()])
+_HOSTILE = st.recursive(_HOSTILE_LEAF, lambda kids: st.lists(kids, max_size=3)
+                        | st.dictionaries(st.text(max_size=4) | st.integers(0, 3), kids, max_size=3), max_leaves=12)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.sampled_from(["content", "tool_calls", "x"]), _HOSTILE, max_size=3)
+       | st.builds(lambda args: _message(_openai_call("f", args)), _HOSTILE))
+def test_hostile_dict_actions_never_raise(msg: dict) -> None:
+    parsed = parse_action({"role": "assistant", **msg})
+    _check_invariants(parsed)
+    for call in parsed.calls:  # whatever got through is plain JSON
+        if call.arguments is not None:
+            assert json.loads(json.dumps(call.arguments, allow_nan=False)) == call.arguments
+
+
+# --- limits: calls per turn --------------------------------------------------------------------
+
+
+def _call_turns(n: int) -> dict[str, object]:
+    call = {"name": "f", "arguments": {}}
+    return {
+        "list": json.dumps([call] * n),
+        "tool_calls wrapper": json.dumps({"tool_calls": [{"function": call}] * n}),
+        "tags": "".join(f"<tool_call>{json.dumps(call)}</tool_call>" for _ in range(n)),
+        "tag lists": "".join(f"<tool_call>{json.dumps([call, call])}</tool_call>" for _ in range(n // 2))
+        + ("" if n % 2 == 0 else f"<tool_call>{json.dumps(call)}</tool_call>"),
+        "fences": "Calls:\n" + "".join(f"```json\n{json.dumps(call)}\n```\n" for _ in range(n)),
+        "dict": _message(*[{"function": call}] * n),
+    }
+
+
+@pytest.mark.parametrize("form", list(_call_turns(1)))
+def test_calls_per_turn_are_capped_in_every_form(form: str) -> None:
+    assert len(parse_action(_call_turns(MAX_CALLS_PER_TURN)[form]).calls) == MAX_CALLS_PER_TURN
+    parsed = parse_action(_call_turns(MAX_CALLS_PER_TURN + 1)[form])
+    _turn_error(parsed, ErrorCode.TOO_LARGE, f"more than {MAX_CALLS_PER_TURN} tool calls")
+    assert parsed.content == ""
+
+
+def test_a_64_kib_turn_of_tiny_calls_is_rejected_before_any_call_is_built() -> None:
+    # Its time through env.step is asserted with E16 in tests/envs/test_reliability.py.
+    text = json.dumps([{"name": "a"}] * (MAX_ACTION_BYTES // 13 - 1), separators=(",", ":"))
+    assert len(text) <= MAX_ACTION_BYTES
+    parsed = parse_action(text)
+    _turn_error(parsed, ErrorCode.TOO_LARGE, "tool calls")
+    assert parsed.content == ""
 
 
 # --- limits: depth ---------------------------------------------------------------------------

@@ -28,8 +28,10 @@ from agentgym.core.tools import (
     ToolKind,
     Toolkit,
     ToolSpec,
+    close_names,
     tool,
 )
+from agentgym.core.tools import SUGGEST_MAX_CHARS
 
 # ---------------------------------------------------------------------------------------------
 # The fake toolkit: every supported annotation kind appears at least once.
@@ -849,6 +851,37 @@ def test_e8_confusable_names_suggest_the_real_tool() -> None:
     err = kit.validate("zzzzqqqq", {})
     assert err is not None and err.code is ErrorCode.UNKNOWN_TOOL
     assert "available tools" in err.message
+
+
+def test_suggestions_only_for_short_names() -> None:
+    assert close_names("seach", ["search", "book"]) == ["search"]
+    assert close_names("s" * SUGGEST_MAX_CHARS, ["s" * SUGGEST_MAX_CHARS]) == ["s" * SUGGEST_MAX_CHARS]
+    assert close_names("s" * (SUGGEST_MAX_CHARS + 1), ["s" * SUGGEST_MAX_CHARS]) == []
+
+
+@pytest.mark.parametrize("length", [SUGGEST_MAX_CHARS + 1, 2**16, 2**20, 64 * 2**20])
+def test_a_long_unknown_name_costs_no_suggestion_search(length: int) -> None:
+    kit = FakeShop()
+    for name in ("search" * (length // 6 + 1))[:length], "é" * length:
+        start = time.perf_counter()
+        err = kit.validate(name, {})
+        elapsed = time.perf_counter() - start
+        assert err is not None and err.code is ErrorCode.UNKNOWN_TOOL
+        assert "did you mean" not in err.message and "available tools" in err.message
+        assert len(err.message) < 400
+        # A few microseconds (a 64 KiB name cost 4 ms of difflib, 64 MiB about 10 s).
+        assert elapsed < 0.05, f"{length} chars: {elapsed * 1000:.1f} ms"
+
+
+def test_messages_about_huge_values_are_short_and_never_raise() -> None:
+    kit = FakeShop()
+    for value in (10**5000, -(10**5000), "q" * 2**24, ["x"] * 10):
+        for name, key in (("set_price", "item_id"), ("set_price", "price"), ("search", "query")):
+            err = kit.validate(name, {key: value})
+            assert err is not None and err.code is ErrorCode.INVALID_ARGS
+            assert len(err.message) < 600, err.message[:200]
+        err = kit.validate("search", {"q" * 2**24: value})
+        assert err is not None and len(err.message) < 600
 
 
 @pytest.mark.parametrize("name", TOOL_NAMES)

@@ -1,4 +1,4 @@
-"""RELIABILITY.md E3-E14 at CI sizes, on AgentRL/Dialog-v0; every figure is asserted.
+"""RELIABILITY.md E3-E16 at CI sizes, on AgentRL/Dialog-v0 (E15 on every id); every figure is asserted.
 
 E1 and E2 (check_env and replay over every id) live in test_all_envs.py. Larger runs of the
 fuzzing figures (RELIABILITY's full 10,000 strings for E6) are marked `slow`.
@@ -12,7 +12,7 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
@@ -24,10 +24,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+import agentgym
 from agentgym.agents import make_agent
 from agentgym.agents.random_agent import sample_arguments, sample_value
 from agentgym.core.env import AgentEnv
-from agentgym.core.protocol import MAX_ACTION_BYTES, MAX_JSON_DEPTH
+from agentgym.core.protocol import MAX_ACTION_BYTES, MAX_CALLS_PER_TURN, MAX_JSON_DEPTH
 from agentgym.core.render import MESSAGE_MAX_CHARS
 from agentgym.core.seeding import stream
 from agentgym.core.task import Score, SimulatedUser, Task, UserTurn
@@ -857,3 +858,230 @@ def test_e14_the_oracle_solves_every_domain_split_and_difficulty(make_env: Calla
     print(f"\nE14: oracle {total - len(failures)}/{total} over {len(cells)} (split, domain, difficulty) cells")
     assert total == 300 and len(cells) == 15
     assert not failures, failures[:10]
+
+
+# ============================================================================ E15
+#: Values a JSON text cannot hold, each with the words its error names.
+_NOT_JSON_VALUES: list[tuple[str, Any]] = [
+    ("NaN", float("nan")), ("inf", float("inf")), ("-inf", float("-inf")),
+    ("numpy NaN", np.float64("nan")), ("2**1024", 2**1024), ("-10**400", -(10**400)),
+    ("10**5000", 10**5000), ("numpy int", np.int64(3)), ("set", {1, 2}), ("frozenset", frozenset({"a"})),
+    ("bytes", b"cafe_001"), ("bytearray", bytearray(b"x")), ("tuple", ("a", "b")), ("complex", 1j),
+    ("object", object()),
+]
+
+
+def _book_message(**arguments: Any) -> dict[str, Any]:
+    args = {"item_id": "cafe_001", "day": "monday", "slot": "evening", **arguments}
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "book", "arguments": args}}]}
+
+
+def _e15_positions(value: Any) -> dict[str, dict[str, Any]]:
+    """The value in every part of an OpenAI assistant message that a caller can fill."""
+    def with_call(**fields: Any) -> dict[str, Any]:
+        msg = _book_message()
+        msg["tool_calls"][0].update(fields)
+        return msg
+
+    msg_extra = _book_message()
+    msg_extra["metadata"] = {"trace": [value]}
+    return {
+        "argument": _book_message(item_id=value),
+        "extra argument": _book_message(note=value),
+        "nested argument": _book_message(note={"items": [1, {"x": value}]}),
+        "argument key": _book_message(**{"note": {value: 1} if _hashable(value) else {1: value}}),
+        "call id": with_call(id=value),
+        "call type": with_call(type=value),
+        "content": {**_book_message(), "content": value},
+        "message field": msg_extra,
+        "second call": {**_book_message(), "tool_calls": [_book_message()["tool_calls"][0],
+                                                          _book_message(day=value)["tool_calls"][0]]},
+    }
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("env_id", list(agentgym.ENV_IDS))
+def test_e15_dict_actions_holding_non_json_values_are_error_observations(
+    make_env: Callable[..., gym.Env], env_id: str
+) -> None:
+    env = make_env(env_id)
+    stepper = Stepper(env)
+    cases = raises = wrong = 0
+    for label, value in _NOT_JSON_VALUES:
+        for where, msg in _e15_positions(value).items():
+            stepper.done = True  # a fresh episode each: the turn count below is exact
+            stepper.reset()
+            cases += 1
+            try:
+                obs, reward, _, _, info = env.step(msg)
+            except Exception as exc:  # noqa: BLE001 - counted: the figure is 0
+                raises += 1
+                print(f"raised on {label} in {where}: {exc!r}")
+                continue
+            json.dumps(info, allow_nan=False)  # what a server sends back must be strict JSON
+            if not (info["errors"] == ["PARSE_ERROR"] and obs.startswith("[user] [error PARSE_ERROR]")
+                    and info["turn"] == 1 and reward == 0.0 and info["calls"] == []):
+                wrong += 1
+                print(f"{label} in {where}: {info['errors']} {obs[:100]!r}")
+    # `wrong` includes any turn that dispatched a call: a turn-level error dispatches none.
+    print(f"\nE15 {env_id}: {cases} dict actions with non-JSON values, {raises} raised, {wrong} wrong")
+    assert cases == len(_NOT_JSON_VALUES) * 9
+    assert raises == 0 and wrong == 0
+    # The control: the same message with plain values runs the tool.
+    stepper.done = True
+    stepper.reset()
+    _, _, _, _, info = env.step(_book_message())
+    assert info["errors"] == [] or info["calls"][0]["name"] == "book"
+
+
+# Drawn by index: hypothesis prints the strategies it draws from, and repr() of 10**5000 raises.
+_E15_LEAF = (st.sampled_from(range(len(_NOT_JSON_VALUES))).map(lambda i: _NOT_JSON_VALUES[i][1])
+             | st.none() | st.integers() | st.text(max_size=6))
+_E15_TREE = st.recursive(_E15_LEAF, lambda kids: st.lists(kids, max_size=3)
+                         | st.dictionaries(st.text(max_size=4) | st.integers(0, 2), kids, max_size=3), max_leaves=10)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(["content", "tool_calls", "name", "refusal"]), _E15_TREE, max_size=3)
+       | st.builds(lambda args: _book_message(note=args), _E15_TREE)
+       | st.builds(lambda calls: {"role": "assistant", "tool_calls": calls}, st.lists(_E15_TREE, max_size=3)))
+def test_e15_generated_hostile_dict_actions_never_raise(dialog_env: gym.Env, msg: dict[str, Any]) -> None:
+    dialog_env.reset(seed=0)
+    obs, _, _, _, info = dialog_env.step({"role": "assistant", **msg})
+    assert obs in dialog_env.observation_space
+    json.dumps(info, allow_nan=False)
+    assert info["turn"] == 1
+
+
+def test_e15_over_http_non_json_numbers_never_give_a_5xx() -> None:
+    from fastapi.testclient import TestClient
+
+    from agentgym.server.app import create_app
+
+    # JSON bodies can carry numbers only: NaN and the infinities (Python's own spelling, which
+    # json.loads accepts), and numbers past a double's range or past Python's digit limit.
+    tokens = ["NaN", "Infinity", "-Infinity", "1e400", "1" + "0" * 400, "-1" + "0" * 400, "9" * 5000]
+    statuses: Counter[int] = Counter()
+    with TestClient(create_app(max_sessions=2), raise_server_exceptions=False) as client:
+        r = client.post("/sessions", json={"env_id": DIALOG_ID})
+        assert r.status_code == 201, r.text
+        session = r.json()["session_id"]
+        for token in tokens:
+            for template in ('{"item_id": %s, "day": "monday", "slot": "evening"}', '{"note": [1, {"x": %s}]}'):
+                assert client.post(f"/sessions/{session}/reset", json={"seed": 0}).status_code == 200
+                args = template % token
+                body = '{"action": {"role": "assistant", "tool_calls": [{"function": {"name": "book", "arguments": %s}}]}}'
+                r = client.post(f"/sessions/{session}/step", content=body % args,
+                                headers={"content-type": "application/json"})
+                statuses[r.status_code] += 1
+                if r.status_code == 200:
+                    out = r.json()
+                    assert out["info"]["errors"] == ["PARSE_ERROR"], out["obs"][:200]
+                    assert out["info"]["turn"] == 1
+                else:
+                    assert r.status_code == 422, r.text[:200]  # a body Python cannot read at all
+    print(f"\nE15 over HTTP: {sum(statuses.values())} steps, status codes {dict(statuses)}")
+    assert not [s for s in statuses if s >= 500]
+    assert statuses[200] >= 12
+
+
+# ============================================================================ E16
+_MIB64 = 64 * 2**20
+
+
+def _e16_shapes() -> Iterator[tuple[str, dict[str, Any]]]:
+    """64 MiB (as JSON) of a dict action in each shape, built one at a time (and small in
+    memory where the shape allows: repeated references, a shared block)."""
+    big = "a" * _MIB64
+    block = "k" * 2**16
+
+    def call(name: str = "book", arguments: Any = None, **fields: Any) -> dict[str, Any]:
+        return {"type": "function", **fields, "function": {"name": name, "arguments": arguments or {}}}
+
+    def msg(*calls: dict[str, Any], **fields: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": list(calls), **fields}
+
+    nested: Any = big
+    for _ in range(100_000):
+        nested = [nested]
+    yield "tool name", msg(call(big))
+    yield "non-ASCII tool name", msg(call("é" * (_MIB64 // 2)))
+    yield "call id", msg(call(id=big))
+    yield "call type", msg(call(type=big))
+    yield "content", msg(content=big)
+    yield "arguments string", msg(call(arguments=big))
+    yield "argument value", msg(call(arguments={"item_id": big}))
+    yield "argument keys", msg(call(arguments={f"{block}{i}": 0 for i in range(2**10)}))
+    yield "list of strings", msg(call(arguments={"tags": [block] * 2**10}))
+    yield "list of numbers", msg(call(arguments={"ids": [7] * (_MIB64 // 2)}))
+    # The costliest shapes: lists short enough to pass their own size check, of the smallest
+    # parts (the walk reads 64 KiB of them before it stops).
+    yield "lists of zeros", msg(call(arguments={"ids": [[0] * 32_000] * 1_000}))
+    yield "lists of [0]", msg(call(arguments={"ids": [[[0]] * 16_000] * 1_000}))
+    yield "lists of {}", msg(call(arguments={"ids": [[{}] * 22_000] * 1_000}))
+    yield "2M calls", msg(*[call()] * (_MIB64 // 32))
+    yield "message field", msg(call(), refusal=big)
+    yield "bytes", msg(call(arguments={"item_id": big.encode()}))
+    yield "64 MiB integer", msg(call(arguments={"n": 1 << (_MIB64 * 8)}))
+    yield "100k deep", msg(call(arguments={"q": nested}))
+
+
+def _best_first_step(stepper: Stepper, action: Any, rounds: int = 3) -> tuple[float, str, dict[str, Any]]:
+    """The least time `action` took as the first step of a fresh episode, over `rounds` tries,
+    with the observation and info of the last try."""
+    best = float("inf")
+    for _ in range(rounds):
+        stepper.reset()
+        start = time.perf_counter()
+        obs, _, _, _, info = stepper.env.step(action)
+        best = min(best, time.perf_counter() - start)
+    return best, obs, info
+
+
+def test_e16_a_64_mib_dict_action_of_any_shape_is_rejected_fast(dialog_env: gym.Env, invoke_spy: Any) -> None:
+    stepper = Stepper(dialog_env, invoke_spy)
+    times: dict[str, float] = {}
+    for shape, action in _e16_shapes():
+        times[shape], obs, info = _best_first_step(stepper, action)
+        assert info["errors"] == ["TOO_LARGE"] and obs.startswith("[user] [error TOO_LARGE]"), (shape, obs[:100])
+        assert len(json.dumps(info)) < 10_000, f"{shape}: the huge action is carried on in the info"
+        del action
+    print("\nE16: 64 MiB dict actions, env.step (best of 3): "
+          + ", ".join(f"{shape} {t * 1000:.2f} ms" for shape, t in times.items()))
+    assert invoke_spy.total == 0
+    slow = {shape: round(t * 1000, 1) for shape, t in times.items() if t >= 0.05}
+    assert not slow, f"over 50 ms: {slow}"
+
+
+def test_e16_calls_per_turn_are_capped_and_none_of_an_over_cap_turn_runs(
+    dialog_env: gym.Env, invoke_spy: Any
+) -> None:
+    stepper = Stepper(dialog_env, invoke_spy)
+    search = {"name": "search", "arguments": {}}
+    turns = {
+        "list": lambda n: json.dumps([search] * n),
+        "tags": lambda n: "".join(f"<tool_call>{json.dumps(search)}</tool_call>" for _ in range(n)),
+        "dict": lambda n: {"role": "assistant", "tool_calls": [{"function": search}] * n},
+    }
+    for form, make in turns.items():
+        stepper.reset()
+        _, _, _, _, info = dialog_env.step(make(MAX_CALLS_PER_TURN + 1))
+        assert info["errors"] == ["TOO_LARGE"] and info["calls"] == [], form
+        assert invoke_spy.total == 0, form
+        stepper.reset()
+        _, _, _, _, info = dialog_env.step(make(MAX_CALLS_PER_TURN))
+        assert len(info["calls"]) == MAX_CALLS_PER_TURN and invoke_spy.total == MAX_CALLS_PER_TURN, form
+        invoke_spy.calls.clear()
+    # The most calls a 64 KiB string turn could hold before: 5,041, each validated and recorded.
+    tiny = json.dumps([{"name": "a"}] * (MAX_ACTION_BYTES // 13 - 1), separators=(",", ":"))
+    elapsed, _, info = _best_first_step(stepper, tiny)
+    print(f"\nE16: a 64 KiB turn of {MAX_ACTION_BYTES // 13 - 1} calls rejected in {elapsed * 1000:.2f} ms")
+    assert info["errors"] == ["TOO_LARGE"] and elapsed < 0.05

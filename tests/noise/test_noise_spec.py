@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import gymnasium as gym
 import pytest
@@ -10,6 +11,7 @@ from gymnasium.envs.registration import EnvSpec
 from noise_helpers import LIVE_IDS
 
 from agentgym.noise import KINDS, PRESETS, NoiseSpecError, apply_noise, format_noise, parse_noise
+from agentgym.noise.spec import MAX_SPEC_BYTES
 
 CANONICAL = list(KINDS)
 
@@ -109,6 +111,26 @@ def test_malformed_specs_are_rejected_naming_the_bad_part(spec, named) -> None:
 def test_a_misspelt_kind_gets_a_suggestion() -> None:
     with pytest.raises(NoiseSpecError, match=r"did you mean 'tool_failure'"):
         parse_noise("tool_faliure=0.2")
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["x" * (64 * 2**20), "tool_failure=0.1," * 300_000, "latency=" + "1" * 10**6,
+     {"tool_failure": {"rate": 0.1, "tools": ["search"] * 2**20}}, {"k" * 2**20: 1}],
+    ids=["64 MiB name", "300k items", "1 MB number", "1M tools", "1 MiB key"],
+)
+def test_a_huge_spec_is_refused_unread(spec: object) -> None:
+    start = time.perf_counter()
+    with pytest.raises(NoiseSpecError, match=f"over {MAX_SPEC_BYTES} bytes") as info:
+        parse_noise(spec)  # type: ignore[arg-type]
+    assert time.perf_counter() - start < 0.05
+    assert len(str(info.value)) < 100  # the spec is not echoed back
+
+
+def test_a_spec_within_the_budget_still_parses() -> None:
+    spec = ",".join(f"{kind}=0.{'1' * 60}" if kind not in ("distractors", "latency") else f"{kind}=1"
+                    for kind in KINDS)
+    assert len(spec) < MAX_SPEC_BYTES and len(parse_noise(spec)) == len(KINDS)
 
 
 @pytest.mark.parametrize("env_id", LIVE_IDS)

@@ -10,14 +10,13 @@ cannot undo it), a follow-up on the world it changes.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
-from agentgym.core.tools import ToolSpec, Toolkit
+from agentgym.core.tools import ToolSpec, Toolkit, close_names
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, plan_move, score_move
 from agentgym.envs.dialog import tasks as dialog_tasks
 from agentgym.envs.dialog.tools import make_toolkit as dialog_toolkit
@@ -240,7 +239,7 @@ class SessionToolkit:
     def validate(self, name: str, arguments: object) -> ActionError | None:
         index = self.owner(name) if isinstance(name, str) else None
         if index is None:
-            close = difflib.get_close_matches(str(name), list(self._owners), n=3)
+            close = close_names(str(name), self._owners)
             hint = f"; did you mean: {', '.join(close)}?" if close else f"; available tools: {', '.join(self._owners)}"
             return ActionError(ErrorCode.UNKNOWN_TOOL, f"unknown tool {str(name)[:60]!r}{hint}")
         return self.toolkits[index].validate(name, arguments)

@@ -5,13 +5,12 @@ Files are parsed strictly: an unknown or missing field is an error, never ignore
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from agentgym.core.data import read_json, strict
+from agentgym.core.data import read_json, read_json_file, strict
 
 __all__ = ["Domain", "Lexicon", "load_domains", "load_lexicon", "DAYS", "SLOTS"]
 
@@ -94,7 +93,7 @@ def load_domains() -> dict[str, Domain]:
     out: dict[str, Domain] = {}
     for entry in sorted(resources.files(__package__).joinpath("data").iterdir(), key=lambda p: p.name):
         if entry.name.endswith(".json") and entry.name != "lexicon.json":
-            dom = parse_domain(json.loads(entry.read_text("utf-8")), entry.name)
+            dom = parse_domain(read_json_file(entry, entry.name), entry.name)
             out[dom.name] = dom
     return out
 
