@@ -18,18 +18,57 @@ import urllib.parse
 from contextlib import ExitStack
 from typing import Any
 
-from agentgym.core.protocol import MAX_ACTION_BYTES
-
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
+from agentgym.core.protocol import MAX_ACTION_BYTES, MAX_JSON_DEPTH, ErrorCode, parse_action
 from agentgym.server.wire import space_from_spec
 
-__all__ = ["RemoteEnv", "RemoteEnvError", "ServerBusy"]
+__all__ = ["RemoteEnv", "RemoteEnvError", "ServerBusy", "sendable"]
 
 _TRANSPORTS = ("http", "ws")
 #: Error codes that mean the request itself was wrong: raised as ValueError, as in process.
 _BAD_INPUT = frozenset({"invalid_reset", "invalid_request", "invalid_json", "invalid_env_args", "body_too_large"})
+
+
+#: Stand-ins for a turn that cannot travel as it is; each fails on the server with the same code.
+_OVER_CAP_TEXT = "x" * (MAX_ACTION_BYTES + 1)
+_OVER_CAP_MESSAGE = {"role": "assistant", "content": _OVER_CAP_TEXT}
+_NESTED: Any = []
+for _ in range(MAX_JSON_DEPTH + 1):
+    _NESTED = [_NESTED]
+_STAND_INS: dict[ErrorCode, Any] = {
+    ErrorCode.PARSE_ERROR: {"role": None},
+    ErrorCode.TOO_DEEP: {"role": "assistant", "content": "", "tool_calls": _NESTED},
+}
+
+
+def sendable(action: Any) -> Any:
+    """What to send for `action`, so that the server reads the turn as this process would.
+
+    A string over the cap, or a message dict over it, is rejected unread: a stand-in of the
+    same kind just over the cap gives the same error. A dict, or anything else, is checked here
+    first: JSON would silently carry a tuple as a list (a valid turn on the server, a
+    PARSE_ERROR here) and cannot carry a set, bytes or a 100,000-deep value at all. Such a turn
+    is sent as a stand-in that fails with the same error code (its message then says less
+    about where the problem was); a turn that JSON carries exactly is sent as it is.
+    """
+    if isinstance(action, str):
+        return _OVER_CAP_TEXT if len(action) > MAX_ACTION_BYTES else action
+    if not isinstance(action, dict):  # the server takes a str or a dict; either way an error here
+        return _STAND_INS[ErrorCode.PARSE_ERROR]
+    error = parse_action(action).error
+    if error is None:
+        return action
+    if error.code is ErrorCode.TOO_LARGE:
+        return _OVER_CAP_MESSAGE
+    try:
+        carried = json.loads(json.dumps(action))
+    except (TypeError, ValueError, RecursionError):
+        carried = _STAND_INS
+    if carried is not _STAND_INS and parse_action(carried).error == error:
+        return action
+    return _STAND_INS.get(error.code, _STAND_INS[ErrorCode.PARSE_ERROR])
 
 
 class RemoteEnvError(gym.error.Error):
@@ -118,11 +157,7 @@ class RemoteEnv(gym.Env[str, str]):
         return out["obs"], out["info"]
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if isinstance(action, str) and len(action) > MAX_ACTION_BYTES:
-            # Over the cap it is rejected unread, the same way whatever its length: send a
-            # stand-in the request-body limit admits.
-            action = "x" * (MAX_ACTION_BYTES + 1)
-        out = self._call("step", {"action": action})
+        out = self._call("step", {"action": sendable(action)})
         return out["obs"], out["reward"], out["terminated"], out["truncated"], out["info"]
 
     def close(self) -> None:

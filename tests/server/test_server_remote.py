@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env
 from server_support import ECHO_ID, canonical, echo_registered, health, remote_registered, running
 
 from agentgym.agents import make_agent
+from agentgym.core.protocol import MAX_ACTION_BYTES
 from agentgym.core.spaces import UnicodeText
 from agentgym.server.app import default_env_ids
 from agentgym.server.client import RemoteEnv, RemoteEnvError, ServerBusy
@@ -182,3 +183,42 @@ def test_envs_made_at_once_share_one_loopback_server() -> None:
         finally:
             for env in envs:
                 env.close()
+
+
+def _call(arguments: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": "search", "arguments": arguments}}]}
+
+
+def _deep(n: int) -> Any:
+    value: Any = []
+    for _ in range(n):
+        value = [value]
+    return value
+
+
+#: Turns that are errors in process. The first group JSON carries exactly (the same observation
+#: over the wire); the second it cannot carry as it is (a stand-in with the same error code).
+_EXACT = {"nan": _call({"q": float("nan")}), "inf": _call({"q": float("-inf")}), "big_int": _call({"q": 10**400}),
+          "over_cap": {"role": "assistant", "content": "x" * (MAX_ACTION_BYTES + 9)},
+          "bad_arguments": _call("{not json"), "no_role": {"content": "hi"}}
+_SAME_CODE = {"set": _call({"q": {1, 2}}), "bytes": _call({"q": b"x"}), "tuple": _call({"q": (1, 2)}),
+              "int_key": _call({1: 2}), "deep": _call({"q": _deep(5000)}), "int": 123, "none": None, "list": ["a"]}
+
+
+@pytest.mark.parametrize("transport", ["http", "ws"])
+def test_hostile_non_string_actions_never_raise_and_fail_as_in_process(server: Any, transport: str) -> None:
+    """docs/RELIABILITY.md E15 over the wire: what JSON cannot carry (sets, bytes, tuples, deep
+    values, non-dict actions) is a stand-in failing with the in-process error code, never a
+    client-side raise; what it carries gives the very same observation."""
+    remote, local = RemoteEnv(server.url, DIALOG, transport=transport), gym.make(DIALOG)
+    for name, action in {**_EXACT, **_SAME_CODE}.items():
+        remote.reset(seed=1)
+        local.reset(seed=1)
+        want, got = local.step(action), remote.step(action)
+        if name in _EXACT:
+            assert canonical(*got) == canonical(*want), name
+        else:
+            assert got[4]["errors"] == want[4]["errors"] and got[4]["errors"], name
+            assert got[1:4] == want[1:4], name
+    remote.close()
