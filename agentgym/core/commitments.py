@@ -32,12 +32,6 @@ class CommitmentJudge:
     #: episode ends, or None when it holds none (nothing booked, nothing written).
     final_state: Callable[[Task, SimulatedUser], list[str] | None] | None = None
 
-    def judge_proposal(self, task: Task, user: SimulatedUser, message: str) -> list[str] | None:
-        return None if self.proposal is None else self.proposal(task, user, message)
-
-    def judge_final(self, task: Task, user: SimulatedUser) -> list[str] | None:
-        return None if self.final_state is None else self.final_state(task, user)
-
 
 #: The judge of a family without proposals or a final outcome to judge.
 NO_JUDGE = CommitmentJudge()

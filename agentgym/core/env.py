@@ -98,6 +98,8 @@ class AgentEnv(gym.Env[str, str]):
         self._user_factory = user_factory or defaults.user_factory
         self._scorer = scorer or defaults.scorer
         self._judge = judge or (defaults.judge if defaults is not None else None) or NO_JUDGE
+        # Asked of every message the assistant sends: looked up once, not per step.
+        self._propose = self._judge.proposal
         self.difficulty = difficulty
         self.domain = domain
         self.split = split
@@ -357,9 +359,10 @@ class AgentEnv(gym.Env[str, str]):
         elif parsed.calls:
             end = self._run_calls(parsed, turn, messages, step_calls, step_errors)
         else:
-            proposed = self._judge.judge_proposal(self._task, self._user, parsed.content)
-            if proposed is not None:
-                self._commitments.append({"turn": turn, "kind": "proposal", "contradicts": proposed})
+            if self._propose is not None:
+                proposed = self._propose(self._task, self._user, parsed.content)
+                if proposed is not None:
+                    self._commitments.append({"turn": turn, "kind": "proposal", "contradicts": proposed})
             reply = self._user.reply(parsed.content, turn)
             messages.append({"role": "user", "content": cap(reply.text)})
             end = reply.end
@@ -517,7 +520,7 @@ class AgentEnv(gym.Env[str, str]):
     def _episode_info(self, score: Score, outcome: str) -> dict[str, Any]:
         task = self._task
         assert task is not None
-        final = self._judge.judge_final(task, self._user)
+        final = self._judge.final_state(task, self._user) if self._judge.final_state is not None else None
         if final is not None:
             self._commitments.append({"turn": self._turn, "kind": "final", "contradicts": final})
         return {

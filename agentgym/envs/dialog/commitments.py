@@ -15,32 +15,37 @@ from typing import Any
 from agentgym.core.commitments import CommitmentJudge
 from agentgym.core.task import SimulatedUser, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
-from agentgym.envs.dialog.tasks import Place, World
+from agentgym.envs.dialog.tasks import Place, World, place_phrases
 
 __all__ = ["proposal", "final_state", "JUDGE", "proposed_places"]
 
-_TOKEN = re.compile(r"[a-z0-9_]+")
+_PUNCTUATION = ",.;:!?)\"'"
 
 
 @lru_cache(maxsize=None)
-def _first_words(domain: Domain) -> frozenset[str]:
-    """Every word a place name of `domain` can start with (lower-cased; a first part may be
-    several words, "House of")."""
-    return frozenset(_TOKEN.findall(w.lower())[0] for w in domain.name_parts[0] if _TOKEN.findall(w.lower()))
+def _name_starts(domain: Domain) -> tuple[frozenset[str], frozenset[tuple[str, str]], str]:
+    """The first words any place name of `domain` can start with, its first two words, and how
+    its ids start (lower-cased): a message names a place only if it holds such a pair or an id."""
+    pairs = {tuple(name.split()[:2]) for name in place_phrases(domain) if "_" not in name and " " in name}
+    return frozenset(a for a, _ in pairs), frozenset(pairs), domain.id_prefix.lower() + "_"  # type: ignore[return-value]
 
 
 def proposed_places(world: World, text: str) -> list[Place]:
-    """The places a lower-cased message names, in the order their first words appear."""
-    tokens = _TOKEN.findall(text)
-    prefix = world.domain.id_prefix.lower() + "_"
-    firsts = _first_words(world.domain)
-    if not any(t in firsts or t.startswith(prefix) for t in tokens):
-        return []  # most messages name no place: no scan of the world
-    out: list[Place] = []
-    for place in world.places:
-        if place.id.lower() in tokens or place.name.lower() in text:
-            out.append(place)
-    return out
+    """The places a lower-cased message names (by full name or id), in the world's order.
+
+    Called for every message the assistant sends, so most messages are told apart at once: a
+    name starts with one of a few words, followed by one of a few others, and an id with the
+    domain's prefix; only a message that has either is checked against the world's places.
+    """
+    firsts, pairs, id_start = _name_starts(world.domain)
+    words = text.split()
+    has_id = id_start in text
+    if not has_id:
+        if firsts.isdisjoint(words):
+            return []
+        if not any((a, b.rstrip(_PUNCTUATION)) in pairs for a, b in zip(words, words[1:]) if a in firsts):
+            return []
+    return [p for p in world.places if p.name.lower() in text or (has_id and p.id.lower() in text)]
 
 
 def _one(text: str, words: tuple[str, ...]) -> str | None:
