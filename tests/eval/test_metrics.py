@@ -587,9 +587,9 @@ def test_bootstrap_ci_forms() -> None:
 
 def test_bootstrap_is_fast() -> None:
     x = (np.random.default_rng(0).random(1000) < 0.6).astype(float)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine does not fail it
     bootstrap_ci(x, "mean", n_boot=2000)
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 0.5
 
 
 def test_bootstrap_coverage_by_simulation() -> None:
