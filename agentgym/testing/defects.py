@@ -511,17 +511,22 @@ class Expect:
 
 @dataclass(frozen=True)
 class Defect:
-    """One row of the sensitivity matrix: a defect agent and what it must do to the metrics."""
+    """One row of the sensitivity matrix: a defect agent and what it must do to the metrics.
+
+    `needs` names the fault kind the defect acts on: in a family where the heuristic met none
+    (a family whose user never shifts its goal), the defect has nothing to act on and its
+    expectations are not asked of that family.
+    """
 
     name: str
     agent: str
     kwargs: tuple[tuple[str, Any], ...]
     summary: str
     expect: tuple[Expect, ...]
+    needs: str | None = None
 
 
 _ALL = ("dialog", "tooluse", "crosstask")
-_SHIFTS = ("dialog", "crosstask")  # the families whose users shift goals today
 # The families whose plans consume many values read from tools. A dialog plan consumes only place
 # ids (availability, prices and ratings are read, never passed on), so few dialog corruptions hit
 # a step: too few for a small run to resolve a difference (the matrix shows their n).
@@ -548,10 +553,10 @@ DEFECTS: tuple[Defect, ...] = (
       for k in (1, 2, 4)),
     Defect("goal-forgetter-active", _path(GoalForgetter), (("mode", "active"),),
            "after a goal shift, acts on the old value again",
-           (Expect("goal_consistency", "down", _SHIFTS), Expect("recovery_share:goal_shift", "down", _SHIFTS))),
+           (Expect("goal_consistency", "down"), Expect("recovery_share:goal_shift", "down")), needs="goal_shift"),
     Defect("goal-forgetter-passive", _path(GoalForgetter), (("mode", "passive"),),
            "ignores a goal shift",
-           (Expect("goal_consistency", "down", _SHIFTS), Expect("recovery_share:goal_shift", "down", _SHIFTS))),
+           (Expect("goal_consistency", "down"), Expect("recovery_share:goal_shift", "down")), needs="goal_shift"),
     *(_dropper(k, (Expect("goal_consistency", "down", ("dialog", "crosstask")),))
       for k in ("category", "area", "price", "rating", "amenity", "time")),
     _dropper("currency", (Expect("goal_consistency", "down", ("tooluse",)),)),
@@ -567,7 +572,8 @@ DEFECTS: tuple[Defect, ...] = (
              (Expect("tool_efficiency", "down"), *_NOT_GAMED)) for n in (1, 3)),
     Defect("corruption-truster", _path(CorruptionTruster), (), "never reads a result again, even when an id "
            "from it does not resolve", (Expect("recovery_share:corruption", "down", _DATA_FLOWS),)),
+    # Its re-reads are never judged wrong (a repeat decides nothing); its correctness as a whole
+    # may still fall, as it gets further into chains whose traps the heuristic falls into.
     Defect("verifier", _path(Verifier), (), "reads every result twice and again until two agree",
-           (Expect("recovery_share:corruption", "up", _DATA_FLOWS), Expect("tool_efficiency", "down"),
-            Expect("tool_correctness", "not_down"))),
+           (Expect("recovery_share:corruption", "up", _DATA_FLOWS), Expect("tool_efficiency", "down"))),
 )

@@ -138,7 +138,7 @@ def failures(matrix: Matrix) -> list[str]:
     for family, rows in matrix.rows.items():
         for d in matrix.defects:
             cmp = rows.get(d.name)
-            if cmp is None:
+            if cmp is None or (d.needs is not None and not _met(matrix, family, d.needs)):
                 continue
             for e in d.expect:
                 if family not in e.families:
@@ -158,6 +158,12 @@ def failures(matrix: Matrix) -> list[str]:
         if None in values or values != sorted(values) or len(set(values)) != len(values):
             out.append(f"{family}: slow-retry-k's median tool-failure recovery should grow with k, got {medians}")
     return out
+
+
+def _met(matrix: Matrix, family: str, kind: str) -> bool:
+    """Whether the heuristic met a fault of `kind` in `family` (else a defect acting on it has
+    nothing to act on there: a family whose user never shifts its goal)."""
+    return bool(matrix.reference[family][f"recovery_share:{kind}"]["n"])
 
 
 def _num(x: float | None) -> str:
@@ -213,6 +219,8 @@ def render(matrix: Matrix, *, command: str, commit: str | None, date: str) -> st
     for d in matrix.defects:
         musts = "; ".join(f"{e.metric} {e.direction.replace('_', ' ')} ({', '.join(e.families) or 'none'})"
                           for e in d.expect) or "nothing (see what it does)"
+        if d.needs:
+            musts += f"; where the heuristic meets a {d.needs}"
         out.append(f"| {d.name} | {d.summary} | {musts} |")
     out.append("")
     for family in matrix.rows:
