@@ -286,6 +286,11 @@ def _episodes(records: Iterable[Record]) -> list[_Episode]:
     return [_episode(r) for r in records]
 
 
+def _succeeded(rec: Record) -> bool:
+    """An episode's success, as `_episode` reads it, without judging its calls and faults."""
+    return rec.get("agent_error") is None and bool((rec.get("metrics") or {}).get("success", False))
+
+
 # ============================================================================ the judgements
 def _ok(c: Mapping[str, Any]) -> bool:
     """A call that ran and succeeded on a real tool (not a decoy)."""
@@ -852,13 +857,6 @@ def _mean_agg(values: np.ndarray, n_boot: int, seed: int, alpha: float) -> Aggre
     return aggregate(float(values.mean()), bootstrap_ci(values, "mean", n_boot, seed, alpha), n)
 
 
-def _ratio_agg(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int, alpha: float) -> Aggregate:
-    total = float(den.sum())
-    if total <= 0:
-        return aggregate(None, _NO_VALUE, 0)
-    stats = Resamples(len(num), n_boot, seed).evaluate({"r": ratio_stat(num, den)})["r"]
-    return aggregate(float(num.sum()) / total, interval(stats, alpha), int(round(total)))
-
 
 # ============================================================================ pass^k
 def _task_key(rec: Record) -> tuple[Any, ...]:
@@ -872,7 +870,7 @@ def _task_tallies(records: Iterable[Record]) -> list[tuple[int, int]]:
     for rec in records:
         t = tally[_task_key(rec)]
         t[0] += 1
-        t[1] += int(_episode(rec).success)
+        t[1] += int(_succeeded(rec))
     return [(n, c) for n, c in tally.values()]
 
 
