@@ -194,10 +194,11 @@ def _table(matrix: Matrix, family: str, columns: Sequence[tuple[str, str, bool]]
         cmp = matrix.rows[family].get(d.name)
         if cmp is None:
             continue
+        asked = d.needs is None or _met(matrix, family, d.needs)
         cells = []
         for key, _, pct in columns:
             mark = _MARK[_significance(cmp["diff"][key])] if cmp["diff"][key]["value"] is not None else ""
-            own = any(e.metric == key and family in e.families for e in d.expect)
+            own = asked and any(e.metric == key and family in e.families for e in d.expect)
             cell = _cell(cmp["a"][key], pct, mark)
             cells.append(f"**{cell}**" if own else cell)
         lines.append(f"| {d.name} | " + " | ".join(cells) + " |")
