@@ -146,3 +146,10 @@ def test_the_heuristic_records_its_settings_and_checks_them() -> None:
     assert HeuristicAgent(retries=0, recheck_ids=False).config()["retries"] == 0
     with pytest.raises(ValueError, match="retry_delay"):
         HeuristicAgent(retry_delay=-1)
+
+
+def test_every_injected_failure_mode_reads_as_transient() -> None:
+    from agentgym.noise.calls import FAILURE_MODES
+
+    for text in FAILURE_MODES.values():
+        assert is_transient({"content": f"[error TOOL_ERROR] {text.format(tool='search')}"}), text
