@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip
 # The CPU build of torch lies on this machine's disk; any other version pulls a CUDA build.
 TORCH  := torch==2.13.0
 
-.PHONY: test bench venv dev-venv clean chromium leaderboard perf
+.PHONY: test bench venv dev-venv clean chromium leaderboard perf validity
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(VENV)/bin/python:
@@ -58,6 +58,12 @@ bench: venv
 			--revision $(AG_VERSION) --org agentgym --description "the built-in $$agent baseline" || exit 1; \
 	done
 	$(PY) -m agentgym.cli leaderboard show --db $(LB_DB)
+
+# The metrics' sensitivity matrix: every defect agent against the heuristic on the same seeds of every
+# family, written into docs/METRICS.md (fails when a metric does not move for its own defect).
+VALIDITY_SEEDS ?= 300
+validity: venv
+	$(PY) -m agentgym.cli validate-metrics --seeds $(VALIDITY_SEEDS) --check
 
 # Refresh the published board in leaderboard/ from fresh baseline runs.
 leaderboard: bench

@@ -336,10 +336,12 @@ def build_parser() -> argparse.ArgumentParser:
     from agentgym.baselines.cli import add_train_command
     from agentgym.leaderboard.cli import add_leaderboard_commands
     from agentgym.server.cli import add_serve_command
+    from agentgym.testing.validity import add_validate_command
 
     add_leaderboard_commands(sub)
     add_serve_command(sub)
     add_train_command(sub)
+    add_validate_command(sub)
 
     from agentgym.usercheck.cli import add_check_users_command
 

@@ -17,6 +17,8 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 
+from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
+from agentgym.core.gold import call_matches, carries
 from agentgym.core.hooks import EnvHooks
 from agentgym.core.protocol import (
     MAX_ACTION_BYTES, ErrorCode, ParsedAction, ToolCall, join_surrogate_pairs, parse_action,
@@ -35,12 +37,14 @@ _OPTION_KEYS = frozenset({"difficulty", "domain", "trial"})
 
 @dataclass(frozen=True)
 class EnvParts:
-    """A family's four parts (a dataclass, so the functions never bind as methods)."""
+    """A family's parts (a dataclass, so the functions never bind as methods)."""
 
     task_generator: Callable[[int, dict[str, Any]], Task]
     toolkit_factory: Callable[[Task], Any]
     user_factory: Callable[[Task, Any], SimulatedUser]
     scorer: Callable[[Task, Any], Score]
+    #: Judges proposals and the final state for goal consistency (None: none to judge).
+    judge: CommitmentJudge | None = None
 
 
 class AgentEnv(gym.Env[str, str]):
@@ -51,6 +55,7 @@ class AgentEnv(gym.Env[str, str]):
         toolkit_factory: ``Task -> Toolkit`` over the task's world.
         user_factory: ``(Task, Generator) -> SimulatedUser``.
         scorer: ``(Task, Toolkit) -> Score`` on the final world state.
+        judge: a `CommitmentJudge` for proposals and the final state (None: the family's).
         difficulty: ``easy``, ``medium``, ``hard``, or None to draw one per episode.
         domain: a domain name, or None to draw one of the split's domains per episode.
         split: ``train`` or ``test``; the two hold disjoint domains or templates.
@@ -70,6 +75,7 @@ class AgentEnv(gym.Env[str, str]):
         toolkit_factory: Callable[[Task], Toolkit] | None = None,
         user_factory: Callable[[Task, Any], SimulatedUser] | None = None,
         scorer: Callable[[Task, Toolkit], Score] | None = None,
+        judge: CommitmentJudge | None = None,
         difficulty: str | None = None,
         domain: str | None = None,
         split: str = "train",
@@ -93,6 +99,9 @@ class AgentEnv(gym.Env[str, str]):
         self._toolkit_factory = toolkit_factory or defaults.toolkit_factory
         self._user_factory = user_factory or defaults.user_factory
         self._scorer = scorer or defaults.scorer
+        self._judge = judge or (defaults.judge if defaults is not None else None) or NO_JUDGE
+        # Asked of every message the assistant sends: looked up once, not per step.
+        self._propose = self._judge.proposal
         self.difficulty = difficulty
         self.domain = domain
         self.split = split
@@ -149,6 +158,11 @@ class AgentEnv(gym.Env[str, str]):
         """Simulated time charged in this episode (by the latency noise), in milliseconds."""
         return self._elapsed_ms
 
+    @property
+    def noise_log(self) -> list[dict[str, Any]]:
+        """The injections of this episode so far, as logged (for privileged agents and tests)."""
+        return list(self._noise_log)
+
     # ------------------------------------------------------------------ for wrappers
     def noise_rng(self, kind: str, *, once: bool = False) -> Any:
         """The episode's generator for noise `kind`: derived from the episode seed and the kind,
@@ -166,11 +180,73 @@ class AgentEnv(gym.Env[str, str]):
                 self._noise_rngs[kind] = rng
         return rng
 
-    def log_noise(self, kind: str, target: str, detail: Any) -> None:
-        """Record one injection; it appears in this step's `info["noise"]` and in the episode's."""
-        event = {"step": self._turn, "kind": kind, "target": target, "detail": detail}
+    def log_noise(self, kind: str, target: str, detail: Any, *, hits: dict[str, Any] | None = None) -> None:
+        """Record one injection; it appears in this step's `info["noise"]` and in the episode's.
+
+        Args:
+            kind: the noise kind.
+            target: what it acted on (a tool, a constraint id, ``user`` ...).
+            detail: the kind's description of what it did.
+            hits: what the injection affects: ``{"gold_step": i}`` (step `i` of the gold plan as
+                it stands now, see `gold_step_for`), ``{"constraint": id}``, or None when it
+                affects neither (a failure of a call the plan does not need).
+
+        The event also gets ``at_ms`` (the simulated time when it happened) and, when it happened
+        during a tool call, ``call``: that call's id in the episode's call records.
+        """
+        event = {"step": self._turn, "kind": kind, "target": target, "detail": detail, "hits": hits,
+                 "at_ms": self._elapsed_ms}
+        if self._current_call is not None:
+            event["call"] = self._current_call
         self._noise_log.append(event)
         self._step_noise.append(event)
+
+    def gold_calls(self) -> list[dict[str, Any]]:
+        """The gold plan as it stands now: ``[{"name", "arguments": {key: spec}}]`` (see
+        `agentgym.core.gold`); empty for a family whose gold lists no calls."""
+        gold = self._episode_gold()
+        calls = gold.get("calls") if isinstance(gold, dict) else None
+        return list(calls or ())
+
+    def _done_steps(self, plan: list[dict[str, Any]]) -> list[bool]:
+        """Which steps of `plan` a successful call of this episode has already completed."""
+        done = [False] * len(plan)
+        for c in self._calls:
+            if c["valid"] and c["error"] is None and not c.get("distractor"):
+                for i, step in enumerate(plan):
+                    if not done[i] and call_matches(c["name"], c.get("arguments"), step):
+                        done[i] = True
+                        break
+        return done
+
+    def gold_step_for(self, name: str, arguments: dict[str, Any] | None) -> int | None:
+        """The step of the gold plan a call (about to run) is for: the first step it matches
+        that no earlier successful call completed; None when it matches none still to do."""
+        plan = self.gold_calls()
+        done = self._done_steps(plan)
+        for i, step in enumerate(plan):
+            if not done[i] and call_matches(name, arguments, step):
+                return i
+        return None
+
+    def gold_step_consuming(self, value: Any, *, besides: int | None = None) -> int | None:
+        """The first step of the gold plan still to do, other than step `besides`, whose
+        arguments consume `value` (see `agentgym.core.gold.carries`); None when none does."""
+        plan = self.gold_calls()
+        done = self._done_steps(plan)
+        for i, step in enumerate(plan):
+            if i != besides and not done[i] and carries(step, value):
+                return i
+        return None
+
+    def matches_gold(self, name: str, arguments: dict[str, Any] | None) -> bool:
+        """Whether a call matches any step of the gold plan, done or not."""
+        return any(call_matches(name, arguments, step) for step in self.gold_calls())
+
+    def repeats_success(self, name: str, arguments: dict[str, Any] | None) -> bool:
+        """Whether a call repeats one that already succeeded in this episode (same tool, equal arguments)."""
+        return any(c["valid"] and c["error"] is None and c["name"] == name and c.get("arguments") == arguments
+                   for c in self._calls)
 
     def charge_time(self, ms: float) -> None:
         """Charge simulated time against the task's time budget (never a real sleep)."""
@@ -234,6 +310,8 @@ class AgentEnv(gym.Env[str, str]):
         self._errors: dict[str, int] = {}
         self._violations: list[str] = []
         self._known: list[dict[str, Any]] = []
+        self._commitments: list[dict[str, Any]] = []
+        self._current_call: str | None = None
         # Only `render()` reads the transcript: kept only when it can be rendered.
         self._transcript: list[dict[str, Any]] | None = [] if self.render_mode == "ansi" else None
 
@@ -283,6 +361,10 @@ class AgentEnv(gym.Env[str, str]):
         elif parsed.calls:
             end = self._run_calls(parsed, turn, messages, step_calls, step_errors)
         else:
+            if self._propose is not None:
+                proposed = self._propose(self._task, self._user, parsed.content)
+                if proposed is not None:
+                    self._commitments.append({"turn": turn, "kind": "proposal", "contradicts": proposed})
             reply = self._user.reply(parsed.content, turn)
             messages.append({"role": "user", "content": cap(reply.text)})
             end = reply.end
@@ -354,7 +436,9 @@ class AgentEnv(gym.Env[str, str]):
                 content = error_text("BLOCKED", "the task was already committed by an earlier call")
                 record["error"] = ErrorCode.BLOCKED.value
             else:
+                self._current_call = call_id
                 content, terminal = self._run_one(call, turn, record)
+                self._current_call = None
                 if record["valid"] and record["error"] is None:
                     wrote = wrote or record["kind"] == "write"
                     if terminal:
@@ -430,9 +514,17 @@ class AgentEnv(gym.Env[str, str]):
         if not self._known or self._known[-1]["known"] != known:
             self._known.append({"turn": self._turn, "known": list(known)})
 
+    def _episode_gold(self) -> Any:
+        task = self._task
+        assert task is not None
+        return task.gold_public() if hasattr(task, "gold_public") else _gold_view(task)
+
     def _episode_info(self, score: Score, outcome: str) -> dict[str, Any]:
         task = self._task
         assert task is not None
+        final = self._judge.final_state(task, self._user) if self._judge.final_state is not None else None
+        if final is not None:
+            self._commitments.append({"turn": self._turn, "kind": "final", "contradicts": final})
         return {
             "success": bool(score.success),
             "score": float(score.score),
@@ -448,7 +540,10 @@ class AgentEnv(gym.Env[str, str]):
             "score_details": score.details,
             "noise": self._noise_log,
             "elapsed_ms": self._elapsed_ms,
-            "gold": task.gold_public() if hasattr(task, "gold_public") else _gold_view(task),
+            "gold": self._episode_gold(),
+            "commitments": self._commitments,
+            "max_turns": self._max_turns,
+            "time_budget_ms": float(task.time_budget_ms),
         }
 
 

@@ -4,7 +4,31 @@ Every function here takes the records of a run (`agentgym.eval.records`) and ret
 dicts, so the leaderboard can recompute a submission's numbers from its replayed records.
 Each aggregate comes with a percentile-bootstrap confidence interval over EPISODES (over TASKS
 for pass^k), as ``{"value": float | None, "ci": [lo, hi] | [None, None], "n": int}`` where
-``n`` counts what ``value`` averages over (episodes, calls, faults or tasks).
+``n`` counts what ``value`` is taken over (episodes, calls, faults or tasks). docs/METRICS.md
+states each definition with its formula, its unit and an example episode, and holds the
+sensitivity matrix of the shipped defect agents (`agentgym validate-metrics`).
+
+The definitions, in short:
+
+- completion: success rate and mean score.
+- tool accuracy: validity (calls that parse and fit a tool's schema, over every attempt);
+  correctness (of the calls that decide something, the share whose arguments are right: they
+  contradict nothing the user stated, no tool refused them, and a call of a plan tool fits a step
+  of the plan; a value a tool returned corrupted is what the agent was told); efficiency (valid
+  calls that advance the gold plan: they succeed, match a step of the plan, or of a plan a goal
+  shift replaced, and repeat no call that already succeeded); recall (gold steps done). A
+  verification re-read is neither incorrect nor free: it decides nothing new, and it is not
+  efficient.
+- recovery: each fault is tied to what it hits (``hits`` in the noise log). A tool failure is
+  recovered when a later successful call completes the step it hit; a corrupted result when
+  the step consuming the corrupted value is later completed with the true value and the
+  corrupted value never reaches a successful call or the final state; an ambiguity when the
+  blurred detail is known before the first commitment; a goal shift at the first successful
+  write that carries the new value and contradicts nothing (a cancel alone is not one). Times are
+  Kaplan-Meier statistics over every recoverable fault, unrecovered ones censored at the
+  episode's end, in agent turns and in simulated milliseconds.
+- goal consistency: per episode, the share of commitments (write calls, proposals, the final
+  state) that satisfy every constraint stated so far; the mean over episodes that committed.
 
 Conventions (the choices a reader would otherwise have to guess):
 
@@ -12,23 +36,34 @@ Conventions (the choices a reader would otherwise have to guess):
   before the error (its calls, its faults) still counts in the other metrics.
 - Rates over calls or faults are pooled ("micro") ratios: the sum of numerators over the sum of
   denominators, and the bootstrap resamples episodes and recomputes the pooled ratio. A rate
-  with an empty denominator (no tool calls, no faults) is None, never 0 or 1, and such an
-  episode adds nothing to the pool.
-- Quantiles of turn counts use the inverted-CDF definition (the smallest observed value whose
-  cumulative share reaches q: the median of 1, 2 is 1), so they are always whole turns and the
-  bootstrap and the point estimate agree.
+  with an empty denominator (no tool calls, no faults, no commitments) is None, never 0 or 1,
+  and such an episode adds nothing to the pool.
 - Injected faults are the environment's, never the agent's: a call with ``injected: True`` is
-  left out of validity and precision, and a retry after one is legitimate.
+  left out of validity and efficiency, and a retry after one is legitimate.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+
+from agentgym.core.gold import call_matches, carries, contains_value
+from agentgym.eval.bootstrap import (
+    Resamples,
+    Stat,
+    aggregate,
+    f1_stat,
+    interval,
+    km_point,
+    km_stats,
+    mean_stat,
+    minus,
+    ratio_stat,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,6 +73,8 @@ __all__ = [
     "tool_accuracy",
     "recovery",
     "goal_consistency",
+    "headline",
+    "compare",
     "pass_hat_k",
     "pass_at_k",
     "reliability",
@@ -46,59 +83,35 @@ __all__ = [
     "paired_comparison",
     "summarise",
     "call_matches",
+    "FAULT_KINDS",
+    "HEADLINE",
 ]
 
 Record = Mapping[str, Any]
 Aggregate = dict[str, Any]
 #: Noise kinds that are faults the agent has to recover from (the others only add friction).
 FAULT_KINDS = ("tool_failure", "corruption", "ambiguity", "goal_shift")
-_QUANTILE_EPS = 1e-9
-# Bound the bootstrap's working arrays to about this many cells per block.
-_BLOCK_CELLS = 2_000_000
+#: The headline aggregates of `headline`, in report order: (key, what it is, unit).
+HEADLINE: tuple[tuple[str, str, str], ...] = (
+    ("success", "success rate", "share of episodes"),
+    ("score", "mean score", "score in [0, 1]"),
+    ("validity", "tool-call validity", "share of call attempts"),
+    ("tool_correctness", "tool-call correctness", "share of valid calls"),
+    ("tool_efficiency", "tool-call efficiency", "share of valid calls"),
+    ("tool_recall", "gold steps done", "share of gold steps"),
+    ("tool_precision", "tool precision (legacy)", "share of valid calls"),
+    ("tool_f1", "tool F1 (legacy)", "harmonic mean"),
+    ("recovery_share", "faults recovered", "share of recoverable faults"),
+    ("recovery_median", "median recovery time (Kaplan-Meier)", "agent turns"),
+    ("recovery_rmst", "restricted mean recovery time", "agent turns"),
+    ("recovery_median_ms", "median recovery time (Kaplan-Meier)", "simulated ms"),
+    ("recovery_rmst_ms", "restricted mean recovery time", "simulated ms"),
+    ("goal_consistency", "goal consistency", "mean share of commitments"),
+)
+_NO_VALUE = (math.nan, math.nan)
 
 
 # ============================================================================ the bootstrap
-def _resample_blocks(n: int, n_boot: int, seed: int) -> Iterable[np.ndarray]:
-    """Yield index blocks of shape (b, n), together n_boot resamples of range(n) with replacement."""
-    rng = np.random.Generator(np.random.PCG64(seed))
-    rows = max(1, _BLOCK_CELLS // max(n, 1))
-    done = 0
-    while done < n_boot:
-        b = min(rows, n_boot - done)
-        yield rng.integers(0, n, size=(b, n))
-        done += b
-
-
-def _counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """How often each unit appears in each resample: (b, n) from (b, n) indices."""
-    b = idx.shape[0]
-    flat = (idx + (np.arange(b) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
-
-
-def _boot_weighted(n: int, stat: Callable[[np.ndarray], np.ndarray], n_boot: int, seed: int) -> np.ndarray:
-    """The statistic over n_boot resamples, each given as a (b, n) matrix of unit counts."""
-    if n == 0:
-        return np.full(n_boot, np.nan)
-    return np.concatenate([stat(_counts(idx, n)) for idx in _resample_blocks(n, n_boot, seed)])
-
-
-def _interval(stats: np.ndarray, alpha: float) -> tuple[float, float]:
-    finite = stats[np.isfinite(stats)]
-    if finite.size == 0:
-        return (math.nan, math.nan)
-    lo, hi = np.percentile(finite, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    return (float(lo), float(hi))
-
-
-def _ratio_stat(num: np.ndarray, den: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    def stat(w: np.ndarray) -> np.ndarray:
-        d = w @ den
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(d > 0, (w @ num) / np.where(d > 0, d, 1.0), np.nan)
-    return stat
-
-
 def bootstrap_ci(
     values_or_records: Any,
     statistic: str | Callable[[Any], Any] = "mean",
@@ -132,56 +145,51 @@ def bootstrap_ci(
         if not callable(statistic):
             raise ValueError("a statistic over records must be a callable list[record] -> float")
         recs = list(data)
-        stats = [float(statistic([recs[i] for i in row]))
-                 for idx in _resample_blocks(len(recs), n_boot, seed) for row in idx]
-        return _interval(np.asarray(stats, dtype=np.float64), alpha)
+        rng = np.random.Generator(np.random.PCG64(seed))
+        stats = [float(statistic([recs[i] for i in rng.integers(0, len(recs), size=len(recs))]))
+                 for _ in range(n_boot)]
+        return interval(np.asarray(stats, dtype=np.float64), alpha)
     arr = np.asarray(data, dtype=np.float64)
     n = arr.shape[0] if arr.ndim else 0
     if n == 0:
-        return (math.nan, math.nan)
+        return _NO_VALUE
     if statistic == "mean":
         if arr.ndim != 1:
             raise ValueError(f"'mean' wants 1-D values, got shape {arr.shape}")
-        stats = _boot_weighted(n, lambda w: (w @ arr) / n, n_boot, seed)
+        stat = mean_stat(arr)
     elif statistic == "ratio":
         if arr.ndim != 2 or arr.shape[1] != 2:
             raise ValueError(f"'ratio' wants (n, 2) values (numerator, denominator), got shape {arr.shape}")
-        stats = _boot_weighted(n, _ratio_stat(arr[:, 0], arr[:, 1]), n_boot, seed)
+        stat = ratio_stat(arr[:, 0], arr[:, 1])
     elif callable(statistic):
-        stats = np.concatenate([np.asarray(statistic(arr[idx]), dtype=np.float64).reshape(-1)
-                                for idx in _resample_blocks(n, n_boot, seed)])
+        rng = np.random.Generator(np.random.PCG64(seed))
+        stats = np.concatenate([np.asarray(statistic(arr[rng.integers(0, n, size=(min(500, n_boot - i), n))]),
+                                           dtype=np.float64).reshape(-1) for i in range(0, n_boot, 500)])
+        return interval(stats, alpha)
     else:
         raise ValueError(f"statistic must be 'mean', 'ratio' or a callable, got {statistic!r}")
-    return _interval(stats, alpha)
-
-
-def _agg(value: float | None, ci: tuple[float, float], n: int) -> Aggregate:
-    def clean(x: float | None) -> float | None:
-        return None if x is None or not math.isfinite(x) else float(x)
-    v = clean(value)
-    return {"value": v, "ci": [clean(ci[0]), clean(ci[1])] if v is not None else [None, None], "n": int(n)}
-
-
-def _mean_agg(values: np.ndarray, n_boot: int, seed: int, alpha: float) -> Aggregate:
-    n = len(values)
-    if n == 0:
-        return _agg(None, (math.nan, math.nan), 0)
-    return _agg(float(values.mean()), bootstrap_ci(values, "mean", n_boot, seed, alpha), n)
-
-
-def _ratio_agg(num: np.ndarray, den: np.ndarray, n_boot: int, seed: int, alpha: float) -> Aggregate:
-    total = float(den.sum())
-    if total <= 0:
-        return _agg(None, (math.nan, math.nan), 0)
-    stats = _boot_weighted(len(num), _ratio_stat(num, den), n_boot, seed)
-    return _agg(float(num.sum()) / total, _interval(stats, alpha), int(round(total)))
+    return interval(Resamples(n, n_boot, seed).evaluate({"s": stat})["s"], alpha)
 
 
 # ============================================================================ reading records
 @dataclass
-class _Episode:
-    """What the metrics need of one record, read once, with the fallbacks applied."""
+class _Fault:
+    """One recoverable fault of an episode and what became of it."""
 
+    kind: str
+    step: int
+    #: Agent turns from the fault to its recovery, or to the episode's end (censored).
+    turns: int
+    #: The same in simulated milliseconds.
+    ms: float
+    recovered: bool
+
+
+@dataclass
+class _Episode:
+    """What the metrics need of one record, read once, with the judgements of every metric."""
+
+    key: str | None
     success: bool
     score: float
     turns: int
@@ -189,11 +197,30 @@ class _Episode:
     turn_errors: int
     noise: list[dict[str, Any]]
     constraints: list[dict[str, Any]]
-    gold_calls: list[dict[str, Any]] | None
-    #: Calls of a plan the user abandoned (a goal shift): right when made, so never imprecise.
-    superseded_calls: list[dict[str, Any]]
+    #: The final gold plan (None when the record has no gold), and calls of plans a goal shift
+    #: replaced (right when made).
+    plan: list[dict[str, Any]] | None
+    superseded: list[dict[str, Any]]
+    commitments: list[dict[str, Any]]
+    #: Simulated ms at the end of each turn (index turn - 1), and at the end.
+    elapsed: list[float]
+    final_ms: float
+    timed: bool
+    max_turns: int
+    time_budget_ms: float
+    score_details: Mapping[str, Any]
     tokens: int | None
     policy_violations: int | None
+    tools: tuple[int, ...] = ()
+    faults: list[_Fault] = field(default_factory=list)
+    #: Fault counts left out of recovery: marked unrecoverable, hitting nothing, or hitting a
+    #: step a goal shift then replaced.
+    unrecoverable: int = 0
+    unaffected: int = 0
+    superseded_faults: int = 0
+    #: Commitments that satisfy every stated constraint, and all commitments.
+    consistent: int = 0
+    committed: int = 0
 
 
 def _episode(rec: Record) -> _Episode:
@@ -211,8 +238,15 @@ def _episode(rec: Record) -> _Episode:
     # Noise logged at reset (step 0: ambiguity) is only in the episode's log, not in any step.
     noise = m["noise"] if "noise" in m else [e for s in steps for e in s.get("noise", ())]
     gold = m.get("gold")
-    gold_calls = gold.get("calls") if isinstance(gold, Mapping) else None
+    plan = gold.get("calls") if isinstance(gold, Mapping) else None
     superseded = gold.get("superseded_calls") if isinstance(gold, Mapping) else None
+    turns = int(m["turns"]) if "turns" in m else len(steps)
+    elapsed: list[float] = []
+    last = 0.0
+    for s in steps:
+        last = float(s.get("elapsed_ms", last))
+        elapsed.append(last)
+    final_ms = float(m.get("elapsed_ms", last))
     usage = rec.get("usage")
     tokens = None
     if usage:
@@ -223,23 +257,437 @@ def _episode(rec: Record) -> _Episode:
         violations = len(m["policy_violations"])
     elif isinstance(details, Mapping) and "policy_violations" in details:
         violations = len(details["policy_violations"] or ())
-    return _Episode(
+    e = _Episode(
+        key=rec.get("key"),
         success=False if failed else bool(m.get("success", False)),
         score=0.0 if failed else float(m.get("score", 0.0)),
-        turns=int(m["turns"]) if "turns" in m else len(steps),
+        turns=turns,
         calls=list(calls),
         turn_errors=max(0, total_errors - call_errors),
         noise=list(noise),
         constraints=list(m.get("constraints") or ()),
-        gold_calls=list(gold_calls) if gold_calls is not None else None,
-        superseded_calls=list(superseded or ()),
+        plan=list(plan) if plan is not None else None,
+        superseded=list(superseded or ()),
+        commitments=list(m.get("commitments") or ()),
+        elapsed=elapsed,
+        final_ms=final_ms,
+        timed=final_ms > 0,
+        max_turns=int(m.get("max_turns") or max(turns, 1)),
+        time_budget_ms=float(m.get("time_budget_ms") or max(final_ms, 1.0)),
+        score_details=details if isinstance(details, Mapping) else {},
         tokens=tokens,
         policy_violations=violations,
     )
+    _judge(e)
+    return e
 
 
 def _episodes(records: Iterable[Record]) -> list[_Episode]:
     return [_episode(r) for r in records]
+
+
+def _succeeded(rec: Record) -> bool:
+    """An episode's success, as `_episode` reads it, without judging its calls and faults."""
+    return rec.get("agent_error") is None and bool((rec.get("metrics") or {}).get("success", False))
+
+
+# ============================================================================ the judgements
+def _ok(c: Mapping[str, Any]) -> bool:
+    """A call that ran and succeeded on a real tool (not a decoy)."""
+    return bool(c.get("valid")) and c.get("error") is None and not c.get("distractor")
+
+
+class _Plan:
+    """A gold plan indexed by tool name, so a call is matched only against its own tool's steps."""
+
+    def __init__(self, steps: Sequence[Mapping[str, Any]]) -> None:
+        self.steps = steps
+        self.by_name: dict[str, list[int]] = defaultdict(list)
+        for i, step in enumerate(steps):
+            self.by_name[step.get("name", "")].append(i)
+
+    def matches(self, c: Mapping[str, Any]) -> list[int]:
+        name, args = c.get("name", ""), c.get("arguments")
+        return [i for i in self.by_name.get(name, ()) if call_matches(name, args, self.steps[i])]
+
+
+def _judge(e: _Episode) -> None:
+    """Fill in the episode's tool counts, faults and commitments."""
+    calls = e.calls
+    plan = _Plan(e.plan or [])
+    old = _Plan(e.superseded)
+    corrupted = _corrupted_values(e)
+    e.tools = _tool_counts(e, plan, old, corrupted)
+    _recoveries(e, plan)
+    writes = [c for c in calls if c.get("valid") and c.get("kind") == "write" and not c.get("distractor")]
+    judged = [not c.get("contradicts") for c in writes] + [not m.get("contradicts") for m in e.commitments]
+    e.consistent, e.committed = sum(judged), len(judged)
+
+
+def _call_index(e: _Episode, event: Mapping[str, Any]) -> int | None:
+    """The index in the episode's calls of the call a noise event acted on."""
+    turn, cid = event.get("step"), event.get("call")
+    for k, c in enumerate(e.calls):
+        if c.get("turn") == turn and (c.get("id") == cid if cid is not None else c.get("name") == event.get("target")):
+            return k
+    return None
+
+
+def _corrupted_values(e: _Episode) -> list[tuple[int, Any]]:
+    """(index of the corrupted call, the corrupted value) of each corruption."""
+    out = []
+    for ev in e.noise:
+        detail = ev.get("detail")
+        if ev.get("kind") == "corruption" and isinstance(detail, Mapping) and "to" in detail:
+            k = _call_index(e, ev)
+            if k is not None:
+                out.append((k, detail["to"]))
+    return out
+
+
+def _tool_counts(e: _Episode, plan: _Plan, old: _Plan, corrupted: list[tuple[int, Any]]) -> tuple[int, ...]:
+    """(valid, actions, correct, judged, useful, spent, precise, scored, done, gold) of one episode."""
+    valid = actions = correct = judged = useful = spent = precise = scored = 0
+    done = [False] * len(plan.steps)
+    succeeded: dict[str, list[Any]] = defaultdict(list)
+    plan_tools = set(plan.by_name) | set(old.by_name)
+    for k, c in enumerate(e.calls):
+        injected = bool(c.get("injected"))
+        if not injected:
+            actions += 1
+            valid += bool(c.get("valid"))
+        if not c.get("valid"):
+            continue
+        name, args, error = c.get("name", ""), c.get("arguments"), c.get("error")
+        decoy = bool(c.get("distractor"))
+        hits = [] if decoy else plan.matches(c)
+        on_plan = bool(hits) or (not decoy and bool(old.matches(c)))
+        repeat = any(a == args for a in succeeded[name])
+        # What a tool returned corrupted, the agent was told: passing it on is not its mistake.
+        told_wrong = any(k > j and contains_value(args, bad) for j, bad in corrupted)
+        if not repeat:  # a repeat decides nothing new: neither right nor wrong
+            refused = error is not None and not injected and not told_wrong
+            wrong = bool(c.get("contradicts")) or refused
+            if e.plan is None:
+                judged += 1
+                correct += not wrong
+            else:
+                # A call of a plan tool that fits none of the plan's steps has wrong arguments; a
+                # right call no plan needs (a padding read) is efficiency's business, not this one's.
+                wrong = wrong or (not decoy and name in plan_tools and not on_plan and not told_wrong)
+                if wrong or on_plan:
+                    judged += 1
+                    correct += not wrong
+        open_hits = [i for i in hits if not done[i]]
+        if not injected:
+            spent += 1
+            scored += 1
+            useful += error is None and on_plan and not repeat
+            # Legacy precision: a call for a gold step not yet done, or of an abandoned plan.
+            precise += bool(open_hits) or bool(not decoy and old.matches(c))
+        if _ok(c):
+            succeeded[name].append(args)
+            if open_hits:
+                done[open_hits[0]] = True
+    if e.plan is None:
+        return (valid, actions + e.turn_errors, correct, judged, useful, spent, 0, 0, 0, 0)
+    return (valid, actions + e.turn_errors, correct, judged, useful, spent, precise, scored, sum(done), len(done))
+
+
+def _recoverable(event: Mapping[str, Any]) -> bool:
+    detail = event.get("detail")
+    if event.get("recoverable") is False:
+        return False
+    return not (isinstance(detail, Mapping) and detail.get("recoverable") is False)
+
+
+def _recoveries(e: _Episode, plan: _Plan) -> None:
+    """Judge every fault of the episode: recovered at which turn, censored, or left out."""
+    for ev in e.noise:
+        kind = ev.get("kind")
+        if kind not in FAULT_KINDS:
+            continue
+        if not _recoverable(ev):
+            e.unrecoverable += 1
+            continue
+        hits = ev.get("hits")
+        if not isinstance(hits, Mapping):
+            e.unaffected += 1
+            continue
+        step = int(ev.get("step", 0))
+        if kind == "tool_failure":
+            turn = _tool_failure_recovery(e, ev, hits, plan)
+        elif kind == "corruption":
+            turn = _corruption_recovery(e, ev, hits, plan)
+        elif kind == "ambiguity":
+            turn = _ambiguity_recovery(e, ev, hits)
+        else:
+            turn = _goal_shift_recovery(e, ev, plan)
+        if turn == "superseded":
+            e.superseded_faults += 1
+            continue
+        if turn == "unaffected":
+            e.unaffected += 1
+            continue
+        at_ms = float(ev.get("at_ms", 0.0))
+        if turn is None:
+            e.faults.append(_Fault(kind, step, max(0, e.turns - step), max(0.0, e.final_ms - at_ms), False))
+        else:
+            t = int(turn)
+            end_ms = e.elapsed[t - 1] if 0 < t <= len(e.elapsed) else e.final_ms
+            e.faults.append(_Fault(kind, step, max(0, t - step), max(0.0, end_ms - at_ms), True))
+
+
+def _hit_step(hits: Mapping[str, Any], plan: _Plan) -> Mapping[str, Any] | None:
+    i = hits.get("gold_step")
+    return plan.steps[i] if isinstance(i, int) and 0 <= i < len(plan.steps) else None
+
+
+def _tool_failure_recovery(e: _Episode, ev: Mapping[str, Any], hits: Mapping[str, Any],
+                           plan: _Plan) -> int | str | None:
+    """The turn of the first later successful call that completes the step the failure hit."""
+    k = _call_index(e, ev)
+    step = _hit_step(hits, plan)
+    if k is None or step is None:
+        return "superseded"
+    failed = e.calls[k]
+    if not call_matches(failed.get("name", ""), failed.get("arguments"), step):
+        return "superseded"  # a goal shift replaced the step the failed call was for
+    for c in e.calls[k + 1:]:
+        if _ok(c) and call_matches(c.get("name", ""), c.get("arguments"), step):
+            return int(c["turn"])
+    return None
+
+
+def _corruption_recovery(e: _Episode, ev: Mapping[str, Any], hits: Mapping[str, Any],
+                         plan: _Plan) -> int | str | None:
+    """The turn the agent held the true value, when it then used it and never the corrupted one.
+
+    A value the hit step takes as one option of several (``any_of``: a gold place among others)
+    hits the agent only if it later uses the true or the corrupted value; else the corruption is
+    unaffected. Unrecovered when the corrupted value reaches a later successful call or the final state.
+    Otherwise recovered when a later successful call completes the hit step carrying the true
+    value, at the turn of the first clean successful re-read of the corrupted call before it
+    (a re-read in the same turn counts: zero turns), else at the completing call's turn.
+    """
+    k = _call_index(e, ev)
+    step = _hit_step(hits, plan)
+    detail = ev.get("detail")
+    if k is None or step is None or not isinstance(detail, Mapping):
+        return "superseded"
+    true, bad = detail.get("from"), detail.get("to")
+    if not carries(step, true):
+        return "superseded"  # a goal shift replaced the step that consumed the value
+    later = e.calls[k + 1:]
+    if not carries(step, true, options=False) and not any(
+            contains_value(c.get("arguments"), true) or contains_value(c.get("arguments"), bad)
+            for c in later if c.get("valid")):
+        # One option of several (a gold place among others) that the agent never came to: the
+        # corruption took nothing from it, so there is nothing to recover.
+        return "unaffected"
+    details = {key: v for key, v in e.score_details.items() if key != "met"}
+    if any(_ok(c) and contains_value(c.get("arguments"), bad) for c in later) or contains_value(details, bad):
+        return None
+    done = next((j for j, c in enumerate(later) if _ok(c) and call_matches(c.get("name", ""), c.get("arguments"), step)
+                 and contains_value(c.get("arguments"), true)), None)
+    if done is None:
+        return None
+    source = e.calls[k]
+    corrupted_calls = {(x.get("step"), x.get("call")) for x in e.noise if x.get("kind") == "corruption"}
+    for c in later[:done]:
+        if (_ok(c) and c.get("name") == source.get("name") and c.get("arguments") == source.get("arguments")
+                and (c.get("turn"), c.get("id")) not in corrupted_calls):
+            return int(c["turn"])
+    return int(later[done]["turn"])
+
+
+def _ambiguity_recovery(e: _Episode, ev: Mapping[str, Any], hits: Mapping[str, Any]) -> int | None:
+    """The turn the blurred detail became known, if no commitment was made before it."""
+    target, step = hits.get("constraint", ev.get("target")), int(ev.get("step", 0))
+    known = next((int(p.get("turn", 0)) for p in e.constraints
+                  if int(p.get("turn", 0)) >= step and target in p.get("known", ())), None)
+    if known is None:
+        return None
+    commits = [int(c["turn"]) for c in e.calls if c.get("valid") and c.get("kind") == "write" and not c.get("distractor")]
+    commits += [int(m["turn"]) for m in e.commitments if m.get("kind") == "proposal"]
+    if commits and min(commits) < known:
+        return None  # the detail was committed on before it was obtained: a guess, not a recovery
+    return known
+
+
+def _goal_shift_recovery(e: _Episode, ev: Mapping[str, Any], plan: _Plan) -> int | None:
+    """The turn of the first successful write after the shift that contradicts nothing stated and
+    acts on the new goal: its arguments carry the new value (every one, for a value of several
+    parts such as a day and a slot), or it is a step of the new gold plan. A cancel carries no
+    value and is no step of the new plan: alone, it is not a recovery."""
+    step = int(ev.get("step", 0))
+    detail = ev.get("detail")
+    new = detail.get("to") if isinstance(detail, Mapping) else None
+    parts = [v for v in (new if isinstance(new, list) else [new]) if v is not None and not isinstance(v, (dict, list))]
+    for c in e.calls:
+        if int(c.get("turn", 0)) <= step or not _ok(c) or c.get("kind") != "write" or c.get("contradicts"):
+            continue
+        args = c.get("arguments")
+        if (parts and all(contains_value(args, v) for v in parts)) or plan.matches(c):
+            return int(c["turn"])
+    return None
+
+
+# ============================================================================ statistics
+@dataclass(frozen=True)
+class _Measure:
+    """One headline statistic of a set of episodes: its resampled function and its ``n``."""
+
+    stat: Stat
+    n: int
+
+
+def _nan_stat(w: np.ndarray) -> np.ndarray:
+    return np.full(w.shape[0], np.nan)
+
+
+def _fault_arrays(eps: Sequence[_Episode]) -> dict[str, np.ndarray]:
+    faults = [(i, f) for i, e in enumerate(eps) for f in e.faults]
+    return {
+        "unit": np.array([i for i, _ in faults], dtype=np.int64),
+        "turns": np.array([f.turns for _, f in faults], dtype=np.float64),
+        "ms": np.array([f.ms for _, f in faults], dtype=np.float64),
+        "recovered": np.array([f.recovered for _, f in faults], dtype=bool),
+        "kind": np.array([f.kind for _, f in faults], dtype=object),
+    }
+
+
+def _measures(eps: Sequence[_Episode], *, by_kind: bool = False) -> dict[str, _Measure]:
+    """Every headline statistic of `eps` (the keys of `HEADLINE`; with `by_kind`, also each fault
+    kind's ``recovery_share:<kind>``, ``recovery_median:<kind>`` and ``recovery_rmst:<kind>``)."""
+    n = len(eps)
+    t = np.array([e.tools for e in eps], dtype=np.float64).reshape(n, 10)
+    valid, actions, correct, judged, useful, spent, precise, scored, done, gold = (np.ascontiguousarray(c) for c in t.T)
+    p_stat, r_stat = ratio_stat(precise, scored), ratio_stat(done, gold)
+    f1 = f1_stat(precise, scored, done, gold)
+
+    fa = _fault_arrays(eps)
+    n_faults = len(fa["unit"])
+    per_ep = np.bincount(fa["unit"], minlength=n).astype(np.float64)
+    rec_ep = np.bincount(fa["unit"][fa["recovered"]], minlength=n).astype(np.float64)
+    tau = float(max((e.max_turns for e in eps), default=1))
+    tau_ms = float(max((e.time_budget_ms for e in eps), default=1.0))
+    median, rmst = km_stats(fa["turns"], fa["recovered"], fa["unit"], tau)
+    if any(e.timed for e in eps):
+        median_ms, rmst_ms = km_stats(fa["ms"], fa["recovered"], fa["unit"], tau_ms)
+    else:  # no simulated time was charged (no latency noise): milliseconds mean nothing here
+        median_ms = rmst_ms = _nan_stat
+    has = np.array([e.committed > 0 for e in eps], dtype=np.float64)
+    share = np.array([e.consistent / e.committed if e.committed else 0.0 for e in eps], dtype=np.float64)
+    out = {
+        "success": _Measure(mean_stat(np.array([e.success for e in eps], dtype=np.float64)), n),
+        "score": _Measure(mean_stat(np.array([e.score for e in eps], dtype=np.float64)), n),
+        "validity": _Measure(ratio_stat(valid, actions), int(actions.sum())),
+        "tool_correctness": _Measure(ratio_stat(correct, judged), int(judged.sum())),
+        "tool_efficiency": _Measure(ratio_stat(useful, spent), int(spent.sum())),
+        "tool_recall": _Measure(r_stat, int(gold.sum())),
+        "tool_precision": _Measure(p_stat, int(scored.sum())),
+        "tool_f1": _Measure(f1, int(gold.sum())),
+        "recovery_share": _Measure(ratio_stat(rec_ep, per_ep), n_faults),
+        "recovery_median": _Measure(median, n_faults),
+        "recovery_rmst": _Measure(rmst, n_faults),
+        "recovery_median_ms": _Measure(median_ms, n_faults if median_ms is not _nan_stat else 0),
+        "recovery_rmst_ms": _Measure(rmst_ms, n_faults if rmst_ms is not _nan_stat else 0),
+        "goal_consistency": _Measure(ratio_stat(share * has, has), int(has.sum())),
+    }
+    if by_kind:
+        for kind in FAULT_KINDS:
+            sel = fa["kind"] == kind
+            k_ep = np.bincount(fa["unit"][sel], minlength=n).astype(np.float64)
+            k_rec = np.bincount(fa["unit"][sel & fa["recovered"]], minlength=n).astype(np.float64)
+            k_median, k_rmst = km_stats(fa["turns"][sel], fa["recovered"][sel], fa["unit"][sel], tau)
+            out[f"recovery_share:{kind}"] = _Measure(ratio_stat(k_rec, k_ep), int(sel.sum()))
+            out[f"recovery_median:{kind}"] = _Measure(k_median, int(sel.sum()))
+            out[f"recovery_rmst:{kind}"] = _Measure(k_rmst, int(sel.sum()))
+    return out
+
+
+def _point(stat: Stat, n: int) -> float:
+    return float(stat(np.ones((1, n)))[0]) if n else math.nan
+
+
+def _aggregates(measures: Mapping[str, _Measure], n_units: int, width: int, n_boot: int, seed: int,
+                alpha: float) -> dict[str, Aggregate]:
+    """The aggregate of each measure, all from the same resamples of the units."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    boot = Resamples(n_units, n_boot, seed, width).evaluate({k: m.stat for k, m in measures.items()})
+    out: dict[str, Aggregate] = {}
+    for name, m in measures.items():
+        value = _point(m.stat, n_units) if m.n else math.nan
+        out[name] = aggregate(value, interval(boot[name], alpha) if m.n else _NO_VALUE, m.n)
+    return out
+
+
+def headline(records: Sequence[Record], *, by_kind: bool = False, n_boot: int = 2000, seed: int = 0,
+             alpha: float = 0.05) -> dict[str, Any]:
+    """Every headline metric of a run, each with its bootstrap CI, from one set of resamples.
+
+    Args:
+        records: episode records.
+        by_kind: also each fault kind's ``recovery_share:<kind>``, ``recovery_median:<kind>`` and
+            ``recovery_rmst:<kind>``.
+        n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
+
+    Returns:
+        ``{key: agg}`` for every key of `HEADLINE` (and the per-kind ones), plus ``episodes``,
+        ``faults``, ``recovered``, ``censored`` and ``committed`` (episodes with a commitment).
+    """
+    eps = _episodes(records)
+    out: dict[str, Any] = _aggregates(_measures(eps, by_kind=by_kind), len(eps), _width(eps), n_boot, seed, alpha)
+    faults = [f for e in eps for f in e.faults]
+    out.update(episodes=len(eps), faults=len(faults), recovered=sum(f.recovered for f in faults),
+               censored=sum(not f.recovered for f in faults), committed=sum(e.committed > 0 for e in eps))
+    return out
+
+
+def _width(eps: Sequence[_Episode]) -> int:
+    return sum(len(e.faults) for e in eps)
+
+
+def compare(records_a: Sequence[Record], records_b: Sequence[Record], *, by_kind: bool = False,
+            n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
+    """Every headline metric of run A minus run B on the same episodes, with a paired bootstrap CI.
+
+    Episodes are aligned by record ``key`` and resampled in pairs, so what the two runs share
+    (the tasks, the noise seeds) cancels. A difference is significant at level `alpha` when its
+    interval excludes 0.
+
+    Args:
+        records_a: the records of run A.
+        records_b: the records of run B (the same keys).
+        by_kind: also the per-fault-kind recovery metrics.
+        n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
+
+    Returns:
+        ``{"a": {key: agg}, "b": {key: agg}, "diff": {key: agg}, "n": episodes}``; a
+        difference has no value where either run's metric has none.
+
+    Raises:
+        ValueError: a run holds a key twice, or the runs' keys differ.
+    """
+    a, b = _by_key(records_a, "A"), _by_key(records_b, "B")
+    if set(a) != set(b):
+        missing = sorted(set(a) ^ set(b))
+        raise ValueError(f"the runs cover different episodes (e.g. {missing[0]!r}); compare needs the same keys")
+    keys = sorted(a)
+    eps_a, eps_b = _episodes([a[k] for k in keys]), _episodes([b[k] for k in keys])
+    ma, mb = _measures(eps_a, by_kind=by_kind), _measures(eps_b, by_kind=by_kind)
+    width = max(_width(eps_a), _width(eps_b))
+    diff = {name: _Measure(minus(ma[name].stat, mb[name].stat), min(ma[name].n, mb[name].n)) for name in ma}
+    return {"a": _aggregates(ma, len(keys), width, n_boot, seed, alpha),
+            "b": _aggregates(mb, len(keys), width, n_boot, seed, alpha),
+            "diff": _aggregates(diff, len(keys), width, n_boot, seed, alpha), "n": len(keys)}
+
+
+def _select(eps: Sequence[_Episode], names: Sequence[str], n_boot: int, seed: int, alpha: float) -> dict[str, Aggregate]:
+    measures = _measures(eps)
+    return _aggregates({k: measures[k] for k in names}, len(eps), _width(eps), n_boot, seed, alpha)
 
 
 # ============================================================================ completion
@@ -257,270 +705,120 @@ def completion(
         episode counts as a failure with score 0.
     """
     eps = _episodes(records)
-    success = np.array([e.success for e in eps], dtype=np.float64)
-    score = np.array([e.score for e in eps], dtype=np.float64)
-    return {"success_rate": _mean_agg(success, n_boot, seed, alpha),
-            "mean_score": _mean_agg(score, n_boot, seed, alpha),
-            "episodes": len(eps)}
+    aggs = _select(eps, ("success", "score"), n_boot, seed, alpha)
+    return {"success_rate": aggs["success"], "mean_score": aggs["score"], "episodes": len(eps)}
 
 
 # ============================================================================ tool accuracy
-def _same(a: Any, b: Any) -> bool:
-    # JSON equality, except that a boolean is never equal to a number.
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    return bool(a == b)
-
-
-def call_matches(name: str, arguments: Mapping[str, Any] | None, gold_call: Mapping[str, Any]) -> bool:
-    """Whether a call matches a gold call.
-
-    Args:
-        name: the called tool.
-        arguments: the call's arguments.
-        gold_call: ``{"name", "arguments": {key: value or {"any_of": [values]}}}``.
-
-    Returns:
-        True when the names agree and every gold argument is present and equal (or one of its
-        ``any_of``); arguments the gold does not specify are allowed.
-    """
-    if name != gold_call.get("name") or arguments is None:
-        return False
-    for key, want in (gold_call.get("arguments") or {}).items():
-        if key not in arguments:
-            return False
-        got = arguments[key]
-        if isinstance(want, Mapping) and set(want) == {"any_of"}:
-            if not any(_same(got, w) for w in want["any_of"]):
-                return False
-        elif not _same(got, want):
-            return False
-    return True
-
-
-def _tool_counts(e: _Episode) -> tuple[int, int, int, int, int, int]:
-    """(valid, actions, precise, valid_scored, gold_hit, gold_total) of one episode."""
-    agent_calls = [c for c in e.calls if not c.get("injected")]
-    valid = sum(1 for c in agent_calls if c.get("valid"))
-    actions = len(agent_calls) + e.turn_errors
-    if e.gold_calls is None:
-        return valid, actions, 0, 0, 0, 0
-    gold = e.gold_calls
-    satisfied = [False] * len(gold)
-    precise = scored = 0
-    for c in e.calls:
-        if not c.get("valid"):
-            continue
-        ok = c.get("error") is None
-        hits = [] if c.get("distractor") else [i for i, g in enumerate(gold)
-                                               if call_matches(c.get("name", ""), c.get("arguments"), g)]
-        open_hits = [i for i in hits if not satisfied[i]]
-        if not c.get("injected"):
-            scored += 1
-            # A call for a gold call not yet done is precise (a first try, or a retry after a
-            # failure); one more call for an already done gold call is a redundant duplicate.
-            # Calls of a plan the user later abandoned (goal shift) were right when made.
-            precise += bool(open_hits) or (not c.get("distractor") and any(
-                call_matches(c.get("name", ""), c.get("arguments"), g) for g in e.superseded_calls))
-        if ok and open_hits:
-            satisfied[open_hits[0]] = True
-    return valid, actions, precise, scored, sum(satisfied), len(gold)
-
-
 def tool_accuracy(
     records: Sequence[Record], *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
-    """Validity, precision, recall and F1 of the agent's tool calls against the gold calls.
+    """Validity, correctness, efficiency and recall of the agent's tool calls.
 
-    - validity: valid calls over agent actions that tried to call (every non-injected call,
-      plus every turn-level error such as PARSE_ERROR, each an invalid action).
-    - precision: valid non-injected calls that match a gold call not yet done (a first try, or
-      a retry after a failed attempt, injected or not) over valid non-injected calls;
-      distractor calls are valid but never match; a further call for a gold call already done
-      successfully is a duplicate and does not count.
-    - recall: gold calls done by at least one successful valid call over gold calls.
-    - F1: the harmonic mean of the pooled precision and recall (in each resample too).
+    - validity: valid calls over the agent's call attempts (every non-injected call, plus every
+      turn-level error such as PARSE_ERROR, each an invalid action).
+    - correctness: of the valid calls that decide something (injected failures included: their
+      arguments were the agent's; a repeat of a call that already succeeded decides nothing and
+      is left out), the share with right arguments. A call is wrong when it contradicts a
+      constraint the user had stated (``contradicts``), when a tool refused it for the agent's
+      own reasons (an error that is not injected: a policy violation, an unknown id, a full slot)
+      or when it calls a tool of the gold plan but fits none of its steps (wrong data), except
+      where it carries a value a tool returned corrupted: the agent was told it. A right call
+      that no plan needs (a padding read, a decoy) is left out: it is efficiency's business, so
+      padding cannot raise correctness.
+    - efficiency: valid non-injected calls that advance the work over valid non-injected calls:
+      a call that succeeded on a real tool (not a decoy), matches a step of the gold plan or of
+      a plan a goal shift replaced, and repeats no call that already succeeded (same tool, equal
+      arguments: a verification re-read, a duplicate). So a re-read is correct but not free.
+    - recall: gold steps completed by a successful call over gold steps.
+    - precision and F1 (legacy): valid non-injected calls matching a gold step not yet done (or
+      of a replaced plan), and the harmonic mean of that precision and recall.
 
-    Episodes without gold calls (no ``metrics.gold``) count for validity only. A rate with no
-    calls to judge is None.
+    Episodes without a gold plan (no ``metrics.gold``) count for validity and correctness only.
 
     Args:
         records: episode records.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
     Returns:
-        ``{"validity", "precision", "recall", "f1": agg, "calls": n, "episodes": n}``; for
-        F1, ``n`` is the number of gold calls.
+        ``{"validity", "correctness", "efficiency", "recall", "precision", "f1": agg, "calls": n,
+        "episodes": n}``; for F1, ``n`` is the number of gold steps.
     """
     eps = _episodes(records)
-    c = np.array([_tool_counts(e) for e in eps], dtype=np.float64).reshape(-1, 6)
-    valid, actions, precise, scored, hit, gold = c.T
-    p_stat, r_stat = _ratio_stat(precise, scored), _ratio_stat(hit, gold)
-
-    def f1_stat(w: np.ndarray) -> np.ndarray:
-        p, r = p_stat(w), r_stat(w)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            f1 = np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1.0), 0.0)
-        return np.where(np.isnan(p) | np.isnan(r), np.nan, f1)
-
-    p = precise.sum() / scored.sum() if scored.sum() else math.nan
-    r = hit.sum() / gold.sum() if gold.sum() else math.nan
-    f1 = (2 * p * r / (p + r) if p + r > 0 else 0.0) if math.isfinite(p) and math.isfinite(r) else math.nan
-    f1_ci = _interval(_boot_weighted(len(eps), f1_stat, n_boot, seed), alpha)
-    return {
-        "validity": _ratio_agg(valid, actions, n_boot, seed, alpha),
-        "precision": _ratio_agg(precise, scored, n_boot, seed, alpha),
-        "recall": _ratio_agg(hit, gold, n_boot, seed, alpha),
-        "f1": _agg(f1, f1_ci, int(gold.sum())),
-        "calls": sum(len(e.calls) for e in eps),
-        "episodes": len(eps),
-    }
+    aggs = _select(eps, ("validity", "tool_correctness", "tool_efficiency", "tool_recall", "tool_precision",
+                         "tool_f1"), n_boot, seed, alpha)
+    return {"validity": aggs["validity"], "correctness": aggs["tool_correctness"],
+            "efficiency": aggs["tool_efficiency"], "recall": aggs["tool_recall"],
+            "precision": aggs["tool_precision"], "f1": aggs["tool_f1"],
+            "calls": sum(len(e.calls) for e in eps), "episodes": len(eps)}
 
 
 # ============================================================================ recovery
-@dataclass(frozen=True)
-class _Fault:
-    episode: int
-    kind: str
-    step: int
-    time: int
-    recovered: bool
-
-
-def _recoverable(event: Mapping[str, Any]) -> bool:
-    detail = event.get("detail")
-    if event.get("recoverable") is False:
-        return False
-    return not (isinstance(detail, Mapping) and detail.get("recoverable") is False)
-
-
-def _recovery_turn(e: _Episode, event: Mapping[str, Any]) -> int | None:
-    """The turn of the first recovering action after a fault, or None."""
-    kind, t, target = event["kind"], int(event.get("step", 0)), event.get("target")
-    if kind == "ambiguity":
-        for point in e.constraints:
-            if point.get("turn", 0) >= t and target in point.get("known", ()):
-                return int(point["turn"])
-        return None
-    for c in e.calls:
-        if c.get("turn", 0) <= t or c.get("distractor"):
-            continue
-        ok = c.get("valid") and c.get("error") is None
-        if kind == "tool_failure" and ok and c.get("name") == target:
-            return int(c["turn"])
-        if kind == "corruption" and c.get("name") == target:
-            return int(c["turn"])  # any later call of the tool: re-checking is the recovery
-        if kind == "goal_shift" and ok and c.get("kind") == "write" and not c.get("contradicts"):
-            return int(c["turn"])
-    return None
-
-
-def _faults(eps: Sequence[_Episode]) -> tuple[list[_Fault], int]:
-    faults: list[_Fault] = []
-    skipped = 0
-    for i, e in enumerate(eps):
-        for ev in e.noise:
-            if ev.get("kind") not in FAULT_KINDS:
-                continue
-            if not _recoverable(ev):
-                skipped += 1
-                continue
-            t = int(ev.get("step", 0))
-            turn = _recovery_turn(e, ev)
-            if turn is None:
-                faults.append(_Fault(i, ev["kind"], t, max(0, e.turns - t), False))
-            else:
-                faults.append(_Fault(i, ev["kind"], t, turn - t, True))
-    return faults, skipped
-
-
-def _weighted_quantile_stat(times: np.ndarray, episode: np.ndarray,
-                            q: float) -> Callable[[np.ndarray], np.ndarray]:
-    """Inverted-CDF quantile of `times`, each weighted by its episode's count in the resample."""
-    order = np.argsort(times, kind="stable")
-    ts, ep = times[order], episode[order]
-
-    def stat(w: np.ndarray) -> np.ndarray:
-        cw = np.cumsum(w[:, ep], axis=1)
-        total = cw[:, -1]
-        pos = (cw >= q * total[:, None] - _QUANTILE_EPS).argmax(axis=1)
-        return np.where(total > 0, ts[pos], np.nan)
-    return stat
-
-
-def _kaplan_meier_median(times: np.ndarray, recovered: np.ndarray) -> float | None:
-    """The smallest t with KM survival S(t) <= 0.5; None when survival stays above one half.
-
-    A fault censored at t is still at risk at t (events come before censorings at a tie).
-    """
-    s = 1.0
-    for t in np.unique(times[recovered]):
-        at_risk = int((times >= t).sum())
-        events = int(((times == t) & recovered).sum())
-        s *= 1.0 - events / at_risk
-        if s <= 0.5 + _QUANTILE_EPS:
-            return float(t)
-    return None
-
-
 def recovery(
     records: Sequence[Record], *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
-    """Agent turns from each injected fault to the first recovering action.
+    """How often and how fast the agent recovers from the faults injected into its episodes.
 
     Faults are the noise events of kinds ``tool_failure``, ``corruption``, ``ambiguity`` and
-    ``goal_shift``; an event whose detail says ``recoverable: False`` is left out and counted
-    in ``unrecoverable``. The recovering action, for a fault at step t:
+    ``goal_shift`` tied to what they hit (``hits``). Left out, and counted: events marked
+    ``recoverable: False`` (``unrecoverable``), events that hit nothing (``unaffected``: a
+    failure of a call the plan does not need, a corrupted value nothing uses), and failures of a
+    step a later goal shift replaced (``superseded``). A fault at step t is recovered:
 
-    - tool_failure on tool X: the first successful valid call of X at a later turn;
-    - corruption on tool X: the first call of X at a later turn (successful or not);
-    - ambiguity on constraint c: the turn at which c first appears in the ``constraints``
-      timeline's ``known`` (the user stated it, having been asked);
-    - goal_shift: the first successful valid ``write`` call at a later turn that contradicts
-      nothing (a cancel counts: it is the first act on the new goal).
+    - tool_failure of gold step g: at the first later successful call that completes g
+      (equivalent arguments: it matches the step; a retry, or another call the step allows);
+    - corruption hitting gold step g: when a later successful call completes g carrying the
+      true value, and the corrupted value never reaches a successful later call nor the final
+      state; at the turn of the first clean successful re-read of the corrupted call before that
+      (a re-read in the same turn counts: zero turns), else at the completing call's turn;
+    - ambiguity on constraint c: at the turn c first appears in the ``constraints`` timeline,
+      provided no commitment (a valid write call, a proposal) came before it;
+    - goal_shift: at the first successful valid write call after the shift that contradicts
+      nothing stated and acts on the new goal: it carries the new value (``detail.to``) or is a
+      step of the new gold plan (a cancel does neither: alone, it is not a recovery).
 
-    Distractor calls never recover. A fault never recovered is censored at the episode's end,
-    after ``turns - t`` turns.
+    An unrecovered fault is censored at the episode's end (``turns - t`` turns), so it never
+    shortens the times: the median and restricted mean are Kaplan-Meier statistics over all
+    recoverable faults, the restricted mean up to the largest turn budget of the episodes (in
+    ms: the largest time budget). Decoy calls never recover anything.
 
     Args:
         records: episode records.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
     Returns:
-        ``share`` (recovered faults over faults), ``median`` and ``p90`` (inverted-CDF
-        quantiles of turns-to-recover of the recovered faults), each an aggregate with a CI
-        over episodes; ``km_median``, the Kaplan-Meier median that also uses the censored
-        faults (None when fewer than half recover, no CI); the counts ``faults``,
-        ``recovered``, ``censored`` and ``unrecoverable``; and ``by_kind``, the counts and
-        median per fault kind. With no faults every value is None.
+        ``share`` (recovered over faults), ``median`` and ``p90`` (Kaplan-Meier quantiles of
+        turns to recover), ``rmst`` (restricted mean, turns), ``median_ms`` and ``rmst_ms`` (the
+        same in simulated milliseconds; None without latency noise), each an aggregate with a CI
+        over episodes (``n``: faults); ``km_median`` (the median's value); the counts
+        ``faults``, ``recovered``, ``censored``, ``unrecoverable``, ``unaffected`` and
+        ``superseded``; and ``by_kind``, the counts, share and median per fault kind.
     """
     eps = _episodes(records)
-    faults, skipped = _faults(eps)
-    n_ep = len(eps)
-    times = np.array([f.time for f in faults], dtype=np.float64)
-    done = np.array([f.recovered for f in faults], dtype=bool)
-    epi = np.array([f.episode for f in faults], dtype=np.int64)
-    rec_per_ep = np.bincount(epi[done], minlength=n_ep).astype(np.float64)
-    faults_per_ep = np.bincount(epi, minlength=n_ep).astype(np.float64)
-    out: dict[str, Any] = {"share": _ratio_agg(rec_per_ep, faults_per_ep, n_boot, seed, alpha)}
-    for name, q in (("median", 0.5), ("p90", 0.9)):
-        if done.any():
-            stat = _weighted_quantile_stat(times[done], epi[done], q)
-            value = float(stat(np.ones((1, n_ep)))[0])
-            out[name] = _agg(value, _interval(_boot_weighted(n_ep, stat, n_boot, seed), alpha), int(done.sum()))
-        else:
-            out[name] = _agg(None, (math.nan, math.nan), 0)
-    out["km_median"] = _kaplan_meier_median(times, done) if faults else None
-    out.update(faults=len(faults), recovered=int(done.sum()), censored=int((~done).sum()), unrecoverable=skipped)
+    measures = _measures(eps)
+    fa = _fault_arrays(eps)
+    tau = float(max((e.max_turns for e in eps), default=1))
+    p90, _ = km_stats(fa["turns"], fa["recovered"], fa["unit"], tau, q=0.9)
+    measures["p90"] = _Measure(p90, measures["recovery_median"].n)
+    names = ("recovery_share", "recovery_median", "p90", "recovery_rmst", "recovery_median_ms", "recovery_rmst_ms")
+    aggs = _aggregates({k: measures[k] for k in names}, len(eps), _width(eps), n_boot, seed, alpha)
+    done = fa["recovered"]
+    out: dict[str, Any] = {"share": aggs["recovery_share"], "median": aggs["recovery_median"], "p90": aggs["p90"],
+                           "rmst": aggs["recovery_rmst"], "median_ms": aggs["recovery_median_ms"],
+                           "rmst_ms": aggs["recovery_rmst_ms"], "km_median": aggs["recovery_median"]["value"]}
+    out.update(faults=len(done), recovered=int(done.sum()), censored=int((~done).sum()),
+               unrecoverable=sum(e.unrecoverable for e in eps), unaffected=sum(e.unaffected for e in eps),
+               superseded=sum(e.superseded_faults for e in eps))
     by_kind: dict[str, dict[str, Any]] = {}
     for kind in FAULT_KINDS:
-        sel = np.array([f.kind == kind for f in faults], dtype=bool)
+        sel = fa["kind"] == kind
         if sel.any():
-            rt = times[sel & done]
-            by_kind[kind] = {"faults": int(sel.sum()), "recovered": int(len(rt)),
-                             "median": float(np.quantile(rt, 0.5, method="inverted_cdf")) if len(rt) else None}
+            median, _ = km_point(fa["turns"][sel], done[sel], tau)
+            by_kind[kind] = {"faults": int(sel.sum()), "recovered": int((sel & done).sum()),
+                             "share": float((sel & done).sum() / sel.sum()),
+                             "median": median if math.isfinite(median) else None}
     out["by_kind"] = by_kind
-    out["episodes"] = n_ep
+    out["episodes"] = len(eps)
     return out
 
 
@@ -528,23 +826,36 @@ def recovery(
 def goal_consistency(
     records: Sequence[Record], *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
-    """The share of the agent's actions (valid tool calls) that contradict no stated constraint.
+    """Per episode, the share of commitments that satisfy every constraint stated so far; the
+    mean over the episodes that made at least one.
 
-    Every valid call counts, injected failures included: the arguments were the agent's
-    choice whatever the env then did with the call.
+    Commitments: every valid write call on a real tool (``contradicts`` empty: it breaks no
+    stated constraint; injected failures count, the arguments were the agent's choice), every
+    proposal and the final state the env judged (``metrics.commitments``: a proposal against the
+    constraints stated before it, the final state against all stated by the end, so a constraint
+    that changed and was not acted upon counts against it). Reads commit nothing.
 
     Args:
         records: episode records.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
     Returns:
-        ``{"goal_consistency": agg, "episodes": n}``; None with no valid calls.
+        ``{"goal_consistency": agg, "episodes": n, "committed": n}``; ``n`` of the aggregate is
+        the number of episodes with a commitment, and its value None when there are none (an
+        episode that commits nothing has no consistency to measure, never 100%).
     """
     eps = _episodes(records)
-    num = np.array([sum(1 for c in e.calls if c.get("valid") and not c.get("contradicts")) for e in eps],
-                   dtype=np.float64)
-    den = np.array([sum(1 for c in e.calls if c.get("valid")) for e in eps], dtype=np.float64)
-    return {"goal_consistency": _ratio_agg(num, den, n_boot, seed, alpha), "episodes": len(eps)}
+    aggs = _select(eps, ("goal_consistency",), n_boot, seed, alpha)
+    return {"goal_consistency": aggs["goal_consistency"], "episodes": len(eps),
+            "committed": sum(e.committed > 0 for e in eps)}
+
+
+def _mean_agg(values: np.ndarray, n_boot: int, seed: int, alpha: float) -> Aggregate:
+    n = len(values)
+    if n == 0:
+        return aggregate(None, _NO_VALUE, 0)
+    return aggregate(float(values.mean()), bootstrap_ci(values, "mean", n_boot, seed, alpha), n)
+
 
 
 # ============================================================================ pass^k
@@ -559,7 +870,7 @@ def _task_tallies(records: Iterable[Record]) -> list[tuple[int, int]]:
     for rec in records:
         t = tally[_task_key(rec)]
         t[0] += 1
-        t[1] += int(_episode(rec).success)
+        t[1] += int(_succeeded(rec))
     return [(n, c) for n, c in tally.values()]
 
 
@@ -667,14 +978,14 @@ def efficiency(
 
     def per_success(cost: np.ndarray, succ: np.ndarray) -> Aggregate:
         if succ.sum() == 0:
-            return _agg(None, (math.nan, math.nan), 0)
-        stats = _boot_weighted(len(cost), _ratio_stat(cost, succ), n_boot, seed)
-        return _agg(float(cost.sum() / succ.sum()), _interval(stats, alpha), int(succ.sum()))
+            return aggregate(None, _NO_VALUE, 0)
+        stats = Resamples(len(cost), n_boot, seed).evaluate({"r": ratio_stat(cost, succ)})["r"]
+        return aggregate(float(cost.sum() / succ.sum()), interval(stats, alpha), int(succ.sum()))
 
     return {
         "turns_per_success": per_success(turns, success),
         "tool_calls_per_success": per_success(calls, success),
-        "tokens_per_success": per_success(tokens, success[priced]) if priced else _agg(None, (math.nan, math.nan), 0),
+        "tokens_per_success": per_success(tokens, success[priced]) if priced else aggregate(None, _NO_VALUE, 0),
         "policy_violations": _mean_agg(viol, n_boot, seed, alpha),
         "policy_violations_total": int(viol.sum()),
         "successes": int(success.sum()),
@@ -778,8 +1089,8 @@ _GROUP_FIELDS: dict[str, Callable[[Record], Any]] = {
     "split": lambda r: ((r.get("metrics") or {}).get("task") or {}).get("split"),
 }
 
-_SUMMARY_METRICS = ("success", "score", "validity", "tool_precision", "tool_recall", "tool_f1",
-                    "recovery_share", "recovery_median", "goal_consistency")
+#: The summary's metric columns: the keys of `HEADLINE`.
+SUMMARY_METRICS = tuple(key for key, _, _ in HEADLINE)
 
 
 def summarise(
@@ -790,7 +1101,7 @@ def summarise(
     seed: int = 0,
     alpha: float = 0.05,
 ) -> "pd.DataFrame":
-    """One row per group with the four headline metrics and their bootstrap CIs.
+    """One row per group with every headline metric, its bootstrap CI and its n.
 
     Args:
         records: episode records.
@@ -799,11 +1110,12 @@ def summarise(
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
     Returns:
-        A DataFrame sorted by the group columns, with ``n`` (episodes) and, each with ``_lo``
-        and ``_hi``: ``success``, ``score``, ``validity``, ``tool_precision``,
-        ``tool_recall``, ``tool_f1``, ``recovery_share``, ``recovery_median``,
-        ``goal_consistency``; plus ``recovery_faults`` and ``recovery_censored``. Undefined
-        values are NaN.
+        A DataFrame sorted by the group columns, with ``n`` (episodes) and, for each key of
+        `HEADLINE`, the value with ``_lo``, ``_hi`` and ``_n`` (what the value is taken over:
+        0 where there is nothing to measure, the value then NaN); plus ``recovery_faults``,
+        ``recovery_censored`` and ``committed``. A value that is undefined although there is
+        something to measure (a Kaplan-Meier median when fewer than half the faults recover)
+        is NaN with a non-zero ``_n``.
     """
     import pandas as pd
 
@@ -813,25 +1125,24 @@ def summarise(
     groups: dict[tuple[Any, ...], list[Record]] = defaultdict(list)
     for rec in records:
         groups[tuple(_GROUP_FIELDS[g](rec) for g in group_by)].append(rec)
-    kw = {"n_boot": n_boot, "seed": seed, "alpha": alpha}
     rows = []
     for key, recs in groups.items():
         row: dict[str, Any] = dict(zip(group_by, key))
         row["n"] = len(recs)
-        comp, tools = completion(recs, **kw), tool_accuracy(recs, **kw)
-        rec, cons = recovery(recs, **kw), goal_consistency(recs, **kw)
-        aggs = (comp["success_rate"], comp["mean_score"], tools["validity"], tools["precision"],
-                tools["recall"], tools["f1"], rec["share"], rec["median"], cons["goal_consistency"])
-        for col, agg in zip(_SUMMARY_METRICS, aggs):
+        aggs = headline(recs, n_boot=n_boot, seed=seed, alpha=alpha)
+        for col in SUMMARY_METRICS:
+            agg = aggs[col]
             row[col] = _nan(agg["value"])
             row[f"{col}_lo"], row[f"{col}_hi"] = _nan(agg["ci"][0]), _nan(agg["ci"][1])
-        row["recovery_faults"] = rec["faults"]
-        row["recovery_censored"] = rec["censored"]
+            row[f"{col}_n"] = agg["n"]
+        row["recovery_faults"] = aggs["faults"]
+        row["recovery_censored"] = aggs["censored"]
+        row["committed"] = aggs["committed"]
         rows.append(row)
     columns = [*group_by, "n"]
-    for col in _SUMMARY_METRICS:
-        columns += [col, f"{col}_lo", f"{col}_hi"]
-    frame = pd.DataFrame(rows, columns=[*columns, "recovery_faults", "recovery_censored"])
+    for col in SUMMARY_METRICS:
+        columns += [col, f"{col}_lo", f"{col}_hi", f"{col}_n"]
+    frame = pd.DataFrame(rows, columns=[*columns, "recovery_faults", "recovery_censored", "committed"])
     if rows:
         frame = frame.sort_values(list(group_by), key=lambda s: s.astype(str), kind="stable").reset_index(drop=True)
     return frame

@@ -33,7 +33,11 @@ __all__ = [
     "dumps",
 ]
 
-SCHEMA_VERSION = 1
+#: Version 2: noise events carry ``hits`` (the gold step or constraint a fault affects), ``at_ms``
+#: and ``call``; episode metrics carry ``commitments``, ``max_turns`` and ``time_budget_ms``;
+#: steps carry ``elapsed_ms`` once simulated time was charged. Version-1 files are refused
+#: (their faults are not tied to what they hit, so their recovery cannot be computed): re-run them.
+SCHEMA_VERSION = 2
 
 
 @functools.lru_cache(maxsize=1)
@@ -84,8 +88,9 @@ def dumps(obj: Any) -> str:
 
 
 def step_summary(turn: int, reward: float, obs: str, info: dict[str, Any]) -> dict[str, Any]:
-    """What a record keeps of one step: errors, calls, noise events, reward and an obs digest."""
-    return {
+    """What a record keeps of one step: errors, calls, noise events, reward and an obs digest,
+    and the simulated time so far once any was charged (for recovery times in milliseconds)."""
+    out = {
         "turn": turn,
         "reward": reward,
         "obs_sha256": hashlib.sha256(obs.encode("utf-8", "surrogatepass")).hexdigest(),
@@ -93,6 +98,9 @@ def step_summary(turn: int, reward: float, obs: str, info: dict[str, Any]) -> di
         "calls": [dict(c) for c in info.get("calls", ())],
         "noise": list(info.get("noise", ())),
     }
+    if "elapsed_ms" in info:
+        out["elapsed_ms"] = info["elapsed_ms"]
+    return out
 
 
 def trajectory_digest(steps: Iterable[dict[str, Any]], reset_obs: str) -> str:
@@ -185,5 +193,14 @@ def read_records(path: str | os.PathLike[str], *, strict: bool = False) -> Itera
                 raise ValueError(f"{p}:{i + 1}: the last line has no newline (torn write)")
             return
         if not isinstance(rec, dict) or rec.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(f"{p}:{i + 1}: not a schema-{SCHEMA_VERSION} record")
+            raise ValueError(_version_error(p, i + 1, rec))
         yield rec
+
+
+def _version_error(path: Path, line: int, rec: Any) -> str:
+    """The one-line refusal of a record of another schema version."""
+    version = rec.get("schema_version") if isinstance(rec, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version < SCHEMA_VERSION:
+        return (f"{path}:{line}: a schema-{version} record (written by an older agentgym); schema "
+                f"{SCHEMA_VERSION} ties every fault to what it hits, which old records lack: re-run the episodes")
+    return f"{path}:{line}: not a schema-{SCHEMA_VERSION} record (schema_version {version!r})"

@@ -1,9 +1,11 @@
 """Reports from run folders: tables with confidence intervals, and plots.
 
 `write_report` reads the records of one or more runs (a run folder holds ``records.jsonl``),
-computes the four metrics per agent, env and noise setting with bootstrap 95% CIs, prints the
-table, and writes ``report.csv`` (every number), ``report.md`` (the readable table, pass^k and
-efficiency) and PNG plots: the metrics per agent, and success against the noise rate per kind.
+computes every headline metric (`agentgym.eval.metrics.HEADLINE`) per agent, env and noise
+setting with bootstrap 95% CIs and their n, prints the table, and writes ``report.csv`` (every
+number), ``report.md`` (the readable tables, pass^k and efficiency) and PNG plots: the metrics per
+agent with one panel per env (`metrics.png`), and success against the noise rate per kind
+(`robustness.png`). A metric with nothing to measure is n/a, never 0: an empty bar is marked so.
 """
 
 from __future__ import annotations
@@ -16,18 +18,30 @@ from typing import Any, Iterable, Sequence
 from agentgym.eval import metrics
 from agentgym.eval.records import read_records
 
-__all__ = ["load_records", "summary_line", "summary_table", "write_report"]
+__all__ = ["load_records", "summary_line", "summary_table", "write_report", "TABLES", "PLOTTED"]
 
-#: The headline columns: (summary column, label). Each has _lo and _hi in `metrics.summarise`.
-HEADLINE = (
-    ("success", "success"),
-    ("score", "score"),
-    ("tool_f1", "tool F1"),
-    ("recovery_share", "recovered"),
-    ("recovery_median", "recovery turns"),
+#: The report's tables, each (title, [(summary column, label, shown as a percentage)]).
+TABLES: tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...] = (
+    ("Completion and tool calls", (
+        ("success", "success", True), ("score", "score", False), ("validity", "validity", True),
+        ("tool_correctness", "correctness", True), ("tool_efficiency", "efficiency", True),
+        ("tool_recall", "gold steps done", True))),
+    ("Recovery and goal consistency", (
+        ("recovery_share", "faults recovered", True), ("recovery_median", "median turns", False),
+        ("recovery_rmst", "mean turns (RMST)", False), ("recovery_median_ms", "median ms", False),
+        ("recovery_rmst_ms", "mean ms (RMST)", False), ("goal_consistency", "goal consistency", True))),
+)
+#: The metrics of `metrics.png`, one row of panels each: (summary column, y-axis label).
+PLOTTED: tuple[tuple[str, str], ...] = (
+    ("success", "success rate"),
+    ("tool_correctness", "tool-call correctness"),
+    ("tool_efficiency", "tool-call efficiency"),
+    ("recovery_share", "faults recovered"),
     ("goal_consistency", "goal consistency"),
 )
 _RATE_SPEC = re.compile(r"^([a-z_]+)=([0-9.]+)$")
+#: Settings per env up to which the envs sit side by side in `metrics.png` (else one per row).
+_SIDE_BY_SIDE = 8
 
 
 def load_records(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
@@ -57,24 +71,31 @@ def _missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def _cell(value: float, lo: float, hi: float, pct: bool) -> str:
+def _cell(value: float, lo: float, hi: float, n: Any, pct: bool) -> str:
+    """'value [lo, hi] n=N'; 'n/a' when there was nothing to measure, 'n/a (n=N)' when there was
+    but the value is undefined (a median of faults that were mostly never recovered)."""
+    count = 0 if _missing(n) else int(n)
     if _missing(value):
-        return "-"
-    if pct:
-        return f"{value:.1%} [{lo:.1%}, {hi:.1%}]"
-    return f"{value:.2f} [{lo:.2f}, {hi:.2f}]"
+        return f"n/a (n={count})" if count else "n/a"
+
+    def f(x: float) -> str:
+        if _missing(x):
+            return "?"
+        return f"{x:.1%}" if pct else f"{x:.3g}"
+    return f"{f(value)} [{f(lo)}, {f(hi)}] n={count}"
 
 
-def summary_table(frame: Any) -> Any:
-    """The readable table: one formatted 'value [lo, hi]' cell per headline metric."""
+def summary_table(frame: Any, columns: Sequence[tuple[str, str, bool]] | None = None) -> Any:
+    """The readable table: one 'value [lo, hi] n=N' cell per metric (default: every table's)."""
     import pandas as pd
 
+    cols = list(columns) if columns is not None else [c for _, cs in TABLES for c in cs]
     rows = []
     for _, r in frame.iterrows():
         row = {k: r[k] for k in ("agent", "env", "noise") if k in frame.columns}
-        row["n"] = int(r["n"])
-        for col, label in HEADLINE:
-            row[label] = _cell(r[col], r[f"{col}_lo"], r[f"{col}_hi"], pct=col != "recovery_median")
+        row["episodes"] = int(r["n"])
+        for col, label, pct in cols:
+            row[label] = _cell(r[col], r[f"{col}_lo"], r[f"{col}_hi"], r[f"{col}_n"], pct)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -91,7 +112,7 @@ def _fmt(x: Any, pct: bool = False) -> str:
     if isinstance(x, dict):
         x = x.get("value")
     if _missing(x):
-        return "-"
+        return "n/a"
     return f"{x:.1%}" if pct else f"{x:.2f}"
 
 
@@ -120,40 +141,72 @@ def _pyplot() -> Any:
 
 
 def _plot_metrics(frame: Any, path: Path) -> None:
+    """One row of panels per metric, one panel per env; in a panel, a group of bars per noise
+    setting, one bar per agent with its 95% CI, its n under it, and n/a marked (never a 0 bar)."""
     import numpy as np
 
     plt = _pyplot()
-    panels = [("success", "success"), ("tool_f1", "tool F1"), ("recovery_share", "recovered share"),
-              ("goal_consistency", "goal consistency")]
     frame = frame.copy()
-    frame["setting"] = frame["env"].str.replace("AgentRL/", "", regex=False) + "\n" + frame["noise"].astype(str)
-    settings = list(dict.fromkeys(frame["setting"]))
-    agents = list(dict.fromkeys(frame["agent"]))
-    fig, axes = plt.subplots(2, 2, figsize=(max(8, 1.6 * len(settings) + 4), 7), sharex=True)
-    width = 0.8 / max(1, len(agents))
-    x = np.arange(len(settings))
-    for ax, (col, title) in zip(axes.flat, panels):
-        for i, agent in enumerate(agents):
-            sub = frame[frame["agent"] == agent].set_index("setting").reindex(settings)
-            val = sub[col].to_numpy(dtype=float)
-            lo, hi = sub[f"{col}_lo"].to_numpy(dtype=float), sub[f"{col}_hi"].to_numpy(dtype=float)
-            err = np.nan_to_num(np.vstack([val - lo, hi - val]))
-            ax.bar(x + (i - (len(agents) - 1) / 2) * width, np.nan_to_num(val), width, yerr=err, capsize=2,
-                   label=agent)
-        ax.set_title(title)
-        ax.set_ylim(0, 1.05)
-        ax.set_xticks(x, settings, fontsize=7)
-        if frame[col].isna().all():
-            ax.text(0.5, 0.5, "not applicable\n(no injected faults)" if col.startswith("recovery") else "n/a",
-                    ha="center", va="center", transform=ax.transAxes, color="gray")
-    axes.flat[0].legend(fontsize=8)
-    fig.suptitle("agentgym: metrics per agent, with 95% bootstrap CIs")
-    fig.tight_layout()
+    frame["env_short"] = frame["env"].astype(str).str.replace("AgentRL/", "", regex=False)
+    envs = list(dict.fromkeys(frame["env_short"]))
+    agents = list(dict.fromkeys(frame["agent"].astype(str)))
+    # Per env its noise settings, without noise first.
+    settings = {env: sorted(dict.fromkeys(frame.loc[frame["env_short"] == env, "noise"].astype(str)),
+                            key=lambda s: s != "none") for env in envs}
+    widest = max(len(s) for s in settings.values())
+    # Few settings: the envs side by side, a row per metric. Many (a robustness suite): a row per
+    # metric and env, full width, so a panel of 48 bars stays readable.
+    if widest <= _SIDE_BY_SIDE:
+        grid = [[(col, label, env) for env in envs] for col, label in PLOTTED]
+    else:
+        grid = [[(col, label, env)] for col, label in PLOTTED for env in envs]
+    n_rows, n_cols = len(grid), len(grid[0])
+    bars = widest * len(agents)
+    width = max(8.0, min(18.0, (4.0 + 0.3 * bars) * n_cols))
+    height = 2.6 * n_rows + 0.8
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(width, height), squeeze=False)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    step = 0.8 / max(1, len(agents))
+    for row, cells in enumerate(grid):
+        for c_i, (col, label, env) in enumerate(cells):
+            ax = axes[row][c_i]
+            names = settings[env]
+            x = np.arange(len(names))
+            for i, agent in enumerate(agents):
+                sub = frame[(frame["env_short"] == env) & (frame["agent"].astype(str) == agent)]
+                sub = sub.set_index(sub["noise"].astype(str)).reindex(names)
+                val = sub[col].to_numpy(dtype=float)
+                lo, hi = sub[f"{col}_lo"].to_numpy(dtype=float), sub[f"{col}_hi"].to_numpy(dtype=float)
+                n = sub[f"{col}_n"].to_numpy(dtype=float)
+                pos = x + (i - (len(agents) - 1) / 2) * step
+                shown = ~np.isnan(val)
+                err = np.vstack([np.where(shown, val - lo, 0), np.where(shown, hi - val, 0)])
+                ax.bar(pos[shown], val[shown], step * 0.9, yerr=np.nan_to_num(err[:, shown]), capsize=2,
+                       color=colours[i % len(colours)], label=agent if row == 0 and c_i == 0 else None)
+                for p, v, k in zip(pos, val, n):
+                    if np.isnan(v):  # nothing to measure: a mark, not a bar of height 0
+                        ax.text(p, 0.03, "n/a", ha="center", va="bottom", rotation=90, fontsize=6, color="gray")
+                    elif not np.isnan(k):
+                        ax.text(p, 1.08, f"n={int(k)}", ha="center", va="bottom", rotation=90, fontsize=5,
+                                color="dimgray", clip_on=False)
+            ax.set_ylim(0, 1.05)
+            ax.set_ylabel(label, fontsize=8)
+            ax.set_title(env, fontsize=9, pad=22)
+            ax.set_xticks(x, names, fontsize=7, rotation=30 if len(names) > 4 else 0, ha="right" if len(names) > 4 else "center")
+            ax.tick_params(axis="y", labelsize=7)
+    # The title, then the legend, above every panel: a legend never covers a bar.
+    fig.suptitle("agentgym: metrics per agent with 95% bootstrap CIs (n above each bar; n/a: nothing to measure)",
+                 fontsize=10, y=1 - 0.12 / height, va="top")
+    fig.legend(loc="upper center", ncol=max(1, len(agents)), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1 - 0.38 / height))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.75 / height))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 def _plot_robustness(frame: Any, path: Path) -> bool:
+    """Success against the noise level: one panel per env (row) and noise kind (column), a line
+    per agent (one colour each throughout) with its 95% CI band; level 0 is the run without noise."""
     rows = []
     for _, r in frame.iterrows():
         m = _RATE_SPEC.match(str(r["noise"]))
@@ -165,26 +218,39 @@ def _plot_robustness(frame: Any, path: Path) -> bool:
     base = {(r["agent"], r["env"]): r for _, r in frame.iterrows() if str(r["noise"]) == "none"}
     kinds = sorted({k for k, _, _ in rows})
     envs = sorted({r["env"] for _, _, r in rows})
-    fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 4), squeeze=False, sharey=True)
-    for ax, env_id in zip(axes[0], envs):
-        for agent in sorted({r["agent"] for _, _, r in rows}):
-            for kind in kinds:
-                pts = sorted((rate, r["success"], r["success_lo"], r["success_hi"]) for k, rate, r in rows
-                             if k == kind and r["env"] == env_id and r["agent"] == agent)
+    agents = sorted({str(r["agent"]) for _, _, r in rows})
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, axes = plt.subplots(len(envs), len(kinds), figsize=(2.8 * len(kinds) + 1, 2.4 * len(envs) + 1),
+                             squeeze=False, sharey=True)
+    for e_i, env_id in enumerate(envs):
+        for k_i, kind in enumerate(kinds):
+            ax = axes[e_i][k_i]
+            for a_i, agent in enumerate(agents):
+                pts = sorted((level, r["success"], r["success_lo"], r["success_hi"]) for k, level, r in rows
+                             if k == kind and r["env"] == env_id and str(r["agent"]) == agent)
                 b = base.get((agent, env_id))
                 if b is not None and pts:
                     pts = [(0.0, b["success"], b["success_lo"], b["success_hi"])] + pts
                 if pts:
                     xs, ys, lo, hi = zip(*pts)
-                    ax.plot(xs, ys, marker="o", label=f"{agent}: {kind}")
-                    ax.fill_between(xs, lo, hi, alpha=0.12)
-        ax.set_title(env_id.replace("AgentRL/", ""))
-        ax.set_xlabel("noise rate")
-        ax.set_ylim(0, 1.05)
-    axes[0][0].set_ylabel("success")
-    axes[0][-1].legend(fontsize=7)
-    fig.suptitle("success against noise rate, per kind (95% CIs)")
-    fig.tight_layout()
+                    colour = colours[a_i % len(colours)]
+                    ax.plot(xs, ys, marker="o", markersize=3, color=colour, label=agent if e_i == k_i == 0 else None)
+                    ax.fill_between(xs, lo, hi, alpha=0.12, color=colour)
+            ax.set_ylim(0, 1.05)
+            ax.tick_params(labelsize=7)
+            if e_i == 0:
+                ax.set_title(kind, fontsize=9)
+            if e_i == len(envs) - 1:
+                ax.set_xlabel("decoys" if kind == "distractors" else "mean ms" if kind == "latency" else "rate",
+                              fontsize=8)
+            if k_i == 0:
+                ax.set_ylabel(f"{env_id.replace('AgentRL/', '')}\nsuccess rate", fontsize=8)
+    height = 2.4 * len(envs) + 1
+    fig.suptitle("success against noise level, per kind (95% CIs; 0: no noise)", fontsize=10, y=1 - 0.1 / height,
+                 va="top")
+    fig.legend(loc="upper center", ncol=max(1, len(agents)), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1 - 0.35 / height))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.7 / height))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
@@ -199,11 +265,14 @@ def write_report(runs: Sequence[str | Path], out: str | Path, *, show: bool = Tr
     out_dir.mkdir(parents=True, exist_ok=True)
     frame = metrics.summarise(records, group_by=("agent", "env", "noise"))
     frame.to_csv(out_dir / "report.csv", index=False)
-    table = summary_table(frame)
     errors = sum(r.get("agent_error") is not None for r in records)
     md = ["# agentgym report", "",
-          f"{len(records)} episodes from {len(runs)} run(s); {errors} agent errors. Cells: value [95% bootstrap CI].",
-          "", _markdown(table), "", "## pass^k and efficiency", "", *_extras(records), ""]
+          f"{len(records)} episodes from {len(runs)} run(s); {errors} agent errors. Cells: value [95% bootstrap CI] "
+          "n=what the value is taken over (episodes, calls, faults, committing episodes); n/a: nothing to measure "
+          "(with an n: too few recoveries for a median). docs/METRICS.md defines each metric.", ""]
+    for title, columns in TABLES:
+        md += [f"## {title}", "", _markdown(summary_table(frame, columns)), ""]
+    md += ["## pass^k and efficiency", "", *_extras(records), ""]
     _plot_metrics(frame, out_dir / "metrics.png")
     plots = ["metrics.png"]
     if _plot_robustness(frame, out_dir / "robustness.png"):
@@ -213,7 +282,10 @@ def write_report(runs: Sequence[str | Path], out: str | Path, *, show: bool = Tr
     if show:
         import pandas as pd
 
-        with pd.option_context("display.max_rows", 500, "display.max_columns", 20, "display.width", 200):
-            print(table.to_string(index=False))
-        print(f"\nreport: {out_dir / 'report.md'} (with report.csv, {', '.join(plots)})")
+        with pd.option_context("display.max_rows", 500, "display.max_columns", 30, "display.width", 250):
+            for title, columns in TABLES:
+                print(f"{title}:")
+                print(summary_table(frame, columns).to_string(index=False))
+                print()
+        print(f"report: {out_dir / 'report.md'} (with report.csv, {', '.join(plots)})")
     return frame

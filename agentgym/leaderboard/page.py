@@ -45,8 +45,15 @@ HOW_TO_SUBMIT = ("To submit, run a suite with `agentgym bench SUITE --agent AGEN
                  "episode with its recorded seed and actions, recomputes every number and rejects the whole "
                  "submission at the first mismatch.")
 _TIE_TITLE = "within noise: the 95% CI overlaps the one of the row above"
-_COLUMNS = ("Rank", "Agent", "Model", "Revision", "Organisation", "Success [95% CI]", "Score", "Tool F1",
-            "Recovery (share, median turns)", "Goal consistency", "pass^k", "Episodes", "Records")
+_LEGEND = ("Tool correctness: valid calls that contradict nothing the user said and that no tool refused; "
+           "efficiency: valid calls that advance the work (a repeat or a call no plan needs does not). Recovery: "
+           "the share of injected faults the agent recovered from, and the Kaplan-Meier median of the agent turns "
+           "it took (n/a: fewer than half were recovered). Goal consistency: the share of commitments that meet "
+           "every stated constraint (n/a: nothing committed). docs/METRICS.md defines each.")
+_COLUMNS = ("Rank", "Agent", "Model", "Revision", "Organisation", "Success [95% CI]", "Score", "Tool correctness",
+            "Tool efficiency", "Recovery (share, median turns)", "Goal consistency", "pass^k", "Episodes", "Records")
+#: The columns of numbers (right-aligned in Markdown): from "Success" to "Episodes", and the rank.
+_NUMERIC = (0, *range(5, 13))
 #: After the records digest: the agentgym release the run was made (and replayed) with.
 _VERSION_COLUMN = "agentgym"
 
@@ -68,18 +75,25 @@ def _primary(summary: Mapping[str, Any]) -> str:
     return _pct(agg.get("value")) + ci
 
 
+def _share(summary: Mapping[str, Any], name: str) -> str:
+    """A share, or n/a when there was nothing to measure (never shown as 0 or 100%)."""
+    value = _value(summary, name)
+    return "n/a" if value is None else _pct(value)
+
+
 def _numbers(summary: Mapping[str, Any]) -> list[str]:
     score = _value(summary, "score")
-    f1 = _value(summary, "tool_f1")
     share, median = _value(summary, "recovery_share"), _value(summary, "recovery_median")
     if share is None:
         recovery = "no faults"
     else:
-        recovery = f"{_pct(share)}, {'–' if median is None else f'{median:g}'}"
+        # No median: fewer than half the faults were ever recovered (Kaplan-Meier).
+        recovery = f"{_pct(share)}, {'n/a' if median is None else f'{median:g}'}"
     phk = summary.get("pass_hat_k")
     pass_k = "–" if not phk or phk.get("value") is None else f"pass^{phk['k']} {_pct(phk['value'])}"
-    return [_primary(summary), "–" if score is None else f"{score:.3f}", "–" if f1 is None else f"{f1:.3f}",
-            recovery, _pct(_value(summary, "goal_consistency")), pass_k, str(summary.get("episodes", 0))]
+    return [_primary(summary), "–" if score is None else f"{score:.3f}", _share(summary, "tool_correctness"),
+            _share(summary, "tool_efficiency"), recovery, _share(summary, "goal_consistency"), pass_k,
+            str(summary.get("episodes", 0))]
 
 
 def _rank_text(row: Row) -> str:
@@ -139,8 +153,7 @@ def render_html(sections: Sequence[Section], *, submit_url: str = "URL", title: 
             parts.append(_html_table(s.reference, "reference", s.suite))
         parts.append("</section>")
     parts.append(f'<p class="legend"><span class="tie">≈</span> {_e(_TIE_TITLE)}: the order of the two rows is '
-                 "not established by the data. Recovery: the share of injected faults the agent recovered from, "
-                 "and the median agent turns it took. Every number is recomputed from replayed episodes.</p>")
+                 "not established by the data. " + _LEGEND + " Every number is recomputed from replayed episodes.</p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -165,7 +178,7 @@ def md_cell(value: Any) -> str:
 
 def _md_table(rows: Sequence[Row]) -> list[str]:
     columns = (*_COLUMNS, _VERSION_COLUMN)
-    out = ["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if i in (0, *range(5, 12)) else "---"
+    out = ["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if i in _NUMERIC else "---"
                                                          for i in range(len(columns))) + "|"]
     for row in rows:
         e = row.entry
@@ -194,6 +207,5 @@ def render_markdown(sections: Sequence[Section], *, submit_url: str = "URL",
         if s.reference:
             lines += ["Reference agents (privileged: they read the hidden task; not ranked):", ""]
             lines += _md_table(s.reference) + [""]
-    lines += [f"≈ {_TIE_TITLE}: the order of the two rows is not established by the data. Recovery: the share of "
-              "injected faults the agent recovered from, and the median agent turns it took.", ""]
+    lines += [f"≈ {_TIE_TITLE}: the order of the two rows is not established by the data. {_LEGEND}", ""]
     return "\n".join(lines)

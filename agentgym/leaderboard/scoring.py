@@ -1,7 +1,8 @@
 """The numbers of a leaderboard entry, computed by `agentgym.eval.metrics` from replayed records.
 
 One summary per submission: the suite's primary score with its bootstrap 95% CI, the four
-headline metrics (completion, tool accuracy, recovery, goal consistency), pass^k over the
+headline metrics (completion; tool accuracy as validity, correctness, efficiency and recall;
+recovery as the share recovered and Kaplan-Meier times; goal consistency), pass^k over the
 suite's trials, and the same per env and noise cell. Each aggregate is the metrics module's
 ``{"value", "ci": [lo, hi], "n"}``. The bootstrap is seeded, so a summary is a pure function of
 the records: the same submission always shows the same numbers.
@@ -24,40 +25,41 @@ N_BOOT = 2000
 N_BOOT_CELLS = 500
 BOOT_SEED = 0
 #: Summary keys shown on the board, in column order.
-HEADLINE = ("success", "score", "tool_f1", "recovery_share", "recovery_median", "goal_consistency")
+HEADLINE = ("success", "score", "tool_correctness", "tool_efficiency", "recovery_share", "recovery_median",
+            "goal_consistency")
 #: Claimed numbers must equal the recomputed ones to this absolute tolerance (float summation order).
 CLAIM_TOLERANCE = 1e-9
+
+
+#: Headline aggregates of `agentgym.eval.metrics.headline` -> their key in a summary.
+_SUMMARY_KEYS = (
+    ("success", "success"), ("score", "score"), ("validity", "tool_validity"),
+    ("tool_correctness", "tool_correctness"), ("tool_efficiency", "tool_efficiency"), ("tool_recall", "tool_recall"),
+    ("tool_f1", "tool_f1"), ("recovery_share", "recovery_share"), ("recovery_median", "recovery_median"),
+    ("recovery_rmst", "recovery_rmst"), ("recovery_median_ms", "recovery_median_ms"),
+    ("goal_consistency", "goal_consistency"),
+)
 
 
 def summarise_submission(records: Sequence[Mapping[str, Any]], suite: Suite) -> dict[str, Any]:
     """The entry's numbers from its (replayed) records.
 
     Returns:
-        ``{"episodes", "primary", "success", "score", "tool_validity", "tool_f1",
-        "recovery_share", "recovery_median", "recovery_faults", "goal_consistency",
-        "pass_hat_k" (an aggregate with ``k``, or None for single-trial suites), "cells"}``.
+        ``{"episodes", "primary", "success", "score", "tool_validity", "tool_correctness",
+        "tool_efficiency", "tool_recall", "tool_f1", "recovery_share", "recovery_median" (the
+        Kaplan-Meier median, turns), "recovery_rmst", "recovery_median_ms", "recovery_faults",
+        "recovery_censored", "goal_consistency", "committed", "pass_hat_k" (an aggregate with
+        ``k``, or None for single-trial suites), "cells"}``.
     """
-    kw = {"n_boot": N_BOOT, "seed": BOOT_SEED}
-    comp = metrics.completion(records, **kw)
-    tools = metrics.tool_accuracy(records, **kw)
-    rec = metrics.recovery(records, **kw)
-    cons = metrics.goal_consistency(records, **kw)
-    summary: dict[str, Any] = {
-        "episodes": len(records),
-        "primary": suite.primary,
-        "success": comp["success_rate"],
-        "score": comp["mean_score"],
-        "tool_validity": tools["validity"],
-        "tool_f1": tools["f1"],
-        "recovery_share": rec["share"],
-        "recovery_median": rec["median"],
-        "recovery_faults": rec["faults"],
-        "goal_consistency": cons["goal_consistency"],
-        "pass_hat_k": None,
-    }
+    aggs = metrics.headline(records, n_boot=N_BOOT, seed=BOOT_SEED)
+    summary: dict[str, Any] = {"episodes": len(records), "primary": suite.primary}
+    summary.update((key, aggs[name]) for name, key in _SUMMARY_KEYS)
+    summary.update(recovery_faults=aggs["faults"], recovery_censored=aggs["censored"], committed=aggs["committed"],
+                   pass_hat_k=None)
     if suite.trials > 1:
         k = suite.trials
-        summary["pass_hat_k"] = {**metrics.reliability(records, ks=(k,), **kw)[f"pass^{k}"], "k": k}
+        summary["pass_hat_k"] = {**metrics.reliability(records, ks=(k,), n_boot=N_BOOT, seed=BOOT_SEED)[f"pass^{k}"],
+                                 "k": k}
     cells = metrics.summarise(records, group_by=("env", "noise"), n_boot=N_BOOT_CELLS, seed=BOOT_SEED)
     summary["cells"] = [{k: _plain(v) for k, v in row.items()} for row in cells.to_dict(orient="records")]
     if not isinstance(summary.get(suite.primary), dict):

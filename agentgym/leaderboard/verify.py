@@ -143,8 +143,10 @@ def _check_record(rec: dict[str, Any], line: int) -> None:
     where = f"records line {line}"
     _check_fields(rec, _RECORD_FIELDS, where, key)
     if rec["schema_version"] != SCHEMA_VERSION:
+        older = isinstance(rec["schema_version"], int) and rec["schema_version"] < SCHEMA_VERSION
         raise MalformedSubmission("bad_record", f"{where}: schema_version {rec['schema_version']} is not "
-                                  f"{SCHEMA_VERSION}", episode=key, field="schema_version")
+                                  f"{SCHEMA_VERSION}" + (" (records of an older agentgym: re-run the suite)" * older),
+                                  episode=key, field="schema_version")
     _check_fields(rec["env"], _ENV_FIELDS, f"{where}: env", key)
     _check_fields(rec["agent"], _AGENT_FIELDS, f"{where}: agent", key)
     for i, action in enumerate(rec["actions"]):

@@ -7,19 +7,29 @@
 Every wrapper records its constructor arguments (the stack shows in ``env.spec``), plugs into the
 hooks of the `AgentEnv` underneath (`agentgym.core.hooks`), draws only from its own stream of the
 episode seed (``AgentEnv.noise_rng(kind)``: adding or removing a wrapper never changes the task
-or another wrapper's draws), and logs every injection as ``{"step", "kind", "target", "detail"}``
-in that step's ``info["noise"]`` and the episode's ``info["episode"]["noise"]``. ``reset(options=
+or another wrapper's draws), and logs every injection as ``{"step", "kind", "target", "detail",
+"hits", "at_ms"}`` (plus ``call``, the id of the call it acted on, for call-level kinds) in that
+step's ``info["noise"]`` and the episode's ``info["episode"]["noise"]``. ``reset(options=
 {"trial": k})`` redraws every kind's stream (same task, other faults) for pass^k.
 
-| kind | wrapper | opportunity | target | detail |
-|---|---|---|---|---|
-| latency | `Latency(mean_ms)` | every valid call is charged; the charge that passes the budget is logged | tool | ms, elapsed_ms, budget_ms |
-| tool_failure | `ToolFailure(rate, modes, tools)` | every valid call | tool | mode |
-| corruption | `Corruption(rate)` | every successful read result with a data leaf | tool | path, from, to, how |
-| distractors | `Distractors(n)` | each reset; each call to a decoy | ``tools`` / decoy | added / clone_of, effect |
-| ambiguity | `Ambiguity(rate)` | each reset | constraint | the family's description |
-| goal_shift | `GoalShift(rate)` | each reset (logged when announced) | constraint | from, to |
-| typos | `Typos(rate)` | every user message | ``user`` | message, changes |
+``hits`` says what the injection affects, so metrics can tell a real recovery from a
+coincidence: ``{"gold_step": i}`` (step `i` of the gold plan as it stood then, see
+`AgentEnv.gold_calls`), ``{"constraint": id}``, or None. A tool failure hits the step the failed
+call was for, and none when the call matches no step still to do (a call the plan does not need:
+nothing to recover, so recovery statistics leave it out). A corrupted result hits the first step
+still to do that consumes the value the corruption replaced, and none when no step does, or when
+the read is not one the plan makes, or repeats a read that already succeeded. ``at_ms`` is the
+simulated time when it happened (latency noise), for recovery times in milliseconds.
+
+| kind | wrapper | opportunity | target | detail | hits |
+|---|---|---|---|---|---|
+| latency | `Latency(mean_ms)` | every valid call is charged; the charge that passes the budget is logged | tool | ms, elapsed_ms, budget_ms | the call's gold step |
+| tool_failure | `ToolFailure(rate, modes, tools)` | every valid call | tool | mode | the call's gold step |
+| corruption | `Corruption(rate)` | every successful read result with a data leaf | tool | path, from, to, how | the step consuming ``from`` |
+| distractors | `Distractors(n)` | each reset; each call to a decoy | ``tools`` / decoy | added / clone_of, effect | None (a decoy is no step) |
+| ambiguity | `Ambiguity(rate)` | each reset | constraint | the family's description | the constraint |
+| goal_shift | `GoalShift(rate)` | each reset (logged when announced) | constraint | from, to | the constraint |
+| typos | `Typos(rate)` | every user message | ``user`` | message, changes | None |
 
 `ActionConstraint(allowed_tools, forbid)` is a policy, not noise: it refuses calls (error
 ``BLOCKED``, not injected: refusals count against the agent) and logs each refusal.

@@ -84,7 +84,9 @@ class ToolFailure(NoiseWrapper):
         if rng.random() >= self._rate:
             return None
         mode = self._modes[int(rng.random() * len(self._modes))]
-        env.log_noise("tool_failure", call.name, {"mode": mode, "recoverable": recoverable_at(env, turn)})
+        step = env.gold_step_for(call.name, call.arguments)
+        env.log_noise("tool_failure", call.name, {"mode": mode, "recoverable": recoverable_at(env, turn)},
+                      hits=None if step is None else {"gold_step": step})
         return Intercept(error_text(_TOOL_ERROR, FAILURE_MODES[mode].format(tool=call.name)), error=_TOOL_ERROR,
                          injected=True)
 
@@ -244,8 +246,21 @@ class Corruption(NoiseWrapper):
         old = _get(result, path)
         new, how = _perturb(old, rng)
         env.log_noise("corruption", call.name, {"path": _path_text(path), "from": old, "to": new, "how": how,
-                                                "recoverable": recoverable_at(env, turn)})
+                                                "recoverable": recoverable_at(env, turn)},
+                      hits=_corruption_hits(env, call, old))
         return _replace(result, path, new)
+
+
+def _corruption_hits(env: AgentEnv, call: ToolCall, true_value: Any) -> dict[str, Any] | None:
+    """The gold step a corrupted read result hits: the first step still to do (other than the
+    read's own) that consumes the value the corruption replaced. Only a read the plan itself
+    makes counts, and not a repeat of a read that already succeeded: the agent holds that data
+    already, so its corrupted copy takes nothing from it (a re-read that ignores its result
+    cannot collect recoveries)."""
+    if not env.matches_gold(call.name, call.arguments) or env.repeats_success(call.name, call.arguments):
+        return None
+    step = env.gold_step_consuming(true_value, besides=env.gold_step_for(call.name, call.arguments))
+    return None if step is None else {"gold_step": step}
 
 
 # ------------------------------------------------------------------------------ latency
@@ -279,6 +294,8 @@ class Latency(NoiseWrapper):
         env.charge_time(env.noise_rng("latency").exponential(self._mean_ms))
         budget = env.task.time_budget_ms
         if before <= budget < env.elapsed_ms:
+            step = env.gold_step_for(call.name, call.arguments)
             env.log_noise("latency", call.name, {"ms": round(env.elapsed_ms - before, 3), "elapsed_ms": env.elapsed_ms,
-                                                 "budget_ms": budget, "recoverable": False})
+                                                 "budget_ms": budget, "recoverable": False},
+                          hits=None if step is None else {"gold_step": step})
         return None

@@ -49,7 +49,8 @@ class Ambiguity(NoiseWrapper):
             return
         event = user.blur(rng)
         if event is not None:
-            env.log_noise("ambiguity", event.target, event_detail(event.detail, event.recoverable))
+            env.log_noise("ambiguity", event.target, event_detail(event.detail, event.recoverable),
+                          hits={"constraint": event.target})
 
 
 class GoalShift(NoiseWrapper):
@@ -77,7 +78,8 @@ class GoalShift(NoiseWrapper):
             return
 
         def fire(event: NoiseEvent) -> None:
-            env.log_noise("goal_shift", event.target, event_detail(event.detail, event.recoverable))
+            env.log_noise("goal_shift", event.target, event_detail(event.detail, event.recoverable),
+                          hits={"constraint": event.target})
 
         user.plan_goal_shift(rng, fire)
 
@@ -133,8 +135,10 @@ class Typos(NoiseWrapper):
             if changed is None:
                 changed = list(messages)
             changed[i] = {**m, "content": cap(text)}
+            # The same fields as `AgentEnv.log_noise` gives; a typo hits no gold step or constraint.
             events.append({"step": base.turn, "kind": "typos", "target": "user",
-                           "detail": {"message": i, "changes": changes, "recoverable": True}})
+                           "detail": {"message": i, "changes": changes, "recoverable": True}, "hits": None,
+                           "at_ms": base.elapsed_ms})
         if changed is None:
             return obs, info
         self._episode_events.extend(events)

@@ -1,7 +1,8 @@
 """Tests for agentgym.eval.metrics, on hand-built records whose answers are known.
 
-`make_record` builds a schema-1 record from a few call and noise descriptions, the way the
+`make_record` builds a schema-2 record from a few call and noise descriptions, the way the
 runner would write it: per-step summaries grouped by turn and the episode metrics beside them.
+The gold plan is a dialog-like one: search, check availability, book.
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ import numpy as np
 import pytest
 
 from agentgym.eval.metrics import (
+    HEADLINE,
     bootstrap_ci,
     call_matches,
+    compare,
     completion,
     efficiency,
     goal_consistency,
+    headline,
     pass_at_k,
     pass_hat_k,
     paired_comparison,
@@ -29,32 +33,46 @@ from agentgym.eval.metrics import (
     tool_accuracy,
 )
 
-GOLD = {"day": "mon", "slot": "evening", "items": ["a", "b"],
-        "calls": [{"name": "book", "arguments": {"item_id": {"any_of": ["a", "b"]}, "day": "mon", "slot": "evening"}}]}
+SEARCH = {"name": "search", "arguments": {"area": {"if_given": "harbor"}}}
+CHECK = {"name": "check", "arguments": {"item_id": {"any": True}, "day": "mon"}}
+BOOK_STEP = {"name": "book", "arguments": {"item_id": {"any_of": ["a", "b"]}, "day": "mon", "slot": "evening"}}
+GOLD = {"day": "mon", "slot": "evening", "items": ["a", "b"], "calls": [SEARCH, CHECK, BOOK_STEP]}
 BOOK = {"item_id": "a", "day": "mon", "slot": "evening"}
+DEFAULT_ARGS = {"search": {"area": "harbor"}, "check": {"item_id": "a", "day": "mon"}, "book": BOOK,
+                "cancel": {"booking_id": "B1"}}
 
 
 def call(turn: int, name: str = "search", *, valid: bool = True, error: str | None = None, kind: str | None = None,
          injected: bool = False, contradicts: tuple[str, ...] = (), arguments: dict[str, Any] | None = None,
-         distractor: bool = False) -> dict[str, Any]:
-    """One call record as `AgentEnv` writes it."""
-    c: dict[str, Any] = {"turn": turn, "id": f"call_{turn}", "name": name, "valid": valid, "error": error,
+         distractor: bool = False, index: int = 0) -> dict[str, Any]:
+    """One call record as `AgentEnv` writes it (id ``call_<turn>_<index>``)."""
+    c: dict[str, Any] = {"turn": turn, "id": f"call_{turn}_{index}", "name": name, "valid": valid, "error": error,
                          "kind": (kind or ("write" if name in ("book", "cancel") else "read")) if valid else None,
                          "injected": injected, "contradicts": list(contradicts)}
     if valid:
-        c["arguments"] = arguments if arguments is not None else (BOOK if name == "book" else {"query": "x"})
+        c["arguments"] = arguments if arguments is not None else DEFAULT_ARGS.get(name, {"query": "x"})
     if distractor:
         c["distractor"] = True
     return c
 
 
-def fault(kind: str, step: int, target: str, **detail: Any) -> dict[str, Any]:
-    return {"step": step, "kind": kind, "target": target, "detail": detail or "injected"}
+def fault(kind: str, step: int, target: str, *, hits: dict[str, Any] | None = None, call_id: str | None = None,
+          at_ms: float = 0.0, **detail: Any) -> dict[str, Any]:
+    """One noise event as `AgentEnv.log_noise` writes it (call-level kinds name their call)."""
+    if hits is None and kind in ("ambiguity", "goal_shift"):
+        hits = {"constraint": target}
+    event = {"step": step, "kind": kind, "target": target, "detail": {"recoverable": True, **detail},
+             "hits": hits, "at_ms": at_ms}
+    if kind in ("tool_failure", "corruption"):
+        event["call"] = call_id or f"call_{step}_0"
+    return event
 
 
 def make_record(calls: Sequence[dict[str, Any]] = (), *, success: bool = False, score: float | None = None,
                 turns: int | None = None, parse_errors: tuple[int, ...] = (), noise: Sequence[dict[str, Any]] = (),
                 constraints: list[dict[str, Any]] | None = None, gold: dict[str, Any] | None = GOLD,
+                commitments: Sequence[dict[str, Any]] = (), elapsed: Sequence[float] | None = None,
+                score_details: dict[str, Any] | None = None, max_turns: int = 20,
                 env_id: str = "AgentRL/Dialog-v0", noise_name: str | None = None, seed: int = 0, trial: int = 0,
                 agent_error: dict[str, Any] | None = None, usage: dict[str, int] | None = None,
                 policy_violations: list[str] | None = None, with_metrics: bool = True) -> dict[str, Any]:
@@ -67,13 +85,16 @@ def make_record(calls: Sequence[dict[str, Any]] = (), *, success: bool = False, 
         step_calls = [c for c in calls if c["turn"] == t]
         errors = [c["error"] for c in step_calls if c["error"] is not None and not c["injected"]]
         errors += ["PARSE_ERROR"] * parse_errors.count(t)
-        steps.append({"turn": t, "reward": 0.0, "obs_sha256": "0" * 64, "errors": errors, "calls": step_calls,
-                      "noise": [e for e in noise if e["step"] == t]})
+        step = {"turn": t, "reward": 0.0, "obs_sha256": "0" * 64, "errors": errors, "calls": step_calls,
+                "noise": [e for e in noise if e["step"] == t]}
+        if elapsed is not None and elapsed[t - 1]:
+            step["elapsed_ms"] = float(elapsed[t - 1])
+        steps.append(step)
     error_counts: dict[str, int] = {}
     for s in steps:
         for code in s["errors"]:
             error_counts[code] = error_counts.get(code, 0) + 1
-    details: dict[str, Any] = {"met": {}}
+    details: dict[str, Any] = dict(score_details or {"met": {}})
     if policy_violations is not None:
         details["policy_violations"] = policy_violations
     metrics = {
@@ -82,18 +103,23 @@ def make_record(calls: Sequence[dict[str, Any]] = (), *, success: bool = False, 
         "task": {"family": "dialog", "domain": "cafes", "difficulty": "easy", "split": "train", "id": f"t{seed}"},
         "calls": calls, "errors": error_counts,
         "constraints": constraints if constraints is not None else [{"turn": 0, "known": []}],
-        "score_details": details, "noise": list(noise), "elapsed_ms": 0.0,
+        "score_details": details, "noise": list(noise), "elapsed_ms": float(elapsed[turns - 1]) if elapsed else 0.0,
+        "commitments": list(commitments), "max_turns": max_turns, "time_budget_ms": 120_000.0,
     }
     if gold is not None:
         metrics["gold"] = gold
     noise_key = noise_name or "none"
     return {
-        "schema_version": 1, "provenance": {}, "suite": None,
+        "schema_version": 2, "provenance": {}, "suite": None,
         "env": {"id": env_id, "kwargs": {}, "noise": noise_name},
         "key": f"{env_id}|noise={noise_key}|seed={seed}|trial={trial}", "seed": seed, "trial": trial,
         "agent": {"name": "fake", "config": {}, "privileged": False}, "actions": ["..."] * turns, "steps": steps,
         "metrics": metrics if with_metrics else None, "agent_error": agent_error, "usage": usage, "timing": {},
     }
+
+
+TF = {"gold_step": 0}  # a fault hitting the search step
+BK = {"gold_step": 2}  # ... the booking step
 
 
 # ============================================================================ completion
@@ -122,115 +148,121 @@ def test_completion_empty_and_constant() -> None:
 
 
 # ============================================================================ tool accuracy
-def test_call_matches() -> None:
-    gold = GOLD["calls"][0]
-    assert call_matches("book", BOOK, gold)
-    assert call_matches("book", {**BOOK, "item_id": "b"}, gold)
-    assert call_matches("book", {**BOOK, "note": "window seat"}, gold)  # extra args the gold leaves open
-    assert not call_matches("book", {**BOOK, "item_id": "c"}, gold)
-    assert not call_matches("book", {"item_id": "a", "day": "mon"}, gold)  # a gold argument missing
-    assert not call_matches("book", {**BOOK, "slot": "morning"}, gold)
-    assert not call_matches("book_now", BOOK, gold)
-    assert not call_matches("book", None, gold)
+def test_call_matches_and_the_spec_operators() -> None:
+    assert call_matches("book", BOOK, BOOK_STEP)
+    assert call_matches("book", {**BOOK, "item_id": "b"}, BOOK_STEP)
+    assert call_matches("book", {**BOOK, "note": "window seat"}, BOOK_STEP)  # extra args the step leaves open
+    assert not call_matches("book", {**BOOK, "item_id": "c"}, BOOK_STEP)
+    assert not call_matches("book", {"item_id": "a", "day": "mon"}, BOOK_STEP)  # a step argument missing
+    assert not call_matches("book_now", BOOK, BOOK_STEP)
+    assert not call_matches("book", None, BOOK_STEP)
     assert call_matches("f", {"n": 1}, {"name": "f", "arguments": {"n": 1.0}})
     assert not call_matches("f", {"n": True}, {"name": "f", "arguments": {"n": 1}})
+    # if_given: may be left out, must match when given; bounds; subsets; any text.
+    assert call_matches("search", {}, SEARCH) and call_matches("search", {"area": "harbor", "page": 2}, SEARCH)
+    assert not call_matches("search", {"area": "old town"}, SEARCH)
+    budget = {"name": "s", "arguments": {"max_price": {"at_least": 40}, "min_rating": {"at_most": 4.0},
+                                         "amenities": {"subset_of": ["wifi", "quiet"]}, "summary": {"any": True}}}
+    good = {"max_price": 50, "min_rating": 3.5, "amenities": ["wifi"], "summary": "anything"}
+    assert call_matches("s", good, budget)
+    for bad in ({"max_price": 30}, {"min_rating": 4.5}, {"amenities": ["pool"]}, {"max_price": "50"}):
+        assert not call_matches("s", {**good, **bad}, budget), bad
+    assert not call_matches("s", {k: v for k, v in good.items() if k != "summary"}, budget)  # any: still required
 
 
-def test_tool_accuracy_basic() -> None:
-    rec = make_record([call(1, "search"), call(3, "book")], parse_errors=(2,), success=True)
+def test_validity_correctness_efficiency_recall() -> None:
+    rec = make_record([
+        call(1, "search"),
+        call(2, "check", arguments={"item_id": "z", "day": "mon"}),  # exploring another place: on plan
+        call(3, "check"),
+        call(4, "check"),  # the same call again: a re-read, correct but not efficient
+        call(5, "get_details", arguments={"item_id": "a"}),  # no step of the plan: not efficient
+        call(6, "book", error="TOOL_ERROR", arguments={**BOOK, "item_id": "zz"}),  # refused: incorrect
+        call(7, "book"),
+    ], parse_errors=(8,), success=True)
     out = tool_accuracy([rec])
-    assert out["validity"]["value"] == pytest.approx(2 / 3)  # the parse error is an invalid action
-    assert out["validity"]["n"] == 3
-    assert out["precision"]["value"] == pytest.approx(1 / 2)  # search is not in the gold plan
-    assert out["recall"]["value"] == 1.0
-    assert out["f1"]["value"] == pytest.approx(2 * 0.5 * 1 / 1.5)
+    assert out["validity"]["value"] == pytest.approx(7 / 8) and out["validity"]["n"] == 8
+    # The repeat decides nothing new and get_details is no plan tool: neither is judged.
+    assert out["correctness"]["value"] == pytest.approx(4 / 5) and out["correctness"]["n"] == 5
+    assert out["efficiency"]["value"] == pytest.approx(4 / 7)  # search, check z, check a, book
+    assert out["recall"]["value"] == 1.0 and out["recall"]["n"] == 3
 
 
-def test_calls_of_a_plan_abandoned_by_a_goal_shift_stay_precise() -> None:
-    # Booked for Monday, the user shifted to Tuesday: the first booking and its cancellation
-    # were right when made, so an oracle keeps precision 1.
-    tue = {"item_id": "a", "day": "tue", "slot": "evening"}
-    gold = {**GOLD, "day": "tue",
-            "calls": [{"name": "book", "arguments": {"item_id": {"any_of": ["a"]}, "day": "tue", "slot": "evening"}}],
-            "superseded_calls": [GOLD["calls"][0], {"name": "cancel", "arguments": {}}]}
-    rec = make_record([call(1, "book"), call(2, "cancel", arguments={"booking_id": "B1"}),
-                       call(3, "book", arguments=tue)], success=True, gold=gold)
+def test_recall_is_not_success() -> None:
+    # A booking without the reads a sound agent makes completes one step of three.
+    rec = make_record([call(1, "book")], success=True)
+    assert tool_accuracy([rec])["recall"]["value"] == pytest.approx(1 / 3)
+
+
+def test_contradicting_calls_are_incorrect_and_decoys_inefficient() -> None:
+    rec = make_record([call(1, "search", contradicts=("area",), arguments={"area": "old town"}),
+                       call(2, "search_all", distractor=True), call(3, "book", distractor=True),
+                       call(4, "book", arguments={**BOOK, "day": "tue"})])  # a plan tool, no step of the plan
     out = tool_accuracy([rec])
-    assert out["precision"]["value"] == 1.0
-    assert out["recall"]["value"] == 1.0
-    # Without the shift, the same Monday booking would be imprecise.
-    plain = make_record([call(1, "book"), call(3, "book", arguments=tue)], success=True,
-                        gold={k: v for k, v in gold.items() if k != "superseded_calls"})
-    assert tool_accuracy([plain])["precision"]["value"] == pytest.approx(1 / 2)
-
-
-def test_invalid_calls_count_against_validity_only() -> None:
-    rec = make_record([call(1, "serch", valid=False, error="UNKNOWN_TOOL"),
-                       call(2, "book", valid=False, error="SCHEMA"), call(3, "book")])
-    out = tool_accuracy([rec])
-    assert out["validity"]["value"] == pytest.approx(1 / 3)
-    assert out["precision"]["value"] == 1.0
-    assert out["recall"]["value"] == 1.0
+    assert out["correctness"]["value"] == 0.0 and out["correctness"]["n"] == 2  # decoys: not judged
+    assert out["efficiency"]["value"] == 0.0  # a wrong-area search is no step; decoys never are
+    assert out["recall"]["value"] == 0.0
 
 
 def test_no_tool_calls_is_undefined_not_perfect() -> None:
     quiet = make_record([], turns=3)
     out = tool_accuracy([quiet])
-    assert out["validity"]["value"] is None and out["validity"]["ci"] == [None, None]
-    assert out["precision"]["value"] is None
-    assert out["recall"]["value"] == 0.0  # the gold booking was never made
-    assert out["f1"]["value"] is None
-    # A call-less episode adds nothing to the pooled validity and precision of others.
+    for name in ("validity", "correctness", "efficiency", "precision"):
+        assert out[name]["value"] is None and out[name]["ci"] == [None, None] and out[name]["n"] == 0, name
+    assert out["f1"]["value"] is None and out["f1"]["n"] == 3  # F1's n is the gold steps
+    assert out["recall"]["value"] == 0.0  # the gold plan was never carried out
     busy = make_record([call(1, "search"), call(2, "book")])
     both = tool_accuracy([quiet, busy])
-    assert both["validity"]["value"] == 1.0
-    assert both["precision"]["value"] == pytest.approx(1 / 2)
-    assert both["recall"]["value"] == pytest.approx(1 / 2)
+    assert both["validity"]["value"] == 1.0 and both["efficiency"]["value"] == 1.0
+    assert both["recall"]["value"] == pytest.approx(2 / 6)
 
 
 def test_injected_failures_are_not_the_agents() -> None:
     rec = make_record([
-        call(1, "book", error="TIMEOUT", injected=True),
+        call(1, "book", error="TOOL_ERROR", injected=True),
         call(2, "book"),  # the legitimate retry
     ], success=True)
     out = tool_accuracy([rec])
     assert out["validity"] == {"value": 1.0, "ci": [1.0, 1.0], "n": 1}
-    assert out["precision"]["value"] == 1.0 and out["precision"]["n"] == 1
-    assert out["recall"]["value"] == 1.0
+    assert out["correctness"]["value"] == 1.0 and out["correctness"]["n"] == 2  # its arguments were right
+    assert out["efficiency"]["value"] == 1.0 and out["efficiency"]["n"] == 1
+    assert out["precision"]["value"] == 1.0
 
 
-def test_retry_after_own_failure_and_duplicates() -> None:
-    retried = make_record([call(1, "book", error="TOOL_ERROR"), call(2, "book", arguments={**BOOK, "item_id": "b"})])
-    assert tool_accuracy([retried])["precision"]["value"] == 1.0
-    # A second booking after a successful one is a duplicate, not a retry.
-    twice = make_record([call(1, "book"), call(2, "book", arguments={**BOOK, "item_id": "b"})])
-    out = tool_accuracy([twice])
-    assert out["precision"]["value"] == pytest.approx(1 / 2)
-    assert out["recall"]["value"] == 1.0
+def test_padding_and_verification_re_reads_leave_correctness_alone() -> None:
+    plain = make_record([call(1, "search"), call(2, "book", contradicts=("time",))])
+    padded = make_record([call(1, "search"), call(1, "list_policies", index=1), call(1, "get_details", index=2),
+                          call(2, "search"), call(2, "search", index=1), call(3, "book", contradicts=("time",))])
+    a, b = tool_accuracy([plain]), tool_accuracy([padded])
+    assert a["correctness"]["value"] == b["correctness"]["value"] == 0.5
+    assert b["efficiency"]["value"] < a["efficiency"]["value"]
 
 
-def test_failed_gold_call_gives_no_recall() -> None:
-    rec = make_record([call(1, "book", error="TOOL_ERROR"), call(2, "book", error="TIMEOUT", injected=True)])
+def test_a_refusal_of_a_corrupted_value_is_not_the_agents() -> None:
+    noise = [fault("corruption", 1, "search", hits=BK, **{"from": "a", "to": "a9", "path": "results[0].id"})]
+    rec = make_record([call(1, "search"), call(2, "check", error="TOOL_ERROR", arguments={"item_id": "a9", "day": "mon"})],
+                      noise=noise)
+    assert tool_accuracy([rec])["correctness"]["value"] == 1.0
+
+
+def test_calls_of_a_plan_abandoned_by_a_goal_shift_stay_efficient() -> None:
+    tue = {"item_id": "a", "day": "tue", "slot": "evening"}
+    gold = {**GOLD, "day": "tue", "calls": [SEARCH, {**CHECK, "arguments": {**CHECK["arguments"], "day": "tue"}},
+                                            {**BOOK_STEP, "arguments": {**BOOK_STEP["arguments"], "day": "tue"}}],
+            "superseded_calls": [CHECK, BOOK_STEP, {"name": "cancel", "arguments": {}}]}
+    rec = make_record([call(1, "search"), call(2, "check"), call(3, "book"), call(4, "cancel"),
+                       call(5, "check", arguments={"item_id": "a", "day": "tue"}), call(6, "book", arguments=tue)],
+                      success=True, gold=gold)
     out = tool_accuracy([rec])
-    assert out["precision"]["value"] == 1.0  # it was the right call
-    assert out["recall"]["value"] == 0.0
-
-
-def test_distractor_calls_are_valid_but_never_match() -> None:
-    rec = make_record([call(1, "book_now", arguments=BOOK, distractor=True),
-                       call(2, "book", distractor=True),  # even with a gold name, a distractor is not the real tool
-                       call(3, "book")])
-    out = tool_accuracy([rec])
-    assert out["validity"]["value"] == 1.0
-    assert out["precision"]["value"] == pytest.approx(1 / 3)
+    assert out["efficiency"]["value"] == 1.0 and out["precision"]["value"] == 1.0
     assert out["recall"]["value"] == 1.0
 
 
-def test_episode_without_gold_counts_for_validity_only() -> None:
+def test_episode_without_gold_counts_for_validity_and_correctness_only() -> None:
     rec = make_record([call(1, "book"), call(2, "x", valid=False, error="UNKNOWN_TOOL")], gold=None)
     out = tool_accuracy([rec])
-    assert out["validity"]["value"] == pytest.approx(1 / 2)
-    assert out["precision"]["value"] is None and out["recall"]["value"] is None
+    assert out["validity"]["value"] == pytest.approx(1 / 2) and out["correctness"]["value"] == 1.0
+    assert out["recall"]["value"] is None and out["precision"]["value"] is None
 
 
 def test_agent_error_episode_uses_its_steps() -> None:
@@ -238,93 +270,176 @@ def test_agent_error_episode_uses_its_steps() -> None:
                       with_metrics=False)
     out = tool_accuracy([rec])
     assert out["validity"]["value"] == 1.0
-    assert out["precision"]["value"] is None  # no gold in the record
-    assert goal_consistency([rec])["goal_consistency"]["value"] == 1.0
+    assert out["recall"]["value"] is None  # no gold in the record
+    assert goal_consistency([rec])["goal_consistency"]["value"] == 1.0  # the booking was a commitment
     assert completion([rec])["success_rate"]["value"] == 0.0
 
 
 # ============================================================================ recovery
-def test_recovery_per_fault_kind() -> None:
+def test_tool_failure_is_recovered_by_completing_its_step() -> None:
     rec = make_record(
-        [
-            call(2, "search", error="TIMEOUT", injected=True),
-            call(2, "search"),  # same turn as the failure: sent before the agent saw it
-            call(4, "search"),  # recovers the tool failure: 2 turns
-            call(5, "get_details", error="TOOL_ERROR"),  # any later call recovers corruption: 4 turns
-            call(6, "book", contradicts=("time",)),  # acts on the old goal: not a recovery
-            call(7, "cancel", error="TIMEOUT", injected=True),
-            call(8, "cancel"),  # recovers the goal shift: 3 turns
-        ],
-        turns=9,
-        noise=[fault("ambiguity", 0, "c_area"), fault("tool_failure", 2, "search", code="TIMEOUT"),
-               fault("corruption", 1, "get_details"), fault("goal_shift", 5, "time", recoverable=True),
-               fault("typos", 3, "user"), fault("latency", 2, "search")],
-        constraints=[{"turn": 0, "known": ["c_cat"]}, {"turn": 3, "known": ["c_cat", "c_area"]}],
-    )
+        [call(2, "search", error="TOOL_ERROR", injected=True),
+         call(3, "search", arguments={"area": "old town"}),  # the same tool, other arguments: no recovery
+         call(5, "search")],  # recovers: 3 turns
+        turns=6, noise=[fault("tool_failure", 2, "search", hits=TF)])
     out = recovery([rec])
-    assert out["faults"] == 4 and out["recovered"] == 4 and out["censored"] == 0 and out["unrecoverable"] == 0
-    # Turns to recover: ambiguity 3, tool_failure 2, corruption 4, goal_shift 3.
-    assert {k: v["median"] for k, v in out["by_kind"].items()} == {
-        "tool_failure": 2, "corruption": 4, "ambiguity": 3, "goal_shift": 3}
-    assert out["share"]["value"] == 1.0 and out["share"]["n"] == 4
-    assert out["median"]["value"] == 3  # inverted-CDF median of 2, 3, 3, 4
-    assert out["p90"]["value"] == 4
-    assert out["km_median"] == 3
+    assert out["faults"] == 1 and out["recovered"] == 1 and out["median"]["value"] == 3
+    assert out["by_kind"]["tool_failure"] == {"faults": 1, "recovered": 1, "share": 1.0, "median": 3.0}
 
 
-def test_recovery_without_faults() -> None:
+def test_a_same_turn_duplicate_recovers_in_zero_turns_and_a_failure_hitting_nothing_is_left_out() -> None:
+    rec = make_record([call(2, "search", error="TOOL_ERROR", injected=True), call(2, "search", index=1),
+                       call(3, "get_details", error="TOOL_ERROR", injected=True)],
+                      noise=[fault("tool_failure", 2, "search", hits=TF),
+                             fault("tool_failure", 3, "get_details", hits=None)])
+    out = recovery([rec])
+    assert out["faults"] == 1 and out["median"]["value"] == 0 and out["unaffected"] == 1
+
+
+def test_a_failure_of_a_step_a_goal_shift_replaced_is_superseded() -> None:
+    gold = {**GOLD, "calls": [SEARCH, CHECK, {**BOOK_STEP, "arguments": {**BOOK_STEP["arguments"], "day": "tue"}}]}
+    rec = make_record([call(2, "book", error="TOOL_ERROR", injected=True)], gold=gold,
+                      noise=[fault("tool_failure", 2, "book", hits=BK)])
+    out = recovery([rec])
+    assert out["faults"] == 0 and out["superseded"] == 1
+
+
+def _corrupted(to: str = "a9", **kw: Any) -> dict[str, Any]:
+    return fault("corruption", 1, "search", hits=BK, **{"from": "a", "to": to, "path": "results[0].id"}, **kw)
+
+
+def test_corruption_is_recovered_only_when_the_true_value_is_used_and_the_corrupted_never() -> None:
+    # Re-read at turn 2 (a different result), booked with the true id at turn 4: recovered at the
+    # re-read, 1 turn after the corruption.
+    verified = make_record([call(1, "search"), call(2, "search"), call(4, "book")], noise=[_corrupted()])
+    # The same re-read, then the corrupted id reaches a successful call: not recovered.
+    ignored = make_record([call(1, "search"), call(2, "search"),
+                           call(3, "check", arguments={"item_id": "a9", "day": "mon"}), call(4, "book")],
+                          noise=[_corrupted()], seed=1)
+    # The corrupted id fails when used (a check), then the true one is booked: recovered at the booking.
+    caught = make_record([call(1, "search"), call(2, "check", error="TOOL_ERROR", arguments={"item_id": "a9", "day": "mon"}),
+                          call(3, "book")], noise=[_corrupted()], seed=2)
+    # The corrupted value in the final state: not recovered.
+    kept = make_record([call(1, "search"), call(3, "book")], noise=[_corrupted()],
+                       score_details={"met": {}, "booking": "a9"}, seed=3)
+    times = [(r["faults"], r["recovered"], r["median"]["value"]) for r in map(lambda x: recovery([x]),
+                                                                              (verified, ignored, caught, kept))]
+    assert times == [(1, 1, 1.0), (1, 0, None), (1, 1, 2.0), (1, 0, None)]
+
+
+def test_a_same_turn_check_recovers_in_zero_turns() -> None:
+    rec = make_record([call(1, "search"), call(1, "search", index=1), call(2, "book")], noise=[_corrupted()])
+    assert recovery([rec])["median"]["value"] == 0
+
+
+def test_a_corrupted_option_the_agent_never_touches_hits_nothing() -> None:
+    # "a" is one gold place of two; the agent books "b" and never uses "a" or its corrupted id.
+    rec = make_record([call(1, "search"), call(2, "book", arguments={**BOOK, "item_id": "b"})], noise=[_corrupted()])
+    out = recovery([rec])
+    assert out["faults"] == 0 and out["unaffected"] == 1
+    # Moving on to "b" after the corrupted id failed is no recovery either: the true value never came back.
+    moved = make_record([call(1, "search"), call(2, "check", error="TOOL_ERROR", arguments={"item_id": "a9", "day": "mon"}),
+                         call(3, "book", arguments={**BOOK, "item_id": "b"})], noise=[_corrupted()])
+    out = recovery([moved])
+    assert out["faults"] == 1 and out["recovered"] == 0
+
+
+def test_ambiguity_is_recovered_only_if_obtained_before_the_first_commitment() -> None:
+    asked = make_record([call(3, "book")], noise=[fault("ambiguity", 0, "time")],
+                        constraints=[{"turn": 0, "known": []}, {"turn": 2, "known": ["time"]}])
+    guessed = make_record([call(1, "book")], noise=[fault("ambiguity", 0, "time")],
+                          constraints=[{"turn": 0, "known": []}, {"turn": 2, "known": ["time"]}], seed=1)
+    proposed = make_record([], turns=3, noise=[fault("ambiguity", 0, "time")],
+                           commitments=[{"turn": 1, "kind": "proposal", "contradicts": []}],
+                           constraints=[{"turn": 0, "known": []}, {"turn": 2, "known": ["time"]}], seed=2)
+    assert recovery([asked])["median"]["value"] == 2
+    assert recovery([guessed])["recovered"] == 0 and recovery([proposed])["recovered"] == 0
+
+
+def test_goal_shift_recovery_needs_a_write_for_the_new_goal_not_a_cancel() -> None:
+    shift = fault("goal_shift", 2, "time", **{"from": ["mon", "evening"], "to": ["tue", "evening"]})
+    tue = {"item_id": "a", "day": "tue", "slot": "evening"}
+    cancelled = make_record([call(1, "book"), call(3, "cancel")], turns=6, noise=[shift])
+    old_again = make_record([call(1, "book"), call(3, "cancel"), call(4, "book", contradicts=("time",))], turns=6,
+                            noise=[shift], seed=1)
+    rebooked = make_record([call(1, "book"), call(3, "cancel"), call(5, "book", arguments=tue)], turns=6,
+                           noise=[shift], seed=2)
+    assert recovery([cancelled])["recovered"] == 0 and recovery([old_again])["recovered"] == 0
+    assert recovery([rebooked])["median"]["value"] == 3
+
+
+def test_unrecoverable_faults_are_left_out_and_last_turn_faults_censored() -> None:
+    last = make_record([call(5, "book", error="TOOL_ERROR", injected=True)], turns=5,
+                       noise=[fault("tool_failure", 5, "book", hits=BK)])
+    shift = make_record([call(1, "search")], turns=6, noise=[fault("goal_shift", 6, "time", recoverable=False)])
+    out = recovery([last, shift])
+    assert out["faults"] == 1 and out["censored"] == 1 and out["unrecoverable"] == 1
+    assert out["share"]["value"] == 0.0 and out["median"]["value"] is None
+
+
+def test_without_faults_every_recovery_figure_is_n_a() -> None:
     out = recovery([make_record([call(1, "book")], noise=[fault("typos", 1, "user")])])
-    assert out["faults"] == 0
-    assert out["share"] == {"value": None, "ci": [None, None], "n": 0}
-    assert out["median"]["value"] is None and out["p90"]["value"] is None
-    assert out["km_median"] is None
-    assert out["by_kind"] == {}
+    assert out["faults"] == 0 and out["by_kind"] == {}
+    for name in ("share", "median", "p90", "rmst", "median_ms", "rmst_ms"):
+        assert out[name] == {"value": None, "ci": [None, None], "n": 0}, name
 
 
-def test_fault_on_last_turn_is_censored_and_unrecoverable_is_left_out() -> None:
-    last = make_record([call(5, "book", error="RATE_LIMIT", injected=True)], turns=5,
-                       noise=[fault("tool_failure", 5, "book")])
-    shift = make_record([call(1, "search")], turns=6,
-                        noise=[fault("goal_shift", 6, "time", recoverable=False)])
-    never = make_record([call(1, "search", error="TIMEOUT", injected=True),
-                         call(3, "search", error="TIMEOUT", injected=True)], turns=4,
-                        noise=[fault("tool_failure", 1, "search"), fault("tool_failure", 3, "search")])
-    out = recovery([last, shift, never])
-    assert out["faults"] == 3 and out["recovered"] == 0 and out["censored"] == 3
-    assert out["unrecoverable"] == 1
-    assert out["share"]["value"] == 0.0
-    assert out["median"]["value"] is None and out["km_median"] is None
+def _failure_then(turn_fixed: int | None, *, turns: int = 10, seed: int = 0, at: int = 1) -> dict[str, Any]:
+    calls = [call(at, "search", error="TOOL_ERROR", injected=True)]
+    if turn_fixed is not None:
+        calls.append(call(turn_fixed, "search"))
+    return make_record(calls, turns=turns, noise=[fault("tool_failure", at, "search", hits=TF)], seed=seed)
 
 
-def test_distractor_and_invalid_calls_do_not_recover() -> None:
-    rec = make_record([call(1, "search", error="TIMEOUT", injected=True),
-                       call(2, "search", distractor=True), call(3, "search", valid=False, error="SCHEMA"),
-                       call(4, "book", distractor=True)],
-                      turns=5, noise=[fault("tool_failure", 1, "search"), fault("goal_shift", 1, "time")])
+def test_kaplan_meier_by_hand() -> None:
+    # Recovered after 1, censored at 1, recovered at 3 and 3: S(1) = 3/4; at 3 the two at risk
+    # recover, S(3) = 0: the median is 3. RMST to the horizon 20: 1 * 1 + 2 * 3/4 = 2.5.
+    recs = [_failure_then(2, seed=1), _failure_then(None, turns=2, seed=2), _failure_then(4, seed=3),
+            _failure_then(4, seed=4)]
+    out = recovery(recs)
+    assert out["censored"] == 1 and out["median"]["value"] == 3 and out["rmst"]["value"] == pytest.approx(2.5)
+    # Fewer than half recovered: no median, and the restricted mean counts the survivors to the horizon.
+    recs = [_failure_then(2, seed=1), _failure_then(None, turns=9, seed=2), _failure_then(None, turns=9, seed=3)]
+    out = recovery(recs)
+    assert out["median"]["value"] is None and out["median"]["n"] == 3
+    assert out["rmst"]["value"] == pytest.approx(1 + 2 / 3 * 19)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_unrecovered_fault_never_shortens_the_times(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    recs = [_failure_then(2 + int(rng.integers(0, 6)), seed=i) for i in range(12)]
+    base = recovery(recs, n_boot=10)
+    for censor_at in (1, 3, 9):
+        more = recovery(recs + [_failure_then(None, turns=1 + censor_at, seed=100 + censor_at)], n_boot=10)
+        assert (more["median"]["value"] or math.inf) >= base["median"]["value"]
+        assert more["rmst"]["value"] >= base["rmst"]["value"] - 1e-9
+        assert more["share"]["value"] < base["share"]["value"]
+
+
+def test_recovery_in_simulated_milliseconds() -> None:
+    # The failure at 400 ms of simulated time; the retry's turn ended at 1,500 ms.
+    rec = make_record([call(1, "search", error="TOOL_ERROR", injected=True), call(2, "search")], turns=3,
+                      noise=[fault("tool_failure", 1, "search", hits=TF, at_ms=400.0)], elapsed=[400.0, 1500.0, 1900.0])
     out = recovery([rec])
-    assert out["recovered"] == 0 and out["censored"] == 2
+    assert out["median_ms"]["value"] == pytest.approx(1100.0) and out["rmst_ms"]["n"] == 1
+    assert recovery([_failure_then(2)])["median_ms"]["value"] is None  # no time charged: n/a
 
 
-def test_recovery_ties_and_kaplan_meier() -> None:
-    # Recovered after 1, 1, 2, 2 turns: the inverted-CDF median takes the lower tie.
-    recs = [make_record([call(t + d, "search")], noise=[fault("tool_failure", t, "search")], seed=i)
-            for i, (t, d) in enumerate([(1, 1), (2, 1), (1, 2), (3, 2)])]
-    out = recovery(recs)
-    assert out["median"]["value"] == 1 and out["p90"]["value"] == 2 and out["km_median"] == 1
-    # KM with a censoring tied to an event: recovered at 1, censored at 1, recovered at 3 and 3.
-    # S(1) = 3/4; at 3 two are at risk and both recover: S(3) = 0, so the KM median is 3.
-    recs = [
-        make_record([call(2, "search")], noise=[fault("tool_failure", 1, "search")], seed=1),
-        make_record([], turns=2, noise=[fault("tool_failure", 1, "search")], seed=2),
-        make_record([call(4, "search")], noise=[fault("tool_failure", 1, "search")], seed=3),
-        make_record([call(4, "search")], noise=[fault("tool_failure", 1, "search")], seed=4),
-    ]
-    out = recovery(recs)
-    assert out["censored"] == 1 and out["median"]["value"] == 3 and out["km_median"] == 3
-    # Most faults censored: KM survival never reaches one half.
-    recs = [make_record([call(2, "search")], noise=[fault("tool_failure", 1, "search")], seed=1)] + [
-        make_record([], turns=9, noise=[fault("tool_failure", 1, "search")], seed=s) for s in (2, 3)]
-    assert recovery(recs)["km_median"] is None
+def test_padding_and_re_reads_do_not_raise_recovery() -> None:
+    # A failure of the agent's own search, retried: recovered once. Reads no plan needs, and
+    # their own failures, add no fault and no recovery.
+    plain = make_record([call(1, "search", error="TOOL_ERROR", injected=True), call(2, "search"), call(3, "book")],
+                        noise=[fault("tool_failure", 1, "search", hits=TF)])
+    padded = make_record([call(1, "search", error="TOOL_ERROR", injected=True), call(1, "list_policies", index=1),
+                          call(2, "search"), call(2, "list_policies", error="TOOL_ERROR", injected=True, index=1),
+                          call(3, "book"), call(3, "list_policies", index=1)],
+                         noise=[fault("tool_failure", 1, "search", hits=TF),
+                                fault("tool_failure", 2, "list_policies", hits=None, call_id="call_2_1")])
+    a, b = recovery([plain]), recovery([padded])
+    assert (a["faults"], a["recovered"], a["median"]["value"]) == (b["faults"], b["recovered"], b["median"]["value"])
+    assert tool_accuracy([padded])["efficiency"]["value"] < tool_accuracy([plain])["efficiency"]["value"]
+    assert goal_consistency([padded])["goal_consistency"] == goal_consistency([plain])["goal_consistency"]
 
 
 def test_recovery_ci_brackets_the_estimate() -> None:
@@ -332,28 +447,64 @@ def test_recovery_ci_brackets_the_estimate() -> None:
     recs = []
     for i in range(60):
         d = int(rng.integers(1, 5))
-        got = rng.random() < 0.7
-        recs.append(make_record([call(2 + d, "search")] if got else [], turns=8,
-                                noise=[fault("tool_failure", 2, "search")], seed=i))
+        recs.append(_failure_then(2 + d if rng.random() < 0.7 else None, turns=8, at=2, seed=i))
     out = recovery(recs)
-    for name in ("share", "median", "p90"):
+    for name in ("share", "median", "rmst"):
         agg = out[name]
         assert agg["ci"][0] <= agg["value"] <= agg["ci"][1], name
 
 
 # ============================================================================ goal consistency
-def test_goal_consistency() -> None:
+def test_goal_consistency_is_the_mean_share_of_consistent_commitments() -> None:
     rec = make_record([
-        call(1, "search"),
-        call(2, "search", contradicts=("c_area",)),
-        call(3, "search", valid=False, error="SCHEMA"),  # not an action on the goal
-        call(4, "book", error="TIMEOUT", injected=True, contradicts=("time",)),  # the agent's choice all the same
-        call(5, "book"),
-    ])
-    out = goal_consistency([rec])
-    assert out["goal_consistency"]["value"] == pytest.approx(2 / 4)
-    assert out["goal_consistency"]["n"] == 4
-    assert goal_consistency([make_record([])])["goal_consistency"]["value"] is None
+        call(1, "search", contradicts=("area",)),  # a read commits nothing
+        call(2, "book", contradicts=("time",)),
+        call(3, "cancel"),
+        call(4, "book", error="TOOL_ERROR", injected=True),  # the agent's choice all the same
+        call(5, "book_tentative", kind="write", distractor=True),  # a decoy commits nothing
+    ], commitments=[{"turn": 6, "kind": "proposal", "contradicts": ["area"]},
+                    {"turn": 7, "kind": "final", "contradicts": []}])
+    other = make_record([call(1, "book")], seed=1)
+    out = goal_consistency([rec, other])
+    assert out["goal_consistency"]["value"] == pytest.approx((3 / 5 + 1) / 2)
+    assert out["goal_consistency"]["n"] == 2 and out["committed"] == 2
+
+
+def test_no_commitment_means_no_value_never_100_percent() -> None:
+    reads = make_record([call(1, "search"), call(2, "check")])
+    out = goal_consistency([reads, make_record([], turns=4, seed=1)])
+    assert out["goal_consistency"] == {"value": None, "ci": [None, None], "n": 0}
+    # An episode without commitments adds nothing to the others' mean.
+    assert goal_consistency([reads, make_record([call(1, "book")], seed=2)])["goal_consistency"]["value"] == 1.0
+
+
+def test_a_changed_constraint_not_acted_on_counts_against_the_final_state() -> None:
+    # Booked for Monday, then the user moved to Tuesday and the agent did nothing: the final
+    # state breaks the time the user now wants.
+    rec = make_record([call(1, "book")], noise=[fault("goal_shift", 2, "time", **{"from": ["mon"], "to": ["tue"]})],
+                      commitments=[{"turn": 6, "kind": "final", "contradicts": ["time"]}], turns=6)
+    assert goal_consistency([rec])["goal_consistency"]["value"] == 0.5
+
+
+# ============================================================================ headline and compare
+def test_headline_has_every_metric_with_its_n() -> None:
+    rec = make_record([call(1, "search"), call(2, "book")], success=True)
+    out = headline([rec])
+    assert [k for k, _, _ in HEADLINE] == [k for k in out if k in dict((h[0], 0) for h in HEADLINE)]
+    assert out["success"]["value"] == 1.0 and out["tool_recall"]["value"] == pytest.approx(2 / 3)
+    assert out["recovery_share"] == {"value": None, "ci": [None, None], "n": 0}
+    assert out["episodes"] == 1 and out["faults"] == 0
+
+
+def test_compare_pairs_episodes_and_marks_a_real_difference() -> None:
+    good = [_failure_then(2, seed=i) for i in range(40)]
+    bad = [_failure_then(2 if i % 2 else None, seed=i) for i in range(40)]
+    out = compare(bad, good, n_boot=500)
+    diff = out["diff"]["recovery_share"]
+    assert diff["value"] == pytest.approx(-0.5) and diff["ci"][1] < 0
+    assert out["diff"]["success"] == {"value": 0.0, "ci": [0.0, 0.0], "n": 40}
+    with pytest.raises(ValueError, match="different episodes"):
+        compare(bad[:-1], good)
 
 
 # ============================================================================ pass^k
@@ -436,9 +587,9 @@ def test_bootstrap_ci_forms() -> None:
 
 def test_bootstrap_is_fast() -> None:
     x = (np.random.default_rng(0).random(1000) < 0.6).astype(float)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine does not fail it
     bootstrap_ci(x, "mean", n_boot=2000)
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 0.5
 
 
 def test_bootstrap_coverage_by_simulation() -> None:
@@ -488,23 +639,40 @@ def test_paired_comparison_needs_the_same_episodes() -> None:
 
 
 # ============================================================================ summary
-def test_summarise_groups() -> None:
+def test_summarise_groups_with_n_and_n_a() -> None:
     records = (
         [make_record([call(1), call(2, "book")], success=True, seed=s) for s in range(3)]
-        + [make_record([call(1, "search", error="TIMEOUT", injected=True)], turns=3, seed=s,
-                       noise_name="tool_failure=0.5", noise=[fault("tool_failure", 1, "search")]) for s in range(2)]
+        + [make_record([call(1, "search", error="TOOL_ERROR", injected=True)], turns=3, seed=s,
+                       noise_name="tool_failure=0.5", noise=[fault("tool_failure", 1, "search", hits=TF)])
+           for s in range(2)]
     )
     df = summarise(records)
     assert list(df["noise"]) == ["none", "tool_failure=0.5"]
     assert list(df["n"]) == [3, 2]
-    for col in ("success", "success_lo", "success_hi", "score", "tool_f1", "recovery_share", "recovery_median",
-                "goal_consistency", "validity"):
-        assert col in df.columns
+    for key, _, _ in HEADLINE:
+        for col in (key, f"{key}_lo", f"{key}_hi", f"{key}_n"):
+            assert col in df.columns, col
     clean, noisy = df.iloc[0], df.iloc[1]
-    assert clean["success"] == 1.0 and clean["tool_f1"] == pytest.approx(2 * 0.5 / 1.5)
-    assert math.isnan(clean["recovery_share"]) and clean["recovery_faults"] == 0
+    assert clean["success"] == 1.0 and clean["tool_recall"] == pytest.approx(2 / 3)
+    assert math.isnan(clean["recovery_share"]) and clean["recovery_share_n"] == 0 and clean["recovery_faults"] == 0
     assert noisy["success"] == 0.0 and noisy["recovery_share"] == 0.0 and noisy["recovery_censored"] == 2
-    assert math.isnan(noisy["validity"])  # its only call was an injected failure
+    # An undefined median over faults that never recovered is n/a with its n, not 0.
+    assert math.isnan(noisy["recovery_median"]) and noisy["recovery_median_n"] == 2
+    assert math.isnan(noisy["validity"]) and noisy["validity_n"] == 0  # its only call was an injected failure
     assert summarise([], group_by=("agent",)).empty
     with pytest.raises(ValueError, match="unknown group_by"):
         summarise(records, group_by=("colour",))
+
+
+def test_all_metrics_of_2400_episodes_are_quick() -> None:
+    rng = np.random.default_rng(0)
+    recs = []
+    for i in range(2400):
+        d = int(rng.integers(1, 4))
+        recs.append(make_record([call(1, "search", error="TOOL_ERROR", injected=True), call(1 + d, "search"),
+                                 call(2 + d, "check"), call(3 + d, "book")], success=bool(rng.random() < 0.6),
+                                noise=[fault("tool_failure", 1, "search", hits=TF)], seed=i, trial=i % 2))
+    start = time.process_time()  # CPU time: other jobs on a shared machine disturb it less
+    headline(recs)
+    summarise(recs, n_boot=500)
+    assert time.process_time() - start < 2.0  # benchmarks/bench_metrics.py times a real core-v0 run

@@ -51,7 +51,24 @@ def test_schema_lists_exactly_the_fields_written(records: list[dict[str, Any]]) 
     written_episode = set().union(*(r["metrics"].keys() for r in records if r["metrics"]))
     assert set(episode["required"]) <= written_episode <= set(episode["properties"])
     step = SCHEMA["$defs"]["step"]
-    assert set().union(*(s.keys() for r in records for s in r["steps"])) == set(step["required"])
+    written_step = set().union(*(s.keys() for r in records for s in r["steps"]))
+    assert set(step["required"]) <= written_step == set(step["properties"])  # medium noise charges time
+    event = SCHEMA["$defs"]["noise_event"]
+    events = [e for r in records if r["metrics"] for e in r["metrics"]["noise"]]
+    assert events and set(event["required"]) <= set().union(*(e.keys() for e in events)) <= set(event["properties"])
+
+
+def test_records_of_an_older_schema_are_refused_in_one_line(tmp_path: Path) -> None:
+    old = tmp_path / "records.jsonl"
+    old.write_text(json.dumps({"schema_version": 1, "key": "k"}) + "\n", "ascii")
+    with pytest.raises(ValueError) as err:
+        list(read_records(old))
+    message = str(err.value)
+    assert "\n" not in message and "schema-1 record" in message and "re-run" in message
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text(json.dumps({"schema_version": SCHEMA_VERSION + 1}) + "\n", "ascii")
+    with pytest.raises(ValueError, match=f"not a schema-{SCHEMA_VERSION} record"):
+        list(read_records(newer))
 
 
 def test_schema_version_matches_the_writer() -> None:

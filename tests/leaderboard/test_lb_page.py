@@ -20,6 +20,7 @@ def _entry(i: int, success: float, ci: tuple[float, float], *, score: float = 0.
     agg = lambda v, lo, hi: {"value": v, "ci": [lo, hi], "n": 100}  # noqa: E731
     summary: dict[str, Any] = {"episodes": 100, "primary": "success", "success": agg(success, *ci),
                                "score": agg(score, score - .1, score + .1), "tool_f1": agg(.8, .7, .9),
+                               "tool_correctness": agg(.95, .9, .97), "tool_efficiency": agg(.7, .6, .8),
                                "recovery_share": agg(.5, .4, .6), "recovery_median": agg(2.0, 1.0, 3.0),
                                "goal_consistency": agg(.9, .85, .95), "pass_hat_k": {**agg(.3, .2, .4), "k": 2}}
     fields = {"agent": f"agent-{i}", "model": f"model-{i}", "revision": "r1", "organisation": "org", "description": ""}
@@ -64,6 +65,22 @@ def test_html_marks_noise_and_has_no_script() -> None:
     assert "Content-Security-Policy" in page and "script-src 'none'" in CSP
     md = render_markdown(sections)
     assert "| 1 |" in md and "| 2 ≈ |" in md
+
+
+def test_columns_show_every_headline_metric_and_n_a_apart_from_zero() -> None:
+    entry = _entry(1, .5, (.4, .6))
+    idle = _entry(2, .0, (.0, .0))
+    idle.summary.update(goal_consistency={"value": None, "ci": [None, None], "n": 0},
+                        recovery_share={"value": 0.0, "ci": [0.0, 0.0], "n": 12},
+                        recovery_median={"value": None, "ci": [None, None], "n": 12})
+    md = render_markdown(build_board([entry, idle], S.REGISTRY))
+    header = next(line for line in md.splitlines() if line.startswith("| Rank"))
+    for column in ("Tool correctness", "Tool efficiency", "Recovery (share, median turns)", "Goal consistency"):
+        assert column in header
+    first = next(line for line in md.splitlines() if line.startswith("| 1 |"))
+    assert "95.0%" in first and "70.0%" in first and "50.0%, 2" in first and "90.0%" in first
+    second = next(line for line in md.splitlines() if line.startswith("| 2 |"))
+    assert "0.0%, n/a" in second and "| n/a |" in second  # nothing committed is not 0% nor 100%
 
 
 # ============================================================================ L5

@@ -427,7 +427,7 @@ def test_schema_check_follows_the_committed_record_schema() -> None:
     (lambda r: r["steps"].append([]), "steps"),
     (lambda r: r["env"].__setitem__("extra", {}), "extra"),
     (lambda r: r["agent"].__setitem__("privileged", "no"), "privileged"),
-    (lambda r: r.__setitem__("schema_version", 2), "schema_version"),
+    (lambda r: r.__setitem__("schema_version", 1), "schema_version"),
 ])
 def test_records_are_parsed_strictly(edit: Callable[[dict[str, Any]], Any], field: str) -> None:
     from agentgym.leaderboard.submission import MalformedSubmission

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.core.task import Score, SimulatedUser, Task
+from agentgym.envs.crosstask.commitments import JUDGE
 from agentgym.envs.crosstask.session import generate_session, make_session_toolkit, make_session_user, score_session
 
 __all__ = ["CrossTaskEnv"]
@@ -61,7 +62,7 @@ class CrossTaskEnv(AgentEnv):
 
     family = "crosstask"
 
-    parts = EnvParts(generate_session, make_session_toolkit, make_session_user, score_session)
+    parts = EnvParts(generate_session, make_session_toolkit, make_session_user, score_session, judge=JUDGE)
 
     def __init__(
         self,

@@ -83,7 +83,7 @@ class SessionGold:
     segments: tuple[Segment, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        subs, calls = [], []
+        subs, calls, superseded = [], [], []
         for s in self.segments:
             if s.family == "followup":
                 sub = s.move.to_dict() if s.move is not None else {"kind": "move_booking", "calls": []}
@@ -92,8 +92,9 @@ class SessionGold:
                 gold = s.task.gold
                 sub = gold.to_dict()
             calls += sub.get("calls", [])
+            superseded += sub.get("superseded_calls", [])
             subs.append({"index": s.index, "family": s.family, "domain": s.domain, "gold": sub})
-        return {"segments": subs, "calls": calls}
+        return {"segments": subs, "calls": calls, "superseded_calls": superseded}
 
 
 def _sub_seed(seed: int, index: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 from agentgym.core.env import AgentEnv, EnvParts
+from agentgym.envs.dialog.commitments import JUDGE
 from agentgym.envs.dialog.tasks import generate_task, score_task
 from agentgym.envs.dialog.tools import make_toolkit
 from agentgym.envs.dialog.user import make_user
@@ -64,4 +65,4 @@ class DialogEnv(AgentEnv):
     """
 
     family = "dialog"
-    parts = EnvParts(generate_task, make_toolkit, make_user, score_task)
+    parts = EnvParts(generate_task, make_toolkit, make_user, score_task, judge=JUDGE)

@@ -131,9 +131,33 @@ class Gold:
     superseded: tuple[dict[str, Any], ...] = ()
 
     def plan(self) -> list[dict[str, Any]]:
-        """The reference plan, for tool accuracy: one booking of any gold place at the time."""
-        return [{"name": "book", "arguments": {"item_id": {"any_of": list(self.items)}, "day": self.day,
-                                               "slot": self.slot}}]
+        """The reference plan, for tool accuracy and for tying faults to what they hit: the
+        reads a sound agent needs and the booking (argument specs as in `agentgym.core.gold`).
+
+        1. ``search`` with filters that keep the gold places: each filter the goal constrains
+           may be given, at the goal's value (a budget of at least the goal's, a minimum rating
+           of at most the goal's, amenities among the goal's); unconstrained filters are free.
+        2. ``check_availability`` of a candidate (any place) at the goal's day and slot.
+        3. ``book`` of a gold place at that day and slot.
+        """
+        filters: dict[str, Any] = {}
+        amenities: list[str] = []
+        for c in self.constraints:
+            if c.kind in ("category", "area"):
+                filters[c.kind] = {"if_given": c.value}
+            elif c.kind == "price":
+                filters["max_price"] = {"if_given": {"at_least": c.value}}
+            elif c.kind == "rating":
+                filters["min_rating"] = {"if_given": {"at_most": c.value}}
+            elif c.kind == "amenity":
+                amenities.append(c.value)
+        if amenities:
+            filters["amenities"] = {"if_given": {"subset_of": amenities}}
+        return [
+            {"name": "search", "arguments": filters},
+            {"name": "check_availability", "arguments": {"item_id": {"any": True}, "day": self.day, "slot": self.slot}},
+            {"name": "book", "arguments": {"item_id": {"any_of": list(self.items)}, "day": self.day, "slot": self.slot}},
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {"constraints": [c.to_dict() for c in self.constraints], "day": self.day, "slot": self.slot,

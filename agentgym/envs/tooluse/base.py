@@ -128,6 +128,11 @@ class Effect:
                 "fields": {k: list(v) if isinstance(v, tuple) else v for k, v in self.fields.items()}}
 
 
+#: Gold-plan arguments that are prose (an incident's summary): any text is the step's, so the
+#: plan lists them as ``{"any": true}`` (`agentgym.core.gold`), never as the solver's wording.
+FREE_TEXT_ARGUMENTS = frozenset({"summary"})
+
+
 @dataclass(slots=True)
 class Step:
     """One call of the gold plan; `produces` names the ids its result is expected to carry."""
@@ -137,7 +142,8 @@ class Step:
     produces: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "arguments": self.arguments}
+        args = {k: ({"any": True} if k in FREE_TEXT_ARGUMENTS else v) for k, v in self.arguments.items()}
+        return {"name": self.name, "arguments": args}
 
 
 @dataclass(slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 from agentgym.core.env import AgentEnv, EnvParts
+from agentgym.envs.tooluse.commitments import JUDGE
 from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, score_task
 from agentgym.envs.tooluse.user import make_user
 
@@ -106,4 +107,4 @@ class ToolUseEnv(AgentEnv):
     """
 
     family = "tooluse"
-    parts = EnvParts(generate_task, make_toolkit, make_user, score_task)
+    parts = EnvParts(generate_task, make_toolkit, make_user, score_task, judge=JUDGE)

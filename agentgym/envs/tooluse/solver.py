@@ -33,13 +33,25 @@ def is_injected_failure(content: str, record: dict[str, Any] | None = None) -> b
 
 class Oracle:
     """Plays `env.task.gold.plan` in order; retries injected failures. (It never needs to
-    re-query a corrupted result: it acts on the gold, not on what the tools return.)"""
+    re-query a corrupted result: it acts on the gold, not on what the tools return.) A detail
+    the request leaves out (ambiguity) it first asks the user for, as a careful assistant would,
+    although it knows the answer: a detail used before it is obtained is not a recovery."""
 
     def __init__(self, env: Any) -> None:
         self._env = env
         self._i = 0
         self._sent = False
         self._ids: dict[str, str] = {}
+        self._asked: set[str] = set()
+
+    def _question(self) -> str | None:
+        """A question for the first detail the opening left out, asked once."""
+        known = set(self._env.user.known_constraints())
+        for d in self._env.task.goal.details:
+            if d.reveal == "upfront" and d.id not in known and d.id not in self._asked:
+                self._asked.add(d.id)
+                return f"Could you tell me the {d.slot}?"
+        return None
 
     def _substitute(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -50,6 +62,10 @@ class Oracle:
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         plan = self._env.task.gold.plan
+        if not self._sent:
+            question = self._question()
+            if question is not None:
+                return question
         if self._sent:
             results = [m["content"] for m in info.get("messages", ()) if m.get("role") == "tool"]
             content = results[0] if results else ""

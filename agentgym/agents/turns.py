@@ -1,0 +1,120 @@
+"""Reading and writing agent turns: the tool calls of an action, the results of a step, and one
+step's view made of several.
+
+An agent built in layers (the heuristic's retries, the defect agents of `agentgym.testing`) sends
+the env more turns than its inner policy made, or changes the calls of a turn, and then shows the
+inner policy one step as if its own action had been answered at once. These helpers keep that
+bookkeeping in one place.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym.core.protocol import parse_action
+from agentgym.core.render import to_json
+
+__all__ = ["Call", "calls_of", "action_of", "results_of", "is_transient", "decoded", "StepView"]
+
+#: Texts of the failures a service sends for a passing condition (a server error, a timeout, a
+#: rate limit): worth the same call again, unlike a refusal of the arguments.
+_TRANSIENT = ("503", "service unavailable", "temporarily unavailable", "timed out", "timeout", "429",
+              "rate limit", "too many requests", "try again", "retry after")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call of an action: its name and arguments (None when they did not parse)."""
+
+    name: str
+    arguments: dict[str, Any] | None
+
+    def wire(self, call_id: str | None = None) -> dict[str, Any]:
+        """The call in the OpenAI ``tool_calls`` form."""
+        out: dict[str, Any] = {"type": "function", "function": {"name": self.name, "arguments": self.arguments or {}}}
+        if call_id is not None:
+            out["id"] = call_id
+        return out
+
+
+def calls_of(action: Any) -> list[Call]:
+    """The tool calls an action makes, in order (empty for a message to the user)."""
+    parsed = parse_action(action)
+    if parsed.error is not None:
+        return []
+    return [Call(c.name, c.arguments) for c in parsed.calls]
+
+
+def action_of(calls: list[Call], ids: list[str] | None = None) -> str:
+    """One action making `calls` (a single call without an id as ``{"name", "arguments"}``)."""
+    if len(calls) == 1 and ids is None:
+        return to_json({"name": calls[0].name, "arguments": calls[0].arguments or {}})
+    return to_json({"tool_calls": [c.wire(ids[i] if ids else None) for i, c in enumerate(calls)]})
+
+
+def results_of(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool messages of a step, in the order of the calls that made them."""
+    return [m for m in info.get("messages", ()) if m.get("role") == "tool"]
+
+
+def is_transient(message: dict[str, Any]) -> bool:
+    """Whether a tool message reports a failure that a retry may clear (not a refusal)."""
+    text = str(message.get("content", ""))
+    if not text.startswith("[error TOOL_ERROR]"):
+        return False
+    lowered = text.lower()
+    return any(cue in lowered for cue in _TRANSIENT)
+
+
+def decoded(message: dict[str, Any]) -> Any:
+    """A tool message's content as JSON, or its text when it is not JSON (an error)."""
+    try:
+        return json.loads(message.get("content", ""))
+    except (TypeError, json.JSONDecodeError):
+        return message.get("content", "")
+
+
+@dataclass
+class StepView:
+    """One step as an inner policy should see it, assembled from the env steps it took.
+
+    `slots` holds, per call of the inner policy's action, the tool message and call record that
+    answer it (None until they came); every other message (the user's words) and the list-valued
+    extras of each step are kept in order; the scalar keys come from the latest step.
+    """
+
+    calls: list[Call]
+    slots: list[tuple[dict[str, Any], dict[str, Any] | None] | None] = field(default_factory=list)
+    others: list[dict[str, Any]] = field(default_factory=list)
+    lists: dict[str, list[Any]] = field(default_factory=dict)
+    latest: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.slots:
+            self.slots = [None] * len(self.calls)
+
+    def absorb(self, info: dict[str, Any], filled: list[int]) -> None:
+        """Take in an env step that answered the slots `filled` (in the order they were sent)."""
+        tool_msgs = results_of(info)
+        records = {r.get("id"): r for r in info.get("calls", ())}
+        for slot, msg in zip(filled, tool_msgs):
+            self.slots[slot] = (msg, records.get(msg.get("tool_call_id")))
+        self.others += [m for m in info.get("messages", ()) if m.get("role") != "tool"]
+        for key in ("errors", "segment_switch"):
+            if isinstance(info.get(key), list):
+                self.lists.setdefault(key, []).extend(info[key])
+        self.latest = info
+
+    def pending(self) -> list[int]:
+        return [i for i, s in enumerate(self.slots) if s is None]
+
+    def info(self) -> dict[str, Any]:
+        """The assembled step: the slots' results first, in call order, then the other messages."""
+        out = dict(self.latest)
+        answered = [s for s in self.slots if s is not None]
+        out["messages"] = [msg for msg, _ in answered] + self.others
+        out["calls"] = [rec for _, rec in answered if rec is not None]
+        out.update(self.lists)
+        return out

@@ -1,0 +1,139 @@
+"""Gold plans: what a call must look like to be a step of the reference solver's plan.
+
+A family's gold lists its plan as ``calls``: ``{"name": tool, "arguments": {key: spec}}``. A call
+matches a step when the names agree and every argument the step specifies matches its spec;
+arguments the step leaves out are free. A spec is a plain JSON value (the argument must equal
+it) or one operator object:
+
+- ``{"any_of": [v, ...]}``: equal to one of the values;
+- ``{"if_given": spec}``: the argument may be left out; when given it must match `spec`;
+- ``{"at_least": x}`` / ``{"at_most": x}``: a number no smaller / no larger than `x`;
+- ``{"subset_of": [v, ...]}``: a list whose every item is one of the values;
+- ``{"any": true}``: present, with any value (free text such as a summary).
+
+Equality is JSON equality, except that a boolean never equals a number. The noise wrappers tie
+each fault to the step it hits with these rules, and the metrics judge recovery and tool
+accuracy with the same ones, so the two can never disagree on what a step is.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "contains_value", "matching_steps"]
+
+#: The operator keys of an argument spec.
+OPERATORS = frozenset({"any_of", "if_given", "at_least", "at_most", "subset_of", "any"})
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality, except that a boolean is never equal to a number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    return bool(a == b)
+
+
+def _operator(spec: Any) -> str | None:
+    # `dict`, not `Mapping`: a gold plan is JSON, and this runs for every argument of every call.
+    if isinstance(spec, dict) and len(spec) == 1:
+        (key,) = spec
+        if key in OPERATORS:
+            return key
+    return None
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def arg_matches(got: Any, spec: Any) -> bool:
+    """Whether a given argument value matches an argument spec (see the module docstring)."""
+    op = _operator(spec)
+    if op is None:
+        return same(got, spec)
+    want = spec[op]
+    if op == "any_of":
+        return any(same(got, w) for w in want)
+    if op == "if_given":
+        return arg_matches(got, want)
+    if op == "at_least":
+        return _number(got) and got >= want
+    if op == "at_most":
+        return _number(got) and got <= want
+    if op == "subset_of":
+        return isinstance(got, list) and all(any(same(g, w) for w in want) for g in got)
+    return True  # "any"
+
+
+def call_matches(name: str, arguments: Mapping[str, Any] | None, gold_call: Mapping[str, Any]) -> bool:
+    """Whether a call matches a gold step.
+
+    Args:
+        name: the called tool.
+        arguments: the call's arguments (None for a call that never parsed).
+        gold_call: ``{"name", "arguments": {key: spec}}``.
+
+    Returns:
+        True when the names agree and every argument the step specifies matches its spec (an
+        ``if_given`` argument may be absent); arguments the step does not specify are allowed.
+    """
+    if name != gold_call.get("name") or arguments is None:
+        return False
+    for key, spec in (gold_call.get("arguments") or {}).items():
+        if key not in arguments:
+            if _operator(spec) == "if_given":
+                continue
+            return False
+        if not arg_matches(arguments[key], spec):
+            return False
+    return True
+
+
+def matching_steps(name: str, arguments: Mapping[str, Any] | None,
+                   gold_calls: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Indexes of the gold steps a call matches, in plan order."""
+    return [i for i, g in enumerate(gold_calls) if call_matches(name, arguments, g)]
+
+
+def _leaves(value: Any) -> Iterable[Any]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+def _spec_values(spec: Any) -> Iterable[Any]:
+    """The concrete values a spec names (the literal, each ``any_of`` or ``subset_of`` value)."""
+    op = _operator(spec)
+    if op is None:
+        yield from _leaves(spec)
+    elif op in ("any_of", "subset_of"):
+        yield from _leaves(spec[op])
+    elif op == "if_given":
+        yield from _spec_values(spec[op])
+
+
+def carries(gold_call: Mapping[str, Any], value: Any, *, options: bool = True) -> bool:
+    """Whether a gold step's arguments consume `value`: it is a literal argument or an item of a
+    list argument, or (with `options`) one of an ``any_of`` or ``subset_of``; bounds and ``any``
+    name no value."""
+    return any(same(v, value) for spec in (gold_call.get("arguments") or {}).values()
+               for v in (_spec_values(spec) if options else _literal_values(spec)))
+
+
+def _literal_values(spec: Any) -> Iterable[Any]:
+    """The values a spec requires: a literal's leaves, also under ``if_given``; no options."""
+    op = _operator(spec)
+    if op is None:
+        yield from _leaves(spec)
+    elif op == "if_given":
+        yield from _literal_values(spec[op])
+
+
+def contains_value(arguments: Any, value: Any) -> bool:
+    """Whether `value` is one of the leaves of a call's arguments (a string, number or boolean)."""
+    return any(same(v, value) for v in _leaves(arguments))
