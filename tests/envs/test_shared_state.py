@@ -34,6 +34,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.crosstask.session._LAYOUTS": "one layout per sub-toolkit mix, read only; schemas copied",
     # lru_cache is thread-safe; each of these is a pure function of its arguments (the
     # package's data files) whose result is only read.
+    "agentgym.envs.dialog.commitments._name_starts": "frozensets and a str",
     "agentgym.envs.dialog.domain.load_domains": "parsed data files, read only",
     "agentgym.envs.dialog.domain.load_lexicon": "parsed data file, read only",
     "agentgym.envs.dialog.tasks._tables": "tuples",
