@@ -60,6 +60,9 @@ MEMO_MAX_CHARS = 2000
 #: Distinct words remembered per Understanding; past it a word is analysed afresh each time, so a
 #: stream of garbage cannot grow memory without bound.
 WORD_MEMO_SIZE = 50_000
+#: A message that is mostly slot words is a keyword list when it names its slots twice over on
+#: average, or names this many slots: no question asks about so many things at once.
+SALAD_SLOTS = 8
 #: Typos are forgiven only in words at least this long (shorter ones are too easy to confuse).
 TYPO_MIN_LEN = 5
 
@@ -74,14 +77,17 @@ _DASHES = {"\u2013": "-", "\u2014": "-"}
 #: Prepositions after which a slot word only locates the one before it.
 _LOCATING = frozenset({"on", "for", "in", "from", "with", "at", "under", "of"})
 _DETERMINERS = frozenset({"the", "a", "an", "your", "this", "that", "my", "our"})
+_JOINING = frozenset({"and", "or", "also", "plus"})
 
 
 @dataclass(frozen=True)
 class Lexicon:
-    """A family's vocabulary: per slot the phrases that ask about it, the phrases of an open
-    question, and per statement concept the phrases that make it (e.g. a claim the work is done)."""
+    """A family's vocabulary: per slot the words that ask about it ("budget") and the words that
+    name one of its values in any domain ("wifi", "sushi"), the phrases of an open question, and
+    per statement concept the phrases that make it (e.g. a claim the work is done)."""
 
     slots: Mapping[str, tuple[str, ...]]
+    values: Mapping[str, tuple[str, ...]]
     open: tuple[str, ...]
     statements: Mapping[str, tuple[str, ...]]
 
@@ -96,12 +102,16 @@ def _phrases(value: Any, where: str) -> tuple[str, ...]:
 
 def parse_lexicon(raw: Any, where: str = "lexicon.json") -> Lexicon:
     """A family lexicon from its JSON object, strictly (unknown or missing fields are errors)."""
-    d = strict(raw, {"slots", "open", "statements"}, where)
-    for key in ("slots", "statements"):
+    d = strict(raw, {"slots", "values", "open", "statements"}, where)
+    for key in ("slots", "values", "statements"):
         if not isinstance(d[key], dict):
             raise ValueError(f"{where}.{key}: expected an object")
+    unknown = set(d["values"]) - set(d["slots"])
+    if unknown:
+        raise ValueError(f"{where}.values: values of unknown slots {sorted(unknown)}")
     return Lexicon(
         slots={k: _phrases(v, f"{where}.slots.{k}") for k, v in d["slots"].items()},
+        values={k: _phrases(v, f"{where}.values.{k}") for k, v in d["values"].items()},
         open=_phrases(d["open"], f"{where}.open"),
         statements={k: _phrases(v, f"{where}.statements.{k}") for k, v in d["statements"].items()},
     )
@@ -255,11 +265,13 @@ class Understanding:
         self._g = g
         slot_phrases: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {}
 
-        def add_slot(phrase: str, kind: str, slot: str | None, value: str) -> None:
+        def add_slot(phrase: str, kind: str, slot: str | None, value: str, generic: bool = False) -> None:
             key = tuple(self._stems(phrase))
             if not key:
                 return
             old = slot_phrases.get(key)
+            if generic and old is not None and old[0] != "cue":
+                return  # the domain's own word for it says what it is
             if kind == "place" or old is None or (kind == "value" and old[0] == "cue"):
                 # A place's name is a name whatever else its words mean, and a domain's own value
                 # overrides the family's generic word ("outdoor" is a setting of event venues).
@@ -271,9 +283,14 @@ class Understanding:
         for slot, phrases in lexicon.slots.items():
             for p in phrases:
                 add_slot(p, "cue", slot, "")
+        # The domain's own values first: where a generic value word says otherwise, the domain
+        # knows better.
         for slot, phrases in values.items():
             for p in phrases:
                 add_slot(p, "value", slot, p.lower())
+        for slot, phrases in lexicon.values.items():
+            for p in phrases:
+                add_slot(p, "value", slot, p.lower(), generic=True)
         for p in places:
             add_slot(p, "place", None, p.lower())
         gram_phrases: list[tuple[tuple[str, ...], str]] = []
@@ -307,6 +324,7 @@ class Understanding:
             for s in key:
                 seen.add(s)
         for raw in sorted({w for phrases in lexicon.slots.values() for p in phrases for w in tokens(p)}
+                          | {w for phrases in lexicon.values.values() for p in phrases for w in tokens(p)}
                           | {w for ps in values.values() for p in ps for w in tokens(p)}):
             if len(raw) >= TYPO_MIN_LEN and raw.isalpha():
                 for k in {raw, *(raw[:i] + raw[i + 1:] for i in range(len(raw)))}:
@@ -425,7 +443,7 @@ class Understanding:
         slots_named = {s for _, _, p in slot_hits if p[0] != "place" for s in p[1]}
         hit_words = sum(b - a for a, b, p in slot_hits if p[0] != "place")
         n_hits = sum(1 for *_, p in slot_hits if p[0] != "place")
-        if slots_named and n_hits >= max(6, 2 * len(slots_named)) and 2 * hit_words >= n_words:
+        if 2 * hit_words >= n_words and (n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS):
             return Reading(salad=True, placed=True, question=True)
         placed = bool(slot_hits or gram_hits) or any(w.flags for w in words)
         # ---- sentences, then clauses
@@ -553,7 +571,7 @@ class Understanding:
         c = s
         while c < e:
             d = c
-            while d < e and not words[d].flags & _BOUNDARY:
+            while d < e and not words[d].flags & _BOUNDARY and not _new_question(words, d, e):
                 d += 1
             first = self._first(words, c, d)
             statement.append(first is not None and bool(words[first].flags & _SUBJECT)
@@ -571,6 +589,12 @@ class Understanding:
             value = f"{value} {words[b].raw}"
             b += 1
         return a, b, (kind, slots, value)
+
+
+def _new_question(words: list[_Word], i: int, e: int) -> bool:
+    """Whether a new question starts at `i` after a conjunction ("... wifi, and what's your
+    budget?"): "and", "or", "also" or "plus" followed by a question word or an auxiliary."""
+    return (i + 1 < e and words[i].raw in _JOINING and bool(words[i + 1].flags & (_WH | _AUX)))
 
 
 def _with(r: Reading, **changes: Any) -> Reading:
