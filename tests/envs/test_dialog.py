@@ -538,3 +538,26 @@ def test_card_gold_set_size_matches_the_generator() -> None:
     assert "up to six" in _section("Description")
     sizes = {len(generate_task(s, {"split": "train"}).gold.items) for s in range(300)}
     assert min(sizes) >= 1 and max(sizes) <= 6, sizes
+
+
+def test_goals_cannot_be_guessed_by_a_never_ask_agent() -> None:
+    """Among the places open at the wanted time that fit what the user states up front, at least
+    patience + DECOY_MARGIN places outside the gold outrank every gold place on rating and as
+    many on price (checked here by brute force, independently of the generator's walk)."""
+    from agentgym.envs.dialog.tasks import DECOY_MARGIN
+
+    unfair = []
+    for seed in range(1500):
+        t = generate_task(seed, {"split": ("train", "test")[seed % 2]})
+        g = t.gold
+        stated = [c for c in g.constraints if c.reveal == "upfront" and c.kind != "time"]
+        pool = [p for p in t.world.places if _open(p, g.day, g.slot)
+                and all(_holds(c.kind, c.value, p, g.day, g.slot) for c in stated)]
+        gold = [p for p in pool if p.id in g.items]
+        assert gold and {p.id for p in gold} == set(g.items)
+        need = g.patience + DECOY_MARGIN
+        higher = [p for p in pool if p.id not in g.items and p.rating > max(x.rating for x in gold)]
+        cheaper = [p for p in pool if p.id not in g.items and p.price < min(x.price for x in gold)]
+        if len(higher) < need or len(cheaper) < need:
+            unfair.append(seed)
+    assert len(unfair) <= 0.005 * 1500, unfair

@@ -474,8 +474,11 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
         raise ValueError(f"unknown dialog domain {domain_name!r}; known: {sorted(load_domains())}")
     difficulty = options.get("difficulty") or drawn_difficulty
     domain = load_domains()[domain_name]
-    world = _make_world(domain, fast_stream(seed, f"task/world/{domain_name}"))
-    gold = _make_goal(world, difficulty, fast_stream(seed, f"task/goal/{difficulty}"))
+    # The goal's draws continue the world's stream (one generator per task: making one costs
+    # as much as a goal search); the world is drawn first, so it never depends on the difficulty.
+    rng = fast_stream(seed, f"task/world/{domain_name}")
+    world = _make_world(domain, rng)
+    gold = _make_goal(world, difficulty, rng)
     return Task(
         family="dialog",
         domain=domain_name,
