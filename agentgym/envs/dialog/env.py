@@ -58,9 +58,9 @@ class DialogEnv(AgentEnv):
     meets (0 with no booking or with several). Success when all are met.
 
     ## Termination
-    Terminated when the user accepts a booking or gives up (after 2 wrong bookings or proposals
-    on easy, at the first wrong one on medium and hard); truncated at the turn budget (16 / 20 /
-    24 turns by difficulty).
+    Terminated when the user accepts a booking or gives up (at the first wrong booking or
+    proposal, on every difficulty: its patience is 1, so a probe cannot stand in for a question);
+    truncated at the turn budget (16 / 20 / 24 turns by difficulty).
 
     ## Difficulty
     `easy`: 3 constraints (the time and two attributes), none late. `medium`: 3-4, one late.

@@ -25,7 +25,7 @@ __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "
 #: late and from which turns they are volunteered, the wrong bookings after which the user gives
 #: up, and the turn budget.
 DIFFICULTY: dict[str, dict[str, Any]] = {
-    "easy": {"n": (3, 3), "late": 0, "late_turns": (3, 7), "patience": 2, "max_turns": 16},
+    "easy": {"n": (3, 3), "late": 0, "late_turns": (3, 7), "patience": 1, "max_turns": 16},
     "medium": {"n": (3, 4), "late": 1, "late_turns": (5, 10), "patience": 1, "max_turns": 20},
     "hard": {"n": (5, 6), "late": 3, "late_turns": (6, 12), "patience": 1, "max_turns": 24},
 }
@@ -441,8 +441,9 @@ def brief_for(domain: Domain) -> str:
     return (
         f"You are a booking assistant for {domain.plural}. Help the user find a {domain.noun} that meets "
         f"all of their needs and book it for the day and time they want. Ask about what you do not know; "
-        f"the user may add needs later, and you may propose a place to check it with them first. Book "
-        f"exactly one {domain.noun}; cancel a booking the user rejects.\n"
+        f"the user may add needs later. The user judges a place you propose as they would a booking of "
+        f"it, and a rejected proposal or booking costs their patience. Book exactly one {domain.noun}; "
+        f"cancel a booking the user rejects.\n"
         f"Known {domain.category_label}s: {', '.join(domain.categories)}.\n"
         f"Areas: {', '.join(domain.areas)}.\n"
         f"Amenities: {', '.join(domain.amenities)}.\n"
