@@ -18,7 +18,7 @@ in that step's ``info["noise"]`` and the episode's ``info["episode"]["noise"]``.
 | corruption | `Corruption(rate)` | every successful read result with a data leaf | tool | path, from, to, how |
 | distractors | `Distractors(n)` | each reset; each call to a decoy | ``tools`` / decoy | added / clone_of, effect |
 | ambiguity | `Ambiguity(rate)` | each reset | constraint | the family's description |
-| goal_shift | `GoalShift(rate)` | each reset (logged when announced) | constraint | from, to |
+| goal_shift | `GoalShift(rate)` | each reset (logged when announced) | constraint or detail | from, to |
 | typos | `Typos(rate)` | every user message | ``user`` | message, changes |
 
 `ActionConstraint(allowed_tools, forbid)` is a policy, not noise: it refuses calls (error
@@ -30,7 +30,8 @@ and are logged with ``recoverable: False`` (metrics leave them out of recovery s
 - a tool failure, a corrupted result or a decoy call in the episode's last turn (no turn is left
   to retry, re-query or redo), or once the time budget is spent;
 - the latency charge that passes the task's time budget (the episode is truncated);
-- a goal shift announced with fewer than two turns left (the family says so: cancel and rebook);
+- a goal shift with too few turns left to act on it, or (tool use) after a record the new goal
+  does not want and no tool can undo (the family says so in its `NoiseEvent`);
 - whatever else a family marks unrecoverable in its `NoiseEvent`.
 Injected tool failures are marked ``injected`` in the call record and never count as the
 agent's errors.

@@ -2,7 +2,10 @@
 
 The generator picks a target place and a time it is open, derives the goal's constraints from the
 target's attributes (so the task is solvable), and enumerates exactly the places that satisfy the
-whole goal at that time (`Gold.items`), redrawing goals that too many places would satisfy.
+whole goal at that time (`Gold.items`), redrawing goals that too many places would satisfy or that
+an agent could guess without asking (`guessable`: decoys must outrank every gold place on rating
+and on price among the places that fit what the user states up front; what it states is chosen
+so they do).
 """
 
 from __future__ import annotations
