@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterable, Mapping
@@ -257,79 +257,81 @@ class _Word:
     gram: tuple[tuple[list[str], int, str], ...]
 
 
+#: A slot-layer phrase found in a message: (first token, end, (kind, slots, value)).
+_Hit = tuple[int, int, tuple[str, tuple[str, ...], str]]
+
+
 class Understanding:
     """A compiled lexicon: reads messages into `Reading`s. Build with `compile_understanding`."""
 
     def __init__(self, lexicon: Lexicon, values: Mapping[str, Iterable[str]], places: Iterable[str]) -> None:
         g = _grammar()
         self._g = g
-        slot_phrases: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {}
-
-        def add_slot(phrase: str, kind: str, slot: str | None, value: str, generic: bool = False) -> None:
-            key = tuple(self._stems(phrase))
-            if not key:
-                return
-            old = slot_phrases.get(key)
-            if generic and old is not None and old[0] != "cue":
-                return  # the domain's own word for it says what it is
-            if kind == "place" or old is None or (kind == "value" and old[0] == "cue"):
-                # A place's name is a name whatever else its words mean, and a domain's own value
-                # overrides the family's generic word ("outdoor" is a setting of event venues).
-                slot_phrases[key] = (kind, (slot,) if slot else (), value)
-            elif old[0] == kind and slot not in old[1]:
-                # A phrase several slots share asks about each of them ("when": a date, a month).
-                slot_phrases[key] = (kind, (*old[1], slot), old[2] or value)
-
-        for slot, phrases in lexicon.slots.items():
-            for p in phrases:
-                add_slot(p, "cue", slot, "")
-        # The domain's own values first: where a generic value word says otherwise, the domain
-        # knows better.
-        for slot, phrases in values.items():
-            for p in phrases:
-                add_slot(p, "value", slot, p.lower())
-        for slot, phrases in lexicon.values.items():
-            for p in phrases:
-                add_slot(p, "value", slot, p.lower(), generic=True)
-        for p in places:
-            add_slot(p, "place", None, p.lower())
-        gram_phrases: list[tuple[tuple[str, ...], str]] = []
-        for code, phrases in g.phrases.items():
-            gram_phrases += [(tuple(self._stems(p)), code) for p in phrases]
-        gram_phrases += [(tuple(self._stems(p)), _OPEN) for p in lexicon.open]
-        for concept, phrases in lexicon.statements.items():
-            gram_phrases += [(tuple(self._stems(p)), f"said:{concept}") for p in phrases]
-
-        single: dict[str, tuple[str, tuple[str, ...], str]] = {}
+        slot_phrases = self._slot_phrases(lexicon, values, places)
+        self._single: dict[str, tuple[str, tuple[str, ...], str]] = {}
         multi: dict[str, list[tuple[list[str], int, tuple[str, tuple[str, ...], str]]]] = {}
         for key, payload in slot_phrases.items():
             if len(key) == 1:
-                single[key[0]] = payload
+                self._single[key[0]] = payload
             else:
                 multi.setdefault(key[0], []).append((list(key[1:]), len(key), payload))
-        gram: dict[str, list[tuple[list[str], int, str]]] = {}
-        for key, code in gram_phrases:
-            if key:
-                gram.setdefault(key[0], []).append((list(key[1:]), len(key), code))
-        self._single = single
         self._multi = {k: tuple(sorted(v, key=lambda c: -c[1])) for k, v in multi.items()}
+        gram: dict[str, list[tuple[list[str], int, str]]] = {}
+        for phrase, code in [*((p, code) for code, ps in g.phrases.items() for p in ps),
+                             *((p, _OPEN) for p in lexicon.open),
+                             *((p, f"said:{c}") for c, ps in lexicon.statements.items() for p in ps)]:
+            key = self._stems(phrase)
+            if key:
+                gram.setdefault(key[0], []).append((key[1:], len(key), code))
         self._gram = {k: tuple(v) for k, v in gram.items()}
         self._words: dict[str, tuple[_Word, ...]] = {}
         self._memo: dict[str, Reading] = {}
         # Typo repair: every slot word of five letters or more, under itself and each one-letter
         # deletion of it (a message word matches when it, or one of its deletions, is a key).
         self._fuzzy: dict[str, list[str]] = {}
-        seen: set[str] = set()
-        for key in slot_phrases:
-            for s in key:
-                seen.add(s)
-        for raw in sorted({w for phrases in lexicon.slots.values() for p in phrases for w in tokens(p)}
-                          | {w for phrases in lexicon.values.values() for p in phrases for w in tokens(p)}
-                          | {w for ps in values.values() for p in ps for w in tokens(p)}):
+        slot_words = {w for ps in (*lexicon.slots.values(), *lexicon.values.values(), *values.values())
+                      for p in ps for w in tokens(p)}
+        for raw in sorted(slot_words):
             if len(raw) >= TYPO_MIN_LEN and raw.isalpha():
                 for k in {raw, *(raw[:i] + raw[i + 1:] for i in range(len(raw)))}:
                     self._fuzzy.setdefault(k, []).append(raw)
-        self._known_stems = frozenset(seen | set(gram) | {self._stem1(w) for w in g.flags})
+        self._known_stems = frozenset({s for key in slot_phrases for s in key} | set(gram)
+                                      | {self._stem1(w) for w in g.flags})
+
+    def _slot_phrases(self, lexicon: Lexicon, values: Mapping[str, Iterable[str]],
+                      places: Iterable[str]) -> dict[tuple[str, ...], tuple[str, tuple[str, ...], str]]:
+        """The slot layer: each phrase's stems -> (kind: cue, value or place, its slots, its value)."""
+        table: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {}
+
+        def add(phrase: str, kind: str, slot: str | None, value: str, generic: bool = False) -> None:
+            key = tuple(self._stems(phrase))
+            if not key:
+                return
+            old = table.get(key)
+            if generic and old is not None and old[0] != "cue":
+                return  # the domain's own word for it says what it is
+            if kind == "place" or old is None or (kind == "value" and old[0] == "cue"):
+                # A place's name is a name whatever else its words mean, and a domain's own value
+                # overrides the family's generic word ("outdoor" is a setting of event venues).
+                table[key] = (kind, (slot,) if slot else (), value)
+            elif old[0] == kind and slot not in old[1]:
+                # A phrase several slots share asks about each of them ("when": a date, a month).
+                table[key] = (kind, (*old[1], slot), old[2] or value)
+
+        for slot, phrases in lexicon.slots.items():
+            for p in phrases:
+                add(p, "cue", slot, "")
+        # The domain's own values before the family's generic value words: where they disagree,
+        # the domain knows better.
+        for slot, phrases in values.items():
+            for p in phrases:
+                add(p, "value", slot, p.lower())
+        for slot, phrases in lexicon.values.items():
+            for p in phrases:
+                add(p, "value", slot, p.lower(), generic=True)
+        for p in places:
+            add(p, "place", None, p.lower())
+        return table
 
     # -------------------------------------------------------------- words
     def _stem1(self, raw: str) -> str:
@@ -378,7 +380,7 @@ class Understanding:
             if repaired is not None:
                 again = self._analyse(repaired)
                 if again.asked or again.open:
-                    return _with(again, corrected=True)
+                    return replace(again, corrected=True)
         return reading
 
     def _repair(self, words: list[_Word]) -> list[_Word] | None:
@@ -398,11 +400,11 @@ class Understanding:
                 changed = True
         return out if changed else None
 
-    def _analyse(self, words: list[_Word]) -> Reading:
-        n = len(words)
+    def _scan(self, words: list[_Word]) -> tuple[list[_Hit], list[tuple[int, int, str]]]:
+        """One pass over the words: the slot layer's phrases (the longest at each position, none
+        overlapping) and the grammar layer's (every one that matches)."""
         stems = [w.stem for w in words]
-        # ---- one pass: phrases of both layers
-        slot_hits: list[tuple[int, int, tuple[str, tuple[str, ...], str]]] = []
+        slot_hits: list[_Hit] = []
         gram_hits: list[tuple[int, int, str]] = []
         covered = 0
         for i, w in enumerate(words):
@@ -423,21 +425,11 @@ class Understanding:
                     hit = self._extend_place(words, hit)
                 slot_hits.append(hit)
                 covered = hit[1]
-        # "What kind of budget?": a slot word that only qualifies the next one ("kind of",
-        # "type of") gives way to it; "the email address on the order": one that only locates
-        # the one before it gives way to that one.
-        if len(slot_hits) > 1:
-            drop: set[int] = set()
-            for k in range(len(slot_hits) - 1):
-                h, nxt = slot_hits[k], slot_hits[k + 1]
-                if h[2][0] != "cue" or nxt[2][0] != "cue" or set(h[2][1]) & set(nxt[2][1]):
-                    continue
-                between = [w.raw for w in words[h[1]:nxt[0]]]
-                if between == ["of"]:
-                    drop.add(k)
-                elif between and between[0] in _LOCATING and all(b in _DETERMINERS for b in between[1:]):
-                    drop.add(k + 1)
-            slot_hits = [h for k, h in enumerate(slot_hits) if k not in drop]
+        return _drop_qualifiers(words, slot_hits), gram_hits
+
+    def _analyse(self, words: list[_Word]) -> Reading:
+        n = len(words)
+        slot_hits, gram_hits = self._scan(words)
         # ---- keyword lists are not questions
         n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
         slots_named = {s for _, _, p in slot_hits if p[0] != "place" for s in p[1]}
@@ -591,16 +583,27 @@ class Understanding:
         return a, b, (kind, slots, value)
 
 
+def _drop_qualifiers(words: list[_Word], hits: list[_Hit]) -> list[_Hit]:
+    """Slot words that only qualify another give way to it: "what kind of budget?" asks the
+    budget ("kind of", "type of" qualify the next slot word); "the email address on the order"
+    asks the email (a slot word after "on", "for", "in" ... locates the one before it)."""
+    drop: set[int] = set()
+    for k in range(len(hits) - 1):
+        h, nxt = hits[k], hits[k + 1]
+        if h[2][0] != "cue" or nxt[2][0] != "cue" or set(h[2][1]) & set(nxt[2][1]):
+            continue
+        between = [w.raw for w in words[h[1]:nxt[0]]]
+        if between == ["of"]:
+            drop.add(k)
+        elif between and between[0] in _LOCATING and all(b in _DETERMINERS for b in between[1:]):
+            drop.add(k + 1)
+    return [h for k, h in enumerate(hits) if k not in drop] if drop else hits
+
+
 def _new_question(words: list[_Word], i: int, e: int) -> bool:
     """Whether a new question starts at `i` after a conjunction ("... wifi, and what's your
     budget?"): "and", "or", "also" or "plus" followed by a question word or an auxiliary."""
     return (i + 1 < e and words[i].raw in _JOINING and bool(words[i + 1].flags & (_WH | _AUX)))
-
-
-def _with(r: Reading, **changes: Any) -> Reading:
-    from dataclasses import replace
-
-    return replace(r, **changes)
 
 
 def _one_edit(a: str, b: str) -> bool:
