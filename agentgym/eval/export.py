@@ -17,6 +17,7 @@ verdicts the aggregates pool, so a sum over the table equals the run's pooled me
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -59,6 +60,7 @@ FORMATS = ("parquet", "csv", "datasets")
 ERROR_CODES = tuple(code.value for code in ErrorCode)
 
 
+@functools.cache
 def _noise_kinds() -> tuple[str, ...]:
     from agentgym.noise.spec import KINDS
 
@@ -272,13 +274,6 @@ def _errors(rec: Mapping[str, Any]) -> dict[str, int]:
     return out
 
 
-def _elapsed(rec: Mapping[str, Any]) -> float:
-    m = rec.get("metrics") or {}
-    if "elapsed_ms" in m:
-        return float(m["elapsed_ms"])
-    return float(next((s["elapsed_ms"] for s in reversed(rec.get("steps") or ()) if "elapsed_ms" in s), 0.0))
-
-
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -336,7 +331,7 @@ def episode_row(rec: Mapping[str, Any], run: str, verdict: EpisodeVerdict | None
     for kind in _noise_kinds():
         row[f"noise_{kind}"] = sum(1 for e in noise if e.get("kind") == kind)
     row.update({
-        "elapsed_ms": _elapsed(rec), "time_budget_ms": m.get("time_budget_ms"),
+        "elapsed_ms": v.elapsed_ms, "time_budget_ms": m.get("time_budget_ms"),
         "agent_error": f"{error.get('type')}: {error.get('message')}" if error else None,
         "agent_error_type": error.get("type") if error else None,
         "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),

@@ -655,7 +655,8 @@ class EpisodeVerdict:
     (validity), ``right`` / ``judged`` (correctness), ``useful`` / ``spent`` (efficiency),
     ``done`` / ``gold`` (recall; both 0 without a gold plan), ``precise`` / ``scored`` (legacy
     precision), ``consistent`` / ``committed`` (goal consistency). `call_log` and `noise_log` are
-    the episode's calls and injections as the metrics read them (the indices of the verdicts).
+    the episode's calls and injections as the metrics read them (the indices of the verdicts);
+    `elapsed_ms` is the simulated time at its end.
     """
 
     key: str | None
@@ -669,6 +670,7 @@ class EpisodeVerdict:
     commitments: tuple[CommitmentVerdict, ...]
     call_log: tuple[Mapping[str, Any], ...] = ()
     noise_log: tuple[Mapping[str, Any], ...] = ()
+    elapsed_ms: float = 0.0
 
     def rate(self, numerator: str, denominator: str) -> float | None:
         """``counts[numerator] / counts[denominator]``; None when there is nothing to measure."""
@@ -708,7 +710,7 @@ def judge_episode(record: Record) -> EpisodeVerdict:
     counts = dict(zip(_COUNT_NAMES, e.tools))
     counts.update(consistent=e.consistent, committed=e.committed)
     return EpisodeVerdict(e.key, e.success, e.score, e.turns, e.timed, counts, tuple(calls), tuple(faults),
-                          tuple(commitments), tuple(e.calls), tuple(e.noise))
+                          tuple(commitments), tuple(e.calls), tuple(e.noise), e.final_ms)
 
 
 # ============================================================================ statistics

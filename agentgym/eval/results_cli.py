@@ -31,9 +31,12 @@ def _open(path: str) -> Any:
 def default_out(run_path: str, fmt: str) -> Path:
     """Where an export goes by default: ``RUN/episodes.parquet`` (``.csv``, ``dataset/``) for a run
     folder, ``FILE.parquet`` (``.csv``, ``FILE-dataset/``) beside a records file."""
+    from agentgym.eval.runs import RECORDS_FILE
+
     p = Path(run_path)
-    if p.is_dir():
-        return p / ("dataset" if fmt == "datasets" else f"episodes{_SUFFIX[fmt]}")
+    if p.is_dir() or p.name == RECORDS_FILE:
+        folder = p if p.is_dir() else p.parent
+        return folder / ("dataset" if fmt == "datasets" else f"episodes{_SUFFIX[fmt]}")
     return p.with_name(p.stem + _SUFFIX[fmt])
 
 
@@ -52,14 +55,18 @@ def cmd_export(args: argparse.Namespace) -> int:
         messages = _messages(run.records) if args.messages else None
         for name, part in export.tables(run.records, run.name, messages).items():
             rows[name].extend(part)
-    n = len(rows["episodes"])
+    try:
+        if args.to == "datasets":
+            export.write_dataset(rows, out, [r.name for r in runs])
+        else:
+            export.write_table(rows["episodes"], export.EPISODE_COLUMNS, out, args.to)
+    except OSError as exc:
+        raise ValueError(f"cannot write {out}: {exc.strerror or exc}") from exc
     if args.to == "datasets":
-        export.write_dataset(rows, out, [r.name for r in runs])
         sizes = ", ".join(f"{name} ({len(part)} rows)" for name, part in rows.items())
         print(f"wrote {sizes} to {out}/")
     else:
-        export.write_table(rows["episodes"], export.EPISODE_COLUMNS, out, args.to)
-        print(f"wrote {n} episodes to {out}")
+        print(f"wrote {len(rows['episodes'])} episodes to {out}")
     return 0
 
 

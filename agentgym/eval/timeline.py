@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from agentgym.core.protocol import parse_action
-from agentgym.eval.metrics import CallVerdict, EpisodeVerdict, FaultVerdict, judge_episode
+from agentgym.eval.metrics import CallVerdict, CommitmentVerdict, EpisodeVerdict, FaultVerdict, judge_episode
 from agentgym.eval.records import dumps
 from agentgym.eval.transcript import Transcript
 
@@ -35,7 +35,8 @@ EVENT_KINDS: dict[str, str] = {
     "turn_error": "the agent's turn was refused as a whole (it did not parse, was too large): code, message",
     "tool_call": "a call: id, name, arguments, valid, error, injected, kind (read/write); marks: its verdicts",
     "tool_result": "what the tool returned: id, name, error; body: the content",
-    "fault": "an injection: index, kind, target, call, hits, detail, status, turn, turns, ms",
+    "fault": "an injection: index (in the noise log), kind, target, call, hits, detail; for a fault, status, "
+             "recovered_turn, turns, ms (`agentgym.eval.metrics.FaultVerdict`), else None",
     "constraints": "constraints the user has now stated: new, known",
     "recovery": "a fault recovered at this turn: index (of the fault), kind, step, turns, ms",
     "censored": "a fault never recovered: index, kind, step, turns, ms",
@@ -150,15 +151,18 @@ def _fault_event(index: int, ev: Mapping[str, Any], f: FaultVerdict | None,
     call = f" [{ev['call']}]" if ev.get("call") else ""
     detail = _detail_text(ev.get("detail"))
     mark = _fault_outcome(f)
-    pieces = [f"{kind}{target}{call}", detail, _hits_text(ev.get("hits"), plan) if f else ""]
+    # Friction that hits nothing (a typo, a decoy tool) is not said to: it never could.
+    hits = _hits_text(ev.get("hits"), plan) if f or ev.get("hits") else ""
+    pieces = [f"{kind}{target}{call}", detail, hits]
     data = {"index": index, "kind": kind, "target": ev.get("target"), "call": ev.get("call"), "hits": ev.get("hits"),
-            "detail": ev.get("detail"), "status": f.status if f else None, "turn": f.turn if f else None,
-            "turns": f.turns if f else None, "ms": f.ms if f else None}
+            "detail": ev.get("detail"), "status": f.status if f else None,
+            "recovered_turn": f.turn if f else None, "turns": f.turns if f else None, "ms": f.ms if f else None}
     return Event(int(ev.get("step", 0)), "fault", "; ".join(p for p in pieces if p), "warn",
                  marks=(mark,) if mark else (), data=data)
 
 
-def _call_marks(v: CallVerdict, call: Mapping[str, Any], plan: Sequence[Mapping[str, Any]]) -> tuple[Mark, ...]:
+def _call_marks(v: CallVerdict, call: Mapping[str, Any], plan: Sequence[Mapping[str, Any]],
+                commitment: CommitmentVerdict | None) -> tuple[Mark, ...]:
     if not v.valid:
         return (Mark("validity", None if v.injected else False, f"invalid call ({call.get('error') or 'invalid'})"),)
     marks = []
@@ -183,10 +187,10 @@ def _call_marks(v: CallVerdict, call: Mapping[str, Any], plan: Sequence[Mapping[
             marks.append(Mark("efficiency", False, f"not useful: {why}"))
     if v.completes is not None:
         marks.append(Mark("recall", True, f"completes {_step_name(plan, v.completes)}"))
-    if call.get("kind") == "write" and not v.decoy:
-        broken = list(call.get("contradicts") or ())
-        marks.append(Mark("goal_consistency", not broken, "a commitment that breaks " + ", ".join(broken) if broken
-                          else "a commitment that breaks no stated constraint"))
+    if commitment is not None:
+        broken = ", ".join(commitment.contradicts)
+        marks.append(Mark("goal_consistency", commitment.consistent,
+                          f"a commitment that breaks {broken}" if broken else "a commitment that breaks no stated constraint"))
     return tuple(marks)
 
 
@@ -236,6 +240,7 @@ class _Builder:
         self.events: list[Event] = []
         self.faults = {f.index: f for f in verdict.faults}
         self.call_verdicts = {c.index: c for c in verdict.calls}
+        self.writes = {c.call: c for c in verdict.commitments if c.call is not None}
 
     def add(self, event: Event) -> None:
         self.events.append(event)
@@ -249,9 +254,12 @@ class _Builder:
         return t.steps[turn - 1] if turn - 1 < len(t.steps) else None
 
     def faults_at(self, turn: int, call: str | None) -> list[Event]:
+        """The injections of `turn` into `call`; with None, those into no call of the turn."""
+        ids = {c.get("id") for c in self.v.call_log if int(c.get("turn", 0)) == turn}
         out = []
         for i, ev in enumerate(self.v.noise_log):
-            if int(ev.get("step", 0)) == turn and (ev.get("call") or None) == call:
+            into = ev.get("call") if ev.get("call") in ids else None
+            if int(ev.get("step", 0)) == turn and into == call:
                 out.append(_fault_event(i, ev, self.faults.get(i), self.plan))
         return out
 
@@ -296,7 +304,8 @@ class _Builder:
             if int(call.get("turn", 0)) != turn:
                 continue
             v = self.call_verdicts[k]
-            self.add(Event(turn, "tool_call", _call_text(call), _call_tone(v), marks=_call_marks(v, call, self.plan),
+            marks = _call_marks(v, call, self.plan, self.writes.get(k))
+            self.add(Event(turn, "tool_call", _call_text(call), _call_tone(v), marks=marks,
                            data={key: call.get(key) for key in ("id", "name", "arguments", "valid", "error",
                                                                 "injected", "kind")}))
             self.events.extend(self.faults_at(turn, call.get("id")))

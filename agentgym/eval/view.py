@@ -10,12 +10,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence, TextIO
 
 from agentgym.eval.timeline import Event, Mark
 
-__all__ = ["Style", "style_for", "render_list", "render_episode", "events_json", "find_episode", "clip"]
+__all__ = ["Style", "style_for", "render_list", "render_episode", "events_json", "find_episode", "clip", "printable"]
+
+#: Characters a terminal acts on instead of showing: C0 and C1 controls (an ESC starts a colour,
+#: a cursor move, a title change) but the newline and tab, and the bidirectional overrides that
+#: reorder what is shown. A record's texts come from agents, tools and files: they are shown escaped.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 _ANSI = {"good": "32", "bad": "31", "warn": "33", "muted": "2", "info": "", "user": "36", "assistant": "34",
          "head": "1"}
@@ -62,6 +68,11 @@ def style_for(stream: TextIO, color: str = "auto", environ: Mapping[str, str] | 
     return Style(color=on, unicode=encoding in ("utf8", "utf16", "utf32"))
 
 
+def printable(text: str) -> str:
+    """`text` with every character a terminal would act on written as an escape (``\\x1b``)."""
+    return _CONTROLS.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
 def clip(text: str, chars: int, lines: int) -> str:
     """`text` cut to at most `chars` characters and `lines` lines, saying how much was left out."""
     kept = text.splitlines() or [""]
@@ -90,15 +101,15 @@ def render_list(rows: Sequence[Mapping[str, Any]], style: Style, run: str) -> st
     if not rows:
         return f"{run}: no episodes"
     wins = sum(1 for r in rows if r["success"])
-    lines = [style.paint(f"{run}: {len(rows)} episodes, {wins} succeeded", "head"),
+    lines = [style.paint(f"{printable(run)}: {len(rows)} episodes, {wins} succeeded", "head"),
              style.paint(f"{'#':>4}  {'ok':2}  {'score':>5}  {'turns':>5}  {'calls':>5}  {'faults':>9}  key", "muted")]
     for i, r in enumerate(rows):
         ok = style.paint(style.symbol(bool(r["success"])), "good" if r["success"] else "bad")
         faults = f"{r['recovered']}/{r['faults']}" if r["faults"] else "-"
         kinds = f" ({', '.join(r['fault_kinds'])})" if r["fault_kinds"] else ""
-        error = style.paint(f"  agent error: {r['agent_error']}", "bad") if r.get("agent_error") else ""
+        error = style.paint(f"  agent error: {printable(str(r['agent_error']))}", "bad") if r.get("agent_error") else ""
         lines.append(f"{i:>4}  {ok:2}  {r['score']:5.2f}  {r['turns']:>5}  {r['tool_calls']:>5}  {faults:>9}  "
-                     f"{r['key']}{style.paint(kinds, 'muted')}{error}")
+                     f"{printable(str(r['key']))}{style.paint(printable(kinds), 'muted')}{error}")
     lines.append(style.paint("faults: recovered/counted. One episode: agentgym view RUN --episode KEY "
                              "(or its #)", "muted"))
     return "\n".join(lines)
@@ -106,7 +117,7 @@ def render_list(rows: Sequence[Mapping[str, Any]], style: Style, run: str) -> st
 
 def _mark_line(mark: Mark, style: Style) -> str:
     tone = "muted" if mark.ok is None else ("good" if mark.ok else "bad")
-    return style.paint(f"{style.symbol(mark.ok)} {mark.metric.replace('_', ' ')}: {mark.text}", tone)
+    return style.paint(f"{style.symbol(mark.ok)} {mark.metric.replace('_', ' ')}: {printable(mark.text)}", tone)
 
 
 _LABELS = {"tool_call": "call", "tool_result": "result", "fault": "FAULT", "turn_error": "error",
@@ -116,7 +127,7 @@ _LABELS = {"tool_call": "call", "tool_result": "result", "fault": "FAULT", "turn
 
 def _section_line(e: Event, style: Style) -> str:
     ms = e.data.get("elapsed_ms")
-    title = e.text + (f" ({ms:.0f} ms)" if isinstance(ms, (int, float)) else "")
+    title = printable(e.text) + (f" ({ms:.0f} ms)" if isinstance(ms, (int, float)) else "")
     return style.paint(f"-- {title} " + "-" * max(0, 60 - len(title)), "muted")
 
 
@@ -126,13 +137,14 @@ def _event_lines(e: Event, style: Style, full: bool) -> list[str]:
     label = _LABELS.get(e.kind, e.kind)
     body = None
     if e.body:
-        body = e.body if full else clip(e.body, *_LIMITS.get(e.kind, (400, 6)))
+        body = printable(e.body if full else clip(e.body, *_LIMITS.get(e.kind, (400, 6))))
     if e.kind in ("user", "assistant"):
         head = style.paint(f"{label}:", e.kind)
         if body is not None and "\n" not in body:  # a one-line message sits beside its label
             head, body = f"{head} {body}", None
     else:
-        head = f"{style.paint(f'{label}:', e.tone)} {style.paint(e.text, e.tone if e.tone != 'info' else '')}"
+        text = printable(e.text)
+        head = f"{style.paint(f'{label}:', e.tone)} {style.paint(text, e.tone if e.tone != 'info' else '')}"
     lines = [f"  {head}"]
     if body is not None:
         lines.append(_indent(body, "      "))
@@ -149,7 +161,7 @@ def render_episode(key: str, events: Sequence[Event], style: Style, *, full: boo
         style: how to draw.
         full: show bodies (tool results, messages) whole instead of clipped.
     """
-    lines = [style.paint(key, "head")]
+    lines = [style.paint(printable(key), "head")]
     for e in events:
         lines += _event_lines(e, style, full)
     return "\n".join(lines)

@@ -32,6 +32,8 @@ def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
 def test_export_writes_each_format_where_it_says(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", str(run), "--to", "csv"]) == 0
     assert capsys.readouterr().out.strip() == f"wrote 3 episodes to {run / 'episodes.csv'}"
+    assert main(["export", str(run / "records.jsonl"), "--to", "csv"]) == 0  # the file of a run folder: the same
+    assert capsys.readouterr().out.strip() == f"wrote 3 episodes to {run / 'episodes.csv'}"
     assert list(pd.read_csv(run / "episodes.csv").columns) == [c.name for c in EPISODE_COLUMNS]
     pytest.importorskip("pyarrow")
     assert main(["export", str(run)]) == 0 and len(pd.read_parquet(run / "episodes.parquet")) == 3
@@ -54,6 +56,8 @@ def test_export_refuses_what_it_cannot_do_in_one_line(run: Path, tmp_path: Path,
     assert "needs --to datasets" in _error_line(capsys)
     assert main(["export", str(tmp_path / "gone")]) == 2
     assert _error_line(capsys).startswith(f"agentgym: error: no run at {tmp_path / 'gone'}")
+    assert main(["export", str(run), "--to", "csv", "--out", str(tmp_path)]) == 2  # a folder where a file goes
+    assert _error_line(capsys).startswith(f"agentgym: error: cannot write {tmp_path}")
 
 
 def test_view_lists_and_shows_episodes(run: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 
@@ -9,7 +10,16 @@ import pytest
 
 from agentgym.eval.timeline import episode_summary, timeline
 from agentgym.eval.transcript import replay_transcript
-from agentgym.eval.view import Style, clip, events_json, find_episode, render_episode, render_list, style_for
+from agentgym.eval.view import (
+    Style,
+    clip,
+    events_json,
+    find_episode,
+    printable,
+    render_episode,
+    render_list,
+    style_for,
+)
 
 from played import played
 
@@ -41,6 +51,21 @@ def test_clip_says_how_much_it_left_out() -> None:
     assert clip("short", 10, 2) == "short"
     assert clip("x" * 50, 10, 2) == "x" * 10 + " ... (40 more characters)"
     assert clip("a\nb\nc\nd", 100, 2) == "a\nb ... (4 more characters)"
+
+
+def test_texts_that_would_drive_the_terminal_are_shown_escaped() -> None:
+    assert printable("ok\n\tfine é ✓") == "ok\n\tfine é ✓"
+    assert printable("\x1b]0;owned\x07red\x1b[31m\u202eevil\x9b") == "\\x1b]0;owned\\x07red\\x1b[31m\\u202eevil\\x9b"
+    rec = copy.deepcopy(played("AgentRL/Dialog-v0", 1)[0])
+    rec["actions"][0] = "hello \x1b[2J\x1b]0;title\x07 there"
+    rec["key"] = rec["key"] + "\x1b[31m"
+    events = timeline(rec)
+    for style in (Style(color=False), Style(color=True)):
+        shown = render_episode(rec["key"], events, style)
+        assert "\x1b[2J" not in shown and "\x1b]0" not in shown and "\x07" not in shown
+        assert "hello \\x1b[2J\\x1b]0;title\\x07 there" in shown
+    listed = render_list([episode_summary(rec)], Style(color=False), "r")
+    assert "\x1b" not in listed and "\\x1b[31m" in listed
 
 
 def test_an_episode_renders_turn_by_turn_without_escapes_when_plain() -> None:
