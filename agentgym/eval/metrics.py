@@ -189,7 +189,7 @@ class _Fault:
     ms: float
     recovered: bool
     #: The fault's index in the episode's noise log.
-    event: int = -1
+    event: int
 
 
 @dataclass
