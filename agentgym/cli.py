@@ -346,6 +346,11 @@ def build_parser() -> argparse.ArgumentParser:
     from agentgym.usercheck.cli import add_check_users_command
 
     add_check_users_command(sub)
+
+    from agentgym.eval.results_cli import add_export_command, add_view_command
+
+    add_export_command(sub)
+    add_view_command(sub)
     return parser
 
 
