@@ -202,7 +202,7 @@ def read_records(path: str | os.PathLike[str], *, strict: bool = False) -> Itera
             return
         if not isinstance(rec, dict) or rec.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(_version_error(p, i + 1, rec))
-        if not required.issubset(rec.keys()):
+        if not required <= rec.keys():
             missing = sorted(required.difference(rec.keys()))
             raise ValueError(f"{p}:{i + 1}: not an episode record (no {', '.join(missing)}); records files are "
                              "written by `agentgym eval` and `agentgym bench`")
