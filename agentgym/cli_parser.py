@@ -18,6 +18,10 @@ from agentgym.errors import one_line
 __all__ = ["Parser", "at_least", "positive_float", "tcp_port"]
 
 
+#: The namespace attribute naming the subcommand parsed (while parsing only).
+_COMMAND_PROG = "_agentgym_command_prog"
+
+
 class _Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
     """argparse's subcommand action, defaulting each subcommand's description to its help."""
 
@@ -25,7 +29,10 @@ class _Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
         summary = kwargs.get("help")
         if summary and not kwargs.get("description"):
             kwargs["description"] = summary[0].upper() + summary[1:] + ("" if summary.endswith(".") else ".")
-        return super().add_parser(name, **kwargs)
+        parser = super().add_parser(name, **kwargs)
+        # The deepest subcommand parsed names itself, for an error only the top parser sees.
+        parser.set_defaults(**{_COMMAND_PROG: parser.prog})
+        return parser
 
 
 class Parser(argparse.ArgumentParser):
@@ -35,8 +42,19 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.register("action", "parsers", _Subcommands)
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        ns, extras = self.parse_known_args(args, namespace)
+        prog = vars(ns).pop(_COMMAND_PROG, self.prog)
+        if extras:
+            # argparse leaves arguments no subcommand took to the top parser: name the subcommand.
+            self._fail(prog, f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)\n")
+        self._fail(self.prog, message)
+
+    def _fail(self, prog: str, message: str) -> NoReturn:
+        self.exit(2, f"{prog}: error: {one_line(message)} (see `{prog} --help`)\n")
 
 
 def at_least(low: int) -> Callable[[str], int]:

@@ -132,7 +132,12 @@ CASES = [
     (["leaderboard", "serve", "--port", "-1"], "argument --port"),
     (["submit", "bench_run", "--to", "http://127.0.0.1:1", "--model", "m", "--revision", "r", "--timeout", "0"],
      "argument --timeout"),
+    (["validate-metrics", "--seeds", "0"], "argument --seeds: must be at least 1"),
+    (["check-users", "--pool", "0"], "--pool must be at least 1"),
+    (["serve", "--max-sessions", "0"], "max_sessions must be a positive int"),
+    (["serve", "--env", "AgentRL/Nope-v0"], "cannot serve unregistered ids"),
     ([], "the following arguments are required: COMMAND"),
+    (["list", "--bogus"], "agentgym list: error: unrecognized arguments: --bogus (see `agentgym list --help`)"),
     (["evaluate"], "invalid choice: 'evaluate'"),
     (["leaderboard", "render"], "the following arguments are required: --out"),
     # files that are missing, of another kind or of another schema
@@ -151,6 +156,7 @@ CASES = [
     (["leaderboard", "render", "--out", "board"], "no submissions folder at board/submissions"),
     (["submit", "good.jsonl", "--db", "board.sqlite", "--model", "m", "--revision", "r"], "not a bench run folder"),
     (["submit", "bench_run", "--model", "m", "--revision", "r"], "say where the submission goes"),
+    (["validate-metrics", "--seeds", "2"], "no doc at docs/METRICS.md to write the matrix into"),
 ]
 
 
