@@ -1279,6 +1279,7 @@ def summarise(
     n_boot: int = 2000,
     seed: int = 0,
     alpha: float = 0.05,
+    on_group: Callable[[int], None] | None = None,
 ) -> "pd.DataFrame":
     """One row per group with every headline metric, its bootstrap CI and its n.
 
@@ -1287,6 +1288,7 @@ def summarise(
         group_by: fields among ``env``, ``noise`` (``"none"`` when unset), ``agent``,
             ``suite``, ``family``, ``domain``, ``difficulty`` and ``split``.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
+        on_group: called with each group's number of records once its row is done (progress).
 
     Returns:
         A DataFrame sorted by the group columns, with ``n`` (episodes) and, for each key of
@@ -1318,6 +1320,8 @@ def summarise(
         row["recovery_censored"] = aggs["censored"]
         row["committed"] = aggs["committed"]
         rows.append(row)
+        if on_group is not None:
+            on_group(len(recs))
     columns = [*group_by, "n"]
     for col in SUMMARY_METRICS:
         columns += [col, f"{col}_lo", f"{col}_hi", f"{col}_n"]
