@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from agentgym.eval.records import RecordWriter, episode_key, provenance, read_records, step_summary, trajectory_digest
+from agentgym.registration import entry_point_text
 
 __all__ = ["EpisodeJob", "AgentSpec", "run_jobs", "play_job", "AgentTimeout", "RunSummary"]
 
@@ -135,19 +136,23 @@ _SLOT = Slot()
 
 
 def spec_dict(env: Any) -> dict[str, Any]:
-    """The env spec with its wrapper stack, as plain JSON-able data."""
+    """The env spec with its wrapper stack, as plain JSON-able data (``max_episode_steps`` only
+    when a `TimeLimit` set it, since it caps the env's turn budget)."""
     spec = env.spec
     if spec is None:
         return {}
-    return {
+    out = {
         "id": spec.id,
-        "entry_point": spec.entry_point if isinstance(spec.entry_point, str) else repr(spec.entry_point),
+        "entry_point": entry_point_text(spec.entry_point),
         "kwargs": {k: v for k, v in spec.kwargs.items() if _jsonable(v)},
         "additional_wrappers": [
             {"name": w.name, "entry_point": w.entry_point, "kwargs": {k: v for k, v in (w.kwargs or {}).items() if _jsonable(v)}}
             for w in spec.additional_wrappers
         ],
     }
+    if spec.max_episode_steps is not None:
+        out["max_episode_steps"] = spec.max_episode_steps
+    return out
 
 
 def _jsonable(v: Any) -> bool:

@@ -43,6 +43,8 @@ import numpy as np
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.error import ResetNeeded
 
+from agentgym.registration import EnvEntryPoint
+
 __all__ = [
     "GARBAGE_ACTIONS",
     "HIDDEN_KEYS",
@@ -244,7 +246,7 @@ def _make_payload(env: str | gym.Env, make_kwargs: dict[str, Any] | None) -> dic
     if isinstance(env, str):
         payload: dict[str, Any] = {"env_id": env, "make_kwargs": dict(make_kwargs or {}), "spec": None}
         spec = gym.registry.get(env)
-        if spec is not None and isinstance(spec.entry_point, str):
+        if spec is not None and isinstance(spec.entry_point, (str, EnvEntryPoint)):
             # Lets the child make an id that only a module imported here registered.
             try:
                 payload["spec"] = spec.to_json()

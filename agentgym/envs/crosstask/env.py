@@ -13,7 +13,8 @@ __all__ = ["CrossTaskEnv"]
 
 
 class CrossTaskEnv(AgentEnv):
-    """
+    """One session that switches between dialog and tool-use tasks and comes back to earlier ones.
+
     ## Description
     One session, 2 to 4 sub-tasks drawn from different families and domains: a Dialog-v0
     booking and ToolUse-v0 chains (finance, calendar, order support; operations on the test

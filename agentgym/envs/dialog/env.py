@@ -13,7 +13,8 @@ __all__ = ["DialogEnv"]
 
 
 class DialogEnv(AgentEnv):
-    """
+    """Find and book a place for a user whose constraints arrive over the conversation.
+
     ## Description
     A user wants a place found and booked: a cafe, a restaurant, a stay, a coworking space or an
     event venue. Their constraints arrive over the conversation: some up front ("a quiet cafe"),

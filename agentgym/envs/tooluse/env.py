@@ -12,7 +12,8 @@ __all__ = ["ToolUseEnv"]
 
 
 class ToolUseEnv(AgentEnv):
-    """
+    """Chains of dependent tool calls for a user's request, under the domain's policies.
+
     ## Description
     A user asks for something that takes a chain of 3 to 8 dependent tool calls, where the output
     of one call is the input of the next: ids found by one look-up feed the next, amounts are
