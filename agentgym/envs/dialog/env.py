@@ -27,9 +27,12 @@ class DialogEnv(AgentEnv):
     ## Observation
     Text (`UnicodeText`): on reset the system brief and the user's first message; on each step
     only what is new (tool results, errors, the user's reply), one `[role] text` block per
-    message. `info["messages"]` holds the same as OpenAI chat messages, `info["tools"]` the tool
-    schemas (on reset), `info["task"]` the public task card (family, domain, difficulty, split,
-    id), `info["seed"]` the episode seed.
+    message. `info["messages"]` holds the same as OpenAI chat messages, after a step preceded by
+    the env's reading of the assistant's turn (its `tool_calls` ids are the `tool_call_id` of the
+    tool messages), so the episode's messages render with `apply_chat_template(messages,
+    tools=info["tools"])`. `info["tools"]` holds the tool schemas (on reset), `info["task"]` the
+    public task card (family, domain, difficulty, split, id), `info["seed"]` the episode seed,
+    and the last step's `info["episode_summary"]` success, score and the metric inputs.
 
     ## Actions and tools
     A string: the assistant's turn. Tool calls as JSON `{"name": ..., "arguments": {...}}`, in
@@ -46,6 +49,8 @@ class DialogEnv(AgentEnv):
     Terminated when the user accepts a booking or gives up (after 3 wrong bookings on easy, at
     the first wrong one on medium and hard); truncated at the turn budget (16 / 20 / 24 turns by
     difficulty).
+    A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`, or applied
+    by hand) caps the budget at N: the env truncates itself at that step, with its summary.
 
     ## Difficulty
     `easy`: 2-3 constraints, none late. `medium`: 3-4, one late. `hard`: 5-6, of which 2 (of 5)
