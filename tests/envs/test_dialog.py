@@ -219,7 +219,7 @@ def test_user_accepts_exactly_the_bookings_that_meet_every_constraint(make_env: 
                 assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
             else:
                 # Patience 1: a wrong booking ends the dialog (partial credit aside, no success).
-                assert terminated == (gold.patience == 1) and not info.get("episode", {}).get("success"), \
+                assert terminated == (gold.patience == 1) and not info.get("episode_summary", {}).get("success"), \
                     (domain, item_id, day, slot)
                 named = _states_one_of(_user_text(info), broken, task.world.domain)
                 assert named, f"the rejection names no broken constraint: {_user_text(info)}"
@@ -242,7 +242,7 @@ def test_a_proposal_is_judged_like_a_booking_and_a_rejected_one_costs_patience(d
         _, _, terminated, _, info = dialog_env.step(f"Would {place.name} work for you?")
         text = _user_text(info)
         assert "won't work" in text  # patience 1: the rejection ends the dialog, as a wrong booking would
-        assert terminated and info["episode"]["outcome"] == "gave_up", text
+        assert terminated and info["episode_summary"]["outcome"] == "gave_up", text
         broken = [c for c in gold.constraints if not c.holds(place, gold.day, gold.slot)]
         if broken:
             assert _states_one_of(text, broken, task.world.domain), text
