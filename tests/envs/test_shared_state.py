@@ -49,6 +49,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.data.load_lexicon": "parsed data file, read only",
     "agentgym.envs.tooluse.domains.load_domains": "the domain modules' specs, read only",
+    "agentgym.envs.tooluse.user._acts": "two frozensets of tool names",
     "agentgym.envs.tooluse.domains.calendar.vocab": "parsed data file, read only",
     "agentgym.envs.tooluse.domains.calendar._fits": "a tuple",
     "agentgym.envs.tooluse.domains.calendar._fits_set": "a frozenset",

@@ -20,6 +20,12 @@ first write, whichever comes first. The old plan is kept as ``superseded`` for t
 the shift is logged with ``target`` the detail's id and ``detail`` ``{"from", "to",
 "recoverable"}``; it is recoverable when every record already made either fits the new goal or
 can be undone, and the new plan still fits in the turns left.
+
+What it holds against a write (`contradictions`, for goal consistency): every detail it has
+stated that a write can break. A value the write's arguments carry (a currency, a length, an
+e-mail, a severity, an exchange's variant); a record the write acts on, named by its id, whose
+such value is not the stated one (the invitation of a meeting booked at the old length); an item
+it said it keeps, acted on; a rollback after it said none. Undoing a record breaks nothing.
 """
 
 from __future__ import annotations
@@ -62,6 +68,14 @@ REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
 KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 _EVERYTHING = "That's everything I can think of. Please go ahead."
 _CONFIRM = "Yes, please go ahead."
+
+
+@lru_cache(maxsize=None)
+def _acts(domain: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The write tools of `domain`, and those among them that undo a record."""
+    specs = load_domains()[domain].toolkit.tool_specs()
+    writes = frozenset(name for name, spec in specs.items() if spec.kind.value == "write")
+    return writes, frozenset(_UNDO.get(domain, ())) & writes
 
 
 @lru_cache(maxsize=None)
@@ -217,8 +231,7 @@ class ToolUseUser(SimulatedUser):
         self._goal = self._task.goal = replace(self._goal, details=tuple(details))
         if shift.detail not in self._revealed:
             self._revealed.append(shift.detail)
-        if shift.detail in DETAIL_ARGS:
-            self._values[shift.detail] = shift.new
+        self._values[shift.detail] = shift.new
         _, extras = evaluate(new.effects, self._world.records)
         stuck = [r for r in extras if r.kind not in spec.undoable]
         undos = len(extras) - len(stuck)
@@ -233,14 +246,26 @@ class ToolUseUser(SimulatedUser):
         return self._revealed
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        stated = [(did, v) for did, v in self._values.items() if did in self._revealed]
+        if not stated:
+            return []
+        writes, undoes = _acts(self._task.domain)
+        named = _named_record(self._world, arguments) if name in writes and name not in undoes else None
         out: list[str] = []
-        for did, value in self._values.items():
-            if did in self._revealed:
-                for arg in DETAIL_ARGS[did]:
-                    got = arguments.get(arg)
-                    if got is not None and got != value:
-                        out.append(did)
-                        break
+        for did, value in stated:
+            slot, _, item = did.partition(":")
+            if did in DETAIL_ARGS:
+                broken = any(_differs(arguments.get(arg), value) or
+                             (named is not None and _differs(named.get(_EFFECT_FIELD.get(arg, arg)), value))
+                             for arg in DETAIL_ARGS[did])
+            elif slot in _ITEM_ARGS:
+                broken = arguments.get("item_id") == item and _differs(arguments.get(_ITEM_ARGS[slot]), value)
+            elif slot == "product":
+                broken = value == "keep" and arguments.get("item_id") == item
+            else:
+                broken = slot == "rollback" and value is False and name == "rollback"
+            if broken:
+                out.append(did)
         return out
 
 
@@ -248,10 +273,32 @@ class ToolUseUser(SimulatedUser):
 _UNDO: dict[str, tuple[str, ...]] = {"calendar": ("cancel_meeting",)}
 #: The effect field a tool argument stating a detail is recorded under, where the names differ.
 _EFFECT_FIELD = {"duration_minutes": "duration"}
+#: Details about one item (``<slot>:<item id>``) and the write argument that states them.
+_ITEM_ARGS = {"variant": "new_variant"}
+
+
+def _differs(got: Any, value: Any) -> bool:
+    return got is not None and got != value
+
+
+def _named_record(world: World, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The data of the active record a write names by its own id (``meeting_id`` of a meeting),
+    or None."""
+    for r in world.records:
+        if r.active and r.data:
+            key = next(iter(r.data))
+            if key.endswith("_id") and arguments.get(key) == r.data[key]:
+                return r.data
+    return None
 
 
 def _detail_value(task: Task, d: Detail) -> Any:
     """The value a detail pins down, for the details whose tool arguments can contradict it."""
+    slot, _, item = d.id.partition(":")
+    if slot in _ITEM_ARGS:
+        arg = _ITEM_ARGS[slot]
+        return next((e.fields[arg] for e in task.gold.effects if e.fields.get("item_id") == item and arg in e.fields),
+                    None)
     if d.id not in DETAIL_ARGS:
         return None
     for effect in task.gold.effects:
