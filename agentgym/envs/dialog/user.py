@@ -325,7 +325,7 @@ class DialogUser(SimulatedUser):
                     parts.append(said.text)
                 elif len(proposed) > 1:
                     parts.append("That's a lot of options. Which one would you recommend?")
-                if r.asked:
+                if r.asked and not (r.open and not self._unsaid(r.asked)):
                     parts += self._answer(r.asked)
                 elif r.open:
                     parts.append(self._open_answer(r.excluded))
@@ -364,6 +364,10 @@ class DialogUser(SimulatedUser):
             else:
                 out.append(_NO_PREFERENCE[s].format(label=label))
         return out
+
+    def _unsaid(self, slots: tuple[str, ...]) -> bool:
+        """Whether the user holds something about `slots` it would say and has not said yet."""
+        return any(c.kind in slots and c.id not in self._revealed and self._sayable(c) for c in self._gold.constraints)
 
     def _open_answer(self, excluded: frozenset[str]) -> str:
         hidden = [c for c in self._gold.constraints

@@ -144,7 +144,8 @@ class ToolUseUser(SimulatedUser):
                 text = KEYWORDS
             elif not r.placed:
                 text = REPHRASE
-            elif r.asked:
+            elif r.asked and not (r.open and all(d.id in self._revealed for d in self._goal.details
+                                                  if d.slot in r.asked)):
                 text = self._answer(r.asked)
             elif r.open:
                 hidden = [d for d in self._goal.details if d.id not in self._revealed and d.slot not in r.excluded]
