@@ -90,7 +90,7 @@ class ToolUseUser(SimulatedUser):
 
     # Slots: one user lives per live env (memory), and these are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_picks", "_n", "_read", "_revealed", "_wrong", "_extras",
-                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire")
+                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire", "_acts")
 
     def __init__(self, task: Task, rng: Any) -> None:
         self._task = task
@@ -101,6 +101,8 @@ class ToolUseUser(SimulatedUser):
         self._picks = (rnd(), rnd(), rnd(), rnd())
         self._n = 0
         self._read = understanding(task.domain).read
+        #: The domain's write tools, and those that undo a record (`contradictions`).
+        self._acts = _acts(task.domain)
         self._revealed = [d.id for d in self._goal.details if d.reveal == "upfront"]
         self._wrong = 0
         self._extras = 0
@@ -247,19 +249,25 @@ class ToolUseUser(SimulatedUser):
         return self._revealed
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
-        stated = [(did, v) for did, v in self._values.items() if did in self._revealed]
-        if not stated:
-            return []
-        writes, undoes = _acts(self._task.domain)
-        named = _named_record(self._world, arguments) if name in writes and name not in undoes else None
         out: list[str] = []
-        for did, value in stated:
+        named: dict[str, Any] | None | bool = False  # looked up on first need
+        for did, value in self._values.items():
+            if did not in self._revealed:
+                continue
+            args = DETAIL_ARGS.get(did)
+            if args is not None:
+                if named is False:
+                    named = self._named(name, arguments)
+                for arg in args:
+                    got = arguments.get(arg)
+                    if got is None and named is not None:
+                        got = named.get(_EFFECT_FIELD.get(arg, arg))
+                    if got is not None and got != value:
+                        out.append(did)
+                        break
+                continue
             slot, _, item = did.partition(":")
-            if did in DETAIL_ARGS:
-                broken = any(_differs(arguments.get(arg), value) or
-                             (named is not None and _differs(named.get(_EFFECT_FIELD.get(arg, arg)), value))
-                             for arg in DETAIL_ARGS[did])
-            elif slot in _ITEM_ARGS:
+            if slot in _ITEM_ARGS:
                 broken = arguments.get("item_id") == item and _differs(arguments.get(_ITEM_ARGS[slot]), value)
             elif slot == "product":
                 broken = value == "keep" and arguments.get("item_id") == item
@@ -268,6 +276,15 @@ class ToolUseUser(SimulatedUser):
             if broken:
                 out.append(did)
         return out
+
+    def _named(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """The record a write (not an undo) names by its own id, or None."""
+        if not self._world.records or name not in self._acts[0] or name in self._acts[1]:
+            return None
+        for key in arguments:
+            if key.endswith("_id"):
+                return _named_record(self._world, arguments)
+        return None
 
 
 #: Per domain, the tools that undo a superseded plan's records (kept in the superseded calls).
