@@ -8,6 +8,10 @@ gives its env a `CommitmentJudge`, and the env records each judgement in
 ``info["episode_summary"]["commitments"]`` as ``{"turn", "kind": "proposal" | "final", "contradicts"}``.
 Both functions answer with the ids of the stated constraints the commitment breaks, judged by the
 family's user the way it judges the equivalent call, or None when there is no commitment.
+
+A proposal is what the user itself reads as one (`SimulatedUser.proposed_call`, the same reading
+its reply acts on), so goal consistency never counts a proposal the user did not hear, nor misses
+one it judged: `proposal_as_heard` is the judge of every family whose users recognise proposals.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Callable
 
 from agentgym.core.task import SimulatedUser, Task
 
-__all__ = ["CommitmentJudge"]
+__all__ = ["CommitmentJudge", "NO_JUDGE", "proposal_as_heard"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,16 @@ class CommitmentJudge:
     #: ``(task, user) -> contradicted constraint ids`` of the outcome the world holds when the
     #: episode ends, or None when it holds none (nothing booked, nothing written).
     final_state: Callable[[Task, SimulatedUser], list[str] | None] | None = None
+
+
+def proposal_as_heard(task: Task, user: SimulatedUser, message: str) -> list[str] | None:
+    """The stated constraints a message's proposal breaks, the proposal as `user` reads it and
+    judged as the call it stands for; None when the user reads no proposal in the message."""
+    proposed = user.proposed_call(message)
+    if proposed is None:
+        return None
+    name, arguments = proposed
+    return list(user.contradictions(name, arguments))
 
 
 #: The judge of a family without proposals or a final outcome to judge.

@@ -124,6 +124,16 @@ class SimulatedUser(abc.ABC):
         """
         return []
 
+    def proposed_call(self, message: str) -> tuple[str, dict[str, Any]] | None:
+        """The call an assistant message proposes, as this user reads it ("How about Harbor
+        Grill?" stands for booking it at the wanted time), or None when the user reads no
+        proposal in it (the default: a user that judges none).
+
+        It changes nothing: goal consistency judges the proposal with it before `reply` reads the
+        same message, so what counts as a proposal is exactly what the user hears as one.
+        """
+        return None
+
     # -- noise support: families implement what applies to them; None means "not applicable".
     def blur(self, rng: np.random.Generator) -> NoiseEvent | None:
         """Ambiguity: make the opening omit or blur one needed detail, which the user gives

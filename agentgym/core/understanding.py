@@ -27,7 +27,9 @@ ask about the area). A sentence that asks nothing asks about no slot. A place na
 exclusion and not said to be closed or unsuitable is proposed. A message that is mostly slot
 words, naming slots several times over, is a keyword list, not a question (`Reading.salad`).
 Only when an asking message names no slot at all is one typo per longer word forgiven (one
-edit: a letter dropped, added, changed or two swapped), so the common path pays nothing for it.
+edit: a letter dropped, added, changed or two swapped; in a four-letter word only two swapped or
+a letter dropped from a longer slot word), so the common path pays nothing for it. An open
+question that asks beyond a slot word ("anything else about the order?") stays open.
 
 `Understanding.read` returns an immutable `Reading`; readings are memoised per text in a small
 bounded table (the same text always reads the same), and `Understanding.read_uncached` is the
@@ -77,6 +79,7 @@ _DASHES = {"\u2013": "-", "\u2014": "-"}
 #: Prepositions after which a slot word only locates the one before it.
 _LOCATING = frozenset({"on", "for", "in", "from", "with", "at", "under", "of"})
 _DETERMINERS = frozenset({"the", "a", "an", "your", "this", "that", "my", "our"})
+_LOCATING_OR_SUBJECT = _LOCATING | {"is", "are", "was", "were"}
 _JOINING = frozenset({"and", "or", "also", "plus"})
 
 
@@ -223,7 +226,9 @@ class Reading:
     asked: tuple[str, ...] = ()
     #: Slots the message explicitly sets aside ("no need to tell me the price").
     excluded: frozenset[str] = frozenset()
-    #: An open question ("anything else I should know?") and no slot named.
+    #: An open question ("anything else I should know?") naming no slot, or asking beyond the
+    #: slots it names ("anything else about the order?"; those are in `asked` too: a user with
+    #: nothing new to say about them answers the open question).
     open: bool = False
     #: Whether any sentence asks or requests something.
     question: bool = False
@@ -267,6 +272,10 @@ class Understanding:
     def __init__(self, lexicon: Lexicon, values: Mapping[str, Iterable[str]], places: Iterable[str]) -> None:
         g = _grammar()
         self._g = g
+        #: Phrases where a domain's value overrode the family's word for a slot, with that word's
+        #: reading: after "your" it is the person's own ("your email" in a domain with an email
+        #: service asks the address).
+        self._owned: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {}
         slot_phrases = self._slot_phrases(lexicon, values, places)
         self._single: dict[str, tuple[str, tuple[str, ...], str]] = {}
         multi: dict[str, list[tuple[list[str], int, tuple[str, tuple[str, ...], str]]]] = {}
@@ -286,15 +295,22 @@ class Understanding:
         self._gram = {k: tuple(v) for k, v in gram.items()}
         self._words: dict[str, tuple[_Word, ...]] = {}
         self._memo: dict[str, Reading] = {}
-        # Typo repair: every slot word of five letters or more, under itself and each one-letter
-        # deletion of it (a message word matches when it, or one of its deletions, is a key).
+        # Typo repair: every slot word of five letters or more, and its plural, under itself and
+        # each one-letter deletion of it (a message word matches when it, or one of its deletions,
+        # is a key); a four-letter slot word under each swap of two neighbouring letters ("tiem").
         self._fuzzy: dict[str, list[str]] = {}
         slot_words = {w for ps in (*lexicon.slots.values(), *lexicon.values.values(), *values.values())
                       for p in ps for w in tokens(p)}
         for raw in sorted(slot_words):
-            if len(raw) >= TYPO_MIN_LEN and raw.isalpha():
-                for k in {raw, *(raw[:i] + raw[i + 1:] for i in range(len(raw)))}:
+            if not raw.isalpha() or len(raw) < TYPO_MIN_LEN - 1:
+                continue
+            if len(raw) < TYPO_MIN_LEN:
+                for k in {raw[:i] + raw[i + 1] + raw[i] + raw[i + 2:] for i in range(len(raw) - 1)} - {raw}:
                     self._fuzzy.setdefault(k, []).append(raw)
+                continue
+            for form in {raw, _plural(raw)}:
+                for k in {form, *(form[:i] + form[i + 1:] for i in range(len(form)))}:
+                    self._fuzzy.setdefault(k, []).append(form)
         self._known_stems = frozenset({s for key in slot_phrases for s in key} | set(gram)
                                       | {self._stem1(w) for w in g.flags})
 
@@ -313,6 +329,8 @@ class Understanding:
             if kind == "place" or old is None or (kind == "value" and old[0] == "cue"):
                 # A place's name is a name whatever else its words mean, and a domain's own value
                 # overrides the family's generic word ("outdoor" is a setting of event venues).
+                if kind == "value" and old is not None and old[0] == "cue" and slot not in old[1]:
+                    self._owned[key] = old
                 table[key] = (kind, (slot,) if slot else (), value)
             elif old[0] == kind and slot not in old[1]:
                 # A phrase several slots share asks about each of them ("when": a date, a month).
@@ -389,7 +407,7 @@ class Understanding:
         changed = False
         out = list(words)
         for i, w in enumerate(words):
-            if w.flags or w.single or w.multi or w.gram or len(w.raw) < TYPO_MIN_LEN or not w.raw.isalpha():
+            if w.flags or w.single or w.multi or w.gram or len(w.raw) < TYPO_MIN_LEN - 1 or not w.raw.isalpha():
                 continue
             if w.stem in self._known_stems:
                 continue
@@ -420,6 +438,10 @@ class Understanding:
                     break
             if hit is None and w.single is not None:
                 hit = (i, i + 1, w.single)
+            if hit is not None and self._owned and i > 0 and words[i - 1].raw == "your":
+                owned = self._owned.get(tuple(stems[i:hit[1]]))
+                if owned is not None:
+                    hit = (i, hit[1], owned)
             if hit is not None:
                 if hit[2][0] == "place":
                     hit = self._extend_place(words, hit)
@@ -453,6 +475,7 @@ class Understanding:
         places: list[str] = []
         details: list[tuple[str, str]] = []
         said: set[str] = set()
+        scoped: set[str] = set()
         is_open = confirm = question = False
         for s, e, end in sentences:
             grams = [h for h in gram_hits if s <= h[0] < e]
@@ -462,6 +485,8 @@ class Understanding:
             out = self._exclusions(words, s, e, grams, hits)
             has_place = any(h[2][0] == "place" for k, h in enumerate(hits) if k not in out)
             clause, statement = self._clauses(words, s, e, grams)
+            located = _locating_open(words, grams, hits)
+            scoped.update(slot for k in located for slot in hits[k][2][1])
             # A value asks about its slot only in a clause that names no slot word: "would Friday
             # work?" asks the time, "which area would you like the Italian place in?" only the area.
             cued = {clause[a - s] for k, (a, _, p) in enumerate(hits) if p[0] == "cue" and k not in out}
@@ -486,7 +511,7 @@ class Understanding:
             else:
                 said.update(code[5:] for _, _, code in grams if code.startswith("said:"))
         return Reading(
-            asked=tuple(asked), excluded=frozenset(excluded - set(asked)), open=is_open and not asked,
+            asked=tuple(asked), excluded=frozenset(excluded - set(asked)), open=is_open and scoped >= set(asked),
             question=question, confirm=confirm, places=tuple(dict.fromkeys(places)), details=tuple(details),
             said=frozenset(said), placed=placed)
 
@@ -502,7 +527,8 @@ class Understanding:
         if end == "?":
             return True
         first = self._first(words, s, e)
-        if first is not None and words[first].flags & (_WH | _AUX | _IMPERATIVE):
+        # "What a week it has been!": a question word opening an exclamation asks nothing.
+        if first is not None and words[first].flags & (_AUX | _IMPERATIVE | (_WH if end != "!" else 0)):
             return True
         if any(code == _REQUEST for _, _, code in grams):
             return True
@@ -532,9 +558,12 @@ class Understanding:
         for k, (a, _, _) in enumerate(hits):
             if any(x <= a < y for x, y in scopes):
                 out.add(k)
-        # "not the price but the area": a negation sets aside the slot right after it.
+        # "not the price but the area": a negation sets aside the slot right after it, unless it
+        # is part of a request ("I'm not sure how long it should be" asks the length).
+        requests = [(a, b) for a, b, code in grams if code == _REQUEST]
         for i in range(s, e):
-            if words[i].flags & _NEG and not (i > s and words[i - 1].raw == "or"):
+            if words[i].flags & _NEG and not (i > s and words[i - 1].raw == "or") \
+                    and not any(a <= i < b for a, b in requests):
                 j = i + 1
                 while j < e and j - i <= 3 and words[j].flags & _NEG_FILLER and not words[j].single:
                     j += 1
@@ -586,7 +615,8 @@ class Understanding:
 def _drop_qualifiers(words: list[_Word], hits: list[_Hit]) -> list[_Hit]:
     """Slot words that only qualify another give way to it: "what kind of budget?" asks the
     budget ("kind of", "type of" qualify the next slot word); "the email address on the order"
-    asks the email (a slot word after "on", "for", "in" ... locates the one before it)."""
+    asks the email (a slot word after "on", "for", "in" ... locates the one before it), and "how
+    bad is the outage?" the severity (a slot word after "is" is what the question is about)."""
     drop: set[int] = set()
     for k in range(len(hits) - 1):
         h, nxt = hits[k], hits[k + 1]
@@ -595,15 +625,42 @@ def _drop_qualifiers(words: list[_Word], hits: list[_Hit]) -> list[_Hit]:
         between = [w.raw for w in words[h[1]:nxt[0]]]
         if between == ["of"]:
             drop.add(k)
-        elif between and between[0] in _LOCATING and all(b in _DETERMINERS for b in between[1:]):
+        elif between and between[0] in _LOCATING_OR_SUBJECT and all(b in _DETERMINERS for b in between[1:]):
             drop.add(k + 1)
     return [h for k, h in enumerate(hits) if k not in drop] if drop else hits
+
+
+#: Words that make an open question ask for what lies beyond what follows it ("anything else").
+_BEYOND = frozenset({"else", "other", "additional", "further"})
+_LOCATING_OPEN = _LOCATING | {"about", "regarding"}
+
+
+def _locating_open(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hit]) -> set[int]:
+    """Indexes (into `hits`) of the slot words that scope an open question asking beyond them:
+    "anything else about the order?", "any other details for the invite?"."""
+    out: set[int] = set()
+    for a, b, code in grams:
+        if code != _OPEN or not any(w.raw in _BEYOND for w in words[a:b]):
+            continue
+        for k, (h, _, payload) in enumerate(hits):
+            between = [w.raw for w in words[b:h]]
+            if payload[0] == "cue" and between and between[0] in _LOCATING_OPEN and all(
+                    x in _DETERMINERS for x in between[1:]):
+                out.add(k)
+    return out
 
 
 def _new_question(words: list[_Word], i: int, e: int) -> bool:
     """Whether a new question starts at `i` after a conjunction ("... wifi, and what's your
     budget?"): "and", "or", "also" or "plus" followed by a question word or an auxiliary."""
     return (i + 1 < e and words[i].raw in _JOINING and bool(words[i + 1].flags & (_WH | _AUX)))
+
+
+def _plural(word: str) -> str:
+    """The plural of a slot word, so a typo in it is forgiven too ("amenites": "amenities")."""
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(("s", "x", "z", "ch", "sh")) else "s")
 
 
 def _one_edit(a: str, b: str) -> bool:

@@ -107,3 +107,30 @@ def test_heuristic_is_deterministic() -> None:
 def test_oracle_needs_the_env() -> None:
     with pytest.raises(RuntimeError, match="bind"):
         make_agent("oracle").reset("", {})
+
+
+def test_the_heuristic_takes_a_tooluse_goal_shift_into_its_plan_and_never_redoes_a_write() -> None:
+    # Calendar: the user changes the meeting's length (most often on seeing the booking). The
+    # heuristic cancels the meeting booked at the old length and books the new one; a call it
+    # already made is answered from memory, so no write goes twice.
+    env = gym.make("AgentRL/ToolUse-v0", domain="calendar", noise="goal_shift=1")
+    rebooked = 0
+    for seed in range(40):
+        episode = run_episode(env, make_agent("heuristic"), seed).episode
+        shift = next((e for e in episode["noise"] if e["kind"] == "goal_shift"), None)
+        writes = [(c["name"], repr(c["arguments"])) for c in episode["calls"]
+                  if c.get("kind") == "write" and c.get("error") is None]
+        assert len(writes) == len(set(writes)), seed
+        if shift is None:
+            continue
+        new, step = shift["detail"]["to"], shift["step"]
+        after = [c for c in episode["calls"] if c["turn"] > step and c.get("kind") == "write" and c.get("error") is None]
+        booked = [c for c in after if c["name"] == "book_meeting"]
+        assert all(c["arguments"]["duration_minutes"] == new for c in booked), seed
+        before = [c for c in episode["calls"] if c["turn"] <= step and c["name"] == "book_meeting"
+                  and c.get("error") is None]
+        if before and booked:
+            assert any(c["name"] == "cancel_meeting" for c in after), seed
+            rebooked += 1
+    print(f"\nrebooked at the new length: {rebooked}")
+    assert rebooked >= 5, rebooked

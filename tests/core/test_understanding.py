@@ -137,8 +137,37 @@ def test_open_questions() -> None:
     for text in ("Anything else I should know?", "Any other requirements?", "Is there something more?"):
         r = read(text)
         assert r.open and not r.asked, text
-    assert not read("Anything else about the budget?").open  # a slot named: the slot is asked
-    assert read("Anything else about the budget?").asked == ("price",)
+    # A slot named: the slot is asked, and what lies beyond it (a user that has said all it
+    # holds about the budget answers the open question).
+    r = read("Anything else about the budget?")
+    assert r.asked == ("price",) and r.open
+    assert not read("Tell me more about the budget.").open  # more about it, not beyond it
+
+
+def test_a_negation_inside_a_request_sets_nothing_aside() -> None:
+    # "not sure" is a request; "noted" is not read as "not" (its stem is kept whole).
+    assert read("I'm not sure what budget you have in mind.").asked == ("price",)
+    assert read("I noted the area. When would you like to go?").asked == ("time",)
+    assert read("You don't have to tell me the budget yet.").excluded == {"price"}
+
+
+def test_the_usefulness_of_knowing_is_a_request() -> None:
+    assert read("Knowing the neighbourhood would help me search.").asked == ("area",)
+    assert read("It would help to have your budget.").asked == ("price",)
+
+
+def test_an_open_question_scoped_by_a_slot_asks_the_slot_and_beyond_it() -> None:
+    r = read("Is there anything else regarding the time?")
+    assert r.asked == ("time",) and r.open
+
+
+def test_an_exclamation_asks_nothing() -> None:
+    assert not read("What a day it has been!").asked
+    assert read("What day?!").asked == ("time",)
+
+
+def test_a_slot_word_after_is_says_what_the_question_is_about() -> None:
+    assert read("How much is the facility?").asked == ("price",)
 
 
 def test_confirmations() -> None:
@@ -164,6 +193,11 @@ def test_a_list_of_keywords_is_not_a_question() -> None:
     assert r.salad and not r.asked
     # A terse compound question is still one.
     assert read("Budget, area and time?").asked == ("price", "area", "time")
+
+
+def test_a_swapped_pair_in_a_short_word_and_a_typo_in_a_plural_are_forgiven() -> None:
+    assert read("which ctiy?").asked == ("area",)  # "city", two letters swapped
+    assert read("any facilties you need?").asked == ("amenity",)  # "facilities", a letter dropped
 
 
 def test_one_typo_is_forgiven_only_when_nothing_matched() -> None:

@@ -594,3 +594,14 @@ def test_no_place_name_is_also_a_slot_word_or_value() -> None:
                                       *d.amenities, *DAYS, *SLOTS)}
         clashes = [p for p in place_phrases(d) if p in values or p in words]
         assert not clashes, (name, clashes)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_what_a_place_should_offer_asks_the_amenities_and_a_meal_only_the_time(name: str) -> None:
+    read = understanding(load_domains()[name]).read
+    for text in ("What should the place offer?", "What does the venue need to provide?",
+                 "What do you need it to have?", "Which features must it come with?"):
+        assert read(text).asked == ("amenity",), (name, text)
+    assert read("Could you provide your budget?").asked == ("price",)  # "provide" asks nothing itself
+    assert read("Is it for lunch or dinner?").asked == ("time",)
+    assert read("Where would you like to have lunch?").asked == ("area",)  # the meal only says why

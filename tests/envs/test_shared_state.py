@@ -23,6 +23,7 @@ from golden_play import cases, episode_digest, make
 import agentgym
 from agentgym.agents import make_agent
 from agentgym.core.tools import Toolkit
+from agentgym.core.understanding import Understanding
 
 #: Every module-level cache in the packages that episodes run through, and why sharing it across
 #: threads is safe. A new one must be added here (the first test finds them); tables of constants
@@ -34,15 +35,21 @@ SHARED: dict[str, str] = {
     "agentgym.envs.crosstask.session._LAYOUTS": "one layout per sub-toolkit mix, read only; schemas copied",
     # lru_cache is thread-safe; each of these is a pure function of its arguments (the
     # package's data files) whose result is only read.
-    "agentgym.envs.dialog.commitments._name_starts": "frozensets and a str",
     "agentgym.envs.dialog.domain.load_domains": "parsed data files, read only",
     "agentgym.envs.dialog.domain.load_lexicon": "parsed data file, read only",
     "agentgym.envs.dialog.tasks._tables": "tuples",
     "agentgym.envs.dialog.tasks.brief_for": "a str",
     "agentgym.envs.dialog.tasks.domains_for": "a tuple",
-    "agentgym.envs.dialog.user._matcher": "read only",
+    # A compiled understanding engine per domain: its phrase tables are only read; its memos
+    # (text -> an immutable Reading, word -> its immutable analysis) fill as episodes run, each
+    # entry a pure function of its key (a race stores an equal value twice), and only ever hold
+    # what a freshly compiled engine computes (`test_episodes_in_threads...` checks every entry).
+    "agentgym.core.understanding._grammar": "the parsed grammar.json, read only",
+    "agentgym.envs.dialog.user.understanding": "an engine per domain; see above",
+    "agentgym.envs.tooluse.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.data.load_lexicon": "parsed data file, read only",
     "agentgym.envs.tooluse.domains.load_domains": "the domain modules' specs, read only",
+    "agentgym.envs.tooluse.user._acts": "two frozensets of tool names",
     "agentgym.envs.tooluse.domains.calendar.vocab": "parsed data file, read only",
     "agentgym.envs.tooluse.domains.calendar._fits": "a tuple",
     "agentgym.envs.tooluse.domains.calendar._fits_set": "a frozenset",
@@ -59,6 +66,9 @@ SHARED: dict[str, str] = {
     "agentgym.agents.transformers_agent._MODELS": "guarded by _MODELS_LOCK",
 }
 _AREAS = ("core", "envs", "noise", "agents", "wrappers")
+#: Memo tables inside shared objects: compared for soundness (`_check_memos`), not for being
+#: unchanged, since filling them is what they are for.
+_MEMOS: dict[type, tuple[str, ...]] = {Understanding: ("_memo", "_words")}
 
 
 def _modules() -> Iterator[types.ModuleType]:
@@ -119,8 +129,30 @@ def _canon(value: Any, depth: int = 0) -> Any:
     if callable(value):
         return "callable", getattr(value, "__qualname__", type(value).__qualname__)
     if hasattr(value, "__dict__"):
-        return type(value).__qualname__, _canon(vars(value), depth + 1)
+        memos = _MEMOS.get(type(value), ())
+        return type(value).__qualname__, _canon({k: v for k, v in vars(value).items() if k not in memos}, depth + 1)
     return repr(value)
+
+
+def _check_memos(shared: dict[str, Any]) -> int:
+    """Every memo entry of every shared engine equals what a freshly compiled one computes for
+    its key (the cached function's ``__wrapped__``, called anew); returns the entries checked."""
+    checked = 0
+    for where, value in shared.items():
+        if not isinstance(value, dict):
+            continue
+        for key, engine in value.items():
+            if not isinstance(engine, Understanding):
+                continue
+            module, _, name = where.rpartition(".")
+            args = tuple(key) if isinstance(key, (tuple, list)) else (key,)  # as `_cache_dict` keys them
+            fresh = getattr(importlib.import_module(module), name).__wrapped__(*args)
+            for text, reading in list(engine._memo.items()):
+                assert fresh.read_uncached(text) == reading, (where, key, text)
+            for raw, analysis in list(engine._words.items()):
+                assert fresh._word(raw) == analysis, (where, key, raw)
+            checked += len(engine._memo) + len(engine._words)
+    return checked
 
 
 def _entries(shared: dict[str, Any]) -> dict[tuple[str, str], Any]:
@@ -249,6 +281,7 @@ def test_episodes_in_threads_hash_as_one_by_one_and_leave_shared_state_unchanged
     assert differ == 0
     assert not changed, changed
     assert len(before) > 100
+    assert _check_memos(_shared_objects()) > 100
 
 
 def test_a_dict_action_edited_after_the_step_changes_nothing_recorded() -> None:

@@ -494,3 +494,57 @@ def test_the_card_matches_the_code() -> None:
         assert listed is not None, domain
         named = re.findall(r"`(\w+)`", listed.group(1))
         assert named == [n for n in spec.toolkit.tool_specs() if n != "list_policies"], domain
+
+
+# ------------------------------------------------------------------ what a write can break
+def _shifted_user(domain: str, detail: str, to: Any = None) -> tuple[gym.Env, Any]:
+    """An env of `domain` reset on the first seed whose goal shift changes `detail` (its slot;
+    to `to`, if given), with the shift announced at the first reply."""
+    env = gym.make("AgentRL/ToolUse-v0", noise="goal_shift=1", split="test" if domain == "ops" else "train",
+                   domain=domain)
+    for seed in range(300):
+        env.reset(seed=seed)
+        user = env.unwrapped.user
+        shift = user._shift
+        if shift is not None and shift.detail.split(":")[0] == detail and to in (None, shift.new):
+            user._shift_turn = 0
+            return env, user
+    raise AssertionError(f"no {domain} shift of {detail} in 300 seeds")
+
+
+def test_a_write_on_a_record_that_breaks_a_stated_detail_contradicts_it() -> None:
+    env, user = _shifted_user("calendar", "duration")
+    old, new = user._shift.old, user._shift.new
+    world = env.unwrapped.task.world
+    world.add("meeting", {"meeting_id": "M-1", "duration": old})
+    world.add("meeting", {"meeting_id": "M-2", "duration": new})
+    assert user.contradictions("send_invitation", {"meeting_id": "M-1"}) == []  # nothing stated changed yet
+    env.step("Okay.")  # the shift is announced
+    assert user.contradictions("send_invitation", {"meeting_id": "M-1"}) == ["duration"]
+    assert user.contradictions("send_invitation", {"meeting_id": "M-2"}) == []
+    assert user.contradictions("cancel_meeting", {"meeting_id": "M-1"}) == []  # undoing breaks nothing
+    assert user.contradictions("book_meeting", {"duration_minutes": old}) == ["duration"]
+
+
+def test_acting_on_an_item_kept_or_a_rollback_called_off_contradicts_what_the_user_said() -> None:
+    env, user = _shifted_user("orders", "product")
+    did = user._shift.detail
+    refund = {"order_id": "O-1", "item_id": did.split(":")[1], "amount": 1.0}
+    assert user.contradictions("refund_item", refund) == []
+    env.step("Okay.")  # "I'll keep the ... after all"
+    assert user.contradictions("refund_item", refund) == [did]
+    assert user.contradictions("refund_item", {**refund, "item_id": "I-0"}) == []
+    env, user = _shifted_user("ops", "rollback", to=False)
+    rollback = {"service": "api", "to_version": "v1", "incident_id": "IN-1"}
+    assert user.contradictions("rollback", rollback) == []
+    env.step("Okay.")  # "don't roll anything back"
+    assert user.contradictions("rollback", rollback) == ["rollback"]
+
+
+def test_an_exchange_to_another_variant_than_the_stated_one_contradicts_it() -> None:
+    env, user = _shifted_user("orders", "variant")
+    did, new = user._shift.detail, user._shift.new
+    item = did.split(":")[1]
+    env.step("Okay.")
+    assert user.contradictions("exchange_item", {"order_id": "O-1", "item_id": item, "new_variant": new}) == []
+    assert user.contradictions("exchange_item", {"order_id": "O-1", "item_id": item, "new_variant": "x"}) == [did]

@@ -349,3 +349,10 @@ def test_understanding_is_the_same_in_every_process_of_a_seed() -> None:
     a = [env.reset(seed=5)[0], env.step("How long should it be, and who is coming?")[0]]
     b = [env.reset(seed=5)[0], env.step("How long should it be, and who is coming?")[0]]
     assert a == b
+
+
+def test_your_email_is_the_address_even_where_a_service_is_called_email() -> None:
+    read = understanding("ops").read
+    assert read("Could I get your email?").asked == ("email",)
+    assert read("Is the email service alerting?").asked == ("service",)
+    assert read("How bad is the outage?").asked == ("severity",)  # the outage is what it is about

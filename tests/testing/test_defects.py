@@ -21,7 +21,7 @@ SMALL = ("no-retry", "slow-retry-1", "slow-retry-2", "slow-retry-4", "goal-forge
 
 @pytest.fixture(scope="module")
 def small_matrix():  # type: ignore[no-untyped-def]
-    return run_matrix(seeds=100, defects=[d for d in DEFECTS if d.name in SMALL], n_boot=400)
+    return run_matrix(seeds=150, defects=[d for d in DEFECTS if d.name in SMALL], n_boot=400)
 
 
 def test_the_matrix_holds_on_every_family(small_matrix) -> None:  # type: ignore[no-untyped-def]

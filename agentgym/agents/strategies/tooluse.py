@@ -7,13 +7,19 @@ leaves out. It does not read the fine print the traps hide in: it sums every exp
 only the approved ones), books the first free start (without checking the other attendees'
 working hours), refunds without checking the return window, and blames a culprit's latest
 deploy (not the last one before the onset). So it solves most easy tasks and fewer hard ones.
+
+When the user changes their mind mid-task (a goal shift: "can we make it 45 minutes instead of
+60?", "pay it in EUR instead", "I'll keep the lamp after all", "don't roll anything back"), it
+takes the change into its plan and plans again: the new chain is replayed against the answers it
+already has, so a look-up or a write it made is never sent twice, and only what the change
+alters is done anew (a meeting booked at the old length is cancelled first).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Generator
+from typing import Any, Callable, Generator
 
 from agentgym.core.render import to_json
 
@@ -56,6 +62,19 @@ def _number(pattern: str, text: str, default: float) -> float:
     return float(m.group(1)) if m else default
 
 
+#: What the user says when they change one parameter of the job, and the change it makes.
+_CHANGES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[str, Any]]], ...] = (
+    (re.compile(r"make it (\d+) minutes instead of \d+"), lambda m: ("duration", int(m.group(1)))),
+    (re.compile(r"\bin ([A-Z]{3}) instead of [A-Z]{3}\b"), lambda m: ("currency", m.group(1))),
+    (re.compile(r"get the ([^.?!]+?) instead of the [^.?!]+? one"), lambda m: ("variant", m.group(1))),
+    (re.compile(r"keep the ([^.?!;,]+?) after all"), lambda m: (f"keep:{m.group(1)}", True)),
+    (re.compile(r"don't roll anything back"), lambda m: ("rollback", False)),
+    (re.compile(r"please roll the culprit back"), lambda m: ("rollback", True)),
+)
+#: What it says when its plan has nothing left to do.
+DONE = "I have done what I can for this request."
+
+
 class ToolUseStrategy:
     """A rule-based tool-use agent; see the module docstring."""
 
@@ -64,25 +83,102 @@ class ToolUseStrategy:
         self._started = False
         self.brief = ""
         self.request = ""
+        self._domain = ""
+        #: What the user changed since the request (`_CHANGES`): the plan reads these first.
+        self.changes: dict[str, Any] = {}
+        #: Every action sent and the step that answered it, in order (a re-plan replays them).
+        self._log: list[tuple[str, dict[str, Any]]] = []
+        self._sent: str | None = None
+        #: Actions to send before the chain's own (the undoing of a change's old records).
+        self._queue: list[str] = []
+        #: The action a replayed chain stopped at, to be sent next.
+        self._pending: str | None = None
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         self.brief = next((m["content"] for m in info.get("messages", ()) if m["role"] == "system"), "")
         self.request = next((m["content"] for m in info.get("messages", ()) if m["role"] == "user"), "")
-        domain = info.get("task", {}).get("domain", "")
-        make = getattr(self, f"_{domain}", None)
-        self._chain = make() if make is not None else None
+        self._domain = info.get("task", {}).get("domain", "")
+        self.changes, self._log, self._sent, self._queue, self._pending = {}, [], None, [], None
+        self._chain = self._plan()
         self._started = False
 
+    def _plan(self) -> Chain | None:
+        make = getattr(self, f"_{self._domain}", None)
+        return make() if make is not None else None
+
     def act(self, obs: str, info: dict[str, Any]) -> str:
-        if self._chain is not None:
-            try:
-                if not self._started:
-                    self._started = True
-                    return next(self._chain)
-                return self._chain.send(info)
-            except StopIteration:
-                self._chain = None
-        return "I have done what I can for this request."
+        if self._sent is not None:
+            self._log.append((self._sent, info))
+        action = self._next(info)
+        self._sent = action
+        return DONE if action is None else action
+
+    def _next(self, info: dict[str, Any]) -> str | None:
+        if self._started and self._changed(_user_text(info)):
+            self._queue = self._undo()
+            self._pending = self._replay()
+        if self._queue:
+            return self._queue.pop(0)
+        if self._pending is not None:
+            action, self._pending = self._pending, None
+            return action
+        if self._chain is None:
+            return None
+        try:
+            if not self._started:
+                self._started = True
+                return next(self._chain)
+            return self._chain.send(info)
+        except StopIteration:
+            self._chain = None
+            return None
+
+    # ----------------------------------------------------------------------------- goal shifts
+    def _changed(self, text: str) -> bool:
+        """Take in what a user message changes (`_CHANGES`); True when the plan must change."""
+        new = False
+        for pattern, change in _CHANGES:
+            for m in pattern.finditer(text):
+                key, value = change(m)
+                if self.changes.get(key) != value:
+                    self.changes[key] = value
+                    new = True
+        return new
+
+    def _replay(self) -> str | None:
+        """Plan anew and feed the new chain the answers already had to each action it repeats;
+        the first action it has not taken yet (None: nothing left to do)."""
+        self._chain, self._started = self._plan(), True
+        if self._chain is None:
+            return None
+        used: dict[str, int] = {}
+        try:
+            action = next(self._chain)
+            while True:
+                answers = [i for a, i in self._log if a == action]
+                k = used.get(action, 0)
+                if k >= len(answers):
+                    return action
+                used[action] = k + 1
+                action = self._chain.send(answers[k])
+        except StopIteration:
+            self._chain = None
+            return None
+
+    def _undo(self) -> list[str]:
+        """Calls that undo the records a change made unwanted: a meeting booked at another length."""
+        duration = self.changes.get("duration")
+        if self._domain != "calendar" or duration is None:
+            return []
+        out = []
+        for action, info in self._log:
+            sent = json.loads(action) if action.startswith("{") else {}
+            res = _result(info) if sent.get("name") == "book_meeting" else None
+            if res and sent["arguments"].get("duration_minutes") != duration:
+                undo = _call("cancel_meeting", {"meeting_id": res["meeting_id"]})
+                if undo not in out and all(a != undo for a, _ in self._log):
+                    out.append(undo)
+        return out
 
     # ----------------------------------------------------------------------------- finance
     def _finance(self) -> Chain:
@@ -93,7 +189,7 @@ class ToolUseStrategy:
         year = re.search(r"in (\d{4})", self.brief)
         month_no = next((i + 1 for i, m in enumerate(_MONTHS) if m in text.lower()), 1)
         month = f"{year.group(1) if year else '2025'}-{month_no:02d}"
-        ccy = next((c for c in codes if re.search(rf"\b{c}\b", text)), None)
+        ccy = self.changes.get("currency") or next((c for c in codes if re.search(rf"\b{c}\b", text)), None)
         if ccy is None:
             info = yield "Which currency should the amount be in?"
             ccy = next((c for c in codes if re.search(rf"\b{c}\b", _user_text(info))), codes[0] if codes else "EUR")
@@ -164,10 +260,10 @@ class ToolUseStrategy:
         names = _NAME.findall(re.sub(r'"[^"]*"', "", text))
         date = _DATE.search(text)
         minutes = re.search(r"(\d+)-minute", text)
-        if minutes is None:
+        if minutes is None and "duration" not in self.changes:
             info = yield "How long should the meeting be?"
             minutes = re.search(r"(\d+) minutes", _user_text(info))
-        duration = int(minutes.group(1)) if minutes else 30
+        duration = self.changes.get("duration") or (int(minutes.group(1)) if minutes else 30)
         ids = []
         for name in names:
             info = yield _call("find_person", {"query": name})
@@ -225,7 +321,7 @@ class ToolUseStrategy:
         wanted = []
         for item in order["items"]:
             said = [s for s in sentences if item["product"] in s]
-            if said:
+            if said and not self.changes.get(f"keep:{item['product']}"):
                 wanted.append((item, said[0]))
         if len(wanted) == 1:  # one item: the whole request is about it
             wanted = [(wanted[0][0], text)]
@@ -241,6 +337,9 @@ class ToolUseStrategy:
                 if variant is None:
                     return
                 v = variant.group(1)
+                other = self.changes.get("variant", "")
+                if other.endswith(" " + item["product"]):
+                    v = other[: -len(item["product"]) - 1]
                 info = yield _call("check_stock", {"product": item["product"], "variant": v})
                 res = _result(info)
                 if not res or not res["in_stock"]:
@@ -300,6 +399,6 @@ class ToolUseStrategy:
                                              "severity": severity,
                                              "summary": f"{service} {cause} caused errors on {symptom}"})
         res = _result(info)
-        if not res or "roll" not in text.lower():
+        if not res or not self.changes.get("rollback", "roll" in text.lower()):
             return
         yield _call("rollback", {"service": service, "to_version": previous, "incident_id": res["incident_id"]})

@@ -1,23 +1,25 @@
 """The cross-task family's commitments, for goal consistency: each sub-task's, judged by its user.
 
-A proposal is judged by the active sub-task's family (a dialog segment's proposals), its
-constraint ids prefixed with the segment index as the session's user prefixes them. The final
-state is every sub-task's: a dialog or tool-use segment's world judged by its own family, except
-a booking a follow-up came back to move, which the follow-up's user judges (the user asked for
-the new time, so the dialog's old time no longer stands).
+A proposal is what the active sub-task's user reads as one (`SessionUser.proposed_call` hands the
+message to it: a dialog segment's user, or a follow-up's, which hears a place named as the place
+to move the booking to), judged by that user, its constraint ids prefixed with the segment index
+as the session's user prefixes them. The final state is every sub-task's: a dialog or tool-use
+segment's world judged by its own family, except a booking a follow-up came back to move, which
+the follow-up's user judges (the user asked for the new time, so the dialog's old time no longer
+stands).
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from agentgym.core.commitments import CommitmentJudge
+from agentgym.core.commitments import CommitmentJudge, proposal_as_heard
 from agentgym.core.task import SimulatedUser, Task
 from agentgym.envs.crosstask.session import SessionUser
 from agentgym.envs.dialog import commitments as dialog
 from agentgym.envs.tooluse import commitments as tooluse
 
-__all__ = ["proposal", "final_state", "JUDGE"]
+__all__ = ["final_state", "JUDGE"]
 
 _FINAL: dict[str, Callable[[Task, SimulatedUser], list[str] | None]] = {
     "dialog": dialog.final_state,
@@ -27,17 +29,6 @@ _FINAL: dict[str, Callable[[Task, SimulatedUser], list[str] | None]] = {
 
 def _prefixed(index: int, ids: list[str] | None) -> list[str] | None:
     return None if ids is None else [f"{index}:{c}" for c in ids]
-
-
-def proposal(task: Task, user: SimulatedUser, message: str) -> list[str] | None:
-    """The active dialog segment's judgement of a proposal; None in other segments."""
-    if not isinstance(user, SessionUser):
-        return None
-    seg = user.active
-    sub = user.user_of(seg.index) if seg is not None else None
-    if seg is None or seg.family != "dialog" or seg.task is None or sub is None:
-        return None
-    return _prefixed(seg.index, dialog.proposal(seg.task, sub, message))
 
 
 def final_state(task: Task, user: SimulatedUser) -> list[str] | None:
@@ -64,4 +55,4 @@ def final_state(task: Task, user: SimulatedUser) -> list[str] | None:
 
 
 #: The cross-task family's judge (`EnvParts.judge`).
-JUDGE = CommitmentJudge(proposal=proposal, final_state=final_state)
+JUDGE = CommitmentJudge(proposal=proposal_as_heard, final_state=final_state)

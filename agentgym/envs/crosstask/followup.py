@@ -3,7 +3,9 @@
 A follow-up works on the world of an earlier dialog sub-task and never names the place: the
 agent must remember which booking it made. It is built when it starts, from the booking the
 user accepted then. Its user reads messages as every dialog user does (the new time when asked,
-yes or no to a place proposed, a request to rephrase what it cannot place).
+yes or no to a place proposed, a request to rephrase what it cannot place). A place it hears
+named is read as a proposal to move the booking there (`FollowUpUser.proposed_call`), which goal
+consistency judges: right only for the booked place.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 from agentgym.core.task import Score, SimulatedUser, UserTurn, WorldEvent
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
-from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, understanding
+from agentgym.core.understanding import Reading
+from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, place_names, places_named, understanding
 
 __all__ = ["MoveBooking", "FollowUpUser", "plan_move", "score_move"]
 
@@ -75,6 +78,33 @@ class FollowUpUser(SimulatedUser):
         noun = world.domain.noun
         self._noun = noun
         self._when = f"{move.day.capitalize()} {move.slot}"
+        self._names: dict[str, Place] | None = None
+
+    def _read(self, message: str) -> Reading | None:
+        """The reading of a message the user can place, or None (blank, garbage, a keyword list)."""
+        if not message.strip():
+            return None
+        r = understanding(self._world.domain).read(message)
+        return r if r.placed and not r.salad else None
+
+    def _meant(self, r: Reading) -> Place | None:
+        """The place a reading proposes: the booked one when it is named (each name read as its
+        longest real name), else the only other one named; None when it names none or several."""
+        if not r.places:
+            return None
+        if self._names is None:
+            self._names = place_names(self._world)
+        named = places_named(r, self._names)
+        booked = [p for p in named if p.id == self._move.place]
+        return booked[0] if booked else (named[0] if len(named) == 1 else None)
+
+    def proposed_call(self, message: str) -> tuple[str, dict[str, Any]] | None:
+        """The move a message proposes as this user reads it: the place it names, at the new time."""
+        r = self._read(message)
+        place = self._meant(r) if r is not None else None
+        if place is None:
+            return None
+        return "book", {"item_id": place.id, "day": self._move.day, "slot": self._move.slot}
 
     def opening(self) -> str:
         return (f"Oh, and about the {self._noun} we booked earlier: could you move that booking to "
@@ -92,8 +122,8 @@ class FollowUpUser(SimulatedUser):
         if not r.placed:
             return UserTurn(REPHRASE)
         if r.places:
-            booked = self._world.by_id[self._move.place]
-            if any(k in (booked.name.lower(), booked.id) for k in r.places):
+            meant = self._meant(r)
+            if meant is not None and meant.id == self._move.place:
                 return UserTurn(f"Yes, that one. Please move it to {self._when}.")
             return UserTurn(f"No, I mean the same {self._noun} as before. {again}")
         if r.asked == ("time",):

@@ -391,6 +391,11 @@ class SessionUser(SimulatedUser):
             return []
         return [f"{seg.index}:{c}" for c in self.users[seg.index].contradictions(name, arguments)]
 
+    def proposed_call(self, message: str) -> tuple[str, dict[str, Any]] | None:
+        # The active sub-task's user reads the message (`reply` hands it the same text).
+        seg = self.active
+        return None if seg is None else self.users[seg.index].proposed_call(message)
+
     def blur(self, rng: Any) -> NoiseEvent | None:
         first = self.session.segments[0]
         event = self.users[first.index].blur(rng)

@@ -14,7 +14,9 @@ How it judges: a proposal ("How about Harbor Grill?", the longest exact name or 
 is judged exactly like a booking: against every constraint of the goal and against the place's
 availability at the wanted time (or at the day and time the proposal names). A rejected proposal
 costs patience like a wrong booking; out of patience, the user gives up. A rejection names the
-broken constraint it can: one already stated, or one it would answer when asked.
+broken constraint it can: one already stated, or one it would answer when asked. What the user
+takes as a proposal (one place named, not booked already, in a message it can place) is
+`DialogUser.proposed_call`, which goal consistency judges too: one reading for both.
 
 Late constraints (one rule): a late constraint is revealed only when its turn comes, when the
 user volunteers it. Before that, neither a question about its slot nor a proposal or booking that
@@ -31,11 +33,12 @@ from typing import Any, Callable
 import numpy as np
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
-from agentgym.core.understanding import Understanding, compile_understanding, resolve_place
+from agentgym.core.understanding import Reading, Understanding, compile_understanding, resolve_place
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World, place_phrases, satisfying_places
 
-__all__ = ["DialogUser", "make_user", "statement", "understanding", "SLOT_ORDER", "REPHRASE", "KEYWORDS"]
+__all__ = ["DialogUser", "make_user", "statement", "understanding", "place_names", "places_named", "SLOT_ORDER",
+           "REPHRASE", "KEYWORDS"]
 
 SLOT_ORDER = ("category", "area", "price", "rating", "amenity", "time")
 
@@ -108,11 +111,29 @@ def understanding(domain: Domain) -> Understanding:
     return compile_understanding(load_lexicon(), values, place_phrases(domain))
 
 
+def place_names(world: World) -> dict[str, Place]:
+    """Every way a message can name a place of `world`: its lower-cased name and its id."""
+    names = {p.name.lower(): p for p in world.places}
+    names.update({p.id: p for p in world.places})
+    return names
+
+
+def places_named(reading: Reading, names: dict[str, Place]) -> list[Place]:
+    """The distinct places a reading names, in order of mention: each the longest real name (or
+    id) that what was written starts with (`resolve_place`)."""
+    found: dict[str, Place] = {}
+    for key in reading.places:
+        place = resolve_place(key, names)
+        if place is not None and place.id not in found:
+            found[place.id] = place
+    return list(found.values())
+
+
 class DialogUser(SimulatedUser):
     """The simulated user of one dialog episode; see the module docstring."""
 
     __slots__ = ("_task", "_rng", "_blurred", "_shift", "_shift_turn", "_shift_fire", "_world", "_gold", "_domain",
-                 "_revealed", "_late", "_rejections", "_read", "_names", "_accepted")
+                 "_revealed", "_late", "_rejections", "_read", "_names", "_accepted", "_last")
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
         self._task = task
@@ -131,6 +152,9 @@ class DialogUser(SimulatedUser):
         self._names: dict[str, Place] | None = None
         #: The place the user last accepted as a proposal (a confirmation question books it).
         self._accepted: Place | None = None
+        #: The last message read and its reading: the commitment judge and `reply` read each
+        #: message in turn, and share this one reading (also past the engine's memo).
+        self._last: tuple[str, Reading] | None = None
 
     # -------------------------------------------------------------- helpers
     def _pick(self, options: tuple[str, ...]) -> str:
@@ -172,12 +196,52 @@ class DialogUser(SimulatedUser):
                 out.append(self._pick(_LATE) + self._say(c))
         return out
 
-    def _place(self, key: str) -> Place | None:
+    def _place_names(self) -> dict[str, Place]:
         if self._names is None:
             # Built on the first proposal: most episodes name no place in free text.
-            self._names = {p.name.lower(): p for p in self._world.places}
-            self._names.update({p.id: p for p in self._world.places})
-        return resolve_place(key, self._names)
+            self._names = place_names(self._world)
+        return self._names
+
+    def _place(self, key: str) -> Place | None:
+        return resolve_place(key, self._place_names())
+
+    def _reading(self, message: str) -> Reading:
+        last = self._last
+        if last is not None and last[0] == message:
+            return last[1]
+        r = self._read(message)
+        self._last = (message, r)
+        return r
+
+    def _proposed(self, r: Reading) -> list[Place]:
+        """The places a reading names (none without a place word: no table built)."""
+        return places_named(r, self._place_names()) if r.places else []
+
+    def _proposal(self, r: Reading, proposed: list[Place]) -> tuple[Place, str, str] | None:
+        """The one place proposed and the day and slot it is judged at (those the message names,
+        else the wanted ones); None when it names several or none, or the place is booked already."""
+        if len(proposed) != 1:
+            return None
+        place = proposed[0]
+        if any(b.item_id == place.id for b in self._world.active_bookings()):
+            return None
+        g = self._gold
+        day = next((v for s, v in r.details if s == "time" and v in DAYS), g.day)
+        slot = next((v for s, v in r.details if s == "time" and v in SLOTS), g.slot)
+        return place, day, slot
+
+    def proposed_call(self, message: str) -> tuple[str, dict[str, Any]] | None:
+        """The booking a message proposes as this user reads it (see the module docstring)."""
+        if not message.strip():
+            return None
+        r = self._reading(message)
+        if r.salad or not r.placed:
+            return None
+        got = self._proposal(r, self._proposed(r))
+        if got is None:
+            return None
+        place, day, slot = got
+        return "book", {"item_id": place.id, "day": day, "slot": slot}
 
     # -------------------------------------------------------------- SimulatedUser
     def opening(self) -> str:
@@ -245,22 +309,23 @@ class DialogUser(SimulatedUser):
         if not message.strip():
             parts.append(f"Sorry, I didn't get that. Can you help me find a {self._domain.noun}?")
         else:
-            r = self._read(message)
+            r = self._reading(message)
             if r.salad:
                 parts.append(KEYWORDS)
             elif not r.placed:
                 parts.append(REPHRASE)
             else:
-                found = {p.id: p for p in map(self._place, r.places) if p is not None}
-                proposed = list(found.values())
+                proposed = self._proposed(r)
                 if len(proposed) == 1:
-                    said = self._judge_proposal(proposed[0], r.details, turn)
+                    got = self._proposal(r, proposed)
+                    said = (UserTurn(f"You've already booked {proposed[0].name}.") if got is None
+                            else self._judge_proposal(*got, turn))
                     if said.end is not None:
                         return said
                     parts.append(said.text)
                 elif len(proposed) > 1:
                     parts.append("That's a lot of options. Which one would you recommend?")
-                if r.asked:
+                if r.asked and not (r.open and not self._unsaid(r.asked)):
                     parts += self._answer(r.asked)
                 elif r.open:
                     parts.append(self._open_answer(r.excluded))
@@ -275,13 +340,8 @@ class DialogUser(SimulatedUser):
         parts += self._volunteer(turn)
         return UserTurn(" ".join(parts))
 
-    def _judge_proposal(self, place: Place, details: tuple[tuple[str, str], ...], turn: int) -> UserTurn:
-        """Judge a proposal as a booking would be judged, at the wanted time or the one named."""
-        if any(b.item_id == place.id for b in self._world.active_bookings()):
-            return UserTurn(f"You've already booked {place.name}.")
-        g = self._gold
-        day = next((v for s, v in details if s == "time" and v in DAYS), g.day)
-        slot = next((v for s, v in details if s == "time" and v in SLOTS), g.slot)
+    def _judge_proposal(self, place: Place, day: str, slot: str, turn: int) -> UserTurn:
+        """Judge a proposal as a booking would be judged, at the time `_proposal` read."""
         why = self._verdict(place, day, slot)
         if why is None:
             self._accepted = place
@@ -304,6 +364,10 @@ class DialogUser(SimulatedUser):
             else:
                 out.append(_NO_PREFERENCE[s].format(label=label))
         return out
+
+    def _unsaid(self, slots: tuple[str, ...]) -> bool:
+        """Whether the user holds something about `slots` it would say and has not said yet."""
+        return any(c.kind in slots and c.id not in self._revealed and self._sayable(c) for c in self._gold.constraints)
 
     def _open_answer(self, excluded: frozenset[str]) -> str:
         hidden = [c for c in self._gold.constraints

@@ -20,6 +20,12 @@ first write, whichever comes first. The old plan is kept as ``superseded`` for t
 the shift is logged with ``target`` the detail's id and ``detail`` ``{"from", "to",
 "recoverable"}``; it is recoverable when every record already made either fits the new goal or
 can be undone, and the new plan still fits in the turns left.
+
+What it holds against a write (`contradictions`, for goal consistency): every detail it has
+stated that a write can break. A value the write's arguments carry (a currency, a length, an
+e-mail, a severity, an exchange's variant); a record the write acts on, named by its id, whose
+such value is not the stated one (the invitation of a meeting booked at the old length); an item
+it said it keeps, acted on; a rollback after it said none. Undoing a record breaks nothing.
 """
 
 from __future__ import annotations
@@ -65,6 +71,14 @@ _CONFIRM = "Yes, please go ahead."
 
 
 @lru_cache(maxsize=None)
+def _acts(domain: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The write tools of `domain`, and those among them that undo a record."""
+    specs = load_domains()[domain].toolkit.tool_specs()
+    writes = frozenset(name for name, spec in specs.items() if spec.kind.value == "write")
+    return writes, frozenset(_UNDO.get(domain, ())) & writes
+
+
+@lru_cache(maxsize=None)
 def understanding(domain: str) -> Understanding:
     """How the users of tool-use `domain` read messages: the family lexicon and the domain's own
     words for detail values (compiled once per domain)."""
@@ -76,7 +90,7 @@ class ToolUseUser(SimulatedUser):
 
     # Slots: one user lives per live env (memory), and these are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_picks", "_n", "_read", "_revealed", "_wrong", "_extras",
-                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire")
+                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire", "_acts")
 
     def __init__(self, task: Task, rng: Any) -> None:
         self._task = task
@@ -87,6 +101,8 @@ class ToolUseUser(SimulatedUser):
         self._picks = (rnd(), rnd(), rnd(), rnd())
         self._n = 0
         self._read = understanding(task.domain).read
+        #: The domain's write tools, and those that undo a record (`contradictions`).
+        self._acts = _acts(task.domain)
         self._revealed = [d.id for d in self._goal.details if d.reveal == "upfront"]
         self._wrong = 0
         self._extras = 0
@@ -130,7 +146,8 @@ class ToolUseUser(SimulatedUser):
                 text = KEYWORDS
             elif not r.placed:
                 text = REPHRASE
-            elif r.asked:
+            elif r.asked and not (r.open and all(d.id in self._revealed for d in self._goal.details
+                                                  if d.slot in r.asked)):
                 text = self._answer(r.asked)
             elif r.open:
                 hidden = [d for d in self._goal.details if d.id not in self._revealed and d.slot not in r.excluded]
@@ -217,8 +234,7 @@ class ToolUseUser(SimulatedUser):
         self._goal = self._task.goal = replace(self._goal, details=tuple(details))
         if shift.detail not in self._revealed:
             self._revealed.append(shift.detail)
-        if shift.detail in DETAIL_ARGS:
-            self._values[shift.detail] = shift.new
+        self._values[shift.detail] = shift.new
         _, extras = evaluate(new.effects, self._world.records)
         stuck = [r for r in extras if r.kind not in spec.undoable]
         undos = len(extras) - len(stuck)
@@ -234,24 +250,73 @@ class ToolUseUser(SimulatedUser):
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         out: list[str] = []
+        named: dict[str, Any] | None | bool = False  # looked up on first need
         for did, value in self._values.items():
-            if did in self._revealed:
-                for arg in DETAIL_ARGS[did]:
+            if did not in self._revealed:
+                continue
+            args = DETAIL_ARGS.get(did)
+            if args is not None:
+                if named is False:
+                    named = self._named(name, arguments)
+                for arg in args:
                     got = arguments.get(arg)
+                    if got is None and named is not None:
+                        got = named.get(_EFFECT_FIELD.get(arg, arg))
                     if got is not None and got != value:
                         out.append(did)
                         break
+                continue
+            slot, _, item = did.partition(":")
+            if slot in _ITEM_ARGS:
+                broken = arguments.get("item_id") == item and _differs(arguments.get(_ITEM_ARGS[slot]), value)
+            elif slot == "product":
+                broken = value == "keep" and arguments.get("item_id") == item
+            else:
+                broken = slot == "rollback" and value is False and name == "rollback"
+            if broken:
+                out.append(did)
         return out
+
+    def _named(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """The record a write (not an undo) names by its own id, or None."""
+        if not self._world.records or name not in self._acts[0] or name in self._acts[1]:
+            return None
+        for key in arguments:
+            if key.endswith("_id"):
+                return _named_record(self._world, arguments)
+        return None
 
 
 #: Per domain, the tools that undo a superseded plan's records (kept in the superseded calls).
 _UNDO: dict[str, tuple[str, ...]] = {"calendar": ("cancel_meeting",)}
 #: The effect field a tool argument stating a detail is recorded under, where the names differ.
 _EFFECT_FIELD = {"duration_minutes": "duration"}
+#: Details about one item (``<slot>:<item id>``) and the write argument that states them.
+_ITEM_ARGS = {"variant": "new_variant"}
+
+
+def _differs(got: Any, value: Any) -> bool:
+    return got is not None and got != value
+
+
+def _named_record(world: World, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The data of the active record a write names by its own id (``meeting_id`` of a meeting),
+    or None."""
+    for r in world.records:
+        if r.active and r.data:
+            key = next(iter(r.data))
+            if key.endswith("_id") and arguments.get(key) == r.data[key]:
+                return r.data
+    return None
 
 
 def _detail_value(task: Task, d: Detail) -> Any:
     """The value a detail pins down, for the details whose tool arguments can contradict it."""
+    slot, _, item = d.id.partition(":")
+    if slot in _ITEM_ARGS:
+        arg = _ITEM_ARGS[slot]
+        return next((e.fields[arg] for e in task.gold.effects if e.fields.get("item_id") == item and arg in e.fields),
+                    None)
     if d.id not in DETAIL_ARGS:
         return None
     for effect in task.gold.effects:
