@@ -58,12 +58,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     failed = 0
     for env_id in ids:
         try:
-            check_agent_env(env_id)
+            report = check_agent_env(env_id)
         except AssertionError as exc:
             failed += 1
             print(f"FAIL {env_id}: {exc}")
         else:
-            print(f"ok   {env_id}")
+            print(f"ok   {report}")
     return 1 if failed else 0
 
 
@@ -280,8 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="run the env-contract conformance checks on an id",
                        description="gymnasium's check_env plus agentgym's stricter checks "
-                                   "(replay in a fresh process, garbage actions, step after end).")
-    p.add_argument("env", help="an id such as AgentRL/Dialog-v0, or 'all'")
+                                   "(replay in a fresh process, garbage actions, step after end), then what "
+                                   "each metric gets from the env (docs/own-env.md).")
+    p.add_argument("env", help="an id such as AgentRL/Dialog-v0 or module:MyOrg/Name-v0, or 'all'")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("run", help="play an agent on an env and print success rate and mean score",
@@ -356,6 +357,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "episodes", 1) < 1:
         parser.error("--episodes must be at least 1")
     try:
+        from agentgym.registration import import_env_module, importable_working_dir
+
+        importable_working_dir()  # module:Class agents and module:NS/Name-vN envs, as python -m finds them
+        if isinstance(getattr(args, "env", None), str) and args.env != "all":
+            import_env_module(args.env)  # a module:NS/Name-vN id: its module registers it (gym.make's rule)
         return int(args.func(args) or 0)
     except ValueError as exc:  # bad ids, agents or options: a message, not a traceback
         print(f"agentgym: error: {exc}", file=sys.stderr)

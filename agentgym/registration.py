@@ -8,9 +8,14 @@ strings, so registering imports nothing heavy.
 
 from __future__ import annotations
 
+import importlib
+import os
+import sys
+from typing import Any, Callable
+
 import gymnasium as gym
 
-__all__ = ["register_envs"]
+__all__ = ["register_envs", "register_env", "import_env_module", "importable_working_dir"]
 
 #: id -> the env's entry point. Episode length is the env's own turn budget, so no TimeLimit
 #: wrapper is added: it would truncate differently per difficulty.
@@ -38,3 +43,75 @@ def register_envs() -> tuple[str, ...]:
         gym.register(id="AgentRL/Remote-v0", entry_point="agentgym.server.client:RemoteEnv",
                      disable_env_checker=True)
     return tuple(_ENVS)
+
+
+def register_env(env_id: str, entry_point: str | Callable[..., gym.Env], **kwargs: Any) -> None:
+    """Register an agentgym env under any namespace, e.g. ``MyOrg/Shop-v0``, as the families are.
+
+    Then ``gym.make(env_id, noise="medium")`` applies noise, `gym.make(env.spec)` and a fresh
+    process rebuild it, and the `agentgym` command takes it as ``module:MyOrg/Shop-v0`` (the module
+    that registers it, imported first, as in ``gym.make("module:MyOrg/Shop-v0")``).
+
+    Args:
+        env_id: the id, ``[Namespace/]Name-vN``.
+        entry_point: ``"module:function"`` making the env (an `AgentEnv`, e.g. from
+            `agentgym.make_tool_env`), or that function itself when its module can be imported by
+            name (not ``__main__``): specs, records and replays name it by its import path.
+        **kwargs: default keyword arguments for the entry point (JSON data, as specs must be).
+
+    Raises:
+        ValueError: the entry point cannot be named by an import path.
+    """
+    target = entry_point if isinstance(entry_point, str) else _import_path(entry_point)
+    if ":" not in target:
+        raise ValueError(f"entry_point must look like 'module:function', got {target!r}")
+    spec_kwargs = {"env_entry_point": target, **kwargs}
+    existing = gym.registry.get(env_id)
+    if existing is not None and existing.entry_point == _FACTORY and existing.kwargs == spec_kwargs:
+        return  # the module was imported again: nothing changes
+    gym.register(id=env_id, entry_point=_FACTORY, kwargs=spec_kwargs, disable_env_checker=True)
+
+
+def _import_path(fn: Callable[..., Any]) -> str:
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or module == "__main__" or not name or "<" in name or "." in name:
+        raise ValueError(f"{fn!r} has no import path (a function of __main__, a lambda or a nested function): "
+                         "define it at the top of an importable module, or pass 'module:function'")
+    return f"{module}:{name}"
+
+
+def import_env_module(env_id: str) -> str:
+    """Import the module of a ``module:Namespace/Name-vN`` id (as `gym.make` would) and check that
+    it registered the id; return `env_id` unchanged (`gym.make` takes it as it is).
+
+    The working directory is importable (`importable_working_dir`), so that ``agentgym eval
+    examples.own_env:MyOrg/Shop-v0`` finds ``examples/own_env.py`` where it is run. An id without
+    a module part is only checked.
+
+    Raises:
+        ValueError: the module cannot be imported, or no env of that id is registered; the
+            message says which and how to fix it.
+    """
+    module, sep, name = env_id.rpartition(":")
+    if sep:
+        if not module:
+            raise ValueError(f"{env_id!r}: the module before ':' is empty")
+        importable_working_dir()
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ValueError(f"cannot import {module!r}, named in {env_id!r}: {exc}") from None
+    if name not in gym.registry:
+        hint = (f"importing {module!r} did not register it" if sep else
+                "register it with agentgym.register_env and give it as module:" + name + " (the module that registers it)")
+        raise ValueError(f"no environment {name!r}: {hint}")
+    return env_id
+
+
+def importable_working_dir() -> None:
+    """Make modules of the working directory importable, as ``python -m`` does, for the
+    ``module:...`` names the `agentgym` command takes (envs, agents) and the worker processes it
+    starts (they inherit the search path). It goes last: it never shadows an installed module."""
+    cwd = os.getcwd()
+    if "" not in sys.path and cwd not in sys.path:
+        sys.path.append(cwd)
