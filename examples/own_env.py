@@ -31,7 +31,8 @@ def refund(world: dict, order_id: str, amount: float) -> dict:
     return {"status": "refunded", "order_id": order_id, "amount": amount}
 
 
-def make_task(rng: random.Random) -> ToolTask:
+def make_task(seed: int) -> ToolTask:
+    rng = random.Random(seed)
     email, order_id = f"user{rng.randrange(100)}@example.com", f"ord-{rng.randrange(1000, 9999)}"
     amount = rng.randrange(10, 60)
     return ToolTask(

@@ -362,7 +362,7 @@ def _goal_consistency(bare: list[_Episode], user: Any, add: _Add) -> None:
         add("goal_consistency", "constraints", "ok", "the user states constraints (known_constraints())")
     else:
         add("goal_consistency", "constraints", "missing",
-            "the user exposes no constraints (known_constraints() stays empty), so goal consistency is n/a")
+            "the user exposes no constraints, so goal consistency is n/a (known_constraints() stays empty)")
     # What commits: the write tools, and the kinds of commitment the probe episodes recorded.
     sources = ["write calls"] if bare and bare[0].toolkit is not None and _write_tools(bare[0].toolkit) else []
     kinds = {m.get("kind") for e in bare for m in _items(e.summary, "commitments")}

@@ -3,7 +3,7 @@
     env = make_tool_env(tools=[find_order, refund], task_generator=make_task, scorer=refunded)
 
 Tools are plain typed functions with Google docstrings (or a `Toolkit` subclass); a task
-generator turns the episode's generator into a `ToolTask` (the request, the `Detail`s the user
+generator turns the episode seed into a `ToolTask` (the request, the `Detail`s the user
 knows, the gold plan of `gold_call`s, the `Shift`s it offers); the default user (`DetailUser`)
 is built from the details, and the scorer judges the final world. The result is an `AgentEnv`:
 every noise kind injects into it and every metric has what it needs. docs/own-env.md walks

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from agentgym.core.env import AgentEnv, EnvParts
-from agentgym.core.seeding import fast_stream
 from agentgym.core.task import SimulatedUser, Task
 from agentgym.core.tools import Toolkit
 from agentgym.toolenv.scoring import JUDGE, Scorer, make_scorer
@@ -16,9 +15,9 @@ from agentgym.toolenv.user import DetailUser
 
 __all__ = ["ToolEnv", "make_tool_env", "TaskGenerator", "UserFactory"]
 
-#: ``task_generator(rng) -> ToolTask``: `rng` is a `random.Random` (an `agentgym.core.seeding.Rng`)
-#: derived from the episode seed; draw only from it, so a seed always gives the same task.
-TaskGenerator = Callable[[Any], ToolTask]
+#: ``task_generator(seed) -> ToolTask``: the episode seed; derive every draw from it (e.g.
+#: ``random.Random(seed)``), so a seed always gives the same task.
+TaskGenerator = Callable[[int], ToolTask]
 #: ``user(task, rng) -> SimulatedUser``: `task.goal` is the `ToolTask`, `task.world` its world.
 UserFactory = Callable[[Task, Any], SimulatedUser]
 
@@ -86,7 +85,10 @@ class ToolEnv(AgentEnv):
 def _generator(task_generator: TaskGenerator, toolset: ToolSet, name: str,
                brief: str) -> Callable[[int, dict[str, Any]], Task]:
     def generate(seed: int, options: dict[str, Any]) -> Task:
-        spec = task_generator(fast_stream(seed, "task"))
+        fixed = [k for k in ("difficulty", "domain") if options.get(k) is not None]
+        if fixed:
+            raise ValueError(f"reset options {fixed}: a built env's tasks set their own difficulty and domain")
+        spec = task_generator(seed)
         if not isinstance(spec, ToolTask):
             raise TypeError(f"task_generator must return a ToolTask, got {type(spec).__name__}")
         _check_gold(spec, toolset)
@@ -138,7 +140,7 @@ def make_tool_env(
         tools: plain typed functions with Google docstrings (a first parameter named ``world``
             gets the task's world; ``@tool(kind=WRITE)`` marks a write), or a `Toolkit` subclass
             whose ``__init__`` takes the world.
-        task_generator: ``rng -> ToolTask``, with `rng` derived from the episode seed.
+        task_generator: ``seed -> ToolTask``, deterministic in the episode seed.
         user: ``(task, rng) -> SimulatedUser`` (default: `DetailUser`, built from the task's details).
         scorer: ``(task, world) -> bool | float | Score`` on the final world, `task` as it stands
             after any goal shift (default: the gold plan's writes; required with a Toolkit subclass).
@@ -164,7 +166,7 @@ def make_tool_env(
         raise TypeError("a Toolkit subclass keeps its own world: pass scorer=... (the default scorer "
                         "reads the writes of plain-function tools)")
     if not callable(task_generator):
-        raise TypeError(f"task_generator must be a function rng -> ToolTask, got {task_generator!r}")
+        raise TypeError(f"task_generator must be a function seed -> ToolTask, got {task_generator!r}")
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     if not isinstance(brief, str):

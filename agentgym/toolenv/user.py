@@ -191,6 +191,8 @@ class DetailUser(SimulatedUser):
         writes = self._task.extra.get("writes", ())
         stuck = any(shift.detail in self.contradictions(w["name"], w["arguments"]) for w in writes)
         recoverable = not stuck and turn + 2 <= self._task.max_turns
+        # Writes the change made unwanted were right when made: not the assistant's wrong writes.
+        self._seen = len(writes)
         fire(NoiseEvent(target=shift.detail, detail={"from": old.value, "to": shift.to, "recoverable": recoverable},
                         recoverable=recoverable))
         return shift.announce or f"Actually, I've changed my mind. {new_goal.detail(shift.detail).said()}"

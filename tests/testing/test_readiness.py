@@ -3,7 +3,6 @@ it lacks, for envs that lack each thing in turn."""
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import gymnasium as gym
@@ -37,14 +36,15 @@ def _message(findings: tuple[Finding, ...], metric: str, subject: str) -> str:
 
 
 def test_a_task_without_gold_details_or_writes_is_reported_per_metric() -> None:
-    env = make_tool_env(tools=[look], task_generator=lambda rng: ToolTask(request="Hi.", gold_calls=[]),
+    env = make_tool_env(tools=[look], task_generator=lambda seed: ToolTask(request="Hi.", gold_calls=[]),
                         scorer=lambda task, world: False)
     findings = metric_findings(env, seeds=(0,))
     got = _statuses(findings)
     assert got[("tool_accuracy", "gold calls")] == "missing"
     assert "no gold calls, so tool recall is undefined" in _message(findings, "tool_accuracy", "gold calls")
     assert got[("goal_consistency", "constraints")] == "missing"
-    assert "exposes no constraints" in _message(findings, "goal_consistency", "constraints")
+    assert "the user exposes no constraints, so goal consistency is n/a" in _message(
+        findings, "goal_consistency", "constraints")
     assert got[("goal_consistency", "commitments")] == "missing"
     assert got[("recovery", "tool_failure")] == "missing"  # failures hit no gold step
     assert got[("recovery", "ambiguity")] == "missing"  # nothing up front to blur
@@ -53,7 +53,7 @@ def test_a_task_without_gold_details_or_writes_is_reported_per_metric() -> None:
 
 
 def test_a_gold_plan_that_never_succeeds_as_written_is_suspect() -> None:
-    def task(rng: random.Random) -> ToolTask:
+    def task(seed: int) -> ToolTask:
         return ToolTask(request="Look it up.", details=[Detail("key", "k", "The key is {value}.")],
                         gold_calls=[gold_call("look", key="k")])
 

@@ -45,7 +45,8 @@ def close_ticket(world: dict, ticket_id: str, reason: str) -> dict:
     return {"status": "closed"}
 
 
-def desk_task(rng: random.Random) -> ToolTask:
+def desk_task(seed: int) -> ToolTask:
+    rng = random.Random(seed)
     email, ticket = f"c{rng.randrange(50)}@example.com", f"T-{rng.randrange(100, 999)}"
     reason = rng.choice(["resolved", "duplicate"])
     return ToolTask(
@@ -189,11 +190,13 @@ def test_parts_that_do_not_fit_fail_clearly() -> None:
     env = make_tool_env(tools=[find_ticket], task_generator=desk_task)  # close_ticket is in the gold, not the tools
     with pytest.raises(ValueError, match="not one of the tools"):
         env.reset(seed=0)
-    bad_args = make_tool_env(tools=[find_ticket, close_ticket], task_generator=lambda rng: ToolTask(
+    bad_args = make_tool_env(tools=[find_ticket, close_ticket], task_generator=lambda seed: ToolTask(
         request="x", gold_calls=[gold_call("find_ticket", mail="a")]))
     with pytest.raises(ValueError, match="does not take"):
         bad_args.reset(seed=0)
-    not_a_task = make_tool_env(tools=[find_ticket], task_generator=lambda rng: {"request": "x"})
+    with pytest.raises(ValueError, match="set their own difficulty"):
+        make_desk().reset(seed=0, options={"difficulty": "hard"})
+    not_a_task = make_tool_env(tools=[find_ticket], task_generator=lambda seed: {"request": "x"})
     with pytest.raises(TypeError, match="ToolTask"):
         not_a_task.reset(seed=0)
 

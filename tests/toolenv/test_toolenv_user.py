@@ -134,6 +134,7 @@ def test_a_shift_seen_on_a_write_with_the_old_value_cannot_be_recovered() -> Non
     _write(task, 20)
     turn = user.react([], 2)
     assert turn is not None and "30 euros" in turn.text and turn.end is None  # judged against the new goal
+    assert "not what I asked" not in turn.text  # the write was right when made
     assert fired[0].recoverable is False and fired[0].detail["recoverable"] is False
 
 
