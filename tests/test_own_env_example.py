@@ -32,10 +32,14 @@ ENV_ID = "examples.own_env:MyOrg/Shop-v0"
 
 @pytest.fixture(scope="module", autouse=True)
 def examples_importable() -> Iterator[None]:
-    """examples/ is a folder of the repository (not installed): importable from its root."""
+    """examples/ is a folder of the repository (not installed): importable from its root. The
+    example's id and modules are removed afterwards, as other tests read the registry."""
     sys.path.insert(0, str(REPO))
     yield
     sys.path.remove(str(REPO))
+    gym.registry.pop("MyOrg/Shop-v0", None)
+    for name in ("examples.own_env", "examples.own_env_agent"):
+        sys.modules.pop(name, None)
 
 
 def _agent() -> Any:

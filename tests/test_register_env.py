@@ -32,6 +32,8 @@ def registered() -> Iterator[str]:
     agentgym.register_env(ENV_ID, make_shop)
     yield ENV_ID
     del gym.registry[ENV_ID]
+    gym.registry.pop("MyOrg/Shop-v0", None)  # registered by the example make_shop imports
+    sys.modules.pop("examples.own_env", None)
 
 
 def test_a_registered_env_takes_noise_and_its_spec_rebuilds_it(registered: str) -> None:

@@ -162,7 +162,7 @@ def make_tool_env(
         ValueError: `name` is empty.
     """
     toolset = tool_set(tools)
-    if scorer is None and toolset.toolkit_class is not None:
+    if scorer is None and not toolset.functions:
         raise TypeError("a Toolkit subclass keeps its own world: pass scorer=... (the default scorer "
                         "reads the writes of plain-function tools)")
     if not callable(task_generator):

@@ -48,8 +48,7 @@ def add(x: int, y: int) -> int:
 
 def test_schemas_come_from_signatures_and_docstrings_without_the_world() -> None:
     tools = tool_set([lookup, store, add])
-    assert tools.names == ("lookup", "store", "add")
-    assert tools.takes_world == {"lookup", "store"}
+    assert tools.names == ("lookup", "store", "add") and tools.functions
     assert tools.writes() == ("store",)
     assert tools.specs["lookup"].kind is READ
     params = tools.specs["store"].parameters
@@ -83,9 +82,11 @@ def test_the_toolkit_validates_runs_and_logs_each_successful_write() -> None:
         kit.invoke("validate", {})  # only tools are reachable by name
 
 
-def test_envs_made_from_the_same_tools_share_one_schema_cache_entry() -> None:
+def test_envs_made_from_the_same_tools_share_one_toolkit_class_and_schema_cache_entry() -> None:
     a, b = tool_set([lookup, add]), tool_set([lookup, add])
-    assert a.schemas_key == b.schemas_key != tool_set([add]).schemas_key
+    assert a.toolkit_class is b.toolkit_class is not tool_set([add]).toolkit_class
+    cls = a.toolkit_class
+    assert issubclass(cls, FunctionToolkit) and cls.tool_specs() == dict(a.specs)  # specs on the class, as for any Toolkit
     kit_a, kit_b = a.toolkit({}, []), b.toolkit({}, [])
     first = _schemas_copy(kit_a)
     assert first == _schemas_copy(kit_b) == [s.openai_schema() for s in a.specs.values()]
@@ -107,7 +108,7 @@ class Counter(Toolkit):
 
 def test_a_toolkit_subclass_is_used_as_it_is() -> None:
     tools = tool_set(Counter)
-    assert tools.toolkit_class is Counter and tools.writes() == ("bump",)
+    assert tools.toolkit_class is Counter and not tools.functions and tools.writes() == ("bump",)
     kit = tools.toolkit({"n": 0}, [])
     assert isinstance(kit, Counter) and kit.invoke("bump", {}) == 1
 
