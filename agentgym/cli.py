@@ -1,7 +1,9 @@
-"""The `agentgym` command: list and check environments, run agents, print the agents' table.
+"""The `agentgym` command: list and check environments, run and evaluate agents, benchmark, report.
 
 Each subcommand keeps its options in one place (its `add_*` function) and its logic in the
-library, so `agentgym run` and `python -c "..."` give the same numbers.
+library, so `agentgym run` and `python -c "..."` give the same numbers. A mistake in what a
+command is asked is one line on stderr and exit status 2 (`agentgym.errors`): the commands check
+ids, agents and servers before they run anything or create any file.
 """
 
 from __future__ import annotations
@@ -9,11 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
-__all__ = ["main", "build_parser"]
+from agentgym.cli_parser import Parser, at_least, positive_float
+from agentgym.errors import UserError, run_command
 
-_BUILTIN_AGENTS = ("random", "heuristic", "oracle")
+__all__ = ["main", "build_parser", "eval_out_path", "report_out_path"]
+
+#: The agent options that have a flag of their own: constructor argument -> the flag, as used.
+_AGENT_FLAGS = {"model": "--model NAME", "base_url": "--base-url URL", "api_key_env": "--api-key-env NAME",
+                "checkpoint": "--checkpoint PATH"}
 
 
 def _env_ids() -> list[str]:
@@ -22,6 +30,54 @@ def _env_ids() -> list[str]:
     import agentgym  # noqa: F401  (registers the ids)
 
     return sorted(i for i in gym.registry if i.startswith("AgentRL/") and "Remote" not in i)
+
+
+def _check_env(env_id: str, kwargs: dict[str, Any] | None = None, remote: str | None = None) -> None:
+    """Make the env once and close it: an unknown id, an option the env refuses (a domain it does
+    not have) or an env server that is not there is one clear error before any episode runs."""
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401  (registers the ids)
+    from agentgym.registration import import_env_module
+
+    kw = dict(kwargs or {})
+    if not remote:
+        import_env_module(env_id)  # module:NS/Name-vN: the module that registers it (gym.make's rule)
+    try:
+        env = gym.make("AgentRL/Remote-v0", url=remote, env_id=env_id, **kw) if remote else gym.make(env_id, **kw)
+    except gym.error.UnregisteredEnv as exc:
+        raise UserError(f"unknown environment {env_id!r}: {exc} Registered: {', '.join(_env_ids())} "
+                        "(`agentgym list` describes them; an env of your own is given as module:NS/Name-vN, "
+                        "docs/own-env.md)") from exc
+    env.close()
+
+
+def _check_agent(spec: Any) -> None:
+    """Resolve the agent's class and check its arguments against its signature, without building
+    it (a model can take minutes to load): an unknown agent, a missing or a misspelt argument is
+    one clear error before any episode runs."""
+    import inspect
+
+    from agentgym.agents import agent_class
+
+    cls = agent_class(spec.name)
+    kwargs = dict(spec.kwargs)
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # a class whose signature Python cannot tell: its constructor decides
+        return
+    params = signature.parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    unknown = [k for k in kwargs if k not in params and not takes_any]
+    if unknown:
+        known = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        raise UserError(f"agent {spec.name!r} takes no argument {unknown[0]!r}; "
+                        + (f"its arguments: {', '.join(known)}" if known else "it takes no arguments"))
+    missing = [n for n, p in params.items() if p.default is p.empty and n not in kwargs
+               and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if missing:
+        how = [_AGENT_FLAGS.get(n, f"--agent-arg {n}=VALUE") for n in missing]
+        raise UserError(f"agent {spec.name!r} needs {', '.join(missing)}: give {' and '.join(how)}")
 
 
 def _make_env(env_id: str, args: argparse.Namespace) -> Any:
@@ -55,6 +111,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     from agentgym.testing import check_agent_env
 
     ids = _env_ids() if args.env == "all" else [args.env]
+    if args.env != "all":
+        _check_env(args.env)
     failed = 0
     for env_id in ids:
         try:
@@ -68,14 +126,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def run_agent(env_id: str, agent_name: str, episodes: int, seed: int, args: argparse.Namespace,
-              progress: bool = True) -> dict[str, Any]:
+              progress: bool = True, agent_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play `episodes` episodes (seeds seed, seed+1, ...) and summarise them."""
     from agentgym.agents import make_agent
     from agentgym.eval.episode import run_episode
     from agentgym.eval.progress import Progress
 
     env = _make_env(env_id, args)
-    agent = make_agent(agent_name)
+    agent = make_agent(agent_name, **(agent_kwargs or {}))
     results = []
     by_difficulty: dict[str, list[bool]] = {}
     with Progress(total=episodes, desc=f"{agent_name} on {env_id}", enabled=progress) as bar:
@@ -101,7 +159,11 @@ def run_agent(env_id: str, agent_name: str, episodes: int, seed: int, args: argp
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Play an agent on one env and print its success rate and mean score."""
-    summary = run_agent(args.env, args.agent, args.episodes, args.seed, args, progress=not args.json)
+    spec = _agent_spec(args)
+    _check_agent(spec)
+    _check_env(args.env, _env_kwargs(args))
+    summary = run_agent(args.env, args.agent, args.episodes, args.seed, args, progress=not args.json,
+                        agent_kwargs=dict(spec.kwargs))
     if args.json:
         print(json.dumps(summary, sort_keys=True))
     else:
@@ -110,27 +172,6 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"over {summary['episodes']} episodes (seeds {args.seed}..{args.seed + args.episodes - 1})")
         for d, v in summary["success_by_difficulty"].items():
             print(f"  {d:7s} success {v:.1%}")
-    return 0
-
-
-def cmd_bench_agents(args: argparse.Namespace) -> int:
-    """Run the built-in agents on every id and print one table."""
-    rows = []
-    for env_id in _env_ids():
-        for agent in args.agents:
-            rows.append(run_agent(env_id, agent, args.episodes, args.seed, args, progress=True))
-    diffs = ("easy", "medium", "hard")
-    header = f"| {'env':22s} | {'agent':9s} | success | score | turns | " + " | ".join(f"{d:6s}" for d in diffs) + " |"
-    print()
-    print(header)
-    print("|" + "|".join("-" * (len(c) + 0) for c in header.split("|")[1:-1]) + "|")
-    for r in rows:
-        by = r["success_by_difficulty"]
-        cells = " | ".join(f"{by[d]:6.1%}" if d in by else f"{'-':6s}" for d in diffs)
-        print(f"| {r['env']:22s} | {r['agent']:9s} | {r['success_rate']:7.1%} | {r['mean_score']:5.3f} | "
-              f"{r['mean_turns']:5.1f} | {cells} |")
-    print(f"\n{args.episodes} episodes per row, seeds {args.seed}..{args.seed + args.episodes - 1}, "
-          f"split {args.split or 'train'}.")
     return 0
 
 
@@ -155,13 +196,17 @@ def _agent_spec(args: argparse.Namespace) -> Any:
     from agentgym.eval.runner import AgentSpec
 
     kwargs = _parse_kv(args.agent_arg, "--agent-arg")
-    # Shorthands for the LLM agents' most used settings.
-    for flag, key in (("model", "model"), ("base_url", "base_url"), ("api_key_env", "api_key_env"),
-                      ("checkpoint", "checkpoint")):
-        value = getattr(args, flag, None)
+    # Shorthands for the agents' most used settings.
+    for key in _AGENT_FLAGS:
+        value = getattr(args, key, None)
         if value is not None:
             kwargs[key] = value
     return AgentSpec(args.agent, tuple(sorted(kwargs.items())))
+
+
+def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: v for k, v in (("split", args.split), ("difficulty", args.difficulty), ("domain", args.domain))
+            if v is not None}
 
 
 def _run_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -171,20 +216,20 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Evaluate an agent on one env: records to a JSONL file, a summary with CIs on stdout."""
-    from pathlib import Path
-
     from agentgym.eval.records import read_records
     from agentgym.eval.report import summary_line
     from agentgym.eval.runner import EpisodeJob, run_jobs
 
-    kwargs = {k: v for k, v in (("split", args.split), ("difficulty", args.difficulty), ("domain", args.domain))
-              if v is not None}
+    kwargs = _env_kwargs(args)
     noise = None if args.noise in (None, "none") else args.noise
     _check_noise(args.env, noise)
+    spec = _agent_spec(args)
+    _check_agent(spec)
+    _check_env(args.env, {**kwargs, **({"noise": noise} if noise else {})}, args.remote)
     jobs = [EpisodeJob(args.env, seed=args.seed + i, trial=t, noise=noise, kwargs=tuple(sorted(kwargs.items())))
             for i in range(args.episodes) for t in range(args.trials)]
-    out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.agent.replace(':', '_')}.jsonl")
-    summary = run_jobs(jobs, _agent_spec(args), out, progress=not args.json, **_run_options(args))
+    out = _records_file(args.out) if args.out else eval_out_path(args.env, spec, noise, kwargs)
+    summary = run_jobs(jobs, spec, out, progress=not args.json, **_run_options(args))
     keys = {j.key for j in jobs}
     records = [r for r in read_records(out) if r["key"] in keys]
     line = summary_line(records)
@@ -200,6 +245,44 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _path_part(text: str, limit: int = 60) -> str:
+    """`text` as one safe path component: ``/``, ``:``, spaces and the like become ``_``; a long
+    one keeps its start and gets a digest of the whole, so two settings never share a name."""
+    import hashlib
+    import re
+
+    safe = re.sub(r"[^A-Za-z0-9._=+-]", "_", text.strip().replace(",", "+"))
+    if len(safe) <= limit:
+        return safe
+    return f"{safe[: limit - 13]}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+
+
+def eval_out_path(env_id: str, agent: Any, noise: str | None, env_kwargs: dict[str, Any],
+                  root: str | Path = "runs/eval") -> Path:
+    """The records file `agentgym eval` writes without ``--out``: one folder per env, agent (with
+    a digest of its arguments when it has any), noise setting and fixed task option (difficulty,
+    split, domain), so an eval with other settings starts its own run and never resumes, or
+    mixes into, another's. Seeds and trials are not part of it: more of them extend the run.
+
+    ``runs/eval/AgentRL_Dialog-v0-heuristic-noise_medium-difficulty_easy/records.jsonl``
+    """
+    import hashlib
+
+    parts = [_path_part(env_id), _path_part(agent.name)]
+    if agent.kwargs:
+        digest = hashlib.sha256(json.dumps(dict(agent.kwargs), sort_keys=True, default=str).encode()).hexdigest()
+        parts.append(f"args_{digest[:10]}")
+    parts.append(f"noise_{_path_part(noise or 'none')}")
+    parts += [f"{k}_{_path_part(str(v))}" for k, v in sorted(env_kwargs.items())]
+    return Path(root) / "-".join(parts) / "records.jsonl"
+
+
+def _records_file(out: str) -> Path:
+    """``--out``: a records file, or a folder to hold ``records.jsonl``."""
+    path = Path(out)
+    return path / "records.jsonl" if path.is_dir() or out.endswith(("/", "\\")) else path
+
+
 def _check_noise(env_id: str, noise: str | None) -> None:
     if noise is None:
         return
@@ -210,13 +293,17 @@ def _check_noise(env_id: str, noise: str | None) -> None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run a suite for an agent into DIR, then print and write its report."""
-    from pathlib import Path
-
     from agentgym.bench.run import run_suite
+    from agentgym.bench.suites import get_suite
     from agentgym.eval.report import write_report
 
-    out = Path(args.out or f"runs/{args.suite}/{args.agent.replace(':', '_')}")
-    summary = run_suite(args.suite, _agent_spec(args), out, progress=True, **_run_options(args))
+    suite = get_suite(args.suite)
+    spec = _agent_spec(args)
+    _check_agent(spec)
+    for env_id in suite.envs:
+        _check_env(env_id, {"split": suite.split, **suite.kwargs}, args.remote)
+    out = Path(args.out or f"runs/{_path_part(suite.id)}/{_path_part(args.agent)}")
+    summary = run_suite(suite, spec, out, progress=True, **_run_options(args))
     print(f"{args.agent} on {args.suite}: {summary.ran} episodes run, {summary.skipped} resumed, "
           f"{summary.agent_errors} agent errors -> {out}")
     if not args.no_report:
@@ -226,35 +313,63 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Tables (stdout, CSV, Markdown) and PNG plots from one or more run folders."""
-    from pathlib import Path
-
     from agentgym.eval.report import write_report
 
     runs = [Path(r) for r in args.runs]
-    out = Path(args.out) if args.out else (runs[0] / "report" if len(runs) == 1 else Path("runs/report"))
+    for run in runs:
+        if not run.exists():
+            raise UserError(f"no run at {run}: give a run folder (it holds records.jsonl) or a records file")
+    out = Path(args.out) if args.out else report_out_path(runs)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file; the report is a folder (report.md, report.csv and plots)")
     write_report(runs, out, show=True)
     return 0
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    import os
+def report_out_path(runs: Sequence[Path]) -> Path:
+    """Where `agentgym report` writes without ``--out``: RUN/report for one run folder (or its
+    records.jsonl), NAME-report beside one records file NAME.jsonl, runs/report for several."""
+    if len(runs) != 1:
+        return Path("runs/report")
+    run = runs[0]
+    if run.is_dir():
+        return run / "report"
+    if run.name == "records.jsonl":
+        return run.parent / "report"
+    return run.with_name(f"{run.stem}-report")
 
+
+def _agent_names() -> str:
+    from agentgym.agents import AGENTS
+
+    return ", ".join(AGENTS)
+
+
+def _add_agent_options(p: argparse.ArgumentParser) -> None:
+    """The agent and its arguments: the same options, and the same agents, for `run` and `eval`."""
     p.add_argument("--agent", default="heuristic",
-                   help="a built-in agent (random, heuristic, oracle, transformers, openai, ppo) or module:Class "
-                        "(default: heuristic)")
+                   help=f"a built-in agent ({_agent_names()}) or module:Class (default: heuristic)")
     p.add_argument("--agent-arg", action="append", metavar="KEY=VALUE",
                    help="an agent constructor argument (repeatable; values parse as JSON when they can)")
     p.add_argument("--model", default=None, help="model path (transformers) or name (openai): --agent-arg model=...")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible server URL (openai agent)")
     p.add_argument("--api-key-env", default=None, help="environment variable holding the API key (openai agent)")
-    p.add_argument("--checkpoint", default=None, help="a trained policy's checkpoint (ppo agent)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+    p.add_argument("--checkpoint", default=None, help="a trained policy's checkpoint.pt (ppo agent)")
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """The agent options, then how the episodes run (workers, backend, timeout, an env server)."""
+    import os
+
+    _add_agent_options(p)
+    p.add_argument("--workers", type=at_least(1), default=os.cpu_count() or 1,
                    help="processes for the process backend (default: the number of cores)")
     p.add_argument("--backend", choices=("process", "async", "ray"), default="process",
                    help="process pool (default), asyncio for I/O-bound agents, or a Ray cluster")
-    p.add_argument("--concurrency", type=int, default=8, help="concurrent episodes for --backend async")
+    p.add_argument("--concurrency", type=at_least(1), default=8, help="concurrent episodes for --backend async")
     p.add_argument("--ray-address", default=None, help="Ray cluster address (default: start a local one)")
-    p.add_argument("--timeout", type=float, default=300.0, help="per-episode limit in seconds (default: 300)")
+    p.add_argument("--timeout", type=positive_float, default=300.0,
+                   help="per-episode limit in seconds (default: 300)")
     p.add_argument("--remote", default=None, metavar="URL",
                    help="step the envs on an env server (agentgym serve) at URL instead of in process")
 
@@ -267,45 +382,66 @@ def _add_env_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain", default=None, help="fix the domain (default: drawn from the split's domains)")
 
 
+def _add_episode_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--episodes", type=at_least(1), default=100, help=f"number of {what} (default: 100)")
+    p.add_argument("--seed", type=at_least(0), default=0, help="seed of the first episode (default: 0)")
+
+
+def _version() -> str:
+    import agentgym
+
+    return f"agentgym {agentgym.__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `agentgym` command."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="agentgym",
         description="Gymnasium environments and a benchmark for agentic RL with language-model agents.",
+        epilog="`agentgym COMMAND --help` describes each command. A mistake in what a command is asked is one "
+               "line on stderr and exit status 2; AGENTGYM_TRACEBACK=1 shows its traceback.",
     )
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("list", help="list the registered environment ids")
+    p = sub.add_parser("list", help="list the registered environment ids with the first line of each card",
+                       description="Print every registered AgentRL/* id with the first line of its env card "
+                                   "(the class docstring; `help(gym.spec(ID).entry_point)` shows all of it).")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("check", help="run the env-contract conformance checks on an id",
-                       description="gymnasium's check_env plus agentgym's stricter checks "
-                                   "(replay in a fresh process, garbage actions, step after end), then what "
-                                   "each metric gets from the env (docs/own-env.md).")
+                       description="Run gymnasium's check_env plus agentgym's stricter checks (replay in a fresh "
+                                   "process, garbage actions, step after the end) on one id, or on every id with "
+                                   "'all'. Prints FAIL per id that fails (exits 1), else ok and what each metric "
+                                   "gets from the env (docs/own-env.md).")
     p.add_argument("env", help="an id such as AgentRL/Dialog-v0 or module:MyOrg/Name-v0, or 'all'")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("run", help="play an agent on an env and print success rate and mean score",
-                       description="Play N episodes with seeds SEED, SEED+1, ... and summarise them.")
+                       description="Play --episodes episodes with seeds SEED, SEED+1, ... in this process and "
+                                   "print the success rate, mean score and turns, per difficulty too; no records "
+                                   "are written (`agentgym eval` writes them, with confidence intervals).")
     p.add_argument("env", help="an environment id, e.g. AgentRL/Dialog-v0")
-    p.add_argument("--agent", default="heuristic",
-                   help=f"a built-in agent ({', '.join(_BUILTIN_AGENTS)}) or module:Class (default: heuristic)")
-    p.add_argument("--episodes", type=int, default=100, help="number of episodes (default: 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: 0)")
+    _add_episode_options(p, "episodes")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")
+    _add_agent_options(p)
     _add_env_options(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("eval", help="evaluate an agent on one env, with records and confidence intervals",
-                       description="Play --episodes seeds x --trials noise trials, append one record per "
-                                   "episode to --out (a killed run resumes), print the summary with 95%% CIs.")
+                       description="Play --episodes seeds x --trials noise trials, append one record per episode "
+                                   "to the records file (a killed run resumes where it stopped) and print the "
+                                   "summary with 95% CIs. Without --out the records go to runs/eval/ in a folder "
+                                   "named after the env, agent, noise and task options, so evals with other "
+                                   "settings never resume or mix into each other.")
     p.add_argument("env", help="an environment id, e.g. AgentRL/Dialog-v0")
-    p.add_argument("--episodes", type=int, default=100, help="number of seeds (default: 100)")
-    p.add_argument("--trials", type=int, default=1, help="noise trials per seed, for pass^k (default: 1)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: 0)")
+    _add_episode_options(p, "seeds")
+    p.add_argument("--trials", type=at_least(1), default=1, help="noise trials per seed, for pass^k (default: 1)")
     p.add_argument("--noise", default=None, help="a noise spec ('tool_failure=0.2,ambiguity=0.5') or preset "
                                                  "(none, light, medium, heavy)")
-    p.add_argument("--out", default=None, help="records file (default: runs/eval/<env>-<agent>.jsonl)")
+    p.add_argument("--out", default=None,
+                   help="records file, or a folder for records.jsonl (default: "
+                        "runs/eval/ENV-AGENT-noise_NOISE[-OPTION_VALUE...]/records.jsonl)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     _add_run_options(p)
     _add_env_options(p)
@@ -313,7 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="run a versioned benchmark suite for an agent and report it",
                        description="Run every episode of SUITE (core-v0, robustness-v0, smoke-v0 or a .toml "
-                                   "file) into --out, resuming what is there, then print and write the report.")
+                                   "file) into a run folder (records.jsonl and run.json), resuming what is there, "
+                                   "then print and write its report (RUN/report). Compare agents with `agentgym "
+                                   "report RUN RUN ...`; submit a run with `agentgym submit RUN`.")
     p.add_argument("suite", help="a suite id or a .toml file")
     p.add_argument("--out", default=None, help="run folder (default: runs/<suite>/<agent>)")
     p.add_argument("--no-report", action="store_true", help="skip the report")
@@ -321,18 +459,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("report", help="tables and plots from run folders",
-                       description="Per env and noise setting: success, score, tool accuracy, recovery time and "
-                                   "goal consistency with bootstrap 95%% CIs; CSV, Markdown and PNG plots.")
+                       description="Per agent, env and noise setting: success, score, tool-call validity, "
+                                   "correctness and efficiency, recovery and goal consistency, each with its "
+                                   "bootstrap 95% CI and n; printed, and written as report.md, report.csv and "
+                                   "PNG plots.")
     p.add_argument("runs", nargs="+", help="run folders (each holds records.jsonl) or records files")
-    p.add_argument("--out", default=None, help="where to write the report (default: RUN/report)")
+    p.add_argument("--out", default=None,
+                   help="the report's folder (default: RUN/report for one run folder, NAME-report beside one "
+                        "records file NAME.jsonl, runs/report for several runs)")
     p.set_defaults(func=cmd_report)
-
-    p = sub.add_parser("bench-agents", help="run the built-in agents on every id and print a table")
-    p.add_argument("--agents", nargs="+", default=list(_BUILTIN_AGENTS), help="agents to run")
-    p.add_argument("--episodes", type=int, default=100, help="episodes per agent and id (default: 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first episode (default: 0)")
-    _add_env_options(p)
-    p.set_defaults(func=cmd_bench_agents)
 
     from agentgym.baselines.cli import add_train_command
     from agentgym.leaderboard.cli import add_leaderboard_commands
@@ -347,34 +482,21 @@ def build_parser() -> argparse.ArgumentParser:
     from agentgym.usercheck.cli import add_check_users_command
 
     add_check_users_command(sub)
+
+    from agentgym.eval.results_cli import add_export_command, add_view_command
+
+    add_export_command(sub)
+    add_view_command(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `agentgym` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "episodes", 1) < 1:
-        parser.error("--episodes must be at least 1")
-    try:
-        from agentgym.registration import import_env_module, importable_working_dir
+    from agentgym.registration import importable_working_dir
 
-        importable_working_dir()  # module:Class agents and module:NS/Name-vN envs, as python -m finds them
-        if isinstance(getattr(args, "env", None), str) and args.env != "all":
-            import_env_module(args.env)  # a module:NS/Name-vN id: its module registers it (gym.make's rule)
-        return int(args.func(args) or 0)
-    except ValueError as exc:  # bad ids, agents or options: a message, not a traceback
-        print(f"agentgym: error: {exc}", file=sys.stderr)
-        return 2
-    except gym_error_types() as exc:
-        print(f"agentgym: error: {exc}", file=sys.stderr)
-        return 2
-
-
-def gym_error_types() -> tuple[type[BaseException], ...]:
-    from gymnasium import error
-
-    return (error.Error,)
+    importable_working_dir()  # module:Class agents and module:NS/Name-vN envs, as python -m finds them
+    args = build_parser().parse_args(argv)
+    return run_command(args.func, args)
 
 
 if __name__ == "__main__":

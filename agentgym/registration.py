@@ -82,29 +82,27 @@ def _import_path(fn: Callable[..., Any]) -> str:
 
 def import_env_module(env_id: str) -> str:
     """Import the module of a ``module:Namespace/Name-vN`` id (as `gym.make` would) and check that
-    it registered the id; return `env_id` unchanged (`gym.make` takes it as it is).
+    it registered the id; return `env_id` unchanged (`gym.make` takes it as it is). An id without
+    a module part is left to `gym.make`.
 
     The working directory is importable (`importable_working_dir`), so that ``agentgym eval
-    examples.own_env:MyOrg/Shop-v0`` finds ``examples/own_env.py`` where it is run. An id without
-    a module part is only checked.
+    examples.own_env:MyOrg/Shop-v0`` finds ``examples/own_env.py`` where it is run.
 
     Raises:
-        ValueError: the module cannot be imported, or no env of that id is registered; the
-            message says which and how to fix it.
+        ValueError: the module cannot be imported, or it did not register the id.
     """
     module, sep, name = env_id.rpartition(":")
-    if sep:
-        if not module:
-            raise ValueError(f"{env_id!r}: the module before ':' is empty")
-        importable_working_dir()
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise ValueError(f"cannot import {module!r}, named in {env_id!r}: {exc}") from None
+    if not sep:
+        return env_id
+    if not module:
+        raise ValueError(f"{env_id!r}: the module before ':' is empty")
+    importable_working_dir()
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module!r}, named in {env_id!r}: {exc}") from None
     if name not in gym.registry:
-        hint = (f"importing {module!r} did not register it" if sep else
-                "register it with agentgym.register_env and give it as module:" + name + " (the module that registers it)")
-        raise ValueError(f"no environment {name!r}: {hint}")
+        raise ValueError(f"no environment {name!r}: importing {module!r} did not register it")
     return env_id
 
 

@@ -1,7 +1,7 @@
 """Play the heuristic agent on an env served over HTTP, and check it matches the same episode in process.
 
     python examples/remote_env.py            # starts a server in this process
-    python examples/remote_env.py --url http://127.0.0.1:8000   # or uses one started by `agentgym serve`
+    python examples/remote_env.py --url http://127.0.0.1:8100   # or uses one started by `agentgym serve`
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
     pip install -r requirements/integrations-trl.txt
     python examples/train_trl.py --model Qwen/Qwen2.5-0.5B-Instruct --env-id AgentRL/ToolUse-v0
     python examples/train_trl.py --tiny          # a smoke run on CPU: a tiny random model, one step
-    agentgym serve --port 8000 &                  # or step the envs on an env server:
-    python examples/train_trl.py --remote-url http://127.0.0.1:8000
+    agentgym serve &                              # or step the envs on an env server (port 8100):
+    python examples/train_trl.py --remote-url http://127.0.0.1:8100
 
 Each dataset row names one episode (env id, seed, noise ...); `agentgym.integrations.trl.build`
 makes the rows and one environment class per tool set, which ``GRPOTrainer`` gets as its

@@ -1,6 +1,10 @@
-"""`agentgym.cli` argument parsing: ``key=value`` options read their values as strict JSON."""
+"""`agentgym.cli`: ``key=value`` options read their values as strict JSON; where eval and report write."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -29,3 +33,56 @@ def test_a_pair_without_a_key_is_an_error_that_does_not_echo_a_huge_argument() -
     with pytest.raises(ValueError, match="must look like key=value") as info:
         _parse_kv(["x" * 2**20], "--agent-arg")
     assert len(str(info.value)) < 200
+
+
+# ---------------------------------------------------------------- eval's default records folder
+def test_eval_keeps_runs_of_other_settings_apart() -> None:
+    from agentgym.cli import eval_out_path
+    from agentgym.eval.runner import AgentSpec
+
+    heuristic = AgentSpec("heuristic")
+    base = eval_out_path("AgentRL/Dialog-v0", heuristic, None, {})
+    assert base.as_posix() == "runs/eval/AgentRL_Dialog-v0-heuristic-noise_none/records.jsonl"
+    others = [
+        eval_out_path("AgentRL/Dialog-v0", heuristic, "medium", {}),
+        eval_out_path("AgentRL/Dialog-v0", heuristic, "tool_failure=0.2,ambiguity=0.5", {}),
+        eval_out_path("AgentRL/Dialog-v0", heuristic, "tool_failure=0.3,ambiguity=0.5", {}),
+        eval_out_path("AgentRL/Dialog-v0", heuristic, None, {"difficulty": "easy"}),
+        eval_out_path("AgentRL/Dialog-v0", heuristic, None, {"split": "test"}),
+        eval_out_path("AgentRL/Dialog-v0", heuristic, None, {"domain": "cafes"}),
+        eval_out_path("AgentRL/Dialog-v0", AgentSpec("oracle"), None, {}),
+        eval_out_path("AgentRL/Dialog-v0", AgentSpec("heuristic", (("retries", 0),)), None, {}),
+        eval_out_path("AgentRL/Dialog-v0", AgentSpec("heuristic", (("retries", 1),)), None, {}),
+        eval_out_path("AgentRL/ToolUse-v0", heuristic, None, {}),
+        eval_out_path("AgentRL/Dialog-v0", AgentSpec("my_pkg.agents:Mine"), None, {}),
+        eval_out_path("AgentRL/Dialog-v0", heuristic, "tool_failure=0.1," + "typos=0.1," * 300 + "corruption=0.1", {}),
+        eval_out_path("AgentRL/Dialog-v0", heuristic, "tool_failure=0.1," + "typos=0.1," * 300 + "corruption=0.2", {}),
+    ]
+    assert len({base, *others}) == len(others) + 1
+    for path in others:
+        assert len(path.parent.name) <= 200 and "/" not in path.parent.name and ":" not in path.parent.name
+
+
+def test_report_writes_beside_what_it_reads() -> None:
+    from agentgym.cli import report_out_path
+
+    assert report_out_path([Path("runs/eval/x.jsonl")]) == Path("runs/eval/x-report")
+    assert report_out_path([Path("runs/eval/run/records.jsonl")]) == Path("runs/eval/run/report")
+    assert report_out_path([Path("a"), Path("b")]) == Path("runs/report")
+
+
+def test_a_second_eval_with_other_noise_starts_its_own_run(tmp_path: Path) -> None:
+    def agentgym_eval(*extra: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "agentgym.cli", "eval", "AgentRL/Dialog-v0", "--episodes", "2",
+                               "--workers", "1", *extra], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "2 run now, 0 already in" in agentgym_eval()
+    assert "2 run now, 0 already in" in agentgym_eval("--noise", "medium")  # not resumed from the first
+    assert "0 run now, 2 already in" in agentgym_eval("--noise", "medium")  # the same settings resume
+    folders = sorted(p.name for p in (tmp_path / "runs" / "eval").iterdir())
+    assert folders == ["AgentRL_Dialog-v0-heuristic-noise_medium", "AgentRL_Dialog-v0-heuristic-noise_none"]
+    for folder in folders:
+        lines = (tmp_path / "runs" / "eval" / folder / "records.jsonl").read_text().splitlines()
+        assert len(lines) == 2

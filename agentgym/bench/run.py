@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,6 @@ def run_suite(suite: str | Suite, agent: AgentSpec, out_dir: str | Path, **run_o
     """
     s = get_suite(suite) if isinstance(suite, str) else suite
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     meta = {"suite": s.id, "agent": agent.name, "agent_kwargs": dict(agent.kwargs), "episodes": len(s)}
     meta_path = out / RUN_META
     if meta_path.exists():
@@ -31,6 +31,18 @@ def run_suite(suite: str | Suite, agent: AgentSpec, out_dir: str | Path, **run_o
         if (old.get("suite"), old.get("agent"), old.get("agent_kwargs")) != (s.id, agent.name, dict(agent.kwargs)):
             raise ValueError(f"{out} holds a run of {old.get('agent')} on {old.get('suite')}; "
                              "use another --out to run a different suite or agent")
-    else:
-        meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", "utf-8")
-    return run_jobs(s.jobs(), agent, out / RECORDS, **run_options)
+        return run_jobs(s.jobs(), agent, out / RECORDS, **run_options)
+    created = [d for d in (out, *out.parents) if not d.exists()]
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", "utf-8")
+    try:
+        return run_jobs(s.jobs(), agent, out / RECORDS, **run_options)
+    except BaseException:
+        # A run that ends before its first record (an agent that cannot be built, a server that
+        # is not there, Ctrl-C) leaves no run folder behind: only what this call created goes.
+        if not (out / RECORDS).exists():
+            meta_path.unlink(missing_ok=True)
+            for folder in created:  # deepest first; a folder something else wrote into stays
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+        raise

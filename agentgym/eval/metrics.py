@@ -85,6 +85,11 @@ __all__ = [
     "call_matches",
     "FAULT_KINDS",
     "HEADLINE",
+    "judge_episode",
+    "EpisodeVerdict",
+    "CallVerdict",
+    "FaultVerdict",
+    "CommitmentVerdict",
 ]
 
 Record = Mapping[str, Any]
@@ -183,6 +188,8 @@ class _Fault:
     #: The same in simulated milliseconds.
     ms: float
     recovered: bool
+    #: The fault's index in the episode's noise log.
+    event: int
 
 
 @dataclass
@@ -213,17 +220,16 @@ class _Episode:
     policy_violations: int | None
     tools: tuple[int, ...] = ()
     faults: list[_Fault] = field(default_factory=list)
-    #: Fault counts left out of recovery: marked unrecoverable, hitting nothing, or hitting a
-    #: step a goal shift then replaced.
-    unrecoverable: int = 0
-    unaffected: int = 0
-    superseded_faults: int = 0
+    #: Faults left out of recovery, as (index in the noise log, why): ``unrecoverable`` (marked
+    #: so), ``unaffected`` (hitting nothing) or ``superseded`` (hitting a step a goal shift then
+    #: replaced).
+    left_out: list[tuple[int, str]] = field(default_factory=list)
     #: Commitments that satisfy every stated constraint, and all commitments.
     consistent: int = 0
     committed: int = 0
 
 
-def _episode(rec: Record) -> _Episode:
+def _episode(rec: Record, verdicts: list["CallVerdict"] | None = None) -> _Episode:
     m = rec.get("metrics") or {}
     steps = rec.get("steps") or []
     failed = rec.get("agent_error") is not None
@@ -278,7 +284,7 @@ def _episode(rec: Record) -> _Episode:
         tokens=tokens,
         policy_violations=violations,
     )
-    _judge(e)
+    _judge(e, verdicts)
     return e
 
 
@@ -297,6 +303,11 @@ def _ok(c: Mapping[str, Any]) -> bool:
     return bool(c.get("valid")) and c.get("error") is None and not c.get("distractor")
 
 
+def _commits(c: Mapping[str, Any]) -> bool:
+    """A call that is a commitment: a valid write on a real tool (an injected failure too)."""
+    return bool(c.get("valid")) and c.get("kind") == "write" and not c.get("distractor")
+
+
 class _Plan:
     """A gold plan indexed by tool name, so a call is matched only against its own tool's steps."""
 
@@ -311,15 +322,16 @@ class _Plan:
         return [i for i in self.by_name.get(name, ()) if call_matches(name, args, self.steps[i])]
 
 
-def _judge(e: _Episode) -> None:
-    """Fill in the episode's tool counts, faults and commitments."""
+def _judge(e: _Episode, verdicts: list["CallVerdict"] | None = None) -> None:
+    """Fill in the episode's tool counts, faults and commitments (and each call's verdict into
+    `verdicts`, when given)."""
     calls = e.calls
     plan = _Plan(e.plan or [])
     old = _Plan(e.superseded)
     corrupted = _corrupted_values(e)
-    e.tools = _tool_counts(e, plan, old, corrupted)
+    e.tools = _tool_counts(e, plan, old, corrupted, verdicts)
     _recoveries(e, plan)
-    writes = [c for c in calls if c.get("valid") and c.get("kind") == "write" and not c.get("distractor")]
+    writes = [c for c in calls if _commits(c)]
     judged = [not c.get("contradicts") for c in writes] + [not m.get("contradicts") for m in e.commitments]
     e.consistent, e.committed = sum(judged), len(judged)
 
@@ -345,8 +357,10 @@ def _corrupted_values(e: _Episode) -> list[tuple[int, Any]]:
     return out
 
 
-def _tool_counts(e: _Episode, plan: _Plan, old: _Plan, corrupted: list[tuple[int, Any]]) -> tuple[int, ...]:
-    """(valid, actions, correct, judged, useful, spent, precise, scored, done, gold) of one episode."""
+def _tool_counts(e: _Episode, plan: _Plan, old: _Plan, corrupted: list[tuple[int, Any]],
+                 verdicts: list["CallVerdict"] | None = None) -> tuple[int, ...]:
+    """(valid, actions, correct, judged, useful, spent, precise, scored, done, gold) of one episode,
+    and, into `verdicts` when given, what each call counted for."""
     valid = actions = correct = judged = useful = spent = precise = scored = 0
     done = [False] * len(plan.steps)
     succeeded: dict[str, list[Any]] = defaultdict(list)
@@ -357,6 +371,8 @@ def _tool_counts(e: _Episode, plan: _Plan, old: _Plan, corrupted: list[tuple[int
             actions += 1
             valid += bool(c.get("valid"))
         if not c.get("valid"):
+            if verdicts is not None:
+                verdicts.append(CallVerdict(k, int(c.get("turn", 0)), str(c.get("name", "")), False, injected))
             continue
         name, args, error = c.get("name", ""), c.get("arguments"), c.get("error")
         decoy = bool(c.get("distractor"))
@@ -365,30 +381,46 @@ def _tool_counts(e: _Episode, plan: _Plan, old: _Plan, corrupted: list[tuple[int
         repeat = any(a == args for a in succeeded[name])
         # What a tool returned corrupted, the agent was told: passing it on is not its mistake.
         told_wrong = any(k > j and contains_value(args, bad) for j, bad in corrupted)
+        refused = off_plan = is_judged = False
+        wrong = False
         if not repeat:  # a repeat decides nothing new: neither right nor wrong
             refused = error is not None and not injected and not told_wrong
             wrong = bool(c.get("contradicts")) or refused
             if e.plan is None:
-                judged += 1
-                correct += not wrong
+                is_judged = True
             else:
                 # A call of a plan tool that fits none of the plan's steps has wrong arguments; a
                 # right call no plan needs (a padding read) is efficiency's business, not this one's.
-                wrong = wrong or (not decoy and name in plan_tools and not on_plan and not told_wrong)
-                if wrong or on_plan:
-                    judged += 1
-                    correct += not wrong
+                off_plan = not decoy and name in plan_tools and not on_plan and not told_wrong
+                wrong = wrong or off_plan
+                is_judged = wrong or on_plan
+            if is_judged:
+                judged += 1
+                correct += not wrong
         open_hits = [i for i in hits if not done[i]]
+        is_useful = error is None and on_plan and not repeat
         if not injected:
             spent += 1
             scored += 1
-            useful += error is None and on_plan and not repeat
+            useful += is_useful
             # Legacy precision: a call for a gold step not yet done, or of an abandoned plan.
             precise += bool(open_hits) or bool(not decoy and old.matches(c))
+        completes = None
         if _ok(c):
             succeeded[name].append(args)
             if open_hits:
                 done[open_hits[0]] = True
+                completes = open_hits[0]
+        if verdicts is not None:
+            why = tuple(f"contradicts {x}" for x in c.get("contradicts") or ()) if is_judged and wrong else ()
+            if is_judged and refused:
+                why += (f"refused ({error})",)
+            if is_judged and off_plan:
+                why += ("fits no step of the plan",)
+            verdicts.append(CallVerdict(k, int(c.get("turn", 0)), name, True, injected, is_judged,
+                                        (not wrong) if is_judged else None, why,
+                                        None if injected else is_useful, repeat, decoy, tuple(hits), completes,
+                                        told_wrong))
     if e.plan is None:
         return (valid, actions + e.turn_errors, correct, judged, useful, spent, 0, 0, 0, 0)
     return (valid, actions + e.turn_errors, correct, judged, useful, spent, precise, scored, sum(done), len(done))
@@ -403,16 +435,16 @@ def _recoverable(event: Mapping[str, Any]) -> bool:
 
 def _recoveries(e: _Episode, plan: _Plan) -> None:
     """Judge every fault of the episode: recovered at which turn, censored, or left out."""
-    for ev in e.noise:
+    for index, ev in enumerate(e.noise):
         kind = ev.get("kind")
         if kind not in FAULT_KINDS:
             continue
         if not _recoverable(ev):
-            e.unrecoverable += 1
+            e.left_out.append((index, "unrecoverable"))
             continue
         hits = ev.get("hits")
         if not isinstance(hits, Mapping):
-            e.unaffected += 1
+            e.left_out.append((index, "unaffected"))
             continue
         step = int(ev.get("step", 0))
         if kind == "tool_failure":
@@ -423,19 +455,16 @@ def _recoveries(e: _Episode, plan: _Plan) -> None:
             turn = _ambiguity_recovery(e, ev, hits)
         else:
             turn = _goal_shift_recovery(e, ev, plan)
-        if turn == "superseded":
-            e.superseded_faults += 1
-            continue
-        if turn == "unaffected":
-            e.unaffected += 1
+        if turn == "superseded" or turn == "unaffected":
+            e.left_out.append((index, turn))
             continue
         at_ms = float(ev.get("at_ms", 0.0))
         if turn is None:
-            e.faults.append(_Fault(kind, step, max(0, e.turns - step), max(0.0, e.final_ms - at_ms), False))
+            e.faults.append(_Fault(kind, step, max(0, e.turns - step), max(0.0, e.final_ms - at_ms), False, index))
         else:
             t = int(turn)
             end_ms = e.elapsed[t - 1] if 0 < t <= len(e.elapsed) else e.final_ms
-            e.faults.append(_Fault(kind, step, max(0, t - step), max(0.0, end_ms - at_ms), True))
+            e.faults.append(_Fault(kind, step, max(0, t - step), max(0.0, end_ms - at_ms), True, index))
 
 
 def _hit_step(hits: Mapping[str, Any], plan: _Plan) -> Mapping[str, Any] | None:
@@ -508,7 +537,7 @@ def _ambiguity_recovery(e: _Episode, ev: Mapping[str, Any], hits: Mapping[str, A
                   if int(p.get("turn", 0)) >= step and target in p.get("known", ())), None)
     if known is None:
         return None
-    commits = [int(c["turn"]) for c in e.calls if c.get("valid") and c.get("kind") == "write" and not c.get("distractor")]
+    commits = [int(c["turn"]) for c in e.calls if _commits(c)]
     commits += [int(m["turn"]) for m in e.commitments if m.get("kind") == "proposal"]
     if commits and min(commits) < known:
         return None  # the detail was committed on before it was obtained: a guess, not a recovery
@@ -531,6 +560,157 @@ def _goal_shift_recovery(e: _Episode, ev: Mapping[str, Any], plan: _Plan) -> int
         if (parts and all(contains_value(args, v) for v in parts)) or plan.matches(c):
             return int(c["turn"])
     return None
+
+
+# ============================================================================ one episode's verdicts
+#: Why a recoverable-looking fault is left out of recovery (see `recovery`).
+_LEFT_OUT = ("unrecoverable", "unaffected", "superseded")
+
+
+@dataclass(frozen=True)
+class CallVerdict:
+    """What one call of an episode counted for in tool-call accuracy.
+
+    Attributes:
+        index: the call's index in the episode's calls (``metrics.calls``).
+        turn: the agent turn it was sent in.
+        name: the tool it named.
+        valid: it parsed, named a tool and fit its schema.
+        injected: an injected fault acted on it (left out of validity and efficiency).
+        judged: it counts in correctness (it decides something).
+        right: for a judged call, whether it was right (None when not judged).
+        wrong_because: for a wrong call, why: ``"contradicts <constraint>"``, ``"refused (<code>)"``,
+            ``"fits no step of the plan"``.
+        useful: it counts as useful in efficiency (None when left out: invalid or injected).
+        repeat: it repeats a call that already succeeded (same tool, equal arguments).
+        decoy: a distractor tool.
+        steps: the gold steps (indices into ``metrics.gold.calls``) it matches.
+        completes: the gold step it completed (the first matching one not yet done), or None.
+        carries_corrupted: its arguments carry a value a tool returned corrupted.
+    """
+
+    index: int
+    turn: int
+    name: str
+    valid: bool
+    injected: bool
+    judged: bool = False
+    right: bool | None = None
+    wrong_because: tuple[str, ...] = ()
+    useful: bool | None = None
+    repeat: bool = False
+    decoy: bool = False
+    steps: tuple[int, ...] = ()
+    completes: int | None = None
+    carries_corrupted: bool = False
+
+
+@dataclass(frozen=True)
+class FaultVerdict:
+    """What became of one injected fault (a noise event of a kind in `FAULT_KINDS`).
+
+    Attributes:
+        index: the event's index in the episode's noise log (``metrics.noise``).
+        kind: the fault kind. step: the turn it was injected at (0: at reset).
+        status: ``recovered``, ``censored`` (never recovered), or why it is left out of recovery:
+            ``unrecoverable``, ``unaffected`` (it hit nothing), ``superseded``.
+        turn: the recovering turn (recovered faults only).
+        turns: agent turns to the recovery, or to the episode's end (censored); None when left out.
+        ms: the same in simulated milliseconds; None when left out or no time was charged.
+    """
+
+    index: int
+    kind: str
+    step: int
+    status: str
+    turn: int | None = None
+    turns: int | None = None
+    ms: float | None = None
+
+
+@dataclass(frozen=True)
+class CommitmentVerdict:
+    """One commitment of goal consistency: a write call, a proposal or the final state.
+
+    Attributes:
+        turn: the turn it was made at (the final state: the last turn).
+        kind: ``write``, ``proposal`` or ``final``.
+        call: the write call's index in the episode's calls (None for the others).
+        consistent: it breaks no constraint stated by then.
+        contradicts: the constraints it breaks.
+    """
+
+    turn: int
+    kind: str
+    call: int | None
+    consistent: bool
+    contradicts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EpisodeVerdict:
+    """Everything the metrics judged of one episode, and the per-episode inputs of each metric.
+
+    `counts` holds the numerators and denominators the aggregates pool: ``valid`` / ``attempts``
+    (validity), ``right`` / ``judged`` (correctness), ``useful`` / ``spent`` (efficiency),
+    ``done`` / ``gold`` (recall; both 0 without a gold plan), ``precise`` / ``scored`` (legacy
+    precision), ``consistent`` / ``committed`` (goal consistency). `call_log` and `noise_log` are
+    the episode's calls and injections as the metrics read them (the indices of the verdicts);
+    `elapsed_ms` is the simulated time at its end.
+    """
+
+    key: str | None
+    success: bool
+    score: float
+    turns: int
+    timed: bool
+    counts: Mapping[str, int]
+    calls: tuple[CallVerdict, ...]
+    faults: tuple[FaultVerdict, ...]
+    commitments: tuple[CommitmentVerdict, ...]
+    call_log: tuple[Mapping[str, Any], ...] = ()
+    noise_log: tuple[Mapping[str, Any], ...] = ()
+    elapsed_ms: float = 0.0
+
+    def rate(self, numerator: str, denominator: str) -> float | None:
+        """``counts[numerator] / counts[denominator]``; None when there is nothing to measure."""
+        den = self.counts[denominator]
+        return self.counts[numerator] / den if den else None
+
+
+_COUNT_NAMES = ("valid", "attempts", "right", "judged", "useful", "spent", "precise", "scored", "done", "gold")
+
+
+def judge_episode(record: Record) -> EpisodeVerdict:
+    """The metrics' verdicts on one episode: each call, each fault and each commitment.
+
+    The same judgements the aggregates (`headline`) pool, call by call, so a report, an export
+    or a viewer can show where each metric counted.
+
+    Args:
+        record: one episode record.
+
+    Returns:
+        The episode's `EpisodeVerdict`.
+    """
+    calls: list[CallVerdict] = []
+    e = _episode(record, calls)
+    faults = [FaultVerdict(f.event, f.kind, f.step, "recovered" if f.recovered else "censored",
+                           f.step + f.turns if f.recovered else None, f.turns, f.ms if e.timed else None)
+              for f in e.faults]
+    faults += [FaultVerdict(i, str(e.noise[i].get("kind")), int(e.noise[i].get("step", 0)), why)
+               for i, why in e.left_out]
+    faults.sort(key=lambda f: f.index)
+    commitments = [CommitmentVerdict(int(c.get("turn", 0)), "write", k, not c.get("contradicts"),
+                                     tuple(c.get("contradicts") or ()))
+                   for k, c in enumerate(e.calls) if _commits(c)]
+    commitments += [CommitmentVerdict(int(m.get("turn", 0)), str(m.get("kind")), None, not m.get("contradicts"),
+                                      tuple(m.get("contradicts") or ())) for m in e.commitments]
+    commitments.sort(key=lambda c: c.turn)
+    counts = dict(zip(_COUNT_NAMES, e.tools))
+    counts.update(consistent=e.consistent, committed=e.committed)
+    return EpisodeVerdict(e.key, e.success, e.score, e.turns, e.timed, counts, tuple(calls), tuple(faults),
+                          tuple(commitments), tuple(e.calls), tuple(e.noise), e.final_ms)
 
 
 # ============================================================================ statistics
@@ -807,8 +987,7 @@ def recovery(
                            "rmst": aggs["recovery_rmst"], "median_ms": aggs["recovery_median_ms"],
                            "rmst_ms": aggs["recovery_rmst_ms"], "km_median": aggs["recovery_median"]["value"]}
     out.update(faults=len(done), recovered=int(done.sum()), censored=int((~done).sum()),
-               unrecoverable=sum(e.unrecoverable for e in eps), unaffected=sum(e.unaffected for e in eps),
-               superseded=sum(e.superseded_faults for e in eps))
+               **{why: sum(w == why for e in eps for _, w in e.left_out) for why in _LEFT_OUT})
     by_kind: dict[str, dict[str, Any]] = {}
     for kind in FAULT_KINDS:
         sel = fa["kind"] == kind
@@ -1100,6 +1279,7 @@ def summarise(
     n_boot: int = 2000,
     seed: int = 0,
     alpha: float = 0.05,
+    on_group: Callable[[int], None] | None = None,
 ) -> "pd.DataFrame":
     """One row per group with every headline metric, its bootstrap CI and its n.
 
@@ -1108,6 +1288,7 @@ def summarise(
         group_by: fields among ``env``, ``noise`` (``"none"`` when unset), ``agent``,
             ``suite``, ``family``, ``domain``, ``difficulty`` and ``split``.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
+        on_group: called with each group's number of records once its row is done (progress).
 
     Returns:
         A DataFrame sorted by the group columns, with ``n`` (episodes) and, for each key of
@@ -1139,6 +1320,8 @@ def summarise(
         row["recovery_censored"] = aggs["censored"]
         row["committed"] = aggs["committed"]
         rows.append(row)
+        if on_group is not None:
+            on_group(len(recs))
     columns = [*group_by, "n"]
     for col in SUMMARY_METRICS:
         columns += [col, f"{col}_lo", f"{col}_hi", f"{col}_n"]

@@ -119,15 +119,16 @@ class RecordWriter:
     sync per episode).
 
     Args:
-        path: the records file; created with its parent folder when missing.
+        path: the records file; created with its parent folder at the first record.
         fsync: fsync after each line (default False).
     """
 
     def __init__(self, path: str | os.PathLike[str], fsync: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._repair_torn_tail()
-        self._fh = open(self.path, "a", encoding="ascii", newline="\n")
+        # Opened at the first record: a run that fails before its first episode ends (an agent
+        # that cannot be built, a server that is not there) leaves no empty file behind.
+        self._fh: Any = None
         self._fsync = fsync
 
     def _repair_torn_tail(self) -> None:
@@ -150,13 +151,17 @@ class RecordWriter:
             record = {k: v for k, v in record.items() if k != "schema_version"}
         rest = dumps(record)
         sep = "," if rest != "{}" else ""
+        if self._fh is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.path, "a", encoding="ascii", newline="\n")
         self._fh.write(f'{{"schema_version":{SCHEMA_VERSION}{sep}{rest[1:]}\n')
         self._fh.flush()
         if self._fsync:
             os.fsync(self._fh.fileno())
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fh is not None:
+            self._fh.close()
 
     def __enter__(self) -> "RecordWriter":
         return self
@@ -169,7 +174,9 @@ def read_records(path: str | os.PathLike[str], *, strict: bool = False) -> Itera
     """The records of a JSONL file, in order.
 
     A torn last line (a run killed mid-write) is skipped, unless `strict`, where it raises
-    ValueError; a malformed line elsewhere always raises ValueError naming its line number.
+    ValueError; a malformed line elsewhere, a record of another schema version or one without
+    the fields every record has (the committed schema's ``required``) raises ValueError naming
+    its line number.
     """
     p = Path(path)
     if not p.exists():
@@ -177,6 +184,7 @@ def read_records(path: str | os.PathLike[str], *, strict: bool = False) -> Itera
     with open(p, "rb") as fh:
         data = fh.read()
     lines = data.split(b"\n")
+    required = _required_fields()
     torn_tail = bool(lines) and lines[-1] != b""
     for i, raw in enumerate(lines):
         if not raw:
@@ -194,7 +202,20 @@ def read_records(path: str | os.PathLike[str], *, strict: bool = False) -> Itera
             return
         if not isinstance(rec, dict) or rec.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(_version_error(p, i + 1, rec))
+        if not required <= rec.keys():
+            missing = sorted(required.difference(rec.keys()))
+            raise ValueError(f"{p}:{i + 1}: not an episode record (no {', '.join(missing)}); records files are "
+                             "written by `agentgym eval` and `agentgym bench`")
         yield rec
+
+
+@functools.lru_cache(maxsize=1)
+def _required_fields() -> frozenset[str]:
+    """The fields every record has: the committed schema's ``required`` list."""
+    from importlib import resources
+
+    schema = json.loads(resources.files("agentgym.eval").joinpath("record.schema.json").read_text("utf-8"))
+    return frozenset(schema["required"])
 
 
 def _version_error(path: Path, line: int, rec: Any) -> str:

@@ -13,6 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from agentgym.cli_parser import at_least, positive_float, tcp_port
+from agentgym.errors import UserError
+from agentgym.server.serve import ENV_SERVER_PORT, LEADERBOARD_PORT
+
 __all__ = ["add_leaderboard_commands", "build_submission", "DEFAULT_DB", "SUBMISSION_SUFFIX"]
 
 #: The local board `submit --db` and `leaderboard serve` use unless told otherwise.
@@ -61,7 +65,7 @@ def build_submission(run_dir: str | Path, *, model: str, revision: str, agent: s
 _MAX_ANSWER_BYTES = 1024 * 1024
 
 
-class Unreachable(Exception):
+class Unreachable(UserError):
     """No answer from the leaderboard server: not reachable, timed out, or not an HTTP answer."""
 
 
@@ -69,7 +73,7 @@ def _post(url: str, body: bytes, timeout: float) -> tuple[int, dict[str, Any]]:
     """POST a submission; the status and the JSON answer (an error answer too).
 
     Raises:
-        Unreachable: naming why no answer came.
+        Unreachable: naming the server and why no answer came.
         ValueError: `url` is not an http(s) URL.
     """
     import http.client
@@ -87,11 +91,12 @@ def _post(url: str, body: bytes, timeout: float) -> tuple[int, dict[str, Any]]:
     except urllib.error.HTTPError as exc:
         status, raw = exc.code, exc.read(_MAX_ANSWER_BYTES)
     except urllib.error.URLError as exc:
-        raise Unreachable(str(exc.reason)) from exc
+        raise Unreachable(f"cannot reach the leaderboard at {url}: {exc.reason}") from exc
     except TimeoutError as exc:
-        raise Unreachable(f"no answer within {timeout:g} s (--timeout)") from exc
+        raise Unreachable(f"cannot reach the leaderboard at {url}: no answer within {timeout:g} s (--timeout)") from exc
     except (OSError, http.client.HTTPException) as exc:
-        raise Unreachable(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from exc
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise Unreachable(f"cannot reach the leaderboard at {url}: {why}") from exc
     try:
         answer = json.loads(raw or b"{}")
     except ValueError:
@@ -133,11 +138,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             return 1
         _print_receipt(receipt.to_dict())
     if args.to:
-        try:
-            status, answer = _post(args.to, body, args.timeout)
-        except Unreachable as exc:
-            print(f"agentgym: cannot reach the leaderboard at {args.to}: {exc}", file=sys.stderr)
-            return 1
+        status, answer = _post(args.to, body, args.timeout)
         if status >= 400:
             where = ", ".join(f"{k} {answer[k]}" for k in ("episode", "step", "field") if answer.get(k) is not None)
             print(f"agentgym: submission rejected ({status} {answer.get('error')}): {answer.get('message')}"
@@ -173,8 +174,13 @@ def cmd_render(args: argparse.Namespace) -> int:
             if not Path(args.db).exists():
                 raise ValueError(f"no leaderboard database at {args.db}")
             store = Store(args.db)
+            source = f"the board {args.db}"
         else:
             folder = Path(args.source) if args.source else out / "submissions"
+            if not folder.is_dir():
+                raise UserError(f"no submissions folder at {folder}: render a board with --db PATH (a SQLite "
+                                f"board), or --from FOLDER (a folder of *{SUBMISSION_SUFFIX} files)")
+            source = f"{folder}"
             try:
                 store = _verified_store(folder, tmp)
             except SubmissionError as exc:
@@ -184,8 +190,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "LEADERBOARD.md").write_text(render_markdown(sections, submit_url=args.submit_url), "utf-8")
     (out / "index.html").write_text(render_html(sections, submit_url=args.submit_url), "utf-8")
+    entries = sum(len(s.rows) + len(s.reference) for s in sections)
     print(f"wrote {out / 'LEADERBOARD.md'} and {out / 'index.html'} "
-          f"({sum(len(s.rows) + len(s.reference) for s in sections)} entries)")
+          + (f"({entries} entries)" if entries else f"(the board is empty: no submissions in {source})"))
     return 0
 
 
@@ -245,7 +252,8 @@ def add_leaderboard_commands(sub: Any) -> None:
     p.add_argument("--agent-name", default=None, help="the agent's display name (default: the run's agent)")
     p.add_argument("--org", default="", help="your organisation")
     p.add_argument("--description", default="", help="a short description (up to 2,000 characters)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the server (default: 600)")
+    p.add_argument("--timeout", type=positive_float, default=600.0,
+                   help="seconds to wait for the server (default: 600)")
     p.set_defaults(func=cmd_submit)
 
     lb = sub.add_parser("leaderboard", help="serve, render, show or verify a leaderboard",
@@ -253,17 +261,23 @@ def add_leaderboard_commands(sub: Any) -> None:
                                     "static board (LEADERBOARD.md and index.html).")
     lsub = lb.add_subparsers(dest="leaderboard_command", required=True, metavar="ACTION")
 
-    s = lsub.add_parser("serve", help="serve the board and accept submissions over HTTP (FastAPI, uvicorn)")
+    s = lsub.add_parser("serve", help="serve the board and accept submissions over HTTP (FastAPI, uvicorn)",
+                        description="Serve the board of a SQLite database over HTTP: GET /leaderboard (the page), "
+                                    "/leaderboard.json and /submissions/ID; POST /submissions replays and "
+                                    "verifies every episode of a submission before it is ranked.")
     s.add_argument("--db", default=DEFAULT_DB, help=f"the SQLite board (default: {DEFAULT_DB}; created if missing)")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
-    s.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    s.add_argument("--port", type=tcp_port, default=LEADERBOARD_PORT,
+                   help=f"TCP port (default: {LEADERBOARD_PORT}; the env server's is {ENV_SERVER_PORT})")
     s.add_argument("--public-url", default=None, help="the base URL shown on the page (default: http://HOST:PORT)")
-    s.add_argument("--workers", type=int, default=None, help="replay processes per verification (default: by size)")
+    s.add_argument("--workers", type=at_least(1), default=None,
+                   help="replay processes per verification (default: by size)")
     s.set_defaults(func=cmd_serve)
 
     r = lsub.add_parser("render", help="write the static board: LEADERBOARD.md and index.html",
                         description="Render the board from a SQLite board (--db) or by verifying every "
-                                    f"*{SUBMISSION_SUFFIX} file of a folder (--from, default OUT/submissions).")
+                                    f"*{SUBMISSION_SUFFIX} file of a folder (--from, default OUT/submissions); "
+                                    "an empty source renders an empty board and says so.")
     r.add_argument("--out", required=True, help="the folder to write, e.g. leaderboard/")
     src = r.add_mutually_exclusive_group()
     src.add_argument("--db", default=None, help="render the entries of this SQLite board")
@@ -271,12 +285,17 @@ def add_leaderboard_commands(sub: Any) -> None:
     r.add_argument("--submit-url", default="URL", help="the submission URL shown in the how-to sentence")
     r.set_defaults(func=cmd_render)
 
-    w = lsub.add_parser("show", help="print the board of a SQLite board as Markdown")
+    w = lsub.add_parser("show", help="print the board of a SQLite board as Markdown",
+                        description="Print the ranked board of a SQLite board (written by `agentgym submit --db` "
+                                    "or `agentgym leaderboard serve`) as Markdown tables, one per suite.")
     w.add_argument("--db", default=DEFAULT_DB, help=f"the SQLite board (default: {DEFAULT_DB})")
     w.add_argument("--submit-url", default="URL", help="the submission URL shown in the how-to sentence")
     w.set_defaults(func=cmd_show)
 
-    v = lsub.add_parser("verify", help="replay and check submission files without storing them")
+    v = lsub.add_parser("verify", help="replay and check submission files without storing them",
+                        description="Replay every episode of each submission file as the server would and print "
+                                    "ok or REJECTED (with the first offending episode and step) per file; exits 1 "
+                                    "when one is rejected. Nothing is stored.")
     v.add_argument("files", nargs="+", help=f"submission files (*{SUBMISSION_SUFFIX})")
-    v.add_argument("--workers", type=int, default=None, help="replay processes (default: by size)")
+    v.add_argument("--workers", type=at_least(1), default=None, help="replay processes (default: by size)")
     v.set_defaults(func=cmd_verify)

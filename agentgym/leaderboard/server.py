@@ -35,6 +35,7 @@ from agentgym.leaderboard.page import CSP, render_html
 from agentgym.leaderboard.service import entry_status, receive
 from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import LIMITS, Limits, SubmissionError
+from agentgym.server.serve import LEADERBOARD_PORT
 
 __all__ = ["create_app", "serve"]
 
@@ -143,12 +144,17 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
     return app
 
 
-def serve(db: str | Path, host: str = "127.0.0.1", port: int = 8000, *, public_url: str | None = None,
+def serve(db: str | Path, host: str = "127.0.0.1", port: int = LEADERBOARD_PORT, *, public_url: str | None = None,
           workers: int | None = None, log_level: str = "info") -> None:
     """Run the leaderboard with uvicorn until interrupted, with the env server's connection
-    defences (header, body and send timeouts, a connection limit, rate-limited logs)."""
-    from agentgym.server.serve import uvicorn_server
+    defences (header, body and send timeouts, a connection limit, rate-limited logs).
 
+    Raises:
+        UserError: the port is in use or the address cannot be listened on.
+    """
+    from agentgym.server.serve import listen_socket, uvicorn_server
+
+    sock = listen_socket(host, port)
     url = public_url or f"http://{host}:{port}"
     app = create_app(db, public_url=url, workers=workers)
-    uvicorn_server(app, host=host, port=port, log_level=log_level).run()
+    uvicorn_server(app, host=host, port=port, log_level=log_level).run(sockets=[sock])

@@ -28,7 +28,7 @@ simulated time when it happened (latency noise), for recovery times in milliseco
 | corruption | `Corruption(rate)` | every successful read result with a data leaf | tool | path, from, to, how | the step consuming ``from`` |
 | distractors | `Distractors(n)` | each reset; each call to a decoy | ``tools`` / decoy | added / clone_of, effect | None (a decoy is no step) |
 | ambiguity | `Ambiguity(rate)` | each reset | constraint | the family's description | the constraint |
-| goal_shift | `GoalShift(rate)` | each reset (logged when announced) | constraint | from, to | the constraint |
+| goal_shift | `GoalShift(rate)` | each reset (logged when announced) | constraint or detail | from, to | the constraint |
 | typos | `Typos(rate)` | every user message | ``user`` | message, changes | None |
 
 `ActionConstraint(allowed_tools, forbid)` is a policy, not noise: it refuses calls (error
@@ -40,7 +40,8 @@ and are logged with ``recoverable: False`` (metrics leave them out of recovery s
 - a tool failure, a corrupted result or a decoy call in the episode's last turn (no turn is left
   to retry, re-query or redo), or once the time budget is spent;
 - the latency charge that passes the task's time budget (the episode is truncated);
-- a goal shift announced with fewer than two turns left (the family says so: cancel and rebook);
+- a goal shift with too few turns left to act on it, or (tool use) after a record the new goal
+  does not want and no tool can undo (the family says so in its `NoiseEvent`);
 - whatever else a family marks unrecoverable in its `NoiseEvent`.
 Injected tool failures are marked ``injected`` in the call record and never count as the
 agent's errors.

@@ -7,7 +7,10 @@ import json
 import sys
 from typing import Any
 
+from agentgym.cli_parser import Parser, tcp_port
+from agentgym.errors import run_command
 from agentgym.server.config import ServerConfig
+from agentgym.server.serve import ENV_SERVER_PORT, LEADERBOARD_PORT
 
 __all__ = ["add_serve_command", "cmd_serve"]
 
@@ -25,7 +28,8 @@ def add_serve_command(sub: Any) -> argparse.ArgumentParser:
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``serve``: where to listen, which envs, and one per `ServerConfig` field."""
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="TCP port (default: 8000)")
+    p.add_argument("--port", type=tcp_port, default=ENV_SERVER_PORT,
+                   help=f"TCP port (default: {ENV_SERVER_PORT}; the leaderboard's is {LEADERBOARD_PORT})")
     p.add_argument("--env", action="append", dest="env_ids", metavar="ID",
                    help="serve only this id (repeatable; default: every AgentRL/* id)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
@@ -53,14 +57,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m agentgym.server``: the same options as ``agentgym serve``."""
-    parser = argparse.ArgumentParser(prog="python -m agentgym.server", description="Serve agentgym envs.")
+    parser = Parser(prog="python -m agentgym.server", description="Serve agentgym envs (as `agentgym serve`).")
     add_serve_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return cmd_serve(args)
-    except ValueError as exc:  # a bad limit or an unregistered --env: a message, not a traceback
-        print(f"agentgym serve: error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(cmd_serve, parser.parse_args(argv), prog="agentgym serve")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """`RemoteEnv`: a `gymnasium.Env` whose episodes run on an agentgym env server.
 
-    env = RemoteEnv("http://127.0.0.1:8000", "AgentRL/Dialog-v0", difficulty="easy")
-    env = gym.make("AgentRL/Remote-v0", url="http://127.0.0.1:8000", env_id="AgentRL/Dialog-v0")
+    env = RemoteEnv("http://127.0.0.1:8100", "AgentRL/Dialog-v0", difficulty="easy")
+    env = gym.make("AgentRL/Remote-v0", url="http://127.0.0.1:8100", env_id="AgentRL/Dialog-v0")
 
 Every reset and step is one round trip, over HTTP or (``transport="ws"``) over one WebSocket;
 the episode is byte-identical to the same episode in process. ``close()`` deletes the session.
@@ -107,7 +107,7 @@ class RemoteEnv(gym.Env[str, str]):
     """An agentgym env served by ``agentgym serve``, as a local `gymnasium.Env`.
 
     Args:
-        url: the server, e.g. ``http://127.0.0.1:8000``; None starts (once per process) a loopback
+        url: the server, e.g. ``http://127.0.0.1:8100``; None starts (once per process) a loopback
             server in a thread of this process, so ``gym.make("AgentRL/Remote-v0")`` works
             alone (the conformance checks use it).
         env_id: the id to open on the server (default ``AgentRL/Dialog-v0``).

@@ -3,6 +3,7 @@ the background of this process (tests, examples, notebooks)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -12,7 +13,13 @@ from typing import Any
 
 from agentgym.server.config import ConnectionLimits, ServerConfig
 
-__all__ = ["serve", "ServerThread", "uvicorn_server"]
+__all__ = ["serve", "ServerThread", "uvicorn_server", "listen_socket", "ENV_SERVER_PORT", "LEADERBOARD_PORT"]
+
+#: The default ports of the env server (`agentgym serve`) and of the leaderboard (`agentgym
+#: leaderboard serve`): apart from each other and from 8000, where vLLM and most model servers
+#: listen, so an agent's model, the envs and a board can run on one machine.
+ENV_SERVER_PORT = 8100
+LEADERBOARD_PORT = 8200
 
 #: Seconds uvicorn waits for open requests at shutdown before cancelling them: a peer that never
 #: reads must not hold a shutdown for ever.
@@ -71,11 +78,45 @@ def uvicorn_server(app: Any, *, host: str, port: int, log_level: str, limits: Co
                 for listening in server.sockets:
                     with socket.socket(fileno=os.dup(listening.fileno())) as again:
                         again.listen(_LISTEN_QUEUE)
+            if sockets:
+                # uvicorn names the address only for sockets it bound itself (`listen_socket` binds ours).
+                host, port = sockets[0].getsockname()[:2]
+                logging.getLogger("uvicorn.error").info("listening on http://%s:%d (Ctrl+C to stop)",
+                                                        f"[{host}]" if ":" in host else host, port)
 
     return Server(config)
 
 
-def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: int = 8000,
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to `host`:`port` for a server to listen on.
+
+    Bound here, before uvicorn starts, so that a port in use or an address this machine does not
+    have is one clear error instead of uvicorn's startup log and exit.
+
+    Raises:
+        UserError: naming the address and what to do.
+    """
+    import errno
+
+    from agentgym.errors import UserError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP spelt out: asyncio sets TCP_NODELAY only on sockets that say so, and without
+    # it every response waits 40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(f"port {port} on {host} is in use (a server already running there?); "
+                            "choose another with --port") from exc
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    return sock
+
+
+def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: int = ENV_SERVER_PORT,
           env_ids: Iterable[str] | None = None, log_level: str = "info") -> None:
     """Serve the envs with uvicorn until interrupted.
 
@@ -92,8 +133,9 @@ def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: 
 
     cfg = config or ServerConfig()
     app = create_app(cfg, env_ids=env_ids)
+    sock = listen_socket(host, port)
     uvicorn_server(app, host=host, port=port, log_level=log_level, limits=cfg.connection_limits(),
-                   ws_max_bytes=cfg.max_body_bytes).run()
+                   ws_max_bytes=cfg.max_body_bytes).run(sockets=[sock])
 
 
 class ServerThread:
@@ -113,11 +155,7 @@ class ServerThread:
 
         self.config = config or ServerConfig()
         self.app = create_app(self.config, env_ids=env_ids)
-        # IPPROTO_TCP spelt out: asyncio sets TCP_NODELAY only on sockets that say so, and without
-        # it every response waits 40 ms for the client's delayed ACK.
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, 0))
+        self._sock = listen_socket(host, 0)
         self.port: int = self._sock.getsockname()[1]
         self.url = f"http://{host}:{self.port}"
         from agentgym.server.connections import ConnectionGuard

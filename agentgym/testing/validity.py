@@ -230,12 +230,20 @@ def render(matrix: Matrix, *, command: str, commit: str | None, date: str) -> st
     return "\n".join(out)
 
 
-def write_section(doc: Path, text: str) -> None:
-    """Replace the generated section of `doc` (between `BEGIN` and `END`) with `text`."""
+def _doc_body(doc: Path) -> str:
+    """The text of `doc`, which must hold a generated section (between `BEGIN` and `END`)."""
+    if not doc.is_file():
+        raise ValueError(f"no doc at {doc} to write the matrix into: run from the repository root, or give "
+                         "--doc PATH (or --doc '' for none)")
     body = doc.read_text("utf-8")
     if BEGIN not in body or END not in body:
         raise ValueError(f"{doc} has no generated section: it needs the lines {BEGIN!r} and {END!r}")
-    head, rest = body.split(BEGIN, 1)
+    return body
+
+
+def write_section(doc: Path, text: str) -> None:
+    """Replace the generated section of `doc` (between `BEGIN` and `END`) with `text`."""
+    head, rest = _doc_body(doc).split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     doc.write_text(f"{head}{BEGIN}\n{text.rstrip()}\n{END}{tail}", "utf-8")
 
@@ -245,6 +253,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from agentgym.eval.records import provenance
 
     families = [f.strip() for f in args.families.split(",") if f.strip()]
+    if args.doc:
+        _doc_body(Path(args.doc))  # a doc it cannot write into is an error before minutes of episodes
     matrix = run_matrix(args.seeds, families, args.noise, n_boot=args.n_boot, workers=args.workers,
                         log=sys.stderr)
     text = render(matrix, command=_command(args), commit=provenance().get("git_commit"),
@@ -271,16 +281,18 @@ def _command(args: argparse.Namespace) -> str:
 
 def add_validate_command(sub: Any) -> None:
     """Add ``agentgym validate-metrics`` to the CLI's subcommands."""
+    from agentgym.cli_parser import at_least
+
     p = sub.add_parser("validate-metrics", help="run the defect agents against the heuristic: the metrics' "
                                                 "sensitivity matrix",
                        description="Play the heuristic and every defect agent of agentgym.testing.defects on the "
                                    "same seeds of each family, compare them with a paired bootstrap and write the "
                                    "matrix into docs/METRICS.md.")
-    p.add_argument("--seeds", type=int, default=300, help="episodes per agent and family (default: 300)")
+    p.add_argument("--seeds", type=at_least(1), default=300, help="episodes per agent and family (default: 300)")
     p.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families (default: all)")
     p.add_argument("--noise", default=NOISE, help=f"the noise of every episode (default: {NOISE})")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default: 1000)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: the cores)")
+    p.add_argument("--n-boot", type=at_least(1), default=1000, help="bootstrap resamples (default: 1000)")
+    p.add_argument("--workers", type=at_least(1), default=os.cpu_count() or 1, help="processes (default: the cores)")
     p.add_argument("--doc", default="docs/METRICS.md", help="the doc to write the matrix into ('' for none)")
     p.add_argument("--check", action="store_true", help="exit 1 when an expectation breaks")
     p.set_defaults(func=cmd_validate)

@@ -262,3 +262,26 @@ def test_splits_are_disjoint() -> None:
 def test_domain_option_is_refused() -> None:
     with pytest.raises(ValueError, match="domain"):
         CrossTaskEnv().reset(seed=0, options={"domain": "cafes"})
+
+
+def test_the_follow_up_user_understands_questions_and_never_names_the_place() -> None:
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.crosstask.followup import FollowUpUser, plan_move
+    from agentgym.envs.dialog.tasks import Booking, generate_task as dialog_task
+    from agentgym.envs.dialog.user import REPHRASE
+
+    task = dialog_task(3, {"domain": "cafes"})
+    world, gold = task.world, task.gold
+    world.bookings["B1"] = Booking("B1", gold.items[0], gold.day, gold.slot)
+    move = plan_move(world, fast_stream(3, "test/move"))
+    assert move is not None
+    user = FollowUpUser(world, move)
+    when = f"{move.day.capitalize()} {move.slot}"
+    place = world.by_id[move.place]
+    assert user.reply("When should I move it to?", 1).text == f"To {when}, please."
+    assert REPHRASE in user.reply("qwxzv plmkq", 2).text
+    assert "Yes, that one" in user.reply(f"Do you mean {place.name}?", 3).text
+    other = next(p for p in world.places if p.id != place.id)
+    assert "same cafe as before" in user.reply(f"Is it {other.name}?", 4).text
+    for text in ("Which area was it in?", "Anything else?", "OK.", "Shall I go ahead?"):
+        assert place.name not in user.reply(text, 5).text

@@ -24,6 +24,7 @@ from agentgym.eval.metrics import (
     efficiency,
     goal_consistency,
     headline,
+    judge_episode,
     pass_at_k,
     pass_hat_k,
     paired_comparison,
@@ -120,6 +121,70 @@ def make_record(calls: Sequence[dict[str, Any]] = (), *, success: bool = False, 
 
 TF = {"gold_step": 0}  # a fault hitting the search step
 BK = {"gold_step": 2}  # ... the booking step
+
+
+# ============================================================================ one episode's verdicts
+def test_judge_episode_says_what_each_call_counted_for() -> None:
+    rec = make_record([
+        call(1, "search"),
+        call(2, "check", arguments={"item_id": "z", "day": "mon"}),
+        call(3, "check"),
+        call(4, "check"),  # a repeat
+        call(5, "get_details", arguments={"item_id": "a"}),  # no plan needs it
+        call(6, "book", error="TOOL_ERROR", arguments={**BOOK, "item_id": "zz"}),  # refused
+        call(7, "book", contradicts=("area",)),
+        call(8, "search", error="TOOL_ERROR", injected=True),
+        call(9, "book", valid=False, error="INVALID_ARGS"),
+    ], parse_errors=(10,))
+    v = judge_episode(rec)
+    by_turn = {c.turn: c for c in v.calls}
+    assert [c.index for c in v.calls] == list(range(9))
+    assert by_turn[1].right and by_turn[1].useful and by_turn[1].completes == 0 and by_turn[1].steps == (0,)
+    assert by_turn[2].right and by_turn[2].completes == 1 and by_turn[3].completes is None
+    assert by_turn[4].repeat and not by_turn[4].judged and by_turn[4].right is None and by_turn[4].useful is False
+    assert not by_turn[5].judged and by_turn[5].useful is False
+    assert by_turn[6].right is False and "refused (TOOL_ERROR)" in by_turn[6].wrong_because
+    assert by_turn[7].right is False and by_turn[7].wrong_because == ("contradicts area",)
+    assert by_turn[8].injected and by_turn[8].useful is None
+    assert not by_turn[9].valid and by_turn[9].useful is None and not by_turn[9].judged
+    # The verdicts are what the aggregates pool.
+    out = tool_accuracy([rec])
+    n = v.counts
+    assert n["valid"] / n["attempts"] == pytest.approx(out["validity"]["value"]) and n["attempts"] == 9
+    assert sum(c.right is True for c in v.calls) == n["right"] and sum(c.judged for c in v.calls) == n["judged"]
+    assert n["right"] / n["judged"] == pytest.approx(out["correctness"]["value"])
+    assert sum(c.useful is True for c in v.calls) == n["useful"]
+    assert n["useful"] / n["spent"] == pytest.approx(out["efficiency"]["value"])
+    assert sum(c.completes is not None for c in v.calls) == n["done"] and v.rate("done", "gold") == 1.0
+    # Write calls are commitments; the one that contradicts the area breaks it.
+    assert [(c.turn, c.kind, c.consistent) for c in v.commitments] == [(6, "write", True), (7, "write", False)]
+    assert v.rate("consistent", "committed") == pytest.approx(goal_consistency([rec])["goal_consistency"]["value"])
+
+
+def test_judge_episode_says_what_became_of_each_fault() -> None:
+    rec = make_record(
+        [call(2, "search", error="TOOL_ERROR", injected=True), call(5, "search"),
+         call(6, "get_details", error="TOOL_ERROR", injected=True), call(7, "book", error="TOOL_ERROR", injected=True)],
+        turns=9, elapsed=[0, 100, 200, 300, 400, 500, 600, 700, 800],
+        noise=[fault("tool_failure", 2, "search", hits=TF, at_ms=100.0), fault("latency", 3, "search"),
+               fault("tool_failure", 6, "get_details", hits=None), fault("tool_failure", 7, "book", hits=BK, at_ms=600.0),
+               fault("goal_shift", 8, "time", recoverable=False)])
+    v = judge_episode(rec)
+    got = [(f.index, f.kind, f.status, f.turn, f.turns) for f in v.faults]
+    assert got == [(0, "tool_failure", "recovered", 5, 3), (2, "tool_failure", "unaffected", None, None),
+                   (3, "tool_failure", "censored", None, 2), (4, "goal_shift", "unrecoverable", None, None)]
+    assert v.faults[0].ms == pytest.approx(300.0) and v.timed  # from 100 ms to the end of turn 5 (400 ms)
+    out = recovery([rec])
+    assert (out["faults"], out["recovered"], out["censored"], out["unaffected"], out["unrecoverable"]) == (2, 1, 1, 1, 1)
+    assert len(v.noise_log) == 5 and len(v.call_log) == 4
+
+
+def test_judge_episode_of_an_episode_cut_short_reads_its_steps() -> None:
+    rec = make_record([call(1, "search")], agent_error={"type": "RuntimeError", "message": "boom"},
+                      with_metrics=False, success=True)
+    v = judge_episode(rec)
+    assert not v.success and v.score == 0.0 and v.turns == 1 and len(v.calls) == 1 and v.commitments == ()
+    assert v.rate("consistent", "committed") is None
 
 
 # ============================================================================ completion

@@ -32,6 +32,13 @@ def _by_key(path: Path) -> dict[str, dict[str, Any]]:
     return {r["key"]: _strip(r) for r in recs}
 
 
+def _record(key: str, **fields: Any) -> dict[str, Any]:
+    """A hand-made record with every field a record has (`read_records` refuses fewer)."""
+    from agentgym.eval.records import _required_fields
+
+    return {**{name: None for name in _required_fields() if name != "schema_version"}, "key": key, **fields}
+
+
 def _jobs(n: int, noise: str | None = None) -> list[EpisodeJob]:
     return [EpisodeJob(ENV, seed=s, trial=t, noise=noise) for s in range(n) for t in range(2)]
 
@@ -118,14 +125,30 @@ def test_r2_a_torn_last_line_is_cut_and_its_episode_rerun(tmp_path: Path) -> Non
         json.loads(raw)  # the file always parses
 
 
+def test_a_writer_that_writes_nothing_leaves_no_file(tmp_path: Path) -> None:
+    # A run that fails before its first episode ends (an agent that cannot be built) leaves nothing.
+    with RecordWriter(tmp_path / "run" / "records.jsonl"):
+        pass
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_line_without_the_fields_of_a_record_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "other.jsonl"
+    with RecordWriter(out) as w:
+        w.write(_record("a"))
+        w.write({"key": "b", "metrics": {}})
+    with pytest.raises(ValueError, match=r":2: not an episode record \(no actions, agent"):
+        list(read_records(out))
+
+
 def test_a_malformed_line_in_the_middle_is_an_error_naming_it(tmp_path: Path) -> None:
     out = tmp_path / "bad.jsonl"
     with RecordWriter(out) as w:
-        w.write({"key": "a"})
+        w.write(_record("a"))
     with open(out, "a", encoding="ascii") as fh:
         fh.write("{not json\n")
     with RecordWriter(out) as w:
-        w.write({"key": "b"})
+        w.write(_record("b"))
     with pytest.raises(ValueError, match=":2:"):
         list(read_records(out))
 
@@ -173,7 +196,7 @@ def test_records_carry_provenance_and_survive_any_string(tmp_path: Path) -> None
     assert rec["env"]["spec"]["id"] == ENV
     # Lone surrogates and control characters survive the file.
     with RecordWriter(out) as w:
-        w.write({"key": "odd", "actions": ["\ud800 \x00 \u202e \u200b" + "\u0301" * 100]})
+        w.write(_record("odd", actions=["\ud800 \x00 \u202e \u200b" + "\u0301" * 100]))
     odd = [r for r in read_records(out) if r["key"] == "odd"][0]
     assert odd["actions"] == ["\ud800 \x00 \u202e \u200b" + "\u0301" * 100]
 

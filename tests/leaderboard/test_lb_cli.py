@@ -174,4 +174,4 @@ def test_submit_to_an_unreachable_board_says_so_in_one_line(where: str) -> None:
     err = proc.stderr.strip()
     assert proc.returncode != 0, where
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    assert err.startswith(f"agentgym: cannot reach the leaderboard at {url}: "), err
+    assert err.startswith(f"agentgym: error: cannot reach the leaderboard at {url}: "), err

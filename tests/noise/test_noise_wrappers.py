@@ -382,6 +382,63 @@ def test_goal_shift_changes_the_gold_when_announced() -> None:
     assert shifted >= 10
 
 
+@pytest.mark.parametrize("env_id", LIVE_IDS)
+def test_goal_shift_is_announced_logged_and_moves_the_gold_in_every_family(env_id: str) -> None:
+    env = gym.make(env_id, noise="goal_shift=1")
+    shifted = 0
+    for seed in range(30):
+        env.reset(seed=seed)
+        before = json.dumps(env.unwrapped.task.gold.to_dict(), sort_keys=True, default=str)
+        for _, (_, _, _, _, info) in play(env, seed, lambda i, _: "OK.", 8):
+            evs = events(info, "goal_shift")
+            if not evs:
+                continue
+            shifted += 1
+            (event,) = evs
+            gold = env.unwrapped.task.gold.to_dict()
+            assert json.dumps(gold, sort_keys=True, default=str) != before
+            assert set(event["detail"]) >= {"from", "to", "recoverable"} and event["detail"]["from"] != event["detail"]["to"]
+            # The target is a constraint or detail the user now states, with its new value.
+            assert event["target"] in env.unwrapped.user.known_constraints()
+            said = json.dumps(info["messages"]).lower()
+            to = event["detail"]["to"]
+            assert all(str(v).lower() in said for v in (to if isinstance(to, list) else [to])) or to in (True, False,
+                                                                                                      "keep")
+            subs = gold.get("segments")
+            superseded = [c for g in ([x["gold"] for x in subs] if subs else [gold])
+                          for c in g.get("superseded_calls", ())]
+            assert superseded, "the old plan is kept for the metrics"
+            break
+    assert shifted >= 10, shifted
+
+
+@pytest.mark.parametrize("domain", ["finance", "calendar", "orders", "ops"])
+def test_a_tooluse_goal_shift_changes_one_parameter_and_the_solver_gives_the_new_gold(domain: str) -> None:
+    from agentgym.envs.tooluse.domains import load_domains
+
+    env = gym.make("AgentRL/ToolUse-v0", noise="goal_shift=1", split="test" if domain == "ops" else "train")
+    spec = load_domains()[domain]
+    shifted = 0
+    for seed in range(60):
+        env.reset(seed=seed, options={"domain": domain})
+        task = env.unwrapped.task
+        options = {(s.detail, json.dumps(s.new)): s for s in spec.shifts(task.world, task.goal.job)}
+        old_plan = [s.to_dict() for s in task.gold.plan]
+        for _ in range(6):
+            *_, info = env.step("OK.")
+            evs = events(info, "goal_shift")
+            if evs:
+                (event,) = evs
+                planned = options[(event["target"], json.dumps(event["detail"]["to"]))]
+                gold = env.unwrapped.task.gold
+                assert gold.effects == planned.gold.effects and gold.plan == planned.gold.plan
+                assert list(gold.superseded)[:len(old_plan)] == old_plan
+                assert planned.announce in info["messages"][-1]["content"]
+                shifted += 1
+                break
+    assert shifted >= 15, shifted
+
+
 def test_wrappers_compose_in_the_canonical_order_whatever_the_spelling() -> None:
     a = gym.make(DIALOG, noise="typos=0.2,latency=10,tool_failure=0.1")
     b = gym.make(DIALOG, noise={"tool_failure": 0.1, "typos": 0.2, "latency": 10})

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from agentgym.agents.base import call, tool_results
 
-__all__ = ["DialogStrategy", "DialogBeliefs", "parse_brief_vocab", "heard_facts", "update_beliefs"]
+__all__ = ["DialogStrategy", "DialogBeliefs", "parse_brief_vocab", "heard_facts", "update_beliefs", "search_arguments"]
 
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SLOTS = ("morning", "afternoon", "evening")
@@ -78,6 +78,22 @@ def heard_facts(user_text: str, vocab: dict[str, list[str]]) -> Iterator[tuple[s
         for s in _SLOTS:
             if s in sentence:
                 yield "slot", s
+
+
+def search_arguments(b: DialogBeliefs) -> dict[str, Any]:
+    """The `search` filters that what the agent believes of the user's needs amounts to."""
+    args: dict[str, Any] = {}
+    if b.category:
+        args["category"] = b.category
+    if b.area:
+        args["area"] = b.area
+    if b.max_price is not None:
+        args["max_price"] = b.max_price
+    if b.min_rating is not None:
+        args["min_rating"] = b.min_rating
+    if b.amenities:
+        args["amenities"] = list(b.amenities)
+    return args
 
 
 def update_beliefs(b: DialogBeliefs, user_text: str, vocab: dict[str, list[str]]) -> None:
@@ -171,17 +187,7 @@ class DialogStrategy:
             self._searched = True
             if self._candidates == [] and self._page > 1 and self._exhausted:
                 return "I couldn't find anything that fits. Anything else I should know?"
-            args: dict[str, Any] = {}
-            if b.category:
-                args["category"] = b.category
-            if b.area:
-                args["area"] = b.area
-            if b.max_price is not None:
-                args["max_price"] = b.max_price
-            if b.min_rating is not None:
-                args["min_rating"] = b.min_rating
-            if b.amenities:
-                args["amenities"] = list(b.amenities)
+            args = search_arguments(b)
             if self._page > 1:
                 args["page"] = self._page
             self._page += 1

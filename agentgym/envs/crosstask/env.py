@@ -51,7 +51,10 @@ class CrossTaskEnv(AgentEnv):
 
     ## Noise
     Composable with every `agentgym.noise` wrapper; ambiguity blurs the first request, a goal
-    shift moves the first dialog booking's time.
+    shift changes the first sub-task that offers one, in its family's terms (a booking's time, a
+    payout currency, a meeting's length ...), logged with the sub-task's index before its target
+    (``"0:currency"``). Each sub-task's user understands and judges as in its own family
+    (`agentgym.envs.dialog.user`, `agentgym.envs.tooluse.user`).
 
     ## Registered ids
     `AgentRL/CrossTask-v0`.

@@ -2,7 +2,8 @@
 
 A follow-up works on the world of an earlier dialog sub-task and never names the place: the
 agent must remember which booking it made. It is built when it starts, from the booking the
-user accepted then.
+user accepted then. Its user reads messages as every dialog user does (the new time when asked,
+yes or no to a place proposed, a request to rephrase what it cannot place).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from agentgym.core.task import Score, SimulatedUser, UserTurn, WorldEvent
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
+from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, understanding
 
 __all__ = ["MoveBooking", "FollowUpUser", "plan_move", "score_move"]
 
@@ -79,7 +81,30 @@ class FollowUpUser(SimulatedUser):
                 f"{self._when}?")
 
     def reply(self, message: str, turn: int) -> UserTurn:
-        return UserTurn(f"Please move the {self._noun} we booked before to {self._when}, same place.")
+        # Read like every dialog user's message (`agentgym.envs.dialog.user.understanding`); the
+        # user never names the place: the assistant must remember which booking it made.
+        again = f"Please move the {self._noun} we booked before to {self._when}, same place."
+        if not message.strip():
+            return UserTurn(again)
+        r = understanding(self._world.domain).read(message)
+        if r.salad:
+            return UserTurn(KEYWORDS)
+        if not r.placed:
+            return UserTurn(REPHRASE)
+        if r.places:
+            booked = self._world.by_id[self._move.place]
+            if any(k in (booked.name.lower(), booked.id) for k in r.places):
+                return UserTurn(f"Yes, that one. Please move it to {self._when}.")
+            return UserTurn(f"No, I mean the same {self._noun} as before. {again}")
+        if r.asked == ("time",):
+            return UserTurn(f"To {self._when}, please.")
+        if r.asked or r.open:
+            return UserTurn(f"Nothing else changes: same {self._noun} as before, just at {self._when}.")
+        if r.confirm:
+            return UserTurn("Yes, please go ahead.")
+        if r.question:
+            return UserTurn(REPHRASE)
+        return UserTurn(again)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         if not any(e.kind == "booked" for e in events):

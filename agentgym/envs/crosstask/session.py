@@ -397,9 +397,16 @@ class SessionUser(SimulatedUser):
         return None if event is None else NoiseEvent(f"{first.index}:{event.target}", event.detail, event.recoverable)
 
     def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
+        # The first sub-task whose user offers a shift gets it (in its own terms: a booking's
+        # time, a payout currency, a meeting's length ...); its target is prefixed with the
+        # sub-task's index, as its constraints are.
         for s in self.session.segments:
-            if s.task is not None and self.users[s.index].plan_goal_shift(rng, fire):
-                return True
+            if s.task is not None:
+                def fire_in(event: NoiseEvent, index: int = s.index) -> None:
+                    fire(NoiseEvent(f"{index}:{event.target}", event.detail, event.recoverable))
+
+                if self.users[s.index].plan_goal_shift(rng, fire_in):
+                    return True
         return False
 
 

@@ -11,6 +11,7 @@ from importlib import resources
 from typing import Any
 
 from agentgym.core.data import read_json, read_json_file, strict
+from agentgym.core.understanding import Lexicon, parse_lexicon
 
 __all__ = ["Domain", "Lexicon", "load_domains", "load_lexicon", "DAYS", "SLOTS"]
 
@@ -44,15 +45,6 @@ class Domain:
         # A domain keys the per-domain caches looked up on every reset; hashing its name alone
         # (equal domains have equal names) spares hashing every vocabulary tuple (~1 us).
         return hash(self.name)
-
-
-@dataclass(frozen=True)
-class Lexicon:
-    """How the simulated user recognises what an assistant asks about."""
-
-    question_cues: tuple[str, ...]
-    slots: dict[str, tuple[str, ...]]
-    generic: tuple[str, ...]
 
 
 def parse_domain(raw: Any, where: str = "domain") -> Domain:
@@ -100,12 +92,5 @@ def load_domains() -> dict[str, Domain]:
 
 @lru_cache(maxsize=None)
 def load_lexicon() -> Lexicon:
-    """The user's question lexicon."""
-    d = strict(_read("lexicon.json"), {"question_cues", "slots", "generic"}, "lexicon.json")
-    return Lexicon(
-        question_cues=tuple(d["question_cues"]),
-        slots={k: tuple(v) for k, v in d["slots"].items()},
-        generic=tuple(d["generic"]),
-    )
-
-
+    """The words the dialog user recognises per slot (``data/lexicon.json``, parsed strictly)."""
+    return parse_lexicon(_read("lexicon.json"), "lexicon.json")

@@ -22,6 +22,20 @@ class DialogEnv(AgentEnv):
     places with a category, an area, a price, a rating, amenities and weekly availability. A
     reference solver fixes the gold: the exact set of places that meet every
     constraint at the wanted time (up to six; goals that more places would meet are redrawn).
+    Goals are also drawn so that asking is needed: among the places open at the wanted time that
+    fit what the user states up front, at least the user's patience plus two places outside the
+    gold outrank every gold place on rating, and as many on price, each breaking a constraint
+    not yet stated (what the user states up front is chosen for that: its lead attribute, or
+    only the time, or nothing but the kind of place), so no order of the search results leads a
+    never-ask agent to the gold. (A world with no such goal in 64 draws would keep its smallest
+    goal; none of 8,000 generated tasks needed that.)
+
+    The user (`agentgym.envs.dialog.user`) reads every message with the shared rule-based
+    understanding engine (`agentgym.core.understanding`): whole words, inflections, synonyms and
+    paraphrases of every slot, questions and requests in any form, several slots per message,
+    exclusions ("no need to tell me the price yet", "besides the area") and statements that only
+    mention a slot; an open question ("anything else I should know?") gets one requirement not yet
+    stated; a message it cannot place, or a list of keywords, gets a request to rephrase.
 
     ## Observation
     Text (`UnicodeText`): on reset the system brief and the user's first message; on each step
@@ -35,27 +49,32 @@ class DialogEnv(AgentEnv):
     `<tool_call>` tags, in a fenced json block or OpenAI `tool_calls` (several per turn allowed);
     anything else is a message to the user. Tools: `search`, `get_details`,
     `check_availability`, `book`, `cancel_booking`. Malformed or invalid calls come back as
-    `[error CODE] ...` and count against the agent; a tool never runs on invalid arguments.
+    `[error CODE] ...` and count against the agent; a tool never runs on invalid arguments. A
+    proposal in a message ("How about Harbor Grill?", by name or id) is judged exactly like a
+    booking: every constraint and the place's availability at the wanted time (or at the day and
+    time the proposal names); a rejected proposal costs patience like a wrong booking.
 
     ## Reward
     0 on every step but the last; then the share of goal constraints the single active booking
     meets (0 with no booking or with several). Success when all are met.
 
     ## Termination
-    Terminated when the user accepts a booking or gives up (after 3 wrong bookings on easy, at
-    the first wrong one on medium and hard); truncated at the turn budget (16 / 20 / 24 turns by
-    difficulty).
+    Terminated when the user accepts a booking or gives up (at the first wrong booking or
+    proposal, on every difficulty: its patience is 1, so a probe cannot stand in for a question);
+    truncated at the turn budget (16 / 20 / 24 turns by difficulty).
 
     ## Difficulty
-    `easy`: 2-3 constraints, none late. `medium`: 3-4, one late. `hard`: 5-6, of which 2 (of 5)
-    or 3 (of 6) late. A late constraint is volunteered after a few turns (medium: turn 5-10,
-    hard: 6-12) or when a booking breaks it; asking does not reveal it early.
+    `easy`: 3 constraints (the time and two attributes), none late. `medium`: 3-4, one late.
+    `hard`: 5-6, of which 2 (of 5) or 3 (of 6) late. A late constraint is revealed only when the
+    user volunteers it, after a few turns (medium: turn 5-10, hard: 6-12): asking does not reveal
+    it early, and a proposal or booking that breaks it before then is rejected without the reason.
 
     ## Splits
     `train`: cafes, restaurants, stays. `test`: coworking, event_venues (unseen domains).
 
     ## Noise
-    Composable with every `agentgym.noise` wrapper (`gym.make(id, noise="...")`).
+    Composable with every `agentgym.noise` wrapper (`gym.make(id, noise="...")`). A goal shift
+    moves the wanted time (announced from turn 2-4, or on seeing the first booking).
 
     ## Registered ids
     `AgentRL/Dialog-v0`.

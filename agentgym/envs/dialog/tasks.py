@@ -2,7 +2,10 @@
 
 The generator picks a target place and a time it is open, derives the goal's constraints from the
 target's attributes (so the task is solvable), and enumerates exactly the places that satisfy the
-whole goal at that time (`Gold.items`), redrawing goals that too many places would satisfy.
+whole goal at that time (`Gold.items`), redrawing goals that too many places would satisfy or that
+an agent could guess without asking (`guessable`: decoys must outrank every gold place on rating
+and on price among the places that fit what the user states up front; what it states is chosen
+so they do).
 """
 
 from __future__ import annotations
@@ -11,25 +14,30 @@ import math
 from math import floor
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, NamedTuple
 
-from agentgym.core.seeding import Rng, fast_stream
+from agentgym.core.seeding import Rng, fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 
 __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "satisfying_places",
-           "place_phrases", "DIFFICULTY"]
+           "place_phrases", "guessable", "DIFFICULTY"]
 
 #: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many arrive
 #: late and from which turns they are volunteered, the wrong bookings after which the user gives
 #: up, and the turn budget.
 DIFFICULTY: dict[str, dict[str, Any]] = {
-    "easy": {"n": (2, 3), "late": 0, "late_turns": (3, 7), "patience": 3, "max_turns": 16},
+    "easy": {"n": (3, 3), "late": 0, "late_turns": (3, 7), "patience": 1, "max_turns": 16},
     "medium": {"n": (3, 4), "late": 1, "late_turns": (5, 10), "patience": 1, "max_turns": 20},
     "hard": {"n": (5, 6), "late": 3, "late_turns": (6, 12), "patience": 1, "max_turns": 24},
 }
+_RATING, _PRICE = attrgetter("rating"), attrgetter("price")
 #: A goal is redrawn until at most this many places satisfy it (up to MAX_GOAL_DRAWS times).
 MAX_GOLD = 6
+#: Decoys needed beyond the patience in each naive order, so a never-ask agent that loses a few
+#: of them (a failed call it does not repeat) still runs out of patience first.
+DECOY_MARGIN = 2
 MAX_GOAL_DRAWS = 64
 
 
@@ -243,38 +251,65 @@ def _make_world(domain: Domain, rng: Rng) -> World:
 
 
 def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
-    # Draw goals until one is selective enough that the set of satisfying places is small; the
-    # set is then enumerated exactly (the world is never edited to force uniqueness).
-    best: Gold | None = None
-    bounds = _Bounds(max(p.price for p in world.places), min(p.rating for p in world.places))
+    # Draw goals until one is selective enough that the set of satisfying places is small and a
+    # never-ask agent cannot guess it (see `guessable`); the set is then enumerated exactly (the
+    # world is never edited to force uniqueness). Should no draw pass, the smallest goal of as
+    # many further draws is taken.
+    by_rating, by_price = sorted(world.places, key=_RATING, reverse=True), sorted(world.places, key=_PRICE)
+    need = min(DIFFICULTY[difficulty]["patience"] + DECOY_MARGIN, len(by_rating)) - 1
+    bounds = _Bounds(by_rating, by_price, by_rating[need].rating, by_price[need].price)
     for _ in range(MAX_GOAL_DRAWS):
         gold = _draw_goal(world, bounds, difficulty, rng)
-        if gold is None:
-            continue
-        if len(gold.items) <= MAX_GOLD:
+        if gold is not None:
             return gold
-        if best is None or len(gold.items) < len(best.items):
+    best: Gold | None = None
+    for _ in range(MAX_GOAL_DRAWS):
+        gold = _draw_goal(world, bounds, difficulty, rng, fair_only=False)
+        if gold is not None and (best is None or len(gold.items) < len(best.items)):
             best = gold
     assert best is not None, "no place can carry a goal of this difficulty"
     return best
 
 
 class _Bounds(NamedTuple):
-    """The world's top price and lowest rating: a constraint at either would be vacuous."""
+    """The world's places in rating order (best first) and in price order (cheapest first),
+    sorted once per goal search; their ends are the top price and the lowest rating, at which a
+    constraint would be vacuous. A target rated `rating_cap` or more, or priced `price_floor` or
+    less, has too few places above it in one order to leave room for the decoys."""
 
-    top_price: int
-    low_rating: float
+    by_rating: list[Place]
+    by_price: list[Place]
+    rating_cap: float
+    price_floor: int
+
+    @property
+    def top_price(self) -> int:
+        return self.by_price[-1].price
+
+    @property
+    def low_rating(self) -> float:
+        return self.by_rating[-1].rating
 
 
-def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng) -> Gold | None:
+def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_only: bool = True) -> Gold | None:
+    """A goal drawn around a random target; None when the draw cannot carry one (the target is
+    closed at the drawn time or has too few attributes) or, with `fair_only`, when the goal is
+    too large or a never-ask agent could guess it."""
     spec = DIFFICULTY[difficulty]
+    rnd = rng.random
+    places = world.places
     # The target is a place open at a drawn time; its attributes become the constraints, so the
-    # task is solvable by construction.
-    target = world.places[int(rng.integers(len(world.places)))]
-    day, slot = DAYS[int(rng.integers(7))], SLOTS[int(rng.integers(3))]
-    n_total = int(rng.integers(spec["n"][0], spec["n"][1] + 1))
-    if not target.is_open(day, slot):
+    # task is solvable by construction. (Scalar draws as `int(random() * n)`: the values
+    # `Rng.integers` gives, without its call overhead; a reset makes several draws.)
+    target = places[int(rnd() * len(places))]
+    d, s = int(rnd() * 7), int(rnd() * 3)
+    lo_n, hi_n = spec["n"]
+    n_total = lo_n + int(rnd() * (hi_n - lo_n + 1))
+    bit = d * 3 + s
+    if not target.open >> bit & 1:
         return None
+    if fair_only and (target.rating >= bounds.rating_cap or target.price <= bounds.price_floor):
+        return None  # a gold place this high in an order leaves no room for decoys above it
     # Skip attributes that every place of this world meets (the world's top price, a rating
     # under 3.5): no vacuous constraints.
     kinds = ["category", "area"]
@@ -285,9 +320,9 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng) -> Gold
     kinds += [f"amenity:{a}" for a in target.amenities[:2]]
     if len(kinds) < n_total - 1:
         return None
-    order = [kinds[i] for i in rng.permutation(len(kinds))][: n_total - 1]
     attrs: list[tuple[str, str, Any]] = []
-    for k in order:
+    for i in rng.permutation(len(kinds))[: n_total - 1]:
+        k = kinds[i]
         if k == "category":
             attrs.append(("category", "category", target.category))
         elif k == "area":
@@ -298,22 +333,117 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng) -> Gold
             attrs.append(("rating", "rating", math.floor(target.rating * 2) / 2))
         else:
             attrs.append((k, "amenity", k.split(":", 1)[1]))
+    items = _satisfying(places, attrs, bit)
+    if fair_only and len(items) > MAX_GOLD:
+        return None
     late = min(spec["late"], n_total - 3) if difficulty == "hard" else spec["late"]  # hard: 2 late of 5, 3 of 6
-    constraints: list[Constraint] = []
-    time_reveal = "upfront" if rng.random() < 0.7 else "ask"
-    constraints.append(Constraint("time", "time", (day, slot), time_reveal))
+    time_up = rnd() < 0.7
+    lead = attrs[0] if len(attrs) > late else None  # the attribute the user would state first
+    # Whether the user states its lead attribute up front is chosen so the gold cannot be
+    # guessed (`_fair_statement`).
+    stated = (_fair_statement(bounds, world, items, lead, bit, spec["patience"] + DECOY_MARGIN)
+              if len(items) <= MAX_GOLD else None)
+    if stated is None and fair_only:
+        return None
+    attr_up = lead is not None if stated is None else stated
+    day, slot = DAYS[d], SLOTS[s]
+    constraints = [Constraint("time", "time", (day, slot), "upfront" if time_up else "ask")]
     for i, (cid, kind, value) in enumerate(attrs):
         if i >= len(attrs) - late:
             reveal = "late"
-        elif i == 0:
+        elif i == 0 and attr_up:
             reveal = "upfront"
         else:
             reveal = "ask"
         constraints.append(Constraint(cid, kind, value, reveal))
-    items = satisfying_places(world, constraints, day, slot)
     lo, hi = spec["late_turns"]
-    late_turns = tuple(sorted(rng.integers(lo, hi + 1, size=late)))
+    late_turns = tuple(sorted(lo + int(rnd() * (hi - lo + 1)) for _ in range(late)))
     return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
+
+
+def _satisfying(places: list[Place], attrs: list[tuple[str, str, Any]], bit: int) -> tuple[str, ...]:
+    """`satisfying_places` of the drawn attributes (id, kind, value) at the time of bit `bit`."""
+    for _, kind, value in attrs:
+        places = keep(places, kind, value)
+    return tuple(p.id for p in places if p.open >> bit & 1)
+
+
+def _fair_statement(bounds: _Bounds, world: World, items: tuple[str, ...], lead: tuple[str, str, Any] | None,
+                    bit: int, need: int) -> bool | None:
+    """Whether the user states the lead attribute up front (True), leaves it to be asked so the
+    gold cannot be guessed (False), or neither works (None), with `need` decoys in each order.
+
+    Only places open at the time and strictly better rated, or cheaper, than every gold place
+    can be decoys (a gold place never is): the world's places in rating and in price order are
+    walked while they are, each counted by whether it also fits the lead attribute (a decoy
+    even when that is stated). See `guessable`.
+    """
+    by_id = world.by_id
+    top = max(by_id[i].rating for i in items)
+    low = min(by_id[i].price for i in items)
+    fits = None if lead is None else _FITS[lead[1]]
+    value = None if lead is None else lead[2]
+    rating_fit = rating_all = 0
+    for p in bounds.by_rating:
+        if p.rating <= top:
+            break
+        if p.open >> bit & 1:
+            rating_all += 1
+            if fits is None or fits(p, value):
+                rating_fit += 1
+                if rating_fit >= need:  # enough decoys whatever is stated
+                    break
+    price_fit = price_all = 0
+    for p in bounds.by_price:
+        if p.price >= low:
+            break
+        if p.open >> bit & 1:
+            price_all += 1
+            if fits is None or fits(p, value):
+                price_fit += 1
+                if price_fit >= need:
+                    break
+    if lead is not None and rating_fit >= need and price_fit >= need:
+        return True
+    if rating_all >= need and price_all >= need:
+        return False
+    return None
+
+
+#: Whether a place meets an attribute constraint of each kind, as `keep` decides it.
+_FITS: dict[str, Any] = {
+    "category": lambda p, v: p.category == v,
+    "area": lambda p, v: p.area == v,
+    "price": lambda p, v: p.price <= v,
+    "rating": lambda p, v: p.rating >= v,
+    "amenity": lambda p, v: v in p.amenities,
+}
+
+
+def guessable(world: World, constraints: Any, items: Any, day: str, slot: str, patience: int) -> bool:
+    """Whether an agent that asks nothing could book a gold place within `patience` tries.
+
+    Such an agent knows only what the user states up front, and learns for free which places
+    are open at a time (booking a closed place fails without costing patience). It walks the
+    places open at the wanted time that fit the up-front statements in a naive order, best rated
+    first or cheapest first; each wrong try costs patience. The gold is out of its reach when,
+    in both orders, at least `patience` places outside the gold come strictly before every gold
+    place: decoys that outrank the gold on rating and on price but break a constraint the user
+    has not stated. (A goal whose time is not stated up front also leaves the time to guess.)
+    """
+    bit = DAYS.index(day) * 3 + SLOTS.index(slot)
+    pool = [p for p in world.places if p.open >> bit & 1]
+    for c in constraints:
+        if c.reveal == "upfront" and c.kind != "time":
+            pool = keep(pool, c.kind, c.value)
+    gold = [p for p in pool if p.id in items]
+    if not gold:
+        return False
+    top = max(p.rating for p in gold)
+    low = min(p.price for p in gold)
+    higher = sum(p.rating > top for p in pool if p.id not in items)
+    cheaper = sum(p.price < low for p in pool if p.id not in items)
+    return higher < patience or cheaper < patience
 
 
 def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tuple[str, ...]:
@@ -338,8 +468,9 @@ def brief_for(domain: Domain) -> str:
     return (
         f"You are a booking assistant for {domain.plural}. Help the user find a {domain.noun} that meets "
         f"all of their needs and book it for the day and time they want. Ask about what you do not know; "
-        f"the user may add needs later, and you may propose a place to check it with them first. Book "
-        f"exactly one {domain.noun}; cancel a booking the user rejects.\n"
+        f"the user may add needs later. The user judges a place you propose as they would a booking of "
+        f"it, and a rejected proposal or booking costs their patience. Book exactly one {domain.noun}; "
+        f"cancel a booking the user rejects.\n"
         f"Known {domain.category_label}s: {', '.join(domain.categories)}.\n"
         f"Areas: {', '.join(domain.areas)}.\n"
         f"Amenities: {', '.join(domain.amenities)}.\n"
@@ -357,21 +488,25 @@ def domains_for(split: str) -> tuple[str, ...]:
 
 def generate_task(seed: int, options: dict[str, Any]) -> Task:
     """Generate the dialog task of `seed` (deterministic in seed and options)."""
-    rng = fast_stream(seed, "task")
     split = options.get("split", "train")
     names = domains_for(split)
     domain_name = options.get("domain")
-    # Draw unconditionally so fixing the domain or difficulty never shifts later draws.
-    drawn_domain = names[int(rng.integers(len(names)))]
-    drawn_difficulty = DIFFICULTIES[int(rng.integers(len(DIFFICULTIES)))]
+    # Both draws are read from the stream's bits (two draws need no generator), unconditionally,
+    # so fixing the domain or difficulty never shifts the other.
+    bits = stream_bits(seed, "task")
+    drawn_domain = names[bits % len(names)]
+    drawn_difficulty = DIFFICULTIES[bits // len(names) % len(DIFFICULTIES)]
     if domain_name is None:
         domain_name = drawn_domain
     elif domain_name not in load_domains():
         raise ValueError(f"unknown dialog domain {domain_name!r}; known: {sorted(load_domains())}")
     difficulty = options.get("difficulty") or drawn_difficulty
     domain = load_domains()[domain_name]
-    world = _make_world(domain, fast_stream(seed, f"task/world/{domain_name}"))
-    gold = _make_goal(world, difficulty, fast_stream(seed, f"task/goal/{difficulty}"))
+    # The goal's draws continue the world's stream (one generator per task: making one costs
+    # as much as a goal search); the world is drawn first, so it never depends on the difficulty.
+    rng = fast_stream(seed, f"task/world/{domain_name}")
+    world = _make_world(domain, rng)
+    gold = _make_goal(world, difficulty, rng)
     return Task(
         family="dialog",
         domain=domain_name,

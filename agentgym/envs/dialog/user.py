@@ -1,28 +1,41 @@
 """The rule-based simulated user of the dialog family.
 
-It states some constraints up front, reveals others when the assistant asks about them (it
-recognises the slot from a lexicon of synonyms, in free text, several slots per question),
-volunteers late constraints after a few turns as real users do, accepts a booking only when it
-meets every constraint of its goal, says which constraint a wrong booking breaks, and gives up
-after too many wrong bookings.
+How it understands: every message is read by the shared engine (`agentgym.core.understanding`)
+with the family lexicon (``data/lexicon.json``) and the domain's own words (its category label,
+values and synonyms, areas, amenities, days and times of day, and the names and ids of its
+places). It answers every slot a message asks about, in any form (a question, a yes/no question,
+"tell me", "I'd love to know", an imperative, a statement of need), several per message; never a
+slot the message sets aside ("no need to tell me the price", "besides the area") or only mentions
+in a statement ("I found cafes in Riverside."). An open question ("anything else I should
+know?") gets one requirement it has not stated yet, if any. A message it cannot place gets a
+reply that says so and asks for a rephrasing; so does a list of keywords.
+
+How it judges: a proposal ("How about Harbor Grill?", the longest exact name or id written)
+is judged exactly like a booking: against every constraint of the goal and against the place's
+availability at the wanted time (or at the day and time the proposal names). A rejected proposal
+costs patience like a wrong booking; out of patience, the user gives up. A rejection names the
+broken constraint it can: one already stated, or one it would answer when asked.
+
+Late constraints (one rule): a late constraint is revealed only when its turn comes, when the
+user volunteers it. Before that, neither a question about its slot nor a proposal or booking that
+breaks it reveals it: such a rejection says only that the place will not work, without why.
+After it has been volunteered, a rejection names it like any other.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any, Callable
 
 import numpy as np
 
-import re
-from dataclasses import dataclass, replace
-from functools import lru_cache
-from typing import Callable
-
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.core.understanding import Understanding, compile_understanding, resolve_place
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World, place_phrases, satisfying_places
 
-__all__ = ["DialogUser", "make_user", "statement", "SLOT_ORDER"]
+__all__ = ["DialogUser", "make_user", "statement", "understanding", "SLOT_ORDER", "REPHRASE", "KEYWORDS"]
 
 SLOT_ORDER = ("category", "area", "price", "rating", "amenity", "time")
 
@@ -45,11 +58,19 @@ _NO_PREFERENCE = {
     "amenity": "No special amenities needed.",
     "time": "Any time works.",
 }
+#: What a slot is called when the user has nothing to say about it yet.
+_SLOT_NOUN = {"category": "{label}", "area": "area", "price": "price", "rating": "rating",
+              "amenity": "amenities", "time": "time"}
 _GREETINGS = ("Hi! I'm looking for a {noun}.", "Hello, can you help me book a {noun}?", "Hey, I need to find a {noun}.")
 _LATE = ("Oh, one more thing: ", "Actually, I just remembered: ", "My friend just told me something, so: ")
 _ACCEPT = ("Perfect, that's exactly what I wanted. Thank you!", "Great, that works for me. Thanks a lot!",
            "Wonderful, that's booked then. Thank you!")
 _GIVE_UP = "I think I'll look elsewhere. Goodbye."
+#: The reply to a message the user cannot place (its words stay stable for agents and tests).
+REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
+#: The reply to a list of slot words with no question around them.
+KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
+_UNSAID = "I can't say exactly why yet, it just doesn't feel right."
 #: How an ambiguous user blurs a detail it states up front (the `ambiguity` noise).
 _VAGUE = {
     "time": "Sometime this week would be good, at my usual time.",
@@ -74,78 +95,24 @@ def statement(c: Constraint, domain: Domain, variant: int = 0) -> str:
     return form.format(label=domain.category_label, value=c.value, unit=domain.price_unit)
 
 
-_TOKEN = re.compile(r"[a-z0-9_]+")
-
-
-@dataclass(frozen=True)
-class _Matcher:
-    """Compiled look-ups of one domain: which slots a message asks about, and whether it asks."""
-
-    slots: re.Pattern[str]
-    slot_of: dict[str, tuple[str, ...]]
-    question: re.Pattern[str]
-    generic: re.Pattern[str]
-    #: Any possible place name or id of the domain: a message without a match names no place.
-    places: re.Pattern[str]
-
-
-def _alternation(words: Any) -> re.Pattern[str]:
-    """A regex matching any of `words` as a plain substring (as a reader skims), the longest word
-    where several match at one position, so "max price" wins over "price".
-
-    It is compiled as a character trie (``(?:a(?:rea|menit)|b(?:udget)|...)``) rather than a
-    longest-first alternation of whole words, which `re` would try one by one at every position
-    of the message: the trie's branches start with distinct characters, so at most one is tried
-    per character, and its greedy optional groups still prefer the longest word (a terminal
-    node's continuation is tried before stopping there). `findall` returns the same words.
-    """
-    trie: _Trie = {}
-    for w in set(words):
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[_END] = {}
-    return re.compile(_trie_regex(trie))
-
-
-#: A character trie of words: one key per next character, `_END` marks the end of a word.
-_Trie = dict[str, "_Trie"]
-_END = ""
-
-
-def _trie_regex(node: _Trie) -> str:
-    branches = [re.escape(ch) + _trie_regex(child) for ch, child in sorted(node.items()) if ch != _END]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-    return f"(?:{body})?" if _END in node else body
-
-
 @lru_cache(maxsize=None)
-def _matcher(domain: Domain) -> _Matcher:
-    lex = load_lexicon()
-    words: dict[str, list[str]] = {s: [w.lower() for w in lex.slots.get(s, ())] for s in SLOT_ORDER}
-    # The shared lexicon plus this domain's own vocabulary (its category label, values, areas
-    # and amenity names).
-    words["category"] += [w.lower() for w in (domain.category_label, *domain.category_synonyms, *domain.categories)]
-    words["area"] += [a.lower() for a in domain.areas]
-    words["amenity"] += [a.lower() for a in domain.amenities]
-    slot_of: dict[str, tuple[str, ...]] = {}
-    for s in SLOT_ORDER:
-        for w in words[s]:
-            if s not in slot_of.get(w, ()):
-                slot_of[w] = slot_of.get(w, ()) + (s,)
-    # The longest slot word wins where words overlap: "daylight" asks about an amenity, not
-    # about the day.
-    return _Matcher(_alternation(slot_of), slot_of, _alternation(lex.question_cues), _alternation(lex.generic),
-                    _alternation(place_phrases(domain)))
+def understanding(domain: Domain) -> Understanding:
+    """How the users of `domain` read messages: the family lexicon plus the domain's own words
+    and every name and id a place of the domain can have (compiled once per domain)."""
+    values = {
+        "category": [domain.category_label, *domain.category_synonyms, *domain.categories],
+        "area": list(domain.areas),
+        "amenity": list(domain.amenities),
+        "time": [*DAYS, *SLOTS],
+    }
+    return compile_understanding(load_lexicon(), values, place_phrases(domain))
 
 
 class DialogUser(SimulatedUser):
-    """The simulated user of one dialog episode."""
+    """The simulated user of one dialog episode; see the module docstring."""
 
     __slots__ = ("_task", "_rng", "_blurred", "_shift", "_shift_turn", "_shift_fire", "_world", "_gold", "_domain",
-                 "_revealed", "_late", "_rejections", "_match", "_by_first")
+                 "_revealed", "_late", "_rejections", "_read", "_names", "_accepted")
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
         self._task = task
@@ -160,8 +127,10 @@ class DialogUser(SimulatedUser):
         self._revealed: list[str] = []
         self._late = [c for c in self._gold.constraints if c.reveal == "late"]
         self._rejections = 0
-        self._match = _matcher(self._domain)
-        self._by_first: dict[str, list[tuple[str, Place]]] | None = None
+        self._read = understanding(self._domain).read
+        self._names: dict[str, Place] | None = None
+        #: The place the user last accepted as a proposal (a confirmation question books it).
+        self._accepted: Place | None = None
 
     # -------------------------------------------------------------- helpers
     def _pick(self, options: tuple[str, ...]) -> str:
@@ -172,13 +141,29 @@ class DialogUser(SimulatedUser):
             self._revealed.append(c.id)
         return statement(c, self._domain, int(self._rng.integers(3)))
 
-    def _violation(self, place: Place, day: str, slot: str) -> Constraint | None:
-        # Prefer a constraint already stated, as a person repeats what they said before.
+    def _sayable(self, c: Constraint) -> bool:
+        """Whether the user would state `c` now: any constraint but a late one not yet volunteered."""
+        return c.reveal != "late" or c.id in self._revealed
+
+    def _verdict(self, place: Place, day: str, slot: str) -> str | None:
+        """Why `place` at (day, slot) will not do, as the user says it; None when it will.
+
+        Shared by proposals and bookings: every constraint of the goal, then the place's
+        availability. A broken constraint already stated is named first (a person repeats what
+        they said), then one the user would answer when asked; a late constraint not yet
+        volunteered is never named (`_UNSAID`).
+        """
         broken = [c for c in self._gold.constraints if not c.holds(place, day, slot)]
-        if not broken:
-            return None
-        stated = [c for c in broken if c.id in self._revealed]
-        return (stated or broken)[0]
+        sayable = [c for c in broken if self._sayable(c)]
+        if sayable:
+            stated = [c for c in sayable if c.id in self._revealed]
+            return self._say((stated or sayable)[0])
+        if broken:
+            return _UNSAID
+        if not place.is_open(day, slot):
+            time = next(c for c in self._gold.constraints if c.kind == "time")
+            return f"It isn't available when I need it. {self._say(time)}"
+        return None
 
     def _volunteer(self, turn: int) -> list[str]:
         out = []
@@ -186,6 +171,13 @@ class DialogUser(SimulatedUser):
             if turn >= due and c.id not in self._revealed:
                 out.append(self._pick(_LATE) + self._say(c))
         return out
+
+    def _place(self, key: str) -> Place | None:
+        if self._names is None:
+            # Built on the first proposal: most episodes name no place in free text.
+            self._names = {p.name.lower(): p for p in self._world.places}
+            self._names.update({p.id: p for p in self._world.places})
+        return resolve_place(key, self._names)
 
     # -------------------------------------------------------------- SimulatedUser
     def opening(self) -> str:
@@ -239,6 +231,7 @@ class DialogUser(SimulatedUser):
                       items=satisfying_places(self._world, constraints, day, slot))
         self._gold = self._task.gold = self._task.goal = new
         self._shift = None
+        self._accepted = None
         if "time" not in self._revealed:
             self._revealed.append("time")
         # Cancel (if something is booked) and rebook: two turns are needed to recover.
@@ -248,74 +241,79 @@ class DialogUser(SimulatedUser):
         return f"Actually, can we make it {day.capitalize()} {slot} instead?"
 
     def reply(self, message: str, turn: int) -> UserTurn:
-        text = message.lower()
         parts: list[str] = []
-        if not text.strip():
+        if not message.strip():
             parts.append(f"Sorry, I didn't get that. Can you help me find a {self._domain.noun}?")
         else:
-            mentioned = self._mentioned(text)
-            if len(mentioned) == 1:
-                parts.append(self._judge_proposal(mentioned[0]))
-            elif len(mentioned) > 1:
-                parts.append("That's a lot of options. Which one would you recommend?")
-            if self._match.question.search(text) is not None:
-                parts += self._answer_question(text)
-            if not parts:
-                parts.append(self._pick(("Okay. Please find something that fits and book it.",
-                                         "Sounds good, go ahead and book something that fits.")))
+            r = self._read(message)
+            if r.salad:
+                parts.append(KEYWORDS)
+            elif not r.placed:
+                parts.append(REPHRASE)
+            else:
+                found = {p.id: p for p in map(self._place, r.places) if p is not None}
+                proposed = list(found.values())
+                if len(proposed) == 1:
+                    said = self._judge_proposal(proposed[0], r.details, turn)
+                    if said.end is not None:
+                        return said
+                    parts.append(said.text)
+                elif len(proposed) > 1:
+                    parts.append("That's a lot of options. Which one would you recommend?")
+                if r.asked:
+                    parts += self._answer(r.asked)
+                elif r.open:
+                    parts.append(self._open_answer(r.excluded))
+                elif r.confirm and not proposed:
+                    parts.append(self._confirm_answer())
+                elif not proposed:
+                    parts.append(REPHRASE if r.question else
+                                 self._pick(("Okay. Please find something that fits and book it.",
+                                             "Sounds good, go ahead and book something that fits.")))
         if self._shift is not None and turn >= self._shift_turn:
             parts.append(self._fire_shift(turn))
         parts += self._volunteer(turn)
         return UserTurn(" ".join(parts))
 
-    def _mentioned(self, text: str) -> list[Place]:
-        if self._match.places.search(text) is None:
-            # Most messages name no place: one regex search over every possible name and id of
-            # the domain shows that the lookup below would find nothing (a place is found only
-            # where its full name or id is in the text), without building its index.
-            return []
-        if self._by_first is None:
-            # Places are found in a message by their first word, then checked in full: a few
-            # dict look-ups per message instead of a scan of every name. Built on first use.
-            self._by_first = {}
-            for p in self._world.places:
-                lower = p.name.lower()
-                self._by_first.setdefault(lower.split(" ", 1)[0], []).append((lower, p))
-                self._by_first.setdefault(p.id, []).append((p.id, p))
-        seen: list[Place] = []
-        for token in _TOKEN.findall(text):
-            for full, place in self._by_first.get(token, ()):
-                if place not in seen and full in text:
-                    seen.append(place)
-        return seen
-
-    def _judge_proposal(self, place: Place) -> str:
+    def _judge_proposal(self, place: Place, details: tuple[tuple[str, str], ...], turn: int) -> UserTurn:
+        """Judge a proposal as a booking would be judged, at the wanted time or the one named."""
+        if any(b.item_id == place.id for b in self._world.active_bookings()):
+            return UserTurn(f"You've already booked {place.name}.")
         g = self._gold
-        broken = self._violation(place, g.day, g.slot)
-        if broken is None:
-            return f"{place.name} sounds great. Please book it."
-        return f"Hmm, {place.name} won't work for me. {self._say(broken)}"
+        day = next((v for s, v in details if s == "time" and v in DAYS), g.day)
+        slot = next((v for s, v in details if s == "time" and v in SLOTS), g.slot)
+        why = self._verdict(place, day, slot)
+        if why is None:
+            self._accepted = place
+            return UserTurn(f"{place.name} sounds great. Please book it.")
+        self._accepted = None
+        return self._reject(f"Hmm, {place.name} won't work for me. {why}", turn)
 
-    def _answer_question(self, text: str) -> list[str]:
-        slot_of = self._match.slot_of
-        hit = {slot for word in self._match.slots.findall(text) for slot in slot_of[word]}
-        asked = [s for s in SLOT_ORDER if s in hit]
+    def _answer(self, asked: tuple[str, ...]) -> list[str]:
         out: list[str] = []
+        label = self._domain.category_label
         for s in asked:
             # Looked up in the current goal (at most six constraints) rather than kept per slot,
             # so a goal shift needs no bookkeeping here.
             of_slot = [c for c in self._gold.constraints if c.kind == s]
-            known = [c for c in of_slot if c.reveal != "late"]
-            if known:
-                out += [self._say(c) for c in known]
-            elif not any(c.id in self._revealed for c in of_slot):
-                out.append(_NO_PREFERENCE[s].format(label=self._domain.category_label))
-        if not asked and self._match.generic.search(text) is not None:
-            hidden = [c for c in self._gold.constraints if c.reveal == "ask" and c.id not in self._revealed]
-            out.append(self._say(hidden[0]) if hidden else "That's everything I can think of for now.")
-        if not asked and not out:
-            out.append(f"I'm not sure what you mean. I just need a {self._domain.noun} that fits what I said.")
+            sayable = [c for c in of_slot if self._sayable(c)]
+            if sayable:
+                out += [self._say(c) for c in sayable]
+            elif of_slot:
+                out.append(f"Nothing comes to mind about the {_SLOT_NOUN[s].format(label=label)} right now.")
+            else:
+                out.append(_NO_PREFERENCE[s].format(label=label))
         return out
+
+    def _open_answer(self, excluded: frozenset[str]) -> str:
+        hidden = [c for c in self._gold.constraints
+                  if c.reveal == "ask" and c.id not in self._revealed and c.kind not in excluded]
+        return self._say(hidden[0]) if hidden else "That's everything I can think of for now."
+
+    def _confirm_answer(self) -> str:
+        if self._accepted is not None:
+            return f"Yes, please go ahead and book {self._accepted.name}."
+        return "Which place do you mean? Please tell me its name first."
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         if not any(e.kind == "booked" for e in events):
@@ -329,10 +327,10 @@ class DialogUser(SimulatedUser):
                                 "Please cancel the extra ones.", turn)
         b = active[0]
         place = self._world.by_id[b.item_id]
-        broken = self._violation(place, b.day, b.slot)
-        if broken is None:
+        why = self._verdict(place, b.day, b.slot)
+        if why is None:
             return UserTurn(self._pick(_ACCEPT), end="accepted")
-        return self._reject(f"That won't work for me. {self._say(broken)}", turn)
+        return self._reject(f"That won't work for me. {why}", turn)
 
     def _reject(self, text: str, turn: int) -> UserTurn:
         self._rejections += 1

@@ -168,6 +168,9 @@ class Goal:
     request: str
     details: tuple[Detail, ...]
     blurred: dict[str, str] = field(default_factory=dict)
+    #: The structured job the request describes (the domain's own record of it), which a goal
+    #: shift changes one parameter of.
+    job: Any = None
 
 
 @dataclass(slots=True)
@@ -178,11 +181,14 @@ class Gold:
     plan: tuple[Step, ...]
     effects: tuple[Effect, ...]
     traps: tuple[str, ...] = ()
+    #: Calls of plans the user abandoned by shifting the goal (for tool-accuracy metrics).
+    superseded: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         plan = [s.to_dict() for s in self.plan]
         return {"kind": self.kind, "plan": plan, "calls": plan,
-                "effects": [e.to_dict() for e in self.effects], "traps": list(self.traps)}
+                "effects": [e.to_dict() for e in self.effects], "traps": list(self.traps),
+                "superseded_calls": list(self.superseded)}
 
 
 class World:

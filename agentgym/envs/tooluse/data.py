@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from agentgym.core.data import read_json as core_read_json
 from agentgym.core.data import strict
+from agentgym.core.understanding import Lexicon, parse_lexicon
 
 __all__ = ["read_json", "strict", "str_list", "domain_split", "Lexicon", "load_lexicon"]
 
@@ -35,26 +35,7 @@ def domain_split(d: dict[str, Any], name: str) -> str:
     return d["split"]
 
 
-@dataclass(frozen=True)
-class Lexicon:
-    """How the simulated user recognises what an assistant asks about."""
-
-    question_cues: tuple[str, ...]
-    slots: dict[str, tuple[str, ...]]
-    generic: tuple[str, ...]
-    done_claims: tuple[str, ...]
-
-
 @lru_cache(maxsize=None)
 def load_lexicon() -> Lexicon:
-    """The user's question lexicon (``data/lexicon.json``)."""
-    d = strict(read_json("lexicon.json"), {"question_cues", "slots", "generic", "done_claims"}, "lexicon.json")
-    slots = d["slots"]
-    if not isinstance(slots, dict):
-        raise ValueError("lexicon.json.slots: expected an object")
-    return Lexicon(
-        question_cues=str_list(d["question_cues"], "lexicon.json.question_cues"),
-        slots={k: str_list(v, f"lexicon.json.slots.{k}") for k, v in slots.items()},
-        generic=str_list(d["generic"], "lexicon.json.generic"),
-        done_claims=str_list(d["done_claims"], "lexicon.json.done_claims"),
-    )
+    """The words the tool-use user recognises per detail (``data/lexicon.json``, parsed strictly)."""
+    return parse_lexicon(read_json("lexicon.json"), "lexicon.json")

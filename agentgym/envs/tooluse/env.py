@@ -53,7 +53,12 @@ class ToolUseEnv(AgentEnv):
     `<tool_call>` tags, in a fenced json block or OpenAI `tool_calls` (several per turn allowed);
     anything else is a message to the user, who answers questions about details of the request it
     knows (the payout currency, the meeting's length, the customer's email ...) and otherwise says
-    to go ahead. Free text never counts as the work being done. Every domain has
+    to go ahead. The user reads every message with the shared rule-based understanding engine
+    (`agentgym.core.understanding`): each detail asked in any form and in plain words ("how much
+    time should I block?", "which address should the confirmation go to?", "how serious is
+    it?"), several per message, exclusions respected; "I don't know" for a detail the task lacks;
+    one unstated detail for an open question; a request to rephrase for a message it cannot
+    place or a list of keywords. Free text never counts as the work being done. Every domain has
     `list_policies` (the policies as data); the other tools per domain:
 
     * finance: `list_accounts`, `find_employee`, `list_expenses`, `convert`, `sum_amounts`,
@@ -96,8 +101,16 @@ class ToolUseEnv(AgentEnv):
     ## Noise
     Composable with every `agentgym.noise` wrapper (`gym.make(id, noise="...")`). Ambiguity words
     the request without one detail it states (the payout currency, the meeting's length, the
-    customer's email, the severity), which the user then gives when asked. Goal shifts are not
-    offered (the wrapper stays inert). The oracle re-sends a call that failed by injection.
+    customer's email, the severity), which the user then gives when asked. A goal shift changes
+    one parameter of the job in the domain's own terms (finance: the payout currency; calendar:
+    the meeting's length; orders: an exchange's variant, or keeping one of two items; ops: a
+    rollback asked for or called off), where the task stays solvable within its difficulty's plan
+    length. The user announces it at its first reply from turn 2-4 on, when asked to confirm, or
+    on seeing the first write; the domain's reference solver gives the new gold (the old plan is
+    kept as `superseded_calls`), and the log's target is the detail's id with `{"from", "to",
+    "recoverable"}`: recoverable when every record made so far fits the new goal or can be undone
+    (a meeting can be cancelled) and the new plan fits in the turns left. The oracle re-sends a
+    call that failed by injection, and asks before its first write while a shift is pending.
 
     ## Registered ids
     `AgentRL/ToolUse-v0`.

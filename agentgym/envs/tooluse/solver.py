@@ -12,6 +12,8 @@ import json
 from typing import Any
 
 from agentgym.core.render import to_json
+from agentgym.core.tools import ToolKind
+from agentgym.envs.tooluse.domains import load_domains
 
 __all__ = ["Oracle", "is_injected_failure", "call"]
 
@@ -31,17 +33,34 @@ def is_injected_failure(content: str, record: dict[str, Any] | None = None) -> b
     return content.startswith("[error TOOL_ERROR]") and "injected" in content
 
 
+def _key(step: Any) -> str:
+    return to_json({"name": step.name, "arguments": step.arguments})
+
+
+#: What the oracle asks before its first write while a goal shift is still to come.
+CONFIRM = "Before I make any changes: shall I go ahead?"
+
+
 class Oracle:
     """Plays `env.task.gold.plan` in order; retries injected failures. (It never needs to
     re-query a corrupted result: it acts on the gold, not on what the tools return.) A detail
     the request leaves out (ambiguity) it first asks the user for, as a careful assistant would,
-    although it knows the answer: a detail used before it is obtained is not a recovery."""
+    although it knows the answer: a detail used before it is obtained is not a recovery.
+
+    While the user still has a goal shift to announce, it asks for confirmation before its first
+    write, as a careful assistant checks in before committing; when the gold changes it undoes
+    what the new goal does not want (a meeting to cancel) and plays the new plan from its start.
+    """
 
     def __init__(self, env: Any) -> None:
         self._env = env
         self._i = 0
         self._sent = False
         self._ids: dict[str, str] = {}
+        self._plan: Any = env.task.gold.plan
+        self._confirmed = False
+        #: The plan steps completed so far, by name and arguments.
+        self._done: set[str] = set()
         self._asked: set[str] = set()
 
     def _question(self) -> str | None:
@@ -61,7 +80,6 @@ class Oracle:
         return value
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
-        plan = self._env.task.gold.plan
         if not self._sent:
             question = self._question()
             if question is not None:
@@ -71,16 +89,46 @@ class Oracle:
             content = results[0] if results else ""
             records = info.get("calls") or [None]
             if not is_injected_failure(content, records[0]):
-                step = plan[self._i]
+                step = self._plan[self._i]
                 if step.produces and content.startswith("{"):
                     got = json.loads(content)
                     for key, predicted in step.produces.items():
                         if isinstance(got.get(key), str):
                             self._ids[predicted] = got[key]
+                self._done.add(_key(step))
                 self._i += 1
+        plan = self._env.task.gold.plan
+        if plan is not self._plan:
+            # The goal shifted: the new plan from its start, past the calls it shares with what
+            # was already done (the same look-ups, with the same arguments).
+            self._plan, self._i = plan, 0
+        while self._i < len(plan) and _key(plan[self._i]) in self._done:
+            self._i += 1
+        undo = self._undo()
+        if undo is not None:
+            self._sent = False
+            return undo
         if self._i >= len(plan):
             self._sent = False
             return "All done."
         step = plan[self._i]
+        user = self._env.user
+        if not self._confirmed and getattr(user, "shift_pending", lambda: False)() and self._writes(step.name):
+            self._confirmed, self._sent = True, False
+            return CONFIRM
         self._sent = True
         return call(step.name, {k: self._substitute(v) for k, v in step.arguments.items()})
+
+    def _writes(self, name: str) -> bool:
+        spec = load_domains()[self._env.task.domain].toolkit.tool_specs().get(name)
+        return spec is not None and spec.kind is ToolKind.WRITE
+
+    def _undo(self) -> str | None:
+        """A cancel of a meeting the current goal does not want, if there is one."""
+        world = self._env.task.world
+        records = getattr(world, "records", ())
+        effects = self._env.task.gold.effects
+        for r in records:
+            if r.active and r.kind == "meeting" and not any(e.holds(r) for e in effects):
+                return call("cancel_meeting", {"meeting_id": r.data["meeting_id"]})
+        return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from agentgym.core.seeding import fast_stream
+from agentgym.core.seeding import fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.tooluse.base import Draws, Gold, Record, World, evaluate
 from agentgym.envs.tooluse.domains import load_domains
@@ -33,18 +33,18 @@ def domains_for(split: str) -> tuple[str, ...]:
 
 def generate_task(seed: int, options: dict[str, Any]) -> Task:
     """Generate the tool-use task of `seed` (deterministic in seed and options)."""
-    rng = fast_stream(seed, "task")
     split = options.get("split", "train")
     names = domains_for(split)
-    # Both draws are made unconditionally, so fixing the domain or difficulty never shifts others.
-    u_domain, u_difficulty = rng.random(), rng.random()
+    # Both draws are read from the stream's bits (two draws need no generator), unconditionally,
+    # so fixing the domain or difficulty never shifts the other.
+    bits = stream_bits(seed, "task")
     domain = options.get("domain")
     domains = load_domains()
     if domain is None:
-        domain = names[min(int(u_domain * len(names)), len(names) - 1)]
+        domain = names[bits % len(names)]
     elif domain not in domains:
         raise ValueError(f"unknown tooluse domain {domain!r}; known: {sorted(domains)}")
-    difficulty = options.get("difficulty") or DIFFICULTIES[min(int(u_difficulty * 3), 2)]
+    difficulty = options.get("difficulty") or DIFFICULTIES[bits // len(names) % 3]
     spec = domains[domain]
     gen = spec.generate(Draws(fast_stream(seed, f"task/world/{domain}")), difficulty)
     return Task(

@@ -1,21 +1,41 @@
 """The rule-based simulated user of the tool-use family.
 
-It states its request in the opening, answers questions about the details it knows (recognised
-from a lexicon of synonyms, several per question), otherwise tells the assistant to go ahead. It
-never takes free text as the work being done: it watches the records the assistant's writes make,
-says so when one is not what it asked for, accepts once every required effect is in place, and
-gives up after too many wrong writes.
+How it understands: every message is read by the shared engine (`agentgym.core.understanding`)
+with the family lexicon (``data/lexicon.json``: per detail the words that ask about it, in plain
+words too, "how much time should I block", "which address should the confirmation go to", "how
+serious is it", "what's affected") and the domain's own words (currency codes, services,
+products). It states every detail of its request that a message asks about, in any form and
+several at once; one the message sets aside it leaves out. Asked about something it has no
+detail for, it says it does not know; asked an open question ("anything else?"), it states one
+detail it has not stated yet; a message it cannot place, or a list of keywords, gets a request to
+rephrase. It never takes free text as the work being done: it watches the records the
+assistant's writes make, says so when one is not what it asked for, accepts once every required
+effect is in place, and gives up after too many wrong writes.
+
+Goal shift (`plan_goal_shift`): the domain plans a change of one parameter of the job (a payout
+currency, a meeting's length, an exchange's variant, an item kept after all, a rollback asked
+for or called off) whose new gold its reference solver computes on the initial world. The user
+announces it at its first reply from the planned turn on, when asked to confirm, or on seeing the
+first write, whichever comes first. The old plan is kept as ``superseded`` for the metrics, and
+the shift is logged with ``target`` the detail's id and ``detail`` ``{"from", "to",
+"recoverable"}``; it is recoverable when every record already made either fits the new goal or
+can be undone, and the new plan still fits in the turns left.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
-from agentgym.envs.tooluse.base import Detail, Gold, Goal, World, evaluate
+from agentgym.core.understanding import Understanding, compile_understanding
+from agentgym.envs.tooluse.base import Detail, Draws, Gold, Goal, World, evaluate
 from agentgym.envs.tooluse.data import load_lexicon
+from agentgym.envs.tooluse.domains import Shift, load_domains
+from agentgym.envs.tooluse.tasks import DIFFICULTY
 
-__all__ = ["ToolUseUser", "make_user", "PATIENCE", "DETAIL_ARGS"]
+__all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS"]
 
 #: Wrong writes (records that meet no required effect) after which the user gives up.
 PATIENCE = 2
@@ -36,33 +56,55 @@ _NOT_DONE = ("I don't see that done yet. Please take care of it with your tools.
 _ACCEPT = ("Great, that's everything I needed. Thank you!", "Perfect, that's all done. Thanks!")
 _WRONG = "Hmm, that's not what I asked for."
 _GIVE_UP = "This isn't working out. I'll sort it out myself. Goodbye."
+#: The reply to a message the user cannot place (stable words for agents and tests).
+REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
+#: The reply to a list of keywords with no question around them.
+KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
+_EVERYTHING = "That's everything I can think of. Please go ahead."
+_CONFIRM = "Yes, please go ahead."
+
+
+@lru_cache(maxsize=None)
+def understanding(domain: str) -> Understanding:
+    """How the users of tool-use `domain` read messages: the family lexicon and the domain's own
+    words for detail values (compiled once per domain)."""
+    return compile_understanding(load_lexicon(), load_domains()[domain].vocabulary)
 
 
 class ToolUseUser(SimulatedUser):
-    """The simulated user of one tool-use episode."""
+    """The simulated user of one tool-use episode; see the module docstring."""
 
     # Slots: one user lives per live env (memory), and these are all it keeps.
-    __slots__ = ("_goal", "_gold", "_world", "_picks", "_n", "_lex", "_revealed", "_wrong", "_extras", "_values",
-                 "_opening")
+    __slots__ = ("_task", "_goal", "_gold", "_world", "_picks", "_n", "_read", "_revealed", "_wrong", "_extras",
+                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire")
 
     def __init__(self, task: Task, rng: Any) -> None:
+        self._task = task
         self._goal: Goal = task.goal
         self._gold: Gold = task.gold
         self._world: World = task.world
         rnd = rng.random
         self._picks = (rnd(), rnd(), rnd(), rnd())
         self._n = 0
-        self._lex = load_lexicon()
+        self._read = understanding(task.domain).read
         self._revealed = [d.id for d in self._goal.details if d.reveal == "upfront"]
         self._wrong = 0
         self._extras = 0
         self._values = {d.id: v for d in self._goal.details if (v := _detail_value(task, d)) is not None}
         self._opening = self._goal.request
+        self._shift: Shift | None = None
+        self._shift_turn = 0
+        self._shift_fire: Callable[[NoiseEvent], None] | None = None
 
     def _pick(self, options: tuple[str, ...]) -> str:
         u = self._picks[self._n % len(self._picks)]
         self._n += 1
         return options[int(u * len(options))]
+
+    def _state(self, d: Detail) -> str:
+        if d.id not in self._revealed:
+            self._revealed.append(d.id)
+        return d.statement
 
     def opening(self) -> str:
         return self._opening
@@ -78,32 +120,55 @@ class ToolUseUser(SimulatedUser):
         return NoiseEvent(target=d.id, detail=f"the request leaves out the {d.slot}")
 
     def reply(self, message: str, turn: int) -> UserTurn:
-        text = message.lower()
-        if not text.strip():
-            return UserTurn("Sorry, I didn't get that. Could you help me with my request?")
-        lex = self._lex
-        if _contains_any(text, lex.question_cues):
-            slots = lex.slots
-            asked = [d for d in self._goal.details if _contains_any(text, slots.get(d.slot, ()))]
-            if asked:
-                for d in asked:
-                    if d.id not in self._revealed:
-                        self._revealed.append(d.id)
-                return UserTurn(" ".join(d.statement for d in asked))
-            if _contains_any(text, lex.generic):
-                hidden = [d for d in self._goal.details if d.id not in self._revealed]
-                if hidden:
-                    self._revealed.append(hidden[0].id)
-                    return UserTurn(hidden[0].statement)
-                return UserTurn("That's everything I can think of. Please go ahead.")
-            return UserTurn(self._pick(_UNKNOWN))
-        if _contains_any(text, lex.done_claims):
-            return UserTurn(self._pick(_NOT_DONE))
-        return UserTurn(self._pick(_GO_AHEAD))
+        if not message.strip():
+            text = "Sorry, I didn't get that. Could you help me with my request?"
+            confirm = False
+        else:
+            r = self._read(message)
+            confirm = r.confirm and not r.asked
+            if r.salad:
+                text = KEYWORDS
+            elif not r.placed:
+                text = REPHRASE
+            elif r.asked:
+                text = self._answer(r.asked)
+            elif r.open:
+                hidden = [d for d in self._goal.details if d.id not in self._revealed and d.slot not in r.excluded]
+                text = self._state(hidden[0]) if hidden else _EVERYTHING
+            elif r.confirm:
+                text = _CONFIRM
+            elif r.question:
+                text = REPHRASE
+            elif "done" in r.said:
+                text = self._pick(_NOT_DONE)
+            else:
+                text = self._pick(_GO_AHEAD)
+        if self._shift is not None and (turn >= self._shift_turn or confirm):
+            text = f"{text} {self._fire_shift(turn)}"
+        return UserTurn(text)
+
+    def _answer(self, asked: tuple[str, ...]) -> str:
+        out: list[str] = []
+        for slot in asked:
+            of_slot = [d for d in self._goal.details if d.slot == slot]
+            if of_slot:
+                out += [self._state(d) for d in of_slot]
+            elif not out or out[-1] not in _UNKNOWN:
+                out.append(self._pick(_UNKNOWN))
+        return " ".join(out)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         if not events:
             return None
+        if self._shift is not None:
+            # The user changes their mind on seeing the first change made; the write is judged
+            # against the new goal.
+            said = self._fire_shift(turn)
+            verdict = self._judge(turn)
+            return UserTurn(said if verdict is None else f"{said} {verdict.text}", verdict.end if verdict else None)
+        return self._judge(turn)
+
+    def _judge(self, turn: int) -> UserTurn | None:
         met, extras = evaluate(self._gold.effects, self._world.records)
         if all(met.values()):
             return UserTurn(self._pick(_ACCEPT), end="accepted")
@@ -115,6 +180,54 @@ class ToolUseUser(SimulatedUser):
         if self._wrong >= PATIENCE:
             return UserTurn(f"{_WRONG} {_GIVE_UP}", end="gave_up")
         return UserTurn(_WRONG)
+
+    # -------------------------------------------------------------- goal shift
+    def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
+        spec = load_domains()[self._task.domain]
+        if spec.shifts is None or self._goal.job is None:
+            return False
+        # A shift must leave the task of its difficulty: a plan no longer than the difficulty's.
+        longest = DIFFICULTY[self._task.difficulty]["calls"][1]
+        options = [s for s in spec.shifts(self._world, self._goal.job) if len(s.gold.plan) <= longest]
+        if not options:
+            return False
+        self._shift = Draws(rng).pick(options)
+        self._shift_turn = 2 + int(rng.random() * 3)
+        self._shift_fire = fire
+        return True
+
+    def shift_pending(self) -> bool:
+        """Whether a planned goal shift is still to be announced (for the oracle, which asks
+        before its first write when one is, as a careful assistant checks in before committing)."""
+        return self._shift is not None
+
+    def _fire_shift(self, turn: int) -> str:
+        shift, fire = self._shift, self._shift_fire
+        assert shift is not None and fire is not None
+        self._shift = None
+        old = self._gold
+        spec = load_domains()[self._task.domain]
+        # The old plan's calls were right when made: keep them for metrics, with the undoing of
+        # its undoable records (the same rule as the dialog family's cancel).
+        undo = [{"name": name, "arguments": {}} for name in _UNDO.get(self._task.domain, ())]
+        new = replace(shift.gold, traps=old.traps, superseded=(*old.superseded, *(s.to_dict() for s in old.plan), *undo))
+        self._gold = self._task.gold = new
+        details = [d for d in self._goal.details if d.id != shift.detail]
+        details.append(Detail(shift.detail, shift.slot, shift.statement, "upfront"))
+        self._goal = self._task.goal = replace(self._goal, details=tuple(details))
+        if shift.detail not in self._revealed:
+            self._revealed.append(shift.detail)
+        if shift.detail in DETAIL_ARGS:
+            self._values[shift.detail] = shift.new
+        _, extras = evaluate(new.effects, self._world.records)
+        stuck = [r for r in extras if r.kind not in spec.undoable]
+        undos = len(extras) - len(stuck)
+        recoverable = not stuck and turn + len(new.plan) + undos <= self._task.max_turns
+        # Records the shift made unwanted are not the assistant's wrong writes.
+        self._extras = len(extras)
+        fire(NoiseEvent(target=shift.detail, detail={"from": shift.old, "to": shift.new, "recoverable": recoverable},
+                        recoverable=recoverable))
+        return shift.announce
 
     def known_constraints(self) -> list[str]:
         return self._revealed
@@ -131,15 +244,8 @@ class ToolUseUser(SimulatedUser):
         return out
 
 
-def _contains_any(text: str, words: tuple[str, ...]) -> bool:
-    """Whether `text` contains one of `words`; a plain loop, about twice as fast on a user's
-    message as ``any(w in text for w in words)`` (no generator frame per word)."""
-    for w in words:
-        if w in text:
-            return True
-    return False
-
-
+#: Per domain, the tools that undo a superseded plan's records (kept in the superseded calls).
+_UNDO: dict[str, tuple[str, ...]] = {"calendar": ("cancel_meeting",)}
 #: The effect field a tool argument stating a detail is recorded under, where the names differ.
 _EFFECT_FIELD = {"duration_minutes": "duration"}
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from agentgym.envs.tooluse.base import Draws, Goal, Gold, ToolUseToolkit, World
 
-__all__ = ["DomainSpec", "Generated", "DOMAIN_MODULES", "load_domains"]
+__all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "load_domains"]
 
 #: The domain modules, in the order tasks draw from them.
 DOMAIN_MODULES: tuple[str, ...] = ("finance", "calendar", "orders", "ops")
@@ -25,15 +25,42 @@ class Generated:
     brief: str
 
 
+@dataclass(frozen=True, slots=True)
+class Shift:
+    """A goal shift a domain plans for one task: one parameter of the job changes mid-episode.
+
+    `detail` is the id of the goal detail it changes (or adds), `old` and `new` its values,
+    `announce` what the user says, `statement` how the user states the detail from then on, and
+    `gold` the reference solver's gold for the changed job (computed on the initial world).
+    """
+
+    detail: str
+    slot: str
+    old: Any
+    new: Any
+    announce: str
+    statement: str
+    gold: Gold
+
+
 @dataclass(frozen=True)
 class DomainSpec:
-    """A domain: its split, its toolkit class and its generator ``(draws, difficulty) -> Generated``."""
+    """A domain: its split, its toolkit class and its generator ``(draws, difficulty) -> Generated``.
+
+    `vocabulary` names values of the details in the domain's own words (slot -> phrases, e.g.
+    its currency codes), which the user recognises in questions; `shifts(world, job)` lists the
+    goal shifts a task offers (the user picks one); `undoable` lists the record kinds a tool can
+    undo (so a shift after such a record was made stays recoverable).
+    """
 
     name: str
     split: str
     toolkit: type[ToolUseToolkit]
     generate: Callable[[Draws, str], Generated]
     description: str
+    vocabulary: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    shifts: Callable[[World, Any], list[Shift]] | None = None
+    undoable: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=None)

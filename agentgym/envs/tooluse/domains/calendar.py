@@ -8,7 +8,7 @@ booking it breaks the working-hours policy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -19,7 +19,7 @@ from agentgym.envs.tooluse.base import (
     hhmm, parse_day,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
-from agentgym.envs.tooluse.domains import DomainSpec, Generated
+from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
 from agentgym.envs.tooluse.policies import policy_lines
 
 __all__ = ["CalendarToolkit", "CalendarWorld", "Person", "DOMAIN", "vocab"]
@@ -449,7 +449,21 @@ def generate(d: Draws, difficulty: str) -> Generated:
         policy_lines("calendar"),
     )
     gold = Gold(gold.kind, gold.plan, gold.effects, ("first_slot_outside_hours",) if trap else ())
-    return Generated(world, Goal("meeting", text, details, blurred), gold, brief)
+    return Generated(world, Goal("meeting", text, details, blurred, job=req), gold, brief)
+
+
+def _bookable(world: CalendarWorld, req: Request) -> bool:
+    """Whether some common free start of `req` lies inside every attendee's working hours."""
+    pids = [world.me, *req.attendees]
+    return any(all(world.people[p].works(s, req.duration) for p in pids)
+               for s in world.free_starts(pids, req.day, req.duration))
+
+
+def shifts(world: CalendarWorld, req: Request) -> list[Shift]:
+    """Goal shifts the task offers: the meeting longer or shorter, where a slot for it exists."""
+    return [Shift("duration", "duration", req.duration, m, f"Actually, can we make it {m} minutes instead of {req.duration}?",
+                  _V.templates["duration_answer"][0].format(minutes=m), solve(world, replace(req, duration=m)))
+            for m in _KNOBS["hard"]["durations"] if m != req.duration and _bookable(world, replace(req, duration=m))]
 
 
 DOMAIN = DomainSpec(
@@ -458,4 +472,6 @@ DOMAIN = DomainSpec(
     toolkit=CalendarToolkit,
     generate=generate,
     description="book a meeting across time zones and invite the attendees",
+    shifts=shifts,
+    undoable=frozenset({"meeting", "invitation"}),
 )

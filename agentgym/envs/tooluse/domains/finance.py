@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -21,7 +21,7 @@ from agentgym.envs.tooluse.base import (
     money, parse_day,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
-from agentgym.envs.tooluse.domains import DomainSpec, Generated
+from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
 from agentgym.envs.tooluse.policies import policy, policy_lines
 
 __all__ = ["FinanceToolkit", "FinanceWorld", "Expense", "DOMAIN", "vocab"]
@@ -500,7 +500,21 @@ def generate(d: Draws, difficulty: str) -> Generated:
     )
     traps = ("unapproved_expenses",) if trap else ()
     gold = Gold(gold.kind, gold.plan, gold.effects, traps)
-    return Generated(world, Goal(kind, text, details, blurred), gold, _BRIEF)
+    return Generated(world, Goal(kind, text, details, blurred, job=req), gold, _BRIEF)
+
+
+def shifts(world: FinanceWorld, req: Request) -> list[Shift]:
+    """Goal shifts the task offers: the money (or the quoted total) in another payout currency."""
+    answers = _V.templates["ccy_answer_quote"] if req.kind == "quote" else _V.templates["ccy_answer"]
+    out = []
+    for new in _V.payout:
+        if new == req.currency:
+            continue
+        announce = (f"Actually, I need the total in {new} instead of {req.currency}." if req.kind == "quote"
+                    else f"Actually, could you pay it in {new} instead of {req.currency}?")
+        out.append(Shift("currency", "currency", req.currency, new, announce, answers[0].format(ccy=new),
+                         solve(world, replace(req, currency=new))))
+    return out
 
 
 DOMAIN = DomainSpec(
@@ -509,4 +523,6 @@ DOMAIN = DomainSpec(
     toolkit=FinanceToolkit,
     generate=generate,
     description="reimburse expenses in several currencies or quote their total",
+    vocabulary={"currency": tuple(_V.currencies), "month": _V.months},
+    shifts=shifts,
 )

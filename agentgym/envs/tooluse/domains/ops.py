@@ -9,7 +9,7 @@ deploy of the culprit after the onset (not the cause) and a recent deploy of an 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -18,7 +18,7 @@ from agentgym.envs.tooluse.base import (
     DAY_ISO, Detail, Draws, Effect, Goal, Gold, Step, ToolUseToolkit, World, compose_brief, hhmm,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
-from agentgym.envs.tooluse.domains import DomainSpec, Generated
+from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
 from agentgym.envs.tooluse.policies import policy, policy_lines
 
 __all__ = ["OpsToolkit", "OpsWorld", "Service", "DOMAIN", "vocab"]
@@ -381,7 +381,17 @@ def generate(d: Draws, difficulty: str) -> Generated:
         details.append(Detail("rollback", "rollback", "Yes, roll the culprit back to its previous version.",
                               "upfront"))
     gold = Gold(gold.kind, gold.plan, gold.effects, traps)
-    return Generated(world, Goal("incident", text, tuple(details), blurred), gold, _BRIEF)
+    return Generated(world, Goal("incident", text, tuple(details), blurred, job=req), gold, _BRIEF)
+
+
+def shifts(world: OpsWorld, req: Request) -> list[Shift]:
+    """Goal shifts the task offers: the user changes their mind about rolling the culprit back."""
+    if req.rollback:
+        return [Shift("rollback", "rollback", True, False, "Actually, don't roll anything back; just file the incident.",
+                      "No rollback, please; just file the incident.", solve(world, replace(req, rollback=False)))]
+    return [Shift("rollback", "rollback", False, True,
+                  "Also, once the incident is filed, please roll the culprit back to its previous version.",
+                  "Yes, roll the culprit back to its previous version.", solve(world, replace(req, rollback=True)))]
 
 
 DOMAIN = DomainSpec(
@@ -390,4 +400,6 @@ DOMAIN = DomainSpec(
     toolkit=OpsToolkit,
     generate=generate,
     description="find the root-cause service and deploy of an incident, file it, roll back",
+    vocabulary={"service": _V.services, "severity": ("sev1", "sev2", "sev3")},
+    shifts=shifts,
 )

@@ -9,7 +9,7 @@ where a refund breaks the policy and store credit is due instead.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -18,7 +18,7 @@ from agentgym.envs.tooluse.base import (
     DAY_ISO, Detail, Draws, Effect, Goal, Gold, Step, ToolUseToolkit, World, cents, compose_brief, money,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
-from agentgym.envs.tooluse.domains import DomainSpec, Generated
+from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
 from agentgym.envs.tooluse.policies import policy, policy_lines
 
 __all__ = ["OrdersToolkit", "OrdersWorld", "Order", "Item", "DOMAIN", "vocab"]
@@ -434,8 +434,13 @@ def _make_world(d: Draws, difficulty: str) -> tuple[OrdersWorld, Request, bool]:
     wants = []
     for it, (action, _, _) in zip(targets, shape):
         if action == "exchange":
-            v = d.pick([v for v in _PRODUCTS[it.product][2] if v != it.variant])
+            variants = _PRODUCTS[it.product][2]
+            v = d.pick([v for v in variants if v != it.variant])
             in_stock.add((it.product, v))
+            # Another variant in stock too, where the product has one (no draw: the first such).
+            alt = next((x for x in variants if x not in (it.variant, v)), None)
+            if alt is not None:
+                in_stock.add((it.product, alt))
             wants.append(Want(it.id, "exchange", v))
         else:
             wants.append(Want(it.id, "return"))
@@ -540,7 +545,28 @@ def generate(d: Draws, difficulty: str) -> Generated:
     )
     kind = "+".join(w.action for w in req.wants)
     gold = Gold(kind, gold.plan, gold.effects, ("past_return_window",) if trap else ())
-    return Generated(world, Goal(kind, text, tuple(details), blurred), gold, brief)
+    return Generated(world, Goal(kind, text, tuple(details), blurred, job=req), gold, brief)
+
+
+def shifts(world: OrdersWorld, req: Request) -> list[Shift]:
+    """Goal shifts the task offers: another variant in an exchange (one that is in stock), or,
+    with two items in the request, keeping one of them after all."""
+    items = {i.id: i for i in world.orders[req.order_id].items}
+    out = []
+    for k, w in enumerate(req.wants):
+        product = items[w.item_id].product
+        if w.action == "exchange":
+            for v in _PRODUCTS[product][2]:
+                if v not in (w.variant, items[w.item_id].variant) and (product, v) in world.in_stock:
+                    wants = tuple(Want(x.item_id, x.action, v) if i == k else x for i, x in enumerate(req.wants))
+                    out.append(Shift(f"variant:{w.item_id}", "variant", w.variant, v,
+                                     f"Actually, could I get the {v} {product} instead of the {w.variant} one?",
+                                     f"I'd like the {v} {product} instead.", solve(world, replace(req, wants=wants))))
+        if len(req.wants) == 2:
+            out.append(Shift(f"product:{w.item_id}", "product", w.action, "keep",
+                             f"Actually, I'll keep the {product} after all; please just take care of the other item.",
+                             f"I'm keeping the {product}.", solve(world, replace(req, wants=(req.wants[1 - k],)))))
+    return out
 
 
 DOMAIN = DomainSpec(
@@ -549,4 +575,6 @@ DOMAIN = DomainSpec(
     toolkit=OrdersToolkit,
     generate=generate,
     description="refund, credit or exchange items of a customer's order under a return policy",
+    vocabulary={"product": tuple(_PRODUCTS), "variant": tuple(sorted({v for _, _, vs in _PRODUCTS.values() for v in vs}))},
+    shifts=shifts,
 )

@@ -1,0 +1,92 @@
+"""The argument parser every `agentgym` command and subcommand is built with, and option types.
+
+`Parser` is argparse with two changes: a usage error is one line (the message and where the
+help is, not the usage block), and a subcommand added with only ``help=`` gets that text as its
+description too, so ``agentgym COMMAND --help`` always says what the command does.
+
+The option types (`at_least`, `positive_float`, `tcp_port`) refuse a bad value while parsing, so the
+message names the option: ``agentgym eval: error: argument --trials: must be at least 1, got 0``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable, NoReturn
+
+from agentgym.errors import one_line
+
+__all__ = ["Parser", "at_least", "positive_float", "tcp_port"]
+
+
+#: The namespace attribute naming the subcommand parsed (while parsing only).
+_COMMAND_PROG = "_agentgym_command_prog"
+
+
+class _Subcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """argparse's subcommand action, defaulting each subcommand's description to its help."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        summary = kwargs.get("help")
+        if summary and not kwargs.get("description"):
+            kwargs["description"] = summary[0].upper() + summary[1:] + ("" if summary.endswith(".") else ".")
+        parser = super().add_parser(name, **kwargs)
+        # The deepest subcommand parsed names itself, for an error only the top parser sees.
+        parser.set_defaults(**{_COMMAND_PROG: parser.prog})
+        return parser
+
+
+class Parser(argparse.ArgumentParser):
+    """An `argparse.ArgumentParser` with one-line usage errors (see the module docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _Subcommands)
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        ns, extras = self.parse_known_args(args, namespace)
+        prog = vars(ns).pop(_COMMAND_PROG, self.prog)
+        if extras:
+            # argparse leaves arguments no subcommand took to the top parser: name the subcommand.
+            self._fail(prog, f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
+    def error(self, message: str) -> NoReturn:
+        self._fail(self.prog, message)
+
+    def _fail(self, prog: str, message: str) -> NoReturn:
+        self.exit(2, f"{prog}: error: {one_line(message)} (see `{prog} --help`)\n")
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An option type: an integer no smaller than `low`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text[:100]!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """An option type: a finite number above 0 (seconds, a rate limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text[:100]!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text[:100]!r}")
+    return value
+
+
+def tcp_port(text: str) -> int:
+    """An option type: a TCP port, 0 to 65535 (0: any free port)."""
+    value = at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port is 0 to 65535, got {value}")
+    return value

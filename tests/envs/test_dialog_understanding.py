@@ -1,0 +1,596 @@
+"""How the Dialog user understands real phrasing: every slot asked in many forms, negatives,
+exclusions, open questions, compound questions, places and confirmations, against the user of
+every domain.
+
+Figures asserted: per slot at least 97% of the phrasings below (written for these tests, in the
+styles assistants use: terse, polite, indirect, imperative, with typos) reveal the asked slot's
+constraint, and at most 1% of all of them answer about a slot not asked; none of the statements
+and chatter asks about a slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from agentgym.envs.dialog.domain import load_domains
+from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, understanding
+
+DIALOG_ID = "AgentRL/Dialog-v0"
+DOMAINS = sorted(load_domains())
+
+PHRASINGS: dict[str, tuple[str, ...]] = {
+    'area': (
+        'What city are you looking in?',
+        'Which city?',
+        'In which city should I search?',
+        'Where are you located?',
+        'What area do you prefer?',
+        'Where would you like to go?',
+        'Which location do you prefer?',
+        'Where do you want to stay?',
+        'Which city are you visiting?',
+        'Where are you planning to eat?',
+        'In what city?',
+        'Do you have a city in mind?',
+        "What's your preferred location?",
+        'Where should I look?',
+        'Where would you like me to search?',
+        'In which area?',
+        'Where do you want the place to be?',
+        'Any preferred neighbourhood?',
+        'Tell me the city you want.',
+        'Please specify the city.',
+        'Which town?',
+        'What location are you interested in?',
+        'What is your destination?',
+        'Where will you be going?',
+        'which part of town works for you',
+        'Is there a particular district you like?',
+        'Do you want it downtown or somewhere else?',
+        'Could you let me know the neighborhood?',
+        "I'd love to know where you'd like it.",
+        'Mind sharing the area you have in mind?',
+        'Share the location, please.',
+        "I'll need the city.",
+        'What neighbourhood should I focus on?',
+        'Whereabouts?',
+        'Any particular part of the city?',
+        'Near what?',
+        'Which side of town?',
+        'In which city would you like to find a hotel?',
+        'What city should I look in?',
+        'Where exactly?',
+        "What's the location?",
+        'Location?',
+        'Can you tell me which area you prefer?',
+        'Would you prefer somewhere central?',
+        'Where do you want to find it?',
+        'Sure, which city would you like me to search in?',
+        'OK, what city are you in?',
+        'I can help with that. Where are you?',
+        'What city do you want to find a restaurant in?',
+        'Which city do you prefer?',
+        'In what city would you like to dine?',
+        'What city will you be staying in?',
+        'Which city is the event in?',
+        'What location would you like me to search?',
+        'What area are you interested in?',
+        'Where would you like to look?',
+        'Where are you traveling to?',
+        'Where do you want to go?',
+        'Sure. What is the city?',
+        'Great choice! Before I proceed, could you tell me which city?',
+        'Whcih city?',
+        'wich area do u want',
+        'Got it. And where should it be?',
+        'Which neighbourhood are you thinking of?',
+        "What's the area you'd like to be in?",
+        'Are you looking in a specific area?',
+        'Do you have a preferred area?',
+        'Would you like me to look in a particular part of town?',
+        'In which district should I search?',
+        "Could you tell me where you'd like to go?",
+        'Where should the place be located?',
+        'What city do you live in?',
+        'Is there an area you prefer to stay in?',
+        'Where will this be?',
+        'What city or area?',
+    ),
+    'category': (
+        'What type of food?',
+        'What kind of cuisine?',
+        'What kind of place are you looking for?',
+        'Any particular cuisine?',
+        'What cuisine are you in the mood for?',
+        'Do you have a preference for the type of food?',
+        'What type of place is it?',
+        'What category?',
+        'What sort of place?',
+        'What style do you prefer?',
+        'Any type of food you prefer?',
+        'What are you in the mood for?',
+        'What would you like to eat?',
+        'What type of accommodation?',
+        'What kind of stay do you want?',
+        'What type of food do you like?',
+        'Which cuisine would you like?',
+        'Do you have a cuisine in mind?',
+        'Tell me what kind of food you want.',
+        'Could you let me know the type of place?',
+        "I'd love to know what style you like.",
+        'Mind sharing what kind you want?',
+        "What's your preferred cuisine?",
+        'Is there a specific type you want?',
+        'What genre?',
+        'What kind?',
+        'Which type of place would suit you?',
+        'What sort of food do you fancy?',
+        'Any preference on the kind of place?',
+        "Please tell me the category you're after.",
+        "Is there a particular kind of food you're craving?",
+        'What do you feel like eating?',
+        'Type of food?',
+        'Cuisine?',
+        'What flavor of food?',
+        'What kind of food are you looking for?',
+        'Any preference on the type of food?',
+        'What type of cuisine do you prefer?',
+        'Is there a particular type of food you want?',
+        'What kind of events are you interested in?',
+        'What type of event are you looking for?',
+        'Do you prefer any specific genre?',
+        'What kind of place would you like to visit?',
+        'Are you looking for a specific type of hotel?',
+        'What type of place are you after?',
+        'Wat cuisine?',
+        'What kind of cusine do you want?',
+        'Got it. And what kind of food?',
+        "I'd be happy to help. What type of food do you have in mind?",
+        'Do you have a particular style in mind?',
+        'What are you craving?',
+        'Any cuisine preference?',
+        'What type of restaurant would you like?',
+        'What style of place do you want?',
+        'What category of place are you interested in?',
+        'Is there any specific kind you prefer?',
+        'What type would you like?',
+        'Are you in the mood for anything in particular food-wise?',
+        'What sort of cuisine do you like?',
+    ),
+    'price': (
+        "What's your price range?",
+        'How much do you want to spend?',
+        'What is your budget?',
+        'Do you have a price range in mind?',
+        'How expensive?',
+        'Cheap or expensive?',
+        'What price range?',
+        'Any budget?',
+        'How much are you willing to pay?',
+        "What is the maximum you'd pay?",
+        'Is cost a concern?',
+        'Any price limit?',
+        'Do you want something inexpensive?',
+        'Would you prefer an affordable place?',
+        'How much can you afford?',
+        "What's the most you want to pay?",
+        "What's your spending limit?",
+        'Are you on a budget?',
+        'What price point?',
+        'Tell me your budget.',
+        "I'd love to know your budget.",
+        "Could you let me know how much you'd like to spend?",
+        'Mind sharing your budget?',
+        'Share your budget, please.',
+        "I'll need your budget.",
+        'Do you have a budget in mind?',
+        'Budget?',
+        'How pricey can it be?',
+        "What's the max price?",
+        'Should it be cheap?',
+        'Any preference on price?',
+        'How much is too much?',
+        'Is there a cost limit?',
+        'What would you like to pay at most?',
+        'Do you want a high-end place or something moderate?',
+        'What does your budget look like?',
+        'How much are you hoping to spend?',
+        'Price range please',
+        'Is money a concern?',
+        "What's an acceptable price for you?",
+        'What is your price range?',
+        'How expensive would you like it to be?',
+        'Do you have a preferred price range?',
+        'Should it be cheap, moderate or expensive?',
+        'Any price preference?',
+        'How much would you like to pay?',
+        "What's your budget per night?",
+        'How much are you looking to spend?',
+        'Are you looking for something inexpensive?',
+        'What price range do you have in mind?',
+        "I'd be happy to help. To narrow it down, what's your price range?",
+        'budjet?',
+        'prefered price range?',
+        "What's your price limit?",
+        'How much money do you want to spend?',
+        'Would you like something cheap?',
+        'Do you have a spending cap?',
+        'Is there a maximum price?',
+        'How much is your budget?',
+        'What kind of budget are we working with?',
+    ),
+    'rating': (
+        'How many stars?',
+        'What star rating?',
+        'Any rating preference?',
+        'What rating should it have?',
+        'Do you want a highly rated place?',
+        "What's the minimum rating?",
+        'Should it have good reviews?',
+        'How well reviewed should it be?',
+        'What average rating?',
+        'Any preference for the star rating?',
+        'Do you care about reviews?',
+        'What is the minimum number of stars?',
+        'Do you have a rating in mind?',
+        'How good should the reviews be?',
+        'Is quality important to you?',
+        'Would a 4 star place be okay?',
+        "Tell me the minimum rating you'd accept.",
+        "I'd love to know what rating you want.",
+        'Could you let me know the rating you need?',
+        'Mind sharing your rating threshold?',
+        "What's the lowest rating you'd go for?",
+        'Rating?',
+        'Stars?',
+        'How highly rated should it be?',
+        'Does the rating matter?',
+        'Any minimum score?',
+        'Do you want something top rated?',
+        'How important are reviews?',
+        'What kind of reviews should it have?',
+        'Should I filter by rating?',
+        'What score should it have at least?',
+        'Do you want it rated 4 or higher?',
+        'Does it need great reviews?',
+        'Is a rating of 3.5 fine?',
+        'Any preference on quality?',
+        'How many stars at minimum?',
+        'What rating are you after?',
+        'Would you like only well rated places?',
+        'Are reviews important?',
+        "What's the rating you'd like?",
+        'What star rating do you prefer?',
+        'How many stars should it have?',
+        'Do you have a preference on rating?',
+        "What's the minimum star rating?",
+        'Are you looking for a highly rated place?',
+        'Would you like a place with a high average rating?',
+        'Any preference for the average rating?',
+        'How many stars at least?',
+        'Should I only show places with good ratings?',
+        'What kind of rating are you looking for?',
+        'raiting?',
+        'Do you mind the reviews?',
+        'Is a good rating important?',
+        "What is the lowest rating you'd accept?",
+        'Would you like it to be well reviewed?',
+    ),
+    'amenity': (
+        'Do you need wifi?',
+        'Do you want free parking?',
+        'Should it have a pool?',
+        'Does it need to be pet friendly?',
+        'Any amenities?',
+        'Do you need wheelchair access?',
+        'Do you want outdoor seating?',
+        'Do you need it to have live music?',
+        'Any facilities you need?',
+        'What features do you want?',
+        'Is there anything it must have?',
+        'Do you require a kitchen?',
+        'Do you need breakfast included?',
+        'Any special requirements?',
+        'Should it allow pets?',
+        'Does it need air conditioning?',
+        'Any must-have amenities?',
+        'What amenities are important to you?',
+        'Tell me which amenities you need.',
+        "I'd love to know what facilities you need.",
+        'Could you let me know any features you need?',
+        'Mind sharing your must-haves?',
+        'Are there any facilities you require?',
+        'Do you need parking?',
+        'Should it be wheelchair accessible?',
+        'Any particular features?',
+        'Does it have to have a gym?',
+        'Are you looking for any specific amenities?',
+        'Does it need to be kid friendly?',
+        'Amenities?',
+        'Any extras you need?',
+        'Do you need free wifi?',
+        'Should it have a swimming pool?',
+        'Do you want a place that allows pets?',
+        'Do you prefer a place with outdoor seating?',
+        'Does it need to have live music?',
+        'Do you need a place with parking?',
+        "Is it important that it's good for kids?",
+        'Do you need any special services?',
+        'Do you want it to have a laundry service?',
+        "Are there any amenities you'd like?",
+        'Any specific facilities you need?',
+        'What features are you looking for?',
+        'Does it need wifi?',
+        'Do you require parking?',
+        'Would you like wheelchair access?',
+        'Should it have a kitchen?',
+        'Do you need breakfast?',
+        'Is air conditioning a must?',
+        'Do you have any accessibility needs?',
+        'Any must haves?',
+    ),
+    'time': (
+        'When?',
+        'What date?',
+        'What time?',
+        'Which day?',
+        'For what date?',
+        'When would you like the reservation?',
+        'What time would you like to book?',
+        'What day would you like to go?',
+        'When do you want to check in?',
+        'When are you planning to go?',
+        'What time works for you?',
+        'Which date do you want?',
+        'For when?',
+        'For which day?',
+        'What date are you looking at?',
+        'At what time?',
+        'What day and time?',
+        'Tell me the date.',
+        'When would you like to go?',
+        'What time should I make the reservation for?',
+        'When do you want it?',
+        'Please specify the date.',
+        'When will you be arriving?',
+        'Which evening?',
+        'Could you let me know when?',
+        "I'd love to know the day you want.",
+        'Mind sharing the date and time?',
+        "I'll need the date.",
+        'What day works best?',
+        'Morning, afternoon or evening?',
+        'Do you want it on the weekend?',
+        'Is Friday good for you?',
+        'Would Saturday evening work?',
+        'What time of day?',
+        'Which day of the week?',
+        'When should I book it for?',
+        'Time?',
+        'Day?',
+        'When do you need it?',
+        "What's your preferred time slot?",
+        'What date would you like to go?',
+        'What time do you want the reservation for?',
+        'When would you like to book?',
+        'On which date?',
+        'What day are you looking for?',
+        'When do you plan to check in?',
+        'When will the event take place?',
+        'For which date should I look?',
+        'What time should I set it for?',
+        'When would you like the appointment?',
+        'Which day do you want to go?',
+        'When is your reservation for?',
+        'What date is it for?',
+        'Got it. And what time would work best?',
+        'Sounds good. What date are you thinking?',
+        'wat time?',
+        'What day works for you?',
+        'When are you free?',
+        'When should I schedule it?',
+        'What time are you thinking?',
+        'Do you know what day you want?',
+        'Could you tell me the date and time?',
+        'When would be best for you?',
+        'What time and date would you like?',
+    ),
+}
+
+#: Messages that ask about no slot: statements about the search, chatter, garbage.
+STATEMENTS = (
+    "I found cafes in Riverside.", "I searched the whole area for you.", "Let me check the prices.",
+    "Here are some highly rated options.", "There are many places with parking.", "Okay.", "Thanks!",
+    "Let me look into it.", "I'm on it.", "Searching now.", "One moment please.",
+    "I booked a table last time for another customer.", "The weather is nice today.",
+    "I need to check availability first.", "Give me a second.", "Great, I'll search with that.",
+    "I can help with that.", "Sounds good.", "Perfect.", "We have options in every price range.",
+)
+OPEN_QUESTIONS = (
+    "Anything else I should know?", "Any other requirements?", "Is there something more?", "Anything else?",
+    "What else do you need?", "Do you have any other preferences?", "Tell me more about what you need.",
+    "Is there anything in particular you're looking for?", "Any other details?",
+    "Could you tell me more about what you need?", "What else matters to you?", "Anything specific?",
+)
+
+
+@pytest.mark.parametrize("slot", list(PHRASINGS))
+def test_every_slot_is_understood_in_many_phrasings_in_every_domain(slot: str) -> None:
+    wrong_total = asked_total = 0
+    for name in DOMAINS:
+        read = understanding(load_domains()[name]).read
+        missed = [p for p in PHRASINGS[slot] if slot not in read(p).asked]
+        wrong = [p for p in PHRASINGS[slot] if set(read(p).asked) - {slot}]
+        assert len(missed) <= 0.03 * len(PHRASINGS[slot]), (name, slot, missed)
+        wrong_total += len(wrong)
+        asked_total += len(PHRASINGS[slot])
+    assert wrong_total <= 0.01 * asked_total, slot
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_statements_ask_nothing_and_open_questions_are_open(name: str) -> None:
+    read = understanding(load_domains()[name]).read
+    for text in STATEMENTS:
+        assert not read(text).asked and not read(text).open, (name, text)
+    for text in OPEN_QUESTIONS:
+        r = read(text)
+        assert r.open and not r.asked, (name, text, r)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_the_domains_own_words_name_their_slots(name: str) -> None:
+    dom = load_domains()[name]
+    read = understanding(dom).read
+    for value in dom.categories:
+        assert read(f"Would you like {value}?").asked == ("category",), value
+    for value in dom.areas:
+        assert read(f"Is {value} fine for you?").asked == ("area",), value
+    for value in dom.amenities:
+        assert read(f"Do you need {value}?").asked == ("amenity",), value
+    assert read(f"Which {dom.category_label} do you want?").asked == ("category",)
+
+
+# ------------------------------------------------------------------ the user's replies
+def _options(domain: str, difficulty: str | None = None) -> dict[str, Any]:
+    return {"domain": domain, **({"difficulty": difficulty} if difficulty else {})}
+
+
+def _find(env: gym.Env, domain: str, pred: Callable[[Any], bool], difficulty: str | None = None) -> int:
+    for seed in range(3000):
+        env.reset(seed=seed, options=_options(domain, difficulty))
+        if pred(env.unwrapped.task):
+            return seed
+    raise AssertionError("no task fits")
+
+
+def _reply(info: dict[str, Any]) -> str:
+    return " ".join(m["content"] for m in info["messages"] if m["role"] == "user")
+
+
+def _known(env: gym.Env) -> set[str]:
+    return set(env.unwrapped.user.known_constraints())
+
+
+def _asks(kinds: tuple[str, ...]) -> Callable[[Any], bool]:
+    return lambda t: all(any(c.kind == k and c.reveal == "ask" for c in t.gold.constraints) for k in kinds)
+
+
+@pytest.mark.parametrize(("message", "reveals", "keeps"), [
+    ("No need to tell me the price yet — which area?", ("area",), ("price",)),
+    ("Besides the area, what's your budget?", ("price",), ("area",)),
+    ("Not the area but the price: what is your price limit?", ("price",), ("area",)),
+    ("I found a few in the area you mentioned. What is your budget?", ("price",), ("area",)),
+])
+def test_the_user_answers_only_what_a_message_asks(make_env: Callable[..., gym.Env], message: str,
+                                                   reveals: tuple[str, ...], keeps: tuple[str, ...]) -> None:
+    env = make_env()
+    for domain in ("cafes", "restaurants", "stays"):
+        seed = _find(env, domain, _asks(("area", "price")))
+        env.reset(seed=seed, options=_options(domain))
+        gold = env.unwrapped.task.gold
+        env.step(message)
+        known = _known(env)
+        for c in gold.constraints:
+            if c.reveal == "ask" and c.kind in reveals:
+                assert c.id in known, (domain, message)
+            if c.reveal == "ask" and c.kind in keeps:
+                assert c.id not in known, (domain, message)
+
+
+def test_a_compound_question_gets_every_slot_answered(make_env: Callable[..., gym.Env]) -> None:
+    env = make_env()
+    seed = _find(env, "stays", _asks(("area", "price")))
+    gold = env.unwrapped.task.gold
+    env.reset(seed=seed, options=_options("stays"))
+    env.step("Happy to help! Which part of town, what's your budget, and do you need any amenities?")
+    for c in gold.constraints:
+        if c.reveal == "ask":
+            assert (c.id in _known(env)) == (c.kind in ("area", "price", "amenity")), c
+
+
+def test_an_open_question_gets_one_unstated_requirement_then_everything(make_env: Callable[..., gym.Env]) -> None:
+    env = make_env()
+    seed = _find(env, "cafes", lambda t: sum(c.reveal == "ask" for c in t.gold.constraints) >= 2, "hard")
+    env.reset(seed=seed, options=_options("cafes", "hard"))
+    gold = env.unwrapped.task.gold
+    asks = [c.id for c in gold.constraints if c.reveal == "ask"]
+    for k, question in enumerate(("Anything else I should know?", "Any other requirements?", "Is there something more?")):
+        before = _known(env)
+        _, _, _, _, info = env.step(question)
+        new = _known(env) - before
+        if k < len(asks):
+            assert len(new) == 1 and new <= set(asks), (question, _reply(info))
+        else:
+            assert not new and "everything" in _reply(info)
+
+
+@pytest.mark.parametrize("message", ["asdkj qwelkj zxcv", "How many people?", "Is it a good idea?",
+                                     "What's your favourite colour?"])
+def test_a_message_it_cannot_place_gets_a_request_to_rephrase(dialog_env: gym.Env, message: str) -> None:
+    dialog_env.reset(seed=3)
+    before = _known(dialog_env)
+    _, _, _, _, info = dialog_env.step(message)
+    assert REPHRASE in _reply(info) and _known(dialog_env) == before
+
+
+def test_a_keyword_list_is_not_answered(dialog_env: gym.Env) -> None:
+    dialog_env.reset(seed=3)
+    before = _known(dialog_env)
+    _, _, _, _, info = dialog_env.step("category cuisine type area location where price budget cost rating stars "
+                                       "reviews amenities facilities time day date when")
+    assert KEYWORDS in _reply(info) and _known(dialog_env) == before
+
+
+def test_every_place_can_be_proposed_by_its_longest_name_and_by_id(make_env: Callable[..., gym.Env]) -> None:
+    env = make_env()
+    checked = 0
+    for seed in range(400):
+        env.reset(seed=seed)
+        world = env.unwrapped.task.world
+        names = [p.name for p in world.places]
+        prefixed = [p for p in world.places if any(o != p.name and o.startswith(p.name + " ") for o in names)
+                    or any(p.name != o and p.name.startswith(o + " ") for o in names)]
+        for p in prefixed[:2] or world.places[:1]:
+            for ref in (p.name, p.id):
+                user = env.unwrapped.user
+                read = understanding(world.domain).read(f"How about {ref}?")
+                assert [user._place(k) for k in read.places] == [p], (seed, ref)
+                checked += 1
+    assert checked >= 400
+
+
+def test_the_gold_is_proposable_and_bookable_after_the_user_accepts(make_env: Callable[..., gym.Env]) -> None:
+    env = make_env()
+    for seed in range(60):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        gold = task.gold
+        place = task.world.by_id[gold.items[-1]]
+        _, _, _, _, info = env.step(f"I'd suggest {place.name}. Would that work?")
+        assert f"{place.name} sounds great" in _reply(info), (seed, _reply(info))
+        _, _, _, _, info = env.step("Shall I book it?")
+        assert f"go ahead and book {place.name}" in _reply(info)
+
+
+def test_a_confirmation_without_a_proposal_asks_which_place(dialog_env: gym.Env) -> None:
+    dialog_env.reset(seed=4)
+    _, _, _, _, info = dialog_env.step("Do you want me to go ahead?")
+    assert "Which place do you mean" in _reply(info)
+
+
+def test_no_place_name_is_also_a_slot_word_or_value() -> None:
+    # A place called like an amenity ("Quiet Corner") would make the question about the amenity
+    # a proposal: the longest phrase wins, and a name is as long as the value.
+    from agentgym.envs.dialog.domain import DAYS, SLOTS, load_lexicon
+    from agentgym.envs.dialog.tasks import place_phrases
+
+    words = {p.lower() for phrases in load_lexicon().slots.values() for p in phrases}
+    for name, d in load_domains().items():
+        values = {v.lower() for v in (*d.categories, *d.category_synonyms, d.category_label, *d.areas,
+                                      *d.amenities, *DAYS, *SLOTS)}
+        clashes = [p for p in place_phrases(d) if p in values or p in words]
+        assert not clashes, (name, clashes)

@@ -1,0 +1,351 @@
+"""How the ToolUse user understands real phrasing: every detail of every domain asked in many
+forms, in plain words too, against the user of its domain; and what it answers.
+
+Figures asserted: per detail at least 95% of the phrasings below (written for these tests)
+ask about that detail and at most 1% of all ask about another detail of the domain; asked
+details are stated, a detail the task lacks gets "I don't know", an open question one unstated
+detail, a message it cannot place a request to rephrase.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+from agentgym.envs.tooluse.env import ToolUseEnv
+from agentgym.envs.tooluse.user import KEYWORDS, REPHRASE, understanding
+
+#: The domain whose tasks carry each detail, and the details of each domain.
+DOMAIN_OF = {"employee": "finance", "month": "finance", "currency": "finance", "attendees": "calendar",
+             "date": "calendar", "duration": "calendar", "title": "calendar", "email": "orders", "order": "orders",
+             "product": "orders", "variant": "orders", "service": "ops", "severity": "ops", "rollback": "ops"}
+DETAILS_OF = {d: {s for s, dd in DOMAIN_OF.items() if dd == d} for d in set(DOMAIN_OF.values())}
+
+PHRASINGS: dict[str, tuple[str, ...]] = {
+    'employee': (
+        'Who is this for?',
+        'Which employee?',
+        'Whose expenses are these?',
+        'Who should I reimburse?',
+        'Who do we owe the money to?',
+        "What's the employee's name?",
+        'Could you tell me the name of the employee?',
+        'Which colleague is it?',
+        'Who is the payee?',
+        'Who should receive the payment?',
+        "I'll need the employee's name.",
+        'Could you let me know who the claims belong to?',
+        'Tell me who the expenses are for.',
+        "Mind sharing the colleague's name?",
+        'Who exactly should get the money?',
+        'Which staff member?',
+        'For whom is the reimbursement?',
+        'whos this for',
+    ),
+    'month': (
+        'Which month?',
+        'What month are the expenses from?',
+        'For which period?',
+        'When were the expenses?',
+        'What time frame should I look at?',
+        'Which month should I check?',
+        'Could you tell me the month?',
+        'What period do the claims cover?',
+        "I'd love to know which month.",
+        'Tell me the month, please.',
+        'What month should I look at?',
+        "Which month's expenses?",
+        'For what month?',
+        'Please specify the period.',
+        'When were they incurred?',
+    ),
+    'currency': (
+        'Which currency?',
+        'What currency should I pay in?',
+        'In which currency should the amount be?',
+        'Should I pay in EUR or USD?',
+        'What currency would you like?',
+        'Which currency should the amount be in?',
+        'Do you want it in dollars or euros?',
+        'Could you let me know the payout currency?',
+        'What currency do you need the total in?',
+        'Paid in what currency?',
+        "I'll need the currency.",
+        'Mind telling me the currency?',
+        'What currency?',
+        'Currency, please.',
+        'Do you want it paid in euros?',
+        'Should the payout be in GBP?',
+        'which curency?',
+    ),
+    'attendees': (
+        'Who should attend?',
+        'Who is joining?',
+        'Who should I invite?',
+        'Which participants?',
+        'Who will be at the meeting?',
+        'Who else is coming?',
+        'Could you tell me who the attendees are?',
+        'With whom is the meeting?',
+        'Who will attend the meeting?',
+        'Tell me who should be invited.',
+        "Who's attending?",
+        'Could you list the participants?',
+        'Who are the invitees?',
+        'Who needs to be there?',
+        'Which people should I invite?',
+    ),
+    'date': (
+        'What date?',
+        'Which day is the meeting?',
+        'When is it?',
+        'On what date should I book it?',
+        'What day should I schedule it for?',
+        'Could you confirm the date?',
+        'Which date works?',
+        'What day is it on?',
+        'Tell me the date, please.',
+        'When should the meeting happen?',
+        'Could you let me know the day?',
+        'On which day?',
+    ),
+    'duration': (
+        'How long should the meeting be?',
+        'How much time should I block?',
+        "What's the duration?",
+        'How many minutes?',
+        'How long will it last?',
+        'Should it be 30 or 60 minutes?',
+        'What length should the meeting be?',
+        'Could you tell me how long it should run?',
+        'How long do you need?',
+        'How long is the meeting?',
+        'How many minutes should I book?',
+        'Tell me how long it should be.',
+        "What's the length of the meeting?",
+        'How long will you need the room?',
+        'Should I block an hour?',
+        'How much time do you need?',
+        'duraton?',
+    ),
+    'title': (
+        'What should I call the meeting?',
+        "What's the title?",
+        'What is the meeting about?',
+        "What's the subject?",
+        'What topic should I put?',
+        'Is there a name for the meeting?',
+        'How should I title it?',
+        "What's the meeting called?",
+        'What title should I use?',
+        'Tell me the subject of the meeting.',
+        'What should the invite say?',
+        "What's the topic?",
+        'What name should I give it?',
+    ),
+    'email': (
+        "What's your email?",
+        'Which address should the confirmation go to?',
+        'What email is on your account?',
+        'Could you share the email address on the order?',
+        'What is the email associated with your account?',
+        'Can I have your email address?',
+        "I'll need your email.",
+        'What email did you use?',
+        'Where should I send the confirmation?',
+        'What email address should I use?',
+        'Tell me your email, please.',
+        'Mind sharing your email?',
+        'Could you let me know your email address?',
+        'Which email is the account under?',
+        "What's the e-mail on file?",
+        'Email, please.',
+        'whats ur email',
+    ),
+    'order': (
+        'Which order?',
+        "What's the order number?",
+        'Do you have the order ID?',
+        'When did you place the order?',
+        'Which purchase is it about?',
+        'Could you tell me the order?',
+        'When did you buy it?',
+        'What is the order number?',
+        'Could you tell me the order ID?',
+        'Which order is it?',
+        'Tell me which order you mean.',
+        'When was the order placed?',
+        'Do you have a receipt or order number?',
+    ),
+    'product': (
+        'Which item?',
+        'Which product is it?',
+        'What item would you like to return?',
+        'What did you buy?',
+        'Which item is the problem?',
+        'What product are we talking about?',
+        'Which one do you want to return?',
+        'Which product do you want to return?',
+        'Tell me which item it is.',
+        'What are you returning?',
+        'Which item do you mean?',
+        "What's the product?",
+        'Which of the items?',
+    ),
+    'variant': (
+        'What size would you like instead?',
+        'Which colour do you want?',
+        'What variant should I swap it for?',
+        'Which version would you like instead?',
+        'What would you like to exchange it for?',
+        'Which color?',
+        'What would you like to swap it for?',
+        'Which size do you need?',
+        'What colour would you like instead?',
+        'Tell me which variant you want.',
+        'What should I exchange it for?',
+        'Which option would you prefer?',
+    ),
+    'service': (
+        'Which service is affected?',
+        "What's affected?",
+        'Where did the errors show up?',
+        'Which system is failing?',
+        'What service is down?',
+        'Which component is broken?',
+        'Where did you see the alert?',
+        'What is failing?',
+        'Which service is having problems?',
+        'What system is affected?',
+        'Tell me where the errors show up.',
+        'Which service raised the alert?',
+        "What's broken?",
+        'Which application is failing?',
+        'Where are the errors?',
+    ),
+    'severity': (
+        'How serious is it?',
+        'What severity is it?',
+        'How bad is it?',
+        'What priority should I give it?',
+        'How critical is this?',
+        'Is it a sev1?',
+        'How urgent is it?',
+        'What severity should I file it as?',
+        'How severe is it?',
+        'What priority is this?',
+        'Tell me the severity.',
+        'How bad are things?',
+        'Is it critical?',
+        'What level should I classify it as?',
+        'How serious is the impact?',
+    ),
+    'rollback': (
+        'Should I roll it back?',
+        'Do you want a rollback?',
+        'Should I revert the deploy?',
+        'Do you want me to undo the release?',
+        'Should the culprit be rolled back?',
+        'Roll back as well?',
+        'Should I revert it?',
+        'Do you want me to roll back the deploy?',
+        'Should I restore the previous version?',
+        'Roll it back?',
+        'Should I undo the change?',
+        'Do you want the culprit rolled back?',
+    ),
+}
+
+
+@pytest.mark.parametrize("detail", list(PHRASINGS))
+def test_every_detail_is_understood_in_many_phrasings(detail: str) -> None:
+    domain = DOMAIN_OF[detail]
+    read = understanding(domain).read
+    missed = [p for p in PHRASINGS[detail] if detail not in read(p).asked]
+    wrong = [p for p in PHRASINGS[detail] if (set(read(p).asked) & DETAILS_OF[domain]) - {detail}]
+    assert len(missed) <= 0.05 * len(PHRASINGS[detail]), missed
+    assert not wrong, wrong
+
+
+def test_no_more_than_one_percent_of_all_phrasings_ask_another_detail() -> None:
+    total = sum(len(v) for v in PHRASINGS.values())
+    wrong = sum(1 for d, ps in PHRASINGS.items() for p in ps
+                if (set(understanding(DOMAIN_OF[d]).read(p).asked) & DETAILS_OF[DOMAIN_OF[d]]) - {d})
+    assert wrong <= 0.01 * total
+
+
+def _reset(domain: str, pred: Any = lambda t: True) -> tuple[ToolUseEnv, dict[str, Any]]:
+    env = ToolUseEnv(split="test" if domain == "ops" else "train")
+    for seed in range(500):
+        _, info = env.reset(seed=seed, options={"domain": domain})
+        if pred(env.task):
+            return env, info
+    raise AssertionError("no task fits")
+
+
+def _reply(info: dict[str, Any]) -> str:
+    return " ".join(m["content"] for m in info["messages"] if m["role"] == "user")
+
+
+def test_an_asked_detail_is_stated_even_when_it_was_left_to_be_asked() -> None:
+    env, _ = _reset("finance", lambda t: any(d.id == "currency" and d.reveal == "ask" for d in t.goal.details))
+    detail = next(d for d in env.task.goal.details if d.id == "currency")
+    assert "currency" not in env.user.known_constraints()
+    _, _, _, _, info = env.step("Which address should the money go to, and in what currency?")
+    assert detail.statement in _reply(info) and "currency" in env.user.known_constraints()
+
+
+@pytest.mark.parametrize(("domain", "message", "detail"), [
+    ("calendar", "How much time should I block?", "duration"),
+    ("orders", "Which address should the confirmation go to?", "email"),
+    ("ops", "How serious is it?", "severity"),
+    ("ops", "What's affected?", "service"),
+])
+def test_plain_words_are_answered(domain: str, message: str, detail: str) -> None:
+    env, _ = _reset(domain, lambda t: any(d.slot == detail for d in t.goal.details))
+    _, _, _, _, info = env.step(message)
+    assert any(d.statement in _reply(info) for d in env.task.goal.details if d.slot == detail), _reply(info)
+
+
+def test_a_detail_the_task_lacks_gets_i_dont_know_never_another_detail() -> None:
+    env, _ = _reset("finance")
+    _, _, _, _, info = env.step("What should I call the meeting?")
+    text = _reply(info)
+    assert "don't know" in text or "not sure" in text
+    assert not any(d.statement in text for d in env.task.goal.details)
+
+
+def test_an_open_question_states_one_unstated_detail_then_everything() -> None:
+    env, _ = _reset("orders", lambda t: any(d.reveal == "ask" for d in t.goal.details))
+    before = set(env.user.known_constraints())
+    env.step("Is there anything else I should know?")
+    assert len(set(env.user.known_constraints()) - before) == 1
+    _, _, _, _, info = env.step("Anything else?")
+    assert "everything" in _reply(info)
+
+
+@pytest.mark.parametrize("message", ["qwpeoriu zxmcnv", "What is the weather like?", "Is it a good idea?"])
+def test_a_message_it_cannot_place_gets_a_request_to_rephrase(message: str) -> None:
+    env, _ = _reset("calendar")
+    _, _, _, _, info = env.step(message)
+    assert REPHRASE in _reply(info)
+
+
+def test_keywords_claims_and_confirmations() -> None:
+    env, _ = _reset("ops")
+    _, _, _, _, info = env.step("employee month currency attendees date duration title email order product variant "
+                                "service severity rollback")
+    assert KEYWORDS in _reply(info)
+    _, _, _, _, info = env.step("I've taken care of everything, it's all done.")
+    assert "done" in _reply(info) and "yet" in _reply(info)
+    _, _, _, _, info = env.step("Shall I go ahead?")
+    assert "go ahead" in _reply(info).lower()
+
+
+def test_understanding_is_the_same_in_every_process_of_a_seed() -> None:
+    env = gym.make("AgentRL/ToolUse-v0")
+    a = [env.reset(seed=5)[0], env.step("How long should it be, and who is coming?")[0]]
+    b = [env.reset(seed=5)[0], env.step("How long should it be, and who is coming?")[0]]
+    assert a == b
