@@ -94,15 +94,29 @@ def _make_env(env_id: str, args: argparse.Namespace) -> Any:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """Print every registered id with the first line of its card."""
+    """Print every registered ``AgentRL/*`` id with the first line of its card (``--card``: the
+    whole card, as ``help(gym.spec(id).entry_point)`` shows it)."""
     import gymnasium as gym
 
-    for env_id in _env_ids():
+    from agentgym.registration import REMOTE_ID, EnvEntryPoint, card_summary, env_card
+
+    known = sorted(i for i in gym.registry if i.startswith("AgentRL/"))
+    wanted = list(getattr(args, "ids", None) or known)
+    unknown = [i for i in wanted if i not in gym.registry]
+    if unknown:
+        print(f"agentgym list: no such environment: {', '.join(unknown)} (known: {', '.join(known)})",
+              file=sys.stderr)
+        return 2
+    width = max(len(i) for i in wanted)
+    for env_id in wanted:
         spec = gym.spec(env_id)
-        # Every id goes through the noise factory; the family's own class is its kwarg.
-        entry = spec.kwargs.get("env_entry_point") or (
-            spec.entry_point if isinstance(spec.entry_point, str) else repr(spec.entry_point))
-        print(f"{env_id:24s} {entry}")
+        role = "(the client of an env server) " if env_id == REMOTE_ID else ""
+        if getattr(args, "card", False):
+            entry = spec.entry_point
+            card = entry.__doc__ if isinstance(entry, EnvEntryPoint) else env_card(spec)
+            print(f"{env_id} {role}".rstrip() + f"\n\n{card}\n")
+        else:
+            print(f"{env_id:{width}s}  {role}{card_summary(env_card(spec))}")
     return 0
 
 
@@ -405,8 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("list", help="list the registered environment ids with the first line of each card",
-                       description="Print every registered AgentRL/* id with the first line of its env card "
-                                   "(the class docstring; `help(gym.spec(ID).entry_point)` shows all of it).")
+                       description="Every AgentRL/* id with the first line of its card (its env class's "
+                                   "docstring); --card prints the whole card.")
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these ids (default: every AgentRL/* id)")
+    p.add_argument("--card", action="store_true", help="print each env's whole card")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("check", help="run the env-contract conformance checks on an id",

@@ -55,7 +55,7 @@ class RefundPolicy:
             return call("find_order", email=self.email)
         if not self.confirmed:
             self.confirmed = True
-            return f"Shall I refund {self.amount:g} euros on order {self.order_id}?"
+            return f"Shall I go ahead and refund {self.amount:g} euros on order {self.order_id}?"
         if not self.refunded:
             self.refunded = True
             return call("refund", order_id=self.order_id, amount=self.amount)

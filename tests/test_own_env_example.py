@@ -20,6 +20,7 @@ import gymnasium as gym
 import pytest
 
 from agentgym.agents import make_agent
+from agentgym.agents.exploits import EXPLOITS
 from agentgym.cli import main
 from agentgym.eval.metrics import HEADLINE, headline
 from agentgym.noise.spec import PRESETS
@@ -48,7 +49,7 @@ def _agent() -> Any:
 
 def _summary(info: dict[str, Any]) -> dict[str, Any]:
     """The end-of-episode summary (the one place this module reads its key)."""
-    return info["episode"]
+    return info["episode_summary"]
 
 
 def _records(agent: Any, noise: str | dict | None, seeds: range) -> list[dict[str, Any]]:
@@ -90,6 +91,11 @@ def test_the_example_is_about_thirty_lines() -> None:
 def test_a_random_agent_scores_0_and_the_scripted_agent_100_without_noise() -> None:
     assert all(r["metrics"]["success"] for r in _records(_agent(), None, range(40)))
     assert not any(r["metrics"]["score"] for r in _records(make_agent("random"), None, range(40)))
+
+
+@pytest.mark.parametrize("name", sorted(EXPLOITS))
+def test_the_never_ask_exploits_get_nothing_from_the_default_user(name: str) -> None:
+    assert not any(r["metrics"]["success"] for r in _records(EXPLOITS[name](), None, range(30)))
 
 
 @pytest.mark.parametrize("kind", list(PRESETS["medium"]))
@@ -136,7 +142,7 @@ class _ForgetsShifts:
                 call["arguments"]["amount"] = self._amount
                 return json.dumps(call)
         elif action.startswith("Shall I") and self._amount is None:
-            self._amount = float(action.split()[3])
+            self._amount = float(re.search(r"refund (\S+) euros", action).group(1))  # type: ignore[union-attr]
         return action
 
 

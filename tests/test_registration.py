@@ -86,7 +86,7 @@ def test_import_registers_only_versioned_agentrl_ids() -> None:
         "before = set(gym.registry)\n"
         "import agentgym\n"
         "new = sorted(set(gym.registry) - before)\n"
-        "specs = {i: [gym.registry[i].entry_point, gym.registry[i].version] for i in new}\n"
+        "specs = {i: [str(gym.registry[i].entry_point), gym.registry[i].version] for i in new}\n"
         "print(json.dumps({'new': new, 'ids': list(agentgym.ENV_IDS), 'specs': specs}))\n"
     )
     assert out["new"], "import agentgym registered nothing"
@@ -178,3 +178,92 @@ def test_every_env_returns_python_bools(env_id: str) -> None:
             pytest.fail(f"{env_id} seed {seed}: no end within 200 steps")
     assert seen_truncated, f"{env_id}: no episode was truncated"
     env.close()
+
+
+# ------------------------------------------------------------------ the entry point documents the env
+FAMILY_IDS = sorted(agentgym.ENV_IDS)
+CARD_SECTIONS = ("## Description", "## Observation", "## Actions and tools", "## Reward", "## Termination",
+                 "## Noise", "## Registered ids", "## Version history")
+
+
+@pytest.mark.parametrize("env_id", FAMILY_IDS)
+def test_help_of_the_entry_point_shows_the_env_card(env_id: str) -> None:
+    import contextlib
+    import io
+
+    entry = gym.spec(env_id).entry_point
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        help(entry)
+    text = out.getvalue()
+    assert all(section in text for section in CARD_SECTIONS), text[:500]
+    assert f"`{env_id}`" in text and "noise" in text
+    assert "make_env(*, env_entry_point" not in text  # not the factory's own documentation
+
+
+def test_help_of_the_remote_entry_point_shows_the_client() -> None:
+    import pydoc
+
+    text = pydoc.render_doc(gym.spec("AgentRL/Remote-v0").entry_point, renderer=pydoc.plaintext)
+    assert "agentgym serve" in text and "RemoteEnv(url=None" in text
+
+
+def test_the_entry_point_is_light_until_it_makes_or_documents() -> None:
+    out = _python(
+        "import json, sys, copy, pickle\n"
+        "import gymnasium as gym\n"
+        "import agentgym\n"
+        "def envs(): return sorted(m for m in sys.modules if m.startswith(('agentgym.envs', 'agentgym.noise',"
+        " 'agentgym.server')))\n"
+        "spec = gym.spec('AgentRL/Dialog-v0')\n"
+        "seen = [repr(spec), str(spec.entry_point), spec.to_json(), copy.deepcopy(spec).entry_point,"
+        " pickle.loads(pickle.dumps(spec.entry_point)) == spec.entry_point]\n"
+        "quiet = envs()\n"
+        "doc = spec.entry_point.__doc__\n"
+        "print(json.dumps({'quiet': quiet, 'after': envs()}))\n"
+    )
+    assert out["quiet"] == []
+    assert "agentgym.envs.dialog.env" in out["after"]
+
+
+@pytest.mark.parametrize("env_id", [*FAMILY_IDS, "AgentRL/Remote-v0"])
+def test_the_spec_serialises_pickles_and_copies_as_the_plain_string(env_id: str) -> None:
+    import copy
+    import pickle
+
+    from gymnasium.envs.registration import EnvSpec
+
+    spec = gym.spec(env_id)
+    target = str(spec.entry_point)
+    assert target.startswith("agentgym.") and ":" in target
+    assert copy.deepcopy(spec.entry_point) == target and type(copy.deepcopy(spec.entry_point)) is str
+    restored = EnvSpec.from_json(spec.to_json())
+    assert restored.entry_point == target and restored == spec
+    assert json.loads(spec.to_json())["entry_point"] == target
+    again = pickle.loads(pickle.dumps(spec))
+    assert again == spec and again.entry_point.__doc__ == spec.entry_point.__doc__
+
+
+@pytest.mark.parametrize("env_id", FAMILY_IDS)
+def test_an_env_made_from_the_json_spec_is_the_same_env(env_id: str) -> None:
+    from gymnasium.envs.registration import EnvSpec
+
+    from agentgym.eval.runner import spec_dict
+
+    env = gym.make(env_id, noise="medium")
+    again = gym.make(EnvSpec.from_json(env.spec.to_json()))
+    assert again.reset(seed=3) == env.reset(seed=3)
+    assert again.step("Hello?")[:4] == env.step("Hello?")[:4]
+    # Records write the entry point as the plain string, wrapped or not.
+    assert spec_dict(env)["entry_point"] == spec_dict(env.unwrapped)["entry_point"] == "agentgym.noise.factory:make_env"
+    env.close()
+    again.close()
+
+
+@pytest.mark.parametrize("env_id", FAMILY_IDS)
+def test_vector_envs_and_the_checker_take_the_entry_point(env_id: str) -> None:
+    venv = gym.make_vec(env_id, 2, vectorization_mode="async")
+    obs, _ = venv.reset(seed=[0, 1])
+    assert all(isinstance(o, str) and o for o in obs)
+    venv.close()
+    check_env(gym.make(env_id).unwrapped, skip_render_check=True)

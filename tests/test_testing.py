@@ -88,12 +88,13 @@ class GuessEnv(gym.Env[str, str]):
         reply = self._reply(action if isinstance(action, str) else "")
         won = reply == "Right!"
         truncated = not won and self._turn >= self.max_turns
-        info: dict[str, Any] = {"messages": [{"role": "user", "content": reply}], "turn": self._turn}
+        turn = {"role": "assistant", "content": action if isinstance(action, str) else ""}
+        info: dict[str, Any] = {"messages": [turn, {"role": "user", "content": reply}], "turn": self._turn}
         reward = 0.0
         if won or truncated:
             self._done = True
             reward = self._reward(won)
-            info["episode"] = {"success": won, "score": reward, "turns": self._turn, "tool_calls": 0}
+            info["episode_summary"] = {"success": won, "score": reward, "turns": self._turn, "tool_calls": 0}
         self._log.append(reply)
         return reply, reward, self._flag(won), self._flag(truncated), info
 
@@ -200,8 +201,9 @@ class RaisingEnv(GuessEnv):
 class NoResetNeededEnv(GuessEnv):
     def step(self, action: str) -> Any:
         if self._started and self._done:
-            return "over", 0.0, True, False, {"messages": [], "episode": {"success": False, "score": 0.0,
-                                                                          "turns": 0, "tool_calls": 0}}
+            return "over", 0.0, True, False, {"messages": [{"role": "assistant", "content": ""}],
+                                              "episode_summary": {"success": False, "score": 0.0,
+                                                                  "turns": 0, "tool_calls": 0}}
         return super().step(action)
 
 
@@ -246,7 +248,36 @@ class EarlyRewardEnv(GuessEnv):
 class NoEpisodeInfoEnv(GuessEnv):
     def step(self, action: str) -> Any:
         obs, reward, terminated, truncated, info = super().step(action)
-        info.pop("episode", None)
+        info.pop("episode_summary", None)
+        return obs, reward, terminated, truncated, info
+
+
+class EpisodeKeyEnv(GuessEnv):
+    """Ends with its summary under ``episode`` too, the key RecordEpisodeStatistics writes."""
+
+    def step(self, action: str) -> Any:
+        obs, reward, terminated, truncated, info = super().step(action)
+        if "episode_summary" in info:
+            info["episode"] = dict(info["episode_summary"])
+        return obs, reward, terminated, truncated, info
+
+
+class NoAssistantTurnEnv(GuessEnv):
+    """A step's messages hold only the env's answer: a conversation built from them has no
+    assistant turns."""
+
+    def step(self, action: str) -> Any:
+        obs, reward, terminated, truncated, info = super().step(action)
+        info["messages"] = info["messages"][1:]
+        return obs, reward, terminated, truncated, info
+
+
+class OrphanToolResultEnv(GuessEnv):
+    """Answers with a tool message whose call the assistant's turn does not make."""
+
+    def step(self, action: str) -> Any:
+        obs, reward, terminated, truncated, info = super().step(action)
+        info["messages"].insert(1, {"role": "tool", "tool_call_id": "call_x", "name": "guess", "content": "{}"})
         return obs, reward, terminated, truncated, info
 
 
@@ -363,7 +394,10 @@ def test_dialog_passes_as_id_and_as_configured_instance() -> None:
         (StepBeforeResetEnv, "step-before-reset", "RuntimeError"),
         (UnboundedObsEnv, "garbage", "outside"),
         (EarlyRewardEnv, "step-types", "before the episode ended"),
-        (NoEpisodeInfoEnv, "step-types", "lacks 'episode'"),
+        (NoEpisodeInfoEnv, "step-types", "lacks 'episode_summary'"),
+        (EpisodeKeyEnv, "step-types", "RecordEpisodeStatistics"),
+        (NoAssistantTurnEnv, "step-types", "must open with the assistant's turn"),
+        (OrphanToolResultEnv, "step-types", "'call_x', which is not the id"),
         (NumpyInfoEnv, "step-types", "not plain JSON"),
     ],
 )

@@ -1,10 +1,11 @@
 """Conversations for language-model agents, built from what the env hands out.
 
-An env gives an agent OpenAI chat messages: ``info["messages"]`` at reset (system and user) and
-after every step (user and tool messages), and ``info["assistant_message"]``, its normalised
-reading of the agent's own turn. A `Conversation` accumulates them in that order. The
-assistant message is the env's, not the agent's raw text, so its ``tool_calls`` ids are exactly
-the ``tool_call_id`` of the tool messages that follow, whatever form the model wrote the call in.
+An env gives an agent OpenAI chat messages in ``info["messages"]``: at reset the system brief
+and the user's first message; after every step a slice of the conversation, the env's
+normalised reading of the agent's own turn first, then the tool results and the user's words.
+A `Conversation` appends them as they come. The assistant message is the env's, not the agent's
+raw text, so its ``tool_calls`` ids are exactly the ``tool_call_id`` of the tool messages that
+follow, whatever form the model wrote the call in.
 
 The same conversation is sent in two forms:
 
@@ -40,6 +41,7 @@ __all__ = [
     "Conversation",
     "EpisodeLocal",
     "episode_sampling_seed",
+    "opens_with_assistant",
     "trim_messages",
 ]
 
@@ -106,19 +108,18 @@ class Conversation:
         return cls(info.get("messages", []), info.get("tools", []))
 
     def add_step(self, info: dict[str, Any], action: str | dict[str, Any] | None = None) -> None:
-        """Append one step: the env's reading of the agent's turn, then the env's new messages.
+        """Append one step's messages: the env's reading of the agent's turn, then its answer.
 
         Args:
             info: the step's info.
-            action: what the agent sent; used only when the env gives no ``assistant_message``
-                (an env outside agentgym), as the assistant's turn.
+            action: what the agent sent; used only when the step's messages do not open with
+                the assistant's turn (an env outside agentgym), as that turn.
         """
-        assistant = info.get("assistant_message")
-        if assistant is None and action is not None:
-            assistant = dict(action) if isinstance(action, dict) else {"role": "assistant", "content": action}
-        if assistant is not None:
-            self.messages.append(copy.deepcopy(assistant))
-        self.messages.extend(copy.deepcopy(info.get("messages", [])))
+        messages = info.get("messages", [])
+        if not opens_with_assistant(messages) and action is not None:
+            self.messages.append(copy.deepcopy(action) if isinstance(action, dict)
+                                 else {"role": "assistant", "content": action})
+        self.messages.extend(copy.deepcopy(messages))
 
     def api_messages(self) -> list[dict[str, Any]]:
         """The messages as the chat-completions API takes them (arguments as JSON strings)."""
@@ -134,7 +135,7 @@ class ChatEpisode:
     """What a chat agent keeps of one episode: the conversation and its own last turn."""
 
     conversation: Conversation
-    #: What the agent sent last (used only for envs that give no ``assistant_message``).
+    #: What the agent sent last (used only for envs whose steps do not give the assistant's turn).
     last_action: str | dict[str, Any] | None = None
     #: The turns the agent has taken.
     turns: int = 0
@@ -184,8 +185,13 @@ def _template_message(m: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def opens_with_assistant(messages: list[dict[str, Any]]) -> bool:
+    """Whether `messages` open with an assistant turn: a step's messages do, a reset's never."""
+    return bool(messages) and isinstance(messages[0], dict) and messages[0].get("role") == "assistant"
+
+
 # The env's normalised messages are well formed; these also take an agent's own raw message
-# (an env without ``assistant_message``), which may not be.
+# (an env whose steps do not give the assistant's turn), which may not be.
 def _function(call: Any) -> dict[str, Any]:
     fn = call.get("function") if isinstance(call, dict) else None
     return fn if isinstance(fn, dict) else {}

@@ -47,7 +47,7 @@ from typing import Any
 
 from agentgym.agents.base import Agent, settings_from
 from agentgym.agents.chat import DEFAULT_CHAT_TEMPLATE, ChatEpisode, Conversation, EpisodeLocal, \
-    episode_sampling_seed, trim_messages
+    episode_sampling_seed, opens_with_assistant, trim_messages
 
 __all__ = ["TransformersAgent", "TransformersConfig", "LoadedModel", "ModelMemoryError", "load_model",
            "check_fits", "clear_model_cache"]
@@ -564,9 +564,9 @@ class TransformersAgent(Agent):
     def act_batch(self, observations: list[str], infos: list[dict[str, Any]]) -> list[str]:
         """One turn for each of several episodes (slot i: the i-th env of a vectorised loop).
 
-        A slot whose info is a reset info (it has no ``assistant_message``) starts a new episode,
-        so an env that resets on its own is followed; otherwise the step is added to the slot's
-        conversation. Prompts are generated for in chunks of ``batch_size``.
+        A slot whose info is a reset info (its messages do not open with the assistant's turn)
+        starts a new episode, so an env that resets on its own is followed; otherwise the step
+        is added to the slot's conversation. Prompts are generated for in chunks of ``batch_size``.
 
         Returns:
             The actions, in slot order.
@@ -577,7 +577,7 @@ class TransformersAgent(Agent):
             self._slots = [self._new_episode(info) for info in infos]
         prompts = []
         for slot, info in enumerate(infos):
-            if "assistant_message" not in info and self._slots[slot].turns:
+            if not opens_with_assistant(info.get("messages", [])) and self._slots[slot].turns:
                 self._slots[slot] = self._new_episode(info)
             prompts.append(self._observe(self._slots[slot], info))
         actions = []

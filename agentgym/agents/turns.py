@@ -82,7 +82,9 @@ class StepView:
 
     `slots` holds, per call of the inner policy's action, the tool message and call record that
     answer it (None until they came); every other message (the user's words) and the list-valued
-    extras of each step are kept in order; the scalar keys come from the latest step.
+    extras of each step are kept in order; the scalar keys come from the latest step. The env
+    steps' own assistant turns are replaced by one: the inner policy's calls, with the ids of the
+    tool messages that answer them, so the assembled messages are a conversation slice as well.
     """
 
     calls: list[Call]
@@ -101,7 +103,7 @@ class StepView:
         records = {r.get("id"): r for r in info.get("calls", ())}
         for slot, msg in zip(filled, tool_msgs):
             self.slots[slot] = (msg, records.get(msg.get("tool_call_id")))
-        self.others += [m for m in info.get("messages", ()) if m.get("role") != "tool"]
+        self.others += [m for m in info.get("messages", ()) if m.get("role") not in ("tool", "assistant")]
         for key in ("errors", "segment_switch"):
             if isinstance(info.get(key), list):
                 self.lists.setdefault(key, []).extend(info[key])
@@ -111,10 +113,16 @@ class StepView:
         return [i for i, s in enumerate(self.slots) if s is None]
 
     def info(self) -> dict[str, Any]:
-        """The assembled step: the slots' results first, in call order, then the other messages."""
+        """The assembled step: the inner policy's turn, the slots' results in call order, then the
+        other messages."""
         out = dict(self.latest)
-        answered = [s for s in self.slots if s is not None]
-        out["messages"] = [msg for msg, _ in answered] + self.others
-        out["calls"] = [rec for _, rec in answered if rec is not None]
+        answered = [(self.calls[i], s) for i, s in enumerate(self.slots) if s is not None]
+        turn = {"role": "assistant", "content": "", "tool_calls": [
+            {"id": msg.get("tool_call_id"), "type": "function",
+             "function": {"name": call.name,
+                          "arguments": to_json(call.arguments) if call.arguments is not None else "null"}}
+            for call, (msg, _) in answered]}
+        out["messages"] = [turn] + [msg for _, (msg, _) in answered] + self.others
+        out["calls"] = [rec for _, (_, rec) in answered if rec is not None]
         out.update(self.lists)
         return out

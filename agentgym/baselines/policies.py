@@ -28,6 +28,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from agentgym.core.render import answer_messages
+
 __all__ = [
     "Transcript",
     "HashFeaturizer",
@@ -70,7 +72,7 @@ class Transcript:
     """The public conversation of one episode, the agent's own turns included.
 
     Built from exactly what an agent sees: ``reset(info)``, then ``add(action, info)`` after
-    each step. Nothing hidden (no ``info["episode"]``, no noise log) is read.
+    each step. Nothing hidden (no ``info["episode_summary"]``, no noise log) is read.
     """
 
     def __init__(self) -> None:
@@ -87,7 +89,8 @@ class Transcript:
     def add(self, action: str, info: Mapping[str, Any]) -> None:
         self.messages.append(Message("assistant", "", action))
         self.actions[action] += 1
-        self._extend(info.get("messages", ()))
+        # The step's messages open with the env's reading of this action: the raw action stands for it.
+        self._extend(answer_messages(info.get("messages", [])))
 
     def _extend(self, messages: Any) -> None:
         self.anchor_cache = {}

@@ -367,8 +367,9 @@ class Collector:
     @staticmethod
     def _episode(s: Slot, info: dict[str, Any]) -> dict[str, Any]:
         ep = {"env": s.env_id, "group": s.group, "return": s.ret, "length": s.length}
-        if "episode" in info and isinstance(info["episode"], dict) and "success" in info["episode"]:
-            ep["metrics"] = info["episode"]
+        summary = info.get("episode_summary")
+        if isinstance(summary, dict) and "success" in summary:
+            ep["metrics"] = summary
         return ep
 
     def close(self) -> None:
@@ -658,7 +659,7 @@ def evaluate(policy: nn.Module, args: Args, env_ids: Sequence[str] | None = None
         for (s, seed), a in zip(live, actions.tolist()):
             action, _, done, info = s.act(a)
             if done:
-                ep = info.get("episode") if isinstance(info.get("episode"), dict) else {}
+                ep = info.get("episode_summary") if isinstance(info.get("episode_summary"), dict) else {}
                 results.append({"env": s.env_id, "seed": seed, "return": s.ret, "length": s.length,
                                 "success": ep.get("success"), "score": ep.get("score")})
                 envs.setdefault(s.env_id, []).append(s.env)

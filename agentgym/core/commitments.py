@@ -5,7 +5,7 @@ satisfies every constraint the user has stated so far. Write calls carry that an
 record (``contradicts``, from `SimulatedUser.contradictions`); a family whose assistant can also
 commit in words (a proposal: "shall I book Blue Fern?") or whose world holds an outcome at the end
 gives its env a `CommitmentJudge`, and the env records each judgement in
-``info["episode"]["commitments"]`` as ``{"turn", "kind": "proposal" | "final", "contradicts"}``.
+``info["episode_summary"]["commitments"]`` as ``{"turn", "kind": "proposal" | "final", "contradicts"}``.
 Both functions answer with the ids of the stated constraints the commitment breaks, judged by the
 family's user the way it judges the equivalent call, or None when there is no commitment.
 """

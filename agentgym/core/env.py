@@ -3,7 +3,13 @@
 A family injects four parts: a task generator (seed -> world, goal, gold), a toolkit factory (the
 tools over that world), a user factory (the rule-based simulated user) and a scorer (final world
 state -> score). The env parses each assistant turn, dispatches tool calls or hands the message to
-the user, keeps the metric inputs, and ends the episode with `info["episode"]`.
+the user, keeps the metric inputs, and ends the episode with `info["episode_summary"]`.
+
+The summary's key is not ``episode``: Gymnasium's `RecordEpisodeStatistics` wrappers own that
+one. A step's ``info["messages"]`` is a slice of the conversation that chat templates accept:
+the env's normalised reading of the assistant's turn first (its ``tool_calls`` ids are the
+``tool_call_id`` of the tool messages after it), then the tool results and the user's words.
+The observation renders only what is new from the env (`agentgym.core.render.answer_messages`).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_te
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
 from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn
+from agentgym.core.time_limit import outer_step_limit
 from agentgym.core.tools import PolicyViolation, ToolError, Toolkit
 
 __all__ = ["AgentEnv", "EnvParts"]
@@ -59,7 +66,9 @@ class AgentEnv(gym.Env[str, str]):
         difficulty: ``easy``, ``medium``, ``hard``, or None to draw one per episode.
         domain: a domain name, or None to draw one of the split's domains per episode.
         split: ``train`` or ``test``; the two hold disjoint domains or templates.
-        max_turns: the turn budget (None: the task's own).
+        max_turns: the turn budget (None: the task's own). A Gymnasium `TimeLimit` around the
+            env (``gym.make(id, max_episode_steps=N)``, or applied by hand) caps it at N, so
+            the env truncates itself at that step with its summary (`agentgym.core.time_limit`).
         render_mode: None or ``ansi`` (the transcript so far).
     """
 
@@ -148,7 +157,8 @@ class AgentEnv(gym.Env[str, str]):
 
     @property
     def episode_max_turns(self) -> int:
-        """The current episode's turn budget (the env's `max_turns`, or the task's own)."""
+        """The current episode's turn budget: the env's `max_turns` or the task's own, capped by
+        any `TimeLimit` wrapped around the env."""
         if self._task is None:
             raise ResetNeeded("call reset() first")
         return self._max_turns
@@ -306,6 +316,9 @@ class AgentEnv(gym.Env[str, str]):
         self._turn = 0
         self._done = False
         self._max_turns = self.max_turns or task.max_turns
+        limit = outer_step_limit(self)
+        if limit is not None and limit < self._max_turns:
+            self._max_turns = limit
         self._calls: list[dict[str, Any]] = []
         self._errors: dict[str, int] = {}
         self._violations: list[str] = []
@@ -373,12 +386,12 @@ class AgentEnv(gym.Env[str, str]):
         terminated = end is not None
         over_time = self._elapsed_ms > self._task.time_budget_ms
         truncated = not terminated and (turn >= self._max_turns or over_time)
+        assistant = _assistant_message(parsed, turn)
         if self._transcript is not None:
-            self._transcript.append(_assistant_message(parsed, turn))
+            self._transcript.append(_copy_json(assistant))
             self._transcript.extend([dict(m) for m in messages])
         info: dict[str, Any] = {
-            "messages": messages,
-            "assistant_message": _assistant_message(parsed, turn),
+            "messages": [assistant, *messages],
             "turn": turn,
             "calls": step_calls,
             "errors": step_errors,
@@ -392,7 +405,7 @@ class AgentEnv(gym.Env[str, str]):
             score = self._scorer(self._task, self._toolkit)
             reward = float(score.score)
             outcome = end or ("time_budget" if over_time and turn < self._max_turns else "truncated")
-            info["episode"] = self._episode_info(score, outcome)
+            info["episode_summary"] = self._episode_summary(score, outcome)
         return render_messages(messages), reward, terminated, truncated, info
 
     def render(self) -> str | None:
@@ -519,7 +532,7 @@ class AgentEnv(gym.Env[str, str]):
         assert task is not None
         return task.gold_public() if hasattr(task, "gold_public") else _gold_view(task)
 
-    def _episode_info(self, score: Score, outcome: str) -> dict[str, Any]:
+    def _episode_summary(self, score: Score, outcome: str) -> dict[str, Any]:
         task = self._task
         assert task is not None
         final = self._judge.final_state(task, self._user) if self._judge.final_state is not None else None

@@ -13,6 +13,7 @@ __all__ = [
     "cap",
     "to_json",
     "render_messages",
+    "answer_messages",
     "error_text",
 ]
 
@@ -60,6 +61,14 @@ def render_messages(messages: list[dict[str, Any]]) -> str:
     parts = [_line(m) for m in messages]
     text = parts[0] if len(parts) == 1 else "\n".join(parts)
     return text if len(text) <= OBS_MAX_CHARS else cap(text, OBS_MAX_CHARS)
+
+
+def answer_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the env answered in a step: its ``info["messages"]`` without the assistant's turn
+    that opens them (what the observation renders). A reset's messages come back whole."""
+    if messages and messages[0].get("role") == "assistant":
+        return messages[1:]
+    return messages
 
 
 def _line(m: dict[str, Any]) -> str:

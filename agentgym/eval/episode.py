@@ -14,7 +14,7 @@ __all__ = ["EpisodeResult", "run_episode"]
 
 @dataclass
 class EpisodeResult:
-    """One finished episode: its actions, rewards and the env's `info["episode"]`."""
+    """One finished episode: its actions, rewards and the env's `info["episode_summary"]`."""
 
     seed: int
     actions: list[str] = field(default_factory=list)
@@ -43,5 +43,5 @@ def run_episode(env: gym.Env, agent: Agent, seed: int, options: dict[str, Any] |
         obs, reward, terminated, truncated, info = env.step(action)
         result.rewards.append(float(reward))
         if terminated or truncated:
-            result.episode = info.get("episode", {})
+            result.episode = info.get("episode_summary", {})
             return result

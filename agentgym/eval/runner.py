@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from agentgym.eval.records import RecordWriter, episode_key, provenance, read_records, step_summary, trajectory_digest
+from agentgym.registration import entry_point_text
 
 __all__ = ["EpisodeJob", "AgentSpec", "run_jobs", "play_job", "AgentTimeout", "RunSummary"]
 
@@ -135,19 +136,23 @@ _SLOT = Slot()
 
 
 def spec_dict(env: Any) -> dict[str, Any]:
-    """The env spec with its wrapper stack, as plain JSON-able data."""
+    """The env spec with its wrapper stack, as plain JSON-able data (``max_episode_steps`` only
+    when a `TimeLimit` set it, since it caps the env's turn budget)."""
     spec = env.spec
     if spec is None:
         return {}
-    return {
+    out = {
         "id": spec.id,
-        "entry_point": spec.entry_point if isinstance(spec.entry_point, str) else repr(spec.entry_point),
+        "entry_point": entry_point_text(spec.entry_point),
         "kwargs": {k: v for k, v in spec.kwargs.items() if _jsonable(v)},
         "additional_wrappers": [
             {"name": w.name, "entry_point": w.entry_point, "kwargs": {k: v for k, v in (w.kwargs or {}).items() if _jsonable(v)}}
             for w in spec.additional_wrappers
         ],
     }
+    if spec.max_episode_steps is not None:
+        out["max_episode_steps"] = spec.max_episode_steps
+    return out
 
 
 def _jsonable(v: Any) -> bool:
@@ -226,14 +231,14 @@ def _alarm_handler() -> Iterator[None]:
 
 
 def agent_view(info: dict[str, Any]) -> dict[str, Any]:
-    """The info an ordinary agent sees: without the noise log and episode internals, which
+    """The info an ordinary agent sees: without the noise log and the episode summary, which
     would tell it where faults were injected."""
-    if "noise" not in info and "episode" not in info:
+    if "noise" not in info and "episode_summary" not in info:
         return info
     # A copy less two keys: about 5x faster than a filtering dict comprehension, same dict.
     view = info.copy()
     view.pop("noise", None)
-    view.pop("episode", None)
+    view.pop("episode_summary", None)
     return view
 
 
@@ -267,7 +272,7 @@ class EpisodeState:
         self.obs, reward, terminated, truncated, self.info = self.env.step(action)
         self.steps.append(step_summary(len(self.steps) + 1, float(reward), self.obs, self.info))
         if terminated or truncated:
-            self.metrics = self.info["episode"]
+            self.metrics = self.info["episode_summary"]
             return True
         return False
 

@@ -7,9 +7,10 @@ conversation:
 
 - the prompt: the opening messages with the env's tools, up to the generation prompt;
 - after a turn: the end of the model's turn that it did not write itself (ChatML's newline after
-  ``<|im_end|>``), the env's new messages, and the next generation prompt. The new messages are
-  rendered after a short fixed conversation and cut off where that conversation ends (the
-  "fixed base" method, as SkyRL does), so the cost does not grow with the episode; a template
+  ``<|im_end|>``), the env's answer (the step's messages after the assistant's turn that opens
+  them), and the next generation prompt. The answer is rendered after a short fixed
+  conversation and cut off where that conversation ends (the "fixed base" method, as SkyRL
+  does), so the cost does not grow with the episode; a template
   that renders that conversation differently once more messages follow is refused
   (`TemplateError`).
 
@@ -23,6 +24,7 @@ import json
 from typing import Any
 
 from agentgym.agents.chat import Conversation
+from agentgym.core.render import answer_messages
 
 __all__ = ["TemplateError", "TemplateRenderer", "tools_system_prompt"]
 
@@ -80,18 +82,18 @@ class TemplateRenderer:
         """The opening of an episode, up to and with the generation prompt."""
         return self.render(messages, tools, add_generation_prompt=True)
 
-    def feedback(self, completion: str, assistant_message: dict[str, Any], new_messages: list[dict[str, Any]],
+    def feedback(self, completion: str, step_messages: list[dict[str, Any]],
                  tools: list[dict[str, Any]] | None) -> str:
         """The text that follows the model's `completion`: the rest of its turn's end, the env's
-        `new_messages`, and the next generation prompt.
+        answer, and the next generation prompt.
 
         Args:
             completion: the model's turn as generated (special tokens kept).
-            assistant_message: the env's reading of that turn (``info["assistant_message"]``).
-            new_messages: the env's answer (``info["messages"]``).
+            step_messages: the step's ``info["messages"]``: the env's reading of that turn, then
+                its answer.
             tools: the episode's tool schemas.
         """
-        return self.closing(completion) + self.continuation(assistant_message, new_messages, tools)
+        return self.closing(completion) + self.continuation(step_messages, tools)
 
     def closing(self, completion: str) -> str:
         """The part of the template's turn end that `completion` did not write: nothing when it
@@ -112,19 +114,24 @@ class TemplateRenderer:
         eos = getattr(self.tokenizer, "eos_token", None)
         return bool(eos) and completion.endswith(eos)
 
-    def continuation(self, assistant_message: dict[str, Any], new_messages: list[dict[str, Any]],
-                     tools: list[dict[str, Any]] | None) -> str:
-        """`new_messages` and the generation prompt, as the template writes them after the turn.
+    def continuation(self, step_messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
+        """The env's answer in `step_messages` and the generation prompt, as the template writes
+        them after the turn.
 
         They are rendered after a short fixed conversation and cut where it ends. A system and a
         user message come first (SkyRL's base: it suits the templates that render an assistant
         turn differently once it is not the last, such as Qwen3's thinking); templates that want
-        the assistant's turn before tool results or alternating roles get it added.
+        the assistant's turn before tool results or alternating roles get it (the step's first
+        message) added.
         """
         from jinja2 import TemplateError as JinjaTemplateError  # transformers renders templates with jinja2
 
+        new_messages = answer_messages(step_messages)
         head = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
-        for base in (head, [*head, assistant_message]):
+        bases = [head]
+        if new_messages is not step_messages:
+            bases.append([*head, step_messages[0]])
+        for base in bases:
             try:
                 before = self.render(base, tools, add_generation_prompt=False)
                 after = self.render(base + list(new_messages), tools, add_generation_prompt=True)

@@ -116,7 +116,7 @@ class EnvSession:
         self.total_reward = 0.0
         #: Whether the episode has ended (terminated or truncated).
         self.done = False
-        #: ``info["episode"]`` once the episode has ended.
+        #: ``info["episode_summary"]`` once the episode has ended.
         self.episode: dict[str, Any] | None = None
         #: The reset info of the current episode.
         self.reset_info: dict[str, Any] = {}
@@ -143,7 +143,7 @@ class EnvSession:
         self.total_reward += float(reward)
         if terminated or truncated:
             self.done = True
-            self.episode = info.get("episode")
+            self.episode = info.get("episode_summary")
         return obs, reward, terminated, truncated, info
 
     def close(self) -> None:

@@ -105,7 +105,7 @@ class _Instance:
             _, reward, _, _, info = await asyncio.to_thread(self.session.step, renderer.action(completion))
             done = self.session.done
             if not done:
-                feedback = renderer.feedback(completion, info["assistant_message"], info["messages"], self.tools)
+                feedback = renderer.feedback(completion, info["messages"], self.tools)
                 # The executor stops once the sequence fills max_length; this turn's budget was
                 # sampling_params.max_tokens. Re-encoding the turn counts its tokens (near enough).
                 used = len(renderer.encode(renderer.action(completion))) + len(renderer.encode(feedback))

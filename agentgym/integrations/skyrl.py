@@ -33,6 +33,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agentgym.core.render import answer_messages
 from agentgym.integrations._chat import tools_system_prompt
 from agentgym.integrations._requirements import require
 from agentgym.integrations._tasks import EnvSession, TaskSpec, episode_summary
@@ -100,7 +101,7 @@ class _TextEnv:
         """Send the model's turn to the env; its answer, as messages, is the observation."""
         self.turns += 1
         _, reward, terminated, truncated, info = self.session.step(action)
-        observations = [_observation(m) for m in info["messages"]]
+        observations = [_observation(m) for m in answer_messages(info["messages"])]
         self.chat_history.append({"role": "assistant", "content": action})
         self.chat_history.extend(observations)
         done = bool(terminated or truncated)
@@ -109,7 +110,7 @@ class _TextEnv:
             done, reward = True, float(reward) + self.unfinished_reward
             metadata["unfinished"] = True  # SkyRL's turn limit came before the episode's end
         if done:
-            metadata["episode"] = info.get("episode")
+            metadata["episode_summary"] = info.get("episode_summary")
             observations = []  # nothing follows the last turn
         return self._step_output(observations=observations, reward=float(reward), done=done, metadata=metadata)
 

@@ -46,6 +46,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal, Optional
 
+from agentgym.core.render import answer_messages
 from agentgym.integrations._requirements import check_version
 from agentgym.integrations._tasks import EnvSession, TaskSpec
 
@@ -134,7 +135,7 @@ class AgentGymEnvironment:
 
     @property
     def episode(self) -> dict[str, Any] | None:
-        """``info["episode"]`` of the ended episode (metrics inputs), or None while it runs."""
+        """``info["episode_summary"]`` of the ended episode (metrics inputs), or None while it runs."""
         return self._session.episode
 
     # ------------------------------------------------------------------ steps
@@ -154,7 +155,7 @@ class AgentGymEnvironment:
     def _answer(self, action: dict[str, Any]) -> str:
         _, _, _, _, info = self._session.step(action)
         parts = []
-        for m in info["messages"]:
+        for m in answer_messages(info["messages"]):
             if m["role"] == "tool" or "tool_calls" not in action:
                 parts.append(m["content"])  # a tool's result; or the user's reply, the user tool's result
             else:

@@ -122,8 +122,7 @@ class _AgentGymLoop:
                 if session.done:
                     timing["tool_calls"] += time.perf_counter() - started
                     break
-                feedback = renderer.encode(renderer.feedback(
-                    completion, step_info["assistant_message"], step_info["messages"], tools))
+                feedback = renderer.encode(renderer.feedback(completion, step_info["messages"], tools))
                 timing["tool_calls"] += time.perf_counter() - started
                 if len(response_ids) + len(feedback) >= self.response_length:
                     break  # no room left to generate after the env's answer

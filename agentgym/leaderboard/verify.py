@@ -13,7 +13,7 @@ In order, each stage refusing the whole submission at its first problem:
    from the record's claims) with the suite's seed and trial and the recorded actions; every
    step summary (reward, observation digest, errors, calls, noise) must equal the recorded one,
    the episode must end exactly at its last action (unless the agent failed), and the env's
-   final ``info["episode"]`` must equal the recorded metrics;
+   final ``info["episode_summary"]`` must equal the recorded metrics;
 5. numbers: the summary is computed by `agentgym.eval.metrics` from the replayed metrics;
    numbers the manifest claims must equal it.
 
@@ -296,7 +296,7 @@ def replay_episode(job: EpisodeJob, rec: Mapping[str, Any]) -> tuple[dict[str, A
     Safe to call from several threads at once: each replay has an env of its own.
 
     Returns:
-        ``(metrics, None)`` with the env's own ``info["episode"]`` (``{}`` for an episode cut
+        ``(metrics, None)`` with the env's own ``info["episode_summary"]`` (``{}`` for an episode cut
         short by an agent error), or ``({}, mismatch)`` at the first disagreement.
     """
     with _ENVS.lend(job) as (env, spec):
@@ -338,7 +338,7 @@ def _replay(env: Any, spec: str, job: EpisodeJob, rec: Mapping[str, Any]) -> tup
             return miss(turn, field, f"step {turn}: the recorded {field} differs from the replay")
         replayed.append(summary)
         if terminated or truncated:
-            episode = info["episode"]
+            episode = info["episode_summary"]
     # Equal as Python values is not yet equal as data (True == 1 == 1.0): compare the canonical JSON once.
     if _canon(replayed) != _canon(steps):
         turn = next(i + 1 for i, (a, b) in enumerate(zip(replayed, steps)) if _canon(a) != _canon(b))

@@ -9,8 +9,8 @@ hooks of the `AgentEnv` underneath (`agentgym.core.hooks`), draws only from its 
 episode seed (``AgentEnv.noise_rng(kind)``: adding or removing a wrapper never changes the task
 or another wrapper's draws), and logs every injection as ``{"step", "kind", "target", "detail",
 "hits", "at_ms"}`` (plus ``call``, the id of the call it acted on, for call-level kinds) in that
-step's ``info["noise"]`` and the episode's ``info["episode"]["noise"]``. ``reset(options=
-{"trial": k})`` redraws every kind's stream (same task, other faults) for pass^k.
+step's ``info["noise"]`` and the episode's ``info["episode_summary"]["noise"]``.
+``reset(options={"trial": k})`` redraws every kind's stream (same task, other faults) for pass^k.
 
 ``hits`` says what the injection affects, so metrics can tell a real recovery from a
 coincidence: ``{"gold_step": i}`` (step `i` of the gold plan as it stood then, see

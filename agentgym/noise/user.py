@@ -92,7 +92,9 @@ class Typos(NoiseWrapper):
     readable to a person. Only what the agent reads changes: the returned observation and
     ``info["messages"]`` (new objects; the env's own transcript keeps the clean text). Each
     changed message is logged with ``{"message", "changes", "recoverable": True}``, in that
-    step's ``info["noise"]`` and in the episode's log.
+    step's ``info["noise"]`` and in the episode's log; ``message`` is its index among the
+    messages the observation renders (a step's ``info["messages"]`` less the assistant's turn
+    that opens them).
 
     Args:
         env: an agentgym env.
@@ -114,12 +116,14 @@ class Typos(NoiseWrapper):
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
         obs, info = self._perturb(obs, info)
-        if self._episode_events and "episode" in info:
-            info["episode"] = _with_events(info["episode"], self._episode_events)
+        if self._episode_events and "episode_summary" in info:
+            info["episode_summary"] = _with_events(info["episode_summary"], self._episode_events)
         return obs, reward, terminated, truncated, info
 
     def _perturb(self, obs: str, info: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         messages = info["messages"]
+        # The assistant's own turn opens a step's messages; the observation renders the rest.
+        first = 1 if messages and messages[0]["role"] == "assistant" else 0
         changed: list[dict[str, Any]] | None = None
         events: list[dict[str, Any]] = []
         base = self._base
@@ -137,7 +141,7 @@ class Typos(NoiseWrapper):
             changed[i] = {**m, "content": cap(text)}
             # The same fields as `AgentEnv.log_noise` gives; a typo hits no gold step or constraint.
             events.append({"step": base.turn, "kind": "typos", "target": "user",
-                           "detail": {"message": i, "changes": changes, "recoverable": True}, "hits": None,
+                           "detail": {"message": i - first, "changes": changes, "recoverable": True}, "hits": None,
                            "at_ms": base.elapsed_ms})
         if changed is None:
             return obs, info
@@ -146,7 +150,7 @@ class Typos(NoiseWrapper):
         # replaced, never mutated, as the env keeps references to their items.
         info["messages"] = changed
         info["noise"] = [*info["noise"], *events]
-        return render_messages(changed), info
+        return render_messages(changed[first:]), info
 
 
 def _with_events(episode: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:

@@ -16,7 +16,11 @@ What an env needs to be checked (an ``AgentRL/*``-style text env):
 - ``step(action)`` never raises on a bad action, returns a Python ``float`` reward and Python
   ``bool`` flags, raises `gymnasium.error.ResetNeeded` before the first reset and after the
   episode ended, and the episode ends (terminated or truncated) within a turn budget, with
-  ``info["episode"]`` holding at least success, score, turns and tool_calls.
+  ``info["episode_summary"]`` holding at least success, score, turns and tool_calls (not
+  ``info["episode"]``: Gymnasium's `RecordEpisodeStatistics` wrappers write that key).
+- A step's ``info["messages"]`` is a slice of the conversation a chat template accepts: the
+  assistant's turn as the env read it first, then the env's answer; every tool message answers
+  a call of that turn (its ``tool_call_id`` is the id of one of the turn's ``tool_calls``).
 - Everything returned is plain JSON data (str, int, float, bool, None, list, dict): that is what
   `trajectory_hash` serialises, and what records and the leaderboard store.
 - For the fresh-process replay, the env is given as a registered id (or an instance whose
@@ -44,6 +48,7 @@ import numpy as np
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.error import ResetNeeded
 
+from agentgym.registration import EnvEntryPoint
 from agentgym.testing.readiness import EnvReport, Finding, metric_findings
 
 __all__ = [
@@ -250,7 +255,7 @@ def _make_payload(env: str | gym.Env, make_kwargs: dict[str, Any] | None) -> dic
     if isinstance(env, str):
         payload: dict[str, Any] = {"env_id": env, "make_kwargs": dict(make_kwargs or {}), "spec": None}
         spec = gym.registry.get(env)
-        if spec is not None and isinstance(spec.entry_point, str):
+        if spec is not None and isinstance(spec.entry_point, (str, EnvEntryPoint)):
             # Lets the child make an id that only a module imported here registered.
             try:
                 payload["spec"] = spec.to_json()
@@ -461,6 +466,22 @@ class _Checker:
             if not (isinstance(m, dict) and m.get("role") in _ROLES and isinstance(m.get("content"), str)):
                 self.fail(check, f"{where} info['messages'] item is not a chat message: {str(m)[:200]}")
 
+    def step_slice(self, messages: list[dict[str, Any]], check: str, shown: str) -> None:
+        """A step's messages open with the assistant's turn, and its tool messages answer its calls."""
+        self.require(bool(messages) and messages[0].get("role") == "assistant", check,
+                     f"step({shown}) info['messages'] must open with the assistant's turn as the env read it "
+                     f"(got roles {[m.get('role') for m in messages]})")
+        calls = messages[0].get("tool_calls") or []
+        self.require(isinstance(calls, list), check, f"step({shown}) the assistant message's tool_calls is not a list")
+        ids = {c.get("id") for c in calls if isinstance(c, dict)}
+        for m in messages[1:]:
+            self.require(m.get("role") != "assistant" and m.get("role") != "system", check,
+                         f"step({shown}) info['messages'] holds a {m.get('role')} message after the assistant's turn")
+            if m.get("role") == "tool":
+                self.require(m.get("tool_call_id") in ids, check,
+                             f"step({shown}) a tool message answers {m.get('tool_call_id')!r}, which is not the id "
+                             f"of a tool call of the assistant's turn ({sorted(map(str, ids))})")
+
     def no_hidden_keys(self, value: Any, check: str, where: str) -> None:
         stack = [(value, where)]
         while stack:
@@ -489,21 +510,26 @@ class _Checker:
                          f"step({shown}) {name} must be a Python bool, got {type(flag).__name__}")
         self.require(isinstance(info, dict), check, f"step({shown}) info must be a dict")
         self.messages(info.get("messages", []), check, f"step({shown})")
+        self.step_slice(info.get("messages", []), check, shown)
         done = terminated or truncated
         if not done:
             self.no_hidden_keys(info, check, f"step({shown}) info")
             self.require(reward == 0.0, check, f"step({shown}) gave reward {reward} before the episode ended")
         else:
-            ep = info.get("episode")
-            self.require(isinstance(ep, dict), check, f"the last step's info lacks 'episode' (keys {sorted(info)})")
+            ep = info.get("episode_summary")
+            self.require(isinstance(ep, dict), check,
+                         f"the last step's info lacks 'episode_summary' (keys {sorted(info)})")
+            self.require("episode" not in info, check,
+                         "the last step's info holds 'episode', the key Gymnasium's RecordEpisodeStatistics "
+                         "writes (it refuses an env that sets it): put the summary in 'episode_summary'")
             for key in ("success", "score", "turns", "tool_calls"):
-                self.require(key in ep, check, f"info['episode'] lacks {key!r}")
-            self.require(type(ep["success"]) is bool, check, "info['episode']['success'] must be a bool")
+                self.require(key in ep, check, f"info['episode_summary'] lacks {key!r}")
+            self.require(type(ep["success"]) is bool, check, "info['episode_summary']['success'] must be a bool")
             score = ep["score"]
             self.require(type(score) is float and 0.0 <= score <= 1.0, check,
-                         f"info['episode']['score'] must be a float in [0, 1], got {score!r}")
+                         f"info['episode_summary']['score'] must be a float in [0, 1], got {score!r}")
             self.require(reward == score, check,
-                         f"the final reward {reward} differs from info['episode']['score'] {score}")
+                         f"the final reward {reward} differs from info['episode_summary']['score'] {score}")
         try:
             canonical_json(info)
         except (TypeError, ValueError) as exc:
@@ -597,7 +623,9 @@ def check_agent_env(
       split, id; no hidden key such as goal or gold, anywhere in the info) and the echoed seed.
     - ``step-types``: reward is a Python float (0 until the last step, then the episode score),
       terminated and truncated are Python bools, observations lie in the space, infos are plain
-      JSON data with no hidden key before the end, and the last info has ``episode``.
+      JSON data with no hidden key before the end, a step's messages open with the assistant's
+      turn whose ``tool_calls`` the tool messages answer, and the last info has
+      ``episode_summary`` (and no ``episode``, the key of Gymnasium's statistics wrappers).
     - ``aliasing``: observations and infos returned earlier in an episode are not mutated by
       later steps (each is deep-copied when received and compared at the end).
     - ``determinism``: the same seed and actions give the same trajectory twice in-process,

@@ -107,7 +107,7 @@ class EnvReport:
 
 def _summary(info: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The end-of-episode summary of a last step's info (the one place this module reads it)."""
-    summary = info.get("episode")
+    summary = info.get("episode_summary")
     return summary if isinstance(summary, Mapping) else None
 
 

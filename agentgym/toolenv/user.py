@@ -1,8 +1,10 @@
 """The default simulated user of an env built with `make_tool_env`, made from the task's details.
 
 It opens with the request and the details it states up front, states a detail when a message
-asks about it (`agentgym.toolenv.reader`), states one it has not stated yet when asked an open
-question, says "go ahead" when asked to confirm, and asks to rephrase a question it cannot place.
+asks about it (read by the shared understanding engine, `agentgym.toolenv.reader`), leaves out
+one the message sets aside, states one it has not stated yet when asked an open question, says
+"go ahead" when asked to confirm, and asks to rephrase what it cannot place (a list of keywords
+gets a request for a full sentence).
 It never takes words as the work being done: after each write it asks the scorer whether the
 task is done (and accepts), and counts a write that fits no step of the gold plan as wrong (two
 and it gives up).
@@ -20,7 +22,8 @@ from typing import Any, Callable
 from agentgym.core.gold import call_matches, same
 from agentgym.core.task import NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.typos import perturb
-from agentgym.toolenv.reader import DetailReader, reader_for
+from agentgym.core.understanding import Understanding
+from agentgym.toolenv.reader import reader_for
 from agentgym.toolenv.task import Detail, GoldPlan, Shift, ToolTask
 
 __all__ = ["DetailUser", "PATIENCE"]
@@ -32,6 +35,7 @@ _GO_AHEAD = ("Please go ahead.", "Okay, go ahead with that.", "Sounds good, plea
 _CONFIRMED = "Yes, please go ahead."
 _EVERYTHING = "That's everything I can think of. Please go ahead."
 _REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
+_KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 _NOT_DONE = ("I don't see that done yet. Please take care of it with your tools.",
              "It doesn't look done on my side yet.")
 _ACCEPT = ("Great, that's everything I needed. Thank you!", "Perfect, that's all done. Thanks!")
@@ -97,10 +101,14 @@ class DetailUser(SimulatedUser):
         else:
             r = self._read(message)
             confirm = r.confirm and not r.asked
-            if r.asked:
+            if r.salad:
+                text = _KEYWORDS
+            elif not r.placed:
+                text = _REPHRASE
+            elif r.asked:
                 text = " ".join(self._state(self._goal.detail(did)) for did in r.asked)
             elif r.open:
-                hidden = [d for d in self._goal.details if d.id not in self._revealed]
+                hidden = [d for d in self._goal.details if d.id not in self._revealed and d.id not in r.excluded]
                 text = self._state(hidden[0]) if hidden else _EVERYTHING
             elif r.confirm:
                 text = _CONFIRMED
@@ -216,5 +224,5 @@ def _leaves(value: Any) -> list[Any]:
     return [x for item in value for x in _leaves(item)] if isinstance(value, list) else [value]
 
 
-def _reader(goal: ToolTask) -> DetailReader:
+def _reader(goal: ToolTask) -> Understanding:
     return reader_for(tuple((d.id, d.ask_phrases) for d in goal.details))

@@ -37,7 +37,7 @@ from gymnasium.utils import RecordConstructorArgs
 
 from agentgym.agents.strategies.dialog import heard_facts
 from agentgym.core.protocol import parse_action
-from agentgym.core.render import call_text
+from agentgym.core.render import answer_messages, call_text
 
 __all__ = [
     "ActionCandidates",
@@ -50,7 +50,7 @@ __all__ = [
     "public_view",
 ]
 
-#: The only info keys a builder may read. `episode` (the gold), `noise` (where faults were
+#: The only info keys a builder may read. `episode_summary` (the gold), `noise` (where faults were
 #: injected) and `calls` (checked against the user's goal) never reach it.
 PUBLIC_KEYS = ("messages", "tools", "task", "turn", "max_turns")
 
@@ -130,7 +130,7 @@ class CandidateBuilder(abc.ABC):
         """Fold in the action just taken and the public part of what the env returned."""
         view = public_view(info)
         self._acted(action)
-        self._observe(view.get("messages", ()))
+        self._observe(answer_messages(view.get("messages", [])))
 
     def candidates(self) -> list[str]:
         """The candidate actions for the next step: distinct, in a fixed order, never empty."""

@@ -20,15 +20,25 @@ def call(name: str, **arguments: Any) -> str:
 
 
 def step(*tool_contents: str, user: str | None = None, name: str = "search", turn: int = 1) -> dict[str, Any]:
-    """A step info as the env gives it: one tool message (and call record) per content."""
-    messages = [{"role": "tool", "tool_call_id": f"call_{turn}_{i}", "name": name, "content": c}
-                for i, c in enumerate(tool_contents)]
+    """A step info as the env gives it: the assistant's turn, then one tool message (and call
+    record) per content."""
+    assistant = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": f"call_{turn}_{i}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for i in range(len(tool_contents))]}
+    messages = [assistant] + [{"role": "tool", "tool_call_id": f"call_{turn}_{i}", "name": name, "content": c}
+                              for i, c in enumerate(tool_contents)]
     calls = [{"turn": turn, "id": f"call_{turn}_{i}", "name": name, "valid": True, "kind": "read",
               "error": "TOOL_ERROR" if c.startswith("[error") else None, "arguments": {}}
              for i, c in enumerate(tool_contents)]
     if user is not None:
         messages.append({"role": "user", "content": user})
     return {"messages": messages, "calls": calls, "turn": turn}
+
+
+def said(text: str, turn: int) -> dict[str, Any]:
+    """A step info of a message turn (the careful layer's hold) that the user answered."""
+    return {"messages": [{"role": "assistant", "content": HOLD}, {"role": "user", "content": text}],
+            "calls": [], "turn": turn}
 
 
 class Searcher:
@@ -56,7 +66,11 @@ def test_a_transient_failure_is_retried_and_the_policy_sees_only_the_result() ->
     assert layer.act("", step(TIMEOUT)) == call("search")  # the retry, not the policy's move
     ok = json.dumps({"results": [{"id": "p_1"}]})
     assert layer.act("", step(ok, turn=2)) == call("use", item_id="p_1")
-    assert [m["content"] for m in inner.seen[-1]["messages"]] == [ok]  # one answer, as if no failure
+    seen = inner.seen[-1]["messages"]
+    assert [m["content"] for m in seen[1:]] == [ok]  # one answer, as if no failure
+    # ... after one assistant turn that makes the policy's call, with the id of the answer.
+    assert seen[0]["role"] == "assistant" and [c["id"] for c in seen[0]["tool_calls"]] == [seen[1]["tool_call_id"]]
+    assert seen[0]["tool_calls"][0]["function"] == {"name": "search", "arguments": "{}"}
 
 
 def test_a_slow_retry_holds_on_and_passes_the_users_words_on() -> None:
@@ -65,11 +79,11 @@ def test_a_slow_retry_holds_on_and_passes_the_users_words_on() -> None:
     layer.reset("", {"messages": []})
     layer.act("", {"messages": []})
     assert layer.act("", step(TIMEOUT)) == HOLD
-    assert layer.act("", {"messages": [{"role": "user", "content": "Sure."}], "turn": 2}) == HOLD
-    assert layer.act("", {"messages": [{"role": "user", "content": "Go ahead."}], "turn": 3}) == call("search")
+    assert layer.act("", said("Sure.", turn=2)) == HOLD
+    assert layer.act("", said("Go ahead.", turn=3)) == call("search")
     ok = json.dumps({"results": [{"id": "p_1"}]})
     layer.act("", step(ok, turn=4))
-    assert [m["content"] for m in inner.seen[-1]["messages"]] == [ok, "Sure.", "Go ahead."]
+    assert [m["content"] for m in inner.seen[-1]["messages"][1:]] == [ok, "Sure.", "Go ahead."]
 
 
 @pytest.mark.parametrize("retries, content", [(0, TIMEOUT), (3, REFUSED)])
@@ -79,7 +93,7 @@ def test_no_retry_and_refusals_reach_the_policy(retries: int, content: str) -> N
     layer.reset("", {"messages": []})
     layer.act("", {"messages": []})
     assert layer.act("", step(content)) == call("search")  # the policy's own move: it saw the failure
-    assert inner.seen[-1]["messages"][0]["content"] == content
+    assert inner.seen[-1]["messages"][1]["content"] == content
 
 
 def test_retries_are_bounded() -> None:
@@ -90,7 +104,7 @@ def test_retries_are_bounded() -> None:
     layer.act("", step(TIMEOUT))
     layer.act("", step(TIMEOUT, turn=2))
     layer.act("", step(TIMEOUT, turn=3))
-    assert len(inner.seen) == 2 and inner.seen[-1]["messages"][0]["content"] == TIMEOUT
+    assert len(inner.seen) == 2 and inner.seen[-1]["messages"][1]["content"] == TIMEOUT
 
 
 def test_transient_texts() -> None:
@@ -127,7 +141,7 @@ def test_the_same_result_again_lets_the_failure_through() -> None:
     layer.act("", step(same))
     layer.act("", step(REFUSED, name="use", turn=2))
     layer.act("", step(same, turn=3))
-    assert len(made) == 1 and made[0].seen[-1]["messages"][0]["content"] == REFUSED
+    assert len(made) == 1 and made[0].seen[-1]["messages"][1]["content"] == REFUSED
 
 
 def test_no_rewind_past_a_write_that_took_effect() -> None:

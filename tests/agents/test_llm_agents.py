@@ -113,11 +113,11 @@ RESET_INFO: dict[str, Any] = {
     "seed": 7,
 }
 STEP_INFO: dict[str, Any] = {
-    "assistant_message": {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "call_1_0", "type": "function", "function": {"name": "find_venue", "arguments": '{"name": "Quay"}'}},
-        {"id": "call_1_1", "type": "function",
-         "function": {"name": "check_slots", "arguments": '{"venue_id": "V-7", "time": "20:00"}'}}]},
     "messages": [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_1_0", "type": "function", "function": {"name": "find_venue", "arguments": '{"name": "Quay"}'}},
+            {"id": "call_1_1", "type": "function",
+             "function": {"name": "check_slots", "arguments": '{"venue_id": "V-7", "time": "20:00"}'}}]},
         {"role": "tool", "tool_call_id": "call_1_0", "name": "find_venue",
          "content": '{"id": "V-7", "name": "Quay", "area": "Harbor"}'},
         {"role": "tool", "tool_call_id": "call_1_1", "name": "check_slots", "content": '{"free": ["20:00", "20:30"]}'},
@@ -155,9 +155,10 @@ def test_control_tokens_in_messages_are_text(tiny_model: Path) -> None:
 def test_conversation_forms_api_and_template() -> None:
     conv = Conversation.from_reset(RESET_INFO)
     conv.add_step(STEP_INFO)
-    bad = {"assistant_message": {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "c9", "type": "function", "function": {"name": "find_venue", "arguments": "null"}}]},
-        "messages": [{"role": "tool", "tool_call_id": "c9", "name": "find_venue", "content": "[error INVALID_ARGS] x"}]}
+    bad = {"messages": [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c9", "type": "function", "function": {"name": "find_venue", "arguments": "null"}}]},
+        {"role": "tool", "tool_call_id": "c9", "name": "find_venue", "content": "[error INVALID_ARGS] x"}]}
     conv.add_step(bad)
     api, tmpl = conv.api_messages(), conv.template_messages()
     assert [m["role"] for m in api] == ["system", "user", "assistant", "tool", "tool", "user", "assistant", "tool"]
@@ -171,11 +172,12 @@ def test_conversation_forms_api_and_template() -> None:
     STEP_INFO_copy = json.loads(json.dumps(STEP_INFO))
     conv2 = Conversation.from_reset(RESET_INFO)
     conv2.add_step(STEP_INFO_copy)
-    STEP_INFO_copy["messages"][0]["content"] = "edited"
-    assert conv2.messages[3]["content"] != "edited"
+    STEP_INFO_copy["messages"][1]["content"] = "edited"
+    STEP_INFO_copy["messages"][0]["tool_calls"][0]["id"] = "edited"
+    assert conv2.messages[3]["content"] != "edited" and conv2.messages[2]["tool_calls"][0]["id"] == "call_1_0"
 
 
-def test_conversation_without_assistant_message_uses_the_action() -> None:
+def test_conversation_of_steps_without_the_assistant_turn_uses_the_action() -> None:
     conv = Conversation.from_reset(RESET_INFO)
     conv.add_step({"messages": [{"role": "user", "content": "ok"}]}, action="Hello")
     assert conv.messages[-2:] == [{"role": "assistant", "content": "Hello"}, {"role": "user", "content": "ok"}]

@@ -253,5 +253,6 @@ def test_editing_step_calls_does_not_change_the_episode_record(env_id: str) -> N
         record["valid"] = not record["valid"]
     _, _, terminated, truncated, last = env.step("OK.")
     assert terminated or truncated
-    assert last["episode"]["calls"][: len(expected)] == expected, "editing info['calls'] changed info['episode']"
+    assert last["episode_summary"]["calls"][: len(expected)] == expected, \
+        "editing info['calls'] changed info['episode_summary']"
     env.close()

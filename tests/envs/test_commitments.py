@@ -28,7 +28,7 @@ def test_a_message_naming_one_place_is_a_proposal_judged_like_its_booking() -> N
     env.step(f"I can book {good.name} or {bad.name}.")  # two places: no one proposal
     env.step("Which area do you prefer?")  # no place: no proposal
     _, _, _, _, info = env.step(call_text("book", item_id=good.id, day=task.gold.day, slot=task.gold.slot))
-    commitments = info["episode"]["commitments"]
+    commitments = info["episode_summary"]["commitments"]
     assert [(c["turn"], c["kind"]) for c in commitments] == [(1, "proposal"), (2, "proposal"), (5, "final")]
     assert commitments[0]["contradicts"] == [] and commitments[1]["contradicts"]
     assert commitments[-1]["contradicts"] == []  # the accepted booking meets everything stated
@@ -40,7 +40,7 @@ def test_no_outcome_no_final_commitment() -> None:
         _, _, term, trunc, info = env.step("OK.")
         if term or trunc:
             break
-    assert info["episode"]["commitments"] == []
+    assert info["episode_summary"]["commitments"] == []
 
 
 def test_every_family_judges_its_final_state() -> None:
@@ -62,7 +62,7 @@ def test_a_changed_goal_not_acted_on_breaks_the_final_state() -> None:
             continue
         while not (term or trunc):
             _, _, term, trunc, info = env.step("OK.")
-        final = info["episode"]["commitments"][-1]
+        final = info["episode_summary"]["commitments"][-1]
         assert final["kind"] == "final" and "time" in final["contradicts"]
         return
     raise AssertionError("no goal shift fired on a booking in 20 episodes")

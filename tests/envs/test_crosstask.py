@@ -35,7 +35,7 @@ def _play(env: CrossTaskEnv, policy: Policy, seed: int) -> tuple[dict[str, Any],
         obs, reward, terminated, truncated, info = env.step(policy(env, obs, info, state))
         infos.append(info)
         if terminated or truncated:
-            return info["episode"], reward, infos
+            return info["episode_summary"], reward, infos
 
 
 # ------------------------------------------------------------------------------ the oracle
@@ -119,12 +119,12 @@ def test_step_infos_carry_the_family_and_the_switches() -> None:
         switches += info["segment_switch"]
         if terminated or truncated:
             break
-    subtasks = info["episode"]["subtasks"]
+    subtasks = info["episode_summary"]["subtasks"]
     assert seen == sorted(seen) and seen[-1] == len(subtasks) - 1
     assert [s["ended"]["index"] for s in switches] == list(range(len(subtasks)))
     assert switches[-1]["started"] is None
     assert all(s["ended"]["success"] for s in switches)
-    assert reward == 1.0 and info["episode"]["success"]
+    assert reward == 1.0 and info["episode_summary"]["success"]
 
 
 def _session_with_followup(split: str = "train") -> int:

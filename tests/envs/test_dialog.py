@@ -216,10 +216,10 @@ def test_user_accepts_exactly_the_bookings_that_meet_every_constraint(make_env: 
             broken = [c for c in gold.constraints if not c.holds(place, day, slot)]
             if not broken:
                 assert item_id in gold.items and (day, slot) == (gold.day, gold.slot)
-                assert terminated and reward == 1.0 and info["episode"]["outcome"] == "accepted"
+                assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
             else:
                 # Patience 1: a wrong booking ends the dialog (partial credit aside, no success).
-                assert terminated == (gold.patience == 1) and not info.get("episode", {}).get("success"), \
+                assert terminated == (gold.patience == 1) and not info.get("episode_summary", {}).get("success"), \
                     (domain, item_id, day, slot)
                 named = _states_one_of(_user_text(info), broken, task.world.domain)
                 assert named, f"the rejection names no broken constraint: {_user_text(info)}"
@@ -242,7 +242,7 @@ def test_a_proposal_is_judged_like_a_booking_and_a_rejected_one_costs_patience(d
         _, _, terminated, _, info = dialog_env.step(f"Would {place.name} work for you?")
         text = _user_text(info)
         assert "won't work" in text  # patience 1: the rejection ends the dialog, as a wrong booking would
-        assert terminated and info["episode"]["outcome"] == "gave_up", text
+        assert terminated and info["episode_summary"]["outcome"] == "gave_up", text
         broken = [c for c in gold.constraints if not c.holds(place, gold.day, gold.slot)]
         if broken:
             assert _states_one_of(text, broken, task.world.domain), text
@@ -284,9 +284,9 @@ def test_user_gives_up_after_its_patience(make_env: Callable[..., gym.Env], diff
             env.step(json.dumps({"name": "cancel_booking", "arguments": {"booking_id": booking}}))
         else:
             assert terminated and not truncated
-            assert info["episode"]["outcome"] == "gave_up" and info["episode"]["success"] is False
+            assert info["episode_summary"]["outcome"] == "gave_up" and info["episode_summary"]["success"] is False
             assert "look elsewhere" in _user_text(info)
-            assert reward == info["episode"]["score"] < 1.0  # partial credit of the wrong booking
+            assert reward == info["episode_summary"]["score"] < 1.0  # partial credit of the wrong booking
 
 
 def test_several_active_bookings_score_zero(make_env: Callable[..., gym.Env]) -> None:
@@ -305,7 +305,8 @@ def test_several_active_bookings_score_zero(make_env: Callable[..., gym.Env]) ->
         assert score_task(task, env.unwrapped.toolkit).score == 0.0
         while not (terminated or truncated):
             _, reward, terminated, truncated, info = env.step("OK.")
-        assert reward == 0.0 and info["episode"]["score"] == 0.0 and not info["episode"]["success"], (difficulty, seed)
+        summary = info["episode_summary"]
+        assert reward == 0.0 and summary["score"] == 0.0 and not summary["success"], (difficulty, seed)
 
 
 @pytest.mark.parametrize("agent_name", ["heuristic", "random"])
@@ -320,7 +321,7 @@ def test_reward_is_in_the_unit_interval_and_equals_the_episode_score(dialog_env:
             if terminated or truncated:
                 break
             assert reward == 0.0
-        ep = info["episode"]
+        ep = info["episode_summary"]
         assert 0.0 <= reward <= 1.0 and reward == ep["score"]
         assert ep["success"] == (reward == 1.0)
         partial += 0.0 < reward < 1.0

@@ -243,7 +243,7 @@ class Lifecycle(RuleBasedStateMachine):
         assert type(terminated) is bool and type(truncated) is bool and type(reward) is float
         assert info["turn"] == self.turns
         if terminated or truncated:
-            assert 0.0 <= reward <= 1.0 and reward == info["episode"]["score"]
+            assert 0.0 <= reward <= 1.0 and reward == info["episode_summary"]["score"]
             self.state = "done"
         else:
             assert reward == 0.0 and self.turns < _BUDGET
@@ -511,7 +511,7 @@ def test_e8_schema_derived_negative_calls_are_rejected_naming_the_field(
     wrong = []
     for name, arguments, code, needle in cases:
         _, _, _, _, step_info = stepper.step(json.dumps({"name": name, "arguments": arguments}))
-        message = step_info["messages"][0]["content"]
+        message = step_info["messages"][1]["content"]  # the env's answer, after the assistant's turn
         if step_info["errors"] != [code] or needle not in message:
             wrong.append((name, arguments, code, step_info["errors"], message[:160]))
     negative_executions = invoke_spy.total
@@ -606,7 +606,7 @@ def test_e9_a_50_mb_tool_result_is_truncated_with_a_marker() -> None:
         elapsed = time.perf_counter() - t
         assert obs in space and len(obs) <= space.max_length
         assert "[truncated" in obs
-        for m in info["messages"]:
+        for m in info["messages"][1:]:  # the env's answer, after the assistant's turn
             assert len(m["content"]) <= MESSAGE_MAX_CHARS and "[truncated" in m["content"]
         assert elapsed < 5.0
 
@@ -836,7 +836,7 @@ def test_e13_trivial_agents_score_near_zero(make_env: Callable[..., gym.Env], na
         while True:
             obs, reward, terminated, truncated, info = env.step(policy(obs, info, state))
             if terminated or truncated:
-                successes += info["episode"]["success"]
+                successes += info["episode_summary"]["success"]
                 scores.append(reward)
                 break
     print(f"\nE13 {name}: {successes}/{n} successes, mean score {np.mean(scores):.3f}")
@@ -861,10 +861,10 @@ def test_e14_the_oracle_solves_every_domain_split_and_difficulty(make_env: Calla
                         obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
                         if terminated or truncated:
                             break
-                    task = info["episode"]["task"]
+                    task = info["episode_summary"]["task"]
                     assert (task["split"], task["domain"], task["difficulty"]) == (split, domain, difficulty)
                     cells[(split, domain, difficulty)] += 1
-                    if not info["episode"]["success"] or reward != 1.0:
+                    if not info["episode_summary"]["success"] or reward != 1.0:
                         failures.append((split, domain, difficulty, seed))
     total = sum(cells.values())
     print(f"\nE14: oracle {total - len(failures)}/{total} over {len(cells)} (split, domain, difficulty) cells")

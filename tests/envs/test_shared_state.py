@@ -264,5 +264,5 @@ def test_a_dict_action_edited_after_the_step_changes_nothing_recorded() -> None:
     arguments["page"] = 2
     action["tool_calls"].append({"function": {"name": "search", "arguments": {}}})
     assert repr(env.unwrapped._calls) == recorded
-    assert info["assistant_message"]["tool_calls"][0]["function"]["arguments"] == '{"amenities": ["wifi"]}'
+    assert info["messages"][0]["tool_calls"][0]["function"]["arguments"] == '{"amenities": ["wifi"]}'
     env.close()

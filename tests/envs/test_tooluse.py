@@ -59,7 +59,7 @@ def _play(env: ToolUseEnv, policy: Policy, seed: int, options: dict[str, Any] | 
     while True:
         obs, reward, terminated, truncated, info = env.step(policy(env, obs, info, state))
         if terminated or truncated:
-            return info["episode"], reward
+            return info["episode_summary"], reward
 
 
 def _oracle(env: gym.Env, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
@@ -100,7 +100,7 @@ def test_the_oracle_retries_injected_tool_failures() -> None:
             injected += sum(1 for c in info.get("calls", ()) if c.get("injected"))
             if terminated or truncated:
                 break
-        assert info["episode"]["success"], info["episode"]["task"]
+        assert info["episode_summary"]["success"], info["episode_summary"]["task"]
     assert injected > 0
 
 
@@ -177,7 +177,7 @@ def test_the_heuristic_lands_between_trivial_and_oracle() -> None:
             obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
             if terminated or truncated:
                 break
-        cells[env.task.domain, env.task.difficulty].append(info["episode"]["success"])
+        cells[env.task.domain, env.task.difficulty].append(info["episode_summary"]["success"])
     lines = [f"{'domain':9s} " + " ".join(f"{d:>8s}" for d in DIFFICULTIES) + "      all"]
     by_domain, by_difficulty = {}, {}
     for domain in DOMAINS:
@@ -239,13 +239,13 @@ def test_a_policy_violation_fails_the_task_and_is_counted(domain: str) -> None:
     obs, reward, terminated, truncated, info = env.step(json.dumps(bad))
     assert info["errors"] == ["POLICY_VIOLATION"]
     assert info["calls"][0]["policy"] == policy_id
-    assert info["messages"][0]["content"].startswith(f"[error POLICY_VIOLATION] {POLICY_PREFIX} ({policy_id})")
+    assert info["messages"][1]["content"].startswith(f"[error POLICY_VIOLATION] {POLICY_PREFIX} ({policy_id})")
     assert env.task.world.violations == [policy_id] and not env.task.world.records  # refused: nothing done
     # Then the whole gold plan, correctly: every required effect is met, and the task still fails.
     oracle = Oracle(env)
     while not (terminated or truncated):
         obs, reward, terminated, truncated, info = env.step(oracle.act(obs, {}))
-    episode = info["episode"]
+    episode = info["episode_summary"]
     assert all(episode["score_details"]["met"].values())
     assert episode["score_details"]["policy_violations"] == [policy_id]
     assert not episode["success"] and reward == 0.0
@@ -367,7 +367,7 @@ def _trajectory(seed: int, actions: list[str] | None = None) -> tuple[list[str],
         action = actions[i] if actions is not None else agent.act(obs, info)
         taken.append(action)
         obs, reward, terminated, truncated, info = env.step(action)
-        trace.append(json.dumps([obs, reward, terminated, truncated, info["messages"], info.get("episode")],
+        trace.append(json.dumps([obs, reward, terminated, truncated, info["messages"], info.get("episode_summary")],
                                 sort_keys=True, default=str))
         if terminated or truncated:
             break

@@ -78,7 +78,7 @@ def reference_conversation(spec: TaskSpec, actions: list[str]) -> tuple[list[dic
             messages.append({"role": "assistant", "content": action})
             if terminated or truncated:
                 break  # a rollout ends with the model's last turn: the env's last answer is not in it
-            messages.extend(info["messages"])
+            messages.extend(info["messages"][1:])  # the env's answer, after its reading of the turn
         return messages, tools
     finally:
         env.close()

@@ -139,10 +139,10 @@ def test_the_env_answer_is_rendered_as_the_template_continues_the_conversation()
     _, info = env.reset(seed=spec.seed)
     action = '{"name": "list_policies", "arguments": {}}'
     _, _, _, _, step = env.step(action)
-    feedback = renderer.feedback(action + "<|im_end|>", step["assistant_message"], step["messages"], info["tools"])
+    feedback = renderer.feedback(action + "<|im_end|>", step["messages"], info["tools"])
     assert feedback.startswith("\n<|im_start|>user\n<tool_response>\n") and feedback.endswith("<|im_start|>assistant\n")
     full = tokenizer.apply_chat_template(
-        [*info["messages"], {"role": "assistant", "content": action}, *step["messages"]], tools=info["tools"],
+        [*info["messages"], {"role": "assistant", "content": action}, *step["messages"][1:]], tools=info["tools"],
         tokenize=False, add_generation_prompt=True)
     assert renderer.prompt(info["messages"], info["tools"]) + action + "<|im_end|>" + feedback == full
 
@@ -152,7 +152,7 @@ def test_a_template_that_rewrites_the_past_is_refused() -> None:
     template = "{{ '<|im_start|>' + messages[-1]['role'] + '\\n' + messages[-1]['content'] + '<|im_end|>\\n' }}"
     renderer = TemplateRenderer(byte_tokenizer(template))
     with pytest.raises(TemplateError, match="prefix-preserving"):
-        renderer.continuation({"role": "assistant", "content": "a"}, [{"role": "user", "content": "b"}], None)
+        renderer.continuation([{"role": "assistant", "content": "a"}, {"role": "user", "content": "b"}], None)
     tokenizer = byte_tokenizer()
     tokenizer.chat_template = None
     with pytest.raises(TemplateError, match="no chat template"):
@@ -194,4 +194,4 @@ def test_the_env_answer_suits_templates_that_are_particular_about_context(templa
     assistant = {"role": "assistant", "content": "Which day?"}
     reply = [{"role": "user", "content": "Sunday."}]
     expected = "<|im_start|>user\nSunday.<|im_end|>\n<|im_start|>assistant\n"
-    assert renderer.continuation(assistant, reply, None) == expected
+    assert renderer.continuation([assistant, *reply], None) == expected

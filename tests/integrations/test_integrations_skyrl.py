@@ -133,7 +133,7 @@ def test_episode_matches_the_one_played_in_process(skyrl_gym: Any, spec: TaskSpe
 
     assert [o["done"] for o in outputs] == [False] * (len(outputs) - 1) + [True]
     assert sum(o["reward"] for o in outputs) == pytest.approx(reference.score) and reference.score == 1.0
-    assert outputs[-1]["metadata"]["episode"]["success"] is True
+    assert outputs[-1]["metadata"]["episode_summary"]["success"] is True
     assert metrics["success"] == 1.0 and metrics["turns"] == len(reference.actions)
 
     # The conversation is the reference one, the tools written into the system message.

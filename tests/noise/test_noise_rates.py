@@ -209,7 +209,7 @@ def test_latency_mean_and_charges(env_id: str) -> None:
             n += calls
             before = elapsed
         total += before
-        assert info["episode"]["elapsed_ms"] == before
+        assert info["episode_summary"]["elapsed_ms"] == before
         seed += 1
     half_width = 2.576 * mean / math.sqrt(n)  # CLT on the sample mean; an exponential's sd is its mean
     FIGURES.append(f"{env_id} latency: mean {total / n:.1f} ms over {n} calls (99% interval "

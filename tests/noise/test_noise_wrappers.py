@@ -12,7 +12,7 @@ from gymnasium.utils import RecordConstructorArgs
 from gymnasium.utils.env_checker import check_env
 from noise_helpers import LIVE_IDS, ReadProber, events, play, tool_call, tool_contents
 
-from agentgym.core.render import call_text, render_messages
+from agentgym.core.render import answer_messages, call_text, render_messages
 from agentgym.core.tools import ToolKind
 from agentgym.noise import (
     FAILURE_MODES,
@@ -105,7 +105,7 @@ def test_tool_failure_is_realistic_marked_injected_and_not_the_agents_error() ->
         if term or trunc:
             break
     assert seen == set(FAILURE_MODES)
-    assert info["episode"]["errors"] == {}
+    assert info["episode_summary"]["errors"] == {}
 
 
 def test_tool_failure_only_hits_the_listed_tools_and_a_retry_can_succeed() -> None:
@@ -159,7 +159,7 @@ def test_corruption_changes_one_leaf_of_read_results_and_never_the_world(env_id:
                 assert len(diffs) == 1, (got, want)  # exactly one leaf changed
                 assert event["detail"]["from"] == _at(w, diffs[0]) and event["detail"]["to"] == _at(g, diffs[0])
                 corrupted += 1
-            if info.get("episode"):
+            if info.get("episode_summary"):
                 break
         assert pickle.dumps(env.unwrapped.task.world) == world_before
     assert corrupted >= 20
@@ -197,7 +197,7 @@ def test_write_results_are_never_corrupted() -> None:
     env.reset(seed=2)
     gold = env.unwrapped.task.gold
     *_, info = env.step(call_text("book", item_id=gold.items[0], day=gold.day, slot=gold.slot))
-    assert not events(info, "corruption") and info["episode"]["success"]
+    assert not events(info, "corruption") and info["episode_summary"]["success"]
 
 
 # ------------------------------------------------------------------------------ latency
@@ -210,9 +210,9 @@ def test_latency_charges_simulated_time_and_ends_an_episode_over_budget() -> Non
         elapsed.append(info["elapsed_ms"])
         if term or trunc:
             break
-    assert trunc and not term and info["episode"]["outcome"] == "time_budget"
+    assert trunc and not term and info["episode_summary"]["outcome"] == "time_budget"
     assert elapsed == sorted(elapsed) and elapsed[-1] > env.unwrapped.task.time_budget_ms
-    (event,) = info["episode"]["noise"]  # only the charge that passed the budget is a fault
+    (event,) = info["episode_summary"]["noise"]  # only the charge that passed the budget is a fault
     assert event["kind"] == "latency" and event["detail"]["recoverable"] is False
     assert event["detail"]["elapsed_ms"] == elapsed[-1]
 
@@ -316,7 +316,10 @@ def test_typos_change_what_the_agent_reads_never_the_env(env_id: str) -> None:
         obs, _, term, trunc, info = env.step("What else should I know?")
         clean_obs, *_, clean_info = clean.step("What else should I know?")
         typos_logged += len(events(info, "typos"))
-        assert obs == render_messages(info["messages"])
+        answer = answer_messages(info["messages"])
+        assert obs == render_messages(answer)
+        # A typo names the message it changed by its place among those the observation renders.
+        assert all(answer[e["detail"]["message"]]["role"] == "user" for e in events(info, "typos"))
         if obs != clean_obs:
             assert events(info, "typos")
         if term or trunc:
@@ -335,7 +338,7 @@ def test_typos_appear_in_the_episode_log_in_step_order() -> None:
         per_step += info["noise"]
         if term or trunc:
             break
-    log = info["episode"]["noise"]
+    log = info["episode_summary"]["noise"]
     assert {e["kind"] for e in log} == {"typos", "tool_failure"}
     steps = [e["step"] for e in log]
     assert steps == sorted(steps)
@@ -346,7 +349,7 @@ def test_typos_leave_env_error_reports_alone() -> None:
     env = gym.make(DIALOG, noise="typos=1")
     env.reset(seed=1)
     *_, info = env.step('{"name": "search", "arguments": ')
-    assert info["messages"][0]["content"].startswith("[error ") and not events(info, "typos")
+    assert info["messages"][1]["content"].startswith("[error ") and not events(info, "typos")
 
 
 # ------------------------------------------------------------------------------ family side

@@ -123,7 +123,7 @@ class _TextEnv(gym.Env[str, str]):
         done = self._turn >= 2
         info: dict[str, Any] = {"messages": []}
         if done:
-            info["episode"] = {"success": False, "score": 0.0, "turns": 2, "tool_calls": 0, "gold": "not a plan"}
+            info["episode_summary"] = {"success": False, "score": 0.0, "turns": 2, "tool_calls": 0, "gold": "not a plan"}
         return "ok", 0.0, done, False, info
 
 

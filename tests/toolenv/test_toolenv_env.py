@@ -87,7 +87,7 @@ def _solve(env: gym.Env, seed: int) -> dict[str, Any]:
 
 def _summary(info: dict[str, Any]) -> dict[str, Any]:
     """The end-of-episode summary (the one place this module reads its key)."""
-    return info["episode"]
+    return info["episode_summary"]
 
 
 def test_the_built_env_keeps_the_contract_and_gives_every_metric_what_it_needs(registered: str) -> None:

@@ -100,7 +100,7 @@ def test_dialog_tool_arguments_come_from_what_the_user_said_and_tools_returned()
         for v in value if isinstance(value, list) else [value]:
             assert str(v).lower() in opening
     _, _, _, _, info = env.step(search)
-    found = [r["id"] for r in json.loads(info["messages"][0]["content"])["results"]]
+    found = [r["id"] for r in json.loads(info["messages"][1]["content"])["results"]]
     ids = {call.arguments.get("item_id") for c in info["candidates"] for call in parse_action(c).calls}
     assert found and set(found[: CandidateConfig().max_entities]) <= ids
     env.close()
@@ -158,7 +158,7 @@ def test_the_builder_reads_only_public_keys() -> None:
     obs, info = env.reset(seed=5)
     plain, poisoned = make_builder("dialog"), make_builder("dialog")
     plain.reset(obs, info)
-    poisoned.reset(obs, {**info, "episode": {"gold": {"items": ["rest_999"]}}, "noise": [{"kind": "x"}],
+    poisoned.reset(obs, {**info, "episode_summary": {"gold": {"items": ["rest_999"]}}, "noise": [{"kind": "x"}],
                          "calls": [{"contradicts": ["area"]}]})
     assert plain.candidates() == poisoned.candidates()
     env.close()

@@ -13,7 +13,8 @@ __all__ = ["CrossTaskEnv"]
 
 
 class CrossTaskEnv(AgentEnv):
-    """
+    """One session that switches between dialog and tool-use tasks and comes back to earlier ones.
+
     ## Description
     One session, 2 to 4 sub-tasks drawn from different families and domains: a Dialog-v0
     booking and ToolUse-v0 chains (finance, calendar, order support; operations on the test
@@ -23,7 +24,8 @@ class CrossTaskEnv(AgentEnv):
     without being told to. Each sub-task keeps its own generated world, gold and rule-based user.
 
     ## Observation
-    Text, as in the other families. The system brief holds every sub-task's brief. Each step's
+    Text and `info["messages"]` as in the other families (a step's messages open with the env's
+    reading of the assistant's turn). The system brief holds every sub-task's brief. Each step's
     `info["segment"]` is the active sub-task (`index`, `family`, `domain`) and
     `info["segment_switch"]` lists the switches made in that step (which ended, with its
     outcome and success, and which started), so trainers can split episodes by task family.
@@ -35,11 +37,13 @@ class CrossTaskEnv(AgentEnv):
     ## Reward
     At the end, the mean of the sub-tasks' scores, each taken when that sub-task ended (a
     follow-up on the world it changed). Success only when every sub-task succeeded.
-    `info["episode"]["subtasks"]` lists each sub-task's score, success and outcome.
+    `info["episode_summary"]["subtasks"]` lists each sub-task's score, success and outcome.
 
     ## Termination
     Terminated when the last sub-task ends; a sub-task the user gives up on is skipped, and
     the session goes on. Truncated at the turn budget (the sum of the sub-tasks' budgets).
+    A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`, or applied
+    by hand) caps the budget at N: the env truncates itself at that step, with its summary.
 
     ## Difficulty
     The session's difficulty is every sub-task's difficulty.
@@ -95,6 +99,6 @@ class CrossTaskEnv(AgentEnv):
         obs, reward, terminated, truncated, info = super().step(action)
         info["segment"] = before.public() if before is not None else None
         info["segment_switch"] = self._user.drain_boundaries()
-        if "episode" in info:
-            info["episode"]["subtasks"] = info["episode"]["score_details"]["subtasks"]
+        if "episode_summary" in info:
+            info["episode_summary"]["subtasks"] = info["episode_summary"]["score_details"]["subtasks"]
         return obs, reward, terminated, truncated, info

@@ -13,7 +13,8 @@ __all__ = ["DialogEnv"]
 
 
 class DialogEnv(AgentEnv):
-    """
+    """Find and book a place for a user whose constraints arrive over the conversation.
+
     ## Description
     A user wants a place found and booked: a cafe, a restaurant, a stay, a coworking space or an
     event venue. Their constraints arrive over the conversation: some up front ("a quiet cafe"),
@@ -40,9 +41,12 @@ class DialogEnv(AgentEnv):
     ## Observation
     Text (`UnicodeText`): on reset the system brief and the user's first message; on each step
     only what is new (tool results, errors, the user's reply), one `[role] text` block per
-    message. `info["messages"]` holds the same as OpenAI chat messages, `info["tools"]` the tool
-    schemas (on reset), `info["task"]` the public task card (family, domain, difficulty, split,
-    id), `info["seed"]` the episode seed.
+    message. `info["messages"]` holds the same as OpenAI chat messages, after a step preceded by
+    the env's reading of the assistant's turn (its `tool_calls` ids are the `tool_call_id` of the
+    tool messages), so the episode's messages render with `apply_chat_template(messages,
+    tools=info["tools"])`. `info["tools"]` holds the tool schemas (on reset), `info["task"]` the
+    public task card (family, domain, difficulty, split, id), `info["seed"]` the episode seed,
+    and the last step's `info["episode_summary"]` success, score and the metric inputs.
 
     ## Actions and tools
     A string: the assistant's turn. Tool calls as JSON `{"name": ..., "arguments": {...}}`, in
@@ -62,6 +66,8 @@ class DialogEnv(AgentEnv):
     Terminated when the user accepts a booking or gives up (at the first wrong booking or
     proposal, on every difficulty: its patience is 1, so a probe cannot stand in for a question);
     truncated at the turn budget (16 / 20 / 24 turns by difficulty).
+    A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`, or applied
+    by hand) caps the budget at N: the env truncates itself at that step, with its summary.
 
     ## Difficulty
     `easy`: 3 constraints (the time and two attributes), none late. `medium`: 3-4, one late.

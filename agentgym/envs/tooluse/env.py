@@ -12,7 +12,8 @@ __all__ = ["ToolUseEnv"]
 
 
 class ToolUseEnv(AgentEnv):
-    """
+    """Chains of dependent tool calls for a user's request, under the domain's policies.
+
     ## Description
     A user asks for something that takes a chain of 3 to 8 dependent tool calls, where the output
     of one call is the input of the next: ids found by one look-up feed the next, amounts are
@@ -45,8 +46,12 @@ class ToolUseEnv(AgentEnv):
     Text (`UnicodeText`): on reset the system brief (role, facts, policies, how to call tools) and
     the user's request; on each step only what is new (tool results, errors, the user's reply),
     one `[role] text` block per message. `info["messages"]` holds the same as OpenAI chat messages,
-    `info["tools"]` the tool schemas of the episode's domain (on reset), `info["task"]` the public
-    task card (family, domain, difficulty, split, id), `info["seed"]` the episode seed.
+    after a step preceded by the env's reading of the assistant's turn (its `tool_calls` ids are
+    the `tool_call_id` of the tool messages), so the episode's messages render with
+    `apply_chat_template(messages, tools=info["tools"])`. `info["tools"]` holds the tool schemas
+    of the episode's domain (on reset), `info["task"]` the public task card (family, domain,
+    difficulty, split, id), `info["seed"]` the episode seed, and the last step's
+    `info["episode_summary"]` success, score and the metric inputs.
 
     ## Actions and tools
     A string: the assistant's turn. Tool calls as JSON `{"name": ..., "arguments": {...}}`, in
@@ -80,12 +85,14 @@ class ToolUseEnv(AgentEnv):
     refund of the right item, an incident naming the right cause ...), divided by the required
     effects plus any extra effects (a second transfer, a refund of another item), and 0 after any
     policy violation. Success when every required effect is met, with no extra effect and no
-    violation. `info["episode"]["score_details"]` holds `met`, `extras` and `policy_violations`.
+    violation. `info["episode_summary"]["score_details"]` holds `met`, `extras` and `policy_violations`.
 
     ## Termination
     Terminated when the user has every required effect in place ("accepted"), when a terminal tool
     commits an answer ("committed"), or when the user gives up after 2 writes that meet no required
     effect ("gave_up"); truncated at the turn budget (12 / 16 / 20 turns by difficulty).
+    A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`, or applied
+    by hand) caps the budget at N: the env truncates itself at that step, with its summary.
 
     ## Difficulty
     The gold plan's length: `easy` 3-4 calls, `medium` 5-6, `hard` 7-8. Harder tasks also have
