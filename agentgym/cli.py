@@ -38,13 +38,17 @@ def _check_env(env_id: str, kwargs: dict[str, Any] | None = None, remote: str | 
     import gymnasium as gym
 
     import agentgym  # noqa: F401  (registers the ids)
+    from agentgym.registration import import_env_module
 
     kw = dict(kwargs or {})
+    if not remote:
+        import_env_module(env_id)  # module:NS/Name-vN: the module that registers it (gym.make's rule)
     try:
         env = gym.make("AgentRL/Remote-v0", url=remote, env_id=env_id, **kw) if remote else gym.make(env_id, **kw)
     except gym.error.UnregisteredEnv as exc:
         raise UserError(f"unknown environment {env_id!r}: {exc} Registered: {', '.join(_env_ids())} "
-                        "(`agentgym list` describes them)") from exc
+                        "(`agentgym list` describes them; an env of your own is given as module:NS/Name-vN, "
+                        "docs/own-env.md)") from exc
     env.close()
 
 
@@ -126,12 +130,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     failed = 0
     for env_id in ids:
         try:
-            check_agent_env(env_id)
+            report = check_agent_env(env_id)
         except AssertionError as exc:
             failed += 1
             print(f"FAIL {env_id}: {exc}")
         else:
-            print(f"ok   {env_id}")
+            print(f"ok   {report}")
     return 1 if failed else 0
 
 
@@ -424,8 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="run the env-contract conformance checks on an id",
                        description="Run gymnasium's check_env plus agentgym's stricter checks (replay in a fresh "
                                    "process, garbage actions, step after the end) on one id, or on every id with "
-                                   "'all'. Prints ok or FAIL per id; exits 1 when one fails.")
-    p.add_argument("env", help="an id such as AgentRL/Dialog-v0, or 'all'")
+                                   "'all'. Prints FAIL per id that fails (exits 1), else ok and what each metric "
+                                   "gets from the env (docs/own-env.md).")
+    p.add_argument("env", help="an id such as AgentRL/Dialog-v0 or module:MyOrg/Name-v0, or 'all'")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("run", help="play an agent on an env and print success rate and mean score",
@@ -503,6 +508,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `agentgym` console script."""
+    from agentgym.registration import importable_working_dir
+
+    importable_working_dir()  # module:Class agents and module:NS/Name-vN envs, as python -m finds them
     args = build_parser().parse_args(argv)
     return run_command(args.func, args)
 

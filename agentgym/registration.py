@@ -15,12 +15,16 @@ the factory's plain ``"module:attr"`` string, so specs still serialise and
 
 from __future__ import annotations
 
+import importlib
 import inspect
-from typing import Any
+import os
+import sys
+from typing import Any, Callable
 
 import gymnasium as gym
 
-__all__ = ["EnvEntryPoint", "REMOTE_ID", "card_summary", "card_text", "env_card", "entry_point_text", "register_envs"]
+__all__ = ["EnvEntryPoint", "REMOTE_ID", "card_summary", "card_text", "env_card", "entry_point_text", "import_env_module",
+           "importable_working_dir", "register_env", "register_envs"]
 
 #: id -> the env's entry point. Episode length is the env's own turn budget, so no TimeLimit
 #: wrapper is added: it would truncate differently per difficulty.
@@ -159,3 +163,73 @@ def register_envs() -> tuple[str, ...]:
     if REMOTE_ID not in gym.registry:
         gym.register(id=REMOTE_ID, entry_point=EnvEntryPoint(_REMOTE), disable_env_checker=True)
     return tuple(_ENVS)
+
+
+def register_env(env_id: str, entry_point: str | Callable[..., gym.Env], **kwargs: Any) -> None:
+    """Register an agentgym env under any namespace, e.g. ``MyOrg/Shop-v0``, as the families are.
+
+    Then ``gym.make(env_id, noise="medium")`` applies noise, `gym.make(env.spec)` and a fresh
+    process rebuild it, and the `agentgym` command takes it as ``module:MyOrg/Shop-v0`` (the module
+    that registers it, imported first, as in ``gym.make("module:MyOrg/Shop-v0")``).
+
+    Args:
+        env_id: the id, ``[Namespace/]Name-vN``.
+        entry_point: ``"module:function"`` making the env (an `AgentEnv`, e.g. from
+            `agentgym.make_tool_env`), or that function itself when its module can be imported by
+            name (not ``__main__``): specs, records and replays name it by its import path.
+        **kwargs: default keyword arguments for the entry point (JSON data, as specs must be).
+
+    Raises:
+        ValueError: the entry point cannot be named by an import path.
+    """
+    target = entry_point if isinstance(entry_point, str) else _import_path(entry_point)
+    if ":" not in target:
+        raise ValueError(f"entry_point must look like 'module:function', got {target!r}")
+    spec_kwargs = {"env_entry_point": target, **kwargs}
+    existing = gym.registry.get(env_id)
+    if existing is not None and existing.entry_point == _FACTORY and existing.kwargs == spec_kwargs:
+        return  # the module was imported again: nothing changes
+    gym.register(id=env_id, entry_point=EnvEntryPoint(_FACTORY, target), kwargs=spec_kwargs, disable_env_checker=True)
+
+
+def _import_path(fn: Callable[..., Any]) -> str:
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or module == "__main__" or not name or "<" in name or "." in name:
+        raise ValueError(f"{fn!r} has no import path (a function of __main__, a lambda or a nested function): "
+                         "define it at the top of an importable module, or pass 'module:function'")
+    return f"{module}:{name}"
+
+
+def import_env_module(env_id: str) -> str:
+    """Import the module of a ``module:Namespace/Name-vN`` id (as `gym.make` would) and check that
+    it registered the id; return `env_id` unchanged (`gym.make` takes it as it is). An id without
+    a module part is left to `gym.make`.
+
+    The working directory is importable (`importable_working_dir`), so that ``agentgym eval
+    examples.own_env:MyOrg/Shop-v0`` finds ``examples/own_env.py`` where it is run.
+
+    Raises:
+        ValueError: the module cannot be imported, or it did not register the id.
+    """
+    module, sep, name = env_id.rpartition(":")
+    if not sep:
+        return env_id
+    if not module:
+        raise ValueError(f"{env_id!r}: the module before ':' is empty")
+    importable_working_dir()
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module!r}, named in {env_id!r}: {exc}") from None
+    if name not in gym.registry:
+        raise ValueError(f"no environment {name!r}: importing {module!r} did not register it")
+    return env_id
+
+
+def importable_working_dir() -> None:
+    """Make modules of the working directory importable, as ``python -m`` does, for the
+    ``module:...`` names the `agentgym` command takes (envs, agents) and the worker processes it
+    starts (they inherit the search path). It goes last: it never shadows an installed module."""
+    cwd = os.getcwd()
+    if "" not in sys.path and cwd not in sys.path:
+        sys.path.append(cwd)

@@ -59,6 +59,7 @@ __all__ = [
     "ToolSpec",
     "Toolkit",
     "close_names",
+    "function_spec",
 ]
 
 
@@ -634,7 +635,9 @@ def _parse_docstring(doc: str | None, where: str) -> tuple[str, dict[str, str]]:
     return summary, params
 
 
-def _build_spec(fn: Callable, marker: _ToolMarker) -> ToolSpec:
+def _build_spec(fn: Callable, marker: _ToolMarker, *, supplied: str | None = "self") -> ToolSpec:
+    """The spec of `fn`. Its first parameter, when `supplied` names one (a method's `self`, a
+    plain function's world), is the caller's to pass, not an argument the agent gives."""
     where = f"tool {fn.__qualname__}"
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -642,17 +645,19 @@ def _build_spec(fn: Callable, marker: _ToolMarker) -> ToolSpec:
         raise TypeError(f"{where}: cannot resolve annotations: {e}") from e
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())
-    if not params or params[0].kind not in (
+    skip = 0 if supplied is None else 1
+    if skip and (not params or params[0].kind not in (
         inspect.Parameter.POSITIONAL_ONLY,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    ):
-        raise TypeError(f"{where}: a tool must be a method taking `self` first")
+    )):
+        taking = "a method taking `self`" if supplied == "self" else f"a function taking `{supplied}`"
+        raise TypeError(f"{where}: a tool must be {taking} first")
     summary, docs = _parse_docstring(fn.__doc__, where)
     if not summary:
         raise TypeError(f"{where}: needs a docstring summary (the description the agent sees)")
     properties: dict[str, dict] = {}
     required: list[str] = []
-    for p in params[1:]:
+    for p in params[skip:]:
         pw = f"{where}, parameter {p.name!r}"
         if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             raise TypeError(f"{pw}: *args and **kwargs are not allowed in tools")
@@ -672,7 +677,7 @@ def _build_spec(fn: Callable, marker: _ToolMarker) -> ToolSpec:
             if problem is not None:
                 raise TypeError(f"{pw}: default {p.default!r} does not fit the type: {problem}")
         properties[p.name] = schema
-    stale = sorted(set(docs) - set(properties))
+    stale = sorted(set(docs) - set(properties) - {p.name for p in params[:skip]})
     if stale:
         raise TypeError(f"{where}: docstring documents unknown parameters {stale}")
     return ToolSpec(
@@ -687,6 +692,27 @@ def _build_spec(fn: Callable, marker: _ToolMarker) -> ToolSpec:
             "additionalProperties": False,
         },
     )
+
+
+def function_spec(fn: Callable, *, world: bool = False) -> ToolSpec:
+    """The ToolSpec of a plain function, derived as for a `Toolkit` method (see the module
+    docstring): its name, docstring summary, annotated parameters and their Args: entries.
+
+    An unmarked function is a read tool; mark it `@tool(kind=WRITE)` (or ``terminal=True``) as a
+    method would be. The spec is built afresh on each call (nothing is cached on the function).
+
+    Args:
+        fn: the function.
+        world: its first parameter is the state it acts on, which the caller passes: it is not
+            in the schema (and may be documented or not).
+
+    Raises:
+        TypeError: `fn` is not a plain function or its signature or docstring do not fit.
+    """
+    if not inspect.isfunction(fn):
+        raise TypeError(f"a tool must be a plain function, got {fn!r}")
+    marker = getattr(fn, _MARKER, None) or _ToolMarker(READ, False)
+    return _build_spec(fn, marker, supplied="world" if world else None)
 
 
 def _spec_for(fn: Callable) -> ToolSpec:

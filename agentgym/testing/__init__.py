@@ -1,8 +1,9 @@
 """Conformance checks for agentgym-contract environments, shipped so third-party envs can reuse them.
 
 `check_agent_env` runs Gymnasium's `check_env` on the unwrapped env and then the stricter checks
-of the agentgym contract (see docs/DESIGN.md, "The environment contract"); `trajectory_hash` is the
-replay fingerprint the leaderboard uses.
+of the agentgym contract (see docs/DESIGN.md, "The environment contract"), and returns a report of
+what each metric gets from the env (`agentgym.testing.readiness`); `trajectory_hash` is the replay
+fingerprint the leaderboard uses.
 
 What an env needs to be checked (an ``AgentRL/*``-style text env):
 
@@ -48,8 +49,12 @@ from gymnasium.envs.registration import EnvSpec
 from gymnasium.error import ResetNeeded
 
 from agentgym.registration import EnvEntryPoint
+from agentgym.testing.readiness import EnvReport, Finding, metric_findings
 
 __all__ = [
+    "CHECKS",
+    "EnvReport",
+    "Finding",
     "GARBAGE_ACTIONS",
     "HIDDEN_KEYS",
     "REQUIRED_TASK_KEYS",
@@ -593,14 +598,22 @@ def _first_difference(a: list[str], b: list[str]) -> str:
     return f"one run has {len(a)} records, the other {len(b)}"
 
 
+#: The contract checks `check_agent_env` runs, in order.
+CHECKS: tuple[str, ...] = ("step-before-reset", "close", "gymnasium-check_env", "reset-info", "step-types",
+                           "aliasing", "determinism", "seed-echo", "garbage", "step-after-end")
+
+
 def check_agent_env(
     env_or_id: str | gym.Env,
     *,
     seeds: Sequence[int] = (0, 1, 2),
     fresh_process: bool = True,
     n_garbage: int = 200,
-) -> None:
-    """Check that an env meets the agentgym env contract; see the module docstring for its needs.
+    metrics: bool = True,
+) -> EnvReport:
+    """Check that an env meets the agentgym env contract, and report what each metric gets from it.
+
+    See the module docstring for what the env needs.
 
     Runs Gymnasium's ``check_env`` on the unwrapped env (render check included; any warning it
     emits fails too), then these checks, each named in the failure message:
@@ -635,9 +648,17 @@ def check_agent_env(
         seeds: episode seeds for the determinism and replay checks.
         fresh_process: also replay in a fresh Python process (about half a second).
         n_garbage: at least this many garbage actions (the fixed corpus is always sent whole).
+        metrics: also probe what each metric gets (`agentgym.testing.readiness`: a few short
+            episodes, bare and with each noise kind, on a fresh copy of the env).
+
+    Returns:
+        An `EnvReport`: the checks passed and, with `metrics`, one finding per part of each
+        metric (``ok``, or what is missing, e.g. "no gold calls, so tool recall is undefined");
+        ``str(report)`` renders it. What is missing is reported, not raised: an env can keep the
+        contract and still give a metric nothing to measure.
 
     Raises:
-        AssertionError: a check failed; the message starts with ``check_agent_env[<check>]``.
+        AssertionError: a contract check failed; the message starts with ``check_agent_env[<check>]``.
     """
     from gymnasium.utils.env_checker import check_env
 
@@ -683,6 +704,7 @@ def check_agent_env(
         _check_seed_echo(c, env)
         _check_garbage(c, env, n_garbage, seeds[0] if seeds else 0)
         _check_step_after_end(c, env, list(seeds) or [0])
+        return EnvReport(str(label), CHECKS, metric_findings(env) if metrics else ())
     finally:
         if owned:
             env.close()

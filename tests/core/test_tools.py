@@ -1031,3 +1031,71 @@ def test_validate_three_args_is_fast() -> None:
         best = min(best, (time.perf_counter() - t0) / n)
     # A few microseconds on an idle machine; the bound leaves room for a loaded CI box.
     assert best < 25e-6, f"{best * 1e6:.1f} us per validate"
+
+
+# ---------------------------------------------------------------------------------------------
+# function_spec: plain functions as tools, derived as a Toolkit method is
+
+
+def _plain_refund(world: dict, order_id: Annotated[str, MaxLen(12)], amount: float = 1.0) -> dict:
+    """Refund part of an order.
+
+    Args:
+        order_id: The order's id.
+        amount: How much.
+    """
+    return {}
+
+
+def test_function_spec_derives_the_schema_a_method_would_get_minus_the_world() -> None:
+    from agentgym.core.tools import function_spec
+
+    class Shop(Toolkit):
+        @tool
+        def _plain_refund(self, order_id: Annotated[str, MaxLen(12)], amount: float = 1.0) -> dict:
+            """Refund part of an order.
+
+            Args:
+                order_id: The order's id.
+                amount: How much.
+            """
+            return {}
+
+    spec = function_spec(_plain_refund, world=True)
+    assert spec == Shop.tool_specs()["_plain_refund"]
+    assert spec.kind is READ and not spec.terminal
+    marked = function_spec(tool(kind=WRITE, terminal=True)(lambda_free_function), world=False)
+    assert marked.kind is WRITE and marked.terminal
+    assert list(marked.parameters["properties"]) == ["world"]  # without world=True it is an argument
+
+
+def lambda_free_function(world: int) -> None:
+    """A function whose first parameter happens to be called world.
+
+    Args:
+        world: A number.
+    """
+
+
+def test_function_spec_refuses_what_it_cannot_derive() -> None:
+    from agentgym.core.tools import function_spec
+
+    with pytest.raises(TypeError, match="plain function"):
+        function_spec(print)
+    with pytest.raises(TypeError, match="taking `world` first"):
+        function_spec(_no_params, world=True)
+    with pytest.raises(TypeError, match="documents unknown parameters"):
+        function_spec(_stale_doc)
+
+
+def _no_params() -> None:
+    """Nothing."""
+
+
+def _stale_doc(x: int) -> None:
+    """Stale.
+
+    Args:
+        x: A value.
+        y: Gone.
+    """

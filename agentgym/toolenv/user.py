@@ -1,0 +1,228 @@
+"""The default simulated user of an env built with `make_tool_env`, made from the task's details.
+
+It opens with the request and the details it states up front, states a detail when a message
+asks about it (read by the shared understanding engine, `agentgym.toolenv.reader`), leaves out
+one the message sets aside, states one it has not stated yet when asked an open question, says
+"go ahead" when asked to confirm, and asks to rephrase what it cannot place (a list of keywords
+gets a request for a full sentence).
+It never takes words as the work being done: after each write it asks the scorer whether the
+task is done (and accepts), and counts a write that fits no step of the gold plan as wrong (two
+and it gives up).
+
+Noise support, from the task's own fields: ambiguity leaves an up-front detail out of the opening
+(it is stated when asked); a goal shift (`ToolTask.shifts`) is announced at the first reply from
+its planned turn on, when the assistant asks to confirm, or on seeing the first write, whichever
+comes first; typos never touch a detail's value (an e-mail address stays one).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from agentgym.core.gold import call_matches, same
+from agentgym.core.task import NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.core.typos import perturb
+from agentgym.core.understanding import Understanding
+from agentgym.toolenv.reader import reader_for
+from agentgym.toolenv.task import Detail, GoldPlan, Shift, ToolTask
+
+__all__ = ["DetailUser", "PATIENCE"]
+
+#: Writes that fit no step of the gold plan after which the user gives up.
+PATIENCE = 2
+
+_GO_AHEAD = ("Please go ahead.", "Okay, go ahead with that.", "Sounds good, please continue.")
+_CONFIRMED = "Yes, please go ahead."
+_EVERYTHING = "That's everything I can think of. Please go ahead."
+_REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
+_KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
+_NOT_DONE = ("I don't see that done yet. Please take care of it with your tools.",
+             "It doesn't look done on my side yet.")
+_ACCEPT = ("Great, that's everything I needed. Thank you!", "Perfect, that's all done. Thanks!")
+_WRONG = "Hmm, that's not what I asked for."
+_GIVE_UP = "This isn't working out. I'll sort it out myself. Goodbye."
+_EMPTY = "Sorry, I didn't get that. Could you help me with my request?"
+#: Stands in for a detail's value while typos are added (no letters, so no typo lands in it).
+_HOLD = "\x00{}\x00"
+
+
+class DetailUser(SimulatedUser):
+    """The simulated user of one episode of a built env (see the module docstring).
+
+    Args:
+        task: the episode's task; ``task.goal`` is the `ToolTask`, ``task.gold`` its `GoldPlan`.
+        rng: the episode's user stream (it draws only from it).
+        score: the episode's scorer, ``task -> Score``: the user accepts once it says success.
+    """
+
+    def __init__(self, task: Task, rng: Any, score: Callable[[Task], Score]) -> None:
+        self._task = task
+        self._goal: ToolTask = task.goal
+        self._score = score
+        rnd = rng.random
+        self._picks = (rnd(), rnd(), rnd(), rnd())
+        self._n = 0
+        self._read = _reader(self._goal).read
+        self._revealed = [d.id for d in self._goal.details if d.reveal == "upfront"]
+        self._blurred: str | None = None
+        self._wrong = 0
+        self._seen = 0
+        self._shift: Shift | None = None
+        self._shift_turn = 0
+        self._shift_fire: Callable[[NoiseEvent], None] | None = None
+
+    # -------------------------------------------------------------- helpers
+    def _pick(self, options: tuple[str, ...]) -> str:
+        u = self._picks[self._n % len(self._picks)]
+        self._n += 1
+        return options[int(u * len(options))]
+
+    def _state(self, d: Detail) -> str:
+        if d.id not in self._revealed:
+            self._revealed.append(d.id)
+        return d.said()
+
+    # -------------------------------------------------------------- SimulatedUser
+    def opening(self) -> str:
+        parts = [self._goal.request.strip()]
+        for d in self._goal.details:
+            if d.reveal != "upfront":
+                continue
+            if d.id == self._blurred:
+                if d.vague:
+                    parts.append(d.vague)
+            else:
+                parts.append(d.said())
+        return " ".join(parts)
+
+    def reply(self, message: str, turn: int) -> UserTurn:
+        if not message.strip():
+            text, confirm = _EMPTY, False
+        else:
+            r = self._read(message)
+            confirm = r.confirm and not r.asked
+            if r.salad:
+                text = _KEYWORDS
+            elif not r.placed:
+                text = _REPHRASE
+            elif r.asked:
+                text = " ".join(self._state(self._goal.detail(did)) for did in r.asked)
+            elif r.open:
+                hidden = [d for d in self._goal.details if d.id not in self._revealed and d.id not in r.excluded]
+                text = self._state(hidden[0]) if hidden else _EVERYTHING
+            elif r.confirm:
+                text = _CONFIRMED
+            elif r.question:
+                text = _REPHRASE
+            elif "done" in r.said:
+                text = self._pick(_NOT_DONE)
+            else:
+                text = self._pick(_GO_AHEAD)
+        if self._shift is not None and (turn >= self._shift_turn or confirm):
+            announced = self._fire_shift(turn)
+            # Asked to confirm, the user answers with the change instead of a yes.
+            text = announced if confirm else f"{text} {announced}"
+        return UserTurn(text)
+
+    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
+        said = self._fire_shift(turn) if self._shift is not None else None
+        verdict = self._judge()
+        if said is None:
+            return verdict
+        return UserTurn(said if verdict is None else f"{said} {verdict.text}", verdict.end if verdict else None)
+
+    def _judge(self) -> UserTurn | None:
+        if self._score(self._task).success:
+            return UserTurn(self._pick(_ACCEPT), end="accepted")
+        # The writes made since the last look (a plain-function toolkit logs them; a Toolkit
+        # subclass's world is its own, and only the scorer judges it).
+        writes = self._task.extra.get("writes", ())
+        new, self._seen = writes[self._seen:], len(writes)
+        plan = self._task.gold.calls
+        wrong = sum(1 for w in new if not any(call_matches(w["name"], w["arguments"], step) for step in plan))
+        if not wrong:
+            return None
+        self._wrong += wrong
+        if self._wrong >= PATIENCE:
+            return UserTurn(f"{_WRONG} {_GIVE_UP}", end="gave_up")
+        return UserTurn(_WRONG)
+
+    def known_constraints(self) -> list[str]:
+        return self._revealed
+
+    def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        out: list[str] = []
+        for d in self._goal.details:
+            if d.id in self._revealed and any(a in arguments and not same(arguments[a], d.value)
+                                              for a in d.argument_names):
+                out.append(d.id)
+        return out
+
+    # -------------------------------------------------------------- noise support
+    def blur(self, rng: Any) -> NoiseEvent | None:
+        """Ambiguity: the opening leaves out one up-front detail, which the user states when asked."""
+        options = [d for d in self._goal.details if d.reveal == "upfront"]
+        if not options:
+            return None
+        d = options[int(rng.random() * len(options))]
+        self._blurred = d.id
+        self._revealed.remove(d.id)
+        return NoiseEvent(target=d.id, detail=f"the request leaves out the {d.id.replace('_', ' ')}")
+
+    def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
+        """Goal shift: one of the task's `shifts`, announced from turn 2, 3 or 4 on."""
+        options = [s for s in self._goal.shifts if not same(s.to, self._goal.value(s.detail))]
+        if not options:
+            return False
+        self._shift = options[int(rng.random() * len(options))]
+        self._shift_turn = 2 + int(rng.random() * 3)
+        self._shift_fire = fire
+        return True
+
+    def shift_pending(self) -> bool:
+        """Whether a planned goal shift is still to be announced."""
+        return self._shift is not None
+
+    def _fire_shift(self, turn: int) -> str:
+        shift, fire = self._shift, self._shift_fire
+        assert shift is not None and fire is not None
+        self._shift = None
+        old_goal, old_gold = self._goal, self._task.gold
+        old = old_goal.detail(shift.detail)
+        new_goal = old_goal.shifted(shift)
+        self._goal = self._task.goal = new_goal
+        self._task.gold = GoldPlan(tuple(new_goal.gold_calls), (*old_gold.superseded, *old_gold.calls))
+        if shift.detail not in self._revealed:
+            self._revealed.append(shift.detail)
+        # A write already made with the old value stays made (nothing is known to undo it): then
+        # no agent can satisfy the new goal. Otherwise two turns are needed, to look up and write.
+        writes = self._task.extra.get("writes", ())
+        stuck = any(shift.detail in self.contradictions(w["name"], w["arguments"]) for w in writes)
+        recoverable = not stuck and turn + 2 <= self._task.max_turns
+        # Writes the change made unwanted were right when made: not the assistant's wrong writes.
+        self._seen = len(writes)
+        fire(NoiseEvent(target=shift.detail, detail={"from": old.value, "to": shift.to, "recoverable": recoverable},
+                        recoverable=recoverable))
+        return shift.announce or f"Actually, I've changed my mind. {new_goal.detail(shift.detail).said()}"
+
+    def perturb_text(self, text: str, rng: Any) -> tuple[str, list[str]]:
+        """Typos, with every detail's value kept as it is."""
+        values = sorted({str(v) for d in self._goal.details for v in _leaves(d.value)
+                         if isinstance(v, str) and v}, key=len, reverse=True)
+        held: list[str] = []
+        for v in values:
+            if v in text:
+                text = text.replace(v, _HOLD.format(len(held)))
+                held.append(v)
+        text, changes = perturb(text, rng)
+        for i, v in enumerate(held):
+            text = text.replace(_HOLD.format(i), v)
+        return text, changes
+
+
+def _leaves(value: Any) -> list[Any]:
+    return [x for item in value for x in _leaves(item)] if isinstance(value, list) else [value]
+
+
+def _reader(goal: ToolTask) -> Understanding:
+    return reader_for(tuple((d.id, d.ask_phrases) for d in goal.details))
