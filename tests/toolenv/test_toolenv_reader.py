@@ -19,7 +19,7 @@ READER = reader_for(PHRASES)
     ("Please share your EMAIL.", ("email",)),  # a request without a question mark
     ("Which amounts did you have in mind?", ("amount",)),  # an inflected form
     ("What's the order\n number?", ("order_id",)),  # words split by any whitespace
-    ("Is the addressee right?", ()),  # "address" is not inside "addressee"
+    ("Is the unaddressed parcel yours?", ()),  # "address" is not inside "unaddressed"
     ("What is your mailbox?", ()),  # nor "email" inside another word
     ("I found your email. What next?", ()),  # named in a statement beside the question: not asked
     ("Got it. And the amount?", ("amount",)),
@@ -44,7 +44,7 @@ def test_a_claim_of_work_done_is_said_outside_questions(message: str) -> None:
 
 def test_open_questions_confirmations_and_keyword_lists_are_recognised() -> None:
     assert READER.read("Is there anything else I should know?").open
-    assert not READER.read("Anything else about the amount?").open  # it names a detail
+    assert READER.read("Anything else about the amount?").asked == ("amount",)  # scoped by a detail: asks it
     r = READER.read("Shall I go ahead and refund it?")
     assert r.confirm and r.question and not r.asked
     assert READER.read("Should I proceed with 25 euros?").confirm

@@ -96,7 +96,7 @@ def test_ambiguity_leaves_an_up_front_detail_out_until_asked() -> None:
     assert event == NoiseEvent(target="email", detail="the request leaves out the email")
     assert user.opening() == "I'd like a refund. You have my details on file."
     assert user.known_constraints() == []
-    assert "rephrase" in user.reply("What is your e-mail?", 1).text  # not a phrase this detail lists
+    assert "rephrase" in user.reply("How can I reach you?", 1).text  # not a phrase this detail lists
     assert user.reply("What is your email?", 1).text == "My email is ana@example.com."
     assert user.known_constraints() == ["email"]
 
