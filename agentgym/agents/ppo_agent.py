@@ -30,7 +30,10 @@ class PPOAgent(Agent):
 
     name = "ppo"
 
-    def __init__(self, checkpoint: str, greedy: bool = True, seed: int = 0) -> None:
+    def __init__(self, checkpoint: str | None = None, greedy: bool = True, seed: int = 0) -> None:
+        if checkpoint is None:
+            raise ValueError("the ppo agent plays a trained policy: give --checkpoint PATH (the checkpoint.pt "
+                             "that `agentgym train ppo` writes in its run folder)")
         import torch
 
         # The trainer sits above the agents; importing it lazily keeps `agentgym.agents` light.
