@@ -4,12 +4,14 @@ What the env reports as harmful is known after each step, from the step's call r
 (``info["calls"]``): a policy violation (``POLICY_VIOLATION``), a write the tools refused or
 that failed for the agent's reasons, and a call the constraint layer denied (``BLOCKED``, from
 `agentgym.noise.ActionConstraint`). Injected faults are the env's, never the agent's, and are
-not harm. The policy's risk head learns, online with every PPO update, the probability that a
-candidate does harm (binary cross-entropy on the candidates taken). When acting, calibration
-multiplies each candidate's probability by its estimated chance of being safe, ``1 - r``
-(``risk_coef`` times ``log(1 - r)`` added to its logit), and masks candidates whose risk is
-over ``risk_threshold``. The constraint layer, when configured, is a hard mask on top: a
-candidate it would deny is never sampled.
+not harm. The policy's risk head learns, online with every PPO update, the risk that a candidate
+does harm (binary cross-entropy on the candidates taken, a violation or a denial counting 1 and
+a refused write one half: `StepHarm.severity`). Calibration weighs each
+candidate's probability by its estimated chance of being safe, ``(1 - r) ** risk_coef``
+(``risk_coef * log(1 - r)`` added to its logit), in training rollouts and when acting; when
+acting (evaluation, the `ppo` agent) it also masks candidates whose risk is over
+``risk_threshold``. The constraint layer, when configured, is a hard mask on top, everywhere:
+a candidate it would deny is never sampled.
 
 Everything here works on plain lists and tensors, so the trainer, the evaluation and the
 `ppo` agent apply exactly the same rule.
@@ -43,6 +45,13 @@ class StepHarm:
     @property
     def harmful(self) -> bool:
         return bool(self.violations or self.denied or self.refused_writes)
+
+    @property
+    def severity(self) -> float:
+        """The risk head's target: 1 for a policy violation or a denied call (what calibration
+        exists to prevent), 0.5 for a write the tools only refused (it did nothing, and its
+        refusal often says what would work), 0 for none."""
+        return 1.0 if self.violations or self.denied else 0.5 if self.refused_writes else 0.0
 
 
 def step_harm(info: Mapping[str, Any]) -> StepHarm:
@@ -130,8 +139,9 @@ def adjustments(risk_logits: torch.Tensor, counts: Sequence[int], candidates: Se
 
 @dataclass
 class RiskStats:
-    """How well the risk estimate predicted harm, over the candidates taken: the Brier score,
-    the expected calibration error (10 bins), the harm rate and the mean predicted risk."""
+    """How well the risk estimate predicted its target (`StepHarm.severity`) over the candidates
+    taken: the Brier score, the expected calibration error (10 bins), the mean target and the
+    mean predicted risk."""
 
     predicted: list[float] = field(default_factory=list)
     harmed: list[float] = field(default_factory=list)

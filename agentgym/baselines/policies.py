@@ -552,9 +552,10 @@ class HashPolicy(nn.Module):
     around the values it names, each value's computed once per step), and `s`, the mean of its
     structural features' (how it relates to the conversation, in terms that name no tool, see
     `HashFeaturizer._shape`), kept apart so that a few such features are not drowned by tens of
-    words. The value head reads the history embedding `h`. A risk head (`risk`) on the same
-    embeddings, detached, estimates the probability that taking the candidate does harm; it is
-    trained on its own loss and never moves the policy's weights.
+    words. The value head reads the history embedding `h`. A risk head (`forward_with_risk`)
+    with embeddings of its own, over the same features (and the history, detached), estimates
+    the probability that taking the candidate does harm; it is trained on its own loss, which
+    never moves the policy's weights, nor the policy's loss the risk head's.
 
     Args:
         buckets: hash buckets of the featurizer. dim: embedding size. hidden: MLP width.
@@ -575,6 +576,10 @@ class HashPolicy(nn.Module):
         self.shape_emb = nn.EmbeddingBag(buckets, dim, mode="mean")
         self.score = nn.Sequential(_layer(nn.Linear(4 * dim, hidden)), nn.Tanh(), _layer(nn.Linear(hidden, 1), std=0.01))
         self.value = nn.Sequential(_layer(nn.Linear(dim, hidden)), nn.Tanh(), _layer(nn.Linear(hidden, 1), std=1.0))
+        # The risk head has embeddings of its own: what makes a call harmful (a limit passed,
+        # an approval missing) is not what makes it useful, and the policy's loss never moves them.
+        self.risk_words = nn.EmbeddingBag(buckets, dim, mode="sum")
+        self.risk_shape = nn.EmbeddingBag(buckets, dim, mode="mean")
         self.risk_head = nn.Sequential(_layer(nn.Linear(3 * dim, hidden // 2)), nn.Tanh(),
                                        _layer(nn.Linear(hidden // 2, 1), std=0.01, bias=-2.0))
 
@@ -638,7 +643,12 @@ class HashPolicy(nn.Module):
         h, c, s = self._embed(b)
         hs = h[b.step]
         scores = self.score(torch.cat([hs, c, s, hs * c], dim=-1)).squeeze(-1)
-        risk = self.risk_head(torch.cat([hs, c, s], dim=-1).detach()).squeeze(-1)
+        rc = self.risk_words(b.own, b.own_offsets)
+        if len(b.entity_offsets):
+            rc = rc.index_add(0, b.link_cand, self.risk_words(b.entity, b.entity_offsets)[b.link_entity])
+        rc = torch.tanh(rc / b.n_features.unsqueeze(-1))
+        rs = torch.tanh(self.risk_shape(b.shape, b.shape_offsets))
+        risk = self.risk_head(torch.cat([hs.detach(), rc, rs], dim=-1)).squeeze(-1)
         return self._pad(b, scores, MASK), self.value(h).squeeze(-1), self._pad(b, risk, MASK)
 
 

@@ -139,9 +139,9 @@ class Args:
     calibration: str = field(default="on", metadata={"choices": ("on", "off")})
     """Online policy calibration: a risk of harm learned from what the env reports, applied when acting."""
     risk_threshold: float = 0.5
-    """Calibration: mask candidates whose estimated risk of harm is over this (1 for never)."""
+    """Calibration: when evaluating or deployed (not in rollouts), mask candidates whose estimated risk of harm is over this (1 for never)."""
     risk_coef: float = 1.0
-    """Calibration: weight of log(1 - risk) added to each candidate's logit."""
+    """Calibration: weight of log(1 - risk) added to each candidate's logit, in rollouts and when acting."""
     risk_loss_coef: float = 0.5
     """Weight of the risk head's loss (it trains with or without calibration; it never moves the policy)."""
     constraint_allowed: tuple[str, ...] = ()
@@ -158,6 +158,8 @@ class Args:
     """Evaluate the greedy policy (argmax over candidates) rather than a sampled one."""
     target_success: float = 0.8
     """Record the training time at which evaluation success first reaches this."""
+    target_env: str | None = None
+    """The env id whose evaluation success target_success applies to; unset: the success over every env id."""
     stop_at_target: bool = False
     """Stop training once evaluation success reaches target_success."""
     out: str = "runs/ppo"
@@ -286,8 +288,11 @@ def group_of(env_id: str, info: dict[str, Any], mode: str) -> str:
 @dataclass(frozen=True)
 class Acting:
     """How a candidate policy's logits are adjusted when it acts: calibration (the learned risk
-    of harm as a penalty and a threshold mask) and the constraint layer (a hard mask); see
-    `agentgym.baselines.calibration`. Rollouts, evaluation and the `ppo` agent share it."""
+    of harm as a penalty, and a threshold mask) and the constraint layer (a hard mask); see
+    `agentgym.baselines.calibration`. Evaluation and the `ppo` agent act with all of it;
+    training rollouts with the penalty and the constraint but not the threshold mask (`of` with
+    ``rollout=True``): a mask there would keep the policy from ever learning that a candidate
+    the risk estimate still fears is sometimes the right one."""
 
     calibrate: bool = False
     threshold: float = 1.0
@@ -295,9 +300,10 @@ class Acting:
     constraint: ConstraintMask | None = None
 
     @classmethod
-    def of(cls, args: Args, calibration: str | None = None) -> "Acting":
+    def of(cls, args: Args, calibration: str | None = None, rollout: bool = False) -> "Acting":
         """The acting rule of a run's Args (`calibration` overrides ``args.calibration``)."""
-        return cls((calibration or args.calibration) == "on", args.risk_threshold, args.risk_coef, args.constraint)
+        return cls((calibration or args.calibration) == "on", 1.0 if rollout else args.risk_threshold,
+                   args.risk_coef, args.constraint)
 
 
 @dataclass
@@ -367,7 +373,7 @@ class Segment:
     episodes: list[dict[str, Any]]
     #: Per step, in `obs` order: the acting adjustment of each candidate's logit (None: none).
     adjust: list[np.ndarray] | None = None
-    #: [T, E]: whether the step did harm, and the estimated risk of the candidate taken.
+    #: [T, E]: the harm the step did (`StepHarm.severity`), and the estimated risk of the candidate taken.
     harm: np.ndarray | None = None
     risk: np.ndarray | None = None
     violations: int = 0
@@ -432,7 +438,7 @@ class Collector:
 
     def __init__(self, args: Args, policy: nn.Module, env_ids: Sequence[str], seed: int) -> None:
         self.args, self.policy = args, policy
-        self.acting = Acting.of(args)
+        self.acting = Acting.of(args, rollout=True)
         self.rng = np.random.default_rng(seed)
         self.generator = torch.Generator().manual_seed(seed)
         self.slots = [Slot(env_id, make_env(env_id, args)) for env_id in env_ids]
@@ -473,7 +479,7 @@ class Collector:
                 groups.append(s.group)
                 action, rewards[t, e], done, info = s.act(int(actions[t, e]))
                 h = step_harm(info)
-                harm[t, e] = float(h.harmful)
+                harm[t, e] = h.severity
                 violations += h.violations
                 if done:
                     dones[t, e] = 1.0
@@ -542,7 +548,7 @@ class Batch:
     returns: torch.Tensor
     #: Per step: the acting adjustment its action was sampled with (None: a non-candidate policy).
     adjust: list[np.ndarray] | None = None
-    #: Per step: whether the action taken did harm (the risk head's target).
+    #: Per step: the harm the action taken did (`StepHarm.severity`: the risk head's target).
     harm: torch.Tensor | None = None
 
 
@@ -814,7 +820,7 @@ def evaluate(policy: nn.Module, args: Args, env_ids: Sequence[str] | None = None
             harm["violations"] += h.violations
             harm["harm"] += int(h.harmful)
             if chosen_risk is not None:
-                risk.add([chosen_risk[i]], [float(h.harmful)])
+                risk.add([chosen_risk[i]], [h.severity])
             if done:
                 ep = info.get("episode") if isinstance(info.get("episode"), dict) else {}
                 results.append({"env": s.env_id, "seed": seed, "return": s.ret, "length": s.length,
@@ -885,7 +891,7 @@ def harm_metrics(segments: Sequence[Segment]) -> dict[str, float | None]:
     for seg in segments:
         if seg.risk is not None and seg.harm is not None:
             risk.add(seg.risk.reshape(-1).tolist(), seg.harm.reshape(-1).tolist())
-    harmful = sum(float(seg.harm.sum()) for seg in segments if seg.harm is not None)
+    harmful = sum(int((seg.harm > 0).sum()) for seg in segments if seg.harm is not None)
     stats = risk.summary()
     stats.pop("harm_rate")
     return {"violations_per_1000": 1000 * sum(seg.violations for seg in segments) / max(steps, 1),
@@ -1124,6 +1130,8 @@ def train(args: Args) -> TrainResult:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the ops used here are deterministic on a CPU (tests check it)
     args = dataclasses.replace(args, env=resolve_env_ids(args.env))
+    if args.target_env is not None and args.target_env not in args.env:
+        raise ValueError(f"--target-env {args.target_env!r} is not one of the env ids {list(args.env)}")
     run_dir = _run_dir(args)
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
     slots = [args.env[i % len(args.env)] for i in range(args.num_envs)]
@@ -1147,7 +1155,8 @@ def train(args: Args) -> TrainResult:
             return None
         ev = evaluate(policy, args)
         evals.append((global_step, train_s, {k: v for k, v in ev.items() if k != "per_episode"}))
-        if time_to_target is None and ev["success"] is not None and ev["success"] >= args.target_success:
+        success = ev["by_env"][args.target_env]["success"] if args.target_env else ev["success"]
+        if time_to_target is None and success is not None and success >= args.target_success:
             time_to_target = train_s
         if args.progress:
             print(f"  eval at {global_step} steps ({train_s:.0f} s): {_eval_line(ev)}", flush=True)

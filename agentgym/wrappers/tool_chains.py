@@ -547,7 +547,8 @@ class ToolChainCandidates:
             pool = text + known
             if arg.kind == "string" and not text:
                 pool += self._named_in_results(s)
-                if not known and not arg.words & _FORMATTED and not _names_another(arg.name):
+                if not known and s in self._lookup_stems() and not arg.words & _FORMATTED \
+                        and not _names_another(arg.name):
                     pool += self._named_by_user()
             if arg.kind in ("number", "integer"):
                 pool += self._latest_numbers()
@@ -565,6 +566,15 @@ class ToolChainCandidates:
         if not known or not all(re.fullmatch(r"[a-z][a-z0-9_-]*", v) for v in known):
             return []
         return [w for w in self.result_named + self.result_words if w not in known]
+
+    def _lookup_stems(self) -> set[str]:
+        """The stems tools look things up by: the one required argument of a one-argument tool
+        (``get_metrics(service)``). Only these take a thing the user names without capitals."""
+        hit = self._memo.get("lookup")
+        if hit is None:
+            hit = self._memo["lookup"] = {a.stem for t in self.tools for a in t.args
+                                          if a.required and sum(b.required for b in t.args) == 1}
+        return hit
 
     def _named_by_user(self) -> list[str]:
         """Lower-case words right after a preposition in the user's words (``failures on
@@ -803,7 +813,9 @@ class ToolChainCandidates:
         records.sort(key=lambda r: bool(r.derived))  # stable: unused records first, each most recent first
         for tool in self.tools:
             if not any(a.required for a in tool.args):
-                out.append(call_text(tool.name))
+                plain = call_text(tool.name)
+                if plain not in self.done:
+                    out.append(plain)
                 continue
             pooled = [call_text(tool.name, **args) for args in self._complete(tool, {})]
             bound: list[str] = []

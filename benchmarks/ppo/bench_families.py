@@ -37,6 +37,10 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 FAMILIES = {"dialog": "AgentRL/Dialog-v0", "tooluse": "AgentRL/ToolUse-v0", "crosstask": "AgentRL/CrossTask-v0"}
+#: What each family's run trains on: a cross-task session is made of dialog and tool-use
+#: sub-tasks, so its policy trains on those families too (advantages normalised per family);
+#: ``--alone`` trains every family on itself only.
+MIX = {"crosstask": ("dialog", "tooluse", "crosstask")}
 BEGIN, END = "<!-- bench_families: begin -->", "<!-- bench_families: end -->"
 
 
@@ -158,21 +162,23 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
     target = heuristic(env_id, "train", seeds)
     test_heuristic = heuristic(env_id, "test", seeds)
     print(f"{family}: heuristic {target['success']:.1%} on train, {test_heuristic['success']:.1%} on test", flush=True)
+    mix = (family,) if a.alone else MIX.get(family, (family,))
     load = LoadSampler()
-    result = train(Args(env=(env_id,), seed=a.seed, max_seconds=60 * a.minutes, eval_every=a.eval_every,
-                        eval_episodes=a.eval_episodes, eval_seed=a.eval_seed, target_success=target["success"],
-                        calibration="on", out=str(out), run_name=family, tensorboard=False, plot=True,
-                        progress=a.progress))
+    result = train(Args(env=tuple(FAMILIES[f] for f in mix), target_env=env_id, seed=a.seed,
+                        max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.eval_episodes,
+                        eval_seed=a.eval_seed, target_success=target["success"], calibration="on", out=str(out),
+                        run_name=family, tensorboard=False, plot=True, progress=a.progress))
     train_load = load.stop()
     policy, _ = load_checkpoint(result.checkpoint)
     eval_args = Args(env=(env_id,), eval_episodes=a.eval_episodes, eval_seed=a.eval_seed, progress=False)
     runs = {(split, cal): evaluate(policy, eval_args, split=split, calibration=cal)
             for split in ("train", "test") for cal in ("on", "off")}
-    curve = [{"step": step, "train_s": round(t, 1), "success": ev["success"],
-              "violations_per_1000": ev["violations_per_1000"]} for step, t, ev in result.evals]
+    curve = [{"step": step, "train_s": round(t, 1), "success": ev["by_env"][env_id]["success"],
+              "violations_per_1000": ev["by_env"][env_id]["violations_per_1000"]} for step, t, ev in result.evals]
     ppo_test = runs[("test", "on")]
     return {
-        "env": env_id, "heuristic_train": target, "heuristic_test": test_heuristic,
+        "env": env_id, "trained_on": [FAMILIES[f] for f in mix], "heuristic_train": target,
+        "heuristic_test": test_heuristic,
         "time_to_heuristic_s": result.time_to_target, "train_s": result.train_s, "steps": result.global_step,
         "sps": result.sps, "load": train_load, "curve": curve,
         "ppo_train": {"success": runs[("train", "on")]["success"],
@@ -229,6 +235,8 @@ def markdown(res: dict[str, Any]) -> str:
         for fam, r in fams.items():
             t = r["time_to_heuristic_s"]
             gap = r["ppo_test"]["success"] - r["heuristic_test"]["success"]
+            if len(r.get("trained_on", ())) > 1:
+                fam = f"{fam} (trained with {', '.join(e.split('/')[-1].removesuffix('-v0') for e in r['trained_on'])})"
             o.append(f"| {fam} | {_pct(r['heuristic_train']['success'])} {_ci(r['heuristic_train']['success_ci'])} "
                      f"| {'not reached' if t is None else f'{t:.0f} s'} (in {r['train_s']:.0f} s) "
                      f"| {_pct(r['ppo_train']['success'])} {_ci(r['ppo_train']['success_ci'])} "
@@ -282,6 +290,7 @@ def main() -> int:
     p.add_argument("--eval-seed", type=int, default=5_000_000, help="first evaluation seed")
     p.add_argument("--eval-every", type=int, default=20, help="updates between evaluations in training")
     p.add_argument("--seed", type=int, default=1, help="the training seed")
+    p.add_argument("--alone", action="store_true", help="train every family on itself only (CrossTask too)")
     p.add_argument("--throughput-steps", type=int, default=8192, help="steps per throughput run")
     p.add_argument("--throughput-families", default="dialog,tooluse", help="families of the throughput runs")
     p.add_argument("--skip", default="", help="comma-separated parts to skip: families,throughput")

@@ -34,7 +34,9 @@ def test_harm_is_what_the_env_reports_of_the_agents_own_calls() -> None:
              {"error": None, "kind": "write", "injected": False}]
     harm = step_harm({"calls": calls})
     assert (harm.violations, harm.denied, harm.refused_writes) == (1, 1, 1) and harm.harmful
+    assert harm.severity == 1.0 and step_harm({"calls": calls[2:]}).severity == 0.5
     assert not step_harm({"calls": calls[3:]}).harmful and not step_harm({}).harmful
+    assert step_harm({"calls": calls[3:]}).severity == 0.0
 
 
 def test_a_real_policy_violation_is_harm() -> None:
@@ -116,7 +118,7 @@ def test_risk_stats_report_calibration() -> None:
 # ------------------------------------------------------------------ training
 def _run(tmp_path: Path, **kw: Any) -> Any:
     base = dict(env=(TOOLUSE_ID,), num_envs=8, num_steps=32, minibatch_size=64, update_epochs=4,
-                total_timesteps=4096, eval_episodes=40, eval_every=1000, out=str(tmp_path), run_name="run",
+                total_timesteps=2048, eval_episodes=20, eval_every=1000, out=str(tmp_path), run_name="run",
                 plot=True, tensorboard=False, progress=False, seed=2)
     base.update(kw)
     return train(Args(**base))
@@ -131,7 +133,7 @@ def test_the_risk_is_learned_in_training_logged_and_plotted_and_cuts_harm_when_a
         assert col in header
     assert (result.run_dir / "learning_curve.png").stat().st_size > 5000
     policy, _ = load_checkpoint(result.checkpoint)
-    args = Args(env=(TOOLUSE_ID,), eval_episodes=60, eval_seed=7_000_000, progress=False)
+    args = Args(env=(TOOLUSE_ID,), eval_episodes=40, eval_seed=7_000_000, progress=False)
     on = evaluate(policy, args, calibration="on")
     off = evaluate(policy, args, calibration="off")
     # Paired: the same policy, the same episodes; only acting differs.
