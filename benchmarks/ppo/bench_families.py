@@ -5,9 +5,10 @@ to the marked section of ``RESULTS.md``:
 
 1. Per family (Dialog-v0, ToolUse-v0, CrossTask-v0; every difficulty, no noise): the heuristic's
    greedy success on fixed train-split seeds is the target; PPO (hash policy, calibration on)
-   trains on the train split for up to ``--minutes`` and is evaluated on the same seeds every
-   ``--eval-every`` updates; the training time (evaluation excluded) at which it first reaches
-   the target is the time to the heuristic's success.
+   trains on the train split for up to ``--minutes`` (CrossTask together with the dialog and
+   tool-use families its sessions are made of) and is evaluated on the first of those seeds
+   every ``--eval-every`` updates; the training time (evaluation excluded) at which it first
+   reaches the target is the time to the heuristic's success.
 2. Transfer: the final policy and the heuristic on the test split (unseen domains), same seeds.
 3. Calibration: the final policy with calibration on and off on the same episodes (train and
    test split): policy violations and all harm per 1,000 steps, and success, with paired
@@ -165,7 +166,7 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
     mix = (family,) if a.alone else MIX.get(family, (family,))
     load = LoadSampler()
     result = train(Args(env=tuple(FAMILIES[f] for f in mix), target_env=env_id, seed=a.seed,
-                        max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.eval_episodes,
+                        max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.train_eval_episodes,
                         eval_seed=a.eval_seed, target_success=target["success"], calibration="on", out=str(out),
                         run_name=family, tensorboard=False, plot=True, progress=a.progress))
     train_load = load.stop()
@@ -289,6 +290,8 @@ def main() -> int:
     p.add_argument("--eval-episodes", type=int, default=200, help="fixed seeds per split")
     p.add_argument("--eval-seed", type=int, default=5_000_000, help="first evaluation seed")
     p.add_argument("--eval-every", type=int, default=20, help="updates between evaluations in training")
+    p.add_argument("--train-eval-episodes", type=int, default=100,
+                   help="seeds per env id of the evaluations during training (the first of the fixed seeds)")
     p.add_argument("--seed", type=int, default=1, help="the training seed")
     p.add_argument("--alone", action="store_true", help="train every family on itself only (CrossTask too)")
     p.add_argument("--throughput-steps", type=int, default=8192, help="steps per throughput run")
@@ -302,7 +305,7 @@ def main() -> int:
                                                                          "('' for none)")
     a = p.parse_args()
     if a.quick:
-        a.minutes, a.eval_episodes, a.throughput_steps, a.eval_every = 1.0, 40, 2048, 10
+        a.minutes, a.eval_episodes, a.train_eval_episodes, a.throughput_steps, a.eval_every = 1.0, 40, 20, 2048, 10
     a.throughput_families = [f for f in a.throughput_families.split(",") if f]
     skip = {s for s in a.skip.split(",") if s}
 
