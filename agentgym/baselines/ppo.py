@@ -899,6 +899,15 @@ def harm_metrics(segments: Sequence[Segment]) -> dict[str, float | None]:
             "masked_per_step": sum(seg.masked for seg in segments) / max(steps, 1), **stats}
 
 
+def _smoothed(points: Sequence[tuple[float, float]], window: int = 10) -> tuple[list[float], list[float]]:
+    """A trailing mean over `window` points (the first ones over what there is)."""
+    xs = [p[0] for p in points]
+    ys = np.asarray([p[1] for p in points], dtype=float)
+    cum = np.concatenate([[0.0], np.cumsum(ys)])
+    means = [(cum[i + 1] - cum[max(0, i + 1 - window)]) / (i + 1 - max(0, i + 1 - window)) for i in range(len(ys))]
+    return xs, means
+
+
 def learning_curve(rows: Sequence[dict[str, Any]], evals: Sequence[tuple[int, float, dict[str, Any]]],
                    title: str, greedy: bool = True, calibration: str = "on") -> Any:
     """A run's figure: the learning curve (training and evaluation, the evaluation before
@@ -917,7 +926,8 @@ def learning_curve(rows: Sequence[dict[str, Any]], evals: Sequence[tuple[int, fl
     ax = axes[0][0]
     train = [(s, r[key]) for s, r in zip(steps, rows) if r.get(key) is not None]
     if train:
-        ax.plot(*zip(*train), label=f"training episodes ({key})", alpha=0.5)
+        ax.plot(*zip(*train), color="tab:blue", alpha=0.2)
+        ax.plot(*_smoothed(train), color="tab:blue", label=f"training episodes ({key}, mean of 10 updates)")
     ev = [(s, e[key]) for s, _, e in evals if e.get(key) is not None]
     if ev:
         ax.plot(*zip(*ev), "o-", label=f"evaluation ({'greedy' if greedy else 'sampled'})")
@@ -931,7 +941,8 @@ def learning_curve(rows: Sequence[dict[str, Any]], evals: Sequence[tuple[int, fl
     if harm:
         ax = axes[0][1]
         tv = [(s, r["violations_per_1000"]) for s, r in zip(steps, rows) if r.get("violations_per_1000") is not None]
-        ax.plot(*zip(*tv), label="training rollouts", alpha=0.5)
+        ax.plot(*zip(*tv), color="tab:blue", alpha=0.2)
+        ax.plot(*_smoothed(tv), color="tab:blue", label="training rollouts (mean of 10 updates)")
         ev = [(s, e["violations_per_1000"]) for s, _, e in evals if e.get("violations_per_1000") is not None]
         if ev:
             ax.plot(*zip(*ev), "o-", label="evaluation")
@@ -943,7 +954,7 @@ def learning_curve(rows: Sequence[dict[str, Any]], evals: Sequence[tuple[int, fl
         lines, labels = ax.get_legend_handles_labels()
         if brier:
             twin = ax.twinx()
-            twin.plot(*zip(*brier), color="grey", linestyle=":", label="risk estimate: Brier score (right)")
+            twin.plot(*_smoothed(brier), color="grey", linestyle=":", label="risk estimate: Brier score (right)")
             twin.set_ylabel("Brier score of the risk estimate")
             more, names = twin.get_legend_handles_labels()
             lines, labels = lines + more, labels + names

@@ -14,12 +14,21 @@ Builders:
   knows (and one asking everything at once), ``search`` with the needs the user stated,
   ``check_availability``, ``book``, ``get_details`` and a proposal for each place seen in tool
   results, ``cancel_booking`` for each active booking, and a few plain replies.
+* `ToolUseCandidates` (family ``tooluse``): the next calls of a tool chain, each tool with its
+  arguments filled from what is known (by key, by result record, by set, from the user's and the
+  brief's words; see `agentgym.wrappers.tool_chains`), a question for each detail the tools need
+  that nothing has given, and the final answer. It knows no domain: the test split's unseen
+  domain gets its candidates from its own schemas and results.
+* `CrossTaskCandidates` (family ``crosstask``): the builder of the active sub-task's family,
+  switched at the session's public boundaries (``info["segment"]``, ``info["segment_switch"]``);
+  a follow-up goes on with the dialog builder that saw the booking.
 * `GenericCandidates` (any other family): each tool of ``info["tools"]`` with arguments filled
   from values seen so far (schema enums, values under the same key in earlier tool results, ids,
   dates, times, numbers and quoted or capitalised phrases in the messages), and plain replies.
 
 The same builder class works from the sequence ``reset(obs, info)``, ``step(action, obs, info)``
-that any agent sees, so a trained policy plays through an `Agent` exactly as it trained.
+that any agent sees, so a trained policy plays through an `Agent` exactly as it trained. Every
+list is deterministic in the transcript (no set order or str hashing reaches it).
 """
 
 from __future__ import annotations

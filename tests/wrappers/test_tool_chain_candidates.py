@@ -217,7 +217,7 @@ def test_the_heuristics_calls_are_among_the_candidates(env_id: str, split: str) 
     env = ActionCandidates(gym.make(env_id, split=split))
     agent = HeuristicAgent()
     hits = total = 0
-    for seed in range(25):
+    for seed in range(15):
         obs, info = env.reset(seed=seed)
         agent.reset(obs, info)
         done = False
@@ -230,7 +230,7 @@ def test_the_heuristics_calls_are_among_the_candidates(env_id: str, split: str) 
                 hits += any(_same_call(calls[0], o) for o in offered)
             obs, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
-    assert total > 100 and hits / total >= 0.9, f"{hits} of {total}"
+    assert total > 60 and hits / total >= 0.9, f"{hits} of {total}"
     env.close()
 
 
@@ -241,6 +241,8 @@ def test_a_follow_up_is_offered_the_move_of_the_earlier_booking() -> None:
     agent = HeuristicAgent()
     checked = 0
     for seed in range(40):
+        if checked == 5:
+            break
         obs, info = env.reset(seed=seed)
         agent.reset(obs, info)
         booking: dict[str, Any] | None = None
@@ -258,7 +260,7 @@ def test_a_follow_up_is_offered_the_move_of_the_earlier_booking() -> None:
                 if m.get("role") == "tool" and m.get("name") == "book" and m["content"].startswith("{"):
                     booking = json.loads(m["content"])
             done = terminated or truncated
-    assert checked >= 5
+    assert checked == 5
     env.close()
 
 
@@ -317,7 +319,7 @@ def test_a_builder_follows_the_transcript_an_agent_sees() -> None:
 
     env = ActionCandidates(gym.make(CROSSTASK_ID))
     agent = HeuristicAgent()
-    for seed in range(3):
+    for seed in range(2):
         obs, info = env.reset(seed=seed)
         agent.reset(obs, info)
         builder = make_builder(info["task"]["family"])
