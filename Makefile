@@ -20,10 +20,14 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install --quiet -e .
 	touch $@
 
-# The dev install: torch first (so no extra asks for a CUDA build), then the dev extras.
-$(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
+# The dev install: torch first (so no extra asks for a CUDA build), then the dev extras, then
+# the pinned TRL set, so `make test` runs a real GRPOTrainer on the TRL adapter.
+TRL_REQUIREMENTS := requirements/integrations-trl.txt
+
+$(VENV)/.installed-dev: pyproject.toml $(TRL_REQUIREMENTS) | $(VENV)/bin/python
 	$(PIP) install --quiet $(TORCH)
 	$(PIP) install --quiet -e '.[dev]'
+	$(PIP) install --quiet -r $(TRL_REQUIREMENTS)
 	touch $(VENV)/.installed $@
 
 venv: $(VENV)/.installed

@@ -2,8 +2,10 @@
 
 The agent sees only ``(obs, info)``, as every agent does; it rebuilds the candidate actions
 from that public information with the same builder class (and config, from the checkpoint) that
-the `ActionCandidates` wrapper used in training, and picks the best-scored candidate (or samples
-one, seeded). torch is imported when the agent is made, not when `agentgym.agents` is.
+the `ActionCandidates` wrapper used in training, adjusts the policy's scores as the run acted
+(calibration: the learned risk of harm as a penalty and a mask; the constraint layer's mask),
+and picks the best-scored candidate (or samples one, seeded). torch is imported when the agent
+is made, not when `agentgym.agents` is.
 
     agentgym eval AgentRL/Dialog-v0 --agent ppo --agent-arg checkpoint=runs/ppo/RUN/checkpoint.pt
 """
@@ -26,15 +28,20 @@ class PPOAgent(Agent):
         checkpoint: a ``checkpoint.pt`` written by `agentgym.baselines.ppo`.
         greedy: pick the best-scored candidate (True) or sample from the policy.
         seed: seeds the sampling when ``greedy`` is False (reset per episode by its seed).
+        calibration: ``on`` or ``off`` to override the run's calibration (None: as trained).
     """
 
     name = "ppo"
 
-    def __init__(self, checkpoint: str, greedy: bool = True, seed: int = 0) -> None:
+    def __init__(self, checkpoint: str | None = None, greedy: bool = True, seed: int = 0,
+                 calibration: str | None = None) -> None:
+        if checkpoint is None:
+            raise ValueError("the ppo agent plays a trained policy: give --checkpoint PATH (the checkpoint.pt "
+                             "that `agentgym train ppo` writes in its run folder)")
         import torch
 
         # The trainer sits above the agents; importing it lazily keeps `agentgym.agents` light.
-        from agentgym.baselines.ppo import load_checkpoint
+        from agentgym.baselines.ppo import Acting, Args, act, load_checkpoint
 
         self.checkpoint = str(checkpoint)
         if not Path(self.checkpoint).is_file():
@@ -46,9 +53,17 @@ class PPOAgent(Agent):
         if not getattr(self.policy, "candidates", False):
             raise ValueError(f"{self.checkpoint} holds a {meta['policy']['kind']} policy for a non-text env; "
                              "the ppo agent plays candidate policies (AgentRL envs)")
+        if calibration not in (None, "on", "off"):
+            raise ValueError(f"calibration must be 'on' or 'off', got {calibration!r}")
         self.candidate_config = dict(meta["candidates"])
+        saved = dict(meta.get("args") or {})
+        run = Args(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()
+                      if k in Args.__dataclass_fields__ and k not in ("policy", "model")})
+        self._acting = Acting.of(run, calibration)
+        self._act = act
         self._meta = {"update": meta.get("update"), "global_step": meta.get("global_step"),
-                      "policy": meta["policy"]["kind"], "trained_on": list(meta.get("args", {}).get("env", ()))}
+                      "policy": meta["policy"]["kind"], "trained_on": list(saved.get("env", ())),
+                      "calibration": "on" if self._acting.calibrate else "off"}
         from agentgym.baselines.policies import Transcript
 
         self._transcript = Transcript()
@@ -73,8 +88,9 @@ class PPOAgent(Agent):
             self._builder.step(self._last, obs, info)
             self._transcript.add(self._last, info)
         candidates = self._builder.candidates()
-        with self._torch.no_grad():
-            logits, _ = self.policy(self.policy.collate([self.policy.encode((self._transcript, candidates))]))
+        acted = self._act(self.policy, [self.policy.encode((self._transcript, candidates))], [candidates],
+                          self._acting)
+        logits = acted.logits
         if self.greedy:
             index = int(logits[0].argmax())
         else:

@@ -5,10 +5,15 @@ masked logits and values), so the PPO loop in `agentgym.baselines.ppo` is the sa
 
 * `MLPPolicy`: a Box observation and Discrete actions (CartPole): actor and critic MLPs.
 * `HashPolicy`: scores (observation history, candidate action) pairs from hashed n-gram
-  features with a small MLP; a value head on the history features. Fast on a CPU.
+  features and structural features (how a candidate relates to the conversation, in terms
+  that name no tool) with a small MLP; a value head on the history features. Fast on a CPU.
 * `LMPolicy`: a local causal language model (transformers) scores each candidate by its
   log-likelihood given the rendered conversation; gradients flow into the model; a value head
   on the model's last hidden state of the conversation.
+
+Both candidate policies have a risk head (`forward_with_risk`): the estimated probability that a
+candidate does harm, on detached inputs, which the trainer's calibration learns and applies
+(`agentgym.baselines.calibration`).
 
 Candidate policies act over ``info["candidates"]`` (see `agentgym.wrappers.candidates`): the
 number of candidates varies per step, so logits are padded to the longest list and masked.
@@ -116,13 +121,14 @@ class HashFeaturizer:
 
     History features: words and word pairs of the last few messages (by age and role), a bag of
     every word said so far (by role), how many times each kind of message occurred, the turn.
-    Candidate features: the tool and argument names and values, or the words of a message; how
-    often the agent already took this exact action; and, for each entity the candidate names
-    (a string argument, a capitalised name), the context where the conversation last mentioned
-    it and what came right after (an ``available: true``, a ``fully booked`` error, a rejection):
-    the pointer a bag of words cannot make on its own. Hashing is CRC32 (stable across runs and
-    processes, unlike `hash()`). What does not change between steps (a message's bag of words,
-    a candidate's own words) is computed once and cached.
+    Candidate word features: the tool and argument names and values, or the words of a message;
+    and, for each value the candidate names (every argument value, a message's capitalised
+    names), the words where the conversation last mentioned it and right after (an
+    ``available: true``, a ``fully booked`` error, a rejection): the pointer a bag of words
+    cannot make on its own. Candidate structural features (`_shape`) say the same in terms that
+    name no tool, so that they carry over to tools never seen in training. Hashing is CRC32
+    (stable across runs and processes, unlike `hash()`). What does not change between steps (a
+    message's bag of words, a candidate's own words) is computed once and cached.
 
     Args:
         buckets: the number of hash buckets (feature ids are in ``[0, buckets)``).
@@ -133,8 +139,7 @@ class HashFeaturizer:
         self.buckets = int(buckets)
         self.recent = int(recent)
         self._cache: dict[str, int] = {}
-        self._static: dict[str, tuple[np.ndarray, list[str]]] = {}
-        self._repeat = [np.asarray(self._ids([f"c:repeat:{k}"]), dtype=np.int64) for k in range(4)]
+        self._static: dict[str, tuple[np.ndarray, list[str], list[str], str]] = {}
 
     def _ids(self, features: list[str]) -> list[int]:
         cache, out = self._cache, []
@@ -173,41 +178,53 @@ class HashFeaturizer:
             ids += aged
         return np.unique(np.asarray(ids + self._ids(feats), dtype=np.int64))
 
-    def _own(self, text: str) -> tuple[np.ndarray, list[str]]:
-        """A candidate's features of its own (no context) and the entities it names; cached."""
+    def _own(self, text: str) -> tuple[np.ndarray, list[str], list[str], str]:
+        """A candidate's features of its own (no context), the entities it names, the stem of
+        the argument each entity fills (``""`` in a message), and its tool's name; cached."""
         hit = self._static.get(text)
         if hit is not None:
             return hit
         feats: list[str] = []
         anchors: list[str] = []
+        slots: list[str] = []
+        tool = ""
         call = _as_call(text)
         if call is not None:
             name, args = call
+            tool = name
             feats += [f"c:tool:{name}", f"c:nargs:{min(len(args), 6)}"]
             for k, v in args.items():
                 feats.append(f"c:arg:{name}:{k}")
-                for x in v if isinstance(v, list) else [v]:
+                values = v if isinstance(v, list) else [v]
+                if isinstance(v, list):
+                    feats.append(f"c:list:{min(len(v), 6)}")
+                for x in values:
                     s = str(x).lower()
                     feats += [f"c:val:{k}:{w}" for w in _WORD.findall(s)[:8]]
-                    if isinstance(x, str) and _entity(x):
+                    # Every value of a call is looked up in the conversation (where it came from
+                    # is what tells a good call from a bad one); a message's names only.
+                    if isinstance(x, (str, int, float)) and not isinstance(x, bool) and len(s) >= 2:
                         anchors.append(s)
+                        slots.append(_arg_stem(k))
         else:
             w = _WORD.findall(text.lower())[:32]
             feats.append("c:msg")
             feats += [f"c:w:{x}" for x in w]
             feats += [f"c:w:{a}_{b}" for a, b in zip(w, w[1:])]
             anchors += [p.lower() for p in _PHRASE.findall(text)]
+            slots += [""] * len(anchors)
         if len(self._static) > 200_000:
             self._static.clear()
-        out = self._static[text] = (np.asarray(self._ids(feats), dtype=np.int64), anchors[:4])
+        out = self._static[text] = (np.asarray(self._ids(feats), dtype=np.int64), anchors[:6], slots[:6], tool)
         return out
 
-    def _anchor(self, anchor: str, t: Transcript) -> list[int]:
-        """Where the conversation last mentioned `anchor` and what followed; cached per step."""
+    def _anchor(self, anchor: str, t: Transcript) -> Anchor:
+        """Where the conversation last mentioned `anchor`; cached per step (see `Anchor`)."""
         hit = t.anchor_cache.get(anchor)
         if hit is not None:
             return hit
-        msgs, feats, hits = t.messages, [], 0
+        msgs, words, shape, hits = t.messages, [], [], 0
+        key = ""
         for i in range(len(msgs) - 1, -1, -1):
             m = msgs[i]
             if m.role == "system":
@@ -216,51 +233,219 @@ class HashFeaturizer:
             if pos < 0:
                 continue
             pre = f"a{hits}:"
-            feats += [pre + m.role + ":" + m.name, pre + f"age:{min(len(msgs) - 1 - i, 8)}"]
-            feats += [pre + "w:" + x for x in _WORD.findall(m.lower[max(0, pos - 32): pos + len(anchor) + 48])]
+            words.append(pre + m.role + ":" + m.name)
+            shape += [pre + m.role, pre + f"age:{min(len(msgs) - 1 - i, 8)}"]
+            words += [pre + "w:" + x for x in _WORD.findall(m.lower[max(0, pos - 32): pos + len(anchor) + 48])]
+            if m.role == "tool":
+                where, k = _json_place(m.lower, pos, len(anchor))
+                shape += [pre + p for p in where]
+                if hits == 0:
+                    key = k
+                shape.append(pre + f"said:{min(self._said_with(m.lower, pos, anchor, t), 3)}")
             if i + 1 < len(msgs):
                 nxt = msgs[i + 1]
-                feats += [f"{pre}n:{nxt.role}:{x}" for x in nxt.words[:16]]
+                words += [f"{pre}n:{nxt.role}:{x}" for x in nxt.words[:16]]
+                shape.append(f"{pre}n:{nxt.role}" + (":error" if nxt.text.startswith("[error") else ""))
             hits += 1
             if hits == 2:
                 break
         if not hits:
-            feats.append("a:none")
-        out = t.anchor_cache[anchor] = self._ids(feats)
+            shape.append("a:none")
+        out = t.anchor_cache[anchor] = Anchor(np.asarray(self._ids(words), dtype=np.int64), self._ids(shape), key)
         return out
 
-    def candidate(self, text: str, t: Transcript) -> np.ndarray:
-        """All features of one candidate (its own and its entities'), as one id array."""
-        own, anchors = self._own(text)
-        parts = [own, self._repeat[min(t.actions.get(text, 0), 3)]]
-        parts += [np.asarray(self._anchor(a, t), dtype=np.int64) for a in anchors]
-        return np.concatenate(parts)
+    @staticmethod
+    def _said_with(text: str, pos: int, anchor: str, t: Transcript) -> int:
+        """How many words of the record a mention sits in the user said too (the item the user
+        asked about, the expense of the month they named)."""
+        said = t.anchor_cache.get("__said__")
+        if said is None:
+            said = t.anchor_cache["__said__"] = {w for u in t.messages if u.role == "user" for w in u.words
+                                                 if len(w) > 3}
+        lo = text.rfind("{", 0, pos)
+        hi = text.find("}", pos)
+        around = text[max(0, lo): hi if hi >= 0 else len(text)]
+        return len({w for w in _WORD.findall(around) if w in said and w != anchor})
 
-    def candidates(self, texts: Sequence[str], t: Transcript) -> tuple[list[np.ndarray], list[np.ndarray], list[list[int]]]:
-        """The candidates' own features, the features of each distinct entity they name, and
-        which entities each names: entities are shared between candidates (a place's check,
-        booking and details), so their features are embedded once per step, not per candidate."""
+    def _shape(self, text: str, t: Transcript, anchors: list[str], slots: list[str], tool: str) -> list[int]:
+        """A candidate's structural features: how it relates to the conversation, in terms that
+        name no tool and no value, so they carry over to tools never seen in training: how often
+        it and its tool were taken, whether its tool last failed, whether the user's words name
+        its tool, and per value: the key it sat under (its argument's stem or another), the role
+        and age of the message it came from, its place in a list, what followed."""
+        state = t.anchor_cache.get("__state__")
+        if state is None:
+            state = t.anchor_cache["__state__"] = _transcript_state(t)
+        feats = [f"s:repeat:{min(t.actions.get(text, 0), 3)}", "s:call" if tool else "s:msg"]
+        ids: list[int] = []
+        calls, failed, said, limits = state
+        if tool:
+            feats.append(f"s:toolcalls:{min(calls.get(tool, 0), 3)}")
+            if tool in failed:
+                feats.append("s:toolfailed")
+            words = [w[:5] for w in tool.lower().split("_") if len(w) > 2]
+            feats.append(f"s:named:{min(sum(1 for w in words if w in said), 2)}")
+        for a, slot in zip(anchors, slots):
+            anchor = self._anchor(a, t)
+            ids += anchor.shape
+            if slot:
+                feats.append("s:keymatch" if anchor.key and _arg_stem(anchor.key) == slot
+                             else "s:keyother" if anchor.key else "s:keynone")
+                number = _number(a)
+                if number is not None:  # a value against the limits the brief states
+                    feats += [f"s:limit:{w}:{'over' if number > v else 'within'}" for w, v in limits]
+        return self._ids(feats) + ids
+
+    def candidates(self, texts: Sequence[str], t: Transcript) -> CandidateFeatures:
+        """Every candidate's features: its own words, its structural features, and the words
+        around each distinct value it names (shared between candidates, a place's check, booking
+        and details, so embedded once per step, not per candidate)."""
         own_ids: list[np.ndarray] = []
+        shape_ids: list[np.ndarray] = []
         entity_ids: list[np.ndarray] = []
         index: dict[str, int] = {}
         links: list[list[int]] = []
         for text in texts:
-            own, anchors = self._own(text)
-            own_ids.append(np.concatenate([own, self._repeat[min(t.actions.get(text, 0), 3)]]))
+            own, anchors, slots, tool = self._own(text)
+            own_ids.append(own)
+            shape_ids.append(np.asarray(self._shape(text, t, anchors, slots, tool), dtype=np.int64))
             mine = []
             for a in anchors:
                 if a not in index:
                     index[a] = len(entity_ids)
-                    entity_ids.append(np.asarray(self._anchor(a, t), dtype=np.int64))
+                    entity_ids.append(self._anchor(a, t).words)
                 mine.append(index[a])
             links.append(mine)
-        return own_ids, entity_ids, links
+        return CandidateFeatures(own_ids, shape_ids, entity_ids, links)
 
 
-def _entity(value: str) -> bool:
-    """Whether an argument value names an entity worth looking up in the conversation: an id
-    or a date (it has a digit) or a name (capitalised words)."""
-    return len(value) >= 3 and (any(ch.isdigit() for ch in value) or _PHRASE.fullmatch(value) is not None)
+@dataclass(slots=True)
+class Anchor:
+    """Where a value a candidate names was last mentioned: the words around it and after it
+    (`words`, embedded with the candidate's words), its structural features (`shape`: role,
+    age, place in a list, whether the user named its record, what kind of message followed)
+    and the JSON key it sat under (``""`` if none)."""
+
+    words: np.ndarray
+    shape: list[int]
+    key: str
+
+
+@dataclass(slots=True)
+class CandidateFeatures:
+    """One step's candidate features (see `HashFeaturizer.candidates`)."""
+
+    own: list[np.ndarray]
+    shape: list[np.ndarray]
+    entities: list[np.ndarray]
+    links: list[list[int]]
+
+
+_VALUE_KEY = re.compile(r'"([a-z0-9_]+)":\s*"?$')
+_LIST_KEY = re.compile(r'"([a-z0-9_]+)":\s*$')
+
+
+def _arg_stem(key: str) -> str:
+    """What a key or argument name refers to (see `agentgym.wrappers.tool_chains.stem`)."""
+    from agentgym.wrappers.tool_chains import stem
+
+    return stem(key)
+
+
+def _json_place(text: str, pos: int, length: int) -> tuple[list[str], str]:
+    """Where a mention at ``text[pos:pos+length]`` sits in a JSON result: features for its place
+    in the innermost list around it (``p:first``, ``p:last``, ``p:i<k>``, ``p:single``; none
+    outside a list) and the key it is the value of (or, as a list item, the list's key)."""
+    m = _VALUE_KEY.search(text, max(0, pos - 60), pos)
+    key = m.group(1) if m is not None else ""
+    depth, items, start = 0, 0, -1
+    for j in range(pos - 1, max(-1, pos - 4000), -1):
+        ch = text[j]
+        if ch in "]}":
+            depth += 1
+        elif ch in "[{":
+            if depth == 0 and ch == "[":
+                start = j
+                break
+            if depth > 0:
+                depth -= 1
+        elif ch == "," and depth == 0:
+            items += 1
+    if start < 0:
+        return [], key
+    if not key:
+        m = _LIST_KEY.search(text, max(0, start - 60), start)
+        key = m.group(1) if m is not None else ""
+    # Items before it: commas at the list's level (a record's own commas are one level down,
+    # except those before the mention inside its own record, which the scan counted too).
+    records = text[start + 1: pos].lstrip().startswith("{")
+    if records:
+        items, depth = 0, 0
+        for ch in text[start + 1: pos]:
+            if ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                items += 1
+    end = pos + length
+    if records:  # to the end of the mention's record
+        depth = 0
+        while end < len(text) and end < pos + 4000:
+            ch = text[end]
+            end += 1
+            if ch in "[{":
+                depth += 1
+            elif ch in "]}":
+                if depth == 0:
+                    break
+                depth -= 1
+    rest = text[end: end + 8].lstrip('" ')
+    place = ["p:first" if items == 0 else f"p:i{min(items, 5)}"]
+    if rest.startswith("]"):
+        place.append("p:single" if items == 0 else "p:last")
+    return place, key
+
+
+_LIMIT = re.compile(r"\b([a-z]+)\s+(\d+(?:\.\d+)?)\b")
+
+
+def _transcript_state(t: "Transcript") -> tuple[Counter[str], set[str], set[str], list[tuple[str, float]]]:
+    """Per tool: how often the agent called it, which of its calls last failed; the user's words
+    (their first five letters), to match tool names against; and the numbers the brief states
+    with the word before each (``more than 1000.00``, ``over 150.00``: the limits policies set)."""
+    calls: Counter[str] = Counter()
+    failed: set[str] = set()
+    said: set[str] = set()
+    limits: list[tuple[str, float]] = []
+    last_tool = ""
+    for m in t.messages:
+        if m.role == "system":
+            limits += [(w, float(v)) for w, v in _LIMIT.findall(m.lower) if w in _LIMIT_WORDS][:6]
+        elif m.role == "assistant":
+            call = _as_call(m.text)
+            last_tool = call[0] if call is not None else ""
+            if last_tool:
+                calls[last_tool] += 1
+        elif m.role == "tool" and last_tool:
+            if m.text.startswith("[error"):
+                failed.add(last_tool)
+            else:
+                failed.discard(last_tool)
+        elif m.role == "user":
+            said.update(w[:5] for w in m.words if len(w) > 2)
+    return calls, failed, said, limits
+
+
+#: Words that put a limit before a number in a brief.
+_LIMIT_WORDS = frozenset({"than", "over", "above", "below", "under", "exceeds", "least", "most", "within", "limit"})
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _as_call(text: str) -> tuple[str, dict[str, Any]] | None:
@@ -321,12 +506,14 @@ class HashBatch:
     hist_offsets: torch.Tensor
     own: torch.Tensor
     own_offsets: torch.Tensor
+    shape: torch.Tensor
+    shape_offsets: torch.Tensor
     entity: torch.Tensor
     entity_offsets: torch.Tensor
     #: (candidate, entity) pairs: candidate `link_cand[i]` names entity `link_entity[i]`.
     link_cand: torch.Tensor
     link_entity: torch.Tensor
-    #: Per candidate: how many features it has in all (own and its entities').
+    #: Per candidate: how many word features it has in all (its own and its entities').
     n_features: torch.Tensor
     #: Per candidate: its step in the batch and its position in that step's list.
     step: torch.Tensor
@@ -341,12 +528,15 @@ def _offsets(lengths: Any) -> torch.Tensor:
 
 @dataclass(slots=True)
 class HashObs:
-    """One step's features for `HashPolicy`: the history's, each candidate's own, each
-    distinct entity's, and the (candidate, entity) links, as flat arrays."""
+    """One step's features for `HashPolicy`: the history's, each candidate's own words and its
+    structural features, each distinct entity's words, and the (candidate, entity) links, as
+    flat arrays."""
 
     hist: np.ndarray
     own: np.ndarray
     own_lengths: np.ndarray
+    shape: np.ndarray
+    shape_lengths: np.ndarray
     entity: np.ndarray
     entity_lengths: np.ndarray
     link_cand: np.ndarray
@@ -354,12 +544,21 @@ class HashObs:
     n_features: np.ndarray
 
 
-class HashPolicy(nn.Module):
-    """Scores (history, candidate) pairs: hashed features, an MLP on [h, c, h * c].
+def _cat(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if len(arrays) else np.zeros(0, dtype=np.int64)
 
-    A candidate's embedding is the mean of its features' embeddings, its own and those of the
-    entities it names (each entity's sum computed once per step). The value head reads the
-    history embedding.
+
+class HashPolicy(nn.Module):
+    """Scores (history, candidate) pairs from hashed features with an MLP on [h, c, s, h * c].
+
+    A candidate has two embeddings: `c`, the mean of its words' embeddings (its own and those
+    around the values it names, each value's computed once per step), and `s`, the mean of its
+    structural features' (how it relates to the conversation, in terms that name no tool, see
+    `HashFeaturizer._shape`), kept apart so that a few such features are not drowned by tens of
+    words. The value head reads the history embedding `h`. A risk head (`forward_with_risk`)
+    with embeddings of its own, over the same features (and the history, detached), estimates
+    the probability that taking the candidate does harm; it is trained on its own loss, which
+    never moves the policy's weights, nor the policy's loss the risk head's.
 
     Args:
         buckets: hash buckets of the featurizer. dim: embedding size. hidden: MLP width.
@@ -377,21 +576,28 @@ class HashPolicy(nn.Module):
         # minibatch's tens of thousands of feature rows costs more than a dense Adam step.
         self.hist_emb = nn.EmbeddingBag(buckets, dim, mode="mean")
         self.cand_emb = nn.EmbeddingBag(buckets, dim, mode="sum")
-        self.score = nn.Sequential(_layer(nn.Linear(3 * dim, hidden)), nn.Tanh(), _layer(nn.Linear(hidden, 1), std=0.01))
+        self.shape_emb = nn.EmbeddingBag(buckets, dim, mode="mean")
+        self.score = nn.Sequential(_layer(nn.Linear(4 * dim, hidden)), nn.Tanh(), _layer(nn.Linear(hidden, 1), std=0.01))
         self.value = nn.Sequential(_layer(nn.Linear(dim, hidden)), nn.Tanh(), _layer(nn.Linear(hidden, 1), std=1.0))
+        # The risk head has embeddings of its own: what makes a call harmful (a limit passed,
+        # an approval missing) is not what makes it useful, and the policy's loss never moves them.
+        self.risk_words = nn.EmbeddingBag(buckets, dim, mode="sum")
+        self.risk_shape = nn.EmbeddingBag(buckets, dim, mode="mean")
+        self.risk_head = nn.Sequential(_layer(nn.Linear(3 * dim, hidden // 2)), nn.Tanh(),
+                                       _layer(nn.Linear(hidden // 2, 1), std=0.01, bias=-2.0))
 
     def encode(self, obs: tuple[Transcript, list[str]]) -> HashObs:
         t, candidates = obs
-        own, entities, links = self.featurizer.candidates(candidates, t)
-        own_len = np.array([len(o) for o in own], dtype=np.int64)
-        ent_len = np.array([len(e) for e in entities], dtype=np.int64)
-        link_c = np.array([j for j, mine in enumerate(links) for _ in mine], dtype=np.int64)
-        link_e = np.array([k for mine in links for k in mine], dtype=np.int64)
+        f = self.featurizer.candidates(candidates, t)
+        own_len = np.array([len(o) for o in f.own], dtype=np.int64)
+        shape_len = np.array([len(x) for x in f.shape], dtype=np.int64)
+        ent_len = np.array([len(e) for e in f.entities], dtype=np.int64)
+        link_c = np.array([j for j, mine in enumerate(f.links) for _ in mine], dtype=np.int64)
+        link_e = np.array([k for mine in f.links for k in mine], dtype=np.int64)
         n_feat = own_len.astype(np.float32)
         np.add.at(n_feat, link_c, ent_len[link_e])
-        empty = np.zeros(0, dtype=np.int64)
-        return HashObs(self.featurizer.history(t), np.concatenate(own), own_len,
-                       np.concatenate(entities) if entities else empty, ent_len, link_c, link_e, n_feat)
+        return HashObs(self.featurizer.history(t), _cat(f.own), own_len, _cat(f.shape), shape_len,
+                       _cat(f.entities), ent_len, link_c, link_e, np.maximum(n_feat, 1.0))
 
     def collate(self, items: Sequence[HashObs]) -> HashBatch:
         counts = np.array([len(x.own_lengths) for x in items])
@@ -404,6 +610,8 @@ class HashPolicy(nn.Module):
             hist_offsets=_offsets([len(x.hist) for x in items]),
             own=t(np.concatenate([x.own for x in items])),
             own_offsets=_offsets(np.concatenate([x.own_lengths for x in items])),
+            shape=t(np.concatenate([x.shape for x in items])),
+            shape_offsets=_offsets(np.concatenate([x.shape_lengths for x in items])),
             entity=t(np.concatenate([x.entity for x in items])),
             entity_offsets=_offsets(np.concatenate([x.entity_lengths for x in items])),
             link_cand=t(np.concatenate([x.link_cand + c for x, c in zip(items, c0)])),
@@ -414,17 +622,37 @@ class HashPolicy(nn.Module):
             counts=t(counts),
         )
 
-    def forward(self, b: HashBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    def _embed(self, b: HashBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         h = torch.tanh(self.hist_emb(b.hist, b.hist_offsets))
         c = self.cand_emb(b.own, b.own_offsets)
         if len(b.entity_offsets):
             c = c.index_add(0, b.link_cand, self.cand_emb(b.entity, b.entity_offsets)[b.link_entity])
         c = torch.tanh(c / b.n_features.unsqueeze(-1))
+        s = torch.tanh(self.shape_emb(b.shape, b.shape_offsets))
+        return h, c, s
+
+    def _pad(self, b: HashBatch, values: torch.Tensor, fill: float) -> torch.Tensor:
+        out = torch.full((len(b.counts), int(b.counts.max())), fill, dtype=values.dtype)
+        return out.index_put((b.step, b.pos), values)
+
+    def forward(self, b: HashBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        h, c, s = self._embed(b)
         hs = h[b.step]
-        scores = self.score(torch.cat([hs, c, hs * c], dim=-1)).squeeze(-1)
-        logits = torch.full((len(b.counts), int(b.counts.max())), MASK, dtype=scores.dtype)
-        logits = logits.index_put((b.step, b.pos), scores)
-        return logits, self.value(h).squeeze(-1)
+        scores = self.score(torch.cat([hs, c, s, hs * c], dim=-1)).squeeze(-1)
+        return self._pad(b, scores, MASK), self.value(h).squeeze(-1)
+
+    def forward_with_risk(self, b: HashBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """`forward`, and the risk head's logits per candidate (padded with a large negative)."""
+        h, c, s = self._embed(b)
+        hs = h[b.step]
+        scores = self.score(torch.cat([hs, c, s, hs * c], dim=-1)).squeeze(-1)
+        rc = self.risk_words(b.own, b.own_offsets)
+        if len(b.entity_offsets):
+            rc = rc.index_add(0, b.link_cand, self.risk_words(b.entity, b.entity_offsets)[b.link_entity])
+        rc = torch.tanh(rc / b.n_features.unsqueeze(-1))
+        rs = torch.tanh(self.risk_shape(b.shape, b.shape_offsets))
+        risk = self.risk_head(torch.cat([hs.detach(), rc, rs], dim=-1)).squeeze(-1)
+        return self._pad(b, scores, MASK), self.value(h).squeeze(-1), self._pad(b, risk, MASK)
 
 
 @dataclass
@@ -438,6 +666,8 @@ class LMBatch:
     #: Per step: the row of its first candidate and the index of the context's last token.
     first_row: torch.Tensor
     ctx_last: torch.Tensor
+    #: Per row: the index of its last token (the candidate's end).
+    row_last: torch.Tensor
     step: torch.Tensor
     pos: torch.Tensor
     counts: torch.Tensor
@@ -473,6 +703,7 @@ class LMPolicy(nn.Module):
         self.lm = AutoModelForCausalLM.from_pretrained(model, local_files_only=True, dtype=torch.float32)
         width = self.lm.get_input_embeddings().embedding_dim
         self.value_head = _layer(nn.Linear(width, 1), std=1.0)
+        self.risk_head = _layer(nn.Linear(width, 1), std=0.01, bias=-2.0)
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
 
@@ -506,9 +737,10 @@ class LMPolicy(nn.Module):
         step = np.repeat(np.arange(len(items)), counts)
         pos = np.concatenate([np.arange(n) for n in counts])
         return LMBatch(ids=ids, attention=att, scored=sc, first_row=torch.tensor(first), ctx_last=torch.tensor(last),
-                       step=torch.from_numpy(step), pos=torch.from_numpy(pos), counts=torch.tensor(counts))
+                       row_last=torch.tensor([len(r) - 1 for r in rows]), step=torch.from_numpy(step),
+                       pos=torch.from_numpy(pos), counts=torch.tensor(counts))
 
-    def forward(self, b: LMBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    def _run(self, b: LMBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         hidden = self.lm.base_model(input_ids=b.ids, attention_mask=b.attention).last_hidden_state
         rows, cols = b.scored.nonzero(as_tuple=True)
         logits = self.lm.get_output_embeddings()(hidden[rows, cols]).float()
@@ -519,7 +751,20 @@ class LMPolicy(nn.Module):
         out = torch.full((len(b.counts), int(b.counts.max())), MASK, dtype=scores.dtype)
         out = out.index_put((b.step, b.pos), scores)
         value = self.value_head(hidden[b.first_row, b.ctx_last].float()).squeeze(-1)
+        return out, value, hidden
+
+    def forward(self, b: LMBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        out, value, _ = self._run(b)
         return out, value
+
+    def forward_with_risk(self, b: LMBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """`forward`, and the risk head's logits per candidate, from the model's last hidden state
+        at the candidate's end (detached: the risk loss never moves the model)."""
+        out, value, hidden = self._run(b)
+        last = hidden[torch.arange(len(b.ids)), b.row_last].float().detach()
+        risk = self.risk_head(last).squeeze(-1)
+        padded = torch.full_like(out, MASK).index_put((b.step, b.pos), risk)
+        return out, value, padded
 
 
 # ================================================================================ registry

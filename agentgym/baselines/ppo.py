@@ -5,13 +5,20 @@ this one chooses among candidate actions, as text-game RL does with admissible c
 `ActionCandidates` wrapper lists sensible next actions built from public information only, and a
 policy scores each (conversation, candidate) pair (`hash`: hashed n-grams and an MLP; `lm`: a
 causal LM's log-likelihood of the candidate). The PPO below is the textbook one (clipped ratios,
-GAE, an entropy bonus, minibatches) with three additions:
+GAE, an entropy bonus, minibatches) with four additions:
 
 * multi-task: several env ids in one run, advantages normalised per task family (AgentRL's
   task-advantage normalisation), episodes drawn from the ``train`` split;
 * asynchronous rollouts: ``--actors N`` processes act with the latest weights they have, at
   their own pace; the learner drops trajectories more than ``--max-lag`` updates stale and
   corrects the rest with the PPO ratio against the behaviour policy's log-probabilities;
+* online policy calibration (``--calibration on``, the default): the policy's risk head learns,
+  with every update, the probability that a candidate does harm from what the env reports
+  (policy violations, refused or failed writes, calls the constraint layer denies); when
+  acting, each candidate's probability is scaled by its chance of being safe and candidates over
+  ``--risk-threshold`` are masked; ``--constraint-allowed``/``--constraint-forbid`` add the
+  constraint layer (`agentgym.noise.ActionConstraint`) to the envs and as a hard mask
+  (`agentgym.baselines.calibration`);
 * the same file trains a plain Box/Discrete env (CartPole) with an MLP, so a comparison with
   stable-baselines3 measures this code.
 
@@ -22,6 +29,7 @@ Usage::
     agentgym eval AgentRL/Dialog-v0 --agent ppo --agent-arg checkpoint=runs/ppo/RUN/checkpoint.pt
 
 Synchronous runs (``--actors 0``) with the same seed give the same result, bit for bit.
+Checkpoints are loaded weights-only (untrusted files run no code: `load_checkpoint`).
 """
 
 from __future__ import annotations
@@ -30,9 +38,11 @@ import csv
 import dataclasses
 import json
 import math
+import pickle
 import queue as queue_lib
 import re
 import time
+import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -43,10 +53,12 @@ import torch
 import torch.multiprocessing as mp
 from torch import nn
 
-from agentgym.baselines.policies import HashPolicy, LMPolicy, MLPPolicy, Transcript, make_policy, policy_spec
+from agentgym.baselines.calibration import ConstraintMask, RiskStats, adjustments, step_harm
+from agentgym.baselines.policies import MASK, HashPolicy, LMPolicy, MLPPolicy, Transcript, make_policy, policy_spec
 from agentgym.wrappers.candidates import ActionCandidates, CandidateConfig
 
-__all__ = ["Args", "train", "TrainResult", "gae", "normalise_advantages", "load_checkpoint", "evaluate", "main"]
+__all__ = ["Args", "train", "TrainResult", "gae", "normalise_advantages", "load_checkpoint", "evaluate", "act",
+           "Acting", "learning_curve", "main"]
 
 CHECKPOINT_FORMAT = "agentgym-ppo/1"
 
@@ -124,6 +136,18 @@ class Args:
     """Candidates offered per step, at most."""
     max_entities: int = 8
     """Entities seen in tool results that get candidate actions, most recent first."""
+    calibration: str = field(default="on", metadata={"choices": ("on", "off")})
+    """Online policy calibration: a risk of harm learned from what the env reports, applied when acting."""
+    risk_threshold: float = 0.5
+    """Calibration: when evaluating or deployed (not in rollouts), mask candidates whose estimated risk of harm is over this (1 for never)."""
+    risk_coef: float = 1.0
+    """Calibration: weight of log(1 - risk) added to each candidate's logit, in rollouts and when acting."""
+    risk_loss_coef: float = 0.5
+    """Weight of the risk head's loss (it trains with or without calibration; it never moves the policy)."""
+    constraint_allowed: tuple[str, ...] = ()
+    """Constraint layer: the only tools the agent may call (repeatable; empty: every tool). A hard mask."""
+    constraint_forbid: tuple[str, ...] = ()
+    """Constraint layer: regular expressions over a call's name and sorted-key JSON arguments (repeatable)."""
     eval_episodes: int = 100
     """Episodes per env id in each evaluation (0: no evaluation)."""
     eval_every: int = 10
@@ -134,6 +158,8 @@ class Args:
     """Evaluate the greedy policy (argmax over candidates) rather than a sampled one."""
     target_success: float = 0.8
     """Record the training time at which evaluation success first reaches this."""
+    target_env: str | None = None
+    """The env id whose evaluation success target_success applies to; unset: the success over every env id."""
     stop_at_target: bool = False
     """Stop training once evaluation success reaches target_success."""
     out: str = "runs/ppo"
@@ -146,6 +172,8 @@ class Args:
     """Also log to TensorBoard when it is installed."""
     plot: bool = True
     """Write learning_curve.png at the end."""
+    progress: bool = True
+    """Print a line per update (at most one every 2 s) and every evaluation."""
 
     def __post_init__(self) -> None:
         if isinstance(self.env, str):
@@ -168,10 +196,24 @@ class Args:
             raise ValueError("--actors, --max-lag, --eval-episodes and --max-seconds must be >= 0")
         if self.policy == "lm" and not self.model:
             raise ValueError("--policy lm needs --model PATH (a local causal LM directory)")
+        if not 0.0 <= self.risk_threshold <= 1.0 or self.risk_coef < 0 or self.risk_loss_coef < 0:
+            raise ValueError("--risk-threshold must be in [0, 1]; --risk-coef and --risk-loss-coef must be >= 0")
+        for pattern in self.constraint_forbid:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"--constraint-forbid {pattern!r} is not a valid regular expression: {exc}") from None
 
     @property
     def batch_size(self) -> int:
         return self.num_envs * self.num_steps
+
+    @property
+    def constraint(self) -> ConstraintMask | None:
+        """The constraint layer's rule, or None when none is configured."""
+        if not self.constraint_allowed and not self.constraint_forbid:
+            return None
+        return ConstraintMask(self.constraint_allowed or None, self.constraint_forbid)
 
 
 # ============================================================================================
@@ -212,7 +254,13 @@ def make_env(env_id: str, args: Args, split: str = "train") -> gym.Env:
             kwargs["difficulty"] = args.difficulty
         if args.noise not in (None, "none"):
             kwargs["noise"] = args.noise
-        return ActionCandidates(gym.make(env_id, **kwargs), config=candidate_config(args))
+        env = gym.make(env_id, **kwargs)
+        if args.constraint is not None:
+            from agentgym.noise import ActionConstraint
+
+            env = ActionConstraint(env, allowed_tools=list(args.constraint_allowed) or None,
+                                   forbid=list(args.constraint_forbid))
+        return ActionCandidates(env, config=candidate_config(args))
     env = gym.make(env_id)
     if not isinstance(env.observation_space, gym.spaces.Box) or not isinstance(env.action_space, gym.spaces.Discrete):
         raise ValueError(f"{env_id}: only AgentRL ids and Box-observation, Discrete-action envs are supported")
@@ -235,6 +283,64 @@ def group_of(env_id: str, info: dict[str, Any], mode: str) -> str:
     if mode == "env":
         return env_id
     return "all"
+
+
+@dataclass(frozen=True)
+class Acting:
+    """How a candidate policy's logits are adjusted when it acts: calibration (the learned risk
+    of harm as a penalty, and a threshold mask) and the constraint layer (a hard mask); see
+    `agentgym.baselines.calibration`. Evaluation and the `ppo` agent act with all of it;
+    training rollouts with the penalty and the constraint but not the threshold mask (`of` with
+    ``rollout=True``): a mask there would keep the policy from ever learning that a candidate
+    the risk estimate still fears is sometimes the right one."""
+
+    calibrate: bool = False
+    threshold: float = 1.0
+    coef: float = 0.0
+    constraint: ConstraintMask | None = None
+
+    @classmethod
+    def of(cls, args: Args, calibration: str | None = None, rollout: bool = False) -> "Acting":
+        """The acting rule of a run's Args (`calibration` overrides ``args.calibration``)."""
+        return cls((calibration or args.calibration) == "on", 1.0 if rollout else args.risk_threshold,
+                   args.risk_coef, args.constraint)
+
+
+@dataclass
+class Acted:
+    """One forward pass of a batch of steps, adjusted for acting."""
+
+    logits: torch.Tensor
+    values: torch.Tensor
+    #: Per step: the adjustment added to each candidate's logit (None for non-candidate policies).
+    adjust: list[np.ndarray] | None
+    #: [steps, max candidates] estimated risk of harm (None without a risk head).
+    risk: torch.Tensor | None
+    masked: int = 0
+
+
+@torch.no_grad()
+def act(policy: nn.Module, encoded: Sequence[Any], candidates: Sequence[Sequence[str]] | None,
+        acting: Acting) -> Acted:
+    """The policy's adjusted logits, values and risks for a batch of encoded observations."""
+    batch = policy.collate(list(encoded))
+    if candidates is None or not hasattr(policy, "forward_with_risk"):
+        logits, values = policy(batch)
+        return Acted(logits, values, None, None)
+    logits, values, risk_logits = policy.forward_with_risk(batch)
+    counts = [len(c) for c in candidates]
+    adjust, masked = adjustments(risk_logits, counts, candidates, acting.calibrate, acting.threshold, acting.coef,
+                                 acting.constraint)
+    padded = _pad_adjust([a.numpy() for a in adjust], logits.shape[1])
+    return Acted(logits + padded, values, [a.numpy() for a in adjust], torch.sigmoid(risk_logits), masked)
+
+
+def _pad_adjust(adjust: Sequence[np.ndarray], width: int) -> torch.Tensor:
+    """Per-step adjustments as a [steps, width] tensor (padding slots 0: they are masked anyway)."""
+    out = np.zeros((len(adjust), width), dtype=np.float32)
+    for i, a in enumerate(adjust):
+        out[i, : len(a)] = a
+    return torch.from_numpy(out)
 
 
 def sample(logits: torch.Tensor, generator: torch.Generator, greedy: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
@@ -265,6 +371,13 @@ class Segment:
     next_values: np.ndarray
     version: int
     episodes: list[dict[str, Any]]
+    #: Per step, in `obs` order: the acting adjustment of each candidate's logit (None: none).
+    adjust: list[np.ndarray] | None = None
+    #: [T, E]: the harm the step did (`StepHarm.severity`), and the estimated risk of the candidate taken.
+    harm: np.ndarray | None = None
+    risk: np.ndarray | None = None
+    violations: int = 0
+    masked: int = 0
 
     @property
     def size(self) -> int:
@@ -325,6 +438,7 @@ class Collector:
 
     def __init__(self, args: Args, policy: nn.Module, env_ids: Sequence[str], seed: int) -> None:
         self.args, self.policy = args, policy
+        self.acting = Acting.of(args, rollout=True)
         self.rng = np.random.default_rng(seed)
         self.generator = torch.Generator().manual_seed(seed)
         self.slots = [Slot(env_id, make_env(env_id, args)) for env_id in env_ids]
@@ -339,20 +453,34 @@ class Collector:
         policy, n = self.policy, len(self.slots)
         obs: list[Any] = []
         groups: list[str] = []
+        adjust: list[np.ndarray] = []
         actions = np.zeros((num_steps, n), dtype=np.int64)
         logprobs = np.zeros((num_steps, n), dtype=np.float32)
         values = np.zeros((num_steps, n), dtype=np.float32)
         rewards = np.zeros((num_steps, n), dtype=np.float32)
         dones = np.zeros((num_steps, n), dtype=np.float32)
+        harm = np.zeros((num_steps, n), dtype=np.float32)
+        risk = np.zeros((num_steps, n), dtype=np.float32)
         episodes: list[dict[str, Any]] = []
+        violations = masked = 0
+        text = self.slots[0].text
         for t in range(num_steps):
-            logits, value = policy(policy.collate([s.encoded for s in self.slots]))
-            act, logp = sample(logits, self.generator)
-            actions[t], logprobs[t], values[t] = act.numpy(), logp.numpy(), value.numpy()
+            acted = act(policy, [s.encoded for s in self.slots], [s.candidates for s in self.slots] if text else None,
+                        self.acting)
+            a, logp = sample(acted.logits, self.generator)
+            actions[t], logprobs[t], values[t] = a.numpy(), logp.numpy(), acted.values.numpy()
+            masked += acted.masked
+            if acted.adjust is not None:
+                adjust += acted.adjust
+            if acted.risk is not None:
+                risk[t] = acted.risk.gather(-1, a.unsqueeze(-1)).squeeze(-1).numpy()
             for e, s in enumerate(self.slots):
                 obs.append(s.encoded)
                 groups.append(s.group)
                 action, rewards[t, e], done, info = s.act(int(actions[t, e]))
+                h = step_harm(info)
+                harm[t, e] = h.severity
+                violations += h.violations
                 if done:
                     dones[t, e] = 1.0
                     episodes.append(self._episode(s, info))
@@ -362,7 +490,8 @@ class Collector:
         next_obs = [s.encoded for s in self.slots]
         _, next_values = policy(policy.collate(next_obs))
         return Segment(obs, actions, logprobs, values, rewards, dones, groups, next_obs,
-                       next_values.numpy().astype(np.float32), version, episodes)
+                       next_values.numpy().astype(np.float32), version, episodes,
+                       adjust if text else None, harm, risk if text else None, violations, masked)
 
     @staticmethod
     def _episode(s: Slot, info: dict[str, Any]) -> dict[str, Any]:
@@ -418,6 +547,10 @@ class Batch:
     values: torch.Tensor
     advantages: torch.Tensor
     returns: torch.Tensor
+    #: Per step: the acting adjustment its action was sampled with (None: a non-candidate policy).
+    adjust: list[np.ndarray] | None = None
+    #: Per step: the harm the action taken did (`StepHarm.severity`: the risk head's target).
+    harm: torch.Tensor | None = None
 
 
 @torch.no_grad()
@@ -430,7 +563,12 @@ def make_batch(segments: list[Segment], policy: nn.Module, version: int, args: A
     """GAE per segment (values recomputed with the current weights for stale segments), then
     advantages normalised per group across the whole batch."""
     obs, groups, acts, logps, vals, advs, rets = [], [], [], [], [], [], []
+    adjust: list[np.ndarray] | None = [] if all(seg.adjust is not None for seg in segments) else None
+    harms = []
     for seg in segments:
+        if adjust is not None:
+            adjust += seg.adjust  # type: ignore[operator]
+        harms.append((seg.harm if seg.harm is not None else np.zeros_like(seg.rewards)).reshape(-1))
         values, next_values = seg.values, seg.next_values
         if seg.version != version:
             values = _values(policy, seg.obs).reshape(seg.values.shape)
@@ -445,7 +583,8 @@ def make_batch(segments: list[Segment], policy: nn.Module, version: int, args: A
         rets.append(ret.reshape(-1))
     adv = normalise_advantages(np.concatenate(advs), groups, args.adv_norm)
     return Batch(obs, torch.from_numpy(np.concatenate(acts)), torch.from_numpy(np.concatenate(logps)),
-                 torch.from_numpy(np.concatenate(vals)), torch.from_numpy(adv), torch.from_numpy(np.concatenate(rets)))
+                 torch.from_numpy(np.concatenate(vals)), torch.from_numpy(adv), torch.from_numpy(np.concatenate(rets)),
+                 adjust, torch.from_numpy(np.concatenate(harms)))
 
 
 # ============================================================================================
@@ -487,14 +626,24 @@ def ppo_update(policy: nn.Module, optimizers: list[torch.optim.Optimizer], b: Ba
     n = len(b.obs)
     params = [p for p in policy.parameters() if p.requires_grad]
     stats: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": [],
-                                     "clipfrac": [], "loss": []}
+                                     "clipfrac": [], "loss": [], "risk_loss": []}
+    with_risk = b.adjust is not None and hasattr(policy, "forward_with_risk")
     for _ in range(args.update_epochs):
         for k in stats:
             stats[k].clear()
         perm = torch.randperm(n, generator=generator)
         for start in range(0, n, args.minibatch_size):
             idx = perm[start: start + args.minibatch_size]
-            logits, value = policy(policy.collate([b.obs[i] for i in idx.tolist()]))
+            batch = policy.collate([b.obs[i] for i in idx.tolist()])
+            risk_loss = torch.zeros(())
+            if with_risk:
+                logits, value, risk_logits = policy.forward_with_risk(batch)
+                # The logits the actions were sampled from: the policy's plus their acting adjustment.
+                logits = logits + _pad_adjust([b.adjust[i] for i in idx.tolist()], logits.shape[1])  # type: ignore[index]
+                chosen = risk_logits.gather(-1, b.actions[idx].unsqueeze(-1)).squeeze(-1)
+                risk_loss = nn.functional.binary_cross_entropy_with_logits(chosen, b.harm[idx])  # type: ignore[index]
+            else:
+                logits, value = policy(batch)
             logp_all = torch.log_softmax(logits, dim=-1)
             newlogp = logp_all.gather(-1, b.actions[idx].unsqueeze(-1)).squeeze(-1)
             entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
@@ -510,7 +659,7 @@ def ppo_update(policy: nn.Module, optimizers: list[torch.optim.Optimizer], b: Ba
                 v_loss = 0.5 * torch.max((value - b.returns[idx]) ** 2, (clipped - b.returns[idx]) ** 2).mean()
             else:
                 v_loss = 0.5 * ((value - b.returns[idx]) ** 2).mean()
-            loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+            loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss + args.risk_loss_coef * risk_loss
             for opt in optimizers:
                 opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -518,7 +667,7 @@ def ppo_update(policy: nn.Module, optimizers: list[torch.optim.Optimizer], b: Ba
             for opt in optimizers:
                 opt.step()
             for k, v in (("policy_loss", pg_loss), ("value_loss", v_loss), ("entropy", entropy),
-                         ("approx_kl", approx_kl), ("clipfrac", clipfrac), ("loss", loss)):
+                         ("approx_kl", approx_kl), ("clipfrac", clipfrac), ("loss", loss), ("risk_loss", risk_loss)):
                 stats[k].append(float(v.detach()))
         if args.target_kl is not None and np.mean(stats["approx_kl"]) > args.target_kl:
             break
@@ -625,21 +774,27 @@ class ActorPool:
 # ============================================================================================
 @torch.no_grad()
 def evaluate(policy: nn.Module, args: Args, env_ids: Sequence[str] | None = None, episodes: int | None = None,
-             greedy: bool | None = None, split: str = "train", parallel: int = 16) -> dict[str, Any]:
-    """Play `episodes` fixed-seed episodes per env id (seeds ``eval_seed + k``) and summarise.
+             greedy: bool | None = None, split: str = "train", parallel: int = 16, calibration: str | None = None,
+             seed: int | None = None) -> dict[str, Any]:
+    """Play `episodes` fixed-seed episodes per env id (seeds ``seed + k``, by default
+    ``eval_seed + k``) and summarise, acting as `calibration` says (default: the run's setting).
 
     Returns:
-        ``{"success", "score", "return", "episodes", "by_env": {id: {...}}}``; success and score
-        are None for envs without them (CartPole).
+        ``{"success", "score", "return", "episodes", "steps", "violations", "violations_per_1000",
+        "harm_per_1000", "risk_brier", "risk_ece", ..., "by_env": {id: {...}}, "per_episode": [...]}``;
+        success and score are None for envs without them (CartPole).
     """
     env_ids = list(env_ids or args.env)
     n = args.eval_episodes if episodes is None else episodes
     greedy = args.eval_greedy if greedy is None else greedy
-    jobs = [(env_id, args.eval_seed + k) for env_id in env_ids for k in range(n)]
-    generator = torch.Generator().manual_seed(args.eval_seed)
+    first = args.eval_seed if seed is None else seed
+    acting = Acting.of(args, calibration)
+    jobs = [(env_id, first + k) for env_id in env_ids for k in range(n)]
+    generator = torch.Generator().manual_seed(first)
     results: list[dict[str, Any]] = []
     envs: dict[str, list[gym.Env]] = {}
-    live: list[tuple[Slot, int]] = []
+    live: list[tuple[Slot, int, dict[str, Any]]] = []
+    risk = RiskStats()
     was_training = policy.training
     policy.eval()
 
@@ -647,25 +802,34 @@ def evaluate(policy: nn.Module, args: Args, env_ids: Sequence[str] | None = None
         pool = envs.setdefault(env_id, [])
         s = Slot(env_id, pool.pop() if pool else make_env(env_id, args, split=split))
         s.begin(policy, seed, args.adv_norm)
-        live.append((s, seed))
+        live.append((s, seed, {"violations": 0, "harm": 0}))
 
     queue = list(reversed(jobs))
     while queue and len(live) < parallel:
         start(*queue.pop())
     while live:
-        logits, _ = policy(policy.collate([s.encoded for s, _ in live]))
-        actions, _ = sample(logits, generator, greedy=greedy)
-        still: list[tuple[Slot, int]] = []
-        for (s, seed), a in zip(live, actions.tolist()):
+        text = live[0][0].text
+        acted = act(policy, [s.encoded for s, _, _ in live], [s.candidates for s, _, _ in live] if text else None,
+                    acting)
+        actions, _ = sample(acted.logits, generator, greedy=greedy)
+        chosen_risk = (acted.risk.gather(-1, actions.unsqueeze(-1)).squeeze(-1).tolist()
+                       if acted.risk is not None else None)
+        still: list[tuple[Slot, int, dict[str, Any]]] = []
+        for i, ((s, seed, harm), a) in enumerate(zip(live, actions.tolist())):
             action, _, done, info = s.act(a)
+            h = step_harm(info)
+            harm["violations"] += h.violations
+            harm["harm"] += int(h.harmful)
+            if chosen_risk is not None:
+                risk.add([chosen_risk[i]], [h.severity])
             if done:
                 ep = info.get("episode_summary") if isinstance(info.get("episode_summary"), dict) else {}
                 results.append({"env": s.env_id, "seed": seed, "return": s.ret, "length": s.length,
-                                "success": ep.get("success"), "score": ep.get("score")})
+                                "success": ep.get("success"), "score": ep.get("score"), **harm})
                 envs.setdefault(s.env_id, []).append(s.env)
             else:
                 s.advance(policy, action, info)
-                still.append((s, seed))
+                still.append((s, seed, harm))
         live = still
         while queue and len(live) < parallel:
             start(*queue.pop())
@@ -673,7 +837,9 @@ def evaluate(policy: nn.Module, args: Args, env_ids: Sequence[str] | None = None
         for env in pool:
             env.close()
     policy.train(was_training)
-    return _summary(results, env_ids)
+    return {**_summary(results, env_ids), **risk.summary(),
+            "calibration": "on" if acting.calibrate else "off", "split": split,
+            "per_episode": sorted(results, key=lambda r: (r["env"], r["seed"]))}
 
 
 def _mean(values: list[Any]) -> float | None:
@@ -682,13 +848,16 @@ def _mean(values: list[Any]) -> float | None:
 
 
 def _summary(results: list[dict[str, Any]], env_ids: Sequence[str]) -> dict[str, Any]:
-    by_env = {}
-    for env_id in env_ids:
-        rs = [r for r in results if r["env"] == env_id]
-        by_env[env_id] = {"success": _mean([r["success"] for r in rs]), "score": _mean([r["score"] for r in rs]),
-                          "return": _mean([r["return"] for r in rs]), "episodes": len(rs)}
-    return {"success": _mean([r["success"] for r in results]), "score": _mean([r["score"] for r in results]),
-            "return": _mean([r["return"] for r in results]), "episodes": len(results), "by_env": by_env}
+    def summarise(rs: list[dict[str, Any]]) -> dict[str, Any]:
+        steps = sum(r["length"] for r in rs)
+        violations = sum(r.get("violations", 0) for r in rs)
+        harmful = sum(r.get("harm", 0) for r in rs)
+        return {"success": _mean([r["success"] for r in rs]), "score": _mean([r["score"] for r in rs]),
+                "return": _mean([r["return"] for r in rs]), "episodes": len(rs), "steps": steps,
+                "violations": violations, "violations_per_1000": 1000 * violations / steps if steps else None,
+                "harm_per_1000": 1000 * harmful / steps if steps else None}
+
+    return {**summarise(results), "by_env": {e: summarise([r for r in results if r["env"] == e]) for e in env_ids}}
 
 
 def episode_metrics(episodes: list[dict[str, Any]]) -> dict[str, float | None]:
@@ -711,7 +880,88 @@ def episode_metrics(episodes: list[dict[str, Any]]) -> dict[str, float | None]:
 COLUMNS = ("update", "global_step", "train_s", "sps", "episodes", "return", "success", "score", "length",
            "tool_validity", "tool_f1", "recovery_share", "goal_consistency", "policy_loss", "value_loss",
            "entropy", "approx_kl", "clipfrac", "learning_rate", "lag", "dropped", "rollout_s", "update_s",
-           "eval_success", "eval_score", "eval_return")
+           "risk_loss", "violations_per_1000", "harm_per_1000", "masked_per_step", "risk_brier", "risk_ece",
+           "risk_mean", "eval_success", "eval_score", "eval_return", "eval_violations_per_1000", "eval_harm_per_1000")
+
+
+def harm_metrics(segments: Sequence[Segment]) -> dict[str, float | None]:
+    """Harm in a batch of rollouts (per 1,000 steps), the masked candidates per step, and how
+    well the risk estimate predicted harm on the candidates taken."""
+    steps = sum(seg.size for seg in segments)
+    risk = RiskStats()
+    for seg in segments:
+        if seg.risk is not None and seg.harm is not None:
+            risk.add(seg.risk.reshape(-1).tolist(), seg.harm.reshape(-1).tolist())
+    harmful = sum(int((seg.harm > 0).sum()) for seg in segments if seg.harm is not None)
+    stats = risk.summary()
+    stats.pop("harm_rate")
+    return {"violations_per_1000": 1000 * sum(seg.violations for seg in segments) / max(steps, 1),
+            "harm_per_1000": 1000 * harmful / max(steps, 1),
+            "masked_per_step": sum(seg.masked for seg in segments) / max(steps, 1), **stats}
+
+
+def _smoothed(points: Sequence[tuple[float, float]], window: int = 10) -> tuple[list[float], list[float]]:
+    """A trailing mean over `window` points (the first ones over what there is)."""
+    xs = [p[0] for p in points]
+    ys = np.asarray([p[1] for p in points], dtype=float)
+    cum = np.concatenate([[0.0], np.cumsum(ys)])
+    means = [(cum[i + 1] - cum[max(0, i + 1 - window)]) / (i + 1 - max(0, i + 1 - window)) for i in range(len(ys))]
+    return xs, means
+
+
+def learning_curve(rows: Sequence[dict[str, Any]], evals: Sequence[tuple[int, float, dict[str, Any]]],
+                   title: str, greedy: bool = True, calibration: str = "on") -> Any:
+    """A run's figure: the learning curve (training and evaluation, the evaluation before
+    training included, at step 0) and, for candidate policies, harm: policy violations per 1,000
+    steps in training rollouts and in evaluation, and how well the risk estimate is calibrated
+    (its Brier score). `rows` are the logged rows (progress.csv), `evals` the run's evaluations."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [r["global_step"] for r in rows]
+    key = "success" if any(r.get("success") is not None for r in rows) else "return"
+    harm = any(r.get("violations_per_1000") is not None for r in rows) and key == "success"
+    fig, axes = plt.subplots(1, 2 if harm else 1, figsize=(12 if harm else 7, 4), squeeze=False)
+    ax = axes[0][0]
+    train = [(s, r[key]) for s, r in zip(steps, rows) if r.get(key) is not None]
+    if train:
+        ax.plot(*zip(*train), color="tab:blue", alpha=0.2)
+        ax.plot(*_smoothed(train), color="tab:blue", label=f"training episodes ({key}, mean of 10 updates)")
+    ev = [(s, e[key]) for s, _, e in evals if e.get(key) is not None]
+    if ev:
+        ax.plot(*zip(*ev), "o-", label=f"evaluation ({'greedy' if greedy else 'sampled'})")
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("success rate" if key == "success" else "episode return")
+    if key == "success":
+        ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"{title}: learning curve", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    if harm:
+        ax = axes[0][1]
+        tv = [(s, r["violations_per_1000"]) for s, r in zip(steps, rows) if r.get("violations_per_1000") is not None]
+        ax.plot(*zip(*tv), color="tab:blue", alpha=0.2)
+        ax.plot(*_smoothed(tv), color="tab:blue", label="training rollouts (mean of 10 updates)")
+        ev = [(s, e["violations_per_1000"]) for s, _, e in evals if e.get("violations_per_1000") is not None]
+        if ev:
+            ax.plot(*zip(*ev), "o-", label="evaluation")
+        ax.set_xlabel("environment steps")
+        ax.set_ylabel("policy violations per 1,000 steps")
+        ax.set_title(f"harm, calibration {calibration}", fontsize=9)
+        ax.grid(alpha=0.3)
+        brier = [(s, r["risk_brier"]) for s, r in zip(steps, rows) if r.get("risk_brier") is not None]
+        lines, labels = ax.get_legend_handles_labels()
+        if brier:
+            twin = ax.twinx()
+            twin.plot(*_smoothed(brier), color="grey", linestyle=":", label="risk estimate: Brier score (right)")
+            twin.set_ylabel("Brier score of the risk estimate")
+            more, names = twin.get_legend_handles_labels()
+            lines, labels = lines + more, labels + names
+        ax.legend(lines, labels, loc="best", fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 class Logger:
@@ -719,6 +969,8 @@ class Logger:
 
     def __init__(self, run_dir: Path, args: Args) -> None:
         self.run_dir = run_dir
+        self.greedy = args.eval_greedy
+        self.calibration = args.calibration
         self.rows: list[dict[str, Any]] = []
         self._file = open(run_dir / "progress.csv", "w", newline="")
         self._csv = csv.DictWriter(self._file, fieldnames=COLUMNS)
@@ -742,27 +994,11 @@ class Logger:
                 if isinstance(v, (int, float)) and k not in ("update", "global_step") and math.isfinite(v):
                     self._tb.add_scalar(f"ppo/{k}", v, row["global_step"])
 
-    def plot(self, path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
+    def plot(self, path: Path, evals: Sequence[tuple[int, float, dict[str, Any]]] = ()) -> None:
+        """Write the run's `learning_curve` to `path`."""
         import matplotlib.pyplot as plt
 
-        steps = [r["global_step"] for r in self.rows]
-        fig, ax = plt.subplots(figsize=(7, 4))
-        key = "success" if any(r.get("success") is not None for r in self.rows) else "return"
-        train = [(s, r[key]) for s, r in zip(steps, self.rows) if r.get(key) is not None]
-        if train:
-            ax.plot(*zip(*train), label=f"training {key}", alpha=0.6)
-        ev = [(s, r[f"eval_{key}"]) for s, r in zip(steps, self.rows) if r.get(f"eval_{key}") is not None]
-        if ev:
-            ax.plot(*zip(*ev), "o-", label=f"evaluation {key}")
-        ax.set_xlabel("environment steps")
-        ax.set_ylabel(key)
-        ax.set_title(self.run_dir.name, fontsize=9)
-        ax.grid(alpha=0.3)
-        ax.legend()
-        fig.tight_layout()
+        fig = learning_curve(self.rows, evals, self.run_dir.name, self.greedy, self.calibration)
         fig.savefig(path, dpi=100)
         plt.close(fig)
 
@@ -781,13 +1017,48 @@ def save_checkpoint(path: Path, policy: nn.Module, args: Args, update: int, glob
     tmp.replace(path)
 
 
-def load_checkpoint(path: str | Path) -> tuple[nn.Module, dict[str, Any]]:
-    """The policy of a checkpoint (in eval mode) and the checkpoint's other fields."""
-    ckpt = torch.load(path, map_location="cpu", weights_only=False)
+#: The largest checkpoint file `load_checkpoint` reads: the hash policy's is a few MB, an `lm`
+#: policy's holds its model's weights; past this, the file is refused before it is read.
+CHECKPOINT_MAX_BYTES = 8 << 30
+
+
+def load_checkpoint(path: str | Path, max_bytes: int = CHECKPOINT_MAX_BYTES) -> tuple[nn.Module, dict[str, Any]]:
+    """The policy of a checkpoint (in eval mode) and the checkpoint's other fields.
+
+    The file is untrusted input: it is read with torch's weights-only unpickler, which builds
+    tensors and plain data (dicts, lists, strings, numbers) and refuses anything else, so a file
+    crafted to run code when unpickled is refused and nothing in it runs.
+
+    Raises:
+        ValueError: a one-line reason when the file is missing, too large, not a weights-only
+            file, or not an agentgym PPO checkpoint.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ValueError(f"no PPO checkpoint at {str(path)!r} ({exc.strerror or exc})") from None
+    if size > max_bytes:
+        raise ValueError(f"{path}: {size} bytes, over the {max_bytes}-byte limit of a PPO checkpoint")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise ValueError(f"{path}: refused: it holds objects other than tensors and plain data, and such a file "
+                         "can run code when loaded (PPO checkpoints are loaded weights-only)") from None
+    except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ValueError(f"{path}: not a readable PPO checkpoint ({reason})") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path} is not an agentgym PPO checkpoint ({CHECKPOINT_FORMAT})")
-    policy = make_policy(ckpt["policy"])
-    policy.load_state_dict(ckpt["state_dict"])
+    spec, state = ckpt.get("policy"), ckpt.get("state_dict")
+    if not isinstance(spec, dict) or not isinstance(spec.get("config", {}), dict) or not isinstance(state, dict):
+        raise ValueError(f"{path}: a {CHECKPOINT_FORMAT} checkpoint needs a policy spec and a state_dict")
+    try:
+        policy = make_policy(spec)
+        policy.load_state_dict(state)
+    except (TypeError, RuntimeError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ValueError(f"{path}: its weights do not fit its policy spec ({reason})") from None
     policy.eval()
     return policy, {k: v for k, v in ckpt.items() if k != "state_dict"}
 
@@ -829,6 +1100,34 @@ class TrainResult:
                 f"run folder {self.run_dir}, checkpoint {self.checkpoint}")
 
 
+def _eval_line(ev: dict[str, Any]) -> str:
+    parts = [f"success {ev['success']:.1%}" if ev.get("success") is not None else f"return {ev['return']:.1f}"]
+    if ev.get("score") is not None:
+        parts.append(f"score {ev['score']:.3f}")
+    if ev.get("violations_per_1000") is not None and ev.get("success") is not None:
+        parts.append(f"{ev['violations_per_1000']:.1f} violations/1000 steps")
+    by_env = ev.get("by_env") or {}
+    if len(by_env) > 1:
+        parts.append("; ".join(f"{e.split('/')[-1]} {v['success']:.0%}" for e, v in by_env.items()
+                               if v.get("success") is not None))
+    return f"{', '.join(parts)} over {ev['episodes']} episodes"
+
+
+def _update_line(row: dict[str, Any], args: Args) -> str:
+    done = f"{row['global_step']}/{args.total_timesteps} steps"
+    if args.max_seconds:
+        done += f", {row['train_s']:.0f}/{args.max_seconds:.0f} s"
+    parts = [f"update {row['update']}: {done}", f"{row['sps']:.0f} steps/s"]
+    if row.get("success") is not None:
+        parts.append(f"training success {row['success']:.0%} ({row['episodes']} episodes)")
+    elif row.get("return") is not None:
+        parts.append(f"training return {row['return']:.1f}")
+    if row.get("violations_per_1000") is not None and row.get("success") is not None:
+        parts.append(f"{row['violations_per_1000']:.1f} violations/1000 steps")
+    parts.append(f"entropy {row['entropy']:.2f}")
+    return ", ".join(parts)
+
+
 def _run_dir(args: Args) -> Path:
     name = args.run_name or "{}__{}__s{}__{}".format(
         "+".join(re.sub(r"[^A-Za-z0-9]+", "-", e).strip("-") for e in args.env), args.policy, args.seed,
@@ -843,6 +1142,8 @@ def train(args: Args) -> TrainResult:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)  # the ops used here are deterministic on a CPU (tests check it)
     args = dataclasses.replace(args, env=resolve_env_ids(args.env))
+    if args.target_env is not None and args.target_env not in args.env:
+        raise ValueError(f"--target-env {args.target_env!r} is not one of the env ids {list(args.env)}")
     run_dir = _run_dir(args)
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
     slots = [args.env[i % len(args.env)] for i in range(args.num_envs)]
@@ -865,12 +1166,16 @@ def train(args: Args) -> TrainResult:
         if not args.eval_episodes:
             return None
         ev = evaluate(policy, args)
-        evals.append((global_step, train_s, ev))
-        if time_to_target is None and ev["success"] is not None and ev["success"] >= args.target_success:
+        evals.append((global_step, train_s, {k: v for k, v in ev.items() if k != "per_episode"}))
+        success = ev["by_env"][args.target_env]["success"] if args.target_env else ev["success"]
+        if time_to_target is None and success is not None and success >= args.target_success:
             time_to_target = train_s
+        if args.progress:
+            print(f"  eval at {global_step} steps ({train_s:.0f} s): {_eval_line(ev)}", flush=True)
         return ev
 
     initial = run_eval()
+    last_line = 0.0
     collector = pool = None
     first: Segment | None = None
     startup = time.perf_counter()
@@ -919,13 +1224,18 @@ def train(args: Args) -> TrainResult:
                                    "sps": global_step / max(train_s, 1e-9), "episodes": len(episodes),
                                    "learning_rate": optimizers[0].param_groups[0]["lr"], "dropped": dropped,
                                    "lag": float(np.mean([update - 1 - s.version for s in segments])),
-                                   **episode_metrics(episodes), **stats}
+                                   **episode_metrics(episodes), **harm_metrics(segments), **stats}
+            if args.progress and (time.perf_counter() - last_line >= 2.0 or update == 1):
+                last_line = time.perf_counter()
+                print(_update_line(row, args), flush=True)
             last = global_step >= args.total_timesteps or bool(args.max_seconds and train_s >= args.max_seconds)
             if update % args.eval_every == 0 or last:
                 pause = time.perf_counter()
                 ev = run_eval()
                 if ev is not None:
-                    row.update(eval_success=ev["success"], eval_score=ev["score"], eval_return=ev["return"])
+                    row.update(eval_success=ev["success"], eval_score=ev["score"], eval_return=ev["return"],
+                               eval_violations_per_1000=ev["violations_per_1000"],
+                               eval_harm_per_1000=ev["harm_per_1000"])
                 t0 += time.perf_counter() - pause
             logger.log(row)
             if update % args.save_every == 0:
@@ -941,10 +1251,11 @@ def train(args: Args) -> TrainResult:
         run_eval()
     save_checkpoint(checkpoint, policy, args, update, global_step)
     if args.plot and logger.rows:
-        logger.plot(run_dir / "learning_curve.png")
+        logger.plot(run_dir / "learning_curve.png", evals)
     logger.close()
     result = TrainResult(run_dir=run_dir, checkpoint=checkpoint, updates=update, global_step=global_step,
-                         train_s=train_s, sps=global_step / max(train_s, 1e-9), initial_eval=initial,
+                         train_s=train_s, sps=global_step / max(train_s, 1e-9),
+                         initial_eval=evals[0][2] if initial is not None else None,
                          final_eval=evals[-1][2] if evals else None, evals=evals, time_to_target=time_to_target,
                          dropped=dropped, startup_s=startup_s)
     (run_dir / "result.json").write_text(json.dumps(

@@ -14,12 +14,21 @@ Builders:
   knows (and one asking everything at once), ``search`` with the needs the user stated,
   ``check_availability``, ``book``, ``get_details`` and a proposal for each place seen in tool
   results, ``cancel_booking`` for each active booking, and a few plain replies.
+* `ToolUseCandidates` (family ``tooluse``): the next calls of a tool chain, each tool with its
+  arguments filled from what is known (by key, by result record, by set, from the user's and the
+  brief's words; see `agentgym.wrappers.tool_chains`), a question for each detail the tools need
+  that nothing has given, and the final answer. It knows no domain: the test split's unseen
+  domain gets its candidates from its own schemas and results.
+* `CrossTaskCandidates` (family ``crosstask``): the builder of the active sub-task's family,
+  switched at the session's public boundaries (``info["segment"]``, ``info["segment_switch"]``);
+  a follow-up goes on with the dialog builder that saw the booking.
 * `GenericCandidates` (any other family): each tool of ``info["tools"]`` with arguments filled
   from values seen so far (schema enums, values under the same key in earlier tool results, ids,
   dates, times, numbers and quoted or capitalised phrases in the messages), and plain replies.
 
 The same builder class works from the sequence ``reset(obs, info)``, ``step(action, obs, info)``
-that any agent sees, so a trained policy plays through an `Agent` exactly as it trained.
+that any agent sees, so a trained policy plays through an `Agent` exactly as it trained. Every
+list is deterministic in the transcript (no set order or str hashing reaches it).
 """
 
 from __future__ import annotations
@@ -44,6 +53,8 @@ __all__ = [
     "CandidateBuilder",
     "CandidateConfig",
     "DialogCandidates",
+    "ToolUseCandidates",
+    "CrossTaskCandidates",
     "GenericCandidates",
     "BUILDERS",
     "make_builder",
@@ -51,8 +62,9 @@ __all__ = [
 ]
 
 #: The only info keys a builder may read. `episode_summary` (the gold), `noise` (where faults were
-#: injected) and `calls` (checked against the user's goal) never reach it.
-PUBLIC_KEYS = ("messages", "tools", "task", "turn", "max_turns")
+#: injected) and `calls` (checked against the user's goal) never reach it. `segment` and
+#: `segment_switch` are a cross-task session's public sub-task boundaries.
+PUBLIC_KEYS = ("messages", "tools", "task", "turn", "max_turns", "segment", "segment_switch")
 
 
 @dataclass(frozen=True)
@@ -65,10 +77,10 @@ class CandidateConfig:
     """The longest list handed out; later candidates are cut."""
     proposals: bool = True
     """Dialog: offer "How about X?" messages for seen entities, besides tool calls."""
-    values_per_argument: int = 3
-    """Generic: values tried per required argument (most recent first)."""
-    calls_per_tool: int = 6
-    """Generic: argument combinations offered per tool."""
+    values_per_argument: int = 4
+    """Tool chains (and generic): values tried per required argument (most relevant first)."""
+    calls_per_tool: int = 8
+    """Tool chains (and generic): argument combinations offered per tool."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -130,7 +142,12 @@ class CandidateBuilder(abc.ABC):
         """Fold in the action just taken and the public part of what the env returned."""
         view = public_view(info)
         self._acted(action)
-        self._observe(answer_messages(view.get("messages", [])))
+        # A step's messages open with the action itself: the builder folds in only the answer.
+        self._step_view({**view, "messages": answer_messages(view.get("messages", []))})
+
+    def _step_view(self, view: dict[str, Any]) -> None:
+        """Fold in a step's public view (default: its messages)."""
+        self._observe(view.get("messages", ()))
 
     def candidates(self) -> list[str]:
         """The candidate actions for the next step: distinct, in a fixed order, never empty."""
@@ -419,10 +436,113 @@ class GenericCandidates(CandidateBuilder):
         return out + list(PLAIN_REPLIES)
 
 
+# ================================================================================== tool use
+class ToolUseCandidates(CandidateBuilder):
+    """Candidates for tool chains: each tool with arguments filled from what is known, the
+    questions worth asking, and the final answer (see `agentgym.wrappers.tool_chains`)."""
+
+    family = "tooluse"
+
+    def _start(self, view: dict[str, Any]) -> None:
+        from agentgym.wrappers.tool_chains import ToolChainCandidates
+
+        brief = next((m["content"] for m in view.get("messages", ()) if m.get("role") == "system"), "")
+        self._chain = ToolChainCandidates(self.config.max_entities, self.config.values_per_argument,
+                                          self.config.calls_per_tool)
+        self._chain.start(view.get("tools", ()), brief)
+
+    def _acted(self, action: Any) -> None:
+        self._chain.acted(action)
+
+    def _observe(self, messages: Any) -> None:
+        self._chain.observe([m for m in messages if m.get("role") != "system"])
+
+    def _build(self) -> list[str]:
+        from agentgym.wrappers.tool_chains import CHAIN_REPLIES
+
+        return [*self._chain.calls(), *self._chain.questions(), *CHAIN_REPLIES]
+
+
+# ================================================================================== cross-task
+class CrossTaskCandidates(CandidateBuilder):
+    """Candidates for a cross-task session: the builder of the active sub-task's family.
+
+    The session's public boundaries (``info["segment"]`` at reset, ``info["segment_switch"]`` on
+    the step a sub-task ends) say which family is active. Each sub-task gets a fresh builder of
+    its family that sees the session brief, every tool and the new request; the messages of a
+    step go to the builder of the sub-task they belong to (the result of the call that ended a
+    sub-task to the old one, the user's switch message to the new one). A follow-up that returns
+    to the dialog booking goes on with that dialog's builder, which remembers the places and the
+    booking.
+    """
+
+    family = "crosstask"
+
+    def _start(self, view: dict[str, Any]) -> None:
+        self._brief = next((m for m in view.get("messages", ()) if m.get("role") == "system"), None)
+        self._tools = list(view.get("tools", ()))
+        self._task = dict(view.get("task") or {})
+        self._dialogs: dict[str, CandidateBuilder] = {}
+        self._active: CandidateBuilder | None = None
+        self._switch_to(view.get("segment") or {})
+
+    def _switch_to(self, segment: Mapping[str, Any]) -> None:
+        family, domain = segment.get("family"), str(segment.get("domain") or "")
+        if family == "followup" and domain in self._dialogs:
+            self._active = self._dialogs[domain]
+            return
+        builder = make_builder("dialog" if family == "followup" else family, self.config)
+        messages = [self._brief] if self._brief is not None else []
+        own = _domain_tools(family, domain)
+        tools = [t for t in self._tools if own is None or (t.get("function") or t).get("name") in own]
+        builder.reset("", {"messages": messages, "tools": tools,
+                           "task": {**self._task, "family": family, "domain": domain}})
+        if family in ("dialog", "followup"):
+            self._dialogs[domain] = builder
+        self._active = builder
+
+    def _observe(self, messages: Any) -> None:
+        if self._active is not None:
+            self._active._observe([m for m in messages if m.get("role") != "system"])
+
+    def _acted(self, action: Any) -> None:
+        if self._active is not None:
+            self._active._acted(action)
+
+    def _step_view(self, view: dict[str, Any]) -> None:
+        messages = list(view.get("messages", ()))
+        started = [s["started"] for s in view.get("segment_switch") or () if isinstance(s, dict) and s.get("started")]
+        if not started:
+            self._observe(messages)
+            return
+        # The user's message announces the switch: what comes before it belongs to the old sub-task.
+        cut = next((i for i, m in enumerate(messages) if m.get("role") == "user"), len(messages))
+        self._observe(messages[:cut])
+        for segment in started:
+            self._switch_to(segment)
+        self._observe(messages[cut:])
+
+    def _build(self) -> list[str]:
+        return self._active._build() if self._active is not None else list(PLAIN_REPLIES)
+
+
+def _domain_tools(family: str | None, domain: str) -> frozenset[str] | None:
+    """The tool names of a tool-use domain the package ships (public: the domain's toolkit
+    class), so a session's sub-task is offered its own tools; None for any other."""
+    if family != "tooluse":
+        return None
+    from agentgym.envs.tooluse.domains import load_domains
+
+    spec = load_domains().get(domain)
+    return frozenset(spec.toolkit.tool_specs()) if spec is not None else None
+
+
 # ================================================================================== registry
 #: Task family -> "module:Class" of its builder; families without one get `GenericCandidates`.
 BUILDERS: dict[str, str] = {
     "dialog": "agentgym.wrappers.candidates:DialogCandidates",
+    "tooluse": "agentgym.wrappers.candidates:ToolUseCandidates",
+    "crosstask": "agentgym.wrappers.candidates:CrossTaskCandidates",
 }
 
 

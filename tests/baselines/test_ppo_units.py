@@ -30,7 +30,7 @@ def tiny(tmp_path: Path, **kw: Any) -> Args:
     """A few seconds of training: small batches, no plot, no TensorBoard."""
     base = dict(env=(DIALOG_ID,), difficulty="easy", num_envs=4, num_steps=16, minibatch_size=32, update_epochs=2,
                 total_timesteps=192, eval_episodes=8, eval_every=2, out=str(tmp_path), run_name="run", plot=False,
-                tensorboard=False, seed=3)
+                tensorboard=False, seed=3, progress=False)
     base.update(kw)
     return Args(**base)
 
@@ -141,7 +141,8 @@ def test_synchronous_runs_with_one_seed_give_identical_results(tmp_path: Path) -
     a = train(tiny(tmp_path / "a"))
     b = train(tiny(tmp_path / "b"))
     assert _rows(a.run_dir / "progress.csv") == _rows(b.run_dir / "progress.csv")
-    wa, wb = torch.load(a.checkpoint)["state_dict"], torch.load(b.checkpoint)["state_dict"]
+    wa = torch.load(a.checkpoint, weights_only=True)["state_dict"]
+    wb = torch.load(b.checkpoint, weights_only=True)["state_dict"]
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
     c = train(tiny(tmp_path / "c", seed=4))
     assert _rows(a.run_dir / "progress.csv") != _rows(c.run_dir / "progress.csv")
@@ -169,6 +170,38 @@ def test_a_run_writes_logs_a_plot_and_a_checkpoint_the_ppo_agent_plays(tmp_path:
     sampled = run_episode(env, make_agent("ppo", checkpoint=str(result.checkpoint), greedy=False, seed=1), 17)
     assert sampled.episode["turns"] >= 1
     env.close()
+
+
+def test_training_prints_a_line_per_update_and_every_evaluation(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    result = train(tiny(tmp_path, total_timesteps=128, progress=True))
+    out = capsys.readouterr().out
+    evals = [line for line in out.splitlines() if line.strip().startswith("eval at")]
+    assert out.splitlines()[0].strip().startswith("eval at 0 steps") and "success" in evals[0]
+    assert len(evals) == len(result.evals) >= 2
+    assert "update 1: 64/128 steps" in out and "steps/s" in out
+    train(tiny(tmp_path / "quiet", total_timesteps=64, progress=False))
+    assert capsys.readouterr().out == ""
+
+
+def test_the_learning_curve_starts_with_the_evaluation_before_training_and_has_labelled_axes(tmp_path: Path) -> None:
+    from agentgym.baselines.ppo import learning_curve
+
+    result = train(tiny(tmp_path, total_timesteps=128))
+    assert result.evals[0][0] == 0 and result.initial_eval is not None
+    with open(result.run_dir / "progress.csv") as f:
+        rows = [{k: (float(v) if v not in ("", None) else None) for k, v in row.items()} for row in csv.DictReader(f)]
+    fig = learning_curve(rows, result.evals, "run")
+    curve, harm = fig.axes[0], fig.axes[1]
+    assert curve.get_xlabel() == "environment steps" and curve.get_ylabel() == "success rate"
+    assert harm.get_ylabel() == "policy violations per 1,000 steps"
+    evaluation = next(line for line in curve.get_lines() if line.get_label().startswith("evaluation"))
+    assert list(evaluation.get_xdata())[0] == 0 and len(evaluation.get_xdata()) == len(result.evals)
+    legend = curve.get_legend()
+    assert legend is not None and {t.get_text() for t in legend.get_texts()} >= {"evaluation (greedy)"}
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
 
 
 def test_a_multi_task_run_trains_on_every_family_of_its_train_split(tmp_path: Path) -> None:
@@ -221,7 +254,7 @@ def test_the_lm_policy_trains_a_tiny_model_whose_loss_and_weights_change(tiny_lm
     losses = [float(r["policy_loss"]) + float(r["value_loss"]) for r in rows]
     assert all(np.isfinite(losses)) and losses[0] != losses[1]
     before = AutoModelForCausalLM.from_pretrained(tiny_lm, local_files_only=True).state_dict()
-    after = torch.load(result.checkpoint)["state_dict"]
+    after = torch.load(result.checkpoint, weights_only=True)["state_dict"]
     changed = [k for k in before if not torch.equal(before[k], after["lm." + k])]
     assert changed, "PPO gradients reach the language model's weights"
     policy, meta = load_checkpoint(result.checkpoint)

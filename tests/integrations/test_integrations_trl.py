@@ -1,8 +1,8 @@
 """The TRL adapter: its classes as ``GRPOTrainer(environment_factory=...)`` uses them.
 
-TRL itself runs only where it is installed (the tiny GRPO run at the end); elsewhere a stub
-mirrors how trl 1.16.0's ``GRPOTrainer`` treats environments (``trl/trainer/grpo_trainer.py``):
-it makes one instance per factory up front and reads its tools off the class
+TRL itself (pinned in requirements/integrations-trl.txt, which the Makefile's dev install adds,
+so `make test` runs it) drives a few GRPO steps at the end; the other tests use a stub that
+mirrors how trl 1.16.0's ``GRPOTrainer`` treats environments (``trl/trainer/grpo_trainer.py``): it makes one instance per factory up front and reads its tools off the class
 (``inspect.getmembers(type(env), inspect.isfunction)``, public names but ``reset`` and
 ``get_reward``), calls ``reset(**row)`` without the ``environment`` column, calls each tool the
 model names with ``tool(**arguments)`` (an exception becomes ``{"error": str(e)}``), and scores
@@ -231,10 +231,16 @@ def test_remote_env_gives_the_same_rollout() -> None:
 
 
 # ------------------------------------------------------------------------------------- real TRL
-@pytest.mark.skipif(not REAL_TRL, reason="trl is not installed (run tests/integrations/run_against_real_trainers.sh)")
-def test_grpo_trainer_trains_a_step_on_the_reference_episodes(tmp_path: Any) -> None:
-    """GRPOTrainer itself: a tiny local model whose generations play the reference episodes, so
-    TRL's own tool-call parsing, tool loop and reward plumbing run on the adapter's classes."""
+@pytest.mark.skipif(not REAL_TRL, reason="trl is not installed (pip install -r requirements/integrations-trl.txt)")
+def test_grpo_trainer_rolls_out_in_our_env_and_changes_the_weights(tmp_path: Any) -> None:
+    """GRPOTrainer itself, a few optimisation steps on CPU with a tiny model built here.
+
+    The model's generations are scripted (its own would be garbage): of the two generations of
+    each prompt, one plays the reference episode's calls and the other answers "Done." at once.
+    TRL's own tool-call parsing, tool loop and reward plumbing run on the adapter's classes, so
+    the rewards (1 for the played episode, 0 for the abandoned one) can only come from our env,
+    and the advantages they give are non-zero, so the update changes the model's weights.
+    """
     os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
     import torch
     from datasets import Dataset
@@ -247,17 +253,24 @@ def test_grpo_trainer_trains_a_step_on_the_reference_episodes(tmp_path: Any) -> 
     path = build_tiny_causal_lm(tmp_path / "tiny", chat_template=qwen2_5_chat_template, arch="qwen2")
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path)
+    before = {k: v.detach().clone() for k, v in model.state_dict().items()}
     rows, factory = build(SPECS)
     scripts = {row["prompt"][1]["content"]: as_tool_calls(reference_episode(spec).actions)
                for row, spec in zip(rows, SPECS, strict=True)}
+    openings_seen: dict[str, int] = {}
 
     def scripted_generate(input_ids: Any, attention_mask: Any = None, **kwargs: Any) -> Any:
         completions = []
         for ids in input_ids:
             text = tokenizer.decode(ids, skip_special_tokens=False)
-            script = next(calls for opening, calls in scripts.items() if opening in text)
+            opening, script = next((o, calls) for o, calls in scripts.items() if o in text)
             turn = text.count("<|im_start|>assistant") - 1
-            if turn < len(script):
+            if turn == 0:
+                openings_seen[opening] = openings_seen.get(opening, 0) + 1
+                plays = openings_seen[opening] % 2 == 1  # the first of each pair plays, the second gives up
+            else:
+                plays = True  # only a playing rollout reaches a later turn
+            if plays and turn < len(script):
                 body = json.dumps(script[turn], ensure_ascii=False)
                 completions.append(f"<tool_call>\n{body}\n</tool_call><|im_end|>")
             else:
@@ -269,14 +282,24 @@ def test_grpo_trainer_trains_a_step_on_the_reference_episodes(tmp_path: Any) -> 
         return torch.cat([input_ids, tail.to(input_ids.device)], dim=1)
 
     model.generate = scripted_generate  # type: ignore[method-assign]
+    steps = 2
     args = GRPOConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2,
-                      max_completion_length=6144, max_tool_calling_iterations=8, max_steps=1, logging_steps=1,
-                      report_to="none", use_cpu=True, save_strategy="no", shuffle_dataset=False)
+                      max_completion_length=6144, max_tool_calling_iterations=8, max_steps=steps, logging_steps=1,
+                      learning_rate=1e-3, report_to="none", use_cpu=True, save_strategy="no", shuffle_dataset=False)
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=Dataset.from_list(rows),
                           environment_factory=factory)
     trainer.train()
-    logs = trainer.state.log_history[0]
-    assert logs["reward"] == pytest.approx(1.0)
-    assert logs["tools/call_frequency"] > 0 and logs["tools/failure_frequency"] == 0
-    played = [env for pool in trainer._environment_pool.values() for env in pool if env.episode is not None]
-    assert len(played) == 4 and all(env.episode["success"] for env in played)
+    logs = [row for row in trainer.state.log_history if "reward" in row]
+    assert len(logs) == steps and trainer.state.global_step == steps
+    for row in logs:  # half the rollouts played their episode to success in our env, half gave up
+        assert row["reward"] == pytest.approx(0.5) and row["reward_std"] > 0
+        assert row["tools/call_frequency"] > 0 and row["tools/failure_frequency"] == 0
+    envs = [env for pool in trainer._environment_pool.values() for env in pool]
+    played = [env for env in envs if env.episode is not None]
+    assert played and all(env.episode["success"] for env in played)
+    assert all(env.episode["turns"] == len(scripts[env._session.reset_info["messages"][-1]["content"]])
+               for env in played), "every scripted call was a step of our env"
+    assert sum(openings_seen.values()) == 2 * steps * 2  # two prompts, two generations each, per step
+    after = model.state_dict()
+    changed = [k for k in before if not torch.equal(before[k], after[k].detach().cpu())]
+    assert changed, "the GRPO update changed the model's weights"

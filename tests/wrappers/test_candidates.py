@@ -17,7 +17,7 @@ from agentgym.envs.dialog.env import DialogEnv
 from agentgym.envs.dialog.tasks import Gold, generate_task, satisfying_places
 from agentgym.eval.runner import agent_view
 from agentgym.wrappers import ActionCandidates, CandidateConfig, make_builder
-from agentgym.wrappers.candidates import DialogCandidates, GenericCandidates
+from agentgym.wrappers.candidates import CrossTaskCandidates, DialogCandidates, GenericCandidates, ToolUseCandidates
 
 DIALOG_ID = "AgentRL/Dialog-v0"
 
@@ -70,9 +70,11 @@ def test_the_generic_builder_works_on_every_id(env_id: str) -> None:
     env.close()
 
 
-def test_unknown_families_fall_back_to_the_generic_builder() -> None:
+def test_each_family_has_its_builder_and_others_fall_back_to_the_generic_one() -> None:
     assert isinstance(make_builder("dialog"), DialogCandidates)
-    for family in ("tooluse", "crosstask", "no-such-family", None):
+    assert isinstance(make_builder("tooluse"), ToolUseCandidates)
+    assert isinstance(make_builder("crosstask"), CrossTaskCandidates)
+    for family in ("no-such-family", None, "generic"):
         assert isinstance(make_builder(family), GenericCandidates)
 
 
@@ -153,13 +155,15 @@ def test_candidates_never_depend_on_the_hidden_goal() -> None:
     assert compared >= 10
 
 
-def test_the_builder_reads_only_public_keys() -> None:
-    env = gym.make(DIALOG_ID)
+@pytest.mark.parametrize("env_id", ["AgentRL/Dialog-v0", "AgentRL/ToolUse-v0", "AgentRL/CrossTask-v0"])
+def test_the_builder_reads_only_public_keys(env_id: str) -> None:
+    env = gym.make(env_id)
     obs, info = env.reset(seed=5)
-    plain, poisoned = make_builder("dialog"), make_builder("dialog")
+    family = info["task"]["family"]
+    plain, poisoned = make_builder(family), make_builder(family)
     plain.reset(obs, info)
-    poisoned.reset(obs, {**info, "episode_summary": {"gold": {"items": ["rest_999"]}}, "noise": [{"kind": "x"}],
-                         "calls": [{"contradicts": ["area"]}]})
+    poisoned.reset(obs, {**info, "episode_summary": {"gold": {"items": ["rest_999"], "calls": [{"name": "x"}]}},
+                         "noise": [{"kind": "x"}], "calls": [{"contradicts": ["area"]}]})
     assert plain.candidates() == poisoned.candidates()
     env.close()
 

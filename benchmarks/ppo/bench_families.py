@@ -1,0 +1,331 @@
+"""The thin PPO on every family: time to the heuristic's success, transfer, calibration, actors.
+
+One command measures all of issue 20's figures and writes them to ``results/families.json`` and
+to the marked section of ``RESULTS.md``:
+
+1. Per family (Dialog-v0, ToolUse-v0, CrossTask-v0; every difficulty, no noise): the heuristic's
+   greedy success on fixed train-split seeds is the target; PPO (hash policy, calibration on)
+   trains on the train split for up to ``--minutes`` (CrossTask together with the dialog and
+   tool-use families its sessions are made of) and is evaluated on the first of those seeds
+   every ``--eval-every`` updates; the training time (evaluation excluded) at which it first
+   reaches the target is the time to the heuristic's success.
+2. Transfer: the final policy and the heuristic on the test split (unseen domains), same seeds.
+3. Calibration: the final policy with calibration on and off on the same episodes (train and
+   test split): policy violations and all harm per 1,000 steps, and success, with paired
+   bootstrap 95% CIs over episodes.
+4. Throughput: steps per second of training with 0, 1 and 2 asynchronous actors.
+
+The load average is sampled every 10 s and reported beside every timed figure: the machine may
+be shared, and wall-clock figures stretch with its load.
+
+    .venv/bin/python benchmarks/ppo/bench_families.py                 # the full run (about an hour)
+    .venv/bin/python benchmarks/ppo/bench_families.py --quick         # minutes, for a smoke check
+    .venv/bin/python benchmarks/ppo/bench_families.py --families tooluse --skip throughput
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+FAMILIES = {"dialog": "AgentRL/Dialog-v0", "tooluse": "AgentRL/ToolUse-v0", "crosstask": "AgentRL/CrossTask-v0"}
+#: What each family's run trains on: a cross-task session is made of dialog and tool-use
+#: sub-tasks, so its policy trains on those families too (advantages normalised per family);
+#: ``--alone`` trains every family on itself only.
+MIX = {"crosstask": ("dialog", "tooluse", "crosstask")}
+BEGIN, END = "<!-- bench_families: begin -->", "<!-- bench_families: end -->"
+
+
+# ---------------------------------------------------------------------------- measuring aids
+class LoadSampler:
+    """The 1-minute load average, sampled every `every` seconds in a background thread."""
+
+    def __init__(self, every: float = 10.0) -> None:
+        self.samples: list[float] = [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(every,), daemon=True)
+        self._thread.start()
+
+    def _run(self, every: float) -> None:
+        while not self._stop.wait(every):
+            self.samples.append(os.getloadavg()[0])
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        self._thread.join(timeout=1)
+        self.samples.append(os.getloadavg()[0])
+        return {"min": min(self.samples), "median": float(np.median(self.samples)), "max": max(self.samples)}
+
+
+def bootstrap(values: Sequence[float], n: int = 2000, seed: int = 0) -> list[float]:
+    """The 95% percentile bootstrap interval of a mean."""
+    v = np.asarray(values, dtype=float)
+    if not len(v):
+        return [float("nan"), float("nan")]
+    idx = np.random.default_rng(seed).integers(0, len(v), size=(n, len(v)))
+    means = v[idx].mean(axis=1)
+    return [float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))]
+
+
+def per_1000(episodes: Sequence[dict[str, Any]], key: str) -> float:
+    steps = sum(e["length"] for e in episodes)
+    return 1000 * sum(e[key] for e in episodes) / steps if steps else float("nan")
+
+
+def paired(on: Sequence[dict[str, Any]], off: Sequence[dict[str, Any]], n: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Calibration on against off over the same episodes: per-1,000-step rates of violations
+    and harm and the success rates, each with a paired bootstrap 95% CI (episodes resampled
+    together), and the CI of the reduction in violations."""
+    assert [(e["env"], e["seed"]) for e in on] == [(e["env"], e["seed"]) for e in off]
+    rng = np.random.default_rng(seed)
+    m = len(on)
+    arrays = {side: {k: np.array([e[k] for e in eps], dtype=float) for k in ("violations", "harm", "length", "success")}
+              for side, eps in (("on", on), ("off", off))}
+    draws: dict[str, list[float]] = {}
+    for _ in range(n):
+        idx = rng.integers(0, m, size=m)
+        for side in ("on", "off"):
+            a = arrays[side]
+            steps = a["length"][idx].sum()
+            for k in ("violations", "harm"):
+                draws.setdefault(f"{side}_{k}", []).append(1000 * a[k][idx].sum() / steps)
+            draws.setdefault(f"{side}_success", []).append(a["success"][idx].mean())
+        v_on, v_off = draws["on_violations"][-1], draws["off_violations"][-1]
+        draws.setdefault("cut", []).append(1 - v_on / v_off if v_off > 0 else float("nan"))
+        draws.setdefault("success_diff", []).append(draws["on_success"][-1] - draws["off_success"][-1])
+
+    def ci(key: str) -> list[float]:
+        v = np.asarray(draws[key], dtype=float)
+        v = v[np.isfinite(v)]
+        return [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if len(v) else [float("nan")] * 2
+
+    out: dict[str, Any] = {"episodes": m}
+    for side, eps in (("on", on), ("off", off)):
+        out[side] = {"violations_per_1000": per_1000(eps, "violations"), "harm_per_1000": per_1000(eps, "harm"),
+                     "success": float(np.mean([e["success"] for e in eps])), "steps": sum(e["length"] for e in eps),
+                     "violations_ci": ci(f"{side}_violations"), "harm_ci": ci(f"{side}_harm"),
+                     "success_ci": ci(f"{side}_success")}
+    off_v = out["off"]["violations_per_1000"]
+    out["violation_cut"] = 1 - out["on"]["violations_per_1000"] / off_v if off_v > 0 else None
+    out["violation_cut_ci"] = ci("cut")
+    out["success_diff"] = out["on"]["success"] - out["off"]["success"]
+    out["success_diff_ci"] = ci("success_diff")
+    return out
+
+
+# ---------------------------------------------------------------------------- the heuristic
+def heuristic(env_id: str, split: str, seeds: Sequence[int]) -> dict[str, Any]:
+    """The heuristic agent's episodes on fixed seeds: success, steps, violations."""
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401
+    from agentgym.agents.heuristic import HeuristicAgent
+    from agentgym.baselines.calibration import step_harm
+
+    env = gym.make(env_id, split=split)
+    agent = HeuristicAgent()
+    episodes = []
+    for seed in seeds:
+        obs, info = env.reset(seed=seed)
+        agent.reset(obs, info)
+        done, length, violations, harm = False, 0, 0, 0
+        while not done:
+            obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+            h = step_harm(info)
+            violations, harm, length = violations + h.violations, harm + int(h.harmful), length + 1
+            done = terminated or truncated
+        episodes.append({"env": env_id, "seed": seed, "success": bool(info["episode"]["success"]), "length": length,
+                         "violations": violations, "harm": harm})
+    env.close()
+    successes = [float(e["success"]) for e in episodes]
+    return {"success": float(np.mean(successes)), "success_ci": bootstrap(successes), "episodes": len(episodes),
+            "violations_per_1000": per_1000(episodes, "violations"), "harm_per_1000": per_1000(episodes, "harm")}
+
+
+# ---------------------------------------------------------------------------- PPO
+def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
+    import torch
+
+    from agentgym.baselines.ppo import Args, evaluate, load_checkpoint, train
+
+    torch.set_num_threads(1)
+    env_id = FAMILIES[family]
+    seeds = range(a.eval_seed, a.eval_seed + a.eval_episodes)
+    target = heuristic(env_id, "train", seeds)
+    test_heuristic = heuristic(env_id, "test", seeds)
+    print(f"{family}: heuristic {target['success']:.1%} on train, {test_heuristic['success']:.1%} on test", flush=True)
+    mix = (family,) if a.alone else MIX.get(family, (family,))
+    load = LoadSampler()
+    result = train(Args(env=tuple(FAMILIES[f] for f in mix), target_env=env_id, seed=a.seed,
+                        max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.train_eval_episodes,
+                        eval_seed=a.eval_seed, target_success=target["success"], calibration="on", out=str(out),
+                        run_name=family, tensorboard=False, plot=True, progress=a.progress))
+    train_load = load.stop()
+    policy, _ = load_checkpoint(result.checkpoint)
+    eval_args = Args(env=(env_id,), eval_episodes=a.eval_episodes, eval_seed=a.eval_seed, progress=False)
+    runs = {(split, cal): evaluate(policy, eval_args, split=split, calibration=cal)
+            for split in ("train", "test") for cal in ("on", "off")}
+    curve = [{"step": step, "train_s": round(t, 1), "success": ev["by_env"][env_id]["success"],
+              "violations_per_1000": ev["by_env"][env_id]["violations_per_1000"]} for step, t, ev in result.evals]
+    ppo_test = runs[("test", "on")]
+    return {
+        "env": env_id, "trained_on": [FAMILIES[f] for f in mix], "heuristic_train": target,
+        "heuristic_test": test_heuristic,
+        "time_to_heuristic_s": result.time_to_target, "train_s": result.train_s, "steps": result.global_step,
+        "sps": result.sps, "load": train_load, "curve": curve,
+        "ppo_train": {"success": runs[("train", "on")]["success"],
+                      "success_ci": bootstrap([float(e["success"]) for e in runs[("train", "on")]["per_episode"]])},
+        "ppo_test": {"success": ppo_test["success"],
+                     "success_ci": bootstrap([float(e["success"]) for e in ppo_test["per_episode"]])},
+        "calibration": {split: paired(runs[(split, "on")]["per_episode"], runs[(split, "off")]["per_episode"])
+                        for split in ("train", "test")},
+        "run_dir": str(result.run_dir),
+    }
+
+
+def throughput(a: argparse.Namespace, out: Path) -> dict[str, Any]:
+    import torch
+
+    from agentgym.baselines.ppo import Args, train
+
+    torch.set_num_threads(1)
+    rows: dict[str, Any] = {}
+    for family in a.throughput_families:
+        for actors in (0, 1, 2):
+            load = LoadSampler(every=5.0)
+            result = train(Args(env=(FAMILIES[family],), seed=1, actors=actors, total_timesteps=a.throughput_steps,
+                                eval_episodes=0, out=str(out), run_name=f"sps-{family}-{actors}", tensorboard=False,
+                                plot=False, progress=False))
+            rows[f"{family}/{actors}"] = {"family": family, "actors": actors, "sps": result.sps,
+                                          "steps": result.global_step, "startup_s": result.startup_s,
+                                          "load": load.stop()}
+            print(f"throughput {family}, {actors} actors: {result.sps:.0f} steps/s", flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------------------- report
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.1%}"
+
+
+def _ci(ci: Sequence[float], pct: bool = True) -> str:
+    return f"[{ci[0]:.1%}, {ci[1]:.1%}]" if pct else f"[{ci[0]:.1f}, {ci[1]:.1f}]"
+
+
+def markdown(res: dict[str, Any]) -> str:
+    o = [BEGIN, "", f"## Every family: `bench_families.py` ({res['date']}, {res['cpus']} CPUs, torch "
+                    f"{res['torch']}, one thread per process)", "",
+         f"Evaluation: greedy, {res['eval_episodes']} fixed seeds per split (from {res['eval_seed']}), every "
+         f"difficulty, no noise. Training: hash policy, calibration on, up to {res['minutes']:g} min per family "
+         f"(evaluation excluded). Load: the 1-minute load average sampled every 10 s during training "
+         f"(min / median / max); at 2 the two cores were ours.", ""]
+    fams = res.get("families", {})
+    if fams:
+        o += ["### Time to the heuristic's success (train split) and transfer (test split: unseen domains)", "",
+              "| family | heuristic, train | PPO time to it | PPO at the end, train | heuristic, test | PPO, test "
+              "| test gap | steps, steps/s | load |", "|---|---|---|---|---|---|---|---|---|"]
+        for fam, r in fams.items():
+            t = r["time_to_heuristic_s"]
+            gap = r["ppo_test"]["success"] - r["heuristic_test"]["success"]
+            if len(r.get("trained_on", ())) > 1:
+                fam = f"{fam} (trained with {', '.join(e.split('/')[-1].removesuffix('-v0') for e in r['trained_on'])})"
+            o.append(f"| {fam} | {_pct(r['heuristic_train']['success'])} {_ci(r['heuristic_train']['success_ci'])} "
+                     f"| {'not reached' if t is None else f'{t:.0f} s'} (in {r['train_s']:.0f} s) "
+                     f"| {_pct(r['ppo_train']['success'])} {_ci(r['ppo_train']['success_ci'])} "
+                     f"| {_pct(r['heuristic_test']['success'])} {_ci(r['heuristic_test']['success_ci'])} "
+                     f"| {_pct(r['ppo_test']['success'])} {_ci(r['ppo_test']['success_ci'])} | {gap:+.1%} "
+                     f"| {r['steps']:,}, {r['sps']:.0f} | {r['load']['min']:.1f} / {r['load']['median']:.1f} / "
+                     f"{r['load']['max']:.1f} |")
+        o += ["", "### Calibration: the same policy and episodes, calibration on and off", "",
+              "| family | split | violations/1000 steps, on | off | cut [CI] | all harm/1000, on | off "
+              "| success on | off | difference [CI] |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for fam, r in fams.items():
+            for split, c in r["calibration"].items():
+                cut = "n/a (none off)" if c["violation_cut"] is None else \
+                    f"{c['violation_cut']:.0%} {_ci(c['violation_cut_ci'])}"
+                o.append(f"| {fam} | {split} | {c['on']['violations_per_1000']:.1f} {_ci(c['on']['violations_ci'], False)} "
+                         f"| {c['off']['violations_per_1000']:.1f} {_ci(c['off']['violations_ci'], False)} | {cut} "
+                         f"| {c['on']['harm_per_1000']:.1f} | {c['off']['harm_per_1000']:.1f} "
+                         f"| {_pct(c['on']['success'])} | {_pct(c['off']['success'])} "
+                         f"| {c['success_diff']:+.1%} {_ci(c['success_diff_ci'])} |")
+        o += ["", "Learning curves (with the evaluation before training) and harm per update: "
+                  "`results/families/<family>/learning_curve.png`."]
+    sps = res.get("throughput", {})
+    if sps:
+        o += ["", "### Steps per second of training with asynchronous actors", "",
+              "| family | sync (`--actors 0`) | `--actors 1` | `--actors 2` | load (median) |", "|---|---|---|---|---|"]
+        for fam in dict.fromkeys(r["family"] for r in sps.values()):
+            row = [sps[f"{fam}/{k}"] for k in (0, 1, 2)]
+            base = row[0]["sps"]
+            o.append(f"| {fam} | {base:.0f} | {row[1]['sps']:.0f} (x{row[1]['sps'] / base:.2f}) "
+                     f"| {row[2]['sps']:.0f} (x{row[2]['sps'] / base:.2f}) "
+                     f"| {np.median([r['load']['median'] for r in row]):.1f} |")
+    o += ["", END]
+    return "\n".join(o)
+
+
+def write_results(res: dict[str, Any], path: Path) -> None:
+    text = path.read_text() if path.exists() else ""
+    block = markdown(res)
+    if BEGIN in text and END in text:
+        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--families", default="dialog,tooluse,crosstask", help="comma-separated families")
+    p.add_argument("--minutes", type=float, default=10.0, help="training budget per family")
+    p.add_argument("--eval-episodes", type=int, default=200, help="fixed seeds per split")
+    p.add_argument("--eval-seed", type=int, default=5_000_000, help="first evaluation seed")
+    p.add_argument("--eval-every", type=int, default=20, help="updates between evaluations in training")
+    p.add_argument("--train-eval-episodes", type=int, default=100,
+                   help="seeds per env id of the evaluations during training (the first of the fixed seeds)")
+    p.add_argument("--seed", type=int, default=1, help="the training seed")
+    p.add_argument("--alone", action="store_true", help="train every family on itself only (CrossTask too)")
+    p.add_argument("--throughput-steps", type=int, default=8192, help="steps per throughput run")
+    p.add_argument("--throughput-families", default="dialog,tooluse", help="families of the throughput runs")
+    p.add_argument("--skip", default="", help="comma-separated parts to skip: families,throughput")
+    p.add_argument("--quick", action="store_true", help="1 min per family, 40 seeds, 2048-step throughput runs")
+    p.add_argument("--progress", action="store_true", help="print PPO's progress lines")
+    p.add_argument("--out", default=None, help="run folders (default: a temporary folder)")
+    p.add_argument("--json", default=str(HERE / "results" / "families.json"), help="where to write the figures")
+    p.add_argument("--results", default=str(HERE / "RESULTS.md"), help="the Markdown file whose section to rewrite "
+                                                                         "('' for none)")
+    a = p.parse_args()
+    if a.quick:
+        a.minutes, a.eval_episodes, a.train_eval_episodes, a.throughput_steps, a.eval_every = 1.0, 40, 20, 2048, 10
+    a.throughput_families = [f for f in a.throughput_families.split(",") if f]
+    skip = {s for s in a.skip.split(",") if s}
+
+    import torch
+
+    out = Path(a.out or tempfile.mkdtemp(prefix="ppo-families-"))
+    res: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
+                           "torch": torch.__version__, "minutes": a.minutes, "eval_episodes": a.eval_episodes,
+                           "eval_seed": a.eval_seed, "out": str(out)}
+    if "families" not in skip:
+        res["families"] = {f: ppo_family(f, a, out) for f in a.families.split(",") if f}
+    if "throughput" not in skip:
+        res["throughput"] = throughput(a, out)
+    Path(a.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.json).write_text(json.dumps(res, indent=2, default=str))
+    if a.results:
+        write_results(res, Path(a.results))
+    print(markdown(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
