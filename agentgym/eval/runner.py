@@ -238,13 +238,24 @@ def agent_view(info: dict[str, Any]) -> dict[str, Any]:
 
 
 class EpisodeState:
-    """One episode in progress: the env side of `play_job` and its async twin."""
+    """One episode in progress: the env side of `play_job` and its async twin, and of a board's
+    sealed run, where the board steps the env for an agent that acts elsewhere.
 
-    def __init__(self, job: EpisodeJob, agent_spec: AgentSpec, slot: Slot | None = None) -> None:
+    Args:
+        job: the episode.
+        agent_spec: the agent as the record names it.
+        slot: where the env and the agent come from (default: this process's slot).
+        env: the env to play in instead of the slot's (a board session's own env).
+        agent: the agent instead of the slot's; for a sealed run, the declaration of an agent
+            that acts elsewhere (the record keeps its ``config()`` and ``privileged``).
+    """
+
+    def __init__(self, job: EpisodeJob, agent_spec: AgentSpec, slot: Slot | None = None, *, env: Any = None,
+                 agent: Any = None) -> None:
         slot = slot or _SLOT
         self.job, self.agent_spec = job, agent_spec
-        self.env = slot.env_for(job)
-        self.agent = slot.agent_for(agent_spec)
+        self.env = slot.env_for(job) if env is None else env
+        self.agent = slot.agent_for(agent_spec) if agent is None else agent
         self.started, self.t0 = time.time(), time.perf_counter()
         self.actions: list[Any] = []
         self.steps: list[dict[str, Any]] = []
