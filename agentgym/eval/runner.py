@@ -261,6 +261,8 @@ class EpisodeState:
         self.steps: list[dict[str, Any]] = []
         self.metrics: dict[str, Any] = {}
         self.agent_error: dict[str, Any] | None = None
+        #: How the last step ended the episode (both False while it goes on).
+        self.terminated = self.truncated = False
         self.obs, self.info = self.env.reset(seed=job.seed, options={"trial": job.trial} if job.trial else None)
         self.reset_obs, self.task = self.obs, self.info.get("task", {})
         self.privileged = bool(getattr(self.agent, "privileged", False))
@@ -276,6 +278,7 @@ class EpisodeState:
             raise TypeError(f"act() returned {type(action).__name__}, expected str")
         self.actions.append(action)
         self.obs, reward, terminated, truncated, self.info = self.env.step(action)
+        self.terminated, self.truncated = bool(terminated), bool(truncated)
         self.steps.append(step_summary(len(self.steps) + 1, float(reward), self.obs, self.info))
         if terminated or truncated:
             self.metrics = self.info["episode"]
