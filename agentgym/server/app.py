@@ -91,7 +91,12 @@ def _error_response(status: int, code: str, message: str, headers: dict[str, str
 
 
 def _json(payload: Any, status: int = 200) -> Response:
-    return Response(dumps(payload), status_code=status, media_type="application/json")
+    return Response(_encoded(payload), status_code=status, media_type="application/json")
+
+
+def _encoded(payload: Any) -> bytes:
+    # A host may hand back its answer encoded already (JSON bytes), e.g. to check what it sends.
+    return payload if isinstance(payload, bytes) else dumps(payload)
 
 
 #: What a refused env argument is told (pydantic's own words do not say what is allowed).
@@ -144,7 +149,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
     if unknown:
         raise ValueError(f"cannot serve unregistered ids {unknown}")
     rules = host or SessionHost()
-    store = SessionStore(cfg, ids, on_retire=rules.retired)
+    store = SessionStore(cfg, ids, on_retire=rules.retired, upkeep=rules.upkeep)
     env_list: list[dict[str, Any]] = []
 
     @asynccontextmanager
@@ -367,8 +372,8 @@ async def _ws_reply(store: SessionStore, host: SessionHost, session: Session, te
         return _ws_error("invalid_json", f"the message is not valid JSON: {exc.__class__.__name__}")
     try:
         if request.op == "reset":
-            return dumps(await host.reset(store, session, request))
-        return dumps(await host.step(store, session, request))
+            return _encoded(await host.reset(store, session, request))
+        return _encoded(await host.step(store, session, request))
     except ApiError as exc:
         return _ws_error(exc.code, exc.message)
     except Exception:  # noqa: BLE001 (an env bug: logged in full, answered as over HTTP, never a traceback)

@@ -49,21 +49,25 @@ class SessionHost:
             ApiError: the request is refused (over a WebSocket: closed with code 4000 + status).
         """
 
-    async def reset(self, store: SessionStore, session: Session, req: ResetRequest) -> dict[str, Any]:
-        """Start an episode (the caller holds ``session.lock``): ``{"obs", "info"}``."""
+    async def reset(self, store: SessionStore, session: Session, req: ResetRequest) -> dict[str, Any] | bytes:
+        """Start an episode (the caller holds ``session.lock``): ``{"obs", "info"}``, or its JSON bytes."""
         try:
             obs, info = await store.call(session, _env_reset, session.env, req.seed, req.options)
         except (ValueError, TypeError) as exc:  # the env's answer to bad seeds, options or kwargs
             raise ApiError(422, "invalid_reset", f"reset rejected its arguments: {exc}") from None
         return reset_payload(obs, info)
 
-    async def step(self, store: SessionStore, session: Session, req: StepRequest) -> dict[str, Any]:
-        """Take one turn (the caller holds ``session.lock``): ``{"obs", "reward", "terminated", "truncated", "info"}``."""
+    async def step(self, store: SessionStore, session: Session, req: StepRequest) -> dict[str, Any] | bytes:
+        """Take one turn (the caller holds ``session.lock``): ``{"obs", "reward", "terminated",
+        "truncated", "info"}``, or its JSON bytes."""
         try:
             result = await store.call(session, session.env.step, req.action)
         except ResetNeeded as exc:
             raise ApiError(409, "reset_needed", f"{exc}") from None
         return step_payload(*result)
+
+    async def upkeep(self) -> None:
+        """Periodic work of the host's own, run after each pass of the idle reaper."""
 
     def retired(self, session: Session, reason: str) -> None:
         """`session` was closed to clients, once, whatever closed it: ``closed`` (DELETE),

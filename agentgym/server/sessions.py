@@ -15,7 +15,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,13 +155,16 @@ class SessionStore:
         config: the limits.
         env_ids: the ids sessions may be opened on (the allow-list; nothing else is ever made).
         on_retire: called once with each session and the reason when it is closed to clients.
+        upkeep: awaited after each reaper pass (a host's own periodic work).
     """
 
     def __init__(self, config: ServerConfig, env_ids: Iterable[str],
-                 on_retire: Callable[[Session, str], None] | None = None) -> None:
+                 on_retire: Callable[[Session, str], None] | None = None,
+                 upkeep: Callable[[], Awaitable[Any]] | None = None) -> None:
         self.config = config
         self.env_ids = frozenset(env_ids)
         self._on_retire = on_retire
+        self._upkeep = upkeep
         self._sessions: dict[str, Session] = {}
         # Slots held: live sessions, creates in progress, and sessions whose timed-out env call
         # still runs on their thread. The cap applies to this number, so it bounds all three,
@@ -375,5 +378,7 @@ class SessionStore:
             await asyncio.sleep(self.config.reap_interval_s)
             try:
                 await self.reap()
+                if self._upkeep is not None:
+                    await self._upkeep()
             except Exception:  # noqa: BLE001 (the reaper must outlive one bad pass; it is logged)
                 log.exception("reaper pass failed")
