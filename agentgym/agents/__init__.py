@@ -7,7 +7,7 @@ from typing import Any
 
 from agentgym.agents.base import Agent
 
-__all__ = ["Agent", "AGENTS", "make_agent"]
+__all__ = ["Agent", "AGENTS", "agent_class", "make_agent"]
 
 #: Built-in agents by CLI name -> "module:Class" (imported lazily, so heavy agents cost nothing).
 AGENTS: dict[str, str] = {
@@ -20,21 +20,29 @@ AGENTS: dict[str, str] = {
 }
 
 
-def make_agent(spec: str, **kwargs: Any) -> Agent:
-    """An agent from a built-in name or a ``module:Class`` path.
+def agent_class(spec: str) -> type:
+    """The class of a built-in agent name or a ``module:Class`` path, not yet made.
 
     Raises:
-        ValueError: the name is unknown or the path does not resolve to an `Agent` class.
+        ValueError: the name is unknown or the path does not resolve.
     """
     target = AGENTS.get(spec, spec)
     if ":" not in target:
         raise ValueError(f"unknown agent {spec!r}; built-in agents: {', '.join(AGENTS)}; or give module:Class")
     module_name, _, cls_name = target.partition(":")
     try:
-        cls = getattr(importlib.import_module(module_name), cls_name)
+        return getattr(importlib.import_module(module_name), cls_name)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"cannot load agent {spec!r}: {exc}") from exc
-    agent = cls(**kwargs)
+
+
+def make_agent(spec: str, **kwargs: Any) -> Agent:
+    """An agent from a built-in name or a ``module:Class`` path.
+
+    Raises:
+        ValueError: the name is unknown or the path does not resolve to an `Agent` class.
+    """
+    agent = agent_class(spec)(**kwargs)
     if not hasattr(agent, "act") or not hasattr(agent, "reset"):
         raise ValueError(f"{spec!r} is not an agent: it needs reset(obs, info) and act(obs, info)")
     return agent
