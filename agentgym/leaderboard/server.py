@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, AsyncIterator, Mapping
+from typing import Annotated, Any, AsyncIterator, Callable, Mapping
 
 from fastapi import FastAPI, Request
 from fastapi import Path as PathParam
@@ -75,7 +75,8 @@ class _Buffered:
 
 def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None = None, limits: Limits = LIMITS,
                workers: int | None = None, max_pending: int = 4, public_url: str = "URL",
-               sealed: SealedConfig | None = None, secret: bytes | None = None) -> FastAPI:
+               sealed: SealedConfig | None = None, secret: bytes | None = None,
+               run_ids: Callable[[], str] | None = None) -> FastAPI:
     """The FastAPI app of a leaderboard.
 
     Args:
@@ -88,6 +89,8 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
         sealed: host the sealed track with these limits (None: the open track only).
         secret: the sealed track's secret (default: the file beside the database, made on first
             start; `agentgym.leaderboard.secret`).
+        run_ids: makes each sealed run's id (default: random); a fixed sequence, with a fixed
+            `secret`, makes the sealed seeds reproducible (tests, benchmarks).
 
     Raises:
         SecretError: the secret file is unsafe (its mode is looser than 0600, or it is a link).
@@ -114,7 +117,7 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
         from agentgym.leaderboard.sealed.routes import add_sealed_track
 
         host = add_sealed_track(app, db, secret if secret is not None else load_or_create_secret(db.path), sealed,
-                                suites=registry, workers=workers)
+                                suites=registry, workers=workers, run_ids=run_ids)
     app.state.sealed = host
 
     def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:

@@ -30,7 +30,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import agentgym
 from agentgym.bench.suites import SUITES, Suite
@@ -183,11 +183,15 @@ class RunBook:
         config: the sealed track's limits.
         suites: the suites runs may be opened for (default: `SUITES`; only current ones).
         workers: replay processes when a complete run is verified (default: by suite size).
+        run_ids: makes each new run's id (default: `new_run_id`, 192 random bits); a fixed
+            sequence makes a board's seeds reproducible (tests, benchmarks).
     """
 
     def __init__(self, store: Store, secret: bytes, config: SealedConfig | None = None, *,
-                 suites: Mapping[str, Suite] | None = None, workers: int | None = None) -> None:
+                 suites: Mapping[str, Suite] | None = None, workers: int | None = None,
+                 run_ids: Callable[[], str] = new_run_id) -> None:
         self.store = store
+        self._new_id = run_ids
         self.config = config or SealedConfig()
         self.suites = SUITES if suites is None else suites
         self.workers = workers
@@ -220,7 +224,7 @@ class RunBook:
         if existing is not None:
             raise RunRefused(409, "already_sealed", f"{fields['agent']} ({fields['model']}@{fields['revision']}) "
                              f"already has sealed entry {existing} on {suite.id}; a new revision makes a new entry")
-        run_id = new_run_id()
+        run_id = self._new_id()
         now = time.time()
         with self._lock:
             if any((r.model, r.revision, r.suite.id, config_hash({"name": r.agent_name, "config": r.agent.config(),
@@ -285,7 +289,7 @@ class RunBook:
         """
         run = self.live(run_id)
         if run is not None and run.token.id == token.id:
-            sessions = [{"session_id": sid, "episode": i, **_cell_dict(cell_of(run.jobs[i]), 0)}
+            sessions = [{"session_id": sid, "index": i, **_cell_dict(cell_of(run.jobs[i]), 0)}
                         for i, sid in sorted(run.in_play.items())]
             for s in sessions:
                 del s["episodes"]

@@ -193,7 +193,7 @@ class _Session:
 
         url = "ws" + self.board.url[len("http"):] + f"{self.prefix}/sessions/{self.session_id}/ws"
         self._ws = connect(url, additional_headers={"Authorization": f"Bearer {self.board.token}"}, compression=None,
-                           max_size=None, open_timeout=self.board.timeout_s)
+                           max_size=None, open_timeout=self.board.timeout_s).__enter__()
 
     def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         self._ws.send(json.dumps(message))
@@ -289,18 +289,20 @@ def _play(session: _Session, agent: Any, timeout_s: float | None, start: dict[st
     if start is None:
         start, _ = session.call({"op": "reset"})
     sealed = start["info"]["sealed"]
-    episode = sealed["episode"]
-    if sealed.get("resumed"):
-        _catch_up(agent, sealed)
-        last = sealed["history"][-1]
-        obs, info = last["obs"], last["info"]
-    else:
-        obs, info = start["obs"], start["info"]
-        agent.reset(obs, info)
+    episode = sealed["index"]
+    resumed = bool(sealed.get("resumed"))
+    last = sealed["history"][-1] if resumed else start
+    obs, info = last["obs"], last["info"]
     sent = int(sealed.get("turn", 0))
     t0 = time.monotonic()
+    fresh = True
     while True:
         try:
+            if fresh and resumed:
+                _catch_up(agent, sealed)
+            elif fresh:
+                agent.reset(obs, info)
+            fresh = False
             action = agent.act(obs, info)
             if not isinstance(action, (str, dict)):
                 raise TypeError(f"act() returned {type(action).__name__}, expected str")
@@ -314,7 +316,7 @@ def _play(session: _Session, agent: Any, timeout_s: float | None, start: dict[st
             while remade:
                 # The connection dropped and was remade: the answer is where the session stands.
                 now = answer["info"].get("sealed") or {}
-                if now.get("episode") != episode or not now.get("resumed"):
+                if now.get("index") != episode or not now.get("resumed"):
                     return answer  # the action ended this episode; that is the next one's reset
                 if int(now["turn"]) == sent + 1:
                     answer = now["history"][-1]  # the action arrived: its answer, as it was sent

@@ -183,7 +183,7 @@ class SealedHost(SessionHost):
                                              "session (or open one on another cell)")
         job = run.jobs[index]
         task = run.task_index(index)
-        sealed = {"episode": index, "task": task, "episodes": len(run.jobs), "turn": 0}
+        sealed = {"index": index, "task": task, "episodes": len(run.jobs), "turn": 0}
         try:
             ep, payload, data = await store.call(session, _start, job, run, session.env, task, sealed)
         except (ApiError, asyncio.CancelledError):
@@ -248,7 +248,7 @@ class SealedHost(SessionHost):
         assert ep is not None and index is not None
         last = seat.history[-1]
         task = seat.run.task_index(index)
-        sealed = {"episode": index, "task": task, "episodes": len(seat.run.jobs), "turn": len(ep.actions),
+        sealed = {"index": index, "task": task, "episodes": len(seat.run.jobs), "turn": len(ep.actions),
                   "resumed": True, "history": seat.history, "actions": ep.actions}
         return encode({"obs": last["obs"], "info": {**last["info"], "sealed": sealed}}, ep.job.seed, f"sealed-{task}")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Callable, Mapping
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
@@ -58,7 +58,8 @@ async def _body(request: Request) -> bytes:
 
 
 def add_sealed_track(app: FastAPI, store: Store, secret: bytes, config: SealedConfig | None = None, *,
-                     suites: Mapping[str, Suite] | None = None, workers: int | None = None) -> SealedHost:
+                     suites: Mapping[str, Suite] | None = None, workers: int | None = None,
+                     run_ids: Callable[[], str] | None = None) -> SealedHost:
     """Add the sealed track's routes to a board's app; returns its host (`sealed_upkeep` runs it).
 
     Args:
@@ -68,10 +69,11 @@ def add_sealed_track(app: FastAPI, store: Store, secret: bytes, config: SealedCo
         config: the sealed track's limits.
         suites: the suites runs may be opened for (default: every current built-in suite).
         workers: replay processes when a complete run is verified (default: by suite size).
+        run_ids: makes each run's id (default: random; `RunBook`).
     """
     cfg = config or SealedConfig()
     tokens = TokenBook(store)
-    book = RunBook(store, secret, cfg, suites=suites, workers=workers)
+    book = RunBook(store, secret, cfg, suites=suites, workers=workers, **({"run_ids": run_ids} if run_ids else {}))
     host = SealedHost(book, tokens)
     env_ids = sorted({e for s in book.suites.values() if s.current for e in s.envs})
     env_app = create_env_app(cfg.server_config(), env_ids=env_ids, host=host)
