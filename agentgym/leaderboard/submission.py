@@ -59,6 +59,7 @@ __all__ = [
     "LIMITS",
     "Manifest",
     "SealedRun",
+    "RUN_ID_PATTERN",
     "check_manifest_text",
     "Submission",
     "SubmissionError",
@@ -293,7 +294,8 @@ _TEXT_FIELDS: dict[str, tuple[int, bool, bool]] = {
 }
 
 
-_RUN_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
+#: A sealed run's id: URL-safe, 16 to 64 characters (the board's are 32).
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 #: A sealed manifest's seeds at most (a suite's seeds per cell; core-v0 has 200).
 MAX_SEALED_SEEDS = 10_000
 
@@ -323,7 +325,7 @@ class SealedRun:
             raise MalformedSubmission("bad_manifest", "sealed must be an object with exactly run_id and seeds",
                                       field="sealed")
         run_id, seeds = data["run_id"], data["seeds"]
-        if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+        if not isinstance(run_id, str) or not RUN_ID_PATTERN.fullmatch(run_id):
             raise MalformedSubmission("bad_manifest", "sealed.run_id must be 16 to 64 URL-safe characters",
                                       field="sealed.run_id")
         if (not isinstance(seeds, list) or not 0 < len(seeds) <= MAX_SEALED_SEEDS

@@ -40,7 +40,8 @@ from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
 from agentgym.leaderboard.store import Entry, Store
-from agentgym.leaderboard.submission import (LIMITS, Manifest, MalformedSubmission, SealedRun, SubmissionError,
+from agentgym.leaderboard.submission import (LIMITS, RUN_ID_PATTERN, Manifest, MalformedSubmission, SealedRun,
+                                             SubmissionError,
                                              check_manifest_text, decode_submission, encode_submission,
                                              load_json_line)
 from agentgym.leaderboard.tokens import Token
@@ -225,6 +226,8 @@ class RunBook:
             raise RunRefused(409, "already_sealed", f"{fields['agent']} ({fields['model']}@{fields['revision']}) "
                              f"already has sealed entry {existing} on {suite.id}; a new revision makes a new entry")
         run_id = self._new_id()
+        if not RUN_ID_PATTERN.fullmatch(run_id):
+            raise ValueError(f"the board's run-id source made {run_id!r}, not a run id ({RUN_ID_PATTERN.pattern})")
         now = time.time()
         with self._lock:
             if any((r.model, r.revision, r.suite.id, config_hash({"name": r.agent_name, "config": r.agent.config(),
