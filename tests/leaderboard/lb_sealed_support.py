@@ -13,7 +13,10 @@ import contextlib
 import hashlib
 import itertools
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -90,6 +93,40 @@ def sealed_board(tmp: Path, config: SealedConfig | None = None, *, suites: Mappi
         server.should_exit = True
         thread.join(20)
         sock.close()
+
+
+@contextlib.contextmanager
+def board_process(db: Path, *args: str, cwd: Path | None = None,
+                  log: Path | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``agentgym leaderboard serve --db DB --sealed ARGS`` in a child process (its own GIL and
+    CPU), on a free loopback port; yields (url, process) once it answers."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(log or os.devnull, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "agentgym.cli", "leaderboard", "serve", "--db", str(db),
+                                 "--sealed", "--port", str(port), *args], cwd=cwd, stdout=subprocess.DEVNULL,
+                                stderr=err)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, f"the board exited with {proc.returncode}"
+            try:
+                if _client().get(url + "/leaderboard.json", timeout=1).status_code == 200:
+                    break
+            except Exception:  # noqa: BLE001 (not up yet: any connection error)
+                pass
+            assert time.monotonic() < deadline, "the board did not start"
+            time.sleep(0.05)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def http(board_url: str, method: str, path: str, body: Any = None, token: str | None = None,
