@@ -40,10 +40,9 @@ from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
 from agentgym.leaderboard.store import Entry, Store
-from agentgym.leaderboard.submission import (LIMITS, RUN_ID_PATTERN, Manifest, MalformedSubmission, SealedRun,
-                                             SubmissionError,
-                                             check_manifest_text, decode_submission, encode_submission,
-                                             load_json_line)
+from agentgym.leaderboard.submission import (LIMITS, RUN_ID_PATTERN, LimitExceeded, MalformedSubmission, Manifest,
+                                             SealedRun, Submission, SubmissionError, check_manifest_text,
+                                             encode_submission, load_json_line)
 from agentgym.leaderboard.tokens import Token
 from agentgym.leaderboard.verify import config_hash, verify_submission
 
@@ -367,8 +366,14 @@ class RunBook:
                             package_version=agentgym.__version__, records_sha256=hashlib.sha256(records).hexdigest(),
                             sealed=SealedRun(run_id=run.run_id, seeds=run.seeds))
         body = encode_submission(manifest, records, level=level)
+        # The body is the board's own, so its lines are parsed as they are (json.loads), not
+        # through the bounded decoder that guards against hostile uploads; verification is the same.
+        sub = Submission(manifest=manifest, records=[json.loads(line) for line in records.splitlines()],
+                         records_sha256=manifest.records_sha256, body_bytes=len(body), records_bytes=len(records))
         try:
-            verified = verify_submission(decode_submission(body, LIMITS), self.suites, workers=self.workers)
+            if max(map(len, lines), default=0) > LIMITS.max_line_bytes:
+                raise LimitExceeded("line_too_long", "a record is longer than anyone's board would accept")
+            verified = verify_submission(sub, self.suites, workers=self.workers)
 
             def closed_with_entry(conn: sqlite3.Connection, entry_id: int) -> None:
                 self._set_state(run.run_id, "complete", None, conn, entry_id)
@@ -379,6 +384,10 @@ class RunBook:
             # The board's own records: a refusal is the board's bug (an env that is not deterministic).
             log.error("sealed run %s did not verify: %s", run.run_id, exc)
             self._set_state(run.run_id, "rejected", f"the board's records did not verify: {exc}")
+            entry = None
+        except Exception:  # noqa: BLE001 (the end of a background job: logged in full, and the run says so)
+            log.exception("sealed run %s: verifying it failed", run.run_id)
+            self._set_state(run.run_id, "rejected", "the board failed while verifying the run (its bug, logged)")
             entry = None
         finally:
             with self._lock:
