@@ -306,7 +306,8 @@ def _check_noise(env_id: str, noise: str | None) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Run a suite for an agent into DIR, then print and write its report."""
+    """Run a suite for an agent into DIR, then print and write its report (or, with --sealed, play
+    it on a board that steps every episode itself)."""
     from agentgym.bench.run import run_suite
     from agentgym.bench.suites import get_suite
     from agentgym.eval.report import write_report
@@ -314,6 +315,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     suite = get_suite(args.suite)
     spec = _agent_spec(args)
     _check_agent(spec)
+    if args.sealed:
+        return _bench_sealed(args)
+    for flag in ("revision", "org", "token_file", "description"):
+        if getattr(args, flag):
+            raise UserError(f"--{flag.replace('_', '-')} is for a sealed run (--sealed URL)")
     for env_id in suite.envs:
         _check_env(env_id, {"split": suite.split, **suite.kwargs}, args.remote)
     out = Path(args.out or f"runs/{_path_part(suite.id)}/{_path_part(args.agent)}")
@@ -322,6 +328,52 @@ def cmd_bench(args: argparse.Namespace) -> int:
           f"{summary.agent_errors} agent errors -> {out}")
     if not args.no_report:
         write_report([out], out / "report", show=True)
+    return 0
+
+
+def _bench_sealed(args: argparse.Namespace) -> int:
+    """``bench SUITE --sealed URL``: a sealed run, played on the board, ranked in its sealed track."""
+    import inspect
+
+    from agentgym.agents import agent_class
+    from agentgym.eval.runner import AgentSpec
+    from agentgym.leaderboard.sealed.client import SealedError, SealedTarget, read_token, refuse_privileged, run_sealed
+
+    if not args.model or not args.revision:
+        raise UserError("a sealed run names its entry: give --model MODEL and --revision REVISION")
+    cls = agent_class(args.agent)
+    try:
+        refuse_privileged(cls, args.agent)  # before the agent is even made
+        token = read_token(args.token_file)
+    except SealedError as exc:
+        print(f"agentgym: {exc}", file=sys.stderr)
+        return 2
+    spec = _agent_spec(args)
+    # --model names the entry; an agent that takes a model gets it too (openai, transformers).
+    params = inspect.signature(cls).parameters
+    takes_model = "model" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    if not takes_model:
+        spec = AgentSpec(spec.name, tuple((k, v) for k, v in spec.kwargs if k != "model"))
+    out = Path(args.out or f"runs/{_path_part(args.suite)}/{_path_part(args.agent)}-sealed")
+    target = SealedTarget(url=args.sealed, token=token, model=args.model, revision=args.revision,
+                          organisation=args.org, description=args.description or "")
+    try:
+        final = run_sealed(args.suite, spec, target, out, concurrency=args.concurrency, timeout_s=args.timeout)
+    except SealedError as exc:
+        print(f"agentgym: {exc}", file=sys.stderr)
+        return 1
+    if final["state"] != "complete" or not final.get("entry"):
+        print(f"agentgym: sealed run {final.get('run_id')} ended {final['state']}: {final.get('reason')}",
+              file=sys.stderr)
+        return 1
+    entry = final["entry"]
+    success = (entry["summary"].get("success") or {}).get("value")
+    shown = f", success {success:.1%}" if isinstance(success, (int, float)) else ""
+    print(f"{args.agent} on {args.suite} (sealed): entry {entry['id']}{shown} over {entry['episodes']} episodes "
+          f"played on the board in {final['played_s']:.1f} s; records with their seeds: {args.sealed.rstrip('/')}"
+          f"{entry['records_url']}")
+    if final.get("records_file"):
+        print(f"replay them yourself: agentgym leaderboard verify {final['records_file']}")
     return 0
 
 
@@ -472,6 +524,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="run folder (default: runs/<suite>/<agent>)")
     p.add_argument("--no-report", action="store_true", help="skip the report")
     _add_run_options(p)
+    sealed = p.add_argument_group("sealed track", "play the suite on a board that steps every episode itself, on "
+                                  "seeds drawn for this run (--model then names the entry too)")
+    sealed.add_argument("--sealed", metavar="URL", default=None,
+                        help="the board (agentgym leaderboard serve --sealed); your token is read from "
+                             "$AGENTGYM_TOKEN or --token-file")
+    sealed.add_argument("--revision", default=None, help="the model's revision (a commit, a date, a step)")
+    sealed.add_argument("--org", default=None, help="your organisation (default: your token's)")
+    sealed.add_argument("--description", default=None, help="a short description of the agent")
+    sealed.add_argument("--token-file", default=None, help="a file holding your token (else $AGENTGYM_TOKEN)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("report", help="tables and plots from run folders",

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Sequence
 
 from agentgym.core.seeding import MAX_SEED
 from agentgym.core.task import SPLITS
@@ -55,15 +55,26 @@ class Suite:
     def seeds(self) -> range:
         return range(self.seed_base, self.seed_base + self.n_seeds)
 
-    def jobs(self) -> list[EpisodeJob]:
-        """Every episode of the suite, in a fixed order."""
+    def jobs(self, seeds: Sequence[int] | None = None) -> list[EpisodeJob]:
+        """Every episode of the suite, in a fixed order.
+
+        Args:
+            seeds: the task seeds in place of the public `seeds`, one per seed of the suite (a
+                sealed run's, drawn by the board); the layout is the same: every env x noise x
+                seed x trial.
+
+        Raises:
+            ValueError: `seeds` is not `n_seeds` long.
+        """
+        if seeds is not None and len(seeds) != self.n_seeds:
+            raise ValueError(f"suite {self.id} has {self.n_seeds} seeds per cell, got {len(seeds)}")
         kw = tuple(sorted({"split": self.split, **self.kwargs}.items()))
         return [
             EpisodeJob(env_id=env_id, seed=seed, trial=trial, noise=None if noise == "none" else noise,
                        kwargs=kw, suite=self.id)
             for env_id in self.envs
             for noise in self.noise
-            for seed in self.seeds
+            for seed in (self.seeds if seeds is None else seeds)
             for trial in range(self.trials)
         ]
 

@@ -243,18 +243,31 @@ def agent_view(info: dict[str, Any]) -> dict[str, Any]:
 
 
 class EpisodeState:
-    """One episode in progress: the env side of `play_job` and its async twin."""
+    """One episode in progress: the env side of `play_job` and its async twin, and of a board's
+    sealed run, where the board steps the env for an agent that acts elsewhere.
 
-    def __init__(self, job: EpisodeJob, agent_spec: AgentSpec, slot: Slot | None = None) -> None:
+    Args:
+        job: the episode.
+        agent_spec: the agent as the record names it.
+        slot: where the env and the agent come from (default: this process's slot).
+        env: the env to play in instead of the slot's (a board session's own env).
+        agent: the agent instead of the slot's; for a sealed run, the declaration of an agent
+            that acts elsewhere (the record keeps its ``config()`` and ``privileged``).
+    """
+
+    def __init__(self, job: EpisodeJob, agent_spec: AgentSpec, slot: Slot | None = None, *, env: Any = None,
+                 agent: Any = None) -> None:
         slot = slot or _SLOT
         self.job, self.agent_spec = job, agent_spec
-        self.env = slot.env_for(job)
-        self.agent = slot.agent_for(agent_spec)
+        self.env = slot.env_for(job) if env is None else env
+        self.agent = slot.agent_for(agent_spec) if agent is None else agent
         self.started, self.t0 = time.time(), time.perf_counter()
         self.actions: list[Any] = []
         self.steps: list[dict[str, Any]] = []
         self.metrics: dict[str, Any] = {}
         self.agent_error: dict[str, Any] | None = None
+        #: How the last step ended the episode (both False while it goes on).
+        self.terminated = self.truncated = False
         self.obs, self.info = self.env.reset(seed=job.seed, options={"trial": job.trial} if job.trial else None)
         self.reset_obs, self.task = self.obs, self.info.get("task", {})
         self.privileged = bool(getattr(self.agent, "privileged", False))
@@ -270,6 +283,7 @@ class EpisodeState:
             raise TypeError(f"act() returned {type(action).__name__}, expected str")
         self.actions.append(action)
         self.obs, reward, terminated, truncated, self.info = self.env.step(action)
+        self.terminated, self.truncated = bool(terminated), bool(truncated)
         self.steps.append(step_summary(len(self.steps) + 1, float(reward), self.obs, self.info))
         if terminated or truncated:
             self.metrics = self.info["episode_summary"]

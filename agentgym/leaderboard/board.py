@@ -1,6 +1,11 @@
-"""Ranking: verified entries into one section per suite, ranked rows and reference rows.
+"""Ranking: verified entries into one section per track and suite, ranked rows and reference rows.
 
 Rules (the choices a reader of the board would otherwise have to guess):
+
+- Two tracks, ranked apart. **Sealed** (first): runs the board stepped itself on seeds drawn
+  for each run, so no agent saw an env or knew an episode in advance: the ranking of record.
+  **Open**: uploaded runs of the public seeds, replay-verified; whether an agent read hidden
+  state is the submitter's own word (``privileged``).
 
 - Only entries of a current suite are ranked. Entries of an older suite version, or of a suite
   this agentgym no longer knows, are shown in their own section without ranks.
@@ -46,6 +51,8 @@ class Section:
     current: bool
     rows: list[Row] = field(default_factory=list)
     reference: list[Row] = field(default_factory=list)
+    #: ``sealed`` or ``open`` (`agentgym.leaderboard.store.TRACKS`).
+    track: str = "open"
 
 
 def _primary_value(e: Entry) -> float | None:
@@ -68,13 +75,14 @@ def _overlap(a: Entry, b: Entry) -> bool:
 
 
 def build_board(entries: Sequence[Entry], suites: Mapping[str, Suite] | None = None) -> list[Section]:
-    """The board's sections: current suites first (by id), then older versions (by id)."""
+    """The board's sections: the sealed track, then the open one; in each, current suites first
+    (by id), then older versions (by id)."""
     registry = SUITES if suites is None else suites
-    by_suite: dict[str, list[Entry]] = {}
+    by_suite: dict[tuple[str, str], list[Entry]] = {}
     for e in entries:
-        by_suite.setdefault(e.suite, []).append(e)
+        by_suite.setdefault((e.track, e.suite), []).append(e)
     sections = []
-    for suite_id, group in by_suite.items():
+    for (track, suite_id), group in by_suite.items():
         suite = registry.get(suite_id)
         current = bool(suite is not None and suite.current)
         group = sorted(group, key=_sort_key)
@@ -93,8 +101,8 @@ def build_board(entries: Sequence[Entry], suites: Mapping[str, Suite] | None = N
             suite=suite_id,
             description=suite.description if suite is not None else "(a suite this agentgym does not know)",
             primary=suite.primary if suite is not None else group[0].summary.get("primary", "success"),
-            current=current, rows=rows, reference=refs))
-    sections.sort(key=lambda s: (not s.current, s.suite))
+            current=current, rows=rows, reference=refs, track=track))
+    sections.sort(key=lambda s: (s.track != "sealed", not s.current, s.suite))
     return sections
 
 
@@ -106,6 +114,6 @@ def _row_dict(row: Row) -> dict[str, Any]:
 
 def board_dict(sections: Sequence[Section]) -> dict[str, Any]:
     """The board as JSON data (``GET /leaderboard.json``); strings exactly as submitted."""
-    return {"suites": [{"suite": s.suite, "description": s.description, "primary": s.primary,
+    return {"suites": [{"track": s.track, "suite": s.suite, "description": s.description, "primary": s.primary,
                         "current": s.current, "rows": [_row_dict(r) for r in s.rows],
                         "reference": [_row_dict(r) for r in s.reference]} for s in sections]}

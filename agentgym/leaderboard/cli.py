@@ -228,15 +228,50 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serve the leaderboard over HTTP."""
+    """Serve the leaderboard over HTTP (and, with --sealed, host the sealed track)."""
+    from agentgym.leaderboard.sealed.config import SealedConfig
+    from agentgym.leaderboard.secret import SecretError
     from agentgym.leaderboard.server import serve
 
-    serve(args.db, host=args.host, port=args.port, public_url=args.public_url, workers=args.workers)
+    sealed = None
+    if args.sealed:
+        sealed = SealedConfig(grace_s=args.grace, sessions_per_run=args.sessions_per_run,
+                              max_sessions=args.max_sessions, env_calls=args.env_calls)
+    try:
+        serve(args.db, host=args.host, port=args.port, public_url=args.public_url, workers=args.workers,
+              sealed=sealed)
+    except SecretError as exc:
+        print(f"agentgym: the board will not start: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    """Issue, list or revoke submitters' tokens of a board."""
+    from agentgym.leaderboard.store import Store
+    from agentgym.leaderboard.tokens import TokenBook
+
+    book = TokenBook(Store(args.db))
+    if args.token_command == "add":
+        token, secret = book.add(args.org, args.quota)
+        print(f"token {token.id} for {token.organisation!r}, {token.quota_per_day} sealed runs a day. It is shown "
+              "once; the board keeps only its hash:", file=sys.stderr)
+        print(secret)
+        return 0
+    if args.token_command == "list":
+        for t in book.list():
+            state = f"revoked {t.revoked_at}" if t.revoked_at else "live"
+            print(f"{t.id:4d}  {t.organisation}  quota {t.quota_per_day}/day  issued {t.created_at}  {state}")
+        return 0
+    if not book.revoke(args.id):
+        print(f"agentgym: no live token {args.id} on {args.db}", file=sys.stderr)
+        return 1
+    print(f"token {args.id} revoked: it is refused from now on, and its open runs close as incomplete")
     return 0
 
 
 def add_leaderboard_commands(sub: Any) -> None:
-    """Add ``submit`` and ``leaderboard {serve,render,show,verify}`` to the `agentgym` subparsers."""
+    """Add ``submit`` and ``leaderboard {serve,token,render,show,verify}`` to the `agentgym` subparsers."""
     p = sub.add_parser("submit", help="submit a bench run to a leaderboard (replayed and verified there)",
                        description="Build a submission (agentgym-submission/1: the manifest line, then the run's "
                                    "records.jsonl, gzip-compressed) from an `agentgym bench` run folder and send "
@@ -272,7 +307,37 @@ def add_leaderboard_commands(sub: Any) -> None:
     s.add_argument("--public-url", default=None, help="the base URL shown on the page (default: http://HOST:PORT)")
     s.add_argument("--workers", type=at_least(1), default=None,
                    help="replay processes per verification (default: by size)")
+    from agentgym.leaderboard.sealed.config import SealedConfig
+
+    d = SealedConfig()
+    s.add_argument("--sealed", action="store_true",
+                   help="host the sealed track: the board steps every episode itself on secret seeds (its secret "
+                        "is DB.secret, made on first start with mode 0600)")
+    s.add_argument("--grace", type=positive_float, default=d.grace_s,
+                   help=f"seconds a sealed run may go without a request before it closes incomplete (default: "
+                        f"{d.grace_s:g})")
+    s.add_argument("--sessions-per-run", type=at_least(1), default=d.sessions_per_run,
+                   help=f"sessions one sealed run may hold at once (default: {d.sessions_per_run})")
+    s.add_argument("--max-sessions", type=at_least(1), default=d.max_sessions,
+                   help=f"sealed sessions at most, over every run (default: {d.max_sessions})")
+    s.add_argument("--env-calls", choices=("thread", "inline"), default=d.env_calls,
+                   help=f"where the sealed sessions' env calls run (default: {d.env_calls}; see agentgym serve)")
     s.set_defaults(func=cmd_serve)
+
+    t = lsub.add_parser("token", help="issue, list or revoke submitters' tokens (for the sealed track)")
+    tsub = t.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+    ta = tsub.add_parser("add", help="issue a token and print it once")
+    ta.add_argument("--org", required=True, help="the organisation the token's entries are shown under")
+    from agentgym.leaderboard.sealed.config import DEFAULT_QUOTA
+
+    ta.add_argument("--quota", type=int, default=DEFAULT_QUOTA,
+                    help=f"sealed runs the token may open in any 24 hours (default: {DEFAULT_QUOTA})")
+    tl = tsub.add_parser("list", help="every token issued (never the tokens themselves)")
+    tr = tsub.add_parser("revoke", help="refuse a token from now on")
+    tr.add_argument("id", type=int, help="the token's id (see token list)")
+    for q in (ta, tl, tr):
+        q.add_argument("--db", default=DEFAULT_DB, help=f"the SQLite board (default: {DEFAULT_DB})")
+        q.set_defaults(func=cmd_token)
 
     r = lsub.add_parser("render", help="write the static board: LEADERBOARD.md and index.html",
                         description="Render the board from a SQLite board (--db) or by verifying every "

@@ -9,6 +9,9 @@ Routes:
     ``GET /leaderboard``        the HTML board, with a strict Content-Security-Policy.
     ``GET /leaderboard.json``   the same as JSON.
     ``GET /submissions/{id}``   one entry with its per-cell numbers.
+    ``GET /submissions/{id}/records``  a sealed entry's published records, with their seeds (a
+                                submission body anyone can replay: ``agentgym leaderboard verify``).
+    ``/sealed/...``             with ``sealed=``: the sealed track (`agentgym.leaderboard.sealed.routes`).
 
 The body is read in chunks and refused the moment it passes the size limit, or when the bodies
 held at once would pass ``max_pending`` full-size bodies. A copy of a run already on the board is
@@ -21,17 +24,21 @@ fastapi and uvicorn are imported here only: ``pip install agentrl-gym[server]``.
 from __future__ import annotations
 
 import threading
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Mapping
+from typing import Annotated, Any, AsyncIterator, Callable, Mapping
 
 from fastapi import FastAPI, Request
 from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from agentgym.bench.suites import SUITES, Suite
 from agentgym.leaderboard.board import board_dict, build_board
+from agentgym.leaderboard.cli import SUBMISSION_SUFFIX
 from agentgym.leaderboard.page import CSP, render_html
+from agentgym.leaderboard.sealed.config import SealedConfig
+from agentgym.leaderboard.secret import load_or_create_secret
 from agentgym.leaderboard.service import entry_status, receive
 from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import LIMITS, Limits, SubmissionError
@@ -68,7 +75,9 @@ class _Buffered:
 
 
 def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None = None, limits: Limits = LIMITS,
-               workers: int | None = None, max_pending: int = 4, public_url: str = "URL") -> FastAPI:
+               workers: int | None = None, max_pending: int = 4, public_url: str = "URL",
+               sealed: SealedConfig | None = None, secret: bytes | None = None,
+               run_ids: Callable[[], str] | None = None) -> FastAPI:
     """The FastAPI app of a leaderboard.
 
     Args:
@@ -78,13 +87,39 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
         workers: replay processes per verification (default: by suite size).
         max_pending: verifications running at once, and full-size bodies held at once; more get 503.
         public_url: the base URL shown in the how-to-submit sentence.
+        sealed: host the sealed track with these limits (None: the open track only).
+        secret: the sealed track's secret (default: the file beside the database, made on first
+            start; `agentgym.leaderboard.secret`).
+        run_ids: makes each sealed run's id (default: random); a fixed sequence, with a fixed
+            `secret`, makes the sealed seeds reproducible (tests, benchmarks).
+
+    Raises:
+        SecretError: the secret file is unsafe (its mode is looser than 0600, or it is a link).
     """
     db = store if isinstance(store, Store) else Store(store)
     registry = SUITES if suites is None else suites
     submit_url = public_url.rstrip("/") + "/submissions" if public_url != "URL" else "URL"
     slots = threading.BoundedSemaphore(max_pending)
     buffered = _Buffered(max_pending * limits.max_body_bytes)
-    app = FastAPI(title="agentgym leaderboard", docs_url=None, redoc_url=None)
+    host: Any = None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if host is None:
+            yield
+            return
+        from agentgym.leaderboard.sealed.routes import sealed_upkeep
+
+        async with sealed_upkeep(host):
+            yield
+
+    app = FastAPI(title="agentgym leaderboard", docs_url=None, redoc_url=None, lifespan=lifespan)
+    if sealed is not None:
+        from agentgym.leaderboard.sealed.routes import add_sealed_track
+
+        host = add_sealed_track(app, db, secret if secret is not None else load_or_create_secret(db.path), sealed,
+                                suites=registry, workers=workers, run_ids=run_ids)
+    app.state.sealed = host
 
     def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
         return JSONResponse({"error": code, "message": message, **extra}, status_code=status,
@@ -137,6 +172,16 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
             return error(404, "not_found", f"no submission {entry_id}")
         return JSONResponse({**entry.to_dict(), "status": entry_status(entry, registry)}, headers=_SECURITY_HEADERS)
 
+    @app.get("/submissions/{entry_id}/records")
+    def get_records(entry_id: Annotated[int, PathParam(ge=1, le=_MAX_ENTRY_ID)]) -> Response:
+        entry = db.get(entry_id)
+        if entry is None or entry.track != "sealed":
+            return error(404, "not_found", f"no sealed entry {entry_id} (the records of the open track are their "
+                                           "submitter's)")
+        body = db.payload(entry_id) or b""
+        return Response(body, media_type="application/gzip", headers={
+            "Content-Disposition": f'attachment; filename="sealed-{entry_id}{SUBMISSION_SUFFIX}"', **_SECURITY_HEADERS})
+
     @app.get("/")
     def root() -> RedirectResponse:
         return RedirectResponse("/leaderboard")
@@ -145,9 +190,10 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
 
 
 def serve(db: str | Path, host: str = "127.0.0.1", port: int = LEADERBOARD_PORT, *, public_url: str | None = None,
-          workers: int | None = None, log_level: str = "info") -> None:
+          workers: int | None = None, log_level: str = "info", sealed: SealedConfig | None = None) -> None:
     """Run the leaderboard with uvicorn until interrupted, with the env server's connection
-    defences (header, body and send timeouts, a connection limit, rate-limited logs).
+    defences (header, body and send timeouts, a connection limit, rate-limited logs); with
+    `sealed`, it hosts the sealed track's sessions over HTTP and WebSocket too.
 
     Raises:
         UserError: the port is in use or the address cannot be listened on.
@@ -156,5 +202,10 @@ def serve(db: str | Path, host: str = "127.0.0.1", port: int = LEADERBOARD_PORT,
 
     sock = listen_socket(host, port)
     url = public_url or f"http://{host}:{port}"
-    app = create_app(db, public_url=url, workers=workers)
-    uvicorn_server(app, host=host, port=port, log_level=log_level).run(sockets=[sock])
+    app = create_app(db, public_url=url, workers=workers, sealed=sealed)
+    if sealed is None:
+        uvicorn_server(app, host=host, port=port, log_level=log_level).run(sockets=[sock])
+        return
+    server = sealed.server_config()
+    uvicorn_server(app, host=host, port=port, log_level=log_level, limits=server.connection_limits(),
+                   ws_max_bytes=server.max_body_bytes).run(sockets=[sock])

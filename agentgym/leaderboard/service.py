@@ -11,7 +11,8 @@ from typing import Any, Iterator, Mapping
 from agentgym.bench.suites import SUITES, Suite
 from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.store import Entry, Store, duplicate_of
-from agentgym.leaderboard.submission import LIMITS, Busy, Limits, Manifest, decode_submission, peek_manifest
+from agentgym.leaderboard.submission import (LIMITS, Busy, Limits, Manifest, Rejected, decode_submission,
+                                             peek_manifest)
 from agentgym.leaderboard.verify import verify_submission
 
 __all__ = ["Receipt", "receive", "entry_status"]
@@ -85,6 +86,11 @@ def receive(body: bytes, store: Store, *, suites: Mapping[str, Suite] | None = N
             status, its fields name the first offending episode and step).
     """
     manifest = peek_manifest(body, limits)
+    if manifest.sealed is not None:
+        # Seeds of the submitter's choosing would be no seal at all: sealed entries are the board's own.
+        raise Rejected("sealed_upload", "a sealed run is stored by the board that stepped it; upload a run of "
+                       "the suite's own episodes (agentgym bench SUITE), or run the sealed track with "
+                       "agentgym bench SUITE --sealed URL", field="sealed")
     known = store.find(manifest.suite, records_sha256=manifest.records_sha256)
     if known is not None:
         return _resubmission(known, manifest)

@@ -4,8 +4,11 @@ Every statement that carries data is parameterised (``?``); no SQL text is ever 
 submission. The schema version lives in the ``meta`` table and each migration runs in its own
 transaction with the version bump, so an interrupted upgrade leaves the previous version.
 
-An entry's identity is (model, revision, suite, config hash): a resubmission of the same
-returns the existing entry and adds no row. A run is on the board once: no two entries share a
+An entry's identity is (track, model, revision, suite, config hash): a resubmission of the same
+returns the existing entry and adds no row. The track is ``open`` (an uploaded run, replayed) or
+``sealed`` (a run the board stepped itself, `agentgym.leaderboard.sealed`); the same model may
+hold one entry in each. The board's tokens and its sealed runs live in the same file
+(`agentgym.leaderboard.tokens`, `agentgym.leaderboard.sealed.book`). A run is on the board once: no two entries share a
 records digest or a play digest (`agentgym.leaderboard.dedupe`); a copy under another identity
 is refused (`add` raises `Duplicate`, and `find` lets the caller refuse it before replaying).
 Entries stored before schema 2 have no play digest: they are matched by records digest only.
@@ -28,13 +31,13 @@ from agentgym.leaderboard.dedupe import InFlight
 from agentgym.leaderboard.submission import Duplicate
 from agentgym.leaderboard.verify import Verified
 
-__all__ = ["Store", "Entry", "SCHEMA_VERSION", "MIGRATIONS", "duplicate_of"]
+__all__ = ["Store", "Entry", "SCHEMA_VERSION", "MIGRATIONS", "TRACKS", "duplicate_of"]
 
-#: One tuple of statements per schema version; version N is reached by running MIGRATIONS[N-1].
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE submissions (
-            id              INTEGER PRIMARY KEY AUTOINCREMENT,
+#: The board's two tracks: uploads replayed (``open``) and runs the board stepped itself (``sealed``).
+TRACKS = ("open", "sealed")
+
+# The columns of schema 1 (schema 3 rebuilds the table with them).
+_V1_COLUMNS = """id              INTEGER PRIMARY KEY AUTOINCREMENT,
             created_at      TEXT    NOT NULL,
             agent           TEXT    NOT NULL,
             model           TEXT    NOT NULL,
@@ -49,7 +52,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             reference       INTEGER NOT NULL,
             episodes        INTEGER NOT NULL,
             summary         TEXT    NOT NULL,
-            verify_s        REAL    NOT NULL,
+            verify_s        REAL    NOT NULL"""
+_V2_NAMES = ("id, created_at, agent, model, revision, organisation, description, suite, package_version, "
+             "records_sha256, config_hash, agent_config, reference, episodes, summary, verify_s, play_sha256")
+
+#: One tuple of statements per schema version; version N is reached by running MIGRATIONS[N-1].
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        f"""CREATE TABLE submissions (
+            {_V1_COLUMNS},
             UNIQUE (model, revision, suite, config_hash)
         )""",
         "CREATE INDEX submissions_suite ON submissions (suite)",
@@ -63,6 +74,47 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE submissions ADD COLUMN play_sha256 TEXT",
         "CREATE INDEX submissions_records ON submissions (records_sha256)",
         "CREATE INDEX submissions_play ON submissions (play_sha256)",
+    ),
+    (
+        # The track joins the identity: SQLite changes a UNIQUE constraint only by rebuilding the
+        # table (its documented procedure, run with foreign keys off by `migrate`).
+        f"""CREATE TABLE submissions_v3 (
+            {_V1_COLUMNS},
+            play_sha256     TEXT,
+            track           TEXT    NOT NULL DEFAULT 'open' CHECK (track IN ('open', 'sealed')),
+            UNIQUE (track, model, revision, suite, config_hash)
+        )""",
+        f"INSERT INTO submissions_v3 ({_V2_NAMES}) SELECT {_V2_NAMES} FROM submissions",
+        "DROP TABLE submissions",
+        "ALTER TABLE submissions_v3 RENAME TO submissions",
+        "CREATE INDEX submissions_suite ON submissions (suite)",
+        "CREATE INDEX submissions_records ON submissions (records_sha256)",
+        "CREATE INDEX submissions_play ON submissions (play_sha256)",
+        """CREATE TABLE tokens (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            organisation  TEXT    NOT NULL,
+            sha256        TEXT    NOT NULL UNIQUE,
+            quota_per_day INTEGER NOT NULL,
+            created_at    TEXT    NOT NULL,
+            revoked_at    TEXT
+        )""",
+        """CREATE TABLE sealed_runs (
+            run_id        TEXT    PRIMARY KEY,
+            token_id      INTEGER NOT NULL REFERENCES tokens (id),
+            suite         TEXT    NOT NULL,
+            agent         TEXT    NOT NULL,
+            agent_config  TEXT    NOT NULL,
+            model         TEXT    NOT NULL,
+            revision      TEXT    NOT NULL,
+            organisation  TEXT    NOT NULL,
+            description   TEXT    NOT NULL,
+            opened_at     REAL    NOT NULL,
+            state         TEXT    NOT NULL CHECK (state IN ('open', 'complete', 'incomplete', 'rejected')),
+            closed_at     REAL,
+            reason        TEXT,
+            submission_id INTEGER REFERENCES submissions (id)
+        )""",
+        "CREATE INDEX sealed_runs_token ON sealed_runs (token_id, opened_at)",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -90,6 +142,8 @@ class Entry:
     verify_s: float
     #: What the run played (`agentgym.leaderboard.dedupe.play_digest`); None for entries older than schema 2.
     play_sha256: str | None = None
+    #: ``open`` (an uploaded run, replayed; privilege is the submitter's word) or ``sealed`` (stepped by the board).
+    track: str = "open"
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as plain JSON data (strings exactly as submitted)."""
@@ -98,7 +152,7 @@ class Entry:
 
 _COLUMNS = ("id", "created_at", "agent", "model", "revision", "organisation", "description", "suite",
             "package_version", "records_sha256", "config_hash", "agent_config", "reference", "episodes", "summary",
-            "verify_s", "play_sha256")
+            "verify_s", "play_sha256", "track")
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM submissions"  # fixed column names, no data
 
 
@@ -129,8 +183,12 @@ class Store:
         self.migrate()
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        # One short connection per operation: safe from any thread, nothing held between requests.
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        """A short connection to the board's file (autocommit; foreign keys enforced).
+
+        One per operation: safe from any thread, nothing held between requests. The board's
+        other tables (tokens, sealed runs) are read and written through it.
+        """
         conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         try:
             conn.execute("PRAGMA foreign_keys = ON")
@@ -140,7 +198,7 @@ class Store:
 
     def schema_version(self) -> int:
         """The schema version of the file (0 for a new one)."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             return self._version(conn)
 
     @staticmethod
@@ -151,11 +209,15 @@ class Store:
 
     def migrate(self) -> int:
         """Bring the file to `SCHEMA_VERSION`; return the version it had."""
-        with self._lock, self._connect() as conn:
+        with self._lock, self.connect() as conn:
             before = self._version(conn)
             if before > SCHEMA_VERSION:
                 raise ValueError(f"{self.path} has leaderboard schema {before}; this agentgym knows up to "
                                  f"{SCHEMA_VERSION} (upgrade agentgym)")
+            # A table rebuild drops a table that others reference: foreign keys are off while
+            # migrating (a pragma that only takes effect outside a transaction) and checked
+            # before each commit instead.
+            conn.execute("PRAGMA foreign_keys = OFF")
             for version in range(before + 1, SCHEMA_VERSION + 1):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -165,6 +227,9 @@ class Store:
                         continue
                     for statement in MIGRATIONS[version - 1]:
                         conn.execute(statement)
+                    broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise ValueError(f"migrating {self.path} to schema {version} broke foreign keys: {broken[:3]}")
                     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                                  ("schema_version", str(version)))
                     conn.execute("COMMIT")
@@ -173,13 +238,17 @@ class Store:
                     raise
             return before
 
-    def add(self, verified: Verified, body: bytes, play_sha256: str | None = None) -> tuple[Entry, bool]:
+    def add(self, verified: Verified, body: bytes, play_sha256: str | None = None, *, track: str = "open",
+            in_transaction: Any = None) -> tuple[Entry, bool]:
         """Store a verified submission, unless its identity is already here.
 
         Args:
             verified: from `agentgym.leaderboard.verify.verify_submission`.
             body: the submitted gzip body, kept beside the entry.
             play_sha256: the records' play digest (`agentgym.leaderboard.dedupe.play_digest`).
+            track: ``open`` or ``sealed``.
+            in_transaction: ``fn(conn, entry_id)`` run in the transaction that inserts the entry (a
+                sealed run's row is closed with it, so the two never disagree).
 
         Returns:
             ``(entry, created)``: the new entry and True, or the existing one and False.
@@ -187,21 +256,23 @@ class Store:
         Raises:
             Duplicate: another entry holds the same records or play under another identity.
         """
+        if track not in TRACKS:
+            raise ValueError(f"track must be one of {TRACKS}, got {track!r}")
         m = verified.manifest
-        identity = (m.model, m.revision, m.suite, verified.config_hash)
+        identity = (track, m.model, m.revision, m.suite, verified.config_hash)
         row = (
             datetime.now(timezone.utc).isoformat(timespec="seconds"),
             m.agent, m.model, m.revision, m.organisation, m.description, m.suite, m.package_version,
             m.records_sha256, verified.config_hash, json.dumps(verified.agent, sort_keys=True),
             int(verified.reference), len(verified.records), json.dumps(verified.summary, sort_keys=True),
-            round(verified.verify_s, 3), play_sha256,
+            round(verified.verify_s, 3), play_sha256, track,
         )
-        with self._lock, self._connect() as conn:
+        with self._lock, self.connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 found = conn.execute(
-                    "SELECT id FROM submissions WHERE model = ? AND revision = ? AND suite = ? AND config_hash = ?",
-                    identity).fetchone()
+                    "SELECT id FROM submissions WHERE track = ? AND model = ? AND revision = ? AND suite = ? "
+                    "AND config_hash = ?", identity).fetchone()
                 if found is not None:
                     conn.execute("ROLLBACK")
                     existing = self.get(int(found[0]))
@@ -213,9 +284,11 @@ class Store:
                 cur = conn.execute(
                     "INSERT INTO submissions (created_at, agent, model, revision, organisation, description, suite, "
                     "package_version, records_sha256, config_hash, agent_config, reference, episodes, summary, "
-                    "verify_s, play_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                    "verify_s, play_sha256, track) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
                 new_id = int(cur.lastrowid)
                 conn.execute("INSERT INTO payloads (submission_id, body) VALUES (?, ?)", (new_id, body))
+                if in_transaction is not None:
+                    in_transaction(conn, new_id)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -241,30 +314,30 @@ class Store:
 
         Scoped to a suite because a record names its suite: the same records cannot verify under another.
         """
-        with self._connect() as conn:
+        with self.connect() as conn:
             return self._find(conn, suite, records_sha256, play_sha256)
 
     def get(self, entry_id: int) -> Entry | None:
         """The entry with this id, or None."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             row = conn.execute(f"{_SELECT} WHERE id = ?", (int(entry_id),)).fetchone()
         return _entry(row) if row else None
 
     def entries(self) -> list[Entry]:
         """Every entry, oldest first."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             rows = conn.execute(f"{_SELECT} ORDER BY id").fetchall()
         return [_entry(r) for r in rows]
 
     def payload(self, entry_id: int) -> bytes | None:
         """The submitted gzip body of an entry, or None."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             row = conn.execute("SELECT body FROM payloads WHERE submission_id = ?", (int(entry_id),)).fetchone()
         return bytes(row[0]) if row else None
 
     def count(self) -> int:
         """How many entries there are."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])
 
 

@@ -50,6 +50,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from agentgym.core.seeding import MAX_SEED as _MAX_SEED
 from agentgym.leaderboard.bounded_json import BoundedParser, Budget, Refused, json_depth
 
 __all__ = [
@@ -57,6 +58,9 @@ __all__ = [
     "Limits",
     "LIMITS",
     "Manifest",
+    "SealedRun",
+    "RUN_ID_PATTERN",
+    "check_manifest_text",
     "Submission",
     "SubmissionError",
     "LimitExceeded",
@@ -290,6 +294,49 @@ _TEXT_FIELDS: dict[str, tuple[int, bool, bool]] = {
 }
 
 
+#: A sealed run's id: URL-safe, 16 to 64 characters (the board's are 32).
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+#: A sealed manifest's seeds at most (a suite's seeds per cell; core-v0 has 200).
+MAX_SEALED_SEEDS = 10_000
+
+
+@dataclass(frozen=True)
+class SealedRun:
+    """The part of a manifest that only a board writes: the run it stepped itself, and its seeds.
+
+    Published with the records once the run is complete, so that anyone can replay it
+    (`agentgym leaderboard verify`); an upload that carries one is refused (the open track plays
+    the suite's public seeds).
+    """
+
+    #: The board's id of the run (random, unguessable while the run was open).
+    run_id: str
+    #: The task seeds in place of the suite's public ones, one per seed of the suite, in order.
+    seeds: tuple[int, ...]
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "SealedRun":
+        """Parse strictly.
+
+        Raises:
+            MalformedSubmission: naming the field.
+        """
+        if not isinstance(data, dict) or set(data) != {"run_id", "seeds"}:
+            raise MalformedSubmission("bad_manifest", "sealed must be an object with exactly run_id and seeds",
+                                      field="sealed")
+        run_id, seeds = data["run_id"], data["seeds"]
+        if not isinstance(run_id, str) or not RUN_ID_PATTERN.fullmatch(run_id):
+            raise MalformedSubmission("bad_manifest", "sealed.run_id must be 16 to 64 URL-safe characters",
+                                      field="sealed.run_id")
+        if (not isinstance(seeds, list) or not 0 < len(seeds) <= MAX_SEALED_SEEDS
+                or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= _MAX_SEED for x in seeds)):
+            raise MalformedSubmission("bad_manifest", f"sealed.seeds must be 1 to {MAX_SEALED_SEEDS} seeds in "
+                                      f"[0, {_MAX_SEED}]", field="sealed.seeds")
+        if len(set(seeds)) != len(seeds):
+            raise MalformedSubmission("bad_manifest", "sealed.seeds holds a seed twice", field="sealed.seeds")
+        return cls(run_id=run_id, seeds=tuple(seeds))
+
+
 @dataclass(frozen=True)
 class Manifest:
     """Who and what a submission is. Every text field is data: stored as sent, shown escaped."""
@@ -312,9 +359,16 @@ class Manifest:
     records_sha256: str
     #: Optional summary numbers (see `CLAIMABLE`); each must equal the recomputed one.
     claimed: dict[str, float | None] = field(default_factory=dict)
+    #: A run the board stepped itself on its own seeds (the sealed track); None for an upload.
+    sealed: SealedRun | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": FORMAT, **asdict(self)}
+        data = {"format": FORMAT, **asdict(self)}
+        if self.sealed is None:
+            del data["sealed"]  # an upload's manifest is what it always was
+        else:
+            data["sealed"] = {"run_id": self.sealed.run_id, "seeds": list(self.sealed.seeds)}
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> "Manifest":
@@ -327,7 +381,7 @@ class Manifest:
             raise MalformedSubmission("bad_manifest", "the manifest must be a JSON object", field="manifest")
         if data.get("format") != FORMAT:
             raise MalformedSubmission("bad_manifest", f"manifest format must be {FORMAT!r}", field="format")
-        known = {"format", "claimed", "records_sha256", *_TEXT_FIELDS}
+        known = {"format", "claimed", "records_sha256", "sealed", *_TEXT_FIELDS}
         unknown = sorted(set(data) - known)
         if unknown:
             raise MalformedSubmission("bad_manifest", f"unknown manifest fields {unknown}", field=unknown[0])
@@ -350,8 +404,19 @@ class Manifest:
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
                 raise MalformedSubmission("bad_manifest", f"claimed.{k} must be a number or null",
                                           field=f"claimed.{k}")
+        sealed = SealedRun.from_dict(data["sealed"]) if "sealed" in data else None
         return cls(**{k: data[k] for k in _TEXT_FIELDS}, records_sha256=digest,
-                   claimed={k: (None if v is None else float(v)) for k, v in claimed.items()})
+                   claimed={k: (None if v is None else float(v)) for k, v in claimed.items()}, sealed=sealed)
+
+
+def check_manifest_text(name: str, value: Any) -> str:
+    """`value` as the manifest's text field `name` accepts it (length, control and bidi characters).
+
+    Raises:
+        MalformedSubmission: naming the field.
+    """
+    _check_text(name, value, *_TEXT_FIELDS[name])
+    return value
 
 
 def _check_text(name: str, value: Any, max_len: int, may_be_empty: bool, newlines: bool) -> None:

@@ -6,7 +6,8 @@ In order, each stage refusing the whole submission at its first problem:
    manifest's package version is one this agentgym replays (`REPLAYABLE_VERSIONS`);
 2. suite: the manifest's suite is known (`SUITES` or an injected registry); an old version
    (``current=False``) is verified and stored but not ranked;
-3. completeness: every episode of the suite is there once, with every trial, and nothing else;
+3. completeness: every episode of the suite is there once, with every trial, and nothing else
+   (a sealed run's episodes are the suite's layout on the seeds its manifest publishes);
    each record's env id, noise, kwargs, seed, trial and suite agree with its episode key; one
    agent throughout; the records' package version is the manifest's;
 4. replay: each episode is played again in the pinned env (made from the suite's job, never
@@ -170,9 +171,20 @@ def _canon(value: Any) -> str:
     return dumps(value)
 
 
+def _suite_jobs(suite: Suite, manifest: Manifest) -> list[EpisodeJob]:
+    # A sealed run plays the suite's layout on the seeds its board drew; an upload, the public seeds.
+    if manifest.sealed is None:
+        return suite.jobs()
+    try:
+        return suite.jobs(manifest.sealed.seeds)
+    except ValueError as exc:
+        raise Rejected("sealed_seeds", f"the sealed run's seeds do not fit suite {suite.id}: {exc}",
+                       field="sealed.seeds") from None
+
+
 def _match_suite(records: list[dict[str, Any]], suite: Suite,
                  manifest: Manifest) -> list[tuple[EpisodeJob, dict[str, Any]]]:
-    jobs = suite.jobs()
+    jobs = _suite_jobs(suite, manifest)
     by_key = {j.key: j for j in jobs}
     seen: dict[str, dict[str, Any]] = {}
     agent0 = records[0]["agent"] if records else None

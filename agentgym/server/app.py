@@ -14,6 +14,10 @@ Bad input is always a 4xx with ``{"error": {"code", "message"}}``: 404 unknown s
 409 step after the episode ended (`ResetNeeded`), 413 body too large, 422 invalid JSON, wrong
 types or arguments the env rejects, 429 over the session cap (with Retry-After). 504 means an env
 call overran the step timeout. Responses never carry a traceback.
+
+Who may use the sessions and what resets and steps do is the app's `SessionHost`
+(`agentgym.server.host`); the default is the env server's own rules, and the leaderboard's
+sealed track hosts its runs through the same app with rules of its own.
 """
 
 from __future__ import annotations
@@ -30,12 +34,12 @@ import gymnasium as gym
 from fastapi import Body, FastAPI, Path, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from gymnasium.error import ResetNeeded
 from pydantic import Field, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketDisconnect
 
 from agentgym.server.config import ServerConfig
+from agentgym.server.host import SessionHost
 from agentgym.server.middleware import BodyLimitMiddleware
 from agentgym.server.models import (
     SESSION_ID_PATTERN,
@@ -51,7 +55,7 @@ from agentgym.server.models import (
     StepResponse,
 )
 from agentgym.server.sessions import ApiError, Session, SessionStore
-from agentgym.server.wire import dumps, reset_payload, space_spec, step_payload
+from agentgym.server.wire import dumps, space_spec
 
 __all__ = ["API_VERSION", "create_app", "default_env_ids"]
 
@@ -87,7 +91,12 @@ def _error_response(status: int, code: str, message: str, headers: dict[str, str
 
 
 def _json(payload: Any, status: int = 200) -> Response:
-    return Response(dumps(payload), status_code=status, media_type="application/json")
+    return Response(_encoded(payload), status_code=status, media_type="application/json")
+
+
+def _encoded(payload: Any) -> bytes:
+    # A host may hand back its answer encoded already (JSON bytes), e.g. to check what it sends.
+    return payload if isinstance(payload, bytes) else dumps(payload)
 
 
 #: What a refused env argument is told (pydantic's own words do not say what is allowed).
@@ -121,12 +130,14 @@ _WS_MESSAGE: TypeAdapter[Any] = TypeAdapter(Annotated[_WsReset | _WsStep, Field(
 
 
 def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] | None = None,
-               **limits: Any) -> FastAPI:
+               host: SessionHost | None = None, **limits: Any) -> FastAPI:
     """The env server as an ASGI app.
 
     Args:
         config: the limits (default: `ServerConfig()`).
         env_ids: the ids to serve (default: every ``AgentRL/*`` id, see `default_env_ids`).
+        host: who may use sessions and what resets and steps do (default: `SessionHost()`,
+            the env server's own rules).
         **limits: `ServerConfig` fields overriding ``config``'s, e.g. ``max_sessions=16``.
 
     Returns:
@@ -137,7 +148,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
     unknown = [i for i in ids if i not in gym.registry]
     if unknown:
         raise ValueError(f"cannot serve unregistered ids {unknown}")
-    store = SessionStore(cfg, ids)
+    rules = host or SessionHost()
+    store = SessionStore(cfg, ids, on_retire=rules.retired, upkeep=rules.upkeep)
     env_list: list[dict[str, Any]] = []
 
     @asynccontextmanager
@@ -161,6 +173,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
     )
     app.state.store = store
     app.state.config = cfg
+    app.state.host = rules
 
     # ---------------------------------------------------------------------- errors
     @app.exception_handler(ApiError)
@@ -208,9 +221,9 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
 
     @app.post("/sessions", response_model=SessionInfo, status_code=201, tags=["sessions"],
               responses=_errors(404, 413, 422, 429, 504))
-    async def create_session(body: CreateSession) -> Response:
+    async def create_session(body: CreateSession, request: Request) -> Response:
         """Open a session on a served env: ``gym.make(env_id, **kwargs, noise=noise)``."""
-        session = await store.create(body.env_id, body.kwargs.model_dump(exclude_none=True), body.noise)
+        session = await rules.open(request, body, store)
         env = session.env
         return _json({"session_id": session.id, "env_id": session.env_id,
                       "observation_space": space_spec(env.observation_space),
@@ -218,56 +231,41 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
 
     @app.post("/sessions/{session_id}/reset", response_model=ResetResponse, tags=["sessions"],
               responses=_errors(404, 413, 422, 504))
-    async def reset(session_id: SessionId, body: Annotated[ResetRequest | None, Body()] = None) -> Response:
+    async def reset(session_id: SessionId, request: Request,
+                    body: Annotated[ResetRequest | None, Body()] = None) -> Response:
         """Start an episode: ``env.reset(seed=seed, options=options)``."""
         session = store.get(session_id)
+        rules.check(request, session)
         req = body or ResetRequest()
         async with session.lock:
-            return _json(await _reset(store, session, req))
+            return _json(await rules.reset(store, session, req))
 
     @app.post("/sessions/{session_id}/step", response_model=StepResponse, tags=["sessions"],
               responses=_errors(404, 409, 413, 422, 504))
-    async def step(session_id: SessionId, body: StepRequest) -> Response:
+    async def step(session_id: SessionId, body: StepRequest, request: Request) -> Response:
         """Take one turn: ``env.step(action)``. 409 once the episode has ended (reset first)."""
         session = store.get(session_id)
+        rules.check(request, session)
         async with session.lock:
-            return _json(await _step(store, session, body))
+            return _json(await rules.step(store, session, body))
 
     @app.delete("/sessions/{session_id}", status_code=204, tags=["sessions"], responses=_errors(404, 422))
-    async def delete_session(session_id: SessionId) -> Response:
+    async def delete_session(session_id: SessionId, request: Request) -> Response:
         """Close a session and its env."""
-        await store.close(store.get(session_id))
+        session = store.get(session_id)
+        rules.check(request, session)
+        await store.close(session)
         return Response(status_code=204)
 
     @app.websocket("/sessions/{session_id}/ws")
     async def session_ws(websocket: WebSocket, session_id: str) -> None:
-        await _serve_websocket(websocket, store, session_id)
+        await _serve_websocket(websocket, store, rules, session_id)
 
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=cfg.max_body_bytes)
     return app
 
 
-# -------------------------------------------------------------------------- env calls
-async def _reset(store: SessionStore, session: Session, req: ResetRequest) -> dict[str, Any]:
-    try:
-        obs, info = await store.call(session, _env_reset, session.env, req.seed, req.options)
-    except (ValueError, TypeError) as exc:  # the env's answer to bad seeds, options or kwargs
-        raise ApiError(422, "invalid_reset", f"reset rejected its arguments: {exc}") from None
-    return reset_payload(obs, info)
-
-
-async def _step(store: SessionStore, session: Session, req: StepRequest) -> dict[str, Any]:
-    try:
-        result = await store.call(session, session.env.step, req.action)
-    except ResetNeeded as exc:
-        raise ApiError(409, "reset_needed", f"{exc}") from None
-    return step_payload(*result)
-
-
-def _env_reset(env: gym.Env, seed: int | None, options: dict[str, Any] | None) -> Any:
-    return env.reset(seed=seed, options=options)
-
-
+# -------------------------------------------------------------------------- env descriptions
 def _describe(ids: Iterable[str]) -> list[dict[str, Any]]:
     out = []
     for env_id in ids:
@@ -287,20 +285,29 @@ def _describe(ids: Iterable[str]) -> list[dict[str, Any]]:
 
 # -------------------------------------------------------------------------- WebSocket
 #: Close codes: 1009 message too big; 4404 unknown session; 4409 session already has a socket;
-#: 4408 closed by the idle reaper; 4410 closed otherwise (DELETE, step timeout, shutdown).
-_WS_CLOSE = {"idle": 4408, "closed": 4410, "shutdown": 1001}
+#: 4408 closed by the idle reaper; 4410 closed otherwise (DELETE, step timeout, shutdown);
+#: 4411 taken over by a newer socket (a resumable host); 4000 + status for a host's refusal (4401).
+_WS_CLOSE = {"idle": 4408, "closed": 4410, "shutdown": 1001, "replaced": 4411}
 
 
-async def _serve_websocket(websocket: WebSocket, store: SessionStore, session_id: str) -> None:
-    """One session's reset and step over one socket; a disconnect closes the session."""
+async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: SessionHost, session_id: str) -> None:
+    """One session's reset and step over one socket; a disconnect closes the session (unless the
+    host's sessions are resumable: then it waits for a new socket, or the reaper)."""
     await websocket.accept()
     session = store.find(session_id)
     if session is None:
         await websocket.close(code=4404, reason="unknown session")
         return
-    if session.on_close is not None:
-        await websocket.close(code=4409, reason="the session already has a WebSocket")
+    try:
+        host.check(websocket, session)
+    except ApiError as exc:
+        await websocket.close(code=4000 + exc.status, reason=exc.code)
         return
+    if session.on_close is not None:
+        if not host.resumable:
+            await websocket.close(code=4409, reason="the session already has a WebSocket")
+            return
+        session.on_close("replaced")  # a client that reconnects takes its session over
     conn = _Connection(websocket, store.config.send_timeout_s)
     session.on_close = conn.close_soon
     max_bytes = store.config.max_body_bytes
@@ -320,7 +327,7 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, session_id
             async with session.lock:
                 if session.closed:
                     break
-                reply = await _ws_reply(store, session, text)
+                reply = await _ws_reply(store, host, session, text)
             # Sent without the lock: a stalled send holds only this socket, never the session.
             await conn.send(reply)
             if session.closed:
@@ -331,8 +338,10 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, session_id
         log.warning("the client of session %s left a reply unread for %g s: closed", session.id,
                     store.config.send_timeout_s)
     finally:
-        session.on_close = None
-        await store.close(session, "disconnect")
+        if session.on_close == conn.close_soon:  # not a newer socket's
+            session.on_close = None
+        if not host.resumable:
+            await store.close(session, "disconnect")
         await conn.close(_WS_CLOSE["closed"], "session closed")
 
 
@@ -353,7 +362,7 @@ def _ws_text(message: dict[str, Any], max_bytes: int) -> str | None:
     return text
 
 
-async def _ws_reply(store: SessionStore, session: Session, text: str) -> bytes:
+async def _ws_reply(store: SessionStore, host: SessionHost, session: Session, text: str) -> bytes:
     try:
         request = _WS_MESSAGE.validate_python(json.loads(text))
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, non-JSON, too deep, huge ints
@@ -363,8 +372,8 @@ async def _ws_reply(store: SessionStore, session: Session, text: str) -> bytes:
         return _ws_error("invalid_json", f"the message is not valid JSON: {exc.__class__.__name__}")
     try:
         if request.op == "reset":
-            return dumps(await _reset(store, session, request))
-        return dumps(await _step(store, session, request))
+            return _encoded(await host.reset(store, session, request))
+        return _encoded(await host.step(store, session, request))
     except ApiError as exc:
         return _ws_error(exc.code, exc.message)
     except Exception:  # noqa: BLE001 (an env bug: logged in full, answered as over HTTP, never a traceback)

@@ -15,7 +15,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,6 +144,8 @@ class Session:
     abandoned: bool = False
     #: Called on the loop with the reason when the session is closed, e.g. to close its WebSocket.
     on_close: Callable[[str], None] | None = None
+    #: What a `agentgym.server.host.SessionHost` keeps about the session (None for the default host).
+    hosted: Any = None
 
 
 class SessionStore:
@@ -152,11 +154,17 @@ class SessionStore:
     Args:
         config: the limits.
         env_ids: the ids sessions may be opened on (the allow-list; nothing else is ever made).
+        on_retire: called once with each session and the reason when it is closed to clients.
+        upkeep: awaited after each reaper pass (a host's own periodic work).
     """
 
-    def __init__(self, config: ServerConfig, env_ids: Iterable[str]) -> None:
+    def __init__(self, config: ServerConfig, env_ids: Iterable[str],
+                 on_retire: Callable[[Session, str], None] | None = None,
+                 upkeep: Callable[[], Awaitable[Any]] | None = None) -> None:
         self.config = config
         self.env_ids = frozenset(env_ids)
+        self._on_retire = on_retire
+        self._upkeep = upkeep
         self._sessions: dict[str, Session] = {}
         # Slots held: live sessions, creates in progress, and sessions whose timed-out env call
         # still runs on their thread. The cap applies to this number, so it bounds all three,
@@ -249,7 +257,7 @@ class SessionStore:
         """Close a session: later requests get 404; the env closes once no call runs on it."""
         if session.closed:
             return
-        self._retire(session)
+        self._retire(session, reason)
         async with session.lock:
             done = None if session.abandoned else self._end(session.thread, [session.env])
         if session.on_close is not None:
@@ -284,7 +292,7 @@ class SessionStore:
             return await self._run(session.thread, fn, *args)
         except (_Expired, asyncio.CancelledError) as exc:
             session.abandoned = True
-            self._retire(session)
+            self._retire(session, "step_timeout")
             self._end(session.thread, [session.env])
             if isinstance(exc, asyncio.CancelledError):
                 raise
@@ -312,9 +320,13 @@ class SessionStore:
         return ApiError(504, "step_timeout", f"{what} ran over the {self.config.step_timeout_s:g} s step timeout; "
                                              "the session is closed")
 
-    def _retire(self, session: Session) -> None:
+    def _retire(self, session: Session, reason: str) -> None:
         session.closed = True
-        self._sessions.pop(session.id, None)
+        if self._sessions.pop(session.id, None) is not None and self._on_retire is not None:
+            try:
+                self._on_retire(session, reason)
+            except Exception:  # noqa: BLE001 (a host's bug must not leave the session half closed)
+                log.exception("the session host failed on retiring session %s", session.id)
 
     def _end(self, thread: EnvThread | None, envs: list[gym.Env]) -> asyncio.Future[Any] | None:
         """Close `envs` on `thread` after whatever it runs now, end it, then free the slot."""
@@ -366,5 +378,7 @@ class SessionStore:
             await asyncio.sleep(self.config.reap_interval_s)
             try:
                 await self.reap()
+                if self._upkeep is not None:
+                    await self._upkeep()
             except Exception:  # noqa: BLE001 (the reaper must outlive one bad pass; it is logged)
                 log.exception("reaper pass failed")

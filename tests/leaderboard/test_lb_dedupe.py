@@ -170,7 +170,7 @@ def test_schema_1_board_is_migrated_and_its_entries_still_match(tmp_path: Path) 
                      "verify_s) VALUES ('2026-01-01', 'heuristic', 'old', 'r', '', '', ?, '0', ?, 'c', '{}', 0, 16, "
                      "'{}', 1.0)", (S.SUITE.id, digest))
     store = Store(path)
-    assert store.schema_version() == SCHEMA_VERSION == 2
+    assert store.schema_version() == SCHEMA_VERSION
     old = store.find(S.SUITE.id, records_sha256=digest)
     assert old is not None and old.play_sha256 is None
     with pytest.raises(Duplicate):

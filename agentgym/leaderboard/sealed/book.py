@@ -1,0 +1,474 @@
+"""The sealed runs of one board: opening them under a token's quota, their episodes, and their end.
+
+A run is opened for a suite by a token (`open_run`); its seeds come from the board's secret and
+its id (`agentgym.leaderboard.sealed.seeds`), and its episodes are the suite's jobs on them. The
+board hands the episodes out one at a time to the run's sessions, a cell (env, noise, env
+arguments) at a time (`Run.take`), appends each finished episode's record, written by the
+runner's own `EpisodeState`, to a file of the run's (flushed per episode, in a folder only the
+board's user can read: the records hold the seeds), and ends the run one of three ways:
+
+- ``complete``: every episode played; the records are verified by replay like any submission
+  (`verify_submission`, with the seeds in the manifest) and stored as an entry of the sealed
+  track, whose body, the records with their seeds, is published (`finish`);
+- ``incomplete``: an episode in play was lost (its session closed, reaped or timed out), nothing
+  was asked of the run for the grace period, it ran past its longest duration, its token was
+  revoked, or the board restarted. Never ranked, and its records are never published;
+- ``rejected``: the records did not verify (a bug of the board's: they are its own).
+
+Every run row, whatever its end, counts against its token's quota for 24 hours after it opened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import agentgym
+from agentgym.bench.suites import SUITES, Suite
+from agentgym.eval.records import RecordWriter
+from agentgym.eval.runner import AgentSpec, EpisodeJob
+from agentgym.leaderboard.dedupe import play_digest
+from agentgym.leaderboard.sealed.config import SealedConfig
+from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
+from agentgym.leaderboard.store import Entry, Store
+from agentgym.leaderboard.submission import (LIMITS, RUN_ID_PATTERN, LimitExceeded, MalformedSubmission, Manifest,
+                                             SealedRun, Submission, SubmissionError, check_manifest_text,
+                                             encode_submission, load_json_line)
+from agentgym.leaderboard.tokens import Token
+from agentgym.leaderboard.verify import config_hash, verify_submission
+
+__all__ = ["DeclaredAgent", "Run", "RunBook", "RunRefused", "QuotaSpent", "Cell", "QUOTA_WINDOW_S"]
+
+log = logging.getLogger("agentgym.leaderboard")
+
+#: A token's quota counts the runs it opened in the last this many seconds.
+QUOTA_WINDOW_S = 24 * 3600.0
+#: The agent's declared configuration, as JSON, at most (a built-in agent's is a few dozen bytes).
+MAX_AGENT_CONFIG_BYTES = 16 * 1024
+
+
+class RunRefused(Exception):
+    """A sealed request refused: ``status`` is the HTTP status, ``code`` a stable reason."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers or {}
+
+
+class QuotaSpent(RunRefused):
+    """The token opened its quota of runs in the last 24 hours (HTTP 429)."""
+
+
+class DeclaredAgent:
+    """The agent of a sealed run as its client declared it. It acts elsewhere and never reads the
+    env, so it is never privileged, whatever the client's agent is."""
+
+    privileged = False
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self._config = dict(config)
+
+    def config(self) -> dict[str, Any]:
+        return self._config
+
+
+#: One cell of a suite: the episodes that share an env id, a noise setting and env arguments.
+Cell = tuple[str, str | None, tuple[tuple[str, Any], ...]]
+
+
+def cell_of(job: EpisodeJob) -> Cell:
+    return (job.env_id, job.noise, job.kwargs)
+
+
+@dataclass(eq=False)
+class Run:
+    """A sealed run in play (in memory; its row in the database says who opened it and how it ended)."""
+
+    run_id: str
+    token: Token
+    suite: Suite
+    seeds: tuple[int, ...]
+    agent_name: str
+    agent: DeclaredAgent
+    model: str
+    revision: str
+    organisation: str
+    description: str
+    records_path: Path
+    jobs: list[EpisodeJob] = field(default_factory=list)
+    #: ``playing``, then ``verifying`` once every episode is played (then the run leaves memory).
+    phase: str = "playing"
+    opened: float = field(default_factory=time.monotonic)
+    last_active: float = field(default_factory=time.monotonic)
+    #: Job indices not handed out yet, per cell, in suite order.
+    pending: dict[Cell, deque[int]] = field(default_factory=dict)
+    #: Job index -> the id of the session it is in play on.
+    in_play: dict[int, str] = field(default_factory=dict)
+    #: Job indices in the order their records were written.
+    written: list[int] = field(default_factory=list)
+    #: The ids of the sessions open on this run.
+    seats: set[str] = field(default_factory=set)
+    #: Sessions being opened for this run now (counted against `SealedConfig.sessions_per_run`).
+    opening: int = 0
+    writer: RecordWriter | None = None
+
+    def __post_init__(self) -> None:
+        self.jobs = self.suite.jobs(self.seeds)
+        for i, job in enumerate(self.jobs):
+            self.pending.setdefault(cell_of(job), deque()).append(i)
+        self.spec = AgentSpec(self.agent_name)
+
+    @property
+    def playing(self) -> bool:
+        return self.phase == "playing"
+
+    def touch(self) -> None:
+        self.last_active = time.monotonic()
+
+    def cells(self) -> list[Cell]:
+        """The run's cells, in suite order."""
+        return list(self.pending)
+
+    def task_index(self, job_index: int) -> int:
+        """The index of the task (the seed) job `job_index` plays."""
+        return (job_index // self.suite.trials) % self.suite.n_seeds
+
+    def take(self, cell: Cell, session_id: str) -> int | None:
+        """The next episode of `cell`, now in play on `session_id`; None when the cell has none left."""
+        queue = self.pending[cell]
+        if not queue:
+            return None
+        index = queue.popleft()
+        self.in_play[index] = session_id
+        return index
+
+    def give_back(self, index: int) -> None:
+        """An episode taken but never shown to the client (its reset failed) goes back to the front."""
+        self.in_play.pop(index, None)
+        self.pending[cell_of(self.jobs[index])].appendleft(index)
+
+    def record(self, index: int, rec: dict[str, Any]) -> bool:
+        """Append episode `index`'s record; True when it was the run's last episode."""
+        assert self.writer is not None and index in self.in_play
+        self.writer.write(rec)
+        del self.in_play[index]
+        self.written.append(index)
+        return len(self.written) == len(self.jobs)
+
+    def counts(self) -> dict[str, int]:
+        return {"episodes": len(self.jobs), "done": len(self.written), "in_play": len(self.in_play),
+                "pending": sum(len(q) for q in self.pending.values())}
+
+
+def _cell_dict(cell: Cell, episodes: int) -> dict[str, Any]:
+    env_id, noise, kwargs = cell
+    return {"env_id": env_id, "kwargs": dict(kwargs), "noise": noise, "episodes": episodes}
+
+
+class RunBook:
+    """The sealed runs of one board.
+
+    Args:
+        store: the board (its database holds the runs' rows and the entries).
+        secret: the board's secret (`agentgym.leaderboard.secret`).
+        config: the sealed track's limits.
+        suites: the suites runs may be opened for (default: `SUITES`; only current ones).
+        workers: replay processes when a complete run is verified (default: by suite size).
+        run_ids: makes each new run's id (default: `new_run_id`, 192 random bits); a fixed
+            sequence makes a board's seeds reproducible (tests, benchmarks).
+    """
+
+    def __init__(self, store: Store, secret: bytes, config: SealedConfig | None = None, *,
+                 suites: Mapping[str, Suite] | None = None, workers: int | None = None,
+                 run_ids: Callable[[], str] = new_run_id) -> None:
+        self.store = store
+        self._new_id = run_ids
+        self.config = config or SealedConfig()
+        self.suites = SUITES if suites is None else suites
+        self.workers = workers
+        self._secret = secret
+        self._live: dict[str, Run] = {}
+        self._lock = threading.Lock()  # the live runs are read by finishing threads too
+        self.records_dir = Path(f"{store.path}.sealed")
+        self.records_dir.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(self.records_dir, 0o700)  # mkdir's mode passes through the umask
+        self._close_left_open()
+
+    # ------------------------------------------------------------------ opening
+    def open_run(self, token: Token, request: Any) -> Run:
+        """Open a sealed run for `token`, as `request` (the parsed JSON body) asks.
+
+        Raises:
+            RunRefused: 422 a malformed request or an unknown or old suite, 403 another
+                organisation's name, 409 this agent and model already hold a sealed entry or an
+                open run, 429 (`QuotaSpent`) the token's quota is spent.
+        """
+        fields = _parse_open(request, token)
+        suite = self.suites.get(fields["suite"])
+        if suite is None or not suite.current:
+            known = sorted(s for s, v in self.suites.items() if v.current)
+            raise RunRefused(422, "unknown_suite", f"suite {fields['suite']!r} cannot be run sealed here; current "
+                             f"suites: {', '.join(known)}")
+        agent = {"name": fields["agent"], "config": fields["agent_config"], "privileged": False}
+        identity = (fields["model"], fields["revision"], suite.id, config_hash(agent))
+        existing = self._sealed_entry(*identity)
+        if existing is not None:
+            raise RunRefused(409, "already_sealed", f"{fields['agent']} ({fields['model']}@{fields['revision']}) "
+                             f"already has sealed entry {existing} on {suite.id}; a new revision makes a new entry")
+        run_id = self._new_id()
+        if not RUN_ID_PATTERN.fullmatch(run_id):
+            raise ValueError(f"the board's run-id source made {run_id!r}, not a run id ({RUN_ID_PATTERN.pattern})")
+        now = time.time()
+        with self._lock:
+            if any((r.model, r.revision, r.suite.id, config_hash({"name": r.agent_name, "config": r.agent.config(),
+                                                                   "privileged": False})) == identity
+                   for r in self._live.values()):
+                raise RunRefused(409, "run_in_play", "a sealed run of this agent, model and revision is in play now")
+            self._insert_under_quota(token, run_id, suite, fields, now)
+            run = Run(run_id=run_id, token=token, suite=suite, seeds=run_seeds(self._secret, run_id, suite),
+                      agent_name=fields["agent"], agent=DeclaredAgent(fields["agent_config"]), model=fields["model"],
+                      revision=fields["revision"], organisation=fields["organisation"],
+                      description=fields["description"], records_path=self.records_dir / f"{run_id}.jsonl")
+            run.writer = RecordWriter(run.records_path)
+            self._live[run_id] = run
+        log.info("sealed run %s opened by token %d (%s) for %s on %s", run_id, token.id, token.organisation,
+                 fields["agent"], suite.id)
+        return run
+
+    def _insert_under_quota(self, token: Token, run_id: str, suite: Suite, fields: dict[str, Any], now: float) -> None:
+        with self.store.connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")  # the count and the insert are one step for concurrent opens
+            try:
+                since = now - QUOTA_WINDOW_S
+                row = conn.execute("SELECT COUNT(*), MIN(opened_at) FROM sealed_runs WHERE token_id = ? AND "
+                                   "opened_at > ?", (token.id, since)).fetchone()
+                if int(row[0]) >= token.quota_per_day:
+                    wait = max(1, int(row[1] + QUOTA_WINDOW_S - now) + 1)
+                    raise QuotaSpent(429, "quota_spent", f"this token has opened its {token.quota_per_day} sealed "
+                                     f"runs of the last 24 hours; the next may open in {wait} s",
+                                     headers={"Retry-After": str(wait)})
+                conn.execute(
+                    "INSERT INTO sealed_runs (run_id, token_id, suite, agent, agent_config, model, revision, "
+                    "organisation, description, opened_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'open')",
+                    (run_id, token.id, suite.id, fields["agent"], json.dumps(fields["agent_config"], sort_keys=True),
+                     fields["model"], fields["revision"], fields["organisation"], fields["description"], now))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def _sealed_entry(self, model: str, revision: str, suite: str, agent_hash: str) -> int | None:
+        with self.store.connect() as conn:
+            row = conn.execute("SELECT id FROM submissions WHERE track = 'sealed' AND model = ? AND revision = ? AND "
+                               "suite = ? AND config_hash = ?", (model, revision, suite, agent_hash)).fetchone()
+        return int(row[0]) if row else None
+
+    # ------------------------------------------------------------------ queries
+    def live(self, run_id: str) -> Run | None:
+        """The run `run_id` if it is in play or being verified, else None."""
+        with self._lock:
+            return self._live.get(run_id)
+
+    def live_runs(self) -> list[Run]:
+        with self._lock:
+            return list(self._live.values())
+
+    def status(self, run_id: str, token: Token) -> dict[str, Any]:
+        """What the owner of run `run_id` may know of it: its state, its counts, its sessions in play,
+        and once complete its entry.
+
+        Raises:
+            RunRefused: 404 no such run of this token's.
+        """
+        run = self.live(run_id)
+        if run is not None and run.token.id == token.id:
+            sessions = [{"session_id": sid, "index": i, **_cell_dict(cell_of(run.jobs[i]), 0)}
+                        for i, sid in sorted(run.in_play.items())]
+            for s in sessions:
+                del s["episodes"]
+            return {"run_id": run_id, "suite": run.suite.id, "state": "open" if run.playing else "verifying",
+                    "reason": None, **run.counts(), "cells": self._cells(run), "in_play_sessions": sessions,
+                    "entry": None}
+        with self.store.connect() as conn:
+            row = conn.execute("SELECT suite, state, reason, submission_id FROM sealed_runs WHERE run_id = ? AND "
+                               "token_id = ?", (run_id, token.id)).fetchone()
+        if row is None:
+            raise RunRefused(404, "unknown_run", f"no sealed run {run_id!r} of this token")
+        suite_id, state, reason, entry_id = row
+        entry = self.store.get(entry_id) if entry_id is not None else None
+        return {"run_id": run_id, "suite": suite_id, "state": state, "reason": reason,
+                "entry": None if entry is None else entry_link(entry)}
+
+    def _cells(self, run: Run) -> list[dict[str, Any]]:
+        sizes: dict[Cell, int] = {}
+        for job in run.jobs:
+            sizes[cell_of(job)] = sizes.get(cell_of(job), 0) + 1
+        return [_cell_dict(c, n) for c, n in sizes.items()]
+
+    def opened(self, run: Run) -> dict[str, Any]:
+        """The answer to the run's opening: its id, its cells, and the limits its client must keep."""
+        return {"run_id": run.run_id, "suite": run.suite.id, "organisation": run.organisation,
+                "episodes": len(run.jobs), "cells": self._cells(run), "sessions_per_run": self.config.sessions_per_run,
+                "grace_s": self.config.grace_s, "sessions_url": f"/sealed/runs/{run.run_id}"}
+
+    # ------------------------------------------------------------------ ending
+    def close(self, run: Run, state: str, reason: str) -> bool:
+        """End a run that did not complete (``incomplete``); False if it had ended already."""
+        with self._lock:
+            if self._live.get(run.run_id) is not run or not run.playing:
+                return False
+            run.phase = state
+            del self._live[run.run_id]
+        self._set_state(run.run_id, state, reason)
+        self._drop_records(run)
+        log.info("sealed run %s closed %s: %s", run.run_id, state, reason)
+        return True
+
+    def _set_state(self, run_id: str, state: str, reason: str | None, conn: sqlite3.Connection | None = None,
+                   entry_id: int | None = None) -> None:
+        statement = ("UPDATE sealed_runs SET state = ?, reason = ?, closed_at = ?, submission_id = ? "
+                     "WHERE run_id = ? AND state = 'open'")
+        values = (state, reason, time.time(), entry_id, run_id)
+        if conn is not None:
+            conn.execute(statement, values)
+            return
+        with self.store.connect() as own:
+            own.execute(statement, values)
+
+    def _drop_records(self, run: Run) -> None:
+        if run.writer is not None:
+            run.writer.close()
+        run.records_path.unlink(missing_ok=True)
+
+    def begin_verifying(self, run: Run) -> None:
+        """Every episode is played: no more requests are served for the run."""
+        run.phase = "verifying"
+
+    def finish(self, run: Run, *, level: int = 6) -> Entry | None:
+        """Verify a run whose every episode is played and store it as a sealed entry (blocking: a
+        worker thread's job). Returns the entry, or None if the records did not verify."""
+        assert run.writer is not None and not run.playing
+        run.writer.close()
+        lines = run.records_path.read_bytes().splitlines(keepends=True)
+        order = sorted(range(len(lines)), key=run.written.__getitem__)
+        records = b"".join(lines[i] for i in order)  # in the suite's order, each line as written
+        manifest = Manifest(agent=run.agent_name, model=run.model, revision=run.revision,
+                            organisation=run.organisation, description=run.description, suite=run.suite.id,
+                            package_version=agentgym.__version__, records_sha256=hashlib.sha256(records).hexdigest(),
+                            sealed=SealedRun(run_id=run.run_id, seeds=run.seeds))
+        body = encode_submission(manifest, records, level=level)
+        # The body is the board's own, so its lines are parsed as they are (json.loads), not
+        # through the bounded decoder that guards against hostile uploads; verification is the same.
+        sub = Submission(manifest=manifest, records=[json.loads(line) for line in records.splitlines()],
+                         records_sha256=manifest.records_sha256, body_bytes=len(body), records_bytes=len(records))
+        try:
+            if max(map(len, lines), default=0) > LIMITS.max_line_bytes:
+                raise LimitExceeded("line_too_long", "a record is longer than anyone's board would accept")
+            verified = verify_submission(sub, self.suites, workers=self.workers)
+
+            def closed_with_entry(conn: sqlite3.Connection, entry_id: int) -> None:
+                self._set_state(run.run_id, "complete", None, conn, entry_id)
+
+            entry, _ = self.store.add(verified, body, play_sha256=play_digest(verified.records), track="sealed",
+                                      in_transaction=closed_with_entry)
+        except SubmissionError as exc:
+            # The board's own records: a refusal is the board's bug (an env that is not deterministic).
+            log.error("sealed run %s did not verify: %s", run.run_id, exc)
+            self._set_state(run.run_id, "rejected", f"the board's records did not verify: {exc}")
+            entry = None
+        except Exception:  # noqa: BLE001 (the end of a background job: logged in full, and the run says so)
+            log.exception("sealed run %s: verifying it failed", run.run_id)
+            self._set_state(run.run_id, "rejected", "the board failed while verifying the run (its bug, logged)")
+            entry = None
+        finally:
+            with self._lock:
+                self._live.pop(run.run_id, None)
+            run.records_path.unlink(missing_ok=True)
+        if entry is not None:
+            log.info("sealed run %s complete: entry %d, %d episodes verified in %.2f s", run.run_id, entry.id,
+                     entry.episodes, entry.verify_s)
+        return entry
+
+    def sweep(self, revoked: set[int]) -> list[tuple[Run, str]]:
+        """The runs to close now: idle past the grace period, past their longest duration, or of a
+        revoked token (in `revoked`); each with why."""
+        now = time.monotonic()
+        out = []
+        for run in self.live_runs():
+            if not run.playing:
+                continue
+            if run.token.id in revoked:
+                out.append((run, "its token was revoked"))
+            elif now - run.last_active > self.config.grace_s:
+                out.append((run, f"no request for {self.config.grace_s:g} s (the grace period)"))
+            elif now - run.opened > self.config.max_run_s:
+                out.append((run, f"it ran past {self.config.max_run_s:g} s"))
+        return out
+
+    def _close_left_open(self) -> None:
+        # The envs of a run's episodes in play lived in the board's previous process: gone.
+        with self.store.connect() as conn:
+            left = [r[0] for r in conn.execute("SELECT run_id FROM sealed_runs WHERE state = 'open'")]
+            conn.execute("UPDATE sealed_runs SET state = 'incomplete', reason = ?, closed_at = ? WHERE state = 'open'",
+                         ("the board restarted while the run was open", time.time()))
+        for run_id in left:
+            (self.records_dir / f"{run_id}.jsonl").unlink(missing_ok=True)
+
+
+def entry_link(entry: Entry) -> dict[str, Any]:
+    """A sealed entry as a run's status names it, with the URL of its published records."""
+    s = entry.summary
+    return {"id": entry.id, "url": f"/submissions/{entry.id}", "records_url": f"/submissions/{entry.id}/records",
+            "episodes": entry.episodes, "summary": {k: s.get(k) for k in ("primary", "success", "score")}}
+
+
+_OPEN_FIELDS = {"suite", "agent", "agent_config", "model", "revision", "organisation", "description"}
+
+
+def _parse_open(request: Any, token: Token) -> dict[str, Any]:
+    if not isinstance(request, dict):
+        raise RunRefused(422, "invalid_request", "the body must be a JSON object")
+    unknown = sorted(set(request) - _OPEN_FIELDS)
+    missing = sorted({"suite", "agent", "model", "revision"} - set(request))
+    if unknown or missing:
+        raise RunRefused(422, "invalid_request", f"unknown fields {unknown}, missing fields {missing}; a run is "
+                         f"opened with {sorted(_OPEN_FIELDS)}")
+    out: dict[str, Any] = {"description": "", "organisation": token.organisation, "agent_config": {}}
+    out.update(request)
+    try:
+        for name in ("suite", "agent", "model", "revision", "organisation", "description"):
+            check_manifest_text(name, out[name])
+    except MalformedSubmission as exc:
+        raise RunRefused(422, "invalid_request", str(exc)) from None
+    if out["organisation"] != token.organisation:
+        raise RunRefused(403, "wrong_organisation", f"this token is {token.organisation!r}'s; its runs are shown "
+                         "under that name (leave --org out, or ask the board's admin for a token of yours)")
+    config = out["agent_config"]
+    if not isinstance(config, dict):
+        raise RunRefused(422, "invalid_request", "agent_config must be a JSON object")
+    encoded = json.dumps(config, sort_keys=True, allow_nan=False)
+    if len(encoded) > MAX_AGENT_CONFIG_BYTES:
+        raise RunRefused(422, "invalid_request", f"agent_config is over {MAX_AGENT_CONFIG_BYTES} bytes of JSON")
+    out["agent_config"] = json.loads(encoded)
+    return out
+
+
+def parse_open_body(body: bytes) -> Any:
+    """The JSON of a run-opening body, depth-checked before it is parsed.
+
+    Raises:
+        RunRefused: 422 not JSON (or too deep, a key twice, NaN).
+    """
+    try:
+        return load_json_line(body, "the body")
+    except MalformedSubmission as exc:
+        raise RunRefused(422, "invalid_json", str(exc)) from None

@@ -1,0 +1,46 @@
+"""The sealed track's limits, in one place: the board, its command line and the tests read them here.
+
+Light on purpose (no leaderboard or eval imports): the command line builds its options from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentgym.server.config import ServerConfig
+
+__all__ = ["SealedConfig", "DEFAULT_QUOTA"]
+
+#: Sealed runs a token may open in any 24 hours, unless its admin says otherwise.
+DEFAULT_QUOTA = 5
+
+
+@dataclass(frozen=True)
+class SealedConfig:
+    """The sealed track's limits (`agentgym leaderboard serve --sealed` options)."""
+
+    #: Seconds a run may go without a request (on any of its sessions) before it is closed as
+    #: incomplete; a session idle this long is reaped. A client that reconnects within it resumes.
+    grace_s: float = 300.0
+    #: Seconds a run may last in all.
+    max_run_s: float = 24 * 3600.0
+    #: Sessions one run may hold at once (its client's concurrency).
+    sessions_per_run: int = 16
+    #: Sealed sessions at most, over every run (the env server's session cap).
+    max_sessions: int = 64
+    #: Where env calls run (the env server's ``env_calls``: ``thread`` or ``inline``).
+    env_calls: str = "inline"
+
+    def server_config(self) -> ServerConfig:
+        """The env server's limits for the sealed sessions (a session idle for the grace period is reaped)."""
+        return ServerConfig(max_sessions=self.max_sessions, idle_timeout_s=self.grace_s, env_calls=self.env_calls)
+
+    def __post_init__(self) -> None:
+        for name in ("grace_s", "max_run_s"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+        for name in ("sessions_per_run", "max_sessions"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
