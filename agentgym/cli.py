@@ -312,11 +312,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from agentgym.bench.suites import get_suite
     from agentgym.eval.report import write_report
 
+    if args.sealed:
+        return _bench_sealed(args)  # the board knows the suite; --model names the entry
     suite = get_suite(args.suite)
     spec = _agent_spec(args)
     _check_agent(spec)
-    if args.sealed:
-        return _bench_sealed(args)
     for flag in ("revision", "org", "token_file", "description"):
         if getattr(args, flag):
             raise UserError(f"--{flag.replace('_', '-')} is for a sealed run (--sealed URL)")

@@ -143,7 +143,7 @@ def heuristic(env_id: str, split: str, seeds: Sequence[int]) -> dict[str, Any]:
             h = step_harm(info)
             violations, harm, length = violations + h.violations, harm + int(h.harmful), length + 1
             done = terminated or truncated
-        episodes.append({"env": env_id, "seed": seed, "success": bool(info["episode"]["success"]), "length": length,
+        episodes.append({"env": env_id, "seed": seed, "success": bool(info["episode_summary"]["success"]), "length": length,
                          "violations": violations, "harm": harm})
     env.close()
     successes = [float(e["success"]) for e in episodes]

@@ -15,6 +15,7 @@ import pytest
 
 import lb_sealed_support as T
 import lb_support as S
+from agentgym.agents.heuristic import HeuristicAgent
 from agentgym.eval.runner import AgentSpec
 from agentgym.leaderboard.board import board_dict, build_board
 from agentgym.leaderboard.sealed.client import PrivilegedAgent, SealedTarget, run_sealed
@@ -56,7 +57,8 @@ def test_a_sealed_run_is_played_stored_in_its_track_and_published(board: T.Board
     assert sub.manifest.sealed is not None and sub.manifest.sealed.run_id == run_id
     assert sub.manifest.sealed.seeds == run_seeds(T.SECRET, run_id, S.SUITE)  # HMAC(secret, run id, task)
     assert {r["seed"] for r in sub.records} == set(sub.manifest.sealed.seeds)
-    assert all(r["agent"] == {"name": "heuristic", "config": {}, "privileged": False} for r in sub.records)
+    assert all(r["agent"] == {"name": "heuristic", "config": HeuristicAgent().config(), "privileged": False}
+               for r in sub.records)
     again = verify_submission(sub, T.REGISTRY, workers=1)  # anyone can replay them
     assert again.summary["success"] == entry.summary["success"]
     # The board shows it in the sealed track, linked to its records.
@@ -72,6 +74,7 @@ def test_a_sealed_run_is_played_stored_in_its_track_and_published(board: T.Board
         receive(body, board.store, suites=T.REGISTRY)
     assert refused.value.code == "sealed_upload"
     status, answer, _ = T.http(board.url, "POST", "/sealed/runs", {"suite": S.SUITE.id, "agent": "heuristic",
+                                                                   "agent_config": HeuristicAgent().config(),
                                                                    "model": "m", "revision": "r1"}, token)
     assert status == 409 and answer["error"]["code"] == "already_sealed"
 

@@ -73,7 +73,7 @@ def test_the_view_holds_no_seed_and_nothing_the_harness_hides() -> None:
         done = terminated or truncated
         assert view["reward"] == WITHHELD_REWARD and "noise" not in view["info"] and "episode" not in view["info"]
         assert str(seed).encode() not in encode(view, seed, "sealed-7")
-    assert "gold" in json.dumps(info["episode"]) and "gold" not in json.dumps(client_info(info))
+    assert "gold" in json.dumps(info["episode_summary"]) and "gold" not in json.dumps(client_info(info))
     env.close()
 
 

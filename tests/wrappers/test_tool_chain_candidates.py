@@ -198,7 +198,7 @@ def _restricted_oracle(domain: str, difficulty: str, seed: int) -> bool:
         obs, _, terminated, truncated, info = env.step(action)
         if terminated or truncated:
             env.close()
-            return bool(info["episode"]["success"])
+            return bool(info["episode_summary"]["success"])
         want = oracle.act(obs, info)
 
 
