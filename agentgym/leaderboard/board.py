@@ -53,6 +53,8 @@ class Section:
     reference: list[Row] = field(default_factory=list)
     #: ``sealed`` or ``open`` (`agentgym.leaderboard.store.TRACKS`).
     track: str = "open"
+    #: The suite's noise settings, in its order (empty for a suite this agentgym does not know).
+    noise: tuple[str, ...] = ()
 
 
 def _primary_value(e: Entry) -> float | None:
@@ -101,7 +103,8 @@ def build_board(entries: Sequence[Entry], suites: Mapping[str, Suite] | None = N
             suite=suite_id,
             description=suite.description if suite is not None else "(a suite this agentgym does not know)",
             primary=suite.primary if suite is not None else group[0].summary.get("primary", "success"),
-            current=current, rows=rows, reference=refs, track=track))
+            current=current, rows=rows, reference=refs, track=track,
+            noise=tuple(suite.noise) if suite is not None else ()))
     sections.sort(key=lambda s: (s.track != "sealed", not s.current, s.suite))
     return sections
 

@@ -1,9 +1,11 @@
 """The board as an HTML page and as Markdown. Every string from a submission is data.
 
-HTML: every interpolated value goes through `html.escape(..., quote=True)`; the page carries
-no script at all, no link or image built from submitted text (the one link of a row, to a sealed
-entry's published records, is made of the entry's id), and a Content-Security-Policy that allows
-only its own stylesheet (by hash), as a header when served and as a meta tag in the static file.
+HTML: the ``templates/board.html.j2`` template (`agentgym.leaderboard.web`: Jinja2 with
+autoescape), so every printed value is HTML-escaped. The page's one script sorts its tables by
+a clicked column; links are made of entry ids (integers of the board's), never of submitted
+text; a Content-Security-Policy allows only the page's own stylesheet and script, by hash, as a
+header when served and as a meta tag in the static file. Each suite's section ends with a chart
+of success against noise, a line per entry (`agentgym.leaderboard.chart`).
 
 Both render the two tracks apart (`agentgym.leaderboard.board`): the sealed track first, the
 ranking of record, then the open track, whose privilege is self-reported.
@@ -16,32 +18,17 @@ formula (CSV injection).
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html
 import re
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from agentgym.leaderboard.board import Row, Section
+from agentgym.leaderboard.chart import Chart, Series, layout, noise_success
+from agentgym.leaderboard.web import CSP, render_page
 
-__all__ = ["render_html", "render_markdown", "CSP", "HOW_TO_SUBMIT", "TRACKS_TEXT", "md_cell"]
-
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 90rem; padding: 0 1rem; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0 2rem; width: 100%; }
-th, td { border-bottom: 1px solid #ddd; padding: .35rem .6rem; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.text { min-width: 8rem; max-width: 16rem; overflow-wrap: anywhere; }
-.desc { color: #666; font-size: .85em; max-height: 6em; overflow: auto; white-space: pre-wrap; }
-.tie { color: #b35c00; cursor: help; }
-.how, .legend { background: #f8f8f8; border-left: 3px solid #999; padding: .5rem 1rem; }
-code { background: #eee; padding: 0 .2rem; }
-"""
-_CSS_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_CSS.encode()).digest()).decode()
-#: The policy of the page: nothing but its own inline stylesheet.
-CSP = (f"default-src 'none'; style-src '{_CSS_HASH}'; img-src 'none'; script-src 'none'; object-src 'none'; "
-       "base-uri 'none'; form-action 'none'")
+__all__ = ["render_html", "render_markdown", "CSP", "HOW_TO_SUBMIT", "TRACKS_TEXT", "md_cell", "entry_label",
+           "code_spans", "headline_numbers", "sort_key", "Number"]
 
 HOW_TO_SUBMIT = ("Sealed track: with the token the board's admin gave you in `AGENTGYM_TOKEN`, run "
                  "`agentgym bench SUITE --agent AGENT --sealed {base} --model MODEL --revision REVISION`; the board "
@@ -79,6 +66,16 @@ _VERSION_COLUMN = "agentgym"
 
 
 # ============================================================================ numbers
+@dataclass(frozen=True)
+class Number:
+    """One number of a row: as shown, the key it sorts by and the CI shown under it."""
+
+    text: str
+    #: The value (a decimal), or "" when there was nothing to measure (sorts last).
+    sort: str
+    ci: str = ""
+
+
 def _value(summary: Mapping[str, Any], name: str) -> float | None:
     agg = summary.get(name)
     return agg.get("value") if isinstance(agg, Mapping) else None
@@ -88,20 +85,26 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
-def _primary(summary: Mapping[str, Any]) -> str:
+def sort_key(x: Any) -> str:
+    """What a cell sorts by (its ``data-sort``): a number as a decimal, anything else as nothing (sorts last)."""
+    return repr(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else ""
+
+
+def _primary(summary: Mapping[str, Any]) -> Number:
     agg = summary.get(summary.get("primary", "success")) or {}
     lo, hi = (agg.get("ci") or [None, None])[:2]
-    ci = "" if lo is None or hi is None else f" [{100 * lo:.1f}, {100 * hi:.1f}]"
-    return _pct(agg.get("value")) + ci
+    ci = "" if lo is None or hi is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+    return Number(_pct(agg.get("value")), sort_key(agg.get("value")), ci)
 
 
-def _share(summary: Mapping[str, Any], name: str) -> str:
+def _share(summary: Mapping[str, Any], name: str) -> Number:
     """A share, or n/a when there was nothing to measure (never shown as 0 or 100%)."""
     value = _value(summary, name)
-    return "n/a" if value is None else _pct(value)
+    return Number("n/a" if value is None else _pct(value), sort_key(value))
 
 
-def _numbers(summary: Mapping[str, Any]) -> list[str]:
+def headline_numbers(summary: Mapping[str, Any]) -> list[Number]:
+    """The numbers of a board row, in column order from "Success" to "Episodes"."""
     score = _value(summary, "score")
     share, median = _value(summary, "recovery_share"), _value(summary, "recovery_median")
     if share is None:
@@ -110,10 +113,17 @@ def _numbers(summary: Mapping[str, Any]) -> list[str]:
         # No median: fewer than half the faults were ever recovered (Kaplan-Meier).
         recovery = f"{_pct(share)}, {'n/a' if median is None else f'{median:g}'}"
     phk = summary.get("pass_hat_k")
-    pass_k = "–" if not phk or phk.get("value") is None else f"pass^{phk['k']} {_pct(phk['value'])}"
-    return [_primary(summary), "–" if score is None else f"{score:.3f}", _share(summary, "tool_correctness"),
-            _share(summary, "tool_efficiency"), recovery, _share(summary, "goal_consistency"), pass_k,
-            str(summary.get("episodes", 0))]
+    k_value = None if not phk else phk.get("value")
+    pass_k = "–" if k_value is None else f"pass^{phk['k']} {_pct(k_value)}"
+    episodes = int(summary.get("episodes", 0))
+    return [_primary(summary), Number("–" if score is None else f"{score:.3f}", sort_key(score)),
+            _share(summary, "tool_correctness"), _share(summary, "tool_efficiency"),
+            Number(recovery, sort_key(share)), _share(summary, "goal_consistency"), Number(pass_k, sort_key(k_value)),
+            Number(str(episodes), str(episodes))]
+
+
+def _numbers(summary: Mapping[str, Any]) -> list[str]:
+    return [n.text + (f" {n.ci}" if n.ci else "") for n in headline_numbers(summary)]
 
 
 def _rank_text(row: Row) -> str:
@@ -121,82 +131,86 @@ def _rank_text(row: Row) -> str:
 
 
 # ============================================================================ HTML
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+@dataclass(frozen=True)
+class _Column:
+    name: str
+    #: ``number`` or ``text``: how the page's script sorts it.
+    type: str
+    #: The order of a first click: ranks and names ascending, measures best first.
+    first: str
 
 
-def _records_cell(e: Any, link: bool) -> str:
-    digest = f"<code>{_e(e.records_sha256[:12])}</code>"
-    if e.track != "sealed" or not link:
-        return f"<td>{digest}</td>"
-    # Built from the entry's id (an integer of the board's), never from submitted text.
-    return f'<td><a class="records" href="/submissions/{int(e.id)}/records">{digest}</a></td>'
+_HTML_COLUMNS = tuple(
+    _Column(name, "number" if i in _NUMERIC else "text",
+            "descending" if i in _NUMERIC and i != 0 else "ascending")
+    for i, name in enumerate((*_COLUMNS, _VERSION_COLUMN)))
 
 
-def _html_row(row: Row, link: bool = False) -> str:
+def code_spans(text: str) -> list[tuple[str, bool]]:
+    """Our own prose with `...` spans, as (text, is code) pieces for a template to print escaped."""
+    return [(piece, i % 2 == 1) for i, piece in enumerate(text.split("`")) if piece]
+
+
+def entry_label(row: Row) -> str:
+    """How a chart's legend names a row: its rank, agent, model and revision (clipped)."""
     e = row.entry
-    tie = f' <span class="tie" title="{_e(_TIE_TITLE)}">≈</span>' if row.within_noise else ""
-    desc = f'<div class="desc">{_e(e.description)}</div>' if e.description else ""
-    nums = "".join(f'<td class="num">{_e(v)}</td>' for v in _numbers(e.summary))
-    return (f'<tr class="entry" data-rank="{_e(row.rank if row.rank is not None else "")}" data-entry="{_e(e.id)}">'
-            f'<td class="num rank">{_e(_rank_text(row))}{tie}</td>'
-            f'<td class="text agent">{_e(e.agent)}{desc}</td><td class="text">{_e(e.model)}</td>'
-            f'<td class="text">{_e(e.revision)}</td><td class="text">{_e(e.organisation)}</td>{nums}'
-            f'{_records_cell(e, link)}<td class="text">{_e(e.package_version)}</td></tr>')
+    rank = "reference" if e.reference else ("unranked" if row.rank is None else f"#{row.rank}")
+    label = f"{rank} {e.agent} ({e.model}, {e.revision})"
+    return label if len(label) <= 90 else label[:89] + "…"
 
 
-def _html_table(rows: Sequence[Row], css_class: str, suite: str, link: bool = False) -> str:
-    head = "".join(f"<th>{_e(c)}</th>" for c in (*_COLUMNS, _VERSION_COLUMN))
-    body = "\n".join(_html_row(r, link) for r in rows)
-    return (f'<table class="{_e(css_class)}" data-suite="{_e(suite)}"><thead><tr>{head}</tr></thead>\n'
-            f"<tbody>\n{body}\n</tbody></table>")
+def _html_row(row: Row, link: bool) -> dict[str, Any]:
+    e = row.entry
+    return {
+        "entry": e, "rank": "" if row.rank is None else row.rank, "rank_text": _rank_text(row),
+        "tie": row.within_noise, "numbers": headline_numbers(e.summary),
+        # Links are made of the entry's id (an integer of the board's), never of submitted text.
+        "href": f"/submissions/{int(e.id)}" if link else None,
+        "records_href": f"/submissions/{int(e.id)}/records" if link and e.track == "sealed" else None,
+    }
+
+
+def _section_chart(section: Section) -> Chart | None:
+    rows = [*section.rows, *section.reference]
+    series = [Series(entry_label(r), noise_success(r.entry.summary.get("cells"))) for r in rows]
+    return layout(section.noise, [s for s in series if s.points])
+
+
+def _suite_view(s: Section, link: bool) -> dict[str, Any]:
+    tables = []
+    if s.rows:
+        tables.append({"css": "board" if s.current else "archived", "heading": None,
+                       "rows": [_html_row(r, link) for r in s.rows]})
+    if s.reference:
+        tables.append({"css": "reference", "rows": [_html_row(r, link) for r in s.reference],
+                       "heading": "Reference agents (privileged by their own account: they read the hidden task; "
+                                  "not ranked)"})
+    return {"suite": s.suite, "track": s.track, "description": s.description,
+            "state": "" if s.current else " (older suite version: shown, not ranked)",
+            "how": f"Ranked by {s.primary} with its 95% bootstrap CI." if s.current else "Not ranked.",
+            "tables": tables, "chart": _section_chart(s)}
 
 
 def render_html(sections: Sequence[Section], *, submit_url: str = "URL", title: str = "agentgym leaderboard",
                 csp_meta: bool = True, records_links: bool | None = None) -> str:
-    """The board as one self-contained HTML page (no script, no external resource).
+    """The board as one self-contained HTML page (its own stylesheet and script, nothing external).
 
     Args:
         sections: from `agentgym.leaderboard.board.build_board`.
         submit_url: the submission URL shown in the how-to sentence.
         title: the page title.
         csp_meta: put the Content-Security-Policy in a meta tag (for the static file).
-        records_links: link each sealed entry to its published records (``/submissions/ID/records``
-            on the board that serves the page); default: when served (not `csp_meta`).
+        records_links: link each entry to its page and each sealed entry to its published records
+            (``/submissions/ID`` and ``/submissions/ID/records`` on the board that serves the page);
+            default: when served (not `csp_meta`).
     """
     link = (not csp_meta) if records_links is None else records_links
-    parts = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">']
-    if csp_meta:
-        parts.append(f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">')
+    tracks = [{"track": track, "heading": heading, "meaning": meaning,
+               "suites": [_suite_view(s, link) for s in sections if s.track == track]}
+              for track, (heading, meaning) in TRACKS_TEXT.items()]
     how_to = HOW_TO_SUBMIT.format(url=submit_url, base=_base_url(submit_url))
-    parts += [f"<title>{_e(title)}</title>", f"<style>{_CSS}</style>", "</head><body>", f"<h1>{_e(title)}</h1>",
-              f'<p class="how">{_code_spans(_e(how_to))}</p>']
-    for track, (heading, meaning) in TRACKS_TEXT.items():
-        in_track = [s for s in sections if s.track == track]
-        parts.append(f'<h2 class="track" data-track="{_e(track)}">{_e(heading)}</h2><p>{_e(meaning)}</p>')
-        if not in_track:
-            parts.append(f"<p>No {_e(track)} entries yet.</p>")
-        for s in in_track:
-            state = "" if s.current else " (older suite version: shown, not ranked)"
-            how = f"Ranked by {s.primary} with its 95% bootstrap CI." if s.current else "Not ranked."
-            parts.append(f'<section class="suite" data-track="{_e(track)}" data-suite="{_e(s.suite)}">'
-                         f"<h3>{_e(s.suite)}{_e(state)}</h3><p>{_e(s.description)} {_e(how)}</p>")
-            if s.rows:
-                parts.append(_html_table(s.rows, "board" if s.current else "archived", s.suite, link))
-            if s.reference:
-                parts.append("<h4>Reference agents (privileged by their own account: they read the hidden task; "
-                             "not ranked)</h4>")
-                parts.append(_html_table(s.reference, "reference", s.suite, link))
-            parts.append("</section>")
-    parts.append(f'<p class="legend"><span class="tie">≈</span> {_e(_TIE_TITLE)}: the order of the two rows is '
-                 "not established by the data. " + _LEGEND + " Every number is recomputed from replayed episodes.</p>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
-
-
-def _code_spans(escaped: str) -> str:
-    # The how-to text is ours; after escaping, its `...` spans become <code> (the content stays escaped).
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", escaped)
+    return render_page("board.html.j2", title=title, csp_meta=csp_meta, how_to=code_spans(how_to), tracks=tracks,
+                       columns=_HTML_COLUMNS, tie_title=_TIE_TITLE, legend=_LEGEND)
 
 
 # ============================================================================ Markdown

@@ -8,7 +8,11 @@ Routes:
                                 too many verifications are already running.
     ``GET /leaderboard``        the HTML board, with a strict Content-Security-Policy.
     ``GET /leaderboard.json``   the same as JSON.
-    ``GET /submissions/{id}``   one entry with its per-cell numbers.
+    ``GET /submissions/{id}``   one entry with its per-cell numbers (JSON); for a browser (``Accept``
+                                prefers ``text/html``) the entry's page: its numbers, a chart of
+                                success against noise and its episodes, ``?page=N`` (from 1),
+                                ``&env=ID&noise=SETTING`` to filter (`agentgym.leaderboard.entry_page`).
+    ``GET /submissions/{id}/episodes/{n}``  the entry's n-th episode (from 0) as a timeline (HTML).
     ``GET /submissions/{id}/records``  a sealed entry's published records, with their seeds (a
                                 submission body anyone can replay: ``agentgym leaderboard verify``).
     ``/sealed/...``             with ``sealed=``: the sealed track (`agentgym.leaderboard.sealed.routes`).
@@ -30,12 +34,17 @@ from typing import Annotated, Any, AsyncIterator, Callable, Mapping
 
 from fastapi import FastAPI, Request
 from fastapi import Path as PathParam
+from fastapi import Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from agentgym.bench.suites import SUITES, Suite
+from agentgym.eval.timeline import timeline
+from agentgym.eval.transcript import replay_transcript
 from agentgym.leaderboard.board import board_dict, build_board
 from agentgym.leaderboard.cli import SUBMISSION_SUFFIX
+from agentgym.leaderboard.entry_page import listing, render_entry_html, render_episode_html
+from agentgym.leaderboard.episodes import EpisodeIndex
 from agentgym.leaderboard.page import CSP, render_html
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.secret import load_or_create_secret
@@ -44,10 +53,12 @@ from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import LIMITS, Limits, SubmissionError
 from agentgym.server.serve import LEADERBOARD_PORT
 
-__all__ = ["create_app", "serve"]
+__all__ = ["create_app", "serve", "wants_html"]
 
 # SQLite's largest integer: an id past it is no id (422), not an overflow in the query (500).
 _MAX_ENTRY_ID = 2**63 - 1
+# More episodes than any suite file may hold (agentgym.bench.suites.MAX_SUITE_EPISODES).
+_MAX_EPISODE = 10**6
 
 _SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -55,6 +66,30 @@ _SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
+
+
+def wants_html(accept: str | None) -> bool:
+    """Whether an ``Accept`` header prefers ``text/html`` to JSON (a browser's does; ``*/*``,
+    none at all or a tie gets JSON, the API's answer)."""
+    html_q = json_q = 0.0
+    for item in (accept or "").split(","):
+        media, *params = (p.strip() for p in item.split(";"))
+        q = 1.0
+        for p in params:
+            name, _, value = p.partition("=")
+            if name.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        media = media.lower()
+        if media == "text/html":
+            html_q = max(html_q, q)
+        elif media in ("application/json", "application/*", "*/*"):
+            json_q = max(json_q, q)
+    if not accept:
+        return False
+    return html_q > 0 and html_q > json_q
 
 
 class _Buffered:
@@ -85,7 +120,8 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
         suites: the suite registry (default: `agentgym.bench.suites.SUITES`).
         limits: what a body may be before it is parsed.
         workers: replay processes per verification (default: by suite size).
-        max_pending: verifications running at once, and full-size bodies held at once; more get 503.
+        max_pending: verifications running at once, full-size bodies held at once, and entry or episode
+            pages made at once; more get 503.
         public_url: the base URL shown in the how-to-submit sentence.
         sealed: host the sealed track with these limits (None: the open track only).
         secret: the sealed track's secret (default: the file beside the database, made on first
@@ -100,6 +136,10 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
     registry = SUITES if suites is None else suites
     submit_url = public_url.rstrip("/") + "/submissions" if public_url != "URL" else "URL"
     slots = threading.BoundedSemaphore(max_pending)
+    # Entry and episode pages read a stored body (and an episode page replays one episode): at
+    # most this many at once, more get 503, so page views cannot crowd out verification.
+    views = threading.BoundedSemaphore(max_pending)
+    episodes = EpisodeIndex(db)
     buffered = _Buffered(max_pending * limits.max_body_bytes)
     host: Any = None
 
@@ -155,22 +195,62 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
         return JSONResponse(answer, status_code=200 if receipt.status == "duplicate" else 201,
                             headers=_SECURITY_HEADERS)
 
+    def html(page: str, status: int = 200, **headers: str) -> HTMLResponse:
+        return HTMLResponse(page, status_code=status, headers={
+            "Content-Security-Policy": CSP + "; frame-ancestors 'none'", **_SECURITY_HEADERS, **headers})
+
+    def busy() -> JSONResponse:
+        answer = error(503, "busy", "too many entry pages are being made; retry in a few seconds")
+        answer.headers["Retry-After"] = "5"
+        return answer
+
     @app.get("/leaderboard", response_class=HTMLResponse)
     def get_board_html() -> HTMLResponse:
-        page = render_html(build_board(db.entries(), registry), submit_url=submit_url, csp_meta=False)
-        return HTMLResponse(page, headers={"Content-Security-Policy": CSP + "; frame-ancestors 'none'",
-                                           **_SECURITY_HEADERS})
+        return html(render_html(build_board(db.entries(), registry), submit_url=submit_url, csp_meta=False))
 
     @app.get("/leaderboard.json")
     def get_board_json() -> JSONResponse:
         return JSONResponse(board_dict(build_board(db.entries(), registry)), headers=_SECURITY_HEADERS)
 
     @app.get("/submissions/{entry_id}")
-    def get_submission(entry_id: Annotated[int, PathParam(ge=1, le=_MAX_ENTRY_ID)]) -> JSONResponse:
+    def get_submission(request: Request, entry_id: Annotated[int, PathParam(ge=1, le=_MAX_ENTRY_ID)],
+                       page: Annotated[int, Query(ge=1, le=_MAX_EPISODE)] = 1,
+                       env: Annotated[str | None, Query(max_length=200)] = None,
+                       noise: Annotated[str | None, Query(max_length=200)] = None) -> Response:
         entry = db.get(entry_id)
         if entry is None:
             return error(404, "not_found", f"no submission {entry_id}")
-        return JSONResponse({**entry.to_dict(), "status": entry_status(entry, registry)}, headers=_SECURITY_HEADERS)
+        vary = {"Vary": "Accept"}
+        if not wants_html(request.headers.get("accept")):
+            return JSONResponse({**entry.to_dict(), "status": entry_status(entry, registry)},
+                                headers={**_SECURITY_HEADERS, **vary})
+        if not views.acquire(blocking=False):
+            return busy()
+        try:
+            listed = episodes.episodes(entry_id)
+        finally:
+            views.release()
+        suite = registry.get(entry.suite)
+        return html(render_entry_html(entry, entry_status(entry, registry), suite.noise if suite else (),
+                                      None if listed is None else listing(listed, page, env, noise)), **vary)
+
+    @app.get("/submissions/{entry_id}/episodes/{index}", response_class=HTMLResponse)
+    def get_episode(entry_id: Annotated[int, PathParam(ge=1, le=_MAX_ENTRY_ID)],
+                    index: Annotated[int, PathParam(ge=0, le=_MAX_EPISODE)]) -> Response:
+        entry = db.get(entry_id)
+        if entry is None:
+            return error(404, "not_found", f"no submission {entry_id}")
+        if not views.acquire(blocking=False):
+            return busy()
+        try:
+            listed = episodes.episodes(entry_id) or ()
+            if index >= len(listed):
+                return error(404, "not_found", f"entry {entry_id} has {len(listed)} episodes (from 0); no {index}")
+            record = episodes.record(entry_id, index) or {}
+            events = timeline(record, replay_transcript(record))
+        finally:
+            views.release()
+        return html(render_episode_html(entry, listed[index], record, events, len(listed)))
 
     @app.get("/submissions/{entry_id}/records")
     def get_records(entry_id: Annotated[int, PathParam(ge=1, le=_MAX_ENTRY_ID)]) -> Response:

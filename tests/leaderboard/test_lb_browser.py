@@ -1,19 +1,22 @@
-"""RELIABILITY L5 in a real browser: the served board in headless Chromium runs no payload.
+"""RELIABILITY L5 in a real browser: the served board in headless Chromium runs no payload;
+and the board, an entry's page and an episode's page fit 1,400 px and sort by a click.
 
 The board's entries carry injection payloads in every text field; each payload would set
 ``data-pwned`` on the page's body if it ever ran. Chromium loads the page, lets its virtual
 clock run, and dumps the DOM as it then is: the body must carry no such attribute, the page
-must hold no element a payload could have made, and the table must list the entries in rank
-order. A control page with live payloads proves the sentinel does fire when script runs.
+must hold no element a payload could have made (its own script, which sorts the tables, is the
+only one), and the table must list the entries in rank order. A control page with live payloads
+proves the sentinel does fire when script runs. The layout and the sorting are measured and
+clicked over Chromium's DevTools protocol, in a 1,400 px wide window with its scroll bar.
 
 Needs Debian's ``chromium`` (the Makefile's test set-up installs it); skipped without it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -26,17 +29,20 @@ from typing import Iterator
 
 import pytest
 
+import lb_page_support as P
 import lb_support as S
 from agentgym.leaderboard.board import build_board
 from agentgym.leaderboard.page import render_html
 from agentgym.leaderboard.service import receive
-from agentgym.leaderboard.store import Store
+from agentgym.leaderboard.store import Entry, Store
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = P.CHROMIUM
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (`apt-get install chromium`; "
                                                          "the Makefile's test set-up installs it)")
 HERE = Path(__file__).resolve().parent
-LIVE_TAGS = {"script", "img", "iframe", "svg", "a", "object", "embed", "form", "link"}
+PUBLISHED = HERE.parents[1] / "leaderboard" / "index.html"
+#: Each payload entry's agent text, by the index of its payload fields.
+PAYLOAD_ENTRY = len(S.AGENTS)
 
 
 class _Dom(HTMLParser):
@@ -44,7 +50,7 @@ class _Dom(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.body: dict[str, str | None] = {}
         self.in_body = False
-        self.live: list[str] = []
+        self.html = ""
         self.rows: list[dict[str, str | None]] = []
         self.cells: list[list[str]] = []
         self._cell: list[str] | None = None
@@ -54,10 +60,6 @@ class _Dom(HTMLParser):
         a = dict(attrs)
         if tag == "body":
             self.body, self.in_body = a, True
-        elif self.in_body and tag in LIVE_TAGS:
-            self.live.append(tag)
-        if self.in_body and any(k.startswith("on") for k in a):
-            self.live.append(f"{tag}[on*]")
         if tag == "table":
             self._table = a.get("class")
         if tag == "tr" and a.get("class") == "entry" and self._table == "board":
@@ -87,6 +89,7 @@ def _dump_dom(url: str, profile: Path) -> _Dom:
     assert "<body" in out.stdout, f"chromium dumped no DOM (rc {out.returncode}): {out.stderr[-2000:]}"
     dom = _Dom()
     dom.feed(out.stdout)
+    dom.html = out.stdout
     return dom
 
 
@@ -103,6 +106,9 @@ def board_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = Store(path)
     for i, (agent, kwargs) in enumerate(S.AGENTS):
         receive(S.body_for(S.records(agent, kwargs), **S.payload_fields(i)), store, suites=S.REGISTRY, workers=1)
+    # And a run whose every turn is a payload (its episodes' pages show them).
+    receive(S.body_for(S.records("lb_page_support:PayloadAgent"), **S.payload_fields(PAYLOAD_ENTRY)), store,
+            suites=S.REGISTRY, workers=1)
     return path
 
 
@@ -146,7 +152,7 @@ def server(board_db: Path) -> Iterator[str]:
 
 def _check_board(dom: _Dom, expected_agents: list[str]) -> None:
     assert "data-pwned" not in dom.body, f"a payload ran: body attributes {dom.body}"
-    assert not dom.live, f"live elements in the page: {dom.live}"
+    P.assert_inert(dom.html)  # the page's own script and style only, no element a payload made
     ranks = [int(r["data-rank"] or 0) for r in dom.rows]
     assert ranks and ranks == sorted(ranks), ranks
     success = [float(re.match(r"([\d.]+)%", c[5]).group(1)) for c in dom.cells]  # type: ignore[union-attr]
@@ -156,8 +162,8 @@ def _check_board(dom: _Dom, expected_agents: list[str]) -> None:
 
 
 def _ranked_agents() -> list[str]:
-    return [S.payload_fields(i)["agent"] + S.payload_fields(i)["description"]
-            for i, (agent, _) in enumerate(S.AGENTS) if agent != "oracle"]
+    ranked = [i for i, (agent, _) in enumerate(S.AGENTS) if agent != "oracle"] + [PAYLOAD_ENTRY]
+    return [S.payload_fields(i)["agent"] + S.payload_fields(i)["description"] for i in ranked]
 
 
 def test_control_page_shows_the_sentinel_works(tmp_path: Path) -> None:
@@ -182,3 +188,98 @@ def test_l5_static_board_runs_no_payload_even_without_csp(board_db: Path, tmp_pa
     dom = _dump_dom(page.as_uri(), tmp_path / "profile")
     _check_board(dom, _ranked_agents())
     print(f"\nL5 (Chromium, static file, no CSP): {len(dom.rows)} ranked rows in rank order, 0 payloads ran")
+
+
+# ============================================================================ layout and sorting, clicked
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[P.Browser]:
+    b = P.Browser(tmp_path / "profile")
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+_PWNED = "new Promise(done => setTimeout(() => done(document.body.hasAttribute('data-pwned')), 300))"
+
+
+def _column(b: P.Browser, table: str, column: int) -> list[str]:
+    return b.eval(f"Array.from(document.querySelector({table!r}).tBodies[0].rows)"
+                  f".map(r => r.cells[{column}].getAttribute('data-sort'))")  # type: ignore[no-any-return]
+
+
+def _click(b: P.Browser, table: str, column: int) -> str:
+    return b.eval(f"(() => {{ const th = document.querySelector({table!r}).tHead.rows[0].cells[{column}];"
+                  "th.querySelector('button').click(); return th.getAttribute('aria-sort'); })()")  # type: ignore
+
+
+def _fits(b: P.Browser, what: str) -> None:
+    o = b.overflow()
+    assert o["scroll"] <= o["client"], f"{what} is {o['scroll']} px wide in {o['client']} px: {o['wide']}"
+
+
+def test_served_board_fits_1400px_and_sorts_by_a_click(server: str, browser: P.Browser) -> None:
+    browser.open(server + "/leaderboard")
+    assert browser.eval(_PWNED) is False
+    _fits(browser, "the board, every text field a payload,")
+    # The page's script ran under the served policy: every header became a button.
+    heads = browser.eval("document.querySelectorAll('table.board th').length")
+    assert browser.eval("document.querySelectorAll('table.board th button').length") == heads == 15
+    ranks = _column(browser, "table.board", 0)
+    assert _click(browser, "table.board", 6) == "descending"  # Score: best first
+    scores = [float(v) for v in _column(browser, "table.board", 6)]
+    assert scores == sorted(scores, reverse=True)
+    assert _click(browser, "table.board", 6) == "ascending"
+    assert [float(v) for v in _column(browser, "table.board", 6)] == sorted(scores)
+    assert _click(browser, "table.board", 1) == "ascending"  # Agent: by name, as the browser collates
+    names = _column(browser, "table.board", 1)
+    assert names == browser.eval(f"{json.dumps(names)}.slice().sort((a, b) => a.localeCompare(b))")
+    assert _click(browser, "table.board", 0) == "ascending" and _column(browser, "table.board", 0) == ranks
+    print(f"\nboard at 1,400 px: {browser.overflow()['scroll']} px wide, {len(ranks)} rows sorted by clicks")
+
+
+def test_sorting_puts_n_a_last_both_ways(tmp_path: Path, browser: P.Browser) -> None:
+    def entry(i: int, goal: float | None) -> Entry:
+        agg = {"value": .5 - i / 100, "ci": [.3, .7], "n": 10}
+        summary = {"episodes": 10, "primary": "success", "success": agg, "score": agg,
+                   "goal_consistency": {"value": goal, "ci": [None, None] if goal is None else [goal, goal], "n": 1}}
+        return Entry(id=i, created_at="2026-01-01T00:00:00+00:00", agent=f"a{i}", model="m", revision="r",
+                     organisation="o", description="", suite=S.SUITE.id, package_version="0.1.0",
+                     records_sha256=f"{i:064x}", config_hash="c" * 64, agent_config={}, reference=False, episodes=10,
+                     summary=summary, verify_s=0.1)
+
+    goals = [.5, None, .9, .1, None, .7]
+    page = tmp_path / "board.html"  # the static file, with its policy in a meta tag
+    page.write_text(render_html(build_board([entry(i + 1, g) for i, g in enumerate(goals)], S.REGISTRY)), "utf-8")
+    browser.open(page.as_uri())
+    assert _click(browser, "table.board", 10) == "descending"
+    assert _column(browser, "table.board", 10) == ["0.9", "0.7", "0.5", "0.1", "", ""]
+    assert _click(browser, "table.board", 10) == "ascending"
+    assert _column(browser, "table.board", 10) == ["0.1", "0.5", "0.7", "0.9", "", ""]
+    assert browser.eval("document.querySelector('table.board').tBodies[0].rows[4].cells[10].textContent") == "n/a"
+
+
+def test_entry_and_episode_pages_fit_and_run_no_payload(server: str, browser: P.Browser) -> None:
+    with urllib.request.urlopen(server + "/leaderboard.json", timeout=10) as r:
+        rows = json.load(r)["suites"][0]["rows"]
+    entry_id = next(row["id"] for row in rows if row["agent"] == S.payload_fields(PAYLOAD_ENTRY)["agent"])
+    browser.open(f"{server}/submissions/{entry_id}")  # Chromium asks for text/html: the page, not the JSON
+    assert browser.eval("document.querySelector('table.episodes') !== null")
+    assert browser.eval(_PWNED) is False
+    _fits(browser, "an entry's page")
+    episodes = browser.eval("document.querySelectorAll('table.episodes tbody tr').length")
+    for index in (0, episodes - 1):
+        browser.open(f"{server}/submissions/{entry_id}/episodes/{index}")
+        assert browser.eval("document.querySelectorAll('section.turn').length") >= 2
+        assert browser.eval(f"document.body.textContent.includes({P.SHORT_SCRIPT!r})")  # shown as text
+        assert browser.eval(_PWNED) is False
+        _fits(browser, f"episode {index}'s page")
+    print(f"\nentry page and 2 of its {episodes} episode pages at 1,400 px: fit, 0 payloads ran")
+
+
+@pytest.mark.slow
+def test_published_board_fits_1400px(browser: P.Browser) -> None:
+    # The committed file: `make leaderboard` writes it with the page of this package.
+    browser.open(PUBLISHED.as_uri())
+    _fits(browser, "leaderboard/index.html")
+    assert browser.eval("document.querySelectorAll('table.board th button').length") > 0  # sortable

@@ -65,7 +65,7 @@ def test_l8_the_version_is_shown_on_the_board(tmp_path: Path) -> None:
     row = next(line for line in md.splitlines() if line.startswith("| 1 "))
     assert header.rstrip(" |").endswith("agentgym") and row.rstrip(" |").endswith(agentgym.__version__)
     page = render_html(sections)
-    assert "<th>agentgym</th>" in page and f'<td class="text">{agentgym.__version__}</td></tr>' in page
+    assert '>agentgym</th></tr></thead>' in page and f'<td class="text">{agentgym.__version__}</td></tr>' in page
     assert board_dict(sections)["suites"][0]["rows"][0]["package_version"] == agentgym.__version__
 
 
