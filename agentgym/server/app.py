@@ -325,15 +325,18 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: Sess
     await websocket.accept()
     session = store.find(session_id)
     if session is None:
+        metrics.error("unknown_session")
         await websocket.close(code=4404, reason="unknown session")
         return
     try:
         host.check(websocket, session)
     except ApiError as exc:
+        metrics.error(exc.code)
         await websocket.close(code=4000 + exc.status, reason=exc.code)
         return
     if session.on_close is not None:
         if not host.resumable:
+            metrics.error("session_has_websocket")
             await websocket.close(code=4409, reason="the session already has a WebSocket")
             return
         session.on_close("replaced")  # a client that reconnects takes its session over

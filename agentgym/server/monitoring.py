@@ -138,13 +138,11 @@ class ServerMetrics(Monitor):
         """A request or message was answered with the error `code`."""
         counter = self._errors.get(code)
         if counter is None:
-            counter = self._errors[code] = self._error_family.labels(self._label(code))
+            if len(self._errors) >= _MAX_ERROR_CODES or not isinstance(code, str) or not _ERROR_CODE.fullmatch(code):
+                counter = self._error_family.labels("other")  # not kept per code: the dict stays bounded too
+            else:
+                counter = self._errors[code] = self._error_family.labels(code)
         counter.inc()
-
-    def _label(self, code: str) -> str:
-        if len(self._errors) >= _MAX_ERROR_CODES or not isinstance(code, str) or not _ERROR_CODE.fullmatch(code):
-            return "other"
-        return code
 
 
 class BoardMetrics(Monitor):

@@ -17,6 +17,7 @@ import gymnasium as gym
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 from server_support import ECHO_ID, EchoEnv, echo_registered, running
 
 from agentgym.core.protocol import ErrorCode
@@ -89,6 +90,9 @@ def test_counts_equal_what_was_done_over_http_and_websocket(env_calls: str) -> N
             assert json.loads(ws.receive_text())["error"]["code"] == "reset_needed"
             ws.send_text("not json")
             assert json.loads(ws.receive_text())["error"]["code"] == "invalid_json"
+        with client.websocket_connect("/sessions/nope/ws") as ws:
+            with pytest.raises(WebSocketDisconnect):
+                ws.receive_text()
         # The socket's end closed the echo session.
         assert client.delete(f"/sessions/{dialog}").status_code == 204
 
@@ -106,7 +110,7 @@ def test_counts_equal_what_was_done_over_http_and_websocket(env_calls: str) -> N
         for code in STEP_ERROR_CODES:
             assert value(m, "agentgym_step_errors_total", code=code) == errors.count(code), code
         assert {dict(k)["code"]: v for k, v in m["agentgym_errors_total"].items()} == {
-            "too_many_sessions": 1, "unknown_session": 1, "invalid_json": 2, "body_too_large": 1, "reset_needed": 1}
+            "too_many_sessions": 1, "unknown_session": 2, "invalid_json": 2, "body_too_large": 1, "reset_needed": 1}
 
 
 def test_each_app_counts_in_a_registry_of_its_own() -> None:
@@ -175,6 +179,7 @@ def test_server_error_codes_past_the_cap_or_not_identifiers_count_as_other() -> 
     m = read_metrics(metrics.exposition().decode())
     labels = {dict(k)["code"]: v for k, v in m["agentgym_errors_total"].items()}
     assert len(labels) <= _MAX_ERROR_CODES + 1 and "other" in labels
+    assert len(metrics._errors) <= _MAX_ERROR_CODES  # nor does what it keeps per code grow without bound
     assert all(label == "other" or label.startswith("code_") for label in labels)
     assert sum(labels.values()) == 3 * _MAX_ERROR_CODES + 4
 
