@@ -74,36 +74,29 @@ def _post(url: str, body: bytes, timeout: float) -> tuple[int, dict[str, Any]]:
 
     Raises:
         Unreachable: naming the server and why no answer came.
-        ValueError: `url` is not an http(s) URL.
     """
-    import http.client
-    import urllib.error
-    import urllib.request
+    import httpx
+
+    from agentgym.leaderboard.httpclient import ANSWER_HEADERS, NoAnswer, request_capped, why_no_answer
 
     target = url.rstrip("/")
     if not target.endswith("/submissions"):
         target += "/submissions"
-    req = urllib.request.Request(target, data=body, method="POST",
-                                 headers={"Content-Type": "application/gzip", "Accept": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - the user's own URL
-            status, raw = resp.status, resp.read(_MAX_ANSWER_BYTES)
-    except urllib.error.HTTPError as exc:
-        status, raw = exc.code, exc.read(_MAX_ANSWER_BYTES)
-    except urllib.error.URLError as exc:
-        raise Unreachable(f"cannot reach the leaderboard at {url}: {exc.reason}") from exc
-    except TimeoutError as exc:
-        raise Unreachable(f"cannot reach the leaderboard at {url}: no answer within {timeout:g} s (--timeout)") from exc
-    except (OSError, http.client.HTTPException) as exc:
-        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        raise Unreachable(f"cannot reach the leaderboard at {url}: {why}") from exc
+        with httpx.Client(timeout=timeout) as client:
+            response, raw = request_capped(client, "POST", target, _MAX_ANSWER_BYTES, content=body,
+                                           headers={**ANSWER_HEADERS, "Content-Type": "application/gzip"})
+    except NoAnswer as exc:
+        why = why_no_answer(exc, timeout)
+        raise Unreachable(f"cannot reach the leaderboard at {url}: {why}"
+                          + (" (--timeout)" if isinstance(exc, httpx.TimeoutException) else "")) from exc
     try:
         answer = json.loads(raw or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, cut at the cap, or nested past the parser's depth
         answer = None
     if not isinstance(answer, dict):
-        return status, {"error": "http_error", "message": raw[:500].decode("utf-8", "replace")}
-    return status, answer
+        return response.status_code, {"error": "http_error", "message": raw[:500].decode("utf-8", "replace")}
+    return response.status_code, answer
 
 
 def _print_receipt(answer: dict[str, Any]) -> None:
@@ -298,8 +291,8 @@ def add_leaderboard_commands(sub: Any) -> None:
 
     s = lsub.add_parser("serve", help="serve the board and accept submissions over HTTP (FastAPI, uvicorn)",
                         description="Serve the board of a SQLite database over HTTP: GET /leaderboard (the page), "
-                                    "/leaderboard.json and /submissions/ID; POST /submissions replays and "
-                                    "verifies every episode of a submission before it is ranked.")
+                                    "/leaderboard.json, /submissions/ID and /metrics (Prometheus); POST /submissions "
+                                    "replays and verifies every episode of a submission before it is ranked.")
     s.add_argument("--db", default=DEFAULT_DB, help=f"the SQLite board (default: {DEFAULT_DB}; created if missing)")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     s.add_argument("--port", type=tcp_port, default=LEADERBOARD_PORT,

@@ -16,6 +16,9 @@ Routes:
     ``GET /submissions/{id}/records``  a sealed entry's published records, with their seeds (a
                                 submission body anyone can replay: ``agentgym leaderboard verify``).
     ``/sealed/...``             with ``sealed=``: the sealed track (`agentgym.leaderboard.sealed.routes`).
+    ``GET /metrics``            Prometheus metrics: verifications by track and outcome, their
+                                durations, refused requests, sealed runs and their sessions
+                                (`agentgym.server.monitoring`).
 
 The body is read in chunks and refused the moment it passes the size limit, or when the bodies
 held at once would pass ``max_pending`` full-size bodies. A copy of a run already on the board is
@@ -28,6 +31,7 @@ fastapi and uvicorn are imported here only: ``pip install agentrl-gym[server]``.
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, AsyncIterator, Callable, Mapping
@@ -48,9 +52,10 @@ from agentgym.leaderboard.episodes import EpisodeIndex
 from agentgym.leaderboard.page import CSP, render_html
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.secret import load_or_create_secret
-from agentgym.leaderboard.service import entry_status, receive
+from agentgym.leaderboard.service import entry_status, outcome_of, receive
 from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import LIMITS, Limits, SubmissionError
+from agentgym.server.monitoring import BoardMetrics, metrics_response
 from agentgym.server.serve import LEADERBOARD_PORT
 
 __all__ = ["create_app", "serve", "wants_html"]
@@ -154,14 +159,16 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
             yield
 
     app = FastAPI(title="agentgym leaderboard", docs_url=None, redoc_url=None, lifespan=lifespan)
+    metrics = app.state.metrics = BoardMetrics()
     if sealed is not None:
         from agentgym.leaderboard.sealed.routes import add_sealed_track
 
         host = add_sealed_track(app, db, secret if secret is not None else load_or_create_secret(db.path), sealed,
-                                suites=registry, workers=workers, run_ids=run_ids)
+                                suites=registry, workers=workers, run_ids=run_ids, metrics=metrics)
     app.state.sealed = host
 
     def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+        metrics.refused(code)
         return JSONResponse({"error": code, "message": message, **extra}, status_code=status,
                             headers=_SECURITY_HEADERS)
 
@@ -184,12 +191,15 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
                 body += chunk
             data = bytes(body)
             del body[:]  # one copy held while it is verified, not two
+            started = time.perf_counter()
             receipt = await run_in_threadpool(receive, data, db, suites=registry, limits=limits, workers=workers,
                                               slots=slots)
         except SubmissionError as exc:
+            metrics.verified("open", outcome_of(exc), time.perf_counter() - started)
             return JSONResponse(exc.to_dict(), status_code=exc.status, headers=_SECURITY_HEADERS)
         finally:
             buffered.give(taken)
+        metrics.verified("open", outcome_of(receipt), time.perf_counter() - started)
         answer = receipt.to_dict()
         answer["url"] = f"/submissions/{receipt.entry.id}"
         return JSONResponse(answer, status_code=200 if receipt.status == "duplicate" else 201,
@@ -265,6 +275,10 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
     @app.get("/")
     def root() -> RedirectResponse:
         return RedirectResponse("/leaderboard")
+
+    @app.get("/metrics")
+    def get_metrics() -> Response:
+        return metrics_response(metrics)
 
     return app
 

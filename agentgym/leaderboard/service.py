@@ -11,11 +11,12 @@ from typing import Any, Iterator, Mapping
 from agentgym.bench.suites import SUITES, Suite
 from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.store import Entry, Store, duplicate_of
-from agentgym.leaderboard.submission import (LIMITS, Busy, Limits, Manifest, Rejected, decode_submission,
+from agentgym.leaderboard.submission import (LIMITS, Busy, Duplicate, LimitExceeded, Limits, MalformedSubmission,
+                                             Manifest, Rejected, SubmissionError, Unverifiable, decode_submission,
                                              peek_manifest)
 from agentgym.leaderboard.verify import verify_submission
 
-__all__ = ["Receipt", "receive", "entry_status"]
+__all__ = ["Receipt", "receive", "entry_status", "outcome_of"]
 
 log = logging.getLogger("agentgym.leaderboard")
 
@@ -41,6 +42,22 @@ def entry_status(entry: Entry, suites: Mapping[str, Suite] | None = None) -> str
     if suite is None or not suite.current:
         return "archived"
     return "reference" if entry.reference else "ranked"
+
+
+#: A refusal's outcome on the server's metrics (`agentgym.server.monitoring.VERIFICATION_OUTCOMES`),
+#: the most specific kind first.
+_OUTCOMES: tuple[tuple[type[SubmissionError], str], ...] = (
+    (Duplicate, "copy"), (Rejected, "rejected"), (LimitExceeded, "too_large"), (MalformedSubmission, "malformed"),
+    (Busy, "busy"), (Unverifiable, "unverifiable"))
+
+
+def outcome_of(answer: Receipt | SubmissionError) -> str:
+    """How a submission ended, as the board's metrics count it: ``accepted`` or ``duplicate`` when
+    received, else the kind of refusal (``copy``, ``rejected``, ``too_large``, ``malformed``, ``busy``,
+    ``unverifiable``)."""
+    if isinstance(answer, Receipt):
+        return "duplicate" if answer.status == "duplicate" else "accepted"
+    return next((outcome for kind, outcome in _OUTCOMES if isinstance(answer, kind)), "rejected")
 
 
 def _resubmission(known: Entry, manifest: Manifest) -> Receipt:

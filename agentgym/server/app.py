@@ -9,6 +9,7 @@ Routes (the committed schema is `agentgym/server/openapi.json`):
     POST   /sessions/{id}/step          {action} -> {obs, reward, terminated, truncated, info}
     DELETE /sessions/{id}               close it
     WS     /sessions/{id}/ws            the same reset and step, one JSON message each way
+    GET    /metrics                     Prometheus metrics (`agentgym.server.monitoring`)
 
 Bad input is always a 4xx with ``{"error": {"code", "message"}}``: 404 unknown session or env,
 409 step after the episode ended (`ResetNeeded`), 413 body too large, 422 invalid JSON, wrong
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -34,6 +36,7 @@ import gymnasium as gym
 from fastapi import Body, FastAPI, Path, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from prometheus_client import CollectorRegistry
 from pydantic import Field, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketDisconnect
@@ -41,6 +44,7 @@ from starlette.websockets import WebSocketDisconnect
 from agentgym.server.config import ServerConfig
 from agentgym.server.host import SessionHost
 from agentgym.server.middleware import BodyLimitMiddleware
+from agentgym.server.monitoring import ServerMetrics, metrics_response
 from agentgym.server.models import (
     SESSION_ID_PATTERN,
     CreateSession,
@@ -130,7 +134,8 @@ _WS_MESSAGE: TypeAdapter[Any] = TypeAdapter(Annotated[_WsReset | _WsStep, Field(
 
 
 def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] | None = None,
-               host: SessionHost | None = None, **limits: Any) -> FastAPI:
+               host: SessionHost | None = None, registry: CollectorRegistry | None = None,
+               **limits: Any) -> FastAPI:
     """The env server as an ASGI app.
 
     Args:
@@ -138,6 +143,9 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         env_ids: the ids to serve (default: every ``AgentRL/*`` id, see `default_env_ids`).
         host: who may use sessions and what resets and steps do (default: `SessionHost()`,
             the env server's own rules).
+        registry: a prometheus_client registry to count the server's metrics in,
+            left to its owner to serve (the board that hosts sealed sessions does); default: one
+            of the app's own, served at ``GET /metrics``.
         **limits: `ServerConfig` fields overriding ``config``'s, e.g. ``max_sessions=16``.
 
     Returns:
@@ -150,6 +158,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         raise ValueError(f"cannot serve unregistered ids {unknown}")
     rules = host or SessionHost()
     store = SessionStore(cfg, ids, on_retire=rules.retired, upkeep=rules.upkeep)
+    metrics = ServerMetrics(store, registry)
     env_list: list[dict[str, Any]] = []
 
     @asynccontextmanager
@@ -174,34 +183,40 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
     app.state.store = store
     app.state.config = cfg
     app.state.host = rules
+    app.state.metrics = metrics
+
+    def refuse(status: int, code: str, message: str, headers: dict[str, str] | None = None,
+               issues: list[dict[str, Any]] | None = None) -> Response:
+        metrics.error(code)
+        return _error_response(status, code, message, headers, issues)
 
     # ---------------------------------------------------------------------- errors
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> Response:
-        return _error_response(exc.status, exc.code, exc.message, exc.headers)
+        return refuse(exc.status, exc.code, exc.message, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
         issues = _issues(exc.errors())
         if any(e.get("type") == "json_invalid" for e in exc.errors()):
-            return _error_response(422, "invalid_json", f"the body is not valid JSON: {_issue_text(issues)}")
+            return refuse(422, "invalid_json", f"the body is not valid JSON: {_issue_text(issues)}")
         if issues and all(i["loc"][:2] == ["body", "kwargs"] and len(i["loc"]) > 2 for i in issues):
-            return _error_response(422, "invalid_env_args", _issue_text(issues), issues=issues)
-        return _error_response(422, "invalid_request", _issue_text(issues) or "invalid request", issues=issues)
+            return refuse(422, "invalid_env_args", _issue_text(issues), issues=issues)
+        return refuse(422, "invalid_request", _issue_text(issues) or "invalid request", issues=issues)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code == 400 and isinstance(exc.__cause__, (ValueError, RecursionError)):
             # FastAPI's answer to a body json.loads cannot read (not UTF-8, too deep, huge ints).
             why = exc.__cause__.__class__.__name__
-            return _error_response(422, "invalid_json", f"the body is not valid JSON: {why}")
+            return refuse(422, "invalid_json", f"the body is not valid JSON: {why}")
         code = _STATUS_CODES.get(exc.status_code, "http_error")
-        return _error_response(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
+        return refuse(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def _internal_error(request: Request, exc: Exception) -> Response:
         log.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
-        return _error_response(500, "internal_error", "internal server error (logged on the server)")
+        return refuse(500, "internal_error", "internal server error (logged on the server)")
 
     # ---------------------------------------------------------------------- routes
     @app.get("/health", response_model=Health, tags=["server"])
@@ -238,7 +253,9 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         rules.check(request, session)
         req = body or ResetRequest()
         async with session.lock:
-            return _json(await rules.reset(store, session, req))
+            answer = _json(await rules.reset(store, session, req))
+        metrics.reset("http")
+        return answer
 
     @app.post("/sessions/{session_id}/step", response_model=StepResponse, tags=["sessions"],
               responses=_errors(404, 409, 413, 422, 504))
@@ -247,7 +264,11 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         session = store.get(session_id)
         rules.check(request, session)
         async with session.lock:
-            return _json(await rules.step(store, session, body))
+            started = time.perf_counter()
+            stepped = await rules.step(store, session, body)
+            answer = _json(stepped)
+            metrics.stepped(stepped, started, "http")
+        return answer
 
     @app.delete("/sessions/{session_id}", status_code=204, tags=["sessions"], responses=_errors(404, 422))
     async def delete_session(session_id: SessionId, request: Request) -> Response:
@@ -259,9 +280,16 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
 
     @app.websocket("/sessions/{session_id}/ws")
     async def session_ws(websocket: WebSocket, session_id: str) -> None:
-        await _serve_websocket(websocket, store, rules, session_id)
+        await _serve_websocket(websocket, store, rules, session_id, metrics)
 
-    app.add_middleware(BodyLimitMiddleware, max_body_bytes=cfg.max_body_bytes)
+    if registry is None:
+        @app.get("/metrics", tags=["server"], response_class=Response,
+                 responses={200: {"content": {"text/plain": {}}, "description": "Prometheus' text format"}})
+        def get_metrics() -> Response:
+            """Prometheus metrics: sessions, resets and steps, step latency, errors by code, connections."""
+            return metrics_response(metrics)
+
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=cfg.max_body_bytes, on_refused=metrics.error)
     return app
 
 
@@ -290,21 +318,25 @@ def _describe(ids: Iterable[str]) -> list[dict[str, Any]]:
 _WS_CLOSE = {"idle": 4408, "closed": 4410, "shutdown": 1001, "replaced": 4411}
 
 
-async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: SessionHost, session_id: str) -> None:
+async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: SessionHost, session_id: str,
+                           metrics: ServerMetrics) -> None:
     """One session's reset and step over one socket; a disconnect closes the session (unless the
     host's sessions are resumable: then it waits for a new socket, or the reaper)."""
     await websocket.accept()
     session = store.find(session_id)
     if session is None:
+        metrics.error("unknown_session")
         await websocket.close(code=4404, reason="unknown session")
         return
     try:
         host.check(websocket, session)
     except ApiError as exc:
+        metrics.error(exc.code)
         await websocket.close(code=4000 + exc.status, reason=exc.code)
         return
     if session.on_close is not None:
         if not host.resumable:
+            metrics.error("session_has_websocket")
             await websocket.close(code=4409, reason="the session already has a WebSocket")
             return
         session.on_close("replaced")  # a client that reconnects takes its session over
@@ -321,13 +353,13 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: Sess
                 break
             text = _ws_text(message, max_bytes)
             if text is None:
-                await conn.send(_ws_error("body_too_large", f"messages are limited to {max_bytes} bytes"))
+                await conn.send(_ws_error(metrics, "body_too_large", f"messages are limited to {max_bytes} bytes"))
                 await conn.close(1009, "message too big")
                 break
             async with session.lock:
                 if session.closed:
                     break
-                reply = await _ws_reply(store, host, session, text)
+                reply = await _ws_reply(store, host, session, text, metrics)
             # Sent without the lock: a stalled send holds only this socket, never the session.
             await conn.send(reply)
             if session.closed:
@@ -362,26 +394,34 @@ def _ws_text(message: dict[str, Any], max_bytes: int) -> str | None:
     return text
 
 
-async def _ws_reply(store: SessionStore, host: SessionHost, session: Session, text: str) -> bytes:
+async def _ws_reply(store: SessionStore, host: SessionHost, session: Session, text: str,
+                    metrics: ServerMetrics) -> bytes:
     try:
         request = _WS_MESSAGE.validate_python(json.loads(text))
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, non-JSON, too deep, huge ints
         if isinstance(exc, ValidationError):
             issues = _issues(exc.errors())
-            return _ws_error("invalid_request", _issue_text(issues), issues)
-        return _ws_error("invalid_json", f"the message is not valid JSON: {exc.__class__.__name__}")
+            return _ws_error(metrics, "invalid_request", _issue_text(issues), issues)
+        return _ws_error(metrics, "invalid_json", f"the message is not valid JSON: {exc.__class__.__name__}")
     try:
         if request.op == "reset":
-            return _encoded(await host.reset(store, session, request))
-        return _encoded(await host.step(store, session, request))
+            answer = _encoded(await host.reset(store, session, request))
+            metrics.reset("ws")
+            return answer
+        started = time.perf_counter()
+        stepped = await host.step(store, session, request)
+        answer = _encoded(stepped)
+        metrics.stepped(stepped, started, "ws")
+        return answer
     except ApiError as exc:
-        return _ws_error(exc.code, exc.message)
+        return _ws_error(metrics, exc.code, exc.message)
     except Exception:  # noqa: BLE001 (an env bug: logged in full, answered as over HTTP, never a traceback)
         log.exception("internal error on the WebSocket of session %s", session.id)
-        return _ws_error("internal_error", "internal server error (logged on the server)")
+        return _ws_error(metrics, "internal_error", "internal server error (logged on the server)")
 
 
-def _ws_error(code: str, message: str, issues: list[dict[str, Any]] | None = None) -> bytes:
+def _ws_error(metrics: ServerMetrics, code: str, message: str, issues: list[dict[str, Any]] | None = None) -> bytes:
+    metrics.error(code)
     error: dict[str, Any] = {"code": code, "message": message}
     if issues is not None:
         error["issues"] = issues

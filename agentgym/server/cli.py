@@ -19,7 +19,8 @@ def add_serve_command(sub: Any) -> argparse.ArgumentParser:
     """Add ``serve`` to the subparsers `sub` of the `agentgym` command; return its parser."""
     p = sub.add_parser("serve", help="serve the environments over HTTP and WebSocket",
                        description="Serve every registered AgentRL/* env (or --env ones) with sessions, a "
-                                   "session cap, an idle reaper, a body-size limit and a step timeout.")
+                                   "session cap, an idle reaper, a body-size limit and a step timeout; "
+                                   "Prometheus metrics at GET /metrics.")
     add_serve_arguments(p)
     p.set_defaults(func=cmd_serve)
     return p

@@ -39,9 +39,12 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 
 from agentgym.server.config import ConnectionLimits
 
-__all__ = ["ConnectionGuard"]
+__all__ = ["ConnectionGuard", "DROP_REASONS"]
 
 log = logging.getLogger("agentgym.server")
+
+#: Why the guard refuses or drops a connection (the keys of `ConnectionGuard.dropped`).
+DROP_REASONS = ("refused", "evicted", "header_timeout", "body_timeout", "body_too_slow", "send_timeout")
 
 _REQUEST_TIMEOUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
                     b"content-length: 15\r\nconnection: close\r\n\r\nRequest Timeout")

@@ -21,11 +21,14 @@ Send = Callable[[Message], Awaitable[None]]
 
 
 class BodyLimitMiddleware:
-    """Pure ASGI middleware: 413 for HTTP request bodies over `max_body_bytes`."""
+    """Pure ASGI middleware: 413 for HTTP request bodies over `max_body_bytes`; `on_refused` is
+    called with the error code of each refusal (the server's metrics)."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], max_body_bytes: int) -> None:
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], max_body_bytes: int,
+                 on_refused: Callable[[str], None] | None = None) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.on_refused = on_refused
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -62,6 +65,8 @@ class BodyLimitMiddleware:
         await self.app(scope, replay, send)
 
     async def _too_large(self, send: Send, what: str) -> None:
+        if self.on_refused is not None:
+            self.on_refused("body_too_large")
         body = dumps({"error": {"code": "body_too_large",
                                 "message": f"{what}; the limit is {self.max_body_bytes} bytes"}})
         await send({"type": "http.response.start", "status": 413,

@@ -52,8 +52,10 @@ def uvicorn_server(app: Any, *, host: str, port: int, log_level: str, limits: Co
 
     from agentgym.server.connections import ConnectionGuard
     from agentgym.server.logs import limit_server_logs
+    from agentgym.server.monitoring import watch_connections
 
     guard = guard or ConnectionGuard(limits)
+    watch_connections(app, guard)
     ws: dict[str, Any] = {"ws": "none"}
     if ws_max_bytes is not None:
         # The frame cap is the message cap, so a huge message is refused by the protocol layer;

@@ -26,7 +26,7 @@ from agentgym.server.config import ServerConfig
 from agentgym.server.inline import Watchdog
 from agentgym.server.models import EnvKwargs
 
-__all__ = ["ApiError", "CLIENT_KWARGS", "EnvThread", "Session", "SessionStore"]
+__all__ = ["ApiError", "CLIENT_KWARGS", "CLOSE_REASONS", "EnvThread", "Session", "SessionStore"]
 
 log = logging.getLogger("agentgym.server")
 
@@ -123,6 +123,9 @@ def _no_exit(fn: Callable[..., Any], *args: Any) -> Any:
 
 #: The env arguments a client may set (`EnvKwargs`, where each has its bounds); noise travels apart.
 CLIENT_KWARGS = frozenset(EnvKwargs.model_fields) - {"noise"}
+#: Why a session closes: DELETE or its host (``closed``), the idle reaper, its WebSocket's end,
+#: an env call past the step timeout, the server's shutdown.
+CLOSE_REASONS = ("closed", "idle", "disconnect", "step_timeout", "shutdown")
 
 
 @dataclass(eq=False)
@@ -171,6 +174,9 @@ class SessionStore:
         # and with them the number of env threads.
         self._slots = 0
         self.peak = 0
+        #: Sessions opened so far, and closed so far by reason (`CLOSE_REASONS`).
+        self.opened = 0
+        self.closed_by: dict[str, int] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._watchdog: Watchdog | None = None  # for env_calls="inline", made on the loop's thread
 
@@ -251,6 +257,7 @@ class SessionStore:
         session = Session(id=secrets.token_urlsafe(16), env_id=env_id, env=made[0], thread=thread,
                           last_used=time.monotonic())
         self._sessions[session.id] = session
+        self.opened += 1
         return session
 
     async def close(self, session: Session, reason: str = "closed") -> None:
@@ -322,7 +329,10 @@ class SessionStore:
 
     def _retire(self, session: Session, reason: str) -> None:
         session.closed = True
-        if self._sessions.pop(session.id, None) is not None and self._on_retire is not None:
+        if self._sessions.pop(session.id, None) is None:
+            return
+        self.closed_by[reason] = self.closed_by.get(reason, 0) + 1
+        if self._on_retire is not None:
             try:
                 self._on_retire(session, reason)
             except Exception:  # noqa: BLE001 (a host's bug must not leave the session half closed)

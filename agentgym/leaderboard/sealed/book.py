@@ -46,7 +46,8 @@ from agentgym.leaderboard.submission import (LIMITS, RUN_ID_PATTERN, LimitExceed
 from agentgym.leaderboard.tokens import Token
 from agentgym.leaderboard.verify import config_hash, verify_submission
 
-__all__ = ["DeclaredAgent", "Run", "RunBook", "RunRefused", "QuotaSpent", "Cell", "QUOTA_WINDOW_S"]
+__all__ = ["DeclaredAgent", "Run", "RunBook", "RunRefused", "QuotaSpent", "Cell", "QUOTA_WINDOW_S", "RUN_PHASES",
+           "RUN_STATES"]
 
 log = logging.getLogger("agentgym.leaderboard")
 
@@ -54,6 +55,9 @@ log = logging.getLogger("agentgym.leaderboard")
 QUOTA_WINDOW_S = 24 * 3600.0
 #: The agent's declared configuration, as JSON, at most (a built-in agent's is a few dozen bytes).
 MAX_AGENT_CONFIG_BYTES = 16 * 1024
+#: The phases of a run in memory, and the states of a run's row (open, then how it ended).
+RUN_PHASES = ("playing", "verifying")
+RUN_STATES = ("open", "complete", "incomplete", "rejected")
 
 
 class RunRefused(Exception):
@@ -281,6 +285,19 @@ class RunBook:
     def live_runs(self) -> list[Run]:
         with self._lock:
             return list(self._live.values())
+
+    def by_phase(self) -> dict[str, int]:
+        """The runs in memory, counted by phase (`RUN_PHASES`)."""
+        counts = dict.fromkeys(RUN_PHASES, 0)
+        for run in self.live_runs():
+            counts[run.phase] = counts.get(run.phase, 0) + 1
+        return counts
+
+    def by_state(self) -> dict[str, int]:
+        """Every run on the board's record, whichever process ran it, counted by state (`RUN_STATES`)."""
+        with self.store.connect() as conn:
+            rows = conn.execute("SELECT state, COUNT(*) FROM sealed_runs GROUP BY state").fetchall()
+        return {**dict.fromkeys(RUN_STATES, 0), **{str(state): int(n) for state, n in rows}}
 
     def status(self, run_id: str, token: Token) -> dict[str, Any]:
         """What the owner of run `run_id` may know of it: its state, its counts, its sessions in play,

@@ -24,9 +24,7 @@ import sys
 import threading
 import time
 import traceback
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -112,31 +110,53 @@ def refuse_privileged(agent: Any, name: str) -> None:
 
 # ============================================================================ HTTP
 class _Board:
-    """JSON requests to a board with the submitter's token."""
+    """JSON requests to a board with the submitter's token, over one pool of keep-alive
+    connections shared by the run's workers (`close` when the run is over)."""
 
     def __init__(self, url: str, token: str, timeout_s: float) -> None:
+        import httpx
+
+        from agentgym.leaderboard.httpclient import ANSWER_HEADERS
+
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"--sealed must be an http:// or https:// URL, got {url!r}")
         self.url = url.rstrip("/")
         self.token = token
         self.timeout_s = timeout_s
+        self._client = httpx.Client(timeout=timeout_s, headers={
+            **ANSWER_HEADERS, "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
 
     def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any, Any]:
-        """``(status, headers, answer)``: the answer is JSON when the board says so, else bytes."""
+        """``(status, headers, answer)``: the answer is JSON when the board says so, else bytes.
+
+        Raises:
+            ConnectionError: no answer came (nothing listens, the board hung up, a timeout).
+        """
+        from agentgym.leaderboard.httpclient import NoAnswer, request_capped, why_no_answer
+
         data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers={
-            "Authorization": f"Bearer {self.token}", "Content-Type": "application/json", "Accept": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:  # noqa: S310 - the user's own board
-                status, headers, raw = resp.status, resp.headers, resp.read(_MAX_ANSWER_BYTES)
-        except urllib.error.HTTPError as exc:
-            status, headers, raw = exc.code, exc.headers, exc.read(_MAX_ANSWER_BYTES)
-        except (urllib.error.URLError, OSError) as exc:
-            raise ConnectionError(f"cannot reach the board at {self.url}: {getattr(exc, 'reason', exc)}") from exc
+            response, raw = request_capped(self._client, method, self.url + path, _MAX_ANSWER_BYTES, content=data)
+        except NoAnswer as exc:
+            raise ConnectionError(f"cannot reach the board at {self.url}: {why_no_answer(exc, self.timeout_s)}") \
+                from exc
+        headers = response.headers
         if (headers.get("Content-Type") or "").startswith("application/json"):
-            return status, headers, json.loads(raw or b"null")
-        return status, headers, raw
+            try:
+                return response.status_code, headers, json.loads(raw or b"null")
+            except (ValueError, RecursionError):  # not JSON after all, cut at the cap, or nested too deep
+                pass
+        return response.status_code, headers, raw
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> _Board:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     def json(self, method: str, path: str, body: Any = None, ok: tuple[int, ...] = (200, 201)) -> Any:
         """The answer of a request that must succeed."""
@@ -145,6 +165,8 @@ class _Board:
             error = answer.get("error") if isinstance(answer, dict) else None
             code = error.get("code") if isinstance(error, dict) else None
             raise Refused(status, code, f"the board refused {method} {path}: {_said(status, headers, answer)}")
+        if isinstance(answer, bytes):
+            raise Refused(status, None, f"the board's answer to {method} {path} is not JSON: {answer[:200]!r}")
         return answer
 
 
@@ -453,14 +475,19 @@ def run_sealed(suite: str, agent_spec: Any, target: SealedTarget, out_dir: str |
         PrivilegedAgent: the agent reads the env.
         SealedError: the board refused the run, or it could not be finished.
     """
-    from agentgym.eval.progress import Progress
-
     first = agent_spec.build()
     refuse_privileged(first, agent_spec.name)
     config = getattr(first, "config", None)
     agent_config = json.loads(json.dumps(config() if callable(config) else {}, sort_keys=True))
-    board = _Board(target.url, target.token, request_timeout_s)
-    out = Path(out_dir)
+    with _Board(target.url, target.token, request_timeout_s) as board:
+        return _run(board, suite, agent_spec, first, agent_config, target, Path(out_dir), concurrency=concurrency,
+                    timeout_s=timeout_s, progress=progress, wait_s=wait_s)
+
+
+def _run(board: _Board, suite: str, agent_spec: Any, first: Any, agent_config: dict[str, Any], target: SealedTarget,
+         out: Path, *, concurrency: int, timeout_s: float | None, progress: bool, wait_s: float) -> dict[str, Any]:
+    from agentgym.eval.progress import Progress
+
     try:
         run_id, status, attach = _open_or_resume(board, suite, target.agent_name or agent_spec.name, agent_config,
                                                  target, out / RUN_FILE)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ from agentgym.leaderboard.sealed.view import encode, reset_view, step_view
 from agentgym.leaderboard.tokens import TokenBook, Unauthorized, bearer, token_hash
 from agentgym.server.host import SessionHost
 from agentgym.server.models import CreateSession, ResetRequest, StepRequest
+from agentgym.server.monitoring import BoardMetrics, ServerMetrics
 from agentgym.server.sessions import ApiError, Session, SessionStore
 
 __all__ = ["SealedHost", "Seat", "MAX_AGENT_ERROR_CHARS"]
@@ -85,16 +87,19 @@ class SealedHost(SessionHost):
     Args:
         book: the board's sealed runs.
         tokens: the board's tokens.
+        metrics: the board's metrics (the runs' verifications are counted there).
     """
 
     resumable = True
 
-    def __init__(self, book: RunBook, tokens: TokenBook) -> None:
+    def __init__(self, book: RunBook, tokens: TokenBook, metrics: BoardMetrics | None = None) -> None:
         self.book = book
         self.tokens = tokens
-        #: The session store of the app this host serves (set when the app is made,
-        #: `agentgym.leaderboard.sealed.routes`).
+        self.metrics = metrics
+        #: The session store and the metrics of the app this host serves (set when the app is
+        #: made, `agentgym.leaderboard.sealed.routes`).
         self.sessions: SessionStore | None = None
+        self.session_metrics: ServerMetrics | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------ who
@@ -210,6 +215,8 @@ class SealedHost(SessionHost):
             self._broken(run, "step")
             raise
         seat.history.append(payload)
+        if self.session_metrics is not None:  # the answer is bytes: the app cannot read its errors
+            self.session_metrics.step_errors(payload["info"].get("errors"))
         if record is not None:
             seat.end()
             self._finished(run, index, record)
@@ -241,7 +248,13 @@ class SealedHost(SessionHost):
     def _finished(self, run: Run, index: int, record: dict[str, Any]) -> None:
         if run.record(index, record):
             self.book.begin_verifying(run)
-            self._spawn(asyncio.to_thread(self.book.finish, run))
+            self._spawn(self._verify(run))
+
+    async def _verify(self, run: Run) -> None:
+        started = time.perf_counter()
+        entry = await asyncio.to_thread(self.book.finish, run)
+        if self.metrics is not None:
+            self.metrics.verified("sealed", "rejected" if entry is None else "accepted", time.perf_counter() - started)
 
     def _resume(self, seat: Seat) -> bytes:
         ep, index = seat.episode, seat.index

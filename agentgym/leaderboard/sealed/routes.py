@@ -27,6 +27,7 @@ from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import MalformedSubmission, load_json_line
 from agentgym.leaderboard.tokens import TokenBook, Unauthorized, bearer
 from agentgym.server.app import create_app as create_env_app
+from agentgym.server.monitoring import BoardMetrics
 from agentgym.server.sessions import ApiError
 from agentgym.server.wire import dumps
 
@@ -59,7 +60,7 @@ async def _body(request: Request) -> bytes:
 
 def add_sealed_track(app: FastAPI, store: Store, secret: bytes, config: SealedConfig | None = None, *,
                      suites: Mapping[str, Suite] | None = None, workers: int | None = None,
-                     run_ids: Callable[[], str] | None = None) -> SealedHost:
+                     run_ids: Callable[[], str] | None = None, metrics: BoardMetrics | None = None) -> SealedHost:
     """Add the sealed track's routes to a board's app; returns its host (`sealed_upkeep` runs it).
 
     Args:
@@ -70,14 +71,19 @@ def add_sealed_track(app: FastAPI, store: Store, secret: bytes, config: SealedCo
         suites: the suites runs may be opened for (default: every current built-in suite).
         workers: replay processes when a complete run is verified (default: by suite size).
         run_ids: makes each run's id (default: random; `RunBook`).
+        metrics: the board's metrics, where the sealed runs, their verifications and their
+            sessions are counted (default: counted, and served by no one).
     """
     cfg = config or SealedConfig()
     tokens = TokenBook(store)
     book = RunBook(store, secret, cfg, suites=suites, workers=workers, **({"run_ids": run_ids} if run_ids else {}))
-    host = SealedHost(book, tokens)
+    board_metrics = metrics or BoardMetrics()
+    host = SealedHost(book, tokens, board_metrics)
     env_ids = sorted({e for s in book.suites.values() if s.current for e in s.envs})
-    env_app = create_env_app(cfg.server_config(), env_ids=env_ids, host=host)
+    env_app = create_env_app(cfg.server_config(), env_ids=env_ids, host=host, registry=board_metrics.registry)
     sessions = host.sessions = env_app.state.store
+    host.session_metrics = env_app.state.metrics
+    board_metrics.watch_sealed(book.by_phase, book.by_state)
 
     def token_of(request: Request) -> Any:
         try:
