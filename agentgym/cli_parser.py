@@ -11,11 +11,12 @@ message names the option: ``agentgym eval: error: argument --trials: must be at 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, Callable, NoReturn
 
 from agentgym.errors import one_line
 
-__all__ = ["Parser", "at_least", "positive_float", "tcp_port"]
+__all__ = ["Parser", "usage_error", "at_least", "positive_float", "tcp_port"]
 
 
 #: The namespace attribute naming the subcommand parsed (while parsing only).
@@ -54,7 +55,13 @@ class Parser(argparse.ArgumentParser):
         self._fail(self.prog, message)
 
     def _fail(self, prog: str, message: str) -> NoReturn:
-        self.exit(2, f"{prog}: error: {one_line(message)} (see `{prog} --help`)\n")
+        usage_error(prog, message)
+
+
+def usage_error(prog: str, message: str) -> NoReturn:
+    """Print a usage error of command `prog` as one line on stderr and exit with status 2."""
+    sys.stderr.write(f"{prog}: error: {one_line(message)} (see `{prog} --help`)\n")
+    raise SystemExit(2)
 
 
 def at_least(low: int) -> Callable[[str], int]:

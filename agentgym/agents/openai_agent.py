@@ -16,10 +16,10 @@ A reply without ``tool_calls`` returns its text, which the env parses for tool c
 text (``<tool_call>`` JSON and the rest).
 
 Faults: 408, 409, 429 and 5xx answers, timeouts (``timeout_s`` per request), connection errors
-and 200 answers that are not a chat completion are retried up to ``max_retries`` times, after a
-wait that doubles from ``backoff_s`` with jitter (from a generator seeded by ``seed``), or the
-server's ``Retry-After``, all capped at ``max_backoff_s``. Other answers (400, 401, 404) are not
-retried. When a turn cannot be had, `OpenAIAgentError` ends the episode, which the runner records
+and 200 answers that are not a chat completion are transient: tenacity retries them up to
+``max_retries`` times, after a wait that doubles from ``backoff_s`` with jitter (from a generator
+seeded by ``seed``), or the server's ``Retry-After``, all capped at ``max_backoff_s``. Other
+answers (400, 401, 404, 422) are not retried. When a turn cannot be had, `OpenAIAgentError` ends the episode, which the runner records
 as an agent error; the run goes on. Every failed attempt is counted in the episode's ``usage``,
 beside the tokens the server reported, so nothing that happened is lost from the records.
 
@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import email.utils
+import math
 import os
 import random
 import threading
@@ -40,6 +41,8 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
+
+import tenacity
 
 from agentgym.agents.base import Agent, settings_from
 from agentgym.agents.chat import ChatEpisode, Conversation, EpisodeLocal
@@ -115,6 +118,22 @@ class _Retryable(Exception):
     def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.kind, self.retry_after = kind, retry_after
+
+
+class _Backoff(tenacity.wait.wait_base):
+    """The wait before a retry: exponential from ``backoff_s`` times a jitter in [0.5, 1.5) drawn
+    from the agent's seeded generator, or the server's Retry-After; either capped at ``max_backoff_s``."""
+
+    def __init__(self, settings: OpenAIConfig, jitter: random.Random) -> None:
+        self._exponential = tenacity.wait_exponential(multiplier=settings.backoff_s, exp_base=2, max=math.inf)
+        self._cap, self._jitter = settings.max_backoff_s, jitter
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        fault = retry_state.outcome.exception() if retry_state.outcome is not None else None
+        retry_after = getattr(fault, "retry_after", None)
+        if retry_after is not None:
+            return min(retry_after, self._cap)
+        return min(self._exponential(retry_state) * (0.5 + self._jitter.random()), self._cap)
 
 
 class OpenAIAgent(Agent):
@@ -206,21 +225,26 @@ class OpenAIAgent(Agent):
     async def _turn(self, episode: _Episode) -> str | dict[str, Any]:
         body = self._body(episode.conversation)
         client = self._client()
-        last: _Retryable | None = None
-        for attempt in range(self.settings.max_retries + 1):
-            if last is not None:
-                episode.retries += 1
-                await asyncio.sleep(self._wait(attempt - 1, last.retry_after))
-            try:
-                reply = await self._post(client, body)
-            except _Retryable as exc:
-                episode.failures[exc.kind] = episode.failures.get(exc.kind, 0) + 1
-                last = exc
-                continue
-            episode.requests += 1
-            return self._action(episode, reply)
-        raise OpenAIAgentError(f"no reply from {self.url} after {self.settings.max_retries + 1} tries; "
-                               f"last: {last}")
+
+        def failed(state: tenacity.RetryCallState) -> None:  # every try that raised a _Retryable
+            kind = state.outcome.exception().kind  # type: ignore[union-attr]
+            episode.failures[kind] = episode.failures.get(kind, 0) + 1
+
+        def waiting(state: tenacity.RetryCallState) -> None:
+            episode.retries += 1
+
+        retrying = tenacity.AsyncRetrying(
+            stop=tenacity.stop_after_attempt(self.settings.max_retries + 1),
+            wait=_Backoff(self.settings, self._jitter),
+            retry=tenacity.retry_if_exception_type(_Retryable),
+            after=failed, before_sleep=waiting, reraise=True)
+        try:
+            reply = await retrying(self._post, client, body)
+        except _Retryable as last:
+            raise OpenAIAgentError(f"no reply from {self.url} after {self.settings.max_retries + 1} tries; "
+                                   f"last: {last}") from None
+        episode.requests += 1
+        return self._action(episode, reply)
 
     async def _post(self, client: Any, body: dict[str, Any]) -> dict[str, Any]:
         import httpx
@@ -267,12 +291,6 @@ class OpenAIAgent(Agent):
         if content is None or isinstance(content, str):
             return content or ""
         return {"role": "assistant", "content": content}  # not text: the env says so
-
-    def _wait(self, retry: int, retry_after: float | None) -> float:
-        s = self.settings
-        if retry_after is not None:
-            return min(retry_after, s.max_backoff_s)
-        return min(s.backoff_s * 2**retry * (0.5 + self._jitter.random()), s.max_backoff_s)
 
     # ------------------------------------------------------------------ clients and loops
     def _client(self) -> Any:

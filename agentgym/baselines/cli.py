@@ -1,89 +1,73 @@
-"""`agentgym train ppo ...`: command-line options derived from the `Args` dataclass.
+"""`agentgym train ppo ...`: command-line options derived from the `Args` dataclass by tyro.
 
-The options are never written by hand: each field of `agentgym.baselines.ppo.Args` becomes a
-``--flag`` whose help is the field's doc line, so the dataclass is the one place defaults live
-(one config dataclass per entry point, defaults in one place). torch is imported only when a training command runs, so ``agentgym --help``
-stays fast.
+The options are never written by hand: `tyro.cli` turns each field of
+`agentgym.baselines.ppo.Args` into a ``--flag`` whose help is the field's doc line, so the
+dataclass is the one place defaults live (one config dataclass per entry point). Repeatable
+fields take one value per use (``--env A --env B``), booleans come in pairs (``--plot`` /
+``--no-plot``), ``Literal`` fields list their choices. torch is imported only when a training
+command runs, so ``agentgym --help`` stays fast.
+
+A bad option is one line on stderr and exit status 2, as for every `agentgym` command
+(`agentgym.cli_parser`): tyro's own report, a box drawn for a terminal, is read back and
+flattened to its first paragraph.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
-import inspect
-import textwrap
+import contextlib
+import io
+import re
 from typing import Any, Sequence
 
-__all__ = ["add_train_command", "dataclass_parser", "parse_dataclass", "field_docs"]
+from agentgym.cli_parser import usage_error
+
+__all__ = ["add_train_command", "parse_dataclass"]
 
 #: Algorithms `agentgym train` knows: name -> "module:Args class:entry function".
 TRAINERS = {"ppo": ("agentgym.baselines.ppo", "Args", "train")}
 
-
-def field_docs(cls: type) -> dict[str, str]:
-    """The doc line under each field of a dataclass (the string literal that follows it)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs: dict[str, str] = {}
-    for node, nxt in zip(body, body[1:]):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-                and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)
-                and isinstance(nxt.value.value, str)):
-            docs[node.target.id] = " ".join(nxt.value.value.split())
-    return docs
+#: Box drawing around tyro's report (its frame, and its rules on a UTF-8 console).
+_FRAME = re.compile(r"[\u2500-\u257f]")
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
+def parse_dataclass(cls: type, argv: Sequence[str] | None, prog: str) -> Any:
+    """Parse `argv` into an instance of dataclass `cls` (its validation runs on construction).
 
-
-def dataclass_parser(cls: type, parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """An argument parser with one option per field of dataclass `cls`.
-
-    Types come from the annotations: ``bool`` gives ``--x/--no-x``, ``tuple[str, ...]`` a
-    repeatable option, ``T | None`` an optional ``T``; ``metadata["choices"]`` restricts values.
+    ``--help`` prints the options and exits 0. A bad option or value, and a `ValueError` of
+    `cls`'s own checks, print one line and exit 2.
     """
-    parser = parser or argparse.ArgumentParser()
-    docs = field_docs(cls)
-    for f in dataclasses.fields(cls):
-        kind = str(f.type).replace(" ", "")
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        help_text = docs.get(f.name, "")
-        help_text = f"{help_text} (default: {default!r})" if help_text else f"default: {default!r}"
-        kw: dict[str, Any] = {"dest": f.name, "help": help_text.replace("%", "%%")}
-        if "choices" in f.metadata:
-            kw["choices"] = f.metadata["choices"]
-        if kind == "bool":
-            parser.add_argument(_flag(f.name), action=argparse.BooleanOptionalAction, default=default, **kw)
+    import tyro
+
+    report = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(report):
+            return tyro.cli(cls, args=list(argv) if argv is not None else None, prog=prog,
+                            description=(cls.__doc__ or "").strip(), config=(tyro.conf.UseAppendAction,))
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        usage_error(prog, _first_paragraph(report.getvalue(), cls.__name__))
+
+
+def _first_paragraph(report: str, class_name: str) -> str:
+    """What tyro's report says between its title and its first rule (the help after it is
+    ``--help``'s), framed (a UTF-8 console) or not."""
+    body: list[str] = []
+    titled = False
+    for raw in report.splitlines():
+        inner = raw.strip().strip("\u2502|").strip()
+        if len(inner) >= 3 and set(inner) <= {"-", "\u2500"}:  # a rule
+            if body:
+                break
             continue
-        if kind.startswith("tuple["):
-            # Repeatable; the dataclass default applies when the option is never given.
-            parser.add_argument(_flag(f.name), action="append", default=None, metavar=f.name.upper(), **kw)
-            continue
-        base = kind.split("|")[0]
-        conv = {"int": int, "float": float, "str": str}.get(base)
-        if conv is None:
-            raise TypeError(f"{cls.__name__}.{f.name}: unsupported option type {f.type!r}")
-        if "choices" not in kw:
-            kw["metavar"] = base.upper()
-        parser.add_argument(_flag(f.name), type=conv, default=default, **kw)
-    return parser
-
-
-def parse_dataclass(cls: type, argv: Sequence[str] | None, prog: str | None = None) -> Any:
-    """Parse `argv` into an instance of dataclass `cls` (its validation runs on construction)."""
-    ns = dataclass_parser(cls, argparse.ArgumentParser(prog=prog, description=(cls.__doc__ or "").strip())) \
-        .parse_args(argv)
-    values = {k: v for k, v in vars(ns).items() if v is not None or k not in _tuple_fields(cls)}
-    for name in _tuple_fields(cls):
-        if name in values:
-            values[name] = tuple(values[name])
-    return cls(**values)
-
-
-def _tuple_fields(cls: type) -> set[str]:
-    return {f.name for f in dataclasses.fields(cls) if str(f.type).replace(" ", "").startswith("tuple[")}
+        text = _FRAME.sub(" ", raw).strip()
+        if text and titled:
+            body.append(text)
+        titled = titled or bool(text)
+    flat = " ".join(" ".join(body).split()) or " ".join(_FRAME.sub(" ", report).split())
+    # A check of the dataclass's own is reported under its class name, which means nothing here.
+    return flat.removeprefix(f"Error parsing {class_name}: ")
 
 
 def cmd_train(args: argparse.Namespace) -> int:

@@ -43,9 +43,9 @@ import queue as queue_lib
 import re
 import time
 import zipfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence, get_args, get_origin, get_type_hints
 
 import gymnasium as gym
 import numpy as np
@@ -61,22 +61,31 @@ __all__ = ["Args", "train", "TrainResult", "gae", "normalise_advantages", "load_
            "Acting", "learning_curve", "main"]
 
 CHECKPOINT_FORMAT = "agentgym-ppo/1"
+#: The env ids a run trains on when it names none.
+DEFAULT_ENV_IDS: tuple[str, ...] = ("AgentRL/Dialog-v0",)
 
 
 # ============================================================================================
 # 1. Configuration
 # ============================================================================================
+def _choices(annotation: Any) -> tuple[Any, ...]:
+    """The values a ``Literal[...]`` annotation (or ``Literal[...] | None``) allows; () for any other."""
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)
+    return tuple(c for arg in get_args(annotation) if get_origin(arg) is Literal for c in get_args(arg))
+
+
 @dataclass
 class Args:
     """PPO over candidate actions (AgentRL envs) or over discrete actions (Box envs)."""
 
-    env: tuple[str, ...] = ("AgentRL/Dialog-v0",)
-    """Env ids (or AgentRL task families, e.g. dialog) to train on; several make one multi-task run."""
-    difficulty: str | None = field(default=None, metadata={"choices": ("easy", "medium", "hard")})
+    env: tuple[str, ...] = ()
+    """Env ids (or AgentRL task families, e.g. dialog) to train on, one per --env; several make one multi-task run. None given: AgentRL/Dialog-v0."""
+    difficulty: Literal["easy", "medium", "hard"] | None = None
     """Fix the difficulty of AgentRL tasks; unset draws one per episode."""
     noise: str | None = None
     """A noise spec or preset for AgentRL envs, e.g. 'tool_failure=0.2' or 'medium'."""
-    policy: str = field(default="hash", metadata={"choices": ("hash", "lm")})
+    policy: Literal["hash", "lm"] = "hash"
     """Policy over candidates: hash (hashed n-grams, small MLP) or lm (a causal LM). Box envs use an MLP."""
     model: str | None = None
     """The lm policy's model: a local directory with a causal LM and its tokenizer."""
@@ -102,7 +111,7 @@ class Args:
     """Steps per minibatch."""
     update_epochs: int = 4
     """Passes over each batch."""
-    adv_norm: str = field(default="family", metadata={"choices": ("family", "env", "batch", "none")})
+    adv_norm: Literal["family", "env", "batch", "none"] = "family"
     """Advantage normalisation: per task family (AgentRL), per env id, over the batch, or none."""
     clip_coef: float = 0.2
     """PPO's ratio clip."""
@@ -136,7 +145,7 @@ class Args:
     """Candidates offered per step, at most."""
     max_entities: int = 8
     """Entities seen in tool results that get candidate actions, most recent first."""
-    calibration: str = field(default="on", metadata={"choices": ("on", "off")})
+    calibration: Literal["on", "off"] = "on"
     """Online policy calibration: a risk of harm learned from what the env reports, applied when acting."""
     risk_threshold: float = 0.5
     """Calibration: when evaluating or deployed (not in rollouts), mask candidates whose estimated risk of harm is over this (1 for never)."""
@@ -178,11 +187,11 @@ class Args:
     def __post_init__(self) -> None:
         if isinstance(self.env, str):
             self.env = (self.env,)
-        self.env = tuple(self.env)
-        if not self.env:
-            raise ValueError("give at least one --env")
+        # The default lives here, not on the field: a repeated option appends to its field's default.
+        self.env = tuple(self.env) or DEFAULT_ENV_IDS
+        hints = get_type_hints(type(self))
         for f in dataclasses.fields(self):
-            choices = f.metadata.get("choices")
+            choices = _choices(hints[f.name])
             value = getattr(self, f.name)
             if choices and value is not None and value not in choices:
                 raise ValueError(f"--{f.name.replace('_', '-')} must be one of {choices}, got {value!r}")

@@ -173,6 +173,9 @@ _JSON_TYPE_NAMES = {
     "null": "null",
 }
 
+# Argument schemas are compiled to these closures rather than checked by the jsonschema package:
+# every tool step validates its call, where jsonschema costs more than the rest of the step, and
+# the messages (each offending field, in the env's words) are episode bytes the golden lock holds.
 Checker = Callable[[object], "str | None"]  # returns None when valid, else "must be ..., got ..."
 
 

@@ -36,26 +36,27 @@ def build_submission(run_dir: str | Path, *, model: str, revision: str, agent: s
 
     import agentgym
     from agentgym.eval import metrics
-    from agentgym.leaderboard.submission import MalformedSubmission, Manifest, encode_submission, read_run
+    from agentgym.leaderboard.submission import FORMAT, MalformedSubmission, Manifest, encode_submission, read_run
 
     meta, records_bytes = read_run(run_dir)
     records = [json.loads(line) for line in records_bytes.splitlines() if line.strip()]
     comp = metrics.completion(records, n_boot=1) if records else None
     version = (records[0].get("provenance") or {}).get("agentgym") if records else None
-    manifest = Manifest(
-        agent=agent or str(meta.get("agent", "")),
-        model=model,
-        revision=revision,
-        organisation=organisation,
-        description=description,
-        suite=str(meta.get("suite", "")),
-        package_version=str(version or agentgym.__version__),
-        records_sha256=hashlib.sha256(records_bytes).hexdigest(),
-        claimed={"success": comp["success_rate"]["value"], "score": comp["mean_score"]["value"]} if comp else {},
-    )
-    # Refuse locally what the server would refuse as malformed (a clear message, no upload).
+    fields = {
+        "format": FORMAT,
+        "agent": agent or str(meta.get("agent", "")),
+        "model": model,
+        "revision": revision,
+        "organisation": organisation,
+        "description": description,
+        "suite": str(meta.get("suite", "")),
+        "package_version": str(version or agentgym.__version__),
+        "records_sha256": hashlib.sha256(records_bytes).hexdigest(),
+        "claimed": {"success": comp["success_rate"]["value"], "score": comp["mean_score"]["value"]} if comp else {},
+    }
+    # Parsed as the server parses it: what it would refuse is refused here (a clear message, no upload).
     try:
-        Manifest.from_dict(manifest.to_dict())
+        manifest = Manifest.from_dict(fields)
     except MalformedSubmission as exc:
         raise ValueError(f"the manifest would be refused: {exc}") from exc
     return encode_submission(manifest, records_bytes)

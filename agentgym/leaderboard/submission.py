@@ -39,16 +39,18 @@ of 2x, and a hostile one holds at most 1.5x the decompressed cap however it is s
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import json
-import math
 import re
 import unicodedata
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Annotated, Any, Iterator, Literal, get_args
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from agentgym.core.seeding import MAX_SEED as _MAX_SEED
 from agentgym.leaderboard.bounded_json import BoundedParser, Budget, Refused, json_depth
@@ -81,8 +83,10 @@ __all__ = [
 FORMAT = "agentgym-submission/1"
 _MIB = 1024 * 1024
 
+_Claimable = Literal["success", "score", "tool_f1", "recovery_share", "recovery_median", "goal_consistency",
+                     "pass_hat_k"]
 #: The summary numbers a manifest may claim; each must equal the number recomputed from the replay.
-CLAIMABLE = ("success", "score", "tool_f1", "recovery_share", "recovery_median", "goal_consistency", "pass_hat_k")
+CLAIMABLE: tuple[str, ...] = get_args(_Claimable)
 
 
 # ============================================================================ errors
@@ -278,21 +282,12 @@ def load_json_line(line: bytes, what: str, max_depth: int = LIMITS.max_depth) ->
 
 
 # ============================================================================ the manifest
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+# The manifest is a pydantic model: strict types (no "1" for 1, no true for a number), unknown
+# fields refused, and every bound declared on its field. `Manifest.from_dict` turns pydantic's
+# errors into the `MalformedSubmission` a client sees, one per manifest, naming the field.
+
 # Bidi controls reorder what a reader sees (names that display as someone else's).
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
-
-#: field -> (most characters, may be empty, newlines allowed)
-_TEXT_FIELDS: dict[str, tuple[int, bool, bool]] = {
-    "agent": (100, False, False),
-    "model": (200, False, False),
-    "revision": (100, False, False),
-    "organisation": (100, True, False),
-    "description": (2000, True, True),
-    "suite": (100, False, False),
-    "package_version": (50, False, False),
-}
-
 
 #: A sealed run's id: URL-safe, 16 to 64 characters (the board's are 32).
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,64}")
@@ -300,8 +295,46 @@ RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 MAX_SEALED_SEEDS = 10_000
 
 
-@dataclass(frozen=True)
-class SealedRun:
+def _plain_text(value: str, may_be_empty: bool, newlines: bool) -> str:
+    """`value` unless it is blank (where it may not be) or holds a control or bidi character."""
+    if not value.strip() and not may_be_empty:
+        raise ValueError("must not be empty")
+    for ch in value:
+        if ch == "\n" and newlines:
+            continue
+        if unicodedata.category(ch) in ("Cc", "Cs") or ch in _BIDI:
+            raise ValueError(f"holds the control character U+{ord(ch):04X}")
+    return value
+
+
+def _text(max_len: int, may_be_empty: bool = False, newlines: bool = False) -> Any:
+    """A manifest text field: at most `max_len` characters, no control or bidi characters."""
+    return Annotated[str, StringConstraints(max_length=max_len),
+                     AfterValidator(functools.partial(_plain_text, may_be_empty=may_be_empty, newlines=newlines))]
+
+
+_Name = _text(100)
+_ModelName = _text(200)
+_Organisation = _text(100, may_be_empty=True)
+_Description = _text(2000, may_be_empty=True, newlines=True)
+_Version = _text(50)
+_Seed = Annotated[int, Field(ge=0, le=_MAX_SEED)]
+
+
+def _distinct(seeds: tuple[int, ...]) -> tuple[int, ...]:
+    if len(set(seeds)) != len(seeds):
+        raise ValueError("holds a seed twice")
+    return seeds
+
+
+def _not_null(value: Any) -> Any:
+    # An upload leaves `sealed` out; a null in its place is a malformed manifest, not an upload.
+    if value is None:
+        raise ValueError("is null")
+    return value
+
+
+class SealedRun(BaseModel):
     """The part of a manifest that only a board writes: the run it stepped itself, and its seeds.
 
     Published with the records once the run is complete, so that anyone can replay it
@@ -309,10 +342,14 @@ class SealedRun:
     the suite's public seeds).
     """
 
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
     #: The board's id of the run (random, unguessable while the run was open).
-    run_id: str
-    #: The task seeds in place of the suite's public ones, one per seed of the suite, in order.
-    seeds: tuple[int, ...]
+    run_id: Annotated[str, Field(pattern=f"^{RUN_ID_PATTERN.pattern}$")]
+    #: The task seeds in place of the suite's public ones, one per seed of the suite, in order
+    #: (a JSON array; the items are strict integers).
+    seeds: Annotated[tuple[_Seed, ...], Field(strict=False, min_length=1, max_length=MAX_SEALED_SEEDS),
+                     AfterValidator(_distinct)]
 
     @classmethod
     def from_dict(cls, data: Any) -> "SealedRun":
@@ -321,52 +358,41 @@ class SealedRun:
         Raises:
             MalformedSubmission: naming the field.
         """
-        if not isinstance(data, dict) or set(data) != {"run_id", "seeds"}:
-            raise MalformedSubmission("bad_manifest", "sealed must be an object with exactly run_id and seeds",
-                                      field="sealed")
-        run_id, seeds = data["run_id"], data["seeds"]
-        if not isinstance(run_id, str) or not RUN_ID_PATTERN.fullmatch(run_id):
-            raise MalformedSubmission("bad_manifest", "sealed.run_id must be 16 to 64 URL-safe characters",
-                                      field="sealed.run_id")
-        if (not isinstance(seeds, list) or not 0 < len(seeds) <= MAX_SEALED_SEEDS
-                or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= _MAX_SEED for x in seeds)):
-            raise MalformedSubmission("bad_manifest", f"sealed.seeds must be 1 to {MAX_SEALED_SEEDS} seeds in "
-                                      f"[0, {_MAX_SEED}]", field="sealed.seeds")
-        if len(set(seeds)) != len(seeds):
-            raise MalformedSubmission("bad_manifest", "sealed.seeds holds a seed twice", field="sealed.seeds")
-        return cls(run_id=run_id, seeds=tuple(seeds))
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise _sealed_error(exc.errors()) from None
 
 
-@dataclass(frozen=True)
-class Manifest:
+class Manifest(BaseModel):
     """Who and what a submission is. Every text field is data: stored as sent, shown escaped."""
 
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
     #: The agent's display name.
-    agent: str
+    agent: _Name
     #: The model behind the agent (a Hugging Face id, an API model name, a checkpoint).
-    model: str
+    model: _ModelName
     #: The model's revision (a commit, a date, a checkpoint step).
-    revision: str
+    revision: _Name
     #: Who submits it.
-    organisation: str
+    organisation: _Organisation
     #: A free-text description (up to 2,000 characters).
-    description: str
+    description: _Description
     #: The suite id the records are a run of.
-    suite: str
+    suite: _Name
     #: The agentgym version the run used.
-    package_version: str
+    package_version: _Version
     #: SHA-256 of the records bytes (the part after the manifest line).
-    records_sha256: str
+    records_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
     #: Optional summary numbers (see `CLAIMABLE`); each must equal the recomputed one.
-    claimed: dict[str, float | None] = field(default_factory=dict)
+    claimed: dict[_Claimable, Annotated[float, Field(allow_inf_nan=False)] | None] = {}
     #: A run the board stepped itself on its own seeds (the sealed track); None for an upload.
-    sealed: SealedRun | None = None
+    sealed: Annotated[SealedRun | None, BeforeValidator(_not_null)] = None
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"format": FORMAT, **asdict(self)}
-        if self.sealed is None:
-            del data["sealed"]  # an upload's manifest is what it always was
-        else:
+        data = {"format": FORMAT, **self.model_dump(exclude={"sealed"})}
+        if self.sealed is not None:  # an upload's manifest is what it always was
             data["sealed"] = {"run_id": self.sealed.run_id, "seeds": list(self.sealed.seeds)}
         return data
 
@@ -381,32 +407,10 @@ class Manifest:
             raise MalformedSubmission("bad_manifest", "the manifest must be a JSON object", field="manifest")
         if data.get("format") != FORMAT:
             raise MalformedSubmission("bad_manifest", f"manifest format must be {FORMAT!r}", field="format")
-        known = {"format", "claimed", "records_sha256", "sealed", *_TEXT_FIELDS}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise MalformedSubmission("bad_manifest", f"unknown manifest fields {unknown}", field=unknown[0])
-        missing = sorted({"records_sha256", *_TEXT_FIELDS} - set(data))
-        if missing:
-            raise MalformedSubmission("bad_manifest", f"missing manifest fields {missing}", field=missing[0])
-        for name, (max_len, may_be_empty, newlines) in _TEXT_FIELDS.items():
-            _check_text(name, data[name], max_len, may_be_empty, newlines)
-        digest = data["records_sha256"]
-        if not isinstance(digest, str) or not _HEX64.fullmatch(digest):
-            raise MalformedSubmission("bad_manifest", "records_sha256 must be 64 lowercase hex digits",
-                                      field="records_sha256")
-        claimed = data.get("claimed", {})
-        if not isinstance(claimed, dict):
-            raise MalformedSubmission("bad_manifest", "claimed must be an object", field="claimed")
-        for k, v in claimed.items():
-            if k not in CLAIMABLE:
-                raise MalformedSubmission("bad_manifest", f"claimed holds {k!r}; claimable: {', '.join(CLAIMABLE)}",
-                                          field=f"claimed.{k}")
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
-                raise MalformedSubmission("bad_manifest", f"claimed.{k} must be a number or null",
-                                          field=f"claimed.{k}")
-        sealed = SealedRun.from_dict(data["sealed"]) if "sealed" in data else None
-        return cls(**{k: data[k] for k in _TEXT_FIELDS}, records_sha256=digest,
-                   claimed={k: (None if v is None else float(v)) for k, v in claimed.items()}, sealed=sealed)
+        try:
+            return cls.model_validate({k: v for k, v in data.items() if k != "format"})
+        except ValidationError as exc:
+            raise _manifest_error(exc.errors()) from None
 
 
 def check_manifest_text(name: str, value: Any) -> str:
@@ -415,24 +419,72 @@ def check_manifest_text(name: str, value: Any) -> str:
     Raises:
         MalformedSubmission: naming the field.
     """
-    _check_text(name, value, *_TEXT_FIELDS[name])
-    return value
+    try:
+        return _field_adapter(name).validate_python(value)
+    except ValidationError as exc:
+        raise _manifest_error([{**e, "loc": (name, *e["loc"])} for e in exc.errors()]) from None
 
 
-def _check_text(name: str, value: Any, max_len: int, may_be_empty: bool, newlines: bool) -> None:
-    if not isinstance(value, str):
-        raise MalformedSubmission("bad_manifest", f"{name} must be a string", field=name)
-    if not value.strip() and not may_be_empty:
-        raise MalformedSubmission("bad_manifest", f"{name} must not be empty", field=name)
-    if len(value) > max_len:
-        raise MalformedSubmission("bad_manifest", f"{name} is longer than {max_len} characters", field=name)
-    for ch in value:
-        if ch == "\n" and newlines:
-            continue
-        cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cs") or ch in _BIDI:
-            raise MalformedSubmission("bad_manifest", f"{name} holds the control character U+{ord(ch):04X}",
-                                      field=name)
+@functools.lru_cache(maxsize=None)
+def _field_adapter(name: str) -> TypeAdapter[Any]:
+    info = Manifest.model_fields[name]
+    return TypeAdapter(Annotated[(info.annotation, *info.metadata)], config=ConfigDict(strict=True))
+
+
+def _manifest_error(errors: list[Any]) -> MalformedSubmission:
+    """The one refusal a client sees for pydantic's `errors` of a manifest: unknown fields first,
+    then missing ones, then the first field in the manifest's order that is wrong."""
+    top = [e for e in errors if len(e["loc"]) == 1]
+    unknown = sorted(str(e["loc"][0]) for e in top if e["type"] == "extra_forbidden")
+    if unknown:
+        return MalformedSubmission("bad_manifest", f"unknown manifest fields {unknown}", field=unknown[0])
+    missing = sorted(str(e["loc"][0]) for e in top if e["type"] == "missing")
+    if missing:
+        return MalformedSubmission("bad_manifest", f"missing manifest fields {missing}", field=missing[0])
+    error = errors[0]
+    name, rest = str(error["loc"][0]), error["loc"][1:]
+    if name == "records_sha256":
+        return MalformedSubmission("bad_manifest", "records_sha256 must be 64 lowercase hex digits", field=name)
+    if name == "claimed":
+        return _claimed_error(error, rest)
+    if name == "sealed":
+        return _sealed_error([{**e, "loc": e["loc"][1:]} for e in errors if e["loc"][:1] == ("sealed",)])
+    kind = error["type"]
+    if kind == "string_too_long":
+        message = f"{name} is longer than {error['ctx']['max_length']} characters"
+    elif kind == "value_error":
+        message = f"{name} {error['ctx']['error']}"
+    elif kind == "string_unicode":  # a lone surrogate (a JSON escape can spell one)
+        ch = next(c for c in error["input"] if unicodedata.category(c) == "Cs")
+        message = f"{name} holds the control character U+{ord(ch):04X}"
+    else:
+        message = f"{name} must be a string"
+    return MalformedSubmission("bad_manifest", message, field=name)
+
+
+def _claimed_error(error: Any, rest: tuple[Any, ...]) -> MalformedSubmission:
+    if not rest:
+        return MalformedSubmission("bad_manifest", "claimed must be an object", field="claimed")
+    key = str(rest[0])
+    if rest[-1] == "[key]":
+        return MalformedSubmission("bad_manifest", f"claimed holds {key!r}; claimable: {', '.join(CLAIMABLE)}",
+                                   field=f"claimed.{key}")
+    return MalformedSubmission("bad_manifest", f"claimed.{key} must be a number or null", field=f"claimed.{key}")
+
+
+def _sealed_error(errors: list[Any]) -> MalformedSubmission:
+    """The refusal for pydantic's `errors` of a sealed part (locations relative to it)."""
+    if any(not e["loc"] or e["type"] in ("extra_forbidden", "missing") for e in errors):
+        return MalformedSubmission("bad_manifest", "sealed must be an object with exactly run_id and seeds",
+                                   field="sealed")
+    loc, kind = errors[0]["loc"], errors[0]["type"]
+    if loc[0] == "run_id":
+        return MalformedSubmission("bad_manifest", "sealed.run_id must be 16 to 64 URL-safe characters",
+                                   field="sealed.run_id")
+    if loc == ("seeds",) and kind == "value_error":
+        return MalformedSubmission("bad_manifest", "sealed.seeds holds a seed twice", field="sealed.seeds")
+    return MalformedSubmission("bad_manifest", f"sealed.seeds must be 1 to {MAX_SEALED_SEEDS} seeds in "
+                               f"[0, {_MAX_SEED}]", field="sealed.seeds")
 
 
 # ============================================================================ the body

@@ -2,8 +2,9 @@
 
 In order, each stage refusing the whole submission at its first problem:
 
-1. schema: every record has exactly the fields the runner writes, with the right types; the
-   manifest's package version is one this agentgym replays (`REPLAYABLE_VERSIONS`);
+1. schema: every record validates against the committed record schema
+   (`agentgym.leaderboard.record_schema`); the manifest's package version is one this
+   agentgym replays (`REPLAYABLE_VERSIONS`);
 2. suite: the manifest's suite is known (`SUITES` or an injected registry); an old version
    (``current=False``) is verified and stored but not ranked;
 3. completeness: every episode of the suite is there once, with every trial, and nothing else
@@ -43,8 +44,10 @@ from typing import Any, Collection, Iterator, Mapping
 
 from agentgym import __version__
 from agentgym.bench.suites import SUITES, Suite
-from agentgym.eval.records import SCHEMA_VERSION, dumps, step_summary, trajectory_digest
+from agentgym.eval.records import dumps, step_summary, trajectory_digest
 from agentgym.eval.runner import EpisodeJob, spec_dict
+from agentgym.leaderboard.record_schema import check_record
+from agentgym.leaderboard.record_schema_fast import known_valid
 from agentgym.leaderboard.scoring import check_claims, summarise_submission
 from agentgym.leaderboard.submission import MalformedSubmission, Manifest, Rejected, Submission, Unverifiable
 
@@ -76,88 +79,6 @@ class Verified:
     #: The recomputed numbers (`agentgym.leaderboard.scoring.summarise_submission`).
     summary: dict[str, Any]
     verify_s: float
-
-
-# ============================================================================ 1. schema
-# The record fields and their JSON types come from the committed record schema
-# (agentgym/eval/record.schema.json, kept in sync with the runner by its own test), never from a
-# second hand-kept list. Only the structure the verifier reads is checked here; every value that
-# matters is compared with the replay anyway.
-_NONE = type(None)
-_JSON_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float),
-                                             "boolean": (bool,), "object": (dict,), "array": (list,),
-                                             "null": (_NONE,)}
-
-
-def _types(node: Mapping[str, Any], root: Mapping[str, Any]) -> tuple[type, ...]:
-    """The Python types a JSON-schema node admits (``object`` when it does not say)."""
-    if "$ref" in node:
-        target: Any = root
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part]
-        return _types(target, root)
-    if "anyOf" in node:
-        return tuple(dict.fromkeys(t for option in node["anyOf"] for t in _types(option, root)))
-    if "const" in node:
-        return (type(node["const"]),)
-    if "type" not in node:
-        return (object,)
-    names = node["type"] if isinstance(node["type"], list) else [node["type"]]
-    return tuple(t for name in names for t in _JSON_TYPES[name])
-
-
-def _fields(node: Mapping[str, Any], root: Mapping[str, Any]) -> dict[str, tuple[type, ...]]:
-    """The fields of a closed object schema (all required, no other allowed) and their types."""
-    assert node.get("additionalProperties") is False and set(node["required"]) == set(node["properties"])
-    return {name: _types(node["properties"][name], root) for name in node["required"]}
-
-
-def _record_schema() -> dict[str, Any]:
-    from importlib import resources
-
-    return json.loads(resources.files("agentgym.eval").joinpath("record.schema.json").read_text("utf-8"))
-
-
-_SCHEMA = _record_schema()
-_RECORD_FIELDS = _fields(_SCHEMA, _SCHEMA)
-_ENV_FIELDS = _fields(_SCHEMA["properties"]["env"], _SCHEMA)
-_AGENT_FIELDS = _fields(_SCHEMA["properties"]["agent"], _SCHEMA)
-
-
-def _check_fields(obj: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]], where: str, key: str | None) -> None:
-    unknown = sorted(set(obj) - set(fields))
-    missing = sorted(set(fields) - set(obj))
-    if unknown or missing:
-        name = (unknown or missing)[0]
-        raise MalformedSubmission("bad_record", f"{where}: unknown fields {unknown}, missing fields {missing}",
-                                  episode=key, field=name)
-    for name, types in fields.items():
-        value = obj[name]
-        # bool is an int to Python, never to a schema.
-        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            want = " or ".join("null" if t is _NONE else t.__name__ for t in types)
-            raise MalformedSubmission("bad_record", f"{where}: {name} must be {want}", episode=key, field=name)
-
-
-def _check_record(rec: dict[str, Any], line: int) -> None:
-    key = rec.get("key") if isinstance(rec.get("key"), str) else None
-    where = f"records line {line}"
-    _check_fields(rec, _RECORD_FIELDS, where, key)
-    if rec["schema_version"] != SCHEMA_VERSION:
-        older = isinstance(rec["schema_version"], int) and rec["schema_version"] < SCHEMA_VERSION
-        raise MalformedSubmission("bad_record", f"{where}: schema_version {rec['schema_version']} is not "
-                                  f"{SCHEMA_VERSION}" + (" (records of an older agentgym: re-run the suite)" * older),
-                                  episode=key, field="schema_version")
-    _check_fields(rec["env"], _ENV_FIELDS, f"{where}: env", key)
-    _check_fields(rec["agent"], _AGENT_FIELDS, f"{where}: agent", key)
-    for i, action in enumerate(rec["actions"]):
-        if not isinstance(action, (str, dict)):
-            raise MalformedSubmission("bad_record", f"{where}: action {i + 1} is neither a string nor a message "
-                                      "object", episode=key, step=i + 1, field="actions")
-    for i, step in enumerate(rec["steps"]):
-        if not isinstance(step, dict):
-            raise MalformedSubmission("bad_record", f"{where}: step {i + 1} is not an object", episode=key,
-                                      step=i + 1, field="steps")
 
 
 # ============================================================================ 3. completeness
@@ -475,7 +396,8 @@ def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None
     t0 = time.perf_counter()
     registry = SUITES if suites is None else suites
     for i, rec in enumerate(sub.records, start=1):
-        _check_record(rec, i)
+        if not known_valid(rec):
+            check_record(rec, i)
     _check_version(sub.manifest, versions)
     suite = registry.get(sub.manifest.suite)
     if suite is None:

@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agentgym.agents import make_agent  # noqa: E402
-from agentgym.baselines.cli import add_train_command, dataclass_parser, field_docs, parse_dataclass  # noqa: E402
+from agentgym.baselines.cli import add_train_command, parse_dataclass  # noqa: E402
 from agentgym.baselines.ppo import (  # noqa: E402
     Args, Segment, gae, load_checkpoint, make_batch, normalise_advantages, resolve_env_ids, train,
 )
@@ -93,25 +93,72 @@ def test_a_batch_from_hand_made_segments_uses_per_family_statistics() -> None:
 
 
 # ------------------------------------------------------------------ config and command line
-def test_every_args_field_has_a_doc_line_and_an_option() -> None:
-    docs = field_docs(Args)
+def _field_docs(cls: type) -> dict[str, str]:
+    """The doc line under each field of a dataclass, read from its source."""
+    import ast
+    import inspect
+    import textwrap
+
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body  # type: ignore[attr-defined]
+    return {node.target.id: " ".join(nxt.value.value.split()) for node, nxt in zip(body, body[1:])
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+            and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str)}
+
+
+def _help(capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as info:
+        parse_dataclass(Args, ["--help"], prog="agentgym train ppo")
+    assert info.value.code in (0, None)
+    # tyro draws a frame for a terminal: keep the words only.
+    return " ".join("".join(" " if 0x2500 <= ord(c) <= 0x257F else c for c in capsys.readouterr().out).split())
+
+
+def test_every_args_field_has_a_doc_line_an_option_and_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    docs = _field_docs(Args)
     assert set(docs) == {f.name for f in dataclasses.fields(Args)}
     assert all(len(d) > 10 for d in docs.values())
-    help_text = dataclass_parser(Args).format_help()
+    text = _help(capsys)
+    assert text.startswith("usage: agentgym train ppo") and (Args.__doc__ or "").strip() in text
     for f in dataclasses.fields(Args):
-        assert "--" + f.name.replace("_", "-") in help_text
+        assert "--" + f.name.replace("_", "-") in text, f.name
+        assert " ".join(docs[f.name].split()[:4]) in text, f.name
+    assert "--no-plot" in text and "{easy,medium,hard}" in text.replace("None,", "") and "(default: 32)" in text
 
 
 def test_options_parse_into_args_with_the_dataclass_defaults() -> None:
     args = parse_dataclass(Args, ["--env", DIALOG_ID, "--env", "AgentRL/ToolUse-v0", "--actors", "2", "--no-plot",
-                                  "--target-kl", "0.05", "--difficulty", "easy"])
+                                  "--target-kl", "0.05", "--difficulty", "easy"], prog="t")
     assert args.env == (DIALOG_ID, "AgentRL/ToolUse-v0") and args.actors == 2 and args.plot is False
     assert args.target_kl == 0.05 and args.difficulty == "easy"
-    assert parse_dataclass(Args, []).env == Args().env
-    with pytest.raises(SystemExit):
-        parse_dataclass(Args, ["--policy", "transformer"])
+    assert parse_dataclass(Args, [], prog="t") == Args() and Args().env == (DIALOG_ID,)
+    assert parse_dataclass(Args, ["--env", "AgentRL/ToolUse-v0"], prog="t").env == ("AgentRL/ToolUse-v0",), \
+        "an --env replaces the default, it does not add to it"
+    assert parse_dataclass(Args, ["--constraint-forbid", "^refund", "--constraint-forbid", "x"],
+                           prog="t").constraint_forbid == ("^refund", "x")
+    assert parse_dataclass(Args, ["--anneal-lr", "--no-progress"], prog="t").anneal_lr is True
     with pytest.raises(ValueError, match="--policy lm needs --model"):
         Args(policy="lm")
+    with pytest.raises(ValueError, match="--policy must be one of"):
+        Args(policy="transformer")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--policy", "transformer"], "invalid choice 'transformer' for argument '--policy'"),
+    (["--seed", "x"], "--seed"),
+    (["--bogus"], "Unrecognized options: --bogus"),
+    (["--env"], "--env"),
+    (["--policy", "lm"], "--policy lm needs --model PATH"),
+    (["--num-envs", "0"], "--num-envs must be at least 1, got 0"),
+])
+def test_a_bad_option_is_one_line_and_exit_status_2(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                    says: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        parse_dataclass(Args, argv, prog="agentgym train ppo")
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("agentgym train ppo: error: ") and says in err, err
+    assert err.rstrip().endswith("(see `agentgym train ppo --help`)") and "Args" not in err
 
 
 def test_env_options_take_ids_or_task_families() -> None:

@@ -282,6 +282,100 @@ def test_manifest_missing_field() -> None:
         Manifest.from_dict(d)
 
 
+#: The bounds of each manifest text field: (most characters, may be blank, newlines allowed).
+TEXT_BOUNDS = {"agent": (100, False, False), "model": (200, False, False), "revision": (100, False, False),
+               "organisation": (100, True, False), "description": (2000, True, True), "suite": (100, False, False),
+               "package_version": (50, False, False)}
+SEALED = {"run_id": "r" * 32, "seeds": [5, 0, 2**63 - 1]}
+
+
+def _manifest(**change: object) -> dict[str, object]:
+    d = S.manifest_for(b"").to_dict()
+    d.update(change)
+    return d
+
+
+def test_the_manifest_is_a_strict_pydantic_model_with_its_bounds_declared() -> None:
+    from pydantic import BaseModel
+
+    assert issubclass(Manifest, BaseModel) and Manifest.model_config["extra"] == "forbid"
+    assert Manifest.model_config["strict"] and Manifest.model_config["frozen"]
+    schema = Manifest.model_json_schema()
+    assert {k: schema["properties"][k]["maxLength"] for k in TEXT_BOUNDS} == {k: b[0] for k, b in TEXT_BOUNDS.items()}
+    for name, (most, may_be_blank, newlines) in TEXT_BOUNDS.items():
+        assert Manifest.from_dict(_manifest(**{name: "x" * most})).model_dump()[name] == "x" * most
+        for value, ok in (("x" * (most + 1), False), (" ", may_be_blank), ("a\nb", newlines), ("a\tb", False)):
+            if ok:
+                Manifest.from_dict(_manifest(**{name: value}))
+                continue
+            with pytest.raises(MalformedSubmission) as info:
+                Manifest.from_dict(_manifest(**{name: value}))
+            assert info.value.field == name and info.value.code == "bad_manifest", (name, value)
+
+
+@pytest.mark.parametrize("change, field, says", [
+    ({"model": 42}, "model", "model must be a string"),
+    ({"agent": "x" * 101}, "agent", "agent is longer than 100 characters"),
+    ({"revision": "  "}, "revision", "revision must not be empty"),
+    ({"agent": "a\ud800b"}, "agent", "agent holds the control character U+D800"),
+    ({"organisation": "\u2066x"}, "organisation", "organisation holds the control character U+2066"),
+    ({"records_sha256": 7}, "records_sha256", "records_sha256 must be 64 lowercase hex digits"),
+    ({"records_sha256": "a" * 64 + "\n"}, "records_sha256", "64 lowercase hex digits"),
+    ({"claimed": None}, "claimed", "claimed must be an object"),
+    ({"claimed": {"success": "0.5"}}, "claimed.success", "claimed.success must be a number or null"),
+    ({"claimed": {"score": float("inf")}}, "claimed.score", "must be a number or null"),
+    ({"claimed": {"elo": 1}}, "claimed.elo", "claimed holds 'elo'; claimable: success, score"),
+    ({"sealed": None}, "sealed", "sealed must be an object with exactly run_id and seeds"),
+    ({"sealed": [1]}, "sealed", "sealed must be an object"),
+    ({"sealed": {"run_id": "r" * 32}}, "sealed", "exactly run_id and seeds"),
+    ({"sealed": {**SEALED, "extra": 1}}, "sealed", "exactly run_id and seeds"),
+    ({"sealed": {**SEALED, "run_id": "short"}}, "sealed.run_id", "16 to 64 URL-safe characters"),
+    ({"sealed": {**SEALED, "run_id": "r" * 31 + "/"}}, "sealed.run_id", "URL-safe"),
+    ({"sealed": {**SEALED, "seeds": []}}, "sealed.seeds", "sealed.seeds must be 1 to 10000 seeds"),
+    ({"sealed": {**SEALED, "seeds": [1, True]}}, "sealed.seeds", "1 to 10000 seeds"),
+    ({"sealed": {**SEALED, "seeds": [1, "2"]}}, "sealed.seeds", "1 to 10000 seeds"),
+    ({"sealed": {**SEALED, "seeds": [-1]}}, "sealed.seeds", "1 to 10000 seeds"),
+    ({"sealed": {**SEALED, "seeds": [2**63]}}, "sealed.seeds", "1 to 10000 seeds"),
+    ({"sealed": {**SEALED, "seeds": [3, 3]}}, "sealed.seeds", "sealed.seeds holds a seed twice"),
+    ({"sealed": {**SEALED, "seeds": "123"}}, "sealed.seeds", "1 to 10000 seeds"),
+    ({"extra": 1, "model": 42, "other": 2}, "extra", "unknown manifest fields ['extra', 'other']"),
+    ({"model": 42, "suite": None}, "model", "model must be a string"),
+])
+def test_manifest_errors_keep_their_codes_fields_and_messages(change: dict, field: str, says: str) -> None:
+    with pytest.raises(MalformedSubmission) as info:
+        Manifest.from_dict(_manifest(**change))
+    assert (info.value.code, info.value.field) == ("bad_manifest", field)
+    assert says in info.value.message, info.value.message
+
+
+def test_missing_fields_are_named_together_before_wrong_ones() -> None:
+    d = _manifest(model=42)
+    del d["suite"], d["agent"]
+    with pytest.raises(MalformedSubmission) as info:
+        Manifest.from_dict(d)
+    assert info.value.field == "agent" and "missing manifest fields ['agent', 'suite']" in info.value.message
+
+
+def test_a_manifest_round_trips_with_its_claims_as_floats_and_its_sealed_seeds() -> None:
+    m = Manifest.from_dict(_manifest(claimed={"success": 1, "score": None}, sealed=SEALED))
+    assert m.claimed == {"success": 1.0, "score": None} and isinstance(m.claimed["success"], float)
+    assert m.sealed is not None and m.sealed.seeds == (5, 0, 2**63 - 1)
+    assert m.to_dict()["sealed"] == SEALED and Manifest.from_dict(m.to_dict()) == m
+    assert "sealed" not in Manifest.from_dict(_manifest()).to_dict()
+    with pytest.raises(Exception):
+        m.model = "other"  # type: ignore[misc]  # frozen
+
+
+def test_check_manifest_text_is_the_manifests_own_rule() -> None:
+    from agentgym.leaderboard.submission import check_manifest_text
+
+    assert check_manifest_text("organisation", "") == ""
+    for name, value in (("agent", ""), ("description", "x" * 2001), ("model", None), ("suite", "a\x1bb")):
+        with pytest.raises(MalformedSubmission) as info:
+            check_manifest_text(name, value)
+        assert info.value.field == name
+
+
 def test_encode_refuses_a_wrong_digest() -> None:
     m = S.manifest_for(b"other")
     with pytest.raises(ValueError):
