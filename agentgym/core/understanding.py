@@ -319,6 +319,10 @@ class Reading:
     chatter: bool = False
 
 
+#: What a slot-layer phrase says: (kind: cue, hint, value or place; its slots; its value).
+_Payload = tuple[str, tuple[str, ...], str]
+
+
 @dataclass(frozen=True, slots=True)
 class _Word:
     raw: str
@@ -331,8 +335,9 @@ class _Word:
     #: Grammar-layer phrases starting here: the classes of the one-word ones, and the longer ones
     #: by their second stem: second stem -> ((stems after the second, length, class), ...).
     gram: tuple[tuple[str, ...], Mapping[str, tuple[tuple[list[str], int, str], ...]]]
-    #: Hints with a gap whose head starts here: (rest of the head's stems, head length, tail stems, payload).
-    gaps: tuple[tuple[list[str], int, list[str], tuple[str, tuple[str, ...], str]], ...] = ()
+    #: Hints with a gap whose head starts here, per head: (rest of the head's stems, head length,
+    #: tails by their first stem: first stem -> ((rest of the tail's stems, tail length, payload), ...)).
+    gaps: tuple[tuple[list[str], int, Mapping[str, tuple[tuple[list[str], int, _Payload], ...]]], ...] = ()
 
 
 #: The grammar-layer phrases of a word that opens none.
@@ -361,13 +366,19 @@ class Understanding:
             else:
                 multi.setdefault(key[0], []).append((list(key[1:]), len(key), payload))
         self._multi = {k: tuple(sorted(v, key=lambda c: -c[1])) for k, v in multi.items()}
-        gaps: dict[str, list[tuple[list[str], int, list[str], tuple[str, tuple[str, ...], str]]]] = {}
+        gaps: dict[tuple[str, ...], dict[str, list[tuple[list[str], int, tuple[str, tuple[str, ...], str]]]]] = {}
         for slot, phrases in lexicon.hints.items():
             for p in phrases:
                 if "..." in p:
                     head, tail = (self._stems(part) for part in p.split("..."))
-                    gaps.setdefault(head[0], []).append((head[1:], len(head), tail, ("hint", (slot,), "")))
-        self._gaps = {k: tuple(v) for k, v in gaps.items()}
+                    gaps.setdefault(tuple(head), {}).setdefault(tail[0], []).append(
+                        (tail[1:], len(tail), ("hint", (slot,), "")))
+        # Grouped by head, so a frequent head ("what") scans its window once for every tail.
+        by_first: dict[str, list[tuple[list[str], int, dict[str, tuple[Any, ...]]]]] = {}
+        for head, tails in gaps.items():
+            by_first.setdefault(head[0], []).append((list(head[1:]), len(head),
+                                                     {t: tuple(v) for t, v in tails.items()}))
+        self._gaps = {k: tuple(v) for k, v in by_first.items()}
         gram: dict[str, tuple[list[str], dict[str, list[tuple[list[str], int, str]]]]] = {}
         for phrase, code in [*((p, code) for code, ps in g.phrases.items() for p in ps),
                              *((p, _OPEN) for p in lexicon.open),
@@ -402,7 +413,7 @@ class Understanding:
             for form in {raw, _plural(raw)}:
                 for k in {form, *(form[:i] + form[i + 1:] for i in range(len(form)))}:
                     self._fuzzy.setdefault(k, []).append(form)
-        self._known_stems = frozenset({s for key in slot_phrases for s in key} | set(gram) | set(gaps)
+        self._known_stems = frozenset({s for key in slot_phrases for s in key} | set(gram) | set(by_first)
                                       | {self._stem1(w) for w in g.flags})
 
     def _slot_phrases(self, lexicon: Lexicon, values: Mapping[str, Iterable[str]],
@@ -623,14 +634,15 @@ class Understanding:
             # area, "should the hotel include breakfast?" the amenities.
             cued: set[int] = set()
             hinted: set[int] = set()
-            # Per clause, the slots named other than by a value after "the", "this", "that".
-            named: dict[int, set[str]] = {}
+            valued = False
             for k, (a, _, p) in enumerate(hits):
-                if k not in out and p[0] != "place":
-                    if p[0] != "value" or not (a > s and words[a - 1].raw in _REFERRING):
-                        named.setdefault(clause[a - s], set()).update(p[1])
-                    if p[0] != "value":
-                        (cued if p[0] == "cue" else hinted).add(clause[a - s])
+                if k not in out:
+                    if p[0] == "cue":
+                        cued.add(clause[a - s])
+                    elif p[0] == "hint":
+                        hinted.add(clause[a - s])
+                    elif p[0] == "value":
+                        valued = True
             opens = [(a, b) for a, b, code in grams if code == _OPEN]
             opened: set[int] = set()
             if opens:
@@ -651,7 +663,7 @@ class Understanding:
                 opened = beyond | {clause[a - s] for a, b in opens if b - a > 1}
             # A value or hint listed beside a slot word ("the setting and the price range") is
             # asked with it.
-            joined = _joined(words, hits, out) if cued else set()
+            joined = _joined(words, hits, out) if cued and (hinted or valued) else _NONE
             for k, (a, b, (kind, slots, value)) in enumerate(hits):
                 if k in out:
                     if kind != "place":
@@ -664,8 +676,8 @@ class Understanding:
                     details += [(slot, value) for slot in slots]
                 elif asks and not statement[c] and (kind == "cue" or k in joined or (
                         c not in cued and (kind == "hint" or (c not in hinted and c not in opened)))):
-                    if kind == "value" and k not in joined and a > s and words[a - 1].raw in _REFERRING \
-                            and named.get(c, set()) - set(slots):
+                    if kind == "value" and a > s and words[a - 1].raw in _REFERRING and k not in joined \
+                            and _named_beside(words, hits, out, clause, s, k):
                         continue  # "should the hotel have wifi?": the hotel is the one in view
                     asked += [slot for slot in slots if slot not in asked]
             if asks:
@@ -780,6 +792,18 @@ class Understanding:
         return a, b, (kind, slots, value)
 
 
+_NONE: frozenset[int] = frozenset()
+
+
+def _named_beside(words: list[_Word], hits: list[_Hit], out: set[int], clause: list[int], s: int, k: int) -> bool:
+    """Whether the clause of hits[k] names another slot than it does, other than by a value after
+    "the", "this" or "that"."""
+    c, slots = clause[hits[k][0] - s], set(hits[k][2][1])
+    return any(j != k and j not in out and p[0] != "place" and clause[a - s] == c and set(p[1]) - slots
+               and not (p[0] == "value" and a > s and words[a - 1].raw in _REFERRING)
+               for j, (a, _, p) in enumerate(hits))
+
+
 #: Words that may stand between the items of a list of slots ("the area, the budget and the day").
 _LISTING = frozenset({"and", "or", ",", "&"}) | _DETERMINERS
 
@@ -814,16 +838,16 @@ def _gapped(words: list[_Word], stems: list[str], i: int) -> list[_Hit]:
     head, in the same clause ("what would you like to book" points at the category)."""
     out: list[_Hit] = []
     n = len(words)
-    for head_rest, head_len, tail, payload in words[i].gaps:
+    for head_rest, head_len, tails in words[i].gaps:
         start = i + head_len
         if stems[i + 1:start] != head_rest:
             continue
-        for j in range(start + 1, min(start + GAP_MAX, n - len(tail)) + 1):
+        for j in range(start + 1, min(start + GAP_MAX, n - 1) + 1):
             if words[j - 1].flags & (_BOUNDARY | _END):
                 break
-            if stems[j:j + len(tail)] == tail:
-                out.append((j, j + len(tail), payload))
-                break
+            for rest, length, payload in tails.get(stems[j], ()):
+                if stems[j + 1:j + length] == rest:
+                    out.append((j, j + length, payload))
     return out
 
 
