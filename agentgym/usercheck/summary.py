@@ -68,8 +68,12 @@ def understood(t: Trial) -> bool:
 
 
 def clean(t: Trial) -> bool:
-    """A negative's success: nothing was revealed beyond what it asked for."""
-    return set(t.verdict.revealed) <= set(t.phrasing.asks) and not t.verdict.excluded_revealed
+    """A negative's success: nothing was revealed beyond what it asked for (for an open question
+    that sets a slot aside, "price aside, anything else?": at most one requirement, not that one)."""
+    v = t.verdict
+    if t.phrasing.is_open:
+        return v.n_revealed <= 1 and not v.excluded_revealed
+    return set(v.revealed) <= set(t.phrasing.asks) and not v.excluded_revealed
 
 
 @dataclass(frozen=True, slots=True)

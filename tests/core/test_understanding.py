@@ -200,11 +200,13 @@ def test_a_swapped_pair_in_a_short_word_and_a_typo_in_a_plural_are_forgiven() ->
     assert read("any facilties you need?").asked == ("amenity",)  # "facilities", a letter dropped
 
 
-def test_one_typo_is_forgiven_only_when_nothing_matched() -> None:
+def test_one_typo_is_forgiven_when_nothing_matched_or_in_a_short_compound_question() -> None:
     r = read("What's your budegt?")
     assert r.asked == ("price",) and r.corrected
     r = read("What's your budget and your neighbourhod?")
-    assert r.asked == ("price",) and not r.corrected  # an exact match: no repair
+    assert r.asked == ("price", "area") and r.corrected  # short: the misspelt second slot is read too
+    r = read("Before we go any further with this, what is your budget and which neighbourhod do you like?")
+    assert r.asked == ("price",) and not r.corrected  # a longer message with an exact match: no repair
     assert not read("What's your zyxwvut?").asked
 
 
@@ -269,3 +271,60 @@ def test_the_grammar_file_parses_strictly(monkeypatch: pytest.MonkeyPatch) -> No
         monkeypatch.undo()
         engine._grammar.cache_clear()
     assert engine._grammar().phrases
+
+
+# ------------------------------------------------------------------ hints, idioms, small talk, placeholders
+HINTED = compile_understanding(parse_lexicon({
+    "slots": {"food": ["cuisine"], "time": ["when", "day"], "amenity": ["amenity"]},
+    "hints": {"amenity": ["include", "need ... to have"], "food": ["what ... book"]},
+    "values": {}, "open": ["anything else"], "statements": {}}),
+    {"food": ["italian"], "amenity": ["wifi"], "time": ["friday"]})
+
+
+def test_a_hint_points_at_its_slot_below_a_slot_word_and_above_a_value() -> None:
+    read = HINTED.read
+    assert read("Should it include wifi?").asked == ("amenity",)
+    assert read("Does the italian place need to include wifi?").asked == ("amenity",)
+    assert read("Which day should it include?").asked == ("time",)
+    assert read("What do you need the room to have?").asked == ("amenity",)
+    assert read("What would you like me to book?").asked == ("food",)
+    assert read("Friday?").asked == ("time",)
+
+
+def test_a_gap_spans_a_few_words_of_one_clause() -> None:
+    read = HINTED.read
+    assert not read("What would you really, really like me to book?").asked  # a comma ends the clause
+    assert not read("What did you think of the place we talked about, shall I book?").asked
+    assert not read("What a lovely evening we had there, and I hope to book again.").asked
+
+
+def test_an_open_question_beyond_a_hint_is_scoped_by_it() -> None:
+    r = HINTED.read("Anything else it should include?")
+    assert r.open and r.asked == ("amenity",)
+
+
+def test_idioms_and_small_talk_name_no_slot() -> None:
+    assert read("For the time being, which area?").asked == ("area",)
+    assert read("Would you be so kind as to name the cuisine?").asked == ("food",)
+    r = read("How was your day? Hope the weather is better where you are.")
+    assert r.chatter and not r.asked and not r.open
+    assert read("Good evening! When would you like to go?").asked == ("time",)
+
+
+def test_lexicon_hints_are_optional_and_parse_strictly() -> None:
+    raw = {"slots": {"a": ["x"]}, "values": {}, "open": ["y"], "statements": {}}
+    assert parse_lexicon(raw).hints == {}
+    assert parse_lexicon({**raw, "hints": {"a": ["w ... v"]}}).hints == {"a": ("w ... v",)}
+    with pytest.raises(ValueError, match="hints of unknown slots"):
+        parse_lexicon({**raw, "hints": {"b": ["w"]}})
+    for bad in ("w ... v ... u", "... v", "w ..."):
+        with pytest.raises(ValueError, match="at most one gap"):
+            parse_lexicon({**raw, "hints": {"a": [bad]}})
+
+
+def test_grammar_placeholders_stand_for_each_word_of_their_list() -> None:
+    lists = {"imperatives": ("tell", "share"), "periods": ("day",)}
+    assert engine._fill("if you <imperatives> me", lists, "g") == ["if you tell me", "if you share me"]
+    assert engine._fill("how was your <periods>", lists, "g") == ["how was your day"]
+    with pytest.raises(ValueError, match="names no word list"):
+        engine._fill("if you <verbs>", lists, "g")

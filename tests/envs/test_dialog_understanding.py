@@ -17,7 +17,7 @@ import gymnasium as gym
 import pytest
 
 from agentgym.envs.dialog.domain import load_domains
-from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, understanding
+from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, SMALL_TALK, understanding
 
 DIALOG_ID = "AgentRL/Dialog-v0"
 DOMAINS = sorted(load_domains())
@@ -605,3 +605,95 @@ def test_what_a_place_should_offer_asks_the_amenities_and_a_meal_only_the_time(n
     assert read("Could you provide your budget?").asked == ("price",)  # "provide" asks nothing itself
     assert read("Is it for lunch or dinner?").asked == ("time",)
     assert read("Where would you like to have lunch?").asked == ("area",)  # the meal only says why
+
+
+# ------------------------------------------------------------------ phrasing classes real assistants use
+@pytest.mark.parametrize("name", DOMAINS)
+def test_small_talk_about_the_person_asks_nothing_but_a_question_about_the_booking_still_asks(name: str) -> None:
+    read = understanding(load_domains()[name]).read
+    for text in ("How has your morning been?", "Hope your week is going well!", "Had a relaxing weekend?",
+                 "How are things with you today?", "Is it raining where you live?", "Good afternoon, how are you?",
+                 "Busy evening?", "Enjoying the sunshine today?"):
+        r = read(text)
+        assert not r.asked and not r.open and r.chatter, (name, text, r)
+    for text, slot in (("What day suits you?", "time"), ("What's a good day for you?", "time"),
+                       ("Which evening would you like?", "time"), ("Where are you based right now?", "area"),
+                       ("Which city are you in?", "area")):
+        assert read(text).asked == (slot,), (name, text)
+
+
+def test_small_talk_gets_a_friendly_reply_and_reveals_nothing(dialog_env: gym.Env) -> None:
+    dialog_env.reset(seed=5)
+    before = _known(dialog_env)
+    _, _, _, _, info = dialog_env.step("How was your weekend?")
+    assert _known(dialog_env) == before
+    assert SMALL_TALK.format(noun=dialog_env.unwrapped.task.world.domain.noun) in _reply(info)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_what_is_to_be_booked_asks_the_category_and_a_slot_word_outranks_it(name: str) -> None:
+    read = understanding(load_domains()[name]).read
+    for text in ("What should I book for you?", "What do you want me to reserve?", "So what are we booking today?"):
+        assert read(text).asked == ("category",), (name, text)
+    assert read("What time should I book for you?").asked == ("time",)
+    assert read("What would you like me to book, and where?").asked == ("category", "area")
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_include_come_with_and_equipped_with_point_at_the_amenities(name: str) -> None:
+    dom = load_domains()[name]
+    read = understanding(dom).read
+    for text in ("Does it have to include anything?", "What would you like it to come with?",
+                 "What should it be equipped with?", f"Should the {dom.categories[0]} include {dom.amenities[0]}?"):
+        assert read(text).asked == ("amenity",), (name, text)
+    # a slot word outranks what merely points at a slot
+    assert read("What rating should the place have?").asked == ("rating",)
+    assert read("Which area should it include?").asked == ("area",)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_correction_asks_the_slot_meant_and_not_the_one_set_aside(name: str) -> None:
+    read = understanding(load_domains()[name]).read
+    r = read("Sorry, not the budget, I meant the neighbourhood: which one?")
+    assert r.asked == ("area",) and "price" in r.excluded
+    assert read("I wasn't asking about the day, I meant the price.").asked == ("price",)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_words_of_when_and_offers_ask_only_what_the_question_is_about(name: str) -> None:
+    dom = load_domains()[name]
+    read = understanding(dom).read
+    assert read("Which neighbourhood would you like tomorrow?").asked == ("area",)
+    assert read("What is your budget for each night?").asked == ("price",)
+    assert read("Tonight?").asked == ("time",)
+    r = read("Welcome! What can I help you with today?")
+    assert r.open and not r.asked
+    assert read(f"{dom.categories[0].capitalize()} or something else?").asked == ("category",)
+    assert read(f"Tell me the {dom.category_label} and the price range.").asked == ("category", "price")
+
+
+def test_an_open_question_names_a_requirement_the_opening_blurred(make_env: Callable[..., gym.Env]) -> None:
+    env = make_env(noise="ambiguity=1.0")
+    for seed in range(200):
+        env.reset(seed=seed)
+        user = env.unwrapped.user
+        gold = env.unwrapped.task.gold
+        if user.unclarified() and not any(c.reveal == "ask" for c in gold.constraints):
+            break
+    else:
+        raise AssertionError("no task whose only held-back requirement is a blurred one")
+    blurred = set(user.unclarified())
+    env.step("Is there anything else I should know?")
+    assert blurred & set(user.known_constraints())
+
+
+def test_an_open_question_scoped_by_a_hint_gets_one_requirement_about_it(make_env: Callable[..., gym.Env]) -> None:
+    env = make_env()
+    seed = _find(env, "cafes", lambda t: sum(c.kind == "amenity" and c.reveal == "ask"
+                                             for c in t.gold.constraints) >= 2, "hard")
+    env.reset(seed=seed, options=_options("cafes", "hard"))
+    before = _known(env)
+    env.step("Anything else the cafe should come with?")
+    new = _known(env) - before
+    kinds = {c.id: c.kind for c in env.unwrapped.task.gold.constraints}
+    assert len(new) == 1 and kinds[next(iter(new))] == "amenity"

@@ -15,7 +15,7 @@ import gymnasium as gym
 import pytest
 
 from agentgym.envs.tooluse.env import ToolUseEnv
-from agentgym.envs.tooluse.user import KEYWORDS, REPHRASE, understanding
+from agentgym.envs.tooluse.user import KEYWORDS, REPHRASE, SMALL_TALK, understanding
 
 #: The domain whose tasks carry each detail, and the details of each domain.
 DOMAIN_OF = {"employee": "finance", "month": "finance", "currency": "finance", "attendees": "calendar",
@@ -326,7 +326,7 @@ def test_an_open_question_states_one_unstated_detail_then_everything() -> None:
     assert "everything" in _reply(info)
 
 
-@pytest.mark.parametrize("message", ["qwpeoriu zxmcnv", "What is the weather like?", "Is it a good idea?"])
+@pytest.mark.parametrize("message", ["qwpeoriu zxmcnv", "Why would that be?", "Is it a good idea?"])
 def test_a_message_it_cannot_place_gets_a_request_to_rephrase(message: str) -> None:
     env, _ = _reset("calendar")
     _, _, _, _, info = env.step(message)
@@ -356,3 +356,35 @@ def test_your_email_is_the_address_even_where_a_service_is_called_email() -> Non
     assert read("Could I get your email?").asked == ("email",)
     assert read("Is the email service alerting?").asked == ("service",)
     assert read("How bad is the outage?").asked == ("severity",)  # the outage is what it is about
+    assert read("What email did you use?").asked == ("email",)  # a question word asks the address too
+    assert read("Is this a minor outage?").asked == ("severity",)  # how big the outage is, not which service
+
+
+# ------------------------------------------------------------------ phrasing classes real assistants use
+def test_an_auxiliary_that_is_also_a_value_opens_a_question_and_names_nothing() -> None:
+    read = understanding("finance").read
+    assert "month" not in read("May we go over the details once more?").asked
+    assert read("May or June?").asked == ("month",)
+
+
+def test_a_request_inside_a_statement_asks_and_the_assistants_own_plans_do_not() -> None:
+    assert understanding("orders").read("I can look it up as soon as you send me the email.").asked == ("email",)
+    assert understanding("ops").read("Happy to file it once you tell me how bad it is.").asked == ("severity",)
+    r = understanding("calendar").read("Is there anything to add before I start?")
+    assert r.open and not r.asked  # "before I start" is the assistant's own plan
+    assert understanding("orders").read("The email address and the order number, please.").asked == ("email", "order")
+
+
+def test_closing_questions_are_open() -> None:
+    for domain in ("finance", "calendar", "orders", "ops"):
+        read = understanding(domain).read
+        for text in ("Is that everything?", "Any further instructions?", "Will that be all?"):
+            r = read(text)
+            assert r.open and not r.asked, (domain, text, r)
+
+
+def test_small_talk_gets_a_friendly_reply_and_reveals_nothing() -> None:
+    env, _ = _reset("finance")
+    before = list(env.user.known_constraints())
+    _, _, _, _, info = env.step("How's your week going?")
+    assert SMALL_TALK in _reply(info) and env.user.known_constraints() == before

@@ -11,8 +11,9 @@ from fake_users import factory
 from agentgym.usercheck.corpus import load_corpus
 from agentgym.usercheck.goals import Holding, Slot, says
 from agentgym.usercheck.report import meets_targets
-from agentgym.usercheck.summary import summarise, wilson
-from agentgym.usercheck.trials import Settings, run_trials
+from agentgym.usercheck.corpus import parse_record
+from agentgym.usercheck.summary import clean, summarise, wilson
+from agentgym.usercheck.trials import Episode, Settings, Trial, run_trials
 from agentgym.usercheck.verdict import Observed, judge, reply_kind, revealed_beyond_control
 
 SMALL = Settings(pool=24, matched=2, cross=1, per_concept=3)
@@ -132,6 +133,22 @@ def test_judge_splits_answers_from_wrong_slots() -> None:
     assert v.answered == () and v.n_revealed == 0 and v.reply == "proceeds"
     # The late amenity is not held; the stated time is not held either.
     assert v.held == ("area", "price", "rating")
+
+
+def _trial(record: dict, probe: Observed) -> Trial:
+    p = parse_record({"id": "t", "family": "dialog", "domains": [], "style": "exclusion", **record})
+    episode = Episode(("train", "cafes", None), 0, HOLDING, b"k", HOLDING.held(), HOLDING.stated())
+    return Trial("dialog", "matched", p, p.text, episode, probe.text, QUIET.text,
+                 judge(HOLDING, probe, QUIET, p.text, p.asks, p.excludes))
+
+
+def test_an_open_question_setting_a_slot_aside_is_clean_with_one_other_requirement() -> None:
+    record = {"asks": ["open"], "excludes": ["price"], "text": "Price aside, anything else?"}
+    assert clean(_trial(record, Observed("Somewhere in Riverside.", ("time", "area"))))
+    assert not clean(_trial(record, Observed("At most 4 EUR.", ("time", "price"))))
+    assert not clean(_trial(record, Observed("Riverside, rated 4.5.", ("time", "area", "rating"))))
+    record = {"asks": ["area"], "excludes": ["price"], "text": "Price aside, which area?"}
+    assert not clean(_trial(record, Observed("Riverside, rated 4.5.", ("time", "area", "rating"))))
 
 
 def test_reply_kinds() -> None:

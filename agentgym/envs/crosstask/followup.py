@@ -132,6 +132,8 @@ class FollowUpUser(SimulatedUser):
             return UserTurn(f"Nothing else changes: same {self._noun} as before, just at {self._when}.")
         if r.confirm:
             return UserTurn("Yes, please go ahead.")
+        if r.chatter:
+            return UserTurn(f"All good here, thanks! {again}")
         if r.question:
             return UserTurn(REPHRASE)
         return UserTurn(again)

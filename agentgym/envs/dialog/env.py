@@ -36,7 +36,8 @@ class DialogEnv(AgentEnv):
     paraphrases of every slot, questions and requests in any form, several slots per message,
     exclusions ("no need to tell me the price yet", "besides the area") and statements that only
     mention a slot; an open question ("anything else I should know?") gets one requirement not yet
-    stated; a message it cannot place, or a list of keywords, gets a request to rephrase.
+    stated; small talk ("how's your day going?") asks nothing and gets a friendly word; a message
+    it cannot place, or a list of keywords, gets a request to rephrase.
 
     ## Observation
     Text (`UnicodeText`): on reset the system brief and the user's first message; on each step

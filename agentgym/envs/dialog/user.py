@@ -7,8 +7,11 @@ places). It answers every slot a message asks about, in any form (a question, a 
 "tell me", "I'd love to know", an imperative, a statement of need), several per message; never a
 slot the message sets aside ("no need to tell me the price", "besides the area") or only mentions
 in a statement ("I found cafes in Riverside."). An open question ("anything else I should
-know?") gets one requirement it has not stated yet, if any. A message it cannot place gets a
-reply that says so and asks for a rephrasing; so does a list of keywords.
+know?") gets one requirement it has not stated yet, if any (one about what it names, when it
+names something: "anything else the venue should offer?"). Small talk ("how's your day going?",
+"is it sunny where you are?") asks about nothing it names: the user answers in kind and steers
+back to the task. A message it cannot place gets a reply that says so and asks for a rephrasing;
+so does a list of keywords.
 
 How it judges: a proposal ("How about Harbor Grill?", the longest exact name or id written)
 is judged exactly like a booking: against every constraint of the goal and against the place's
@@ -38,7 +41,7 @@ from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World, place_phrases, satisfying_places
 
 __all__ = ["DialogUser", "make_user", "statement", "understanding", "place_names", "places_named", "SLOT_ORDER",
-           "REPHRASE", "KEYWORDS"]
+           "REPHRASE", "KEYWORDS", "SMALL_TALK"]
 
 SLOT_ORDER = ("category", "area", "price", "rating", "amenity", "time")
 
@@ -71,6 +74,8 @@ _ACCEPT = ("Perfect, that's exactly what I wanted. Thank you!", "Great, that wor
 _GIVE_UP = "I think I'll look elsewhere. Goodbye."
 #: The reply to a message the user cannot place (its words stay stable for agents and tests).
 REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
+#: The reply to small talk ("How's your day going?"): friendly, and back to the task.
+SMALL_TALK = "All good here, thanks! Can we get back to finding a {noun}?"
 #: The reply to a list of slot words with no question around them.
 KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 _UNSAID = "I can't say exactly why yet, it just doesn't feel right."
@@ -325,12 +330,18 @@ class DialogUser(SimulatedUser):
                     parts.append(said.text)
                 elif len(proposed) > 1:
                     parts.append("That's a lot of options. Which one would you recommend?")
-                if r.asked and not (r.open and not self._unsaid(r.asked)):
+                if r.asked and r.open and self._unsaid(r.asked):
+                    # "Anything else the venue should offer?": one requirement, about what it names.
+                    parts.append(self._say(next(c for c in self._gold.constraints if c.kind in r.asked
+                                                and c.id not in self._revealed and self._sayable(c))))
+                elif r.asked and not r.open:
                     parts += self._answer(r.asked)
                 elif r.open:
                     parts.append(self._open_answer(r.excluded))
                 elif r.confirm and not proposed:
                     parts.append(self._confirm_answer())
+                elif r.chatter and not proposed:
+                    parts.append(SMALL_TALK.format(noun=self._domain.noun))
                 elif not proposed:
                     parts.append(REPHRASE if r.question else
                                  self._pick(("Okay. Please find something that fits and book it.",
@@ -370,9 +381,16 @@ class DialogUser(SimulatedUser):
         return any(c.kind in slots and c.id not in self._revealed and self._sayable(c) for c in self._gold.constraints)
 
     def _open_answer(self, excluded: frozenset[str]) -> str:
-        hidden = [c for c in self._gold.constraints
-                  if c.reveal == "ask" and c.id not in self._revealed and c.kind not in excluded]
-        return self._say(hidden[0]) if hidden else "That's everything I can think of for now."
+        # One requirement not stated yet: one held back until asked, else one the opening only
+        # blurred ("somewhere near the usual place"); a late one waits for its turn.
+        revealed = self._revealed
+        for c in self._gold.constraints:
+            if c.reveal == "ask" and c.id not in revealed and c.kind not in excluded:
+                return self._say(c)
+        for c in self._gold.constraints:
+            if c.id in self._blurred and c.id not in revealed and c.kind not in excluded:
+                return self._say(c)
+        return "That's everything I can think of for now."
 
     def _confirm_answer(self) -> str:
         if self._accepted is not None:

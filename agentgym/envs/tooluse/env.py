@@ -62,8 +62,8 @@ class ToolUseEnv(AgentEnv):
     (`agentgym.core.understanding`): each detail asked in any form and in plain words ("how much
     time should I block?", "which address should the confirmation go to?", "how serious is
     it?"), several per message, exclusions respected; "I don't know" for a detail the task lacks;
-    one unstated detail for an open question; a request to rephrase for a message it cannot
-    place or a list of keywords. Free text never counts as the work being done. Every domain has
+    one unstated detail for an open question; a friendly word for small talk; a request to
+    rephrase for a message it cannot place or a list of keywords. Free text never counts as the work being done. Every domain has
     `list_policies` (the policies as data); the other tools per domain:
 
     * finance: `list_accounts`, `find_employee`, `list_expenses`, `convert`, `sum_amounts`,

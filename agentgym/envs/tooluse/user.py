@@ -7,7 +7,8 @@ serious is it", "what's affected") and the domain's own words (currency codes, s
 products). It states every detail of its request that a message asks about, in any form and
 several at once; one the message sets aside it leaves out. Asked about something it has no
 detail for, it says it does not know; asked an open question ("anything else?"), it states one
-detail it has not stated yet; a message it cannot place, or a list of keywords, gets a request to
+detail it has not stated yet; small talk ("how's your day going?") gets a friendly word and a
+nudge back to the request; a message it cannot place, or a list of keywords, gets a request to
 rephrase. It never takes free text as the work being done: it watches the records the
 assistant's writes make, says so when one is not what it asked for, accepts once every required
 effect is in place, and gives up after too many wrong writes.
@@ -41,7 +42,8 @@ from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import Shift, load_domains
 from agentgym.envs.tooluse.tasks import DIFFICULTY
 
-__all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS"]
+__all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS",
+           "SMALL_TALK"]
 
 #: Wrong writes (records that meet no required effect) after which the user gives up.
 PATIENCE = 2
@@ -64,6 +66,8 @@ _WRONG = "Hmm, that's not what I asked for."
 _GIVE_UP = "This isn't working out. I'll sort it out myself. Goodbye."
 #: The reply to a message the user cannot place (stable words for agents and tests).
 REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
+#: The reply to small talk ("How's your day going?"): friendly, and back to the task.
+SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 #: The reply to a list of keywords with no question around them.
 KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 _EVERYTHING = "That's everything I can think of. Please go ahead."
@@ -154,6 +158,8 @@ class ToolUseUser(SimulatedUser):
                 text = self._state(hidden[0]) if hidden else _EVERYTHING
             elif r.confirm:
                 text = _CONFIRM
+            elif r.chatter:
+                text = SMALL_TALK
             elif r.question:
                 text = REPHRASE
             elif "done" in r.said:
