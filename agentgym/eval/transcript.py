@@ -34,8 +34,8 @@ class Transcript:
 
 
 def job_of(record: Mapping[str, Any]) -> Any:
-    """The `agentgym.eval.runner.EpisodeJob` that played a record."""
-    from agentgym.eval.runner import EpisodeJob
+    """The `agentgym.eval.jobs.EpisodeJob` that played a record."""
+    from agentgym.eval.jobs import EpisodeJob
 
     env = record.get("env") or {}
     kwargs = env.get("kwargs") or {}

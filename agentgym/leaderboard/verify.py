@@ -43,8 +43,8 @@ from typing import Any, Collection, Iterator, Mapping
 
 from agentgym import __version__
 from agentgym.bench.suites import SUITES, Suite
-from agentgym.eval.records import SCHEMA_VERSION, dumps, step_summary, trajectory_digest
-from agentgym.eval.runner import EpisodeJob, spec_dict
+from agentgym.eval.jobs import EpisodeJob
+from agentgym.eval.records import SCHEMA_VERSION, dumps, spec_dict, step_summary, trajectory_digest
 from agentgym.leaderboard.scoring import check_claims, summarise_submission
 from agentgym.leaderboard.submission import MalformedSubmission, Manifest, Rejected, Submission, Unverifiable
 

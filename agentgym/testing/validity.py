@@ -70,8 +70,9 @@ class Matrix:
 
 
 def _play(env_id: str, agent: Any, seeds: int, noise: str, workers: int) -> list[dict[str, Any]]:
+    from agentgym.eval.jobs import EpisodeJob
     from agentgym.eval.records import read_records
-    from agentgym.eval.runner import EpisodeJob, run_jobs
+    from agentgym.eval.runner import run_jobs
 
     jobs = [EpisodeJob(env_id, seed=s, noise=noise) for s in range(seeds)]
     with tempfile.TemporaryDirectory(prefix="agentgym-validity-") as tmp:
@@ -97,8 +98,8 @@ def run_matrix(seeds: int = 300, families: Sequence[str] = tuple(FAMILIES), nois
     Returns:
         The `Matrix`.
     """
+    from agentgym.eval.jobs import AgentSpec
     from agentgym.eval.metrics import compare
-    from agentgym.eval.runner import AgentSpec
     from agentgym.testing.defects import DEFECTS
 
     unknown = [f for f in families if f not in FAMILIES]

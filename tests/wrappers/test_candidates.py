@@ -15,7 +15,7 @@ from agentgym.core.protocol import parse_action
 from agentgym.envs.dialog.domain import load_lexicon
 from agentgym.envs.dialog.env import DialogEnv
 from agentgym.envs.dialog.tasks import Gold, generate_task, satisfying_places
-from agentgym.eval.runner import agent_view
+from agentgym.eval.episode import agent_view
 from agentgym.wrappers import ActionCandidates, CandidateConfig, make_builder
 from agentgym.wrappers.candidates import CrossTaskCandidates, DialogCandidates, GenericCandidates, ToolUseCandidates
 

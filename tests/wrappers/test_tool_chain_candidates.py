@@ -315,7 +315,7 @@ def test_the_lists_are_the_same_in_any_process() -> None:
 
 def test_a_builder_follows_the_transcript_an_agent_sees() -> None:
     """The `ppo` agent rebuilds the lists from (obs, info) as the runner shows them."""
-    from agentgym.eval.runner import agent_view
+    from agentgym.eval.episode import agent_view
 
     env = ActionCandidates(gym.make(CROSSTASK_ID))
     agent = HeuristicAgent()

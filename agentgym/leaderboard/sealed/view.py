@@ -1,6 +1,6 @@
 """What the client of a sealed run sees: what an ordinary agent sees, less anything that names the seed.
 
-The harness shows an ordinary agent `agentgym.eval.runner.agent_view` of each info: no noise log
+The harness shows an ordinary agent `agentgym.eval.episode.agent_view` of each info: no noise log
 (its details may carry true values) and no end-of-episode summary (it carries the gold). A
 sealed client sees that, and also:
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.eval.runner import agent_view
+from agentgym.eval.episode import agent_view
 from agentgym.server.wire import dumps
 
 __all__ = ["SealLeak", "WITHHELD_REWARD", "client_info", "reset_view", "step_view", "encode"]
