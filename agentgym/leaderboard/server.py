@@ -35,13 +35,12 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from agentgym.bench.suites import SUITES, Suite
 from agentgym.leaderboard.board import board_dict, build_board
-from agentgym.leaderboard.cli import SUBMISSION_SUFFIX
 from agentgym.leaderboard.page import CSP, render_html
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.secret import load_or_create_secret
 from agentgym.leaderboard.service import entry_status, receive
 from agentgym.leaderboard.store import Store
-from agentgym.leaderboard.submission import LIMITS, Limits, SubmissionError
+from agentgym.leaderboard.submission import LIMITS, SUBMISSION_SUFFIX, Limits, SubmissionError
 from agentgym.server.serve import LEADERBOARD_PORT
 
 __all__ = ["create_app", "serve"]

@@ -55,6 +55,7 @@ from agentgym.leaderboard.bounded_json import BoundedParser, Budget, Refused, js
 
 __all__ = [
     "FORMAT",
+    "SUBMISSION_SUFFIX",
     "Limits",
     "LIMITS",
     "Manifest",
@@ -79,6 +80,8 @@ __all__ = [
 ]
 
 FORMAT = "agentgym-submission/1"
+#: The file name ending of a submission (`leaderboard render --from` reads a folder of them).
+SUBMISSION_SUFFIX = ".agentgym.gz"
 _MIB = 1024 * 1024
 
 #: The summary numbers a manifest may claim; each must equal the number recomputed from the replay.

@@ -32,8 +32,9 @@ from agentgym.envs.crosstask.session import generate_session
 from agentgym.envs.tooluse.env import ToolUseEnv
 from agentgym.envs.tooluse.solver import Oracle
 from agentgym.envs.tooluse.tasks import generate_task
-from agentgym.wrappers import ActionCandidates, make_builder
-from agentgym.wrappers.tool_chains import _PROSE, stem
+from agentgym.agents.candidates import make_builder
+from agentgym.agents.candidates.tool_chains import _PROSE, stem
+from agentgym.wrappers import ActionCandidates
 
 TOOLUSE_ID = "AgentRL/ToolUse-v0"
 CROSSTASK_ID = "AgentRL/CrossTask-v0"
