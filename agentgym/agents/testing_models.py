@@ -80,8 +80,7 @@ def build_tiny_causal_lm(
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import AutoModelForCausalLM, GenerationConfig, LlamaConfig, PreTrainedTokenizerFast, \
-        Qwen2Config
+    from transformers import AutoModelForCausalLM, GenerationConfig, LlamaConfig, PreTrainedTokenizerFast, Qwen2Config
 
     from agentgym.agents.chat import DEFAULT_CHAT_TEMPLATE
 

@@ -54,7 +54,7 @@ import torch.multiprocessing as mp
 from torch import nn
 
 from agentgym.baselines.calibration import ConstraintMask, RiskStats, adjustments, step_harm
-from agentgym.baselines.policies import MASK, HashPolicy, LMPolicy, MLPPolicy, Transcript, make_policy, policy_spec
+from agentgym.baselines.policies import HashPolicy, LMPolicy, MLPPolicy, Transcript, make_policy, policy_spec
 from agentgym.wrappers.candidates import ActionCandidates, CandidateConfig
 
 __all__ = ["Args", "train", "TrainResult", "gae", "normalise_advantages", "load_checkpoint", "evaluate", "act",
@@ -221,8 +221,9 @@ class Args:
 # ============================================================================================
 def resolve_env_ids(names: Sequence[str]) -> tuple[str, ...]:
     """Env ids from ids or AgentRL task-family names (``dialog`` -> every AgentRL id of that family)."""
-    import agentgym  # noqa: F401  (registers the ids)
     from gymnasium.envs.registration import load_env_creator
+
+    import agentgym  # noqa: F401  (registers the ids)
 
     out: list[str] = []
     for name in names:

@@ -407,7 +407,7 @@ def _schema_garbage(tools: Sequence[dict[str, Any]]) -> list[str]:
                              [[[[[]]]]], {"a": {"b": None}}]
     out = []
     for fn in _tool_functions(tools):
-        props = list(((fn.get("parameters") or {}).get("properties") or {}))
+        props = list((fn.get("parameters") or {}).get("properties") or {})
         for value in bad_values:
             args = {k: value for k in props} or {"unexpected": value}
             out.append(json.dumps({"name": fn["name"], "arguments": args}))

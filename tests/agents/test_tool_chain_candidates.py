@@ -25,6 +25,8 @@ import gymnasium as gym
 import pytest
 
 import agentgym  # noqa: F401  (registers the ids)
+from agentgym.agents.candidates import make_builder
+from agentgym.agents.candidates.tool_chains import _PROSE, stem
 from agentgym.agents.heuristic import HeuristicAgent
 from agentgym.core.protocol import parse_action
 from agentgym.envs.crosstask.env import CrossTaskEnv
@@ -32,8 +34,6 @@ from agentgym.envs.crosstask.session import generate_session
 from agentgym.envs.tooluse.env import ToolUseEnv
 from agentgym.envs.tooluse.solver import Oracle
 from agentgym.envs.tooluse.tasks import generate_task
-from agentgym.agents.candidates import make_builder
-from agentgym.agents.candidates.tool_chains import _PROSE, stem
 from agentgym.wrappers import ActionCandidates
 
 TOOLUSE_ID = "AgentRL/ToolUse-v0"

@@ -24,9 +24,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Iterator
 
+import lb_support as S
 import pytest
 
-import lb_support as S
 from agentgym.leaderboard.board import build_board
 from agentgym.leaderboard.page import render_html
 from agentgym.leaderboard.service import receive

@@ -6,10 +6,10 @@ import html
 from html.parser import HTMLParser
 from typing import Any
 
+import lb_support as S
 import pytest
 
-import lb_support as S
-from agentgym.leaderboard.board import build_board, board_dict
+from agentgym.leaderboard.board import board_dict, build_board
 from agentgym.leaderboard.page import CSP, md_cell, render_html, render_markdown
 from agentgym.leaderboard.service import receive
 from agentgym.leaderboard.store import Entry, Store

@@ -14,9 +14,9 @@ import time
 import tracemalloc
 import zlib
 
+import lb_support as S
 import pytest
 
-import lb_support as S
 from agentgym.leaderboard.submission import (
     FORMAT,
     LIMITS,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from fake_users import factory
+
 from agentgym.usercheck.corpus import load_corpus
 from agentgym.usercheck.goals import Holding, Slot, says
 from agentgym.usercheck.report import meets_targets

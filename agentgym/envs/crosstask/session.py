@@ -16,7 +16,7 @@ from typing import Any, Callable
 from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
-from agentgym.core.tools import ToolSpec, Toolkit, close_names
+from agentgym.core.tools import Toolkit, ToolSpec, close_names
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, plan_move, score_move
 from agentgym.envs.dialog import tasks as dialog_tasks
 from agentgym.envs.dialog.tools import make_toolkit as dialog_toolkit

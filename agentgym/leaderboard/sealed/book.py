@@ -41,9 +41,19 @@ from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
 from agentgym.leaderboard.store import Entry, Store
-from agentgym.leaderboard.submission import (LIMITS, RUN_ID_PATTERN, LimitExceeded, MalformedSubmission, Manifest,
-                                             SealedRun, Submission, SubmissionError, check_manifest_text,
-                                             encode_submission, load_json_line)
+from agentgym.leaderboard.submission import (
+    LIMITS,
+    RUN_ID_PATTERN,
+    LimitExceeded,
+    MalformedSubmission,
+    Manifest,
+    SealedRun,
+    Submission,
+    SubmissionError,
+    check_manifest_text,
+    encode_submission,
+    load_json_line,
+)
 from agentgym.leaderboard.tokens import Token
 from agentgym.leaderboard.verify import config_hash, verify_submission
 
