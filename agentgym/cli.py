@@ -25,11 +25,9 @@ _AGENT_FLAGS = {"model": "--model NAME", "base_url": "--base-url URL", "api_key_
 
 
 def _env_ids() -> list[str]:
-    import gymnasium as gym
+    import agentgym
 
-    import agentgym  # noqa: F401  (registers the ids)
-
-    return sorted(i for i in gym.registry if i.startswith("AgentRL/") and "Remote" not in i)
+    return sorted(agentgym.ENV_IDS)
 
 
 def _check_env(env_id: str, kwargs: dict[str, Any] | None = None, remote: str | None = None) -> None:

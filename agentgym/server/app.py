@@ -71,10 +71,10 @@ SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN, description="the id 
 
 
 def default_env_ids() -> tuple[str, ...]:
-    """Every registered ``AgentRL/*`` id but the remote client itself (a server never dials out)."""
-    import agentgym  # noqa: F401  (registers the ids)
+    """Every family's id (`agentgym.ENV_IDS`), sorted; never the remote client (a server never dials out)."""
+    import agentgym
 
-    return tuple(sorted(i for i in gym.registry if i.startswith("AgentRL/") and not i.startswith("AgentRL/Remote")))
+    return tuple(sorted(agentgym.ENV_IDS))
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:

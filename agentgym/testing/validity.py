@@ -20,15 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from agentgym import families
+
 if TYPE_CHECKING:  # the command's parser is built on every `agentgym` call: the rest loads on use
     from agentgym.testing.defects import Defect
 
 __all__ = ["FAMILIES", "NOISE", "COLUMNS", "KIND_COLUMNS", "Matrix", "run_matrix", "failures", "render",
            "write_section", "add_validate_command", "BEGIN", "END"]
 
-#: Family -> the env id the matrix plays.
-FAMILIES: dict[str, str] = {"dialog": "AgentRL/Dialog-v0", "tooluse": "AgentRL/ToolUse-v0",
-                            "crosstask": "AgentRL/CrossTask-v0"}
+#: Family -> the env id the matrix plays (`agentgym.families`).
+FAMILIES: dict[str, str] = {f.name: f.env_id for f in families.FAMILIES}
 #: Every fault kind a defect acts on, at rates that leave most episodes winnable, and latency so
 #: recovery has a time in milliseconds.
 NOISE = "tool_failure=0.2,corruption=0.2,ambiguity=0.3,goal_shift=0.5,latency=300"

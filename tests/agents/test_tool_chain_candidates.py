@@ -32,7 +32,7 @@ from agentgym.core.protocol import parse_action
 from agentgym.envs.crosstask.env import CrossTaskEnv
 from agentgym.envs.crosstask.session import generate_session
 from agentgym.envs.tooluse.env import ToolUseEnv
-from agentgym.envs.tooluse.solver import Oracle
+from agentgym.envs.tooluse.oracle import ToolUseOracle
 from agentgym.envs.tooluse.tasks import generate_task
 from agentgym.wrappers import ActionCandidates
 
@@ -173,7 +173,7 @@ def _restricted_oracle(domain: str, difficulty: str, seed: int) -> bool:
     is not on offer (at most three). True when the episode succeeds."""
     env = ActionCandidates(gym.make(TOOLUSE_ID, domain=domain, difficulty=difficulty))
     obs, info = env.reset(seed=seed)
-    oracle = Oracle(env.unwrapped)
+    oracle = ToolUseOracle(env.unwrapped)
     asked: list[str] = []
     want = oracle.act(obs, info)
     while True:

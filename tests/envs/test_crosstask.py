@@ -14,6 +14,7 @@ import agentgym  # noqa: F401
 from agentgym.agents import make_agent
 from agentgym.core.render import to_json
 from agentgym.envs.crosstask.env import CrossTaskEnv
+from agentgym.envs.crosstask.oracle import _SubEnv
 from agentgym.envs.crosstask.session import (
     FAMILIES,
     SessionWorld,
@@ -21,7 +22,6 @@ from agentgym.envs.crosstask.session import (
     make_session_toolkit,
     score_session,
 )
-from agentgym.envs.crosstask.solver import _SubEnv
 from agentgym.eval.episode import run_episode
 
 ENV_ID = "AgentRL/CrossTask-v0"

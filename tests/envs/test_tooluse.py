@@ -36,7 +36,7 @@ from agentgym.envs.tooluse.domains.ops import OpsWorld, severity_of
 from agentgym.envs.tooluse.domains.orders import OrdersWorld
 from agentgym.envs.tooluse.domains.orders import vocab as orders_vocab
 from agentgym.envs.tooluse.env import ToolUseEnv
-from agentgym.envs.tooluse.solver import Oracle
+from agentgym.envs.tooluse.oracle import ToolUseOracle
 from agentgym.envs.tooluse.tasks import DIFFICULTY, domains_for, generate_task, make_toolkit, score_world
 
 ENV_ID = "AgentRL/ToolUse-v0"
@@ -65,7 +65,7 @@ def _play(env: ToolUseEnv, policy: Policy, seed: int, options: dict[str, Any] | 
 
 def _oracle(env: gym.Env, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
     if "oracle" not in state:
-        state["oracle"] = Oracle(env)
+        state["oracle"] = ToolUseOracle(env)
     return state["oracle"].act(obs, info)
 
 
@@ -243,7 +243,7 @@ def test_a_policy_violation_fails_the_task_and_is_counted(domain: str) -> None:
     assert info["messages"][1]["content"].startswith(f"[error POLICY_VIOLATION] {POLICY_PREFIX} ({policy_id})")
     assert env.task.world.violations == [policy_id] and not env.task.world.records  # refused: nothing done
     # Then the whole gold plan, correctly: every required effect is met, and the task still fails.
-    oracle = Oracle(env)
+    oracle = ToolUseOracle(env)
     while not (terminated or truncated):
         obs, reward, terminated, truncated, info = env.step(oracle.act(obs, {}))
     episode = info["episode_summary"]

@@ -33,9 +33,9 @@ list is deterministic in the transcript (no set order or str hashing reaches it)
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Mapping
 
+from agentgym import families
 from agentgym.agents.candidates.base import PLAIN_REPLIES, PUBLIC_KEYS, CandidateBuilder, CandidateConfig, public_view
 from agentgym.agents.candidates.generic import GenericCandidates
 
@@ -51,12 +51,9 @@ __all__ = [
 ]
 
 
-#: Task family -> "module:Class" of its builder; families without one get `GenericCandidates`.
-BUILDERS: dict[str, str] = {
-    "dialog": "agentgym.agents.candidates.dialog:DialogCandidates",
-    "tooluse": "agentgym.agents.candidates.tooluse:ToolUseCandidates",
-    "crosstask": "agentgym.agents.candidates.crosstask:CrossTaskCandidates",
-}
+#: Task family -> "module:Class" of its builder (from `agentgym.families`); families without one
+#: get `GenericCandidates`.
+BUILDERS: dict[str, str] = {f.name: f.candidates for f in families.FAMILIES if f.candidates is not None}
 
 
 def make_builder(family: str | None, config: CandidateConfig | Mapping[str, Any] | None = None) -> CandidateBuilder:
@@ -64,5 +61,4 @@ def make_builder(family: str | None, config: CandidateConfig | Mapping[str, Any]
     target = BUILDERS.get(family or "")
     if target is None:
         return GenericCandidates(config)
-    module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)(config)
+    return families.load(target)(config)
