@@ -34,7 +34,7 @@ __all__ = [
     "trajectory_digest",
     "RecordWriter",
     "read_records",
-    "dumps",
+    "canonical_json",
 ]
 
 #: Version 2: noise events carry ``hits`` (the gold step or constraint a fault affects), ``at_ms``
@@ -105,9 +105,14 @@ _ENCODER = json.JSONEncoder(ensure_ascii=True, sort_keys=True, allow_nan=False, 
                             check_circular=False)
 
 
-def dumps(obj: Any) -> str:
+def canonical_json(obj: Any) -> str:
     """Canonical JSON: sorted keys, ASCII only (any string survives), no NaN."""
     return _ENCODER.encode(obj)
+
+
+#: The name `canonical_json` had before it said what it returns (text; the env server's
+#: `agentgym.server.wire.json_bytes` returns bytes).
+dumps = canonical_json
 
 
 def step_summary(turn: int, reward: float, obs: str, info: dict[str, Any]) -> dict[str, Any]:
@@ -172,7 +177,7 @@ class RecordWriter:
         # rest); the other keys follow sorted, so equal records are equal bytes.
         if "schema_version" in record:
             record = {k: v for k, v in record.items() if k != "schema_version"}
-        rest = dumps(record)
+        rest = canonical_json(record)
         sep = "," if rest != "{}" else ""
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,7 @@ from typing import Any, Collection, Iterator, Mapping
 from agentgym import __version__
 from agentgym.bench.suites import SUITES, Suite
 from agentgym.eval.jobs import EpisodeJob
-from agentgym.eval.records import SCHEMA_VERSION, dumps, spec_dict, step_summary, trajectory_digest
+from agentgym.eval.records import SCHEMA_VERSION, canonical_json, spec_dict, step_summary, trajectory_digest
 from agentgym.leaderboard.scoring import check_claims, summarise_submission
 from agentgym.leaderboard.submission import MalformedSubmission, Manifest, Rejected, Submission, Unverifiable
 
@@ -163,12 +163,12 @@ def _check_record(rec: dict[str, Any], line: int) -> None:
 # ============================================================================ 3. completeness
 def config_hash(agent: Mapping[str, Any]) -> str:
     """The identity of an agent's configuration: SHA-256 of its canonical JSON."""
-    return hashlib.sha256(dumps({"name": agent["name"], "config": agent["config"],
+    return hashlib.sha256(canonical_json({"name": agent["name"], "config": agent["config"],
                                  "privileged": agent["privileged"]}).encode()).hexdigest()
 
 
 def _canon(value: Any) -> str:
-    return dumps(value)
+    return canonical_json(value)
 
 
 def _suite_jobs(suite: Suite, manifest: Manifest) -> list[EpisodeJob]:

@@ -55,7 +55,7 @@ from agentgym.server.models import (
     StepResponse,
 )
 from agentgym.server.sessions import ApiError, Session, SessionStore
-from agentgym.server.wire import dumps, space_spec
+from agentgym.server.wire import json_bytes, space_spec
 
 __all__ = ["API_VERSION", "create_app", "default_env_ids"]
 
@@ -87,7 +87,7 @@ def _error_response(status: int, code: str, message: str, headers: dict[str, str
     error: dict[str, Any] = {"code": code, "message": message}
     if issues is not None:
         error["issues"] = issues
-    return Response(dumps({"error": error}), status_code=status, media_type="application/json", headers=headers)
+    return Response(json_bytes({"error": error}), status_code=status, media_type="application/json", headers=headers)
 
 
 def _json(payload: Any, status: int = 200) -> Response:
@@ -96,7 +96,7 @@ def _json(payload: Any, status: int = 200) -> Response:
 
 def _encoded(payload: Any) -> bytes:
     # A host may hand back its answer encoded already (JSON bytes), e.g. to check what it sends.
-    return payload if isinstance(payload, bytes) else dumps(payload)
+    return payload if isinstance(payload, bytes) else json_bytes(payload)
 
 
 #: What a refused env argument is told (pydantic's own words do not say what is allowed).
@@ -385,7 +385,7 @@ def _ws_error(code: str, message: str, issues: list[dict[str, Any]] | None = Non
     error: dict[str, Any] = {"code": code, "message": message}
     if issues is not None:
         error["issues"] = issues
-    return dumps({"error": error})
+    return json_bytes({"error": error})
 
 
 class _SendTimeout(Exception):

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.eval.episode import agent_view
-from agentgym.server.wire import dumps
+from agentgym.server.wire import json_bytes
 
 __all__ = ["SealLeak", "WITHHELD_REWARD", "client_info", "reset_view", "step_view", "encode"]
 
@@ -77,11 +77,11 @@ def encode(payload: dict[str, Any], seed: int, token: str) -> bytes:
     Raises:
         SealLeak: the seed is still there (as a number, or in a key).
     """
-    data = dumps(payload)
+    data = json_bytes(payload)
     digits = str(seed).encode("ascii")
     if digits not in data:
         return data
-    data = dumps(_replaced(payload, str(seed), token))
+    data = json_bytes(_replaced(payload, str(seed), token))
     if digits in data:
         raise SealLeak("a sealed payload holds its episode's seed outside any string value")
     return data
