@@ -36,14 +36,26 @@ def test_ruff_finds_nothing() -> None:
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
-def test_every_package_and_top_level_module_has_a_layer() -> None:
+def _layers() -> list[str]:
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    layers = next(c["layers"] for c in config["contracts"] if c["type"] == "layers")
+    return next(c["layers"] for c in config["contracts"] if c["type"] == "layers")
+
+
+def test_every_package_and_top_level_module_has_a_layer() -> None:
+    layers = _layers()
     placed = {name.strip() for layer in layers for name in layer.split("|")}
     package = ROOT / "agentgym"
     present = {f"agentgym.{p.stem}" for p in package.glob("*.py") if p.stem != "__init__"}
     present |= {f"agentgym.{p.parent.name}" for p in package.glob("*/__init__.py")}
     assert present - placed == set(), "place these in a layer in pyproject.toml and docs/ARCHITECTURE.md"
     assert placed - present == set(), "these layers name nothing"
+
+
+def test_the_architecture_page_lists_the_layers_of_the_contract() -> None:
+    layers = _layers()
+    page = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    block = page.split("<!-- layers: begin")[1].split("<!-- layers: end -->")[0]
+    listed = [line.strip() for line in block.split("```")[1].strip().splitlines()]
+    assert listed == layers
