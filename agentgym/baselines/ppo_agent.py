@@ -42,7 +42,9 @@ class PPOAgent(Agent):
         import torch
 
         from agentgym.baselines.policies import Transcript
-        from agentgym.baselines.ppo import Acting, Args, act, load_checkpoint
+        from agentgym.baselines.ppo_acting import Acting, act
+        from agentgym.baselines.ppo_checkpoint import load_checkpoint
+        from agentgym.baselines.ppo_config import Args
 
         self.checkpoint = str(checkpoint)
         if not Path(self.checkpoint).is_file():
