@@ -25,11 +25,9 @@ _AGENT_FLAGS = {"model": "--model NAME", "base_url": "--base-url URL", "api_key_
 
 
 def _env_ids() -> list[str]:
-    import gymnasium as gym
+    import agentgym
 
-    import agentgym  # noqa: F401  (registers the ids)
-
-    return sorted(i for i in gym.registry if i.startswith("AgentRL/") and "Remote" not in i)
+    return sorted(agentgym.ENV_IDS)
 
 
 def _check_env(env_id: str, kwargs: dict[str, Any] | None = None, remote: str | None = None) -> None:
@@ -80,19 +78,6 @@ def _check_agent(spec: Any) -> None:
         raise UserError(f"agent {spec.name!r} needs {', '.join(missing)}: give {' and '.join(how)}")
 
 
-def _make_env(env_id: str, args: argparse.Namespace) -> Any:
-    import gymnasium as gym
-
-    import agentgym  # noqa: F401
-
-    kwargs: dict[str, Any] = {}
-    for key in ("difficulty", "split", "domain"):
-        value = getattr(args, key, None)
-        if value is not None:
-            kwargs[key] = value
-    return gym.make(env_id, **kwargs)
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     """Print every registered ``AgentRL/*`` id with the first line of its card (``--card``: the
     whole card, as ``help(gym.spec(id).entry_point)`` shows it)."""
@@ -139,51 +124,76 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def run_agent(env_id: str, agent_name: str, episodes: int, seed: int, args: argparse.Namespace,
-              progress: bool = True, agent_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Play `episodes` episodes (seeds seed, seed+1, ...) and summarise them."""
-    from agentgym.agents import make_agent
-    from agentgym.eval.episode import run_episode
+def run_agent(env_id: str, agent: Any, episodes: int, seed: int, env_kwargs: dict[str, Any] | None = None,
+              progress: bool = True) -> dict[str, Any]:
+    """Play `episodes` episodes (seeds seed, seed+1, ...) in this process, as `agentgym eval`
+    plays them (`agentgym.eval.backends.play_sequential`), and summarise their records with the
+    same metrics (`agentgym.eval.metrics.completion`); nothing is written.
+
+    Args:
+        env_id: the env's id.
+        agent: an `agentgym.eval.jobs.AgentSpec`.
+        episodes: how many episodes.
+        seed: the first seed.
+        env_kwargs: ``gym.make`` kwargs (difficulty, split, domain).
+        progress: show a progress bar on stderr.
+    """
+    from agentgym.eval.backends import play_sequential
+    from agentgym.eval.episode import Slot
+    from agentgym.eval.jobs import EpisodeJob
+    from agentgym.eval.metrics import completion
     from agentgym.eval.progress import Progress
 
-    env = _make_env(env_id, args)
-    agent = make_agent(agent_name, **(agent_kwargs or {}))
-    results = []
-    by_difficulty: dict[str, list[bool]] = {}
-    with Progress(total=episodes, desc=f"{agent_name} on {env_id}", enabled=progress) as bar:
-        for i in range(episodes):
-            r = run_episode(env, agent, seed + i)
-            results.append(r)
-            by_difficulty.setdefault(r.episode["task"]["difficulty"], []).append(r.success)
-            bar.update(success=sum(x.success for x in results) / len(results))
-    env.close()
-    n = len(results)
+    kwargs = tuple(sorted((env_kwargs or {}).items()))
+    jobs = [EpisodeJob(env_id, seed=seed + i, kwargs=kwargs) for i in range(episodes)]
+    records: list[dict[str, Any]] = []
+    successes = 0
+    slot = Slot()
+    with Progress(total=episodes, desc=f"{agent.name} on {env_id}", enabled=progress) as bar:
+
+        def accept(done: list[dict[str, Any]]) -> None:
+            nonlocal successes
+            records.extend(done)
+            successes += sum(bool(r["metrics"].get("success", False)) for r in done)
+            bar.update(len(done), success=successes / len(records))
+
+        try:
+            play_sequential(jobs, agent, None, accept, slot=slot)
+        finally:
+            slot.close()
+    by_difficulty: dict[str, list[dict[str, Any]]] = {}
+    for rec in records:
+        by_difficulty.setdefault(((rec["metrics"].get("task") or {}).get("difficulty")), []).append(rec)
+    overall = completion(records)
     return {
         "env": env_id,
-        "agent": agent_name,
-        "episodes": n,
+        "agent": agent.name,
+        "episodes": overall["episodes"],
         "seed": seed,
-        "success_rate": sum(r.success for r in results) / n,
-        "mean_score": sum(r.score for r in results) / n,
-        "mean_turns": sum(r.episode["turns"] for r in results) / n,
-        "success_by_difficulty": {d: sum(by_difficulty[d]) / len(by_difficulty[d])
+        "success_rate": overall["success_rate"]["value"],
+        "success_ci": overall["success_rate"]["ci"],
+        "mean_score": overall["mean_score"]["value"],
+        "mean_turns": sum(int(r["metrics"].get("turns", 0)) for r in records) / len(records),
+        "success_by_difficulty": {d: completion(by_difficulty[d])["success_rate"]["value"]
                                   for d in ("easy", "medium", "hard") if d in by_difficulty},
+        "agent_errors": sum(r["agent_error"] is not None for r in records),
     }
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Play an agent on one env and print its success rate and mean score."""
+    """Play an agent on one env and print its success rate and mean score (`run_agent`)."""
     spec = _agent_spec(args)
     _check_agent(spec)
     _check_env(args.env, _env_kwargs(args))
-    summary = run_agent(args.env, args.agent, args.episodes, args.seed, args, progress=not args.json,
-                        agent_kwargs=dict(spec.kwargs))
+    summary = run_agent(args.env, spec, args.episodes, args.seed, _env_kwargs(args), progress=not args.json)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
     else:
-        print(f"{summary['agent']} on {summary['env']}: success {summary['success_rate']:.1%}, "
+        errors = f"; {summary['agent_errors']} agent errors" if summary["agent_errors"] else ""
+        lo, hi = summary["success_ci"]
+        print(f"{summary['agent']} on {summary['env']}: success {summary['success_rate']:.1%} [{lo:.1%}, {hi:.1%}], "
               f"mean score {summary['mean_score']:.3f}, mean turns {summary['mean_turns']:.1f} "
-              f"over {summary['episodes']} episodes (seeds {args.seed}..{args.seed + args.episodes - 1})")
+              f"over {summary['episodes']} episodes (seeds {args.seed}..{args.seed + args.episodes - 1}){errors}")
         for d, v in summary["success_by_difficulty"].items():
             print(f"  {d:7s} success {v:.1%}")
     return 0
@@ -486,9 +496,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("run", help="play an agent on an env and print success rate and mean score",
-                       description="Play --episodes episodes with seeds SEED, SEED+1, ... in this process and "
-                                   "print the success rate, mean score and turns, per difficulty too; no records "
-                                   "are written (`agentgym eval` writes them, with confidence intervals).")
+                       description="Play --episodes episodes with seeds SEED, SEED+1, ... in this process, as "
+                                   "`agentgym eval` plays them, and print the success rate (with its 95% CI), mean "
+                                   "score and turns, per difficulty too; no records are written (`agentgym eval` "
+                                   "writes them, and resumes).")
     p.add_argument("env", help="an environment id, e.g. AgentRL/Dialog-v0")
     _add_episode_options(p, "episodes")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object, no progress bar")

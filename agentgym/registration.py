@@ -1,4 +1,4 @@
-"""Registration of every agentgym id with Gymnasium, one block per family.
+"""Registration of every agentgym id with Gymnasium: one per family of `agentgym.families`.
 
 Every family id is registered with the same factory, `agentgym.noise.factory:make_env`, given the
 family's env class as ``env_entry_point``: it makes the env and, when ``gym.make(id, noise=...)``
@@ -23,19 +23,14 @@ from typing import Any, Callable
 
 import gymnasium as gym
 
+from agentgym.families import FAMILIES
+
 __all__ = ["EnvEntryPoint", "REMOTE_ID", "card_summary", "card_text", "env_card", "entry_point_text", "import_env_module",
            "importable_working_dir", "register_env", "register_envs"]
 
-#: id -> the env's entry point. Episode length is the env's own turn budget, so no TimeLimit
-#: wrapper is added: it would truncate differently per difficulty.
-_ENVS: dict[str, str] = {
-    # Dialog: find and book for a user whose constraints arrive over turns.
-    "AgentRL/Dialog-v0": "agentgym.envs.dialog.env:DialogEnv",
-    # ToolUse: chains of dependent tool calls under domain policies (finance, calendar, orders, ops).
-    "AgentRL/ToolUse-v0": "agentgym.envs.tooluse.env:ToolUseEnv",
-    # CrossTask: one session that switches between dialog and tool-use tasks and comes back.
-    "AgentRL/CrossTask-v0": "agentgym.envs.crosstask.env:CrossTaskEnv",
-}
+#: id -> the env's entry point, one per family (`agentgym.families`). Episode length is the env's
+#: own turn budget, so no TimeLimit wrapper is added: it would truncate differently per difficulty.
+_ENVS: dict[str, str] = {f.env_id: f.env for f in FAMILIES}
 
 #: Makes an id's env and applies the noise it is asked for (see the module docstring).
 _FACTORY = "agentgym.noise.factory:make_env"

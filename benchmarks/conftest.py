@@ -8,7 +8,6 @@ so ``make test`` never runs these. ``python benchmarks/report.py`` runs them and
 from __future__ import annotations
 
 import pytest
-
 from envbench import NOISE_PRESETS, bench_env_ids, make_env
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gymnasium as gym  # noqa: E402
-
 from envbench import MESSAGE, N_SEEDS, STEPS_PER_EPISODE  # noqa: E402
 
 TOOL = '{"name": "search", "arguments": {}}'

@@ -248,7 +248,7 @@ def test_the_spec_serialises_pickles_and_copies_as_the_plain_string(env_id: str)
 def test_an_env_made_from_the_json_spec_is_the_same_env(env_id: str) -> None:
     from gymnasium.envs.registration import EnvSpec
 
-    from agentgym.eval.runner import spec_dict
+    from agentgym.eval.records import spec_dict
 
     env = gym.make(env_id, noise="medium")
     again = gym.make(EnvSpec.from_json(env.spec.to_json()))

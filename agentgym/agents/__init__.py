@@ -14,7 +14,7 @@ AGENTS: dict[str, str] = {
     "random": "agentgym.agents.random_agent:RandomAgent",
     "heuristic": "agentgym.agents.heuristic:HeuristicAgent",
     "oracle": "agentgym.agents.oracle:OracleAgent",
-    "ppo": "agentgym.agents.ppo_agent:PPOAgent",
+    "ppo": "agentgym.baselines.ppo_agent:PPOAgent",
     "transformers": "agentgym.agents.transformers_agent:TransformersAgent",
     "openai": "agentgym.agents.openai_agent:OpenAIAgent",
 }

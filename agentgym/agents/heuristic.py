@@ -8,20 +8,16 @@ failed for a passing reason, and reads a result again when an id from it does no
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from agentgym import families
 from agentgym.agents.base import Agent
 from agentgym.agents.careful import RecheckIds, RetryTransient
 
 __all__ = ["HeuristicAgent", "STRATEGIES"]
 
-#: Task family -> "module:Class" of its strategy.
-STRATEGIES: dict[str, str] = {
-    "dialog": "agentgym.agents.strategies.dialog:DialogStrategy",
-    "crosstask": "agentgym.agents.strategies.crosstask:CrossTaskStrategy",
-    "tooluse": "agentgym.agents.strategies.tooluse:ToolUseStrategy",
-}
+#: Task family -> "module:Class" of its strategy (from `agentgym.families`).
+STRATEGIES: dict[str, str] = {f.name: f.strategy for f in families.FAMILIES}
 
 
 def make_strategy(family: str) -> Any:
@@ -29,8 +25,7 @@ def make_strategy(family: str) -> Any:
     target = STRATEGIES.get(family)
     if target is None:
         raise ValueError(f"the heuristic agent has no strategy for family {family!r}")
-    module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)()
+    return families.load(target)()
 
 
 class HeuristicAgent(Agent):

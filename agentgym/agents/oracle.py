@@ -1,16 +1,16 @@
 """`oracle`: reads the task's gold outcome and plays the shortest correct dialog.
 
 It is an upper bound, and a check that every generated task is solvable: it must succeed on 100%
-of tasks with noise off. Each family ships its own oracle policy in
-``agentgym.envs.<family>.solver`` (a class ``Oracle(env)`` with ``act(obs, info) -> str``), since
-only the family knows how to read its gold.
+of tasks with noise off. Each family ships its own oracle policy, named by its entry in
+`agentgym.families` (a class made with the unwrapped env, ``act(obs, info) -> str``), since only
+the family knows how to read its gold.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from agentgym import families
 from agentgym.agents.base import Agent
 
 __all__ = ["OracleAgent"]
@@ -32,9 +32,8 @@ class OracleAgent(Agent):
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         if self._env is None:
             raise RuntimeError("the oracle needs the env: the runner must call bind(env.unwrapped) after reset")
-        family = self._env.task.family
-        module = importlib.import_module(f"agentgym.envs.{family}.solver")
-        self._policy = module.Oracle(self._env)
+        oracle = families.load(families.get(self._env.task.family).oracle)
+        self._policy = oracle(self._env)
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         return self._policy.act(obs, info)

@@ -30,10 +30,9 @@ def tiny_corpus(seeds_per_env: int = 4) -> Iterator[str]:
     """Training text for the tokenizer: openings, tool schemas and tool calls of every local id."""
     import gymnasium as gym
 
-    import agentgym  # noqa: F401  (registers the ids)
+    import agentgym
 
-    ids = sorted(i for i in gym.registry if i.startswith("AgentRL/") and "Remote" not in i)
-    for env_id in ids:
+    for env_id in sorted(agentgym.ENV_IDS):
         env = gym.make(env_id)
         try:
             for seed in range(seeds_per_env):
@@ -80,8 +79,7 @@ def build_tiny_causal_lm(
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import AutoModelForCausalLM, GenerationConfig, LlamaConfig, PreTrainedTokenizerFast, \
-        Qwen2Config
+    from transformers import AutoModelForCausalLM, GenerationConfig, LlamaConfig, PreTrainedTokenizerFast, Qwen2Config
 
     from agentgym.agents.chat import DEFAULT_CHAT_TEMPLATE
 

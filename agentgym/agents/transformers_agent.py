@@ -46,8 +46,15 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.agents.base import Agent, settings_from
-from agentgym.agents.chat import DEFAULT_CHAT_TEMPLATE, ChatEpisode, Conversation, EpisodeLocal, \
-    episode_sampling_seed, opens_with_assistant, trim_messages
+from agentgym.agents.chat import (
+    DEFAULT_CHAT_TEMPLATE,
+    ChatEpisode,
+    Conversation,
+    EpisodeLocal,
+    episode_sampling_seed,
+    opens_with_assistant,
+    trim_messages,
+)
 
 __all__ = ["TransformersAgent", "TransformersConfig", "LoadedModel", "ModelMemoryError", "load_model",
            "check_fits", "clear_model_cache"]
@@ -408,7 +415,7 @@ class _Batcher:
             if len(self._pending) < self.batch_size:
                 try:
                     await asyncio.wait_for(self._full.wait(), self.window_s)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
             batch, self._pending = self._pending[: self.batch_size], self._pending[self.batch_size:]
             if len(self._pending) < self.batch_size:

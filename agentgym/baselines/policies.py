@@ -15,7 +15,7 @@ Both candidate policies have a risk head (`forward_with_risk`): the estimated pr
 candidate does harm, on detached inputs, which the trainer's calibration learns and applies
 (`agentgym.baselines.calibration`).
 
-Candidate policies act over ``info["candidates"]`` (see `agentgym.wrappers.candidates`): the
+Candidate policies act over ``info["candidates"]`` (see `agentgym.agents.candidates`): the
 number of candidates varies per step, so logits are padded to the longest list and masked.
 """
 
@@ -346,8 +346,8 @@ _LIST_KEY = re.compile(r'"([a-z0-9_]+)":\s*$')
 
 
 def _arg_stem(key: str) -> str:
-    """What a key or argument name refers to (see `agentgym.wrappers.tool_chains.stem`)."""
-    from agentgym.wrappers.tool_chains import stem
+    """What a key or argument name refers to (see `agentgym.agents.candidates.tool_chains.stem`)."""
+    from agentgym.agents.candidates.tool_chains import stem
 
     return stem(key)
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.bench.suites import Suite, get_suite
-from agentgym.eval.runner import AgentSpec, RunSummary, run_jobs
+from agentgym.eval.jobs import AgentSpec
+from agentgym.eval.runner import RunSummary, run_jobs
 
 __all__ = ["run_suite", "RECORDS", "RUN_META"]
 

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from agentgym.core.seeding import MAX_SEED
 from agentgym.core.task import SPLITS
-from agentgym.eval.runner import EpisodeJob
+from agentgym.eval.jobs import EpisodeJob
 from agentgym.noise.spec import NoiseSpecError, parse_noise
 
 __all__ = ["Suite", "SUITES", "get_suite", "load_suite", "TEST_SEED_BASE", "MAX_SUITE_FILE_BYTES"]

@@ -27,12 +27,17 @@ from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
 from agentgym.core.gold import call_matches, carries
 from agentgym.core.hooks import EnvHooks
 from agentgym.core.protocol import (
-    MAX_ACTION_BYTES, ErrorCode, ParsedAction, ToolCall, join_surrogate_pairs, parse_action,
+    MAX_ACTION_BYTES,
+    ErrorCode,
+    ParsedAction,
+    ToolCall,
+    join_surrogate_pairs,
+    parse_action,
 )
-from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
+from agentgym.core.render import OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
-from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn
+from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task
 from agentgym.core.time_limit import outer_step_limit
 from agentgym.core.tools import PolicyViolation, ToolError, Toolkit
 

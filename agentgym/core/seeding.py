@@ -9,8 +9,8 @@ user behaviour) never shifts the draws of another, and nothing depends on proces
 
 from __future__ import annotations
 
-import hashlib
 import _random
+import hashlib
 import math
 import random
 import zlib

@@ -11,12 +11,12 @@ difference of two statistics over paired units is resampled pairwise.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 __all__ = ["Resamples", "Stat", "Linear", "interval", "mean_stat", "ratio_stat", "f1_stat", "minus", "km_stats",
-           "km_point", "aggregate", "NO_VALUE"]
+           "km_point", "aggregate", "bootstrap_ci", "NO_INTERVAL", "NO_VALUE"]
 
 #: A statistic: a ``(b, n)`` matrix of unit counts -> ``(b,)`` values (NaN where undefined).
 Stat = Callable[[np.ndarray], np.ndarray]
@@ -221,3 +221,66 @@ def km_point(times: np.ndarray, events: np.ndarray, tau: float, q: float = 0.5) 
     quantile, restricted_mean = km_stats(times, events, np.zeros(times.size, dtype=np.int64), tau, q)
     ones = np.ones((1, 1))
     return float(quantile(ones)[0]), float(restricted_mean(ones)[0])
+
+
+#: The interval of a statistic with nothing to measure.
+NO_INTERVAL = (math.nan, math.nan)
+
+
+def bootstrap_ci(
+    values_or_records: Any,
+    statistic: str | Callable[[Any], Any] = "mean",
+    n_boot: int = 2000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of a statistic, resampling units (episodes, tasks).
+
+    Args:
+        values_or_records: either per-unit values (1-D array-like; 2-D with columns
+            ``numerator, denominator`` for ``"ratio"``), or a sequence of records.
+        statistic: for values, ``"mean"``, ``"ratio"`` (sum of numerators over sum of
+            denominators) or a vectorised callable that maps resampled values of shape
+            ``(b, n, ...)`` to ``(b,)``; for records, a callable ``list[record] -> float``,
+            called once per resample (slow: for ad hoc statistics only).
+        n_boot: number of resamples.
+        seed: seed of the ``numpy.random.Generator(PCG64(seed))`` that draws them.
+        alpha: the interval covers ``1 - alpha``.
+
+    Returns:
+        ``(lo, hi)``; ``(nan, nan)`` when there are no units or the statistic is undefined in
+        every resample. Resamples where it is undefined (NaN) are left out.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be positive, got {n_boot}")
+    data = values_or_records
+    if isinstance(data, Sequence) and data and isinstance(data[0], Mapping):
+        if not callable(statistic):
+            raise ValueError("a statistic over records must be a callable list[record] -> float")
+        recs = list(data)
+        rng = np.random.Generator(np.random.PCG64(seed))
+        stats = [float(statistic([recs[i] for i in rng.integers(0, len(recs), size=len(recs))]))
+                 for _ in range(n_boot)]
+        return interval(np.asarray(stats, dtype=np.float64), alpha)
+    arr = np.asarray(data, dtype=np.float64)
+    n = arr.shape[0] if arr.ndim else 0
+    if n == 0:
+        return NO_INTERVAL
+    if statistic == "mean":
+        if arr.ndim != 1:
+            raise ValueError(f"'mean' wants 1-D values, got shape {arr.shape}")
+        stat = mean_stat(arr)
+    elif statistic == "ratio":
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise ValueError(f"'ratio' wants (n, 2) values (numerator, denominator), got shape {arr.shape}")
+        stat = ratio_stat(arr[:, 0], arr[:, 1])
+    elif callable(statistic):
+        rng = np.random.Generator(np.random.PCG64(seed))
+        stats = np.concatenate([np.asarray(statistic(arr[rng.integers(0, n, size=(min(500, n_boot - i), n))]),
+                                           dtype=np.float64).reshape(-1) for i in range(0, n_boot, 500)])
+        return interval(stats, alpha)
+    else:
+        raise ValueError(f"statistic must be 'mean', 'ratio' or a callable, got {statistic!r}")
+    return interval(Resamples(n, n_boot, seed).evaluate({"s": stat})["s"], alpha)

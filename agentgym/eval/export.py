@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from agentgym.core.protocol import ErrorCode
 from agentgym.eval.metrics import FAULT_KINDS, EpisodeVerdict, judge_episode
-from agentgym.eval.records import dumps
+from agentgym.eval.records import canonical_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -295,7 +295,7 @@ def episode_row(rec: Mapping[str, Any], run: str, verdict: EpisodeVerdict | None
     prov = rec.get("provenance") or {}
     row: dict[str, Any] = {
         "run": run, "key": rec.get("key"), "agent": agent.get("name"),
-        "agent_config": dumps(agent.get("config") or {}), "privileged": bool(agent.get("privileged", False)),
+        "agent_config": canonical_json(agent.get("config") or {}), "privileged": bool(agent.get("privileged", False)),
         "env": env.get("id"), "noise": env.get("noise") or "none", "suite": rec.get("suite"),
         "family": task.get("family"), "domain": task.get("domain"), "difficulty": task.get("difficulty"),
         "split": task.get("split"), "task_id": task.get("id"), "seed": rec.get("seed"), "trial": rec.get("trial"),
@@ -357,14 +357,14 @@ def step_rows(rec: Mapping[str, Any], run: str,
         calls = s.get("calls") or []
         rows.append({
             "run": run, "key": rec.get("key"), "turn": s.get("turn", i + 1),
-            "action": action if isinstance(action, str) or action is None else dumps(action),
+            "action": action if isinstance(action, str) or action is None else canonical_json(action),
             "reward": s.get("reward"), "calls": len(calls),
             "call_names": [str(c.get("name", "")) for c in calls],
             "call_errors": [c.get("error") or "" for c in calls],
-            "calls_json": dumps(calls), "errors": list(s.get("errors") or ()),
+            "calls_json": canonical_json(calls), "errors": list(s.get("errors") or ()),
             "noise": [str(e.get("kind")) for e in s.get("noise") or ()],
             "elapsed_ms": s.get("elapsed_ms"),
-            "messages": dumps(list(messages[i])) if messages is not None and i < len(messages) else None,
+            "messages": canonical_json(list(messages[i])) if messages is not None and i < len(messages) else None,
         })
     return rows
 
@@ -383,7 +383,7 @@ def noise_rows(rec: Mapping[str, Any], run: str, verdict: EpisodeVerdict | None 
             "hits_constraint": hits.get("constraint"), "at_ms": e.get("at_ms"),
             "is_fault": e.get("kind") in FAULT_KINDS, "status": f.status if f else None,
             "recovered_turn": f.turn if f else None, "turns": f.turns if f else None,
-            "ms": f.ms if f else None, "detail": dumps(e.get("detail")),
+            "ms": f.ms if f else None, "detail": canonical_json(e.get("detail")),
         })
     return rows
 

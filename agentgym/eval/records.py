@@ -22,15 +22,19 @@ import subprocess
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from agentgym.eval.jobs import episode_key
+from agentgym.registration import entry_point_text
+
 __all__ = [
     "SCHEMA_VERSION",
     "provenance",
     "episode_key",
+    "spec_dict",
     "step_summary",
     "trajectory_digest",
     "RecordWriter",
     "read_records",
-    "dumps",
+    "canonical_json",
 ]
 
 #: Version 2: noise events carry ``hits`` (the gold step or constraint a fault affects), ``at_ms``
@@ -69,9 +73,28 @@ def provenance() -> dict[str, Any]:
     }
 
 
-def episode_key(env_id: str, noise: str | None, seed: int, trial: int) -> str:
-    """The identity of one episode of a run: what resume and replay match on."""
-    return f"{env_id}|noise={noise or 'none'}|seed={seed}|trial={trial}"
+def spec_dict(env: Any) -> dict[str, Any]:
+    """The env spec with its wrapper stack, as plain JSON-able data (``max_episode_steps`` only
+    when a `TimeLimit` set it, since it caps the env's turn budget)."""
+    spec = env.spec
+    if spec is None:
+        return {}
+    out = {
+        "id": spec.id,
+        "entry_point": entry_point_text(spec.entry_point),
+        "kwargs": {k: v for k, v in spec.kwargs.items() if _jsonable(v)},
+        "additional_wrappers": [
+            {"name": w.name, "entry_point": w.entry_point, "kwargs": {k: v for k, v in (w.kwargs or {}).items() if _jsonable(v)}}
+            for w in spec.additional_wrappers
+        ],
+    }
+    if spec.max_episode_steps is not None:
+        out["max_episode_steps"] = spec.max_episode_steps
+    return out
+
+
+def _jsonable(v: Any) -> bool:
+    return v is None or isinstance(v, (str, int, float, bool, list, tuple, dict))
 
 
 #: One encoder for every record, built once: `json.dumps` with options builds a new encoder per
@@ -82,9 +105,14 @@ _ENCODER = json.JSONEncoder(ensure_ascii=True, sort_keys=True, allow_nan=False, 
                             check_circular=False)
 
 
-def dumps(obj: Any) -> str:
+def canonical_json(obj: Any) -> str:
     """Canonical JSON: sorted keys, ASCII only (any string survives), no NaN."""
     return _ENCODER.encode(obj)
+
+
+#: The name `canonical_json` had before it said what it returns (text; the env server's
+#: `agentgym.server.wire.json_bytes` returns bytes).
+dumps = canonical_json
 
 
 def step_summary(turn: int, reward: float, obs: str, info: dict[str, Any]) -> dict[str, Any]:
@@ -149,7 +177,7 @@ class RecordWriter:
         # rest); the other keys follow sorted, so equal records are equal bytes.
         if "schema_version" in record:
             record = {k: v for k, v in record.items() if k != "schema_version"}
-        rest = dumps(record)
+        rest = canonical_json(record)
         sep = "," if rest != "{}" else ""
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)

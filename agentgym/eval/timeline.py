@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from agentgym.core.protocol import parse_action
 from agentgym.eval.metrics import CallVerdict, CommitmentVerdict, EpisodeVerdict, FaultVerdict, judge_episode
-from agentgym.eval.records import dumps
+from agentgym.eval.records import canonical_json
 from agentgym.eval.transcript import Transcript
 
 __all__ = ["Event", "Mark", "EVENT_KINDS", "TONES", "timeline", "episode_summary"]
@@ -117,10 +117,10 @@ def _detail_text(detail: Any) -> str:
     if "from" in detail and "to" in detail:
         how = f"{detail['how']} " if detail.get("how") else ""
         where = f" at {detail['path']}" if detail.get("path") else ""
-        return f"{how}{dumps(detail['from'])} -> {dumps(detail['to'])}{where}"
+        return f"{how}{canonical_json(detail['from'])} -> {canonical_json(detail['to'])}{where}"
     if "description" in detail:
         return f"the user says {detail['description']!r}"
-    parts = [f"{k} {dumps(v)}" for k, v in sorted(detail.items()) if k != "recoverable"]
+    parts = [f"{k} {canonical_json(v)}" for k, v in sorted(detail.items()) if k != "recoverable"]
     return ", ".join(parts)
 
 
@@ -197,7 +197,7 @@ def _call_marks(v: CallVerdict, call: Mapping[str, Any], plan: Sequence[Mapping[
 def _call_text(call: Mapping[str, Any]) -> str:
     # A call refused before it ran (bad arguments) keeps no arguments in the record.
     args = call.get("arguments")
-    return f"{call.get('name', '?')}({dumps(args) if args is not None else '...'})"
+    return f"{call.get('name', '?')}({canonical_json(args) if args is not None else '...'})"
 
 
 def _call_tone(v: CallVerdict) -> str:
@@ -210,7 +210,7 @@ def _call_tone(v: CallVerdict) -> str:
 
 def _message_text(m: Mapping[str, Any]) -> str:
     content = m.get("content")
-    return content if isinstance(content, str) else dumps(content)
+    return content if isinstance(content, str) else canonical_json(content)
 
 
 def _turn_errors(step: Mapping[str, Any], action: Any) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from agentgym.eval.records import dumps, step_summary
+from agentgym.eval.records import canonical_json, step_summary
 
 __all__ = ["Transcript", "replay_transcript", "job_of"]
 
@@ -34,8 +34,8 @@ class Transcript:
 
 
 def job_of(record: Mapping[str, Any]) -> Any:
-    """The `agentgym.eval.runner.EpisodeJob` that played a record."""
-    from agentgym.eval.runner import EpisodeJob
+    """The `agentgym.eval.jobs.EpisodeJob` that played a record."""
+    from agentgym.eval.jobs import EpisodeJob
 
     env = record.get("env") or {}
     kwargs = env.get("kwargs") or {}
@@ -80,7 +80,7 @@ def _replay(env: Any, job: Any, record: Mapping[str, Any]) -> Transcript:
     except Exception as exc:  # noqa: BLE001
         return Transcript(problem=f"the env failed to reset ({type(exc).__name__}: {exc})")
     opening = _env_messages(info)
-    if dumps(info.get("task", {})) != dumps(record.get("task", {})):
+    if canonical_json(info.get("task", {})) != canonical_json(record.get("task", {})):
         return Transcript(problem="this seed draws another task than the record's: the env changed since the run")
     steps: list[tuple[Mapping[str, Any], ...]] = []
     actions = record.get("actions") or []
@@ -94,7 +94,7 @@ def _replay(env: Any, job: Any, record: Mapping[str, Any]) -> Transcript:
         except Exception as exc:  # noqa: BLE001
             return Transcript(opening, tuple(steps), f"the env raised {type(exc).__name__} at turn {turn}")
         _, reward, terminated, truncated, info = outcome
-        if dumps(step_summary(turn, float(reward), obs, info)) != dumps(recorded):
+        if canonical_json(step_summary(turn, float(reward), obs, info)) != canonical_json(recorded):
             return Transcript(opening, tuple(steps), f"turn {turn} replays differently from the record (the env "
                                                      f"changed since the run): texts end at turn {turn - 1}")
         steps.append(_env_messages(info))

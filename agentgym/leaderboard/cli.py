@@ -15,14 +15,13 @@ from typing import Any
 
 from agentgym.cli_parser import at_least, positive_float, tcp_port
 from agentgym.errors import UserError
+from agentgym.leaderboard.submission import SUBMISSION_SUFFIX
 from agentgym.server.serve import ENV_SERVER_PORT, LEADERBOARD_PORT
 
 __all__ = ["add_leaderboard_commands", "build_submission", "DEFAULT_DB", "SUBMISSION_SUFFIX"]
 
 #: The local board `submit --db` and `leaderboard serve` use unless told otherwise.
 DEFAULT_DB = "runs/leaderboard.sqlite"
-#: Submission files in a folder that `leaderboard render --from` reads.
-SUBMISSION_SUFFIX = ".agentgym.gz"
 
 
 def build_submission(run_dir: str | Path, *, model: str, revision: str, agent: str | None = None,
@@ -322,7 +321,7 @@ def add_leaderboard_commands(sub: Any) -> None:
     tsub = t.add_subparsers(dest="token_command", required=True, metavar="ACTION")
     ta = tsub.add_parser("add", help="issue a token and print it once")
     ta.add_argument("--org", required=True, help="the organisation the token's entries are shown under")
-    from agentgym.leaderboard.sealed.config import DEFAULT_QUOTA
+    from agentgym.leaderboard.tokens import DEFAULT_QUOTA
 
     ta.add_argument("--quota", type=int, default=DEFAULT_QUOTA,
                     help=f"sealed runs the token may open in any 24 hours (default: {DEFAULT_QUOTA})")

@@ -21,7 +21,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator, Mapping, Sequence
 
-from agentgym.eval.records import dumps
+from agentgym.eval.records import canonical_json
 from agentgym.leaderboard.submission import Duplicate
 
 __all__ = ["play_digest", "InFlight"]
@@ -33,8 +33,8 @@ def play_digest(records: Sequence[Mapping[str, Any]]) -> str:
     Defined for any decoded records (a malformed record gives a digest no valid run has).
     """
     played = sorted(([rec.get("key"), rec.get("actions"), rec.get("agent_error") is not None] for rec in records),
-                    key=lambda item: dumps(item[0]))
-    return hashlib.sha256(dumps(played).encode()).hexdigest()
+                    key=lambda item: canonical_json(item[0]))
+    return hashlib.sha256(canonical_json(played).encode()).hexdigest()
 
 
 class InFlight:

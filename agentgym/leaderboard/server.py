@@ -36,9 +36,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, AsyncIterator, Callable, Mapping
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi import Path as PathParam
-from fastapi import Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
@@ -46,7 +45,6 @@ from agentgym.bench.suites import SUITES, Suite
 from agentgym.eval.timeline import timeline
 from agentgym.eval.transcript import replay_transcript
 from agentgym.leaderboard.board import board_dict, build_board
-from agentgym.leaderboard.cli import SUBMISSION_SUFFIX
 from agentgym.leaderboard.entry_page import listing, render_entry_html, render_episode_html
 from agentgym.leaderboard.episodes import EpisodeIndex
 from agentgym.leaderboard.page import CSP, render_html
@@ -54,7 +52,7 @@ from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.secret import load_or_create_secret
 from agentgym.leaderboard.service import entry_status, outcome_of, receive
 from agentgym.leaderboard.store import Store
-from agentgym.leaderboard.submission import LIMITS, Limits, SubmissionError
+from agentgym.leaderboard.submission import LIMITS, SUBMISSION_SUFFIX, Limits, SubmissionError
 from agentgym.server.monitoring import BoardMetrics, metrics_response
 from agentgym.server.serve import LEADERBOARD_PORT
 

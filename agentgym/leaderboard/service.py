@@ -11,9 +11,20 @@ from typing import Any, Iterator, Mapping
 from agentgym.bench.suites import SUITES, Suite
 from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.store import Entry, Store, duplicate_of
-from agentgym.leaderboard.submission import (LIMITS, Busy, Duplicate, LimitExceeded, Limits, MalformedSubmission,
-                                             Manifest, Rejected, SubmissionError, Unverifiable, decode_submission,
-                                             peek_manifest)
+from agentgym.leaderboard.submission import (
+    LIMITS,
+    Busy,
+    Duplicate,
+    LimitExceeded,
+    Limits,
+    MalformedSubmission,
+    Manifest,
+    Rejected,
+    SubmissionError,
+    Unverifiable,
+    decode_submission,
+    peek_manifest,
+)
 from agentgym.leaderboard.verify import verify_submission
 
 __all__ = ["Receipt", "receive", "entry_status", "outcome_of"]

@@ -50,13 +50,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Iterator, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
 
 from agentgym.core.seeding import MAX_SEED as _MAX_SEED
 from agentgym.leaderboard.bounded_json import BoundedParser, Budget, Refused, json_depth
 
 __all__ = [
     "FORMAT",
+    "SUBMISSION_SUFFIX",
     "Limits",
     "LIMITS",
     "Manifest",
@@ -81,6 +91,8 @@ __all__ = [
 ]
 
 FORMAT = "agentgym-submission/1"
+#: The file name ending of a submission (`leaderboard render --from` reads a folder of them).
+SUBMISSION_SUFFIX = ".agentgym.gz"
 _MIB = 1024 * 1024
 
 _Claimable = Literal["success", "score", "tool_f1", "recovery_share", "recovery_median", "goal_consistency",

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from agentgym.leaderboard.sealed.config import DEFAULT_QUOTA
 from agentgym.leaderboard.store import Store
 from agentgym.leaderboard.submission import MalformedSubmission, check_manifest_text
 
 __all__ = ["Token", "TokenBook", "Unauthorized", "DEFAULT_QUOTA", "TOKEN_PREFIX", "bearer", "token_hash"]
 
 TOKEN_PREFIX = "agt_"
+#: Sealed runs a token may open in any 24 hours, unless its admin says otherwise.
+DEFAULT_QUOTA = 5
 #: The longest token accepted for hashing (a real one is 47 characters).
 _MAX_TOKEN_CHARS = 200
 

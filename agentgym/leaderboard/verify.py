@@ -44,12 +44,12 @@ from typing import Any, Collection, Iterator, Mapping
 
 from agentgym import __version__
 from agentgym.bench.suites import SUITES, Suite
-from agentgym.eval.records import dumps, step_summary, trajectory_digest
-from agentgym.eval.runner import EpisodeJob, spec_dict
+from agentgym.eval.jobs import EpisodeJob
+from agentgym.eval.records import canonical_json, spec_dict, step_summary, trajectory_digest
 from agentgym.leaderboard.record_schema import check_record
 from agentgym.leaderboard.record_schema_fast import known_valid
 from agentgym.leaderboard.scoring import check_claims, summarise_submission
-from agentgym.leaderboard.submission import MalformedSubmission, Manifest, Rejected, Submission, Unverifiable
+from agentgym.leaderboard.submission import Manifest, Rejected, Submission, Unverifiable
 
 __all__ = ["Verified", "verify_submission", "replay_episode", "config_hash", "PARALLEL_FROM", "REPLAYABLE_VERSIONS"]
 
@@ -84,12 +84,12 @@ class Verified:
 # ============================================================================ 3. completeness
 def config_hash(agent: Mapping[str, Any]) -> str:
     """The identity of an agent's configuration: SHA-256 of its canonical JSON."""
-    return hashlib.sha256(dumps({"name": agent["name"], "config": agent["config"],
+    return hashlib.sha256(canonical_json({"name": agent["name"], "config": agent["config"],
                                  "privileged": agent["privileged"]}).encode()).hexdigest()
 
 
 def _canon(value: Any) -> str:
-    return dumps(value)
+    return canonical_json(value)
 
 
 def _suite_jobs(suite: Suite, manifest: Manifest) -> list[EpisodeJob]:

@@ -44,7 +44,6 @@ from starlette.websockets import WebSocketDisconnect
 from agentgym.server.config import ServerConfig
 from agentgym.server.host import SessionHost
 from agentgym.server.middleware import BodyLimitMiddleware
-from agentgym.server.monitoring import ServerMetrics, metrics_response
 from agentgym.server.models import (
     SESSION_ID_PATTERN,
     CreateSession,
@@ -58,8 +57,9 @@ from agentgym.server.models import (
     StepRequest,
     StepResponse,
 )
+from agentgym.server.monitoring import ServerMetrics, metrics_response
 from agentgym.server.sessions import ApiError, Session, SessionStore
-from agentgym.server.wire import dumps, space_spec
+from agentgym.server.wire import json_bytes, space_spec
 
 __all__ = ["API_VERSION", "create_app", "default_env_ids"]
 
@@ -75,10 +75,10 @@ SessionId = Annotated[str, Path(pattern=SESSION_ID_PATTERN, description="the id 
 
 
 def default_env_ids() -> tuple[str, ...]:
-    """Every registered ``AgentRL/*`` id but the remote client itself (a server never dials out)."""
-    import agentgym  # noqa: F401  (registers the ids)
+    """Every family's id (`agentgym.ENV_IDS`), sorted; never the remote client (a server never dials out)."""
+    import agentgym
 
-    return tuple(sorted(i for i in gym.registry if i.startswith("AgentRL/") and not i.startswith("AgentRL/Remote")))
+    return tuple(sorted(agentgym.ENV_IDS))
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -91,7 +91,7 @@ def _error_response(status: int, code: str, message: str, headers: dict[str, str
     error: dict[str, Any] = {"code": code, "message": message}
     if issues is not None:
         error["issues"] = issues
-    return Response(dumps({"error": error}), status_code=status, media_type="application/json", headers=headers)
+    return Response(json_bytes({"error": error}), status_code=status, media_type="application/json", headers=headers)
 
 
 def _json(payload: Any, status: int = 200) -> Response:
@@ -100,7 +100,7 @@ def _json(payload: Any, status: int = 200) -> Response:
 
 def _encoded(payload: Any) -> bytes:
     # A host may hand back its answer encoded already (JSON bytes), e.g. to check what it sends.
-    return payload if isinstance(payload, bytes) else dumps(payload)
+    return payload if isinstance(payload, bytes) else json_bytes(payload)
 
 
 #: What a refused env argument is told (pydantic's own words do not say what is allowed).
@@ -425,7 +425,7 @@ def _ws_error(metrics: ServerMetrics, code: str, message: str, issues: list[dict
     error: dict[str, Any] = {"code": code, "message": message}
     if issues is not None:
         error["issues"] = issues
-    return dumps({"error": error})
+    return json_bytes({"error": error})
 
 
 class _SendTimeout(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentgym.server.wire import dumps
+from agentgym.server.wire import json_bytes
 
 __all__ = ["BodyLimitMiddleware"]
 
@@ -67,7 +67,7 @@ class BodyLimitMiddleware:
     async def _too_large(self, send: Send, what: str) -> None:
         if self.on_refused is not None:
             self.on_refused("body_too_large")
-        body = dumps({"error": {"code": "body_too_large",
+        body = json_bytes({"error": {"code": "body_too_large",
                                 "message": f"{what}; the limit is {self.max_body_bytes} bytes"}})
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),

@@ -129,7 +129,7 @@ def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: 
         env_ids: the ids to serve (default: every ``AgentRL/*`` id).
         log_level: uvicorn's log level.
     """
-    import uvicorn
+    import uvicorn  # noqa: F401  (without the server extra: ImportError before a socket is bound)
 
     from agentgym.server.app import create_app
 
@@ -151,7 +151,7 @@ class ServerThread:
 
     def __init__(self, config: ServerConfig | None = None, *, env_ids: Iterable[str] | None = None,
                  host: str = "127.0.0.1", log_level: str = "warning") -> None:
-        import uvicorn
+        import uvicorn  # noqa: F401  (without the server extra: ImportError before a socket is bound)
 
         from agentgym.server.app import create_app
 

@@ -12,7 +12,7 @@ from gymnasium import spaces
 
 from agentgym.core.spaces import UnicodeText
 
-__all__ = ["dumps", "space_spec", "space_from_spec", "step_payload", "reset_payload"]
+__all__ = ["json_bytes", "space_spec", "space_from_spec", "step_payload", "reset_payload"]
 
 
 def _plain(value: Any) -> Any:
@@ -31,7 +31,7 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON-able")
 
 
-def dumps(obj: Any) -> bytes:
+def json_bytes(obj: Any) -> bytes:
     """Compact JSON as bytes. ASCII escapes keep any string exact, lone surrogates included."""
     return json.dumps(obj, separators=(",", ":"), default=_plain).encode("ascii")
 

@@ -20,15 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from agentgym import families
+
 if TYPE_CHECKING:  # the command's parser is built on every `agentgym` call: the rest loads on use
     from agentgym.testing.defects import Defect
 
 __all__ = ["FAMILIES", "NOISE", "COLUMNS", "KIND_COLUMNS", "Matrix", "run_matrix", "failures", "render",
            "write_section", "add_validate_command", "BEGIN", "END"]
 
-#: Family -> the env id the matrix plays.
-FAMILIES: dict[str, str] = {"dialog": "AgentRL/Dialog-v0", "tooluse": "AgentRL/ToolUse-v0",
-                            "crosstask": "AgentRL/CrossTask-v0"}
+#: Family -> the env id the matrix plays (`agentgym.families`).
+FAMILIES: dict[str, str] = {f.name: f.env_id for f in families.FAMILIES}
 #: Every fault kind a defect acts on, at rates that leave most episodes winnable, and latency so
 #: recovery has a time in milliseconds.
 NOISE = "tool_failure=0.2,corruption=0.2,ambiguity=0.3,goal_shift=0.5,latency=300"
@@ -70,8 +71,9 @@ class Matrix:
 
 
 def _play(env_id: str, agent: Any, seeds: int, noise: str, workers: int) -> list[dict[str, Any]]:
+    from agentgym.eval.jobs import EpisodeJob
     from agentgym.eval.records import read_records
-    from agentgym.eval.runner import EpisodeJob, run_jobs
+    from agentgym.eval.runner import run_jobs
 
     jobs = [EpisodeJob(env_id, seed=s, noise=noise) for s in range(seeds)]
     with tempfile.TemporaryDirectory(prefix="agentgym-validity-") as tmp:
@@ -97,8 +99,8 @@ def run_matrix(seeds: int = 300, families: Sequence[str] = tuple(FAMILIES), nois
     Returns:
         The `Matrix`.
     """
+    from agentgym.eval.jobs import AgentSpec
     from agentgym.eval.metrics import compare
-    from agentgym.eval.runner import AgentSpec
     from agentgym.testing.defects import DEFECTS
 
     unknown = [f for f in families if f not in FAMILIES]

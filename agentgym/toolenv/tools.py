@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
 from agentgym.core.task import WorldEvent
-from agentgym.core.tools import ToolKind, ToolSpec, Toolkit, function_spec
+from agentgym.core.tools import ToolKind, Toolkit, ToolSpec, function_spec
 from agentgym.toolenv.task import check_json_data
 
 __all__ = ["ToolSet", "FunctionToolkit", "tool_set"]

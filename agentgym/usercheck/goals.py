@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Slot", "Holding", "read_holding", "says"]
+__all__ = ["GoalSlot", "Holding", "read_holding", "says"]
 
 
 @dataclass(frozen=True, slots=True)
-class Slot:
+class GoalSlot:
     """One slot of the user's goal.
 
     Attributes:
@@ -40,7 +40,7 @@ class Holding:
     family: str
     domain: str
     noun: str
-    slots: tuple[Slot, ...]
+    slots: tuple[GoalSlot, ...]
     known: tuple[str, ...]
 
     def held(self) -> frozenset[str]:
@@ -70,21 +70,21 @@ def read_holding(env: Any) -> Holding:
         slots = tuple(_dialog_slot(c, prefix) for c in task.goal.constraints)
         noun = task.world.domain.noun
     elif task.family == "tooluse":
-        slots = tuple(Slot(prefix + d.id, d.slot, True, (d.statement,)) for d in task.goal.details)
+        slots = tuple(GoalSlot(prefix + d.id, d.slot, True, (d.statement,)) for d in task.goal.details)
         noun = ""
     else:
         raise ValueError(f"no reading of the goal of family {task.family!r}")
     return Holding(task.family, task.domain, noun, slots, known)
 
 
-def _dialog_slot(c: Any, prefix: str) -> Slot:
+def _dialog_slot(c: Any, prefix: str) -> GoalSlot:
     if c.kind == "time":
         texts: tuple[str, ...] = (str(c.value[0]),)
     elif c.kind == "rating":
         texts = (f"{float(c.value):.1f}", f"{float(c.value):g} star")
     else:
         texts = (str(c.value),)
-    return Slot(prefix + c.id, c.kind, c.reveal != "late", texts)
+    return GoalSlot(prefix + c.id, c.kind, c.reveal != "late", texts)
 
 
 def says(text: str, phrase: str) -> bool:

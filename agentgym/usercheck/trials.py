@@ -14,18 +14,15 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
+from agentgym import families
 from agentgym.usercheck.corpus import Phrasing
 from agentgym.usercheck.goals import Holding, read_holding
 from agentgym.usercheck.verdict import CONTROL_MESSAGE, Observed, Verdict, judge
 
 __all__ = ["FAMILIES", "NOISE_SETTINGS", "Episode", "Trial", "Settings", "EpisodePool", "plan_trials", "run_trials"]
 
-#: The measured env families and their ids.
-FAMILIES: dict[str, str] = {
-    "dialog": "AgentRL/Dialog-v0",
-    "tooluse": "AgentRL/ToolUse-v0",
-    "crosstask": "AgentRL/CrossTask-v0",
-}
+#: The measured env families and their ids (`agentgym.families`).
+FAMILIES: dict[str, str] = {f.name: f.env_id for f in families.FAMILIES}
 #: No noise, and ambiguity on every episode (a blurred detail of the opening is held too).
 NOISE_SETTINGS: tuple[str | None, ...] = (None, "ambiguity=1.0")
 #: Makes an env: ``make(env_id, **kwargs)`` (``gymnasium.make`` by default).

@@ -843,7 +843,6 @@ def render(data: dict[str, Any]) -> str:
                 continue
             seen.add(key)
             o.append(f"- {PEER_NAMES.get(key[0], key[0])} {r['op']}: `{r['what']}`")
-        tools: dict[str, int] = {}
         for r in rows:
             if r["op"] == "step:tool":
                 c = r["stats"]["counts"]

@@ -23,6 +23,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("fastapi")
 
 import torch  # noqa: E402
+from fake_openai_server import FakeOpenAIServer, serve  # noqa: E402
 
 from agentgym.agents import make_agent  # noqa: E402
 from agentgym.agents.chat import Conversation, EpisodeLocal, trim_messages  # noqa: E402
@@ -33,7 +34,6 @@ from agentgym.cli import main as cli_main  # noqa: E402
 from agentgym.eval.episode import run_episode  # noqa: E402
 from agentgym.eval.records import read_records  # noqa: E402
 from agentgym.eval.runner import AgentSpec, EpisodeJob, run_jobs  # noqa: E402
-from fake_openai_server import FakeOpenAIServer, serve  # noqa: E402
 
 GOLDEN = Path(__file__).parent / "golden" / "chatml_tools.txt"
 SCHEMA = json.loads(resources.files("agentgym.eval").joinpath("record.schema.json").read_text("utf-8"))

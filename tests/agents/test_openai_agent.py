@@ -16,8 +16,9 @@ import tenacity
 
 pytest.importorskip("fastapi")
 
-from agentgym.agents.openai_agent import OpenAIAgent, OpenAIAgentError, OpenAIConfig, _Backoff, _Retryable  # noqa: E402
 from fake_openai_server import FakeOpenAIServer, serve  # noqa: E402
+
+from agentgym.agents.openai_agent import OpenAIAgent, OpenAIAgentError, OpenAIConfig, _Backoff, _Retryable  # noqa: E402
 
 
 @pytest.fixture(scope="module")

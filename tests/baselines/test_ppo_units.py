@@ -17,7 +17,14 @@ torch = pytest.importorskip("torch")
 from agentgym.agents import make_agent  # noqa: E402
 from agentgym.baselines.cli import add_train_command, parse_dataclass  # noqa: E402
 from agentgym.baselines.ppo import (  # noqa: E402
-    Args, Segment, gae, load_checkpoint, make_batch, normalise_advantages, resolve_env_ids, train,
+    Args,
+    Segment,
+    gae,
+    load_checkpoint,
+    make_batch,
+    normalise_advantages,
+    resolve_env_ids,
+    train,
 )
 from agentgym.eval.episode import run_episode  # noqa: E402
 

@@ -10,9 +10,9 @@ import gymnasium as gym
 import pytest
 
 import agentgym  # noqa: F401
+from agentgym import ENV_IDS
 from agentgym.core.env import _copy_json
 from agentgym.core.render import to_json
-from agentgym import ENV_IDS
 
 
 def _containers(value: Any) -> Iterator[Any]:

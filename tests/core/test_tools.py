@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.tools import (
     READ,
+    SUGGEST_MAX_CHARS,
     WRITE,
     Bounds,
     MaxLen,
@@ -31,7 +32,6 @@ from agentgym.core.tools import (
     close_names,
     tool,
 )
-from agentgym.core.tools import SUGGEST_MAX_CHARS
 
 # ---------------------------------------------------------------------------------------------
 # The fake toolkit: every supported annotation kind appears at least once.

@@ -19,8 +19,8 @@ from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
-from agentgym.core.spaces import UnicodeText
 from agentgym.agents.heuristic import STRATEGIES
+from agentgym.core.spaces import UnicodeText
 from agentgym.testing import TrajectoryHasher, canonical_json, check_agent_env, fresh_process_hashes, probe_actions
 
 

@@ -7,18 +7,22 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from test_tooluse import _everything  # the tool-use "propose everything" candidates
+from trivial_policies import DOING_NOTHING, Policy, tally, trivial_policies
 
 import agentgym  # noqa: F401
 from agentgym.agents import make_agent
 from agentgym.core.render import to_json
 from agentgym.envs.crosstask.env import CrossTaskEnv
-from agentgym.envs.crosstask.session import (FAMILIES, SessionWorld, generate_session, make_session_toolkit,
-                                             score_session)
-from agentgym.envs.crosstask.solver import _SubEnv
+from agentgym.envs.crosstask.oracle import _SubEnv
+from agentgym.envs.crosstask.session import (
+    FAMILIES,
+    SessionWorld,
+    generate_session,
+    make_session_toolkit,
+    score_session,
+)
 from agentgym.eval.episode import run_episode
-
-from test_tooluse import _everything  # the tool-use "propose everything" candidates
-from trivial_policies import DOING_NOTHING, Policy, tally, trivial_policies
 
 ENV_ID = "AgentRL/CrossTask-v0"
 
@@ -267,7 +271,8 @@ def test_domain_option_is_refused() -> None:
 def test_the_follow_up_user_understands_questions_and_never_names_the_place() -> None:
     from agentgym.core.seeding import fast_stream
     from agentgym.envs.crosstask.followup import FollowUpUser, plan_move
-    from agentgym.envs.dialog.tasks import Booking, generate_task as dialog_task
+    from agentgym.envs.dialog.tasks import Booking
+    from agentgym.envs.dialog.tasks import generate_task as dialog_task
     from agentgym.envs.dialog.user import REPHRASE
 
     task = dialog_task(3, {"domain": "cafes"})

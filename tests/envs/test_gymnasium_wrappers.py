@@ -16,7 +16,7 @@ from gymnasium.wrappers.vector import RecordEpisodeStatistics as VectorRecordEpi
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
 from agentgym.agents.heuristic import STRATEGIES
-from agentgym.eval.runner import spec_dict
+from agentgym.eval.records import spec_dict
 from agentgym.registration import REMOTE_ID
 from agentgym.testing import canonical_json, probe_actions
 

@@ -40,8 +40,8 @@ SHARED: dict[str, str] = {
     "agentgym.envs.dialog.tasks._tables": "tuples",
     "agentgym.envs.dialog.tasks.brief_for": "a str",
     "agentgym.envs.dialog.tasks.domains_for": "a tuple",
-    "agentgym.wrappers.tool_chains.stem": "a str from a key name",
-    "agentgym.wrappers.tool_chains._diverse_ranks": "tuples of index tuples",
+    "agentgym.agents.candidates.tool_chains.stem": "a str from a key name",
+    "agentgym.agents.candidates.tool_chains._diverse_ranks": "tuples of index tuples",
     # A compiled understanding engine per domain: its phrase tables are only read; its memos
     # (text -> an immutable Reading, word -> its immutable analysis) fill as episodes run, each
     # entry a pure function of its key (a race stores an equal value twice), and only ever hold

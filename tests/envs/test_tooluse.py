@@ -18,6 +18,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
+from trivial_policies import DOING_NOTHING, Policy, tally, trivial_policies
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -29,14 +30,14 @@ from agentgym.envs.tooluse.base import DAY_ISO, POLICY_PREFIX, Draws, Record, ev
 from agentgym.envs.tooluse.data import strict
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.calendar import CalendarWorld
-from agentgym.envs.tooluse.domains.finance import FinanceWorld, vocab as finance_vocab
+from agentgym.envs.tooluse.domains.finance import FinanceWorld
+from agentgym.envs.tooluse.domains.finance import vocab as finance_vocab
 from agentgym.envs.tooluse.domains.ops import OpsWorld, severity_of
-from agentgym.envs.tooluse.domains.orders import OrdersWorld, vocab as orders_vocab
+from agentgym.envs.tooluse.domains.orders import OrdersWorld
+from agentgym.envs.tooluse.domains.orders import vocab as orders_vocab
 from agentgym.envs.tooluse.env import ToolUseEnv
-from agentgym.envs.tooluse.solver import Oracle
+from agentgym.envs.tooluse.oracle import ToolUseOracle
 from agentgym.envs.tooluse.tasks import DIFFICULTY, domains_for, generate_task, make_toolkit, score_world
-
-from trivial_policies import DOING_NOTHING, Policy, tally, trivial_policies
 
 ENV_ID = "AgentRL/ToolUse-v0"
 DOMAINS = ("finance", "calendar", "orders", "ops")
@@ -64,7 +65,7 @@ def _play(env: ToolUseEnv, policy: Policy, seed: int, options: dict[str, Any] | 
 
 def _oracle(env: gym.Env, obs: str, info: dict[str, Any], state: dict[str, Any]) -> str:
     if "oracle" not in state:
-        state["oracle"] = Oracle(env)
+        state["oracle"] = ToolUseOracle(env)
     return state["oracle"].act(obs, info)
 
 
@@ -118,7 +119,7 @@ def _everything(env: ToolUseEnv) -> list[dict[str, Any]]:
     plan = [_call(s.name, **s.arguments) for s in task.gold.plan]
     rivals: list[dict[str, Any]] = []
     if isinstance(world, FinanceWorld):
-        target = next((e for e in task.gold.effects if e.kind in ("transfer", "answer")))
+        target = next(e for e in task.gold.effects if e.kind in ("transfer", "answer"))
         amount = target.fields["amount"] / 100
         if target.kind == "answer":
             return [_call("submit_answer", amount=amount + 0.01, currency=target.fields["currency"]), *plan]
@@ -242,7 +243,7 @@ def test_a_policy_violation_fails_the_task_and_is_counted(domain: str) -> None:
     assert info["messages"][1]["content"].startswith(f"[error POLICY_VIOLATION] {POLICY_PREFIX} ({policy_id})")
     assert env.task.world.violations == [policy_id] and not env.task.world.records  # refused: nothing done
     # Then the whole gold plan, correctly: every required effect is met, and the task still fails.
-    oracle = Oracle(env)
+    oracle = ToolUseOracle(env)
     while not (terminated or truncated):
         obs, reward, terminated, truncated, info = env.step(oracle.act(obs, {}))
     episode = info["episode_summary"]

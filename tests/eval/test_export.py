@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from played import every_family, played
+from test_metrics import BK, TF, call, fault, make_record
 
 from agentgym.eval import export
 from agentgym.eval.export import EPISODE_COLUMNS, NOISE_COLUMNS, PANDAS_DTYPES, STEP_COLUMNS, TABLES
 from agentgym.eval.metrics import headline
-
-from played import every_family, played
-from test_metrics import BK, TF, call, fault, make_record
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from played import played, write_run
 
 from agentgym.cli import main
 from agentgym.eval.export import EPISODE_COLUMNS
-
-from played import played, write_run
 
 
 @pytest.fixture

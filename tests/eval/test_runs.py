@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from played import played, write_run
 
 from agentgym.eval.records import SCHEMA_VERSION
 from agentgym.eval.runs import RunError, open_run, records_path, run_name
-
-from played import played, write_run
 
 
 def test_a_run_folder_and_a_records_file_open_alike(tmp_path: Path) -> None:

@@ -7,13 +7,12 @@ import copy
 from collections import Counter
 
 import pytest
+from played import every_family, played
+from test_metrics import BK, TF, call, fault, make_record
 
 from agentgym.eval.metrics import judge_episode
 from agentgym.eval.timeline import EVENT_KINDS, TONES, episode_summary, timeline
 from agentgym.eval.transcript import Transcript, replay_transcript
-
-from played import every_family, played
-from test_metrics import BK, TF, call, fault, make_record
 
 
 def _marks(events, metric: str) -> Counter:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 
-from agentgym.eval.transcript import job_of, replay_transcript
+from played import ENV_IDS, NOISY, played
 
-from played import NOISY, ENV_IDS, played
+from agentgym.eval.transcript import job_of, replay_transcript
 
 
 def test_a_replay_gives_every_steps_texts_back() -> None:

@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+from played import played
 
 from agentgym.eval.timeline import episode_summary, timeline
 from agentgym.eval.transcript import replay_transcript
@@ -20,8 +21,6 @@ from agentgym.eval.view import (
     render_list,
     style_for,
 )
-
-from played import played
 
 
 class _Terminal(io.StringIO):

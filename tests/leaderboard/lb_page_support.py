@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import lb_support as S
+
 from agentgym.agents.base import Agent, call
 from agentgym.leaderboard.web import CSS, SCRIPT
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import lb_support as S
+
 from agentgym.agents.base import Agent
 from agentgym.agents.heuristic import HeuristicAgent
 from agentgym.agents.oracle import OracleAgent
@@ -132,7 +133,6 @@ def board_process(db: Path, *args: str, cwd: Path | None = None,
 def http(board_url: str, method: str, path: str, body: Any = None, token: str | None = None,
          headers: dict[str, str] | None = None) -> tuple[int, Any, dict[str, str]]:
     """One request; (status, decoded JSON or bytes, headers)."""
-    import httpx
 
     h = dict(headers or {})
     if token is not None:

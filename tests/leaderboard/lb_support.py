@@ -25,7 +25,7 @@ import agentgym
 from agentgym.agents.heuristic import HeuristicAgent
 from agentgym.bench.run import RECORDS, run_suite
 from agentgym.bench.suites import Suite
-from agentgym.eval.records import dumps
+from agentgym.eval.records import canonical_json
 from agentgym.eval.runner import AgentSpec
 from agentgym.leaderboard.submission import Manifest, encode_submission
 
@@ -102,7 +102,7 @@ def _parsed(agent: str, kwargs: tuple[tuple[str, Any], ...], suite_id: str) -> l
 
 def records_bytes(recs: list[dict[str, Any]]) -> bytes:
     """Records as a records.jsonl file would hold them."""
-    return b"".join(dumps(r).encode("ascii") + b"\n" for r in recs)
+    return b"".join(canonical_json(r).encode("ascii") + b"\n" for r in recs)
 
 
 def manifest_for(raw: bytes, **fields: Any) -> Manifest:

@@ -11,9 +11,9 @@ import json
 import tracemalloc
 from typing import Any
 
+import lb_support as S
 import pytest
 
-import lb_support as S
 from agentgym.leaderboard.bounded_json import BoundedParser, Budget, Refused, json_depth, measure, scanning_memory
 
 UNBOUNDED = 1 << 62

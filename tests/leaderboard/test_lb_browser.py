@@ -27,10 +27,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Iterator
 
-import pytest
-
 import lb_page_support as P
 import lb_support as S
+import pytest
+
 from agentgym.leaderboard.board import build_board
 from agentgym.leaderboard.page import render_html
 from agentgym.leaderboard.service import receive

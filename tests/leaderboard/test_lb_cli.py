@@ -12,9 +12,9 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+import lb_support as S
 import pytest
 
-import lb_support as S
 from agentgym.bench import suites
 from agentgym.leaderboard.cli import SUBMISSION_SUFFIX, add_leaderboard_commands
 from agentgym.leaderboard.store import Store

@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
 
+import lb_support as S
 import pytest
 
-import lb_support as S
 from agentgym.bench.suites import Suite
 from agentgym.leaderboard.submission import SubmissionError, decode_submission
 from agentgym.leaderboard.verify import _ENVS, replay_episode, verify_submission

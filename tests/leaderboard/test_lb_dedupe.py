@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
 
+import lb_support as S
 import pytest
 
-import lb_support as S
 from agentgym.leaderboard.service import receive
 from agentgym.leaderboard.store import MIGRATIONS, SCHEMA_VERSION, Store
 from agentgym.leaderboard.submission import LIMITS, Duplicate, SubmissionError, encode_submission

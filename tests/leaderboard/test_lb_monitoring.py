@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 pytest.importorskip("fastapi")
-from fastapi.testclient import TestClient  # noqa: E402
-
 import lb_sealed_support as T  # noqa: E402
 import lb_support as S  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+
 from agentgym.eval.runner import AgentSpec  # noqa: E402
 from agentgym.leaderboard.sealed.client import SealedTarget, run_sealed  # noqa: E402
 from agentgym.leaderboard.server import create_app  # noqa: E402

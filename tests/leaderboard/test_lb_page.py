@@ -8,16 +8,16 @@ import hashlib
 from html.parser import HTMLParser
 from typing import Any
 
+import lb_page_support as P
+import lb_support as S
 import pytest
 from markupsafe import escape
 
-import lb_page_support as P
-import lb_support as S
-from agentgym.leaderboard.board import build_board, board_dict
+from agentgym.leaderboard.board import board_dict, build_board
 from agentgym.leaderboard.page import CSP, md_cell, render_html, render_markdown
-from agentgym.leaderboard.web import SCRIPT
 from agentgym.leaderboard.service import receive
 from agentgym.leaderboard.store import Entry, Store
+from agentgym.leaderboard.web import SCRIPT
 
 
 def _entry(i: int, success: float, ci: tuple[float, float], *, score: float = 0.5, reference: bool = False,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import lb_page_support as P
+import lb_support as S
 import numpy as np
 import pytest
 
-import lb_page_support as P
-import lb_support as S
 from agentgym.bench.suites import SUITES
 from agentgym.eval.metrics import bootstrap_ci
 from agentgym.leaderboard.board import build_board

@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
+import lb_page_support as P  # noqa: E402
+import lb_support as S  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from markupsafe import escape  # noqa: E402
 
-import lb_page_support as P  # noqa: E402
-import lb_support as S  # noqa: E402
 from agentgym.eval.timeline import episode_summary, timeline  # noqa: E402
 from agentgym.eval.transcript import replay_transcript  # noqa: E402
 from agentgym.eval.view import clip  # noqa: E402

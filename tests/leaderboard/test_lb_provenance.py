@@ -12,10 +12,10 @@ import hashlib
 from pathlib import Path
 from typing import Any, Callable
 
+import lb_support as S
 import pytest
 
 import agentgym
-import lb_support as S
 from agentgym.leaderboard.board import board_dict, build_board
 from agentgym.leaderboard.page import render_html, render_markdown
 from agentgym.leaderboard.service import receive

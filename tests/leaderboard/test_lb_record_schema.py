@@ -8,9 +8,9 @@ import random
 from typing import Any, Callable
 
 import jsonschema
+import lb_support as S
 import pytest
 
-import lb_support as S
 from agentgym.leaderboard.record_schema import RECORD_SCHEMA, check_record, record_error, validator
 from agentgym.leaderboard.record_schema_fast import known_valid
 from agentgym.leaderboard.submission import MalformedSubmission

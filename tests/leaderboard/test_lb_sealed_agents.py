@@ -18,11 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import lb_sealed_support as T
 import numpy as np
 import pytest
 
-import lb_sealed_support as T
-import lb_support as S
 from agentgym.bench.run import RECORDS, run_suite
 from agentgym.bench.suites import SUITES, Suite
 from agentgym.eval import metrics

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-import pytest
-
 import lb_sealed_support as T
 import lb_support as S
+import pytest
+
 from agentgym.agents.heuristic import HeuristicAgent
 from agentgym.eval.runner import AgentSpec
 from agentgym.leaderboard.board import board_dict, build_board

@@ -10,7 +10,7 @@ import pytest
 from agentgym.bench.suites import SUITES
 from agentgym.core.seeding import MAX_SEED
 from agentgym.leaderboard.sealed.seeds import SEED_FLOOR, new_run_id, run_seeds, task_seed
-from agentgym.leaderboard.sealed.view import SealLeak, WITHHELD_REWARD, client_info, encode, reset_view, step_view
+from agentgym.leaderboard.sealed.view import WITHHELD_REWARD, SealLeak, client_info, encode, reset_view, step_view
 
 CORE = SUITES["core-v0"]
 SECRET = b"k" * 32

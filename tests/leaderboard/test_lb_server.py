@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
+import lb_support as S  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
-import lb_support as S  # noqa: E402
 from agentgym.leaderboard.server import create_app  # noqa: E402
 from agentgym.leaderboard.store import Store  # noqa: E402
 from agentgym.leaderboard.submission import Limits  # noqa: E402

@@ -6,9 +6,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
+import lb_support as S
 import pytest
 
-import lb_support as S
 from agentgym.leaderboard.board import build_board
 from agentgym.leaderboard.service import receive
 from agentgym.leaderboard.store import SCHEMA_VERSION, Store

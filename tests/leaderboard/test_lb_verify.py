@@ -11,9 +11,9 @@ import hashlib
 import random
 from typing import Any, Callable
 
+import lb_support as S
 import pytest
 
-import lb_support as S
 from agentgym.leaderboard.record_schema import validator
 from agentgym.leaderboard.submission import Rejected, SubmissionError, decode_submission
 from agentgym.leaderboard.verify import Verified, replay_episode, verify_submission

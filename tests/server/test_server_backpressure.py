@@ -110,7 +110,7 @@ def test_s8_an_http_client_that_pipelines_without_reading_is_dropped() -> None:
             sent = _flood(s, request)
             stopped = time.monotonic()
             dropped = _wait(lambda: _dropped(s) and server.guard.live == 0, send_timeout + 10)
-            reaped = _wait(lambda: health(url)["sessions"] == 0, idle + 10)
+            _wait(lambda: health(url)["sessions"] == 0, idle + 10)
             took = time.monotonic() - stopped
             print(f"\nS8 (HTTP): a pipelining client stopped reading after {sent} big steps; its connection dropped "
                   f"{dropped:.2f} s later (send timeout {send_timeout:g} s), its session reaped {took:.2f} s after "

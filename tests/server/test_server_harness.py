@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from server_support import running
+
 from agentgym.eval.records import read_records
 from agentgym.eval.runner import AgentSpec, EpisodeJob, run_jobs
-
-from server_support import running
 
 
 def _episodes(path: Path) -> dict[str, tuple]:

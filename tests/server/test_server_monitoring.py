@@ -17,8 +17,8 @@ import gymnasium as gym
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from starlette.websockets import WebSocketDisconnect
 from server_support import ECHO_ID, EchoEnv, echo_registered, running
+from starlette.websockets import WebSocketDisconnect
 
 from agentgym.core.protocol import ErrorCode
 from agentgym.server.app import create_app

@@ -12,10 +12,10 @@ import gymnasium as gym
 import pytest
 
 import agentgym
+from agentgym.core.tools import Toolkit
 from agentgym.noise import apply_noise
 from agentgym.testing import check_agent_env
 from agentgym.toolenv import WRITE, Detail, Score, Shift, ToolEnv, ToolError, ToolTask, gold_call, make_tool_env, tool
-from agentgym.core.tools import Toolkit
 
 ENV_ID = "OwnEnvTest/Desk-v0"
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from fake_users import factory
-from agentgym.usercheck.corpus import load_corpus
-from agentgym.usercheck.goals import Holding, Slot, says
+
+from agentgym.usercheck.corpus import load_corpus, parse_record
+from agentgym.usercheck.goals import GoalSlot, Holding, says
 from agentgym.usercheck.report import meets_targets
-from agentgym.usercheck.corpus import parse_record
 from agentgym.usercheck.summary import clean, summarise, wilson
 from agentgym.usercheck.trials import Episode, Settings, Trial, run_trials
 from agentgym.usercheck.verdict import Observed, judge, reply_kind, revealed_beyond_control
@@ -98,11 +97,11 @@ def test_runs_are_deterministic(corpus) -> None:
 # ---------------------------------------------------------------- hand-made observations
 
 HOLDING = Holding("dialog", "cafes", "cafe", (
-    Slot("area", "area", True, ("riverside",)),
-    Slot("price", "price", True, ("4",)),
-    Slot("rating", "rating", True, ("4.5", "4.5 star")),
-    Slot("time", "time", True, ("monday",)),
-    Slot("amenity:wifi", "amenity", False, ("wifi",)),
+    GoalSlot("area", "area", True, ("riverside",)),
+    GoalSlot("price", "price", True, ("4",)),
+    GoalSlot("rating", "rating", True, ("4.5", "4.5 star")),
+    GoalSlot("time", "time", True, ("monday",)),
+    GoalSlot("amenity:wifi", "amenity", False, ("wifi",)),
 ), known=("time",))
 QUIET = Observed("Okay, go ahead.", ("time",))
 

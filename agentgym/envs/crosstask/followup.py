@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgym.core.task import Score, SimulatedUser, UserTurn, WorldEvent
+from agentgym.core.understanding import Reading
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
-from agentgym.core.understanding import Reading
 from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, place_names, places_named, understanding
 
 __all__ = ["MoveBooking", "FollowUpUser", "plan_move", "score_move"]

@@ -13,23 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from agentgym import families
 from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
-from agentgym.core.tools import ToolSpec, Toolkit, close_names
+from agentgym.core.tools import Toolkit, ToolSpec, close_names
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, plan_move, score_move
-from agentgym.envs.dialog import tasks as dialog_tasks
-from agentgym.envs.dialog.tools import make_toolkit as dialog_toolkit
-from agentgym.envs.dialog.user import make_user as dialog_user
-from agentgym.envs.tooluse import tasks as tooluse_tasks
-from agentgym.envs.tooluse.user import make_user as tooluse_user
 
 __all__ = ["Segment", "SessionToolkit", "SessionUser", "generate_session", "score_session", "FAMILIES"]
 
 
 @dataclass(frozen=True)
-class Family:
-    """How to make and score a sub-task of one family."""
+class SubTaskParts:
+    """How to make and score a sub-task of one family: its domains, and its env's parts."""
 
     domains: Callable[[str], Any]
     generate: Callable[[int, dict[str, Any]], Task]
@@ -37,13 +33,19 @@ class Family:
     user: Callable[[Task, Any], SimulatedUser]
     score: Callable[[Task, Any], Score]
 
+    @classmethod
+    def of(cls, name: str) -> "SubTaskParts":
+        """The parts of family `name`, from its entry in `agentgym.families`."""
+        family = families.get(name)
+        if family.domains is None:
+            raise ValueError(f"family {name!r} names no domains, so sessions cannot mix it in")
+        parts = families.load(family.env).parts
+        return cls(families.load(family.domains), parts.task_generator, parts.toolkit_factory,
+                   parts.user_factory, parts.scorer)
 
-FAMILIES: dict[str, Family] = {
-    "dialog": Family(dialog_tasks.domains_for, dialog_tasks.generate_task, dialog_toolkit, dialog_user,
-                     dialog_tasks.score_task),
-    "tooluse": Family(tooluse_tasks.domains_for, tooluse_tasks.generate_task, tooluse_tasks.make_toolkit,
-                      tooluse_user, tooluse_tasks.score_task),
-}
+
+#: The families a session mixes: one dialog booking, and tool-use chains.
+FAMILIES: dict[str, SubTaskParts] = {name: SubTaskParts.of(name) for name in ("dialog", "tooluse")}
 FOLLOWUP_TURNS = 8
 _SWITCH = ("Thanks! Next thing: ", "Great, that's done. Now something different: ", "Perfect. One more thing: ")
 _SKIP = "Never mind that one. Next: "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.envs.dialog.commitments import JUDGE
 from agentgym.envs.dialog.tasks import generate_task, score_task

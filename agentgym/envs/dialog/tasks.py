@@ -11,9 +11,9 @@ so they do).
 from __future__ import annotations
 
 import math
-from math import floor
 from dataclasses import dataclass, field
 from functools import lru_cache
+from math import floor
 from operator import attrgetter
 from typing import Any, NamedTuple
 

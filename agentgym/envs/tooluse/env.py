@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.envs.tooluse.commitments import JUDGE
 from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, score_task

@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.understanding import Understanding, compile_understanding
-from agentgym.envs.tooluse.base import Detail, Draws, Gold, Goal, World, evaluate
+from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, evaluate
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import Shift, load_domains
 from agentgym.envs.tooluse.tasks import DIFFICULTY

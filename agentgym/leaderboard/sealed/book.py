@@ -4,8 +4,9 @@ A run is opened for a suite by a token (`open_run`); its seeds come from the boa
 its id (`agentgym.leaderboard.sealed.seeds`), and its episodes are the suite's jobs on them. The
 board hands the episodes out one at a time to the run's sessions, a cell (env, noise, env
 arguments) at a time (`Run.take`), appends each finished episode's record, written by the
-runner's own `EpisodeState`, to a file of the run's (flushed per episode, in a folder only the
-board's user can read: the records hold the seeds), and ends the run one of three ways:
+harness's own `EpisodeState` (`agentgym.eval.episode`), to a file of the run's (flushed per
+episode, in a folder only the board's user can read: the records hold the seeds), and ends the
+run one of three ways:
 
 - ``complete``: every episode played; the records are verified by replay like any submission
   (`verify_submission`, with the seeds in the manifest) and stored as an entry of the sealed
@@ -34,15 +35,25 @@ from typing import Any, Callable, Mapping
 
 import agentgym
 from agentgym.bench.suites import SUITES, Suite
+from agentgym.eval.jobs import AgentSpec, EpisodeJob
 from agentgym.eval.records import RecordWriter
-from agentgym.eval.runner import AgentSpec, EpisodeJob
 from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
 from agentgym.leaderboard.store import Entry, Store
-from agentgym.leaderboard.submission import (LIMITS, RUN_ID_PATTERN, LimitExceeded, MalformedSubmission, Manifest,
-                                             SealedRun, Submission, SubmissionError, check_manifest_text,
-                                             encode_submission, load_json_line)
+from agentgym.leaderboard.submission import (
+    LIMITS,
+    RUN_ID_PATTERN,
+    LimitExceeded,
+    MalformedSubmission,
+    Manifest,
+    SealedRun,
+    Submission,
+    SubmissionError,
+    check_manifest_text,
+    encode_submission,
+    load_json_line,
+)
 from agentgym.leaderboard.tokens import Token
 from agentgym.leaderboard.verify import config_hash, verify_submission
 

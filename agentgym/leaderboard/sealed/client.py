@@ -458,7 +458,7 @@ def run_sealed(suite: str, agent_spec: Any, target: SealedTarget, out_dir: str |
 
     Args:
         suite: the suite id (the board's registry decides what it is).
-        agent_spec: an `agentgym.eval.runner.AgentSpec`; one agent is built per worker.
+        agent_spec: an `agentgym.eval.jobs.AgentSpec`; one agent is built per worker.
         target: the board, the token and the entry's identity.
         out_dir: the run folder: ``sealed.json`` (the run, for a client run again) and, once the
             run is complete, its published records (``sealed-ID.agentgym.gz``).

@@ -9,10 +9,7 @@ from dataclasses import dataclass
 
 from agentgym.server.config import ServerConfig
 
-__all__ = ["SealedConfig", "DEFAULT_QUOTA"]
-
-#: Sealed runs a token may open in any 24 hours, unless its admin says otherwise.
-DEFAULT_QUOTA = 5
+__all__ = ["SealedConfig"]
 
 
 @dataclass(frozen=True)

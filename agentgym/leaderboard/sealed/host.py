@@ -18,8 +18,8 @@ timeouts, the connection guard), with these rules on top:
 - sessions outlive their WebSocket (a client that reconnects takes its session over); a session
   that is closed, reaped or timed out with an episode in play closes the run as incomplete.
 
-Episodes are played by the runner's own `EpisodeState`, so a sealed record is written by the
-same code as any other.
+Episodes are played by the harness's own `EpisodeState` (`agentgym.eval.episode`), so a sealed
+record is written by the same code as any other.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
-from agentgym.eval.runner import EpisodeState
+from agentgym.eval.episode import EpisodeState
 from agentgym.leaderboard.sealed.book import Cell, Run, RunBook, RunRefused
 from agentgym.leaderboard.sealed.view import encode, reset_view, step_view
 from agentgym.leaderboard.tokens import TokenBook, Unauthorized, bearer, token_hash

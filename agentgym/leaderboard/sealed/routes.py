@@ -29,7 +29,7 @@ from agentgym.leaderboard.tokens import TokenBook, Unauthorized, bearer
 from agentgym.server.app import create_app as create_env_app
 from agentgym.server.monitoring import BoardMetrics
 from agentgym.server.sessions import ApiError
-from agentgym.server.wire import dumps
+from agentgym.server.wire import json_bytes
 
 __all__ = ["add_sealed_track", "sealed_upkeep", "MAX_REQUEST_BYTES"]
 
@@ -40,11 +40,11 @@ _HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
 
 
 def _answer(payload: Any, status: int = 200) -> Response:
-    return Response(dumps(payload), status_code=status, media_type="application/json", headers=_HEADERS)
+    return Response(json_bytes(payload), status_code=status, media_type="application/json", headers=_HEADERS)
 
 
 def _error(exc: ApiError) -> Response:
-    return Response(dumps({"error": {"code": exc.code, "message": exc.message}}), status_code=exc.status,
+    return Response(json_bytes({"error": {"code": exc.code, "message": exc.message}}), status_code=exc.status,
                     media_type="application/json", headers={**_HEADERS, **exc.headers})
 
 

@@ -1,6 +1,6 @@
 """What the client of a sealed run sees: what an ordinary agent sees, less anything that names the seed.
 
-The harness shows an ordinary agent `agentgym.eval.runner.agent_view` of each info: no noise log
+The harness shows an ordinary agent `agentgym.eval.episode.agent_view` of each info: no noise log
 (its details may carry true values) and no end-of-episode summary (it carries the gold). A
 sealed client sees that, and also:
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.eval.runner import agent_view
-from agentgym.server.wire import dumps
+from agentgym.eval.episode import agent_view
+from agentgym.server.wire import json_bytes
 
 __all__ = ["SealLeak", "WITHHELD_REWARD", "client_info", "reset_view", "step_view", "encode"]
 
@@ -77,11 +77,11 @@ def encode(payload: dict[str, Any], seed: int, token: str) -> bytes:
     Raises:
         SealLeak: the seed is still there (as a number, or in a key).
     """
-    data = dumps(payload)
+    data = json_bytes(payload)
     digits = str(seed).encode("ascii")
     if digits not in data:
         return data
-    data = dumps(_replaced(payload, str(seed), token))
+    data = json_bytes(_replaced(payload, str(seed), token))
     if digits in data:
         raise SealLeak("a sealed payload holds its episode's seed outside any string value")
     return data

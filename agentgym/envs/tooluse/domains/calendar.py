@@ -15,8 +15,21 @@ from typing import Annotated, Any, Literal
 from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, WRITE, MaxLen, ToolError, tool
 from agentgym.envs.tooluse.base import (
-    DAY_ISO, DAY_WEEKDAY, YEAR, Detail, Draws, Effect, Goal, Gold, Record, Step, ToolUseToolkit, World, compose_brief,
-    hhmm, parse_day,
+    DAY_ISO,
+    DAY_WEEKDAY,
+    YEAR,
+    Detail,
+    Draws,
+    Effect,
+    Goal,
+    Gold,
+    Record,
+    Step,
+    ToolUseToolkit,
+    World,
+    compose_brief,
+    hhmm,
+    parse_day,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift

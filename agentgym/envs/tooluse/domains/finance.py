@@ -17,8 +17,20 @@ from typing import Annotated, Any, Literal
 
 from agentgym.core.tools import READ, WRITE, Bounds, MaxLen, ToolError, tool
 from agentgym.envs.tooluse.base import (
-    DAY_ISO, YEAR, Detail, Draws, Effect, Goal, Gold, Step, ToolUseToolkit, World, cents, compose_brief,
-    money, parse_day,
+    DAY_ISO,
+    YEAR,
+    Detail,
+    Draws,
+    Effect,
+    Goal,
+    Gold,
+    Step,
+    ToolUseToolkit,
+    World,
+    cents,
+    compose_brief,
+    money,
+    parse_day,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift

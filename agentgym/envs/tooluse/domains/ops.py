@@ -15,7 +15,17 @@ from typing import Annotated, Any, Literal
 
 from agentgym.core.tools import READ, WRITE, MaxLen, ToolError, tool
 from agentgym.envs.tooluse.base import (
-    DAY_ISO, Detail, Draws, Effect, Goal, Gold, Step, ToolUseToolkit, World, compose_brief, hhmm,
+    DAY_ISO,
+    Detail,
+    Draws,
+    Effect,
+    Goal,
+    Gold,
+    Step,
+    ToolUseToolkit,
+    World,
+    compose_brief,
+    hhmm,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift

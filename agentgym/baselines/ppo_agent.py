@@ -4,8 +4,9 @@ The agent sees only ``(obs, info)``, as every agent does; it rebuilds the candid
 from that public information with the same builder class (and config, from the checkpoint) that
 the `ActionCandidates` wrapper used in training, adjusts the policy's scores as the run acted
 (calibration: the learned risk of harm as a penalty and a mask; the constraint layer's mask),
-and picks the best-scored candidate (or samples one, seeded). torch is imported when the agent
-is made, not when `agentgym.agents` is.
+and picks the best-scored candidate (or samples one, seeded). It lives beside the trainer, above
+the agents (docs/ARCHITECTURE.md): it plays what the trainer wrote. torch is imported when the
+agent is made, not when its class is looked up (`agentgym eval` checks the arguments first).
 
     agentgym eval AgentRL/Dialog-v0 --agent ppo --agent-arg checkpoint=runs/ppo/RUN/checkpoint.pt
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.agents.base import Agent
-from agentgym.wrappers.candidates import CandidateBuilder, make_builder
+from agentgym.agents.candidates import CandidateBuilder, make_builder
 
 __all__ = ["PPOAgent"]
 
@@ -40,8 +41,10 @@ class PPOAgent(Agent):
                              "that `agentgym train ppo` writes in its run folder)")
         import torch
 
-        # The trainer sits above the agents; importing it lazily keeps `agentgym.agents` light.
-        from agentgym.baselines.ppo import Acting, Args, act, load_checkpoint
+        from agentgym.baselines.policies import Transcript
+        from agentgym.baselines.ppo_acting import Acting, act
+        from agentgym.baselines.ppo_checkpoint import load_checkpoint
+        from agentgym.baselines.ppo_config import Args
 
         self.checkpoint = str(checkpoint)
         if not Path(self.checkpoint).is_file():
@@ -64,8 +67,6 @@ class PPOAgent(Agent):
         self._meta = {"update": meta.get("update"), "global_step": meta.get("global_step"),
                       "policy": meta["policy"]["kind"], "trained_on": list(saved.get("env", ())),
                       "calibration": "on" if self._acting.calibrate else "off"}
-        from agentgym.baselines.policies import Transcript
-
         self._transcript = Transcript()
         self._builder: CandidateBuilder | None = None
         self._last: str | None = None

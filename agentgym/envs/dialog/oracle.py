@@ -1,4 +1,6 @@
-"""The dialog family's oracle: plays the gold plan from the world state, recovering from noise."""
+"""`DialogOracle`: the dialog family's privileged oracle policy. It reads the env's hidden task
+(the gold the reference solver, `agentgym.envs.dialog.tasks.satisfying_places`, fixed when the
+task was generated) and plays the gold plan from the world state, recovering from noise."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 from agentgym.core.gold import call_matches
 from agentgym.core.render import to_json
 
-__all__ = ["Oracle"]
+__all__ = ["DialogOracle"]
 
 
 def _calls(*calls: tuple[str, dict[str, Any]]) -> str:
@@ -18,7 +20,7 @@ def _calls(*calls: tuple[str, dict[str, Any]]) -> str:
     return to_json({"tool_calls": [{"type": "function", "function": {"name": n, "arguments": a}} for n, a in calls]})
 
 
-class Oracle:
+class DialogOracle:
     """Plays the gold plan (`Gold.plan`): search with the goal's filters, check a gold place at
     the goal's time, book it; one call per turn, the shortest dialog a sound agent can have.
 

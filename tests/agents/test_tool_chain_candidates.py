@@ -25,15 +25,16 @@ import gymnasium as gym
 import pytest
 
 import agentgym  # noqa: F401  (registers the ids)
+from agentgym.agents.candidates import make_builder
+from agentgym.agents.candidates.tool_chains import _PROSE, stem
 from agentgym.agents.heuristic import HeuristicAgent
 from agentgym.core.protocol import parse_action
 from agentgym.envs.crosstask.env import CrossTaskEnv
 from agentgym.envs.crosstask.session import generate_session
 from agentgym.envs.tooluse.env import ToolUseEnv
-from agentgym.envs.tooluse.solver import Oracle
+from agentgym.envs.tooluse.oracle import ToolUseOracle
 from agentgym.envs.tooluse.tasks import generate_task
-from agentgym.wrappers import ActionCandidates, make_builder
-from agentgym.wrappers.tool_chains import _PROSE, stem
+from agentgym.wrappers import ActionCandidates
 
 TOOLUSE_ID = "AgentRL/ToolUse-v0"
 CROSSTASK_ID = "AgentRL/CrossTask-v0"
@@ -172,7 +173,7 @@ def _restricted_oracle(domain: str, difficulty: str, seed: int) -> bool:
     is not on offer (at most three). True when the episode succeeds."""
     env = ActionCandidates(gym.make(TOOLUSE_ID, domain=domain, difficulty=difficulty))
     obs, info = env.reset(seed=seed)
-    oracle = Oracle(env.unwrapped)
+    oracle = ToolUseOracle(env.unwrapped)
     asked: list[str] = []
     want = oracle.act(obs, info)
     while True:
@@ -315,7 +316,7 @@ def test_the_lists_are_the_same_in_any_process() -> None:
 
 def test_a_builder_follows_the_transcript_an_agent_sees() -> None:
     """The `ppo` agent rebuilds the lists from (obs, info) as the runner shows them."""
-    from agentgym.eval.runner import agent_view
+    from agentgym.eval.episode import agent_view
 
     env = ActionCandidates(gym.make(CROSSTASK_ID))
     agent = HeuristicAgent()

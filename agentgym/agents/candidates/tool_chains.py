@@ -33,15 +33,16 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from agentgym.agents.candidates.base import decode_json
 from agentgym.core.protocol import parse_action
 from agentgym.core.render import call_text
 
 __all__ = ["ToolChainCandidates", "stem", "CHAIN_REPLIES"]
+
 
 #: Plain replies of a tool chain: moving on, the generic question, and the final answer.
 CHAIN_REPLIES = (
@@ -109,13 +110,6 @@ def stem(key: str) -> str:
             k = k[: -len(suffix)]
             break
     return singular(k.rsplit("_", 1)[-1])
-
-
-def _decode(content: str) -> Any:
-    try:
-        return json.loads(content)
-    except (json.JSONDecodeError, TypeError):
-        return None
 
 
 def _push(bucket: list[Any], value: Any, limit: int = 24) -> None:
@@ -322,7 +316,7 @@ class ToolChainCandidates:
                 name = m.get("name", "")
                 i = next((j for j, (n, _) in enumerate(pending) if n == name), None)
                 call = pending.pop(i) if i is not None else None
-                result = _decode(content)
+                result = decode_json(content)
                 if call is not None:
                     failed = content.startswith("[error")
                     self._called(call[0], call[1], None if failed else result)

@@ -1,14 +1,15 @@
-"""The cross-task oracle: each sub-task's own oracle, on a view of that sub-task."""
+"""`CrossTaskOracle`: the cross-task privileged oracle policy: each sub-task's own family oracle
+(`agentgym.families`), on a view of that sub-task."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym import families
 from agentgym.core.render import call_text as call
 
-__all__ = ["Oracle"]
+__all__ = ["CrossTaskOracle"]
 
 
 @dataclass
@@ -36,7 +37,7 @@ class _FollowUpOracle:
         return call("book", item_id=m.place, day=m.day, slot=m.slot)
 
 
-class Oracle:
+class CrossTaskOracle:
     """Plays the active sub-task with its family's oracle; a fresh one per sub-task."""
 
     def __init__(self, env: Any) -> None:
@@ -54,7 +55,7 @@ class Oracle:
                 ref = user.session.segments[seg.refers_to]
                 policy = _FollowUpOracle(ref.task.world, seg.move)
             else:
-                module = importlib.import_module(f"agentgym.envs.{seg.family}.solver")
-                policy = module.Oracle(_SubEnv(seg.task, user.user_of(seg.index)))
+                oracle = families.load(families.get(seg.family).oracle)
+                policy = oracle(_SubEnv(seg.task, user.user_of(seg.index)))
             self._policies[seg.index] = policy
         return policy.act(obs, info)

@@ -1,4 +1,5 @@
-"""The tool-use family's oracle: it plays the reference solver's gold plan, one call per turn.
+"""`ToolUseOracle`: the tool-use family's privileged oracle policy; it plays the reference
+solver's gold plan, one call per turn.
 
 The gold plan is computed by each domain's `solve(world, request)` when the task is generated
 (`agentgym.envs.tooluse.domains.<domain>.solve`); the oracle replays it. It re-sends a call whose
@@ -15,7 +16,7 @@ from agentgym.core.render import to_json
 from agentgym.core.tools import ToolKind
 from agentgym.envs.tooluse.domains import load_domains
 
-__all__ = ["Oracle", "is_injected_failure", "call"]
+__all__ = ["ToolUseOracle", "is_injected_failure", "call"]
 
 
 def call(name: str, arguments: dict[str, Any]) -> str:
@@ -41,7 +42,7 @@ def _key(step: Any) -> str:
 CONFIRM = "Before I make any changes: shall I go ahead?"
 
 
-class Oracle:
+class ToolUseOracle:
     """Plays `env.task.gold.plan` in order; retries injected failures. (It never needs to
     re-query a corrupted result: it acts on the gold, not on what the tools return.) A detail
     the request leaves out (ambiguity) it first asks the user for, as a careful assistant would,

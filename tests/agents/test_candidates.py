@@ -11,13 +11,16 @@ import gymnasium as gym
 import pytest
 
 import agentgym  # noqa: F401  (registers the ids)
+from agentgym.agents.candidates import CandidateConfig, GenericCandidates, make_builder
+from agentgym.agents.candidates.crosstask import CrossTaskCandidates
+from agentgym.agents.candidates.dialog import DialogCandidates
+from agentgym.agents.candidates.tooluse import ToolUseCandidates
 from agentgym.core.protocol import parse_action
 from agentgym.envs.dialog.domain import load_lexicon
 from agentgym.envs.dialog.env import DialogEnv
 from agentgym.envs.dialog.tasks import Gold, generate_task, satisfying_places
-from agentgym.eval.runner import agent_view
-from agentgym.wrappers import ActionCandidates, CandidateConfig, make_builder
-from agentgym.wrappers.candidates import CrossTaskCandidates, DialogCandidates, GenericCandidates, ToolUseCandidates
+from agentgym.eval.episode import agent_view
+from agentgym.wrappers import ActionCandidates
 
 DIALOG_ID = "AgentRL/Dialog-v0"
 

@@ -1,0 +1,148 @@
+"""`GenericCandidates` (any family without a builder of its own): each tool of ``info["tools"]``
+with arguments filled from values seen so far (schema enums, values under the same key in earlier
+tool results, ids, dates, times, numbers and quoted or capitalised phrases in the messages), and
+plain replies.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any, Mapping
+
+from agentgym.agents.candidates.base import PLAIN_REPLIES, CandidateBuilder, decode_json
+from agentgym.core.render import call_text
+
+__all__ = ["GenericCandidates"]
+
+
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_TIME = re.compile(r"\b\d{2}:\d{2}\b")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
+_IDISH = re.compile(r"\b(?:[A-Z]{1,5}-\d{2,}|[a-z]+_\d{2,})\b")
+_NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w-])")
+_QUOTED = re.compile(r"\"([^\"]{1,80})\"")
+_PHRASE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") else word
+
+
+def _fits(value: Any, schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    if "enum" in schema:
+        return value in schema["enum"]
+    if kind == "string":
+        return isinstance(value, str) and len(value) <= int(schema.get("maxLength", 10_000))
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return kind is None
+
+
+class GenericCandidates(CandidateBuilder):
+    """Candidates for any family: every tool with arguments filled from values seen so far."""
+
+    family = "*"
+
+    def _start(self, view: dict[str, Any]) -> None:
+        self._tools: list[dict[str, Any]] = [t.get("function", t) for t in view.get("tools", ())
+                                              if isinstance(t, dict)]
+        #: Key -> values seen under it in tool results (and call arguments), most recent first.
+        self._by_key: dict[str, list[Any]] = {}
+        #: Text pattern kind -> values found in messages, most recent first.
+        self._texts: dict[str, list[Any]] = {k: [] for k in ("date", "time", "email", "id", "number", "phrase")}
+
+    @staticmethod
+    def _push(bucket: list[Any], value: Any, limit: int = 32) -> None:
+        if value in bucket:
+            bucket.remove(value)
+        bucket.insert(0, value)
+        del bucket[limit:]
+
+    def _walk(self, key: str | None, value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self._walk(str(k), v)
+        elif isinstance(value, list):
+            for v in value[:64]:
+                self._walk(_singular(key) if key else None, v)
+        elif key is not None and isinstance(value, (str, int, float, bool)):
+            self._push(self._by_key.setdefault(key, []), value)
+
+    def _scan(self, text: str, role: str) -> None:
+        for kind, pattern in (("date", _DATE), ("time", _TIME), ("email", _EMAIL), ("id", _IDISH)):
+            for v in pattern.findall(text):
+                self._push(self._texts[kind], v)
+        # Numbers and phrases of a JSON result are already under their keys; the brief's
+        # quoted phrases are its own examples, not the user's words.
+        if role != "user":
+            return
+        for v in _NUMBER.findall(text):
+            self._push(self._texts["number"], float(v) if "." in v else int(v))
+        for v in _QUOTED.findall(text) + _PHRASE.findall(text):
+            self._push(self._texts["phrase"], v)
+
+    def _observe(self, messages: Any) -> None:
+        for m in messages:
+            content = m.get("content") or ""
+            role = m.get("role", "")
+            if role == "tool":
+                decoded = decode_json(content)
+                if decoded is not None:
+                    self._walk(None, decoded)
+            self._scan(content, role)
+
+    def _values(self, name: str, schema: Mapping[str, Any]) -> list[Any]:
+        k = self.config.values_per_argument
+        if "enum" in schema:
+            return list(schema["enum"])[:k]
+        if schema.get("type") == "array":
+            item = schema.get("items", {})
+            pool = [v for v in self._key_values(_singular(name)) if _fits(v, item)]
+            return [pool[: int(schema.get("maxItems", 8))]] if pool else []
+        pool = self._key_values(name)
+        lowered = name.lower()
+        # A name that says what the value looks like draws only from that kind of value.
+        hinted = [kind for kind, hint in (("date", "date"), ("time", "time"), ("time", "start"), ("email", "email"),
+                                          ("id", "id")) if hint in lowered.split("_")]
+        for kind in hinted:
+            pool += self._texts[kind]
+        if not hinted:
+            if schema.get("type") in ("integer", "number"):
+                pool += self._texts["number"]
+            elif schema.get("type") == "string":
+                pool += self._texts["phrase"]
+            elif schema.get("type") == "boolean":
+                pool += [True, False]
+        out: list[Any] = []
+        for v in pool:
+            if _fits(v, schema) and v not in out:
+                out.append(v)
+        return out[:k]
+
+    def _key_values(self, name: str) -> list[Any]:
+        out = list(self._by_key.get(name, ()))
+        for key, values in self._by_key.items():
+            if key != name and (name.endswith("_" + key) or key.endswith("_" + name)):
+                out += values
+        return out
+
+    def _build(self) -> list[str]:
+        out: list[str] = []
+        for tool in self._tools:
+            params = tool.get("parameters", {}) or {}
+            props: dict[str, Any] = params.get("properties", {}) or {}
+            required = [p for p in params.get("required", ()) if p in props]
+            choices = [self._values(p, props[p]) for p in required]
+            if any(not c for c in choices):
+                continue
+            for combo in itertools.islice(itertools.product(*choices), self.config.calls_per_tool):
+                out.append(call_text(tool["name"], **dict(zip(required, combo))))
+        return out + list(PLAIN_REPLIES)

@@ -1,0 +1,443 @@
+"""How the metrics read and judge one episode record: its calls against the gold plan and the
+user's constraints, each injected fault tied to what it hit and whether (and when) the agent
+recovered, and its commitments. docs/METRICS.md states each rule; `judge_episode` returns the
+verdicts, `judge_records` what the aggregates (`agentgym.eval.headline`) pool.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from agentgym.core.gold import call_matches, carries, contains_value
+from agentgym.eval.verdicts import CallVerdict, CommitmentVerdict, EpisodeVerdict, FaultVerdict
+
+__all__ = ["FAULT_KINDS", "LEFT_OUT", "JudgedEpisode", "JudgedFault", "Record", "is_commitment", "judge_episode",
+           "judge_record", "judge_records", "succeeded"]
+
+Record = Mapping[str, Any]
+#: Noise kinds that are faults the agent has to recover from (the others only add friction).
+FAULT_KINDS = ("tool_failure", "corruption", "ambiguity", "goal_shift")
+#: Why a recoverable-looking fault is left out of recovery (see `agentgym.eval.metrics.recovery`).
+LEFT_OUT = ("unrecoverable", "unaffected", "superseded")
+
+
+@dataclass
+class JudgedFault:
+    """One recoverable fault of an episode and what became of it."""
+
+    kind: str
+    step: int
+    #: Agent turns from the fault to its recovery, or to the episode's end (censored).
+    turns: int
+    #: The same in simulated milliseconds.
+    ms: float
+    recovered: bool
+    #: The fault's index in the episode's noise log.
+    event: int
+
+
+@dataclass
+class JudgedEpisode:
+    """What the metrics need of one record, read once, with the judgements of every metric."""
+
+    key: str | None
+    success: bool
+    score: float
+    turns: int
+    calls: list[dict[str, Any]]
+    turn_errors: int
+    noise: list[dict[str, Any]]
+    constraints: list[dict[str, Any]]
+    #: The final gold plan (None when the record has no gold), and calls of plans a goal shift
+    #: replaced (right when made).
+    plan: list[dict[str, Any]] | None
+    superseded: list[dict[str, Any]]
+    commitments: list[dict[str, Any]]
+    #: Simulated ms at the end of each turn (index turn - 1), and at the end.
+    elapsed: list[float]
+    final_ms: float
+    timed: bool
+    max_turns: int
+    time_budget_ms: float
+    score_details: Mapping[str, Any]
+    tokens: int | None
+    policy_violations: int | None
+    tools: tuple[int, ...] = ()
+    faults: list[JudgedFault] = field(default_factory=list)
+    #: Faults left out of recovery, as (index in the noise log, why): ``unrecoverable`` (marked
+    #: so), ``unaffected`` (hitting nothing) or ``superseded`` (hitting a step a goal shift then
+    #: replaced).
+    left_out: list[tuple[int, str]] = field(default_factory=list)
+    #: Commitments that satisfy every stated constraint, and all commitments.
+    consistent: int = 0
+    committed: int = 0
+
+
+def judge_record(rec: Record, verdicts: list["CallVerdict"] | None = None) -> JudgedEpisode:
+    m = rec.get("metrics") or {}
+    steps = rec.get("steps") or []
+    failed = rec.get("agent_error") is not None
+    calls = m["calls"] if "calls" in m else [c for s in steps for c in s.get("calls", ())]
+    # Step errors hold the agent's call errors and its turn-level errors (a parse error):
+    # what the calls do not explain is a turn-level error, an invalid action of its own.
+    call_errors = sum(1 for c in calls if c.get("error") is not None and not c.get("injected"))
+    if "errors" in m:
+        total_errors = sum(m["errors"].values())
+    else:
+        total_errors = sum(len(s.get("errors", ())) for s in steps)
+    # Noise logged at reset (step 0: ambiguity) is only in the episode's log, not in any step.
+    noise = m["noise"] if "noise" in m else [e for s in steps for e in s.get("noise", ())]
+    gold = m.get("gold")
+    plan = gold.get("calls") if isinstance(gold, Mapping) else None
+    superseded = gold.get("superseded_calls") if isinstance(gold, Mapping) else None
+    turns = int(m["turns"]) if "turns" in m else len(steps)
+    elapsed: list[float] = []
+    last = 0.0
+    for s in steps:
+        last = float(s.get("elapsed_ms", last))
+        elapsed.append(last)
+    final_ms = float(m.get("elapsed_ms", last))
+    usage = rec.get("usage")
+    tokens = None
+    if usage:
+        tokens = int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0)
+    details = m.get("score_details")
+    violations = None
+    if isinstance(m.get("policy_violations"), list):  # counted by the env (POLICY_VIOLATION calls)
+        violations = len(m["policy_violations"])
+    elif isinstance(details, Mapping) and "policy_violations" in details:
+        violations = len(details["policy_violations"] or ())
+    e = JudgedEpisode(
+        key=rec.get("key"),
+        success=False if failed else bool(m.get("success", False)),
+        score=0.0 if failed else float(m.get("score", 0.0)),
+        turns=turns,
+        calls=list(calls),
+        turn_errors=max(0, total_errors - call_errors),
+        noise=list(noise),
+        constraints=list(m.get("constraints") or ()),
+        plan=list(plan) if plan is not None else None,
+        superseded=list(superseded or ()),
+        commitments=list(m.get("commitments") or ()),
+        elapsed=elapsed,
+        final_ms=final_ms,
+        timed=final_ms > 0,
+        max_turns=int(m.get("max_turns") or max(turns, 1)),
+        time_budget_ms=float(m.get("time_budget_ms") or max(final_ms, 1.0)),
+        score_details=details if isinstance(details, Mapping) else {},
+        tokens=tokens,
+        policy_violations=violations,
+    )
+    _judge(e, verdicts)
+    return e
+
+
+def judge_records(records: Iterable[Record]) -> list[JudgedEpisode]:
+    return [judge_record(r) for r in records]
+
+
+def succeeded(rec: Record) -> bool:
+    """An episode's success, as `judge_record` reads it, without judging its calls and faults."""
+    return rec.get("agent_error") is None and bool((rec.get("metrics") or {}).get("success", False))
+
+
+# ============================================================================ the judgements
+def _ok(c: Mapping[str, Any]) -> bool:
+    """A call that ran and succeeded on a real tool (not a decoy)."""
+    return bool(c.get("valid")) and c.get("error") is None and not c.get("distractor")
+
+
+def is_commitment(c: Mapping[str, Any]) -> bool:
+    """A call that is a commitment: a valid write on a real tool (an injected failure too)."""
+    return bool(c.get("valid")) and c.get("kind") == "write" and not c.get("distractor")
+
+
+class _Plan:
+    """A gold plan indexed by tool name, so a call is matched only against its own tool's steps."""
+
+    def __init__(self, steps: Sequence[Mapping[str, Any]]) -> None:
+        self.steps = steps
+        self.by_name: dict[str, list[int]] = defaultdict(list)
+        for i, step in enumerate(steps):
+            self.by_name[step.get("name", "")].append(i)
+
+    def matches(self, c: Mapping[str, Any]) -> list[int]:
+        name, args = c.get("name", ""), c.get("arguments")
+        return [i for i in self.by_name.get(name, ()) if call_matches(name, args, self.steps[i])]
+
+
+def _judge(e: JudgedEpisode, verdicts: list["CallVerdict"] | None = None) -> None:
+    """Fill in the episode's tool counts, faults and commitments (and each call's verdict into
+    `verdicts`, when given)."""
+    calls = e.calls
+    plan = _Plan(e.plan or [])
+    old = _Plan(e.superseded)
+    corrupted = _corrupted_values(e)
+    e.tools = _tool_counts(e, plan, old, corrupted, verdicts)
+    _recoveries(e, plan)
+    writes = [c for c in calls if is_commitment(c)]
+    judged = [not c.get("contradicts") for c in writes] + [not m.get("contradicts") for m in e.commitments]
+    e.consistent, e.committed = sum(judged), len(judged)
+
+
+def _call_index(e: JudgedEpisode, event: Mapping[str, Any]) -> int | None:
+    """The index in the episode's calls of the call a noise event acted on."""
+    turn, cid = event.get("step"), event.get("call")
+    for k, c in enumerate(e.calls):
+        if c.get("turn") == turn and (c.get("id") == cid if cid is not None else c.get("name") == event.get("target")):
+            return k
+    return None
+
+
+def _corrupted_values(e: JudgedEpisode) -> list[tuple[int, Any]]:
+    """(index of the corrupted call, the corrupted value) of each corruption."""
+    out = []
+    for ev in e.noise:
+        detail = ev.get("detail")
+        if ev.get("kind") == "corruption" and isinstance(detail, Mapping) and "to" in detail:
+            k = _call_index(e, ev)
+            if k is not None:
+                out.append((k, detail["to"]))
+    return out
+
+
+def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tuple[int, Any]],
+                 verdicts: list["CallVerdict"] | None = None) -> tuple[int, ...]:
+    """(valid, actions, correct, judged, useful, spent, precise, scored, done, gold) of one episode,
+    and, into `verdicts` when given, what each call counted for."""
+    valid = actions = correct = judged = useful = spent = precise = scored = 0
+    done = [False] * len(plan.steps)
+    succeeded: dict[str, list[Any]] = defaultdict(list)
+    plan_tools = set(plan.by_name) | set(old.by_name)
+    for k, c in enumerate(e.calls):
+        injected = bool(c.get("injected"))
+        if not injected:
+            actions += 1
+            valid += bool(c.get("valid"))
+        if not c.get("valid"):
+            if verdicts is not None:
+                verdicts.append(CallVerdict(k, int(c.get("turn", 0)), str(c.get("name", "")), False, injected))
+            continue
+        name, args, error = c.get("name", ""), c.get("arguments"), c.get("error")
+        decoy = bool(c.get("distractor"))
+        hits = [] if decoy else plan.matches(c)
+        on_plan = bool(hits) or (not decoy and bool(old.matches(c)))
+        repeat = any(a == args for a in succeeded[name])
+        # What a tool returned corrupted, the agent was told: passing it on is not its mistake.
+        told_wrong = any(k > j and contains_value(args, bad) for j, bad in corrupted)
+        refused = off_plan = is_judged = False
+        wrong = False
+        if not repeat:  # a repeat decides nothing new: neither right nor wrong
+            refused = error is not None and not injected and not told_wrong
+            wrong = bool(c.get("contradicts")) or refused
+            if e.plan is None:
+                is_judged = True
+            else:
+                # A call of a plan tool that fits none of the plan's steps has wrong arguments; a
+                # right call no plan needs (a padding read) is efficiency's business, not this one's.
+                off_plan = not decoy and name in plan_tools and not on_plan and not told_wrong
+                wrong = wrong or off_plan
+                is_judged = wrong or on_plan
+            if is_judged:
+                judged += 1
+                correct += not wrong
+        open_hits = [i for i in hits if not done[i]]
+        is_useful = error is None and on_plan and not repeat
+        if not injected:
+            spent += 1
+            scored += 1
+            useful += is_useful
+            # Legacy precision: a call for a gold step not yet done, or of an abandoned plan.
+            precise += bool(open_hits) or bool(not decoy and old.matches(c))
+        completes = None
+        if _ok(c):
+            succeeded[name].append(args)
+            if open_hits:
+                done[open_hits[0]] = True
+                completes = open_hits[0]
+        if verdicts is not None:
+            why = tuple(f"contradicts {x}" for x in c.get("contradicts") or ()) if is_judged and wrong else ()
+            if is_judged and refused:
+                why += (f"refused ({error})",)
+            if is_judged and off_plan:
+                why += ("fits no step of the plan",)
+            verdicts.append(CallVerdict(k, int(c.get("turn", 0)), name, True, injected, is_judged,
+                                        (not wrong) if is_judged else None, why,
+                                        None if injected else is_useful, repeat, decoy, tuple(hits), completes,
+                                        told_wrong))
+    if e.plan is None:
+        return (valid, actions + e.turn_errors, correct, judged, useful, spent, 0, 0, 0, 0)
+    return (valid, actions + e.turn_errors, correct, judged, useful, spent, precise, scored, sum(done), len(done))
+
+
+def _recoverable(event: Mapping[str, Any]) -> bool:
+    detail = event.get("detail")
+    if event.get("recoverable") is False:
+        return False
+    return not (isinstance(detail, Mapping) and detail.get("recoverable") is False)
+
+
+def _recoveries(e: JudgedEpisode, plan: _Plan) -> None:
+    """Judge every fault of the episode: recovered at which turn, censored, or left out."""
+    for index, ev in enumerate(e.noise):
+        kind = ev.get("kind")
+        if kind not in FAULT_KINDS:
+            continue
+        if not _recoverable(ev):
+            e.left_out.append((index, "unrecoverable"))
+            continue
+        hits = ev.get("hits")
+        if not isinstance(hits, Mapping):
+            e.left_out.append((index, "unaffected"))
+            continue
+        step = int(ev.get("step", 0))
+        if kind == "tool_failure":
+            turn = _tool_failure_recovery(e, ev, hits, plan)
+        elif kind == "corruption":
+            turn = _corruption_recovery(e, ev, hits, plan)
+        elif kind == "ambiguity":
+            turn = _ambiguity_recovery(e, ev, hits)
+        else:
+            turn = _goal_shift_recovery(e, ev, plan)
+        if turn == "superseded" or turn == "unaffected":
+            e.left_out.append((index, turn))
+            continue
+        at_ms = float(ev.get("at_ms", 0.0))
+        if turn is None:
+            e.faults.append(JudgedFault(kind, step, max(0, e.turns - step), max(0.0, e.final_ms - at_ms), False, index))
+        else:
+            t = int(turn)
+            end_ms = e.elapsed[t - 1] if 0 < t <= len(e.elapsed) else e.final_ms
+            e.faults.append(JudgedFault(kind, step, max(0, t - step), max(0.0, end_ms - at_ms), True, index))
+
+
+def _hit_step(hits: Mapping[str, Any], plan: _Plan) -> Mapping[str, Any] | None:
+    i = hits.get("gold_step")
+    return plan.steps[i] if isinstance(i, int) and 0 <= i < len(plan.steps) else None
+
+
+def _tool_failure_recovery(e: JudgedEpisode, ev: Mapping[str, Any], hits: Mapping[str, Any],
+                           plan: _Plan) -> int | str | None:
+    """The turn of the first later successful call that completes the step the failure hit."""
+    k = _call_index(e, ev)
+    step = _hit_step(hits, plan)
+    if k is None or step is None:
+        return "superseded"
+    failed = e.calls[k]
+    if not call_matches(failed.get("name", ""), failed.get("arguments"), step):
+        return "superseded"  # a goal shift replaced the step the failed call was for
+    for c in e.calls[k + 1:]:
+        if _ok(c) and call_matches(c.get("name", ""), c.get("arguments"), step):
+            return int(c["turn"])
+    return None
+
+
+def _corruption_recovery(e: JudgedEpisode, ev: Mapping[str, Any], hits: Mapping[str, Any],
+                         plan: _Plan) -> int | str | None:
+    """The turn the agent held the true value, when it then used it and never the corrupted one.
+
+    A value the hit step takes as one option of several (``any_of``: a gold place among others)
+    hits the agent only if it later uses the true or the corrupted value; else the corruption is
+    unaffected. Unrecovered when the corrupted value reaches a later successful call or the final state.
+    Otherwise recovered when a later successful call completes the hit step carrying the true
+    value, at the turn of the first clean successful re-read of the corrupted call before it
+    (a re-read in the same turn counts: zero turns), else at the completing call's turn.
+    """
+    k = _call_index(e, ev)
+    step = _hit_step(hits, plan)
+    detail = ev.get("detail")
+    if k is None or step is None or not isinstance(detail, Mapping):
+        return "superseded"
+    true, bad = detail.get("from"), detail.get("to")
+    if not carries(step, true):
+        return "superseded"  # a goal shift replaced the step that consumed the value
+    later = e.calls[k + 1:]
+    if not carries(step, true, options=False) and not any(
+            contains_value(c.get("arguments"), true) or contains_value(c.get("arguments"), bad)
+            for c in later if c.get("valid")):
+        # One option of several (a gold place among others) that the agent never came to: the
+        # corruption took nothing from it, so there is nothing to recover.
+        return "unaffected"
+    details = {key: v for key, v in e.score_details.items() if key != "met"}
+    if any(_ok(c) and contains_value(c.get("arguments"), bad) for c in later) or contains_value(details, bad):
+        return None
+    done = next((j for j, c in enumerate(later) if _ok(c) and call_matches(c.get("name", ""), c.get("arguments"), step)
+                 and contains_value(c.get("arguments"), true)), None)
+    if done is None:
+        return None
+    source = e.calls[k]
+    corrupted_calls = {(x.get("step"), x.get("call")) for x in e.noise if x.get("kind") == "corruption"}
+    for c in later[:done]:
+        if (_ok(c) and c.get("name") == source.get("name") and c.get("arguments") == source.get("arguments")
+                and (c.get("turn"), c.get("id")) not in corrupted_calls):
+            return int(c["turn"])
+    return int(later[done]["turn"])
+
+
+def _ambiguity_recovery(e: JudgedEpisode, ev: Mapping[str, Any], hits: Mapping[str, Any]) -> int | None:
+    """The turn the blurred detail became known, if no commitment was made before it."""
+    target, step = hits.get("constraint", ev.get("target")), int(ev.get("step", 0))
+    known = next((int(p.get("turn", 0)) for p in e.constraints
+                  if int(p.get("turn", 0)) >= step and target in p.get("known", ())), None)
+    if known is None:
+        return None
+    commits = [int(c["turn"]) for c in e.calls if is_commitment(c)]
+    commits += [int(m["turn"]) for m in e.commitments if m.get("kind") == "proposal"]
+    if commits and min(commits) < known:
+        return None  # the detail was committed on before it was obtained: a guess, not a recovery
+    return known
+
+
+def _goal_shift_recovery(e: JudgedEpisode, ev: Mapping[str, Any], plan: _Plan) -> int | None:
+    """The turn of the first successful write after the shift that contradicts nothing stated and
+    acts on the new goal: its arguments carry the new value (every one, for a value of several
+    parts such as a day and a slot), or it is a step of the new gold plan. A cancel carries no
+    value and is no step of the new plan: alone, it is not a recovery."""
+    step = int(ev.get("step", 0))
+    detail = ev.get("detail")
+    new = detail.get("to") if isinstance(detail, Mapping) else None
+    parts = [v for v in (new if isinstance(new, list) else [new]) if v is not None and not isinstance(v, (dict, list))]
+    for c in e.calls:
+        if int(c.get("turn", 0)) <= step or not _ok(c) or c.get("kind") != "write" or c.get("contradicts"):
+            continue
+        args = c.get("arguments")
+        if (parts and all(contains_value(args, v) for v in parts)) or plan.matches(c):
+            return int(c["turn"])
+    return None
+
+
+_COUNT_NAMES = ("valid", "attempts", "right", "judged", "useful", "spent", "precise", "scored", "done", "gold")
+
+
+def judge_episode(record: Record) -> EpisodeVerdict:
+    """The metrics' verdicts on one episode: each call, each fault and each commitment.
+
+    The same judgements the aggregates (`headline`) pool, call by call, so a report, an export
+    or a viewer can show where each metric counted.
+
+    Args:
+        record: one episode record.
+
+    Returns:
+        The episode's `EpisodeVerdict`.
+    """
+    calls: list[CallVerdict] = []
+    e = judge_record(record, calls)
+    faults = [FaultVerdict(f.event, f.kind, f.step, "recovered" if f.recovered else "censored",
+                           f.step + f.turns if f.recovered else None, f.turns, f.ms if e.timed else None)
+              for f in e.faults]
+    faults += [FaultVerdict(i, str(e.noise[i].get("kind")), int(e.noise[i].get("step", 0)), why)
+               for i, why in e.left_out]
+    faults.sort(key=lambda f: f.index)
+    commitments = [CommitmentVerdict(int(c.get("turn", 0)), "write", k, not c.get("contradicts"),
+                                     tuple(c.get("contradicts") or ()))
+                   for k, c in enumerate(e.calls) if is_commitment(c)]
+    commitments += [CommitmentVerdict(int(m.get("turn", 0)), str(m.get("kind")), None, not m.get("contradicts"),
+                                      tuple(m.get("contradicts") or ())) for m in e.commitments]
+    commitments.sort(key=lambda c: c.turn)
+    counts = dict(zip(_COUNT_NAMES, e.tools))
+    counts.update(consistent=e.consistent, committed=e.committed)
+    return EpisodeVerdict(e.key, e.success, e.score, e.turns, e.timed, counts, tuple(calls), tuple(faults),
+                          tuple(commitments), tuple(e.calls), tuple(e.noise), e.final_ms)

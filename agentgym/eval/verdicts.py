@@ -1,0 +1,124 @@
+"""The metrics' verdicts on one episode: what each call, fault and commitment counted for.
+
+`agentgym.eval.judging.judge_episode` makes them from a record, with the same judgements the
+aggregates pool (`agentgym.eval.headline`), so a report, an export or a viewer can show where
+each metric counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+__all__ = ["CallVerdict", "CommitmentVerdict", "EpisodeVerdict", "FaultVerdict"]
+
+
+@dataclass(frozen=True)
+class CallVerdict:
+    """What one call of an episode counted for in tool-call accuracy.
+
+    Attributes:
+        index: the call's index in the episode's calls (``metrics.calls``).
+        turn: the agent turn it was sent in.
+        name: the tool it named.
+        valid: it parsed, named a tool and fit its schema.
+        injected: an injected fault acted on it (left out of validity and efficiency).
+        judged: it counts in correctness (it decides something).
+        right: for a judged call, whether it was right (None when not judged).
+        wrong_because: for a wrong call, why: ``"contradicts <constraint>"``, ``"refused (<code>)"``,
+            ``"fits no step of the plan"``.
+        useful: it counts as useful in efficiency (None when left out: invalid or injected).
+        repeat: it repeats a call that already succeeded (same tool, equal arguments).
+        decoy: a distractor tool.
+        steps: the gold steps (indices into ``metrics.gold.calls``) it matches.
+        completes: the gold step it completed (the first matching one not yet done), or None.
+        carries_corrupted: its arguments carry a value a tool returned corrupted.
+    """
+
+    index: int
+    turn: int
+    name: str
+    valid: bool
+    injected: bool
+    judged: bool = False
+    right: bool | None = None
+    wrong_because: tuple[str, ...] = ()
+    useful: bool | None = None
+    repeat: bool = False
+    decoy: bool = False
+    steps: tuple[int, ...] = ()
+    completes: int | None = None
+    carries_corrupted: bool = False
+
+
+@dataclass(frozen=True)
+class FaultVerdict:
+    """What became of one injected fault (a noise event of a kind in `agentgym.eval.judging.FAULT_KINDS`).
+
+    Attributes:
+        index: the event's index in the episode's noise log (``metrics.noise``).
+        kind: the fault kind. step: the turn it was injected at (0: at reset).
+        status: ``recovered``, ``censored`` (never recovered), or why it is left out of recovery:
+            ``unrecoverable``, ``unaffected`` (it hit nothing), ``superseded``.
+        turn: the recovering turn (recovered faults only).
+        turns: agent turns to the recovery, or to the episode's end (censored); None when left out.
+        ms: the same in simulated milliseconds; None when left out or no time was charged.
+    """
+
+    index: int
+    kind: str
+    step: int
+    status: str
+    turn: int | None = None
+    turns: int | None = None
+    ms: float | None = None
+
+
+@dataclass(frozen=True)
+class CommitmentVerdict:
+    """One commitment of goal consistency: a write call, a proposal or the final state.
+
+    Attributes:
+        turn: the turn it was made at (the final state: the last turn).
+        kind: ``write``, ``proposal`` or ``final``.
+        call: the write call's index in the episode's calls (None for the others).
+        consistent: it breaks no constraint stated by then.
+        contradicts: the constraints it breaks.
+    """
+
+    turn: int
+    kind: str
+    call: int | None
+    consistent: bool
+    contradicts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EpisodeVerdict:
+    """Everything the metrics judged of one episode, and the per-episode inputs of each metric.
+
+    `counts` holds the numerators and denominators the aggregates pool: ``valid`` / ``attempts``
+    (validity), ``right`` / ``judged`` (correctness), ``useful`` / ``spent`` (efficiency),
+    ``done`` / ``gold`` (recall; both 0 without a gold plan), ``precise`` / ``scored`` (legacy
+    precision), ``consistent`` / ``committed`` (goal consistency). `call_log` and `noise_log` are
+    the episode's calls and injections as the metrics read them (the indices of the verdicts);
+    `elapsed_ms` is the simulated time at its end.
+    """
+
+    key: str | None
+    success: bool
+    score: float
+    turns: int
+    timed: bool
+    counts: Mapping[str, int]
+    calls: tuple[CallVerdict, ...]
+    faults: tuple[FaultVerdict, ...]
+    commitments: tuple[CommitmentVerdict, ...]
+    call_log: tuple[Mapping[str, Any], ...] = ()
+    noise_log: tuple[Mapping[str, Any], ...] = ()
+    elapsed_ms: float = 0.0
+
+    def rate(self, numerator: str, denominator: str) -> float | None:
+        """``counts[numerator] / counts[denominator]``; None when there is nothing to measure."""
+        den = self.counts[denominator]
+        return self.counts[numerator] / den if den else None
