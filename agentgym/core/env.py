@@ -25,7 +25,7 @@ from gymnasium.utils import seeding
 
 from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
 from agentgym.core.gold import call_matches, carries
-from agentgym.core.hooks import EnvHooks
+from agentgym.core.hooks import EnvHooks, ExtraTool, Intercept
 from agentgym.core.protocol import (
     MAX_ACTION_BYTES, ErrorCode, ParsedAction, ToolCall, join_surrogate_pairs, parse_action,
 )
@@ -118,7 +118,7 @@ class AgentEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.observation_space = UnicodeText(OBS_MAX_CHARS)
         self.action_space = UnicodeText(MAX_ACTION_BYTES)
-        #: Extension points for wrappers (see `agentgym.core.hooks`).
+        #: The noise layers registered on this env (see `agentgym.core.hooks`).
         self.hooks = EnvHooks()
         self._task: Task | None = None
         self._done = True
@@ -328,8 +328,10 @@ class AgentEnv(gym.Env[str, str]):
         # Only `render()` reads the transcript: kept only when it can be rendered.
         self._transcript: list[dict[str, Any]] | None = [] if self.render_mode == "ansi" else None
 
-        for hook in self.hooks.on_user:
-            hook(self, self._user)
+        hooks = self.hooks
+        for layer in hooks.on_reset:
+            if layer.acting:
+                layer.on_reset(self, self._user)
         messages = [
             {"role": "system", "content": task.brief},
             {"role": "user", "content": self._user.opening()},
@@ -339,8 +341,9 @@ class AgentEnv(gym.Env[str, str]):
         if self._transcript is not None:
             self._transcript.extend([dict(m) for m in messages])
         tools = _schemas_copy(self._toolkit)
-        if self.hooks.extra_tools:
-            tools += [_copy_json(t.spec.openai_schema()) for t in self.hooks.extra_tools.values()]
+        for layer in hooks.extra_tools:
+            if layer.acting:
+                tools += [_copy_json(t.spec.openai_schema()) for t in layer.extra_tools.values()]
         info = {
             "messages": messages,
             "tools": tools,
@@ -482,7 +485,8 @@ class AgentEnv(gym.Env[str, str]):
         if call.error is not None:
             record["error"] = call.error.code.value
             return error_text(call.error.code.value, call.error.message), False
-        extra = self.hooks.extra_tools.get(call.name) if self.hooks.extra_tools else None
+        hooks = self.hooks
+        extra = self._extra_tool(call.name) if hooks.extra_tools else None
         if extra is not None:
             problem = extra.spec.validate(call.arguments)
             spec = extra.spec
@@ -498,12 +502,13 @@ class AgentEnv(gym.Env[str, str]):
         record["arguments"] = call.arguments
         # A call without arguments (most reads) states nothing to contradict: the user is not asked.
         record["contradicts"] = self._user.contradictions(call.name, call.arguments) if call.arguments else []
-        for hook in self.hooks.before_call:
-            answer = hook(self, call, turn)
-            if answer is not None:
-                record["error"] = answer.error
-                record["injected"] = answer.injected
-                return answer.content, False
+        # A policy refuses a call before any noise acts on it (see `agentgym.core.hooks`).
+        for layer in hooks.policy:
+            if layer.acting and (answer := layer.policy(self, call, turn)) is not None:
+                return _intercepted(record, answer)
+        for layer in hooks.before_call:
+            if layer.acting and (answer := layer.before_call(self, call, turn)) is not None:
+                return _intercepted(record, answer)
         try:
             if extra is not None:
                 record["distractor"] = True
@@ -518,9 +523,19 @@ class AgentEnv(gym.Env[str, str]):
         except ToolError as exc:
             record["error"] = ErrorCode.TOOL_ERROR.value
             return error_text(ErrorCode.TOOL_ERROR.value, str(exc)), False
-        for after in self.hooks.after_call:
-            result = after(self, call, turn, result)
+        for layer in hooks.after_call:
+            if layer.acting:
+                result = layer.after_call(self, call, spec, turn, result)
         return to_json(result), spec.terminal
+
+    def _extra_tool(self, name: str) -> ExtraTool | None:
+        """The tool `name` that an acting layer adds to this episode (a decoy), or None."""
+        for layer in self.hooks.extra_tools:
+            if layer.acting:
+                extra = layer.extra_tools.get(name)
+                if extra is not None:
+                    return extra
+        return None
 
     def _note_known(self) -> None:
         known = self._user.known_constraints()
@@ -624,6 +639,13 @@ def _copy_record(record: dict[str, Any]) -> dict[str, Any]:
     if arguments is not None:
         out["arguments"] = _copy_json(arguments)
     return out
+
+
+def _intercepted(record: dict[str, Any], answer: Intercept) -> tuple[str, bool]:
+    """Book a layer's answer to a call in its record; the tool message, and no terminal success."""
+    record["error"] = answer.error
+    record["injected"] = answer.injected
+    return answer.content, False
 
 
 def _gold_view(task: Task) -> Any:
