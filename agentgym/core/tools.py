@@ -44,7 +44,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Callable, Literal, Union
+from typing import Annotated, Any, Callable, Hashable, Literal, Union
 
 from agentgym.core.protocol import ActionError, ErrorCode
 
@@ -767,6 +767,14 @@ class Toolkit:
         mutate it or its dicts; copy first (`copy.deepcopy`) to edit.
         """
         return self._agentgym_schemas
+
+    @property
+    def schemas_key(self) -> Hashable | None:
+        """What determines `schemas()`: equal keys (of one toolkit type) mean equal schemas, so a
+        caller may cache a copy by it; None when they may vary. A class that keeps `schemas` has
+        them fixed when it is defined, so its key is the class. A toolkit that is not a `Toolkit`
+        (a cross-task session's) may offer one too."""
+        return type(self) if type(self).schemas is Toolkit.schemas else None
 
     def has_tool(self, name: str) -> bool:
         return name in self._agentgym_specs

@@ -74,8 +74,8 @@ def _decoys(specs: tuple[ToolSpec, ...]) -> list[_Decoy]:
 @functools.lru_cache(maxsize=1024)
 def _decoys_of(real: ToolSpec) -> tuple[_Decoy, ...]:
     # Built once per real tool, not per set of tools: a decoy's spec compiles its own validator,
-    # and a cross-task session's tools come in dozens of mixes of the same few toolkits (one
-    # copy of its decoys per mix was ~30 KB per CrossTask env, live in the cache below).
+    # and a cross-task session's tools come in dozens of mixes of the same few toolkits, whose
+    # decoy sets (the cache below) then share their decoys.
     templates = _READ_DECOYS if real.kind is ToolKind.READ else _WRITE_DECOYS
     out: list[_Decoy] = []
     for name_t, desc_t, effect in templates:
