@@ -2,11 +2,11 @@
 
 A noise wrapper is a layer around the env. It registers itself once, at construction, on the
 `AgentEnv` underneath (`EnvHooks.register`), for the points its class defines (the table below).
-The env calls a registered layer only while the layer is *acting*, that is while the layer's own
-``reset`` or ``step`` runs (it sets `acting` around its call of the env beneath it). So a fault
-lands inside the episode where only the env can put it (a failed call never runs, a corrupted
-result is what the env records and reasons about), yet the unwrapped env, reset or stepped on its
-own, injects nothing.
+The env calls a registered layer only while the layer is *acting*, that is while a ``reset`` or
+``step`` passes through the layer on its way to the env (`agentgym.noise._common.NoiseWrapper`). So
+a fault lands inside the episode where only the env can put it (a failed call never runs, a
+corrupted result is what the env records and reasons about), yet the unwrapped env, reset or stepped
+on its own, injects nothing.
 
 Registered layers act in stack order, innermost first: at each point the layer nearest the env
 acts first, and each layer further out acts on what the layers beneath it left. A call that one
@@ -28,7 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from agentgym.core.protocol import ToolCall
 from agentgym.core.tools import ToolSpec
 
 if TYPE_CHECKING:
@@ -77,7 +76,8 @@ class EnvHooks:
     def register(self, layer: Any) -> None:
         """Register `layer` at every point its class defines (see the module docstring).
 
-        The layer must have an `acting` attribute, True exactly while its own reset or step runs.
+        The layer must have an `acting` attribute, True exactly while a reset or step passes
+        through it.
         """
         for point in POINTS:
             if getattr(type(layer), point, None) is not None:

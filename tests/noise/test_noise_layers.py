@@ -9,8 +9,9 @@ import gymnasium as gym
 import pytest
 from noise_helpers import LIVE_IDS, ReadProber, events, tool_contents
 
+from agentgym.agents import make_agent
 from agentgym.core.render import call_text
-from agentgym.noise import ActionConstraint, Latency, ToolFailure
+from agentgym.noise import KINDS, ActionConstraint, Latency, ToolFailure, parse_noise
 from agentgym.noise._common import NoiseWrapper
 
 DIALOG = "AgentRL/Dialog-v0"
@@ -116,3 +117,43 @@ def test_a_policy_refuses_before_any_noise_wherever_it_sits(where: str) -> None:
     (record,) = info["calls"]
     assert record["error"] == "BLOCKED" and not record["injected"]
     assert [e["kind"] for e in info["noise"]] == ["action_constraint"] and "elapsed_ms" not in info
+
+
+class _PassThrough(gym.Wrapper):
+    """A plain Gymnasium wrapper: between two noise layers, it keeps them from sharing a run."""
+
+
+def _layers(env_id: str, noise: str, *, apart: bool) -> gym.Env:
+    env = gym.make(env_id)
+    for kind, kwargs in parse_noise(noise):
+        env = KINDS[kind].wrapper(_PassThrough(env) if apart else env, **kwargs)
+    return env
+
+
+def _played(env: gym.Env, agent_name: str, seed: int) -> str:
+    agent = make_agent(agent_name)
+    obs, info = env.reset(seed=seed)
+    if agent.privileged:
+        agent.bind(env.unwrapped)
+    agent.reset(obs, info)
+    out: list[Any] = [obs, info]
+    for _ in range(40):
+        result = env.step(agent.act(obs, info))
+        obs, info = result[0], result[4]
+        out.append(result)
+        if result[2] or result[3]:
+            break
+    return json.dumps(out, sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("env_id", LIVE_IDS)
+def test_a_run_of_layers_acts_as_the_layers_stepped_one_by_one(env_id: str) -> None:
+    # Layers stacked directly share one `LayerRun` and are stepped as one; with a plain wrapper
+    # between each two, every layer's own step runs. Both must play the same episodes.
+    noise = "latency=3000,tool_failure=0.4,corruption=0.5,distractors=2,ambiguity=0.7,goal_shift=0.7,typos=0.4"
+    joined, apart = _layers(env_id, noise, apart=False), _layers(env_id, noise, apart=True)
+    runs = {id(layer._run) for layer in (joined, joined.env, joined.env.env)}
+    assert len(runs) == 2  # typos steps itself; the layers beneath it form one run
+    for agent_name in ("random", "heuristic", "oracle"):
+        for seed in range(4):
+            assert _played(joined, agent_name, seed) == _played(apart, agent_name, seed), (agent_name, seed)
