@@ -27,10 +27,10 @@ from agentgym.core.hooks import EnvHooks, ExtraTool, Intercept
 from agentgym.core.protocol import (
     MAX_ACTION_BYTES, ErrorCode, ParsedAction, ToolCall, join_surrogate_pairs, parse_action,
 )
-from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
+from agentgym.core.render import OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
-from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn
+from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task
 from agentgym.core.time_limit import outer_step_limit
 from agentgym.core.tools import PolicyViolation, ToolError, Toolkit
 
@@ -521,9 +521,9 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             self._known.append({"turn": self._turn, "known": list(known)})
 
     def _episode_gold(self) -> Any:
-        task = self._task
-        assert task is not None
-        return task.gold_public() if hasattr(task, "gold_public") else _gold_view(task)
+        """The gold as the episode summary shows it: its ``to_dict()`` form, or as it is."""
+        gold = self.task.gold
+        return gold.to_dict() if hasattr(gold, "to_dict") else gold
 
     def _episode_summary(self, score: Score, outcome: str) -> dict[str, Any]:
         task = self._task
@@ -558,11 +558,6 @@ def _intercepted(record: dict[str, Any], answer: Intercept) -> tuple[str, bool]:
     record["error"] = answer.error
     record["injected"] = answer.injected
     return answer.content, False
-
-
-def _gold_view(task: Task) -> Any:
-    gold = task.gold
-    return gold.to_dict() if hasattr(gold, "to_dict") else gold
 
 
 def _assistant_message(parsed: ParsedAction, turn: int) -> dict[str, Any]:

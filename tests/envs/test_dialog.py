@@ -255,7 +255,7 @@ def test_a_late_constraint_is_not_revealed_by_a_proposal_that_breaks_it_before_i
         return any(all(c.holds(p, t.gold.day, t.gold.slot) == (c.reveal != "late") for c in t.gold.constraints)
                    and p.is_open(t.gold.day, t.gold.slot) for p in t.world.places)
 
-    seed = _find(dialog_env, "cafes", breaks_only_late, difficulty="medium")
+    _find(dialog_env, "cafes", breaks_only_late, difficulty="medium")
     task = dialog_env.unwrapped.task
     gold = task.gold
     place = next(p for p in task.world.places if p.is_open(gold.day, gold.slot)
@@ -271,8 +271,8 @@ def test_a_late_constraint_is_not_revealed_by_a_proposal_that_breaks_it_before_i
 def test_user_gives_up_after_its_patience(make_env: Callable[..., gym.Env], difficulty: str) -> None:
     env = make_env()
     patience = DIFFICULTY[difficulty]["patience"]
-    seed = _find(env, "stays", lambda t: sum(p.is_open(t.gold.day, t.gold.slot) and p.id not in t.gold.items
-                                             for p in t.world.places) > patience, difficulty)
+    _find(env, "stays", lambda t: sum(p.is_open(t.gold.day, t.gold.slot) and p.id not in t.gold.items
+                                      for p in t.world.places) > patience, difficulty)
     task = env.unwrapped.task
     gold = task.gold
     wrong = [p for p in task.world.places if p.is_open(gold.day, gold.slot) and p.id not in gold.items]
