@@ -1,4 +1,4 @@
-"""The own-env example (examples/own_env.py and its scripted agent) and its guide, docs/own-env.md.
+"""The own-env example (envs/examples/own_env.py and its scripted agent) and its guide, docs/own-env.md.
 
 The guide embeds the example and its `agentgym check` report: both must match. The example must
 show what the guide promises: 0% for a random agent and 100% for an agent that solves it, every
@@ -27,24 +27,25 @@ from agentgym.noise.spec import PRESETS
 from agentgym.testing import check_agent_env
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "envs" / "examples"
 GUIDE = REPO / "docs" / "own-env.md"
-ENV_ID = "examples.own_env:MyOrg/Shop-v0"
+ENV_ID = "own_env:MyOrg/Shop-v0"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def examples_importable() -> Iterator[None]:
-    """examples/ is a folder of the repository (not installed): importable from its root. The
-    example's id and modules are removed afterwards, as other tests read the registry."""
-    sys.path.insert(0, str(REPO))
+    """envs/examples/ is a folder of the repository (not a package): its modules import by name
+    from it. The example's id and modules are removed afterwards, as other tests read the registry."""
+    sys.path.insert(0, str(EXAMPLES))
     yield
-    sys.path.remove(str(REPO))
+    sys.path.remove(str(EXAMPLES))
     gym.registry.pop("MyOrg/Shop-v0", None)
-    for name in ("examples.own_env", "examples.own_env_agent"):
+    for name in ("own_env", "own_env_agent"):
         sys.modules.pop(name, None)
 
 
 def _agent() -> Any:
-    return importlib.import_module("examples.own_env_agent").RefundAgent()
+    return importlib.import_module("own_env_agent").RefundAgent()
 
 
 def _summary(info: dict[str, Any]) -> dict[str, Any]:
@@ -74,7 +75,7 @@ def _between(text: str, marker: str) -> str:
 
 
 def test_the_guide_embeds_the_example_as_it_is() -> None:
-    assert _between(GUIDE.read_text("utf-8"), "own-env example") == (REPO / "examples" / "own_env.py").read_text("utf-8")
+    assert _between(GUIDE.read_text("utf-8"), "own-env example") == (EXAMPLES / "own_env.py").read_text("utf-8")
 
 
 def test_the_guide_shows_the_report_agentgym_check_gives() -> None:
@@ -84,7 +85,7 @@ def test_the_guide_shows_the_report_agentgym_check_gives() -> None:
 
 
 def test_the_example_is_about_thirty_lines() -> None:
-    code = [line for line in (REPO / "examples" / "own_env.py").read_text("utf-8").splitlines() if line.strip()]
+    code = [line for line in (EXAMPLES / "own_env.py").read_text("utf-8").splitlines() if line.strip()]
     assert len(code) <= 40
 
 
@@ -155,7 +156,7 @@ def test_the_metrics_move_for_the_behaviour_they_name_on_the_example() -> None:
     assert forgetful["goal_consistency"]["value"] < good["goal_consistency"]["value"] == 1.0
     assert forgetful["success"]["value"] < good["success"]["value"]
     # Without the retry layer the refund desk does not send a failed refund again.
-    bare = importlib.import_module("examples.own_env_agent").RefundPolicy()
+    bare = importlib.import_module("own_env_agent").RefundPolicy()
     failures = {"tool_failure": 0.3}
     careful = headline(_records(_agent(), failures, range(60)), by_kind=True, n_boot=200)
     careless = headline(_records(bare, failures, range(60)), by_kind=True, n_boot=200)
@@ -164,9 +165,9 @@ def test_the_metrics_move_for_the_behaviour_they_name_on_the_example() -> None:
 
 def test_the_command_takes_the_example_as_module_and_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.chdir(REPO)
+    monkeypatch.chdir(EXAMPLES)
     out = tmp_path / "records.jsonl"
-    assert main(["eval", ENV_ID, "--agent", "examples.own_env_agent:RefundAgent", "--episodes", "6",
+    assert main(["eval", ENV_ID, "--agent", "own_env_agent:RefundAgent", "--episodes", "6",
                  "--noise", "medium", "--workers", "1", "--out", str(out), "--json"]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["success"] == 1.0 and line["n"] == 6
@@ -177,5 +178,5 @@ def test_the_command_takes_the_example_as_module_and_id(tmp_path: Path, monkeypa
     assert main(["bench", str(suite), "--agent", "random", "--workers", "1", "--out", str(tmp_path / "bench"),
                  "--no-report"]) == 0
     assert len((tmp_path / "bench" / "records.jsonl").read_text().splitlines()) == 4
-    assert main(["eval", "examples.own_env:MyOrg/Nope-v0", "--episodes", "1"]) == 2
+    assert main(["eval", "own_env:MyOrg/Nope-v0", "--episodes", "1"]) == 2
     assert "did not register it" in capsys.readouterr().err

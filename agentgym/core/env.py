@@ -14,18 +14,16 @@ The observation renders only what is new from the env (`agentgym.core.render.ans
 
 from __future__ import annotations
 
-import json
-import marshal
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
-from gymnasium.utils import seeding
 
+from agentgym.core._fast import LazyNpRandom, copy_json, copy_record, schemas_copy
 from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
 from agentgym.core.gold import call_matches, carries
-from agentgym.core.hooks import EnvHooks
+from agentgym.core.hooks import EnvHooks, ExtraTool, Intercept
 from agentgym.core.protocol import (
     MAX_ACTION_BYTES,
     ErrorCode,
@@ -59,8 +57,10 @@ class EnvParts:
     judge: CommitmentJudge | None = None
 
 
-class AgentEnv(gym.Env[str, str]):
+class AgentEnv(LazyNpRandom, gym.Env[str, str]):
     """The shared episode logic; families subclass only to set defaults and the card.
+
+    Seeding is Gymnasium's (`LazyNpRandom` makes the env's own generator on its first read).
 
     Args:
         task_generator: ``(seed, options) -> Task``.
@@ -123,7 +123,7 @@ class AgentEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.observation_space = UnicodeText(OBS_MAX_CHARS)
         self.action_space = UnicodeText(MAX_ACTION_BYTES)
-        #: Extension points for wrappers (see `agentgym.core.hooks`).
+        #: The noise layers registered on this env (see `agentgym.core.hooks`).
         self.hooks = EnvHooks()
         self._task: Task | None = None
         self._done = True
@@ -184,8 +184,8 @@ class AgentEnv(gym.Env[str, str]):
         so adding or removing one wrapper never shifts another's draws or the task.
 
         The env keeps it, so later calls continue the same stream. A kind that draws only once
-        per episode (at reset) passes ``once=True``: the stream is not kept (a generator holds
-        2.5 KB, a tenth of a live env), and the kind must then not ask for it again.
+        per episode (at reset) passes ``once=True``: the stream is not kept (a generator's state
+        outweighs its few draws), and the kind must then not ask for it again.
         """
         rng = self._noise_rngs.get(kind)
         if rng is None:
@@ -272,38 +272,16 @@ class AgentEnv(gym.Env[str, str]):
         return events
 
     # ------------------------------------------------------------------ gymnasium API
-    # gymnasium's `Env.reset(seed=s)` builds `_np_random` at once; it is read only by a later
-    # reset without a seed (to draw one), so here a seeded reset records the seed and the
-    # generator is made from it on first read (a NumPy Generator costs ~35 us, a tenth of a
-    # reset). Reads through `np_random`, `_np_random` (gymnasium's checker) and `np_random_seed`
-    # see exactly what gymnasium would have made.
-    _np_seed_pending: int | None = None
-
-    @property
-    def _np_random(self) -> Any:
-        if self._np_seed_pending is not None:
-            seed, self._np_seed_pending = self._np_seed_pending, None
-            self.__dict__["_np_random_made"] = seeding.np_random(seed)[0]
-        return self.__dict__.get("_np_random_made")
-
-    @_np_random.setter
-    def _np_random(self, value: Any) -> None:
-        self._np_seed_pending = None
-        self.__dict__["_np_random_made"] = value
-
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        if seed is not None:
-            if not (isinstance(seed, int) and seed >= 0):
-                seeding.np_random(seed)  # raises gymnasium's own error for this seed
-            self._np_seed_pending = seed
-            self._np_random_seed = seed
-            if seed > MAX_SEED:
-                raise ValueError(f"seed must be in [0, 2**63 - 1], got {seed}")
-            episode_seed = int(seed)
-        else:
+        super().reset(seed=seed)
+        if seed is None:
             episode_seed = draw_episode_seed(self.np_random)
+        elif seed > MAX_SEED:
+            raise ValueError(f"seed must be in [0, 2**63 - 1], got {seed}")
+        else:
+            episode_seed = int(seed)
         opts = self._options(options)
         trial = opts.pop("trial", 0)
         if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
@@ -333,8 +311,10 @@ class AgentEnv(gym.Env[str, str]):
         # Only `render()` reads the transcript: kept only when it can be rendered.
         self._transcript: list[dict[str, Any]] | None = [] if self.render_mode == "ansi" else None
 
-        for hook in self.hooks.on_user:
-            hook(self, self._user)
+        hooks = self.hooks
+        for layer in hooks.on_reset:
+            if layer.acting:
+                layer.on_reset(self, self._user)
         messages = [
             {"role": "system", "content": task.brief},
             {"role": "user", "content": self._user.opening()},
@@ -343,9 +323,10 @@ class AgentEnv(gym.Env[str, str]):
         # Everything handed out in an info is the caller's to edit: copies, never the env's own.
         if self._transcript is not None:
             self._transcript.extend([dict(m) for m in messages])
-        tools = _schemas_copy(self._toolkit)
-        if self.hooks.extra_tools:
-            tools += [_copy_json(t.spec.openai_schema()) for t in self.hooks.extra_tools.values()]
+        tools = schemas_copy(self._toolkit)
+        for layer in hooks.extra_tools:
+            if layer.acting:
+                tools += [copy_json(t.spec.openai_schema()) for t in layer.extra_tools.values()]
         info = {
             "messages": messages,
             "tools": tools,
@@ -393,7 +374,7 @@ class AgentEnv(gym.Env[str, str]):
         truncated = not terminated and (turn >= self._max_turns or over_time)
         assistant = _assistant_message(parsed, turn)
         if self._transcript is not None:
-            self._transcript.append(_copy_json(assistant))
+            self._transcript.append(copy_json(assistant))
             self._transcript.extend([dict(m) for m in messages])
         info: dict[str, Any] = {
             "messages": [assistant, *messages],
@@ -465,7 +446,7 @@ class AgentEnv(gym.Env[str, str]):
             if record["error"] is not None and not record["injected"]:
                 self._count_error(record["error"], step_errors)
             self._calls.append(record)
-            step_calls.append(_copy_record(record))
+            step_calls.append(copy_record(record))
             messages.append({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": cap(content)})
         if wrote:
             reaction = self._user.react(toolkit.drain_events(), turn)
@@ -487,7 +468,8 @@ class AgentEnv(gym.Env[str, str]):
         if call.error is not None:
             record["error"] = call.error.code.value
             return error_text(call.error.code.value, call.error.message), False
-        extra = self.hooks.extra_tools.get(call.name) if self.hooks.extra_tools else None
+        hooks = self.hooks
+        extra = self._extra_tool(call.name) if hooks.extra_tools else None
         if extra is not None:
             problem = extra.spec.validate(call.arguments)
             spec = extra.spec
@@ -503,12 +485,13 @@ class AgentEnv(gym.Env[str, str]):
         record["arguments"] = call.arguments
         # A call without arguments (most reads) states nothing to contradict: the user is not asked.
         record["contradicts"] = self._user.contradictions(call.name, call.arguments) if call.arguments else []
-        for hook in self.hooks.before_call:
-            answer = hook(self, call, turn)
-            if answer is not None:
-                record["error"] = answer.error
-                record["injected"] = answer.injected
-                return answer.content, False
+        # A policy refuses a call before any noise acts on it (see `agentgym.core.hooks`).
+        for layer in hooks.policy:
+            if layer.acting and (answer := layer.policy(self, call, turn)) is not None:
+                return _intercepted(record, answer)
+        for layer in hooks.before_call:
+            if layer.acting and (answer := layer.before_call(self, call, turn)) is not None:
+                return _intercepted(record, answer)
         try:
             if extra is not None:
                 record["distractor"] = True
@@ -523,9 +506,19 @@ class AgentEnv(gym.Env[str, str]):
         except ToolError as exc:
             record["error"] = ErrorCode.TOOL_ERROR.value
             return error_text(ErrorCode.TOOL_ERROR.value, str(exc)), False
-        for after in self.hooks.after_call:
-            result = after(self, call, turn, result)
+        for layer in hooks.after_call:
+            if layer.acting:
+                result = layer.after_call(self, call, spec, turn, result)
         return to_json(result), spec.terminal
+
+    def _extra_tool(self, name: str) -> ExtraTool | None:
+        """The tool `name` that an acting layer adds to this episode (a decoy), or None."""
+        for layer in self.hooks.extra_tools:
+            if layer.acting:
+                extra = layer.extra_tools.get(name)
+                if extra is not None:
+                    return extra
+        return None
 
     def _note_known(self) -> None:
         known = self._user.known_constraints()
@@ -533,9 +526,9 @@ class AgentEnv(gym.Env[str, str]):
             self._known.append({"turn": self._turn, "known": list(known)})
 
     def _episode_gold(self) -> Any:
-        task = self._task
-        assert task is not None
-        return task.gold_public() if hasattr(task, "gold_public") else _gold_view(task)
+        """The gold as the episode summary shows it: its ``to_dict()`` form, or as it is."""
+        gold = self.task.gold
+        return gold.to_dict() if hasattr(gold, "to_dict") else gold
 
     def _episode_summary(self, score: Score, outcome: str) -> dict[str, Any]:
         task = self._task
@@ -565,75 +558,11 @@ class AgentEnv(gym.Env[str, str]):
         }
 
 
-_SCHEMA_BLOBS: dict[Any, bytes] = {}
-
-
-def _schemas_copy(toolkit: Toolkit) -> list[dict[str, Any]]:
-    """A fresh copy of a toolkit's tool schemas, loaded from bytes cached per schema set.
-
-    The schemas are fixed per class for a plain `Toolkit` subclass; a toolkit whose schemas vary
-    (a session of several toolkits) names its set with a hashable `schemas_key` (equal keys:
-    equal schemas). Any other toolkit's schemas are copied as they come.
-
-    The cache holds `marshal` bytes of the schemas' JSON form (plain dicts, lists and scalars):
-    loading them is about 3x faster than `json.loads` of the same data, which made up a fifth
-    of a reset. They are made from freshly decoded JSON, so no container appears twice and the
-    copy shares nothing; marshal's format is only ever read back by this process.
-    """
-    key: Any = getattr(toolkit, "schemas_key", None)
-    if key is not None:
-        key = (type(toolkit), key)
-    elif type(toolkit).schemas is Toolkit.schemas:
-        key = type(toolkit)
-    else:
-        return _copy_json(toolkit.schemas())
-    blob = _SCHEMA_BLOBS.get(key)
-    if blob is None:
-        blob = _SCHEMA_BLOBS[key] = marshal.dumps(json.loads(json.dumps(toolkit.schemas())))
-    return marshal.loads(blob)
-
-
-_CONTAINERS = (dict, list)
-
-
-def _copy_json(value: Any) -> Any:
-    """A deep copy of JSON-like data (dicts, lists, scalars) as plain dicts and lists, many
-    times faster than deepcopy.
-
-    A plain dict is copied whole in C and only its container values are replaced by copies:
-    most values (a call record's flags, names, ids) are scalars, and recursing into each of
-    them cost more than the copy itself.
-    """
-    if type(value) is dict:
-        out = value.copy()
-        for key, item in value.items():
-            if isinstance(item, _CONTAINERS):
-                out[key] = _copy_json(item)
-        return out
-    if isinstance(value, dict):  # a subclass (from a caller's message dict): a plain copy
-        return {k: _copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy_json(item) if isinstance(item, _CONTAINERS) else item for item in value]
-    return value
-
-
-def _copy_record(record: dict[str, Any]) -> dict[str, Any]:
-    """The step info's copy of a call record, several times cheaper than `_copy_json` on it.
-
-    `_run_one` puts only two containers in a record: `arguments` (the agent's JSON, copied
-    deep) and `contradicts` (a list of constraint ids); every other value is a scalar.
-    """
-    out = record.copy()
-    out["contradicts"] = list(record["contradicts"])
-    arguments = record.get("arguments")
-    if arguments is not None:
-        out["arguments"] = _copy_json(arguments)
-    return out
-
-
-def _gold_view(task: Task) -> Any:
-    gold = task.gold
-    return gold.to_dict() if hasattr(gold, "to_dict") else gold
+def _intercepted(record: dict[str, Any], answer: Intercept) -> tuple[str, bool]:
+    """Book a layer's answer to a call in its record; the tool message, and no terminal success."""
+    record["error"] = answer.error
+    record["injected"] = answer.injected
+    return answer.content, False
 
 
 def _assistant_message(parsed: ParsedAction, turn: int) -> dict[str, Any]:

@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym.core._fast import calls_maker, direct_decoder, message_maker, valid_call_maker
+
 __all__ = [
     "MAX_ACTION_BYTES",
     "MAX_CALLS_PER_TURN",
@@ -103,40 +105,11 @@ class ParsedAction:
         return self.error is None and not self.calls
 
 
-# Hot-path constructors: a frozen dataclass's __init__ sets each field through
-# object.__setattr__ with keyword handling (~1.7 us for ToolCall here); building the instance
-# directly gives an equal, equally frozen object in about a third of the time. Used for the
-# shapes every step produces: a plain message, a valid call, a turn of calls.
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _message(text: str) -> ParsedAction:
-    """``ParsedAction(content=text)``, fast."""
-    action = _new(ParsedAction)
-    _set(action, "content", text)
-    _set(action, "calls", ())
-    _set(action, "error", None)
-    return action
-
-
-def _with_calls(content: str, calls: list[ToolCall]) -> ParsedAction:
-    """``ParsedAction(content=content, calls=tuple(calls))``, fast."""
-    action = _new(ParsedAction)
-    _set(action, "content", content)
-    _set(action, "calls", tuple(calls))
-    _set(action, "error", None)
-    return action
-
-
-def _valid_call(name: str, arguments: dict, call_id: str | None) -> ToolCall:
-    """``ToolCall(name=name, arguments=arguments, id=call_id)``, fast."""
-    call = _new(ToolCall)
-    _set(call, "name", name)
-    _set(call, "arguments", arguments)
-    _set(call, "id", call_id)
-    _set(call, "error", None)
-    return call
+# The shapes every step produces (a plain message, a valid call, a turn of calls), built without
+# the frozen dataclasses' keyword-handling __init__ (see `agentgym.core._fast`).
+_message = message_maker(ParsedAction)
+_with_calls = calls_maker(ParsedAction)
+_valid_call = valid_call_maker(ToolCall)
 
 
 # --- strict JSON ------------------------------------------------------------------
@@ -195,21 +168,8 @@ _DECODER = json.JSONDecoder(
     parse_int=_double_int,
 )
 
-_scan_once = _DECODER.scan_once
-_skip_space = json.decoder.WHITESPACE.match
-
-
-def _decode_json(text: str) -> object:
-    """`_DECODER.decode(text)` without its two Python-level frames (the same value, the same
-    JSONDecodeError): every tool call of every step is decoded here."""
-    try:
-        value, end = _scan_once(text, _skip_space(text, 0).end())
-    except StopIteration as err:
-        raise json.JSONDecodeError("Expecting value", text, err.value) from None
-    end = _skip_space(text, end).end()
-    if end != len(text):
-        raise json.JSONDecodeError("Extra data", text, end)
-    return value
+#: `_DECODER.decode`, calling its scanner directly (every tool call of every step is decoded here).
+_decode_json = direct_decoder(_DECODER)
 
 
 # A JSON string (so brackets inside strings do not count) or one bracket. The

@@ -2,14 +2,14 @@
 
 Every random draw in agentgym comes from a generator made here, from the episode seed and a
 stream name: `stream` (a numpy `Generator` derived through `SeedSequence`, for bulk and general
-draws) or `fast_stream` (an `Rng` for the hot path of every reset and step). Two consequences follow: adding a consumer of randomness (a noise wrapper, a new
-user behaviour) never shifts the draws of another, and nothing depends on process state such as
-`random`, `numpy.random` or `PYTHONHASHSEED`.
+draws) or `fast_stream` (an `Rng` for the hot path of every reset and step). Two consequences
+follow: adding a consumer of randomness (a noise wrapper, a new user behaviour) never shifts the
+draws of another, and nothing depends on process state such as `random`, `numpy.random` or
+`PYTHONHASHSEED`.
 """
 
 from __future__ import annotations
 
-import _random
 import hashlib
 import math
 import random
@@ -17,6 +17,8 @@ import zlib
 from typing import Any
 
 import numpy as np
+
+from agentgym.core._fast import seeded_random
 
 __all__ = ["stream", "stream_seed", "stream_bits", "fast_stream", "Rng", "draw_episode_seed", "MAX_SEED"]
 
@@ -58,9 +60,9 @@ def draw_episode_seed(np_random: np.random.Generator) -> int:
 class Rng(random.Random):
     """A fast generator for scalar draws, with the numpy `Generator` methods our code uses.
 
-    numpy's generators cost ~50 us to create and ~2-5 us per scalar draw; task generation, the
-    simulated user and the noise wrappers make a few streams and many scalar draws per episode,
-    so they use this Mersenne Twister (CPython's `random.Random`, whose integer seeding and
+    A numpy generator is costly to create and per scalar draw; task generation, the simulated
+    user and the noise wrappers make a few streams and many scalar draws per episode, so they
+    use this Mersenne Twister (CPython's `random.Random`, whose integer seeding and
     `random()` are stable across versions and platforms) seeded from the stream's name.
     Only `random()`, `getrandbits()` and `shuffle()` are relied on.
     """
@@ -87,8 +89,8 @@ class Rng(random.Random):
         """A random permutation of range(n).
 
         `random.shuffle`'s Fisher-Yates with its `_randbelow` written out: the same
-        `getrandbits` calls and swaps (a test compares them), half the cost, and pinned here
-        rather than to the standard library's version.
+        `getrandbits` calls and swaps (a test compares them), pinned here rather than to the
+        standard library's version.
         """
         out = list(range(int(n)))
         getrandbits = self.getrandbits
@@ -111,15 +113,11 @@ class Rng(random.Random):
         return [pool[i] for i in self.permutation(len(pool))[: int(size)]]
 
 
-_new_rng = Rng.__new__
-_seed_rng = _random.Random.seed
-
-
 def stream_bits(seed: int, name: str) -> int:
     """The 128 random bits stream `name` of episode `seed` starts from: a BLAKE2b digest of the
     episode seed and the name, stable in every process (unlike `hash()`); distinct names give
     unrelated bits. A consumer that needs only a draw or two reads them here (e.g. ``bits % n``,
-    uniform to within 2**-120), which costs a tenth of making a generator."""
+    uniform to within 2**-120) without making a generator."""
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     digest = hashlib.blake2b(f"{int(seed)}/{name}".encode("utf-8"), digest_size=16).digest()
@@ -127,14 +125,5 @@ def stream_bits(seed: int, name: str) -> int:
 
 
 def fast_stream(seed: int, name: str) -> Rng:
-    """A fresh `Rng` for stream `name` of episode `seed` (about 15 us to make), seeded with
-    `stream_bits(seed, name)`."""
-    bits = stream_bits(seed, name)
-    # `Rng(n)` goes through random.Random's Python __init__ and seed() before the C seeding;
-    # calling the C seed directly gives the same state (a test compares them) ~10% sooner, and
-    # every reset makes 4-18 of these.
-    rng = _new_rng(Rng)
-    _seed_rng(rng, bits)
-    rng.gauss_next = None
-    return rng
-
+    """A fresh `Rng` for stream `name` of episode `seed`, seeded with `stream_bits(seed, name)`."""
+    return seeded_random(Rng, stream_bits(seed, name))

@@ -38,8 +38,8 @@ class UnicodeText(spaces.Text):
             raise ValueError(f"need 0 <= min_length <= max_length, got {min_length}, {max_length}")
         self.min_length = int(min_length)
         self.max_length = int(max_length)
-        # Text builds its character tables per instance (~15 KB each); every env holds two
-        # spaces, so the tables of the one sampling charset are shared instead.
+        # Text builds its character tables per instance and every env holds two spaces, so the
+        # tables of the one sampling charset are shared instead (they are never mutated).
         self._char_set, self._char_list, self._char_index, self._char_str = _TABLES
         spaces.Space.__init__(self, dtype=str, seed=seed)
 

@@ -172,4 +172,3 @@ class NoiseEvent:
 TaskGenerator = Callable[[int, dict[str, Any]], Task]
 #: ``score(task, toolkit) -> Score``, computed on the final world state.
 Scorer = Callable[[Task, Any], Score]
-UserFactory = Callable[[Task, np.random.Generator], SimulatedUser]

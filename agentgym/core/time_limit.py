@@ -13,8 +13,7 @@ their own stacks).
 
 The walk goes up the reset chain only: it stops at the first frame whose function's name does not
 hold ``reset`` (the caller of the outermost wrapper's reset), since every frame it reads costs a
-frame object (about 3 us for a pytest-deep stack read whole, against a few hundred nanoseconds for
-the chain). The two counts agree when each step of the wrapper reaches the env once, as with every
+frame object and a caller's stack can be deep. The two counts agree when each step of the wrapper reaches the env once, as with every
 Gymnasium and agentgym wrapper. A wrapper between them that steps the env several times per step
 of its own, or that resets the env from a function not named ``*reset*``, or a reset that skips
 the `TimeLimit` (``env.unwrapped.reset()``), leaves the limit to the wrapper alone: the env then

@@ -4,13 +4,23 @@
     gym.make("AgentRL/Dialog-v0", noise="medium")            # presets: none, light, medium, heavy
     apply_noise(env, {"typos": 0.1})                          # on an env already made
 
-Every wrapper records its constructor arguments (the stack shows in ``env.spec``), plugs into the
-hooks of the `AgentEnv` underneath (`agentgym.core.hooks`), draws only from its own stream of the
-episode seed (``AgentEnv.noise_rng(kind)``: adding or removing a wrapper never changes the task
-or another wrapper's draws), and logs every injection as ``{"step", "kind", "target", "detail",
-"hits", "at_ms"}`` (plus ``call``, the id of the call it acted on, for call-level kinds) in that
-step's ``info["noise"]`` and the episode's ``info["episode_summary"]["noise"]``.
+Every wrapper records its constructor arguments (the stack shows in ``env.spec``), acts only while a
+``reset`` or ``step`` passes through it, at the points of the episode it registered for on the
+`AgentEnv` underneath (`agentgym.core.hooks`: ``env.unwrapped`` is the env without noise), draws
+only from its own stream of the episode seed (``AgentEnv.noise_rng(kind)``: adding or removing a
+wrapper never changes the task or another wrapper's draws), and logs every injection as ``{"step",
+"kind", "target", "detail", "hits", "at_ms"}`` (plus ``call``, the id of the call it acted on, for
+call-level kinds) in that step's ``info["noise"]`` and the episode's
+``info["episode_summary"]["noise"]``.
 ``reset(options={"trial": k})`` redraws every kind's stream (same task, other faults) for pass^k.
+
+Order: layers act innermost first, each on what the layers beneath it left, so the order of a stack
+is the order its faults compose in. ``gym.make(id, noise=...)`` and `apply_noise` apply the
+canonical order of `KINDS` (the table's order): latency beneath tool_failure charges every call,
+also one that then fails (with `ToolFailure` beneath `Latency`, a failed call takes no time); typos
+act last, on the text the agent reads. A call that a layer fails is not seen by the layers outside
+it. What a layer draws at reset (a blurred opening, a planned goal shift) belongs to the user of
+that episode.
 
 ``hits`` says what the injection affects, so metrics can tell a real recovery from a
 coincidence: ``{"gold_step": i}`` (step `i` of the gold plan as it stood then, see
@@ -32,7 +42,8 @@ simulated time when it happened (latency noise), for recovery times in milliseco
 | typos | `Typos(rate)` | every user message | ``user`` | message, changes | None |
 
 `ActionConstraint(allowed_tools, forbid)` is a policy, not noise: it refuses calls (error
-``BLOCKED``, not injected: refusals count against the agent) and logs each refusal.
+``BLOCKED``, not injected: refusals count against the agent) and logs each refusal. It acts at the
+env's policy point, before any noise layer sees the call, wherever it sits in the stack.
 
 Recoverability: every detail carries ``recoverable``. These injections leave no way to succeed
 and are logged with ``recoverable: False`` (metrics leave them out of recovery statistics):

@@ -11,26 +11,29 @@ import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.utils import RecordConstructorArgs
 
+from agentgym.core._fast import LayerRun
 from agentgym.core.env import AgentEnv
 
 __all__ = ["NoiseWrapper", "agent_env", "check_rate", "check_count", "check_ms", "recoverable_at", "event_detail"]
 
 
 class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
-    """A noise wrapper: it records its constructor arguments (its layer of ``env.spec``) and acts
-    through the hooks of the `AgentEnv` underneath (only `Typos` also rewrites what `step` and
-    `reset` return).
+    """A noise layer: a Gymnasium wrapper that acts only while a `reset` or `step` passes through it.
 
-    Two things differ from a plain `gym.Wrapper`, neither visible in what the env returns:
+    It records its constructor arguments (its layer of ``env.spec``) and registers itself on the
+    `AgentEnv` underneath (`agentgym.core.hooks`), which calls it at fixed points of the episode
+    while it is `acting`: a fault then lands inside the step (a failed call never runs), and the
+    unwrapped env, stepped on its own, injects nothing. Layers act innermost first (see
+    `agentgym.core.hooks`), so the order of a stack is the order its faults compose in;
+    `gym.make(id, noise=...)` applies them in the canonical order of `agentgym.noise.spec.KINDS`.
 
-    - A wrapper that does not override `step` or `reset` has them bound at construction
-      straight to the next layer's. A medium preset stacks 7 wrappers, and a Python frame per
-      layer per call was about a microsecond of every step and reset.
-    - `spec` equals `gym.Wrapper.spec`, built afresh on each access (`gym.make` puts
-      `OrderEnforcing` on top, which caches it): `gym.Wrapper` deep-copies the spec underneath
-      at every layer and keeps each copy, 7 growing copies per env, a third of what noise added
-      to an env's memory and most of the cost of `gym.make(id, noise=...)`. Here the spec under
-      the noise stack is copied once and no layer keeps one.
+    A layer that passes calls through plainly (it overrides neither `step` nor `reset`) shares
+    one `agentgym.core._fast.LayerRun` with the plain layers directly beneath it.
+
+    `spec` equals `gym.Wrapper.spec`, built afresh on each access (`gym.make` puts
+    `OrderEnforcing` on top, which caches it): `gym.Wrapper` deep-copies the spec underneath at
+    every layer and keeps each copy, so a stack of layers would hold one growing copy per layer.
+    Here the spec under the noise stack is copied once per access and no layer keeps one.
 
     Args:
         env: an agentgym env (any stack over an `AgentEnv`).
@@ -41,10 +44,33 @@ class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
     def __init__(self, env: gym.Env, **recorded: Any) -> None:
         RecordConstructorArgs.__init__(self, _disable_deepcopy=True, **recorded)
         gym.Wrapper.__init__(self, env)
-        if type(self).step is gym.Wrapper.step:
-            self.step = env.step  # type: ignore[method-assign]
-        if type(self).reset is gym.Wrapper.reset:
-            self.reset = env.reset  # type: ignore[method-assign]
+        self._base = agent_env(env, type(self))
+        if _passes_plainly(self) and _passes_plainly(env):
+            self._run, self._index = env._run, env._index + 1
+        else:
+            self._run, self._index = LayerRun(env), 0
+        self._base.hooks.register(self)
+
+    @property
+    def acting(self) -> bool:
+        """Whether a reset or step passes through this layer now (the env calls it only then)."""
+        return self._index <= self._run.top
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        run = self._run
+        outer, run.top = run.top, self._index
+        try:
+            return run.below.reset(seed=seed, options=options)
+        finally:
+            run.top = outer
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        run = self._run
+        outer, run.top = run.top, self._index
+        try:
+            return run.below.step(action)
+        finally:
+            run.top = outer
 
     @property
     def spec(self) -> EnvSpec | None:
@@ -55,6 +81,12 @@ class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         if spec is not None:
             spec.additional_wrappers += (self.wrapper_spec(**copy.deepcopy(self._saved_kwargs)),)
         return spec
+
+
+def _passes_plainly(env: gym.Env) -> bool:
+    """Whether `env` is a noise layer that passes reset and step through as `NoiseWrapper` does."""
+    cls = type(env)
+    return isinstance(env, NoiseWrapper) and cls.step is NoiseWrapper.step and cls.reset is NoiseWrapper.reset
 
 
 def _copied(spec: EnvSpec | None) -> EnvSpec | None:
@@ -69,7 +101,7 @@ def _copied(spec: EnvSpec | None) -> EnvSpec | None:
 
 
 def agent_env(env: gym.Env, wrapper: type[gym.Wrapper]) -> AgentEnv:
-    """The `AgentEnv` at the bottom of `env`'s stack (its hooks are where noise plugs in).
+    """The `AgentEnv` at the bottom of `env`'s stack (where a layer registers).
 
     Raises:
         TypeError: `env` is not an agentgym env.

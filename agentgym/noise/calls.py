@@ -1,8 +1,8 @@
 """Noise on tool calls: failures, corrupted results and simulated latency.
 
-Each wrapper registers one hook on the `AgentEnv` underneath (`agentgym.core.hooks`) and draws
-only from the episode's stream for its kind (`AgentEnv.noise_rng`), so it never shifts the task,
-the user or another wrapper's draws.
+Each wrapper acts at one point of a tool call (`agentgym.core.hooks`), while its own step runs,
+and draws only from the episode's stream for its kind (`AgentEnv.noise_rng`), so it never shifts
+the task, the user or another wrapper's draws.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from agentgym.core.env import AgentEnv
 from agentgym.core.hooks import Intercept
 from agentgym.core.protocol import ErrorCode, ToolCall
 from agentgym.core.render import error_text
-from agentgym.core.tools import ToolKind
-from agentgym.noise._common import NoiseWrapper, agent_env, check_ms, check_rate, recoverable_at
+from agentgym.core.tools import ToolKind, ToolSpec
+from agentgym.noise._common import NoiseWrapper, check_ms, check_rate, recoverable_at
 
 __all__ = ["ToolFailure", "FAILURE_MODES", "Corruption", "perturbable_leaves", "Latency"]
 
@@ -75,9 +75,8 @@ class ToolFailure(NoiseWrapper):
         self._rate = rate
         self._modes = tuple(modes)
         self._tools = None if tools is None else frozenset(tools)
-        agent_env(env, ToolFailure).hooks.before_call.append(self._before_call)
 
-    def _before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
+    def before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
         if self._tools is not None and call.name not in self._tools:
             return None
         rng = env.noise_rng("tool_failure")
@@ -229,11 +228,8 @@ class Corruption(NoiseWrapper):
         rate = check_rate("Corruption rate", rate)
         super().__init__(env, rate=rate)
         self._rate = rate
-        agent_env(env, Corruption).hooks.after_call.append(self._after_call)
 
-    def _after_call(self, env: AgentEnv, call: ToolCall, turn: int, result: Any) -> Any:
-        extra = env.hooks.extra_tools.get(call.name)
-        spec = extra.spec if extra is not None else env.toolkit.spec(call.name)
+    def after_call(self, env: AgentEnv, call: ToolCall, spec: ToolSpec, turn: int, result: Any) -> Any:
         if spec.kind is not ToolKind.READ:
             return result
         rng = env.noise_rng("corruption")
@@ -285,9 +281,8 @@ class Latency(NoiseWrapper):
         mean_ms = check_ms("Latency mean_ms", mean_ms)
         super().__init__(env, mean_ms=mean_ms)
         self._mean_ms = mean_ms
-        agent_env(env, Latency).hooks.before_call.append(self._before_call)
 
-    def _before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> None:
+    def before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> None:
         if not self._mean_ms:
             return None
         before = env.elapsed_ms

@@ -13,7 +13,7 @@ from agentgym.core.env import AgentEnv
 from agentgym.core.hooks import Intercept
 from agentgym.core.protocol import ErrorCode, ToolCall
 from agentgym.core.render import error_text
-from agentgym.noise._common import NoiseWrapper, agent_env
+from agentgym.noise._common import NoiseWrapper
 
 __all__ = ["ActionConstraint"]
 
@@ -37,8 +37,9 @@ class ActionConstraint(NoiseWrapper):
     record has error ``BLOCKED`` with ``injected`` False, so it counts against the agent (it is
     the agent's to respect the policy, unlike an injected fault). Each refusal is logged (kind
     ``action_constraint``) with ``{"reason", "pattern", "injected": False, "recoverable": True}``.
-    The check runs before any other hook (a refused call is not sent, so it neither fails nor
-    takes time), whatever the wrapping order.
+    The check is the env's policy point (`agentgym.core.hooks`): it runs before any noise layer
+    acts on the call, wherever the constraint sits in the stack (a refused call is not sent, so
+    it neither fails nor takes time).
 
     Args:
         env: an agentgym env.
@@ -61,9 +62,8 @@ class ActionConstraint(NoiseWrapper):
         self._allowed = None if allowed is None else frozenset(allowed)
         self._allowed_text = "" if allowed is None else ", ".join(sorted(self._allowed)) or "none"
         self._forbid = tuple(compiled)
-        agent_env(env, ActionConstraint).hooks.before_call.insert(0, self._before_call)
 
-    def _before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
+    def policy(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
         if self._allowed is not None and call.name not in self._allowed:
             return self._refuse(env, call, "not_allowed", None,
                                 f"{call.name} is not allowed in this session; allowed tools: {self._allowed_text}")

@@ -13,7 +13,7 @@ from agentgym.core.env import AgentEnv
 from agentgym.core.hooks import ExtraTool
 from agentgym.core.task import SimulatedUser
 from agentgym.core.tools import ToolKind, ToolSpec
-from agentgym.noise._common import NoiseWrapper, agent_env, check_count, recoverable_at
+from agentgym.noise._common import NoiseWrapper, check_count, recoverable_at
 
 __all__ = ["Distractors", "MAX_DISTRACTORS", "decoys_for"]
 
@@ -74,8 +74,8 @@ def _decoys(specs: tuple[ToolSpec, ...]) -> list[_Decoy]:
 @functools.lru_cache(maxsize=1024)
 def _decoys_of(real: ToolSpec) -> tuple[_Decoy, ...]:
     # Built once per real tool, not per set of tools: a decoy's spec compiles its own validator,
-    # and a cross-task session's tools come in dozens of mixes of the same few toolkits (one
-    # copy of its decoys per mix was ~30 KB per CrossTask env, live in the cache below).
+    # and a cross-task session's tools come in dozens of mixes of the same few toolkits, whose
+    # decoy sets (the cache below) then share their decoys.
     templates = _READ_DECOYS if real.kind is ToolKind.READ else _WRITE_DECOYS
     out: list[_Decoy] = []
     for name_t, desc_t, effect in templates:
@@ -110,11 +110,16 @@ class Distractors(NoiseWrapper):
         n = check_count("Distractors n", n, MAX_DISTRACTORS)
         super().__init__(env, n=n)
         self._n = n
-        # The toolkit exists only once reset has made it, and on_user runs right after that and
-        # before the reset lists the tools: the one point where the decoys can follow it.
-        agent_env(env, Distractors).hooks.on_user.append(self._on_reset)
+        self._decoys: dict[str, ExtraTool] = {}
 
-    def _on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
+    @property
+    def extra_tools(self) -> dict[str, ExtraTool]:
+        """This episode's decoys by name (the env lists and runs them while this layer acts)."""
+        return self._decoys
+
+    def on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
+        # The toolkit exists only once reset has made it, and this point comes right after that
+        # and before the reset lists the tools: the one point where the decoys can follow it.
         # The episode's tools in listing order. At reset, `tool_specs` holds the very specs that
         # looking up each listed schema with `spec` gives (in a cross-task session the first
         # sub-task is active, so every name resolves to its first owner), at a fraction of the
@@ -123,11 +128,9 @@ class Distractors(NoiseWrapper):
         if self._n > len(candidates):
             raise ValueError(f"Distractors(n={self._n}): this episode's tools offer only {len(candidates)} decoys")
         picks = sorted(env.noise_rng("distractors", once=True).permutation(len(candidates))[: self._n])
-        extra = env.hooks.extra_tools
-        extra.clear()
-        extra.update((candidates[i].spec.name, candidates[i]) for i in picks)
+        self._decoys = {candidates[i].spec.name: candidates[i] for i in picks}
         if picks:
-            env.log_noise("distractors", "tools", {"added": list(extra), "recoverable": True})
+            env.log_noise("distractors", "tools", {"added": list(self._decoys), "recoverable": True})
 
 
 def _handler(name: str, clone_of: str, effect: str) -> Callable[[AgentEnv, dict[str, Any]], dict[str, Any]]:

@@ -15,7 +15,7 @@ import gymnasium as gym
 from agentgym.core.env import AgentEnv
 from agentgym.core.render import cap, render_messages
 from agentgym.core.task import NoiseEvent, SimulatedUser
-from agentgym.noise._common import NoiseWrapper, agent_env, check_rate, event_detail
+from agentgym.noise._common import NoiseWrapper, check_rate, event_detail
 
 __all__ = ["Ambiguity", "GoalShift", "Typos", "ENV_ERROR_PREFIX"]
 
@@ -41,9 +41,8 @@ class Ambiguity(NoiseWrapper):
         rate = check_rate("Ambiguity rate", rate)
         super().__init__(env, rate=rate)
         self._rate = rate
-        agent_env(env, Ambiguity).hooks.on_user.append(self._on_user)
 
-    def _on_user(self, env: AgentEnv, user: SimulatedUser) -> None:
+    def on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
         rng = env.noise_rng("ambiguity", once=True)
         if rng.random() >= self._rate:
             return
@@ -70,9 +69,8 @@ class GoalShift(NoiseWrapper):
         rate = check_rate("GoalShift rate", rate)
         super().__init__(env, rate=rate)
         self._rate = rate
-        agent_env(env, GoalShift).hooks.on_user.append(self._on_user)
 
-    def _on_user(self, env: AgentEnv, user: SimulatedUser) -> None:
+    def on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
         rng = env.noise_rng("goal_shift", once=True)
         if rng.random() >= self._rate:
             return
@@ -105,7 +103,6 @@ class Typos(NoiseWrapper):
         rate = check_rate("Typos rate", rate)
         super().__init__(env, rate=rate)
         self._rate = rate
-        self._base = agent_env(env, Typos)
         self._episode_events: list[dict[str, Any]] = []
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:

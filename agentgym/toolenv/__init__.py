@@ -7,7 +7,7 @@ generator turns the episode seed into a `ToolTask` (the request, the `Detail`s t
 knows, the gold plan of `gold_call`s, the `Shift`s it offers); the default user (`DetailUser`)
 is built from the details, and the scorer judges the final world. The result is an `AgentEnv`:
 every noise kind injects into it and every metric has what it needs. docs/own-env.md walks
-through a complete example (`examples/own_env.py`) and says which field feeds which metric.
+through a complete example (`envs/examples/own_env.py`) and says which field feeds which metric.
 """
 
 from agentgym.core.task import Score

@@ -60,10 +60,11 @@ class ToolEnv(AgentEnv):
 
     ## Noise
     Every `agentgym.noise` kind (`gym.make(id, noise="medium")` once registered with
-    `agentgym.register_env`, or `agentgym.noise.apply_noise(env, "medium")`): tool failures and
-    corrupted read results are tied to the gold step they hit, ambiguity leaves an up-front
-    detail out of the opening, goal shifts come from the task's `shifts`, distractors are derived
-    from your tools, typos never touch a detail's value, latency charges simulated time.
+    `agentgym.register_env`, or `agentgym.noise.apply_noise(env, "medium")`), each a Gymnasium
+    wrapper acting only in its own `reset` and `step` (`env.unwrapped` is the env without noise):
+    tool failures and corrupted read results are tied to the gold step they hit, ambiguity leaves an
+    up-front detail out of the opening, goal shifts come from the task's `shifts`, distractors are
+    derived from your tools, typos never touch a detail's value, latency charges simulated time.
 
     ## Version history
     * v0: initial release of the builder.

@@ -1,9 +1,8 @@
-"""What an env hands out is the caller's to edit: the fast copies (marshal-cached tool schemas,
-the C-level record copy) share no container with the env or with each other."""
+"""What an env hands out is the caller's to edit: its tool schemas and call records share no
+container with the env or with each other (the kernels that copy them: `tests/core/test_fast.py`)."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any, Iterator
 
 import gymnasium as gym
@@ -11,7 +10,6 @@ import pytest
 
 import agentgym  # noqa: F401
 from agentgym import ENV_IDS
-from agentgym.core.env import _copy_json
 from agentgym.core.render import to_json
 
 
@@ -35,15 +33,6 @@ def test_tool_schemas_are_fresh_unshared_copies(env_id: str) -> None:
     _, again = env.reset(seed=5)
     assert to_json(again["tools"]) == reference
     assert not {id(c) for c in _containers(again["tools"])} & set(ids)
-
-
-def test_copy_json_copies_containers_and_plain_types() -> None:
-    value = {"a": [1, {"b": OrderedDict(c=[2, 3])}], "d": OrderedDict(e={}), "s": "x", "n": None}
-    copy = _copy_json(value)
-    assert copy == value and to_json(copy) == to_json(value)
-    assert type(copy["d"]) is dict and type(copy["a"][1]["b"]) is dict
-    originals = {id(c) for c in _containers(value)}
-    assert not {id(c) for c in _containers(copy)} & originals
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

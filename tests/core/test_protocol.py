@@ -1022,17 +1022,3 @@ def test_max_size_turn_is_fast() -> None:
     assert MAX_ACTION_BYTES - 2000 < len(text.encode()) <= MAX_ACTION_BYTES
     assert _only_call(parse_action(text)).arguments == {"s": "[{é" * 16_000}
     assert _best_per_call(text, number=20, repeat=3) < 20e-3
-
-
-@pytest.mark.parametrize("text", ['{"a":1}', ' {"a":1} ', '{"a":1} x', "", "   ", '{"a":', "[1,2]", '"s"',
-                                  '{"a":1,"a":2}', "NaN", "1e999", '{"a": 1.5}', "\t[\n]\n", "{'a': 1}"])
-def test_fast_decode_matches_the_decoder(text: str) -> None:
-    from agentgym.core.protocol import _DECODER, _decode_json
-
-    def outcome(decode: Any) -> tuple[str, Any]:
-        try:
-            return "ok", decode(text)
-        except ValueError as exc:  # JSONDecodeError and the hooks' errors
-            return type(exc).__name__, str(exc)
-
-    assert outcome(_decode_json) == outcome(_DECODER.decode)

@@ -8,7 +8,6 @@ fresh process (docs/RELIABILITY.md E1, E2), and the vector envs with gymnasium's
 from __future__ import annotations
 
 import copy
-import importlib.util
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +32,6 @@ def _is_remote(env_id: str) -> bool:
 
 ENV_IDS = sorted(i for i in gym.registry if i.startswith("AgentRL/") and not _is_remote(i))
 N_REPLAY_SEEDS = 20
-HAS_NOISE = importlib.util.find_spec("agentgym.noise") is not None
 
 
 def test_the_registry_is_not_empty() -> None:
@@ -85,7 +83,7 @@ def _play_agent(env: gym.Env, env_id: str, seed: int) -> tuple[list[str], str]:
             return actions, hasher.hexdigest()
 
 
-NOISE_SETTINGS = [None, pytest.param("medium", marks=pytest.mark.skipif(not HAS_NOISE, reason="no agentgym.noise yet"))]
+NOISE_SETTINGS = [None, "medium"]
 
 
 @pytest.mark.parametrize("noise", NOISE_SETTINGS)

@@ -67,6 +67,13 @@ def binomial_interval(n: int, p: float, level: float = 0.99) -> tuple[int, int]:
     return lo, hi
 
 
+def layer(env: gym.Env, cls: type) -> Any:
+    """The `cls` layer of `env`'s wrapper stack."""
+    while not isinstance(env, cls):
+        env = env.env
+    return env
+
+
 def events(info: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     """The noise events of `kind` in one step's (or reset's) info."""
     return [e for e in info.get("noise", ()) if e["kind"] == kind]

@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 from gymnasium.utils import RecordConstructorArgs
 from gymnasium.utils.env_checker import check_env
-from noise_helpers import LIVE_IDS, ReadProber, events, play, tool_call, tool_contents
+from noise_helpers import LIVE_IDS, ReadProber, events, layer, play, tool_call, tool_contents
 
 from agentgym.core.render import answer_messages, call_text, render_messages
 from agentgym.core.tools import ToolKind
@@ -246,7 +246,7 @@ def test_distractors_look_like_real_tools_and_do_not_help(env_id: str) -> None:
     # Call each decoy with the arguments its real twin would take: it runs, is flagged, does nothing.
     world = pickle.dumps(base.task.world)
     for decoy in decoys:
-        spec = base.hooks.extra_tools[decoy].spec
+        spec = layer(env, Distractors).extra_tools[decoy].spec
         args = {k: v["enum"][0] if "enum" in v else None for k, v in spec.parameters["properties"].items()
                 if k in spec.parameters.get("required", ())}
         args = {k: (v if v is not None else _value_for(spec.parameters["properties"][k])) for k, v in args.items()}
@@ -276,7 +276,7 @@ def test_write_decoys_record_nothing() -> None:
     env = gym.make(DIALOG, noise="distractors=10")
     _, info = env.reset(seed=0)
     gold = env.unwrapped.task.gold
-    write_decoys = [n for n in env.unwrapped.hooks.extra_tools if n.startswith(("book_", "quick_book"))]
+    write_decoys = [n for n in layer(env, Distractors).extra_tools if n.startswith(("book_", "quick_book"))]
     assert write_decoys
     *_, info = env.step(call_text(write_decoys[0], item_id=gold.items[0], day=gold.day, slot=gold.slot))
     assert json.loads(tool_contents(info)[0][1])["status"] == "pending"

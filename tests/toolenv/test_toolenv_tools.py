@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import pytest
 
-from agentgym.core.env import _schemas_copy
+from agentgym.core._fast import schemas_copy as _schemas_copy
 from agentgym.core.tools import READ, WRITE, Bounds, ToolError, Toolkit, tool
 from agentgym.toolenv.tools import FunctionToolkit, tool_set
 

@@ -54,11 +54,13 @@ class CrossTaskEnv(AgentEnv):
     sessions hold 2 or 3 sub-tasks, since the test split has one tool-use domain).
 
     ## Noise
-    Composable with every `agentgym.noise` wrapper; ambiguity blurs the first request, a goal
-    shift changes the first sub-task that offers one, in its family's terms (a booking's time, a
-    payout currency, a meeting's length ...), logged with the sub-task's index before its target
-    (``"0:currency"``). Each sub-task's user understands and judges as in its own family
-    (`agentgym.envs.dialog.user`, `agentgym.envs.tooluse.user`).
+    Every `agentgym.noise` kind composes with it, as a Gymnasium wrapper around the env
+    (`gym.make(id, noise="...")` adds them and `env.spec.additional_wrappers` lists them); each acts
+    only in its own `reset` and `step`, so `env.unwrapped` is the env without noise. Ambiguity blurs
+    the first request, a goal shift changes the first sub-task that offers one, in its family's
+    terms (a booking's time, a payout currency, a meeting's length ...), logged with the sub-task's
+    index before its target (``"0:currency"``). Each sub-task's user understands and judges as in
+    its own family (`agentgym.envs.dialog.user`, `agentgym.envs.tooluse.user`).
 
     ## Registered ids
     `AgentRL/CrossTask-v0`.

@@ -272,7 +272,7 @@ class SessionUser(SimulatedUser):
         self.session: SessionWorld = task.world
         # `rng` only picks the lead of each switch, at most one per segment after the first:
         # drawn now, in the order they are used, so the env does not keep a whole generator
-        # (2.5 KB) alive for a few draws.
+        # alive for a few draws.
         self._leads = iter([int(rng.integers(len(_SWITCH))) for _ in self.session.segments[1:]])
         self.users: dict[int, SimulatedUser] = {}
         for s in self.session.segments:

@@ -79,7 +79,9 @@ class DialogEnv(AgentEnv):
     `train`: cafes, restaurants, stays. `test`: coworking, event_venues (unseen domains).
 
     ## Noise
-    Composable with every `agentgym.noise` wrapper (`gym.make(id, noise="...")`). A goal shift
+    Every `agentgym.noise` kind composes with it, as a Gymnasium wrapper around the env
+    (`gym.make(id, noise="...")` adds them and `env.spec.additional_wrappers` lists them); each acts
+    only in its own `reset` and `step`, so `env.unwrapped` is the env without noise. A goal shift
     moves the wanted time (announced from turn 2-4, or on seeing the first booking).
 
     ## Registered ids

@@ -105,7 +105,9 @@ class ToolUseEnv(AgentEnv):
     `domain=` picks one domain whatever the split.
 
     ## Noise
-    Composable with every `agentgym.noise` wrapper (`gym.make(id, noise="...")`). Ambiguity words
+    Every `agentgym.noise` kind composes with it, as a Gymnasium wrapper around the env
+    (`gym.make(id, noise="...")` adds them and `env.spec.additional_wrappers` lists them); each acts
+    only in its own `reset` and `step`, so `env.unwrapped` is the env without noise. Ambiguity words
     the request without one detail it states (the payout currency, the meeting's length, the
     customer's email, the severity), which the user then gives when asked. A goal shift changes
     one parameter of the job in the domain's own terms (finance: the payout currency; calendar:

@@ -1,11 +1,11 @@
-"""A scripted agent that solves the refund desk of `examples/own_env.py`, faults included.
+"""A scripted agent that solves the refund desk of `own_env.py`, faults included.
 
 It reads only what any agent sees (the user's messages, tool results): it asks for the e-mail
 address and the amount, finds the order, asks to confirm, refunds, and reads the order again when
 the refund names an order that does not exist (a corrupted id). Around it, agentgym's own careful
 layer retries a call that failed for a passing reason (`agentgym.agents.careful.RetryTransient`).
 
-    agentgym eval examples.own_env:MyOrg/Shop-v0 --agent examples.own_env_agent:RefundAgent --noise medium
+    agentgym eval own_env:MyOrg/Shop-v0 --agent own_env_agent:RefundAgent --noise medium   # in envs/examples/
 """
 
 from __future__ import annotations

@@ -1,0 +1,280 @@
+"""The speed kernels of the core: each does what a line of plain code does, on a hot path.
+
+Every kernel here names the plain code it stands for and the invariant that makes the two equal;
+`tests/core/test_fast.py` checks each against its plain version on many inputs (`LayerRun`:
+`tests/noise/test_noise_layers.py`). The contract modules (`agentgym.core.env`, `protocol`,
+`render`, `seeding`, and the noise wrappers' base `agentgym.noise._common`) call them and read as
+plain code.
+What each saves is measured in `benchmarks/RESULTS.md`, not stated here.
+"""
+
+from __future__ import annotations
+
+import _random
+import json
+import marshal
+from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
+from typing import Any, Callable, Hashable
+
+from gymnasium.utils import seeding
+
+__all__ = [
+    "LazyNpRandom",
+    "schemas_copy",
+    "copy_json",
+    "copy_record",
+    "message_maker",
+    "calls_maker",
+    "valid_call_maker",
+    "direct_decoder",
+    "tree_encoder",
+    "seeded_random",
+    "LayerRun",
+]
+
+
+# ------------------------------------------------------------------ gymnasium's env generator
+
+
+class LazyNpRandom:
+    """Gymnasium's `Env` seeding, with the env's generator made on its first read.
+
+    Plain code: `gymnasium.Env.reset`, whose ``reset(seed=s)`` sets ``_np_random`` to
+    ``seeding.np_random(s)[0]`` and ``_np_random_seed`` to ``s``. Here a seeded reset records `s`
+    and `_np_random` (a property over gymnasium's private attribute, which `np_random`, the env
+    checker and `np_random_seed` read) makes the generator from it when first read: every read
+    sees exactly what gymnasium would have made, and an episode that never reads it (a seeded
+    reset draws nothing from it) never makes one. Assigning `_np_random` (as `np_random`'s setter
+    does) replaces a pending seed. Put it before `gymnasium.Env` in the bases.
+    """
+
+    _np_seed_pending: int | None = None
+
+    @property
+    def _np_random(self) -> Any:
+        if self._np_seed_pending is not None:
+            seed, self._np_seed_pending = self._np_seed_pending, None
+            self.__dict__["_np_random_made"] = seeding.np_random(seed)[0]
+        return self.__dict__.get("_np_random_made")
+
+    @_np_random.setter
+    def _np_random(self, value: Any) -> None:
+        self._np_seed_pending = None
+        self.__dict__["_np_random_made"] = value
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        """What `gymnasium.Env.reset` does, the generator left to its first read."""
+        if seed is not None:
+            if not (isinstance(seed, int) and seed >= 0):
+                seeding.np_random(seed)  # raises gymnasium's own error for this seed
+            self._np_seed_pending = seed
+            self._np_random_seed = seed
+
+
+# ------------------------------------------------------------------ copies handed out in infos
+
+_SCHEMA_BLOBS: dict[Hashable, bytes] = {}
+
+
+def schemas_copy(toolkit: Any) -> list[dict[str, Any]]:
+    """``copy_json(toolkit.schemas())``: a fresh copy of a toolkit's tool schemas.
+
+    Invariant: a toolkit's `schemas_key` (see `agentgym.core.tools.Toolkit.schemas_key`)
+    determines its `schemas()`: equal keys (of one toolkit type), equal schemas. The copy is
+    then loaded from `marshal` bytes cached per key, made from freshly decoded JSON, so no
+    container appears twice and the copy shares nothing. A toolkit without a key (None) is
+    copied as it comes. The bytes are only ever read back by this process.
+    """
+    key = getattr(toolkit, "schemas_key", None)
+    if key is None:
+        return copy_json(toolkit.schemas())
+    key = (type(toolkit), key)
+    blob = _SCHEMA_BLOBS.get(key)
+    if blob is None:
+        blob = _SCHEMA_BLOBS[key] = marshal.dumps(json.loads(json.dumps(toolkit.schemas())))
+    return marshal.loads(blob)
+
+
+_CONTAINERS = (dict, list)
+
+
+def copy_json(value: Any) -> Any:
+    """``json.loads(json.dumps(value))`` for JSON-like data (dicts, lists and scalars), without
+    the text: a deep copy whose containers are plain dicts and lists, sharing none with `value`.
+
+    A plain dict is copied whole by `dict.copy` and only its container values are replaced by
+    copies; a dict subclass (a caller's message) becomes a plain dict; scalars are shared, as
+    they are immutable.
+    """
+    if type(value) is dict:
+        out = value.copy()
+        for key, item in value.items():
+            if isinstance(item, _CONTAINERS):
+                out[key] = copy_json(item)
+        return out
+    if isinstance(value, dict):
+        return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) if isinstance(item, _CONTAINERS) else item for item in value]
+    return value
+
+
+def copy_record(record: dict[str, Any]) -> dict[str, Any]:
+    """``copy_json(record)`` for a call record made by `AgentEnv._run_one`.
+
+    Invariant: a call record holds two containers at most, ``contradicts`` (a list of
+    constraint ids, always present) and ``arguments`` (the agent's JSON, once the call is
+    valid); every other value is a scalar. A test plays episodes of every family and kind of
+    noise and checks each record against the invariant.
+    """
+    out = record.copy()
+    out["contradicts"] = list(record["contradicts"])
+    arguments = record.get("arguments")
+    if arguments is not None:
+        out["arguments"] = copy_json(arguments)
+    return out
+
+
+# ------------------------------------------------------------------ frozen dataclass constructors
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def message_maker(cls: type) -> Callable[[str], Any]:
+    """``lambda text: cls(content=text)`` for `agentgym.core.protocol.ParsedAction`.
+
+    A frozen dataclass's ``__init__`` sets each field through `object.__setattr__` with keyword
+    handling; this sets the same fields the same way. Invariant: `cls`'s fields are exactly
+    ``content, calls, error`` with defaults ``()`` and None (a test checks the field list).
+    """
+
+    def message(text: str) -> Any:
+        action = _new(cls)
+        _set(action, "content", text)
+        _set(action, "calls", ())
+        _set(action, "error", None)
+        return action
+
+    return message
+
+
+def calls_maker(cls: type) -> Callable[[str, list[Any]], Any]:
+    """``lambda content, calls: cls(content=content, calls=tuple(calls))`` for `ParsedAction`
+    (the same invariant as `message_maker`)."""
+
+    def with_calls(content: str, calls: list[Any]) -> Any:
+        action = _new(cls)
+        _set(action, "content", content)
+        _set(action, "calls", tuple(calls))
+        _set(action, "error", None)
+        return action
+
+    return with_calls
+
+
+def valid_call_maker(cls: type) -> Callable[[str, dict, "str | None"], Any]:
+    """``lambda name, arguments, call_id: cls(name=name, arguments=arguments, id=call_id)`` for
+    `agentgym.core.protocol.ToolCall`. Invariant: `cls`'s fields are exactly ``name, arguments,
+    id, error``, with ``error`` defaulting to None (a test checks the field list)."""
+
+    def valid_call(name: str, arguments: dict, call_id: str | None) -> Any:
+        call = _new(cls)
+        _set(call, "name", name)
+        _set(call, "arguments", arguments)
+        _set(call, "id", call_id)
+        _set(call, "error", None)
+        return call
+
+    return valid_call
+
+
+# ------------------------------------------------------------------ JSON in and out
+
+_skip_space = json.decoder.WHITESPACE.match
+
+
+def direct_decoder(decoder: json.JSONDecoder) -> Callable[[str], Any]:
+    """``decoder.decode``, calling its scanner directly: the same value, or the same
+    `json.JSONDecodeError` (message and position), for every text.
+
+    Invariant: `JSONDecoder.decode` is `raw_decode` at the first non-space character followed by
+    a check that only whitespace follows, and `raw_decode` is ``scan_once`` with its
+    StopIteration turned into "Expecting value"; this is those two, inlined.
+    """
+    scan_once = decoder.scan_once
+
+    def decode(text: str) -> Any:
+        try:
+            value, end = scan_once(text, _skip_space(text, 0).end())
+        except StopIteration as err:
+            raise json.JSONDecodeError("Expecting value", text, err.value) from None
+        end = _skip_space(text, end).end()
+        if end != len(text):
+            raise json.JSONDecodeError("Extra data", text, end)
+        return value
+
+    return decode
+
+
+def tree_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
+    """``encoder.encode`` for trees of JSON data, with its C encoder made once.
+
+    `JSONEncoder.encode` builds a new C encoder, from the encoder's settings, on every call; this
+    builds it once from the same settings. Invariant: the value holds no container twice on one
+    path (tool results and calls are trees), so the circular-reference check is left out, and
+    the text is the plain encoder's. `encoder` is a plain `json.JSONEncoder` without ``indent``.
+    """
+    if c_make_encoder is None or encoder.indent is not None:  # pragma: no cover - CPython has it
+        return encoder.encode
+    strings = encode_basestring_ascii if encoder.ensure_ascii else encode_basestring
+    c_encode = c_make_encoder(None, encoder.default, strings, None, encoder.key_separator,
+                              encoder.item_separator, encoder.sort_keys, encoder.skipkeys, encoder.allow_nan)
+
+    def encode(value: Any) -> str:
+        return "".join(c_encode(value, 0))
+
+    return encode
+
+
+# ------------------------------------------------------------------ named streams
+
+_new_random = _random.Random.__new__
+_seed_c = _random.Random.seed
+
+
+def seeded_random(cls: type, bits: int) -> Any:
+    """``cls(bits)`` for a subclass of `random.Random` that keeps its ``__init__`` and ``seed``.
+
+    `random.Random(n)` runs its Python ``__init__`` and ``seed``, which for an int end in the C
+    seeding of the Mersenne Twister and ``gauss_next = None``; this does those two directly, so
+    the generator's state is the one ``cls(bits)`` has (a test compares `getstate()`).
+    """
+    rng = _new_random(cls)
+    _seed_c(rng, bits)
+    rng.gauss_next = None
+    return rng
+
+
+# ------------------------------------------------------------------ wrapper layers
+
+
+class LayerRun:
+    """Adjacent wrapper layers that pass a call through the same plain way, stepped as one.
+
+    Plain code: each layer's `step` (and `reset`) marks the layer acting, calls the env beneath
+    it and unmarks it, so while a call entered at layer k runs, layers 0..k beneath it (counted
+    from the innermost) are acting. Layers whose `step` and `reset` are that plain code and that
+    sit directly on one another share one run: a call entered at layer k sets the run's `top` to
+    k and calls the env beneath the run (`below`) at once, and layer i is acting while
+    ``i <= top``. The same layers act at the same moments, without a call frame for each layer in
+    between (a test steps a stack both ways). Invariant: a layer's `env` never changes after it
+    is made, as for every Gymnasium wrapper.
+    """
+
+    __slots__ = ("below", "top")
+
+    def __init__(self, below: Any) -> None:
+        self.below = below
+        #: The index of the layer the call in progress entered at; -1 between calls.
+        self.top = -1

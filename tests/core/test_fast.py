@@ -1,0 +1,274 @@
+"""Each speed kernel of `agentgym.core._fast` equals the plain code it stands for."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import random
+from collections import OrderedDict
+from typing import Any, Iterator
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils import seeding
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym import ENV_IDS
+from agentgym.agents import make_agent
+from agentgym.core import _fast
+from agentgym.core.protocol import _DECODER, ActionError, ErrorCode, ParsedAction, ToolCall
+from agentgym.core.seeding import Rng
+
+# ------------------------------------------------------------------ data
+
+_SCALARS = st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.floats(allow_nan=False, allow_infinity=False) \
+    | st.text(max_size=8)
+_JSON = st.recursive(_SCALARS, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=6), kids,
+                                                                                          max_size=4), max_leaves=20)
+
+
+def _containers(value: Any) -> Iterator[Any]:
+    if isinstance(value, (dict, list)):
+        yield value
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _containers(item)
+
+
+def _shares_nothing(a: Any, b: Any) -> bool:
+    return not {id(c) for c in _containers(a)} & {id(c) for c in _containers(b)}
+
+
+def _ordered(value: Any) -> Any:
+    """`value` with every dict made an OrderedDict (a dict subclass, as a caller may send)."""
+    if isinstance(value, dict):
+        return OrderedDict((k, _ordered(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [_ordered(v) for v in value]
+    return value
+
+
+# ------------------------------------------------------------------ LazyNpRandom
+
+
+class _Plain(gym.Env):
+    observation_space = action_space = gym.spaces.Discrete(2)
+
+
+class _Lazy(_fast.LazyNpRandom, gym.Env):
+    observation_space = action_space = gym.spaces.Discrete(2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.none() | st.integers(0, 2**64), min_size=1, max_size=4), st.integers(0, 3))
+def test_lazy_np_random_reads_what_gymnasium_would_have_made(seeds: list[int | None], draws: int) -> None:
+    plain, lazy = _Plain(), _Lazy()
+    first = seeds[0] if seeds[0] is not None else 7  # an unseeded first reset draws from the OS
+    for seed in [first, *seeds[1:]]:
+        gym.Env.reset(plain, seed=seed)
+        lazy.reset(seed=seed)
+        assert lazy.np_random_seed == plain.np_random_seed
+        for _ in range(draws):
+            assert lazy.np_random.integers(2**62) == plain.np_random.integers(2**62)
+        assert lazy._np_random.bit_generator.state == plain._np_random.bit_generator.state
+
+
+def test_lazy_np_random_makes_nothing_until_read_and_takes_an_assigned_generator() -> None:
+    lazy = _Lazy()
+    lazy.reset(seed=3)
+    assert "_np_random_made" not in lazy.__dict__
+    assert lazy.np_random_seed == 3 and "_np_random_made" not in lazy.__dict__
+    mine = seeding.np_random(11)[0]
+    lazy.np_random = mine
+    assert lazy.np_random is mine and lazy._np_random is mine
+    lazy.reset(seed=3)
+    assert lazy.np_random.integers(100) == seeding.np_random(3)[0].integers(100)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "3", np.int64(3)])
+def test_lazy_np_random_refuses_the_seeds_gymnasium_refuses(bad: Any) -> None:
+    with pytest.raises(Exception) as plain_error:
+        gym.Env.reset(_Plain(), seed=bad)
+    with pytest.raises(type(plain_error.value)) as lazy_error:
+        _Lazy().reset(seed=bad)
+    assert str(lazy_error.value) == str(plain_error.value)
+
+
+# ------------------------------------------------------------------ copies
+
+
+@settings(max_examples=200, deadline=None)
+@given(_JSON)
+def test_copy_json_is_a_json_round_trip_that_shares_nothing(value: Any) -> None:
+    for given_value in (value, _ordered(value)):
+        out = _fast.copy_json(given_value)
+        assert out == json.loads(json.dumps(given_value))
+        assert json.dumps(out) == json.dumps(json.loads(json.dumps(given_value)))
+        assert all(type(c) in (dict, list) for c in _containers(out))
+        assert _shares_nothing(out, given_value)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_schemas_copy_equals_a_deep_copy_of_the_schemas_and_shares_nothing(env_id: str) -> None:
+    env = gym.make(env_id)
+    for seed in range(12):
+        env.reset(seed=seed)
+        toolkit = env.unwrapped.toolkit
+        want = toolkit.schemas()
+        first, second = _fast.schemas_copy(toolkit), _fast.schemas_copy(toolkit)
+        assert first == second == copy.deepcopy(want)
+        assert json.dumps(first) == json.dumps(want)  # the order of keys too
+        assert _shares_nothing(first, want) and _shares_nothing(first, second)
+        ids = [id(c) for c in _containers(first)]
+        assert len(ids) == len(set(ids))
+
+
+def test_schemas_copy_of_a_toolkit_without_a_key_is_a_plain_copy() -> None:
+    class Varying:
+        schemas_key = None
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def schemas(self) -> list[dict[str, Any]]:
+            return [{"type": "function", "function": {"name": self.name, "parameters": {}}}]
+
+    assert _fast.schemas_copy(Varying("a"))[0]["function"]["name"] == "a"
+    assert _fast.schemas_copy(Varying("b"))[0]["function"]["name"] == "b"
+
+
+_NOISES = (None, "medium", "tool_failure=0.5,distractors=3", "corruption=0.5,goal_shift=0.8")
+
+
+def _records(env_id: str) -> Iterator[dict[str, Any]]:
+    """Every call record of a few episodes of the random and heuristic agents."""
+    for noise in _NOISES:
+        env = gym.make(env_id, **({} if noise is None else {"noise": noise}))
+        for name in ("random", "heuristic"):
+            agent = make_agent(name)
+            for seed in range(3):
+                obs, info = env.reset(seed=seed)
+                agent.reset(obs, info)
+                for _ in range(40):
+                    obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+                    if terminated or truncated:
+                        break
+                yield from env.unwrapped._calls
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_call_records_keep_the_shape_copy_record_relies_on(env_id: str) -> None:
+    seen = 0
+    for record in _records(env_id):
+        containers = {k for k, v in record.items() if isinstance(v, (dict, list, tuple, set))}
+        assert containers <= {"arguments", "contradicts"}, record
+        assert isinstance(record["contradicts"], list)
+        out = _fast.copy_record(record)
+        assert out == copy.deepcopy(record) and json.dumps(out) == json.dumps(record)
+        assert _shares_nothing(out, record)
+        seen += 1
+    assert seen > 50
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), _JSON, max_size=4) | st.none(), st.lists(st.text(max_size=5), max_size=3),
+       st.booleans())
+def test_copy_record_equals_a_deep_copy_of_any_record_of_that_shape(arguments: Any, contradicts: list[str],
+                                                                    valid: bool) -> None:
+    record: dict[str, Any] = {"turn": 1, "id": "c", "name": "f", "valid": valid, "error": None, "kind": "read",
+                              "injected": False, "contradicts": contradicts}
+    if arguments is not None:
+        record["arguments"] = arguments
+    out = _fast.copy_record(record)
+    assert out == copy.deepcopy(record) and _shares_nothing(out, record)
+
+
+# ------------------------------------------------------------------ frozen dataclass constructors
+
+
+def test_the_constructed_classes_have_the_fields_the_makers_set() -> None:
+    assert [(f.name, f.default) for f in dataclasses.fields(ParsedAction)] == [
+        ("content", dataclasses.MISSING), ("calls", ()), ("error", None)]
+    assert [(f.name, f.default) for f in dataclasses.fields(ToolCall)] == [
+        ("name", dataclasses.MISSING), ("arguments", dataclasses.MISSING), ("id", None), ("error", None)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=20), st.text(max_size=10), st.dictionaries(st.text(max_size=4), _SCALARS, max_size=3),
+       st.none() | st.text(max_size=8), st.integers(0, 3))
+def test_the_makers_build_what_the_dataclass_constructors_build(text: str, name: str, arguments: dict, call_id: Any,
+                                                                 n: int) -> None:
+    message = _fast.message_maker(ParsedAction)
+    with_calls = _fast.calls_maker(ParsedAction)
+    valid_call = _fast.valid_call_maker(ToolCall)
+    fast_call, plain_call = valid_call(name, arguments, call_id), ToolCall(name=name, arguments=arguments, id=call_id)
+    assert fast_call == plain_call and repr(fast_call) == repr(plain_call)
+    fast_msg, plain_msg = message(text), ParsedAction(content=text)
+    assert fast_msg == plain_msg and repr(fast_msg) == repr(plain_msg) and hash(fast_msg) == hash(plain_msg)
+    calls = [fast_call] * n
+    fast_turn, plain_turn = with_calls(text, calls), ParsedAction(content=text, calls=tuple(calls))
+    assert fast_turn == plain_turn and type(fast_turn.calls) is tuple
+    for obj in (fast_msg, fast_turn, fast_call):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            obj.error = ActionError(ErrorCode.PARSE_ERROR, "x")  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------ JSON in and out
+
+_JSONISH = st.text(alphabet='{}[]",:. 0123456789eE+-truefalsnNIay\\\t\n\'x', max_size=30)
+_DECODE = _fast.direct_decoder(_DECODER)
+
+
+def _outcome(decode: Any, text: str) -> tuple[str, Any]:
+    try:
+        return "ok", decode(text)
+    except json.JSONDecodeError as exc:
+        return "JSONDecodeError", (exc.msg, exc.pos, exc.lineno, exc.colno)
+    except ValueError as exc:  # the strict decoder's hooks (duplicate keys, NaN, ranges)
+        return type(exc).__name__, str(exc)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_JSONISH | _JSON.map(json.dumps) | _JSON.map(lambda v: f" {json.dumps(v, indent=1)}\n"))
+def test_the_direct_decoder_gives_the_decoders_value_or_error(text: str) -> None:
+    assert _outcome(_DECODE, text) == _outcome(_DECODER.decode, text)
+
+
+@pytest.mark.parametrize("text", ['{"a":1}', ' {"a":1} ', '{"a":1} x', "", "   ", '{"a":', "[1,2]", '"s"',
+                                  '{"a":1,"a":2}', "NaN", "1e999", '{"a": 1.5}', "\t[\n]\n", "{'a': 1}"])
+def test_the_direct_decoder_on_the_edge_cases(text: str) -> None:
+    assert _outcome(_DECODE, text) == _outcome(_DECODER.decode, text)
+
+
+_ENCODERS = [json.JSONEncoder(ensure_ascii=False, allow_nan=False), json.JSONEncoder(),
+             json.JSONEncoder(sort_keys=True, separators=(",", ":"))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON | st.floats() | st.dictionaries(st.text(max_size=3), st.floats(), max_size=3))
+def test_the_tree_encoder_writes_the_encoders_text(value: Any) -> None:
+    for encoder in _ENCODERS:
+        try:
+            want: Any = encoder.encode(value)
+        except ValueError as exc:  # NaN or an infinity with allow_nan=False
+            want = ("ValueError", str(exc))
+        try:
+            got: Any = _fast.tree_encoder(encoder)(value)
+        except ValueError as exc:
+            got = ("ValueError", str(exc))
+        assert got == want
+
+
+# ------------------------------------------------------------------ named streams
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**128))
+def test_seeded_random_has_the_state_the_class_constructor_gives(bits: int) -> None:
+    fast, plain = _fast.seeded_random(Rng, bits), Rng(bits)
+    assert type(fast) is Rng and fast.getstate() == plain.getstate()
+    assert fast.gauss(0, 1) == plain.gauss(0, 1)
+    assert _fast.seeded_random(random.Random, bits).getstate() == random.Random(bits).getstate()
