@@ -253,6 +253,14 @@ def _stem(w: str, keep: frozenset[str]) -> str:
     return w
 
 
+@lru_cache(maxsize=1 << 16)
+def _phrase_stems(phrase: str) -> tuple[str, ...]:
+    """The stems of a lexicon or grammar phrase (shared by every compile: the grammar's phrases
+    are the same in each)."""
+    keep = _grammar().unstemmed
+    return tuple(_stem(t, keep) for t in tokens(phrase))
+
+
 def _expand(raw: str, contractions: dict[str, str]) -> list[str]:
     """A raw token as the words it stands for ("what's" -> "what is", "don't" -> "do not")."""
     full = contractions.get(raw)
@@ -468,7 +476,7 @@ class Understanding:
         return _stem(raw, self._g.unstemmed)
 
     def _stems(self, phrase: str) -> list[str]:
-        return [self._stem1(t) for t in tokens(phrase)]
+        return list(_phrase_stems(phrase))
 
     def _word(self, raw: str) -> tuple[_Word, ...]:
         got = self._words.get(raw)
