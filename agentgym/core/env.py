@@ -35,6 +35,7 @@ from agentgym.core.protocol import (
 from agentgym.core.render import OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
+from agentgym.core.summary_alias import ALIAS_KEY, summary_alias_wanted
 from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task
 from agentgym.core.time_limit import outer_step_limit
 from agentgym.core.tools import PolicyViolation, ToolError, Toolkit
@@ -302,6 +303,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         limit = outer_step_limit(self)
         if limit is not None and limit < self._max_turns:
             self._max_turns = limit
+        self._summary_alias = summary_alias_wanted(self)
         self._calls: list[dict[str, Any]] = []
         self._errors: dict[str, int] = {}
         self._violations: list[str] = []
@@ -392,6 +394,8 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             reward = float(score.score)
             outcome = end or ("time_budget" if over_time and turn < self._max_turns else "truncated")
             info["episode_summary"] = self._episode_summary(score, outcome)
+            if self._summary_alias:
+                info[ALIAS_KEY] = info["episode_summary"]  # the 0.1 key, where no Gymnasium layer owns it
         return render_messages(messages), reward, terminated, truncated, info
 
     def render(self) -> str | None:

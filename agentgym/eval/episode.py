@@ -30,14 +30,16 @@ __all__ = ["Episode", "EpisodeResult", "EpisodeState", "Slot", "agent_view", "pl
 
 
 def agent_view(info: dict[str, Any]) -> dict[str, Any]:
-    """The info an ordinary agent sees: without the noise log and the episode summary, which
-    would tell it where faults were injected."""
+    """The info an ordinary agent sees: without the noise log and the episode summary (under
+    its key and its 0.1 alias ``episode``), which would tell it where faults were injected."""
     if "noise" not in info and "episode_summary" not in info:
         return info
-    # A copy less two keys is cheaper than a filtering dict comprehension, and the same dict.
+    # A copy less a few keys is cheaper than a filtering dict comprehension, and the same dict.
     view = info.copy()
     view.pop("noise", None)
-    view.pop("episode_summary", None)
+    summary = view.pop("episode_summary", None)
+    if summary is not None and "episode" in view and (view["episode"] is summary or view["episode"] == summary):
+        del view["episode"]
     return view
 
 

@@ -14,6 +14,7 @@ import gymnasium as gym
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.render import cap, render_messages
+from agentgym.core.summary_alias import ALIAS_KEY
 from agentgym.core.task import NoiseEvent, SimulatedUser
 from agentgym.noise._common import NoiseWrapper, check_rate, event_detail
 
@@ -115,6 +116,8 @@ class Typos(NoiseWrapper):
         obs, info = self._perturb(obs, info)
         if self._episode_events and "episode_summary" in info:
             info["episode_summary"] = _with_events(info["episode_summary"], self._episode_events)
+            if ALIAS_KEY in info:
+                info[ALIAS_KEY] = info["episode_summary"]
         return obs, reward, terminated, truncated, info
 
     def _perturb(self, obs: str, info: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -22,6 +22,7 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from agentgym.core.protocol import MAX_ACTION_BYTES, MAX_JSON_DEPTH, ErrorCode, parse_action
+from agentgym.core.summary_alias import ALIAS_KEY, summary_alias_wanted
 from agentgym.server.wire import space_from_spec
 
 __all__ = ["RemoteEnv", "RemoteEnvError", "ServerBusy", "sendable"]
@@ -153,12 +154,21 @@ class RemoteEnv(gym.Env[str, str]):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        # The server's env knows nothing of the wrappers around this client: the 0.1 alias of
+        # the summary follows what is around the client (`agentgym.core.summary_alias`).
+        self._summary_alias = summary_alias_wanted(self)
         out = self._call("reset", {"seed": seed, "options": options})
         return out["obs"], out["info"]
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         out = self._call("step", {"action": sendable(action)})
-        return out["obs"], out["reward"], out["terminated"], out["truncated"], out["info"]
+        info = out["info"]
+        if isinstance(info, dict) and "episode_summary" in info:
+            if getattr(self, "_summary_alias", True):
+                info[ALIAS_KEY] = info["episode_summary"]
+            else:
+                info.pop(ALIAS_KEY, None)
+        return out["obs"], out["reward"], out["terminated"], out["truncated"], info
 
     def close(self) -> None:
         """Delete the session and drop the connections. Never raises: the server reaps what is left."""

@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium.error import ResetNeeded
+from gymnasium.wrappers import RecordEpisodeStatistics
 
 from agentgym.eval.records import canonical_json
 from agentgym.testing.probes import GARBAGE_ACTIONS, probe_actions, schema_garbage
@@ -131,9 +132,10 @@ class _Checker:
             ep = info.get("episode_summary")
             self.require(isinstance(ep, dict), check,
                          f"the last step's info lacks 'episode_summary' (keys {sorted(info)})")
-            self.require("episode" not in info, check,
+            self.require("episode" not in info or info["episode"] == ep, check,
                          "the last step's info holds 'episode', the key Gymnasium's RecordEpisodeStatistics "
-                         "writes (it refuses an env that sets it): put the summary in 'episode_summary'")
+                         "writes (it refuses an env that sets it), as something other than the summary's "
+                         "alias: put the summary in 'episode_summary' (agentgym.core.summary_alias)")
             for key in ("success", "score", "turns", "tool_calls"):
                 self.require(key in ep, check, f"info['episode_summary'] lacks {key!r}")
             self.require(type(ep["success"]) is bool, check, "info['episode_summary']['success'] must be a bool")
@@ -237,7 +239,8 @@ def check_agent_env(
       terminated and truncated are Python bools, observations lie in the space, infos are plain
       JSON data with no hidden key before the end, a step's messages open with the assistant's
       turn whose ``tool_calls`` the tool messages answer, and the last info has
-      ``episode_summary`` (and no ``episode``, the key of Gymnasium's statistics wrappers).
+      ``episode_summary`` (and ``episode`` only as its alias, never under Gymnasium's
+      `RecordEpisodeStatistics`, which owns that key: one episode is played inside it).
     - ``aliasing``: observations and infos returned earlier in an episode are not mutated by
       later steps (each is deep-copied when received and compared at the end).
     - ``determinism``: the same seed and actions give the same trajectory twice in-process,
@@ -348,6 +351,24 @@ def _run_episode(c: _Checker, env: gym.Env, seed: int | None, actions: Sequence[
     return hasher.lines
 
 
+def _check_statistics_wrapper(c: _Checker, env: gym.Env, seed: int, actions: Sequence[Any]) -> None:
+    """Wrapped in Gymnasium's `RecordEpisodeStatistics`, which owns ``info["episode"]`` (and
+    asserts that the env left it alone), the env plays an episode to its end."""
+    stats = RecordEpisodeStatistics(env)
+    try:
+        stats.reset(seed=seed)
+        for action in actions:
+            _, _, terminated, truncated, info = stats.step(action)
+            if terminated or truncated:
+                c.require(set(info.get("episode") or ()) >= {"r", "l", "t"}, "step-types",
+                          "under RecordEpisodeStatistics the last info's 'episode' is not the wrapper's")
+                break
+    except AssertionError:
+        c.require(False, "step-types", "the last step's info holds 'episode' under RecordEpisodeStatistics, "
+                  "the key that wrapper writes (it refuses an env that sets it): put the summary in "
+                  "'episode_summary'")
+
+
 def _check_runs(c: _Checker, env: gym.Env, seeds: list[int], fresh_process: bool, source: str | gym.Env) -> None:
     episodes: list[tuple[int, list[str]]] = []
     reference: list[str] = []
@@ -361,6 +382,8 @@ def _check_runs(c: _Checker, env: gym.Env, seeds: list[int], fresh_process: bool
                   f"seed {seed}: a second run (random/numpy.random reseeded) differs: {_first_difference(first, second)}")
         episodes.append((seed, actions))
         reference.append(hashlib.sha256("".join(line + "\n" for line in first).encode("ascii")).hexdigest())
+
+    _check_statistics_wrapper(c, env, *episodes[0])
 
     # Interleaved with a second env of the same kind: no shared state between instances.
     other = gym.make(env.spec) if env.spec is not None else None
