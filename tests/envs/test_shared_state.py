@@ -31,7 +31,7 @@ from agentgym.core.understanding import Understanding
 SHARED: dict[str, str] = {
     # Filled once per key, idempotently (a race builds the same value twice); values are bytes
     # or are only ever read; what leaves the env is a copy.
-    "agentgym.core.env._SCHEMA_BLOBS": "bytes per schema set; each reset loads a fresh copy",
+    "agentgym.core._fast._SCHEMA_BLOBS": "bytes per schema set; each reset loads a fresh copy",
     "agentgym.envs.crosstask.session._LAYOUTS": "one layout per sub-toolkit mix, read only; schemas copied",
     # lru_cache is thread-safe; each of these is a pure function of its arguments (the
     # package's data files) whose result is only read.
