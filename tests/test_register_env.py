@@ -17,14 +17,14 @@ from agentgym.testing import fresh_process_hashes, probe_actions, trajectory_has
 from agentgym.toolenv import ToolEnv
 
 ENV_ID = "OwnEnvTest/Register-v0"
-REPO = str(Path(__file__).resolve().parents[1])
+EXAMPLES = str(Path(__file__).resolve().parents[1] / "envs" / "examples")
 
 
 def make_shop(**kwargs: object) -> ToolEnv:
     """The example's env, made through this module (so the entry point is this module's)."""
-    if REPO not in sys.path:
-        sys.path.append(REPO)  # examples/ is a folder of the repository, not an installed package
-    return importlib.import_module("examples.own_env").make_env(**kwargs)
+    if EXAMPLES not in sys.path:
+        sys.path.append(EXAMPLES)  # envs/examples/ is a folder of the repository, not a package
+    return importlib.import_module("own_env").make_env(**kwargs)
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def registered() -> Iterator[str]:
     yield ENV_ID
     del gym.registry[ENV_ID]
     gym.registry.pop("MyOrg/Shop-v0", None)  # registered by the example make_shop imports
-    sys.modules.pop("examples.own_env", None)
+    sys.modules.pop("own_env", None)
 
 
 def test_a_registered_env_takes_noise_and_its_spec_rebuilds_it(registered: str) -> None:
