@@ -388,7 +388,8 @@ def memoriser_figures(suite: Suite, oracle_records: list[dict[str, Any]], tmp: P
     published seeds make its episodes anyone's to play).
 
     Returns:
-        ``public``, ``sealed``: the memoriser's success; ``heuristic_public``,
+        ``public``, ``sealed``: the memoriser's success; ``oracle_public``: the oracle's, whose
+        actions it memorised; ``heuristic_public``,
         ``heuristic_sealed``: the heuristic's on the same episodes; ``public_vs_heuristic``,
         ``sealed_vs_heuristic``: the paired differences; ``public_hits``, ``sealed_hits``: the
         openings it knew; ``episodes``.
@@ -406,7 +407,8 @@ def memoriser_figures(suite: Suite, oracle_records: list[dict[str, Any]], tmp: P
     assert [j.key for j in jobs] == [r["key"] for r in sealed]
     heuristic_sealed = [play_job(j, AgentSpec("heuristic")) for j in jobs]
     return {"episodes": len(sealed), "public_hits": public_hits, "sealed_hits": sealed_hits,
-            "public": success(public), "heuristic_public": success(heuristic_public),
+            "public": success(public), "oracle_public": success(oracle_records),
+            "heuristic_public": success(heuristic_public),
             "public_vs_heuristic": paired_success(public, heuristic_public),
             "sealed": success(sealed), "heuristic_sealed": success(heuristic_sealed),
             "sealed_vs_heuristic": paired_success(sealed, heuristic_sealed)}

@@ -1,16 +1,18 @@
 """What the sealed track measures: known seeds buy nothing there, and ordinary agents score as in the open track.
 
 - An agent that memorised the public episodes of a suite (opening observation -> the oracle's
-  recorded actions) tops the open track, and scores exactly the heuristic it falls back on in
-  the sealed track: no opening of a sealed run is one it has seen (paired 95% CI of the
-  difference, on the same published seeds).
+  recorded actions) scores the oracle's success on the public seeds, far above the heuristic, and
+  no better than the heuristic it falls back on in the sealed track (paired 95% CIs of the
+  difference, on the same episodes): a template's openings repeat across tasks, their worlds do
+  not, so an opening it knows there is another task, on which the memorised actions fail.
 - The heuristic's and the random agent's sealed success agree with their open success within
   the 95% CIs: the sealed episodes come from the same distribution.
 
 The default run uses the layout of core-v0 at a tenth of its seeds (the memorised agent) and
 one episode per task on 100 tasks per family (the agreement: episodes of one task, under two
 noise settings and two trials, are not independent draws, and the bootstrap CIs treat them as
-if they were); ``-m slow`` runs core-v0 itself (the figures in docs/RELIABILITY.md).
+if they were); ``-m slow`` runs core-v0 itself (the figures of benchmarks/RESULTS-sealed.md, which
+``benchmarks/bench_sealed.py`` measures with the same helpers).
 """
 
 from __future__ import annotations
@@ -32,13 +34,13 @@ INDEPENDENT = Suite(id="sealedagree-v0", description="every family, no noise, 10
 
 
 def _check_memoriser(f: dict, suite: Suite) -> None:
-    # Public seeds: every opening is known, and the oracle's actions win (the open track's flaw):
-    # far above the heuristic on the very same episodes.
-    assert f["public_hits"] == len(suite) and f["public"]["value"] >= 0.95
+    # Public seeds: every opening is known, and the oracle's actions replay its very episodes (the
+    # open track's flaw; bar the openings two public tasks share, 6% on core-v0): far above the heuristic.
+    assert f["public_hits"] == len(suite) and f["public"]["value"] >= f["oracle_public"]["value"] - 0.1
     assert f["public_vs_heuristic"]["ci"][0] > 0.2, f["public_vs_heuristic"]
-    # Sealed: the openings it knows are few (a template's openings repeat, their worlds do not), and
-    # on the very same episodes it does no better than the heuristic it falls back on.
-    assert f["sealed_hits"] <= len(suite) // 10
+    # Sealed: on the very same episodes it does no better than the heuristic it falls back on
+    # (the openings it knows there belong to other tasks), and far worse than on the public seeds.
+    assert f["sealed_hits"] < len(suite) // 2
     assert f["sealed_vs_heuristic"]["ci"][0] <= 0.0, f["sealed_vs_heuristic"]
     assert f["sealed"]["ci"][1] < f["public"]["ci"][0]
 
