@@ -39,7 +39,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Collection, Iterator, Mapping
+from typing import Any, Collection, Iterator, Mapping
 
 from agentgym import __version__
 from agentgym.bench.suites import SUITES, Suite
@@ -453,13 +453,8 @@ def _check_version(manifest: Manifest, versions: Collection[str]) -> None:
                        "suite with one of them)", field="package_version")
 
 
-#: Replays records matched to the suite's jobs and returns each replay's metrics, in order.
-Replayer = Callable[[list[tuple[EpisodeJob, dict[str, Any]]]], list[dict[str, Any]]]
-
-
 def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None, *,
-                      workers: int | None = None, versions: Collection[str] = REPLAYABLE_VERSIONS,
-                      replay: Replayer | None = None) -> Verified:
+                      workers: int | None = None, versions: Collection[str] = REPLAYABLE_VERSIONS) -> Verified:
     """Verify a decoded submission end to end.
 
     Args:
@@ -468,9 +463,6 @@ def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None
         workers: replay processes (default: one below `PARALLEL_FROM` episodes or four cores, else one
             per core up to 16).
         versions: the agentgym versions whose records are accepted (default: `REPLAYABLE_VERSIONS`).
-        replay: replays the ``(job, record)`` pairs and returns each replay's metrics, raising
-            `Rejected` at a mismatch (default: `replay_episode` on `workers` processes). The
-            board's sealed runs pass theirs: they are replayed while they play.
 
     Returns:
         The `Verified` submission.
@@ -492,7 +484,7 @@ def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None
     if not sub.records:
         raise Rejected("incomplete", f"the submission holds no records of suite {suite.id}")
     pairs = _match_suite(sub.records, suite, sub.manifest)
-    replayed = _replay_all(pairs, workers) if replay is None else replay(pairs)
+    replayed = _replay_all(pairs, workers)
     records = [{**rec, "metrics": metrics} for (_, rec), metrics in zip(pairs, replayed)]
     summary = summarise_submission(records, suite)
     check_claims(sub.manifest.claimed, summary)

@@ -8,9 +8,8 @@ runner's own `EpisodeState`, to a file of the run's (flushed per episode, in a f
 board's user can read: the records hold the seeds), and ends the run one of three ways:
 
 - ``complete``: every episode played; the records are verified by replay like any submission
-  (`verify_submission`, with the seeds in the manifest; a large run's records are replayed while
-  it plays, `agentgym.leaderboard.sealed.ahead`) and stored as an entry of the sealed track,
-  whose body, the records with their seeds, is published (`finish`);
+  (`verify_submission`, with the seeds in the manifest) and stored as an entry of the sealed
+  track, whose body, the records with their seeds, is published (`finish`);
 - ``incomplete``: an episode in play was lost (its session closed, reaped or timed out), nothing
   was asked of the run for the grace period, it ran past its longest duration, its token was
   revoked, or the board restarted. Never ranked, and its records are never published;
@@ -38,7 +37,6 @@ from agentgym.bench.suites import SUITES, Suite
 from agentgym.eval.records import RecordWriter
 from agentgym.eval.runner import AgentSpec, EpisodeJob
 from agentgym.leaderboard.dedupe import play_digest
-from agentgym.leaderboard.sealed.ahead import ReplayAhead
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
 from agentgym.leaderboard.store import Entry, Store
@@ -122,9 +120,6 @@ class Run:
     #: Sessions being opened for this run now (counted against `SealedConfig.sessions_per_run`).
     opening: int = 0
     writer: RecordWriter | None = None
-    #: Replays the records while the run plays (a run of `SealedConfig.replay_ahead_from`
-    #: episodes or more); None: they are replayed when it ends.
-    ahead: ReplayAhead | None = None
 
     def __post_init__(self) -> None:
         self.jobs = self.suite.jobs(self.seeds)
@@ -167,12 +162,7 @@ class Run:
         self.writer.write(rec)
         del self.in_play[index]
         self.written.append(index)
-        last = len(self.written) == len(self.jobs)
-        if self.ahead is not None:
-            self.ahead.add(self.jobs[index], rec)
-            if last:
-                self.ahead.flush()
-        return last
+        return len(self.written) == len(self.jobs)
 
     def counts(self) -> dict[str, int]:
         return {"episodes": len(self.jobs), "done": len(self.written), "in_play": len(self.in_play),
@@ -249,8 +239,6 @@ class RunBook:
                       revision=fields["revision"], organisation=fields["organisation"],
                       description=fields["description"], records_path=self.records_dir / f"{run_id}.jsonl")
             run.writer = RecordWriter(run.records_path)
-            if len(run.jobs) >= self.config.replay_ahead_from:
-                run.ahead = ReplayAhead()
             self._live[run_id] = run
         log.info("sealed run %s opened by token %d (%s) for %s on %s", run_id, token.id, token.organisation,
                  fields["agent"], suite.id)
@@ -357,8 +345,6 @@ class RunBook:
             own.execute(statement, values)
 
     def _drop_records(self, run: Run) -> None:
-        if run.ahead is not None:
-            run.ahead.cancel()
         if run.writer is not None:
             run.writer.close()
         run.records_path.unlink(missing_ok=True)
@@ -387,8 +373,7 @@ class RunBook:
         try:
             if max(map(len, lines), default=0) > LIMITS.max_line_bytes:
                 raise LimitExceeded("line_too_long", "a record is longer than anyone's board would accept")
-            verified = verify_submission(sub, self.suites, workers=self.workers,
-                                         replay=None if run.ahead is None else run.ahead.replayer())
+            verified = verify_submission(sub, self.suites, workers=self.workers)
 
             def closed_with_entry(conn: sqlite3.Connection, entry_id: int) -> None:
                 self._set_state(run.run_id, "complete", None, conn, entry_id)

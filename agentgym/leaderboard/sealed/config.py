@@ -30,10 +30,6 @@ class SealedConfig:
     max_sessions: int = 64
     #: Where env calls run (the env server's ``env_calls``: ``thread`` or ``inline``).
     env_calls: str = "inline"
-    #: A run of at least this many episodes is replayed while it plays, by a replay process of the
-    #: board's, instead of after its last episode (`agentgym.leaderboard.sealed.ahead`); a
-    #: smaller one is replayed when it ends (the process's start-up would cost more than it saves).
-    replay_ahead_from: int = 600
 
     def server_config(self) -> ServerConfig:
         """The env server's limits for the sealed sessions (a session idle for the grace period is reaped)."""
@@ -44,7 +40,7 @@ class SealedConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-        for name in ("sessions_per_run", "max_sessions", "replay_ahead_from"):
+        for name in ("sessions_per_run", "max_sessions"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
