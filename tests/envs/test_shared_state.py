@@ -40,6 +40,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.dialog.tasks._tables": "tuples",
     "agentgym.envs.dialog.tasks.brief_for": "a str",
     "agentgym.envs.dialog.tasks.domains_for": "a tuple",
+    "agentgym.core.understanding._phrase_stems": "a tuple of str per phrase",
     "agentgym.agents.candidates.tool_chains.stem": "a str from a key name",
     "agentgym.agents.candidates.tool_chains._diverse_ranks": "tuples of index tuples",
     # A compiled understanding engine per domain: its phrase tables are only read; its memos

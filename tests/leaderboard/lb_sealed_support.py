@@ -1,10 +1,12 @@
-"""Shared pieces of the sealed-track tests: a board on loopback, tokens, and the agents that test it.
+"""Shared pieces of the sealed-track tests: a board on loopback, tokens, the agents that test it,
+and the figures measured with them.
 
 The board is the real app (`agentgym.leaderboard.server.create_app` with ``sealed=``) under
 uvicorn, with the env server's connection guard, in a thread of the test process or in a child
 process (`board_process`) when its CPU must be its own. The agents are small real agents: one
 that keeps everything it is shown, the oracle relabelled as an ordinary agent, and one that has
-memorised public episodes.
+memorised public episodes. The figures (`memoriser_figures`, `agreement_figures`) are what
+`tests/leaderboard/test_lb_sealed_agents.py` asserts and `benchmarks/bench_sealed.py` reports.
 """
 
 from __future__ import annotations
@@ -308,3 +310,114 @@ class LookupAgent(Agent):
         if self._script:
             return self._script.pop(0)
         return self._fallback.act(obs, info)
+
+
+# ============================================================================ figures
+def public_records(suite: Suite, agent: str, root: Path) -> list[dict[str, Any]]:
+    """The records of an in-process run of `suite`'s public seeds (resumed, so made once per folder)."""
+    from agentgym.bench.run import RECORDS, run_suite
+    from agentgym.eval.records import read_records
+    from agentgym.eval.runner import AgentSpec
+
+    out = Path(root) / suite.id / agent.replace(":", "_")
+    run_suite(suite, AgentSpec(agent), out, workers=1, progress=False, timeout_s=None)
+    return list(read_records(out / RECORDS))
+
+
+def sealed_submission(suite: Suite, agent: str, tmp: Path, revision: str = "r1") -> Any:
+    """The published submission of a sealed run of `agent` on a board of its own."""
+    from agentgym.eval.runner import AgentSpec
+    from agentgym.leaderboard.sealed.client import SealedTarget, run_sealed
+    from agentgym.leaderboard.submission import decode_submission
+
+    name = agent.replace(":", "_")
+    with sealed_board(tmp / f"board-{name}", SealedConfig(grace_s=60), suites={suite.id: suite},
+                      ids=f"{suite.id}-{agent.split(':')[-1]}") as board:
+        final = run_sealed(suite.id, AgentSpec(agent), SealedTarget(board.url, board.token(), "m", revision),
+                           tmp / f"sealed-{name}", progress=False, concurrency=4, timeout_s=None)
+    assert final["state"] == "complete", final
+    return decode_submission(Path(final["records_file"]).read_bytes())
+
+
+def success(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The success rate of `records` with its bootstrap 95% CI (``{"value", "ci", ...}``)."""
+    from agentgym.eval import metrics
+
+    return metrics.completion(records, n_boot=2000, seed=0)["success_rate"]
+
+
+def paired_success(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[str, Any]:
+    """Success(a) - success(b) on the same episodes (by record key), with a paired bootstrap 95% CI."""
+    from agentgym.eval import metrics
+
+    return metrics.paired_comparison(a, b, "success", n_boot=2000, seed=0)["diff"]
+
+
+def task_difference(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[str, Any]:
+    """Success(a) - success(b) for two runs on different tasks, with a 95% CI that resamples
+    tasks (env and seed: a task's noise settings and trials move together), not episodes."""
+    import numpy as np
+
+    def by_task(records: list[dict[str, Any]]) -> list[list[float]]:
+        groups: dict[tuple[str, int], list[float]] = {}
+        for r in records:
+            groups.setdefault((r["env"]["id"], r["seed"]), []).append(float(bool(r["metrics"].get("success"))))
+        return list(groups.values())
+
+    rng = np.random.default_rng(0)
+    ga, gb = by_task(a), by_task(b)
+
+    def mean(groups: list[list[float]], pick: Any) -> float:
+        chosen = [groups[i] for i in pick]
+        return sum(map(sum, chosen)) / sum(map(len, chosen))
+
+    point = mean(ga, range(len(ga))) - mean(gb, range(len(gb)))
+    boots = [mean(ga, rng.integers(0, len(ga), len(ga))) - mean(gb, rng.integers(0, len(gb), len(gb)))
+             for _ in range(2000)]
+    return {"value": point, "ci": [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))]}
+
+
+def overlap(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two aggregates' 95% CIs overlap."""
+    return bool(a["ci"][0] <= b["ci"][1] and b["ci"][0] <= a["ci"][1])
+
+
+def memoriser_figures(suite: Suite, oracle_records: list[dict[str, Any]], tmp: Path) -> dict[str, Any]:
+    """The memoriser (`LookupAgent`, taught `oracle_records` of `suite`'s public episodes) against
+    the heuristic on the same episodes: on the public seeds, and on a sealed run's (whose
+    published seeds make its episodes anyone's to play).
+
+    Returns:
+        ``public``, ``sealed``: the memoriser's success; ``oracle_public``: the oracle's, whose
+        actions it memorised; ``heuristic_public``,
+        ``heuristic_sealed``: the heuristic's on the same episodes; ``public_vs_heuristic``,
+        ``sealed_vs_heuristic``: the paired differences; ``public_hits``, ``sealed_hits``: the
+        openings it knew; ``episodes``.
+    """
+    from agentgym.eval.runner import AgentSpec, play_job
+
+    LookupAgent.table = memorise(suite, oracle_records)
+    LookupAgent.hits = 0
+    public = public_records(suite, "lb_sealed_support:LookupAgent", tmp / "public")
+    public_hits, LookupAgent.hits = LookupAgent.hits, 0
+    heuristic_public = public_records(suite, "heuristic", tmp / "public")
+    published = sealed_submission(suite, "lb_sealed_support:LookupAgent", tmp)
+    sealed, sealed_hits = published.records, LookupAgent.hits
+    jobs = suite.jobs(published.manifest.sealed.seeds)
+    assert [j.key for j in jobs] == [r["key"] for r in sealed]
+    heuristic_sealed = [play_job(j, AgentSpec("heuristic")) for j in jobs]
+    return {"episodes": len(sealed), "public_hits": public_hits, "sealed_hits": sealed_hits,
+            "public": success(public), "oracle_public": success(oracle_records),
+            "heuristic_public": success(heuristic_public),
+            "public_vs_heuristic": paired_success(public, heuristic_public),
+            "sealed": success(sealed), "heuristic_sealed": success(heuristic_sealed),
+            "sealed_vs_heuristic": paired_success(sealed, heuristic_sealed)}
+
+
+def agreement_figures(suite: Suite, agent: str, tmp: Path) -> dict[str, Any]:
+    """`agent`'s success on `suite`'s public seeds and in a sealed run of its own (other tasks):
+    ``public``, ``sealed``, ``difference`` (sealed - public, resampling tasks), ``overlap``."""
+    public = public_records(suite, agent, tmp / "public")
+    sealed = sealed_submission(suite, agent, tmp).records
+    a, b = success(public), success(sealed)
+    return {"public": a, "sealed": b, "difference": task_difference(sealed, public), "overlap": overlap(a, b)}
