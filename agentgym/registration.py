@@ -201,7 +201,7 @@ def import_env_module(env_id: str) -> str:
     a module part is left to `gym.make`.
 
     The working directory is importable (`importable_working_dir`), so that ``agentgym eval
-    examples.own_env:MyOrg/Shop-v0`` finds ``examples/own_env.py`` where it is run.
+    own_env:MyOrg/Shop-v0`` run in ``envs/examples/`` finds ``own_env.py`` there.
 
     Raises:
         ValueError: the module cannot be imported, or it did not register the id.

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgym.core._fast import calls_maker, direct_decoder, message_maker, valid_call_maker
+from agentgym.core.json_types import json_type_name
 
 __all__ = [
     "MAX_ACTION_BYTES",
@@ -240,22 +241,6 @@ def _deep_error(where: str) -> ActionError:
     )
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 # --- call shapes ------------------------------------------------------------------
 
 
@@ -277,11 +262,11 @@ def _call_from_object(obj: dict) -> ToolCall:
         if not isinstance(obj, dict):
             return _call_error(
                 "", call_id, ErrorCode.PARSE_ERROR,
-                f"'function' must be a JSON object, got {_json_type(obj)}",
+                f"'function' must be a JSON object, got {json_type_name(obj)}",
             )
     name = obj.get("name")
     if not isinstance(name, str) or not name:
-        got = "an empty string" if name == "" else _json_type(name)
+        got = "an empty string" if name == "" else json_type_name(name)
         return _call_error(
             name if isinstance(name, str) else "", call_id, ErrorCode.PARSE_ERROR,
             f"tool call 'name' must be a non-empty string, got {got}",
@@ -301,7 +286,7 @@ def _call_from_object(obj: dict) -> ToolCall:
         note = " (decoded from a string)" if decoded else ""
         return _call_error(
             name, call_id, ErrorCode.INVALID_ARGS,
-            f"arguments must be a JSON object, got {_json_type(args)}{note}",
+            f"arguments must be a JSON object, got {json_type_name(args)}{note}",
         )
     return _valid_call(name, args, call_id)
 
@@ -314,14 +299,14 @@ def _from_message_fields(msg: dict) -> tuple[str, list[ToolCall]] | ActionError:
     elif not isinstance(content, str):
         return ActionError(
             ErrorCode.PARSE_ERROR,
-            f"message 'content' must be a string or null, got {_json_type(content)}",
+            f"message 'content' must be a string or null, got {json_type_name(content)}",
         )
     tool_calls = msg.get("tool_calls")
     if tool_calls is None:
         return content.strip(), []
     if not isinstance(tool_calls, list):
         return ActionError(
-            ErrorCode.PARSE_ERROR, f"'tool_calls' must be a list, got {_json_type(tool_calls)}"
+            ErrorCode.PARSE_ERROR, f"'tool_calls' must be a list, got {json_type_name(tool_calls)}"
         )
     if len(tool_calls) > MAX_CALLS_PER_TURN:
         return _TOO_MANY_CALLS
@@ -332,7 +317,7 @@ def _from_message_fields(msg: dict) -> tuple[str, list[ToolCall]] | ActionError:
         else:
             calls.append(_call_error(
                 "", None, ErrorCode.PARSE_ERROR,
-                f"tool_calls[{index}] is not a tool call object, got {_json_type(item)}",
+                f"tool_calls[{index}] is not a tool call object, got {json_type_name(item)}",
             ))
     return content.strip(), calls
 
@@ -420,7 +405,7 @@ def _parse_whole_json(text: str) -> ParsedAction:
             return _failed(text, ErrorCode.PARSE_ERROR,
                            "JSON object is not a tool call: missing 'name'")
         return _failed(text, ErrorCode.PARSE_ERROR,
-                       f"JSON {_json_type(value)} is not a list of tool calls")
+                       f"JSON {json_type_name(value)} is not a list of tool calls")
     if isinstance(got, ActionError):
         return _turn_error(text, got)
     content, calls = got

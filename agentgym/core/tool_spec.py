@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from agentgym.core.json_types import json_type_name
 from agentgym.core.protocol import ActionError, ErrorCode
 
 __all__ = ["ToolKind", "READ", "WRITE", "ToolSpec", "Checker", "compile_checker", "short_repr", "MAX_TOOL_NAME_CHARS"]
@@ -44,25 +45,6 @@ _JSON_TYPE_NAMES = {
 }
 
 Checker = Callable[[object], "str | None"]  # returns None when valid, else "must be ..., got ..."
-
-
-def _json_type(v: object) -> str:
-    """The JSON type name of a value, for messages."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, float):
-        return "number" if math.isfinite(v) else repr(v)  # 'nan', 'inf'
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (list, tuple)):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return type(v).__name__
 
 
 #: Past this many characters a string is cut before repr(), and past this many bits an integer
@@ -110,7 +92,7 @@ def _compile_base(t: str, schema: dict, expected: str | None = None) -> Checker:
 
         def check_str(v: object) -> str | None:
             if not isinstance(v, str):
-                return f"{type_msg}, got {_json_type(v)}"
+                return f"{type_msg}, got {json_type_name(v, schema_words=True)}"
             if enum_set is not None and v not in enum_set:
                 return f"{enum_msg}, got {short_repr(v)}"
             if max_len is not None and len(v) > max_len:
@@ -128,11 +110,11 @@ def _compile_base(t: str, schema: dict, expected: str | None = None) -> Checker:
                 return f"{type_msg}, got boolean"
             if isinstance(v, float):
                 if is_int:
-                    return f"{type_msg}, got {_json_type(v)}"
+                    return f"{type_msg}, got {json_type_name(v, schema_words=True)}"
                 if not math.isfinite(v):
                     return f"must be a finite number, got {short_repr(v)}"
             elif not isinstance(v, int):
-                return f"{type_msg}, got {_json_type(v)}"
+                return f"{type_msg}, got {json_type_name(v, schema_words=True)}"
             if enum_set is not None and v not in enum_set:
                 return f"{enum_msg}, got {short_repr(v)}"
             if lo is not None and v < lo:
@@ -147,7 +129,7 @@ def _compile_base(t: str, schema: dict, expected: str | None = None) -> Checker:
 
         def check_bool(v: object) -> str | None:
             if not isinstance(v, bool):
-                return f"must be {expected}, got {_json_type(v)}"
+                return f"must be {expected}, got {json_type_name(v, schema_words=True)}"
             return None
 
         return check_bool
@@ -159,7 +141,7 @@ def _compile_base(t: str, schema: dict, expected: str | None = None) -> Checker:
 
         def check_list(v: object) -> str | None:
             if not isinstance(v, list):
-                return f"must be {expected}, got {_json_type(v)}"
+                return f"must be {expected}, got {json_type_name(v, schema_words=True)}"
             if max_items is not None and len(v) > max_items:
                 return f"has too many items ({len(v)} > {max_items})"
             if item_check is not None:
@@ -242,7 +224,7 @@ def compile_checker(schema: dict) -> Checker:
             return None
         # Prefer a constraint message ("must be >= 1") over a type message when one type matched.
         specific = [p for p in problems if p is not None and not p.startswith("must be a")]
-        return specific[0] if specific else f"must be {expected}, got {_json_type(v)}"
+        return specific[0] if specific else f"must be {expected}, got {json_type_name(v, schema_words=True)}"
 
     return check_any
 
@@ -322,7 +304,7 @@ class ToolSpec:
         if not isinstance(arguments, dict):
             return ActionError(
                 ErrorCode.INVALID_ARGS,
-                f"tool '{self.name}': arguments must be an object, got {_json_type(arguments)}",
+                f"tool '{self.name}': arguments must be an object, got {json_type_name(arguments, schema_words=True)}",
             )
         checkers = self._checkers
         problems: list[str] | None = None
