@@ -38,7 +38,7 @@ def agent_view(info: dict[str, Any]) -> dict[str, Any]:
     view = info.copy()
     view.pop("noise", None)
     summary = view.pop("episode_summary", None)
-    if summary is not None and "episode" in view and (view["episode"] is summary or view["episode"] == summary):
+    if summary is not None and view.get("episode") is summary:  # its 0.1 alias is the same dict
         del view["episode"]
     return view
 

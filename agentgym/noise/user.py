@@ -14,7 +14,6 @@ import gymnasium as gym
 
 from agentgym.core.env import AgentEnv
 from agentgym.core.render import cap, render_messages
-from agentgym.core.summary_alias import ALIAS_KEY
 from agentgym.core.task import NoiseEvent, SimulatedUser
 from agentgym.noise._common import NoiseWrapper, check_rate, event_detail
 
@@ -115,9 +114,8 @@ class Typos(NoiseWrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         obs, info = self._perturb(obs, info)
         if self._episode_events and "episode_summary" in info:
-            info["episode_summary"] = _with_events(info["episode_summary"], self._episode_events)
-            if ALIAS_KEY in info:
-                info[ALIAS_KEY] = info["episode_summary"]
+            # In place: the summary is this step's own dict, and its 0.1 alias is the same dict.
+            _merge_events(info["episode_summary"], self._episode_events)
         return obs, reward, terminated, truncated, info
 
     def _perturb(self, obs: str, info: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -153,8 +151,7 @@ class Typos(NoiseWrapper):
         return render_messages(changed[first:]), info
 
 
-def _with_events(episode: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
-    """The episode summary with the typos events merged into its noise log, in step order
-    (a step's typos come after the env's own events of that step: they act on its output)."""
-    merged = sorted([*episode["noise"], *events], key=lambda e: e["step"])  # stable: env's first per step
-    return {**episode, "noise": merged}
+def _merge_events(episode: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    """Merge the typos events into the episode summary's noise log, in step order (a step's
+    typos come after the env's own events of that step: they act on its output)."""
+    episode["noise"] = sorted([*episode["noise"], *events], key=lambda e: e["step"])  # stable: env's first per step

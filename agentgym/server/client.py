@@ -136,6 +136,7 @@ class RemoteEnv(gym.Env[str, str]):
         self.env_id = env_id
         self.transport = transport
         self.session_id: str | None = None
+        self._summary_alias = True
         self._timeout_s = timeout_s
         self._http = _Connection(self.url, timeout_s)
         self._ws: Any = None
@@ -164,7 +165,7 @@ class RemoteEnv(gym.Env[str, str]):
         out = self._call("step", {"action": sendable(action)})
         info = out["info"]
         if isinstance(info, dict) and "episode_summary" in info:
-            if getattr(self, "_summary_alias", True):
+            if self._summary_alias:
                 info[ALIAS_KEY] = info["episode_summary"]
             else:
                 info.pop(ALIAS_KEY, None)
