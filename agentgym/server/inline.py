@@ -45,6 +45,10 @@ class Watchdog:
         self._c_tid = ctypes.c_ulong(self._tid)
         self._strike = ctypes.py_object(StepTimeout)
         self._started: float | None = None
+        # Whether a strike was made for the call in play. Clearing the thread's async exception
+        # when none was set is not free: CPython 3.11 then leaves its eval breaker raised for good
+        # (every call and loop takes the slow path, and a profiler spins on it), so clear only then.
+        self._struck = False
         # Held to start and end a call, and by the watchdog to look and strike: so it can never
         # strike a call that has already ended (its exception would land in the event loop).
         self._lock = threading.Lock()
@@ -64,7 +68,9 @@ class Watchdog:
             finally:
                 with self._lock:
                     self._started = None
-                    _set_async_exc(self._c_tid, None)  # drop a strike that came too late
+                    if self._struck:  # drop a strike that came too late
+                        _set_async_exc(self._c_tid, None)
+                        self._struck = False
         except StepTimeout:
             raise self._on_overrun() from None
 
@@ -79,4 +85,5 @@ class Watchdog:
                 started = self._started
                 if started is not None and time.monotonic() - started > self.timeout_s:
                     _set_async_exc(self._c_tid, self._strike)
+                    self._struck = True
                     self._started = None  # one strike per call

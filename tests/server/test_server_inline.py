@@ -93,3 +93,20 @@ def test_run_belongs_to_one_thread() -> None:
     t.join()
     dog.stop()
     assert errors and "thread" in str(errors[0])
+
+
+def test_calls_leave_the_interpreter_as_they_found_it_so_a_profiler_can_run() -> None:
+    # Clearing a thread's async exception when none was set leaves CPython 3.11's eval breaker
+    # raised for good: every call then takes the slow path, and a profiler spins on it for ever.
+    # A watchdog that made no strike must clear nothing (checked in a process of its own).
+    import subprocess
+    import sys
+
+    code = ("import cProfile; from agentgym.server.inline import Watchdog\n"
+            "dog = Watchdog(5.0, TimeoutError)\n"
+            "for _ in range(3): dog.run(sum, [1, 2])\n"
+            "profile = cProfile.Profile(); profile.enable()\n"
+            "total = sum(dog.run(abs, -i) for i in range(2000))\n"
+            "profile.disable(); dog.stop(); print(total)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stdout.strip() == str(sum(range(2000))), done.stderr
