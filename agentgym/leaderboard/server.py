@@ -290,11 +290,13 @@ def serve(db: str | Path, host: str = "127.0.0.1", port: int = LEADERBOARD_PORT,
     Raises:
         UserError: the port is in use or the address cannot be listened on.
     """
+    from agentgym.server.gc_policy import tune_for_serving
     from agentgym.server.serve import listen_socket, uvicorn_server
 
     sock = listen_socket(host, port)
     url = public_url or f"http://{host}:{port}"
     app = create_app(db, public_url=url, workers=workers, sealed=sealed)
+    tune_for_serving()
     if sealed is None:
         uvicorn_server(app, host=host, port=port, log_level=log_level).run(sockets=[sock])
         return

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentgym.server.config import ConnectionLimits, ServerConfig
+from agentgym.server.gc_policy import tune_for_serving
 
 __all__ = ["serve", "ServerThread", "uvicorn_server", "listen_socket", "ENV_SERVER_PORT", "LEADERBOARD_PORT"]
 
@@ -136,6 +137,7 @@ def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: 
     cfg = config or ServerConfig()
     app = create_app(cfg, env_ids=env_ids)
     sock = listen_socket(host, port)
+    tune_for_serving()
     uvicorn_server(app, host=host, port=port, log_level=log_level, limits=cfg.connection_limits(),
                    ws_max_bytes=cfg.max_body_bytes).run(sockets=[sock])
 
