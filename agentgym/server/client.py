@@ -221,12 +221,11 @@ class RemoteEnv(gym.Env[str, str]):
         return payload
 
     def _connect_ws(self) -> Any:
-        from websockets.sync.client import connect
+        from agentgym.server.ws_blocking import connect
 
         ws_url = "ws" + self.url[len("http"):] + f"/sessions/{self.session_id}/ws"
-        # No compression: messages are small, and deflate costs more than it saves on a LAN.
-        return self._ws_stack.enter_context(
-            connect(ws_url, compression=None, max_size=None, open_timeout=self._timeout_s))
+        # No compression (none is offered): messages are small, and deflate costs more than it saves on a LAN.
+        return self._ws_stack.enter_context(connect(ws_url, max_size=None, open_timeout=self._timeout_s))
 
 
 class _Connection:
