@@ -171,8 +171,8 @@ class RecordWriter:
             cut = data.rfind(b"\n") + 1
             fh.truncate(cut)
 
-    def write(self, record: dict[str, Any]) -> None:
-        """Append one record (its `schema_version` is set first)."""
+    def write(self, record: dict[str, Any]) -> str:
+        """Append one record (its `schema_version` is set first); returns the line written."""
         # The schema version leads the line (a reader can dispatch on it before parsing the
         # rest); the other keys follow sorted, so equal records are equal bytes.
         if "schema_version" in record:
@@ -182,10 +182,12 @@ class RecordWriter:
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.path, "a", encoding="ascii", newline="\n")
-        self._fh.write(f'{{"schema_version":{SCHEMA_VERSION}{sep}{rest[1:]}\n')
+        line = f'{{"schema_version":{SCHEMA_VERSION}{sep}{rest[1:]}\n'
+        self._fh.write(line)
         self._fh.flush()
         if self._fsync:
             os.fsync(self._fh.fileno())
+        return line
 
     def close(self) -> None:
         if self._fh is not None:

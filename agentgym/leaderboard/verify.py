@@ -51,7 +51,8 @@ from agentgym.leaderboard.record_schema_fast import known_valid
 from agentgym.leaderboard.scoring import check_claims, summarise_submission
 from agentgym.leaderboard.submission import Manifest, Rejected, Submission, Unverifiable
 
-__all__ = ["Verified", "verify_submission", "replay_episode", "config_hash", "PARALLEL_FROM", "REPLAYABLE_VERSIONS"]
+__all__ = ["Verified", "verify_submission", "replay_episode", "Mismatch", "config_hash", "PARALLEL_FROM",
+           "REPLAYABLE_VERSIONS"]
 
 #: Below this many episodes replay runs in this process (a process pool costs about a second to start).
 PARALLEL_FROM = 600
@@ -298,6 +299,12 @@ def _replay_chunk(items: list[tuple[EpisodeJob, dict[str, Any]]]) -> list[Mismat
     return [replay_episode(job, rec)[1] for job, rec in items]
 
 
+def replay_lines(items: list[tuple[EpisodeJob, bytes]]) -> list[Mismatch | None]:
+    """The verdicts of replaying records given as their JSON lines (a worker process's job: the
+    bytes it parses are the bytes that were written)."""
+    return [replay_episode(job, json.loads(line))[1] for job, line in items]
+
+
 def _slim(rec: Mapping[str, Any]) -> dict[str, Any]:
     # What a replay reads of a record: sent to worker processes instead of the whole record.
     return {"env": {"spec": rec["env"]["spec"]}, "task": rec["task"], "actions": rec["actions"],
@@ -305,24 +312,47 @@ def _slim(rec: Mapping[str, Any]) -> dict[str, Any]:
             "trajectory_sha256": rec["trajectory_sha256"]}
 
 
-_POOL: dict[int, ProcessPoolExecutor] = {}
+_POOL: dict[tuple[int, bool], ProcessPoolExecutor] = {}
 _POOL_LOCK = threading.Lock()
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
+def _pool(workers: int, *, background: bool = False) -> ProcessPoolExecutor:
     """A process pool kept for the life of this process, so a server pays the start-up (and the
-    workers' env construction) once, not per submission."""
+    workers' env construction) once, not per submission. `background` workers run at the lowest
+    CPU priority: they use the cycles a server leaves free, never the ones it needs."""
     import multiprocessing as mp
 
     with _POOL_LOCK:
-        pool = _POOL.get(workers)
+        pool = _POOL.get((workers, background))
         if pool is None:
             # spawn, not fork: the server that calls this runs threads.
-            pool = _POOL[workers] = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+            pool = _POOL[workers, background] = ProcessPoolExecutor(
+                max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_worker_start,
+                initargs=(os.getpid(), background))
         return pool
 
 
-def _drop_pool(pool: ProcessPoolExecutor) -> None:
+def background_pool() -> ProcessPoolExecutor:
+    """The process's one background replay worker (`_pool`, lowest priority)."""
+    return _pool(1, background=True)
+
+
+def _worker_start(parent: int, background: bool) -> None:
+    # A server stopped by a signal exits without its exit hooks (uvicorn re-raises the signal),
+    # and a killed one has none: its workers would live on. Each watches its parent instead.
+    threading.Thread(target=_exit_with_parent, args=(parent,), name="agentgym-orphan-watch", daemon=True).start()
+    if background:
+        os.nice(19)
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+def drop_pool(pool: ProcessPoolExecutor) -> None:
+    """Forget `pool` (broken: its next user gets a new one) and shut it down."""
     with _POOL_LOCK:
         for k, v in list(_POOL.items()):
             if v is pool:
@@ -337,7 +367,18 @@ def _shutdown_pools() -> None:
     _POOL.clear()
 
 
-def _replay_all(pairs: list[tuple[EpisodeJob, dict[str, Any]]], workers: int | None) -> list[dict[str, Any]]:
+def _replay_all(pairs: list[tuple[EpisodeJob, dict[str, Any]]], workers: int | None,
+                replayed: Mapping[str, Mismatch | None] | None = None) -> list[dict[str, Any]]:
+    if replayed:
+        # Replayed already (a board's own records, as they were written): only the rest are
+        # replayed now, and the first mismatch in the suite's order decides, as it would have.
+        known = next((i for i, (job, _) in enumerate(pairs) if replayed.get(job.key) is not None), len(pairs))
+        _replay_all([p for p in pairs[:known] if p[0].key not in replayed], workers)  # raises an earlier one
+        if known < len(pairs):
+            raise replayed[pairs[known][0].key].error()  # type: ignore[union-attr]
+        # A passed replay says the recorded metrics equal the replay's as canonical JSON, and a
+        # board's records are parsed from canonical lines: they are that JSON's values already.
+        return [rec["metrics"] for _, rec in pairs]
     n = len(pairs)
     if workers is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -358,7 +399,7 @@ def _replay_all(pairs: list[tuple[EpisodeJob, dict[str, Any]]], workers: int | N
     try:
         verdicts = [v for chunk in pool.map(_replay_chunk, chunks) for v in chunk]
     except BrokenProcessPool:
-        _drop_pool(pool)
+        drop_pool(pool)
         raise
     for mismatch in verdicts:
         if mismatch is not None:
@@ -375,7 +416,8 @@ def _check_version(manifest: Manifest, versions: Collection[str]) -> None:
 
 
 def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None, *,
-                      workers: int | None = None, versions: Collection[str] = REPLAYABLE_VERSIONS) -> Verified:
+                      workers: int | None = None, versions: Collection[str] = REPLAYABLE_VERSIONS,
+                      replayed: Mapping[str, Mismatch | None] | None = None) -> Verified:
     """Verify a decoded submission end to end.
 
     Args:
@@ -384,6 +426,9 @@ def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None
         workers: replay processes (default: one below `PARALLEL_FROM` episodes or four cores, else one
             per core up to 16).
         versions: the agentgym versions whose records are accepted (default: `REPLAYABLE_VERSIONS`).
+        replayed: the verdicts, by episode key, of replays made earlier of these very records (a
+            board's sealed run replays its records as they are written: `ReplayAhead`); those
+            episodes are not replayed again. Every other stage runs as without it.
 
     Returns:
         The `Verified` submission.
@@ -406,8 +451,8 @@ def verify_submission(sub: Submission, suites: Mapping[str, Suite] | None = None
     if not sub.records:
         raise Rejected("incomplete", f"the submission holds no records of suite {suite.id}")
     pairs = _match_suite(sub.records, suite, sub.manifest)
-    replayed = _replay_all(pairs, workers)
-    records = [{**rec, "metrics": metrics} for (_, rec), metrics in zip(pairs, replayed)]
+    metrics_of = _replay_all(pairs, workers, replayed)
+    records = [{**rec, "metrics": metrics} for (_, rec), metrics in zip(pairs, metrics_of)]
     summary = summarise_submission(records, suite)
     check_claims(sub.manifest.claimed, summary)
     agent = dict(records[0]["agent"])

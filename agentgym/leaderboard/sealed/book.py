@@ -10,7 +10,9 @@ run one of three ways:
 
 - ``complete``: every episode played; the records are verified by replay like any submission
   (`verify_submission`, with the seeds in the manifest) and stored as an entry of the sealed
-  track, whose body, the records with their seeds, is published (`finish`);
+  track, whose body, the records with their seeds, is published (`finish`). The replay starts
+  while the run plays: each record goes to a background worker as it is written
+  (`agentgym.leaderboard.replay_ahead`), so the end waits only for the episodes it has not reached;
 - ``incomplete``: an episode in play was lost (its session closed, reaped or timed out), nothing
   was asked of the run for the grace period, it ran past its longest duration, its token was
   revoked, or the board restarted. Never ranked, and its records are never published;
@@ -38,6 +40,7 @@ from agentgym.bench.suites import SUITES, Suite
 from agentgym.eval.jobs import AgentSpec, EpisodeJob
 from agentgym.eval.records import RecordWriter
 from agentgym.leaderboard.dedupe import play_digest
+from agentgym.leaderboard.replay_ahead import ReplayAhead, line_digest, warm_up
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
 from agentgym.leaderboard.store import Entry, Store
@@ -68,6 +71,8 @@ QUOTA_WINDOW_S = 24 * 3600.0
 MAX_AGENT_CONFIG_BYTES = 16 * 1024
 #: The phases of a run in memory, and the states of a run's row (open, then how it ended).
 RUN_PHASES = ("playing", "verifying")
+#: Seconds a finished run waits for its replays in flight before replaying the rest itself.
+REPLAY_AHEAD_WAIT_S = 600.0
 RUN_STATES = ("open", "complete", "incomplete", "rejected")
 
 
@@ -135,6 +140,8 @@ class Run:
     #: Sessions being opened for this run now (counted against `SealedConfig.sessions_per_run`).
     opening: int = 0
     writer: RecordWriter | None = None
+    #: Replays the records as they are written (None: all are replayed once the run is played).
+    ahead: ReplayAhead | None = None
 
     def __post_init__(self) -> None:
         self.jobs = self.suite.jobs(self.seeds)
@@ -174,7 +181,9 @@ class Run:
     def record(self, index: int, rec: dict[str, Any]) -> bool:
         """Append episode `index`'s record; True when it was the run's last episode."""
         assert self.writer is not None and index in self.in_play
-        self.writer.write(rec)
+        line = self.writer.write(rec)
+        if self.ahead is not None:
+            self.ahead.add(self.jobs[index], line)
         del self.in_play[index]
         self.written.append(index)
         return len(self.written) == len(self.jobs)
@@ -213,6 +222,8 @@ class RunBook:
         self._secret = secret
         self._live: dict[str, Run] = {}
         self._lock = threading.Lock()  # the live runs are read by finishing threads too
+        if self.config.replay_ahead:
+            warm_up()
         self.records_dir = Path(f"{store.path}.sealed")
         self.records_dir.mkdir(mode=0o700, exist_ok=True)
         os.chmod(self.records_dir, 0o700)  # mkdir's mode passes through the umask
@@ -254,6 +265,7 @@ class RunBook:
                       revision=fields["revision"], organisation=fields["organisation"],
                       description=fields["description"], records_path=self.records_dir / f"{run_id}.jsonl")
             run.writer = RecordWriter(run.records_path)
+            run.ahead = ReplayAhead() if self.config.replay_ahead else None
             self._live[run_id] = run
         log.info("sealed run %s opened by token %d (%s) for %s on %s", run_id, token.id, token.organisation,
                  fields["agent"], suite.id)
@@ -373,6 +385,8 @@ class RunBook:
             own.execute(statement, values)
 
     def _drop_records(self, run: Run) -> None:
+        if run.ahead is not None:
+            run.ahead.cancel()
         if run.writer is not None:
             run.writer.close()
         run.records_path.unlink(missing_ok=True)
@@ -401,7 +415,11 @@ class RunBook:
         try:
             if max(map(len, lines), default=0) > LIMITS.max_line_bytes:
                 raise LimitExceeded("line_too_long", "a record is longer than anyone's board would accept")
-            verified = verify_submission(sub, self.suites, workers=self.workers)
+            replayed = None
+            if run.ahead is not None:
+                digests = {rec["key"]: line_digest(line) for rec, line in zip(sub.records, records.splitlines())}
+                replayed = run.ahead.verdicts(digests, timeout_s=REPLAY_AHEAD_WAIT_S)
+            verified = verify_submission(sub, self.suites, workers=self.workers, replayed=replayed)
 
             def closed_with_entry(conn: sqlite3.Connection, entry_id: int) -> None:
                 self._set_state(run.run_id, "complete", None, conn, entry_id)

@@ -27,6 +27,10 @@ class SealedConfig:
     max_sessions: int = 64
     #: Where env calls run (the env server's ``env_calls``: ``thread`` or ``inline``).
     env_calls: str = "inline"
+    #: Replay each record in a background worker process as it is written, so a played run's
+    #: verification waits only for the episodes the worker has not reached (False: replay them
+    #: all once the run is played, in the board's process).
+    replay_ahead: bool = True
 
     def server_config(self) -> ServerConfig:
         """The env server's limits for the sealed sessions (a session idle for the grace period is reaped)."""
