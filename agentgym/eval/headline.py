@@ -139,7 +139,7 @@ def aggregate_measures(measures: Mapping[str, Measure], n_units: int, width: int
 
 
 def headline(records: Sequence[Record], *, by_kind: bool = False, n_boot: int = 2000, seed: int = 0,
-             alpha: float = 0.05) -> dict[str, Any]:
+             alpha: float = 0.05, judged: Sequence[JudgedEpisode] | None = None) -> dict[str, Any]:
     """Every headline metric of a run, each with its bootstrap CI, from one set of resamples.
 
     Args:
@@ -147,12 +147,14 @@ def headline(records: Sequence[Record], *, by_kind: bool = False, n_boot: int = 
         by_kind: also each fault kind's ``recovery_share:<kind>``, ``recovery_median:<kind>`` and
             ``recovery_rmst:<kind>``.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
+        judged: `judge_records(records)`, when the caller has it already (one judging serves
+            several summaries of the same records).
 
     Returns:
         ``{key: agg}`` for every key of `HEADLINE` (and the per-kind ones), plus ``episodes``,
         ``faults``, ``recovered``, ``censored`` and ``committed`` (episodes with a commitment).
     """
-    eps = judge_records(records)
+    eps = judge_records(records) if judged is None else judged
     out: dict[str, Any] = aggregate_measures(headline_measures(eps, by_kind=by_kind), len(eps), fault_width(eps), n_boot, seed, alpha)
     faults = [f for e in eps for f in e.faults]
     out.update(episodes=len(eps), faults=len(faults), recovered=sum(f.recovered for f in faults),

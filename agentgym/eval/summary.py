@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from agentgym.eval.headline import HEADLINE, headline
-from agentgym.eval.judging import Record
+from agentgym.eval.judging import JudgedEpisode, Record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,6 +39,7 @@ def summarise(
     seed: int = 0,
     alpha: float = 0.05,
     on_group: Callable[[int], None] | None = None,
+    judged: Sequence[JudgedEpisode] | None = None,
 ) -> "pd.DataFrame":
     """One row per group with every headline metric, its bootstrap CI and its n.
 
@@ -48,6 +49,7 @@ def summarise(
             ``suite``, ``family``, ``domain``, ``difficulty`` and ``split``.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
         on_group: called with each group's number of records once its row is done (progress).
+        judged: `judge_records(records)`, in the same order, when the caller has it already.
 
     Returns:
         A DataFrame sorted by the group columns, with ``n`` (episodes) and, for each key of
@@ -62,14 +64,16 @@ def summarise(
     unknown = [g for g in group_by if g not in _GROUP_FIELDS]
     if unknown:
         raise ValueError(f"unknown group_by fields {unknown}; known: {sorted(_GROUP_FIELDS)}")
-    groups: dict[tuple[Any, ...], list[Record]] = defaultdict(list)
-    for rec in records:
-        groups[tuple(_GROUP_FIELDS[g](rec) for g in group_by)].append(rec)
+    groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for i, rec in enumerate(records):
+        groups[tuple(_GROUP_FIELDS[g](rec) for g in group_by)].append(i)
     rows = []
-    for key, recs in groups.items():
+    for key, members in groups.items():
+        recs = [records[i] for i in members]
         row: dict[str, Any] = dict(zip(group_by, key))
         row["n"] = len(recs)
-        aggs = headline(recs, n_boot=n_boot, seed=seed, alpha=alpha)
+        aggs = headline(recs, n_boot=n_boot, seed=seed, alpha=alpha,
+                        judged=None if judged is None else [judged[i] for i in members])
         for col in SUMMARY_METRICS:
             agg = aggs[col]
             row[col] = _nan(agg["value"])

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from agentgym.bench.suites import Suite
 from agentgym.eval import metrics
+from agentgym.eval.judging import judge_records
 from agentgym.leaderboard.submission import CLAIMABLE, Rejected
 
 __all__ = ["summarise_submission", "check_claims", "claims_from", "primary_aggregate", "HEADLINE", "N_BOOT",
@@ -51,7 +52,8 @@ def summarise_submission(records: Sequence[Mapping[str, Any]], suite: Suite) -> 
         "recovery_censored", "goal_consistency", "committed", "pass_hat_k" (an aggregate with
         ``k``, or None for single-trial suites), "cells"}``.
     """
-    aggs = metrics.headline(records, n_boot=N_BOOT, seed=BOOT_SEED)
+    judged = judge_records(records)  # once, for the headline and every cell
+    aggs = metrics.headline(records, n_boot=N_BOOT, seed=BOOT_SEED, judged=judged)
     summary: dict[str, Any] = {"episodes": len(records), "primary": suite.primary}
     summary.update((key, aggs[name]) for name, key in _SUMMARY_KEYS)
     summary.update(recovery_faults=aggs["faults"], recovery_censored=aggs["censored"], committed=aggs["committed"],
@@ -60,7 +62,7 @@ def summarise_submission(records: Sequence[Mapping[str, Any]], suite: Suite) -> 
         k = suite.trials
         summary["pass_hat_k"] = {**metrics.reliability(records, ks=(k,), n_boot=N_BOOT, seed=BOOT_SEED)[f"pass^{k}"],
                                  "k": k}
-    cells = metrics.summarise(records, group_by=("env", "noise"), n_boot=N_BOOT_CELLS, seed=BOOT_SEED)
+    cells = metrics.summarise(records, group_by=("env", "noise"), n_boot=N_BOOT_CELLS, seed=BOOT_SEED, judged=judged)
     summary["cells"] = [{k: _plain(v) for k, v in row.items()} for row in cells.to_dict(orient="records")]
     if not isinstance(summary.get(suite.primary), dict):
         raise ValueError(f"suite {suite.id} ranks by {suite.primary!r}, which is not a summary aggregate")

@@ -93,6 +93,20 @@ def _canon(value: Any) -> str:
     return canonical_json(value)
 
 
+def _same_json(a: Any, b: Any) -> bool:
+    """True only if `a` and `b` have the same canonical JSON: equal, and of the same types all the
+    way down (``True == 1 == 1.0`` in Python, not in JSON). False says nothing: compare `_canon`."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same_json(v, b[k]) for k, v in a.items())
+    if type(a) is list:
+        return len(a) == len(b) and all(map(_same_json, a, b))
+    if type(a) is float:
+        return repr(a) == repr(b)  # 0.0 == -0.0 and nan != nan in Python; JSON writes them apart
+    return bool(a == b)
+
+
 def _suite_jobs(suite: Suite, manifest: Manifest) -> list[EpisodeJob]:
     # A sealed run plays the suite's layout on the seeds its board drew; an upload, the public seeds.
     if manifest.sealed is None:
@@ -128,10 +142,10 @@ def _match_suite(records: list[dict[str, Any]], suite: Suite,
             ("trial", rec["trial"], job.trial),
         )
         for name, got, want in checks:
-            if _canon(got) != _canon(want):
+            if not _same_json(got, want) and _canon(got) != _canon(want):
                 raise Rejected("inconsistent_record", f"{name} is {got!r} but the episode key says {want!r}",
                                episode=key, field=name)
-        if _canon(rec["agent"]) != _canon(agent0):
+        if not _same_json(rec["agent"], agent0) and _canon(rec["agent"]) != _canon(agent0):
             raise Rejected("mixed_agents", "the records come from more than one agent or configuration",
                            episode=key, field="agent")
         version = rec["provenance"].get("agentgym")

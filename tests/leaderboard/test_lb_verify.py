@@ -440,3 +440,16 @@ def test_records_are_parsed_strictly(edit: Callable[[dict[str, Any]], Any], fiel
     with pytest.raises(MalformedSubmission) as info:
         _verify(recs)
     assert info.value.field == field and info.value.episode == recs[2]["key"]
+
+
+def test_the_fast_equality_of_record_fields_never_passes_what_canonical_json_tells_apart() -> None:
+    from agentgym.eval.records import canonical_json
+    from agentgym.leaderboard.verify import _same_json
+
+    values = [1, 1.0, True, 0.0, -0.0, None, "1", [1], (1,), {"a": 1}, {"a": True}, {"a": [1, {"b": 2.5}]},
+              {"a": [1, {"b": 2.5}], "c": None}, 10**30, 1e30, [], {}]
+    for a in values:
+        for b in values:
+            if _same_json(a, b):
+                assert canonical_json(a) == canonical_json(b), (a, b)
+    assert _same_json({"a": [1, {"b": 2.5}]}, {"a": [1, {"b": 2.5}]})
