@@ -45,10 +45,16 @@ __all__ = [
     "make_policy",
     "policy_spec",
     "MASK",
+    "FEATURES",
+    "ToolNeeds",
 ]
 
 #: The logit of a padding slot: finite, so 0 * logp stays 0 in the entropy.
 MASK = -1e9
+#: The hash policy's structural features' version: 2 adds the kind of a candidate, the turns
+#: left, whether a tool is done yet or unlocks a value another tool lacks, and where a call's
+#: values came from. A checkpoint without one was trained with version 1 and plays with it.
+FEATURES = 2
 _WORD = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?")
 _PHRASE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 
@@ -73,6 +79,42 @@ class Message:
         self.words = _WORD.findall(self.lower)
 
 
+_SCHEMA_WORD = re.compile(r"[a-z]{3,}")
+_JSON_KEY = re.compile(r'"([a-z0-9_]+)":')
+
+
+class ToolNeeds:
+    """What the tool schemas say about the flow of values between tools: per tool, the kinds of
+    value (stems) its name and description name (``list_accounts``, "The company's bank
+    accounts": account, bank, company ...), and per kind, the tools with a required free-form
+    argument of that kind (``create_transfer.from_account``: account). A look-up whose words
+    name a kind some other tool needs and nothing has given yet is the step a chain lacks."""
+
+    def __init__(self, tools: Sequence[Any]) -> None:
+        from agentgym.agents.candidates.tool_chains import singular, stem
+
+        self.vocabulary: dict[str, frozenset[str]] = {}
+        self.needed_by: dict[str, set[str]] = {}
+        for t in tools:
+            fn = t.get("function", t) if isinstance(t, dict) else None
+            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                continue
+            name = fn["name"]
+            text = (name.replace("_", " ") + " " + str(fn.get("description") or "")).lower()
+            self.vocabulary[name] = frozenset(singular(w) for w in _SCHEMA_WORD.findall(text))
+            params = fn.get("parameters") or {}
+            props = params.get("properties") or {}
+            for arg in params.get("required") or ():
+                schema = props.get(arg)
+                if isinstance(schema, dict) and "enum" not in schema and schema.get("type") in ("string", "array"):
+                    self.needed_by.setdefault(stem(arg), set()).add(name)
+
+    def unlocks(self, tool: str, known: set[str]) -> bool:
+        """Whether `tool`'s words name a kind of value another tool needs that `known` lacks."""
+        return any(s not in known and self.needed_by[s] - {tool} for s in self.vocabulary.get(tool, ())
+                   if s in self.needed_by)
+
+
 class Transcript:
     """The public conversation of one episode, the agent's own turns included.
 
@@ -83,12 +125,19 @@ class Transcript:
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.actions: Counter[str] = Counter()
+        #: The episode's turn budget (``info["max_turns"]`` at reset; 0 when the env gives none).
+        self.max_turns = 0
+        #: What the tool schemas say (`ToolNeeds`), read once at reset.
+        self.needs = ToolNeeds(())
         #: Per-step memo of featurizers (entity -> features); cleared whenever messages arrive.
         self.anchor_cache: dict[str, Any] = {}
 
     def reset(self, info: Mapping[str, Any]) -> None:
         self.messages = []
         self.actions = Counter()
+        budget = info.get("max_turns")
+        self.max_turns = int(budget) if isinstance(budget, int) and not isinstance(budget, bool) else 0
+        self.needs = ToolNeeds(info.get("tools") or ())
         self._extend(info.get("messages", ()))
 
     def add(self, action: str, info: Mapping[str, Any]) -> None:
@@ -133,11 +182,16 @@ class HashFeaturizer:
     Args:
         buckets: the number of hash buckets (feature ids are in ``[0, buckets)``).
         recent: how many of the latest messages get position-tagged features.
+        version: which structural features (`FEATURES`): a checkpoint plays with the version it
+            trained with.
     """
 
-    def __init__(self, buckets: int = 1 << 14, recent: int = 4) -> None:
+    def __init__(self, buckets: int = 1 << 14, recent: int = 4, version: int = FEATURES) -> None:
+        if version not in (1, FEATURES):
+            raise ValueError(f"features version must be 1 or {FEATURES}, got {version!r}")
         self.buckets = int(buckets)
         self.recent = int(recent)
+        self.version = int(version)
         self._cache: dict[str, int] = {}
         self._static: dict[str, tuple[np.ndarray, list[str], list[str], str]] = {}
 
@@ -158,7 +212,7 @@ class HashFeaturizer:
         return m.bag
 
     def history(self, t: Transcript) -> np.ndarray:
-        feats = [f"turn:{min(t.turns, 20)}"]
+        feats = [f"turn:{min(t.turns, 20)}"] + ([_turns_left(t)] if self.version >= 2 else [])
         msgs = [m for m in t.messages if m.role != "system"]
         kinds: Counter[str] = Counter()
         ids: list[int] = []
@@ -269,32 +323,75 @@ class HashFeaturizer:
 
     def _shape(self, text: str, t: Transcript, anchors: list[str], slots: list[str], tool: str) -> list[int]:
         """A candidate's structural features: how it relates to the conversation, in terms that
-        name no tool and no value, so they carry over to tools never seen in training: how often
-        it and its tool were taken, whether its tool last failed, whether the user's words name
-        its tool, and per value: the key it sat under (its argument's stem or another), the role
-        and age of the message it came from, its place in a list, what followed."""
+        name no tool and no value, so they carry over to tools never seen in training: its kind
+        (a call, a question, a reply), how often it and its tool were taken, whether its tool
+        last failed or never succeeded yet, whether the user's words name its tool, the turns
+        left; per value: the key it sat under (its argument's stem or another), the role and age
+        of the message it came from, its place in a list, what followed, and where it came from
+        (`_origin`); per call: how many of its values each source gave, none guessed, and the
+        conjunctions that mark the natural next step of a chain (a tool not yet done whose values
+        are all known, one of them from the result just in). Version 1 (`FEATURES`) has only
+        the repeats, the tool's calls and failure, the names, the keys and the limits."""
         state = t.anchor_cache.get("__state__")
         if state is None:
             state = t.anchor_cache["__state__"] = _transcript_state(t)
         feats = [f"s:repeat:{min(t.actions.get(text, 0), 3)}", "s:call" if tool else "s:msg"]
         ids: list[int] = []
-        calls, failed, said, limits = state
+        v2 = self.version >= 2
+        if v2:
+            feats.append(_turns_left(t))
         if tool:
-            feats.append(f"s:toolcalls:{min(calls.get(tool, 0), 3)}")
-            if tool in failed:
+            feats.append(f"s:toolcalls:{min(state.calls.get(tool, 0), 3)}")
+            if tool in state.failed:
                 feats.append("s:toolfailed")
             words = [w[:5] for w in tool.lower().split("_") if len(w) > 2]
-            feats.append(f"s:named:{min(sum(1 for w in words if w in said), 2)}")
+            feats.append(f"s:named:{min(sum(1 for w in words if w in state.said), 2)}")
+            if v2:
+                fresh = "fresh" if tool not in state.succeeded else "done"
+                unlocks = "unlocks" if t.needs.unlocks(tool, state.known) else "gives"
+                feats += [f"s:{fresh}", f"s:{unlocks}", f"s:{unlocks}:{fresh}"]
+        elif v2:
+            kind = "ask" if "?" in text else "reply"
+            feats += [f"s:{kind}", f"s:{kind}:asked:{min(state.asks, 3)}", f"s:{kind}:after:{state.last}"]
+        sources: Counter[str] = Counter()
         for a, slot in zip(anchors, slots):
             anchor = self._anchor(a, t)
             ids += anchor.shape
             if slot:
                 feats.append("s:keymatch" if anchor.key and _arg_stem(anchor.key) == slot
                              else "s:keyother" if anchor.key else "s:keynone")
+                if v2:
+                    origin = self._origin(a, t, state.answer_start)
+                    sources[origin] += 1
+                    feats.append(f"s:from:{origin}")
                 number = _number(a)
                 if number is not None:  # a value against the limits the brief states
-                    feats += [f"s:limit:{w}:{'over' if number > v else 'within'}" for w, v in limits]
+                    feats += [f"s:limit:{w}:{'over' if number > v else 'within'}" for w, v in state.limits]
+        if tool and v2:
+            feats += [f"s:src:{k}:{min(v, 3)}" for k, v in sorted(sources.items())]
+            sourced = "s:guessed" if sources.get("none") else "s:sourced"
+            fresh = "fresh" if tool not in state.succeeded else "done"
+            latest = "latest" if sources.get("latest") else "older"
+            feats += [sourced, f"{sourced}:{fresh}", f"{sourced}:{fresh}:{latest}", f"{sourced}:{fresh}:{state.last}"]
         return self._ids(feats) + ids
+
+    @staticmethod
+    def _origin(anchor: str, t: Transcript, answer_start: int) -> str:
+        """Where a call's value came from, the most telling source first: the messages that
+        answered the agent's last action (``latest``), the user's words, an earlier tool
+        result, the brief; ``none`` when only the agent itself said it (a guess). Cached per step."""
+        key = "__origin__" + anchor
+        hit = t.anchor_cache.get(key)
+        if hit is not None:
+            return hit
+        roles: set[str] = set()
+        for i, m in enumerate(t.messages):
+            if m.role != "assistant" and anchor in m.lower:
+                roles.add("latest" if i >= answer_start and m.role != "system" else m.role)
+        out = next((name for role, name in (("latest", "latest"), ("user", "user"), ("tool", "tool"),
+                                            ("system", "brief")) if role in roles), "none")
+        t.anchor_cache[key] = out
+        return out
 
     def candidates(self, texts: Sequence[str], t: Transcript) -> CandidateFeatures:
         """Every candidate's features: its own words, its structural features, and the words
@@ -410,31 +507,82 @@ def _json_place(text: str, pos: int, length: int) -> tuple[list[str], str]:
 _LIMIT = re.compile(r"\b([a-z]+)\s+(\d+(?:\.\d+)?)\b")
 
 
-def _transcript_state(t: "Transcript") -> tuple[Counter[str], set[str], set[str], list[tuple[str, float]]]:
-    """Per tool: how often the agent called it, which of its calls last failed; the user's words
-    (their first five letters), to match tool names against; and the numbers the brief states
-    with the word before each (``more than 1000.00``, ``over 150.00``: the limits policies set)."""
+@dataclass(slots=True)
+class _State:
+    """What `_transcript_state` reads off a transcript once per step."""
+
+    #: Per tool: how often the agent called it; the tools whose last call failed; those with a
+    #: call that succeeded.
+    calls: Counter[str]
+    failed: set[str]
+    succeeded: set[str]
+    #: The user's words (their first five letters), to match tool names against.
+    said: set[str]
+    #: The numbers the brief states with the word before each (the limits policies set).
+    limits: list[tuple[str, float]]
+    #: How many questions the agent asked; what the latest message is (``tool``, ``error``,
+    #: ``user``, ``user?``: the user asked something, ``none``).
+    asks: int
+    last: str
+    #: The index of the first message that answered the agent's last action.
+    answer_start: int
+    #: The kinds of value (stems of keys) tool results and the agent's calls have held.
+    known: set[str]
+
+
+def _transcript_state(t: "Transcript") -> _State:
+    """Per tool: how often the agent called it, which of its calls last failed and which
+    succeeded; the user's words; the numbers the brief states with the word before each
+    (``more than 1000.00``, ``over 150.00``: the limits policies set); the questions asked; the
+    kind of the latest message; where the answer to the last action starts."""
     calls: Counter[str] = Counter()
     failed: set[str] = set()
+    succeeded: set[str] = set()
     said: set[str] = set()
     limits: list[tuple[str, float]] = []
     last_tool = ""
-    for m in t.messages:
+    asks = 0
+    answer_start = 0
+    keys: set[str] = set()
+    for i, m in enumerate(t.messages):
         if m.role == "system":
             limits += [(w, float(v)) for w, v in _LIMIT.findall(m.lower) if w in _LIMIT_WORDS][:6]
         elif m.role == "assistant":
+            answer_start = i + 1
             call = _as_call(m.text)
             last_tool = call[0] if call is not None else ""
             if last_tool:
                 calls[last_tool] += 1
+                keys.update(call[1])
+            elif "?" in m.text:
+                asks += 1
         elif m.role == "tool" and last_tool:
             if m.text.startswith("[error"):
                 failed.add(last_tool)
             else:
                 failed.discard(last_tool)
+                succeeded.add(last_tool)
+                keys.update(_JSON_KEY.findall(m.lower))
         elif m.role == "user":
             said.update(w[:5] for w in m.words if len(w) > 2)
-    return calls, failed, said, limits
+    last = "none"
+    if t.messages and t.messages[-1].role != "system":
+        m = t.messages[-1]
+        if m.role == "tool":
+            last = "error" if m.text.startswith("[error") else "tool"
+        elif m.role == "user":
+            last = "user?" if "?" in m.text else "user"
+        else:
+            last = m.role
+    return _State(calls, failed, succeeded, said, limits, asks, last, answer_start, {_arg_stem(k) for k in keys})
+
+
+def _turns_left(t: "Transcript") -> str:
+    """The turns the episode has left, in buckets (``left:?`` when the env states no budget)."""
+    if not t.max_turns:
+        return "left:?"
+    left = t.max_turns - t.turns
+    return f"left:{left}" if left <= 2 else "left:3-4" if left <= 4 else "left:5-8" if left <= 8 else "left:9+"
 
 
 #: Words that put a limit before a number in a brief.
@@ -562,16 +710,19 @@ class HashPolicy(nn.Module):
 
     Args:
         buckets: hash buckets of the featurizer. dim: embedding size. hidden: MLP width.
-        recent: latest messages with position-tagged features.
+        recent: latest messages with position-tagged features. features: the structural
+        features' version (`FEATURES`).
     """
 
     kind = "hash"
     candidates = True
 
-    def __init__(self, buckets: int = 1 << 14, dim: int = 32, hidden: int = 128, recent: int = 4) -> None:
+    def __init__(self, buckets: int = 1 << 14, dim: int = 32, hidden: int = 128, recent: int = 4,
+                 features: int = FEATURES) -> None:
         super().__init__()
-        self.config = {"buckets": int(buckets), "dim": int(dim), "hidden": int(hidden), "recent": int(recent)}
-        self.featurizer = HashFeaturizer(buckets, recent)
+        self.config = {"buckets": int(buckets), "dim": int(dim), "hidden": int(hidden), "recent": int(recent),
+                       "features": int(features)}
+        self.featurizer = HashFeaturizer(buckets, recent, features)
         # Dense gradients over a modest table: on a CPU, coalescing the sparse gradients of a
         # minibatch's tens of thousands of feature rows costs more than a dense Adam step.
         self.hist_emb = nn.EmbeddingBag(buckets, dim, mode="mean")
@@ -776,7 +927,10 @@ def make_policy(spec: Mapping[str, Any]) -> nn.Module:
     kind = spec.get("kind")
     if kind not in POLICIES:
         raise ValueError(f"unknown policy kind {kind!r}; known: {', '.join(POLICIES)}")
-    return POLICIES[kind](**dict(spec.get("config", {})))
+    config = dict(spec.get("config", {}))
+    if kind == "hash":
+        config.setdefault("features", 1)  # saved before the features had versions
+    return POLICIES[kind](**config)
 
 
 def policy_spec(policy: nn.Module) -> dict[str, Any]:

@@ -55,12 +55,15 @@ def test_asynchronous_training_raises_success(tmp_path: Path) -> None:
 
 
 def test_tool_chains_are_learned(tmp_path: Path) -> None:
-    """ToolUse and CrossTask (easy): 4096 synchronous steps raise the mean score of the same
-    sampled evaluation episodes (100 and 50; deterministic: the run is seeded). A score, not success: in a
-    few thousand steps the policy completes more of each chain before it completes whole ones."""
-    for env_id, floor, episodes in (("AgentRL/ToolUse-v0", 0.015, 100), ("AgentRL/CrossTask-v0", 0.02, 50)):
+    """ToolUse and CrossTask (easy): 4,096 and 8,192 synchronous steps raise the mean score of the
+    same sampled evaluation episodes (100 and 50; deterministic: the run is seeded). A score, not
+    success: in a few thousand steps the policy completes more of each chain before it completes
+    whole ones. A cross-task session mixes three families, whose first updates pull the shared
+    weights apart (its score dips at 2,048 steps and climbs from 6,144: 0.17 -> 0.24 at 8,192)."""
+    for env_id, floor, episodes, steps in (("AgentRL/ToolUse-v0", 0.015, 100, 4096),
+                                           ("AgentRL/CrossTask-v0", 0.03, 50, 8192)):
         args = Args(env=(env_id,), difficulty="easy", seed=1, eval_episodes=episodes, eval_greedy=False,
-                    eval_every=10_000, total_timesteps=4096, out=str(tmp_path), run_name=env_id[8:12], plot=False,
+                    eval_every=10_000, total_timesteps=steps, out=str(tmp_path), run_name=env_id[8:12], plot=False,
                     tensorboard=False, progress=False)
         result = train(args)
         assert result.initial_eval is not None and result.final_eval is not None
@@ -69,14 +72,18 @@ def test_tool_chains_are_learned(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_three_minutes_of_training_learn_tool_chains(tmp_path: Path) -> None:
-    """ToolUse-v0, every difficulty: greedy success rises by 15 points in 3 minutes."""
-    args = Args(env=("AgentRL/ToolUse-v0",), seed=1, eval_episodes=100, eval_every=10_000, max_seconds=180.0,
+def test_a_fixed_number_of_steps_learns_tool_chains(tmp_path: Path) -> None:
+    """ToolUse-v0, every difficulty, seeded: 56,320 synchronous steps (3-5 minutes on two cores)
+    take greedy success on 100 fixed train-split seeds from 0 to 25% (the same on every run of
+    this configuration). The same seed run with an evaluation every 20 updates and a time budget
+    (`benchmarks/ppo/RESULTS.md`) followed another trajectory: 31% and 37% at 51-56k steps,
+    40-46% from 113k steps on."""
+    args = Args(env=("AgentRL/ToolUse-v0",), seed=1, eval_episodes=100, eval_every=10_000, total_timesteps=56_320,
                 out=str(tmp_path), run_name="tooluse", plot=False, tensorboard=False, progress=False)
     result = train(args)
     assert result.final_eval is not None and result.initial_eval is not None
-    assert result.final_eval["success"] - result.initial_eval["success"] >= 0.15, (result.initial_eval,
-                                                                                    result.final_eval)
+    assert result.initial_eval["success"] <= 0.05 and result.final_eval["success"] >= 0.20, (
+        result.initial_eval, result.final_eval)
 
 
 @pytest.mark.slow

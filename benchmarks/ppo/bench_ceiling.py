@@ -1,0 +1,206 @@
+"""What the PPO baseline's candidate lists and features allow: two diagnostics, no training by PPO.
+
+1. The candidates' ceiling (``ceiling``): along the heuristic agent's own episodes, how often its
+   action is among the candidates (exactly: the same calls with the same arguments), and the
+   success of a *picker* that plays the candidate equal to the heuristic's action, else the
+   nearest one (the same tool with the most arguments equal; for a message, the candidate message
+   sharing most words). A picker far below the heuristic would say the candidate builder is the
+   gap; near it, the lists hold a path as good as the heuristic's.
+2. The features' capacity (``features``): a fresh hash policy fitted by cross-entropy to the
+   picker's choices on training seeds (behaviour cloning, a measurement only: no trained policy
+   of the package is made this way), its step accuracy on held-out seeds and its greedy success.
+   High accuracy says the features can tell the chain's next step from the rest; what PPO then
+   lacks is finding successful episodes to learn from.
+
+    .venv/bin/python benchmarks/ppo/bench_ceiling.py ceiling --episodes 200
+    .venv/bin/python benchmarks/ppo/bench_ceiling.py features --env AgentRL/ToolUse-v0 --train-episodes 1500
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter
+from typing import Any, Iterator
+
+import gymnasium as gym
+import numpy as np
+
+import agentgym  # noqa: F401
+from agentgym.agents.candidates import CandidateConfig, make_builder
+from agentgym.agents.heuristic import HeuristicAgent
+from agentgym.core.protocol import parse_action
+from agentgym.eval.episode import run_episode
+
+ENVS = ("AgentRL/Dialog-v0", "AgentRL/ToolUse-v0", "AgentRL/CrossTask-v0")
+EVAL_SEED = 5_000_000
+#: What the picker plays when the heuristic's strategy cannot read a result it was not made for.
+FALLBACK = "I have done what I can for this request."
+
+
+def canonical(action: str) -> tuple[str, Any]:
+    """An action as what it does: its calls (name, sorted-key arguments), or its text."""
+    parsed = parse_action(action)
+    if parsed.calls:
+        return "call", tuple((c.name, json.dumps(c.arguments, sort_keys=True)) for c in parsed.calls)
+    return "msg", action
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+def nearest(action: str, candidates: list[str]) -> str:
+    """The candidate equal to `action`, else the nearest one (see the module docstring)."""
+    target = canonical(action)
+    for c in candidates:
+        if canonical(c) == target:
+            return c
+    if target[0] == "call":
+        name, args = target[1][0][0], json.loads(target[1][0][1])
+        same_tool = [(sum(json.loads(k[1][0][1]).get(a) == v for a, v in args.items()), i)
+                     for i, k in enumerate(map(canonical, candidates)) if k[0] == "call" and k[1][0][0] == name]
+        return candidates[max(same_tool)[1]] if same_tool else candidates[0]
+    messages = [c for c in candidates if canonical(c)[0] == "msg"]
+    return max(messages, key=lambda c: len(_words(c) & _words(action)), default=candidates[0])
+
+
+def picker_episodes(env_id: str, seeds: range) -> Iterator[tuple[bool, dict[str, Any], list[str], str, str, bool,
+                                                                  dict[str, Any]]]:
+    """Per step of the picker's episodes: (whether it is the episode's first, the info it acts on,
+    the candidates, the heuristic's action, the candidate played, whether the episode ended, the
+    info the step returned)."""
+    env = gym.make(env_id, split="train")
+    for seed in seeds:
+        obs, info = env.reset(seed=seed)
+        agent = HeuristicAgent()
+        agent.reset(obs, info)
+        builder = make_builder(info["task"]["family"], CandidateConfig())
+        builder.reset(obs, info)
+        done, first = False, True
+        while not done:
+            try:
+                wanted = agent.act(obs, info)
+            except (KeyError, TypeError, IndexError):  # the picker took a turn the strategy did not plan
+                wanted = FALLBACK
+            candidates = builder.candidates()
+            played = nearest(wanted, candidates)
+            step_info = info
+            obs, _, terminated, truncated, info = env.step(played)
+            builder.step(played, obs, info)
+            done = terminated or truncated
+            yield first, step_info, candidates, wanted, played, done, info
+            first = False
+    env.close()
+
+
+def ceiling(env_id: str, episodes: int) -> dict[str, Any]:
+    seeds = range(EVAL_SEED, EVAL_SEED + episodes)
+    steps = hits = 0
+    successes: list[bool] = []
+    misses: Counter[str] = Counter()
+    sizes: list[int] = []
+    for _, _, candidates, wanted, played, done, info in picker_episodes(env_id, seeds):
+        steps += 1
+        sizes.append(len(candidates))
+        if canonical(played) == canonical(wanted):
+            hits += 1
+        else:
+            kind = canonical(wanted)
+            misses[kind[1][0][0] if kind[0] == "call" else ("question" if "?" in wanted else "reply")] += 1
+        if done:
+            successes.append(bool(info["episode_summary"]["success"]))
+    env = gym.make(env_id, split="train")
+    heuristic = [run_episode(env, HeuristicAgent(), seed).success for seed in seeds]
+    return {"env": env_id, "episodes": episodes, "heuristic_success": float(np.mean(heuristic)),
+            "picker_success": float(np.mean(successes)), "exact_share": hits / steps, "steps": steps,
+            "mean_candidates": float(np.mean(sizes)), "max_candidates": int(max(sizes)),
+            "misses": dict(misses.most_common(8))}
+
+
+def features(env_id: str, train_episodes: int, test_episodes: int, epochs: int) -> dict[str, Any]:
+    import torch
+
+    from agentgym.baselines.policies import HashPolicy, Transcript
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    policy = HashPolicy()
+
+    def collect(seeds: range) -> list[tuple[Any, int]]:
+        data: list[tuple[Any, int]] = []
+        transcript = Transcript()
+        for first, step_info, candidates, wanted, played, done, info in picker_episodes(env_id, seeds):
+            if first:
+                transcript.reset(step_info)
+            # Only the steps where the picker plays the heuristic's own choice (or a question).
+            if canonical(played) == canonical(wanted) or (canonical(wanted)[0] == "msg" and "?" in wanted):
+                data.append((policy.encode((transcript, candidates)), candidates.index(played)))
+            if not done:
+                transcript.add(played, info)
+        return data
+
+    train, test = collect(range(1000, 1000 + train_episodes)), collect(range(EVAL_SEED, EVAL_SEED + test_episodes))
+    optimizer = torch.optim.Adam(policy.parameters(), lr=2.5e-3)
+
+    def accuracy(data: list[tuple[Any, int]]) -> float:
+        with torch.no_grad():
+            right = 0
+            for i in range(0, len(data), 256):
+                chunk = data[i: i + 256]
+                logits, _ = policy(policy.collate([d[0] for d in chunk]))
+                right += int((logits.argmax(-1) == torch.tensor([d[1] for d in chunk])).sum())
+        return right / max(len(data), 1)
+
+    rng = np.random.default_rng(0)
+    for _ in range(epochs):
+        order = rng.permutation(len(train))
+        for i in range(0, len(train), 64):
+            chunk = [train[j] for j in order[i: i + 64]]
+            logits, _ = policy(policy.collate([d[0] for d in chunk]))
+            loss = torch.nn.functional.cross_entropy(logits, torch.tensor([d[1] for d in chunk]))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    env = gym.make(env_id, split="train")
+    successes = []
+    for seed in range(EVAL_SEED, EVAL_SEED + test_episodes):
+        obs, info = env.reset(seed=seed)
+        builder = make_builder(info["task"]["family"], CandidateConfig())
+        builder.reset(obs, info)
+        transcript = Transcript()
+        transcript.reset(info)
+        done = False
+        while not done:
+            candidates = builder.candidates()
+            with torch.no_grad():
+                logits, _ = policy(policy.collate([policy.encode((transcript, candidates))]))
+            action = candidates[int(logits[0].argmax())]
+            obs, _, terminated, truncated, info = env.step(action)
+            builder.step(action, obs, info)
+            transcript.add(action, info)
+            done = terminated or truncated
+        successes.append(bool(info["episode_summary"]["success"]))
+    return {"env": env_id, "train_steps": len(train), "test_steps": len(test), "epochs": epochs,
+            "train_accuracy": accuracy(train), "test_accuracy": accuracy(test),
+            "greedy_success": float(np.mean(successes)), "episodes": test_episodes}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("part", choices=("ceiling", "features"))
+    p.add_argument("--env", action="append", help="env ids (default: every family's)")
+    p.add_argument("--episodes", type=int, default=200, help="ceiling: seeds per env; features: held-out seeds")
+    p.add_argument("--train-episodes", type=int, default=1500, help="features: training seeds")
+    p.add_argument("--epochs", type=int, default=12, help="features: passes over the training steps")
+    a = p.parse_args()
+    for env_id in a.env or ENVS:
+        out = ceiling(env_id, a.episodes) if a.part == "ceiling" else features(env_id, a.train_episodes,
+                                                                                  a.episodes, a.epochs)
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
