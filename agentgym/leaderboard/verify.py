@@ -356,6 +356,15 @@ def _worker_start(parent: int, background: bool) -> None:
     # and a killed one has none: its workers would live on. Each watches its parent instead.
     threading.Thread(target=_exit_with_parent, args=(parent,), name="agentgym-orphan-watch", daemon=True).start()
     if background:
+        _idle_priority()
+
+
+def _idle_priority() -> None:
+    # SCHED_IDLE where there is one (Linux): any other task that wakes takes the CPU at once, so
+    # the worker never delays the server or its clients; elsewhere the lowest nice.
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
         os.nice(19)
 
 

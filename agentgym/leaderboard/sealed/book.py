@@ -31,6 +31,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -407,11 +408,15 @@ class RunBook:
                             organisation=run.organisation, description=run.description, suite=run.suite.id,
                             package_version=agentgym.__version__, records_sha256=hashlib.sha256(records).hexdigest(),
                             sealed=SealedRun(run_id=run.run_id, seeds=run.seeds))
-        body = encode_submission(manifest, records, level=level)
-        # The body is the board's own, so its lines are parsed as they are (json.loads), not
-        # through the bounded decoder that guards against hostile uploads; verification is the same.
-        sub = Submission(manifest=manifest, records=[json.loads(line) for line in records.splitlines()],
-                         records_sha256=manifest.records_sha256, body_bytes=len(body), records_bytes=len(records))
+        # zlib lets go of the GIL while it compresses: the body is made beside the parsing below.
+        with ThreadPoolExecutor(1, thread_name_prefix="agentgym-sealed-body") as compressing:
+            making = compressing.submit(encode_submission, manifest, records, level=level)
+            # The body is the board's own, so its lines are parsed as they are (json.loads), not
+            # through the bounded decoder that guards against hostile uploads; verification is the same.
+            parsed = [json.loads(line) for line in records.splitlines()]
+            body = making.result()
+        sub = Submission(manifest=manifest, records=parsed, records_sha256=manifest.records_sha256,
+                         body_bytes=len(body), records_bytes=len(records))
         try:
             if max(map(len, lines), default=0) > LIMITS.max_line_bytes:
                 raise LimitExceeded("line_too_long", "a record is longer than anyone's board would accept")
