@@ -301,10 +301,11 @@ def timing_markdown(res: dict[str, Any]) -> list[str]:
         o[-1] += f"| {r['load_before']:.1f} -> {r['load_after']:.1f} |"
     o += ["", "In process: the process pool on every core plays the episodes and writes the records. Sealed: the "
               "client plays the heuristic in 8 threads, one WebSocket session each; the board steps every env "
-              "(`--env-calls inline`: on its event loop) and writes the records, verifies them by replay and "
-              "stores the entry; the client waits for it and fetches the published records. *client CPU* is the command's and its children's CPU time; *board CPU* the board "
-              "process's (and its children's) over the run, its replay included; *board's verification*: the entry's `verify_s`, from the "
-              "last episode to the verdict (the replay of every episode, the summary and its checks)."]
+              "(`--env-calls inline`: on its event loop) and writes the records, which a background worker "
+              "replays as they are written (`agentgym.leaderboard.replay_ahead`); once every episode is played "
+              "it verifies the run (the replays not done yet, the summary and its checks) and stores the entry; the client waits for it and fetches the published records. *client CPU* is the command's and its children's CPU time; *board CPU* the board "
+              "process's (and its children's) over the run, its replay included; *board's verification*: the entry's `verify_s`, the "
+              "verification once the run is played (the replays the worker had not done, the summary and its checks)."]
     return o
 
 
