@@ -131,6 +131,16 @@ def test_batches_not_begun_are_withdrawn_and_cancel_drops_the_rest(tmp_path: Pat
     assert gate.submitted == 8  # nothing is handed over once cancelled
 
 
+def test_a_batch_in_flight_that_does_not_finish_is_not_waited_for_past_the_limit(tmp_path: Path) -> None:
+    # A worker starved of CPU (it runs only when nothing else wants it) must not hold the run.
+    recs = S.records("heuristic")
+    gate = _Gated()  # never released: its first batch stays in flight
+    ahead, digests = _ahead_over(recs, tmp_path, pool=lambda: gate, batch=4)
+    started = time.monotonic()
+    assert ahead.verdicts(digests, timeout_s=0.3) == {}
+    assert time.monotonic() - started < 5
+
+
 class _Gated(Executor):
     """Runs the first batch when told to, in a thread; the others wait (and can be cancelled)."""
 

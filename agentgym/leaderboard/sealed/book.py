@@ -72,8 +72,10 @@ QUOTA_WINDOW_S = 24 * 3600.0
 MAX_AGENT_CONFIG_BYTES = 16 * 1024
 #: The phases of a run in memory, and the states of a run's row (open, then how it ended).
 RUN_PHASES = ("playing", "verifying")
-#: Seconds a finished run waits for its replays in flight before replaying the rest itself.
-REPLAY_AHEAD_WAIT_S = 600.0
+#: Seconds a played run waits, in all, for the replay-ahead batches in flight (at most two: the
+#: rest are withdrawn). The worker runs only on CPU nothing else wants, so on a busy machine it
+#: may not run for a while; its batches are then replayed with the rest rather than waited for.
+REPLAY_AHEAD_WAIT_S = 2.0
 RUN_STATES = ("open", "complete", "incomplete", "rejected")
 
 
