@@ -52,7 +52,7 @@ class ReplayAhead:
     def __init__(self, pool: Callable[[], Executor] = background_pool, batch: int = BATCH) -> None:
         self._pool = pool
         self._batch = batch
-        self._waiting: list[tuple[EpisodeJob, str]] = []
+        self._waiting: list[tuple[EpisodeJob, bytes]] = []
         self._sent: list[tuple[list[tuple[str, str]], Future[list[Mismatch | None]]]] = []
         self._lock = threading.Lock()
         self._cancelled = False
@@ -62,13 +62,13 @@ class ReplayAhead:
         with self._lock:
             if self._cancelled:
                 return
-            self._waiting.append((job, line))
+            self._waiting.append((job, line.encode("ascii")))
             if len(self._waiting) < self._batch:
                 return
             items, self._waiting = self._waiting, []
         pool = self._pool()
         try:
-            future = pool.submit(replay_lines, [(j, text.encode("ascii")) for j, text in items])
+            future = pool.submit(replay_lines, items)
         except Exception as exc:  # noqa: BLE001 (a pool that is shut down or broken: replayed at the end instead)
             _forget_if_broken(pool, exc)
             log.warning("a replay-ahead batch could not be handed over (%s: %s); its episodes are replayed at "
@@ -76,7 +76,7 @@ class ReplayAhead:
             return
         future.add_done_callback(lambda done: _forget_if_broken(pool, None if done.cancelled() else done.exception()))
         with self._lock:
-            self._sent.append(([(j.key, line_digest(text)) for j, text in items], future))
+            self._sent.append(([(j.key, line_digest(data)) for j, data in items], future))
 
     def verdicts(self, digests: Mapping[str, str], timeout_s: float | None = None) -> dict[str, Mismatch | None]:
         """The verdicts of the replays made, by episode key, for the records whose line still has

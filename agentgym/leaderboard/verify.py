@@ -316,7 +316,7 @@ def _replay_chunk(items: list[tuple[EpisodeJob, dict[str, Any]]]) -> list[Mismat
 def replay_lines(items: list[tuple[EpisodeJob, bytes]]) -> list[Mismatch | None]:
     """The verdicts of replaying records given as their JSON lines (a worker process's job: the
     bytes it parses are the bytes that were written)."""
-    return [replay_episode(job, json.loads(line))[1] for job, line in items]
+    return _replay_chunk([(job, json.loads(line)) for job, line in items])
 
 
 def _slim(rec: Mapping[str, Any]) -> dict[str, Any]:

@@ -221,11 +221,11 @@ class RemoteEnv(gym.Env[str, str]):
         return payload
 
     def _connect_ws(self) -> Any:
-        from agentgym.server.ws_blocking import connect
+        from agentgym.server.ws_blocking import BlockingWebSocket
 
         ws_url = "ws" + self.url[len("http"):] + f"/sessions/{self.session_id}/ws"
         # No compression (none is offered): messages are small, and deflate costs more than it saves on a LAN.
-        return self._ws_stack.enter_context(connect(ws_url, max_size=None, open_timeout=self._timeout_s))
+        return self._ws_stack.enter_context(BlockingWebSocket(ws_url, max_size=None, open_timeout=self._timeout_s))
 
 
 class _Connection:

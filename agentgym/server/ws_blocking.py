@@ -27,7 +27,7 @@ from websockets.http11 import Response
 from websockets.protocol import State
 from websockets.uri import parse_uri
 
-__all__ = ["BlockingWebSocket", "connect"]
+__all__ = ["BlockingWebSocket"]
 
 _READ = 65536
 #: Seconds `close` waits for the server's side of the closing handshake.
@@ -178,7 +178,3 @@ class BlockingWebSocket:
             self._protocol.receive_eof()
         return self._protocol.close_exc
 
-
-def connect(url: str, **kwargs: Any) -> BlockingWebSocket:
-    """`BlockingWebSocket(url, **kwargs)`."""
-    return BlockingWebSocket(url, **kwargs)

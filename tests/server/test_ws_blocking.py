@@ -18,7 +18,7 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 from websockets.server import ServerProtocol
 
-from agentgym.server.ws_blocking import BlockingWebSocket, connect
+from agentgym.server.ws_blocking import BlockingWebSocket
 
 
 class _Peer:
@@ -106,7 +106,7 @@ def test_fragments_are_joined_pings_answered_and_headers_sent() -> None:
         peer.read_event()  # the client's close
 
     with _peer(script) as url:
-        ws = connect(url, headers={"Authorization": "Bearer t0k"}, open_timeout=5)
+        ws = BlockingWebSocket(url, headers={"Authorization": "Bearer t0k"}, open_timeout=5)
         ws.send(json.dumps({"op": "reset"}))
         assert json.loads(ws.recv(timeout=5)) == {"obs": "hello"}
         with pytest.raises(ConnectionClosed) as closed:
@@ -137,7 +137,7 @@ def test_a_close_code_of_the_server_reaches_the_caller_and_sends_then_fail() -> 
 def test_a_refused_upgrade_is_invalid_status_with_the_answer() -> None:
     with _peer(lambda peer: peer.handshake(status=403)) as url:
         with pytest.raises(InvalidStatus) as refused:
-            connect(url, open_timeout=5)
+            BlockingWebSocket(url, open_timeout=5)
     assert refused.value.response.status_code == 403
 
 
@@ -152,7 +152,7 @@ def test_recv_times_out_and_the_connection_stays_usable() -> None:
         peer.read_event()
 
     with _peer(script) as url:
-        with connect(url, open_timeout=5) as ws:
+        with BlockingWebSocket(url, open_timeout=5) as ws:
             started = time.monotonic()
             with pytest.raises(TimeoutError):
                 ws.recv(timeout=0.2)
@@ -167,7 +167,7 @@ def test_a_peer_that_drops_the_connection_is_connection_closed() -> None:
         peer.conn.shutdown(socket.SHUT_RDWR)
 
     with _peer(script) as url:
-        ws = connect(url, open_timeout=5)
+        ws = BlockingWebSocket(url, open_timeout=5)
         with pytest.raises(ConnectionClosed) as closed:
             ws.recv(timeout=5)
         assert closed.value.rcvd is None
@@ -179,10 +179,10 @@ def test_no_server_is_an_os_error_and_a_silent_one_a_timeout() -> None:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
     with pytest.raises(OSError):
-        connect(f"ws://127.0.0.1:{port}/x", open_timeout=2)
+        BlockingWebSocket(f"ws://127.0.0.1:{port}/x", open_timeout=2)
     with socket.create_server(("127.0.0.1", 0)) as silent:
         with pytest.raises(TimeoutError):
-            connect(f"ws://127.0.0.1:{silent.getsockname()[1]}/x", open_timeout=0.3)
+            BlockingWebSocket(f"ws://127.0.0.1:{silent.getsockname()[1]}/x", open_timeout=0.3)
 
 
 def test_round_trips_with_the_env_server() -> None:

@@ -415,7 +415,8 @@ class RunBook:
             making = compressing.submit(encode_submission, manifest, records, level=level)
             # The body is the board's own, so its lines are parsed as they are (json.loads), not
             # through the bounded decoder that guards against hostile uploads; verification is the same.
-            parsed = [json.loads(line) for line in records.splitlines()]
+            record_lines = records.splitlines()
+            parsed = [json.loads(line) for line in record_lines]
             body = making.result()
         sub = Submission(manifest=manifest, records=parsed, records_sha256=manifest.records_sha256,
                          body_bytes=len(body), records_bytes=len(records))
@@ -424,7 +425,7 @@ class RunBook:
                 raise LimitExceeded("line_too_long", "a record is longer than anyone's board would accept")
             replayed = None
             if run.ahead is not None:
-                digests = {rec["key"]: line_digest(line) for rec, line in zip(sub.records, records.splitlines())}
+                digests = {rec["key"]: line_digest(line) for rec, line in zip(sub.records, record_lines)}
                 replayed = run.ahead.verdicts(digests, timeout_s=REPLAY_AHEAD_WAIT_S)
             verified = verify_submission(sub, self.suites, workers=self.workers, replayed=replayed)
 

@@ -211,11 +211,11 @@ class _Session:
         self._connect()
 
     def _connect(self) -> None:
-        from agentgym.server.ws_blocking import connect
+        from agentgym.server.ws_blocking import BlockingWebSocket
 
         url = "ws" + self.board.url[len("http"):] + f"{self.prefix}/sessions/{self.session_id}/ws"
-        self._ws = connect(url, headers={"Authorization": f"Bearer {self.board.token}"}, max_size=None,
-                           open_timeout=self.board.timeout_s)
+        self._ws = BlockingWebSocket(url, headers={"Authorization": f"Bearer {self.board.token}"}, max_size=None,
+                                     open_timeout=self.board.timeout_s)
 
     def _exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         self._ws.send(json.dumps(message))
