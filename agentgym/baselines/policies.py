@@ -53,8 +53,10 @@ __all__ = [
 MASK = -1e9
 #: The hash policy's structural features' version: 2 adds the kind of a candidate, the turns
 #: left, whether a tool is done yet or unlocks a value another tool lacks, and where a call's
-#: values came from. A checkpoint without one was trained with version 1 and plays with it.
-FEATURES = 2
+#: values came from; 3 adds whether a call's clock time falls inside the hours of the people or
+#: places it names, in their UTC offsets, and the yes/no fields of the record each value sits in.
+#: A checkpoint plays with the version it trained with (one without a version: version 1).
+FEATURES = 3
 _WORD = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?")
 _PHRASE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 
@@ -73,6 +75,8 @@ class Message:
     #: kept by `HashFeaturizer`: a message never changes).
     bag: list[int] | None = None
     aged: dict[int, list[int]] = field(default_factory=dict)
+    #: A tool result's values that sit in records with a UTC offset and hours (`_windows`).
+    windows: dict[str, tuple[int, int, int]] | None = None
 
     def __post_init__(self) -> None:
         self.lower = self.text.lower()
@@ -173,8 +177,9 @@ class HashFeaturizer:
     Candidate word features: the tool and argument names and values, or the words of a message;
     and, for each value the candidate names (every argument value, a message's capitalised
     names), the words where the conversation last mentioned it and right after (an
-    ``available: true``, a ``fully booked`` error, a rejection): the pointer a bag of words
-    cannot make on its own. Candidate structural features (`_shape`) say the same in terms that
+    ``available: true``, a ``fully booked`` error, a rejection) and, from version 3, the yes/no
+    fields of the record it sits in (``final_sale: true``): the pointer a bag of words cannot
+    make on its own. Candidate structural features (`_shape`) say the same in terms that
     name no tool, so that they carry over to tools never seen in training. Hashing is CRC32
     (stable across runs and processes, unlike `hash()`). What does not change between steps (a
     message's bag of words, a candidate's own words) is computed once and cached.
@@ -184,14 +189,18 @@ class HashFeaturizer:
         recent: how many of the latest messages get position-tagged features.
         version: which structural features (`FEATURES`): a checkpoint plays with the version it
             trained with.
+        words: with False, no word at all: only the structural features of the history (the
+            kinds of messages, their order, the turn) and of each candidate, which name no tool and
+            no value (a diagnostic of what carries over to unseen domains, `bench_ceiling.py`).
     """
 
-    def __init__(self, buckets: int = 1 << 14, recent: int = 4, version: int = FEATURES) -> None:
-        if version not in (1, FEATURES):
-            raise ValueError(f"features version must be 1 or {FEATURES}, got {version!r}")
+    def __init__(self, buckets: int = 1 << 14, recent: int = 4, version: int = FEATURES, words: bool = True) -> None:
+        if version not in range(1, FEATURES + 1):
+            raise ValueError(f"features version must be 1 to {FEATURES}, got {version!r}")
         self.buckets = int(buckets)
         self.recent = int(recent)
         self.version = int(version)
+        self.words = bool(words)
         self._cache: dict[str, int] = {}
         self._static: dict[str, tuple[np.ndarray, list[str], list[str], str]] = {}
 
@@ -217,12 +226,17 @@ class HashFeaturizer:
         kinds: Counter[str] = Counter()
         ids: list[int] = []
         for m in msgs:
-            tag = f"{m.role}:{m.name}"
+            tag = f"{m.role}:{m.name}" if self.words else m.role
             kinds[tag] += 1
             if "[error" in m.text[:20]:
                 kinds[f"{tag}:error"] += 1
-            ids += self._bag(m)
+            if self.words:
+                ids += self._bag(m)
         feats += [f"n:{k}:{min(v, 5)}" for k, v in sorted(kinds.items())]
+        if not self.words:
+            feats += [f"r{age}:{m.role}" + (":error" if m.text.startswith("[error") else ":ask" if "?" in m.text else "")
+                      for age, m in enumerate(reversed(msgs[-self.recent:]))]
+            return np.unique(np.asarray(self._ids(feats), dtype=np.int64))
         for age, m in enumerate(reversed(msgs[-self.recent:])):
             aged = m.aged.get(age)
             if aged is None:
@@ -246,22 +260,24 @@ class HashFeaturizer:
         if call is not None:
             name, args = call
             tool = name
-            feats += [f"c:tool:{name}", f"c:nargs:{min(len(args), 6)}"]
+            feats += [f"c:tool:{name}" if self.words else "c:call", f"c:nargs:{min(len(args), 6)}"]
             for k, v in args.items():
-                feats.append(f"c:arg:{name}:{k}")
+                if self.words:
+                    feats.append(f"c:arg:{name}:{k}")
                 values = v if isinstance(v, list) else [v]
                 if isinstance(v, list):
                     feats.append(f"c:list:{min(len(v), 6)}")
                 for x in values:
                     s = str(x).lower()
-                    feats += [f"c:val:{k}:{w}" for w in _WORD.findall(s)[:8]]
+                    if self.words:
+                        feats += [f"c:val:{k}:{w}" for w in _WORD.findall(s)[:8]]
                     # Every value of a call is looked up in the conversation (where it came from
                     # is what tells a good call from a bad one); a message's names only.
                     if isinstance(x, (str, int, float)) and not isinstance(x, bool) and len(s) >= 2:
                         anchors.append(s)
                         slots.append(_arg_stem(k))
         else:
-            w = _WORD.findall(text.lower())[:32]
+            w = _WORD.findall(text.lower())[:32] if self.words else []
             feats.append("c:msg")
             feats += [f"c:w:{x}" for x in w]
             feats += [f"c:w:{a}_{b}" for a, b in zip(w, w[1:])]
@@ -291,6 +307,8 @@ class HashFeaturizer:
             shape += [pre + m.role, pre + f"age:{min(len(msgs) - 1 - i, 8)}"]
             words += [pre + "w:" + x for x in _WORD.findall(m.lower[max(0, pos - 32): pos + len(anchor) + 48])]
             if m.role == "tool":
+                if self.version >= 3:  # what the record the value sits in says of it, however far
+                    words += [pre + f for f in _record_flags(m.lower, pos)]
                 where, k = _json_place(m.lower, pos, len(anchor))
                 shape += [pre + p for p in where]
                 if hits == 0:
@@ -305,6 +323,8 @@ class HashFeaturizer:
                 break
         if not hits:
             shape.append("a:none")
+        if not self.words:
+            words = []
         out = t.anchor_cache[anchor] = Anchor(np.asarray(self._ids(words), dtype=np.int64), self._ids(shape), key)
         return out
 
@@ -330,8 +350,10 @@ class HashFeaturizer:
         of the message it came from, its place in a list, what followed, and where it came from
         (`_origin`); per call: how many of its values each source gave, none guessed, and the
         conjunctions that mark the natural next step of a chain (a tool not yet done whose values
-        are all known, one of them from the result just in). Version 1 (`FEATURES`) has only
-        the repeats, the tool's calls and failure, the names, the keys and the limits."""
+        are all known, one of them from the result just in); per call with a clock time, whether
+        it falls inside the hours of everyone it names (`_hours_check`, version 3). Version 1
+        (`FEATURES`) has only the repeats, the tool's calls and failure, the names, the keys and
+        the limits."""
         state = t.anchor_cache.get("__state__")
         if state is None:
             state = t.anchor_cache["__state__"] = _transcript_state(t)
@@ -367,6 +389,10 @@ class HashFeaturizer:
                 number = _number(a)
                 if number is not None:  # a value against the limits the brief states
                     feats += [f"s:limit:{w}:{'over' if number > v else 'within'}" for w, v in state.limits]
+        if tool and self.version >= 3:
+            hours = _hours_check(text, t)
+            if hours:
+                feats += [f"s:hours:{hours}", f"s:hours:{hours}:{'fresh' if tool not in state.succeeded else 'done'}"]
         if tool and v2:
             feats += [f"s:src:{k}:{min(v, 3)}" for k, v in sorted(sources.items())]
             sourced = "s:guessed" if sources.get("none") else "s:sourced"
@@ -577,6 +603,114 @@ def _transcript_state(t: "Transcript") -> _State:
     return _State(calls, failed, succeeded, said, limits, asks, last, answer_start, {_arg_stem(k) for k in keys})
 
 
+_FLAG = re.compile(r'"([a-z0-9_]+)":\s*(true|false)')
+
+
+def _record_flags(text: str, pos: int) -> list[str]:
+    """The yes/no fields of the JSON record around ``text[pos]`` (``f:final_sale:true``): a
+    record's flags may sit anywhere in it, past the words near the mention."""
+    lo = text.rfind("{", 0, pos)
+    hi = text.find("}", pos)
+    if lo < 0 or hi < 0:
+        return []
+    return [f"f:{k}:{v}" for k, v in _FLAG.findall(text, lo, hi)][:8]
+
+
+_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+_OFFSET = re.compile(r"^(?:utc\s*)?([+-])(\d{1,2}):?(\d{2})$")
+_RANGE = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)\s*-\s*([01]\d|2[0-4]):([0-5]\d)$")
+
+
+def _minutes(h: str, m: str) -> int:
+    return int(h) * 60 + int(m)
+
+
+def _hours_check(text: str, t: "Transcript") -> str:
+    """Whether a call's clock time (an ``HH:MM`` argument; with its length, an argument in
+    minutes) lies inside the hours of everyone and everything it names: each value of the call
+    that a tool result showed in a record with a UTC offset (``+09:00``) and hours
+    (``09:00-17:00``, local) is checked in that offset. ``inside``, ``outside``, or ``""`` when
+    nothing can be checked. Read only from tool results the agent saw; cached per step."""
+    key = "__hours__" + text
+    hit = t.anchor_cache.get(key)
+    if hit is not None:
+        return hit
+    out = ""
+    call = _as_call(text)
+    if call is not None:
+        args = call[1]
+        start = length = None
+        names: list[str] = []
+        for k, v in args.items():
+            if isinstance(v, str) and (m := _CLOCK.match(v)):
+                start = _minutes(m.group(1), m.group(2))
+            elif isinstance(v, int) and not isinstance(v, bool) and ("minute" in k or "duration" in k):
+                length = v
+            for x in v if isinstance(v, list) else [v]:
+                if isinstance(x, str) and len(x) >= 2:
+                    names.append(x)
+        if start is not None:
+            windows = _windows(t)
+            checked = [windows[n] for n in names if n in windows]
+            if checked:
+                end = start + (length or 0)
+                # As a person's own clock reads it: the local start and end within their hours.
+                inside = all(lo <= (start + off) % 1440 and (start + off) % 1440 + (end - start) <= hi
+                             for off, lo, hi in checked)
+                out = "inside" if inside else "outside"
+    t.anchor_cache[key] = out
+    return out
+
+
+def _windows(t: "Transcript") -> dict[str, tuple[int, int, int]]:
+    """Per value a tool result showed in a record with a UTC offset and local hours: (offset in
+    minutes, start, end of the hours in local minutes). The latest result wins; cached per step
+    (and each message's own, on the message: a message never changes)."""
+    hit = t.anchor_cache.get("__windows__")
+    if hit is not None:
+        return hit
+    out: dict[str, tuple[int, int, int]] = {}
+    for m in t.messages:
+        if m.role == "tool":
+            if m.windows is None:
+                m.windows = _record_windows(m.text)
+            out.update(m.windows)
+    t.anchor_cache["__windows__"] = out
+    return out
+
+
+def _record_windows(text: str) -> dict[str, tuple[int, int, int]]:
+    """`_windows` of one tool result."""
+    out: dict[str, tuple[int, int, int]] = {}
+    if "-" not in text or ":" not in text or not text.startswith(("{", "[")):
+        return out
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):  # a corrupted result is no record
+        return out
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack += node
+        elif isinstance(node, dict):
+            offset = hours = None
+            for v in node.values():
+                if isinstance(v, (dict, list)):
+                    stack.append(v)
+                elif isinstance(v, str):
+                    if offset is None and (o := _OFFSET.match(v.strip().lower())):
+                        offset = (1 if o.group(1) == "+" else -1) * _minutes(o.group(2), o.group(3))
+                    elif hours is None and (r := _RANGE.match(v.strip())):
+                        hours = (_minutes(r.group(1), r.group(2)), _minutes(r.group(3), r.group(4)))
+            if offset is not None and hours is not None:
+                for v in node.values():
+                    if isinstance(v, str) and len(v) >= 2 and not _OFFSET.match(v.strip().lower()) \
+                            and not _RANGE.match(v.strip()):
+                        out[v] = (offset, hours[0], hours[1])
+    return out
+
+
 def _turns_left(t: "Transcript") -> str:
     """The turns the episode has left, in buckets (``left:?`` when the env states no budget)."""
     if not t.max_turns:
@@ -711,18 +845,21 @@ class HashPolicy(nn.Module):
     Args:
         buckets: hash buckets of the featurizer. dim: embedding size. hidden: MLP width.
         recent: latest messages with position-tagged features. features: the structural
-        features' version (`FEATURES`).
+        features' version (`FEATURES`). words: False for structural features only (see
+        `HashFeaturizer`).
     """
 
     kind = "hash"
     candidates = True
 
     def __init__(self, buckets: int = 1 << 14, dim: int = 32, hidden: int = 128, recent: int = 4,
-                 features: int = FEATURES) -> None:
+                 features: int = FEATURES, words: bool = True) -> None:
         super().__init__()
         self.config = {"buckets": int(buckets), "dim": int(dim), "hidden": int(hidden), "recent": int(recent),
                        "features": int(features)}
-        self.featurizer = HashFeaturizer(buckets, recent, features)
+        if not words:  # kept out of the default config: checkpoints with words stay as they were
+            self.config["words"] = False
+        self.featurizer = HashFeaturizer(buckets, recent, features, words)
         # Dense gradients over a modest table: on a CPU, coalescing the sparse gradients of a
         # minibatch's tens of thousands of feature rows costs more than a dense Adam step.
         self.hist_emb = nn.EmbeddingBag(buckets, dim, mode="mean")

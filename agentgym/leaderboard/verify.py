@@ -60,7 +60,7 @@ PARALLEL_FROM = 600
 #: The agentgym versions whose records this one verifies: its own, and any release whose episodes
 #: are byte for byte this one's (its golden trajectories unchanged). A record of another version
 #: would replay in envs that are not the ones it was made in, so its numbers would not be its own.
-REPLAYABLE_VERSIONS: tuple[str, ...] = (__version__, "0.2.0")
+REPLAYABLE_VERSIONS: tuple[str, ...] = (__version__, "0.3.0", "0.2.0")
 
 
 @dataclass

@@ -114,7 +114,7 @@ def test_messages_are_told_apart_by_kind_and_every_candidate_sees_the_turns_left
 def test_a_policy_saved_before_feature_versions_plays_with_the_features_it_trained_with() -> None:
     from agentgym.baselines.policies import FEATURES, HashPolicy, make_policy, policy_spec
 
-    assert policy_spec(HashPolicy())["config"]["features"] == FEATURES == 2
+    assert policy_spec(HashPolicy())["config"]["features"] == FEATURES == 3
     old = make_policy({"kind": "hash", "config": {"buckets": 1 << 10, "dim": 8, "hidden": 16, "recent": 4}})
     assert old.featurizer.version == 1
     t = _transcript()
@@ -123,4 +123,110 @@ def test_a_policy_saved_before_feature_versions_plays_with_the_features_it_train
     assert not set(f1._ids(["s:unlocks", "s:fresh", "left:9+"])) & shape_v1
     assert set(f2._ids(["s:unlocks", "s:fresh", "left:9+"])) <= set(f2.candidates([_call("list_vaults")], t).shape[0].tolist())
     with pytest.raises(ValueError, match="features version"):
-        HashFeaturizer(version=3)
+        HashFeaturizer(version=FEATURES + 1)
+
+
+def _renamed(text: str) -> str:
+    """The same conversation in another domain's words: every tool, key and value renamed."""
+    for old, new in (("move_gold", "send_grain"), ("list_vaults", "list_silos"), ("from_vault", "from_silo"),
+                     ("vault", "silo"), ("member_id", "farmer_id"), ("coins", "sacks"), ("gold", "grain"),
+                     ("V-1", "S-7"), ("M-9", "F-3"), ("Ada Stone", "Ida Rowe")):
+        text = text.replace(old, new)
+    return text
+
+
+def _both(words: bool) -> tuple[list[list[int]], list[list[int]]]:
+    """The featurizer's history and candidate ids for one conversation and its renamed twin."""
+    out = []
+    for rename in (lambda s: s, _renamed):
+        tools = json.loads(rename(json.dumps(TOOLS)))
+        t = Transcript()
+        t.reset({"messages": [{"role": "system", "content": "You keep the guild's books."},
+                              {"role": "user", "content": rename("Please pay Ada Stone 40 coins.")}],
+                 "tools": tools, "max_turns": 10})
+        vaults = rename(json.dumps({"vaults": [{"id": "V-1", "gold": 90}]}))
+        t.add(rename(_call("list_vaults")), {"messages": [{"role": "assistant", "content": ""},
+                                                          _tool_msg(rename("list_vaults"), vaults)]})
+        candidates = [rename(_call("move_gold", from_vault="V-1", member_id="M-9", coins=40)),
+                      rename(_call("list_vaults")), "Which member should I pay?"]
+        f = HashFeaturizer(version=2, words=words)
+        c = f.candidates(candidates, t)
+        out.append([sorted(f.history(t).tolist())] + [sorted(o.tolist() + s.tolist()) for o, s in zip(c.own, c.shape)]
+                   + [sorted(e.tolist()) for e in c.entities])
+    return out[0], out[1]
+
+
+def test_structural_only_features_name_no_tool_key_or_value() -> None:
+    plain, renamed = _both(words=False)
+    assert plain == renamed, "without words, a renamed domain must read exactly the same"
+    plain, renamed = _both(words=True)
+    assert plain != renamed, "with words, the tools' and values' names are features"
+
+
+def test_a_structural_only_policy_rebuilds_from_its_config() -> None:
+    from agentgym.baselines.policies import HashPolicy, make_policy, policy_spec
+
+    assert "words" not in HashPolicy().config, "the default config stays as checkpoints have it"
+    spec = policy_spec(HashPolicy(buckets=64, dim=4, hidden=8, words=False))
+    assert spec["config"]["words"] is False and make_policy(spec).featurizer.words is False
+
+
+# A domain of no shipped env: ferries whose ports keep local hours in their own UTC offset.
+FERRY_TOOLS = [
+    _tool("find_port", "Find ports by name.", query={"type": "string"}),
+    _tool("sail", "Schedule a sailing.", port_ids={"type": "array"}, depart_utc={"type": "string"},
+          crossing_minutes={"type": "integer"}),
+]
+
+
+def _ferry(*ports: dict[str, Any]) -> Transcript:
+    t = Transcript()
+    t.reset({"messages": [{"role": "user", "content": "Schedule a 90-minute sailing to Oban and Mull."}],
+             "tools": FERRY_TOOLS, "max_turns": 8})
+    t.add(_call("find_port", query="oban"), {"messages": [{"role": "assistant", "content": ""},
+                                                          _tool_msg("find_port", {"ports": list(ports)})]})
+    return t
+
+
+def test_a_calls_clock_time_is_checked_against_the_hours_of_what_it_names_in_their_offset() -> None:
+    oban = {"port_id": "PT-1", "name": "Oban", "utc_offset": "+01:00", "opening_hours": "06:00-20:00"}
+    mull = {"port_id": "PT-2", "name": "Mull", "utc_offset": "-02:00", "opening_hours": "08:00-18:00"}
+    t = _ferry(oban, mull)
+    f = HashFeaturizer()
+    both = ["PT-1", "PT-2"]
+
+    def shape(port_ids: list[str], depart: str, minutes: int = 90) -> set[int]:
+        sail = _call("sail", port_ids=port_ids, depart_utc=depart, crossing_minutes=minutes)
+        return set(f.candidates([sail], t).shape[0].tolist())
+
+    inside, outside = set(f._ids(["s:hours:inside"])), set(f._ids(["s:hours:outside"]))
+    # 11:00 UTC is 12:00 in Oban and 09:00 on Mull: inside both.
+    assert inside <= shape(both, "11:00") and not outside & shape(both, "11:00")
+    # 09:00 UTC is 07:00 on Mull, before it opens; Oban alone is fine then.
+    assert outside <= shape(both, "09:00")
+    assert inside <= shape(["PT-1"], "09:00")
+    # The crossing's length counts: 18:00 UTC + 90 minutes ends at 20:30 in Oban, after it closes.
+    assert outside <= shape(["PT-1"], "18:00") and inside <= shape(["PT-1"], "18:00", minutes=60)
+    # Nothing to check: a port no result showed, or a call without a clock time.
+    assert not (inside | outside) & shape(["PT-9"], "11:00")
+    assert not (inside | outside) & set(f.candidates([_call("find_port", query="mull")], t).shape[0].tolist())
+
+
+def test_the_hours_check_is_a_version_3_feature() -> None:
+    t = _ferry({"port_id": "PT-1", "utc_offset": "+01:00", "opening_hours": "06:00-20:00"})
+    sail = _call("sail", port_ids=["PT-1"], depart_utc="11:00", crossing_minutes=90)
+    v2 = HashFeaturizer(version=2)
+    assert not set(v2._ids(["s:hours:inside"])) & set(v2.candidates([sail], t).shape[0].tolist())
+
+
+def test_a_value_carries_the_flags_of_its_record_however_far_from_the_mention() -> None:
+    def vaults() -> Transcript:  # one per featurizer: a transcript caches what it was asked
+        return _transcript((_call("list_vaults"), [_tool_msg("list_vaults", {"vaults": [
+            {"vault_id": "v-7", "label": "the old north vault by the river gate", "owner": "the guild", "sealed": True},
+            {"vault_id": "v-8", "label": "the new south vault", "sealed": False}]})]))
+
+    v3, v2, t = HashFeaturizer(version=3), HashFeaturizer(version=2), vaults()
+    sealed = set(v3._anchor("v-7", t).words.tolist())
+    assert set(v3._ids(["a0:f:sealed:true"])) <= sealed, "the flag sits 60 characters past the id"
+    assert set(v3._ids(["a0:f:sealed:false"])) <= set(v3._anchor("v-8", t).words.tolist())
+    assert not set(v2._ids(["a0:f:sealed:true"])) & set(v2._anchor("v-7", vaults()).words.tolist())
