@@ -202,7 +202,7 @@ class HashFeaturizer:
         self.version = int(version)
         self.words = bool(words)
         self._cache: dict[str, int] = {}
-        self._static: dict[str, tuple[np.ndarray, list[str], list[str], str]] = {}
+        self._static: dict[str, tuple[np.ndarray, list[str], list[str], str, Clock | None]] = {}
 
     def _ids(self, features: list[str]) -> list[int]:
         cache, out = self._cache, []
@@ -246,9 +246,10 @@ class HashFeaturizer:
             ids += aged
         return np.unique(np.asarray(ids + self._ids(feats), dtype=np.int64))
 
-    def _own(self, text: str) -> tuple[np.ndarray, list[str], list[str], str]:
+    def _own(self, text: str) -> tuple[np.ndarray, list[str], list[str], str, Clock | None]:
         """A candidate's features of its own (no context), the entities it names, the stem of
-        the argument each entity fills (``""`` in a message), and its tool's name; cached."""
+        the argument each entity fills (``""`` in a message), its tool's name, and the clock
+        time it sets (`_clock`, None if none); cached."""
         hit = self._static.get(text)
         if hit is not None:
             return hit
@@ -256,10 +257,12 @@ class HashFeaturizer:
         anchors: list[str] = []
         slots: list[str] = []
         tool = ""
+        clock = None
         call = _as_call(text)
         if call is not None:
             name, args = call
             tool = name
+            clock = _clock(args)
             feats += [f"c:tool:{name}" if self.words else "c:call", f"c:nargs:{min(len(args), 6)}"]
             for k, v in args.items():
                 if self.words:
@@ -285,7 +288,8 @@ class HashFeaturizer:
             slots += [""] * len(anchors)
         if len(self._static) > 200_000:
             self._static.clear()
-        out = self._static[text] = (np.asarray(self._ids(feats), dtype=np.int64), anchors[:6], slots[:6], tool)
+        out = self._static[text] = (np.asarray(self._ids(feats), dtype=np.int64), anchors[:6], slots[:6], tool,
+                                    clock)
         return out
 
     def _anchor(self, anchor: str, t: Transcript) -> Anchor:
@@ -336,12 +340,12 @@ class HashFeaturizer:
         if said is None:
             said = t.anchor_cache["__said__"] = {w for u in t.messages if u.role == "user" for w in u.words
                                                  if len(w) > 3}
-        lo = text.rfind("{", 0, pos)
-        hi = text.find("}", pos)
+        lo, hi = _record_span(text, pos)
         around = text[max(0, lo): hi if hi >= 0 else len(text)]
         return len({w for w in _WORD.findall(around) if w in said and w != anchor})
 
-    def _shape(self, text: str, t: Transcript, anchors: list[str], slots: list[str], tool: str) -> list[int]:
+    def _shape(self, text: str, t: Transcript, anchors: list[str], slots: list[str], tool: str,
+               clock: Clock | None = None) -> list[int]:
         """A candidate's structural features: how it relates to the conversation, in terms that
         name no tool and no value, so they carry over to tools never seen in training: its kind
         (a call, a question, a reply), how often it and its tool were taken, whether its tool
@@ -360,6 +364,7 @@ class HashFeaturizer:
         feats = [f"s:repeat:{min(t.actions.get(text, 0), 3)}", "s:call" if tool else "s:msg"]
         ids: list[int] = []
         v2 = self.version >= 2
+        fresh = "fresh" if tool not in state.succeeded else "done"
         if v2:
             feats.append(_turns_left(t))
         if tool:
@@ -369,7 +374,6 @@ class HashFeaturizer:
             words = [w[:5] for w in tool.lower().split("_") if len(w) > 2]
             feats.append(f"s:named:{min(sum(1 for w in words if w in state.said), 2)}")
             if v2:
-                fresh = "fresh" if tool not in state.succeeded else "done"
                 unlocks = "unlocks" if t.needs.unlocks(tool, state.known) else "gives"
                 feats += [f"s:{fresh}", f"s:{unlocks}", f"s:{unlocks}:{fresh}"]
         elif v2:
@@ -389,14 +393,13 @@ class HashFeaturizer:
                 number = _number(a)
                 if number is not None:  # a value against the limits the brief states
                     feats += [f"s:limit:{w}:{'over' if number > v else 'within'}" for w, v in state.limits]
-        if tool and self.version >= 3:
-            hours = _hours_check(text, t)
+        if clock is not None and self.version >= 3:
+            hours = _hours_check(clock, t)
             if hours:
-                feats += [f"s:hours:{hours}", f"s:hours:{hours}:{'fresh' if tool not in state.succeeded else 'done'}"]
+                feats += [f"s:hours:{hours}", f"s:hours:{hours}:{fresh}"]
         if tool and v2:
             feats += [f"s:src:{k}:{min(v, 3)}" for k, v in sorted(sources.items())]
             sourced = "s:guessed" if sources.get("none") else "s:sourced"
-            fresh = "fresh" if tool not in state.succeeded else "done"
             latest = "latest" if sources.get("latest") else "older"
             feats += [sourced, f"{sourced}:{fresh}", f"{sourced}:{fresh}:{latest}", f"{sourced}:{fresh}:{state.last}"]
         return self._ids(feats) + ids
@@ -429,9 +432,9 @@ class HashFeaturizer:
         index: dict[str, int] = {}
         links: list[list[int]] = []
         for text in texts:
-            own, anchors, slots, tool = self._own(text)
+            own, anchors, slots, tool, clock = self._own(text)
             own_ids.append(own)
-            shape_ids.append(np.asarray(self._shape(text, t, anchors, slots, tool), dtype=np.int64))
+            shape_ids.append(np.asarray(self._shape(text, t, anchors, slots, tool, clock), dtype=np.int64))
             mine = []
             for a in anchors:
                 if a not in index:
@@ -606,11 +609,16 @@ def _transcript_state(t: "Transcript") -> _State:
 _FLAG = re.compile(r'"([a-z0-9_]+)":\s*(true|false)')
 
 
+def _record_span(text: str, pos: int) -> tuple[int, int]:
+    """Where the JSON record around ``text[pos]`` opens and closes (the nearest braces; -1 for
+    one not found)."""
+    return text.rfind("{", 0, pos), text.find("}", pos)
+
+
 def _record_flags(text: str, pos: int) -> list[str]:
     """The yes/no fields of the JSON record around ``text[pos]`` (``f:final_sale:true``): a
     record's flags may sit anywhere in it, past the words near the mention."""
-    lo = text.rfind("{", 0, pos)
-    hi = text.find("}", pos)
+    lo, hi = _record_span(text, pos)
     if lo < 0 or hi < 0:
         return []
     return [f"f:{k}:{v}" for k, v in _FLAG.findall(text, lo, hi)][:8]
@@ -625,41 +633,41 @@ def _minutes(h: str, m: str) -> int:
     return int(h) * 60 + int(m)
 
 
-def _hours_check(text: str, t: "Transcript") -> str:
-    """Whether a call's clock time (an ``HH:MM`` argument; with its length, an argument in
-    minutes) lies inside the hours of everyone and everything it names: each value of the call
-    that a tool result showed in a record with a UTC offset (``+09:00``) and hours
-    (``09:00-17:00``, local) is checked in that offset. ``inside``, ``outside``, or ``""`` when
-    nothing can be checked. Read only from tool results the agent saw; cached per step."""
-    key = "__hours__" + text
-    hit = t.anchor_cache.get(key)
-    if hit is not None:
-        return hit
-    out = ""
-    call = _as_call(text)
-    if call is not None:
-        args = call[1]
-        start = length = None
-        names: list[str] = []
-        for k, v in args.items():
-            if isinstance(v, str) and (m := _CLOCK.match(v)):
-                start = _minutes(m.group(1), m.group(2))
-            elif isinstance(v, int) and not isinstance(v, bool) and ("minute" in k or "duration" in k):
-                length = v
-            for x in v if isinstance(v, list) else [v]:
-                if isinstance(x, str) and len(x) >= 2:
-                    names.append(x)
-        if start is not None:
-            windows = _windows(t)
-            checked = [windows[n] for n in names if n in windows]
-            if checked:
-                end = start + (length or 0)
-                # As a person's own clock reads it: the local start and end within their hours.
-                inside = all(lo <= (start + off) % 1440 and (start + off) % 1440 + (end - start) <= hi
-                             for off, lo, hi in checked)
-                out = "inside" if inside else "outside"
-    t.anchor_cache[key] = out
-    return out
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The clock time a call sets (minutes after midnight), its length in minutes (0 when no
+    argument gives one), and the call's string values (who and what the time concerns)."""
+
+    start: int
+    length: int
+    names: tuple[str, ...]
+
+
+def _clock(args: Mapping[str, Any]) -> Clock | None:
+    """The `Clock` of a call's arguments: an ``HH:MM`` argument, with its length when an
+    argument in minutes gives it; None without a clock time."""
+    start, length, names = None, 0, []
+    for k, v in args.items():
+        if isinstance(v, str) and (m := _CLOCK.match(v)):
+            start = _minutes(m.group(1), m.group(2))
+        elif isinstance(v, int) and not isinstance(v, bool) and ("minute" in k or "duration" in k):
+            length = v
+        names += [x for x in (v if isinstance(v, list) else [v]) if isinstance(x, str) and len(x) >= 2]
+    return None if start is None else Clock(start, length, tuple(names))
+
+
+def _hours_check(clock: Clock, t: "Transcript") -> str:
+    """Whether a call's clock time lies inside the hours of everyone and everything it names:
+    each of its values that a tool result showed in a record with a UTC offset (``+09:00``) and
+    hours (``09:00-17:00``, local) is checked in that offset. ``inside``, ``outside``, or ``""``
+    when nothing can be checked. Read only from tool results the agent saw."""
+    windows = _windows(t)
+    checked = [windows[n] for n in clock.names if n in windows]
+    if not checked:
+        return ""
+    # As a person's own clock reads it: the local start and end within their hours.
+    local = [((clock.start + off) % 1440, lo, hi) for off, lo, hi in checked]
+    return "inside" if all(lo <= start and start + clock.length <= hi for start, lo, hi in local) else "outside"
 
 
 def _windows(t: "Transcript") -> dict[str, tuple[int, int, int]]:
@@ -695,19 +703,22 @@ def _record_windows(text: str) -> dict[str, tuple[int, int, int]]:
             stack += node
         elif isinstance(node, dict):
             offset = hours = None
+            plain: list[str] = []  # the record's other strings: who or what the hours are of
             for v in node.values():
                 if isinstance(v, (dict, list)):
                     stack.append(v)
                 elif isinstance(v, str):
-                    if offset is None and (o := _OFFSET.match(v.strip().lower())):
-                        offset = (1 if o.group(1) == "+" else -1) * _minutes(o.group(2), o.group(3))
-                    elif hours is None and (r := _RANGE.match(v.strip())):
-                        hours = (_minutes(r.group(1), r.group(2)), _minutes(r.group(3), r.group(4)))
+                    if o := _OFFSET.match(v.strip().lower()):
+                        if offset is None:
+                            offset = (1 if o.group(1) == "+" else -1) * _minutes(o.group(2), o.group(3))
+                    elif r := _RANGE.match(v.strip()):
+                        if hours is None:
+                            hours = (_minutes(r.group(1), r.group(2)), _minutes(r.group(3), r.group(4)))
+                    elif len(v) >= 2:
+                        plain.append(v)
             if offset is not None and hours is not None:
-                for v in node.values():
-                    if isinstance(v, str) and len(v) >= 2 and not _OFFSET.match(v.strip().lower()) \
-                            and not _RANGE.match(v.strip()):
-                        out[v] = (offset, hours[0], hours[1])
+                for v in plain:
+                    out[v] = (offset, hours[0], hours[1])
     return out
 
 

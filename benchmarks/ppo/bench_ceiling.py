@@ -173,32 +173,12 @@ def features(env_id: str, train_episodes: int, test_episodes: int, epochs: int, 
 
 
 def _greedy(policy: Any, env_id: str, split: str, episodes: int) -> float:
-    """The greedy success of `policy` on `episodes` fixed seeds of `split`."""
-    import torch
+    """The greedy success of `policy` on `episodes` fixed seeds of `split` (no calibration: the
+    fitted policy's risk head is untrained)."""
+    from agentgym.baselines.ppo import Args, evaluate
 
-    from agentgym.baselines.policies import Transcript
-
-    env = gym.make(env_id, split=split)
-    successes = []
-    for seed in range(EVAL_SEED, EVAL_SEED + episodes):
-        obs, info = env.reset(seed=seed)
-        builder = make_builder(info["task"]["family"], CandidateConfig())
-        builder.reset(obs, info)
-        transcript = Transcript()
-        transcript.reset(info)
-        done = False
-        while not done:
-            candidates = builder.candidates()
-            with torch.no_grad():
-                logits, _ = policy(policy.collate([policy.encode((transcript, candidates))]))
-            action = candidates[int(logits[0].argmax())]
-            obs, _, terminated, truncated, info = env.step(action)
-            builder.step(action, obs, info)
-            transcript.add(action, info)
-            done = terminated or truncated
-        successes.append(bool(info["episode_summary"]["success"]))
-    env.close()
-    return float(np.mean(successes))
+    args = Args(env=(env_id,), eval_episodes=episodes, eval_seed=EVAL_SEED, progress=False)
+    return float(evaluate(policy, args, split=split, calibration="off")["success"])
 
 
 def main() -> int:
