@@ -70,8 +70,8 @@ class LiveEpisode:
         self.encoded: Any = None
         self.group = env_id
         self.ret, self.length = 0.0, 0
-        #: The episode so far, (encoded observation, action, acting adjustment, reward) per step, when kept.
-        self.trace: list[tuple[Any, int, np.ndarray | None, float]] = []
+        #: The episode so far, (encoded observation, action, acting adjustment, reward, value) per step, when kept.
+        self.trace: list[tuple[Any, int, np.ndarray | None, float, float]] = []
 
     def begin(self, policy: nn.Module, seed: int, adv_norm: str) -> None:
         """Reset the env with `seed` and encode the first observation."""
@@ -161,7 +161,7 @@ class Collector:
                 action, rewards[t, e], done, info = s.act(int(actions[t, e]))
                 if keep:
                     s.trace.append((encoded, int(actions[t, e]), acted.adjust[e] if acted.adjust is not None else None,
-                                    float(rewards[t, e])))
+                                    float(rewards[t, e]), float(values[t, e])))
                 h = step_harm(info)
                 harm[t, e] = h.severity
                 violations += h.violations
@@ -189,9 +189,9 @@ class Collector:
 
     @staticmethod
     def _trajectory(s: LiveEpisode) -> Trajectory:
-        obs, actions, adjust, rewards = zip(*s.trace)
+        obs, actions, adjust, rewards, values = zip(*s.trace)
         return Trajectory(list(obs), np.asarray(actions, dtype=np.int64), np.asarray(rewards, dtype=np.float32),
-                          None if adjust[0] is None else list(adjust))
+                          None if adjust[0] is None else list(adjust), np.asarray(values, dtype=np.float32))
 
     def close(self) -> None:
         for s in self.live:

@@ -40,6 +40,8 @@ class Trajectory:
     rewards: np.ndarray
     #: Per step: the acting adjustment its action was sampled with (None: a non-candidate policy).
     adjust: list[np.ndarray] | None = None
+    #: Per step: the critic's value when the step was played (the first priority of its replay).
+    values: np.ndarray | None = None
 
     @property
     def ret(self) -> float:
@@ -59,16 +61,25 @@ def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
 class SelfImitationBuffer:
     """The run's scoring episodes, their steps with discounted returns, oldest dropped first.
 
+    Steps are drawn in proportion to their last known gap (R - V)+ (prioritised replay, as in
+    the paper): a step's gap when it was played, then the one each replay measures. So the
+    episodes that still beat the critic (a rare chain) are replayed, not those it has learned
+    (the many easy ones that would otherwise fill most minibatches).
+
     Args:
         capacity: the most steps held; whole episodes are dropped to stay under it.
         gamma: the discount of the returns.
     """
 
+    #: The priority every step keeps over its gap: one the critic caught up with may be drawn again.
+    FLOOR = 1e-3
+
     def __init__(self, capacity: int, gamma: float) -> None:
         self.capacity, self.gamma = capacity, gamma
-        self._episodes: deque[tuple[Trajectory, np.ndarray]] = deque()
+        self._episodes: deque[tuple[Trajectory, np.ndarray, np.ndarray]] = deque()
         self._steps = 0
         self._flat: tuple[list[Any], list[int], list[float], list[np.ndarray] | None] | None = None
+        self._priority: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self._steps
@@ -82,36 +93,56 @@ class SelfImitationBuffer:
         n = len(trajectory.actions)
         if trajectory.ret <= 0 or n == 0 or n > self.capacity:
             return
-        self._episodes.append((trajectory, discounted_returns(trajectory.rewards, self.gamma)))
+        self._store_priorities()
+        returns = discounted_returns(trajectory.rewards, self.gamma)
+        values = trajectory.values if trajectory.values is not None else np.zeros(n, dtype=np.float32)
+        self._episodes.append((trajectory, returns, np.maximum(returns - values, 0.0) + self.FLOOR))
         self._steps += n
         while self._steps > self.capacity:
-            old, _ = self._episodes.popleft()
+            old, _, _ = self._episodes.popleft()
             self._steps -= len(old.actions)
-        self._flat = None
+        self._flat = self._priority = None
+
+    def _store_priorities(self) -> None:
+        """Copy the flat priorities the replays updated back into their episodes."""
+        if self._priority is None:
+            return
+        at = 0
+        for _, _, priority in self._episodes:
+            priority[:] = self._priority[at: at + len(priority)]
+            at += len(priority)
 
     def _flatten(self) -> tuple[list[Any], list[int], list[float], list[np.ndarray] | None]:
         if self._flat is None:
             obs: list[Any] = []
             actions: list[int] = []
             returns: list[float] = []
-            adjust: list[np.ndarray] | None = [] if all(t.adjust is not None for t, _ in self._episodes) else None
-            for traj, rets in self._episodes:
+            adjust: list[np.ndarray] | None = [] if all(t.adjust is not None for t, _, _ in self._episodes) else None
+            for traj, rets, _ in self._episodes:
                 obs += traj.obs
                 actions += traj.actions.tolist()
                 returns += rets.tolist()
                 if adjust is not None:
                     adjust += traj.adjust  # type: ignore[operator]
             self._flat = (obs, actions, returns, adjust)
+            self._priority = np.concatenate([p for _, _, p in self._episodes]).astype(np.float64)
         return self._flat
 
-    def sample(self, n: int, generator: torch.Generator) -> tuple[list[Any], torch.Tensor, torch.Tensor,
+    def sample(self, n: int, generator: torch.Generator) -> tuple[list[int], list[Any], torch.Tensor, torch.Tensor,
                                                                   list[np.ndarray] | None]:
-        """`n` steps drawn uniformly (with replacement): (obs, actions, returns, adjustments)."""
+        """`n` steps drawn in proportion to their priority (with replacement):
+        (indices, obs, actions, returns, adjustments)."""
         obs, actions, returns, adjust = self._flatten()
-        idx = torch.randint(len(obs), (n,), generator=generator).tolist()
-        return ([obs[i] for i in idx], torch.tensor([actions[i] for i in idx], dtype=torch.int64),
+        assert self._priority is not None
+        idx = torch.multinomial(torch.from_numpy(self._priority), n, replacement=True, generator=generator).tolist()
+        return (idx, [obs[i] for i in idx], torch.tensor([actions[i] for i in idx], dtype=torch.int64),
                 torch.tensor([returns[i] for i in idx], dtype=torch.float32),
                 [adjust[i] for i in idx] if adjust is not None else None)
+
+    def reprioritise(self, idx: list[int], gaps: np.ndarray) -> None:
+        """Set the priorities of the steps `idx` (as `sample` returned them) from their new gaps."""
+        assert self._priority is not None
+        self._priority[idx] = np.maximum(gaps, 0.0) + self.FLOOR
 
 
 def self_imitation_update(policy: nn.Module, optimizers: list[torch.optim.Optimizer], buffer: SelfImitationBuffer,
@@ -126,13 +157,14 @@ def self_imitation_update(policy: nn.Module, optimizers: list[torch.optim.Optimi
     params = [p for p in policy.parameters() if p.requires_grad]
     losses, beaten = [], []
     for _ in range(args.sil_batches):
-        obs, actions, returns, adjust = buffer.sample(args.minibatch_size, generator)
+        idx, obs, actions, returns, adjust = buffer.sample(args.minibatch_size, generator)
         logits, value = policy(policy.collate(obs))
         if adjust is not None:
             # The candidates' logits as they were acted on: a candidate masked then stays masked.
             logits = logits + pad_adjust(adjust, logits.shape[1])
         logp = torch.log_softmax(logits, dim=-1).gather(-1, actions.unsqueeze(-1)).squeeze(-1)
         gap = (returns - value).clamp(min=0.0)
+        buffer.reprioritise(idx, gap.detach().numpy())
         loss = args.sil_coef * (-(logp * gap.detach()).mean() + args.sil_value_coef * 0.5 * (gap ** 2).mean())
         for opt in optimizers:
             opt.zero_grad(set_to_none=True)

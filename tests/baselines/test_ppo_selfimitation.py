@@ -57,11 +57,34 @@ def test_the_buffer_keeps_scoring_episodes_only_and_drops_the_oldest_past_its_ca
     assert len(buf) == 4 and buf.episodes == 1
     buf.add(_traj([1.0] * 7, start=40))  # longer than the buffer: never kept
     assert len(buf) == 4
-    obs, actions, returns, adjust = buf.sample(64, torch.Generator().manual_seed(0))
+    idx, obs, actions, returns, adjust = buf.sample(64, torch.Generator().manual_seed(0))
     assert adjust is None
     assert set(actions.tolist()) == {30, 31, 32, 33}  # the one episode left, every step drawn
     assert all(o == ("obs", int(a)) for o, a in zip(obs, actions.tolist()))
+    assert [actions[k] - 30 for k in range(64)] == idx
     assert returns.tolist() == [1.0] * 64  # gamma 1: every step's return is the episode's
+
+
+def test_steps_are_drawn_by_how_far_their_return_beats_the_critic_and_replays_update_that() -> None:
+    buf = SelfImitationBuffer(capacity=100, gamma=1.0)
+    # Played with values 0.9 (gap 0.1) and 0.0 (gap 1.0): the second episode is drawn ~10x as often.
+    for start, value in ((0, 0.9), (10, 0.0)):
+        t = _traj([0.0, 1.0], start=start)
+        t.values = np.full(2, value, dtype=np.float32)
+        buf.add(t)
+    gen = torch.Generator().manual_seed(0)
+    idx, *_ = buf.sample(2000, gen)
+    share = np.mean(np.asarray(idx) >= 2)
+    assert 0.85 < share < 0.96
+    # The critic caught up with the second episode: its steps fall to the floor priority.
+    buf.reprioritise([2, 3], np.asarray([-0.5, 0.0]))
+    idx, *_ = buf.sample(2000, gen)
+    assert np.mean(np.asarray(idx) >= 2) < 0.05
+    # Priorities survive the buffer's changes: a new episode does not reset them.
+    buf.add(_traj([0.0, 1.0], start=20))
+    idx, *_ = buf.sample(3000, gen)
+    counts = np.bincount(idx, minlength=6)
+    assert counts[2] + counts[3] < 0.05 * 3000 and counts[4] + counts[5] > 0.6 * 3000
 
 
 def _probe(args: Args) -> Any:
