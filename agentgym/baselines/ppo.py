@@ -61,7 +61,6 @@ from agentgym.baselines.ppo_checkpoint import CHECKPOINT_FORMAT, load_checkpoint
 from agentgym.baselines.ppo_config import Args
 from agentgym.baselines.ppo_reporting import Logger, episode_metrics, evaluate, harm_metrics, learning_curve
 from agentgym.baselines.ppo_rollout import ActorPool, Collector, Segment
-from agentgym.baselines.ppo_selfimitation import SelfImitationBuffer, self_imitation_update
 from agentgym.baselines.ppo_update import gae, make_batch, make_optimizers, normalise_advantages, ppo_update
 
 __all__ = ["Args", "train", "TrainResult", "gae", "normalise_advantages", "load_checkpoint", "evaluate", "act",
@@ -157,7 +156,6 @@ def train(args: Args) -> TrainResult:
     optimizers = make_optimizers(policy, args.learning_rate)
     generator = torch.Generator().manual_seed(args.seed)
     logger = Logger(run_dir, args)
-    replay = SelfImitationBuffer(args.sil_capacity, args.gamma) if args.sil_coef > 0 else None
     checkpoint = run_dir / "checkpoint.pt"
 
     evals: list[tuple[int, float, dict[str, Any]]] = []
@@ -216,11 +214,6 @@ def train(args: Args) -> TrainResult:
             batch = make_batch(segments, policy, update, args)
             # ---- learning
             stats = ppo_update(policy, optimizers, batch, args, generator)
-            if replay is not None:
-                for seg in segments:
-                    for trajectory in seg.finished:
-                        replay.add(trajectory)
-                stats.update(self_imitation_update(policy, optimizers, replay, args, generator))
             stats.update(rollout_s=t_learn - t_rollout, update_s=time.perf_counter() - t_learn)
             update += 1
             if pool is not None:

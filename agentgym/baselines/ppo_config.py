@@ -93,14 +93,6 @@ class Args:
     """Candidates offered per step, at most."""
     max_entities: int = 8
     """Entities seen in tool results that get candidate actions, most recent first."""
-    sil_coef: float = 0.0
-    """Self-imitation: weight of its loss (0: off); replays the run's scoring episodes where their return beats the critic."""
-    sil_batches: int = 4
-    """Self-imitation: minibatches of replayed steps after each PPO update."""
-    sil_capacity: int = 8192
-    """Self-imitation: the most steps of scoring episodes kept (the oldest episodes go first)."""
-    sil_value_coef: float = 0.01
-    """Self-imitation: weight of its value loss, 0.5 * ((R - V)+)^2, within its loss."""
     calibration: Literal["on", "off"] = "on"
     """Online policy calibration: a risk of harm learned from what the env reports, applied when acting."""
     risk_threshold: float = 0.5
@@ -153,7 +145,7 @@ class Args:
                 raise ValueError(f"--{f.name.replace('_', '-')} must be one of {choices}, got {value!r}")
         positive = ("num_envs", "num_steps", "minibatch_size", "update_epochs", "total_timesteps", "threads",
                     "hash_buckets", "hash_dim", "hidden", "max_candidates", "max_entities", "eval_every",
-                    "save_every", "sil_batches", "sil_capacity")
+                    "save_every")
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
@@ -161,8 +153,6 @@ class Args:
             raise ValueError("--actors, --max-lag, --eval-episodes and --max-seconds must be >= 0")
         if self.policy == "lm" and not self.model:
             raise ValueError("--policy lm needs --model PATH (a local causal LM directory)")
-        if self.sil_coef < 0 or self.sil_value_coef < 0:
-            raise ValueError("--sil-coef and --sil-value-coef must be >= 0")
         if not 0.0 <= self.risk_threshold <= 1.0 or self.risk_coef < 0 or self.risk_loss_coef < 0:
             raise ValueError("--risk-threshold must be in [0, 1]; --risk-coef and --risk-loss-coef must be >= 0")
         for pattern in self.constraint_forbid:

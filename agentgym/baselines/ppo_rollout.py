@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import queue as queue_lib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -24,7 +24,6 @@ from agentgym.baselines.ppo_acting import (
     sample,
 )
 from agentgym.baselines.ppo_config import Args
-from agentgym.baselines.ppo_selfimitation import Trajectory
 
 __all__ = ["ActorPool", "Collector", "LiveEpisode", "Segment"]
 
@@ -51,8 +50,6 @@ class Segment:
     risk: np.ndarray | None = None
     violations: int = 0
     masked: int = 0
-    #: Episodes that ended in this segment with a positive return, whole (for self-imitation; empty when off).
-    finished: list[Trajectory] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -70,14 +67,11 @@ class LiveEpisode:
         self.encoded: Any = None
         self.group = env_id
         self.ret, self.length = 0.0, 0
-        #: The episode so far, (encoded observation, action, acting adjustment, reward, value) per step, when kept.
-        self.trace: list[tuple[Any, int, np.ndarray | None, float, float]] = []
 
     def begin(self, policy: nn.Module, seed: int, adv_norm: str) -> None:
         """Reset the env with `seed` and encode the first observation."""
         obs, info = self.env.reset(seed=seed)
         self.ret, self.length = 0.0, 0
-        self.trace = []
         self.group = group_of(self.env_id, info, adv_norm)
         if self.text:
             self.transcript.reset(info)
@@ -140,10 +134,8 @@ class Collector:
         harm = np.zeros((num_steps, n), dtype=np.float32)
         risk = np.zeros((num_steps, n), dtype=np.float32)
         episodes: list[dict[str, Any]] = []
-        finished: list[Trajectory] = []
         violations = masked = 0
         text = self.live[0].text
-        keep = self.args.sil_coef > 0
         for t in range(num_steps):
             acted = act(policy, [s.encoded for s in self.live], [s.candidates for s in self.live] if text else None,
                         self.acting)
@@ -157,19 +149,13 @@ class Collector:
             for e, s in enumerate(self.live):
                 obs.append(s.encoded)
                 groups.append(s.group)
-                encoded = s.encoded
                 action, rewards[t, e], done, info = s.act(int(actions[t, e]))
-                if keep:
-                    s.trace.append((encoded, int(actions[t, e]), acted.adjust[e] if acted.adjust is not None else None,
-                                    float(rewards[t, e]), float(values[t, e])))
                 h = step_harm(info)
                 harm[t, e] = h.severity
                 violations += h.violations
                 if done:
                     dones[t, e] = 1.0
                     episodes.append(self._episode(s, info))
-                    if keep and s.ret > 0:
-                        finished.append(self._trajectory(s))
                     self._start(s)
                 else:
                     s.advance(self.policy, action, info)
@@ -177,7 +163,7 @@ class Collector:
         _, next_values = policy(policy.collate(next_obs))
         return Segment(obs, actions, logprobs, values, rewards, dones, groups, next_obs,
                        next_values.numpy().astype(np.float32), version, episodes,
-                       adjust if text else None, harm, risk if text else None, violations, masked, finished)
+                       adjust if text else None, harm, risk if text else None, violations, masked)
 
     @staticmethod
     def _episode(s: LiveEpisode, info: dict[str, Any]) -> dict[str, Any]:
@@ -186,12 +172,6 @@ class Collector:
         if isinstance(summary, dict) and "success" in summary:
             ep["metrics"] = summary
         return ep
-
-    @staticmethod
-    def _trajectory(s: LiveEpisode) -> Trajectory:
-        obs, actions, adjust, rewards, values = zip(*s.trace)
-        return Trajectory(list(obs), np.asarray(actions, dtype=np.int64), np.asarray(rewards, dtype=np.float32),
-                          None if adjust[0] is None else list(adjust), np.asarray(values, dtype=np.float32))
 
     def close(self) -> None:
         for s in self.live:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -13,9 +13,7 @@ from agentgym.baselines.ppo_acting import (
     pad_adjust,
 )
 from agentgym.baselines.ppo_config import Args
-
-if TYPE_CHECKING:  # rollouts import the self-imitation buffer, which imports this module's update aids
-    from agentgym.baselines.ppo_rollout import Segment
+from agentgym.baselines.ppo_rollout import Segment
 
 __all__ = ["Batch", "clip_grad_norm", "gae", "make_batch", "make_optimizers", "normalise_advantages", "ppo_update"]
 

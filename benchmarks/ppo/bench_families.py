@@ -169,7 +169,6 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
     mix = (family,) if a.alone else a.mix.get(family) or MIX.get(family, (family,))
     load = LoadSampler()
     result = train(Args(env=tuple(FAMILIES[f] for f in mix), target_env=env_id, seed=a.seed, actors=a.actors,
-                        sil_coef=a.sil_coef,
                         max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.train_eval_episodes,
                         eval_seed=a.eval_seed, target_success=target["success"], calibration="on", out=str(out),
                         run_name=family, tensorboard=False, plot=True, progress=a.progress))
@@ -185,7 +184,7 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
         "env": env_id, "trained_on": [FAMILIES[f] for f in mix], "heuristic_train": target,
         "heuristic_test": test_heuristic,
         "time_to_heuristic_s": result.time_to_target, "train_s": result.train_s, "steps": result.global_step,
-        "sps": result.sps, "actors": a.actors, "sil_coef": a.sil_coef, "load": train_load, "curve": curve,
+        "sps": result.sps, "actors": a.actors, "load": train_load, "curve": curve,
         "ppo_train": {"success": runs[("train", "on")]["success"],
                       "success_ci": bootstrap([float(e["success"]) for e in runs[("train", "on")]["per_episode"]])},
         "ppo_test": {"success": ppo_test["success"],
@@ -311,8 +310,6 @@ def main() -> int:
     p.add_argument("--actors", type=int, default=0,
                    help="asynchronous actors of the training runs (0: the synchronous loop, one core; 1: the learner and "
                         "one actor, a core each)")
-    p.add_argument("--sil-coef", type=float, default=0.0,
-                   help="self-imitation's weight in the training runs (0: off; see agentgym.baselines.ppo_selfimitation)")
     p.add_argument("--throughput-steps", type=int, default=8192, help="steps per throughput run")
     p.add_argument("--throughput-families", default="dialog,tooluse", help="families of the throughput runs")
     p.add_argument("--skip", default="", help="comma-separated parts to skip: families,throughput")
@@ -338,7 +335,6 @@ def main() -> int:
     if "families" not in skip:
         # A run with actors is named so: it may sit beside the synchronous one in merged figures.
         suffix = f", `--actors {a.actors}`" if a.actors else ""
-        suffix += f", `--sil-coef {a.sil_coef:g}`" if a.sil_coef else ""
         res["families"] = {f + suffix: ppo_family(f, a, out) for f in a.families.split(",") if f}
     if "throughput" not in skip:
         res["throughput"] = throughput(a, out)
