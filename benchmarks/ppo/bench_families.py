@@ -41,9 +41,9 @@ FAMILIES = {"dialog": "AgentRL/Dialog-v0", "tooluse": "AgentRL/ToolUse-v0", "cro
 #: What each family's run trains on: a cross-task session is made of dialog and tool-use
 #: sub-tasks, so its policy trains on ToolUse-v0 too (advantages normalised per family). Not on
 #: Dialog-v0: every session holds a dialog booking, which the sessions teach themselves, and
-#: Dialog-v0's slots would take the steps the tool chains need (one actor, 10 minutes: 20.5% with
-#: Dialog-v0 in the mix, 34.0% without). ``--alone`` trains every family on itself only;
-#: ``--mix`` names another mix.
+#: Dialog-v0 would take 3 of the 8 env slots from the tool chains, where the sessions fail (with
+#: one actor, seed 1: 34.0% without it, 20.5% with it; seed 2 without it: 15.5%, so seeds matter
+#: more, RESULTS.md). ``--alone`` trains every family on itself only; ``--mix`` names another mix.
 MIX = {"crosstask": ("tooluse", "crosstask")}
 BEGIN, END = "<!-- bench_families: begin -->", "<!-- bench_families: end -->"
 
@@ -286,6 +286,15 @@ def write_results(res: dict[str, Any], path: Path) -> None:
     path.write_text(text)
 
 
+def _key(family: str, a: argparse.Namespace) -> str:
+    """A run's name in the figures: its family and the options it ran with away from the defaults,
+    so runs measured apart (with actors, another seed or mix) sit side by side once merged."""
+    parts = [family] + [f"`--actors {a.actors}`"] * bool(a.actors) + [f"`--seed {a.seed}`"] * (a.seed != 1)
+    if family in a.mix:
+        parts.append(f"`--mix {family}={'+'.join(a.mix[family])}`")
+    return ", ".join(parts)
+
+
 def _mix(text: str, p: argparse.ArgumentParser) -> tuple[str, tuple[str, ...]]:
     family, _, rest = text.partition("=")
     mix = tuple(f for f in rest.split("+") if f)
@@ -333,9 +342,7 @@ def main() -> int:
                            "torch": torch.__version__, "minutes": a.minutes, "eval_episodes": a.eval_episodes,
                            "eval_seed": a.eval_seed, "out": str(out)}
     if "families" not in skip:
-        # A run with actors is named so: it may sit beside the synchronous one in merged figures.
-        suffix = f", `--actors {a.actors}`" if a.actors else ""
-        res["families"] = {f + suffix: ppo_family(f, a, out) for f in a.families.split(",") if f}
+        res["families"] = {_key(f, a): ppo_family(f, a, out) for f in a.families.split(",") if f}
     if "throughput" not in skip:
         res["throughput"] = throughput(a, out)
     Path(a.json).parent.mkdir(parents=True, exist_ok=True)
