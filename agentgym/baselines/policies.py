@@ -307,12 +307,13 @@ class HashFeaturizer:
             if pos < 0:
                 continue
             pre = f"a{hits}:"
-            words.append(pre + m.role + ":" + m.name)
             shape += [pre + m.role, pre + f"age:{min(len(msgs) - 1 - i, 8)}"]
-            words += [pre + "w:" + x for x in _WORD.findall(m.lower[max(0, pos - 32): pos + len(anchor) + 48])]
-            if m.role == "tool":
-                if self.version >= 3:  # what the record the value sits in says of it, however far
+            if self.words:
+                words.append(pre + m.role + ":" + m.name)
+                words += [pre + "w:" + x for x in _WORD.findall(m.lower[max(0, pos - 32): pos + len(anchor) + 48])]
+                if m.role == "tool" and self.version >= 3:  # what the value's record says of it, however far
                     words += [pre + f for f in _record_flags(m.lower, pos)]
+            if m.role == "tool":
                 where, k = _json_place(m.lower, pos, len(anchor))
                 shape += [pre + p for p in where]
                 if hits == 0:
@@ -320,15 +321,14 @@ class HashFeaturizer:
                 shape.append(pre + f"said:{min(self._said_with(m.lower, pos, anchor, t), 3)}")
             if i + 1 < len(msgs):
                 nxt = msgs[i + 1]
-                words += [f"{pre}n:{nxt.role}:{x}" for x in nxt.words[:16]]
+                if self.words:
+                    words += [f"{pre}n:{nxt.role}:{x}" for x in nxt.words[:16]]
                 shape.append(f"{pre}n:{nxt.role}" + (":error" if nxt.text.startswith("[error") else ""))
             hits += 1
             if hits == 2:
                 break
         if not hits:
             shape.append("a:none")
-        if not self.words:
-            words = []
         out = t.anchor_cache[anchor] = Anchor(np.asarray(self._ids(words), dtype=np.int64), self._ids(shape), key)
         return out
 
@@ -708,10 +708,11 @@ def _record_windows(text: str) -> dict[str, tuple[int, int, int]]:
                 if isinstance(v, (dict, list)):
                     stack.append(v)
                 elif isinstance(v, str):
-                    if o := _OFFSET.match(v.strip().lower()):
+                    stripped = v.strip()
+                    if o := _OFFSET.match(stripped.lower()):
                         if offset is None:
                             offset = (1 if o.group(1) == "+" else -1) * _minutes(o.group(2), o.group(3))
-                    elif r := _RANGE.match(v.strip()):
+                    elif r := _RANGE.match(stripped):
                         if hours is None:
                             hours = (_minutes(r.group(1), r.group(2)), _minutes(r.group(3), r.group(4)))
                     elif len(v) >= 2:

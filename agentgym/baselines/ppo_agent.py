@@ -43,8 +43,7 @@ class PPOAgent(Agent):
 
         from agentgym.baselines.policies import Transcript
         from agentgym.baselines.ppo_acting import Acting, act
-        from agentgym.baselines.ppo_checkpoint import load_checkpoint
-        from agentgym.baselines.ppo_config import Args
+        from agentgym.baselines.ppo_checkpoint import load_checkpoint, trained_args
 
         self.checkpoint = str(checkpoint)
         if not Path(self.checkpoint).is_file():
@@ -59,13 +58,11 @@ class PPOAgent(Agent):
         if calibration not in (None, "on", "off"):
             raise ValueError(f"calibration must be 'on' or 'off', got {calibration!r}")
         self.candidate_config = dict(meta["candidates"])
-        saved = dict(meta.get("args") or {})
-        run = Args(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()
-                      if k in Args.__dataclass_fields__ and k not in ("policy", "model")})
+        run = trained_args(meta)
         self._acting = Acting.of(run, calibration)
         self._act = act
         self._meta = {"update": meta.get("update"), "global_step": meta.get("global_step"),
-                      "policy": meta["policy"]["kind"], "trained_on": list(saved.get("env", ())),
+                      "policy": meta["policy"]["kind"], "trained_on": list((meta.get("args") or {}).get("env", ())),
                       "calibration": "on" if self._acting.calibrate else "off"}
         self._transcript = Transcript()
         self._builder: CandidateBuilder | None = None

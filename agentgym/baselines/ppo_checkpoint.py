@@ -16,7 +16,7 @@ from agentgym.baselines.policies import make_policy, policy_spec
 from agentgym.baselines.ppo_acting import candidate_config
 from agentgym.baselines.ppo_config import Args
 
-__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_MAX_BYTES", "load_checkpoint", "save_checkpoint"]
+__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_MAX_BYTES", "load_checkpoint", "save_checkpoint", "trained_args"]
 
 
 CHECKPOINT_FORMAT = "agentgym-ppo/1"
@@ -75,3 +75,11 @@ def load_checkpoint(path: str | Path, max_bytes: int = CHECKPOINT_MAX_BYTES) -> 
         raise ValueError(f"{path}: its weights do not fit its policy spec ({reason})") from None
     policy.eval()
     return policy, {k: v for k, v in ckpt.items() if k != "state_dict"}
+
+
+def trained_args(meta: dict[str, Any]) -> Args:
+    """The Args a checkpoint's run trained with (from `load_checkpoint`'s fields), less the policy
+    choice, which the checkpoint's own spec makes: what acting and its envs take from the run."""
+    saved = dict(meta.get("args") or {})
+    return Args(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved.items()
+                   if k in Args.__dataclass_fields__ and k not in ("policy", "model")})

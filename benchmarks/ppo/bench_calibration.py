@@ -16,6 +16,7 @@ policies violated, with calibration on and off, say which harm is left.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections import Counter, defaultdict
 from typing import Any
@@ -26,6 +27,7 @@ from agentgym.baselines.calibration import MASKED, step_harm
 from agentgym.baselines.policies import Transcript
 from agentgym.baselines.ppo import Args, load_checkpoint
 from agentgym.baselines.ppo_acting import Acting, act, make_env
+from agentgym.baselines.ppo_checkpoint import trained_args
 from agentgym.core.protocol import parse_action
 
 EVAL_SEED = 5_000_000
@@ -91,15 +93,16 @@ def main() -> int:
     p.add_argument("--risk-threshold", type=float, default=None, help="default: the checkpoint's")
     p.add_argument("--out", default=None, help="write the JSON here too")
     a = p.parse_args()
-    policy, saved = load_checkpoint(a.checkpoint)
-    args = Args(env=(a.env,))
-    trained = saved.get("args") or {}
-    threshold = a.risk_threshold if a.risk_threshold is not None else float(trained.get("risk_threshold", 0.5))
-    coef = float(trained.get("risk_coef", 1.0))
+    policy, meta = load_checkpoint(a.checkpoint)
+    # The run's own acting and candidate settings, on the env played here.
+    args = dataclasses.replace(trained_args(meta), env=(a.env,))
+    if a.risk_threshold is not None:
+        args = dataclasses.replace(args, risk_threshold=a.risk_threshold)
+    threshold = args.risk_threshold
     seeds = range(EVAL_SEED, EVAL_SEED + a.episodes)
-    off = Acting(False, 1.0, coef, None)
+    off = Acting.of(args, "off")
     base, _ = play(policy, a.env, args, seeds, off, None)
-    calibrated, changed = play(policy, a.env, args, seeds, Acting(True, threshold, coef, None), off)
+    calibrated, changed = play(policy, a.env, args, seeds, Acting.of(args, "on"), off)
     by_tool: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for c in changed:
         by_tool[c["tool"]][c["outcome"]].append(c["risk"])
