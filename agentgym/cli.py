@@ -571,10 +571,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_check_users_command(sub)
 
+    from agentgym.eval.play import add_play_command
     from agentgym.eval.results_cli import add_export_command, add_view_command
 
     add_export_command(sub)
     add_view_command(sub)
+    add_play_command(sub)
     return parser
 
 

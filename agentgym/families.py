@@ -1,8 +1,8 @@
 """The task families agentgym ships, in one table that every part reads.
 
 A family is an env class and the parts that other layers provide for it: the heuristic agent's
-strategy, the candidate builder a trained policy acts through, and the privileged oracle policy
-that plays the gold. Registration (`agentgym.registration`) registers each family's id from here;
+strategy, the `expert` agent's strategy, the candidate builder a trained policy acts through, and
+the privileged oracle policy that plays the gold. Registration (`agentgym.registration`) registers each family's id from here;
 the heuristic, the candidate builders, the oracle agent and CrossTask's sessions look their
 family's parts up here; the command line, the env server and the tests list `ENV_IDS`.
 
@@ -42,6 +42,9 @@ class Family:
     """The candidate builder class (`agentgym.agents.candidates`; None: the generic builder)."""
     domains: str | None = None
     """``split -> domain names``, for a family whose tasks CrossTask sessions mix in."""
+    expert: str | None = None
+    """The `expert` agent's strategy class (`agentgym.agents.expert`): a careful assistant that
+    reads only observations, the proof that every task is solvable from what the agent is shown."""
 
     def card(self) -> str:
         """The family's card: its env class's docstring (the env module is imported)."""
@@ -59,6 +62,7 @@ FAMILIES: tuple[Family, ...] = (
         oracle="agentgym.envs.dialog.oracle:DialogOracle",
         candidates="agentgym.agents.candidates.dialog:DialogCandidates",
         domains="agentgym.envs.dialog.tasks:domains_for",
+        expert="agentgym.agents.experts.dialog:DialogExpert",
     ),
     # ToolUse: chains of dependent tool calls under domain policies (finance, calendar, orders, ops).
     Family(
@@ -69,6 +73,7 @@ FAMILIES: tuple[Family, ...] = (
         oracle="agentgym.envs.tooluse.oracle:ToolUseOracle",
         candidates="agentgym.agents.candidates.tooluse:ToolUseCandidates",
         domains="agentgym.envs.tooluse.tasks:domains_for",
+        expert="agentgym.agents.experts.tooluse:ToolUseExpert",
     ),
     # CrossTask: one session that switches between dialog and tool-use tasks and comes back.
     Family(
@@ -78,6 +83,7 @@ FAMILIES: tuple[Family, ...] = (
         strategy="agentgym.agents.strategies.crosstask:CrossTaskStrategy",
         oracle="agentgym.envs.crosstask.oracle:CrossTaskOracle",
         candidates="agentgym.agents.candidates.crosstask:CrossTaskCandidates",
+        expert="agentgym.agents.experts.crosstask:CrossTaskExpert",
     ),
 )
 

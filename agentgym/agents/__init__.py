@@ -13,6 +13,7 @@ __all__ = ["Agent", "AGENTS", "agent_class", "make_agent"]
 AGENTS: dict[str, str] = {
     "random": "agentgym.agents.random_agent:RandomAgent",
     "heuristic": "agentgym.agents.heuristic:HeuristicAgent",
+    "expert": "agentgym.agents.expert:ExpertAgent",
     "oracle": "agentgym.agents.oracle:OracleAgent",
     "ppo": "agentgym.baselines.ppo_agent:PPOAgent",
     "transformers": "agentgym.agents.transformers_agent:TransformersAgent",

@@ -14,30 +14,30 @@ from agentgym import families
 from agentgym.agents.base import Agent
 from agentgym.agents.careful import RecheckIds, RetryTransient
 
-__all__ = ["HeuristicAgent", "STRATEGIES"]
+__all__ = ["HeuristicAgent", "StrategyAgent", "STRATEGIES", "make_strategy"]
 
 #: Task family -> "module:Class" of its strategy (from `agentgym.families`).
 STRATEGIES: dict[str, str] = {f.name: f.strategy for f in families.FAMILIES}
 
 
 def make_strategy(family: str) -> Any:
-    """A fresh strategy for `family`; ValueError for a family without one."""
+    """A fresh heuristic strategy for `family`; ValueError for a family without one."""
     target = STRATEGIES.get(family)
     if target is None:
         raise ValueError(f"the heuristic agent has no strategy for family {family!r}")
     return families.load(target)()
 
 
-class HeuristicAgent(Agent):
-    """Plays each episode with the strategy of its task family, inside the careful layers.
+class StrategyAgent(Agent):
+    """Plays each episode with a strategy of its task family, inside the careful layers.
+
+    Subclasses say which strategy a family gets (`make_strategy`); the careful layers are shared.
 
     Args:
         retries: attempts after the first of a call that failed transiently (0: never retry).
         retry_delay: turns it waits (telling the user to hold on) before each retry.
         recheck_ids: read a result again when an id it returned does not resolve when used.
     """
-
-    name = "heuristic"
 
     def __init__(self, retries: int = 3, retry_delay: int = 0, recheck_ids: bool = True) -> None:
         for label, value in (("retries", retries), ("retry_delay", retry_delay)):
@@ -46,15 +46,30 @@ class HeuristicAgent(Agent):
         self.retries, self.retry_delay, self.recheck_ids = retries, retry_delay, bool(recheck_ids)
         self._policy: Any = None
 
+    def make_strategy(self, family: str) -> Any:
+        """A fresh strategy for `family`; ValueError for a family without one."""
+        raise NotImplementedError
+
     def config(self) -> dict[str, Any]:
         return {"retries": self.retries, "retry_delay": self.retry_delay, "recheck_ids": self.recheck_ids}
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         family = info.get("task", {}).get("family", "")
-        make_strategy(family)  # an unknown family fails here, before any layer is built
-        policy: Any = RecheckIds(lambda: make_strategy(family)) if self.recheck_ids else make_strategy(family)
+        self.make_strategy(family)  # an unknown family fails here, before any layer is built
+        policy: Any = (RecheckIds(lambda: self.make_strategy(family)) if self.recheck_ids
+                       else self.make_strategy(family))
         self._policy = RetryTransient(policy, self.retries, self.retry_delay)
         self._policy.reset(obs, info)
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         return self._policy.act(obs, info)
+
+
+class HeuristicAgent(StrategyAgent):
+    """Plays each episode with the heuristic strategy of its task family (`STRATEGIES`), inside
+    the careful layers; see `StrategyAgent` for the arguments."""
+
+    name = "heuristic"
+
+    def make_strategy(self, family: str) -> Any:
+        return make_strategy(family)

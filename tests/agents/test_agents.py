@@ -34,7 +34,7 @@ def test_make_agent_by_module_path_with_kwargs() -> None:
 
 
 @pytest.mark.parametrize(("spec", "needle"), [
-    ("gpt-5", "unknown agent 'gpt-5'; built-in agents: random, heuristic, oracle"),
+    ("gpt-5", "unknown agent 'gpt-5'; built-in agents: random, heuristic, expert, oracle"),
     ("", "unknown agent ''"),
     ("no.such.module:Agent", "cannot load agent 'no.such.module:Agent'"),
     ("agentgym.agents.random_agent:NoSuchAgent", "cannot load agent"),

@@ -1,0 +1,59 @@
+"""`agentgym play`: what it shows during an episode (never the goal), and after it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentgym.cli import main
+from agentgym.eval.play import read_actions, tool_lines
+
+
+def _play(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["play", *argv]) == 0
+    return capsys.readouterr().out
+
+
+def test_a_file_that_ends_first_leaves_the_episode_open_and_shows_no_goal(tmp_path, capsys):
+    actions = tmp_path / "turns.txt"
+    actions.write_text("What day and time, which area, and what budget?\n\n")
+    out = _play(capsys, "AgentRL/Dialog-v0", "--seed", "903", "--split", "test", "--actions", str(actions))
+    assert "tools:" in out and "search(" in out and "[system]" in out and "--- turn 1 ---" in out
+    assert "the episode goes on after 1 turns" in out
+    assert "gold" not in out and "reveal" not in out and "late" not in out.split("--- turn 1 ---")[1]
+
+
+def test_the_end_shows_the_verdict_and_the_gold(tmp_path, capsys):
+    actions = tmp_path / "turns.jsonl"
+    lines = [json.dumps({"role": "assistant", "content": "Hello?"})] + [json.dumps("Okay.")] * 40
+    actions.write_text("\n".join(lines) + "\n")
+    out = _play(capsys, "AgentRL/Dialog-v0", "--seed", "1", "--actions", str(actions))
+    assert "=== episode over: FAILURE" in out and "gold:" in out and '"items"' in out
+    assert "turns of the file were not played" in out
+
+
+def test_tail_prints_only_the_last_turn(tmp_path, capsys):
+    actions = tmp_path / "turns.txt"
+    actions.write_text('Hi there\n{"name": "search", "arguments": {}}\n')
+    out = _play(capsys, "AgentRL/Dialog-v0", "--seed", "2", "--actions", str(actions), "--tail")
+    assert "--- turn 2 ---" in out and "--- turn 1 ---" not in out and "tools:" not in out
+
+
+def test_bad_input_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("[1, 2]\n")
+    assert main(["play", "AgentRL/Dialog-v0", "--actions", str(bad)]) == 2
+    assert "a turn is a JSON string or object" in capsys.readouterr().err
+    assert main(["play", "AgentRL/Dialog-v0", "--actions", str(tmp_path / "missing.txt")]) == 2
+    assert main(["play", "AgentRL/Nope-v0"]) == 2
+
+
+def test_read_actions_and_tool_lines(tmp_path):
+    f = tmp_path / "a.txt"
+    f.write_text("one\n\n  \ntwo {\"x\": 1}\n")
+    assert read_actions(f) == ["one", 'two {"x": 1}']
+    schema = {"type": "function", "function": {"name": "book", "description": "Book it.", "parameters": {
+        "type": "object", "required": ["item_id"], "properties": {
+            "item_id": {"type": "string"}, "slot": {"type": ["string", "null"], "enum": ["morning", None]}}}}}
+    assert tool_lines([schema]) == ['  book(item_id: string, [slot: "morning"]): Book it.']
