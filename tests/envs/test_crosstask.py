@@ -278,7 +278,7 @@ def test_the_follow_up_user_understands_questions_and_never_names_the_place() ->
     task = dialog_task(3, {"domain": "cafes"})
     world, gold = task.world, task.gold
     world.bookings["B1"] = Booking("B1", gold.items[0], gold.day, gold.slot)
-    move = plan_move(world, fast_stream(3, "test/move"))
+    move = plan_move(world, world.bookings["B1"], fast_stream(3, "test/move"))
     assert move is not None
     user = FollowUpUser(world, move)
     when = f"{move.day.capitalize()} {move.slot}"
@@ -290,3 +290,196 @@ def test_the_follow_up_user_understands_questions_and_never_names_the_place() ->
     assert "same cafe as before" in user.reply(f"Is it {other.name}?", 4).text
     for text in ("Which area was it in?", "Anything else?", "OK.", "Shall I go ahead?"):
         assert place.name not in user.reply(text, 5).text
+
+
+# ------------------------------------------------------------------------------ the follow-up holds together
+def _move_world(seed: int = 3) -> tuple[Any, Any]:
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.crosstask.followup import plan_move
+    from agentgym.envs.dialog.tasks import Booking
+    from agentgym.envs.dialog.tasks import generate_task as dialog_task
+
+    task = dialog_task(seed, {"domain": "cafes"})
+    world, gold = task.world, task.gold
+    world.bookings["B1"] = Booking("B1", gold.items[0], gold.day, gold.slot)
+    move = plan_move(world, world.bookings["B1"], fast_stream(seed, "test/move"))
+    assert move is not None
+    return world, move
+
+
+def _write(world: Any, name: str, **arguments: Any) -> list[Any]:
+    """Run one dialog write on `world`, as the toolkit does, and return its events."""
+    from agentgym.envs.dialog.tools import DialogToolkit
+
+    tk = DialogToolkit(world)
+    tk.invoke(name, arguments)
+    return tk.drain_events()
+
+
+@pytest.mark.parametrize("order", ["book first", "cancel first", "one turn"])
+def test_the_follow_up_accepts_either_order_and_answers_every_write(order: str) -> None:
+    from agentgym.envs.crosstask.followup import FollowUpUser, score_move
+
+    world, move = _move_world()
+    user = FollowUpUser(world, move)
+    book = ("book", {"item_id": move.place, "day": move.day, "slot": move.slot})
+    cancel = ("cancel_booking", {"booking_id": move.booking})
+    writes = [book, cancel] if order == "book first" else [cancel, book]
+    if order == "one turn":
+        events = [e for name, args in writes for e in _write(world, name, **args)]
+        said = user.react(events, 1)
+        assert said is not None and said.end == "accepted"
+        return
+    first = user.react(_write(world, *writes[0][:1], **writes[0][1]), 1)
+    # The user says what it sees and what is still missing, and does not end the sub-task.
+    assert first is not None and first.end is None and first.text
+    assert not score_move(world, move).success
+    missing = "cancel the old one" if order == "book first" else "book the same cafe"
+    assert missing in first.text, first.text
+    # A message now gets the state of things, never the request as if nothing had happened.
+    status = user.reply("Done: I've taken care of it.", 2)
+    assert missing in status.text and status.end is None
+    second = user.react(_write(world, *writes[1][:1], **writes[1][1]), 3)
+    assert second is not None and second.end == "accepted" and score_move(world, move).success
+
+
+def test_the_follow_up_ends_when_and_only_when_the_move_is_done() -> None:
+    from agentgym.envs.crosstask.followup import FollowUpUser, score_move
+
+    world, move = _move_world(5)
+    user = FollowUpUser(world, move)
+    other = next(p for p in world.places if p.id != move.place and p.is_open(move.day, move.slot))
+    # A wrong place costs patience and is named; the extra booking must go before the move is done.
+    said = user.react(_write(world, "book", item_id=other.id, day=move.day, slot=move.slot), 1)
+    assert said is not None and said.end is None and world.by_id[move.place].name in said.text
+    said = user.react(_write(world, "cancel_booking", booking_id=move.booking), 2)
+    assert said is not None and said.end is None and other.name in said.text  # "please cancel it"
+    said = user.react(_write(world, "book", item_id=move.place, day=move.day, slot=move.slot), 3)
+    assert said is not None and said.end is None and not score_move(world, move).success
+    extra = next(b for b in world.active_bookings() if b.item_id == other.id)
+    said = user.react(_write(world, "cancel_booking", booking_id=extra.id), 4)
+    assert said is not None and said.end == "accepted" and score_move(world, move).success
+
+
+def test_the_follow_up_gives_up_after_its_patience_of_wrong_bookings() -> None:
+    from agentgym.envs.crosstask.followup import FollowUpUser
+
+    world, move = _move_world(7)
+    user = FollowUpUser(world, move)
+    others = [p for p in world.places if p.id != move.place and p.is_open(move.day, move.slot)]
+    ends = [user.react(_write(world, "book", item_id=p.id, day=move.day, slot=move.slot), t).end
+            for t, p in enumerate(others[:FollowUpUser.PATIENCE], 1)]
+    assert ends == [None] * (FollowUpUser.PATIENCE - 1) + ["gave_up"]
+
+
+def _followup_seeds(split: str, n: int) -> list[int]:
+    return [s for s in range(n) if generate_session(s, {"split": split}).world.segments[-1].family == "followup"]
+
+
+@pytest.mark.parametrize("order", ["book first", "cancel first"])
+def test_no_follow_up_loops_and_its_user_agrees_with_the_grader(order: str) -> None:
+    # The oracle plays every sub-task but the follow-up, which is played in `order` and then
+    # reported done: the user must end it at the write that completes the move, never repeat
+    # the request, and the session must end with every sub-task accepted.
+    from agentgym.core.render import call_text
+
+    for split in ("train", "test"):
+        env = CrossTaskEnv(split=split)
+        for seed in _followup_seeds(split, 120):
+            obs, info = env.reset(seed=seed)
+            oracle = make_agent("oracle")
+            oracle.bind(env)
+            oracle.reset(obs, info)
+            k = 0
+            while True:
+                seg = env.user.active
+                if seg is not None and seg.family == "followup":
+                    m = seg.move
+                    calls = [call_text("book", item_id=m.place, day=m.day, slot=m.slot),
+                             call_text("cancel_booking", booking_id=m.booking)]
+                    action = (calls if order == "book first" else calls[::-1])[k] if k < 2 else "Done, it's moved."
+                    k += 1
+                else:
+                    action = oracle.act(obs, info)
+                obs, _, terminated, truncated, info = env.step(action)
+                if terminated or truncated:
+                    break
+            assert terminated and k == 2, (split, seed, order)
+            subs = info["episode_summary"]["subtasks"]
+            assert all(s["outcome"] == "accepted" and s["success"] for s in subs), (split, seed, subs)
+
+
+def test_a_failed_booking_costs_only_itself() -> None:
+    # The booking sub-task fails (the agent gives the user a booking it rejects until it leaves):
+    # the follow-up is not offered, and the session's score is the mean over the sub-tasks offered.
+    seed = next(s for s in _followup_seeds("train", 200)
+                if len(generate_session(s, {"split": "train"}).world.segments) == 3)
+    env = CrossTaskEnv(split="train")
+    obs, info = env.reset(seed=seed)
+    oracle = make_agent("oracle")
+    oracle.bind(env)
+    oracle.reset(obs, info)
+    while True:
+        seg = env.user.active
+        if seg is not None and seg.family == "dialog":
+            world, gold = seg.task.world, seg.task.gold
+            wrong = next(p for p in world.places if p.id not in gold.items and p.is_open(gold.day, gold.slot))
+            booked = [b for b in world.active_bookings()]
+            action = (call_json("cancel_booking", booking_id=booked[0].id) if booked else
+                      call_json("book", item_id=wrong.id, day=gold.day, slot=gold.slot))
+        else:
+            action = oracle.act(obs, info)
+        obs, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    subs = info["episode_summary"]["subtasks"]
+    follow = subs[-1]
+    assert follow["family"] == "followup" and follow["offered"] is False and follow["outcome"] == "not_offered"
+    assert follow["score"] is None and follow["success"] is None
+    offered = [s for s in subs if s["offered"]]
+    assert [s["success"] for s in offered].count(True) == len(offered) - 1
+    assert reward == pytest.approx(sum(s["score"] for s in offered) / len(offered))
+    assert not info["episode_summary"]["success"] and terminated
+    # No switch announces the follow-up: the session ends after the last sub-task it offered.
+    assert all("we booked earlier" not in m["content"] for m in info["messages"] if m["role"] == "user")
+
+
+def call_json(name: str, **arguments: Any) -> str:
+    return to_json({"name": name, "arguments": arguments})
+
+
+def _play_lines(agent: str, split: str, seeds: range) -> list[tuple[int, list[dict[str, Any]], str]]:
+    env = CrossTaskEnv(split=split)
+    out = []
+    for seed in seeds:
+        obs, info = env.reset(seed=seed)
+        a = make_agent(agent)
+        if hasattr(a, "bind"):
+            a.bind(env)
+        a.reset(obs, info)
+        while True:
+            obs, _, terminated, truncated, info = env.step(a.act(obs, info))
+            out += [(seed, info["segment_switch"], m["content"]) for m in info["messages"] if m["role"] == "user"]
+            if terminated or truncated:
+                break
+    return out
+
+
+@pytest.mark.parametrize("agent", ["oracle", "heuristic"])
+def test_switches_read_naturally_and_agree_with_the_outcome(agent: str) -> None:
+    import re
+
+    thanks = re.compile(r"\bthank", re.IGNORECASE)
+    for split in ("train", "test"):
+        for seed, switches, text in _play_lines(agent, split, range(80)):
+            # One thank-you per message at most, and no farewell before the next request.
+            assert len(thanks.findall(text)) <= 1, (seed, text)
+            ended = [s["ended"] for s in switches]
+            if any(s["started"] for s in switches):
+                assert "goodbye" not in text.lower(), (seed, text)
+            for e in ended:
+                # The user never thanks for a sub-task that failed, nor leaves one it called done.
+                if not e["success"]:
+                    assert e["outcome"] != "accepted" and not thanks.search(text), (seed, e, text)
+                else:
+                    assert e["outcome"] in ("accepted", "committed"), (seed, e)

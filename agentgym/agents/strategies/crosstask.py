@@ -19,28 +19,44 @@ _SLOTS = ("morning", "afternoon", "evening")
 
 
 class FollowUpStrategy:
-    """Moves the remembered booking: cancel it, book the same place at the asked time."""
+    """Moves the remembered booking: books the same place at the asked time, then cancels the old
+    booking, so the user is never left without one. It goes by what the tools returned (a call
+    that failed is sent again by the careful layers around it), so each reply of the user after a
+    write, whatever it says, leads to the part still to do."""
 
     def __init__(self, booking: tuple[str, str] | None) -> None:
         self._booking = booking
-        self._step = 0
         self._when: tuple[str, str] | None = None
+        self._booked = self._cancelled = False
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         text = " ".join(m["content"] for m in info.get("messages", ()) if m["role"] == "user").lower()
         day = next((d for d in _DAYS if d in text), None)
         slot = next((s for s in _SLOTS if s in text), None)
         self._when = (day, slot) if day and slot else None
+        self._booked = self._cancelled = False
+
+    def _observe(self, info: dict[str, Any]) -> None:
+        if self._booking is None or self._when is None:
+            return
+        booking_id, item_id = self._booking
+        for name, result in tool_results(info):
+            if not isinstance(result, dict):
+                continue
+            if name == "book" and (result.get("item_id"), result.get("day"), result.get("slot")) == (item_id, *self._when):
+                self._booked = True
+            elif name == "cancel_booking" and result.get("booking_id") == booking_id:
+                self._cancelled = True
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         if self._booking is None or self._when is None:
             return "Which booking do you mean, and when should it be?"
+        self._observe(info)
         booking_id, item_id = self._booking
-        self._step += 1
-        if self._step == 1:
-            return call("cancel_booking", booking_id=booking_id)
-        if self._step == 2:
+        if not self._booked:
             return call("book", item_id=item_id, day=self._when[0], slot=self._when[1])
+        if not self._cancelled:
+            return call("cancel_booking", booking_id=booking_id)
         return "It's moved. Anything else?"
 
 

@@ -18,10 +18,17 @@ class CrossTaskEnv(AgentEnv):
     ## Description
     One session, 2 to 4 sub-tasks drawn from different families and domains: a Dialog-v0
     booking and ToolUse-v0 chains (finance, calendar, order support; operations on the test
-    split). The user switches when a sub-task is done ("Thanks! Next thing: ...") and may come
-    back to an earlier one without naming it ("about the cafe we booked earlier: could you move
-    that booking to Thursday evening?"), so the agent must carry context across switches
-    without being told to. Each sub-task keeps its own generated world, gold and rule-based user.
+    split). The user switches when a sub-task ends ("Next thing: ...", after a failure "Let's
+    move on. Next thing: ...") and may come back to the booking without naming it ("about the
+    cafe we booked earlier: could you move that booking to Thursday evening?"), so the agent
+    must carry context across switches without being told to. Each sub-task keeps its own
+    generated world, gold and rule-based user.
+
+    The follow-up's user sees its own bookings, as a person sees the confirmations: after every
+    write (a booking or a cancellation) it says what it now sees and what is still missing, so
+    the move may be made in either order, and it ends the sub-task when, and only when, the
+    move is done (the old booking cancelled, the same place booked at the new time, nothing
+    else booked), or gives up after two bookings of the wrong place or time.
 
     ## Observation
     Text and `info["messages"]` as in the other families (a step's messages open with the env's
@@ -35,13 +42,20 @@ class CrossTaskEnv(AgentEnv):
     session holds at most one dialog booking). Tool calls as in the other families.
 
     ## Reward
-    At the end, the mean of the sub-tasks' scores, each taken when that sub-task ended (a
-    follow-up on the world it changed). Success only when every sub-task succeeded.
-    `info["episode_summary"]["subtasks"]` lists each sub-task's score, success and outcome.
+    At the end, the mean of the scores of the sub-tasks the session offered, each taken when
+    that sub-task ended (a follow-up on the world it changed). Success only when every one of
+    them succeeded. A failed sub-task costs only itself: a follow-up returns to the booking its
+    dialog sub-task agreed on, so when that sub-task failed the follow-up is not offered, and
+    it counts neither as a second failure nor as a success. `info["episode_summary"]["subtasks"]`
+    lists each sub-task's score, success, outcome and whether it was `offered` (one not offered
+    has outcome ``not_offered`` and no score).
 
     ## Termination
-    Terminated when the last sub-task ends; a sub-task the user gives up on is skipped, and
-    the session goes on. Truncated at the turn budget (the sum of the sub-tasks' budgets).
+    Terminated when the last sub-task offered ends (the episode's outcome is that sub-task's);
+    a sub-task the user gives up on ends there, and the session goes on with the next. The
+    user's verdict on a sub-task is always its score's: it accepts one only when it succeeded,
+    and never thanks for one that failed. Truncated at the turn budget (the sum of the
+    sub-tasks' budgets).
     A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`, or applied
     by hand) caps the budget at N: the env truncates itself at that step, with its summary.
 

@@ -1,11 +1,18 @@
 """Follow-up sub-tasks: the user comes back to an earlier booking ("the cafe we booked").
 
 A follow-up works on the world of an earlier dialog sub-task and never names the place: the
-agent must remember which booking it made. It is built when it starts, from the booking the
-user accepted then. Its user reads messages as every dialog user does (the new time when asked,
-yes or no to a place proposed, a request to rephrase what it cannot place). A place it hears
-named is read as a proposal to move the booking there (`FollowUpUser.proposed_call`), which goal
-consistency judges: right only for the booked place.
+agent must remember which booking it made. It returns to the booking that sub-task agreed on
+(`agreed_booking`), so it is offered only when that sub-task succeeded. Its user reads messages
+as every dialog user does (the new time when asked, yes or no to a place proposed, a request to
+rephrase what it cannot place). A place it hears named is read as a proposal to move the
+booking there (`FollowUpUser.proposed_call`), which goal consistency judges: right only for the
+booked place.
+
+The user sees its own bookings, as a person sees the confirmations, and nothing else: after
+every write it says what it now sees and what is still missing, so the move can be made in
+either order (book the new time, then cancel the old booking, or the other way round). It ends
+the sub-task when, and only when, `score_move` holds: accepted once the move is done, or given
+up after `FollowUpUser.PATIENCE` bookings of the wrong place or time.
 """
 
 from __future__ import annotations
@@ -19,12 +26,12 @@ from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, place_names, places_named, understanding
 
-__all__ = ["MoveBooking", "FollowUpUser", "plan_move", "score_move"]
+__all__ = ["MoveBooking", "FollowUpUser", "agreed_booking", "plan_move", "score_move"]
 
 
 @dataclass(frozen=True)
 class MoveBooking:
-    """Move the accepted booking `booking` of `place` to (day, slot)."""
+    """Move the accepted booking `booking` of `place` from `old` to (day, slot)."""
 
     booking: str
     place: str
@@ -41,19 +48,21 @@ class MoveBooking:
                 "day": self.day, "slot": self.slot, "calls": self.plan()}
 
 
-def plan_move(world: World, rng: Any) -> MoveBooking | None:
-    """A move of the world's one active booking to another time its place is open, or None
-    when there is no single active booking (the earlier sub-task failed)."""
+def agreed_booking(world: World) -> Booking | None:
+    """The booking a dialog sub-task ended on: its world's one active booking, or None."""
     active = world.active_bookings()
-    if len(active) != 1:
-        return None
-    b: Booking = active[0]
-    place: Place = world.by_id[b.item_id]
-    options = [(d, s) for d in DAYS for s in SLOTS if (d, s) != (b.day, b.slot) and place.is_open(d, s)]
+    return active[0] if len(active) == 1 else None
+
+
+def plan_move(world: World, booking: Booking, rng: Any) -> MoveBooking | None:
+    """A move of `booking` to another time its place is open (drawn from `rng`), or None when
+    the place is open at no other time."""
+    place: Place = world.by_id[booking.item_id]
+    options = [(d, s) for d in DAYS for s in SLOTS if (d, s) != (booking.day, booking.slot) and place.is_open(d, s)]
     if not options:
         return None
     day, slot = options[int(rng.integers(len(options)))]
-    return MoveBooking(b.id, place.id, (b.day, b.slot), day, slot)
+    return MoveBooking(booking.id, place.id, (booking.day, booking.slot), day, slot)
 
 
 def score_move(world: World, move: MoveBooking) -> Score:
@@ -67,19 +76,25 @@ def score_move(world: World, move: MoveBooking) -> Score:
     return Score(score, success, {"old_cancelled": old_gone, "moved": bool(moved), "active": len(active)})
 
 
+def _when(day: str, slot: str) -> str:
+    return f"{day.capitalize()} {slot}"
+
+
 class FollowUpUser(SimulatedUser):
     """The user asking to move their booking; accepts once it is moved, not elsewhere."""
 
+    #: Bookings of the wrong place or time after which the user gives up.
     PATIENCE = 2
 
     def __init__(self, world: World, move: MoveBooking) -> None:
         self._world, self._move = world, move
         self._rejections = 0
-        noun = world.domain.noun
-        self._noun = noun
-        self._when = f"{move.day.capitalize()} {move.slot}"
+        self._noun = world.domain.noun
+        self._when = _when(move.day, move.slot)
+        self._old = _when(*move.old)
         self._names: dict[str, Place] | None = None
 
+    # ------------------------------------------------------------------ reading
     def _read(self, message: str) -> Reading | None:
         """The reading of a message the user can place, or None (blank, garbage, a keyword list)."""
         if not message.strip():
@@ -106,6 +121,36 @@ class FollowUpUser(SimulatedUser):
             return None
         return "book", {"item_id": place.id, "day": self._move.day, "slot": self._move.slot}
 
+    # ------------------------------------------------------------------ what the user sees
+    def _is_new(self, b: Booking) -> bool:
+        m = self._move
+        return b.item_id == m.place and (b.day, b.slot) == (m.day, m.slot)
+
+    def _missing(self) -> str:
+        """What the user still needs, from the bookings it sees now ("" when nothing is). The
+        time it wants is the last one it names, as a person ends on what they are asking for."""
+        active = self._world.active_bookings()
+        old = any(b.id == self._move.booking for b in active)
+        new = [b for b in active if self._is_new(b)]
+        extra = [b for b in active if b.id != self._move.booking and not self._is_new(b)]
+        out = [f"Please cancel the booking of {self._world.by_id[b.item_id].name} on {_when(b.day, b.slot)}: "
+               "I don't need it." for b in extra]
+        if len(new) > 1:
+            out.append(f"I see {len(new)} bookings for {self._when}; I only need one, please cancel the others.")
+        if not new and old:
+            out.append(f"I still see our booking on {self._old}: please move it to {self._when}, same place.")
+        elif not new:
+            out.append(f"The {self._old} booking is cancelled; now please book the same {self._noun} for "
+                       f"{self._when}.")
+        elif old:
+            out.append(f"I see the new booking for {self._when}; please cancel the old one too.")
+        return " ".join(out)
+
+    def _request(self) -> str:
+        """The request again, as things stand: what is still missing."""
+        return self._missing() or f"Please move the {self._noun} we booked before to {self._when}, same place."
+
+    # ------------------------------------------------------------------ SimulatedUser
     def opening(self) -> str:
         return (f"Oh, and about the {self._noun} we booked earlier: could you move that booking to "
                 f"{self._when}?")
@@ -113,9 +158,8 @@ class FollowUpUser(SimulatedUser):
     def reply(self, message: str, turn: int) -> UserTurn:
         # Read like every dialog user's message (`agentgym.envs.dialog.user.understanding`); the
         # user never names the place: the assistant must remember which booking it made.
-        again = f"Please move the {self._noun} we booked before to {self._when}, same place."
         if not message.strip():
-            return UserTurn(again)
+            return UserTurn(self._request())
         r = understanding(self._world.domain).read(message)
         if r.salad:
             return UserTurn(KEYWORDS)
@@ -124,34 +168,41 @@ class FollowUpUser(SimulatedUser):
         if r.places:
             meant = self._meant(r)
             if meant is not None and meant.id == self._move.place:
-                return UserTurn(f"Yes, that one. Please move it to {self._when}.")
-            return UserTurn(f"No, I mean the same {self._noun} as before. {again}")
+                return UserTurn(f"Yes, that one. {self._missing() or f'Please move it to {self._when}.'}")
+            return UserTurn(f"No, I mean the same {self._noun} as before. {self._request()}")
         if r.asked == ("time",):
             return UserTurn(f"To {self._when}, please.")
         if r.asked or r.open:
             return UserTurn(f"Nothing else changes: same {self._noun} as before, just at {self._when}.")
         if r.confirm:
-            return UserTurn("Yes, please go ahead.")
+            return UserTurn(" ".join(("Yes, please go ahead.", self._missing())).strip())
         if r.chatter:
-            return UserTurn(f"All good here, thanks! {again}")
+            return UserTurn(f"All good here, thanks! {self._request()}")
         if r.question:
             return UserTurn(REPHRASE)
-        return UserTurn(again)
+        return UserTurn(self._request())
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
-        if not any(e.kind == "booked" for e in events):
+        # Every write to the booking's world gets an answer: the move is judged as a whole (in
+        # whichever order its parts came), and a booking of the wrong place or time costs patience.
+        if not events:
             return None
-        verdict = score_move(self._world, self._move)
-        if verdict.success:
+        if score_move(self._world, self._move).success:
             return UserTurn("Perfect, thanks for moving it!", end="accepted")
-        if verdict.details["moved"] and not verdict.details["old_cancelled"]:
-            return UserTurn("Thanks, but please cancel the old booking too.")
-        self._rejections += 1
-        name = self._world.by_id[self._move.place].name
-        text = f"No, I meant the same {self._noun} as before, {name}, on {self._when}."
-        if self._rejections >= self.PATIENCE:
-            return UserTurn(text + " Never mind, I'll sort it out myself.", end="gave_up")
-        return UserTurn(text)
+        parts = []
+        booked = {e.data.get("booking_id") for e in events if e.kind == "booked"}
+        wrong = [b for b in self._world.bookings.values() if b.id in booked and b.active and not self._is_new(b)]
+        if wrong:
+            self._rejections += 1
+            name = self._world.by_id[self._move.place].name
+            parts.append(f"No, I meant the same {self._noun} as before, {name}, on {self._when}.")
+            if self._rejections >= self.PATIENCE:
+                return UserTurn(parts[0] + " Never mind, I'll sort it out myself.", end="gave_up")
+        cancelled = {e.data.get("booking_id") for e in events if e.kind == "cancelled"}
+        if any(self._is_new(b) for b in self._world.bookings.values() if b.id in cancelled):
+            parts.append(f"Wait, that was the new booking for {self._when}: I still need it.")
+        parts.append(self._missing())
+        return UserTurn(" ".join(p for p in parts if p))
 
     def known_constraints(self) -> list[str]:
         return ["place", "time"]

@@ -6,10 +6,15 @@ returns to the earlier booking. The session's toolkit is the union of the sub-ta
 its user hands each message to the active sub-task's user and, when a sub-task ends, says so and
 switches to the next request. Each sub-task is scored when it ends (later changes to its world
 cannot undo it), a follow-up on the world it changes.
+
+A failed sub-task costs only itself: a follow-up returns to the booking its dialog sub-task
+agreed on, so when that sub-task failed there is nothing to return to and the follow-up is not
+offered (``not_offered``); the session's score is the mean over the sub-tasks it offered.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -18,7 +23,8 @@ from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.tools import Toolkit, ToolSpec, close_names
-from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, plan_move, score_move
+from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, agreed_booking, plan_move, score_move
+from agentgym.envs.dialog.tasks import Booking
 
 __all__ = ["Segment", "SessionToolkit", "SessionUser", "generate_session", "score_session", "FAMILIES"]
 
@@ -47,8 +53,15 @@ class SubTaskParts:
 #: The families a session mixes: one dialog booking, and tool-use chains.
 FAMILIES: dict[str, SubTaskParts] = {name: SubTaskParts.of(name) for name in ("dialog", "tooluse")}
 FOLLOWUP_TURNS = 8
-_SWITCH = ("Thanks! Next thing: ", "Great, that's done. Now something different: ", "Perfect. One more thing: ")
-_SKIP = "Never mind that one. Next: "
+#: How the user moves to the next request (one drawn per switch).
+_NEXT = ("Next thing: ", "Now something different: ", "One more thing: ")
+#: Said before it when the sub-task succeeded and its user has not thanked the assistant yet (a
+#: terminal tool committed it in silence), and when it failed: the user never thanks for a
+#: failure, so what it says agrees with the sub-task's score.
+_THANKS = "Thanks! "
+_MOVE_ON = "Let's move on. "
+#: A sub-user's farewell when it gives up: in a session the user stays for the next request.
+_FAREWELL = re.compile(r"\s*\b(?:Goodbye|Bye)[.!]*\s*$", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -62,7 +75,11 @@ class Segment:
     #: For a follow-up: the index of the dialog segment it returns to.
     refers_to: int | None = None
     move: MoveBooking | None = None
+    #: For a dialog sub-task that succeeded: the booking it ended on, which a follow-up returns to.
+    agreed: Booking | None = None
     score: Score | None = None
+    #: How it ended: ``accepted``, ``gave_up``, ``committed``; ``not_offered`` for a follow-up
+    #: with no agreed booking to return to; None while it has not ended.
     outcome: str | None = None
 
     def public(self) -> dict[str, Any]:
@@ -273,7 +290,7 @@ class SessionUser(SimulatedUser):
         # `rng` only picks the lead of each switch, at most one per segment after the first:
         # drawn now, in the order they are used, so the env does not keep a whole generator
         # alive for a few draws.
-        self._leads = iter([int(rng.integers(len(_SWITCH))) for _ in self.session.segments[1:]])
+        self._leads = iter([int(rng.integers(len(_NEXT))) for _ in self.session.segments[1:]])
         self.users: dict[int, SimulatedUser] = {}
         for s in self.session.segments:
             if s.task is not None:
@@ -298,40 +315,61 @@ class SessionUser(SimulatedUser):
         out, self._pending_switch = self._pending_switch, []
         return out
 
-    def _finish(self, outcome: str, turn: int) -> UserTurn:
-        """Close the active sub-task with `outcome`; open the next one or end the session."""
+    def _finish(self, outcome: str, turn: int, said: str = "") -> UserTurn:
+        """Close the active sub-task with `outcome` (its user's last words: `said`); open the next
+        one it offers, or end the session. Returns what the user says after `said`."""
         seg = self.active
         assert seg is not None
         seg.outcome = outcome
         seg.score = _segment_score(self.session, seg)
-        while True:
+        success = seg.score.success
+        if seg.family == "dialog" and success:
+            assert seg.task is not None
+            seg.agreed = agreed_booking(seg.task.world)
+        ended = seg.public() | {"outcome": outcome, "success": success}
+        opening: str | None = None
+        while opening is None:
             self.session.active += 1
             nxt = self.active
-            boundary = {"turn": turn, "ended": seg.public() | {"outcome": outcome, "success": seg.score.success},
-                        "started": nxt.public() if nxt is not None else None}
-            self._pending_switch.append(boundary)
-            self.session.boundaries.append(boundary)
             if nxt is None:
-                return UserTurn("That's everything for today, thank you!", end="accepted")
+                break
             opening = self._open(nxt)
-            if opening is not None:
-                lead = _SWITCH[next(self._leads)] if seg.score.success else _SKIP
-                return UserTurn(lead + opening)
-            # A follow-up to a booking that never happened cannot start: it fails at once.
-            nxt.outcome, nxt.score = "skipped", Score(0.0, False, {"reason": "no booking to return to"})
-            seg = nxt
+            if opening is None:
+                # Nothing to come back to: the booking sub-task failed, which it alone pays for.
+                nxt.outcome = "not_offered"
+        boundary = {"turn": turn, "ended": ended, "started": nxt.public() if nxt is not None else None}
+        self._pending_switch.append(boundary)
+        self.session.boundaries.append(boundary)
+        thanked = "thank" in said.lower()
+        if nxt is None:
+            if success:
+                closing = "That's everything for today." if thanked else "That's everything for today, thank you!"
+            else:
+                closing = "" if _FAREWELL.search(said) else "That's all for today."
+            return UserTurn(closing, end=outcome)
+        lead = ("" if thanked else _THANKS) if success else _MOVE_ON
+        return UserTurn(lead + _NEXT[next(self._leads)] + opening)
 
     def _open(self, seg: Segment) -> str | None:
         if seg.family != "followup":
             return self.users[seg.index].opening()
         ref = self.session.segments[seg.refers_to]
         assert ref.task is not None
-        move = plan_move(ref.task.world, fast_stream(self._task.seed, f"user/segment/{seg.index}"))
+        if ref.agreed is None:
+            return None
+        move = plan_move(ref.task.world, ref.agreed, fast_stream(self._task.seed, f"user/segment/{seg.index}"))
         if move is None:
             return None
         seg.move = move
         self.users[seg.index] = FollowUpUser(ref.task.world, move)
         return self.users[seg.index].opening()
+
+    def _close(self, said: UserTurn, turn: int) -> UserTurn:
+        """The active sub-task's user ended it with `said`: close it, and say what comes next."""
+        assert said.end is not None
+        nxt = self._finish(said.end, turn, said.text)
+        text = said.text if nxt.end is not None else _FAREWELL.sub("", said.text)
+        return UserTurn(" ".join(t for t in (text, nxt.text) if t), end=nxt.end)
 
     # ------------------------------------------------------------------ SimulatedUser
     def opening(self) -> str:
@@ -343,10 +381,7 @@ class SessionUser(SimulatedUser):
         if seg is None:
             return UserTurn("We're all done, thanks!")
         said = self.users[seg.index].reply(message, turn)
-        if said.end is None:
-            return said
-        nxt = self._finish(said.end, turn)
-        return UserTurn(f"{said.text} {nxt.text}", end=nxt.end)
+        return said if said.end is None else self._close(said, turn)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         seg = self.active
@@ -358,10 +393,7 @@ class SessionUser(SimulatedUser):
         if not mine:
             return None
         said = self.users[seg.index].react(mine, turn)
-        if said is None or said.end is None:
-            return said
-        nxt = self._finish(said.end, turn)
-        return UserTurn(f"{said.text} {nxt.text}", end=nxt.end)
+        return said if said is None or said.end is None else self._close(said, turn)
 
     def on_commit(self, turn: int) -> UserTurn | None:
         seg = self.active
@@ -374,7 +406,7 @@ class SessionUser(SimulatedUser):
         follow = self.users[seg.index].on_commit(turn)
         if follow is not None and follow.end is None:
             return follow
-        nxt = self._finish("committed", turn)
+        nxt = self._finish("committed", turn, follow.text if follow is not None else "")
         return nxt if nxt.end is not None else UserTurn(nxt.text)
 
     def known_constraints(self) -> list[str]:
@@ -428,20 +460,36 @@ def _segment_score(session: SessionWorld, seg: Segment) -> Score:
     return FAMILIES[seg.family].score(seg.task, None)
 
 
+def _offered(session: SessionWorld, seg: Segment) -> bool:
+    """Whether the session asks for `seg`: a follow-up only when its booking sub-task agreed on a
+    booking (one the session never reached, when that sub-task had by then)."""
+    if seg.outcome == "not_offered":
+        return False
+    if seg.family != "followup" or seg.move is not None:
+        return True
+    return session.segments[seg.refers_to].agreed is not None
+
+
 def make_session_user(task: Task, rng: Rng) -> SessionUser:
     return SessionUser(task, rng)
 
 
 def score_session(task: Task, toolkit: Any) -> Score:
-    """The mean of the sub-tasks' scores (each taken when it ended, or now if it never did);
-    success only when every sub-task succeeded."""
+    """The mean of the scores of the sub-tasks the session offered (each taken when it ended, or
+    now if it never did); success only when every one of them succeeded. A follow-up it did not
+    offer is listed with ``offered`` False and no score."""
     session: SessionWorld = task.world
     subs, violations = [], []
     for seg in session.segments:
+        if not _offered(session, seg):
+            subs.append({**seg.public(), "offered": False, "score": None, "success": None,
+                         "outcome": "not_offered"})
+            continue
         score = seg.score if seg.score is not None else _segment_score(session, seg)
         violations += list(score.details.get("policy_violations", ()))
-        subs.append({**seg.public(), "score": score.score, "success": score.success,
+        subs.append({**seg.public(), "offered": True, "score": score.score, "success": score.success,
                      "outcome": seg.outcome or "unfinished"})
-    mean = sum(s["score"] for s in subs) / len(subs)
-    return Score(round(mean, 6), all(s["success"] for s in subs),
+    offered = [s for s in subs if s["offered"]]
+    mean = sum(s["score"] for s in offered) / len(offered)
+    return Score(round(mean, 6), all(s["success"] for s in offered),
                  {"subtasks": subs, "policy_violations": violations})
