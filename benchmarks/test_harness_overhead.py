@@ -6,7 +6,7 @@ loop is `agentgym.eval.episode.run_episode` on one `gym.make` env; the harness i
 flushed JSON record per episode to a file. Each round runs both loops, alternating which goes
 first, after a `gc.collect()`; the overhead is the median of the rounds' CPU-time ratios
 (`time.process_time`: other jobs on a shared machine disturb it less than the wall clock), as in
-`benchmarks/peers/run.py`. Episodes per second with 1 and 2 workers: `test_harness_workers`.
+`benchmarks/perf/harness.py`. Episodes per second with 1 and 2 workers: `test_harness_workers`.
 """
 
 from __future__ import annotations

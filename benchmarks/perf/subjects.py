@@ -1,4 +1,4 @@
-"""What `run.py` times: one *unit* per (subject, operation), each owning its env instance.
+"""The best case's units: one per (subject, operation), each owning its env instance.
 
 A unit's ``block(n)`` runs ``n`` timed calls and returns their wall-clock durations in nanoseconds
 (``time.perf_counter_ns`` taken right before and right after the one call). Whatever has to happen
@@ -7,9 +7,7 @@ choosing the next action, checking the outcome) runs untimed.
 
 Subjects:
 
-- ``floor``: a minimal `gymnasium.Env` (a constant text observation, no state), made by
-  ``gym.make`` with the env checker off, exactly as every ``AgentRL/*`` id is registered, so it
-  carries the same Gymnasium wrapper (``OrderEnforcing``): the cost any Gymnasium text env pays.
+- ``floor``: `perf.floor`'s minimal env.
 - ``textarena``: ``ta.make("GuessTheNumber-v0")`` (TextArena's default wrappers
   ``LLMObservationWrapper`` + ``ActionFormattingWrapper``). Its documented loop gets the
   observation with ``env.get_observation()`` after ``env.step(action)``: a step is both, a reset is
@@ -26,57 +24,28 @@ Steps are timed on live episodes: an untimed reset starts a new one (seeds cycle
 ``STEPS_PER_EPISODE`` (8) steps, or sooner for a shorter turn budget, so no timed step ends an
 episode (noise excepted: a simulated-time budget may end one now and then, counted). The guessing
 games get a fixed valid action each step: the next unguessed number, skipping the target (read
-from the env untimed), so every timed step is a valid, non-final guess with a hint.
+from the env untimed), so every timed step is a valid, non-final guess with a hint. This is the
+best case of the results: one repeated call with no arguments, one repeated sentence; whole
+episodes as agents play them are `perf.real_episodes`'.
 """
 
 from __future__ import annotations
 
 import itertools
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 import gymnasium as gym
+from envbench import MESSAGE, N_SEEDS, STEPS_PER_EPISODE, bench_env_ids, choose_tool_action
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # benchmarks/: envbench (the pytest benchmarks' helpers)
-
-from envbench import MESSAGE, N_SEEDS, STEPS_PER_EPISODE, bench_env_ids, choose_tool_action  # noqa: E402
+from perf import floor
 
 ns = time.perf_counter_ns
 
-FLOOR_ID = "PeersBench/Floor-v0"
 TEXTARENA_ID = "GuessTheNumber-v0"
 GEM_ID = "game:GuessTheNumber-v0-hard"
 NOISE_PRESETS: tuple[str | None, ...] = (None, "medium")
-
-
-# ------------------------------------------------------------------------------- the floor
-class FloorEnv(gym.Env):
-    """The least a Gymnasium text env can do: a constant observation, no state, no info."""
-
-    metadata = {"render_modes": []}
-    OBS = "ok"
-
-    def __init__(self) -> None:
-        self.observation_space = gym.spaces.Text(64)
-        self.action_space = gym.spaces.Text(64)
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict]:
-        super().reset(seed=seed)
-        return self.OBS, {}
-
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
-        return self.OBS, 0.0, False, False, {}
-
-
-def make_floor() -> gym.Env:
-    if FLOOR_ID not in gym.registry:
-        # Registered like the AgentRL ids (env checker off, no TimeLimit): the same wrapper stack.
-        gym.register(id=FLOOR_ID, entry_point=FloorEnv, disable_env_checker=True)
-    return gym.make(FLOOR_ID)
 
 
 def make_textarena() -> Any:
@@ -98,6 +67,7 @@ def make_agentrl(env_id: str, noise: str | None) -> gym.Env:
 
 
 def agentrl_ids() -> list[str]:
+    """Every live AgentRL id (remote ones excluded), sorted."""
     import agentgym  # noqa: F401
 
     return bench_env_ids()
@@ -133,20 +103,7 @@ def _seed_cycle() -> Any:
 
 # --- resets
 def reset_unit_gym(subject: str, kind: str, noise: str | None, env: Any, what: str) -> Unit:
-    seeds = _seed_cycle()
-    reset = env.reset
-
-    def block(n: int) -> list[int]:
-        wall: list[int] = []
-        for _ in range(n):
-            s = next(seeds)
-            t0 = ns()
-            reset(seed=s)
-            t1 = ns()
-            wall.append(t1 - t0)
-        return wall
-
-    return Unit(subject, kind, noise, "reset", block, what=what)
+    return Unit(subject, kind, noise, "reset", floor.reset_block(env), what=what)
 
 
 def reset_unit_textarena() -> Unit:
@@ -170,25 +127,7 @@ def reset_unit_textarena() -> Unit:
 
 # --- steps
 def step_unit_floor() -> Unit:
-    env = make_floor()
-    seeds = _seed_cycle()
-    state = {"left": 0}
-    step = env.step
-
-    def block(n: int) -> list[int]:
-        wall: list[int] = []
-        for _ in range(n):
-            if state["left"] <= 0:
-                env.reset(seed=next(seeds))
-                state["left"] = STEPS_PER_EPISODE
-            t0 = ns()
-            step("go")
-            t1 = ns()
-            wall.append(t1 - t0)
-            state["left"] -= 1
-        return wall
-
-    return Unit("floor", "floor", None, "step", block, what="env.step('go')")
+    return Unit("floor", "floor", None, "step", floor.step_block(), what=floor.WHAT["step"])
 
 
 def step_unit_textarena() -> Unit:
@@ -310,7 +249,7 @@ def step_unit_agentrl(env_id: str, noise: str | None, op: str) -> Unit:
 
 def build_units(ids: list[str] | None = None, with_peers: bool = True) -> list[Unit]:
     """Every unit of the interleaved run: the floor, the peers, then each AgentRL id x noise x op."""
-    units = [step_unit_floor(), reset_unit_gym("floor", "floor", None, make_floor(), "env.reset(seed=s)")]
+    units = [step_unit_floor(), reset_unit_gym("floor", "floor", None, floor.make_floor(), floor.WHAT["reset"])]
     if with_peers:
         units += [step_unit_textarena(), reset_unit_textarena(),
                   step_unit_gem(), reset_unit_gym("gem", "peer", None, make_gem(), "env.reset(seed=s)")]
@@ -333,8 +272,8 @@ def memory_factories() -> dict[str, Callable[[int], Any]]:
             return env
         return make
 
-    def floor(seed: int) -> Any:
-        env = make_floor()
+    def floor_(seed: int) -> Any:
+        env = floor.make_floor()
         env.reset(seed=seed)
         return env
 
@@ -349,7 +288,7 @@ def memory_factories() -> dict[str, Callable[[int], Any]]:
         env.reset(seed=seed)
         return env
 
-    out: dict[str, Callable[[int], Any]] = {"floor": floor, "textarena": textarena, "gem": gem_}
+    out: dict[str, Callable[[int], Any]] = {"floor": floor_, "textarena": textarena, "gem": gem_}
     for env_id in agentrl_ids():
         for noise in NOISE_PRESETS:
             out[f"{env_id} noise={noise or 'off'}"] = agentrl(env_id, noise)
