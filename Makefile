@@ -79,9 +79,12 @@ leaderboard: bench
 	done
 	$(PY) -m agentgym.cli leaderboard render --out leaderboard/
 
-# Environment-only throughput beside a Gymnasium floor, TextArena and GEM, and the env server's and
-# PPO's figures re-measured with the dev venv (skipped, saying why, without it): writes
-# benchmarks/RESULTS.md. Options: make perf PERF_ARGS="--quick --skip server,ppo --out /tmp/r.md".
+# Environment cost: whole episodes of the heuristic, expert and lm-mix agents replayed with every
+# reset and step timed against a Gymnasium floor, memory and harness overhead on them, py-spy
+# profiles, the best case beside TextArena and GEM, and the env server's and PPO's figures
+# re-measured with the dev venv (skipped, saying why, without it): writes benchmarks/RESULTS.md and
+# benchmarks/RESULTS-profiles.md. Options: make perf PERF_ARGS="--quick --skip server,ppo --out /tmp/r.md"
+# (benchmarks/peers/run.py --help lists them all).
 PERF_VENV := benchmarks/peers/.venv
 PERF_PY   := $(PERF_VENV)/bin/python
 
