@@ -242,12 +242,15 @@ def test_a_policy_violation_fails_the_task_and_is_counted(domain: str) -> None:
     assert info["calls"][0]["policy"] == policy_id
     assert info["messages"][1]["content"].startswith(f"[error POLICY_VIOLATION] {POLICY_PREFIX} ({policy_id})")
     assert env.task.world.violations == [policy_id] and not env.task.world.records  # refused: nothing done
-    # Then the whole gold plan, correctly: every required effect is met, and the task still fails.
+    # Then the gold plan, correctly: no fix can make the task succeed, so the user never accepts
+    # and never invites one; at its next word (here its reaction to the first write) it leaves.
     oracle = ToolUseOracle(env)
     while not (terminated or truncated):
         obs, reward, terminated, truncated, info = env.step(oracle.act(obs, {}))
+        assert "everything I needed" not in obs and "all done" not in obs
     episode = info["episode_summary"]
-    assert all(episode["score_details"]["met"].values())
+    assert episode["outcome"] == "gave_up" and "broke one of our policies" in obs
+    assert sum(c["kind"] == "write" and c["error"] is None for c in episode["calls"]) == 1
     assert episode["score_details"]["policy_violations"] == [policy_id]
     assert not episode["success"] and reward == 0.0
     assert episode["errors"].get("POLICY_VIOLATION") == 1
@@ -484,7 +487,7 @@ def test_the_card_matches_the_code() -> None:
     assert f"turn budget ({budgets} turns by difficulty)" in card
     (e_lo, e_hi), (m_lo, m_hi), (h_lo, h_hi) = (DIFFICULTY[d]["calls"] for d in DIFFICULTIES)
     assert f"`easy` {e_lo}-{e_hi} calls, `medium` {m_lo}-{m_hi}, `hard` {h_lo}-{h_hi}" in card
-    assert f"gives up after {PATIENCE} writes" in card
+    assert f"it gives up after {PATIENCE} writes" in card
     assert f"`train`: {', '.join(domains_for('train'))}. `test`: {', '.join(domains_for('test'))}" in card
     words = {5: "five", 6: "six", 7: "seven", 8: "eight"}
     assert f"in {words[len(finance_vocab().currencies)]} currencies" in card

@@ -339,7 +339,9 @@ def test_keywords_claims_and_confirmations() -> None:
                                 "service severity rollback")
     assert KEYWORDS in _reply(info)
     _, _, _, _, info = env.step("I've taken care of everything, it's all done.")
-    assert "done" in _reply(info) and "yet" in _reply(info)
+    # A claim of work done is checked against the world: the user says what it does not see yet.
+    assert "not quite yet" in _reply(info).lower() or "not done on my side yet" in _reply(info)
+    assert "I don't see an incident filed yet" in _reply(info)
     _, _, _, _, info = env.step("Shall I go ahead?")
     assert "go ahead" in _reply(info).lower()
 

@@ -30,6 +30,8 @@ __all__ = [
     "World",
     "ToolUseToolkit",
     "evaluate",
+    "assign",
+    "stamp",
     "cents",
     "money",
     "hhmm",
@@ -253,8 +255,9 @@ class ToolUseToolkit(Toolkit):
         return PolicyViolation(policy, f"{POLICY_PREFIX} ({policy}): {message}. Nothing was done.")
 
 
-def evaluate(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[str, bool], list[Record]]:
-    """Match the active records to the effects' slots: (met per effect id, unmatched records).
+def assign(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[str, Record], list[Record]]:
+    """Match the active records to the effects' slots: (the record each slot takes, the records
+    no slot takes).
 
     Each slot, in order, takes the unused record of its kind that meets most of the slot's
     effects (the earliest on ties, and only one that meets at least one). A record no slot takes
@@ -262,11 +265,11 @@ def evaluate(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict
     """
     active = [r for r in records if r.active]
     used: set[int] = set()
-    met = {e.id: False for e in effects}
+    taken: dict[str, Record] = {}
     slots: dict[str, list[Effect]] = {}
     for e in effects:
         slots.setdefault(e.slot, []).append(e)
-    for group in slots.values():
+    for slot, group in slots.items():
         best, best_n = -1, 0
         for i, r in enumerate(active):
             if i in used or r.kind != group[0].kind:
@@ -276,9 +279,15 @@ def evaluate(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict
                 best, best_n = i, n
         if best >= 0:
             used.add(best)
-            for e in group:
-                met[e.id] = e.holds(active[best])
-    extras = [r for i, r in enumerate(active) if i not in used]
+            taken[slot] = active[best]
+    return taken, [r for i, r in enumerate(active) if i not in used]
+
+
+def evaluate(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[str, bool], list[Record]]:
+    """Judge the active records against the effects (see `assign`): (met per effect id, the
+    records no slot takes, which are extra effects)."""
+    taken, extras = assign(effects, records)
+    met = {e.id: e.slot in taken and e.holds(taken[e.slot]) for e in effects}
     return met, extras
 
 
@@ -315,6 +324,15 @@ def hhmm(minutes: int) -> str:
     return _hhmm_text(minutes)
 
 
+#: Minutes in a day: instants in the worlds are minutes since Jan 1, 00:00 UTC.
+DAY_MINUTES = 1440
+
+
+def stamp(minute: int) -> str:
+    """An instant (minutes since Jan 1 of the simulated year, 00:00 UTC) as ``YYYY-MM-DD HH:MM``."""
+    return f"{DAY_ISO[minute // DAY_MINUTES]} {hhmm(minute % DAY_MINUTES)}"
+
+
 def parse_day(iso: str) -> int:
     """The day number of an ISO date of the simulated year; ToolError otherwise."""
     day = ISO_DAY.get(iso)
@@ -327,8 +345,9 @@ def parse_day(iso: str) -> int:
 
 _HOWTO = (
     'To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); '
-    "several calls per turn are allowed. Anything else is a message to the user. Writes cannot be "
-    "undone unless a tool says so, and a write that breaks a policy is refused and fails the task."
+    "several calls per turn are allowed. Anything else is a message to the user. A call that comes back "
+    "as an error changed nothing. Writes cannot be undone unless a tool says so, and a write that breaks "
+    "a policy is refused and fails the task."
 )
 
 

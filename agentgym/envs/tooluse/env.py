@@ -25,15 +25,20 @@ class ToolUseEnv(AgentEnv):
     * `finance`: employees' expense claims in six currencies and dated exchange rates. Reimburse
       the approved expenses of a month (convert each at its own date's rate, add up, file a report,
       pay from the account in the payout currency, with an approval over the limit), or quote the
-      total with the terminal `submit_answer`.
+      total with the terminal `submit_answer`. Transfers are final; a report can be withdrawn.
     * `calendar`: people in 19 cities from UTC-8 to UTC+12, with working hours and busy times.
-      Find the earliest common free start inside everyone's working hours, book it, invite.
+      Find the earliest common free start inside everyone's working hours, book it, invite. The
+      brief says what day it is today; a booking can be cancelled.
     * `orders`: a store's help desk. Find the customer, the order and the item, read the category's
       return policy, then refund (with an approval over the limit), issue store credit (past the
-      return window) or check the stock and exchange.
+      return window, counted up to today as the brief states it) or check the stock and exchange.
+      Refunds, credits and exchanges are final.
     * `ops`: incident triage. From the alert, read the error rate (severity), follow the error logs
       from victim to dependency to the service that fails on its own, read its deploys, file the
-      incident with the cause (the last deploy before the onset) and roll the culprit back.
+      incident with the cause (the last deploy before the onset) and roll the culprit back. Every
+      instant is a UTC date and time and the brief says what time it is now, so no rule has two
+      readings (no deploy falls on the onset's minute); an incident filed in error can be
+      withdrawn, a rollback is final.
 
     Domain policies are data (`data/policies.json`) and are shown in the brief. A write that
     breaks one is refused, recorded as a policy violation (the "minefield" of ToolSandbox) and
@@ -62,17 +67,22 @@ class ToolUseEnv(AgentEnv):
     time should I block?", "which address should the confirmation go to?", "how serious is
     it?"), several per message, exclusions respected; "I don't know" for a detail the task lacks;
     one unstated detail for an open question; a friendly word for small talk; a request to
-    rephrase for a message it cannot place or a list of keywords. Free text never counts as the work being done. Every domain has
-    `list_policies` (the policies as data); the other tools per domain:
+    rephrase for a message it cannot place or a list of keywords. Free text never counts as the work
+    being done. Every domain has `list_policies` (the policies as data), and a read tool that shows
+    what each write did (so a write whose call failed can be checked: a call that comes back as an
+    error changed nothing); the other tools per domain:
 
     * finance: `list_accounts`, `find_employee`, `list_expenses`, `convert`, `sum_amounts`,
-      `file_expense_report`, `request_approval`, `create_transfer`, `submit_answer` (terminal).
-    * calendar: `find_person`, `get_calendar`, `get_free_slots`, `book_meeting`,
+      `file_expense_report`, `list_reports`, `withdraw_expense_report`, `request_approval`,
+      `create_transfer`, `list_transfers`, `submit_answer` (terminal).
+    * calendar: `find_person`, `get_calendar`, `get_free_slots`, `book_meeting`, `list_meetings`,
       `send_invitation`, `cancel_meeting`.
-    * orders: `get_return_policy`, `find_customer`, `list_orders`, `get_order`, `check_stock`,
-      `request_refund_approval`, `refund_item`, `issue_store_credit`, `exchange_item`.
-    * ops: `list_alerts`, `get_metrics`, `search_logs`, `get_dependencies`, `get_deploys`,
-      `file_incident`, `rollback`.
+    * orders: `get_return_policy`, `find_customer`, `list_orders`, `get_order` (each item's
+      after-sales action too), `check_stock`, `request_refund_approval`, `refund_item`,
+      `issue_store_credit`, `exchange_item`.
+    * ops: `list_alerts`, `get_metrics`, `search_logs`, `get_dependencies`, `get_deploys` (a
+      rollback shows as a deploy), `list_incidents`, `file_incident`, `withdraw_incident`,
+      `rollback`.
 
     Malformed or invalid calls come back as `[error CODE] ...` and count against the agent; a tool
     never runs on invalid arguments. A refused call (not found, busy, out of stock, a policy) comes
@@ -86,10 +96,21 @@ class ToolUseEnv(AgentEnv):
     policy violation. Success when every required effect is met, with no extra effect and no
     violation. `info["episode_summary"]["score_details"]` holds `met`, `extras` and `policy_violations`.
 
+    ## The user's word on the work
+    The user judges the world exactly as the reward does, so it accepts exactly when the task
+    succeeds. After a write that leaves a record it did not ask for, it says what is wrong in words
+    it could observe ("the meeting should be 45 minutes", "that's a second transfer"), never a
+    value it could not know (a total, a cause, a free time); told the work is done when it is not,
+    it says what it does not see yet. Where a tool can undo the wrong record it asks to put it
+    right; where none can, or after a policy violation, no fix could succeed, and it says so and
+    leaves.
+
     ## Termination
     Terminated when the user has every required effect in place ("accepted"), when a terminal tool
-    commits an answer ("committed"), or when the user gives up after 2 writes that meet no required
-    effect ("gave_up"); truncated at the turn budget (12 / 16 / 20 turns by difficulty).
+    commits an answer ("committed"), or when the user gives up ("gave_up"): it gives up after 2
+    writes that left a wrong record a tool could undo, and at once after a wrong record no tool
+    can undo or a policy violation (success is then out of reach); truncated at the turn budget
+    (12 / 16 / 20 turns by difficulty).
     A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`, or applied
     by hand) caps the budget at N: the env truncates itself at that step, with its summary.
 
@@ -114,11 +135,17 @@ class ToolUseEnv(AgentEnv):
     the meeting's length; orders: an exchange's variant, or keeping one of two items; ops: a
     rollback asked for or called off), where the task stays solvable within its difficulty's plan
     length. The user announces it at its first reply from turn 2-4 on, when asked to confirm, or
-    on seeing the first write; the domain's reference solver gives the new gold (the old plan is
-    kept as `superseded_calls`), and the log's target is the detail's id with `{"from", "to",
-    "recoverable"}`: recoverable when every record made so far fits the new goal or can be undone
-    (a meeting can be cancelled) and the new plan fits in the turns left. The oracle re-sends a
-    call that failed by injection, and asks before its first write while a shift is pending.
+    on seeing the first write; a shift that would leave unwanted a record no tool can undo (a
+    transfer made in the old currency) is dropped unannounced, as a person does not change their
+    mind about what is already done for good. The domain's reference solver gives the new gold
+    (the old plan is kept as `superseded_calls`), and the log's target is the detail's id with
+    `{"from", "to", "recoverable"}`: recoverable when the new plan, and the undoing of what it no
+    longer wants, fit in the turns left. A failed call (tool_failure) never reaches the tool: the
+    read-back tools show that nothing was done, and a retry is safe. Corrupted results stay inside
+    the ranges the data has (see `agentgym.noise.Corruption`). Typos land only on a user message
+    that carries something the agent needs, never inside a name, e-mail, id, product, service or
+    code, and never on a message after the outcome is decided. The oracle re-sends a call that
+    failed by injection, and asks before its first write while a shift is pending.
 
     ## Registered ids
     `AgentRL/ToolUse-v0`.

@@ -9,18 +9,31 @@ several at once; one the message sets aside it leaves out. Asked about something
 detail for, it says it does not know; asked an open question ("anything else?"), it states one
 detail it has not stated yet; small talk ("how's your day going?") gets a friendly word and a
 nudge back to the request; a message it cannot place, or a list of keywords, gets a request to
-rephrase. It never takes free text as the work being done: it watches the records the
-assistant's writes make, says so when one is not what it asked for, accepts once every required
-effect is in place, and gives up after too many wrong writes.
+rephrase.
+
+What it knows of the work, and what it says (`agentgym.envs.tooluse.review`): it never takes
+free text as the work being done. It watches the records the assistant's writes make and judges
+the world exactly as the scorer does, so it accepts ("that's everything I needed") exactly when
+the task succeeds. A write that leaves a record it did not ask for gets a reason in words it
+could observe ("the meeting should be 45 minutes", "that's a second transfer"): where a tool
+of the domain can undo the record, it asks to put it right, and gives up after `PATIENCE` such
+writes; where none can (a transfer, a refund, a rollback), or once a write broke a policy, no
+fix could make the task succeed, so it says so and leaves at once rather than invite one. Told
+the work is done when it is not, it says what it does not see yet.
 
 Goal shift (`plan_goal_shift`): the domain plans a change of one parameter of the job (a payout
 currency, a meeting's length, an exchange's variant, an item kept after all, a rollback asked
 for or called off) whose new gold its reference solver computes on the initial world. The user
 announces it at its first reply from the planned turn on, when asked to confirm, or on seeing the
-first write, whichever comes first. The old plan is kept as ``superseded`` for the metrics, and
-the shift is logged with ``target`` the detail's id and ``detail`` ``{"from", "to",
-"recoverable"}``; it is recoverable when every record already made either fits the new goal or
-can be undone, and the new plan still fits in the turns left.
+first write, whichever comes first; a person does not change their mind about a record they see
+made that no tool can undo, so a shift that would leave such a record unwanted is dropped
+unannounced. The old plan is kept as ``superseded`` for the metrics, and the shift is logged
+with ``target`` the detail's id and ``detail`` ``{"from", "to", "recoverable"}``; it is
+recoverable when the new plan, and the undoing of what it no longer wants, fit in the turns left.
+
+Typos (`perturb_text`) land only on messages that carry something the agent needs (the request,
+an answer, a change of mind, a reason), never on a stock reply, and never inside a value the
+agent must copy (a name, an e-mail, an id, a product, a service, a code, a quoted title).
 
 What it holds against a write (`contradictions`, for goal consistency): every detail it has
 stated that a write can break. A value the write's arguments carry (a currency, a length, an
@@ -31,21 +44,24 @@ it said it keeps, acted on; a rollback after it said none. Undoing a record brea
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.core.typos import perturb
 from agentgym.core.understanding import Understanding, compile_understanding
-from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, evaluate
+from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Record, World, assign
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import Shift, load_domains
+from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import DIFFICULTY
 
 __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS",
            "SMALL_TALK"]
 
-#: Wrong writes (records that meet no required effect) after which the user gives up.
+#: Wrong writes that a tool could have undone after which the user gives up.
 PATIENCE = 2
 #: Tool arguments that state a detail: a call whose such argument differs from the detail's value
 #: contradicts it (for the goal-consistency metric).
@@ -59,11 +75,18 @@ DETAIL_ARGS: dict[str, tuple[str, ...]] = {
 _GO_AHEAD = ("Please go ahead.", "Okay, go ahead with that.", "Sounds good, please continue.")
 _UNKNOWN = ("I don't know more than what I told you; please work it out with your tools.",
             "I'm not sure about that. Please go ahead with what you have.")
-_NOT_DONE = ("I don't see that done yet. Please take care of it with your tools.",
-             "It doesn't look done on my side yet.")
+_NOT_DONE = ("Not quite yet: {reason}.", "It's not done on my side yet: {reason}.")
 _ACCEPT = ("Great, that's everything I needed. Thank you!", "Perfect, that's all done. Thanks!")
-_WRONG = "Hmm, that's not what I asked for."
+#: A wrong record, with the user's reason, and what it asks then.
+_WRONG = "Hmm, that's not right: {reason}."
+_FIX = "Could you put it right?"
+_WRONG_PLAIN = "Hmm, that's not what I asked for."
 _GIVE_UP = "This isn't working out. I'll sort it out myself. Goodbye."
+_CANNOT_UNDO = "That can't be undone, so I'll sort it out myself. Goodbye."
+#: A broken policy fails the task (the brief says so): the user has been told and leaves.
+_VIOLATION = ("I've just been told that a request of yours broke one of our policies, so I'll take it "
+              "from here. Goodbye.")
+_NOTED = "Okay, noted."
 #: The reply to a message the user cannot place (stable words for agents and tests).
 REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
@@ -72,6 +95,15 @@ SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 _EVERYTHING = "That's everything I can think of. Please go ahead."
 _CONFIRM = "Yes, please go ahead."
+_EMPTY = "Sorry, I didn't get that. Could you help me with my request?"
+#: Replies that carry nothing the agent needs (typos never touch them).
+_STOCK = frozenset({*_GO_AHEAD, *_UNKNOWN, *_ACCEPT, _GIVE_UP, _VIOLATION, _NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
+                    _EVERYTHING, _CONFIRM, _EMPTY, _WRONG_PLAIN})
+#: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
+#: and capitalised names (typos never land inside them).
+_VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
+#: Stands in for a protected value while typos are added (no letters, so no typo lands in it).
+_HOLD = "\x00{}\x00"
 
 
 @lru_cache(maxsize=None)
@@ -89,12 +121,20 @@ def understanding(domain: str) -> Understanding:
     return compile_understanding(load_lexicon(), load_domains()[domain].vocabulary)
 
 
+@lru_cache(maxsize=None)
+def _protected(domain: str) -> re.Pattern[str]:
+    """The domain's own words for detail values (services, products, variants, codes, months),
+    longest first, as one pattern: typos never land inside them."""
+    words = sorted({w for values in load_domains()[domain].vocabulary.values() for w in values}, key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b" if words else r"(?!)")
+
+
 class ToolUseUser(SimulatedUser):
     """The simulated user of one tool-use episode; see the module docstring."""
 
     # Slots: one user lives per live env (memory), and these are all it keeps.
-    __slots__ = ("_task", "_goal", "_gold", "_world", "_picks", "_n", "_read", "_revealed", "_wrong", "_extras",
-                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire", "_acts")
+    __slots__ = ("_task", "_goal", "_gold", "_world", "_picks", "_n", "_read", "_revealed", "_wrong", "_seen",
+                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire", "_acts", "_spec")
 
     def __init__(self, task: Task, rng: Any) -> None:
         self._task = task
@@ -109,7 +149,9 @@ class ToolUseUser(SimulatedUser):
         self._acts = _acts(task.domain)
         self._revealed = [d.id for d in self._goal.details if d.reveal == "upfront"]
         self._wrong = 0
-        self._extras = 0
+        #: The records the user has already judged wrong (or that a goal shift made unwanted).
+        self._seen: list[Record] = []
+        self._spec = load_domains()[task.domain]
         self._values = {d.id: v for d in self._goal.details if (v := _detail_value(task, d)) is not None}
         self._opening = self._goal.request
         self._shift: Shift | None = None
@@ -139,9 +181,28 @@ class ToolUseUser(SimulatedUser):
         self._revealed.remove(d.id)
         return NoiseEvent(target=d.id, detail=f"the request leaves out the {d.slot}")
 
+    def perturb_text(self, text: str, rng: Any) -> tuple[str, list[str]]:
+        """Typos in a message that carries something the agent needs, never inside a value it must
+        copy; a stock reply comes back as it is (see the module docstring)."""
+        if text in _STOCK:
+            return text, []
+        held: list[str] = []
+
+        def hold(m: re.Match[str]) -> str:
+            held.append(m.group(0))
+            return _HOLD.format(len(held) - 1)
+
+        text = _protected(self._task.domain).sub(hold, _VERBATIM.sub(hold, text))
+        text, changes = perturb(text, rng)
+        for i, value in enumerate(held):
+            text = text.replace(_HOLD.format(i), value)
+        return text, changes
+
     def reply(self, message: str, turn: int) -> UserTurn:
+        if self._world.violations:
+            return UserTurn(_VIOLATION, end="gave_up")
         if not message.strip():
-            text = "Sorry, I didn't get that. Could you help me with my request?"
+            text = _EMPTY
             confirm = False
         else:
             r = self._read(message)
@@ -163,12 +224,26 @@ class ToolUseUser(SimulatedUser):
             elif r.question:
                 text = REPHRASE
             elif "done" in r.said:
-                text = self._pick(_NOT_DONE)
+                return self._not_done()
             else:
                 text = self._pick(_GO_AHEAD)
         if self._shift is not None and (turn >= self._shift_turn or confirm):
-            text = f"{text} {self._fire_shift(turn)}"
+            said = self._fire_shift(turn)
+            if said:
+                text = f"{text} {said}"
         return UserTurn(text)
+
+    def _not_done(self) -> UserTurn:
+        """Told the work is done: what the user does not see yet, or why nothing can fix it."""
+        rv = self._review()
+        if rv.success:
+            return UserTurn(self._pick(_ACCEPT), end="accepted")
+        if rv.stuck:
+            return self._leave(rv)
+        reason = rv.missing[0] if rv.missing else next((why for _, why in rv.wrong if why), "")
+        if not reason:
+            return UserTurn(_WRONG_PLAIN)
+        return UserTurn(self._pick(_NOT_DONE).format(reason=reason))
 
     def _answer(self, asked: tuple[str, ...]) -> str:
         out: list[str] = []
@@ -183,26 +258,48 @@ class ToolUseUser(SimulatedUser):
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         if not events:
             return None
-        if self._shift is not None:
-            # The user changes their mind on seeing the first change made; the write is judged
-            # against the new goal.
-            said = self._fire_shift(turn)
-            verdict = self._judge(turn)
-            return UserTurn(said if verdict is None else f"{said} {verdict.text}", verdict.end if verdict else None)
-        return self._judge(turn)
+        said = self._fire_shift(turn) if self._shift is not None else ""
+        # On seeing the first change made, the user may change their mind; the write is judged
+        # against the new goal.
+        verdict = self._judge()
+        if not said:
+            return verdict
+        return UserTurn(said if verdict is None else f"{said} {verdict.text}", verdict.end if verdict else None)
 
-    def _judge(self, turn: int) -> UserTurn | None:
-        met, extras = evaluate(self._gold.effects, self._world.records)
-        if all(met.values()):
+    def _review(self) -> Review:
+        spec = self._spec
+        said = frozenset(d.slot for d in self._goal.details if d.id in self._revealed)
+        return review(self._gold, self._world, spec.review, spec.undoable, said, spec.names)
+
+    def _judge(self) -> UserTurn | None:
+        """The user's word on the world after a write (see the module docstring)."""
+        rv = self._review()
+        if rv.success:
             return UserTurn(self._pick(_ACCEPT), end="accepted")
-        new_wrong = len(extras) - self._extras
-        self._extras = len(extras)
-        if new_wrong <= 0:
+        if self._world.violations:
+            return UserTurn(_VIOLATION, end="gave_up")
+        new = [(r, why) for r, why in rv.wrong if not any(r is x for x in self._seen)]
+        self._seen.extend(r for r, _ in new)
+        if not new:
             return None
-        self._wrong += new_wrong
+        if rv.stuck:
+            return self._leave(rv)
+        self._wrong += len(new)
+        text = _WRONG.format(reason=new[0][1]) if new[0][1] else _WRONG_PLAIN
         if self._wrong >= PATIENCE:
-            return UserTurn(f"{_WRONG} {_GIVE_UP}", end="gave_up")
-        return UserTurn(_WRONG)
+            return UserTurn(f"{text} {_GIVE_UP}", end="gave_up")
+        return UserTurn(f"{text} {_FIX}")
+
+    def _leave(self, rv: Review) -> UserTurn:
+        """No fix can make the task succeed: the user says why and leaves."""
+        if self._world.violations:
+            return UserTurn(_VIOLATION, end="gave_up")
+        if self._gold.kind == "quote":
+            return UserTurn(_NOTED)  # a submitted answer ends the task: nothing to leave
+        undoable = self._spec.undoable
+        why = next((why for r, why in rv.wrong if r.kind not in undoable), "")
+        text = _WRONG.format(reason=why) if why else _WRONG_PLAIN
+        return UserTurn(f"{text} {_CANNOT_UNDO}", end="gave_up")
 
     # -------------------------------------------------------------- goal shift
     def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
@@ -225,11 +322,17 @@ class ToolUseUser(SimulatedUser):
         return self._shift is not None
 
     def _fire_shift(self, turn: int) -> str:
+        """Announce the planned shift (what the user says), or drop it unannounced ("") when it
+        would leave unwanted a record that no tool can undo."""
         shift, fire = self._shift, self._shift_fire
         assert shift is not None and fire is not None
         self._shift = None
+        spec = self._spec
+        taken, extras = assign(shift.gold.effects, self._world.records)
+        unwanted = [*extras, *(r for slot, r in taken.items() if not _slot_holds(shift.gold, slot, r))]
+        if any(r.kind not in spec.undoable for r in unwanted):
+            return ""
         old = self._gold
-        spec = load_domains()[self._task.domain]
         # The old plan's calls were right when made: keep them for metrics, with the undoing of
         # its undoable records (the same rule as the dialog family's cancel).
         undo = [{"name": name, "arguments": {}} for name in _UNDO.get(self._task.domain, ())]
@@ -241,12 +344,9 @@ class ToolUseUser(SimulatedUser):
         if shift.detail not in self._revealed:
             self._revealed.append(shift.detail)
         self._values[shift.detail] = shift.new
-        _, extras = evaluate(new.effects, self._world.records)
-        stuck = [r for r in extras if r.kind not in spec.undoable]
-        undos = len(extras) - len(stuck)
-        recoverable = not stuck and turn + len(new.plan) + undos <= self._task.max_turns
+        recoverable = turn + len(new.plan) + len(unwanted) <= self._task.max_turns
         # Records the shift made unwanted are not the assistant's wrong writes.
-        self._extras = len(extras)
+        self._seen.extend(r for r in unwanted if not any(r is x for x in self._seen))
         fire(NoiseEvent(target=shift.detail, detail={"from": shift.old, "to": shift.new, "recoverable": recoverable},
                         recoverable=recoverable))
         return shift.announce
@@ -299,6 +399,11 @@ _UNDO: dict[str, tuple[str, ...]] = {"calendar": ("cancel_meeting",)}
 _EFFECT_FIELD = {"duration_minutes": "duration"}
 #: Details about one item (``<slot>:<item id>``) and the write argument that states them.
 _ITEM_ARGS = {"variant": "new_variant"}
+
+
+def _slot_holds(gold: Gold, slot: str, record: Record) -> bool:
+    """Whether `record` meets every effect of `slot`."""
+    return all(e.holds(record) for e in gold.effects if e.slot == slot)
 
 
 def _differs(got: Any, value: Any) -> bool:

@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from agentgym.envs.tooluse.base import Draws, Goal, Gold, ToolUseToolkit, World
+from agentgym.envs.tooluse.review import Names, ReviewWords
 
 __all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "load_domains"]
 
@@ -50,7 +51,9 @@ class DomainSpec:
     `vocabulary` names values of the details in the domain's own words (slot -> phrases, e.g.
     its currency codes), which the user recognises in questions; `shifts(world, job)` lists the
     goal shifts a task offers (the user picks one); `undoable` lists the record kinds a tool can
-    undo (so a shift after such a record was made stays recoverable).
+    undo (so a shift after such a record was made stays recoverable, and a wrong one can be put
+    right); `review` holds the user's words for what it sees of the world
+    (`agentgym.envs.tooluse.review`), and `names` the domain's names for record fields there.
     """
 
     name: str
@@ -61,6 +64,8 @@ class DomainSpec:
     vocabulary: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     shifts: Callable[[World, Any], list[Shift]] | None = None
     undoable: frozenset[str] = frozenset()
+    review: ReviewWords = ReviewWords({}, {}, {})
+    names: Names | None = None
 
 
 @lru_cache(maxsize=None)

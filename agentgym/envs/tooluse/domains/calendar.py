@@ -3,7 +3,8 @@
 The chain: look up each attendee, get the common free start times (within the organiser's own
 working hours), pick the earliest one inside every attendee's working hours in their own time
 zone, book it, invite. Trap: the first free start lies outside someone's working hours, and
-booking it breaks the working-hours policy.
+booking it breaks the working-hours policy. `list_meetings` reads back what the writes did, and
+`cancel_meeting` takes a booking back.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from agentgym.envs.tooluse.base import (
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
 from agentgym.envs.tooluse.policies import policy_lines
+from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
 __all__ = ["CalendarToolkit", "CalendarWorld", "Person", "DOMAIN", "vocab"]
 
@@ -52,13 +54,14 @@ class CalendarVocab:
     cities: tuple[tuple[str, int], ...]
     topics: tuple[str, ...]
     templates: dict[str, Any]
+    review: ReviewWords
 
 
 @lru_cache(maxsize=None)
 def vocab() -> CalendarVocab:
     """The calendar vocabulary, parsed strictly from ``data/calendar.json``."""
     d = strict(read_json("calendar.json"), {"name", "split", "role", "first_names", "last_names", "cities", "topics",
-                                            "templates"}, "calendar.json")
+                                            "templates", "review"}, "calendar.json")
     t = strict(d["templates"], {"meeting", "duration_inline", "duration_answer"}, "calendar.json.templates")
     cities = d["cities"]
     if not isinstance(cities, list) or not all(
@@ -70,6 +73,7 @@ def vocab() -> CalendarVocab:
         last_names=str_list(d["last_names"], "last_names", 8), cities=tuple((c[0], c[1]) for c in cities),
         topics=str_list(d["topics"], "topics"),
         templates={k: (tuple(v) if isinstance(v, list) else v) for k, v in t.items()},
+        review=parse_review(d["review"], "calendar.json.review"),
     )
 
 
@@ -136,14 +140,16 @@ def _intervals(mask: int) -> list[tuple[int, int]]:
 class CalendarWorld(World):
     """People with time zones and working hours, and their busy time on the meeting date."""
 
-    __slots__ = ("me", "people", "day", "busy")
+    __slots__ = ("me", "people", "day", "busy", "today")
 
-    def __init__(self, id_base: int, me: str, people: dict[str, Person], day: int, busy: dict[str, int]) -> None:
+    def __init__(self, id_base: int, me: str, people: dict[str, Person], day: int, busy: dict[str, int],
+                 today: int) -> None:
         super().__init__(id_base)
         self.me = me
         self.people = people
         self.day = day
         self.busy = busy  # person id -> busy cells (bitmask) on `day`, UTC
+        self.today = today  # a few days before `day`: the whole meeting day lies ahead
 
     def busy_mask(self, pid: str, day: int) -> int:
         mask = self.busy.get(pid, 0) if day == self.day else 0
@@ -264,6 +270,22 @@ class CalendarToolkit(ToolUseToolkit):
         w.add("meeting", {"meeting_id": mid, "title": title, "attendees": tuple(sorted(pids)), "date": date,
                           "day": day, "start": start_utc, "start_min": start, "duration": duration_minutes})
         return {"meeting_id": mid, "status": "booked", "date": date, "start_utc": start_utc}
+
+    @tool(kind=READ)
+    def list_meetings(self, date: DateStr) -> dict[str, Any]:
+        """The meetings you booked in this session on a date, with whether each was invited.
+
+        Args:
+            date: The date, as YYYY-MM-DD (a UTC day).
+        """
+        day = parse_day(date)
+        records = self.world.records
+        invited = {r.data["meeting_id"] for r in records if r.kind == "invitation" and r.active}
+        return {"date": date, "meetings": [
+            {"meeting_id": r.data["meeting_id"], "title": r.data["title"], "attendee_ids": list(r.data["attendees"]),
+             "start_utc": r.data["start"], "duration_minutes": r.data["duration"],
+             "status": "booked" if r.active else "cancelled", "invitation_sent": r.data["meeting_id"] in invited}
+            for r in records if r.kind == "meeting" and r.data["day"] == day]}
 
     def _meeting(self, meeting_id: str) -> Record:
         for r in self.world.records:
@@ -405,7 +427,8 @@ def _make_world(d: Draws, difficulty: str) -> tuple[CalendarWorld, Request, bool
         if d.chance(0.7):
             a = d.between(0, 46)
             busy[pid] |= _cells(a * GRID, GRID * d.between(1, 4)) & ~keep & ((1 << 48) - 1)
-    world = CalendarWorld(d.between(100, 899), me.id, people, d.pick(_DAYS), busy)
+    day = d.pick(_DAYS)
+    world = CalendarWorld(d.between(100, 899), me.id, people, day, busy, day - d.between(1, 6))
     title = d.pick(_V.topics)
     return world, Request(tuple(ids[1:n + 1]), world.day, duration, title), trap
 
@@ -457,8 +480,10 @@ def generate(d: Draws, difficulty: str) -> Generated:
     brief = compose_brief(
         _V.role.format(me=f"{me.name} ({me.id}, {me.city}, UTC{offset_text(me.offset)})"),
         "Schedule the meetings the user asks for with the tools, step by step.",
-        [f"You act for {me.name}, person id {me.id}, who organises and attends every meeting. Times in the tools "
-         f"are UTC; each person's working hours are in their own time zone. Dates are YYYY-MM-DD in {YEAR}."],
+        [f"You act for {me.name}, person id {me.id}, who organises and attends every meeting. Today is "
+         f"{DAY_WEEKDAY[world.today]} {DAY_ISO[world.today]}. Times in the tools are UTC; each person's working hours "
+         f"are in their own time zone. Dates are YYYY-MM-DD in {YEAR}, and a date is a UTC day (your own working "
+         "day lies within one)."],
         policy_lines("calendar"),
     )
     gold = Gold(gold.kind, gold.plan, gold.effects, ("first_slot_outside_hours",) if trap else ())
@@ -487,4 +512,5 @@ DOMAIN = DomainSpec(
     description="book a meeting across time zones and invite the attendees",
     shifts=shifts,
     undoable=frozenset({"meeting", "invitation"}),
+    review=_V.review,
 )

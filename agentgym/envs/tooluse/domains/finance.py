@@ -4,6 +4,8 @@ The chain: find the employee, list their expenses of the month, convert each app
 the rate of its own date, add them up, then (reimburse) file a report, find the account in the
 payout currency, get an approval over the limit and make the transfer; or (quote) submit the
 total through the terminal `submit_answer` tool. Traps: pending and rejected expenses in the list.
+`list_transfers` and `list_reports` read back what the writes did; a report filed in error can
+be withdrawn, a transfer is final.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
+from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, WRITE, Bounds, MaxLen, ToolError, tool
 from agentgym.envs.tooluse.base import (
     DAY_ISO,
@@ -35,6 +38,7 @@ from agentgym.envs.tooluse.base import (
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
 from agentgym.envs.tooluse.policies import policy, policy_lines
+from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
 __all__ = ["FinanceToolkit", "FinanceWorld", "Expense", "DOMAIN", "vocab"]
 
@@ -50,13 +54,15 @@ class FinanceVocab:
     categories: tuple[str, ...]
     months: tuple[str, ...]
     templates: dict[str, Any]
+    review: ReviewWords
 
 
 @lru_cache(maxsize=None)
 def vocab() -> FinanceVocab:
     """The finance vocabulary, parsed strictly from ``data/finance.json``."""
     d = strict(read_json("finance.json"), {"name", "split", "role", "first_names", "last_names", "currencies",
-                                           "payout_currencies", "categories", "months", "templates"}, "finance.json")
+                                           "payout_currencies", "categories", "months", "templates", "review"},
+               "finance.json")
     t = strict(d["templates"], {"reimburse", "quote", "report", "ccy_inline", "ccy_answer", "ccy_answer_quote"},
                "finance.json.templates")
     cur = d["currencies"]
@@ -71,6 +77,7 @@ def vocab() -> FinanceVocab:
         payout=payout, categories=str_list(d["categories"], "categories"),
         months=str_list(d["months"], "months", 2),
         templates={k: (tuple(v) if isinstance(v, list) else v) for k, v in t.items()},
+        review=parse_review(d["review"], "finance.json.review"),
     )
 
 
@@ -173,6 +180,11 @@ class FinanceToolkit(ToolUseToolkit):
             raise ToolError(f"no employee with id '{employee_id}'")
         return employee_id
 
+    def _made(self, kind: str, employee_id: str) -> list[tuple[dict[str, Any], bool]]:
+        """The data of the records of `kind` your writes made for an employee, and whether each
+        still stands, oldest first."""
+        return [(r.data, r.active) for r in self.world.records if r.kind == kind and r.data["employee_id"] == employee_id]
+
     @tool(kind=READ)
     def list_accounts(self) -> dict[str, Any]:
         """The company's bank accounts and their currencies."""
@@ -262,6 +274,33 @@ class FinanceToolkit(ToolUseToolkit):
                                   "currency": currency})
         return {"report_id": rid, "status": "filed"}
 
+    @tool(kind=READ)
+    def list_reports(self, employee_id: Id) -> dict[str, Any]:
+        """The expense reports you filed for an employee in this session, oldest first.
+
+        Args:
+            employee_id: The employee's id.
+        """
+        emp = self._employee(employee_id)
+        return {"employee_id": emp, "reports": [
+            {"report_id": d["report_id"], "month": d["month"], "expense_ids": list(d["expense_ids"]),
+             "total": money(d["total"]), "currency": d["currency"], "status": "filed" if active else "withdrawn"}
+            for d, active in self._made("report", emp)]}
+
+    @tool(kind=WRITE)
+    def withdraw_expense_report(self, report_id: Id) -> dict[str, Any]:
+        """Withdraw an expense report you filed in error; it no longer counts as filed.
+
+        Args:
+            report_id: The report's id, from file_expense_report.
+        """
+        for r in self.world.records:
+            if r.kind == "report" and r.active and r.data["report_id"] == report_id:
+                r.active = False
+                self.world.events.append(WorldEvent("withdrawn", {"report_id": report_id}))
+                return {"report_id": report_id, "status": "withdrawn"}
+        raise ToolError(f"no filed report of yours with id '{report_id}'")
+
     @tool(kind=WRITE)
     def request_approval(self, amount: Amount, currency: Currency, employee_id: Id) -> dict[str, Any]:
         """Get the finance manager's approval for a transfer over the limit.
@@ -306,6 +345,18 @@ class FinanceToolkit(ToolUseToolkit):
         self.world.add("transfer", {"transfer_id": tid, "from_account": from_account, "employee_id": emp,
                                     "amount": c, "currency": currency})
         return {"transfer_id": tid, "status": "sent", "amount": money(c), "currency": currency}
+
+    @tool(kind=READ)
+    def list_transfers(self, employee_id: Id) -> dict[str, Any]:
+        """The transfers you made to an employee in this session, oldest first.
+
+        Args:
+            employee_id: The employee's id.
+        """
+        emp = self._employee(employee_id)
+        return {"employee_id": emp, "transfers": [
+            {"transfer_id": d["transfer_id"], "from_account": d["from_account"], "amount": money(d["amount"]),
+             "currency": d["currency"], "status": "sent"} for d, _ in self._made("transfer", emp)]}
 
     @tool(kind=WRITE, terminal=True)
     def submit_answer(self, amount: Amount, currency: Currency) -> dict[str, Any]:
@@ -537,4 +588,6 @@ DOMAIN = DomainSpec(
     description="reimburse expenses in several currencies or quote their total",
     vocabulary={"currency": tuple(_V.currencies), "month": _V.months},
     shifts=shifts,
+    undoable=frozenset({"report"}),
+    review=_V.review,
 )

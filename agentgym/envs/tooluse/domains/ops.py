@@ -4,6 +4,11 @@ The chain: find the alerting service, read its error rate (the severity), follow
 from service to dependency until a service fails on its own, read its deploys, file the incident
 with the cause (the last deploy before the errors began), and roll the culprit back. Traps: a
 deploy of the culprit after the onset (not the cause) and a recent deploy of an innocent service.
+
+Every instant the tools show is a UTC date and time (``YYYY-MM-DD HH:MM``) and the brief says
+what time it is now, so "before the errors began" has one reading; no deploy is made at the
+onset's minute. `list_incidents` and the deploy history (where a rollback shows as a deploy)
+read back what the writes did, and `withdraw_incident` takes back an incident filed in error.
 """
 
 from __future__ import annotations
@@ -13,9 +18,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
+from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, WRITE, MaxLen, ToolError, tool
 from agentgym.envs.tooluse.base import (
-    DAY_ISO,
     Detail,
     Draws,
     Effect,
@@ -25,11 +30,12 @@ from agentgym.envs.tooluse.base import (
     ToolUseToolkit,
     World,
     compose_brief,
-    hhmm,
+    stamp,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
 from agentgym.envs.tooluse.policies import policy, policy_lines
+from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
 __all__ = ["OpsToolkit", "OpsWorld", "Service", "DOMAIN", "vocab"]
 
@@ -44,13 +50,14 @@ class OpsVocab:
     upstream: tuple[str, ...]
     noise: tuple[str, ...]
     templates: dict[str, Any]
+    review: ReviewWords
 
 
 @lru_cache(maxsize=None)
 def vocab() -> OpsVocab:
     """The operations vocabulary, parsed strictly from ``data/ops.json``."""
     d = strict(read_json("ops.json"), {"name", "split", "role", "services", "authors", "faults", "upstream", "noise",
-                                       "templates"}, "ops.json")
+                                       "templates", "review"}, "ops.json")
     t = strict(d["templates"], {"incident", "rollback", "service_inline", "sev_inline", "sev_answer",
                                 "service_answer"}, "ops.json.templates")
     return OpsVocab(
@@ -59,6 +66,7 @@ def vocab() -> OpsVocab:
         faults=str_list(d["faults"], "faults"), upstream=str_list(d["upstream"], "upstream"),
         noise=str_list(d["noise"], "noise"),
         templates={k: (tuple(v) if isinstance(v, list) else v) for k, v in t.items()},
+        review=parse_review(d["review"], "ops.json.review"),
     )
 
 
@@ -83,8 +91,7 @@ class Deploy:
     author: str
 
     def row(self) -> dict[str, Any]:
-        return {"version": self.version, "deployed_at": f"{DAY_ISO[self.at // DAY]} {hhmm(self.at % DAY)}",
-                "author": self.author}
+        return {"version": self.version, "deployed_at": stamp(self.at), "author": self.author}
 
 
 @dataclass(slots=True)
@@ -94,7 +101,7 @@ class Service:
     error_rate: float
     p99_ms: int
     errors_since: int | None  # minutes since Jan 1
-    logs: dict[str, list[str]]  # level -> lines
+    logs: dict[str, list[str]]  # level -> lines, each starting with its UTC date and time
     deploys: list[Deploy]  # oldest first
 
 
@@ -105,10 +112,10 @@ class OpsWorld(World):
 
     def __init__(self, id_base: int, now: int, services: dict[str, Service], alerts: list[dict[str, Any]]) -> None:
         super().__init__(id_base)
-        self.now = now
+        self.now = now  # minutes since Jan 1, 00:00 UTC
         self.services = services
         self.alerts = alerts
-        self.incidents: dict[str, str] = {}  # incident id -> root-cause service
+        self.incidents: dict[str, str] = {}  # open incident id -> root-cause service
 
 
 class OpsToolkit(ToolUseToolkit):
@@ -136,7 +143,7 @@ class OpsToolkit(ToolUseToolkit):
             service: The service's name.
         """
         s = self._service(service)
-        since = None if s.errors_since is None else hhmm(s.errors_since % DAY)
+        since = None if s.errors_since is None else stamp(s.errors_since)
         return {"service": s.name, "error_rate_pct": s.error_rate, "p99_latency_ms": s.p99_ms,
                 "errors_since_utc": since}
 
@@ -161,12 +168,25 @@ class OpsToolkit(ToolUseToolkit):
 
     @tool(kind=READ)
     def get_deploys(self, service: Name) -> dict[str, Any]:
-        """A service's deploy history, oldest first (times UTC).
+        """A service's deploy history, oldest first (times UTC); a rollback shows as a deploy.
 
         Args:
             service: The service's name.
         """
-        return {"service": service, "deploys": [d.row() for d in self._service(service).deploys]}
+        s = self._service(service)
+        rows = [d.row() for d in s.deploys]
+        at = stamp(self.world.now)
+        rows += [{"version": r.data["to_version"], "deployed_at": at, "author": f"rollback ({r.data['incident_id']})"}
+                 for r in self.world.records if r.kind == "rollback" and r.active and r.data["service"] == s.name]
+        return {"service": service, "deploys": rows}
+
+    @tool(kind=READ)
+    def list_incidents(self) -> dict[str, Any]:
+        """The incidents you filed in this session, oldest first, with their status."""
+        return {"incidents": [{"incident_id": r.data["incident_id"], "root_cause_service": r.data["service"],
+                               "cause_version": r.data["version"], "severity": r.data["severity"],
+                               "status": "open" if r.active else "withdrawn"}
+                              for r in self.world.records if r.kind == "incident"]}
 
     @tool(kind=WRITE)
     def file_incident(self, root_cause_service: Name, cause_version: Annotated[str, MaxLen(20)], severity: Severity,
@@ -189,6 +209,21 @@ class OpsToolkit(ToolUseToolkit):
         return {"incident_id": iid, "status": "open"}
 
     @tool(kind=WRITE)
+    def withdraw_incident(self, incident_id: Annotated[str, MaxLen(20)]) -> dict[str, Any]:
+        """Withdraw an open incident you filed in error; it no longer counts as filed.
+
+        Args:
+            incident_id: The incident's id, from file_incident.
+        """
+        for r in self.world.records:
+            if r.kind == "incident" and r.active and r.data["incident_id"] == incident_id:
+                r.active = False
+                self.world.incidents.pop(incident_id, None)
+                self.world.events.append(WorldEvent("withdrawn", {"incident_id": incident_id}))
+                return {"incident_id": incident_id, "status": "withdrawn"}
+        raise ToolError(f"no open incident of yours with id '{incident_id}'")
+
+    @tool(kind=WRITE)
     def rollback(self, service: Name, to_version: Annotated[str, MaxLen(20)], incident_id: Annotated[str, MaxLen(20)]
                  ) -> dict[str, Any]:
         """Roll a service back to an earlier version.
@@ -204,7 +239,7 @@ class OpsToolkit(ToolUseToolkit):
             raise ToolError(f"{to_version!r} is not an earlier version of {s.name}")
         if self.world.incidents.get(incident_id) != s.name:
             raise self.violation("rollback_needs_incident",
-                                 f"no incident of yours names {s.name} as the root cause ({incident_id!r})")
+                                 f"no open incident of yours names {s.name} as the root cause ({incident_id!r})")
         self.world.add("rollback", {"service": s.name, "to_version": to_version, "incident_id": incident_id})
         return {"service": s.name, "status": "rolled back", "version": to_version}
 
@@ -265,14 +300,13 @@ def _make_world(d: Draws, difficulty: str) -> tuple[OpsWorld, Request, tuple[str
     day = d.between(60, 300)
     now = day * DAY + 14 * 60 + GRID_MIN * int(rnd() * 6)
     onset = day * DAY + 9 * 60 + int(rnd() * 240)
-    clock = onset % DAY
     severity = d.pick(("sev1", "sev2", "sev3"))
     services: dict[str, Service] = {}
     traps: list[str] = []
     for i, name in enumerate(names):
         logs: dict[str, list[str]] = {"error": [], "warn": []}
         if rnd() < 0.6:
-            logs["warn"].append(f"{hhmm(clock - int(rnd() * 300))} WARN {d.pick(_V.noise)}")
+            logs["warn"].append(f"{stamp(onset - int(rnd() * 300))} WARN {d.pick(_V.noise)}")
         if i <= hops:
             since = onset + 2 * (hops - i)  # errors spread upstream from the root
             lo_rate, hi_rate = _SEV_RATES[severity] if i == 0 else (5.0, 60.0)
@@ -283,15 +317,15 @@ def _make_world(d: Draws, difficulty: str) -> tuple[OpsWorld, Request, tuple[str
             else:
                 message = d.pick(_V.upstream).format(dep=chain[i + 1])
                 calls = (chain[i + 1],)
-            t = since % DAY
+            t = since
             for _ in range(2 + int(rnd() * 2)):
-                logs["error"].append(f"{hhmm(t)} ERROR {message}")
+                logs["error"].append(f"{stamp(t)} ERROR {message}")
                 t += 1 + int(rnd() * 4)
             services[name] = Service(name, calls, rate, 900 + int(rnd() * 400), since, logs,
                                      _history(d, onset, 1 + int(rnd() * 2)))
         else:
             if rnd() < 0.3:  # an old, unrelated error long before the incident
-                logs["error"].append(f"{hhmm(clock - 400 - int(rnd() * 200))} ERROR {d.pick(_V.faults)}")
+                logs["error"].append(f"{stamp(onset - 400 - int(rnd() * 200))} ERROR {d.pick(_V.faults)}")
             services[name] = Service(name, (), round(0.8 * rnd(), 1), 80 + int(rnd() * 320), None, logs,
                                      _history(d, onset, 1))
     # Healthy dependencies of the services on the error path: calls the logs do not blame.
@@ -310,11 +344,11 @@ def _make_world(d: Draws, difficulty: str) -> tuple[OpsWorld, Request, tuple[str
         traps.append("innocent_recent_deploy")
     symptom = services[chain[0]]
     alerts = [{"alert_id": f"AL-{d.between(100, 999)}", "service": symptom.name, "metric": "error_rate_pct",
-               "value": symptom.error_rate, "since_utc": hhmm((onset + 2 * hops + 1) % DAY)}]
+               "value": symptom.error_rate, "since_utc": stamp(onset + 2 * hops + 1)}]
     if rnd() < knobs["extra_alert"] and len(names) > hops + 1:
         alerts.append({"alert_id": f"AL-{d.between(100, 999)}", "service": d.pick(names[hops + 1:]),
                        "metric": "disk_usage_pct", "value": float(d.between(85, 97)),
-                       "since_utc": hhmm((now - d.between(30, 300)) % DAY)})
+                       "since_utc": stamp(now - d.between(30, 300))})
         if rnd() < 0.5:
             alerts.reverse()
     world = OpsWorld(d.between(100, 899), now, services, alerts)
@@ -343,7 +377,9 @@ def solve(world: OpsWorld, req: Request) -> Gold:
     root = current
     assert root.name == req.chain[-1], (root.name, req.chain)
     plan.append(Step("get_deploys", {"service": root.name}))
-    cause_i = max(i for i, dep in enumerate(root.deploys) if dep.at <= root.errors_since)  # type: ignore[operator]
+    onset = root.errors_since
+    assert onset is not None and all(dep.at != onset for dep in root.deploys), "a deploy at the onset has two readings"
+    cause_i = max(i for i, dep in enumerate(root.deploys) if dep.at < onset)
     cause, previous = root.deploys[cause_i].version, root.deploys[cause_i - 1].version
     iid = world.predict_id("INC")
     plan.append(Step("file_incident", {"root_cause_service": root.name, "cause_version": cause, "severity": severity,
@@ -359,13 +395,15 @@ def solve(world: OpsWorld, req: Request) -> Gold:
     return Gold("incident", tuple(plan), tuple(effects))
 
 
-_BRIEF = compose_brief(
-    _V.role,
-    "Triage production problems with the tools, step by step, and record what you find.",
-    ["Times are UTC. A service whose error log only reports failures of a service it calls is a victim, "
-     "not the root cause; the root cause fails on its own."],
-    policy_lines("ops"),
-)
+def _brief(now: int) -> str:
+    return compose_brief(
+        _V.role,
+        "Triage production problems with the tools, step by step, and record what you find.",
+        [f"It is now {stamp(now)} UTC; every time the tools show is a UTC date and time (YYYY-MM-DD HH:MM). "
+         "A service whose error log only reports failures of a service it calls is a victim, not the root cause; "
+         "the root cause fails on its own."],
+        policy_lines("ops"),
+    )
 
 
 def generate(d: Draws, difficulty: str) -> Generated:
@@ -391,7 +429,7 @@ def generate(d: Draws, difficulty: str) -> Generated:
         details.append(Detail("rollback", "rollback", "Yes, roll the culprit back to its previous version.",
                               "upfront"))
     gold = Gold(gold.kind, gold.plan, gold.effects, traps)
-    return Generated(world, Goal("incident", text, tuple(details), blurred, job=req), gold, _BRIEF)
+    return Generated(world, Goal("incident", text, tuple(details), blurred, job=req), gold, _brief(world.now))
 
 
 def shifts(world: OpsWorld, req: Request) -> list[Shift]:
@@ -412,4 +450,6 @@ DOMAIN = DomainSpec(
     description="find the root-cause service and deploy of an incident, file it, roll back",
     vocabulary={"service": _V.services, "severity": ("sev1", "sev2", "sev3")},
     shifts=shifts,
+    undoable=frozenset({"incident"}),
+    review=_V.review,
 )

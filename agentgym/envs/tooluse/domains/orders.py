@@ -3,7 +3,8 @@
 The chain: find the customer by email, list their orders, open the right one, read the return
 policy of each item's category, then refund (after an approval over the limit), issue store
 credit (past the return window) or check the stock and exchange. Traps: items past their window,
-where a refund breaks the policy and store credit is due instead.
+where a refund breaks the policy and store credit is due instead. `get_order` reads back what
+the writes did (each item's after-sales action); refunds, credits and exchanges are final.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agentgym.envs.tooluse.base import (
     Effect,
     Goal,
     Gold,
+    Record,
     Step,
     ToolUseToolkit,
     World,
@@ -31,6 +33,7 @@ from agentgym.envs.tooluse.base import (
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
 from agentgym.envs.tooluse.policies import policy, policy_lines
+from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
 __all__ = ["OrdersToolkit", "OrdersWorld", "Order", "Item", "DOMAIN", "vocab"]
 
@@ -44,13 +47,14 @@ class OrdersVocab:
     catalog: dict[str, tuple[tuple[str, int, tuple[str, ...]], ...]]  # category -> (product, cents, variants)
     windows: dict[str, int]
     templates: dict[str, Any]
+    review: ReviewWords
 
 
 @lru_cache(maxsize=None)
 def vocab() -> OrdersVocab:
     """The order-support vocabulary, parsed strictly from ``data/orders.json``."""
     d = strict(read_json("orders.json"), {"name", "split", "role", "first_names", "last_names", "catalog", "windows",
-                                          "templates"}, "orders.json")
+                                          "templates", "review"}, "orders.json")
     t = strict(d["templates"], {"refund", "exchange", "two", "two_refund", "two_exchange", "order_inline",
                                 "email_inline", "email_answer"}, "orders.json.templates")
     catalog: dict[str, tuple[tuple[str, int, tuple[str, ...]], ...]] = {}
@@ -68,6 +72,7 @@ def vocab() -> OrdersVocab:
         split=domain_split(d, "orders"), role=d["role"], first_names=str_list(d["first_names"], "first_names", 4),
         last_names=str_list(d["last_names"], "last_names", 4), catalog=catalog, windows=dict(windows),
         templates={k: (tuple(v) if isinstance(v, list) else v) for k, v in t.items()},
+        review=parse_review(d["review"], "orders.json.review"),
     )
 
 
@@ -205,9 +210,10 @@ class OrdersToolkit(ToolUseToolkit):
         o = self.world.orders.get(order_id)
         if o is None:
             raise ToolError(f"no order with id '{order_id}'")
+        done = {r.data["item_id"]: r for r in self.world.records if r.active and r.data.get("order_id") == o.id}
         return {"order_id": o.id, "placed_on": DAY_ISO[o.placed],
                 "delivered_on": DAY_ISO[o.delivered] if o.delivered is not None else None, "status": o.status,
-                "items": [i.row() for i in o.items]}
+                "items": [{**i.row(), "after_sales": _after_sales(done.get(i.id))} for i in o.items]}
 
     @tool(kind=READ)
     def check_stock(self, product: Annotated[str, MaxLen(80)], variant: Annotated[str, MaxLen(40)]) -> dict[str, Any]:
@@ -300,6 +306,31 @@ class OrdersToolkit(ToolUseToolkit):
         self.world.add("exchange", {"exchange_id": xid, "order_id": order_id, "item_id": item_id,
                                     "new_variant": new_variant})
         return {"exchange_id": xid, "status": "exchange shipped", "new_variant": new_variant}
+
+
+#: How `get_order` names each after-sales record, and the field it shows beside the record's id.
+_AFTER_SALES = {"refund": ("refunded", "refund_id", "amount"), "credit": ("store credit issued", "credit_id", "amount"),
+                "exchange": ("exchanged", "exchange_id", "new_variant")}
+
+
+def _after_sales(record: Record | None) -> dict[str, Any] | None:
+    """What was done about an item, as `get_order` shows it (None: nothing yet)."""
+    if record is None:
+        return None
+    action, key, detail = _AFTER_SALES[record.kind]
+    value = record.data[detail]
+    return {"action": action, key: record.data[key], detail: money(value) if detail == "amount" else value}
+
+
+def names(world: World, fields: Any) -> dict[str, str]:
+    """The product an item id stands for (the user's word for it, in review phrases)."""
+    item_id = fields.get("item_id")
+    if isinstance(world, OrdersWorld):
+        for order in world.orders.values():
+            for item in order.items:
+                if item.id == item_id:
+                    return {"product": item.product}
+    return {"product": "item"}
 
 
 # ------------------------------------------------------------------------------- generation
@@ -588,4 +619,6 @@ DOMAIN = DomainSpec(
     description="refund, credit or exchange items of a customer's order under a return policy",
     vocabulary={"product": tuple(_PRODUCTS), "variant": tuple(sorted({v for _, _, vs in _PRODUCTS.values() for v in vs}))},
     shifts=shifts,
+    review=_V.review,
+    names=names,
 )
