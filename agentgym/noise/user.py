@@ -83,16 +83,21 @@ class GoalShift(NoiseWrapper):
 
 
 class Typos(NoiseWrapper):
-    """With probability `rate` per user message, the agent reads it with typos and paraphrase.
+    """With probability `rate` per user message that carries information, the agent reads it with
+    typos and paraphrase.
 
-    The family's `SimulatedUser.perturb_text` makes the change (a few letters swapped, dropped,
-    doubled or mistyped, a stock phrase said another way; numbers kept), so the message stays
-    readable to a person. Only what the agent reads changes: the returned observation and
-    ``info["messages"]`` (new objects; the env's own transcript keeps the clean text). Each
-    changed message is logged with ``{"message", "changes", "recoverable": True}``, in that
-    step's ``info["noise"]`` and in the episode's log; ``message`` is its index among the
-    messages the observation renders (a step's ``info["messages"]`` less the assistant's turn
-    that opens them).
+    Typos land only where they can matter: on a message the agent still has a turn to act on,
+    never in a step that ends the episode (the user's closing words come after the outcome is
+    decided), and only where the family's user says the message carries something the agent
+    needs: its `SimulatedUser.perturb_text` makes the change (a few letters swapped, dropped,
+    doubled or mistyped, a stock phrase said another way; numbers kept) and returns a stock reply
+    with nothing to read ("Please go ahead.") unchanged, which is then not logged. The message
+    stays readable to a person. Only what the agent reads changes: the
+    returned observation and ``info["messages"]`` (new objects; the env's own transcript keeps
+    the clean text). Each changed message is logged with ``{"message", "changes",
+    "recoverable": True}``, in that step's ``info["noise"]`` and in the episode's log;
+    ``message`` is its index among the messages the observation renders (a step's
+    ``info["messages"]`` less the assistant's turn that opens them).
 
     Args:
         env: an agentgym env.
@@ -112,8 +117,9 @@ class Typos(NoiseWrapper):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self.env.step(action)
-        obs, info = self._perturb(obs, info)
-        if self._episode_events and "episode_summary" in info:
+        if not (terminated or truncated):
+            obs, info = self._perturb(obs, info)
+        elif self._episode_events:
             # In place: the summary is this step's own dict, and its 0.1 alias is the same dict.
             _merge_events(info["episode_summary"], self._episode_events)
         return obs, reward, terminated, truncated, info

@@ -9,6 +9,7 @@ import math
 import re
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from noise_helpers import (
     LIVE_IDS,
@@ -99,27 +100,37 @@ def test_corruption_rate(env_id: str) -> None:
 
 @pytest.mark.parametrize("env_id", LIVE_IDS)
 def test_typos_rate(env_id: str) -> None:
+    """Typos fire at the rate on the messages where they can matter: a user message the agent
+    still has a turn to act on (never in a step that ends the episode) that carries something
+    (the family's user perturbs it; a stock reply comes back unchanged). Elsewhere never."""
     env, clean = gym.make(env_id, noise=f"typos={RATE}"), gym.make(env_id)
+    probe = np.random.default_rng(0)
     n = fired = 0
     seed = 0
 
-    def compare(info: dict, clean_info: dict) -> None:
+    def compare(info: dict, clean_info: dict, ended: bool) -> None:
         nonlocal n, fired
         got, want = user_texts(info), user_texts(clean_info)
         assert len(got) == len(want)
-        n += sum(1 for t in want if _WORD.search(t))
-        changed = sum(g != w for g, w in zip(got, want))
-        assert changed == len(events(info, "typos"))  # each changed message, and only those, logged
-        fired += changed
+        user = clean.unwrapped.user
+        carries = [bool(_WORD.search(t)) and any(user.perturb_text(t, probe)[0] != t for _ in range(8)) for t in want]
+        changed = [g != w for g, w in zip(got, want)]
+        assert changed.count(True) == len(events(info, "typos"))  # each changed message, and only those, logged
+        assert not any(c and not k for c, k in zip(changed, carries)), "a typo on a message with nothing to read"
+        if ended:
+            assert not any(changed), "a typo after the outcome was decided"
+            return
+        n += sum(carries)
+        fired += changed.count(True)
 
     while n < OPPORTUNITIES:
         _, info = env.reset(seed=seed)
         _, clean_info = clean.reset(seed=seed)
-        compare(info, clean_info)
+        compare(info, clean_info, False)
         for i in range(40):
             _, _, term, trunc, info = env.step(chatter(i))
             *_, clean_info = clean.step(chatter(i))
-            compare(info, clean_info)
+            compare(info, clean_info, term or trunc)
             if term or trunc:
                 break
         seed += 1
