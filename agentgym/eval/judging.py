@@ -13,8 +13,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from agentgym.core.gold import call_matches, carries, contains_value
 from agentgym.eval.verdicts import CallVerdict, CommitmentVerdict, EpisodeVerdict, FaultVerdict
 
-__all__ = ["FAULT_KINDS", "LEFT_OUT", "JudgedEpisode", "JudgedFault", "Record", "is_commitment", "judge_episode",
-           "judge_record", "judge_records", "succeeded"]
+__all__ = ["FAULT_KINDS", "LEFT_OUT", "JudgedEpisode", "JudgedFault", "Record", "commits", "is_commitment",
+           "judge_episode", "judge_record", "judge_records", "succeeded"]
 
 Record = Mapping[str, Any]
 #: Noise kinds that are faults the agent has to recover from (the others only add friction).
@@ -150,8 +150,20 @@ def _ok(c: Mapping[str, Any]) -> bool:
 
 
 def is_commitment(c: Mapping[str, Any]) -> bool:
-    """A call that is a commitment: a valid write on a real tool (an injected failure too)."""
+    """A call that attempts a commitment: a valid write on a real tool (an injected failure too)."""
     return bool(c.get("valid")) and c.get("kind") == "write" and not c.get("distractor")
+
+
+def commits(c: Mapping[str, Any]) -> bool:
+    """A write call goal consistency counts: an attempted commitment that went through, or one
+    that breaks a stated constraint (an attempt against what the user said, whether or not it
+    went through). One that did not go through (refused by the tool, or stopped by an injected
+    fault) and breaks nothing committed to nothing: counting it consistent would reward writes
+    that miss the world, which is how a random agent looked consistent. A sound write stopped by
+    an injected fault is counted when its retry goes through."""
+    if not is_commitment(c):
+        return False
+    return c.get("error") is None or bool(c.get("contradicts"))
 
 
 class _Plan:
@@ -177,7 +189,7 @@ def _judge(e: JudgedEpisode, verdicts: list["CallVerdict"] | None = None) -> Non
     corrupted = _corrupted_values(e)
     e.tools = _tool_counts(e, plan, old, corrupted, verdicts)
     _recoveries(e, plan)
-    writes = [c for c in calls if is_commitment(c)]
+    writes = [c for c in calls if commits(c)]
     judged = [not c.get("contradicts") for c in writes] + [not m.get("contradicts") for m in e.commitments]
     e.consistent, e.committed = sum(judged), len(judged)
 
@@ -377,17 +389,28 @@ def _corruption_recovery(e: JudgedEpisode, ev: Mapping[str, Any], hits: Mapping[
 
 
 def _ambiguity_recovery(e: JudgedEpisode, ev: Mapping[str, Any], hits: Mapping[str, Any]) -> int | None:
-    """The turn the blurred detail became known, if no commitment was made before it."""
+    """The turn the blurred detail became known, if no commitment was made before it (or in the
+    same turn: a booking the user answered with the detail was made without it) and the first
+    commitment after it honours it: a detail obtained and never used recovers nothing, so an
+    agent that never commits never recovers."""
     target, step = hits.get("constraint", ev.get("target")), int(ev.get("step", 0))
     known = next((int(p.get("turn", 0)) for p in e.constraints
                   if int(p.get("turn", 0)) >= step and target in p.get("known", ())), None)
     if known is None:
         return None
-    commits = [int(c["turn"]) for c in e.calls if is_commitment(c)]
-    commits += [int(m["turn"]) for m in e.commitments if m.get("kind") == "proposal"]
-    if commits and min(commits) < known:
+    attempts = [int(c["turn"]) for c in e.calls if is_commitment(c)]
+    proposals = [m for m in e.commitments if m.get("kind") == "proposal"]
+    attempts += [int(m["turn"]) for m in proposals]
+    if attempts and min(attempts) <= known:
         return None  # the detail was committed on before it was obtained: a guess, not a recovery
-    return known
+    # A use is a commitment that happened: a write that went through, or a proposal; the first
+    # one decides.
+    uses = [(int(c["turn"]), c.get("contradicts")) for c in e.calls if is_commitment(c) and c.get("error") is None]
+    uses += [(int(m["turn"]), m.get("contradicts")) for m in proposals]
+    if not uses:
+        return None
+    _, broken = min(uses, key=lambda u: u[0])
+    return None if target in (broken or ()) else known
 
 
 def _goal_shift_recovery(e: JudgedEpisode, ev: Mapping[str, Any], plan: _Plan) -> int | None:
@@ -433,7 +456,7 @@ def judge_episode(record: Record) -> EpisodeVerdict:
     faults.sort(key=lambda f: f.index)
     commitments = [CommitmentVerdict(int(c.get("turn", 0)), "write", k, not c.get("contradicts"),
                                      tuple(c.get("contradicts") or ()))
-                   for k, c in enumerate(e.calls) if is_commitment(c)]
+                   for k, c in enumerate(e.calls) if commits(c)]
     commitments += [CommitmentVerdict(int(m.get("turn", 0)), str(m.get("kind")), None, not m.get("contradicts"),
                                       tuple(m.get("contradicts") or ())) for m in e.commitments]
     commitments.sort(key=lambda c: c.turn)

@@ -23,12 +23,19 @@ The definitions, in short:
   recovered when a later successful call completes the step it hit; a corrupted result when
   the step consuming the corrupted value is later completed with the true value and the
   corrupted value never reaches a successful call or the final state; an ambiguity when the
-  blurred detail is known before the first commitment; a goal shift at the first successful
-  write that carries the new value and contradicts nothing (a cancel alone is not one). Times are
+  blurred detail is known before the first commitment and the first commitment after it honours
+  it (a detail never used recovers nothing); a goal shift at the first successful write that
+  carries the new value and contradicts nothing (a cancel alone is not one). Times are
   Kaplan-Meier statistics over every recoverable fault, unrecovered ones censored at the
   episode's end, in agent turns and in simulated milliseconds.
-- goal consistency: per episode, the share of commitments (write calls, proposals, the final
-  state) that satisfy every constraint stated so far; the mean over episodes that committed.
+- goal consistency: per episode, the share of commitments (write calls that went through or that
+  break a stated constraint, proposals, the final state) that satisfy every constraint stated so
+  far; the mean over episodes that committed. A write that did not go through and breaks nothing
+  committed to nothing and is left out.
+
+Doing nothing and acting at random land where they belong: 0, or n/a where the behaviour a metric
+names never happened (no call: no validity; nothing committed: no consistency); the defect suite
+holds both to it (`agentgym.testing.defects`, the do-nothing and random rows).
 
 Conventions (the choices a reader would otherwise have to guess):
 
@@ -200,7 +207,9 @@ def recovery(
       state; at the turn of the first clean successful re-read of the corrupted call before that
       (a re-read in the same turn counts: zero turns), else at the completing call's turn;
     - ambiguity on constraint c: at the turn c first appears in the ``constraints`` timeline,
-      provided no commitment (a valid write call, a proposal) came before it;
+      provided no commitment (a valid write call, a proposal) came before it or in that turn, and
+      the first commitment after it (a write that went through, a proposal) does not break c:
+      a detail that is never used recovers nothing;
     - goal_shift: at the first successful valid write call after the shift that contradicts
       nothing stated and acts on the new goal: it carries the new value (``detail.to``) or is a
       step of the new gold plan (a cancel does neither: alone, it is not a recovery).
@@ -256,11 +265,14 @@ def goal_consistency(
     """Per episode, the share of commitments that satisfy every constraint stated so far; the
     mean over the episodes that made at least one.
 
-    Commitments: every valid write call on a real tool (``contradicts`` empty: it breaks no
-    stated constraint; injected failures count, the arguments were the agent's choice), every
+    Commitments: every valid write call on a real tool that went through, or that breaks a stated
+    constraint whether or not it went through (``contradicts`` empty: it breaks no stated
+    constraint; the arguments were the agent's choice even where a fault stopped the call), every
     proposal and the final state the env judged (``metrics.commitments``: a proposal against the
     constraints stated before it, the final state against all stated by the end, so a constraint
-    that changed and was not acted upon counts against it). Reads commit nothing.
+    that changed and was not acted upon counts against it). Reads commit nothing; so does a write
+    that did not go through (refused, or stopped by an injected fault) and breaks nothing: it
+    committed to nothing, and counting it consistent would reward writes that miss the world.
 
     Args:
         records: episode records.

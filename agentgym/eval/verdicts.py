@@ -76,7 +76,8 @@ class FaultVerdict:
 
 @dataclass(frozen=True)
 class CommitmentVerdict:
-    """One commitment of goal consistency: a write call, a proposal or the final state.
+    """One commitment of goal consistency: a write call (one that went through, or that breaks a
+    stated constraint: `agentgym.eval.judging.commits`), a proposal or the final state.
 
     Attributes:
         turn: the turn it was made at (the final state: the last turn).

@@ -2,7 +2,9 @@
 
 A metric is valid only if it moves when, and only when, the behaviour it names changes. Each agent
 here is `agentgym.agents.heuristic.HeuristicAgent` with exactly one thing changed, and `DEFECTS`
-says which metric must move for it and which way (`Expect`). ``agentgym validate-metrics`` plays
+says which metric must move for it and which way (`Expect`). Two rows are the floor instead: an
+agent that does nothing and the random agent, each with where every metric must land on its own
+(0, or n/a where the behaviour the metric names never happened), so no metric rewards either. ``agentgym validate-metrics`` plays
 each against the heuristic on the same seeds and writes the sensitivity matrix to
 docs/METRICS.md; ``tests/testing/test_defects.py`` asserts its shape.
 
@@ -497,16 +499,40 @@ def _agreed(got: list[tuple[dict[str, Any], dict[str, Any] | None]]) -> tuple[di
 # ============================================================================ the catalogue
 @dataclass(frozen=True)
 class Expect:
-    """What a defect must do to a metric, against the heuristic on the same episodes.
+    """What a defect must do to a metric, against the heuristic on the same episodes, or where
+    the metric must land on its own.
 
     `direction` is ``down`` or ``up`` (the paired difference's interval lies wholly on that side of
-    0) or ``not_up`` / ``not_down`` (it must not lie wholly above / below 0). `families` limits
-    it to the families where the defect has something to act on (the fault or the constraint).
+    0) or ``not_up`` / ``not_down`` (it must not lie wholly above / below 0); or, for the agent's
+    own value, ``n/a`` (nothing to measure: the behaviour the metric names never happened) or
+    ``at_most`` (at most `bound`, and not n/a). `families` limits it to the families where the
+    defect has something to act on (the fault or the constraint).
     """
 
     metric: str
     direction: str
     families: tuple[str, ...] = ("dialog", "tooluse", "crosstask")
+    bound: float | None = None
+
+    def holds(self, cmp: dict[str, Any], significance: str) -> bool:
+        """Whether a `compare` output (this agent as run A) meets it; `significance` is the
+        paired difference's side of 0 (``up``, ``down`` or ``none``)."""
+        if self.direction == "n/a":
+            return cmp["a"][self.metric]["value"] is None
+        if self.direction == "at_most":
+            value = cmp["a"][self.metric]["value"]
+            return value is not None and self.bound is not None and value <= self.bound
+        if cmp["diff"][self.metric]["value"] is None and self.direction in ("down", "up"):
+            return False
+        return {"down": significance == "down", "up": significance == "up", "not_up": significance != "up",
+                "not_down": significance != "down"}[self.direction]
+
+    def describe(self) -> str:
+        """The expectation in words, as the matrix lists it."""
+        if self.direction == "at_most":
+            shown = f"{self.bound:.0%}" if self.metric not in _PLAIN else f"{self.bound:g}"
+            return f"{self.metric} at most {shown}"
+        return f"{self.metric} {self.direction.replace('_', ' ')}"
 
 
 @dataclass(frozen=True)
@@ -527,6 +553,8 @@ class Defect:
 
 
 _ALL = ("dialog", "tooluse", "crosstask")
+#: Metrics shown as plain numbers, not shares.
+_PLAIN = ("score", "recovery_median", "recovery_rmst", "recovery_median_ms")
 # The families whose plans consume many values read from tools. A dialog plan consumes only place
 # ids (availability, prices and ratings are read, never passed on), so few dialog corruptions hit
 # a step: too few for a small run to resolve a difference (the matrix shows their n).
@@ -576,4 +604,19 @@ DEFECTS: tuple[Defect, ...] = (
     # may still fall, as it gets further into chains whose traps the heuristic falls into.
     Defect("verifier", _path(Verifier), (), "reads every result twice and again until two agree",
            (Expect("recovery_share:corruption", "up", _DATA_FLOWS), Expect("tool_efficiency", "down"))),
+    # The floor: an agent that does nothing and one that acts at random must land where they
+    # belong on every metric, at 0 or n/a, so that no metric rewards doing nothing.
+    Defect("do-nothing", "agentgym.agents.trivial:ConstantAgent", (), "says \"OK.\" every turn",
+           (*(Expect(m, "at_most", bound=0.0) for m in ("success", "score", "tool_recall", "recovery_share")),
+            *(Expect(m, "n/a") for m in ("validity", "tool_correctness", "tool_efficiency", "recovery_median",
+                                         "goal_consistency")))),
+    # Its calls are schema-valid by construction (arguments drawn from the schemas), so validity
+    # is not asked of it: validity checks form, correctness and efficiency what a call does. What
+    # it scores at all is chance: a read of the plan sent again after a failure, or an answer
+    # submitted before the user stated anything it could break (train's finance quotes).
+    Defect("random", "random", (), "random messages and schema-valid calls with random arguments",
+           (Expect("success", "at_most", bound=0.01), Expect("score", "at_most", bound=0.05),
+            *(Expect(m, "at_most", bound=0.1) for m in ("tool_correctness", "tool_efficiency", "tool_recall")),
+            Expect("recovery_share", "at_most", bound=0.15), Expect("recovery_median", "n/a"),
+            Expect("goal_consistency", "at_most", bound=0.25))),
 )

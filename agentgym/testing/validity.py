@@ -146,12 +146,11 @@ def failures(matrix: Matrix) -> list[str]:
                 if family not in e.families:
                     continue
                 diff = cmp["diff"][e.metric]
-                sig = _significance(diff)
-                ok = {"down": sig == "down", "up": sig == "up", "not_up": sig != "up",
-                      "not_down": sig != "down"}[e.direction]
-                if diff["value"] is None and e.direction in ("down", "up"):
-                    ok = False
-                if not ok:
+                if e.holds(cmp, _significance(diff)):
+                    continue
+                if e.direction in ("n/a", "at_most"):
+                    out.append(f"{family}: {d.name}: {e.describe()} expected, got {_num(cmp['a'][e.metric]['value'])}")
+                else:
                     out.append(f"{family}: {d.name}: {e.metric} should be {e.direction.replace('_', ' ')}, "
                                f"paired difference {_num(diff['value'])} [{_num(diff['ci'][0])}, {_num(diff['ci'][1])}]")
         medians = [(d.name, rows[d.name]["a"]["recovery_median:tool_failure"]["value"])
@@ -214,13 +213,14 @@ def render(matrix: Matrix, *, command: str, commit: str | None, date: str) -> st
            f"and family, noise `{matrix.noise}`, {matrix.n_boot} paired bootstrap resamples.", "",
            "Each cell is the defect agent's value [95% CI]; ▲ / ▼ mark a paired difference from the heuristic "
            "(same seeds) whose 95% CI lies wholly above / below 0; **bold** cells are the metric the defect "
-           "must move. n/a: nothing to measure (with n: too few recoveries for a median).", "",
+           "must move, or, for the do-nothing and random agents, where it must land on its own. n/a: nothing to "
+           "measure (with n: too few recoveries for a median).", "",
            ("Every expectation holds." if not broken else "Expectations broken:\n\n" + "\n".join(f"- {b}" for b in broken)),
            ""]
-    out += ["### The defects and what each must do", "", "| defect | what it does | must move (paired, vs the heuristic) |",
+    out += ["### The defects and what each must do", "", "| defect | what it does | must move (paired, vs the heuristic), or land on (its own value) |",
             "|---|---|---|"]
     for d in matrix.defects:
-        musts = "; ".join(f"{e.metric} {e.direction.replace('_', ' ')} ({', '.join(e.families) or 'none'})"
+        musts = "; ".join(f"{e.describe()} ({', '.join(e.families) or 'none'})"
                           for e in d.expect) or "nothing (see what it does)"
         if d.needs:
             musts += f"; where the heuristic meets a {d.needs}"

@@ -156,8 +156,9 @@ def test_judge_episode_says_what_each_call_counted_for() -> None:
     assert sum(c.useful is True for c in v.calls) == n["useful"]
     assert n["useful"] / n["spent"] == pytest.approx(out["efficiency"]["value"])
     assert sum(c.completes is not None for c in v.calls) == n["done"] and v.rate("done", "gold") == 1.0
-    # Write calls are commitments; the one that contradicts the area breaks it.
-    assert [(c.turn, c.kind, c.consistent) for c in v.commitments] == [(6, "write", True), (7, "write", False)]
+    # Write calls that went through, or that break a stated constraint, are commitments: the one
+    # that contradicts the area breaks it; the refused one broke nothing and committed to nothing.
+    assert [(c.turn, c.kind, c.consistent) for c in v.commitments] == [(7, "write", False)]
     assert v.rate("consistent", "committed") == pytest.approx(goal_consistency([rec])["goal_consistency"]["value"])
 
 
@@ -421,6 +422,27 @@ def test_ambiguity_is_recovered_only_if_obtained_before_the_first_commitment() -
     assert recovery([guessed])["recovered"] == 0 and recovery([proposed])["recovered"] == 0
 
 
+def test_ambiguity_is_recovered_only_by_using_the_detail() -> None:
+    # The detail became known (the user said it anyway) but nothing was ever committed: the agent
+    # recovered nothing, so doing nothing scores 0 on recovery, never a share of it.
+    known = [{"turn": 0, "known": []}, {"turn": 2, "known": ["time"]}]
+    idle = make_record([], turns=6, noise=[fault("ambiguity", 0, "time")], constraints=known)
+    # Used against itself: the first booking after it breaks the time it was told.
+    ignored = make_record([call(3, "book", contradicts=("time",)), call(4, "book")], turns=6,
+                          noise=[fault("ambiguity", 0, "time")], constraints=known, seed=1)
+    # A booking made in the turn the user answered with the detail was made without it.
+    same_turn = make_record([call(2, "book")], turns=6, noise=[fault("ambiguity", 0, "time")], constraints=known,
+                            seed=2)
+    # A refused booking is no use of the detail; the next one that goes through is.
+    refused = make_record([call(3, "book", error="TOOL_ERROR"), call(5, "book")], turns=6,
+                          noise=[fault("ambiguity", 0, "time")], constraints=known, seed=3)
+    for rec in (idle, ignored, same_turn):
+        out = recovery([rec])
+        assert (out["faults"], out["recovered"]) == (1, 0), rec["seed"]
+    assert recovery([refused])["median"]["value"] == 2
+    assert recovery([idle])["share"]["value"] == 0.0
+
+
 def test_goal_shift_recovery_needs_a_write_for_the_new_goal_not_a_cancel() -> None:
     shift = fault("goal_shift", 2, "time", **{"from": ["mon", "evening"], "to": ["tue", "evening"]})
     tue = {"item_id": "a", "day": "tue", "slot": "evening"}
@@ -525,14 +547,27 @@ def test_goal_consistency_is_the_mean_share_of_consistent_commitments() -> None:
         call(1, "search", contradicts=("area",)),  # a read commits nothing
         call(2, "book", contradicts=("time",)),
         call(3, "cancel"),
-        call(4, "book", error="TOOL_ERROR", injected=True),  # the agent's choice all the same
+        call(4, "book", error="TOOL_ERROR", injected=True),  # stopped, breaking nothing: its retry counts
         call(5, "book_tentative", kind="write", distractor=True),  # a decoy commits nothing
-    ], commitments=[{"turn": 6, "kind": "proposal", "contradicts": ["area"]},
-                    {"turn": 7, "kind": "final", "contradicts": []}])
+        call(6, "book", error="TOOL_ERROR", injected=True, contradicts=("time",)),  # against what was said
+        call(7, "book", error="TOOL_ERROR"),  # refused, breaking nothing: it committed to nothing
+        call(8, "book", error="TOOL_ERROR", contradicts=("area",)),  # refused, but against what was said
+    ], commitments=[{"turn": 9, "kind": "proposal", "contradicts": ["area"]},
+                    {"turn": 10, "kind": "final", "contradicts": []}])
     other = make_record([call(1, "book")], seed=1)
     out = goal_consistency([rec, other])
-    assert out["goal_consistency"]["value"] == pytest.approx((3 / 5 + 1) / 2)
+    assert out["goal_consistency"]["value"] == pytest.approx((2 / 6 + 1) / 2)
     assert out["goal_consistency"]["n"] == 2 and out["committed"] == 2
+
+
+def test_writes_that_miss_the_world_are_not_consistent_commitments() -> None:
+    # The random agent's writes: refused ones that break nothing commit to nothing (n/a), and
+    # refused ones against a stated constraint count against it (0%), never "consistent".
+    misses = make_record([call(1, "cancel", error="TOOL_ERROR"), call(2, "book", error="TOOL_ERROR")])
+    assert goal_consistency([misses])["goal_consistency"]["value"] is None
+    against = make_record([call(1, "cancel", error="TOOL_ERROR"), call(2, "book", error="TOOL_ERROR",
+                                                                          contradicts=("time",))], seed=1)
+    assert goal_consistency([against])["goal_consistency"]["value"] == 0.0
 
 
 def test_no_commitment_means_no_value_never_100_percent() -> None:

@@ -11,12 +11,13 @@ import pytest
 
 from agentgym.eval.metrics import compare
 from agentgym.eval.runner import AgentSpec, EpisodeJob, play_job
-from agentgym.testing.defects import CONSTRAINT_KINDS, DEFECTS, ConstraintDropper, GoalForgetter, _cutter
+from agentgym.testing.defects import CONSTRAINT_KINDS, DEFECTS, ConstraintDropper, Expect, GoalForgetter, _cutter
 from agentgym.testing.validity import COLUMNS, FAMILIES, KIND_COLUMNS, NOISE, failures, render, run_matrix
 
 SMALL = ("no-retry", "slow-retry-1", "slow-retry-2", "slow-retry-4", "goal-forgetter-active",
          "goal-forgetter-passive", "constraint-dropper-area", "constraint-dropper-time",
-         "constraint-dropper-currency", "sloppy-caller-0.3", "padding-1", "corruption-truster", "verifier")
+         "constraint-dropper-currency", "sloppy-caller-0.3", "padding-1", "corruption-truster", "verifier",
+         "do-nothing", "random")
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +61,31 @@ def test_the_oracle_has_the_best_recovery_and_trivial_agents_commit_nothing_cons
         h = compare(idle, heuristic, n_boot=50)["a"]
         assert h["success"]["value"] <= 0.01
         assert h["goal_consistency"]["value"] is None  # nothing committed: n/a, not 100%
+
+
+def test_the_floor_lands_where_it_belongs(small_matrix) -> None:  # type: ignore[no-untyped-def]
+    # Doing nothing and acting at random score nothing a metric could be mistaken for: 0, or n/a
+    # where the behaviour never happened (nothing called, nothing committed, nothing recovered).
+    for family, rows in small_matrix.rows.items():
+        idle, rand, ref = rows["do-nothing"]["a"], rows["random"]["a"], small_matrix.reference[family]
+        for key in ("validity", "tool_correctness", "tool_efficiency", "goal_consistency"):
+            assert idle[key]["value"] is None and idle[key]["n"] == 0, (family, key, idle[key])
+        assert idle["recovery_share"]["value"] == 0.0 and idle["recovery_share"]["n"] > 0
+        assert idle["recovery_median"]["value"] is None
+        for key in ("tool_correctness", "tool_efficiency", "recovery_share", "goal_consistency"):
+            assert rand[key]["value"] < ref[key]["value"] / 3, (family, key, rand[key], ref[key])
+
+
+def test_absolute_expectations() -> None:
+    agg = {"value": 0.0, "ci": [0.0, 0.0], "n": 10}
+    na = {"value": None, "ci": [None, None], "n": 0}
+    cmp = {"a": {"success": agg, "validity": na}, "diff": {"success": agg, "validity": na}}
+    assert Expect("success", "at_most", bound=0.0).holds(cmp, "none")
+    assert not Expect("success", "at_most", bound=-0.1).holds(cmp, "none")
+    assert not Expect("validity", "at_most", bound=1.0).holds(cmp, "none")  # n/a is not "at most"
+    assert Expect("validity", "n/a").holds(cmp, "none") and not Expect("success", "n/a").holds(cmp, "none")
+    assert Expect("success", "down").holds(cmp, "down") and not Expect("success", "down").holds(cmp, "none")
+    assert Expect("goal_consistency", "at_most", bound=0.25).describe() == "goal_consistency at most 25%"
 
 
 def test_the_constraint_dropper_cuts_only_its_kind() -> None:
