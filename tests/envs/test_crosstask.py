@@ -483,3 +483,21 @@ def test_switches_read_naturally_and_agree_with_the_outcome(agent: str) -> None:
                     assert e["outcome"] != "accepted" and not thanks.search(text), (seed, e, text)
                 else:
                     assert e["outcome"] in ("accepted", "committed"), (seed, e)
+
+
+def test_a_terminal_tool_commits_only_its_own_sub_task() -> None:
+    # An answer submitted to the finance sub-task while another sub-task is active ends neither:
+    # the user is still waiting for the active one, and the session goes on with it.
+    for seed in range(300):
+        segs = generate_session(seed, {"split": "train"}).world.segments
+        later = [s for s in segs[1:] if s.family == "tooluse" and s.domain == "finance"]
+        if later:
+            break
+    env = CrossTaskEnv(split="train")
+    env.reset(seed=seed)
+    first = env.user.active
+    assert first.index == 0 and later[0].index > 0
+    _, _, terminated, truncated, info = env.step(call_json("submit_answer", amount=12.5, currency="EUR"))
+    assert not terminated and not truncated and env.user.active.index == 0
+    assert info["segment_switch"] == []
+    assert env.task.world.segments[0].outcome is None

@@ -93,6 +93,8 @@ class SessionWorld:
     segments: list[Segment]
     active: int = 0
     boundaries: list[dict[str, Any]] = field(default_factory=list)
+    #: The segment whose terminal tool last went through (it committed that sub-task's outcome).
+    committed: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +187,8 @@ class _Layout:
     owners: dict[str, tuple[int, ...]]
     #: Every sub-toolkit's schemas in index order; a shared name listed once (the first's).
     schemas: list[dict[str, Any]]
+    #: (index, name) of every terminal tool: one that commits its sub-task's outcome.
+    terminal: frozenset[tuple[int, str]]
 
 
 _LAYOUTS: dict[LayoutKey, _Layout] = {}
@@ -206,7 +210,9 @@ def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
                 if name not in seen:
                     seen.add(name)
                     schemas.append(schema)
-        layout = _LAYOUTS[key] = _Layout(key, {name: tuple(i) for name, i in owners.items()}, schemas)
+        terminal = frozenset((index, name) for index, tk in toolkits.items()
+                             for name, spec in tk.tool_specs().items() if spec.terminal)
+        layout = _LAYOUTS[key] = _Layout(key, {name: tuple(i) for name, i in owners.items()}, schemas, terminal)
     return layout
 
 
@@ -219,7 +225,7 @@ class SessionToolkit:
     conversation; between sub-tasks it means the latest one's that has it.
     """
 
-    __slots__ = ("session", "toolkits", "schemas_key", "_owners", "_schemas")
+    __slots__ = ("session", "toolkits", "schemas_key", "_owners", "_schemas", "_terminal")
 
     def __init__(self, session: SessionWorld, toolkits: dict[int, Toolkit]) -> None:
         self.session = session
@@ -229,6 +235,7 @@ class SessionToolkit:
         self.schemas_key = layout.key
         self._owners = layout.owners
         self._schemas = layout.schemas
+        self._terminal = layout.terminal
 
     def owner(self, name: str) -> int | None:
         """The segment whose toolkit a call of `name` goes to now."""
@@ -265,7 +272,11 @@ class SessionToolkit:
         return self.toolkits[index].validate(name, arguments)
 
     def invoke(self, name: str, arguments: dict[str, Any]) -> object:
-        return self.toolkits[self.owner(name)].invoke(name, arguments)
+        index = self.owner(name)
+        result = self.toolkits[index].invoke(name, arguments)
+        if (index, name) in self._terminal:
+            self.session.committed = index
+        return result
 
     def drain_events(self) -> list[WorldEvent]:
         events = []
@@ -397,6 +408,11 @@ class SessionUser(SimulatedUser):
 
     def on_commit(self, turn: int) -> UserTurn | None:
         seg = self.active
+        committed, self.session.committed = self.session.committed, None
+        if seg is not None and committed != seg.index:
+            # Another sub-task's terminal tool (its answer submitted before it was asked for, or
+            # after it ended) commits nothing the user is waiting for: the session goes on.
+            return UserTurn("")
         if self.session.boundaries and self.session.boundaries[-1]["turn"] == turn:
             # The committing sub-task's user already closed it this turn (in `react`): go on,
             # or end if it was the last.
