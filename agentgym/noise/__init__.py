@@ -35,11 +35,11 @@ simulated time when it happened (latency noise), for recovery times in milliseco
 |---|---|---|---|---|---|
 | latency | `Latency(mean_ms)` | every valid call is charged; the charge that passes the budget is logged | tool | ms, elapsed_ms, budget_ms | the call's gold step |
 | tool_failure | `ToolFailure(rate, modes, tools)` | every valid call | tool | mode | the call's gold step |
-| corruption | `Corruption(rate)` | every successful read result with a data leaf | tool | path, from, to, how | the step consuming ``from`` |
+| corruption | `Corruption(rate)` | every successful read result with a data leaf (a value in range: another record's, or moved inside its range) | tool | path, from, to, how | the step consuming ``from`` |
 | distractors | `Distractors(n)` | each reset; each call to a decoy | ``tools`` / decoy | added / clone_of, effect | None (a decoy is no step) |
 | ambiguity | `Ambiguity(rate)` | each reset | constraint | the family's description | the constraint |
 | goal_shift | `GoalShift(rate)` | each reset (logged when announced) | constraint or detail | from, to | the constraint |
-| typos | `Typos(rate)` | every user message | ``user`` | message, changes | None |
+| typos | `Typos(rate)` | every user message that carries information, in a step that does not end the episode | ``user`` | message, changes | None |
 
 `ActionConstraint(allowed_tools, forbid)` is a policy, not noise: it refuses calls (error
 ``BLOCKED``, not injected: refusals count against the agent) and logs each refusal. It acts at the
@@ -56,6 +56,12 @@ and are logged with ``recoverable: False`` (metrics leave them out of recovery s
 - whatever else a family marks unrecoverable in its `NoiseEvent`.
 Injected tool failures are marked ``injected`` in the call record and never count as the
 agent's errors.
+
+Honest faults: a failed call (any mode, a timeout too) never reached the tool, so nothing it
+would have written exists, and the families' read tools show that; a corrupted value is one the
+data could hold (see `Corruption` for how a careful agent catches each kind); a typo lands only
+where the agent still has a turn to act on the message (and, in the families that protect them,
+never inside a value it must copy).
 """
 
 from agentgym.noise.calls import FAILURE_MODES, Corruption, Latency, ToolFailure

@@ -46,9 +46,13 @@ class ToolFailure(NoiseWrapper):
     """A valid tool call fails, with probability `rate`, before the tool runs.
 
     The agent sees a realistic ``[error TOOL_ERROR] ...`` text for a server error, a timeout or a
-    rate limit; the world is untouched, so a retry may succeed. The call record is marked
-    ``injected`` (metrics never blame the agent for it) and the log gets ``{"mode",
-    "recoverable"}``; a failure on the episode's last turn is unrecoverable.
+    rate limit. Whatever the mode, a failed call never reached the tool: the world is untouched,
+    so the effect of a write whose call failed (a timeout included) is never in doubt. An agent
+    need not take that on trust: each family's read tools show what its writes did (the bookings,
+    the transfers, the incidents, an order's returns), and a retry may succeed without ever
+    doubling an effect. The call record is marked ``injected`` (metrics never blame the agent
+    for it) and the log gets ``{"mode", "recoverable"}``; a failure on the episode's last turn is
+    unrecoverable.
 
     Args:
         env: an agentgym env (any stack over an `AgentEnv`).
@@ -172,34 +176,85 @@ def _decimals(x: float) -> int:
     return min(3, len(text.split(".", 1)[1])) if "." in text and "e" not in text else 0
 
 
-def _perturb(old: Any, rng: Any) -> tuple[Any, str]:
-    """A plausible wrong value for one leaf, and how it was made (for the log)."""
+#: A number's bounds where no record beside it and no family says more: a share stays a share.
+_PCT = (0.0, 100.0)
+
+
+def _siblings(result: Any, path: Path, old: Any) -> list[Any]:
+    """The values beside the leaf at `path` that another record of the same list holds under the
+    same key (or the other items of a list of plain values), of the leaf's own type, that differ
+    from it: values the data really has, so one of them is always in range and plausible."""
+    if not path:
+        return []
+    kind = type(old)
+    if isinstance(path[-1], int):
+        items = _get(result, path[:-1])
+        values = [x for i, x in enumerate(items) if i != path[-1]]
+    elif len(path) >= 2 and isinstance(path[-2], int):
+        items, key = _get(result, path[:-2]), path[-1]
+        values = [x[key] for i, x in enumerate(items) if i != path[-2] and isinstance(x, dict) and key in x]
+    else:
+        return []
+    out: list[Any] = []
+    for v in values:
+        if type(v) is kind and v != old and v not in out and (kind is not str or _DATE.match(v)):
+            out.append(v)
+    return out
+
+
+def _perturb(old: Any, rng: Any, siblings: Sequence[Any] = (), bounds: tuple[float, float] | None = None
+             ) -> tuple[Any, str]:
+    """A plausible wrong value for one leaf, inside the range the data has, and how it was made
+    (for the log).
+
+    A value another record beside it holds (`siblings`) is taken first: a mix-up of two records,
+    in range by construction. Otherwise a boolean flips, an id gains a digit (it no longer
+    resolves), a date moves 1-6 days inside its month, and a number moves by 10-40% inside
+    `bounds` (the family's range for its key; else a share stays within 0-100 and a number that
+    is not negative stays so).
+    """
+    if siblings:
+        return siblings[int(rng.random() * len(siblings))], "mixed up with another record's value"
     if isinstance(old, bool):
         return (not old), "flipped"
     if isinstance(old, (int, float)):
-        factor = 1.0 + (0.1 + 0.3 * rng.random()) * (1 if rng.random() < 0.5 else -1)
-        if isinstance(old, int):
-            new_int = int(round(old * factor))
-            if new_int == old:  # small counts: move by one, keeping the sign
-                new_int = old + 1 if factor > 1 or old <= 0 else old - 1
-            return new_int, f"scaled by {factor:.2f}"
-        new = round(old * factor, _decimals(old))
-        if new == old:
-            new = round(old + (10 ** -_decimals(old)) * (1 if factor > 1 else -1), _decimals(old))
-        return new, f"scaled by {factor:.2f}"
+        return _number(old, rng, bounds)
     if _DATE.match(old):
-        days = int(30 + 61 * rng.random()) * (1 if rng.random() < 0.5 else -1)
-        try:
-            shifted = _dt.date.fromisoformat(old) + _dt.timedelta(days=days)
-        except ValueError:  # not a real date after all (e.g. 2024-13-40): leave the text, change a digit
-            return old[:-1] + str((int(old[-1]) + 5) % 10), "changed a digit"
-        return shifted.isoformat(), f"shifted {days:+d} days"
+        return _date(old, rng)
     m = _ID.match(old)
     assert m is not None
     prefix, digits = m.groups()
     # One digit more than the family's ids have: it looks like any other id (a newer one) and,
     # as ids of one kind share a width, it resolves to nothing.
     return f"{prefix}{int(1 + 9 * rng.random())}{digits}", "id that does not resolve"
+
+
+def _number(old: int | float, rng: Any, bounds: tuple[float, float] | None) -> tuple[Any, str]:
+    up = rng.random() < 0.5
+    factor = 1.0 + (0.1 + 0.3 * rng.random()) * (1 if up else -1)
+    lo, hi = bounds if bounds is not None else (0.0 if old >= 0 else -_INF, _INF)
+    places = 0 if isinstance(old, int) else _decimals(old)
+    step = 1 if isinstance(old, int) else 10 ** -places
+    new = old * factor if old else (step if up else -step)
+    new = min(max(new, lo), hi)
+    if round(new, places) == old:  # clamped back onto the value, or too small to show: one step the other way
+        new = old + (step if new <= old and old + step <= hi else -step)
+        new = min(max(new, lo), hi)
+    new = int(round(new)) if isinstance(old, int) else float(round(new, places))
+    return new, f"scaled by {new / old:.2f}" if old else "moved off zero"
+
+
+def _date(old: str, rng: Any) -> tuple[str, str]:
+    try:
+        day = _dt.date.fromisoformat(old)
+    except ValueError:  # not a real date after all (e.g. 2024-13-40): leave the text, change a digit
+        return old[:-1] + str((int(old[-1]) + 5) % 10), "changed a digit"
+    days = 1 + int(6 * rng.random())
+    for sign in ((1, -1) if rng.random() < 0.5 else (-1, 1)):
+        moved = day + _dt.timedelta(days=sign * days)
+        if moved.month == day.month:
+            return moved.isoformat(), f"shifted {sign * days:+d} days"
+    return old[:-1] + str((int(old[-1]) + 5) % 10), "changed a digit"
 
 
 def _path_text(path: Path) -> str:
@@ -212,12 +267,24 @@ def _path_text(path: Path) -> str:
 class Corruption(NoiseWrapper):
     """A read tool's result comes back plausibly wrong, with probability `rate` per result.
 
-    One leaf changes (see `perturbable_leaves`): a number moves by 10-40%, a boolean flips, an id
-    no longer resolves, a date moves 30-90 days. A careful agent can catch each: the value falls
-    outside what it asked for, disagrees with another tool (``get_details`` against ``search``),
-    or fails when used (an id that does not resolve); re-querying may give the true value. Write
-    tools are never corrupted and the world is never changed. The log gets ``{"path", "from",
-    "to", "how", "recoverable"}``; a corruption on the last turn is unrecoverable.
+    One leaf changes (see `perturbable_leaves`), and its new value stays inside the range the data
+    has, so it is plausible and never breaks a range the brief states:
+
+    * a value that another record of the same list holds under the same key (a rating, a price, a
+      date, an amount of another row) is mixed up with one of those;
+    * otherwise a number moves by 10-40% inside the family's range for its key (a toolkit's
+      ``value_ranges``, ``{key: (low, high)}``; else a ``*_pct`` share stays within 0-100 and a
+      number that is not negative stays so), a boolean flips, a date moves 1-6 days inside its
+      month, and an id gains a digit.
+
+    How a careful agent catches each, by the means every family gives it: a re-read of the same
+    tool, which draws afresh (a corrupted result repeats only by chance); a cross-check with
+    another tool that shows the same fact (``get_details`` against ``search``, an alert's value
+    against ``get_metrics``, ``get_order`` against ``list_orders``); a result at odds with
+    itself or the brief (a converted amount that is not the amount times the rate, an approval
+    limit other than the brief's); and an id that does not resolve fails when used. Write tools
+    are never corrupted and the world is never changed. The log gets ``{"path", "from", "to",
+    "how", "recoverable"}``; a corruption on the last turn is unrecoverable.
 
     Args:
         env: an agentgym env.
@@ -240,11 +307,24 @@ class Corruption(NoiseWrapper):
             return result
         path = leaves[int(rng.random() * len(leaves))]
         old = _get(result, path)
-        new, how = _perturb(old, rng)
+        key = next((k for k in reversed(path) if isinstance(k, str)), None)
+        new, how = _perturb(old, rng, _siblings(result, path, old), _bounds(env, key, old))
         env.log_noise("corruption", call.name, {"path": _path_text(path), "from": old, "to": new, "how": how,
                                                 "recoverable": recoverable_at(env, turn)},
                       hits=_corruption_hits(env, call, old))
         return _replace(result, path, new)
+
+
+def _bounds(env: AgentEnv, key: str | None, old: Any) -> tuple[float, float] | None:
+    """The range a number under `key` keeps to: the family's (its toolkit's ``value_ranges``),
+    else 0-100 for a ``*_pct`` share; None for other leaves and other numbers."""
+    if key is None or isinstance(old, bool) or not isinstance(old, (int, float)):
+        return None
+    ranges = getattr(env.toolkit, "value_ranges", None)
+    if ranges and key in ranges:
+        lo, hi = ranges[key]
+        return float(lo), float(hi)
+    return _PCT if key.endswith("_pct") else None
 
 
 def _corruption_hits(env: AgentEnv, call: ToolCall, true_value: Any) -> dict[str, Any] | None:

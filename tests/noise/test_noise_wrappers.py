@@ -7,6 +7,7 @@ import pickle
 import warnings
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from gymnasium.utils import RecordConstructorArgs
 from gymnasium.utils.env_checker import check_env
@@ -184,12 +185,61 @@ def test_corruption_kinds_are_checkable() -> None:
     assert _perturb(True, Rng(0.2)) == (False, "flipped")
     new, how = _perturb("cafe_012", Rng(0.2))
     assert new == "cafe_2012" and how == "id that does not resolve"  # ids of a kind share a width
-    assert _perturb("2025-02-04", Rng(0.2))[0] == "2025-03-18"
+    assert _perturb("2025-02-04", Rng(0.2))[0] == "2025-02-06"  # a few days, inside its month
+    assert _perturb("2025-02-27", Rng(0.2))[0] == "2025-02-25"
     price, _ = _perturb(40, Rng(0.9))
-    assert price != 40 and 24 <= price <= 56
+    assert price != 40 and 24 <= price <= 56 and isinstance(price, int)
     rating, _ = _perturb(4.5, Rng(0.9))
     assert rating != 4.5 and rating == round(rating, 1)
     assert _perturb(0, Rng(0.9))[0] == 1
+    # A value another record holds is taken first: a mix-up, in range by construction.
+    assert _perturb(3.2, Rng(0.9), siblings=[4.1, 3.8]) == (3.8, "mixed up with another record's value")
+
+
+def test_corrupted_numbers_stay_inside_their_range() -> None:
+    from agentgym.noise.calls import _perturb
+
+    rng = np.random.default_rng(7)
+    for _ in range(5000):
+        old = round(float(rng.uniform(3.0, 5.0)), 1)
+        new, _ = _perturb(old, rng, bounds=(3.0, 5.0))  # a family's stated range: ratings 3.0-5.0
+        assert 3.0 <= new <= 5.0 and new != old and isinstance(new, float)
+        share = round(float(rng.uniform(0, 100)), 1)
+        new, _ = _perturb(share, rng, bounds=(0.0, 100.0))
+        assert 0.0 <= new <= 100.0 and new != share
+        count = int(rng.integers(0, 60))
+        new, _ = _perturb(count, rng)
+        assert new >= 0 and new != count and isinstance(new, int)
+
+
+@pytest.mark.parametrize("env_id", LIVE_IDS)
+def test_corrupted_values_are_ones_the_data_could_hold(env_id: str) -> None:
+    """Over many read results: a corrupted leaf with records beside it takes a value one of them
+    holds; a share stays a share, a count or amount stays non-negative, a date stays in its month,
+    and no value changes type."""
+    env = gym.make(env_id, noise="corruption=1")
+    seen = 0
+    for seed in range(60):
+        env.reset(seed=seed)
+        prober = ReadProber(env, seed)
+        info: dict = {}
+        for _ in range(10):
+            *_, info = env.step(prober.act(info))
+            for e in events(info, "corruption"):
+                old, new, path = e["detail"]["from"], e["detail"]["to"], e["detail"]["path"]
+                seen += 1
+                assert type(old) is type(new) and old != new, e
+                if e["detail"]["how"].startswith("mixed up"):
+                    continue
+                if isinstance(old, (int, float)) and not isinstance(old, bool):
+                    assert new >= 0 or old < 0, e
+                    if path.endswith("_pct"):
+                        assert 0 <= new <= 100, e
+                elif isinstance(old, str) and old[:4].isdigit() and len(old) == 10:
+                    assert new[:7] == old[:7], e
+            if info.get("episode_summary"):
+                break
+    assert seen >= 100
 
 
 def test_write_results_are_never_corrupted() -> None:
