@@ -19,8 +19,8 @@ class CrossTaskEnv(AgentEnv):
     One session, 2 to 4 sub-tasks drawn from different families and domains: a Dialog-v0
     booking and ToolUse-v0 chains (finance, calendar, order support; operations on the test
     split). The user switches when a sub-task ends ("Next thing: ...", after a failure "Let's
-    move on. Next thing: ...") and may come back to the booking without naming it ("about the
-    cafe we booked earlier: could you move that booking to Thursday evening?"), so the agent
+    move on. Next thing: ...") and may come back to the booking without naming it ("One more
+    thing: could you move the cafe we booked earlier to Thursday evening?"), so the agent
     must carry context across switches without being told to. Each sub-task keeps its own
     generated world, gold and rule-based user.
 

@@ -152,8 +152,8 @@ class FollowUpUser(SimulatedUser):
 
     # ------------------------------------------------------------------ SimulatedUser
     def opening(self) -> str:
-        return (f"Oh, and about the {self._noun} we booked earlier: could you move that booking to "
-                f"{self._when}?")
+        # It follows the session's switch phrase ("One more thing: ..."), so it starts the request.
+        return f"Could you move the {self._noun} we booked earlier to {self._when}? Same place, just the new time."
 
     def reply(self, message: str, turn: int) -> UserTurn:
         # Read like every dialog user's message (`agentgym.envs.dialog.user.understanding`); the

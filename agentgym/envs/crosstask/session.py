@@ -53,8 +53,9 @@ class SubTaskParts:
 #: The families a session mixes: one dialog booking, and tool-use chains.
 FAMILIES: dict[str, SubTaskParts] = {name: SubTaskParts.of(name) for name in ("dialog", "tooluse")}
 FOLLOWUP_TURNS = 8
-#: How the user moves to the next request (one drawn per switch).
+#: How the user moves to the next request (one drawn per switch), and back to the booking.
 _NEXT = ("Next thing: ", "Now something different: ", "One more thing: ")
+_BACK = "One more thing: "
 #: Said before it when the sub-task succeeded and its user has not thanked the assistant yet (a
 #: terminal tool committed it in silence), and when it failed: the user never thanks for a
 #: failure, so what it says agrees with the sub-task's score.
@@ -359,7 +360,9 @@ class SessionUser(SimulatedUser):
                 closing = "" if _FAREWELL.search(said) else "That's all for today."
             return UserTurn(closing, end=outcome)
         lead = ("" if thanked else _THANKS) if success else _MOVE_ON
-        return UserTurn(lead + _NEXT[next(self._leads)] + opening)
+        phrase = _NEXT[next(self._leads)]
+        # Coming back to the booking is not "something different".
+        return UserTurn(lead + (_BACK if nxt.family == "followup" else phrase) + opening)
 
     def _open(self, seg: Segment) -> str | None:
         if seg.family != "followup":
