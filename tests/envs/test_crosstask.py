@@ -476,7 +476,9 @@ def test_switches_read_naturally_and_agree_with_the_outcome(agent: str) -> None:
             assert len(thanks.findall(text)) <= 1, (seed, text)
             ended = [s["ended"] for s in switches]
             if any(s["started"] for s in switches):
+                # No farewell before the next request, and no second greeting in it.
                 assert "goodbye" not in text.lower(), (seed, text)
+                assert not re.search(r": (?:Hi|Hello|Hey)\b", text), (seed, text)
             for e in ended:
                 # The user never thanks for a sub-task that failed, nor leaves one it called done.
                 if not e["success"]:

@@ -63,6 +63,8 @@ _THANKS = "Thanks! "
 _MOVE_ON = "Let's move on. "
 #: A sub-user's farewell when it gives up: in a session the user stays for the next request.
 _FAREWELL = re.compile(r"\s*\b(?:Goodbye|Bye)[.!]*\s*$", re.IGNORECASE)
+#: A sub-user's greeting: said once, at the start of the session, not at each new request.
+_GREETING = re.compile(r"^(?:Hi|Hello|Hey)(?: there)?[!,.]\s*", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -366,7 +368,8 @@ class SessionUser(SimulatedUser):
 
     def _open(self, seg: Segment) -> str | None:
         if seg.family != "followup":
-            return self.users[seg.index].opening()
+            opening = _GREETING.sub("", self.users[seg.index].opening())
+            return opening[:1].upper() + opening[1:]
         ref = self.session.segments[seg.refers_to]
         assert ref.task is not None
         if ref.agreed is None:
