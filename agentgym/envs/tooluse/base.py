@@ -31,6 +31,7 @@ __all__ = [
     "ToolUseToolkit",
     "evaluate",
     "assign",
+    "unwanted",
     "stamp",
     "cents",
     "money",
@@ -281,6 +282,13 @@ def assign(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[s
             used.add(best)
             taken[slot] = active[best]
     return taken, [r for i, r in enumerate(active) if i not in used]
+
+
+def unwanted(effects: Sequence[Effect], records: Sequence[Record]) -> list[Record]:
+    """The active records the effects do not want as they are: those no slot takes, and those
+    a slot takes that miss one of its effects (see `assign`)."""
+    taken, extras = assign(effects, records)
+    return [*extras, *(r for slot, r in taken.items() if not all(e.holds(r) for e in effects if e.slot == slot))]
 
 
 def evaluate(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[str, bool], list[Record]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from agentgym.core.render import to_json
 from agentgym.core.tools import ToolKind
+from agentgym.envs.tooluse.base import unwanted
 from agentgym.envs.tooluse.domains import load_domains
 
 __all__ = ["ToolUseOracle", "is_injected_failure", "call"]
@@ -125,11 +126,15 @@ class ToolUseOracle:
         return spec is not None and spec.kind is ToolKind.WRITE
 
     def _undo(self) -> str | None:
-        """A cancel of a meeting the current goal does not want, if there is one."""
-        world = self._env.task.world
-        records = getattr(world, "records", ())
-        effects = self._env.task.gold.effects
-        for r in records:
-            if r.active and r.kind == "meeting" and not any(e.holds(r) for e in effects):
-                return call("cancel_meeting", {"meeting_id": r.data["meeting_id"]})
+        """The undoing of a record the current goal does not want (a meeting booked at the old
+        length, a report in the old currency), if there is one a tool can undo."""
+        task = self._env.task
+        world = task.world
+        if not getattr(world, "records", None):
+            return None
+        spec = load_domains()[task.domain]
+        for r in unwanted(task.gold.effects, world.records):
+            undo = spec.undo_call(r.kind, r.data)
+            if undo is not None:
+                return call(*undo)
         return None

@@ -52,7 +52,7 @@ from typing import Any, Callable
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.typos import perturb
 from agentgym.core.understanding import Understanding, compile_understanding
-from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Record, World, assign
+from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Record, World, unwanted
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import Shift, load_domains
 from agentgym.envs.tooluse.review import Review, review
@@ -111,7 +111,7 @@ def _acts(domain: str) -> tuple[frozenset[str], frozenset[str]]:
     """The write tools of `domain`, and those among them that undo a record."""
     specs = load_domains()[domain].toolkit.tool_specs()
     writes = frozenset(name for name, spec in specs.items() if spec.kind.value == "write")
-    return writes, frozenset(_UNDO.get(domain, ())) & writes
+    return writes, frozenset(name for name, _ in load_domains()[domain].undo.values()) & writes
 
 
 @lru_cache(maxsize=None)
@@ -328,14 +328,13 @@ class ToolUseUser(SimulatedUser):
         assert shift is not None and fire is not None
         self._shift = None
         spec = self._spec
-        taken, extras = assign(shift.gold.effects, self._world.records)
-        unwanted = [*extras, *(r for slot, r in taken.items() if not _slot_holds(shift.gold, slot, r))]
-        if any(r.kind not in spec.undoable for r in unwanted):
+        stale = unwanted(shift.gold.effects, self._world.records)
+        if any(r.kind not in spec.undoable for r in stale):
             return ""
         old = self._gold
         # The old plan's calls were right when made: keep them for metrics, with the undoing of
         # its undoable records (the same rule as the dialog family's cancel).
-        undo = [{"name": name, "arguments": {}} for name in _UNDO.get(self._task.domain, ())]
+        undo = [{"name": name, "arguments": {}} for name in sorted(self._acts[1])]
         new = replace(shift.gold, traps=old.traps, superseded=(*old.superseded, *(s.to_dict() for s in old.plan), *undo))
         self._gold = self._task.gold = new
         details = [d for d in self._goal.details if d.id != shift.detail]
@@ -344,9 +343,9 @@ class ToolUseUser(SimulatedUser):
         if shift.detail not in self._revealed:
             self._revealed.append(shift.detail)
         self._values[shift.detail] = shift.new
-        recoverable = turn + len(new.plan) + len(unwanted) <= self._task.max_turns
+        recoverable = turn + len(new.plan) + len(stale) <= self._task.max_turns
         # Records the shift made unwanted are not the assistant's wrong writes.
-        self._seen.extend(r for r in unwanted if not any(r is x for x in self._seen))
+        self._seen.extend(r for r in stale if not any(r is x for x in self._seen))
         fire(NoiseEvent(target=shift.detail, detail={"from": shift.old, "to": shift.new, "recoverable": recoverable},
                         recoverable=recoverable))
         return shift.announce
@@ -393,17 +392,10 @@ class ToolUseUser(SimulatedUser):
         return None
 
 
-#: Per domain, the tools that undo a superseded plan's records (kept in the superseded calls).
-_UNDO: dict[str, tuple[str, ...]] = {"calendar": ("cancel_meeting",)}
 #: The effect field a tool argument stating a detail is recorded under, where the names differ.
 _EFFECT_FIELD = {"duration_minutes": "duration"}
 #: Details about one item (``<slot>:<item id>``) and the write argument that states them.
 _ITEM_ARGS = {"variant": "new_variant"}
-
-
-def _slot_holds(gold: Gold, slot: str, record: Record) -> bool:
-    """Whether `record` meets every effect of `slot`."""
-    return all(e.holds(record) for e in gold.effects if e.slot == slot)
 
 
 def _differs(got: Any, value: Any) -> bool:

@@ -50,9 +50,9 @@ class DomainSpec:
 
     `vocabulary` names values of the details in the domain's own words (slot -> phrases, e.g.
     its currency codes), which the user recognises in questions; `shifts(world, job)` lists the
-    goal shifts a task offers (the user picks one); `undoable` lists the record kinds a tool can
-    undo (so a shift after such a record was made stays recoverable, and a wrong one can be put
-    right); `review` holds the user's words for what it sees of the world
+    goal shifts a task offers (the user picks one); `undo` maps the record kinds a tool can undo to
+    that tool and the record field its one argument takes (so a shift after such a record was
+    made stays recoverable, and a wrong one can be put right); `review` holds the user's words for what it sees of the world
     (`agentgym.envs.tooluse.review`), and `names` the domain's names for record fields there.
     """
 
@@ -63,9 +63,19 @@ class DomainSpec:
     description: str
     vocabulary: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     shifts: Callable[[World, Any], list[Shift]] | None = None
-    undoable: frozenset[str] = frozenset()
+    undo: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     review: ReviewWords = ReviewWords({}, {}, {})
     names: Names | None = None
+
+    @property
+    def undoable(self) -> frozenset[str]:
+        """The record kinds a tool of the domain can undo."""
+        return frozenset(self.undo)
+
+    def undo_call(self, kind: str, data: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        """The call that undoes a record of `kind` with `data` (name, arguments), or None."""
+        how = self.undo.get(kind)
+        return None if how is None else (how[0], {how[1]: data[how[1]]})
 
 
 @lru_cache(maxsize=None)

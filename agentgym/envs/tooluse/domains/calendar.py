@@ -511,6 +511,6 @@ DOMAIN = DomainSpec(
     generate=generate,
     description="book a meeting across time zones and invite the attendees",
     shifts=shifts,
-    undoable=frozenset({"meeting", "invitation"}),
+    undo={"meeting": ("cancel_meeting", "meeting_id"), "invitation": ("cancel_meeting", "meeting_id")},
     review=_V.review,
 )

@@ -588,6 +588,6 @@ DOMAIN = DomainSpec(
     description="reimburse expenses in several currencies or quote their total",
     vocabulary={"currency": tuple(_V.currencies), "month": _V.months},
     shifts=shifts,
-    undoable=frozenset({"report"}),
+    undo={"report": ("withdraw_expense_report", "report_id")},
     review=_V.review,
 )

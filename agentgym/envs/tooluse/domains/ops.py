@@ -450,6 +450,6 @@ DOMAIN = DomainSpec(
     description="find the root-cause service and deploy of an incident, file it, roll back",
     vocabulary={"service": _V.services, "severity": ("sev1", "sev2", "sev3")},
     shifts=shifts,
-    undoable=frozenset({"incident"}),
+    undo={"incident": ("withdraw_incident", "incident_id")},
     review=_V.review,
 )
