@@ -54,9 +54,11 @@ class ToolEnv(AgentEnv):
     0 on every step but the last; then the score of the final world from the scorer.
 
     ## Termination
-    Terminated when the user sees the task done ("accepted"), when a terminal tool commits
-    ("committed"), or when the user gives up after 2 writes that fit no gold step ("gave_up");
-    truncated at the task's turn budget.
+    Terminated when the user sees the task done ("accepted", exactly when the scorer says
+    success), when a terminal tool commits ("committed"), or when the user gives up ("gave_up"):
+    with the default scorer at the first write that fits no gold step (writes are final, so
+    success is then out of reach), with your own after 2 such writes; truncated at the task's
+    turn budget.
 
     ## Noise
     Every `agentgym.noise` kind (`gym.make(id, noise="medium")` once registered with
@@ -176,7 +178,7 @@ def make_tool_env(
     parts = EnvParts(
         task_generator=_generator(task_generator, toolset, name, f"{brief.strip()}\n{_HOWTO}"),
         toolkit_factory=lambda task: toolset.toolkit(task.world, task.extra.setdefault("writes", [])),
-        user_factory=user or (lambda task, rng: DetailUser(task, rng, score)),
+        user_factory=user or (lambda task, rng: DetailUser(task, rng, score, writes_are_final=scorer is None)),
         scorer=lambda task, toolkit: score(task),
         judge=JUDGE,
     )

@@ -6,13 +6,17 @@ one the message sets aside, states one it has not stated yet when asked an open 
 "go ahead" when asked to confirm, and asks to rephrase what it cannot place (a list of keywords
 gets a request for a full sentence).
 It never takes words as the work being done: after each write it asks the scorer whether the
-task is done (and accepts), and counts a write that fits no step of the gold plan as wrong (two
-and it gives up).
+task is done, and accepts exactly then, so user and grader never disagree. A write that fits no
+step of the gold plan is wrong: it says so, and gives up after `PATIENCE` of them. Where the
+writes are final (the default scorer, which counts every write that fits no step as an extra
+effect), one wrong write leaves no way to success, so the user says so and leaves at once rather
+than invite a fix the score would still punish.
 
 Noise support, from the task's own fields: ambiguity leaves an up-front detail out of the opening
 (it is stated when asked); a goal shift (`ToolTask.shifts`) is announced at the first reply from
 its planned turn on, when the assistant asks to confirm, or on seeing the first write, whichever
-comes first; typos never touch a detail's value (an e-mail address stays one).
+comes first; typos land only on a message that carries something the agent needs (never a stock
+reply) and never touch a detail's value (an e-mail address stays one).
 """
 
 from __future__ import annotations
@@ -41,7 +45,11 @@ _NOT_DONE = ("I don't see that done yet. Please take care of it with your tools.
 _ACCEPT = ("Great, that's everything I needed. Thank you!", "Perfect, that's all done. Thanks!")
 _WRONG = "Hmm, that's not what I asked for."
 _GIVE_UP = "This isn't working out. I'll sort it out myself. Goodbye."
+_CANNOT_UNDO = "That can't be undone, so I'll sort it out myself. Goodbye."
 _EMPTY = "Sorry, I didn't get that. Could you help me with my request?"
+#: Replies that carry nothing the agent needs (typos never touch them).
+_STOCK = frozenset({*_GO_AHEAD, _CONFIRMED, _EVERYTHING, _REPHRASE, _KEYWORDS, *_ACCEPT, _WRONG, _GIVE_UP,
+                    _EMPTY, f"{_WRONG} {_GIVE_UP}", f"{_WRONG} {_CANNOT_UNDO}"})
 #: Stands in for a detail's value while typos are added (no letters, so no typo lands in it).
 _HOLD = "\x00{}\x00"
 
@@ -53,10 +61,13 @@ class DetailUser(SimulatedUser):
         task: the episode's task; ``task.goal`` is the `ToolTask`, ``task.gold`` its `GoldPlan`.
         rng: the episode's user stream (it draws only from it).
         score: the episode's scorer, ``task -> Score``: the user accepts once it says success.
+        writes_are_final: whether a write that fits no gold step rules success out for good (the
+            default scorer's rule); the user then leaves at the first such write.
     """
 
-    def __init__(self, task: Task, rng: Any, score: Callable[[Task], Score]) -> None:
+    def __init__(self, task: Task, rng: Any, score: Callable[[Task], Score], writes_are_final: bool = False) -> None:
         self._task = task
+        self._final = writes_are_final
         self._goal: ToolTask = task.goal
         self._score = score
         rnd = rng.random
@@ -143,6 +154,8 @@ class DetailUser(SimulatedUser):
         if not wrong:
             return None
         self._wrong += wrong
+        if self._final:
+            return UserTurn(f"{_WRONG} {_CANNOT_UNDO}", end="gave_up")
         if self._wrong >= PATIENCE:
             return UserTurn(f"{_WRONG} {_GIVE_UP}", end="gave_up")
         return UserTurn(_WRONG)
@@ -206,7 +219,10 @@ class DetailUser(SimulatedUser):
         return shift.announce or f"Actually, I've changed my mind. {new_goal.detail(shift.detail).said()}"
 
     def perturb_text(self, text: str, rng: Any) -> tuple[str, list[str]]:
-        """Typos, with every detail's value kept as it is."""
+        """Typos in a message that carries something, with every detail's value kept as it is; a
+        stock reply comes back as it is."""
+        if text in _STOCK:
+            return text, []
         values = sorted({str(v) for d in self._goal.details for v in _leaves(d.value)
                          if isinstance(v, str) and v}, key=len, reverse=True)
         held: list[str] = []

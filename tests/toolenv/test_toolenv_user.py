@@ -90,6 +90,27 @@ def test_the_user_accepts_when_the_scorer_says_done_and_gives_up_after_wrong_wri
     assert user.react([], 3).end is None
 
 
+def test_with_final_writes_one_wrong_write_ends_it_and_no_fix_is_invited() -> None:
+    """The default scorer counts every write that fits no gold step against success for good:
+    the user then says so and leaves, and never says "not done yet" to a task no fix can save."""
+    task, user = _episode()
+    user = DetailUser(task, fast_stream(0, "user"), user._score, writes_are_final=True)
+    assert "don't see that done" in user.reply("Done!", 1).text  # nothing wrong yet: in reach
+    _write(task, 5, order_id="o-9")
+    turn = user.react([], 3)
+    assert turn is not None and turn.end == "gave_up" and "can't be undone" in turn.text
+
+
+def test_typos_skip_stock_replies_and_keep_values() -> None:
+    task, user = _episode()
+    rng = fast_stream(3, "noise/typos")
+    for stock in ("Please go ahead.", "I'm not sure what you mean. Could you rephrase that?"):
+        assert user.perturb_text(stock, rng) == (stock, [])
+    for _ in range(20):
+        text, changes = user.perturb_text("Please refund 20 euros to ana@example.com quickly, thanks.", rng)
+        assert "ana@example.com" in text and "20" in text
+
+
 def test_ambiguity_leaves_an_up_front_detail_out_until_asked() -> None:
     _, user = _episode()
     event = user.blur(fast_stream(1, "noise/ambiguity"))
