@@ -56,9 +56,9 @@ FOLLOWUP_TURNS = 8
 #: How the user moves to the next request (one drawn per switch), and back to the booking.
 _NEXT = ("Next thing: ", "Now something different: ", "One more thing: ")
 _BACK = "One more thing: "
-#: Said before it when the sub-task succeeded and its user has not thanked the assistant yet (a
-#: terminal tool committed it in silence), and when it failed: the user never thanks for a
-#: failure, so what it says agrees with the sub-task's score.
+#: Said before the next request: thanks after a sub-task that succeeded when its user has not
+#: thanked the assistant yet (a terminal tool committed it in silence), and a plain move on after
+#: one that failed: the user never thanks for a failure, so what it says agrees with the score.
 _THANKS = "Thanks! "
 _MOVE_ON = "Let's move on. "
 #: A sub-user's farewell when it gives up: in a session the user stays for the next request.
@@ -415,16 +415,14 @@ class SessionUser(SimulatedUser):
     def on_commit(self, turn: int) -> UserTurn | None:
         seg = self.active
         committed, self.session.committed = self.session.committed, None
-        if seg is not None and committed != seg.index:
-            # Another sub-task's terminal tool (its answer submitted before it was asked for, or
-            # after it ended) commits nothing the user is waiting for: the session goes on.
-            return UserTurn("")
-        if self.session.boundaries and self.session.boundaries[-1]["turn"] == turn:
-            # The committing sub-task's user already closed it this turn (in `react`): go on,
-            # or end if it was the last.
-            return None if seg is None else UserTurn("")
         if seg is None:
-            return None
+            return None  # the committing sub-task's user closed the last one in `react` this turn
+        if committed != seg.index:
+            # Another sub-task's terminal tool (an answer submitted before it was asked for, or
+            # after it ended) commits nothing the user is waiting for; or the committing
+            # sub-task's user closed it in `react` this turn and the next one is active now.
+            # Either way the session goes on.
+            return UserTurn("")
         follow = self.users[seg.index].on_commit(turn)
         if follow is not None and follow.end is None:
             return follow
