@@ -15,7 +15,7 @@ offered (``not_offered``); the session's score is the mean over the sub-tasks it
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from agentgym import families
@@ -95,7 +95,6 @@ class SessionWorld:
 
     segments: list[Segment]
     active: int = 0
-    boundaries: list[dict[str, Any]] = field(default_factory=list)
     #: The segment whose terminal tool last went through (it committed that sub-task's outcome).
     committed: int | None = None
 
@@ -353,7 +352,6 @@ class SessionUser(SimulatedUser):
                 nxt.outcome = "not_offered"
         boundary = {"turn": turn, "ended": ended, "started": nxt.public() if nxt is not None else None}
         self._pending_switch.append(boundary)
-        self.session.boundaries.append(boundary)
         thanked = "thank" in said.lower()
         if nxt is None:
             if success:
