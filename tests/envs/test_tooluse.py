@@ -5,7 +5,10 @@ echo, random, every tool once, propose everything) succeeds on at most 1% of 200
 the do-nothing ones score 0; the heuristic lands strictly between (its table per domain and
 difficulty is printed); a policy-breaking call fails the task and is counted, in every domain;
 2,000 generated tasks are each solved by applying their gold plan to the world, have non-empty
-criteria that doing nothing does not meet, and a gold outcome that is unique.
+criteria that doing nothing does not meet, and a gold outcome that is unique (ops: no deploy at
+the onset's minute, and every instant the tools show carries its date); every brief says what day
+it is where a rule counts from it; each domain's read tool shows what its writes did; a wrong
+incident is put right by withdrawing it (issue 26, test seed 901).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from agentgym.agents.random_agent import sample_arguments
 from agentgym.core.render import to_json
 from agentgym.core.seeding import stream
 from agentgym.core.tools import ToolError
-from agentgym.envs.tooluse.base import DAY_ISO, POLICY_PREFIX, Draws, Record, evaluate
+from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, POLICY_PREFIX, Draws, Record, evaluate
 from agentgym.envs.tooluse.data import strict
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.calendar import CalendarWorld
@@ -300,8 +303,20 @@ def _gold_is_unique(task: Any) -> None:
         own = [n for n, s in w.services.items() if s.errors_since is not None
                and not any(c in line for line in s.logs["error"] for c in s.calls)]
         assert own == [root.name]  # exactly one service fails on its own
-        before = [d for d in root.deploys if d.at <= root.errors_since]
+        # "The last deploy before its errors began" has one reading: no deploy of any service at
+        # the onset's minute, so strictly before and at-or-before agree, and every instant the
+        # tools show carries its date (an older deploy at the onset's clock time on another day
+        # is not "before the onset" in any reading).
+        assert all(d.at != root.errors_since for svc in w.services.values() for d in svc.deploys)
+        before = [d for d in root.deploys if d.at < root.errors_since]
         assert before[-1].version == incident["cause_version"] and len(before) >= 2
+        toolkit = make_toolkit(task)
+        stamps = [toolkit.invoke("get_metrics", {"service": root.name})["errors_since_utc"],
+                  *(a["since_utc"] for a in toolkit.invoke("list_alerts", {})["alerts"]),
+                  *(line[:16] for svc in w.services.values() for lines in svc.logs.values() for line in lines),
+                  *(d["deployed_at"] for svc in w.services for d in toolkit.invoke("get_deploys", {"service": svc})
+                    ["deploys"])]
+        assert all(re.fullmatch(r"2025-\d{2}-\d{2} [0-2]\d:[0-5]\d", t) for t in stamps), stamps
         symptom = next(s for s in w.services.values() if s.errors_since == max(
             x.errors_since for x in w.services.values() if x.errors_since is not None))
         assert severity_of(symptom.error_rate) == incident["severity"]
@@ -421,6 +436,83 @@ def test_the_brief_states_the_policies_and_never_the_gold() -> None:
             for key in ("start", "version"):
                 if key in effect.fields:
                     assert str(effect.fields[key]) not in task.goal.request
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_brief_says_what_day_it_is_where_a_rule_depends_on_it(domain: str) -> None:
+    for seed in range(40):
+        task = generate_task(seed, {"domain": domain})
+        w = task.world
+        if isinstance(w, OpsWorld):
+            assert f"It is now {DAY_ISO[w.now // 1440]} " in task.brief
+        elif isinstance(w, OrdersWorld):
+            assert f"Today is {DAY_ISO[w.today]}." in task.brief
+        elif isinstance(w, CalendarWorld):
+            assert f"Today is {DAY_WEEKDAY[w.today]} {DAY_ISO[w.today]}." in task.brief and w.today < w.day
+        else:
+            assert "all in 2025" in task.brief  # months name their year; no rule counts from today
+
+
+def test_read_back_tools_show_what_each_write_did() -> None:
+    """After the gold plan, each domain's read tool shows every record its writes made; an undo
+    shows as such (a failed call, which never reaches the tool, shows as nothing)."""
+    for seed in range(24):
+        domain = DOMAINS[seed % 4]
+        task = generate_task(seed, {"domain": domain, "difficulty": DIFFICULTIES[seed % 3]})
+        _apply_plan(task)
+        toolkit, w = make_toolkit(task), task.world
+        made = [r for r in w.records if r.active]
+        if isinstance(w, FinanceWorld):
+            emp = next(iter(w.employees))
+            shown = toolkit.invoke("list_transfers", {"employee_id": emp})["transfers"] + \
+                toolkit.invoke("list_reports", {"employee_id": emp})["reports"]
+            assert len(shown) == sum(r.kind in ("transfer", "report") for r in made)
+            for r in made:
+                if r.kind == "report":
+                    toolkit.invoke("withdraw_expense_report", {"report_id": r.data["report_id"]})
+                    listed = toolkit.invoke("list_reports", {"employee_id": emp})["reports"]
+                    assert [x["status"] for x in listed] == ["withdrawn"]
+        elif isinstance(w, CalendarWorld):
+            meeting = next(r for r in made if r.kind == "meeting")
+            (row,) = toolkit.invoke("list_meetings", {"date": meeting.data["date"]})["meetings"]
+            assert row["meeting_id"] == meeting.data["meeting_id"] and row["invitation_sent"]
+            toolkit.invoke("cancel_meeting", {"meeting_id": row["meeting_id"]})
+            (row,) = toolkit.invoke("list_meetings", {"date": meeting.data["date"]})["meetings"]
+            assert row["status"] == "cancelled" and not row["invitation_sent"]
+        elif isinstance(w, OrdersWorld):
+            for r in made:
+                order = toolkit.invoke("get_order", {"order_id": r.data["order_id"]})
+                item = next(i for i in order["items"] if i["item_id"] == r.data["item_id"])
+                assert item["after_sales"] is not None and item["after_sales"][f"{r.kind}_id"] == r.data[f"{r.kind}_id"]
+        else:
+            incidents = toolkit.invoke("list_incidents", {})["incidents"]
+            assert [i["incident_id"] for i in incidents] == [r.data["incident_id"] for r in made if r.kind == "incident"]
+            for r in made:
+                if r.kind == "rollback":
+                    deploys = toolkit.invoke("get_deploys", {"service": r.data["service"]})["deploys"]
+                    assert deploys[-1]["version"] == r.data["to_version"] and "rollback" in deploys[-1]["author"]
+            toolkit.invoke("withdraw_incident", {"incident_id": incidents[0]["incident_id"]})
+            assert toolkit.invoke("list_incidents", {})["incidents"][0]["status"] == "withdrawn"
+
+
+def test_an_incident_filed_with_the_wrong_deploy_is_put_right_and_accepted() -> None:
+    """Issue 26, test split seed 901: an older deploy sits at the onset's clock time on an earlier
+    day. A wrong incident gets a reason the user could see; withdrawn and filed again, it is
+    accepted, and user and grader agree on the success."""
+    env = ToolUseEnv(split="test")
+    env.reset(seed=901)
+    gold = next(s for s in env.task.gold.plan if s.name == "file_incident").arguments
+    deploys = env.task.world.services[gold["root_cause_service"]].deploys
+    other = next(d.version for d in deploys if d.version != gold["cause_version"])
+    *_, info = env.step(json.dumps(_call("file_incident", **{**gold, "cause_version": other})))
+    said = info["messages"][-1]["content"]
+    assert "the last one before the errors began" in said and "Could you put it right?" in said
+    assert other not in said and gold["cause_version"] not in said  # a reason, never the answer
+    *_, info = env.step("I've filed it, it's done.")
+    assert info["messages"][-1]["content"].startswith(("Not quite yet:", "It's not done on my side yet:"))
+    *_, info = env.step(json.dumps(_call("withdraw_incident", incident_id=env.task.world.records[0].data["incident_id"])))
+    _, reward, terminated, _, info = env.step(json.dumps(_call("file_incident", **gold)))
+    assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
 
 
 def test_dates_cover_the_year() -> None:
