@@ -333,7 +333,8 @@ class ToolUseStrategy:
         for item, sentence in wanted:
             base = {"order_id": oid, "item_id": item["item_id"]}
             if "swap" in sentence or "exchange" in sentence:
-                variant = (re.search(r"for the (.+?) variant", sentence) or re.search(r"for ([^.?]+)[.?]", sentence))
+                variant = (re.search(r"for the (.+?) (?:variant|one)\b", sentence)
+                           or re.search(r"for ([^.?]+)[.?]", sentence))
                 if variant is None:
                     return
                 v = variant.group(1)
