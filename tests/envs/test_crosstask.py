@@ -503,3 +503,19 @@ def test_a_terminal_tool_commits_only_its_own_sub_task() -> None:
     assert not terminated and not truncated and env.user.active.index == 0
     assert info["segment_switch"] == []
     assert env.task.world.segments[0].outcome is None
+
+
+def test_a_write_to_another_sub_task_gets_a_word_from_the_user() -> None:
+    # After the booking sub-task, cancelling its booking is no part of what the user asks now.
+    seed = next(s for s in range(300) if generate_session(s, {"split": "train"}).world.segments[0].family == "dialog"
+                and len(generate_session(s, {"split": "train"}).world.segments) >= 2)
+    env = CrossTaskEnv(split="train")
+    obs, info = env.reset(seed=seed)
+    oracle = make_agent("oracle")
+    oracle.bind(env)
+    oracle.reset(obs, info)
+    while env.user.active.index == 0:
+        obs, *_rest, info = env.step(oracle.act(obs, info))
+    booking = env.task.world.segments[0].task.world.active_bookings()[0]
+    obs, _, terminated, _, info = env.step(call_json("cancel_booking", booking_id=booking.id))
+    assert not terminated and "I didn't ask to change it" in obs

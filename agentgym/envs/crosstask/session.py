@@ -63,6 +63,9 @@ _THANKS = "Thanks! "
 _MOVE_ON = "Let's move on. "
 #: A sub-user's farewell when it gives up: in a session the user stays for the next request.
 _FAREWELL = re.compile(r"\s*\b(?:Goodbye|Bye)[.!]*\s*$", re.IGNORECASE)
+#: What the user says of a write to another sub-task's world: a later request's, or an earlier's.
+_NOT_YET = "I haven't asked for that yet."
+_LEAVE_IT = "Please leave the earlier request as it was: I didn't ask to change it."
 #: A sub-user's greeting: said once, at the start of the session, not at each new request.
 _GREETING = re.compile(r"^(?:Hi|Hello|Hey)(?: there)?[!,.]\s*", re.IGNORECASE)
 
@@ -402,13 +405,18 @@ class SessionUser(SimulatedUser):
         seg = self.active
         if seg is None:
             return None
-        # Only the active sub-task's user reacts; a follow-up watches the world it returns to.
+        # The active sub-task's user reacts to its world (a follow-up's is the booking's); a write
+        # to another sub-task's world gets a word from the user too, who did not ask for it.
         world_index = seg.refers_to if seg.family == "followup" else seg.index
         mine = [e for e in events if e.data.get("segment") == world_index]
-        if not mine:
-            return None
-        said = self.users[seg.index].react(mine, turn)
-        return said if said is None or said.end is None else self._close(said, turn)
+        said = self.users[seg.index].react(mine, turn) if mine else None
+        if said is not None and said.end is not None:
+            return self._close(said, turn)
+        if len(mine) == len(events):
+            return said
+        later = any(e.data.get("segment", -1) > seg.index for e in events)
+        note = _NOT_YET if later else _LEAVE_IT
+        return UserTurn(note if said is None else f"{said.text} {note}")
 
     def on_commit(self, turn: int) -> UserTurn | None:
         seg = self.active
