@@ -65,7 +65,7 @@ _WH, _AUX, _FILLER, _IMPERATIVE, _SUBJECT, _BOUNDARY, _END, _NEG, _NEG_FILLER, _
     1 << k for k in range(11))
 # Phrase classes of the grammar layer.
 _REQUEST, _EXCLUDE, _POST_EXCLUDE, _CONFIRM, _OPEN = "request", "exclude", "post_exclude", "confirm", "open"
-_SMALL_TALK, _IDIOM = "small_talk", "idiom"
+_SMALL_TALK, _IDIOM, _RECOMMEND, _ALTERNATIVE = "small_talk", "idiom", "recommend", "alternative"
 #: Readings memoised per Understanding; the table is emptied when full (readings are immutable).
 MEMO_SIZE = 4096
 #: Texts longer than this are read without the memo (an agent rarely repeats a long message).
@@ -172,7 +172,8 @@ _GRAMMAR_FLAGS = {"question_words": _WH, "auxiliaries": _AUX, "fillers": _FILLER
                   "statement_starts": _SUBJECT, "boundaries": _BOUNDARY, "sentence_ends": _END,
                   "narrow_negations": _NEG, "negation_fillers": _NEG_FILLER, "common_words": _COMMON}
 _GRAMMAR_PHRASES = {"requests": _REQUEST, "exclusions": _EXCLUDE, "post_exclusions": _POST_EXCLUDE,
-                    "confirmations": _CONFIRM, "small_talk": _SMALL_TALK, "idioms": _IDIOM}
+                    "confirmations": _CONFIRM, "small_talk": _SMALL_TALK, "idioms": _IDIOM,
+                    "recommendations": _RECOMMEND, "alternatives": _ALTERNATIVE}
 #: Word lists that only fill placeholders of phrases ("<periods>" in "how was your <periods>").
 _GRAMMAR_WORDS = ("evaluatives", "periods")
 _PLACEHOLDER = re.compile(r"^<([a-z_]+)>$")
@@ -314,6 +315,13 @@ class Reading:
     places: tuple[str, ...] = ()
     #: Values named beside a proposal (e.g. the day and time a place is proposed for): slot -> values.
     details: tuple[tuple[str, str], ...] = ()
+    #: Every value named outside an exclusion, in order: (slot, value).
+    values: tuple[tuple[str, str], ...] = ()
+    #: Of `places`, those recommended ("I'd go with A", "Top pick: A", "Shall I book A?") and
+    #: those offered as alternatives ("B is also an option", "Runner-up: B"): how a message
+    #: naming several places says which one it proposes.
+    recommended: tuple[str, ...] = ()
+    alternatives: tuple[str, ...] = ()
     #: Statement concepts the message makes outside questions (e.g. ``done``).
     said: frozenset[str] = frozenset()
     #: A keyword list rather than a question: many slot words, the same slots over and over.
@@ -602,8 +610,9 @@ class Understanding:
         # ---- keyword lists are not questions
         n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
         slots_named = {s for _, _, p in slot_hits if p[0] != "place" for s in p[1]}
-        hit_words = sum(b - a for a, b, p in slot_hits if p[0] != "place")
-        n_hits = sum(1 for *_, p in slot_hits if p[0] != "place")
+        offered = _offered(words, slot_hits)
+        hit_words = sum(b - a for k, (a, b, p) in enumerate(slot_hits) if p[0] != "place" and k not in offered)
+        n_hits = sum(1 for k, (*_, p) in enumerate(slot_hits) if p[0] != "place" and k not in offered)
         if 2 * hit_words >= n_words and (n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS):
             return Reading(salad=True, placed=True, question=True)
         placed = bool(slot_hits or gram_hits) or any(w.flags for w in words)
@@ -621,6 +630,9 @@ class Understanding:
         excluded: set[str] = set()
         places: list[str] = []
         details: list[tuple[str, str]] = []
+        values: list[tuple[str, str]] = []
+        recommended: list[str] = []
+        alternatives: list[str] = []
         said: set[str] = set()
         scoped: set[str] = set()
         is_open = confirm = question = chatter = False
@@ -678,8 +690,15 @@ class Understanding:
                         excluded.update(slots)
                     continue
                 c = clause[a - s]
+                if kind == "value":
+                    values += [(slot, value) for slot in slots]
                 if kind == "place":
                     places.append(value)
+                    role = _role(grams, hits, clause, s, c)
+                    if role == _RECOMMEND:
+                        recommended.append(value)
+                    elif role == _ALTERNATIVE:
+                        alternatives.append(value)
                 elif kind == "value" and has_place:
                     details += [(slot, value) for slot in slots]
                 elif asks and not statement[c] and (kind == "cue" or k in joined or (
@@ -700,7 +719,8 @@ class Understanding:
         return Reading(
             asked=tuple(asked), excluded=frozenset(excluded - set(asked)), open=is_open and scoped >= set(asked),
             question=question, confirm=confirm, places=tuple(dict.fromkeys(places)), details=tuple(details),
-            said=frozenset(said), placed=placed, chatter=chatter)
+            values=tuple(values), recommended=tuple(dict.fromkeys(recommended)),
+            alternatives=tuple(dict.fromkeys(alternatives)), said=frozenset(said), placed=placed, chatter=chatter)
 
     # -------------------------------------------------------------- sentence helpers
     @staticmethod
@@ -803,6 +823,22 @@ class Understanding:
 _NONE: frozenset[int] = frozenset()
 
 
+def _role(grams: list[tuple[int, int, str]], hits: list[_Hit], clause: list[int], s: int, c: int) -> str | None:
+    """How a place in clause `c` of a sentence is offered: ``alternative`` when its clause holds
+    an alternative's cue ("B is also an option"), else ``recommend`` when it holds a
+    recommendation's or a booking question's ("I'd go with A", "Shall I book A?"), or when the
+    clause before it is only such a cue ("Top pick: A", "Alternatively, B"); else None."""
+    def cues(k: int) -> set[str]:
+        return {code for a, _, code in grams if clause[a - s] == k and code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM)}
+
+    found = cues(c)
+    if not found and c > 0 and not any(clause[a - s] == c - 1 for a, _, _ in hits):
+        found = cues(c - 1)
+    if _ALTERNATIVE in found:
+        return _ALTERNATIVE
+    return _RECOMMEND if found else None
+
+
 def _named_beside(words: list[_Word], hits: list[_Hit], out: set[int], clause: list[int], s: int, k: int) -> bool:
     """Whether the clause of hits[k] names another slot than it does, other than by a value after
     "the", "this" or "that"."""
@@ -839,6 +875,30 @@ def _joined(words: list[_Word], hits: list[_Hit], out: set[int]) -> set[int]:
         if k >= 0:
             run.append(k)
     return chosen
+
+
+#: Words that may stand between the options a question offers ("(rooftop, ballroom or barn)").
+_OFFERING = _LISTING | {"(", ")", "/"}
+
+
+def _offered(words: list[_Word], hits: list[_Hit]) -> set[int]:
+    """Indexes (into `hits`) of the values a question offers for one slot, all but the first of
+    each list: "which setting (rooftop, ballroom, garden or barn)?" offers one choice, not five
+    keywords. A list counts when the message names its slot by a word or a hint, or names at
+    most two slots in all; a dump of the values of many slots stays a keyword list."""
+    named = {slot for _, _, p in hits if p[0] != "place" for slot in p[1]}
+    anchored = named if len(named) <= 2 else {slot for _, _, p in hits if p[0] in ("cue", "hint") for slot in p[1]}
+    out: set[int] = set()
+    if not anchored:
+        return out
+    for k in range(1, len(hits)):
+        h, prev = hits[k], hits[k - 1]
+        if h[2][0] != "value" or prev[2][0] != "value" or not set(h[2][1]) & set(prev[2][1]) & anchored:
+            continue
+        between = [w.raw for w in words[prev[1]:h[0]]]
+        if between and all(b in _OFFERING for b in between):
+            out.add(k)
+    return out
 
 
 def _gapped(words: list[_Word], stems: list[str], i: int) -> list[_Hit]:

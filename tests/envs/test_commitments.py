@@ -53,8 +53,8 @@ def test_a_proposal_breaking_a_stated_constraint_is_judged_inconsistent() -> Non
     bad = _stated_breaker(env, task)
     broken = env.unwrapped.user.contradictions("book", {"item_id": bad.id})
     _, _, terminated, _, info = env.step(f"How about {bad.name}, on {task.gold.day} {task.gold.slot}?")
-    assert terminated  # patience 1: the rejected proposal ends the dialog, as a wrong booking would
-    assert info["episode_summary"]["commitments"] == [{"turn": 2, "kind": "proposal", "contradicts": broken}]
+    assert not terminated and "won't work" in info["messages"][-1]["content"]  # a miss, as a wrong booking is
+    assert env.unwrapped._commitments == [{"turn": 2, "kind": "proposal", "contradicts": broken}]
 
 
 def test_a_proposal_at_another_time_than_the_stated_one_contradicts_the_time() -> None:
@@ -88,7 +88,7 @@ def test_the_judge_counts_exactly_the_proposals_the_user_hears() -> None:
             message = form.format(a=a.name, a_id=a.id, b=b.name)
             _, _, _, _, info = env.step(message)
             reply = info["messages"][-1]["content"]
-            judged = "sounds great" in reply or "won't work" in reply
+            judged = any(said in reply for said in ("sounds great", "sounds good", "won't work"))
             recorded = env.unwrapped._commitments
             assert len(recorded) == judged, (message, reply, recorded)
             heard += judged

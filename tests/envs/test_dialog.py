@@ -65,8 +65,9 @@ def _user_text(info: dict[str, Any]) -> str:
 
 
 def _states_one_of(text: str, constraints: list[Any], domain: Any) -> list[Any]:
-    """The constraints among `constraints` whose statement (any phrasing) appears in `text`."""
-    return [c for c in constraints if any(statement(c, domain, v) in text for v in range(3))]
+    """The constraints among `constraints` whose statement (any phrasing) appears in `text` (a
+    statement after a colon starts in lower case)."""
+    return [c for c in constraints if any(statement(c, domain, v).lower() in text.lower() for v in range(3))]
 
 
 # ------------------------------------------------------------------ asking reveals "ask" constraints
@@ -234,37 +235,129 @@ def test_a_proposal_is_judged_like_a_booking_and_a_rejected_one_costs_patience(d
     good = task.world.by_id[gold.items[0]]
     _, _, terminated, _, info = dialog_env.step(f"How about {good.name}?")
     assert f"{good.name} sounds great" in _user_text(info) and not terminated
-    # A place that meets every stated and asked constraint but is closed at the wanted time is
-    # rejected too (availability), as a booking of it would be refused.
+    # A place that meets every need but is closed at the wanted time is rejected too
+    # (availability), as a booking of it would be refused; every rejection says why.
     wrong = [p for p in task.world.places if p.id not in gold.items]
-    for place in wrong[:3]:
+    for first, second in zip(wrong[:6:2], wrong[1:6:2]):
         dialog_env.reset(seed=seed, options=_options("restaurants", "easy"))
-        _, _, terminated, _, info = dialog_env.step(f"Would {place.name} work for you?")
+        for k, place in enumerate((first, second)):
+            _, _, terminated, _, info = dialog_env.step(f"Would {place.name} work for you?")
+            text = _user_text(info)
+            assert "won't work" in text, text
+            broken = [c for c in gold.constraints if not c.holds(place, gold.day, gold.slot)]
+            if broken:
+                assert _states_one_of(text, broken, task.world.domain), text
+            else:
+                assert not place.is_open(gold.day, gold.slot) and "isn't available" in text
+            if k == 0:
+                # Patience 2: the first miss never ends the dialog; the user warns instead.
+                assert not terminated and "lose my patience" in text, text
+            else:
+                assert terminated and info["episode_summary"]["outcome"] == "gave_up", text
+
+
+def _breaks_only_late(t: Any) -> bool:
+    return any(p.is_open(t.gold.day, t.gold.slot) and
+               all(c.holds(p, t.gold.day, t.gold.slot) == (c.reveal != "late") for c in t.gold.constraints)
+               for p in t.world.places)
+
+
+def _late_only_place(task: Any) -> Any:
+    gold = task.gold
+    return next(p for p in task.world.places if p.is_open(gold.day, gold.slot)
+                and all(c.holds(p, gold.day, gold.slot) == (c.reveal != "late") for c in gold.constraints))
+
+
+def test_a_late_need_arrives_at_the_first_commitment_and_the_user_comes_back() -> None:
+    """A proposal that breaks only a need the user has not thought of yet is accepted; the late
+    need arrives in the same reply ("does X still work?"), and the next message gets the truth,
+    naming the need, at no cost to the agent's patience."""
+    for domain in ("cafes", "event_venues"):
+        env = gym.make(DIALOG_ID, split=load_domains()[domain].split)
+        _find(env, domain, _breaks_only_late, difficulty="medium")
+        task = env.unwrapped.task
+        gold = task.gold
+        place = _late_only_place(task)
+        late = [c for c in gold.constraints if c.reveal == "late"]
+        _, _, terminated, _, info = env.step(f"How about {place.name}?")
         text = _user_text(info)
-        assert "won't work" in text  # patience 1: the rejection ends the dialog, as a wrong booking would
-        assert terminated and info["episode_summary"]["outcome"] == "gave_up", text
-        broken = [c for c in gold.constraints if not c.holds(place, gold.day, gold.slot)]
-        if broken:
-            assert _states_one_of(text, broken, task.world.domain), text
-        else:
-            assert not place.is_open(gold.day, gold.slot) and "isn't available" in text
+        assert not terminated and f"{place.name} sounds good" in text and f"Does {place.name} still work?" in text
+        assert _states_one_of(text, late, task.world.domain) and {c.id for c in late} <= set(_known(env))
+        _, _, terminated, _, info = env.step("Let me check that for you.")
+        text = _user_text(info)
+        assert not terminated and f"{place.name} won't work now" in text, text
+        assert _states_one_of(text, late, task.world.domain), text
+        assert "lose my patience" not in text  # the need came after the proposal: not the agent's miss
+        # Booking a gold place now is accepted: it meets every need, the late one included.
+        _, reward, terminated, _, info = env.step(_book(gold.items[0], gold.day, gold.slot))
+        assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
+        env.close()
 
 
-def test_a_late_constraint_is_not_revealed_by_a_proposal_that_breaks_it_before_its_turn(dialog_env: gym.Env) -> None:
-    def breaks_only_late(t: Any) -> bool:
-        return any(all(c.holds(p, t.gold.day, t.gold.slot) == (c.reveal != "late") for c in t.gold.constraints)
-                   and p.is_open(t.gold.day, t.gold.slot) for p in t.world.places)
-
-    _find(dialog_env, "cafes", breaks_only_late, difficulty="medium")
+def test_a_booking_that_the_late_need_breaks_is_put_right_by_rebook_and_cancel(dialog_env: gym.Env) -> None:
+    _find(dialog_env, "stays", _breaks_only_late, difficulty="hard")
     task = dialog_env.unwrapped.task
     gold = task.gold
-    place = next(p for p in task.world.places if p.is_open(gold.day, gold.slot)
-                 and all(c.holds(p, gold.day, gold.slot) == (c.reveal != "late") for c in gold.constraints))
-    late = [c for c in gold.constraints if c.reveal == "late"]
-    _, _, terminated, _, info = dialog_env.step(f"How about {place.name}?")
-    assert "won't work" in _user_text(info) and terminated  # medium: patience 1
-    assert not _states_one_of(_user_text(info), late, task.world.domain)
-    assert not {c.id for c in late} & set(_known(dialog_env))
+    place = _late_only_place(task)
+    _, _, terminated, _, info = dialog_env.step(_book(place.id, gold.day, gold.slot))
+    assert not terminated and f"Does {place.name} still work?" in _user_text(info)
+    # Either order of cancel and rebook is right: here the new booking first.
+    _, _, terminated, _, info = dialog_env.step(_book(gold.items[0], gold.day, gold.slot))
+    assert not terminated and "cancel the other booking" in _user_text(info), _user_text(info)
+    old = next(b.id for b in task.world.active_bookings() if b.item_id == place.id)
+    _, reward, terminated, _, info = dialog_env.step(
+        json.dumps({"name": "cancel_booking", "arguments": {"booking_id": old}}))
+    assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
+    assert "lose my patience" not in " ".join(m["content"] for m in dialog_env.unwrapped.render() or [])
+
+
+def test_waiting_dodges_nothing_a_late_need_arrives_at_its_turn_or_the_first_commitment(
+        make_env: Callable[..., gym.Env]) -> None:
+    env = make_env()
+    for seed in range(40):
+        env.reset(seed=seed, options={"difficulty": "medium"})
+        gold = env.unwrapped.task.gold
+        late = [c.id for c in gold.constraints if c.reveal == "late"]
+        due = gold.late_turns[0]
+        place = env.unwrapped.task.world.places[0]
+        # Proposing at turn 1 brings it at once; so does its due turn, proposal or not.
+        env.step(f"How about {place.name}?")
+        assert set(late) <= set(_known(env)), seed
+        env.reset(seed=seed, options={"difficulty": "medium"})
+        for turn in range(1, due + 1):
+            env.step("Let me look into that.")
+            assert (set(late) <= set(_known(env))) == (turn >= due), (seed, turn, due)
+
+
+def test_a_repeated_question_is_forgiven_once_and_then_costs_patience(make_env: Callable[..., gym.Env]) -> None:
+    env = make_env()
+    seed = _find(env, "cafes", lambda t: any(c.kind == "area" and c.reveal == "ask" for c in t.gold.constraints),
+                 "medium")
+    area = next(c for c in env.unwrapped.task.gold.constraints if c.kind == "area")
+    _, _, _, _, info = env.step("Which area would you like?")
+    assert area.value in _user_text(info)
+    # Restating the value to confirm it is no repeat.
+    _, _, _, _, info = env.step(f"So, {area.value}, right?")
+    assert "that's right" in _user_text(info)
+    _, _, _, _, info = env.step("Which area did you want again?")
+    assert "As I said" in _user_text(info) and "lose my patience" not in _user_text(info)
+    _, _, terminated, _, info = env.step("Sorry, which neighbourhood was it?")
+    assert "As I said" in _user_text(info) and "lose my patience" in _user_text(info) and not terminated
+    _, _, terminated, _, info = env.step("And where should it be?")
+    assert terminated and info["episode_summary"]["outcome"] == "gave_up", seed
+
+
+def test_an_open_question_after_everything_was_said_is_a_repeat(dialog_env: gym.Env) -> None:
+    _find(dialog_env, "restaurants", lambda t: True, difficulty="easy")
+    held = sum(c.reveal == "ask" for c in dialog_env.unwrapped.task.gold.constraints)
+    for _ in range(held):
+        dialog_env.step("Anything else I should know?")
+    _, _, _, _, info = dialog_env.step("Is there anything else?")
+    assert "everything I can think of" in _user_text(info) and "As I said" not in _user_text(info)
+    _, _, _, _, info = dialog_env.step("What else matters to you?")
+    assert "As I said" in _user_text(info) and "lose my patience" not in _user_text(info)
+    _, _, _, _, info = dialog_env.step("Any other requirements?")
+    assert "lose my patience" in _user_text(info)
 
 
 @pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
@@ -286,7 +379,7 @@ def test_user_gives_up_after_its_patience(make_env: Callable[..., gym.Env], diff
             assert terminated and not truncated
             assert info["episode_summary"]["outcome"] == "gave_up" and info["episode_summary"]["success"] is False
             assert "look elsewhere" in _user_text(info)
-            assert reward == info["episode_summary"]["score"] < 1.0  # partial credit of the wrong booking
+            assert 0.0 < reward == info["episode_summary"]["score"] < 1.0  # partial credit of the wrong booking
 
 
 def test_several_active_bookings_score_zero(make_env: Callable[..., gym.Env]) -> None:
@@ -312,7 +405,6 @@ def test_several_active_bookings_score_zero(make_env: Callable[..., gym.Env]) ->
 @pytest.mark.parametrize("agent_name", ["heuristic", "random"])
 def test_reward_is_in_the_unit_interval_and_equals_the_episode_score(dialog_env: gym.Env, agent_name: str) -> None:
     agent = make_agent(agent_name)
-    partial = 0
     for seed in range(100):
         obs, info = dialog_env.reset(seed=seed)
         agent.reset(obs, info)
@@ -324,9 +416,6 @@ def test_reward_is_in_the_unit_interval_and_equals_the_episode_score(dialog_env:
         ep = info["episode_summary"]
         assert 0.0 <= reward <= 1.0 and reward == ep["score"]
         assert ep["success"] == (reward == 1.0)
-        partial += 0.0 < reward < 1.0
-    if agent_name == "heuristic":
-        assert partial > 0, "partial credit never happens"
 
 
 # ------------------------------------------------------------------ the generator, 2,000 seeds
@@ -519,19 +608,24 @@ def test_card_lists_the_registered_ids_and_tools() -> None:
 
 
 def test_card_patience_matches_the_difficulty_table() -> None:
-    assert "at the first wrong booking or proposal, on every difficulty" in _section("Termination")
-    assert {DIFFICULTY[d]["patience"] for d in ("easy", "medium", "hard")} == {1}
+    assert "gives up at the second, on every difficulty (the first never ends the dialog)" in _section("Termination")
+    assert {DIFFICULTY[d]["patience"] for d in ("easy", "medium", "hard")} == {2}
 
 
-def test_card_late_counts_match_the_generator() -> None:
-    m = re.search(r"`hard`: (\d)-(\d), of which (\d) \(of (\d)\)\s+or (\d) \(of (\d)\) late", _card())
-    assert m
-    stated = {int(m.group(4)): int(m.group(3)), int(m.group(6)): int(m.group(5))}
-    seen = {}
-    for s in range(200):
-        g = generate_task(s, {"split": "train", "difficulty": "hard"}).gold
-        seen.setdefault(len(g.constraints), set()).add(sum(c.reveal == "late" for c in g.constraints))
-    assert seen == {n: {late} for n, late in stated.items()}, seen
+def test_card_counts_match_the_generator() -> None:
+    section = _section("Difficulty")
+    stated = {d: (int(n), int(late)) for d, n, late in re.findall(r"`(\w+)`: (\d), of which (\d)\s+late", section)}
+    m = re.search(r"`easy`: (\d) constraints \(the time and two attributes\), none late", section)
+    assert m and set(stated) == {"medium", "hard"}
+    stated["easy"] = (int(m.group(1)), 0)
+    for d, (n, late) in stated.items():
+        assert DIFFICULTY[d]["n"] == (n, n) and DIFFICULTY[d]["held"] == n - 1 - late
+        for s in range(60):
+            g = generate_task(s, {"split": "train", "difficulty": d}).gold
+            assert len(g.constraints) == n and sum(c.reveal == "late" for c in g.constraints) == late
+            # Every task holds back more needs than a sprayer can learn from reasoned rejections.
+            asked = sum(c.reveal == "ask" and c.kind != "time" for c in g.constraints)
+            assert asked >= g.patience, (d, s)
 
 
 def test_card_gold_set_size_matches_the_generator() -> None:
@@ -561,3 +655,96 @@ def test_goals_cannot_be_guessed_by_a_never_ask_agent() -> None:
         if len(higher) < need or len(cheaper) < need:
             unfair.append(seed)
     assert len(unfair) <= 0.005 * 1500, unfair
+
+
+def _sprayer_reaches(t: Any, order: Callable[[Any], Any], books: bool, time_known: bool = True) -> bool:
+    """Brute force, independent of the generator: a sprayer that never asks plays the task's
+    user rule by rule. It commits to the first place in `order` (a total order: ties broken by
+    it) that fits every need it has heard; a rejection names the first need the place breaks
+    (goal order), costs one patience and brings the late needs; a place that breaks only late
+    needs costs nothing and brings them; a booking sprayer skips closed places (booking one
+    fails), a proposing one is told a closed place is unavailable (a miss)."""
+    g = t.gold
+    heard = [c for c in g.constraints if c.reveal == "upfront" and c.kind != "time"]
+    late = [c for c in g.constraints if c.reveal == "late"]
+    held = [c for c in g.constraints if c.reveal != "late" and c.kind != "time"]
+    tried: set[str] = set()
+    misses = 0
+    arrived = False
+    if not time_known:  # a booking at a guessed time: the time is named, the late needs arrive
+        misses, arrived, heard = 1, True, [*heard, *late]
+    while misses < g.patience:
+        pick = next((p for p in sorted(t.world.places, key=order) if p.id not in tried
+                     and (not books or _open(p, g.day, g.slot))
+                     and all(_holds(c.kind, c.value, p, g.day, g.slot) for c in heard)), None)
+        if pick is None:
+            return False
+        if pick.id in g.items:
+            return True
+        tried.add(pick.id)
+        named = next((c for c in held if not _holds(c.kind, c.value, pick, g.day, g.slot)), None)
+        if named is not None or not _open(pick, g.day, g.slot):
+            misses += 1
+            heard += [named] if named is not None else []
+        if not arrived:
+            arrived, heard = True, [*heard, *late]
+    return False
+
+
+def test_no_sprayer_that_learns_from_the_reasons_reaches_the_gold() -> None:
+    """Over 800 tasks: best rated or cheapest first, ties broken either way by id, booking or
+    proposing, knowing the time or learning it from a first miss: never the gold."""
+    orders = {"rating, id": lambda p: (-p.rating, p.id), "rating, -id": lambda p: (-p.rating, [-ord(ch) for ch in p.id]),
+              "price, id": lambda p: (p.price, p.id), "price, -id": lambda p: (p.price, [-ord(ch) for ch in p.id])}
+    reached = []
+    for seed in range(800):
+        t = generate_task(seed, {"split": ("train", "test")[seed % 2]})
+        for name, order in orders.items():
+            for books, time_known in ((True, True), (False, True), (True, False)):
+                if _sprayer_reaches(t, order, books, time_known):
+                    reached.append((seed, name, books, time_known))
+    print(f"\nsprayers that reached the gold: {reached}")
+    assert len(reached) <= 2, reached
+
+
+def test_list_bookings_reads_back_every_booking_and_its_status(dialog_env: gym.Env) -> None:
+    _find(dialog_env, "cafes", lambda t: sum(p.is_open(t.gold.day, t.gold.slot) for p in t.world.places) > 2, "hard")
+    task = dialog_env.unwrapped.task
+    g = task.gold
+    toolkit = dialog_env.unwrapped.toolkit
+    assert toolkit.invoke("list_bookings", {}) == {"bookings": []}
+    first, second = [p for p in task.world.places if p.is_open(g.day, g.slot)][:2]
+    toolkit.invoke("book", {"item_id": first.id, "day": g.day, "slot": g.slot})
+    toolkit.invoke("book", {"item_id": second.id, "day": g.day, "slot": g.slot})
+    toolkit.invoke("cancel_booking", {"booking_id": "B1"})
+    assert toolkit.invoke("list_bookings", {}) == {"bookings": [
+        {"booking_id": "B1", "item_id": first.id, "name": first.name, "day": g.day, "slot": g.slot,
+         "status": "cancelled"},
+        {"booking_id": "B2", "item_id": second.id, "name": second.name, "day": g.day, "slot": g.slot,
+         "status": "active"}]}
+    assert "list_bookings" in task.brief and "timed out" in task.brief
+
+
+def test_the_brief_states_the_ranges_the_data_has() -> None:
+    for name, d in load_domains().items():
+        brief = generate_task(0, {"domain": name}).brief
+        assert f"from {d.price_min} to {d.price_max} in steps of {d.price_step}" in brief, name
+        assert "ratings go from 3.0 to 5.0" in brief
+        for seed in range(40):
+            for p in generate_task(seed, {"domain": name}).world.places:
+                assert d.price_min <= p.price <= d.price_max and (p.price - d.price_min) % d.price_step == 0
+                assert 3.0 <= p.rating <= 5.0 and round(p.rating, 1) == p.rating
+
+
+def test_the_user_speaks_each_domains_own_words() -> None:
+    for name, d in load_domains().items():
+        env = gym.make(DIALOG_ID, split=d.split, domain=name)
+        for seed in range(30):
+            obs, _ = env.reset(seed=seed)
+            opening = obs.split("[user] ", 1)[1]
+            assert d.a_noun in opening and f" a {d.noun}" not in opening.replace(d.a_noun, ""), opening
+            assert not re.search(r"\ba [aeiou]", opening.lower()), opening
+            if name != "cafes":
+                assert "go on" not in opening, opening
+        env.close()
+    assert load_domains()["event_venues"].a_noun == "an event venue"

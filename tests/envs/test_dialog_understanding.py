@@ -565,15 +565,25 @@ def test_every_place_can_be_proposed_by_its_longest_name_and_by_id(make_env: Cal
 
 def test_the_gold_is_proposable_and_bookable_after_the_user_accepts(make_env: Callable[..., gym.Env]) -> None:
     env = make_env()
+    came_back = 0
     for seed in range(60):
         env.reset(seed=seed)
         task = env.unwrapped.task
         gold = task.gold
         place = task.world.by_id[gold.items[-1]]
         _, _, _, _, info = env.step(f"I'd suggest {place.name}. Would that work?")
-        assert f"{place.name} sounds great" in _reply(info), (seed, _reply(info))
+        if any(c.reveal == "late" for c in gold.constraints):
+            # The first commitment brings the late needs: the user comes back about the place,
+            # and the gold meets them too.
+            assert f"Does {place.name} still work?" in _reply(info), (seed, _reply(info))
+            _, _, _, _, info = env.step(f"Yes, {place.name} has that too.")
+            assert f"{place.name} still works. Please book it." in _reply(info), (seed, _reply(info))
+            came_back += 1
+        else:
+            assert f"{place.name} sounds great" in _reply(info), (seed, _reply(info))
         _, _, _, _, info = env.step("Shall I book it?")
         assert f"go ahead and book {place.name}" in _reply(info)
+    assert came_back > 10
 
 
 def test_a_confirmation_without_a_proposal_asks_which_place(dialog_env: gym.Env) -> None:
@@ -627,7 +637,7 @@ def test_small_talk_gets_a_friendly_reply_and_reveals_nothing(dialog_env: gym.En
     before = _known(dialog_env)
     _, _, _, _, info = dialog_env.step("How was your weekend?")
     assert _known(dialog_env) == before
-    assert SMALL_TALK.format(noun=dialog_env.unwrapped.task.world.domain.noun) in _reply(info)
+    assert SMALL_TALK.format(a_noun=dialog_env.unwrapped.task.world.domain.a_noun) in _reply(info)
 
 
 @pytest.mark.parametrize("name", DOMAINS)
@@ -677,14 +687,16 @@ def test_an_open_question_names_a_requirement_the_opening_blurred(make_env: Call
     for seed in range(200):
         env.reset(seed=seed)
         user = env.unwrapped.user
-        gold = env.unwrapped.task.gold
-        if user.unclarified() and not any(c.reveal == "ask" for c in gold.constraints):
+        if user.unclarified():
             break
     else:
-        raise AssertionError("no task whose only held-back requirement is a blurred one")
+        raise AssertionError("no task with a blurred requirement")
     blurred = set(user.unclarified())
-    env.step("Is there anything else I should know?")
-    assert blurred & set(user.known_constraints())
+    held = sum(c.reveal == "ask" for c in env.unwrapped.task.gold.constraints)
+    # Open questions get one need each: those held back until asked, then the blurred one.
+    for _ in range(held + 1):
+        env.step("Is there anything else I should know?")
+    assert blurred <= set(user.known_constraints())
 
 
 def test_an_open_question_scoped_by_a_hint_gets_one_requirement_about_it(make_env: Callable[..., gym.Env]) -> None:
@@ -697,3 +709,92 @@ def test_an_open_question_scoped_by_a_hint_gets_one_requirement_about_it(make_en
     new = _known(env) - before
     kinds = {c.id: c.kind for c in env.unwrapped.task.gold.constraints}
     assert len(new) == 1 and kinds[next(iter(new))] == "amenity"
+
+
+# ------------------------------------------------------------------ what a capable assistant writes
+RECOMMENDATIONS = (
+    "My recommendation is {a}; an alternative is {b}. Shall I book {a}?",
+    "I'd go with {a}, though {b} is also an option.",
+    "Top pick: {a}. Runner-up: {b}.",
+    "{a} is my top pick, with {b} as a backup.",
+    "Both {b} and {a} fit. I'd lean towards {a}.",
+    "How about {a}? If you'd rather not, {b} would also work.",
+    "I found two options: {a} and {b}. I suggest {a}.",
+    "Best option: {a}. Alternatively, {b}.",
+    "{b} could also work, but my recommendation is {a}.",
+    "I recommend {a} over the other one I found ({b} is a fallback).",
+)
+NO_RECOMMENDATION = (
+    "I found {a} and {b}. Which one do you prefer?",
+    "{a} or {b}?",
+    "Options: {a}, {b}.",
+    "There's {a}, and there's {b}. Any preference?",
+)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_recommendation_with_an_alternative_proposes_the_recommended_place(name: str) -> None:
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.user import WHICH_ONE, DialogUser
+
+    task = generate_task(7, {"domain": name, "difficulty": "easy"})
+    a, b = task.world.places[0], task.world.places[1]
+    for form in RECOMMENDATIONS:
+        user = DialogUser(task, fast_stream(7, "user"))
+        text = form.format(a=a.name, b=b.name)
+        call = user.proposed_call(text)
+        assert call is not None and call[1]["item_id"] == a.id, (name, text)
+        reply = user.reply(text, 1).text
+        assert a.name in reply and WHICH_ONE not in reply, (name, text, reply)
+    for form in NO_RECOMMENDATION:
+        user = DialogUser(task, fast_stream(7, "user"))
+        text = form.format(a=a.name, b=b.name)
+        assert user.proposed_call(text) is None, (name, text)
+        assert WHICH_ONE in user.reply(text, 1).text, (name, text)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_question_may_list_the_values_it_offers(name: str) -> None:
+    dom = load_domains()[name]
+    read = understanding(dom).read
+    label, cats, areas, amenities = dom.category_label, dom.categories, dom.areas, dom.amenities
+    for text, slots in (
+            (f"Which {label} would you like ({', '.join(cats[:-1])} or {cats[-1]}), and which area?",
+             ("category", "area")),
+            (f"Which {label} would you like: {', '.join(cats)}?", ("category",)),
+            (f"Do you need any of these: {', '.join(amenities)}?", ("amenity",)),
+            (f"Which area suits you best - {', '.join(areas[:-1])} or {areas[-1]}?", ("area",)),
+            (f"Any amenities you need ({', '.join(amenities[:3])}, ...)? And which day?", ("amenity", "time")),
+    ):
+        r = read(text)
+        assert not r.salad and set(r.asked) == set(slots), (name, text, r)
+    # A bare dump of the values of many slots is still a keyword list.
+    assert read(", ".join([*cats, *areas, *amenities]) + "?").salad
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_open_questions_in_any_form_are_open(name: str) -> None:
+    read = understanding(load_domains()[name]).read
+    for text in ("Could you tell me a bit about the event itself?", "What else matters to you?",
+                 "Tell me more about what you have in mind.", "What's the occasion?", "What are you hoping for?",
+                 "Describe your ideal place.", "What matters most to you?", "What should I look for?",
+                 "Tell me a little about what you are planning."):
+        r = read(text)
+        assert r.open and not r.asked, (name, text, r)
+    # A slot named in the same question is still what it asks.
+    assert read("What do you have in mind for the budget?").asked == ("price",)
+    assert not read("Is the rating important to you?").open
+
+
+def test_no_place_name_contradicts_its_own_category_or_area() -> None:
+    """A name's words never name a category, area or amenity of its domain, nor a day or a time
+    of day ("Garden Rooftop" as a warehouse, "Riverside Gallery" in Harbor would lie)."""
+    from agentgym.envs.dialog.domain import DAYS, SLOTS
+
+    for name, d in load_domains().items():
+        words = {w for value in (*d.categories, *d.areas, *d.amenities) for w in value.lower().split()}
+        words.update((*DAYS, *SLOTS))
+        for part in (*d.name_parts[0], *d.name_parts[1]):
+            clash = set(part.lower().split()) & words
+            assert not clash, (name, part, clash)

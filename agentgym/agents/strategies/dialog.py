@@ -105,6 +105,22 @@ def update_beliefs(b: DialogBeliefs, user_text: str, vocab: dict[str, list[str]]
             b.amenities.append(value)
 
 
+def _fits(place: dict[str, Any], b: DialogBeliefs) -> bool | None:
+    """Whether a place (a search result, or its details) meets every need believed; None when
+    an amenity is needed and the place's amenities are not known yet."""
+    if (b.category and place.get("category") != b.category) or (b.area and place.get("area") != b.area):
+        return False
+    if b.max_price is not None and place.get("price", 0) > b.max_price:
+        return False
+    if b.min_rating is not None and place.get("rating", 0.0) < b.min_rating:
+        return False
+    if b.amenities:
+        if "amenities" not in place:
+            return None
+        return all(a in place["amenities"] for a in b.amenities)
+    return True
+
+
 class DialogStrategy:
     """A rule-based booking strategy; see the module docstring."""
 
@@ -119,10 +135,18 @@ class DialogStrategy:
         self._page = 1
         self._searched = False
         self._rejected: set[str] = set()
+        #: Places found closed, per (day, slot).
+        self._closed: dict[tuple[str | None, str | None], set[str]] = {}
         self._booking: str | None = None
         self._booked_item: str | None = None
         self._pending: list[str] = []
         self._exhausted = False
+        self._retried = False
+        self._stuck = False
+        #: What the tools said of each place seen (search summaries, details).
+        self._places: dict[str, dict[str, Any]] = {}
+        #: The user came back about the booking ("does it still work?"), and awaits an answer.
+        self._check = False
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         self._reset_state()
@@ -131,6 +155,9 @@ class DialogStrategy:
                 self._vocab = parse_brief_vocab(m["content"])
             elif m["role"] == "user":
                 update_beliefs(self.beliefs, m["content"], self._vocab)
+
+    def _when(self) -> tuple[str | None, str | None]:
+        return self.beliefs.day, self.beliefs.slot
 
     def _observe(self, info: dict[str, Any]) -> bool:
         """Fold a step's messages in; True when the user rejected the current booking."""
@@ -143,10 +170,14 @@ class DialogStrategy:
                     self._rejected.add(self._candidates.pop(0))
                 continue
             if name == "search":
+                for r in result.get("results", []):
+                    self._places.setdefault(r["id"], {}).update(r)
                 self._candidates += [r["id"] for r in result.get("results", []) if r["id"] not in self._rejected]
                 self._exhausted = result.get("page", 1) >= result.get("pages", 1)
+            elif name == "get_details" and "id" in result:
+                self._places.setdefault(result["id"], {}).update(result)
             elif name == "check_availability" and not result.get("available", False):
-                self._rejected.add(result["item_id"])
+                self._closed.setdefault((result.get("day"), result.get("slot")), set()).add(result["item_id"])
                 self._candidates = [c for c in self._candidates if c != result["item_id"]]
             elif name == "book":
                 self._booking, self._booked_item = result.get("booking_id"), result.get("item_id")
@@ -156,17 +187,36 @@ class DialogStrategy:
             if m["role"] == "user" and not m["content"].startswith("[error"):
                 update_beliefs(self.beliefs, m["content"], self._vocab)
                 text = m["content"]
-                if self._booking is not None and ("won't work" in text or "change the booking" in text):
+                if self._booking is not None and ("won't work" in text or "change the booking" in text
+                                                  or "cancel it" in text):
                     rejected = True
+                elif self._booking is not None and "still work" in text:
+                    self._check = True
         after = (self.beliefs.category, self.beliefs.area, self.beliefs.max_price, self.beliefs.min_rating,
                  tuple(self.beliefs.amenities), self.beliefs.day, self.beliefs.slot)
         if after != before:
             # New needs: earlier search results no longer fit them, so search again.
             self._candidates, self._page, self._searched, self._exhausted = [], 1, False, False
+            self._retried = self._stuck = False
         return rejected
+
+    def _answer_check(self) -> str:
+        """The answer to "does the booking still work?": checked against what the tools said of
+        the place (its details first when an amenity is needed), then kept or replaced."""
+        assert self._booking is not None and self._booked_item is not None
+        place = self._places.get(self._booked_item, {})
+        fits = _fits(place, self.beliefs)
+        if fits is None:
+            return call("get_details", item_id=self._booked_item)
+        self._check = False
+        if fits:
+            return f"Yes, {place.get('name', 'it')} still meets everything you need, including that."
+        self._rejected.add(self._booked_item)
+        return call("cancel_booking", booking_id=self._booking)
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         if self._observe(info) and self._booking is not None:
+            self._check = False
             if self._booked_item is not None:
                 self._rejected.add(self._booked_item)
             return call("cancel_booking", booking_id=self._booking)
@@ -180,13 +230,15 @@ class DialogStrategy:
             self._asked = 2
             return "Which day and what time of day should I book it for?"
         if self._booking is not None:
+            if self._check:
+                return self._answer_check()
             return "Your booking is confirmed. Is there anything else you need?"
+        closed = self._closed.get(self._when(), set())
+        self._candidates = [c for c in self._candidates if c not in closed]
         if not self._candidates:
             if self._searched and self._exhausted:
-                return "I couldn't find a place that fits everything. Could any of your requirements be relaxed?"
+                return self._exhausted_move()
             self._searched = True
-            if self._candidates == [] and self._page > 1 and self._exhausted:
-                return "I couldn't find anything that fits. Anything else I should know?"
             args = search_arguments(b)
             if self._page > 1:
                 args["page"] = self._page
@@ -199,3 +251,17 @@ class DialogStrategy:
             return call("check_availability", item_id=target, day=day, slot=slot)
         self._candidates.pop(0)
         return call("book", item_id=target, day=day, slot=slot)
+
+    def _exhausted_move(self) -> str:
+        """Every result tried: look once more from the first page, checking availability anew (a
+        result may have been misreported), then ask once whether there is more to know."""
+        if not self._retried:
+            self._retried = True
+            self._closed.pop(self._when(), None)
+            self._pending = []
+            self._candidates, self._page, self._searched, self._exhausted = [], 1, False, False
+            return call("search", **search_arguments(self.beliefs))
+        if not self._stuck:
+            self._stuck = True
+            return "I couldn't find a place that fits everything. Is there anything else I should know?"
+        return "I'm still looking for a place that fits everything."

@@ -40,6 +40,14 @@ class Domain:
     price_unit: str
     amenities: tuple[str, ...]
     booking_noun: str
+    #: How the user says when it wants the place, in the domain's own words: three forms, each
+    #: with ``{day}`` and ``{slot}`` ("I'd like to check in on {day} {slot}." for a stay).
+    time_phrases: tuple[str, ...]
+
+    @property
+    def a_noun(self) -> str:
+        """The noun with its indefinite article ("a cafe", "an event venue")."""
+        return f"{'an' if self.noun[:1].lower() in 'aeiou' else 'a'} {self.noun}"
 
     def __hash__(self) -> int:
         # A domain keys the per-domain caches looked up on every reset; its name alone is hashed
@@ -50,7 +58,7 @@ class Domain:
 def parse_domain(raw: Any, where: str = "domain") -> Domain:
     """Parse one domain file's JSON object, strictly."""
     d = strict(raw, {"name", "noun", "plural", "id_prefix", "split", "size", "name_parts", "category",
-                     "areas", "price", "amenities", "booking_noun"}, where)
+                     "areas", "price", "amenities", "booking_noun", "time_phrases"}, where)
     cat = strict(d["category"], {"label", "values", "synonyms"}, f"{where}.category")
     price = strict(d["price"], {"min", "max", "step", "unit"}, f"{where}.price")
     if d["split"] not in ("train", "test"):
@@ -62,6 +70,10 @@ def parse_domain(raw: Any, where: str = "domain") -> Domain:
         raise ValueError(f"{where}.price: max - min must be a positive multiple of step (prices lie on a grid)")
     if len(d["name_parts"]) != 2:
         raise ValueError(f"{where}.name_parts must hold two lists")
+    phrases = d["time_phrases"]
+    if not isinstance(phrases, list) or len(phrases) != 3 or not all(
+            isinstance(f, str) and "{day}" in f and "{slot}" in f for f in phrases):
+        raise ValueError(f"{where}.time_phrases must hold three forms, each with {{day}} and {{slot}}")
     return Domain(
         name=d["name"], noun=d["noun"], plural=d["plural"], id_prefix=d["id_prefix"], split=d["split"],
         size=(int(lo), int(hi)),
@@ -70,7 +82,7 @@ def parse_domain(raw: Any, where: str = "domain") -> Domain:
         areas=tuple(d["areas"]),
         price_min=int(price["min"]), price_max=int(price["max"]), price_step=int(price["step"]),
         price_unit=price["unit"],
-        amenities=tuple(d["amenities"]), booking_noun=d["booking_noun"],
+        amenities=tuple(d["amenities"]), booking_noun=d["booking_noun"], time_phrases=tuple(phrases),
     )
 
 

@@ -12,31 +12,35 @@ __all__ = ["DialogEnv"]
 
 
 class DialogEnv(AgentEnv):
-    """Find and book a place for a user whose constraints arrive over the conversation.
+    """Find and book a place for a user whose needs arrive over the conversation.
 
     ## Description
     A user wants a place found and booked: a cafe, a restaurant, a stay, a coworking space or an
-    event venue. Their constraints arrive over the conversation: some up front ("a quiet cafe"),
-    some only when asked ("what's your budget?"), and on harder tasks some volunteered late ("my
-    friend says I'll need outlets"). Each episode draws a procedurally generated world of 30-80
-    places with a category, an area, a price, a rating, amenities and weekly availability. A
-    reference solver fixes the gold: the exact set of places that meet every
-    constraint at the wanted time (up to six; goals that more places would meet are redrawn).
-    Goals are also drawn so that asking is needed: among the places open at the wanted time that
-    fit what the user states up front, at least the user's patience plus two places outside the
-    gold outrank every gold place on rating, and as many on price, each breaking a constraint
-    not yet stated (what the user states up front is chosen for that: its lead attribute, or
-    only the time, or nothing but the kind of place), so no order of the search results leads a
-    never-ask agent to the gold. (A world with no such goal in 64 draws would keep its smallest
-    goal; none of 8,000 generated tasks needed that.)
+    event venue. Their needs arrive over the conversation: some up front (the time, usually),
+    the rest only when asked ("what's your budget?"), and on medium and hard tasks one that the
+    user thinks of later ("my friend says I'll need outlets"). Each episode draws a procedurally
+    generated world of 30-80 places with a category, an area, a price, a rating, amenities and
+    weekly availability. A reference solver fixes the gold: the exact set of places that meet
+    every constraint at the wanted time (up to six; goals that more places would meet are
+    redrawn). Goals are also drawn so that asking is needed: no agent that never asks can reach
+    the gold before the user's patience runs out, neither one walking the search results in a
+    naive order (best rated or cheapest first: at least the patience plus two decoys outrank
+    every gold place) nor one that learns each need a rejection names and books the first place
+    fitting all it heard (`agentgym.envs.dialog.tasks.guessable`). (A world with no such goal in
+    256 draws would keep its smallest goal; none of 6,000 generated tasks needed that.)
 
-    The user (`agentgym.envs.dialog.user`) reads every message with the shared rule-based
-    understanding engine (`agentgym.core.understanding`): whole words, inflections, synonyms and
-    paraphrases of every slot, questions and requests in any form, several slots per message,
-    exclusions ("no need to tell me the price yet", "besides the area") and statements that only
-    mention a slot; an open question ("anything else I should know?") gets one requirement not yet
-    stated; small talk ("how's your day going?") asks nothing and gets a friendly word; a message
-    it cannot place, or a list of keywords, gets a request to rephrase.
+    The user (`agentgym.envs.dialog.user`, described for newcomers in docs/USERS.md) knows what
+    it knows. It has every need it states up front or when asked, and a late need from the
+    earlier of its due turn and the agent's first proposal or booking; at that commitment the
+    late needs arrive as the user coming back to what was agreed ("Oh, one more thing: ... Does
+    Glass Hall still work?"), and its next reply to a message tells the truth about it. It
+    reads every message with the shared rule-based understanding engine
+    (`agentgym.core.understanding`): whole words, inflections, synonyms and paraphrases of every
+    slot, questions and requests in any form (one may list the values it offers), several slots
+    per message, exclusions ("no need to tell me the price yet") and statements that only
+    mention a slot; an open question in any form gets one need not yet stated, or "that's
+    everything I can think of for now"; small talk gets a friendly word; a message it cannot
+    place, or a bare list of keywords, gets a request to rephrase.
 
     ## Observation
     Text (`UnicodeText`): on reset the system brief and the user's first message; on each step
@@ -52,28 +56,37 @@ class DialogEnv(AgentEnv):
     A string: the assistant's turn. Tool calls as JSON `{"name": ..., "arguments": {...}}`, in
     `<tool_call>` tags, in a fenced json block or OpenAI `tool_calls` (several per turn allowed);
     anything else is a message to the user. Tools: `search`, `get_details`,
-    `check_availability`, `book`, `cancel_booking`. Malformed or invalid calls come back as
-    `[error CODE] ...` and count against the agent; a tool never runs on invalid arguments. A
-    proposal in a message ("How about Harbor Grill?", by name or id) is judged exactly like a
-    booking: every constraint and the place's availability at the wanted time (or at the day and
-    time the proposal names); a rejected proposal costs patience like a wrong booking.
+    `check_availability`, `book`, `cancel_booking`, and `list_bookings`, which reads back every
+    booking and its status (a `book` or `cancel_booking` that failed or timed out has a knowable
+    effect). Malformed or invalid calls come back as `[error CODE] ...` and count against the
+    agent; a tool never runs on invalid arguments. A proposal in a message ("How about Harbor
+    Grill?", by name or id; among several places named, the one recommended: "I'd go with A,
+    though B is also an option") is judged exactly like a booking: the needs the user has then
+    and the place's availability at the wanted time (or at the day and time the proposal names).
+    A rejection always names its reason.
 
     ## Reward
     0 on every step but the last; then the share of goal constraints the single active booking
     meets (0 with no booking or with several). Success when all are met.
 
     ## Termination
-    Terminated when the user accepts a booking or gives up (at the first wrong booking or
-    proposal, on every difficulty: its patience is 1, so a probe cannot stand in for a question);
-    truncated at the turn budget (16 / 20 / 24 turns by difficulty).
-    A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`, or applied
-    by hand) caps the budget at N: the env truncates itself at that step, with its summary.
+    Terminated when the user accepts a booking (only when the one active booking meets every
+    need it has and no late need is pending, so the user and the score agree) or gives up;
+    truncated at the turn budget (16 / 20 / 24 turns by difficulty). Patience: a proposal or
+    booking that breaks a need the user had costs one, and so does every repeat of a question it
+    already answered after the first; the user warns when one miss is left and gives up at the
+    second, on every difficulty (the first never ends the dialog). A place that breaks only a
+    need that arrived after it was proposed or booked costs nothing. A Gymnasium `TimeLimit`
+    around the env (`gym.make(id, max_episode_steps=N)`, or applied by hand) caps the budget at
+    N: the env truncates itself at that step, with its summary.
 
     ## Difficulty
-    `easy`: 3 constraints (the time and two attributes), none late. `medium`: 3-4, one late.
-    `hard`: 5-6, of which 2 (of 5) or 3 (of 6) late. A late constraint is revealed only when the
-    user volunteers it, after a few turns (medium: turn 5-10, hard: 6-12): asking does not reveal
-    it early, and a proposal or booking that breaks it before then is rejected without the reason.
+    `easy`: 3 constraints (the time and two attributes), none late. `medium`: 5, of which 1
+    late. `hard`: 6, of which 1 late. The user states the time up front (7 tasks in 10), and
+    one attribute up front only where the needs it still holds back until asked outnumber its
+    patience: each reasoned rejection teaches a sprayer one need. A late need arrives at its
+    due turn (medium: turn 5-10, hard: 6-12) or at the agent's first proposal or booking,
+    whichever comes first: waiting dodges nothing.
 
     ## Splits
     `train`: cafes, restaurants, stays. `test`: coworking, event_venues (unseen domains).
@@ -82,13 +95,16 @@ class DialogEnv(AgentEnv):
     Every `agentgym.noise` kind composes with it, as a Gymnasium wrapper around the env
     (`gym.make(id, noise="...")` adds them and `env.spec.additional_wrappers` lists them); each acts
     only in its own `reset` and `step`, so `env.unwrapped` is the env without noise. A goal shift
-    moves the wanted time (announced from turn 2-4, or on seeing the first booking).
+    moves the wanted time (announced from turn 2-4, or on seeing the first booking) to one where
+    the goal stays out of a never-ask agent's reach (none such: no shift).
 
     ## Registered ids
     `AgentRL/Dialog-v0`.
 
     ## Version history
-    * v0: initial release.
+    * v0: initial release. The user's knowledge model (late needs that arrive at the first
+      commitment, reasoned rejections, a patience of two misses, repeated questions) and
+      `list_bookings` came with issue #26.
     """
 
     family = "dialog"

@@ -3,9 +3,9 @@
 The generator picks a target place and a time it is open, derives the goal's constraints from the
 target's attributes (so the task is solvable), and enumerates exactly the places that satisfy the
 whole goal at that time (`Gold.items`), redrawing goals that too many places would satisfy or that
-an agent could guess without asking (`guessable`: decoys must outrank every gold place on rating
-and on price among the places that fit what the user states up front; what it states is chosen
-so they do).
+an agent could reach without asking (`guessable`): a sprayer that never asks but learns one need
+from each reasoned rejection must run out of patience first, since decoys outrank every gold place
+on rating and on price at each stage of its learning.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import combinations, islice, takewhile
 from math import floor
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -22,23 +23,29 @@ from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 
 __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "satisfying_places",
-           "place_phrases", "guessable", "DIFFICULTY"]
+           "place_phrases", "guessable", "guessable_midway", "DIFFICULTY"]
 
-#: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many arrive
-#: late and from which turns they are volunteered, the wrong bookings after which the user gives
-#: up, and the turn budget.
+#: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many of its
+#: attributes the user has from the start (the rest arrive late), the turns by which the late ones
+#: arrive (sooner at the agent's first proposal or booking), the patience (costly misses after
+#: which the user gives up; the first never ends the dialog) and the turn budget. Each reasoned
+#: rejection teaches a sprayer one need and late needs come to it free, so the needs held back
+#: until asked must outnumber the misses it can afford: the user states one attribute up front
+#: only when that still holds (see `_fair_statement`).
 DIFFICULTY: dict[str, dict[str, Any]] = {
-    "easy": {"n": (3, 3), "late": 0, "late_turns": (3, 7), "patience": 1, "max_turns": 16},
-    "medium": {"n": (3, 4), "late": 1, "late_turns": (5, 10), "patience": 1, "max_turns": 20},
-    "hard": {"n": (5, 6), "late": 3, "late_turns": (6, 12), "patience": 1, "max_turns": 24},
+    "easy": {"n": (3, 3), "held": 2, "late_turns": (3, 7), "patience": 2, "max_turns": 16},
+    "medium": {"n": (5, 5), "held": 3, "late_turns": (5, 10), "patience": 2, "max_turns": 20},
+    "hard": {"n": (6, 6), "held": 4, "late_turns": (6, 12), "patience": 2, "max_turns": 24},
 }
 _RATING, _PRICE = attrgetter("rating"), attrgetter("price")
-#: A goal is redrawn until at most this many places satisfy it (up to MAX_GOAL_DRAWS times).
+#: A goal is redrawn until at most this many places satisfy it and no never-ask agent can reach
+#: it (up to MAX_GOAL_DRAWS times; none of 6,000 generated tasks needed more).
 MAX_GOLD = 6
-#: Decoys needed beyond the patience in each naive order, so a never-ask agent that loses a few
-#: of them (a failed call it does not repeat) still runs out of patience first.
+#: Decoys needed beyond the patience in each naive order, so a never-ask agent that walks the
+#: results without learning and loses a few of them (a failed call it does not repeat) still
+#: runs out of patience first.
 DECOY_MARGIN = 2
-MAX_GOAL_DRAWS = 64
+MAX_GOAL_DRAWS = 256
 
 
 @dataclass(slots=True)
@@ -252,7 +259,7 @@ def _make_world(domain: Domain, rng: Rng) -> World:
 
 def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
     # Draw goals until one is selective enough that the set of satisfying places is small and a
-    # never-ask agent cannot guess it (see `guessable`); the set is then enumerated exactly (the
+    # never-ask agent cannot reach it (see `guessable`); the set is then enumerated exactly (the
     # world is never edited to force uniqueness). Should no draw pass, the smallest goal of as
     # many further draws is taken.
     by_rating, by_price = sorted(world.places, key=_RATING, reverse=True), sorted(world.places, key=_PRICE)
@@ -291,10 +298,14 @@ class _Bounds(NamedTuple):
         return self.by_rating[-1].rating
 
 
+#: An attribute of a drawn goal: (constraint id, kind, value).
+_Attr = tuple[str, str, Any]
+
+
 def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_only: bool = True) -> Gold | None:
     """A goal drawn around a random target; None when the draw cannot carry one (the target is
     closed at the drawn time or has too few attributes) or, with `fair_only`, when the goal is
-    too large or a never-ask agent could guess it."""
+    too large or a never-ask agent could reach it."""
     spec = DIFFICULTY[difficulty]
     rnd = rng.random
     places = world.places
@@ -320,7 +331,7 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     kinds += [f"amenity:{a}" for a in target.amenities[:2]]
     if len(kinds) < n_total - 1:
         return None
-    attrs: list[tuple[str, str, Any]] = []
+    attrs: list[_Attr] = []
     for i in rng.permutation(len(kinds))[: n_total - 1]:
         k = kinds[i]
         if k == "category":
@@ -336,16 +347,16 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     items = _satisfying(places, attrs, bit)
     if fair_only and len(items) > MAX_GOLD:
         return None
-    late = min(spec["late"], n_total - 3) if difficulty == "hard" else spec["late"]  # hard: 2 late of 5, 3 of 6
+    late = n_total - 1 - spec["held"]  # the attributes beyond those the user has arrive late
     time_up = rnd() < 0.7
-    lead = attrs[0] if len(attrs) > late else None  # the attribute the user would state first
+    held, arriving = attrs[: len(attrs) - late], attrs[len(attrs) - late:]
     # Whether the user states its lead attribute up front is chosen so the gold cannot be
-    # guessed (`_fair_statement`).
-    stated = (_fair_statement(bounds, world, items, lead, bit, spec["patience"] + DECOY_MARGIN)
+    # reached without asking (`_fair_statement`).
+    stated = (_fair_statement(bounds, world, items, held, arriving, bit, spec["patience"])
               if len(items) <= MAX_GOLD else None)
     if stated is None and fair_only:
         return None
-    attr_up = lead is not None if stated is None else stated
+    attr_up = bool(stated)
     day, slot = DAYS[d], SLOTS[s]
     constraints = [Constraint("time", "time", (day, slot), "upfront" if time_up else "ask")]
     for i, (cid, kind, value) in enumerate(attrs):
@@ -361,53 +372,114 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
 
 
-def _satisfying(places: list[Place], attrs: list[tuple[str, str, Any]], bit: int) -> tuple[str, ...]:
+def _satisfying(places: list[Place], attrs: list[_Attr], bit: int) -> tuple[str, ...]:
     """`satisfying_places` of the drawn attributes (id, kind, value) at the time of bit `bit`."""
     for _, kind, value in attrs:
         places = keep(places, kind, value)
     return tuple(p.id for p in places if p.open >> bit & 1)
 
 
-def _fair_statement(bounds: _Bounds, world: World, items: tuple[str, ...], lead: tuple[str, str, Any] | None,
-                    bit: int, need: int) -> bool | None:
-    """Whether the user states the lead attribute up front (True), leaves it to be asked so the
-    gold cannot be guessed (False), or neither works (None), with `need` decoys in each order.
+def _fair_statement(bounds: _Bounds, world: World, items: tuple[str, ...], held: list[_Attr], arriving: list[_Attr],
+                    bit: int, patience: int) -> bool | None:
+    """Whether the user states its lead attribute up front (True), states no attribute so no
+    never-ask agent can reach the gold (False; see `_reachable`), or neither works (None)."""
+    for state in ((True, False) if len(held) > patience else (False,)):
+        upfront = held[:1] if state else []
+        if not _reachable(bounds, set(items), held, upfront, arriving, bit, patience):
+            return state
+    return None
 
-    Only places open at the time and strictly better rated, or cheaper, than every gold place
-    can be decoys (a gold place never is): the world's places in rating and in price order are
-    walked while they are, each counted by whether it also fits the lead attribute (a decoy
-    even when that is stated). See `guessable`.
+
+def _reachable(bounds: _Bounds, gold: set[str], held: list[_Attr], upfront: list[_Attr], arriving: list[_Attr],
+               bit: int, patience: int, margin: int = 0) -> bool:
+    """Whether an agent that never asks could book a gold place before the user's patience runs
+    out, the user stating `upfront` of the `held` attributes (goal order) and `arriving` late.
+
+    Two such agents are played. One walks the places that fit what the user states up front in
+    a naive order (best rated first, cheapest first): at least ``patience + DECOY_MARGIN``
+    decoys must outrank every gold place in each order (its first try may cost nothing, when it
+    breaks only a late need). The other learns: in each order it books (or proposes) the first
+    place that fits all it knows, and learns the need each rejection names and the late needs
+    (they arrive at its first commitment, free of cost), whichever way it breaks ties; it must
+    never reach a gold place (`_learner_reaches`), even skipping `margin` places at each stage,
+    nor after a booking at a guessed time that cost a miss naming the time. A decoy is a place open at the time that fits all the agent knows and is strictly
+    better rated, or cheaper, than every gold place (a gold place never is one).
     """
-    by_id = world.by_id
-    top = max(by_id[i].rating for i in items)
-    low = min(by_id[i].price for i in items)
-    fits = None if lead is None else _FITS[lead[1]]
-    value = None if lead is None else lead[2]
-    rating_fit = rating_all = 0
+    if len(held) - len(upfront) < patience:
+        return True  # each reasoned rejection teaches one need: it would learn them all
+    top = next(p.rating for p in bounds.by_rating if p.id in gold)
+    low = next(p.price for p in bounds.by_price if p.id in gold)
+    if not _decoys(bounds, upfront, bit, top, low, patience + DECOY_MARGIN):
+        return True
+    orders = ((bounds.by_rating, _RATING), (bounds.by_price, _PRICE))
+    if any(_learner_reaches(order, key, held, upfront, arriving, bit, gold, patience, books, margin=margin)
+           for order, key in orders for books in (True, False)):
+        return True
+    # A booking at a guessed time first costs a miss that names the time and brings the late
+    # needs (so when the time is held back, and when the ambiguity noise blurs the one stated);
+    # the sprayer may then pass over the place it booked then.
+    return any(_learner_reaches(order, key, held, [*upfront, *arriving], [], bit, gold, patience - 1, True,
+                                margin=margin + 1) for order, key in orders)
+
+
+def _learner_reaches(order: list[Place], key: Any, held: list[_Attr], known: list[_Attr], arriving: list[_Attr],
+                     bit: int, gold: set[str], patience: int, books: bool, tried: frozenset[str] = frozenset(),
+                     margin: int = 0) -> bool:
+    """Whether a sprayer walking `order` (sorted by `key`) reaches a gold place before the user's
+    patience runs out. It commits to the first place it has not tried that fits all it knows
+    (any of those tied for first: its tie-break is its own); one that `books` skips the places
+    closed at the time (booking one fails at no cost), one that proposes does not. A place
+    breaking a need the user has costs one patience and the user names the first such need
+    (goal order); so does a proposed place closed at the time, naming nothing new. At that first
+    commitment the late needs (`arriving`, not yet in `known`) arrive too, and a place that
+    breaks only those costs nothing."""
+    fitting = (p for p in order if p.id not in tried and (not books or p.open >> bit & 1)
+               and all(_FITS[k](p, v) for _, k, v in known))
+    tied = list(islice(fitting, margin + 1))
+    if not tied:
+        return False
+    last = key(tied[-1])
+    tied += takewhile(lambda p: key(p) == last, fitting)
+    if any(p.id in gold for p in tied):
+        return True
+    for p in tied:
+        named = next((a for a in held if not _FITS[a[1]](p, a[2])), None)
+        after = tried | {p.id}
+        if named is None and not p.open >> bit & 1:  # a proposal of a closed place: a miss
+            reached = patience > 1 and _learner_reaches(order, key, held, [*known, *arriving], [], bit, gold,
+                                                        patience - 1, books, after, margin)
+        elif named is None:  # breaks only a late need: it arrives, at no cost
+            reached = _learner_reaches(order, key, held, [*known, *arriving], [], bit, gold, patience, books, after,
+                                       margin)
+        else:
+            reached = patience > 1 and _learner_reaches(order, key, held, [*known, named, *arriving], [], bit, gold,
+                                                        patience - 1, books, after, margin)
+        if reached:
+            return True
+    return False
+
+
+def _decoys(bounds: _Bounds, known: list[_Attr], bit: int, top: float, low: int, need: int) -> bool:
+    """Whether at least `need` places open at the time and fitting every `known` attribute are
+    better rated than `top`, and as many cheaper than `low`."""
+    tests = [(_FITS[kind], value) for _, kind, value in known]
+    found = 0
     for p in bounds.by_rating:
         if p.rating <= top:
-            break
-        if p.open >> bit & 1:
-            rating_all += 1
-            if fits is None or fits(p, value):
-                rating_fit += 1
-                if rating_fit >= need:  # enough decoys whatever is stated
-                    break
-    price_fit = price_all = 0
+            return False
+        if p.open >> bit & 1 and all(fits(p, v) for fits, v in tests):
+            found += 1
+            if found >= need:
+                break
+    found = 0
     for p in bounds.by_price:
         if p.price >= low:
-            break
-        if p.open >> bit & 1:
-            price_all += 1
-            if fits is None or fits(p, value):
-                price_fit += 1
-                if price_fit >= need:
-                    break
-    if lead is not None and rating_fit >= need and price_fit >= need:
-        return True
-    if rating_all >= need and price_all >= need:
-        return False
-    return None
+            return False
+        if p.open >> bit & 1 and all(fits(p, v) for fits, v in tests):
+            found += 1
+            if found >= need:
+                return True
+    return False
 
 
 #: Whether a place meets an attribute constraint of each kind, as `keep` decides it.
@@ -420,30 +492,41 @@ _FITS: dict[str, Any] = {
 }
 
 
-def guessable(world: World, constraints: Any, items: Any, day: str, slot: str, patience: int) -> bool:
-    """Whether an agent that asks nothing could book a gold place within `patience` tries.
-
-    Such an agent knows only what the user states up front, and learns for free which places
-    are open at a time (booking a closed place fails without costing patience). It walks the
-    places open at the wanted time that fit the up-front statements in a naive order, best rated
-    first or cheapest first; each wrong try costs patience. The gold is out of its reach when,
-    in both orders, at least `patience` places outside the gold come strictly before every gold
-    place: decoys that outrank the gold on rating and on price but break a constraint the user
-    has not stated. (A goal whose time is not stated up front also leaves the time to guess.)
-    """
-    bit = DAYS.index(day) * 3 + SLOTS.index(slot)
-    pool = [p for p in world.places if p.open >> bit & 1]
-    for c in constraints:
-        if c.reveal == "upfront" and c.kind != "time":
-            pool = keep(pool, c.kind, c.value)
-    gold = [p for p in pool if p.id in items]
-    if not gold:
+def guessable(world: World, constraints: Any, items: Any, day: str, slot: str, patience: int,
+              margin: int = 0) -> bool:
+    """Whether an agent that never asks could book a gold place before the user's patience runs
+    out (`_reachable`, a learner skipping up to `margin` places at each stage), the user stating,
+    holding back and adding late the constraints as their `reveal` says, at the wanted time."""
+    if not items:
         return False
-    top = max(p.rating for p in gold)
-    low = min(p.price for p in gold)
-    higher = sum(p.rating > top for p in pool if p.id not in items)
-    cheaper = sum(p.price < low for p in pool if p.id not in items)
-    return higher < patience or cheaper < patience
+    attrs = [(c.id, c.kind, c.value) for c in constraints if c.kind != "time"]
+    reveal = {c.id: c.reveal for c in constraints}
+    held = [a for a in attrs if reveal[a[0]] != "late"]
+    bounds = _Bounds(sorted(world.places, key=_RATING, reverse=True), sorted(world.places, key=_PRICE), 0.0, 0)
+    return _reachable(bounds, set(items), held, [a for a in held if reveal[a[0]] == "upfront"],
+                      [a for a in attrs if reveal[a[0]] == "late"], DAYS.index(day) * 3 + SLOTS.index(slot),
+                      patience, margin)
+
+
+def guessable_midway(world: World, constraints: Any, items: Any, day: str, slot: str, patience: int,
+                     margin: int = 0) -> bool:
+    """Whether a never-ask agent could reach a gold place from any point of its learning: it
+    may know the late needs and any of the held-back needs already (each learnt at the cost of
+    one patience), skipping up to `margin` places at each stage. What a goal shift must survive:
+    it comes mid-dialog, and the agent keeps what it learnt."""
+    if guessable(world, constraints, items, day, slot, patience, margin):
+        return True
+    attrs = [(c.id, c.kind, c.value) for c in constraints if c.kind != "time"]
+    reveal = {c.id: c.reveal for c in constraints}
+    held = [a for a in attrs if reveal[a[0]] != "late"]
+    known = [a for a in attrs if reveal[a[0]] != "ask"]
+    order_by = ((sorted(world.places, key=_RATING, reverse=True), _RATING), (sorted(world.places, key=_PRICE), _PRICE))
+    bit, gold = DAYS.index(day) * 3 + SLOTS.index(slot), set(items)
+    learnable = [a for a in held if reveal[a[0]] == "ask"]
+    stages = [list(c) for k in range(patience) for c in combinations(learnable, k)]
+    return any(_learner_reaches(order, key, held, [*known, *learnt], [], bit, gold, patience - len(learnt), books,
+                                margin=margin)
+               for learnt in stages for order, key in order_by for books in (True, False))
 
 
 def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tuple[str, ...]:
@@ -463,18 +546,35 @@ def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tu
 
 @lru_cache(maxsize=None)
 def brief_for(domain: Domain) -> str:
-    """The system brief: the assistant's job, the domain vocabulary and how to call tools
-    (built once per domain; every task of it shares the string)."""
+    """The system brief: the assistant's job, the rules of the user it serves, the domain's
+    vocabulary and ranges, and how to call tools (built once per domain; every task of it
+    shares the string)."""
+    t = _tables(domain)
+    noun, a_noun = domain.noun, domain.a_noun
     return (
-        f"You are a booking assistant for {domain.plural}. Help the user find a {domain.noun} that meets "
-        f"all of their needs and book it for the day and time they want. Ask about what you do not know; "
-        f"the user may add needs later. The user judges a place you propose as they would a booking of "
-        f"it, and a rejected proposal or booking costs their patience. Book exactly one {domain.noun}; "
-        f"cancel a booking the user rejects.\n"
+        f"You are a booking assistant for {domain.plural}. Help the user find {a_noun} that meets all of "
+        f"their needs and book it for the day and time they want.\n"
+        f"How the user behaves:\n"
+        f"- They tell you some needs at once and the rest when you ask; ask about what you do not know.\n"
+        f"- They may think of a new need later in the conversation (at the latest once you propose or book "
+        f"something). Then they come back to what you agreed and ask whether it still works: check it against "
+        f"the new need and tell them; if it no longer fits, cancel that booking and book one that does.\n"
+        f"- They judge a place you propose as they would a booking of it, and say why one will not do.\n"
+        f"- A proposal or booking that breaks a need they already had (told you, or would have told you had "
+        f"you asked), and asking again for something they already told you, each cost their patience "
+        f"(repeating a question once is forgiven). They warn you when their patience wears thin; one more such "
+        f"miss after the warning and they leave. A place that only breaks a need they came up with after you "
+        f"proposed or booked it costs nothing.\n"
+        f"- Book exactly one {noun}, and cancel any booking the user rejects or asks you to change.\n"
         f"Known {domain.category_label}s: {', '.join(domain.categories)}.\n"
         f"Areas: {', '.join(domain.areas)}.\n"
         f"Amenities: {', '.join(domain.amenities)}.\n"
-        f"Prices are in {domain.price_unit}; ratings go from 3.0 to 5.0.\n"
+        f"Prices are in {domain.price_unit}, from {t.prices[0]} to {t.prices[-1]} in steps of "
+        f"{domain.price_step}; ratings go from {t.ratings[0]:.1f} to {t.ratings[-1]:.1f} in steps of 0.1. "
+        f"Bookings are for a day of the week (Monday to Sunday) and a time of day (morning, afternoon or "
+        f"evening).\n"
+        f"list_bookings shows every booking made and whether it is still active: use it when a book or "
+        f"cancel_booking call failed or timed out and you cannot tell whether it took effect.\n"
         'To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); '
         "anything else is a message to the user."
     )

@@ -1,4 +1,4 @@
-"""The dialog family's tools: search, details, availability, book and cancel."""
+"""The dialog family's tools: search, details, availability, book, cancel, and the bookings read back."""
 
 from __future__ import annotations
 
@@ -134,8 +134,19 @@ class DialogToolkit(Toolkit):
         if booking is None or not booking.active:
             raise ToolError(f"no active booking with id '{booking_id}'")
         booking.active = False
-        self._events.append(WorldEvent("cancelled", {"booking_id": booking_id}))
+        self._events.append(WorldEvent("cancelled", {"booking_id": booking_id, "item_id": booking.item_id}))
         return {"booking_id": booking_id, "status": "cancelled"}
+
+    @tool(kind=READ)
+    def list_bookings(self) -> dict[str, Any]:
+        """Every booking made in this conversation, oldest first, with its status (active or
+        cancelled): how to tell whether a book or cancel_booking call that failed or timed out
+        took effect.
+        """
+        world = self.world
+        return {"bookings": [{"booking_id": b.id, "item_id": b.item_id, "name": world.by_id[b.item_id].name,
+                              "day": b.day, "slot": b.slot, "status": "active" if b.active else "cancelled"}
+                             for b in world.bookings.values()]}
 
 
 def make_toolkit(task: Task) -> DialogToolkit:

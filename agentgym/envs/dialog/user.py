@@ -1,34 +1,42 @@
-"""The rule-based simulated user of the dialog family.
+"""The rule-based simulated user of the dialog family: a user who knows what it knows.
 
 How it understands: every message is read by the shared engine (`agentgym.core.understanding`)
 with the family lexicon (``data/lexicon.json``) and the domain's own words (its category label,
 values and synonyms, areas, amenities, days and times of day, and the names and ids of its
-places). It answers every slot a message asks about, in any form (a question, a yes/no question,
-"tell me", "I'd love to know", an imperative, a statement of need), several per message; never a
+places). It answers every slot a message asks about, in any form, several per message; never a
 slot the message sets aside ("no need to tell me the price", "besides the area") or only mentions
-in a statement ("I found cafes in Riverside."). An open question ("anything else I should
-know?") gets one requirement it has not stated yet, if any (one about what it names, when it
-names something: "anything else the venue should offer?"). Small talk ("how's your day going?",
-"is it sunny where you are?") asks about nothing it names: the user answers in kind and steers
-back to the task. A message it cannot place gets a reply that says so and asks for a rephrasing;
-so does a list of keywords.
+in a statement. A question may list the values it offers ("Which setting (rooftop, ballroom or
+barn)?"). An open question in any form ("anything else I should know?", "tell me about the event")
+gets one need it has not stated yet, or "that's everything I can think of for now". Small talk
+gets a friendly word; a message it cannot place, or a bare list of keywords, gets a request to
+rephrase.
 
-How it judges: a proposal ("How about Harbor Grill?", the longest exact name or id written)
-is judged exactly like a booking: against every constraint of the goal and against the place's
-availability at the wanted time (or at the day and time the proposal names). A rejected proposal
-costs patience like a wrong booking; out of patience, the user gives up. A rejection names the
-broken constraint it can: one already stated, or one it would answer when asked. What the user
-takes as a proposal (one place named, not booked already, in a message it can place) is
+What it knows, and when (docs/USERS.md): it HAS every need it states up front, every need it
+holds back until asked, and each late need once that has arrived. A late need arrives at the
+earlier of its due turn and the agent's first commitment (a proposal the user can judge, or a
+booking); at that commitment every pending late need arrives in the same reply, as the user
+coming back to what was agreed ("Oh, one more thing: ... Does X still work?"). Its next reply to
+a message tells the truth about X, at no cost to the agent: it works (a booking: the dialog ends
+accepted; a proposal: "please book it"), or it names the need X breaks and asks for a change.
+
+How it judges: a proposal (one place named, or the one recommended among several: "My
+recommendation is A; an alternative is B") is judged exactly like a booking, by the needs the
+user has at that moment and the place's availability at the wanted time (or the time the
+proposal names). A rejection always names its reason: a broken need (those stated first) or that
+the place is not available then, with the time. What the user takes as a proposal is
 `DialogUser.proposed_call`, which goal consistency judges too: one reading for both.
 
-Late constraints (one rule): a late constraint is revealed only when its turn comes, when the
-user volunteers it. Before that, neither a question about its slot nor a proposal or booking that
-breaks it reveals it: such a rejection says only that the place will not work, without why.
-After it has been volunteered, a rejection names it like any other.
+Patience: a rejected proposal or booking that breaks a need the user had costs one; so does
+asking again for what it already said, after the first such repeat (answered "As I said, ...",
+free); a message that names values to confirm them ("So, Tuesday morning in Riverside?") is a
+confirmation, never a repeat. With one miss left it warns; at the task's patience it gives up.
+The dialog ends accepted only when the one active booking meets every need the user has and no
+late need is pending, so the user and the scorer never disagree.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Callable
@@ -38,69 +46,42 @@ import numpy as np
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.understanding import Reading, Understanding, compile_understanding, resolve_place
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
-from agentgym.envs.dialog.tasks import Constraint, Gold, Place, World, place_phrases, satisfying_places
+from agentgym.envs.dialog.tasks import (
+    Booking,
+    Constraint,
+    Gold,
+    Place,
+    World,
+    guessable_midway,
+    place_phrases,
+    satisfying_places,
+)
+from agentgym.envs.dialog.wording import (
+    ACCEPT,
+    EVERYTHING,
+    GIVE_UP,
+    GREETINGS,
+    KEYWORDS,
+    NO_PREFERENCE,
+    PROCEED,
+    QUESTION_FOR,
+    REPHRASE,
+    SLOT_NOUN,
+    SMALL_TALK,
+    VAGUE,
+    WARNING,
+    WHICH_ONE,
+    also_need,
+    clause,
+    come_back,
+    statement,
+)
 
-__all__ = ["DialogUser", "make_user", "statement", "understanding", "place_names", "places_named", "SLOT_ORDER",
-           "REPHRASE", "KEYWORDS", "SMALL_TALK"]
+__all__ = ["DialogUser", "make_user", "statement", "understanding", "place_names", "places_named", "proposal_of",
+           "SLOT_ORDER", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE"]
 
 SLOT_ORDER = ("category", "area", "price", "rating", "amenity", "time")
-
-_STATEMENTS: dict[str, tuple[str, ...]] = {
-    "category": ("The {label} should be {value}.", "I'd like the {label} to be {value}.",
-                 "I'm looking for {value} as the {label}."),
-    "area": ("It should be in {value}.", "Somewhere in {value}, please.", "I'd like it to be in the {value} area."),
-    "price": ("My budget is at most {value} {unit}.", "Nothing above {value} {unit}, please.",
-              "I can spend up to {value} {unit}."),
-    "rating": ("It should be rated at least {value}.", "I want a rating of {value} or more.",
-               "Nothing rated below {value}, please."),
-    "amenity": ("It needs to have {value}.", "I need {value}.", "It must have {value}."),
-    "time": ("I'd like to go on {day} {slot}.", "It's for {day} {slot}.", "I'm thinking {day}, in the {slot}."),
-}
-_NO_PREFERENCE = {
-    "category": "No preference on the {label}.",
-    "area": "I don't mind which area.",
-    "price": "Price doesn't matter much to me.",
-    "rating": "The rating doesn't matter much.",
-    "amenity": "No special amenities needed.",
-    "time": "Any time works.",
-}
-#: What a slot is called when the user has nothing to say about it yet.
-_SLOT_NOUN = {"category": "{label}", "area": "area", "price": "price", "rating": "rating",
-              "amenity": "amenities", "time": "time"}
-_GREETINGS = ("Hi! I'm looking for a {noun}.", "Hello, can you help me book a {noun}?", "Hey, I need to find a {noun}.")
-_LATE = ("Oh, one more thing: ", "Actually, I just remembered: ", "My friend just told me something, so: ")
-_ACCEPT = ("Perfect, that's exactly what I wanted. Thank you!", "Great, that works for me. Thanks a lot!",
-           "Wonderful, that's booked then. Thank you!")
-_GIVE_UP = "I think I'll look elsewhere. Goodbye."
-#: The reply to a message the user cannot place (its words stay stable for agents and tests).
-REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
-#: The reply to small talk ("How's your day going?"): friendly, and back to the task.
-SMALL_TALK = "All good here, thanks! Can we get back to finding a {noun}?"
-#: The reply to a list of slot words with no question around them.
-KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
-_UNSAID = "I can't say exactly why yet, it just doesn't feel right."
-#: How an ambiguous user blurs a detail it states up front (the `ambiguity` noise).
-_VAGUE = {
-    "time": "Sometime this week would be good, at my usual time.",
-    "area": "Somewhere near the usual place.",
-    "category": "The kind of place I usually like.",
-    "price": "Nothing too expensive.",
-}
-_QUESTION_FOR = {
-    "time": "Which day and what time of day would you like?",
-    "area": "Which area would you like?",
-    "category": "Which {label} would you like?",
-    "price": "What is your budget?",
-}
-
-
-def statement(c: Constraint, domain: Domain, variant: int = 0) -> str:
-    """How the user states constraint `c` (variant picks one of the phrasings)."""
-    forms = _STATEMENTS[c.kind]
-    form = forms[variant % len(forms)]
-    if c.kind == "time":
-        return form.format(day=c.value[0].capitalize(), slot=c.value[1])
-    return form.format(label=domain.category_label, value=c.value, unit=domain.price_unit)
+_NUMBER = re.compile(r"\d")
 
 
 @lru_cache(maxsize=None)
@@ -108,12 +89,17 @@ def understanding(domain: Domain) -> Understanding:
     """How the users of `domain` read messages: the family lexicon plus the domain's own words
     and every name and id a place of the domain can have (compiled once per domain)."""
     values = {
-        "category": [domain.category_label, *domain.category_synonyms, *domain.categories],
+        "category": [*domain.category_synonyms, *domain.categories],
         "area": list(domain.areas),
         "amenity": list(domain.amenities),
         "time": [*DAYS, *SLOTS],
     }
-    return compile_understanding(load_lexicon(), values, place_phrases(domain))
+    # The domain's word for its category ("setting", "plan") asks about it as "category" does.
+    lexicon = load_lexicon()
+    if domain.category_label not in lexicon.slots["category"]:
+        lexicon = replace(lexicon, slots={**lexicon.slots, "category": (*lexicon.slots["category"],
+                                                                        domain.category_label)})
+    return compile_understanding(lexicon, values, place_phrases(domain))
 
 
 def place_names(world: World) -> dict[str, Place]:
@@ -134,11 +120,31 @@ def places_named(reading: Reading, names: dict[str, Place]) -> list[Place]:
     return list(found.values())
 
 
+def proposal_of(reading: Reading, names: dict[str, Place]) -> Place | None:
+    """The one place a reading proposes: the only place it names, or among several the one it
+    recommends ("I'd go with A, though B is also an option"), else the only one it does not
+    offer as an alternative; None when it names none, or several with no recommendation."""
+    named = places_named(reading, names)
+    if len(named) <= 1:
+        return named[0] if named else None
+
+    def ids(keys: tuple[str, ...]) -> set[str]:
+        return {p.id for k in keys if (p := resolve_place(k, names)) is not None}
+
+    alternatives = ids(reading.alternatives)
+    recommended = [p for p in named if p.id in ids(reading.recommended) and p.id not in alternatives]
+    if len(recommended) == 1:
+        return recommended[0]
+    rest = [p for p in named if p.id not in alternatives]
+    return rest[0] if len(rest) == 1 else None
+
+
 class DialogUser(SimulatedUser):
     """The simulated user of one dialog episode; see the module docstring."""
 
     __slots__ = ("_task", "_rng", "_blurred", "_shift", "_shift_turn", "_shift_fire", "_world", "_gold", "_domain",
-                 "_revealed", "_late", "_rejections", "_read", "_names", "_accepted", "_last")
+                 "_revealed", "_arrived", "_said", "_costs", "_repeats", "_everything", "_accepted", "_checking",
+                 "_to_change", "_approved", "_read", "_names", "_last")
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
         self._task = task
@@ -150,57 +156,94 @@ class DialogUser(SimulatedUser):
         self._world: World = task.world
         self._gold: Gold = task.gold
         self._domain: Domain = self._world.domain
+        #: Ids of the needs stated so far, in order.
         self._revealed: list[str] = []
-        self._late = [c for c in self._gold.constraints if c.reveal == "late"]
-        self._rejections = 0
-        self._read = understanding(self._domain).read
-        self._names: dict[str, Place] | None = None
+        #: Ids of the late needs that have arrived (the user has them).
+        self._arrived: set[str] = set()
+        #: Slots the user has answered (stated a need of, or said it has none).
+        self._said: set[str] = set()
+        #: Patience spent, and repeated questions so far.
+        self._costs = 0
+        self._repeats = 0
+        #: The user said "that's everything" and nothing new has come up since.
+        self._everything = False
         #: The place the user last accepted as a proposal (a confirmation question books it).
         self._accepted: Place | None = None
+        #: What the user came back about and awaits an answer on: (place, booking id or None).
+        self._checking: tuple[Place, str | None] | None = None
+        #: Bookings the user rejected or asked to change: they should be cancelled.
+        self._to_change: set[str] = set()
+        #: A booking the user approved that waits for the others to be cancelled.
+        self._approved: str | None = None
+        self._read = understanding(self._domain).read
+        self._names: dict[str, Place] | None = None
         #: The last message read and its reading: the commitment judge and `reply` read each
         #: message in turn, and share this one reading (also past the engine's memo).
         self._last: tuple[str, Reading] | None = None
 
-    # -------------------------------------------------------------- helpers
+    # -------------------------------------------------------------- what the user has
+    def _has(self, c: Constraint) -> bool:
+        """Whether the user has need `c` now: any need but a late one that has not arrived."""
+        return c.reveal != "late" or c.id in self._arrived
+
     def _pick(self, options: tuple[str, ...]) -> str:
         return options[int(self._rng.integers(len(options)))]
 
     def _say(self, c: Constraint) -> str:
         if c.id not in self._revealed:
             self._revealed.append(c.id)
+            self._everything = False
+        self._said.add(c.kind)
         return statement(c, self._domain, int(self._rng.integers(3)))
 
-    def _sayable(self, c: Constraint) -> bool:
-        """Whether the user would state `c` now: any constraint but a late one not yet volunteered."""
-        return c.reveal != "late" or c.id in self._revealed
+    def _broken(self, place: Place, day: str, slot: str) -> Constraint | None:
+        """The need the user names first of those `place` at (day, slot) breaks: one it has
+        stated, else one it has (goal order); None when it breaks none."""
+        broken = [c for c in self._gold.constraints if self._has(c) and not c.holds(place, day, slot)]
+        stated = [c for c in broken if c.id in self._revealed]
+        return (stated or broken or [None])[0]
 
     def _verdict(self, place: Place, day: str, slot: str) -> str | None:
-        """Why `place` at (day, slot) will not do, as the user says it; None when it will.
-
-        Shared by proposals and bookings: every constraint of the goal, then the place's
-        availability. A broken constraint already stated is named first (a person repeats what
-        they said), then one the user would answer when asked; a late constraint not yet
-        volunteered is never named (`_UNSAID`).
-        """
-        broken = [c for c in self._gold.constraints if not c.holds(place, day, slot)]
-        sayable = [c for c in broken if self._sayable(c)]
-        if sayable:
-            stated = [c for c in sayable if c.id in self._revealed]
-            return self._say((stated or sayable)[0])
-        if broken:
-            return _UNSAID
+        """Why `place` at (day, slot) will not do, as the user says it; None when it will. Shared
+        by proposals, bookings and the answers to "does it still work?": the needs the user has
+        now, then the place's availability."""
+        c = self._broken(place, day, slot)
+        if c is not None:
+            return self._say(c)
         if not place.is_open(day, slot):
             time = next(c for c in self._gold.constraints if c.kind == "time")
             return f"It isn't available when I need it. {self._say(time)}"
         return None
 
-    def _volunteer(self, turn: int) -> list[str]:
+    def _arrivals(self, turn: int, commit: bool) -> list[str]:
+        """The statements of the late needs that arrive now (all pending ones at a commitment,
+        else those due by `turn`), each marked as arrived."""
         out = []
-        for c, due in zip(self._late, self._gold.late_turns):
-            if turn >= due and c.id not in self._revealed:
-                out.append(self._pick(_LATE) + self._say(c))
+        for c, due in zip((c for c in self._gold.constraints if c.reveal == "late"), self._gold.late_turns):
+            if c.id not in self._arrived and (commit or turn >= due):
+                self._arrived.add(c.id)
+                out.append(self._say(c))
         return out
 
+    def _agreed(self) -> tuple[Place, str | None] | None:
+        """What the user and the agent have agreed on: an active booking the user has not
+        rejected, else a proposal it accepted."""
+        for b in self._world.active_bookings():
+            if b.id not in self._to_change:
+                return self._world.by_id[b.item_id], b.id
+        return (self._accepted, None) if self._accepted is not None else None
+
+    def _announce(self, said: list[str]) -> str:
+        """New needs, as the user coming back to what was agreed when there is something."""
+        lead = int(self._rng.integers(3))
+        agreed = self._agreed()
+        if agreed is None:
+            return also_need(said, lead)
+        self._checking = agreed
+        self._approved = None
+        return come_back(said, lead, agreed[0].name)
+
+    # -------------------------------------------------------------- reading
     def _place_names(self) -> dict[str, Place]:
         if self._names is None:
             # Built on the first proposal: most episodes name no place in free text.
@@ -218,17 +261,17 @@ class DialogUser(SimulatedUser):
         self._last = (message, r)
         return r
 
-    def _proposed(self, r: Reading) -> list[Place]:
-        """The places a reading names (none without a place word: no table built)."""
-        return places_named(r, self._place_names()) if r.places else []
+    def _booked(self, place: Place) -> bool:
+        return any(b.item_id == place.id for b in self._world.active_bookings())
 
-    def _proposal(self, r: Reading, proposed: list[Place]) -> tuple[Place, str, str] | None:
-        """The one place proposed and the day and slot it is judged at (those the message names,
-        else the wanted ones); None when it names several or none, or the place is booked already."""
-        if len(proposed) != 1:
+    def _proposal(self, r: Reading) -> tuple[Place, str, str] | None:
+        """The place a reading proposes and the day and slot it is judged at (those the message
+        names, else the wanted ones); None when it proposes none, names a place booked already,
+        or names the place the user asked about ("does X still work?": naming it answers)."""
+        if not r.places:
             return None
-        place = proposed[0]
-        if any(b.item_id == place.id for b in self._world.active_bookings()):
+        place = proposal_of(r, self._place_names())
+        if place is None or self._booked(place) or (self._checking is not None and self._checking[0] is place):
             return None
         g = self._gold
         day = next((v for s, v in r.details if s == "time" and v in DAYS), g.day)
@@ -242,7 +285,7 @@ class DialogUser(SimulatedUser):
         r = self._reading(message)
         if r.salad or not r.placed:
             return None
-        got = self._proposal(r, self._proposed(r))
+        got = self._proposal(r)
         if got is None:
             return None
         place, day, slot = got
@@ -250,20 +293,280 @@ class DialogUser(SimulatedUser):
 
     # -------------------------------------------------------------- SimulatedUser
     def opening(self) -> str:
-        parts = [self._pick(_GREETINGS).format(noun=self._domain.noun)]
+        parts = [self._pick(GREETINGS).format(a_noun=self._domain.a_noun)]
         for c in self._gold.constraints:
             if c.reveal == "upfront":
-                parts.append(_VAGUE[c.kind] if c.id in self._blurred else self._say(c))
+                parts.append(VAGUE[c.kind] if c.id in self._blurred else self._say(c))
         return " ".join(parts)
+
+    def reply(self, message: str, turn: int) -> UserTurn:
+        parts: list[str] = []
+        if not message.strip():
+            parts.append(f"Sorry, I didn't get that. Can you help me find {self._domain.a_noun}?")
+        else:
+            r = self._reading(message)
+            if r.salad:
+                parts.append(KEYWORDS)
+            elif not r.placed:
+                parts.append(REPHRASE)
+            else:
+                said = self._respond(r, message, turn)
+                if said.end is not None:
+                    return said
+                parts.append(said.text)
+        return self._close(parts, turn)
+
+    def _close(self, parts: list[str], turn: int) -> UserTurn:
+        """A reply's end: a goal shift due now, and the late needs due by this turn."""
+        if self._shift is not None and turn >= self._shift_turn:
+            parts.append(self._fire_shift(turn))
+        arrived = self._arrivals(turn, commit=False)
+        if arrived:
+            parts.append(self._announce(arrived))
+        return UserTurn(" ".join(p for p in parts if p))
+
+    def _respond(self, r: Reading, message: str, turn: int) -> UserTurn:
+        """The reply to a message the user can place."""
+        parts: list[str] = []
+        got = self._proposal(r)  # before the truth: naming the place asked about answers
+        if self._checking is not None:
+            said = self._truth()
+            if said.end is not None:
+                return said
+            parts.append(said.text)
+        if got is not None:
+            said = self._judge_proposal(*got, turn)
+            if said.end is not None:
+                return said
+            parts.append(said.text)
+        elif r.places:
+            named = places_named(r, self._place_names())
+            if len(named) > 1 and proposal_of(r, self._place_names()) is None:
+                parts.append(WHICH_ONE)
+            elif named and self._booked(named[0]) and not parts:
+                parts.append(f"You've already booked {named[0].name}.")
+        if r.asked or r.open:
+            said = self._questions(r, message, turn)
+            if said.end is not None:
+                return said
+            parts.append(said.text)
+        elif parts or r.places:
+            pass
+        elif r.confirm:
+            parts.append(self._confirm_answer())
+        elif r.chatter:
+            parts.append(SMALL_TALK.format(a_noun=self._domain.a_noun))
+        else:
+            parts.append(REPHRASE if r.question else self._pick(PROCEED))
+        return UserTurn(" ".join(parts))
+
+    # -------------------------------------------------------------- questions
+    def _questions(self, r: Reading, message: str, turn: int) -> UserTurn:
+        """Answers to what a message asks, a repeated question costing patience after the first."""
+        if r.asked and r.open and self._unsaid(r.asked):
+            # "Anything else the venue should offer?": one need, about what it names.
+            return UserTurn(self._say(next(c for c in self._gold.constraints if c.kind in r.asked
+                                           and c.id not in self._revealed and self._has(c))))
+        if r.open:
+            if self._everything and not r.asked:
+                return self._repeat(EVERYTHING, turn)
+            return UserTurn(self._open_answer(r.excluded))
+        exhausted = all(self._exhausted(s) for s in r.asked)
+        if exhausted and (r.values or _NUMBER.search(message)):
+            return UserTurn(self._confirmation(r, message))
+        answers = self._answer(r.asked)
+        if exhausted and not r.places and not r.confirm:
+            return self._repeat(" ".join(answers), turn)
+        return UserTurn(" ".join(answers))
+
+    def _exhausted(self, slot: str) -> bool:
+        """Whether the user has answered `slot` and has nothing more to say about it."""
+        return slot in self._said and not self._unsaid((slot,))
+
+    def _repeat(self, answer: str, turn: int) -> UserTurn:
+        """A question the user already answered: the first repeat is forgiven, later ones cost."""
+        self._repeats += 1
+        text = f"As I said: {clause(answer)}"
+        if self._repeats < 2:
+            return UserTurn(text)
+        return self._cost(f"{text} Please keep track of what I've told you.", turn)
+
+    def _confirmation(self, r: Reading, message: str) -> str:
+        """The reply to a message restating values of slots the user answered ("So, Tuesday
+        morning in Riverside?"): yes when they are its own, else its own restated."""
+        numbers = {f"{float(n):g}" for n in re.findall(r"\d+(?:\.\d+)?", message)}
+        wrong: list[Constraint] = []
+        for s in r.asked:
+            has = [c for c in self._gold.constraints if c.kind == s and self._has(c)]
+            if s in ("price", "rating"):
+                ok = not numbers or all(f"{float(c.value):g}" in numbers for c in has)
+            else:
+                own = {str(v).lower() for c in has for v in (c.value if c.kind == "time" else (c.value,))}
+                ok = not has or all(v in own for sl, v in r.values if sl == s)
+            if not ok:
+                wrong += has
+        if wrong:
+            return "Not quite: " + " ".join(self._say(c) for c in wrong)
+        return "Yes, that's right."
+
+    def _answer(self, asked: tuple[str, ...]) -> list[str]:
+        out: list[str] = []
+        label = self._domain.category_label
+        for s in asked:
+            # Looked up in the current goal (at most six constraints) rather than kept per slot,
+            # so a goal shift needs no bookkeeping here.
+            of_slot = [c for c in self._gold.constraints if c.kind == s]
+            has = [c for c in of_slot if self._has(c)]
+            self._said.add(s)
+            if has:
+                out += [self._say(c) for c in has]
+            elif of_slot:
+                out.append(f"Nothing comes to mind about the {SLOT_NOUN[s].format(label=label)} right now.")
+            else:
+                out.append(NO_PREFERENCE[s].format(label=label))
+        return out
+
+    def _unsaid(self, slots: tuple[str, ...]) -> bool:
+        """Whether the user has a need about `slots` it has not stated yet."""
+        return any(c.kind in slots and c.id not in self._revealed and self._has(c) for c in self._gold.constraints)
+
+    def _open_answer(self, excluded: frozenset[str]) -> str:
+        # One need not stated yet: one held back until asked, else one the opening only blurred
+        # ("somewhere near the usual place"); a late one arrives in its own time.
+        revealed = self._revealed
+        for c in self._gold.constraints:
+            if c.reveal == "ask" and c.id not in revealed and c.kind not in excluded:
+                return self._say(c)
+        for c in self._gold.constraints:
+            if c.id in self._blurred and c.id not in revealed and c.kind not in excluded:
+                return self._say(c)
+        self._everything = True
+        return EVERYTHING
+
+    def _confirm_answer(self) -> str:
+        if self._accepted is not None:
+            return f"Yes, please go ahead and book {self._accepted.name}."
+        return "Which place do you mean? Please tell me its name first."
+
+    # -------------------------------------------------------------- commitments
+    def _judge_proposal(self, place: Place, day: str, slot: str, turn: int) -> UserTurn:
+        """Judge a proposal as a booking would be judged, at the time `_proposal` read."""
+        why = self._verdict(place, day, slot)
+        if why is not None:
+            self._accepted = None
+            return self._cost(f"Hmm, {place.name} won't work for me. {why}", turn, commit=True)
+        self._accepted = place
+        arrived = self._arrivals(turn, commit=True)
+        if arrived:
+            return UserTurn(f"{place.name} sounds good. {self._announce(arrived)}")
+        return UserTurn(f"{place.name} sounds great. Please book it.")
+
+    def _truth(self) -> UserTurn:
+        """The answer to "does X still work?" once the agent has said anything: the truth, at no
+        cost; a booking that works ends the dialog."""
+        assert self._checking is not None
+        place, booking_id = self._checking
+        self._checking = None
+        b = self._world.bookings.get(booking_id) if booking_id is not None else None
+        day, slot = (b.day, b.slot) if b is not None else (self._gold.day, self._gold.slot)
+        why = self._verdict(place, day, slot)
+        if why is None:
+            if b is None:
+                self._accepted = place
+                return UserTurn(f"Good, then {place.name} still works. Please book it.")
+            return self._settle(b, f"Good, then {place.name} still works for me.")
+        if b is None:
+            self._accepted = None
+            return UserTurn(f"Then I'm afraid {place.name} won't work now. {why} Could you find another one?")
+        self._to_change.add(b.id)
+        return UserTurn(f"Then I'm afraid {place.name} won't work now. {why} "
+                        "Please cancel that booking and book one that fits.")
+
+    def _settle(self, b: Booking, said: str) -> UserTurn:
+        """A booking the user approves: accepted when it is the only active one, else it waits
+        for the others to be cancelled."""
+        others = [o for o in self._world.active_bookings() if o.id != b.id]
+        if not others:
+            return UserTurn(f"{said} {self._pick(ACCEPT)}", end="accepted")
+        self._approved = b.id
+        names = ", ".join(self._world.by_id[o.item_id].name for o in others)
+        return UserTurn(f"{said} Please cancel the other booking ({names}).")
+
+    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
+        booked = [e.data["booking_id"] for e in events if e.kind == "booked"]
+        for e in events:
+            if e.kind == "cancelled":
+                self._cancelled(e.data["booking_id"])
+        if not booked:
+            return self._after_cancel()
+        # A booking is a commitment: whatever the user came back about is being replaced, and
+        # every late need still pending arrives now.
+        if self._checking is not None and self._checking[1] is not None:
+            self._to_change.add(self._checking[1])
+        self._checking = self._accepted = None
+        if self._shift is not None:
+            # The user changes their mind on seeing the booking; not the assistant's fault.
+            text = self._fire_shift(turn)
+            self._to_change.update(booked)
+            arrived = self._arrivals(turn, commit=True)
+            return UserTurn(" ".join([text, "Please change the booking.", *([also_need(arrived, 0)] if arrived else [])]))
+        fresh = [b for b in self._world.active_bookings() if b.id in booked]
+        if len(fresh) > 1:
+            self._to_change.update(booked)
+            return self._cost(f"You've made {len(fresh)} bookings, but I only need one. "
+                              "Please cancel the extra ones.", turn, commit=True)
+        if not fresh:
+            return None
+        b = fresh[0]
+        place = self._world.by_id[b.item_id]
+        why = self._verdict(place, b.day, b.slot)
+        if why is not None:
+            self._to_change.add(b.id)
+            return self._cost(f"That won't work for me. {why} Please cancel it.", turn, commit=True)
+        arrived = self._arrivals(turn, commit=True)
+        if arrived:
+            return UserTurn(f"Thanks! {self._announce(arrived)}")
+        return self._settle(b, f"{place.name} works for me.")
+
+    def _cancelled(self, booking_id: str) -> None:
+        self._to_change.discard(booking_id)
+        if self._checking is not None and self._checking[1] == booking_id:
+            self._checking = None
+        if self._approved == booking_id:
+            self._approved = None
+
+    def _after_cancel(self) -> UserTurn:
+        """The reply to cancellations alone: accepted when what is left is the one booking the
+        user approved, else a word that it saw them."""
+        active = self._world.active_bookings()
+        if len(active) == 1 and active[0].id == self._approved:
+            return UserTurn(self._pick(ACCEPT), end="accepted")
+        if active:
+            return UserTurn("Okay, that one is cancelled.")
+        return UserTurn("Okay, that one is cancelled. Please book one that fits.")
+
+    def _cost(self, text: str, turn: int, commit: bool = False) -> UserTurn:
+        """A miss that costs patience: `text`, the warning with one miss left, the late needs
+        that arrive at a first commitment; out of patience, the user gives up."""
+        self._costs += 1
+        if self._costs >= self._gold.patience:
+            return UserTurn(f"{text} {GIVE_UP}", end="gave_up")
+        parts = [text]
+        if self._gold.patience - self._costs == 1:
+            parts.append(WARNING)
+        arrived = self._arrivals(turn, commit=commit)
+        if arrived:
+            parts.append(self._announce(arrived))
+        return UserTurn(" ".join(parts))
 
     # -------------------------------------------------------------- noise support
     def blur(self, rng: np.random.Generator) -> NoiseEvent | None:
-        options = [c for c in self._gold.constraints if c.reveal == "upfront" and c.kind in _VAGUE]
+        options = [c for c in self._gold.constraints if c.reveal == "upfront" and c.kind in VAGUE]
         if not options:
             return None
         c = options[int(rng.integers(len(options)))]
         self._blurred.append(c.id)
-        return NoiseEvent(target=c.id, detail=_VAGUE[c.kind])
+        return NoiseEvent(target=c.id, detail=VAGUE[c.kind])
 
     def unclarified(self) -> list[str]:
         """Blurred constraints the assistant has not yet asked about."""
@@ -272,21 +575,44 @@ class DialogUser(SimulatedUser):
     def clarifying_question(self, constraint_id: str) -> str:
         """A question that makes this user state `constraint_id` (used by the oracle)."""
         kind = next(c.kind for c in self._gold.constraints if c.id == constraint_id)
-        return _QUESTION_FOR[kind].format(label=self._domain.category_label)
+        return QUESTION_FOR[kind].format(label=self._domain.category_label)
 
     def plan_goal_shift(self, rng: np.random.Generator, fire: Callable[[NoiseEvent], None]) -> bool:
         # Move the wanted time to another one at which some place meets every other constraint,
-        # so the task stays solvable and its gold is enumerated anew.
-        current = (self._gold.day, self._gold.slot)
-        others = [c for c in self._gold.constraints if c.kind != "time"]
-        options = [(d, s) for d in DAYS for s in SLOTS
-                   if (d, s) != current and satisfying_places(self._world, others, d, s)]
-        if not options:
+        # so the task stays solvable and its gold is enumerated anew. The shift costs the agent
+        # nothing and may come mid-dialog: at the new time no never-ask agent may reach the gold
+        # from wherever its learning stands (`guessable_midway`), preferably even skipping a
+        # place at each stage (one it tried at the old time). No such time: no shift.
+        options = [(d, s) for d in DAYS for s in SLOTS if (d, s) != (self._gold.day, self._gold.slot)]
+        fair: dict[int, tuple[str, str]] = {}
+        for k in rng.permutation(len(options)):
+            d, s = options[k]
+            margin = self._shift_margin(d, s)
+            if margin is not None and margin not in fair:
+                fair[margin] = (d, s)
+                if margin == 1:
+                    break
+        if not fair:
             return False
-        self._shift = options[int(rng.integers(len(options)))]
+        self._shift = fair[max(fair)]
         self._shift_turn = int(rng.integers(2, 5))
         self._shift_fire = fire
         return True
+
+    def _shift_margin(self, day: str, slot: str) -> int | None:
+        """The places a learning sprayer could skip at each stage and still not reach the gold
+        were the time moved to (day, slot): 1, 0, or None when it could reach it (or nothing
+        fits then)."""
+        g = self._gold
+        others = [c for c in g.constraints if c.kind != "time"]
+        items = satisfying_places(self._world, others, day, slot)
+        if not items:
+            return None
+        constraints = [Constraint("time", "time", (day, slot), "upfront"), *others]
+        for margin in (1, 0):
+            if not guessable_midway(self._world, constraints, items, day, slot, g.patience, margin):
+                return margin
+        return None
 
     def _fire_shift(self, turn: int) -> str:
         assert self._shift is not None and self._shift_fire is not None
@@ -300,126 +626,18 @@ class DialogUser(SimulatedUser):
                       items=satisfying_places(self._world, constraints, day, slot))
         self._gold = self._task.gold = self._task.goal = new
         self._shift = None
-        self._accepted = None
+        self._accepted = self._checking = self._approved = None
+        self._to_change.update(b.id for b in self._world.active_bookings())
         if "time" not in self._revealed:
             self._revealed.append("time")
+        self._said.add("time")
         # Cancel (if something is booked) and rebook: two turns are needed to recover.
         recoverable = turn + 2 <= self._task.max_turns
         self._shift_fire(NoiseEvent(target="time", detail={"from": list((old.day, old.slot)), "to": [day, slot],
                                                            "recoverable": recoverable}, recoverable=recoverable))
         return f"Actually, can we make it {day.capitalize()} {slot} instead?"
 
-    def reply(self, message: str, turn: int) -> UserTurn:
-        parts: list[str] = []
-        if not message.strip():
-            parts.append(f"Sorry, I didn't get that. Can you help me find a {self._domain.noun}?")
-        else:
-            r = self._reading(message)
-            if r.salad:
-                parts.append(KEYWORDS)
-            elif not r.placed:
-                parts.append(REPHRASE)
-            else:
-                proposed = self._proposed(r)
-                if len(proposed) == 1:
-                    got = self._proposal(r, proposed)
-                    said = (UserTurn(f"You've already booked {proposed[0].name}.") if got is None
-                            else self._judge_proposal(*got, turn))
-                    if said.end is not None:
-                        return said
-                    parts.append(said.text)
-                elif len(proposed) > 1:
-                    parts.append("That's a lot of options. Which one would you recommend?")
-                if r.asked and r.open and self._unsaid(r.asked):
-                    # "Anything else the venue should offer?": one requirement, about what it names.
-                    parts.append(self._say(next(c for c in self._gold.constraints if c.kind in r.asked
-                                                and c.id not in self._revealed and self._sayable(c))))
-                elif r.asked and not r.open:
-                    parts += self._answer(r.asked)
-                elif r.open:
-                    parts.append(self._open_answer(r.excluded))
-                elif r.confirm and not proposed:
-                    parts.append(self._confirm_answer())
-                elif r.chatter and not proposed:
-                    parts.append(SMALL_TALK.format(noun=self._domain.noun))
-                elif not proposed:
-                    parts.append(REPHRASE if r.question else
-                                 self._pick(("Okay. Please find something that fits and book it.",
-                                             "Sounds good, go ahead and book something that fits.")))
-        if self._shift is not None and turn >= self._shift_turn:
-            parts.append(self._fire_shift(turn))
-        parts += self._volunteer(turn)
-        return UserTurn(" ".join(parts))
-
-    def _judge_proposal(self, place: Place, day: str, slot: str, turn: int) -> UserTurn:
-        """Judge a proposal as a booking would be judged, at the time `_proposal` read."""
-        why = self._verdict(place, day, slot)
-        if why is None:
-            self._accepted = place
-            return UserTurn(f"{place.name} sounds great. Please book it.")
-        self._accepted = None
-        return self._reject(f"Hmm, {place.name} won't work for me. {why}", turn)
-
-    def _answer(self, asked: tuple[str, ...]) -> list[str]:
-        out: list[str] = []
-        label = self._domain.category_label
-        for s in asked:
-            # Looked up in the current goal (at most six constraints) rather than kept per slot,
-            # so a goal shift needs no bookkeeping here.
-            of_slot = [c for c in self._gold.constraints if c.kind == s]
-            sayable = [c for c in of_slot if self._sayable(c)]
-            if sayable:
-                out += [self._say(c) for c in sayable]
-            elif of_slot:
-                out.append(f"Nothing comes to mind about the {_SLOT_NOUN[s].format(label=label)} right now.")
-            else:
-                out.append(_NO_PREFERENCE[s].format(label=label))
-        return out
-
-    def _unsaid(self, slots: tuple[str, ...]) -> bool:
-        """Whether the user holds something about `slots` it would say and has not said yet."""
-        return any(c.kind in slots and c.id not in self._revealed and self._sayable(c) for c in self._gold.constraints)
-
-    def _open_answer(self, excluded: frozenset[str]) -> str:
-        # One requirement not stated yet: one held back until asked, else one the opening only
-        # blurred ("somewhere near the usual place"); a late one waits for its turn.
-        revealed = self._revealed
-        for c in self._gold.constraints:
-            if c.reveal == "ask" and c.id not in revealed and c.kind not in excluded:
-                return self._say(c)
-        for c in self._gold.constraints:
-            if c.id in self._blurred and c.id not in revealed and c.kind not in excluded:
-                return self._say(c)
-        return "That's everything I can think of for now."
-
-    def _confirm_answer(self) -> str:
-        if self._accepted is not None:
-            return f"Yes, please go ahead and book {self._accepted.name}."
-        return "Which place do you mean? Please tell me its name first."
-
-    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
-        if not any(e.kind == "booked" for e in events):
-            return None
-        if self._shift is not None:
-            # The user changes their mind on seeing the booking; not the assistant's fault.
-            return UserTurn(self._fire_shift(turn) + " Please change the booking.")
-        active = self._world.active_bookings()
-        if len(active) > 1:
-            return self._reject(f"You've made {len(active)} bookings, but I only need one. "
-                                "Please cancel the extra ones.", turn)
-        b = active[0]
-        place = self._world.by_id[b.item_id]
-        why = self._verdict(place, b.day, b.slot)
-        if why is None:
-            return UserTurn(self._pick(_ACCEPT), end="accepted")
-        return self._reject(f"That won't work for me. {why}", turn)
-
-    def _reject(self, text: str, turn: int) -> UserTurn:
-        self._rejections += 1
-        if self._rejections >= self._gold.patience:
-            return UserTurn(f"{text} {_GIVE_UP}", end="gave_up")
-        return UserTurn(" ".join([text, *self._volunteer(turn)]))
-
+    # -------------------------------------------------------------- metrics
     def known_constraints(self) -> list[str]:
         return self._revealed
 

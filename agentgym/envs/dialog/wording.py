@@ -1,0 +1,96 @@
+"""What the dialog user says: its stock sentences and how it states a need, in one place.
+
+The user's reply logic (`agentgym.envs.dialog.user`) decides what to say; this module says it, in
+the domain's own words ("an event venue", "I'd like to check in on Friday evening"). The
+sentences agents and tests key on (`REPHRASE`, `KEYWORDS`, `SMALL_TALK`, `WHICH_ONE`) are
+exported from the user module too.
+"""
+
+from __future__ import annotations
+
+from agentgym.envs.dialog.domain import Domain
+from agentgym.envs.dialog.tasks import Constraint
+
+__all__ = ["statement", "come_back", "also_need", "clause", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE",
+           "GREETINGS", "ACCEPT", "GIVE_UP", "WARNING", "EVERYTHING", "PROCEED", "NO_PREFERENCE", "SLOT_NOUN",
+           "VAGUE", "QUESTION_FOR"]
+
+_STATEMENTS: dict[str, tuple[str, ...]] = {
+    "category": ("The {label} should be {value}.", "I'd like the {label} to be {value}.",
+                 "I'm looking for {value} as the {label}."),
+    "area": ("It should be in {value}.", "Somewhere in {value}, please.", "I'd like it to be in the {value} area."),
+    "price": ("My budget is at most {value} {unit}.", "Nothing above {value} {unit}, please.",
+              "I can spend up to {value} {unit}."),
+    "rating": ("It should be rated at least {value}.", "I want a rating of {value} or more.",
+               "Nothing rated below {value}, please."),
+    "amenity": ("It needs to have {value}.", "I need {value}.", "It must have {value}."),
+}
+#: What the user says of a slot it has no need about.
+NO_PREFERENCE = {
+    "category": "No preference on the {label}.",
+    "area": "I don't mind which area.",
+    "price": "Price doesn't matter much to me.",
+    "rating": "The rating doesn't matter much.",
+    "amenity": "No special amenities needed.",
+    "time": "Any time works.",
+}
+#: What a slot is called when the user has nothing to say about it yet.
+SLOT_NOUN = {"category": "{label}", "area": "area", "price": "price", "rating": "rating",
+             "amenity": "amenities", "time": "time"}
+GREETINGS = ("Hi! I'm looking for {a_noun}.", "Hello, can you help me book {a_noun}?", "Hey, I need to find {a_noun}.")
+#: How a need that arrives later is introduced.
+_LATE = ("Oh, one more thing: ", "Actually, I just remembered something: ", "My friend just told me something: ")
+ACCEPT = ("Perfect, that's exactly what I wanted. Thank you!", "Great, that works for me. Thanks a lot!",
+          "Wonderful, that's booked then. Thank you!")
+GIVE_UP = "I think I'll look elsewhere. Goodbye."
+#: Said once the user can take only one more miss.
+WARNING = "Please be careful: I'm starting to lose my patience."
+EVERYTHING = "That's everything I can think of for now."
+PROCEED = ("Okay. Please find something that fits and book it.", "Sounds good, go ahead and book something that fits.")
+#: The reply to a message the user cannot place (its words stay stable for agents and tests).
+REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
+#: The reply to small talk ("How's your day going?"): friendly, and back to the task.
+SMALL_TALK = "All good here, thanks! Can we get back to finding {a_noun}?"
+#: The reply to a list of slot words with no question around them.
+KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
+#: The reply to a message naming several places with no recommendation among them.
+WHICH_ONE = "You've named a few places. Which one would you recommend?"
+#: How an ambiguous user blurs a detail it states up front (the `ambiguity` noise).
+VAGUE = {
+    "time": "Sometime this week would be good, at my usual time.",
+    "area": "Somewhere near the usual place.",
+    "category": "The kind of place I usually like.",
+    "price": "Nothing too expensive.",
+}
+QUESTION_FOR = {
+    "time": "Which day and what time of day would you like?",
+    "area": "Which area would you like?",
+    "category": "Which {label} would you like?",
+    "price": "What is your budget?",
+}
+#: Words that stay capitalised after a colon.
+_KEEP_CASE = ("I ", "I'", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def statement(c: Constraint, domain: Domain, variant: int = 0) -> str:
+    """How the user states constraint `c` (variant picks one of the phrasings)."""
+    if c.kind == "time":
+        form = domain.time_phrases[variant % len(domain.time_phrases)]
+        return form.format(day=c.value[0].capitalize(), slot=c.value[1])
+    forms = _STATEMENTS[c.kind]
+    return forms[variant % len(forms)].format(label=domain.category_label, value=c.value, unit=domain.price_unit)
+
+
+def clause(sentence: str) -> str:
+    """A statement as it reads after a colon ("It needs to have wifi." -> "it needs to have wifi.")."""
+    return sentence if sentence.startswith(_KEEP_CASE) else sentence[:1].lower() + sentence[1:]
+
+
+def also_need(said: list[str], lead: int) -> str:
+    """New needs the user just thought of, with nothing agreed yet to come back to."""
+    return _LATE[lead % len(_LATE)] + " ".join([clause(said[0]), *said[1:]])
+
+
+def come_back(said: list[str], lead: int, name: str) -> str:
+    """New needs the user just thought of, coming back to the place agreed ("Does X still work?")."""
+    return f"{also_need(said, lead)} Does {name} still work?"
