@@ -150,10 +150,12 @@ class StepDriver:
     """Feeds `benchmark.pedantic` a live episode for every timed step.
 
     `setup()` runs untimed before each round: it books the previous step's outcome, then resets
-    (next seed of the cycle) when the episode has ended or its step allowance is used up
-    (STEPS_PER_EPISODE, always below the env's own turn budget). `ended` counts timed steps
-    that ended an episode; the benchmarks assert it stays 0 without noise. The timed callable does only
-    ``env.step(action)`` and one attribute store.
+    (next seed of the cycle) when the episode has ended or its step allowance is used up: at most
+    STEPS_PER_EPISODE, and once the timed action is known (`timed_step`), as many as an untimed
+    probe of the same seed and action, in an env of its own, takes before one ends the episode (a
+    turn budget, a user who gives up on a question asked again); a seed whose first step would end
+    it is passed over. `ended` counts timed steps that ended an episode; the benchmarks assert it
+    stays 0 without noise. The timed callable does only ``env.step(action)`` and one attribute store.
     """
 
     env: gym.Env
@@ -167,11 +169,35 @@ class StepDriver:
     ended: int = 0
     resets: int = 0
     steps: int = 0
+    action: str | None = None
+    probe: gym.Env | None = None
+    allowed: dict[int, int] = field(default_factory=dict)
+
+    def _allowed(self, seed: int) -> int:
+        """Steps of `action` the episode of `seed` takes before one ends it (at most STEPS_PER_EPISODE)."""
+        if self.action is None:
+            return STEPS_PER_EPISODE
+        if seed not in self.allowed:
+            self.probe = self.probe or gym.make(self.env.spec)
+            self.probe.reset(seed=seed)
+            self.allowed[seed] = STEPS_PER_EPISODE
+            for k in range(STEPS_PER_EPISODE):
+                out = self.probe.step(self.action)
+                if out[2] or out[3]:
+                    self.allowed[seed] = k
+                    break
+        return self.allowed[seed]
 
     def reset(self) -> None:
-        self.obs, self.info = self.env.reset(seed=next(self.seeds))
-        budget = int(self.info.get("max_turns", STEPS_PER_EPISODE + 1))
-        self.steps_left = max(1, min(STEPS_PER_EPISODE, budget - 1))
+        for _ in range(N_SEEDS):
+            seed = next(self.seeds)
+            self.obs, self.info = self.env.reset(seed=seed)
+            budget = int(self.info.get("max_turns", STEPS_PER_EPISODE + 1))
+            self.steps_left = min(budget - 1, self._allowed(seed))
+            if self.steps_left > 0:
+                break
+        else:
+            raise AssertionError(f"the first step of {self.action!r} ends every episode")
         self.done = False
         self.resets += 1
 
@@ -196,7 +222,8 @@ class StepDriver:
         self._book()
 
     def timed_step(self, action: str) -> Callable[[], None]:
-        """The timed callable: one ``env.step(action)``."""
+        """The timed callable: one ``env.step(action)`` (`reset` probes each seed with this action)."""
+        self.action = action
         step = self.env.step
         driver = self
 

@@ -21,8 +21,11 @@ Subjects:
   ``envbench.choose_tool_action`` (the pytest benchmarks' choice), a reset is ``env.reset(seed=s)``.
 
 Steps are timed on live episodes: an untimed reset starts a new one (seeds cycle 0..99) every
-``STEPS_PER_EPISODE`` (8) steps, or sooner for a shorter turn budget, so no timed step ends an
-episode (noise excepted: a simulated-time budget may end one now and then, counted). The guessing
+``STEPS_PER_EPISODE`` (8) steps, or sooner: an AgentRL episode takes as many as an untimed probe
+of the same seed and action, in an env of its own, shows can be taken before one ends the episode
+(a turn budget, a user who gives up on a question asked again, a noise budget), and a seed whose
+first step would end it is passed over; so no timed step ends an episode (one that does anyway is
+counted, and without noise is an error). The guessing
 games get a fixed valid action each step: the next unguessed number, skipping the target (read
 from the env untimed), so every timed step is a valid, non-final guess with a hint. This is the
 best case of the results: one repeated call with no arguments, one repeated sentence; whole
@@ -193,28 +196,41 @@ def step_unit_gem() -> Unit:
 
 
 def step_unit_agentrl(env_id: str, noise: str | None, op: str) -> Unit:
-    env = make_agentrl(env_id, noise)
+    env, probe = make_agentrl(env_id, noise), make_agentrl(env_id, noise)
     seeds = _seed_cycle()
     st: dict[str, Any] = {"left": 0, "done": True, "action": MESSAGE}
     tool_cache: dict[int, str] = {}
+    allowed: dict[int, int] = {}
     counts = {"steps": 0, "ended": 0, "episodes": 0, "calls": 0, "valid": 0, "injected": 0}
     chosen: dict[str, int] = {}
     step = env.step
 
+    def steps_before_end(seed: int, action: str) -> int:
+        probe.reset(seed=seed)
+        for k in range(STEPS_PER_EPISODE):
+            out = probe.step(action)
+            if out[2] or out[3]:
+                return k
+        return STEPS_PER_EPISODE
+
     def new_episode() -> None:
-        seed = next(seeds)
-        obs, info = env.reset(seed=seed)
-        budget = int(info.get("max_turns", STEPS_PER_EPISODE + 1))
-        st["left"] = max(1, min(STEPS_PER_EPISODE, budget - 1))
-        st["done"] = False
-        counts["episodes"] += 1
-        if op == "step:tool":
-            action = tool_cache.get(seed)
-            if action is None:
-                action, how = choose_tool_action(env, obs, info)
-                tool_cache[seed] = action
-                chosen[f"`{action}` ({how})"] = chosen.get(f"`{action}` ({how})", 0) + 1
-            st["action"] = action
+        for _ in range(N_SEEDS):
+            seed = next(seeds)
+            obs, info = env.reset(seed=seed)
+            action = MESSAGE
+            if op == "step:tool":
+                action = tool_cache.get(seed)
+                if action is None:
+                    action, how = choose_tool_action(env, obs, info)
+                    tool_cache[seed] = action
+                    chosen[f"`{action}` ({how})"] = chosen.get(f"`{action}` ({how})", 0) + 1
+            if seed not in allowed:
+                allowed[seed] = steps_before_end(seed, action)
+            if allowed[seed]:
+                st.update(left=allowed[seed], done=False, action=action)
+                counts["episodes"] += 1
+                return
+        raise AssertionError(f"{env_id} {op}: the first step ends every episode")
 
     def block(n: int) -> list[int]:
         wall: list[int] = []
