@@ -87,6 +87,13 @@ def test_recordings_round_trip(tmp_path: Path) -> None:
     assert episodes.Recordings.load(tmp_path / "r.json") == rec
 
 
+def test_episodes_of_an_id_take_the_cells_in_turn() -> None:
+    a, b = _cell("AgentRL/ToolUse-v0", "heuristic"), _cell("AgentRL/ToolUse-v0", "expert")
+    rec = episodes.Recordings({c: [episodes.Recording(s, [], [], "") for s in range(2)] for c in (a, b)})
+    assert [(c.agent, r.seed) for c, r in rec.of("AgentRL/ToolUse-v0", "medium")] == [
+        ("heuristic", 0), ("expert", 0), ("heuristic", 1), ("expert", 1)]
+
+
 def test_options_derive_from_the_config() -> None:
     cfg = parse_args(["--quick", "--episodes", "3", "--out", "/tmp/x.md"], "")
     assert cfg.quick and cfg.episodes == 3 and cfg.rounds == PerfConfig().quick_preset().rounds

@@ -65,8 +65,11 @@ class Recordings:
     play_s: float = 0.0
 
     def of(self, env_id: str, noise: str) -> list[tuple[Cell, Recording]]:
-        """Every episode of one id and noise preset, cell by cell."""
-        return [(c, r) for c, recs in self.cells.items() if c.env_id == env_id and c.noise == noise for r in recs]
+        """Every episode of one id and noise preset, the cells' in turn (each cell's first, then
+        each cell's second, ...), so any prefix of the list holds every cell alike."""
+        mine = [(c, recs) for c, recs in self.cells.items() if c.env_id == env_id and c.noise == noise]
+        longest = max((len(recs) for _c, recs in mine), default=0)
+        return [(c, recs[j]) for j in range(longest) for c, recs in mine if j < len(recs)]
 
     def save(self, path: Path) -> None:
         """Write as JSON (one object; cells as their fields)."""

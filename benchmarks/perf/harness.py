@@ -86,8 +86,7 @@ def child_replayed(recordings: str, env_id: str, noise: str, rounds: int, episod
     from perf.episodes import Recordings
     from perf.replay_agent import ReplayAgent, episode_key
 
-    chosen = sorted(Recordings.load(Path(recordings)).of(env_id, noise), key=lambda cr: (cr[1].seed, cr[0]))
-    chosen = chosen[:episodes]
+    chosen = Recordings.load(Path(recordings)).of(env_id, noise)[:episodes]
     tmp = Path(tempfile.mkdtemp(prefix="agentgym-perf-"))
     by_agent: dict[str, list] = {}
     for cell, rec in chosen:
@@ -114,7 +113,9 @@ def child_replayed(recordings: str, env_id: str, noise: str, rounds: int, episod
     def harness() -> None:
         for eps, jobs, spec, _agent in plays:
             summary = run_jobs(jobs, spec, tmp / "records.jsonl", workers=1, progress=False)
-            assert summary.ran == len(eps) and summary.agent_errors == 0, summary
+            if summary.ran != len(eps) or summary.agent_errors:
+                raise RuntimeError(f"{env_id} noise={noise}: {summary.ran} of {len(eps)} episodes ran, "
+                                   f"{summary.agent_errors} with an agent error: {_first_error(tmp / 'records.jsonl')}")
             (tmp / "records.jsonl").unlink()
         return None
 
@@ -124,6 +125,16 @@ def child_replayed(recordings: str, env_id: str, noise: str, rounds: int, episod
         shutil.rmtree(tmp, ignore_errors=True)
     out["episodes"] = len(chosen)
     return out
+
+
+def _first_error(records: Path) -> str:
+    """The first agent error in a records file, as ``key: Type: message`` (an episode that outlives
+    its recording: the envs changed since it was recorded)."""
+    for line in records.read_text("utf-8").splitlines():
+        rec = json.loads(line)
+        if rec.get("agent_error"):
+            return f"{rec['key']}: {rec['agent_error']['type']}: {rec['agent_error']['message']}"
+    return "none recorded"
 
 
 def _summary(label: str, res: dict[str, Any], episodes: int) -> dict[str, Any]:

@@ -10,10 +10,11 @@ process, tracemalloc's traced bytes (Python and NumPy allocations, with where th
   of its recorded actions (`prefix` of them, at least one), kept live, so each holds what a live
   env in a run holds: a world the agent has read and written, a conversation, call records.
 
-Module-level caches and lazy imports are not per env, so warm-up envs come first and are dropped:
-three for the made-and-reset envs; for the real prefixes, one per live env, playing the same
-prefix, so that every cache a message or a domain fills is full before the count starts (what
-the warm-up leaves behind is reported apart).
+Module-level caches and lazy imports are not per env, so warm-up envs come first, kept live (a
+dropped env's freed memory would be reused by the counted ones and hide them from RSS): three for
+the made-and-reset envs; for the real prefixes, one per counted env, playing the same prefix, so
+that every cache a message or a domain fills is full before the count starts (what the caches and
+imports hold is reported apart: the warm-up's bytes less the counted envs').
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def _short_path(filename: str) -> str:
 
 def measure(make: Callable[[int], Any], n: int, mode: str, warm_all: bool = False) -> dict[str, Any]:
     """Bytes per env of `n` live envs from ``make(i)``, by `mode` (``rss`` or ``tracemalloc``),
-    after `WARM` warm-up envs kept live, or (`warm_all`) after ``make(i)`` of each i, dropped."""
+    after `WARM` warm-up envs, or (`warm_all`) after a first ``make(i)`` of each i; all kept live."""
     page = os.sysconf("SC_PAGE_SIZE")
 
     def rss() -> int:
@@ -47,22 +48,17 @@ def measure(make: Callable[[int], Any], n: int, mode: str, warm_all: bool = Fals
             return int(fh.read().split()[1]) * page
 
     start = rss()
-    if warm_all:
-        for i in range(n):
-            make(i).close()
-        warm: list[Any] = []
-    else:
-        warm = [make(n + i) for i in range(WARM)]
+    warm = [make(i) for i in range(n)] if warm_all else [make(n + i) for i in range(WARM)]
     gc.collect()
     if mode == "tracemalloc":
         tracemalloc.start(1)
     base_rss, base_tm = rss(), tracemalloc.get_traced_memory()[0] if mode == "tracemalloc" else 0
     live = [make(i) for i in range(n)]
     gc.collect()
-    out: dict[str, Any] = {"n": len(live), "mode": mode, "warm": n if warm_all else len(warm)}
+    out: dict[str, Any] = {"n": len(live), "mode": mode, "warm": len(warm)}
     if mode == "rss":
         out["bytes_per_env"] = (rss() - base_rss) / n
-        out["warm_bytes"] = base_rss - start
+        out["shared_bytes"] = base_rss - start - len(warm) * out["bytes_per_env"]
         return out
     out["bytes_per_env"] = (tracemalloc.get_traced_memory()[0] - base_tm) / n
     snap = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
@@ -95,7 +91,9 @@ def child_real(recordings: str, env_id: str, noise: str, n: int, mode: str, pref
         env.reset(seed=rec.seed)
         k = min(len(rec.actions) - 1, max(1, math.ceil(prefix * len(rec.actions))))
         for action in rec.actions[:k]:
-            env.step(action)
+            if any(env.step(action)[2:4]):
+                raise RuntimeError(f"{cell.label} seed {rec.seed}: the episode ended before its recorded end "
+                                   "(recorded with other env code? remove the --recordings file)")
         steps.append(k)
         return env
 
@@ -164,12 +162,13 @@ def section(real: list[dict[str, Any]] | None, made: list[dict[str, Any]] | None
               "fresh process, each made with a recorded episode's difficulty and split, reset to its seed and "
               f"stepped through the first {r0['prefix']:.0%} of its recorded actions (at least one, never the "
               "last), kept live; episodes of every agent, difficulty and split in turn. First the same prefixes "
-              "are played once in envs dropped after, so module-level caches (per domain, per message read) are "
-              "full before the count: *warm-up KB* is what they and the imports left, shared by every env. "
+              "are played once in as many envs, kept live and not counted, so module-level caches (per domain, per "
+              "message read) are full before the count: *caches KB* is what the caches and lazy imports hold, shared "
+              "by every env (the warm-up's bytes less its envs' own). "
               "*RSS*: the resident-set delta over the count; *traced*: tracemalloc's, in a second process with "
               f"{r0['tracemalloc']['n']:,} envs.", ""]
         o += md_table([{"subject": r["label"], "steps per env": f"{r['rss']['steps_per_env']:.1f}",
-                        "warm-up KB": f"{r['rss']['warm_bytes'] / 1024:,.0f}",
+                        "caches KB": f"{r['rss']['shared_bytes'] / 1024:,.0f}",
                         "RSS KB/env": f"{_kb(r):,.1f}", "traced KB/env": f"{_kb(r, 'tracemalloc'):,.1f}",
                         "target": f"<= {targets.MEM_TARGET_KB:g} KB",
                         "result": verdict(_kb(r), targets.MEM_TARGET_KB, "KB", lambda v: f"{v:,.1f}")}
