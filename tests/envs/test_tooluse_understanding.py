@@ -390,3 +390,27 @@ def test_small_talk_gets_a_friendly_reply_and_reveals_nothing() -> None:
     before = list(env.user.known_constraints())
     _, _, _, _, info = env.step("How's your week going?")
     assert SMALL_TALK in _reply(info) and env.user.known_constraints() == before
+
+
+@pytest.mark.parametrize(("domain", "detail", "plan"), [
+    ("finance", "currency", "My recommendation is to pay it in {other}; shall I go ahead?"),
+    ("finance", "currency", "I'll make the transfer in {other} then."),
+    ("calendar", "duration", "Shall I go ahead with a {other}-minute meeting?"),
+    ("calendar", "duration", "I will book {other} minutes for it, is that right?"),
+    ("ops", "severity", "I'm going to file it as {other}. OK?"),
+])
+def test_a_plan_with_another_value_than_the_users_is_corrected_and_its_own_is_confirmed(
+        domain: str, detail: str, plan: str) -> None:
+    """A person answers what a plan says: the wrong currency, length or severity gets the right
+    one (the user's own words for it), the right one a go-ahead; a plan is never a claim of work
+    done ("not quite yet")."""
+    env, _ = _reset(domain, lambda t: any(d.id == detail for d in t.goal.details))
+    want = env.user._values[detail]
+    others = {"currency": ["EUR", "USD", "GBP", "CHF"], "duration": [30, 45, 60, 90],
+              "severity": ["sev1", "sev2", "sev3"]}[detail]
+    other = next(v for v in others if v != want)
+    statement = next(d.statement for d in env.task.goal.details if d.id == detail)
+    _, _, _, _, info = env.step(plan.format(other=other))
+    assert statement in _reply(info) and detail in env.user.known_constraints()
+    _, _, _, _, info = env.step(plan.format(other=want))  # its own value: a yes, or the value said again
+    assert "not quite" not in _reply(info).lower() and all(str(v) not in _reply(info) for v in others if v != want)

@@ -102,6 +102,16 @@ _STOCK = frozenset({*_GO_AHEAD, *_UNKNOWN, *_ACCEPT, _GIVE_UP, _VIOLATION, _NOTE
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
+#: Values of the job's parameters an assistant names when it states a plan: a currency code, a
+#: severity, a meeting's length.
+_JOB_VALUES = re.compile(r"\b(?P<code>EUR|USD|GBP|CHF|SEK|CAD|sev[123])\b|\b(?P<minutes>\d{2,3})[ -]?min(?:ute)?s?\b")
+_CODE_SLOT = {"sev": "severity", **{c: "currency" for c in ("EUR", "USD", "GBP", "CHF", "SEK", "CAD")}}
+#: A message that says what the assistant is about to do ("I'll file the incident now"), and
+#: words that claim something is done already: a plan alone is not a claim of work done.
+_INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me|i am about to|i'm about to|i shall|"
+                     r"next,? i|i plan to|i'd like to)\b", re.I)
+_CLAIM = re.compile(r"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|completed?|"
+                    r"all set)\b", re.I)
 #: Stands in for a protected value while typos are added (no letters, so no typo lands in it).
 _HOLD = "\x00{}\x00"
 
@@ -218,20 +228,35 @@ class ToolUseUser(SimulatedUser):
                 hidden = [d for d in self._goal.details if d.id not in self._revealed and d.slot not in r.excluded]
                 text = self._state(hidden[0]) if hidden else _EVERYTHING
             elif r.confirm:
-                text = _CONFIRM
+                text = self._objection(message) or _CONFIRM
             elif r.chatter:
                 text = SMALL_TALK
             elif r.question:
-                text = REPHRASE
-            elif "done" in r.said:
+                text = self._objection(message) or REPHRASE
+            elif "done" in r.said and not _plan_only(message):
                 return self._not_done()
             else:
-                text = self._pick(_GO_AHEAD)
+                text = self._objection(message) or self._pick(_GO_AHEAD)
         if self._shift is not None and (turn >= self._shift_turn or confirm):
             said = self._fire_shift(turn)
             if said:
                 text = f"{text} {said}"
         return UserTurn(text)
+
+    def _objection(self, message: str) -> str | None:
+        """A plan the assistant states or asks to confirm with a value of the job other than the
+        user's own ("shall I pay it in EUR?" to a user who wants GBP) gets that value, as a
+        person would say it; None when the message names none, or the user's among them."""
+        named: dict[str, set[Any]] = {}
+        for m in _JOB_VALUES.finditer(message):
+            code, minutes = m.group("code"), m.group("minutes")
+            slot, value = ("duration", int(minutes)) if minutes else (_CODE_SLOT[code[:3]], code)
+            named.setdefault(slot, set()).add(value)
+        for d in self._goal.details:
+            values = named.get(d.slot)
+            if values and d.id in self._values and self._values[d.id] not in values:
+                return self._state(d)
+        return None
 
     def _not_done(self) -> UserTurn:
         """Told the work is done: what the user does not see yet, or why nothing can fix it."""
@@ -430,6 +455,11 @@ def _detail_value(task: Task, d: Detail) -> Any:
     if d.id == "email":
         return getattr(task.world, "email", None)
     return None
+
+
+def _plan_only(message: str) -> bool:
+    """Whether a message only says what the assistant will do, claiming nothing done yet."""
+    return _INTENT.search(message) is not None and _CLAIM.search(message) is None
 
 
 def make_user(task: Task, rng: Any) -> ToolUseUser:
