@@ -102,10 +102,13 @@ _STOCK = frozenset({*_GO_AHEAD, *_UNKNOWN, *_ACCEPT, _GIVE_UP, _VIOLATION, _NOTE
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
-#: Values of the job's parameters an assistant names when it states a plan: a currency code, a
-#: severity, a meeting's length.
-_JOB_VALUES = re.compile(r"\b(?P<code>EUR|USD|GBP|CHF|SEK|CAD|sev[123])\b|\b(?P<minutes>\d{2,3})[ -]?min(?:ute)?s?\b")
-_CODE_SLOT = {"sev": "severity", **{c: "currency" for c in ("EUR", "USD", "GBP", "CHF", "SEK", "CAD")}}
+#: Per detail slot, how an assistant names a value of it when it states a plan (a currency
+#: code, a severity, a meeting's length), and the value a match stands for.
+_JOB_VALUES: dict[str, tuple[re.Pattern[str], Callable[[str], Any]]] = {
+    "currency": (re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])"), str),
+    "severity": (re.compile(r"\b(sev[123])\b"), str),
+    "duration": (re.compile(r"\b(\d{2,3})[ -]?min"), int),
+}
 #: A message that says what the assistant is about to do ("I'll file the incident now"), and
 #: words that claim something is done already: a plan alone is not a claim of work done.
 _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me|i am about to|i'm about to|i shall|"
@@ -144,7 +147,7 @@ class ToolUseUser(SimulatedUser):
 
     # Slots: one user lives per live env (memory), and these are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_picks", "_n", "_read", "_revealed", "_wrong", "_seen",
-                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire", "_acts", "_spec")
+                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire", "_acts", "_spec", "_job")
 
     def __init__(self, task: Task, rng: Any) -> None:
         self._task = task
@@ -163,6 +166,9 @@ class ToolUseUser(SimulatedUser):
         self._seen: list[Record] = []
         self._spec = load_domains()[task.domain]
         self._values = {d.id: v for d in self._goal.details if (v := _detail_value(task, d)) is not None}
+        #: The job's parameters a plan may name a value of (`_objection`): few, and fixed per task.
+        self._job = tuple(slot for slot in _JOB_VALUES
+                          if any(d.slot == slot and d.id in self._values for d in self._goal.details))
         self._opening = self._goal.request
         self._shift: Shift | None = None
         self._shift_turn = 0
@@ -247,14 +253,16 @@ class ToolUseUser(SimulatedUser):
         """A plan the assistant states or asks to confirm with a value of the job other than the
         user's own ("shall I pay it in EUR?" to a user who wants GBP) gets that value, as a
         person would say it; None when the message names none, or the user's among them."""
-        named: dict[str, set[Any]] = {}
-        for m in _JOB_VALUES.finditer(message):
-            code, minutes = m.group("code"), m.group("minutes")
-            slot, value = ("duration", int(minutes)) if minutes else (_CODE_SLOT[code[:3]], code)
-            named.setdefault(slot, set()).add(value)
-        for d in self._goal.details:
-            values = named.get(d.slot)
-            if values and d.id in self._values and self._values[d.id] not in values:
+        for slot in self._job:
+            pattern, value = _JOB_VALUES[slot]
+            named = {value(v) for v in pattern.findall(message)}
+            words = self._spec.vocabulary.get(slot)
+            if words:  # only the domain's own words for the slot (a currency code, not "ASAP")
+                named = named.intersection(words)
+            if not named:
+                continue
+            d = next(d for d in self._goal.details if d.slot == slot and d.id in self._values)
+            if self._values[d.id] not in named:
                 return self._state(d)
         return None
 

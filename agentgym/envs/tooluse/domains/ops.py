@@ -406,6 +406,11 @@ def _brief(now: int) -> str:
     )
 
 
+#: How the user states that it wants a rollback: to the version before the cause, which is not
+#: "the previous version" when a hotfix came after the cause.
+_ROLLBACK_SAID = "Yes, roll the culprit back to the version that ran before the bad deploy."
+
+
 def generate(d: Draws, difficulty: str) -> Generated:
     """An incident-triage task: the world, the user's request, and the reference solver's gold."""
     world, req, traps = _make_world(d, difficulty)
@@ -426,8 +431,7 @@ def generate(d: Draws, difficulty: str) -> Generated:
         details.append(Detail("severity", "severity", d.pick(t["sev_answer"]).format(severity=req.severity),
                               "upfront"))
     if req.rollback:
-        details.append(Detail("rollback", "rollback", "Yes, roll the culprit back to its previous version.",
-                              "upfront"))
+        details.append(Detail("rollback", "rollback", _ROLLBACK_SAID, "upfront"))
     gold = Gold(gold.kind, gold.plan, gold.effects, traps)
     return Generated(world, Goal("incident", text, tuple(details), blurred, job=req), gold, _brief(world.now))
 
@@ -438,8 +442,8 @@ def shifts(world: OpsWorld, req: Request) -> list[Shift]:
         return [Shift("rollback", "rollback", True, False, "Actually, don't roll anything back; just file the incident.",
                       "No rollback, please; just file the incident.", solve(world, replace(req, rollback=False)))]
     return [Shift("rollback", "rollback", False, True,
-                  "Also, once the incident is filed, please roll the culprit back to its previous version.",
-                  "Yes, roll the culprit back to its previous version.", solve(world, replace(req, rollback=True)))]
+                  "Also, once the incident is filed, please roll the culprit back to the version that ran before the "
+                  "bad deploy.", _ROLLBACK_SAID, solve(world, replace(req, rollback=True)))]
 
 
 DOMAIN = DomainSpec(
