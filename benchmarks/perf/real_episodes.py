@@ -10,11 +10,14 @@ a difference raises `ReplayMismatch`, and nothing is reported.
 Cells run round robin, one block of episodes each per round (the starting cell rotates), with the
 floor's steps and resets in every round, so machine noise falls on all alike; one untimed
 warm-up episode per cell first (lazy imports, per-domain tables). Garbage collection stays on,
-as in a run: its pauses fall on the calls they interrupt, and show in p99.
+as in a run, and its pauses fall on the calls they interrupt (p99 shows them); what this process
+holds besides one episode (the recordings, every cell's env) is frozen out of the collector first
+(`gc.freeze`), so a full collection scans about what it would in a worker holding one env.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from collections import defaultdict
@@ -94,6 +97,8 @@ def run(recordings: Recordings, episode_block: int, block: int, reset_block: int
         r.replay(r.recs[0], timed=False)
     floor_step(block)
     floor_reset(reset_block)
+    gc.collect()
+    gc.freeze()
     rounds = max(math.ceil(len(r.recs) / episode_block) for r in replays)
     log(f"[real] {len(replays)} cells, {sum(len(r.recs) for r in replays)} episodes, {rounds} rounds")
     for k in range(rounds):
@@ -102,6 +107,7 @@ def run(recordings: Recordings, episode_block: int, block: int, reset_block: int
         for unit in units[j:] + units[:j]:
             unit()
         log(f"[real] round {k + 1}/{rounds} {time.perf_counter() - t0:.1f} s")
+    gc.unfreeze()
     return summarize(replays, {op: quantiles_us(v) for op, v in fl.items()}, first_steps, recordings.play_s)
 
 
