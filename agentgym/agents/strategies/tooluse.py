@@ -12,7 +12,8 @@ When the user changes their mind mid-task (a goal shift: "can we make it 45 minu
 60?", "pay it in EUR instead", "I'll keep the lamp after all", "don't roll anything back"), it
 takes the change into its plan and plans again: the new chain is replayed against the answers it
 already has, so a look-up or a write it made is never sent twice, and only what the change
-alters is done anew (a meeting booked at the old length is cancelled first).
+alters is done anew (a meeting booked at the old length is cancelled first, an expense report
+filed in the old currency withdrawn).
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ _CHANGES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[str, Any]
     (re.compile(r"don't roll anything back"), lambda m: ("rollback", False)),
     (re.compile(r"please roll the culprit back"), lambda m: ("rollback", True)),
 )
+#: Per domain, a write a change of the job can leave unwanted and how to undo it: (the write, the
+#: change's key, the argument it carries, the id its result gives, the tool that undoes it).
+_UNDO_ON_CHANGE = {
+    "calendar": ("book_meeting", "duration", "duration_minutes", "meeting_id", "cancel_meeting"),
+    "finance": ("file_expense_report", "currency", "currency", "report_id", "withdraw_expense_report"),
+}
 #: What it says when its plan has nothing left to do.
 DONE = "I have done what I can for this request."
 
@@ -166,18 +173,21 @@ class ToolUseStrategy:
             return None
 
     def _undo(self) -> list[str]:
-        """Calls that undo the records a change made unwanted: a meeting booked at another length."""
-        duration = self.changes.get("duration")
-        if self._domain != "calendar" or duration is None:
+        """Calls that undo the records a change made unwanted and a tool can undo: a meeting
+        booked at another length, an expense report filed in another currency."""
+        undo = _UNDO_ON_CHANGE.get(self._domain)
+        if undo is None or self.changes.get(undo[1]) is None:
             return []
+        tool, key, arg, id_key, undo_tool = undo
+        want = self.changes[key]
         out = []
         for action, info in self._log:
             sent = json.loads(action) if action.startswith("{") else {}
-            res = _result(info) if sent.get("name") == "book_meeting" else None
-            if res and sent["arguments"].get("duration_minutes") != duration:
-                undo = _call("cancel_meeting", {"meeting_id": res["meeting_id"]})
-                if undo not in out and all(a != undo for a, _ in self._log):
-                    out.append(undo)
+            res = _result(info) if sent.get("name") == tool else None
+            if res and sent["arguments"].get(arg) != want:
+                call = _call(undo_tool, {id_key: res[id_key]})
+                if call not in out and all(a != call for a, _ in self._log):
+                    out.append(call)
         return out
 
     # ----------------------------------------------------------------------------- finance
