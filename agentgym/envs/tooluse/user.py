@@ -103,11 +103,13 @@ _STOCK = frozenset({*_GO_AHEAD, *_UNKNOWN, *_ACCEPT, _GIVE_UP, _VIOLATION, _NOTE
 #: and capitalised names (typos never land inside them).
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 #: Per detail slot, how an assistant names a value of it when it states a plan (a currency
-#: code, a severity, a meeting's length), and the value a match stands for.
-_JOB_VALUES: dict[str, tuple[re.Pattern[str], Callable[[str], Any]]] = {
-    "currency": (re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])"), str),
-    "severity": (re.compile(r"\b(sev[123])\b"), str),
-    "duration": (re.compile(r"\b(\d{2,3})[ -]?min"), int),
+#: code, a severity, a meeting's length): a cue the message must hold (None: one of the domain's
+#: words for the slot), the pattern, and the value a match stands for. The cue keeps the common
+#: message, which names none, to a few substring tests.
+_JOB_VALUES: dict[str, tuple[str | None, re.Pattern[str], Callable[[str], Any]]] = {
+    "currency": (None, re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])"), str),
+    "severity": ("sev", re.compile(r"\b(sev[123])\b"), str),
+    "duration": ("min", re.compile(r"\b(\d{2,3})[ -]?min"), int),
 }
 #: A message that says what the assistant is about to do ("I'll file the incident now"), and
 #: words that claim something is done already: a plan alone is not a claim of work done.
@@ -166,9 +168,8 @@ class ToolUseUser(SimulatedUser):
         self._seen: list[Record] = []
         self._spec = load_domains()[task.domain]
         self._values = {d.id: v for d in self._goal.details if (v := _detail_value(task, d)) is not None}
-        #: The job's parameters a plan may name a value of (`_objection`): few, and fixed per task.
-        self._job = tuple(slot for slot in _JOB_VALUES
-                          if any(d.slot == slot and d.id in self._values for d in self._goal.details))
+        #: The job's parameters a plan may name a value of (`_objection`), found on first need.
+        self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
         self._shift: Shift | None = None
         self._shift_turn = 0
@@ -253,10 +254,16 @@ class ToolUseUser(SimulatedUser):
         """A plan the assistant states or asks to confirm with a value of the job other than the
         user's own ("shall I pay it in EUR?" to a user who wants GBP) gets that value, as a
         person would say it; None when the message names none, or the user's among them."""
+        if self._job is None:
+            self._job = tuple(slot for slot in _JOB_VALUES
+                              if any(d.slot == slot and d.id in self._values for d in self._goal.details))
         for slot in self._job:
-            pattern, value = _JOB_VALUES[slot]
-            named = {value(v) for v in pattern.findall(message)}
+            cue, pattern, value = _JOB_VALUES[slot]
             words = self._spec.vocabulary.get(slot)
+            cued = cue in message if cue is not None else any(w in message for w in words or ())
+            if not cued:
+                continue
+            named = {value(v) for v in pattern.findall(message)}
             if words:  # only the domain's own words for the slot (a currency code, not "ASAP")
                 named = named.intersection(words)
             if not named:
