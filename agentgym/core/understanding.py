@@ -684,6 +684,8 @@ class Understanding:
             # A value or hint listed beside a slot word ("the setting and the price range") is
             # asked with it.
             joined = _joined(words, hits, out) if cued and (hinted or valued) else _NONE
+            roles = _roles(words, grams, [h for k, h in enumerate(hits) if k not in out], clause, s, e) \
+                if has_place else {}
             for k, (a, b, (kind, slots, value)) in enumerate(hits):
                 if k in out:
                     if kind != "place":
@@ -694,7 +696,7 @@ class Understanding:
                     values += [(slot, value) for slot in slots]
                 if kind == "place":
                     places.append(value)
-                    role = _role(grams, hits, clause, s, c)
+                    role = roles.get(a)
                     if role == _RECOMMEND:
                         recommended.append(value)
                     elif role == _ALTERNATIVE:
@@ -823,20 +825,37 @@ class Understanding:
 _NONE: frozenset[int] = frozenset()
 
 
-def _role(grams: list[tuple[int, int, str]], hits: list[_Hit], clause: list[int], s: int, c: int) -> str | None:
-    """How a place in clause `c` of a sentence is offered: ``alternative`` when its clause holds
-    an alternative's cue ("B is also an option"), else ``recommend`` when it holds a
-    recommendation's or a booking question's ("I'd go with A", "Shall I book A?"), or when the
-    clause before it is only such a cue ("Top pick: A", "Alternatively, B"); else None."""
-    def cues(k: int) -> set[str]:
-        return {code for a, _, code in grams if clause[a - s] == k and code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM)}
-
-    found = cues(c)
-    if not found and c > 0 and not any(clause[a - s] == c - 1 for a, _, _ in hits):
-        found = cues(c - 1)
-    if _ALTERNATIVE in found:
-        return _ALTERNATIVE
-    return _RECOMMEND if found else None
+def _roles(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hit], clause: list[int], s: int,
+           e: int) -> dict[int, str]:
+    """How each place of the sentence words[s:e] is offered, by token: ``alternative`` or
+    ``recommend``. The nearest cue before a place in its own clause, or in the clause just
+    before when that holds no other word of note, decides ("I'd go with A", "an alternative is
+    B", "Top pick: A"); else the first after it in its clause or the next, before the next one
+    ("B is also an option", "A - my pick", "A (best match)"). A booking question ("Shall I book
+    A?") recommends; a place listed right after another with no cue of its own ("A or B")
+    shares its role."""
+    cues = sorted((x, code) for x, _, code in grams if code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM))
+    roles: dict[int, str] = {}
+    if not cues:
+        return roles
+    prev: tuple[int, int] | None = None
+    for a, b, payload in hits:
+        if payload[0] != "place":
+            continue
+        c = clause[a - s]
+        others = {clause[x - s] for x, _, p in hits if x != a}
+        since = max([end for _, end, _ in hits if end <= a and clause[end - 1 - s] == c] +
+                    [next((i for i in range(s, a) if clause[i - s] >= (c if c - 1 in others else c - 1)), a)])
+        before = [code for x, code in cues if since <= x < a]
+        until = min((start for start, _, _ in hits if start > a), default=e)
+        after = [code for x, code in cues if a < x < until and clause[x - s] in (c, c + 1)]
+        found = before[-1] if before else (after[0] if after else None)
+        if found is not None:
+            roles[a] = _ALTERNATIVE if found == _ALTERNATIVE else _RECOMMEND
+        elif prev is not None and prev[0] in roles and all(w.raw in _LISTING for w in words[prev[1]:a]):
+            roles[a] = roles[prev[0]]  # "Shall I book A or B?": both, so neither alone
+        prev = (a, b)
+    return roles
 
 
 def _named_beside(words: list[_Word], hits: list[_Hit], out: set[int], clause: list[int], s: int, k: int) -> bool:

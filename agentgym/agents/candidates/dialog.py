@@ -1,8 +1,9 @@
 """`DialogCandidates`: a clarifying question for each slot the user lexicon knows (and one asking
 everything at once), ``search`` with the needs the user stated, ``check_availability``, ``book``,
 ``get_details`` and a proposal for each place seen in tool results, ``cancel_booking`` for each
-active booking, and a few plain replies. It hears the user as the heuristic's dialog strategy
-does (`agentgym.agents.strategies.dialog.heard_facts`).
+active booking with ``list_bookings`` to read them back, the answer that a booking the user came
+back about still fits, and a few plain replies. It hears the user as the heuristic's dialog
+strategy does (`agentgym.agents.strategies.dialog.heard_facts`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ _SLOT_QUESTIONS = {
     "amenity": "Do you need any amenities?",
     "time": "Which day and what time of day would you like?",
 }
+
+
+#: The answer to a user who came back about a booking, when it still meets every need.
+_STILL_FITS = "Yes, I checked: the booking still meets everything you need, including that."
 
 
 def _vocab(brief: str) -> tuple[str, dict[str, list[str]]]:
@@ -66,6 +71,8 @@ class DialogCandidates(CandidateBuilder):
         self._bookings: list[str] = []
         self._search: dict[str, Any] | None = None
         self._more_pages = False
+        #: The user came back about a booking ("does it still work?").
+        self._asked_back = False
 
     # ---------------------------------------------------------------- reading the transcript
     def _acted(self, action: Any) -> None:
@@ -79,6 +86,7 @@ class DialogCandidates(CandidateBuilder):
             role, content = m.get("role"), m.get("content") or ""
             if role == "user" and not content.startswith("[error"):
                 self._hear(content)
+                self._asked_back = "still work" in content
             elif role == "tool":
                 self._result(m.get("name", ""), decode_json(content))
 
@@ -139,5 +147,9 @@ class DialogCandidates(CandidateBuilder):
             if self.config.proposals:
                 out.append(f"How about {name}?")
         out += [call_text("cancel_booking", booking_id=b) for b in self._bookings]
+        if self._bookings:
+            out.append(call_text("list_bookings"))
+            if self._asked_back:
+                out.append(_STILL_FITS)
         out += PLAIN_REPLIES
         return out

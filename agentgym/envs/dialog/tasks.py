@@ -13,17 +13,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import combinations, islice, takewhile
 from math import floor
-from operator import attrgetter
 from typing import Any, NamedTuple
 
 from agentgym.core.seeding import Rng, fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
+from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Goal, reachable, reachable_midway, room_above
 
 __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "satisfying_places",
-           "place_phrases", "guessable", "guessable_midway", "DIFFICULTY"]
+           "place_phrases", "guessable", "guessable_midway", "DIFFICULTY", "DECOY_MARGIN"]
 
 #: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many of its
 #: attributes the user has from the start (the rest arrive late), the turns by which the late ones
@@ -37,14 +36,9 @@ DIFFICULTY: dict[str, dict[str, Any]] = {
     "medium": {"n": (5, 5), "held": 3, "late_turns": (5, 10), "patience": 2, "max_turns": 20},
     "hard": {"n": (6, 6), "held": 4, "late_turns": (6, 12), "patience": 2, "max_turns": 24},
 }
-_RATING, _PRICE = attrgetter("rating"), attrgetter("price")
 #: A goal is redrawn until at most this many places satisfy it and no never-ask agent can reach
 #: it (up to MAX_GOAL_DRAWS times; none of 6,000 generated tasks needed more).
 MAX_GOLD = 6
-#: Decoys needed beyond the patience in each naive order, so a never-ask agent that walks the
-#: results without learning and loses a few of them (a failed call it does not repeat) still
-#: runs out of patience first.
-DECOY_MARGIN = 2
 MAX_GOAL_DRAWS = 256
 
 
@@ -262,9 +256,11 @@ def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
     # never-ask agent cannot reach it (see `guessable`); the set is then enumerated exactly (the
     # world is never edited to force uniqueness). Should no draw pass, the smallest goal of as
     # many further draws is taken.
-    by_rating, by_price = sorted(world.places, key=_RATING, reverse=True), sorted(world.places, key=_PRICE)
-    need = min(DIFFICULTY[difficulty]["patience"] + DECOY_MARGIN, len(by_rating)) - 1
-    bounds = _Bounds(by_rating, by_price, by_rating[need].rating, by_price[need].price)
+    places = world.places
+    board = Board(places)
+    need = min(DIFFICULTY[difficulty]["patience"] + DECOY_MARGIN, len(places)) - 1
+    bounds = _Bounds(board, -board.rating.keys[need], board.price.keys[need], board.price.keys[-1],
+                     -board.rating.keys[-1])
     for _ in range(MAX_GOAL_DRAWS):
         gold = _draw_goal(world, bounds, difficulty, rng)
         if gold is not None:
@@ -279,23 +275,16 @@ def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
 
 
 class _Bounds(NamedTuple):
-    """The world's places in rating order (best first) and in price order (cheapest first),
-    sorted once per goal search; their ends are the top price and the lowest rating, at which a
-    constraint would be vacuous. A target rated `rating_cap` or more, or priced `price_floor` or
-    less, has too few places above it in one order to leave room for the decoys."""
+    """The world's places in rating and price order (`Board`, built once per goal search); where
+    a target leaves no room for decoys (one rated `rating_cap` or more, or priced `price_floor`
+    or less, has too few places above it in one order); and the top price and the lowest
+    rating, at which a constraint would be vacuous."""
 
-    by_rating: list[Place]
-    by_price: list[Place]
+    board: Board
     rating_cap: float
     price_floor: int
-
-    @property
-    def top_price(self) -> int:
-        return self.by_price[-1].price
-
-    @property
-    def low_rating(self) -> float:
-        return self.by_rating[-1].rating
+    top_price: int
+    low_rating: float
 
 
 #: An attribute of a drawn goal: (constraint id, kind, value).
@@ -312,14 +301,18 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     # The target is a place open at a drawn time; its attributes become the constraints, so the
     # task is solvable by construction. (Scalar draws as `int(random() * n)`: the values
     # `Rng.integers` gives, without its call overhead; a reset makes several draws.)
-    target = places[int(rnd() * len(places))]
-    d, s = int(rnd() * 7), int(rnd() * 3)
+    j = int(rnd() * len(places))
+    target = places[j]
+    # The time: one of those it is open at (bit ``day * 3 + slot`` of its week).
+    times = [b for b in range(21) if target.open >> b & 1]
+    if not times:
+        return None
+    bit = times[int(rnd() * len(times))]
+    d, s = divmod(bit, 3)
     lo_n, hi_n = spec["n"]
     n_total = lo_n + int(rnd() * (hi_n - lo_n + 1))
-    bit = d * 3 + s
-    if not target.open >> bit & 1:
-        return None
-    if fair_only and (target.rating >= bounds.rating_cap or target.price <= bounds.price_floor):
+    if fair_only and (target.rating >= bounds.rating_cap or target.price <= bounds.price_floor
+                      or not room_above(bounds.board, j, bit, spec["patience"] + DECOY_MARGIN)):
         return None  # a gold place this high in an order leaves no room for decoys above it
     # Skip attributes that every place of this world meets (the world's top price, a rating
     # under 3.5): no vacuous constraints.
@@ -344,19 +337,22 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
             attrs.append(("rating", "rating", math.floor(target.rating * 2) / 2))
         else:
             attrs.append((k, "amenity", k.split(":", 1)[1]))
-    items = _satisfying(places, attrs, bit)
-    if fair_only and len(items) > MAX_GOLD:
-        return None
     late = n_total - 1 - spec["held"]  # the attributes beyond those the user has arrive late
-    time_up = rnd() < 0.7
-    held, arriving = attrs[: len(attrs) - late], attrs[len(attrs) - late:]
+    breadth = {a: bounds.board.meets(a[1], a[2])[0].bit_count() for a in attrs}
+    attrs = sorted(attrs, key=lambda a: breadth[a])  # narrowest first
+    attrs = sorted(attrs[: len(attrs) - late], key=lambda a: -breadth[a]) + attrs[len(attrs) - late:]
+    goal = Goal(bounds.board, [(kind, value) for _, kind, value in attrs], len(attrs) - late, bit)
+    small = goal.gold[0].bit_count() <= MAX_GOLD
+    if fair_only and not small:
+        return None
+    time_up, lead_up = rnd() < 0.7, rnd() < 0.5
     # Whether the user states its lead attribute up front is chosen so the gold cannot be
     # reached without asking (`_fair_statement`).
-    stated = (_fair_statement(bounds, world, items, held, arriving, bit, spec["patience"])
-              if len(items) <= MAX_GOLD else None)
+    stated = _fair_statement(bounds.board, goal, spec["patience"], lead_up) if small else None
     if stated is None and fair_only:
         return None
     attr_up = bool(stated)
+    items = tuple(places[k].id for k in goal.gold_places(bounds.board))
     day, slot = DAYS[d], SLOTS[s]
     constraints = [Constraint("time", "time", (day, slot), "upfront" if time_up else "ask")]
     for i, (cid, kind, value) in enumerate(attrs):
@@ -372,161 +368,44 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
 
 
-def _satisfying(places: list[Place], attrs: list[_Attr], bit: int) -> tuple[str, ...]:
-    """`satisfying_places` of the drawn attributes (id, kind, value) at the time of bit `bit`."""
-    for _, kind, value in attrs:
-        places = keep(places, kind, value)
-    return tuple(p.id for p in places if p.open >> bit & 1)
-
-
-def _fair_statement(bounds: _Bounds, world: World, items: tuple[str, ...], held: list[_Attr], arriving: list[_Attr],
-                    bit: int, patience: int) -> bool | None:
+def _fair_statement(board: Board, goal: Goal, patience: int, lead_up: bool) -> bool | None:
     """Whether the user states its lead attribute up front (True), states no attribute so no
-    never-ask agent can reach the gold (False; see `_reachable`), or neither works (None)."""
-    for state in ((True, False) if len(held) > patience else (False,)):
-        upfront = held[:1] if state else []
-        if not _reachable(bounds, set(items), held, upfront, arriving, bit, patience):
-            return state
-    return None
+    never-ask agent can reach the gold (False; see `agentgym.envs.dialog.fairness`), or neither
+    works (None). The lead is stated only when `lead_up` and the needs still held back would
+    outnumber the patience (each reasoned rejection teaches one), and the goal stays fair."""
+    if reachable(board, goal, 0, patience):
+        return None
+    return lead_up and goal.n_held > patience and not reachable(board, goal, 1, patience)
 
 
-def _reachable(bounds: _Bounds, gold: set[str], held: list[_Attr], upfront: list[_Attr], arriving: list[_Attr],
-               bit: int, patience: int, margin: int = 0) -> bool:
+def _as_goal(world: World, constraints: Any, day: str, slot: str, board: Board | None) -> tuple[Board, Goal, int]:
+    """A goal's constraints as the never-ask agents meet them: the board (`board`, or the
+    world's built anew), the goal (its held attributes first, the late ones last) and how many
+    held ones the user states up front."""
+    attrs = [c for c in constraints if c.kind != "time"]
+    held = [c for c in attrs if c.reveal == "upfront"] + [c for c in attrs if c.reveal == "ask"]
+    ordered = held + [c for c in attrs if c.reveal == "late"]
+    board = board or Board(world.places)
+    goal = Goal(board, [(c.kind, c.value) for c in ordered], len(held), DAYS.index(day) * 3 + SLOTS.index(slot))
+    return board, goal, sum(c.reveal == "upfront" for c in attrs)
+
+
+def guessable(world: World, constraints: Any, day: str, slot: str, patience: int, margin: int = 0,
+              board: Board | None = None) -> bool:
     """Whether an agent that never asks could book a gold place before the user's patience runs
-    out, the user stating `upfront` of the `held` attributes (goal order) and `arriving` late.
-
-    Two such agents are played. One walks the places that fit what the user states up front in
-    a naive order (best rated first, cheapest first): at least ``patience + DECOY_MARGIN``
-    decoys must outrank every gold place in each order (its first try may cost nothing, when it
-    breaks only a late need). The other learns: in each order it books (or proposes) the first
-    place that fits all it knows, and learns the need each rejection names and the late needs
-    (they arrive at its first commitment, free of cost), whichever way it breaks ties; it must
-    never reach a gold place (`_learner_reaches`), even skipping `margin` places at each stage,
-    nor after a booking at a guessed time that cost a miss naming the time. A decoy is a place open at the time that fits all the agent knows and is strictly
-    better rated, or cheaper, than every gold place (a gold place never is one).
-    """
-    if len(held) - len(upfront) < patience:
-        return True  # each reasoned rejection teaches one need: it would learn them all
-    top = next(p.rating for p in bounds.by_rating if p.id in gold)
-    low = next(p.price for p in bounds.by_price if p.id in gold)
-    if not _decoys(bounds, upfront, bit, top, low, patience + DECOY_MARGIN):
-        return True
-    orders = ((bounds.by_rating, _RATING), (bounds.by_price, _PRICE))
-    if any(_learner_reaches(order, key, held, upfront, arriving, bit, gold, patience, books, margin=margin)
-           for order, key in orders for books in (True, False)):
-        return True
-    # A booking at a guessed time first costs a miss that names the time and brings the late
-    # needs (so when the time is held back, and when the ambiguity noise blurs the one stated);
-    # the sprayer may then pass over the place it booked then.
-    return any(_learner_reaches(order, key, held, [*upfront, *arriving], [], bit, gold, patience - 1, True,
-                                margin=margin + 1) for order, key in orders)
+    out (`agentgym.envs.dialog.fairness.reachable`, the learner skipping up to `margin` places
+    at each stage), the user stating, holding back and adding late the constraints as their
+    `reveal` says, at the wanted time (day, slot). `board`: the world's, when the caller keeps it."""
+    board, goal, upfront = _as_goal(world, constraints, day, slot, board)
+    return reachable(board, goal, upfront, patience, margin)
 
 
-def _learner_reaches(order: list[Place], key: Any, held: list[_Attr], known: list[_Attr], arriving: list[_Attr],
-                     bit: int, gold: set[str], patience: int, books: bool, tried: frozenset[str] = frozenset(),
-                     margin: int = 0) -> bool:
-    """Whether a sprayer walking `order` (sorted by `key`) reaches a gold place before the user's
-    patience runs out. It commits to the first place it has not tried that fits all it knows
-    (any of those tied for first: its tie-break is its own); one that `books` skips the places
-    closed at the time (booking one fails at no cost), one that proposes does not. A place
-    breaking a need the user has costs one patience and the user names the first such need
-    (goal order); so does a proposed place closed at the time, naming nothing new. At that first
-    commitment the late needs (`arriving`, not yet in `known`) arrive too, and a place that
-    breaks only those costs nothing."""
-    fitting = (p for p in order if p.id not in tried and (not books or p.open >> bit & 1)
-               and all(_FITS[k](p, v) for _, k, v in known))
-    tied = list(islice(fitting, margin + 1))
-    if not tied:
-        return False
-    last = key(tied[-1])
-    tied += takewhile(lambda p: key(p) == last, fitting)
-    if any(p.id in gold for p in tied):
-        return True
-    for p in tied:
-        named = next((a for a in held if not _FITS[a[1]](p, a[2])), None)
-        after = tried | {p.id}
-        if named is None and not p.open >> bit & 1:  # a proposal of a closed place: a miss
-            reached = patience > 1 and _learner_reaches(order, key, held, [*known, *arriving], [], bit, gold,
-                                                        patience - 1, books, after, margin)
-        elif named is None:  # breaks only a late need: it arrives, at no cost
-            reached = _learner_reaches(order, key, held, [*known, *arriving], [], bit, gold, patience, books, after,
-                                       margin)
-        else:
-            reached = patience > 1 and _learner_reaches(order, key, held, [*known, named, *arriving], [], bit, gold,
-                                                        patience - 1, books, after, margin)
-        if reached:
-            return True
-    return False
-
-
-def _decoys(bounds: _Bounds, known: list[_Attr], bit: int, top: float, low: int, need: int) -> bool:
-    """Whether at least `need` places open at the time and fitting every `known` attribute are
-    better rated than `top`, and as many cheaper than `low`."""
-    tests = [(_FITS[kind], value) for _, kind, value in known]
-    found = 0
-    for p in bounds.by_rating:
-        if p.rating <= top:
-            return False
-        if p.open >> bit & 1 and all(fits(p, v) for fits, v in tests):
-            found += 1
-            if found >= need:
-                break
-    found = 0
-    for p in bounds.by_price:
-        if p.price >= low:
-            return False
-        if p.open >> bit & 1 and all(fits(p, v) for fits, v in tests):
-            found += 1
-            if found >= need:
-                return True
-    return False
-
-
-#: Whether a place meets an attribute constraint of each kind, as `keep` decides it.
-_FITS: dict[str, Any] = {
-    "category": lambda p, v: p.category == v,
-    "area": lambda p, v: p.area == v,
-    "price": lambda p, v: p.price <= v,
-    "rating": lambda p, v: p.rating >= v,
-    "amenity": lambda p, v: v in p.amenities,
-}
-
-
-def guessable(world: World, constraints: Any, items: Any, day: str, slot: str, patience: int,
-              margin: int = 0) -> bool:
-    """Whether an agent that never asks could book a gold place before the user's patience runs
-    out (`_reachable`, a learner skipping up to `margin` places at each stage), the user stating,
-    holding back and adding late the constraints as their `reveal` says, at the wanted time."""
-    if not items:
-        return False
-    attrs = [(c.id, c.kind, c.value) for c in constraints if c.kind != "time"]
-    reveal = {c.id: c.reveal for c in constraints}
-    held = [a for a in attrs if reveal[a[0]] != "late"]
-    bounds = _Bounds(sorted(world.places, key=_RATING, reverse=True), sorted(world.places, key=_PRICE), 0.0, 0)
-    return _reachable(bounds, set(items), held, [a for a in held if reveal[a[0]] == "upfront"],
-                      [a for a in attrs if reveal[a[0]] == "late"], DAYS.index(day) * 3 + SLOTS.index(slot),
-                      patience, margin)
-
-
-def guessable_midway(world: World, constraints: Any, items: Any, day: str, slot: str, patience: int,
-                     margin: int = 0) -> bool:
-    """Whether a never-ask agent could reach a gold place from any point of its learning: it
-    may know the late needs and any of the held-back needs already (each learnt at the cost of
-    one patience), skipping up to `margin` places at each stage. What a goal shift must survive:
-    it comes mid-dialog, and the agent keeps what it learnt."""
-    if guessable(world, constraints, items, day, slot, patience, margin):
-        return True
-    attrs = [(c.id, c.kind, c.value) for c in constraints if c.kind != "time"]
-    reveal = {c.id: c.reveal for c in constraints}
-    held = [a for a in attrs if reveal[a[0]] != "late"]
-    known = [a for a in attrs if reveal[a[0]] != "ask"]
-    order_by = ((sorted(world.places, key=_RATING, reverse=True), _RATING), (sorted(world.places, key=_PRICE), _PRICE))
-    bit, gold = DAYS.index(day) * 3 + SLOTS.index(slot), set(items)
-    learnable = [a for a in held if reveal[a[0]] == "ask"]
-    stages = [list(c) for k in range(patience) for c in combinations(learnable, k)]
-    return any(_learner_reaches(order, key, held, [*known, *learnt], [], bit, gold, patience - len(learnt), books,
-                                margin=margin)
-               for learnt in stages for order, key in order_by for books in (True, False))
+def guessable_midway(world: World, constraints: Any, day: str, slot: str, patience: int, margin: int = 0,
+                     board: Board | None = None) -> bool:
+    """`guessable`, or from any point of a learning agent's learning
+    (`agentgym.envs.dialog.fairness.reachable_midway`): what a goal shift must survive."""
+    board, goal, upfront = _as_goal(world, constraints, day, slot, board)
+    return reachable_midway(board, goal, upfront, patience, margin)
 
 
 def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tuple[str, ...]:

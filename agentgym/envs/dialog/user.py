@@ -46,6 +46,7 @@ import numpy as np
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.understanding import Reading, Understanding, compile_understanding, resolve_place
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
+from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.tasks import (
     Booking,
     Constraint,
@@ -143,7 +144,7 @@ class DialogUser(SimulatedUser):
     """The simulated user of one dialog episode; see the module docstring."""
 
     __slots__ = ("_task", "_rng", "_blurred", "_shift", "_shift_turn", "_shift_fire", "_world", "_gold", "_domain",
-                 "_revealed", "_arrived", "_said", "_costs", "_repeats", "_everything", "_accepted", "_checking",
+                 "_revealed", "_arrived", "_pending", "_said", "_costs", "_repeats", "_everything", "_accepted", "_checking",
                  "_to_change", "_approved", "_read", "_names", "_last")
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
@@ -158,8 +159,10 @@ class DialogUser(SimulatedUser):
         self._domain: Domain = self._world.domain
         #: Ids of the needs stated so far, in order.
         self._revealed: list[str] = []
-        #: Ids of the late needs that have arrived (the user has them).
+        #: Ids of the late needs that have arrived (the user has them), and those still to
+        #: come with their due turns, soonest first.
         self._arrived: set[str] = set()
+        self._pending = list(zip((c for c in self._gold.constraints if c.reveal == "late"), self._gold.late_turns))
         #: Slots the user has answered (stated a need of, or said it has none).
         self._said: set[str] = set()
         #: Patience spent, and repeated questions so far.
@@ -218,11 +221,15 @@ class DialogUser(SimulatedUser):
     def _arrivals(self, turn: int, commit: bool) -> list[str]:
         """The statements of the late needs that arrive now (all pending ones at a commitment,
         else those due by `turn`), each marked as arrived."""
+        pending = self._pending
+        if not pending or not (commit or turn >= pending[0][1]):
+            return []  # the common case, on every reply: nothing due
         out = []
-        for c, due in zip((c for c in self._gold.constraints if c.reveal == "late"), self._gold.late_turns):
-            if c.id not in self._arrived and (commit or turn >= due):
+        for c, due in pending:
+            if commit or turn >= due:
                 self._arrived.add(c.id)
                 out.append(self._say(c))
+        self._pending = [(c, due) for c, due in pending if c.id not in self._arrived]
         return out
 
     def _agreed(self) -> tuple[Place, str | None] | None:
@@ -318,6 +325,8 @@ class DialogUser(SimulatedUser):
 
     def _close(self, parts: list[str], turn: int) -> UserTurn:
         """A reply's end: a goal shift due now, and the late needs due by this turn."""
+        if self._shift is None and not self._pending:
+            return UserTurn(" ".join(parts))
         if self._shift is not None and turn >= self._shift_turn:
             parts.append(self._fire_shift(turn))
         arrived = self._arrivals(turn, commit=False)
@@ -581,38 +590,21 @@ class DialogUser(SimulatedUser):
         # Move the wanted time to another one at which some place meets every other constraint,
         # so the task stays solvable and its gold is enumerated anew. The shift costs the agent
         # nothing and may come mid-dialog: at the new time no never-ask agent may reach the gold
-        # from wherever its learning stands (`guessable_midway`), preferably even skipping a
-        # place at each stage (one it tried at the old time). No such time: no shift.
-        options = [(d, s) for d in DAYS for s in SLOTS if (d, s) != (self._gold.day, self._gold.slot)]
-        fair: dict[int, tuple[str, str]] = {}
-        for k in rng.permutation(len(options)):
-            d, s = options[k]
-            margin = self._shift_margin(d, s)
-            if margin is not None and margin not in fair:
-                fair[margin] = (d, s)
-                if margin == 1:
-                    break
-        if not fair:
-            return False
-        self._shift = fair[max(fair)]
-        self._shift_turn = int(rng.integers(2, 5))
-        self._shift_fire = fire
-        return True
-
-    def _shift_margin(self, day: str, slot: str) -> int | None:
-        """The places a learning sprayer could skip at each stage and still not reach the gold
-        were the time moved to (day, slot): 1, 0, or None when it could reach it (or nothing
-        fits then)."""
+        # from wherever its learning stands (`guessable_midway`). No such time: no shift.
         g = self._gold
         others = [c for c in g.constraints if c.kind != "time"]
-        items = satisfying_places(self._world, others, day, slot)
-        if not items:
-            return None
-        constraints = [Constraint("time", "time", (day, slot), "upfront"), *others]
-        for margin in (1, 0):
-            if not guessable_midway(self._world, constraints, items, day, slot, g.patience, margin):
-                return margin
-        return None
+        options = [(d, s) for d in DAYS for s in SLOTS if (d, s) != (g.day, g.slot)]
+        board = Board(self._world.places)
+        for k in rng.permutation(len(options)):
+            d, s = options[k]
+            time = Constraint("time", "time", (d, s), "upfront")
+            if satisfying_places(self._world, others, d, s) and \
+                    not guessable_midway(self._world, [time, *others], d, s, g.patience, board=board):
+                self._shift = (d, s)
+                self._shift_turn = int(rng.integers(2, 5))
+                self._shift_fire = fire
+                return True
+        return False
 
     def _fire_shift(self, turn: int) -> str:
         assert self._shift is not None and self._shift_fire is not None

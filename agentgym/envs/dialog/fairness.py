@@ -1,0 +1,245 @@
+"""Whether an agent that never asks could reach a dialog goal: the generator's guard.
+
+A user whose rejections always name their reason teaches an agent one need per rejection, and
+its late needs arrive at the agent's first commitment, free of cost. So a goal is fair only if
+no agent that never asks can book a gold place before the user's patience runs out. Two such
+agents are played, in each naive order (best rated first, cheapest first) and whichever way
+they break ties:
+
+* a walker, that books the places fitting what the user states up front in its order: at
+  least ``patience + DECOY_MARGIN`` decoys must outrank every gold place (its first try may
+  cost nothing, when it breaks only a late need);
+* a learner, that books (or proposes) the first place fitting everything it has heard, and
+  learns the need each rejection names (the first the place breaks, in the goal's order) and
+  the late needs; it must never reach a gold place, nor after a first booking at a guessed time
+  that cost a miss naming the time.
+
+A decoy is a place open at the time that fits all the agent knows and is strictly better rated,
+or cheaper, than every gold place (a gold place never is one).
+
+Reset runs this for every goal drawn, millions of times in a training run, so sets of places
+are integers: in each order, bit r stands for the place ranked r. Which places meet an
+attribute is computed once per world and value (`Board.meets`), the first place of an order
+that fits is the lowest set bit, and a tie is a run of ranks.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from itertools import combinations
+from typing import Any, Sequence
+
+__all__ = ["DECOY_MARGIN", "Board", "Goal", "reachable", "reachable_midway", "room_above"]
+
+#: Decoys needed beyond the patience in each naive order, so a never-ask agent that walks the
+#: results without learning and loses a few of them (a failed call it does not repeat) still
+#: runs out of patience first.
+DECOY_MARGIN = 2
+
+#: A set of places in each order: (by rating, by price).
+Sets = tuple[int, int]
+
+
+class _Order:
+    """One naive order of a world's places: the place at each rank, each place's rank (as a set
+    of one), and the keys in rank order, where a tie is a run of equal keys."""
+
+    __slots__ = ("places", "bit", "keys")
+
+    def __init__(self, keys: Sequence[Any]) -> None:
+        self.places = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties in world order
+        self.keys = [keys[j] for j in self.places]
+        bit = [0] * len(keys)
+        for r, j in enumerate(self.places):
+            bit[j] = 1 << r
+        self.bit = bit
+
+    def above(self, r: int) -> int:
+        """The ranks strictly before the tie of rank `r` (keys strictly better)."""
+        return (1 << bisect_left(self.keys, self.keys[r])) - 1
+
+    def tie(self, r: int) -> int:
+        """The ranks tied with rank `r`."""
+        key = self.keys[r]
+        lo = bisect_left(self.keys, key)
+        return ((1 << (bisect_right(self.keys, key) - lo)) - 1) << lo
+
+
+class Board:
+    """A world's places in the two naive orders, built once per goal search, and the sets of
+    places meeting each attribute value asked so far (a world's goals share most of them)."""
+
+    __slots__ = ("places", "all", "rating", "price", "_meets", "_open")
+
+    def __init__(self, places: Sequence[Any]) -> None:
+        self.places = places
+        #: Every place, as a set.
+        self.all = (1 << len(places)) - 1
+        self.rating = _Order([-p.rating for p in places])
+        self.price = _Order([p.price for p in places])
+        self._meets: dict[tuple[str, Any], Sets] = {}
+        self._open: dict[int, Sets] = {}
+
+    def _sets(self, hits: Sequence[int]) -> Sets:
+        r, p = self.rating.bit, self.price.bit
+        return sum([r[j] for j in hits]), sum([p[j] for j in hits])
+
+    def meets(self, kind: str, value: Any) -> Sets:
+        """The places meeting an attribute, as `agentgym.envs.dialog.tasks.keep` decides it."""
+        key = (kind, value)
+        got = self._meets.get(key)
+        if got is None:
+            places = self.places
+            if kind == "price":
+                hits = [j for j, p in enumerate(places) if p.price <= value]
+            elif kind == "rating":
+                hits = [j for j, p in enumerate(places) if p.rating >= value]
+            elif kind == "amenity":
+                hits = [j for j, p in enumerate(places) if value in p.amenities]
+            elif kind == "category":
+                hits = [j for j, p in enumerate(places) if p.category == value]
+            else:
+                hits = [j for j, p in enumerate(places) if p.area == value]
+            got = self._meets[key] = self._sets(hits)
+        return got
+
+    def open_at(self, bit: int) -> Sets:
+        """The places open at the time of `bit` (``day * 3 + slot``)."""
+        got = self._open.get(bit)
+        if got is None:
+            got = self._open[bit] = self._sets([j for j, p in enumerate(self.places) if p.open >> bit & 1])
+        return got
+
+
+class Goal:
+    """A goal as the agents meet it: per attribute, in the goal's order (those the user has from
+    the start first, the late ones last), the places meeting it; the places open at the time;
+    and the gold, the places open that meet every attribute."""
+
+    __slots__ = ("attrs", "n_held", "open", "gold", "all", "late", "held")
+
+    def __init__(self, board: Board, attrs: Sequence[tuple[str, Any]], n_held: int, bit: int) -> None:
+        self.all = board.all
+        self.attrs = [board.meets(kind, value) for kind, value in attrs]
+        self.n_held = n_held
+        #: The held attributes' sets, per order, in the goal's order (what a rejection names).
+        self.held = ([a[0] for a in self.attrs[:n_held]], [a[1] for a in self.attrs[:n_held]])
+        self.open = board.open_at(bit)
+        late_r = late_p = board.all
+        for a in self.attrs[n_held:]:
+            late_r &= a[0]
+            late_p &= a[1]
+        #: The places meeting every late attribute, per order.
+        self.late = (late_r, late_p)
+        gold_r, gold_p = self.open[0] & late_r, self.open[1] & late_p
+        for a in self.attrs[:n_held]:
+            gold_r &= a[0]
+            gold_p &= a[1]
+        self.gold = (gold_r, gold_p)
+
+    def gold_places(self, board: Board) -> list[int]:
+        """The gold, as indexes into the world's places, in world order."""
+        ranks, g = board.rating.places, self.gold[0]
+        return sorted(ranks[r] for r in range(g.bit_length()) if g >> r & 1)
+
+
+def room_above(board: Board, j: int, bit: int, need: int) -> bool:
+    """Whether `need` places open at the time of `bit` are better rated than place `j`, and as
+    many cheaper: decoys must outrank the best of the gold in each order, and a goal drawn
+    around `j` holds it in its gold, so without this room the goal cannot be fair (a test
+    before its sets are built)."""
+    opens = board.open_at(bit)
+    for s, order in enumerate((board.rating, board.price)):
+        if (opens[s] & order.above(order.bit[j].bit_length() - 1)).bit_count() < need:
+            return False
+    return True
+
+
+def reachable(board: Board, goal: Goal, upfront: int, patience: int, margin: int = 0) -> bool:
+    """Whether a never-ask agent could reach the gold, the user stating the first `upfront` held
+    attributes (see the module docstring); the learner may skip `margin` places at each stage."""
+    if not goal.gold[0] or goal.n_held - upfront < patience:
+        return True  # each reasoned rejection teaches one need: it would learn them all
+    need = patience + DECOY_MARGIN
+    for s, order in enumerate((board.rating, board.price)):
+        known = _fits(goal, s, range(upfront))
+        best = (goal.gold[s] & -goal.gold[s]).bit_length() - 1
+        if (known & goal.open[s] & order.above(best)).bit_count() < need:
+            return True  # the walker meets a gold place within its patience
+    for s, order in enumerate((board.rating, board.price)):
+        stated = _fits(goal, s, range(upfront))
+        for books in (True, False):
+            if _learner(goal, order, s, stated, False, patience, books, 0, margin):
+                return True
+        # A booking at a guessed time first costs a miss that names the time and brings the late
+        # needs (so when the time is held back, and when the ambiguity noise blurs the one
+        # stated); at the wanted time it has tried nothing yet.
+        if _learner(goal, order, s, stated & goal.late[s], True, patience - 1, True, 0, margin):
+            return True
+    return False
+
+
+def reachable_midway(board: Board, goal: Goal, upfront: int, patience: int, margin: int = 0) -> bool:
+    """`reachable`, or from any point of a learner's learning: it may know the late needs and
+    any of the held-back needs already (each learnt at the cost of one patience). What a goal
+    shift must survive: it comes mid-dialog, and the agent keeps what it learnt."""
+    if reachable(board, goal, upfront, patience, margin):
+        return True
+    stages = [c for k in range(patience) for c in combinations(range(upfront, goal.n_held), k)]
+    for s, order in enumerate((board.rating, board.price)):
+        base = _fits(goal, s, range(upfront)) & goal.late[s]
+        for learnt in stages:
+            known = base & _fits(goal, s, learnt)
+            for books in (True, False):
+                if _learner(goal, order, s, known, True, patience - len(learnt), books, 0, margin):
+                    return True
+    return False
+
+
+def _fits(goal: Goal, s: int, attrs: Any) -> int:
+    """The places (in order `s`) meeting every attribute of `attrs` (indexes into the goal's)."""
+    out = goal.all
+    for i in attrs:
+        out &= goal.attrs[i][s]
+    return out
+
+
+def _learner(goal: Goal, order: _Order, s: int, known: int, arrived: bool, patience: int, books: bool, tried: int,
+             margin: int) -> bool:
+    """Whether the learner walking order `s` reaches a gold place before its patience runs out.
+    It commits to the first place it has not tried among those meeting all it knows (`known`,
+    a set; any of those tied for first, and `margin` more); one that `books` skips places closed
+    at the time (booking one fails at no cost), one that proposes does not. A place breaking a
+    held attribute costs one patience and the user names the first; a proposed place closed at
+    the time costs one and names nothing. At the first commitment the late needs arrive, and a
+    place that breaks only those costs nothing."""
+    candidates = known & ~tried & (goal.open[s] if books else goal.all)
+    picks = 0
+    taken = 0
+    while candidates and taken <= margin:
+        tie = order.tie((candidates & -candidates).bit_length() - 1) & candidates
+        picks |= tie
+        candidates &= ~tie
+        taken += tie.bit_count()
+    if not picks:
+        return False
+    if picks & goal.gold[s]:
+        return True
+    late = goal.all if arrived else goal.late[s]
+    held, open_s = goal.held[s], goal.open[s]
+    # The next stage of each pick; picks that teach the same need lead to the same one (a place
+    # breaking what it taught no longer fits, so only a closed proposal is remembered as tried).
+    stages: set[tuple[int, int, int]] = set()
+    while picks:
+        low = picks & -picks
+        picks ^= low
+        named = next((a for a in held if not a & low), None)
+        if named is not None:  # a miss, naming the first need it breaks
+            if patience > 1:
+                stages.add((known & named & late, patience - 1, tried))
+        elif not open_s & low:  # a proposal of a closed place: a miss that teaches nothing new
+            if patience > 1:
+                stages.add((known & late, patience - 1, tried | low))
+        else:  # breaks only a late need: it arrives, at no cost
+            stages.add((known & late, patience, tried))
+    return any(_learner(goal, order, s, k, True, p, books, t, margin) for k, p, t in stages)
