@@ -61,7 +61,9 @@ MEASURED: dict[str, tuple[str, ...]] = {
 }
 #: The styles of a phrasing that asks for one slot; each concept has phrasings of every one.
 SINGLE_STYLES: tuple[str, ...] = ("terse", "question", "polite", "indirect", "imperative", "yesno", "typo", "domain")
-POSITIVE_STYLES: tuple[str, ...] = (*SINGLE_STYLES, "compound")
+#: ``listing``: a question that lists the values it offers ("Which setting (rooftop, ballroom or
+#: barn)?"), for one slot or several, in a domain's words.
+POSITIVE_STYLES: tuple[str, ...] = (*SINGLE_STYLES, "compound", "listing")
 NEGATIVE_STYLES: tuple[str, ...] = ("statement", "negation", "exclusion", "chatter", "substring")
 #: Phrasings that ask for one concept alone, per measured concept and family.
 MIN_PER_CONCEPT = 40
@@ -157,10 +159,10 @@ def parse_record(raw: Any, where: str = "phrasing") -> Phrasing:
     if style in POSITIVE_STYLES:
         if not asks or excludes:
             raise ValueError(f"{where}: a {style} phrasing asks for something and excludes nothing")
-        if (style == "compound") != (len(asks) > 1):
-            raise ValueError(f"{where}: exactly the compound phrasings ask for more than one concept")
-        if style == "domain" and not domains:
-            raise ValueError(f"{where}: a domain phrasing names the domains whose wording it uses")
+        if style != "listing" and (style == "compound") != (len(asks) > 1):
+            raise ValueError(f"{where}: exactly the compound (and listing) phrasings ask for more than one concept")
+        if style in ("domain", "listing") and not domains:
+            raise ValueError(f"{where}: a {style} phrasing names the domains whose wording it uses")
     else:
         if (style == "exclusion") != bool(asks):
             raise ValueError(f"{where}: exactly the exclusion negatives also ask for a concept")
@@ -214,7 +216,7 @@ def coverage_problems(corpus: Iterable[Phrasing]) -> list[str]:
     for family, concepts in MEASURED.items():
         mine = [p for p in corpus if p.family == family]
         for concept in concepts:
-            single = [p for p in mine if p.asks == (concept,) and not p.negative]
+            single = [p for p in mine if p.asks == (concept,) and p.style in SINGLE_STYLES]
             if len(single) < MIN_PER_CONCEPT:
                 problems.append(f"{family}/{concept}: {len(single)} phrasings, fewer than {MIN_PER_CONCEPT}")
             missing = sorted(set(SINGLE_STYLES) - {p.style for p in single})
@@ -228,6 +230,8 @@ def coverage_problems(corpus: Iterable[Phrasing]) -> list[str]:
             texts.setdefault(key, p.id)
         if not any(p.style == "compound" for p in mine):
             problems.append(f"{family}: no compound phrasings")
+        if family == "dialog" and not any(p.style == "listing" for p in mine):
+            problems.append(f"{family}: no listing phrasings")
         negative_styles = {p.style for p in corpus if p.negative and p.family in (family, "any")}
         missing = sorted(set(NEGATIVE_STYLES) - negative_styles)
         if missing:

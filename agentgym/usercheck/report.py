@@ -1,4 +1,4 @@
-"""docs/USERS.md, the JSON results and the console table of a run."""
+"""docs/users-check.md, the JSON results and the console table of a run."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Sequence
 
+from agentgym.usercheck.proposals import ProposalTrial, proposal_rates
 from agentgym.usercheck.summary import TARGETS, ConceptRow, Rate, Summary, clean, understood
 from agentgym.usercheck.trials import Settings, Trial
 
@@ -117,6 +118,24 @@ def _negatives(summary: Summary) -> str:
     return _table(head, rows)
 
 
+def _proposals(heard: Sequence[ProposalTrial]) -> str:
+    if not heard:
+        return "Not measured in this run."
+    rows = []
+    for family, r in proposal_rates(heard).items():
+        u, w, c = r["understood"], r["wrong_place"], r["choice_clean"]
+        rows.append([family, _cell(u), _mark(_meets(u.value, TARGETS["overall"], True)), _count_cell(w),
+                     _mark(_meets(w.value, TARGETS["wrong"], False)), _cell(c), _pct(r["choice_asks"].value)])
+    head = ["family", f"recommendation: the recommended place judged (target >= {_pct(TARGETS['overall'])})",
+            "meets", f"the other place judged (target <= {_pct(TARGETS['wrong'])})", "meets",
+            "choice: no place judged", "choice: asks which one"]
+    misses = [[t.family, t.phrasing.style, _short(t.message, 70), _short(t.reply)] for t in heard if not t.understood]
+    table = _table(head, rows)
+    if misses:
+        table += "\n\nMisses:\n\n" + _table(["family", "style", "message", "user's reply"], misses[:8])
+    return table
+
+
 def _short(text: str, n: int = 110) -> str:
     text = " ".join(text.split()).replace("|", "/")
     return text if len(text) <= n else text[: n - 3] + "..."
@@ -152,8 +171,9 @@ def _misses(trials: Sequence[Trial]) -> str:
     return _table(["family", "domain", "asks", "style", "message", "user's reply", "verdict"], rows)
 
 
-def markdown(summary: Summary, trials: Sequence[Trial], info: RunInfo) -> str:
-    """docs/USERS.md of a run."""
+def markdown(summary: Summary, trials: Sequence[Trial], info: RunInfo,
+             heard: Sequence[ProposalTrial] = ()) -> str:
+    """The Markdown report of a run (docs/users-check.md)."""
     s = info.settings
     fields = {
         "command": info.command, "date": info.date, "commit": info.commit, "version": info.version,
@@ -161,7 +181,8 @@ def markdown(summary: Summary, trials: Sequence[Trial], info: RunInfo) -> str:
         "seeds": f"{s.first_seed}-{s.first_seed + s.pool - 1}", "matched": str(s.matched), "cross": str(s.cross),
         "t_overall": _pct(TARGETS["overall"]), "t_concept": _pct(TARGETS["concept"]), "t_wrong": _pct(TARGETS["wrong"]),
         "overall": _overall(summary), "concepts": _concepts(summary), "styles": _styles(summary),
-        "negatives": _negatives(summary), "misses": _misses(trials),
+        "negatives": _negatives(summary), "misses": _misses(trials), "proposals": _proposals(heard),
+        "n_proposals": str(len(heard)),
     }
     text = resources.files(__package__).joinpath("template.md").read_text("utf-8")
     for key, value in fields.items():
@@ -169,7 +190,8 @@ def markdown(summary: Summary, trials: Sequence[Trial], info: RunInfo) -> str:
     return text
 
 
-def results_json(summary: Summary, trials: Sequence[Trial], info: RunInfo) -> dict[str, Any]:
+def results_json(summary: Summary, trials: Sequence[Trial], info: RunInfo,
+                 heard: Sequence[ProposalTrial] = ()) -> dict[str, Any]:
     """The run as one JSON object: header, every rate and every trial."""
     s = info.settings
     return {
@@ -179,11 +201,13 @@ def results_json(summary: Summary, trials: Sequence[Trial], info: RunInfo) -> di
                      "per_concept": s.per_concept},
         **summary.to_dict(),
         "trials": [t.to_dict() for t in trials],
+        "proposals": {"rates": {f: {k: v.to_dict() for k, v in r.items()} for f, r in proposal_rates(heard).items()},
+                      "trials": [t.to_dict() for t in heard]},
     }
 
 
-def console_table(summary: Summary) -> str:
-    """A plain-text table of the overall and per-concept rates."""
+def console_table(summary: Summary, proposals: dict[str, dict[str, Rate]] | None = None) -> str:
+    """A plain-text table of the overall and per-concept rates (and the proposals')."""
     lines = [f"{'family':10s} {'concept':12s} {'understood':>22s} {'wrong slot':>22s}"]
     for family, r in summary.overall.items():
         lines.append(f"{family:10s} {'OVERALL':12s} {_cell(r['understanding']):>22s} {_count_cell(r['wrong_slot']):>22s}")
@@ -191,4 +215,7 @@ def console_table(summary: Summary) -> str:
         lines.append(f"{row.family:10s} {row.concept:12s} {_cell(row.understanding):>22s} {_count_cell(row.wrong):>22s}")
     for row in summary.negatives:
         lines.append(f"{row.family:10s} {'neg:' + row.style:12s} {_cell(row.clean):>22s} {'(clean)':>22s}")
+    for family, r in (proposals or {}).items():
+        lines.append(f"{family:10s} {'proposal':12s} {_cell(r['understood']):>22s} {_count_cell(r['wrong_place']):>22s}")
+        lines.append(f"{family:10s} {'neg:choice':12s} {_cell(r['choice_clean']):>22s} {'(clean)':>22s}")
     return "\n".join(lines)

@@ -1,6 +1,6 @@
-"""How well the simulated users understand assistants' questions (docs/USERS.md).
+"""How well the simulated users understand assistants' questions (docs/users-check.md).
 
-    .venv/bin/python benchmarks/users/check_users.py --out docs/USERS.md [--json FILE] [--family ...]
+    .venv/bin/python benchmarks/users/check_users.py --out docs/users-check.md [--json FILE] [--family ...]
 
 The same code as `agentgym check-users` (`agentgym.usercheck`); `--help` explains the options.
 """
