@@ -384,11 +384,13 @@ class ToolUseUser(SimulatedUser):
             self._revealed.append(shift.detail)
         self._values[shift.detail] = shift.new
         recoverable = turn + len(new.plan) + len(stale) <= self._task.max_turns
-        # Records the shift made unwanted are not the assistant's wrong writes.
+        # Records the shift made unwanted are not the assistant's wrong writes; the user says
+        # what the change means for the first of them, as a person would.
         self._seen.extend(r for r in stale if not any(r is x for x in self._seen))
         fire(NoiseEvent(target=shift.detail, detail={"from": shift.old, "to": shift.new, "recoverable": recoverable},
                         recoverable=recoverable))
-        return shift.announce
+        why = next((why for r, why in self._review().wrong if stale and r is stale[0] and why), "")
+        return f"{shift.announce} So {why}." if why else shift.announce
 
     def known_constraints(self) -> list[str]:
         return self._revealed
