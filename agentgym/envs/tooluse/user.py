@@ -102,15 +102,10 @@ _STOCK = frozenset({*_GO_AHEAD, *_UNKNOWN, *_ACCEPT, _GIVE_UP, _VIOLATION, _NOTE
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
-#: Per detail slot, how an assistant names a value of it when it states a plan (a currency
-#: code, a severity, a meeting's length): a cue the message must hold (None: one of the domain's
-#: words for the slot), the pattern, and the value a match stands for. The cue keeps the common
-#: message, which names none, to a few substring tests.
-_JOB_VALUES: dict[str, tuple[str | None, re.Pattern[str], Callable[[str], Any]]] = {
-    "currency": (None, re.compile(r"(?<![A-Za-z])([A-Z]{3})(?![A-Za-z])"), str),
-    "severity": ("sev", re.compile(r"\b(sev[123])\b"), str),
-    "duration": ("min", re.compile(r"\b(\d{2,3})[ -]?min"), int),
-}
+#: The job's parameters whose value an assistant may name when it states a plan: a currency code
+#: or a severity (the domain's own words for them), or a meeting's length in minutes.
+_JOB_SLOTS = ("currency", "severity", "duration")
+_MINUTES = re.compile(r"\b(\d{2,3})[ -]?min")
 #: A message that says what the assistant is about to do ("I'll file the incident now"), and
 #: words that claim something is done already: a plan alone is not a claim of work done.
 _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me|i am about to|i'm about to|i shall|"
@@ -168,7 +163,8 @@ class ToolUseUser(SimulatedUser):
         self._seen: list[Record] = []
         self._spec = load_domains()[task.domain]
         self._values = {d.id: v for d in self._goal.details if (v := _detail_value(task, d)) is not None}
-        #: The job's parameters a plan may name a value of (`_objection`), found on first need.
+        #: The job's parameters a plan may name a value of (`_objection`; their details' ids are
+        #: the slots' names), found on first need: most episodes never need them.
         self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
         self._shift: Shift | None = None
@@ -255,22 +251,17 @@ class ToolUseUser(SimulatedUser):
         user's own ("shall I pay it in EUR?" to a user who wants GBP) gets that value, as a
         person would say it; None when the message names none, or the user's among them."""
         if self._job is None:
-            self._job = tuple(slot for slot in _JOB_VALUES
-                              if any(d.slot == slot and d.id in self._values for d in self._goal.details))
+            self._job = tuple(slot for slot in _JOB_SLOTS if slot in self._values)
         for slot in self._job:
-            cue, pattern, value = _JOB_VALUES[slot]
             words = self._spec.vocabulary.get(slot)
-            cued = cue in message if cue is not None else any(w in message for w in words or ())
-            if not cued:
+            if words:
+                named: set[Any] = {w for w in words if w in message}
+            elif "min" in message:
+                named = {int(v) for v in _MINUTES.findall(message)}
+            else:
                 continue
-            named = {value(v) for v in pattern.findall(message)}
-            if words:  # only the domain's own words for the slot (a currency code, not "ASAP")
-                named = named.intersection(words)
-            if not named:
-                continue
-            d = next(d for d in self._goal.details if d.slot == slot and d.id in self._values)
-            if self._values[d.id] not in named:
-                return self._state(d)
+            if named and self._values[slot] not in named:
+                return self._state(next(d for d in self._goal.details if d.id == slot))
         return None
 
     def _not_done(self) -> UserTurn:
