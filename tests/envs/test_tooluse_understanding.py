@@ -414,3 +414,14 @@ def test_a_plan_with_another_value_than_the_users_is_corrected_and_its_own_is_co
     assert statement in _reply(info) and detail in env.user.known_constraints()
     _, _, _, _, info = env.step(plan.format(other=want))  # its own value: a yes, or the value said again
     assert "not quite" not in _reply(info).lower() and all(str(v) not in _reply(info) for v in others if v != want)
+
+
+def test_asked_about_a_rollback_it_did_not_ask_for_the_user_says_no() -> None:
+    """A careful assistant that checks whether to roll back gets the user's answer, never a
+    go-ahead for a write the user does not want (which no tool could undo)."""
+    env, _ = _reset("ops", lambda t: not t.goal.job.rollback)
+    for ask in ("Should I also roll the culprit back once the incident is filed?", "Do you want a rollback too?"):
+        _, _, _, _, info = env.step(ask)
+        assert "No rollback" in _reply(info) and "go ahead" not in _reply(info).lower()
+    assert env.user.contradictions("rollback", {"service": "x", "to_version": "v1", "incident_id": "INC-1"}) == \
+        ["rollback"]

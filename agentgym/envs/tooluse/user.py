@@ -453,6 +453,8 @@ def _detail_value(task: Task, d: Detail) -> Any:
         arg = _ITEM_ARGS[slot]
         return next((e.fields[arg] for e in task.gold.effects if e.fields.get("item_id") == item and arg in e.fields),
                     None)
+    if d.id == "rollback":  # whether the user wants the culprit rolled back (a rollback call breaks a no)
+        return getattr(task.goal.job, "rollback", None)
     if d.id not in DETAIL_ARGS:
         return None
     for effect in task.gold.effects:

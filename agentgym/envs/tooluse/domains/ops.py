@@ -409,6 +409,7 @@ def _brief(now: int) -> str:
 #: How the user states that it wants a rollback: to the version before the cause, which is not
 #: "the previous version" when a hotfix came after the cause.
 _ROLLBACK_SAID = "Yes, roll the culprit back to the version that ran before the bad deploy."
+_NO_ROLLBACK_SAID = "No rollback, please; just file the incident."
 
 
 def generate(d: Draws, difficulty: str) -> Generated:
@@ -430,8 +431,9 @@ def generate(d: Draws, difficulty: str) -> Generated:
     if req.severity_given:
         details.append(Detail("severity", "severity", d.pick(t["sev_answer"]).format(severity=req.severity),
                               "upfront"))
-    if req.rollback:
-        details.append(Detail("rollback", "rollback", _ROLLBACK_SAID, "upfront"))
+    # Asked whether to roll back, a user who did not ask for it says no (rather than "I don't know").
+    details.append(Detail("rollback", "rollback", _ROLLBACK_SAID if req.rollback else _NO_ROLLBACK_SAID,
+                          "upfront" if req.rollback else "ask"))
     gold = Gold(gold.kind, gold.plan, gold.effects, traps)
     return Generated(world, Goal("incident", text, tuple(details), blurred, job=req), gold, _brief(world.now))
 
@@ -440,7 +442,7 @@ def shifts(world: OpsWorld, req: Request) -> list[Shift]:
     """Goal shifts the task offers: the user changes their mind about rolling the culprit back."""
     if req.rollback:
         return [Shift("rollback", "rollback", True, False, "Actually, don't roll anything back; just file the incident.",
-                      "No rollback, please; just file the incident.", solve(world, replace(req, rollback=False)))]
+                      _NO_ROLLBACK_SAID, solve(world, replace(req, rollback=False)))]
     return [Shift("rollback", "rollback", False, True,
                   "Also, once the incident is filed, please roll the culprit back to the version that ran before the "
                   "bad deploy.", _ROLLBACK_SAID, solve(world, replace(req, rollback=True)))]
