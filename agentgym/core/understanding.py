@@ -524,11 +524,13 @@ class Understanding:
         reading = self._analyse(words)
         if not reading.question or reading.places or reading.salad:
             return reading
-        if not reading.asked and not reading.open:
+        if not reading.asked:
+            # A question about nothing it names, or only an open one ("any budegt in mind?" is
+            # open until the slot word is read right): a repair that finds what it asks counts.
             repaired = self._repair(words)
             if repaired is not None:
                 again = self._analyse(repaired)
-                if again.asked or again.open:
+                if again.asked or (again.open and not reading.open):
                     return replace(again, corrected=True)
         elif len(words) <= TYPO_COMPOUND_WORDS and any(w.raw in _JOINING for w in words):
             # A short compound question may hold a typo beside a word read right ("wich service

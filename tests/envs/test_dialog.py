@@ -748,3 +748,14 @@ def test_the_user_speaks_each_domains_own_words() -> None:
                 assert "go on" not in opening, opening
         env.close()
     assert load_domains()["event_venues"].a_noun == "an event venue"
+
+
+def test_every_generated_goal_is_out_of_a_never_ask_agents_reach() -> None:
+    """The generator's own guard (`guessable`) holds for every task drawn: no world of 1,200
+    needed its fallback (the smallest goal of further draws)."""
+    from agentgym.envs.dialog.tasks import guessable
+
+    reached = [seed for seed in range(1200)
+               if guessable((t := generate_task(seed, {"split": ("train", "test")[seed % 2]})).world,
+                            t.gold.constraints, t.gold.day, t.gold.slot, t.gold.patience)]
+    assert not reached, reached

@@ -39,6 +39,9 @@ class Domain:
     price_step: int
     price_unit: str
     amenities: tuple[str, ...]
+    #: How the user says it needs each amenity, after "It needs to" ("have a projector", "be pet
+    #: friendly"): each holds the amenity's own words.
+    amenity_phrases: dict[str, str]
     booking_noun: str
     #: How the user says when it wants the place, in the domain's own words: three forms, each
     #: with ``{day}`` and ``{slot}`` ("I'd like to check in on {day} {slot}." for a stay).
@@ -58,7 +61,7 @@ class Domain:
 def parse_domain(raw: Any, where: str = "domain") -> Domain:
     """Parse one domain file's JSON object, strictly."""
     d = strict(raw, {"name", "noun", "plural", "id_prefix", "split", "size", "name_parts", "category",
-                     "areas", "price", "amenities", "booking_noun", "time_phrases"}, where)
+                     "areas", "price", "amenities", "amenity_phrases", "booking_noun", "time_phrases"}, where)
     cat = strict(d["category"], {"label", "values", "synonyms"}, f"{where}.category")
     price = strict(d["price"], {"min", "max", "step", "unit"}, f"{where}.price")
     if d["split"] not in ("train", "test"):
@@ -70,6 +73,10 @@ def parse_domain(raw: Any, where: str = "domain") -> Domain:
         raise ValueError(f"{where}.price: max - min must be a positive multiple of step (prices lie on a grid)")
     if len(d["name_parts"]) != 2:
         raise ValueError(f"{where}.name_parts must hold two lists")
+    amenity_phrases = d["amenity_phrases"]
+    if not isinstance(amenity_phrases, dict) or set(amenity_phrases) != set(d["amenities"]) or not all(
+            isinstance(v, str) and k in v for k, v in amenity_phrases.items()):
+        raise ValueError(f"{where}.amenity_phrases must give each amenity a phrase holding its words")
     phrases = d["time_phrases"]
     if not isinstance(phrases, list) or len(phrases) != 3 or not all(
             isinstance(f, str) and "{day}" in f and "{slot}" in f for f in phrases):
@@ -82,7 +89,8 @@ def parse_domain(raw: Any, where: str = "domain") -> Domain:
         areas=tuple(d["areas"]),
         price_min=int(price["min"]), price_max=int(price["max"]), price_step=int(price["step"]),
         price_unit=price["unit"],
-        amenities=tuple(d["amenities"]), booking_noun=d["booking_noun"], time_phrases=tuple(phrases),
+        amenities=tuple(d["amenities"]), amenity_phrases=dict(amenity_phrases), booking_noun=d["booking_noun"],
+        time_phrases=tuple(phrases),
     )
 
 

@@ -17,13 +17,13 @@ __all__ = ["statement", "come_back", "also_need", "clause", "REPHRASE", "KEYWORD
 
 _STATEMENTS: dict[str, tuple[str, ...]] = {
     "category": ("The {label} should be {value}.", "I'd like the {label} to be {value}.",
-                 "I'm looking for {value} as the {label}."),
+                 "My preferred {label} is {value}."),
     "area": ("It should be in {value}.", "Somewhere in {value}, please.", "I'd like it to be in the {value} area."),
     "price": ("My budget is at most {value} {unit}.", "Nothing above {value} {unit}, please.",
               "I can spend up to {value} {unit}."),
     "rating": ("It should be rated at least {value}.", "I want a rating of {value} or more.",
                "Nothing rated below {value}, please."),
-    "amenity": ("It needs to have {value}.", "I need {value}.", "It must have {value}."),
+    "amenity": ("It needs to {phrase}.", "It must {phrase}.", "I'd like it to {phrase}."),
 }
 #: What the user says of a slot it has no need about.
 NO_PREFERENCE = {
@@ -78,7 +78,9 @@ def statement(c: Constraint, domain: Domain, variant: int = 0) -> str:
         form = domain.time_phrases[variant % len(domain.time_phrases)]
         return form.format(day=c.value[0].capitalize(), slot=c.value[1])
     forms = _STATEMENTS[c.kind]
-    return forms[variant % len(forms)].format(label=domain.category_label, value=c.value, unit=domain.price_unit)
+    phrase = domain.amenity_phrases.get(c.value, "") if c.kind == "amenity" else ""
+    return forms[variant % len(forms)].format(label=domain.category_label, value=c.value, unit=domain.price_unit,
+                                              phrase=phrase)
 
 
 def clause(sentence: str) -> str:
