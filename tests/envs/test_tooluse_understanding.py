@@ -425,3 +425,14 @@ def test_asked_about_a_rollback_it_did_not_ask_for_the_user_says_no() -> None:
         assert "No rollback" in _reply(info) and "go ahead" not in _reply(info).lower()
     assert env.user.contradictions("rollback", {"service": "x", "to_version": "v1", "incident_id": "INC-1"}) == \
         ["rollback"]
+
+
+def test_asked_whether_store_credit_would_do_the_customer_answers_as_it_can() -> None:
+    """In the window the customer wants its money back; past it, it takes what the policy gives.
+    Never a plain yes to a write that is not what it asked for."""
+    for late in (False, True):
+        env, _ = _reset("orders", lambda t: len(t.gold.effects) == 1
+                        and t.gold.effects[0].kind == ("credit" if late else "refund"))
+        _, _, _, _, info = env.step("Would store credit work for you instead of a refund?")
+        said = _reply(info)
+        assert ("store credit is fine" in said) == late and ("money back" in said) == (not late), said

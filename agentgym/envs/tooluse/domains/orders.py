@@ -535,6 +535,10 @@ def solve(world: OrdersWorld, req: Request) -> Gold:
     return Gold("after_sales", tuple(plan), tuple(effects))
 
 
+_REFUND_PLEASE = "I'd like my money back for the {product}, please."
+_CREDIT_IS_FINE = "A refund for the {product} if you can; if its return window has passed, store credit is fine."
+
+
 def generate(d: Draws, difficulty: str) -> Generated:
     """An order-support task: the world, the user's request, and the reference solver's gold."""
     lo, hi = _LENGTHS[difficulty]
@@ -578,6 +582,12 @@ def generate(d: Draws, difficulty: str) -> Generated:
         if w.action == "exchange":
             details.append(Detail(f"variant:{it.id}", "variant", f"I'd like the {w.variant} {it.product} instead.",
                                   "upfront"))
+        else:
+            # Asked whether store credit would do, a customer who wants a refund says so; past the
+            # window it takes what the policy gives (never a yes to what breaks it).
+            late = any(e.id == f"credit:{it.id}" for e in gold.effects)
+            details.append(Detail(f"refund:{it.id}", "refund", (_CREDIT_IS_FINE if late else _REFUND_PLEASE).format(
+                product=it.product), "ask"))
     brief = compose_brief(
         _V.role,
         "Resolve the customer's request with the tools, step by step.",
