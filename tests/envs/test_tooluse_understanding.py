@@ -416,15 +416,22 @@ def test_a_plan_with_another_value_than_the_users_is_corrected_and_its_own_is_co
     assert "not quite" not in _reply(info).lower() and all(str(v) not in _reply(info) for v in others if v != want)
 
 
-def test_asked_about_a_rollback_it_did_not_ask_for_the_user_says_no() -> None:
-    """A careful assistant that checks whether to roll back gets the user's answer, never a
-    go-ahead for a write the user does not want (which no tool could undo)."""
-    env, _ = _reset("ops", lambda t: not t.goal.job.rollback)
-    for ask in ("Should I also roll the culprit back once the incident is filed?", "Do you want a rollback too?"):
+@pytest.mark.parametrize(("domain", "field", "asks", "write"), [
+    ("ops", "rollback", ("Should I also roll the culprit back once the incident is filed?", "Do you want a rollback too?"),
+     ("rollback", {"service": "x", "to_version": "v1", "incident_id": "INC-1"})),
+    ("finance", "report", ("Should I file an expense report as well?", "Do you also need a report?"),
+     ("file_expense_report", {"employee_id": "E-1", "month": "2025-01", "expense_ids": ["X-1"], "total": 1.0,
+                              "currency": "EUR"})),
+])
+def test_asked_about_a_write_it_did_not_ask_for_the_user_says_no(domain: str, field: str, asks: tuple[str, ...],
+                                                                  write: tuple[str, dict[str, Any]]) -> None:
+    """A careful assistant that checks whether to make a write the request did not ask for (a
+    rollback, an expense report) gets the user's no, never a go-ahead it would then take back."""
+    env, _ = _reset(domain, lambda t: getattr(t.goal.job, field) is False and t.goal.kind != "quote")
+    for ask in asks:
         _, _, _, _, info = env.step(ask)
-        assert "No rollback" in _reply(info) and "go ahead" not in _reply(info).lower()
-    assert env.user.contradictions("rollback", {"service": "x", "to_version": "v1", "incident_id": "INC-1"}) == \
-        ["rollback"]
+        assert "No " in _reply(info) and "go ahead" not in _reply(info).lower(), _reply(info)
+    assert env.user.contradictions(*write) == [field]  # making it after that no contradicts it
 
 
 def test_asked_whether_store_credit_would_do_the_customer_answers_as_it_can() -> None:

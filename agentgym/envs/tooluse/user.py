@@ -410,7 +410,7 @@ class ToolUseUser(SimulatedUser):
             elif slot == "product":
                 broken = value == "keep" and arguments.get("item_id") == item
             else:
-                broken = slot == "rollback" and value is False and name == "rollback"
+                broken = value is False and name == _YES_NO_WRITES.get(slot)
             if broken:
                 out.append(did)
         return out
@@ -427,6 +427,8 @@ class ToolUseUser(SimulatedUser):
 
 #: The effect field a tool argument stating a detail is recorded under, where the names differ.
 _EFFECT_FIELD = {"duration_minutes": "duration"}
+#: Details that say yes or no to a write (the job's field of that name), and that write.
+_YES_NO_WRITES = {"rollback": "rollback", "report": "file_expense_report"}
 #: Details about one item (``<slot>:<item id>``) and the write argument that states them.
 _ITEM_ARGS = {"variant": "new_variant"}
 
@@ -453,8 +455,8 @@ def _detail_value(task: Task, d: Detail) -> Any:
         arg = _ITEM_ARGS[slot]
         return next((e.fields[arg] for e in task.gold.effects if e.fields.get("item_id") == item and arg in e.fields),
                     None)
-    if d.id == "rollback":  # whether the user wants the culprit rolled back (a rollback call breaks a no)
-        return getattr(task.goal.job, "rollback", None)
+    if d.id in _YES_NO_WRITES:  # whether the user wants that write at all (making it breaks a no)
+        return getattr(task.goal.job, d.id, None)
     if d.id not in DETAIL_ARGS:
         return None
     for effect in task.gold.effects:

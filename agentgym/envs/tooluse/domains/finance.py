@@ -539,6 +539,10 @@ _BRIEF = compose_brief(
 )
 
 
+_REPORT_SAID = "Yes, file an expense report for those expenses first, then make the transfer."
+_NO_REPORT_SAID = "No report needed; just make the transfer."
+
+
 def generate(d: Draws, difficulty: str) -> Generated:
     """A finance task: the world, the user's request, and the reference solver's gold."""
     kind = "quote" if d.chance(0.3) else "reimburse"
@@ -561,6 +565,9 @@ def generate(d: Draws, difficulty: str) -> Generated:
         Detail("month", "month", f"The expenses are from {_V.months[req.month - 1]} {YEAR}.", "upfront"),
         Detail("currency", "currency", d.pick(answers).format(ccy=req.currency), "ask" if ask else "upfront"),
     )
+    if kind == "reimburse":  # asked about a report, a user who did not ask for one says no
+        details += (Detail("report", "report", _REPORT_SAID if req.report else _NO_REPORT_SAID,
+                           "upfront" if req.report else "ask"),)
     traps = ("unapproved_expenses",) if trap else ()
     gold = Gold(gold.kind, gold.plan, gold.effects, traps)
     return Generated(world, Goal(kind, text, details, blurred, job=req), gold, _BRIEF)
