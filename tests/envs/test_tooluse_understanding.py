@@ -431,7 +431,7 @@ def test_asked_about_a_write_it_did_not_ask_for_the_user_says_no(domain: str, fi
     for ask in asks:
         _, _, _, _, info = env.step(ask)
         assert "No " in _reply(info) and "go ahead" not in _reply(info).lower(), _reply(info)
-    assert env.user.contradictions(*write) == [field]  # making it after that no contradicts it
+    assert field in env.user.contradictions(*write)  # making it after that no contradicts it
 
 
 def test_asked_whether_store_credit_would_do_the_customer_answers_as_it_can() -> None:
