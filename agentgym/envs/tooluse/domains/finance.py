@@ -276,7 +276,7 @@ class FinanceToolkit(ToolUseToolkit):
 
     @tool(kind=READ)
     def list_reports(self, employee_id: Id) -> dict[str, Any]:
-        """The expense reports you filed for an employee in this session, oldest first.
+        """Expense reports you filed for an employee, oldest first.
 
         Args:
             employee_id: The employee's id.
@@ -289,10 +289,10 @@ class FinanceToolkit(ToolUseToolkit):
 
     @tool(kind=WRITE)
     def withdraw_expense_report(self, report_id: Id) -> dict[str, Any]:
-        """Withdraw an expense report you filed in error; it no longer counts as filed.
+        """Withdraw an expense report you filed in error.
 
         Args:
-            report_id: The report's id, from file_expense_report.
+            report_id: The report's id.
         """
         for r in self.world.records:
             if r.kind == "report" and r.active and r.data["report_id"] == report_id:
@@ -348,7 +348,7 @@ class FinanceToolkit(ToolUseToolkit):
 
     @tool(kind=READ)
     def list_transfers(self, employee_id: Id) -> dict[str, Any]:
-        """The transfers you made to an employee in this session, oldest first.
+        """Transfers you made to an employee, oldest first.
 
         Args:
             employee_id: The employee's id.
