@@ -417,13 +417,18 @@ def _goal_shift_recovery(e: JudgedEpisode, ev: Mapping[str, Any], plan: _Plan) -
     """The turn of the first successful write after the shift that contradicts nothing stated and
     acts on the new goal: its arguments carry the new value (every one, for a value of several
     parts such as a day and a slot), or it is a step of the new gold plan. A cancel carries no
-    value and is no step of the new plan: alone, it is not a recovery."""
+    value and is no step of the new plan: alone, it is not a recovery. The write must call a tool
+    of the plan the shift replaced (when the record lists it): in a session, another sub-task's
+    write acts on nothing the shift changed, however well it fits that sub-task's plan."""
     step = int(ev.get("step", 0))
     detail = ev.get("detail")
     new = detail.get("to") if isinstance(detail, Mapping) else None
     parts = [v for v in (new if isinstance(new, list) else [new]) if v is not None and not isinstance(v, (dict, list))]
+    shifted = {s.get("name") for s in e.superseded}
     for c in e.calls:
         if int(c.get("turn", 0)) <= step or not _ok(c) or c.get("kind") != "write" or c.get("contradicts"):
+            continue
+        if shifted and c.get("name") not in shifted:
             continue
         args = c.get("arguments")
         if (parts and all(contains_value(args, v) for v in parts)) or plan.matches(c):

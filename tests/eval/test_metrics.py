@@ -455,6 +455,21 @@ def test_goal_shift_recovery_needs_a_write_for_the_new_goal_not_a_cancel() -> No
     assert recovery([rebooked])["median"]["value"] == 3
 
 
+def test_goal_shift_recovery_is_a_write_of_the_shifted_task() -> None:
+    # A session: the booking's time moves to Tuesday, and the agent never rebooks; the next
+    # sub-task's write fits that sub-task's plan, but acts on nothing the shift changed.
+    shift = fault("goal_shift", 2, "0:time", **{"from": ["mon", "evening"], "to": ["tue", "evening"]})
+    transfer = {"name": "create_transfer", "arguments": {"amount": 10.0, "currency": "EUR"}}
+    tue_book = {**BOOK_STEP, "arguments": {**BOOK_STEP["arguments"], "day": "tue"}}
+    gold = {**GOLD, "calls": [SEARCH, CHECK, tue_book, transfer], "superseded_calls": [SEARCH, CHECK, BOOK_STEP]}
+    moved_on = make_record([call(1, "book"), call(4, "create_transfer", kind="write", arguments=transfer["arguments"])],
+                           turns=6, noise=[shift], gold=gold)
+    rebooked = make_record([call(1, "book"), call(4, "book", arguments={**BOOK, "day": "tue"})], turns=6,
+                           noise=[shift], gold=gold, seed=1)
+    assert recovery([moved_on])["recovered"] == 0
+    assert recovery([rebooked])["median"]["value"] == 2
+
+
 def test_unrecoverable_faults_are_left_out_and_last_turn_faults_censored() -> None:
     last = make_record([call(5, "book", error="TOOL_ERROR", injected=True)], turns=5,
                        noise=[fault("tool_failure", 5, "book", hits=BK)])
