@@ -212,7 +212,8 @@ def recovery(
       a detail that is never used recovers nothing;
     - goal_shift: at the first successful valid write call after the shift that contradicts
       nothing stated and acts on the new goal: it carries the new value (``detail.to``) or is a
-      step of the new gold plan (a cancel does neither: alone, it is not a recovery).
+      step of the new gold plan (a cancel does neither: alone, it is not a recovery), and it calls
+      a tool of the plan the shift replaced (another sub-task's write in a session is not one).
 
     An unrecovered fault is censored at the episode's end (``turns - t`` turns), so it never
     shortens the times: the median and restricted mean are Kaplan-Meier statistics over all
