@@ -82,7 +82,7 @@ _PROSE = frozenset({"summary", "description", "note", "notes", "reason", "commen
 #: Words of an argument's name that say its value has a format no plain word has.
 _FORMATTED = frozenset({"id", "ids", "email", "date", "month", "time", "utc", "url", "phone", "title"})
 #: Argument stems whose values only come from tools (asking the user for them is no use).
-_FROM_TOOLS = frozenset({"amount", "total", "price", "utc", "version", "incident", "meeting", "approval",
+_FROM_TOOLS = frozenset({"amount", "total", "price", "utc", "version", "incident", "meeting", "approval", "report",
                          "account", "item", "customer", "expense", "person", "attendee"})
 
 
