@@ -380,7 +380,7 @@ class ToolUseUser(SimulatedUser):
         self._seen.extend(r for r in stale if not any(r is x for x in self._seen))
         fire(NoiseEvent(target=shift.detail, detail={"from": shift.old, "to": shift.new, "recoverable": recoverable},
                         recoverable=recoverable))
-        why = next((why for r, why in self._review().wrong if stale and r is stale[0] and why), "")
+        why = next((why for r, why in self._review().wrong if r is stale[0] and why), "") if stale else ""
         return f"{shift.announce} So {why}." if why else shift.announce
 
     def known_constraints(self) -> list[str]:
