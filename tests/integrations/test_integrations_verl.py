@@ -147,7 +147,7 @@ def _config(prompt_length: int, response_length: int) -> tuple[Any, Any]:
     return types.SimpleNamespace(config=namespace), types.SimpleNamespace(config={})
 
 
-def _make_loop(server: Any, tokenizer: Any, *, prompt_length: int = 8192, response_length: int = 16384,
+def _make_loop(server: Any, tokenizer: Any, *, prompt_length: int = 16384, response_length: int = 16384,
                **loop_kwargs: Any) -> Any:
     """The agent loop as verl's worker instantiates it (hydra passes the YAML entry's keys too)."""
     from agentgym.integrations import verl as adapter
