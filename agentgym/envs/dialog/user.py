@@ -483,7 +483,7 @@ class DialogUser(SimulatedUser):
             if b is None:
                 self._accepted = place
                 return UserTurn(f"Good, then {place.name} still works. Please book it.")
-            return self._settle(b, f"Good, then {place.name} still works for me.")
+            return self._settle(b, f"Good, then {place.name} still works.")
         if b is None:
             self._accepted = None
             return UserTurn(f"Then I'm afraid {place.name} won't work now. {why} Could you find another one?")
@@ -535,7 +535,7 @@ class DialogUser(SimulatedUser):
         arrived = self._arrivals(turn, commit=True)
         if arrived:
             return UserTurn(f"Thanks! {self._announce(arrived)}")
-        return self._settle(b, f"{place.name} works for me.")
+        return self._settle(b, f"{place.name} it is.")
 
     def _cancelled(self, booking_id: str) -> None:
         self._to_change.discard(booking_id)

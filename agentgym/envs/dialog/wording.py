@@ -40,7 +40,7 @@ SLOT_NOUN = {"category": "{label}", "area": "area", "price": "price", "rating": 
 GREETINGS = ("Hi! I'm looking for {a_noun}.", "Hello, can you help me book {a_noun}?", "Hey, I need to find {a_noun}.")
 #: How a need that arrives later is introduced.
 _LATE = ("Oh, one more thing: ", "Actually, I just remembered something: ", "My friend just told me something: ")
-ACCEPT = ("Perfect, that's exactly what I wanted. Thank you!", "Great, that works for me. Thanks a lot!",
+ACCEPT = ("Perfect, that's exactly what I wanted. Thank you!", "Great, thanks a lot!",
           "Wonderful, that's booked then. Thank you!")
 GIVE_UP = "I think I'll look elsewhere. Goodbye."
 #: Said once the user can take only one more miss.
