@@ -47,8 +47,8 @@ def test_make_agent_unknown_is_a_clear_value_error(spec: str, needle: str) -> No
 
 
 # ------------------------------------------------------------------ success by difficulty
-def _success_by_difficulty(agent_name: str, n: int = 300) -> dict[str, float]:
-    env = gym.make(DIALOG_ID)
+def _success_by_difficulty(agent_name: str, n: int = 300, noise: str | None = None) -> dict[str, float]:
+    env = gym.make(DIALOG_ID, **({"noise": noise} if noise else {}))
     agent = make_agent(agent_name)
     wins: dict[str, list[bool]] = defaultdict(list)
     for seed in range(n):
@@ -61,22 +61,25 @@ def _success_by_difficulty(agent_name: str, n: int = 300) -> dict[str, float]:
     return table
 
 
-def test_heuristic_lands_between_random_and_oracle() -> None:
-    rows = {name: _success_by_difficulty(name) for name in ("random", "heuristic", "oracle")}
+@pytest.mark.parametrize("noise", [None, "medium"])
+def test_heuristic_lands_between_random_and_oracle(noise: str | None) -> None:
+    """A fair task is solvable by a careful script: with noise off the heuristic may reach the
+    oracle; under noise it stays below it, and always far above random."""
+    rows = {name: _success_by_difficulty(name, noise=noise) for name in ("random", "heuristic", "oracle")}
     counts = rows["oracle"]["n"]
-    print(f"\nsuccess over 300 Dialog-v0 episodes (seeds 0-299; easy/medium/hard = "
+    print(f"\nsuccess over 300 Dialog-v0 episodes, noise {noise} (seeds 0-299; easy/medium/hard = "
           f"{counts['easy']}/{counts['medium']}/{counts['hard']}):")
     print(f"{'agent':10s} {'easy':>6s} {'medium':>7s} {'hard':>6s} {'overall':>8s}")
     for name, row in rows.items():
         print(f"{name:10s} {row['easy']:6.2f} {row['medium']:7.2f} {row['hard']:6.2f} {row['overall']:8.2f}")
     r, h, o = rows["random"], rows["heuristic"], rows["oracle"]
-    assert r["overall"] < h["overall"] < o["overall"]
-    for d in ("medium", "hard"):
-        assert r[d] < h[d] < o[d], d
-    assert h["easy"] > r["easy"]
-    assert h["hard"] < 0.9, "the heuristic should not be near 100% on hard"
-    assert 0.3 <= h["overall"] <= 0.9
-    assert o["overall"] == 1.0
+    for d in ("easy", "medium", "hard", "overall"):
+        assert r[d] < h[d] <= o[d], d
+        if noise:
+            assert h[d] < o[d], d
+    assert h["overall"] >= 0.5
+    if not noise:
+        assert o["overall"] == 1.0
 
 
 # ------------------------------------------------------------------ reproducibility

@@ -289,7 +289,7 @@ def test_distractors_look_like_real_tools_and_do_not_help(env_id: str) -> None:
     (event,) = events(info, "distractors")
     assert len(decoys) == 4 and event["detail"]["added"] == decoys and event["target"] == "tools"
     for decoy in decoys:
-        clone_of = next(r for r in real if r in decoy)  # the name is derived from a real one
+        clone_of = max((r for r in real if r in decoy), key=len)  # the name is derived from a real one
         schema = next(t["function"] for t in info["tools"] if t["function"]["name"] == decoy)
         assert schema["parameters"] == base.toolkit.spec(clone_of).parameters  # derived schema
         assert schema["description"].startswith(base.toolkit.spec(clone_of).description)
