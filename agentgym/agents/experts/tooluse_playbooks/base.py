@@ -1,0 +1,75 @@
+"""What every tool-use playbook shares: its interface, the confirmation before the first write,
+the records that still stand, and the values a tool's schema allows."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from agentgym.agents.experts.briefs import section
+from agentgym.agents.experts.casefile import CaseFile, Halt
+
+__all__ = ["Playbook", "standing", "allowed"]
+
+
+class Playbook:
+    """One domain's plan, run from the top each turn against the `CaseFile` (see
+    `agentgym.agents.experts.casefile`).
+
+    A subclass reads the request in `__init__`, takes in what the user says later in `hear`,
+    and plans in `plan`, which raises a `Move` until nothing is left to do.
+
+    Args:
+        brief: the system message (a session's brief: its section for this domain is used).
+        request: the user's request.
+        tools: the tool schemas the agent was given.
+    """
+
+    domain = ""
+    #: The domain's read tools (a read whose id does not resolve is read again).
+    reads: frozenset[str] = frozenset()
+    #: The domain's write tools (their results are the records the expert made).
+    writes: frozenset[str] = frozenset()
+
+    def __init__(self, brief: str, request: str, tools: list[dict[str, Any]]) -> None:
+        self.brief = section(brief, "tooluse", self.domain)
+        self.request = request
+        self.tools = tools
+
+    def hear(self, text: str) -> bool:
+        """Take in a user message; True when it changed what the user wants."""
+        return False
+
+    def plan(self, case: CaseFile) -> None:
+        """Raise the next `Move`; return when the work is done."""
+        raise NotImplementedError
+
+    def summary(self) -> str:
+        """What was done, for the closing message."""
+        return "Everything you asked for is done."
+
+    def confirm(self, case: CaseFile, plan: str) -> None:
+        """Before the first write: say what will be done, with its values, and ask to go ahead.
+        The user can then correct a value or change their mind before anything is final."""
+        case.ask("confirm", f"Here is what I'm about to do: {plan} Shall I go ahead?")
+
+    def stop(self, case: CaseFile, why: str) -> NoReturn:
+        """Tell the user why the work cannot go on as asked (a `Move`), then `Halt`."""
+        case.ask("stop", f"{why} How would you like me to proceed?")
+        raise Halt(why)
+
+
+def standing(case: CaseFile, make: str, undo: str, key: str) -> list[tuple[dict[str, Any], Any]]:
+    """The records the expert's `make` writes made that no `undo` write took back:
+    (arguments, result), oldest first; `key` is the id both share."""
+    undone = {args.get(key) for args, _ in case.made(undo)}
+    return [(args, res) for args, res in case.made(make) if isinstance(res, dict) and res.get(key) not in undone]
+
+
+def allowed(tools: list[dict[str, Any]], tool: str, parameter: str) -> list[Any]:
+    """The values a tool's schema allows for a parameter (its enum), or []."""
+    for t in tools:
+        fn = t.get("function", t)
+        if fn.get("name") == tool:
+            prop = fn.get("parameters", {}).get("properties", {}).get(parameter, {})
+            return list(prop.get("enum", ()))
+    return []

@@ -1,0 +1,147 @@
+"""Calendar: book the earliest start on the date that works for everyone, then invite.
+
+As the brief says: the common free starts (`get_free_slots`) lie within the organiser's own
+working hours only, so each attendee's hours are checked in their own time zone (`find_person`
+gives both); the earliest start inside all of them is booked, and the invitation sent. A
+meeting booked before the user changed its length is cancelled before the new one is booked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agentgym.agents.experts.casefile import CaseFile, Read
+from agentgym.agents.experts.tooluse_playbooks.base import Playbook, allowed, standing
+from agentgym.agents.experts.words import near
+from agentgym.agents.turns import Call
+
+__all__ = ["CalendarPlaybook", "works"]
+
+_NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_MINUTES = re.compile(r"\b(\d{2,3})[ -]?([A-Za-z]+)")
+_WEEKDAYS = frozenset({"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"})
+
+
+def _minutes(hhmm: str) -> int:
+    h, m = hhmm.split(":")
+    return int(h) * 60 + int(m)
+
+
+def _offset(text: str) -> int:
+    """A UTC offset ``+09:00`` in minutes."""
+    sign = -1 if text.startswith("-") else 1
+    return sign * _minutes(text.lstrip("+-"))
+
+
+def works(person: dict[str, Any], start_utc: str, duration: int) -> bool:
+    """Whether a meeting from `start_utc` lasting `duration` minutes lies inside a person's working
+    hours, in their own time zone (a `find_person` match)."""
+    local = (_minutes(start_utc) + _offset(person["utc_offset"])) % 1440
+    begin, end = (_minutes(t) for t in person["working_hours"].split("-"))
+    return begin <= local and local + duration <= end
+
+
+class CalendarPlaybook(Playbook):
+    """See the module docstring."""
+
+    domain = "calendar"
+    reads = frozenset({"find_person", "get_calendar", "get_free_slots", "list_meetings", "list_policies"})
+    writes = frozenset({"book_meeting", "send_invitation", "cancel_meeting"})
+
+    def __init__(self, brief: str, request: str, tools: list[dict[str, Any]]) -> None:
+        super().__init__(brief, request, tools)
+        me = re.search(r"person id (P-\d+)", self.brief)
+        self.me = me.group(1) if me else ""
+        title = re.search(r'"([^"]+)"', request)
+        self.title = title.group(1) if title else "Meeting"
+        outside = re.sub(r'"[^"]*"', "", request)
+        self.names = [n for n in dict.fromkeys(_NAME.findall(outside)) if n.split()[0] not in _WEEKDAYS]
+        date = _DATE.search(request)
+        self.date = date.group(0) if date else ""
+        self.durations = [int(d) for d in allowed(tools, "book_meeting", "duration_minutes")] or [30, 45, 60, 90]
+        self.duration = self._length(request)
+
+    def _length(self, text: str, other_than: int | None = None) -> int | None:
+        """The first meeting length `text` names (in minutes) other than `other_than`."""
+        for m in _MINUTES.finditer(text):
+            value, unit = int(m.group(1)), m.group(2).lower()
+            if not (unit in ("min", "mins") or near(unit, "minutes") or near(unit, "minute")):
+                continue
+            if value in self.durations and value != other_than:
+                return value
+        return None
+
+    def hear(self, text: str) -> bool:
+        length = self._length(text, self.duration)
+        if length is None:
+            return False
+        self.duration = length
+        return True
+
+    def plan(self, case: CaseFile) -> None:
+        if self.duration is None:
+            case.ask("duration", "How long should the meeting be?")
+            if self.duration is None:
+                case.ask("duration again", "Sorry, how many minutes should I block: 30, 45, 60 or 90?")
+                self.stop(case, "I still don't know how long the meeting should be.")
+        found = case.get(*(Read("find_person", {"query": n}) for n in self.names))
+        people = []
+        for name, res in zip(self.names, found):
+            matches = res.get("matches", [])
+            exact = [m for m in matches if m.get("name", "").lower() == name.lower()]
+            people.append((exact or matches)[0])
+        pids = [self.me, *(p["person_id"] for p in people if p["person_id"] != self.me)]
+        # Free times as they stand with none of the expert's own meetings in the way: read after
+        # the latest cancellation (a meeting it booked and then cancelled freed its time).
+        free = case.get(Read("get_free_slots", {"person_ids": pids, "date": self.date,
+                                                "duration_minutes": self.duration},
+                             since=case.last_write("cancel_meeting")))[0]
+        start = next((s for s in free.get("free_starts_utc", []) if all(works(p, s, self.duration) for p in people)),
+                     None)
+        if start is None:
+            self.stop(case, f"There is no {self.duration}-minute slot on {self.date} inside everyone's working hours.")
+        want = {"title": self.title, "attendee_ids": pids, "date": self.date, "start_utc": start,
+                "duration_minutes": self.duration}
+        # A meeting that is not the one wanted (booked before a change of length, or one the user
+        # says is wrong) is cancelled first; so is any second booking.
+        booked = standing(case, "book_meeting", "cancel_meeting", "meeting_id")
+        keep = next((res for args, res in booked if _same_meeting(args, want)), None)
+        for args, res in booked:
+            if res is not keep:
+                case.write("cancel_meeting", {"meeting_id": res["meeting_id"]})
+        readback = Call("list_meetings", {"date": self.date})
+        if keep is None:
+            self.confirm(case, f"I'll book \"{self.title}\" on {self.date} at {start} UTC for {self.duration} minutes "
+                               f"with {', '.join(p['name'] for p in people)}, the earliest start inside everyone's "
+                               "working hours, and send the invitation.")
+            keep = case.write("book_meeting", want, readback, lambda back: _landed_meeting(back, want))
+        mid = keep["meeting_id"]
+        if not any(args.get("meeting_id") == mid for args, _ in case.made("send_invitation")):
+            case.write("send_invitation", {"meeting_id": mid}, readback, lambda back: _invited(back, mid))
+
+    def summary(self) -> str:
+        return "The meeting is booked and the invitation is sent."
+
+
+def _same_meeting(args: dict[str, Any], want: dict[str, Any]) -> bool:
+    return (sorted(args.get("attendee_ids", [])), args.get("date"), args.get("start_utc"),
+            args.get("duration_minutes")) == (sorted(want["attendee_ids"]), want["date"], want["start_utc"],
+                                              want["duration_minutes"])
+
+
+def _landed_meeting(back: Any, want: dict[str, Any]) -> Any:
+    """The booking a read-back shows that a failed booking call would have made, or None."""
+    for m in back.get("meetings", []):
+        if m.get("status") == "booked" and _same_meeting({**m, "date": want["date"]}, want):
+            return {"meeting_id": m["meeting_id"], "status": "booked"}
+    return None
+
+
+def _invited(back: Any, meeting_id: str) -> Any:
+    """The invitation a read-back shows as sent, or None."""
+    for m in back.get("meetings", []):
+        if m.get("meeting_id") == meeting_id and m.get("invitation_sent"):
+            return {"meeting_id": meeting_id, "status": "sent"}
+    return None
