@@ -248,3 +248,19 @@ def test_what_the_user_says_is_read_through_typos() -> None:
     assert _variant_asked("can I swap the chef knife from my order for the 10 inch varaint?") == "10 inch"
     assert _variant_named("Actually, could I get the black smart watch instead of the silver one?",
                           "smart watch") == "black"
+
+
+def test_a_name_that_finds_nobody_is_searched_by_its_words() -> None:
+    """A name can reach the agent with a slip in it; the directory search by its words finds
+    the one person whose name it is, slip aside."""
+    from agentgym.agents.experts.tooluse_playbooks.base import find_named
+
+    case = CaseFile()
+    case.record(Call("find_person", {"query": "Depak Hughes"}), "[error TOOL_ERROR] nobody matches 'Depak Hughes'",
+                False, False)
+    with pytest.raises(Move) as move:
+        find_named(case, "find_person", "Depak Hughes")
+    assert move.value.calls == [Call("find_person", {"query": "Hughes"})]
+    people = {"matches": [{"person_id": "P-1", "name": "Deepak Hughes"}, {"person_id": "P-2", "name": "Ana Hughes"}]}
+    case.record(Call("find_person", {"query": "Hughes"}), json.dumps(people), False, False)
+    assert find_named(case, "find_person", "Depak Hughes")["person_id"] == "P-1"

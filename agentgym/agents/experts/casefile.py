@@ -152,6 +152,19 @@ class CaseFile:
             raise Move(missing)
         return out
 
+    def has(self, read: Read) -> bool:
+        """Whether the file holds a trusted result of `read` (asking for nothing)."""
+        try:
+            return self._trusted(Call(read.name, read.arguments), read)[1] == 0
+        except Blocked:
+            return False
+
+    def refused(self, name: str, **arguments: Any) -> bool:
+        """Whether the tools refused this call for good the last time it was made."""
+        key = key_of(Call(name, arguments))
+        history = [o for o in self.outcomes.get(key, ()) if o.seq > self.trusted_from.get(key, 0)]
+        return bool(history) and not history[-1].ok and not history[-1].transient
+
     def read(self, name: str, copies: int = 1, **arguments: Any) -> Any:
         """One read's trusted result (see `get`)."""
         return self.get(Read(name, arguments, copies))[0]

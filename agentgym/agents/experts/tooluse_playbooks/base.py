@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any, NoReturn
 
 from agentgym.agents.experts.briefs import section
-from agentgym.agents.experts.casefile import CaseFile, Halt
+from agentgym.agents.experts.casefile import Blocked, CaseFile, Halt
+from agentgym.agents.experts.words import near, words_of
 
-__all__ = ["Playbook", "standing", "allowed"]
+__all__ = ["Playbook", "standing", "allowed", "find_named"]
 
 
 class Playbook:
@@ -73,3 +74,22 @@ def allowed(tools: list[dict[str, Any]], tool: str, parameter: str) -> list[Any]
             prop = fn.get("parameters", {}).get("properties", {}).get(parameter, {})
             return list(prop.get("enum", ()))
     return []
+
+
+def find_named(case: CaseFile, tool: str, name: str) -> dict[str, Any] | None:
+    """The directory match (`tool`, a search by name) for a person's full `name`: the match
+    of that name, or of that name with a slip in a word (a name can reach the agent mistyped).
+    Searched by the full name first, then by each of its words, as a person does when the
+    full name finds nobody; None when no search finds such a match."""
+    want = words_of(name)
+    for query in dict.fromkeys([name, *reversed(name.split())]):
+        try:
+            matches = case.read(tool, query=query).get("matches", [])
+        except Blocked:  # nobody matches this spelling
+            continue
+        exact = [m for m in matches if words_of(m.get("name", "")) == want]
+        close = [m for m in matches if len(words_of(m.get("name", ""))) == len(want)
+                 and all(near(a, b) or near(b, a) for a, b in zip(want, words_of(m.get("name", ""))))]
+        if exact or len(close) == 1:
+            return (exact or close)[0]
+    return None

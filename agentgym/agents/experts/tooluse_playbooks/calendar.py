@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from agentgym.agents.experts.casefile import CaseFile, Read
-from agentgym.agents.experts.tooluse_playbooks.base import Playbook, allowed, standing
+from agentgym.agents.experts.tooluse_playbooks.base import Playbook, allowed, find_named, standing
 from agentgym.agents.experts.words import near
 from agentgym.agents.turns import Call
 
@@ -86,30 +86,35 @@ class CalendarPlaybook(Playbook):
             if self.duration is None:
                 case.ask("duration again", "Sorry, how many minutes should I block: 30, 45, 60 or 90?")
                 self.stop(case, "I still don't know how long the meeting should be.")
-        found = case.get(*(Read("find_person", {"query": n}) for n in self.names))
+        # Everyone is looked up in one turn; a name that finds nobody is then searched by its words.
+        case.get(*(Read("find_person", {"query": n}) for n in self.names if not case.refused("find_person", query=n)))
         people = []
-        for name, res in zip(self.names, found):
-            matches = res.get("matches", [])
-            exact = [m for m in matches if m.get("name", "").lower() == name.lower()]
-            people.append((exact or matches)[0])
+        for name in self.names:
+            person = find_named(case, "find_person", name)
+            if person is None:
+                self.stop(case, f"I can't find {name} in the directory.")
+            people.append(person)
         pids = [self.me, *(p["person_id"] for p in people if p["person_id"] != self.me)]
-        # Free times as they stand with none of the expert's own meetings in the way: read after
-        # the latest cancellation (a meeting it booked and then cancelled freed its time).
-        free = case.get(Read("get_free_slots", {"person_ids": pids, "date": self.date,
-                                                "duration_minutes": self.duration},
-                             since=case.last_write("cancel_meeting")))[0]
+        # A meeting that is not the one wanted (booked before a change of length, or one the user
+        # says is wrong) is cancelled; so is any meeting of its own when the free times must be
+        # read afresh, as it takes up time it would otherwise show.
+        wanted = {"title": self.title, "attendee_ids": pids, "date": self.date, "duration_minutes": self.duration}
+        slots = Read("get_free_slots", {"person_ids": pids, "date": self.date, "duration_minutes": self.duration},
+                     since=case.last_write("cancel_meeting"))
+        booked = standing(case, "book_meeting", "cancel_meeting", "meeting_id")
+        fresh = not case.has(slots)
+        for args, res in booked:
+            if fresh or not _same_meeting(args, {**wanted, "start_utc": args.get("start_utc")}):
+                case.write("cancel_meeting", {"meeting_id": res["meeting_id"]})
+        free = case.get(slots)[0]
         start = next((s for s in free.get("free_starts_utc", []) if all(works(p, s, self.duration) for p in people)),
                      None)
         if start is None:
             self.stop(case, f"There is no {self.duration}-minute slot on {self.date} inside everyone's working hours.")
-        want = {"title": self.title, "attendee_ids": pids, "date": self.date, "start_utc": start,
-                "duration_minutes": self.duration}
-        # A meeting that is not the one wanted (booked before a change of length, or one the user
-        # says is wrong) is cancelled first; so is any second booking.
-        booked = standing(case, "book_meeting", "cancel_meeting", "meeting_id")
+        want = {**wanted, "start_utc": start}
         keep = next((res for args, res in booked if _same_meeting(args, want)), None)
         for args, res in booked:
-            if res is not keep:
+            if res is not keep:  # at another start, or a second booking
                 case.write("cancel_meeting", {"meeting_id": res["meeting_id"]})
         readback = Call("list_meetings", {"date": self.date})
         if keep is None:

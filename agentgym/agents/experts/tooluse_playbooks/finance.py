@@ -15,7 +15,7 @@ from typing import Any
 
 from agentgym.agents.experts.briefs import figure, year
 from agentgym.agents.experts.casefile import CaseFile, Read
-from agentgym.agents.experts.tooluse_playbooks.base import Playbook, allowed, standing
+from agentgym.agents.experts.tooluse_playbooks.base import Playbook, allowed, find_named, standing
 from agentgym.agents.experts.words import has_word
 from agentgym.agents.turns import Call
 
@@ -121,16 +121,10 @@ class FinancePlaybook(Playbook):
         self._reimburse(case, emp, claims, total, ccy, accounts)
 
     def _employee(self, case: CaseFile) -> str:
-        found = case.read("find_employee", query=self.name or self.request.split()[0])
-        matches = found.get("matches", [])
-        exact = [m for m in matches if m.get("name", "").lower() == self.name.lower()]
-        if len(exact) == 1 or (not exact and len(matches) == 1):
-            return (exact or matches)[0]["employee_id"]
-        names = ", ".join(f"{m['name']} ({m['employee_id']})" for m in matches)
-        case.ask("which employee", f"I found several people: {names}. Which one do you mean?")
-        said = " ".join(case.said_since("which employee"))
-        chosen = _EMPLOYEE_ID.search(said)
-        return chosen.group(0) if chosen else matches[0]["employee_id"]
+        found = find_named(case, "find_employee", self.name)
+        if found is None:
+            self.stop(case, f"I can't find {self.name} in the directory.")
+        return found["employee_id"]
 
     def _total(self, case: CaseFile, claims: list[dict[str, Any]]) -> int:
         """The claims' total in the payout currency, in cents: each foreign claim converted at

@@ -77,7 +77,10 @@ class OpsPlaybook(Playbook):
 
     # ------------------------------------------------------------------------------- plan
     def plan(self, case: CaseFile) -> None:
-        symptom = self.service or self._alerting(case)
+        symptom = self.service
+        if symptom is not None and any(case.refused(t, service=symptom) for t in ("get_metrics", "search_logs")):
+            symptom = None  # no service of that name: the firing alert says which one it is
+        symptom = symptom or self._alerting(case)
         if symptom is None:
             self.stop(case, "No error-rate alert is firing, so I can't tell where the errors show up.")
         metrics = Read("get_metrics", {"service": symptom}, copies=2)

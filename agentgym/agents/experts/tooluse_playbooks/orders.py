@@ -17,7 +17,7 @@ from typing import Any
 from agentgym.agents.experts.briefs import figure, today
 from agentgym.agents.experts.casefile import CaseFile, Read
 from agentgym.agents.experts.tooluse_playbooks.base import Playbook
-from agentgym.agents.experts.words import has_word, near, sentences
+from agentgym.agents.experts.words import has_phrase, has_word, near, sentences
 from agentgym.agents.turns import Call
 
 __all__ = ["OrdersPlaybook"]
@@ -29,7 +29,9 @@ _AFTER_SALES = {"refund_item": "refunded", "issue_store_credit": "store credit i
 
 
 def _mentions(text: str, product: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(product)}(?![\w-])", text, re.I) is not None
+    """Whether `text` names `product`, as it is or with a slip in a word."""
+    exact = re.search(rf"(?<![\w-]){re.escape(product)}(?![\w-])", text, re.I) is not None
+    return exact or has_phrase(text, product)
 
 
 def _variant_asked(text: str) -> str | None:
@@ -69,11 +71,10 @@ class OrdersPlaybook(Playbook):
         self._stock: dict[tuple[str, str], Any] = {}
 
     def hear(self, text: str) -> bool:
-        if self.email is None:
-            email = _EMAIL.search(text)
-            if email:
-                self.email = email.group(0).rstrip(".")
-                return True
+        email = _EMAIL.search(text)
+        if email and email.group(0).rstrip(".") != self.email:  # an answer, or a correction
+            self.email = email.group(0).rstrip(".")
+            return True
         return any(has_word(text, "keep", "keeping") and _mentions(text, p) for p in self.products) or any(
             _variant_named(text, p) for p in self.products)
 
@@ -122,6 +123,10 @@ class OrdersPlaybook(Playbook):
             if self.email is None:
                 case.ask("email again", "Sorry, I still need the email address on your account.")
                 self.stop(case, "I can't find your order without the email address of your account.")
+        if case.refused("find_customer", email=self.email):
+            case.ask("email check", f"I can't find an account under {self.email}. Could you check the email address?")
+            if case.refused("find_customer", email=self.email):
+                self.stop(case, f"I can't find an account under {self.email}.")
         customer = case.read("find_customer", email=self.email or "")
         listed = case.read("list_orders", customer_id=customer["customer_id"]).get("orders", [])
         by_date = [o for o in listed if o.get("placed_on") == self.placed]
