@@ -96,7 +96,11 @@ class DialogEnv(AgentEnv):
     (`gym.make(id, noise="...")` adds them and `env.spec.additional_wrappers` lists them); each acts
     only in its own `reset` and `step`, so `env.unwrapped` is the env without noise. A goal shift
     moves the wanted time (announced from turn 2-4, or on seeing the first booking) to one where
-    the goal stays out of a never-ask agent's reach (none such: no shift).
+    the goal stays out of a never-ask agent's reach (none such: no shift). Typos land only on
+    messages that carry something (never a stock reply such as "Okay. Please find something
+    that fits and book it.") and never inside a place's name or id, a category, area or amenity
+    of the brief, a day or a time of day (`agentgym.envs.dialog.typos`). A corrupted rating or
+    price of a lone result stays inside the brief's ranges (`DialogToolkit.value_ranges`).
 
     ## Registered ids
     `AgentRL/Dialog-v0`.

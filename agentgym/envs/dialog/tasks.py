@@ -22,7 +22,7 @@ from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Goal, reachable, reachable_midway, room_above
 
 __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "satisfying_places",
-           "place_phrases", "guessable", "guessable_midway", "DIFFICULTY", "DECOY_MARGIN"]
+           "place_phrases", "guessable", "guessable_midway", "DIFFICULTY", "DECOY_MARGIN", "RATING_RANGE"]
 
 #: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many of its
 #: attributes the user has from the start (the rest arrive late), the turns by which the late ones
@@ -40,6 +40,8 @@ DIFFICULTY: dict[str, dict[str, Any]] = {
 #: it (up to MAX_GOAL_DRAWS times; none of 6,000 generated tasks needed more).
 MAX_GOLD = 6
 MAX_GOAL_DRAWS = 256
+#: The ratings places have (in steps of 0.1), as the brief states them.
+RATING_RANGE = (3.0, 5.0)
 
 
 @dataclass(slots=True)
@@ -200,7 +202,7 @@ def _tables(domain: Domain) -> _Tables:
         categories=domain.categories,
         areas=domain.areas,
         prices=tuple(domain.price_min + domain.price_step * k for k in range(n_prices)),
-        ratings=tuple(tenths / 10 for tenths in range(30, 51)),
+        ratings=tuple(tenths / 10 for tenths in range(round(RATING_RANGE[0] * 10), round(RATING_RANGE[1] * 10) + 1)),
         amenities=tuple(tuple(a for b, a in enumerate(domain.amenities) if m >> b & 1)
                         for m in range(1 << len(domain.amenities))),
         n_amenities=len(domain.amenities),

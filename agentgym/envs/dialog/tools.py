@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import lru_cache
 from operator import attrgetter
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 from agentgym.core.task import Task, WorldEvent
 from agentgym.core.tools import READ, WRITE, Bounds, MaxLen, ToolError, Toolkit, tool
-from agentgym.envs.dialog.tasks import Booking, Place, World, keep
+from agentgym.envs.dialog.domain import Domain
+from agentgym.envs.dialog.tasks import RATING_RANGE, Booking, Place, World, keep
 
 __all__ = ["DialogToolkit", "PAGE_SIZE"]
 
@@ -17,11 +21,22 @@ Slot = Literal["morning", "afternoon", "evening"]
 Id = Annotated[str, MaxLen(64)]
 
 
+@lru_cache(maxsize=None)
+def _value_ranges(domain: Domain) -> Mapping[str, tuple[float, float]]:
+    """The brief's ranges of a place's rating and price in `domain` (shared, read-only)."""
+    return MappingProxyType({"rating": RATING_RANGE, "price": (domain.price_min, domain.price_max)})
+
+
 class DialogToolkit(Toolkit):
-    """Tools over a dialog world. Write tools record `WorldEvent`s the user reacts to."""
+    """Tools over a dialog world. Write tools record `WorldEvent`s the user reacts to.
+
+    `value_ranges` holds the ranges the brief states for a place's rating and price: a
+    corrupted lone value (`agentgym.noise` corruption) stays inside them.
+    """
 
     def __init__(self, world: World) -> None:
         self.world = world
+        self.value_ranges = _value_ranges(world.domain)
         self._events: list[WorldEvent] = []
         self._ranked: list[Place] | None = None
 

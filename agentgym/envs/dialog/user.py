@@ -32,6 +32,9 @@ free); a message that names values to confirm them ("So, Tuesday morning in Rive
 confirmation, never a repeat. With one miss left it warns; at the task's patience it gives up.
 The dialog ends accepted only when the one active booking meets every need the user has and no
 late need is pending, so the user and the scorer never disagree.
+
+Typos (`perturb_text`, the `typos` noise) land only on messages that carry something, never on a
+stock reply and never inside a value the agent must copy or look up (`agentgym.envs.dialog.typos`).
 """
 
 from __future__ import annotations
@@ -57,8 +60,12 @@ from agentgym.envs.dialog.tasks import (
     place_phrases,
     satisfying_places,
 )
+from agentgym.envs.dialog.typos import slip
 from agentgym.envs.dialog.wording import (
     ACCEPT,
+    CANCELLED,
+    CANCELLED_NONE,
+    EMPTY,
     EVERYTHING,
     GIVE_UP,
     GREETINGS,
@@ -67,11 +74,13 @@ from agentgym.envs.dialog.wording import (
     PROCEED,
     QUESTION_FOR,
     REPHRASE,
+    RIGHT,
     SLOT_NOUN,
     SMALL_TALK,
     VAGUE,
     WARNING,
     WHICH_ONE,
+    WHICH_PLACE,
     also_need,
     clause,
     come_back,
@@ -309,7 +318,7 @@ class DialogUser(SimulatedUser):
     def reply(self, message: str, turn: int) -> UserTurn:
         parts: list[str] = []
         if not message.strip():
-            parts.append(f"Sorry, I didn't get that. Can you help me find {self._domain.a_noun}?")
+            parts.append(EMPTY.format(a_noun=self._domain.a_noun))
         else:
             r = self._reading(message)
             if r.salad:
@@ -416,7 +425,7 @@ class DialogUser(SimulatedUser):
                 wrong += has
         if wrong:
             return "Not quite: " + " ".join(self._say(c) for c in wrong)
-        return "Yes, that's right."
+        return RIGHT
 
     def _answer(self, asked: tuple[str, ...]) -> list[str]:
         out: list[str] = []
@@ -455,7 +464,7 @@ class DialogUser(SimulatedUser):
     def _confirm_answer(self) -> str:
         if self._accepted is not None:
             return f"Yes, please go ahead and book {self._accepted.name}."
-        return "Which place do you mean? Please tell me its name first."
+        return WHICH_PLACE
 
     # -------------------------------------------------------------- commitments
     def _judge_proposal(self, place: Place, day: str, slot: str, turn: int) -> UserTurn:
@@ -551,8 +560,8 @@ class DialogUser(SimulatedUser):
         if len(active) == 1 and active[0].id == self._approved:
             return UserTurn(self._pick(ACCEPT), end="accepted")
         if active:
-            return UserTurn("Okay, that one is cancelled.")
-        return UserTurn("Okay, that one is cancelled. Please book one that fits.")
+            return UserTurn(CANCELLED)
+        return UserTurn(CANCELLED_NONE)
 
     def _cost(self, text: str, turn: int, commit: bool = False) -> UserTurn:
         """A miss that costs patience: `text`, the warning with one miss left, the late needs
@@ -569,6 +578,11 @@ class DialogUser(SimulatedUser):
         return UserTurn(" ".join(parts))
 
     # -------------------------------------------------------------- noise support
+    def perturb_text(self, text: str, rng: np.random.Generator) -> tuple[str, list[str]]:
+        """Typos only where they matter: never in a stock reply, nor in a value the agent must
+        copy (`agentgym.envs.dialog.typos`)."""
+        return slip(text, self._domain, rng)
+
     def blur(self, rng: np.random.Generator) -> NoiseEvent | None:
         options = [c for c in self._gold.constraints if c.reveal == "upfront" and c.kind in VAGUE]
         if not options:

@@ -8,12 +8,14 @@ exported from the user module too.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from agentgym.envs.dialog.domain import Domain
 from agentgym.envs.dialog.tasks import Constraint
 
 __all__ = ["statement", "come_back", "also_need", "clause", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE",
            "GREETINGS", "ACCEPT", "GIVE_UP", "WARNING", "EVERYTHING", "PROCEED", "NO_PREFERENCE", "SLOT_NOUN",
-           "VAGUE", "QUESTION_FOR"]
+           "VAGUE", "QUESTION_FOR", "EMPTY", "RIGHT", "WHICH_PLACE", "CANCELLED", "CANCELLED_NONE", "stock"]
 
 _STATEMENTS: dict[str, tuple[str, ...]] = {
     "category": ("The {label} should be {value}.", "I'd like the {label} to be {value}.",
@@ -55,6 +57,15 @@ SMALL_TALK = "All good here, thanks! Can we get back to finding {a_noun}?"
 KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 #: The reply to a message naming several places with no recommendation among them.
 WHICH_ONE = "You've named a few places. Which one would you recommend?"
+#: The reply to an empty message.
+EMPTY = "Sorry, I didn't get that. Can you help me find {a_noun}?"
+#: The reply to a restatement of values that are the user's own.
+RIGHT = "Yes, that's right."
+#: The reply to a confirmation question before any place was named.
+WHICH_PLACE = "Which place do you mean? Please tell me its name first."
+#: The reply to a cancellation that leaves a booking, and to one that leaves none.
+CANCELLED = "Okay, that one is cancelled."
+CANCELLED_NONE = "Okay, that one is cancelled. Please book one that fits."
 #: How an ambiguous user blurs a detail it states up front (the `ambiguity` noise).
 VAGUE = {
     "time": "Sometime this week would be good, at my usual time.",
@@ -68,6 +79,9 @@ QUESTION_FOR = {
     "category": "Which {label} would you like?",
     "price": "What is your budget?",
 }
+#: Replies that carry nothing beyond the reply itself, with ``{a_noun}`` still to fill in.
+_STOCK = (*ACCEPT, GIVE_UP, WARNING, EVERYTHING, *PROCEED, REPHRASE, SMALL_TALK, KEYWORDS, WHICH_ONE, EMPTY, RIGHT,
+          WHICH_PLACE, CANCELLED, CANCELLED_NONE)
 #: Words that stay capitalised after a colon.
 _KEEP_CASE = ("I ", "I'", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
@@ -96,3 +110,10 @@ def also_need(said: list[str], lead: int) -> str:
 def come_back(said: list[str], lead: int, name: str) -> str:
     """New needs the user just thought of, coming back to the place agreed ("Does X still work?")."""
     return f"{also_need(said, lead)} Does {name} still work?"
+
+
+@lru_cache(maxsize=None)
+def stock(domain: Domain) -> frozenset[str]:
+    """The user's stock replies in `domain`: whole messages that carry nothing beyond themselves
+    ("Okay. Please find something that fits and book it."), where typos could only be noise."""
+    return frozenset(text.format(a_noun=domain.a_noun) for text in _STOCK)
