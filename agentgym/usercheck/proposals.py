@@ -1,8 +1,9 @@
 """Proposals: does the Dialog user hear which place a message proposes, as a person would?
 
 A message naming several places proposes the one it recommends ("I'd go with A, though B is
-also an option", "Top pick: A. Runner-up: B."); one naming several with no recommendation
-proposes none, and the user asks which one the assistant recommends. The corpus
+also an option", "Top pick: A. Runner-up: B."), and a place it names only to set it aside is no
+proposal ("B is fully booked then, sorry. How about A?"); one naming several with no
+recommendation proposes none, and the user asks which one the assistant recommends. The corpus
 (``data/proposals/*.jsonl``, parsed strictly, written for this check) holds both styles::
 
     {"id": "recommend/1", "style": "recommendation", "text": "I'd go with {place}, though {other} is fine too."}

@@ -723,6 +723,8 @@ RECOMMENDATIONS = (
     "Best option: {a}. Alternatively, {b}.",
     "{b} could also work, but my recommendation is {a}.",
     "I recommend {a} over the other one I found ({b} is a fallback).",
+    "I'm afraid {b} doesn't meet everything you need now, so it won't do. I'd suggest {a} instead.",
+    "{b} no longer fits what you need, but {a} does.",
 )
 NO_RECOMMENDATION = (
     "I found {a} and {b}. Which one do you prefer?",
@@ -752,6 +754,30 @@ def test_a_recommendation_with_an_alternative_proposes_the_recommended_place(nam
         text = form.format(a=a.name, b=b.name)
         assert user.proposed_call(text) is None, (name, text)
         assert WHICH_ONE in user.reply(text, 1).text, (name, text)
+
+
+#: A place named only to set it aside (beside one recommended: `RECOMMENDATIONS`).
+SET_ASIDE = (
+    "I'm afraid {b} doesn't meet everything you need now, so it won't do.",
+    "{b} isn't available on Monday evening, so it won't do.",
+    "{b} no longer fits what you need.",
+    "{b} doesn't fit any more; I'll keep looking.",
+    "Sadly {b} falls short on the budget.",
+)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_place_named_only_to_set_it_aside_is_no_proposal(name: str) -> None:
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.user import DialogUser
+
+    task = generate_task(7, {"domain": name, "difficulty": "easy"})
+    b = task.world.places[1]
+    for form in SET_ASIDE:
+        user = DialogUser(task, fast_stream(7, "user"))
+        text = form.format(b=b.name)
+        assert user.proposed_call(text) is None and b.name not in user.reply(text, 1).text, (name, text)
 
 
 @pytest.mark.parametrize("name", DOMAINS)
