@@ -1,0 +1,191 @@
+"""Reading a booking dialog as a careful assistant does: the brief's vocabulary, and the user's
+words as needs, verdicts and requests.
+
+The brief lists the domain's categories, areas and amenities, and the ranges of prices and
+ratings; the user states a need in a sentence that names one of those values (a price with its
+unit, a rating as a decimal, a time as a day and a time of day). Beside its needs the user says
+what it makes of the places the assistant names: it likes one ("X sounds great"), rejects one
+("X won't work for me"), comes back about one ("Does X still work?"), or asks for a booking to be
+cancelled or changed. Values are matched as the brief writes them (a typo never lands in one);
+the words around them are read through typos (`agentgym.agents.experts.words`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym.agents.experts.words import has_phrase, has_word, sentences, words_of
+from agentgym.agents.strategies.dialog import DialogBeliefs, search_arguments
+
+__all__ = ["Vocab", "Needs", "Heard", "hear", "DAYS", "SLOTS"]
+
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+SLOTS = ("morning", "afternoon", "evening")
+_LIST = re.compile(r"^(Known (\w+)s|Areas|Amenities):\s*(.+?)\.?$", re.M)
+_NOUN = re.compile(r"find (?:an? )?(.+?) that meets")
+_PRICES = re.compile(r"Prices are in (.+?), from (\d+) to (\d+) in steps of (\d+)")
+_RATINGS = re.compile(r"ratings go from (\d+(?:\.\d+)?) to (\d+(?:\.\d+)?)")
+# A sentence's full stop may follow a number ("rated at least 3.5.").
+_DECIMAL = re.compile(r"(?<![\d.])(\d\.\d)(?!\.?\d)")
+_INTEGER = re.compile(r"(?<![\d.])(\d+)(?!\.?\d)")
+#: A value is read through a slip only when one of its words is at least this long.
+_SLIPPED = 5
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """What the brief says of the domain: its noun, the word for its category and the values
+    of each attribute, the price unit and range, and the rating range."""
+
+    noun: str = "place"
+    label: str = "category"
+    categories: tuple[str, ...] = ()
+    areas: tuple[str, ...] = ()
+    amenities: tuple[str, ...] = ()
+    unit: str = ""
+    prices: tuple[int, int] = (0, 10**9)
+    ratings: tuple[float, float] = (0.0, 5.0)
+
+    @classmethod
+    def of(cls, brief: str) -> Vocab:
+        """The vocabulary a dialog brief (or its section of a session brief) states."""
+        lists: dict[str, tuple[str, ...]] = {}
+        label = "category"
+        for head, singular, values in _LIST.findall(brief):
+            key = "areas" if head == "Areas" else "amenities" if head == "Amenities" else "categories"
+            if key == "categories":
+                label = singular
+            lists[key] = tuple(v.strip() for v in values.split(",") if v.strip())
+        noun = _NOUN.search(brief)
+        prices = _PRICES.search(brief)
+        ratings = _RATINGS.search(brief)
+        return cls(
+            noun=noun.group(1) if noun else "place", label=label,
+            categories=lists.get("categories", ()), areas=lists.get("areas", ()), amenities=lists.get("amenities", ()),
+            unit=prices.group(1) if prices else "",
+            prices=(int(prices.group(2)), int(prices.group(3))) if prices else (0, 10**9),
+            ratings=(float(ratings.group(1)), float(ratings.group(2))) if ratings else (0.0, 5.0),
+        )
+
+
+class Needs(DialogBeliefs):
+    """What the user needs, as far as the assistant has heard."""
+
+    def take(self, kind: str, value: Any) -> bool:
+        """Take in one stated need (`kind` as in `Heard.needs`); True when it changed anything."""
+        if kind == "amenity":
+            if value in self.amenities:
+                return False
+            self.amenities.append(value)
+            return True
+        if kind == "time":
+            if (self.day, self.slot) == value:
+                return False
+            self.day, self.slot = value
+            return True
+        name = {"price": "max_price", "rating": "min_rating"}.get(kind, kind)
+        if getattr(self, name) == value:
+            return False
+        setattr(self, name, value)
+        return True
+
+    def known(self, slot: str) -> bool:
+        """Whether a need about `slot` (category, area, price, rating, amenity or time) is known."""
+        if slot == "amenity":
+            return bool(self.amenities)
+        if slot == "time":
+            return self.day is not None and self.slot is not None
+        return getattr(self, {"price": "max_price", "rating": "min_rating"}.get(slot, slot)) is not None
+
+    def filters(self) -> dict[str, Any]:
+        """The `search` arguments these needs amount to."""
+        return search_arguments(self)
+
+
+@dataclass
+class Heard:
+    """What one user message says, in the order it says it: needs as ``(kind, value)`` (kind
+    category, area, price, rating, amenity or time, whose value is ``(day, slot)``) and verdicts
+    as ``("liked" | "rejected" | "asks_about", place name)``, each in `events`; and whether it
+    asks for a booking to be cancelled or changed (with the names it lists, if any), says a place
+    is not available then, or says there is nothing more to tell."""
+
+    events: list[tuple[str, Any]] = field(default_factory=list)
+    cancel: bool = False
+    cancel_names: list[str] = field(default_factory=list)
+    unavailable: bool = False
+    everything: bool = False
+
+
+def _value(sentence: str, values: tuple[str, ...]) -> list[str]:
+    """The values of `values` that `sentence` (lower case) names, longest first, each counted
+    once where it overlaps a longer one ("boutique hotel" is not also "hotel"); with none
+    written as the brief writes it, the one written with a slip ("Rivreside")."""
+    found: list[str] = []
+    taken: list[tuple[int, int]] = []
+    for v in sorted(values, key=len, reverse=True):
+        for m in re.finditer(r"(?<![\w])" + re.escape(v.lower()) + r"(?![\w])", sentence):
+            if not any(a < m.end() and m.start() < b for a, b in taken):
+                taken.append(m.span())
+                if v not in found:
+                    found.append(v)
+    if not found:
+        slipped = [v for v in values if any(len(w) >= _SLIPPED for w in words_of(v)) and has_phrase(sentence, v)]
+        found = slipped if len(slipped) == 1 else []  # two values one slip apart ("hotel", "hostel"): neither
+    return found
+
+
+def _needs(sentence: str, vocab: Vocab) -> list[tuple[str, Any]]:
+    """The needs one sentence (place names removed, lower case) states."""
+    out: list[tuple[str, Any]] = []
+    out += [("category", v) for v in _value(sentence, vocab.categories)]
+    out += [("area", v) for v in _value(sentence, vocab.areas)]
+    out += [("amenity", v) for v in _value(sentence, vocab.amenities)]
+    lo, hi = vocab.ratings
+    for m in _DECIMAL.finditer(sentence):
+        if lo <= float(m.group(1)) <= hi:
+            out.append(("rating", float(m.group(1))))
+    unit = vocab.unit.split(" ")[0].lower() if vocab.unit else ""
+    for m in _INTEGER.finditer(sentence):
+        after = sentence[m.end():].lstrip()
+        if (unit and after.startswith(unit)) or has_word(sentence, "budget", "spend"):
+            out.append(("price", int(m.group(1))))
+    days = [d for d in DAYS if has_word(sentence, d)]
+    slots = [s for s in SLOTS if has_word(sentence, s)]
+    if len(days) == 1 and len(slots) == 1:
+        out.append(("time", (days[0], slots[0])))
+    return out
+
+
+def hear(text: str, vocab: Vocab, names: list[str]) -> Heard:
+    """Read one user message (see `Heard`); `names` are the names of the places the assistant
+    knows, which the user may mention (they are verdicts' subjects, never needs)."""
+    heard = Heard()
+    holds: list[str] = []
+    lowered = text.lower()
+    for name in sorted(names, key=len, reverse=True):
+        low = name.lower()
+        if low in lowered:
+            lowered = re.sub(r"(?<![\w])" + re.escape(low) + r"(?![\w])", f" \x00{len(holds)}\x00 ", lowered)
+            holds.append(name)
+    for s in sentences(lowered):
+        named = [holds[int(i)] for i in re.findall(r"\x00(\d+)\x00", s)]
+        plain = re.sub(r"\x00\d+\x00", " ", s)
+        if has_phrase(plain, "everything i can think of") or has_phrase(plain, "that's everything"):
+            heard.everything = True
+        if has_word(plain, "cancel") or has_phrase(plain, "change the booking"):
+            heard.cancel = True
+            heard.cancel_names += named
+        if has_word(plain, "available") and ("isn't" in plain or "not" in plain.split()):
+            heard.unavailable = True
+        for name in named:
+            if has_phrase(plain, "still work") and has_word(plain, "does", "would", "will"):
+                heard.events.append(("asks_about", name))
+            elif "won't" in plain or "wont" in plain or has_phrase(plain, "not work"):
+                heard.events.append(("rejected", name))
+            elif has_word(plain, "sounds") or has_phrase(plain, "still works"):
+                heard.events.append(("liked", name))
+        heard.events += _needs(plain, vocab)
+    return heard
