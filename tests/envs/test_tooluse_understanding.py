@@ -443,3 +443,62 @@ def test_asked_whether_store_credit_would_do_the_customer_answers_as_it_can() ->
         _, _, _, _, info = env.step("Would store credit work for you instead of a refund?")
         said = _reply(info)
         assert ("store credit is fine" in said) == late and ("money back" in said) == (not late), said
+
+
+@pytest.mark.parametrize(("domain", "detail", "check"), [
+    ("finance", "currency", "Just to confirm: the total of the approved claims, in {value}, right?"),
+    ("finance", "currency", "So that's in {value}?"),
+    ("ops", "severity", "Just to confirm, {value}?"),
+    ("ops", "severity", "So I file it as {value}, correct?"),
+])
+def test_a_question_that_restates_what_the_user_said_gets_a_yes_or_the_correction(
+        domain: str, detail: str, check: str) -> None:
+    """A person asked to confirm what they said says yes, or corrects what differs; the value
+    is then known to be the user's (goal consistency holds writes to it)."""
+    env, _ = _reset(domain, lambda t: any(d.id == detail for d in t.goal.details))
+    want = env.user._values[detail]
+    statement = next(d.statement for d in env.task.goal.details if d.id == detail)
+    _, _, _, _, info = env.step(check.format(value=want))
+    assert _reply(info) == "Yes, that's right." and detail in env.user.known_constraints()
+    other = next(v for v in {"currency": ["EUR", "USD", "GBP", "CHF"], "severity": ["sev1", "sev2", "sev3"]}[detail]
+                 if v != want)
+    _, _, _, _, info = env.step(check.format(value=other))
+    assert _reply(info) == statement
+
+
+@pytest.mark.parametrize(("domain", "ask"), [
+    ("finance", "Do you want me to include the pending expenses too?"),
+    ("finance", "Should I add the rejected claims as well?"),
+    ("calendar", "Do you want me to book a second meeting in addition?"),
+    ("orders", "Should I also issue some extra store credit as a goodwill gesture?"),
+    ("ops", "Should I open another incident as well?"),
+])
+def test_a_confirmation_proposing_more_than_the_request_gets_no_go_ahead(domain: str, ask: str) -> None:
+    """A user says yes to going ahead with its request, not to an extra it never asked for (the
+    grader would count the extra against the agent)."""
+    env, _ = _reset(domain)
+    _, _, _, _, info = env.step(ask)
+    assert "go ahead" not in _reply(info).lower() and "yes" not in _reply(info).lower(), _reply(info)
+    _, _, _, _, info = env.step("Shall I go ahead?")
+    assert _reply(info).startswith("Yes")
+
+
+def test_a_question_about_one_detail_is_answered_with_it_alone() -> None:
+    """A slot word beside the one asked ("the currency for the total") brings no "I don't know"
+    about it; "I don't know" comes only when the user has nothing to say to any slot asked."""
+    env, _ = _reset("finance", lambda t: any(d.id == "currency" for d in t.goal.details))
+    statement = next(d.statement for d in env.task.goal.details if d.id == "currency")
+    _, _, _, _, info = env.step("Could you let me know which currency you'd prefer for the total?")
+    assert _reply(info) == statement
+
+
+def test_a_value_agrees_with_what_the_user_said_only_as_whole_words() -> None:
+    """"S" is not said by "It's about the winter coat", nor "L" by "the XL winter coat"."""
+    from agentgym.envs.tooluse.base import Detail
+    from agentgym.envs.tooluse.user import _agree
+
+    said = [Detail("variant:I-1", "variant", "I'd like the XL winter coat instead.", "upfront"),
+            Detail("product:I-1", "variant", "It's about the winter coat.", "upfront")]
+    assert _agree(said, ["xl"]) and _agree(said, ["winter coat"])
+    assert not _agree(said, ["l"]) and not _agree(said, ["s"]) and not _agree(said, ["xl", "m"])
+    assert _agree([Detail("email", "email", "It's ana.lima7@example.com.", "upfront")], ["ana.lima7@example.com"])

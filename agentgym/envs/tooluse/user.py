@@ -95,10 +95,18 @@ SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 _EVERYTHING = "That's everything I can think of. Please go ahead."
 _CONFIRM = "Yes, please go ahead."
+#: The reply to a question that restates what the user said, to check it ("in CHF, right?").
+_RIGHT = "Yes, that's right."
+#: The reply to a confirmation that proposes more than the request ("should I also include the
+#: pending claims?"): a person who asked for one thing does not say yes to another unread.
+_ONLY_ASKED = "Just what I asked for, please."
 _EMPTY = "Sorry, I didn't get that. Could you help me with my request?"
 #: Replies that carry nothing the agent needs (typos never touch them).
 _STOCK = frozenset({*_GO_AHEAD, *_UNKNOWN, *_ACCEPT, _GIVE_UP, _VIOLATION, _NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
-                    _EVERYTHING, _CONFIRM, _EMPTY, _WRONG_PLAIN})
+                    _EVERYTHING, _CONFIRM, _EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED})
+#: Words of a confirmation that proposes something beyond what was asked.
+_EXTRA = re.compile(r"\b(?:also|too|as well|in addition|additionally|extra|another|separate|include|including|"
+                    r"on top of)\b", re.I)
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
@@ -226,16 +234,16 @@ class ToolUseUser(SimulatedUser):
                 text = REPHRASE
             elif r.asked and not (r.open and all(d.id in self._revealed for d in self._goal.details
                                                   if d.slot in r.asked)):
-                text = self._answer(r.asked)
+                text = self._answer(r.asked, r.values)
             elif r.open:
                 hidden = [d for d in self._goal.details if d.id not in self._revealed and d.slot not in r.excluded]
                 text = self._state(hidden[0]) if hidden else _EVERYTHING
             elif r.confirm:
-                text = self._objection(message) or _CONFIRM
+                text = self._objection(message) or (_ONLY_ASKED if _EXTRA.search(message) else _CONFIRM)
             elif r.chatter:
                 text = SMALL_TALK
             elif r.question:
-                text = self._objection(message) or REPHRASE
+                text = self._objection(message) or (_RIGHT if self._restates(r.values) else REPHRASE)
             elif "done" in r.said and not _plan_only(message):
                 return self._not_done()
             else:
@@ -264,6 +272,20 @@ class ToolUseUser(SimulatedUser):
                 return self._state(next(d for d in self._goal.details if d.id == slot))
         return None
 
+    def _checked(self, values: tuple[tuple[str, str], ...]) -> tuple[set[str], list[str]]:
+        """Of the values a message names: the slots the user has a detail of, and those among
+        them whose named value is not what the user said."""
+        details = self._goal.details
+        held = {slot for slot, _ in values if any(d.slot == slot for d in details)}
+        return held, [slot for slot in held if not _agree([d for d in details if d.slot == slot],
+                                                          [v for s, v in values if s == slot])]
+
+    def _restates(self, values: tuple[tuple[str, str], ...]) -> bool:
+        """Whether a question only names values the user said ("so I file it as sev2,
+        correct?"): some value of a detail it has, and none that differs."""
+        held, wrong = self._checked(values)
+        return bool(held) and not wrong
+
     def _not_done(self) -> UserTurn:
         """Told the work is done: what the user does not see yet, or why nothing can fix it."""
         rv = self._review()
@@ -276,15 +298,26 @@ class ToolUseUser(SimulatedUser):
             return UserTurn(_WRONG_PLAIN)
         return UserTurn(self._pick(_NOT_DONE).format(reason=reason))
 
-    def _answer(self, asked: tuple[str, ...]) -> str:
-        out: list[str] = []
-        for slot in asked:
-            of_slot = [d for d in self._goal.details if d.slot == slot]
-            if of_slot:
-                out += [self._state(d) for d in of_slot]
-            elif not out or out[-1] not in _UNKNOWN:
-                out.append(self._pick(_UNKNOWN))
-        return " ".join(out)
+    def _answer(self, asked: tuple[str, ...], values: tuple[tuple[str, str], ...] = ()) -> str:
+        """What the user says to a question about `asked`: each detail it has of them. A
+        question that names a value for every asked slot the user has a detail of restates what
+        it said ("so, in CHF?"): the user confirms it when every value named agrees, and states
+        an asked one that differs (a value named beside the question, such as a service called
+        "email", is not one). "I don't know" only when it has nothing to say about any slot
+        asked (a question about the currency "for the total" is answered with the currency)."""
+        details = self._goal.details
+        if values and all(any(s == slot for s, _ in values) or not any(d.slot == slot for d in details)
+                          for slot in asked):
+            held, wrong = self._checked(values)
+            if any(slot in asked for slot in wrong):
+                return " ".join(self._state(d) for d in details if d.slot in wrong and d.slot in asked)
+            if held & set(asked) and not wrong:
+                for d in details:
+                    if d.slot in held:
+                        self._state(d)  # confirmed: the user has now said it
+                return _RIGHT
+        out = [self._state(d) for slot in asked for d in details if d.slot == slot]
+        return " ".join(out) if out else self._pick(_UNKNOWN)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         if not events:
@@ -431,6 +464,22 @@ _EFFECT_FIELD = {"duration_minutes": "duration"}
 _YES_NO_WRITES = {"rollback": "rollback", "report": "file_expense_report"}
 #: Details about one item (``<slot>:<item id>``) and the write argument that states them.
 _ITEM_ARGS = {"variant": "new_variant"}
+
+
+def _agree(details: list[Detail], values: list[str]) -> bool:
+    """Whether each value (lower-cased words of the domain's vocabulary) is one a detail says,
+    as whole words ("l" is not said by "the XL jacket")."""
+    return bool(details) and all(any(f" {v} " in _words(d.statement) for d in details) for v in values)
+
+
+_NOT_WORD = re.compile(r"[^\w@.+'-]+|\.(?=\s|$)")
+
+
+@lru_cache(maxsize=4096)
+def _words(statement: str) -> str:
+    """A statement's words, lower case, space-separated and padded (a whole-word test is then
+    a substring test)."""
+    return f" {_NOT_WORD.sub(' ', statement.lower()).strip()} "
 
 
 def _differs(got: Any, value: Any) -> bool:
