@@ -99,9 +99,13 @@ def run_cell(env_id: str, split: str, difficulty: str, noise: str, seeds: range,
 
 def _cells() -> list[dict[str, Any]]:
     cells = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))]
-    order = {"train": 0, "test": 1, "easy": 0, "medium": 1, "hard": 2, **{n: i for i, n in enumerate(NOISE_ORDER)}}
-    return sorted(cells, key=lambda c: (c["env"], NOISE_ORDER.index(c["noise"]) if c["noise"] in NOISE_ORDER else 9,
-                                        order.get(c["split"], 9), order.get(c["difficulty"], 9)))
+    splits, levels = ("train", "test"), ("easy", "medium", "hard")
+
+    def rank(order: tuple[str, ...], value: str) -> int:
+        return order.index(value) if value in order else len(order)
+
+    return sorted(cells, key=lambda c: (c["env"], rank(NOISE_ORDER, c["noise"]), rank(splits, c["split"]),
+                                        rank(levels, c["difficulty"])))
 
 
 def table(cells: list[dict[str, Any]]) -> str:

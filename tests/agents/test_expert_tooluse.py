@@ -81,6 +81,16 @@ def test_the_expert_is_ordinary_it_needs_only_messages_tools_and_the_card() -> N
         assert info["episode_summary"]["success"], (split, difficulty)
 
 
+def test_a_customer_who_keeps_one_item_still_gets_the_other_done() -> None:
+    """Said in one message with the answer to an open question ("I'd like my money back for the
+    jacket. Actually, I'll keep the grinder after all"), the keep is about its own clause."""
+    from agentgym.agents.experts.tooluse_playbooks.orders import _kept
+
+    said = ("I'd like my money back for the rain jacket, please. Actually, I'll keep the coffee grinder after all; "
+            "please just take care of the other item.")
+    assert _kept(said, "coffee grinder") and not _kept(said, "rain jacket")
+
+
 def test_it_confirms_before_its_first_write_so_a_change_of_mind_comes_first() -> None:
     """A goal shift pending is heard at the confirmation, before anything is final, and every
     write then follows the new goal (no write contradicts what the user said)."""
@@ -184,11 +194,14 @@ def test_the_case_file_reads_again_what_an_unresolved_id_came_from() -> None:
     assert case.forget_quoting("ACC-14314", frozenset({"list_accounts"}))
     with pytest.raises(Move):
         case.read("list_accounts")
-    # The same wrong id read again is not taken either.
+    # The same wrong id read again is not taken either, and the read is taken from then on only
+    # when two reads agree.
     case.record(Call("list_accounts", {}), json.dumps({"accounts": [{"account_id": "ACC-14314"}]}), False, False)
-    with pytest.raises(Move):
+    with pytest.raises(Move) as move:
         case.read("list_accounts")
-    case.record(Call("list_accounts", {}), json.dumps({"accounts": [{"account_id": "ACC-4314"}]}), False, False)
+    assert len(move.value.calls) == 2
+    for _ in range(2):
+        case.record(Call("list_accounts", {}), json.dumps({"accounts": [{"account_id": "ACC-4314"}]}), False, False)
     assert case.read("list_accounts")["accounts"][0]["account_id"] == "ACC-4314"
 
 

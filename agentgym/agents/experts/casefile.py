@@ -117,6 +117,8 @@ class CaseFile:
     asked: dict[str, int] = field(default_factory=dict)
     #: Values (as JSON text) that did not resolve when used: a result holding one is wrong.
     unresolved: set[str] = field(default_factory=set)
+    #: Reads (by identity) that gave such a value: read twice from then on.
+    suspect: set[str] = field(default_factory=set)
     seq: int = 0
 
     # ------------------------------------------------------------------ taking results in
@@ -180,15 +182,17 @@ class CaseFile:
         settle = len(results) >= MAX_READS  # a tool that never agrees with itself: take the likeliest
         if read.valid is not None and not settle:
             results = [o for o in results if read.valid(o.value)]
+        # A read that once gave an id that did not resolve is read twice from then on.
+        copies = max(read.copies, 2 if key in self.suspect else 1)
         if not results:
-            return None, max(1, read.copies)
-        if read.copies <= 1:
+            return None, copies
+        if copies <= 1:
             return results[-1].value, 0
-        agreed = vote([o.value for o in results], read.copies)
+        agreed = vote([o.value for o in results], copies)
         if agreed.settled or settle:
             return agreed.value, 0
         # A disagreement takes two more reads to settle: ask for both at once.
-        return None, 2 if agreed.disputed else max(1, read.copies - len(results))
+        return None, 2 if agreed.disputed else max(1, copies - len(results))
 
     def doubt(self, name: str | None = None, **arguments: Any) -> None:
         """Trust no result had so far of a read (of every read when `name` is None)."""
@@ -207,6 +211,7 @@ class CaseFile:
         for key, outcomes in self.outcomes.items():
             if json.loads(key)[0] in reads and any(o.ok and quoted in o.text for o in outcomes):
                 self.trusted_from[key] = self.seq
+                self.suspect.add(key)
                 found = True
         return found
 

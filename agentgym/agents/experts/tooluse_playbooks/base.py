@@ -49,9 +49,11 @@ class Playbook:
         return "Everything you asked for is done."
 
     def confirm(self, case: CaseFile, plan: str) -> None:
-        """Before the first write: say what will be done, with its values, and ask to go ahead.
-        The user can then correct a value or change their mind before anything is final."""
-        case.ask("confirm", f"Here is what I'm about to do: {plan} Shall I go ahead?")
+        """Before the first write: say what will be done, with its values, and ask to go ahead
+        or to hear anything else first. The user can then correct a value, add what it had not
+        said, or change their mind before anything is final."""
+        case.ask("confirm", f"Here is what I'm about to do: {plan} Shall I go ahead, or is there anything else I "
+                            "should know first?")
 
     def stop(self, case: CaseFile, why: str) -> NoReturn:
         """Tell the user why the work cannot go on as asked (a `Move`), then `Halt`."""

@@ -34,6 +34,13 @@ def _mentions(text: str, product: str) -> bool:
     return exact or has_phrase(text, product)
 
 
+def _kept(text: str, product: str) -> bool:
+    """Whether a message says the customer keeps `product` after all ("I'll keep the lamp"): a
+    clause that says keep and names it (another clause may still ask about another item)."""
+    return any(has_word(clause, "keep", "keeping") and _mentions(clause, product)
+               for clause in re.split(r"[.;!?]\s*", text))
+
+
 def _variant_asked(text: str) -> str | None:
     """The variant a sentence asks to swap to: "... for the L one", "... for the 8 inch variant"."""
     for m in re.finditer(r"\bfor the (.+?) ([A-Za-z]+)\s*[?.!]", text):
@@ -75,8 +82,7 @@ class OrdersPlaybook(Playbook):
         if email and email.group(0).rstrip(".") != self.email:  # an answer, or a correction
             self.email = email.group(0).rstrip(".")
             return True
-        return any(has_word(text, "keep", "keeping") and _mentions(text, p) for p in self.products) or any(
-            _variant_named(text, p) for p in self.products)
+        return any(_kept(text, p) or _variant_named(text, p) for p in self.products)
 
     # ------------------------------------------------------------------------------- plan
     def plan(self, case: CaseFile) -> None:
@@ -159,7 +165,7 @@ class OrdersPlaybook(Playbook):
         for text in case.heard:
             for want in list(out):
                 product = want[0]["product"]
-                if has_word(text, "keep", "keeping") and _mentions(text, product):
+                if _kept(text, product):
                     out.remove(want)
                 elif want[1] == "exchange":
                     variant = _variant_named(text, product)
