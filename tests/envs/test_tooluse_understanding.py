@@ -502,3 +502,18 @@ def test_a_value_agrees_with_what_the_user_said_only_as_whole_words() -> None:
     assert _agree(said, ["xl"]) and _agree(said, ["winter coat"])
     assert not _agree(said, ["l"]) and not _agree(said, ["s"]) and not _agree(said, ["xl", "m"])
     assert _agree([Detail("email", "email", "It's ana.lima7@example.com.", "upfront")], ["ana.lima7@example.com"])
+
+
+@pytest.mark.parametrize("message", [
+    "Great, the incident is filed. Let me know if you need anything else!",
+    "All done! Anything else I can help with?",
+    "Is everything done now?",
+    "Could you confirm it looks right on your side?",
+    "Can you check that it worked?",
+])
+def test_a_claim_of_work_done_or_a_request_to_check_it_gets_what_the_user_sees(message: str) -> None:
+    """Told the work is done (a courtesy "anything else?" after it changes nothing), or asked to
+    look at it, the user says what it does not see yet: never a held-back detail or a rephrase."""
+    env, _ = _reset("ops")
+    _, _, _, _, info = env.step(message)
+    assert _reply(info).startswith(("Not quite yet", "It's not done on my side yet")), _reply(info)

@@ -104,6 +104,11 @@ _EMPTY = "Sorry, I didn't get that. Could you help me with my request?"
 #: Replies that carry nothing the agent needs (typos never touch them).
 _STOCK = frozenset({*_GO_AHEAD, *_UNKNOWN, *_ACCEPT, _GIVE_UP, _VIOLATION, _NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
                     _EVERYTHING, _CONFIRM, _EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED})
+#: Words of a question asking the user to look at the work ("is everything done?", "does it look
+#: right on your side?").
+_CHECK = re.compile(r"\b(?:done|finished|complete|completed|look(?:s)? (?:right|good|ok|okay|fine|correct)|"
+                    r"on your (?:side|end)|worked|went through|in order|all set|(?:see|check) (?:it|that|whether|if))\b",
+                    re.I)
 #: Words of a confirmation that proposes something beyond what was asked.
 _EXTRA = re.compile(r"\b(?:also|too|as well|in addition|additionally|extra|another|separate|include|including|"
                     r"on top of)\b", re.I)
@@ -116,7 +121,7 @@ _JOB_SLOTS = ("currency", "severity", "duration")
 _MINUTES = re.compile(r"\b(\d{2,3})[ -]?min")
 #: A message that says what the assistant is about to do ("I'll file the incident now"), and
 #: words that claim something is done already: a plan alone is not a claim of work done.
-_INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me|i am about to|i'm about to|i shall|"
+_INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! know)|i am about to|i'm about to|i shall|"
                      r"next,? i|i plan to|i'd like to)\b", re.I)
 _CLAIM = re.compile(r"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|completed?|"
                     r"all set)\b", re.I)
@@ -235,6 +240,8 @@ class ToolUseUser(SimulatedUser):
             elif r.asked and not (r.open and all(d.id in self._revealed for d in self._goal.details
                                                   if d.slot in r.asked)):
                 text = self._answer(r.asked, r.values)
+            elif r.open and "done" in r.said and not _plan_only(message):
+                return self._not_done()  # "It's done. Anything else?": the claim is what the user answers
             elif r.open:
                 hidden = [d for d in self._goal.details if d.id not in self._revealed and d.slot not in r.excluded]
                 text = self._state(hidden[0]) if hidden else _EVERYTHING
@@ -243,7 +250,10 @@ class ToolUseUser(SimulatedUser):
             elif r.chatter:
                 text = SMALL_TALK
             elif r.question:
-                text = self._objection(message) or (_RIGHT if self._restates(r.values) else REPHRASE)
+                text = self._objection(message) or (_RIGHT if self._restates(r.values) else "")
+                if not text and _CHECK.search(message):
+                    return self._not_done()  # asked to look at the work: the user says what it sees
+                text = text or REPHRASE
             elif "done" in r.said and not _plan_only(message):
                 return self._not_done()
             else:
