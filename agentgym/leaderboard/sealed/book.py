@@ -23,7 +23,9 @@ Every run row, whatever its end, counts against its token's quota for 24 hours a
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import json
 import logging
 import os
@@ -31,6 +33,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +49,6 @@ from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
 from agentgym.leaderboard.store import Entry, Store
 from agentgym.leaderboard.submission import (
-    LIMITS,
     RUN_ID_PATTERN,
     LimitExceeded,
     MalformedSubmission,
@@ -55,8 +57,8 @@ from agentgym.leaderboard.submission import (
     Submission,
     SubmissionError,
     check_manifest_text,
-    encode_submission,
     load_json_line,
+    manifest_line,
 )
 from agentgym.leaderboard.tokens import Token
 from agentgym.leaderboard.verify import config_hash, verify_submission
@@ -89,6 +91,10 @@ class RunRefused(Exception):
 
 class QuotaSpent(RunRefused):
     """The token opened its quota of runs in the last 24 hours (HTTP 429)."""
+
+
+class RunTooLarge(Exception):
+    """A run's records passed its cap (`SealedConfig.max_run_bytes`): it cannot be finished."""
 
 
 class DeclaredAgent:
@@ -145,6 +151,10 @@ class Run:
     writer: RecordWriter | None = None
     #: Replays the records as they are written (None: all are replayed once the run is played).
     ahead: ReplayAhead | None = None
+    #: The caps on one record's line and on all of them (`SealedConfig`), and the bytes written.
+    max_record_bytes: int = SealedConfig.max_record_bytes
+    max_run_bytes: int = SealedConfig.max_run_bytes
+    bytes_written: int = 0
 
     def __post_init__(self) -> None:
         self.jobs = self.suite.jobs(self.seeds)
@@ -182,13 +192,21 @@ class Run:
         self.pending[cell_of(self.jobs[index])].appendleft(index)
 
     def record(self, index: int, rec: dict[str, Any]) -> bool:
-        """Append episode `index`'s record; True when it was the run's last episode."""
+        """Append episode `index`'s record; True when it was the run's last episode.
+
+        Raises:
+            RunTooLarge: the record, or the run's records with it, passed their cap.
+        """
         assert self.writer is not None and index in self.in_play
         line = self.writer.write(rec)
-        if self.ahead is not None:
-            self.ahead.add(self.jobs[index], line)
         del self.in_play[index]
         self.written.append(index)
+        self.bytes_written += len(line)
+        if len(line) > self.max_record_bytes or self.bytes_written > self.max_run_bytes:
+            raise RunTooLarge(f"its records passed {self.max_run_bytes} bytes" if len(line) <= self.max_record_bytes
+                              else f"a record of {len(line)} bytes passed the cap of {self.max_record_bytes}")
+        if self.ahead is not None:
+            self.ahead.add(self.jobs[index], line)
         return len(self.written) == len(self.jobs)
 
     def counts(self) -> dict[str, int]:
@@ -266,7 +284,8 @@ class RunBook:
             run = Run(run_id=run_id, token=token, suite=suite, seeds=run_seeds(self._secret, run_id, suite),
                       agent_name=fields["agent"], agent=DeclaredAgent(fields["agent_config"]), model=fields["model"],
                       revision=fields["revision"], organisation=fields["organisation"],
-                      description=fields["description"], records_path=self.records_dir / f"{run_id}.jsonl")
+                      description=fields["description"], records_path=self.records_dir / f"{run_id}.jsonl",
+                      max_record_bytes=self.config.max_record_bytes, max_run_bytes=self.config.max_run_bytes)
             run.writer = RecordWriter(run.records_path)
             run.ahead = ReplayAhead() if self.config.replay_ahead else None
             self._live[run_id] = run
@@ -400,32 +419,37 @@ class RunBook:
 
     def finish(self, run: Run, *, level: int = 6) -> Entry | None:
         """Verify a run whose every episode is played and store it as a sealed entry (blocking: a
-        worker thread's job). Returns the entry, or None if the records did not verify."""
+        worker thread's job). Returns the entry, or None if the records did not verify.
+
+        The records file is read a line at a time, each line's size checked before it is read,
+        in the suite's order; it is never held whole, as bytes or joined."""
         assert run.writer is not None and not run.playing
         run.writer.close()
-        lines = run.records_path.read_bytes().splitlines(keepends=True)
-        order = sorted(range(len(lines)), key=run.written.__getitem__)
-        records = b"".join(lines[i] for i in order)  # in the suite's order, each line as written
-        manifest = Manifest(agent=run.agent_name, model=run.model, revision=run.revision,
-                            organisation=run.organisation, description=run.description, suite=run.suite.id,
-                            package_version=agentgym.__version__, records_sha256=hashlib.sha256(records).hexdigest(),
-                            sealed=SealedRun(run_id=run.run_id, seeds=run.seeds))
-        # zlib lets go of the GIL while it compresses: the body is made beside the parsing below.
-        with ThreadPoolExecutor(1, thread_name_prefix="agentgym-sealed-body") as compressing:
-            making = compressing.submit(encode_submission, manifest, records, level=level)
-            # The body is the board's own, so its lines are parsed as they are (json.loads), not
-            # through the bounded decoder that guards against hostile uploads; verification is the same.
-            record_lines = records.splitlines()
-            parsed = [json.loads(line) for line in record_lines]
-            body = making.result()
-        sub = Submission(manifest=manifest, records=parsed, records_sha256=manifest.records_sha256,
-                         body_bytes=len(body), records_bytes=len(records))
         try:
-            if max(map(len, lines), default=0) > LIMITS.max_line_bytes:
-                raise LimitExceeded("line_too_long", "a record is longer than anyone's board would accept")
+            spans = _spans(run.records_path, run.max_record_bytes, run.max_run_bytes)
+            in_order = [spans[i] for i in sorted(range(len(spans)), key=run.written.__getitem__)]
+            digest = hashlib.sha256()
+            for line in _lines(run.records_path, in_order):
+                digest.update(line)
+            manifest = Manifest(agent=run.agent_name, model=run.model, revision=run.revision,
+                                organisation=run.organisation, description=run.description, suite=run.suite.id,
+                                package_version=agentgym.__version__, records_sha256=digest.hexdigest(),
+                                sealed=SealedRun(run_id=run.run_id, seeds=run.seeds))
+            # zlib lets go of the GIL while it compresses: the body is made beside the parsing below.
+            with ThreadPoolExecutor(1, thread_name_prefix="agentgym-sealed-body") as compressing:
+                making = compressing.submit(_gzip_body, manifest, run.records_path, in_order, level)
+                # The body is the board's own, so its lines are parsed as they are (json.loads), not
+                # through the bounded decoder that guards against hostile uploads; verification is the same.
+                parsed, digests = [], {}
+                for line in _lines(run.records_path, in_order):
+                    rec = json.loads(line)
+                    parsed.append(rec)
+                    digests[rec["key"]] = line_digest(line)
+                body = making.result()
+            sub = Submission(manifest=manifest, records=parsed, records_sha256=manifest.records_sha256,
+                             body_bytes=len(body), records_bytes=sum(n for _, n in spans))
             replayed = None
             if run.ahead is not None:
-                digests = {rec["key"]: line_digest(line) for rec, line in zip(sub.records, record_lines)}
                 replayed = run.ahead.verdicts(digests, timeout_s=REPLAY_AHEAD_WAIT_S)
             verified = verify_submission(sub, self.suites, workers=self.workers, replayed=replayed)
 
@@ -476,6 +500,46 @@ class RunBook:
                          ("the board restarted while the run was open", time.time()))
         for run_id in left:
             (self.records_dir / f"{run_id}.jsonl").unlink(missing_ok=True)
+
+
+def _spans(path: Path, max_line: int, max_total: int) -> list[tuple[int, int]]:
+    """``(offset, length)`` of each line of a records file, in file order; nothing past the caps is read.
+
+    Raises:
+        LimitExceeded: the file, or one of its lines, is over its cap.
+    """
+    total = path.stat().st_size
+    if total > max_total:
+        raise LimitExceeded("too_large", f"the run's records are {total} bytes, over the cap of {max_total}")
+    spans = []
+    offset = 0
+    with open(path, "rb") as fh:
+        while True:
+            line = fh.readline(max_line + 1)
+            if not line:
+                return spans
+            if len(line) > max_line or not line.endswith(b"\n"):
+                raise LimitExceeded("line_too_long", f"a record line is over {max_line} bytes (or unterminated)")
+            spans.append((offset, len(line)))
+            offset += len(line)
+
+
+def _lines(path: Path, spans: list[tuple[int, int]]) -> Iterator[bytes]:
+    """The lines at `spans` of `path`, one at a time, in that order (each with its newline)."""
+    with open(path, "rb") as fh:
+        for offset, length in spans:
+            fh.seek(offset)
+            yield fh.read(length)
+
+
+def _gzip_body(manifest: Manifest, path: Path, spans: list[tuple[int, int]], level: int) -> bytes:
+    """The submission body (`agentgym-submission/1`) of `manifest` and the lines at `spans`, made a line at a time."""
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=level, mtime=0) as gz:
+        gz.write(manifest_line(manifest))
+        for line in _lines(path, spans):
+            gz.write(line)
+    return out.getvalue()
 
 
 def entry_link(entry: Entry) -> dict[str, Any]:

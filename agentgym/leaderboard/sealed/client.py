@@ -190,6 +190,10 @@ class _CellDone(Exception):
     """The session's cell has no episode left."""
 
 
+class _EpisodeOver(Exception):
+    """The board ended the episode in play as an agent error (the turn would have taken its record past the cap)."""
+
+
 #: The board's codes for "no episode left to start": in this cell, or in the whole run.
 _NOTHING_LEFT = frozenset({"cell_done", "run_played"})
 
@@ -256,6 +260,8 @@ class _Session:
         if isinstance(error, dict):
             if error.get("code") in _NOTHING_LEFT:
                 raise _CellDone()
+            if error.get("code") == "record_too_large":
+                raise _EpisodeOver()
             raise _Gone(f"the board refused: {error.get('code')}: {error.get('message')}")
         return answer
 
@@ -346,6 +352,8 @@ def _play(session: _Session, agent: Any, timeout_s: float | None, start: dict[st
                 answer, remade = session.call({"op": "step", "action": action})  # it did not: again
         except _CellDone:
             return _CELL_EMPTY  # the action ended this episode, and the cell is played
+        except _EpisodeOver:
+            return None
         sent += 1
         obs, info = answer["obs"], answer["info"]
         if answer.get("terminated") or answer.get("truncated"):

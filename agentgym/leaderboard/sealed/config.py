@@ -31,6 +31,12 @@ class SealedConfig:
     #: verification waits only for the episodes the worker has not reached (False: replay them
     #: all once the run is played, in the board's process).
     replay_ahead: bool = True
+    #: Bytes one episode's record may take: a turn that could pass it is not stepped, and the
+    #: episode ends as an agent error (the largest honest record of the built-in agents is 36 KB).
+    max_record_bytes: int = 1 << 20
+    #: Bytes a run's records may take in all: past it the run closes incomplete (an honest core-v0
+    #: run of the built-in agents writes 20 to 36 MB).
+    max_run_bytes: int = 256 << 20
 
     def server_config(self) -> ServerConfig:
         """The env server's limits for the sealed sessions (a session idle for the grace period is reaped)."""
@@ -41,7 +47,10 @@ class SealedConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-        for name in ("sessions_per_run", "max_sessions"):
+        for name in ("sessions_per_run", "max_sessions", "max_record_bytes", "max_run_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if self.max_record_bytes < 256 * 1024 or self.max_record_bytes > self.max_run_bytes:
+            raise ValueError(f"max_record_bytes must be at least 256 KiB and at most max_run_bytes, got "
+                             f"{self.max_record_bytes}")

@@ -34,7 +34,8 @@ from typing import Any
 from starlette.requests import HTTPConnection
 
 from agentgym.eval.episode import EpisodeState
-from agentgym.leaderboard.sealed.book import Cell, Run, RunBook, RunRefused
+from agentgym.eval.record_budget import RecordTooLarge
+from agentgym.leaderboard.sealed.book import Cell, Run, RunBook, RunRefused, RunTooLarge
 from agentgym.leaderboard.sealed.view import encode, reset_view, step_view
 from agentgym.leaderboard.tokens import TokenBook, Unauthorized, bearer, token_hash
 from agentgym.server.host import SessionHost
@@ -68,14 +69,19 @@ class Seat:
 
 def _start(job: Any, run: Run, env: Any, task_index: int, sealed: dict[str, Any]) -> tuple[EpisodeState, dict, bytes]:
     # On the session's env thread: the reset, and the view of it (the encoding is off the loop too).
-    ep = EpisodeState(job, run.spec, env=env, agent=run.agent)
+    ep = EpisodeState(job, run.spec, env=env, agent=run.agent, max_record_bytes=run.max_record_bytes)
     payload = reset_view(ep.obs, ep.info, task_index=task_index, sealed=sealed)
     return ep, payload, encode(payload, job.seed, f"sealed-{task_index}")
 
 
-def _advance(ep: EpisodeState, action: Any, task_index: int) -> tuple[dict, bytes, dict | None]:
-    # On the session's env thread: the step, the view of it, and the record when it ended the episode.
-    done = ep.apply(action)
+def _advance(ep: EpisodeState, action: Any, task_index: int) -> tuple[dict | None, bytes, dict | None]:
+    # On the session's env thread: the step, the view of it, and the record when it ended the episode
+    # (no view when the turn would have taken the record past its cap: the episode ends unstepped).
+    try:
+        done = ep.apply(action)
+    except RecordTooLarge as exc:
+        ep.fail(exc)
+        return None, b"", ep.record()
     payload = step_view(ep.obs, ep.terminated, ep.truncated, ep.info)
     data = encode(payload, ep.job.seed, f"sealed-{task_index}")
     return payload, data, ep.record() if done else None
@@ -214,6 +220,12 @@ class SealedHost(SessionHost):
         except Exception:
             self._broken(run, "step")
             raise
+        if payload is None:
+            assert record is not None
+            seat.end()
+            self._finished(run, index, record)
+            raise ApiError(413, "record_too_large", f"the episode ended as an agent error: "
+                           f"{record['agent_error']['message']}")
         seat.history.append(payload)
         if self.session_metrics is not None:  # the answer is bytes: the app cannot read its errors
             self.session_metrics.step_errors(payload["info"].get("errors"))
@@ -246,7 +258,12 @@ class SealedHost(SessionHost):
         self._finished(seat.run, index, ep.record())
 
     def _finished(self, run: Run, index: int, record: dict[str, Any]) -> None:
-        if run.record(index, record):
+        try:
+            last = run.record(index, record)
+        except RunTooLarge as exc:
+            self.close_run(run, str(exc))
+            return
+        if last:
             self.book.begin_verifying(run)
             self._spawn(self._verify(run))
 
