@@ -229,7 +229,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     sealed = None
     if args.sealed:
         sealed = SealedConfig(grace_s=args.grace, sessions_per_run=args.sessions_per_run,
-                              max_sessions=args.max_sessions, env_calls=args.env_calls)
+                              sessions_per_token=args.sessions_per_token, max_sessions=args.max_sessions,
+                              env_calls=args.env_calls)
     try:
         serve(args.db, host=args.host, port=args.port, public_url=args.public_url, workers=args.workers,
               sealed=sealed)
@@ -311,6 +312,9 @@ def add_leaderboard_commands(sub: Any) -> None:
                         f"{d.grace_s:g})")
     s.add_argument("--sessions-per-run", type=at_least(1), default=d.sessions_per_run,
                    help=f"sessions one sealed run may hold at once (default: {d.sessions_per_run})")
+    s.add_argument("--sessions-per-token", type=at_least(1), default=d.sessions_per_token,
+                   help=f"sessions the runs of one token may hold at once; a token plays one run at a time "
+                        f"(default: {d.sessions_per_token})")
     s.add_argument("--max-sessions", type=at_least(1), default=d.max_sessions,
                    help=f"sealed sessions at most, over every run (default: {d.max_sessions})")
     s.add_argument("--env-calls", choices=("thread", "inline"), default=d.env_calls,

@@ -116,6 +116,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX sealed_runs_token ON sealed_runs (token_id, opened_at)",
     ),
+    (
+        # A run that never got an episode to play (the track was full) spends no quota.
+        "ALTER TABLE sealed_runs ADD COLUMN counted INTEGER NOT NULL DEFAULT 1",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

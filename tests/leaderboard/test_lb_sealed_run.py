@@ -135,10 +135,19 @@ def test_a_wrong_or_missing_token_gets_401(board: T.Board) -> None:
     assert status == 200 and answer["info"]["sealed"]["turn"] == 0
 
 
+def _played_and_lost(board: T.Board, token: str, revision: str) -> None:
+    """A run that played an episode and lost it (its session deleted): closed incomplete, counted."""
+    run = T.open_run(board, token, revision=revision)
+    sid = T.session(board, token, run["run_id"], run["cells"][0])
+    assert T.http(board.url, "POST", f"/sealed/runs/{run['run_id']}/sessions/{sid}/reset", None, token)[0] == 200
+    T.http(board.url, "DELETE", f"/sealed/runs/{run['run_id']}/sessions/{sid}", None, token)
+    assert T.wait_state(board, token, run["run_id"])["state"] == "incomplete"
+
+
 def test_a_spent_quota_gets_429(board: T.Board) -> None:
     token, other = board.token(quota=2), board.token("other", quota=1)
-    T.open_run(board, token, revision="a")
-    T.open_run(board, token, revision="b")
+    _played_and_lost(board, token, "a")
+    _played_and_lost(board, token, "b")
     status, answer, headers = T.http(board.url, "POST", "/sealed/runs", {"suite": S.SUITE.id, "agent": "heuristic",
                                                                          "model": "m", "revision": "c"}, token)
     assert status == 429 and answer["error"]["code"] == "quota_spent"
@@ -157,7 +166,7 @@ def test_opening_rules(board: T.Board) -> None:
         assert (status, answer["error"]["code"]) == (want, code), change
     T.open_run(board, token, revision="same")
     status, answer, _ = T.http(board.url, "POST", "/sealed/runs", {"suite": S.SUITE.id, "agent": "heuristic",
-                                                                   "model": "m", "revision": "same"}, token)
+                                                                   "model": "m", "revision": "same"}, board.token())
     assert status == 409 and answer["error"]["code"] == "run_in_play"
 
 
@@ -279,12 +288,13 @@ def test_a_run_idle_past_its_grace_period_closes_incomplete_and_is_never_ranked(
         run = T.open_run(board, token)
         sid = T.session(board, token, run["run_id"], run["cells"][0])
         T.http(board.url, "POST", f"/sealed/runs/{run['run_id']}/sessions/{sid}/reset", None, token)
-        idle = T.open_run(board, token, revision="r2")  # opened, never played
+        other = board.token("others")
+        idle = T.open_run(board, other, revision="r2")  # opened, never played
         t0 = time.monotonic()
         final = T.wait_state(board, token, run["run_id"], timeout_s=10)
         waited = time.monotonic() - t0
         assert final["state"] == "incomplete" and final["entry"] is None and waited < 0.6 + 5
-        assert T.wait_state(board, token, idle["run_id"], timeout_s=10)["state"] == "incomplete"
+        assert T.wait_state(board, other, idle["run_id"], timeout_s=10)["state"] == "incomplete"
         assert board.store.count() == 0 and not list(board.host.book.records_dir.iterdir())
         health = T.http(board.url, "GET", f"/sealed/runs/{run['run_id']}/health")[1]
         assert health["sessions"] == 0  # reaped with it (S3)
@@ -339,18 +349,18 @@ def test_oracle_records_relabelled_reach_only_the_open_track(board: T.Board) -> 
 # ============================================================================ the env server's limits
 def test_the_session_cap_holds_over_every_run(tmp_path: Path) -> None:
     with T.sealed_board(tmp_path, SealedConfig(max_sessions=3, sessions_per_run=2)) as board:
-        token = board.token()
-        a, b = T.open_run(board, token, revision="a"), T.open_run(board, token, revision="b")
+        token, second = board.token(), board.token("second")
+        a, b = T.open_run(board, token, revision="a"), T.open_run(board, second, revision="b")
         for run in (a, a):
             T.session(board, token, run["run_id"], run["cells"][0])
         status, answer, headers = T.http(board.url, "POST", f"/sealed/runs/{a['run_id']}/sessions",
                                          {"env_id": "AgentRL/Dialog-v0", "kwargs": a["cells"][0]["kwargs"]}, token)
         assert (status, answer["error"]["code"]) == (429, "too_many_sessions") and "retry-after" in headers
-        T.session(board, token, b["run_id"], b["cells"][0])
+        T.session(board, second, b["run_id"], b["cells"][0])
         cell = b["cells"][1]
         status, answer, headers = T.http(board.url, "POST", f"/sealed/runs/{b['run_id']}/sessions",
                                          {"env_id": cell["env_id"], "kwargs": cell["kwargs"], "noise": cell["noise"]},
-                                         token)
+                                         second)
         assert status == 429 and "retry-after" in headers
         health = T.http(board.url, "GET", f"/sealed/runs/{a['run_id']}/health")[1]
         assert health["sessions"] == health["peak_sessions"] == 3 == health["max_sessions"]

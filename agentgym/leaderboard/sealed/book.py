@@ -18,7 +18,9 @@ run one of three ways:
   revoked, or the board restarted. Never ranked, and its records are never published;
 - ``rejected``: the records did not verify (a bug of the board's: they are its own).
 
-Every run row, whatever its end, counts against its token's quota for 24 hours after it opened.
+A token has at most one run in play at a time. Every run row counts against its token's quota for
+24 hours after it opened, whatever its end, except a run that closed incomplete before a single
+episode was handed to it (the track was full while it waited for a session).
 """
 
 from __future__ import annotations
@@ -142,6 +144,10 @@ class Run:
     pending: dict[Cell, deque[int]] = field(default_factory=dict)
     #: Job index -> the id of the session it is in play on.
     in_play: dict[int, str] = field(default_factory=dict)
+    #: Job index -> when it was handed out (`time.monotonic`), for the episodes in play.
+    taken_at: dict[int, float] = field(default_factory=dict)
+    #: An episode has been handed out (a run that never had one spends no quota).
+    started: bool = False
     #: Job indices in the order their records were written.
     written: list[int] = field(default_factory=list)
     #: The ids of the sessions open on this run.
@@ -184,11 +190,14 @@ class Run:
             return None
         index = queue.popleft()
         self.in_play[index] = session_id
+        self.taken_at[index] = time.monotonic()
+        self.started = True
         return index
 
     def give_back(self, index: int) -> None:
         """An episode taken but never shown to the client (its reset failed) goes back to the front."""
         self.in_play.pop(index, None)
+        self.taken_at.pop(index, None)
         self.pending[cell_of(self.jobs[index])].appendleft(index)
 
     def record(self, index: int, rec: dict[str, Any]) -> bool:
@@ -200,6 +209,7 @@ class Run:
         assert self.writer is not None and index in self.in_play
         line = self.writer.write(rec)
         del self.in_play[index]
+        self.taken_at.pop(index, None)
         self.written.append(index)
         self.bytes_written += len(line)
         if len(line) > self.max_record_bytes or self.bytes_written > self.max_run_bytes:
@@ -256,8 +266,9 @@ class RunBook:
 
         Raises:
             RunRefused: 422 a malformed request or an unknown or old suite, 403 another
-                organisation's name, 409 this agent and model already hold a sealed entry or an
-                open run, 429 (`QuotaSpent`) the token's quota is spent.
+                organisation's name, 409 the token has a run in play, or this agent and model
+                already hold a sealed entry or an open run, 429 (`QuotaSpent`) the token's quota
+                is spent.
         """
         fields = _parse_open(request, token)
         suite = self.suites.get(fields["suite"])
@@ -276,6 +287,10 @@ class RunBook:
             raise ValueError(f"the board's run-id source made {run_id!r}, not a run id ({RUN_ID_PATTERN.pattern})")
         now = time.time()
         with self._lock:
+            held = next((r for r in self._live.values() if r.token.id == token.id and r.playing), None)
+            if held is not None:
+                raise RunRefused(409, "token_has_run", f"this token's sealed run {held.run_id} is in play: a token "
+                                 "plays one run at a time (finish it, or let it close)")
             if any((r.model, r.revision, r.suite.id, config_hash({"name": r.agent_name, "config": r.agent.config(),
                                                                    "privileged": False})) == identity
                    for r in self._live.values()):
@@ -299,7 +314,7 @@ class RunBook:
             try:
                 since = now - QUOTA_WINDOW_S
                 row = conn.execute("SELECT COUNT(*), MIN(opened_at) FROM sealed_runs WHERE token_id = ? AND "
-                                   "opened_at > ?", (token.id, since)).fetchone()
+                                   "opened_at > ? AND counted = 1", (token.id, since)).fetchone()
                 if int(row[0]) >= token.quota_per_day:
                     wait = max(1, int(row[1] + QUOTA_WINDOW_S - now) + 1)
                     raise QuotaSpent(429, "quota_spent", f"this token has opened its {token.quota_per_day} sealed "
@@ -390,16 +405,16 @@ class RunBook:
                 return False
             run.phase = state
             del self._live[run.run_id]
-        self._set_state(run.run_id, state, reason)
+        self._set_state(run.run_id, state, reason, counted=run.started)
         self._drop_records(run)
         log.info("sealed run %s closed %s: %s", run.run_id, state, reason)
         return True
 
     def _set_state(self, run_id: str, state: str, reason: str | None, conn: sqlite3.Connection | None = None,
-                   entry_id: int | None = None) -> None:
-        statement = ("UPDATE sealed_runs SET state = ?, reason = ?, closed_at = ?, submission_id = ? "
+                   entry_id: int | None = None, counted: bool = True) -> None:
+        statement = ("UPDATE sealed_runs SET state = ?, reason = ?, closed_at = ?, submission_id = ?, counted = ? "
                      "WHERE run_id = ? AND state = 'open'")
-        values = (state, reason, time.time(), entry_id, run_id)
+        values = (state, reason, time.time(), entry_id, int(counted), run_id)
         if conn is not None:
             conn.execute(statement, values)
             return
@@ -475,6 +490,12 @@ class RunBook:
             log.info("sealed run %s complete: entry %d, %d episodes verified in %.2f s", run.run_id, entry.id,
                      entry.episodes, entry.verify_s)
         return entry
+
+    def overdue(self) -> list[tuple[Run, int, str]]:
+        """The episodes in play past `SealedConfig.max_episode_s`: ``(run, job index, session id)``."""
+        limit = time.monotonic() - self.config.max_episode_s
+        return [(run, index, run.in_play[index]) for run in self.live_runs() if run.playing
+                for index, since in list(run.taken_at.items()) if since < limit and index in run.in_play]
 
     def sweep(self, revoked: set[int]) -> list[tuple[Run, str]]:
         """The runs to close now: idle past the grace period, past their longest duration, or of a

@@ -196,6 +196,8 @@ class _EpisodeOver(Exception):
 
 #: The board's codes for "no episode left to start": in this cell, or in the whole run.
 _NOTHING_LEFT = frozenset({"cell_done", "run_played"})
+#: Seconds a worker waits before asking again for a session the board had no room for.
+_ROOM_WAIT_S = 1.0
 
 
 class _Session:
@@ -260,8 +262,8 @@ class _Session:
         if isinstance(error, dict):
             if error.get("code") in _NOTHING_LEFT:
                 raise _CellDone()
-            if error.get("code") == "record_too_large":
-                raise _EpisodeOver()
+            if error.get("code") in ("record_too_large", "reset_needed"):
+                raise _EpisodeOver()  # the board ended the episode (its record's cap, its time limit)
             raise _Gone(f"the board refused: {error.get('code')}: {error.get('message')}")
         return answer
 
@@ -401,6 +403,9 @@ def _worker(board: _Board, run_id: str, agent: Any, shared: _Shared, index: int,
             try:
                 session = _Session(board, run_id, shared.cells[cell])
             except Refused as exc:
+                if exc.status == 429 and exc.code == "too_many_sessions":
+                    time.sleep(_ROOM_WAIT_S)  # the track is full: the run waits for room (and stays active)
+                    continue
                 if exc.code not in _NOTHING_LEFT:
                     raise
                 with shared.lock:

@@ -23,6 +23,10 @@ class SealedConfig:
     max_run_s: float = 24 * 3600.0
     #: Sessions one run may hold at once (its client's concurrency).
     sessions_per_run: int = 16
+    #: Sessions the runs of one token may hold at once (a token has at most one run in play).
+    sessions_per_token: int = 16
+    #: Seconds an episode may stay in play: past it, it ends as an agent error (``EpisodeTimeout``).
+    max_episode_s: float = 1800.0
     #: Sealed sessions at most, over every run (the env server's session cap).
     max_sessions: int = 64
     #: Where env calls run (the env server's ``env_calls``: ``thread`` or ``inline``).
@@ -43,11 +47,11 @@ class SealedConfig:
         return ServerConfig(max_sessions=self.max_sessions, idle_timeout_s=self.grace_s, env_calls=self.env_calls)
 
     def __post_init__(self) -> None:
-        for name in ("grace_s", "max_run_s"):
+        for name in ("grace_s", "max_run_s", "max_episode_s"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
-        for name in ("sessions_per_run", "max_sessions", "max_record_bytes", "max_run_bytes"):
+        for name in ("sessions_per_run", "sessions_per_token", "max_sessions", "max_record_bytes", "max_run_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")

@@ -9,14 +9,18 @@ timeouts, the connection guard), with these rules on top:
   or session of another token's is not found (404);
 - a session is opened on one of the run's cells: its ``env_id``, ``kwargs`` and ``noise`` are
   those of the cell, exactly (422 otherwise), and a run holds at most
-  `SealedConfig.sessions_per_run` sessions (429);
+  `SealedConfig.sessions_per_run` sessions, a token's runs `SealedConfig.sessions_per_token`
+  (429); an open refused for want of a session counts as the run's activity (a run waiting for
+  room on the track is not idle);
 - a reset takes no seed and no options (422): it starts the next episode of the session's cell
   on the board's seed (409 ``cell_done`` when the cell has none left), or, while an episode is in
   play on the session, answers where it stands (``info["sealed"]["resumed"]``, with the
   episode's history), so an episode is never restarted;
 - what the client is sent is `agentgym.leaderboard.sealed.view`'s view;
 - sessions outlive their WebSocket (a client that reconnects takes its session over); a session
-  that is closed, reaped or timed out with an episode in play closes the run as incomplete.
+  that is closed, reaped or timed out with an episode in play closes the run as incomplete;
+- an episode in play for longer than `SealedConfig.max_episode_s` ends as an agent error
+  (``EpisodeTimeout``), as in the harness: the session's next step is answered ``reset_needed``.
 
 Episodes are played by the harness's own `EpisodeState` (`agentgym.eval.episode`), so a sealed
 record is written by the same code as any other.
@@ -142,15 +146,22 @@ class SealedHost(SessionHost):
         if not run.playing:
             raise ApiError(409, "run_played", "every episode of the run is played; it is being verified")
         cell = _cell_for(run, body)
-        limit = self.book.config.sessions_per_run
-        if len(run.seats) + run.opening >= limit:
-            raise ApiError(429, "too_many_sessions", f"a sealed run holds at most {limit} sessions at once",
-                           {"Retry-After": "1"})
+        # Refused for want of room or not, the run is active: a client waiting for a session is no idle one.
+        run.touch()
+        config = self.book.config
+        if len(run.seats) + run.opening >= config.sessions_per_run:
+            raise ApiError(429, "too_many_sessions", f"a sealed run holds at most {config.sessions_per_run} "
+                           "sessions at once", {"Retry-After": "1"})
+        held = sum(len(r.seats) + r.opening for r in self.book.live_runs() if r.token.id == run.token.id)
+        if held >= config.sessions_per_token:
+            raise ApiError(429, "too_many_sessions", f"a token's runs hold at most {config.sessions_per_token} "
+                           "sessions at once", {"Retry-After": "1"})
         run.opening += 1
         try:
             session = await store.create(cell[0], dict(cell[2]), cell[1])
         finally:
             run.opening -= 1
+            run.touch()
         if not run.playing:  # the run ended while the env was being made
             await store.close(session, "closed")
             raise ApiError(409, "run_closed", "the run ended while the session was being opened")
@@ -185,6 +196,7 @@ class SealedHost(SessionHost):
                                                 "and no options")
         run.touch()
         if seat.episode is not None:
+            session.last_used = time.monotonic()  # a resume asks nothing of the env, but it is a use
             return self._resume(seat)
         if not run.playing:
             raise ApiError(409, "run_played", "every episode of the run is played; it is being verified")
@@ -287,13 +299,30 @@ class SealedHost(SessionHost):
         await self.sweep()
 
     async def sweep(self) -> int:
-        """Close the runs idle past the grace period, too long, or of a revoked token; return how many."""
+        """End the episodes in play too long; close the runs idle past the grace period, too long,
+        or of a revoked token; return how many runs were closed."""
+        for run, index, session_id in self.book.overdue():
+            session = self.sessions.find(session_id) if self.sessions is not None else None
+            if session is not None:
+                await self._time_out(run, index, session)
         runs = [r for r in self.book.live_runs() if r.playing]
         revoked = self.tokens.revoked_among({r.token.id for r in runs}) if runs else set()
         closing = self.book.sweep(revoked)
         for run, why in closing:
             self.close_run(run, why)
         return len(closing)
+
+    async def _time_out(self, run: Run, index: int, session: Session) -> None:
+        async with session.lock:  # not in the middle of one of its steps
+            seat = session.hosted
+            if not isinstance(seat, Seat) or seat.index != index or seat.episode is None or not run.playing:
+                return
+            limit = self.book.config.max_episode_s
+            seat.episode.agent_error = {"type": "EpisodeTimeout", "message": f"episode exceeded {limit:g} s on the "
+                                        "board", "traceback": ""}
+            record = seat.episode.record()
+            seat.end()
+            self._finished(run, index, record)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
