@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import gymnasium as gym
-from fastapi import Body, FastAPI, Path, Request, WebSocket
+from fastapi import Body, Depends, FastAPI, Path, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CollectorRegistry
@@ -219,13 +219,19 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         return refuse(500, "internal_error", "internal server error (logged on the server)")
 
     # ---------------------------------------------------------------------- routes
-    @app.get("/health", response_model=Health, tags=["server"])
+    async def admit(request: Request) -> None:  # async: a plain def would run in a worker thread
+        rules.admit(request)
+
+    # Before the path, the body and the session are read (a dependency is solved before them).
+    admitted = [Depends(admit)]
+
+    @app.get("/health", response_model=Health, tags=["server"], dependencies=admitted)
     async def health() -> Response:
         """Liveness, the live session count and the cap."""
         return _json({"status": "ok", "sessions": store.live, "max_sessions": cfg.max_sessions,
                       "peak_sessions": store.peak})
 
-    @app.get("/envs", response_model=EnvList, tags=["server"])
+    @app.get("/envs", response_model=EnvList, tags=["server"], dependencies=admitted)
     async def envs() -> Response:
         """The env ids served here, with the spaces of each made with default arguments."""
         if not env_list:
@@ -235,7 +241,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         return _json({"envs": env_list})
 
     @app.post("/sessions", response_model=SessionInfo, status_code=201, tags=["sessions"],
-              responses=_errors(404, 413, 422, 429, 504))
+              responses=_errors(404, 413, 422, 429, 504), dependencies=admitted)
     async def create_session(body: CreateSession, request: Request) -> Response:
         """Open a session on a served env: ``gym.make(env_id, **kwargs, noise=noise)``."""
         session = await rules.open(request, body, store)
@@ -245,7 +251,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
                       "action_space": space_spec(env.action_space)}, status=201)
 
     @app.post("/sessions/{session_id}/reset", response_model=ResetResponse, tags=["sessions"],
-              responses=_errors(404, 413, 422, 504))
+              responses=_errors(404, 413, 422, 504), dependencies=admitted)
     async def reset(session_id: SessionId, request: Request,
                     body: Annotated[ResetRequest | None, Body()] = None) -> Response:
         """Start an episode: ``env.reset(seed=seed, options=options)``."""
@@ -258,7 +264,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         return answer
 
     @app.post("/sessions/{session_id}/step", response_model=StepResponse, tags=["sessions"],
-              responses=_errors(404, 409, 413, 422, 504))
+              responses=_errors(404, 409, 413, 422, 504), dependencies=admitted)
     async def step(session_id: SessionId, body: StepRequest, request: Request) -> Response:
         """Take one turn: ``env.step(action)``. 409 once the episode has ended (reset first)."""
         session = store.get(session_id)
@@ -270,7 +276,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
             metrics.stepped(stepped, started, "http")
         return answer
 
-    @app.delete("/sessions/{session_id}", status_code=204, tags=["sessions"], responses=_errors(404, 422))
+    @app.delete("/sessions/{session_id}", status_code=204, tags=["sessions"], responses=_errors(404, 422),
+                dependencies=admitted)
     async def delete_session(session_id: SessionId, request: Request) -> Response:
         """Close a session and its env."""
         session = store.get(session_id)
@@ -323,6 +330,12 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: Sess
     """One session's reset and step over one socket; a disconnect closes the session (unless the
     host's sessions are resumable: then it waits for a new socket, or the reaper)."""
     await websocket.accept()
+    try:
+        host.admit(websocket)
+    except ApiError as exc:
+        metrics.error(exc.code)
+        await websocket.close(code=4000 + exc.status, reason=exc.code)
+        return
     session = store.find(session_id)
     if session is None:
         metrics.error("unknown_session")

@@ -134,6 +134,10 @@ class SealedHost(SessionHost):
             raise ApiError(404, "unknown_run", f"no sealed run {run_id!r} in play for this token")
         return run
 
+    def admit(self, conn: HTTPConnection) -> None:
+        # A stranger is refused before the session is looked up: 401, whatever the ids.
+        self.run_of(conn)
+
     def check(self, conn: HTTPConnection, session: Session) -> None:
         seat = session.hosted
         run = self.run_of(conn)
