@@ -56,27 +56,40 @@ class Suite:
         return range(self.seed_base, self.seed_base + self.n_seeds)
 
     def jobs(self, seeds: Sequence[int] | None = None) -> list[EpisodeJob]:
-        """Every episode of the suite, in a fixed order.
+        """Every episode of the suite, in a fixed order: env x noise x seed x trial.
 
         Args:
-            seeds: the task seeds in place of the public `seeds`, one per seed of the suite (a
-                sealed run's, drawn by the board); the layout is the same: every env x noise x
-                seed x trial.
+            seeds: the task seeds in place of the public `seeds` (a sealed run's, drawn by the
+                board): `n_seeds` of them, every cell dealt the same tasks as on the public seeds;
+                or `n_seeds` per cell (`n_cells` times as many, cell after cell in the suite's
+                order), so that no task is dealt in two cells.
 
         Raises:
-            ValueError: `seeds` is not `n_seeds` long.
+            ValueError: `seeds` is neither length.
         """
-        if seeds is not None and len(seeds) != self.n_seeds:
-            raise ValueError(f"suite {self.id} has {self.n_seeds} seeds per cell, got {len(seeds)}")
+        cells = [(env_id, noise) for env_id in self.envs for noise in self.noise]
+        if seeds is None:
+            per_cell = [self.seeds] * len(cells)
+        elif len(seeds) == self.n_seeds:
+            per_cell = [seeds] * len(cells)
+        elif len(seeds) == self.n_seeds * len(cells):
+            per_cell = [seeds[i * self.n_seeds:(i + 1) * self.n_seeds] for i in range(len(cells))]
+        else:
+            raise ValueError(f"suite {self.id} has {self.n_seeds} seeds per cell and {len(cells)} cells: give "
+                             f"{self.n_seeds} or {self.n_seeds * len(cells)} seeds, not {len(seeds)}")
         kw = tuple(sorted({"split": self.split, **self.kwargs}.items()))
         return [
             EpisodeJob(env_id=env_id, seed=seed, trial=trial, noise=None if noise == "none" else noise,
                        kwargs=kw, suite=self.id)
-            for env_id in self.envs
-            for noise in self.noise
-            for seed in (self.seeds if seeds is None else seeds)
+            for (env_id, noise), cell_seeds in zip(cells, per_cell)
+            for seed in cell_seeds
             for trial in range(self.trials)
         ]
+
+    @property
+    def cells(self) -> int:
+        """How many env x noise cells the suite has."""
+        return len(self.envs) * len(self.noise)
 
     def __len__(self) -> int:
         return len(self.envs) * len(self.noise) * self.n_seeds * self.trials

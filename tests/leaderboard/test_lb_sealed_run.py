@@ -189,7 +189,8 @@ def test_sealed_sessions_take_the_boards_seed_and_cells_only(board: T.Board) -> 
                        ({"env_id": cell["env_id"], "kwargs": {**cell["kwargs"], "max_turns": 10**9}}, "invalid_request")):
         status, answer, _ = T.http(board.url, "POST", prefix, body, token)
         assert status == 422 and answer["error"]["code"] in (want, "invalid_env_args"), (body, answer)
-    # Every episode of the cell, then cell_done; the trials of a task share its seed.
+    # Every episode of the cell, in the board's order, then cell_done; an episode's label is its
+    # place in that order and its task's id carries no index: nothing ties a task's trials together.
     played = []
     while True:
         status, answer, _ = T.http(board.url, "POST", f"{prefix}/{sid}/reset", None, token)
@@ -197,15 +198,17 @@ def test_sealed_sessions_take_the_boards_seed_and_cells_only(board: T.Board) -> 
             assert answer["error"]["code"] == "cell_done"
             break
         sealed = answer["info"]["sealed"]
-        played.append((sealed["index"], sealed["task"], answer["info"]["trial"]))
+        assert set(sealed) == {"label", "episodes", "turn"} and answer["info"]["task"]["id"].endswith("/sealed")
+        played.append((sealed["label"], answer["info"]["trial"]))
         done = False
         while not done:
             status, step, _ = T.http(board.url, "POST", f"{prefix}/{sid}/step", {"action": "hello?"}, token)
             assert status == 200 and step["reward"] == 0.0
             done = step["terminated"] or step["truncated"]
     assert len(played) == cell["episodes"] == S.SUITE.n_seeds * S.SUITE.trials
-    assert sorted((t, trial) for _, t, trial in played) == [(t, k) for t in range(S.SUITE.n_seeds)
-                                                           for k in range(S.SUITE.trials)]
+    assert len({label for label, _ in played}) == len(played)
+    assert sorted(trial for _, trial in played) == sorted(list(range(S.SUITE.trials)) * S.SUITE.n_seeds)
+    assert [trial for _, trial in played] != sorted(trial for _, trial in played)  # not in the suite's order
 
 
 def test_an_agent_error_is_the_episodes_record(board: T.Board, tmp_path: Path) -> None:
@@ -231,7 +234,7 @@ def test_a_dropped_socket_resumes_the_episode_where_it_stopped(board: T.Board) -
     with T.ws(board, token, run_id, sid) as sock:
         again = T.exchange(sock, {"op": "reset"})
         sealed = again["info"]["sealed"]
-        assert sealed["resumed"] and sealed["index"] == first["info"]["sealed"]["index"]
+        assert sealed["resumed"] and sealed["label"] == first["info"]["sealed"]["label"]
         assert sealed["turn"] == 2 and sealed["actions"] == sent
         assert sealed["history"] == [first, *answers] and again["obs"] == answers[-1]["obs"]
         # A second socket takes the session over; the first is told so.

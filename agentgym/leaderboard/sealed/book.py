@@ -1,9 +1,10 @@
 """The sealed runs of one board: opening them under a token's quota, their episodes, and their end.
 
 A run is opened for a suite by a token (`open_run`); its seeds come from the board's secret and
-its id (`agentgym.leaderboard.sealed.seeds`), and its episodes are the suite's jobs on them. The
-board hands the episodes out one at a time to the run's sessions, a cell (env, noise, env
-arguments) at a time (`Run.take`), appends each finished episode's record, written by the
+its id (`agentgym.leaderboard.sealed.seeds`: tasks of its own for each cell), and its episodes are
+the suite's jobs on them. The board hands the episodes out one at a time to the run's sessions, a
+cell (env, noise, env arguments) at a time, in a secret order of the run's (`Run.take`), each
+labelled by its place in that order only, appends each finished episode's record, written by the
 harness's own `EpisodeState` (`agentgym.eval.episode`), to a file of the run's (flushed per
 episode, in a folder only the board's user can read: the records hold the seeds), and ends the
 run one of three ways:
@@ -48,7 +49,7 @@ from agentgym.eval.records import RecordWriter
 from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.replay_ahead import ReplayAhead, line_digest, warm_up
 from agentgym.leaderboard.sealed.config import SealedConfig
-from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
+from agentgym.leaderboard.sealed.seeds import deal_order, new_run_id, run_seeds
 from agentgym.leaderboard.store import Entry, Store
 from agentgym.leaderboard.submission import (
     RUN_ID_PATTERN,
@@ -140,7 +141,10 @@ class Run:
     phase: str = "playing"
     opened: float = field(default_factory=time.monotonic)
     last_active: float = field(default_factory=time.monotonic)
-    #: Job indices not handed out yet, per cell, in suite order.
+    #: The order the job indices are dealt in (`agentgym.leaderboard.sealed.seeds.deal_order`;
+    #: empty: the suite's); an episode's label is its place in it.
+    order: list[int] = field(default_factory=list)
+    #: Job indices not handed out yet, per cell, in the deal order.
     pending: dict[Cell, deque[int]] = field(default_factory=dict)
     #: Job index -> the id of the session it is in play on.
     in_play: dict[int, str] = field(default_factory=dict)
@@ -164,8 +168,12 @@ class Run:
 
     def __post_init__(self) -> None:
         self.jobs = self.suite.jobs(self.seeds)
-        for i, job in enumerate(self.jobs):
-            self.pending.setdefault(cell_of(job), deque()).append(i)
+        self.order = self.order or list(range(len(self.jobs)))
+        for job in self.jobs:  # the cells in suite order
+            self.pending.setdefault(cell_of(job), deque())
+        for i in self.order:
+            self.pending[cell_of(self.jobs[i])].append(i)
+        self._labels = {index: place for place, index in enumerate(self.order)}
         self.spec = AgentSpec(self.agent_name)
 
     @property
@@ -179,9 +187,10 @@ class Run:
         """The run's cells, in suite order."""
         return list(self.pending)
 
-    def task_index(self, job_index: int) -> int:
-        """The index of the task (the seed) job `job_index` plays."""
-        return (job_index // self.suite.trials) % self.suite.n_seeds
+    def label(self, job_index: int) -> int:
+        """What the client is told of episode `job_index`: its place in the deal order, which says
+        nothing of its task (two trials of a task have unrelated labels)."""
+        return self._labels[job_index]
 
     def take(self, cell: Cell, session_id: str) -> int | None:
         """The next episode of `cell`, now in play on `session_id`; None when the cell has none left."""
@@ -300,6 +309,7 @@ class RunBook:
                       agent_name=fields["agent"], agent=DeclaredAgent(fields["agent_config"]), model=fields["model"],
                       revision=fields["revision"], organisation=fields["organisation"],
                       description=fields["description"], records_path=self.records_dir / f"{run_id}.jsonl",
+                      order=deal_order(self._secret, run_id, len(suite)),
                       max_record_bytes=self.config.max_record_bytes, max_run_bytes=self.config.max_run_bytes)
             run.writer = RecordWriter(run.records_path)
             run.ahead = ReplayAhead() if self.config.replay_ahead else None
@@ -368,7 +378,7 @@ class RunBook:
         """
         run = self.live(run_id)
         if run is not None and run.token.id == token.id:
-            sessions = [{"session_id": sid, "index": i, **_cell_dict(cell_of(run.jobs[i]), 0)}
+            sessions = [{"session_id": sid, "label": run.label(i), **_cell_dict(cell_of(run.jobs[i]), 0)}
                         for i, sid in sorted(run.in_play.items())]
             for s in sessions:
                 del s["episodes"]

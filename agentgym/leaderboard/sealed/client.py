@@ -319,7 +319,7 @@ def _play(session: _Session, agent: Any, timeout_s: float | None, start: dict[st
     if start is None:
         start, _ = session.call({"op": "reset"})
     sealed = start["info"]["sealed"]
-    episode = sealed["index"]
+    episode = sealed["label"]
     resumed = bool(sealed.get("resumed"))
     last = sealed["history"][-1] if resumed else start
     obs, info = last["obs"], last["info"]
@@ -346,7 +346,7 @@ def _play(session: _Session, agent: Any, timeout_s: float | None, start: dict[st
             while remade:
                 # The connection dropped and was remade: the answer is where the session stands.
                 now = answer["info"].get("sealed") or {}
-                if now.get("index") != episode or not now.get("resumed"):
+                if now.get("label") != episode or not now.get("resumed"):
                     return answer  # the action ended this episode; that is the next one's reset
                 if int(now["turn"]) == sent + 1:
                     answer = now["history"][-1]  # the action arrived: its answer, as it was sent

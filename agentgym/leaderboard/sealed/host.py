@@ -71,14 +71,14 @@ class Seat:
         self.index, self.episode, self.history = None, None, []
 
 
-def _start(job: Any, run: Run, env: Any, task_index: int, sealed: dict[str, Any]) -> tuple[EpisodeState, dict, bytes]:
+def _start(job: Any, run: Run, env: Any, sealed: dict[str, Any]) -> tuple[EpisodeState, dict, bytes]:
     # On the session's env thread: the reset, and the view of it (the encoding is off the loop too).
     ep = EpisodeState(job, run.spec, env=env, agent=run.agent, max_record_bytes=run.max_record_bytes)
-    payload = reset_view(ep.obs, ep.info, task_index=task_index, sealed=sealed)
-    return ep, payload, encode(payload, job.seed, f"sealed-{task_index}")
+    payload = reset_view(ep.obs, ep.info, sealed=sealed)
+    return ep, payload, encode(payload, job.seed)
 
 
-def _advance(ep: EpisodeState, action: Any, task_index: int) -> tuple[dict | None, bytes, dict | None]:
+def _advance(ep: EpisodeState, action: Any) -> tuple[dict | None, bytes, dict | None]:
     # On the session's env thread: the step, the view of it, and the record when it ended the episode
     # (no view when the turn would have taken the record past its cap: the episode ends unstepped).
     try:
@@ -87,7 +87,7 @@ def _advance(ep: EpisodeState, action: Any, task_index: int) -> tuple[dict | Non
         ep.fail(exc)
         return None, b"", ep.record()
     payload = step_view(ep.obs, ep.terminated, ep.truncated, ep.info)
-    data = encode(payload, ep.job.seed, f"sealed-{task_index}")
+    data = encode(payload, ep.job.seed)
     return payload, data, ep.record() if done else None
 
 
@@ -209,10 +209,9 @@ class SealedHost(SessionHost):
             raise ApiError(409, "cell_done", "every episode of this env and noise is played or in play; close this "
                                              "session (or open one on another cell)")
         job = run.jobs[index]
-        task = run.task_index(index)
-        sealed = {"index": index, "task": task, "episodes": len(run.jobs), "turn": 0}
+        sealed = {"label": run.label(index), "episodes": len(run.jobs), "turn": 0}
         try:
-            ep, payload, data = await store.call(session, _start, job, run, session.env, task, sealed)
+            ep, payload, data = await store.call(session, _start, job, run, session.env, sealed)
         except (ApiError, asyncio.CancelledError):
             run.give_back(index)  # a timeout or a shutdown: the client was shown nothing of it
             raise
@@ -230,7 +229,7 @@ class SealedHost(SessionHost):
         run = seat.run
         run.touch()
         try:
-            payload, data, record = await store.call(session, _advance, ep, req.action, run.task_index(index))
+            payload, data, record = await store.call(session, _advance, ep, req.action)
         except (ApiError, asyncio.CancelledError):
             raise  # a timeout retires the session, and so closes the run (`retired`)
         except Exception:
@@ -293,10 +292,9 @@ class SealedHost(SessionHost):
         ep, index = seat.episode, seat.index
         assert ep is not None and index is not None
         last = seat.history[-1]
-        task = seat.run.task_index(index)
-        sealed = {"index": index, "task": task, "episodes": len(seat.run.jobs), "turn": len(ep.actions),
+        sealed = {"label": seat.run.label(index), "episodes": len(seat.run.jobs), "turn": len(ep.actions),
                   "resumed": True, "history": seat.history, "actions": ep.actions}
-        return encode({"obs": last["obs"], "info": {**last["info"], "sealed": sealed}}, ep.job.seed, f"sealed-{task}")
+        return encode({"obs": last["obs"], "info": {**last["info"], "sealed": sealed}}, ep.job.seed)
 
     # ------------------------------------------------------------------ upkeep
     async def upkeep(self) -> None:
