@@ -179,7 +179,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             except SubmissionError as exc:
                 print(f"agentgym: a submission in {folder} does not verify: {exc}", file=sys.stderr)
                 return 1
-        sections = build_board(store.entries())
+        sections = build_board(store.entries(), runs=store.sealed_run_counts())
     out.mkdir(parents=True, exist_ok=True)
     (out / "LEADERBOARD.md").write_text(render_markdown(sections, submit_url=args.submit_url), "utf-8")
     (out / "index.html").write_text(render_html(sections, submit_url=args.submit_url), "utf-8")
@@ -197,7 +197,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     if not Path(args.db).exists():
         raise ValueError(f"no leaderboard database at {args.db}; submit with `agentgym submit RUN_DIR --db {args.db}`")
-    print(render_markdown(build_board(Store(args.db).entries()), submit_url=args.submit_url))
+    store = Store(args.db)
+    print(render_markdown(build_board(store.entries(), runs=store.sealed_run_counts()), submit_url=args.submit_url))
     return 0
 
 

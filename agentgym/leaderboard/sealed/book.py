@@ -50,7 +50,7 @@ from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.replay_ahead import ReplayAhead, line_digest, warm_up
 from agentgym.leaderboard.sealed.config import SealedConfig
 from agentgym.leaderboard.sealed.seeds import deal_order, new_run_id, run_seeds
-from agentgym.leaderboard.store import Entry, Store
+from agentgym.leaderboard.store import BOARD_RESTARTED, Entry, Store
 from agentgym.leaderboard.submission import (
     RUN_ID_PATTERN,
     LimitExceeded,
@@ -528,7 +528,7 @@ class RunBook:
         with self.store.connect() as conn:
             left = [r[0] for r in conn.execute("SELECT run_id FROM sealed_runs WHERE state = 'open'")]
             conn.execute("UPDATE sealed_runs SET state = 'incomplete', reason = ?, closed_at = ? WHERE state = 'open'",
-                         ("the board restarted while the run was open", time.time()))
+                         (BOARD_RESTARTED, time.time()))
         for run_id in left:
             (self.records_dir / f"{run_id}.jsonl").unlink(missing_ok=True)
 
