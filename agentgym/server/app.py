@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import gymnasium as gym
-from fastapi import Body, Depends, FastAPI, Path, Request, WebSocket
+from fastapi import Body, FastAPI, Path, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CollectorRegistry
@@ -41,6 +41,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketDisconnect
 
+from agentgym.server.admission import AdmissionMiddleware, admits_anyone
 from agentgym.server.config import ServerConfig
 from agentgym.server.host import SessionHost
 from agentgym.server.middleware import BodyLimitMiddleware
@@ -219,19 +220,13 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         return refuse(500, "internal_error", "internal server error (logged on the server)")
 
     # ---------------------------------------------------------------------- routes
-    async def admit(request: Request) -> None:  # async: a plain def would run in a worker thread
-        rules.admit(request)
-
-    # Before the path, the body and the session are read (a dependency is solved before them).
-    admitted = [Depends(admit)]
-
-    @app.get("/health", response_model=Health, tags=["server"], dependencies=admitted)
+    @app.get("/health", response_model=Health, tags=["server"])
     async def health() -> Response:
         """Liveness, the live session count and the cap."""
         return _json({"status": "ok", "sessions": store.live, "max_sessions": cfg.max_sessions,
                       "peak_sessions": store.peak})
 
-    @app.get("/envs", response_model=EnvList, tags=["server"], dependencies=admitted)
+    @app.get("/envs", response_model=EnvList, tags=["server"])
     async def envs() -> Response:
         """The env ids served here, with the spaces of each made with default arguments."""
         if not env_list:
@@ -241,7 +236,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         return _json({"envs": env_list})
 
     @app.post("/sessions", response_model=SessionInfo, status_code=201, tags=["sessions"],
-              responses=_errors(404, 413, 422, 429, 504), dependencies=admitted)
+              responses=_errors(404, 413, 422, 429, 504))
     async def create_session(body: CreateSession, request: Request) -> Response:
         """Open a session on a served env: ``gym.make(env_id, **kwargs, noise=noise)``."""
         session = await rules.open(request, body, store)
@@ -251,7 +246,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
                       "action_space": space_spec(env.action_space)}, status=201)
 
     @app.post("/sessions/{session_id}/reset", response_model=ResetResponse, tags=["sessions"],
-              responses=_errors(404, 413, 422, 504), dependencies=admitted)
+              responses=_errors(404, 413, 422, 504))
     async def reset(session_id: SessionId, request: Request,
                     body: Annotated[ResetRequest | None, Body()] = None) -> Response:
         """Start an episode: ``env.reset(seed=seed, options=options)``."""
@@ -264,7 +259,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         return answer
 
     @app.post("/sessions/{session_id}/step", response_model=StepResponse, tags=["sessions"],
-              responses=_errors(404, 409, 413, 422, 504), dependencies=admitted)
+              responses=_errors(404, 409, 413, 422, 504))
     async def step(session_id: SessionId, body: StepRequest, request: Request) -> Response:
         """Take one turn: ``env.step(action)``. 409 once the episode has ended (reset first)."""
         session = store.get(session_id)
@@ -276,8 +271,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
             metrics.stepped(stepped, started, "http")
         return answer
 
-    @app.delete("/sessions/{session_id}", status_code=204, tags=["sessions"], responses=_errors(404, 422),
-                dependencies=admitted)
+    @app.delete("/sessions/{session_id}", status_code=204, tags=["sessions"], responses=_errors(404, 422))
     async def delete_session(session_id: SessionId, request: Request) -> Response:
         """Close a session and its env."""
         session = store.get(session_id)
@@ -297,6 +291,9 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
             return metrics_response(metrics)
 
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=cfg.max_body_bytes, on_refused=metrics.error)
+    if not admits_anyone(rules):
+        # Outermost: a refused caller is answered before its body, its ids or its session are read.
+        app.add_middleware(AdmissionMiddleware, host=rules, on_refused=metrics.error)
     return app
 
 

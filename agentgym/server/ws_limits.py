@@ -49,8 +49,10 @@ FRAMES_AFTER_CLOSE = 8
 #: Seconds a peer has to answer the server's close before the socket is closed anyway.
 CLOSE_TIMEOUT_S = 1.0
 
-_DATA = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
-_CONTROL = (Opcode.PING, Opcode.PONG)
+# Looked up once: an enum member read off its class costs more than the check it serves.
+_TEXT, _BINARY, _CONT, _CLOSE = Opcode.TEXT, Opcode.BINARY, Opcode.CONT, Opcode.CLOSE
+_PING, _PONG = Opcode.PING, Opcode.PONG
+_CLOSING = State.CLOSING
 
 
 class FrameFlood(ProtocolError):
@@ -62,33 +64,37 @@ class MeteredProtocol(ServerProtocol):
 
     Args:
         *args: as `ServerProtocol`.
+        waiting: how many messages wait for the app now (the server's queue of them).
         on_flood: called with a short reason when the peer passes a limit (before the close).
         **kwargs: as `ServerProtocol`.
     """
 
-    def __init__(self, *args: object, on_flood: Callable[[str], None] | None = None, **kwargs: object) -> None:
+    def __init__(self, *args: object, waiting: Callable[[], int] = lambda: 0,
+                 on_flood: Callable[[str], None] | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.waiting = waiting
         self.on_flood = on_flood
-        #: Complete messages parsed that the app has not read yet (`message_read` counts them down).
-        self.unread = 0
+        # Messages parsed from the data being received now: the server queues them for the app
+        # only once all of it is parsed.
+        self._parsed = 0
         self._frames = 0  # of the message under way
         self._bytes = 0
         self._after_close = 0
         self._tokens = float(CONTROL_BURST)
         self._refilled = time.monotonic()
 
-    def message_read(self) -> None:
-        """The app has read one message."""
-        if self.unread:
-            self.unread -= 1
+    def receive_data(self, data: bytes | bytearray) -> None:
+        self._parsed = 0
+        self.reader.feed_data(data)  # ServerProtocol.receive_data, inline: it runs for every read
+        next(self.parser)
 
     def recv_frame(self, frame: Frame) -> None:
         opcode = frame.opcode
-        if self.state is State.CLOSING and opcode is not Opcode.CLOSE:
+        if self._state is _CLOSING and opcode is not _CLOSE:
             self._after_close += 1
             if self._after_close > FRAMES_AFTER_CLOSE:
                 self._flood("after_close", f"more than {FRAMES_AFTER_CLOSE} frames after the server's close")
-        if opcode in _DATA:
+        if opcode is _TEXT or opcode is _CONT or opcode is _BINARY:
             self._frames += 1
             self._bytes += len(frame.data)
             if self._frames > FREE_FRAGMENTS and self._frames > FREE_FRAGMENTS + self._bytes // MIN_FRAGMENT_BYTES:
@@ -96,10 +102,10 @@ class MeteredProtocol(ServerProtocol):
                             f"the first {FREE_FRAGMENTS} must average {MIN_FRAGMENT_BYTES} bytes)")
             if frame.fin:
                 self._frames = self._bytes = 0
-                self.unread += 1
-                if self.unread > MAX_UNREAD_MESSAGES:
+                self._parsed += 1
+                if self._parsed + self.waiting() > MAX_UNREAD_MESSAGES:
                     self._flood("unread", f"more than {MAX_UNREAD_MESSAGES} messages sent ahead of their answers")
-        elif opcode in _CONTROL:
+        elif opcode is _PING or opcode is _PONG:
             now = time.monotonic()
             self._tokens = min(float(CONTROL_BURST), self._tokens + (now - self._refilled) * CONTROL_PER_S)
             self._refilled = now
