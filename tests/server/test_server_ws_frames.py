@@ -278,11 +278,12 @@ def _board(tmp_path: Path, wheres: tuple[str, ...], seconds: float, kinds: tuple
     from agentgym.leaderboard.tokens import TokenBook
 
     db = tmp_path / "board.sqlite"
-    token = TokenBook(Store(db)).add("flooders", 100)[1]
+    tokens = TokenBook(Store(db))
     with board_process(str(db), "--sealed") as (url, _):
         quiet = honest_reads(url, 2.0)
         for where in wheres:
-            path, presented = _board_target(url, token, where)
+            # A token of its own for each: a token plays one run at a time.
+            path, presented = _board_target(url, tokens.add(f"flooders-{where}", 100)[1], where)
             for kind in kinds:
                 _check(f"board, {where}, {kind}", *under_attack(url, path, seconds, kind, honest_reads, presented),
                        seconds, quiet)
