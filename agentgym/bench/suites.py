@@ -206,10 +206,15 @@ def _envs(table: dict[str, Any], where: str) -> tuple[str, ...]:
     import gymnasium as gym
 
     import agentgym  # noqa: F401  (registers the ids)
-    from agentgym.registration import is_agentgym_env
+    from agentgym.registration import import_env_module, is_agentgym_env
 
     envs = _names(table, "envs", where)
-    for env_id in envs:
+    for named in envs:
+        try:
+            import_env_module(named)  # an id of your own, ``module:Namespace/Name-vN``, as gym.make takes it
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        env_id = named.rpartition(":")[2]
         if env_id not in gym.registry:
             raise ValueError(f"{where}: unknown environment {env_id!r}; agentgym's are {', '.join(agentgym.ENV_IDS)}"
                              " (and those register_env adds)")
