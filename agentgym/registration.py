@@ -26,7 +26,7 @@ import gymnasium as gym
 from agentgym.families import FAMILIES
 
 __all__ = ["EnvEntryPoint", "REMOTE_ID", "card_summary", "card_text", "env_card", "entry_point_text", "import_env_module",
-           "importable_working_dir", "register_env", "register_envs"]
+           "importable_working_dir", "is_agentgym_env", "register_env", "register_envs"]
 
 #: id -> the env's entry point, one per family (`agentgym.families`). Episode length is the env's
 #: own turn budget, so no TimeLimit wrapper is added: it would truncate differently per difficulty.
@@ -147,6 +147,13 @@ def entry_point_text(entry_point: Any) -> str:
     if isinstance(entry_point, (str, EnvEntryPoint)):
         return str(entry_point)
     return repr(entry_point)
+
+
+def is_agentgym_env(env_id: str) -> bool:
+    """Whether `env_id` is registered as an agentgym env (a family's, or one of `register_env`'s):
+    made by the noise factory, so it takes agentgym's env arguments and noise, and plays to records."""
+    spec = gym.registry.get(env_id)
+    return spec is not None and spec.entry_point == _FACTORY
 
 
 def register_envs() -> tuple[str, ...]:

@@ -81,9 +81,15 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture()
 def here(inputs: Path, tmp_path: Path) -> Path:
-    """A fresh working folder holding links to the inputs."""
+    """A fresh working folder holding copies of the input files and links to the input folders
+    (a records writer refuses a link, so what a command may write to must be a file)."""
+    import shutil
+
     for item in inputs.iterdir():
-        (tmp_path / item.name).symlink_to(item)
+        if item.is_dir():
+            (tmp_path / item.name).symlink_to(item)
+        else:
+            shutil.copy(item, tmp_path / item.name)
     return tmp_path
 
 
@@ -149,6 +155,7 @@ CASES = [
     (["report", "empty.jsonl"], "no records in empty.jsonl"),
     (["report", "good.jsonl", "--out", "a_file"], "--out a_file is a file"),
     (["eval", DIALOG, "--episodes", "2", "--out", "partial.jsonl"], "not an episode record"),
+    (["eval", DIALOG, "--episodes", "2", "--out", "a_file"], "a_file:1 is not a record"),
     (["leaderboard", "verify", "missing.agentgym.gz"], "missing.agentgym.gz: No such file or directory"),
     (["leaderboard", "show", "--db", "missing.sqlite"], "no leaderboard database at missing.sqlite"),
     (["leaderboard", "show", "--db", "not_a_db.sqlite"], "database error: file is not a database"),

@@ -7,7 +7,6 @@ file (see `load_suite`).
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -21,7 +20,7 @@ from agentgym.core.task import SPLITS
 from agentgym.eval.jobs import EpisodeJob
 from agentgym.noise.spec import NoiseSpecError, parse_noise
 
-__all__ = ["Suite", "SUITES", "get_suite", "load_suite", "TEST_SEED_BASE", "MAX_SUITE_FILE_BYTES"]
+__all__ = ["Suite", "SUITES", "get_suite", "load_suite", "TEST_SEED_BASE", "MAX_SUITE_FILE_BYTES", "PRIMARY_METRICS"]
 
 #: Suites draw their seeds from here on, so a published suite's tasks stay out of training seeds.
 TEST_SEED_BASE = 10_000_000
@@ -56,27 +55,40 @@ class Suite:
         return range(self.seed_base, self.seed_base + self.n_seeds)
 
     def jobs(self, seeds: Sequence[int] | None = None) -> list[EpisodeJob]:
-        """Every episode of the suite, in a fixed order.
+        """Every episode of the suite, in a fixed order: env x noise x seed x trial.
 
         Args:
-            seeds: the task seeds in place of the public `seeds`, one per seed of the suite (a
-                sealed run's, drawn by the board); the layout is the same: every env x noise x
-                seed x trial.
+            seeds: the task seeds in place of the public `seeds` (a sealed run's, drawn by the
+                board): `n_seeds` of them, every cell dealt the same tasks as on the public seeds;
+                or `n_seeds` per cell (`n_cells` times as many, cell after cell in the suite's
+                order), so that no task is dealt in two cells.
 
         Raises:
-            ValueError: `seeds` is not `n_seeds` long.
+            ValueError: `seeds` is neither length.
         """
-        if seeds is not None and len(seeds) != self.n_seeds:
-            raise ValueError(f"suite {self.id} has {self.n_seeds} seeds per cell, got {len(seeds)}")
+        cells = [(env_id, noise) for env_id in self.envs for noise in self.noise]
+        if seeds is None:
+            per_cell = [self.seeds] * len(cells)
+        elif len(seeds) == self.n_seeds:
+            per_cell = [seeds] * len(cells)
+        elif len(seeds) == self.n_seeds * len(cells):
+            per_cell = [seeds[i * self.n_seeds:(i + 1) * self.n_seeds] for i in range(len(cells))]
+        else:
+            raise ValueError(f"suite {self.id} has {self.n_seeds} seeds per cell and {len(cells)} cells: give "
+                             f"{self.n_seeds} or {self.n_seeds * len(cells)} seeds, not {len(seeds)}")
         kw = tuple(sorted({"split": self.split, **self.kwargs}.items()))
         return [
             EpisodeJob(env_id=env_id, seed=seed, trial=trial, noise=None if noise == "none" else noise,
                        kwargs=kw, suite=self.id)
-            for env_id in self.envs
-            for noise in self.noise
-            for seed in (self.seeds if seeds is None else seeds)
+            for (env_id, noise), cell_seeds in zip(cells, per_cell)
+            for seed in cell_seeds
             for trial in range(self.trials)
         ]
+
+    @property
+    def cells(self) -> int:
+        """How many env x noise cells the suite has."""
+        return len(self.envs) * len(self.noise)
 
     def __len__(self) -> int:
         return len(self.envs) * len(self.noise) * self.n_seeds * self.trials
@@ -136,6 +148,10 @@ _MAX_LIST_ITEMS = 64
 _MAX_TEXT_CHARS = 1000
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _TOML_FIELDS = {"id", "description", "envs", "noise", "n_seeds", "trials", "split", "seed_base", "primary", "kwargs"}
+#: What a suite may rank by: the board's summary aggregates where higher is better (a recovery
+#: time is not one: the board ranks the highest first).
+PRIMARY_METRICS = ("success", "score", "tool_validity", "tool_correctness", "tool_efficiency", "tool_recall",
+                   "tool_f1", "recovery_share", "goal_consistency")
 
 
 def _text(table: dict[str, Any], key: str, where: str, default: str | None = None, *, empty_ok: bool = False) -> str:
@@ -164,24 +180,69 @@ def _names(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
 
 
 def _kwargs(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """The suite's env arguments: those an env server's client may set (`EnvKwargs`), within its bounds."""
+    from pydantic import ValidationError
+
+    from agentgym.server.models import EnvKwargs
+
     value = table.get("kwargs", {})
-    if not isinstance(value, dict) or len(value) > _MAX_LIST_ITEMS:
-        raise ValueError(f"{where}: kwargs must be a table of at most {_MAX_LIST_ITEMS} keys")
-    for key, item in value.items():
-        plain = isinstance(item, (str, int, bool)) or isinstance(item, float) and math.isfinite(item)
-        if not plain or isinstance(item, str) and len(item) > _MAX_TEXT_CHARS:
-            raise ValueError(f"{where}: kwargs.{key} must be a string, a whole number, a finite number or a bool")
-    if "split" in value:
-        raise ValueError(f"{where}: give the split as the suite's own `split` key, not in kwargs")
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: kwargs must be a table")
+    for own in ("split", "noise"):
+        if own in value:
+            raise ValueError(f"{where}: give the {own} as the suite's own `{own}` key, not in kwargs")
+    try:
+        EnvKwargs.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(map(str, first.get("loc", ()))) or "kwargs"
+        allowed = ", ".join(f for f in EnvKwargs.model_fields if f not in ("split", "noise"))
+        why = "not an env argument a suite may set" if first.get("type") == "extra_forbidden" else first.get("msg")
+        raise ValueError(f"{where}: kwargs.{name}: {why} (a suite may set {allowed})"[:500]) from None
     return value
+
+
+def _envs(table: dict[str, Any], where: str) -> tuple[str, ...]:
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401  (registers the ids)
+    from agentgym.registration import import_env_module, is_agentgym_env
+
+    envs = _names(table, "envs", where)
+    for named in envs:
+        try:
+            import_env_module(named)  # an id of your own, ``module:Namespace/Name-vN``, as gym.make takes it
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        env_id = named.rpartition(":")[2]
+        if env_id not in gym.registry:
+            raise ValueError(f"{where}: unknown environment {env_id!r}; agentgym's are {', '.join(agentgym.ENV_IDS)}"
+                             " (and those register_env adds)")
+        if not is_agentgym_env(env_id):
+            raise ValueError(f"{where}: {env_id!r} is not an agentgym env (a suite plays agentgym's envs, or ones "
+                             "registered with agentgym.register_env)")
+    return envs
+
+
+def _toml(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{where}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise ValueError(f"{where}: nested too deep to be a suite") from None
 
 
 def load_suite(path: str | Path) -> Suite:
     """A suite from a TOML file with a ``[suite]`` table, parsed strictly.
 
     The file is read only if it is at most MAX_SUITE_FILE_BYTES; unknown keys, wrong types,
-    values out of range, a noise spec that does not parse, an id of a built-in suite and more
-    than MAX_SUITE_EPISODES episodes are errors. Example::
+    values out of range, a noise spec that does not parse, an id of a built-in suite, an env that
+    is not an agentgym one, env arguments an env server's client may not set (`EnvKwargs`), a
+    primary metric the board does not rank by (`PRIMARY_METRICS`), nesting too deep to read and
+    more than MAX_SUITE_EPISODES episodes are errors, each one line. Example::
 
         [suite]
         id = "my-suite-v0"
@@ -200,12 +261,7 @@ def load_suite(path: str | Path) -> Suite:
         raw = f.read(MAX_SUITE_FILE_BYTES + 1)
     if len(raw) > MAX_SUITE_FILE_BYTES:
         raise ValueError(f"{where}: a suite file is at most {MAX_SUITE_FILE_BYTES} bytes")
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{where}: not valid TOML: {exc}") from None
+    data = _toml(raw, where)
     table = data.get("suite")
     if not isinstance(table, dict) or set(data) != {"suite"}:
         raise ValueError(f"{where}: expected exactly one [suite] table")
@@ -227,7 +283,7 @@ def load_suite(path: str | Path) -> Suite:
     split = table.get("split", "test")
     if split not in SPLITS:
         raise ValueError(f"{where}: split must be one of {SPLITS}, got {split!r}"[:300])
-    envs = _names(table, "envs", where)
+    envs = _envs(table, where)
     n_seeds = _count(table, "n_seeds", where, 1, MAX_SUITE_EPISODES)
     trials = _count(table, "trials", where, 1, 100, default=1)
     seed_base = _count(table, "seed_base", where, 0, MAX_SEED - n_seeds + 1, default=TEST_SEED_BASE)
@@ -235,8 +291,8 @@ def load_suite(path: str | Path) -> Suite:
     if episodes > MAX_SUITE_EPISODES:
         raise ValueError(f"{where}: {episodes} episodes, over the limit of {MAX_SUITE_EPISODES}")
     primary = _text(table, "primary", where, default="success")
-    if not primary.isidentifier():
-        raise ValueError(f"{where}: primary must name a summary metric, got {primary!r}")
+    if primary not in PRIMARY_METRICS:
+        raise ValueError(f"{where}: primary must be one of {', '.join(PRIMARY_METRICS)}, got {primary!r}"[:300])
     return Suite(
         id=suite_id,
         description=_text(table, "description", where, default="", empty_ok=True),

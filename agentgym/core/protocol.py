@@ -45,6 +45,7 @@ __all__ = [
     "join_surrogate_pairs",
     "json_size",
     "parse_action",
+    "read_message",
     "strict_json",
 ]
 
@@ -666,14 +667,14 @@ _INLINE_INT = 2**53
 
 
 class _TooDeep(Exception):
-    """Unwinds `_read_message` from a part nested deeper than MAX_JSON_DEPTH (the location)."""
+    """Unwinds `read_message` from a part nested deeper than MAX_JSON_DEPTH (the location)."""
 
 
 class _OverBudget(Exception):
-    """Unwinds `_read_message` the moment the size passes MAX_ACTION_BYTES."""
+    """Unwinds `read_message` the moment the size passes MAX_ACTION_BYTES."""
 
 
-def _read_message(msg: dict) -> dict | ActionError:
+def read_message(msg: dict) -> dict | ActionError:
     """An assistant-message dict as plain JSON data, or TOO_LARGE, TOO_DEEP or PARSE_ERROR.
 
     One walk sizes, checks and copies every part, in document order. Each key and value adds
@@ -770,7 +771,7 @@ def _parse_message_dict(msg: dict) -> ParsedAction:
             shown = "None" if role is None else f"of type {type(role).__name__}"
         return _failed("", ErrorCode.PARSE_ERROR,
                        f"action must be a str or an assistant message dict, got dict with role {shown}")
-    plain = _read_message(msg)
+    plain = read_message(msg)
     if isinstance(plain, ActionError):
         return ParsedAction(content="", error=plain)
     got = _from_message_fields(plain)

@@ -21,8 +21,10 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentgym.core.plain_turn import recorded_turn, stepped_turn
 from agentgym.eval.deadline import AgentTimeout, Deadline
 from agentgym.eval.jobs import AgentSpec, EpisodeJob
+from agentgym.eval.record_budget import MAX_RECORD_BYTES, RecordBudget
 from agentgym.eval.records import provenance, spec_dict, step_summary, trajectory_digest
 
 __all__ = ["Episode", "EpisodeResult", "EpisodeState", "Slot", "agent_view", "play", "play_async", "play_job",
@@ -139,19 +141,26 @@ class Episode:
     def apply(self, action: Any) -> bool:
         """Step the env with the agent's action; True when the episode ended.
 
+        The action is kept, and stepped, as plain JSON (`agentgym.core.plain_turn`): what is
+        recorded is what was played, and replays the same.
+
         Raises:
             TypeError: the action is neither a string nor an assistant-message dict.
         """
         if not isinstance(action, (str, dict)):
             raise TypeError(f"act() returned {type(action).__name__}, expected str")
-        self.actions.append(action)
-        self.obs, reward, terminated, truncated, self.info = self.env.step(action)
+        turn = self._turn(action)
+        self.actions.append(turn)
+        self.obs, reward, terminated, truncated, self.info = self.env.step(stepped_turn(turn))
         self.terminated, self.truncated = bool(terminated), bool(truncated)
         self._stepped(float(reward))
         if terminated or truncated:
             self._ended()
             return True
         return False
+
+    def _turn(self, action: str | dict[str, Any]) -> Any:
+        return recorded_turn(action)
 
     def _stepped(self, reward: float) -> None:
         self.rewards.append(reward)
@@ -173,10 +182,12 @@ class EpisodeState(Episode):
         env: the env to play in instead of the slot's (a board session's own env).
         agent: the agent instead of the slot's; for a sealed run, the declaration of an agent
             that acts elsewhere (the record keeps its ``config()`` and ``privileged``).
+        max_record_bytes: the cap on the record: a turn that could pass it is not stepped, and
+            `apply` raises `RecordTooLarge` (the episode ends as an agent error).
     """
 
     def __init__(self, job: EpisodeJob, agent_spec: AgentSpec, slot: Slot | None = None, *, env: Any = None,
-                 agent: Any = None) -> None:
+                 agent: Any = None, max_record_bytes: int = MAX_RECORD_BYTES) -> None:
         slot = slot or process_slot()
         self.job, self.agent_spec = job, agent_spec
         env = slot.env_for(job) if env is None else env
@@ -186,12 +197,21 @@ class EpisodeState(Episode):
         #: The metric inputs of the record: the env's episode summary once the episode ended.
         self.metrics: dict[str, Any] = {}
         self.agent_error: dict[str, Any] | None = None
+        self.budget = RecordBudget(max_record_bytes)
+        self._size = 0  # of the turn being stepped, as recorded
         super().__init__(env, agent, job.seed, {"trial": job.trial} if job.trial else None)
         self.reset_obs, self.task = self.obs, self.info.get("task", {})
 
+    def _turn(self, action: str | dict[str, Any]) -> Any:
+        turn = recorded_turn(action)
+        self._size = self.budget.check(turn)
+        return turn
+
     def _stepped(self, reward: float) -> None:
         self.rewards.append(reward)
-        self.steps.append(step_summary(len(self.steps) + 1, reward, self.obs, self.info))
+        step = step_summary(len(self.steps) + 1, reward, self.obs, self.info)
+        self.steps.append(step)
+        self.budget.stepped(self._size, step, self.actions, self.steps)
 
     def _ended(self) -> None:
         # A record's metrics are the env's summary: an env without one is an error of the episode.

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from agentgym.core.protocol import ErrorCode
+from agentgym.eval.csv_cells import write_csv
 from agentgym.eval.metrics import FAULT_KINDS, EpisodeVerdict, judge_episode
 from agentgym.eval.records import canonical_json
 
@@ -461,7 +462,8 @@ def write_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], pa
                 fmt: str) -> Path:
     """Write one table as Parquet or CSV.
 
-    CSV holds a null as an empty cell, booleans as ``True``/``False`` and a list as JSON text.
+    CSV holds a null as an empty cell, booleans as ``True``/``False``, a list as JSON text, and
+    text that a spreadsheet would run as a formula with a leading ``'`` (`agentgym.eval.csv_cells`).
 
     Args:
         rows: the table's rows. columns: its columns. path: the file. fmt: ``parquet`` or ``csv``.
@@ -481,7 +483,7 @@ def write_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], pa
         for c in columns:
             if c.type.startswith("list["):
                 df[c.name] = df[c.name].map(_csv_cell)
-        df.to_csv(out, index=False)
+        write_csv(df, out)
     else:
         raise ValueError(f"unknown format {fmt!r}; known: parquet, csv")
     return out

@@ -33,6 +33,8 @@ __all__ = [
     "step_summary",
     "trajectory_digest",
     "RecordWriter",
+    "NotARecordsFile",
+    "check_records_file",
     "read_records",
     "canonical_json",
 ]
@@ -139,20 +141,59 @@ def trajectory_digest(steps: Iterable[dict[str, Any]], reset_obs: str) -> str:
     return h.hexdigest()
 
 
+#: How every record line begins (the schema version leads the line).
+_RECORD_START = b'{"schema_version":'
+
+
+class NotARecordsFile(ValueError):
+    """A path to write records to that is not a records file (a link, a folder, a file of other lines)."""
+
+
+def _is_record_start(line: bytes) -> bool:
+    # A torn last line may be cut anywhere, even inside the key that begins every record.
+    return line.startswith(_RECORD_START) or (len(line) < len(_RECORD_START) and _RECORD_START.startswith(line))
+
+
+def check_records_file(path: Path) -> None:
+    """Refuse a path that is not a records file, or an existing file that holds other lines.
+
+    Raises:
+        NotARecordsFile: `path` is a symbolic link or not a regular file, or a line of it (a torn
+            last line included) does not begin as a record does.
+    """
+    if path.is_symlink():
+        raise NotARecordsFile(f"{path} is a symbolic link: records are written to a plain file only (give "
+                              "another --out)")
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise NotARecordsFile(f"{path} is not a regular file: give --out a records file (records.jsonl)")
+    with open(path, "rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if line.strip() and not _is_record_start(line):
+                raise NotARecordsFile(f"{path}:{number} is not a record (records files are written by agentgym eval "
+                                      "and agentgym bench): refusing to append to or repair it; give another --out")
+
+
 class RecordWriter:
     """Appends records to a JSONL file, one flushed line per episode.
 
     A flushed line is in the kernel's page cache: a SIGKILL of the run loses nothing written.
     Only a machine crash can; pass ``fsync=True`` to guard against that too (it costs a disk
-    sync per episode).
+    sync per episode). The writer repairs (cuts a torn last line of) and appends to records
+    files only: anything else, symbolic links included, is refused (`check_records_file`).
 
     Args:
         path: the records file; created with its parent folder at the first record.
         fsync: fsync after each line (default False).
+
+    Raises:
+        NotARecordsFile: `path` is not a records file.
     """
 
     def __init__(self, path: str | os.PathLike[str], fsync: bool = False) -> None:
         self.path = Path(path)
+        check_records_file(self.path)
         self._repair_torn_tail()
         # Opened at the first record: a run that fails before its first episode ends (an agent
         # that cannot be built, a server that is not there) leaves no empty file behind.
@@ -181,7 +222,9 @@ class RecordWriter:
         sep = "," if rest != "{}" else ""
         if self._fh is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "a", encoding="ascii", newline="\n")
+            # O_NOFOLLOW: a link put in the file's place since it was checked is refused, not followed.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+            self._fh = open(fd, "a", encoding="ascii", newline="\n")
         line = f'{{"schema_version":{SCHEMA_VERSION}{sep}{rest[1:]}\n'
         self._fh.write(line)
         self._fh.flush()
@@ -223,12 +266,14 @@ def read_records(path: str | os.PathLike[str], *, strict: bool = False) -> Itera
         try:
             rec = json.loads(raw.decode("ascii"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            if last and torn_tail and not strict:
+            if last and torn_tail and not strict and _is_record_start(raw):
                 return
             raise ValueError(f"{p}:{i + 1}: not a valid record line: {exc}") from exc
         if last and torn_tail:
             if strict:
                 raise ValueError(f"{p}:{i + 1}: the last line has no newline (torn write)")
+            if not _is_record_start(raw):
+                raise ValueError(f"{p}:{i + 1}: not a record line")
             return
         if not isinstance(rec, dict) or rec.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(_version_error(p, i + 1, rec))

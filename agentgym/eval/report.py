@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from agentgym.eval import metrics
+from agentgym.eval.csv_cells import write_csv
 from agentgym.eval.progress import Progress
 from agentgym.eval.records import read_records
 
@@ -353,7 +354,7 @@ def write_report(runs: Sequence[str | Path], out: str | Path, *, show: bool = Tr
     with Progress(len(records), desc="report: metrics with bootstrap CIs", unit="record", enabled=progress) as bar:
         frame = metrics.summarise(records, group_by=("agent", "env", "noise"), on_group=bar.update)
     out_dir.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out_dir / "report.csv", index=False)
+    write_csv(frame, out_dir / "report.csv")
     errors = sum(r.get("agent_error") is not None for r in records)
     md = ["# agentgym report", "",
           f"{len(records)} episodes from {len(runs)} run(s); {errors} agent errors. Cells: value [95% bootstrap CI] "

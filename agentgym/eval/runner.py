@@ -24,7 +24,7 @@ from agentgym.eval import backends
 from agentgym.eval.deadline import AgentTimeout
 from agentgym.eval.episode import play_job
 from agentgym.eval.jobs import AgentSpec, EpisodeJob
-from agentgym.eval.records import RecordWriter, read_records
+from agentgym.eval.records import RecordWriter, check_records_file, read_records
 
 # EpisodeJob, AgentSpec, play_job and AgentTimeout live in jobs, episode and deadline; they stay
 # importable from here, where the runner's users have always found them.
@@ -90,6 +90,7 @@ def run_jobs(
     from agentgym.eval.progress import Progress
 
     out_path = Path(out)
+    check_records_file(out_path)  # before anything is read through a link or from another kind of file
     todo, already = _pending(jobs, out_path)
     summary = RunSummary(path=out_path, skipped=already)
     t0 = time.perf_counter()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from agentgym.core.plain_turn import stepped_turn
 from agentgym.eval.records import canonical_json, step_summary
 
 __all__ = ["Transcript", "replay_transcript", "job_of"]
@@ -89,7 +90,7 @@ def _replay(env: Any, job: Any, record: Mapping[str, Any]) -> Transcript:
         if i >= len(actions):
             return Transcript(opening, tuple(steps), f"the record has no action for turn {turn}")
         try:
-            outcome = env.step(actions[i])
+            outcome = env.step(stepped_turn(actions[i]))
             obs = outcome[0]
         except Exception as exc:  # noqa: BLE001
             return Transcript(opening, tuple(steps), f"the env raised {type(exc).__name__} at turn {turn}")

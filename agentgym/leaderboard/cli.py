@@ -179,7 +179,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             except SubmissionError as exc:
                 print(f"agentgym: a submission in {folder} does not verify: {exc}", file=sys.stderr)
                 return 1
-        sections = build_board(store.entries())
+        sections = build_board(store.entries(), runs=store.sealed_run_counts())
     out.mkdir(parents=True, exist_ok=True)
     (out / "LEADERBOARD.md").write_text(render_markdown(sections, submit_url=args.submit_url), "utf-8")
     (out / "index.html").write_text(render_html(sections, submit_url=args.submit_url), "utf-8")
@@ -197,7 +197,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     if not Path(args.db).exists():
         raise ValueError(f"no leaderboard database at {args.db}; submit with `agentgym submit RUN_DIR --db {args.db}`")
-    print(render_markdown(build_board(Store(args.db).entries()), submit_url=args.submit_url))
+    store = Store(args.db)
+    print(render_markdown(build_board(store.entries(), runs=store.sealed_run_counts()), submit_url=args.submit_url))
     return 0
 
 
@@ -229,7 +230,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     sealed = None
     if args.sealed:
         sealed = SealedConfig(grace_s=args.grace, sessions_per_run=args.sessions_per_run,
-                              max_sessions=args.max_sessions, env_calls=args.env_calls)
+                              sessions_per_token=args.sessions_per_token, max_sessions=args.max_sessions,
+                              env_calls=args.env_calls)
     try:
         serve(args.db, host=args.host, port=args.port, public_url=args.public_url, workers=args.workers,
               sealed=sealed)
@@ -311,6 +313,9 @@ def add_leaderboard_commands(sub: Any) -> None:
                         f"{d.grace_s:g})")
     s.add_argument("--sessions-per-run", type=at_least(1), default=d.sessions_per_run,
                    help=f"sessions one sealed run may hold at once (default: {d.sessions_per_run})")
+    s.add_argument("--sessions-per-token", type=at_least(1), default=d.sessions_per_token,
+                   help=f"sessions the runs of one token may hold at once; a token plays one run at a time "
+                        f"(default: {d.sessions_per_token})")
     s.add_argument("--max-sessions", type=at_least(1), default=d.max_sessions,
                    help=f"sealed sessions at most, over every run (default: {d.max_sessions})")
     s.add_argument("--env-calls", choices=("thread", "inline"), default=d.env_calls,

@@ -49,6 +49,21 @@ TRACKS_TEXT = {
 }
 
 
+#: The sealed track's ranking rule, and what the tables beside its ranking show.
+_FIRST_RUN = "an organisation and model rank by their first complete run"
+_LATER_HEADING = f"Later complete runs (not ranked: {_FIRST_RUN}, so keeping the best of many runs lifts nothing)"
+_RUNS_HEADING = ("Sealed runs, by organisation and model: opened, complete, abandoned (closed before their last "
+                 "episode, except by a restart of the board) and in play")
+_RUN_COLUMNS = ("Organisation", "Model", "Opened", "Complete", "Abandoned", "In play")
+
+
+def _how(s: Section) -> str:
+    if not s.current:
+        return "Not ranked."
+    rule = f"; {_FIRST_RUN}" if s.track == "sealed" else ""
+    return f"Ranked by {s.primary} with its 95% bootstrap CI{rule}."
+
+
 def _base_url(submit_url: str) -> str:
     return submit_url[: -len("/submissions")] if submit_url.endswith("/submissions") else submit_url
 _TIE_TITLE = "within noise: the 95% CI overlaps the one of the row above"
@@ -181,14 +196,16 @@ def _suite_view(s: Section, link: bool) -> dict[str, Any]:
     if s.rows:
         tables.append({"css": "board" if s.current else "archived", "heading": None,
                        "rows": [_html_row(r, link) for r in s.rows]})
+    if s.later:
+        tables.append({"css": "later", "rows": [_html_row(r, link) for r in s.later], "heading": _LATER_HEADING})
     if s.reference:
         tables.append({"css": "reference", "rows": [_html_row(r, link) for r in s.reference],
                        "heading": "Reference agents (privileged by their own account: they read the hidden task; "
                                   "not ranked)"})
+    runs = {"heading": _RUNS_HEADING, "columns": _RUN_COLUMNS, "rows": s.runs} if s.runs else None
     return {"suite": s.suite, "track": s.track, "description": s.description,
             "state": "" if s.current else " (older suite version: shown, not ranked)",
-            "how": f"Ranked by {s.primary} with its 95% bootstrap CI." if s.current else "Not ranked.",
-            "tables": tables, "chart": _section_chart(s)}
+            "how": _how(s), "tables": tables, "runs": runs, "chart": _section_chart(s)}
 
 
 def render_html(sections: Sequence[Section], *, submit_url: str = "URL", title: str = "agentgym leaderboard",
@@ -254,10 +271,16 @@ def render_markdown(sections: Sequence[Section], *, submit_url: str = "URL",
             lines += [f"No {track} entries yet.", ""]
         for s in in_track:
             state = "" if s.current else " (older suite version: shown, not ranked)"
-            how = f"Ranked by {md_cell(s.primary)} with its 95% bootstrap CI." if s.current else "Not ranked."
-            lines += [f"### {md_cell(s.suite)}{state}", "", f"{md_cell(s.description)} {how}", ""]
+            lines += [f"### {md_cell(s.suite)}{state}", "", f"{md_cell(s.description)} {md_cell(_how(s))}", ""]
             if s.rows:
                 lines += _md_table(s.rows) + [""]
+            if s.later:
+                lines += [f"{_LATER_HEADING}:", ""] + _md_table(s.later) + [""]
+            if s.runs:
+                lines += [f"{_RUNS_HEADING}:", "", "| " + " | ".join(_RUN_COLUMNS) + " |",
+                          "|---|---|---:|---:|---:|---:|"]
+                lines += [f"| {md_cell(t.organisation)} | {md_cell(t.model)} | {t.opened} | {t.complete} | "
+                          f"{t.abandoned} | {t.in_play} |" for t in s.runs] + [""]
             if s.reference:
                 lines += ["Reference agents (privileged by their own account: they read the hidden task; not ranked):",
                           ""]

@@ -33,6 +33,9 @@ log = logging.getLogger("agentgym.leaderboard")
 #: Episodes handed to the worker at once: one process round trip per batch, and the batch a run
 #: ends with (fewer than this) is left to the final replay.
 BATCH = 16
+#: A batch is handed over sooner once its lines take this many bytes: what waits in the board's
+#: memory, and what is pickled to the worker at once, stays small whatever the records' size.
+BATCH_BYTES = 4 * 1024 * 1024
 
 
 def line_digest(line: str | bytes) -> str:
@@ -47,12 +50,16 @@ class ReplayAhead:
     Args:
         pool: makes the executor the replays run on (default: the process's background worker).
         batch: episodes per hand-over.
+        batch_bytes: bytes of lines per hand-over at most (a batch goes sooner when they pass it).
     """
 
-    def __init__(self, pool: Callable[[], Executor] = background_pool, batch: int = BATCH) -> None:
+    def __init__(self, pool: Callable[[], Executor] = background_pool, batch: int = BATCH,
+                 batch_bytes: int = BATCH_BYTES) -> None:
         self._pool = pool
         self._batch = batch
+        self._batch_bytes = batch_bytes
         self._waiting: list[tuple[EpisodeJob, bytes]] = []
+        self._waiting_bytes = 0
         self._sent: list[tuple[list[tuple[str, str]], Future[list[Mismatch | None]]]] = []
         self._lock = threading.Lock()
         self._cancelled = False
@@ -63,9 +70,10 @@ class ReplayAhead:
             if self._cancelled:
                 return
             self._waiting.append((job, line.encode("ascii")))
-            if len(self._waiting) < self._batch:
+            self._waiting_bytes += len(line)
+            if len(self._waiting) < self._batch and self._waiting_bytes < self._batch_bytes:
                 return
-            items, self._waiting = self._waiting, []
+            items, self._waiting, self._waiting_bytes = self._waiting, [], 0
         pool = self._pool()
         try:
             future = pool.submit(replay_lines, items)
@@ -111,7 +119,7 @@ class ReplayAhead:
         """Drop what is queued and not started (the run ended without being verified)."""
         with self._lock:
             self._cancelled = True
-            self._waiting = []
+            self._waiting, self._waiting_bytes = [], 0
             sent, self._sent = self._sent, []
         for _, future in sent:
             future.cancel()

@@ -214,11 +214,13 @@ def create_app(store: Store | str | Path, *, suites: Mapping[str, Suite] | None 
 
     @app.get("/leaderboard", response_class=HTMLResponse)
     def get_board_html() -> HTMLResponse:
-        return html(render_html(build_board(db.entries(), registry), submit_url=submit_url, csp_meta=False))
+        return html(render_html(build_board(db.entries(), registry, db.sealed_run_counts()), submit_url=submit_url,
+                                csp_meta=False))
 
     @app.get("/leaderboard.json")
     def get_board_json() -> JSONResponse:
-        return JSONResponse(board_dict(build_board(db.entries(), registry)), headers=_SECURITY_HEADERS)
+        return JSONResponse(board_dict(build_board(db.entries(), registry, db.sealed_run_counts())),
+                            headers=_SECURITY_HEADERS)
 
     @app.get("/submissions/{entry_id}")
     def get_submission(request: Request, entry_id: Annotated[int, PathParam(ge=1, le=_MAX_ENTRY_ID)],

@@ -31,10 +31,12 @@ from agentgym.leaderboard.dedupe import InFlight
 from agentgym.leaderboard.submission import Duplicate
 from agentgym.leaderboard.verify import Verified
 
-__all__ = ["Store", "Entry", "SCHEMA_VERSION", "MIGRATIONS", "TRACKS", "duplicate_of"]
+__all__ = ["Store", "Entry", "SCHEMA_VERSION", "MIGRATIONS", "TRACKS", "duplicate_of", "BOARD_RESTARTED"]
 
 #: The board's two tracks: uploads replayed (``open``) and runs the board stepped itself (``sealed``).
 TRACKS = ("open", "sealed")
+#: Why a board closes the sealed runs left open by its previous process (not the client's doing).
+BOARD_RESTARTED = "the board restarted while the run was open"
 
 # The columns of schema 1 (schema 3 rebuilds the table with them).
 _V1_COLUMNS = """id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -115,6 +117,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             submission_id INTEGER REFERENCES submissions (id)
         )""",
         "CREATE INDEX sealed_runs_token ON sealed_runs (token_id, opened_at)",
+    ),
+    (
+        # A run that never got an episode to play (the track was full) spends no quota.
+        "ALTER TABLE sealed_runs ADD COLUMN counted INTEGER NOT NULL DEFAULT 1",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -334,6 +340,17 @@ class Store:
         with self.connect() as conn:
             row = conn.execute("SELECT body FROM payloads WHERE submission_id = ?", (int(entry_id),)).fetchone()
         return bytes(row[0]) if row else None
+
+    def sealed_run_counts(self) -> dict[tuple[str, str, str], dict[str, int]]:
+        """Every sealed run on record, counted by (organisation, model, suite): ``opened``,
+        ``complete``, ``abandoned`` (closed incomplete, but not by a board restart) and ``in_play``."""
+        with self.connect() as conn:
+            rows = conn.execute(
+                "SELECT organisation, model, suite, COUNT(*), SUM(state = 'complete'), "
+                "SUM(state = 'incomplete' AND COALESCE(reason, '') != ?), SUM(state = 'open') "
+                "FROM sealed_runs GROUP BY organisation, model, suite", (BOARD_RESTARTED,)).fetchall()
+        return {(org, model, suite): {"opened": int(n), "complete": int(c), "abandoned": int(a), "in_play": int(p)}
+                for org, model, suite, n, c, a, p in rows}
 
     def count(self) -> int:
         """How many entries there are."""

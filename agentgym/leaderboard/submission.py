@@ -62,6 +62,7 @@ from pydantic import (
 )
 
 from agentgym.core.seeding import MAX_SEED as _MAX_SEED
+from agentgym.eval.record_budget import MAX_RECORD_BYTES
 from agentgym.leaderboard.bounded_json import BoundedParser, Budget, Refused, json_depth
 
 __all__ = [
@@ -83,6 +84,7 @@ __all__ = [
     "Busy",
     "CLAIMABLE",
     "encode_submission",
+    "manifest_line",
     "decode_submission",
     "peek_manifest",
     "gunzip_capped",
@@ -196,8 +198,8 @@ class Limits:
     max_depth: int = 32
     #: The manifest line, in bytes.
     max_manifest_bytes: int = 64 * 1024
-    #: One record line, in bytes.
-    max_line_bytes: int = 8 * _MIB
+    #: One record line, in bytes (the cap the harness keeps every record under).
+    max_line_bytes: int = MAX_RECORD_BYTES
     #: JSON values and keys in one line, counted before it is parsed.
     max_line_values: int = 500_000
     #: The memory the parsed records may hold, as a multiple of the decompressed cap (each line's
@@ -519,8 +521,13 @@ def encode_submission(manifest: Manifest, records_bytes: bytes, level: int = 6) 
     """
     if hashlib.sha256(records_bytes).hexdigest() != manifest.records_sha256:
         raise ValueError("manifest.records_sha256 is not the SHA-256 of the records")
+    return gzip.compress(manifest_line(manifest) + records_bytes, compresslevel=level, mtime=0)
+
+
+def manifest_line(manifest: Manifest) -> bytes:
+    """The first line of a submission: the manifest as compact JSON, UTF-8, with its newline."""
     head = json.dumps(manifest.to_dict(), ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode("utf-8")
-    return gzip.compress(head + b"\n" + records_bytes, compresslevel=level, mtime=0)
+    return head + b"\n"
 
 
 @dataclass

@@ -44,6 +44,7 @@ from typing import Any, Collection, Iterator, Mapping
 
 from agentgym import __version__
 from agentgym.bench.suites import SUITES, Suite
+from agentgym.core.plain_turn import stepped_turn
 from agentgym.eval.jobs import EpisodeJob
 from agentgym.eval.records import canonical_json, spec_dict, step_summary, trajectory_digest
 from agentgym.leaderboard.record_schema import check_record
@@ -276,7 +277,7 @@ def _replay(env: Any, spec: str, job: EpisodeJob, rec: Mapping[str, Any]) -> tup
         if episode is not None:
             return miss(turn, "steps", f"step {turn} is recorded after the episode ended at step {turn - 1}")
         try:
-            obs, reward, terminated, truncated, info = env.step(actions[i])
+            obs, reward, terminated, truncated, info = env.step(stepped_turn(actions[i]))
         except Exception as exc:  # noqa: BLE001 - whatever the env does with a sent action, it is not accepted
             return miss(turn, "actions", f"the env raised {type(exc).__name__} on this action: {exc}")
         summary = step_summary(turn, float(reward), obs, info)

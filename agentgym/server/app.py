@@ -41,6 +41,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketDisconnect
 
+from agentgym.server.admission import AdmissionMiddleware, admits_anyone
 from agentgym.server.config import ServerConfig
 from agentgym.server.host import SessionHost
 from agentgym.server.middleware import BodyLimitMiddleware
@@ -290,6 +291,9 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
             return metrics_response(metrics)
 
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=cfg.max_body_bytes, on_refused=metrics.error)
+    if not admits_anyone(rules):
+        # Outermost: a refused caller is answered before its body, its ids or its session are read.
+        app.add_middleware(AdmissionMiddleware, host=rules, on_refused=metrics.error)
     return app
 
 
@@ -323,6 +327,12 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: Sess
     """One session's reset and step over one socket; a disconnect closes the session (unless the
     host's sessions are resumable: then it waits for a new socket, or the reaper)."""
     await websocket.accept()
+    try:
+        host.admit(websocket)
+    except ApiError as exc:
+        metrics.error(exc.code)
+        await websocket.close(code=4000 + exc.status, reason=exc.code)
+        return
     session = store.find(session_id)
     if session is None:
         metrics.error("unknown_session")

@@ -21,7 +21,8 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from agentgym.core.protocol import MAX_ACTION_BYTES, MAX_JSON_DEPTH, ErrorCode, parse_action
+from agentgym.core.plain_turn import NOT_A_MESSAGE, OVER_CAP_MESSAGE, OVER_CAP_TEXT, TOO_DEEP_MESSAGE
+from agentgym.core.protocol import MAX_ACTION_BYTES, ErrorCode, parse_action
 from agentgym.core.summary_alias import ALIAS_KEY, summary_alias_wanted
 from agentgym.server.wire import space_from_spec
 
@@ -33,15 +34,7 @@ _BAD_INPUT = frozenset({"invalid_reset", "invalid_request", "invalid_json", "inv
 
 
 #: Stand-ins for a turn that cannot travel as it is; each fails on the server with the same code.
-_OVER_CAP_TEXT = "x" * (MAX_ACTION_BYTES + 1)
-_OVER_CAP_MESSAGE = {"role": "assistant", "content": _OVER_CAP_TEXT}
-_NESTED: Any = []
-for _ in range(MAX_JSON_DEPTH + 1):
-    _NESTED = [_NESTED]
-_STAND_INS: dict[ErrorCode, Any] = {
-    ErrorCode.PARSE_ERROR: {"role": None},
-    ErrorCode.TOO_DEEP: {"role": "assistant", "content": "", "tool_calls": _NESTED},
-}
+_STAND_INS: dict[ErrorCode, Any] = {ErrorCode.PARSE_ERROR: NOT_A_MESSAGE, ErrorCode.TOO_DEEP: TOO_DEEP_MESSAGE}
 
 
 def sendable(action: Any) -> Any:
@@ -55,14 +48,14 @@ def sendable(action: Any) -> Any:
     about where the problem was); a turn that JSON carries exactly is sent as it is.
     """
     if isinstance(action, str):
-        return _OVER_CAP_TEXT if len(action) > MAX_ACTION_BYTES else action
+        return OVER_CAP_TEXT if len(action) > MAX_ACTION_BYTES else action
     if not isinstance(action, dict):  # the server takes a str or a dict; either way an error here
         return _STAND_INS[ErrorCode.PARSE_ERROR]
     error = parse_action(action).error
     if error is None:
         return action
     if error.code is ErrorCode.TOO_LARGE:
-        return _OVER_CAP_MESSAGE
+        return OVER_CAP_MESSAGE
     try:
         carried = json.loads(json.dumps(action))
     except (TypeError, ValueError, RecursionError):

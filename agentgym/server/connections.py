@@ -16,6 +16,8 @@ limits of `agentgym.server.config.ConnectionLimits`:
 - a peer that leaves our writes unread for ``send_timeout_s`` (the transport stays paused above
   its high-water mark, or a closing transport cannot flush) is aborted, so its descriptor comes
   back;
+- a WebSocket peer may make the server parse only so much per byte it sends, and nothing much
+  after the server's close (`agentgym.server.ws_limits`); past that it is closed;
 - at most ``max_connections`` are open: a new one first evicts the connection that has waited
   longest for a request, else the slowest request body; when every connection is busy otherwise,
   the new one is closed at once. The default limit is what the descriptor limit allows, less a
@@ -38,13 +40,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from agentgym.server.config import ConnectionLimits
+from agentgym.server.ws_limits import CLOSE_TIMEOUT_S, MeteredProtocol
 
 __all__ = ["ConnectionGuard", "DROP_REASONS"]
 
 log = logging.getLogger("agentgym.server")
 
 #: Why the guard refuses or drops a connection (the keys of `ConnectionGuard.dropped`).
-DROP_REASONS = ("refused", "evicted", "header_timeout", "body_timeout", "body_too_slow", "send_timeout")
+DROP_REASONS = ("refused", "evicted", "header_timeout", "body_timeout", "body_too_slow", "send_timeout", "ws_flood")
 
 _REQUEST_TIMEOUT = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
                     b"content-length: 15\r\nconnection: close\r\n\r\nRequest Timeout")
@@ -163,6 +166,11 @@ class ConnectionGuard:
         if conn is not None:
             conn.paused_at = time.monotonic() if paused else None
 
+    def flooded(self, kind: str) -> None:
+        """A WebSocket peer passed a frame limit of `agentgym.server.ws_limits` (its protocol closes it)."""
+        self._count("ws_flood")
+        log.warning("a WebSocket client sent past the frame limits (%s): connection closed", kind)
+
     def lost(self, transport: Any) -> None:
         """The connection is gone."""
         if self._open.pop(transport, None) is not None:
@@ -278,7 +286,15 @@ class _GuardedH11(_Reporting, H11Protocol):
 
 
 class _GuardedWebSocket(_Reporting, WebSocketsSansIOProtocol):
-    """uvicorn's WebSocket protocol, reporting to its server's `ConnectionGuard`."""
+    """uvicorn's WebSocket protocol, reporting to its server's `ConnectionGuard`, on websockets'
+    protocol with frame limits (`MeteredProtocol`) and a short closing handshake."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.conn = MeteredProtocol(extensions=self.conn.available_extensions, max_size=self.config.ws_max_size,
+                                    logger=self.conn.logger, waiting=self.queue.qsize, on_flood=self.guard.flooded)
+        # uvicorn waits 10 s for the peer's close frame, reading (and parsing) all the while.
+        self.close_timeout = CLOSE_TIMEOUT_S
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)

@@ -34,6 +34,14 @@ class SessionHost:
     #: that drops closes its session, and a second socket on a session is refused (4409).
     resumable: bool = False
 
+    def admit(self, conn: HTTPConnection) -> None:
+        """Before anything else of every request (its body, its ids): whether the caller may ask at
+        all, so that a refused caller gets one answer whatever the request names.
+
+        Raises:
+            ApiError: the caller is refused (over a WebSocket: closed with code 4000 + status).
+        """
+
     async def open(self, conn: HTTPConnection, body: CreateSession, store: SessionStore) -> Session:
         """Open a session for a ``POST /sessions`` (the body is validated already).
 

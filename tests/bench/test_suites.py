@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentgym.bench.run import run_suite
-from agentgym.bench.suites import SUITES, TEST_SEED_BASE, Suite, get_suite, load_suite
+from agentgym.bench.suites import PRIMARY_METRICS, SUITES, TEST_SEED_BASE, Suite, get_suite, load_suite
 from agentgym.eval import metrics
 from agentgym.eval.records import read_records
 from agentgym.eval.runner import AgentSpec
@@ -117,11 +117,24 @@ def _suite_file(tmp_path: Path, **fields: str) -> Path:
         ({"id": '"../../etc"'}, "id must be letters"),
         ({"id": '"core-v0"'}, "built-in suite"),
         ({"description": "[1, 2]"}, "description must be"),
-        ({"primary": '"success; drop"'}, "primary must name"),
+        ({"primary": '"success; drop"'}, "primary must be one of"),
+        ({"primary": '"recovery_median"'}, "primary must be one of"),  # lower is better: not a rank
+        ({"primary": '"mean_score"'}, "primary must be one of"),  # not a summary metric
         ({"kwargs": '{split = "train"}'}, "not in kwargs"),
-        ({"kwargs": "{difficulty = [1]}"}, "kwargs.difficulty must be"),
-        ({"kwargs": "{max_turns = nan}"}, "kwargs.max_turns must be"),
-        ({"kwargs": "{when = 1979-05-27}"}, "kwargs.when must be"),
+        ({"kwargs": '{noise = "heavy"}'}, "not in kwargs"),
+        ({"kwargs": "{difficulty = [1]}"}, "kwargs.difficulty: "),
+        ({"kwargs": "{max_turns = nan}"}, "kwargs.max_turns: "),
+        ({"kwargs": "{max_turns = 1e9}"}, "kwargs.max_turns: "),
+        ({"kwargs": "{max_turns = 1000000000}"}, "kwargs.max_turns: "),
+        ({"kwargs": "{when = 1979-05-27}"}, "kwargs.when: not an env argument a suite may set"),
+        ({"kwargs": '{scorer = "x"}'}, "kwargs.scorer: not an env argument a suite may set"),
+        ({"kwargs": '{env_entry_point = "os:system"}'}, "kwargs.env_entry_point: not an env argument"),
+        ({"kwargs": '{user = "agentgym.agents.oracle:OracleAgent"}'}, "kwargs.user: not an env argument"),
+        ({"envs": '["AgentRL/Nope-v0"]'}, "unknown environment 'AgentRL/Nope-v0'"),
+        ({"envs": '["CartPole-v1"]'}, "'CartPole-v1' is not an agentgym env"),
+        ({"envs": '["AgentRL/Remote-v0"]'}, "is not an agentgym env"),
+        ({"description": "[" * 20_000 + "]" * 20_000}, "nested too deep"),
+        ({"kwargs": "{a = " + "[" * 20_000 + "]" * 20_000 + "}"}, "nested too deep"),
     ],
 )
 def test_suite_files_are_parsed_strictly(tmp_path: Path, fields: dict[str, str], needle: str) -> None:
@@ -156,12 +169,33 @@ def test_suite_files_have_a_size_budget_and_must_be_utf8_toml(tmp_path: Path) ->
 
 def test_a_valid_suite_file_round_trips(tmp_path: Path) -> None:
     path = _suite_file(tmp_path, noise='["none", "light", "tool_failure=0.2"]', trials="2", seed_base="5",
-                       kwargs='{difficulty = "hard"}', primary='"mean_score"')
+                       kwargs='{difficulty = "hard", max_turns = 256}', primary='"score"')
     suite = load_suite(path)
     assert (suite.noise, suite.trials, suite.seed_base, suite.primary) == (
-        ("none", "light", "tool_failure=0.2"), 2, 5, "mean_score")
+        ("none", "light", "tool_failure=0.2"), 2, 5, "score")
     assert len(suite.jobs()) == len(suite) == 3 * 2 * 3
     assert {dict(j.kwargs)["difficulty"] for j in suite.jobs()} == {"hard"}
+
+
+def test_every_primary_metric_is_a_summary_aggregate_the_board_ranks() -> None:
+    from agentgym.eval.episode import play_job
+    from agentgym.leaderboard.scoring import summarise_submission
+
+    suite = Suite(id="t", description="", envs=("AgentRL/Dialog-v0",), noise=("none",), n_seeds=2)
+    records = [play_job(job, AgentSpec("heuristic")) for job in suite.jobs()]
+    for primary in PRIMARY_METRICS:
+        summary = summarise_submission(records, Suite(**{**suite.__dict__, "primary": primary}))
+        assert isinstance(summary[primary], dict) and "value" in summary[primary], primary
+
+
+def test_a_hostile_suite_file_is_one_line_from_the_command_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    deep = _suite_file(tmp_path, description="[" * 20_000 + "]" * 20_000)
+    done = subprocess.run([sys.executable, "-m", "agentgym.cli", "bench", str(deep), "--agent", "random"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "nested too deep" in done.stderr, done.stderr
 
 
 def test_suites_are_read_only_when_shared() -> None:

@@ -146,7 +146,7 @@ def test_a_malformed_line_in_the_middle_is_an_error_naming_it(tmp_path: Path) ->
     with RecordWriter(out) as w:
         w.write(_record("a"))
     with open(out, "a", encoding="ascii") as fh:
-        fh.write("{not json\n")
+        fh.write('{"schema_version":2,not json\n')  # begins as a record does: the writer appends after it
     with RecordWriter(out) as w:
         w.write(_record("b"))
     with pytest.raises(ValueError, match=":2:"):
@@ -206,3 +206,37 @@ def test_record_file_is_ascii(tmp_path: Path) -> None:
     run_jobs([EpisodeJob(ENV, seed=1)], AgentSpec("heuristic"), out, workers=1, progress=False)
     out.read_bytes().decode("ascii")
     assert os.path.getsize(out) > 0
+
+
+@pytest.mark.parametrize("content", [b"theme = 'dark'", b"theme = 'dark'\n", b'{"a": 1}', b"a note\nthat goes on",
+                                     b'{"schema_version":2,"key":"x"}\nnot a record\n'])
+def test_the_writer_refuses_a_file_that_is_not_records(tmp_path: Path, content: bytes) -> None:
+    """R4: --out onto a config or a note is refused with one line, and the file is left as it was."""
+    out = tmp_path / "settings.toml"
+    out.write_bytes(content)
+    with pytest.raises(ValueError, match="not a record"):
+        run_jobs([EpisodeJob(ENV, seed=0)], AgentSpec("random"), out, workers=1, progress=False)
+    with pytest.raises(ValueError, match="not a record"):
+        RecordWriter(out)
+    assert out.read_bytes() == content
+
+
+def test_the_writer_refuses_a_symbolic_link_and_a_folder(tmp_path: Path) -> None:
+    target = tmp_path / "precious.txt"
+    target.write_bytes(b"keep me")
+    link = tmp_path / "records.jsonl"
+    link.symlink_to(target)
+    for path in (link, tmp_path):
+        with pytest.raises(ValueError, match="symbolic link|not a regular file"):
+            run_jobs([EpisodeJob(ENV, seed=0)], AgentSpec("random"), path, workers=1, progress=False)
+    assert target.read_bytes() == b"keep me"
+
+
+def test_a_torn_record_is_still_repaired(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    run_jobs([EpisodeJob(ENV, seed=0)], AgentSpec("random"), out, workers=1, progress=False)
+    whole = out.read_bytes()
+    for cut in (5, 12, len(whole) // 2):  # inside the leading key, and in the middle of the record
+        out.write_bytes(whole + whole[:cut])
+        RecordWriter(out).close()
+        assert out.read_bytes() == whole

@@ -256,6 +256,50 @@ class RaisingAgent(HeuristicAgent):
         return super().act(obs, info)
 
 
+class LongTurnAgent(Agent):
+    """Sends the same long turn every time: 1 MiB of text (over the env's cap) by default."""
+
+    name = "long-turn"
+    text = "x" * ((1 << 20) - 64)
+
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        pass
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        return self.text
+
+
+class ControlCharAgent(LongTurnAgent):
+    """Sends 64 KiB of control characters every turn: under the env's cap, six times that in a record."""
+
+    name = "control-chars"
+    text = "\x01" * (64 * 1024)
+
+
+class LargeTurnAgent(LongTurnAgent):
+    """Sends 60,000 characters every turn: under the env's cap, so recorded in full."""
+
+    name = "large-turns"
+    text = "x" * 60_000
+
+
+class NotJsonAgent(HeuristicAgent):
+    """The heuristic, whose second turn is a tool call with an argument JSON cannot carry (NaN)."""
+
+    name = "not-json"
+
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        super().reset(obs, info)
+        self._turn = 0
+
+    def act(self, obs: str, info: dict[str, Any]) -> Any:
+        self._turn += 1
+        if self._turn == 2:
+            return {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "search", "arguments": {"q": float("nan")}}}]}
+        return super().act(obs, info)
+
+
 def opening_key(obs: str, info: Mapping[str, Any]) -> str:
     """What an agent can key a memorised episode on: its opening observation, the tools it is
     offered and the trial (noise may change the opening)."""

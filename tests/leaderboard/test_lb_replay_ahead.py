@@ -212,3 +212,24 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def test_batches_are_bounded_in_bytes(tmp_path: Path) -> None:
+    """Records are handed over once their lines pass the byte bound, however few they are, so
+    what waits in the board and what is pickled to the worker at once stays small."""
+    handed: list[int] = []
+
+    class Pool:
+        def submit(self, fn: Any, items: list[Any]) -> Future[Any]:
+            handed.append(len(items))
+            done: Future[Any] = Future()
+            done.set_result([None] * len(items))
+            return done
+
+    recs = S.records("heuristic")[:6]
+    lines = _lines(recs, tmp_path)
+    jobs = _jobs()
+    ahead = ReplayAhead(lambda: Pool(), batch=16, batch_bytes=2 * max(map(len, lines)))
+    for rec, line in zip(recs, lines):
+        ahead.add(jobs[rec["key"]], line)
+    assert handed == [3, 3]  # 16 a batch by count; the bytes of three lines pass the bound

@@ -135,10 +135,19 @@ def test_a_wrong_or_missing_token_gets_401(board: T.Board) -> None:
     assert status == 200 and answer["info"]["sealed"]["turn"] == 0
 
 
+def _played_and_lost(board: T.Board, token: str, revision: str) -> None:
+    """A run that played an episode and lost it (its session deleted): closed incomplete, counted."""
+    run = T.open_run(board, token, revision=revision)
+    sid = T.session(board, token, run["run_id"], run["cells"][0])
+    assert T.http(board.url, "POST", f"/sealed/runs/{run['run_id']}/sessions/{sid}/reset", None, token)[0] == 200
+    T.http(board.url, "DELETE", f"/sealed/runs/{run['run_id']}/sessions/{sid}", None, token)
+    assert T.wait_state(board, token, run["run_id"])["state"] == "incomplete"
+
+
 def test_a_spent_quota_gets_429(board: T.Board) -> None:
     token, other = board.token(quota=2), board.token("other", quota=1)
-    T.open_run(board, token, revision="a")
-    T.open_run(board, token, revision="b")
+    _played_and_lost(board, token, "a")
+    _played_and_lost(board, token, "b")
     status, answer, headers = T.http(board.url, "POST", "/sealed/runs", {"suite": S.SUITE.id, "agent": "heuristic",
                                                                          "model": "m", "revision": "c"}, token)
     assert status == 429 and answer["error"]["code"] == "quota_spent"
@@ -157,7 +166,7 @@ def test_opening_rules(board: T.Board) -> None:
         assert (status, answer["error"]["code"]) == (want, code), change
     T.open_run(board, token, revision="same")
     status, answer, _ = T.http(board.url, "POST", "/sealed/runs", {"suite": S.SUITE.id, "agent": "heuristic",
-                                                                   "model": "m", "revision": "same"}, token)
+                                                                   "model": "m", "revision": "same"}, board.token())
     assert status == 409 and answer["error"]["code"] == "run_in_play"
 
 
@@ -180,7 +189,8 @@ def test_sealed_sessions_take_the_boards_seed_and_cells_only(board: T.Board) -> 
                        ({"env_id": cell["env_id"], "kwargs": {**cell["kwargs"], "max_turns": 10**9}}, "invalid_request")):
         status, answer, _ = T.http(board.url, "POST", prefix, body, token)
         assert status == 422 and answer["error"]["code"] in (want, "invalid_env_args"), (body, answer)
-    # Every episode of the cell, then cell_done; the trials of a task share its seed.
+    # Every episode of the cell, in the board's order, then cell_done; an episode's label is its
+    # place in that order and its task's id carries no index: nothing ties a task's trials together.
     played = []
     while True:
         status, answer, _ = T.http(board.url, "POST", f"{prefix}/{sid}/reset", None, token)
@@ -188,15 +198,17 @@ def test_sealed_sessions_take_the_boards_seed_and_cells_only(board: T.Board) -> 
             assert answer["error"]["code"] == "cell_done"
             break
         sealed = answer["info"]["sealed"]
-        played.append((sealed["index"], sealed["task"], answer["info"]["trial"]))
+        assert set(sealed) == {"label", "episodes", "turn"} and answer["info"]["task"]["id"].endswith("/sealed")
+        played.append((sealed["label"], answer["info"]["trial"]))
         done = False
         while not done:
             status, step, _ = T.http(board.url, "POST", f"{prefix}/{sid}/step", {"action": "hello?"}, token)
             assert status == 200 and step["reward"] == 0.0
             done = step["terminated"] or step["truncated"]
     assert len(played) == cell["episodes"] == S.SUITE.n_seeds * S.SUITE.trials
-    assert sorted((t, trial) for _, t, trial in played) == [(t, k) for t in range(S.SUITE.n_seeds)
-                                                           for k in range(S.SUITE.trials)]
+    assert len({label for label, _ in played}) == len(played)
+    assert sorted(trial for _, trial in played) == sorted(list(range(S.SUITE.trials)) * S.SUITE.n_seeds)
+    assert [trial for _, trial in played] != sorted(trial for _, trial in played)  # not in the suite's order
 
 
 def test_an_agent_error_is_the_episodes_record(board: T.Board, tmp_path: Path) -> None:
@@ -222,7 +234,7 @@ def test_a_dropped_socket_resumes_the_episode_where_it_stopped(board: T.Board) -
     with T.ws(board, token, run_id, sid) as sock:
         again = T.exchange(sock, {"op": "reset"})
         sealed = again["info"]["sealed"]
-        assert sealed["resumed"] and sealed["index"] == first["info"]["sealed"]["index"]
+        assert sealed["resumed"] and sealed["label"] == first["info"]["sealed"]["label"]
         assert sealed["turn"] == 2 and sealed["actions"] == sent
         assert sealed["history"] == [first, *answers] and again["obs"] == answers[-1]["obs"]
         # A second socket takes the session over; the first is told so.
@@ -279,15 +291,15 @@ def test_a_run_idle_past_its_grace_period_closes_incomplete_and_is_never_ranked(
         run = T.open_run(board, token)
         sid = T.session(board, token, run["run_id"], run["cells"][0])
         T.http(board.url, "POST", f"/sealed/runs/{run['run_id']}/sessions/{sid}/reset", None, token)
-        idle = T.open_run(board, token, revision="r2")  # opened, never played
+        other = board.token("others")
+        idle = T.open_run(board, other, revision="r2")  # opened, never played
         t0 = time.monotonic()
         final = T.wait_state(board, token, run["run_id"], timeout_s=10)
         waited = time.monotonic() - t0
         assert final["state"] == "incomplete" and final["entry"] is None and waited < 0.6 + 5
-        assert T.wait_state(board, token, idle["run_id"], timeout_s=10)["state"] == "incomplete"
+        assert T.wait_state(board, other, idle["run_id"], timeout_s=10)["state"] == "incomplete"
         assert board.store.count() == 0 and not list(board.host.book.records_dir.iterdir())
-        health = T.http(board.url, "GET", f"/sealed/runs/{run['run_id']}/health")[1]
-        assert health["sessions"] == 0  # reaped with it (S3)
+        assert board.host.sessions.live == 0  # reaped with it (S3)
         status, answer, _ = T.http(board.url, "POST", f"/sealed/runs/{run['run_id']}/sessions/{sid}/step",
                                    {"action": "hi"}, token)
         assert status in (404, 401) or answer["error"]["code"] == "unknown_session"
@@ -339,20 +351,20 @@ def test_oracle_records_relabelled_reach_only_the_open_track(board: T.Board) -> 
 # ============================================================================ the env server's limits
 def test_the_session_cap_holds_over_every_run(tmp_path: Path) -> None:
     with T.sealed_board(tmp_path, SealedConfig(max_sessions=3, sessions_per_run=2)) as board:
-        token = board.token()
-        a, b = T.open_run(board, token, revision="a"), T.open_run(board, token, revision="b")
+        token, second = board.token(), board.token("second")
+        a, b = T.open_run(board, token, revision="a"), T.open_run(board, second, revision="b")
         for run in (a, a):
             T.session(board, token, run["run_id"], run["cells"][0])
         status, answer, headers = T.http(board.url, "POST", f"/sealed/runs/{a['run_id']}/sessions",
                                          {"env_id": "AgentRL/Dialog-v0", "kwargs": a["cells"][0]["kwargs"]}, token)
         assert (status, answer["error"]["code"]) == (429, "too_many_sessions") and "retry-after" in headers
-        T.session(board, token, b["run_id"], b["cells"][0])
+        T.session(board, second, b["run_id"], b["cells"][0])
         cell = b["cells"][1]
         status, answer, headers = T.http(board.url, "POST", f"/sealed/runs/{b['run_id']}/sessions",
                                          {"env_id": cell["env_id"], "kwargs": cell["kwargs"], "noise": cell["noise"]},
-                                         token)
+                                         second)
         assert status == 429 and "retry-after" in headers
-        health = T.http(board.url, "GET", f"/sealed/runs/{a['run_id']}/health")[1]
+        health = T.http(board.url, "GET", f"/sealed/runs/{a['run_id']}/health", token=token)[1]
         assert health["sessions"] == health["peak_sessions"] == 3 == health["max_sessions"]
 
 

@@ -1,4 +1,5 @@
-"""A sealed run's seeds and what its client is shown: unpredictable, fresh, the suite's layout, no seed."""
+"""A sealed run's seeds and what its client is shown: unpredictable, fresh, tasks of their own for
+each cell of the suite's layout, no seed."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def test_seeds_are_keyed_by_secret_and_run_and_fresh_per_run() -> None:
     runs = [run_seeds(SECRET, run_id, CORE) for run_id in sorted(ids)[:20]]
     assert run_seeds(SECRET, sorted(ids)[0], CORE) == runs[0]  # a pure function of secret and run id
     seen = [s for seeds in runs for s in seeds]
-    assert len(seen) == len(set(seen)) == 20 * CORE.n_seeds  # never reused across runs
+    assert len(seen) == len(set(seen)) == 20 * CORE.n_seeds * CORE.cells  # never reused, across runs or cells
     assert not set(seen) & set(CORE.seeds)  # nor a public seed
     assert all(SEED_FLOOR <= s <= MAX_SEED and len(str(s)) == 19 for s in seen)
     other = run_seeds(b"j" * 32, sorted(ids)[0], CORE)
@@ -30,16 +31,35 @@ def test_seeds_are_keyed_by_secret_and_run_and_fresh_per_run() -> None:
     assert task_seed(SECRET, "r", "core-v0", 0) != task_seed(SECRET, "r", "robustness-v0", 0)
 
 
-def test_the_layout_is_the_public_suites() -> None:
+def test_the_layout_is_the_public_suites_with_tasks_of_their_own_per_cell() -> None:
     seeds = run_seeds(SECRET, new_run_id(), CORE)
     public, sealed = CORE.jobs(), CORE.jobs(seeds)
     assert len(public) == len(sealed) == len(CORE)
     strip = [(j.env_id, j.noise, j.kwargs, j.trial, j.suite) for j in public]
     assert strip == [(j.env_id, j.noise, j.kwargs, j.trial, j.suite) for j in sealed]
-    index = {s: i for i, s in enumerate(CORE.seeds)}
-    assert [seeds[index[j.seed]] for j in public] == [j.seed for j in sealed]  # same task pairing
+    by_cell: dict[tuple, set[int]] = {}
+    for j in sealed:
+        by_cell.setdefault((j.env_id, j.noise), set()).add(j.seed)
+    assert all(len(tasks) == CORE.n_seeds for tasks in by_cell.values())
+    cells = list(by_cell.values())
+    assert not any(a & b for i, a in enumerate(cells) for b in cells[i + 1:])  # no task in two cells
+    trials = {}
+    for j in sealed:
+        trials.setdefault((j.env_id, j.noise, j.seed), []).append(j.trial)
+    assert all(t == list(range(CORE.trials)) for t in trials.values())  # a task's trials share its seed
+    # A sealed entry published before the per-cell deal (one seed per task index) still lays out.
+    shared = CORE.jobs(seeds[:CORE.n_seeds])
+    assert len({j.seed for j in shared}) == CORE.n_seeds and len(shared) == len(CORE)
     with pytest.raises(ValueError):
         CORE.jobs(seeds[:-1])
+
+
+def test_the_deal_order_is_a_secret_permutation_per_run() -> None:
+    from agentgym.leaderboard.sealed.seeds import deal_order
+
+    a, b = deal_order(SECRET, "run-a", len(CORE)), deal_order(SECRET, "run-b", len(CORE))
+    assert sorted(a) == sorted(b) == list(range(len(CORE))) and a != b != list(range(len(CORE)))
+    assert deal_order(SECRET, "run-a", len(CORE)) == a
 
 
 def test_the_test_split_draws_from_the_same_generators() -> None:
@@ -62,9 +82,9 @@ def test_the_view_holds_no_seed_and_nothing_the_harness_hides() -> None:
     seed = run_seeds(SECRET, new_run_id(), CORE)[0]
     env = gym.make("AgentRL/ToolUse-v0", split="test", noise="heavy")
     obs, info = env.reset(seed=seed)
-    payload = reset_view(obs, info, task_index=7, sealed={"episode": 1})
+    payload = reset_view(obs, info, sealed={"episode": 1})
     assert "seed" not in payload["info"] and "noise" not in payload["info"]
-    assert payload["info"]["task"]["id"].endswith("/sealed-7") and str(seed) in info["task"]["id"]
+    assert payload["info"]["task"]["id"].endswith("/sealed") and str(seed) in info["task"]["id"]
     assert str(seed) not in json.dumps(payload) and info["seed"] == seed  # the env's own info is untouched
     done = False
     while not done:
@@ -72,7 +92,7 @@ def test_the_view_holds_no_seed_and_nothing_the_harness_hides() -> None:
         view = step_view(obs, terminated, truncated, info)
         done = terminated or truncated
         assert view["reward"] == WITHHELD_REWARD and "noise" not in view["info"] and "episode" not in view["info"]
-        assert str(seed).encode() not in encode(view, seed, "sealed-7")
+        assert str(seed).encode() not in encode(view, seed)
     assert "gold" in json.dumps(info["episode_summary"]) and "gold" not in json.dumps(client_info(info))
     env.close()
 

@@ -137,11 +137,11 @@ def server_process(*args: str, nofile: int | None = None, log: str | None = None
     return _child(["-m", "agentgym.server", "--log-level", "warning", *args], "/health", log, env, nofile)
 
 
-def board_process(db: str, *, log: str | None = None,
+def board_process(db: str, *args: str, log: str | None = None,
                   env: dict[str, str] | None = None) -> AbstractContextManager[tuple[str, subprocess.Popen[bytes]]]:
-    """``agentgym leaderboard serve`` in a child process, on a fresh board; yield (url, process).
-    `log` and `env` as for `server_process`."""
-    return _child(["-m", "agentgym.cli", "leaderboard", "serve", "--db", db], "/leaderboard.json", log, env)
+    """``agentgym leaderboard serve`` in a child process, on a fresh board, with more options
+    `args` (``--sealed``); yield (url, process). `log` and `env` as for `server_process`."""
+    return _child(["-m", "agentgym.cli", "leaderboard", "serve", "--db", db, *args], "/leaderboard.json", log, env)
 
 
 @contextmanager
@@ -198,6 +198,40 @@ def health(url: str) -> dict[str, Any]:
     import httpx
 
     return httpx.get(url + "/health", timeout=10).json()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def timed_episodes(url: str, transport: str, until: float, out: list[float], errors: list[str]) -> None:
+    """Heuristic episodes on Dialog-v0 over one connection until `until`, the time of every reset and
+    step appended to `out`; a failure is appended to `errors` (an honest client must never fail)."""
+    from agentgym.agents import make_agent
+    from agentgym.server.client import RemoteEnv
+
+    agent = make_agent("heuristic")
+    env = RemoteEnv(url, "AgentRL/Dialog-v0", transport=transport, timeout_s=10)
+    try:
+        seed = 0
+        while time.monotonic() < until:
+            t = time.perf_counter()
+            obs, info = env.reset(seed=seed)
+            out.append(time.perf_counter() - t)
+            agent.reset(obs, info)
+            done = False
+            while not done and time.monotonic() < until:
+                action = agent.act(obs, info)
+                t = time.perf_counter()
+                obs, _, terminated, truncated, info = env.step(action)
+                out.append(time.perf_counter() - t)
+                done = terminated or truncated
+            seed += 1
+    except Exception as exc:  # noqa: BLE001 (counted and shown: an honest client must never fail)
+        errors.append(f"{transport}: {type(exc).__name__}: {exc}")
+    finally:
+        env.close()
 
 
 def honest_episodes(url: str, index: int, deadline: float, tally: dict[str, Any], lock: threading.Lock) -> None:

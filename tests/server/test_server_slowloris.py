@@ -17,46 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import health, open_descriptors, server_process
-
-from agentgym.agents import make_agent
-from agentgym.server.client import RemoteEnv
+from server_support import health, open_descriptors, percentile, server_process, timed_episodes
 
 ATTACKERS = Path(__file__).with_name("attackers.py")
 DESCRIPTORS = 1024
 HALF_OPEN = 1100
 ATTACK_S = 14.0
 HEADER_TIMEOUT_S = 3.0
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def _episodes(url: str, transport: str, until: float, out: list[float], errors: list[str]) -> None:
-    """Heuristic episodes on Dialog-v0 over one connection, timing every reset and step."""
-    agent = make_agent("heuristic")
-    env = RemoteEnv(url, "AgentRL/Dialog-v0", transport=transport, timeout_s=10)
-    try:
-        seed = 0
-        while time.monotonic() < until:
-            t = time.perf_counter()
-            obs, info = env.reset(seed=seed)
-            out.append(time.perf_counter() - t)
-            agent.reset(obs, info)
-            done = False
-            while not done and time.monotonic() < until:
-                action = agent.act(obs, info)
-                t = time.perf_counter()
-                obs, _, terminated, truncated, info = env.step(action)
-                out.append(time.perf_counter() - t)
-                done = terminated or truncated
-            seed += 1
-    except Exception as exc:  # noqa: BLE001 (counted and shown: an honest client must never fail)
-        errors.append(f"{transport}: {type(exc).__name__}: {exc}")
-    finally:
-        env.close()
 
 
 def _fresh_connections(url: str, until: float, out: list[float], errors: list[str]) -> None:
@@ -94,7 +61,7 @@ def test_s9_slowloris_at_a_descriptor_limit_of_1024() -> None:
                 until = time.monotonic() + ATTACK_S - 2.0
                 timings: dict[str, list[float]] = {"http": [], "ws": [], "fresh": []}
                 errors: list[str] = []
-                clients = [threading.Thread(target=_episodes, args=(url, t, until, timings[t], errors))
+                clients = [threading.Thread(target=timed_episodes, args=(url, t, until, timings[t], errors))
                            for t in ("http", "ws")]
                 clients.append(threading.Thread(target=_fresh_connections, args=(url, until, timings["fresh"], errors)))
                 peak = 0
@@ -113,7 +80,7 @@ def test_s9_slowloris_at_a_descriptor_limit_of_1024() -> None:
             lines = Path(log).read_text(errors="replace").splitlines()
             honest = timings["http"] + timings["ws"]
             figures: dict[str, Any] = {
-                k: (len(v), round(1e3 * _percentile(v, 0.5), 1), round(1e3 * _percentile(v, 0.99), 1))
+                k: (len(v), round(1e3 * percentile(v, 0.5), 1), round(1e3 * percentile(v, 0.99), 1))
                 for k, v in timings.items() if v}
             print(f"\nS9: {HALF_OPEN} half-open sockets at a descriptor limit of {DESCRIPTORS} for {ATTACK_S:g} s "
                   f"(attacker: {stats}); honest (n, p50 ms, p99 ms): {figures}; errors {errors[:5]}; server "
@@ -121,8 +88,8 @@ def test_s9_slowloris_at_a_descriptor_limit_of_1024() -> None:
                   f"held its sockets; log {log_bytes} bytes, {len(lines)} lines")
             assert not errors
             assert len(timings["fresh"]) >= 50 and len(honest) >= 200
-            assert _percentile(honest, 0.99) < 0.050
-            assert _percentile(timings["fresh"], 0.99) < 0.5
+            assert percentile(honest, 0.99) < 0.050
+            assert percentile(timings["fresh"], 0.99) < 0.5
             assert peak < DESCRIPTORS
             assert log_bytes < 64 * 1024 and not any("Too many open files" in line for line in lines)
             assert recovered < HEADER_TIMEOUT_S + 5

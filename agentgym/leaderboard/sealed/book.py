@@ -1,9 +1,10 @@
 """The sealed runs of one board: opening them under a token's quota, their episodes, and their end.
 
 A run is opened for a suite by a token (`open_run`); its seeds come from the board's secret and
-its id (`agentgym.leaderboard.sealed.seeds`), and its episodes are the suite's jobs on them. The
-board hands the episodes out one at a time to the run's sessions, a cell (env, noise, env
-arguments) at a time (`Run.take`), appends each finished episode's record, written by the
+its id (`agentgym.leaderboard.sealed.seeds`: tasks of its own for each cell), and its episodes are
+the suite's jobs on them. The board hands the episodes out one at a time to the run's sessions, a
+cell (env, noise, env arguments) at a time, in a secret order of the run's (`Run.take`), each
+labelled by its place in that order only, appends each finished episode's record, written by the
 harness's own `EpisodeState` (`agentgym.eval.episode`), to a file of the run's (flushed per
 episode, in a folder only the board's user can read: the records hold the seeds), and ends the
 run one of three ways:
@@ -18,12 +19,16 @@ run one of three ways:
   revoked, or the board restarted. Never ranked, and its records are never published;
 - ``rejected``: the records did not verify (a bug of the board's: they are its own).
 
-Every run row, whatever its end, counts against its token's quota for 24 hours after it opened.
+A token has at most one run in play at a time. Every run row counts against its token's quota for
+24 hours after it opened, whatever its end, except a run that closed incomplete before a single
+episode was handed to it (the track was full while it waited for a session).
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import io
 import json
 import logging
 import os
@@ -31,6 +36,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +49,9 @@ from agentgym.eval.records import RecordWriter
 from agentgym.leaderboard.dedupe import play_digest
 from agentgym.leaderboard.replay_ahead import ReplayAhead, line_digest, warm_up
 from agentgym.leaderboard.sealed.config import SealedConfig
-from agentgym.leaderboard.sealed.seeds import new_run_id, run_seeds
-from agentgym.leaderboard.store import Entry, Store
+from agentgym.leaderboard.sealed.seeds import deal_order, new_run_id, run_seeds
+from agentgym.leaderboard.store import BOARD_RESTARTED, Entry, Store
 from agentgym.leaderboard.submission import (
-    LIMITS,
     RUN_ID_PATTERN,
     LimitExceeded,
     MalformedSubmission,
@@ -55,8 +60,8 @@ from agentgym.leaderboard.submission import (
     Submission,
     SubmissionError,
     check_manifest_text,
-    encode_submission,
     load_json_line,
+    manifest_line,
 )
 from agentgym.leaderboard.tokens import Token
 from agentgym.leaderboard.verify import config_hash, verify_submission
@@ -89,6 +94,10 @@ class RunRefused(Exception):
 
 class QuotaSpent(RunRefused):
     """The token opened its quota of runs in the last 24 hours (HTTP 429)."""
+
+
+class RunTooLarge(Exception):
+    """A run's records passed its cap (`SealedConfig.max_run_bytes`): it cannot be finished."""
 
 
 class DeclaredAgent:
@@ -132,10 +141,17 @@ class Run:
     phase: str = "playing"
     opened: float = field(default_factory=time.monotonic)
     last_active: float = field(default_factory=time.monotonic)
-    #: Job indices not handed out yet, per cell, in suite order.
+    #: The order the job indices are dealt in (`agentgym.leaderboard.sealed.seeds.deal_order`;
+    #: empty: the suite's); an episode's label is its place in it.
+    order: list[int] = field(default_factory=list)
+    #: Job indices not handed out yet, per cell, in the deal order.
     pending: dict[Cell, deque[int]] = field(default_factory=dict)
     #: Job index -> the id of the session it is in play on.
     in_play: dict[int, str] = field(default_factory=dict)
+    #: Job index -> when it was handed out (`time.monotonic`), for the episodes in play.
+    taken_at: dict[int, float] = field(default_factory=dict)
+    #: An episode has been handed out (a run that never had one spends no quota).
+    started: bool = False
     #: Job indices in the order their records were written.
     written: list[int] = field(default_factory=list)
     #: The ids of the sessions open on this run.
@@ -145,11 +161,19 @@ class Run:
     writer: RecordWriter | None = None
     #: Replays the records as they are written (None: all are replayed once the run is played).
     ahead: ReplayAhead | None = None
+    #: The caps on one record's line and on all of them (`SealedConfig`), and the bytes written.
+    max_record_bytes: int = SealedConfig.max_record_bytes
+    max_run_bytes: int = SealedConfig.max_run_bytes
+    bytes_written: int = 0
 
     def __post_init__(self) -> None:
         self.jobs = self.suite.jobs(self.seeds)
-        for i, job in enumerate(self.jobs):
-            self.pending.setdefault(cell_of(job), deque()).append(i)
+        self.order = self.order or list(range(len(self.jobs)))
+        for job in self.jobs:  # the cells in suite order
+            self.pending.setdefault(cell_of(job), deque())
+        for i in self.order:
+            self.pending[cell_of(self.jobs[i])].append(i)
+        self._labels = {index: place for place, index in enumerate(self.order)}
         self.spec = AgentSpec(self.agent_name)
 
     @property
@@ -163,9 +187,10 @@ class Run:
         """The run's cells, in suite order."""
         return list(self.pending)
 
-    def task_index(self, job_index: int) -> int:
-        """The index of the task (the seed) job `job_index` plays."""
-        return (job_index // self.suite.trials) % self.suite.n_seeds
+    def label(self, job_index: int) -> int:
+        """What the client is told of episode `job_index`: its place in the deal order, which says
+        nothing of its task (two trials of a task have unrelated labels)."""
+        return self._labels[job_index]
 
     def take(self, cell: Cell, session_id: str) -> int | None:
         """The next episode of `cell`, now in play on `session_id`; None when the cell has none left."""
@@ -174,21 +199,33 @@ class Run:
             return None
         index = queue.popleft()
         self.in_play[index] = session_id
+        self.taken_at[index] = time.monotonic()
+        self.started = True
         return index
 
     def give_back(self, index: int) -> None:
         """An episode taken but never shown to the client (its reset failed) goes back to the front."""
         self.in_play.pop(index, None)
+        self.taken_at.pop(index, None)
         self.pending[cell_of(self.jobs[index])].appendleft(index)
 
     def record(self, index: int, rec: dict[str, Any]) -> bool:
-        """Append episode `index`'s record; True when it was the run's last episode."""
+        """Append episode `index`'s record; True when it was the run's last episode.
+
+        Raises:
+            RunTooLarge: the record, or the run's records with it, passed their cap.
+        """
         assert self.writer is not None and index in self.in_play
         line = self.writer.write(rec)
+        del self.in_play[index]
+        self.taken_at.pop(index, None)
+        self.written.append(index)
+        self.bytes_written += len(line)
+        if len(line) > self.max_record_bytes or self.bytes_written > self.max_run_bytes:
+            raise RunTooLarge(f"its records passed {self.max_run_bytes} bytes" if len(line) <= self.max_record_bytes
+                              else f"a record of {len(line)} bytes passed the cap of {self.max_record_bytes}")
         if self.ahead is not None:
             self.ahead.add(self.jobs[index], line)
-        del self.in_play[index]
-        self.written.append(index)
         return len(self.written) == len(self.jobs)
 
     def counts(self) -> dict[str, int]:
@@ -238,8 +275,9 @@ class RunBook:
 
         Raises:
             RunRefused: 422 a malformed request or an unknown or old suite, 403 another
-                organisation's name, 409 this agent and model already hold a sealed entry or an
-                open run, 429 (`QuotaSpent`) the token's quota is spent.
+                organisation's name, 409 the token has a run in play, or this agent and model
+                already hold a sealed entry or an open run, 429 (`QuotaSpent`) the token's quota
+                is spent.
         """
         fields = _parse_open(request, token)
         suite = self.suites.get(fields["suite"])
@@ -258,6 +296,10 @@ class RunBook:
             raise ValueError(f"the board's run-id source made {run_id!r}, not a run id ({RUN_ID_PATTERN.pattern})")
         now = time.time()
         with self._lock:
+            held = next((r for r in self._live.values() if r.token.id == token.id and r.playing), None)
+            if held is not None:
+                raise RunRefused(409, "token_has_run", f"this token's sealed run {held.run_id} is in play: a token "
+                                 "plays one run at a time (finish it, or let it close)")
             if any((r.model, r.revision, r.suite.id, config_hash({"name": r.agent_name, "config": r.agent.config(),
                                                                    "privileged": False})) == identity
                    for r in self._live.values()):
@@ -266,7 +308,9 @@ class RunBook:
             run = Run(run_id=run_id, token=token, suite=suite, seeds=run_seeds(self._secret, run_id, suite),
                       agent_name=fields["agent"], agent=DeclaredAgent(fields["agent_config"]), model=fields["model"],
                       revision=fields["revision"], organisation=fields["organisation"],
-                      description=fields["description"], records_path=self.records_dir / f"{run_id}.jsonl")
+                      description=fields["description"], records_path=self.records_dir / f"{run_id}.jsonl",
+                      order=deal_order(self._secret, run_id, len(suite)),
+                      max_record_bytes=self.config.max_record_bytes, max_run_bytes=self.config.max_run_bytes)
             run.writer = RecordWriter(run.records_path)
             run.ahead = ReplayAhead() if self.config.replay_ahead else None
             self._live[run_id] = run
@@ -280,7 +324,7 @@ class RunBook:
             try:
                 since = now - QUOTA_WINDOW_S
                 row = conn.execute("SELECT COUNT(*), MIN(opened_at) FROM sealed_runs WHERE token_id = ? AND "
-                                   "opened_at > ?", (token.id, since)).fetchone()
+                                   "opened_at > ? AND counted = 1", (token.id, since)).fetchone()
                 if int(row[0]) >= token.quota_per_day:
                     wait = max(1, int(row[1] + QUOTA_WINDOW_S - now) + 1)
                     raise QuotaSpent(429, "quota_spent", f"this token has opened its {token.quota_per_day} sealed "
@@ -334,7 +378,7 @@ class RunBook:
         """
         run = self.live(run_id)
         if run is not None and run.token.id == token.id:
-            sessions = [{"session_id": sid, "index": i, **_cell_dict(cell_of(run.jobs[i]), 0)}
+            sessions = [{"session_id": sid, "label": run.label(i), **_cell_dict(cell_of(run.jobs[i]), 0)}
                         for i, sid in sorted(run.in_play.items())]
             for s in sessions:
                 del s["episodes"]
@@ -371,16 +415,16 @@ class RunBook:
                 return False
             run.phase = state
             del self._live[run.run_id]
-        self._set_state(run.run_id, state, reason)
+        self._set_state(run.run_id, state, reason, counted=run.started)
         self._drop_records(run)
         log.info("sealed run %s closed %s: %s", run.run_id, state, reason)
         return True
 
     def _set_state(self, run_id: str, state: str, reason: str | None, conn: sqlite3.Connection | None = None,
-                   entry_id: int | None = None) -> None:
-        statement = ("UPDATE sealed_runs SET state = ?, reason = ?, closed_at = ?, submission_id = ? "
+                   entry_id: int | None = None, counted: bool = True) -> None:
+        statement = ("UPDATE sealed_runs SET state = ?, reason = ?, closed_at = ?, submission_id = ?, counted = ? "
                      "WHERE run_id = ? AND state = 'open'")
-        values = (state, reason, time.time(), entry_id, run_id)
+        values = (state, reason, time.time(), entry_id, int(counted), run_id)
         if conn is not None:
             conn.execute(statement, values)
             return
@@ -400,32 +444,37 @@ class RunBook:
 
     def finish(self, run: Run, *, level: int = 6) -> Entry | None:
         """Verify a run whose every episode is played and store it as a sealed entry (blocking: a
-        worker thread's job). Returns the entry, or None if the records did not verify."""
+        worker thread's job). Returns the entry, or None if the records did not verify.
+
+        The records file is read a line at a time, each line's size checked before it is read,
+        in the suite's order; it is never held whole, as bytes or joined."""
         assert run.writer is not None and not run.playing
         run.writer.close()
-        lines = run.records_path.read_bytes().splitlines(keepends=True)
-        order = sorted(range(len(lines)), key=run.written.__getitem__)
-        records = b"".join(lines[i] for i in order)  # in the suite's order, each line as written
-        manifest = Manifest(agent=run.agent_name, model=run.model, revision=run.revision,
-                            organisation=run.organisation, description=run.description, suite=run.suite.id,
-                            package_version=agentgym.__version__, records_sha256=hashlib.sha256(records).hexdigest(),
-                            sealed=SealedRun(run_id=run.run_id, seeds=run.seeds))
-        # zlib lets go of the GIL while it compresses: the body is made beside the parsing below.
-        with ThreadPoolExecutor(1, thread_name_prefix="agentgym-sealed-body") as compressing:
-            making = compressing.submit(encode_submission, manifest, records, level=level)
-            # The body is the board's own, so its lines are parsed as they are (json.loads), not
-            # through the bounded decoder that guards against hostile uploads; verification is the same.
-            record_lines = records.splitlines()
-            parsed = [json.loads(line) for line in record_lines]
-            body = making.result()
-        sub = Submission(manifest=manifest, records=parsed, records_sha256=manifest.records_sha256,
-                         body_bytes=len(body), records_bytes=len(records))
         try:
-            if max(map(len, lines), default=0) > LIMITS.max_line_bytes:
-                raise LimitExceeded("line_too_long", "a record is longer than anyone's board would accept")
+            spans = _spans(run.records_path, run.max_record_bytes, run.max_run_bytes)
+            in_order = [spans[i] for i in sorted(range(len(spans)), key=run.written.__getitem__)]
+            digest = hashlib.sha256()
+            for line in _lines(run.records_path, in_order):
+                digest.update(line)
+            manifest = Manifest(agent=run.agent_name, model=run.model, revision=run.revision,
+                                organisation=run.organisation, description=run.description, suite=run.suite.id,
+                                package_version=agentgym.__version__, records_sha256=digest.hexdigest(),
+                                sealed=SealedRun(run_id=run.run_id, seeds=run.seeds))
+            # zlib lets go of the GIL while it compresses: the body is made beside the parsing below.
+            with ThreadPoolExecutor(1, thread_name_prefix="agentgym-sealed-body") as compressing:
+                making = compressing.submit(_gzip_body, manifest, run.records_path, in_order, level)
+                # The body is the board's own, so its lines are parsed as they are (json.loads), not
+                # through the bounded decoder that guards against hostile uploads; verification is the same.
+                parsed, digests = [], {}
+                for line in _lines(run.records_path, in_order):
+                    rec = json.loads(line)
+                    parsed.append(rec)
+                    digests[rec["key"]] = line_digest(line)
+                body = making.result()
+            sub = Submission(manifest=manifest, records=parsed, records_sha256=manifest.records_sha256,
+                             body_bytes=len(body), records_bytes=sum(n for _, n in spans))
             replayed = None
             if run.ahead is not None:
-                digests = {rec["key"]: line_digest(line) for rec, line in zip(sub.records, record_lines)}
                 replayed = run.ahead.verdicts(digests, timeout_s=REPLAY_AHEAD_WAIT_S)
             verified = verify_submission(sub, self.suites, workers=self.workers, replayed=replayed)
 
@@ -452,6 +501,12 @@ class RunBook:
                      entry.episodes, entry.verify_s)
         return entry
 
+    def overdue(self) -> list[tuple[Run, int, str]]:
+        """The episodes in play past `SealedConfig.max_episode_s`: ``(run, job index, session id)``."""
+        limit = time.monotonic() - self.config.max_episode_s
+        return [(run, index, run.in_play[index]) for run in self.live_runs() if run.playing
+                for index, since in list(run.taken_at.items()) if since < limit and index in run.in_play]
+
     def sweep(self, revoked: set[int]) -> list[tuple[Run, str]]:
         """The runs to close now: idle past the grace period, past their longest duration, or of a
         revoked token (in `revoked`); each with why."""
@@ -473,9 +528,49 @@ class RunBook:
         with self.store.connect() as conn:
             left = [r[0] for r in conn.execute("SELECT run_id FROM sealed_runs WHERE state = 'open'")]
             conn.execute("UPDATE sealed_runs SET state = 'incomplete', reason = ?, closed_at = ? WHERE state = 'open'",
-                         ("the board restarted while the run was open", time.time()))
+                         (BOARD_RESTARTED, time.time()))
         for run_id in left:
             (self.records_dir / f"{run_id}.jsonl").unlink(missing_ok=True)
+
+
+def _spans(path: Path, max_line: int, max_total: int) -> list[tuple[int, int]]:
+    """``(offset, length)`` of each line of a records file, in file order; nothing past the caps is read.
+
+    Raises:
+        LimitExceeded: the file, or one of its lines, is over its cap.
+    """
+    total = path.stat().st_size
+    if total > max_total:
+        raise LimitExceeded("too_large", f"the run's records are {total} bytes, over the cap of {max_total}")
+    spans = []
+    offset = 0
+    with open(path, "rb") as fh:
+        while True:
+            line = fh.readline(max_line + 1)
+            if not line:
+                return spans
+            if len(line) > max_line or not line.endswith(b"\n"):
+                raise LimitExceeded("line_too_long", f"a record line is over {max_line} bytes (or unterminated)")
+            spans.append((offset, len(line)))
+            offset += len(line)
+
+
+def _lines(path: Path, spans: list[tuple[int, int]]) -> Iterator[bytes]:
+    """The lines at `spans` of `path`, one at a time, in that order (each with its newline)."""
+    with open(path, "rb") as fh:
+        for offset, length in spans:
+            fh.seek(offset)
+            yield fh.read(length)
+
+
+def _gzip_body(manifest: Manifest, path: Path, spans: list[tuple[int, int]], level: int) -> bytes:
+    """The submission body (`agentgym-submission/1`) of `manifest` and the lines at `spans`, made a line at a time."""
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=level, mtime=0) as gz:
+        gz.write(manifest_line(manifest))
+        for line in _lines(path, spans):
+            gz.write(line)
+    return out.getvalue()
 
 
 def entry_link(entry: Entry) -> dict[str, Any]:

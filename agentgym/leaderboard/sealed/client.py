@@ -190,8 +190,14 @@ class _CellDone(Exception):
     """The session's cell has no episode left."""
 
 
+class _EpisodeOver(Exception):
+    """The board ended the episode in play as an agent error (the turn would have taken its record past the cap)."""
+
+
 #: The board's codes for "no episode left to start": in this cell, or in the whole run.
 _NOTHING_LEFT = frozenset({"cell_done", "run_played"})
+#: Seconds a worker waits before asking again for a session the board had no room for.
+_ROOM_WAIT_S = 1.0
 
 
 class _Session:
@@ -256,6 +262,8 @@ class _Session:
         if isinstance(error, dict):
             if error.get("code") in _NOTHING_LEFT:
                 raise _CellDone()
+            if error.get("code") in ("record_too_large", "reset_needed"):
+                raise _EpisodeOver()  # the board ended the episode (its record's cap, its time limit)
             raise _Gone(f"the board refused: {error.get('code')}: {error.get('message')}")
         return answer
 
@@ -311,7 +319,7 @@ def _play(session: _Session, agent: Any, timeout_s: float | None, start: dict[st
     if start is None:
         start, _ = session.call({"op": "reset"})
     sealed = start["info"]["sealed"]
-    episode = sealed["index"]
+    episode = sealed["label"]
     resumed = bool(sealed.get("resumed"))
     last = sealed["history"][-1] if resumed else start
     obs, info = last["obs"], last["info"]
@@ -338,7 +346,7 @@ def _play(session: _Session, agent: Any, timeout_s: float | None, start: dict[st
             while remade:
                 # The connection dropped and was remade: the answer is where the session stands.
                 now = answer["info"].get("sealed") or {}
-                if now.get("index") != episode or not now.get("resumed"):
+                if now.get("label") != episode or not now.get("resumed"):
                     return answer  # the action ended this episode; that is the next one's reset
                 if int(now["turn"]) == sent + 1:
                     answer = now["history"][-1]  # the action arrived: its answer, as it was sent
@@ -346,6 +354,8 @@ def _play(session: _Session, agent: Any, timeout_s: float | None, start: dict[st
                 answer, remade = session.call({"op": "step", "action": action})  # it did not: again
         except _CellDone:
             return _CELL_EMPTY  # the action ended this episode, and the cell is played
+        except _EpisodeOver:
+            return None
         sent += 1
         obs, info = answer["obs"], answer["info"]
         if answer.get("terminated") or answer.get("truncated"):
@@ -393,6 +403,9 @@ def _worker(board: _Board, run_id: str, agent: Any, shared: _Shared, index: int,
             try:
                 session = _Session(board, run_id, shared.cells[cell])
             except Refused as exc:
+                if exc.status == 429 and exc.code == "too_many_sessions":
+                    time.sleep(_ROOM_WAIT_S)  # the track is full: the run waits for room (and stays active)
+                    continue
                 if exc.code not in _NOTHING_LEFT:
                     raise
                 with shared.lock:

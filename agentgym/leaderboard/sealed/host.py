@@ -9,14 +9,18 @@ timeouts, the connection guard), with these rules on top:
   or session of another token's is not found (404);
 - a session is opened on one of the run's cells: its ``env_id``, ``kwargs`` and ``noise`` are
   those of the cell, exactly (422 otherwise), and a run holds at most
-  `SealedConfig.sessions_per_run` sessions (429);
+  `SealedConfig.sessions_per_run` sessions, a token's runs `SealedConfig.sessions_per_token`
+  (429); an open refused for want of a session counts as the run's activity (a run waiting for
+  room on the track is not idle);
 - a reset takes no seed and no options (422): it starts the next episode of the session's cell
   on the board's seed (409 ``cell_done`` when the cell has none left), or, while an episode is in
   play on the session, answers where it stands (``info["sealed"]["resumed"]``, with the
   episode's history), so an episode is never restarted;
 - what the client is sent is `agentgym.leaderboard.sealed.view`'s view;
 - sessions outlive their WebSocket (a client that reconnects takes its session over); a session
-  that is closed, reaped or timed out with an episode in play closes the run as incomplete.
+  that is closed, reaped or timed out with an episode in play closes the run as incomplete;
+- an episode in play for longer than `SealedConfig.max_episode_s` ends as an agent error
+  (``EpisodeTimeout``), as in the harness: the session's next step is answered ``reset_needed``.
 
 Episodes are played by the harness's own `EpisodeState` (`agentgym.eval.episode`), so a sealed
 record is written by the same code as any other.
@@ -34,7 +38,8 @@ from typing import Any
 from starlette.requests import HTTPConnection
 
 from agentgym.eval.episode import EpisodeState
-from agentgym.leaderboard.sealed.book import Cell, Run, RunBook, RunRefused
+from agentgym.eval.record_budget import RecordTooLarge
+from agentgym.leaderboard.sealed.book import Cell, Run, RunBook, RunRefused, RunTooLarge
 from agentgym.leaderboard.sealed.view import encode, reset_view, step_view
 from agentgym.leaderboard.tokens import TokenBook, Unauthorized, bearer, token_hash
 from agentgym.server.host import SessionHost
@@ -66,18 +71,23 @@ class Seat:
         self.index, self.episode, self.history = None, None, []
 
 
-def _start(job: Any, run: Run, env: Any, task_index: int, sealed: dict[str, Any]) -> tuple[EpisodeState, dict, bytes]:
+def _start(job: Any, run: Run, env: Any, sealed: dict[str, Any]) -> tuple[EpisodeState, dict, bytes]:
     # On the session's env thread: the reset, and the view of it (the encoding is off the loop too).
-    ep = EpisodeState(job, run.spec, env=env, agent=run.agent)
-    payload = reset_view(ep.obs, ep.info, task_index=task_index, sealed=sealed)
-    return ep, payload, encode(payload, job.seed, f"sealed-{task_index}")
+    ep = EpisodeState(job, run.spec, env=env, agent=run.agent, max_record_bytes=run.max_record_bytes)
+    payload = reset_view(ep.obs, ep.info, sealed=sealed)
+    return ep, payload, encode(payload, job.seed)
 
 
-def _advance(ep: EpisodeState, action: Any, task_index: int) -> tuple[dict, bytes, dict | None]:
-    # On the session's env thread: the step, the view of it, and the record when it ended the episode.
-    done = ep.apply(action)
+def _advance(ep: EpisodeState, action: Any) -> tuple[dict | None, bytes, dict | None]:
+    # On the session's env thread: the step, the view of it, and the record when it ended the episode
+    # (no view when the turn would have taken the record past its cap: the episode ends unstepped).
+    try:
+        done = ep.apply(action)
+    except RecordTooLarge as exc:
+        ep.fail(exc)
+        return None, b"", ep.record()
     payload = step_view(ep.obs, ep.terminated, ep.truncated, ep.info)
-    data = encode(payload, ep.job.seed, f"sealed-{task_index}")
+    data = encode(payload, ep.job.seed)
     return payload, data, ep.record() if done else None
 
 
@@ -124,6 +134,10 @@ class SealedHost(SessionHost):
             raise ApiError(404, "unknown_run", f"no sealed run {run_id!r} in play for this token")
         return run
 
+    def admit(self, conn: HTTPConnection) -> None:
+        # A stranger is refused before the session is looked up: 401, whatever the ids.
+        self.run_of(conn)
+
     def check(self, conn: HTTPConnection, session: Session) -> None:
         seat = session.hosted
         run = self.run_of(conn)
@@ -136,15 +150,22 @@ class SealedHost(SessionHost):
         if not run.playing:
             raise ApiError(409, "run_played", "every episode of the run is played; it is being verified")
         cell = _cell_for(run, body)
-        limit = self.book.config.sessions_per_run
-        if len(run.seats) + run.opening >= limit:
-            raise ApiError(429, "too_many_sessions", f"a sealed run holds at most {limit} sessions at once",
-                           {"Retry-After": "1"})
+        # Refused for want of room or not, the run is active: a client waiting for a session is no idle one.
+        run.touch()
+        config = self.book.config
+        if len(run.seats) + run.opening >= config.sessions_per_run:
+            raise ApiError(429, "too_many_sessions", f"a sealed run holds at most {config.sessions_per_run} "
+                           "sessions at once", {"Retry-After": "1"})
+        held = sum(len(r.seats) + r.opening for r in self.book.live_runs() if r.token.id == run.token.id)
+        if held >= config.sessions_per_token:
+            raise ApiError(429, "too_many_sessions", f"a token's runs hold at most {config.sessions_per_token} "
+                           "sessions at once", {"Retry-After": "1"})
         run.opening += 1
         try:
             session = await store.create(cell[0], dict(cell[2]), cell[1])
         finally:
             run.opening -= 1
+            run.touch()
         if not run.playing:  # the run ended while the env was being made
             await store.close(session, "closed")
             raise ApiError(409, "run_closed", "the run ended while the session was being opened")
@@ -179,6 +200,7 @@ class SealedHost(SessionHost):
                                                 "and no options")
         run.touch()
         if seat.episode is not None:
+            session.last_used = time.monotonic()  # a resume asks nothing of the env, but it is a use
             return self._resume(seat)
         if not run.playing:
             raise ApiError(409, "run_played", "every episode of the run is played; it is being verified")
@@ -187,10 +209,9 @@ class SealedHost(SessionHost):
             raise ApiError(409, "cell_done", "every episode of this env and noise is played or in play; close this "
                                              "session (or open one on another cell)")
         job = run.jobs[index]
-        task = run.task_index(index)
-        sealed = {"index": index, "task": task, "episodes": len(run.jobs), "turn": 0}
+        sealed = {"label": run.label(index), "episodes": len(run.jobs), "turn": 0}
         try:
-            ep, payload, data = await store.call(session, _start, job, run, session.env, task, sealed)
+            ep, payload, data = await store.call(session, _start, job, run, session.env, sealed)
         except (ApiError, asyncio.CancelledError):
             run.give_back(index)  # a timeout or a shutdown: the client was shown nothing of it
             raise
@@ -208,12 +229,18 @@ class SealedHost(SessionHost):
         run = seat.run
         run.touch()
         try:
-            payload, data, record = await store.call(session, _advance, ep, req.action, run.task_index(index))
+            payload, data, record = await store.call(session, _advance, ep, req.action)
         except (ApiError, asyncio.CancelledError):
             raise  # a timeout retires the session, and so closes the run (`retired`)
         except Exception:
             self._broken(run, "step")
             raise
+        if payload is None:
+            assert record is not None
+            seat.end()
+            self._finished(run, index, record)
+            raise ApiError(413, "record_too_large", f"the episode ended as an agent error: "
+                           f"{record['agent_error']['message']}")
         seat.history.append(payload)
         if self.session_metrics is not None:  # the answer is bytes: the app cannot read its errors
             self.session_metrics.step_errors(payload["info"].get("errors"))
@@ -246,7 +273,12 @@ class SealedHost(SessionHost):
         self._finished(seat.run, index, ep.record())
 
     def _finished(self, run: Run, index: int, record: dict[str, Any]) -> None:
-        if run.record(index, record):
+        try:
+            last = run.record(index, record)
+        except RunTooLarge as exc:
+            self.close_run(run, str(exc))
+            return
+        if last:
             self.book.begin_verifying(run)
             self._spawn(self._verify(run))
 
@@ -260,23 +292,39 @@ class SealedHost(SessionHost):
         ep, index = seat.episode, seat.index
         assert ep is not None and index is not None
         last = seat.history[-1]
-        task = seat.run.task_index(index)
-        sealed = {"index": index, "task": task, "episodes": len(seat.run.jobs), "turn": len(ep.actions),
+        sealed = {"label": seat.run.label(index), "episodes": len(seat.run.jobs), "turn": len(ep.actions),
                   "resumed": True, "history": seat.history, "actions": ep.actions}
-        return encode({"obs": last["obs"], "info": {**last["info"], "sealed": sealed}}, ep.job.seed, f"sealed-{task}")
+        return encode({"obs": last["obs"], "info": {**last["info"], "sealed": sealed}}, ep.job.seed)
 
     # ------------------------------------------------------------------ upkeep
     async def upkeep(self) -> None:
         await self.sweep()
 
     async def sweep(self) -> int:
-        """Close the runs idle past the grace period, too long, or of a revoked token; return how many."""
+        """End the episodes in play too long; close the runs idle past the grace period, too long,
+        or of a revoked token; return how many runs were closed."""
+        for run, index, session_id in self.book.overdue():
+            session = self.sessions.find(session_id) if self.sessions is not None else None
+            if session is not None:
+                await self._time_out(run, index, session)
         runs = [r for r in self.book.live_runs() if r.playing]
         revoked = self.tokens.revoked_among({r.token.id for r in runs}) if runs else set()
         closing = self.book.sweep(revoked)
         for run, why in closing:
             self.close_run(run, why)
         return len(closing)
+
+    async def _time_out(self, run: Run, index: int, session: Session) -> None:
+        async with session.lock:  # not in the middle of one of its steps
+            seat = session.hosted
+            if not isinstance(seat, Seat) or seat.index != index or seat.episode is None or not run.playing:
+                return
+            limit = self.book.config.max_episode_s
+            seat.episode.agent_error = {"type": "EpisodeTimeout", "message": f"episode exceeded {limit:g} s on the "
+                                        "board", "traceback": ""}
+            record = seat.episode.record()
+            seat.end()
+            self._finished(run, index, record)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)

@@ -115,6 +115,7 @@ def add_sealed_track(app: FastAPI, store: Store, secret: bytes, config: SealedCo
     @app.post("/sealed/runs/{run_id}/sessions/{session_id}/fail", include_in_schema=False)
     async def report_failure(run_id: str, session_id: str, request: Request) -> Response:
         try:
+            host.admit(request)  # before the session is looked up: a stranger learns nothing of the ids
             session = sessions.get(session_id)
             host.check(request, session)
             report = _failure(await _body(request))

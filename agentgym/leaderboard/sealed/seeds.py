@@ -2,11 +2,16 @@
 
 The run id is 192 bits from ``os.urandom``. The seed of the run's i-th task is
 HMAC-SHA256(secret, ``agentgym-sealed/1|RUN_ID|SUITE|i``), read as a number in
-[`SEED_FLOOR`, `agentgym.core.seeding.MAX_SEED`]. The suite's layout is kept: as in the public
-suite, one seed per task index serves every env, noise setting and trial (so trials are the same
-task under other noise, and the noise settings see the same tasks); the same generators draw the
-tasks on the test split from these seeds as from the public ones. Two runs share a seed only if
+[`SEED_FLOOR`, `agentgym.core.seeding.MAX_SEED`]. Each cell of the suite (env x noise) is dealt
+tasks of its own, `Suite.n_seeds` of them, where the public suite deals every cell the same ones:
+within a run no task is played under two noise settings, so an agent cannot play a task without
+noise and carry what it learnt into the same task with noise (which would erase what a noise
+setting measures). The trials of a task stay on its seed. The same generators draw the tasks on
+the test split from these seeds as from the public ones. Two runs share a seed only if
 HMAC-SHA256 collides on 63 bits, about 2^-63 per pair of tasks.
+
+The order the board deals a cell's episodes in is a permutation drawn the same way
+(`deal_order`), so no label or position of an episode tells which task it is.
 """
 
 from __future__ import annotations
@@ -15,11 +20,12 @@ import base64
 import hashlib
 import hmac
 import os
+import random
 
 from agentgym.bench.suites import Suite
 from agentgym.core.seeding import MAX_SEED
 
-__all__ = ["SEED_FLOOR", "new_run_id", "task_seed", "run_seeds"]
+__all__ = ["SEED_FLOOR", "new_run_id", "task_seed", "run_seeds", "deal_order"]
 
 #: Every sealed seed has 19 decimal digits, so its digits never hide inside a shorter number of
 #: an observation, and a view can be checked for them (`agentgym.leaderboard.sealed.view`).
@@ -38,5 +44,14 @@ def task_seed(secret: bytes, run_id: str, suite_id: str, index: int) -> int:
 
 
 def run_seeds(secret: bytes, run_id: str, suite: Suite) -> tuple[int, ...]:
-    """The seeds of a run of `suite`, one per task index (`Suite.jobs(seeds)` lays them out)."""
-    return tuple(task_seed(secret, run_id, suite.id, i) for i in range(suite.n_seeds))
+    """The seeds of a run of `suite`: `Suite.n_seeds` for each cell, cell after cell (`Suite.jobs(seeds)`
+    lays them out)."""
+    return tuple(task_seed(secret, run_id, suite.id, i) for i in range(suite.n_seeds * suite.cells))
+
+
+def deal_order(secret: bytes, run_id: str, n: int) -> list[int]:
+    """A permutation of ``range(n)``, secret and fresh for each run: the order episodes are dealt in."""
+    mac = hmac.new(secret, f"agentgym-sealed/1|{run_id}|order".encode("utf-8"), hashlib.sha256).digest()
+    order = list(range(n))
+    random.Random(int.from_bytes(mac, "big")).shuffle(order)
+    return order

@@ -5,8 +5,8 @@ The harness shows an ordinary agent `agentgym.eval.episode.agent_view` of each i
 sealed client sees that, and also:
 
 - no ``seed`` (with it, anyone could make the episode locally and read its hidden goal);
-- the task's ``id`` with the seed's digits replaced by ``sealed-<task index>`` (a task id is
-  ``family/domain/difficulty/seed``): two trials of one task still share an id;
+- the task's ``id`` with the seed's digits replaced by ``sealed`` (a task id is
+  ``family/domain/difficulty/seed``): no label of an episode ties it to another of its task;
 - a reward of 0 at every step until the run is complete: an agent in the harness never sees
   rewards, and a sealed run's numbers are the board's, published with the records.
 
@@ -22,7 +22,7 @@ from typing import Any
 from agentgym.eval.episode import agent_view
 from agentgym.server.wire import json_bytes
 
-__all__ = ["SealLeak", "WITHHELD_REWARD", "client_info", "reset_view", "step_view", "encode"]
+__all__ = ["SealLeak", "SEALED", "WITHHELD_REWARD", "client_info", "reset_view", "step_view", "encode"]
 
 #: The reward a sealed client is told at every step.
 WITHHELD_REWARD = 0.0
@@ -41,13 +41,17 @@ def client_info(info: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-def reset_view(obs: str, info: dict[str, Any], *, task_index: int, sealed: dict[str, Any]) -> dict[str, Any]:
+#: What a seed's digits are replaced by, in a task id and in any other string.
+SEALED = "sealed"
+
+
+def reset_view(obs: str, info: dict[str, Any], *, sealed: dict[str, Any]) -> dict[str, Any]:
     """The payload of a sealed reset: ``{"obs", "info"}`` with ``info["sealed"]`` = `sealed`."""
     view = client_info(info)
     task = view.get("task")
     if isinstance(task, dict) and "id" in task:
         seed = info.get("seed")
-        view["task"] = {**task, "id": str(task["id"]).replace(str(seed), f"sealed-{task_index}")}
+        view["task"] = {**task, "id": str(task["id"]).replace(str(seed), SEALED)}
     view["sealed"] = sealed
     return {"obs": obs, "info": view}
 
@@ -68,7 +72,7 @@ def _replaced(value: Any, old: str, new: str) -> Any:
     return value
 
 
-def encode(payload: dict[str, Any], seed: int, token: str) -> bytes:
+def encode(payload: dict[str, Any], seed: int, token: str = SEALED) -> bytes:
     """The JSON bytes of `payload`, holding no trace of `seed`.
 
     A string that holds the seed's digits gets `token` in their place (the check is one search
