@@ -110,9 +110,11 @@ class Heard:
     category, area, price, rating, amenity or time, whose value is ``(day, slot)``) and verdicts
     as ``("liked" | "rejected" | "asks_about", place name)``, each in `events`; and whether it
     asks for a booking to be cancelled or changed (with the names it lists, if any), says a place
-    is not available then, or says there is nothing more to tell."""
+    is not available then, asks for any place that fits to be booked ("Please book one that
+    fits."), or says there is nothing more to tell."""
 
     events: list[tuple[str, Any]] = field(default_factory=list)
+    book_any: bool = False
     cancel: bool = False
     cancel_names: list[str] = field(default_factory=list)
     unavailable: bool = False
@@ -178,6 +180,8 @@ def hear(text: str, vocab: Vocab, names: list[str]) -> Heard:
         if has_word(plain, "cancel") or has_phrase(plain, "change the booking"):
             heard.cancel = True
             heard.cancel_names += named
+        if has_word(plain, "book") and has_phrase(plain, "that fits"):
+            heard.book_any = True
         if has_word(plain, "available") and ("isn't" in plain or "not" in plain.split()):
             heard.unavailable = True
         for name in named:

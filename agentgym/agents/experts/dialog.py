@@ -8,12 +8,12 @@ It plays as a careful assistant would, from the top on every turn against what i
 * it searches with every need it knows (every page), checks the availability of the places
   found at the wanted time (twice, in one turn: a place it proposes must really be free, and
   no other tool shows it), and proposes one that meets every known need;
-* it books a place once the user has agreed to it (or, where reads of its availability
-  disagree, books it to find out: a booking of a taken place is refused at no cost, a proposal
-  of one costs the user's patience); when the user comes back about what was agreed ("my
-  friend says ...: does X still work?") it checks X against the new need (a search with every
-  need, which X is among or not) and says it still works, or proposes another (a booking that
-  no longer fits is cancelled first);
+* it books a place once the user has agreed to it or asked for any that fits (or, where
+  reads of its availability disagree, books it to find out: a booking of a taken place is
+  refused at no cost, a proposal of one costs the user's patience); when the user comes back
+  about what was agreed ("my friend says ...: does X still work?") it checks X against the new
+  need (a search with every need, which X is among or not) and says it still works, or
+  proposes another (a booking that no longer fits is cancelled first);
 * it keeps exactly one booking: one the user rejects, asks to change (a new time) or that no
   longer fits what it now knows is cancelled before another is made;
 * faults: a read that failed for a passing reason is sent again; a write whose result it could
@@ -93,6 +93,8 @@ class DialogExpert:
         self.opened_at = -1
         self.heard = 0
         self.said_sorry = False
+        #: The user asked for any place that fits to be booked, and none has been since.
+        self.book_any = False
         #: Why the place the user came back about no longer works, to say with the next message.
         self.explain = ""
         #: Times at which every place's availability was read afresh.
@@ -127,7 +129,10 @@ class DialogExpert:
     def _absorb(self, info: dict[str, Any]) -> None:
         for call, msg in zip(self._sent, results_of(info)):
             content = str(msg.get("content", ""))
-            transient = is_transient(msg)
+            # A refusal that quotes the call's own argument is about that value, whatever digits
+            # the value holds ("no stay with id 'stay_5038'" is no 503).
+            quoted = [v for v in (call.arguments or {}).values() if isinstance(v, str) and f"'{v}'" in content]
+            transient = is_transient(msg) and not quoted
             self.case.record(call, content, transient, call.name in _WRITES)
             if not content.startswith("[error"):
                 self._result(call, decoded(msg))
@@ -137,11 +142,10 @@ class DialogExpert:
             elif call.name == "book":
                 args = call.arguments or {}  # refused: taken then (or an id that does not resolve)
                 self.closed.add((str(args.get("item_id")), str(args.get("day")), str(args.get("slot"))))
-            if content.startswith("[error TOOL_ERROR]") and not transient:
+            for value in quoted:
                 # An id that does not resolve came from a read that may have been wrong.
-                for value in (call.arguments or {}).values():
-                    if isinstance(value, str) and f"'{value}'" in content:
-                        self.case.forget_quoting(value, frozenset({"search", "list_bookings"}))
+                self.case.forget_quoting(value, frozenset({"search", "list_bookings"}))
+                self.names.pop(value, None)
         self._sent = []
         for m in info.get("messages", ()):
             text = str(m.get("content", ""))
@@ -155,6 +159,7 @@ class DialogExpert:
             for r in value.get("results", ()):
                 self.names.setdefault(str(r.get("id")), str(r.get("name")))
         elif call.name == "book" and "booking_id" in value:
+            self.book_any = False
             self.names.setdefault(str(value.get("item_id")), str(value.get("name")))
             self.bookings[str(value["booking_id"])] = {**value, "active": True}
         elif call.name == "cancel_booking" and "booking_id" in value:
@@ -171,7 +176,9 @@ class DialogExpert:
     def _hear(self, text: str) -> None:
         self.heard += 1
         self.case.hear(text)
-        by_name = {name: item for item, name in self.names.items()}
+        by_name: dict[str, str] = {}
+        for item, name in self.names.items():
+            by_name.setdefault(name, item)  # names are unique: the first id seen is the real one
         heard = hear(text, self.vocab, list(by_name))
         for kind, value in heard.events:
             when = (self.needs.day or "", self.needs.slot or "")
@@ -204,6 +211,8 @@ class DialogExpert:
                 self.refused.add((b["item_id"], b["day"], b["slot"]))
         if heard.everything:
             self.everything = True
+        if heard.book_any:
+            self.book_any = True
 
     # ------------------------------------------------------------------ the plan
     def _plan(self) -> str:
@@ -272,9 +281,9 @@ class DialogExpert:
 
     def _choose(self, fits: list[str]) -> tuple[str | None, bool]:
         """The place to go for, and whether to book it rather than propose it: book one the user
-        agreed to, or one whose availability reads disagreed (the booking itself tells, refused
-        at no cost when the place is taken, where a proposal of a taken place costs the user's
-        patience)."""
+        agreed to, any once the user asked for one that fits to be booked, or one whose
+        availability reads disagreed (the booking itself tells, refused at no cost when the
+        place is taken, where a proposal of a taken place costs the user's patience)."""
         day, slot = self.needs.day or "", self.needs.slot or ""
         pick = self._pick(fits)
         if pick is None and (day, slot) not in self.rechecked:
@@ -287,7 +296,7 @@ class DialogExpert:
         if pick is None:
             # Every read says taken, twice over: only a booking can still tell.
             return next((c for c in fits if (c, day, slot) not in self.closed | self.refused), None), True
-        return pick, (pick, day, slot) in self.liked or self._doubtful(pick)
+        return pick, self.book_any or (pick, day, slot) in self.liked or self._doubtful(pick)
 
     def _booking_of(self, item: str) -> str | None:
         n = self.needs
