@@ -7,7 +7,8 @@ Each cell (id x split x difficulty x noise) plays seeds 0..N-1 (``--seeds N``, o
 seeds A..B-1) with the harness (`agentgym.eval.runner.run_jobs`, records under
 ``runs/expert/``; ``--resume`` keeps a cell's records from an interrupted run, else the cell is
 played afresh) and writes its figures to
-``benchmarks/expert/results/<id>__<split>__<difficulty>__<noise>.json``: success with its 95%
+``benchmarks/expert/results/<id>__<split>__<difficulty>__<noise>.json`` (a noise preset, or any
+noise spec, ``goal_shift=1.0``, as information): success with its 95%
 CI, mean score and turns, and every failure (seed, outcome, what the grader found, the noise
 injected), so each can be replayed with ``agentgym play ID --seed N --split S --difficulty D
 --noise P --actions FILE`` (the actions are in the records). A cell run again replaces its own
@@ -50,8 +51,9 @@ def _seeds(text: str) -> range:
     return range(int(lo), int(hi)) if sep else range(int(lo))
 
 
-def _slug(env_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.-]+", "-", env_id).strip("-")
+def _slug(text: str) -> str:
+    """An id or a noise spec as a file-name part."""
+    return re.sub(r"[^A-Za-z0-9.=_-]+", "-", text).strip("-")
 
 
 def _failure(rec: dict[str, Any]) -> dict[str, Any]:
@@ -77,7 +79,7 @@ def run_cell(env_id: str, split: str, difficulty: str, noise: str, seeds: range,
     kwargs = (("difficulty", difficulty), ("split", split))
     spec = None if noise == "none" else noise
     jobs = [EpisodeJob(env_id, seed=s, noise=spec, kwargs=kwargs) for s in seeds]
-    out = RECORDS / f"{_slug(env_id)}__{split}__{difficulty}__{noise}.jsonl"
+    out = RECORDS / f"{_slug(env_id)}__{split}__{difficulty}__{_slug(noise)}.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     if not resume:
         out.unlink(missing_ok=True)
@@ -104,7 +106,7 @@ def _cells() -> list[dict[str, Any]]:
     def rank(order: tuple[str, ...], value: str) -> int:
         return order.index(value) if value in order else len(order)
 
-    return sorted(cells, key=lambda c: (c["env"], rank(NOISE_ORDER, c["noise"]), rank(splits, c["split"]),
+    return sorted(cells, key=lambda c: (c["env"], rank(NOISE_ORDER, c["noise"]), c["noise"], rank(splits, c["split"]),
                                         rank(levels, c["difficulty"])))
 
 
@@ -141,23 +143,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--noise", nargs="+", default=["none", "medium"])
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--resume", action="store_true", help="keep the records of an interrupted run")
+    p.add_argument("--results", type=Path, default=RESULTS,
+                   help="where the cell files go (another folder: a check that leaves the published ones and the "
+                        "table alone)")
     args = p.parse_args(argv)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    args.results.mkdir(parents=True, exist_ok=True)
     missed = []
     for env_id in args.ids:
         for noise in args.noise:
             for split in args.splits:
                 for difficulty in args.difficulties:
                     cell = run_cell(env_id, split, difficulty, noise, _seeds(args.seeds), args.workers, args.resume)
-                    name = f"{_slug(env_id)}__{split}__{difficulty}__{noise}.json"
-                    (RESULTS / name).write_text(json.dumps(cell, indent=1, sort_keys=True) + "\n")
+                    name = f"{_slug(env_id)}__{split}__{difficulty}__{_slug(noise)}.json"
+                    (args.results / name).write_text(json.dumps(cell, indent=1, sort_keys=True) + "\n")
                     lo, hi = cell["success_ci"]
                     print(f"{env_id} {noise:6s} {split:5s} {difficulty:6s} success {cell['success']:.1%} "
                           f"[{lo:.1%}, {hi:.1%}] over {cell['episodes']}; failures "
                           f"{[f['seed'] for f in cell['failures']][:20]}", flush=True)
                     if cell["target"] is not None and cell["success"] < cell["target"]:
                         missed.append(name)
-    write_table()
+    if args.results.resolve() == RESULTS:
+        write_table()
     if missed:
         print(f"below target: {', '.join(missed)}", file=sys.stderr)
     return 1 if missed else 0
