@@ -10,6 +10,7 @@ bookkeeping in one place.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,9 +20,10 @@ from agentgym.core.render import to_json
 __all__ = ["Call", "calls_of", "action_of", "results_of", "is_transient", "decoded", "StepView"]
 
 #: Texts of the failures a service sends for a passing condition (a server error, a timeout, a
-#: rate limit): worth the same call again, unlike a refusal of the arguments.
-_TRANSIENT = ("503", "service unavailable", "temporarily unavailable", "timed out", "timeout", "429",
-              "rate limit", "too many requests", "try again", "retry after")
+#: rate limit): worth the same call again, unlike a refusal of the arguments. A status code is a
+#: word of its own, so an id that holds its digits ("no customer 'C-42931'") is no rate limit.
+_TRANSIENT = re.compile(r"\b(?:503|429)\b|service unavailable|temporarily unavailable|timed out|timeout|rate limit"
+                        r"|too many requests|try again|retry after")
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,7 @@ def is_transient(message: dict[str, Any]) -> bool:
     text = str(message.get("content", ""))
     if not text.startswith("[error TOOL_ERROR]"):
         return False
-    lowered = text.lower()
-    return any(cue in lowered for cue in _TRANSIENT)
+    return _TRANSIENT.search(text.lower()) is not None
 
 
 def decoded(message: dict[str, Any]) -> Any:

@@ -110,7 +110,11 @@ def test_retries_are_bounded() -> None:
 def test_transient_texts() -> None:
     assert is_transient({"content": TIMEOUT})
     assert is_transient({"content": "[error TOOL_ERROR] book: 429 Too Many Requests: rate limit exceeded"})
+    assert is_transient({"content": "[error TOOL_ERROR] search: 503 Service Unavailable"})
     assert not is_transient({"content": REFUSED}) and not is_transient({"content": "[error INVALID_ARGS] x"})
+    # A status code counts as a word of its own, not as digits inside an id.
+    assert not is_transient({"content": "[error TOOL_ERROR] get_customer: no customer with id 'C-42931'"})
+    assert not is_transient({"content": "[error TOOL_ERROR] get_order: no order 'O-15033'"})
 
 
 def _recheck() -> tuple[RecheckIds, list[Searcher]]:
