@@ -35,9 +35,7 @@ from agentgym.core.protocol import (
 from agentgym.core.render import OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
-from agentgym.core.summary_alias import ALIAS_KEY, summary_alias_wanted
 from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task
-from agentgym.core.time_limit import outer_step_limit
 from agentgym.core.tools import PolicyViolation, ToolError, Toolkit
 
 __all__ = ["AgentEnv", "EnvParts"]
@@ -72,9 +70,8 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         difficulty: ``easy``, ``medium``, ``hard``, or None to draw one per episode.
         domain: a domain name, or None to draw one of the split's domains per episode.
         split: ``train`` or ``test``; the two hold disjoint domains or templates.
-        max_turns: the turn budget (None: the task's own). A Gymnasium `TimeLimit` around the
-            env (``gym.make(id, max_episode_steps=N)``, or applied by hand) caps it at N, so
-            the env truncates itself at that step with its summary (`agentgym.core.time_limit`).
+        max_turns: the turn budget (None: the task's own). The env truncates itself when it
+            runs out, with the summary in that step's info and the score as its reward.
         render_mode: None or ``ansi`` (the transcript so far).
     """
 
@@ -163,8 +160,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
 
     @property
     def episode_max_turns(self) -> int:
-        """The current episode's turn budget: the env's `max_turns` or the task's own, capped by
-        any `TimeLimit` wrapped around the env."""
+        """The current episode's turn budget: the env's `max_turns`, or the task's own."""
         if self._task is None:
             raise ResetNeeded("call reset() first")
         return self._max_turns
@@ -300,10 +296,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         self._turn = 0
         self._done = False
         self._max_turns = self.max_turns or task.max_turns
-        limit = outer_step_limit(self)
-        if limit is not None and limit < self._max_turns:
-            self._max_turns = limit
-        self._summary_alias = summary_alias_wanted(self)
+        self._summary: dict[str, Any] | None = None
         self._calls: list[dict[str, Any]] = []
         self._errors: dict[str, int] = {}
         self._violations: list[str] = []
@@ -389,14 +382,29 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             info["elapsed_ms"] = self._elapsed_ms
         reward = 0.0
         if terminated or truncated:
-            self._done = True
-            score = self._scorer(self._task, self._toolkit)
-            reward = float(score.score)
             outcome = end or ("time_budget" if over_time and turn < self._max_turns else "truncated")
-            info["episode_summary"] = self._episode_summary(score, outcome)
-            if self._summary_alias:
-                info[ALIAS_KEY] = info["episode_summary"]  # the 0.1 key, where no Gymnasium layer owns it
+            summary = info["episode_summary"] = self._end_episode(outcome)
+            reward = summary["score"]
         return render_messages(messages), reward, terminated, truncated, info
+
+    def episode_summary(self) -> dict[str, Any]:
+        """The episode's summary: success, score, turns, tool calls and every metric input.
+
+        When the env ends the episode (the task ended, or its turn or time budget ran out), the
+        info of that step carries this summary as ``info["episode_summary"]``. A wrapper that ends
+        the episode in its own step, as Gymnasium's `TimeLimit` does (``gym.make(id,
+        max_episode_steps=N)``, or applied by hand), ends it without the env knowing: the loop
+        that sees such an end asks for the summary here (``env.unwrapped.episode_summary()``;
+        `agentgym.eval.episode` does). Asked while the episode goes on, this ends it with the
+        outcome ``truncated``, scored on the world as it stands, and the env needs a reset
+        before its next step, as after any end. Asked again, it returns the same dict.
+
+        Raises:
+            ResetNeeded: before the first reset.
+        """
+        if self._task is None:
+            raise ResetNeeded("call reset() first")
+        return self._summary if self._summary is not None else self._end_episode("truncated")
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self._task is None or self._transcript is None:
@@ -533,6 +541,13 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         """The gold as the episode summary shows it: its ``to_dict()`` form, or as it is."""
         gold = self.task.gold
         return gold.to_dict() if hasattr(gold, "to_dict") else gold
+
+    def _end_episode(self, outcome: str) -> dict[str, Any]:
+        """End the episode with `outcome`: score the world as it stands and keep the summary."""
+        self._done = True
+        score = self._scorer(self._task, self._toolkit)
+        self._summary = self._episode_summary(score, outcome)
+        return self._summary
 
     def _episode_summary(self, score: Score, outcome: str) -> dict[str, Any]:
         task = self._task

@@ -7,9 +7,11 @@ run these), and a board's sealed run (`agentgym.leaderboard.sealed`), which step
 `EpisodeState` itself for an agent that acts elsewhere.
 
 What the loop does, in both forms: the agent's ``reset`` with the reset's observation, then
-``act`` and ``env.step`` until the episode terminates or is truncated. An ordinary agent sees
-`agent_view` of each info (no noise log, no episode summary); a privileged one (the oracle) sees
-the whole info and is bound to ``env.unwrapped`` after the reset.
+``act`` and ``env.step`` until the episode terminates or is truncated, then the env's summary
+(`ended_summary`: from the last info, or asked of the env when a wrapper truncated the episode
+without the env knowing). An ordinary agent sees `agent_view` of each info (no noise log, no
+episode summary); a privileged one (the oracle) sees the whole info and is bound to
+``env.unwrapped`` after the reset.
 """
 
 from __future__ import annotations
@@ -27,22 +29,36 @@ from agentgym.eval.jobs import AgentSpec, EpisodeJob
 from agentgym.eval.record_budget import MAX_RECORD_BYTES, RecordBudget
 from agentgym.eval.records import provenance, spec_dict, step_summary, trajectory_digest
 
-__all__ = ["Episode", "EpisodeResult", "EpisodeState", "Slot", "agent_view", "play", "play_async", "play_job",
-           "play_job_async", "process_slot", "run_episode"]
+__all__ = ["Episode", "EpisodeResult", "EpisodeState", "Slot", "agent_view", "ended_summary", "play", "play_async",
+           "play_job", "play_job_async", "process_slot", "run_episode"]
 
 
 def agent_view(info: dict[str, Any]) -> dict[str, Any]:
-    """The info an ordinary agent sees: without the noise log and the episode summary (under
-    its key and its 0.1 alias ``episode``), which would tell it where faults were injected."""
+    """The info an ordinary agent sees: without the noise log and the episode summary, which
+    would tell it where faults were injected."""
     if "noise" not in info and "episode_summary" not in info:
         return info
     # A copy less a few keys is cheaper than a filtering dict comprehension, and the same dict.
     view = info.copy()
     view.pop("noise", None)
-    summary = view.pop("episode_summary", None)
-    if summary is not None and view.get("episode") is summary:  # its 0.1 alias is the same dict
-        del view["episode"]
+    view.pop("episode_summary", None)
     return view
+
+
+def ended_summary(env: Any, info: dict[str, Any]) -> dict[str, Any] | None:
+    """The summary of an episode that has just ended, given the env and the last step's info.
+
+    The env's own end puts it in ``info["episode_summary"]``. A wrapper that ended the episode
+    in its own step (Gymnasium's `TimeLimit`) did so without the env knowing, so the summary is
+    asked of the env (`agentgym.core.env.AgentEnv.episode_summary`). None for an env that keeps
+    no summary.
+    """
+    summary = info.get("episode_summary")
+    if summary is None:
+        ask = getattr(getattr(env, "unwrapped", env), "episode_summary", None)
+        if callable(ask):
+            summary = ask()
+    return summary
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,7 +183,7 @@ class Episode:
 
     def _ended(self) -> None:
         # Any Gymnasium env can be played here; one without a summary gives an empty one.
-        self.summary = self.info.get("episode_summary", {})
+        self.summary = ended_summary(self.env, self.info) or {}
 
 
 class EpisodeState(Episode):
@@ -215,7 +231,10 @@ class EpisodeState(Episode):
 
     def _ended(self) -> None:
         # A record's metrics are the env's summary: an env without one is an error of the episode.
-        self.metrics = self.summary = self.info["episode_summary"]
+        summary = ended_summary(self.env, self.info)
+        if summary is None:
+            raise KeyError("episode_summary")
+        self.metrics = self.summary = summary
 
     def fail(self, exc: BaseException) -> None:
         """Record `exc` as the episode's agent error (call it inside the ``except`` block)."""

@@ -23,7 +23,6 @@ from gymnasium.error import ResetNeeded
 
 from agentgym.core.plain_turn import NOT_A_MESSAGE, OVER_CAP_MESSAGE, OVER_CAP_TEXT, TOO_DEEP_MESSAGE
 from agentgym.core.protocol import MAX_ACTION_BYTES, ErrorCode, parse_action
-from agentgym.core.summary_alias import ALIAS_KEY, summary_alias_wanted
 from agentgym.server.wire import space_from_spec
 
 __all__ = ["RemoteEnv", "RemoteEnvError", "ServerBusy", "sendable"]
@@ -129,7 +128,6 @@ class RemoteEnv(gym.Env[str, str]):
         self.env_id = env_id
         self.transport = transport
         self.session_id: str | None = None
-        self._summary_alias = True
         self._timeout_s = timeout_s
         self._http = _Connection(self.url, timeout_s)
         self._ws: Any = None
@@ -148,21 +146,12 @@ class RemoteEnv(gym.Env[str, str]):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        # The server's env knows nothing of the wrappers around this client: the 0.1 alias of
-        # the summary follows what is around the client (`agentgym.core.summary_alias`).
-        self._summary_alias = summary_alias_wanted(self)
         out = self._call("reset", {"seed": seed, "options": options})
         return out["obs"], out["info"]
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         out = self._call("step", {"action": sendable(action)})
-        info = out["info"]
-        if isinstance(info, dict) and "episode_summary" in info:
-            if self._summary_alias:
-                info[ALIAS_KEY] = info["episode_summary"]
-            else:
-                info.pop(ALIAS_KEY, None)
-        return out["obs"], out["reward"], out["terminated"], out["truncated"], info
+        return out["obs"], out["reward"], out["terminated"], out["truncated"], out["info"]
 
     def close(self) -> None:
         """Delete the session and drop the connections. Never raises: the server reaps what is left."""
