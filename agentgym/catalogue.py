@@ -27,7 +27,7 @@ import gymnasium as gym
 import agentgym
 from agentgym.cli_parser import Parser
 from agentgym.errors import run_command
-from agentgym.registration import EnvEntryPoint, card_summary, card_text, env_card
+from agentgym.registration import card_summary, card_text, env_card, env_class_path
 from agentgym.server.serve import ENV_SERVER_PORT
 
 __all__ = ["folder_name", "card_readme", "serve_toml", "serve_argv", "catalogue_files", "stale_files", "main"]
@@ -53,11 +53,11 @@ def card_readme(env_id: str) -> str:
     spec = gym.spec(env_id)
     doc = env_card(spec)
     summary, _, body = doc.partition("\n")
-    entry = spec.entry_point
-    signature = card_text(entry.card, entry.target).split("\n\n", 1)[0] if isinstance(entry, EnvEntryPoint) else ""
+    entry, path = spec.entry_point, env_class_path(spec)
+    signature = card_text(path, entry).split("\n\n", 1)[0] if path is not None else ""
     folder = folder_name(env_id)
     lines = [
-        f"<!-- {_BANNER} The card is the docstring of {getattr(entry, 'card', entry)}. -->",
+        f"<!-- {_BANNER} The card is the docstring of {path or entry}. -->",
         f"# {env_id}",
         "",
         card_summary(doc) or summary,

@@ -80,10 +80,10 @@ def _check_agent(spec: Any) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Print every registered ``AgentRL/*`` id with the first line of its card (``--card``: the
-    whole card, as ``help(gym.spec(id).entry_point)`` shows it)."""
+    whole card, `agentgym.registration.spec_card`)."""
     import gymnasium as gym
 
-    from agentgym.registration import REMOTE_ID, EnvEntryPoint, card_summary, env_card
+    from agentgym.registration import REMOTE_ID, card_summary, env_card, spec_card
 
     known = sorted(i for i in gym.registry if i.startswith("AgentRL/"))
     wanted = list(getattr(args, "ids", None) or known)
@@ -97,9 +97,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         spec = gym.spec(env_id)
         role = "(the client of an env server) " if env_id == REMOTE_ID else ""
         if getattr(args, "card", False):
-            entry = spec.entry_point
-            card = entry.__doc__ if isinstance(entry, EnvEntryPoint) else env_card(spec)
-            print(f"{env_id} {role}".rstrip() + f"\n\n{card}\n")
+            print(f"{env_id} {role}".rstrip() + f"\n\n{spec_card(spec)}\n")
         else:
             print(f"{env_id:{width}s}  {role}{card_summary(env_card(spec))}")
     return 0

@@ -2,15 +2,13 @@
 
 Every family id is registered with the same factory, `agentgym.noise.factory:make_env`, given the
 family's env class as ``env_entry_point``: it makes the env and, when ``gym.make(id, noise=...)``
-asks for noise, wraps it in the noise wrappers (they then show in ``env.spec``). Both are
-strings, so registering imports nothing heavy.
+asks for noise, wraps it in the noise wrappers (they then show in ``env.spec``). Both are plain
+``"module:attr"`` strings, as Gymnasium's own entry points are: registering imports nothing heavy,
+specs serialise (`EnvSpec.to_json`), ``gym.make(EnvSpec.from_json(...))`` makes the same env, and
+records write the same string.
 
-The entry point in the registry is an `EnvEntryPoint` that carries those strings: calling it
-makes the env as the factory does, and ``help(gym.spec(id).entry_point)`` shows the env's card
-(its class docstring), which no string entry point can (``help`` looks a string up as a name).
-Copied (``copy.deepcopy``, which `EnvSpec.to_json` and every wrapper's ``spec`` do) it becomes
-the factory's plain ``"module:attr"`` string, so specs still serialise and
-``gym.make(EnvSpec.from_json(...))`` makes the same env; records write that same string.
+An env's card is its class docstring: `spec_card` gives it whole (``agentgym list --card ID``
+prints it), and ``help(gym.make(id).unwrapped)`` shows it with the class.
 """
 
 from __future__ import annotations
@@ -25,8 +23,8 @@ import gymnasium as gym
 
 from agentgym.families import FAMILIES
 
-__all__ = ["EnvEntryPoint", "REMOTE_ID", "card_summary", "card_text", "env_card", "entry_point_text", "import_env_module",
-           "importable_working_dir", "is_agentgym_env", "register_env", "register_envs"]
+__all__ = ["REMOTE_ID", "card_summary", "card_text", "env_card", "env_class_path", "entry_point_text",
+           "import_env_module", "importable_working_dir", "is_agentgym_env", "register_env", "register_envs", "spec_card"]
 
 #: id -> the env's entry point, one per family (`agentgym.families`). Episode length is the env's
 #: own turn budget, so no TimeLimit wrapper is added: it would truncate differently per difficulty.
@@ -37,47 +35,6 @@ _FACTORY = "agentgym.noise.factory:make_env"
 #: The client of an env server (`agentgym serve`): not a task family, so not in ENV_IDS.
 REMOTE_ID = "AgentRL/Remote-v0"
 _REMOTE = "agentgym.server.client:RemoteEnv"
-
-
-class EnvEntryPoint:
-    # No class docstring: `__doc__` is the property below, which `help()` of an instance shows.
-
-    def __init__(self, target: str, card: str | None = None) -> None:
-        self.target = target
-        self.card = card or target
-
-    def __call__(self, **kwargs: Any) -> gym.Env:
-        """Make the env: the target called with the spec's kwargs, as a string entry point is."""
-        return _load(self.target)(**kwargs)
-
-    @property  # type: ignore[misc]
-    def __doc__(self) -> str:  # type: ignore[override]
-        """An id's entry point. Calling it calls ``target`` (``"module:attr"``) with the spec's
-        kwargs; its docstring is the card of the env class ``card`` names (imported only when
-        asked); ``str()`` and copies give the plain ``target`` string."""
-        return card_text(self.card, self.target)
-
-    def __str__(self) -> str:
-        return self.target
-
-    def __repr__(self) -> str:
-        extra = f", card={self.card!r}" if self.card != self.target else ""
-        return f"EnvEntryPoint({self.target!r}{extra})"
-
-    def __eq__(self, other: object) -> bool:
-        # Equal to the string it copies into, so a spec equals its JSON round trip.
-        if isinstance(other, EnvEntryPoint):
-            return (self.target, self.card) == (other.target, other.card)
-        return isinstance(other, str) and other == self.target
-
-    def __hash__(self) -> int:
-        return hash(self.target)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> str:
-        return self.target
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (EnvEntryPoint, (self.target, self.card))
 
 
 def _load(path: str) -> Any:
@@ -125,28 +82,35 @@ def card_summary(doc: str | None) -> str:
     return ""
 
 
-def env_card(spec: Any) -> str:
-    """The card (class docstring) of the env a registered spec makes, imported to read it.
-
-    An `EnvEntryPoint` names its env class; a string entry point through the noise factory names
-    it in ``env_entry_point``; any other entry point is documented by its own docstring.
-    """
+def env_class_path(spec: Any) -> str | None:
+    """The ``"module:attr"`` of the env a registered spec makes: the ``env_entry_point`` the noise
+    factory is given, or a string entry point itself; None for an entry point that is a callable."""
     entry = spec.entry_point
-    if isinstance(entry, EnvEntryPoint):
-        target: Any = _load(entry.card)
-    elif isinstance(entry, str):
-        target = _load(spec.kwargs.get("env_entry_point") or entry if entry == _FACTORY else entry)
-    else:
-        target = entry
-    return inspect.getdoc(target) or ""
+    if not isinstance(entry, str):
+        return None
+    if entry == _FACTORY:
+        return spec.kwargs.get("env_entry_point") or entry
+    return entry
+
+
+def env_card(spec: Any) -> str:
+    """The card (class docstring) of the env a registered spec makes, imported to read it; an
+    entry point that is a callable is documented by its own docstring."""
+    path = env_class_path(spec)
+    return inspect.getdoc(_load(path) if path is not None else spec.entry_point) or ""
+
+
+def spec_card(spec: Any) -> str:
+    """The whole card of a registered spec, as ``agentgym list --card`` prints it: the env's
+    signature and docstring, and how the entry point makes it (`card_text`)."""
+    path = env_class_path(spec)
+    return env_card(spec) if path is None else card_text(path, spec.entry_point)
 
 
 def entry_point_text(entry_point: Any) -> str:
-    """A spec's entry point as records write it: a string as it is (an `EnvEntryPoint` gives its
-    target), anything else (a class, a function) as its repr."""
-    if isinstance(entry_point, (str, EnvEntryPoint)):
-        return str(entry_point)
-    return repr(entry_point)
+    """A spec's entry point as records write it: a string as it is, anything else (a class, a
+    function) as its repr."""
+    return entry_point if isinstance(entry_point, str) else repr(entry_point)
 
 
 def is_agentgym_env(env_id: str) -> bool:
@@ -160,10 +124,10 @@ def register_envs() -> tuple[str, ...]:
     """Register the ids not yet registered; return all of them. Safe to call twice."""
     for env_id, entry_point in _ENVS.items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=EnvEntryPoint(_FACTORY, entry_point),
-                         kwargs={"env_entry_point": entry_point}, disable_env_checker=True)
+            gym.register(id=env_id, entry_point=_FACTORY, kwargs={"env_entry_point": entry_point},
+                         disable_env_checker=True)
     if REMOTE_ID not in gym.registry:
-        gym.register(id=REMOTE_ID, entry_point=EnvEntryPoint(_REMOTE), disable_env_checker=True)
+        gym.register(id=REMOTE_ID, entry_point=_REMOTE, disable_env_checker=True)
     return tuple(_ENVS)
 
 
@@ -191,7 +155,7 @@ def register_env(env_id: str, entry_point: str | Callable[..., gym.Env], **kwarg
     existing = gym.registry.get(env_id)
     if existing is not None and existing.entry_point == _FACTORY and existing.kwargs == spec_kwargs:
         return  # the module was imported again: nothing changes
-    gym.register(id=env_id, entry_point=EnvEntryPoint(_FACTORY, target), kwargs=spec_kwargs, disable_env_checker=True)
+    gym.register(id=env_id, entry_point=_FACTORY, kwargs=spec_kwargs, disable_env_checker=True)
 
 
 def _import_path(fn: Callable[..., Any]) -> str:

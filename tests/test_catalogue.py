@@ -20,6 +20,7 @@ from agentgym import ENV_IDS
 from agentgym.agents import make_agent
 from agentgym.catalogue import catalogue_files, folder_name, main, serve_argv, stale_files
 from agentgym.cli_parser import Parser
+from agentgym.registration import spec_card
 from agentgym.server.cli import add_serve_arguments
 from agentgym.server.config import ServerConfig
 from agentgym.server.serve import ServerThread
@@ -51,7 +52,7 @@ def test_the_check_names_a_stale_file_and_an_unknown_folder(tmp_path: Path, caps
 def test_each_card_is_its_env_docstring() -> None:
     for env_id in ENV_IDS:
         card = (CATALOGUE / folder_name(env_id) / "README.md").read_text("utf-8")
-        doc = gym.spec(env_id).entry_point.__doc__
+        doc = spec_card(gym.spec(env_id))
         assert card.splitlines()[1] == f"# {env_id}"
         for heading in ("## Description", "## Observation", "## Noise", "## Version history"):
             assert heading in card and heading in doc

@@ -8,7 +8,7 @@ import pytest
 
 import agentgym
 from agentgym.cli import main
-from agentgym.registration import card_summary
+from agentgym.registration import card_summary, env_class_path
 
 
 def _lines(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
@@ -22,7 +22,7 @@ def test_every_id_is_listed_with_the_first_line_of_its_card(capsys: pytest.Captu
     rows = {line.split()[0]: line for line in out.splitlines()}
     assert set(rows) == {i for i in gym.registry if i.startswith("AgentRL/")}
     for env_id in agentgym.ENV_IDS:
-        cls = gym.spec(env_id).entry_point.card  # the family's env class, "module:Class"
+        cls = env_class_path(gym.spec(env_id))  # the family's env class, "module:Class"
         first = card_summary(gym.envs.registration.load_env_creator(cls).__doc__)
         assert first and rows[env_id].endswith(first), rows[env_id]
         assert "make_env" not in rows[env_id]

@@ -180,46 +180,50 @@ def test_every_env_returns_python_bools(env_id: str) -> None:
     env.close()
 
 
-# ------------------------------------------------------------------ the entry point documents the env
+# ------------------------------------------------------------------ string entry points, and the card
 FAMILY_IDS = sorted(agentgym.ENV_IDS)
 CARD_SECTIONS = ("## Description", "## Observation", "## Actions and tools", "## Reward", "## Termination",
                  "## Noise", "## Registered ids", "## Version history")
 
 
 @pytest.mark.parametrize("env_id", FAMILY_IDS)
-def test_help_of_the_entry_point_shows_the_env_card(env_id: str) -> None:
+def test_the_card_is_the_env_class_docstring_and_help_of_the_env_shows_it(env_id: str) -> None:
     import contextlib
     import io
 
-    entry = gym.spec(env_id).entry_point
+    from agentgym.registration import spec_card
+
+    card = spec_card(gym.spec(env_id))
+    assert all(section in card for section in CARD_SECTIONS), card[:500]
+    assert f"`{env_id}`" in card and "noise" in card
+    assert "make_env(*, env_entry_point" not in card  # not the factory's own documentation
+    env = gym.make(env_id)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        help(entry)
-    text = out.getvalue()
-    assert all(section in text for section in CARD_SECTIONS), text[:500]
-    assert f"`{env_id}`" in text and "noise" in text
-    assert "make_env(*, env_entry_point" not in text  # not the factory's own documentation
+        help(env.unwrapped)
+    assert all(section in out.getvalue() for section in CARD_SECTIONS)
+    env.close()
 
 
-def test_help_of_the_remote_entry_point_shows_the_client() -> None:
-    import pydoc
+def test_the_card_of_the_remote_id_shows_the_client() -> None:
+    from agentgym.registration import spec_card
 
-    text = pydoc.render_doc(gym.spec("AgentRL/Remote-v0").entry_point, renderer=pydoc.plaintext)
+    text = spec_card(gym.spec("AgentRL/Remote-v0"))
     assert "agentgym serve" in text and "RemoteEnv(url=None" in text
 
 
-def test_the_entry_point_is_light_until_it_makes_or_documents() -> None:
+def test_the_spec_is_light_until_the_env_is_made_or_documented() -> None:
     out = _python(
         "import json, sys, copy, pickle\n"
         "import gymnasium as gym\n"
         "import agentgym\n"
+        "from agentgym.registration import spec_card\n"
         "def envs(): return sorted(m for m in sys.modules if m.startswith(('agentgym.envs', 'agentgym.noise',"
         " 'agentgym.server')))\n"
         "spec = gym.spec('AgentRL/Dialog-v0')\n"
-        "seen = [repr(spec), str(spec.entry_point), spec.to_json(), copy.deepcopy(spec).entry_point,"
-        " pickle.loads(pickle.dumps(spec.entry_point)) == spec.entry_point]\n"
+        "seen = [repr(spec), str(spec.entry_point), spec.to_json(), copy.deepcopy(spec), pickle.dumps(spec)]\n"
         "quiet = envs()\n"
-        "doc = spec.entry_point.__doc__\n"
+        "card = spec_card(spec)\n"
         "print(json.dumps({'quiet': quiet, 'after': envs()}))\n"
     )
     assert out["quiet"] == []
@@ -227,21 +231,20 @@ def test_the_entry_point_is_light_until_it_makes_or_documents() -> None:
 
 
 @pytest.mark.parametrize("env_id", [*FAMILY_IDS, "AgentRL/Remote-v0"])
-def test_the_spec_serialises_pickles_and_copies_as_the_plain_string(env_id: str) -> None:
+def test_the_entry_point_is_a_plain_string_that_serialises_pickles_and_copies(env_id: str) -> None:
     import copy
     import pickle
 
     from gymnasium.envs.registration import EnvSpec
 
     spec = gym.spec(env_id)
-    target = str(spec.entry_point)
-    assert target.startswith("agentgym.") and ":" in target
-    assert copy.deepcopy(spec.entry_point) == target and type(copy.deepcopy(spec.entry_point)) is str
+    target = spec.entry_point
+    assert type(target) is str and target.startswith("agentgym.") and ":" in target
+    assert type(copy.deepcopy(spec).entry_point) is str
     restored = EnvSpec.from_json(spec.to_json())
     assert restored.entry_point == target and restored == spec
     assert json.loads(spec.to_json())["entry_point"] == target
-    again = pickle.loads(pickle.dumps(spec))
-    assert again == spec and again.entry_point.__doc__ == spec.entry_point.__doc__
+    assert pickle.loads(pickle.dumps(spec)) == spec
 
 
 @pytest.mark.parametrize("env_id", FAMILY_IDS)

@@ -15,7 +15,6 @@ import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
 
 from agentgym.eval.records import canonical_json
-from agentgym.registration import EnvEntryPoint
 
 __all__ = ["TrajectoryHasher", "canonical_json", "fresh_process_hashes", "play_actions", "trajectory_hash"]
 
@@ -120,7 +119,7 @@ def _make_payload(env: str | gym.Env, make_kwargs: dict[str, Any] | None) -> dic
     if isinstance(env, str):
         payload: dict[str, Any] = {"env_id": env, "make_kwargs": dict(make_kwargs or {}), "spec": None}
         spec = gym.registry.get(env)
-        if spec is not None and isinstance(spec.entry_point, (str, EnvEntryPoint)):
+        if spec is not None and isinstance(spec.entry_point, str):
             # Lets the child make an id that only a module imported here registered.
             try:
                 payload["spec"] = spec.to_json()
