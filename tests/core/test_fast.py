@@ -22,6 +22,8 @@ from agentgym.agents import make_agent
 from agentgym.core import _fast
 from agentgym.core.protocol import _DECODER, ActionError, ErrorCode, ParsedAction, ToolCall
 from agentgym.core.seeding import Rng
+from agentgym.families import FAMILIES
+from agentgym.testing import trajectory_hash
 
 # ------------------------------------------------------------------ data
 
@@ -95,6 +97,56 @@ def test_lazy_np_random_refuses_the_seeds_gymnasium_refuses(bad: Any) -> None:
     with pytest.raises(type(plain_error.value)) as lazy_error:
         _Lazy().reset(seed=bad)
     assert str(lazy_error.value) == str(plain_error.value)
+
+
+class _GymnasiumSeeding(_fast.LazyNpRandom):
+    """Gymnasium's own seeding in place of the fast path: after an env class in the bases, its
+    ``super().reset(seed=seed)`` is `gymnasium.Env.reset` and ``_np_random`` a plain attribute."""
+
+    _np_random = None
+    reset = gym.Env.reset
+
+
+def _agent_actions(env: gym.Env, agent_name: str, seed: int) -> list[Any]:
+    """The actions `agent_name` takes in `env`'s episode of `seed`."""
+    agent = make_agent(agent_name)
+    obs, info = env.reset(seed=seed)
+    if agent.privileged:
+        agent.bind(env.unwrapped)
+    agent.reset(obs, info)
+    actions: list[Any] = []
+    for _ in range(200):
+        actions.append(agent.act(obs, info))
+        obs, _, terminated, truncated, info = env.step(actions[-1])
+        if terminated or truncated:
+            break
+    return actions
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_lazy_np_random_plays_the_episodes_of_gymnasium_own_seeding(family: Any) -> None:
+    from gymnasium.envs.registration import load_env_creator
+
+    from agentgym.noise.spec import apply_noise
+
+    cls = load_env_creator(family.env)
+    plain_cls = type(f"Plain{cls.__name__}", (cls, _GymnasiumSeeding), {})
+    for noise in (None, "medium"):
+        fast, plain = cls(), plain_cls()
+        if noise is not None:
+            fast, plain = apply_noise(fast, noise), apply_noise(plain, noise)
+        # An unseeded reset draws its episode seed from the env's generator, seeded before.
+        drawn = set()
+        for env in (fast, plain):
+            env.reset(seed=3)
+            drawn.add(env.reset()[1]["seed"])
+        assert len(drawn) == 1
+        for agent in ("random", "heuristic", "oracle"):
+            for seed in (0, 1, *drawn):
+                actions = _agent_actions(fast, agent, seed)
+                assert trajectory_hash(fast, seed, actions) == trajectory_hash(plain, seed, actions), (noise, agent, seed)
+        assert "_np_random_made" not in vars(plain.unwrapped)
+        assert plain.unwrapped._np_random is vars(plain.unwrapped)["_np_random"] is not None
 
 
 # ------------------------------------------------------------------ copies
