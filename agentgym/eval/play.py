@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
+from agentgym.eval.episode import ended_summary
+
 __all__ = ["add_play_command", "read_actions", "tool_lines", "gold_of"]
 
 _PROMPT = "assistant> "
@@ -100,7 +102,7 @@ def _turns_from(stream: TextIO, out: TextIO) -> Iterator[str]:
 
 
 def _show_end(env: Any, info: dict[str, Any], reward: float, truncated: bool, out: TextIO) -> None:
-    summary = info.get("episode_summary") or {}
+    summary = ended_summary(env, info) or {}
     verdict = "SUCCESS" if summary.get("success") else "FAILURE"
     how = "truncated (turn budget spent)" if truncated else f"ended ({summary.get('outcome') or 'terminated'})"
     print(f"\n=== episode over: {verdict}, score {reward:.3f}, {how} after {summary.get('turns', '?')} turns ===",

@@ -46,8 +46,7 @@ AREAS: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = (
     ("rendering", "rendering and parsing: JSON in and out, copies", False, (
         "agentgym/core/render.py", "agentgym/core/protocol.py", "agentgym/core/_fast.py")),
     ("env loop", "the env's own loop", False, (
-        "agentgym/core/env.py", "agentgym/envs/*/env.py", "agentgym/envs/crosstask/*", "agentgym/core/hooks.py",
-        "agentgym/core/time_limit.py")),
+        "agentgym/core/env.py", "agentgym/envs/*/env.py", "agentgym/envs/crosstask/*", "agentgym/core/hooks.py")),
     ("Gymnasium", "Gymnasium's wrappers", False, ("gymnasium/*",)),
 )
 
