@@ -74,7 +74,10 @@ class CrossTaskEnv(AgentEnv):
     the first request, a goal shift changes the first sub-task that offers one, in its family's
     terms (a booking's time, a payout currency, a meeting's length ...), logged with the sub-task's
     index before its target (``"0:currency"``). Each sub-task's user understands and judges as in
-    its own family (`agentgym.envs.dialog.user`, `agentgym.envs.tooluse.user`).
+    its own family (`agentgym.envs.dialog.user`, `agentgym.envs.tooluse.user`), and makes typos
+    as there: only where a message carries something, never inside a value the agent must copy;
+    a message that switches to a new request gets them only in that request. A corrupted value
+    of a result stays inside the ranges its sub-task's brief states (`SessionToolkit.value_ranges`).
 
     ## Registered ids
     `AgentRL/CrossTask-v0`.

@@ -24,6 +24,7 @@ from agentgym.core.task import Score, SimulatedUser, UserTurn, WorldEvent
 from agentgym.core.understanding import Reading
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
+from agentgym.envs.dialog.typos import slip
 from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, place_names, places_named, understanding
 
 __all__ = ["MoveBooking", "FollowUpUser", "agreed_booking", "plan_move", "score_move"]
@@ -203,6 +204,11 @@ class FollowUpUser(SimulatedUser):
             parts.append(f"Wait, that was the new booking for {self._when}: I still need it.")
         parts.append(self._missing())
         return UserTurn(" ".join(p for p in parts if p))
+
+    def perturb_text(self, text: str, rng: Any) -> tuple[str, list[str]]:
+        """Typos as the booking's user makes them: never in a place's name, a day or a time of
+        day (`agentgym.envs.dialog.typos`)."""
+        return slip(text, self._world.domain, rng)
 
     def known_constraints(self) -> list[str]:
         return ["place", "time"]

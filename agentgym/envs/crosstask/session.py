@@ -15,6 +15,7 @@ offered (``not_offered``); the session's score is the mean over the sub-tasks it
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -230,7 +231,7 @@ class SessionToolkit:
     conversation; between sub-tasks it means the latest one's that has it.
     """
 
-    __slots__ = ("session", "toolkits", "schemas_key", "_owners", "_schemas", "_terminal")
+    __slots__ = ("session", "toolkits", "schemas_key", "_owners", "_schemas", "_terminal", "_last")
 
     def __init__(self, session: SessionWorld, toolkits: dict[int, Toolkit]) -> None:
         self.session = session
@@ -241,6 +242,14 @@ class SessionToolkit:
         self._owners = layout.owners
         self._schemas = layout.schemas
         self._terminal = layout.terminal
+        #: The sub-toolkit that ran the latest call.
+        self._last: Toolkit | None = None
+
+    @property
+    def value_ranges(self) -> Mapping[str, tuple[float, float]] | None:
+        """The ranges the brief states for the values of the latest call's results (its
+        sub-toolkit's `value_ranges`): what a corrupted value of that result stays inside."""
+        return getattr(self._last, "value_ranges", None)
 
     def owner(self, name: str) -> int | None:
         """The segment whose toolkit a call of `name` goes to now."""
@@ -278,7 +287,8 @@ class SessionToolkit:
 
     def invoke(self, name: str, arguments: dict[str, Any]) -> object:
         index = self.owner(name)
-        result = self.toolkits[index].invoke(name, arguments)
+        self._last = self.toolkits[index]
+        result = self._last.invoke(name, arguments)
         if (index, name) in self._terminal:
             self.session.committed = index
         return result
@@ -312,6 +322,8 @@ class SessionUser(SimulatedUser):
             if s.task is not None:
                 self.users[s.index] = FAMILIES[s.family].user(s.task, fast_stream(task.seed, f"user/segment/{s.index}"))
         self._pending_switch: list[dict[str, Any]] = []
+        #: The request the user opened last, after a switch (typos land only in it).
+        self._opened: str | None = None
         # `known_constraints` of the sub-users when last asked, and its prefixed form.
         self._known_of_users: list[list[str]] = []
         self._known: list[str] = []
@@ -364,6 +376,7 @@ class SessionUser(SimulatedUser):
             return UserTurn(closing, end=outcome)
         lead = ("" if thanked else _THANKS) if success else _MOVE_ON
         phrase = _NEXT[next(self._leads)]
+        self._opened = opening
         # Coming back to the booking is not "something different".
         return UserTurn(lead + (_BACK if nxt.family == "followup" else phrase) + opening)
 
@@ -434,6 +447,20 @@ class SessionUser(SimulatedUser):
             return follow
         nxt = self._finish("committed", turn, follow.text if follow is not None else "")
         return nxt if nxt.end is not None else UserTurn(nxt.text)
+
+    def perturb_text(self, text: str, rng: Any) -> tuple[str, list[str]]:
+        """Typos as the active sub-task's user makes them (never inside a value it must copy,
+        nor in a stock reply). A message that switches to a new request gets them only in that
+        request: the last sub-task's closing words and the switch phrase carry nothing."""
+        seg = self.active
+        if seg is None:
+            return text, []
+        user = self.users[seg.index]
+        opened = self._opened
+        if opened is not None and text.endswith(opened) and len(text) > len(opened):
+            new, changes = user.perturb_text(opened, rng)
+            return text[: len(text) - len(opened)] + new, changes
+        return user.perturb_text(text, rng)
 
     def known_constraints(self) -> list[str]:
         # The env asks after every step, and the sub-users' lists seldom change: the prefixed
