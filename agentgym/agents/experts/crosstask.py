@@ -1,5 +1,162 @@
-"""The expert's cross-task strategy (being written: the heuristic's strategy until then)."""
+"""The expert's cross-task strategy: each request of a session played by its family's expert.
 
-from agentgym.agents.strategies.crosstask import CrossTaskStrategy as CrossTaskExpert
+A session moves from one request to the next ("Next thing: ...") and may come back to the
+booking made earlier ("One more thing: could you move the cafe we booked earlier to Thursday
+evening?"). The public segment boundaries (`info["segment"]`, `info["segment_switch"]`) say
+when a new request starts and of which family; the expert starts that family's expert strategy
+on it (`agentgym.agents.expert.make_expert_strategy`) with the session's brief (each expert
+reads its own task area's section) and the request, and hands it every step until the next
+switch. Across the session it keeps what a careful assistant remembers: the bookings it made
+(from the tools' results), so a follow-up moves the right one. It reads only what any agent
+sees.
+"""
 
-__all__ = ["CrossTaskExpert"]
+from __future__ import annotations
+
+from typing import Any
+
+from agentgym.agents.experts.booking_words import Vocab, hear
+from agentgym.agents.experts.briefs import section
+from agentgym.agents.experts.casefile import CaseFile, Move, Read
+from agentgym.agents.strategies.crosstask import CrossTaskStrategy
+from agentgym.agents.turns import Call, action_of, decoded, is_transient, results_of
+
+__all__ = ["CrossTaskExpert", "FollowUpExpert", "Ledger"]
+
+#: Times it reads the bookings back because the user still misses something after "done".
+_RECHECKS = 2
+
+
+class Ledger:
+    """The bookings of a session as the tools showed them: booking id -> {"item_id", "name",
+    "day", "slot", "active"}, from every `book`, `cancel_booking` and `list_bookings` result."""
+
+    def __init__(self) -> None:
+        self.bookings: dict[str, dict[str, Any]] = {}
+
+    def take(self, info: dict[str, Any]) -> None:
+        """Take in one step's results (each call's record paired with its tool message)."""
+        results = {m.get("tool_call_id"): m for m in results_of(info)}
+        for rec in info.get("calls", ()):
+            msg = results.get(rec.get("id"))
+            if msg is None or str(msg.get("content", "")).startswith("[error"):
+                continue
+            value = decoded(msg)
+            if not isinstance(value, dict):
+                continue
+            if rec.get("name") == "book" and "booking_id" in value:
+                self.bookings[str(value["booking_id"])] = {**value, "active": True}
+            elif rec.get("name") == "cancel_booking" and "booking_id" in value:
+                self.bookings.setdefault(str(value["booking_id"]), {})["active"] = False
+            elif rec.get("name") == "list_bookings":
+                self.bookings = {str(b.get("booking_id")): {**b, "active": b.get("status") == "active"}
+                                 for b in value.get("bookings", ())}
+
+    def active(self) -> list[tuple[str, dict[str, Any]]]:
+        """The active bookings, oldest first."""
+        return [(k, b) for k, b in self.bookings.items() if b.get("active")]
+
+
+class FollowUpExpert:
+    """Moves the booking made earlier in the session to the time the user asks for: books the
+    same place then, and cancels every other booking (the user sees them all and says what is
+    still missing). A write whose result it could not see is read back first (`list_bookings`),
+    and so are the bookings when the user still sees something missing after it said the move
+    was done.
+
+    Args:
+        ledger: the session's bookings; the latest active one is the one to move.
+    """
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.case = CaseFile()
+        self.when: tuple[str, str] | None = None
+        #: The place to move (its id and name).
+        self.place: tuple[str, str] | None = None
+        self.unsure: int | None = None
+        self.claims = 0
+        self._sent: list[Call] = []
+        self._first = True
+
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        brief = next((m["content"] for m in info.get("messages", ()) if m.get("role") == "system"), "")
+        vocab = Vocab.of(section(brief, "dialog", info.get("task", {}).get("domain", "")))
+        for m in info.get("messages", ()):
+            if m.get("role") == "user":
+                for kind, value in hear(str(m.get("content", "")), vocab, []).events:
+                    if kind == "time":
+                        self.when = value
+        active = self.ledger.active()
+        if active:
+            self.place = (str(active[-1][1].get("item_id")), str(active[-1][1].get("name")))
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        if self._first:
+            self._first = False
+        else:
+            for call, msg in zip(self._sent, results_of(info)):
+                content = str(msg.get("content", ""))
+                self.case.record(call, content, is_transient(msg), call.name != "list_bookings")
+                if content.startswith("[error") and call.name != "list_bookings":
+                    self.unsure = self.case.seq  # its effect is not known: read the bookings back
+                elif call.name == "list_bookings" and not content.startswith("[error"):
+                    self.unsure = None
+            if self.claims and any(m.get("role") == "user" for m in info.get("messages", ())) \
+                    and self.claims <= _RECHECKS:
+                self.unsure = self.case.seq  # the user still misses something: look again
+        try:
+            return self._plan()
+        except Move as move:
+            self._sent = move.calls
+            return action_of(move.calls) if move.calls else move.say
+
+    def _plan(self) -> str:
+        if self.unsure is not None:
+            self.case.get(Read("list_bookings", since=self.unsure))
+        if self.place is None:
+            self.case.read("list_bookings")
+            active = self.ledger.active()
+            if not active:
+                return "I can't find the booking we made earlier. Which one do you mean?"
+            self.place = (str(active[-1][1].get("item_id")), str(active[-1][1].get("name")))
+        if self.when is None:
+            raise Move(say="Which day and time of day should I move it to?")
+        item, name = self.place
+        day, slot = self.when
+        active = self.ledger.active()
+        moved = [k for k, b in active if b.get("item_id") == item and (b.get("day"), b.get("slot")) == (day, slot)]
+        if not moved:
+            raise Move([Call("book", {"item_id": item, "day": day, "slot": slot})])
+        for k, _ in active:
+            if k != moved[0]:
+                raise Move([Call("cancel_booking", {"booking_id": k})])
+        self.claims += 1
+        return f"Done: {name} is moved to {day.capitalize()} {slot}."
+
+
+class CrossTaskExpert(CrossTaskStrategy):
+    """See the module docstring: the heuristic's switching between requests, with the experts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ledger = Ledger()
+
+    def _start(self, segment: dict[str, Any], request: str, obs: str) -> None:
+        from agentgym.agents.expert import make_expert_strategy  # the family table, read when used
+
+        family = segment["family"]
+        self._sub = FollowUpExpert(self._ledger) if family == "followup" else make_expert_strategy(family)
+        self._sub.reset(obs, {
+            "messages": [{"role": "system", "content": self._brief}, {"role": "user", "content": request}],
+            "tools": self._tools,
+            "task": {"family": family, "domain": segment["domain"]},
+        })
+
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        self._ledger = Ledger()
+        super().reset(obs, info)
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        self._ledger.take(info)
+        return super().act(obs, info)
