@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from agentgym.core.protocol import ErrorCode
 from agentgym.eval.csv_cells import write_csv
+from agentgym.eval.headline import TOOL_RATES
 from agentgym.eval.metrics import FAULT_KINDS, EpisodeVerdict, judge_episode
 from agentgym.eval.records import canonical_json
 
@@ -101,42 +102,47 @@ def arrow_type(kind: str) -> "pa.DataType":
 
 @dataclass(frozen=True)
 class _Rate:
-    """A per-episode rate and the two counts it divides, as three columns.
+    """A per-episode tool-call rate and the two counts it divides, as three columns.
 
     Attributes:
         name: the rate's column. what: the metric it is.
-        numerator, denominator: (key of `EpisodeVerdict.counts`, column, what it counts).
+        metric: its headline key, whose `TOOL_RATES` entry names the two `ToolCounts` fields.
+        numerator, denominator: (column, what it counts).
     """
 
     name: str
     what: str
-    numerator: tuple[str, str, str]
-    denominator: tuple[str, str, str]
+    metric: str
+    numerator: tuple[str, str]
+    denominator: tuple[str, str]
 
     def columns(self) -> list[Column]:
-        (_, num, num_doc), (_, den, den_doc) = self.numerator, self.denominator
+        (num, num_doc), (den, den_doc) = self.numerator, self.denominator
         return [Column(num, "int", num_doc), Column(den, "int", den_doc),
                 Column(self.name, "float", f"{num} / {den}: {self.what}; null when {den} is 0")]
 
     def values(self, v: EpisodeVerdict) -> dict[str, Any]:
-        (num_key, num, _), (den_key, den, _) = self.numerator, self.denominator
-        return {num: v.counts[num_key], den: v.counts[den_key], self.name: v.rate(num_key, den_key)}
+        num_field, den_field = TOOL_RATES[self.metric]
+        (num, _), (den, _) = self.numerator, self.denominator
+        return {num: v.count(num_field), den: v.count(den_field), self.name: v.rate(num_field, den_field)}
 
 
 #: The tool-call rates.
 _TOOL_RATES: tuple[_Rate, ...] = (
-    _Rate("validity", "tool-call validity", ("valid", "validity_valid", "valid calls not injected"),
-          ("attempts", "validity_attempts", "call attempts: calls not injected plus turn-level errors")),
-    _Rate("correctness", "tool-call correctness", ("right", "correctness_right", "judged calls that were right"),
-          ("judged", "correctness_judged", "calls that decide something (valid, not a repeat, for the plan or wrong)")),
-    _Rate("efficiency", "tool-call efficiency",
-          ("useful", "efficiency_useful", "useful calls: succeeded, on a gold plan, not a repeat"),
-          ("spent", "efficiency_calls", "valid calls not injected")),
-    _Rate("recall", "share of gold steps done", ("done", "recall_done", "gold steps completed by a successful call"),
-          ("gold", "recall_gold", "gold steps (0 without a gold plan)")),
-    _Rate("precision", "legacy precision",
-          ("precise", "precision_hits", "valid calls not injected for a gold step not yet done"),
-          ("scored", "precision_calls", "legacy precision's denominator (0 without a gold plan)")),
+    _Rate("validity", "tool-call validity", "validity", ("validity_valid", "valid calls not injected"),
+          ("validity_attempts", "call attempts: calls not injected plus turn-level errors")),
+    _Rate("correctness", "tool-call correctness", "tool_correctness",
+          ("correctness_right", "judged calls that were right"),
+          ("correctness_judged", "calls that decide something (valid, not a repeat, for the plan or wrong)")),
+    _Rate("efficiency", "tool-call efficiency", "tool_efficiency",
+          ("efficiency_useful", "useful calls: succeeded, on a gold plan, not a repeat"),
+          ("efficiency_calls", "valid calls not injected")),
+    _Rate("recall", "share of gold steps done", "tool_recall",
+          ("recall_done", "gold steps completed by a successful call"),
+          ("recall_gold", "gold steps (0 without a gold plan)")),
+    _Rate("precision", "legacy precision", "tool_precision",
+          ("precision_hits", "valid calls not injected for a gold step not yet done"),
+          ("precision_calls", "legacy precision's denominator (0 without a gold plan)")),
 )
 
 
@@ -285,7 +291,6 @@ def episode_row(rec: Mapping[str, Any], run: str, verdict: EpisodeVerdict | None
     v = verdict or judge_episode(rec)
     m = rec.get("metrics") or {}
     env, agent, task = rec.get("env") or {}, rec.get("agent") or {}, _task(rec)
-    n = v.counts
     calls, noise = v.call_log, v.noise_log
     counted = [f for f in v.faults if f.status in ("recovered", "censored")]
     recovered = [f for f in counted if f.status == "recovered"]
@@ -320,7 +325,7 @@ def episode_row(rec: Mapping[str, Any], run: str, verdict: EpisodeVerdict | None
         "recovery_ms": [f.ms for f in recovered] if v.timed else None,
         "censored_ms": [f.ms for f in censored] if v.timed else None,
         "recovery_turns_mean": _mean([f.turns for f in recovered]),
-        "commitments": n["committed"], "commitments_consistent": n["consistent"],
+        "commitments": v.committed, "commitments_consistent": v.consistent,
         "goal_consistency": v.rate("consistent", "committed"),
         "constraints_broken": sorted({x for c in v.commitments for x in c.contradicts}),
         "errors_total": sum(errors.values()),

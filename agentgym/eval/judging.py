@@ -1,26 +1,61 @@
 """How the metrics read and judge one episode record: its calls against the gold plan and the
 user's constraints, each injected fault tied to what it hit and whether (and when) the agent
 recovered, and its commitments. docs/METRICS.md states each rule; `judge_episode` returns the
-verdicts, `judge_records` what the aggregates (`agentgym.eval.headline`) pool.
+verdicts, `judge_run` what the aggregates (`agentgym.eval.headline`) pool: a run's records, each
+judged once, of which every metric of a report is a view.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from agentgym.core.gold import call_matches, carries, contains_value
 from agentgym.eval.verdicts import CallVerdict, CommitmentVerdict, EpisodeVerdict, FaultVerdict
 
-__all__ = ["FAULT_KINDS", "LEFT_OUT", "JudgedEpisode", "JudgedFault", "Record", "commits", "is_commitment",
-           "judge_episode", "judge_record", "judge_records", "succeeded"]
+__all__ = ["FAULT_KINDS", "LEFT_OUT", "JudgedEpisode", "JudgedFault", "JudgedRun", "Record", "ToolCounts", "commits",
+           "is_commitment", "judge_episode", "judge_record", "judge_records", "judge_run", "succeeded"]
 
 Record = Mapping[str, Any]
 #: Noise kinds that are faults the agent has to recover from (the others only add friction).
 FAULT_KINDS = ("tool_failure", "corruption", "ambiguity", "goal_shift")
 #: Why a recoverable-looking fault is left out of recovery (see `agentgym.eval.metrics.recovery`).
 LEFT_OUT = ("unrecoverable", "unaffected", "superseded")
+
+
+class ToolCounts(NamedTuple):
+    """The counts of one episode's tool calls that tool-call accuracy pools over a run.
+
+    Each rate is a pair of fields (`agentgym.eval.headline.TOOL_RATES`): validity is
+    ``valid / attempts``, correctness ``right / judged``, efficiency ``useful / spent``, recall
+    ``done / gold`` and legacy precision ``precise / scored``.
+
+    Attributes:
+        valid: valid calls the agent made (no injected fault acted on them).
+        attempts: the agent's call attempts: calls no injected fault acted on, plus turn-level
+            errors (an action that did not parse), each an invalid action.
+        right: judged calls whose arguments were right.
+        judged: valid calls that decide something (not a repeat; for a plan step, or wrong).
+        useful: valid calls not injected that advance the work (succeeded, on a gold plan, not
+            a repeat).
+        spent: valid calls not injected.
+        precise: valid calls not injected for a gold step not yet done, or of a replaced plan.
+        scored: valid calls not injected, for legacy precision (0 without a gold plan).
+        done: gold steps completed by a successful call (0 without a gold plan).
+        gold: gold steps (0 without a gold plan).
+    """
+
+    valid: int = 0
+    attempts: int = 0
+    right: int = 0
+    judged: int = 0
+    useful: int = 0
+    spent: int = 0
+    precise: int = 0
+    scored: int = 0
+    done: int = 0
+    gold: int = 0
 
 
 @dataclass
@@ -64,7 +99,7 @@ class JudgedEpisode:
     score_details: Mapping[str, Any]
     tokens: int | None
     policy_violations: int | None
-    tools: tuple[int, ...] = ()
+    tools: ToolCounts = ToolCounts()
     faults: list[JudgedFault] = field(default_factory=list)
     #: Faults left out of recovery, as (index in the noise log, why): ``unrecoverable`` (marked
     #: so), ``unaffected`` (hitting nothing) or ``superseded`` (hitting a step a goal shift then
@@ -76,6 +111,12 @@ class JudgedEpisode:
 
 
 def judge_record(rec: Record, verdicts: list["CallVerdict"] | None = None) -> JudgedEpisode:
+    """What the metrics need of one record, read once, with every metric's judgement of it.
+
+    Args:
+        rec: one episode record.
+        verdicts: when given, each call's `CallVerdict` is appended to it (`judge_episode`).
+    """
     m = rec.get("metrics") or {}
     steps = rec.get("steps") or []
     failed = rec.get("agent_error") is not None
@@ -135,7 +176,55 @@ def judge_record(rec: Record, verdicts: list["CallVerdict"] | None = None) -> Ju
 
 
 def judge_records(records: Iterable[Record]) -> list[JudgedEpisode]:
+    """Each record's `judge_record`, in order."""
     return [judge_record(r) for r in records]
+
+
+@dataclass(frozen=True)
+class JudgedRun:
+    """A run's records, each judged once: what every metric is a view of.
+
+    Every public metric of `agentgym.eval.metrics` takes either records or a `JudgedRun`; a
+    report judges its records once (`judge_run`) and hands the same `JudgedRun` (or a `select`
+    of it, for a group) to each metric it shows.
+
+    Attributes:
+        records: the records, in order.
+        episodes: ``judge_record`` of each, in the same order.
+    """
+
+    records: tuple[Record, ...]
+    episodes: tuple[JudgedEpisode, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.records) != len(self.episodes):
+            raise ValueError(f"{len(self.records)} records but {len(self.episodes)} judged episodes")
+
+    def __len__(self) -> int:
+        return len(self.episodes)
+
+    def select(self, indices: Iterable[int]) -> "JudgedRun":
+        """The records at `indices` (in that order) with their judgements, judged no more."""
+        at = list(indices)
+        return JudgedRun(tuple(self.records[i] for i in at), tuple(self.episodes[i] for i in at))
+
+
+def judge_run(records: "Sequence[Record] | JudgedRun", *,
+              on_record: Callable[[], None] | None = None) -> JudgedRun:
+    """The records judged once each; a `JudgedRun` is returned as it is (judged already).
+
+    Args:
+        records: episode records, or a `JudgedRun`.
+        on_record: called after each record is judged (progress).
+    """
+    if isinstance(records, JudgedRun):
+        return records
+    episodes = []
+    for rec in records:
+        episodes.append(judge_record(rec))
+        if on_record is not None:
+            on_record()
+    return JudgedRun(tuple(records), tuple(episodes))
 
 
 def succeeded(rec: Record) -> bool:
@@ -216,17 +305,16 @@ def _corrupted_values(e: JudgedEpisode) -> list[tuple[int, Any]]:
 
 
 def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tuple[int, Any]],
-                 verdicts: list["CallVerdict"] | None = None) -> tuple[int, ...]:
-    """(valid, actions, correct, judged, useful, spent, precise, scored, done, gold) of one episode,
-    and, into `verdicts` when given, what each call counted for."""
-    valid = actions = correct = judged = useful = spent = precise = scored = 0
+                 verdicts: list["CallVerdict"] | None = None) -> ToolCounts:
+    """The episode's `ToolCounts`, and, into `verdicts` when given, what each call counted for."""
+    valid = attempts = right = judged = useful = spent = precise = scored = 0
     done = [False] * len(plan.steps)
     succeeded: dict[str, list[Any]] = defaultdict(list)
     plan_tools = set(plan.by_name) | set(old.by_name)
     for k, c in enumerate(e.calls):
         injected = bool(c.get("injected"))
         if not injected:
-            actions += 1
+            attempts += 1
             valid += bool(c.get("valid"))
         if not c.get("valid"):
             if verdicts is not None:
@@ -254,7 +342,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
                 is_judged = wrong or on_plan
             if is_judged:
                 judged += 1
-                correct += not wrong
+                right += not wrong
         open_hits = [i for i in hits if not done[i]]
         is_useful = error is None and on_plan and not repeat
         if not injected:
@@ -279,9 +367,10 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
                                         (not wrong) if is_judged else None, why,
                                         None if injected else is_useful, repeat, decoy, tuple(hits), completes,
                                         told_wrong))
+    attempts += e.turn_errors
     if e.plan is None:
-        return (valid, actions + e.turn_errors, correct, judged, useful, spent, 0, 0, 0, 0)
-    return (valid, actions + e.turn_errors, correct, judged, useful, spent, precise, scored, sum(done), len(done))
+        return ToolCounts(valid, attempts, right, judged, useful, spent)
+    return ToolCounts(valid, attempts, right, judged, useful, spent, precise, scored, sum(done), len(done))
 
 
 def _recoverable(event: Mapping[str, Any]) -> bool:
@@ -436,9 +525,6 @@ def _goal_shift_recovery(e: JudgedEpisode, ev: Mapping[str, Any], plan: _Plan) -
     return None
 
 
-_COUNT_NAMES = ("valid", "attempts", "right", "judged", "useful", "spent", "precise", "scored", "done", "gold")
-
-
 def judge_episode(record: Record) -> EpisodeVerdict:
     """The metrics' verdicts on one episode: each call, each fault and each commitment.
 
@@ -465,7 +551,5 @@ def judge_episode(record: Record) -> EpisodeVerdict:
     commitments += [CommitmentVerdict(int(m.get("turn", 0)), str(m.get("kind")), None, not m.get("contradicts"),
                                       tuple(m.get("contradicts") or ())) for m in e.commitments]
     commitments.sort(key=lambda c: c.turn)
-    counts = dict(zip(_COUNT_NAMES, e.tools))
-    counts.update(consistent=e.consistent, committed=e.committed)
-    return EpisodeVerdict(e.key, e.success, e.score, e.turns, e.timed, counts, tuple(calls), tuple(faults),
-                          tuple(commitments), tuple(e.calls), tuple(e.noise), e.final_ms)
+    return EpisodeVerdict(e.key, e.success, e.score, e.turns, e.timed, e.tools, e.consistent, e.committed,
+                          tuple(calls), tuple(faults), tuple(commitments), tuple(e.calls), tuple(e.noise), e.final_ms)

@@ -49,10 +49,15 @@ Conventions (the choices a reader would otherwise have to guess):
   left out of validity and efficiency, and a retry after one is legitimate.
 
 Where the parts live: `agentgym.eval.judging` reads and judges one record (`judge_episode`, with
-the verdicts of `agentgym.eval.verdicts`), `agentgym.eval.headline` pools the judgements into the
-headline aggregates and paired differences, `agentgym.eval.bootstrap` draws the resamples, and
-`agentgym.eval.summary` makes the pandas table. This module holds the per-metric functions and
-exports every public name of those.
+the verdicts of `agentgym.eval.verdicts`) and a run (`judge_run`: each record once, a
+`JudgedRun`), `agentgym.eval.headline` pools the judgements into the headline aggregates
+(`METRICS`, one row per metric) and paired differences, `agentgym.eval.bootstrap` draws the
+resamples, and `agentgym.eval.summary` makes the pandas table. This module holds the per-metric
+functions and exports every public name of those.
+
+Every function here takes records or a `JudgedRun`: given records, it judges them; given a
+`JudgedRun`, it judges nothing again, so a report that shows several metrics of one run judges
+each record once (`judge_run`) and every metric is a view of that judging.
 """
 
 from __future__ import annotations
@@ -76,25 +81,29 @@ from agentgym.eval.bootstrap import (
 )
 from agentgym.eval.headline import (
     HEADLINE,
+    METRICS,
     Aggregate,
     Measure,
+    Pool,
     aggregate_measures,
     compare,
-    fault_arrays,
     fault_width,
     headline,
     headline_measures,
+    judged_in_order,
     records_by_key,
+    records_of,
     select_aggregates,
 )
 from agentgym.eval.judging import (
     FAULT_KINDS,
     LEFT_OUT,
     JudgedEpisode,
+    JudgedRun,
     Record,
+    ToolCounts,
     judge_episode,
-    judge_record,
-    judge_records,
+    judge_run,
     succeeded,
 )
 from agentgym.eval.summary import summarise
@@ -117,7 +126,11 @@ __all__ = [
     "call_matches",
     "FAULT_KINDS",
     "HEADLINE",
+    "METRICS",
     "judge_episode",
+    "judge_run",
+    "JudgedRun",
+    "ToolCounts",
     "EpisodeVerdict",
     "CallVerdict",
     "FaultVerdict",
@@ -127,26 +140,26 @@ __all__ = [
 
 # ============================================================================ completion
 def completion(
-    records: Sequence[Record], *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """Success rate and mean score (partial credit) over episodes.
 
     Args:
-        records: episode records.
+        records: episode records, or a `JudgedRun`.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
     Returns:
         ``{"success_rate": agg, "mean_score": agg, "episodes": n}``; an ``agent_error``
         episode counts as a failure with score 0.
     """
-    eps = judge_records(records)
+    eps = judge_run(records).episodes
     aggs = select_aggregates(eps, ("success", "score"), n_boot, seed, alpha)
     return {"success_rate": aggs["success"], "mean_score": aggs["score"], "episodes": len(eps)}
 
 
 # ============================================================================ tool accuracy
 def tool_accuracy(
-    records: Sequence[Record], *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """Validity, correctness, efficiency and recall of the agent's tool calls.
 
@@ -170,16 +183,17 @@ def tool_accuracy(
       of a replaced plan), and the harmonic mean of that precision and recall.
 
     Episodes without a gold plan (no ``metrics.gold``) count for validity and correctness only.
+    The per-episode counts are the episode's `ToolCounts`.
 
     Args:
-        records: episode records.
+        records: episode records, or a `JudgedRun`.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
     Returns:
         ``{"validity", "correctness", "efficiency", "recall", "precision", "f1": agg, "calls": n,
         "episodes": n}``; for F1, ``n`` is the number of gold steps.
     """
-    eps = judge_records(records)
+    eps = judge_run(records).episodes
     aggs = select_aggregates(eps, ("validity", "tool_correctness", "tool_efficiency", "tool_recall", "tool_precision",
                          "tool_f1"), n_boot, seed, alpha)
     return {"validity": aggs["validity"], "correctness": aggs["tool_correctness"],
@@ -190,7 +204,7 @@ def tool_accuracy(
 
 # ============================================================================ recovery
 def recovery(
-    records: Sequence[Record], *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """How often and how fast the agent recovers from the faults injected into its episodes.
 
@@ -221,7 +235,7 @@ def recovery(
     ms: the largest time budget). Decoy calls never recover anything.
 
     Args:
-        records: episode records.
+        records: episode records, or a `JudgedRun`.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
     Returns:
@@ -232,10 +246,10 @@ def recovery(
         ``faults``, ``recovered``, ``censored``, ``unrecoverable``, ``unaffected`` and
         ``superseded``; and ``by_kind``, the counts, share and median per fault kind.
     """
-    eps = judge_records(records)
-    measures = headline_measures(eps)
-    fa = fault_arrays(eps)
-    tau = float(max((e.max_turns for e in eps), default=1))
+    eps = judge_run(records).episodes
+    pool = Pool(eps)
+    measures = headline_measures(pool)
+    fa, tau = pool.faults, pool.tau
     p90, _ = km_stats(fa["turns"], fa["recovered"], fa["unit"], tau, q=0.9)
     measures["p90"] = Measure(p90, measures["recovery_median"].n)
     names = ("recovery_share", "recovery_median", "p90", "recovery_rmst", "recovery_median_ms", "recovery_rmst_ms")
@@ -261,7 +275,7 @@ def recovery(
 
 # ============================================================================ goal consistency
 def goal_consistency(
-    records: Sequence[Record], *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """Per episode, the share of commitments that satisfy every constraint stated so far; the
     mean over the episodes that made at least one.
@@ -276,7 +290,7 @@ def goal_consistency(
     committed to nothing, and counting it consistent would reward writes that miss the world.
 
     Args:
-        records: episode records.
+        records: episode records, or a `JudgedRun`.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
     Returns:
@@ -284,7 +298,7 @@ def goal_consistency(
         the number of episodes with a commitment, and its value None when there are none (an
         episode that commits nothing has no consistency to measure, never 100%).
     """
-    eps = judge_records(records)
+    eps = judge_run(records).episodes
     aggs = select_aggregates(eps, ("goal_consistency",), n_boot, seed, alpha)
     return {"goal_consistency": aggs["goal_consistency"], "episodes": len(eps),
             "committed": sum(e.committed > 0 for e in eps)}
@@ -304,13 +318,17 @@ def _task_key(rec: Record) -> tuple[Any, ...]:
     return (env.get("id"), env.get("noise") or None, rec.get("seed"))
 
 
-def _task_tallies(records: Iterable[Record]) -> list[tuple[int, int]]:
+def _task_tallies(records: Sequence[Record] | JudgedRun) -> list[tuple[int, int]]:
     """(trials, successes) per task; a task is env id + noise + seed (trials re-draw the noise)."""
+    if isinstance(records, JudgedRun):
+        pairs: Iterable[tuple[Record, bool]] = ((r, e.success) for r, e in zip(records.records, records.episodes))
+    else:  # success alone: no call nor fault needs judging
+        pairs = ((r, succeeded(r)) for r in records)
     tally: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
-    for rec in records:
+    for rec, success in pairs:
         t = tally[_task_key(rec)]
         t[0] += 1
-        t[1] += int(succeeded(rec))
+        t[1] += int(success)
     return [(n, c) for n, c in tally.values()]
 
 
@@ -331,7 +349,7 @@ def _pass_values(tallies: Iterable[tuple[int, int]], k: int, hat: bool) -> np.nd
     return np.asarray(out, dtype=np.float64)
 
 
-def pass_hat_k(records: Sequence[Record], k: int) -> float:
+def pass_hat_k(records: Sequence[Record] | JudgedRun, k: int) -> float:
     """tau-bench's pass^k: the chance that k trials of a task all succeed, averaged over tasks.
 
     For a task with n trials and c successes, pass^k = C(c, k) / C(n, k), the unbiased
@@ -339,7 +357,7 @@ def pass_hat_k(records: Sequence[Record], k: int) -> float:
     env id, a noise setting and a seed; pass the records of one agent.
 
     Args:
-        records: episode records.
+        records: episode records, or a `JudgedRun`.
         k: the number of trials that must all succeed.
 
     Returns:
@@ -350,11 +368,11 @@ def pass_hat_k(records: Sequence[Record], k: int) -> float:
     return float(v.mean()) if v.size else math.nan
 
 
-def pass_at_k(records: Sequence[Record], k: int) -> float:
+def pass_at_k(records: Sequence[Record] | JudgedRun, k: int) -> float:
     """pass@k: the chance that at least one of k trials succeeds, 1 - C(n-c, k) / C(n, k).
 
     Args:
-        records: episode records.
+        records: episode records, or a `JudgedRun`.
         k: the number of trials.
 
     Returns:
@@ -365,12 +383,12 @@ def pass_at_k(records: Sequence[Record], k: int) -> float:
     return float(v.mean()) if v.size else math.nan
 
 
-def reliability(records: Sequence[Record], ks: Sequence[int] = (1, 2, 4, 8), *, n_boot: int = 2000,
+def reliability(records: Sequence[Record] | JudgedRun, ks: Sequence[int] = (1, 2, 4, 8), *, n_boot: int = 2000,
                 seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
     """pass^k and pass@k for several k, each with a bootstrap CI over TASKS.
 
     Args:
-        records: episode records.
+        records: episode records, or a `JudgedRun`.
         ks: the values of k.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
@@ -390,7 +408,7 @@ def reliability(records: Sequence[Record], ks: Sequence[int] = (1, 2, 4, 8), *, 
 
 # ============================================================================ efficiency
 def efficiency(
-    records: Sequence[Record], *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """Cost per success: turns, tool calls and tokens spent over all episodes per success.
 
@@ -400,7 +418,7 @@ def efficiency(
     lengths of ``metrics.score_details.policy_violations``, per episode that reports them.
 
     Args:
-        records: episode records.
+        records: episode records, or a `JudgedRun`.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
 
     Returns:
@@ -408,7 +426,7 @@ def efficiency(
         ``policy_violations`` (mean per reporting episode) as aggregates (``n``: successes, or
         reporting episodes), plus ``successes``, ``episodes`` and ``policy_violations_total``.
     """
-    eps = judge_records(records)
+    eps = judge_run(records).episodes
     success = np.array([e.success for e in eps], dtype=np.float64)
     turns = np.array([e.turns for e in eps], dtype=np.float64)
     calls = np.array([len(e.calls) for e in eps], dtype=np.float64)
@@ -443,8 +461,8 @@ _PAIRED_METRICS: dict[str, Callable[[JudgedEpisode], float]] = {
 
 
 def paired_comparison(
-    records_a: Sequence[Record],
-    records_b: Sequence[Record],
+    records_a: Sequence[Record] | JudgedRun,
+    records_b: Sequence[Record] | JudgedRun,
     metric: str | Callable[[Record], float] = "success",
     *,
     intersect: bool = False,
@@ -458,8 +476,8 @@ def paired_comparison(
     resamples the aligned pairs, so the shared variance of a task's difficulty cancels.
 
     Args:
-        records_a: the records of run A.
-        records_b: the records of run B.
+        records_a: the records of run A (or their `JudgedRun`).
+        records_b: the records of run B (or theirs).
         metric: ``"success"``, ``"score"``, ``"turns"``, ``"tool_calls"``, or a callable
             ``record -> float``.
         intersect: when the runs cover different episodes, compare on the keys both hold
@@ -474,16 +492,9 @@ def paired_comparison(
         ValueError: a run holds a key twice, or (without ``intersect``) the runs' keys differ;
             the message names the missing keys.
     """
-    if callable(metric):
-        value: Callable[[Record], float] = metric
-        name = getattr(metric, "__name__", "custom")
-    elif metric in _PAIRED_METRICS:
-        fn = _PAIRED_METRICS[metric]
-        value = lambda r: fn(judge_record(r))  # noqa: E731
-        name = metric
-    else:
+    if not callable(metric) and metric not in _PAIRED_METRICS:
         raise ValueError(f"metric must be one of {sorted(_PAIRED_METRICS)} or a callable, got {metric!r}")
-    a, b = records_by_key(records_a, "A"), records_by_key(records_b, "B")
+    a, b = records_by_key(records_of(records_a), "A"), records_by_key(records_of(records_b), "B")
     only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
     if (only_a or only_b) and not intersect:
         def show(keys: list[str]) -> str:
@@ -493,8 +504,14 @@ def paired_comparison(
         raise ValueError("the runs cover different episodes; " + "; ".join(p for p in parts if p)
                          + " (pass intersect=True to compare on the shared ones)")
     keys = sorted(set(a) & set(b))
-    va = np.array([value(a[k]) for k in keys], dtype=np.float64)
-    vb = np.array([value(b[k]) for k in keys], dtype=np.float64)
+    if callable(metric):
+        name = getattr(metric, "__name__", "custom")
+        va = np.array([metric(a[k]) for k in keys], dtype=np.float64)
+        vb = np.array([metric(b[k]) for k in keys], dtype=np.float64)
+    else:
+        name, fn = metric, _PAIRED_METRICS[metric]
+        va = np.array([fn(e) for e in judged_in_order(records_a, keys)], dtype=np.float64)
+        vb = np.array([fn(e) for e in judged_in_order(records_b, keys)], dtype=np.float64)
     return {
         "metric": name,
         "a": float(va.mean()) if keys else None,

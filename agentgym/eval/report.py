@@ -1,7 +1,8 @@
 """Reports from run folders: tables with confidence intervals, and plots.
 
 `write_report` reads the records of one or more runs (a run folder holds ``records.jsonl``),
-computes every headline metric (`agentgym.eval.metrics.HEADLINE`) per agent, env and noise
+judges each record once (`agentgym.eval.judging.judge_run`), computes from that one judging every
+headline metric (`agentgym.eval.metrics.HEADLINE`) per agent, env and noise
 setting with bootstrap 95% CIs and their n, prints the table, and writes ``report.csv`` (every
 number), ``report.md`` (the readable tables, pass^k and efficiency) and PNG plots: the metrics per
 agent with one panel per env (`metrics.png`), and success against the noise rate per kind
@@ -17,23 +18,17 @@ from typing import Any, Iterable, Sequence
 
 from agentgym.eval import metrics
 from agentgym.eval.csv_cells import write_csv
+from agentgym.eval.headline import REPORT_TABLES
+from agentgym.eval.judging import JudgedRun, judge_run
 from agentgym.eval.progress import Progress
 from agentgym.eval.records import read_records
 
 __all__ = ["load_records", "summary_line", "summary_table", "write_report", "metrics_figure", "robustness_figure",
            "TABLES", "PLOTTED"]
 
-#: The report's tables, each (title, [(summary column, label, shown as a percentage)]).
-TABLES: tuple[tuple[str, tuple[tuple[str, str, bool], ...]], ...] = (
-    ("Completion and tool calls", (
-        ("success", "success", True), ("score", "score", False), ("validity", "validity", True),
-        ("tool_correctness", "correctness", True), ("tool_efficiency", "efficiency", True),
-        ("tool_recall", "gold steps done", True))),
-    ("Recovery and goal consistency", (
-        ("recovery_share", "faults recovered", True), ("recovery_median", "median turns", False),
-        ("recovery_rmst", "mean turns (RMST)", False), ("recovery_median_ms", "median ms", False),
-        ("recovery_rmst_ms", "mean ms (RMST)", False), ("goal_consistency", "goal consistency", True))),
-)
+#: The report's tables, each (title, [(summary column, label, shown as a percentage)]): those the
+#: headline metrics name (`agentgym.eval.headline.METRICS`).
+TABLES = REPORT_TABLES
 #: The metrics of `metrics.png`, one row of panels each: (summary column, y-axis label).
 PLOTTED: tuple[tuple[str, str], ...] = (
     ("success", "success rate"),
@@ -75,8 +70,8 @@ def _count_lines(path: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
 
 
-def summary_line(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Success and score with 95% CIs, for a one-line summary."""
+def summary_line(records: Sequence[dict[str, Any]] | JudgedRun) -> dict[str, Any]:
+    """Success and score with 95% CIs, for a one-line summary (of records, or of a `JudgedRun`)."""
     comp = metrics.completion(records)
     return {
         "n": comp["episodes"],
@@ -136,15 +131,16 @@ def _fmt(x: Any, pct: bool = False) -> str:
     return f"{x:.1%}" if pct else f"{x:.2f}"
 
 
-def _extras(records: Sequence[dict[str, Any]], progress: bool = False) -> list[str]:
+def _extras(run: JudgedRun, progress: bool = False) -> list[str]:
     """pass^k and efficiency per agent and env, as Markdown lines."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in records:
-        groups.setdefault((r["agent"]["name"], r["env"]["id"]), []).append(r)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(run.records):
+        groups.setdefault((r["agent"]["name"], r["env"]["id"]), []).append(i)
     lines = ["| agent | env | pass^1 | pass^2 | turns / success | tool calls / success | policy violations |",
              "|---|---|---|---|---|---|---|"]
-    with Progress(len(records), desc="report: pass^k and efficiency", unit="record", enabled=progress) as bar:
-        for (agent, env_id), recs in sorted(groups.items()):
+    with Progress(len(run), desc="report: pass^k and efficiency", unit="record", enabled=progress) as bar:
+        for (agent, env_id), members in sorted(groups.items()):
+            recs = run.select(members)
             eff = metrics.efficiency(recs)
             p1, p2 = metrics.pass_hat_k(recs, 1), metrics.pass_hat_k(recs, 2)
             lines.append(f"| {agent} | {env_id} | {_fmt(p1, True)} | {_fmt(p2, True)} "
@@ -351,8 +347,11 @@ def write_report(runs: Sequence[str | Path], out: str | Path, *, show: bool = Tr
     if not records:
         raise ValueError(f"no records in {', '.join(map(str, runs))} (empty, or only a torn last line)")
     out_dir = Path(out)
+    # Judged once: every table, pass^k and efficiency below is a view of this one judging.
+    with Progress(len(records), desc="report: judging episodes", unit="record", enabled=progress) as bar:
+        run = judge_run(records, on_record=bar.update)
     with Progress(len(records), desc="report: metrics with bootstrap CIs", unit="record", enabled=progress) as bar:
-        frame = metrics.summarise(records, group_by=("agent", "env", "noise"), on_group=bar.update)
+        frame = metrics.summarise(run, group_by=("agent", "env", "noise"), on_group=bar.update)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_csv(frame, out_dir / "report.csv")
     errors = sum(r.get("agent_error") is not None for r in records)
@@ -362,7 +361,7 @@ def write_report(runs: Sequence[str | Path], out: str | Path, *, show: bool = Tr
           "(with an n: too few recoveries for a median). docs/METRICS.md defines each metric.", ""]
     for title, columns in TABLES:
         md += [f"## {title}", "", _markdown(summary_table(frame, columns)), ""]
-    md += ["## pass^k and efficiency", "", *_extras(records, progress), ""]
+    md += ["## pass^k and efficiency", "", *_extras(run, progress), ""]
     plots = ["metrics.png"]
     with Progress(2, desc="report: plots", unit="plot", enabled=progress) as bar:
         _plot_metrics(frame, out_dir / "metrics.png")

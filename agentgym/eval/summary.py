@@ -7,8 +7,8 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from agentgym.eval.headline import HEADLINE, headline
-from agentgym.eval.judging import JudgedEpisode, Record
+from agentgym.eval.headline import HEADLINE, headline, records_of
+from agentgym.eval.judging import JudgedEpisode, JudgedRun, Record, judge_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,7 +32,7 @@ SUMMARY_METRICS = tuple(key for key, _, _ in HEADLINE)
 
 
 def summarise(
-    records: Sequence[Record],
+    records: Sequence[Record] | JudgedRun,
     group_by: Sequence[str] = ("env", "noise"),
     *,
     n_boot: int = 2000,
@@ -44,12 +44,14 @@ def summarise(
     """One row per group with every headline metric, its bootstrap CI and its n.
 
     Args:
-        records: episode records.
+        records: episode records, or a `JudgedRun` (each group is then a view of it, judged
+            no more).
         group_by: fields among ``env``, ``noise`` (``"none"`` when unset), ``agent``,
             ``suite``, ``family``, ``domain``, ``difficulty`` and ``split``.
         n_boot: bootstrap resamples. seed: bootstrap seed. alpha: 1 - the CI's level.
         on_group: called with each group's number of records once its row is done (progress).
-        judged: `judge_records(records)`, in the same order, when the caller has it already.
+        judged: `judge_records(records)`, in the same order, when the caller has it already
+            (the same as passing the `JudgedRun`).
 
     Returns:
         A DataFrame sorted by the group columns, with ``n`` (episodes) and, for each key of
@@ -64,16 +66,16 @@ def summarise(
     unknown = [g for g in group_by if g not in _GROUP_FIELDS]
     if unknown:
         raise ValueError(f"unknown group_by fields {unknown}; known: {sorted(_GROUP_FIELDS)}")
+    run = judge_run(records) if judged is None else JudgedRun(tuple(records_of(records)), tuple(judged))
     groups: dict[tuple[Any, ...], list[int]] = defaultdict(list)
-    for i, rec in enumerate(records):
+    for i, rec in enumerate(run.records):
         groups[tuple(_GROUP_FIELDS[g](rec) for g in group_by)].append(i)
     rows = []
     for key, members in groups.items():
-        recs = [records[i] for i in members]
+        group = run.select(members)
         row: dict[str, Any] = dict(zip(group_by, key))
-        row["n"] = len(recs)
-        aggs = headline(recs, n_boot=n_boot, seed=seed, alpha=alpha,
-                        judged=None if judged is None else [judged[i] for i in members])
+        row["n"] = len(group)
+        aggs = headline(group, n_boot=n_boot, seed=seed, alpha=alpha)
         for col in SUMMARY_METRICS:
             agg = aggs[col]
             row[col] = _nan(agg["value"])
@@ -84,7 +86,7 @@ def summarise(
         row["committed"] = aggs["committed"]
         rows.append(row)
         if on_group is not None:
-            on_group(len(recs))
+            on_group(len(group))
     columns = [*group_by, "n"]
     for col in SUMMARY_METRICS:
         columns += [col, f"{col}_lo", f"{col}_hi", f"{col}_n"]

@@ -8,7 +8,10 @@ each metric counted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from agentgym.eval.judging import ToolCounts
 
 __all__ = ["CallVerdict", "CommitmentVerdict", "EpisodeVerdict", "FaultVerdict"]
 
@@ -98,11 +101,10 @@ class CommitmentVerdict:
 class EpisodeVerdict:
     """Everything the metrics judged of one episode, and the per-episode inputs of each metric.
 
-    `counts` holds the numerators and denominators the aggregates pool: ``valid`` / ``attempts``
-    (validity), ``right`` / ``judged`` (correctness), ``useful`` / ``spent`` (efficiency),
-    ``done`` / ``gold`` (recall; both 0 without a gold plan), ``precise`` / ``scored`` (legacy
-    precision), ``consistent`` / ``committed`` (goal consistency). `call_log` and `noise_log` are
-    the episode's calls and injections as the metrics read them (the indices of the verdicts);
+    `tools` holds the numerators and denominators tool-call accuracy pools
+    (`agentgym.eval.judging.ToolCounts`),
+    `consistent` / `committed` those of goal consistency. `call_log` and `noise_log` are the
+    episode's calls and injections as the metrics read them (the indices of the verdicts);
     `elapsed_ms` is the simulated time at its end.
     """
 
@@ -111,7 +113,9 @@ class EpisodeVerdict:
     score: float
     turns: int
     timed: bool
-    counts: Mapping[str, int]
+    tools: ToolCounts
+    consistent: int
+    committed: int
     calls: tuple[CallVerdict, ...]
     faults: tuple[FaultVerdict, ...]
     commitments: tuple[CommitmentVerdict, ...]
@@ -119,7 +123,15 @@ class EpisodeVerdict:
     noise_log: tuple[Mapping[str, Any], ...] = ()
     elapsed_ms: float = 0.0
 
+    def count(self, name: str) -> int:
+        """A field of `tools`, or ``consistent`` or ``committed``, by name."""
+        if name in ("consistent", "committed"):
+            return int(getattr(self, name))
+        if name not in self.tools._fields:
+            raise KeyError(f"no count {name!r}; known: {[*self.tools._fields, 'consistent', 'committed']}")
+        return int(getattr(self.tools, name))
+
     def rate(self, numerator: str, denominator: str) -> float | None:
-        """``counts[numerator] / counts[denominator]``; None when there is nothing to measure."""
-        den = self.counts[denominator]
-        return self.counts[numerator] / den if den else None
+        """``count(numerator) / count(denominator)``; None when there is nothing to measure."""
+        den = self.count(denominator)
+        return self.count(numerator) / den if den else None

@@ -100,7 +100,7 @@ def run_matrix(seeds: int = 300, families: Sequence[str] = tuple(FAMILIES), nois
         The `Matrix`.
     """
     from agentgym.eval.jobs import AgentSpec
-    from agentgym.eval.metrics import compare
+    from agentgym.eval.metrics import compare, judge_run
     from agentgym.testing.defects import DEFECTS
 
     unknown = [f for f in families if f not in FAMILIES]
@@ -110,7 +110,8 @@ def run_matrix(seeds: int = 300, families: Sequence[str] = tuple(FAMILIES), nois
     matrix = Matrix(seeds=seeds, noise=noise, n_boot=n_boot, defects=tuple(defects))
     for family in families:
         env_id = FAMILIES[family]
-        base = _play(env_id, AgentSpec("heuristic"), seeds, noise, workers)
+        # Judged once, the reference of every defect's comparison.
+        base = judge_run(_play(env_id, AgentSpec("heuristic"), seeds, noise, workers))
         matrix.rows[family] = {}
         for d in defects:
             recs = _play(env_id, AgentSpec(d.agent, d.kwargs), seeds, noise, workers)

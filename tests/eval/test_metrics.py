@@ -149,13 +149,13 @@ def test_judge_episode_says_what_each_call_counted_for() -> None:
     assert not by_turn[9].valid and by_turn[9].useful is None and not by_turn[9].judged
     # The verdicts are what the aggregates pool.
     out = tool_accuracy([rec])
-    n = v.counts
-    assert n["valid"] / n["attempts"] == pytest.approx(out["validity"]["value"]) and n["attempts"] == 9
-    assert sum(c.right is True for c in v.calls) == n["right"] and sum(c.judged for c in v.calls) == n["judged"]
-    assert n["right"] / n["judged"] == pytest.approx(out["correctness"]["value"])
-    assert sum(c.useful is True for c in v.calls) == n["useful"]
-    assert n["useful"] / n["spent"] == pytest.approx(out["efficiency"]["value"])
-    assert sum(c.completes is not None for c in v.calls) == n["done"] and v.rate("done", "gold") == 1.0
+    n = v.tools
+    assert n.valid / n.attempts == pytest.approx(out["validity"]["value"]) and n.attempts == 9
+    assert sum(c.right is True for c in v.calls) == n.right and sum(c.judged for c in v.calls) == n.judged
+    assert n.right / n.judged == pytest.approx(out["correctness"]["value"])
+    assert sum(c.useful is True for c in v.calls) == n.useful
+    assert n.useful / n.spent == pytest.approx(out["efficiency"]["value"])
+    assert sum(c.completes is not None for c in v.calls) == n.done and v.rate("done", "gold") == 1.0
     # Write calls that went through, or that break a stated constraint, are commitments: the one
     # that contradicts the area breaks it; the refused one broke nothing and committed to nothing.
     assert [(c.turn, c.kind, c.consistent) for c in v.commitments] == [(7, "write", False)]

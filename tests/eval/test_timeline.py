@@ -48,15 +48,15 @@ def test_every_call_fault_and_recovery_is_there_once_at_its_turn(rec: dict) -> N
     assert sorted(censored) == [f.index for f in v.faults if f.status == "censored"]
     assert events[-1].kind == "end" and events[-1].data["success"] == v.success
     # The marks are the verdicts the metrics pool.
-    n = v.counts
+    n = v.tools
     correctness = _marks(events, "correctness")
-    assert correctness[True] == n["right"] and correctness[False] == n["judged"] - n["right"]
-    assert _marks(events, "efficiency")[True] == n["useful"]
-    assert _marks(events, "recall")[True] == n["done"]
+    assert correctness[True] == n.right and correctness[False] == n.judged - n.right
+    assert _marks(events, "efficiency")[True] == n.useful
+    assert _marks(events, "recall")[True] == n.done
     consistency = _marks(events, "goal_consistency")
-    assert consistency[True] == n["consistent"] and consistency[True] + consistency[False] == n["committed"]
+    assert consistency[True] == v.consistent and consistency[True] + consistency[False] == v.committed
     invalid = _marks(events, "validity")[False]
-    assert invalid == n["attempts"] - n["valid"]
+    assert invalid == n.attempts - n.valid
 
 
 def test_a_fault_says_what_it_hit_and_what_became_of_it() -> None:
