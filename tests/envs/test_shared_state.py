@@ -65,6 +65,12 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.tasks.domains_for": "a tuple",
     "agentgym.noise.distractors._decoys_of": "frozen specs and stateless handlers",
     "agentgym.noise.distractors._extra_tools": "a tuple of the above",
+    "agentgym.envs.tooluse.user._protected": "a compiled pattern per domain, read only",
+    "agentgym.envs.tooluse.user._words": "a str per statement",
+    "agentgym.envs.dialog.typos._kept": "a compiled pattern per domain, read only",
+    "agentgym.envs.dialog.tools._value_ranges": "a MappingProxyType per domain, read only",
+    "agentgym.envs.dialog.wording.stock": "a frozenset per domain",
+    "agentgym.agents.experts.words.near": "a bool per pair of words",
     # Loaded models: behind a lock, shared on purpose (inference only).
     "agentgym.agents.transformers_agent._MODELS": "guarded by _MODELS_LOCK",
 }
