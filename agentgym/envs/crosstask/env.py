@@ -56,8 +56,9 @@ class CrossTaskEnv(AgentEnv):
     user's verdict on a sub-task is always its score's: it accepts one only when it succeeded,
     and never thanks for one that failed. Truncated at the turn budget (the sum of the
     sub-tasks' budgets).
-    A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`, or applied
-    by hand) caps the budget at N: the env truncates itself at that step, with its summary.
+    A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`) truncates at
+    step N in its own `step`; ask `env.unwrapped.episode_summary()` for the summary then
+    (`max_turns` sets the env's own budget).
 
     ## Difficulty
     The session's difficulty is every sub-task's difficulty.
@@ -118,6 +119,10 @@ class CrossTaskEnv(AgentEnv):
         obs, reward, terminated, truncated, info = super().step(action)
         info["segment"] = before.public() if before is not None else None
         info["segment_switch"] = self._user.drain_boundaries()
-        if "episode_summary" in info:
-            info["episode_summary"]["subtasks"] = info["episode_summary"]["score_details"]["subtasks"]
         return obs, reward, terminated, truncated, info
+
+    def _episode_summary(self, score: Score, outcome: str) -> dict[str, Any]:
+        # Every summary has the sub-tasks at its top level, also one a wrapper's end asks for.
+        summary = super()._episode_summary(score, outcome)
+        summary["subtasks"] = summary["score_details"]["subtasks"]
+        return summary

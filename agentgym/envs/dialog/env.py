@@ -77,8 +77,8 @@ class DialogEnv(AgentEnv):
     already answered after the first; the user warns when one miss is left and gives up at the
     second, on every difficulty (the first never ends the dialog). A place that breaks only a
     need that arrived after it was proposed or booked costs nothing. A Gymnasium `TimeLimit`
-    around the env (`gym.make(id, max_episode_steps=N)`, or applied by hand) caps the budget at
-    N: the env truncates itself at that step, with its summary.
+    around the env (`gym.make(id, max_episode_steps=N)`) truncates at step N in its own `step`;
+    ask `env.unwrapped.episode_summary()` for the summary then (`max_turns` sets the budget).
 
     ## Difficulty
     `easy`: 3 constraints (the time and two attributes), none late. `medium`: 5, of which 1

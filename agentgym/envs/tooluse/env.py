@@ -111,8 +111,9 @@ class ToolUseEnv(AgentEnv):
     writes that left a wrong record a tool could undo, and at once after a wrong record no tool
     can undo or a policy violation (success is then out of reach); truncated at the turn budget
     (12 / 16 / 20 turns by difficulty).
-    A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`, or applied
-    by hand) caps the budget at N: the env truncates itself at that step, with its summary.
+    A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`) truncates at
+    step N in its own `step`; ask `env.unwrapped.episode_summary()` for the summary then
+    (`max_turns` sets the env's own budget).
 
     ## Difficulty
     The gold plan's length: `easy` 3-4 calls, `medium` 5-6, `hard` 7-8. Harder tasks also have
