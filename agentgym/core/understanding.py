@@ -628,6 +628,18 @@ class Understanding:
                 start = i + 1
         if start < n:
             sentences.append((start, n, ""))
+        # Parts joined by semicolons are one list ("Could you tell me: the area; your budget;
+        # any minimum rating?"): each part asks as the list's closing mark says, and a part after
+        # one that asks asks too.
+        closing = ""
+        for part in range(len(sentences) - 1, -1, -1):
+            s, e, end = sentences[part]
+            if end != ";":
+                closing = end
+            else:
+                sentences[part] = (s, e, closing)
+        joined_on = {part for part in range(1, len(sentences)) if words[sentences[part][0] - 1].raw == ";"}
+        asked_before = False
         asked: list[str] = []
         excluded: set[str] = set()
         places: list[str] = []
@@ -638,10 +650,11 @@ class Understanding:
         said: set[str] = set()
         scoped: set[str] = set()
         is_open = confirm = question = chatter = False
-        for s, e, end in sentences:
+        for part, (s, e, end) in enumerate(sentences):
             grams = [h for h in gram_hits if s <= h[0] < e]
             hits = [h for h in slot_hits if s <= h[0] < e]
-            asks = self._asks(words, s, e, end, grams)
+            asks = self._asks(words, s, e, end, grams) or (asked_before and part in joined_on)
+            asked_before = asks
             question = question or asks
             out = self._exclusions(words, s, e, grams, hits)
             has_place = any(h[2][0] == "place" for k, h in enumerate(hits) if k not in out)
@@ -740,6 +753,9 @@ class Understanding:
         first = self._first(words, s, e)
         # "What a week it has been!": a question word opening an exclamation asks nothing.
         if first is not None and words[first].flags & (_AUX | _IMPERATIVE | (_WH if end != "!" else 0)):
+            return True
+        # An imperative opening a later clause asks as well ("To narrow it down, please share:").
+        if any(words[i].flags & _BOUNDARY and words[i + 1].flags & _IMPERATIVE for i in range(s, e - 1)):
             return True
         if any(code == _REQUEST for _, _, code in grams):
             return True

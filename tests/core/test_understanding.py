@@ -105,6 +105,21 @@ def test_compound_questions_ask_every_slot_in_mention_order() -> None:
     assert r.asked == ("price", "area", "time")
 
 
+@pytest.mark.parametrize(("text", "asked"), [
+    ("Could you tell me: the area you prefer; your budget; any amenity you need?", ("area", "price", "amenity")),
+    ("Could you tell me: the area you prefer; your budget; any amenity you need.", ("area", "price", "amenity")),
+    ("A couple of questions first: the day you have in mind; and the part of town.", ("time", "area")),
+    ("To narrow it down, please share: the kind of food; your budget.", ("food", "price")),
+])
+def test_a_list_joined_by_semicolons_asks_every_part(text: str, asked: tuple[str, ...]) -> None:
+    assert read(text).asked == asked
+
+
+def test_a_statement_before_a_semicolon_still_asks_nothing_it_names() -> None:
+    assert read("I searched Riverside; nothing fits.").asked == ()
+    assert read("I searched Riverside; what is your budget?").asked == ("price",)
+
+
 @pytest.mark.parametrize(("text", "asked", "excluded"), [
     ("No need to tell me the price yet — which area?", ("area",), {"price"}),
     ("Besides the price, which area?", ("area",), {"price"}),
