@@ -808,6 +808,17 @@ class Understanding:
             for k, (h, _, _) in enumerate(hits):
                 if c <= h < a:
                     out.add(k)
+            # "A and B, are already booked", "A (a ballroom, 800 EUR) is booked": a clause naming
+            # nothing before the phrase is the predicate of the places of the clause before it,
+            # a bracketed aside skipped.
+            if c > s and not any(c <= h < a for h, _, _ in hits):
+                c -= 1
+                if words[c].raw == ")":
+                    while c > s and words[c].raw != "(":
+                        c -= 1
+                while c > s and not words[c - 1].flags & _BOUNDARY:
+                    c -= 1
+                out.update(k for k, (h, _, p) in enumerate(hits) if c <= h < a and p[0] == "place")
         return out
 
     def _clauses(self, words: list[_Word], s: int, e: int,

@@ -115,6 +115,18 @@ def test_a_list_joined_by_semicolons_asks_every_part(text: str, asked: tuple[str
     assert read(text).asked == asked
 
 
+@pytest.mark.parametrize("text", [
+    "The top picks, Garden Apartments and House of Luna, are already booked. Shall I book stay_007?",
+    "House of Luna (in Riverside, 120 a night) is booked on Friday, so stay_007 is the one that works. Shall I book it?",
+])
+def test_places_said_to_be_taken_are_set_aside_across_an_aside_or_apposition(text: str) -> None:
+    assert read(text).places == ("stay_007",)
+
+
+def test_a_question_with_a_bracketed_list_still_asks() -> None:
+    assert read("Which area (Riverside or Old Town) is fine?").asked == ("area",)
+
+
 def test_a_statement_before_a_semicolon_still_asks_nothing_it_names() -> None:
     assert read("I searched Riverside; nothing fits.").asked == ()
     assert read("I searched Riverside; what is your budget?").asked == ("price",)

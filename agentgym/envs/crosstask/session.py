@@ -160,7 +160,10 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
                          for k, s in enumerate(segments) if s.task is not None)
     brief = ("You are an assistant helping one user with several requests in one session. The user "
              "moves from one request to the next and may come back to earlier ones; remember what "
-             "you did. All tools of every area are available throughout.\n\n" + briefs)
+             "you did. All tools of every area are available throughout, and several calls per turn are "
+             "allowed. Each area's rules and dates are its own (where an area says what day it is, that is "
+             "the day for its request), and a tool that ends a task ends only its own area's request.\n\n"
+             + briefs)
     max_turns = sum(s.task.max_turns for s in segments if s.task is not None) + FOLLOWUP_TURNS * followup
     world = SessionWorld(segments)
     return Task(

@@ -455,9 +455,10 @@ def brief_for(domain: Domain) -> str:
         f"Bookings are for a day of the week (Monday to Sunday) and a time of day (morning, afternoon or "
         f"evening).\n"
         f"list_bookings shows every booking made and whether it is still active: use it when a book or "
-        f"cancel_booking call failed or timed out and you cannot tell whether it took effect.\n"
+        f"cancel_booking call failed or timed out and you cannot tell whether it took effect. Now and then "
+        f"a tool answers wrongly (a busy system): check again a result that a decision rests on.\n"
         'To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); '
-        "anything else is a message to the user."
+        "several calls per turn are allowed. Anything else is a message to the user."
     )
 
 

@@ -367,7 +367,10 @@ class DialogUser(SimulatedUser):
             said = self._questions(r, message, turn)
             if said.end is not None:
                 return said
-            parts.append(said.text)
+            # A message that restates the user's values around a place ("X is rated 4.2, above
+            # your 4.0") has its answer in what was said about the place; only a correction adds.
+            if not (parts and said.text == RIGHT):
+                parts.append(said.text)
         elif parts or r.places:
             pass
         elif r.confirm:
@@ -392,7 +395,7 @@ class DialogUser(SimulatedUser):
         exhausted = all(self._exhausted(s) for s in r.asked)
         if exhausted and (r.values or _NUMBER.search(message)):
             return UserTurn(self._confirmation(r, message))
-        answers = self._answer(r.asked)
+        answers = self._answer(r.asked, turn)
         if exhausted and not r.places and not r.confirm:
             return self._repeat(" ".join(answers), turn)
         return UserTurn(" ".join(answers))
@@ -427,9 +430,12 @@ class DialogUser(SimulatedUser):
             return "Not quite: " + " ".join(self._say(c) for c in wrong)
         return RIGHT
 
-    def _answer(self, asked: tuple[str, ...]) -> list[str]:
+    def _answer(self, asked: tuple[str, ...], turn: int) -> list[str]:
         out: list[str] = []
         label = self._domain.category_label
+        # A late need due this turn arrives at the reply's end (`_close`): saying first that
+        # nothing comes to mind about its slot would contradict it in the same breath.
+        due = {c.kind for c, at in self._pending if turn >= at}
         for s in asked:
             # Looked up in the current goal (at most six constraints) rather than kept per slot,
             # so a goal shift needs no bookkeeping here.
@@ -438,8 +444,10 @@ class DialogUser(SimulatedUser):
             self._said.add(s)
             if has:
                 out += [self._say(c) for c in has]
-            elif of_slot:
+            elif of_slot and s not in due:
                 out.append(f"Nothing comes to mind about the {SLOT_NOUN[s].format(label=label)} right now.")
+            elif of_slot:
+                continue
             else:
                 out.append(NO_PREFERENCE[s].format(label=label))
         return out

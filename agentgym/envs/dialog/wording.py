@@ -56,7 +56,7 @@ SMALL_TALK = "All good here, thanks! Can we get back to finding {a_noun}?"
 #: The reply to a list of slot words with no question around them.
 KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 #: The reply to a message naming several places with no recommendation among them.
-WHICH_ONE = "You've named a few places. Which one would you recommend?"
+WHICH_ONE = "You've named more than one place. Which one would you recommend?"
 #: The reply to an empty message.
 EMPTY = "Sorry, I didn't get that. Can you help me find {a_noun}?"
 #: The reply to a restatement of values that are the user's own.

@@ -354,7 +354,8 @@ def parse_day(iso: str) -> int:
 _HOWTO = (
     'To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); '
     "several calls per turn are allowed. Anything else is a message to the user. A call that comes back "
-    "as an error changed nothing. Writes cannot be undone unless a tool says so, and a write that breaks "
+    "as an error changed nothing; now and then a read answers wrongly (a busy system), so check again "
+    "a value that a write rests on. Writes cannot be undone unless a tool says so, and a write that breaks "
     "a policy is refused and fails the task."
 )
 

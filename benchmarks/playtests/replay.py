@@ -1,0 +1,59 @@
+"""Replay every playtest episode kept here on the installed agentgym and print its verdict.
+
+The turns files are the playtesters' own (one turn a line, as `agentgym play --actions` reads
+them); `episodes.json` says how each was played. A playtest is a record of what an agent met on
+one version: after a change to a user, an episode may go otherwise. This shows which do, so a
+change that breaks what a capable agent said can be read against the transcript.
+
+    .venv/bin/python benchmarks/playtests/replay.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.eval.play import read_actions
+
+HERE = Path(__file__).parent
+
+
+def replay(episode: dict) -> tuple[str, int]:
+    """The outcome ("success", "failure" or "open") of one kept episode and the turns it took."""
+    kwargs = {"split": episode["split"]}
+    if episode["difficulty"]:
+        kwargs["difficulty"] = episode["difficulty"]
+    if episode["noise"] != "none":
+        kwargs["noise"] = episode["noise"]
+    env = gym.make(episode["env"], **kwargs)
+    try:
+        env.reset(seed=episode["seed"])
+        turns = read_actions(HERE / episode["turns"])
+        for n, action in enumerate(turns, start=1):
+            *_, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                return ("success" if info["episode_summary"]["success"] else "failure"), n
+        return "open", len(turns)
+    finally:
+        env.close()
+
+
+def main() -> int:
+    episodes = json.loads((HERE / "episodes.json").read_text())
+    changed = 0
+    for ep in episodes:
+        outcome, turns = replay(ep)
+        changed += outcome != ep["played"]
+        mark = "" if outcome == ep["played"] else f"   (played: {ep['played']})"
+        print(f"{ep['env']:22} seed {ep['seed']} {ep['split']:5} noise {ep['noise']:6} "
+              f"{ep['difficulty'] or 'drawn':6} -> {outcome} in {turns} turns{mark}")
+    print(f"{len(episodes) - changed} of {len(episodes)} episodes end as they were played")
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
