@@ -1,10 +1,8 @@
 """The speed kernels of the core: each does what a line of plain code does, on a hot path.
 
 Every kernel here names the plain code it stands for and the invariant that makes the two equal;
-`tests/core/test_fast.py` checks each against its plain version on many inputs (`LayerRun`:
-`tests/noise/test_noise_layers.py`). The contract modules (`agentgym.core.env`, `protocol`,
-`render`, `seeding`, and the noise wrappers' base `agentgym.noise._common`) call them and read as
-plain code.
+`tests/core/test_fast.py` checks each against its plain version on many inputs. The contract
+modules (`agentgym.core.env`, `protocol`, `render`, `seeding`) call them and read as plain code.
 What each saves is measured in `benchmarks/RESULTS.md`, not stated here.
 """
 
@@ -29,7 +27,6 @@ __all__ = [
     "direct_decoder",
     "tree_encoder",
     "seeded_random",
-    "LayerRun",
 ]
 
 
@@ -255,27 +252,3 @@ def seeded_random(cls: type, bits: int) -> Any:
     _seed_c(rng, bits)
     rng.gauss_next = None
     return rng
-
-
-# ------------------------------------------------------------------ wrapper layers
-
-
-class LayerRun:
-    """Adjacent wrapper layers that pass a call through the same plain way, stepped as one.
-
-    Plain code: each layer's `step` (and `reset`) marks the layer acting, calls the env beneath
-    it and unmarks it, so while a call entered at layer k runs, layers 0..k beneath it (counted
-    from the innermost) are acting. Layers whose `step` and `reset` are that plain code and that
-    sit directly on one another share one run: a call entered at layer k sets the run's `top` to
-    k and calls the env beneath the run (`below`) at once, and layer i is acting while
-    ``i <= top``. The same layers act at the same moments, without a call frame for each layer in
-    between (a test steps a stack both ways). Invariant: a layer's `env` never changes after it
-    is made, as for every Gymnasium wrapper.
-    """
-
-    __slots__ = ("below", "top")
-
-    def __init__(self, below: Any) -> None:
-        self.below = below
-        #: The index of the layer the call in progress entered at; -1 between calls.
-        self.top = -1

@@ -121,7 +121,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         self.render_mode = render_mode
         self.observation_space = UnicodeText(OBS_MAX_CHARS)
         self.action_space = UnicodeText(MAX_ACTION_BYTES)
-        #: The noise layers registered on this env (see `agentgym.core.hooks`).
+        #: The noise layers acting now, while their own reset or step runs (see `agentgym.core.hooks`).
         self.hooks = EnvHooks()
         self._task: Task | None = None
         self._done = True
@@ -308,8 +308,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
 
         hooks = self.hooks
         for layer in hooks.on_reset:
-            if layer.acting:
-                layer.on_reset(self, self._user)
+            layer.on_reset(self, self._user)
         messages = [
             {"role": "system", "content": task.brief},
             {"role": "user", "content": self._user.opening()},
@@ -320,8 +319,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             self._transcript.extend([dict(m) for m in messages])
         tools = schemas_copy(self._toolkit)
         for layer in hooks.extra_tools:
-            if layer.acting:
-                tools += [copy_json(t.spec.openai_schema()) for t in layer.extra_tools.values()]
+            tools += [copy_json(t.spec.openai_schema()) for t in layer.extra_tools.values()]
         info = {
             "messages": messages,
             "tools": tools,
@@ -481,7 +479,12 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             record["error"] = call.error.code.value
             return error_text(call.error.code.value, call.error.message), False
         hooks = self.hooks
-        extra = self._extra_tool(call.name) if hooks.extra_tools else None
+        # A tool an acting layer adds to this episode (a decoy), found innermost first.
+        extra: ExtraTool | None = None
+        for layer in hooks.extra_tools:
+            extra = layer.extra_tools.get(call.name)
+            if extra is not None:
+                break
         if extra is not None:
             problem = extra.spec.validate(call.arguments)
             spec = extra.spec
@@ -499,10 +502,10 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         record["contradicts"] = self._user.contradictions(call.name, call.arguments) if call.arguments else []
         # A policy refuses a call before any noise acts on it (see `agentgym.core.hooks`).
         for layer in hooks.policy:
-            if layer.acting and (answer := layer.policy(self, call, turn)) is not None:
+            if (answer := layer.policy(self, call, turn)) is not None:
                 return _intercepted(record, answer)
         for layer in hooks.before_call:
-            if layer.acting and (answer := layer.before_call(self, call, turn)) is not None:
+            if (answer := layer.before_call(self, call, turn)) is not None:
                 return _intercepted(record, answer)
         try:
             if extra is not None:
@@ -519,18 +522,8 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             record["error"] = ErrorCode.TOOL_ERROR.value
             return error_text(ErrorCode.TOOL_ERROR.value, str(exc)), False
         for layer in hooks.after_call:
-            if layer.acting:
-                result = layer.after_call(self, call, spec, turn, result)
+            result = layer.after_call(self, call, spec, turn, result)
         return to_json(result), spec.terminal
-
-    def _extra_tool(self, name: str) -> ExtraTool | None:
-        """The tool `name` that an acting layer adds to this episode (a decoy), or None."""
-        for layer in self.hooks.extra_tools:
-            if layer.acting:
-                extra = layer.extra_tools.get(name)
-                if extra is not None:
-                    return extra
-        return None
 
     def _note_known(self) -> None:
         known = self._user.known_constraints()

@@ -1,18 +1,18 @@
-"""Extension points of `AgentEnv`, where the noise wrappers act.
+"""Extension points of `AgentEnv`, where the noise layers act while their own call runs.
 
-A noise wrapper is a layer around the env. It registers itself once, at construction, on the
-`AgentEnv` underneath (`EnvHooks.register`), for the points its class defines (the table below).
-The env calls a registered layer only while the layer is *acting*, that is while a ``reset`` or
-``step`` passes through the layer on its way to the env (`agentgym.noise._common.NoiseWrapper`). So
-a fault lands inside the episode where only the env can put it (a failed call never runs, a
-corrupted result is what the env records and reasons about), yet the unwrapped env, reset or stepped
-on its own, injects nothing.
+A fault must land inside the episode where only the env can put it (a failed call never runs, a
+corrupted result is what the env records and reasons about), so the env has fixed points where a
+noise layer may act (the table below). Nothing is registered on the env: a noise layer's own
+``reset`` or ``step`` enters it at its points for the length of that call and leaves them when
+the call returns (`agentgym.noise._common.NoiseWrapper`). So a layer acts exactly while a call
+passes through it on its way to the env, every wrapper of the stack runs on that way, and the
+unwrapped env, reset or stepped on its own, injects nothing.
 
-Registered layers act in stack order, innermost first: at each point the layer nearest the env
-acts first, and each layer further out acts on what the layers beneath it left. A call that one
-layer answers (an injected failure) is not seen by the layers outside it. The `policy` point is
-the exception: every policy layer acting (`agentgym.noise.ActionConstraint`) checks a call before
-any noise layer sees it, wherever it sits in the stack, since a refused call is never sent.
+Layers act in stack order, innermost first: at each point the layer nearest the env acts first,
+and each layer further out acts on what the layers beneath it left. A call that one layer answers
+(an injected failure) is not seen by the layers outside it. The `policy` point is the exception:
+every policy layer acting (`agentgym.noise.ActionConstraint`) checks a call before any noise
+layer sees it, wherever it sits in the stack, since a refused call is never sent.
 
 | point | signature | when |
 |---|---|---|
@@ -26,17 +26,18 @@ any noise layer sees it, wherever it sits in the stack, since a refused call is 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from agentgym.core.tools import ToolSpec
 
-if TYPE_CHECKING:
-    from agentgym.core.env import AgentEnv
-
-__all__ = ["Intercept", "ExtraTool", "EnvHooks", "POINTS"]
+__all__ = ["Intercept", "ExtraTool", "EnvHooks", "POINTS", "RESET_POINTS", "STEP_POINTS"]
 
 #: The extension points, in the order an episode reaches them.
 POINTS = ("on_reset", "extra_tools", "policy", "before_call", "after_call")
+#: The points a reset reaches, and those a step reaches (the decoys are listed at reset and
+#: called in steps).
+RESET_POINTS = ("on_reset", "extra_tools")
+STEP_POINTS = ("extra_tools", "policy", "before_call", "after_call")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,16 +57,22 @@ class Intercept:
 
 @dataclass(frozen=True, slots=True)
 class ExtraTool:
-    """A tool a layer adds (a distractor): its spec and what calling it does."""
+    """A tool a layer adds (a decoy): its spec and what calling it does, ``handler(env,
+    arguments) -> result`` with the `AgentEnv` running the call."""
 
     spec: ToolSpec
-    handler: Callable[["AgentEnv", dict[str, Any]], Any]
+    handler: Callable[[Any, dict[str, Any]], Any]
 
 
 @dataclass
 class EnvHooks:
-    """The layers registered on one env, per point, innermost first (registration order: a layer
-    is made around the stack beneath it, so it registers after every layer of that stack)."""
+    """The layers acting on one env now, per point, innermost first; every list is empty
+    between calls.
+
+    A layer enters its points at the front of each list as its call begins and leaves the front
+    as its call returns: calls nest (an outer layer's call runs the inner layer's), so the
+    innermost layer acting is always first.
+    """
 
     on_reset: list[Any] = field(default_factory=list)
     extra_tools: list[Any] = field(default_factory=list)
@@ -73,12 +80,6 @@ class EnvHooks:
     before_call: list[Any] = field(default_factory=list)
     after_call: list[Any] = field(default_factory=list)
 
-    def register(self, layer: Any) -> None:
-        """Register `layer` at every point its class defines (see the module docstring).
-
-        The layer must have an `acting` attribute, True exactly while a reset or step passes
-        through it.
-        """
-        for point in POINTS:
-            if getattr(type(layer), point, None) is not None:
-                getattr(self, point).append(layer)
+    def lists(self, layer_type: type, points: tuple[str, ...]) -> tuple[list[Any], ...]:
+        """The lists, among `points`, of the points `layer_type` defines (see the module docstring)."""
+        return tuple(getattr(self, p) for p in points if getattr(layer_type, p, None) is not None)

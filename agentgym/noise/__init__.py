@@ -4,14 +4,14 @@
     gym.make("AgentRL/Dialog-v0", noise="medium")            # presets: none, light, medium, heavy
     apply_noise(env, {"typos": 0.1})                          # on an env already made
 
-Every wrapper records its constructor arguments (the stack shows in ``env.spec``), acts only while a
-``reset`` or ``step`` passes through it, at the points of the episode it registered for on the
-`AgentEnv` underneath (`agentgym.core.hooks`: ``env.unwrapped`` is the env without noise), draws
-only from its own stream of the episode seed (``AgentEnv.noise_rng(kind)``: adding or removing a
-wrapper never changes the task or another wrapper's draws), and logs every injection as ``{"step",
-"kind", "target", "detail", "hits", "at_ms"}`` (plus ``call``, the id of the call it acted on, for
-call-level kinds) in that step's ``info["noise"]`` and the episode's
-``info["episode_summary"]["noise"]``.
+Every wrapper records its constructor arguments (the stack shows in ``env.spec``), acts only while
+its own ``reset`` or ``step`` runs, at the points of the episode where the `AgentEnv` underneath
+lets a layer act (`agentgym.core.hooks`; nothing is registered on it, so ``env.unwrapped`` is the
+env without noise), draws only from its own stream of the episode seed
+(``AgentEnv.noise_rng(kind)``: adding or removing a wrapper never changes the task or another
+wrapper's draws), and logs every injection as ``{"step", "kind", "target", "detail", "hits",
+"at_ms"}`` (plus ``call``, the id of the call it acted on, for call-level kinds) in that step's
+``info["noise"]`` and the episode's ``info["episode_summary"]["noise"]``.
 ``reset(options={"trial": k})`` redraws every kind's stream (same task, other faults) for pass^k.
 
 Order: layers act innermost first, each on what the layers beneath it left, so the order of a stack

@@ -11,24 +11,32 @@ import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
 from gymnasium.utils import RecordConstructorArgs
 
-from agentgym.core._fast import LayerRun
 from agentgym.core.env import AgentEnv
+from agentgym.core.hooks import RESET_POINTS, STEP_POINTS
 
 __all__ = ["NoiseWrapper", "agent_env", "check_rate", "check_count", "check_ms", "recoverable_at", "event_detail"]
 
 
 class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
-    """A noise layer: a Gymnasium wrapper that acts only while a `reset` or `step` passes through it.
+    """A noise layer: a Gymnasium wrapper that acts while its own `reset` or `step` runs.
 
-    It records its constructor arguments (its layer of ``env.spec``) and registers itself on the
-    `AgentEnv` underneath (`agentgym.core.hooks`), which calls it at fixed points of the episode
-    while it is `acting`: a fault then lands inside the step (a failed call never runs), and the
-    unwrapped env, stepped on its own, injects nothing. Layers act innermost first (see
-    `agentgym.core.hooks`), so the order of a stack is the order its faults compose in;
-    `gym.make(id, noise=...)` applies them in the canonical order of `agentgym.noise.spec.KINDS`.
+    A fault must land inside the env's step (a failed call never runs), so the env has fixed
+    points where a layer may act (`agentgym.core.hooks`). A layer's `reset` and `step` enter its
+    points on the `AgentEnv` underneath, call the env beneath the layer as any wrapper does, and
+    leave its points when that call returns: nothing is registered on the env, every wrapper of
+    the stack runs on the way down, and the unwrapped env, stepped on its own, injects nothing.
+    Layers act innermost first (see `agentgym.core.hooks`), so the order of a stack is the order
+    its faults compose in; `gym.make(id, noise=...)` applies them in the canonical order of
+    `agentgym.noise.spec.KINDS`.
 
-    A layer that passes calls through plainly (it overrides neither `step` nor `reset`) shares
-    one `agentgym.core._fast.LayerRun` with the plain layers directly beneath it.
+    A subclass's arguments are checked by its `check` alone and applied by its `_configure`;
+    its `__init__` is ``super().__init__(env, **self.check(...))``. `from_checked` builds a
+    layer from arguments `check` has already passed (a parsed noise spec), so every value is
+    checked once whichever way the layer is made.
+
+    A layer keeps the episode's stream of its kind once it has drawn from it (`_stream`, from
+    `AgentEnv.noise_rng`) and forgets it in its own `reset`: like any wrapper that keeps episode
+    state (Gymnasium's `TimeLimit`), it expects every episode's reset to pass through it.
 
     `spec` equals `gym.Wrapper.spec`, built afresh on each access (`gym.make` puts
     `OrderEnforcing` on top, which caches it): `gym.Wrapper` deep-copies the spec underneath at
@@ -37,40 +45,79 @@ class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     Args:
         env: an agentgym env (any stack over an `AgentEnv`).
-        **recorded: the constructor arguments to record, already checked and fresh plain values
-            (lists, not tuples: they must survive the spec's JSON round trip), so not copied.
+        **checked: the constructor arguments, as `check` returned them; recorded as they are
+            (fresh plain values, lists rather than tuples: they must survive the spec's JSON
+            round trip), so not copied.
     """
 
-    def __init__(self, env: gym.Env, **recorded: Any) -> None:
-        RecordConstructorArgs.__init__(self, _disable_deepcopy=True, **recorded)
+    #: The episode's stream of this layer's kind, once drawn from in this episode (else None).
+    _stream: Any = None
+
+    def __init__(self, env: gym.Env, **checked: Any) -> None:
+        RecordConstructorArgs.__init__(self, _disable_deepcopy=True, **checked)
         gym.Wrapper.__init__(self, env)
         self._base = agent_env(env, type(self))
-        if _passes_plainly(self) and _passes_plainly(env):
-            self._run, self._index = env._run, env._index + 1
-        else:
-            self._run, self._index = LayerRun(env), 0
-        self._base.hooks.register(self)
+        hooks = self._base.hooks
+        # The point lists this layer enters in its reset and in its step (none for a layer that
+        # never acts there; one for every layer of this package, which `_one_step_point` serves).
+        self._reset_points = hooks.lists(type(self), RESET_POINTS)
+        self._step_points = hooks.lists(type(self), STEP_POINTS)
+        self._one_step_point = self._step_points[0] if len(self._step_points) == 1 else None
+        self._configure(**checked)
 
-    @property
-    def acting(self) -> bool:
-        """Whether a reset or step passes through this layer now (the env calls it only then)."""
-        return self._index <= self._run.top
+    @classmethod
+    def check(cls, **kwargs: Any) -> dict[str, Any]:
+        """The constructor arguments checked: every one, defaults included, as the layer records
+        them. Raises ValueError naming the bad one."""
+        return kwargs
+
+    @classmethod
+    def from_checked(cls, env: gym.Env, checked: dict[str, Any]) -> "NoiseWrapper":
+        """The layer over `env` with arguments `check` returned (not checked again)."""
+        layer = cls.__new__(cls)
+        NoiseWrapper.__init__(layer, env, **checked)
+        return layer
+
+    def _configure(self, **checked: Any) -> None:
+        """Keep the checked arguments in the form the layer acts with."""
+
+    def _first_draw(self, kind: str) -> Any:
+        """The episode's stream for `kind` (`AgentEnv.noise_rng`), kept as `_stream` for the
+        episode's later draws: ``rng = self._stream or self._first_draw(kind)``."""
+        self._stream = self._base.noise_rng(kind)
+        return self._stream
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        run = self._run
-        outer, run.top = run.top, self._index
+        self._stream = None
+        points = self._reset_points
+        if not points:
+            return self.env.reset(seed=seed, options=options)
+        for acting in points:
+            acting.insert(0, self)
         try:
-            return run.below.reset(seed=seed, options=options)
+            return self.env.reset(seed=seed, options=options)
         finally:
-            run.top = outer
+            for acting in points:
+                del acting[0]
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        run = self._run
-        outer, run.top = run.top, self._index
+        acting = self._one_step_point
+        if acting is not None:
+            acting.insert(0, self)
+            try:
+                return self.env.step(action)
+            finally:
+                del acting[0]
+        points = self._step_points
+        if not points:
+            return self.env.step(action)
+        for acting in points:
+            acting.insert(0, self)
         try:
-            return run.below.step(action)
+            return self.env.step(action)
         finally:
-            run.top = outer
+            for acting in points:
+                del acting[0]
 
     @property
     def spec(self) -> EnvSpec | None:
@@ -81,12 +128,6 @@ class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         if spec is not None:
             spec.additional_wrappers += (self.wrapper_spec(**copy.deepcopy(self._saved_kwargs)),)
         return spec
-
-
-def _passes_plainly(env: gym.Env) -> bool:
-    """Whether `env` is a noise layer that passes reset and step through as `NoiseWrapper` does."""
-    cls = type(env)
-    return isinstance(env, NoiseWrapper) and cls.step is NoiseWrapper.step and cls.reset is NoiseWrapper.reset
 
 
 def _copied(spec: EnvSpec | None) -> EnvSpec | None:
@@ -101,7 +142,7 @@ def _copied(spec: EnvSpec | None) -> EnvSpec | None:
 
 
 def agent_env(env: gym.Env, wrapper: type[gym.Wrapper]) -> AgentEnv:
-    """The `AgentEnv` at the bottom of `env`'s stack (where a layer registers).
+    """The `AgentEnv` at the bottom of `env`'s stack (whose points a layer enters while it acts).
 
     Raises:
         TypeError: `env` is not an agentgym env.

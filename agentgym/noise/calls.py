@@ -1,6 +1,6 @@
 """Noise on tool calls: failures, corrupted results and simulated latency.
 
-Each wrapper acts at one point of a tool call (`agentgym.core.hooks`), while its own step runs,
+Each wrapper acts at one point of a tool call (`agentgym.core.hooks`) while its own step runs,
 and draws only from the episode's stream for its kind (`AgentEnv.noise_rng`), so it never shifts
 the task, the user or another wrapper's draws.
 """
@@ -68,14 +68,19 @@ class ToolFailure(NoiseWrapper):
         modes: Sequence[str] = ("error", "timeout", "rate_limit"),
         tools: Sequence[str] | None = None,
     ) -> None:
-        rate = check_rate("ToolFailure rate", rate)
+        super().__init__(env, **self.check(rate=rate, modes=modes, tools=tools))
+
+    @classmethod
+    def check(cls, rate: Any, modes: Any = ("error", "timeout", "rate_limit"), tools: Any = None) -> dict[str, Any]:
         modes = _names("ToolFailure modes", modes)
         unknown = [m for m in modes if m not in FAILURE_MODES]
         if unknown:
             raise ValueError(f"unknown ToolFailure modes {unknown}; known: {list(FAILURE_MODES)}")
-        tools = None if tools is None else _names("ToolFailure tools", tools)
         # Lists, not tuples: the recorded arguments must survive the spec's JSON round trip.
-        super().__init__(env, rate=rate, modes=modes, tools=tools)
+        return {"rate": check_rate("ToolFailure rate", rate), "modes": modes,
+                "tools": None if tools is None else _names("ToolFailure tools", tools)}
+
+    def _configure(self, rate: float, modes: list[str], tools: list[str] | None) -> None:
         self._rate = rate
         self._modes = tuple(modes)
         self._tools = None if tools is None else frozenset(tools)
@@ -83,7 +88,7 @@ class ToolFailure(NoiseWrapper):
     def before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
         if self._tools is not None and call.name not in self._tools:
             return None
-        rng = env.noise_rng("tool_failure")
+        rng = self._stream or self._first_draw("tool_failure")
         if rng.random() >= self._rate:
             return None
         mode = self._modes[int(rng.random() * len(self._modes))]
@@ -292,14 +297,19 @@ class Corruption(NoiseWrapper):
     """
 
     def __init__(self, env: gym.Env, rate: float) -> None:
-        rate = check_rate("Corruption rate", rate)
-        super().__init__(env, rate=rate)
+        super().__init__(env, **self.check(rate=rate))
+
+    @classmethod
+    def check(cls, rate: Any) -> dict[str, Any]:
+        return {"rate": check_rate("Corruption rate", rate)}
+
+    def _configure(self, rate: float) -> None:
         self._rate = rate
 
     def after_call(self, env: AgentEnv, call: ToolCall, spec: ToolSpec, turn: int, result: Any) -> Any:
         if spec.kind is not ToolKind.READ:
             return result
-        rng = env.noise_rng("corruption")
+        rng = self._stream or self._first_draw("corruption")
         if rng.random() >= self._rate:
             return result
         leaves = list(perturbable_leaves(result, call.arguments))
@@ -358,15 +368,20 @@ class Latency(NoiseWrapper):
     """
 
     def __init__(self, env: gym.Env, mean_ms: float) -> None:
-        mean_ms = check_ms("Latency mean_ms", mean_ms)
-        super().__init__(env, mean_ms=mean_ms)
+        super().__init__(env, **self.check(mean_ms=mean_ms))
+
+    @classmethod
+    def check(cls, mean_ms: Any) -> dict[str, Any]:
+        return {"mean_ms": check_ms("Latency mean_ms", mean_ms)}
+
+    def _configure(self, mean_ms: float) -> None:
         self._mean_ms = mean_ms
 
     def before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> None:
         if not self._mean_ms:
             return None
         before = env.elapsed_ms
-        env.charge_time(env.noise_rng("latency").exponential(self._mean_ms))
+        env.charge_time((self._stream or self._first_draw("latency")).exponential(self._mean_ms))
         budget = env.task.time_budget_ms
         if before <= budget < env.elapsed_ms:
             step = env.gold_step_for(call.name, call.arguments)

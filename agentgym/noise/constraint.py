@@ -30,6 +30,13 @@ def _strings(label: str, values: Any) -> list[str]:
     return out
 
 
+def _compiled(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"ActionConstraint forbid pattern {pattern!r} is not a valid regular expression: {exc}") from exc
+
+
 class ActionConstraint(NoiseWrapper):
     """Blocks tool calls outside an allowed set or matching a forbidden pattern.
 
@@ -50,18 +57,20 @@ class ActionConstraint(NoiseWrapper):
     """
 
     def __init__(self, env: gym.Env, allowed_tools: Sequence[str] | None = None, forbid: Sequence[str] = ()) -> None:
+        super().__init__(env, **self.check(allowed_tools=allowed_tools, forbid=forbid))
+
+    @classmethod
+    def check(cls, allowed_tools: Any = None, forbid: Any = ()) -> dict[str, Any]:
         allowed = None if allowed_tools is None else _strings("ActionConstraint allowed_tools", allowed_tools)
         patterns = _strings("ActionConstraint forbid", forbid)
-        compiled = []
         for p in patterns:
-            try:
-                compiled.append(re.compile(p))
-            except re.error as exc:
-                raise ValueError(f"ActionConstraint forbid pattern {p!r} is not a valid regular expression: {exc}") from exc
-        super().__init__(env, allowed_tools=allowed, forbid=patterns)
-        self._allowed = None if allowed is None else frozenset(allowed)
-        self._allowed_text = "" if allowed is None else ", ".join(sorted(self._allowed)) or "none"
-        self._forbid = tuple(compiled)
+            _compiled(p)
+        return {"allowed_tools": allowed, "forbid": patterns}
+
+    def _configure(self, allowed_tools: list[str] | None, forbid: list[str]) -> None:
+        self._allowed = None if allowed_tools is None else frozenset(allowed_tools)
+        self._allowed_text = "" if allowed_tools is None else ", ".join(sorted(self._allowed)) or "none"
+        self._forbid = tuple(_compiled(p) for p in forbid)
 
     def policy(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
         if self._allowed is not None and call.name not in self._allowed:

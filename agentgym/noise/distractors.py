@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -106,16 +107,18 @@ class Distractors(NoiseWrapper):
         n: how many decoys, in [0, MAX_DISTRACTORS].
     """
 
-    def __init__(self, env: gym.Env, n: int) -> None:
-        n = check_count("Distractors n", n, MAX_DISTRACTORS)
-        super().__init__(env, n=n)
-        self._n = n
-        self._decoys: dict[str, ExtraTool] = {}
+    #: This episode's decoys by name (the env lists and runs them while this layer acts).
+    extra_tools: Mapping[str, ExtraTool] = MappingProxyType({})
 
-    @property
-    def extra_tools(self) -> dict[str, ExtraTool]:
-        """This episode's decoys by name (the env lists and runs them while this layer acts)."""
-        return self._decoys
+    def __init__(self, env: gym.Env, n: int) -> None:
+        super().__init__(env, **self.check(n=n))
+
+    @classmethod
+    def check(cls, n: Any) -> dict[str, Any]:
+        return {"n": check_count("Distractors n", n, MAX_DISTRACTORS)}
+
+    def _configure(self, n: int) -> None:
+        self._n = n
 
     def on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
         # The toolkit exists only once reset has made it, and this point comes right after that
@@ -128,9 +131,9 @@ class Distractors(NoiseWrapper):
         if self._n > len(candidates):
             raise ValueError(f"Distractors(n={self._n}): this episode's tools offer only {len(candidates)} decoys")
         picks = sorted(env.noise_rng("distractors", once=True).permutation(len(candidates))[: self._n])
-        self._decoys = {candidates[i].spec.name: candidates[i] for i in picks}
+        self.extra_tools = {candidates[i].spec.name: candidates[i] for i in picks}
         if picks:
-            env.log_noise("distractors", "tools", {"added": list(self._decoys), "recoverable": True})
+            env.log_noise("distractors", "tools", {"added": list(self.extra_tools), "recoverable": True})
 
 
 def _handler(name: str, clone_of: str, effect: str) -> Callable[[AgentEnv, dict[str, Any]], dict[str, Any]]:

@@ -31,7 +31,7 @@ def make_env(*, env_entry_point: str, noise: str | Mapping[str, Any] | None = No
     """
     if noise is None:
         return load_env_creator(env_entry_point)(**kwargs)
-    from agentgym.noise.spec import apply_noise, parse_noise
+    from agentgym.noise.spec import apply_layers, parse_noise
 
-    parse_noise(noise)  # a bad spec fails before the (costly) env is built
-    return apply_noise(load_env_creator(env_entry_point)(**kwargs), noise)
+    layers = parse_noise(noise)  # a bad spec fails before the (costly) env is built
+    return apply_layers(load_env_creator(env_entry_point)(**kwargs), layers)

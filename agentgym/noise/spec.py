@@ -12,11 +12,16 @@ integer in [0, MAX_DISTRACTORS] for distractors; a mean in milliseconds (>= 0) f
 dict maps kinds to a value as above, or to that wrapper's keyword arguments
 (``{"tool_failure": {"rate": 0.2, "modes": ["timeout"]}}``). Whatever the spelling, the wrappers
 are applied in one canonical order (`KINDS`), innermost first.
+
+The parser turns text into numbers; each wrapper's ``check`` is the one place its values are
+checked, and the wrappers are then built from the checked values (`NoiseWrapper.from_checked`).
+A string spec is parsed once per process (the CLI and the env server check a spec before
+``gym.make`` parses it again).
 """
 
 from __future__ import annotations
 
-import math
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,11 +31,13 @@ import gymnasium as gym
 
 from agentgym.core.protocol import json_size
 from agentgym.core.tools import close_names
+from agentgym.noise._common import NoiseWrapper
 from agentgym.noise.calls import Corruption, Latency, ToolFailure
-from agentgym.noise.distractors import MAX_DISTRACTORS, Distractors
+from agentgym.noise.distractors import Distractors
 from agentgym.noise.user import Ambiguity, GoalShift, Typos
 
-__all__ = ["NoiseSpecError", "KINDS", "PRESETS", "MAX_SPEC_BYTES", "parse_noise", "apply_noise", "format_noise"]
+__all__ = ["NoiseSpecError", "KINDS", "PRESETS", "MAX_SPEC_BYTES", "parse_noise", "apply_noise", "apply_layers",
+           "format_noise"]
 
 #: A spec (a string, or a dict as JSON) past this size is refused unread: every kind with a long
 #: value fits in a tenth of it, and a spec can arrive from a remote client.
@@ -45,53 +52,36 @@ _NUMBER = re.compile(r"^(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _INTEGER = re.compile(r"^\d+$")
 
 
-def _rate(text: Any) -> float:
-    value = _number(text)
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"must be a rate in [0, 1], got {text!r}")
-    return value
-
-
-def _count(text: Any) -> int:
-    if isinstance(text, str):
-        if not _INTEGER.match(text):
-            raise ValueError(f"must be a whole number, got {text!r}")
-        value = int(text)
-    elif isinstance(text, int) and not isinstance(text, bool):
-        value = text
-    else:
-        raise ValueError(f"must be a whole number, got {text!r}")
-    if not 0 <= value <= MAX_DISTRACTORS:
-        raise ValueError(f"must be in [0, {MAX_DISTRACTORS}], got {text!r}")
-    return value
-
-
-def _ms(text: Any) -> float:
-    return _number(text)  # >= 0 by the grammar
-
-
-def _number(text: Any) -> float:
+def _number(text: Any) -> Any:
+    """A spec value as a number: text must be a plain non-negative number; numbers pass as they
+    are (the wrapper's ``check`` says which are in range)."""
     if isinstance(text, str):
         if not _NUMBER.match(text):
             raise ValueError(f"must be a plain non-negative number, got {text!r}")
-        value = float(text)
-    elif isinstance(text, (int, float)) and not isinstance(text, bool):
-        value = float(text)
-    else:
-        raise ValueError(f"must be a number, got {text!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"must be a finite non-negative number, got {text!r}")
-    return value
+        return float(text)
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return text
+    raise ValueError(f"must be a number, got {text!r}")
+
+
+def _whole(text: Any) -> Any:
+    """A spec value as a whole number: text must be digits; anything else passes to ``check``."""
+    if isinstance(text, str):
+        if not _INTEGER.match(text):
+            raise ValueError(f"must be a whole number, got {text!r}")
+        return int(text)
+    return text
 
 
 @dataclass(frozen=True)
 class Kind:
-    """One noise kind: its wrapper, the keyword its spec value sets, and that value's parser."""
+    """One noise kind: its wrapper, the keyword its spec value sets, and how a spec's text for
+    that value becomes a number (the wrapper's ``check`` then checks it)."""
 
-    wrapper: type[gym.Wrapper]
+    wrapper: type[NoiseWrapper]
     param: str
     parse: Callable[[Any], Any]
-    #: Further keyword arguments a dict spec may set (validated by the wrapper itself).
+    #: Further keyword arguments a dict spec may set (checked by the wrapper's ``check``).
     options: tuple[str, ...] = ()
 
 
@@ -99,13 +89,13 @@ class Kind:
 #: first so that every call is charged, also one that then fails; typos last, as it rewrites what
 #: the step returns.
 KINDS: dict[str, Kind] = {
-    "latency": Kind(Latency, "mean_ms", _ms),
-    "tool_failure": Kind(ToolFailure, "rate", _rate, ("modes", "tools")),
-    "corruption": Kind(Corruption, "rate", _rate),
-    "distractors": Kind(Distractors, "n", _count),
-    "ambiguity": Kind(Ambiguity, "rate", _rate),
-    "goal_shift": Kind(GoalShift, "rate", _rate),
-    "typos": Kind(Typos, "rate", _rate),
+    "latency": Kind(Latency, "mean_ms", _number),
+    "tool_failure": Kind(ToolFailure, "rate", _number, ("modes", "tools")),
+    "corruption": Kind(Corruption, "rate", _number),
+    "distractors": Kind(Distractors, "n", _whole),
+    "ambiguity": Kind(Ambiguity, "rate", _number),
+    "goal_shift": Kind(GoalShift, "rate", _number),
+    "typos": Kind(Typos, "rate", _number),
 }
 
 #: The named presets. Like an env version, a published preset never changes: a new mix gets a
@@ -131,6 +121,7 @@ def _unknown_kind(name: str, spec: Any) -> NoiseSpecError:
 
 
 def _kwargs(kind: str, value: Any, spec: Any, part: str) -> dict[str, Any]:
+    """The wrapper arguments of one item, checked by the wrapper's ``check``."""
     k = KINDS[kind]
     if isinstance(value, Mapping):
         unknown = sorted(set(value) - {k.param, *k.options})
@@ -146,11 +137,15 @@ def _kwargs(kind: str, value: Any, spec: Any, part: str) -> dict[str, Any]:
         out[k.param] = k.parse(raw)
     except ValueError as exc:
         raise NoiseSpecError(f"bad noise spec {spec!r}: {part!r}: {kind} {exc}") from None
-    return out
+    try:
+        return k.wrapper.check(**out)
+    except ValueError as exc:
+        raise NoiseSpecError(f"bad noise spec {spec!r}: {part!r}: {exc}") from None
 
 
 def parse_noise(spec: str | Mapping[str, Any] | None) -> Layers:
-    """The wrappers a noise spec asks for: ``[(kind, kwargs), ...]`` in canonical order.
+    """The wrappers a noise spec asks for: ``[(kind, kwargs), ...]`` in canonical order, each
+    kwargs every argument of that wrapper as it records them (checked, defaults included).
 
     Args:
         spec: a string (see the module docstring), a dict, or None (no noise).
@@ -162,6 +157,24 @@ def parse_noise(spec: str | Mapping[str, Any] | None) -> Layers:
         return []
     if json_size(spec, MAX_SPEC_BYTES) > MAX_SPEC_BYTES:
         raise NoiseSpecError(f"bad noise spec: over {MAX_SPEC_BYTES} bytes")
+    if isinstance(spec, str):
+        return [(kind, _fresh(kwargs)) for kind, kwargs in _parse_text(spec)]
+    return _parse(spec)
+
+
+def _fresh(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A copy of parsed arguments that shares no list with the parser's cache."""
+    return {k: list(v) if isinstance(v, list) else v for k, v in kwargs.items()}
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_text(spec: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """`_parse` of a string spec, kept per string (the result is only ever copied out)."""
+    return tuple(_parse(spec))
+
+
+def _parse(spec: str | Mapping[str, Any]) -> Layers:
+    """`parse_noise` of a spec within the size bound."""
     chosen: dict[str, dict[str, Any]] = {}
     if isinstance(spec, Mapping):
         for kind, value in spec.items():
@@ -214,8 +227,12 @@ def apply_noise(env: gym.Env, spec: str | Mapping[str, Any] | None) -> gym.Env:
 
     Raises:
         NoiseSpecError: the spec is malformed (checked before anything is wrapped).
-        ValueError: a wrapper rejected an option given through a dict spec.
     """
-    for kind, kwargs in parse_noise(spec):
-        env = KINDS[kind].wrapper(env, **kwargs)
+    return apply_layers(env, parse_noise(spec))
+
+
+def apply_layers(env: gym.Env, layers: Layers) -> gym.Env:
+    """`env` wrapped in `layers` as `parse_noise` returned them (their values already checked)."""
+    for kind, kwargs in layers:
+        env = KINDS[kind].wrapper.from_checked(env, kwargs)
     return env

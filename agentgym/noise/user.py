@@ -38,8 +38,13 @@ class Ambiguity(NoiseWrapper):
     """
 
     def __init__(self, env: gym.Env, rate: float) -> None:
-        rate = check_rate("Ambiguity rate", rate)
-        super().__init__(env, rate=rate)
+        super().__init__(env, **self.check(rate=rate))
+
+    @classmethod
+    def check(cls, rate: Any) -> dict[str, Any]:
+        return {"rate": check_rate("Ambiguity rate", rate)}
+
+    def _configure(self, rate: float) -> None:
         self._rate = rate
 
     def on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
@@ -66,8 +71,13 @@ class GoalShift(NoiseWrapper):
     """
 
     def __init__(self, env: gym.Env, rate: float) -> None:
-        rate = check_rate("GoalShift rate", rate)
-        super().__init__(env, rate=rate)
+        super().__init__(env, **self.check(rate=rate))
+
+    @classmethod
+    def check(cls, rate: Any) -> dict[str, Any]:
+        return {"rate": check_rate("GoalShift rate", rate)}
+
+    def _configure(self, rate: float) -> None:
         self._rate = rate
 
     def on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
@@ -105,36 +115,45 @@ class Typos(NoiseWrapper):
     """
 
     def __init__(self, env: gym.Env, rate: float) -> None:
-        rate = check_rate("Typos rate", rate)
-        super().__init__(env, rate=rate)
+        super().__init__(env, **self.check(rate=rate))
+
+    @classmethod
+    def check(cls, rate: Any) -> dict[str, Any]:
+        return {"rate": check_rate("Typos rate", rate)}
+
+    def _configure(self, rate: float) -> None:
         self._rate = rate
         self._episode_events: list[dict[str, Any]] = []
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        self._stream = None
         obs, info = self.env.reset(seed=seed, options=options)
         self._episode_events = []
-        return self._perturb(obs, info)
+        perturbed = self._perturb(info)
+        return (obs if perturbed is None else perturbed), info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        if not (terminated or truncated):
-            obs, info = self._perturb(obs, info)
-        elif self._episode_events:
-            # In place: the summary is this step's own dict, and its 0.1 alias is the same dict.
-            _merge_events(info["episode_summary"], self._episode_events)
-        return obs, reward, terminated, truncated, info
+        result = self.env.step(action)
+        _, reward, terminated, truncated, info = result
+        if terminated or truncated:
+            if self._episode_events:
+                # In place: the summary is the env's own, which it hands out again when asked.
+                _merge_events(info["episode_summary"], self._episode_events)
+            return result
+        perturbed = self._perturb(info)
+        return result if perturbed is None else (perturbed, reward, terminated, truncated, info)
 
-    def _perturb(self, obs: str, info: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def _perturb(self, info: dict[str, Any]) -> str | None:
+        """Perturb the user messages of a step's (or reset's) `info`; the observation they now
+        render, or None when none changed (`info` is then untouched)."""
         messages = info["messages"]
-        # The assistant's own turn opens a step's messages; the observation renders the rest.
-        first = 1 if messages and messages[0]["role"] == "assistant" else 0
         changed: list[dict[str, Any]] | None = None
         events: list[dict[str, Any]] = []
         base = self._base
         for i, m in enumerate(messages):
             if m["role"] != "user" or m["content"].startswith(ENV_ERROR_PREFIX):
                 continue
-            rng = base.noise_rng("typos")
+            rng = self._stream or self._first_draw("typos")
             if rng.random() >= self._rate:
                 continue
             text, changes = base.user.perturb_text(m["content"], rng)
@@ -143,18 +162,21 @@ class Typos(NoiseWrapper):
             if changed is None:
                 changed = list(messages)
             changed[i] = {**m, "content": cap(text)}
-            # The same fields as `AgentEnv.log_noise` gives; a typo hits no gold step or constraint.
-            events.append({"step": base.turn, "kind": "typos", "target": "user",
-                           "detail": {"message": i - first, "changes": changes, "recoverable": True}, "hits": None,
-                           "at_ms": base.elapsed_ms})
+            events.append((i, changes))
         if changed is None:
-            return obs, info
-        self._episode_events.extend(events)
+            return None
+        # The assistant's own turn opens a step's messages; the observation renders the rest.
+        first = 1 if messages[0]["role"] == "assistant" else 0
+        # The same fields as `AgentEnv.log_noise` gives; a typo hits no gold step or constraint.
+        logged = [{"step": base.turn, "kind": "typos", "target": "user",
+                   "detail": {"message": i - first, "changes": changes, "recoverable": True}, "hits": None,
+                   "at_ms": base.elapsed_ms} for i, changes in events]
+        self._episode_events.extend(logged)
         # The env built this info for this call alone, so it is ours to amend; its lists are
         # replaced, never mutated, as the env keeps references to their items.
         info["messages"] = changed
-        info["noise"] = [*info["noise"], *events]
-        return render_messages(changed[first:]), info
+        info["noise"] = [*info["noise"], *logged]
+        return render_messages(changed[first:])
 
 
 def _merge_events(episode: dict[str, Any], events: list[dict[str, Any]]) -> None:

@@ -10,6 +10,7 @@ import pytest
 from noise_helpers import LIVE_IDS, ReadProber, events, tool_contents
 
 from agentgym.agents import make_agent
+from agentgym.core.hooks import POINTS
 from agentgym.core.render import call_text
 from agentgym.noise import KINDS, ActionConstraint, Latency, ToolFailure, parse_noise
 from agentgym.noise._common import NoiseWrapper
@@ -120,7 +121,19 @@ def test_a_policy_refuses_before_any_noise_wherever_it_sits(where: str) -> None:
 
 
 class _PassThrough(gym.Wrapper):
-    """A plain Gymnasium wrapper: between two noise layers, it keeps them from sharing a run."""
+    """A plain Gymnasium wrapper that counts the calls passing through it."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.calls = 0
+
+    def reset(self, **kwargs: Any) -> Any:
+        self.calls += 1
+        return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> Any:
+        self.calls += 1
+        return self.env.step(action)
 
 
 def _layers(env_id: str, noise: str, *, apart: bool) -> gym.Env:
@@ -146,14 +159,57 @@ def _played(env: gym.Env, agent_name: str, seed: int) -> str:
     return json.dumps(out, sort_keys=True, default=str)
 
 
+def _hooks_empty(env: gym.Env) -> bool:
+    hooks = env.unwrapped.hooks
+    return not any(getattr(hooks, point) for point in POINTS)
+
+
 @pytest.mark.parametrize("env_id", LIVE_IDS)
-def test_a_run_of_layers_acts_as_the_layers_stepped_one_by_one(env_id: str) -> None:
-    # Layers stacked directly share one `LayerRun` and are stepped as one; with a plain wrapper
-    # between each two, every layer's own step runs. Both must play the same episodes.
+def test_the_stack_is_the_call_path_and_nothing_stays_on_the_env(env_id: str) -> None:
+    # With a plain wrapper between each two layers, every call passes through every wrapper, and
+    # the layers act as they do stacked directly. Between calls no layer is left on the env.
     noise = "latency=3000,tool_failure=0.4,corruption=0.5,distractors=2,ambiguity=0.7,goal_shift=0.7,typos=0.4"
     joined, apart = _layers(env_id, noise, apart=False), _layers(env_id, noise, apart=True)
-    runs = {id(layer._run) for layer in (joined, joined.env, joined.env.env)}
-    assert len(runs) == 2  # typos steps itself; the layers beneath it form one run
+    assert _hooks_empty(joined) and _hooks_empty(apart)
+    plain = []
+    layer = apart
+    while isinstance(layer, gym.Wrapper):
+        if isinstance(layer, _PassThrough):
+            plain.append(layer)
+        layer = layer.env
+    assert len(plain) == len(KINDS)
     for agent_name in ("random", "heuristic", "oracle"):
         for seed in range(4):
             assert _played(joined, agent_name, seed) == _played(apart, agent_name, seed), (agent_name, seed)
+            assert _hooks_empty(joined) and _hooks_empty(apart)
+    assert len({p.calls for p in plain}) == 1 and plain[0].calls > 0  # every call reached every wrapper
+
+
+def test_a_layer_that_raises_leaves_nothing_on_the_env() -> None:
+    env = ToolFailure(Latency(gym.make(DIALOG), mean_ms=10.0), rate=0.0)
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(call_text("search"))  # before any reset: the env raises beneath both layers
+    assert _hooks_empty(env)
+    env.reset(seed=0)
+    assert _hooks_empty(env)
+
+
+def test_a_spec_is_parsed_once_and_each_value_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentgym.noise import spec as spec_module
+
+    checked: list[str] = []
+    for kind, k in KINDS.items():
+        original = k.wrapper.check.__func__
+
+        def counting(cls: type, __original: Any = original, __kind: str = kind, **kwargs: Any) -> Any:
+            checked.append(__kind)
+            return __original(cls, **kwargs)
+
+        monkeypatch.setattr(k.wrapper, "check", classmethod(counting))
+    spec_module._parse_text.cache_clear()
+    text = "medium, typos=0.2"
+    parse_noise(text)  # as the CLI and the env server check a spec before making the env
+    env = gym.make(DIALOG, noise=text)
+    assert sorted(checked) == sorted([*KINDS, "typos"])  # the preset's seven values and the override
+    assert [type(layer).__name__ for layer in (env.env, env.env.env)] == ["Typos", "GoalShift"]
+    env.close()

@@ -14,6 +14,8 @@ from agentgym.noise import KINDS, PRESETS, NoiseSpecError, apply_noise, format_n
 from agentgym.noise.spec import MAX_SPEC_BYTES
 
 CANONICAL = list(KINDS)
+#: ToolFailure's arguments besides its rate, as it records them when not given.
+TF = {"modes": ["error", "timeout", "rate_limit"], "tools": None}
 
 
 def test_kinds_are_the_designed_seven_in_a_fixed_order() -> None:
@@ -27,16 +29,16 @@ def test_kinds_are_the_designed_seven_in_a_fixed_order() -> None:
     [
         (None, []),
         ("none", []),
-        ("tool_failure=0.2", [("tool_failure", {"rate": 0.2})]),
+        ("tool_failure=0.2", [("tool_failure", {"rate": 0.2, **TF})]),
         # Any spelling order gives the canonical order.
         ("typos=0.1, ambiguity = 0.5 ,tool_failure=0.2",
-         [("tool_failure", {"rate": 0.2}), ("ambiguity", {"rate": 0.5}), ("typos", {"rate": 0.1})]),
+         [("tool_failure", {"rate": 0.2, **TF}), ("ambiguity", {"rate": 0.5}), ("typos", {"rate": 0.1})]),
         ("distractors=3,latency=250", [("latency", {"mean_ms": 250.0}), ("distractors", {"n": 3})]),
         ("corruption=1,goal_shift=0", [("corruption", {"rate": 1.0}), ("goal_shift", {"rate": 0.0})]),
         ("corruption=.5", [("corruption", {"rate": 0.5})]),
         ({"goal_shift": 0.3, "latency": 100}, [("latency", {"mean_ms": 100.0}), ("goal_shift", {"rate": 0.3})]),
         ({"tool_failure": {"rate": 0.4, "modes": ["timeout"]}},
-         [("tool_failure", {"rate": 0.4, "modes": ["timeout"]})]),
+         [("tool_failure", {"rate": 0.4, "modes": ["timeout"], "tools": None})]),
     ],
 )
 def test_valid_specs_parse_to_the_canonical_order(spec, expected) -> None:
@@ -57,7 +59,7 @@ def test_presets_are_data_in_one_place_and_escalate() -> None:
 
 def test_a_preset_can_be_overridden_item_by_item() -> None:
     layers = dict(parse_noise("medium, typos=0, tool_failure=0.5"))
-    assert layers["typos"] == {"rate": 0.0} and layers["tool_failure"] == {"rate": 0.5}
+    assert layers["typos"] == {"rate": 0.0} and layers["tool_failure"] == {"rate": 0.5, **TF}
     assert layers["ambiguity"] == {"rate": PRESETS["medium"]["ambiguity"]}
 
 
