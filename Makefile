@@ -45,7 +45,7 @@ test: dev-venv chromium
 # The main job: the built-in agents on the core-v0 suite (every family, unseen test domains,
 # with and without noise), then one report with confidence intervals and plots.
 BENCH_SUITE  ?= core-v0
-BENCH_AGENTS ?= random heuristic oracle
+BENCH_AGENTS ?= random heuristic expert oracle
 BENCH_DIR    ?= runs/$(BENCH_SUITE)
 LB_DB        ?= runs/leaderboard.sqlite
 AG_VERSION    = $(shell $(PY) -c 'import agentgym; print(agentgym.__version__)')
