@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     if cfg.tiny:
         from trl.chat_template_utils import qwen2_5_chat_template
 
-        from agentgym.agents.testing_models import build_tiny_causal_lm
+        from agentgym.testing.models import build_tiny_causal_lm
 
         model_path = str(build_tiny_causal_lm(tempfile.mkdtemp(prefix="agentgym-tiny-"),
                                               chat_template=qwen2_5_chat_template, arch="qwen2"))

@@ -1,7 +1,7 @@
 """The language-model agents: `transformers` on a tiny local model, `openai` against a fake server.
 
 Nothing is downloaded: the model is built from a config with a tokenizer trained here
-(`agentgym.agents.testing_models`), and the OpenAI-compatible server is `fake_openai_server`
+(`agentgym.testing.models`), and the OpenAI-compatible server is `fake_openai_server`
 on 127.0.0.1. The tiny model writes garbage, which the env, the harness and the records must
 take in their stride.
 """
@@ -28,12 +28,12 @@ from fake_openai_server import FakeOpenAIServer, serve  # noqa: E402
 from agentgym.agents import make_agent  # noqa: E402
 from agentgym.agents.chat import Conversation, EpisodeLocal, trim_messages  # noqa: E402
 from agentgym.agents.openai_agent import OpenAIAgent, OpenAIAgentError  # noqa: E402
-from agentgym.agents.testing_models import build_tiny_causal_lm  # noqa: E402
 from agentgym.agents.transformers_agent import TransformersAgent, check_fits, load_model  # noqa: E402
 from agentgym.cli import main as cli_main  # noqa: E402
 from agentgym.eval.episode import run_episode  # noqa: E402
 from agentgym.eval.records import read_records  # noqa: E402
 from agentgym.eval.runner import AgentSpec, EpisodeJob, run_jobs  # noqa: E402
+from agentgym.testing.models import build_tiny_causal_lm  # noqa: E402
 
 GOLDEN = Path(__file__).parent / "golden" / "chatml_tools.txt"
 SCHEMA = json.loads(resources.files("agentgym.eval").joinpath("record.schema.json").read_text("utf-8"))

@@ -292,7 +292,7 @@ def test_a_box_discrete_env_trains_with_the_mlp_path(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("transformers")
-    from agentgym.agents.testing_models import build_tiny_causal_lm
+    from agentgym.testing.models import build_tiny_causal_lm
 
     return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny-lm"), vocab_size=512, hidden_size=32, num_layers=1)
 

@@ -78,7 +78,7 @@ TOOL_TEMPLATE = (
 def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from transformers import AutoTokenizer
 
-    from agentgym.agents.testing_models import build_tiny_causal_lm
+    from agentgym.testing.models import build_tiny_causal_lm
 
     path: Path = build_tiny_causal_lm(tmp_path_factory.mktemp("tool-template-lm"), chat_template=TOOL_TEMPLATE)
     return AutoTokenizer.from_pretrained(path)

@@ -248,7 +248,7 @@ def test_grpo_trainer_rolls_out_in_our_env_and_changes_the_weights(tmp_path: Any
     from trl import GRPOConfig, GRPOTrainer
     from trl.chat_template_utils import qwen2_5_chat_template
 
-    from agentgym.agents.testing_models import build_tiny_causal_lm
+    from agentgym.testing.models import build_tiny_causal_lm
 
     path = build_tiny_causal_lm(tmp_path / "tiny", chat_template=qwen2_5_chat_template, arch="qwen2")
     tokenizer = AutoTokenizer.from_pretrained(path)
