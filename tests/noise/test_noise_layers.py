@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -213,3 +214,13 @@ def test_a_spec_is_parsed_once_and_each_value_checked_once(monkeypatch: pytest.M
     assert sorted(checked) == sorted([*KINDS, "typos"])  # the preset's seven values and the override
     assert [type(layer).__name__ for layer in (env.env, env.env.env)] == ["Typos", "GoalShift"]
     env.close()
+
+
+def test_a_deep_copy_of_a_stack_acts_on_its_own_env() -> None:
+    env = gym.make("AgentRL/ToolUse-v0", noise="heavy")  # its user copies (the dialog user does not)
+    env.reset(seed=0)
+    copied = copy.deepcopy(env)
+    assert copied.unwrapped.hooks is not env.unwrapped.hooks
+    for agent_name in ("heuristic", "random"):
+        assert _played(copied, agent_name, 5) == _played(env, agent_name, 5)
+    assert _hooks_empty(env) and _hooks_empty(copied)
