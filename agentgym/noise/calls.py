@@ -105,7 +105,8 @@ class ToolFailure(NoiseWrapper):
 _BOOKKEEPING = frozenset({"page", "pages", "per_page", "page_size", "limit", "offset"})
 _ID = re.compile(r"^(.*?[A-Za-z_\-])(\d+)$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-Path = tuple[Any, ...]
+#: Where a leaf sits in a tool result: the keys and indices from the top (not a file path).
+LeafPath = tuple[Any, ...]
 _MISSING = object()
 _INF = float("inf")
 _CONTAINERS = (dict, list, tuple)
@@ -115,13 +116,13 @@ def _id_like(key: Any, value: str) -> bool:
     return isinstance(key, str) and (key == "id" or key.endswith(("_id", "Id"))) and _ID.match(value) is not None
 
 
-def perturbable_leaves(value: Any, echo: dict[str, Any] | None = None) -> list[Path]:
+def perturbable_leaves(value: Any, echo: dict[str, Any] | None = None) -> list[LeafPath]:
     """Paths of the leaves of a tool result that `Corruption` may change, in document order.
 
     Numbers, booleans, id-like strings (under a key ``id`` or ``*_id``, ending in digits) and
     ISO dates; never pagination fields, nor a top-level field that echoes the call's argument.
     """
-    out: list[Path] = []
+    out: list[LeafPath] = []
     if isinstance(value, _CONTAINERS):
         _collect(value, (), None, echo, out)
     elif _perturbable(None, value):
@@ -129,7 +130,7 @@ def perturbable_leaves(value: Any, echo: dict[str, Any] | None = None) -> list[P
     return out
 
 
-def _collect(container: Any, path: Path, key: Any, echo: dict[str, Any] | None, out: list[Path]) -> None:
+def _collect(container: Any, path: LeafPath, key: Any, echo: dict[str, Any] | None, out: list[LeafPath]) -> None:
     """Append to `out` the paths of the perturbable leaves in `container` (at `path`, under the
     dict key `key`; `echo` given for the top level only), depth first in document order.
 
@@ -159,13 +160,13 @@ def _perturbable(key: Any, v: Any) -> bool:
     return isinstance(v, (int, float)) and v == v and abs(v) != _INF  # finite numbers and booleans
 
 
-def _get(value: Any, path: Path) -> Any:
+def _get(value: Any, path: LeafPath) -> Any:
     for k in path:
         value = value[k]
     return value
 
 
-def _replace(value: Any, path: Path, new: Any) -> Any:
+def _replace(value: Any, path: LeafPath, new: Any) -> Any:
     """A copy of `value` with the leaf at `path` replaced; only the containers on the path are
     copied (results are fresh, but may share parts with the world)."""
     if not path:
@@ -185,7 +186,7 @@ def _decimals(x: float) -> int:
 _PCT = (0.0, 100.0)
 
 
-def _siblings(result: Any, path: Path, old: Any) -> list[Any]:
+def _siblings(result: Any, path: LeafPath, old: Any) -> list[Any]:
     """The values beside the leaf at `path` that another record of the same list holds under the
     same key (or the other items of a list of plain values), of the leaf's own type, that differ
     from it: values the data really has, so one of them is always in range and plausible."""
@@ -262,7 +263,7 @@ def _date(old: str, rng: Any) -> tuple[str, str]:
     return old[:-1] + str((int(old[-1]) + 5) % 10), "changed a digit"
 
 
-def _path_text(path: Path) -> str:
+def _path_text(path: LeafPath) -> str:
     out = ""
     for k in path:
         out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
