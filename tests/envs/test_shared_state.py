@@ -65,6 +65,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.tasks.domains_for": "a tuple",
     "agentgym.noise.distractors._decoys_of": "frozen specs and stateless handlers",
     "agentgym.noise.distractors._extra_tools": "a tuple of the above",
+    "agentgym.noise.spec._parse_text": "parsed noise specs, read only; parse_noise hands out copies",
     "agentgym.envs.tooluse.user._protected": "a compiled pattern per domain, read only",
     "agentgym.envs.tooluse.user._words": "a str per statement",
     "agentgym.envs.dialog.typos._kept": "a compiled pattern per domain, read only",
