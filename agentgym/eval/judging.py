@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from agentgym.core.gold import call_matches, carries, contains_value
-from agentgym.eval.verdicts import CallVerdict, CommitmentVerdict, EpisodeVerdict, FaultVerdict
+from agentgym.eval.verdicts import CallVerdict, CommitmentVerdict, EpisodeVerdict, FaultVerdict, ToolCounts
 
 __all__ = ["FAULT_KINDS", "LEFT_OUT", "JudgedEpisode", "JudgedFault", "JudgedRun", "Record", "ToolCounts", "commits",
            "is_commitment", "judge_episode", "judge_record", "judge_records", "judge_run", "succeeded"]
@@ -22,40 +22,6 @@ Record = Mapping[str, Any]
 FAULT_KINDS = ("tool_failure", "corruption", "ambiguity", "goal_shift")
 #: Why a recoverable-looking fault is left out of recovery (see `agentgym.eval.metrics.recovery`).
 LEFT_OUT = ("unrecoverable", "unaffected", "superseded")
-
-
-class ToolCounts(NamedTuple):
-    """The counts of one episode's tool calls that tool-call accuracy pools over a run.
-
-    Each rate is a pair of fields (`agentgym.eval.headline.TOOL_RATES`): validity is
-    ``valid / attempts``, correctness ``right / judged``, efficiency ``useful / spent``, recall
-    ``done / gold`` and legacy precision ``precise / scored``.
-
-    Attributes:
-        valid: valid calls the agent made (no injected fault acted on them).
-        attempts: the agent's call attempts: calls no injected fault acted on, plus turn-level
-            errors (an action that did not parse), each an invalid action.
-        right: judged calls whose arguments were right.
-        judged: valid calls that decide something (not a repeat; for a plan step, or wrong).
-        useful: valid calls not injected that advance the work (succeeded, on a gold plan, not
-            a repeat).
-        spent: valid calls not injected.
-        precise: valid calls not injected for a gold step not yet done, or of a replaced plan.
-        scored: valid calls not injected, for legacy precision (0 without a gold plan).
-        done: gold steps completed by a successful call (0 without a gold plan).
-        gold: gold steps (0 without a gold plan).
-    """
-
-    valid: int = 0
-    attempts: int = 0
-    right: int = 0
-    judged: int = 0
-    useful: int = 0
-    spent: int = 0
-    precise: int = 0
-    scored: int = 0
-    done: int = 0
-    gold: int = 0
 
 
 @dataclass

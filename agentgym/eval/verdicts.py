@@ -8,13 +8,43 @@ each metric counted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
-if TYPE_CHECKING:
-    from agentgym.eval.judging import ToolCounts
+__all__ = ["CallVerdict", "CommitmentVerdict", "EpisodeVerdict", "FaultVerdict", "ToolCounts"]
 
-__all__ = ["CallVerdict", "CommitmentVerdict", "EpisodeVerdict", "FaultVerdict"]
 
+class ToolCounts(NamedTuple):
+    """The counts of one episode's tool calls that tool-call accuracy pools over a run.
+
+    Each rate is a pair of fields (`agentgym.eval.headline.TOOL_RATES`): validity is
+    ``valid / attempts``, correctness ``right / judged``, efficiency ``useful / spent``, recall
+    ``done / gold`` and legacy precision ``precise / scored``.
+
+    Attributes:
+        valid: valid calls the agent made (no injected fault acted on them).
+        attempts: the agent's call attempts: calls no injected fault acted on, plus turn-level
+            errors (an action that did not parse), each an invalid action.
+        right: judged calls whose arguments were right.
+        judged: valid calls that decide something (not a repeat; for a plan step, or wrong).
+        useful: valid calls not injected that advance the work (succeeded, on a gold plan, not
+            a repeat).
+        spent: valid calls not injected.
+        precise: valid calls not injected for a gold step not yet done, or of a replaced plan.
+        scored: valid calls not injected, for legacy precision (0 without a gold plan).
+        done: gold steps completed by a successful call (0 without a gold plan).
+        gold: gold steps (0 without a gold plan).
+    """
+
+    valid: int = 0
+    attempts: int = 0
+    right: int = 0
+    judged: int = 0
+    useful: int = 0
+    spent: int = 0
+    precise: int = 0
+    scored: int = 0
+    done: int = 0
+    gold: int = 0
 
 @dataclass(frozen=True)
 class CallVerdict:
@@ -102,7 +132,7 @@ class EpisodeVerdict:
     """Everything the metrics judged of one episode, and the per-episode inputs of each metric.
 
     `tools` holds the numerators and denominators tool-call accuracy pools
-    (`agentgym.eval.judging.ToolCounts`),
+    (`ToolCounts`),
     `consistent` / `committed` those of goal consistency. `call_log` and `noise_log` are the
     episode's calls and injections as the metrics read them (the indices of the verdicts);
     `elapsed_ms` is the simulated time at its end.
