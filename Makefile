@@ -39,8 +39,10 @@ chromium:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
 		echo "chromium could not be installed: tests/leaderboard/test_lb_browser.py will be skipped"
 
+# One pytest worker a core (pytest-xdist). A test module stays on one worker, so what its tests
+# share (module fixtures such as the defect matrix, caches of run folders) is built once per module.
 test: dev-venv chromium
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile
 
 # The main job: the built-in agents on the core-v0 suite (every family, unseen test domains,
 # with and without noise), then one report with confidence intervals and plots.
