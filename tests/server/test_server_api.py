@@ -315,7 +315,7 @@ def test_delete_closes_the_websocket(client: TestClient) -> None:
 # ------------------------------------------------------------------------------------- timeouts and locking
 def test_step_timeout_closes_the_session_and_frees_its_slot() -> None:
     with echo_registered(step_delay_s=0.6):
-        with TestClient(create_app(env_ids=[ECHO_ID], max_sessions=1, step_timeout_s=0.2),
+        with TestClient(create_app(env_ids=[ECHO_ID], max_sessions=1, step_timeout_s=0.2, env_calls="thread"),
                         raise_server_exceptions=False) as c:
             sid = _session(c, ECHO_ID)
             c.post(f"/sessions/{sid}/reset", json={"seed": 0})
