@@ -2,7 +2,7 @@
 
 Routes (the committed schema is `agentgym/server/openapi.json`):
 
-    GET    /health                      liveness, live sessions, the cap
+    GET    /health                      liveness, live sessions, the cap (summed over the workers)
     GET    /envs                        the ids served, with their spaces
     POST   /sessions                    open a session: {env_id, kwargs, noise} -> session id
     POST   /sessions/{id}/reset         {seed, options} -> {obs, info}
@@ -61,6 +61,7 @@ from agentgym.server.models import (
     StepResponse,
 )
 from agentgym.server.monitoring import ServerMetrics, metrics_response
+from agentgym.server.routing import SessionRouter, WorkerPlan, session_prefix
 from agentgym.server.sessions import ApiError, Session, SessionStore
 from agentgym.server.wire import json_bytes, space_spec
 
@@ -147,7 +148,7 @@ _WS_MESSAGE: TypeAdapter[Any] = TypeAdapter(Annotated[_WsReset | _WsStep | _WsCl
 
 def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] | None = None,
                host: SessionHost | None = None, registry: CollectorRegistry | None = None,
-               **limits: Any) -> FastAPI:
+               worker: WorkerPlan | None = None, **limits: Any) -> FastAPI:
     """The env server as an ASGI app.
 
     Args:
@@ -158,6 +159,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         registry: a prometheus_client registry to count the server's metrics in,
             left to its owner to serve (the board that hosts sealed sessions does); default: one
             of the app's own, served at ``GET /metrics``.
+        worker: this app's place among the worker processes of one port (`agentgym.server.workers`):
+            its session ids name it, and requests for its siblings' sessions are passed on to them.
         **limits: `ServerConfig` fields overriding ``config``'s, e.g. ``max_sessions=16``.
 
     Returns:
@@ -169,7 +172,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
     if unknown:
         raise ValueError(f"cannot serve unregistered ids {unknown}")
     rules = host or SessionHost()
-    store = SessionStore(cfg, ids, on_retire=rules.retired, upkeep=rules.upkeep)
+    store = SessionStore(cfg, ids, on_retire=rules.retired, upkeep=rules.upkeep,
+                         id_prefix=session_prefix(worker.index) if worker else "")
     metrics = ServerMetrics(store, registry)
     env_list: list[dict[str, Any]] = []
 
@@ -235,7 +239,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
     async def health() -> Response:
         """Liveness, the live session count and the cap."""
         return _json({"status": "ok", "sessions": store.live, "max_sessions": cfg.max_sessions,
-                      "peak_sessions": store.peak})
+                      "peak_sessions": store.peak, "workers": 1})
 
     @app.get("/envs", response_model=EnvList, tags=["server"])
     async def envs() -> Response:
@@ -307,6 +311,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
             """Prometheus metrics: sessions, resets and steps, step latency, errors by code, connections."""
             return metrics_response(metrics)
 
+    if worker is not None and worker.count > 1:
+        app.add_middleware(SessionRouter, plan=worker, timeout_s=cfg.step_timeout_s + 10)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=cfg.max_body_bytes, on_refused=metrics.error)
     if not admits_anyone(rules):
         # Outermost: a refused caller is answered before its body, its ids or its session are read.
