@@ -559,11 +559,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from agentgym.baselines.cli import add_train_command
     from agentgym.leaderboard.cli import add_leaderboard_commands
+    from agentgym.mcp.cli import add_mcp_command
     from agentgym.server.cli import add_serve_command
     from agentgym.testing.validity import add_validate_command
 
     add_leaderboard_commands(sub)
     add_serve_command(sub)
+    add_mcp_command(sub)
     add_train_command(sub)
     add_validate_command(sub)
 
