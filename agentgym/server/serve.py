@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from agentgym.server.config import ServerConfig
@@ -24,7 +25,8 @@ LEADERBOARD_PORT = 8200
 def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: int = ENV_SERVER_PORT,
           env_ids: Iterable[str] | None = None, log_level: str = "info") -> None:
     """Serve the envs with uvicorn until interrupted: one worker process per core by default
-    (`agentgym.server.workers`), or this process alone with ``workers=1``.
+    (`agentgym.server.workers`), or this process alone with ``workers=1`` (and by default when an
+    id is registered by this program only: a worker process would not know it).
 
     Args:
         config: the limits (default: `ServerConfig()`).
@@ -38,6 +40,15 @@ def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: 
     from agentgym.server.app import create_app
 
     cfg = config or ServerConfig()
+    if cfg.worker_count() > 1 and env_ids is not None and _registered_here(env_ids):
+        # A worker process imports agentgym, not this program: it would not know these ids.
+        if cfg.workers:
+            from agentgym.errors import UserError
+
+            raise UserError(f"{', '.join(_registered_here(env_ids))} are registered by this program only, so "
+                            "worker processes cannot make them: serve them with workers=1, or register them in "
+                            "an importable module (module:NS/Name-vN)")
+        cfg = replace(cfg, workers=1)
     if cfg.worker_count() > 1:
         from agentgym.server.workers import Supervisor
 
@@ -50,6 +61,12 @@ def serve(config: ServerConfig | None = None, *, host: str = "127.0.0.1", port: 
     tune_for_serving()
     uvicorn_server(app, host=host, port=port, log_level=log_level, limits=cfg.connection_limits(),
                    ws_max_bytes=cfg.max_body_bytes).run(sockets=[sock])
+
+
+def _registered_here(env_ids: Iterable[str]) -> list[str]:
+    """The ids a fresh process that imports agentgym would not know: neither agentgym's own
+    (``AgentRL/*``) nor ``module:NS/Name-vN`` (whose module registers it on import)."""
+    return [i for i in env_ids if not i.startswith("AgentRL/") and ":" not in i]
 
 
 class ServerThread:

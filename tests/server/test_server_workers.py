@@ -40,8 +40,8 @@ class _SessionsWs:
         self.ws.send(json.dumps(message))
         return json.loads(self.ws.recv(timeout=30))
 
-    def reset(self, *, seed: int) -> tuple[str, dict[str, Any]]:
-        out = self._call({"op": "reset", "seed": seed})
+    def reset(self, *, seed: int, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        out = self._call({"op": "reset", "seed": seed, "options": options})
         return out["obs"], out["info"]
 
     def step(self, action: Any) -> tuple[Any, ...]:
@@ -270,3 +270,16 @@ def test_no_worker_outlives_its_server(how: signal.Signals) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_ids_registered_by_this_program_only_are_never_given_to_workers() -> None:
+    """A worker process imports agentgym, not the program that registered an id: asked for
+    workers, such ids are one clear error, before any socket is bound."""
+    from agentgym.errors import UserError
+    from agentgym.server.config import ServerConfig
+    from agentgym.server.serve import _registered_here, serve
+
+    with echo_registered():
+        assert _registered_here([ECHO_ID, DIALOG]) == [ECHO_ID]
+        with pytest.raises(UserError, match="workers=1"):
+            serve(ServerConfig(workers=2), env_ids=[ECHO_ID], port=free_port())
