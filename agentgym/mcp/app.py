@@ -164,8 +164,16 @@ def _server(book: EpisodeBook) -> Any:
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts, on_get_prompt=get_prompt)
 
 
-def _manager(server: Any, book: EpisodeBook, limits: McpLimits) -> Any:
+def _manager(server: Any, book: EpisodeBook, limits: McpLimits, host: str) -> Any:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = None
+    if host in ("127.0.0.1", "localhost", "::1"):
+        # As the SDK's own app does on loopback: a web page's requests (DNS rebinding) are refused.
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
 
     class Manager(StreamableHTTPSessionManager):
         async def _discard_session(self, session_id: str, transport: Any) -> None:
@@ -173,7 +181,7 @@ def _manager(server: Any, book: EpisodeBook, limits: McpLimits) -> Any:
             book.discard(session_id)
             await super()._discard_session(session_id, transport)
 
-    return Manager(server, json_response=True, session_idle_timeout=limits.idle_timeout_s,
+    return Manager(server, json_response=True, security_settings=security, session_idle_timeout=limits.idle_timeout_s,
                    max_request_body_size=limits.max_body_bytes, max_sessions=limits.max_sessions)
 
 
@@ -203,13 +211,16 @@ class _SessionsOnly:
         await self.app(scope, receive, send)
 
 
-def create_mcp_app(out: str | Path, default: EpisodeChoice | None = None, limits: McpLimits | None = None) -> Any:
+def create_mcp_app(out: str | Path, default: EpisodeChoice | None = None, limits: McpLimits | None = None,
+                   host: str = "127.0.0.1") -> Any:
     """The MCP server as an ASGI app (Starlette), its endpoint at ``/mcp``.
 
     Args:
         out: the run folder the episodes' records go to.
         default: the episode of a session whose URL chooses none (default: Dialog-v0, seed 0).
         limits: the sessions' limits (default: `McpLimits()`).
+        host: the address it will serve on; on loopback, requests naming another host or origin
+            are refused (DNS rebinding).
 
     Returns:
         The app; its ``state.book`` is the `EpisodeBook`.
@@ -218,7 +229,7 @@ def create_mcp_app(out: str | Path, default: EpisodeChoice | None = None, limits
     from starlette.routing import Route
 
     book = EpisodeBook(out, default or EpisodeChoice())
-    manager = _manager(_server(book), book, limits or McpLimits())
+    manager = _manager(_server(book), book, limits or McpLimits(), host)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:

@@ -57,7 +57,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     app = create_mcp_app(args.out, default, McpLimits(max_sessions=args.max_sessions,
-                                                      idle_timeout_s=args.idle_timeout_s))
+                                                      idle_timeout_s=args.idle_timeout_s), host=args.host)
     sock = listen_socket(args.host, args.port)
     tune_for_serving()
     uvicorn_server(app, host=args.host, port=args.port, log_level=args.log_level,

@@ -7,7 +7,7 @@ steps per second over the run and the server's peak resident memory (its whole p
 Then, without think time, the steps per second a fixed set of clients gets from one worker
 process and from one per core (real Dialog-v0 steps).
 
-    .venv/bin/python benchmarks/server/bench_capacity.py [--grid 32,64,...,4096,8192] [--reps 3]
+    .venv/bin/python benchmarks/server/bench_capacity.py [--grid 32,64,...,4096] [--ours-extra 8192] [--reps 3]
         [--servers ours,ours-1,openenv] [--openenv-python /tmp/openenv-venv/bin/python]
 
 Servers: ``ours`` is ``agentgym serve`` with its defaults (one worker per core); ``ours-1`` the
@@ -226,7 +226,22 @@ async def _session(url: str, proto: _Protocol, seed: int, think_s: float, timeou
                     proto.check(await ws.recv())
         return True, time.perf_counter() - start, ""
     except Exception as exc:  # noqa: BLE001 - every failure is counted, by kind
-        return False, time.perf_counter() - start, type(exc).__name__
+        return False, time.perf_counter() - start, _failure(exc)
+
+
+def _failure(exc: BaseException) -> str:
+    """A failure's kind: the exception's type, with the HTTP status of a refused handshake, or the
+    place an assertion failed."""
+    kind = type(exc).__name__
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if status is not None:
+        return f"{kind} {status}"
+    if isinstance(exc, AssertionError) and exc.__traceback__ is not None:
+        import traceback
+
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        return f"{kind} at {Path(frame.filename).name}:{frame.lineno}"
+    return kind
 
 
 def _client_process(url: str, kind: str, seeds: list[int], think_s: float, timeout_s: float,
@@ -401,6 +416,8 @@ def write_block(begin: str, end: str, lines: list[str]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--grid", default=",".join(map(str, GRID)), help="session counts, comma-separated")
+    parser.add_argument("--ours-extra", default="8192", help="more session counts for `ours` only (the issue's "
+                                                             "8,192-session target)")
     parser.add_argument("--reps", type=int, default=3, help="repetitions of each point (default: 3)")
     parser.add_argument("--servers", default="ours,ours-1,openenv", help="servers: ours, ours-1, openenv")
     parser.add_argument("--think-s", type=float, default=1.0, help="think time before each step (default: 1)")
@@ -425,10 +442,11 @@ def main() -> int:
     cpu_us: dict[str, float] = {}
     with ProcessPoolExecutor(max(args.clients, args.tput_clients), mp_context=get_context("spawn")) as pool:
         for kind in servers:
-            with Server(kind, args.openenv_python, max(grid)) as server:
+            with Server(kind, args.openenv_python, max(grid) * 2) as server:
                 # Warm every worker (imports, the first envs) before anything is timed.
                 run_grid_point(pool, server, 64, args.clients, 0.0, args.timeout_s)
-                for n in grid:
+                extra = [int(x) for x in args.ours_extra.split(",") if x] if kind == "ours" else []
+                for n in grid + extra:
                     for rep in range(1, args.reps + 1):
                         row = {"server": kind, "rep": rep,
                                **run_grid_point(pool, server, n, args.clients, args.think_s, args.timeout_s)}

@@ -139,6 +139,15 @@ def test_the_session_url_chooses_the_episode_and_bad_choices_are_refused(tmp_pat
         assert "integer" in asyncio.run(refused(url + "?seed=abc"))
         assert "unknown env id" in asyncio.run(refused(url + "?env=AgentRL/Remote-v0"))
         assert not app.state.book.episodes
+        import httpx
+
+        opening = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        accept = {"accept": "application/json, text/event-stream"}
+        rebound = httpx.post(url, json=opening, headers={**accept, "host": "attacker.example"})
+        assert rebound.status_code in (403, 421)  # a web page's request through DNS rebinding
+        sessionless = httpx.post(url, json=opening, headers={**accept, "mcp-protocol-version": "2026-07-28"})
+        assert sessionless.status_code == 400 and "one session is one episode" in sessionless.text
     assert job.suite == "smoke-v0" and not (tmp_path / "run" / "records.jsonl").exists()
 
 
