@@ -283,3 +283,25 @@ def test_ids_registered_by_this_program_only_are_never_given_to_workers() -> Non
         assert _registered_here([ECHO_ID, DIALOG]) == [ECHO_ID]
         with pytest.raises(UserError, match="workers=1"):
             serve(ServerConfig(workers=2), env_ids=[ECHO_ID], port=free_port())
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_worker_that_dies_is_started_again_and_its_sibling_keeps_serving() -> None:
+    with server_process("--workers", "2") as (url, proc):
+        workers = _children(proc.pid)
+        assert len(workers) == 2
+        os.kill(workers[0], signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            now = [p for p in _children(proc.pid) if not _zombie(p)]
+            if len(now) == 2 and workers[0] not in now and health(url)["workers"] == 2 \
+                    and health(url)["status"] == "ok":
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"worker {workers[0]} was not replaced: children {_children(proc.pid)}")
+        for _ in range(4):  # new connections land on either worker
+            env = RemoteEnv(url, DIALOG, transport="ws")
+            env.reset(seed=0)
+            env.step("hello")
+            env.close()
