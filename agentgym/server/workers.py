@@ -116,6 +116,13 @@ class Supervisor:
 
     def run(self) -> None:
         """Start the workers, keep them running until SIGINT or SIGTERM, then stop them."""
+        import logging.config
+
+        from uvicorn.config import LOGGING_CONFIG
+
+        # The workers log as uvicorn does; the supervisor's own lines go the same way.
+        logging.config.dictConfig(LOGGING_CONFIG)
+        logging.getLogger("uvicorn.error").setLevel(self.log_level.upper())
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             self.start()
