@@ -39,6 +39,8 @@ def _check_env(env_id: str, kwargs: dict[str, Any] | None = None, remote: str | 
     from agentgym.registration import import_env_module
 
     kw = dict(kwargs or {})
+    if remote == "ray":  # Ray env actors (--backend ray) make the env as this process would
+        remote = None
     if not remote:
         import_env_module(env_id)  # module:NS/Name-vN: the module that registers it (gym.make's rule)
     try:
@@ -232,6 +234,8 @@ def _env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    if args.remote == "ray" and args.backend != "ray":
+        raise UserError("--remote ray steps the envs on Ray env actors: give it with --backend ray")
     return {"workers": args.workers, "backend": args.backend, "timeout_s": args.timeout,
             "concurrency": args.concurrency, "ray_address": args.ray_address, "remote": args.remote}
 
@@ -445,7 +449,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=positive_float, default=300.0,
                    help="per-episode limit in seconds (default: 300)")
     p.add_argument("--remote", default=None, metavar="URL",
-                   help="step the envs on an env server (agentgym serve) at URL instead of in process")
+                   help="step the envs on an env server (agentgym serve) at URL instead of in process; "
+                        "`ray` (with --backend ray): on Ray env actors spread over the cluster's CPU nodes")
 
 
 def _add_env_options(p: argparse.ArgumentParser) -> None:
@@ -557,11 +562,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from agentgym.baselines.cli import add_train_command
     from agentgym.leaderboard.cli import add_leaderboard_commands
+    from agentgym.mcp.cli import add_mcp_command
     from agentgym.server.cli import add_serve_command
     from agentgym.testing.validity import add_validate_command
 
     add_leaderboard_commands(sub)
     add_serve_command(sub)
+    add_mcp_command(sub)
     add_train_command(sub)
     add_validate_command(sub)
 

@@ -5,7 +5,9 @@
 - `play_in_processes`: a local process pool (env steps are CPU-bound Python), jobs sent in chunks.
 - `play_concurrently`: bounded asyncio concurrency in this process, for agents that wait on I/O
   (HTTP models); an agent with ``async def aact(obs, info)`` is awaited, others run in threads.
-- `play_on_ray`: the same chunks as Ray tasks, on ``ray.init(address=...)`` or a local cluster.
+- `play_on_ray`: the same chunks as Ray tasks, on ``ray.init(address=...)`` or a local cluster;
+  with ``remote="ray"`` (`RAY_ACTORS`) the tasks step their envs on a pool of env actors spread
+  over the cluster's CPU nodes (`agentgym.rayenv`), as a trainer on Ray places its envs.
 
 The callback gets the records in the order episodes finish, which is not the jobs' order once
 episodes run side by side; `agentgym.eval.runner.run_jobs` writes them and keeps the tally.
@@ -14,16 +16,40 @@ episodes run side by side; `agentgym.eval.runner.run_jobs` writes them and keeps
 from __future__ import annotations
 
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from agentgym.eval.deadline import alarm_handler
 from agentgym.eval.episode import Slot, play_job, play_job_async, process_slot
 from agentgym.eval.jobs import AgentSpec, EpisodeJob
 
-__all__ = ["Accept", "play_concurrently", "play_in_processes", "play_on_ray", "play_sequential"]
+__all__ = ["Accept", "RAY_ACTORS", "play_concurrently", "play_in_processes", "play_on_ray", "play_sequential"]
 
 #: Takes finished records (one or a chunk's worth).
 Accept = Callable[[list[dict[str, Any]]], None]
+#: The `remote` of the ray backend that steps the envs on Ray env actors, not on an env server.
+RAY_ACTORS = "ray"
+
+
+@dataclass
+class _ActorSlot(Slot):
+    """A slot whose envs live on the actors of an `agentgym.rayenv.pool.EnvActorPool`."""
+
+    pool: Any = None
+
+    def env_for(self, job: EpisodeJob) -> Any:
+        kw = job.make_kwargs()
+        cache_key = (job.env_id, tuple(sorted(kw.items())))
+        env = self.envs.get(cache_key)
+        if env is None:
+            from agentgym.rayenv.client import RayEnv
+
+            env = self.envs[cache_key] = RayEnv(job.env_id, self.pool, **kw)
+        return env
+
+
+#: This process's actor slot (a Ray worker plays one chunk at a time on it).
+_ACTOR_SLOT: list[_ActorSlot] = []
 
 
 def play_sequential(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None, accept: Accept, *,
@@ -37,9 +63,15 @@ def play_sequential(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float |
 
 
 def _play_chunk(jobs: list[EpisodeJob], agent_spec: AgentSpec, timeout_s: float | None,
-                remote: str | None = None) -> list[dict[str, Any]]:
-    """A worker's task: play a chunk of jobs on the worker process's slot, return the records."""
-    slot = process_slot(remote)
+                remote: str | None = None, pool: Any = None) -> list[dict[str, Any]]:
+    """A worker's task: play a chunk of jobs on the worker process's slot (its envs on `pool`'s
+    actors when given), return the records."""
+    if pool is not None:
+        if not _ACTOR_SLOT or _ACTOR_SLOT[0].pool.actors != pool.actors:
+            _ACTOR_SLOT[:] = [_ActorSlot(pool=pool)]
+        slot = _ACTOR_SLOT[0]
+    else:
+        slot = process_slot(remote)
     with alarm_handler():
         return [play_job(j, agent_spec, timeout_s, slot) for j in jobs]
 
@@ -95,7 +127,9 @@ def play_concurrently(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float
 def play_on_ray(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None, accept: Accept, *,
                 address: str | None, chunk: int, remote: str | None = None) -> None:
     """Play the jobs in chunks of `chunk` as Ray tasks, on the cluster at `address` (None: a
-    local one, started and shut down here when Ray is not already initialised)."""
+    local one, started and shut down here when Ray is not already initialised). With `remote`
+    `RAY_ACTORS`, the envs step on a pool of env actors made here (half the cluster's CPUs, the
+    tasks' agents on the rest) and killed at the end."""
     try:
         import ray
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -105,12 +139,20 @@ def play_on_ray(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | Non
         ray.init(address=address, include_dashboard=False, log_to_driver=False,
                  configure_logging=False, ignore_reinit_error=True)
         started = True
+    pool = None
     try:
+        if remote == RAY_ACTORS:
+            from agentgym.rayenv.pool import EnvActorPool
+
+            cpus = ray.cluster_resources().get("CPU", 1)
+            pool, remote = EnvActorPool(size=max(1, int(cpus // 2)), num_cpus=0.5), None
         task = ray.remote(_play_chunk)
-        refs = [task.remote(c, agent, timeout_s, remote) for c in _chunks(todo, chunk)]
+        refs = [task.remote(c, agent, timeout_s, remote, pool) for c in _chunks(todo, chunk)]
         while refs:
             ready, refs = ray.wait(refs, num_returns=1)
             accept(ray.get(ready[0]))
     finally:
+        if pool is not None:
+            pool.shutdown()
         if started:
             ray.shutdown()

@@ -15,7 +15,10 @@ from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["EnvSession", "TaskSpec", "episode_summary", "task_specs"]
+__all__ = ["RAY_ACTORS", "EnvSession", "TaskSpec", "episode_summary", "task_specs"]
+
+#: The `remote_url` that makes the envs on Ray env actors (`agentgym.rayenv`) instead of an env server.
+RAY_ACTORS = "ray"
 
 
 @dataclass(frozen=True)
@@ -99,12 +102,14 @@ def task_specs(env_id: str, seeds: Iterable[int], **env_kwargs: Any) -> list[Tas
 class EnvSession:
     """The env an adapter instance plays its episodes in.
 
-    The env is made when the first spec comes, in this process or (with `remote_url`) on an env
-    server through `agentgym.server.RemoteEnv`, and kept while later specs name the same env, so
+    The env is made when the first spec comes, in this process, on an env server through
+    `agentgym.server.RemoteEnv` (`remote_url`), or on a Ray env actor through
+    `agentgym.rayenv.RayEnv` (`remote_url` ``"ray"``: the trainer's Ray cluster), and kept while later specs name the same env, so
     a pooled adapter pays for ``gym.make`` once, not once per episode.
 
     Args:
-        remote_url: an ``agentgym serve`` server to step the env on, or None for in process.
+        remote_url: an ``agentgym serve`` server to step the env on, ``"ray"`` for the env actors
+            of this process's pool (`agentgym.rayenv.pool.default_pool`), or None for in process.
     """
 
     def __init__(self, remote_url: str | None = None) -> None:
@@ -155,6 +160,10 @@ class EnvSession:
     def _make(self, spec: TaskSpec) -> gym.Env:
         if self.remote_url is None:
             return gym.make(spec.env_id, **spec.env_kwargs())
+        if self.remote_url == RAY_ACTORS:
+            from agentgym.rayenv.client import RayEnv
+
+            return RayEnv(spec.env_id, **spec.env_kwargs())  # on this process's pool (Ray joined or started)
         from agentgym.server.client import RemoteEnv
 
         kwargs = spec.env_kwargs()

@@ -22,7 +22,8 @@ Register it, and give rows from `dataset_rows` (``env_class: agentgym``)::
     register()      # skyrl_gym.register(id="agentgym", entry_point="agentgym.integrations.skyrl:AgentGymTextEnv")
 
 Episodes step on an ``agentgym serve`` server when ``AGENTGYM_REMOTE_URL`` is set (or the env
-config, where SkyRL passes a mapping, sets ``remote_url``). SkyRL's ``generator.max_turns`` (1 by
+config, where SkyRL passes a mapping, sets ``remote_url``); set to ``ray``, they step on env
+actors of the Ray cluster SkyRL runs on (`agentgym.rayenv`). SkyRL's ``generator.max_turns`` (1 by
 default) limits the turns of a rollout: set it to at least the env's turn budget. The class is
 built when first used, so importing this module needs no SkyRL.
 """

@@ -20,7 +20,7 @@ Use it from verl's config (``examples/train_verl.py`` writes both files)::
     # agent_loops.yaml, given as actor_rollout_ref.rollout.agent.agent_loop_config_path
     - name: agentgym
       _target_: agentgym.integrations.verl.AgentGymAgentLoop
-      remote_url: null          # or an `agentgym serve` URL
+      remote_url: null          # or an `agentgym serve` URL, or "ray": env actors on verl's Ray cluster
 
 and a dataset whose rows have ``agent_name: agentgym``, ``extra_info: {"agentgym": spec}`` and a
 ``prompt`` (the opening; verl filters rows on its length): `dataset_rows` makes them.
@@ -56,7 +56,8 @@ class _AgentGymLoop:
     """The agent loop's logic; `agent_loop_class` puts verl's ``AgentLoopBase`` under it.
 
     Args:
-        remote_url: an ``agentgym serve`` server to step episodes on, or None for in process.
+        remote_url: an ``agentgym serve`` server to step episodes on, ``"ray"`` for env actors on
+            the Ray cluster verl runs on (`agentgym.rayenv`), or None for in process.
         unfinished_reward: the reward of a rollout that ran out of tokens before its episode ended.
         *args, **kwargs: ``AgentLoopBase``'s arguments, which verl passes.
     """

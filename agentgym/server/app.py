@@ -2,13 +2,15 @@
 
 Routes (the committed schema is `agentgym/server/openapi.json`):
 
-    GET    /health                      liveness, live sessions, the cap
+    GET    /health                      liveness, live sessions, the cap (summed over the workers)
     GET    /envs                        the ids served, with their spaces
     POST   /sessions                    open a session: {env_id, kwargs, noise} -> session id
     POST   /sessions/{id}/reset         {seed, options} -> {obs, info}
     POST   /sessions/{id}/step          {action} -> {obs, reward, terminated, truncated, info}
     DELETE /sessions/{id}               close it
     WS     /sessions/{id}/ws            the same reset and step, one JSON message each way
+    WS     /ws                          open a session over the socket itself ({"op": "open", env_id,
+                                        kwargs, noise}), then reset and step; it closes with the socket
     GET    /metrics                     Prometheus metrics (`agentgym.server.monitoring`)
 
 Bad input is always a 4xx with ``{"error": {"code", "message"}}``: 404 unknown session or env,
@@ -37,7 +39,7 @@ from fastapi import Body, FastAPI, Path, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from prometheus_client import CollectorRegistry
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketDisconnect
 
@@ -59,6 +61,7 @@ from agentgym.server.models import (
     StepResponse,
 )
 from agentgym.server.monitoring import ServerMetrics, metrics_response
+from agentgym.server.routing import SessionRouter, WorkerPlan, session_prefix
 from agentgym.server.sessions import ApiError, Session, SessionStore
 from agentgym.server.wire import json_bytes, space_spec
 
@@ -131,12 +134,21 @@ class _WsStep(StepRequest):
     op: Literal["step"]
 
 
-_WS_MESSAGE: TypeAdapter[Any] = TypeAdapter(Annotated[_WsReset | _WsStep, Field(discriminator="op")])
+class _WsOpen(CreateSession):
+    op: Literal["open"]
+
+
+class _WsClose(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    op: Literal["close"]
+
+
+_WS_MESSAGE: TypeAdapter[Any] = TypeAdapter(Annotated[_WsReset | _WsStep | _WsClose, Field(discriminator="op")])
 
 
 def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] | None = None,
                host: SessionHost | None = None, registry: CollectorRegistry | None = None,
-               **limits: Any) -> FastAPI:
+               worker: WorkerPlan | None = None, **limits: Any) -> FastAPI:
     """The env server as an ASGI app.
 
     Args:
@@ -147,6 +159,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         registry: a prometheus_client registry to count the server's metrics in,
             left to its owner to serve (the board that hosts sealed sessions does); default: one
             of the app's own, served at ``GET /metrics``.
+        worker: this app's place among the worker processes of one port (`agentgym.server.workers`):
+            its session ids name it, and requests for its siblings' sessions are passed on to them.
         **limits: `ServerConfig` fields overriding ``config``'s, e.g. ``max_sessions=16``.
 
     Returns:
@@ -158,7 +172,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
     if unknown:
         raise ValueError(f"cannot serve unregistered ids {unknown}")
     rules = host or SessionHost()
-    store = SessionStore(cfg, ids, on_retire=rules.retired, upkeep=rules.upkeep)
+    store = SessionStore(cfg, ids, on_retire=rules.retired, upkeep=rules.upkeep,
+                         id_prefix=session_prefix(worker.index) if worker else "")
     metrics = ServerMetrics(store, registry)
     env_list: list[dict[str, Any]] = []
 
@@ -224,7 +239,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
     async def health() -> Response:
         """Liveness, the live session count and the cap."""
         return _json({"status": "ok", "sessions": store.live, "max_sessions": cfg.max_sessions,
-                      "peak_sessions": store.peak})
+                      "peak_sessions": store.peak, "workers": 1})
 
     @app.get("/envs", response_model=EnvList, tags=["server"])
     async def envs() -> Response:
@@ -283,6 +298,12 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
     async def session_ws(websocket: WebSocket, session_id: str) -> None:
         await _serve_websocket(websocket, store, rules, session_id, metrics)
 
+    @app.websocket("/ws")
+    async def open_ws(websocket: WebSocket) -> None:
+        # The session lives on this connection from its first message: no moment where it exists
+        # without a client, and no second connection that could reach another worker.
+        await _serve_websocket(websocket, store, rules, None, metrics)
+
     if registry is None:
         @app.get("/metrics", tags=["server"], response_class=Response,
                  responses={200: {"content": {"text/plain": {}}, "description": "Prometheus' text format"}})
@@ -290,6 +311,8 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
             """Prometheus metrics: sessions, resets and steps, step latency, errors by code, connections."""
             return metrics_response(metrics)
 
+    if worker is not None and worker.count > 1:
+        app.add_middleware(SessionRouter, plan=worker, timeout_s=cfg.step_timeout_s + 10)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=cfg.max_body_bytes, on_refused=metrics.error)
     if not admits_anyone(rules):
         # Outermost: a refused caller is answered before its body, its ids or its session are read.
@@ -322,10 +345,11 @@ def _describe(ids: Iterable[str]) -> list[dict[str, Any]]:
 _WS_CLOSE = {"idle": 4408, "closed": 4410, "shutdown": 1001, "replaced": 4411}
 
 
-async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: SessionHost, session_id: str,
+async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: SessionHost, session_id: str | None,
                            metrics: ServerMetrics) -> None:
-    """One session's reset and step over one socket; a disconnect closes the session (unless the
-    host's sessions are resumable: then it waits for a new socket, or the reaper)."""
+    """One session's reset and step over one socket (`session_id` None: the first message opens
+    it); a disconnect closes the session (unless the host's sessions are resumable: then it waits
+    for a new socket, or the reaper)."""
     await websocket.accept()
     try:
         host.admit(websocket)
@@ -333,26 +357,38 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: Sess
         metrics.error(exc.code)
         await websocket.close(code=4000 + exc.status, reason=exc.code)
         return
-    session = store.find(session_id)
-    if session is None:
-        metrics.error("unknown_session")
-        await websocket.close(code=4404, reason="unknown session")
-        return
-    try:
-        host.check(websocket, session)
-    except ApiError as exc:
-        metrics.error(exc.code)
-        await websocket.close(code=4000 + exc.status, reason=exc.code)
-        return
-    if session.on_close is not None:
-        if not host.resumable:
-            metrics.error("session_has_websocket")
-            await websocket.close(code=4409, reason="the session already has a WebSocket")
-            return
-        session.on_close("replaced")  # a client that reconnects takes its session over
-    conn = _Connection(websocket, store.config.send_timeout_s)
-    session.on_close = conn.close_soon
     max_bytes = store.config.max_body_bytes
+    conn = _Connection(websocket, store.config.send_timeout_s)
+    if session_id is None:
+        try:
+            session = await _ws_open(websocket, conn, store, host, metrics, max_bytes)
+        except (WebSocketDisconnect, OSError, _SendTimeout):
+            session = None
+        if session is None:
+            await conn.close(_WS_CLOSE["closed"], "no session")
+            return
+    else:
+        found = store.find(session_id)
+        if found is None:
+            metrics.error("unknown_session")
+            await conn.close(4404, "unknown session")
+            return
+        session = found
+        try:
+            host.check(websocket, session)
+        except ApiError as exc:
+            metrics.error(exc.code)
+            await conn.close(4000 + exc.status, exc.code)
+            return
+        if session.on_close is not None:
+            if not host.resumable:
+                metrics.error("session_has_websocket")
+                await conn.close(4409, "the session already has a WebSocket")
+                return
+            session.on_close("replaced")  # a client that reconnects takes its session over
+    session.used = True
+    session.last_used = time.monotonic()
+    session.on_close = conn.close_soon
     try:
         # One message at a time: the next is read only once this reply is sent, and uvicorn stops
         # reading the socket while a message waits, so a client that sends without reading
@@ -370,6 +406,11 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: Sess
                 if session.closed:
                     break
                 reply = await _ws_reply(store, host, session, text, metrics)
+            if reply is None:  # {"op": "close"}: closed before the answer, so a client that heard it knows
+                await store.close(session, "closed")
+                await conn.send(b'{"closed":true}')
+                await conn.close(1000, "session closed")
+                break
             # Sent without the lock: a stalled send holds only this socket, never the session.
             await conn.send(reply)
             if session.closed:
@@ -385,6 +426,44 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: Sess
         if not host.resumable:
             await store.close(session, "disconnect")
         await conn.close(_WS_CLOSE["closed"], "session closed")
+
+
+async def _ws_open(websocket: WebSocket, conn: _Connection, store: SessionStore, host: SessionHost,
+                   metrics: ServerMetrics, max_bytes: int) -> Session | None:
+    """Open the session the socket's first message asks for, and answer with its id and spaces;
+    None (the refusal sent) when the message is not an open or the host refuses it."""
+    message = await websocket.receive()
+    if message["type"] == "websocket.disconnect":
+        return None
+    text = _ws_text(message, max_bytes)
+    if text is None:
+        await conn.send(_ws_error(metrics, "body_too_large", f"messages are limited to {max_bytes} bytes"))
+        return None
+    try:
+        body = _WsOpen.model_validate(json.loads(text))
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, ValidationError):
+            issues = _issues(exc.errors())
+            code = "invalid_env_args" if issues and all(i["loc"][:1] == ["kwargs"] and len(i["loc"]) > 1
+                                                         for i in issues) else "invalid_request"
+            await conn.send(_ws_error(metrics, code, _issue_text(issues), issues))
+        else:
+            await conn.send(_ws_error(metrics, "invalid_json", f"the message is not valid JSON: {exc.__class__.__name__}"))
+        return None
+    try:
+        session = await host.open(websocket, body, store)
+    except ApiError as exc:
+        await conn.send(_ws_error(metrics, exc.code, exc.message, retry_after=exc.headers.get("Retry-After")))
+        return None
+    env = session.env
+    try:
+        await conn.send(json_bytes({"session_id": session.id, "env_id": session.env_id,
+                                    "observation_space": space_spec(env.observation_space),
+                                    "action_space": space_spec(env.action_space)}))
+    except BaseException:
+        await store.close(session, "disconnect")  # its client is gone before it heard of it
+        raise
+    return session
 
 
 def _ws_text(message: dict[str, Any], max_bytes: int) -> str | None:
@@ -405,7 +484,8 @@ def _ws_text(message: dict[str, Any], max_bytes: int) -> str | None:
 
 
 async def _ws_reply(store: SessionStore, host: SessionHost, session: Session, text: str,
-                    metrics: ServerMetrics) -> bytes:
+                    metrics: ServerMetrics) -> bytes | None:
+    """The answer to one message; None for ``{"op": "close"}`` (the caller closes the session)."""
     try:
         request = _WS_MESSAGE.validate_python(json.loads(text))
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, non-JSON, too deep, huge ints
@@ -413,6 +493,8 @@ async def _ws_reply(store: SessionStore, host: SessionHost, session: Session, te
             issues = _issues(exc.errors())
             return _ws_error(metrics, "invalid_request", _issue_text(issues), issues)
         return _ws_error(metrics, "invalid_json", f"the message is not valid JSON: {exc.__class__.__name__}")
+    if request.op == "close":
+        return None
     try:
         if request.op == "reset":
             answer = _encoded(await host.reset(store, session, request))
@@ -430,11 +512,14 @@ async def _ws_reply(store: SessionStore, host: SessionHost, session: Session, te
         return _ws_error(metrics, "internal_error", "internal server error (logged on the server)")
 
 
-def _ws_error(metrics: ServerMetrics, code: str, message: str, issues: list[dict[str, Any]] | None = None) -> bytes:
+def _ws_error(metrics: ServerMetrics, code: str, message: str, issues: list[dict[str, Any]] | None = None,
+              retry_after: str | None = None) -> bytes:
     metrics.error(code)
     error: dict[str, Any] = {"code": code, "message": message}
     if issues is not None:
         error["issues"] = issues
+    if retry_after is not None:
+        error["retry_after_s"] = float(retry_after)
     return json_bytes({"error": error})
 
 

@@ -3,8 +3,9 @@
     env = RemoteEnv("http://127.0.0.1:8100", "AgentRL/Dialog-v0", difficulty="easy")
     env = gym.make("AgentRL/Remote-v0", url="http://127.0.0.1:8100", env_id="AgentRL/Dialog-v0")
 
-Every reset and step is one round trip, over HTTP or (``transport="ws"``) over one WebSocket;
-the episode is byte-identical to the same episode in process. ``close()`` deletes the session.
+Every reset and step is one round trip, over HTTP or (``transport="ws"``) over one WebSocket,
+which then also opens and closes the session; the episode is byte-identical to the same episode
+in process. ``close()`` closes the session.
 """
 
 from __future__ import annotations
@@ -132,13 +133,18 @@ class RemoteEnv(gym.Env[str, str]):
         self._http = _Connection(self.url, timeout_s)
         self._ws: Any = None
         self._ws_stack = ExitStack()
+        #: The session lives on the WebSocket (opened by its first message): closing the socket ends it.
+        self._on_socket = False
+        body = {"env_id": env_id, "kwargs": kwargs, "noise": noise}
         try:
-            info = self._request("POST", "/sessions", {"env_id": env_id, "kwargs": kwargs, "noise": noise})
+            info = self._open_on_socket(body) if transport == "ws" else None
+            if info is None:
+                info = self._request("POST", "/sessions", body)
             self.session_id = info["session_id"]
             self.observation_space = space_from_spec(info["observation_space"])
             self.action_space = space_from_spec(info["action_space"])
-            if transport == "ws":
-                self._ws = self._connect_ws()
+            if transport == "ws" and self._ws is None:
+                self._ws = self._connect_ws(f"/sessions/{self.session_id}/ws")
         except BaseException:
             self.close()
             raise
@@ -158,8 +164,11 @@ class RemoteEnv(gym.Env[str, str]):
         if self.session_id is not None:
             session_id, self.session_id = self.session_id, None
             try:
-                self._http.request("DELETE", f"/sessions/{session_id}", None)
-            except (OSError, http.client.HTTPException):
+                if self._on_socket:
+                    self._ws_close()
+                else:
+                    self._http.request("DELETE", f"/sessions/{session_id}", None)
+            except (OSError, http.client.HTTPException, TimeoutError, RemoteEnvError):
                 pass  # The server is gone or unreachable; its reaper frees the session.
         self._ws = None
         self._ws_stack.close()
@@ -172,10 +181,13 @@ class RemoteEnv(gym.Env[str, str]):
             raise RemoteEnvError(0, "closed", "the env is closed")
         if self._ws is None:
             return self._request("POST", f"/sessions/{self.session_id}/{op}", body)
+        return self._ws_exchange({"op": op, **body})
+
+    def _ws_exchange(self, message: dict[str, Any]) -> dict[str, Any]:
         from websockets.exceptions import ConnectionClosed
 
         try:
-            self._ws.send(json.dumps({"op": op, **body}))
+            self._ws.send(json.dumps(message))
             out = json.loads(self._ws.recv(timeout=self._timeout_s))
         except ConnectionClosed as exc:
             why = f"{exc.rcvd.reason} (code {exc.rcvd.code})" if exc.rcvd is not None else "no close frame"
@@ -183,7 +195,8 @@ class RemoteEnv(gym.Env[str, str]):
         except TimeoutError:
             raise RemoteEnvError(0, "timeout", f"no answer within {self._timeout_s:g} s") from None
         if "error" in out:
-            _raise(0, out["error"], None)
+            error = out["error"]
+            _raise(0, error, str(error.get("retry_after_s")) if "retry_after_s" in error else None)
         return out
 
     def _request(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -202,12 +215,36 @@ class RemoteEnv(gym.Env[str, str]):
                    retry_after)
         return payload
 
-    def _connect_ws(self) -> Any:
+    def _connect_ws(self, path: str) -> Any:
         from agentgym.server.ws_blocking import BlockingWebSocket
 
-        ws_url = "ws" + self.url[len("http"):] + f"/sessions/{self.session_id}/ws"
+        ws_url = "ws" + self.url[len("http"):] + path
         # No compression (none is offered): messages are small, and deflate costs more than it saves on a LAN.
         return self._ws_stack.enter_context(BlockingWebSocket(ws_url, max_size=None, open_timeout=self._timeout_s))
+
+    def _open_on_socket(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """Open the session over a WebSocket of its own (``/ws``): the session is never without its
+        client, and one connection carries it all, so it stays with the worker that accepted it.
+        None from a server without that route (the session is then made over HTTP)."""
+        from websockets.exceptions import InvalidStatus
+
+        try:
+            self._ws = self._connect_ws("/ws")
+        except InvalidStatus as exc:
+            if exc.response.status_code in (403, 404):  # a server of an earlier version
+                return None
+            raise RemoteEnvError(exc.response.status_code, "http_error",
+                                 f"the server refused the WebSocket at {self.url}/ws") from None
+        except (OSError, TimeoutError) as exc:
+            raise RemoteEnvError(0, "connection_lost", f"cannot reach the env server at {self.url} (WebSocket /ws: "
+                                                       f"{exc.__class__.__name__}: {exc})") from None
+        self._on_socket = True
+        return self._ws_exchange({"op": "open", **body})
+
+    def _ws_close(self) -> None:
+        """End the session over its socket, and wait until the server says it is closed."""
+        if self._ws is not None:
+            self._ws_exchange({"op": "close"})
 
 
 class _Connection:

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+import os
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-__all__ = ["ENV_CALLS", "ConnectionLimits", "ServerConfig", "descriptor_budget"]
+__all__ = ["ENV_CALLS", "MAX_WORKERS", "ConnectionLimits", "ServerConfig", "descriptor_budget", "usable_cores"]
 
 #: Where env calls may run (see `ServerConfig.env_calls`).
-ENV_CALLS = ("thread", "inline")
+ENV_CALLS = ("inline", "thread")
+#: Worker processes at most (a session id names its worker in two digits at most).
+MAX_WORKERS = 64
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the OS tells it, else the CPU count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _doc(default: Any, doc: str) -> Any:
@@ -78,19 +89,27 @@ class ConnectionLimits:
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """Limits of one env server. Every field is also an `agentgym serve` option."""
+    """Limits of one env server. Every field is also an `agentgym serve` option.
 
-    max_sessions: int = _doc(64, "live sessions at most; a create beyond the cap gets 429 with Retry-After")
+    The defaults serve a trainer's load untuned: thousands of sessions, one worker process per
+    core, env calls on each worker's event loop (no thread per session, so an idle session costs
+    only its env and its connection)."""
+
+    max_sessions: int = _doc(16384, "live sessions at most, over all workers (each holds its share); a create "
+                                    "beyond the cap gets 429 with Retry-After")
     idle_timeout_s: float = _doc(300.0, "seconds a session may sit unused (no request, no WebSocket message) "
                                         "before the reaper closes it")
+    unused_timeout_s: float = _doc(10.0, "seconds a new session may wait for its first reset, step or WebSocket "
+                                         "before the reaper closes it (a client that died after creating it)")
     max_body_bytes: int = _doc(1 << 20, "request bodies and WebSocket messages over this many bytes get 413, "
                                         "counted while reading")
     step_timeout_s: float = _doc(30.0, "seconds one env call (make, reset, step) may run; a slower one gets 504 "
                                        "and its session is closed")
-    env_calls: str = _doc("thread", "where env calls run: 'thread' (each session's own thread; an env that "
-                                    "blocks in I/O or sleeps holds only its session) or 'inline' (on the event "
-                                    "loop, no thread hop: about 1.7x the steps per second for CPU-bound envs; a "
-                                    "watchdog still enforces the step timeout)")
+    env_calls: str = _doc("inline", "where env calls run: 'inline' (on the worker's event loop, no thread hop "
+                                    "and no thread per session; a watchdog enforces the step timeout) or "
+                                    "'thread' (each session's own thread: for envs that block in I/O or sleep)")
+    workers: int = _doc(0, "worker processes sharing the port, each with its own event loop and its share of "
+                           "the sessions (0: one per core this process may run on)")
     send_timeout_s: float = _doc(ConnectionLimits.send_timeout_s,
                                  "seconds a client may leave the server's replies unread (a WebSocket reply, an "
                                  "HTTP response) before its connection is dropped; a session is never held by it")
@@ -110,7 +129,9 @@ class ServerConfig:
         if self.env_calls not in ENV_CALLS:
             raise ValueError(f"env_calls must be one of {ENV_CALLS}, got {self.env_calls!r}")
         self.connection_limits()  # validates the connection fields
-        for name in ("idle_timeout_s", "step_timeout_s"):
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or not 0 <= self.workers <= MAX_WORKERS:
+            raise ValueError(f"workers must be an int from 0 (one per core) to {MAX_WORKERS}, got {self.workers!r}")
+        for name in ("idle_timeout_s", "unused_timeout_s", "step_timeout_s"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
@@ -122,8 +143,17 @@ class ServerConfig:
 
     @property
     def reap_interval_s(self) -> float:
-        """How often the reaper looks: a quarter of the idle timeout, between 50 ms and 1 s."""
-        return min(1.0, max(0.05, self.idle_timeout_s / 4))
+        """How often the reaper looks: a quarter of the shorter timeout, between 50 ms and 1 s."""
+        return min(1.0, max(0.05, min(self.idle_timeout_s, self.unused_timeout_s) / 4))
+
+    def worker_count(self) -> int:
+        """The worker processes `agentgym serve` runs: `workers`, or one per usable core."""
+        return self.workers or usable_cores()
+
+    def share(self, index: int, workers: int) -> ServerConfig:
+        """The limits of worker `index` of `workers`: its share of the session cap (at least 1)."""
+        base, extra = divmod(self.max_sessions, workers)
+        return replace(self, max_sessions=max(1, base + (index < extra)), workers=1)
 
     @property
     def retry_after_s(self) -> int:

@@ -60,7 +60,7 @@ class SessionHost:
     async def reset(self, store: SessionStore, session: Session, req: ResetRequest) -> dict[str, Any] | bytes:
         """Start an episode (the caller holds ``session.lock``): ``{"obs", "info"}``, or its JSON bytes."""
         try:
-            obs, info = await store.call(session, _env_reset, session.env, req.seed, req.options)
+            obs, info = await store.call(session, _env_reset, session.env, req.seed, req.options, heavy=True)
         except (ValueError, TypeError) as exc:  # the env's answer to bad seeds, options or kwargs
             raise ApiError(422, "invalid_reset", f"reset rejected its arguments: {exc}") from None
         return reset_payload(obs, info)

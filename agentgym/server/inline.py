@@ -74,6 +74,10 @@ class Watchdog:
         except StepTimeout:
             raise self._on_overrun() from None
 
+    def here(self) -> bool:
+        """Whether this is the thread the watchdog runs calls on."""
+        return threading.get_ident() == self._tid
+
     def stop(self) -> None:
         """End the watchdog thread."""
         self._stop.set()

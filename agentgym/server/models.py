@@ -135,7 +135,10 @@ class Health(_Response):
     status: Literal["ok"]
     sessions: int = Field(description="live sessions now")
     max_sessions: int = Field(description="the session cap")
-    peak_sessions: int = Field(description="the most sessions ever admitted at once (never above the cap)")
+    peak_sessions: int = Field(description="the most sessions ever admitted at once (never above the cap); "
+                                           "with several workers, the sum of theirs")
+    workers: int = Field(default=1, description="worker processes serving the port; sessions, cap and peak "
+                                                "are summed over them")
 
 
 class Issue(_Response):

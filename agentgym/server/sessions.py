@@ -1,7 +1,10 @@
 """Sessions: admission under the cap, serialised env calls with a timeout, and the idle reaper.
 
-Everything here runs on the server's event loop except the env calls themselves, which run on
-the session's own thread, so a slow step neither blocks other sessions nor escapes its timeout.
+Everything here runs on the server's event loop. Env calls run inline on it under a watchdog
+(``env_calls="inline"``, the default: no thread per session), the heavy ones (make, reset) one
+per pass of the loop so that steps never wait behind a burst of them (`agentgym.server.lanes`);
+or on each session's own thread (``"thread"``), so a step that sleeps or blocks in I/O holds only
+its own session. Either way a call never escapes its timeout.
 Admission is a check and an increment with no ``await`` between them, so concurrent creates can
 never push the count past the cap; the env is built only after its slot is taken.
 """
@@ -24,6 +27,7 @@ import gymnasium as gym
 from agentgym.noise.spec import NoiseSpecError, parse_noise
 from agentgym.server.config import ServerConfig
 from agentgym.server.inline import Watchdog
+from agentgym.server.lanes import OnePerPass
 from agentgym.server.models import EnvKwargs
 
 __all__ = ["ApiError", "CLIENT_KWARGS", "CLOSE_REASONS", "EnvThread", "Session", "SessionStore"]
@@ -149,6 +153,9 @@ class Session:
     on_close: Callable[[str], None] | None = None
     #: What a `agentgym.server.host.SessionHost` keeps about the session (None for the default host).
     hosted: Any = None
+    #: A client has used it since it was made (an env call, or a WebSocket attached): until then it
+    #: is reaped after the short `ServerConfig.unused_timeout_s`, not the idle timeout.
+    used: bool = False
 
 
 class SessionStore:
@@ -159,12 +166,15 @@ class SessionStore:
         env_ids: the ids sessions may be opened on (the allow-list; nothing else is ever made).
         on_retire: called once with each session and the reason when it is closed to clients.
         upkeep: awaited after each reaper pass (a host's own periodic work).
+        id_prefix: what every session id begins with (a worker's name, so that any worker can
+            tell which one holds a session: `agentgym.server.routing`).
     """
 
     def __init__(self, config: ServerConfig, env_ids: Iterable[str],
                  on_retire: Callable[[Session, str], None] | None = None,
-                 upkeep: Callable[[], Awaitable[Any]] | None = None) -> None:
+                 upkeep: Callable[[], Awaitable[Any]] | None = None, id_prefix: str = "") -> None:
         self.config = config
+        self.id_prefix = id_prefix
         self.env_ids = frozenset(env_ids)
         self._on_retire = on_retire
         self._upkeep = upkeep
@@ -179,6 +189,7 @@ class SessionStore:
         self.closed_by: dict[str, int] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._watchdog: Watchdog | None = None  # for env_calls="inline", made on the loop's thread
+        self._heavy = OnePerPass()  # inline makes and resets, one per pass of the loop
 
     # ------------------------------------------------------------------ queries
     @property
@@ -241,7 +252,7 @@ class SessionStore:
         thread = EnvThread() if self.config.env_calls == "thread" else None
         made: list[gym.Env] = []
         try:
-            await self._run(thread, _make_into, made, env_id, kwargs)
+            await self._run(thread, _make_into, made, env_id, kwargs, heavy=True)
         except (_Expired, asyncio.CancelledError) as exc:
             self._end(thread, made)  # Once the make ends, what it made is closed and the slot freed.
             if isinstance(exc, asyncio.CancelledError):
@@ -254,7 +265,7 @@ class SessionStore:
             if isinstance(exc, (TypeError, ValueError, gym.error.Error)):
                 raise ApiError(422, "invalid_env_args", f"cannot make {env_id}: {exc}") from None
             raise
-        session = Session(id=secrets.token_urlsafe(16), env_id=env_id, env=made[0], thread=thread,
+        session = Session(id=self.id_prefix + secrets.token_urlsafe(16), env_id=env_id, env=made[0], thread=thread,
                           last_used=time.monotonic())
         self._sessions[session.id] = session
         self.opened += 1
@@ -283,11 +294,12 @@ class SessionStore:
             self._watchdog.stop()
 
     # ------------------------------------------------------------------ env calls
-    async def call(self, session: Session, fn: Callable[..., Any], *args: Any) -> Any:
+    async def call(self, session: Session, fn: Callable[..., Any], *args: Any, heavy: bool = False) -> Any:
         """Run ``fn(*args)`` (an env call) on the session's thread, or inline, under the step timeout.
 
         The caller holds ``session.lock``. A call that overruns loses its session: the env may be
         mid-step, so it is never stepped again, and its thread closes it when the call ends.
+        A `heavy` call (a reset: ten steps' worth of work) runs inline only one per pass of the loop.
 
         Raises:
             ApiError: 404 if the session closed meanwhile, 504 on timeout.
@@ -295,8 +307,9 @@ class SessionStore:
         if session.closed:
             raise ApiError(404, "unknown_session", f"session {session.id!r} was closed")
         session.last_used = time.monotonic()
+        session.used = True
         try:
-            return await self._run(session.thread, fn, *args)
+            return await self._run(session.thread, fn, *args, heavy=heavy)
         except (_Expired, asyncio.CancelledError) as exc:
             session.abandoned = True
             self._retire(session, "step_timeout")
@@ -307,13 +320,21 @@ class SessionStore:
         finally:
             session.last_used = time.monotonic()
 
-    async def _run(self, thread: EnvThread | None, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` on `thread`, or inline under the watchdog; `_Expired` if it overruns."""
+    async def _run(self, thread: EnvThread | None, fn: Callable[..., Any], *args: Any, heavy: bool = False) -> Any:
+        """``fn(*args)`` on `thread`, or inline under the watchdog (a `heavy` one in its pass of
+        the loop); `_Expired` if it overruns."""
         if thread is not None:
             return await self._wait(thread.submit(fn, *args))
-        if self._watchdog is None:
+        if self._watchdog is None or not self._watchdog.here():
+            # Made on the loop's thread; a harness that runs each request on a loop of its own
+            # (Starlette's TestClient outside a `with`) gets one for the thread it is on now.
+            if self._watchdog is not None:
+                self._watchdog.stop()
             self._watchdog = Watchdog(self.config.step_timeout_s, _Expired)
-        return self._watchdog.run(_no_exit, fn, *args)
+        if not heavy:
+            return self._watchdog.run(_no_exit, fn, *args)
+        async with self._heavy:
+            return self._watchdog.run(_no_exit, fn, *args)
 
     async def _wait(self, future: asyncio.Future[Any]) -> Any:
         # A bare timer, not asyncio.timeout(): on the step path that costs more than the thread hop.
@@ -369,14 +390,17 @@ class SessionStore:
             self._reaper = None
 
     async def reap(self) -> int:
-        """Close every session idle for longer than the idle timeout; return how many.
+        """Close every session idle for longer than the idle timeout, and every one never used
+        within the unused timeout of its making; return how many.
 
         Idle means no request and no WebSocket message, whatever became of the client: a
         vanished client is reaped as surely as one that said goodbye. A session with an env call
         in progress is not idle.
         """
-        deadline = time.monotonic() - self.config.idle_timeout_s
-        idle = [s for s in self._sessions.values() if s.last_used < deadline and not s.lock.locked()]
+        now = time.monotonic()
+        deadline, unused = now - self.config.idle_timeout_s, now - self.config.unused_timeout_s
+        idle = [s for s in self._sessions.values()
+                if (s.last_used < deadline or (not s.used and s.last_used < unused)) and not s.lock.locked()]
         for session in idle:
             await self.close(session, "idle")
         if idle:

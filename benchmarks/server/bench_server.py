@@ -389,8 +389,8 @@ def write_results(s: dict[str, Any], ctx: dict[str, Any], targets: list[dict[str
         "(the server CPU time per step is the steadier measure).",
         f"Median of {args.rounds} rounds; {args.steps} timed steps per round-trip figure, {args.seconds:g} s per "
         f"throughput figure with {args.clients} client processes. Loopback; each server is one process, each "
-        "client its own process. `env calls` is `ServerConfig.env_calls`: `thread` runs each session's env on "
-        "its own thread (the default), `inline` on the event loop under a watchdog.",
+        "client its own process (one worker: `--workers 1`). `env calls` is `ServerConfig.env_calls`: `thread` "
+        "runs each session's env on its own thread, `inline` (the default) on the event loop under a watchdog.",
         "",
         f"Env step in process, for scale: echo {ctx['in_process_step_us'][ECHO_ID]} us, Dialog-v0 "
         f"{ctx['in_process_step_us'][DIALOG]} us (a chat turn, with a reset when an episode ends).",
@@ -419,7 +419,11 @@ def write_results(s: dict[str, Any], ctx: dict[str, Any], targets: list[dict[str
             "serves the same echo behaviour (`benchmarks/server/echo_env.py`). Both are driven by the same bare "
             "WebSocket client loop (send one JSON step, wait for the answer), so the clients cost the same and the "
             "difference is the servers'. Both run uvicorn's default WebSocket implementation (websockets-sansio).")
-    args.results.write_text("\n".join(lines) + "\n")
+    # The sections of bench_capacity.py and bench_ray.py (from the first of them on) are kept as they were.
+    old = args.results.read_text() if args.results.exists() else ""
+    starts = [old.index(b) for b in ("<!-- capacity: begin", "<!-- ray: begin") if b in old]
+    kept = "\n" + old[min(starts):] if starts else ""
+    args.results.write_text("\n".join(lines) + "\n" + kept)
 
 
 if __name__ == "__main__":

@@ -45,5 +45,5 @@ if __name__ == "__main__":  # python benchmarks/server/echo_env.py ENV_CALLS POR
     from agentgym.server.config import ServerConfig
     from agentgym.server.serve import serve
 
-    serve(ServerConfig(max_sessions=64, env_calls=sys.argv[1]), port=int(sys.argv[2]),
+    serve(ServerConfig(max_sessions=64, env_calls=sys.argv[1], workers=1), port=int(sys.argv[2]),
           env_ids=[register(), "AgentRL/Dialog-v0"], log_level="warning")

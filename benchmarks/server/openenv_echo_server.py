@@ -4,7 +4,7 @@ Runs in a separate virtual environment with openenv-core installed (a benchmark-
 dependency, never imported by agentgym):
 
     python3 -m venv /tmp/openenv-venv && /tmp/openenv-venv/bin/pip install openenv-core
-    /tmp/openenv-venv/bin/python benchmarks/server/openenv_echo_server.py PORT
+    /tmp/openenv-venv/bin/python benchmarks/server/openenv_echo_server.py PORT [MAX_CONCURRENT_ENVS]
 
 The env is OpenEnv's `openenv init` template (an echo env), with its placeholders filled in.
 """
@@ -54,7 +54,8 @@ class EchoEnvironment(Environment):
         return self._state
 
 
-app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo", max_concurrent_envs=64)
-
 if __name__ == "__main__":
+    # PORT [MAX_CONCURRENT_ENVS]: the capacity grid (bench_capacity.py) raises the cap past its largest count.
+    cap = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+    app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo", max_concurrent_envs=cap)
     uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")

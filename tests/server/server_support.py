@@ -32,7 +32,7 @@ REMOTE_ENTRY_POINT = "agentgym.server.client:RemoteEnv"
 
 class EchoEnv(gym.Env[str, str]):
     """Echoes each action; ends after `length` steps. Optional real delays in make and step (a
-    sleep, or `busy_s` of pure-Python spinning), bugs on demand (the actions ``crash`` and
+    sleep, or `busy_s` of pure-Python spinning), a reset that spins `reset_busy_s`, bugs on demand (the actions ``crash`` and
     ``exit``), and a probe that records whether two steps ever ran at once on one env."""
 
     metadata: dict[str, Any] = {"render_modes": []}
@@ -41,11 +41,12 @@ class EchoEnv(gym.Env[str, str]):
     _guard = threading.Lock()
 
     def __init__(self, length: int = 5, step_delay_s: float = 0.0, make_delay_s: float = 0.0,
-                 busy_s: float = 0.0) -> None:
+                 busy_s: float = 0.0, reset_busy_s: float = 0.0) -> None:
         time.sleep(make_delay_s)
         self.length = length
         self.step_delay_s = step_delay_s
         self.busy_s = busy_s
+        self.reset_busy_s = reset_busy_s
         self.observation_space = UnicodeText(10_000)
         self.action_space = UnicodeText(10_000)
         self._t = 0
@@ -55,6 +56,7 @@ class EchoEnv(gym.Env[str, str]):
         super().reset(seed=seed)
         if options:
             raise ValueError(f"EchoEnv takes no options, got {sorted(options)}")
+        _spin(self.reset_busy_s)
         self._t = 0
         return "ready", {"seed": seed, "draw": int(self.np_random.integers(1 << 30))}
 
@@ -70,15 +72,20 @@ class EchoEnv(gym.Env[str, str]):
             if action == "exit":
                 raise SystemExit(3)
             time.sleep(self.step_delay_s)
-            deadline = time.monotonic() + self.busy_s
-            while time.monotonic() < deadline:  # a runaway pure-Python step, not a sleep
-                pass
+            _spin(self.busy_s)
             self._t += 1
             done = self._t >= self.length
             return str(action), 1.0 if done else 0.0, done, False, {"t": self._t}
         finally:
             with EchoEnv._guard:
                 self._active -= 1
+
+
+def _spin(seconds: float) -> None:
+    """Pure-Python work for `seconds` (a busy env, not a sleep: it holds whatever thread runs it)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
 
 
 @contextmanager
@@ -361,3 +368,21 @@ def ws_frame(payload: bytes) -> bytes:
 def canonical(*parts: Any) -> str:
     """The byte-identity yardstick: sorted-key JSON of what reset or step returned."""
     return json.dumps(parts, sort_keys=True)
+
+
+def play_canonical(env: gym.Env, seed: int, options: dict[str, Any] | None = None, step_hook: Any = None) -> list[str]:
+    """One heuristic episode; the canonical JSON of every reset and step result (`step_hook` is
+    called before each step)."""
+    from agentgym.agents import make_agent
+
+    agent = make_agent("heuristic")
+    obs, info = env.reset(seed=seed, options=options)
+    out = [canonical(obs, info)]
+    agent.reset(obs, info)
+    while True:
+        if step_hook is not None:
+            step_hook()
+        obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+        out.append(canonical(obs, reward, terminated, truncated, info))
+        if terminated or truncated:
+            return out

@@ -53,7 +53,8 @@ def test_openapi_schema_is_committed() -> None:
 
 
 def test_health_and_envs(client: TestClient) -> None:
-    assert client.get("/health").json() == {"status": "ok", "sessions": 0, "max_sessions": 4, "peak_sessions": 0}
+    assert client.get("/health").json() == {"status": "ok", "sessions": 0, "max_sessions": 4, "peak_sessions": 0,
+                                         "workers": 1}
     envs = client.get("/envs").json()["envs"]
     assert [e["id"] for e in envs] == list(default_env_ids())
     assert DIALOG in default_env_ids() and not any(i.startswith("AgentRL/Remote") for i in default_env_ids())
@@ -191,7 +192,8 @@ def test_session_cap_answers_429_with_retry_after(client: TestClient) -> None:
         _session(client)
     err = _assert_error(r := client.post("/sessions", json={"env_id": DIALOG}), 429, "too_many_sessions")
     assert int(r.headers["retry-after"]) >= 1 and "cap of 4" in err["message"]
-    assert client.get("/health").json() == {"status": "ok", "sessions": 4, "max_sessions": 4, "peak_sessions": 4}
+    assert client.get("/health").json() == {"status": "ok", "sessions": 4, "max_sessions": 4, "peak_sessions": 4,
+                                         "workers": 1}
 
 
 def test_unknown_kwargs_free_their_slot(client: TestClient) -> None:
@@ -315,7 +317,7 @@ def test_delete_closes_the_websocket(client: TestClient) -> None:
 # ------------------------------------------------------------------------------------- timeouts and locking
 def test_step_timeout_closes_the_session_and_frees_its_slot() -> None:
     with echo_registered(step_delay_s=0.6):
-        with TestClient(create_app(env_ids=[ECHO_ID], max_sessions=1, step_timeout_s=0.2),
+        with TestClient(create_app(env_ids=[ECHO_ID], max_sessions=1, step_timeout_s=0.2, env_calls="thread"),
                         raise_server_exceptions=False) as c:
             sid = _session(c, ECHO_ID)
             c.post(f"/sessions/{sid}/reset", json={"seed": 0})

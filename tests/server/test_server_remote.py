@@ -11,9 +11,8 @@ import gymnasium as gym
 import pytest
 from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
-from server_support import ECHO_ID, canonical, echo_registered, health, remote_registered, running
+from server_support import ECHO_ID, canonical, echo_registered, health, play_canonical, remote_registered, running
 
-from agentgym.agents import make_agent
 from agentgym.core.protocol import MAX_ACTION_BYTES
 from agentgym.core.spaces import UnicodeText
 from agentgym.server.app import default_env_ids
@@ -26,22 +25,6 @@ DIALOG = "AgentRL/Dialog-v0"
 def server() -> Any:
     with running(max_sessions=32) as s:
         yield s
-
-
-def _play(env: gym.Env, seed: int, options: dict[str, Any] | None = None,
-          step_hook: Any = None) -> list[str]:
-    """One heuristic episode; the canonical JSON of every reset and step result."""
-    agent = make_agent("heuristic")
-    obs, info = env.reset(seed=seed, options=options)
-    out = [canonical(obs, info)]
-    agent.reset(obs, info)
-    while True:
-        if step_hook is not None:
-            step_hook()
-        obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
-        out.append(canonical(obs, reward, terminated, truncated, info))
-        if terminated or truncated:
-            return out
 
 
 @pytest.mark.parametrize("env_calls", ["thread", "inline"])
@@ -61,7 +44,7 @@ def _sixteen_sessions(server: Any, env_calls: str) -> None:
         env = RemoteEnv(server.url, job["env_id"], noise=job["noise"], transport=job["transport"], **job["kwargs"])
         try:
             barrier.wait(30)  # all 16 sessions are open at once, and their steps interleave
-            return [_play(env, job["seed"] + 100 * k, step_hook=_yield) for k in range(2)]
+            return [play_canonical(env, job["seed"] + 100 * k, step_hook=_yield) for k in range(2)]
         finally:
             env.close()
 
@@ -69,7 +52,7 @@ def _sixteen_sessions(server: Any, env_calls: str) -> None:
         extra = {"noise": job["noise"]} if job["noise"] else {}
         env = gym.make(job["env_id"], **job["kwargs"], **extra)
         try:
-            return [_play(env, job["seed"] + 100 * k) for k in range(2)]
+            return [play_canonical(env, job["seed"] + 100 * k) for k in range(2)]
         finally:
             env.close()
 
@@ -105,7 +88,7 @@ def test_gym_make_remote(server: Any) -> None:
             assert env.spec is not None and env.spec.id == remote_id
             assert env.spec.kwargs["env_id"] == DIALOG
             local = gym.make(DIALOG, difficulty="easy")
-            assert _play(env, 5) == _play(local, 5)
+            assert play_canonical(env, 5) == play_canonical(local, 5)
         finally:
             env.close()
 

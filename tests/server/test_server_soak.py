@@ -69,7 +69,7 @@ def _server_errors(statuses: dict[str, dict[str, int]]) -> dict[str, dict[str, i
                                         pytest.param(120.0, id="2min", marks=pytest.mark.slow)])
 def test_soak_honest_and_hostile_clients_against_both_servers(duration_s: float) -> None:
     with tempfile.TemporaryDirectory() as tmp, \
-            server_process("--idle-timeout-s", str(IDLE_TIMEOUT_S), "--header-timeout-s", str(HEADER_TIMEOUT_S),
+            server_process("--workers", "1", "--idle-timeout-s", str(IDLE_TIMEOUT_S), "--header-timeout-s", str(HEADER_TIMEOUT_S),
                            "--send-timeout-s", "2", "--max-body-bytes", str(MAX_BODY),
                            log=os.path.join(tmp, "env.log"), env=MALLOC) as (env_url, env_proc), \
             board_process(os.path.join(tmp, "board.sqlite"), log=os.path.join(tmp, "board.log"),

@@ -250,7 +250,7 @@ QUIET_S = 2.0
 
 
 def _env_server(seconds: float, kinds: tuple[str, ...], quiet_s: float = 0.0) -> None:
-    with server_process() as (url, _):
+    with server_process("--workers", "1") as (url, _):  # the frame guard is per worker process
         quiet = honest_steps(url, quiet_s) if quiet_s else []
         for where, path in ENV_TARGETS.items():
             for kind in kinds:

@@ -44,7 +44,8 @@ class SealedConfig:
 
     def server_config(self) -> ServerConfig:
         """The env server's limits for the sealed sessions (a session idle for the grace period is reaped)."""
-        return ServerConfig(max_sessions=self.max_sessions, idle_timeout_s=self.grace_s, env_calls=self.env_calls)
+        return ServerConfig(max_sessions=self.max_sessions, idle_timeout_s=self.grace_s, unused_timeout_s=self.grace_s,
+                            env_calls=self.env_calls)
 
     def __post_init__(self) -> None:
         for name in ("grace_s", "max_run_s", "max_episode_s"):

@@ -1,0 +1,466 @@
+"""Capacity benchmark on OpenEnv's grid: how many concurrent sessions a server holds, and how fast.
+
+Each session, all of them started at once: create, reset, five real Dialog-v0 steps with a
+think time (1 s) before each, close. Per server and session count: the share of sessions that
+completed, the step latency (P50, P99), the session time (P99, against its 5 s of thinking),
+steps per second over the run and the server's peak resident memory (its whole process tree).
+Then, without think time, the steps per second a fixed set of clients gets from one worker
+process and from one per core (real Dialog-v0 steps).
+
+    .venv/bin/python benchmarks/server/bench_capacity.py [--grid 32,64,...,4096] [--ours-extra 8192] [--reps 3]
+        [--servers ours,ours-1,openenv] [--openenv-python /tmp/openenv-venv/bin/python]
+
+Servers: ``ours`` is ``agentgym serve`` with its defaults (one worker per core); ``ours-1`` the
+same with ``--workers 1``; ``openenv`` is OpenEnv's own server (openenv-core in its own virtual
+environment) with the echo env of its template (`openenv_echo_server.py`), its concurrency cap
+raised to the grid's largest count. ``ray`` is `agentgym.ray_envs`' actor pool on a local Ray
+cluster (see `bench_ray.py`). Our sessions are opened on their own WebSocket (``WS /ws``, the
+``open`` op); OpenEnv's on theirs (a session per connection). The clients run in several
+processes (asyncio, one socket per session), so they are not the bottleneck of one server
+process; on a machine this small they share its cores with the server, as the probe did.
+
+The results go to `benchmarks/server/RESULTS.md`, between the capacity markers (the rest of the
+file is `bench_server.py`'s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+RESULTS = HERE / "RESULTS.md"
+BEGIN, END = "<!-- capacity: begin (bench_capacity.py) -->", "<!-- capacity: end -->"
+DIALOG = "AgentRL/Dialog-v0"
+GRID = (32, 64, 128, 256, 512, 1024, 2048, 4096)
+#: Five real Dialog-v0 turns: questions to the user and searches.
+ACTIONS = ("Hello! What kind of place are you looking for, and in which area?",
+           '{"name": "search", "arguments": {}}',
+           "Which day and time would you like, and do you need any amenities?",
+           '{"name": "search", "arguments": {"page": 2}}',
+           "Is there a budget or a minimum rating I should keep to?")
+#: The issue's bars: success, step P99, and session P99 against twice the think time.
+SUCCESS_BAR, STEP_P99_BAR_S = 0.999, 1.0
+
+
+# ---------------------------------------------------------------------------- servers
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and its children (a supervisor and its workers)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo.extend(int(c) for c in f.read().split())
+        except FileNotFoundError:
+            continue
+    return out
+
+
+def _tree_rss_bytes(pid: int) -> int:
+    """Resident bytes of `pid` and its children."""
+    total = 0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except FileNotFoundError:
+            continue
+    return total
+
+
+def _tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user and system) of `pid` and its children so far."""
+    total = 0.0
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+class Server:
+    """A server in its own process (tree) on a free port, its peak memory watched."""
+
+    def __init__(self, kind: str, openenv_python: str, max_sessions: int) -> None:
+        self.kind, self.port = kind, _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        if kind == "openenv":
+            argv = [openenv_python, str(HERE / "openenv_echo_server.py"), str(self.port), str(max_sessions)]
+        else:
+            workers = ["--workers", "1"] if kind == "ours-1" else []
+            argv = [sys.executable, "-m", "agentgym.server", "--port", str(self.port), "--log-level", "warning",
+                    *workers]
+        self.log = open(os.devnull, "wb")
+        self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=self.log)
+        self.peak_rss = 0
+        self._watching = threading.Event()
+
+    def __enter__(self) -> Server:
+        import http.client
+
+        deadline = time.monotonic() + 120
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.kind} server exited with {self.proc.returncode}")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
+                conn.request("GET", "/health")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no {self.kind} server after 120 s")
+            time.sleep(0.2)
+        threading.Thread(target=self._watch, daemon=True).start()
+        return self
+
+    def _watch(self) -> None:
+        while not self._watching.is_set():
+            self.peak_rss = max(self.peak_rss, _tree_rss_bytes(self.proc.pid))
+            time.sleep(0.25)
+
+    def reset_peak(self) -> None:
+        self.peak_rss = _tree_rss_bytes(self.proc.pid)
+
+    def __exit__(self, *exc: Any) -> None:
+        self._watching.set()
+        self.proc.terminate()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+# ---------------------------------------------------------------------------- one client process
+class _Protocol:
+    """The messages of one server's sessions."""
+
+    def __init__(self, kind: str) -> None:
+        self.openenv = kind == "openenv"
+
+    def path(self) -> str:
+        return "/ws"
+
+    def open(self) -> str | None:
+        return None if self.openenv else json.dumps({"op": "open", "env_id": DIALOG})
+
+    def reset(self, seed: int) -> str:
+        if self.openenv:
+            return json.dumps({"type": "reset", "data": {}})
+        return json.dumps({"op": "reset", "seed": seed})
+
+    def step(self, action: str) -> str:
+        if self.openenv:
+            return json.dumps({"type": "step", "data": {"message": action}})
+        return json.dumps({"op": "step", "action": action})
+
+    def close(self) -> str | None:
+        return None if self.openenv else json.dumps({"op": "close"})
+
+    def check(self, text: str | bytes) -> dict[str, Any]:
+        out = json.loads(text)
+        if not isinstance(out, dict) or "error" in out or out.get("type") == "error":
+            raise RuntimeError(f"answered {str(out)[:200]}")
+        return out
+
+    def ended(self, out: dict[str, Any]) -> bool:
+        if self.openenv:
+            return bool(out.get("data", {}).get("done"))
+        return bool(out.get("terminated") or out.get("truncated"))
+
+
+async def _session(url: str, proto: _Protocol, seed: int, think_s: float, timeout_s: float,
+                   steps: list[float]) -> tuple[bool, float, str]:
+    """One session; (completed, seconds, the error if any). Step latencies go to `steps`."""
+    from websockets.asyncio.client import connect
+
+    start = time.perf_counter()
+    try:
+        async with asyncio.timeout(timeout_s):
+            async with connect("ws" + url.removeprefix("http") + proto.path(), compression=None, max_size=None,
+                               ping_interval=None, open_timeout=timeout_s, close_timeout=5) as ws:
+                if (opening := proto.open()) is not None:
+                    await ws.send(opening)
+                    proto.check(await ws.recv())
+                await ws.send(proto.reset(seed))
+                proto.check(await ws.recv())
+                for action in ACTIONS:
+                    await asyncio.sleep(think_s)
+                    t = time.perf_counter()
+                    await ws.send(proto.step(action))
+                    out = proto.check(await ws.recv())
+                    steps.append(time.perf_counter() - t)
+                    if proto.ended(out):  # a real episode may end early: the next step starts another
+                        await ws.send(proto.reset(seed + 1))
+                        proto.check(await ws.recv())
+                if (closing := proto.close()) is not None:
+                    await ws.send(closing)
+                    proto.check(await ws.recv())
+        return True, time.perf_counter() - start, ""
+    except Exception as exc:  # noqa: BLE001 - every failure is counted, by kind
+        return False, time.perf_counter() - start, _failure(exc)
+
+
+def _failure(exc: BaseException) -> str:
+    """A failure's kind: the exception's type, with the HTTP status of a refused handshake, or the
+    place an assertion failed."""
+    kind = type(exc).__name__
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if status is not None:
+        return f"{kind} {status}"
+    if isinstance(exc, AssertionError) and exc.__traceback__ is not None:
+        import traceback
+
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        return f"{kind} at {Path(frame.filename).name}:{frame.lineno}"
+    return kind
+
+
+def _client_process(url: str, kind: str, seeds: list[int], think_s: float, timeout_s: float,
+                    start_at: float) -> dict[str, Any]:
+    """A client process: its share of the sessions, all started at `start_at` (wall clock)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    proto = _Protocol(kind)
+
+    async def main() -> dict[str, Any]:
+        await asyncio.sleep(max(0.0, start_at - time.time()))
+        steps: list[float] = []
+        results = await asyncio.gather(*(_session(url, proto, s, think_s, timeout_s, steps) for s in seeds))
+        errors: dict[str, int] = {}
+        for ok, _, err in results:
+            if not ok:
+                errors[err] = errors.get(err, 0) + 1
+        return {"ok": sum(ok for ok, _, _ in results), "sessions": [s for ok, s, _ in results if ok],
+                "steps": steps, "errors": errors}
+
+    return asyncio.run(main())
+
+
+def _percentile(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def run_grid_point(pool: ProcessPoolExecutor, server: Server, n: int, clients: int, think_s: float,
+                   timeout_s: float) -> dict[str, Any]:
+    """`n` sessions at once against `server`, from `clients` processes."""
+    server.reset_peak()
+    start_at = time.time() + 1.0
+    shares = [list(range(i, n, clients)) for i in range(clients)]
+    t0 = time.perf_counter()
+    futures = [pool.submit(_client_process, server.url, server.kind, share, think_s, timeout_s, start_at)
+               for share in shares if share]
+    parts = [f.result() for f in futures]
+    wall = time.perf_counter() - t0 - 1.0
+    steps = [x for p in parts for x in p["steps"]]
+    sessions = [x for p in parts for x in p["sessions"]]
+    errors: dict[str, int] = {}
+    for p in parts:
+        for k, v in p["errors"].items():
+            errors[k] = errors.get(k, 0) + v
+    ok = sum(p["ok"] for p in parts)
+    return {"sessions": n, "success": ok / n, "step_p50_ms": 1e3 * _percentile(steps, 0.5),
+            "step_p99_ms": 1e3 * _percentile(steps, 0.99), "session_p99_s": _percentile(sessions, 0.99),
+            "steps_per_s": len(steps) / wall, "peak_rss_mib": server.peak_rss / 2**20, "errors": errors}
+
+
+# ---------------------------------------------------------------------------- throughput without think time
+def _throughput_process(url: str, sessions: int, start_at: float, seconds: float) -> int:
+    """`sessions` sessions stepping back to back for `seconds`; the steps done."""
+    from websockets.asyncio.client import connect
+
+    proto = _Protocol("ours")
+
+    async def one(seed: int) -> int:
+        async with connect(url.replace("http", "ws", 1) + "/ws", compression=None, max_size=None,
+                           ping_interval=None) as ws:
+            await ws.send(proto.open())
+            proto.check(await ws.recv())
+            await ws.send(proto.reset(seed))
+            proto.check(await ws.recv())
+            await asyncio.sleep(max(0.0, start_at - time.time()))
+            done, i = 0, 0
+            while time.time() < start_at + seconds:
+                await ws.send(proto.step(ACTIONS[i % len(ACTIONS)]))
+                out = proto.check(await ws.recv())
+                done, i = done + 1, i + 1
+                if proto.ended(out):
+                    await ws.send(proto.reset(seed + i))
+                    proto.check(await ws.recv())
+            return done
+
+    async def main() -> int:
+        return sum(await asyncio.gather(*(one(s) for s in range(sessions))))
+
+    return asyncio.run(main())
+
+
+def throughput(pool: ProcessPoolExecutor, server: Server, clients: int, per_client: int,
+               seconds: float) -> tuple[float, float]:
+    """Steps per second, and the server's CPU microseconds per step."""
+    start_at = time.time() + 3.0
+    futures = [pool.submit(_throughput_process, server.url, per_client, start_at, seconds) for _ in range(clients)]
+    time.sleep(max(0.0, start_at - time.time()))
+    cpu0 = _tree_cpu_s(server.proc.pid)
+    steps = sum(f.result() for f in futures)
+    cpu = _tree_cpu_s(server.proc.pid) - cpu0
+    return steps / seconds, 1e6 * cpu / max(1, steps)
+
+
+# ---------------------------------------------------------------------------- results
+def _machine() -> str:
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; "
+            f"Python {platform.python_version()}; load average at the end {load}")
+
+
+def _row(r: dict[str, Any]) -> str:
+    errors = ", ".join(f"{k} {v}" for k, v in sorted(r["errors"].items())) or "-"
+    return (f"| {r['server']} | {r['sessions']:,} | {r['rep']} | {100 * r['success']:.2f}% | {r['step_p50_ms']:.1f} | "
+            f"{r['step_p99_ms']:.1f} | {r['session_p99_s']:.2f} | {r['steps_per_s']:,.0f} | "
+            f"{r['peak_rss_mib']:,.0f} | {errors} |")
+
+
+def _verdicts(rows: list[dict[str, Any]], think_s: float, tput: dict[str, float]) -> list[str]:
+    out = []
+    ours = [r for r in rows if r["server"] == "ours"]
+    for n, what in ((4096, f"step P99 under {STEP_P99_BAR_S:g} s"), (8192, f"session P99 under {2 * 5 * think_s:g} s")):
+        reps = [r for r in ours if r["sessions"] == n]
+        if not reps:
+            continue
+        if n == 4096:
+            met = all(r["success"] >= SUCCESS_BAR and r["step_p99_ms"] < 1e3 * STEP_P99_BAR_S for r in reps)
+        else:
+            met = all(r["success"] >= SUCCESS_BAR and r["session_p99_s"] < 2 * 5 * think_s for r in reps)
+        out.append(f"- {n:,} sessions with the defaults, >= {100 * SUCCESS_BAR:g}% success and {what}, every "
+                   f"repetition ({len(reps)}): **{'met' if met else 'not met'}** here.")
+    if "ours-1" in tput and "ours" in tput:
+        ratio = tput["ours"] / tput["ours-1"]
+        out.append(f"- Steps per second without think time, one worker per core vs one worker: {tput['ours']:,.0f} vs "
+                   f"{tput['ours-1']:,.0f} (**{ratio:.2f}x**; target at least 1.7x: {'met' if ratio >= 1.7 else 'not met'}"
+                   " here).")
+    return out
+
+
+def write_results(rows: list[dict[str, Any]], tput: dict[str, float], cpu_us: dict[str, float],
+                  args: argparse.Namespace, notes: list[str]) -> None:
+    lines = [BEGIN, "## Capacity on OpenEnv's grid", "",
+             "Generated by `benchmarks/server/bench_capacity.py`; do not edit by hand.", "",
+             f"Machine: {_machine()}. Each session: create, reset, {len(ACTIONS)} real Dialog-v0 steps (OpenEnv: "
+             f"its echo env) with {args.think_s:g} s of think time before each, close; all sessions start at once, "
+             f"from {args.clients} client processes on the same machine. `ours`: `agentgym serve` with its defaults "
+             "(one worker per core); `ours-1`: one worker; `openenv`: OpenEnv's own server, echo env.", "",
+             *_verdicts(rows, args.think_s, tput), "",
+             "| server | sessions | rep | success | step P50 ms | step P99 ms | session P99 s | steps/s | "
+             "peak RSS MiB | errors |", "|---|---|---|---|---|---|---|---|---|---|",
+             *(_row(r) for r in rows), ""]
+    if tput:
+        lines += [f"Steps per second without think time ({args.tput_clients} client processes x "
+                  f"{args.tput_sessions} sessions, {args.tput_seconds:g} s, real Dialog-v0 steps): "
+                  + ", ".join(f"`{k}` {v:,.0f} (server CPU {cpu_us[k]:.0f} us per step)" for k, v in tput.items())
+                  + ". On a machine shared with other jobs the server CPU per step is the steadier figure.", ""]
+    lines += [*notes, END]
+    write_block(BEGIN, END, lines)
+
+
+def write_block(begin: str, end: str, lines: list[str]) -> None:
+    """Put `lines` (from `begin` to `end`) in RESULTS.md in place of that block, or after the rest."""
+    block = "\n".join(lines) + "\n"
+    text = RESULTS.read_text() if RESULTS.exists() else ""
+    if begin in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    RESULTS.write_text(text)
+    print(block)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--grid", default=",".join(map(str, GRID)), help="session counts, comma-separated")
+    parser.add_argument("--ours-extra", default="8192", help="more session counts for `ours` only (the issue's "
+                                                             "8,192-session target)")
+    parser.add_argument("--reps", type=int, default=3, help="repetitions of each point (default: 3)")
+    parser.add_argument("--servers", default="ours,ours-1,openenv", help="servers: ours, ours-1, openenv")
+    parser.add_argument("--think-s", type=float, default=1.0, help="think time before each step (default: 1)")
+    parser.add_argument("--clients", type=int, default=4, help="client processes (default: 4)")
+    parser.add_argument("--timeout-s", type=float, default=120.0, help="a session's time limit (default: 120)")
+    parser.add_argument("--openenv-python", default="/tmp/openenv-venv/bin/python",
+                        help="a Python with openenv-core (default: /tmp/openenv-venv/bin/python)")
+    parser.add_argument("--tput-clients", type=int, default=4, help="client processes of the throughput run")
+    parser.add_argument("--tput-sessions", type=int, default=16, help="sessions per throughput client process")
+    parser.add_argument("--tput-seconds", type=float, default=10.0, help="seconds of the throughput run (0: none)")
+    parser.add_argument("--no-write", action="store_true", help="print the results, leave RESULTS.md alone")
+    args = parser.parse_args()
+    grid = [int(x) for x in args.grid.split(",") if x]
+    servers = [s for s in args.servers.split(",") if s]
+    notes: list[str] = []
+    if "openenv" in servers and not Path(args.openenv_python).exists():
+        notes.append(f"OpenEnv was not measured: {args.openenv_python} does not exist (python3 -m venv "
+                     "/tmp/openenv-venv && /tmp/openenv-venv/bin/pip install openenv-core).")
+        servers.remove("openenv")
+    rows: list[dict[str, Any]] = []
+    tput: dict[str, float] = {}
+    cpu_us: dict[str, float] = {}
+    with ProcessPoolExecutor(max(args.clients, args.tput_clients), mp_context=get_context("spawn")) as pool:
+        for kind in servers:
+            with Server(kind, args.openenv_python, max(grid) * 2) as server:
+                # Warm every worker (imports, the first envs) before anything is timed.
+                run_grid_point(pool, server, 64, args.clients, 0.0, args.timeout_s)
+                extra = [int(x) for x in args.ours_extra.split(",") if x] if kind == "ours" else []
+                for n in grid + extra:
+                    for rep in range(1, args.reps + 1):
+                        row = {"server": kind, "rep": rep,
+                               **run_grid_point(pool, server, n, args.clients, args.think_s, args.timeout_s)}
+                        rows.append(row)
+                        print(_row(row), flush=True)
+                if kind != "openenv" and args.tput_seconds > 0:
+                    tput[kind], cpu_us[kind] = throughput(pool, server, args.tput_clients, args.tput_sessions,
+                                                          args.tput_seconds)
+                    print(f"{kind}: {tput[kind]:,.0f} steps/s without think time, server CPU "
+                          f"{cpu_us[kind]:.0f} us per step", flush=True)
+    if not args.no_write:
+        write_results(rows, tput, cpu_us, args, notes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
