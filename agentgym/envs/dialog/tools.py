@@ -36,9 +36,13 @@ class DialogToolkit(Toolkit):
 
     def __init__(self, world: World) -> None:
         self.world = world
-        self.value_ranges = _value_ranges(world.domain)
         self._events: list[WorldEvent] = []
         self._ranked: list[Place] | None = None
+
+    @property
+    def value_ranges(self) -> Mapping[str, tuple[float, float]]:
+        # Looked up, not held: the shared read-only table stays out of a deep copy of the env.
+        return _value_ranges(self.world.domain)
 
     def _ranked_places(self) -> list[Place]:
         """The places best rated first, ties in id order: the order search results come in.
