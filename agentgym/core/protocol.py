@@ -664,6 +664,23 @@ def _not_json(value: object) -> str:
 
 #: Integers read inline (well inside a double's range: no range check needed).
 _INLINE_INT = 2**53
+#: Lists of at most this many plain parts are read inline (`_small_list_size`).
+_INLINE_LIST = 8
+
+
+def _small_list_size(items: list) -> int:
+    """The compact JSON size of `items` when every one is an int read inline or an ASCII str,
+    else 0 (the list is then read part by part). Equal to what `read_message`'s walk counts."""
+    size = len(items) + 1
+    for item in items:
+        kind = type(item)
+        if kind is int and -_INLINE_INT < item < _INLINE_INT:
+            size += len(repr(item))
+        elif kind is str and item.isascii():
+            size += len(item) + 2
+        else:
+            return 0
+    return size
 
 
 class _TooDeep(Exception):
@@ -729,6 +746,12 @@ def read_message(msg: dict) -> dict | ActionError:
                 elif (kind is list or kind is dict) and not item:
                     size += 2
                     out[key] = kind()
+                elif kind is list and len(item) <= _INLINE_LIST and len(path) + 1 < MAX_JSON_DEPTH \
+                        and (small := _small_list_size(item)):
+                    # A short list of plain ints and ASCII strings ("[0]", "[1, 2]"), sized and
+                    # copied here: hostile messages made of many of them stay a few calls deep.
+                    size += small
+                    out[key] = list(item)
                 else:
                     path.append(key)
                     out[key] = read(item)
