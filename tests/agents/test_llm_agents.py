@@ -390,8 +390,12 @@ def test_full_eval_every_id_with_noise_openai_under_server_faults(tmp_path: Path
         failures: Counter[str] = Counter()
         for rec in records:
             failures.update(rec["usage"]["failures"])
-        assert sum(r["usage"]["requests"] for r in records) == server.served["ok"]
-        assert {k: failures[k] for k in FAULTS} == {k: server.served[k] for k in FAULTS}
+        # A reply the server gave that came later than the client's timeout (a loaded machine) is
+        # one timeout more on the client's side and one answered request less: still accounted.
+        late = failures["timeout"] - server.served["timeout"]
+        assert late >= 0
+        assert sum(r["usage"]["requests"] for r in records) + late == server.served["ok"]
+        assert {k: failures[k] for k in FAULTS if k != "timeout"} == {k: server.served[k] for k in FAULTS if k != "timeout"}
         assert all(server.served[k] > 0 for k in FAULTS), server.served
         assert all(r["usage"]["prompt_tokens"] > 0 for r in records if r["usage"]["requests"])
         codes = Counter(c for r in records for s in r["steps"] for c in s["errors"])
