@@ -1,5 +1,5 @@
 """How the default user of a built env reads an assistant's message: the shared understanding
-engine of every simulated user (`agentgym.core.understanding`), over a lexicon made from the
+engine of every simulated user (`agentgym.users.understanding`), over a lexicon made from the
 task's details.
 
 Each detail is a slot of the lexicon, asked about by its id's words and its ``ask`` phrases, as
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from agentgym.core.understanding import Understanding, compile_understanding, parse_lexicon
+from agentgym.users.understanding import Understanding, compile_understanding, parse_lexicon
 
 __all__ = ["OPEN", "DONE", "reader_for"]
 

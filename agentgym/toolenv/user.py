@@ -26,9 +26,9 @@ from typing import Any, Callable
 from agentgym.core.gold import call_matches, same
 from agentgym.core.task import NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.typos import perturb
-from agentgym.core.understanding import Understanding
 from agentgym.toolenv.reader import reader_for
 from agentgym.toolenv.task import Detail, GoldPlan, Shift, ToolTask
+from agentgym.users.understanding import Understanding
 
 __all__ = ["DetailUser", "PATIENCE"]
 

@@ -23,7 +23,7 @@ from golden_play import cases, episode_digest, make
 import agentgym
 from agentgym.agents import make_agent
 from agentgym.core.tools import Toolkit
-from agentgym.core.understanding import Understanding
+from agentgym.users.understanding import Understanding
 
 #: Every module-level cache in the packages that episodes run through, and why sharing it across
 #: threads is safe. A new one must be added here (the first test finds them); tables of constants
@@ -40,14 +40,14 @@ SHARED: dict[str, str] = {
     "agentgym.envs.dialog.tasks._tables": "tuples",
     "agentgym.envs.dialog.tasks.brief_for": "a str",
     "agentgym.envs.dialog.tasks.domains_for": "a tuple",
-    "agentgym.core.understanding._phrase_stems": "a tuple of str per phrase",
+    "agentgym.users.understanding.words._phrase_stems": "a tuple of str per phrase",
     "agentgym.agents.candidates.tool_chains.stem": "a str from a key name",
     "agentgym.agents.candidates.tool_chains._diverse_ranks": "tuples of index tuples",
     # A compiled understanding engine per domain: its phrase tables are only read; its memos
     # (text -> an immutable Reading, word -> its immutable analysis) fill as episodes run, each
     # entry a pure function of its key (a race stores an equal value twice), and only ever hold
     # what a freshly compiled engine computes (`test_episodes_in_threads...` checks every entry).
-    "agentgym.core.understanding._grammar": "the parsed grammar.json, read only",
+    "agentgym.users.understanding.grammar._grammar": "the parsed grammar.json, read only",
     "agentgym.envs.dialog.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.data.load_lexicon": "parsed data file, read only",
@@ -75,7 +75,7 @@ SHARED: dict[str, str] = {
     # Loaded models: behind a lock, shared on purpose (inference only).
     "agentgym.agents.transformers_agent._MODELS": "guarded by _MODELS_LOCK",
 }
-_AREAS = ("core", "envs", "noise", "agents", "wrappers")
+_AREAS = ("core", "users", "envs", "noise", "agents", "wrappers")
 #: Memo tables inside shared objects: compared for soundness (`_check_memos`), not for being
 #: unchanged, since filling them is what they are for.
 _MEMOS: dict[type, tuple[str, ...]] = {Understanding: ("_memo", "_words")}

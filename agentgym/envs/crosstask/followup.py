@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgym.core.task import Score, SimulatedUser, UserTurn, WorldEvent
-from agentgym.core.understanding import Reading
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.envs.dialog.typos import slip
 from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, place_names, places_named, understanding
+from agentgym.users.understanding import Reading
 
 __all__ = ["MoveBooking", "FollowUpUser", "agreed_booking", "plan_move", "score_move"]
 

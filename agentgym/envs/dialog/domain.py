@@ -11,7 +11,7 @@ from importlib import resources
 from typing import Any
 
 from agentgym.core.data import read_json, read_json_file, strict
-from agentgym.core.understanding import Lexicon, parse_lexicon
+from agentgym.users.understanding import Lexicon, parse_lexicon
 
 __all__ = ["Domain", "Lexicon", "load_domains", "load_lexicon", "DAYS", "SLOTS"]
 

@@ -35,7 +35,7 @@ class DialogEnv(AgentEnv):
     late needs arrive as the user coming back to what was agreed ("Oh, one more thing: ... Does
     Glass Hall still work?"), and its next reply to a message tells the truth about it. It
     reads every message with the shared rule-based understanding engine
-    (`agentgym.core.understanding`): whole words, inflections, synonyms and paraphrases of every
+    (`agentgym.users.understanding`): whole words, inflections, synonyms and paraphrases of every
     slot, questions and requests in any form (one may list the values it offers), several slots
     per message, exclusions ("no need to tell me the price yet") and statements that only
     mention a slot; an open question in any form gets one need not yet stated, or "that's

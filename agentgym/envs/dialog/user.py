@@ -1,6 +1,6 @@
 """The rule-based simulated user of the dialog family: a user who knows what it knows.
 
-How it understands: every message is read by the shared engine (`agentgym.core.understanding`)
+How it understands: every message is read by the shared engine (`agentgym.users.understanding`)
 with the family lexicon (``data/lexicon.json``) and the domain's own words (its category label,
 values and synonyms, areas, amenities, days and times of day, and the names and ids of its
 places). It answers every slot a message asks about, in any form, several per message; never a
@@ -47,7 +47,6 @@ from typing import Any, Callable
 import numpy as np
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
-from agentgym.core.understanding import Reading, Understanding, compile_understanding, resolve_place
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.tasks import (
@@ -86,6 +85,7 @@ from agentgym.envs.dialog.wording import (
     come_back,
     statement,
 )
+from agentgym.users.understanding import Reading, Understanding, compile_understanding, resolve_place
 
 __all__ = ["DialogUser", "make_user", "statement", "understanding", "place_names", "places_named", "proposal_of",
            "SLOT_ORDER", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE"]

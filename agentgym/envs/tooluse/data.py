@@ -7,7 +7,7 @@ from typing import Any
 
 from agentgym.core.data import read_json as core_read_json
 from agentgym.core.data import strict
-from agentgym.core.understanding import Lexicon, parse_lexicon
+from agentgym.users.understanding import Lexicon, parse_lexicon
 
 __all__ = ["read_json", "strict", "str_list", "domain_split", "Lexicon", "load_lexicon"]
 

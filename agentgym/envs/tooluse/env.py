@@ -63,7 +63,7 @@ class ToolUseEnv(AgentEnv):
     anything else is a message to the user, who answers questions about details of the request it
     knows (the payout currency, the meeting's length, the customer's email ...) and otherwise says
     to go ahead. The user reads every message with the shared rule-based understanding engine
-    (`agentgym.core.understanding`): each detail asked in any form and in plain words ("how much
+    (`agentgym.users.understanding`): each detail asked in any form and in plain words ("how much
     time should I block?", "which address should the confirmation go to?", "how serious is
     it?"), several per message, exclusions respected; "I don't know" for a detail the task lacks;
     one unstated detail for an open question; a friendly word for small talk; a request to

@@ -1,6 +1,6 @@
 """The rule-based simulated user of the tool-use family.
 
-How it understands: every message is read by the shared engine (`agentgym.core.understanding`)
+How it understands: every message is read by the shared engine (`agentgym.users.understanding`)
 with the family lexicon (``data/lexicon.json``: per detail the words that ask about it, in plain
 words too, "how much time should I block", "which address should the confirmation go to", "how
 serious is it", "what's affected") and the domain's own words (currency codes, services,
@@ -51,12 +51,12 @@ from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.typos import perturb
-from agentgym.core.understanding import Understanding, compile_understanding
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Record, World, unwanted
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import Shift, load_domains
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import DIFFICULTY
+from agentgym.users.understanding import Understanding, compile_understanding
 
 __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS",
            "SMALL_TALK"]

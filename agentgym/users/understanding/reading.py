@@ -14,7 +14,7 @@ finds, with dict look-ups only, two layers of phrases:
   family reacts to ("done"). Where phrases overlap, the longest wins ("Garden Apartments 5" over
   "Garden Apartments", "max price" over "price"); matching is by whole words only, so "need" is
   not inside "needle", "eat" not inside "seating", "where" not inside "somewhere";
-* English grammar shared by every family (``agentgym/core/grammar.json``): question words,
+* English grammar shared by every family (``agentgym/users/understanding/grammar.json``): question words,
   auxiliaries that open a yes/no question, request phrases ("tell me", "I'd love to know",
   "mind sharing", "if you could share", "I meant"), imperatives ("share your budget"), exclusions
   ("no need to tell me", "besides", "other than", "not X but Y", "X is fine"), confirmations
@@ -48,24 +48,63 @@ plain computation the memo must equal.
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from importlib import resources
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
-from agentgym.core.data import strict
+from agentgym.users.understanding.clauses import (
+    _JOINING,
+    _PRONOUNS,
+    _REFERRING,
+    _asks_beyond,
+    _drop_qualifiers,
+    _gapped,
+    _joined,
+    _locating_open,
+    _named_beside,
+    _new_question,
+    _offered,
+    _roles,
+)
+from agentgym.users.understanding.grammar import (
+    _ALTERNATIVE,
+    _AUX,
+    _BOUNDARY,
+    _CONFIRM,
+    _END,
+    _EXCLUDE,
+    _FILLER,
+    _IDIOM,
+    _IMPERATIVE,
+    _NEG,
+    _NEG_FILLER,
+    _OPEN,
+    _PLEASE,
+    _POST_EXCLUDE,
+    _RECOMMEND,
+    _REQUEST,
+    _SMALL_TALK,
+    _SUBJECT,
+    _WH,
+    Lexicon,
+    _grammar,
+)
+from agentgym.users.understanding.words import (
+    _DASHES,
+    _NO_GRAM,
+    _TOKEN,
+    _expand,
+    _Hit,
+    _normalise,
+    _one_edit,
+    _phrase_stems,
+    _plural,
+    _stem,
+    _Word,
+    tokens,
+)
 
-__all__ = ["Lexicon", "Reading", "Understanding", "parse_lexicon", "compile_understanding", "resolve_place", "stem",
-           "tokens"]
+__all__ = ["Reading", "Understanding", "compile_understanding", "resolve_place"]
 
-# Token flags (a bit each): the single-word grammar classes.
-_WH, _AUX, _FILLER, _IMPERATIVE, _SUBJECT, _BOUNDARY, _END, _NEG, _NEG_FILLER, _COMMON, _PLEASE = (
-    1 << k for k in range(11))
-# Phrase classes of the grammar layer.
-_REQUEST, _EXCLUDE, _POST_EXCLUDE, _CONFIRM, _OPEN = "request", "exclude", "post_exclude", "confirm", "open"
-_SMALL_TALK, _IDIOM, _RECOMMEND, _ALTERNATIVE = "small_talk", "idiom", "recommend", "alternative"
 #: Readings memoised per Understanding; the table is emptied when full (readings are immutable).
 MEMO_SIZE = 4096
 #: Texts longer than this are read without the memo (an agent rarely repeats a long message).
@@ -81,214 +120,6 @@ TYPO_MIN_LEN = 5
 #: Compound questions ("... and ...") of at most this many tokens that ask something are still
 #: checked for a typo (one slot word misspelt); other messages only when they ask nothing.
 TYPO_COMPOUND_WORDS = 10
-#: The most words a hint's gap spans ("what would you like me to book": four).
-GAP_MAX = 5
-
-_TOKEN = re.compile(
-    r"[a-z0-9_.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"  # an e-mail address, whole
-    r"|\d+(?:\.\d+)?(?![a-z_])"  # a number, decimals kept ("4.5" is not two sentences)
-    r"|[a-z0-9_]+(?:'[a-z]+)*"  # a word, with its contraction ("what's")
-    r"|[?!.;:,()]"
-    r"|(?<!\S)-+(?!\S)|[\u2013\u2014]"  # a dash standing alone (not a hyphen inside a word)
-)
-_DASHES = {"\u2013": "-", "\u2014": "-"}
-#: Prepositions after which a slot word only locates the one before it.
-_LOCATING = frozenset({"on", "for", "in", "from", "with", "at", "under", "of"})
-_DETERMINERS = frozenset({"the", "a", "an", "your", "this", "that", "my", "our"})
-_LOCATING_OR_SUBJECT = _LOCATING | {"is", "are", "was", "were"}
-_JOINING = frozenset({"and", "or", "also", "plus"})
-#: Determiners that refer to a thing already in view ("at the hotel"), not to a kind of it.
-_DEFINITE = frozenset({"the", "this", "that", "your", "my", "our"})
-#: Determiners that point at the thing in view: "the hotel" beside another slot's word is the
-#: place being discussed, not a question about its kind.
-_REFERRING = frozenset({"the", "this", "that"})
-#: Subject pronouns: an auxiliary before one opens a question ("may I ask"), whatever else it names.
-_PRONOUNS = frozenset({"i", "we", "you", "he", "she", "it", "they"})
-
-
-@dataclass(frozen=True)
-class Lexicon:
-    """A family's vocabulary: per slot the words that ask about it ("budget"), the words that
-    point at it without naming it (`hints`: "include" points at amenities, "what ... book" at the
-    category), and the words that name one of its values in any domain ("wifi", "sushi"); the
-    phrases of an open question, and per statement concept the phrases that make it (e.g. a claim
-    the work is done).
-
-    A hint may hold a gap, ``"what ... book"``: its two parts with one to `GAP_MAX` words between
-    them, within one clause."""
-
-    slots: Mapping[str, tuple[str, ...]]
-    values: Mapping[str, tuple[str, ...]]
-    open: tuple[str, ...]
-    statements: Mapping[str, tuple[str, ...]]
-    hints: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-
-def _phrases(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ValueError(f"{where}: expected a list of non-empty strings")
-    if len(set(value)) != len(value):
-        raise ValueError(f"{where}: duplicate entries")
-    return tuple(value)
-
-
-def parse_lexicon(raw: Any, where: str = "lexicon.json") -> Lexicon:
-    """A family lexicon from its JSON object, strictly (unknown or missing fields are errors;
-    ``hints`` may be left out)."""
-    d = strict(raw, {"slots", "values", "open", "statements", *(("hints",) if isinstance(raw, dict) and "hints" in raw
-                                                                 else ())}, where)
-    hints = d.get("hints", {})
-    for key, value in (("slots", d["slots"]), ("values", d["values"]), ("statements", d["statements"]),
-                       ("hints", hints)):
-        if not isinstance(value, dict):
-            raise ValueError(f"{where}.{key}: expected an object")
-    for key in ("values", "hints"):
-        unknown = set(d.get(key, {})) - set(d["slots"])
-        if unknown:
-            raise ValueError(f"{where}.{key}: {key} of unknown slots {sorted(unknown)}")
-    for slot, phrases in hints.items():
-        for p in _phrases(phrases, f"{where}.hints.{slot}"):
-            parts = p.split("...")
-            if len(parts) > 2 or not all(part.strip() for part in parts):
-                raise ValueError(f"{where}.hints.{slot}: {p!r} holds at most one gap, with words either side")
-    return Lexicon(
-        slots={k: _phrases(v, f"{where}.slots.{k}") for k, v in d["slots"].items()},
-        values={k: _phrases(v, f"{where}.values.{k}") for k, v in d["values"].items()},
-        open=_phrases(d["open"], f"{where}.open"),
-        statements={k: _phrases(v, f"{where}.statements.{k}") for k, v in d["statements"].items()},
-        hints={k: _phrases(v, f"{where}.hints.{k}") for k, v in hints.items()},
-    )
-
-
-@dataclass(frozen=True)
-class _Grammar:
-    flags: dict[str, int]
-    phrases: dict[str, tuple[str, ...]]
-    unstemmed: frozenset[str]
-    contractions: dict[str, str]
-
-
-_GRAMMAR_FLAGS = {"question_words": _WH, "auxiliaries": _AUX, "fillers": _FILLER, "imperatives": _IMPERATIVE,
-                  "statement_starts": _SUBJECT, "boundaries": _BOUNDARY, "sentence_ends": _END,
-                  "narrow_negations": _NEG, "negation_fillers": _NEG_FILLER, "common_words": _COMMON}
-_GRAMMAR_PHRASES = {"requests": _REQUEST, "exclusions": _EXCLUDE, "post_exclusions": _POST_EXCLUDE,
-                    "confirmations": _CONFIRM, "small_talk": _SMALL_TALK, "idioms": _IDIOM,
-                    "recommendations": _RECOMMEND, "alternatives": _ALTERNATIVE}
-#: Word lists that only fill placeholders of phrases ("<periods>" in "how was your <periods>").
-_GRAMMAR_WORDS = ("evaluatives", "periods")
-_PLACEHOLDER = re.compile(r"^<([a-z_]+)>$")
-
-
-def _fill(phrase: str, lists: Mapping[str, tuple[str, ...]], where: str) -> list[str]:
-    """`phrase` with each ``<list>`` placeholder replaced by every word of that grammar list, in
-    turn ("if you <imperatives>" -> "if you tell", "if you share", ...)."""
-    out = [""]
-    for part in phrase.split():
-        m = _PLACEHOLDER.match(part)
-        if m is None:
-            options: tuple[str, ...] = (part,)
-        elif m.group(1) in lists:
-            options = lists[m.group(1)]
-        else:
-            raise ValueError(f"{where}: {phrase!r} names no word list {part}")
-        out = [f"{head} {o}".strip() for head in out for o in options]
-    return out
-
-
-@lru_cache(maxsize=None)
-def _grammar() -> _Grammar:
-    """The shared English grammar, ``agentgym/core/grammar.json``, parsed strictly."""
-    raw = json.loads(resources.files(__package__).joinpath("grammar.json").read_text("utf-8"))
-    d = strict(raw, {*_GRAMMAR_FLAGS, *_GRAMMAR_PHRASES, *_GRAMMAR_WORDS, "unstemmed", "contractions"},
-               "grammar.json")
-    flags: dict[str, int] = {}
-    lists: dict[str, tuple[str, ...]] = {}
-    for key, bit in _GRAMMAR_FLAGS.items():
-        lists[key] = _phrases(d[key], f"grammar.json.{key}")
-        for w in lists[key]:
-            flags[w] = flags.get(w, 0) | bit
-    for key in _GRAMMAR_WORDS:
-        lists[key] = _phrases(d[key], f"grammar.json.{key}")
-    flags["please"] = flags.get("please", 0) | _PLEASE
-    if not isinstance(d["contractions"], dict) or not all(isinstance(v, str) for v in d["contractions"].values()):
-        raise ValueError("grammar.json.contractions: expected an object of strings")
-    phrases = {code: tuple(dict.fromkeys(f for p in _phrases(d[key], f"grammar.json.{key}")
-                                         for f in _fill(p, lists, f"grammar.json.{key}")))
-               for key, code in _GRAMMAR_PHRASES.items()}
-    return _Grammar(flags, phrases, frozenset(_phrases(d["unstemmed"], "grammar.json.unstemmed")),
-                    dict(d["contractions"]))
-
-
-# ------------------------------------------------------------------ words
-
-
-def stem(word: str) -> str:
-    """A light stem of a lower-cased word: plural and -ing/-ed endings and a final -e removed, so
-    inflections meet ("prices", "priced", "pricing" -> "pric"; "facilities" -> "facility")."""
-    return _stem(word, _grammar().unstemmed)
-
-
-def _stem(w: str, keep: frozenset[str]) -> str:
-    if len(w) <= 3 or w in keep or not w.isalpha():
-        return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("es") and (w[-3] in "sxz" or w[-4:-2] in ("ch", "sh")):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    if w in keep:
-        return w
-    if w.endswith("ing") and len(w) > 5:
-        w = w[:-3]
-        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "aeiousl":
-            w = w[:-1]
-    elif w.endswith("ed") and len(w) > 4:
-        w = w[:-2]
-        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "aeiousl":
-            w = w[:-1]
-    if w.endswith("e") and len(w) > 3:
-        w = w[:-1]
-    return w
-
-
-@lru_cache(maxsize=1 << 16)
-def _phrase_stems(phrase: str) -> tuple[str, ...]:
-    """The stems of a lexicon or grammar phrase (shared by every compile: the grammar's phrases
-    are the same in each)."""
-    keep = _grammar().unstemmed
-    return tuple(_stem(t, keep) for t in tokens(phrase))
-
-
-def _expand(raw: str, contractions: dict[str, str]) -> list[str]:
-    """A raw token as the words it stands for ("what's" -> "what is", "don't" -> "do not")."""
-    full = contractions.get(raw)
-    if full is not None:
-        return full.split()
-    if "'" not in raw:
-        return [raw]
-    head, _, tail = raw.partition("'")
-    if tail == "t" and head.endswith("n"):
-        return [head[:-1], "not"]
-    return [head, {"s": "is", "re": "are", "ve": "have", "d": "would", "ll": "will", "m": "am"}.get(tail, tail)]
-
-
-def tokens(text: str) -> list[str]:
-    """The raw tokens of `text` as the engine reads them (lower-cased, contractions expanded)."""
-    g = _grammar()
-    out: list[str] = []
-    for raw in _TOKEN.findall(_normalise(text)):
-        out += _expand(_DASHES.get(raw, raw), g.contractions)
-    return out
-
-
-def _normalise(text: str) -> str:
-    text = text.lower()
-    if "\u2019" in text:
-        text = text.replace("\u2019", "'")
-    return text
 
 
 # ------------------------------------------------------------------ the reading
@@ -334,33 +165,6 @@ class Reading:
     #: the task; it asks about no slot it names.
     chatter: bool = False
 
-
-#: What a slot-layer phrase says: (kind: cue, hint, value or place; its slots; its value).
-_Payload = tuple[str, tuple[str, ...], str]
-
-
-@dataclass(frozen=True, slots=True)
-class _Word:
-    raw: str
-    stem: str
-    flags: int
-    #: The slot-layer phrase of this one word, or None: (kind, slots, value).
-    single: tuple[str, tuple[str, ...], str] | None
-    #: Slot-layer phrases starting here, longest first: (rest stems, length, payload).
-    multi: tuple[tuple[list[str], int, tuple[str, tuple[str, ...], str]], ...]
-    #: Grammar-layer phrases starting here: the classes of the one-word ones, and the longer ones
-    #: by their second stem: second stem -> ((stems after the second, length, class), ...).
-    gram: tuple[tuple[str, ...], Mapping[str, tuple[tuple[list[str], int, str], ...]]]
-    #: Hints with a gap whose head starts here, per head: (rest of the head's stems, head length,
-    #: tails by their first stem: first stem -> ((rest of the tail's stems, tail length, payload), ...)).
-    gaps: tuple[tuple[list[str], int, Mapping[str, tuple[tuple[list[str], int, _Payload], ...]]], ...] = ()
-
-
-#: The grammar-layer phrases of a word that opens none.
-_NO_GRAM: tuple[tuple[str, ...], Mapping[str, Any]] = ((), {})
-
-#: A slot-layer phrase found in a message: (first token, end, (kind, slots, value)).
-_Hit = tuple[int, int, tuple[str, tuple[str, ...], str]]
 
 
 class Understanding:
@@ -851,208 +655,8 @@ class Understanding:
         return a, b, (kind, slots, value)
 
 
+
 _NONE: frozenset[int] = frozenset()
-
-
-def _roles(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hit], clause: list[int], s: int,
-           e: int) -> dict[int, str]:
-    """How each place of the sentence words[s:e] is offered, by token: ``alternative`` or
-    ``recommend``. The nearest cue before a place in its own clause, or in the clause just
-    before when that holds no other word of note, decides ("I'd go with A", "an alternative is
-    B", "Top pick: A"); else the first after it in its clause or the next, before the next one
-    ("B is also an option", "A - my pick", "A (best match)"). A booking question ("Shall I book
-    A?") recommends; a place listed right after another with no cue of its own ("A or B")
-    shares its role."""
-    cues = sorted((x, code) for x, _, code in grams if code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM))
-    roles: dict[int, str] = {}
-    if not cues:
-        return roles
-    prev: tuple[int, int] | None = None
-    for a, b, payload in hits:
-        if payload[0] != "place":
-            continue
-        c = clause[a - s]
-        others = {clause[x - s] for x, _, p in hits if x != a}
-        since = max([end for _, end, _ in hits if end <= a and clause[end - 1 - s] == c] +
-                    [next((i for i in range(s, a) if clause[i - s] >= (c if c - 1 in others else c - 1)), a)])
-        before = [code for x, code in cues if since <= x < a]
-        until = min((start for start, _, _ in hits if start > a), default=e)
-        after = [code for x, code in cues if a < x < until and clause[x - s] in (c, c + 1)]
-        found = before[-1] if before else (after[0] if after else None)
-        if found is not None:
-            roles[a] = _ALTERNATIVE if found == _ALTERNATIVE else _RECOMMEND
-        elif prev is not None and prev[0] in roles and all(w.raw in _LISTING for w in words[prev[1]:a]):
-            roles[a] = roles[prev[0]]  # "Shall I book A or B?": both, so neither alone
-        prev = (a, b)
-    return roles
-
-
-def _named_beside(words: list[_Word], hits: list[_Hit], out: set[int], clause: list[int], s: int, k: int) -> bool:
-    """Whether the clause of hits[k] names another slot than it does, other than by a value after
-    "the", "this" or "that"."""
-    c, slots = clause[hits[k][0] - s], set(hits[k][2][1])
-    return any(j != k and j not in out and p[0] != "place" and clause[a - s] == c and set(p[1]) - slots
-               and not (p[0] == "value" and a > s and words[a - 1].raw in _REFERRING)
-               for j, (a, _, p) in enumerate(hits))
-
-
-#: Words that may stand between the items of a list of slots ("the area, the budget and the day").
-_LISTING = frozenset({"and", "or", ",", "&"}) | _DETERMINERS
-
-
-def _joined(words: list[_Word], hits: list[_Hit], out: set[int]) -> set[int]:
-    """Indexes (into `hits`) of the values and hints listed with a slot word: only "and", "or",
-    commas and determiners between each item and the next ("the setting and the price range?",
-    "cheap and Italian?" where "cheap" asks the price)."""
-    listed: set[int] = set()
-    for k in range(len(hits) - 1):
-        h, nxt = hits[k], hits[k + 1]
-        if k in out or k + 1 in out or "place" in (h[2][0], nxt[2][0]):
-            continue
-        between = [w.raw for w in words[h[1]:nxt[0]]]
-        if between and all(b in _LISTING for b in between) and any(b in ("and", "or") for b in between):
-            listed.update((k, k + 1))
-    # A run of listed hits counts when one of its items is a slot word.
-    chosen: set[int] = set()
-    run: list[int] = []
-    for k in [*sorted(listed), -1]:
-        if run and k != run[-1] + 1:
-            if any(hits[j][2][0] == "cue" for j in run):
-                chosen.update(run)
-            run = []
-        if k >= 0:
-            run.append(k)
-    return chosen
-
-
-#: Words that may stand between the options a question offers ("(rooftop, ballroom or barn)").
-_OFFERING = _LISTING | {"(", ")", "/"}
-
-
-def _offered(words: list[_Word], hits: list[_Hit]) -> set[int]:
-    """Indexes (into `hits`) of the values a question offers for one slot, all but the first of
-    each list: "which setting (rooftop, ballroom, garden or barn)?" offers one choice, not five
-    keywords. A list counts when the message names its slot by a word or a hint, or names at
-    most two slots in all; a dump of the values of many slots stays a keyword list."""
-    named = {slot for _, _, p in hits if p[0] != "place" for slot in p[1]}
-    anchored = named if len(named) <= 2 else {slot for _, _, p in hits if p[0] in ("cue", "hint") for slot in p[1]}
-    out: set[int] = set()
-    if not anchored:
-        return out
-    for k in range(1, len(hits)):
-        h, prev = hits[k], hits[k - 1]
-        if h[2][0] != "value" or prev[2][0] != "value" or not set(h[2][1]) & set(prev[2][1]) & anchored:
-            continue
-        between = [w.raw for w in words[prev[1]:h[0]]]
-        if between and all(b in _OFFERING for b in between):
-            out.add(k)
-    return out
-
-
-def _gapped(words: list[_Word], stems: list[str], i: int) -> list[_Hit]:
-    """The hints with a gap whose head starts at `i`: the tail one to `GAP_MAX` words after the
-    head, in the same clause ("what would you like to book" points at the category)."""
-    out: list[_Hit] = []
-    n = len(words)
-    for head_rest, head_len, tails in words[i].gaps:
-        start = i + head_len
-        if stems[i + 1:start] != head_rest:
-            continue
-        for j in range(start + 1, min(start + GAP_MAX, n - 1) + 1):
-            if words[j - 1].flags & (_BOUNDARY | _END):
-                break
-            for rest, length, payload in tails.get(stems[j], ()):
-                if stems[j + 1:j + length] == rest:
-                    out.append((j, j + length, payload))
-    return out
-
-
-def _drop_qualifiers(words: list[_Word], hits: list[_Hit]) -> list[_Hit]:
-    """Slot words that only qualify another give way to it: "what kind of budget?" asks the
-    budget ("kind of", "type of" qualify the next slot word); "the email address on the order"
-    asks the email (a slot word after "on", "for", "in" ... locates the one before it), and "how
-    bad is the outage?" the severity (a slot word after "is" is what the question is about). A
-    value after "at the", "for this" ... only says where the thing before it is: "free parking at
-    the hotel?" asks about parking, not the kind of stay; a value before "with" carries the one
-    after it ("a hotel with wifi?" asks about the wifi)."""
-    drop: set[int] = set()
-    for k in range(len(hits) - 1):
-        h, nxt = hits[k], hits[k + 1]
-        if h[2][0] == "place" or set(h[2][1]) & set(nxt[2][1]):
-            continue
-        between = [w.raw for w in words[h[1]:nxt[0]]]
-        if nxt[2][0] == "value":
-            if len(between) == 2 and between[0] in _LOCATING and between[1] in _DEFINITE:
-                drop.add(k + 1)
-            elif between == ["with"] and h[2][0] == "value":
-                drop.add(k)  # "a hotel with wifi?" asks about the wifi
-            continue
-        if h[2][0] != "cue" or nxt[2][0] != "cue":
-            continue
-        if between == ["of"]:
-            drop.add(k)
-        elif between and between[0] in _LOCATING_OR_SUBJECT and all(b in _DETERMINERS for b in between[1:]):
-            drop.add(k + 1)
-    return [h for k, h in enumerate(hits) if k not in drop] if drop else hits
-
-
-#: Words that make an open question ask for what lies beyond what follows it ("anything else").
-_BEYOND = frozenset({"else", "other", "additional", "further"})
-_LOCATING_OPEN = _LOCATING | {"about", "regarding"}
-
-
-def _asks_beyond(words: list[_Word], a: int, b: int) -> bool:
-    """Whether the open phrase at words[a:b] asks for more than what follows it ("anything else")."""
-    return any(w.raw in _BEYOND for w in words[a:b])
-
-
-def _locating_open(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hit]) -> set[int]:
-    """Indexes (into `hits`) of the slot words that scope an open question asking beyond them:
-    "anything else about the order?", "any other details for the invite?"."""
-    out: set[int] = set()
-    for a, b, code in grams:
-        if code != _OPEN or not _asks_beyond(words, a, b):
-            continue
-        for k, (h, _, payload) in enumerate(hits):
-            between = [w.raw for w in words[b:h]]
-            if payload[0] in ("cue", "hint") and between and between[0] in _LOCATING_OPEN and all(
-                    x in _DETERMINERS for x in between[1:]):
-                out.add(k)
-    return out
-
-
-def _new_question(words: list[_Word], i: int, e: int) -> bool:
-    """Whether a new question starts at `i` after a conjunction ("... wifi, and what's your
-    budget?"): "and", "or", "also" or "plus" followed by a question word or an auxiliary."""
-    return (i + 1 < e and words[i].raw in _JOINING and bool(words[i + 1].flags & (_WH | _AUX)))
-
-
-def _plural(word: str) -> str:
-    """The plural of a slot word, so a typo in it is forgiven too ("amenites": "amenities")."""
-    if word.endswith("y") and word[-2:-1] not in "aeiou":
-        return word[:-1] + "ies"
-    return word + ("es" if word.endswith(("s", "x", "z", "ch", "sh")) else "s")
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """Whether `a` and `b` are at most one edit apart (a letter dropped, added, changed, or two
-    neighbours swapped)."""
-    if a == b:
-        return True
-    la, lb = len(a), len(b)
-    if abs(la - lb) > 1:
-        return False
-    if la == lb:
-        diff = [i for i in range(la) if a[i] != b[i]]
-        if len(diff) == 1:
-            return True
-        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
-    if la > lb:
-        a, b = b, a
-    for i in range(len(b)):
-        if b[:i] + b[i + 1:] == a:
-            return True
-    return False
 
 
 def compile_understanding(lexicon: Lexicon, values: Mapping[str, Iterable[str]] | None = None,

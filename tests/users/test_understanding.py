@@ -1,4 +1,4 @@
-"""The shared understanding engine (`agentgym.core.understanding`), on a small lexicon of its own.
+"""The shared understanding engine (`agentgym.users.understanding`), on a small lexicon of its own.
 
 Whole words only, inflections, contractions, longest phrase first, asking and non-asking
 sentences, clauses that only state, exclusions and their scope, open questions, keyword lists,
@@ -13,8 +13,16 @@ import random
 
 import pytest
 
-from agentgym.core import understanding as engine
-from agentgym.core.understanding import Reading, compile_understanding, parse_lexicon, resolve_place, stem, tokens
+from agentgym.users.understanding import (
+    Reading,
+    compile_understanding,
+    grammar,
+    parse_lexicon,
+    reading,
+    resolve_place,
+    stem,
+    tokens,
+)
 
 LEXICON = parse_lexicon({
     "slots": {
@@ -261,9 +269,9 @@ def test_the_memo_equals_the_plain_reading() -> None:
 
 def test_the_memo_is_bounded() -> None:
     u = compile_understanding(LEXICON, VALUES, PLACES)
-    for k in range(engine.MEMO_SIZE + 10):
+    for k in range(reading.MEMO_SIZE + 10):
         u.read(f"what is your budget {k}")
-    assert len(u._memo) <= engine.MEMO_SIZE
+    assert len(u._memo) <= reading.MEMO_SIZE
 
 
 @pytest.mark.parametrize("text", ["", " ", "\ud800 budget?", "\x00" * 100, "?" * 10_000, "budget " * 20_000,
@@ -288,16 +296,16 @@ def test_lexicons_parse_strictly() -> None:
 
 
 def test_the_grammar_file_parses_strictly(monkeypatch: pytest.MonkeyPatch) -> None:
-    raw = json.loads(engine.resources.files("agentgym.core").joinpath("grammar.json").read_text("utf-8"))
-    engine._grammar.cache_clear()
+    raw = json.loads(grammar.resources.files("agentgym.users.understanding").joinpath("grammar.json").read_text("utf-8"))
+    grammar._grammar.cache_clear()
     try:
-        monkeypatch.setattr(engine.json, "loads", lambda text: {**raw, "extra": []})
+        monkeypatch.setattr(grammar.json, "loads", lambda text: {**raw, "extra": []})
         with pytest.raises(ValueError, match="unknown fields.*extra"):
-            engine._grammar()
+            grammar._grammar()
     finally:
         monkeypatch.undo()
-        engine._grammar.cache_clear()
-    assert engine._grammar().phrases
+        grammar._grammar.cache_clear()
+    assert grammar._grammar().phrases
 
 
 # ------------------------------------------------------------------ hints, idioms, small talk, placeholders
@@ -351,7 +359,7 @@ def test_lexicon_hints_are_optional_and_parse_strictly() -> None:
 
 def test_grammar_placeholders_stand_for_each_word_of_their_list() -> None:
     lists = {"imperatives": ("tell", "share"), "periods": ("day",)}
-    assert engine._fill("if you <imperatives> me", lists, "g") == ["if you tell me", "if you share me"]
-    assert engine._fill("how was your <periods>", lists, "g") == ["how was your day"]
+    assert grammar._fill("if you <imperatives> me", lists, "g") == ["if you tell me", "if you share me"]
+    assert grammar._fill("how was your <periods>", lists, "g") == ["how was your day"]
     with pytest.raises(ValueError, match="names no word list"):
-        engine._fill("if you <verbs>", lists, "g")
+        grammar._fill("if you <verbs>", lists, "g")

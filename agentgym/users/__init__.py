@@ -1,0 +1,2 @@
+"""The simulated users: the language engine they read messages with (`understanding`), the typo
+model of their messages and the rule-based user the families' users build on."""

@@ -1,0 +1,206 @@
+"""The roles of a sentence's words: which slot words are listed together, which values a
+question offers, which words only qualify or locate another, and how each place is offered."""
+
+from __future__ import annotations
+
+from agentgym.users.understanding.grammar import (
+    _ALTERNATIVE,
+    _AUX,
+    _BOUNDARY,
+    _CONFIRM,
+    _END,
+    _OPEN,
+    _RECOMMEND,
+    _WH,
+    GAP_MAX,
+)
+from agentgym.users.understanding.words import _Hit, _Word
+
+#: Prepositions after which a slot word only locates the one before it.
+_LOCATING = frozenset({"on", "for", "in", "from", "with", "at", "under", "of"})
+_DETERMINERS = frozenset({"the", "a", "an", "your", "this", "that", "my", "our"})
+_LOCATING_OR_SUBJECT = _LOCATING | {"is", "are", "was", "were"}
+_JOINING = frozenset({"and", "or", "also", "plus"})
+#: Determiners that refer to a thing already in view ("at the hotel"), not to a kind of it.
+_DEFINITE = frozenset({"the", "this", "that", "your", "my", "our"})
+#: Determiners that point at the thing in view: "the hotel" beside another slot's word is the
+#: place being discussed, not a question about its kind.
+_REFERRING = frozenset({"the", "this", "that"})
+#: Subject pronouns: an auxiliary before one opens a question ("may I ask"), whatever else it names.
+_PRONOUNS = frozenset({"i", "we", "you", "he", "she", "it", "they"})
+
+
+
+def _roles(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hit], clause: list[int], s: int,
+           e: int) -> dict[int, str]:
+    """How each place of the sentence words[s:e] is offered, by token: ``alternative`` or
+    ``recommend``. The nearest cue before a place in its own clause, or in the clause just
+    before when that holds no other word of note, decides ("I'd go with A", "an alternative is
+    B", "Top pick: A"); else the first after it in its clause or the next, before the next one
+    ("B is also an option", "A - my pick", "A (best match)"). A booking question ("Shall I book
+    A?") recommends; a place listed right after another with no cue of its own ("A or B")
+    shares its role."""
+    cues = sorted((x, code) for x, _, code in grams if code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM))
+    roles: dict[int, str] = {}
+    if not cues:
+        return roles
+    prev: tuple[int, int] | None = None
+    for a, b, payload in hits:
+        if payload[0] != "place":
+            continue
+        c = clause[a - s]
+        others = {clause[x - s] for x, _, p in hits if x != a}
+        since = max([end for _, end, _ in hits if end <= a and clause[end - 1 - s] == c] +
+                    [next((i for i in range(s, a) if clause[i - s] >= (c if c - 1 in others else c - 1)), a)])
+        before = [code for x, code in cues if since <= x < a]
+        until = min((start for start, _, _ in hits if start > a), default=e)
+        after = [code for x, code in cues if a < x < until and clause[x - s] in (c, c + 1)]
+        found = before[-1] if before else (after[0] if after else None)
+        if found is not None:
+            roles[a] = _ALTERNATIVE if found == _ALTERNATIVE else _RECOMMEND
+        elif prev is not None and prev[0] in roles and all(w.raw in _LISTING for w in words[prev[1]:a]):
+            roles[a] = roles[prev[0]]  # "Shall I book A or B?": both, so neither alone
+        prev = (a, b)
+    return roles
+
+
+def _named_beside(words: list[_Word], hits: list[_Hit], out: set[int], clause: list[int], s: int, k: int) -> bool:
+    """Whether the clause of hits[k] names another slot than it does, other than by a value after
+    "the", "this" or "that"."""
+    c, slots = clause[hits[k][0] - s], set(hits[k][2][1])
+    return any(j != k and j not in out and p[0] != "place" and clause[a - s] == c and set(p[1]) - slots
+               and not (p[0] == "value" and a > s and words[a - 1].raw in _REFERRING)
+               for j, (a, _, p) in enumerate(hits))
+
+
+#: Words that may stand between the items of a list of slots ("the area, the budget and the day").
+_LISTING = frozenset({"and", "or", ",", "&"}) | _DETERMINERS
+
+
+def _joined(words: list[_Word], hits: list[_Hit], out: set[int]) -> set[int]:
+    """Indexes (into `hits`) of the values and hints listed with a slot word: only "and", "or",
+    commas and determiners between each item and the next ("the setting and the price range?",
+    "cheap and Italian?" where "cheap" asks the price)."""
+    listed: set[int] = set()
+    for k in range(len(hits) - 1):
+        h, nxt = hits[k], hits[k + 1]
+        if k in out or k + 1 in out or "place" in (h[2][0], nxt[2][0]):
+            continue
+        between = [w.raw for w in words[h[1]:nxt[0]]]
+        if between and all(b in _LISTING for b in between) and any(b in ("and", "or") for b in between):
+            listed.update((k, k + 1))
+    # A run of listed hits counts when one of its items is a slot word.
+    chosen: set[int] = set()
+    run: list[int] = []
+    for k in [*sorted(listed), -1]:
+        if run and k != run[-1] + 1:
+            if any(hits[j][2][0] == "cue" for j in run):
+                chosen.update(run)
+            run = []
+        if k >= 0:
+            run.append(k)
+    return chosen
+
+
+#: Words that may stand between the options a question offers ("(rooftop, ballroom or barn)").
+_OFFERING = _LISTING | {"(", ")", "/"}
+
+
+def _offered(words: list[_Word], hits: list[_Hit]) -> set[int]:
+    """Indexes (into `hits`) of the values a question offers for one slot, all but the first of
+    each list: "which setting (rooftop, ballroom, garden or barn)?" offers one choice, not five
+    keywords. A list counts when the message names its slot by a word or a hint, or names at
+    most two slots in all; a dump of the values of many slots stays a keyword list."""
+    named = {slot for _, _, p in hits if p[0] != "place" for slot in p[1]}
+    anchored = named if len(named) <= 2 else {slot for _, _, p in hits if p[0] in ("cue", "hint") for slot in p[1]}
+    out: set[int] = set()
+    if not anchored:
+        return out
+    for k in range(1, len(hits)):
+        h, prev = hits[k], hits[k - 1]
+        if h[2][0] != "value" or prev[2][0] != "value" or not set(h[2][1]) & set(prev[2][1]) & anchored:
+            continue
+        between = [w.raw for w in words[prev[1]:h[0]]]
+        if between and all(b in _OFFERING for b in between):
+            out.add(k)
+    return out
+
+
+def _gapped(words: list[_Word], stems: list[str], i: int) -> list[_Hit]:
+    """The hints with a gap whose head starts at `i`: the tail one to `GAP_MAX` words after the
+    head, in the same clause ("what would you like to book" points at the category)."""
+    out: list[_Hit] = []
+    n = len(words)
+    for head_rest, head_len, tails in words[i].gaps:
+        start = i + head_len
+        if stems[i + 1:start] != head_rest:
+            continue
+        for j in range(start + 1, min(start + GAP_MAX, n - 1) + 1):
+            if words[j - 1].flags & (_BOUNDARY | _END):
+                break
+            for rest, length, payload in tails.get(stems[j], ()):
+                if stems[j + 1:j + length] == rest:
+                    out.append((j, j + length, payload))
+    return out
+
+
+def _drop_qualifiers(words: list[_Word], hits: list[_Hit]) -> list[_Hit]:
+    """Slot words that only qualify another give way to it: "what kind of budget?" asks the
+    budget ("kind of", "type of" qualify the next slot word); "the email address on the order"
+    asks the email (a slot word after "on", "for", "in" ... locates the one before it), and "how
+    bad is the outage?" the severity (a slot word after "is" is what the question is about). A
+    value after "at the", "for this" ... only says where the thing before it is: "free parking at
+    the hotel?" asks about parking, not the kind of stay; a value before "with" carries the one
+    after it ("a hotel with wifi?" asks about the wifi)."""
+    drop: set[int] = set()
+    for k in range(len(hits) - 1):
+        h, nxt = hits[k], hits[k + 1]
+        if h[2][0] == "place" or set(h[2][1]) & set(nxt[2][1]):
+            continue
+        between = [w.raw for w in words[h[1]:nxt[0]]]
+        if nxt[2][0] == "value":
+            if len(between) == 2 and between[0] in _LOCATING and between[1] in _DEFINITE:
+                drop.add(k + 1)
+            elif between == ["with"] and h[2][0] == "value":
+                drop.add(k)  # "a hotel with wifi?" asks about the wifi
+            continue
+        if h[2][0] != "cue" or nxt[2][0] != "cue":
+            continue
+        if between == ["of"]:
+            drop.add(k)
+        elif between and between[0] in _LOCATING_OR_SUBJECT and all(b in _DETERMINERS for b in between[1:]):
+            drop.add(k + 1)
+    return [h for k, h in enumerate(hits) if k not in drop] if drop else hits
+
+
+#: Words that make an open question ask for what lies beyond what follows it ("anything else").
+_BEYOND = frozenset({"else", "other", "additional", "further"})
+_LOCATING_OPEN = _LOCATING | {"about", "regarding"}
+
+
+def _asks_beyond(words: list[_Word], a: int, b: int) -> bool:
+    """Whether the open phrase at words[a:b] asks for more than what follows it ("anything else")."""
+    return any(w.raw in _BEYOND for w in words[a:b])
+
+
+def _locating_open(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hit]) -> set[int]:
+    """Indexes (into `hits`) of the slot words that scope an open question asking beyond them:
+    "anything else about the order?", "any other details for the invite?"."""
+    out: set[int] = set()
+    for a, b, code in grams:
+        if code != _OPEN or not _asks_beyond(words, a, b):
+            continue
+        for k, (h, _, payload) in enumerate(hits):
+            between = [w.raw for w in words[b:h]]
+            if payload[0] in ("cue", "hint") and between and between[0] in _LOCATING_OPEN and all(
+                    x in _DETERMINERS for x in between[1:]):
+                out.add(k)
+    return out
+
+
+def _new_question(words: list[_Word], i: int, e: int) -> bool:
+    """Whether a new question starts at `i` after a conjunction ("... wifi, and what's your
+    budget?"): "and", "or", "also" or "plus" followed by a question word or an auxiliary."""
+    return (i + 1 < e and words[i].raw in _JOINING and bool(words[i + 1].flags & (_WH | _AUX)))
+
+

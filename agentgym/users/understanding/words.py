@@ -1,0 +1,150 @@
+"""Words as the engine reads them: tokens (contractions expanded), the light stemmer, the analysed
+word the reading works on, and the one-edit test by which a typo is forgiven."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
+
+from agentgym.users.understanding.grammar import _grammar
+
+__all__ = ["stem", "tokens"]
+
+_TOKEN = re.compile(
+    r"[a-z0-9_.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"  # an e-mail address, whole
+    r"|\d+(?:\.\d+)?(?![a-z_])"  # a number, decimals kept ("4.5" is not two sentences)
+    r"|[a-z0-9_]+(?:'[a-z]+)*"  # a word, with its contraction ("what's")
+    r"|[?!.;:,()]"
+    r"|(?<!\S)-+(?!\S)|[\u2013\u2014]"  # a dash standing alone (not a hyphen inside a word)
+)
+_DASHES = {"\u2013": "-", "\u2014": "-"}
+
+
+def stem(word: str) -> str:
+    """A light stem of a lower-cased word: plural and -ing/-ed endings and a final -e removed, so
+    inflections meet ("prices", "priced", "pricing" -> "pric"; "facilities" -> "facility")."""
+    return _stem(word, _grammar().unstemmed)
+
+
+def _stem(w: str, keep: frozenset[str]) -> str:
+    if len(w) <= 3 or w in keep or not w.isalpha():
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("es") and (w[-3] in "sxz" or w[-4:-2] in ("ch", "sh")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if w in keep:
+        return w
+    if w.endswith("ing") and len(w) > 5:
+        w = w[:-3]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "aeiousl":
+            w = w[:-1]
+    elif w.endswith("ed") and len(w) > 4:
+        w = w[:-2]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "aeiousl":
+            w = w[:-1]
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    return w
+
+
+@lru_cache(maxsize=1 << 16)
+def _phrase_stems(phrase: str) -> tuple[str, ...]:
+    """The stems of a lexicon or grammar phrase (shared by every compile: the grammar's phrases
+    are the same in each)."""
+    keep = _grammar().unstemmed
+    return tuple(_stem(t, keep) for t in tokens(phrase))
+
+
+def _expand(raw: str, contractions: dict[str, str]) -> list[str]:
+    """A raw token as the words it stands for ("what's" -> "what is", "don't" -> "do not")."""
+    full = contractions.get(raw)
+    if full is not None:
+        return full.split()
+    if "'" not in raw:
+        return [raw]
+    head, _, tail = raw.partition("'")
+    if tail == "t" and head.endswith("n"):
+        return [head[:-1], "not"]
+    return [head, {"s": "is", "re": "are", "ve": "have", "d": "would", "ll": "will", "m": "am"}.get(tail, tail)]
+
+
+def tokens(text: str) -> list[str]:
+    """The raw tokens of `text` as the engine reads them (lower-cased, contractions expanded)."""
+    g = _grammar()
+    out: list[str] = []
+    for raw in _TOKEN.findall(_normalise(text)):
+        out += _expand(_DASHES.get(raw, raw), g.contractions)
+    return out
+
+
+def _normalise(text: str) -> str:
+    text = text.lower()
+    if "\u2019" in text:
+        text = text.replace("\u2019", "'")
+    return text
+
+
+
+#: What a slot-layer phrase says: (kind: cue, hint, value or place; its slots; its value).
+_Payload = tuple[str, tuple[str, ...], str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    raw: str
+    stem: str
+    flags: int
+    #: The slot-layer phrase of this one word, or None: (kind, slots, value).
+    single: tuple[str, tuple[str, ...], str] | None
+    #: Slot-layer phrases starting here, longest first: (rest stems, length, payload).
+    multi: tuple[tuple[list[str], int, tuple[str, tuple[str, ...], str]], ...]
+    #: Grammar-layer phrases starting here: the classes of the one-word ones, and the longer ones
+    #: by their second stem: second stem -> ((stems after the second, length, class), ...).
+    gram: tuple[tuple[str, ...], Mapping[str, tuple[tuple[list[str], int, str], ...]]]
+    #: Hints with a gap whose head starts here, per head: (rest of the head's stems, head length,
+    #: tails by their first stem: first stem -> ((rest of the tail's stems, tail length, payload), ...)).
+    gaps: tuple[tuple[list[str], int, Mapping[str, tuple[tuple[list[str], int, _Payload], ...]]], ...] = ()
+
+
+#: The grammar-layer phrases of a word that opens none.
+_NO_GRAM: tuple[tuple[str, ...], Mapping[str, Any]] = ((), {})
+
+#: A slot-layer phrase found in a message: (first token, end, (kind, slots, value)).
+_Hit = tuple[int, int, tuple[str, tuple[str, ...], str]]
+
+
+def _plural(word: str) -> str:
+    """The plural of a slot word, so a typo in it is forgiven too ("amenites": "amenities")."""
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(("s", "x", "z", "ch", "sh")) else "s")
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` and `b` are at most one edit apart (a letter dropped, added, changed, or two
+    neighbours swapped)."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la == lb:
+        diff = [i for i in range(la) if a[i] != b[i]]
+        if len(diff) == 1:
+            return True
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    if la > lb:
+        a, b = b, a
+    for i in range(len(b)):
+        if b[:i] + b[i + 1:] == a:
+            return True
+    return False
+
+
