@@ -25,9 +25,9 @@ from typing import Any, Callable
 
 from agentgym.core.gold import call_matches, same
 from agentgym.core.task import NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
-from agentgym.core.typos import perturb
 from agentgym.toolenv.reader import reader_for
 from agentgym.toolenv.task import Detail, GoldPlan, Shift, ToolTask
+from agentgym.users.typos import perturb_keeping
 from agentgym.users.understanding import Understanding
 
 __all__ = ["DetailUser", "PATIENCE"]
@@ -50,8 +50,6 @@ _EMPTY = "Sorry, I didn't get that. Could you help me with my request?"
 #: Replies that carry nothing the agent needs (typos never touch them).
 _STOCK = frozenset({*_GO_AHEAD, _CONFIRMED, _EVERYTHING, _REPHRASE, _KEYWORDS, *_ACCEPT, _WRONG, _GIVE_UP,
                     _EMPTY, f"{_WRONG} {_GIVE_UP}", f"{_WRONG} {_CANNOT_UNDO}"})
-#: Stands in for a detail's value while typos are added (no letters, so no typo lands in it).
-_HOLD = "\x00{}\x00"
 
 
 class DetailUser(SimulatedUser):
@@ -225,15 +223,7 @@ class DetailUser(SimulatedUser):
             return text, []
         values = sorted({str(v) for d in self._goal.details for v in _leaves(d.value)
                          if isinstance(v, str) and v}, key=len, reverse=True)
-        held: list[str] = []
-        for v in values:
-            if v in text:
-                text = text.replace(v, _HOLD.format(len(held)))
-                held.append(v)
-        text, changes = perturb(text, rng)
-        for i, v in enumerate(held):
-            text = text.replace(_HOLD.format(i), v)
-        return text, changes
+        return perturb_keeping(text, rng, values=values)
 
 
 def _leaves(value: Any) -> list[Any]:

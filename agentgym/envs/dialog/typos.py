@@ -14,14 +14,11 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from agentgym.core.typos import perturb
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
 from agentgym.envs.dialog.wording import stock
+from agentgym.users.typos import perturb_keeping
 
 __all__ = ["slip"]
-
-_HOLD = "\x00{}\x00"
-
 
 @lru_cache(maxsize=None)
 def _kept(domain: Domain) -> re.Pattern[str]:
@@ -39,13 +36,4 @@ def slip(text: str, domain: Domain, rng: Any) -> tuple[str, list[str]]:
     `domain` unchanged (see the module docstring)."""
     if text in stock(domain):
         return text, []
-    held: list[str] = []
-
-    def hold(m: re.Match[str]) -> str:
-        held.append(m.group(0))
-        return _HOLD.format(len(held) - 1)
-
-    text, changes = perturb(_kept(domain).sub(hold, text), rng)
-    for i, value in enumerate(held):
-        text = text.replace(_HOLD.format(i), value)
-    return text, changes
+    return perturb_keeping(text, rng, patterns=(_kept(domain),))

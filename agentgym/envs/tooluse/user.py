@@ -50,12 +50,12 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
-from agentgym.core.typos import perturb
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Record, World, unwanted
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import Shift, load_domains
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import DIFFICULTY
+from agentgym.users.typos import perturb_keeping
 from agentgym.users.understanding import Understanding, compile_understanding
 
 __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS",
@@ -125,8 +125,6 @@ _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! kno
                      r"next,? i|i plan to|i'd like to)\b", re.I)
 _CLAIM = re.compile(r"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|completed?|"
                     r"all set)\b", re.I)
-#: Stands in for a protected value while typos are added (no letters, so no typo lands in it).
-_HOLD = "\x00{}\x00"
 
 
 @lru_cache(maxsize=None)
@@ -212,17 +210,7 @@ class ToolUseUser(SimulatedUser):
         copy; a stock reply comes back as it is (see the module docstring)."""
         if text in _STOCK:
             return text, []
-        held: list[str] = []
-
-        def hold(m: re.Match[str]) -> str:
-            held.append(m.group(0))
-            return _HOLD.format(len(held) - 1)
-
-        text = _protected(self._task.domain).sub(hold, _VERBATIM.sub(hold, text))
-        text, changes = perturb(text, rng)
-        for i, value in enumerate(held):
-            text = text.replace(_HOLD.format(i), value)
-        return text, changes
+        return perturb_keeping(text, rng, patterns=(_VERBATIM, _protected(self._task.domain)))
 
     def reply(self, message: str, turn: int) -> UserTurn:
         if self._world.violations:
