@@ -24,35 +24,28 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from agentgym.core.gold import call_matches, same
-from agentgym.core.task import NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.core.task import NoiseEvent, Score, Task, UserTurn
 from agentgym.toolenv.reader import reader_for
 from agentgym.toolenv.task import Detail, GoldPlan, Shift, ToolTask
-from agentgym.users.typos import perturb_keeping
-from agentgym.users.understanding import Understanding
+from agentgym.users import stock
+from agentgym.users.rule_based import RuleBasedUser
+from agentgym.users.understanding import Reading, Understanding
 
 __all__ = ["DetailUser", "PATIENCE"]
 
 #: Writes that fit no step of the gold plan after which the user gives up.
 PATIENCE = 2
 
-_GO_AHEAD = ("Please go ahead.", "Okay, go ahead with that.", "Sounds good, please continue.")
-_CONFIRMED = "Yes, please go ahead."
-_EVERYTHING = "That's everything I can think of. Please go ahead."
-_REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
-_KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 _NOT_DONE = ("I don't see that done yet. Please take care of it with your tools.",
              "It doesn't look done on my side yet.")
-_ACCEPT = ("Great, that's everything I needed. Thank you!", "Perfect, that's all done. Thanks!")
 _WRONG = "Hmm, that's not what I asked for."
-_GIVE_UP = "This isn't working out. I'll sort it out myself. Goodbye."
-_CANNOT_UNDO = "That can't be undone, so I'll sort it out myself. Goodbye."
-_EMPTY = "Sorry, I didn't get that. Could you help me with my request?"
 #: Replies that carry nothing the agent needs (typos never touch them).
-_STOCK = frozenset({*_GO_AHEAD, _CONFIRMED, _EVERYTHING, _REPHRASE, _KEYWORDS, *_ACCEPT, _WRONG, _GIVE_UP,
-                    _EMPTY, f"{_WRONG} {_GIVE_UP}", f"{_WRONG} {_CANNOT_UNDO}"})
+_STOCK = frozenset({*stock.GO_AHEAD, stock.CONFIRMED, stock.EVERYTHING, stock.REPHRASE, stock.KEYWORDS,
+                    *stock.ACCEPT, _WRONG, stock.GIVE_UP, stock.EMPTY, f"{_WRONG} {stock.GIVE_UP}",
+                    f"{_WRONG} {stock.CANNOT_UNDO}"})
 
 
-class DetailUser(SimulatedUser):
+class DetailUser(RuleBasedUser):
     """The simulated user of one episode of a built env (see the module docstring).
 
     Args:
@@ -63,32 +56,21 @@ class DetailUser(SimulatedUser):
             default scorer's rule); the user then leaves at the first such write.
     """
 
+    STOCK = _STOCK
+
     def __init__(self, task: Task, rng: Any, score: Callable[[Task], Score], writes_are_final: bool = False) -> None:
         self._task = task
         self._final = writes_are_final
         self._goal: ToolTask = task.goal
         self._score = score
-        rnd = rng.random
-        self._picks = (rnd(), rnd(), rnd(), rnd())
-        self._n = 0
-        self._read = _reader(self._goal).read
-        self._revealed = [d.id for d in self._goal.details if d.reveal == "upfront"]
+        super().__init__(rng, _reader(self._goal).read, [d.id for d in self._goal.details if d.reveal == "upfront"])
         self._blurred: str | None = None
         self._wrong = 0
         self._seen = 0
-        self._shift: Shift | None = None
-        self._shift_turn = 0
-        self._shift_fire: Callable[[NoiseEvent], None] | None = None
 
     # -------------------------------------------------------------- helpers
-    def _pick(self, options: tuple[str, ...]) -> str:
-        u = self._picks[self._n % len(self._picks)]
-        self._n += 1
-        return options[int(u * len(options))]
-
     def _state(self, d: Detail) -> str:
-        if d.id not in self._revealed:
-            self._revealed.append(d.id)
+        self._reveal(d.id)
         return d.said()
 
     # -------------------------------------------------------------- SimulatedUser
@@ -104,45 +86,27 @@ class DetailUser(SimulatedUser):
                 parts.append(d.said())
         return " ".join(parts)
 
-    def reply(self, message: str, turn: int) -> UserTurn:
-        if not message.strip():
-            text, confirm = _EMPTY, False
-        else:
-            r = self._read(message)
-            confirm = r.confirm and not r.asked
-            if r.salad:
-                text = _KEYWORDS
-            elif not r.placed:
-                text = _REPHRASE
-            elif r.asked:
-                text = " ".join(self._state(self._goal.detail(did)) for did in r.asked)
-            elif r.open:
-                hidden = [d for d in self._goal.details if d.id not in self._revealed and d.id not in r.excluded]
-                text = self._state(hidden[0]) if hidden else _EVERYTHING
-            elif r.confirm:
-                text = _CONFIRMED
-            elif r.question:
-                text = _REPHRASE
-            elif "done" in r.said:
-                text = self._pick(_NOT_DONE)
-            else:
-                text = self._pick(_GO_AHEAD)
-        if self._shift is not None and (turn >= self._shift_turn or confirm):
-            announced = self._fire_shift(turn)
-            # Asked to confirm, the user answers with the change instead of a yes.
-            text = announced if confirm else f"{text} {announced}"
-        return UserTurn(text)
+    def _respond(self, r: Reading, message: str) -> str:
+        if r.asked:
+            return " ".join(self._state(self._goal.detail(did)) for did in r.asked)
+        if r.open:
+            hidden = [d for d in self._goal.details if d.id not in self._revealed and d.id not in r.excluded]
+            return self._state(hidden[0]) if hidden else stock.EVERYTHING
+        if r.confirm:
+            return stock.CONFIRMED
+        if r.question:
+            return stock.REPHRASE
+        if "done" in r.said:
+            return self._pick(_NOT_DONE)
+        return self._pick(stock.GO_AHEAD)
 
-    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
-        said = self._fire_shift(turn) if self._shift is not None else None
-        verdict = self._judge()
-        if said is None:
-            return verdict
-        return UserTurn(said if verdict is None else f"{said} {verdict.text}", verdict.end if verdict else None)
+    def _with_shift(self, text: str, said: str, confirm: bool) -> str:
+        # Asked to confirm, the user answers with the change instead of a yes.
+        return said if confirm else f"{text} {said}"
 
     def _judge(self) -> UserTurn | None:
         if self._score(self._task).success:
-            return UserTurn(self._pick(_ACCEPT), end="accepted")
+            return UserTurn(self._pick(stock.ACCEPT), end="accepted")
         # The writes made since the last look (a plain-function toolkit logs them; a Toolkit
         # subclass's world is its own, and only the scorer judges it).
         writes = self._task.extra.get("writes", ())
@@ -153,13 +117,10 @@ class DetailUser(SimulatedUser):
             return None
         self._wrong += wrong
         if self._final:
-            return UserTurn(f"{_WRONG} {_CANNOT_UNDO}", end="gave_up")
+            return UserTurn(f"{_WRONG} {stock.CANNOT_UNDO}", end="gave_up")
         if self._wrong >= PATIENCE:
-            return UserTurn(f"{_WRONG} {_GIVE_UP}", end="gave_up")
+            return UserTurn(f"{_WRONG} {stock.GIVE_UP}", end="gave_up")
         return UserTurn(_WRONG)
-
-    def known_constraints(self) -> list[str]:
-        return self._revealed
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         out: list[str] = []
@@ -185,26 +146,17 @@ class DetailUser(SimulatedUser):
         options = [s for s in self._goal.shifts if not same(s.to, self._goal.value(s.detail))]
         if not options:
             return False
-        self._shift = options[int(rng.random() * len(options))]
-        self._shift_turn = 2 + int(rng.random() * 3)
-        self._shift_fire = fire
-        return True
-
-    def shift_pending(self) -> bool:
-        """Whether a planned goal shift is still to be announced."""
-        return self._shift is not None
+        return self._plan_shift(options[int(rng.random() * len(options))], rng, fire)
 
     def _fire_shift(self, turn: int) -> str:
-        shift, fire = self._shift, self._shift_fire
-        assert shift is not None and fire is not None
-        self._shift = None
+        shift: Shift
+        shift, fire = self._take_shift()
         old_goal, old_gold = self._goal, self._task.gold
         old = old_goal.detail(shift.detail)
         new_goal = old_goal.shifted(shift)
         self._goal = self._task.goal = new_goal
         self._task.gold = GoldPlan(tuple(new_goal.gold_calls), (*old_gold.superseded, *old_gold.calls))
-        if shift.detail not in self._revealed:
-            self._revealed.append(shift.detail)
+        self._reveal(shift.detail)
         # A write already made with the old value stays made (nothing is known to undo it): then
         # no agent can satisfy the new goal. Otherwise two turns are needed, to look up and write.
         writes = self._task.extra.get("writes", ())
@@ -216,14 +168,10 @@ class DetailUser(SimulatedUser):
                         recoverable=recoverable))
         return shift.announce or f"Actually, I've changed my mind. {new_goal.detail(shift.detail).said()}"
 
-    def perturb_text(self, text: str, rng: Any) -> tuple[str, list[str]]:
-        """Typos in a message that carries something, with every detail's value kept as it is; a
-        stock reply comes back as it is."""
-        if text in _STOCK:
-            return text, []
-        values = sorted({str(v) for d in self._goal.details for v in _leaves(d.value)
-                         if isinstance(v, str) and v}, key=len, reverse=True)
-        return perturb_keeping(text, rng, values=values)
+    def _kept_values(self) -> list[str]:
+        """Every detail's value, longest first (typos keep it as it is)."""
+        return sorted({str(v) for d in self._goal.details for v in _leaves(d.value) if isinstance(v, str) and v},
+                      key=len, reverse=True)
 
 
 def _leaves(value: Any) -> list[Any]:

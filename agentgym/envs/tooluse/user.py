@@ -49,14 +49,25 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Callable
 
-from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Record, World, unwanted
 from agentgym.envs.tooluse.data import load_lexicon
-from agentgym.envs.tooluse.domains import Shift, load_domains
+from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import DIFFICULTY
-from agentgym.users.typos import perturb_keeping
-from agentgym.users.understanding import Understanding, compile_understanding
+from agentgym.users.rule_based import RuleBasedUser
+from agentgym.users.stock import (
+    ACCEPT,
+    CANNOT_UNDO,
+    CONFIRMED,
+    EMPTY,
+    EVERYTHING,
+    GIVE_UP,
+    GO_AHEAD,
+    KEYWORDS,
+    REPHRASE,
+)
+from agentgym.users.understanding import Reading, Understanding, compile_understanding
 
 __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS",
            "SMALL_TALK"]
@@ -72,38 +83,27 @@ DETAIL_ARGS: dict[str, tuple[str, ...]] = {
     "severity": ("severity",),
 }
 
-_GO_AHEAD = ("Please go ahead.", "Okay, go ahead with that.", "Sounds good, please continue.")
 _UNKNOWN = ("I don't know more than what I told you; please work it out with your tools.",
             "I'm not sure about that. Please go ahead with what you have.")
 _NOT_DONE = ("Not quite yet: {reason}.", "It's not done on my side yet: {reason}.")
-_ACCEPT = ("Great, that's everything I needed. Thank you!", "Perfect, that's all done. Thanks!")
 #: A wrong record, with the user's reason, and what it asks then.
 _WRONG = "Hmm, that's not right: {reason}."
 _FIX = "Could you put it right?"
 _WRONG_PLAIN = "Hmm, that's not what I asked for."
-_GIVE_UP = "This isn't working out. I'll sort it out myself. Goodbye."
-_CANNOT_UNDO = "That can't be undone, so I'll sort it out myself. Goodbye."
 #: A broken policy fails the task (the brief says so): the user has been told and leaves.
 _VIOLATION = ("I've just been told that a request of yours broke one of our policies, so I'll take it "
               "from here. Goodbye.")
 _NOTED = "Okay, noted."
-#: The reply to a message the user cannot place (stable words for agents and tests).
-REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
 SMALL_TALK = "All good here, thanks! Could we get back to my request?"
-#: The reply to a list of keywords with no question around them.
-KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
-_EVERYTHING = "That's everything I can think of. Please go ahead."
-_CONFIRM = "Yes, please go ahead."
 #: The reply to a question that restates what the user said, to check it ("in CHF, right?").
 _RIGHT = "Yes, that's right."
 #: The reply to a confirmation that proposes more than the request ("should I also include the
 #: pending claims?"): a person who asked for one thing does not say yes to another unread.
 _ONLY_ASKED = "Just what I asked for, please."
-_EMPTY = "Sorry, I didn't get that. Could you help me with my request?"
 #: Replies that carry nothing the agent needs (typos never touch them).
-_STOCK = frozenset({*_GO_AHEAD, *_UNKNOWN, *_ACCEPT, _GIVE_UP, _VIOLATION, _NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
-                    _EVERYTHING, _CONFIRM, _EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED})
+_STOCK = frozenset({*GO_AHEAD, *_UNKNOWN, *ACCEPT, GIVE_UP, _VIOLATION, _NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
+                    EVERYTHING, CONFIRMED, EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED})
 #: Words of a question asking the user to look at the work ("is everything done?", "does it look
 #: right on your side?").
 _CHECK = re.compile(r"\b(?:done|finished|complete|completed|look(?:s)? (?:right|good|ok|okay|fine|correct)|"
@@ -150,25 +150,23 @@ def _protected(domain: str) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b" if words else r"(?!)")
 
 
-class ToolUseUser(SimulatedUser):
+class ToolUseUser(RuleBasedUser):
     """The simulated user of one tool-use episode; see the module docstring."""
 
-    # Slots: one user lives per live env (memory), and these are all it keeps.
-    __slots__ = ("_task", "_goal", "_gold", "_world", "_picks", "_n", "_read", "_revealed", "_wrong", "_seen",
-                 "_values", "_opening", "_shift", "_shift_turn", "_shift_fire", "_acts", "_spec", "_job")
+    # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
+    __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
+                 "_job")
+    STOCK = _STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
         self._task = task
         self._goal: Goal = task.goal
         self._gold: Gold = task.gold
         self._world: World = task.world
-        rnd = rng.random
-        self._picks = (rnd(), rnd(), rnd(), rnd())
-        self._n = 0
-        self._read = understanding(task.domain).read
+        super().__init__(rng, understanding(task.domain).read,
+                         [d.id for d in self._goal.details if d.reveal == "upfront"])
         #: The domain's write tools, and those that undo a record (`contradictions`).
         self._acts = _acts(task.domain)
-        self._revealed = [d.id for d in self._goal.details if d.reveal == "upfront"]
         self._wrong = 0
         #: The records the user has already judged wrong (or that a goal shift made unwanted).
         self._seen: list[Record] = []
@@ -178,18 +176,9 @@ class ToolUseUser(SimulatedUser):
         #: the slots' names), found on first need: most episodes never need them.
         self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
-        self._shift: Shift | None = None
-        self._shift_turn = 0
-        self._shift_fire: Callable[[NoiseEvent], None] | None = None
-
-    def _pick(self, options: tuple[str, ...]) -> str:
-        u = self._picks[self._n % len(self._picks)]
-        self._n += 1
-        return options[int(u * len(options))]
 
     def _state(self, d: Detail) -> str:
-        if d.id not in self._revealed:
-            self._revealed.append(d.id)
+        self._reveal(d.id)
         return d.statement
 
     def opening(self) -> str:
@@ -205,52 +194,34 @@ class ToolUseUser(SimulatedUser):
         self._revealed.remove(d.id)
         return NoiseEvent(target=d.id, detail=f"the request leaves out the {d.slot}")
 
-    def perturb_text(self, text: str, rng: Any) -> tuple[str, list[str]]:
-        """Typos in a message that carries something the agent needs, never inside a value it must
-        copy; a stock reply comes back as it is (see the module docstring)."""
-        if text in _STOCK:
-            return text, []
-        return perturb_keeping(text, rng, patterns=(_VERBATIM, _protected(self._task.domain)))
+    def _kept_patterns(self) -> tuple[re.Pattern[str], ...]:
+        return _VERBATIM, _protected(self._task.domain)
 
     def reply(self, message: str, turn: int) -> UserTurn:
         if self._world.violations:
             return UserTurn(_VIOLATION, end="gave_up")
-        if not message.strip():
-            text = _EMPTY
-            confirm = False
-        else:
-            r = self._read(message)
-            confirm = r.confirm and not r.asked
-            if r.salad:
-                text = KEYWORDS
-            elif not r.placed:
-                text = REPHRASE
-            elif r.asked and not (r.open and all(d.id in self._revealed for d in self._goal.details
-                                                  if d.slot in r.asked)):
-                text = self._answer(r.asked, r.values)
-            elif r.open and "done" in r.said and not _plan_only(message):
-                return self._not_done()  # "It's done. Anything else?": the claim is what the user answers
-            elif r.open:
-                hidden = [d for d in self._goal.details if d.id not in self._revealed and d.slot not in r.excluded]
-                text = self._state(hidden[0]) if hidden else _EVERYTHING
-            elif r.confirm:
-                text = self._objection(message) or (_ONLY_ASKED if _EXTRA.search(message) else _CONFIRM)
-            elif r.chatter:
-                text = SMALL_TALK
-            elif r.question:
-                text = self._objection(message) or (_RIGHT if self._restates(r.values) else "")
-                if not text and _CHECK.search(message):
-                    return self._not_done()  # asked to look at the work: the user says what it sees
-                text = text or REPHRASE
-            elif "done" in r.said and not _plan_only(message):
-                return self._not_done()
-            else:
-                text = self._objection(message) or self._pick(_GO_AHEAD)
-        if self._shift is not None and (turn >= self._shift_turn or confirm):
-            said = self._fire_shift(turn)
-            if said:
-                text = f"{text} {said}"
-        return UserTurn(text)
+        return super().reply(message, turn)
+
+    def _respond(self, r: Reading, message: str) -> str | UserTurn:
+        if r.asked and not (r.open and all(d.id in self._revealed for d in self._goal.details if d.slot in r.asked)):
+            return self._answer(r.asked, r.values)
+        if r.open and "done" in r.said and not _plan_only(message):
+            return self._not_done()  # "It's done. Anything else?": the claim is what the user answers
+        if r.open:
+            hidden = [d for d in self._goal.details if d.id not in self._revealed and d.slot not in r.excluded]
+            return self._state(hidden[0]) if hidden else EVERYTHING
+        if r.confirm:
+            return self._objection(message) or (_ONLY_ASKED if _EXTRA.search(message) else CONFIRMED)
+        if r.chatter:
+            return SMALL_TALK
+        if r.question:
+            text = self._objection(message) or (_RIGHT if self._restates(r.values) else "")
+            if not text and _CHECK.search(message):
+                return self._not_done()  # asked to look at the work: the user says what it sees
+            return text or REPHRASE
+        if "done" in r.said and not _plan_only(message):
+            return self._not_done()
+        return self._objection(message) or self._pick(GO_AHEAD)
 
     def _objection(self, message: str) -> str | None:
         """A plan the assistant states or asks to confirm with a value of the job other than the
@@ -288,7 +259,7 @@ class ToolUseUser(SimulatedUser):
         """Told the work is done: what the user does not see yet, or why nothing can fix it."""
         rv = self._review()
         if rv.success:
-            return UserTurn(self._pick(_ACCEPT), end="accepted")
+            return UserTurn(self._pick(ACCEPT), end="accepted")
         if rv.stuck:
             return self._leave(rv)
         reason = rv.missing[0] if rv.missing else next((why for _, why in rv.wrong if why), "")
@@ -318,15 +289,7 @@ class ToolUseUser(SimulatedUser):
         return " ".join(out) if out else self._pick(_UNKNOWN)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
-        if not events:
-            return None
-        said = self._fire_shift(turn) if self._shift is not None else ""
-        # On seeing the first change made, the user may change their mind; the write is judged
-        # against the new goal.
-        verdict = self._judge()
-        if not said:
-            return verdict
-        return UserTurn(said if verdict is None else f"{said} {verdict.text}", verdict.end if verdict else None)
+        return super().react(events, turn) if events else None
 
     def _review(self) -> Review:
         spec = self._spec
@@ -337,7 +300,7 @@ class ToolUseUser(SimulatedUser):
         """The user's word on the world after a write (see the module docstring)."""
         rv = self._review()
         if rv.success:
-            return UserTurn(self._pick(_ACCEPT), end="accepted")
+            return UserTurn(self._pick(ACCEPT), end="accepted")
         if self._world.violations:
             return UserTurn(_VIOLATION, end="gave_up")
         new = [(r, why) for r, why in rv.wrong if not any(r is x for x in self._seen)]
@@ -349,7 +312,7 @@ class ToolUseUser(SimulatedUser):
         self._wrong += len(new)
         text = _WRONG.format(reason=new[0][1]) if new[0][1] else _WRONG_PLAIN
         if self._wrong >= PATIENCE:
-            return UserTurn(f"{text} {_GIVE_UP}", end="gave_up")
+            return UserTurn(f"{text} {GIVE_UP}", end="gave_up")
         return UserTurn(f"{text} {_FIX}")
 
     def _leave(self, rv: Review) -> UserTurn:
@@ -361,7 +324,7 @@ class ToolUseUser(SimulatedUser):
         undoable = self._spec.undoable
         why = next((why for r, why in rv.wrong if r.kind not in undoable), "")
         text = _WRONG.format(reason=why) if why else _WRONG_PLAIN
-        return UserTurn(f"{text} {_CANNOT_UNDO}", end="gave_up")
+        return UserTurn(f"{text} {CANNOT_UNDO}", end="gave_up")
 
     # -------------------------------------------------------------- goal shift
     def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
@@ -373,22 +336,12 @@ class ToolUseUser(SimulatedUser):
         options = [s for s in spec.shifts(self._world, self._goal.job) if len(s.gold.plan) <= longest]
         if not options:
             return False
-        self._shift = Draws(rng).pick(options)
-        self._shift_turn = 2 + int(rng.random() * 3)
-        self._shift_fire = fire
-        return True
-
-    def shift_pending(self) -> bool:
-        """Whether a planned goal shift is still to be announced (for the oracle, which asks
-        before its first write when one is, as a careful assistant checks in before committing)."""
-        return self._shift is not None
+        return self._plan_shift(Draws(rng).pick(options), rng, fire)
 
     def _fire_shift(self, turn: int) -> str:
         """Announce the planned shift (what the user says), or drop it unannounced ("") when it
         would leave unwanted a record that no tool can undo."""
-        shift, fire = self._shift, self._shift_fire
-        assert shift is not None and fire is not None
-        self._shift = None
+        shift, fire = self._take_shift()
         spec = self._spec
         stale = unwanted(shift.gold.effects, self._world.records)
         if any(r.kind not in spec.undoable for r in stale):
@@ -402,8 +355,7 @@ class ToolUseUser(SimulatedUser):
         details = [d for d in self._goal.details if d.id != shift.detail]
         details.append(Detail(shift.detail, shift.slot, shift.statement, "upfront"))
         self._goal = self._task.goal = replace(self._goal, details=tuple(details))
-        if shift.detail not in self._revealed:
-            self._revealed.append(shift.detail)
+        self._reveal(shift.detail)
         self._values[shift.detail] = shift.new
         recoverable = turn + len(new.plan) + len(stale) <= self._task.max_turns
         # Records the shift made unwanted are not the assistant's wrong writes; the user says
@@ -413,9 +365,6 @@ class ToolUseUser(SimulatedUser):
                         recoverable=recoverable))
         why = next((why for r, why in self._review().wrong if r is stale[0] and why), "") if stale else ""
         return f"{shift.announce} So {why}." if why else shift.announce
-
-    def known_constraints(self) -> list[str]:
-        return self._revealed
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         out: list[str] = []
