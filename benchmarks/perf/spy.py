@@ -36,7 +36,7 @@ AREAS: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = (
     ("scoring", "scoring and commitments", True, (
         "*::score_*", "agentgym/core/commitments.py", "agentgym/envs/*/commitments.py", "agentgym/core/gold.py")),
     ("users", "simulated users reading messages and replying", False, (
-        "agentgym/users/understanding/*.py", "agentgym/core/typos.py", "agentgym/envs/*/user.py",
+        "agentgym/users/*", "agentgym/core/typos.py", "agentgym/envs/*/user.py",
         "agentgym/envs/crosstask/followup.py", "agentgym/envs/crosstask/session.py::SessionUser*")),
     ("noise layers", "the noise wrappers' own code", False, ("agentgym/noise/*",)),
     ("tools", "tool calls on the world, search included", False, (
