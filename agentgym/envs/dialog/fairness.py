@@ -41,15 +41,9 @@ DECOY_MARGIN = 2
 Sets = tuple[int, int]
 
 
-#: ``1 << r`` for each rank r of the largest world seen (`_bits`): sets are sums of these.
-_BITS: list[int] = []
-
-
-def _bits(n: int) -> list[int]:
-    """``[1 << r for r in range(n)]`` (or longer), made once: worlds share them."""
-    if len(_BITS) < n:
-        _BITS[:] = [1 << r for r in range(n)]
-    return _BITS
+#: ``1 << r`` for each rank r of a world of up to 256 places: sets are sums of these, and a table
+#: of constants spares making a new big int per place and order.
+_BITS = tuple(1 << r for r in range(256))
 
 
 class _Order:
@@ -61,8 +55,9 @@ class _Order:
     def __init__(self, keys: Sequence[Any]) -> None:
         self.places = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties in world order
         self.keys = [keys[j] for j in self.places]
-        bit = [0] * len(keys)
-        for j, one in zip(self.places, _bits(len(keys))):
+        n = len(keys)
+        bit = [0] * n
+        for j, one in zip(self.places, _BITS if n <= len(_BITS) else [1 << r for r in range(n)]):
             bit[j] = one
         self.bit = bit
         self._ties: dict[int, int] = {}
