@@ -26,8 +26,9 @@ that fits is the lowest set bit, and a tie is a run of ranks.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from itertools import combinations
-from typing import Any, Sequence
+from itertools import accumulate, combinations, compress, repeat
+from operator import and_, or_
+from typing import Any, Iterable, Sequence
 
 __all__ = ["DECOY_MARGIN", "Board", "Goal", "reachable", "reachable_midway", "room_above"]
 
@@ -40,19 +41,26 @@ DECOY_MARGIN = 2
 Sets = tuple[int, int]
 
 
+#: ``1 << r`` for each rank r of a world of up to 256 places: sets are sums of these, and a table
+#: of constants spares making a new big int per place and order.
+_BITS = tuple(1 << r for r in range(256))
+
+
 class _Order:
     """One naive order of a world's places: the place at each rank, each place's rank (as a set
     of one), and the keys in rank order, where a tie is a run of equal keys."""
 
-    __slots__ = ("places", "bit", "keys")
+    __slots__ = ("places", "bit", "keys", "_ties")
 
     def __init__(self, keys: Sequence[Any]) -> None:
         self.places = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties in world order
         self.keys = [keys[j] for j in self.places]
-        bit = [0] * len(keys)
-        for r, j in enumerate(self.places):
-            bit[j] = 1 << r
+        n = len(keys)
+        bit = [0] * n
+        for j, one in zip(self.places, _BITS if n <= len(_BITS) else [1 << r for r in range(n)]):
+            bit[j] = one
         self.bit = bit
+        self._ties: dict[int, int] = {}
 
     def above(self, r: int) -> int:
         """The ranks strictly before the tie of rank `r` (keys strictly better)."""
@@ -60,16 +68,19 @@ class _Order:
 
     def tie(self, r: int) -> int:
         """The ranks tied with rank `r`."""
-        key = self.keys[r]
-        lo = bisect_left(self.keys, key)
-        return ((1 << (bisect_right(self.keys, key) - lo)) - 1) << lo
+        got = self._ties.get(r)
+        if got is None:
+            key = self.keys[r]
+            lo = bisect_left(self.keys, key)
+            got = self._ties[r] = ((1 << (bisect_right(self.keys, key) - lo)) - 1) << lo
+        return got
 
 
 class Board:
     """A world's places in the two naive orders, built once per goal search, and the sets of
     places meeting each attribute value asked so far (a world's goals share most of them)."""
 
-    __slots__ = ("places", "all", "rating", "price", "_meets", "_open")
+    __slots__ = ("places", "all", "rating", "price", "_meets", "_open", "_opens", "_cumulative")
 
     def __init__(self, places: Sequence[Any]) -> None:
         self.places = places
@@ -79,10 +90,25 @@ class Board:
         self.price = _Order([p.price for p in places])
         self._meets: dict[tuple[str, Any], Sets] = {}
         self._open: dict[int, Sets] = {}
+        #: Each place's opening hours, read once per world.
+        self._opens: list[int] | None = None
+        #: The places of the first k ranks of the price order as a set of the rating order, for
+        #: each k, and the other way round (indexed by "is the rating order").
+        self._cumulative: list[list[int] | None] = [None, None]
 
-    def _sets(self, hits: Sequence[int]) -> Sets:
-        r, p = self.rating.bit, self.price.bit
-        return sum([r[j] for j in hits]), sum([p[j] for j in hits])
+    def _sets(self, hits: Iterable[int]) -> Sets:
+        hits = list(hits)
+        return sum(map(self.rating.bit.__getitem__, hits)), sum(map(self.price.bit.__getitem__, hits))
+
+    def _first(self, order: _Order, n: int) -> Sets:
+        """The first `n` places of `order` (the board's rating or price order), as a set of each."""
+        rated = order is self.rating
+        cumulative = self._cumulative[rated]
+        if cumulative is None:  # the other order's set of each prefix, made once
+            other = self.price if rated else self.rating
+            cumulative = self._cumulative[rated] = list(accumulate(map(other.bit.__getitem__, order.places), or_,
+                                                                   initial=0))
+        return ((1 << n) - 1, cumulative[n]) if rated else (cumulative[n], (1 << n) - 1)
 
     def meets(self, kind: str, value: Any) -> Sets:
         """The places meeting an attribute, as `agentgym.envs.dialog.tasks.keep` decides it."""
@@ -90,24 +116,27 @@ class Board:
         got = self._meets.get(key)
         if got is None:
             places = self.places
-            if kind == "price":
-                hits = [j for j, p in enumerate(places) if p.price <= value]
-            elif kind == "rating":
-                hits = [j for j, p in enumerate(places) if p.rating >= value]
+            if kind == "price":  # the cheapest, up to the value: a prefix of the price order
+                got = self._first(self.price, bisect_right(self.price.keys, value))
+            elif kind == "rating":  # the best rated, down to the value: a prefix of the rating order
+                got = self._first(self.rating, bisect_right(self.rating.keys, -value))
             elif kind == "amenity":
-                hits = [j for j, p in enumerate(places) if value in p.amenities]
+                got = self._sets([j for j, p in enumerate(places) if value in p.amenities])
             elif kind == "category":
-                hits = [j for j, p in enumerate(places) if p.category == value]
+                got = self._sets([j for j, p in enumerate(places) if p.category == value])
             else:
-                hits = [j for j, p in enumerate(places) if p.area == value]
-            got = self._meets[key] = self._sets(hits)
+                got = self._sets([j for j, p in enumerate(places) if p.area == value])
+            self._meets[key] = got
         return got
 
     def open_at(self, bit: int) -> Sets:
         """The places open at the time of `bit` (``day * 3 + slot``)."""
         got = self._open.get(bit)
         if got is None:
-            got = self._open[bit] = self._sets([j for j, p in enumerate(self.places) if p.open >> bit & 1])
+            opens = self._opens
+            if opens is None:
+                opens = self._opens = [p.open for p in self.places]
+            got = self._open[bit] = self._sets(compress(range(len(opens)), map(and_, opens, repeat(1 << bit))))
         return got
 
 
@@ -139,8 +168,11 @@ class Goal:
 
     def gold_places(self, board: Board) -> list[int]:
         """The gold, as indexes into the world's places, in world order."""
-        ranks, g = board.rating.places, self.gold[0]
-        return sorted(ranks[r] for r in range(g.bit_length()) if g >> r & 1)
+        ranks, g, out = board.rating.places, self.gold[0], []
+        while g:
+            out.append(ranks[(g & -g).bit_length() - 1])
+            g &= g - 1
+        return sorted(out)
 
 
 def room_above(board: Board, j: int, bit: int, need: int) -> bool:
@@ -214,15 +246,16 @@ def _learner(goal: Goal, order: _Order, s: int, known: int, arrived: bool, patie
     the time costs one and names nothing. At the first commitment the late needs arrive, and a
     place that breaks only those costs nothing."""
     candidates = known & ~tried & (goal.open[s] if books else goal.all)
-    picks = 0
-    taken = 0
+    if not candidates:
+        return False
+    picks = order.tie((candidates & -candidates).bit_length() - 1) & candidates
+    taken = picks.bit_count()
+    candidates &= ~picks
     while candidates and taken <= margin:
         tie = order.tie((candidates & -candidates).bit_length() - 1) & candidates
         picks |= tie
         candidates &= ~tie
         taken += tie.bit_count()
-    if not picks:
-        return False
     if picks & goal.gold[s]:
         return True
     late = goal.all if arrived else goal.late[s]
@@ -233,13 +266,18 @@ def _learner(goal: Goal, order: _Order, s: int, known: int, arrived: bool, patie
     while picks:
         low = picks & -picks
         picks ^= low
-        named = next((a for a in held if not a & low), None)
-        if named is not None:  # a miss, naming the first need it breaks
-            if patience > 1:
-                stages.add((known & named & late, patience - 1, tried))
-        elif not open_s & low:  # a proposal of a closed place: a miss that teaches nothing new
-            if patience > 1:
-                stages.add((known & late, patience - 1, tried | low))
-        else:  # breaks only a late need: it arrives, at no cost
-            stages.add((known & late, patience, tried))
-    return any(_learner(goal, order, s, k, True, p, books, t, margin) for k, p, t in stages)
+        for named in held:
+            if not named & low:  # a miss, naming the first need it breaks
+                if patience > 1:
+                    stages.add((known & named & late, patience - 1, tried))
+                break
+        else:
+            if not open_s & low:  # a proposal of a closed place: a miss that teaches nothing new
+                if patience > 1:
+                    stages.add((known & late, patience - 1, tried | low))
+            else:  # breaks only a late need: it arrives, at no cost
+                stages.add((known & late, patience, tried))
+    for k, p, t in stages:
+        if _learner(goal, order, s, k, True, p, books, t, margin):
+            return True
+    return False

@@ -40,6 +40,8 @@ DIFFICULTY: dict[str, dict[str, Any]] = {
 #: it (up to MAX_GOAL_DRAWS times; none of 6,000 generated tasks needed more).
 MAX_GOLD = 6
 MAX_GOAL_DRAWS = 256
+#: Every (day, slot) bit of a week.
+_WEEK = (1 << 21) - 1
 #: The ratings places have (in steps of 0.1), as the brief states them.
 RATING_RANGE = (3.0, 5.0)
 
@@ -250,7 +252,7 @@ def _make_world(domain: Domain, rng: Rng) -> World:
         # Each (day, slot) open with probability 5/8.
         open_bits = bits(21) | (bits(21) & bits(21) & bits(21))
         places.append(Place(place_id, name, category, area, price, rating, t.amenities[mask], open_bits))
-    return World(domain=domain, places=places, by_id={p.id: p for p in places})
+    return World(domain=domain, places=places, by_id=dict(zip(t.ids, places)))  # ids in place order
 
 
 def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
@@ -305,11 +307,14 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     # `Rng.integers` gives, without its call overhead; a reset makes several draws.)
     j = int(rnd() * len(places))
     target = places[j]
-    # The time: one of those it is open at (bit ``day * 3 + slot`` of its week).
-    times = [b for b in range(21) if target.open >> b & 1]
-    if not times:
+    # The time: one of those it is open at (bit ``day * 3 + slot`` of its week), the k-th
+    # lowest set bit of the week drawn (k uniform below their count).
+    week = target.open & _WEEK
+    if not week:
         return None
-    bit = times[int(rnd() * len(times))]
+    for _ in range(int(rnd() * week.bit_count())):
+        week &= week - 1
+    bit = (week & -week).bit_length() - 1
     d, s = divmod(bit, 3)
     lo_n, hi_n = spec["n"]
     n_total = lo_n + int(rnd() * (hi_n - lo_n + 1))
