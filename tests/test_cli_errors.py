@@ -131,7 +131,7 @@ CASES = [
     (["eval", DIALOG, "--episodes", "many"], "argument --episodes: expected an integer"),
     (["run", DIALOG, "--episodes", "-3"], "argument --episodes"),
     (["eval", DIALOG, "--noise", "bogus", "--episodes", "2"], "unknown noise kind 'bogus'"),
-    (["eval", DIALOG, "--noise", "tool_failure=2", "--episodes", "2"], "rate in [0, 1]"),
+    (["eval", DIALOG, "--noise", "tool_failure=2", "--episodes", "2"], "rate must be a number in [0, 1]"),
     (["eval", DIALOG, "--domain", "nowhere", "--episodes", "2"], "domain 'nowhere'"),
     (["eval", DIALOG, "--difficulty", "extreme"], "argument --difficulty: invalid choice"),
     (["serve", "--port", "70000"], "argument --port: a TCP port is 0 to 65535"),

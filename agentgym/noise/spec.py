@@ -140,7 +140,9 @@ def _kwargs(kind: str, value: Any, spec: Any, part: str) -> dict[str, Any]:
     try:
         return k.wrapper.check(**out)
     except ValueError as exc:
-        raise NoiseSpecError(f"bad noise spec {spec!r}: {part!r}: {exc}") from None
+        # The item is named once: a one-item spec is its item.
+        where = f"{spec!r}" if spec == part else f"{spec!r}: {part!r}"
+        raise NoiseSpecError(f"bad noise spec {where}: {exc}") from None
 
 
 def parse_noise(spec: str | Mapping[str, Any] | None) -> Layers:
