@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym.agents.experts.words import has_phrase, has_word, sentences, words_of
-from agentgym.agents.strategies.dialog import DialogBeliefs, search_arguments
+from agentgym.agents.strategies.dialog import DAYS, SLOTS, DialogBeliefs, search_arguments
 
 __all__ = ["Vocab", "Needs", "Heard", "hear", "DAYS", "SLOTS"]
 
-DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-SLOTS = ("morning", "afternoon", "evening")
 _LIST = re.compile(r"^(Known (\w+)s|Areas|Amenities):\s*(.+?)\.?$", re.M)
 _NOUN = re.compile(r"find (?:an? )?(.+?) that meets")
 _PRICES = re.compile(r"Prices are in (.+?), from (\d+) to (\d+) in steps of (\d+)")

@@ -11,11 +11,10 @@ import re
 from typing import Any
 
 from agentgym.agents.base import call, tool_results
+from agentgym.agents.strategies.dialog import DAYS, SLOTS
 
 __all__ = ["CrossTaskStrategy", "FollowUpStrategy"]
 
-_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_SLOTS = ("morning", "afternoon", "evening")
 
 
 class FollowUpStrategy:
@@ -31,8 +30,8 @@ class FollowUpStrategy:
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         text = " ".join(m["content"] for m in info.get("messages", ()) if m["role"] == "user").lower()
-        day = next((d for d in _DAYS if d in text), None)
-        slot = next((s for s in _SLOTS if s in text), None)
+        day = next((d for d in DAYS if d in text), None)
+        slot = next((s for s in SLOTS if s in text), None)
         self._when = (day, slot) if day and slot else None
         self._booked = self._cancelled = False
 

@@ -13,10 +13,11 @@ from typing import Any, Iterator
 
 from agentgym.agents.base import call, tool_results
 
-__all__ = ["DialogStrategy", "DialogBeliefs", "parse_brief_vocab", "heard_facts", "update_beliefs", "search_arguments"]
+__all__ = ["DAYS", "SLOTS", "DialogStrategy", "DialogBeliefs", "parse_brief_vocab", "heard_facts", "update_beliefs", "search_arguments"]
 
-_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_SLOTS = ("morning", "afternoon", "evening")
+#: The booking days and times of day, in the briefs' words (shared by the booking strategies).
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+SLOTS = ("morning", "afternoon", "evening")
 _PRICE = re.compile(r"(?:at most|above|up to|budget of)\s+(\d+)")
 _RATING = re.compile(r"(?:at least|rating of|below)\s+(\d+(?:\.\d+)?)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -72,10 +73,10 @@ def heard_facts(user_text: str, vocab: dict[str, list[str]]) -> Iterator[tuple[s
             yield "max_price", int(m.group(1))
         if (m := _RATING.search(sentence)) is not None:
             yield "min_rating", float(m.group(1))
-        for d in _DAYS:
+        for d in DAYS:
             if d in sentence:
                 yield "day", d
-        for s in _SLOTS:
+        for s in SLOTS:
             if s in sentence:
                 yield "slot", s
 
