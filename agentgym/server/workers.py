@@ -85,6 +85,7 @@ class Supervisor:
         self.log_level = log_level
         self.procs: list[subprocess.Popen[bytes] | None] = [None] * self.count
         self._stopping = threading.Event()
+        self._restarts: list[float] = []
 
     @property
     def url(self) -> str:
@@ -101,15 +102,20 @@ class Supervisor:
     def wait_ready(self, timeout_s: float = 60.0) -> None:
         """Wait until every worker answers on its private port.
 
+        A worker killed by a signal while it starts (the OOM killer, an operator) is started again
+        as one that dies later would be; one that exits by itself cannot start (an import or
+        configuration error) and starting it again would only fail the same way.
+
         Raises:
-            RuntimeError: a worker exited or did not answer in time.
+            RuntimeError: a worker exited, kept being killed, or did not answer in time.
         """
         deadline = time.monotonic() + timeout_s
         for index, port in enumerate(self.plan_ports):
             while not _answers(port):
                 proc = self.procs[index]
                 if proc is not None and proc.poll() is not None:
-                    raise RuntimeError(f"env-server worker {index} exited with {proc.returncode}")
+                    if proc.returncode >= 0 or not self._restart(index):
+                        raise RuntimeError(f"env-server worker {index} exited with {proc.returncode}")
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"env-server worker {index} did not start within {timeout_s:g} s")
                 time.sleep(0.05)
@@ -157,20 +163,26 @@ class Supervisor:
         self._stopping.set()
 
     def _keep(self) -> None:
-        restarts: list[float] = []
         while not self._stopping.wait(0.5):
             for index, proc in enumerate(self.procs):
                 if proc is None or proc.poll() is None or self._stopping.is_set():
                     continue
-                now = time.monotonic()
-                restarts = [t for t in restarts if now - t < 60] + [now]
-                if len(restarts) > _RESTARTS_PER_MINUTE:
-                    log.error("env-server workers keep dying (%d restarts in a minute): stopping", len(restarts))
+                if not self._restart(index):
                     self._stopping.set()
                     break
-                log.warning("env-server worker %d exited with %s; starting it again (its sessions are lost)",
-                            index, proc.returncode)
-                self._spawn(index)
+
+    def _restart(self, index: int) -> bool:
+        """Start worker `index` again, unless workers have died too often this minute (False)."""
+        now = time.monotonic()
+        self._restarts = [t for t in self._restarts if now - t < 60] + [now]
+        if len(self._restarts) > _RESTARTS_PER_MINUTE:
+            log.error("env-server workers keep dying (%d restarts in a minute): stopping", len(self._restarts))
+            return False
+        proc = self.procs[index]
+        log.warning("env-server worker %d exited with %s; starting it again (its sessions are lost)",
+                    index, None if proc is None else proc.returncode)
+        self._spawn(index)
+        return True
 
     def _spawn(self, index: int) -> None:
         public, private = self.public[index], self.private[index]

@@ -193,7 +193,9 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes] | None = None, timeout_
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"the server exited with {proc.returncode}")
         try:
-            if httpx.get(url + path, timeout=1).status_code == 200:
+            answer = httpx.get(url + path, timeout=1)
+            # A server of several workers answers /health once one is up; it is ready when all are.
+            if answer.status_code == 200 and (path != "/health" or answer.json()["status"] == "ok"):
                 return
         except httpx.HTTPError:
             pass

@@ -305,3 +305,23 @@ def test_a_worker_that_dies_is_started_again_and_its_sibling_keeps_serving() -> 
             env.reset(seed=0)
             env.step("hello")
             env.close()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_worker_killed_while_it_starts_is_started_again() -> None:
+    """A worker killed before it answers (the OOM killer on a loaded machine) is no reason to stop
+    the server: it is started again, and the server comes up with every worker."""
+    from agentgym.server.config import ServerConfig
+    from agentgym.server.workers import Supervisor
+
+    supervisor = Supervisor(ServerConfig(workers=2), host="127.0.0.1", port=free_port(), log_level="warning")
+    try:
+        supervisor.start()
+        first = supervisor.procs[0]
+        assert first is not None
+        first.kill()  # long before it has imported the server
+        first.wait()
+        supervisor.wait_ready(timeout_s=60)
+        assert supervisor.procs[0] is not first and health(supervisor.url)["status"] == "ok"
+    finally:
+        supervisor.stop()
