@@ -20,19 +20,31 @@ Limits, whatever form the turn takes: at most MAX_ACTION_BYTES (a dict action is
 sized as its compact JSON text: every key, name, id, argument and bracket counts),
 JSON nested at most MAX_JSON_DEPTH deep, at most MAX_CALLS_PER_TURN calls, and
 numbers a double can hold (no NaN, no infinities, no integer past the float range).
+
+The parts this is built on have modules of their own, and their public names are importable from
+here too: what a parsed turn is made of and the limits (`agentgym.core.action_types`), strict
+JSON decoding (`agentgym.core.strict_json`) and the one-walk reading of an assistant-message
+dict (`agentgym.core.assistant_message`).
 """
 
 from __future__ import annotations
 
-import enum
-import json
-import math
 import re
-from dataclasses import dataclass
-from typing import Any
 
-from agentgym.core._fast import calls_maker, direct_decoder, message_maker, valid_call_maker
+from agentgym.core._fast import calls_maker, message_maker, valid_call_maker
+from agentgym.core.action_types import (
+    MAX_ACTION_BYTES,
+    MAX_CALL_ID_CHARS,
+    MAX_CALLS_PER_TURN,
+    MAX_JSON_DEPTH,
+    ActionError,
+    ErrorCode,
+    ParsedAction,
+    ToolCall,
+)
+from agentgym.core.assistant_message import join_surrogate_pairs, json_size, read_message, utf8_size
 from agentgym.core.json_types import json_type_name
+from agentgym.core.strict_json import decode_json, decode_strict, strict_json
 
 __all__ = [
     "MAX_ACTION_BYTES",
@@ -49,197 +61,11 @@ __all__ = [
     "strict_json",
 ]
 
-MAX_ACTION_BYTES = 64 * 1024
-MAX_JSON_DEPTH = 32
-MAX_CALL_ID_CHARS = 64
-#: More calls than this in one turn make the whole turn an error (none of them runs): each call
-#: costs a validation, a tool run and a record, and no task needs more at once.
-MAX_CALLS_PER_TURN = 32
-
-
-class ErrorCode(str, enum.Enum):
-    """Stable error codes; the parser produces PARSE_ERROR, TOO_LARGE, TOO_DEEP, INVALID_ARGS."""
-
-    PARSE_ERROR = "PARSE_ERROR"
-    UNKNOWN_TOOL = "UNKNOWN_TOOL"
-    INVALID_ARGS = "INVALID_ARGS"
-    TOO_LARGE = "TOO_LARGE"
-    TOO_DEEP = "TOO_DEEP"
-    TOOL_ERROR = "TOOL_ERROR"
-    POLICY_VIOLATION = "POLICY_VIOLATION"
-    BLOCKED = "BLOCKED"
-
-
-@dataclass(frozen=True, slots=True)
-class ActionError:
-    """A problem with a turn or with one call: a stable code and a readable message."""
-
-    code: ErrorCode
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One tool call; ``arguments`` is None exactly when ``error`` is set."""
-
-    name: str
-    arguments: dict | None
-    id: str | None = None
-    error: ActionError | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedAction:
-    """A parsed turn: message text, the calls it makes, or a turn-level error.
-
-    ``content`` is the whole (stripped) turn when there are no calls, the text
-    outside the call blocks otherwise; on a turn-level error it is the stripped
-    turn, except for TOO_LARGE where it is empty (so huge inputs are not carried on).
-    """
-
-    content: str
-    calls: tuple[ToolCall, ...] = ()
-    error: ActionError | None = None
-
-    @property
-    def is_message(self) -> bool:
-        """True for a plain message: no turn-level error and no calls."""
-        return self.error is None and not self.calls
-
-
 # The shapes every step produces (a plain message, a valid call, a turn of calls), built without
 # the frozen dataclasses' keyword-handling __init__ (see `agentgym.core._fast`).
 _message = message_maker(ParsedAction)
 _with_calls = calls_maker(ParsedAction)
 _valid_call = valid_call_maker(ToolCall)
-
-
-# --- strict JSON ------------------------------------------------------------------
-
-
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _out_of_range(text: str) -> ValueError:
-    shown = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
-    return ValueError(f"number {shown} is out of range")
-
-
-def _finite_float(text: str) -> float:
-    # json turns 1e999 into inf without calling parse_constant; reject it the same way.
-    value = float(text)
-    if not math.isfinite(value):
-        raise _out_of_range(text)
-    return value
-
-
-def _fits_double(value: int) -> bool:
-    """Whether `float(value)` is finite: a JSON number must be one a double can hold."""
-    bits = value.bit_length()
-    if bits != 1024:  # 2**1023 fits, 2**1024 does not; between them it depends on the rounding
-        return bits < 1024
-    try:
-        float(value)
-    except OverflowError:
-        return False
-    return True
-
-
-def _double_int(text: str) -> int:
-    # Every integer of at most 308 digits fits a double; only longer ones need the check.
-    value = int(text)
-    if len(text) > 308 and not _fits_double(value):
-        raise _out_of_range(text)
-    return value
-
-
-def _unique_pairs(pairs: list[tuple[str, object]]) -> dict:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"duplicate key {key!r}")
-            seen.add(key)
-    return result
-
-
-_DECODER = json.JSONDecoder(
-    object_pairs_hook=_unique_pairs, parse_constant=_reject_constant, parse_float=_finite_float,
-    parse_int=_double_int,
-)
-
-#: `_DECODER.decode`, calling its scanner directly (every tool call of every step is decoded here).
-_decode_json = direct_decoder(_DECODER)
-
-
-# A JSON string (so brackets inside strings do not count) or one bracket. The
-# string branch also takes an unterminated string up to the end, so it always
-# matches at the first try: no backtracking, linear time even on hostile input.
-_DEPTH_TOKEN_RE = re.compile(r'"[^"\\]*(?:\\.?[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
-_JSON_LIST_START_RE = re.compile(r"\[\s*[\[\]{]")
-
-
-def _too_deep(text: str) -> bool:
-    """Whether ``text`` nests deeper than MAX_JSON_DEPTH, found without recursion."""
-    if text.count("{") + text.count("[") <= MAX_JSON_DEPTH:
-        return False
-    depth = 0
-    for match in _DEPTH_TOKEN_RE.finditer(text):
-        char = text[match.start()]
-        if char == "{" or char == "[":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return True
-        elif char == "}" or char == "]":
-            depth -= 1
-    return False
-
-
-def _decode(text: str, where: str = "") -> object:
-    """Strictly decode ``text``; returns the value, or an ActionError on failure."""
-    if _too_deep(text):
-        return _deep_error(where)
-    try:
-        return _decode_json(text)
-    except json.JSONDecodeError as exc:
-        hint = ""
-        if exc.msg == "Extra data":
-            hint = " (text after the JSON value)"
-        elif text[exc.pos : exc.pos + 1] == "'":
-            hint = " (single quotes are not valid JSON)"
-        return ActionError(
-            ErrorCode.PARSE_ERROR,
-            f"{_prefix(where)}invalid JSON at line {exc.lineno} col {exc.colno}: {exc.msg}{hint}",
-        )
-    except RecursionError:  # Last guard only: the depth pre-scan should make this unreachable.
-        return _deep_error(where)
-    except ValueError as exc:  # Our hooks (duplicate key, NaN) and int digit limits.
-        return ActionError(ErrorCode.PARSE_ERROR, f"{_prefix(where)}invalid JSON: {exc}")
-
-
-def strict_json(text: str) -> object:
-    """`text` decoded as strict JSON, as tool calls are: no NaN or infinities, no number past a
-    double's range, no duplicate keys, at most MAX_JSON_DEPTH deep, never a RecursionError.
-
-    Raises:
-        ValueError: `text` is not such JSON; the message says why.
-    """
-    value = _decode(text)
-    if isinstance(value, ActionError):
-        raise ValueError(value.message)
-    return value
-
-
-def _prefix(where: str) -> str:
-    return f"{where}: " if where else ""
-
-
-def _deep_error(where: str) -> ActionError:
-    return ActionError(
-        ErrorCode.TOO_DEEP, f"{_prefix(where)}JSON nests deeper than {MAX_JSON_DEPTH} levels"
-    )
 
 
 # --- call shapes ------------------------------------------------------------------
@@ -279,7 +105,7 @@ def _call_from_object(obj: dict) -> ToolCall:
     args = obj.get("arguments", obj.get("parameters", {}))
     decoded = False
     if isinstance(args, str):  # OpenAI sends arguments as a JSON-encoded string.
-        args = _decode(args, "arguments string")
+        args = decode_strict(args, "arguments string")
         if isinstance(args, ActionError):
             return ToolCall(name=name, arguments=None, id=call_id, error=args)
         decoded = True
@@ -343,6 +169,8 @@ def _calls_from_value(value: object) -> tuple[str, list[ToolCall]] | ActionError
 _OPEN_TAG = "<tool_call>"
 _CLOSE_TAG = "</tool_call>"
 _FENCE = "```"
+#: Where a turn opening with '[' could be a list of calls (prose such as "[1] note" is not).
+_JSON_LIST_START_RE = re.compile(r"\[\s*[\[\]{]")
 _MAX_TAG_RETRIES = 8  # Bounds the work spent on closing tags quoted inside JSON strings.
 
 
@@ -364,28 +192,12 @@ def _join(pieces: list[str]) -> str:
     return "\n".join(piece for piece in (p.strip() for p in pieces) if piece)
 
 
-def _utf8_size(text: str) -> int:
-    """UTF-8 size of ``text`` (lone surrogates count 3), or len(text) once that is already over."""
-    if len(text) > MAX_ACTION_BYTES:  # Every char is at least one byte: no need to encode.
-        return len(text)
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def join_surrogate_pairs(text: str) -> str:
-    """`text` with each high and low surrogate sent as two characters joined into the one
-    character they encode, as any JSON round trip of the text would (so records read back
-    equal); lone surrogates stay as they are."""
-    if len(text) > MAX_ACTION_BYTES:  # over the cap anyway: rejected before parsing
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
 def _too_large(text: str) -> ParsedAction | None:
     size = len(text)
     if size * 4 <= MAX_ACTION_BYTES:  # At most 4 bytes a char: surely within the limit.
         return None
     if size <= MAX_ACTION_BYTES:
-        size = _utf8_size(text)
+        size = utf8_size(text)
         if size <= MAX_ACTION_BYTES:
             return None
         return _failed("", ErrorCode.TOO_LARGE,
@@ -397,7 +209,7 @@ def _too_large(text: str) -> ParsedAction | None:
 
 
 def _parse_whole_json(text: str) -> ParsedAction:
-    value = _decode(text)
+    value = decode_strict(text)
     if isinstance(value, ActionError):
         return ParsedAction(content=text, error=value)
     got = _calls_from_value(value)
@@ -416,12 +228,12 @@ def _parse_whole_json(text: str) -> ParsedAction:
 def _double_encoded(text: str) -> ParsedAction | None:
     """An error when the turn is a JSON string holding JSON; None when it is just quoted text."""
     try:
-        value = _decode_json(text)  # A top-level string cannot recurse.
+        value = decode_json(text)  # A top-level string cannot recurse.
     except ValueError:  # Includes JSONDecodeError: quoted prose such as '"Hi," she said.'
         return None
     if not isinstance(value, str) or value.strip()[:1] not in ("{", "["):
         return None
-    inner = _decode(value)
+    inner = decode_strict(value)
     if isinstance(inner, ActionError):
         return ParsedAction(content=text, error=inner) if inner.code is ErrorCode.TOO_DEEP else None
     if isinstance(inner, (dict, list)):
@@ -449,7 +261,7 @@ def _block_value(raw: str, where: str) -> object:
     if body.startswith(_FENCE) and body.endswith(_FENCE) and len(body) >= 6:
         # Some models wrap the JSON in a code fence inside the tags.
         body = _json_fence_body(body[3:-3]) or body
-    return _decode(body, where)
+    return decode_strict(body, where)
 
 
 def _parse_tagged(text: str) -> ParsedAction:
@@ -512,7 +324,7 @@ def _parse_fenced(text: str) -> ParsedAction | None:
         pos = end + 3
         if body is None:
             continue
-        value = _decode(body, "```json block")
+        value = decode_strict(body, "```json block")
         if isinstance(value, ActionError):
             # Prose may quote broken JSON; a turn that is nothing but the fence was a call.
             if value.code is ErrorCode.TOO_DEEP or (alone and not text[pos:].strip()):
@@ -563,226 +375,6 @@ def _parse_text(action: str) -> ParsedAction:
         if result is not None:
             return result
     return _message(text)
-
-
-# --- a dict action: one budget walk over all of it ----------------------------------------
-
-_MESSAGE_TOO_LARGE = ActionError(
-    ErrorCode.TOO_LARGE,
-    f"assistant message is over the {MAX_ACTION_BYTES}-byte limit (its JSON size: every part counts)",
-)
-#: Sized by their length only (each element or byte counts one), never iterated or encoded.
-_SIZED_BY_LEN = (bytes, bytearray, tuple, set, frozenset)
-
-
-def _scalar_size(value: object) -> int:
-    """The compact JSON size of a string (UTF-8 bytes and quotes; escapes not counted), number,
-    bool or null. A value JSON cannot carry counts its length if it has one, else nothing: it
-    is an error anyway, and this only decides whether the size limit is the one to report."""
-    if isinstance(value, str):
-        return (len(value) if value.isascii() else _utf8_size(value)) + 2
-    if value is None or value is True:
-        return 4
-    if value is False:
-        return 5
-    if isinstance(value, float):
-        return len(repr(value))
-    if isinstance(value, int):
-        # Past a double's range the digits are estimated from the bits: str() of a huge
-        # integer costs quadratic time (and past 4,300 digits raises).
-        return len(repr(value)) if _fits_double(value) else value.bit_length() * 3 // 10
-    return len(value) if type(value) in _SIZED_BY_LEN else 0
-
-
-def json_size(value: object, budget: int = MAX_ACTION_BYTES) -> int:
-    """The size of `value` as compact JSON, counted only until it passes `budget`.
-
-    Every key and value counts (see `_scalar_size`); the count stops the moment it passes
-    `budget` and returns what it has, so a value of any size and shape costs at most what its
-    first `budget` bytes do. No recursion, no copy, and nothing allocated per level: a hostile
-    value may nest 100,000 deep.
-
-    Args:
-        value: JSON-like data (dicts, lists, scalars), possibly holding anything.
-        budget: the size past which the exact figure no longer matters.
-
-    Returns:
-        The size, or a number over `budget` once it is passed.
-    """
-    size = 0
-    pending = [value]
-    pop, extend = pending.pop, pending.extend
-    while pending:
-        item = pop()
-        if type(item) is str and item.isascii():  # most parts: sized inline
-            size += len(item) + 2
-        elif isinstance(item, dict):
-            n = len(item)
-            size += 2 * n + 1 if n else 2  # braces, colons, commas
-            if size > budget:
-                return size
-            for key in item:
-                size += len(key) + 2 if type(key) is str and key.isascii() else _scalar_size(key)
-                if size > budget:
-                    return size
-            extend(item.values())
-        elif isinstance(item, list):
-            n = len(item)
-            size += n + 1 if n else 2  # brackets, commas
-            if size > budget:
-                return size
-            extend(item)
-        else:
-            size += _scalar_size(item)
-        if size > budget:
-            return size
-    return size
-
-
-def _where(path: list[object]) -> str:
-    """A location in the message, such as ``tool_calls[0].function.arguments.q``."""
-    out = []
-    for key in path:
-        if not isinstance(key, str):  # a list index, or an object key that is itself the problem
-            out.append(f"[{key}]" if type(key) is int and key.bit_length() < 64 else f"[<{type(key).__name__}>]")
-        elif len(key) <= 40 and key.isidentifier():
-            out.append(f".{key}" if out else key)
-        else:
-            out.append(f"[{key[:40]!r}{'...' if len(key) > 40 else ''}]")
-    return "".join(out) or "the message"
-
-
-def _not_json(value: object) -> str:
-    """Why `value` (not a JSON value, or a number outside a double's range) cannot be sent."""
-    if isinstance(value, float):
-        return f"{value!r} is not a JSON number (numbers must be finite)"
-    if isinstance(value, int):
-        return f"an integer of {value.bit_length()} bits is out of range (numbers must fit a double)"
-    return (f"a value of type {type(value).__name__} is not JSON "
-            "(send objects with string keys, lists, strings, finite numbers, booleans or null)")
-
-
-#: Integers read inline (well inside a double's range: no range check needed).
-_INLINE_INT = 2**53
-#: Lists of at most this many plain parts are read inline (`_small_list_size`).
-_INLINE_LIST = 8
-
-
-def _small_list_size(items: list) -> int:
-    """The compact JSON size of `items` when every one is an int read inline or an ASCII str,
-    else 0 (the list is then read part by part). Equal to what `read_message`'s walk counts."""
-    size = len(items) + 1
-    for item in items:
-        kind = type(item)
-        if kind is int and -_INLINE_INT < item < _INLINE_INT:
-            size += len(repr(item))
-        elif kind is str and item.isascii():
-            size += len(item) + 2
-        else:
-            return 0
-    return size
-
-
-class _TooDeep(Exception):
-    """Unwinds `read_message` from a part nested deeper than MAX_JSON_DEPTH (the location)."""
-
-
-class _OverBudget(Exception):
-    """Unwinds `read_message` the moment the size passes MAX_ACTION_BYTES."""
-
-
-def read_message(msg: dict) -> dict | ActionError:
-    """An assistant-message dict as plain JSON data, or TOO_LARGE, TOO_DEEP or PARSE_ERROR.
-
-    One walk sizes, checks and copies every part, in document order. Each key and value adds
-    its compact JSON size (see `_scalar_size`) and the walk stops the moment the total passes
-    MAX_ACTION_BYTES, so an input of any size and shape costs at most what its first 64 KiB
-    do; it stops too at a part nested deeper than MAX_JSON_DEPTH (which bounds the recursion),
-    and then `json_size` (no recursion) says whether the rest is over the limit, which is
-    reported first, as for a string turn (sized before it is parsed). The first value JSON
-    cannot carry is reported last, as a PARSE_ERROR naming its place.
-
-    The copy holds dicts, lists, str, int, float, bool and None (a subclass becomes its base
-    type, a surrogate pair sent as two characters is joined as in a string turn) and shares
-    nothing with the caller's message (who may edit it later; a tool may keep what it gets).
-    """
-    size = 0
-    path: list[object] = []  # the keys and indexes down to the part being read
-    problems: list[str] = []
-
-    def read(value: object) -> object:
-        nonlocal size
-        if isinstance(value, (dict, list)):
-            is_object = isinstance(value, dict)
-            n = len(value)
-            size += (2 * n + 1 if is_object else n + 1) if n else 2  # brackets, commas, colons
-            if size > MAX_ACTION_BYTES:
-                raise _OverBudget
-            if len(path) >= MAX_JSON_DEPTH:
-                raise _TooDeep(_where(path))
-            out: Any = {} if is_object else [None] * n
-            for key, item in value.items() if is_object else enumerate(value):
-                if is_object:
-                    if type(key) is str and key.isascii():
-                        size += len(key) + 2
-                    elif isinstance(key, str):
-                        key = read(key)
-                    else:
-                        size += _scalar_size(key)
-                        if not problems:
-                            problems.append(f"{_where(path)}: an object key of type {type(key).__name__} is not a string")
-                # The commonest parts are read inline: no call, no step in `path` (which also
-                # bounds the worst case, many tiny parts, to a few thousand calls).
-                kind = type(item)
-                if kind is str and item.isascii():
-                    size += len(item) + 2
-                    out[key] = item
-                elif item is None or item is True or item is False:
-                    size += 5 if item is False else 4
-                    out[key] = item
-                elif kind is int and -_INLINE_INT < item < _INLINE_INT or kind is float and item - item == 0.0:
-                    size += len(repr(item))  # `item - item` is 0.0 for a finite float only
-                    out[key] = item
-                elif (kind is list or kind is dict) and not item:
-                    size += 2
-                    out[key] = kind()
-                elif kind is list and len(item) <= _INLINE_LIST and len(path) + 1 < MAX_JSON_DEPTH \
-                        and (small := _small_list_size(item)):
-                    # A short list of plain ints and ASCII strings ("[0]", "[1, 2]"), sized and
-                    # copied here: hostile messages made of many of them stay a few calls deep.
-                    size += small
-                    out[key] = list(item)
-                else:
-                    path.append(key)
-                    out[key] = read(item)
-                    path.pop()
-                if size > MAX_ACTION_BYTES:
-                    raise _OverBudget
-            return out
-        size += _scalar_size(value)
-        if size > MAX_ACTION_BYTES:
-            raise _OverBudget
-        if isinstance(value, str):
-            return join_surrogate_pairs(value) if not value.isascii() else value if type(value) is str else str(value)
-        if value is None or value is True or value is False:
-            return value
-        if isinstance(value, float) and math.isfinite(value):
-            return float(value)
-        if isinstance(value, int) and _fits_double(value):
-            return int(value)
-        if not problems:
-            problems.append(f"{_where(path)}: {_not_json(value)}")
-        return None
-
-    try:
-        plain = read(msg)
-    except _OverBudget:
-        return _MESSAGE_TOO_LARGE
-    except _TooDeep as deep:
-        return _MESSAGE_TOO_LARGE if json_size(msg) > MAX_ACTION_BYTES else _deep_error(str(deep))
-    if problems:
-        return ActionError(ErrorCode.PARSE_ERROR, problems[0])
-    return plain  # type: ignore[return-value]
 
 
 def _parse_message_dict(msg: dict) -> ParsedAction:

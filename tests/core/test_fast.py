@@ -20,8 +20,9 @@ import agentgym  # noqa: F401  (registers the ids)
 from agentgym import ENV_IDS
 from agentgym.agents import make_agent
 from agentgym.core import _fast
-from agentgym.core.protocol import _DECODER, ActionError, ErrorCode, ParsedAction, ToolCall
+from agentgym.core.protocol import ActionError, ErrorCode, ParsedAction, ToolCall
 from agentgym.core.seeding import Rng
+from agentgym.core.strict_json import DECODER as _DECODER
 from agentgym.families import FAMILIES
 from agentgym.testing import trajectory_hash
 
