@@ -139,7 +139,7 @@ def run_agent(env_id: str, agent: Any, episodes: int, seed: int, env_kwargs: dic
         progress: show a progress bar on stderr.
     """
     from agentgym.eval.backends import play_sequential
-    from agentgym.eval.episode import Slot
+    from agentgym.eval.episode import InstanceCache
     from agentgym.eval.jobs import EpisodeJob
     from agentgym.eval.metrics import completion
     from agentgym.eval.progress import Progress
@@ -148,7 +148,7 @@ def run_agent(env_id: str, agent: Any, episodes: int, seed: int, env_kwargs: dic
     jobs = [EpisodeJob(env_id, seed=seed + i, kwargs=kwargs) for i in range(episodes)]
     records: list[dict[str, Any]] = []
     successes = 0
-    slot = Slot()
+    instances = InstanceCache()
     with Progress(total=episodes, desc=f"{agent.name} on {env_id}", enabled=progress) as bar:
 
         def accept(done: list[dict[str, Any]]) -> None:
@@ -158,9 +158,9 @@ def run_agent(env_id: str, agent: Any, episodes: int, seed: int, env_kwargs: dic
             bar.update(len(done), success=successes / len(records))
 
         try:
-            play_sequential(jobs, agent, None, accept, slot=slot)
+            play_sequential(jobs, agent, None, accept, instances=instances)
         finally:
-            slot.close()
+            instances.close()
     by_difficulty: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
         by_difficulty.setdefault(((rec["metrics"].get("task") or {}).get("difficulty")), []).append(rec)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from agentgym.eval.deadline import alarm_handler
-from agentgym.eval.episode import Slot, play_job, play_job_async, process_slot
+from agentgym.eval.episode import InstanceCache, play_job, play_job_async, process_instances
 from agentgym.eval.jobs import AgentSpec, EpisodeJob
 
 __all__ = ["Accept", "RAY_ACTORS", "play_concurrently", "play_in_processes", "play_on_ray", "play_sequential"]
@@ -32,8 +32,8 @@ RAY_ACTORS = "ray"
 
 
 @dataclass
-class _ActorSlot(Slot):
-    """A slot whose envs live on the actors of an `agentgym.rayenv.pool.EnvActorPool`."""
+class _ActorInstances(InstanceCache):
+    """Instances whose envs live on the actors of an `agentgym.rayenv.pool.EnvActorPool`."""
 
     pool: Any = None
 
@@ -48,32 +48,32 @@ class _ActorSlot(Slot):
         return env
 
 
-#: This process's actor slot (a Ray worker plays one chunk at a time on it).
-_ACTOR_SLOT: list[_ActorSlot] = []
+#: This process's actor instances (a Ray worker plays one chunk at a time with them).
+_ACTOR_INSTANCES: list[_ActorInstances] = []
 
 
 def play_sequential(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None, accept: Accept, *,
-                    remote: str | None = None, slot: Slot | None = None) -> None:
-    """Play the jobs one after another in this process, on `slot` (default: this process's slot,
-    or a fresh one for the env server `remote`)."""
-    slot = slot or (Slot(remote=remote) if remote else None)
+                    remote: str | None = None, instances: InstanceCache | None = None) -> None:
+    """Play the jobs one after another in this process, with `instances` (default: this
+    process's, or fresh ones for the env server `remote`)."""
+    instances = instances or (InstanceCache(remote=remote) if remote else None)
     with alarm_handler():
         for job in todo:
-            accept([play_job(job, agent, timeout_s, slot)])
+            accept([play_job(job, agent, timeout_s, instances)])
 
 
 def _play_chunk(jobs: list[EpisodeJob], agent_spec: AgentSpec, timeout_s: float | None,
                 remote: str | None = None, pool: Any = None) -> list[dict[str, Any]]:
-    """A worker's task: play a chunk of jobs on the worker process's slot (its envs on `pool`'s
-    actors when given), return the records."""
+    """A worker's task: play a chunk of jobs with the worker process's instances (its envs on
+    `pool`'s actors when given), return the records."""
     if pool is not None:
-        if not _ACTOR_SLOT or _ACTOR_SLOT[0].pool.actors != pool.actors:
-            _ACTOR_SLOT[:] = [_ActorSlot(pool=pool)]
-        slot = _ACTOR_SLOT[0]
+        if not _ACTOR_INSTANCES or _ACTOR_INSTANCES[0].pool.actors != pool.actors:
+            _ACTOR_INSTANCES[:] = [_ActorInstances(pool=pool)]
+        instances = _ACTOR_INSTANCES[0]
     else:
-        slot = process_slot(remote)
+        instances = process_instances(remote)
     with alarm_handler():
-        return [play_job(j, agent_spec, timeout_s, slot) for j in jobs]
+        return [play_job(j, agent_spec, timeout_s, instances) for j in jobs]
 
 
 def _chunks(todo: list[EpisodeJob], size: int) -> list[list[EpisodeJob]]:
@@ -104,20 +104,20 @@ def play_in_processes(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float
 
 def play_concurrently(todo: list[EpisodeJob], agent: AgentSpec, timeout_s: float | None, accept: Accept, *,
                       concurrency: int, remote: str | None = None) -> None:
-    """Play up to `concurrency` jobs at once as asyncio tasks, each on a slot of its own."""
+    """Play up to `concurrency` jobs at once as asyncio tasks, each with instances of its own."""
     import asyncio
 
     async def main() -> None:
-        slots: asyncio.Queue[Slot] = asyncio.Queue()
+        idle: asyncio.Queue[InstanceCache] = asyncio.Queue()
         for _ in range(max(1, concurrency)):
-            slots.put_nowait(Slot(remote=remote))
+            idle.put_nowait(InstanceCache(remote=remote))
 
         async def one(job: EpisodeJob) -> None:
-            slot = await slots.get()
+            instances = await idle.get()
             try:
-                accept([await play_job_async(job, agent, timeout_s, slot)])
+                accept([await play_job_async(job, agent, timeout_s, instances)])
             finally:
-                slots.put_nowait(slot)
+                idle.put_nowait(instances)
 
         await asyncio.gather(*(one(j) for j in todo))
 

@@ -29,8 +29,8 @@ from agentgym.eval.jobs import AgentSpec, EpisodeJob
 from agentgym.eval.record_budget import MAX_RECORD_BYTES, RecordBudget
 from agentgym.eval.records import provenance, spec_dict, step_summary, trajectory_digest
 
-__all__ = ["Episode", "EpisodeResult", "EpisodeState", "Slot", "agent_view", "ended_summary", "play", "play_async",
-           "play_job", "play_job_async", "process_slot", "run_episode"]
+__all__ = ["Episode", "EpisodeResult", "EpisodeState", "InstanceCache", "agent_view", "ended_summary", "play",
+           "play_async", "play_job", "play_job_async", "process_instances", "run_episode"]
 
 
 def agent_view(info: dict[str, Any]) -> dict[str, Any]:
@@ -65,10 +65,10 @@ def ended_summary(env: Any, info: dict[str, Any]) -> dict[str, Any] | None:
 # Where an episode's env and agent come from
 # ---------------------------------------------------------------------------------------------
 @dataclass
-class Slot:
+class InstanceCache:
     """The env and agent instances one episode at a time plays with, kept between episodes.
 
-    A worker process has one slot per env server (`process_slot`); the async backend has one per
+    A worker process has one per env server (`process_instances`); the async backend has one per
     concurrent episode, since envs and agents hold one episode's state. (An agent that batches
     model calls across episodes shares its model between instances itself.)
     """
@@ -79,7 +79,7 @@ class Slot:
     remote: str | None = None
 
     def env_for(self, job: EpisodeJob) -> Any:
-        """The slot's env for the job's id and make kwargs, made on first use."""
+        """The env for the job's id and make kwargs, made on first use."""
         import gymnasium as gym
 
         import agentgym  # noqa: F401  (registers the ids in worker processes)
@@ -96,30 +96,30 @@ class Slot:
         return env
 
     def agent_for(self, spec: AgentSpec) -> Any:
-        """The slot's agent for `spec`, built on first use."""
+        """The agent for `spec`, built on first use."""
         agent = self.agents.get(spec)
         if agent is None:
             agent = self.agents[spec] = spec.build()
         return agent
 
     def close(self) -> None:
-        """Close the slot's envs (a slot can be used again: it makes them anew)."""
+        """Close the envs (the cache can be used again: it makes them anew)."""
         for env in self.envs.values():
             env.close()
         self.envs.clear()
 
 
-#: This process's slots, by env server (None: envs in process).
-_PROCESS_SLOTS: dict[str | None, Slot] = {}
+#: This process's instance caches, by env server (None: envs in process).
+_PROCESS_INSTANCES: dict[str | None, InstanceCache] = {}
 
 
-def process_slot(remote: str | None = None) -> Slot:
-    """This process's slot for envs of `remote` (None: in process), made on first use; a
-    process plays one episode at a time on it."""
-    slot = _PROCESS_SLOTS.get(remote)
-    if slot is None:
-        slot = _PROCESS_SLOTS[remote] = Slot(remote=remote)
-    return slot
+def process_instances(remote: str | None = None) -> InstanceCache:
+    """This process's instances for envs of `remote` (None: in process), made on first use; a
+    process plays one episode at a time with them."""
+    instances = _PROCESS_INSTANCES.get(remote)
+    if instances is None:
+        instances = _PROCESS_INSTANCES[remote] = InstanceCache(remote=remote)
+    return instances
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,20 +194,21 @@ class EpisodeState(Episode):
     Args:
         job: the episode.
         agent_spec: the agent as the record names it.
-        slot: where the env and the agent come from (default: this process's slot).
-        env: the env to play in instead of the slot's (a board session's own env).
-        agent: the agent instead of the slot's; for a sealed run, the declaration of an agent
+        instances: where the env and the agent come from (default: this process's).
+        env: the env to play in instead of the cached one (a board session's own env).
+        agent: the agent instead of the cached one; for a sealed run, the declaration of an agent
             that acts elsewhere (the record keeps its ``config()`` and ``privileged``).
         max_record_bytes: the cap on the record: a turn that could pass it is not stepped, and
             `apply` raises `RecordTooLarge` (the episode ends as an agent error).
     """
 
-    def __init__(self, job: EpisodeJob, agent_spec: AgentSpec, slot: Slot | None = None, *, env: Any = None,
+    def __init__(self, job: EpisodeJob, agent_spec: AgentSpec, instances: InstanceCache | None = None, *,
+                 env: Any = None,
                  agent: Any = None, max_record_bytes: int = MAX_RECORD_BYTES) -> None:
-        slot = slot or process_slot()
+        instances = instances or process_instances()
         self.job, self.agent_spec = job, agent_spec
-        env = slot.env_for(job) if env is None else env
-        agent = slot.agent_for(agent_spec) if agent is None else agent
+        env = instances.env_for(job) if env is None else env
+        agent = instances.agent_for(agent_spec) if agent is None else agent
         self.started, self.t0 = time.time(), time.perf_counter()
         self.steps: list[dict[str, Any]] = []
         #: The metric inputs of the record: the env's episode summary once the episode ended.
@@ -326,10 +327,10 @@ async def _aact(agent: Any, obs: str, info: dict[str, Any]) -> Any:
 # What callers play: a job (to a record), or a bare env and agent
 # ---------------------------------------------------------------------------------------------
 def play_job(job: EpisodeJob, agent_spec: AgentSpec, timeout_s: float | None = None,
-             slot: Slot | None = None) -> dict[str, Any]:
-    """Play one job on `slot`'s env and agent (default: this process's) and return its record;
+             instances: InstanceCache | None = None) -> dict[str, Any]:
+    """Play one job with the env and agent of `instances` (default: this process's) and return its record;
     an agent's fault or timeout becomes the record's ``agent_error``, never an exception."""
-    ep = EpisodeState(job, agent_spec, slot)
+    ep = EpisodeState(job, agent_spec, instances)
     try:
         play(ep, timeout_s)
     except Exception as exc:  # noqa: BLE001 - agent faults are data here, by design (docs/RELIABILITY.md)
@@ -338,9 +339,9 @@ def play_job(job: EpisodeJob, agent_spec: AgentSpec, timeout_s: float | None = N
 
 
 async def play_job_async(job: EpisodeJob, agent_spec: AgentSpec, timeout_s: float | None = None,
-                         slot: Slot | None = None) -> dict[str, Any]:
-    """`play_job` with an awaited agent (`play_async`). Each concurrent episode needs its own slot."""
-    ep = EpisodeState(job, agent_spec, slot)
+                         instances: InstanceCache | None = None) -> dict[str, Any]:
+    """`play_job` with an awaited agent (`play_async`). Each concurrent episode needs instances of its own."""
+    ep = EpisodeState(job, agent_spec, instances)
     try:
         await play_async(ep, timeout_s)
     except Exception as exc:  # noqa: BLE001 - agent faults are data here, by design (docs/RELIABILITY.md)

@@ -28,7 +28,7 @@ from agentgym.eval.bootstrap import (
     minus,
     ratio_stat,
 )
-from agentgym.eval.judging import FAULT_KINDS, JudgedEpisode, JudgedRun, Record, ToolCounts, judge_run
+from agentgym.eval.judging import FAULT_KINDS, EpisodeRecord, JudgedEpisode, JudgedRun, ToolCounts, judge_run
 
 __all__ = ["HEADLINE", "METRICS", "REPORT_TABLES", "TOOL_RATES", "Aggregate", "HeadlineMetric", "Measure", "Pool", "aggregate_measures",
            "compare", "fault_arrays", "fault_width", "headline", "headline_measures", "judged_in_order", "records_by_key",
@@ -236,7 +236,7 @@ def aggregate_measures(measures: Mapping[str, Measure], n_units: int, width: int
     return out
 
 
-def headline(records: Sequence[Record] | JudgedRun, *, by_kind: bool = False, n_boot: int = 2000, seed: int = 0,
+def headline(records: Sequence[EpisodeRecord] | JudgedRun, *, by_kind: bool = False, n_boot: int = 2000, seed: int = 0,
              alpha: float = 0.05, judged: Sequence[JudgedEpisode] | None = None) -> dict[str, Any]:
     """Every headline metric of a run, each with its bootstrap CI, from one set of resamples.
 
@@ -267,12 +267,12 @@ def fault_width(eps: Sequence[JudgedEpisode]) -> int:
     return sum(len(e.faults) for e in eps)
 
 
-def records_of(records: Sequence[Record] | JudgedRun) -> Sequence[Record]:
+def records_of(records: Sequence[EpisodeRecord] | JudgedRun) -> Sequence[EpisodeRecord]:
     """The records themselves, whether given as they are or judged."""
     return records.records if isinstance(records, JudgedRun) else records
 
 
-def judged_in_order(records: Sequence[Record] | JudgedRun, keys: Sequence[str]) -> tuple[JudgedEpisode, ...]:
+def judged_in_order(records: Sequence[EpisodeRecord] | JudgedRun, keys: Sequence[str]) -> tuple[JudgedEpisode, ...]:
     """The judged episodes of `records` with the given `keys`, in that order (each key once in
     `records`: `records_by_key` checks it); records are judged here, a `JudgedRun` is not again."""
     if isinstance(records, JudgedRun):
@@ -282,7 +282,7 @@ def judged_in_order(records: Sequence[Record] | JudgedRun, keys: Sequence[str]) 
     return judge_run([by_key[k] for k in keys]).episodes
 
 
-def compare(records_a: Sequence[Record] | JudgedRun, records_b: Sequence[Record] | JudgedRun, *,
+def compare(records_a: Sequence[EpisodeRecord] | JudgedRun, records_b: Sequence[EpisodeRecord] | JudgedRun, *,
             by_kind: bool = False, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
     """Every headline metric of run A minus run B on the same episodes, with a paired bootstrap CI.
 
@@ -326,13 +326,13 @@ def select_aggregates(eps: Sequence[JudgedEpisode] | Pool, names: Sequence[str],
                               alpha)
 
 
-def records_by_key(records: Sequence[Record], label: str) -> dict[str, Record]:
+def records_by_key(records: Sequence[EpisodeRecord], label: str) -> dict[str, EpisodeRecord]:
     """`records` by their ``key``.
 
     Raises:
         ValueError: a key appears twice (`label` names the run in the message).
     """
-    out: dict[str, Record] = {}
+    out: dict[str, EpisodeRecord] = {}
     for rec in records:
         key = rec["key"]
         if key in out:

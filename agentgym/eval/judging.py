@@ -14,10 +14,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from agentgym.core.gold import call_matches, carries, contains_value
 from agentgym.eval.verdicts import CallVerdict, CommitmentVerdict, EpisodeVerdict, FaultVerdict, ToolCounts
 
-__all__ = ["FAULT_KINDS", "LEFT_OUT", "JudgedEpisode", "JudgedFault", "JudgedRun", "Record", "ToolCounts", "commits",
-           "is_commitment", "judge_episode", "judge_record", "judge_records", "judge_run", "succeeded"]
+__all__ = ["FAULT_KINDS", "LEFT_OUT", "EpisodeRecord", "JudgedEpisode", "JudgedFault", "JudgedRun", "ToolCounts",
+           "commits", "is_commitment", "judge_episode", "judge_record", "judge_records", "judge_run", "succeeded"]
 
-Record = Mapping[str, Any]
+#: One episode's record, as `agentgym.eval.records` writes and reads it (a line of records.jsonl).
+EpisodeRecord = Mapping[str, Any]
 #: Noise kinds that are faults the agent has to recover from (the others only add friction).
 FAULT_KINDS = ("tool_failure", "corruption", "ambiguity", "goal_shift")
 #: Why a recoverable-looking fault is left out of recovery (see `agentgym.eval.metrics.recovery`).
@@ -76,7 +77,7 @@ class JudgedEpisode:
     committed: int = 0
 
 
-def judge_record(rec: Record, verdicts: list["CallVerdict"] | None = None) -> JudgedEpisode:
+def judge_record(rec: EpisodeRecord, verdicts: list["CallVerdict"] | None = None) -> JudgedEpisode:
     """What the metrics need of one record, read once, with every metric's judgement of it.
 
     Args:
@@ -141,7 +142,7 @@ def judge_record(rec: Record, verdicts: list["CallVerdict"] | None = None) -> Ju
     return e
 
 
-def judge_records(records: Iterable[Record]) -> list[JudgedEpisode]:
+def judge_records(records: Iterable[EpisodeRecord]) -> list[JudgedEpisode]:
     """Each record's `judge_record`, in order."""
     return [judge_record(r) for r in records]
 
@@ -159,7 +160,7 @@ class JudgedRun:
         episodes: ``judge_record`` of each, in the same order.
     """
 
-    records: tuple[Record, ...]
+    records: tuple[EpisodeRecord, ...]
     episodes: tuple[JudgedEpisode, ...]
 
     def __post_init__(self) -> None:
@@ -175,7 +176,7 @@ class JudgedRun:
         return JudgedRun(tuple(self.records[i] for i in at), tuple(self.episodes[i] for i in at))
 
 
-def judge_run(records: "Sequence[Record] | JudgedRun", *,
+def judge_run(records: "Sequence[EpisodeRecord] | JudgedRun", *,
               on_record: Callable[[], None] | None = None) -> JudgedRun:
     """The records judged once each; a `JudgedRun` is returned as it is (judged already).
 
@@ -193,7 +194,7 @@ def judge_run(records: "Sequence[Record] | JudgedRun", *,
     return JudgedRun(tuple(records), tuple(episodes))
 
 
-def succeeded(rec: Record) -> bool:
+def succeeded(rec: EpisodeRecord) -> bool:
     """An episode's success, as `judge_record` reads it, without judging its calls and faults."""
     return rec.get("agent_error") is None and bool((rec.get("metrics") or {}).get("success", False))
 
@@ -491,7 +492,7 @@ def _goal_shift_recovery(e: JudgedEpisode, ev: Mapping[str, Any], plan: _Plan) -
     return None
 
 
-def judge_episode(record: Record) -> EpisodeVerdict:
+def judge_episode(record: EpisodeRecord) -> EpisodeVerdict:
     """The metrics' verdicts on one episode: each call, each fault and each commitment.
 
     The same judgements the aggregates (`headline`) pool, call by call, so a report, an export

@@ -98,9 +98,9 @@ from agentgym.eval.headline import (
 from agentgym.eval.judging import (
     FAULT_KINDS,
     LEFT_OUT,
+    EpisodeRecord,
     JudgedEpisode,
     JudgedRun,
-    Record,
     ToolCounts,
     judge_episode,
     judge_run,
@@ -140,7 +140,7 @@ __all__ = [
 
 # ============================================================================ completion
 def completion(
-    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[EpisodeRecord] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """Success rate and mean score (partial credit) over episodes.
 
@@ -159,7 +159,7 @@ def completion(
 
 # ============================================================================ tool accuracy
 def tool_accuracy(
-    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[EpisodeRecord] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """Validity, correctness, efficiency and recall of the agent's tool calls.
 
@@ -204,7 +204,7 @@ def tool_accuracy(
 
 # ============================================================================ recovery
 def recovery(
-    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[EpisodeRecord] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """How often and how fast the agent recovers from the faults injected into its episodes.
 
@@ -275,7 +275,7 @@ def recovery(
 
 # ============================================================================ goal consistency
 def goal_consistency(
-    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[EpisodeRecord] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """Per episode, the share of commitments that satisfy every constraint stated so far; the
     mean over the episodes that made at least one.
@@ -313,15 +313,16 @@ def _mean_agg(values: np.ndarray, n_boot: int, seed: int, alpha: float) -> Aggre
 
 
 # ============================================================================ pass^k
-def _task_key(rec: Record) -> tuple[Any, ...]:
+def _task_key(rec: EpisodeRecord) -> tuple[Any, ...]:
     env = rec.get("env") or {}
     return (env.get("id"), env.get("noise") or None, rec.get("seed"))
 
 
-def _task_tallies(records: Sequence[Record] | JudgedRun) -> list[tuple[int, int]]:
+def _task_tallies(records: Sequence[EpisodeRecord] | JudgedRun) -> list[tuple[int, int]]:
     """(trials, successes) per task; a task is env id + noise + seed (trials re-draw the noise)."""
     if isinstance(records, JudgedRun):
-        pairs: Iterable[tuple[Record, bool]] = ((r, e.success) for r, e in zip(records.records, records.episodes))
+        pairs: Iterable[tuple[EpisodeRecord, bool]] = (
+            (r, e.success) for r, e in zip(records.records, records.episodes))
     else:  # success alone: no call nor fault needs judging
         pairs = ((r, succeeded(r)) for r in records)
     tally: dict[tuple[Any, ...], list[int]] = defaultdict(lambda: [0, 0])
@@ -349,7 +350,7 @@ def _pass_values(tallies: Iterable[tuple[int, int]], k: int, hat: bool) -> np.nd
     return np.asarray(out, dtype=np.float64)
 
 
-def pass_hat_k(records: Sequence[Record] | JudgedRun, k: int) -> float:
+def pass_hat_k(records: Sequence[EpisodeRecord] | JudgedRun, k: int) -> float:
     """tau-bench's pass^k: the chance that k trials of a task all succeed, averaged over tasks.
 
     For a task with n trials and c successes, pass^k = C(c, k) / C(n, k), the unbiased
@@ -368,7 +369,7 @@ def pass_hat_k(records: Sequence[Record] | JudgedRun, k: int) -> float:
     return float(v.mean()) if v.size else math.nan
 
 
-def pass_at_k(records: Sequence[Record] | JudgedRun, k: int) -> float:
+def pass_at_k(records: Sequence[EpisodeRecord] | JudgedRun, k: int) -> float:
     """pass@k: the chance that at least one of k trials succeeds, 1 - C(n-c, k) / C(n, k).
 
     Args:
@@ -383,7 +384,7 @@ def pass_at_k(records: Sequence[Record] | JudgedRun, k: int) -> float:
     return float(v.mean()) if v.size else math.nan
 
 
-def reliability(records: Sequence[Record] | JudgedRun, ks: Sequence[int] = (1, 2, 4, 8), *, n_boot: int = 2000,
+def reliability(records: Sequence[EpisodeRecord] | JudgedRun, ks: Sequence[int] = (1, 2, 4, 8), *, n_boot: int = 2000,
                 seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
     """pass^k and pass@k for several k, each with a bootstrap CI over TASKS.
 
@@ -408,7 +409,7 @@ def reliability(records: Sequence[Record] | JudgedRun, ks: Sequence[int] = (1, 2
 
 # ============================================================================ efficiency
 def efficiency(
-    records: Sequence[Record] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+    records: Sequence[EpisodeRecord] | JudgedRun, *, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict[str, Any]:
     """Cost per success: turns, tool calls and tokens spent over all episodes per success.
 
@@ -461,9 +462,9 @@ _PAIRED_METRICS: dict[str, Callable[[JudgedEpisode], float]] = {
 
 
 def paired_comparison(
-    records_a: Sequence[Record] | JudgedRun,
-    records_b: Sequence[Record] | JudgedRun,
-    metric: str | Callable[[Record], float] = "success",
+    records_a: Sequence[EpisodeRecord] | JudgedRun,
+    records_b: Sequence[EpisodeRecord] | JudgedRun,
+    metric: str | Callable[[EpisodeRecord], float] = "success",
     *,
     intersect: bool = False,
     n_boot: int = 2000,

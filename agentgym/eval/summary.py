@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from agentgym.eval.headline import HEADLINE, headline, records_of
-from agentgym.eval.judging import JudgedEpisode, JudgedRun, Record, judge_run
+from agentgym.eval.judging import EpisodeRecord, JudgedEpisode, JudgedRun, judge_run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["SUMMARY_METRICS", "summarise"]
 
 
-_GROUP_FIELDS: dict[str, Callable[[Record], Any]] = {
+_GROUP_FIELDS: dict[str, Callable[[EpisodeRecord], Any]] = {
     "env": lambda r: (r.get("env") or {}).get("id"),
     "noise": lambda r: (r.get("env") or {}).get("noise") or "none",
     "agent": lambda r: (r.get("agent") or {}).get("name"),
@@ -32,7 +32,7 @@ SUMMARY_METRICS = tuple(key for key, _, _ in HEADLINE)
 
 
 def summarise(
-    records: Sequence[Record] | JudgedRun,
+    records: Sequence[EpisodeRecord] | JudgedRun,
     group_by: Sequence[str] = ("env", "noise"),
     *,
     n_boot: int = 2000,

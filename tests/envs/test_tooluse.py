@@ -29,7 +29,7 @@ from agentgym.agents.random_agent import sample_arguments
 from agentgym.core.render import to_json
 from agentgym.core.seeding import stream
 from agentgym.core.tools import ToolError
-from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, POLICY_PREFIX, Draws, Record, evaluate
+from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, POLICY_PREFIX, Draws, WorldRecord, evaluate
 from agentgym.envs.tooluse.data import strict
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.calendar import CalendarWorld
@@ -348,7 +348,7 @@ def test_effects_are_matched_one_record_each() -> None:
     met, extras = evaluate(task.gold.effects, task.world.records)
     assert all(met.values()) and not extras
     last = task.world.records[-1]
-    task.world.records.append(Record(last.kind, dict(last.data)))
+    task.world.records.append(WorldRecord(last.kind, dict(last.data)))
     score = score_world(task.gold, task.world)  # the same write twice: the second is an extra
     assert not score.success and score.score == 0.5 and len(score.details["extras"]) == 1
 

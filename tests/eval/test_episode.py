@@ -15,7 +15,7 @@ import pytest
 
 import agentgym
 from agentgym.agents import make_agent
-from agentgym.eval.episode import Slot, play_job, play_job_async, run_episode
+from agentgym.eval.episode import InstanceCache, play_job, play_job_async, run_episode
 from agentgym.eval.jobs import AgentSpec, EpisodeJob
 from agentgym.eval.metrics import completion
 
@@ -31,7 +31,7 @@ def test_run_episode_and_play_job_play_the_same_episode(env_id: str, agent: str)
     bare = make_agent(agent)
     for seed in range(3):
         result = run_episode(env, bare, seed)
-        rec = play_job(EpisodeJob(env_id, seed=seed, noise="medium"), AgentSpec(agent), slot=Slot())
+        rec = play_job(EpisodeJob(env_id, seed=seed, noise="medium"), AgentSpec(agent), instances=InstanceCache())
         assert rec["agent_error"] is None
         assert result.actions == rec["actions"]
         assert result.rewards == [s["reward"] for s in rec["steps"]]
@@ -41,11 +41,11 @@ def test_run_episode_and_play_job_play_the_same_episode(env_id: str, agent: str)
 @pytest.mark.parametrize("env_id", agentgym.ENV_IDS)
 def test_the_async_form_writes_the_same_record(env_id: str) -> None:
     jobs = [EpisodeJob(env_id, seed=s, trial=t, noise="light") for s in range(2) for t in range(2)]
-    sync = [play_job(j, AgentSpec("heuristic"), slot=Slot()) for j in jobs]
+    sync = [play_job(j, AgentSpec("heuristic"), instances=InstanceCache()) for j in jobs]
 
     async def main() -> list[dict[str, Any]]:
-        slot = Slot()
-        return [await play_job_async(j, AgentSpec("heuristic"), 60.0, slot) for j in jobs]
+        instances = InstanceCache()
+        return [await play_job_async(j, AgentSpec("heuristic"), 60.0, instances) for j in jobs]
 
     assert [_strip(r) for r in asyncio.run(main())] == [_strip(r) for r in sync]
 
@@ -54,7 +54,7 @@ def test_an_agent_that_raises_ends_play_job_as_an_agent_error_and_run_episode_wi
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     spec = AgentSpec("fake_agents:RaisingAgent")  # raises on the second turn of an odd seed
-    rec = play_job(EpisodeJob("AgentRL/Dialog-v0", seed=1), spec, slot=Slot())
+    rec = play_job(EpisodeJob("AgentRL/Dialog-v0", seed=1), spec, instances=InstanceCache())
     assert rec["agent_error"]["type"] == "RuntimeError" and rec["metrics"] == {}
     with pytest.raises(RuntimeError):
         run_episode(gym.make("AgentRL/Dialog-v0"), spec.build(), 1)
@@ -72,7 +72,7 @@ def test_agentgym_run_scores_with_the_metrics_of_eval() -> None:
     done = subprocess.run([sys.executable, "-m", "agentgym.cli", "run", "AgentRL/ToolUse-v0", "--episodes", "12",
                            "--seed", "5", "--json"], capture_output=True, text=True, check=True)
     summary = json.loads(done.stdout)
-    records = [play_job(EpisodeJob("AgentRL/ToolUse-v0", seed=5 + i), AgentSpec("heuristic"), slot=Slot())
+    records = [play_job(EpisodeJob("AgentRL/ToolUse-v0", seed=5 + i), AgentSpec("heuristic"), instances=InstanceCache())
                for i in range(12)]
     comp = completion(records)
     assert summary["success_rate"] == comp["success_rate"]["value"]

@@ -1,6 +1,6 @@
 """The parts every tool-use domain shares: draws, worlds, effects, gold plans, the toolkit base.
 
-A domain's world keeps the agent's writes as `Record`s; the task's required `Effect`s are
+A domain's world keeps the agent's writes as `WorldRecord`s; the task's required `Effect`s are
 predicates over those records, and the scorer (`evaluate`) matches records to effects. A write
 that breaks a domain policy is blocked, recorded in `World.violations` and reported to the agent
 as a `PolicyViolation` (code POLICY_VIOLATION) whose text starts with ``policy violation``.
@@ -21,7 +21,7 @@ __all__ = [
     "DAY_ISO",
     "ISO_DAY",
     "Draws",
-    "Record",
+    "WorldRecord",
     "Effect",
     "Step",
     "Detail",
@@ -100,7 +100,7 @@ class Draws:
 
 
 @dataclass(slots=True)
-class Record:
+class WorldRecord:
     """One effect a write tool made on the world (a transfer, a booking, a refund ...)."""
 
     kind: str
@@ -122,7 +122,7 @@ class Effect:
     fields: dict[str, Any]
     text: str
 
-    def holds(self, record: Record) -> bool:
+    def holds(self, record: WorldRecord) -> bool:
         data = record.data
         return record.kind == self.kind and all(data.get(k) == v for k, v in self.fields.items())
 
@@ -205,7 +205,7 @@ class World:
     __slots__ = ("records", "violations", "events", "_id_base", "_id_counts")
 
     def __init__(self, id_base: int) -> None:
-        self.records: list[Record] = []
+        self.records: list[WorldRecord] = []
         self.violations: list[str] = []
         self.events: list[WorldEvent] = []
         self._id_base = id_base
@@ -220,8 +220,8 @@ class World:
         """The id of the `k`-th new record of `prefix` made from the initial world."""
         return f"{prefix}-{self._id_base + k}"
 
-    def add(self, kind: str, data: dict[str, Any]) -> Record:
-        record = Record(kind, data)
+    def add(self, kind: str, data: dict[str, Any]) -> WorldRecord:
+        record = WorldRecord(kind, data)
         self.records.append(record)
         self.events.append(WorldEvent(kind, data))
         return record
@@ -256,7 +256,8 @@ class ToolUseToolkit(Toolkit):
         return PolicyViolation(policy, f"{POLICY_PREFIX} ({policy}): {message}. Nothing was done.")
 
 
-def assign(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[str, Record], list[Record]]:
+def assign(effects: Sequence[Effect],
+           records: Sequence[WorldRecord]) -> tuple[dict[str, WorldRecord], list[WorldRecord]]:
     """Match the active records to the effects' slots: (the record each slot takes, the records
     no slot takes).
 
@@ -266,7 +267,7 @@ def assign(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[s
     """
     active = [r for r in records if r.active]
     used: set[int] = set()
-    taken: dict[str, Record] = {}
+    taken: dict[str, WorldRecord] = {}
     slots: dict[str, list[Effect]] = {}
     for e in effects:
         slots.setdefault(e.slot, []).append(e)
@@ -284,14 +285,14 @@ def assign(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[s
     return taken, [r for i, r in enumerate(active) if i not in used]
 
 
-def unwanted(effects: Sequence[Effect], records: Sequence[Record]) -> list[Record]:
+def unwanted(effects: Sequence[Effect], records: Sequence[WorldRecord]) -> list[WorldRecord]:
     """The active records the effects do not want as they are: those no slot takes, and those
     a slot takes that miss one of its effects (see `assign`)."""
     taken, extras = assign(effects, records)
     return [*extras, *(r for slot, r in taken.items() if not all(e.holds(r) for e in effects if e.slot == slot))]
 
 
-def evaluate(effects: Sequence[Effect], records: Sequence[Record]) -> tuple[dict[str, bool], list[Record]]:
+def evaluate(effects: Sequence[Effect], records: Sequence[WorldRecord]) -> tuple[dict[str, bool], list[WorldRecord]]:
     """Judge the active records against the effects (see `assign`): (met per effect id, the
     records no slot takes, which are extra effects)."""
     taken, extras = assign(effects, records)

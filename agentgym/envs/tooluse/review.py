@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from agentgym.envs.tooluse.base import Effect, Gold, Record, World, assign
+from agentgym.envs.tooluse.base import Effect, Gold, World, WorldRecord, assign
 from agentgym.envs.tooluse.data import strict
 
 __all__ = ["ReviewWords", "Review", "parse_review", "review"]
@@ -53,7 +53,7 @@ class Review:
     #: Every required effect met, nothing extra, no policy broken: the scorer's success.
     success: bool
     #: Active records that are not what the user asked for, each with the reason it gives.
-    wrong: list[tuple[Record, str]] = field(default_factory=list)
+    wrong: list[tuple[WorldRecord, str]] = field(default_factory=list)
     #: What the user asked for and sees no record of yet, in the user's words.
     missing: list[str] = field(default_factory=list)
     #: Whether success is out of reach: a policy broken, or a wrong record no tool can undo.
@@ -107,7 +107,7 @@ def review(gold: Gold, world: World, words: ReviewWords, undoable: frozenset[str
     return out
 
 
-def _wrong_reason(record: Record, failing: list[Effect], words: ReviewWords, world: World, said: frozenset[str],
+def _wrong_reason(record: WorldRecord, failing: list[Effect], words: ReviewWords, world: World, said: frozenset[str],
                   names: Names | None) -> str:
     """The user's reason for a record that misses some effects of its slot: the first field,
     in the order the domain's words list them, whose value is not the wanted one."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from agentgym.core.seeding import fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
-from agentgym.envs.tooluse.base import Draws, Gold, Record, World, evaluate
+from agentgym.envs.tooluse.base import Draws, Gold, World, WorldRecord, evaluate
 from agentgym.envs.tooluse.domains import load_domains
 
 __all__ = ["DIFFICULTY", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
@@ -71,7 +71,7 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _record_view(r: Record) -> dict[str, Any]:
+def _record_view(r: WorldRecord) -> dict[str, Any]:
     return {"kind": r.kind, **{k: _plain(v) for k, v in r.data.items()}}
 
 

@@ -50,7 +50,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
-from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Record, World, unwanted
+from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.review import Review, review
@@ -169,7 +169,7 @@ class ToolUseUser(RuleBasedUser):
         self._acts = _acts(task.domain)
         self._wrong = 0
         #: The records the user has already judged wrong (or that a goal shift made unwanted).
-        self._seen: list[Record] = []
+        self._seen: list[WorldRecord] = []
         self._spec = load_domains()[task.domain]
         self._values = {d.id: v for d in self._goal.details if (v := _detail_value(task, d)) is not None}
         #: The job's parameters a plan may name a value of (`_objection`; their details' ids are

@@ -24,10 +24,10 @@ from agentgym.envs.tooluse.base import (
     Effect,
     Goal,
     Gold,
-    Record,
     Step,
     ToolUseToolkit,
     World,
+    WorldRecord,
     compose_brief,
     hhmm,
     parse_day,
@@ -287,7 +287,7 @@ class CalendarToolkit(ToolUseToolkit):
              "status": "booked" if r.active else "cancelled", "invitation_sent": r.data["meeting_id"] in invited}
             for r in records if r.kind == "meeting" and r.data["day"] == day]}
 
-    def _meeting(self, meeting_id: str) -> Record:
+    def _meeting(self, meeting_id: str) -> WorldRecord:
         for r in self.world.records:
             if r.kind == "meeting" and r.data["meeting_id"] == meeting_id and r.active:
                 return r

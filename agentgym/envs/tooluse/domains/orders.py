@@ -22,10 +22,10 @@ from agentgym.envs.tooluse.base import (
     Effect,
     Goal,
     Gold,
-    Record,
     Step,
     ToolUseToolkit,
     World,
+    WorldRecord,
     cents,
     compose_brief,
     money,
@@ -313,7 +313,7 @@ _AFTER_SALES = {"refund": ("refunded", "refund_id", "amount"), "credit": ("store
                 "exchange": ("exchanged", "exchange_id", "new_variant")}
 
 
-def _after_sales(record: Record | None) -> dict[str, Any] | None:
+def _after_sales(record: WorldRecord | None) -> dict[str, Any] | None:
     """What was done about an item, as `get_order` shows it (None: nothing yet)."""
     if record is None:
         return None
