@@ -33,7 +33,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from agentgym.agents.transcript import key_stem
 from agentgym.core.render import answer_messages
+from agentgym.users.understanding.words import stem
 
 __all__ = [
     "Transcript",
@@ -95,8 +97,6 @@ class ToolNeeds:
     name a kind some other tool needs and nothing has given yet is the step a chain lacks."""
 
     def __init__(self, tools: Sequence[Any]) -> None:
-        from agentgym.agents.candidates.tool_chains import singular, stem
-
         self.vocabulary: dict[str, frozenset[str]] = {}
         self.needed_by: dict[str, set[str]] = {}
         for t in tools:
@@ -105,13 +105,13 @@ class ToolNeeds:
                 continue
             name = fn["name"]
             text = (name.replace("_", " ") + " " + str(fn.get("description") or "")).lower()
-            self.vocabulary[name] = frozenset(singular(w) for w in _SCHEMA_WORD.findall(text))
+            self.vocabulary[name] = frozenset(stem(w) for w in _SCHEMA_WORD.findall(text))
             params = fn.get("parameters") or {}
             props = params.get("properties") or {}
             for arg in params.get("required") or ():
                 schema = props.get(arg)
                 if isinstance(schema, dict) and "enum" not in schema and schema.get("type") in ("string", "array"):
-                    self.needed_by.setdefault(stem(arg), set()).add(name)
+                    self.needed_by.setdefault(key_stem(arg), set()).add(name)
 
     def unlocks(self, tool: str, known: set[str]) -> bool:
         """Whether `tool`'s words name a kind of value another tool needs that `known` lacks."""
@@ -278,7 +278,7 @@ class HashFeaturizer:
                     # is what tells a good call from a bad one); a message's names only.
                     if isinstance(x, (str, int, float)) and not isinstance(x, bool) and len(s) >= 2:
                         anchors.append(s)
-                        slots.append(_arg_stem(k))
+                        slots.append(key_stem(k))
         else:
             w = _WORD.findall(text.lower())[:32] if self.words else []
             feats.append("c:msg")
@@ -384,7 +384,7 @@ class HashFeaturizer:
             anchor = self._anchor(a, t)
             ids += anchor.shape
             if slot:
-                feats.append("s:keymatch" if anchor.key and _arg_stem(anchor.key) == slot
+                feats.append("s:keymatch" if anchor.key and key_stem(anchor.key) == slot
                              else "s:keyother" if anchor.key else "s:keynone")
                 if v2:
                     origin = self._origin(a, t, state.answer_start)
@@ -469,13 +469,6 @@ class CandidateFeatures:
 
 _VALUE_KEY = re.compile(r'"([a-z0-9_]+)":\s*"?$')
 _LIST_KEY = re.compile(r'"([a-z0-9_]+)":\s*$')
-
-
-def _arg_stem(key: str) -> str:
-    """What a key or argument name refers to (see `agentgym.agents.candidates.tool_chains.stem`)."""
-    from agentgym.agents.candidates.tool_chains import stem
-
-    return stem(key)
 
 
 def _json_place(text: str, pos: int, length: int) -> tuple[list[str], str]:
@@ -603,7 +596,7 @@ def _transcript_state(t: "Transcript") -> _State:
             last = "user?" if "?" in m.text else "user"
         else:
             last = m.role
-    return _State(calls, failed, succeeded, said, limits, asks, last, answer_start, {_arg_stem(k) for k in keys})
+    return _State(calls, failed, succeeded, said, limits, asks, last, answer_start, {key_stem(k) for k in keys})
 
 
 _FLAG = re.compile(r'"([a-z0-9_]+)":\s*(true|false)')

@@ -41,7 +41,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.dialog.tasks.brief_for": "a str",
     "agentgym.envs.dialog.tasks.domains_for": "a tuple",
     "agentgym.users.understanding.words._phrase_stems": "a tuple of str per phrase",
-    "agentgym.agents.candidates.tool_chains.stem": "a str from a key name",
+    "agentgym.agents.transcript.key_stem": "a str from a key name",
     "agentgym.agents.candidates.tool_chains._diverse_ranks": "tuples of index tuples",
     # A compiled understanding engine per domain: its phrase tables are only read; its memos
     # (text -> an immutable Reading, word -> its immutable analysis) fill as episodes run, each

@@ -11,6 +11,7 @@ import re
 from typing import Any, Mapping
 
 from agentgym.agents.candidates.base import PLAIN_REPLIES, CandidateBuilder, decode_json
+from agentgym.agents.transcript import item_key
 from agentgym.core.render import call_text
 
 __all__ = ["GenericCandidates"]
@@ -23,12 +24,6 @@ _IDISH = re.compile(r"\b(?:[A-Z]{1,5}-\d{2,}|[a-z]+_\d{2,})\b")
 _NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w-])")
 _QUOTED = re.compile(r"\"([^\"]{1,80})\"")
 _PHRASE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
-
-
-def _singular(word: str) -> str:
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") else word
 
 
 def _fits(value: Any, schema: Mapping[str, Any]) -> bool:
@@ -72,7 +67,7 @@ class GenericCandidates(CandidateBuilder):
                 self._walk(str(k), v)
         elif isinstance(value, list):
             for v in value[:64]:
-                self._walk(_singular(key) if key else None, v)
+                self._walk(item_key(key) if key else None, v)
         elif key is not None and isinstance(value, (str, int, float, bool)):
             self._push(self._by_key.setdefault(key, []), value)
 
@@ -105,7 +100,7 @@ class GenericCandidates(CandidateBuilder):
             return list(schema["enum"])[:k]
         if schema.get("type") == "array":
             item = schema.get("items", {})
-            pool = [v for v in self._key_values(_singular(name)) if _fits(v, item)]
+            pool = [v for v in self._key_values(item_key(name)) if _fits(v, item)]
             return [pool[: int(schema.get("maxItems", 8))]] if pool else []
         pool = self._key_values(name)
         lowered = name.lower()

@@ -38,10 +38,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from agentgym.agents.candidates.base import decode_json
+from agentgym.agents.transcript import key_stem
 from agentgym.core.protocol import parse_action
 from agentgym.core.render import call_text
+from agentgym.users.understanding.words import singular
 
-__all__ = ["ToolChainCandidates", "stem", "CHAIN_REPLIES"]
+__all__ = ["ToolChainCandidates", "CHAIN_REPLIES"]
 
 
 #: Plain replies of a tool chain: moving on, the generic question, and the final answer.
@@ -78,38 +80,14 @@ any some each every other such own same so too just now still yet per via about 
 i me my we our you your he she they them their his her us one two three first last next new old open
 closed""".split())
 #: Argument stems that hold free text: filled with a line made of the call's other values.
-_PROSE = frozenset({"summary", "description", "note", "notes", "reason", "comment", "message", "body", "text"})
+_PROSE = frozenset(map(key_stem, ("summary", "description", "note", "reason", "comment", "message", "body", "text")))
+#: Argument stems whose value the user may name as a phrase after "for" (``for the 34 variant``).
+_FREE_CHOICE = frozenset(map(key_stem, ("variant", "version", "option", "size")))
 #: Words of an argument's name that say its value has a format no plain word has.
 _FORMATTED = frozenset({"id", "ids", "email", "date", "month", "time", "utc", "url", "phone", "title"})
 #: Argument stems whose values only come from tools (asking the user for them is no use).
-_FROM_TOOLS = frozenset({"amount", "total", "price", "utc", "version", "incident", "meeting", "approval", "report",
-                         "account", "item", "customer", "expense", "person", "attendee"})
-
-
-def singular(word: str) -> str:
-    """A crude singular: ``expenses`` -> ``expense``, ``policies`` -> ``policy``."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
-@functools.lru_cache(maxsize=4096)
-def stem(key: str) -> str:
-    """What a key or argument name refers to: its last word, without ``_id(s)``, singular.
-
-    ``from_account``, ``account_id`` -> ``account``; ``person_ids`` -> ``person``;
-    ``root_cause_service`` -> ``service``; ``free_starts_utc``, ``start_utc`` -> ``utc``.
-    """
-    k = key.lower()
-    for suffix in ("_ids", "_id"):
-        if k.endswith(suffix) and len(k) > len(suffix):
-            k = k[: -len(suffix)]
-            break
-    return singular(k.rsplit("_", 1)[-1])
+_FROM_TOOLS = frozenset(map(key_stem, ("amount", "total", "price", "utc", "version", "incident", "meeting", "approval",
+                                        "report", "account", "item", "customer", "expense", "person", "attendee")))
 
 
 def _push(bucket: list[Any], value: Any, limit: int = 24) -> None:
@@ -122,8 +100,8 @@ def _push(bucket: list[Any], value: Any, limit: int = 24) -> None:
 
 #: Stems that name the same kind of value (money, a clock time): an argument of one draws on
 #: values seen under the others too (``create_transfer.amount`` takes ``sum_amounts``' total).
-_KINDRED = (("amount", "total", "price", "sum", "cost", "balance", "credit", "refund"),
-            ("utc", "time", "start", "clock"))
+_KINDRED = tuple(tuple(map(key_stem, group)) for group in (
+    ("amount", "total", "price", "sum", "cost", "balance", "credit", "refund"), ("utc", "time", "start", "clock")))
 
 
 def kindred(s: str) -> tuple[str, ...]:
@@ -178,10 +156,10 @@ class Record:
     own_by_stem: dict[str, list[Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.stems = frozenset(stem(k) for k in self.fields)
+        self.stems = frozenset(key_stem(k) for k in self.fields)
         own = set(self.own)
         for k in sorted(self.fields, key=lambda k: k not in own):
-            s, v = stem(k), self.fields[k]
+            s, v = key_stem(k), self.fields[k]
             self.keys_by_stem.setdefault(s, []).append(k)
             if _is_id(k, v):
                 self.ids_by_stem.setdefault(s, []).append(v)
@@ -242,7 +220,7 @@ def _tools_of(schemas: Iterable[Any]) -> list[Tool]:
         params = fn.get("parameters") or {}
         props = params.get("properties") or {}
         required = set(params.get("required") or ())
-        args = [Arg(name, stem(name), dict(schema), name in required) for name, schema in props.items()
+        args = [Arg(name, key_stem(name), dict(schema), name in required) for name, schema in props.items()
                 if isinstance(schema, dict)]
         if isinstance(fn.get("name"), str):
             out.append(Tool(fn["name"], args, str(fn.get("description") or "")))
@@ -333,10 +311,10 @@ class ToolChainCandidates:
     def _called(self, name: str, args: dict[str, Any], result: Any) -> None:
         for key, value in args.items():
             if isinstance(value, list):
-                self.arrays.insert(0, (stem(key), value))
+                self.arrays.insert(0, (key_stem(key), value))
                 del self.arrays[8:]
             elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                self._know(stem(key), value)
+                self._know(key_stem(key), value)
         if result is None:
             return
         self.done.add(call_text(name, **args))
@@ -347,13 +325,13 @@ class ToolChainCandidates:
         best, best_n = None, 1
         for rec in reversed(self.records[-64:]):
             n = sum(1 for a, v in args.items() if not isinstance(v, (list, dict))
-                    and any(stem(k) == stem(a) and rv == v for k, rv in rec.fields.items()))
+                    and any(key_stem(k) == key_stem(a) and rv == v for k, rv in rec.fields.items()))
             if n > best_n:
                 best, best_n = rec, n
         if best is not None:
             for k, v in result.items():
                 if isinstance(v, (int, float, str)) and not isinstance(v, bool):
-                    best.derived.setdefault(stem(k), v)
+                    best.derived.setdefault(key_stem(k), v)
 
     def _records_in_order(self, recs: list[Record]) -> None:
         """Know a listing's fields so that its last and first items come first (a list's ends are
@@ -362,7 +340,7 @@ class ToolChainCandidates:
             for k in rec.own:
                 v = rec.fields[k]
                 if not isinstance(v, bool):
-                    self._know(stem(k), v)
+                    self._know(key_stem(k), v)
 
     def _result(self, result: Any, tool: str, parent: Mapping[str, Any] | None = None,
                 list_key: str = "", index: int = -1, depth: int = 0) -> Record | None:
@@ -377,7 +355,7 @@ class ToolChainCandidates:
                 self._records_in_order(recs_)
             scalars = [x for x in result[:64] if isinstance(x, (str, int, float)) and not isinstance(x, bool)]
             for x in _ends_last(scalars):
-                self._know(stem(list_key), x)
+                self._know(key_stem(list_key), x)
             for x in scalars:
                 if isinstance(x, str):
                     self._free_text(x)
@@ -387,7 +365,7 @@ class ToolChainCandidates:
         scalars = {k: v for k, v in result.items() if isinstance(v, (str, int, float, bool)) and v is not None}
         for k, v in scalars.items():
             if not isinstance(v, bool):
-                self._know(stem(k), v)
+                self._know(key_stem(k), v)
             if isinstance(v, str) and " " in v:
                 self._free_text(v)
         inherited = {k: v for k, v in (parent or {}).items() if k not in scalars}
@@ -476,9 +454,9 @@ class ToolChainCandidates:
         if arg.kind in ("integer", "number"):
             unit = [w for w in words if w not in ("id", "ids")]
             for number, after in facts["unit"]:
-                if any(after.startswith(u[:-1] if u.endswith("s") else u) for u in unit):
+                if any(after.startswith(singular(u)) for u in unit):
                     out.append(float(number) if "." in number else int(number))
-        if arg.kind == "string" and "enum" not in arg.schema and s in ("variant", "version", "option", "size"):
+        if arg.kind == "string" and "enum" not in arg.schema and s in _FREE_CHOICE:
             out += facts["for"]
         return out
 
@@ -601,7 +579,7 @@ class ToolChainCandidates:
         others: list[list[Any]] = []
         first = True
         for listing in self.listings[:4]:
-            if not any(any(stem(k) == s for k in r.own) for r in listing.records):
+            if not any(any(key_stem(k) == s for k in r.own) for r in listing.records):
                 continue
             chosen = self._selected(listing.records)
             groups = ([chosen] if chosen is not None else []) + [listing.records]
@@ -634,7 +612,7 @@ class ToolChainCandidates:
         for listing in reversed(self.listings):
             first = listing.records[0] if listing.records else None
             if first is not None:
-                out += [v for k, v in first.fields.items() if k in first.own and stem(k) == s and isinstance(v, str)]
+                out += [v for k, v in first.fields.items() if k in first.own and key_stem(k) == s and isinstance(v, str)]
         return list(dict.fromkeys(out))
 
     def _selected(self, records: list[Record]) -> list[Record] | None:
@@ -659,7 +637,7 @@ class ToolChainCandidates:
         """The record's own field of stem `s` (a set is over the records' own values: the busy
         times of one person do not make a list of that person)."""
         for k in rec.own:
-            if stem(k) == s:
+            if key_stem(k) == s:
                 return rec.fields[k]
         return None
 
@@ -751,8 +729,8 @@ class ToolChainCandidates:
                 for k in rec.own:
                     v = rec.fields[k]
                     if isinstance(v, (str, int, float)) and not isinstance(v, bool):
-                        index.setdefault((stem(k), v), []).append(rec)
-        values = [(a, stem(a), v) for a, v in args.items()
+                        index.setdefault((key_stem(k), v), []).append(rec)
+        values = [(a, key_stem(a), v) for a, v in args.items()
                   if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
         if all(a in fixed for a, _, _ in values):
             return False  # the record's own values (or none): nothing the pools put together
@@ -794,7 +772,7 @@ class ToolChainCandidates:
         last = self.records[-1] if self.records else None
         if last is None or last.step != self.step:
             return None
-        return next((v for k, v in last.fields.items() if k in last.own and stem(k) == arg.stem), None)
+        return next((v for k, v in last.fields.items() if k in last.own and key_stem(k) == arg.stem), None)
 
     def calls(self) -> list[str]:
         """Every tool call on offer now: per tool, up to `calls_per_tool` filled from the pools
@@ -915,7 +893,7 @@ def _distinct_per_stem(args: Mapping[str, Any]) -> bool:
     for k, v in args.items():
         if isinstance(v, list) or v is _PROSE_SLOT:
             continue
-        values = seen.setdefault(stem(k), [])
+        values = seen.setdefault(key_stem(k), [])
         if v in values:
             return False
         values.append(v)

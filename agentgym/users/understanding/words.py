@@ -1,5 +1,6 @@
-"""Words as the engine reads them: tokens (contractions expanded), the light stemmer, the analysed
-word the reading works on, and the one-edit test by which a typo is forgiven."""
+"""Words as the engine reads them: tokens (contractions expanded), the light stemmer (the one
+stemmer of the package: the agents' reading of key names uses it too), the analysed word the
+reading works on, and the one-edit test by which a typo is forgiven."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Mapping
 
 from agentgym.users.understanding.grammar import _grammar
 
-__all__ = ["stem", "tokens"]
+__all__ = ["singular", "stem", "tokens"]
 
 _TOKEN = re.compile(
     r"[a-z0-9_.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"  # an e-mail address, whole
@@ -28,17 +29,30 @@ def stem(word: str) -> str:
     return _stem(word, _grammar().unstemmed)
 
 
-def _stem(w: str, keep: frozenset[str]) -> str:
+def singular(word: str) -> str:
+    """A lower-cased word without its plural ending ("facilities" -> "facility", "boxes" ->
+    "box"): the first half of `stem`."""
+    return _singular(word, _grammar().unstemmed)
+
+
+def _singular(w: str, keep: frozenset[str]) -> str:
     if len(w) <= 3 or w in keep or not w.isalpha():
         return w
     if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("es") and (w[-3] in "sxz" or w[-4:-2] in ("ch", "sh")):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
+        return w[:-3] + "y"
+    if w.endswith("sses"):
+        return w[:-2]
+    if w.endswith("es") and (w[-3] in "sxz" or w[-4:-2] in ("ch", "sh")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def _stem(w: str, keep: frozenset[str]) -> str:
+    if len(w) <= 3 or w in keep or not w.isalpha():
+        return w
+    w = _singular(w, keep)
     if w in keep:
         return w
     if w.endswith("ing") and len(w) > 5:
