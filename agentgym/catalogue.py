@@ -215,7 +215,7 @@ def _write(root: Path) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
-        from agentgym.server.cli import main as serve_main
+        from agentgym.server.commands import main as serve_main
 
         return serve_main([*serve_argv(args.folder), *args.serve_args])
     root = Path(args.root)

@@ -560,10 +560,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "records file NAME.jsonl, runs/report for several runs)")
     p.set_defaults(func=cmd_report)
 
-    from agentgym.baselines.cli import add_train_command
-    from agentgym.leaderboard.cli import add_leaderboard_commands
-    from agentgym.mcp.cli import add_mcp_command
-    from agentgym.server.cli import add_serve_command
+    from agentgym.baselines.commands import add_train_command
+    from agentgym.leaderboard.commands import add_leaderboard_commands
+    from agentgym.mcp.commands import add_mcp_command
+    from agentgym.server.commands import add_serve_command
     from agentgym.testing.validity import add_validate_command
 
     add_leaderboard_commands(sub)
@@ -572,12 +572,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_train_command(sub)
     add_validate_command(sub)
 
-    from agentgym.usercheck.cli import add_check_users_command
+    from agentgym.usercheck.commands import add_check_users_command
 
     add_check_users_command(sub)
 
-    from agentgym.eval.play import add_play_command
-    from agentgym.eval.results_cli import add_export_command, add_view_command
+    from agentgym.eval.commands import add_export_command, add_view_command
+    from agentgym.eval.play_command import add_play_command
 
     add_export_command(sub)
     add_view_command(sub)

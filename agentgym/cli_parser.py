@@ -1,4 +1,5 @@
-"""The argument parser every `agentgym` command and subcommand is built with, and option types.
+"""The argument parser every `agentgym` command and subcommand is built with, option types, and
+config dataclasses parsed from options.
 
 `Parser` is argparse with two changes: a usage error is one line (the message and where the
 help is, not the usage block), and a subcommand added with only ``help=`` gets that text as its
@@ -6,17 +7,27 @@ description too, so ``agentgym COMMAND --help`` always says what the command doe
 
 The option types (`at_least`, `positive_float`, `tcp_port`) refuse a bad value while parsing, so the
 message names the option: ``agentgym eval: error: argument --trials: must be at least 1, got 0``.
+
+`parse_dataclass` derives a command's options from its config dataclass with tyro (the trainer
+and the integration examples): each field a ``--flag`` whose help is the field's doc line,
+repeatable fields one value per use (``--env A --env B``), booleans in pairs (``--plot`` /
+``--no-plot``), ``Literal`` fields with their choices. A bad option is one line on stderr and
+exit status 2, as for every command: tyro's own report, a box drawn for a terminal, is read back
+and flattened to its first paragraph.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import re
 import sys
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, NoReturn, Sequence
 
 from agentgym.errors import one_line
 
-__all__ = ["Parser", "usage_error", "at_least", "positive_float", "tcp_port"]
+__all__ = ["Parser", "usage_error", "at_least", "positive_float", "tcp_port", "parse_dataclass"]
 
 
 #: The namespace attribute naming the subcommand parsed (while parsing only).
@@ -97,3 +108,46 @@ def tcp_port(text: str) -> int:
     if value > 65535:
         raise argparse.ArgumentTypeError(f"a TCP port is 0 to 65535, got {value}")
     return value
+
+
+#: Box drawing around tyro's report (its frame, and its rules on a UTF-8 console).
+_FRAME = re.compile(r"[\u2500-\u257f]")
+
+
+def parse_dataclass(cls: type, argv: Sequence[str] | None, prog: str) -> Any:
+    """Parse `argv` into an instance of dataclass `cls` (its validation runs on construction).
+
+    ``--help`` prints the options and exits 0. A bad option or value, and a `ValueError` of
+    `cls`'s own checks, print one line and exit 2.
+    """
+    import tyro
+
+    report = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(report):
+            return tyro.cli(cls, args=list(argv) if argv is not None else None, prog=prog,
+                            description=(cls.__doc__ or "").strip(), config=(tyro.conf.UseAppendAction,))
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        usage_error(prog, _first_paragraph(report.getvalue(), cls.__name__))
+
+
+def _first_paragraph(report: str, class_name: str) -> str:
+    """What tyro's report says between its title and its first rule (the help after it is
+    ``--help``'s), framed (a UTF-8 console) or not."""
+    body: list[str] = []
+    titled = False
+    for raw in report.splitlines():
+        inner = raw.strip().strip("\u2502|").strip()
+        if len(inner) >= 3 and set(inner) <= {"-", "\u2500"}:  # a rule
+            if body:
+                break
+            continue
+        text = _FRAME.sub(" ", raw).strip()
+        if text and titled:
+            body.append(text)
+        titled = titled or bool(text)
+    flat = " ".join(" ".join(body).split()) or " ".join(_FRAME.sub(" ", report).split())
+    # A check of the dataclass's own is reported under its class name, which means nothing here.
+    return flat.removeprefix(f"Error parsing {class_name}: ")

@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentgym.baselines.cli import parse_dataclass
+from agentgym.cli_parser import parse_dataclass
 from agentgym.integrations._datasets import train_specs
 from agentgym.integrations.openrlhf import REMOTE_URL_VARIABLE, dataset_rows
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgym.baselines.cli import parse_dataclass
+from agentgym.cli_parser import parse_dataclass
 from agentgym.integrations._datasets import write_parquet_splits
 from agentgym.integrations.skyrl import ENV_CLASS, REMOTE_URL_VARIABLE, dataset_rows
 

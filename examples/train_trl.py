@@ -18,7 +18,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from agentgym.baselines.cli import parse_dataclass
+from agentgym.cli_parser import parse_dataclass
 from agentgym.integrations._datasets import train_specs
 from agentgym.integrations.trl import build
 

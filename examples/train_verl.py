@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentgym.baselines.cli import parse_dataclass
+from agentgym.cli_parser import parse_dataclass
 from agentgym.integrations._datasets import write_parquet_splits
 from agentgym.integrations.verl import agent_loop_config, dataset_rows
 

@@ -21,7 +21,7 @@ from agentgym.agents import make_agent
 from agentgym.catalogue import catalogue_files, folder_name, main, serve_argv, stale_files
 from agentgym.cli_parser import Parser
 from agentgym.registration import spec_card
-from agentgym.server.cli import add_serve_arguments
+from agentgym.server.commands import add_serve_arguments
 from agentgym.server.config import ServerConfig
 from agentgym.server.serve import ServerThread
 from agentgym.testing import check_agent_env

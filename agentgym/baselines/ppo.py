@@ -267,7 +267,7 @@ def train(args: Args) -> TrainResult:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agentgym.baselines.ppo [options]``: the same as ``agentgym train ppo``."""
-    from agentgym.baselines.cli import parse_dataclass
+    from agentgym.cli_parser import parse_dataclass
 
     args = parse_dataclass(Args, argv, prog="python -m agentgym.baselines.ppo")
     print(train(args).summary())

@@ -1,5 +1,5 @@
 """The PPO baseline's configuration: one `Args` dataclass, a line of doc under each field (the
-``agentgym train ppo`` options are derived from it, `agentgym.baselines.cli`)."""
+``agentgym train ppo`` options are derived from it, `agentgym.cli_parser.parse_dataclass`)."""
 
 from __future__ import annotations
 

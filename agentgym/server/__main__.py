@@ -2,6 +2,6 @@
 
 import sys
 
-from agentgym.server.cli import main
+from agentgym.server.commands import main
 
 sys.exit(main())

@@ -17,7 +17,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import agentgym  # noqa: F401  (registers the ids)
-from agentgym.eval.play import read_actions
+from agentgym.eval.play_command import read_actions
 
 HERE = Path(__file__).parent
 

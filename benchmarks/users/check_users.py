@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from agentgym.usercheck.cli import main
+from agentgym.usercheck.commands import main
 
 if __name__ == "__main__":
     sys.exit(main(prog="check_users.py"))

@@ -15,8 +15,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from agentgym.baselines.cli import _first_paragraph, parse_dataclass  # noqa: E402
 from agentgym.baselines.ppo import Args  # noqa: E402
+from agentgym.cli_parser import _first_paragraph, parse_dataclass  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agentgym.agents import make_agent  # noqa: E402
-from agentgym.baselines.cli import add_train_command, parse_dataclass  # noqa: E402
+from agentgym.baselines.commands import add_train_command  # noqa: E402
 from agentgym.baselines.ppo import (  # noqa: E402
     Args,
     Segment,
@@ -26,6 +26,7 @@ from agentgym.baselines.ppo import (  # noqa: E402
     resolve_env_ids,
     train,
 )
+from agentgym.cli_parser import parse_dataclass  # noqa: E402
 from agentgym.eval.episode import run_episode  # noqa: E402
 
 DIALOG_ID = "AgentRL/Dialog-v0"

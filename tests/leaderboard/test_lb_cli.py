@@ -16,7 +16,7 @@ import lb_support as S
 import pytest
 
 from agentgym.bench import suites
-from agentgym.leaderboard.cli import SUBMISSION_SUFFIX, add_leaderboard_commands
+from agentgym.leaderboard.commands import SUBMISSION_SUFFIX, add_leaderboard_commands
 from agentgym.leaderboard.store import Store
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from agentgym.leaderboard.cli import Unreachable, _post
+from agentgym.leaderboard.commands import Unreachable, _post
 from agentgym.leaderboard.httpclient import request_capped
 from agentgym.leaderboard.sealed.client import Refused, _Board
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentgym.leaderboard.board import build_board
-from agentgym.leaderboard.cli import SUBMISSION_SUFFIX
+from agentgym.leaderboard.commands import SUBMISSION_SUFFIX
 from agentgym.leaderboard.page import render_html, render_markdown
 from agentgym.leaderboard.service import receive
 from agentgym.leaderboard.store import Store

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agentgym.cli import main
-from agentgym.eval.play import read_actions, tool_lines
+from agentgym.eval.play_command import read_actions, tool_lines
 
 
 def _play(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
