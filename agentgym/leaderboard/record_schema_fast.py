@@ -2,7 +2,7 @@
 
 The plain validator (`agentgym.leaderboard.record_schema`, the `jsonschema` package) costs more
 per record than replaying the episode; `jsonschema_rs` checks the same committed schema, of the
-same draft, some sixty times faster. Its yes is final; its no is not: the plain validator then
+same draft, in native code. Its yes is final; its no is not: the plain validator then
 decides and explains. Where the two drafts' readings differ the native one is the stricter (a
 ``pattern``'s ``$`` does not match before a final newline there), so the verdict is always the
 plain validator's, which `tests/leaderboard/test_lb_record_schema.py` checks over a corpus of

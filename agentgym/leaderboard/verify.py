@@ -55,7 +55,8 @@ from agentgym.leaderboard.submission import Manifest, Rejected, Submission, Unve
 __all__ = ["Verified", "verify_submission", "replay_episode", "Mismatch", "config_hash", "PARALLEL_FROM",
            "REPLAYABLE_VERSIONS"]
 
-#: Below this many episodes replay runs in this process (a process pool costs about a second to start).
+#: Below this many episodes replay runs in this process: a process pool's start-up (spawned
+#: workers importing the package) costs more than it saves.
 PARALLEL_FROM = 600
 
 #: The agentgym versions whose records this one verifies: its own, and any release whose episodes
@@ -406,8 +407,8 @@ def _replay_all(pairs: list[tuple[EpisodeJob, dict[str, Any]]], workers: int | N
     n = len(pairs)
     if workers is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        # On two cores a pool measured slower than one process (spawn start-up, records pickled
-        # to the workers): it is used from four cores on.
+        # On two cores a pool does not repay its spawn start-up and the records pickled to its
+        # workers: it is used from four cores on.
         workers = 1 if n < PARALLEL_FROM or cores < 4 else min(cores, 16, max(1, n // 150))
     if workers <= 1:
         out = []

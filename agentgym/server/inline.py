@@ -1,10 +1,10 @@
 """Env calls on the event loop's own thread, with the step timeout still enforced.
 
-Handing a call to a thread and back costs two thread wake-ups, about 75 us of CPU a step on a
-small VM: more than the whole rest of a WebSocket step. CPU-bound envs (every agentgym env) can
-run on the loop thread instead. The timeout then needs another enforcer: a watchdog thread that,
-when a call overruns, raises `StepTimeout` inside it (CPython delivers it at the call's next
-bytecode), so a runaway step unwinds and only its session is lost.
+Handing a call to a thread and back costs two thread wake-ups a step, more CPU than the whole
+rest of a WebSocket step (benchmarks/server/RESULTS.md compares the two). CPU-bound envs (every
+agentgym env) can run on the loop thread instead. The timeout then needs another enforcer: a
+watchdog thread that, when a call overruns, raises `StepTimeout` inside it (CPython delivers it
+at the call's next bytecode), so a runaway step unwinds and only its session is lost.
 
 What this cannot do: interrupt a call blocked in C (a sleep, a socket read). Such an env holds
 every session for that long; serve it with ``env_calls="thread"``.

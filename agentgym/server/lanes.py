@@ -1,12 +1,13 @@
 """`OnePerPass`: heavy env calls (making an env, resetting it) one per pass of the event loop.
 
 With env calls inline, each runs on the loop to its end, and the loop serves nothing else
-meanwhile. A reset of a Dialog env costs about 2 ms, ten steps' worth; a trainer that opens
-thousands of episodes at once would queue thousands of them in one pass of the loop, and every
-step of every running episode would wait behind them all (the issue measured a step P99 of
-5.1 s at 8,192 sessions). Through this lane a heavy call that finds another one ran in this pass
-waits for a later pass, so between two heavy calls the loop polls its sockets and answers the
-steps that arrived: a step waits for at most one heavy call. Steps themselves never queue here.
+meanwhile. Making or resetting an env costs many steps' worth; a trainer that opens thousands
+of episodes at once would queue thousands of them in one pass of the loop, and every step of
+every running episode would wait behind them all (the capacity runs of benchmarks/server
+measure what that does to step latency). Through this lane a heavy call that finds another one
+ran in this pass waits for a later pass, so between two heavy calls the loop polls its sockets
+and answers the steps that arrived: a step waits for at most one heavy call. Steps themselves
+never queue here.
 """
 
 from __future__ import annotations

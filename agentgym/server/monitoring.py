@@ -42,7 +42,7 @@ VERIFICATION_OUTCOMES = ("accepted", "duplicate", "copy", "rejected", "malformed
 TRACKS = ("open", "sealed")
 TRANSPORTS = ("http", "ws")
 
-#: Step latency buckets, seconds: a loopback step takes about 100 us, the step timeout is 30 s.
+#: Step latency buckets, seconds: from a loopback step's latency up to the default step timeout.
 STEP_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
                 10.0, 30.0)
 #: Verification buckets, seconds: a small suite replays in a second, the largest in minutes.

@@ -49,8 +49,8 @@ class ApiError(Exception):
 class EnvThread:
     """The one thread that makes, steps and closes one session's env, in order.
 
-    A call costs a queue put and one wake-up of the event loop, about half of what a pooled
-    executor's futures cost; and an env is only ever touched by its own thread.
+    A call costs a queue put and one wake-up of the event loop, less than a pooled executor's
+    futures; and an env is only ever touched by its own thread.
     """
 
     _names = itertools.count()

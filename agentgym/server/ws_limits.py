@@ -1,13 +1,14 @@
 """What one WebSocket peer may make a server parse: frames per message, messages not yet read,
 control frames, and anything after the server's close.
 
-websockets parses frame by frame in Python, and a frame may carry a single byte: a message cut
-into one-byte continuation frames, up to the message cap, costs the event loop about 10 us per
-byte (100 KB in 100,000 frames is a second of it, where the same 100 KB in one frame is
-0.1 ms). uvicorn parses every byte a peer sends, messages the app never asked for and frames
-after the app closed the socket included, until the peer closes. So a peer at 1 MB/s, with or
-without a session, starves every other client of the server. `MeteredProtocol` is websockets'
-server protocol with a budget on what the peer sends, checked as each frame is parsed:
+websockets parses frame by frame in Python, and a frame may carry a single byte: the event loop's
+work grows with the number of frames, not of bytes, so a message cut into one-byte continuation
+frames, up to the message cap, costs it as many frame parses as the message has bytes, where
+the same bytes in one frame cost one. uvicorn parses every byte a peer sends, messages the app
+never asked for and frames after the app closed the socket included, until the peer closes. So
+a peer sending one-byte frames, with or without a session, starves every other client of the
+server. `MeteredProtocol` is websockets' server protocol with a budget on what the peer sends,
+checked as each frame is parsed:
 
 - a message may arrive in at most `FREE_FRAGMENTS` frames, then one more per `MIN_FRAGMENT_BYTES`
   it has delivered: a peer gets a frame's parse only for a frame's worth of bytes;

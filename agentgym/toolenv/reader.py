@@ -27,7 +27,7 @@ DONE: tuple[str, ...] = ("done", "completed", "taken care of", "all set", "finis
 @lru_cache(maxsize=256)
 def reader_for(phrases: tuple[tuple[str, tuple[str, ...]], ...]) -> Understanding:
     """The engine compiled for a set of details, ``((detail id, phrases that ask about it), ...)``:
-    once per distinct set (an env's tasks share theirs), as compiling costs milliseconds."""
+    once per distinct set (an env's tasks share theirs): compiling costs far more than reading."""
     slots = {did: list(dict.fromkeys(p.lower() for p in ps)) for did, ps in phrases}
     lexicon = parse_lexicon({"slots": slots, "values": {}, "open": list(OPEN), "statements": {"done": list(DONE)}},
                             "the task's details")

@@ -62,7 +62,8 @@ class Draws:
     """The draws task generation makes, from one derived generator.
 
     Any generator with a scalar ``random()`` works; the tasks use `agentgym.core.seeding.fast_stream`
-    (a C-speed Mersenne Twister), so a whole world costs tens of microseconds.
+    (a Mersenne Twister in C, one call per scalar draw, where a numpy generator's call costs more
+    than the draw).
     """
 
     __slots__ = ("random",)
@@ -322,7 +323,7 @@ def _hhmm_text(minutes: int) -> str:
 
 
 #: ``HH:MM`` of every minute of a day: the generators format tens of times per task (log lines,
-#: slots), and a lookup costs a fifth of the formatting.
+#: slots), and a lookup is cheaper than the formatting.
 _HHMM: tuple[str, ...] = tuple(_hhmm_text(m) for m in range(1440))
 
 
