@@ -1,5 +1,6 @@
-"""The names `agentgym.wrappers.candidates` has always exported. `ActionCandidates` lives with the
-candidate builders it serves, in `agentgym.agents.candidates.wrapper`; import it from there."""
+"""The names `agentgym.wrappers.candidates` has always exported, each the object of its home module
+in `agentgym.agents.candidates` (see `agentgym.wrappers`); a spec recorded with the entry point
+``agentgym.wrappers.candidates:ActionCandidates`` loads the wrapper from here."""
 
 from agentgym.agents.candidates import (
     BUILDERS,
