@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import json
 from typing import Any, TypeVar
 
+from agentgym.agents import transcript
 from agentgym.core.render import call_text
 
 __all__ = ["Agent", "call", "tool_results", "settings_from"]
@@ -49,15 +49,7 @@ call = call_text
 
 def tool_results(info: dict[str, Any]) -> list[tuple[str, Any]]:
     """The (tool name, decoded result) pairs of a step; errors decode to their text."""
-    out = []
-    for m in info.get("messages", ()):
-        if m.get("role") == "tool":
-            content = m.get("content", "")
-            try:
-                out.append((m.get("name", ""), json.loads(content)))
-            except json.JSONDecodeError:
-                out.append((m.get("name", ""), content))
-    return out
+    return [(r.name, r.text if r.data is None else r.data) for r in transcript.tool_results(info.get("messages", ()))]
 
 
 def settings_from(config_cls: type[_Config], kwargs: dict[str, Any], agent: str) -> _Config:

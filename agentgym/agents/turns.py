@@ -9,21 +9,15 @@ bookkeeping in one place.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentgym.agents.transcript import ToolResult, transient
 from agentgym.core.protocol import parse_action
 from agentgym.core.render import to_json
 
 __all__ = ["Call", "calls_of", "action_of", "results_of", "is_transient", "decoded", "StepView"]
 
-#: Texts of the failures a service sends for a passing condition (a server error, a timeout, a
-#: rate limit): worth the same call again, unlike a refusal of the arguments. A status code is a
-#: word of its own, so an id that holds its digits ("no customer 'C-42931'") is no rate limit.
-_TRANSIENT = re.compile(r"\b(?:503|429)\b|service unavailable|temporarily unavailable|timed out|timeout|rate limit"
-                        r"|too many requests|try again|retry after")
 
 
 @dataclass(frozen=True)
@@ -63,18 +57,13 @@ def results_of(info: dict[str, Any]) -> list[dict[str, Any]]:
 
 def is_transient(message: dict[str, Any]) -> bool:
     """Whether a tool message reports a failure that a retry may clear (not a refusal)."""
-    text = str(message.get("content", ""))
-    if not text.startswith("[error TOOL_ERROR]"):
-        return False
-    return _TRANSIENT.search(text.lower()) is not None
+    return transient(str(message.get("content", "")))
 
 
 def decoded(message: dict[str, Any]) -> Any:
     """A tool message's content as JSON, or its text when it is not JSON (an error)."""
-    try:
-        return json.loads(message.get("content", ""))
-    except (TypeError, json.JSONDecodeError):
-        return message.get("content", "")
+    result = ToolResult.of(message)
+    return result.text if result.data is None else result.data
 
 
 @dataclass

@@ -28,7 +28,8 @@ from typing import Any, Callable
 
 from agentgym.agents.base import Agent
 from agentgym.agents.heuristic import HeuristicAgent
-from agentgym.agents.strategies.dialog import parse_brief_vocab
+from agentgym.agents.strategies.dialog import DAYS, SLOTS
+from agentgym.agents.transcript import EMAIL, SENTENCE_BREAK, BriefVocabulary, brief_of
 from agentgym.agents.turns import Call, StepView, action_of, calls_of, decoded, is_transient, results_of
 from agentgym.core.seeding import fast_stream
 
@@ -113,7 +114,6 @@ def _rewrite_user(info: dict[str, Any], edit: Callable[[str], str]) -> dict[str,
     return {**info, "messages": out}
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def _words(values: Any) -> re.Pattern[str] | None:
@@ -129,14 +129,11 @@ def _words(values: Any) -> re.Pattern[str] | None:
 #: rating, amenity, time) and the tool-use request details (currency, duration, email, severity).
 CONSTRAINT_KINDS = ("category", "area", "price", "rating", "amenity", "time", "currency", "duration", "email",
                     "severity")
-_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_SLOTS = ("morning", "afternoon", "evening")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _PRICE_CUE = re.compile(r"budget|price|spend|cost|pay|cheap|expensive|afford|at most|up to|above|under",
                         re.IGNORECASE)
 _RATING_CUE = re.compile(r"rat(?:ed|ing)|stars?", re.IGNORECASE)
 _DURATION = re.compile(r"\b\d+(?:-|\s)?(?:minutes?|mins?|hours?|h)\b", re.IGNORECASE)
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _SEVERITY = re.compile(r"\bsev\s*[123]\b", re.IGNORECASE)
 _CURRENCIES = re.compile(r"Currencies: ([A-Z]{3}(?:, [A-Z]{3})*)")
 
@@ -162,7 +159,7 @@ class ConstraintDropper(_Wrapper):
         return {"kind": self.kind}
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
-        brief = next((m["content"] for m in info.get("messages", ()) if m.get("role") == "system"), "")
+        brief = brief_of(info.get("messages", ()))
         self._cut = _cutter(self.kind, brief)
         super().reset(obs, info)
 
@@ -172,18 +169,18 @@ class ConstraintDropper(_Wrapper):
 
 def _cutter(kind: str, brief: str) -> Callable[[str], str]:
     """The edit that removes statements of `kind` from a user message (the brief gives the vocabulary)."""
-    vocab = parse_brief_vocab(brief)
+    vocab = BriefVocabulary.of(brief).lists()
     if kind in ("category", "area", "amenity"):
         pattern = _words(vocab[kind])
     elif kind == "time":
-        pattern = _words(_DAYS + _SLOTS)
+        pattern = _words(DAYS + SLOTS)
     elif kind == "currency":
         found = _CURRENCIES.search(brief)
         pattern = _words(found.group(1).split(", ") if found else ())
     elif kind == "duration":
         pattern = _DURATION
     elif kind == "email":
-        pattern = _EMAIL
+        pattern = EMAIL
     elif kind == "severity":
         pattern = _SEVERITY
     else:  # price, rating: the numbers of the sentences that state one
@@ -191,7 +188,7 @@ def _cutter(kind: str, brief: str) -> Callable[[str], str]:
         other = _RATING_CUE if kind == "price" else _PRICE_CUE
 
         def cut_numbers(text: str) -> str:
-            parts = _SENTENCE.split(text)
+            parts = SENTENCE_BREAK.split(text)
             return " ".join(_NUMBER.sub("", p) if cue.search(p) and not other.search(p) else p for p in parts)
         return cut_numbers
     if pattern is None:
@@ -248,7 +245,7 @@ class GoalForgetter(_Wrapper):
             return _rewrite_user(info, revert)
 
         def ignore(text: str) -> str:
-            kept = [s for s in _SENTENCE.split(text) if not pattern.search(s) and "instead" not in s.lower()
+            kept = [s for s in SENTENCE_BREAK.split(text) if not pattern.search(s) and "instead" not in s.lower()
                     and "change the booking" not in s.lower()]
             return " ".join(kept) or "Okay."
         return _rewrite_user(info, ignore)

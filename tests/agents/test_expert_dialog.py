@@ -17,8 +17,9 @@ import pytest
 
 from agentgym.agents import make_agent
 from agentgym.agents.expert import ExpertAgent
-from agentgym.agents.experts.booking_words import Vocab, hear
+from agentgym.agents.experts.booking_words import hear
 from agentgym.agents.experts.dialog import DialogExpert, ask_for
+from agentgym.agents.transcript import BriefVocabulary
 from agentgym.agents.turns import calls_of
 from agentgym.envs.dialog.domain import load_domains
 from agentgym.envs.dialog.tasks import brief_for
@@ -74,7 +75,7 @@ def test_under_medium_noise_it_still_succeeds(split: str) -> None:
 @pytest.mark.parametrize("name", DOMAINS)
 def test_its_questions_ask_exactly_the_slots_they_name(name: str) -> None:
     dom = load_domains()[name]
-    vocab = Vocab.of(brief_for(dom))
+    vocab = BriefVocabulary.of(brief_for(dom))
     read = understanding(dom).read
     slots = ("category", "area", "price", "rating", "amenity", "time")
     for k in range(1, len(slots) + 1):
@@ -86,14 +87,14 @@ def test_its_questions_ask_exactly_the_slots_they_name(name: str) -> None:
 @pytest.mark.parametrize("name", DOMAINS)
 def test_it_reads_the_brief(name: str) -> None:
     dom = load_domains()[name]
-    vocab = Vocab.of(brief_for(dom))
+    vocab = BriefVocabulary.of(brief_for(dom))
     assert vocab.noun == dom.noun and vocab.label == dom.category_label
     assert vocab.categories == dom.categories and vocab.areas == dom.areas and vocab.amenities == dom.amenities
     assert vocab.prices == (dom.price_min, dom.price_max) and vocab.ratings == (3.0, 5.0)
 
 
 def test_it_reads_needs_verdicts_and_requests_in_the_users_words() -> None:
-    vocab = Vocab.of(brief_for(load_domains()["stays"]))
+    vocab = BriefVocabulary.of(brief_for(load_domains()["stays"]))
     events = hear("The type should be boutique hotel. It should be in Old Town. It should be rated at least 3.5. "
                   "Nothing above 120 EUR per night, please. I'd like it to include breakfast. "
                   "I'm arriving on Friday, in the evening.", vocab, []).events

@@ -16,13 +16,14 @@ import pytest
 import agentgym  # noqa: F401
 from agentgym.agents import make_agent
 from agentgym.agents.experts.briefs import section
-from agentgym.agents.experts.casefile import Blocked, CaseFile, Move, Read, passing
+from agentgym.agents.experts.casefile import Blocked, CaseFile, Move, Read
 from agentgym.agents.experts.tooluse import ToolUseExpert
 from agentgym.agents.experts.tooluse_playbooks.calendar import CalendarPlaybook, works
 from agentgym.agents.experts.tooluse_playbooks.ops import _wants_rollback
 from agentgym.agents.experts.tooluse_playbooks.orders import _variant_asked, _variant_named
 from agentgym.agents.experts.votes import vote
 from agentgym.agents.experts.words import has_phrase, has_word, near
+from agentgym.agents.transcript import transient
 from agentgym.agents.turns import Call
 from agentgym.eval.episode import agent_view, run_episode
 
@@ -224,10 +225,10 @@ def test_the_case_file_reads_back_a_failed_write_and_never_resends_a_refused_one
 
 
 def test_a_passing_failure_is_told_from_a_refusal_quoting_an_id() -> None:
-    assert passing("[error TOOL_ERROR] get_order: 429 Too Many Requests: rate limit exceeded, retry after 2 s")
-    assert passing("[error TOOL_ERROR] book_meeting: the request timed out after 30 s without a response")
-    assert not passing("[error TOOL_ERROR] no customer with id 'C-42931'")  # 429 inside an id
-    assert not passing("[error TOOL_ERROR] no order with id 'O-50312'")
+    assert transient("[error TOOL_ERROR] get_order: 429 Too Many Requests: rate limit exceeded, retry after 2 s")
+    assert transient("[error TOOL_ERROR] book_meeting: the request timed out after 30 s without a response")
+    assert not transient("[error TOOL_ERROR] no customer with id 'C-42931'")  # 429 inside an id
+    assert not transient("[error TOOL_ERROR] no order with id 'O-50312'")
 
 
 def test_the_brief_of_a_session_is_read_by_area() -> None:

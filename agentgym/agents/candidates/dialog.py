@@ -9,18 +9,17 @@ strategy does (`agentgym.agents.strategies.dialog.heard_facts`).
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Any
 
-from agentgym.agents.candidates.base import PLAIN_REPLIES, CandidateBuilder, decode_json
+from agentgym.agents.candidates.base import PLAIN_REPLIES, CandidateBuilder
 from agentgym.agents.strategies.dialog import heard_facts
+from agentgym.agents.transcript import BriefVocabulary, brief_of, tool_results, user_texts
 from agentgym.core.protocol import parse_action
 from agentgym.core.render import call_text
 
 __all__ = ["DialogCandidates"]
 
 
-_LIST_LINE = re.compile(r"^(Known [^:]+|Areas|Amenities):\s*(.+?)\.?$", re.M)
 #: A clarifying question per lexicon slot; `{label}` is the domain's category word.
 _SLOT_QUESTIONS = {
     "category": "Which {label} would you like?",
@@ -36,21 +35,6 @@ _SLOT_QUESTIONS = {
 _STILL_FITS = "Yes, I checked: the booking still meets everything you need, including that."
 
 
-def _vocab(brief: str) -> tuple[str, dict[str, list[str]]]:
-    """The category word and the lists a dialog brief shows: categories, areas, amenities."""
-    label = "type"
-    vocab: dict[str, list[str]] = {"category": [], "area": [], "amenity": []}
-    for head, values in _LIST_LINE.findall(brief):
-        if head.startswith("Known "):
-            word = head[len("Known "):].strip()
-            label = word[:-1] if word.endswith("s") else word
-            key = "category"
-        else:
-            key = "area" if head == "Areas" else "amenity"
-        vocab[key] = [v.strip() for v in values.split(",") if v.strip()]
-    return label, vocab
-
-
 class DialogCandidates(CandidateBuilder):
     """Candidates for the dialog family: questions, searches, and actions on seen places."""
 
@@ -59,8 +43,9 @@ class DialogCandidates(CandidateBuilder):
     def _start(self, view: dict[str, Any]) -> None:
         from agentgym.envs.dialog.domain import load_lexicon  # public package data
 
-        brief = next((m["content"] for m in view.get("messages", ()) if m.get("role") == "system"), "")
-        self._label, self._vocab = _vocab(brief)
+        vocab = BriefVocabulary.of(brief_of(view.get("messages", ())))
+        self._label = vocab.label or "type"
+        self._vocab = vocab.lists()
         self._slots = tuple(load_lexicon().slots)
         self._needs: dict[str, Any] = {}
         self._amenities: list[str] = []
@@ -82,13 +67,11 @@ class DialogCandidates(CandidateBuilder):
                 self._search = dict(c.arguments)
 
     def _observe(self, messages: Any) -> None:
-        for m in messages:
-            role, content = m.get("role"), m.get("content") or ""
-            if role == "user" and not content.startswith("[error"):
-                self._hear(content)
-                self._asked_back = "still work" in content
-            elif role == "tool":
-                self._result(m.get("name", ""), decode_json(content))
+        for text in user_texts(messages):
+            self._hear(text)
+            self._asked_back = "still work" in text
+        for result in tool_results(messages):
+            self._result(result.name, result.data)
 
     def _hear(self, text: str) -> None:
         for name, value in heard_facts(text, self._vocab):

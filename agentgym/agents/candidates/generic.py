@@ -7,38 +7,30 @@ plain replies.
 from __future__ import annotations
 
 import itertools
-import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from agentgym.agents.candidates.base import PLAIN_REPLIES, CandidateBuilder, decode_json
-from agentgym.agents.transcript import item_key
+from agentgym.agents.candidates.base import PLAIN_REPLIES, CandidateBuilder
+from agentgym.agents.transcript import (
+    ANY_ID,
+    DATE,
+    EMAIL,
+    NAME,
+    NUMBER,
+    QUOTED,
+    TIME,
+    decode_json,
+    item_key,
+    path_key,
+    result_values,
+    value_check,
+)
 from agentgym.core.render import call_text
 
 __all__ = ["GenericCandidates"]
 
 
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-_TIME = re.compile(r"\b\d{2}:\d{2}\b")
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
-_IDISH = re.compile(r"\b(?:[A-Z]{1,5}-\d{2,}|[a-z]+_\d{2,})\b")
-_NUMBER = re.compile(r"(?<![\w.-])\d+(?:\.\d+)?(?![\w-])")
-_QUOTED = re.compile(r"\"([^\"]{1,80})\"")
-_PHRASE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
-
-
-def _fits(value: Any, schema: Mapping[str, Any]) -> bool:
-    kind = schema.get("type")
-    if "enum" in schema:
-        return value in schema["enum"]
-    if kind == "string":
-        return isinstance(value, str) and len(value) <= int(schema.get("maxLength", 10_000))
-    if kind == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    return kind is None
+#: The schema of an array's items when it gives none: any value.
+_ANY_VALUE: Mapping[str, Any] = {}
 
 
 class GenericCandidates(CandidateBuilder):
@@ -53,6 +45,15 @@ class GenericCandidates(CandidateBuilder):
         self._by_key: dict[str, list[Any]] = {}
         #: Text pattern kind -> values found in messages, most recent first.
         self._texts: dict[str, list[Any]] = {k: [] for k in ("date", "time", "email", "id", "number", "phrase")}
+        #: Schema (by identity: the tools' own, held for the episode) -> its value check.
+        self._checks: dict[int, Callable[[Any], bool]] = {}
+
+    def _check(self, schema: Mapping[str, Any]) -> Callable[[Any], bool]:
+        """`value_check` of a schema of this episode's tools, compiled once."""
+        check = self._checks.get(id(schema))
+        if check is None:
+            check = self._checks[id(schema)] = value_check(schema)
+        return check
 
     @staticmethod
     def _push(bucket: list[Any], value: Any, limit: int = 32) -> None:
@@ -61,27 +62,17 @@ class GenericCandidates(CandidateBuilder):
         bucket.insert(0, value)
         del bucket[limit:]
 
-    def _walk(self, key: str | None, value: Any) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                self._walk(str(k), v)
-        elif isinstance(value, list):
-            for v in value[:64]:
-                self._walk(item_key(key) if key else None, v)
-        elif key is not None and isinstance(value, (str, int, float, bool)):
-            self._push(self._by_key.setdefault(key, []), value)
-
     def _scan(self, text: str, role: str) -> None:
-        for kind, pattern in (("date", _DATE), ("time", _TIME), ("email", _EMAIL), ("id", _IDISH)):
+        for kind, pattern in (("date", DATE), ("time", TIME), ("email", EMAIL), ("id", ANY_ID)):
             for v in pattern.findall(text):
                 self._push(self._texts[kind], v)
         # Numbers and phrases of a JSON result are already under their keys; the brief's
         # quoted phrases are its own examples, not the user's words.
         if role != "user":
             return
-        for v in _NUMBER.findall(text):
+        for v in NUMBER.findall(text):
             self._push(self._texts["number"], float(v) if "." in v else int(v))
-        for v in _QUOTED.findall(text) + _PHRASE.findall(text):
+        for v in QUOTED.findall(text) + NAME.findall(text):
             self._push(self._texts["phrase"], v)
 
     def _observe(self, messages: Any) -> None:
@@ -89,9 +80,10 @@ class GenericCandidates(CandidateBuilder):
             content = m.get("content") or ""
             role = m.get("role", "")
             if role == "tool":
-                decoded = decode_json(content)
-                if decoded is not None:
-                    self._walk(None, decoded)
+                for path, value in result_values(decode_json(content)):
+                    key = path_key(path)
+                    if key is not None:
+                        self._push(self._by_key.setdefault(key, []), value)
             self._scan(content, role)
 
     def _values(self, name: str, schema: Mapping[str, Any]) -> list[Any]:
@@ -99,8 +91,8 @@ class GenericCandidates(CandidateBuilder):
         if "enum" in schema:
             return list(schema["enum"])[:k]
         if schema.get("type") == "array":
-            item = schema.get("items", {})
-            pool = [v for v in self._key_values(item_key(name)) if _fits(v, item)]
+            fits = self._check(schema.get("items", _ANY_VALUE))
+            pool = [v for v in self._key_values(item_key(name)) if fits(v)]
             return [pool[: int(schema.get("maxItems", 8))]] if pool else []
         pool = self._key_values(name)
         lowered = name.lower()
@@ -116,9 +108,10 @@ class GenericCandidates(CandidateBuilder):
                 pool += self._texts["phrase"]
             elif schema.get("type") == "boolean":
                 pool += [True, False]
+        fits = self._check(schema)
         out: list[Any] = []
         for v in pool:
-            if _fits(v, schema) and v not in out:
+            if fits(v) and v not in out:
                 out.append(v)
         return out[:k]
 

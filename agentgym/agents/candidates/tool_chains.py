@@ -35,10 +35,27 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from agentgym.agents.candidates.base import decode_json
-from agentgym.agents.transcript import key_stem
+from agentgym.agents.transcript import (
+    DATE,
+    EMAIL,
+    ID,
+    MONTH_ISO,
+    MONTH_NAME,
+    MONTHS,
+    NAME,
+    QUOTED,
+    TIME,
+    YEAR,
+    ResultRecord,
+    answer_calls,
+    key_stem,
+    result_records,
+    transient,
+    user_texts,
+    value_check,
+)
 from agentgym.core.protocol import parse_action
 from agentgym.core.render import call_text
 from agentgym.users.understanding.words import singular
@@ -53,24 +70,10 @@ CHAIN_REPLIES = (
     "Done. Is there anything else you need?",
 )
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_MONTH_ISO = re.compile(r"\b(\d{4})-(\d{2})\b(?!-)")
-_MONTH_NAME = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b", re.I)
-_YEAR = re.compile(r"\b(20\d{2})\b")
-_TIME = re.compile(r"\b([01]\d|2[0-3]):([0-5]\d)\b")
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b", re.I)
-_ID = re.compile(r"\b[A-Z]{1,5}-\d{2,}\b")
-_QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{1,80})[\"\u201d]")
-_NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
-_NUMBER = re.compile(r"(?<![\w.:-])(\d+(?:\.\d+)?)(?![\w:-]|\.\d)")
 _UNIT_NUMBER = re.compile(r"(\d+(?:\.\d+)?)[\s-]*([a-z]+)")
 _FOR_PHRASE = re.compile(r"\bfor (?:the |a |an )?([\w][\w '-]{0,40}?)(?: variant| version| one| instead)?(?=[.?!,;]|$)",
                          re.I)
 _LOWER_WORD = re.compile(r"(?<![\w-])[a-z][a-z0-9_-]{2,}(?![\w-])")
-#: How an error that a retry may clear reads (a server error, a timeout, a rate limit).
-_TRANSIENT = re.compile(r"temporar|timed? ?out|retry|rate limit|unavailable|try again|\b(?:429|502|503|504)\b", re.I)
 _PREPOSITION = re.compile(r"\b(?:to|for|from|on|of|with|by|in)\s+(?:the\s+|a\s+|an\s+)?([a-z][a-z0-9_-]+)")
 #: Function words never taken for a value named in free text.
 _STOP = frozenset("""a an the and or but if then than to for from on of with by in at as is are was were be been
@@ -109,23 +112,6 @@ def kindred(s: str) -> tuple[str, ...]:
     return next((group for group in _KINDRED if s in group), (s,))
 
 
-def _fits(value: Any, schema: Mapping[str, Any]) -> bool:
-    if "enum" in schema:
-        return value in schema["enum"]
-    kind = schema.get("type")
-    kinds = kind if isinstance(kind, list) else [kind]
-    if "string" in kinds and isinstance(value, str):
-        return len(value) <= int(schema.get("maxLength", 10_000))
-    if "integer" in kinds and isinstance(value, int) and not isinstance(value, bool):
-        return True
-    if "number" in kinds and isinstance(value, (int, float)) and not isinstance(value, bool):
-        lo, hi = schema.get("minimum"), schema.get("maximum")
-        return (lo is None or value >= lo) and (hi is None or value <= hi)
-    if "boolean" in kinds:
-        return isinstance(value, bool)
-    return kind is None
-
-
 def _kind(schema: Mapping[str, Any]) -> str:
     kind = schema.get("type")
     kinds = [k for k in (kind if isinstance(kind, list) else [kind]) if k != "null"]
@@ -133,8 +119,8 @@ def _kind(schema: Mapping[str, Any]) -> str:
 
 
 @dataclass(slots=True)
-class Record:
-    """A dict in a tool result: its scalar fields (with its parents' scalars under it) and where
+class IndexedRecord:
+    """A dict in a tool result, indexed by stem: its scalar fields (with its parents' scalars under it) and where
     it sat (the list it is an item of, its index)."""
 
     step: int
@@ -173,7 +159,7 @@ class Listing:
 
     step: int
     key: str
-    records: list[Record]
+    records: list[IndexedRecord]
 
 
 @dataclass(slots=True)
@@ -188,10 +174,15 @@ class Arg:
     kind: str = ""
     #: The words of the name (``duration_minutes`` -> duration, minutes).
     words: frozenset[str] = frozenset()
+    #: Whether a value fits its schema, and (an array) whether an item fits its items' schema.
+    fits: Callable[[Any], bool] = field(default=lambda value: True, repr=False)
+    item_fits: Callable[[Any], bool] = field(default=lambda value: True, repr=False)
 
     def __post_init__(self) -> None:
         self.kind = _kind(self.schema)
         self.words = frozenset(self.name.lower().split("_"))
+        self.fits = value_check(self.schema)
+        self.item_fits = value_check(self.schema.get("items") or {})
 
 
 @dataclass(slots=True)
@@ -255,7 +246,7 @@ class ToolChainCandidates:
         #: When each (stem, value) was last seen: a counter over the episode.
         self.seen_at: dict[tuple[str, str], int] = {}
         self._clock = 0
-        self.records: list[Record] = []
+        self.records: list[IndexedRecord] = []
         self.listings: list[Listing] = []
         #: Words of the free text of the latest tool result that could name a thing, those right
         #: after a preposition first (``waiting for billing``, ``email returned 500``).
@@ -267,7 +258,7 @@ class ToolChainCandidates:
         #: text): never offered again. A call that failed transiently (a timeout) may be.
         self.done: set[str] = set()
         self._pending: list[tuple[str, dict[str, Any]]] = []
-        self._years = _YEAR.findall(brief)
+        self._years = YEAR.findall(brief)
         #: What building computes from the transcript, kept until the next message arrives.
         self._memo: dict[Any, Any] = {}
 
@@ -281,32 +272,23 @@ class ToolChainCandidates:
         """Fold in new chat messages: the user's words, tool results (matched to the calls)."""
         self.step += 1
         self._memo = {}
-        pending = list(self._pending)
+        results = answer_calls(list(self._pending), messages)
         self._pending = []
-        tool_msgs = [m for m in messages if m.get("role") == "tool"]
-        if tool_msgs:
+        if results:
             self.result_named, self.result_words = [], []
-        for m in messages:
-            role, content = m.get("role"), m.get("content") or ""
-            if role == "user" and not content.startswith("[error"):
-                self.user_text.append(content)
-            elif role == "tool":
-                name = m.get("name", "")
-                i = next((j for j, (n, _) in enumerate(pending) if n == name), None)
-                call = pending.pop(i) if i is not None else None
-                result = decode_json(content)
-                if call is not None:
-                    failed = content.startswith("[error")
-                    self._called(call[0], call[1], None if failed else result)
-                    if failed and not _TRANSIENT.search(content):
-                        self.done.add(call_text(call[0], **call[1]))
-                if isinstance(result, (dict, list)):
-                    self._result(result, name)
-                elif content.startswith("[error"):
-                    # A refusal may name what would work ("can be swapped to black").
-                    for w in _PREPOSITION.findall(content.split("]", 1)[-1]):
-                        if w not in _STOP and w not in self.result_named:
-                            self.result_named.append(w)
+        self.user_text += user_texts(messages)
+        for res in results:
+            if res.call is not None:
+                self._called(res.call[0], res.call[1], None if res.failed else res.data)
+                if res.failed and not transient(res.text):
+                    self.done.add(call_text(res.call[0], **res.call[1]))
+            if isinstance(res.data, (dict, list)):
+                self._result(res.data, res.name)
+            elif res.failed:
+                # A refusal may name what would work ("can be swapped to black").
+                for w in _PREPOSITION.findall(res.text.split("]", 1)[-1]):
+                    if w not in _STOP and w not in self.result_named:
+                        self.result_named.append(w)
 
     def _called(self, name: str, args: dict[str, Any], result: Any) -> None:
         for key, value in args.items():
@@ -333,7 +315,7 @@ class ToolChainCandidates:
                 if isinstance(v, (int, float, str)) and not isinstance(v, bool):
                     best.derived.setdefault(key_stem(k), v)
 
-    def _records_in_order(self, recs: list[Record]) -> None:
+    def _records_in_order(self, recs: list[IndexedRecord]) -> None:
         """Know a listing's fields so that its last and first items come first (a list's ends are
         what chains take: the latest deploy, the earliest free slot)."""
         for rec in _ends_last(recs):
@@ -342,40 +324,32 @@ class ToolChainCandidates:
                 if not isinstance(v, bool):
                     self._know(key_stem(k), v)
 
-    def _result(self, result: Any, tool: str, parent: Mapping[str, Any] | None = None,
-                list_key: str = "", index: int = -1, depth: int = 0) -> Record | None:
-        if depth > 4:
-            return None
-        if isinstance(result, list):
-            recs = [self._result(x, tool, parent, list_key, i, depth + 1) for i, x in enumerate(result[:64])]
-            recs_ = [r for r in recs if r is not None]
-            if recs_:
-                self.listings.insert(0, Listing(self.step, list_key, recs_))
+    def _result(self, data: Any, tool: str) -> None:
+        """Know a result's records and lists: each record's fields as it comes, each list's
+        records again in the order chains take them once the list is complete."""
+        indexed: dict[int, IndexedRecord] = {}
+        for part in result_records(data):
+            if isinstance(part, ResultRecord):
+                for k, v in part.own.items():
+                    if not isinstance(v, bool):
+                        self._know(key_stem(k), v)
+                    if isinstance(v, str) and " " in v:
+                        self._free_text(v)
+                rec = indexed[id(part)] = IndexedRecord(self.step, {**part.inherited, **part.own}, tuple(part.own),
+                                                        tool, part.list_key, part.index)
+                self.records.append(rec)
+                del self.records[:-128]
+                continue
+            recs = [indexed[id(r)] for r in part.records]
+            if recs:
+                self.listings.insert(0, Listing(self.step, part.key, recs))
                 del self.listings[16:]
-                self._records_in_order(recs_)
-            scalars = [x for x in result[:64] if isinstance(x, (str, int, float)) and not isinstance(x, bool)]
-            for x in _ends_last(scalars):
-                self._know(key_stem(list_key), x)
-            for x in scalars:
+                self._records_in_order(recs)
+            for x in _ends_last(part.scalars):
+                self._know(key_stem(part.key), x)
+            for x in part.scalars:
                 if isinstance(x, str):
                     self._free_text(x)
-            return None
-        if not isinstance(result, dict):
-            return None
-        scalars = {k: v for k, v in result.items() if isinstance(v, (str, int, float, bool)) and v is not None}
-        for k, v in scalars.items():
-            if not isinstance(v, bool):
-                self._know(key_stem(k), v)
-            if isinstance(v, str) and " " in v:
-                self._free_text(v)
-        inherited = {k: v for k, v in (parent or {}).items() if k not in scalars}
-        rec = Record(self.step, {**inherited, **scalars}, tuple(scalars), tool, list_key, index)
-        self.records.append(rec)
-        del self.records[:-128]
-        for k, v in result.items():
-            if isinstance(v, (list, dict)):
-                self._result(v, tool, rec.fields, k, -1, depth + 1)
-        return rec
 
     def _know(self, s: str, value: Any) -> None:
         _push(self.by_stem.setdefault(s, []), value, limit=64)
@@ -412,19 +386,19 @@ class ToolChainCandidates:
         if hit is not None:
             return hit
         said = self._said()
-        years = _YEAR.findall(said) or self._years
-        months = [f"{y}-{m}" for y, m in _MONTH_ISO.findall(said)]
-        for mname in _MONTH_NAME.findall(said):
-            number = _MONTHS.index(mname.lower()) + 1
+        years = YEAR.findall(said) or self._years
+        months = [f"{y}-{m}" for y, m in MONTH_ISO.findall(said)]
+        for mname in MONTH_NAME.findall(said):
+            number = MONTHS.index(mname.lower()) + 1
             months += [f"{y}-{number:02d}" for y in dict.fromkeys(years)]
         facts = {
-            "date": ["-".join(m) for m in _DATE.findall(said)],
+            "date": DATE.findall(said),
             "month": months,
-            "time": [f"{h}:{m}" for h, m in _TIME.findall(said)],
-            "email": [e.rstrip(".") for e in _EMAIL.findall(said)],
-            "id": _ID.findall(said) + _ID.findall(self.brief),
-            "quoted": _QUOTED.findall(said),
-            "name": _NAME.findall(re.sub(r"[\"\u201c][^\"\u201d]*[\"\u201d]", "", said)),
+            "time": TIME.findall(said),
+            "email": [e.rstrip(".") for e in EMAIL.findall(said)],
+            "id": ID.findall(said) + ID.findall(self.brief),
+            "quoted": QUOTED.findall(said),
+            "name": NAME.findall(re.sub(r"[\"\u201c][^\"\u201d]*[\"\u201d]", "", said)),
             "unit": _UNIT_NUMBER.findall(said.lower()),
             "for": [p.strip() for p in _FOR_PHRASE.findall(said)],
         }
@@ -463,7 +437,7 @@ class ToolChainCandidates:
     def _ids_for(self, s: str, ids: list[str]) -> list[str]:
         """The ids of `ids` that can be this stem's: with the prefix of its known ids, else with
         a prefix that abbreviates it (``O-`` an order, ``INC-`` an incident), else any."""
-        prefixes = {v.split("-")[0] for v in self.by_stem.get(s, ()) if isinstance(v, str) and _ID.fullmatch(v)}
+        prefixes = {v.split("-")[0] for v in self.by_stem.get(s, ()) if isinstance(v, str) and ID.fullmatch(v)}
         if prefixes:
             return [i for i in ids if i.split("-")[0] in prefixes]
         short = [i for i in ids if _abbreviates(i.split("-")[0].lower(), s)]
@@ -526,7 +500,7 @@ class ToolChainCandidates:
                 pool += self._latest_numbers()
         out: list[Any] = []
         for v in pool:
-            if v not in out and _fits(v, schema):
+            if v not in out and arg.fits(v):
                 out.append(v)
         return out[:limit]
 
@@ -573,7 +547,6 @@ class ToolChainCandidates:
         """Candidate values of an array argument (see the module docstring), in this order: over
         the latest listing of several records (the selected ones first, derived values first),
         arrays given in earlier calls, every id of the stem's kind, then over other listings."""
-        item = arg.schema.get("items") or {}
         s = arg.stem
         latest: list[list[Any]] = []
         others: list[list[Any]] = []
@@ -589,12 +562,12 @@ class ToolChainCandidates:
                 raw = [self._field(r, s) for r in group]
                 derived = [r.derived.get(s, self._field(r, s)) for r in group]
                 for values in (derived, raw):
-                    values = [v for v in values if v is not None and _fits(v, item)]
+                    values = [v for v in values if v is not None and arg.item_fits(v)]
                     if values and all(_is_id("", v) for v in values):
                         values = list(dict.fromkeys(values))  # an id once; equal amounts stay
                     if values:
                         bucket.append(values)
-        given = [list(value) for _, value in self.arrays if value and all(_fits(v, item) for v in value)]
+        given = [list(value) for _, value in self.arrays if value and all(arg.item_fits(v) for v in value)]
         ids = self._ids_like(s)
         out: list[list[Any]] = []
         for values in latest + given + ([ids] if ids else []) + others:
@@ -604,18 +577,18 @@ class ToolChainCandidates:
 
     def _ids_like(self, s: str) -> list[str]:
         """Every id with the prefix of this stem's known ids, brief first, each look-up's first."""
-        known = [v for v in self.by_stem.get(s, ()) if isinstance(v, str) and _ID.fullmatch(v)]
+        known = [v for v in self.by_stem.get(s, ()) if isinstance(v, str) and ID.fullmatch(v)]
         if not known:
             return []
         prefix = known[0].split("-")[0] + "-"
-        out = [i for i in _ID.findall(self.brief) if i.startswith(prefix)]
+        out = [i for i in ID.findall(self.brief) if i.startswith(prefix)]
         for listing in reversed(self.listings):
             first = listing.records[0] if listing.records else None
             if first is not None:
                 out += [v for k, v in first.fields.items() if k in first.own and key_stem(k) == s and isinstance(v, str)]
         return list(dict.fromkeys(out))
 
-    def _selected(self, records: list[Record]) -> list[Record] | None:
+    def _selected(self, records: list[IndexedRecord]) -> list[IndexedRecord] | None:
         """The records the user's words select by a field value (the ``approved`` expenses), or
         None. A field selects when its values split the records and the user names exactly one
         of them; a value some tool takes as an enum argument (a currency to pay in) is the
@@ -633,7 +606,7 @@ class ToolChainCandidates:
         return None
 
     @staticmethod
-    def _field(rec: Record, s: str) -> Any:
+    def _field(rec: IndexedRecord, s: str) -> Any:
         """The record's own field of stem `s` (a set is over the records' own values: the busy
         times of one person do not make a list of that person)."""
         for k in rec.own:
@@ -642,7 +615,7 @@ class ToolChainCandidates:
         return None
 
     # ------------------------------------------------------------------ calls
-    def _bind(self, tool: Tool, rec: Record) -> dict[str, Any] | None:
+    def _bind(self, tool: Tool, rec: IndexedRecord) -> dict[str, Any] | None:
         """The arguments `rec` fills, or None when it fills none from its own fields.
 
         An argument takes the record's field of its stem (its own name first, the record's own
@@ -661,7 +634,7 @@ class ToolChainCandidates:
             if arg.name in keys:
                 keys = [arg.name, *(k for k in keys if k != arg.name)]
             for k in keys:
-                if _fits(rec.fields[k], arg.schema):
+                if arg.fits(rec.fields[k]):
                     bound[arg.name] = rec.fields[k]
                     keys_used.add(k)
                     stems_bound.add(arg.stem)
@@ -669,7 +642,7 @@ class ToolChainCandidates:
         for arg in tool.args:
             if arg.required and arg.name not in bound and arg.kind in ("number", "integer") and "enum" not in arg.schema:
                 nums = [k for k in rec.own if k not in keys_used and isinstance(rec.fields[k], (int, float))
-                        and not isinstance(rec.fields[k], bool) and _fits(rec.fields[k], arg.schema)]
+                        and not isinstance(rec.fields[k], bool) and arg.fits(rec.fields[k])]
                 if len(nums) == 1:
                     bound[arg.name] = rec.fields[nums[0]]
                     keys_used.add(nums[0])
@@ -806,7 +779,7 @@ class ToolChainCandidates:
             out += fresh[: self.calls_per_tool]
         return out
 
-    def _selection(self) -> tuple[list[Record], list[Record]] | None:
+    def _selection(self) -> tuple[list[IndexedRecord], list[IndexedRecord]] | None:
         """The latest listing and the records of it the user's words select, if they do."""
         for listing in self.listings[:1]:
             chosen = self._selected(listing.records)
@@ -862,7 +835,7 @@ def _abbreviates(prefix: str, word: str) -> bool:
 
 def _is_id(key: str, value: Any) -> bool:
     """Whether a field holds an id (by its key or by its value's shape)."""
-    return isinstance(value, str) and (key == "id" or key.endswith("_id") or _ID.fullmatch(value) is not None)
+    return isinstance(value, str) and (key == "id" or key.endswith("_id") or ID.fullmatch(value) is not None)
 
 
 def _names_another(name: str) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 from agentgym.agents.candidates.base import CandidateBuilder
 from agentgym.agents.candidates.tool_chains import CHAIN_REPLIES, ToolChainCandidates
+from agentgym.agents.transcript import brief_of
 
 __all__ = ["ToolUseCandidates"]
 
@@ -21,7 +22,7 @@ class ToolUseCandidates(CandidateBuilder):
     family = "tooluse"
 
     def _start(self, view: dict[str, Any]) -> None:
-        brief = next((m["content"] for m in view.get("messages", ()) if m.get("role") == "system"), "")
+        brief = brief_of(view.get("messages", ()))
         self._chain = ToolChainCandidates(self.config.max_entities, self.config.values_per_argument,
                                           self.config.calls_per_tool)
         self._chain.start(view.get("tools", ()), brief)

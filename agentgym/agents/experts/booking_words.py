@@ -1,5 +1,5 @@
-"""Reading a booking dialog as a careful assistant does: the brief's vocabulary, and the user's
-words as needs, verdicts and requests.
+"""Reading a booking dialog as a careful assistant does: the user's words as needs, verdicts and
+requests, in the brief's vocabulary (`agentgym.agents.transcript.BriefVocabulary`).
 
 The brief lists the domain's categories, areas and amenities, and the ranges of prices and
 ratings; the user states a need in a sentence that names one of those values (a price with its
@@ -18,54 +18,15 @@ from typing import Any
 
 from agentgym.agents.experts.words import has_phrase, has_word, sentences, words_of
 from agentgym.agents.strategies.dialog import DAYS, SLOTS, DialogBeliefs, search_arguments
+from agentgym.agents.transcript import BriefVocabulary
 
-__all__ = ["Vocab", "Needs", "Heard", "hear", "DAYS", "SLOTS"]
+__all__ = ["Needs", "Heard", "hear", "DAYS", "SLOTS"]
 
-_LIST = re.compile(r"^(Known (\w+)s|Areas|Amenities):\s*(.+?)\.?$", re.M)
-_NOUN = re.compile(r"find (?:an? )?(.+?) that meets")
-_PRICES = re.compile(r"Prices are in (.+?), from (\d+) to (\d+) in steps of (\d+)")
-_RATINGS = re.compile(r"ratings go from (\d+(?:\.\d+)?) to (\d+(?:\.\d+)?)")
 # A sentence's full stop may follow a number ("rated at least 3.5.").
 _DECIMAL = re.compile(r"(?<![\d.])(\d\.\d)(?!\.?\d)")
 _INTEGER = re.compile(r"(?<![\d.])(\d+)(?!\.?\d)")
 #: A value is read through a slip only when one of its words is at least this long.
 _SLIPPED = 5
-
-
-@dataclass(frozen=True)
-class Vocab:
-    """What the brief says of the domain: its noun, the word for its category and the values
-    of each attribute, the price unit and range, and the rating range."""
-
-    noun: str = "place"
-    label: str = "category"
-    categories: tuple[str, ...] = ()
-    areas: tuple[str, ...] = ()
-    amenities: tuple[str, ...] = ()
-    unit: str = ""
-    prices: tuple[int, int] = (0, 10**9)
-    ratings: tuple[float, float] = (0.0, 5.0)
-
-    @classmethod
-    def of(cls, brief: str) -> Vocab:
-        """The vocabulary a dialog brief (or its section of a session brief) states."""
-        lists: dict[str, tuple[str, ...]] = {}
-        label = "category"
-        for head, singular, values in _LIST.findall(brief):
-            key = "areas" if head == "Areas" else "amenities" if head == "Amenities" else "categories"
-            if key == "categories":
-                label = singular
-            lists[key] = tuple(v.strip() for v in values.split(",") if v.strip())
-        noun = _NOUN.search(brief)
-        prices = _PRICES.search(brief)
-        ratings = _RATINGS.search(brief)
-        return cls(
-            noun=noun.group(1) if noun else "place", label=label,
-            categories=lists.get("categories", ()), areas=lists.get("areas", ()), amenities=lists.get("amenities", ()),
-            unit=prices.group(1) if prices else "",
-            prices=(int(prices.group(2)), int(prices.group(3))) if prices else (0, 10**9),
-            ratings=(float(ratings.group(1)), float(ratings.group(2))) if ratings else (0.0, 5.0),
-        )
 
 
 class Needs(DialogBeliefs):
@@ -137,7 +98,7 @@ def _value(sentence: str, values: tuple[str, ...]) -> list[str]:
     return found
 
 
-def _needs(sentence: str, vocab: Vocab) -> list[tuple[str, Any]]:
+def _needs(sentence: str, vocab: BriefVocabulary) -> list[tuple[str, Any]]:
     """The needs one sentence (place names removed, lower case) states."""
     out: list[tuple[str, Any]] = []
     out += [("category", v) for v in _value(sentence, vocab.categories)]
@@ -159,7 +120,7 @@ def _needs(sentence: str, vocab: Vocab) -> list[tuple[str, Any]]:
     return out
 
 
-def hear(text: str, vocab: Vocab, names: list[str]) -> Heard:
+def hear(text: str, vocab: BriefVocabulary, names: list[str]) -> Heard:
     """Read one user message (see `Heard`); `names` are the names of the places the assistant
     knows, which the user may mention (they are verdicts' subjects, never needs)."""
     heard = Heard()

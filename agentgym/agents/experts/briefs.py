@@ -11,10 +11,11 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
+from agentgym.agents.transcript import DATE
+
 __all__ = ["section", "figure", "today", "now", "year"]
 
 _AREA = re.compile(r"^## Task area \d+: (\w+) / (\w+)\s*$", re.M)
-_ISO_DAY = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 
 
 def section(brief: str, family: str, domain: str) -> str:
@@ -51,5 +52,5 @@ def year(text: str) -> int | None:
     m = re.search(r"\bin (\d{4})\b", text)
     if m:
         return int(m.group(1))
-    day = _ISO_DAY.search(text)
-    return int(day.group(1)[:4]) if day else None
+    day = DATE.search(text)
+    return int(day.group(0)[:4]) if day else None

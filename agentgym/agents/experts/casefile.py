@@ -24,29 +24,19 @@ How the file treats results, as a careful assistant does:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentgym.agents.experts.votes import vote
 from agentgym.agents.turns import Call
 
-__all__ = ["Move", "Blocked", "Halt", "Read", "CaseFile", "key_of", "passing", "MAX_READS"]
+__all__ = ["Move", "Blocked", "Halt", "Read", "CaseFile", "key_of", "MAX_READS"]
 
 #: Results of one read after which the file settles for the likeliest (a read that never
 #: agrees with itself is a tool at fault, not worth the rest of the turn budget).
 MAX_READS = 6
 
 
-#: The texts of a failure a service sends for a passing condition (a server error, a timeout, a
-#: rate limit); status codes only as whole numbers, so an id such as C-42931 is no rate limit.
-_PASSING = re.compile(r"\b(?:503|429)\b|service unavailable|temporarily unavailable|timed out|timeout|rate limit|"
-                      r"too many requests|try again|retry after", re.I)
-
-
-def passing(text: str) -> bool:
-    """Whether a tool message's text reports a failure that the same call may not meet again."""
-    return text.startswith("[error TOOL_ERROR]") and _PASSING.search(text) is not None
 
 
 def key_of(call: Call) -> str:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.agents.experts.booking_words import Vocab, hear
+from agentgym.agents.experts.booking_words import hear
 from agentgym.agents.experts.briefs import section
 from agentgym.agents.experts.casefile import CaseFile, Move, Read
 from agentgym.agents.strategies.crosstask import CrossTaskStrategy
+from agentgym.agents.transcript import BriefVocabulary, brief_of
 from agentgym.agents.turns import Call, action_of, decoded, is_transient, results_of
 
 __all__ = ["CrossTaskExpert", "FollowUpExpert", "Ledger"]
@@ -80,8 +81,8 @@ class FollowUpExpert:
         self._first = True
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
-        brief = next((m["content"] for m in info.get("messages", ()) if m.get("role") == "system"), "")
-        vocab = Vocab.of(section(brief, "dialog", info.get("task", {}).get("domain", "")))
+        brief = brief_of(info.get("messages", ()))
+        vocab = BriefVocabulary.of(section(brief, "dialog", info.get("task", {}).get("domain", "")))
         for m in info.get("messages", ()):
             if m.get("role") == "user":
                 for kind, value in hear(str(m.get("content", "")), vocab, []).events:

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.agents.experts.booking_words import Needs, Vocab, hear
+from agentgym.agents.experts.booking_words import Needs, hear
 from agentgym.agents.experts.briefs import section
 from agentgym.agents.experts.casefile import Blocked, CaseFile, Move, Read, key_of
+from agentgym.agents.transcript import BriefVocabulary, brief_of
 from agentgym.agents.turns import Call, action_of, decoded, is_transient, results_of
 
 __all__ = ["DialogExpert", "ask_for"]
@@ -51,9 +52,9 @@ _BATCH = 10
 _OPEN = 3
 
 
-def ask_for(slots: list[str], vocab: Vocab) -> str:
+def ask_for(slots: list[str], vocab: BriefVocabulary) -> str:
     """One question about every slot of `slots`, in the domain's words."""
-    parts = [_QUESTIONS[s].format(label=vocab.label) for s in slots]
+    parts = [_QUESTIONS[s].format(label=vocab.label or "category") for s in slots]
     if len(parts) == 1:
         return parts[0][0].upper() + parts[0][1:] + "?"
     return f"Happy to help! So I can find the right {vocab.noun}: {', '.join(parts[:-1])}, and {parts[-1]}?"
@@ -67,7 +68,7 @@ class DialogExpert:
 
     def _fresh(self) -> None:
         """Forget everything: a new task."""
-        self.vocab = Vocab()
+        self.vocab = BriefVocabulary()
         self.case = CaseFile()
         self.needs = Needs()
         #: Place id -> name, for every place a tool named.
@@ -105,8 +106,8 @@ class DialogExpert:
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         self._fresh()
         messages = info.get("messages", ())
-        brief = next((m["content"] for m in messages if m.get("role") == "system"), "")
-        self.vocab = Vocab.of(section(brief, "dialog", info.get("task", {}).get("domain", "")))
+        brief = brief_of(messages)
+        self.vocab = BriefVocabulary.of(section(brief, "dialog", info.get("task", {}).get("domain", "")))
         for m in messages:
             if m.get("role") == "user":
                 self._hear(str(m.get("content", "")))

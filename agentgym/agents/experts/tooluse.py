@@ -25,8 +25,9 @@ import json
 import re
 from typing import Any
 
-from agentgym.agents.experts.casefile import Blocked, CaseFile, Halt, Move, passing
+from agentgym.agents.experts.casefile import Blocked, CaseFile, Halt, Move
 from agentgym.agents.experts.tooluse_playbooks import PLAYBOOKS, Playbook
+from agentgym.agents.transcript import brief_of, transient
 from agentgym.agents.turns import Call, action_of, results_of
 
 __all__ = ["ToolUseExpert", "DONE"]
@@ -53,7 +54,7 @@ class ToolUseExpert:
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         messages = info.get("messages", ())
-        brief = next((m["content"] for m in messages if m.get("role") == "system"), "")
+        brief = brief_of(messages)
         request = next((m["content"] for m in messages if m.get("role") == "user"), "")
         domain = info.get("task", {}).get("domain", "")
         make = PLAYBOOKS.get(domain)
@@ -78,10 +79,10 @@ class ToolUseExpert:
         for call, msg in zip(self._sent, results_of(info)):
             content = str(msg.get("content", ""))
             write = call.name in book.writes
-            case.record(call, content, passing(content), write)
+            case.record(call, content, transient(content), write)
             if write and not content.startswith("[error"):
                 wrote = True
-            elif content.startswith("[error TOOL_ERROR]") and not passing(content):
+            elif content.startswith("[error TOOL_ERROR]") and not transient(content):
                 # An id that did not resolve came from a read that may have been wrong: read it again.
                 sent = json.dumps(call.arguments)
                 for value in _QUOTED.findall(content):

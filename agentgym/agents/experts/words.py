@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from agentgym.agents.transcript import SENTENCE_BREAK
+
 __all__ = ["near", "words_of", "has_word", "has_phrase", "sentences"]
 
 _WORD = re.compile(r"[A-Za-z']+")
-_SENTENCE = re.compile(r"(?<=[.?!])\s+")
 #: Words shorter than this are read as they are: a slip in them makes another word.
 _MIN_FUZZY = 4
 
@@ -58,4 +59,4 @@ def has_phrase(text: str, phrase: str) -> bool:
 
 def sentences(text: str) -> list[str]:
     """`text` cut into sentences."""
-    return [s for s in _SENTENCE.split(text.strip()) if s]
+    return [s for s in SENTENCE_BREAK.split(text.strip()) if s]

@@ -12,6 +12,7 @@ from typing import Any
 
 from agentgym.agents.base import call, tool_results
 from agentgym.agents.strategies.dialog import DAYS, SLOTS
+from agentgym.agents.transcript import brief_of
 
 __all__ = ["CrossTaskStrategy", "FollowUpStrategy"]
 
@@ -80,7 +81,7 @@ class CrossTaskStrategy:
         })
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
-        self._brief = next((m["content"] for m in info["messages"] if m["role"] == "system"), "")
+        self._brief = brief_of(info["messages"])
         self._tools = info.get("tools", [])
         self._booking = None
         request = next((m["content"] for m in info["messages"] if m["role"] == "user"), "")

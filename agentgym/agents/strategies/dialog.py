@@ -12,25 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from agentgym.agents.base import call, tool_results
+from agentgym.agents.transcript import SENTENCE_BREAK, BriefVocabulary
 
-__all__ = ["DAYS", "SLOTS", "DialogStrategy", "DialogBeliefs", "parse_brief_vocab", "heard_facts", "update_beliefs", "search_arguments"]
+__all__ = ["DAYS", "SLOTS", "DialogStrategy", "DialogBeliefs", "heard_facts", "update_beliefs", "search_arguments"]
 
 #: The booking days and times of day, in the briefs' words (shared by the booking strategies).
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 SLOTS = ("morning", "afternoon", "evening")
 _PRICE = re.compile(r"(?:at most|above|up to|budget of)\s+(\d+)")
 _RATING = re.compile(r"(?:at least|rating of|below)\s+(\d+(?:\.\d+)?)")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_LIST_LINE = re.compile(r"^(Known [^:]+|Areas|Amenities):\s*(.+?)\.?$", re.M)
-
-
-def parse_brief_vocab(brief: str) -> dict[str, list[str]]:
-    """The vocabulary a dialog brief lists: categories, areas and amenities."""
-    vocab: dict[str, list[str]] = {"category": [], "area": [], "amenity": []}
-    for head, values in _LIST_LINE.findall(brief):
-        key = "area" if head == "Areas" else "amenity" if head == "Amenities" else "category"
-        vocab[key] = [v.strip() for v in values.split(",") if v.strip()]
-    return vocab
 
 
 @dataclass
@@ -58,7 +48,7 @@ def heard_facts(user_text: str, vocab: dict[str, list[str]]) -> Iterator[tuple[s
     replaces an earlier one. `ActionCandidates`' dialog builder reads the user with it too, so
     the heuristic and the candidates it would be offered understand the same words.
     """
-    for sentence in _SENTENCE.split(user_text.lower()):
+    for sentence in SENTENCE_BREAK.split(user_text.lower()):
         if "won't work" in sentence or "not sure what you mean" in sentence:
             continue
         if (v := _longest_match(sentence, vocab["category"])) is not None:
@@ -153,7 +143,7 @@ class DialogStrategy:
         self._reset_state()
         for m in info.get("messages", ()):
             if m["role"] == "system":
-                self._vocab = parse_brief_vocab(m["content"])
+                self._vocab = BriefVocabulary.of(m["content"]).lists()
             elif m["role"] == "user":
                 update_beliefs(self.beliefs, m["content"], self._vocab)
 

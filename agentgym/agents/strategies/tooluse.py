@@ -22,17 +22,13 @@ import json
 import re
 from typing import Any, Callable, Generator
 
+from agentgym.agents.transcript import DATE, EMAIL, FULL_NAME, MONTHS, brief_of, tool_results
 from agentgym.core.render import to_json
 
 __all__ = ["ToolUseStrategy"]
 
 Chain = Generator[str, dict[str, Any], None]
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_NAME = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
-_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _UPSTREAM = re.compile(r"(?:calls to|waiting for|breaker open for) ([a-z]+)|\b([a-z]+) returned \d{3}")
 
 
@@ -41,17 +37,9 @@ def _call(name: str, arguments: dict[str, Any]) -> str:
 
 
 def _result(info: dict[str, Any]) -> Any:
-    """The first tool result of a step, decoded; None when it was an error."""
-    for m in info.get("messages", ()):
-        if m.get("role") == "tool":
-            content = m.get("content", "")
-            if content.startswith("[error"):
-                return None
-            try:
-                return json.loads(content)
-            except json.JSONDecodeError:
-                return None
-    return None
+    """The first tool result of a step, decoded; None when it was an error or is not JSON."""
+    first = next(iter(tool_results(info.get("messages", ()))), None)
+    return None if first is None or first.failed else first.data
 
 
 def _user_text(info: dict[str, Any]) -> str:
@@ -102,7 +90,7 @@ class ToolUseStrategy:
         self._pending: str | None = None
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
-        self.brief = next((m["content"] for m in info.get("messages", ()) if m["role"] == "system"), "")
+        self.brief = brief_of(info.get("messages", ()))
         self.request = next((m["content"] for m in info.get("messages", ()) if m["role"] == "user"), "")
         self._domain = info.get("task", {}).get("domain", "")
         self.changes, self._log, self._sent, self._queue, self._pending = {}, [], None, [], None
@@ -197,7 +185,7 @@ class ToolUseStrategy:
         codes = currencies.group(1).split(", ") if currencies else []
         limit = _number(r"more than ([\d.]+)", self.brief, float("inf"))
         year = re.search(r"in (\d{4})", self.brief)
-        month_no = next((i + 1 for i, m in enumerate(_MONTHS) if m in text.lower()), 1)
+        month_no = next((i + 1 for i, m in enumerate(MONTHS) if m in text.lower()), 1)
         month = f"{year.group(1) if year else '2025'}-{month_no:02d}"
         ccy = self.changes.get("currency") or next((c for c in codes if re.search(rf"\b{c}\b", text)), None)
         if ccy is None:
@@ -207,7 +195,7 @@ class ToolUseStrategy:
         if emp is not None:
             emp_id = emp.group(1)
         else:
-            name = _NAME.search(text)
+            name = FULL_NAME.search(text)
             info = yield _call("find_employee", {"query": name.group(1) if name else text.split()[0]})
             res = _result(info)
             if not res:
@@ -267,8 +255,8 @@ class ToolUseStrategy:
         text = self.request
         me = re.search(r"person id (P-\d+)", self.brief)
         title = re.search(r'"([^"]+)"', text)
-        names = _NAME.findall(re.sub(r'"[^"]*"', "", text))
-        date = _DATE.search(text)
+        names = FULL_NAME.findall(re.sub(r'"[^"]*"', "", text))
+        date = DATE.search(text)
         minutes = re.search(r"(\d+)-minute", text)
         if minutes is None and "duration" not in self.changes:
             info = yield "How long should the meeting be?"
@@ -283,7 +271,7 @@ class ToolUseStrategy:
             exact = [m for m in res["matches"] if m["name"] == name]
             ids.append((exact or res["matches"])[0]["person_id"])
         pids = [me.group(1) if me else "", *ids]
-        day = date.group(1) if date else ""
+        day = date.group(0) if date else ""
         info = yield _call("get_free_slots", {"person_ids": pids, "date": day, "duration_minutes": duration})
         res = _result(info)
         if not res or not res["free_starts_utc"]:
@@ -301,12 +289,12 @@ class ToolUseStrategy:
         text = self.request
         limit = _number(r"more than ([\d.]+) USD", self.brief, float("inf"))
         order_id = re.search(r"\b(O-\d+)\b", text)
-        placed = _DATE.search(text)
+        placed = DATE.search(text)
         if order_id is None:
-            email = _EMAIL.search(text)
+            email = EMAIL.search(text)
             if email is None:
                 info = yield "Could you tell me the email address of your account?"
-                email = _EMAIL.search(_user_text(info))
+                email = EMAIL.search(_user_text(info))
             info = yield _call("find_customer", {"email": email.group(0).rstrip(".") if email else ""})
             res = _result(info)
             if not res:
@@ -316,7 +304,7 @@ class ToolUseStrategy:
             if not res:
                 return
             lowered = text.lower()
-            match = [o for o in res["orders"] if placed and o["placed_on"] == placed.group(1)] or [
+            match = [o for o in res["orders"] if placed and o["placed_on"] == placed.group(0)] or [
                 o for o in res["orders"] if any(p in lowered for p in o["products"])]
             if not match:
                 return

@@ -14,12 +14,11 @@ from typing import Any
 from agentgym.agents.experts.casefile import CaseFile, Read
 from agentgym.agents.experts.tooluse_playbooks.base import Playbook, allowed, find_named, standing
 from agentgym.agents.experts.words import near
+from agentgym.agents.transcript import DATE, NAME
 from agentgym.agents.turns import Call
 
 __all__ = ["CalendarPlaybook", "works"]
 
-_NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _MINUTES = re.compile(r"\b(\d{2,3})[ -]?([A-Za-z]+)")
 _WEEKDAYS = frozenset({"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"})
 
@@ -57,8 +56,8 @@ class CalendarPlaybook(Playbook):
         title = re.search(r'"([^"]+)"', request)
         self.title = title.group(1) if title else "Meeting"
         outside = re.sub(r'"[^"]*"', "", request)
-        self.names = [n for n in dict.fromkeys(_NAME.findall(outside)) if n.split()[0] not in _WEEKDAYS]
-        date = _DATE.search(request)
+        self.names = [n for n in dict.fromkeys(NAME.findall(outside)) if n.split()[0] not in _WEEKDAYS]
+        date = DATE.search(request)
         self.date = date.group(0) if date else ""
         self.durations = [int(d) for d in allowed(tools, "book_meeting", "duration_minutes")] or [30, 45, 60, 90]
         self.duration = self._length(request)

@@ -17,13 +17,13 @@ from agentgym.agents.experts.briefs import figure, year
 from agentgym.agents.experts.casefile import CaseFile, Read
 from agentgym.agents.experts.tooluse_playbooks.base import Playbook, allowed, find_named, standing
 from agentgym.agents.experts.words import has_word
+from agentgym.agents.transcript import NAME
 from agentgym.agents.turns import Call
 
 __all__ = ["FinancePlaybook"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
-_NAME = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 _EMPLOYEE_ID = re.compile(r"\bE-\d+\b")
 
 
@@ -66,7 +66,7 @@ class FinancePlaybook(Playbook):
         self.status = status.group(1) if status else "approved"
         ident = _EMPLOYEE_ID.search(request)
         self.employee_id = ident.group(0) if ident else None
-        name = _NAME.search(_EMPLOYEE_ID.sub("", request))
+        name = NAME.search(_EMPLOYEE_ID.sub("", request))
         self.name = name.group(0) if name else ""
         lowered = request.lower()
         month = next((i + 1 for i, m in enumerate(_MONTHS) if re.search(rf"\b{m}\b", lowered)), None)

@@ -18,13 +18,12 @@ from agentgym.agents.experts.briefs import figure, today
 from agentgym.agents.experts.casefile import CaseFile, Read
 from agentgym.agents.experts.tooluse_playbooks.base import Playbook
 from agentgym.agents.experts.words import has_phrase, has_word, near, sentences
+from agentgym.agents.transcript import DATE, EMAIL
 from agentgym.agents.turns import Call
 
 __all__ = ["OrdersPlaybook"]
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _ORDER_ID = re.compile(r"\bO-\d+\b")
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _AFTER_SALES = {"refund_item": "refunded", "issue_store_credit": "store credit issued", "exchange_item": "exchanged"}
 
 
@@ -65,11 +64,11 @@ class OrdersPlaybook(Playbook):
 
     def __init__(self, brief: str, request: str, tools: list[dict[str, Any]]) -> None:
         super().__init__(brief, request, tools)
-        email = _EMAIL.search(request)
+        email = EMAIL.search(request)
         self.email = email.group(0).rstrip(".") if email else None
         order = _ORDER_ID.search(request)
         self.order_id = order.group(0) if order else None
-        placed = _DATE.search(request)
+        placed = DATE.search(request)
         self.placed = placed.group(0) if placed else None
         self.today = today(self.brief)
         self.limit = figure(self.brief, r"more than ([\d.]+) USD")
@@ -78,7 +77,7 @@ class OrdersPlaybook(Playbook):
         self._stock: dict[tuple[str, str], Any] = {}
 
     def hear(self, text: str) -> bool:
-        email = _EMAIL.search(text)
+        email = EMAIL.search(text)
         if email and email.group(0).rstrip(".") != self.email:  # an answer, or a correction
             self.email = email.group(0).rstrip(".")
             return True
