@@ -1,13 +1,12 @@
 """The ``agentgym submit`` and ``agentgym leaderboard ...`` subcommands.
 
 Wired into `agentgym.cli.build_parser` by one call, ``add_leaderboard_commands(sub)``; options
-live here, logic in the library.
+live here, logic in the library (a submission made and sent: `agentgym.leaderboard.submitting`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -16,87 +15,13 @@ from typing import Any
 from agentgym.cli_parser import at_least, positive_float, tcp_port
 from agentgym.errors import UserError
 from agentgym.leaderboard.submission import SUBMISSION_SUFFIX
+from agentgym.leaderboard.submitting import build_submission, post_submission
 from agentgym.server.serve import ENV_SERVER_PORT, LEADERBOARD_PORT
 
-__all__ = ["add_leaderboard_commands", "build_submission", "DEFAULT_DB", "SUBMISSION_SUFFIX"]
+__all__ = ["add_leaderboard_commands", "DEFAULT_DB", "SUBMISSION_SUFFIX"]
 
 #: The local board `submit --db` and `leaderboard serve` use unless told otherwise.
 DEFAULT_DB = "runs/leaderboard.sqlite"
-
-
-def build_submission(run_dir: str | Path, *, model: str, revision: str, agent: str | None = None,
-                     organisation: str = "", description: str = "") -> bytes:
-    """The wire body (agentgym-submission/1) for an `agentgym bench` run folder.
-
-    The manifest claims the run's success rate and mean score as its records state them; the
-    leaderboard recomputes both from the replay and refuses the submission if they differ.
-    """
-    import hashlib
-
-    import agentgym
-    from agentgym.eval import metrics
-    from agentgym.leaderboard.submission import FORMAT, MalformedSubmission, Manifest, encode_submission, read_run
-
-    meta, records_bytes = read_run(run_dir)
-    records = [json.loads(line) for line in records_bytes.splitlines() if line.strip()]
-    comp = metrics.completion(records, n_boot=1) if records else None
-    version = (records[0].get("provenance") or {}).get("agentgym") if records else None
-    fields = {
-        "format": FORMAT,
-        "agent": agent or str(meta.get("agent", "")),
-        "model": model,
-        "revision": revision,
-        "organisation": organisation,
-        "description": description,
-        "suite": str(meta.get("suite", "")),
-        "package_version": str(version or agentgym.__version__),
-        "records_sha256": hashlib.sha256(records_bytes).hexdigest(),
-        "claimed": {"success": comp["success_rate"]["value"], "score": comp["mean_score"]["value"]} if comp else {},
-    }
-    # Parsed as the server parses it: what it would refuse is refused here (a clear message, no upload).
-    try:
-        manifest = Manifest.from_dict(fields)
-    except MalformedSubmission as exc:
-        raise ValueError(f"the manifest would be refused: {exc}") from exc
-    return encode_submission(manifest, records_bytes)
-
-
-#: The most of a server's answer read (an answer is a few hundred bytes of JSON).
-_MAX_ANSWER_BYTES = 1024 * 1024
-
-
-class Unreachable(UserError):
-    """No answer from the leaderboard server: not reachable, timed out, or not an HTTP answer."""
-
-
-def _post(url: str, body: bytes, timeout: float) -> tuple[int, dict[str, Any]]:
-    """POST a submission; the status and the JSON answer (an error answer too).
-
-    Raises:
-        Unreachable: naming the server and why no answer came.
-    """
-    import httpx
-
-    from agentgym.leaderboard.httpclient import ANSWER_HEADERS, NoAnswer, request_capped, why_no_answer
-
-    target = url.rstrip("/")
-    if not target.endswith("/submissions"):
-        target += "/submissions"
-    try:
-        with httpx.Client(timeout=timeout) as client:
-            response, raw = request_capped(client, "POST", target, _MAX_ANSWER_BYTES, content=body,
-                                           headers={**ANSWER_HEADERS, "Content-Type": "application/gzip"})
-    except NoAnswer as exc:
-        why = why_no_answer(exc, timeout)
-        raise Unreachable(f"cannot reach the leaderboard at {url}: {why}"
-                          + (" (--timeout)" if isinstance(exc, httpx.TimeoutException) else "")) from exc
-    try:
-        answer = json.loads(raw or b"{}")
-    except (ValueError, RecursionError):  # not JSON, cut at the cap, or nested past the parser's depth
-        answer = None
-    if not isinstance(answer, dict):
-        return response.status_code, {"error": "http_error", "message": raw[:500].decode("utf-8", "replace")}
-    return response.status_code, answer
 
 
 def _print_receipt(answer: dict[str, Any]) -> None:
@@ -131,7 +56,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             return 1
         _print_receipt(receipt.to_dict())
     if args.to:
-        status, answer = _post(args.to, body, args.timeout)
+        status, answer = post_submission(args.to, body, args.timeout)
         if status >= 400:
             where = ", ".join(f"{k} {answer[k]}" for k in ("episode", "step", "field") if answer.get(k) is not None)
             print(f"agentgym: submission rejected ({status} {answer.get('error')}): {answer.get('message')}"

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from agentgym.leaderboard.commands import Unreachable, _post
 from agentgym.leaderboard.httpclient import request_capped
 from agentgym.leaderboard.sealed.client import Refused, _Board
+from agentgym.leaderboard.submitting import Unreachable, post_submission
 
 #: The longest a capped read of an endless answer may take on loopback.
 TIME_LIMIT_S = 20.0
@@ -83,7 +83,7 @@ def test_a_compressed_answer_is_not_expanded_past_the_cap() -> None:
 
 def test_submit_to_a_board_that_answers_without_end_stops_at_the_cap() -> None:
     with answering(CHUNKED_JSON, endless()) as url:
-        status, answer = _post(url, b"body", timeout=10)
+        status, answer = post_submission(url, b"body", timeout=10)
     assert status == 200 and answer["error"] == "http_error" and len(answer["message"]) <= 500
 
 
@@ -92,7 +92,7 @@ def test_no_answer_is_one_line_naming_the_board() -> None:
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}"  # closed when the block ends: nothing listens there
     with pytest.raises(Unreachable) as submit:
-        _post(url, b"body", timeout=2)
+        post_submission(url, b"body", timeout=2)
     with _Board(url, "token", 2) as board, pytest.raises(ConnectionError) as sealed:
         board.request("GET", "/sealed/runs/x")
     for error in (submit.value, sealed.value):

@@ -49,7 +49,7 @@ def test_round_trip_keeps_the_records_bytes() -> None:
     assert sub.records_sha256 == hashlib.sha256(raw).hexdigest() == sub.manifest.records_sha256
     assert sub.records == S.records("heuristic")
     # `submit` sends the run folder's file byte for byte: sha256sum records.jsonl is the manifest's digest.
-    from agentgym.leaderboard.commands import build_submission
+    from agentgym.leaderboard.submitting import build_submission
 
     from_run = decode_submission(build_submission(S.run_dir("heuristic"), model="m", revision="r"))
     file_bytes = (S.run_dir("heuristic") / "records.jsonl").read_bytes()
