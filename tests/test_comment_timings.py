@@ -19,7 +19,9 @@ TIMING = re.compile(
     r"|\b(?:micro|nano)seconds?\b"
     r"|\b\d[\d.,]*\s?x\s+(?:faster|slower)\b"
     r"|\b(?:\d+|two|three|four|five|ten|twenty|fifty|sixty|a hundred) times (?:faster|slower)\b"
-    r"|\bmeasured (?:faster|slower)\b",
+    r"|\bmeasured (?:faster|slower)\b"
+    r"|\b(?:costs?|took|takes?) (?:about |some |roughly |around |~)?\d[\d.,]*\s?(?:ms|s|seconds?|minutes?)\b"
+    r"|\bwas (?:too )?slow\b",
     re.IGNORECASE,
 )
 
@@ -35,7 +37,8 @@ def _texts(source: str) -> list[tuple[int, str]]:
 
 
 def test_the_pattern_finds_what_it_is_for() -> None:
-    for text in ("# costs about 75 us a step", "some sixty times faster", "takes 3.5x slower", "microseconds"):
+    for text in ("# costs about 75 us a step", "some sixty times faster", "takes 3.5x slower", "microseconds",
+                 "costs 40 ms", "a reset takes about 2 s", "it was slow"):
         assert TIMING.search(text), text
     for text in ("# simulated milliseconds", "between 50 ms and 1 s", "use 2 threads", "a status 200 answer"):
         assert not TIMING.search(text), text
