@@ -70,7 +70,7 @@ class InstanceCache:
 
     A worker process has one per env server (`process_instances`); the async backend has one per
     concurrent episode, since envs and agents hold one episode's state. (An agent that batches
-    model calls across episodes shares its model between instances itself.)
+    model calls across episodes shares its model between its own instances.)
     """
 
     envs: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = field(default_factory=dict)
