@@ -76,7 +76,7 @@ class _Picker:
 def _candidates(env: gym.Env, seed: int, features: bool, picker: bool = False) -> tuple[str, str]:
     """The heuristic (or a random picker of candidates) plays; every candidate list, and the PPO
     features of each list, hashed."""
-    from agentgym.baselines.policies import HashFeaturizer, Transcript
+    from agentgym.baselines.ppo.features import HashFeaturizer, Transcript
 
     agent = _Picker(seed) if picker else make_agent("heuristic")
     lists, feats = hashlib.sha256(), hashlib.sha256()

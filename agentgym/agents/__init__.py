@@ -15,7 +15,7 @@ AGENTS: dict[str, str] = {
     "heuristic": "agentgym.agents.heuristic:HeuristicAgent",
     "expert": "agentgym.agents.expert:ExpertAgent",
     "oracle": "agentgym.agents.oracle:OracleAgent",
-    "ppo": "agentgym.baselines.ppo_agent:PPOAgent",
+    "ppo": "agentgym.baselines.ppo.agent:PPOAgent",
     "transformers": "agentgym.agents.transformers_agent:TransformersAgent",
     "openai": "agentgym.agents.openai_agent:OpenAIAgent",
 }

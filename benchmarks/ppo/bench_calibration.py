@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from agentgym.baselines.calibration import MASKED, step_harm
-from agentgym.baselines.policies import Transcript
 from agentgym.baselines.ppo import Args, load_checkpoint
-from agentgym.baselines.ppo_acting import Acting, act, make_env
-from agentgym.baselines.ppo_checkpoint import trained_args
+from agentgym.baselines.ppo.acting import Acting, act, make_env
+from agentgym.baselines.ppo.checkpoint import trained_args
+from agentgym.baselines.ppo.features import Transcript
 from agentgym.core.protocol import parse_action
 
 EVAL_SEED = 5_000_000

@@ -125,7 +125,8 @@ def ceiling(env_id: str, episodes: int, split: str = "train") -> dict[str, Any]:
 def features(env_id: str, train_episodes: int, test_episodes: int, epochs: int, words: bool = True) -> dict[str, Any]:
     import torch
 
-    from agentgym.baselines.policies import HashPolicy, Transcript
+    from agentgym.baselines.ppo.features import Transcript
+    from agentgym.baselines.ppo.networks import HashPolicy
 
     torch.manual_seed(0)
     torch.set_num_threads(1)

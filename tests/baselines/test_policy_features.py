@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from agentgym.baselines.policies import HashFeaturizer, ToolNeeds, Transcript, _transcript_state  # noqa: E402
+from agentgym.baselines.ppo.features import HashFeaturizer, ToolNeeds, Transcript, _transcript_state  # noqa: E402
 
 
 def _tool(name: str, description: str, **required: dict[str, Any]) -> dict[str, Any]:
@@ -112,7 +112,8 @@ def test_messages_are_told_apart_by_kind_and_every_candidate_sees_the_turns_left
 
 
 def test_a_policy_saved_before_feature_versions_plays_with_the_features_it_trained_with() -> None:
-    from agentgym.baselines.policies import FEATURES, HashPolicy, make_policy, policy_spec
+    from agentgym.baselines.ppo.features import FEATURES
+    from agentgym.baselines.ppo.networks import HashPolicy, make_policy, policy_spec
 
     assert policy_spec(HashPolicy())["config"]["features"] == FEATURES == 3
     old = make_policy({"kind": "hash", "config": {"buckets": 1 << 10, "dim": 8, "hidden": 16, "recent": 4}})
@@ -164,7 +165,7 @@ def test_structural_only_features_name_no_tool_key_or_value() -> None:
 
 
 def test_a_structural_only_policy_rebuilds_from_its_config() -> None:
-    from agentgym.baselines.policies import HashPolicy, make_policy, policy_spec
+    from agentgym.baselines.ppo.networks import HashPolicy, make_policy, policy_spec
 
     assert "words" not in HashPolicy().config, "the default config stays as checkpoints have it"
     spec = policy_spec(HashPolicy(buckets=64, dim=4, hidden=8, words=False))

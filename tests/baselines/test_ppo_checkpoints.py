@@ -20,8 +20,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agentgym.agents import make_agent  # noqa: E402
-from agentgym.baselines.policies import HashPolicy  # noqa: E402
 from agentgym.baselines.ppo import CHECKPOINT_FORMAT, Args, load_checkpoint, save_checkpoint  # noqa: E402
+from agentgym.baselines.ppo.networks import HashPolicy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ from agentgym.agents import make_agent  # noqa: E402
 from agentgym.baselines.commands import add_train_command  # noqa: E402
 from agentgym.baselines.ppo import (  # noqa: E402
     Args,
-    Segment,
+    Rollout,
     gae,
     load_checkpoint,
     make_batch,
@@ -78,10 +78,10 @@ def test_advantages_are_normalised_with_each_task_familys_own_statistics() -> No
     np.testing.assert_array_equal(normalise_advantages(adv, groups, "none"), adv.astype(np.float32))
 
 
-def _segment(rewards: list[float], group: str, version: int = 0) -> Segment:
+def _segment(rewards: list[float], group: str, version: int = 0) -> Rollout:
     t = len(rewards)
     r = np.array(rewards, dtype=np.float32).reshape(t, 1)
-    return Segment(obs=[None] * t, actions=np.zeros((t, 1), dtype=np.int64), logprobs=np.zeros((t, 1), np.float32),
+    return Rollout(obs=[None] * t, actions=np.zeros((t, 1), dtype=np.int64), logprobs=np.zeros((t, 1), np.float32),
                    values=np.zeros((t, 1), np.float32), rewards=r, dones=np.ones((t, 1), np.float32),
                    groups=[group] * t, next_obs=[None], next_values=np.zeros(1, np.float32), version=version,
                    episodes=[])

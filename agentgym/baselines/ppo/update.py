@@ -9,11 +9,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from agentgym.baselines.ppo_acting import (
+from agentgym.baselines.ppo.acting import (
     pad_adjust,
 )
-from agentgym.baselines.ppo_config import Args
-from agentgym.baselines.ppo_rollout import Segment
+from agentgym.baselines.ppo.config import Args
+from agentgym.baselines.ppo.rollout import Rollout
 
 __all__ = ["Batch", "clip_grad_norm", "gae", "make_batch", "make_optimizers", "normalise_advantages", "ppo_update"]
 
@@ -68,7 +68,7 @@ def _values(policy: nn.Module, obs: list[Any], chunk: int = 256) -> np.ndarray:
     return torch.cat(out).numpy().astype(np.float32)
 
 
-def make_batch(segments: list[Segment], policy: nn.Module, version: int, args: Args) -> Batch:
+def make_batch(segments: list[Rollout], policy: nn.Module, version: int, args: Args) -> Batch:
     """GAE per segment (values recomputed with the current weights for stale segments), then
     advantages normalised per group across the whole batch."""
     obs, groups, acts, logps, vals, advs, rets = [], [], [], [], [], [], []

@@ -11,8 +11,8 @@ import torch
 from torch import nn
 
 from agentgym.baselines.calibration import ConstraintMask, adjustments
-from agentgym.baselines.policies import HashPolicy, LMPolicy, MLPPolicy
-from agentgym.baselines.ppo_config import Args
+from agentgym.baselines.ppo.config import Args
+from agentgym.baselines.ppo.networks import HashPolicy, LMPolicy, MLPPolicy
 from agentgym.wrappers.candidates import ActionCandidates, CandidateConfig
 
 __all__ = ["Acted", "Acting", "act", "build_policy", "candidate_config", "group_of", "make_env", "pad_adjust",

@@ -1,4 +1,4 @@
-"""PPO over candidate actions: the thin "optimise the whole interaction" baseline.
+"""The PPO training loop over candidate actions: the thin "optimise the whole interaction" baseline.
 
 A language-model agent writes text; a thin baseline on a CPU cannot learn that from scratch. So
 this one chooses among candidate actions, as text-game RL does with admissible commands: the
@@ -31,10 +31,8 @@ Usage::
 Synchronous runs (``--actors 0``) with the same seed give the same result, bit for bit.
 Checkpoints are loaded weights-only (untrusted files run no code: `load_checkpoint`).
 
-The parts, one module each: the configuration (`agentgym.baselines.ppo_config.Args`), the envs,
-the policy and acting (`ppo_acting`), rollouts and the asynchronous actors (`ppo_rollout`),
-advantages and the update (`ppo_update`), evaluation and logging (`ppo_reporting`) and
-checkpoints (`ppo_checkpoint`); this module is the training loop and exports the names of all.
+The other parts are modules of `agentgym.baselines.ppo` (see its docstring); this one is the
+training loop.
 """
 
 from __future__ import annotations
@@ -50,22 +48,18 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from agentgym.baselines.ppo_acting import (
-    Acting,
-    act,
+from agentgym.baselines.ppo.acting import (
     build_policy,
     make_env,
     resolve_env_ids,
 )
-from agentgym.baselines.ppo_checkpoint import CHECKPOINT_FORMAT, load_checkpoint, save_checkpoint
-from agentgym.baselines.ppo_config import Args
-from agentgym.baselines.ppo_reporting import Logger, episode_metrics, evaluate, harm_metrics, learning_curve
-from agentgym.baselines.ppo_rollout import ActorPool, Collector, Segment
-from agentgym.baselines.ppo_update import gae, make_batch, make_optimizers, normalise_advantages, ppo_update
+from agentgym.baselines.ppo.checkpoint import save_checkpoint
+from agentgym.baselines.ppo.config import Args
+from agentgym.baselines.ppo.reporting import Logger, episode_metrics, evaluate, harm_metrics
+from agentgym.baselines.ppo.rollout import ActorPool, Collector, Rollout
+from agentgym.baselines.ppo.update import make_batch, make_optimizers, ppo_update
 
-__all__ = ["Args", "train", "TrainResult", "gae", "normalise_advantages", "load_checkpoint", "evaluate", "act",
-           "Acting", "learning_curve", "main", "CHECKPOINT_FORMAT", "Segment", "make_batch", "resolve_env_ids",
-           "save_checkpoint"]
+__all__ = ["TrainResult", "train", "main"]
 
 
 @dataclass
@@ -179,7 +173,7 @@ def train(args: Args) -> TrainResult:
     initial = run_eval()
     last_line = 0.0
     collector = pool = None
-    first: Segment | None = None
+    first: Rollout | None = None
     startup = time.perf_counter()
     if args.actors == 0:
         collector = Collector(args, policy, slots, seed=args.seed)
@@ -272,7 +266,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_dataclass(Args, argv, prog="python -m agentgym.baselines.ppo")
     print(train(args).summary())
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -13,14 +13,14 @@ import torch
 from torch import nn
 
 from agentgym.baselines.calibration import RiskStats, step_harm
-from agentgym.baselines.ppo_acting import (
+from agentgym.baselines.ppo.acting import (
     Acting,
     act,
     make_env,
     sample,
 )
-from agentgym.baselines.ppo_config import Args
-from agentgym.baselines.ppo_rollout import LiveEpisode, Segment
+from agentgym.baselines.ppo.config import Args
+from agentgym.baselines.ppo.rollout import LiveEpisode, Rollout
 
 __all__ = ["COLUMNS", "Logger", "episode_metrics", "evaluate", "harm_metrics", "learning_curve"]
 
@@ -137,7 +137,7 @@ COLUMNS = ("update", "global_step", "train_s", "sps", "episodes", "return", "suc
            "risk_mean", "eval_success", "eval_score", "eval_return", "eval_violations_per_1000", "eval_harm_per_1000")
 
 
-def harm_metrics(segments: Sequence[Segment]) -> dict[str, float | None]:
+def harm_metrics(segments: Sequence[Rollout]) -> dict[str, float | None]:
     """Harm in a batch of rollouts (per 1,000 steps), the masked candidates per step, and how
     well the risk estimate predicted harm on the candidates taken."""
     steps = sum(seg.size for seg in segments)

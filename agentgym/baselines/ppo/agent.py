@@ -41,9 +41,9 @@ class PPOAgent(Agent):
                              "that `agentgym train ppo` writes in its run folder)")
         import torch
 
-        from agentgym.baselines.policies import Transcript
-        from agentgym.baselines.ppo_acting import Acting, act
-        from agentgym.baselines.ppo_checkpoint import load_checkpoint, trained_args
+        from agentgym.baselines.ppo.acting import Acting, act
+        from agentgym.baselines.ppo.checkpoint import load_checkpoint, trained_args
+        from agentgym.baselines.ppo.features import Transcript
 
         self.checkpoint = str(checkpoint)
         if not Path(self.checkpoint).is_file():

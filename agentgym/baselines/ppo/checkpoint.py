@@ -12,9 +12,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from agentgym.baselines.policies import make_policy, policy_spec
-from agentgym.baselines.ppo_acting import candidate_config
-from agentgym.baselines.ppo_config import Args
+from agentgym.baselines.ppo.acting import candidate_config
+from agentgym.baselines.ppo.config import Args
+from agentgym.baselines.ppo.networks import make_policy, policy_spec
 
 __all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_MAX_BYTES", "load_checkpoint", "save_checkpoint", "trained_args"]
 

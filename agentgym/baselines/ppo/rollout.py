@@ -15,21 +15,22 @@ import torch.multiprocessing as mp
 from torch import nn
 
 from agentgym.baselines.calibration import step_harm
-from agentgym.baselines.policies import Transcript, make_policy, policy_spec
-from agentgym.baselines.ppo_acting import (
+from agentgym.baselines.ppo.acting import (
     Acting,
     act,
     group_of,
     make_env,
     sample,
 )
-from agentgym.baselines.ppo_config import Args
+from agentgym.baselines.ppo.config import Args
+from agentgym.baselines.ppo.features import Transcript
+from agentgym.baselines.ppo.networks import make_policy, policy_spec
 
-__all__ = ["ActorPool", "Collector", "LiveEpisode", "Segment"]
+__all__ = ["ActorPool", "Collector", "LiveEpisode", "Rollout"]
 
 
 @dataclass
-class Segment:
+class Rollout:
     """`T` steps of `E` envs made with one version of the weights; arrays are [T, E]."""
 
     obs: list[Any]
@@ -121,7 +122,7 @@ class Collector:
         s.begin(self.policy, int(self.rng.integers(2**31 - 1)), self.args.adv_norm)
 
     @torch.no_grad()
-    def collect(self, num_steps: int, version: int = 0) -> Segment:
+    def collect(self, num_steps: int, version: int = 0) -> Rollout:
         policy, n = self.policy, len(self.live)
         obs: list[Any] = []
         groups: list[str] = []
@@ -161,7 +162,7 @@ class Collector:
                     s.advance(self.policy, action, info)
         next_obs = [s.encoded for s in self.live]
         _, next_values = policy(policy.collate(next_obs))
-        return Segment(obs, actions, logprobs, values, rewards, dones, groups, next_obs,
+        return Rollout(obs, actions, logprobs, values, rewards, dones, groups, next_obs,
                        next_values.numpy().astype(np.float32), version, episodes,
                        adjust if text else None, harm, risk if text else None, violations, masked)
 
@@ -243,7 +244,7 @@ class ActorPool:
             self.version.value = version
         self.grant(self.per_batch)
 
-    def get(self, timeout: float = 600.0) -> Segment:
+    def get(self, timeout: float = 600.0) -> Rollout:
         deadline = time.monotonic() + timeout
         while True:
             try:
