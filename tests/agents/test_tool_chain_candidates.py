@@ -26,7 +26,7 @@ import pytest
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents.candidates import make_builder
-from agentgym.agents.candidates.tool_chains import _PROSE
+from agentgym.agents.candidates.chain_tools import PROSE
 from agentgym.agents.heuristic import HeuristicAgent
 from agentgym.agents.transcript import key_stem
 from agentgym.core.protocol import parse_action
@@ -49,7 +49,7 @@ def _calls(text: str) -> list[tuple[str, dict[str, Any]]]:
 def _same_call(a: tuple[str, dict[str, Any]], b: tuple[str, dict[str, Any]]) -> bool:
     """Equal name and arguments, free text (a summary) aside: scoring never reads it."""
     def plain(args: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in args.items() if key_stem(k) not in _PROSE}
+        return {k: v for k, v in args.items() if key_stem(k) not in PROSE}
 
     return a[0] == b[0] and plain(a[1]) == plain(b[1])
 
@@ -156,7 +156,7 @@ def test_every_argument_value_comes_from_public_words(env_id: str) -> None:
             for c in info["candidates"]:
                 for _, args in _calls(c):
                     for k, v in args.items():
-                        if key_stem(k) in _PROSE:
+                        if key_stem(k) in PROSE:
                             continue
                         for x in v if isinstance(v, list) else [v]:
                             assert _said(x, text), (seed, c, k, x)
