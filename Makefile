@@ -20,14 +20,19 @@ $(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install --quiet -e .
 	touch $@
 
-# The dev install: torch first (so no extra asks for a CUDA build), then the dev extras, then
-# the pinned TRL set, so `make test` runs a real GRPOTrainer on the TRL adapter.
+# The dev install: torch first with pip (so no extra asks for a CUDA build: pip takes the CPU
+# build from this machine's disk), then the dev extras and the pinned TRL set, so `make test` runs
+# a real GRPOTrainer on the TRL adapter. The extras go through uv, which installs the hundred
+# packages in parallel; torch is then installed and satisfies every range, so uv leaves it as it
+# is. Where uv cannot run, pip installs them.
 TRL_REQUIREMENTS := requirements/integrations-trl.txt
+UV := uv>=0.13,<0.14
 
 $(VENV)/.installed-dev: pyproject.toml $(TRL_REQUIREMENTS) | $(VENV)/bin/python
-	$(PIP) install --quiet $(TORCH)
-	$(PIP) install --quiet -e '.[dev]'
-	$(PIP) install --quiet -r $(TRL_REQUIREMENTS)
+	$(PIP) install --quiet $(TORCH) '$(UV)'
+	$(PY) -m uv pip install --quiet --python $(PY) -e '.[dev]' -r $(TRL_REQUIREMENTS) || \
+		{ $(PIP) install --quiet -e '.[dev]' && $(PIP) install --quiet -r $(TRL_REQUIREMENTS); }
+	$(PY) -c 'import torch; assert torch.__version__.startswith("2.13.0"), torch.__version__'
 	touch $(VENV)/.installed $@
 
 venv: $(VENV)/.installed

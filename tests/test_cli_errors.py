@@ -1,6 +1,7 @@
 """Every user error of the `agentgym` command is one line on stderr, no traceback, exit status 2,
-and leaves no records file or run folder behind. The real command runs in a subprocess, in a
-fresh folder, as a user would run it."""
+and leaves no records file or run folder behind. The real command runs in a process of its own, in
+a fresh folder, as a user would run it: forked from a zygote that has imported the command (the
+many error cases), or a plain ``python -m agentgym.cli`` (the rest)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from cli_zygote import CliZygote, fork_available
 
 from agentgym.bench.run import run_suite
 from agentgym.eval.runner import AgentSpec, EpisodeJob, run_jobs
@@ -33,11 +36,25 @@ class NeedsCheckpoint:
 '''
 
 
-def agentgym(cwd: Path, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _user_env(cwd: Path) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd), os.environ.get("PYTHONPATH", "")])}
     env.pop("AGENTGYM_TRACEBACK", None)
-    return subprocess.run([sys.executable, "-m", "agentgym.cli", *argv], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return env
+
+
+def agentgym(cwd: Path, *argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agentgym.cli", *argv], cwd=cwd, env=_user_env(cwd),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def forked() -> Any:
+    """``agentgym ARGV`` forked from a zygote (a plain subprocess where there is no fork)."""
+    if not fork_available():
+        yield agentgym
+        return
+    with CliZygote() as zygote:
+        yield lambda cwd, *argv: zygote.run(cwd, list(argv), _user_env(cwd))
 
 
 def error_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -168,9 +185,10 @@ CASES = [
 
 
 @pytest.mark.parametrize(("argv", "says"), CASES, ids=[" ".join(a)[:70] or "(nothing)" for a, _ in CASES])
-def test_a_user_error_is_one_line_and_leaves_nothing_behind(here: Path, argv: list[str], says: str) -> None:
+def test_a_user_error_is_one_line_and_leaves_nothing_behind(here: Path, forked: Any, argv: list[str],
+                                                            says: str) -> None:
     before = files(here)
-    line = error_line(agentgym(here, *argv))
+    line = error_line(forked(here, *argv))
     assert says in line, line
     assert files(here) == before, files(here) - before
 
