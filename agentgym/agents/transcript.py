@@ -7,13 +7,14 @@ PPO features) read that text back here:
 * words: one stemmer (`agentgym.users.understanding.words`, the simulated users' own), and
   `key_stem`, what a key or argument name refers to;
 * patterns: one spelling each of an e-mail address, an ISO date, a month, a clock time, an id, a
-  capitalised name, a quoted title and a number;
+  capitalised name, a quoted title, a number and a transient tool failure;
 * the brief: its system message (`brief_of`) and the vocabulary a booking brief lists
   (`BriefVocabulary`);
 * tool results: each message decoded once (`ToolResult`, paired with the call that made it by
   `answer_calls`), and its records (`result_records`: every dict with its path, the keys and
   indices that lead to it) and values (`result_values`: every scalar with its path);
-* the user's words: their messages less the env's error reports (`user_texts`).
+* the user's words: their messages less the env's error reports (`user_texts`);
+* a value against an argument's schema: the env's own compiled check (`value_check`).
 
 Nothing here knows a domain or reads anything an agent may not see.
 """
@@ -30,10 +31,16 @@ from agentgym.core.tool_spec import compile_checker
 from agentgym.users.understanding.words import singular, stem
 
 __all__ = [
-    "ANY_ID", "DATE", "EMAIL", "ERROR_PREFIX", "FULL_NAME", "ID", "MONTHS", "MONTH_ISO", "MONTH_NAME", "NAME",
-    "NUMBER", "PLACE_ID", "QUOTED", "SENTENCE_BREAK", "TIME", "TRANSIENT", "YEAR", "BriefVocabulary", "Path", "ResultList", "ResultRecord", "ToolResult", "answer_calls",
-    "brief_of", "decode_json", "item_key", "key_stem", "path_key", "result_records", "result_values", "tool_results",
-    "transient", "user_texts", "value_check",
+    # words
+    "item_key", "key_stem",
+    # patterns
+    "ANY_ID", "DATE", "EMAIL", "FULL_NAME", "ID", "MONTHS", "MONTH_ISO", "MONTH_NAME", "NAME", "NUMBER", "PLACE_ID",
+    "QUOTED", "SENTENCE_BREAK", "TIME", "TRANSIENT", "YEAR", "transient",
+    # the brief and the user
+    "ERROR_PREFIX", "BriefVocabulary", "brief_of", "user_texts",
+    # tool schemas and results
+    "Path", "ResultList", "ResultRecord", "ToolResult", "answer_calls", "decode_json", "path_key", "result_records",
+    "result_values", "tool_results", "value_check",
 ]
 
 # ================================================================================ words

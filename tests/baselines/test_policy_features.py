@@ -111,20 +111,16 @@ def test_messages_are_told_apart_by_kind_and_every_candidate_sees_the_turns_left
     assert set(f._ids(["left:?"])) <= set(f.candidates(["Hello?"], unbounded).shape[0].tolist())
 
 
-def test_a_policy_saved_before_feature_versions_plays_with_the_features_it_trained_with() -> None:
+def test_only_the_current_features_are_computed_and_an_older_policy_is_refused() -> None:
     from agentgym.baselines.ppo.features import FEATURES
     from agentgym.baselines.ppo.networks import HashPolicy, make_policy, policy_spec
 
-    assert policy_spec(HashPolicy())["config"]["features"] == FEATURES == 3
-    old = make_policy({"kind": "hash", "config": {"buckets": 1 << 10, "dim": 8, "hidden": 16, "recent": 4}})
-    assert old.featurizer.version == 1
-    t = _transcript()
-    f1, f2 = old.featurizer, HashFeaturizer(1 << 10, 4)
-    shape_v1 = set(f1.candidates([_call("list_vaults")], t).shape[0].tolist())
-    assert not set(f1._ids(["s:unlocks", "s:fresh", "left:9+"])) & shape_v1
-    assert set(f2._ids(["s:unlocks", "s:fresh", "left:9+"])) <= set(f2.candidates([_call("list_vaults")], t).shape[0].tolist())
-    with pytest.raises(ValueError, match="features version"):
-        HashFeaturizer(version=FEATURES + 1)
+    assert policy_spec(HashPolicy())["config"]["features"] == FEATURES == 4
+    for version in (1, 3, FEATURES + 1):
+        with pytest.raises(ValueError, match="features version"):
+            HashFeaturizer(version=version)
+    with pytest.raises(ValueError, match="train the policy again"):  # saved before the features had versions
+        make_policy({"kind": "hash", "config": {"buckets": 1 << 10, "dim": 8, "hidden": 16, "recent": 4}})
 
 
 def _renamed(text: str) -> str:
@@ -150,7 +146,7 @@ def _both(words: bool) -> tuple[list[list[int]], list[list[int]]]:
                                                           _tool_msg(rename("list_vaults"), vaults)]})
         candidates = [rename(_call("move_gold", from_vault="V-1", member_id="M-9", coins=40)),
                       rename(_call("list_vaults")), "Which member should I pay?"]
-        f = HashFeaturizer(version=2, words=words)
+        f = HashFeaturizer(words=words)
         c = f.candidates(candidates, t)
         out.append([sorted(f.history(t).tolist())] + [sorted(o.tolist() + s.tolist()) for o, s in zip(c.own, c.shape)]
                    + [sorted(e.tolist()) for e in c.entities])
@@ -172,52 +168,19 @@ def test_a_structural_only_policy_rebuilds_from_its_config() -> None:
     assert spec["config"]["words"] is False and make_policy(spec).featurizer.words is False
 
 
-# A domain of no shipped env: ferries whose ports keep local hours in their own UTC offset.
-FERRY_TOOLS = [
-    _tool("find_port", "Find ports by name.", query={"type": "string"}),
-    _tool("sail", "Schedule a sailing.", port_ids={"type": "array"}, depart_utc={"type": "string"},
-          crossing_minutes={"type": "integer"}),
-]
-
-
-def _ferry(*ports: dict[str, Any]) -> Transcript:
-    t = Transcript()
-    t.reset({"messages": [{"role": "user", "content": "Schedule a 90-minute sailing to Oban and Mull."}],
-             "tools": FERRY_TOOLS, "max_turns": 8})
-    t.add(_call("find_port", query="oban"), {"messages": [{"role": "assistant", "content": ""},
-                                                          _tool_msg("find_port", {"ports": list(ports)})]})
-    return t
-
-
-def test_a_calls_clock_time_is_checked_against_the_hours_of_what_it_names_in_their_offset() -> None:
-    oban = {"port_id": "PT-1", "name": "Oban", "utc_offset": "+01:00", "opening_hours": "06:00-20:00"}
-    mull = {"port_id": "PT-2", "name": "Mull", "utc_offset": "-02:00", "opening_hours": "08:00-18:00"}
-    t = _ferry(oban, mull)
+def test_where_a_value_sits_is_read_off_the_result_not_its_text() -> None:
+    t = _transcript((_call("list_vaults"), [_tool_msg("list_vaults", {"vaults": [
+        {"vault_id": "v-1", "gold": 10}, {"vault_id": "v-2", "gold": 20}, {"vault_id": "v-3", "gold": 30}]})]))
     f = HashFeaturizer()
-    both = ["PT-1", "PT-2"]
-
-    def shape(port_ids: list[str], depart: str, minutes: int = 90) -> set[int]:
-        sail = _call("sail", port_ids=port_ids, depart_utc=depart, crossing_minutes=minutes)
-        return set(f.candidates([sail], t).shape[0].tolist())
-
-    inside, outside = set(f._ids(["s:hours:inside"])), set(f._ids(["s:hours:outside"]))
-    # 11:00 UTC is 12:00 in Oban and 09:00 on Mull: inside both.
-    assert inside <= shape(both, "11:00") and not outside & shape(both, "11:00")
-    # 09:00 UTC is 07:00 on Mull, before it opens; Oban alone is fine then.
-    assert outside <= shape(both, "09:00")
-    assert inside <= shape(["PT-1"], "09:00")
-    # The crossing's length counts: 18:00 UTC + 90 minutes ends at 20:30 in Oban, after it closes.
-    assert outside <= shape(["PT-1"], "18:00") and inside <= shape(["PT-1"], "18:00", minutes=60)
-    # Nothing to check: a port no result showed, or a call without a clock time.
-    assert not (inside | outside) & shape(["PT-9"], "11:00")
-    assert not (inside | outside) & set(f.candidates([_call("find_port", query="mull")], t).shape[0].tolist())
-
-
-def test_the_hours_check_is_a_version_3_feature() -> None:
-    t = _ferry({"port_id": "PT-1", "utc_offset": "+01:00", "opening_hours": "06:00-20:00"})
-    sail = _call("sail", port_ids=["PT-1"], depart_utc="11:00", crossing_minutes=90)
-    v2 = HashFeaturizer(version=2)
-    assert not set(v2._ids(["s:hours:inside"])) & set(v2.candidates([sail], t).shape[0].tolist())
+    first, middle, last = (set(f._anchor(v, t).shape) for v in ("v-1", "v-2", "v-3"))
+    assert set(f._ids(["a0:p:first"])) <= first and set(f._ids(["a0:p:i1"])) <= middle
+    assert set(f._ids(["a0:p:i2", "a0:p:last"])) <= last
+    assert f._anchor("v-2", t).key == "vault_id"
+    # A number is a value only where a value equals it: 20 is in v-2's record, not in "v-20".
+    assert f._anchor("20", t).key == "gold"
+    assert f._anchor("gold", t).key == "", "a key is no value"
+    sail = _call("move_gold", from_vault="v-1", member_id="m-1", coins=10)
+    assert set(f._ids(["s:keymatch"])) <= set(f.candidates([sail], t).shape[0].tolist())
 
 
 def test_a_value_carries_the_flags_of_its_record_however_far_from_the_mention() -> None:
@@ -226,8 +189,7 @@ def test_a_value_carries_the_flags_of_its_record_however_far_from_the_mention() 
             {"vault_id": "v-7", "label": "the old north vault by the river gate", "owner": "the guild", "sealed": True},
             {"vault_id": "v-8", "label": "the new south vault", "sealed": False}]})]))
 
-    v3, v2, t = HashFeaturizer(version=3), HashFeaturizer(version=2), vaults()
-    sealed = set(v3._anchor("v-7", t).words.tolist())
-    assert set(v3._ids(["a0:f:sealed:true"])) <= sealed, "the flag sits 60 characters past the id"
-    assert set(v3._ids(["a0:f:sealed:false"])) <= set(v3._anchor("v-8", t).words.tolist())
-    assert not set(v2._ids(["a0:f:sealed:true"])) & set(v2._anchor("v-7", vaults()).words.tolist())
+    f, t = HashFeaturizer(), vaults()
+    sealed = set(f._anchor("v-7", t).words.tolist())
+    assert set(f._ids(["a0:f:sealed:true"])) <= sealed, "the flag sits 60 characters past the id"
+    assert set(f._ids(["a0:f:sealed:false"])) <= set(f._anchor("v-8", t).words.tolist())

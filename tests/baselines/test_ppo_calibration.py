@@ -162,7 +162,7 @@ def test_with_a_constraint_layer_no_call_is_ever_denied(tmp_path: Path) -> None:
     env = ActionConstraint(gym.make(TOOLUSE_ID), forbid=list(forbid))
     agent = make_agent("ppo", checkpoint=str(result.checkpoint))
     calls = denied = 0
-    for seed in range(6):
+    for seed in range(12):
         obs, info = env.reset(seed=seed)
         agent.reset(obs, info)
         done = False

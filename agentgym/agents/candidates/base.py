@@ -7,10 +7,10 @@ two tasks that differ only in their hidden goals get the same lists for the same
 from __future__ import annotations
 
 import abc
-import json
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
+from agentgym.agents.transcript import decode_json
 from agentgym.core.render import answer_messages
 
 __all__ = ["CandidateBuilder", "CandidateConfig", "PLAIN_REPLIES", "PUBLIC_KEYS", "decode_json", "public_view"]
@@ -60,14 +60,6 @@ class CandidateConfig:
 def public_view(info: Mapping[str, Any]) -> dict[str, Any]:
     """The part of an info a candidate builder may read (see `PUBLIC_KEYS`)."""
     return {k: info[k] for k in PUBLIC_KEYS if k in info}
-
-
-def decode_json(content: str) -> Any:
-    """The JSON value of a message's content, or None when it is not JSON."""
-    try:
-        return json.loads(content)
-    except (json.JSONDecodeError, TypeError):
-        return None
 
 
 def _dedupe(items: list[str]) -> list[str]:

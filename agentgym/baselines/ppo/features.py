@@ -18,20 +18,21 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from agentgym.agents.transcript import key_stem
+from agentgym.agents.transcript import NAME, Path, decode_json, key_stem, result_values
 from agentgym.core.render import answer_messages
 from agentgym.users.understanding.words import stem
 
 __all__ = ["Transcript", "HashFeaturizer", "CandidateFeatures", "FEATURES", "ToolNeeds"]
 
-#: The hash policy's structural features' version: 2 adds the kind of a candidate, the turns
-#: left, whether a tool is done yet or unlocks a value another tool lacks, and where a call's
-#: values came from; 3 adds whether a call's clock time falls inside the hours of the people or
-#: places it names, in their UTC offsets, and the yes/no fields of the record each value sits in.
-#: A checkpoint plays with the version it trained with (one without a version: version 1).
-FEATURES = 3
+#: The hash policy's features' version. 1: the repeats, a tool's calls and failure, the names,
+#: the keys, the limits; 2 adds the kind of a candidate, the turns left, whether a tool is done
+#: yet or unlocks a value another tool lacks, and where a call's values came from; 3 added the
+#: hours of the people a call names and the yes/no fields of the record each value sits in; 4
+#: reads where a value sits off the decoded result (its path: its key, its record, its place in a
+#: list) where 1 to 3 scanned the JSON text, and knows no hours (a baseline knows no domain). Only
+#: the current version is computed: a checkpoint of an older one must be trained again.
+FEATURES = 4
 _WORD = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?")
-_PHRASE = re.compile(r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 
 
 # ================================================================================ transcript
@@ -48,16 +49,37 @@ class Message:
     #: kept by `HashFeaturizer`: a message never changes).
     bag: list[int] | None = None
     aged: dict[int, list[int]] = field(default_factory=dict)
-    #: A tool result's values that sit in records with a UTC offset and hours (`_windows`).
-    windows: dict[str, tuple[int, int, int]] | None = None
+    #: A tool result's JSON value (None: not JSON), its scalars with their paths, lower-cased
+    #: as a candidate names them (None: not JSON), and the keys of its records.
+    data: Any = None
+    values: list[tuple[Path, str]] | None = None
+    keys: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.lower = self.text.lower()
         self.words = _WORD.findall(self.lower)
+        if self.role == "tool" and self.text.startswith(("{", "[")):
+            self.data = decode_json(self.text)
+            if isinstance(self.data, (dict, list)):
+                leaves = result_values(self.data)
+                self.values = [(path, str(v).lower()) for path, v in leaves if not isinstance(v, bool)]
+                self.keys = {p.lower() for path, _ in leaves for p in path if isinstance(p, str)}
+
+    def find(self, anchor: str) -> Path | int | None:
+        """Where the message mentions `anchor` (lower case): in a tool result, the path of the
+        first value that holds it (a string containing it, a number equal to it); in any other
+        text, its first offset; None where it does not."""
+        if self.values is None:
+            pos = self.lower.find(anchor)
+            return pos if pos >= 0 else None
+        for path, value in self.values:
+            if value == anchor or (anchor in value and not _NUMERIC.fullmatch(value)):
+                return path
+        return None
 
 
 _SCHEMA_WORD = re.compile(r"[a-z]{3,}")
-_JSON_KEY = re.compile(r'"([a-z0-9_]+)":')
+_NUMERIC = re.compile(r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 
 
 class ToolNeeds:
@@ -147,10 +169,10 @@ class HashFeaturizer:
     every word said so far (by role), how many times each kind of message occurred, the turn.
     Candidate word features: the tool and argument names and values, or the words of a message;
     and, for each value the candidate names (every argument value, a message's capitalised
-    names), the words where the conversation last mentioned it and right after (an
-    ``available: true``, a ``fully booked`` error, a rejection) and, from version 3, the yes/no
-    fields of the record it sits in (``final_sale: true``): the pointer a bag of words cannot
-    make on its own. Candidate structural features (`_shape`) say the same in terms that
+    names), where the conversation last mentioned it: in a tool result, the words and the yes/no
+    fields of the record it sits in (``available: true``, ``final_sale: true``), read off the
+    decoded result; in any other message, the words around it; and what came next (a ``fully
+    booked`` error, a rejection): the pointer a bag of words cannot make on its own. Candidate structural features (`_shape`) say the same in terms that
     name no tool, so that they carry over to tools never seen in training. Hashing is CRC32
     (stable across runs and processes, unlike `hash()`). What does not change between steps (a
     message's bag of words, a candidate's own words) is computed once and cached.
@@ -158,22 +180,22 @@ class HashFeaturizer:
     Args:
         buckets: the number of hash buckets (feature ids are in ``[0, buckets)``).
         recent: how many of the latest messages get position-tagged features.
-        version: which structural features (`FEATURES`): a checkpoint plays with the version it
-            trained with.
+        version: the features' version a policy trained with (`FEATURES`, the only one computed).
         words: with False, no word at all: only the structural features of the history (the
             kinds of messages, their order, the turn) and of each candidate, which name no tool and
             no value (a diagnostic of what carries over to unseen domains, `bench_ceiling.py`).
     """
 
     def __init__(self, buckets: int = 1 << 14, recent: int = 4, version: int = FEATURES, words: bool = True) -> None:
-        if version not in range(1, FEATURES + 1):
-            raise ValueError(f"features version must be 1 to {FEATURES}, got {version!r}")
+        if version != FEATURES:
+            raise ValueError(f"features version {version!r} is not computed any more (this agentgym computes version "
+                             f"{FEATURES}: where a value sits is read off the decoded result); train the policy again")
         self.buckets = int(buckets)
         self.recent = int(recent)
         self.version = int(version)
         self.words = bool(words)
         self._cache: dict[str, int] = {}
-        self._static: dict[str, tuple[np.ndarray, list[str], list[str], str, Clock | None]] = {}
+        self._static: dict[str, tuple[np.ndarray, list[str], list[str], str]] = {}
 
     def _ids(self, features: list[str]) -> list[int]:
         cache, out = self._cache, []
@@ -192,7 +214,7 @@ class HashFeaturizer:
         return m.bag
 
     def history(self, t: Transcript) -> np.ndarray:
-        feats = [f"turn:{min(t.turns, 20)}"] + ([_turns_left(t)] if self.version >= 2 else [])
+        feats = [f"turn:{min(t.turns, 20)}", _turns_left(t)]
         msgs = [m for m in t.messages if m.role != "system"]
         kinds: Counter[str] = Counter()
         ids: list[int] = []
@@ -217,10 +239,9 @@ class HashFeaturizer:
             ids += aged
         return np.unique(np.asarray(ids + self._ids(feats), dtype=np.int64))
 
-    def _own(self, text: str) -> tuple[np.ndarray, list[str], list[str], str, Clock | None]:
+    def _own(self, text: str) -> tuple[np.ndarray, list[str], list[str], str]:
         """A candidate's features of its own (no context), the entities it names, the stem of
-        the argument each entity fills (``""`` in a message), its tool's name, and the clock
-        time it sets (`_clock`, None if none); cached."""
+        the argument each entity fills (``""`` in a message) and its tool's name; cached."""
         hit = self._static.get(text)
         if hit is not None:
             return hit
@@ -228,12 +249,10 @@ class HashFeaturizer:
         anchors: list[str] = []
         slots: list[str] = []
         tool = ""
-        clock = None
         call = _as_call(text)
         if call is not None:
             name, args = call
             tool = name
-            clock = _clock(args)
             feats += [f"c:tool:{name}" if self.words else "c:call", f"c:nargs:{min(len(args), 6)}"]
             for k, v in args.items():
                 if self.words:
@@ -255,12 +274,11 @@ class HashFeaturizer:
             feats.append("c:msg")
             feats += [f"c:w:{x}" for x in w]
             feats += [f"c:w:{a}_{b}" for a, b in zip(w, w[1:])]
-            anchors += [p.lower() for p in _PHRASE.findall(text)]
+            anchors += [p.lower() for p in NAME.findall(text)]
             slots += [""] * len(anchors)
         if len(self._static) > 200_000:
             self._static.clear()
-        out = self._static[text] = (np.asarray(self._ids(feats), dtype=np.int64), anchors[:6], slots[:6], tool,
-                                    clock)
+        out = self._static[text] = (np.asarray(self._ids(feats), dtype=np.int64), anchors[:6], slots[:6], tool)
         return out
 
     def _anchor(self, anchor: str, t: Transcript) -> Anchor:
@@ -274,22 +292,26 @@ class HashFeaturizer:
             m = msgs[i]
             if m.role == "system":
                 continue
-            pos = m.lower.find(anchor)
-            if pos < 0:
+            at = m.find(anchor)
+            if at is None:
                 continue
             pre = f"a{hits}:"
             shape += [pre + m.role, pre + f"age:{min(len(msgs) - 1 - i, 8)}"]
-            if self.words:
-                words.append(pre + m.role + ":" + m.name)
-                words += [pre + "w:" + x for x in _WORD.findall(m.lower[max(0, pos - 32): pos + len(anchor) + 48])]
-                if m.role == "tool" and self.version >= 3:  # what the value's record says of it, however far
-                    words += [pre + f for f in _record_flags(m.lower, pos)]
-            if m.role == "tool":
-                where, k = _json_place(m.lower, pos, len(anchor))
-                shape += [pre + p for p in where]
+            if isinstance(at, int):  # plain text: the words around it
+                if self.words:
+                    words.append(pre + m.role + ":" + m.name)
+                    words += [pre + "w:" + x for x in _WORD.findall(m.lower[max(0, at - 32): at + len(anchor) + 48])]
+            else:  # a value of a tool result: its record's words and flags, its key, its place
+                place = _place(m.data, at)
+                if self.words:
+                    words.append(pre + m.role + ":" + m.name)
+                    words += [pre + "w:" + x for x in place.words[:24]]
+                    words += [pre + f for f in place.flags]
+                shape += [pre + p for p in place.position]
                 if hits == 0:
-                    key = k
-                shape.append(pre + f"said:{min(self._said_with(m.lower, pos, anchor, t), 3)}")
+                    key = place.key
+                said = self._said(t)
+                shape.append(pre + f"said:{min(len({w for w in place.words if w in said and w != anchor}), 3)}")
             if i + 1 < len(msgs):
                 nxt = msgs[i + 1]
                 if self.words:
@@ -304,19 +326,15 @@ class HashFeaturizer:
         return out
 
     @staticmethod
-    def _said_with(text: str, pos: int, anchor: str, t: Transcript) -> int:
-        """How many words of the record a mention sits in the user said too (the item the user
-        asked about, the expense of the month they named)."""
+    def _said(t: Transcript) -> set[str]:
+        """The user's words of more than three letters so far; cached per step."""
         said = t.anchor_cache.get("__said__")
         if said is None:
             said = t.anchor_cache["__said__"] = {w for u in t.messages if u.role == "user" for w in u.words
                                                  if len(w) > 3}
-        lo, hi = _record_span(text, pos)
-        around = text[max(0, lo): hi if hi >= 0 else len(text)]
-        return len({w for w in _WORD.findall(around) if w in said and w != anchor})
+        return said
 
-    def _shape(self, text: str, t: Transcript, anchors: list[str], slots: list[str], tool: str,
-               clock: Clock | None = None) -> list[int]:
+    def _shape(self, text: str, t: Transcript, anchors: list[str], slots: list[str], tool: str) -> list[int]:
         """A candidate's structural features: how it relates to the conversation, in terms that
         name no tool and no value, so they carry over to tools never seen in training: its kind
         (a call, a question, a reply), how often it and its tool were taken, whether its tool
@@ -325,29 +343,23 @@ class HashFeaturizer:
         of the message it came from, its place in a list, what followed, and where it came from
         (`_origin`); per call: how many of its values each source gave, none guessed, and the
         conjunctions that mark the natural next step of a chain (a tool not yet done whose values
-        are all known, one of them from the result just in); per call with a clock time, whether
-        it falls inside the hours of everyone it names (`_hours_check`, version 3). Version 1
-        (`FEATURES`) has only the repeats, the tool's calls and failure, the names, the keys and
-        the limits."""
+        are all known, one of them from the result just in)."""
         state = t.anchor_cache.get("__state__")
         if state is None:
             state = t.anchor_cache["__state__"] = _transcript_state(t)
         feats = [f"s:repeat:{min(t.actions.get(text, 0), 3)}", "s:call" if tool else "s:msg"]
         ids: list[int] = []
-        v2 = self.version >= 2
         fresh = "fresh" if tool not in state.succeeded else "done"
-        if v2:
-            feats.append(_turns_left(t))
+        feats.append(_turns_left(t))
         if tool:
             feats.append(f"s:toolcalls:{min(state.calls.get(tool, 0), 3)}")
             if tool in state.failed:
                 feats.append("s:toolfailed")
             words = [w[:5] for w in tool.lower().split("_") if len(w) > 2]
             feats.append(f"s:named:{min(sum(1 for w in words if w in state.said), 2)}")
-            if v2:
-                unlocks = "unlocks" if t.needs.unlocks(tool, state.known) else "gives"
-                feats += [f"s:{fresh}", f"s:{unlocks}", f"s:{unlocks}:{fresh}"]
-        elif v2:
+            unlocks = "unlocks" if t.needs.unlocks(tool, state.known) else "gives"
+            feats += [f"s:{fresh}", f"s:{unlocks}", f"s:{unlocks}:{fresh}"]
+        else:
             kind = "ask" if "?" in text else "reply"
             feats += [f"s:{kind}", f"s:{kind}:asked:{min(state.asks, 3)}", f"s:{kind}:after:{state.last}"]
         sources: Counter[str] = Counter()
@@ -357,18 +369,13 @@ class HashFeaturizer:
             if slot:
                 feats.append("s:keymatch" if anchor.key and key_stem(anchor.key) == slot
                              else "s:keyother" if anchor.key else "s:keynone")
-                if v2:
-                    origin = self._origin(a, t, state.answer_start)
-                    sources[origin] += 1
-                    feats.append(f"s:from:{origin}")
+                origin = self._origin(a, t, state.answer_start)
+                sources[origin] += 1
+                feats.append(f"s:from:{origin}")
                 number = _number(a)
                 if number is not None:  # a value against the limits the brief states
                     feats += [f"s:limit:{w}:{'over' if number > v else 'within'}" for w, v in state.limits]
-        if clock is not None and self.version >= 3:
-            hours = _hours_check(clock, t)
-            if hours:
-                feats += [f"s:hours:{hours}", f"s:hours:{hours}:{fresh}"]
-        if tool and v2:
+        if tool:
             feats += [f"s:src:{k}:{min(v, 3)}" for k, v in sorted(sources.items())]
             sourced = "s:guessed" if sources.get("none") else "s:sourced"
             latest = "latest" if sources.get("latest") else "older"
@@ -386,7 +393,7 @@ class HashFeaturizer:
             return hit
         roles: set[str] = set()
         for i, m in enumerate(t.messages):
-            if m.role != "assistant" and anchor in m.lower:
+            if m.role != "assistant" and m.find(anchor) is not None:
                 roles.add("latest" if i >= answer_start and m.role != "system" else m.role)
         out = next((name for role, name in (("latest", "latest"), ("user", "user"), ("tool", "tool"),
                                             ("system", "brief")) if role in roles), "none")
@@ -403,9 +410,9 @@ class HashFeaturizer:
         index: dict[str, int] = {}
         links: list[list[int]] = []
         for text in texts:
-            own, anchors, slots, tool, clock = self._own(text)
+            own, anchors, slots, tool = self._own(text)
             own_ids.append(own)
-            shape_ids.append(np.asarray(self._shape(text, t, anchors, slots, tool, clock), dtype=np.int64))
+            shape_ids.append(np.asarray(self._shape(text, t, anchors, slots, tool), dtype=np.int64))
             mine = []
             for a in anchors:
                 if a not in index:
@@ -438,63 +445,38 @@ class CandidateFeatures:
     links: list[list[int]]
 
 
-_VALUE_KEY = re.compile(r'"([a-z0-9_]+)":\s*"?$')
-_LIST_KEY = re.compile(r'"([a-z0-9_]+)":\s*$')
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a value sits in a tool result: the words of its record (the innermost object around
+    it: its keys and values), the record's yes/no fields (``f:final_sale:true``), the key it is
+    the value of (or, as a list item, the list's key) and its place in the innermost list around
+    it (``p:first``, ``p:i<k>``, ``p:last``, ``p:single``; none outside a list)."""
+
+    words: list[str]
+    flags: list[str]
+    key: str
+    position: list[str]
 
 
-def _json_place(text: str, pos: int, length: int) -> tuple[list[str], str]:
-    """Where a mention at ``text[pos:pos+length]`` sits in a JSON result: features for its place
-    in the innermost list around it (``p:first``, ``p:last``, ``p:i<k>``, ``p:single``; none
-    outside a list) and the key it is the value of (or, as a list item, the list's key)."""
-    m = _VALUE_KEY.search(text, max(0, pos - 60), pos)
-    key = m.group(1) if m is not None else ""
-    depth, items, start = 0, 0, -1
-    for j in range(pos - 1, max(-1, pos - 4000), -1):
-        ch = text[j]
-        if ch in "]}":
-            depth += 1
-        elif ch in "[{":
-            if depth == 0 and ch == "[":
-                start = j
-                break
-            if depth > 0:
-                depth -= 1
-        elif ch == "," and depth == 0:
-            items += 1
-    if start < 0:
-        return [], key
-    if not key:
-        m = _LIST_KEY.search(text, max(0, start - 60), start)
-        key = m.group(1) if m is not None else ""
-    # Items before it: commas at the list's level (a record's own commas are one level down,
-    # except those before the mention inside its own record, which the scan counted too).
-    records = text[start + 1: pos].lstrip().startswith("{")
-    if records:
-        items, depth = 0, 0
-        for ch in text[start + 1: pos]:
-            if ch in "[{":
-                depth += 1
-            elif ch in "]}":
-                depth -= 1
-            elif ch == "," and depth == 0:
-                items += 1
-    end = pos + length
-    if records:  # to the end of the mention's record
-        depth = 0
-        while end < len(text) and end < pos + 4000:
-            ch = text[end]
-            end += 1
-            if ch in "[{":
-                depth += 1
-            elif ch in "]}":
-                if depth == 0:
-                    break
-                depth -= 1
-    rest = text[end: end + 8].lstrip('" ')
-    place = ["p:first" if items == 0 else f"p:i{min(items, 5)}"]
-    if rest.startswith("]"):
-        place.append("p:single" if items == 0 else "p:last")
-    return place, key
+def _place(data: Any, path: Path) -> _Place:
+    """The `_Place` of the value at `path` in the decoded result `data`."""
+    node, record, index, length = data, None, -1, 0
+    for p in path:
+        if isinstance(node, dict):
+            record = node
+        elif isinstance(node, list):
+            index, length = int(p), len(node)
+        node = node[p]
+    scalars = [(str(k).lower(), v) for k, v in (record or {}).items() if isinstance(v, (str, int, float))]
+    words = _WORD.findall(" ".join(f"{k} {str(v).lower()}" for k, v in scalars))
+    flags = [f"f:{k}:{'true' if v else 'false'}" for k, v in scalars if isinstance(v, bool)][:8]
+    key = next((p for p in reversed(path) if isinstance(p, str)), "").lower()
+    position: list[str] = []
+    if index >= 0:
+        position.append("p:first" if index == 0 else f"p:i{min(index, 5)}")
+        if index == length - 1:
+            position.append("p:single" if index == 0 else "p:last")
+    return _Place(words, flags, key, position)
 
 
 _LIMIT = re.compile(r"\b([a-z]+)\s+(\d+(?:\.\d+)?)\b")
@@ -555,7 +537,7 @@ def _transcript_state(t: "Transcript") -> _State:
             else:
                 failed.discard(last_tool)
                 succeeded.add(last_tool)
-                keys.update(_JSON_KEY.findall(m.lower))
+                keys.update(m.keys)
         elif m.role == "user":
             said.update(w[:5] for w in m.words if len(w) > 2)
     last = "none"
@@ -568,123 +550,6 @@ def _transcript_state(t: "Transcript") -> _State:
         else:
             last = m.role
     return _State(calls, failed, succeeded, said, limits, asks, last, answer_start, {key_stem(k) for k in keys})
-
-
-_FLAG = re.compile(r'"([a-z0-9_]+)":\s*(true|false)')
-
-
-def _record_span(text: str, pos: int) -> tuple[int, int]:
-    """Where the JSON record around ``text[pos]`` opens and closes (the nearest braces; -1 for
-    one not found)."""
-    return text.rfind("{", 0, pos), text.find("}", pos)
-
-
-def _record_flags(text: str, pos: int) -> list[str]:
-    """The yes/no fields of the JSON record around ``text[pos]`` (``f:final_sale:true``): a
-    record's flags may sit anywhere in it, past the words near the mention."""
-    lo, hi = _record_span(text, pos)
-    if lo < 0 or hi < 0:
-        return []
-    return [f"f:{k}:{v}" for k, v in _FLAG.findall(text, lo, hi)][:8]
-
-
-_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
-_OFFSET = re.compile(r"^(?:utc\s*)?([+-])(\d{1,2}):?(\d{2})$")
-_RANGE = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)\s*-\s*([01]\d|2[0-4]):([0-5]\d)$")
-
-
-def _minutes(h: str, m: str) -> int:
-    return int(h) * 60 + int(m)
-
-
-@dataclass(frozen=True, slots=True)
-class Clock:
-    """The clock time a call sets (minutes after midnight), its length in minutes (0 when no
-    argument gives one), and the call's string values (who and what the time concerns)."""
-
-    start: int
-    length: int
-    names: tuple[str, ...]
-
-
-def _clock(args: Mapping[str, Any]) -> Clock | None:
-    """The `Clock` of a call's arguments: an ``HH:MM`` argument, with its length when an
-    argument in minutes gives it; None without a clock time."""
-    start, length, names = None, 0, []
-    for k, v in args.items():
-        if isinstance(v, str) and (m := _CLOCK.match(v)):
-            start = _minutes(m.group(1), m.group(2))
-        elif isinstance(v, int) and not isinstance(v, bool) and ("minute" in k or "duration" in k):
-            length = v
-        names += [x for x in (v if isinstance(v, list) else [v]) if isinstance(x, str) and len(x) >= 2]
-    return None if start is None else Clock(start, length, tuple(names))
-
-
-def _hours_check(clock: Clock, t: "Transcript") -> str:
-    """Whether a call's clock time lies inside the hours of everyone and everything it names:
-    each of its values that a tool result showed in a record with a UTC offset (``+09:00``) and
-    hours (``09:00-17:00``, local) is checked in that offset. ``inside``, ``outside``, or ``""``
-    when nothing can be checked. Read only from tool results the agent saw."""
-    windows = _windows(t)
-    checked = [windows[n] for n in clock.names if n in windows]
-    if not checked:
-        return ""
-    # As a person's own clock reads it: the local start and end within their hours.
-    local = [((clock.start + off) % 1440, lo, hi) for off, lo, hi in checked]
-    return "inside" if all(lo <= start and start + clock.length <= hi for start, lo, hi in local) else "outside"
-
-
-def _windows(t: "Transcript") -> dict[str, tuple[int, int, int]]:
-    """Per value a tool result showed in a record with a UTC offset and local hours: (offset in
-    minutes, start, end of the hours in local minutes). The latest result wins; cached per step
-    (and each message's own, on the message: a message never changes)."""
-    hit = t.anchor_cache.get("__windows__")
-    if hit is not None:
-        return hit
-    out: dict[str, tuple[int, int, int]] = {}
-    for m in t.messages:
-        if m.role == "tool":
-            if m.windows is None:
-                m.windows = _record_windows(m.text)
-            out.update(m.windows)
-    t.anchor_cache["__windows__"] = out
-    return out
-
-
-def _record_windows(text: str) -> dict[str, tuple[int, int, int]]:
-    """`_windows` of one tool result."""
-    out: dict[str, tuple[int, int, int]] = {}
-    if "-" not in text or ":" not in text or not text.startswith(("{", "[")):
-        return out
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):  # a corrupted result is no record
-        return out
-    stack = [data]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack += node
-        elif isinstance(node, dict):
-            offset = hours = None
-            plain: list[str] = []  # the record's other strings: who or what the hours are of
-            for v in node.values():
-                if isinstance(v, (dict, list)):
-                    stack.append(v)
-                elif isinstance(v, str):
-                    stripped = v.strip()
-                    if o := _OFFSET.match(stripped.lower()):
-                        if offset is None:
-                            offset = (1 if o.group(1) == "+" else -1) * _minutes(o.group(2), o.group(3))
-                    elif r := _RANGE.match(stripped):
-                        if hours is None:
-                            hours = (_minutes(r.group(1), r.group(2)), _minutes(r.group(3), r.group(4)))
-                    elif len(v) >= 2:
-                        plain.append(v)
-            if offset is not None and hours is not None:
-                for v in plain:
-                    out[v] = (offset, hours[0], hours[1])
-    return out
 
 
 def _turns_left(t: "Transcript") -> str:
