@@ -348,9 +348,10 @@ def _parse_fenced(text: str) -> ParsedAction | None:
 
 
 def _parse_text(action: str) -> ParsedAction:
-    too_large = _too_large(action)
-    if too_large is not None:
-        return too_large
+    if len(action) * 4 > MAX_ACTION_BYTES:  # else surely within the limit (`_too_large`)
+        too_large = _too_large(action)
+        if too_large is not None:
+            return too_large
     text = action.strip()
     if text.startswith("\ufeff"):
         text = text.lstrip("\ufeff").strip()
