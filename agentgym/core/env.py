@@ -31,6 +31,7 @@ from agentgym.core.protocol import (
     ToolCall,
     join_surrogate_pairs,
     parse_action,
+    parse_text,
 )
 from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
@@ -339,9 +340,12 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             raise ResetNeeded("the episode has ended; call reset() before step()")
         self._turn += 1
         turn = self._turn
-        if isinstance(action, str) and not action.isascii():
-            action = join_surrogate_pairs(action)
-        parsed = parse_action(action)
+        if isinstance(action, str):
+            if not action.isascii():
+                action = join_surrogate_pairs(action)
+            parsed = parse_text(action)
+        else:
+            parsed = parse_action(action)
         messages: list[dict[str, Any]] = []
         step_calls: list[dict[str, Any]] = []
         step_errors: list[str] = []
