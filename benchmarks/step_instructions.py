@@ -13,6 +13,10 @@ Two modes, run with the checkout under test on ``PYTHONPATH`` (this file's own d
     ``valgrind --tool=cachegrind`` with STEPS 1 and 0: the difference of the two counts over the
     number of planned steps is the instructions of one step.
 
+``record ID NOISE AGENT EPISODES FILE``
+    Natively: real episodes, the actions an agent (``heuristic``, ``expert``, ``lm-mix``) plays
+    on seeds 0..EPISODES-1, written to FILE; ``run`` replays each episode's actions in turn.
+
 ``cpu FILE ROUNDS`` times the same steps in CPU time (``thread_time_ns``), printing each
 round's median in ns; `compare` interleaves two checkouts' processes.
 """
@@ -57,6 +61,24 @@ def plan(env_id: str, noise: str, op: str, episodes: int, out: str) -> None:
     Path(out).write_text(json.dumps({"id": env_id, "noise": noise, "op": op, "episodes": rows}))
 
 
+def record(env_id: str, noise: str, agent_name: str, episodes: int, out: str) -> None:
+    from perf.episodes import make_player
+
+    from agentgym.eval.episode import run_episode
+
+    env, agent = make(env_id, noise), make_player(agent_name)
+    rows = []
+    for seed in range(episodes):
+        actions = list(run_episode(env, agent, seed).actions)
+        rows.append({"seed": seed, "actions": actions, "steps": len(actions)})
+    Path(out).write_text(json.dumps({"id": env_id, "noise": noise, "op": agent_name, "episodes": rows}))
+
+
+def _actions(ep: dict) -> list:
+    """The episode's actions: its recorded ones, or its one action `steps` times."""
+    return ep["actions"] if "actions" in ep else [ep["action"]] * ep["steps"]
+
+
 def run(path: str, with_steps: bool) -> None:
     p = json.loads(Path(path).read_text())
     env = make(p["id"], p["noise"])
@@ -64,14 +86,14 @@ def run(path: str, with_steps: bool) -> None:
     # tables (compiled once per process) count in neither.
     for ep in p["episodes"]:
         env.reset(seed=ep["seed"])
-        for _ in range(ep["steps"]):
-            env.step(ep["action"])
+        for action in _actions(ep):
+            env.step(action)
     n = 0
     for ep in p["episodes"]:
         env.reset(seed=ep["seed"])
         if with_steps:
-            for _ in range(ep["steps"]):
-                env.step(ep["action"])
+            for action in _actions(ep):
+                env.step(action)
                 n += 1
     print(f"steps {n}")
 
@@ -97,6 +119,8 @@ if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "plan":
         plan(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
+    elif mode == "record":
+        record(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
     elif mode == "run":
         run(sys.argv[2], sys.argv[3] == "1")
     elif mode == "cpu":
