@@ -31,8 +31,9 @@ from agentgym.core.protocol import (
     ToolCall,
     join_surrogate_pairs,
     parse_action,
+    parse_text,
 )
-from agentgym.core.render import OBS_MAX_CHARS, cap, error_text, render_messages, to_json
+from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
 from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task
@@ -339,9 +340,12 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             raise ResetNeeded("the episode has ended; call reset() before step()")
         self._turn += 1
         turn = self._turn
-        if isinstance(action, str) and not action.isascii():
-            action = join_surrogate_pairs(action)
-        parsed = parse_action(action)
+        if isinstance(action, str):
+            if not action.isascii():
+                action = join_surrogate_pairs(action)
+            parsed = parse_text(action)
+        else:
+            parsed = parse_action(action)
         messages: list[dict[str, Any]] = []
         step_calls: list[dict[str, Any]] = []
         step_errors: list[str] = []
@@ -358,23 +362,28 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
                 if proposed is not None:
                     self._commitments.append({"turn": turn, "kind": "proposal", "contradicts": proposed})
             reply = self._user.reply(parsed.content, turn)
-            messages.append({"role": "user", "content": cap(reply.text)})
+            text = reply.text
+            messages.append({"role": "user", "content": text if len(text) <= MESSAGE_MAX_CHARS else cap(text)})
             end = reply.end
 
-        self._note_known()
+        # `_note_known`, inlined on this path.
+        known = self._user.known_constraints()
+        if not self._known or self._known[-1]["known"] != known:
+            self._known.append({"turn": turn, "known": list(known)})
         terminated = end is not None
         over_time = self._elapsed_ms > self._task.time_budget_ms
         truncated = not terminated and (turn >= self._max_turns or over_time)
-        assistant = _assistant_message(parsed, turn)
+        assistant = _assistant_message(parsed, turn) if parsed.calls else {"role": "assistant", "content": parsed.content}
         if self._transcript is not None:
             self._transcript.append(copy_json(assistant))
             self._transcript.extend([dict(m) for m in messages])
+        noise, self._step_noise = self._step_noise, []  # `_take_step_noise`, inlined
         info: dict[str, Any] = {
             "messages": [assistant, *messages],
             "turn": turn,
             "calls": step_calls,
             "errors": step_errors,
-            "noise": self._take_step_noise(),
+            "noise": noise,
         }
         if self._elapsed_ms:
             info["elapsed_ms"] = self._elapsed_ms

@@ -57,6 +57,7 @@ __all__ = [
     "join_surrogate_pairs",
     "json_size",
     "parse_action",
+    "parse_text",
     "read_message",
     "strict_json",
 ]
@@ -347,10 +348,12 @@ def _parse_fenced(text: str) -> ParsedAction | None:
     return _with_calls(_join(pieces), calls)
 
 
-def _parse_text(action: str) -> ParsedAction:
-    too_large = _too_large(action)
-    if too_large is not None:
-        return too_large
+def parse_text(action: str) -> ParsedAction:
+    """`parse_action` of a str turn."""
+    if len(action) * 4 > MAX_ACTION_BYTES:  # else surely within the limit (`_too_large`)
+        too_large = _too_large(action)
+        if too_large is not None:
+            return too_large
     text = action.strip()
     if text.startswith("\ufeff"):
         text = text.lstrip("\ufeff").strip()
@@ -410,7 +413,7 @@ def parse_action(action: object) -> ParsedAction:
         The parsed turn.
     """
     if isinstance(action, str):
-        return _parse_text(action)
+        return parse_text(action)
     if isinstance(action, dict):
         return _parse_message_dict(action)
     return _failed("", ErrorCode.PARSE_ERROR,

@@ -51,8 +51,7 @@ def error_text(code: str, message: str) -> str:
 
 def render_messages(messages: list[dict[str, Any]]) -> str:
     """Render chat messages as observation text, one message per line block."""
-    parts = [_line(m) for m in messages]
-    text = parts[0] if len(parts) == 1 else "\n".join(parts)
+    text = _line(messages[0]) if len(messages) == 1 else "\n".join([_line(m) for m in messages])
     return text if len(text) <= OBS_MAX_CHARS else cap(text, OBS_MAX_CHARS)
 
 
@@ -68,7 +67,8 @@ def _line(m: dict[str, Any]) -> str:
     role = m["role"]
     if role == "tool":
         return f"[tool {m.get('name', '')}] {m['content']}"
-    return _PREFIX.get(role, f"[{role}] ") + m["content"]
+    prefix = _PREFIX.get(role)
+    return (f"[{role}] " if prefix is None else prefix) + m["content"]
 
 
 def call_text(name: str, /, **arguments: Any) -> str:

@@ -58,11 +58,12 @@ class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         gym.Wrapper.__init__(self, env)
         self._base = agent_env(env, type(self))
         hooks = self._base.hooks
-        # The point lists this layer enters in its reset and in its step (none for a layer that
-        # never acts there; one for every layer of this package, which `_one_step_point` serves).
+        # The point lists this layer enters in its reset (each layer's reset forgets its own
+        # stream, so every reset passes through every layer). What its step enters: per point
+        # list, the layers that enter it, this one and the plain layers' beneath it (`_entries`),
+        # and the env that step calls.
         self._reset_points = hooks.lists(type(self), RESET_POINTS)
-        self._step_points = hooks.lists(type(self), STEP_POINTS)
-        self._one_step_point = self._step_points[0] if len(self._step_points) == 1 else None
+        self._step_entries, self._step_below = _entries(self, env, hooks.lists(type(self), STEP_POINTS))
         self._configure(**checked)
 
     @classmethod
@@ -101,23 +102,16 @@ class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
                 del acting[0]
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        acting = self._one_step_point
-        if acting is not None:
-            acting.insert(0, self)
-            try:
-                return self.env.step(action)
-            finally:
-                del acting[0]
-        points = self._step_points
-        if not points:
-            return self.env.step(action)
-        for acting in points:
-            acting.insert(0, self)
+        entries = self._step_entries
+        if not entries:
+            return self._step_below.step(action)
+        for acting, layers, entered in entries:
+            acting[_FRONT] = layers
         try:
-            return self.env.step(action)
+            return self._step_below.step(action)
         finally:
-            for acting in points:
-                del acting[0]
+            for acting, _layers, entered in entries:
+                del acting[entered]
 
     @property
     def spec(self) -> EnvSpec | None:
@@ -128,6 +122,35 @@ class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
         if spec is not None:
             spec.additional_wrappers += (self.wrapper_spec(**copy.deepcopy(self._saved_kwargs)),)
         return spec
+
+
+#: Where a step's layers enter a point list: at its front, innermost first (`_entries`).
+_FRONT = slice(0, 0)
+
+
+def _passes_plainly(env: gym.Env) -> bool:
+    """Whether `env` is a noise layer whose step is `NoiseWrapper`'s own."""
+    return isinstance(env, NoiseWrapper) and type(env).step is NoiseWrapper.step
+
+
+def _entries(layer: NoiseWrapper, env: gym.Env,
+             points: tuple[list[Any], ...]) -> tuple[tuple[tuple[list[Any], tuple[Any, ...], slice], ...], gym.Env]:
+    """What `layer`'s step enters, and the env it then calls.
+
+    A layer that passes a step plainly (`_passes_plainly`) does nothing but enter its points and
+    call the env beneath it. So a layer over such a layer enters both layers' points at once
+    and calls the env beneath both: the point lists hold what the nested calls would put there
+    (innermost first, `agentgym.core.hooks`), and every layer of the stack still acts while its
+    call runs. Returns ((point list, layers entering it, innermost first, the slice of the list
+    they fill), ...) and that env.
+    """
+    own: dict[int, tuple[list[Any], list[Any]]] = {id(p): (p, [layer]) for p in points}
+    below = env
+    if _passes_plainly(env):
+        below = env._step_below
+        for acting, layers, _entered in env._step_entries:
+            own.setdefault(id(acting), (acting, []))[1][0:0] = layers
+    return tuple((acting, tuple(layers), slice(0, len(layers))) for acting, layers in own.values()), below
 
 
 def _copied(spec: EnvSpec | None) -> EnvSpec | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from agentgym.core.typos import perturb
@@ -30,14 +31,8 @@ def perturb_keeping(text: str, rng: Any, patterns: Iterable[re.Pattern[str]] = (
         patterns: held out first, in order: each match of each pattern, one at a time.
         values: held out next, in order: every occurrence of each value still in the text.
     """
-    held: list[str] = []
-
-    def hold(m: re.Match[str]) -> str:
-        held.append(m.group(0))
-        return _HOLD.format(len(held) - 1)
-
-    for pattern in patterns:
-        text = pattern.sub(hold, text)
+    text, held_by_patterns = _held_out(tuple(patterns), text)
+    held = list(held_by_patterns)
     for value in values:
         if value in text:
             text = text.replace(value, _HOLD.format(len(held)))
@@ -46,3 +41,21 @@ def perturb_keeping(text: str, rng: Any, patterns: Iterable[re.Pattern[str]] = (
     for i, value in enumerate(held):
         text = text.replace(_HOLD.format(i), value)
     return text, changes
+
+
+@lru_cache(maxsize=2048)
+def _held_out(patterns: tuple[re.Pattern[str], ...], text: str) -> tuple[str, tuple[str, ...]]:
+    """`text` with each match of each pattern in turn replaced by its stand-in, and the matches.
+
+    A pure function of its arguments, kept for the texts a user says again and again (its
+    statements, its stock answers): the patterns run over the whole text at every position.
+    """
+    held: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        held.append(m.group(0))
+        return _HOLD.format(len(held) - 1)
+
+    for pattern in patterns:
+        text = pattern.sub(hold, text)
+    return text, tuple(held)

@@ -69,6 +69,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.user._protected": "a compiled pattern per domain, read only",
     "agentgym.envs.tooluse.user._words": "a str per statement",
     "agentgym.envs.dialog.typos._kept": "a compiled pattern per domain, read only",
+    "agentgym.users.typos._held_out": "a str and a tuple of str per (patterns, text)",
     "agentgym.envs.dialog.tools._value_ranges": "a MappingProxyType per domain, read only",
     "agentgym.envs.dialog.wording.stock": "a frozenset per domain",
     "agentgym.agents.experts.words.near": "a bool per pair of words",

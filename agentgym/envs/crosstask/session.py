@@ -411,10 +411,10 @@ class SessionUser(SimulatedUser):
         return self.users[first.index].opening()
 
     def reply(self, message: str, turn: int) -> UserTurn:
-        seg = self.active
-        if seg is None:
+        session = self.session  # `active`, inlined on the step path
+        if session.active >= len(session.segments):
             return UserTurn("We're all done, thanks!")
-        said = self.users[seg.index].reply(message, turn)
+        said = self.users[session.segments[session.active].index].reply(message, turn)
         return said if said.end is None else self._close(said, turn)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
@@ -483,8 +483,10 @@ class SessionUser(SimulatedUser):
 
     def proposed_call(self, message: str) -> tuple[str, dict[str, Any]] | None:
         # The active sub-task's user reads the message (`reply` hands it the same text).
-        seg = self.active
-        return None if seg is None else self.users[seg.index].proposed_call(message)
+        session = self.session  # `active`, inlined on the step path
+        if session.active >= len(session.segments):
+            return None
+        return self.users[session.segments[session.active].index].proposed_call(message)
 
     def blur(self, rng: Any) -> NoiseEvent | None:
         first = self.session.segments[0]

@@ -327,15 +327,15 @@ class DialogUser(SimulatedUser):
                 parts.append(REPHRASE)
             else:
                 said = self._respond(r, message, turn)
-                if said.end is not None:
+                if type(said) is not str:
                     return said
-                parts.append(said.text)
+                parts.append(said)
+        if self._shift is None and not self._pending:
+            return UserTurn(" ".join(parts))  # the common case: nothing comes due at a reply's end
         return self._close(parts, turn)
 
     def _close(self, parts: list[str], turn: int) -> UserTurn:
         """A reply's end: a goal shift due now, and the late needs due by this turn."""
-        if self._shift is None and not self._pending:
-            return UserTurn(" ".join(parts))
         if self._shift is not None and turn >= self._shift_turn:
             parts.append(self._fire_shift(turn))
         arrived = self._arrivals(turn, commit=False)
@@ -343,8 +343,8 @@ class DialogUser(SimulatedUser):
             parts.append(self._announce(arrived))
         return UserTurn(" ".join(p for p in parts if p))
 
-    def _respond(self, r: Reading, message: str, turn: int) -> UserTurn:
-        """The reply to a message the user can place."""
+    def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
+        """The reply to a message the user can place: its text, or the turn that ends the dialog."""
         parts: list[str] = []
         got = self._proposal(r)  # before the truth: naming the place asked about answers
         if self._checking is not None:
@@ -364,13 +364,15 @@ class DialogUser(SimulatedUser):
             elif named and self._booked(named[0]) and not parts:
                 parts.append(f"You've already booked {named[0].name}.")
         if r.asked or r.open:
-            said = self._questions(r, message, turn)
-            if said.end is not None:
-                return said
+            answer = self._questions(r, message, turn)
+            if type(answer) is not str:
+                if answer.end is not None:
+                    return answer
+                answer = answer.text
             # A message that restates the user's values around a place ("X is rated 4.2, above
             # your 4.0") has its answer in what was said about the place; only a correction adds.
-            if not (parts and said.text == RIGHT):
-                parts.append(said.text)
+            if not (parts and answer == RIGHT):
+                parts.append(answer)
         elif parts or r.places:
             pass
         elif r.confirm:
@@ -379,37 +381,38 @@ class DialogUser(SimulatedUser):
             parts.append(SMALL_TALK.format(a_noun=self._domain.a_noun))
         else:
             parts.append(REPHRASE if r.question else self._pick(PROCEED))
-        return UserTurn(" ".join(parts))
+        return " ".join(parts)
 
     # -------------------------------------------------------------- questions
-    def _questions(self, r: Reading, message: str, turn: int) -> UserTurn:
-        """Answers to what a message asks, a repeated question costing patience after the first."""
+    def _questions(self, r: Reading, message: str, turn: int) -> str | UserTurn:
+        """Answers to what a message asks, a repeated question costing patience after the first:
+        the text, or a turn of its own when a repeat costs patience."""
         if r.asked and r.open and self._unsaid(r.asked):
             # "Anything else the venue should offer?": one need, about what it names.
-            return UserTurn(self._say(next(c for c in self._gold.constraints if c.kind in r.asked
-                                           and c.id not in self._revealed and self._has(c))))
+            return self._say(next(c for c in self._gold.constraints if c.kind in r.asked
+                                  and c.id not in self._revealed and self._has(c)))
         if r.open:
             if self._everything and not r.asked:
                 return self._repeat(EVERYTHING, turn)
-            return UserTurn(self._open_answer(r.excluded))
+            return self._open_answer(r.excluded)
         exhausted = all(self._exhausted(s) for s in r.asked)
         if exhausted and (r.values or _NUMBER.search(message)):
-            return UserTurn(self._confirmation(r, message))
+            return self._confirmation(r, message)
         answers = self._answer(r.asked, turn)
         if exhausted and not r.places and not r.confirm:
             return self._repeat(" ".join(answers), turn)
-        return UserTurn(" ".join(answers))
+        return " ".join(answers)
 
     def _exhausted(self, slot: str) -> bool:
         """Whether the user has answered `slot` and has nothing more to say about it."""
         return slot in self._said and not self._unsaid((slot,))
 
-    def _repeat(self, answer: str, turn: int) -> UserTurn:
+    def _repeat(self, answer: str, turn: int) -> str | UserTurn:
         """A question the user already answered: the first repeat is forgiven, later ones cost."""
         self._repeats += 1
         text = f"As I said: {clause(answer)}"
         if self._repeats < 2:
-            return UserTurn(text)
+            return text
         return self._cost(f"{text} Please keep track of what I've told you.", turn)
 
     def _confirmation(self, r: Reading, message: str) -> str:

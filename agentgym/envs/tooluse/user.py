@@ -208,8 +208,10 @@ class ToolUseUser(RuleBasedUser):
         if r.open and "done" in r.said and not _plan_only(message):
             return self._not_done()  # "It's done. Anything else?": the claim is what the user answers
         if r.open:
-            hidden = [d for d in self._goal.details if d.id not in self._revealed and d.slot not in r.excluded]
-            return self._state(hidden[0]) if hidden else EVERYTHING
+            for d in self._goal.details:  # the first detail not stated yet, nor set aside
+                if d.id not in self._revealed and d.slot not in r.excluded:
+                    return self._state(d)
+            return EVERYTHING
         if r.confirm:
             return self._objection(message) or (_ONLY_ASKED if _EXTRA.search(message) else CONFIRMED)
         if r.chatter:
