@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 from typing import Any
@@ -42,24 +41,15 @@ print(json.dumps({"seconds": dt, "cpu": dc, "modules": sorted({m.split(".")[0] f
 """
 
 
-def test_import_is_fast_and_light() -> None:
-    """Median of 3 fresh-process imports after a warm-up, under 0.3 s.
+def test_import_is_light() -> None:
+    """`import agentgym` loads none of the heavy libraries (torch, transformers, fastapi, ray, ...).
 
-    A busy machine (other jobs on a 2-core runner) can double wall time for a while, so a miss is
-    measured again, up to twice; a truly slow import misses every time.
+    How long the import takes is a `make perf` target (benchmarks/perf/imports.py), measured on
+    a quiet machine; here the time is only printed.
     """
-    _python(_IMPORT_PROBE)  # warm-up: the filesystem cache and the bytecode are warm afterwards
-    medians = []
-    for _ in range(3):
-        runs = [_python(_IMPORT_PROBE) for _ in range(3)]
-        medians.append((statistics.median(r["seconds"] for r in runs), statistics.median(r["cpu"] for r in runs)))
-        if medians[-1][0] < 0.3:
-            break
-    median, cpu = medians[-1]
-    print(f"\nimport agentgym: median {median * 1000:.0f} ms wall ({cpu * 1000:.0f} ms CPU) over 3 fresh processes")
-    # Wall time is the figure; CPU time in the message tells a slow import from a busy machine.
-    assert median < 0.3, f"import agentgym takes {median:.3f} s wall, {cpu:.3f} s CPU (median of 3; tries {medians})"
-    heavy = sorted(set(HEAVY) & set(runs[0]["modules"]))
+    run = _python(_IMPORT_PROBE)
+    print(f"\nimport agentgym: {run['seconds'] * 1000:.0f} ms wall ({run['cpu'] * 1000:.0f} ms CPU)")
+    heavy = sorted(set(HEAVY) & set(run["modules"]))
     assert not heavy, f"import agentgym imports {heavy}"
 
 
