@@ -80,8 +80,28 @@ def rss() -> Callable[[], int]:
     return rss_bytes
 
 
+#: The longest test files, longest first: they start first, so that no worker of pytest-xdist
+#: (``--dist loadfile`` hands out whole files in collection order) is left running one of them
+#: alone at the end of the run.
+_LONG_FILES = (
+    "tests/baselines/test_ppo_tool_chains.py",
+    "tests/testing/test_defects.py",
+    "tests/baselines/test_ppo_learning.py",
+    "tests/agents/test_exploits.py",
+    "tests/noise/test_noise_rates.py",
+    "tests/test_cli_errors.py",
+    "tests/server/test_server_workers.py",
+    "tests/noise/test_noise_calibration.py",
+    "tests/baselines/test_ppo_calibration.py",
+    "tests/eval/test_runner.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `slow` run only when asked for with ``-m`` (as pyproject's marker says)."""
+    """The longest files first (a stable sort: the rest keep their order); tests marked `slow` run
+    only when asked for with ``-m`` (as pyproject's marker says)."""
+    rank = {path: i for i, path in enumerate(_LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
     if config.option.markexpr:
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow")
