@@ -28,7 +28,8 @@ from agentgym.core.task import NoiseEvent, Score, Task, UserTurn
 from agentgym.toolenv.reader import reader_for
 from agentgym.toolenv.task import Detail, GoldPlan, Shift, ToolTask
 from agentgym.users import stock
-from agentgym.users.rule_based import RuleBasedUser
+from agentgym.users.picks import DrawnPicks
+from agentgym.users.rule_based import RuleBasedUser, shift_event
 from agentgym.users.understanding import Reading, Understanding
 
 __all__ = ["DetailUser", "PATIENCE"]
@@ -63,7 +64,8 @@ class DetailUser(RuleBasedUser):
         self._final = writes_are_final
         self._goal: ToolTask = task.goal
         self._score = score
-        super().__init__(rng, _reader(self._goal).read, [d.id for d in self._goal.details if d.reveal == "upfront"])
+        super().__init__(_reader(self._goal).read, [d.id for d in self._goal.details if d.reveal == "upfront"],
+                         DrawnPicks(rng))
         self._blurred: str | None = None
         self._wrong = 0
         self._seen = 0
@@ -86,7 +88,7 @@ class DetailUser(RuleBasedUser):
                 parts.append(d.said())
         return " ".join(parts)
 
-    def _respond(self, r: Reading, message: str) -> str:
+    def _respond(self, r: Reading, message: str, turn: int) -> str:
         if r.asked:
             return " ".join(self._state(self._goal.detail(did)) for did in r.asked)
         if r.open:
@@ -164,8 +166,7 @@ class DetailUser(RuleBasedUser):
         recoverable = not stuck and turn + 2 <= self._task.max_turns
         # Writes the change made unwanted were right when made: not the assistant's wrong writes.
         self._seen = len(writes)
-        fire(NoiseEvent(target=shift.detail, detail={"from": old.value, "to": shift.to, "recoverable": recoverable},
-                        recoverable=recoverable))
+        fire(shift_event(shift.detail, old.value, shift.to, recoverable))
         return shift.announce or f"Actually, I've changed my mind. {new_goal.detail(shift.detail).said()}"
 
     def _kept_values(self) -> list[str]:

@@ -1,17 +1,23 @@
-"""The rule-based user that a family's user of task details builds on: what every such user does
-alike, so each family keeps only what it does its own way.
+"""The rule-based user every family's user builds on: what every such user does alike, so each
+family keeps only what it does its own way.
 
-It holds details it may state, some up front, and states one when a message asks about it,
-remembering in order what it has stated (`known_constraints`, which goal consistency judges
-against). A message is read once by the family's `Understanding`: an empty one, a list of
-keywords and one it cannot place get the same stock replies in every family; what it answers
-otherwise is the family's (`_respond`). Its stock replies are picked by four draws made when it is
-made, so how many messages it reads never changes the draws of the rest of the episode.
+A message is read once by the family's `Understanding` (`_reading`; the last reading is kept, so a
+judge that reads a message before `reply` does shares it). An empty message, a list of keywords
+and one the user cannot place get the same stock replies in every family (the words for an empty
+one may be the family's: `_empty`); what it answers otherwise is the family's (`_respond`), and the
+reply's end (`_close`) is where a goal shift that has come due is announced.
+
+It remembers in order the details it has stated (`known_constraints`, which goal consistency
+judges against), some up front. It picks among phrasings with `Picks` (`agentgym.users.picks`):
+four draws made when it is made, for the users of task details, so how many messages it reads
+never changes the draws of the rest of the episode; the family passes the picks it draws with.
 
 A goal shift, once planned (`_plan_shift`), is announced at the first reply from a turn drawn in
 2-4 on, at a reply to a confirmation question, or on seeing the world change (`react`), whichever
-comes first; what the announcement says and changes is the family's (`_fire_shift`). After a
-world change the user judges it (`_judge`), and says the shift first when both come at once.
+comes first; what the announcement says and changes is the family's (`_fire_shift`), logged as
+`shift_event` records it. After a
+world change the user judges it (`_judge`), and says the shift first when both come at once. A
+family whose user hears shifts and world changes its own way overrides `_close` and `react`.
 
 Typos (`perturb_text`) never touch a stock reply (`STOCK`) and never a value the agent must copy
 (`_kept_patterns`, `_kept_values`).
@@ -25,31 +31,42 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, UserTurn, WorldEvent
+from agentgym.users.picks import Picks, pick
 from agentgym.users.stock import EMPTY, KEYWORDS, REPHRASE
 from agentgym.users.typos import perturb_keeping
 from agentgym.users.understanding import Reading
 
-__all__ = ["RuleBasedUser"]
+__all__ = ["RuleBasedUser", "shift_event"]
+
+
+def shift_event(target: str, old: Any, new: Any, recoverable: bool) -> NoiseEvent:
+    """How the noise log records an announced goal shift: detail `target` changed from `old` to
+    `new`, and whether an agent can still recover (the turns left suffice to act on it)."""
+    return NoiseEvent(target=target, detail={"from": old, "to": new, "recoverable": recoverable},
+                      recoverable=recoverable)
+
 
 class RuleBasedUser(SimulatedUser):
     """The shared part of a family's rule-based user (see the module docstring).
 
     Args:
-        rng: the episode's user stream; four draws are made from it here, before any other.
         read: the family's reader of a message (`Understanding.read`).
         upfront: the ids of the details stated in the opening, in order.
+        picks: where the user's picks among phrasings come from (`DrawnPicks` of the episode's
+            user stream, made before any other draw of it); None for a user that picks nothing.
     """
 
-    __slots__ = ("_picks", "_n", "_read", "_revealed", "_shift", "_shift_turn", "_shift_fire")
+    __slots__ = ("_picks", "_read", "_last", "_revealed", "_shift", "_shift_turn", "_shift_fire")
 
     #: Replies that carry nothing the agent needs: typos never touch them.
     STOCK: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, rng: Any, read: Callable[[str], Reading], upfront: Iterable[str]) -> None:
-        rnd = rng.random
-        self._picks = (rnd(), rnd(), rnd(), rnd())
-        self._n = 0
+    def __init__(self, read: Callable[[str], Reading], upfront: Iterable[str] = (),
+                 picks: Picks | None = None) -> None:
+        self._picks = picks
         self._read = read
+        #: The last message read and its reading.
+        self._last: tuple[str, Reading] | None = None
         self._revealed: list[str] = list(upfront)
         #: The family's planned goal shift, until it is announced.
         self._shift: Any = None
@@ -58,18 +75,22 @@ class RuleBasedUser(SimulatedUser):
 
     # -------------------------------------------------------------- what the family says
     @abc.abstractmethod
-    def _respond(self, r: Reading, message: str) -> str | UserTurn:
-        """The answer to a message the user placed (neither empty nor a keyword list): a text,
-        or a whole turn that ends the reply there (the shift waits)."""
+    def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
+        """The answer to a message the user placed (neither empty nor a keyword list) at `turn`:
+        a text, or a whole turn that ends the reply there (the shift waits)."""
 
-    @abc.abstractmethod
+    def _empty(self) -> str:
+        """The reply to an empty message."""
+        return EMPTY
+
     def _judge(self) -> UserTurn | None:
-        """The user's word on the world after it changed, or None to say nothing."""
+        """The user's word on the world after it changed, or None to say nothing (the default)."""
+        return None
 
-    @abc.abstractmethod
     def _fire_shift(self, turn: int) -> str:
         """Announce the planned shift at `turn` and apply it: what the user says ("" to say
-        nothing)."""
+        nothing). A family that plans a shift says what it announces."""
+        raise NotImplementedError(f"{type(self).__name__} plans no goal shift")
 
     def _with_shift(self, text: str, said: str, confirm: bool) -> str:
         """A reply's `text` with the shift announced at it (`said`; `confirm` when the message
@@ -86,33 +107,54 @@ class RuleBasedUser(SimulatedUser):
 
     # -------------------------------------------------------------- shared
     def _pick(self, options: tuple[str, ...]) -> str:
-        u = self._picks[self._n % len(self._picks)]
-        self._n += 1
-        return options[int(u * len(options))]
+        """One of `options`, by the user's next pick."""
+        assert self._picks is not None, "this user picks nothing"
+        return pick(self._picks, options)
 
-    def _reveal(self, detail_id: str) -> None:
-        """The user has now stated `detail_id`."""
-        if detail_id not in self._revealed:
-            self._revealed.append(detail_id)
+    def _draw(self, n: int) -> int:
+        """The user's next pick among `n` phrasings, as an index."""
+        assert self._picks is not None, "this user picks nothing"
+        return self._picks.index(n)
+
+    def _reveal(self, detail_id: str) -> bool:
+        """The user has now stated `detail_id`; whether it had not before."""
+        if detail_id in self._revealed:
+            return False
+        self._revealed.append(detail_id)
+        return True
+
+    def _reading(self, message: str) -> Reading:
+        """How the user reads `message` (a judge and `reply` read each message in turn, and
+        share this one reading)."""
+        last = self._last
+        if last is not None and last[0] == message:
+            return last[1]
+        r = self._read(message)
+        self._last = (message, r)
+        return r
 
     def reply(self, message: str, turn: int) -> UserTurn:
         if not message.strip():
-            answer: str | UserTurn = EMPTY
-            confirm = False
+            return self._close(self._empty(), turn, False)
+        r = self._reading(message)
+        confirm = r.confirm and not r.asked
+        if r.salad:
+            text = KEYWORDS
+        elif not r.placed:
+            text = REPHRASE
         else:
-            r = self._read(message)
-            confirm = r.confirm and not r.asked
-            if r.salad:
-                answer = KEYWORDS
-            elif not r.placed:
-                answer = REPHRASE
-            else:
-                answer = self._respond(r, message)
-                if isinstance(answer, UserTurn):
-                    return answer
+            answer = self._respond(r, message, turn)
+            if isinstance(answer, UserTurn):
+                return answer
+            text = answer
+        return self._close(text, turn, confirm)
+
+    def _close(self, text: str, turn: int, confirm: bool) -> UserTurn:
+        """A reply's end (`confirm` when the message asked to confirm): the planned shift, when
+        its turn has come or the message asked to confirm."""
         if self._shift is not None and (turn >= self._shift_turn or confirm):
-            answer = self._with_shift(answer, self._fire_shift(turn), confirm)
-        return UserTurn(answer)
+            text = self._with_shift(text, self._fire_shift(turn), confirm)
+        return UserTurn(text)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         said = self._fire_shift(turn) if self._shift is not None else ""

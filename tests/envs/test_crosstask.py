@@ -343,6 +343,18 @@ def test_the_follow_up_accepts_either_order_and_answers_every_write(order: str) 
     assert second is not None and second.end == "accepted" and score_move(world, move).success
 
 
+def test_the_follow_up_user_gives_the_stock_replies_and_its_request_to_an_empty_message() -> None:
+    from agentgym.envs.crosstask.followup import FollowUpUser
+    from agentgym.users.stock import KEYWORDS, REPHRASE
+
+    world, move = _move_world()
+    user = FollowUpUser(world, move)
+    assert user.reply("   ", 1).text.startswith("I still see our booking")
+    assert user.reply("area location where price budget cost rating stars time day date when", 1).text == KEYWORDS
+    assert user.reply("zzz qqq", 1).text == REPHRASE
+    assert user.known_constraints() == ["place", "time"]
+
+
 def test_the_follow_up_ends_when_and_only_when_the_move_is_done() -> None:
     from agentgym.envs.crosstask.followup import FollowUpUser, score_move
 

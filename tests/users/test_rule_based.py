@@ -1,5 +1,6 @@
 """The rule-based user the families' users build on (`agentgym.users.rule_based`), with a small
-user of its own: the shared reading of a message, the stock picks, the goal shift's timing and
+user of its own: the shared reading of a message (once, for a judge and the reply), the stock picks
+drawn up front or live, the goal shift's timing and
 announcement, the judging after a world change, and typos that keep what they must."""
 
 from __future__ import annotations
@@ -8,9 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from agentgym.core.seeding import fast_stream
 from agentgym.core.task import NoiseEvent, UserTurn, WorldEvent
+from agentgym.envs.crosstask.followup import FollowUpUser
+from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.tooluse.user import ToolUseUser
 from agentgym.toolenv.user import DetailUser
+from agentgym.users.picks import DrawnPicks, LivePicks, pick
 from agentgym.users.rule_based import RuleBasedUser
 from agentgym.users.stock import EMPTY, GO_AHEAD, KEYWORDS, REPHRASE
 from agentgym.users.understanding import Reading, compile_understanding, parse_lexicon
@@ -34,13 +39,13 @@ class BudgetUser(RuleBasedUser):
     STOCK = frozenset(GO_AHEAD)
 
     def __init__(self, rng: Any) -> None:
-        super().__init__(rng, READ, ["area"])
+        super().__init__(READ, ["area"], DrawnPicks(rng))
         self.verdict: UserTurn | None = None
 
     def opening(self) -> str:
         return "Find me a flat in Riverside."
 
-    def _respond(self, r: Reading, message: str) -> str | UserTurn:
+    def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         if "budget" in r.asked:
             self._reveal("budget")
             return "Up to 900."
@@ -100,5 +105,39 @@ def test_typos_never_touch_a_stock_reply() -> None:
     assert changes and text != "I would like something quite central please"
 
 
-def test_the_tool_users_are_rule_based_users() -> None:
-    assert issubclass(ToolUseUser, RuleBasedUser) and issubclass(DetailUser, RuleBasedUser)
+def test_every_family_user_is_a_rule_based_user() -> None:
+    for user in (ToolUseUser, DetailUser, DialogUser, FollowUpUser):
+        assert issubclass(user, RuleBasedUser), user
+
+
+def test_drawn_picks_are_made_at_once_and_cycle() -> None:
+    rng = fast_stream(5, "user")
+    draws = [rng.random() for _ in range(5)]
+    picks = DrawnPicks(fast_stream(5, "user"))
+    assert [picks.index(3) for _ in range(5)] == [int(u * 3) for u in draws[:4] + draws[:1]]
+    user = BudgetUser(Steady(0.7))
+    assert [user._pick(GO_AHEAD) for _ in range(3)] == [GO_AHEAD[2]] * 3
+
+
+def test_picks_drawn_up_front_or_live_pick_what_rng_integers_draws() -> None:
+    """The session draws its switch leads up front and the Dialog user draws live: both pick as
+    `Rng.integers(n)` would have, at the moments they draw."""
+    rng = fast_stream(9, "s")
+    expected = [int(rng.integers(3)) for _ in range(3)]
+    drawn, live = DrawnPicks(fast_stream(9, "s"), 3), LivePicks(fast_stream(9, "s"))
+    assert [drawn.index(3) for _ in range(3)] == expected == [live.index(3) for _ in range(3)]
+    assert pick(drawn, ("a", "b", "c")) == "abc"[expected[0]]
+
+
+def test_a_message_is_read_once_for_a_judge_and_the_reply() -> None:
+    calls: list[str] = []
+
+    def read(message: str) -> Reading:
+        calls.append(message)
+        return READ(message)
+
+    user = BudgetUser(Steady(0.0))
+    user._read = read
+    assert user._reading("What is your budget?") is user._reading("What is your budget?")
+    assert user.reply("What is your budget?", 1) == UserTurn("Up to 900.") and calls == ["What is your budget?"]
+

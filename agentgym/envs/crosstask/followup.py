@@ -2,11 +2,12 @@
 
 A follow-up works on the world of an earlier dialog sub-task and never names the place: the
 agent must remember which booking it made. It returns to the booking that sub-task agreed on
-(`agreed_booking`), so it is offered only when that sub-task succeeded. Its user reads messages
-as every dialog user does (the new time when asked, yes or no to a place proposed, a request to
-rephrase what it cannot place). A place it hears named is read as a proposal to move the
-booking there (`FollowUpUser.proposed_call`), which goal consistency judges: right only for the
-booked place.
+(`agreed_booking`), so it is offered only when that sub-task succeeded. Its user is a rule-based
+user (`agentgym.users.rule_based`) that reads messages as every dialog user does (the new time
+when asked, yes or no to a place proposed, the stock request to rephrase what it cannot place),
+makes typos as they do, and answers an empty message with its request. A place it hears named
+is read as a proposal to move the booking there (`FollowUpUser.proposed_call`), which goal
+consistency judges: right only for the booked place.
 
 The user sees its own bookings, as a person sees the confirmations, and nothing else: after
 every write it says what it now sees and what is still missing, so the move can be made in
@@ -20,11 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym.core.task import Score, SimulatedUser, UserTurn, WorldEvent
+from agentgym.core.task import Score, UserTurn, WorldEvent
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.envs.dialog.typos import slip
-from agentgym.envs.dialog.user import KEYWORDS, REPHRASE, place_names, places_named, understanding
+from agentgym.envs.dialog.user import place_names, places_named, understanding
+from agentgym.users.rule_based import RuleBasedUser
+from agentgym.users.stock import CONFIRMED, REPHRASE
 from agentgym.users.understanding import Reading
 
 __all__ = ["MoveBooking", "FollowUpUser", "agreed_booking", "plan_move", "score_move"]
@@ -81,14 +84,19 @@ def _when(day: str, slot: str) -> str:
     return f"{day.capitalize()} {slot}"
 
 
-class FollowUpUser(SimulatedUser):
-    """The user asking to move their booking; accepts once it is moved, not elsewhere."""
+class FollowUpUser(RuleBasedUser):
+    """The user asking to move their booking; accepts once it is moved, not elsewhere. It picks
+    no phrasing (it draws nothing) and plans no goal shift; what it holds against a booking is
+    the place and the time, from the start."""
+
+    __slots__ = ("_world", "_move", "_rejections", "_noun", "_when", "_old", "_names")
 
     #: Bookings of the wrong place or time after which the user gives up.
     PATIENCE = 2
 
     def __init__(self, world: World, move: MoveBooking) -> None:
         self._world, self._move = world, move
+        super().__init__(understanding(world.domain).read, ("place", "time"))
         self._rejections = 0
         self._noun = world.domain.noun
         self._when = _when(move.day, move.slot)
@@ -96,11 +104,11 @@ class FollowUpUser(SimulatedUser):
         self._names: dict[str, Place] | None = None
 
     # ------------------------------------------------------------------ reading
-    def _read(self, message: str) -> Reading | None:
+    def _placed(self, message: str) -> Reading | None:
         """The reading of a message the user can place, or None (blank, garbage, a keyword list)."""
         if not message.strip():
             return None
-        r = understanding(self._world.domain).read(message)
+        r = self._reading(message)
         return r if r.placed and not r.salad else None
 
     def _meant(self, r: Reading) -> Place | None:
@@ -116,7 +124,7 @@ class FollowUpUser(SimulatedUser):
 
     def proposed_call(self, message: str) -> tuple[str, dict[str, Any]] | None:
         """The move a message proposes as this user reads it: the place it names, at the new time."""
-        r = self._read(message)
+        r = self._placed(message)
         place = self._meant(r) if r is not None else None
         if place is None:
             return None
@@ -156,32 +164,27 @@ class FollowUpUser(SimulatedUser):
         # It follows the session's switch phrase ("One more thing: ..."), so it starts the request.
         return f"Could you move the {self._noun} we booked earlier to {self._when}? Same place, just the new time."
 
-    def reply(self, message: str, turn: int) -> UserTurn:
-        # Read like every dialog user's message (`agentgym.envs.dialog.user.understanding`); the
-        # user never names the place: the assistant must remember which booking it made.
-        if not message.strip():
-            return UserTurn(self._request())
-        r = understanding(self._world.domain).read(message)
-        if r.salad:
-            return UserTurn(KEYWORDS)
-        if not r.placed:
-            return UserTurn(REPHRASE)
+    def _empty(self) -> str:
+        return self._request()
+
+    def _respond(self, r: Reading, message: str, turn: int) -> str:
+        # The user never names the place: the assistant must remember which booking it made.
         if r.places:
             meant = self._meant(r)
             if meant is not None and meant.id == self._move.place:
-                return UserTurn(f"Yes, that one. {self._missing() or f'Please move it to {self._when}.'}")
-            return UserTurn(f"No, I mean the same {self._noun} as before. {self._request()}")
+                return f"Yes, that one. {self._missing() or f'Please move it to {self._when}.'}"
+            return f"No, I mean the same {self._noun} as before. {self._request()}"
         if r.asked == ("time",):
-            return UserTurn(f"To {self._when}, please.")
+            return f"To {self._when}, please."
         if r.asked or r.open:
-            return UserTurn(f"Nothing else changes: same {self._noun} as before, just at {self._when}.")
+            return f"Nothing else changes: same {self._noun} as before, just at {self._when}."
         if r.confirm:
-            return UserTurn(" ".join(("Yes, please go ahead.", self._missing())).strip())
+            return " ".join((CONFIRMED, self._missing())).strip()
         if r.chatter:
-            return UserTurn(f"All good here, thanks! {self._request()}")
+            return f"All good here, thanks! {self._request()}"
         if r.question:
-            return UserTurn(REPHRASE)
-        return UserTurn(self._request())
+            return REPHRASE
+        return self._request()
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         # Every write to the booking's world gets an answer: the move is judged as a whole (in
@@ -206,12 +209,9 @@ class FollowUpUser(SimulatedUser):
         return UserTurn(" ".join(p for p in parts if p))
 
     def perturb_text(self, text: str, rng: Any) -> tuple[str, list[str]]:
-        """Typos as the booking's user makes them: never in a place's name, a day or a time of
-        day (`agentgym.envs.dialog.typos`)."""
+        """Typos as the booking's user makes them: never in a stock reply, a place's name, a day
+        or a time of day (`agentgym.envs.dialog.typos`)."""
         return slip(text, self._world.domain, rng)
-
-    def known_constraints(self) -> list[str]:
-        return ["place", "time"]
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         out = []

@@ -26,6 +26,7 @@ from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, T
 from agentgym.core.tools import Toolkit, ToolSpec, close_names
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, agreed_booking, plan_move, score_move
 from agentgym.envs.dialog.tasks import Booking
+from agentgym.users.picks import DrawnPicks, pick
 
 __all__ = ["Segment", "SessionToolkit", "SessionUser", "generate_session", "score_session", "FAMILIES"]
 
@@ -311,15 +312,21 @@ def make_session_toolkit(task: Task) -> SessionToolkit:
 
 
 class SessionUser(SimulatedUser):
-    """The user of a session: one sub-task's user at a time, and the switches between them."""
+    """The user of a session: one sub-task's user at a time, and the switches between them.
+
+    It reads no message itself: each goes to the active sub-task's rule-based user
+    (`agentgym.users.rule_based`), which gives the stock replies, keeps what it stated and makes
+    the typos. Of the rule-based user's parts it shares the picks: the leads of its switches are
+    drawn when it is made (`DrawnPicks`).
+    """
 
     def __init__(self, task: Task, rng: Rng) -> None:
         self._task = task
         self.session: SessionWorld = task.world
         # `rng` only picks the lead of each switch, at most one per segment after the first:
-        # drawn now, in the order they are used, so the env does not keep a whole generator
-        # alive for a few draws.
-        self._leads = iter([int(rng.integers(len(_NEXT))) for _ in self.session.segments[1:]])
+        # drawn now, as a rule-based user's picks are (`DrawnPicks`), so the env does not keep a
+        # whole generator alive for a few draws; there are as many as switches, used in order.
+        self._leads = DrawnPicks(rng, len(self.session.segments) - 1)
         self.users: dict[int, SimulatedUser] = {}
         for s in self.session.segments:
             if s.task is not None:
@@ -378,7 +385,7 @@ class SessionUser(SimulatedUser):
                 closing = "" if _FAREWELL.search(said) else "That's all for today."
             return UserTurn(closing, end=outcome)
         lead = ("" if thanked else _THANKS) if success else _MOVE_ON
-        phrase = _NEXT[next(self._leads)]
+        phrase = pick(self._leads, _NEXT)
         self._opened = opening
         # Coming back to the booking is not "something different".
         return UserTurn(lead + (_BACK if nxt.family == "followup" else phrase) + opening)

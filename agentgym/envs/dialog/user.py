@@ -46,7 +46,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agentgym.core.task import NoiseEvent, SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.tasks import (
@@ -68,11 +68,9 @@ from agentgym.envs.dialog.wording import (
     EVERYTHING,
     GIVE_UP,
     GREETINGS,
-    KEYWORDS,
     NO_PREFERENCE,
     PROCEED,
     QUESTION_FOR,
-    REPHRASE,
     RIGHT,
     SLOT_NOUN,
     SMALL_TALK,
@@ -85,6 +83,9 @@ from agentgym.envs.dialog.wording import (
     come_back,
     statement,
 )
+from agentgym.users.picks import LivePicks
+from agentgym.users.rule_based import RuleBasedUser, shift_event
+from agentgym.users.stock import KEYWORDS, REPHRASE
 from agentgym.users.understanding import Reading, Understanding, compile_understanding, resolve_place
 
 __all__ = ["DialogUser", "make_user", "statement", "understanding", "place_names", "places_named", "proposal_of",
@@ -149,25 +150,27 @@ def proposal_of(reading: Reading, names: dict[str, Place]) -> Place | None:
     return rest[0] if len(rest) == 1 else None
 
 
-class DialogUser(SimulatedUser):
-    """The simulated user of one dialog episode; see the module docstring."""
+class DialogUser(RuleBasedUser):
+    """The simulated user of one dialog episode; see the module docstring.
 
-    __slots__ = ("_task", "_rng", "_blurred", "_shift", "_shift_turn", "_shift_fire", "_world", "_gold", "_domain",
-                 "_revealed", "_arrived", "_pending", "_said", "_costs", "_repeats", "_everything", "_accepted", "_checking",
-                 "_to_change", "_approved", "_read", "_names", "_last")
+    On the rule-based user (`agentgym.users.rule_based`) it keeps its own ways: it draws from its
+    stream at each pick (`LivePicks`), states its up-front needs in the opening rather than
+    before it, announces a goal shift at a reply only from the shift's turn on (a confirmation
+    question does not bring it forward) and on seeing a booking, and ends a reply with the late
+    needs that have come due.
+    """
+
+    __slots__ = ("_task", "_blurred", "_world", "_gold", "_domain", "_arrived", "_pending", "_said", "_costs",
+                 "_repeats", "_everything", "_accepted", "_checking", "_to_change", "_approved", "_names")
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
         self._task = task
-        self._rng = rng
         self._blurred: list[str] = []
-        self._shift: tuple[str, str] | None = None
-        self._shift_turn = 0
-        self._shift_fire: Callable[[NoiseEvent], None] | None = None
         self._world: World = task.world
         self._gold: Gold = task.gold
         self._domain: Domain = self._world.domain
-        #: Ids of the needs stated so far, in order.
-        self._revealed: list[str] = []
+        # The needs stated so far (`_revealed`) start empty: the opening states the up-front ones.
+        super().__init__(understanding(self._domain).read, (), LivePicks(rng))
         #: Ids of the late needs that have arrived (the user has them), and those still to
         #: come with their due turns, soonest first.
         self._arrived: set[str] = set()
@@ -187,26 +190,18 @@ class DialogUser(SimulatedUser):
         self._to_change: set[str] = set()
         #: A booking the user approved that waits for the others to be cancelled.
         self._approved: str | None = None
-        self._read = understanding(self._domain).read
         self._names: dict[str, Place] | None = None
-        #: The last message read and its reading: the commitment judge and `reply` read each
-        #: message in turn, and share this one reading (also past the engine's memo).
-        self._last: tuple[str, Reading] | None = None
 
     # -------------------------------------------------------------- what the user has
     def _has(self, c: Constraint) -> bool:
         """Whether the user has need `c` now: any need but a late one that has not arrived."""
         return c.reveal != "late" or c.id in self._arrived
 
-    def _pick(self, options: tuple[str, ...]) -> str:
-        return options[int(self._rng.integers(len(options)))]
-
     def _say(self, c: Constraint) -> str:
-        if c.id not in self._revealed:
-            self._revealed.append(c.id)
+        if self._reveal(c.id):
             self._everything = False
         self._said.add(c.kind)
-        return statement(c, self._domain, int(self._rng.integers(3)))
+        return statement(c, self._domain, self._draw(3))
 
     def _broken(self, place: Place, day: str, slot: str) -> Constraint | None:
         """The need the user names first of those `place` at (day, slot) breaks: one it has
@@ -251,7 +246,7 @@ class DialogUser(SimulatedUser):
 
     def _announce(self, said: list[str]) -> str:
         """New needs, as the user coming back to what was agreed when there is something."""
-        lead = int(self._rng.integers(3))
+        lead = self._draw(3)
         agreed = self._agreed()
         if agreed is None:
             return also_need(said, lead)
@@ -268,14 +263,6 @@ class DialogUser(SimulatedUser):
 
     def _place(self, key: str) -> Place | None:
         return resolve_place(key, self._place_names())
-
-    def _reading(self, message: str) -> Reading:
-        last = self._last
-        if last is not None and last[0] == message:
-            return last[1]
-        r = self._read(message)
-        self._last = (message, r)
-        return r
 
     def _booked(self, place: Place) -> bool:
         return any(b.item_id == place.id for b in self._world.active_bookings())
@@ -315,27 +302,15 @@ class DialogUser(SimulatedUser):
                 parts.append(VAGUE[c.kind] if c.id in self._blurred else self._say(c))
         return " ".join(parts)
 
-    def reply(self, message: str, turn: int) -> UserTurn:
-        parts: list[str] = []
-        if not message.strip():
-            parts.append(EMPTY.format(a_noun=self._domain.a_noun))
-        else:
-            r = self._reading(message)
-            if r.salad:
-                parts.append(KEYWORDS)
-            elif not r.placed:
-                parts.append(REPHRASE)
-            else:
-                said = self._respond(r, message, turn)
-                if type(said) is not str:
-                    return said
-                parts.append(said)
-        if self._shift is None and not self._pending:
-            return UserTurn(" ".join(parts))  # the common case: nothing comes due at a reply's end
-        return self._close(parts, turn)
+    def _empty(self) -> str:
+        return EMPTY.format(a_noun=self._domain.a_noun)
 
-    def _close(self, parts: list[str], turn: int) -> UserTurn:
-        """A reply's end: a goal shift due now, and the late needs due by this turn."""
+    def _close(self, text: str, turn: int, confirm: bool) -> UserTurn:
+        """A reply's end: a goal shift due by this turn (asked to confirm or not), and the late
+        needs due by this turn."""
+        if self._shift is None and not self._pending:
+            return UserTurn(text)  # the common case: nothing comes due at a reply's end
+        parts = [text]
         if self._shift is not None and turn >= self._shift_turn:
             parts.append(self._fire_shift(turn))
         arrived = self._arrivals(turn, commit=False)
@@ -625,15 +600,13 @@ class DialogUser(SimulatedUser):
             time = Constraint("time", "time", (d, s), "upfront")
             if satisfying_places(self._world, others, d, s) and \
                     not guessable_midway(self._world, [time, *others], d, s, g.patience, board=board):
-                self._shift = (d, s)
-                self._shift_turn = int(rng.integers(2, 5))
-                self._shift_fire = fire
-                return True
+                # Announced from turn 2, 3 or 4 on: one `random()` of `rng` (`_plan_shift`), the
+                # draw `Rng.integers(2, 5)` makes.
+                return self._plan_shift((d, s), rng, fire)
         return False
 
     def _fire_shift(self, turn: int) -> str:
-        assert self._shift is not None and self._shift_fire is not None
-        day, slot = self._shift
+        (day, slot), fire = self._take_shift()
         old = self._gold
         constraints = tuple(replace(c, value=(day, slot), reveal="upfront") if c.kind == "time" else c
                             for c in old.constraints)
@@ -642,22 +615,16 @@ class DialogUser(SimulatedUser):
         new = replace(old, constraints=constraints, day=day, slot=slot, superseded=superseded,
                       items=satisfying_places(self._world, constraints, day, slot))
         self._gold = self._task.gold = self._task.goal = new
-        self._shift = None
         self._accepted = self._checking = self._approved = None
         self._to_change.update(b.id for b in self._world.active_bookings())
-        if "time" not in self._revealed:
-            self._revealed.append("time")
+        self._reveal("time")
         self._said.add("time")
         # Cancel (if something is booked) and rebook: two turns are needed to recover.
         recoverable = turn + 2 <= self._task.max_turns
-        self._shift_fire(NoiseEvent(target="time", detail={"from": list((old.day, old.slot)), "to": [day, slot],
-                                                           "recoverable": recoverable}, recoverable=recoverable))
+        fire(shift_event("time", [old.day, old.slot], [day, slot], recoverable))
         return f"Actually, can we make it {day.capitalize()} {slot} instead?"
 
     # -------------------------------------------------------------- metrics
-    def known_constraints(self) -> list[str]:
-        return self._revealed
-
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         stated = [c for c in self._gold.constraints if c.id in self._revealed]
         if not stated:

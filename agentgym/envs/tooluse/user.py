@@ -55,7 +55,8 @@ from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import DIFFICULTY
-from agentgym.users.rule_based import RuleBasedUser
+from agentgym.users.picks import DrawnPicks
+from agentgym.users.rule_based import RuleBasedUser, shift_event
 from agentgym.users.stock import (
     ACCEPT,
     CANNOT_UNDO,
@@ -163,8 +164,8 @@ class ToolUseUser(RuleBasedUser):
         self._goal: Goal = task.goal
         self._gold: Gold = task.gold
         self._world: World = task.world
-        super().__init__(rng, understanding(task.domain).read,
-                         [d.id for d in self._goal.details if d.reveal == "upfront"])
+        super().__init__(understanding(task.domain).read, [d.id for d in self._goal.details if d.reveal == "upfront"],
+                         DrawnPicks(rng))
         #: The domain's write tools, and those that undo a record (`contradictions`).
         self._acts = _acts(task.domain)
         self._wrong = 0
@@ -202,7 +203,7 @@ class ToolUseUser(RuleBasedUser):
             return UserTurn(_VIOLATION, end="gave_up")
         return super().reply(message, turn)
 
-    def _respond(self, r: Reading, message: str) -> str | UserTurn:
+    def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         if r.asked and not (r.open and all(d.id in self._revealed for d in self._goal.details if d.slot in r.asked)):
             return self._answer(r.asked, r.values)
         if r.open and "done" in r.said and not _plan_only(message):
@@ -363,8 +364,7 @@ class ToolUseUser(RuleBasedUser):
         # Records the shift made unwanted are not the assistant's wrong writes; the user says
         # what the change means for the first of them, as a person would.
         self._seen.extend(r for r in stale if not any(r is x for x in self._seen))
-        fire(NoiseEvent(target=shift.detail, detail={"from": shift.old, "to": shift.new, "recoverable": recoverable},
-                        recoverable=recoverable))
+        fire(shift_event(shift.detail, shift.old, shift.new, recoverable))
         why = next((why for r, why in self._review().wrong if r is stale[0] and why), "") if stale else ""
         return f"{shift.announce} So {why}." if why else shift.announce
 
