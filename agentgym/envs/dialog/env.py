@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.envs.dialog.commitments import JUDGE
-from agentgym.envs.dialog.tasks import generate_task, score_task
+from agentgym.envs.dialog.hard_tier import generate_task
+from agentgym.envs.dialog.hard_user import make_user
+from agentgym.envs.dialog.tasks import score_task
 from agentgym.envs.dialog.tools import make_toolkit
-from agentgym.envs.dialog.user import make_user
 
 __all__ = ["DialogEnv"]
 
