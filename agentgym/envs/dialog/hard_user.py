@@ -36,7 +36,7 @@ _ASK = re.compile(
     r"\b(?:compromis\w*|flexib\w*|give (?:way|up|something up)|do without|go without|live without|"
     r"drop (?:one|a|any|some|the)|relax\w*|loosen\w*|trade[- ]?offs?|let go of|priorit\w*|"
     r"(?:matters?|important|essential|negotiable|crucial) (?:most|least|more|less)|"
-    r"(?:most|least|more|less) (?:important|essential|crucial|negotiable)|non-?negotiable|must-haves?|"
+    r"(?:most|least|more|less) (?:important|essential|crucial)|(?:non-?)?negotiable|must-haves?|"
     r"nice[- ]to[- ]haves?|skip (?:one|a|any|some|the)|willing to (?:give|drop|skip|change|bend|budge|sacrifice)|"
     r"sacrific\w*|bend on|budge on)\b")
 #: A sentence that says no place meets everything: a negation, a whole ("everything", "all of
