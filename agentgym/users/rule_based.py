@@ -15,12 +15,13 @@ never changes the draws of the rest of the episode; the family passes the picks 
 A goal shift, once planned (`_plan_shift`), is announced at the first reply from a turn drawn in
 2-4 on, at a reply to a confirmation question, or on seeing the world change (`react`), whichever
 comes first; what the announcement says and changes is the family's (`_fire_shift`), logged as
-`shift_event` records it. After a
-world change the user judges it (`_judge`), and says the shift first when both come at once. A
-family whose user hears shifts and world changes its own way overrides `_close` and `react`.
+`shift_event` records it. After a world change the user judges it (`_judge`), and says the shift
+first when both come at once. A family whose user hears shifts and world changes its own way
+overrides `_close` and `react` (the Dialog user).
 
 Typos (`perturb_text`) never touch a stock reply (`STOCK`) and never a value the agent must copy
-(`_kept_patterns`, `_kept_values`).
+(`_kept_patterns`, `_kept_values`); the dialog-domain users keep their family's rule for both
+(`agentgym.envs.dialog.typos.slip`, over the same `perturb_keeping`).
 """
 
 from __future__ import annotations
