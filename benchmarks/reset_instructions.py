@@ -80,7 +80,9 @@ def workload(kind: str, n: int, prepared: int, warm: int, noise: str | None) -> 
 
 def count(kind: str, n: int, prepared: int, warm: int, noise: str | None, tree: Path) -> int:
     """The instructions cachegrind counts for a process running `workload`."""
-    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(tree)}
+    # One BLAS thread: numpy's idle thread pool otherwise spins for a varying number of
+    # instructions, which moved a count by up to 15%.
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(tree), "OPENBLAS_NUM_THREADS": "1"}
     cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", sys.executable,
            __file__, kind, "--run", str(n), "--n", str(prepared), "--warm", str(warm), "--noise", noise or "off"]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stderr

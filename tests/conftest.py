@@ -80,21 +80,42 @@ def rss() -> Callable[[], int]:
     return rss_bytes
 
 
-#: The longest test files, longest first: they start first, so that no worker of pytest-xdist
-#: (``--dist loadfile`` hands out whole files in collection order) is left running one of them
-#: alone at the end of the run.
+#: The longest test files, longest first (each file's time in a default run on two cores): they
+#: start first, so that no worker of pytest-xdist (``--dist loadfile`` hands out whole files in
+#: collection order, see `pytest_configure`) is left running one of them alone at the end of the
+#: run. The rest follow in collection order.
 _LONG_FILES = (
-    "tests/baselines/test_ppo_tool_chains.py",
     "tests/testing/test_defects.py",
+    "tests/baselines/test_ppo_tool_chains.py",
+    "tests/rayenv/test_rayenv.py",
+    "tests/eval/test_runner.py",
     "tests/baselines/test_ppo_learning.py",
     "tests/agents/test_exploits.py",
-    "tests/noise/test_noise_rates.py",
-    "tests/test_cli_errors.py",
-    "tests/server/test_server_workers.py",
-    "tests/noise/test_noise_calibration.py",
     "tests/baselines/test_ppo_calibration.py",
-    "tests/eval/test_runner.py",
+    "tests/server/test_server_fuzz.py",
+    "tests/leaderboard/test_lb_sealed_readme.py",
+    "tests/noise/test_noise_calibration.py",
+    "tests/server/test_server_workers.py",
+    "tests/server/test_server_soak.py",
+    "tests/test_cli_errors.py",
+    "tests/server/test_server_ws_frames.py",
+    "tests/noise/test_noise_rates.py",
+    "tests/leaderboard/test_lb_sealed_agents.py",
+    "tests/leaderboard/test_lb_verify.py",
+    "tests/server/test_server_slowloris.py",
+    "tests/baselines/test_ppo_units.py",
+    "tests/server/test_server_load.py",
+    "tests/agents/test_llm_agents.py",
+    "tests/bench/test_suites.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist hands out the files of ``--dist loadfile`` in collection order, not re-sorted
+    by how many tests each holds (its default): a file's test count says nothing of its time, and
+    the longest files hold few tests, so that order would start them last."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,7 +1,8 @@
 """Every user error of the `agentgym` command is one line on stderr, no traceback, exit status 2,
 and leaves no records file or run folder behind. The real command runs in a process of its own, in
-a fresh folder, as a user would run it: forked from a zygote that has imported the command (the
-many error cases), or a plain ``python -m agentgym.cli`` (the rest)."""
+a fresh folder, as a user would run it: forked from a zygote that has imported the command, or a
+plain ``python -m agentgym.cli`` where what the interpreter does at start-up is under test
+(``AGENTGYM_TRACEBACK``)."""
 
 from __future__ import annotations
 
@@ -194,41 +195,41 @@ def test_a_user_error_is_one_line_and_leaves_nothing_behind(here: Path, forked: 
 
 
 @pytest.mark.parametrize("command", [["eval", DIALOG, "--episodes", "2", "--workers", "2"], ["bench", "tiny.toml"]])
-def test_an_env_server_that_is_not_there_is_one_line(here: Path, command: list[str]) -> None:
+def test_an_env_server_that_is_not_there_is_one_line(here: Path, forked: Any, command: list[str]) -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
-    line = error_line(agentgym(here, *command, "--remote", url))
+    line = error_line(forked(here, *command, "--remote", url))
     assert "cannot reach the env server" in line and url in line
     assert not (here / "runs").exists()
 
 
-def test_a_leaderboard_that_is_not_there_is_one_line(here: Path) -> None:
+def test_a_leaderboard_that_is_not_there_is_one_line(here: Path, forked: Any) -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
-    line = error_line(agentgym(here, "submit", "bench_run", "--to", url, "--model", "m", "--revision", "r",
+    line = error_line(forked(here, "submit", "bench_run", "--to", url, "--model", "m", "--revision", "r",
                                "--timeout", "5"))
     assert line.startswith(f"agentgym: error: cannot reach the leaderboard at {url}: ")
 
 
 @pytest.mark.parametrize("command", [["serve"], ["leaderboard", "serve", "--db", "board.sqlite"]])
-def test_a_port_in_use_is_one_line(here: Path, command: list[str]) -> None:
+def test_a_port_in_use_is_one_line(here: Path, forked: Any, command: list[str]) -> None:
     with socket.socket() as taken:
         taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        line = error_line(agentgym(here, *command, "--port", str(port)))
+        line = error_line(forked(here, *command, "--port", str(port)))
     assert f"port {port} on 127.0.0.1 is in use" in line and "--port" in line
 
 
-def test_render_without_a_database_says_the_board_is_empty(here: Path) -> None:
+def test_render_without_a_database_says_the_board_is_empty(here: Path, forked: Any) -> None:
     (here / "board").mkdir()
-    done = agentgym(here, "leaderboard", "render", "--out", ".", "--from", "submissions")
+    done = forked(here, "leaderboard", "render", "--out", ".", "--from", "submissions")
     assert done.returncode == 0, done.stderr
     assert "the board is empty: no submissions in submissions" in done.stdout
     assert (here / "LEADERBOARD.md").exists()
 
 
-def test_report_of_a_records_file_writes_beside_it(here: Path) -> None:
-    done = agentgym(here, "report", "good.jsonl")
+def test_report_of_a_records_file_writes_beside_it(here: Path, forked: Any) -> None:
+    done = forked(here, "report", "good.jsonl")
     assert done.returncode == 0, done.stderr
     assert (here / "good-report" / "report.md").exists() and (here / "good-report" / "metrics.png").exists()
     assert "Traceback" not in done.stderr

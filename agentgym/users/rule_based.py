@@ -15,12 +15,13 @@ never changes the draws of the rest of the episode; the family passes the picks 
 A goal shift, once planned (`_plan_shift`), is announced at the first reply from a turn drawn in
 2-4 on, at a reply to a confirmation question, or on seeing the world change (`react`), whichever
 comes first; what the announcement says and changes is the family's (`_fire_shift`), logged as
-`shift_event` records it. After a
-world change the user judges it (`_judge`), and says the shift first when both come at once. A
-family whose user hears shifts and world changes its own way overrides `_close` and `react`.
+`shift_event` records it. After a world change the user judges it (`_judge`), and says the shift
+first when both come at once. A family whose user hears shifts and world changes its own way
+overrides `_close` and `react` (the Dialog user).
 
 Typos (`perturb_text`) never touch a stock reply (`STOCK`) and never a value the agent must copy
-(`_kept_patterns`, `_kept_values`).
+(`_kept_patterns`, `_kept_values`); the dialog-domain users keep their family's rule for both
+(`agentgym.envs.dialog.typos.slip`, over the same `perturb_keeping`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, UserTurn, WorldEvent
-from agentgym.users.picks import Picks, pick
+from agentgym.users.picks import Picks
 from agentgym.users.stock import EMPTY, KEYWORDS, REPHRASE
 from agentgym.users.typos import perturb_keeping
 from agentgym.users.understanding import Reading
@@ -46,6 +47,10 @@ def shift_event(target: str, old: Any, new: Any, recoverable: bool) -> NoiseEven
                       recoverable=recoverable)
 
 
+def _picks_nothing(n: int) -> int:
+    raise TypeError("this user was made without picks, so it picks no phrasing")
+
+
 class RuleBasedUser(SimulatedUser):
     """The shared part of a family's rule-based user (see the module docstring).
 
@@ -56,14 +61,16 @@ class RuleBasedUser(SimulatedUser):
             user stream, made before any other draw of it); None for a user that picks nothing.
     """
 
-    __slots__ = ("_picks", "_read", "_last", "_revealed", "_shift", "_shift_turn", "_shift_fire")
+    __slots__ = ("_draw", "_read", "_last", "_revealed", "_shift", "_shift_turn", "_shift_fire")
 
     #: Replies that carry nothing the agent needs: typos never touch them.
     STOCK: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, read: Callable[[str], Reading], upfront: Iterable[str] = (),
                  picks: Picks | None = None) -> None:
-        self._picks = picks
+        #: The user's next pick among `n` phrasings, as an index (`Picks.index`, bound once: the
+        #: Dialog user draws at every statement).
+        self._draw: Callable[[int], int] = picks.index if picks is not None else _picks_nothing
         self._read = read
         #: The last message read and its reading.
         self._last: tuple[str, Reading] | None = None
@@ -108,13 +115,7 @@ class RuleBasedUser(SimulatedUser):
     # -------------------------------------------------------------- shared
     def _pick(self, options: tuple[str, ...]) -> str:
         """One of `options`, by the user's next pick."""
-        assert self._picks is not None, "this user picks nothing"
-        return pick(self._picks, options)
-
-    def _draw(self, n: int) -> int:
-        """The user's next pick among `n` phrasings, as an index."""
-        assert self._picks is not None, "this user picks nothing"
-        return self._picks.index(n)
+        return options[self._draw(len(options))]
 
     def _reveal(self, detail_id: str) -> bool:
         """The user has now stated `detail_id`; whether it had not before."""

@@ -124,8 +124,14 @@ def _run(tmp_path: Path, **kw: Any) -> Any:
     return train(Args(**base))
 
 
-def test_the_risk_is_learned_in_training_logged_and_plotted_and_cuts_harm_when_acting(tmp_path: Path) -> None:
-    result = _run(tmp_path)
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One calibrated run of 2,048 steps: its logs, plot and checkpoint serve the tests below."""
+    return _run(tmp_path_factory.mktemp("calibrated"))
+
+
+def test_the_risk_is_learned_in_training_logged_and_plotted_and_cuts_harm_when_acting(trained: Any) -> None:
+    result = trained
     rows = (result.run_dir / "progress.csv").read_text().splitlines()
     header = rows[0].split(",")
     for col in ("risk_loss", "risk_brier", "violations_per_1000", "harm_per_1000", "masked_per_step",
@@ -141,8 +147,8 @@ def test_the_risk_is_learned_in_training_logged_and_plotted_and_cuts_harm_when_a
     assert on["risk_brier"] is not None and on["risk_brier"] < 0.25
 
 
-def test_the_ppo_agent_acts_with_the_runs_calibration_and_can_turn_it_off(tmp_path: Path) -> None:
-    result = _run(tmp_path, total_timesteps=256, eval_episodes=0)
+def test_the_ppo_agent_acts_with_the_runs_calibration_and_can_turn_it_off(trained: Any) -> None:
+    result = trained
     on = make_agent("ppo", checkpoint=str(result.checkpoint))
     off = make_agent("ppo", checkpoint=str(result.checkpoint), calibration="off")
     assert on.config()["calibration"] == "on" and off.config()["calibration"] == "off"

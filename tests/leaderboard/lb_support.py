@@ -8,18 +8,16 @@ derived from their records in memory.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import copy
 import functools
 import hashlib
 import json
 import shutil
-import socket
 import tempfile
-import threading
-import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+
+from uvicorn_thread import serving  # noqa: F401  (the leaderboard tests' S.serving)
 
 import agentgym
 from agentgym.agents.heuristic import HeuristicAgent
@@ -148,23 +146,3 @@ def payload_fields(i: int) -> dict[str, str]:
             "organisation": p[(i + 3) % len(p)], "description": "\n".join(p)}
 
 
-@contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """`app` served by uvicorn in a thread on a free loopback port, for the block; yields its base URL."""
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)

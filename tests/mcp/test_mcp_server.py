@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("mcp")
+
+from uvicorn_thread import serving  # noqa: E402
 
 from agentgym.core.protocol import parse_action  # noqa: E402
 from agentgym.eval.episode import play_job  # noqa: E402
@@ -29,23 +30,9 @@ DIALOG = "AgentRL/Dialog-v0"
 @contextmanager
 def _mcp_server(out: Path, limits: McpLimits | None = None) -> Iterator[tuple[str, Any]]:
     """The MCP app under uvicorn in a thread on a free loopback port; yield (endpoint URL, app)."""
-    import uvicorn
-
     app = create_mcp_app(out, limits=limits)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp", app
-    finally:
-        server.should_exit = True
-        thread.join(30)
+    with serving(app, start_s=30) as base:
+        yield f"{base}/mcp", app
 
 
 def _mcp_call(action: Any) -> tuple[str, dict[str, Any]]:

@@ -126,6 +126,8 @@ def test_a_list_joined_by_semicolons_asks_every_part(text: str, asked: tuple[str
 @pytest.mark.parametrize("text", [
     "The top picks, Garden Apartments and House of Luna, are already booked. Shall I book stay_007?",
     "House of Luna (in Riverside, 120 a night) is booked on Friday, so stay_007 is the one that works. Shall I book it?",
+    "The only one is House of Luna (in Riverside, 120 a night), and it's not available on Friday. stay_007 is. Book it?",
+    "I checked House of Luna (Riverside, 120), and it is booked up on Friday; shall I book stay_007?",
 ])
 def test_places_said_to_be_taken_are_set_aside_across_an_aside_or_apposition(text: str) -> None:
     assert read(text).places == ("stay_007",)

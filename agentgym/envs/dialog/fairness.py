@@ -20,7 +20,9 @@ or cheaper, than every gold place (a gold place never is one).
 Reset runs this for every goal drawn, millions of times in a training run, so sets of places
 are integers: in each order, bit r stands for the place ranked r. Which places meet an
 attribute is computed once per world and value (`Board.meets`), the first place of an order
-that fits is the lowest set bit, and a tie is a run of ranks.
+that fits is the lowest set bit, and a tie is a run of ranks. The gold is always among a
+learner's candidates, so a stage's verdict is known from the candidates strictly better than
+the best gold place (`Goal.above`) before its picks are looked at.
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ Sets = tuple[int, int]
 #: ``1 << r`` for each rank r of a world of up to 256 places: sets are sums of these, and a table
 #: of constants spares making a new big int per place and order.
 _BITS = tuple(1 << r for r in range(256))
+
+
+def _rank(s: int) -> int:
+    """The rank of the first place of the non-empty set `s`."""
+    return (s & -s).bit_length() - 1
 
 
 class _Order:
@@ -78,7 +85,9 @@ class _Order:
 
 class Board:
     """A world's places in the two naive orders, built once per goal search, and the sets of
-    places meeting each attribute value asked so far (a world's goals share most of them)."""
+    places meeting each attribute value asked so far (a world's goals share most of them).
+    It is also the guard the task generator asks (`bounds`, `room`, `breadth`, `goal`,
+    `reachable`)."""
 
     __slots__ = ("places", "all", "rating", "price", "_meets", "_open", "_opens", "_cumulative")
 
@@ -129,6 +138,27 @@ class Board:
             self._meets[key] = got
         return got
 
+    def bounds(self, need: int) -> tuple[float, int, int, float]:
+        """The rating and the price of the place ranked `need` in each order, then the top price
+        and the lowest rating."""
+        return -self.rating.keys[need], self.price.keys[need], self.price.keys[-1], -self.rating.keys[-1]
+
+    def room(self, j: int, bit: int, need: int) -> bool:
+        """`room_above` on this board."""
+        return room_above(self, j, bit, need)
+
+    def breadth(self, kind: str, value: Any) -> int:
+        """How many places meet an attribute."""
+        return self.meets(kind, value)[0].bit_count()
+
+    def goal(self, attrs: Sequence[tuple[str, Any]], n_held: int, bit: int) -> Goal:
+        """The `Goal` of `attrs` (held first, late last) at the time of `bit` on this board."""
+        return Goal(self, attrs, n_held, bit)
+
+    def reachable(self, goal: Goal, upfront: int, patience: int) -> bool:
+        """`reachable` on this board, without a margin."""
+        return reachable(self, goal, upfront, patience)
+
     def open_at(self, bit: int) -> Sets:
         """The places open at the time of `bit` (``day * 3 + slot``)."""
         got = self._open.get(bit)
@@ -145,7 +175,7 @@ class Goal:
     the start first, the late ones last), the places meeting it; the places open at the time;
     and the gold, the places open that meet every attribute."""
 
-    __slots__ = ("attrs", "n_held", "open", "gold", "all", "late", "held")
+    __slots__ = ("attrs", "n_held", "open", "gold", "n_gold", "above", "all", "late", "held")
 
     def __init__(self, board: Board, attrs: Sequence[tuple[str, Any]], n_held: int, bit: int) -> None:
         self.all = board.all
@@ -165,6 +195,9 @@ class Goal:
             gold_r &= a[0]
             gold_p &= a[1]
         self.gold = (gold_r, gold_p)
+        self.n_gold = gold_r.bit_count()
+        #: The places strictly better than the best of the gold, per order.
+        self.above = (board.rating.above(_rank(gold_r)), board.price.above(_rank(gold_p))) if gold_r else (0, 0)
 
     def gold_places(self, board: Board) -> list[int]:
         """The gold, as indexes into the world's places, in world order."""
@@ -193,10 +226,8 @@ def reachable(board: Board, goal: Goal, upfront: int, patience: int, margin: int
     if not goal.gold[0] or goal.n_held - upfront < patience:
         return True  # each reasoned rejection teaches one need: it would learn them all
     need = patience + DECOY_MARGIN
-    for s, order in enumerate((board.rating, board.price)):
-        known = _fits(goal, s, range(upfront))
-        best = (goal.gold[s] & -goal.gold[s]).bit_length() - 1
-        if (known & goal.open[s] & order.above(best)).bit_count() < need:
+    for s in (0, 1):
+        if (_fits(goal, s, range(upfront)) & goal.open[s] & goal.above[s]).bit_count() < need:
             return True  # the walker meets a gold place within its patience
     for s, order in enumerate((board.rating, board.price)):
         stated = _fits(goal, s, range(upfront))
@@ -244,20 +275,35 @@ def _learner(goal: Goal, order: _Order, s: int, known: int, arrived: bool, patie
     at the time (booking one fails at no cost), one that proposes does not. A place breaking a
     held attribute costs one patience and the user names the first; a proposed place closed at
     the time costs one and names nothing. At the first commitment the late needs arrive, and a
-    place that breaks only those costs nothing."""
+    place that breaks only those costs nothing.
+
+    Without a margin the picks are the first tie, and they hold a gold place exactly when no
+    candidate is strictly better than the best of the gold; once the late needs have arrived,
+    a pick meeting all it has heard is gold, so with one patience left no pick leads on."""
     candidates = known & ~tried & (goal.open[s] if books else goal.all)
-    if not candidates:
-        return False
-    picks = order.tie((candidates & -candidates).bit_length() - 1) & candidates
-    taken = picks.bit_count()
-    candidates &= ~picks
-    while candidates and taken <= margin:
-        tie = order.tie((candidates & -candidates).bit_length() - 1) & candidates
-        picks |= tie
-        candidates &= ~tie
-        taken += tie.bit_count()
-    if picks & goal.gold[s]:
-        return True
+    if not margin:
+        # The gold is always among the candidates (a gold place meets all an agent can know and
+        # is open; only closed places are tried), so the first tie holds a gold place unless a
+        # candidate is strictly better than the best of the gold.
+        first = candidates & goal.above[s]
+        if not first:
+            return True
+        if arrived and patience <= 1:
+            return False  # every pick is a costly miss (one meeting all it has heard is gold)
+        picks = order.tie(_rank(first)) & candidates
+    else:
+        if not candidates:
+            return False
+        picks = order.tie(_rank(candidates)) & candidates
+        taken = picks.bit_count()
+        candidates &= ~picks
+        while candidates and taken <= margin:
+            tie = order.tie(_rank(candidates)) & candidates
+            picks |= tie
+            candidates &= ~tie
+            taken += tie.bit_count()
+        if picks & goal.gold[s]:
+            return True
     late = goal.all if arrived else goal.late[s]
     held, open_s = goal.held[s], goal.open[s]
     # The next stage of each pick; picks that teach the same need lead to the same one (a place

@@ -19,7 +19,7 @@ from typing import Any, Callable, NamedTuple
 from agentgym.core.seeding import Rng, fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
-from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Goal, reachable, reachable_midway, room_above
+from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Goal, reachable, reachable_midway
 
 __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "satisfying_places",
            "place_phrases", "guessable", "guessable_midway", "DIFFICULTY", "DECOY_MARGIN", "RATING_RANGE"]
@@ -255,16 +255,16 @@ def _make_world(domain: Domain, rng: Rng) -> World:
     return World(domain=domain, places=places, by_id=dict(zip(t.ids, places)))  # ids in place order
 
 
-def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
+def _make_goal(world: World, difficulty: str, rng: Rng, guard: Callable[[list[Place]], Any] = Board) -> Gold:
     # Draw goals until one is selective enough that the set of satisfying places is small and a
     # never-ask agent cannot reach it (see `guessable`); the set is then enumerated exactly (the
     # world is never edited to force uniqueness). Should no draw pass, the smallest goal of as
-    # many further draws is taken.
+    # many further draws is taken. `guard` makes the fairness guard of the world's places:
+    # `fairness.Board`, or (in a test) the plain contract it must agree with.
     places = world.places
-    board = Board(places)
+    board = guard(places)
     need = min(DIFFICULTY[difficulty]["patience"] + DECOY_MARGIN, len(places)) - 1
-    bounds = _Bounds(board, -board.rating.keys[need], board.price.keys[need], board.price.keys[-1],
-                     -board.rating.keys[-1])
+    bounds = _Bounds(board, *board.bounds(need))
     for _ in range(MAX_GOAL_DRAWS):
         gold = _draw_goal(world, bounds, difficulty, rng)
         if gold is not None:
@@ -279,12 +279,13 @@ def _make_goal(world: World, difficulty: str, rng: Rng) -> Gold:
 
 
 class _Bounds(NamedTuple):
-    """The world's places in rating and price order (`Board`, built once per goal search); where
-    a target leaves no room for decoys (one rated `rating_cap` or more, or priced `price_floor`
-    or less, has too few places above it in one order); and the top price and the lowest
-    rating, at which a constraint would be vacuous."""
+    """The fairness guard of a goal search (`fairness.Board`: the world's places in rating and
+    price order, built once per search); where a target leaves no room for decoys
+    (one rated `rating_cap` or more, or priced `price_floor` or less, has too few places above
+    it in one order); and the top price and the lowest rating, at which a constraint would be
+    vacuous."""
 
-    board: Board
+    guard: Any
     rating_cap: float
     price_floor: int
     top_price: int
@@ -319,7 +320,7 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     lo_n, hi_n = spec["n"]
     n_total = lo_n + int(rnd() * (hi_n - lo_n + 1))
     if fair_only and (target.rating >= bounds.rating_cap or target.price <= bounds.price_floor
-                      or not room_above(bounds.board, j, bit, spec["patience"] + DECOY_MARGIN)):
+                      or not bounds.guard.room(j, bit, spec["patience"] + DECOY_MARGIN)):
         return None  # a gold place this high in an order leaves no room for decoys above it
     # Skip attributes that every place of this world meets (the world's top price, a rating
     # under 3.5): no vacuous constraints.
@@ -345,21 +346,22 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
         else:
             attrs.append((k, "amenity", k.split(":", 1)[1]))
     late = n_total - 1 - spec["held"]  # the attributes beyond those the user has arrive late
-    breadth = {a: bounds.board.meets(a[1], a[2])[0].bit_count() for a in attrs}
+    guard = bounds.guard
+    breadth = {a: guard.breadth(a[1], a[2]) for a in attrs}
     attrs = sorted(attrs, key=lambda a: breadth[a])  # narrowest first
     attrs = sorted(attrs[: len(attrs) - late], key=lambda a: -breadth[a]) + attrs[len(attrs) - late:]
-    goal = Goal(bounds.board, [(kind, value) for _, kind, value in attrs], len(attrs) - late, bit)
-    small = goal.gold[0].bit_count() <= MAX_GOLD
+    goal = guard.goal([(kind, value) for _, kind, value in attrs], len(attrs) - late, bit)
+    small = goal.n_gold <= MAX_GOLD
     if fair_only and not small:
         return None
     time_up, lead_up = rnd() < 0.7, rnd() < 0.5
     # Whether the user states its lead attribute up front is chosen so the gold cannot be
     # reached without asking (`_fair_statement`).
-    stated = _fair_statement(bounds.board, goal, spec["patience"], lead_up) if small else None
+    stated = _fair_statement(guard, goal, spec["patience"], lead_up) if small else None
     if stated is None and fair_only:
         return None
     attr_up = bool(stated)
-    items = tuple(places[k].id for k in goal.gold_places(bounds.board))
+    items = tuple(places[k].id for k in goal.gold_places(guard))
     day, slot = DAYS[d], SLOTS[s]
     constraints = [Constraint("time", "time", (day, slot), "upfront" if time_up else "ask")]
     for i, (cid, kind, value) in enumerate(attrs):
@@ -375,14 +377,14 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
 
 
-def _fair_statement(board: Board, goal: Goal, patience: int, lead_up: bool) -> bool | None:
+def _fair_statement(guard: Any, goal: Any, patience: int, lead_up: bool) -> bool | None:
     """Whether the user states its lead attribute up front (True), states no attribute so no
     never-ask agent can reach the gold (False; see `agentgym.envs.dialog.fairness`), or neither
     works (None). The lead is stated only when `lead_up` and the needs still held back would
     outnumber the patience (each reasoned rejection teaches one), and the goal stays fair."""
-    if reachable(board, goal, 0, patience):
+    if guard.reachable(goal, 0, patience):
         return None
-    return lead_up and goal.n_held > patience and not reachable(board, goal, 1, patience)
+    return lead_up and goal.n_held > patience and not guard.reachable(goal, 1, patience)
 
 
 def _as_goal(world: World, constraints: Any, day: str, slot: str, board: Board | None) -> tuple[Board, Goal, int]:

@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from agentgym.envs.dialog.domain import Domain
 from agentgym.envs.dialog.tasks import Constraint
+from agentgym.users.stock import KEYWORDS, REPHRASE
 
 __all__ = ["statement", "come_back", "also_need", "clause", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE",
            "GREETINGS", "ACCEPT", "GIVE_UP", "WARNING", "EVERYTHING", "PROCEED", "NO_PREFERENCE", "SLOT_NOUN",
@@ -49,12 +50,8 @@ GIVE_UP = "I think I'll look elsewhere. Goodbye."
 WARNING = "Please be careful: I'm starting to lose my patience."
 EVERYTHING = "That's everything I can think of for now."
 PROCEED = ("Okay. Please find something that fits and book it.", "Sounds good, go ahead and book something that fits.")
-#: The reply to a message the user cannot place (its words stay stable for agents and tests).
-REPHRASE = "I'm not sure what you mean. Could you rephrase that?"
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
 SMALL_TALK = "All good here, thanks! Can we get back to finding {a_noun}?"
-#: The reply to a list of slot words with no question around them.
-KEYWORDS = "That's just a list of words to me. Could you ask me in a full sentence?"
 #: The reply to a message naming several places with no recommendation among them.
 WHICH_ONE = "You've named more than one place. Which one would you recommend?"
 #: The reply to an empty message.
