@@ -50,6 +50,14 @@ class Needs(DialogBeliefs):
         setattr(self, name, value)
         return True
 
+    def drop(self, kind: str, value: Any) -> None:
+        """Give up one need (`kind` as in `Heard.needs`): the user agreed to do without it."""
+        if kind == "amenity":
+            if value in self.amenities:
+                self.amenities.remove(value)
+        elif kind != "time":
+            setattr(self, {"price": "max_price", "rating": "min_rating"}.get(kind, kind), None)
+
     def known(self, slot: str) -> bool:
         """Whether a need about `slot` (category, area, price, rating, amenity or time) is known."""
         if slot == "amenity":
@@ -67,7 +75,9 @@ class Needs(DialogBeliefs):
 class Heard:
     """What one user message says, in the order it says it: needs as ``(kind, value)`` (kind
     category, area, price, rating, amenity or time, whose value is ``(day, slot)``) and verdicts
-    as ``("liked" | "rejected" | "asks_about", place name)``, each in `events`; and whether it
+    as ``("liked" | "rejected" | "asks_about", place name)`` and needs it gives up as
+    ``("given_up", (kind, value))`` ("If something has to give, it doesn't need to have a
+    projector."), each in `events`; and whether it
     asks for a booking to be cancelled or changed (with the names it lists, if any), says a place
     is not available then, asks for any place that fits to be booked ("Please book one that
     fits."), or says there is nothing more to tell."""
@@ -150,5 +160,8 @@ def hear(text: str, vocab: BriefVocabulary, names: list[str]) -> Heard:
                 heard.events.append(("rejected", name))
             elif has_word(plain, "sounds") or has_phrase(plain, "still works"):
                 heard.events.append(("liked", name))
-        heard.events += _needs(plain, vocab)
+        if has_phrase(plain, "has to give"):
+            heard.events += [("given_up", need) for need in _needs(plain, vocab)]
+        else:
+            heard.events += _needs(plain, vocab)
     return heard

@@ -195,6 +195,10 @@ class DialogExpert:
                     self.liked.discard(key)
                 if kind != "asks_about" and self.asks_about == key[0]:
                     self.asks_about = None
+            elif kind == "given_up":
+                # Needs that no place meets all at once: the user gave this one up.
+                self.needs.drop(*value)
+                self.said_sorry = False
             elif kind == "time" and self.needs.take(kind, value):
                 # A new time for a place the user liked ("Please book it. Actually, can we make
                 # it Friday instead?"): the place stays agreed, if it is free then.

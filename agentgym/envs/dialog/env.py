@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.envs.dialog.commitments import JUDGE
-from agentgym.envs.dialog.tasks import generate_task, score_task
+from agentgym.envs.dialog.hard_tier import generate_task
+from agentgym.envs.dialog.hard_user import make_user
+from agentgym.envs.dialog.tasks import score_task
 from agentgym.envs.dialog.tools import make_toolkit
-from agentgym.envs.dialog.user import make_user
 
 __all__ = ["DialogEnv"]
 
@@ -86,7 +87,37 @@ class DialogEnv(AgentEnv):
     one attribute up front only where the needs it still holds back until asked outnumber its
     patience: each reasoned rejection teaches a sprayer one need. A late need arrives at its
     due turn (medium: turn 5-10, hard: 6-12) or at the agent's first proposal or booking,
-    whichever comes first: waiting dodges nothing.
+    whichever comes first: waiting dodges nothing. An explicit `hard` is the hard tier (below).
+
+    ## Hard tier
+    An explicit `difficulty="hard"` makes the hard tier (`agentgym.envs.dialog.hard_tier`): the
+    hard level above, harder by reasoning, not by luck. A drawn difficulty (`difficulty=None`,
+    what `core-v0` and training use) and a cross-task session's dialog sub-task keep drawing the
+    levels above, unchanged; a task of the tier says so in its card (`info["task"]["tier"] ==
+    "hard"`), and its brief adds the rule below.
+
+    * Needs that no place meets all at once. The goal is drawn around a target place: four of its
+      attributes and a time it is open (one attribute arrives late, as on the hard level), and one
+      need the target lacks (an amenity, a budget one price step under its price, or a rating half
+      a point above its own), asked for like the others. No place meets every need at the wanted
+      time, and at least one other need could give way too (some place meets all the rest), so
+      a compromise the agent picks on its own may be the wrong one.
+    * The user has priorities (`agentgym.envs.dialog.hard_user`). When the agent says that
+      nothing meets everything, or asks which need could give way, in its own words ("Would you
+      be willing to compromise?", "Which matters least to you?"), the user first says what it has
+      not said yet (a late need arrives then; a need it holds back until asked it now states,
+      giving nothing up); once every need it has is said and truly no place meets them all, it
+      gives up the one that matters least ("If something has to give, it doesn't need to have a
+      projector."); if some place does fit, it asks the agent to look again. None of this costs
+      patience. Until it agrees, a place that breaks that need is rejected for it like any other.
+    * The gold is then the places that meet every need the user keeps, at the wanted time (one
+      to six, the target among them), by the reference solver; the scorer judges the need given
+      up no more. A booking of a compromise the user did not agree to breaks a need the goal
+      still holds, and never succeeds. A goal shift (noise) moves the time to one where the
+      conflict holds too.
+    * The turn budget (24) and patience (two misses) are the hard level's. No never-ask agent can
+      reach the gold of the kept needs (`guessable`), and none gets past the conflict without
+      saying so.
 
     ## Splits
     `train`: cafes, restaurants, stays. `test`: coworking, event_venues (unseen domains).

@@ -8,6 +8,7 @@ from typing import Any
 
 from agentgym.core.gold import call_matches
 from agentgym.core.render import to_json
+from agentgym.envs.dialog.hard_tier import flexible_of
 
 __all__ = ["DialogOracle"]
 
@@ -52,6 +53,10 @@ class DialogOracle:
         search, check, book = g.plan()
         active = task.world.active_bookings()
         wrong = [b for b in active if b.item_id not in g.items or (b.day, b.slot) != (g.day, g.slot)]
+        if flexible_of(task) is not None and not wrong:
+            # The hard tier: no place meets every need until the user gives one up; it says
+            # first what it has not said yet, so the question is asked until it does.
+            return "No place meets all of your needs at once. Which one could give way?"
         item = self._target(g.items)
         if wrong:
             # Cancelled alone: booked in the same turn, a cancel that failed would leave two bookings.

@@ -475,8 +475,10 @@ def domains_for(split: str) -> tuple[str, ...]:
     return tuple(sorted(name for name, d in load_domains().items() if d.split == split))
 
 
-def generate_task(seed: int, options: dict[str, Any]) -> Task:
-    """Generate the dialog task of `seed` (deterministic in seed and options)."""
+def generate_task(seed: int, options: dict[str, Any],
+                  make_goal: Callable[[World, Rng], Gold] | None = None) -> Task:
+    """Generate the dialog task of `seed` (deterministic in seed and options); `make_goal`
+    draws the goal in place of the difficulty's own draw (the hard tier's hook)."""
     split = options.get("split", "train")
     names = domains_for(split)
     domain_name = options.get("domain")
@@ -495,7 +497,7 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     # as much as a goal search); the world is drawn first, so it never depends on the difficulty.
     rng = fast_stream(seed, f"task/world/{domain_name}")
     world = _make_world(domain, rng)
-    gold = _make_goal(world, difficulty, rng)
+    gold = _make_goal(world, difficulty, rng) if make_goal is None else make_goal(world, rng)
     return Task(
         family="dialog",
         domain=domain_name,

@@ -1,0 +1,167 @@
+"""Dialog's hard tier: needs that no place meets all at once, and a user with priorities.
+
+An explicit ``difficulty="hard"`` draws this tier; a drawn difficulty (None, what `core-v0` and
+default training use) keeps the three levels of `agentgym.envs.dialog.tasks` exactly, and a
+CrossTask session's dialog sub-task passes ``tier=False`` to keep them too.
+
+The goal is drawn around a target place as the other levels draw theirs, four of its attributes
+and a time it is open (the needs the user keeps, `kept`), plus one need the target lacks (an
+amenity, a lower budget or a higher rating: the `flexible` one). No place meets every need at the
+wanted time, so the agent must find that out, say so, and ask which need may give way; the user
+(`agentgym.envs.dialog.hard_user`) names the flexible one, and only then does the goal drop it.
+The gold is then the places that meet every kept need (one to `MAX_GOLD`, the target among
+them), computed by the reference solver (`satisfying_places`). A draw is kept only when another
+need could also give way (some place meets all the others), so a compromise the agent picks on
+its own may well be the wrong one, and when no never-ask agent could reach the kept needs' gold
+(`guessable`). A booking of a compromise the user did not agree to breaks a need the goal still
+holds: it never succeeds.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import reduce
+from operator import and_
+from typing import Any
+
+from agentgym.core.seeding import Rng
+from agentgym.core.task import Task
+from agentgym.envs.dialog import tasks
+from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
+from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, room_above
+from agentgym.envs.dialog.tasks import (
+    DIFFICULTY,
+    MAX_GOAL_DRAWS,
+    MAX_GOLD,
+    RATING_RANGE,
+    Constraint,
+    Gold,
+    World,
+    guessable,
+)
+
+__all__ = ["generate_task", "tier_of", "flexible_of", "HARD_RULE"]
+
+#: Every (day, slot) bit of a week.
+_WEEK = (1 << 21) - 1
+#: Attributes of the target the user keeps (the time besides): with the flexible need, the
+#: hard level's five.
+_KEPT = 4
+#: An attribute of a drawn goal: (constraint id, kind, value).
+_Attr = tuple[str, str, Any]
+#: What the brief adds on the hard tier: how a user with priorities behaves.
+HARD_RULE = (
+    "- They may want more than any one place offers. If no place meets all of their needs, tell them so and "
+    "ask which need can give way; they will say which matters least. Book a place that breaks a need only once "
+    "they have agreed to give it up.\n"
+)
+
+
+def tier_of(options: dict[str, Any]) -> bool:
+    """Whether `options` ask for the hard tier: an explicit hard difficulty, `tier` not False."""
+    return options.get("difficulty") == "hard" and options.get("tier", True) is not False
+
+
+def flexible_of(task: Task) -> str | None:
+    """The id of the need the user of `task` would give up first (None off the tier, or once
+    given up)."""
+    return task.extra.get("flexible") if task.extra.get("relaxed") is None else None
+
+
+def generate_task(seed: int, options: dict[str, Any]) -> Task:
+    """The dialog task of `seed`: the hard tier's when `options` ask for it (`tier_of`), else
+    exactly `agentgym.envs.dialog.tasks.generate_task`'s."""
+    if not tier_of(options):
+        return tasks.generate_task(seed, options)
+    drawn: dict[str, str] = {}
+
+    def make_goal(world: World, rng: Rng) -> Gold:
+        gold, flexible = _tier_goal(world, rng)
+        drawn["flexible"] = flexible
+        return gold
+
+    task = tasks.generate_task(seed, options, make_goal=make_goal)
+    task.extra["tier"] = "hard"
+    if drawn["flexible"]:
+        task.extra["flexible"] = drawn["flexible"]
+    task.brief = _brief(task.world.domain)
+    return task
+
+
+def _brief(domain: Domain) -> str:
+    """The hard tier's brief: the domain's, with the rule about needs that conflict."""
+    brief = tasks.brief_for(domain)
+    cut = brief.index(f"Known {domain.category_label}s:")
+    return brief[:cut] + HARD_RULE + brief[cut:]
+
+
+def _tier_goal(world: World, rng: Rng) -> tuple[Gold, str]:
+    """A goal of the tier and its flexible need's id; should no draw of `MAX_GOAL_DRAWS` carry
+    one, the hard level's own goal, with no flexible need ("")."""
+    board = Board(world.places)
+    for _ in range(MAX_GOAL_DRAWS):
+        got = _draw(world, board, rng)
+        if got is not None:
+            return got
+    return tasks._make_goal(world, "hard", rng), ""
+
+
+def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, str] | None:
+    """One draw around a random target; None when it cannot carry a goal of the tier.
+
+    Sets of places are the board's (`agentgym.envs.dialog.fairness.Board`, rating order):
+    integers whose bits are places, so each test below is a few `&` of them."""
+    spec = DIFFICULTY["hard"]
+    rnd = rng.random
+    places, dom = world.places, world.domain
+    j = int(rnd() * len(places))
+    target = places[j]
+    week = target.open & _WEEK
+    if not week:
+        return None
+    for _ in range(int(rnd() * week.bit_count())):
+        week &= week - 1
+    bit = (week & -week).bit_length() - 1
+    if not room_above(board, j, bit, spec["patience"] + DECOY_MARGIN):
+        return None  # the target is gold: this high in an order, no never-ask agent misses it
+    rating = math.floor(target.rating * 2) / 2
+    kinds: list[_Attr] = [("category", "category", target.category), ("area", "area", target.area)]
+    if target.price < dom.price_max:
+        kinds.append(("price", "price", int(target.price)))
+    if target.rating >= 3.5:
+        kinds.append(("rating", "rating", rating))
+    kinds += [(f"amenity:{a}", "amenity", a) for a in target.amenities[:2]]
+    if len(kinds) < _KEPT:
+        return None
+    kept = [kinds[i] for i in rng.permutation(len(kinds))[:_KEPT]]
+    # The flexible need: one the target lacks, of a kind the kept needs leave free.
+    taken = {kind for _, kind, _ in kept}
+    options: list[_Attr] = [(f"amenity:{a}", "amenity", a) for a in dom.amenities if a not in target.amenities]
+    if "price" not in taken and target.price - dom.price_step >= dom.price_min:
+        options.append(("price", "price", int(target.price - dom.price_step)))
+    if "rating" not in taken and rating + 0.5 <= RATING_RANGE[1]:
+        options.append(("rating", "rating", rating + 0.5))
+    flexible = options[int(rnd() * len(options))]
+    late = int(rnd() * _KEPT)
+    time_up = rnd() < 0.7
+    opens = board.open_at(bit)[0]
+    meets = [board.meets(kind, value)[0] for _, kind, value in kept]
+    gold = reduce(and_, meets, opens)
+    give = board.meets(flexible[1], flexible[2])[0]
+    if not 1 <= gold.bit_count() <= MAX_GOLD or gold & give:
+        return None
+    # Another need could give way too: a compromise the agent picks on its own may be wrong.
+    if not any(reduce(and_, meets[:i] + meets[i + 1:], opens & give) for i in range(_KEPT)):
+        return None
+    held: list[_Attr] = [a for i, a in enumerate(kept) if i != late]
+    held.insert(int(rnd() * (len(held) + 1)), flexible)
+    day, slot = DAYS[bit // 3], SLOTS[bit % 3]
+    time = Constraint("time", "time", (day, slot), "upfront" if time_up else "ask")
+    constraints = (time, *(Constraint(cid, kind, value, "ask") for cid, kind, value in held),
+                   Constraint(*kept[late], "late"))
+    keep = tuple(c for c in constraints if c.id != flexible[0])
+    if guessable(world, keep, day, slot, spec["patience"], board=board):
+        return None
+    lo, hi = spec["late_turns"]
+    late_turns = (lo + int(rnd() * (hi - lo + 1)),)
+    return Gold(constraints, day, slot, (), late_turns, spec["patience"]), flexible[0]

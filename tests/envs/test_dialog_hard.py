@@ -1,0 +1,255 @@
+"""Dialog's hard tier (`agentgym.envs.dialog.hard_tier`, `hard_user`): needs that no place meets
+at once, a user with priorities, and a tier that only an explicit hard draws.
+
+The default run plays tens of seeds; ``-m slow`` plays the targets' counts (500 seeds a split
+for the expert and the oracle, 200 a cell for the heuristic's levels and the exploit agents).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.agents import make_agent
+from agentgym.agents.exploits import EXPLOITS
+from agentgym.envs.crosstask.session import generate_session
+from agentgym.envs.dialog import hard_tier, tasks
+from agentgym.envs.dialog.fairness import Board
+from agentgym.envs.dialog.hard_user import GIVE_WAY, LOOK_AGAIN, gives_way
+from agentgym.envs.dialog.tasks import guessable, satisfying_places
+from agentgym.eval.episode import run_episode
+
+DIALOG_ID = "AgentRL/Dialog-v0"
+SPLITS = ("train", "test")
+
+
+def _hard(split: str) -> gym.Env:
+    return gym.make(DIALOG_ID, split=split, difficulty="hard")
+
+
+def _flexible(task: Any) -> Any:
+    return next(c for c in task.gold.constraints if c.id == task.extra["flexible"])
+
+
+def _user_text(info: dict[str, Any]) -> str:
+    return " ".join(m["content"] for m in info["messages"] if m["role"] == "user")
+
+
+# ------------------------------------------------------------------ only an explicit hard
+@pytest.mark.parametrize("split", SPLITS)
+def test_drawn_levels_are_exactly_as_before_and_only_an_explicit_hard_is_the_tier(split: str) -> None:
+    for seed in range(40):
+        for difficulty in (None, "easy", "medium"):
+            options = {"split": split, "difficulty": difficulty}
+            ours, theirs = hard_tier.generate_task(seed, options), tasks.generate_task(seed, options)
+            assert ours.gold.to_dict() == theirs.gold.to_dict() and ours.brief == theirs.brief
+            assert "tier" not in ours.public()
+        kept = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard", "tier": False})
+        assert kept.gold.to_dict() == tasks.generate_task(seed, {"split": split, "difficulty": "hard"}).gold.to_dict()
+        tier = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
+        assert tier.public()["tier"] == "hard" and "which need can give way" in tier.brief
+
+
+def test_crosstask_dialog_sub_tasks_keep_the_drawn_hard() -> None:
+    dialogs = 0
+    for seed in range(20):
+        session = generate_session(seed, {"split": "train", "difficulty": "hard"})
+        for seg in session.world.segments:
+            if seg.family == "dialog" and seg.task is not None:
+                dialogs += 1
+                assert "tier" not in seg.task.extra and seg.task.gold.items
+    assert dialogs
+
+
+# ------------------------------------------------------------------ the generator
+@pytest.mark.parametrize("split", SPLITS)
+def test_no_place_meets_every_need_and_giving_up_the_flexible_one_leaves_a_small_fair_gold(split: str) -> None:
+    for seed in range(60):
+        task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
+        g, world = task.gold, task.world
+        flexible = _flexible(task)
+        assert g.items == () and not satisfying_places(world, g.constraints, g.day, g.slot)
+        assert flexible.reveal == "ask" and flexible.kind in GIVE_WAY
+        kept = [c for c in g.constraints if c.id != flexible.id]
+        assert 1 <= len(satisfying_places(world, kept, g.day, g.slot)) <= tasks.MAX_GOLD
+        others = [c for c in kept if c.kind != "time"]
+        assert any(satisfying_places(world, [c for c in g.constraints if c is not o], g.day, g.slot) for o in others)
+        assert [c.reveal for c in g.constraints].count("late") == 1 and len(g.constraints) == 6
+        assert not guessable(world, kept, g.day, g.slot, g.patience, board=Board(world.places))
+
+
+# ------------------------------------------------------------------ what the user understands
+COMPROMISE = [
+    "I'm sorry, I couldn't find any venue that meets everything you need on Monday morning.",
+    "Unfortunately none of the places has everything you asked for.",
+    "No place offers all of your requirements at that time. Which one could you live without?",
+    "I searched thoroughly, but nothing matches all your criteria at once.",
+    "Would you be willing to compromise on something?",
+    "Which of your needs matters least to you?",
+    "What's most important to you: the area, the budget or the projector?",
+    "Is any of these negotiable?",
+    "Could we drop one of the requirements?",
+    "There isn't a single option that ticks every box, I'm afraid. Where are you flexible?",
+    "If we relax one constraint I can find something. Which one should it be?",
+    "What are your priorities here?",
+    "None of the venues can combine all of them, unfortunately.",
+]
+ORDINARY = [
+    "Which area would you like, and what's your budget?",
+    "Is there anything else I should know?",
+    "I'd suggest Glass Hall: it meets everything you've told me, and it's available on Monday morning. "
+    "Shall I book it?",
+    "Yes, Glass Hall still works: it meets everything you've told me, that included.",
+    "How is your day going?",
+    "Glass Hall is booked for Monday morning.",
+    "No problem, let me look that up.",
+    "Do you need parking?",
+]
+
+
+@pytest.mark.parametrize("message", COMPROMISE)
+def test_ordinary_ways_of_saying_nothing_fits_or_asking_what_may_give_are_understood(message: str) -> None:
+    assert gives_way(message)
+
+
+@pytest.mark.parametrize("message", ORDINARY)
+def test_messages_that_ask_no_compromise_are_not_read_as_one(message: str) -> None:
+    assert not gives_way(message)
+
+
+def _everything_said(env: gym.Env) -> None:
+    """Ask every slot, then an open question: the user has said every need it holds."""
+    env.step("So I can find the right place: which category, which area, what's your budget, what minimum "
+             "rating, any particular amenities, and which day and time of day?")
+
+
+def test_the_user_states_what_it_has_not_said_before_giving_anything_up() -> None:
+    env = _hard("train")
+    env.reset(seed=3)
+    task = env.unwrapped.task
+    before = task.gold
+    _, _, _, _, info = env.step("Nothing meets everything you need. Which need could give way?")
+    assert "Before I give anything up, you should know:" in _user_text(info)
+    assert task.gold is before and "relaxed" not in task.extra
+
+
+def test_once_everything_is_said_the_user_gives_up_its_flexible_need_and_the_gold_follows() -> None:
+    for seed in range(10):
+        env = _hard(("train", "test")[seed % 2])
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        flexible = _flexible(task)
+        _everything_said(env)
+        for _ in range(3):  # a late need arrives with the first claim, then the answer
+            _, _, terminated, _, info = env.step("I'm afraid no place meets all of your needs at once. "
+                                                  "Would you be willing to compromise on something?")
+            assert not terminated
+            if task.extra.get("relaxed"):
+                break
+        assert task.extra["relaxed"] == flexible.id, _user_text(info)
+        assert "If something has to give," in _user_text(info)
+        g = task.gold
+        assert flexible.id not in {c.id for c in g.constraints}
+        assert g.items == satisfying_places(task.world, g.constraints, g.day, g.slot) and g.items
+        # Asked again, it says what it gave up, at no cost.
+        _, _, _, _, info = env.step("Which of your needs matters least?")
+        assert "As I said" in _user_text(info)
+
+
+def test_a_claim_that_nothing_fits_while_something_does_is_sent_back() -> None:
+    env = _hard("train")
+    seed = next(s for s in range(200) if _flexible_kind(s) == "amenity")
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    flexible = _flexible(task)
+    g = task.gold
+    kept = [c for c in g.constraints if c.id != flexible.id]
+    place = task.world.by_id[satisfying_places(task.world, kept, g.day, g.slot)[0]]
+    place.amenities = (*place.amenities, flexible.value)  # now one place meets every need
+    _everything_said(env)
+    texts = []
+    for _ in range(2):
+        _, _, _, _, info = env.step("Unfortunately nothing fits everything. Which need could give way?")
+        texts.append(_user_text(info))
+    assert LOOK_AGAIN in " ".join(texts) and "relaxed" not in task.extra
+
+
+def _flexible_kind(seed: int) -> str:
+    task = hard_tier.generate_task(seed, {"split": "train", "difficulty": "hard"})
+    return _flexible(task).kind
+
+
+def test_a_compromise_booked_without_the_users_agreement_is_rejected_for_the_need_and_fails() -> None:
+    env = _hard("test")
+    env.reset(seed=5)
+    task = env.unwrapped.task
+    flexible = _flexible(task)
+    g = task.gold
+    kept = [c for c in g.constraints if c.id != flexible.id]
+    item = satisfying_places(task.world, kept, g.day, g.slot)[0]
+    _everything_said(env)
+    _, reward, terminated, truncated, info = env.step(json.dumps(
+        {"name": "book", "arguments": {"item_id": item, "day": g.day, "slot": g.slot}}))
+    assert "won't work" in _user_text(info) and not (terminated and reward == 1.0)
+    assert not tasks.score_task(task, env.unwrapped.toolkit).success
+
+
+# ------------------------------------------------------------------ agents
+def _wins(agent: str, split: str, n: int, noise: str | None = None, difficulty: str = "hard") -> int:
+    env = gym.make(DIALOG_ID, split=split, difficulty=difficulty, **({"noise": noise} if noise else {}))
+    wins = sum(run_episode(env, make_agent(agent) if agent not in EXPLOITS else EXPLOITS[agent](), seed)
+               .episode["success"] for seed in range(n))
+    env.close()
+    return wins
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("agent", ["expert", "oracle"])
+def test_expert_and_oracle_solve_the_tier(split: str, agent: str) -> None:
+    assert _wins(agent, split, 25) == 25
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("agent", ["random", "heuristic", *EXPLOITS])
+def test_random_and_exploit_agents_do_not_pass_the_tier(split: str, agent: str) -> None:
+    assert _wins(agent, split, 25) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("noise", [None, "medium"])
+def test_expert_solves_98_percent_of_500_seeds(split: str, noise: str | None) -> None:
+    assert _wins("expert", split, 500, noise) >= 490
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", SPLITS)
+def test_oracle_solves_500_of_500(split: str) -> None:
+    assert _wins("oracle", split, 500) == 500
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("noise", [None, "medium"])
+def test_exploit_agents_stay_at_or_under_one_percent_of_200(split: str, noise: str | None) -> None:
+    for agent in ["random", *EXPLOITS]:
+        assert _wins(agent, split, 200, noise) <= 2, agent
+
+
+def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_heuristic_falls_from_medium_to_the_tier_with_cis_apart(split: str) -> None:
+    easy, medium, hard = (_wins("heuristic", split, 200, difficulty=d) for d in ("easy", "medium", "hard"))
+    assert easy >= medium and _wilson(medium, 200)[0] > _wilson(hard, 200)[1], (easy, medium, hard)
