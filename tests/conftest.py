@@ -85,11 +85,10 @@ def rss() -> Callable[[], int]:
 #: collection order, see `pytest_configure`) is left running one of them alone at the end of the
 #: run. The rest follow in collection order.
 _LONG_FILES = (
-    "tests/testing/test_defects.py",
-    "tests/baselines/test_ppo_tool_chains.py",
     "tests/rayenv/test_rayenv.py",
-    "tests/eval/test_runner.py",
+    "tests/testing/test_defects.py",
     "tests/baselines/test_ppo_learning.py",
+    "tests/baselines/test_ppo_tool_chains.py",
     "tests/agents/test_exploits.py",
     "tests/baselines/test_ppo_calibration.py",
     "tests/server/test_server_fuzz.py",
@@ -97,6 +96,7 @@ _LONG_FILES = (
     "tests/noise/test_noise_calibration.py",
     "tests/server/test_server_workers.py",
     "tests/server/test_server_soak.py",
+    "tests/eval/test_runner.py",
     "tests/test_cli_errors.py",
     "tests/server/test_server_ws_frames.py",
     "tests/noise/test_noise_rates.py",

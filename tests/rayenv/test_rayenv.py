@@ -1,6 +1,9 @@
 """Env sessions as Ray actors on a local two-node cluster (`ray.cluster_utils.Cluster`): the
 actors spread over both nodes, `RayEnv` and `RayVectorEnv` play the in-process episodes, the
-ray backend of `agentgym eval` steps its envs there, and nothing is left open afterwards."""
+ray backend of `agentgym eval` gives the records of the process backend (its tasks joining the
+cluster on their own, or stepping their envs on the actors), and nothing is left open afterwards.
+
+Every test here shares the module's one cluster: starting one takes most of this file's time."""
 
 from __future__ import annotations
 
@@ -27,17 +30,26 @@ DIALOG = "AgentRL/Dialog-v0"
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
+def nodes() -> Iterator[Any]:
+    """The module's two-node cluster, which this process may not have joined (see `cluster`)."""
     from ray.cluster_utils import Cluster
 
-    nodes = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
-    nodes.add_node(num_cpus=2, resources={"env_node": 2})
-    ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    started = Cluster(initialize_head=True, head_node_args={"num_cpus": 2})
+    started.add_node(num_cpus=2, resources={"env_node": 2})
     try:
-        yield nodes
+        yield started
     finally:
         ray.shutdown()
-        nodes.shutdown()
+        started.shutdown()
+
+
+@pytest.fixture
+def cluster(nodes: Any) -> Any:
+    """The module's cluster, joined by this process (a test of the eval backend's own join leaves
+    it unjoined, so each test joins if it must)."""
+    if not ray.is_initialized():
+        ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    return nodes
 
 
 def _canonical(*parts: Any) -> str:
@@ -54,6 +66,30 @@ def _play(env: Any, seed: int) -> list[str]:
         out.append(_canonical(obs, reward, terminated, truncated, info))
         if terminated or truncated:
             return out
+
+
+def _strip(rec: dict[str, Any]) -> dict[str, Any]:
+    """A record without its wall-clock fields (the only ones allowed to differ between runs)."""
+    return {k: v for k, v in rec.items() if k != "timing"}
+
+
+def test_eval_ray_backend_joins_the_cluster_and_gives_identical_records(nodes: Any, tmp_path: Path) -> None:
+    """The ray backend's tasks play the process backend's records; a process that has not joined
+    a cluster joins the one it is given and leaves it when done."""
+    if ray.is_initialized():
+        ray.shutdown()  # an earlier test's join: the backend must make its own
+    jobs = [EpisodeJob(DIALOG, seed=s, trial=t) for s in range(10) for t in range(2)]
+    local, remote = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    run_jobs(jobs, AgentSpec("heuristic"), local, workers=1, progress=False)
+    run_jobs(jobs, AgentSpec("heuristic"), remote, backend="ray", ray_address=nodes.address, progress=False)
+    assert not ray.is_initialized()
+
+    def by_key(path: Path) -> dict[str, dict[str, Any]]:
+        recs = list(read_records(path))
+        assert len(recs) == len({r["key"] for r in recs}), "an episode was recorded twice"
+        return {r["key"]: _strip(r) for r in recs}
+
+    assert by_key(local) == by_key(remote)
 
 
 def test_ray_env_actors_on_two_nodes_play_the_in_process_episodes(cluster: Any) -> None:
