@@ -55,13 +55,17 @@ class Task:
 
     def public(self) -> dict[str, Any]:
         """What the agent may know about the task (never the goal or gold)."""
-        return {
+        card = {
             "family": self.family,
             "domain": self.domain,
             "difficulty": self.difficulty,
             "split": self.split,
             "id": self.task_id,
         }
+        # A family's harder tier (an explicit hard) says so; other tasks' cards are as they were.
+        if "tier" in self.extra:
+            card["tier"] = self.extra["tier"]
+        return card
 
 
 @dataclass(frozen=True, slots=True)

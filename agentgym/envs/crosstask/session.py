@@ -150,8 +150,10 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
     rng.shuffle(picked)
     segments: list[Segment] = []
     for i, (family, domain) in enumerate(picked):
-        sub = FAMILIES[family].generate(_sub_seed(seed, i), {"split": split, "domain": domain,
-                                                              "difficulty": difficulty})
+        options_i = {"split": split, "domain": domain, "difficulty": difficulty}
+        if family == "tooluse":  # a session's hard sub-tasks are the drawn kind, not ToolUse's hard tier
+            options_i["tier"] = False
+        sub = FAMILIES[family].generate(_sub_seed(seed, i), options_i)
         segments.append(Segment(i, family, domain, task=sub))
     if followup:
         ref = next(s.index for s in segments if s.family == "dialog")

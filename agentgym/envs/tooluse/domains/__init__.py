@@ -54,6 +54,7 @@ class DomainSpec:
     that tool and the record field its one argument takes (so a shift after such a record was
     made stays recoverable, and a wrong one can be put right); `review` holds the user's words for what it sees of the world
     (`agentgym.envs.tooluse.review`), and `names` the domain's names for record fields there.
+    `hard_toolkit`, `paged` and `harden` make the hard tier (see `agentgym.envs.tooluse.tasks`).
     """
 
     name: str
@@ -66,6 +67,11 @@ class DomainSpec:
     undo: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     review: ReviewWords = ReviewWords({}, {}, {})
     names: Names | None = None
+    #: The hard tier (`ToolUseEnv`'s card): its toolkit, whose list tools come in pages, the
+    #: list field of each paged tool, and what it adds to a generated task (near-duplicates).
+    hard_toolkit: type[ToolUseToolkit] | None = None
+    paged: Mapping[str, str] = field(default_factory=dict)
+    harden: Callable[[Draws, Generated], Generated] | None = None
 
     @property
     def undoable(self) -> frozenset[str]:

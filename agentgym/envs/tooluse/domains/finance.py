@@ -37,6 +37,7 @@ from agentgym.envs.tooluse.base import (
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
+from agentgym.envs.tooluse.paging import Page, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
@@ -587,6 +588,30 @@ def shifts(world: FinanceWorld, req: Request) -> list[Shift]:
     return out
 
 
+class PagedFinanceToolkit(FinanceToolkit):
+    """The hard tier's toolkit: accounts and expenses come in pages (`agentgym.envs.tooluse.paging`)."""
+
+    @tool(kind=READ)
+    def list_accounts(self, page: Page = 1) -> dict[str, Any]:
+        """The company's bank accounts and their currencies, a page at a time.
+
+        Args:
+            page: The page to read (1 is the first; the result says how many there are).
+        """
+        return paged(super().list_accounts(), "accounts", page)
+
+    @tool(kind=READ)
+    def list_expenses(self, employee_id: Id, month: Month, page: Page = 1) -> dict[str, Any]:
+        """An employee's expense claims dated in one month, oldest first, with their status, a page at a time.
+
+        Args:
+            employee_id: The employee's id, as find_employee returns it.
+            month: The month, as YYYY-MM.
+            page: The page to read (1 is the first; the result says how many there are).
+        """
+        return paged(super().list_expenses(employee_id, month), "expenses", page)
+
+
 DOMAIN = DomainSpec(
     name="finance",
     split=_V.split,
@@ -597,4 +622,6 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     undo={"report": ("withdraw_expense_report", "report_id")},
     review=_V.review,
+    hard_toolkit=PagedFinanceToolkit,
+    paged={"list_accounts": "accounts", "list_expenses": "expenses"},
 )

@@ -32,6 +32,7 @@ from agentgym.envs.tooluse.base import (
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
+from agentgym.envs.tooluse.paging import Page, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
@@ -306,6 +307,20 @@ class OrdersToolkit(ToolUseToolkit):
         self.world.add("exchange", {"exchange_id": xid, "order_id": order_id, "item_id": item_id,
                                     "new_variant": new_variant})
         return {"exchange_id": xid, "status": "exchange shipped", "new_variant": new_variant}
+
+
+class PagedOrdersToolkit(OrdersToolkit):
+    """The hard tier's toolkit: a customer's orders come in pages (`agentgym.envs.tooluse.paging`)."""
+
+    @tool(kind=READ)
+    def list_orders(self, customer_id: Id, page: Page = 1) -> dict[str, Any]:
+        """A customer's orders, newest first, with the products in each, a page at a time.
+
+        Args:
+            customer_id: The customer's id, from find_customer.
+            page: The page to read (1 is the first; the result says how many there are).
+        """
+        return paged(super().list_orders(customer_id), "orders", page)
 
 
 #: How `get_order` names each after-sales record, and the field it shows beside the record's id.
@@ -621,6 +636,29 @@ def shifts(world: OrdersWorld, req: Request) -> list[Shift]:
     return out
 
 
+def harden(d: Draws, gen: Generated) -> Generated:
+    """The hard tier's near-duplicate: another order of the customer's, placed 1-3 days after the
+    one the request is about (so it is listed first), that holds the same product. Only the date
+    the customer gives tells the two apart; the gold is unchanged (the solver knows the order)."""
+    world, req = gen.world, gen.goal.job
+    assert isinstance(world, OrdersWorld)
+    target = world.orders[req.order_id]
+    item = next(i for i in target.items if i.id == req.wants[0].item_id)
+    taken = {o.placed for o in world.orders.values()}
+    day = target.placed + d.between(1, 3)
+    while day in taken:
+        day += 1
+    number = max(int(i.id[2:]) for o in world.orders.values() for i in o.items) + 1
+    variants = _PRODUCTS[item.product][2]
+    twin = Item(f"I-{number}", item.product, item.category, d.pick(variants), item.price, False)
+    order = Order(f"O-{int(target.id[2:]) + 37 * len(world.orders)}", day,
+                  None if world.today - day < 6 else min(day + d.between(2, 5), world.today), [twin])
+    world.orders[order.id] = order
+    gold = gen.gold
+    gen.gold = Gold(gold.kind, gold.plan, gold.effects, (*gold.traps, "near_duplicate_order"), gold.superseded)
+    return gen
+
+
 DOMAIN = DomainSpec(
     name="orders",
     split=_V.split,
@@ -631,4 +669,7 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     review=_V.review,
     names=names,
+    hard_toolkit=PagedOrdersToolkit,
+    paged={"list_orders": "orders"},
+    harden=harden,
 )
