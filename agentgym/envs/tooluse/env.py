@@ -110,7 +110,7 @@ class ToolUseEnv(AgentEnv):
     commits an answer ("committed"), or when the user gives up ("gave_up"): it gives up after 2
     writes that left a wrong record a tool could undo, and at once after a wrong record no tool
     can undo or a policy violation (success is then out of reach); truncated at the turn budget
-    (12 / 16 / 20 turns by difficulty).
+    (12 / 16 / 20 turns by difficulty), 24 in the hard tier.
     A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`) truncates at
     step N in its own `step`; ask `env.unwrapped.episode_summary()` for the summary then
     (`max_turns` sets the env's own budget).
@@ -119,7 +119,29 @@ class ToolUseEnv(AgentEnv):
     The gold plan's length: `easy` 3-4 calls, `medium` 5-6, `hard` 7-8. Harder tasks also have
     larger worlds, look-alike names, details the user states only when asked, and traps more often:
     at least one in about 10% of easy tasks (ops 30%), 25-65% of medium and 75-90% of hard ones
-    (`task.gold.traps` names them).
+    (`task.gold.traps` names them). An explicit `hard` is the hard tier (below): 8-15 calls.
+
+    ## Hard tier
+    An explicit `difficulty="hard"` makes the hard tier: the hard task above, harder by reading,
+    not by luck. A drawn difficulty (`difficulty=None`, what `core-v0` and training use) and a
+    cross-task session's sub-tasks keep drawing the hard tasks above, unchanged; a task of the
+    tier says so in its card (`info["task"]["tier"] == "hard"`). The tier adds, on every split:
+
+    * Results in pages. The domain's list tools (finance `list_accounts` and `list_expenses`,
+      calendar `get_free_slots`, orders `list_orders`, ops `search_logs` and `get_deploys`) take
+      an optional `page` (1 first) and return 2 rows a page, with `page`, `pages` and, while more
+      follow, `next_page`. What the work needs may sit on any page (an approved expense, the
+      account in the payout currency, the order asked about, the last deploy before the onset),
+      so every page must be read; the gold plan reads them all (8 to 15 calls).
+    * Near-duplicates (orders): another order of the customer's, placed 1-3 days after the one
+      the request is about (so it is listed first), holds the same product; only the order date
+      the customer gives tells the two apart, and a write on the wrong one is final.
+    * A longer history (ops): the culprit's deploys start 2-3 releases earlier, so the cause is
+      never on the first page and "the last deploy before the onset" has to be found among them.
+
+    Every fact needed is in the brief, the request and the tools' results; the gold still comes
+    from the reference solver (`task.gold.traps` names `near_duplicate_order` and `long_history`
+    where they apply). The tier's turn budget is 24.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,

@@ -16,7 +16,7 @@ from agentgym.envs.tooluse.base import Draws, Gold, World, WorldRecord, evaluate
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
 from agentgym.envs.tooluse.paging import paged_plan
 
-__all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "is_tier", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
+__all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "is_tier", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
 
 #: Per difficulty: the gold plan's length (calls) and the turn budget.
 DIFFICULTY: dict[str, dict[str, Any]] = {
@@ -27,6 +27,8 @@ DIFFICULTY: dict[str, dict[str, Any]] = {
 #: The hard tier, what an explicit ``difficulty="hard"`` makes (`ToolUseEnv`'s card): today's hard
 #: task with its list tools in pages and, where the domain has them, near-duplicate records.
 TIER_MAX_TURNS = 24
+#: The hard tier's gold plan length (calls), every page read.
+TIER_CALLS = (8, 15)
 
 
 @lru_cache(maxsize=None)
