@@ -8,6 +8,7 @@ falling success with 95% intervals.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -16,9 +17,14 @@ import pytest
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
+from agentgym.core.tools import PolicyViolation
 from agentgym.envs.tooluse.domains import load_domains
+from agentgym.envs.tooluse.domains.finance_tier import MEAL_CAP
+from agentgym.envs.tooluse.domains.orders import solve
+from agentgym.envs.tooluse.domains.orders_tier import EXTRA_DAYS, PLUS_LIMIT
 from agentgym.envs.tooluse.paging import PAGE_SIZE
-from agentgym.envs.tooluse.tasks import TIER_CALLS, TIER_MAX_TURNS, generate_task, is_tier, make_toolkit
+from agentgym.envs.tooluse.policies import policy
+from agentgym.envs.tooluse.tasks import TIER_CALLS, TIER_MAX_TURNS, generate_task, is_tier, make_toolkit, shift_gold
 from agentgym.eval.episode import run_episode
 
 ENV = "AgentRL/ToolUse-v0"
@@ -96,6 +102,110 @@ def test_the_near_duplicate_order_is_told_apart_only_by_its_date() -> None:
         assert len(twins) == 1 and twins[0].placed > target.placed  # listed first (newest first)
         assert "near_duplicate_order" in task.gold.traps
         assert all(e.fields["order_id"] == target.id for e in task.gold.effects)
+
+
+def _tier_tasks(n: int) -> list[Any]:
+    return [generate_task(seed, {"domain": "orders", "difficulty": "hard"}) for seed in range(n)]
+
+
+def test_orders_policies_interact_by_amount_age_and_tier() -> None:
+    outcomes = set()
+    for task in _tier_tasks(40):
+        world, req = task.world, task.goal.job
+        assert world.tier in ("standard", "plus") and "Plus members" in task.brief
+        toolkit = make_toolkit(task)
+        assert toolkit.invoke("find_customer", {"email": world.email})["tier"] == world.tier
+        order = world.orders[req.order_id]
+        for effect in task.gold.effects:
+            item = next(i for i in order.items if i.id == effect.fields["item_id"])
+            inside = world.age(order) <= world.window(item.category)
+            if effect.kind != "exchange":
+                assert (effect.kind == "refund") == inside
+            approvals = [s for s in task.gold.plan if s.name == "request_refund_approval"
+                         and s.arguments["item_id"] == item.id]
+            assert bool(approvals) == (effect.kind == "refund" and item.price > world.limit)
+        if "member_window" in task.gold.traps:
+            # The tier decides: the same task for the other tier's customer gets the other outcome.
+            other = "standard" if world.tier == "plus" else "plus"
+            flipped = replace_tier(world, other)
+            kinds = sorted(e.kind for e in task.gold.effects)
+            assert kinds != sorted(e.kind for e in solve(flipped, req).effects)
+            outcomes.add((world.tier, "credit" in kinds))
+    assert {("standard", True), ("plus", False)} <= outcomes
+
+
+def orders_limit() -> int:
+    return round(float(policy("orders", "refund_approval").params["limit"]) * 100)
+
+
+def replace_tier(world: Any, tier: str) -> Any:
+    """A copy of an orders world whose customer is of `tier`."""
+    twin = copy.deepcopy(world)
+    twin.tier = tier
+    twin.extra_days, twin.limit = (EXTRA_DAYS, PLUS_LIMIT) if tier == "plus" else (0, orders_limit())
+    return twin
+
+
+def test_a_refund_the_policy_forbids_and_an_approval_not_needed_are_violations() -> None:
+    forbidden = unneeded = 0
+    for task in _tier_tasks(60):
+        world, req = task.world, task.goal.job
+        for effect in task.gold.effects:
+            args = {"order_id": req.order_id, "item_id": effect.fields["item_id"]}
+            price = next(i.price for i in world.orders[req.order_id].items if i.id == args["item_id"])
+            fresh = generate_task(int(task.task_id.rsplit("/", 1)[1]), {"domain": "orders", "difficulty": "hard"})
+            toolkit = make_toolkit(fresh)
+            if effect.kind == "credit" and price <= fresh.world.limit:
+                # The customer asks for a refund (its request says so); past its window it is forbidden.
+                assert "money back" in task.goal.request
+                with pytest.raises(PolicyViolation):
+                    toolkit.invoke("refund_item", {**args, "amount": price / 100})
+                assert fresh.world.violations == ["return_window"]
+                forbidden += 1
+            elif effect.kind == "refund" and price <= fresh.world.limit:
+                with pytest.raises(PolicyViolation):
+                    toolkit.invoke("request_refund_approval", {**args, "amount": price / 100})
+                assert fresh.world.violations == ["member_approval"]
+                unneeded += 1
+    assert forbidden >= 5 and unneeded >= 5
+
+
+def test_a_reimbursement_counts_a_meal_for_at_most_the_cap() -> None:
+    capped = under = 0
+    for seed in range(60):
+        task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        if req.kind == "quote":  # a quote asks what the claims add up to: no cap in its brief
+            assert world.meal_cap is None and "meals expense" not in task.brief
+            continue
+        assert world.meal_cap == MEAL_CAP and "meals expense counts for at most" in task.brief
+        assert "paid in full" in task.goal.request
+        full = total = 0
+        for e in world.month_expenses(req.employee_id, req.month):
+            if e.status != "approved":
+                continue
+            amount = world.convert(e.amount, e.currency, req.currency, e.day)
+            cap = world.convert(MEAL_CAP, "EUR", req.currency, e.day)
+            if e.category == "meals":
+                assert amount >= 1.25 * cap or amount <= 0.8 * cap  # never near the cap
+                capped += amount > cap
+                under += amount < cap
+            full += amount
+            total += min(amount, cap) if e.category == "meals" else amount
+        transfer = next(e for e in task.gold.effects if e.kind == "transfer")
+        assert transfer.fields["amount"] == total and (total < full) == ("meal_cap" in task.gold.traps)
+    assert capped >= 20 and under >= 5
+
+
+def test_a_goal_shift_in_the_tier_reads_every_page() -> None:
+    spec = load_domains()["orders"]
+    seen = 0
+    for task in _tier_tasks(30):
+        for shift in spec.shifts(task.world, task.goal.job):
+            plan = shift_gold(task, shift.gold).plan
+            assert [s.arguments.get("page") for s in plan if s.name == "list_orders"] == [None, 2, 3]
+            seen += 1
+    assert seen >= 5
 
 
 def test_the_ops_cause_is_never_on_the_first_page_of_deploys() -> None:

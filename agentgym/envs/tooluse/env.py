@@ -133,6 +133,24 @@ class ToolUseEnv(AgentEnv):
       follow, `next_page`. What the work needs may sit on any page (an approved expense, the
       account in the payout currency, the order asked about, the last deploy before the onset),
       so every page must be read; the gold plan reads them all (8 to 15 calls).
+    * Policies that interact, and a request the policy forbids (orders). What a return may get
+      depends on the item's price, the days since delivery and the customer's membership tier
+      (`find_customer` shows it; the brief and `list_policies` give the rules): a Plus member has
+      15 more days on every return window and needs a refund approval only above 250.00 USD (a
+      standard one above 150.00), and an approval a refund does not need is a violation. The
+      order is mostly delivered so that an item's age lies between its window and the window with
+      the Plus days, so the tier alone decides refund or store credit (trap `member_window`).
+      The customer always says it would rather have its money back: for a standard member past
+      the window that is what the policy forbids, so the assistant must not refund (a violation
+      fails the task) and must issue the store credit the policy allows instead, which the
+      customer accepts.
+    * Arithmetic the work needs (finance reimbursements): a meals expense counts for at most
+      60.00 EUR. One approved expense is a meal well over the cap and often another a meal well
+      under it, so the report's total and the transfer are computed: each meal's smaller amount
+      of the expense and the cap, both converted into the payout currency at the expense's date,
+      added to the other claims (trap `meal_cap`). The capped total decides the approval. The
+      user asks for the claims in full, which the cap forbids. A quote (what the approved claims
+      add up to) has no cap in its brief.
     * Near-duplicates (orders): another order of the customer's, placed 1-3 days after the one
       the request is about (so it is listed first), holds the same product; only the order date
       the customer gives tells the two apart, and a write on the wrong one is final.
@@ -140,8 +158,9 @@ class ToolUseEnv(AgentEnv):
       never on the first page and "the last deploy before the onset" has to be found among them.
 
     Every fact needed is in the brief, the request and the tools' results; the gold still comes
-    from the reference solver (`task.gold.traps` names `near_duplicate_order` and `long_history`
-    where they apply). The tier's turn budget is 24.
+    from the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
+    `past_return_window`, `meal_cap` and `long_history` where they apply). A goal shift's new gold reads
+    every page too, and may be as long as the tier's plans. The tier's turn budget is 24.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,

@@ -16,7 +16,7 @@ from agentgym.envs.tooluse.base import Draws, Gold, World, WorldRecord, evaluate
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
 from agentgym.envs.tooluse.paging import paged_plan
 
-__all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "is_tier", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
+__all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "is_tier", "shift_gold", "longest_plan", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
 
 #: Per difficulty: the gold plan's length (calls) and the turn budget.
 DIFFICULTY: dict[str, dict[str, Any]] = {
@@ -80,11 +80,27 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
     page of each paged list."""
     if spec.harden is not None:
         gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
-    if spec.hard_toolkit is not None:
-        gold = gen.gold
-        plan = paged_plan(gold.plan, spec.hard_toolkit(gen.world), spec.paged)
-        gen.gold = Gold(gold.kind, plan, gold.effects, gold.traps, gold.superseded)
+    gen.gold = _every_page(spec, gen.gold, gen.world)
     return gen
+
+
+def _every_page(spec: DomainSpec, gold: Gold, world: World) -> Gold:
+    """`gold` with every page of each paged call read (`paged_plan`) on `world`, as it is now."""
+    if spec.hard_toolkit is None:
+        return gold
+    plan = paged_plan(gold.plan, spec.hard_toolkit(world), spec.paged)
+    return Gold(gold.kind, plan, gold.effects, gold.traps, gold.superseded)
+
+
+def shift_gold(task: Task, gold: Gold) -> Gold:
+    """A goal shift's gold (the domain's solver's, on the task's initial world) as the task plays
+    it: in the hard tier, every page read, as the task's own gold does."""
+    return _every_page(load_domains()[task.domain], gold, task.world) if is_tier(task) else gold
+
+
+def longest_plan(task: Task) -> int:
+    """The most calls a gold plan of the task's kind has (a goal shift must not make it longer)."""
+    return TIER_CALLS[1] if is_tier(task) else DIFFICULTY[task.difficulty]["calls"][1]
 
 
 def is_tier(task: Task) -> bool:

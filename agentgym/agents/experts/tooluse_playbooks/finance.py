@@ -62,6 +62,7 @@ class FinancePlaybook(Playbook):
             r"\b[A-Z]{3}\b", re.search(r"Currencies: ([A-Z, ]+)", self.brief).group(1)
             if "Currencies:" in self.brief else "")
         self.limit = figure(self.brief, r"more than ([\d.]+)")
+        self.meal_cap = figure(self.brief, r"A meals expense counts for at most ([\d.]+) EUR")
         status = re.search(r"status '(\w+)'", self.brief)
         self.status = status.group(1) if status else "approved"
         ident = _EMPLOYEE_ID.search(request)
@@ -133,10 +134,21 @@ class FinancePlaybook(Playbook):
         foreign = [e for e in claims if e["currency"] != ccy]
         calls = [{"amount": e["amount"], "from_currency": e["currency"], "to_currency": ccy, "date": e["date"]}
                  for e in foreign]
-        converted = case.get(*(Read("convert", c, valid=_converted(c)) for c in calls))
-        parts = [_cents(e["amount"]) for e in claims if e["currency"] == ccy]
-        parts += [_cents(r["amount"]) for r in converted]
-        return sum(parts)
+        # A meal counts for at most the cap, where the brief has one: the cap converted at the
+        # meal's date too (in the same turn), and the smaller amount counts.
+        meals = [e for e in claims if self.meal_cap is not None and e.get("category") == "meals"]
+        caps = [{"amount": self.meal_cap, "from_currency": "EUR", "to_currency": ccy, "date": e["date"]}
+                for e in meals if ccy != "EUR"]
+        got = case.get(*(Read("convert", c, valid=_converted(c)) for c in calls + caps))
+        converted = iter(got[:len(calls)])
+        capped = iter(got[len(calls):])
+        total = 0
+        for e in claims:
+            part = _cents(e["amount"]) if e["currency"] == ccy else _cents(next(converted)["amount"])
+            if e in meals:
+                part = min(part, _cents(next(capped)["amount"]) if ccy != "EUR" else _cents(self.meal_cap or 0))
+            total += part
+        return total
 
     def _reimburse(self, case: CaseFile, emp: str, claims: list[dict[str, Any]], total: int, ccy: str,
                    accounts: Any) -> None:

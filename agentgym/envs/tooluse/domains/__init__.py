@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from agentgym.envs.tooluse.base import Draws, Goal, Gold, ToolUseToolkit, World
 from agentgym.envs.tooluse.review import Names, ReviewWords
 
-__all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "load_domains"]
+__all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "TIER_MODULES", "load_domains"]
 
 #: The domain modules, in the order tasks draw from them.
 DOMAIN_MODULES: tuple[str, ...] = ("finance", "calendar", "orders", "ops")
+#: Domains whose hard tier lives in a module of its own (it builds on the domain module, which
+#: therefore cannot name it): its ``TIER`` holds the spec's `hard_toolkit`, `paged` and `harden`.
+TIER_MODULES: dict[str, str] = {"finance": "finance_tier", "orders": "orders_tier"}
 
 
 @dataclass(slots=True)
@@ -90,6 +93,8 @@ def load_domains() -> dict[str, DomainSpec]:
     out: dict[str, DomainSpec] = {}
     for module in DOMAIN_MODULES:
         spec: DomainSpec = importlib.import_module(f"{__name__}.{module}").DOMAIN
+        if module in TIER_MODULES:
+            spec = replace(spec, **importlib.import_module(f"{__name__}.{TIER_MODULES[module]}").TIER)
         if spec.split not in ("train", "test"):
             raise ValueError(f"domain {spec.name!r}: split must be train or test")
         out[spec.name] = spec

@@ -37,7 +37,6 @@ from agentgym.envs.tooluse.base import (
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
-from agentgym.envs.tooluse.paging import Page, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
@@ -120,7 +119,7 @@ class Expense:
 class FinanceWorld(World):
     """Employees, their expense claims, the company accounts, and dated exchange rates."""
 
-    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals")
+    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals", "meal_cap")
 
     def __init__(self, id_base: int, salt: int, employees: dict[str, str], accounts: dict[str, str],
                  expenses: list[Expense]) -> None:
@@ -130,6 +129,9 @@ class FinanceWorld(World):
         self.accounts = accounts  # id -> currency
         self.expenses = expenses
         self.approvals: dict[str, tuple[int, str, str]] = {}
+        #: What a meals expense counts for at most, in EUR cents: the hard tier's rule
+        #: (`finance_tier`); None elsewhere.
+        self.meal_cap: int | None = None
 
     def _value(self, currency: str, day: int) -> float:
         base = _V.currencies[currency]
@@ -494,6 +496,11 @@ def solve(world: FinanceWorld, req: Request) -> Gold:
             parts.append(world.convert(e.amount, e.currency, req.currency, e.day))
             plan.append(Step("convert", {"amount": money(e.amount), "from_currency": e.currency,
                                          "to_currency": req.currency, "date": DAY_ISO[e.day]}))
+        if world.meal_cap is not None and e.category == "meals":  # it counts for at most the cap
+            parts[-1] = min(parts[-1], world.convert(world.meal_cap, "EUR", req.currency, e.day))
+            if req.currency != "EUR":
+                plan.append(Step("convert", {"amount": money(world.meal_cap), "from_currency": "EUR",
+                                             "to_currency": req.currency, "date": DAY_ISO[e.day]}))
     if len(parts) >= 2:
         plan.append(Step("sum_amounts", {"amounts": [money(p) for p in parts]}))
     total = sum(parts)
@@ -588,30 +595,6 @@ def shifts(world: FinanceWorld, req: Request) -> list[Shift]:
     return out
 
 
-class PagedFinanceToolkit(FinanceToolkit):
-    """The hard tier's toolkit: accounts and expenses come in pages (`agentgym.envs.tooluse.paging`)."""
-
-    @tool(kind=READ)
-    def list_accounts(self, page: Page = 1) -> dict[str, Any]:
-        """The company's bank accounts and their currencies, a page at a time.
-
-        Args:
-            page: The page to read (1 is the first; the result says how many there are).
-        """
-        return paged(super().list_accounts(), "accounts", page)
-
-    @tool(kind=READ)
-    def list_expenses(self, employee_id: Id, month: Month, page: Page = 1) -> dict[str, Any]:
-        """An employee's expense claims dated in one month, oldest first, with their status, a page at a time.
-
-        Args:
-            employee_id: The employee's id, as find_employee returns it.
-            month: The month, as YYYY-MM.
-            page: The page to read (1 is the first; the result says how many there are).
-        """
-        return paged(super().list_expenses(employee_id, month), "expenses", page)
-
-
 DOMAIN = DomainSpec(
     name="finance",
     split=_V.split,
@@ -622,6 +605,5 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     undo={"report": ("withdraw_expense_report", "report_id")},
     review=_V.review,
-    hard_toolkit=PagedFinanceToolkit,
-    paged={"list_accounts": "accounts", "list_expenses": "expenses"},
+    # The hard tier's parts live in `finance_tier`, which `load_domains` adds to this spec.
 )

@@ -32,7 +32,6 @@ from agentgym.envs.tooluse.base import (
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
-from agentgym.envs.tooluse.paging import Page, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
@@ -114,7 +113,8 @@ class Order:
 class OrdersWorld(World):
     """One customer's orders, the stock of the variants they might swap to, and today's date."""
 
-    __slots__ = ("today", "customer_id", "customer_name", "email", "orders", "salt", "in_stock", "approvals")
+    __slots__ = ("today", "customer_id", "customer_name", "email", "orders", "salt", "in_stock", "approvals",
+                 "tier", "extra_days", "limit")
 
     def __init__(self, id_base: int, today: int, customer: tuple[str, str, str], orders: list[Order],
                  salt: int, in_stock: set[tuple[str, str]]) -> None:
@@ -125,6 +125,16 @@ class OrdersWorld(World):
         self.salt = salt
         self.in_stock = in_stock  # variants surely in stock; the others are by a stable 60% draw
         self.approvals: dict[str, tuple[str, str, int]] = {}
+        #: The customer's membership tier, its extra days on every return window and its refund
+        #: approval limit (cents): the hard tier's (`orders_tier`) sets them; None, 0 and the
+        #: policy's limit elsewhere.
+        self.tier: str | None = None
+        self.extra_days = 0
+        self.limit = _LIMIT
+
+    def window(self, category: str) -> int:
+        """The customer's return window for a category, in days from delivery."""
+        return _V.windows[category] + self.extra_days
 
     def stocked(self, product: str, variant: str) -> bool:
         """Whether a variant is in stock (a crc32 draw: the same in every process)."""
@@ -161,7 +171,7 @@ class OrdersToolkit(ToolUseToolkit):
         if item.final_sale:
             raise self.violation("final_sale", f"{item.product} ({item.id}) was a final-sale item")
         if window:
-            age, limit = self.world.age(order), _V.windows[item.category]
+            age, limit = self.world.age(order), self.world.window(item.category)
             if age > limit:
                 raise self.violation("return_window", f"{item.product} was delivered {age} days ago; the "
                                                       f"{item.category} window is {limit} days, so no {action}")
@@ -241,6 +251,9 @@ class OrdersToolkit(ToolUseToolkit):
             amount: The refund's amount in USD.
         """
         self._item(order_id, item_id)
+        if self.world.tier is not None and cents(amount) <= self.world.limit:  # the hard tier's rule
+            raise self.violation("member_approval", f"a refund of {amount:.2f} is not over this customer's "
+                                                    f"limit of {money(self.world.limit):.2f}, so it needs no approval")
         aid = self.world.new_id("AP")
         self.world.approvals[aid] = (order_id, item_id, cents(amount))
         return {"approval_id": aid, "status": "approved"}
@@ -260,10 +273,10 @@ class OrdersToolkit(ToolUseToolkit):
         if not 0 < c <= item.price:
             raise ToolError(f"the refund must be more than 0 and at most the price, {money(item.price):.2f}")
         self._check(order, item, "refund", True)
-        if c > _LIMIT:
+        if c > self.world.limit:
             appr = self.world.approvals.get(approval_id or "")
             if appr is None or appr[:2] != (order_id, item_id) or appr[2] < c:
-                raise self.violation("refund_approval", f"a refund of {amount:.2f} is over {money(_LIMIT):.2f} "
+                raise self.violation("refund_approval", f"a refund of {amount:.2f} is over {money(self.world.limit):.2f} "
                                                         "and has no approval covering it")
         rid = self.world.new_id("RF")
         self.world.add("refund", {"refund_id": rid, "order_id": order_id, "item_id": item_id, "amount": c})
@@ -307,20 +320,6 @@ class OrdersToolkit(ToolUseToolkit):
         self.world.add("exchange", {"exchange_id": xid, "order_id": order_id, "item_id": item_id,
                                     "new_variant": new_variant})
         return {"exchange_id": xid, "status": "exchange shipped", "new_variant": new_variant}
-
-
-class PagedOrdersToolkit(OrdersToolkit):
-    """The hard tier's toolkit: a customer's orders come in pages (`agentgym.envs.tooluse.paging`)."""
-
-    @tool(kind=READ)
-    def list_orders(self, customer_id: Id, page: Page = 1) -> dict[str, Any]:
-        """A customer's orders, newest first, with the products in each, a page at a time.
-
-        Args:
-            customer_id: The customer's id, from find_customer.
-            page: The page to read (1 is the first; the result says how many there are).
-        """
-        return paged(super().list_orders(customer_id), "orders", page)
 
 
 #: How `get_order` names each after-sales record, and the field it shows beside the record's id.
@@ -533,9 +532,9 @@ def solve(world: OrdersWorld, req: Request) -> Gold:
             plan.append(Step("exchange_item", {**base, "new_variant": w.variant}))
             effects.append(Effect(f"exchange:{item.id}", item.id, "exchange", {**base, "new_variant": w.variant},
                                   f"exchange {item.product} ({item.id}) for {w.variant}"))
-        elif world.age(order) <= _V.windows[item.category]:
+        elif world.age(order) <= world.window(item.category):
             args: dict[str, Any] = {**base, "amount": money(item.price)}
-            if item.price > _LIMIT:
+            if item.price > world.limit:
                 aid = world.predict_id("AP", approvals)
                 approvals += 1
                 plan.append(Step("request_refund_approval", dict(args), {"approval_id": aid}))
@@ -636,29 +635,6 @@ def shifts(world: OrdersWorld, req: Request) -> list[Shift]:
     return out
 
 
-def harden(d: Draws, gen: Generated) -> Generated:
-    """The hard tier's near-duplicate: another order of the customer's, placed 1-3 days after the
-    one the request is about (so it is listed first), that holds the same product. Only the date
-    the customer gives tells the two apart; the gold is unchanged (the solver knows the order)."""
-    world, req = gen.world, gen.goal.job
-    assert isinstance(world, OrdersWorld)
-    target = world.orders[req.order_id]
-    item = next(i for i in target.items if i.id == req.wants[0].item_id)
-    taken = {o.placed for o in world.orders.values()}
-    day = target.placed + d.between(1, 3)
-    while day in taken:
-        day += 1
-    number = max(int(i.id[2:]) for o in world.orders.values() for i in o.items) + 1
-    variants = _PRODUCTS[item.product][2]
-    twin = Item(f"I-{number}", item.product, item.category, d.pick(variants), item.price, False)
-    order = Order(f"O-{int(target.id[2:]) + 37 * len(world.orders)}", day,
-                  None if world.today - day < 6 else min(day + d.between(2, 5), world.today), [twin])
-    world.orders[order.id] = order
-    gold = gen.gold
-    gen.gold = Gold(gold.kind, gold.plan, gold.effects, (*gold.traps, "near_duplicate_order"), gold.superseded)
-    return gen
-
-
 DOMAIN = DomainSpec(
     name="orders",
     split=_V.split,
@@ -669,7 +645,5 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     review=_V.review,
     names=names,
-    hard_toolkit=PagedOrdersToolkit,
-    paged={"list_orders": "orders"},
-    harden=harden,
+    # The hard tier's parts live in `orders_tier`, which `load_domains` adds to this spec.
 )
