@@ -197,6 +197,27 @@ def test_a_reimbursement_counts_a_meal_for_at_most_the_cap() -> None:
     assert capped >= 20 and under >= 5
 
 
+def test_a_meeting_spans_three_zones_and_each_earlier_free_start_breaks_someone_s_hours() -> None:
+    opened = 0
+    for seed in range(40):
+        task = generate_task(seed, {"domain": "calendar", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        pids = [world.me, *req.attendees]
+        assert len({world.people[p].offset for p in pids}) >= 3
+        book = next(s for s in task.gold.plan if s.name == "book_meeting").arguments
+        start = int(book["start_utc"][:2]) * 60 + int(book["start_utc"][3:])
+        earlier = [s for s in world.free_starts(pids, req.day, req.duration) if s < start]
+        assert all(not all(world.people[p].works(s, req.duration) for p in pids) for s in earlier)
+        opened += len(earlier) >= 2
+        # The namesake: another person of an attendee's name in another zone, told apart by the
+        # city the request gives; the meeting is with the attendee.
+        twins = [(a, b) for a in pids for b in world.people if b != a and world.people[b].name == world.people[a].name]
+        (attendee, twin), = twins
+        assert twin not in pids and world.people[twin].offset != world.people[attendee].offset
+        assert f"{world.people[attendee].name} ({world.people[attendee].city})" in task.goal.request
+    assert opened >= 25
+
+
 def test_a_goal_shift_in_the_tier_reads_every_page() -> None:
     spec = load_domains()["orders"]
     seen = 0

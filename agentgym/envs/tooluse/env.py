@@ -151,6 +151,13 @@ class ToolUseEnv(AgentEnv):
       added to the other claims (trap `meal_cap`). The capped total decides the approval. The
       user asks for the claims in full, which the cap forbids. A quote (what the approved claims
       add up to) has no cap in its brief.
+    * Time zones (calendar): the attendees, the organiser included, work in three time zones or
+      more, and every common free start before the one to book is free but outside someone's
+      working hours in their own zone, so each start must be converted into each attendee's
+      local time (booking one of them is a violation).
+    * Near-duplicates (calendar): someone outside the meeting has an attendee's full name, in a
+      city of another time zone; the request names the attendee's city after the name
+      ("Grace Meyer (Berlin)"), and only it tells the two apart (trap `namesake_in_another_city`).
     * Near-duplicates (orders): another order of the customer's, placed 1-3 days after the one
       the request is about (so it is listed first), holds the same product; only the order date
       the customer gives tells the two apart, and a write on the wrong one is final.
@@ -159,7 +166,8 @@ class ToolUseEnv(AgentEnv):
 
     Every fact needed is in the brief, the request and the tools' results; the gold still comes
     from the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
-    `past_return_window`, `meal_cap` and `long_history` where they apply). A goal shift's new gold reads
+    `past_return_window`, `meal_cap`, `namesake_in_another_city`, `first_slot_outside_hours` and
+    `long_history` where they apply). A goal shift's new gold reads
     every page too, and may be as long as the tier's plans. The tier's turn budget is 24.
 
     ## Splits

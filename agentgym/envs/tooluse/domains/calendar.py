@@ -34,7 +34,6 @@ from agentgym.envs.tooluse.base import (
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
-from agentgym.envs.tooluse.paging import Page, paged
 from agentgym.envs.tooluse.policies import policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
@@ -505,24 +504,6 @@ def shifts(world: CalendarWorld, req: Request) -> list[Shift]:
             for m in _KNOBS["hard"]["durations"] if m != req.duration and _bookable(world, replace(req, duration=m))]
 
 
-class PagedCalendarToolkit(CalendarToolkit):
-    """The hard tier's toolkit: free start times come in pages (`agentgym.envs.tooluse.paging`)."""
-
-    @tool(kind=READ)
-    def get_free_slots(self, person_ids: Annotated[list[Id], MaxLen(12)], date: DateStr,
-                       duration_minutes: Duration, page: Page = 1) -> dict[str, Any]:
-        """Start times (UTC) on a date when all the given people are free, within your own working
-        hours, earliest first, a page at a time. Other people's working hours are not checked.
-
-        Args:
-            person_ids: The people who must be free, you included.
-            date: The date, as YYYY-MM-DD (a UTC day).
-            duration_minutes: The meeting's length.
-            page: The page to read (1 is the first; the result says how many there are).
-        """
-        return paged(super().get_free_slots(person_ids, date, duration_minutes), "free_starts_utc", page)
-
-
 DOMAIN = DomainSpec(
     name="calendar",
     split=_V.split,
@@ -532,6 +513,5 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     undo={"meeting": ("cancel_meeting", "meeting_id"), "invitation": ("cancel_meeting", "meeting_id")},
     review=_V.review,
-    hard_toolkit=PagedCalendarToolkit,
-    paged={"get_free_slots": "free_starts_utc"},
+    # The hard tier's parts live in `calendar_tier`, which `load_domains` adds to this spec.
 )
