@@ -287,7 +287,8 @@ def _gold_is_unique(task: Any) -> None:
     w = task.world
     if isinstance(w, FinanceWorld):
         assert len(set(w.accounts.values())) == len(w.accounts)  # one account per currency
-        assert len(set(w.employees.values())) == len(w.employees)
+        # In the hard tier one other employee shares the name, in a department the request names.
+        assert len(w.employees) - len(set(w.employees.values())) == (1 if is_tier(task) else 0)
         assert set(w.accounts.values()) == set(finance_vocab().payout)
     elif isinstance(w, CalendarWorld):
         book = next(s for s in task.gold.plan if s.name == "book_meeting").arguments

@@ -218,6 +218,18 @@ def test_a_meeting_spans_three_zones_and_each_earlier_free_start_breaks_someone_
     assert opened >= 25
 
 
+def test_a_namesake_employee_is_told_apart_by_the_department_the_request_names() -> None:
+    for seed in range(30):
+        task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        twin, = (e for e, n in world.employees.items() if n == req.name and e != req.employee_id)
+        assert world.departments[twin] != world.departments[req.employee_id]
+        assert f"{req.name} ({world.departments[req.employee_id]})" in task.goal.request
+        assert any(e.employee_id == twin and e.status == "approved" for e in world.month_expenses(twin, req.month))
+        found = make_toolkit(task).invoke("find_employee", {"query": req.name})["matches"]
+        assert {m["department"] for m in found} == {world.departments[twin], world.departments[req.employee_id]}
+
+
 def test_a_goal_shift_in_the_tier_reads_every_page() -> None:
     spec = load_domains()["orders"]
     seen = 0

@@ -158,6 +158,10 @@ class ToolUseEnv(AgentEnv):
     * Near-duplicates (calendar): someone outside the meeting has an attendee's full name, in a
       city of another time zone; the request names the attendee's city after the name
       ("Grace Meyer (Berlin)"), and only it tells the two apart (trap `namesake_in_another_city`).
+    * Near-duplicates (finance): another employee has the same full name, in another department,
+      with approved claims of the same month; `find_employee` shows each match's department and
+      the request names the employee's after the name ("Lars Becker (Research)"); paying the
+      namesake is final (trap `namesake_in_another_department`).
     * Near-duplicates (orders): another order of the customer's, placed 1-3 days after the one
       the request is about (so it is listed first), holds the same product; only the order date
       the customer gives tells the two apart, and a write on the wrong one is final.
@@ -166,9 +170,9 @@ class ToolUseEnv(AgentEnv):
 
     Every fact needed is in the brief, the request and the tools' results; the gold still comes
     from the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
-    `past_return_window`, `meal_cap`, `namesake_in_another_city`, `first_slot_outside_hours` and
-    `long_history` where they apply). A goal shift's new gold reads
-    every page too, and may be as long as the tier's plans. The tier's turn budget is 24.
+    `past_return_window`, `meal_cap`, `namesake_in_another_city`, `namesake_in_another_department`,
+    `first_slot_outside_hours` and `long_history` where they apply). A goal shift's new gold
+    reads every page too, and may be as long as the tier's plans. The tier's turn budget is 24.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,

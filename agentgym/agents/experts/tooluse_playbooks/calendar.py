@@ -92,7 +92,8 @@ class CalendarPlaybook(Playbook):
         case.get(*(Read("find_person", {"query": n}) for n in self.names if not case.refused("find_person", query=n)))
         people = []
         for name in self.names:
-            person = self._in_city(case, name) if name in self.cities else find_named(case, "find_person", name)
+            city = self.cities.get(name)
+            person = find_named(case, "find_person", name, ("city", city) if city else None)
             if person is None:
                 self.stop(case, f"I can't find {name} in the directory.")
             people.append(person)
@@ -127,14 +128,6 @@ class CalendarPlaybook(Playbook):
         mid = keep["meeting_id"]
         if not any(args.get("meeting_id") == mid for args, _ in case.made("send_invitation")):
             case.write("send_invitation", {"meeting_id": mid}, readback, lambda back: _invited(back, mid))
-
-    def _in_city(self, case: CaseFile, name: str) -> dict[str, Any] | None:
-        """The match of `name` in the city the request gives for it (a slip in the city's words
-        allowed), or None."""
-        city = self.cities[name].lower().split()
-        matches = case.read("find_person", query=name).get("matches", [])
-        return next((m for m in matches if m.get("name") == name and len(m.get("city", "").split()) == len(city)
-                     and all(near(a, b) for a, b in zip(city, m["city"].lower().split()))), None)
 
     def summary(self) -> str:
         return "The meeting is booked and the invitation is sent."

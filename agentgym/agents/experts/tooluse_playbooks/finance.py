@@ -69,6 +69,9 @@ class FinancePlaybook(Playbook):
         self.employee_id = ident.group(0) if ident else None
         name = NAME.search(_EMPLOYEE_ID.sub("", request))
         self.name = name.group(0) if name else ""
+        # A department after the name, "Lars Becker (Research)", tells them from a namesake.
+        dept = re.search(rf"{re.escape(self.name)} \(([^)]+)\)", request) if self.name else None
+        self.department = dept.group(1) if dept else None
         lowered = request.lower()
         month = next((i + 1 for i, m in enumerate(_MONTHS) if re.search(rf"\b{m}\b", lowered)), None)
         self.month = f"{year(self.brief) or 2025}-{month or 1:02d}"
@@ -122,7 +125,7 @@ class FinancePlaybook(Playbook):
         self._reimburse(case, emp, claims, total, ccy, accounts)
 
     def _employee(self, case: CaseFile) -> str:
-        found = find_named(case, "find_employee", self.name)
+        found = find_named(case, "find_employee", self.name, ("department", self.department) if self.department else None)
         if found is None:
             self.stop(case, f"I can't find {self.name} in the directory.")
         return found["employee_id"]

@@ -52,6 +52,7 @@ class FinanceVocab:
     currencies: dict[str, float]
     payout: tuple[str, ...]
     categories: tuple[str, ...]
+    departments: tuple[str, ...]
     months: tuple[str, ...]
     templates: dict[str, Any]
     review: ReviewWords
@@ -61,7 +62,8 @@ class FinanceVocab:
 def vocab() -> FinanceVocab:
     """The finance vocabulary, parsed strictly from ``data/finance.json``."""
     d = strict(read_json("finance.json"), {"name", "split", "role", "first_names", "last_names", "currencies",
-                                           "payout_currencies", "categories", "months", "templates", "review"},
+                                           "payout_currencies", "categories", "departments", "months", "templates",
+                                           "review"},
                "finance.json")
     t = strict(d["templates"], {"reimburse", "quote", "report", "ccy_inline", "ccy_answer", "ccy_answer_quote"},
                "finance.json.templates")
@@ -75,6 +77,7 @@ def vocab() -> FinanceVocab:
         split=domain_split(d, "finance"), role=d["role"], first_names=str_list(d["first_names"], "first_names", 8),
         last_names=str_list(d["last_names"], "last_names", 8), currencies={k: float(v) for k, v in cur.items()},
         payout=payout, categories=str_list(d["categories"], "categories"),
+        departments=str_list(d["departments"], "departments", 2),
         months=str_list(d["months"], "months", 2),
         templates={k: (tuple(v) if isinstance(v, list) else v) for k, v in t.items()},
         review=parse_review(d["review"], "finance.json.review"),
@@ -119,7 +122,7 @@ class Expense:
 class FinanceWorld(World):
     """Employees, their expense claims, the company accounts, and dated exchange rates."""
 
-    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals", "meal_cap")
+    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals", "meal_cap", "departments")
 
     def __init__(self, id_base: int, salt: int, employees: dict[str, str], accounts: dict[str, str],
                  expenses: list[Expense]) -> None:
@@ -132,6 +135,9 @@ class FinanceWorld(World):
         #: What a meals expense counts for at most, in EUR cents: the hard tier's rule
         #: (`finance_tier`); None elsewhere.
         self.meal_cap: int | None = None
+        #: Each employee's department, which `find_employee` then shows: the hard tier's, where
+        #: two employees share a name; empty elsewhere.
+        self.departments: dict[str, str] = {}
 
     def _value(self, currency: str, day: int) -> float:
         base = _V.currencies[currency]
@@ -203,7 +209,9 @@ class FinanceToolkit(ToolUseToolkit):
         q = query.strip().lower()
         if not q:
             raise ToolError("query must not be empty")
-        hits = [{"employee_id": i, "name": n} for i, n in self.world.employees.items() if q in n.lower()]
+        dept = self.world.departments
+        hits = [{"employee_id": i, "name": n, **({"department": dept[i]} if i in dept else {})}
+                for i, n in self.world.employees.items() if q in n.lower()]
         if not hits:
             raise ToolError(f"no employee matches '{query}'")
         return {"matches": hits}

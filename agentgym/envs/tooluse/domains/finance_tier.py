@@ -80,6 +80,8 @@ def harden(d: Draws, gen: Generated) -> Generated:
     add up to, is left as it is (its brief has no cap)."""
     world, req = gen.world, gen.goal.job
     assert isinstance(world, FinanceWorld)
+    if req.by_name:
+        gen = _namesake(d, world, req, gen)
     if req.kind != "reimburse":
         return gen
     rules = policy_lines("finance")
@@ -118,6 +120,29 @@ def harden(d: Draws, gen: Generated) -> Generated:
     gen.brief = gen.brief.replace(rules, f"{rules}\n{policy_lines('finance_tier')}")
     gen.goal = replace(gen.goal, request=gen.goal.request + _IN_FULL,
                        blurred={k: v + _IN_FULL for k, v in gen.goal.blurred.items()})
+    return gen
+
+
+def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Generated:
+    """Another employee of the same full name in another department, with approved claims of
+    the same month; every employee's department shows in `find_employee`, and the request (and
+    the user's words) name the employee's department after the name."""
+    for emp in world.employees:
+        world.departments[emp] = d.pick(_V.departments)
+    twin = f"E-{max(int(e[2:]) for e in world.employees) + 7}"
+    world.employees[twin] = req.name
+    world.departments[twin] = d.pick([x for x in _V.departments if x != world.departments[req.employee_id]])
+    lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
+    number = max(int(e.id[2:]) for e in world.expenses)
+    for k in range(d.between(1, 2)):
+        world.expenses.append(Expense(f"X-{number + 1 + k}", twin, lo + d.below(hi - lo), d.pick(_CODES),
+                                      d.between(40, 400) * 100, d.pick(_V.categories), _STATUS))
+    named = f"{req.name} ({world.departments[req.employee_id]})"
+    details = tuple(replace(x, statement=x.statement.replace(req.name, named)) for x in gen.goal.details)
+    gen.goal = replace(gen.goal, request=gen.goal.request.replace(req.name, named), details=details,
+                       blurred={k: v.replace(req.name, named) for k, v in gen.goal.blurred.items()})
+    gen.gold = Gold(gen.gold.kind, gen.gold.plan, gen.gold.effects, (*gen.gold.traps, "namesake_in_another_department"),
+                    gen.gold.superseded)
     return gen
 
 
