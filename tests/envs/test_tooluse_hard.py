@@ -1,8 +1,12 @@
 """ToolUse's hard tier (issue 29): what an explicit ``difficulty="hard"`` makes, and only that.
 
-Results in pages on every domain, a near-duplicate order (orders) and a longer deploy history
-(ops); every task still solved by the expert from what it is shown, and by the oracle. The
-default run plays tens of seeds; ``-m slow`` the issue's 500 per split and the heuristic's
+Results in pages on every domain; order policies that interact by amount, age and membership
+tier, with a refund the customer asks for that the policy forbids (orders); a meal cap the
+reimbursed total is computed under, and a namesake employee (finance); three time zones with
+every earlier free start outside someone's hours, and a namesake attendee (calendar); a
+near-duplicate order (orders) and a longer deploy history (ops); a change of mind's gold reading
+every page. Every task is still solved by the expert from what it is shown, and by the oracle.
+The default run plays tens of seeds; ``-m slow`` the issue's 500 per split and the heuristic's
 falling success with 95% intervals.
 """
 
@@ -239,6 +243,19 @@ def test_a_goal_shift_in_the_tier_reads_every_page() -> None:
             assert [s.arguments.get("page") for s in plan if s.name == "list_orders"] == [None, 2, 3]
             seen += 1
     assert seen >= 5
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_after_a_change_of_mind_the_gold_plan_reads_every_page(domain: str) -> None:
+    env = gym.make(ENV, domain=domain, difficulty="hard", noise="goal_shift=1.0")
+    shifted = 0
+    for seed in range(10):
+        result = run_episode(env, make_agent("expert"), seed)
+        task = env.unwrapped.task
+        if task.gold.superseded:
+            shifted += 1
+            assert any("page" in s.arguments for s in task.gold.plan) and result.episode["success"]
+    assert shifted >= 5
 
 
 def test_the_ops_cause_is_never_on_the_first_page_of_deploys() -> None:
