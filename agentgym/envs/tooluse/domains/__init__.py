@@ -28,6 +28,15 @@ class Generated:
     gold: Gold
     brief: str
 
+    def rename(self, name: str, named: str) -> None:
+        """Say `named` for `name` wherever the user says it: the request, its blurred wordings
+        and the details (a generated goal is the task's own, so it is changed in place)."""
+        goal = self.goal
+        goal.request = goal.request.replace(name, named)
+        goal.blurred = {k: v.replace(name, named) for k, v in goal.blurred.items()}
+        for detail in goal.details:
+            detail.statement = detail.statement.replace(name, named)
+
 
 @dataclass(frozen=True, slots=True)
 class Shift:

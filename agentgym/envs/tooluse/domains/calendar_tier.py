@@ -11,7 +11,6 @@ names the attendee's city, and only it tells the two apart. The reference solver
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated, Any
 
 from agentgym.core.tools import READ, MaxLen, tool
@@ -74,7 +73,8 @@ def harden(d: Draws, gen: Generated) -> Generated:
             for p in pids:
                 world.busy[p] &= ~cells
     gold = solve(world, req)
-    opened = sum(s < _booked(gold) for s in world.free_starts(pids, req.day, req.duration))
+    booked = _booked(gold)
+    opened = sum(s < booked for s in world.free_starts(pids, req.day, req.duration))
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
@@ -96,10 +96,7 @@ def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     twin = _person(f"P-{number}", attendee.name, d.pick(cities), d.pick((8, 9, 10)))
     world.people[twin.id] = twin
     world.busy[twin.id] = 0
-    named = f"{attendee.name} ({attendee.city})"
-    details = tuple(replace(x, statement=x.statement.replace(attendee.name, named)) for x in gen.goal.details)
-    gen.goal = replace(gen.goal, request=gen.goal.request.replace(attendee.name, named), details=details,
-                       blurred={k: v.replace(attendee.name, named) for k, v in gen.goal.blurred.items()})
+    gen.rename(attendee.name, f"{attendee.name} ({attendee.city})")
     return gen
 
 

@@ -12,7 +12,6 @@ full, which the cap forbids for the capped meal. The reference solver computes t
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from agentgym.core.tools import READ, tool
@@ -30,7 +29,7 @@ from agentgym.envs.tooluse.domains.finance import (
     Month,
     solve,
 )
-from agentgym.envs.tooluse.paging import Page, paged, paged_plan
+from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
 __all__ = ["FinanceTierToolkit", "harden", "TIER", "MEAL_CAP"]
@@ -107,7 +106,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
         e.category = "meals"
     gold = solve(world, req)
     # One meal fewer while the plan, every page read, is not of the tier's length.
-    while meals and not _CALLS[0] <= len(paged_plan(gold.plan, FinanceTierToolkit(world), _PAGED)) <= _CALLS[1]:
+    while meals and not _CALLS[0] <= len(gold.plan) + _later_pages(world, req) <= _CALLS[1]:
         meal = meals.pop()
         if meal is added:
             world.expenses.remove(meal)
@@ -118,9 +117,16 @@ def harden(d: Draws, gen: Generated) -> Generated:
     traps = (*gen.gold.traps, "meal_cap") if any(e.category == "meals" for e in approved) else gen.gold.traps
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, traps, gen.gold.superseded)
     gen.brief = gen.brief.replace(rules, f"{rules}\n{policy_lines('finance_tier')}")
-    gen.goal = replace(gen.goal, request=gen.goal.request + _IN_FULL,
-                       blurred={k: v + _IN_FULL for k, v in gen.goal.blurred.items()})
+    gen.goal.request += _IN_FULL
+    gen.goal.blurred = {k: v + _IN_FULL for k, v in gen.goal.blurred.items()}
     return gen
+
+
+def _later_pages(world: FinanceWorld, req: Any) -> int:
+    """How many calls for later pages a reimbursement's plan makes (`paging.paged_plan` would
+    find as many, by calling the tools): the employee's expenses of the month and the accounts."""
+    rows = len(world.month_expenses(req.employee_id, req.month))
+    return sum(max(1, -(-n // PAGE_SIZE)) - 1 for n in (rows, len(world.accounts)))
 
 
 def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Generated:
@@ -137,10 +143,7 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
     for k in range(d.between(1, 2)):
         world.expenses.append(Expense(f"X-{number + 1 + k}", twin, lo + d.below(hi - lo), d.pick(_CODES),
                                       d.between(40, 400) * 100, d.pick(_V.categories), _STATUS))
-    named = f"{req.name} ({world.departments[req.employee_id]})"
-    details = tuple(replace(x, statement=x.statement.replace(req.name, named)) for x in gen.goal.details)
-    gen.goal = replace(gen.goal, request=gen.goal.request.replace(req.name, named), details=details,
-                       blurred={k: v.replace(req.name, named) for k, v in gen.goal.blurred.items()})
+    gen.rename(req.name, f"{req.name} ({world.departments[req.employee_id]})")
     gen.gold = Gold(gen.gold.kind, gen.gold.plan, gen.gold.effects, (*gen.gold.traps, "namesake_in_another_department"),
                     gen.gold.superseded)
     return gen

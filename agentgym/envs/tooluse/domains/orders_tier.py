@@ -15,7 +15,6 @@ order holds the same product.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated, Any
 
 from agentgym.core.tools import READ, MaxLen, tool
@@ -108,20 +107,18 @@ def harden(d: Draws, gen: Generated) -> Generated:
     traps = [t for t in gen.gold.traps if t != "past_return_window"]
     traps += ["past_return_window"] * bool(credit) + ["member_window"] * retimed + ["near_duplicate_order"]
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
-    after = DAY_ISO[target.placed]
     items = {i.id: i for i in target.items}
-    details = []
-    for det in gen.goal.details:
+    for det in gen.goal.details:  # the goal is the task's own, made fresh
         slot, _, item_id = det.id.partition(":")
         if slot == "refund":
             said = _CREDIT_IS_FINE if item_id in credit else _REFUND_PLEASE
-            det = replace(det, statement=said.format(product=items[item_id].product))
-        details.append(replace(det, statement=det.statement.replace(before, after)))
-    prefer = _PREFER_REFUND if any(w.action == "return" for w in req.wants) else ""
+            det.statement = said.format(product=items[item_id].product)
+    gen.rename(before, DAY_ISO[target.placed])
     rules = policy_lines("orders")
     gen.brief = gen.brief.replace(rules, f"{rules}\n{policy_lines('orders_tier')}")
-    gen.goal = replace(gen.goal, request=gen.goal.request.replace(before, after) + prefer, details=tuple(details),
-                       blurred={k: v.replace(before, after) + prefer for k, v in gen.goal.blurred.items()})
+    if any(w.action == "return" for w in req.wants):
+        gen.goal.request += _PREFER_REFUND
+        gen.goal.blurred = {k: v + _PREFER_REFUND for k, v in gen.goal.blurred.items()}
     return gen
 
 
