@@ -91,7 +91,7 @@ def find_named(case: CaseFile, tool: str, name: str, where: tuple[str, str] | No
             matches = case.read(tool, query=query).get("matches", [])
         except Blocked:  # nobody matches this spelling
             continue
-        if where is not None:
+        if where is not None and any(where[0] in m for m in matches):  # a directory that shows the field
             value = words_of(where[1])
             matches = [m for m in matches if len(words_of(str(m.get(where[0], "")))) == len(value)
                        and all(near(a, b) for a, b in zip(value, words_of(str(m.get(where[0], "")))))]

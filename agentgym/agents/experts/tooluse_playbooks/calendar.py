@@ -57,8 +57,8 @@ class CalendarPlaybook(Playbook):
         self.title = title.group(1) if title else "Meeting"
         outside = re.sub(r'"[^"]*"', "", request)
         # A city after a name, "Grace Meyer (Berlin)", tells that person from a namesake elsewhere.
-        self.cities = dict(re.findall(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)+) \(([^)]+)\)", outside))
-        outside = re.sub(r" \([^)]*\)", "", outside)
+        self.cities = dict(re.findall(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)+) \(([A-Z][a-z]+(?: [A-Z][a-z]+)*)\)", outside))
+        outside = re.sub(r" \([A-Z][a-z]+(?: [A-Z][a-z]+)*\)", "", outside)
         self.names = [n for n in dict.fromkeys(NAME.findall(outside)) if n.split()[0] not in _WEEKDAYS]
         date = DATE.search(request)
         self.date = date.group(0) if date else ""

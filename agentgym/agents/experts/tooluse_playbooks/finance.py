@@ -25,6 +25,8 @@ __all__ = ["FinancePlaybook"]
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _EMPLOYEE_ID = re.compile(r"\bE-\d+\b")
+#: A proper name of one or more capitalised words ("Research", "New York").
+_PROPER = r"[A-Z][a-z]+(?: [A-Z][a-z]+)*"
 
 
 def _cents(amount: float) -> int:
@@ -70,7 +72,7 @@ class FinancePlaybook(Playbook):
         name = NAME.search(_EMPLOYEE_ID.sub("", request))
         self.name = name.group(0) if name else ""
         # A department after the name, "Lars Becker (Research)", tells them from a namesake.
-        dept = re.search(rf"{re.escape(self.name)} \(([^)]+)\)", request) if self.name else None
+        dept = re.search(rf"{re.escape(self.name)} \(({_PROPER})\)", request) if self.name else None
         self.department = dept.group(1) if dept else None
         lowered = request.lower()
         month = next((i + 1 for i, m in enumerate(_MONTHS) if re.search(rf"\b{m}\b", lowered)), None)
