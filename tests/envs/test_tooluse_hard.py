@@ -4,7 +4,7 @@ Results in pages on every domain; order policies that interact by amount, age an
 tier, with a refund the customer asks for that the policy forbids (orders); a meal cap the
 reimbursed total is computed under, and a namesake employee (finance); three time zones with
 every earlier free start outside someone's hours, and a namesake attendee (calendar); a
-near-duplicate order (orders) and a longer deploy history (ops); a change of mind's gold reading
+near-duplicate order (orders), a longer deploy history and a severity from counts (ops); a change of mind's gold reading
 every page. Every task is still solved by the expert from what it is shown, and by the oracle.
 The default run plays tens of seeds; ``-m slow`` the issue's 500 per split and the heuristic's
 falling success with 95% intervals.
@@ -24,6 +24,7 @@ from agentgym.agents import make_agent
 from agentgym.core.tools import PolicyViolation
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.finance_tier import MEAL_CAP
+from agentgym.envs.tooluse.domains.ops import severity_of
 from agentgym.envs.tooluse.domains.orders import solve
 from agentgym.envs.tooluse.domains.orders_tier import EXTRA_DAYS, PLUS_LIMIT
 from agentgym.envs.tooluse.paging import PAGE_SIZE
@@ -256,6 +257,21 @@ def test_after_a_change_of_mind_the_gold_plan_reads_every_page(domain: str) -> N
             shifted += 1
             assert any("page" in s.arguments for s in task.gold.plan) and result.episode["success"]
     assert shifted >= 5
+
+
+def test_the_ops_severity_follows_a_rate_computed_from_counts() -> None:
+    for seed in range(30):
+        task = generate_task(seed, {"domain": "ops", "difficulty": "hard"})
+        req = task.goal.job
+        toolkit = make_toolkit(task)
+        metrics = toolkit.invoke("get_metrics", {"service": req.chain[0]})
+        assert "error_rate_pct" not in metrics and "errors_last_5m / requests_last_5m" in task.brief
+        rate = 100 * metrics["errors_last_5m"] / metrics["requests_last_5m"]
+        assert severity_of(rate) == req.severity and min(abs(rate - 5), abs(rate - 25)) >= 0.3
+        alert = next(a for a in toolkit.invoke("list_alerts", {})["alerts"] if a["metric"] == "error_rate_pct")
+        assert "value" not in alert and alert["service"] == req.chain[0]
+        incident = next(s for s in task.gold.plan if s.name == "file_incident").arguments
+        assert incident["severity"] == req.severity
 
 
 def test_the_ops_cause_is_never_on_the_first_page_of_deploys() -> None:

@@ -167,12 +167,17 @@ class ToolUseEnv(AgentEnv):
       the customer gives tells the two apart, and a write on the wrong one is final.
     * A longer history (ops): the culprit's deploys start 2-3 releases earlier, so the cause is
       never on the first page and "the last deploy before the onset" has to be found among them.
+    * A severity from counts (ops): `get_metrics` counts each service's requests and errors over
+      the last 5 minutes instead of giving its rate, and the error-rate alert shows no value; the
+      severity follows the rate computed from them, never within 0.3 points of a threshold
+      (trap `rate_from_counts`).
 
     Every fact needed is in the brief, the request and the tools' results; the gold still comes
     from the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
     `past_return_window`, `meal_cap`, `namesake_in_another_city`, `namesake_in_another_department`,
-    `first_slot_outside_hours` and `long_history` where they apply). A goal shift's new gold
-    reads every page too, and may be as long as the tier's plans. The tier's turn budget is 24.
+    `first_slot_outside_hours`, `long_history` and `rate_from_counts` where they apply). A goal
+    shift's new gold reads every page too, and may be as long as the tier's plans. The tier's
+    turn budget is 24.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,

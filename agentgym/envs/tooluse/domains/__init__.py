@@ -16,7 +16,8 @@ __all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "TIER_MODULES",
 DOMAIN_MODULES: tuple[str, ...] = ("finance", "calendar", "orders", "ops")
 #: Domains whose hard tier lives in a module of its own (it builds on the domain module, which
 #: therefore cannot name it): its ``TIER`` holds the spec's `hard_toolkit`, `paged` and `harden`.
-TIER_MODULES: dict[str, str] = {"finance": "finance_tier", "calendar": "calendar_tier", "orders": "orders_tier"}
+TIER_MODULES: dict[str, str] = {"finance": "finance_tier", "calendar": "calendar_tier", "orders": "orders_tier",
+                                 "ops": "ops_tier"}
 
 
 @dataclass(slots=True)

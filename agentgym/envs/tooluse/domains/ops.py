@@ -34,7 +34,6 @@ from agentgym.envs.tooluse.base import (
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
-from agentgym.envs.tooluse.paging import Page, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
@@ -104,6 +103,9 @@ class Service:
     errors_since: int | None  # minutes since Jan 1
     logs: dict[str, list[str]]  # level -> lines, each starting with its UTC date and time
     deploys: list[Deploy]  # oldest first
+    #: Requests and errors of the last 5 minutes, whose ratio is `error_rate`: what the hard
+    #: tier's metrics show instead of the rate (`ops_tier`); None elsewhere.
+    counts: tuple[int, int] | None = None
 
 
 class OpsWorld(World):
@@ -449,57 +451,6 @@ def shifts(world: OpsWorld, req: Request) -> list[Shift]:
                   "bad deploy.", _ROLLBACK_SAID, solve(world, replace(req, rollback=True)))]
 
 
-def _earlier(version: str) -> str | None:
-    """The version released just before `version` (v2.0.0 -> v1.99.9 is never needed: None)."""
-    major, minor, patch = (int(x) for x in version[1:].split("."))
-    if patch:
-        return f"v{major}.{minor}.{patch - 1}"
-    return f"v{major}.{minor - 1}.9" if minor else None
-
-
-def harden(d: Draws, gen: Generated) -> Generated:
-    """The hard tier's longer history: the culprit's deploys start 2-3 releases earlier, so the
-    cause is never on the first page of its deploys (oldest first) and only reading every page
-    finds the last deploy before the onset. The gold is unchanged (the cause and the rollback
-    target are the same deploys)."""
-    world, req = gen.world, gen.goal.job
-    assert isinstance(world, OpsWorld)
-    deploys = world.services[req.chain[-1]].deploys
-    for _ in range(d.between(2, 3)):
-        version = _earlier(deploys[0].version)
-        if version is None:
-            break
-        deploys.insert(0, Deploy(version, deploys[0].at - DAY - d.below(2 * DAY), d.pick(_V.authors)))
-    gold = gen.gold
-    gen.gold = Gold(gold.kind, gold.plan, gold.effects, (*gold.traps, "long_history"), gold.superseded)
-    return gen
-
-
-class PagedOpsToolkit(OpsToolkit):
-    """The hard tier's toolkit: log lines and deploys come in pages (`agentgym.envs.tooluse.paging`)."""
-
-    @tool(kind=READ)
-    def search_logs(self, service: Name, level: Literal["error", "warn"] = "error", page: Page = 1) -> dict[str, Any]:
-        """A service's recent log lines of one level, oldest first (times UTC), a page at a time.
-
-        Args:
-            service: The service's name.
-            level: The log level.
-            page: The page to read (1 is the first; the result says how many there are).
-        """
-        return paged(super().search_logs(service, level), "lines", page)
-
-    @tool(kind=READ)
-    def get_deploys(self, service: Name, page: Page = 1) -> dict[str, Any]:
-        """A service's deploy history, oldest first (times UTC), a page at a time; a rollback shows as a deploy.
-
-        Args:
-            service: The service's name.
-            page: The page to read (1 is the first; the result says how many there are).
-        """
-        return paged(super().get_deploys(service), "deploys", page)
-
-
 DOMAIN = DomainSpec(
     name="ops",
     split=_V.split,
@@ -510,7 +461,5 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     undo={"incident": ("withdraw_incident", "incident_id")},
     review=_V.review,
-    hard_toolkit=PagedOpsToolkit,
-    paged={"search_logs": "lines", "get_deploys": "deploys"},
-    harden=harden,
+    # The hard tier's parts live in `ops_tier`, which `load_domains` adds to this spec.
 )
