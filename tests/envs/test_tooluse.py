@@ -40,7 +40,15 @@ from agentgym.envs.tooluse.domains.orders import OrdersWorld
 from agentgym.envs.tooluse.domains.orders import vocab as orders_vocab
 from agentgym.envs.tooluse.env import ToolUseEnv
 from agentgym.envs.tooluse.oracle import ToolUseOracle
-from agentgym.envs.tooluse.tasks import DIFFICULTY, domains_for, generate_task, make_toolkit, score_world
+from agentgym.envs.tooluse.tasks import (
+    DIFFICULTY,
+    TIER_CALLS,
+    domains_for,
+    generate_task,
+    is_tier,
+    make_toolkit,
+    score_world,
+)
 
 ENV_ID = "AgentRL/ToolUse-v0"
 DOMAINS = ("finance", "calendar", "orders", "ops")
@@ -279,7 +287,8 @@ def _gold_is_unique(task: Any) -> None:
     w = task.world
     if isinstance(w, FinanceWorld):
         assert len(set(w.accounts.values())) == len(w.accounts)  # one account per currency
-        assert len(set(w.employees.values())) == len(w.employees)
+        # In the hard tier one other employee shares the name, in a department the request names.
+        assert len(w.employees) - len(set(w.employees.values())) == (1 if is_tier(task) else 0)
         assert set(w.accounts.values()) == set(finance_vocab().payout)
     elif isinstance(w, CalendarWorld):
         book = next(s for s in task.gold.plan if s.name == "book_meeting").arguments
@@ -287,16 +296,23 @@ def _gold_is_unique(task: Any) -> None:
         start = int(book["start_utc"][:2]) * 60 + int(book["start_utc"][3:])
         fits = [s for s in w.free_starts(pids, w.day, duration) if all(w.people[p].works(s, duration) for p in pids)]
         assert fits and fits[0] == start  # the earliest start that suits everyone, and only it
-        assert len({p.name for p in w.people.values()}) == len(w.people)
+        # Names are unique; in the hard tier one person outside the meeting shares an attendee's
+        # name, in a city the request names for the attendee.
+        assert len(w.people) - len({p.name for p in w.people.values()}) == (1 if is_tier(task) else 0)
     elif isinstance(w, OrdersWorld):
         products = [it.product for o in w.orders.values() for it in o.items]
-        assert len(set(products)) == len(products)  # the product named identifies the item
+        # The product named identifies the item; in the hard tier, with the order's date, as one
+        # other order (the near-duplicate) holds the same product.
+        assert len(products) - len(set(products)) == (1 if is_tier(task) else 0)
         assert len({o.placed for o in w.orders.values()}) == len(w.orders)
         for effect in task.gold.effects:
             order = w.orders[effect.fields["order_id"]]
             item = next(i for i in order.items if i.id == effect.fields["item_id"])
             assert not item.final_sale and order.delivered is not None
-            assert abs(w.age(order) - orders_vocab().windows[item.category]) >= 2  # never on the boundary
+            # Never on the boundary: of the customer's window, nor (in the hard tier, where a
+            # Plus member's is longer) of the category's own.
+            ends = {w.window(item.category), orders_vocab().windows[item.category]}
+            assert all(abs(w.age(order) - end) >= 2 for end in ends), (task.task_id, w.age(order), ends)
     elif isinstance(w, OpsWorld):
         incident = next(s for s in task.gold.plan if s.name == "file_incident").arguments
         root = w.services[incident["root_cause_service"]]
@@ -328,7 +344,8 @@ def test_the_generator_over_2000_seeds() -> None:
     for seed in range(2000):
         domain, difficulty = DOMAINS[seed % 4], DIFFICULTIES[(seed // 4) % 3]
         task = generate_task(seed, {"domain": domain, "difficulty": difficulty})
-        lo, hi = DIFFICULTY[difficulty]["calls"]
+        # An explicit hard is the hard tier, whose plans read every page.
+        lo, hi = TIER_CALLS if difficulty == "hard" else DIFFICULTY[difficulty]["calls"]
         assert lo <= len(task.gold.plan) <= hi, (task.task_id, len(task.gold.plan))
         assert task.gold.effects, task.task_id
         nothing = score_world(task.gold, task.world)  # doing nothing
@@ -489,7 +506,10 @@ def test_read_back_tools_show_what_each_write_did() -> None:
             assert [i["incident_id"] for i in incidents] == [r.data["incident_id"] for r in made if r.kind == "incident"]
             for r in made:
                 if r.kind == "rollback":
-                    deploys = toolkit.invoke("get_deploys", {"service": r.data["service"]})["deploys"]
+                    shown = toolkit.invoke("get_deploys", {"service": r.data["service"]})
+                    if "pages" in shown:  # the hard tier's: the latest deploys are on the last page
+                        shown = toolkit.invoke("get_deploys", {"service": r.data["service"], "page": shown["pages"]})
+                    deploys = shown["deploys"]
                     assert deploys[-1]["version"] == r.data["to_version"] and "rollback" in deploys[-1]["author"]
             toolkit.invoke("withdraw_incident", {"incident_id": incidents[0]["incident_id"]})
             assert toolkit.invoke("list_incidents", {})["incidents"][0]["status"] == "withdrawn"

@@ -18,7 +18,9 @@ How the file treats results, as a careful assistant does:
 * a read whose id does not resolve when used is read again (`forget_quoting`);
 * a write whose call failed for a passing reason is read back with the domain's read-back
   tool before it is sent again (`write`), so an effect is never made twice;
-* a call the tools refuse for good (not a passing failure) is not sent again: `Blocked`.
+* a call the tools refuse for good (not a passing failure) is not sent again: `Blocked`;
+* a result that comes in pages (it names a `next_page`) is read whole: every later page is asked
+  for in one turn, and the playbook sees the lists of all pages as one result.
 """
 
 from __future__ import annotations
@@ -138,11 +140,30 @@ class CaseFile:
         for read in reads:
             call = Call(read.name, read.arguments)
             value, need = self._trusted(call, read)
+            if not need and isinstance(value, dict) and "next_page" in value and "page" not in read.arguments:
+                value, more = self._rest(read, value)
+                missing += more
             out.append(value)
             missing += [call] * need
         if missing:
             raise Move(missing)
         return out
+
+    def _rest(self, read: Read, first: dict[str, Any]) -> tuple[Any, list[Call]]:
+        """A result that comes in pages, whole: (its first page with every list the later pages
+        hold appended, or None while one is missing; the calls for the missing pages, all at once,
+        as the first page says how many there are)."""
+        pages = first.get("pages")
+        merged = {k: v for k, v in first.items() if k not in ("page", "pages", "next_page")}
+        missing: list[Call] = []
+        for page in range(2, pages + 1 if isinstance(pages, int) else 2):
+            args = {**read.arguments, "page": page}
+            value, need = self._trusted(Call(read.name, args), Read(read.name, args, read.copies, read.valid, read.since))
+            missing += [Call(read.name, args)] * need
+            for key, rows in (value or {}).items() if isinstance(value, dict) else ():
+                if isinstance(rows, list) and isinstance(merged.get(key), list):
+                    merged[key] = merged[key] + rows
+        return (None if missing else merged), missing
 
     def has(self, read: Read) -> bool:
         """Whether the file holds a trusted result of `read` (asking for nothing)."""

@@ -378,7 +378,7 @@ class ToolUseStrategy:
             res = _result(info)
             if not res:
                 return
-            rate = res["error_rate_pct"]
+            rate = res.get("error_rate_pct", 0.0)  # the hard tier's metrics give counts, which it does not read
             severity = "sev1" if rate >= sev1 else "sev2" if rate >= sev2 else "sev3"
         for _ in range(8):
             info = yield _call("search_logs", {"service": service})

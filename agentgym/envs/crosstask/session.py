@@ -152,7 +152,8 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
     segments: list[Segment] = []
     for i, (family, domain) in enumerate(picked):
         options_i = {"split": split, "domain": domain, "difficulty": difficulty}
-        if family == "dialog":  # a session's hard sub-tasks are the drawn kind, not Dialog's hard tier
+        # A session's hard sub-tasks are the drawn kind, not their families' hard tiers.
+        if family in ("dialog", "tooluse"):
             options_i["tier"] = False
         sub = FAMILIES[family].generate(_sub_seed(seed, i), options_i)
         segments.append(Segment(i, family, domain, task=sub))

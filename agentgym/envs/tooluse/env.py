@@ -110,7 +110,7 @@ class ToolUseEnv(AgentEnv):
     commits an answer ("committed"), or when the user gives up ("gave_up"): it gives up after 2
     writes that left a wrong record a tool could undo, and at once after a wrong record no tool
     can undo or a policy violation (success is then out of reach); truncated at the turn budget
-    (12 / 16 / 20 turns by difficulty).
+    (12 / 16 / 20 turns by difficulty), 24 in the hard tier.
     A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`) truncates at
     step N in its own `step`; ask `env.unwrapped.episode_summary()` for the summary then
     (`max_turns` sets the env's own budget).
@@ -119,7 +119,65 @@ class ToolUseEnv(AgentEnv):
     The gold plan's length: `easy` 3-4 calls, `medium` 5-6, `hard` 7-8. Harder tasks also have
     larger worlds, look-alike names, details the user states only when asked, and traps more often:
     at least one in about 10% of easy tasks (ops 30%), 25-65% of medium and 75-90% of hard ones
-    (`task.gold.traps` names them).
+    (`task.gold.traps` names them). An explicit `hard` is the hard tier (below): 8-15 calls.
+
+    ## Hard tier
+    An explicit `difficulty="hard"` makes the hard tier: the hard task above, harder by reading,
+    not by luck. A drawn difficulty (`difficulty=None`, what `core-v0` and training use) and a
+    cross-task session's sub-tasks keep drawing the hard tasks above, unchanged; a task of the
+    tier says so in its card (`info["task"]["tier"] == "hard"`). The tier adds, on every split:
+
+    * Results in pages. The domain's list tools (finance `list_accounts` and `list_expenses`,
+      calendar `get_free_slots`, orders `list_orders`, ops `search_logs` and `get_deploys`) take
+      an optional `page` (1 first) and return 2 rows a page, with `page`, `pages` and, while more
+      follow, `next_page`. What the work needs may sit on any page (an approved expense, the
+      account in the payout currency, the order asked about, the last deploy before the onset),
+      so every page must be read; the gold plan reads them all (8 to 15 calls).
+    * Policies that interact, and a request the policy forbids (orders). What a return may get
+      depends on the item's price, the days since delivery and the customer's membership tier
+      (`find_customer` shows it; the brief and `list_policies` give the rules): a Plus member has
+      15 more days on every return window and needs a refund approval only above 250.00 USD (a
+      standard one above 150.00), and an approval a refund does not need is a violation. The
+      order is mostly delivered so that an item's age lies between its window and the window with
+      the Plus days, so the tier alone decides refund or store credit (trap `member_window`).
+      The customer always says it would rather have its money back: for a standard member past
+      the window that is what the policy forbids, so the assistant must not refund (a violation
+      fails the task) and must issue the store credit the policy allows instead, which the
+      customer accepts.
+    * Arithmetic the work needs (finance reimbursements): a meals expense counts for at most
+      60.00 EUR. One approved expense is a meal well over the cap and often another a meal well
+      under it, so the report's total and the transfer are computed: each meal's smaller amount
+      of the expense and the cap, both converted into the payout currency at the expense's date,
+      added to the other claims (trap `meal_cap`). The capped total decides the approval. The
+      user asks for the claims in full, which the cap forbids. A quote (what the approved claims
+      add up to) has no cap in its brief.
+    * Time zones (calendar): the attendees, the organiser included, work in three time zones or
+      more, and every common free start before the one to book is free but outside someone's
+      working hours in their own zone, so each start must be converted into each attendee's
+      local time (booking one of them is a violation).
+    * Near-duplicates (calendar): someone outside the meeting has an attendee's full name, in a
+      city of another time zone; the request names the attendee's city after the name
+      ("Grace Meyer (Berlin)"), and only it tells the two apart (trap `namesake_in_another_city`).
+    * Near-duplicates (finance): another employee has the same full name, in another department,
+      with approved claims of the same month; `find_employee` shows each match's department and
+      the request names the employee's after the name ("Lars Becker (Research)"); paying the
+      namesake is final (trap `namesake_in_another_department`).
+    * Near-duplicates (orders): another order of the customer's, placed 1-3 days after the one
+      the request is about (so it is listed first), holds the same product; only the order date
+      the customer gives tells the two apart, and a write on the wrong one is final.
+    * A longer history (ops): the culprit's deploys start 2-3 releases earlier, so the cause is
+      never on the first page and "the last deploy before the onset" has to be found among them.
+    * A severity from counts (ops): `get_metrics` counts each service's requests and errors over
+      the last 5 minutes instead of giving its rate, and the error-rate alert shows no value; the
+      severity follows the rate computed from them, never within 0.3 points of a threshold
+      (trap `rate_from_counts`).
+
+    Every fact needed is in the brief, the request and the tools' results; the gold still comes
+    from the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
+    `past_return_window`, `meal_cap`, `namesake_in_another_city`, `namesake_in_another_department`,
+    `first_slot_outside_hours`, `long_history` and `rate_from_counts` where they apply). A goal
+    shift's new gold reads every page too, and may be as long as the tier's plans. The tier's
+    turn budget is 24.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,

@@ -13,9 +13,10 @@ from typing import Any
 from agentgym.core.seeding import fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.tooluse.base import Draws, Gold, World, WorldRecord, evaluate
-from agentgym.envs.tooluse.domains import load_domains
+from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
+from agentgym.envs.tooluse.paging import paged_plan
 
-__all__ = ["DIFFICULTY", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
+__all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "is_tier", "shift_gold", "longest_plan", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
 
 #: Per difficulty: the gold plan's length (calls) and the turn budget.
 DIFFICULTY: dict[str, dict[str, Any]] = {
@@ -23,6 +24,11 @@ DIFFICULTY: dict[str, dict[str, Any]] = {
     "medium": {"calls": (5, 6), "max_turns": 16},
     "hard": {"calls": (7, 8), "max_turns": 20},
 }
+#: The hard tier, what an explicit ``difficulty="hard"`` makes (`ToolUseEnv`'s card): today's hard
+#: task with its list tools in pages and, where the domain has them, near-duplicate records.
+TIER_MAX_TURNS = 24
+#: The hard tier's gold plan length (calls), every page read.
+TIER_CALLS = (8, 15)
 
 
 @lru_cache(maxsize=None)
@@ -44,9 +50,14 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
         domain = names[bits % len(names)]
     elif domain not in domains:
         raise ValueError(f"unknown tooluse domain {domain!r}; known: {sorted(domains)}")
+    # Only an explicit hard makes the hard tier (unless `tier` says otherwise, as a cross-task
+    # session's sub-tasks do): a drawn difficulty keeps its tasks as they were.
+    tier = bool(options.get("tier", options.get("difficulty") == "hard"))
     difficulty = options.get("difficulty") or DIFFICULTIES[bits // len(names) % 3]
     spec = domains[domain]
     gen = spec.generate(Draws(fast_stream(seed, f"task/world/{domain}")), difficulty)
+    if tier:
+        gen = _harden(spec, gen, seed)
     return Task(
         family="tooluse",
         domain=domain,
@@ -58,13 +69,50 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
         world=gen.world,
         goal=gen.goal,
         gold=gen.gold,
-        max_turns=DIFFICULTY[difficulty]["max_turns"],
+        max_turns=TIER_MAX_TURNS if tier else DIFFICULTY[difficulty]["max_turns"],
+        extra={"tier": "hard"} if tier else {},
     )
 
 
+def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
+    """The hard tier of a generated hard task: the domain's near-duplicates (from a stream of
+    their own, so the task's other draws stay as they were), and a gold plan that reads every
+    page of each paged list."""
+    if spec.harden is not None:
+        gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
+    gen.gold = _every_page(spec, gen.gold, gen.world)
+    return gen
+
+
+def _every_page(spec: DomainSpec, gold: Gold, world: World) -> Gold:
+    """`gold` with every page of each paged call read (`paged_plan`) on `world`, as it is now."""
+    if spec.hard_toolkit is None:
+        return gold
+    plan = paged_plan(gold.plan, spec.hard_toolkit(world), spec.paged)
+    return Gold(gold.kind, plan, gold.effects, gold.traps, gold.superseded)
+
+
+def shift_gold(task: Task, gold: Gold) -> Gold:
+    """A goal shift's gold (the domain's solver's, on the task's initial world) as the task plays
+    it: in the hard tier, every page read, as the task's own gold does."""
+    return _every_page(load_domains()[task.domain], gold, task.world) if is_tier(task) else gold
+
+
+def longest_plan(task: Task) -> int:
+    """The most calls a gold plan of the task's kind has (a goal shift must not make it longer)."""
+    return TIER_CALLS[1] if is_tier(task) else DIFFICULTY[task.difficulty]["calls"][1]
+
+
+def is_tier(task: Task) -> bool:
+    """Whether a task is of the hard tier (an explicit hard; its card says ``tier: hard``)."""
+    return task.extra.get("tier") == "hard"
+
+
 def make_toolkit(task: Task) -> Any:
-    """The default toolkit factory: the task's domain toolkit over its world."""
-    return load_domains()[task.domain].toolkit(task.world)
+    """The default toolkit factory: the task's domain toolkit over its world (the hard tier's,
+    with its lists in pages, for a task of the tier)."""
+    spec = load_domains()[task.domain]
+    return (spec.hard_toolkit or spec.toolkit)(task.world) if is_tier(task) else spec.toolkit(task.world)
 
 
 def _plain(value: Any) -> Any:

@@ -54,7 +54,7 @@ from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRe
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.review import Review, review
-from agentgym.envs.tooluse.tasks import DIFFICULTY
+from agentgym.envs.tooluse.tasks import longest_plan, shift_gold
 from agentgym.users.picks import DrawnPicks
 from agentgym.users.rule_based import RuleBasedUser, shift_event
 from agentgym.users.stock import (
@@ -334,9 +334,11 @@ class ToolUseUser(RuleBasedUser):
         spec = load_domains()[self._task.domain]
         if spec.shifts is None or self._goal.job is None:
             return False
-        # A shift must leave the task of its difficulty: a plan no longer than the difficulty's.
-        longest = DIFFICULTY[self._task.difficulty]["calls"][1]
-        options = [s for s in spec.shifts(self._world, self._goal.job) if len(s.gold.plan) <= longest]
+        # A shift must leave the task of its difficulty: a plan no longer than the difficulty's
+        # (in the hard tier, with every page read, as the tier's plans are).
+        longest = longest_plan(self._task)
+        shifts = (replace(s, gold=shift_gold(self._task, s.gold)) for s in spec.shifts(self._world, self._goal.job))
+        options = [s for s in shifts if len(s.gold.plan) <= longest]
         if not options:
             return False
         return self._plan_shift(Draws(rng).pick(options), rng, fire)

@@ -78,17 +78,23 @@ def allowed(tools: list[dict[str, Any]], tool: str, parameter: str) -> list[Any]
     return []
 
 
-def find_named(case: CaseFile, tool: str, name: str) -> dict[str, Any] | None:
+def find_named(case: CaseFile, tool: str, name: str, where: tuple[str, str] | None = None) -> dict[str, Any] | None:
     """The directory match (`tool`, a search by name) for a person's full `name`: the match
     of that name, or of that name with a slip in a word (a name can reach the agent mistyped).
     Searched by the full name first, then by each of its words, as a person does when the
-    full name finds nobody; None when no search finds such a match."""
+    full name finds nobody; None when no search finds such a match. `where` (a field and its
+    value, "city" and "Berlin") keeps only the matches whose field says that value, a slip in
+    a word allowed: it tells a person from a namesake."""
     want = words_of(name)
     for query in dict.fromkeys([name, *reversed(name.split())]):
         try:
             matches = case.read(tool, query=query).get("matches", [])
         except Blocked:  # nobody matches this spelling
             continue
+        if where is not None and any(where[0] in m for m in matches):  # a directory that shows the field
+            value = words_of(where[1])
+            matches = [m for m in matches if len(words_of(str(m.get(where[0], "")))) == len(value)
+                       and all(near(a, b) for a, b in zip(value, words_of(str(m.get(where[0], "")))))]
         exact = [m for m in matches if words_of(m.get("name", "")) == want]
         close = [m for m in matches if len(words_of(m.get("name", ""))) == len(want)
                  and all(near(a, b) or near(b, a) for a, b in zip(want, words_of(m.get("name", ""))))]

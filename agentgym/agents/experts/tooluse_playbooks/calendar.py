@@ -56,6 +56,9 @@ class CalendarPlaybook(Playbook):
         title = re.search(r'"([^"]+)"', request)
         self.title = title.group(1) if title else "Meeting"
         outside = re.sub(r'"[^"]*"', "", request)
+        # A city after a name, "Grace Meyer (Berlin)", tells that person from a namesake elsewhere.
+        self.cities = dict(re.findall(r"\b([A-Z][a-z]+(?: [A-Z][a-z]+)+) \(([A-Z][a-z]+(?: [A-Z][a-z]+)*)\)", outside))
+        outside = re.sub(r" \([A-Z][a-z]+(?: [A-Z][a-z]+)*\)", "", outside)
         self.names = [n for n in dict.fromkeys(NAME.findall(outside)) if n.split()[0] not in _WEEKDAYS]
         date = DATE.search(request)
         self.date = date.group(0) if date else ""
@@ -89,7 +92,8 @@ class CalendarPlaybook(Playbook):
         case.get(*(Read("find_person", {"query": n}) for n in self.names if not case.refused("find_person", query=n)))
         people = []
         for name in self.names:
-            person = find_named(case, "find_person", name)
+            city = self.cities.get(name)
+            person = find_named(case, "find_person", name, ("city", city) if city else None)
             if person is None:
                 self.stop(case, f"I can't find {name} in the directory.")
             people.append(person)

@@ -25,6 +25,8 @@ __all__ = ["FinancePlaybook"]
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _EMPLOYEE_ID = re.compile(r"\bE-\d+\b")
+#: A proper name of one or more capitalised words ("Research", "New York").
+_PROPER = r"[A-Z][a-z]+(?: [A-Z][a-z]+)*"
 
 
 def _cents(amount: float) -> int:
@@ -62,12 +64,16 @@ class FinancePlaybook(Playbook):
             r"\b[A-Z]{3}\b", re.search(r"Currencies: ([A-Z, ]+)", self.brief).group(1)
             if "Currencies:" in self.brief else "")
         self.limit = figure(self.brief, r"more than ([\d.]+)")
+        self.meal_cap = figure(self.brief, r"A meals expense counts for at most ([\d.]+) EUR")
         status = re.search(r"status '(\w+)'", self.brief)
         self.status = status.group(1) if status else "approved"
         ident = _EMPLOYEE_ID.search(request)
         self.employee_id = ident.group(0) if ident else None
         name = NAME.search(_EMPLOYEE_ID.sub("", request))
         self.name = name.group(0) if name else ""
+        # A department after the name, "Lars Becker (Research)", tells them from a namesake.
+        dept = re.search(rf"{re.escape(self.name)} \(({_PROPER})\)", request) if self.name else None
+        self.department = dept.group(1) if dept else None
         lowered = request.lower()
         month = next((i + 1 for i, m in enumerate(_MONTHS) if re.search(rf"\b{m}\b", lowered)), None)
         self.month = f"{year(self.brief) or 2025}-{month or 1:02d}"
@@ -121,7 +127,7 @@ class FinancePlaybook(Playbook):
         self._reimburse(case, emp, claims, total, ccy, accounts)
 
     def _employee(self, case: CaseFile) -> str:
-        found = find_named(case, "find_employee", self.name)
+        found = find_named(case, "find_employee", self.name, ("department", self.department) if self.department else None)
         if found is None:
             self.stop(case, f"I can't find {self.name} in the directory.")
         return found["employee_id"]
@@ -133,10 +139,21 @@ class FinancePlaybook(Playbook):
         foreign = [e for e in claims if e["currency"] != ccy]
         calls = [{"amount": e["amount"], "from_currency": e["currency"], "to_currency": ccy, "date": e["date"]}
                  for e in foreign]
-        converted = case.get(*(Read("convert", c, valid=_converted(c)) for c in calls))
-        parts = [_cents(e["amount"]) for e in claims if e["currency"] == ccy]
-        parts += [_cents(r["amount"]) for r in converted]
-        return sum(parts)
+        # A meal counts for at most the cap, where the brief has one: the cap converted at the
+        # meal's date too (in the same turn), and the smaller amount counts.
+        meals = [e for e in claims if self.meal_cap is not None and e.get("category") == "meals"]
+        caps = [{"amount": self.meal_cap, "from_currency": "EUR", "to_currency": ccy, "date": e["date"]}
+                for e in meals if ccy != "EUR"]
+        got = case.get(*(Read("convert", c, valid=_converted(c)) for c in calls + caps))
+        converted = iter(got[:len(calls)])
+        capped = iter(got[len(calls):])
+        total = 0
+        for e in claims:
+            part = _cents(e["amount"]) if e["currency"] == ccy else _cents(next(converted)["amount"])
+            if e in meals:
+                part = min(part, _cents(next(capped)["amount"]) if ccy != "EUR" else _cents(self.meal_cap or 0))
+            total += part
+        return total
 
     def _reimburse(self, case: CaseFile, emp: str, claims: list[dict[str, Any]], total: int, ccy: str,
                    accounts: Any) -> None:

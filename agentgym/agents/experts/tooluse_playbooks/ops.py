@@ -86,8 +86,7 @@ class OpsPlaybook(Playbook):
         metrics = Read("get_metrics", {"service": symptom}, copies=2)
         severity = self.severity
         if severity is None:
-            rate = case.get(metrics, *_hop(symptom))[0]["error_rate_pct"]
-            severity = self._severity(rate)
+            severity = self._severity(_rate(case.get(metrics, *_hop(symptom))[0]))
         root = self._trace(case, symptom)
         deploys, root_metrics = case.get(Read("get_deploys", {"service": root}),
                                          metrics if root == symptom else Read("get_metrics", {"service": root}))
@@ -174,3 +173,12 @@ def _rolled(back: Any, args: dict[str, Any]) -> Any:
         if d.get("version") == args["to_version"] and args["incident_id"] in str(d.get("author", "")):
             return {"service": args["service"], "status": "rolled back", "version": args["to_version"]}
     return None
+
+
+def _rate(metrics: dict[str, Any]) -> float:
+    """A service's current error rate (in %): as the metrics give it, or from the counts they
+    give instead (errors over requests, as the brief says)."""
+    if "error_rate_pct" in metrics:
+        return float(metrics["error_rate_pct"])
+    requests = metrics.get("requests_last_5m") or 0
+    return 100 * metrics.get("errors_last_5m", 0) / requests if requests else 0.0

@@ -72,6 +72,12 @@ class OrdersPlaybook(Playbook):
         self.placed = placed.group(0) if placed else None
         self.today = today(self.brief)
         self.limit = figure(self.brief, r"more than ([\d.]+) USD")
+        # A membership tier's rules, where the brief has them: a Plus member's extra days on
+        # every window and its approval limit; the tier itself is what find_customer shows.
+        self.plus_days = figure(self.brief, r"Plus members .*? get (\d+) more days")
+        self.plus_limit = figure(self.brief, r"For a Plus member, a refund needs a manager's approval only when it is "
+                                             r"more than ([\d.]+) USD")
+        self.tier: str | None = None
         self.products: list[str] = []
         #: The stock check of each (product, variant) asked for, as last read.
         self._stock: dict[tuple[str, str], Any] = {}
@@ -111,7 +117,8 @@ class OrdersPlaybook(Playbook):
         self.confirm(case, " ".join(what for _, _, what in steps))
         name, args, _ = steps[0]
         base = {"order_id": order_id, "item_id": args["item_id"]}
-        if name == "refund_item" and self.limit is not None and args["amount"] > self.limit:
+        limit = self._limit()
+        if name == "refund_item" and limit is not None and args["amount"] > limit:
             granted = [res for a, res in case.made("request_refund_approval")
                        if (a.get("order_id"), a.get("item_id")) == (order_id, args["item_id"])]
             if not granted:
@@ -133,9 +140,13 @@ class OrdersPlaybook(Playbook):
             if case.refused("find_customer", email=self.email):
                 self.stop(case, f"I can't find an account under {self.email}.")
         customer = case.read("find_customer", email=self.email or "")
+        self.tier = customer.get("tier")
         listed = case.read("list_orders", customer_id=customer["customer_id"]).get("orders", [])
         by_date = [o for o in listed if o.get("placed_on") == self.placed]
-        by_product = [o for o in listed if any(_mentions(self.request, p) for p in o.get("products", []))]
+        # The orders that hold the most of the products named (an order of the same product
+        # alone is a near-duplicate of one that holds both products asked about).
+        named = [sum(_mentions(self.request, p) for p in o.get("products", [])) for o in listed]
+        by_product = [o for o, n in zip(listed, named) if n and n == max(named)]
         both = [o for o in by_date if o in by_product]
         pick = both or by_product or by_date
         if not pick:
@@ -183,6 +194,8 @@ class OrdersPlaybook(Playbook):
         if order.get("status") != "delivered" or not order.get("delivered_on"):
             self.stop(case, f"Order {order['order_id']} hasn't been delivered yet, so nothing can be returned.")
         age = (self.today - _dt.date.fromisoformat(order["delivered_on"])).days if self.today else 0
+        if self.tier == "plus" and self.plus_days is not None:
+            window += int(self.plus_days)
         inside = age <= window
         if action == "exchange":
             if not inside or variant is None:
@@ -194,13 +207,18 @@ class OrdersPlaybook(Playbook):
             return ("exchange_item", {**base, "new_variant": variant},
                     f"exchange the {product} ({item['item_id']}) for the {variant} one.")
         if inside:
-            approval = self.limit is not None and price > self.limit
+            limit = self._limit()
+            approval = limit is not None and price > limit
             return ("refund_item", {**base, "amount": price},
                     f"refund the full price of the {product} ({price:.2f} USD), delivered {age} days ago, inside its "
                     f"{window}-day window{' (with a manager approval first)' if approval else ''}.")
         return ("issue_store_credit", {**base, "amount": price},
                 f"issue store credit for the full price of the {product} ({price:.2f} USD): it was delivered {age} "
                 f"days ago, past its {window}-day window, so it can't be refunded.")
+
+    def _limit(self) -> float | None:
+        """The refund approval limit of this customer's tier."""
+        return self.plus_limit if self.tier == "plus" and self.plus_limit is not None else self.limit
 
     def summary(self) -> str:
         return "Everything you asked about is taken care of."

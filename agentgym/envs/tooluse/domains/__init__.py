@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
 from agentgym.envs.tooluse.base import Draws, Goal, Gold, ToolUseToolkit, World
 from agentgym.envs.tooluse.review import Names, ReviewWords
 
-__all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "load_domains"]
+__all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "TIER_MODULES", "load_domains"]
 
 #: The domain modules, in the order tasks draw from them.
 DOMAIN_MODULES: tuple[str, ...] = ("finance", "calendar", "orders", "ops")
+#: Domains whose hard tier lives in a module of its own (it builds on the domain module, which
+#: therefore cannot name it): its ``TIER`` holds the spec's `hard_toolkit`, `paged` and `harden`.
+TIER_MODULES: dict[str, str] = {"finance": "finance_tier", "calendar": "calendar_tier", "orders": "orders_tier",
+                                 "ops": "ops_tier"}
 
 
 @dataclass(slots=True)
@@ -24,6 +28,15 @@ class Generated:
     goal: Goal
     gold: Gold
     brief: str
+
+    def rename(self, name: str, named: str) -> None:
+        """Say `named` for `name` wherever the user says it: the request, its blurred wordings
+        and the details (a generated goal is the task's own, so it is changed in place)."""
+        goal = self.goal
+        goal.request = goal.request.replace(name, named)
+        goal.blurred = {k: v.replace(name, named) for k, v in goal.blurred.items()}
+        for detail in goal.details:
+            detail.statement = detail.statement.replace(name, named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +67,7 @@ class DomainSpec:
     that tool and the record field its one argument takes (so a shift after such a record was
     made stays recoverable, and a wrong one can be put right); `review` holds the user's words for what it sees of the world
     (`agentgym.envs.tooluse.review`), and `names` the domain's names for record fields there.
+    `hard_toolkit`, `paged` and `harden` make the hard tier (see `agentgym.envs.tooluse.tasks`).
     """
 
     name: str
@@ -66,6 +80,11 @@ class DomainSpec:
     undo: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     review: ReviewWords = ReviewWords({}, {}, {})
     names: Names | None = None
+    #: The hard tier (`ToolUseEnv`'s card): its toolkit, whose list tools come in pages, the
+    #: list field of each paged tool, and what it adds to a generated task (near-duplicates).
+    hard_toolkit: type[ToolUseToolkit] | None = None
+    paged: Mapping[str, str] = field(default_factory=dict)
+    harden: Callable[[Draws, Generated], Generated] | None = None
 
     @property
     def undoable(self) -> frozenset[str]:
@@ -84,6 +103,8 @@ def load_domains() -> dict[str, DomainSpec]:
     out: dict[str, DomainSpec] = {}
     for module in DOMAIN_MODULES:
         spec: DomainSpec = importlib.import_module(f"{__name__}.{module}").DOMAIN
+        if module in TIER_MODULES:
+            spec = replace(spec, **importlib.import_module(f"{__name__}.{TIER_MODULES[module]}").TIER)
         if spec.split not in ("train", "test"):
             raise ValueError(f"domain {spec.name!r}: split must be train or test")
         out[spec.name] = spec

@@ -513,4 +513,5 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     undo={"meeting": ("cancel_meeting", "meeting_id"), "invitation": ("cancel_meeting", "meeting_id")},
     review=_V.review,
+    # The hard tier's parts live in `calendar_tier`, which `load_domains` adds to this spec.
 )

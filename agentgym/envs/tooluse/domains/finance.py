@@ -52,6 +52,7 @@ class FinanceVocab:
     currencies: dict[str, float]
     payout: tuple[str, ...]
     categories: tuple[str, ...]
+    departments: tuple[str, ...]
     months: tuple[str, ...]
     templates: dict[str, Any]
     review: ReviewWords
@@ -61,7 +62,8 @@ class FinanceVocab:
 def vocab() -> FinanceVocab:
     """The finance vocabulary, parsed strictly from ``data/finance.json``."""
     d = strict(read_json("finance.json"), {"name", "split", "role", "first_names", "last_names", "currencies",
-                                           "payout_currencies", "categories", "months", "templates", "review"},
+                                           "payout_currencies", "categories", "departments", "months", "templates",
+                                           "review"},
                "finance.json")
     t = strict(d["templates"], {"reimburse", "quote", "report", "ccy_inline", "ccy_answer", "ccy_answer_quote"},
                "finance.json.templates")
@@ -75,6 +77,7 @@ def vocab() -> FinanceVocab:
         split=domain_split(d, "finance"), role=d["role"], first_names=str_list(d["first_names"], "first_names", 8),
         last_names=str_list(d["last_names"], "last_names", 8), currencies={k: float(v) for k, v in cur.items()},
         payout=payout, categories=str_list(d["categories"], "categories"),
+        departments=str_list(d["departments"], "departments", 2),
         months=str_list(d["months"], "months", 2),
         templates={k: (tuple(v) if isinstance(v, list) else v) for k, v in t.items()},
         review=parse_review(d["review"], "finance.json.review"),
@@ -119,7 +122,7 @@ class Expense:
 class FinanceWorld(World):
     """Employees, their expense claims, the company accounts, and dated exchange rates."""
 
-    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals")
+    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals", "meal_cap", "departments")
 
     def __init__(self, id_base: int, salt: int, employees: dict[str, str], accounts: dict[str, str],
                  expenses: list[Expense]) -> None:
@@ -129,6 +132,12 @@ class FinanceWorld(World):
         self.accounts = accounts  # id -> currency
         self.expenses = expenses
         self.approvals: dict[str, tuple[int, str, str]] = {}
+        #: What a meals expense counts for at most, in EUR cents: the hard tier's rule
+        #: (`finance_tier`); None elsewhere.
+        self.meal_cap: int | None = None
+        #: Each employee's department, which `find_employee` then shows: the hard tier's, where
+        #: two employees share a name; empty elsewhere.
+        self.departments: dict[str, str] = {}
 
     def _value(self, currency: str, day: int) -> float:
         base = _V.currencies[currency]
@@ -200,7 +209,9 @@ class FinanceToolkit(ToolUseToolkit):
         q = query.strip().lower()
         if not q:
             raise ToolError("query must not be empty")
-        hits = [{"employee_id": i, "name": n} for i, n in self.world.employees.items() if q in n.lower()]
+        dept = self.world.departments
+        hits = [{"employee_id": i, "name": n, **({"department": dept[i]} if i in dept else {})}
+                for i, n in self.world.employees.items() if q in n.lower()]
         if not hits:
             raise ToolError(f"no employee matches '{query}'")
         return {"matches": hits}
@@ -493,6 +504,11 @@ def solve(world: FinanceWorld, req: Request) -> Gold:
             parts.append(world.convert(e.amount, e.currency, req.currency, e.day))
             plan.append(Step("convert", {"amount": money(e.amount), "from_currency": e.currency,
                                          "to_currency": req.currency, "date": DAY_ISO[e.day]}))
+        if world.meal_cap is not None and e.category == "meals":  # it counts for at most the cap
+            parts[-1] = min(parts[-1], world.convert(world.meal_cap, "EUR", req.currency, e.day))
+            if req.currency != "EUR":
+                plan.append(Step("convert", {"amount": money(world.meal_cap), "from_currency": "EUR",
+                                             "to_currency": req.currency, "date": DAY_ISO[e.day]}))
     if len(parts) >= 2:
         plan.append(Step("sum_amounts", {"amounts": [money(p) for p in parts]}))
     total = sum(parts)
@@ -597,4 +613,5 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     undo={"report": ("withdraw_expense_report", "report_id")},
     review=_V.review,
+    # The hard tier's parts live in `finance_tier`, which `load_domains` adds to this spec.
 )

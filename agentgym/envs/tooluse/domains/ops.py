@@ -103,6 +103,9 @@ class Service:
     errors_since: int | None  # minutes since Jan 1
     logs: dict[str, list[str]]  # level -> lines, each starting with its UTC date and time
     deploys: list[Deploy]  # oldest first
+    #: Requests and errors of the last 5 minutes, whose ratio is `error_rate`: what the hard
+    #: tier's metrics show instead of the rate (`ops_tier`); None elsewhere.
+    counts: tuple[int, int] | None = None
 
 
 class OpsWorld(World):
@@ -458,4 +461,5 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     undo={"incident": ("withdraw_incident", "incident_id")},
     review=_V.review,
+    # The hard tier's parts live in `ops_tier`, which `load_domains` adds to this spec.
 )

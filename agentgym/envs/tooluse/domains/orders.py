@@ -113,7 +113,8 @@ class Order:
 class OrdersWorld(World):
     """One customer's orders, the stock of the variants they might swap to, and today's date."""
 
-    __slots__ = ("today", "customer_id", "customer_name", "email", "orders", "salt", "in_stock", "approvals")
+    __slots__ = ("today", "customer_id", "customer_name", "email", "orders", "salt", "in_stock", "approvals",
+                 "tier", "extra_days", "limit")
 
     def __init__(self, id_base: int, today: int, customer: tuple[str, str, str], orders: list[Order],
                  salt: int, in_stock: set[tuple[str, str]]) -> None:
@@ -124,6 +125,16 @@ class OrdersWorld(World):
         self.salt = salt
         self.in_stock = in_stock  # variants surely in stock; the others are by a stable 60% draw
         self.approvals: dict[str, tuple[str, str, int]] = {}
+        #: The customer's membership tier, its extra days on every return window and its refund
+        #: approval limit (cents): the hard tier's (`orders_tier`) sets them; None, 0 and the
+        #: policy's limit elsewhere.
+        self.tier: str | None = None
+        self.extra_days = 0
+        self.limit = _LIMIT
+
+    def window(self, category: str) -> int:
+        """The customer's return window for a category, in days from delivery."""
+        return _V.windows[category] + self.extra_days
 
     def stocked(self, product: str, variant: str) -> bool:
         """Whether a variant is in stock (a crc32 draw: the same in every process)."""
@@ -160,7 +171,7 @@ class OrdersToolkit(ToolUseToolkit):
         if item.final_sale:
             raise self.violation("final_sale", f"{item.product} ({item.id}) was a final-sale item")
         if window:
-            age, limit = self.world.age(order), _V.windows[item.category]
+            age, limit = self.world.age(order), self.world.window(item.category)
             if age > limit:
                 raise self.violation("return_window", f"{item.product} was delivered {age} days ago; the "
                                                       f"{item.category} window is {limit} days, so no {action}")
@@ -240,6 +251,9 @@ class OrdersToolkit(ToolUseToolkit):
             amount: The refund's amount in USD.
         """
         self._item(order_id, item_id)
+        if self.world.tier is not None and cents(amount) <= self.world.limit:  # the hard tier's rule
+            raise self.violation("member_approval", f"a refund of {amount:.2f} is not over this customer's "
+                                                    f"limit of {money(self.world.limit):.2f}, so it needs no approval")
         aid = self.world.new_id("AP")
         self.world.approvals[aid] = (order_id, item_id, cents(amount))
         return {"approval_id": aid, "status": "approved"}
@@ -259,10 +273,10 @@ class OrdersToolkit(ToolUseToolkit):
         if not 0 < c <= item.price:
             raise ToolError(f"the refund must be more than 0 and at most the price, {money(item.price):.2f}")
         self._check(order, item, "refund", True)
-        if c > _LIMIT:
+        if c > self.world.limit:
             appr = self.world.approvals.get(approval_id or "")
             if appr is None or appr[:2] != (order_id, item_id) or appr[2] < c:
-                raise self.violation("refund_approval", f"a refund of {amount:.2f} is over {money(_LIMIT):.2f} "
+                raise self.violation("refund_approval", f"a refund of {amount:.2f} is over {money(self.world.limit):.2f} "
                                                         "and has no approval covering it")
         rid = self.world.new_id("RF")
         self.world.add("refund", {"refund_id": rid, "order_id": order_id, "item_id": item_id, "amount": c})
@@ -518,9 +532,9 @@ def solve(world: OrdersWorld, req: Request) -> Gold:
             plan.append(Step("exchange_item", {**base, "new_variant": w.variant}))
             effects.append(Effect(f"exchange:{item.id}", item.id, "exchange", {**base, "new_variant": w.variant},
                                   f"exchange {item.product} ({item.id}) for {w.variant}"))
-        elif world.age(order) <= _V.windows[item.category]:
+        elif world.age(order) <= world.window(item.category):
             args: dict[str, Any] = {**base, "amount": money(item.price)}
-            if item.price > _LIMIT:
+            if item.price > world.limit:
                 aid = world.predict_id("AP", approvals)
                 approvals += 1
                 plan.append(Step("request_refund_approval", dict(args), {"approval_id": aid}))
@@ -631,4 +645,5 @@ DOMAIN = DomainSpec(
     shifts=shifts,
     review=_V.review,
     names=names,
+    # The hard tier's parts live in `orders_tier`, which `load_domains` adds to this spec.
 )

@@ -1,0 +1,318 @@
+"""ToolUse's hard tier (issue 29): what an explicit ``difficulty="hard"`` makes, and only that.
+
+Results in pages on every domain; order policies that interact by amount, age and membership
+tier, with a refund the customer asks for that the policy forbids (orders); a meal cap the
+reimbursed total is computed under, and a namesake employee (finance); three time zones with
+every earlier free start outside someone's hours, and a namesake attendee (calendar); a
+near-duplicate order (orders), a longer deploy history and a severity from counts (ops); a change of mind's gold reading
+every page. Every task is still solved by the expert from what it is shown, and by the oracle.
+The default run plays tens of seeds; ``-m slow`` the issue's 500 per split and the heuristic's
+falling success with 95% intervals.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.agents import make_agent
+from agentgym.core.tools import PolicyViolation
+from agentgym.envs.tooluse.domains import load_domains
+from agentgym.envs.tooluse.domains.finance_tier import MEAL_CAP
+from agentgym.envs.tooluse.domains.ops import severity_of
+from agentgym.envs.tooluse.domains.orders import solve
+from agentgym.envs.tooluse.domains.orders_tier import EXTRA_DAYS, PLUS_LIMIT
+from agentgym.envs.tooluse.paging import PAGE_SIZE
+from agentgym.envs.tooluse.policies import policy
+from agentgym.envs.tooluse.tasks import TIER_CALLS, TIER_MAX_TURNS, generate_task, is_tier, make_toolkit, shift_gold
+from agentgym.eval.episode import run_episode
+
+ENV = "AgentRL/ToolUse-v0"
+DOMAINS = ("finance", "calendar", "orders", "ops")
+
+
+def _wins(agent: str, seeds: range, **options: Any) -> int:
+    env = gym.make(ENV, **options)
+    player = make_agent(agent)
+    return sum(run_episode(env, player, seed).episode["success"] for seed in seeds)
+
+
+# ------------------------------------------------------------------------------ what makes the tier
+def test_only_an_explicit_hard_makes_the_tier() -> None:
+    drawn_hard = 0
+    for seed in range(40):
+        drawn = generate_task(seed, {"domain": "orders"})
+        assert not is_tier(drawn) and "tier" not in drawn.public()
+        if drawn.difficulty != "hard":
+            continue
+        drawn_hard += 1
+        # A drawn hard task is today's hard task: the same as an explicit hard outside the tier.
+        kept = generate_task(seed, {"domain": "orders", "difficulty": "hard", "tier": False})
+        assert kept.brief == drawn.brief and kept.gold.to_dict() == drawn.gold.to_dict()
+        assert kept.max_turns == drawn.max_turns < TIER_MAX_TURNS
+    assert drawn_hard
+    for difficulty in ("easy", "medium"):
+        assert not is_tier(generate_task(3, {"difficulty": difficulty}))
+    tier = generate_task(3, {"difficulty": "hard"})
+    assert is_tier(tier) and tier.public()["tier"] == "hard" and tier.max_turns == TIER_MAX_TURNS
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_tier_lists_come_in_pages_and_the_gold_reads_every_page(domain: str) -> None:
+    spec = load_domains()[domain]
+    paged_seen = 0
+    for seed in range(30):
+        task = generate_task(seed, {"domain": domain, "difficulty": "hard"})
+        assert TIER_CALLS[0] <= len(task.gold.plan) <= TIER_CALLS[1]
+        toolkit = make_toolkit(task)
+        assert isinstance(toolkit, spec.hard_toolkit)
+        for step in task.gold.plan:
+            field = spec.paged.get(step.name)
+            if field is None or "page" in step.arguments:
+                continue
+            first = toolkit.invoke(step.name, dict(step.arguments))
+            pages = first["pages"]
+            later = [s for s in task.gold.plan if s.name == step.name and s.arguments.get("page")
+                     and {k: v for k, v in s.arguments.items() if k != "page"} == step.arguments]
+            assert [s.arguments["page"] for s in later] == list(range(2, pages + 1))
+            assert len(first[field]) <= PAGE_SIZE and (first.get("next_page") == 2) == (pages > 1)
+            paged_seen += pages > 1
+    assert paged_seen >= 10
+    # Outside the tier the same tools take no page.
+    plain = spec.toolkit.tool_specs()
+    assert all("page" not in plain[name].openai_schema()["function"]["parameters"]["properties"] for name in spec.paged)
+
+
+def test_a_page_past_the_last_is_an_error_observation() -> None:
+    env = gym.make(ENV, domain="orders", difficulty="hard")
+    obs, info = env.reset(seed=5)
+    task = env.unwrapped.task
+    customer = task.world.customer_id
+    obs, *_ = env.step(f'{{"name": "list_orders", "arguments": {{"customer_id": "{customer}", "page": 9}}}}')
+    assert "[error TOOL_ERROR]" in obs and "past the last page" in obs
+
+
+def test_the_near_duplicate_order_is_told_apart_only_by_its_date() -> None:
+    for seed in range(30):
+        task = generate_task(seed, {"domain": "orders", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        target = world.orders[req.order_id]
+        product = next(i.product for i in target.items if i.id == req.wants[0].item_id)
+        twins = [o for o in world.orders.values() if o is not target and any(i.product == product for i in o.items)]
+        assert len(twins) == 1 and twins[0].placed > target.placed  # listed first (newest first)
+        assert "near_duplicate_order" in task.gold.traps
+        assert all(e.fields["order_id"] == target.id for e in task.gold.effects)
+
+
+def _tier_tasks(n: int) -> list[Any]:
+    return [generate_task(seed, {"domain": "orders", "difficulty": "hard"}) for seed in range(n)]
+
+
+def test_orders_policies_interact_by_amount_age_and_tier() -> None:
+    outcomes = set()
+    for task in _tier_tasks(40):
+        world, req = task.world, task.goal.job
+        assert world.tier in ("standard", "plus") and "Plus members" in task.brief
+        toolkit = make_toolkit(task)
+        assert toolkit.invoke("find_customer", {"email": world.email})["tier"] == world.tier
+        order = world.orders[req.order_id]
+        for effect in task.gold.effects:
+            item = next(i for i in order.items if i.id == effect.fields["item_id"])
+            inside = world.age(order) <= world.window(item.category)
+            if effect.kind != "exchange":
+                assert (effect.kind == "refund") == inside
+            approvals = [s for s in task.gold.plan if s.name == "request_refund_approval"
+                         and s.arguments["item_id"] == item.id]
+            assert bool(approvals) == (effect.kind == "refund" and item.price > world.limit)
+        if "member_window" in task.gold.traps:
+            # The tier decides: the same task for the other tier's customer gets the other outcome.
+            other = "standard" if world.tier == "plus" else "plus"
+            flipped = replace_tier(world, other)
+            kinds = sorted(e.kind for e in task.gold.effects)
+            assert kinds != sorted(e.kind for e in solve(flipped, req).effects)
+            outcomes.add((world.tier, "credit" in kinds))
+    assert {("standard", True), ("plus", False)} <= outcomes
+
+
+def orders_limit() -> int:
+    return round(float(policy("orders", "refund_approval").params["limit"]) * 100)
+
+
+def replace_tier(world: Any, tier: str) -> Any:
+    """A copy of an orders world whose customer is of `tier`."""
+    twin = copy.deepcopy(world)
+    twin.tier = tier
+    twin.extra_days, twin.limit = (EXTRA_DAYS, PLUS_LIMIT) if tier == "plus" else (0, orders_limit())
+    return twin
+
+
+def test_a_refund_the_policy_forbids_and_an_approval_not_needed_are_violations() -> None:
+    forbidden = unneeded = 0
+    for task in _tier_tasks(60):
+        world, req = task.world, task.goal.job
+        for effect in task.gold.effects:
+            args = {"order_id": req.order_id, "item_id": effect.fields["item_id"]}
+            price = next(i.price for i in world.orders[req.order_id].items if i.id == args["item_id"])
+            fresh = generate_task(int(task.task_id.rsplit("/", 1)[1]), {"domain": "orders", "difficulty": "hard"})
+            toolkit = make_toolkit(fresh)
+            if effect.kind == "credit" and price <= fresh.world.limit:
+                # The customer asks for a refund (its request says so); past its window it is forbidden.
+                assert "money back" in task.goal.request
+                with pytest.raises(PolicyViolation):
+                    toolkit.invoke("refund_item", {**args, "amount": price / 100})
+                assert fresh.world.violations == ["return_window"]
+                forbidden += 1
+            elif effect.kind == "refund" and price <= fresh.world.limit:
+                with pytest.raises(PolicyViolation):
+                    toolkit.invoke("request_refund_approval", {**args, "amount": price / 100})
+                assert fresh.world.violations == ["member_approval"]
+                unneeded += 1
+    assert forbidden >= 5 and unneeded >= 5
+
+
+def test_a_reimbursement_counts_a_meal_for_at_most_the_cap() -> None:
+    capped = under = 0
+    for seed in range(60):
+        task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        if req.kind == "quote":  # a quote asks what the claims add up to: no cap in its brief
+            assert world.meal_cap is None and "meals expense" not in task.brief
+            continue
+        assert world.meal_cap == MEAL_CAP and "meals expense counts for at most" in task.brief
+        assert "paid in full" in task.goal.request
+        full = total = 0
+        for e in world.month_expenses(req.employee_id, req.month):
+            if e.status != "approved":
+                continue
+            amount = world.convert(e.amount, e.currency, req.currency, e.day)
+            cap = world.convert(MEAL_CAP, "EUR", req.currency, e.day)
+            if e.category == "meals":
+                assert amount >= 1.25 * cap or amount <= 0.8 * cap  # never near the cap
+                capped += amount > cap
+                under += amount < cap
+            full += amount
+            total += min(amount, cap) if e.category == "meals" else amount
+        transfer = next(e for e in task.gold.effects if e.kind == "transfer")
+        assert transfer.fields["amount"] == total and (total < full) == ("meal_cap" in task.gold.traps)
+    assert capped >= 20 and under >= 5
+
+
+def test_a_meeting_spans_three_zones_and_each_earlier_free_start_breaks_someone_s_hours() -> None:
+    opened = 0
+    for seed in range(40):
+        task = generate_task(seed, {"domain": "calendar", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        pids = [world.me, *req.attendees]
+        assert len({world.people[p].offset for p in pids}) >= 3
+        book = next(s for s in task.gold.plan if s.name == "book_meeting").arguments
+        start = int(book["start_utc"][:2]) * 60 + int(book["start_utc"][3:])
+        earlier = [s for s in world.free_starts(pids, req.day, req.duration) if s < start]
+        assert all(not all(world.people[p].works(s, req.duration) for p in pids) for s in earlier)
+        opened += len(earlier) >= 2
+        # The namesake: another person of an attendee's name in another zone, told apart by the
+        # city the request gives; the meeting is with the attendee.
+        twins = [(a, b) for a in pids for b in world.people if b != a and world.people[b].name == world.people[a].name]
+        (attendee, twin), = twins
+        assert twin not in pids and world.people[twin].offset != world.people[attendee].offset
+        assert f"{world.people[attendee].name} ({world.people[attendee].city})" in task.goal.request
+    assert opened >= 25
+
+
+def test_a_namesake_employee_is_told_apart_by_the_department_the_request_names() -> None:
+    for seed in range(30):
+        task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        twin, = (e for e, n in world.employees.items() if n == req.name and e != req.employee_id)
+        assert world.departments[twin] != world.departments[req.employee_id]
+        assert f"{req.name} ({world.departments[req.employee_id]})" in task.goal.request
+        assert any(e.employee_id == twin and e.status == "approved" for e in world.month_expenses(twin, req.month))
+        found = make_toolkit(task).invoke("find_employee", {"query": req.name})["matches"]
+        assert {m["department"] for m in found} == {world.departments[twin], world.departments[req.employee_id]}
+
+
+def test_a_goal_shift_in_the_tier_reads_every_page() -> None:
+    spec = load_domains()["orders"]
+    seen = 0
+    for task in _tier_tasks(30):
+        for shift in spec.shifts(task.world, task.goal.job):
+            plan = shift_gold(task, shift.gold).plan
+            assert [s.arguments.get("page") for s in plan if s.name == "list_orders"] == [None, 2, 3]
+            seen += 1
+    assert seen >= 5
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_after_a_change_of_mind_the_gold_plan_reads_every_page(domain: str) -> None:
+    env = gym.make(ENV, domain=domain, difficulty="hard", noise="goal_shift=1.0")
+    shifted = 0
+    for seed in range(10):
+        result = run_episode(env, make_agent("expert"), seed)
+        task = env.unwrapped.task
+        if task.gold.superseded:
+            shifted += 1
+            assert any("page" in s.arguments for s in task.gold.plan) and result.episode["success"]
+    assert shifted >= 5
+
+
+def test_the_ops_severity_follows_a_rate_computed_from_counts() -> None:
+    for seed in range(30):
+        task = generate_task(seed, {"domain": "ops", "difficulty": "hard"})
+        req = task.goal.job
+        toolkit = make_toolkit(task)
+        metrics = toolkit.invoke("get_metrics", {"service": req.chain[0]})
+        assert "error_rate_pct" not in metrics and "errors_last_5m / requests_last_5m" in task.brief
+        rate = 100 * metrics["errors_last_5m"] / metrics["requests_last_5m"]
+        assert severity_of(rate) == req.severity and min(abs(rate - 5), abs(rate - 25)) >= 0.3
+        alert = next(a for a in toolkit.invoke("list_alerts", {})["alerts"] if a["metric"] == "error_rate_pct")
+        assert "value" not in alert and alert["service"] == req.chain[0]
+        incident = next(s for s in task.gold.plan if s.name == "file_incident").arguments
+        assert incident["severity"] == req.severity
+
+
+def test_the_ops_cause_is_never_on_the_first_page_of_deploys() -> None:
+    for seed in range(30):
+        task = generate_task(seed, {"domain": "ops", "difficulty": "hard"})
+        incident = next(s for s in task.gold.plan if s.name == "file_incident").arguments
+        first = make_toolkit(task).invoke("get_deploys", {"service": incident["root_cause_service"]})
+        assert first["pages"] >= 2 and incident["cause_version"] not in [d["version"] for d in first["deploys"]]
+
+
+# ------------------------------------------------------------------------------ who solves it
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_expert_and_the_oracle_solve_every_sampled_tier_task(domain: str) -> None:
+    seeds = range(100, 125)
+    assert _wins("expert", seeds, domain=domain, difficulty="hard") == len(seeds)
+    assert _wins("oracle", seeds, domain=domain, difficulty="hard") == len(seeds)
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_random_never_solves_the_tier(split: str) -> None:
+    assert _wins("random", range(60), split=split, difficulty="hard") == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_the_expert_solves_the_tier_on_500_seeds(split: str) -> None:
+    assert _wins("expert", range(5000, 5500), split=split, difficulty="hard") >= 490
+
+
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    z = 1.96
+    p = k / n
+    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return mid - half, mid + half
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_the_heuristic_falls_from_easy_to_medium_to_the_tier(split: str) -> None:
+    n = 300
+    easy, medium, hard = (_wilson(_wins("heuristic", range(n), split=split, difficulty=d), n)
+                          for d in ("easy", "medium", "hard"))
+    assert easy[0] > medium[1] and medium[0] > hard[1], (easy, medium, hard)
