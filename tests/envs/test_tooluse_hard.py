@@ -4,8 +4,8 @@ Results in pages on every domain; order policies that interact by amount, age an
 tier, with a refund the customer asks for that the policy forbids (orders); a meal cap the
 reimbursed total is computed under, and a namesake employee (finance); three time zones with
 every earlier free start outside someone's hours, and a namesake attendee (calendar); a
-near-duplicate order (orders), a longer deploy history and a severity from counts (ops); a change of mind's gold reading
-every page. Every task is still solved by the expert from what it is shown, and by the oracle.
+near-duplicate order (orders), a longer deploy history and a severity from counts (ops); gold
+plans (a change of mind's too) that read each list as far as a careful agent must. Every task is still solved by the expert from what it is shown, and by the oracle.
 The default run plays tens of seeds; ``-m slow`` the issue's 500 per split and the heuristic's
 falling success with 95% intervals.
 """
@@ -62,30 +62,78 @@ def test_only_an_explicit_hard_makes_the_tier() -> None:
     assert is_tier(tier) and tier.public()["tier"] == "hard" and tier.max_turns == TIER_MAX_TURNS
 
 
+def _rows(toolkit: Any, step: Any, field: str) -> list[Any]:
+    """Every row of a paged call's list, page by page."""
+    first = toolkit.invoke(step.name, dict(step.arguments))
+    rows = list(first[field])
+    for p in range(2, first["pages"] + 1):
+        rows += toolkit.invoke(step.name, {**step.arguments, "page": p})[field]
+    return rows
+
+
+def _settling_row(domain: str, tool: str, rows: list[Any], plan: tuple[Any, ...]) -> int | None:
+    """The row that settles what a careful agent reads a list for, said per domain apart from
+    `paging` (None: the whole list counts)."""
+    args = {s.name: s.arguments for s in plan}
+    if tool == "get_free_slots":  # earliest first: the start booked is the first that fits everyone
+        return rows.index(args["book_meeting"]["start_utc"])
+    if tool == "list_orders":  # newest first: the order asked about
+        return [r["order_id"] for r in rows].index(args["get_order"]["order_id"])
+    if tool == "list_accounts":
+        return [r["account_id"] for r in rows].index(args["create_transfer"]["from_account"])
+    if tool == "search_logs":  # a service's error lines all say the same thing
+        assert len({line.split(" ERROR ", 1)[1] for line in rows}) == 1
+        return 0
+    if tool == "get_deploys":  # oldest first: the cause, and the first deploy after it (or the end)
+        cause = [r["version"] for r in rows].index(args["file_incident"]["cause_version"])
+        return min(cause + 1, len(rows) - 1)
+    assert tool == "list_expenses"  # every approved expense of the month counts
+    return None
+
+
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_the_tier_lists_come_in_pages_and_the_gold_reads_every_page(domain: str) -> None:
+def test_the_tier_lists_come_in_pages_and_the_gold_reads_them_as_far_as_a_careful_agent(domain: str) -> None:
     spec = load_domains()[domain]
-    paged_seen = 0
+    paged_seen = short = 0
     for seed in range(30):
         task = generate_task(seed, {"domain": domain, "difficulty": "hard"})
-        assert TIER_CALLS[0] <= len(task.gold.plan) <= TIER_CALLS[1]
         toolkit = make_toolkit(task)
         assert isinstance(toolkit, spec.hard_toolkit)
-        for step in task.gold.plan:
-            field = spec.paged.get(step.name)
-            if field is None or "page" in step.arguments:
+        plan = task.gold.plan
+        every = len(plan)
+        for step in plan:
+            paged = spec.paged.get(step.name)
+            if paged is None or "page" in step.arguments:
                 continue
             first = toolkit.invoke(step.name, dict(step.arguments))
             pages = first["pages"]
-            later = [s for s in task.gold.plan if s.name == step.name and s.arguments.get("page")
+            assert len(first[paged.field]) <= PAGE_SIZE and (first.get("next_page") == 2) == (pages > 1)
+            row = _settling_row(domain, step.name, _rows(toolkit, step, paged.field), plan)
+            need = pages if row is None else row // PAGE_SIZE + 1
+            later = [s for s in plan if s.name == step.name and s.arguments.get("page")
                      and {k: v for k, v in s.arguments.items() if k != "page"} == step.arguments]
-            assert [s.arguments["page"] for s in later] == list(range(2, pages + 1))
-            assert len(first[field]) <= PAGE_SIZE and (first.get("next_page") == 2) == (pages > 1)
+            # The pages up to the one that settles it, in order; none past it.
+            assert [s.arguments["page"] for s in later] == list(range(2, need + 1))
+            every += pages - need
+            short += need < pages
             paged_seen += pages > 1
+        assert TIER_CALLS[0] <= len(plan) <= every <= TIER_CALLS[1]
     assert paged_seen >= 10
+    assert short or domain == "finance"  # finance reads all its expenses, and accounts are short
     # Outside the tier the same tools take no page.
     plain = spec.toolkit.tool_specs()
     assert all("page" not in plain[name].openai_schema()["function"]["parameters"]["properties"] for name in spec.paged)
+
+
+def test_an_answer_on_page_one_is_read_on_page_one() -> None:
+    # The playtest's calendar task (train, seed 4207): the meeting booked starts on page 1 of the
+    # free starts, so the gold reads no later page (it read all 7).
+    task = generate_task(4207, {"split": "train", "difficulty": "hard"})
+    assert task.domain == "calendar"
+    reads = [s for s in task.gold.plan if s.name == "get_free_slots"]
+    start = next(s for s in task.gold.plan if s.name == "book_meeting").arguments["start_utc"]
+    assert len(reads) == 1 and start in make_toolkit(task).invoke("get_free_slots", dict(reads[0].arguments))[
+        "free_starts_utc"]
 
 
 def test_a_page_past_the_last_is_an_error_observation() -> None:
@@ -235,28 +283,32 @@ def test_a_namesake_employee_is_told_apart_by_the_department_the_request_names()
         assert {m["department"] for m in found} == {world.departments[twin], world.departments[req.employee_id]}
 
 
-def test_a_goal_shift_in_the_tier_reads_every_page() -> None:
+def test_a_goal_shift_in_the_tier_reads_pages_as_the_task_s_gold_does() -> None:
     spec = load_domains()["orders"]
     seen = 0
     for task in _tier_tasks(30):
         for shift in spec.shifts(task.world, task.goal.job):
             plan = shift_gold(task, shift.gold).plan
-            assert [s.arguments.get("page") for s in plan if s.name == "list_orders"] == [None, 2, 3]
+            toolkit = make_toolkit(task)
+            rows = _rows(toolkit, next(s for s in plan if s.name == "list_orders"), "orders")
+            need = _settling_row("orders", "list_orders", rows, plan) // PAGE_SIZE + 1
+            assert [s.arguments.get("page") for s in plan if s.name == "list_orders"] == [None, *range(2, need + 1)]
             seen += 1
     assert seen >= 5
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_after_a_change_of_mind_the_gold_plan_reads_every_page(domain: str) -> None:
+def test_after_a_change_of_mind_the_gold_plan_reads_later_pages(domain: str) -> None:
     env = gym.make(ENV, domain=domain, difficulty="hard", noise="goal_shift=1.0")
-    shifted = 0
+    shifted = paged = 0
     for seed in range(10):
         result = run_episode(env, make_agent("expert"), seed)
         task = env.unwrapped.task
         if task.gold.superseded:
             shifted += 1
-            assert any("page" in s.arguments for s in task.gold.plan) and result.episode["success"]
-    assert shifted >= 5
+            paged += any("page" in s.arguments for s in task.gold.plan)
+            assert result.episode["success"]
+    assert shifted >= 5 and paged
 
 
 def test_the_ops_severity_follows_a_rate_computed_from_counts() -> None:

@@ -132,7 +132,11 @@ class ToolUseEnv(AgentEnv):
       an optional `page` (1 first) and return 2 rows a page, with `page`, `pages` and, while more
       follow, `next_page`. What the work needs may sit on any page (an approved expense, the
       account in the payout currency, the order asked about, the last deploy before the onset),
-      so every page must be read; the gold plan reads them all (8 to 15 calls).
+      so a list must be read until what the work needs is settled. The gold plan (6 to 15
+      calls) reads each list as far as a careful agent must: to the page of the order asked
+      about, the payout account, the start booked (free starts come earliest first) or the first
+      deploy after the cause (or the last); every page of the month's expenses, which all count;
+      the first page of a service's error lines, which all say the same thing.
     * Policies that interact, and a request the policy forbids (orders). What a return may get
       depends on the item's price, the days since delivery and the customer's membership tier
       (`find_customer` shows it; the brief and `list_policies` give the rules): a Plus member has
@@ -176,7 +180,7 @@ class ToolUseEnv(AgentEnv):
     from the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
     `past_return_window`, `meal_cap`, `namesake_in_another_city`, `namesake_in_another_department`,
     `first_slot_outside_hours`, `long_history` and `rate_from_counts` where they apply). A goal
-    shift's new gold reads every page too, and may be as long as the tier's plans. The tier's
+    shift's new gold reads its pages the same way, and may be as long as the tier's plans. The tier's
     turn budget is 24.
 
     ## Splits

@@ -2,24 +2,79 @@
 
 A paged tool takes an optional `page` (1 first) and returns `PAGE_SIZE` rows of its list, with
 `page`, `pages` (how many there are) and `next_page` while more follow, so an agent that reads
-only the first page misses what the later ones hold. The reference solver's plan reads every page
-of each paged call it makes (`paged_plan`): a careful agent cannot know which page holds what it
-needs before it has read them all.
+only the first page may miss what the later ones hold. The reference solver's plan reads each
+paged list as far as a careful agent must (`paged_plan`): up to and including the page where what
+the task needs is settled (`PagedList.settles`), every page when the list's whole content counts.
+Tool-accuracy metrics compare an agent's calls with that plan, so an agent that stops once the
+answer is settled is not marked down for the pages it rightly left unread.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, Iterator, Mapping
 
 from agentgym.core.tools import Bounds, ToolError
 from agentgym.envs.tooluse.base import Step
 
-__all__ = ["PAGE_SIZE", "Page", "paged", "paged_plan"]
+__all__ = ["PAGE_SIZE", "Page", "Settles", "PagedList", "every_row", "first_page", "named_row", "paged",
+           "paged_plan"]
 
 #: Rows per page: small enough that the hard tier's lists (3 to 6 rows) take 2 or 3 pages.
 PAGE_SIZE = 2
 #: A page number, as a paged tool takes it.
 Page = Annotated[int, Bounds(ge=1, le=99)]
+#: How far a careful agent reads a list: (every row of it, the plan's steps after the call) ->
+#: the index of the last row it needs, or None when every row counts.
+Settles = Callable[[list[Any], tuple[Step, ...]], int | None]
+
+
+def every_row(rows: list[Any], later: tuple[Step, ...]) -> int | None:
+    """The whole list counts (e.g. every approved expense of a month): every page is read."""
+    return None
+
+
+def first_page(rows: list[Any], later: tuple[Step, ...]) -> int | None:
+    """The first page settles it (e.g. a service's error lines, which all say the same thing)."""
+    return 0
+
+
+def named_row(key: str = "", after: int = 0) -> Settles:
+    """The row a later call of the plan names (its `key` field; "" for a row that is a plain
+    value), and `after` rows past it: in a list in time order, the next row is what shows that
+    nothing later fits (the last deploy before an onset is settled by the first one after it).
+    Every row counts when no later call names one (a careful agent could not have stopped)."""
+
+    def settles(rows: list[Any], later: tuple[Step, ...]) -> int | None:
+        named = {v for s in later for v in _scalars(s.arguments)}
+        hits = [i for i, row in enumerate(rows) if _hashable(row[key] if key else row) in named]
+        return min(hits[-1] + after, len(rows) - 1) if hits else None
+
+    return settles
+
+
+@dataclass(frozen=True)
+class PagedList:
+    """A paged tool's list: its result field, and how far a careful agent reads it."""
+
+    field: str
+    settles: Settles = every_row
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, bool)) else None
+
+
+def _scalars(value: Any) -> Iterator[Any]:
+    """Every plain value in a call's arguments, lists and mappings opened."""
+    if isinstance(value, Mapping):
+        for v in value.values():
+            yield from _scalars(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _scalars(v)
+    elif _hashable(value) is not None:
+        yield value
 
 
 def paged(result: dict[str, Any], field: str, page: int) -> dict[str, Any]:
@@ -35,17 +90,26 @@ def paged(result: dict[str, Any], field: str, page: int) -> dict[str, Any]:
     return out
 
 
-def paged_plan(plan: tuple[Step, ...], toolkit: Any, fields: Mapping[str, str]) -> tuple[Step, ...]:
-    """The plan with, after each call of a paged tool (`fields`: tool -> its list field), a call
-    for each further page its result has on the initial world (`toolkit` over it)."""
+def paged_plan(plan: tuple[Step, ...], toolkit: Any, lists: Mapping[str, PagedList]) -> tuple[Step, ...]:
+    """The plan with, after each call of a paged tool (`lists`: tool -> its list), a call for
+    each further page a careful agent reads of its result on the initial world (`toolkit` over
+    it): up to the page where the list's `settles` says what is needed is settled."""
     out: list[Step] = []
-    for step in plan:
+    for k, step in enumerate(plan):
         out.append(step)
-        if step.name not in fields:
+        spec = lists.get(step.name)
+        if spec is None:
             continue
         try:
-            pages = toolkit.invoke(step.name, dict(step.arguments))["pages"]
+            first = toolkit.invoke(step.name, dict(step.arguments))
+            pages = first["pages"]
+            rows = list(first[spec.field])
+            for p in range(2, pages + 1):
+                rows += toolkit.invoke(step.name, {**step.arguments, "page": p})[spec.field]
         except ToolError:  # a call the plan makes after a write it rests on: one page is read
-            pages = 1
+            continue
+        last = spec.settles(rows, plan[k + 1:])
+        if last is not None:
+            pages = min(pages, last // PAGE_SIZE + 1)
         out += [Step(step.name, {**step.arguments, "page": p}) for p in range(2, pages + 1)]
     return tuple(out)

@@ -27,8 +27,9 @@ DIFFICULTY: dict[str, dict[str, Any]] = {
 #: The hard tier, what an explicit ``difficulty="hard"`` makes (`ToolUseEnv`'s card): today's hard
 #: task with its list tools in pages and, where the domain has them, near-duplicate records.
 TIER_MAX_TURNS = 24
-#: The hard tier's gold plan length (calls), every page read.
-TIER_CALLS = (8, 15)
+#: The hard tier's gold plan length (calls): 8 to 15 with every page read, a few fewer where the
+#: gold stops reading a list at the page that settles what it needs.
+TIER_CALLS = (6, 15)
 
 
 @lru_cache(maxsize=None)
@@ -76,16 +77,17 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
 
 def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
     """The hard tier of a generated hard task: the domain's near-duplicates (from a stream of
-    their own, so the task's other draws stay as they were), and a gold plan that reads every
-    page of each paged list."""
+    their own, so the task's other draws stay as they were), and a gold plan that reads each
+    paged list as far as a careful agent must."""
     if spec.harden is not None:
         gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
-    gen.gold = _every_page(spec, gen.gold, gen.world)
+    gen.gold = _read_pages(spec, gen.gold, gen.world)
     return gen
 
 
-def _every_page(spec: DomainSpec, gold: Gold, world: World) -> Gold:
-    """`gold` with every page of each paged call read (`paged_plan`) on `world`, as it is now."""
+def _read_pages(spec: DomainSpec, gold: Gold, world: World) -> Gold:
+    """`gold` with each paged call's later pages read as far as a careful agent must
+    (`paged_plan`) on `world`, as it is now."""
     if spec.hard_toolkit is None:
         return gold
     plan = paged_plan(gold.plan, spec.hard_toolkit(world), spec.paged)
@@ -94,8 +96,8 @@ def _every_page(spec: DomainSpec, gold: Gold, world: World) -> Gold:
 
 def shift_gold(task: Task, gold: Gold) -> Gold:
     """A goal shift's gold (the domain's solver's, on the task's initial world) as the task plays
-    it: in the hard tier, every page read, as the task's own gold does."""
-    return _every_page(load_domains()[task.domain], gold, task.world) if is_tier(task) else gold
+    it: in the hard tier, its pages read as the task's own gold reads them."""
+    return _read_pages(load_domains()[task.domain], gold, task.world) if is_tier(task) else gold
 
 
 def longest_plan(task: Task) -> int:

@@ -335,7 +335,7 @@ class ToolUseUser(RuleBasedUser):
         if spec.shifts is None or self._goal.job is None:
             return False
         # A shift must leave the task of its difficulty: a plan no longer than the difficulty's
-        # (in the hard tier, with every page read, as the tier's plans are).
+        # (in the hard tier, its pages read as the tier's plans read them).
         longest = longest_plan(self._task)
         shifts = (replace(s, gold=shift_gold(self._task, s.gold)) for s in spec.shifts(self._world, self._goal.job))
         options = [s for s in shifts if len(s.gold.plan) <= longest]

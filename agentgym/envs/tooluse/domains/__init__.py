@@ -81,9 +81,10 @@ class DomainSpec:
     review: ReviewWords = ReviewWords({}, {}, {})
     names: Names | None = None
     #: The hard tier (`ToolUseEnv`'s card): its toolkit, whose list tools come in pages, the
-    #: list field of each paged tool, and what it adds to a generated task (near-duplicates).
+    #: list of each paged tool (`agentgym.envs.tooluse.paging.PagedList`: its field, and how far a
+    #: careful agent reads it), and what it adds to a generated task (near-duplicates).
     hard_toolkit: type[ToolUseToolkit] | None = None
-    paged: Mapping[str, str] = field(default_factory=dict)
+    paged: Mapping[str, Any] = field(default_factory=dict)
     harden: Callable[[Draws, Generated], Generated] | None = None
 
     @property

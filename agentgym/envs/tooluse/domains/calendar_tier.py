@@ -29,7 +29,7 @@ from agentgym.envs.tooluse.domains.calendar import (
     _person,
     solve,
 )
-from agentgym.envs.tooluse.paging import Page, paged
+from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
 
 __all__ = ["CalendarTierToolkit", "harden", "TIER"]
 
@@ -101,5 +101,9 @@ def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
 
 
 #: What `load_domains` adds to the calendar domain's spec.
-TIER: dict[str, Any] = {"hard_toolkit": CalendarTierToolkit, "paged": {"get_free_slots": "free_starts_utc"},
-                        "harden": harden}
+TIER: dict[str, Any] = {
+    "hard_toolkit": CalendarTierToolkit,
+    # Earliest first: the start booked, the first inside everyone's hours, settles it.
+    "paged": {"get_free_slots": PagedList("free_starts_utc", named_row())},
+    "harden": harden,
+}

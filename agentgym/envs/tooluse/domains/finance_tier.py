@@ -29,15 +29,19 @@ from agentgym.envs.tooluse.domains.finance import (
     Month,
     solve,
 )
-from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, paged
+from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, every_row, named_row, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
 __all__ = ["FinanceTierToolkit", "harden", "TIER", "MEAL_CAP"]
 
 #: What a meals expense counts for at most, in EUR cents.
 MEAL_CAP = round(float(policy("finance_tier", "meal_cap").params["cap"]) * 100)
-_PAGED = {"list_accounts": "accounts", "list_expenses": "expenses"}
-#: The tier's plan length (`agentgym.envs.tooluse.tasks.TIER_CALLS`, which this module cannot import).
+#: Every approved expense of the month counts (every page); the account in the payout currency
+#: settles the accounts.
+_PAGED = {"list_accounts": PagedList("accounts", named_row("account_id")),
+          "list_expenses": PagedList("expenses", every_row)}
+#: The tier's plan length with every page read (`agentgym.envs.tooluse.tasks.TIER_CALLS`, which this
+#: module cannot import, before the gold stops reading the accounts at the payout one).
 _CALLS = (8, 15)
 #: What the user adds to a reimbursement: the claims paid in full (the cap may forbid it).
 _IN_FULL = " I'd like the claims paid in full, please."

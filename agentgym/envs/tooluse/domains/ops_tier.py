@@ -26,7 +26,7 @@ from agentgym.envs.tooluse.domains.ops import (
     OpsWorld,
     severity_of,
 )
-from agentgym.envs.tooluse.paging import Page, paged
+from agentgym.envs.tooluse.paging import Page, PagedList, first_page, named_row, paged
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["OpsTierToolkit", "harden", "TIER"]
@@ -124,5 +124,11 @@ def harden(d: Draws, gen: Generated) -> Generated:
 
 
 #: What `load_domains` adds to the ops domain's spec.
-TIER: dict[str, Any] = {"hard_toolkit": OpsTierToolkit, "paged": {"search_logs": "lines", "get_deploys": "deploys"},
-                        "harden": harden}
+TIER: dict[str, Any] = {
+    "hard_toolkit": OpsTierToolkit,
+    # A service's error lines all say the same thing (its own fault, or the upstream it waits on);
+    # deploys are oldest first: the cause is settled by the first deploy after it (or the end).
+    "paged": {"search_logs": PagedList("lines", first_page),
+              "get_deploys": PagedList("deploys", named_row("version", after=1))},
+    "harden": harden,
+}

@@ -34,7 +34,7 @@ from agentgym.envs.tooluse.domains.orders import (
     OrdersWorld,
     solve,
 )
-from agentgym.envs.tooluse.paging import Page, paged
+from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
 __all__ = ["OrdersTierToolkit", "harden", "TIER", "EXTRA_DAYS", "PLUS_LIMIT"]
@@ -161,4 +161,10 @@ def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str) -> None:
 
 
 #: What `load_domains` adds to the orders domain's spec.
-TIER: dict[str, Any] = {"hard_toolkit": OrdersTierToolkit, "paged": {"list_orders": "orders"}, "harden": harden}
+TIER: dict[str, Any] = {
+    "hard_toolkit": OrdersTierToolkit,
+    # Newest first: the order of the date asked about settles it (its near-duplicate differs in
+    # the date).
+    "paged": {"list_orders": PagedList("orders", named_row("order_id"))},
+    "harden": harden,
+}
