@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -120,6 +121,101 @@ def test_ordinary_ways_of_saying_nothing_fits_or_asking_what_may_give_are_unders
 @pytest.mark.parametrize("message", ORDINARY)
 def test_messages_that_ask_no_compromise_are_not_read_as_one(message: str) -> None:
     assert not gives_way(message)
+
+
+PHRASINGS = json.loads((Path(__file__).parent / "give_way_phrasings.json").read_text("utf-8"))
+#: The least share of the held-out compromise phrasings the reader must recognise; no ordinary
+#: message may read as one.
+MIN_RATE = 0.95
+
+
+def test_the_held_out_phrasings_are_read_at_the_measured_rate() -> None:
+    compromise, ordinary = PHRASINGS["gives_way"], PHRASINGS["ordinary"]
+    assert len(compromise) >= 60 and len(ordinary) >= 40
+    missed = [p["text"] for p in compromise if not gives_way(p["text"])]
+    alarms = [p["text"] for p in ordinary if gives_way(p["text"])]
+    rate = 1 - len(missed) / len(compromise)
+    print(f"\ncompromise phrasings recognised: {rate:.1%} of {len(compromise)}; "
+          f"false alarms: {len(alarms)} of {len(ordinary)}")
+    assert rate >= MIN_RATE, missed
+    assert not alarms
+
+
+def test_the_user_answers_every_held_out_compromise_and_no_ordinary_message_as_one() -> None:
+    env = _hard("train")
+    answers = ("If something has to give", "Before I give anything up", LOOK_AGAIN, "As I said", "No, ")
+    for k, p in enumerate(PHRASINGS["gives_way"] + PHRASINGS["ordinary"]):
+        env.reset(seed=k % 10)
+        _everything_said(env)
+        _, _, _, _, info = env.step(p["text"])
+        said = [m["content"] for m in info["messages"] if m["role"] == "user"][-1]
+        if p in PHRASINGS["gives_way"]:
+            assert any(a in said for a in answers), (p["text"], said)
+        else:
+            assert not any(a in said for a in answers[:3]), (p["text"], said)
+
+
+def _seed_with(flexible: str, held: str) -> int:
+    """A train seed whose flexible need is of kind `flexible` and which holds a need of kind `held`
+    the user states when asked."""
+    for seed in range(200):
+        task = hard_tier.generate_task(seed, {"split": "train", "difficulty": "hard"})
+        kinds = {c.kind: c.reveal for c in task.gold.constraints if c.id != task.extra.get("flexible")}
+        if _flexible(task).kind == flexible and kinds.get(held) in ("ask", "upfront"):
+            return seed
+    raise AssertionError(f"no seed with a flexible {flexible} and a {held}")
+
+
+def test_a_question_about_the_flexible_need_gets_it_given_up() -> None:
+    env = _hard("train")
+    env.reset(seed=_seed_with("price", "area"))
+    task = env.unwrapped.task
+    _everything_said(env)
+    texts = []
+    for _ in range(3):
+        _, _, terminated, _, info = env.step("Is the budget firm?")
+        texts.append(_user_text(info))
+        assert not terminated
+        if task.extra.get("relaxed"):
+            break
+    assert task.extra["relaxed"] == "price" and "I can spend more than" in texts[-1]
+    assert "No, my budget is firm." not in " ".join(texts)
+
+
+def test_a_question_about_a_need_the_user_keeps_gets_no_and_then_what_could_give() -> None:
+    env = _hard("train")
+    env.reset(seed=_seed_with("price", "area"))
+    task = env.unwrapped.task
+    _everything_said(env)
+    _, _, terminated, _, info = env.step("Would you be open to a different area?")
+    said = [m["content"] for m in info["messages"] if m["role"] == "user"][-1]
+    assert not terminated and said.startswith("No, the area matters to me.")
+    # A person says which need could give, once it has said every need it has.
+    if task.extra.get("relaxed") is None:
+        _, _, _, _, info = env.step("Is there another need that could give way, then?")
+        said = [m["content"] for m in info["messages"] if m["role"] == "user"][-1]
+    assert task.extra["relaxed"] == "price" and "I can spend more than" in said
+    assert "area" in {c.kind for c in task.gold.constraints}
+
+
+def test_a_statement_restating_the_given_up_need_is_answered_as_usual() -> None:
+    env = _hard("train")
+    env.reset(seed=_seed_with("price", "area"))
+    task = env.unwrapped.task
+    _everything_said(env)
+    for _ in range(3):
+        env.step("Is the budget firm?")
+        if task.extra.get("relaxed"):
+            break
+    # The playtests' wordings: each restates the agreement; none asks it again.
+    for statement in ("Noted: the budget can give way, so I'll look again and come back with a place.",
+                      "With the budget you were willing to drop, I'll look again and come back with a place."):
+        assert gives_way(statement)
+        _, _, _, _, info = env.step(statement)
+        said = [m["content"] for m in info["messages"] if m["role"] == "user"][-1]
+        assert "As I said" not in said and "has to give" not in said, said
+    _, _, _, _, info = env.step("Just to check: which of your needs could give way?")
+    assert "As I said" in [m["content"] for m in info["messages"] if m["role"] == "user"][-1]
 
 
 def _everything_said(env: gym.Env) -> None:

@@ -2,7 +2,7 @@
 
 It wants more than any one place offers, and knows which of its needs matters least. When the
 agent says that no place meets everything, or asks which need could give way, in whatever words
-(`gives_way`), the user first thinks of what it has not said yet: a late need arrives then (as
+(`gives_way`: `agentgym.users.understanding.compromise`), the user first thinks of what it has not said yet: a late need arrives then (as
 at a commitment), and a need it holds back until asked it now states ("Before I give anything
 up, you should know: ..."), giving nothing up, since an agent that has not heard every need
 cannot know that nothing fits. Once it has said every need it has, it checks the claim as a
@@ -11,11 +11,16 @@ person would: when no place meets all of them at the wanted time it gives up its
 (and so the scorer, the gold and every verdict) no longer holds it; when some place does, it
 asks the agent to look again. Either way it costs no patience. Before it has agreed, a place
 that breaks the flexible need is rejected for it like any other broken need.
+
+A question about particular needs is answered as a person would: about a need the user keeps
+("Would you be open to another area?"), "No, the area matters to me." before the rest of the
+answer; about the flexible one ("Is the budget firm?"), the answer above. Once the user has given
+way, a question about it again gets "As I said: ...", while a statement that restates it ("since
+you can do without a projector, I'll book X") is no question: the rest is answered as usual.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -27,28 +32,11 @@ from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.hard_tier import flexible_of
 from agentgym.envs.dialog.tasks import Constraint, guessable_midway, satisfying_places
 from agentgym.envs.dialog.user import DialogUser
-from agentgym.envs.dialog.wording import clause
+from agentgym.envs.dialog.wording import NO_PREFERENCE, clause
+from agentgym.users.understanding.compromise import Compromise, read_compromise
 
 __all__ = ["HardDialogUser", "make_user", "gives_way", "LOOK_AGAIN", "GIVE_WAY"]
 
-#: A message that asks the user to compromise or rank its needs.
-_ASK = re.compile(
-    r"\b(?:compromis\w*|flexib\w*|give (?:way|up|something up)|do without|go without|live without|"
-    r"drop (?:one|a|any|some|the)|relax\w*|loosen\w*|trade[- ]?offs?|let go of|priorit\w*|"
-    r"(?:matters?|important|essential|negotiable|crucial) (?:most|least|more|less)|"
-    r"(?:most|least|more|less) (?:important|essential|crucial)|(?:non-?)?negotiable|must-haves?|"
-    r"nice[- ]to[- ]haves?|skip (?:one|a|any|some|the)|willing to (?:give|drop|skip|change|bend|budge|sacrifice)|"
-    r"sacrific\w*|bend on|budge on)\b")
-#: A sentence that says no place meets everything: a negation, a whole ("everything", "all of
-#: your needs", "all at once") and a verb of meeting, in any order.
-_NO = re.compile(r"\b(?:no|none|nothing|not|nowhere|neither|couldn't|could not|can't|cannot|unable|didn't|"
-                 r"did not|doesn't|does not|don't|do not|isn't|aren't|haven't|wasn't|weren't)\b|n't\b")
-_ALL = re.compile(r"\b(?:everything|all (?:of )?(?:your|the|those|these|them|at once|together|four|five|six)|"
-                  r"every (?:one of your|need|requirement|criterion|criteria|constraint|box)|all \w+ (?:needs|"
-                  r"requirements|criteria|constraints|boxes)|both)\b")
-_MEET = re.compile(r"\b(?:meet|meets|fit|fits|match|matches|satisf\w+|has|have|had|offer|offers|tick|ticks|"
-                   r"check|checks|cover|covers|combine|combines|find|found|available)\b")
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 #: Said to a claim that nothing fits while something fits every need the user has told.
 LOOK_AGAIN = "Really? I'd have thought something fits everything I've told you. Could you look again?"
 #: How the user gives up its flexible need, by kind ({phrase}: the amenity's own words).
@@ -58,21 +46,29 @@ GIVE_WAY = {
     "rating": "If something has to give, it doesn't need to be rated {value} or more.",
 }
 _BEFORE = "Before I give anything up, you should know: "
+#: The answer to a question about giving up one need the user keeps ("Is the budget firm?" when
+#: the rating is what could give), by kind; several at once: `_KEEP_ALL`.
+_KEEP = {
+    "category": "No, the {label} matters to me.",
+    "area": "No, the area matters to me.",
+    "price": "No, my budget is firm.",
+    "rating": "No, the rating matters to me.",
+    "amenity": "No, it really needs to {phrase}.",
+    "time": "No, the time is fixed for me.",
+}
+_KEEP_ALL = "No, those all matter to me."
 
 
 def gives_way(message: str) -> bool:
     """Whether `message` asks the user which need may give way, or says that no place meets
-    them all (`_ASK`, or a sentence with a negation, a whole and a verb of meeting)."""
-    low = message.lower().replace("\u2019", "'")
-    if _ASK.search(low):
-        return True
-    return any(_NO.search(s) and _ALL.search(s) and _MEET.search(s) for s in _SENTENCE.split(low))
+    them all, in whatever words (`agentgym.users.understanding.compromise`)."""
+    return bool(read_compromise(message))
 
 
 class HardDialogUser(DialogUser):
     """See the module docstring."""
 
-    __slots__ = ("_flexible", "_gave")
+    __slots__ = ("_flexible", "_gave", "_dropped")
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
         super().__init__(task, rng)
@@ -80,12 +76,19 @@ class HardDialogUser(DialogUser):
         #: The need the user would give up, until it does; then what it said giving it up.
         self._flexible: Constraint | None = next((c for c in self._gold.constraints if c.id == fid), None)
         self._gave = ""
+        #: The need given up, once it is.
+        self._dropped: Constraint | None = None
 
     def reply(self, message: str, turn: int) -> UserTurn:
-        if (self._flexible is None and not self._gave) or not gives_way(message):
+        if self._flexible is None and not self._gave:
+            return super().reply(message, turn)
+        ask = read_compromise(message)
+        if not ask or (self._flexible is None and not ask.question):
+            # Once the user has given way, a statement that restates it ("since you can do
+            # without a projector, I'll book X") asks nothing: the rest is answered as usual.
             return super().reply(message, turn)
         checking = self._checking is not None
-        said = self._give_way(turn)
+        said = self._give_way(turn, ask)
         r = self._reading(message)
         if r.placed and not r.salad and (r.places or checking):
             # A proposal, or the answer about the place the user came back about, said beside
@@ -98,11 +101,12 @@ class HardDialogUser(DialogUser):
             said = f"{said} {rest}"
         return self._close(said, turn, False)
 
-    def _give_way(self, turn: int) -> str:
-        """The answer to "which need could give way?" (see the module docstring)."""
+    def _give_way(self, turn: int, ask: Compromise) -> str:
+        """The answer to "which need could give way?" (see the module docstring), after what the
+        user says to a question about needs it keeps (`_targeted`)."""
+        parts = self._targeted(ask)
         if self._flexible is None:
-            return f"As I said: {clause(self._gave)}"
-        parts: list[str] = []
+            return " ".join([*parts, f"As I said: {clause(self._gave)}"])
         arrived = self._arrivals(turn, commit=True)
         if arrived:
             parts.append(self._announce(arrived))
@@ -116,6 +120,40 @@ class HardDialogUser(DialogUser):
             parts.append(self._relax(self._flexible))
         return " ".join(parts)
 
+    def _targeted(self, ask: Compromise) -> list[str]:
+        """What a person says first when asked about giving up particular needs, none of them
+        the one it would give up: that those matter ("Is the budget firm?" "No, my budget is
+        firm."), or that it has no such need; nothing when the question names the flexible (or
+        given-up) need, or none. A statement of what fails ("nothing has both wifi and lockers")
+        asks nothing about them."""
+        if not ask.question:
+            return []
+        r = self._reading(ask.asked)
+        amenities = {v.lower() for s, v in r.values if s == "amenity"}
+        kinds = list(dict.fromkeys((*r.asked, *(s for s, _ in r.values))))
+        given = [c for c in (self._flexible, self._dropped) if c is not None]
+        held: list[Constraint] = []
+        unheld: list[str] = []
+        for kind in kinds:
+            has = [c for c in self._gold.constraints if c.kind == kind and self._has(c)]
+            mine = [*has, *(c for c in given if c.kind == kind)]
+            if kind == "amenity" and amenities:
+                mine = [c for c in mine if str(c.value).lower() in amenities]
+                has = [c for c in has if c in mine]
+            if any(c in given for c in mine):
+                return []
+            held += has
+            # A need of the kind still to come arrives with the answer: no "I don't mind" first.
+            if kind != "amenity" and not any(c.kind == kind for c in (*self._gold.constraints, *given)):
+                unheld.append(NO_PREFERENCE[kind].format(label=self._domain.category_label))
+        if len(held) > 1:
+            return [_KEEP_ALL, *unheld]
+        if held:
+            c = held[0]
+            return [_KEEP[c.kind].format(label=self._domain.category_label,
+                                         phrase=self._domain.amenity_phrases.get(c.value, "")), *unheld]
+        return unheld
+
     def _relax(self, c: Constraint) -> str:
         """Give up need `c`: the goal drops it, and the gold is enumerated anew."""
         g = self._gold
@@ -123,7 +161,7 @@ class HardDialogUser(DialogUser):
         self._gold = self._task.gold = self._task.goal = replace(
             g, constraints=kept, items=satisfying_places(self._world, kept, g.day, g.slot))
         self._task.extra["relaxed"] = c.id
-        self._flexible = None
+        self._flexible, self._dropped = None, c
         dom = self._domain
         self._gave = GIVE_WAY[c.kind].format(phrase=dom.amenity_phrases.get(c.value, ""), value=c.value,
                                              unit=dom.price_unit)

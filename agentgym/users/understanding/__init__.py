@@ -3,7 +3,8 @@ claims, read once by rules (`reading` says how).
 
 By job: `grammar` (a family's lexicon and the shared English grammar), `words` (tokens, stems,
 one-edit typos), `clauses` (the roles of a sentence's words) and `reading` (`Understanding`,
-which reads a message into a `Reading`)."""
+which reads a message into a `Reading`); `compromise` reads whether a message asks a user with
+priorities to give a need up (the Dialog hard tier's)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,179 @@
+"""Whether an assistant's message asks the user to compromise: that is, it asks which need could
+give way ("Which matters least to you?", "Is the budget firm?", "Would you be open to another
+area?") or says that no place meets every need ("None of the options tick every box",
+"Unfortunately there's no exact match").
+
+A user with priorities (the Dialog hard tier's) reads every message with it. Its words are data,
+``compromise.json`` beside this module: phrases that ask by themselves (`asks`), phrases that ask
+only in a question ("firm", "fixed": `asks_in_questions`), and, for a claim, a negation, a whole
+and a verb of meeting within one clause, in any order ("I couldn't find anything that has all of
+that"). Words are the engine's (`words.tokens`, stems); a word one edit from a cue of six letters
+or more is read as the cue ("flexable", "nthing"), unless it is a real word listed beside them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from agentgym.core.data import strict
+from agentgym.users.understanding.grammar import _AUX, _WH, GAP_MAX, _grammar, _phrases
+from agentgym.users.understanding.words import _one_edit, stem, tokens
+
+__all__ = ["Compromise", "read_compromise"]
+
+#: A phrase as stems: its parts (one, or two around a gap of at most `GAP_MAX` words).
+_Phrase = tuple[tuple[str, ...], ...]
+_KEYS = {"asks", "asks_in_questions", "requests", "negations", "not_negations", "wholes", "not_wholes", "meets",
+         "clause_breaks", "real_words"}
+#: Where a message splits into sentences: a sentence end followed by space, or a line break.
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+#: Cues shorter than this are never reached by a typo (too many real words lie one edit away).
+_TYPO_MIN = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Compromise:
+    """The sentences of a message that ask the user to compromise, each with whether it is a
+    question (a statement such as "since you can do without wifi, I'll book X" asks nothing)."""
+
+    sentences: tuple[tuple[str, bool], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.sentences)
+
+    @property
+    def question(self) -> bool:
+        """Whether one of them is a question (or a request: "let me know which can give")."""
+        return any(q for _, q in self.sentences)
+
+    @property
+    def asked(self) -> str:
+        """The questions among them, joined: what to read for the needs a question names."""
+        return " ".join(s for s, q in self.sentences if q)
+
+
+@dataclass(frozen=True)
+class _Words:
+    asks: tuple[_Phrase, ...]
+    asks_in_questions: tuple[_Phrase, ...]
+    requests: tuple[_Phrase, ...]
+    negations: tuple[_Phrase, ...]
+    not_negations: tuple[_Phrase, ...]
+    wholes: tuple[_Phrase, ...]
+    not_wholes: tuple[_Phrase, ...]
+    meets: tuple[_Phrase, ...]
+    breaks: frozenset[str]
+    #: Cue words a typo may stand for (`_TYPO_MIN` letters or more), and real words that are no typo.
+    cues: tuple[str, ...]
+    real: frozenset[str]
+
+
+def _phrase(text: str) -> _Phrase:
+    return tuple(tuple(stem(t) for t in tokens(part)) for part in text.split("..."))
+
+
+@lru_cache(maxsize=None)
+def _words() -> _Words:
+    """``compromise.json``, parsed strictly."""
+    raw = json.loads(resources.files(__package__).joinpath("compromise.json").read_text("utf-8"))
+    d = strict(raw, _KEYS, "compromise.json")
+    lists = {k: _phrases(d[k], f"compromise.json.{k}") for k in _KEYS}
+    for k, phrases in lists.items():
+        for p in phrases:
+            if p.count("...") > 1 or not all(part.strip() for part in p.split("...")):
+                raise ValueError(f"compromise.json.{k}: {p!r} holds at most one gap, with words either side")
+    cue_lists = ("asks", "asks_in_questions", "negations", "wholes", "meets")
+    cues = sorted({w for k in cue_lists for p in lists[k] for w in tokens(p.replace("...", " "))
+                   if len(w) >= _TYPO_MIN and w.isalpha()})
+    return _Words(*(tuple(_phrase(p) for p in lists[k]) for k in
+                    ("asks", "asks_in_questions", "requests", "negations", "not_negations", "wholes", "not_wholes",
+                     "meets")),
+                  frozenset(lists["clause_breaks"]), tuple(cues), frozenset(lists["real_words"]))
+
+
+def _repair(word: str, w: _Words) -> str:
+    """`word`, or the cue it is a typo of."""
+    if len(word) < _TYPO_MIN - 1 or not word.isalpha() or word in w.real or word in w.cues:
+        return word
+    return next((c for c in w.cues if _one_edit(word, c)), word)
+
+
+def _at(stems: list[str], part: tuple[str, ...], i: int) -> bool:
+    return tuple(stems[i:i + len(part)]) == part
+
+
+def _has(stems: list[str], phrase: _Phrase) -> bool:
+    """Whether `phrase` occurs in `stems` (its second part 0 to `GAP_MAX` words after the first)."""
+    head = phrase[0]
+    for i in range(len(stems) - len(head) + 1):
+        if not _at(stems, head, i):
+            continue
+        if len(phrase) == 1:
+            return True
+        start = i + len(head)
+        if any(_at(stems, phrase[1], j) for j in range(start, min(start + GAP_MAX, len(stems)) + 1)):
+            return True
+    return False
+
+
+def _any(stems: list[str], phrases: tuple[_Phrase, ...]) -> bool:
+    return any(_has(stems, p) for p in phrases)
+
+
+def _clauses(words: list[str], w: _Words) -> list[list[str]]:
+    out: list[list[str]] = [[]]
+    for t in words:
+        if t in w.breaks:
+            out.append([])
+        else:
+            out[-1].append(stem(t))
+    return [c for c in out if c]
+
+
+def _without(clause: list[str], phrases: tuple[_Phrase, ...]) -> list[str]:
+    """`clause` with every occurrence of `phrases` (gapless ones) taken out."""
+    for p in phrases:
+        part = p[0]
+        i = 0
+        while i <= len(clause) - len(part):
+            if _at(clause, part, i):
+                clause = clause[:i] + clause[i + len(part):]
+            else:
+                i += 1
+    return clause
+
+
+def _claims(clause: list[str], w: _Words) -> bool:
+    """A clause that says no place meets every need: a negation (not "no problem"), a whole (not
+    "all the details") and a verb of meeting."""
+    if not _any(clause, w.negations) or not _any(clause, w.wholes) or not _any(clause, w.meets):
+        return False
+    clause = _without(_without(clause, w.not_negations), w.not_wholes)
+    return _any(clause, w.negations) and _any(clause, w.wholes)
+
+
+def _question(words: list[str], stems: list[str], w: _Words) -> bool:
+    g = _grammar()
+    first = next((t for t in words if t.isalpha()), "")
+    return "?" in words or first in g.flags and bool(g.flags[first] & (_WH | _AUX)) or _any(stems, w.requests)
+
+
+@lru_cache(maxsize=4096)
+def read_compromise(message: str) -> Compromise:
+    """The sentences of `message` that ask the user to compromise (see the module docstring)."""
+    w = _words()
+    found: list[tuple[str, bool]] = []
+    for sentence in _SENTENCE.split(message.strip()):
+        words = [_repair(t, w) for t in tokens(sentence)]
+        stems = [stem(t) for t in words if t not in w.breaks]
+        if not stems:
+            continue
+        question = _question(words, stems, w)
+        if _any(stems, w.asks) or (question and _any(stems, w.asks_in_questions)) or \
+                any(_claims(c, w) for c in _clauses(words, w)):
+            found.append((sentence, question))
+    return Compromise(tuple(found))
