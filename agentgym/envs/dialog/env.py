@@ -110,6 +110,10 @@ class DialogEnv(AgentEnv):
       gives up the one that matters least ("If something has to give, it doesn't need to have a
       projector."); if some place does fit, it asks the agent to look again. None of this costs
       patience. Until it agrees, a place that breaks that need is rejected for it like any other.
+      Asked about one need it keeps ("Would you be open to another area?"), it says no, that one
+      matters, before the rest; asked about the one it would give up ("Is the budget firm?"), it
+      gives it up as above. Once it has, a statement that restates it ("since you can do without
+      a projector, I'll book X") is answered as any message is.
     * The gold is then the places that meet every need the user keeps, at the wanted time (one
       to six, the target among them), by the reference solver; the scorer judges the need given
       up no more. A booking of a compromise the user did not agree to breaks a need the goal
