@@ -344,7 +344,7 @@ def test_the_generator_over_2000_seeds() -> None:
     for seed in range(2000):
         domain, difficulty = DOMAINS[seed % 4], DIFFICULTIES[(seed // 4) % 3]
         task = generate_task(seed, {"domain": domain, "difficulty": difficulty})
-        # An explicit hard is the hard tier, whose plans read every page.
+        # An explicit hard is the hard tier, whose plans read paged lists as far as the task needs.
         lo, hi = TIER_CALLS if difficulty == "hard" else DIFFICULTY[difficulty]["calls"]
         assert lo <= len(task.gold.plan) <= hi, (task.task_id, len(task.gold.plan))
         assert task.gold.effects, task.task_id
