@@ -7,7 +7,8 @@ from typing import Any, Callable
 from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.core.task import Score, SimulatedUser, Task
 from agentgym.envs.crosstask.commitments import JUDGE
-from agentgym.envs.crosstask.session import generate_session, make_session_toolkit, make_session_user, score_session
+from agentgym.envs.crosstask.session import make_session_toolkit, make_session_user, score_session
+from agentgym.envs.crosstask.tier import generate
 
 __all__ = ["CrossTaskEnv"]
 
@@ -89,7 +90,7 @@ class CrossTaskEnv(AgentEnv):
 
     family = "crosstask"
 
-    parts = EnvParts(generate_session, make_session_toolkit, make_session_user, score_session, judge=JUDGE)
+    parts = EnvParts(generate, make_session_toolkit, make_session_user, score_session, judge=JUDGE)
 
     def __init__(
         self,
