@@ -154,6 +154,9 @@ class ComeBackExpert(FollowUpExpert):
         super().__init__(ledger)
         self.request = request.lower()
         self.old: dict[str, Any] | None = None
+        #: Whether the request was read as a change it knows, and how often it read afresh.
+        self.understood = False
+        self.rereads = 0
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         active = self.ledger.active()
@@ -161,8 +164,13 @@ class ComeBackExpert(FollowUpExpert):
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         # A typo may blur the request; asked again, the user says it anew: read every reply.
-        self.request += " ".join(" " + str(m.get("content", "")).lower()
-                                 for m in info.get("messages", ()) if m.get("role") == "user")
+        said = " ".join(" " + str(m.get("content", "")).lower()
+                        for m in info.get("messages", ()) if m.get("role") == "user")
+        self.request += said
+        if "not what i asked for" in said:
+            # The reads that picked the target misled it: read them afresh and work it out again.
+            self.case.doubt()
+            self.place = self.when = None
         return super().act(obs, info)
 
     def _refused(self, item: str, day: str, slot: str) -> bool:
@@ -174,6 +182,11 @@ class ComeBackExpert(FollowUpExpert):
             self.place = self.when = None  # what the reads showed was wrong: the next candidate
         if self.place is None and self.old is not None:
             self._resolve(self.old)
+            if self.place is None and self.understood and self.rereads < _RECHECKS:
+                # Understood, yet nothing fits: the reads may have misled it, so read afresh.
+                self.rereads += 1
+                self.case.doubt()
+                self._resolve(self.old)
             if self.place is None:
                 raise Move(say="Sorry, which change would you like to the booking?")
         return super()._plan()
@@ -182,6 +195,7 @@ class ComeBackExpert(FollowUpExpert):
         item, day, slot = str(old.get("item_id")), str(old.get("day")), str(old.get("slot"))
         same_day = re.search(r"the (morning|afternoon|evening) of the same day", self.request)
         budget = re.search(r"costs at most (\d+)", self.request)
+        self.understood = bool(same_day or budget or "next day after it" in self.request)
         if same_day:
             self.place, self.when = (item, str(old.get("name"))), (day, same_day.group(1))
         elif "next day after it" in self.request:
