@@ -13,6 +13,7 @@ sees.
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Any
 
@@ -36,6 +37,8 @@ class Ledger:
 
     def __init__(self) -> None:
         self.bookings: dict[str, dict[str, Any]] = {}
+        #: The date (YYYY-MM-DD) of the latest meeting booked, as `book_meeting` returned it.
+        self.meeting: str | None = None
 
     def take(self, info: dict[str, Any]) -> None:
         """Take in one step's results (each call's record paired with its tool message)."""
@@ -51,6 +54,8 @@ class Ledger:
                 self.bookings[str(value["booking_id"])] = {**value, "active": True}
             elif rec.get("name") == "cancel_booking" and "booking_id" in value:
                 self.bookings.setdefault(str(value["booking_id"]), {})["active"] = False
+            elif rec.get("name") == "book_meeting" and "date" in value:
+                self.meeting = str(value["date"])
             elif rec.get("name") == "list_bookings":
                 self.bookings = {str(b.get("booking_id")): {**b, "active": b.get("status") == "active"}
                                  for b in value.get("bookings", ())}
@@ -195,8 +200,14 @@ class ComeBackExpert(FollowUpExpert):
         item, day, slot = str(old.get("item_id")), str(old.get("day")), str(old.get("slot"))
         same_day = re.search(r"the (morning|afternoon|evening) of the same day", self.request)
         budget = re.search(r"costs at most (\d+)", self.request)
-        self.understood = bool(same_day or budget or "next day after it" in self.request)
-        if same_day:
+        meeting = "day of the meeting" in self.request and self.ledger.meeting is not None
+        self.understood = bool(same_day or budget or meeting or "next day after it" in self.request)
+        if meeting:
+            weekday = DAYS[datetime.date.fromisoformat(str(self.ledger.meeting)).weekday()]
+            seen = self.case.read("check_availability", copies=2, item_id=item, day=weekday, slot=slot)
+            if isinstance(seen, dict) and seen.get("available") and not self._refused(item, weekday, slot):
+                self.place, self.when = (item, str(old.get("name"))), (weekday, slot)
+        elif same_day:
             self.place, self.when = (item, str(old.get("name"))), (day, same_day.group(1))
         elif "next day after it" in self.request:
             later = DAYS[DAYS.index(day) + 1:] if day in DAYS else ()

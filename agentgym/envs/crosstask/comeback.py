@@ -10,7 +10,10 @@ come-back's), so a chain of them depends link by link on the earlier outcomes:
   the place is open at the booked time: `check_availability` tells);
 * ``budget``: a new budget below the booked place's price, and "the best-rated place of the
   same kind in the same area that fits it and is open at the same time" (one such place is
-  rated strictly above the others, so the gold is unique).
+  rated strictly above the others, so the gold is unique);
+* ``meeting_day``: "the day of the meeting you set up for me, at the same time of day": the
+  weekday of the date the user gave in an earlier calendar request of the session (its
+  reference solver's date), so a tool-use sub-task's outcome decides the booking.
 
 The user (`ComeBackUser`) says what it wants in those words only: asked again, it repeats them;
 a booking of the wrong place or time is refused with them. It sees its bookings as the
@@ -27,10 +30,12 @@ from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.users.understanding import Reading
 
-__all__ = ["ComeBack", "ComeBackUser", "ASKS", "plan_comeback"]
+__all__ = ["ComeBack", "ComeBackUser", "ASKS", "MEETING_DAY", "plan_comeback"]
 
-#: The kinds of come-back, in the order a session draws them from.
+#: The kinds of come-back a session draws from, in their fallback order; ``meeting_day`` is
+#: drawn in place of one of them when a calendar request comes before it.
 ASKS = ("same_day", "next_open", "budget")
+MEETING_DAY = "meeting_day"
 
 
 @dataclass(frozen=True)
@@ -83,12 +88,27 @@ def _budget(world: World, b: Booking, rng: Any) -> ComeBack | None:
     return ComeBack(b.id, best.id, (b.day, b.slot), b.day, b.slot, "budget", wanted, limit)
 
 
+def _meeting_day(world: World, b: Booking, day: str | None) -> ComeBack | None:
+    place = world.by_id[b.item_id]
+    if day is None or day == b.day or not place.is_open(day, b.slot):
+        return None
+    return ComeBack(b.id, place.id, (b.day, b.slot), day, b.slot, MEETING_DAY,
+                    "the day of the meeting you set up for me, at the same time of day")
+
+
 _PLANS = {"same_day": _same_day, "next_open": _next_open, "budget": _budget}
 
 
-def plan_comeback(world: World, booking: Booking, ask: str, rng: Any) -> MoveBooking | None:
+def plan_comeback(world: World, booking: Booking, ask: str, rng: Any,
+                  meeting_day: str | None = None) -> MoveBooking | None:
     """The come-back `ask` on `booking` (the first kind after it in `ASKS` that this booking
-    allows, when it does not), or a plain move to a drawn time when none does."""
+    allows, when it does not), or a plain move to a drawn time when none does. A
+    ``meeting_day`` come-back moves to `meeting_day` (the weekday of the session's meeting)."""
+    if ask == MEETING_DAY:
+        move = _meeting_day(world, booking, meeting_day)
+        if move is not None:
+            return move
+        ask = ASKS[0]
     start = ASKS.index(ask)
     for kind in ASKS[start:] + ASKS[:start]:
         move = _PLANS[kind](world, booking, rng)

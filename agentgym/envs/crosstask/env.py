@@ -83,7 +83,9 @@ class CrossTaskEnv(AgentEnv):
       it that the place is open, at the same time of day" (`check_availability` tells which);
       "finance approved at most N for it ... the best-rated place of the same kind in the same
       area that costs at most N and is open at the same time" (`get_details` of the booked place,
-      `search`, `check_availability`). The agent must remember which booking it made, work the
+      `search`, `check_availability`); on train, after a calendar request, possibly "the day of
+      the meeting you set up for me, at the same time of day" (the weekday of the date that
+      request gave: a tool-use sub-task decides the booking). The agent must remember which booking it made, work the
       target out, book it and cancel the old one (in either order). The user repeats these
       words when asked and never names the new place or time; a booking of the wrong one is
       refused in them and costs patience (two end the sub-task).

@@ -14,6 +14,7 @@ offered (``not_offered``); the session's score is the mean over the sub-tasks it
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, T
 from agentgym.core.tools import Toolkit, ToolSpec, close_names
 from agentgym.envs.crosstask.comeback import ComeBack, ComeBackUser, plan_comeback
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, agreed_booking, plan_move, score_move
+from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking
 from agentgym.users.picks import DrawnPicks, pick
 
@@ -420,7 +422,7 @@ class SessionUser(SimulatedUser):
         world = _world_of(self.session, seg)
         rng = fast_stream(self._task.seed, f"user/segment/{seg.index}")
         if seg.ask is not None:
-            move = plan_comeback(world, agreed, seg.ask, rng)
+            move = plan_comeback(world, agreed, seg.ask, rng, _meeting_day(self.session, seg))
         else:
             move = plan_move(world, agreed, rng)
         if move is None:
@@ -543,6 +545,16 @@ def _world_of(session: SessionWorld, seg: Segment) -> Any:
     ref = session.segments[seg.refers_to]
     assert ref.task is not None
     return ref.task.world
+
+
+def _meeting_day(session: SessionWorld, seg: Segment) -> str | None:
+    """The weekday of the meeting the latest calendar request before `seg` asked for (the date
+    its user gave, as its reference solver books it), or None."""
+    for s in reversed(session.segments[: seg.index]):
+        if s.family == "tooluse" and s.domain == "calendar" and s.task is not None:
+            date = next(e.fields["date"] for e in s.task.gold.effects if "date" in e.fields)
+            return DAYS[datetime.date.fromisoformat(date).weekday()]
+    return None
 
 
 def _upstream(session: SessionWorld, seg: Segment) -> Segment:

@@ -7,7 +7,8 @@ A session of the tier holds 4 to 6 sub-tasks: one dialog booking, every tool-use
 split, and 1 to 3 come-backs to the booking (`agentgym.envs.crosstask.comeback`), with other
 work between the booking and its first come-back. Each come-back states what it wants in terms
 of the booking as it stands then ("the evening of the same day", "the next day it's open",
-"the best-rated place of the same kind in the same area within the new budget"), so its gold,
+"the best-rated place of the same kind in the same area within the new budget", "the day of the
+meeting you set up for me": the date an earlier calendar request gave), so its gold,
 computed by the reference solver when it starts, depends on the booking sub-task's outcome and
 on every come-back before it; one whose upstream failed is not offered (it costs only itself).
 The sub-tasks keep their families' generators at the hard level (no family tier: ``tier``
@@ -20,7 +21,7 @@ from typing import Any
 
 from agentgym.core.seeding import fast_stream
 from agentgym.core.task import Task
-from agentgym.envs.crosstask.comeback import ASKS
+from agentgym.envs.crosstask.comeback import ASKS, MEETING_DAY
 from agentgym.envs.crosstask.session import FAMILIES, Segment, generate_session, session_task, sub_seed
 from agentgym.envs.dialog.hard_tier import tier_of
 
@@ -55,6 +56,11 @@ def generate(seed: int, options: dict[str, Any]) -> Task:
     order: list[tuple[str, str]] = before + [("dialog", dialog_domain)]
     for k in range(max(len(rest), len(asks))):
         order += rest[k:k + 1] + [("followup", a) for a in asks[k:k + 1]]
+    # One come-back after the calendar request may ask for the meeting's day instead.
+    calendar = order.index(("tooluse", "calendar")) if ("tooluse", "calendar") in order else len(order)
+    after = [i for i, (family, _) in enumerate(order) if family == "followup" and i > calendar]
+    if after and rng.random() < 0.5:
+        order[after[0]] = ("followup", MEETING_DAY)
     segments: list[Segment] = []
     ref = len(before)
     for i, (family, what) in enumerate(order):
