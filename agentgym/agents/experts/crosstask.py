@@ -13,16 +13,19 @@ sees.
 
 from __future__ import annotations
 
+import datetime
+import re
 from typing import Any
 
 from agentgym.agents.experts.booking_words import hear
 from agentgym.agents.experts.briefs import section
 from agentgym.agents.experts.casefile import CaseFile, Move, Read
 from agentgym.agents.strategies.crosstask import CrossTaskStrategy
+from agentgym.agents.strategies.dialog import DAYS
 from agentgym.agents.transcript import BriefVocabulary, brief_of
 from agentgym.agents.turns import Call, action_of, decoded, is_transient, results_of
 
-__all__ = ["CrossTaskExpert", "FollowUpExpert", "Ledger"]
+__all__ = ["ComeBackExpert", "CrossTaskExpert", "FollowUpExpert", "Ledger"]
 
 #: Times it reads the bookings back because the user still misses something after "done".
 _RECHECKS = 2
@@ -34,6 +37,8 @@ class Ledger:
 
     def __init__(self) -> None:
         self.bookings: dict[str, dict[str, Any]] = {}
+        #: The date (YYYY-MM-DD) of the latest meeting booked, as `book_meeting` returned it.
+        self.meeting: str | None = None
 
     def take(self, info: dict[str, Any]) -> None:
         """Take in one step's results (each call's record paired with its tool message)."""
@@ -49,6 +54,8 @@ class Ledger:
                 self.bookings[str(value["booking_id"])] = {**value, "active": True}
             elif rec.get("name") == "cancel_booking" and "booking_id" in value:
                 self.bookings.setdefault(str(value["booking_id"]), {})["active"] = False
+            elif rec.get("name") == "book_meeting" and "date" in value:
+                self.meeting = str(value["date"])
             elif rec.get("name") == "list_bookings":
                 self.bookings = {str(b.get("booking_id")): {**b, "active": b.get("status") == "active"}
                                  for b in value.get("bookings", ())}
@@ -136,6 +143,98 @@ class FollowUpExpert:
         return f"Done: {name} is moved to {day.capitalize()} {slot}."
 
 
+class ComeBackExpert(FollowUpExpert):
+    """A come-back of the hard tier: the user asks for a change in terms of the booking as it
+    stands ("the evening of the same day", "the next day it's open, at the same time of day",
+    "the best-rated place of the same kind in the same area within a new budget"). It works the
+    target out from that booking (the ledger's latest) with the tools, reading each value that
+    picks the target twice, then moves the booking as the follow-up expert does.
+
+    Args:
+        ledger: the session's bookings; the latest active one is the one the request is about.
+        request: the user's words for the change.
+    """
+
+    def __init__(self, ledger: Ledger, request: str) -> None:
+        super().__init__(ledger)
+        self.request = request.lower()
+        self.old: dict[str, Any] | None = None
+        #: Whether the request was read as a change it knows, and how often it read afresh.
+        self.understood = False
+        self.rereads = 0
+
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        active = self.ledger.active()
+        self.old = active[-1][1] if active else None
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        # A typo may blur the request; asked again, the user says it anew: read every reply.
+        said = " ".join(" " + str(m.get("content", "")).lower()
+                        for m in info.get("messages", ()) if m.get("role") == "user")
+        self.request += said
+        if "not what i asked for" in said:
+            # The reads that picked the target misled it: read them afresh and work it out again.
+            self.case.doubt()
+            self.place = self.when = None
+        return super().act(obs, info)
+
+    def _refused(self, item: str, day: str, slot: str) -> bool:
+        """Whether the tools refused a booking of `item` then (a read said free, the book did not)."""
+        return self.case.refused("book", item_id=item, day=day, slot=slot)
+
+    def _plan(self) -> str:
+        if self.place is not None and self.when is not None and self._refused(self.place[0], *self.when):
+            self.place = self.when = None  # what the reads showed was wrong: the next candidate
+        if self.place is None and self.old is not None:
+            self._resolve(self.old)
+            if self.place is None and self.understood and self.rereads < _RECHECKS:
+                # Understood, yet nothing fits: the reads may have misled it, so read afresh.
+                self.rereads += 1
+                self.case.doubt()
+                self._resolve(self.old)
+            if self.place is None:
+                raise Move(say="Sorry, which change would you like to the booking?")
+        return super()._plan()
+
+    def _resolve(self, old: dict[str, Any]) -> None:
+        item, day, slot = str(old.get("item_id")), str(old.get("day")), str(old.get("slot"))
+        same_day = re.search(r"the (morning|afternoon|evening) of the same day", self.request)
+        budget = re.search(r"costs at most (\d+)", self.request)
+        meeting = "day of the meeting" in self.request and self.ledger.meeting is not None
+        self.understood = bool(same_day or budget or meeting or "next day after it" in self.request)
+        if meeting:
+            weekday = DAYS[datetime.date.fromisoformat(str(self.ledger.meeting)).weekday()]
+            seen = self.case.read("check_availability", copies=2, item_id=item, day=weekday, slot=slot)
+            if isinstance(seen, dict) and seen.get("available") and not self._refused(item, weekday, slot):
+                self.place, self.when = (item, str(old.get("name"))), (weekday, slot)
+        elif same_day:
+            self.place, self.when = (item, str(old.get("name"))), (day, same_day.group(1))
+        elif "next day after it" in self.request:
+            later = DAYS[DAYS.index(day) + 1:] if day in DAYS else ()
+            reads = [Read("check_availability", {"item_id": item, "day": d, "slot": slot}, copies=2) for d in later]
+            for d, seen in zip(later, self.case.get(*reads)):
+                if isinstance(seen, dict) and seen.get("available") and not self._refused(item, d, slot):
+                    self.place, self.when = (item, str(old.get("name"))), (d, slot)
+                    return
+        elif budget:
+            details = self.case.read("get_details", copies=2, item_id=item)
+            query = {"category": details.get("category"), "area": details.get("area"),
+                     "max_price": int(budget.group(1))}
+            first = self.case.read("search", copies=2, **query)
+            pages = range(2, int(first.get("pages", 1)) + 1)
+            found = list(first.get("results", ()))
+            for page in self.case.get(*(Read("search", {**query, "page": n}, copies=2) for n in pages)):
+                found += page.get("results", ())
+            alike = sorted((p for p in found if p.get("item_id", p.get("id")) != item),
+                           key=lambda p: -float(p.get("rating", 0)))
+            reads = [Read("check_availability", {"item_id": p.get("id"), "day": day, "slot": slot}, copies=2)
+                     for p in alike]
+            for p, seen in zip(alike, self.case.get(*reads)):
+                if isinstance(seen, dict) and seen.get("available") and not self._refused(str(p.get("id")), day, slot):
+                    self.place, self.when = (str(p.get("id")), str(p.get("name"))), (day, slot)
+                    return
+
+
 class CrossTaskExpert(CrossTaskStrategy):
     """See the module docstring: the heuristic's switching between requests, with the experts."""
 
@@ -147,7 +246,13 @@ class CrossTaskExpert(CrossTaskStrategy):
         from agentgym.agents.expert import make_expert_strategy  # the family table, read when used
 
         family = segment["family"]
-        self._sub = FollowUpExpert(self._ledger) if family == "followup" else make_expert_strategy(family)
+        if family == "followup":
+            # A plain move names the new day (typos never touch one); a come-back of the hard
+            # tier names none: it speaks of the booking ("the same day", "the next day it's open").
+            plain = any(day in request.lower() for day in DAYS)
+            self._sub = FollowUpExpert(self._ledger) if plain else ComeBackExpert(self._ledger, request)
+        else:
+            self._sub = make_expert_strategy(family)
         self._sub.reset(obs, {
             "messages": [{"role": "system", "content": self._brief}, {"role": "user", "content": request}],
             "tools": self._tools,

@@ -6,7 +6,7 @@ to move the booking to), judged by that user, its constraint ids prefixed with t
 as the session's user prefixes them. The final state is every sub-task's: a dialog or tool-use
 segment's world judged by its own family, except a booking a follow-up came back to move, which
 the follow-up's user judges (the user asked for the new time, so the dialog's old time no longer
-stands).
+stands); of several come-backs to one booking (the hard tier), the last one planned.
 """
 
 from __future__ import annotations
@@ -37,10 +37,14 @@ def final_state(task: Task, user: SimulatedUser) -> list[str] | None:
         return None
     segments = user.session.segments
     moved = {s.refers_to for s in segments if s.family == "followup" and s.move is not None}
+    # On the hard tier several come-backs return to one booking: the last one planned stands.
+    last = {s.refers_to: s.index for s in segments if s.family == "followup" and s.move is not None}
     out: list[str] | None = None
     for seg in segments:
         sub = user.user_of(seg.index)
         if sub is None:
+            continue
+        if seg.family == "followup" and last.get(seg.refers_to) != seg.index:
             continue
         if seg.family == "followup":
             ref = segments[seg.refers_to] if seg.refers_to is not None else None

@@ -7,7 +7,8 @@ from typing import Any, Callable
 from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.core.task import Score, SimulatedUser, Task
 from agentgym.envs.crosstask.commitments import JUDGE
-from agentgym.envs.crosstask.session import generate_session, make_session_toolkit, make_session_user, score_session
+from agentgym.envs.crosstask.session import make_session_toolkit, make_session_user, score_session
+from agentgym.envs.crosstask.tier import generate
 
 __all__ = ["CrossTaskEnv"]
 
@@ -61,7 +62,39 @@ class CrossTaskEnv(AgentEnv):
     (`max_turns` sets the env's own budget).
 
     ## Difficulty
-    The session's difficulty is every sub-task's difficulty.
+    The session's difficulty is every sub-task's difficulty. An explicit `hard` is the hard tier
+    (below).
+
+    ## Hard tier
+    An explicit `difficulty="hard"` makes the hard tier (`agentgym.envs.crosstask.tier`): longer
+    sessions whose later requests depend on what earlier ones found or decided. A drawn
+    difficulty (`difficulty=None`, what `core-v0` and training use), `easy` and `medium` keep
+    today's sessions, unchanged; a task of the tier says so in its card (`info["task"]["tier"]
+    == "hard"`), and its brief adds a rule: later requests may build on earlier ones, so work
+    out what they mean from what was said and returned before, and check a new time or place
+    with the tools before booking it.
+
+    * 4 to 6 sub-tasks: one dialog booking, every tool-use domain of the split (train: finance,
+      calendar, orders; test: operations), and 1 to 3 come-backs to the booking, with other
+      work between the booking and its first come-back. Sub-tasks keep their families'
+      generators at the hard level (no family tier), so the difficulty is the session's.
+    * Come-backs that change an earlier result, stated only in terms of the booking as it stands
+      (`agentgym.envs.crosstask.comeback`): "the evening of the same day"; "the next day after
+      it that the place is open, at the same time of day" (`check_availability` tells which);
+      "finance approved at most N for it ... the best-rated place of the same kind in the same
+      area that costs at most N and is open at the same time" (`get_details` of the booked place,
+      `search`, `check_availability`); on train, after a calendar request, possibly "the day of
+      the meeting you set up for me, at the same time of day" (the weekday of the date that
+      request gave: a tool-use sub-task decides the booking). The agent must remember which booking it made, work the
+      target out, book it and cancel the old one (in either order). The user repeats these
+      words when asked and never names the new place or time; a booking of the wrong one is
+      refused in them and costs patience (two end the sub-task).
+    * Links: each come-back's gold is computed by the reference solver when it starts, from the
+      booking as the previous sub-task on that booking left it (the dialog's agreed booking, or
+      the previous come-back's move); it is unique (one time; one best-rated place). A booking
+      that allows no come-back of the drawn kind gets the next kind that it allows, else a
+      plain move to a named time. A come-back whose upstream failed is not offered: the failure
+      costs only its own sub-task.
 
     ## Splits
     Each sub-task follows its family's split: `train` draws from cafes, restaurants, stays,
@@ -89,7 +122,7 @@ class CrossTaskEnv(AgentEnv):
 
     family = "crosstask"
 
-    parts = EnvParts(generate_session, make_session_toolkit, make_session_user, score_session, judge=JUDGE)
+    parts = EnvParts(generate, make_session_toolkit, make_session_user, score_session, judge=JUDGE)
 
     def __init__(
         self,

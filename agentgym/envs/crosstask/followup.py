@@ -147,13 +147,22 @@ class FollowUpUser(RuleBasedUser):
         if len(new) > 1:
             out.append(f"I see {len(new)} bookings for {self._when}; I only need one, please cancel the others.")
         if not new and old:
-            out.append(f"I still see our booking on {self._old}: please move it to {self._when}, same place.")
+            out.append(f"I still see our booking on {self._old}: {self._still_wanted(old=True)}")
         elif not new:
-            out.append(f"The {self._old} booking is cancelled; now please book the same {self._noun} for "
-                       f"{self._when}.")
+            out.append(f"The {self._old} booking is cancelled; now {self._still_wanted(old=False)}")
         elif old:
             out.append(f"I see the new booking for {self._when}; please cancel the old one too.")
         return " ".join(out)
+
+    def _still_wanted(self, old: bool) -> str:
+        """What the user asks for while the new booking is missing (`old`: the old one stands)."""
+        if old:
+            return f"please move it to {self._when}, same place."
+        return f"please book the same {self._noun} for {self._when}."
+
+    def _not_meant(self) -> str:
+        """What the user says of a booking of the wrong place or time."""
+        return f"No, I meant the same {self._noun} as before, {self._world.by_id[self._move.place].name}, on {self._when}."
 
     def _request(self) -> str:
         """The request again, as things stand: what is still missing."""
@@ -168,6 +177,19 @@ class FollowUpUser(RuleBasedUser):
         return self._request()
 
     def _respond(self, r: Reading, message: str, turn: int) -> str:
+        said = self._answer(r)
+        if said is not None:
+            return said
+        if r.confirm:
+            return " ".join((CONFIRMED, self._missing())).strip()
+        if r.chatter:
+            return f"All good here, thanks! {self._request()}"
+        if r.question:
+            return REPHRASE
+        return self._request()
+
+    def _answer(self, r: Reading) -> str | None:
+        """The answer to a place named or a question asked (None for other messages)."""
         # The user never names the place: the assistant must remember which booking it made.
         if r.places:
             meant = self._meant(r)
@@ -178,13 +200,7 @@ class FollowUpUser(RuleBasedUser):
             return f"To {self._when}, please."
         if r.asked or r.open:
             return f"Nothing else changes: same {self._noun} as before, just at {self._when}."
-        if r.confirm:
-            return " ".join((CONFIRMED, self._missing())).strip()
-        if r.chatter:
-            return f"All good here, thanks! {self._request()}"
-        if r.question:
-            return REPHRASE
-        return self._request()
+        return None
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         # Every write to the booking's world gets an answer: the move is judged as a whole (in
@@ -198,8 +214,7 @@ class FollowUpUser(RuleBasedUser):
         wrong = [b for b in self._world.bookings.values() if b.id in booked and b.active and not self._is_new(b)]
         if wrong:
             self._rejections += 1
-            name = self._world.by_id[self._move.place].name
-            parts.append(f"No, I meant the same {self._noun} as before, {name}, on {self._when}.")
+            parts.append(self._not_meant())
             if self._rejections >= self.PATIENCE:
                 return UserTurn(parts[0] + " Never mind, I'll sort it out myself.", end="gave_up")
         cancelled = {e.data.get("booking_id") for e in events if e.kind == "cancelled"}

@@ -14,6 +14,7 @@ offered (``not_offered``); the session's score is the mean over the sub-tasks it
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,11 +25,14 @@ from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.tools import Toolkit, ToolSpec, close_names
+from agentgym.envs.crosstask.comeback import ComeBack, ComeBackUser, plan_comeback
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, agreed_booking, plan_move, score_move
+from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking
 from agentgym.users.picks import DrawnPicks, pick
 
-__all__ = ["Segment", "SessionToolkit", "SessionUser", "generate_session", "score_session", "FAMILIES"]
+__all__ = ["Segment", "SessionToolkit", "SessionUser", "generate_session", "session_task", "sub_seed", "score_session",
+           "FAMILIES"]
 
 
 @dataclass(frozen=True)
@@ -82,8 +86,11 @@ class Segment:
     task: Task | None = None
     #: For a follow-up: the index of the dialog segment it returns to.
     refers_to: int | None = None
+    #: For a come-back of the hard tier: its kind (`agentgym.envs.crosstask.comeback.ASKS`).
+    ask: str | None = None
     move: MoveBooking | None = None
-    #: For a dialog sub-task that succeeded: the booking it ended on, which a follow-up returns to.
+    #: For a dialog sub-task (or a come-back) that succeeded: the booking it ended on, which the
+    #: next follow-up returns to.
     agreed: Booking | None = None
     score: Score | None = None
     #: How it ended: ``accepted``, ``gave_up``, ``committed``; ``not_offered`` for a follow-up
@@ -125,7 +132,7 @@ class SessionGold:
         return {"segments": subs, "calls": calls, "superseded_calls": superseded}
 
 
-def _sub_seed(seed: int, index: int) -> int:
+def sub_seed(seed: int, index: int) -> int:
     return fast_stream(seed, f"task/segment/{index}").getrandbits(62)
 
 
@@ -155,11 +162,18 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
         # A session's hard sub-tasks are the drawn kind, not their families' hard tiers.
         if family in ("dialog", "tooluse"):
             options_i["tier"] = False
-        sub = FAMILIES[family].generate(_sub_seed(seed, i), options_i)
+        sub = FAMILIES[family].generate(sub_seed(seed, i), options_i)
         segments.append(Segment(i, family, domain, task=sub))
     if followup:
         ref = next(s.index for s in segments if s.family == "dialog")
         segments.append(Segment(len(segments), "followup", dialog_domain, refers_to=ref))
+    return session_task(seed, split, difficulty, segments)
+
+
+def session_task(seed: int, split: str, difficulty: str, segments: list[Segment], tier: str | None = None,
+                 rule: str = "") -> Task:
+    """The session task of `segments` (their sub-tasks generated, follow-ups still to plan); a
+    task of a `tier` says so in its card, and its brief adds `rule`."""
     briefs = "\n\n".join(f"## Task area {k + 1}: {s.family} / {s.domain}\n{s.task.brief}"
                          for k, s in enumerate(segments) if s.task is not None)
     brief = ("You are an assistant helping one user with several requests in one session. The user "
@@ -167,10 +181,11 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
              "you did. All tools of every area are available throughout, and several calls per turn are "
              "allowed. Each area's rules and dates are its own (where an area says what day it is, that is "
              "the day for its request), and a tool that ends a task ends only its own area's request.\n\n"
-             + briefs)
-    max_turns = sum(s.task.max_turns for s in segments if s.task is not None) + FOLLOWUP_TURNS * followup
+             + (rule + "\n\n" if rule else "") + briefs)
+    followups = sum(s.family == "followup" for s in segments)
+    max_turns = sum(s.task.max_turns for s in segments if s.task is not None) + FOLLOWUP_TURNS * followups
     world = SessionWorld(segments)
-    return Task(
+    task = Task(
         family="crosstask",
         domain="+".join(f"{s.family}:{s.domain}" for s in segments),
         difficulty=difficulty,
@@ -183,6 +198,9 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
         gold=SessionGold(tuple(segments)),
         max_turns=max_turns,
     )
+    if tier is not None:
+        task.extra["tier"] = tier
+    return task
 
 
 LayoutKey = tuple[tuple[int, type], ...]
@@ -367,6 +385,8 @@ class SessionUser(SimulatedUser):
         if seg.family == "dialog" and success:
             assert seg.task is not None
             seg.agreed = agreed_booking(seg.task.world)
+        elif seg.ask is not None and success:
+            seg.agreed = agreed_booking(_world_of(self.session, seg))
         ended = seg.public() | {"outcome": outcome, "success": success}
         opening: str | None = None
         while opening is None:
@@ -397,15 +417,19 @@ class SessionUser(SimulatedUser):
         if seg.family != "followup":
             opening = _GREETING.sub("", self.users[seg.index].opening())
             return opening[:1].upper() + opening[1:]
-        ref = self.session.segments[seg.refers_to]
-        assert ref.task is not None
-        if ref.agreed is None:
+        agreed = _upstream(self.session, seg).agreed
+        if agreed is None:
             return None
-        move = plan_move(ref.task.world, ref.agreed, fast_stream(self._task.seed, f"user/segment/{seg.index}"))
+        world = _world_of(self.session, seg)
+        rng = fast_stream(self._task.seed, f"user/segment/{seg.index}")
+        if seg.ask is not None:
+            move = plan_comeback(world, agreed, seg.ask, rng, _meeting_day(self.session, seg))
+        else:
+            move = plan_move(world, agreed, rng)
         if move is None:
             return None
         seg.move = move
-        self.users[seg.index] = FollowUpUser(ref.task.world, move)
+        self.users[seg.index] = ComeBackUser(world, move) if isinstance(move, ComeBack) else FollowUpUser(world, move)
         return self.users[seg.index].opening()
 
     def _close(self, said: UserTurn, turn: int) -> UserTurn:
@@ -517,6 +541,30 @@ class SessionUser(SimulatedUser):
         return False
 
 
+def _world_of(session: SessionWorld, seg: Segment) -> Any:
+    """The dialog world a follow-up returns to."""
+    ref = session.segments[seg.refers_to]
+    assert ref.task is not None
+    return ref.task.world
+
+
+def _meeting_day(session: SessionWorld, seg: Segment) -> str | None:
+    """The weekday of the meeting the latest calendar request before `seg` asked for (the date
+    its user gave, as its reference solver books it), or None."""
+    for s in reversed(session.segments[: seg.index]):
+        if s.family == "tooluse" and s.domain == "calendar" and s.task is not None:
+            date = next(e.fields["date"] for e in s.task.gold.effects if "date" in e.fields)
+            return DAYS[datetime.date.fromisoformat(date).weekday()]
+    return None
+
+
+def _upstream(session: SessionWorld, seg: Segment) -> Segment:
+    """The sub-task whose booking a follow-up returns to: the latest earlier one on its world
+    (its dialog sub-task, or on the hard tier the come-back before it)."""
+    return [s for s in session.segments[: seg.index]
+            if s.index == seg.refers_to or (s.family == "followup" and s.refers_to == seg.refers_to)][-1]
+
+
 def _segment_score(session: SessionWorld, seg: Segment) -> Score:
     if seg.family == "followup":
         if seg.move is None:
@@ -535,7 +583,7 @@ def _offered(session: SessionWorld, seg: Segment) -> bool:
         return False
     if seg.family != "followup" or seg.move is not None:
         return True
-    return session.segments[seg.refers_to].agreed is not None
+    return _upstream(session, seg).agreed is not None
 
 
 def make_session_user(task: Task, rng: Rng) -> SessionUser:

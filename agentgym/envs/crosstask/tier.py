@@ -1,0 +1,73 @@
+"""CrossTask's hard tier: longer sessions whose later requests depend on earlier outcomes.
+
+An explicit ``difficulty="hard"`` draws this tier; a drawn difficulty (None) keeps today's
+sessions exactly (`agentgym.envs.crosstask.session.generate_session`), as do easy and medium.
+
+A session of the tier holds 4 to 6 sub-tasks: one dialog booking, every tool-use domain of the
+split, and 1 to 3 come-backs to the booking (`agentgym.envs.crosstask.comeback`), with other
+work between the booking and its first come-back. Each come-back states what it wants in terms
+of the booking as it stands then ("the evening of the same day", "the next day it's open",
+"the best-rated place of the same kind in the same area within the new budget", "the day of the
+meeting you set up for me": the date an earlier calendar request gave), so its gold,
+computed by the reference solver when it starts, depends on the booking sub-task's outcome and
+on every come-back before it; one whose upstream failed is not offered (it costs only itself).
+The sub-tasks keep their families' generators at the hard level (no family tier: ``tier``
+False), so the difficulty is the session's: its length and the links between its requests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentgym.core.seeding import fast_stream
+from agentgym.core.task import Task
+from agentgym.envs.crosstask.comeback import ASKS, MEETING_DAY
+from agentgym.envs.crosstask.session import FAMILIES, Segment, generate_session, session_task, sub_seed
+from agentgym.envs.dialog.hard_tier import tier_of
+
+__all__ = ["generate", "TIER_RULE"]
+
+#: Sub-tasks in a session of the tier.
+SIZE = (4, 6)
+#: What the brief adds on the tier.
+TIER_RULE = ("Later requests may build on earlier ones (\"the same day\", \"the same area\", \"the booking we "
+             "made\"): work out what they mean from what the user said and the tools returned before, and "
+             "check a new time or place with the tools before you book it.")
+
+
+def generate(seed: int, options: dict[str, Any]) -> Task:
+    """The session of `seed`: the tier's when `options` ask for it (`tier_of`), else today's."""
+    if not tier_of(options):
+        return generate_session(seed, options)
+    if options.get("domain") is not None:
+        raise ValueError("CrossTask-v0 draws its sub-tasks' domains itself; `domain` is not an option")
+    rng = fast_stream(seed, "task/tier")
+    split = options.get("split", "train")
+    dialog_domain = rng.choice(list(FAMILIES["dialog"].domains(split)))
+    tools = [("tooluse", d) for d in FAMILIES["tooluse"].domains(split)]
+    rng.shuffle(tools)
+    lo, hi = max(1, SIZE[0] - 1 - len(tools)), min(len(ASKS), SIZE[1] - 1 - len(tools))
+    asks = list(ASKS)
+    rng.shuffle(asks)
+    asks = asks[: lo + int(rng.integers(hi - lo + 1))]
+    # At most one request before the booking; after it, other work before each come-back.
+    before = tools[: int(rng.integers(2)) if len(tools) > 1 else 0]
+    rest = tools[len(before):]
+    order: list[tuple[str, str]] = before + [("dialog", dialog_domain)]
+    for k in range(max(len(rest), len(asks))):
+        order += rest[k:k + 1] + [("followup", a) for a in asks[k:k + 1]]
+    # One come-back after the calendar request may ask for the meeting's day instead.
+    calendar = order.index(("tooluse", "calendar")) if ("tooluse", "calendar") in order else len(order)
+    after = [i for i, (family, _) in enumerate(order) if family == "followup" and i > calendar]
+    if after and rng.random() < 0.5:
+        order[after[0]] = ("followup", MEETING_DAY)
+    segments: list[Segment] = []
+    ref = len(before)
+    for i, (family, what) in enumerate(order):
+        if family == "followup":
+            segments.append(Segment(i, "followup", dialog_domain, refers_to=ref, ask=what))
+            continue
+        sub = FAMILIES[family].generate(sub_seed(seed, i), {"split": split, "domain": what, "difficulty": "hard",
+                                                             "tier": False})
+        segments.append(Segment(i, family, what, task=sub))
+    return session_task(seed, split, "hard", segments, tier="hard", rule=TIER_RULE)
