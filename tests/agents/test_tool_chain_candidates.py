@@ -31,7 +31,7 @@ from agentgym.agents.heuristic import HeuristicAgent
 from agentgym.agents.transcript import key_stem
 from agentgym.core.protocol import parse_action
 from agentgym.envs.crosstask.env import CrossTaskEnv
-from agentgym.envs.crosstask.session import generate_session
+from agentgym.envs.crosstask.tier import generate as generate_session
 from agentgym.envs.tooluse.env import ToolUseEnv
 from agentgym.envs.tooluse.oracle import ToolUseOracle
 from agentgym.envs.tooluse.tasks import generate_task
@@ -169,10 +169,17 @@ def test_every_argument_value_comes_from_public_words(env_id: str) -> None:
 
 
 # ------------------------------------------------------------------ reach
+def _drawn_level(seed: int, options: dict[str, Any]) -> Any:
+    return generate_task(seed, {**options, "tier": False})
+
+
 def _restricted_oracle(domain: str, difficulty: str, seed: int) -> bool:
     """Play the gold plan taking only candidates; ask the offered questions when the next call
     is not on offer (at most three). True when the episode succeeds."""
-    env = ActionCandidates(gym.make(TOOLUSE_ID, domain=domain, difficulty=difficulty))
+    # The levels a drawn difficulty makes (what the candidates are built for): a "hard" here is
+    # the drawn hard level, not the hard tier an explicit difficulty makes (paged lists and
+    # computed totals, which the candidate builders do not offer).
+    env = ActionCandidates(ToolUseEnv(domain=domain, difficulty=difficulty, task_generator=_drawn_level))
     obs, info = env.reset(seed=seed)
     oracle = ToolUseOracle(env.unwrapped)
     asked: list[str] = []
