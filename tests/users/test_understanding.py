@@ -365,3 +365,19 @@ def test_grammar_placeholders_stand_for_each_word_of_their_list() -> None:
     assert grammar._fill("how was your <periods>", lists, "g") == ["how was your day"]
     with pytest.raises(ValueError, match="names no word list"):
         grammar._fill("if you <verbs>", lists, "g")
+
+
+@pytest.mark.parametrize("text", [
+    "Any preferences for the area, budget, or amenities (e.g. parking, a pool)?",
+    "Any preferences for the area, budget, or amenities (i.e. what it must have)?",
+    "Any preferences for the area, budget, or amenities (parking, a pool, etc.)?",
+    "Any preferences for the area, budget, or amenities (parking vs. a pool)?",
+])
+def test_an_abbreviation_ends_no_sentence(text: str) -> None:
+    assert read(text).asked == ("area", "price", "amenity")
+
+
+def test_an_abbreviation_inside_an_email_address_is_left_as_it_is() -> None:
+    from agentgym.users.understanding.words import tokens
+
+    assert "jane.e.g@example.com" in tokens("Is it jane.e.g@example.com?")

@@ -98,7 +98,20 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+#: Abbreviations whose full stops end no sentence ("any amenities (e.g. parking, a pool)?"), and
+#: those that end one only before a capitalised word ("a pool, a gym etc. What else?").
+#: (Never inside an e-mail address or a dotted name: "jane.e.g@example.com" stays as it is.)
+_INNER_ABBREVIATIONS = re.compile(r"(?<![\w.@])(?:(e)\.(g)|(i)\.(e)|(vs))\.?(?![\w@.])", re.IGNORECASE)
+_TRAILING_ABBREVIATIONS = re.compile(r"(?<![\w.@])(etc|incl|approx|esp)\.(?!\s+[A-Z])(?![\w@])", re.IGNORECASE)
+
+
+def _joined(m: re.Match[str]) -> str:
+    return "".join(g for g in m.groups() if g)
+
+
 def _normalise(text: str) -> str:
+    if "." in text:
+        text = _TRAILING_ABBREVIATIONS.sub(r"\1", _INNER_ABBREVIATIONS.sub(_joined, text))
     text = text.lower()
     if "\u2019" in text:
         text = text.replace("\u2019", "'")
