@@ -48,6 +48,8 @@ SHARED: dict[str, str] = {
     # entry a pure function of its key (a race stores an equal value twice), and only ever hold
     # what a freshly compiled engine computes (`test_episodes_in_threads...` checks every entry).
     "agentgym.users.understanding.grammar._grammar": "the parsed grammar.json, read only",
+    "agentgym.users.understanding.compromise._words": "the parsed compromise.json, read only",
+    "agentgym.users.understanding.compromise.read_compromise": "a frozen Compromise per message text",
     "agentgym.envs.dialog.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.data.load_lexicon": "parsed data file, read only",

@@ -8,6 +8,7 @@ derived from their records in memory.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import copy
 import functools
 import hashlib
@@ -15,9 +16,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
-
-from uvicorn_thread import serving  # noqa: F401  (the leaderboard tests' S.serving)
+from typing import Any, Iterator
 
 import agentgym
 from agentgym.agents.heuristic import HeuristicAgent
@@ -146,3 +145,12 @@ def payload_fields(i: int) -> dict[str, str]:
             "organisation": p[(i + 3) % len(p)], "description": "\n".join(p)}
 
 
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """`app` served on a loopback port for the block; yields its base URL. The helper is imported
+    here, not at the top: the board's subprocesses import this module with only its own folder on
+    the path."""
+    from uvicorn_thread import serving as serve
+
+    with serve(app) as url:
+        yield url
