@@ -43,7 +43,6 @@ from agentgym.envs.dialog.tasks import (
 __all__ = ["generate_task", "tier_of", "flexible_of", "HARD_RULE"]
 
 #: Every (day, slot) bit of a week.
-_WEEK = (1 << 21) - 1
 #: Attributes of the target the user keeps (the time besides): with the flexible need, the
 #: hard level's five.
 _KEPT = 4
@@ -114,14 +113,11 @@ def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, str] | None:
     spec = DIFFICULTY["hard"]
     rnd = rng.random
     places, dom = world.places, world.domain
-    j = int(rnd() * len(places))
-    target = places[j]
-    week = target.open & _WEEK
-    if not week:
+    drawn = tasks.draw_target(places, rnd)
+    if drawn is None:
         return None
-    for _ in range(int(rnd() * week.bit_count())):
-        week &= week - 1
-    bit = (week & -week).bit_length() - 1
+    j, bit = drawn
+    target = places[j]
     if not room_above(board, j, bit, spec["patience"] + DECOY_MARGIN):
         return None  # the target is gold: this high in an order, no never-ask agent misses it
     rating = math.floor(target.rating * 2) / 2

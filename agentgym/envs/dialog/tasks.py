@@ -21,7 +21,7 @@ from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Goal, reachable, reachable_midway
 
-__all__ = ["Place", "Booking", "World", "Constraint", "Gold", "generate_task", "score_task", "satisfying_places",
+__all__ = ["Place", "Booking", "World", "Constraint", "Gold", "draw_target", "generate_task", "score_task", "satisfying_places",
            "place_phrases", "guessable", "guessable_midway", "DIFFICULTY", "DECOY_MARGIN", "RATING_RANGE"]
 
 #: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many of its
@@ -296,6 +296,20 @@ class _Bounds(NamedTuple):
 _Attr = tuple[str, str, Any]
 
 
+def draw_target(places: list[Place], rnd: Callable[[], float]) -> tuple[int, int] | None:
+    """A random place and a time it is open at: (its index, bit ``day * 3 + slot`` of its week,
+    the k-th lowest set bit with k uniform below their count), or None when it is never open.
+    Scalar draws as `int(random() * n)`: the values `Rng.integers` gives, without its call
+    overhead (a reset makes several draws)."""
+    j = int(rnd() * len(places))
+    week = places[j].open & _WEEK
+    if not week:
+        return None
+    for _ in range(int(rnd() * week.bit_count())):
+        week &= week - 1
+    return j, (week & -week).bit_length() - 1
+
+
 def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_only: bool = True) -> Gold | None:
     """A goal drawn around a random target; None when the draw cannot carry one (the target is
     closed at the drawn time or has too few attributes) or, with `fair_only`, when the goal is
@@ -304,18 +318,12 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     rnd = rng.random
     places = world.places
     # The target is a place open at a drawn time; its attributes become the constraints, so the
-    # task is solvable by construction. (Scalar draws as `int(random() * n)`: the values
-    # `Rng.integers` gives, without its call overhead; a reset makes several draws.)
-    j = int(rnd() * len(places))
-    target = places[j]
-    # The time: one of those it is open at (bit ``day * 3 + slot`` of its week), the k-th
-    # lowest set bit of the week drawn (k uniform below their count).
-    week = target.open & _WEEK
-    if not week:
+    # task is solvable by construction.
+    drawn = draw_target(places, rnd)
+    if drawn is None:
         return None
-    for _ in range(int(rnd() * week.bit_count())):
-        week &= week - 1
-    bit = (week & -week).bit_length() - 1
+    j, bit = drawn
+    target = places[j]
     d, s = divmod(bit, 3)
     lo_n, hi_n = spec["n"]
     n_total = lo_n + int(rnd() * (hi_n - lo_n + 1))
