@@ -41,7 +41,8 @@ def test_a_fixed_number_of_steps_learns_tool_chains(tmp_path: Path) -> None:
     fixed train-split seeds from 0 to 18% with features version 4 (25% with version 3, which read
     a value's place off the rendered text; the same on every run of this configuration). The
     floor of 15% asks that the chains are learned, not that version 4 matches 3: closing that gap
-    belongs to the PPO work of `benchmarks/ppo/RESULTS.md`, whose figures predate version 4."""
+    belongs to the PPO work of `benchmarks/ppo/RESULTS.md` (its version-4 section compares the two
+    at equal steps)."""
     args = Args(env=("AgentRL/ToolUse-v0",), seed=1, eval_episodes=100, eval_every=10_000, total_timesteps=56_320,
                 out=str(tmp_path), run_name="tooluse", plot=False, tensorboard=False, progress=False)
     result = train(args)
