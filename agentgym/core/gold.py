@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "contains_value", "matching_steps"]
+__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "contains_value", "leaves", "matching_steps"]
 
 #: The operator keys of an argument spec.
 OPERATORS = frozenset({"any_of", "if_given", "at_least", "at_most", "subset_of", "any"})
@@ -95,13 +95,14 @@ def matching_steps(name: str, arguments: Mapping[str, Any] | None,
     return [i for i, g in enumerate(gold_calls) if call_matches(name, arguments, g)]
 
 
-def _leaves(value: Any) -> Iterable[Any]:
+def leaves(value: Any) -> Iterable[Any]:
+    """Every plain value in a call's arguments (or a spec), lists and mappings opened."""
     if isinstance(value, dict):
         for v in value.values():
-            yield from _leaves(v)
+            yield from leaves(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _leaves(v)
+            yield from leaves(v)
     else:
         yield value
 
@@ -110,9 +111,9 @@ def _spec_values(spec: Any) -> Iterable[Any]:
     """The concrete values a spec names (the literal, each ``any_of`` or ``subset_of`` value)."""
     op = _operator(spec)
     if op is None:
-        yield from _leaves(spec)
+        yield from leaves(spec)
     elif op in ("any_of", "subset_of"):
-        yield from _leaves(spec[op])
+        yield from leaves(spec[op])
     elif op == "if_given":
         yield from _spec_values(spec[op])
 
@@ -129,11 +130,11 @@ def _literal_values(spec: Any) -> Iterable[Any]:
     """The values a spec requires: a literal's leaves, also under ``if_given``; no options."""
     op = _operator(spec)
     if op is None:
-        yield from _leaves(spec)
+        yield from leaves(spec)
     elif op == "if_given":
         yield from _literal_values(spec[op])
 
 
 def contains_value(arguments: Any, value: Any) -> bool:
     """Whether `value` is one of the leaves of a call's arguments (a string, number or boolean)."""
-    return any(same(v, value) for v in _leaves(arguments))
+    return any(same(v, value) for v in leaves(arguments))

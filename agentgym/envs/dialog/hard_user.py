@@ -22,15 +22,13 @@ you can do without a projector, I'll book X") is no question: the rest is answer
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from agentgym.core.task import NoiseEvent, Task, UserTurn
-from agentgym.envs.dialog.domain import DAYS, SLOTS
-from agentgym.envs.dialog.fairness import Board
+from agentgym.core.task import Task, UserTurn
 from agentgym.envs.dialog.hard_tier import flexible_of
-from agentgym.envs.dialog.tasks import Constraint, guessable_midway, satisfying_places
+from agentgym.envs.dialog.tasks import Constraint, satisfying_places
 from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.dialog.wording import NO_PREFERENCE, clause
 from agentgym.users.understanding.compromise import Compromise, read_compromise
@@ -167,24 +165,14 @@ class HardDialogUser(DialogUser):
                                              unit=dom.price_unit)
         return self._gave
 
-    def plan_goal_shift(self, rng: np.random.Generator, fire: Callable[[NoiseEvent], None]) -> bool:
-        # As the dialog user's, and the shift keeps the tier's conflict: at the new time no
-        # place meets every need, and some meet all the user keeps.
-        g = self._gold
-        flexible = self._flexible
-        if flexible is None:
-            return super().plan_goal_shift(rng, fire)
-        kept = [c for c in g.constraints if c.kind != "time" and c.id != flexible.id]
-        options = [(d, s) for d in DAYS for s in SLOTS if (d, s) != (g.day, g.slot)]
-        board = Board(self._world.places)
-        for k in rng.permutation(len(options)):
-            d, s = options[k]
-            time = Constraint("time", "time", (d, s), "upfront")
-            if satisfying_places(self._world, kept, d, s) and \
-                    not satisfying_places(self._world, [*kept, flexible], d, s) and \
-                    not guessable_midway(self._world, [time, *kept], d, s, g.patience, board=board):
-                return self._plan_shift((d, s), rng, fire)
-        return False
+    # A goal shift keeps the tier's conflict: at the new time no place meets every need, and
+    # some meet all the user keeps once it gives up its flexible one.
+    def _shift_kept(self) -> list[Constraint]:
+        kept = super()._shift_kept()
+        return kept if self._flexible is None else [c for c in kept if c.id != self._flexible.id]
+
+    def _shift_keeps_task(self, kept: list[Constraint], day: str, slot: str) -> bool:
+        return self._flexible is None or not satisfying_places(self._world, [*kept, self._flexible], day, slot)
 
 
 def make_user(task: Task, rng: np.random.Generator) -> Any:

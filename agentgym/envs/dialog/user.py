@@ -592,18 +592,27 @@ class DialogUser(RuleBasedUser):
         # nothing and may come mid-dialog: at the new time no never-ask agent may reach the gold
         # from wherever its learning stands (`guessable_midway`). No such time: no shift.
         g = self._gold
-        others = [c for c in g.constraints if c.kind != "time"]
+        others = self._shift_kept()
         options = [(d, s) for d in DAYS for s in SLOTS if (d, s) != (g.day, g.slot)]
         board = Board(self._world.places)
         for k in rng.permutation(len(options)):
             d, s = options[k]
             time = Constraint("time", "time", (d, s), "upfront")
-            if satisfying_places(self._world, others, d, s) and \
+            if satisfying_places(self._world, others, d, s) and self._shift_keeps_task(others, d, s) and \
                     not guessable_midway(self._world, [time, *others], d, s, g.patience, board=board):
                 # Announced from turn 2, 3 or 4 on: one `random()` of `rng` (`_plan_shift`), the
                 # draw `Rng.integers(2, 5)` makes.
                 return self._plan_shift((d, s), rng, fire)
         return False
+
+    def _shift_kept(self) -> list[Constraint]:
+        """The needs a goal shift must leave some place meeting: every one but the time."""
+        return [c for c in self._gold.constraints if c.kind != "time"]
+
+    def _shift_keeps_task(self, kept: list[Constraint], day: str, slot: str) -> bool:
+        """Whether a shift to (day, slot) keeps what the task is beyond `kept` being met: always,
+        for this user."""
+        return True
 
     def _fire_shift(self, turn: int) -> str:
         (day, slot), fire = self._take_shift()

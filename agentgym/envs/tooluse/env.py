@@ -119,7 +119,7 @@ class ToolUseEnv(AgentEnv):
     The gold plan's length: `easy` 3-4 calls, `medium` 5-6, `hard` 7-8. Harder tasks also have
     larger worlds, look-alike names, details the user states only when asked, and traps more often:
     at least one in about 10% of easy tasks (ops 30%), 25-65% of medium and 75-90% of hard ones
-    (`task.gold.traps` names them). An explicit `hard` is the hard tier (below): 8-15 calls.
+    (`task.gold.traps` names them). An explicit `hard` is the hard tier (below): 6-15 calls.
 
     ## Hard tier
     An explicit `difficulty="hard"` makes the hard tier: the hard task above, harder by reading,

@@ -12,8 +12,9 @@ answer is settled is not marked down for the pages it rightly left unread.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Iterator, Mapping
+from typing import Annotated, Any, Callable, Mapping
 
+from agentgym.core.gold import leaves
 from agentgym.core.tools import Bounds, ToolError
 from agentgym.envs.tooluse.base import Step
 
@@ -46,7 +47,7 @@ def named_row(key: str = "", after: int = 0) -> Settles:
     Every row counts when no later call names one (a careful agent could not have stopped)."""
 
     def settles(rows: list[Any], later: tuple[Step, ...]) -> int | None:
-        named = {v for s in later for v in _scalars(s.arguments)}
+        named = {v for s in later for v in leaves(s.arguments) if _hashable(v) is not None}
         hits = [i for i, row in enumerate(rows) if _hashable(row[key] if key else row) in named]
         return min(hits[-1] + after, len(rows) - 1) if hits else None
 
@@ -63,18 +64,6 @@ class PagedList:
 
 def _hashable(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool)) else None
-
-
-def _scalars(value: Any) -> Iterator[Any]:
-    """Every plain value in a call's arguments, lists and mappings opened."""
-    if isinstance(value, Mapping):
-        for v in value.values():
-            yield from _scalars(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _scalars(v)
-    elif _hashable(value) is not None:
-        yield value
 
 
 def paged(result: dict[str, Any], field: str, page: int) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from importlib import resources
 
 from agentgym.core.data import strict
 from agentgym.users.understanding.grammar import _AUX, _WH, GAP_MAX, _grammar, _phrases
-from agentgym.users.understanding.words import _one_edit, stem, tokens
+from agentgym.users.understanding.words import _one_edit, stem, tokens, without_abbreviation_stops
 
 __all__ = ["Compromise", "read_compromise"]
 
@@ -167,7 +167,7 @@ def read_compromise(message: str) -> Compromise:
     """The sentences of `message` that ask the user to compromise (see the module docstring)."""
     w = _words()
     found: list[tuple[str, bool]] = []
-    for sentence in _SENTENCE.split(message.strip()):
+    for sentence in _SENTENCE.split(without_abbreviation_stops(message.strip())):
         words = [_repair(t, w) for t in tokens(sentence)]
         stems = [stem(t) for t in words if t not in w.breaks]
         if not stems:

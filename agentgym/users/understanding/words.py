@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from agentgym.users.understanding.grammar import _grammar
 
-__all__ = ["singular", "stem", "tokens"]
+__all__ = ["singular", "stem", "tokens", "without_abbreviation_stops"]
 
 _TOKEN = re.compile(
     r"[a-z0-9_.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"  # an e-mail address, whole
@@ -99,20 +99,24 @@ def tokens(text: str) -> list[str]:
 
 
 #: Abbreviations whose full stops end no sentence ("any amenities (e.g. parking, a pool)?"), and
-#: those that end one only before a capitalised word ("a pool, a gym etc. What else?").
-#: (Never inside an e-mail address or a dotted name: "jane.e.g@example.com" stays as it is.)
-_INNER_ABBREVIATIONS = re.compile(r"(?<![\w.@])(?:(e)\.(g)|(i)\.(e)|(vs))\.?(?![\w@.])", re.IGNORECASE)
-_TRAILING_ABBREVIATIONS = re.compile(r"(?<![\w.@])(etc|incl|approx|esp)\.(?!\s+[A-Z])(?![\w@])", re.IGNORECASE)
+#: those that end one only before a capitalised word ("a pool, a gym etc. What else?"); never
+#: inside an e-mail address or a dotted name ("jane.e.g@example.com" stays as it is). One pass.
+_ABBREVIATIONS = re.compile(r"(?<![\w.@])(?:(?:(e)\.(g)\.?|(i)\.(e)\.?|(vs)\.?)(?![\w@.])"
+                            r"|(etc|incl|approx|esp)\.(?!\s+[A-Z])(?![\w@]))", re.IGNORECASE)
 
 
 def _joined(m: re.Match[str]) -> str:
     return "".join(g for g in m.groups() if g)
 
 
+def without_abbreviation_stops(text: str) -> str:
+    """`text` with the full stops of abbreviations that end no sentence taken out ("e.g." ->
+    "eg"), so a split at full stops finds sentences (`_ABBREVIATIONS`)."""
+    return _ABBREVIATIONS.sub(_joined, text) if "." in text else text
+
+
 def _normalise(text: str) -> str:
-    if "." in text:
-        text = _TRAILING_ABBREVIATIONS.sub(r"\1", _INNER_ABBREVIATIONS.sub(_joined, text))
-    text = text.lower()
+    text = without_abbreviation_stops(text).lower()
     if "\u2019" in text:
         text = text.replace("\u2019", "'")
     return text
