@@ -530,7 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("bench", help="run a versioned benchmark suite for an agent and report it",
-                       description="Run every episode of SUITE (core-v0, robustness-v0, smoke-v0 or a .toml "
+                       description="Run every episode of SUITE (core-v0, hard-v0, robustness-v0, smoke-v0 or a .toml "
                                    "file) into a run folder (records.jsonl and run.json), resuming what is there, "
                                    "then print and write its report (RUN/report). Compare agents with `agentgym "
                                    "report RUN RUN ...`; submit a run with `agentgym submit RUN`.")

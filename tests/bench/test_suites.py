@@ -20,6 +20,7 @@ from agentgym.eval.runner import AgentSpec
 FROZEN = {
     "core-v0": "9e73e60954c34ba41bb32d79da9459c56ead9508725f08bf331dbc05a269825f",
     "robustness-v0": "275dee06c1e2870f765a24c380dc6cd3e1d4366b1196e8358e8e9925d29cc555",
+    "hard-v0": "bd3514d51ed2c1610bd2f19e58f03443b693cfb0c8b7af6e0a20ac32cd8dcc72",
 }
 
 
@@ -41,6 +42,29 @@ def test_core_suite_has_every_family_on_the_test_split_with_enough_episodes() ->
     assert 1.96 * (0.25 / n) ** 0.5 < 0.05
     assert all(j.seed >= TEST_SEED_BASE for j in core.jobs())
     assert len({j.key for j in core.jobs()}) == len(core)
+
+
+def test_hard_suite_is_core_layout_on_the_hard_tier_of_every_family() -> None:
+    import gymnasium as gym
+
+    core, hard = SUITES["core-v0"], SUITES["hard-v0"]
+    assert (hard.envs, hard.noise, hard.split, hard.seeds, hard.trials) == (
+        core.envs, core.noise, core.split, core.seeds, core.trials)
+    assert dict(hard.kwargs) == {"difficulty": "hard"} and not core.kwargs and hard.current
+    assert {dict(j.kwargs)["difficulty"] for j in hard.jobs()} == {"hard"}
+    # The tasks it deals are the hard tier's, in every family and noise setting.
+    for job in hard.jobs()[::hard.n_seeds * hard.trials]:
+        env = gym.make(job.env_id, **job.make_kwargs())
+        _, info = env.reset(seed=job.seed)
+        env.close()
+        assert (info["task"]["difficulty"], info["task"]["split"]) == ("hard", "test"), job.key
+
+
+def test_the_readme_lists_every_built_in_suite() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    listed = readme[readme.index("The built-in suites"):]
+    listed = listed[:listed.index("\n\n")]
+    assert set(re.findall(r"`([a-z]+-v\d+)`", listed)) == set(SUITES)
 
 
 def test_robustness_suite_covers_each_kind_at_each_rate() -> None:
