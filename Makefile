@@ -49,24 +49,30 @@ chromium:
 test: dev-venv chromium
 	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile
 
-# The main job: the built-in agents on the core-v0 suite (every family, unseen test domains,
-# with and without noise), then one report with confidence intervals and plots.
-BENCH_SUITE  ?= core-v0
+# The main job: the built-in agents on each suite of BENCH_SUITES (core-v0: every family, unseen
+# test domains, with and without noise; hard-v0: the same on the hard tier), one report a suite
+# with confidence intervals and plots, then every run submitted to a local board (a section a
+# suite). `make bench BENCH_SUITES=core-v0` runs the quick start alone.
+BENCH_SUITES ?= core-v0 hard-v0
 BENCH_AGENTS ?= random heuristic expert oracle
-BENCH_DIR    ?= runs/$(BENCH_SUITE)
-LB_DB        ?= runs/leaderboard.sqlite
+BENCH_ROOT   ?= runs
+LB_DB        ?= $(BENCH_ROOT)/leaderboard.sqlite
 AG_VERSION    = $(shell $(PY) -c 'import agentgym; print(agentgym.__version__)')
 
 bench: venv
-	rm -rf $(BENCH_DIR)
-	for agent in $(BENCH_AGENTS); do \
-		$(PY) -m agentgym.cli bench $(BENCH_SUITE) --agent $$agent --out $(BENCH_DIR)/$$agent --no-report || exit 1; \
+	for suite in $(BENCH_SUITES); do \
+		rm -rf $(BENCH_ROOT)/$$suite; \
+		for agent in $(BENCH_AGENTS); do \
+			$(PY) -m agentgym.cli bench $$suite --agent $$agent --out $(BENCH_ROOT)/$$suite/$$agent --no-report || exit 1; \
+		done; \
+		$(PY) -m agentgym.cli report $(addprefix $(BENCH_ROOT)/$$suite/,$(BENCH_AGENTS)) --out $(BENCH_ROOT)/$$suite/report || exit 1; \
 	done
-	$(PY) -m agentgym.cli report $(addprefix $(BENCH_DIR)/,$(BENCH_AGENTS)) --out $(BENCH_DIR)/report
 	rm -f $(LB_DB)
-	for agent in $(BENCH_AGENTS); do \
-		$(PY) -m agentgym.cli submit $(BENCH_DIR)/$$agent --db $(LB_DB) --model agentgym/$$agent \
-			--revision $(AG_VERSION) --org agentgym --description "the built-in $$agent baseline" || exit 1; \
+	for suite in $(BENCH_SUITES); do \
+		for agent in $(BENCH_AGENTS); do \
+			$(PY) -m agentgym.cli submit $(BENCH_ROOT)/$$suite/$$agent --db $(LB_DB) --model agentgym/$$agent \
+				--revision $(AG_VERSION) --org agentgym --description "the built-in $$agent baseline" || exit 1; \
+		done; \
 	done
 	$(PY) -m agentgym.cli leaderboard show --db $(LB_DB)
 
@@ -76,13 +82,16 @@ VALIDITY_SEEDS ?= 300
 validity: venv
 	$(PY) -m agentgym.cli validate-metrics --seeds $(VALIDITY_SEEDS) --check
 
-# Refresh the published board in leaderboard/ from fresh baseline runs.
+# Refresh the published board in leaderboard/ from fresh baseline runs: a file per suite and agent
+# (SUITE-AGENT.agentgym.gz), so the board has a section per suite.
 leaderboard: bench
 	rm -f leaderboard/submissions/*.agentgym.gz
-	for agent in $(BENCH_AGENTS); do \
-		$(PY) -m agentgym.cli submit $(BENCH_DIR)/$$agent --out leaderboard/submissions/$$agent.agentgym.gz \
-			--model agentgym/$$agent --revision $(AG_VERSION) --org agentgym \
-			--description "the built-in $$agent baseline" || exit 1; \
+	for suite in $(BENCH_SUITES); do \
+		for agent in $(BENCH_AGENTS); do \
+			$(PY) -m agentgym.cli submit $(BENCH_ROOT)/$$suite/$$agent \
+				--out leaderboard/submissions/$$suite-$$agent.agentgym.gz --model agentgym/$$agent \
+				--revision $(AG_VERSION) --org agentgym --description "the built-in $$agent baseline" || exit 1; \
+		done; \
 	done
 	$(PY) -m agentgym.cli leaderboard render --out leaderboard/
 

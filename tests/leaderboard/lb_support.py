@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import copy
+import dataclasses
 import functools
 import hashlib
 import json
@@ -21,7 +22,7 @@ from typing import Any, Iterator
 import agentgym
 from agentgym.agents.heuristic import HeuristicAgent
 from agentgym.bench.run import RECORDS, run_suite
-from agentgym.bench.suites import Suite
+from agentgym.bench.suites import SUITES, Suite
 from agentgym.eval.records import canonical_json
 from agentgym.eval.runner import AgentSpec
 from agentgym.leaderboard.submission import Manifest, encode_submission
@@ -36,7 +37,10 @@ OLD_SUITE = Suite(id="lbtest-v0", description="The first version of the test sui
 MIXED_SUITE = Suite(id="lbmixed-v1", description="Leaderboard tests: every family, without noise and with medium.",
                     envs=("AgentRL/Dialog-v0", "AgentRL/ToolUse-v0", "AgentRL/CrossTask-v0"), noise=("none", "medium"),
                     n_seeds=2, trials=1, kwargs={"max_turns": 10})
-REGISTRY = {s.id: s for s in (SUITE, OLD_SUITE, MIXED_SUITE)}
+#: hard-v0's layout (every family, its hard tier, without noise and with medium) on two seeds: a suite
+#: whose kwargs choose the tasks, so only a replay with them matches.
+HARD_SUITE = dataclasses.replace(SUITES["hard-v0"], id="lbhard-v1", n_seeds=2, trials=1)
+REGISTRY = {s.id: s for s in (SUITE, OLD_SUITE, MIXED_SUITE, HARD_SUITE)}
 
 #: (agent, kwargs) of the honest runs.
 AGENTS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (

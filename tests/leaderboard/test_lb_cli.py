@@ -66,6 +66,33 @@ def test_verify_and_render_from_submission_files(tmp_path: Path, capsys: pytest.
     assert page.count("<script") == 1 and page.count('class="entry"') == 3  # the page's own script only
 
 
+def test_a_suite_of_the_hard_tier_verifies_and_renders_in_its_own_section(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "leaderboard"
+    subs = folder / "submissions"
+    for suite in (S.SUITE, S.HARD_SUITE):
+        assert run("submit", str(S.run_dir("heuristic", suite_id=suite.id)), "--out",
+                   str(subs / f"{suite.id}-heuristic{SUBMISSION_SUFFIX}"), "--model", "rules", "--revision", "v1") == 0
+    assert run("leaderboard", "verify", *sorted(str(p) for p in subs.iterdir())) == 0
+    assert capsys.readouterr().out.count("ok ") == 2
+    hard = S.records("heuristic", suite_id=S.HARD_SUITE.id)
+    assert {(r["env"]["kwargs"]["difficulty"], r["task"]["difficulty"]) for r in hard} == {("hard", "hard")}
+    assert run("leaderboard", "render", "--out", str(folder)) == 0
+    md = (folder / "LEADERBOARD.md").read_text("utf-8")
+    page = (folder / "index.html").read_text("utf-8")
+    for suite in (S.SUITE, S.HARD_SUITE):
+        assert md.count(f"### {suite.id}\n\n{suite.description}") == 1
+        assert page.count(f'<section class="suite" data-track="open" data-suite="{suite.id}">') == 1
+    assert md.count("| rules |") == 2  # a row in each section
+    # Its records name the tier they played (replay makes the env with it): records that drop it are refused.
+    for r in hard:
+        r["env"]["kwargs"].pop("difficulty")
+    bad = tmp_path / f"drawn{SUBMISSION_SUFFIX}"
+    bad.write_bytes(S.body_for(hard, suite=S.HARD_SUITE.id))
+    assert run("leaderboard", "verify", str(bad)) == 1
+    assert "REJECTED" in capsys.readouterr().out
+
+
 def test_tampered_file_fails_verification(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     recs = S.records("heuristic")
     recs[2]["actions"][0] = "I will book the first thing I find."

@@ -79,6 +79,17 @@ def test_a_sealed_run_is_played_stored_in_its_track_and_published(board: T.Board
     assert status == 409 and answer["error"]["code"] == "already_sealed"
 
 
+def test_a_sealed_run_of_a_suite_with_a_difficulty_plays_and_replays_that_tier(board: T.Board, tmp_path: Path) -> None:
+    final = _run(board, board.token(), "heuristic", tmp_path / "out", suite=S.HARD_SUITE.id)
+    assert final["state"] == "complete" and final["entry"]["episodes"] == len(S.HARD_SUITE)
+    sub = _published(final["records_file"])
+    assert {(r["env"]["kwargs"]["difficulty"], r["task"]["difficulty"]) for r in sub.records} == {("hard", "hard")}
+    entry = board.store.get(final["entry"]["id"])
+    assert entry is not None and verify_submission(sub, T.REGISTRY, workers=1).summary["success"] == entry.summary["success"]
+    sections = build_board(board.store.entries(), T.REGISTRY)
+    assert [(s.track, s.suite) for s in sections] == [("sealed", S.HARD_SUITE.id)]
+
+
 def test_the_client_sees_no_seed_and_nothing_the_harness_hides(board: T.Board, tmp_path: Path) -> None:
     T.RecordingAgent.seen, T.RecordingAgent.binds = [], 0
     final = _run(board, board.token(), "lb_sealed_support:RecordingAgent", tmp_path / "out")
