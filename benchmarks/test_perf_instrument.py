@@ -14,7 +14,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from perf import episodes, real_episodes
+from perf import episodes, real_episodes, targets, tiers
 from perf.config import PerfConfig, parse_args
 from perf.lm_mix import LmMixAgent, load_phrasings, parse_phrasing
 from perf.real_episodes import CellReplay, ReplayMismatch
@@ -119,3 +119,36 @@ def test_real_episode_section_renders() -> None:
     text = "\n".join(real_episodes.section(result, ["heuristic"]))
     assert "AgentRL/ToolUse-v0" in text and "### Per cell" in text
     assert len(real_episodes.target_rows(result)) == 3
+
+
+def _tier(difficulty: str, noise: str, reset_us: float, step_us: float) -> dict[str, object]:
+    def q(us: float) -> dict[str, float]:
+        return {"n": 10, "median": us, "p90": 2 * us, "p99": 3 * us}
+    return {"env_id": "AgentRL/ToolUse-v0", "noise": noise, "difficulty": difficulty, "reset": q(reset_us),
+            "step": q(step_us)}
+
+
+def test_the_hard_tier_is_judged_against_the_easy_one() -> None:
+    pytest.importorskip("tabulate")
+    ts = [_tier("easy", "off", 100, 10), _tier("hard", "off", 150, 30), _tier("medium", "off", 900, 90),
+          _tier("easy", "medium", 100, 10), _tier("hard", "medium", 200, 20)]
+    rows = tiers.comparisons(ts)
+    assert [(r["noise"], r["reset_x"], r["step_x"]) for r in rows] == [("medium", 2.0, 2.0), ("off", 1.5, 3.0)]
+    reset, step = tiers.target_rows(ts)
+    assert reset["result"] == "pass" and "2/2 within" in reset["figure"]
+    assert step["result"].startswith("**MISS**") and "worst 3.00x" in step["figure"] and "1/2 within" in step["figure"]
+    text = "\n".join(tiers.section(ts))
+    assert "| AgentRL/ToolUse-v0 | off " in text and "3.00x" in text and "300.0" in text  # hard reset p90, us
+    assert tiers.target_rows([t for t in ts if t["difficulty"] != "easy"]) == []  # one tier: nothing to judge
+    assert targets.TIER_X == 2.0
+
+
+def test_real_episodes_compare_the_tiers_they_played() -> None:
+    pytest.importorskip("tabulate")
+    cells = [episodes.Cell("AgentRL/ToolUse-v0", "off", d, "test", "heuristic") for d in ("easy", "hard")]
+    recs = episodes.Recordings({c: episodes.play_cell(c, SEEDS) for c in cells}, 0.1)
+    result = real_episodes.run(recs, episode_block=2, block=20, reset_block=2, first_steps=2, log=lambda *a: None)
+    assert [(t["difficulty"], t["reset"]["n"]) for t in result["tiers"]] == [("easy", 3), ("hard", 3)]
+    text = "\n".join(real_episodes.section(result, ["heuristic"]))
+    assert "### The hard tier beside the easy one" in text and "hard step median us" in text
+    assert len(real_episodes.target_rows(result)) == 5

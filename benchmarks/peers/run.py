@@ -11,7 +11,8 @@ In order (each part is a module of `benchmarks/perf/`; ``--skip`` names parts):
 1. ``time`` (`perf.steps`): the best case, one repeated call per unit, beside the peers.
 2. ``real`` (`perf.episodes`, `perf.real_episodes`): whole episodes played by each agent per id,
    noise preset, difficulty and split, recorded, then replayed in fresh envs with every reset and
-   step timed, interleaved with the floor; every replay checked equal to its play.
+   step timed, interleaved with the floor; every replay checked equal to its play. The hard tier's
+   reset and step medians beside the easy tier's (`perf.tiers`) come from the same calls.
 3. ``memory`` (`perf.memory`): bytes per live env on real episode prefixes, and made-and-reset.
 4. ``imports`` (`perf.imports`): ``import agentgym`` time.
 5. ``harness`` (`perf.harness`): `run_jobs` against the bare loop, on the replayed real episodes

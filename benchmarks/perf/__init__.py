@@ -8,6 +8,7 @@ starts put it there), beside ``envbench``, the pytest benchmarks' helpers.
 - `subjects`, `steps`: the best case, one repeated call per unit, beside TextArena and GEM.
 - `lm_mix`, `episodes`: agents' whole episodes, played and recorded (the agent's time never counts).
 - `real_episodes`: those episodes replayed in fresh envs, every reset and step timed.
+- `tiers`: the hard tier's reset and step medians beside the easy tier's, from those replays.
 - `memory`, `imports`, `harness`: bytes per live env, import time, the harness's overhead.
 - `spy`, `profiles`, `real_profiles`: where the time goes (py-spy, or cProfile without it).
 - `remeasure`: the env server's and PPO's figures, from their own scripts.

@@ -23,7 +23,7 @@ import time
 from collections import defaultdict
 from typing import Any, Callable
 
-from perf import floor, targets
+from perf import floor, targets, tiers
 from perf.episodes import Cell, Digest, Recording, Recordings, make_env, step_kind
 from perf.tables import fmt_us, md_table, quantiles_us, ratio, verdict
 
@@ -147,6 +147,8 @@ def summarize(replays: list[CellReplay], floor_q: dict[str, dict[str, float]], f
                   for k, v in sorted(index.items())],
         "messages": [{"env_id": k[0], "noise": k[1], "agent": k[2], "step": quantiles_us(v)}
                      for k, v in sorted(messages.items())],
+        "tiers": tiers.pooled((r.cell.env_id, r.cell.noise, r.cell.difficulty, r.resets,
+                               [t for _i, _k, t in r.steps]) for r in replays),
     }
 
 
@@ -171,7 +173,7 @@ def target_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
             f"worst {ratio(worst[op][stat], fs)} ({fmt_us(worst[op][stat])} us, {worst['env_id']} "
             f"noise={worst['noise']}), best {ratio(best[op][stat], fs)} ({best['env_id']} noise={best['noise']}); "
             f"{ok}/{len(rows)} within", verdict(_x(worst[op][stat], fs), limit, "x", lambda v: f"{v:,.0f}")))
-    return out
+    return out + tiers.target_rows(result.get("tiers"))
 
 
 def _q_cols(q: dict[str, float], fs: float, prefix: str = "") -> dict[str, str]:
@@ -213,8 +215,9 @@ def section(result: dict[str, Any], agents: list[str]) -> list[str]:
         })
     o += md_table(table)
     o += ["", f"Targets: median step <= {targets.REAL_STEP_MEDIAN_X:g}x, p90 step <= {targets.REAL_STEP_P90_X:g}x, "
-          f"median reset <= {targets.REAL_RESET_MEDIAN_X:g}x the floor's median step.", "",
-          f"### By step kind and position (first: steps 1-{n_first} after a reset)", "",
+          f"median reset <= {targets.REAL_RESET_MEDIAN_X:g}x the floor's median step.", ""]
+    o += tiers.section(result.get("tiers"))
+    o += [f"### By step kind and position (first: steps 1-{n_first} after a reset)", "",
           "*message*: a message to the user; *tool*: an action with tool calls; *error*: an action the env "
           "rejected before any call (malformed, or over a cap).", ""]
     o += md_table([{"id": r["env_id"], "noise": r["noise"], "kind": r["kind"], "position": r["position"],

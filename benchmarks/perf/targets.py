@@ -13,6 +13,9 @@ from typing import Any
 REAL_STEP_MEDIAN_X = 60.0
 REAL_STEP_P90_X = 200.0
 REAL_RESET_MEDIAN_X = 600.0
+#: Real episodes, every id, with noise off and with ``medium``: the hard tier's median reset and
+#: median step over the easy tier's (issue 29: the hard tier is harder by reasoning, not by cost).
+TIER_X = 2.0
 #: Bytes per live env, in KB of RSS (real-episode prefixes; the made-and-reset best case too).
 MEM_TARGET_KB = 30.0
 #: The harness's CPU time over the bare loop's, minus 1.
