@@ -56,17 +56,20 @@ def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any
     place = world.by_id[booked.item_id]
     if move.ask == "same_day":
         return place.id, booked.day, move.slot  # the slot it names: checked against the words below
-    if move.ask == "meeting_day":
+    day = booked.day
+    if "the day of the meeting you set up" in move.wanted:
         # The weekday of the date the calendar request before it gave.
         calendar = [s for s in segments[:index] if s.domain == "calendar"][-1]
         date = next(e.fields["date"] for e in calendar.task.gold.effects if "date" in e.fields)
-        return place.id, DAYS[datetime.date.fromisoformat(date).weekday()], booked.slot
+        day = DAYS[datetime.date.fromisoformat(date).weekday()]
+    if move.ask == "meeting_day":
+        return place.id, day, booked.slot
     if move.ask == "next_open":
         later = [d for d in DAYS[DAYS.index(booked.day) + 1:] if place.is_open(d, booked.slot)]
         return place.id, later[0], booked.slot
     kind = "of the same kind in the same area" in move.wanted
     scope = [p for p in world.places if p.id != place.id and p.area == place.area
-             and (not kind or p.category == place.category) and p.is_open(booked.day, booked.slot)]
+             and (not kind or p.category == place.category) and p.is_open(day, booked.slot)]
     if move.ask == "needs":
         amenity = re.search(r'lists "([^"]+)" among its amenities', move.wanted).group(1)
         assert amenity not in place.amenities
@@ -92,14 +95,14 @@ def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any
         return "", booked.day, booked.slot
     best = max(fits, key=lambda p: p.rating)
     assert sum(p.rating == best.rating for p in fits) == 1
-    return best.id, booked.day, booked.slot
+    return best.id, day, booked.slot
 
 
 @pytest.mark.parametrize("split", SPLITS)
 def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(split: str) -> None:
     env = gym.make(ENV_ID, split=split, difficulty="hard")
     kinds: set[str] = set()
-    allowances = cancels = 0
+    allowances = cancels = closing = 0
     for seed in range(40):
         oracle = CrossTaskOracle(env.unwrapped)
         before: dict[int, Any] = {}
@@ -131,9 +134,15 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
             kinds.add(move.ask)
             assert move.booking == booked.id and move.old == (booked.day, booked.slot)
             assert (move.place, move.day, move.slot) == _comeback_target(world, booked, move, segments, seg.index)
+            if "day of the meeting" in move.wanted:
+                # The meeting's date is the one the calendar request's user gave.
+                calendar = [s for s in segments[: seg.index] if s.domain == "calendar"][-1]
+                date = next(e.fields["date"] for e in calendar.task.gold.effects if "date" in e.fields)
+                assert date in env.unwrapped.user.user_of(calendar.index).opening()
             if move.ask == "same_day":
                 assert move.day == booked.day and move.slot != booked.slot and f"the {move.slot} of" in move.wanted
             allowances += "trip allowance" in move.wanted
+            closing += "trip allowance" in move.wanted and "day of the meeting" in move.wanted
             cancels += move.cancel
             if move.ask == "needs":
                 assert seg is [s for s in segments if s.family == "followup"][-1]
@@ -142,7 +151,7 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
             new_place = world.by_id[move.place].name if move.place else None
             assert f"{move.day} {move.slot}" not in opening.lower() and (new_place is None or new_place not in opening)
     assert kinds >= {"same_day", "next_open", "budget", "needs"}
-    assert cancels and (allowances if split == "train" else not allowances)
+    assert cancels and (allowances and closing if split == "train" else not allowances)
 
 
 def test_a_come_back_whose_upstream_failed_is_not_offered() -> None:

@@ -243,8 +243,19 @@ class ComeBackExpert(FollowUpExpert):
         needs = _NEEDS.search(self.request)
         meeting = "day of the meeting" in self.request and self.ledger.meeting is not None
         self.understood = bool(same_day or budget is not None or needs or meeting or "next day after it" in self.request)
-        if meeting:
-            weekday = DAYS[datetime.date.fromisoformat(str(self.ledger.meeting)).weekday()]
+        weekday = DAYS[datetime.date.fromisoformat(str(self.ledger.meeting)).weekday()] if meeting else day
+        if budget is not None or needs:
+            details = self.case.read("get_details", copies=2, item_id=item)
+            query: dict[str, Any] = {"area": details.get("area")}
+            if "of the same kind in the same area" in self.request:
+                query["category"] = details.get("category")
+            if needs:
+                query["amenities"] = [needs.group(1)]
+            else:
+                query["max_price"] = budget
+            # A budget that closes the session may also name the meeting's day.
+            self._best_free(item, weekday if "open on the day of the meeting" in self.request else day, slot, query)
+        elif meeting:
             seen = self.case.read("check_availability", copies=2, item_id=item, day=weekday, slot=slot)
             if isinstance(seen, dict) and seen.get("available") and not self._refused(item, weekday, slot):
                 self.place, self.when = (item, str(old.get("name"))), (weekday, slot)
@@ -257,16 +268,6 @@ class ComeBackExpert(FollowUpExpert):
                 if isinstance(seen, dict) and seen.get("available") and not self._refused(item, d, slot):
                     self.place, self.when = (item, str(old.get("name"))), (d, slot)
                     return
-        elif budget is not None or needs:
-            details = self.case.read("get_details", copies=2, item_id=item)
-            query: dict[str, Any] = {"area": details.get("area")}
-            if "of the same kind in the same area" in self.request:
-                query["category"] = details.get("category")
-            if needs:
-                query["amenities"] = [needs.group(1)]
-            else:
-                query["max_price"] = budget
-            self._best_free(item, day, slot, query)
 
     def _best_free(self, item: str, day: str, slot: str, query: dict[str, Any]) -> None:
         """Take the best-rated place `query` finds (all its pages) that is free then, but `item`."""

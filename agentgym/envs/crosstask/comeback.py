@@ -14,7 +14,9 @@ chain of them depends link by link on the earlier outcomes:
   rated strictly above the others, so the gold is unique). After a finance request the budget
   is what is left of a trip allowance once that request's amount (its reference solver's) is
   taken out, at a rate the user states when the amount is not in EUR: the remainder lies
-  strictly between two place prices, so one reading of "at most" holds;
+  strictly between two place prices, so one reading of "at most" holds. After a calendar
+  request too, the place must be open on the meeting's day (when one fits then): the link
+  that needs the booking, the finance amount and the meeting's date at once;
 * ``meeting_day``: "the day of the meeting you set up for me, at the same time of day": the
   weekday of the date the user gave in an earlier calendar request of the session (its
   reference solver's date), so a tool-use sub-task's outcome decides the booking;
@@ -32,7 +34,7 @@ them. It sees its bookings as the follow-up user does and ends the sub-task unde
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentgym.core.task import UserTurn, WorldEvent
@@ -122,30 +124,50 @@ def _best(places: list[Place]) -> Place | None:
 
 
 def _budget(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
+    spent = up.spent
+    allowance = spent is not None and world.domain.price_unit.startswith("EUR") and (
+        spent.currency == "EUR" or spent.currency in RATES)
+    # After a finance and a calendar request, the last link needs both: the allowance and the
+    # meeting's day; failing that, the booked day.
+    days = [(up.meeting_day, True), (b.day, False)] if allowance and up.meeting_day is not None else [(b.day, False)]
+    for day, meeting in days:
+        move = _budget_on(world, b, rng, up if allowance else replace(up, spent=None), day, meeting)
+        if move is not None:
+            return move
+    return None
+
+
+def _budget_on(world: World, b: Booking, rng: Any, up: Upstream, day: str, meeting: bool) -> ComeBack | None:
+    """A budget come-back to the best place under a drawn budget open on `day` (the meeting's,
+    when `meeting`) at the booked time."""
     booked: Place = world.by_id[b.item_id]
     for scope, others in _others(world, b):
         cheaper = [p for p in others if p.price < booked.price]
         budgets = []
         for limit in sorted({p.price for p in cheaper}):
-            best = _best([p for p in cheaper if p.price <= limit and p.is_open(b.day, b.slot)])
-            if best is not None and (best.id, b.day, b.slot) not in up.visited:
+            best = _best([p for p in cheaper if p.price <= limit and p.is_open(day, b.slot)])
+            if best is not None and (best.id, day, b.slot) not in up.visited:
                 budgets.append((limit, best))
         if budgets:
             limit, best = budgets[int(rng.integers(len(budgets)))]
             above = min([p.price for p in cheaper if p.price > limit] + [booked.price])
-            return _budget_move(world, b, rng, up, scope, limit, above, best)
+            return _budget_move(world, b, rng, up, scope, (limit, above), best, (day, meeting))
     return None
 
 
-def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, scope: str, limit: int, above: int,
-                 best: Place) -> ComeBack:
-    """The budget come-back to `best`: a budget of `limit`, or after a finance request what is
-    left of an allowance, strictly between `limit` and `above` (the next price up)."""
+def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, scope: str, prices: tuple[int, int],
+                 best: Place, when: tuple[str, bool]) -> ComeBack:
+    """The budget come-back to `best` on `when[0]` (the meeting's day when `when[1]`): a budget
+    of `prices[0]`, or after a finance request (`up.spent`) what is left of an allowance,
+    strictly between the two `prices`."""
     unit = world.domain.price_unit
     what = f"the best-rated {world.domain.noun} {scope} that costs at most"
-    at_same_time = "and is open at the same time"
+    day, meeting = when
+    at_same_time = ("and is open on the day of the meeting you set up for me, at the same time of day" if meeting
+                    else "and is open at the same time")
     spent = up.spent
-    if spent is None or not unit.startswith("EUR") or (spent.currency != "EUR" and spent.currency not in RATES):
+    limit, above = prices
+    if spent is None:
         return ComeBack(b.id, best.id, (b.day, b.slot), b.day, b.slot, "budget", f"{what} {limit} {unit} {at_same_time}",
                         f"Finance approved at most {limit} {unit} for it, so the one we booked is over budget. ")
     # What is left lies well inside (limit, above), so "at most" reads one way after any rounding.
@@ -158,7 +180,7 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, scope: str, l
     wanted = (f"{what} what's left of my {allowance // 100}.{allowance % 100:02d} {cur} trip allowance once the "
               f"{source} earlier is taken out{counted}, {at_same_time}")
     why = f"The {world.domain.noun} comes out of my trip allowance too, so the one we booked is over budget. "
-    return ComeBack(b.id, best.id, (b.day, b.slot), b.day, b.slot, "budget", wanted, why)
+    return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why)
 
 
 def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:

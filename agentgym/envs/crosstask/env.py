@@ -87,9 +87,13 @@ class CrossTaskEnv(AgentEnv):
       finance request, the budget is instead "what's left of my A CUR trip allowance once the
       reimbursement you paid (or: the expense total you worked out) earlier is taken out,
       counting 1 CUR as R EUR" (the rate stated when CUR is not EUR; what is left lies well
-      inside two place prices, so "at most" has one reading); on train, after a calendar
-      request, possibly "the day of the meeting you set up for me, at the same time of day"
-      (the weekday of the date that request gave); and, as the session's last come-back, a
+      inside two place prices, so "at most" has one reading), and, with a calendar request
+      before it too, "... and is open on the day of the meeting you set up for me, at the same
+      time of day" when a place fits then: one link that needs the booking, the finance amount
+      and the meeting's date at once; a new budget comes after the other come-backs and every
+      tool-use request. On train, after a calendar request, possibly "the day of the meeting
+      you set up for me, at the same time of day" (the weekday of the date that request gave);
+      and, as the session's last come-back, a
       late need the booked place lacks: "the best-rated place of the same kind in the same area
       (or: in the same area) that lists "X" among its amenities and is open at the same time,
       or cancel it if there is none" (`search` with the amenity, `check_availability`; when

@@ -13,8 +13,9 @@ set up for me", "the best-rated one that has the amenity I now need, or cancel")
 computed by the reference solver when it starts, depends on the booking sub-task's outcome, on
 every come-back before it and on the earlier tool-use requests' gold (a finance slip carries
 into the budget); it never returns the booking to a place and time it stood at before. A late
-need comes last (it may cancel the booking), a new budget after the other come-backs. One whose
-upstream failed is not offered (it costs only itself).
+need comes last (it may cancel the booking), a new budget after the other come-backs and every
+tool-use request (on train it may need the finance amount and the meeting's day at once). One
+whose upstream failed is not offered (it costs only itself).
 The sub-tasks keep their families' generators at the hard level (no family tier: ``tier``
 False), so the difficulty is the session's: its length and the links between its requests.
 """
@@ -55,18 +56,17 @@ def generate(seed: int, options: dict[str, Any]) -> Task:
     asks = list(ASKS)
     rng.shuffle(asks)
     asks = asks[: lo + int(rng.integers(hi - lo + 1))]
-    # A late need may cancel the booking, so it comes last; a new budget comes after the others
-    # (after every tool-use request when there are as many of those), so a finance request
-    # before it sets it.
+    # A late need may cancel the booking, so it comes last; a new budget comes after the others.
     asks.sort(key=lambda a: (a == NEEDS, a == "budget"))
     # At most one request before the booking; after it, other work before each come-back.
     before = tools[: int(rng.integers(2)) if len(tools) > 1 else 0]
     rest = tools[len(before):]
-    if "budget" in asks:
-        rest.sort(key=lambda t: t[1] != "finance")
-    order: list[tuple[str, str]] = before + [("dialog", dialog_domain)]
-    for k in range(max(len(rest), len(asks))):
-        order += rest[k:k + 1] + [("followup", a) for a in asks[k:k + 1]]
+    # The come-backs close the session: the last after every tool-use request, so the last
+    # link (a new budget) can build on all of them.
+    skip = max(0, len(rest) - len(asks))
+    order: list[tuple[str, str]] = before + [("dialog", dialog_domain)] + rest[:skip]
+    for k in range(max(len(rest) - skip, len(asks))):
+        order += rest[skip + k:skip + k + 1] + [("followup", a) for a in asks[k:k + 1]]
     # One come-back after the calendar request may ask for the meeting's day instead.
     calendar = order.index(("tooluse", "calendar")) if ("tooluse", "calendar") in order else len(order)
     after = [i for i, (family, what) in enumerate(order) if family == "followup" and i > calendar
