@@ -7,13 +7,15 @@ when a new request starts and of which family; the expert starts that family's e
 on it (`agentgym.agents.expert.make_expert_strategy`) with the session's brief (each expert
 reads its own task area's section) and the request, and hands it every step until the next
 switch. Across the session it keeps what a careful assistant remembers: the bookings it made
-(from the tools' results), so a follow-up moves the right one. It reads only what any agent
-sees.
+(from the tools' results), so a follow-up moves the right one, the date of the meeting it set
+up and the amount a finance request came to (what it answered or transferred), which a
+come-back of the hard tier may build on. It reads only what any agent sees.
 """
 
 from __future__ import annotations
 
 import datetime
+import math
 import re
 from typing import Any
 
@@ -29,6 +31,8 @@ __all__ = ["ComeBackExpert", "CrossTaskExpert", "FollowUpExpert", "Ledger"]
 
 #: Times it reads the bookings back because the user still misses something after "done".
 _RECHECKS = 2
+#: A late need, as a come-back states it: the amenity the place must list.
+_NEEDS = re.compile(r'lists "([^"]+)" among its amenities')
 
 
 class Ledger:
@@ -39,6 +43,8 @@ class Ledger:
         self.bookings: dict[str, dict[str, Any]] = {}
         #: The date (YYYY-MM-DD) of the latest meeting booked, as `book_meeting` returned it.
         self.meeting: str | None = None
+        #: The amount of the latest finance answer or transfer that went through.
+        self.spent: float | None = None
 
     def take(self, info: dict[str, Any]) -> None:
         """Take in one step's results (each call's record paired with its tool message)."""
@@ -56,6 +62,9 @@ class Ledger:
                 self.bookings.setdefault(str(value["booking_id"]), {})["active"] = False
             elif rec.get("name") == "book_meeting" and "date" in value:
                 self.meeting = str(value["date"])
+            elif rec.get("name") in ("submit_answer", "create_transfer"):
+                amount = (rec.get("arguments") or {}).get("amount")
+                self.spent = float(amount) if isinstance(amount, (int, float)) else self.spent
             elif rec.get("name") == "list_bookings":
                 self.bookings = {str(b.get("booking_id")): {**b, "active": b.get("status") == "active"}
                                  for b in value.get("bookings", ())}
@@ -146,9 +155,12 @@ class FollowUpExpert:
 class ComeBackExpert(FollowUpExpert):
     """A come-back of the hard tier: the user asks for a change in terms of the booking as it
     stands ("the evening of the same day", "the next day it's open, at the same time of day",
-    "the best-rated place of the same kind in the same area within a new budget"). It works the
-    target out from that booking (the ledger's latest) with the tools, reading each value that
-    picks the target twice, then moves the booking as the follow-up expert does.
+    "the best-rated place of the same kind in the same area within a new budget", a budget that
+    is what's left of an allowance after the finance amount, "the best-rated one that lists X
+    among its amenities, or cancel"). It works the target out from that booking (the ledger's
+    latest) with the tools, reading each value that picks the target twice, then moves the
+    booking as the follow-up expert does; when a late need finds no place, read after read, it
+    cancels the booking.
 
     Args:
         ledger: the session's bookings; the latest active one is the one the request is about.
@@ -162,6 +174,8 @@ class ComeBackExpert(FollowUpExpert):
         #: Whether the request was read as a change it knows, and how often it read afresh.
         self.understood = False
         self.rereads = 0
+        #: Whether the booking is to be cancelled (a late need nothing meets).
+        self.cancel = False
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         active = self.ledger.active()
@@ -185,25 +199,63 @@ class ComeBackExpert(FollowUpExpert):
     def _plan(self) -> str:
         if self.place is not None and self.when is not None and self._refused(self.place[0], *self.when):
             self.place = self.when = None  # what the reads showed was wrong: the next candidate
-        if self.place is None and self.old is not None:
+        if self.place is None and self.old is not None and not self.cancel:
             self._resolve(self.old)
             if self.place is None and self.understood and self.rereads < _RECHECKS:
                 # Understood, yet nothing fits: the reads may have misled it, so read afresh.
                 self.rereads += 1
                 self.case.doubt()
                 self._resolve(self.old)
-            if self.place is None:
+            if self.place is None and self.understood and _NEEDS.search(self.request):
+                self.cancel = True  # nothing has the new need, read after read: cancel, as asked
+            elif self.place is None:
                 raise Move(say="Sorry, which change would you like to the booking?")
+        if self.cancel:
+            return self._cancel()
         return super()._plan()
+
+    def _cancel(self) -> str:
+        """Cancel every active booking (the late need rules the booked place out, and nothing fits)."""
+        if self.unsure is not None:
+            self.case.get(Read("list_bookings", since=self.unsure))
+        for k, _ in self.ledger.active():
+            raise Move([Call("cancel_booking", {"booking_id": k})])
+        self.claims += 1
+        return "No other place has what you now need and is free then, so I've cancelled the booking."
+
+    def _budget(self) -> int | None:
+        """The budget the request states: a number, or what is left of an allowance once the
+        session's finance amount (the ledger's) is taken out, at the rate it states."""
+        stated = re.search(r"costs at most (\d+)", self.request)
+        if stated:
+            return int(stated.group(1))
+        allowance = re.search(r"what's left of my ([\d.]+) ([a-z]{3}) trip allowance", self.request)
+        if allowance is None or self.ledger.spent is None:
+            return None
+        rate = re.search(r"counting 1 [a-z]{3} as ([\d.]+) eur", self.request)
+        left = (float(allowance.group(1)) - self.ledger.spent) * (float(rate.group(1)) if rate else 1.0)
+        return math.floor(left + 1e-9) if left >= 0 else None
 
     def _resolve(self, old: dict[str, Any]) -> None:
         item, day, slot = str(old.get("item_id")), str(old.get("day")), str(old.get("slot"))
         same_day = re.search(r"the (morning|afternoon|evening) of the same day", self.request)
-        budget = re.search(r"costs at most (\d+)", self.request)
+        budget = self._budget()
+        needs = _NEEDS.search(self.request)
         meeting = "day of the meeting" in self.request and self.ledger.meeting is not None
-        self.understood = bool(same_day or budget or meeting or "next day after it" in self.request)
-        if meeting:
-            weekday = DAYS[datetime.date.fromisoformat(str(self.ledger.meeting)).weekday()]
+        self.understood = bool(same_day or budget is not None or needs or meeting or "next day after it" in self.request)
+        weekday = DAYS[datetime.date.fromisoformat(str(self.ledger.meeting)).weekday()] if meeting else day
+        if budget is not None or needs:
+            details = self.case.read("get_details", copies=2, item_id=item)
+            query: dict[str, Any] = {"area": details.get("area")}
+            if "of the same kind in the same area" in self.request:
+                query["category"] = details.get("category")
+            if needs:
+                query["amenities"] = [needs.group(1)]
+            else:
+                query["max_price"] = budget
+            # A budget that closes the session may also name the meeting's day.
+            self._best_free(item, weekday if "open on the day of the meeting" in self.request else day, slot, query)
+        elif meeting:
             seen = self.case.read("check_availability", copies=2, item_id=item, day=weekday, slot=slot)
             if isinstance(seen, dict) and seen.get("available") and not self._refused(item, weekday, slot):
                 self.place, self.when = (item, str(old.get("name"))), (weekday, slot)
@@ -216,23 +268,22 @@ class ComeBackExpert(FollowUpExpert):
                 if isinstance(seen, dict) and seen.get("available") and not self._refused(item, d, slot):
                     self.place, self.when = (item, str(old.get("name"))), (d, slot)
                     return
-        elif budget:
-            details = self.case.read("get_details", copies=2, item_id=item)
-            query = {"category": details.get("category"), "area": details.get("area"),
-                     "max_price": int(budget.group(1))}
-            first = self.case.read("search", copies=2, **query)
-            pages = range(2, int(first.get("pages", 1)) + 1)
-            found = list(first.get("results", ()))
-            for page in self.case.get(*(Read("search", {**query, "page": n}, copies=2) for n in pages)):
-                found += page.get("results", ())
-            alike = sorted((p for p in found if p.get("item_id", p.get("id")) != item),
-                           key=lambda p: -float(p.get("rating", 0)))
-            reads = [Read("check_availability", {"item_id": p.get("id"), "day": day, "slot": slot}, copies=2)
-                     for p in alike]
-            for p, seen in zip(alike, self.case.get(*reads)):
-                if isinstance(seen, dict) and seen.get("available") and not self._refused(str(p.get("id")), day, slot):
-                    self.place, self.when = (str(p.get("id")), str(p.get("name"))), (day, slot)
-                    return
+
+    def _best_free(self, item: str, day: str, slot: str, query: dict[str, Any]) -> None:
+        """Take the best-rated place `query` finds (all its pages) that is free then, but `item`."""
+        first = self.case.read("search", copies=2, **query)
+        pages = range(2, int(first.get("pages", 1)) + 1)
+        found = list(first.get("results", ()))
+        for page in self.case.get(*(Read("search", {**query, "page": n}, copies=2) for n in pages)):
+            found += page.get("results", ())
+        alike = sorted((p for p in found if p.get("item_id", p.get("id")) != item),
+                       key=lambda p: -float(p.get("rating", 0)))
+        reads = [Read("check_availability", {"item_id": p.get("id"), "day": day, "slot": slot}, copies=2)
+                 for p in alike]
+        for p, seen in zip(alike, self.case.get(*reads)):
+            if isinstance(seen, dict) and seen.get("available") and not self._refused(str(p.get("id")), day, slot):
+                self.place, self.when = (str(p.get("id")), str(p.get("name"))), (day, slot)
+                return
 
 
 class CrossTaskExpert(CrossTaskStrategy):

@@ -1,66 +1,102 @@
 """The hard tier's come-backs: the user returns to the booking and asks for a change it states
-in terms of that booking, never in absolute values.
+in terms of that booking and of earlier results, never in absolute values.
 
 Each come-back is a `MoveBooking` whose target is computed by the reference solver from the
 booking as it stands when the come-back starts (the dialog sub-task's, or the previous
-come-back's), so a chain of them depends link by link on the earlier outcomes:
+come-back's) and from the earlier sub-tasks' gold (`agentgym.envs.crosstask.upstream`), so a
+chain of them depends link by link on the earlier outcomes:
 
 * ``same_day``: "the evening of the same day" (the booked day, another time of day it is open);
 * ``next_open``: "the next day it's open, same time of day" (the first later day of the week
   the place is open at the booked time: `check_availability` tells);
 * ``budget``: a new budget below the booked place's price, and "the best-rated place of the
   same kind in the same area that fits it and is open at the same time" (one such place is
-  rated strictly above the others, so the gold is unique);
+  rated strictly above the others, so the gold is unique). After a finance request the budget
+  is what is left of a trip allowance once that request's amount (its reference solver's) is
+  taken out, at a rate the user states when the amount is not in EUR: the remainder lies
+  strictly between two place prices, so one reading of "at most" holds. After a calendar
+  request too, the place must be open on the meeting's day (when one fits then): the link
+  that needs the booking, the finance amount and the meeting's date at once;
 * ``meeting_day``: "the day of the meeting you set up for me, at the same time of day": the
   weekday of the date the user gave in an earlier calendar request of the session (its
-  reference solver's date), so a tool-use sub-task's outcome decides the booking.
+  reference solver's date), so a tool-use sub-task's outcome decides the booking;
+* ``needs``: a late need the booked place lacks (an amenity): "the best-rated place of the
+  same kind in the same area that has it and is open at the same time, or cancel if there is
+  none" (a unique best, or none at all: then the gold is the cancellation alone). It is the
+  session's last come-back, since a cancelled booking leaves nothing to come back to.
 
-The user (`ComeBackUser`) says what it wants in those words only: asked again, it repeats them;
-a booking of the wrong place or time is refused with them. It sees its bookings as the
-follow-up user does and ends the sub-task under the same rule (`score_move`).
+A come-back never returns the booking to a place and time it stood at before (`visited`): a
+kind whose target would is not drawn. The user (`ComeBackUser`) says what it wants in those
+words only: asked again, it repeats them; a booking of the wrong place or time is refused with
+them. It sees its bookings as the follow-up user does and ends the sub-task under the same rule
+(`score_move`; for a cancellation, nothing left booked).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, plan_move
+from agentgym.core.task import UserTurn, WorldEvent
+from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking
+from agentgym.envs.crosstask.upstream import Spent
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.users.understanding import Reading
 
-__all__ = ["ComeBack", "ComeBackUser", "ASKS", "MEETING_DAY", "plan_comeback"]
+__all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback"]
 
 #: The kinds of come-back a session draws from, in their fallback order; ``meeting_day`` is
 #: drawn in place of one of them when a calendar request comes before it.
-ASKS = ("same_day", "next_open", "budget")
+ASKS = ("same_day", "next_open", "budget", "needs")
 MEETING_DAY = "meeting_day"
+NEEDS = "needs"
+#: EUR per unit of each currency, as the user states it for an allowance held in another one.
+RATES = {"USD": 0.92, "GBP": 1.17, "CHF": 1.04, "SEK": 0.088, "CAD": 0.68}
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """What a come-back reads of the session before it (`agentgym.envs.crosstask.upstream`)."""
+
+    meeting_day: str | None = None
+    spent: Spent | None = None
+    visited: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
 
 
 @dataclass(frozen=True)
 class ComeBack(MoveBooking):
-    """A move stated relative to the booking: `ask` is its kind, `wanted` the words for it."""
+    """A move stated relative to the booking: `ask` is its kind, `wanted` the words for it. An
+    empty `place` means the booking is to be cancelled, not moved."""
 
     ask: str = ""
     wanted: str = ""
-    #: For a ``budget`` come-back: the new budget.
-    limit: int | None = None
+    #: Why the user asks (said before the request).
+    why: str = "Plans changed on my side. "
+
+    @property
+    def cancel(self) -> bool:
+        return not self.place
+
+    def plan(self) -> list[dict[str, Any]]:
+        if self.cancel:
+            return [{"name": "cancel_booking", "arguments": {"booking_id": self.booking}}]
+        return super().plan()
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "ask": self.ask, "wanted": self.wanted}
 
 
-def _same_day(world: World, b: Booking, rng: Any) -> ComeBack | None:
+def _same_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
     place = world.by_id[b.item_id]
-    slots = [s for s in SLOTS if s != b.slot and place.is_open(b.day, s)]
+    slots = [s for s in SLOTS if s != b.slot and place.is_open(b.day, s) and (place.id, b.day, s) not in up.visited]
     if not slots:
         return None
     slot = slots[int(rng.integers(len(slots)))]
     return ComeBack(b.id, place.id, (b.day, b.slot), b.day, slot, "same_day", f"the {slot} of the same day")
 
 
-def _next_open(world: World, b: Booking, rng: Any) -> ComeBack | None:
+def _next_open(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
     place = world.by_id[b.item_id]
     later = [d for d in DAYS[DAYS.index(b.day) + 1:] if place.is_open(d, b.slot)]
     if not later:
@@ -69,68 +105,159 @@ def _next_open(world: World, b: Booking, rng: Any) -> ComeBack | None:
                     "the next day after it that the place is open, at the same time of day")
 
 
-def _budget(world: World, b: Booking, rng: Any) -> ComeBack | None:
+#: Where a come-back looks for another place, narrowest first: (its words, whether a place is
+#: in it). The first with an answer is the one the user names.
+_SCOPES = (("of the same kind in the same area", lambda p, q: p.category == q.category and p.area == q.area),
+           ("in the same area", lambda p, q: p.area == q.area))
+
+
+def _others(world: World, b: Booking) -> list[tuple[str, list[Place]]]:
+    """Each scope's words and the other places in it, narrowest first."""
+    booked = world.by_id[b.item_id]
+    return [(words, [p for p in world.places if p.id != booked.id and inside(p, booked)]) for words, inside in _SCOPES]
+
+
+def _best(places: list[Place]) -> Place | None:
+    """The best-rated of `places` when one is rated strictly above the others, else None."""
+    ranked = sorted(places, key=lambda p: -p.rating)
+    return ranked[0] if ranked and (len(ranked) == 1 or ranked[0].rating > ranked[1].rating) else None
+
+
+def _budget(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
+    spent = up.spent
+    allowance = spent is not None and world.domain.price_unit.startswith("EUR") and (
+        spent.currency == "EUR" or spent.currency in RATES)
+    # After a finance and a calendar request, the last link needs both: the allowance and the
+    # meeting's day; failing that, the booked day.
+    days = [(up.meeting_day, True), (b.day, False)] if allowance and up.meeting_day is not None else [(b.day, False)]
+    for day, meeting in days:
+        move = _budget_on(world, b, rng, up if allowance else replace(up, spent=None), day, meeting)
+        if move is not None:
+            return move
+    return None
+
+
+def _budget_on(world: World, b: Booking, rng: Any, up: Upstream, day: str, meeting: bool) -> ComeBack | None:
+    """A budget come-back to the best place under a drawn budget open on `day` (the meeting's,
+    when `meeting`) at the booked time."""
     booked: Place = world.by_id[b.item_id]
-    alike = [p for p in world.places if p.id != booked.id and p.category == booked.category
-             and p.area == booked.area and p.price < booked.price]
-    budgets = []
-    for limit in sorted({p.price for p in alike}):
-        fits = sorted((p for p in alike if p.price <= limit and p.is_open(b.day, b.slot)),
-                      key=lambda p: -p.rating)
-        if fits and (len(fits) == 1 or fits[0].rating > fits[1].rating):
-            budgets.append((limit, fits[0]))
-    if not budgets:
-        return None
-    limit, best = budgets[int(rng.integers(len(budgets)))]
+    for scope, others in _others(world, b):
+        cheaper = [p for p in others if p.price < booked.price]
+        budgets = []
+        for limit in sorted({p.price for p in cheaper}):
+            best = _best([p for p in cheaper if p.price <= limit and p.is_open(day, b.slot)])
+            if best is not None and (best.id, day, b.slot) not in up.visited:
+                budgets.append((limit, best))
+        if budgets:
+            limit, best = budgets[int(rng.integers(len(budgets)))]
+            above = min([p.price for p in cheaper if p.price > limit] + [booked.price])
+            return _budget_move(world, b, rng, up, scope, (limit, above), best, (day, meeting))
+    return None
+
+
+def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, scope: str, prices: tuple[int, int],
+                 best: Place, when: tuple[str, bool]) -> ComeBack:
+    """The budget come-back to `best` on `when[0]` (the meeting's day when `when[1]`): a budget
+    of `prices[0]`, or after a finance request (`up.spent`) what is left of an allowance,
+    strictly between the two `prices`."""
     unit = world.domain.price_unit
-    wanted = (f"the best-rated {world.domain.noun} of the same kind in the same area that costs at most "
-              f"{limit} {unit} and is open at the same time")
-    return ComeBack(b.id, best.id, (b.day, b.slot), b.day, b.slot, "budget", wanted, limit)
+    what = f"the best-rated {world.domain.noun} {scope} that costs at most"
+    day, meeting = when
+    at_same_time = ("and is open on the day of the meeting you set up for me, at the same time of day" if meeting
+                    else "and is open at the same time")
+    spent = up.spent
+    limit, above = prices
+    if spent is None:
+        return ComeBack(b.id, best.id, (b.day, b.slot), b.day, b.slot, "budget", f"{what} {limit} {unit} {at_same_time}",
+                        f"Finance approved at most {limit} {unit} for it, so the one we booked is over budget. ")
+    # What is left lies well inside (limit, above), so "at most" reads one way after any rounding.
+    left_eur = limit + (above - limit) * (0.15 + 0.7 * float(rng.random()))
+    cur = spent.currency
+    rate = 1.0 if cur == "EUR" else RATES[cur]
+    allowance = spent.cents + round(left_eur / rate * 100)
+    source = "reimbursement you paid" if spent.paid else "expense total you worked out"
+    counted = "" if cur == "EUR" else f", counting 1 {cur} as {rate} EUR"
+    wanted = (f"{what} what's left of my {allowance // 100}.{allowance % 100:02d} {cur} trip allowance once the "
+              f"{source} earlier is taken out{counted}, {at_same_time}")
+    why = f"The {world.domain.noun} comes out of my trip allowance too, so the one we booked is over budget. "
+    return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why)
 
 
-def _meeting_day(world: World, b: Booking, day: str | None) -> ComeBack | None:
-    place = world.by_id[b.item_id]
-    if day is None or day == b.day or not place.is_open(day, b.slot):
+def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
+    place, day = world.by_id[b.item_id], up.meeting_day
+    if day is None or day == b.day or not place.is_open(day, b.slot) or (place.id, day, b.slot) in up.visited:
         return None
     return ComeBack(b.id, place.id, (b.day, b.slot), day, b.slot, MEETING_DAY,
                     "the day of the meeting you set up for me, at the same time of day")
 
 
-_PLANS = {"same_day": _same_day, "next_open": _next_open, "budget": _budget}
+def _needs(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
+    booked: Place = world.by_id[b.item_id]
+    moves: list[tuple[str, str, Place | None]] = []
+    cancels: list[tuple[str, str, Place | None]] = []
+    for scope, others in _others(world, b):
+        for amenity in world.domain.amenities:
+            if amenity in booked.amenities:
+                continue
+            fits = [p for p in others if amenity in p.amenities and p.is_open(b.day, b.slot)]
+            best = _best(fits)
+            if not fits:
+                cancels.append((scope, amenity, None))
+            elif best is not None and (best.id, b.day, b.slot) not in up.visited:
+                moves.append((scope, amenity, best))
+    # A move when the booking allows one, half the time: cancelling is then no safe guess.
+    outcomes = moves if moves and (not cancels or rng.random() < 0.5) else cancels
+    if not outcomes:
+        return None
+    scope, amenity, best = outcomes[int(rng.integers(len(outcomes)))]
+    noun = world.domain.noun
+    wanted = (f'the best-rated {noun} {scope} that lists "{amenity}" among its amenities and is open at the '
+              "same time, or cancel it if there is none")
+    why = f'I\'ve just found out I need "{amenity}", and the {noun} we booked doesn\'t have it. '
+    return ComeBack(b.id, best.id if best is not None else "", (b.day, b.slot), b.day, b.slot, NEEDS, wanted, why)
 
 
-def plan_comeback(world: World, booking: Booking, ask: str, rng: Any,
-                  meeting_day: str | None = None) -> MoveBooking | None:
+_PLANS = {"same_day": _same_day, "next_open": _next_open, "budget": _budget, NEEDS: _needs,
+          MEETING_DAY: _meeting_day}
+
+
+def _fallback(world: World, b: Booking, rng: Any, up: Upstream) -> MoveBooking | None:
+    """A plain move to a drawn time the booking has not stood at, or None."""
+    place: Place = world.by_id[b.item_id]
+    options = [(d, s) for d in DAYS for s in SLOTS
+               if (place.id, d, s) not in up.visited and (d, s) != (b.day, b.slot) and place.is_open(d, s)]
+    if not options:
+        return None
+    day, slot = options[int(rng.integers(len(options)))]
+    return MoveBooking(b.id, place.id, (b.day, b.slot), day, slot)
+
+
+def plan_comeback(world: World, booking: Booking, ask: str, rng: Any, up: Upstream | None = None) -> MoveBooking | None:
     """The come-back `ask` on `booking` (the first kind after it in `ASKS` that this booking
-    allows, when it does not), or a plain move to a drawn time when none does. A
-    ``meeting_day`` come-back moves to `meeting_day` (the weekday of the session's meeting)."""
-    if ask == MEETING_DAY:
-        move = _meeting_day(world, booking, meeting_day)
+    allows, when it does not; never a late need but when asked for one, since it must come
+    last), or a plain move to a drawn time when none does; never back to a place and time in
+    `up.visited`. A ``meeting_day`` come-back moves to `up.meeting_day`."""
+    up = up or Upstream()
+    kinds = [MEETING_DAY] if ask == MEETING_DAY else []
+    start = ASKS.index(ask) if ask in ASKS else 0
+    kinds += [k for k in ASKS[start:] + ASKS[:start] if k != NEEDS or ask == NEEDS]
+    for kind in kinds:
+        move = _PLANS[kind](world, booking, rng, up)
         if move is not None:
             return move
-        ask = ASKS[0]
-    start = ASKS.index(ask)
-    for kind in ASKS[start:] + ASKS[:start]:
-        move = _PLANS[kind](world, booking, rng)
-        if move is not None:
-            return move
-    return plan_move(world, booking, rng)
+    return _fallback(world, booking, rng, up)
 
 
 class ComeBackUser(FollowUpUser):
     """The user of a come-back: the follow-up user, who says what it wants only in the words
-    of the come-back (`ComeBack.wanted`), and says why it asks (a new budget) where it does."""
+    of the come-back (`ComeBack.wanted`), and says why it asks (a new budget, a late need)."""
 
     __slots__ = ("_wanted", "_why")
 
     def __init__(self, world: World, move: ComeBack) -> None:
         super().__init__(world, move)
         self._wanted = move.wanted
-        if move.limit is not None:
-            self._why = (f"Finance approved at most {move.limit} {world.domain.price_unit} for it, so the one "
-                         "we booked is over budget. ")
-        else:
-            self._why = "Plans changed on my side. "
+        self._why = move.why
 
     def _target(self) -> str:
         return f"please move it to {self._wanted}"
@@ -157,3 +284,9 @@ class ComeBackUser(FollowUpUser):
         if r.asked or r.open:
             return f"I'd like {self._wanted}. Nothing else changes."
         return None
+
+    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
+        said = super().react(events, turn)
+        if said is not None and said.end == "accepted" and not self._move.place:
+            return UserTurn("Thanks for cancelling it, then.", end="accepted")
+        return said

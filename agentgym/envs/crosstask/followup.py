@@ -71,9 +71,13 @@ def plan_move(world: World, booking: Booking, rng: Any) -> MoveBooking | None:
 
 def score_move(world: World, move: MoveBooking) -> Score:
     """Half for cancelling the old booking, half for the place booked at the new time; success
-    when both hold and nothing else is booked."""
+    when both hold and nothing else is booked. A move to no place (`place` empty: a come-back
+    that cancels) succeeds when nothing is left booked."""
     active = world.active_bookings()
     old_gone = not any(b.id == move.booking for b in active)
+    if not move.place:
+        return Score(1.0 if not active else 0.5 if old_gone else 0.0, not active,
+                     {"old_cancelled": old_gone, "moved": False, "active": len(active)})
     moved = [b for b in active if b.item_id == move.place and (b.day, b.slot) == (move.day, move.slot)]
     score = (0.5 if old_gone else 0.0) + (0.5 if moved else 0.0)
     success = old_gone and len(moved) == 1 and len(active) == 1

@@ -32,8 +32,8 @@ class _FollowUpOracle:
         wrong = [b for b in active if (b.item_id, b.day, b.slot) != (m.place, m.day, m.slot)]
         if wrong:
             return call("cancel_booking", booking_id=wrong[0].id)
-        if active:
-            return "It's moved."
+        if active or not m.place:
+            return "It's moved." if active else "It's cancelled."
         return call("book", item_id=m.place, day=m.day, slot=m.slot)
 
 

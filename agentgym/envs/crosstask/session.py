@@ -14,7 +14,6 @@ offered (``not_offered``); the session's score is the mean over the sub-tasks it
 
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,9 +24,9 @@ from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
 from agentgym.core.tools import Toolkit, ToolSpec, close_names
-from agentgym.envs.crosstask.comeback import ComeBack, ComeBackUser, plan_comeback
+from agentgym.envs.crosstask import upstream
+from agentgym.envs.crosstask.comeback import ComeBack, ComeBackUser, Upstream, plan_comeback
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, agreed_booking, plan_move, score_move
-from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking
 from agentgym.users.picks import DrawnPicks, pick
 
@@ -423,7 +422,10 @@ class SessionUser(SimulatedUser):
         world = _world_of(self.session, seg)
         rng = fast_stream(self._task.seed, f"user/segment/{seg.index}")
         if seg.ask is not None:
-            move = plan_comeback(world, agreed, seg.ask, rng, _meeting_day(self.session, seg))
+            segments = self.session.segments
+            up = Upstream(upstream.meeting_day(segments, seg.index), upstream.spent(segments, seg.index),
+                          upstream.visited(segments, seg.index, seg.refers_to))
+            move = plan_comeback(world, agreed, seg.ask, rng, up)
         else:
             move = plan_move(world, agreed, rng)
         if move is None:
@@ -546,16 +548,6 @@ def _world_of(session: SessionWorld, seg: Segment) -> Any:
     ref = session.segments[seg.refers_to]
     assert ref.task is not None
     return ref.task.world
-
-
-def _meeting_day(session: SessionWorld, seg: Segment) -> str | None:
-    """The weekday of the meeting the latest calendar request before `seg` asked for (the date
-    its user gave, as its reference solver books it), or None."""
-    for s in reversed(session.segments[: seg.index]):
-        if s.family == "tooluse" and s.domain == "calendar" and s.task is not None:
-            date = next(e.fields["date"] for e in s.task.gold.effects if "date" in e.fields)
-            return DAYS[datetime.date.fromisoformat(date).weekday()]
-    return None
 
 
 def _upstream(session: SessionWorld, seg: Segment) -> Segment:

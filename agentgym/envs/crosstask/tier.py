@@ -6,11 +6,16 @@ sessions exactly (`agentgym.envs.crosstask.session.generate_session`), as do eas
 A session of the tier holds 4 to 6 sub-tasks: one dialog booking, every tool-use domain of the
 split, and 1 to 3 come-backs to the booking (`agentgym.envs.crosstask.comeback`), with other
 work between the booking and its first come-back. Each come-back states what it wants in terms
-of the booking as it stands then ("the evening of the same day", "the next day it's open",
-"the best-rated place of the same kind in the same area within the new budget", "the day of the
-meeting you set up for me": the date an earlier calendar request gave), so its gold,
-computed by the reference solver when it starts, depends on the booking sub-task's outcome and
-on every come-back before it; one whose upstream failed is not offered (it costs only itself).
+of the booking as it stands then and of earlier results ("the evening of the same day", "the
+next day it's open", "the best-rated place of the same kind in the same area within what's left
+of my trip allowance once the reimbursement you paid is taken out", "the day of the meeting you
+set up for me", "the best-rated one that has the amenity I now need, or cancel"), so its gold,
+computed by the reference solver when it starts, depends on the booking sub-task's outcome, on
+every come-back before it and on the earlier tool-use requests' gold (a finance slip carries
+into the budget); it never returns the booking to a place and time it stood at before. A late
+need comes last (it may cancel the booking), a new budget after the other come-backs and every
+tool-use request (on train it may need the finance amount and the meeting's day at once). One
+whose upstream failed is not offered (it costs only itself).
 The sub-tasks keep their families' generators at the hard level (no family tier: ``tier``
 False), so the difficulty is the session's: its length and the links between its requests.
 """
@@ -21,7 +26,7 @@ from typing import Any
 
 from agentgym.core.seeding import fast_stream
 from agentgym.core.task import Task
-from agentgym.envs.crosstask.comeback import ASKS, MEETING_DAY
+from agentgym.envs.crosstask.comeback import ASKS, MEETING_DAY, NEEDS
 from agentgym.envs.crosstask.session import FAMILIES, Segment, generate_session, session_task, sub_seed
 from agentgym.envs.dialog.hard_tier import tier_of
 
@@ -31,8 +36,9 @@ __all__ = ["generate", "TIER_RULE"]
 SIZE = (4, 6)
 #: What the brief adds on the tier.
 TIER_RULE = ("Later requests may build on earlier ones (\"the same day\", \"the same area\", \"the booking we "
-             "made\"): work out what they mean from what the user said and the tools returned before, and "
-             "check a new time or place with the tools before you book it.")
+             "made\", \"the amount you worked out\"): work out what they mean from what the user said, the tools "
+             "returned and the earlier requests came to, and check a new time or place with the tools before "
+             "you book it. A booking the user no longer wants is cancelled, not left standing.")
 
 
 def generate(seed: int, options: dict[str, Any]) -> Task:
@@ -50,15 +56,21 @@ def generate(seed: int, options: dict[str, Any]) -> Task:
     asks = list(ASKS)
     rng.shuffle(asks)
     asks = asks[: lo + int(rng.integers(hi - lo + 1))]
+    # A late need may cancel the booking, so it comes last; a new budget comes after the others.
+    asks.sort(key=lambda a: (a == NEEDS, a == "budget"))
     # At most one request before the booking; after it, other work before each come-back.
     before = tools[: int(rng.integers(2)) if len(tools) > 1 else 0]
     rest = tools[len(before):]
-    order: list[tuple[str, str]] = before + [("dialog", dialog_domain)]
-    for k in range(max(len(rest), len(asks))):
-        order += rest[k:k + 1] + [("followup", a) for a in asks[k:k + 1]]
+    # The come-backs close the session: the last after every tool-use request, so the last
+    # link (a new budget) can build on all of them.
+    skip = max(0, len(rest) - len(asks))
+    order: list[tuple[str, str]] = before + [("dialog", dialog_domain)] + rest[:skip]
+    for k in range(max(len(rest) - skip, len(asks))):
+        order += rest[skip + k:skip + k + 1] + [("followup", a) for a in asks[k:k + 1]]
     # One come-back after the calendar request may ask for the meeting's day instead.
     calendar = order.index(("tooluse", "calendar")) if ("tooluse", "calendar") in order else len(order)
-    after = [i for i, (family, _) in enumerate(order) if family == "followup" and i > calendar]
+    after = [i for i, (family, what) in enumerate(order) if family == "followup" and i > calendar
+             and what not in (NEEDS, "budget")]
     if after and rng.random() < 0.5:
         order[after[0]] = ("followup", MEETING_DAY)
     segments: list[Segment] = []
