@@ -155,3 +155,25 @@ def test_bad_input_after_the_booking_never_raises() -> None:
         _, _, terminated, truncated, _ = env.step(message)
         if terminated or truncated:
             break
+
+
+def test_a_booking_before_the_first_need_gives_way_brings_only_the_late_need() -> None:
+    # A place meeting every need but the late one (the first flexible need included), booked
+    # before any claim: the late need arrives and rules it out; the remembered one waits.
+    for seed in range(100):
+        task = hard_tier.generate_task(seed, {"split": "train", "difficulty": "hard"})
+        g = task.gold
+        had = [c for c in g.constraints if c.reveal != "late"]
+        fits = satisfying_places(task.world, had, g.day, g.slot)
+        if fits:
+            break
+    else:
+        raise AssertionError("no seed with a place meeting every need but the late ones")
+    env = gym.make(DIALOG_ID, split="train", difficulty="hard")
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    env.step(ASK_ALL)
+    _, _, terminated, _, info = _book(env, fits[0])
+    late = next(c for c in task.gold.constraints if c.reveal == "late" and c.id != task.extra["after_booking"])
+    assert not terminated and "still work?" in _user_text(info)
+    assert late.id in env.unwrapped.user._arrived and not task.extra.get("remembered")

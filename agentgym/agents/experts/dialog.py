@@ -14,6 +14,9 @@ It plays as a careful assistant would, from the top on every turn against what i
   about what was agreed ("my friend says ...: does X still work?") it checks X against the new
   need (a search with every need, which X is among or not) and says it still works, or
   proposes another (a booking that no longer fits is cancelled first);
+* where no place meets every need it knows, it says so, and once the user gives one up it
+  searches again (a place rejected before may fit now: one rejected for a need still held is
+  not among the places a search with every need finds);
 * it keeps exactly one booking: one the user rejects, asks to change (a new time) or that no
   longer fits what it now knows is cancelled before another is made;
 * faults: a read that failed for a passing reason is sent again; a write whose result it could
@@ -199,6 +202,9 @@ class DialogExpert:
                 # Needs that no place meets all at once: the user gave this one up.
                 self.needs.drop(*value)
                 self.said_sorry = False
+                # A place rejected for the need given up may fit now; one rejected for a need
+                # still held is not among the places a search with every need finds.
+                self.refused.clear()
             elif kind == "time" and self.needs.take(kind, value):
                 # A new time for a place the user liked ("Please book it. Actually, can we make
                 # it Friday instead?"): the place stays agreed, if it is free then.

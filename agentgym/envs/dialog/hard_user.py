@@ -105,11 +105,13 @@ class HardDialogUser(DialogUser):
         return super().react(events, turn)
 
     def _would_settle(self, events: list[WorldEvent]) -> bool:
-        """Whether `events` make a booking the user would approve as it stands: one new active
-        booking, meeting every need it has, free then, with no goal shift due."""
+        """Whether `events` make a booking the user would approve as it stands, once it has given
+        up its first flexible need: one new active booking, meeting every need it has, free
+        then, with no goal shift due. (Before, a booking can meet every need it has only while
+        a late one is still to come, which arrives with it and rules it out.)"""
         booked = [e.data["booking_id"] for e in events if e.kind == "booked"]
         b = self._world.bookings.get(booked[0]) if len(booked) == 1 else None
-        if b is None or not b.active or self._shift is not None:
+        if b is None or not b.active or self._flexible is not None or self._shift is not None:
             return False
         place = self._world.by_id[b.item_id]
         return self._broken(place, b.day, b.slot) is None and place.is_open(b.day, b.slot)
