@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.agents.experts.booking_words import Needs, hear
+from agentgym.agents.experts.booking_words import Needs, days_named, hear, today_of
 from agentgym.agents.experts.briefs import section
 from agentgym.agents.experts.casefile import Blocked, CaseFile, Move, Read, key_of
 from agentgym.agents.transcript import BriefVocabulary, brief_of
@@ -72,6 +72,8 @@ class DialogExpert:
     def _fresh(self) -> None:
         """Forget everything: a new task."""
         self.vocab = BriefVocabulary()
+        #: The day the brief says today is, when the user counts days from it.
+        self.today: str | None = None
         self.case = CaseFile()
         self.needs = Needs()
         #: Place id -> name, for every place a tool named.
@@ -111,6 +113,7 @@ class DialogExpert:
         messages = info.get("messages", ())
         brief = brief_of(messages)
         self.vocab = BriefVocabulary.of(section(brief, "dialog", info.get("task", {}).get("domain", "")))
+        self.today = today_of(brief)
         for m in messages:
             if m.get("role") == "user":
                 self._hear(str(m.get("content", "")))
@@ -183,7 +186,7 @@ class DialogExpert:
         by_name: dict[str, str] = {}
         for item, name in self.names.items():
             by_name.setdefault(name, item)  # names are unique: the first id seen is the real one
-        heard = hear(text, self.vocab, list(by_name))
+        heard = hear(days_named(text, self.today), self.vocab, list(by_name))
         for kind, value in heard.events:
             when = (self.needs.day or "", self.needs.slot or "")
             if kind in ("liked", "rejected", "asks_about"):

@@ -128,6 +128,12 @@ class DialogEnv(AgentEnv):
       among those it kept; asked to give up the new one, it says that one matters), and the
       gold is then the places meeting all the rest (one to six). A session left with the first
       booking, or with two, fails.
+    * The day counted from today. The brief says which day today is ("Today is Tuesday."), and
+      the user names the wanted day by how many days it is from today ("I need it the day after
+      tomorrow, in the evening."; today, tomorrow, the day after tomorrow, three to six days from
+      today: one reading each, never a weekday name); a booking or proposal on another day
+      breaks the time. The day today is comes from a stream of its own, so it moves neither the
+      world nor the goal.
     * The turn budget (24) and patience (two misses) are the hard level's. No never-ask agent can
       reach the gold of the kept needs (`guessable`), and none gets past the conflict without
       saying so.

@@ -23,6 +23,9 @@ up a second need (`flexible_after`, drawn among the kept ones: the goal's places
 rest and the remembered one are one to `MAX_GOLD`), so the agent must cancel the booking, find
 that nothing fits, ask again, and book from the last gold. Giving up the remembered need instead
 would bring back the booked place: the wrong compromise, which the user refuses.
+
+The brief also says which day today is (`TODAY_RULE`, drawn from a stream of its own), and the
+user names the wanted day by how many days it is from today (`hard_user`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from functools import reduce
 from operator import and_
 from typing import Any
 
-from agentgym.core.seeding import Rng
+from agentgym.core.seeding import Rng, stream_bits
 from agentgym.core.task import Task
 from agentgym.envs.dialog import tasks
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
@@ -48,7 +51,7 @@ from agentgym.envs.dialog.tasks import (
     guessable,
 )
 
-__all__ = ["generate_task", "tier_of", "flexible_of", "after_booking_of", "HARD_RULE", "NEEDS"]
+__all__ = ["generate_task", "tier_of", "flexible_of", "after_booking_of", "HARD_RULE", "TODAY_RULE", "NEEDS"]
 
 #: Every (day, slot) bit of a week.
 #: Attributes of the target the user keeps (the time besides): with the flexible need, the
@@ -56,6 +59,11 @@ __all__ = ["generate_task", "tier_of", "flexible_of", "after_booking_of", "HARD_
 _KEPT = 4
 #: An attribute of a drawn goal: (constraint id, kind, value).
 _Attr = tuple[str, str, Any]
+#: What the brief adds about the wanted day ({today}: the day of the week today is).
+TODAY_RULE = (
+    "- They name the day they want by how many days it is from today (\"tomorrow\", \"the day after "
+    "tomorrow\", \"three days from today\"). Today is {today}.\n"
+)
 #: The keys of `Task.extra` naming the tier's needs with a part to play: the one given up first,
 #: the one remembered after a booking, and the one given up once that has come.
 NEEDS = ("flexible", "after_booking", "flexible_after")
@@ -103,15 +111,18 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     task = tasks.generate_task(seed, options, make_goal=make_goal)
     task.extra["tier"] = "hard"
     task.extra.update(drawn)
-    task.brief = _brief(task.world.domain)
+    # A stream of its own: which day today is never moves the world or the goal.
+    task.extra["today"] = today = DAYS[stream_bits(seed, "task/today") % len(DAYS)]
+    task.brief = _brief(task.world.domain, today)
     return task
 
 
-def _brief(domain: Domain) -> str:
-    """The hard tier's brief: the domain's, with the rule about needs that conflict."""
+def _brief(domain: Domain, today: str) -> str:
+    """The hard tier's brief: the domain's, with the rules about needs that conflict and the day
+    the user names from `today`."""
     brief = tasks.brief_for(domain)
     cut = brief.index(f"Known {domain.category_label}s:")
-    return brief[:cut] + HARD_RULE + brief[cut:]
+    return brief[:cut] + HARD_RULE + TODAY_RULE.format(today=today.capitalize()) + brief[cut:]
 
 
 def _tier_goal(world: World, rng: Rng) -> tuple[Gold, dict[str, str]]:

@@ -24,6 +24,10 @@ approve (`react`), as the user coming back to it ("Oh, one more thing: ... Does 
 It rules X out, and no place meets every need the user now has: told so, or asked, it gives up
 a second need (`flexible_after`) as it gave up the first; asked about the remembered one, it
 says that one matters.
+
+It states the wanted time with the day counted from the day the brief says today is
+(`agentgym.envs.dialog.wording.relative_time`: "I need it the day after tomorrow, in the
+evening."), wherever it states it.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from agentgym.core.task import Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.hard_tier import flexible_of
 from agentgym.envs.dialog.tasks import Constraint, satisfying_places
 from agentgym.envs.dialog.user import DialogUser
-from agentgym.envs.dialog.wording import NO_PREFERENCE, clause
+from agentgym.envs.dialog.wording import NO_PREFERENCE, clause, relative_time
 from agentgym.users.understanding.compromise import Compromise, read_compromise
 
 __all__ = ["HardDialogUser", "make_user", "gives_way", "LOOK_AGAIN", "GIVE_WAY"]
@@ -75,9 +79,11 @@ def gives_way(message: str) -> bool:
 class HardDialogUser(DialogUser):
     """See the module docstring."""
 
-    __slots__ = ("_flexible", "_gave", "_dropped", "_after", "_next")
+    __slots__ = ("_flexible", "_gave", "_dropped", "_after", "_next", "_today")
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
+        #: The day the brief says today is: the user counts the wanted day from it.
+        self._today: str | None = task.extra.get("today")
         super().__init__(task, rng)
         fid = flexible_of(task)
         #: The need the user would give up, until it does; then what it said giving it up.
@@ -90,6 +96,12 @@ class HardDialogUser(DialogUser):
         self._next = self._need(task.extra.get("flexible_after"))
         # Never due by a turn, and no proposal or question brings it: only a booking (`react`).
         self._pending = [(c, due) for c, due in self._pending if c is not self._after]
+
+    def _say(self, c: Constraint) -> str:
+        said = super()._say(c)
+        if c.kind != "time" or self._today is None:
+            return said
+        return relative_time(*c.value, self._today)
 
     def _need(self, cid: str | None) -> Constraint | None:
         return next((c for c in self._gold.constraints if c.id == cid), None)
