@@ -208,11 +208,13 @@ def _remembered(board: Board, amenities: tuple[str, ...], kept: list[_Attr], fle
     the pairs that keep the tier's promise; None when there is none.
 
     The remembered need is an amenity that no place of the first gold has (so whichever the
-    agent booked, it rules the booking out); the need then given up is a kept amenity, budget
-    or rating, such that once it gives way one to `MAX_GOLD` places meet the rest and the
+    agent booked, it rules the booking out); the need then given up is one of the kept ones
+    (not the time), such that once it gives way one to `MAX_GOLD` places meet the rest and the
     remembered need at the wanted time. Giving up the remembered need instead would bring back
     the booked place: the wrong compromise, which the user refuses."""
     values = {value for _, kind, value in (*kept, flexible) if kind == "amenity"}
+    # The places open then meeting every kept need but the i-th: one set per kept need.
+    without = [reduce(and_, meets[:i] + meets[i + 1:], opens) for i in range(len(kept))]
     pairs: list[tuple[_Attr, str]] = []
     for amenity in amenities:
         if amenity in values:
@@ -220,8 +222,7 @@ def _remembered(board: Board, amenities: tuple[str, ...], kept: list[_Attr], fle
         has = board.meets("amenity", amenity)[0]
         if gold & has:
             continue
-        for i, (cid, _, _) in enumerate(kept):
-            rest = reduce(and_, meets[:i] + meets[i + 1:], opens & has)
-            if 1 <= rest.bit_count() <= MAX_GOLD:
+        for (cid, _, _), rest in zip(kept, without):
+            if 1 <= (rest & has).bit_count() <= MAX_GOLD:
                 pairs.append(((f"amenity:{amenity}", "amenity", amenity), cid))
     return pairs[int(rnd() * len(pairs))] if pairs else None
