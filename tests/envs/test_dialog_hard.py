@@ -37,6 +37,13 @@ def _flexible(task: Any) -> Any:
     return next(c for c in task.gold.constraints if c.id == task.extra["flexible"])
 
 
+def _first_kept(task: Any) -> list[Any]:
+    """The needs the user settles on before a booking: all but the flexible one and the one it
+    remembers only after a booking (`tests/envs/test_dialog_hard_booking.py`)."""
+    skip = (task.extra["flexible"], task.extra["after_booking"])
+    return [c for c in task.gold.constraints if c.id not in skip]
+
+
 def _user_text(info: dict[str, Any]) -> str:
     return " ".join(m["content"] for m in info["messages"] if m["role"] == "user")
 
@@ -76,11 +83,12 @@ def test_no_place_meets_every_need_and_giving_up_the_flexible_one_leaves_a_small
         flexible = _flexible(task)
         assert g.items == () and not satisfying_places(world, g.constraints, g.day, g.slot)
         assert flexible.reveal == "ask" and flexible.kind in GIVE_WAY
-        kept = [c for c in g.constraints if c.id != flexible.id]
+        kept = _first_kept(task)
         assert 1 <= len(satisfying_places(world, kept, g.day, g.slot)) <= tasks.MAX_GOLD
         others = [c for c in kept if c.kind != "time"]
-        assert any(satisfying_places(world, [c for c in g.constraints if c is not o], g.day, g.slot) for o in others)
-        assert [c.reveal for c in g.constraints].count("late") == 1 and len(g.constraints) == 6
+        before = [c for c in g.constraints if c.id != task.extra["after_booking"]]
+        assert any(satisfying_places(world, [c for c in before if c is not o], g.day, g.slot) for o in others)
+        assert [c.reveal for c in g.constraints].count("late") == 2 and len(g.constraints) == 7
         assert not guessable(world, kept, g.day, g.slot, g.patience, board=Board(world.places))
 
 
@@ -251,7 +259,8 @@ def test_once_everything_is_said_the_user_gives_up_its_flexible_need_and_the_gol
         assert "If something has to give," in _user_text(info)
         g = task.gold
         assert flexible.id not in {c.id for c in g.constraints}
-        assert g.items == satisfying_places(task.world, g.constraints, g.day, g.slot) and g.items
+        assert g.items == satisfying_places(task.world, g.constraints, g.day, g.slot)
+        assert satisfying_places(task.world, _first_kept(task), g.day, g.slot)
         # Asked again, it says what it gave up, at no cost.
         _, _, _, _, info = env.step("Which of your needs matters least?")
         assert "As I said" in _user_text(info)
@@ -264,7 +273,7 @@ def test_a_claim_that_nothing_fits_while_something_does_is_sent_back() -> None:
     task = env.unwrapped.task
     flexible = _flexible(task)
     g = task.gold
-    kept = [c for c in g.constraints if c.id != flexible.id]
+    kept = _first_kept(task)
     place = task.world.by_id[satisfying_places(task.world, kept, g.day, g.slot)[0]]
     place.amenities = (*place.amenities, flexible.value)  # now one place meets every need
     _everything_said(env)
@@ -284,9 +293,8 @@ def test_a_compromise_booked_without_the_users_agreement_is_rejected_for_the_nee
     env = _hard("test")
     env.reset(seed=5)
     task = env.unwrapped.task
-    flexible = _flexible(task)
     g = task.gold
-    kept = [c for c in g.constraints if c.id != flexible.id]
+    kept = _first_kept(task)
     item = satisfying_places(task.world, kept, g.day, g.slot)[0]
     _everything_said(env)
     _, reward, terminated, truncated, info = env.step(json.dumps(

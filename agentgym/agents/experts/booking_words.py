@@ -20,13 +20,35 @@ from agentgym.agents.experts.words import has_phrase, has_word, sentences, words
 from agentgym.agents.strategies.dialog import DAYS, SLOTS, DialogBeliefs, search_arguments
 from agentgym.agents.transcript import BriefVocabulary
 
-__all__ = ["Needs", "Heard", "hear", "DAYS", "SLOTS"]
+__all__ = ["Needs", "Heard", "hear", "today_of", "days_named", "DAYS", "SLOTS"]
 
 # A sentence's full stop may follow a number ("rated at least 3.5.").
 _DECIMAL = re.compile(r"(?<![\d.])(\d\.\d)(?!\.?\d)")
 _INTEGER = re.compile(r"(?<![\d.])(\d+)(?!\.?\d)")
 #: A value is read through a slip only when one of its words is at least this long.
 _SLIPPED = 5
+
+
+#: The day a brief says today is, and a day a user counts from it ("the day after tomorrow").
+_TODAY = re.compile(r"\btoday is (" + "|".join(DAYS) + r")\b", re.IGNORECASE)
+_AHEAD = {"today": 0, "tomorrow": 1, "the day after tomorrow": 2, "three days from today": 3,
+          "four days from today": 4, "five days from today": 5, "six days from today": 6}
+_COUNTED = re.compile(r"(?<!\w)(" + "|".join(sorted(map(re.escape, _AHEAD), key=len, reverse=True)) + r")(?!\w)",
+                      re.IGNORECASE)
+
+
+def today_of(brief: str) -> str | None:
+    """The day of the week the brief says today is (lower case), if it says."""
+    m = _TODAY.search(brief)
+    return m.group(1).lower() if m else None
+
+
+def days_named(text: str, today: str | None) -> str:
+    """`text` with each day counted from `today` ("tomorrow") written as the day it is."""
+    if today is None:
+        return text
+    start = DAYS.index(today)
+    return _COUNTED.sub(lambda m: DAYS[(start + _AHEAD[m.group(1).lower()]) % len(DAYS)], text)
 
 
 class Needs(DialogBeliefs):

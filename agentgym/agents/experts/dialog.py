@@ -14,6 +14,9 @@ It plays as a careful assistant would, from the top on every turn against what i
   about what was agreed ("my friend says ...: does X still work?") it checks X against the new
   need (a search with every need, which X is among or not) and says it still works, or
   proposes another (a booking that no longer fits is cancelled first);
+* where no place meets every need it knows, it says so, and once the user gives one up it
+  searches again (a place rejected before may fit now: one rejected for a need still held is
+  not among the places a search with every need finds);
 * it keeps exactly one booking: one the user rejects, asks to change (a new time) or that no
   longer fits what it now knows is cancelled before another is made;
 * faults: a read that failed for a passing reason is sent again; a write whose result it could
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.agents.experts.booking_words import Needs, hear
+from agentgym.agents.experts.booking_words import Needs, days_named, hear, today_of
 from agentgym.agents.experts.briefs import section
 from agentgym.agents.experts.casefile import Blocked, CaseFile, Move, Read, key_of
 from agentgym.agents.transcript import BriefVocabulary, brief_of
@@ -69,6 +72,8 @@ class DialogExpert:
     def _fresh(self) -> None:
         """Forget everything: a new task."""
         self.vocab = BriefVocabulary()
+        #: The day the brief says today is, when the user counts days from it.
+        self.today: str | None = None
         self.case = CaseFile()
         self.needs = Needs()
         #: Place id -> name, for every place a tool named.
@@ -108,6 +113,7 @@ class DialogExpert:
         messages = info.get("messages", ())
         brief = brief_of(messages)
         self.vocab = BriefVocabulary.of(section(brief, "dialog", info.get("task", {}).get("domain", "")))
+        self.today = today_of(brief)
         for m in messages:
             if m.get("role") == "user":
                 self._hear(str(m.get("content", "")))
@@ -180,7 +186,7 @@ class DialogExpert:
         by_name: dict[str, str] = {}
         for item, name in self.names.items():
             by_name.setdefault(name, item)  # names are unique: the first id seen is the real one
-        heard = hear(text, self.vocab, list(by_name))
+        heard = hear(days_named(text, self.today), self.vocab, list(by_name))
         for kind, value in heard.events:
             when = (self.needs.day or "", self.needs.slot or "")
             if kind in ("liked", "rejected", "asks_about"):
@@ -199,6 +205,9 @@ class DialogExpert:
                 # Needs that no place meets all at once: the user gave this one up.
                 self.needs.drop(*value)
                 self.said_sorry = False
+                # A place rejected for the need given up may fit now; one rejected for a need
+                # still held is not among the places a search with every need finds.
+                self.refused.clear()
             elif kind == "time" and self.needs.take(kind, value):
                 # A new time for a place the user liked ("Please book it. Actually, can we make
                 # it Friday instead?"): the place stays agreed, if it is free then.

@@ -119,6 +119,21 @@ class DialogEnv(AgentEnv):
       up no more. A booking of a compromise the user did not agree to breaks a need the goal
       still holds, and never succeeds. A goal shift (noise) moves the time to one where the
       conflict holds too.
+    * A need that comes only after a booking. One more need (an amenity) comes to the user only
+      once a place it would accept is booked: no question, proposal or turn brings it sooner
+      (the brief says so). No place the user settled on has it, so it always rules out the
+      booking made ("Oh, one more thing: it needs to have a gym. Does X still work?"), and no
+      place meets it with every need kept either: the agent must say that X no longer fits,
+      cancel it, say that nothing fits, and ask again; the user gives up a second need (drawn
+      among those it kept; asked to give up the new one, it says that one matters), and the
+      gold is then the places meeting all the rest (one to six). A session left with the first
+      booking, or with two, fails.
+    * The day counted from today. The brief says which day today is ("Today is Tuesday."), and
+      the user names the wanted day by how many days it is from today ("I need it the day after
+      tomorrow, in the evening."; today, tomorrow, the day after tomorrow, three to six days from
+      today: one reading each, never a weekday name); a booking or proposal on another day
+      breaks the time. The day today is comes from a stream of its own, so it moves neither the
+      world nor the goal.
     * The turn budget (24) and patience (two misses) are the hard level's. No never-ask agent can
       reach the gold of the kept needs (`guessable`), and none gets past the conflict without
       saying so.

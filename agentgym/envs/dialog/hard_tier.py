@@ -15,6 +15,17 @@ need could also give way (some place meets all the others), so a compromise the 
 its own may well be the wrong one, and when no never-ask agent could reach the kept needs' gold
 (`guessable`). A booking of a compromise the user did not agree to breaks a need the goal still
 holds: it never succeeds.
+
+One more need (`after_booking`, an amenity) comes to the user only once a place it would accept
+is booked, never before (`_remembered`): no place of the first gold has it, so it always rules
+out the booking made, and no place meets it with every kept need either. The user then gives
+up a second need (`flexible_after`, drawn among the kept ones: the goal's places meeting all the
+rest and the remembered one are one to `MAX_GOLD`), so the agent must cancel the booking, find
+that nothing fits, ask again, and book from the last gold. Giving up the remembered need instead
+would bring back the booked place: the wrong compromise, which the user refuses.
+
+The brief also says which day today is (`TODAY_RULE`, drawn from a stream of its own), and the
+user names the wanted day by how many days it is from today (`hard_user`).
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ from functools import reduce
 from operator import and_
 from typing import Any
 
-from agentgym.core.seeding import Rng
+from agentgym.core.seeding import Rng, stream_bits
 from agentgym.core.task import Task
 from agentgym.envs.dialog import tasks
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
@@ -40,7 +51,7 @@ from agentgym.envs.dialog.tasks import (
     guessable,
 )
 
-__all__ = ["generate_task", "tier_of", "flexible_of", "HARD_RULE"]
+__all__ = ["generate_task", "tier_of", "flexible_of", "after_booking_of", "HARD_RULE", "TODAY_RULE", "NEEDS"]
 
 #: Every (day, slot) bit of a week.
 #: Attributes of the target the user keeps (the time besides): with the flexible need, the
@@ -48,11 +59,22 @@ __all__ = ["generate_task", "tier_of", "flexible_of", "HARD_RULE"]
 _KEPT = 4
 #: An attribute of a drawn goal: (constraint id, kind, value).
 _Attr = tuple[str, str, Any]
+#: What the brief adds about the wanted day ({today}: the day of the week today is).
+TODAY_RULE = (
+    "- They name the day they want by how many days it is from today (\"tomorrow\", \"the day after "
+    "tomorrow\", \"three days from today\"). Today is {today}.\n"
+)
+#: The keys of `Task.extra` naming the tier's needs with a part to play: the one given up first,
+#: the one remembered after a booking, and the one given up once that has come.
+NEEDS = ("flexible", "after_booking", "flexible_after")
 #: What the brief adds on the hard tier: how a user with priorities behaves.
 HARD_RULE = (
     "- They may want more than any one place offers. If no place meets all of their needs, tell them so and "
     "ask which need can give way; they will say which matters least. Book a place that breaks a need only once "
     "they have agreed to give it up.\n"
+    "- Here they think of one more need only after you have booked a place, never before. Then check the "
+    "booking against it; if it no longer fits, cancel it and book one that meets everything, and if no place "
+    "does, ask again which need can give way.\n"
 )
 
 
@@ -62,9 +84,16 @@ def tier_of(options: dict[str, Any]) -> bool:
 
 
 def flexible_of(task: Task) -> str | None:
-    """The id of the need the user of `task` would give up first (None off the tier, or once
-    given up)."""
-    return task.extra.get("flexible") if task.extra.get("relaxed") is None else None
+    """The id of the need the user of `task` would give up now (None off the tier, or once
+    given up until the need remembered after a booking brings the next one)."""
+    flexible = task.extra.get("flexible")
+    return flexible if flexible != task.extra.get("relaxed") else None
+
+
+def after_booking_of(task: Task) -> str | None:
+    """The id of the need the user of `task` remembers only after a booking, until it does
+    (None off the tier, or once remembered)."""
+    return None if task.extra.get("remembered") else task.extra.get("after_booking")
 
 
 def generate_task(seed: int, options: dict[str, Any]) -> Task:
@@ -75,37 +104,39 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     drawn: dict[str, str] = {}
 
     def make_goal(world: World, rng: Rng) -> Gold:
-        gold, flexible = _tier_goal(world, rng)
-        drawn["flexible"] = flexible
+        gold, needs = _tier_goal(world, rng)
+        drawn.update(needs)
         return gold
 
     task = tasks.generate_task(seed, options, make_goal=make_goal)
     task.extra["tier"] = "hard"
-    if drawn["flexible"]:
-        task.extra["flexible"] = drawn["flexible"]
-    task.brief = _brief(task.world.domain)
+    task.extra.update(drawn)
+    # A stream of its own: which day today is never moves the world or the goal.
+    task.extra["today"] = today = DAYS[stream_bits(seed, "task/today") % len(DAYS)]
+    task.brief = _brief(task.world.domain, today)
     return task
 
 
-def _brief(domain: Domain) -> str:
-    """The hard tier's brief: the domain's, with the rule about needs that conflict."""
+def _brief(domain: Domain, today: str) -> str:
+    """The hard tier's brief: the domain's, with the rules about needs that conflict and the day
+    the user names from `today`."""
     brief = tasks.brief_for(domain)
     cut = brief.index(f"Known {domain.category_label}s:")
-    return brief[:cut] + HARD_RULE + brief[cut:]
+    return brief[:cut] + HARD_RULE + TODAY_RULE.format(today=today.capitalize()) + brief[cut:]
 
 
-def _tier_goal(world: World, rng: Rng) -> tuple[Gold, str]:
-    """A goal of the tier and its flexible need's id; should no draw of `MAX_GOAL_DRAWS` carry
-    one, the hard level's own goal, with no flexible need ("")."""
+def _tier_goal(world: World, rng: Rng) -> tuple[Gold, dict[str, str]]:
+    """A goal of the tier and the ids of its needs with a part to play (`NEEDS`); should no
+    draw of `MAX_GOAL_DRAWS` carry one, the hard level's own goal, with none."""
     board = Board(world.places)
     for _ in range(MAX_GOAL_DRAWS):
         got = _draw(world, board, rng)
         if got is not None:
             return got
-    return tasks._make_goal(world, "hard", rng), ""
+    return tasks._make_goal(world, "hard", rng), {}
 
 
-def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, str] | None:
+def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, dict[str, str]] | None:
     """One draw around a random target; None when it cannot carry a goal of the tier.
 
     Sets of places are the board's (`agentgym.envs.dialog.fairness.Board`, rating order):
@@ -149,15 +180,49 @@ def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, str] | None:
     # Another need could give way too: a compromise the agent picks on its own may be wrong.
     if not any(reduce(and_, meets[:i] + meets[i + 1:], opens & give) for i in range(_KEPT)):
         return None
+    remembered = _remembered(board, dom.amenities, kept, flexible, meets, opens, gold, rnd)
+    if remembered is None:
+        return None
+    after, second = remembered
     held: list[_Attr] = [a for i, a in enumerate(kept) if i != late]
     held.insert(int(rnd() * (len(held) + 1)), flexible)
     day, slot = DAYS[bit // 3], SLOTS[bit % 3]
     time = Constraint("time", "time", (day, slot), "upfront" if time_up else "ask")
     constraints = (time, *(Constraint(cid, kind, value, "ask") for cid, kind, value in held),
-                   Constraint(*kept[late], "late"))
-    keep = tuple(c for c in constraints if c.id != flexible[0])
-    if guessable(world, keep, day, slot, spec["patience"], board=board):
+                   Constraint(*kept[late], "late"), Constraint(*after, "late"))
+    # The goal the user first settles on (the flexible need given up, the remembered one not yet
+    # had) is out of a never-ask agent's reach; the last one needs a booking of it first.
+    first = tuple(c for c in constraints if c.id not in (flexible[0], after[0]))
+    if guessable(world, first, day, slot, spec["patience"], board=board):
         return None
     lo, hi = spec["late_turns"]
-    late_turns = (lo + int(rnd() * (hi - lo + 1)),)
-    return Gold(constraints, day, slot, (), late_turns, spec["patience"]), flexible[0]
+    # The remembered need is never due by a turn: it arrives at a booking (`hard_user`).
+    late_turns = (lo + int(rnd() * (hi - lo + 1)), spec["max_turns"] + 1)
+    return Gold(constraints, day, slot, (), late_turns, spec["patience"]), {
+        "flexible": flexible[0], "after_booking": after[0], "flexible_after": second}
+
+
+def _remembered(board: Board, amenities: tuple[str, ...], kept: list[_Attr], flexible: _Attr, meets: list[int],
+                opens: int, gold: int, rnd: Any) -> tuple[_Attr, str] | None:
+    """The need the user remembers after a booking and the need it then gives up, drawn among
+    the pairs that keep the tier's promise; None when there is none.
+
+    The remembered need is an amenity that no place of the first gold has (so whichever the
+    agent booked, it rules the booking out); the need then given up is one of the kept ones
+    (not the time), such that once it gives way one to `MAX_GOLD` places meet the rest and the
+    remembered need at the wanted time. Giving up the remembered need instead would bring back
+    the booked place: the wrong compromise, which the user refuses."""
+    values = {value for _, kind, value in (*kept, flexible) if kind == "amenity"}
+    # The places open then meeting every kept need but the i-th: one set per kept need.
+    without = [reduce(and_, meets[:i] + meets[i + 1:], opens) for i in range(len(kept))]
+    pairs: list[tuple[_Attr, str]] = []
+    for amenity in amenities:
+        if amenity in values:
+            continue
+        has = board.meets("amenity", amenity)[0]
+        if gold & has:
+            continue
+        for (cid, _, _), rest in zip(kept, without):
+            if 1 <= (rest & has).bit_count() <= MAX_GOLD:
+                pairs.append(((f"amenity:{amenity}", "amenity", amenity), cid))
+    return pairs[int(rnd() * len(pairs))] if pairs else None

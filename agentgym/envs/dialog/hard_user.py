@@ -17,6 +17,17 @@ A question about particular needs is answered as a person would: about a need th
 answer; about the flexible one ("Is the budget firm?"), the answer above. Once the user has given
 way, a question about it again gets "As I said: ...", while a statement that restates it ("since
 you can do without a projector, I'll book X") is no question: the rest is answered as usual.
+
+After a booking: the need the tier keeps for after a booking (`hard_tier`) is held back from
+every question, proposal and turn, and arrives with the first booking the user would otherwise
+approve (`react`), as the user coming back to it ("Oh, one more thing: ... Does X still work?").
+It rules X out, and no place meets every need the user now has: told so, or asked, it gives up
+a second need (`flexible_after`) as it gave up the first; asked about the remembered one, it
+says that one matters.
+
+It states the wanted time with the day counted from the day the brief says today is
+(`agentgym.envs.dialog.wording.relative_time`: "I need it the day after tomorrow, in the
+evening."), wherever it states it.
 """
 
 from __future__ import annotations
@@ -26,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.core.task import Task, UserTurn
+from agentgym.core.task import Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.hard_tier import flexible_of
 from agentgym.envs.dialog.tasks import Constraint, satisfying_places
 from agentgym.envs.dialog.user import DialogUser
-from agentgym.envs.dialog.wording import NO_PREFERENCE, clause
+from agentgym.envs.dialog.wording import NO_PREFERENCE, clause, relative_time
 from agentgym.users.understanding.compromise import Compromise, read_compromise
 
 __all__ = ["HardDialogUser", "make_user", "gives_way", "LOOK_AGAIN", "GIVE_WAY"]
@@ -39,6 +50,8 @@ __all__ = ["HardDialogUser", "make_user", "gives_way", "LOOK_AGAIN", "GIVE_WAY"]
 LOOK_AGAIN = "Really? I'd have thought something fits everything I've told you. Could you look again?"
 #: How the user gives up its flexible need, by kind ({phrase}: the amenity's own words).
 GIVE_WAY = {
+    "category": "If something has to give, the {label} doesn't need to be {value}.",
+    "area": "If something has to give, it doesn't need to be in {value}.",
     "amenity": "If something has to give, it doesn't need to {phrase}.",
     "price": "If something has to give, I can spend more than {value} {unit}.",
     "rating": "If something has to give, it doesn't need to be rated {value} or more.",
@@ -66,16 +79,54 @@ def gives_way(message: str) -> bool:
 class HardDialogUser(DialogUser):
     """See the module docstring."""
 
-    __slots__ = ("_flexible", "_gave", "_dropped")
+    __slots__ = ("_flexible", "_gave", "_dropped", "_after", "_next", "_today")
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
+        #: The day the brief says today is: the user counts the wanted day from it.
+        self._today: str | None = task.extra.get("today")
         super().__init__(task, rng)
         fid = flexible_of(task)
         #: The need the user would give up, until it does; then what it said giving it up.
-        self._flexible: Constraint | None = next((c for c in self._gold.constraints if c.id == fid), None)
+        self._flexible: Constraint | None = self._need(fid)
         self._gave = ""
         #: The need given up, once it is.
         self._dropped: Constraint | None = None
+        #: The need remembered only after a booking, until it is, and the need then given up.
+        self._after = self._need(task.extra.get("after_booking"))
+        self._next = self._need(task.extra.get("flexible_after"))
+        # Never due by a turn, and no proposal or question brings it: only a booking (`react`).
+        self._pending = [(c, due) for c, due in self._pending if c is not self._after]
+
+    def _say(self, c: Constraint) -> str:
+        said = super()._say(c)
+        if c.kind != "time" or self._today is None:
+            return said
+        return relative_time(*c.value, self._today)
+
+    def _need(self, cid: str | None) -> Constraint | None:
+        return next((c for c in self._gold.constraints if c.id == cid), None)
+
+    def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
+        if self._after is not None and self._would_settle(events):
+            # The booking the user would accept brings the remembered need, which rules it
+            # out (no place the user agreed to has it); the next need to give way comes with it.
+            self._pending.insert(0, (self._after, turn))
+            self._task.extra["remembered"] = True
+            self._task.extra["flexible"] = self._next.id if self._next is not None else None
+            self._flexible, self._after = self._next, None
+        return super().react(events, turn)
+
+    def _would_settle(self, events: list[WorldEvent]) -> bool:
+        """Whether `events` make a booking the user would approve as it stands, once it has given
+        up its first flexible need: one new active booking, meeting every need it has, free
+        then, with no goal shift due. (Before, a booking can meet every need it has only while
+        a late one is still to come, which arrives with it and rules it out.)"""
+        booked = [e.data["booking_id"] for e in events if e.kind == "booked"]
+        b = self._world.bookings.get(booked[0]) if len(booked) == 1 else None
+        if b is None or not b.active or self._flexible is not None or self._shift is not None:
+            return False
+        place = self._world.by_id[b.item_id]
+        return self._broken(place, b.day, b.slot) is None and place.is_open(b.day, b.slot)
 
     def reply(self, message: str, turn: int) -> UserTurn:
         if self._flexible is None and not self._gave:
@@ -162,17 +213,26 @@ class HardDialogUser(DialogUser):
         self._flexible, self._dropped = None, c
         dom = self._domain
         self._gave = GIVE_WAY[c.kind].format(phrase=dom.amenity_phrases.get(c.value, ""), value=c.value,
-                                             unit=dom.price_unit)
+                                             unit=dom.price_unit, label=dom.category_label)
         return self._gave
 
     # A goal shift keeps the tier's conflict: at the new time no place meets every need, and
-    # some meet all the user keeps once it gives up its flexible one.
+    # some meet all the user keeps once it gives up its flexible one; the need remembered after a
+    # booking still rules out every one of those, and some place meets it once the next need
+    # gives way.
     def _shift_kept(self) -> list[Constraint]:
-        kept = super()._shift_kept()
-        return kept if self._flexible is None else [c for c in kept if c.id != self._flexible.id]
+        skip = {c.id for c in (self._flexible, self._after) if c is not None}
+        return [c for c in super()._shift_kept() if c.id not in skip]
 
     def _shift_keeps_task(self, kept: list[Constraint], day: str, slot: str) -> bool:
-        return self._flexible is None or not satisfying_places(self._world, [*kept, self._flexible], day, slot)
+        world = self._world
+        if self._flexible is not None and satisfying_places(world, [*kept, self._flexible], day, slot):
+            return False
+        if self._after is None or self._next is None:
+            return True
+        rest = [c for c in kept if c.id != self._next.id]
+        return not satisfying_places(world, [*kept, self._after], day, slot) and \
+            bool(satisfying_places(world, [*rest, self._after], day, slot))
 
 
 def make_user(task: Task, rng: np.random.Generator) -> Any:

@@ -8,7 +8,8 @@ from typing import Any
 
 from agentgym.core.gold import call_matches
 from agentgym.core.render import to_json
-from agentgym.envs.dialog.hard_tier import flexible_of
+from agentgym.envs.dialog.hard_tier import after_booking_of, flexible_of
+from agentgym.envs.dialog.tasks import satisfying_places
 
 __all__ = ["DialogOracle"]
 
@@ -51,16 +52,22 @@ class DialogOracle:
         task, user = self._env.task, self._env.user
         g = task.gold
         search, check, book = g.plan()
+        items = g.items
+        after = after_booking_of(task)
+        if after is not None:
+            # The hard tier: the user remembers a need only once a place is booked, so the
+            # place to book first is one of those it settles on before (`hard_user`).
+            items = satisfying_places(task.world, [c for c in g.constraints if c.id != after], g.day, g.slot)
         active = task.world.active_bookings()
-        wrong = [b for b in active if b.item_id not in g.items or (b.day, b.slot) != (g.day, g.slot)]
+        wrong = [b for b in active if b.item_id not in items or (b.day, b.slot) != (g.day, g.slot)]
         if flexible_of(task) is not None and not wrong:
             # The hard tier: no place meets every need until the user gives one up; it says
             # first what it has not said yet, so the question is asked until it does.
             return "No place meets all of your needs at once. Which one could give way?"
-        item = self._target(g.items)
         if wrong:
             # Cancelled alone: booked in the same turn, a cancel that failed would leave two bookings.
             return _calls(*[("cancel_booking", {"booking_id": b.id}) for b in wrong])
+        item = self._target(items)
         unclear = user.unclarified()
         if unclear:
             return user.clarifying_question(unclear[0])

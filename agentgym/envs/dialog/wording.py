@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from agentgym.envs.dialog.domain import Domain
+from agentgym.envs.dialog.domain import DAYS, Domain
 from agentgym.envs.dialog.tasks import Constraint
 from agentgym.users.stock import KEYWORDS, REPHRASE
 
-__all__ = ["statement", "come_back", "also_need", "clause", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE",
+__all__ = ["statement", "relative_time", "RELATIVE_DAYS", "come_back", "also_need", "clause", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE",
            "GREETINGS", "ACCEPT", "GIVE_UP", "WARNING", "EVERYTHING", "PROCEED", "NO_PREFERENCE", "SLOT_NOUN",
            "VAGUE", "QUESTION_FOR", "EMPTY", "RIGHT", "WHICH_PLACE", "CANCELLED", "CANCELLED_NONE", "stock"]
 
@@ -92,6 +92,19 @@ def statement(c: Constraint, domain: Domain, variant: int = 0) -> str:
     phrase = domain.amenity_phrases.get(c.value, "") if c.kind == "amenity" else ""
     return forms[variant % len(forms)].format(label=domain.category_label, value=c.value, unit=domain.price_unit,
                                               phrase=phrase)
+
+
+#: How the hard tier's user names a day by how many days it is after today (the brief says
+#: which day today is): one reading only, never a weekday name ("next Friday" has two).
+RELATIVE_DAYS = ("today", "tomorrow", "the day after tomorrow", "three days from today", "four days from today",
+                 "five days from today", "six days from today")
+
+
+def relative_time(day: str, slot: str, today: str) -> str:
+    """How the hard tier's user states the wanted time, the day counted from `today`
+    ("I need it the day after tomorrow, in the evening.")."""
+    ahead = (DAYS.index(day) - DAYS.index(today)) % len(DAYS)
+    return f"I need it {RELATIVE_DAYS[ahead]}, in the {slot}."
 
 
 def clause(sentence: str) -> str:
