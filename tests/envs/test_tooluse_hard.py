@@ -223,31 +223,68 @@ def test_a_refund_the_policy_forbids_and_an_approval_not_needed_are_violations()
     assert forbidden >= 5 and unneeded >= 5
 
 
-def test_a_reimbursement_counts_a_meal_for_at_most_the_cap() -> None:
-    capped = under = 0
-    for seed in range(60):
+def test_a_reimbursement_counts_the_meals_of_a_day_together_for_at_most_the_cap() -> None:
+    shared = spared = capped = 0
+    for seed in range(80):
         task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
         world, req = task.world, task.goal.job
         if req.kind == "quote":  # a quote asks what the claims add up to: no cap in its brief
-            assert world.meal_cap is None and "meals expense" not in task.brief
+            assert world.meal_cap is None and "meals expenses" not in task.brief
             continue
-        assert world.meal_cap == MEAL_CAP and "meals expense counts for at most" in task.brief
+        assert world.meal_cap == MEAL_CAP and "meals expenses of one day count together" in task.brief
         assert "paid in full" in task.goal.request
         full = total = 0
+        days: dict[int, int] = {}
         for e in world.month_expenses(req.employee_id, req.month):
+            assert e.pre_approved is not None and "pre_approved" in e.row()
             if e.status != "approved":
                 continue
             amount = world.convert(e.amount, e.currency, req.currency, e.day)
-            cap = world.convert(MEAL_CAP, "EUR", req.currency, e.day)
-            if e.category == "meals":
-                assert amount >= 1.25 * cap or amount <= 0.8 * cap  # never near the cap
-                capped += amount > cap
-                under += amount < cap
             full += amount
-            total += min(amount, cap) if e.category == "meals" else amount
+            if e.category == "meals" and not e.pre_approved:
+                days[e.day] = days.get(e.day, 0) + amount
+            else:
+                total += amount
+                spared += e.category == "meals"
+        for day, meals in days.items():
+            cap = world.convert(MEAL_CAP, "EUR", req.currency, day)
+            assert meals >= 1.1 * cap or meals <= 0.9 * cap  # never near the cap
+            total += min(meals, cap)
+            capped += meals > cap
+        shared += "meals_share_a_day" in task.gold.traps
         transfer = next(e for e in task.gold.effects if e.kind == "transfer")
-        assert transfer.fields["amount"] == total and (total < full) == ("meal_cap" in task.gold.traps)
-    assert capped >= 20 and under >= 5
+        assert transfer.fields["amount"] == total and (total < full) == ("meal_cap" in task.gold.traps and any(
+            m > world.convert(MEAL_CAP, "EUR", req.currency, d) for d, m in days.items()))
+    assert shared >= 15 and spared >= 5 and capped >= 25
+
+
+def test_two_meals_of_a_day_each_under_the_cap_are_capped_together() -> None:
+    found = 0
+    for seed in range(80):
+        task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        if "meals_share_a_day" not in task.gold.traps:
+            continue
+        by_day: dict[int, list[int]] = {}
+        for e in world.month_expenses(req.employee_id, req.month):
+            if e.status == "approved" and e.category == "meals" and not e.pre_approved:
+                by_day.setdefault(e.day, []).append(world.convert(e.amount, e.currency, req.currency, e.day))
+        day, meals = next((d, m) for d, m in by_day.items() if len(m) > 1)
+        cap = world.convert(MEAL_CAP, "EUR", req.currency, day)
+        assert all(m < cap for m in meals) and sum(meals) > cap  # a cap per meal would pay both in full
+        found += 1
+    assert found >= 15
+
+
+def test_the_finance_tier_has_no_tool_that_adds_up_and_its_gold_never_calls_one() -> None:
+    for seed in range(30):
+        task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
+        toolkit = make_toolkit(task)
+        assert not toolkit.has_tool("sum_amounts") and toolkit.has_tool("convert")
+        assert "sum_amounts" not in [s.name for s in task.gold.plan]
+        assert toolkit.validate("sum_amounts", {"amounts": [1.0, 2.0]}) is not None  # an error, never a raise
+    easy = generate_task(0, {"domain": "finance", "difficulty": "easy"})
+    assert make_toolkit(easy).has_tool("sum_amounts")
 
 
 def test_a_meeting_spans_three_zones_and_each_earlier_free_start_breaks_someone_s_hours() -> None:
@@ -350,7 +387,7 @@ def test_random_never_solves_the_tier(split: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["train", "test"])
 def test_the_expert_solves_the_tier_on_500_seeds(split: str) -> None:
-    assert _wins("expert", range(5000, 5500), split=split, difficulty="hard") >= 490
+    assert _wins("expert", range(6000, 6500), split=split, difficulty="hard") >= 490
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:

@@ -72,9 +72,9 @@ class ToolUseEnv(AgentEnv):
     what each write did (so a write whose call failed can be checked: a call that comes back as an
     error changed nothing); the other tools per domain:
 
-    * finance: `list_accounts`, `find_employee`, `list_expenses`, `convert`, `sum_amounts`,
-      `file_expense_report`, `list_reports`, `withdraw_expense_report`, `request_approval`,
-      `create_transfer`, `list_transfers`, `submit_answer` (terminal).
+    * finance: `list_accounts`, `find_employee`, `list_expenses`, `convert`, `sum_amounts` (not
+      in the hard tier), `file_expense_report`, `list_reports`, `withdraw_expense_report`,
+      `request_approval`, `create_transfer`, `list_transfers`, `submit_answer` (terminal).
     * calendar: `find_person`, `get_calendar`, `get_free_slots`, `book_meeting`, `list_meetings`,
       `send_invitation`, `cancel_meeting`.
     * orders: `get_return_policy`, `find_customer`, `list_orders`, `get_order` (each item's
@@ -148,13 +148,20 @@ class ToolUseEnv(AgentEnv):
       the window that is what the policy forbids, so the assistant must not refund (a violation
       fails the task) and must issue the store credit the policy allows instead, which the
       customer accepts.
-    * Arithmetic the work needs (finance reimbursements): a meals expense counts for at most
-      60.00 EUR. One approved expense is a meal well over the cap and often another a meal well
-      under it, so the report's total and the transfer are computed: each meal's smaller amount
-      of the expense and the cap, both converted into the payout currency at the expense's date,
-      added to the other claims (trap `meal_cap`). The capped total decides the approval. The
-      user asks for the claims in full, which the cap forbids. A quote (what the approved claims
-      add up to) has no cap in its brief.
+    * Arithmetic the work needs (finance), with no tool that adds up: the tier's finance toolkit
+      has no `sum_amounts` (`convert`, which reads a rate, stays), so a total is the assistant's
+      own sum of amounts converted one by one and rounded by `convert`. In a reimbursement the
+      approved meals of one day count together for at most 60.00 EUR: each meal and the cap are
+      converted into the payout currency at that day's rate, and the day counts for the smaller
+      of the meals' sum and the converted cap (trap `meal_cap`); a meal with `pre_approved` true
+      (every expense row says) counts in full and is not one of its day's meals (trap
+      `pre_approved_meal`). Meals drawn: a meal well over the cap (pre-approved 40% of the time),
+      two meals of one day each under the cap but together well over it (trap
+      `meals_share_a_day`; a cap per meal would pay both in full), sometimes with a pending or
+      rejected meal of that day (which is not one of its meals), and a meal alone on its day well
+      under the cap; no day's meals lie within 10% of the cap. The capped total decides the
+      approval. The user asks for the claims in full, which the cap forbids. A quote (what the
+      approved claims add up to) has no cap in its brief.
     * Time zones (calendar): the attendees, the organiser included, work in three time zones or
       more, and every common free start before the one to book is free but outside someone's
       working hours in their own zone, so each start must be converted into each attendee's
@@ -178,7 +185,7 @@ class ToolUseEnv(AgentEnv):
 
     Every fact needed is in the brief, the request and the tools' results; the gold still comes
     from the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
-    `past_return_window`, `meal_cap`, `namesake_in_another_city`, `namesake_in_another_department`,
+    `past_return_window`, `meal_cap`, `meals_share_a_day`, `pre_approved_meal`, `namesake_in_another_city`, `namesake_in_another_department`,
     `first_slot_outside_hours`, `long_history` and `rate_from_counts` where they apply). A goal
     shift's new gold reads its pages the same way, and may be as long as the tier's plans. The tier's
     turn budget is 24.
