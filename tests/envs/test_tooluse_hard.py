@@ -13,6 +13,7 @@ falling success with 95% intervals.
 from __future__ import annotations
 
 import copy
+import json
 import math
 from typing import Any
 
@@ -26,7 +27,7 @@ from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.finance_tier import MEAL_CAP
 from agentgym.envs.tooluse.domains.ops import severity_of
 from agentgym.envs.tooluse.domains.orders import solve
-from agentgym.envs.tooluse.domains.orders_tier import EXTRA_DAYS, PLUS_LIMIT
+from agentgym.envs.tooluse.domains.orders_tier import EXTRA_DAYS, FEE, PLUS_LIMIT
 from agentgym.envs.tooluse.paging import PAGE_SIZE
 from agentgym.envs.tooluse.policies import policy
 from agentgym.envs.tooluse.tasks import TIER_CALLS, TIER_MAX_TURNS, generate_task, is_tier, make_toolkit, shift_gold
@@ -176,7 +177,7 @@ def test_orders_policies_interact_by_amount_age_and_tier() -> None:
                 assert (effect.kind == "refund") == inside
             approvals = [s for s in task.gold.plan if s.name == "request_refund_approval"
                          and s.arguments["item_id"] == item.id]
-            assert bool(approvals) == (effect.kind == "refund" and item.price > world.limit)
+            assert bool(approvals) == (effect.kind == "refund" and world.refund_amount(item) > world.limit)
         if "member_window" in task.gold.traps:
             # The tier decides: the same task for the other tier's customer gets the other outcome.
             other = "standard" if world.tier == "plus" else "plus"
@@ -221,6 +222,63 @@ def test_a_refund_the_policy_forbids_and_an_approval_not_needed_are_violations()
                 assert fresh.world.violations == ["member_approval"]
                 unneeded += 1
     assert forbidden >= 5 and unneeded >= 5
+
+
+def test_an_opened_item_of_a_fee_category_is_refunded_less_the_fee_and_its_approval_follows_the_amount() -> None:
+    charged = spared = approval_avoided = 0
+    for task in _tier_tasks(120):
+        world, req = task.world, task.goal.job
+        assert world.fee == FEE and "restocking fee" in task.brief
+        items = {i.id: i for o in world.orders.values() for i in o.items}
+        assert all(i.opened is not None for i in items.values())
+        for effect in task.gold.effects:
+            item = items[effect.fields["item_id"]]
+            if effect.kind != "refund":
+                assert effect.kind == "exchange" or effect.fields["amount"] == item.price  # credit: no fee
+                continue
+            pct = FEE.get(item.category, 0) if item.opened else 0
+            assert effect.fields["amount"] == item.price - (item.price * pct + 50) // 100
+            charged += pct > 0
+            spared += bool(item.opened) and pct == 0
+            approval_avoided += pct > 0 and effect.fields["amount"] <= world.limit < item.price
+            if pct:  # the full price of an opened item is refused, and fails the task
+                toolkit = make_toolkit(generate_task(int(task.task_id.rsplit("/", 1)[1]),
+                                                     {"domain": "orders", "difficulty": "hard"}))
+                with pytest.raises(PolicyViolation):
+                    toolkit.invoke("refund_item", {"order_id": req.order_id, "item_id": item.id,
+                                                   "amount": item.price / 100, "approval_id": None})
+        assert ("restocking_fee" in task.gold.traps) == any(
+            e.kind == "refund" and e.fields["amount"] < items[e.fields["item_id"]].price for e in task.gold.effects)
+    assert charged >= 15 and spared >= 15 and approval_avoided >= 2
+
+
+def test_a_final_sale_item_the_customer_also_asks_about_gets_nothing() -> None:
+    asked = 0
+    for task in _tier_tasks(60):
+        if "final_sale_asked" not in task.gold.traps:
+            continue
+        world, req = task.world, task.goal.job
+        final = next(i for i in world.orders[req.order_id].items if i.final_sale and i.product in task.goal.request)
+        assert all(e.fields["item_id"] != final.id for e in task.gold.effects)
+        assert all(final.product not in [i.product for i in o.items] for o in world.orders.values()
+                   if o.id != req.order_id)  # no other order holds it
+        for name in ("refund_item", "issue_store_credit"):
+            fresh = generate_task(int(task.task_id.rsplit("/", 1)[1]), {"domain": "orders", "difficulty": "hard"})
+            with pytest.raises(PolicyViolation):
+                make_toolkit(fresh).invoke(name, {"order_id": req.order_id, "item_id": final.id,
+                                                  "amount": final.price / 200})
+            assert fresh.world.violations == ["final_sale"]
+        asked += 1
+    assert asked >= 15
+
+
+def test_bad_refund_input_in_the_tier_is_an_error_observation() -> None:
+    env = gym.make(ENV, domain="orders", difficulty="hard")
+    env.reset(seed=7)
+    for args in ({"order_id": "O-1", "item_id": "I-1", "amount": -3}, {"order_id": 5, "item_id": [], "amount": "x"},
+                 {"order_id": "O-1", "item_id": "I-1", "amount": 1e12}, {}):
+        obs, *_ = env.step(f'{{"name": "refund_item", "arguments": {json.dumps(args)}}}')
+        assert "[error" in obs
 
 
 def test_a_reimbursement_counts_the_meals_of_a_day_together_for_at_most_the_cap() -> None:

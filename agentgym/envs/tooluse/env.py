@@ -148,6 +148,15 @@ class ToolUseEnv(AgentEnv):
       the window that is what the policy forbids, so the assistant must not refund (a violation
       fails the task) and must issue the store credit the policy allows instead, which the
       customer accepts.
+    * More decisions per item (orders): every item says whether it was `opened`; a refund of an
+      opened electronics item is its price less a 20% restocking fee, of an opened home item
+      less 10% (the fee rounded to the cent, half up; `get_return_policy` shows the category's
+      fee), and the approval limit applies to the amount refunded, so a fee can take a refund
+      under the limit, where an approval is a violation (trap `restocking_fee`; refunding an
+      opened item more is a violation too). Store credit and exchanges carry no fee. Half the
+      time the order also holds a final-sale item the customer asks to return as well (trap
+      `final_sale_asked`): it gets nothing (any write on it is a violation) while the other items
+      get what the policy allows.
     * Arithmetic the work needs (finance), with no tool that adds up: the tier's finance toolkit
       has no `sum_amounts` (`convert`, which reads a rate, stays), so a total is the assistant's
       own sum of amounts converted one by one and rounded by `convert`. In a reimbursement the
@@ -183,12 +192,13 @@ class ToolUseEnv(AgentEnv):
       severity follows the rate computed from them, never within 0.3 points of a threshold
       (trap `rate_from_counts`).
 
-    Every fact needed is in the brief, the request and the tools' results; the gold still comes
-    from the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
-    `past_return_window`, `meal_cap`, `meals_share_a_day`, `pre_approved_meal`, `namesake_in_another_city`, `namesake_in_another_department`,
+    Every fact needed is in the brief, the request and the tools' results; the gold still comes from
+    the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
+    `past_return_window`, `restocking_fee`, `final_sale_asked`, `meal_cap`, `meals_share_a_day`,
+    `pre_approved_meal`, `namesake_in_another_city`, `namesake_in_another_department`,
     `first_slot_outside_hours`, `long_history` and `rate_from_counts` where they apply). A goal
-    shift's new gold reads its pages the same way, and may be as long as the tier's plans. The tier's
-    turn budget is 24.
+    shift's new gold reads its pages the same way, and may be as long as the tier's plans. The
+    tier's turn budget is 24.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,
