@@ -85,9 +85,9 @@ def _settling_row(domain: str, tool: str, rows: list[Any], plan: tuple[Any, ...]
     if tool == "search_logs":  # a service's error lines all say the same thing
         assert len({line.split(" ERROR ", 1)[1] for line in rows}) == 1
         return 0
-    if tool == "get_deploys":  # oldest first: the cause, and the first deploy after it (or the end)
+    if tool == "get_deploys":  # oldest first: the cause, and the first deploy after it that ran (or the end)
         cause = [r["version"] for r in rows].index(args["file_incident"]["cause_version"])
-        return min(cause + 1, len(rows) - 1)
+        return next((i for i in range(cause + 1, len(rows)) if rows[i]["status"] == "succeeded"), len(rows) - 1)
     assert tool == "list_expenses"  # every approved expense of the month counts
     return None
 
@@ -427,6 +427,32 @@ def test_the_ops_cause_is_never_on_the_first_page_of_deploys() -> None:
         incident = next(s for s in task.gold.plan if s.name == "file_incident").arguments
         first = make_toolkit(task).invoke("get_deploys", {"service": incident["root_cause_service"]})
         assert first["pages"] >= 2 and incident["cause_version"] not in [d["version"] for d in first["deploys"]]
+
+
+def test_a_failed_deploy_is_never_the_cause_nor_the_rollback_target() -> None:
+    before = after = 0
+    for seed in range(60):
+        task = generate_task(seed, {"domain": "ops", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        root = world.services[req.chain[-1]]
+        assert "failed_deploy" in task.gold.traps and all(
+            dep.status in ("succeeded", "failed") for s in world.services.values() for dep in s.deploys)
+        versions = [dep.version for dep in root.deploys]
+        assert len(set(versions)) == len(versions)
+        incident = next(s for s in task.gold.plan if s.name == "file_incident").arguments
+        rollback = next(s for s in task.gold.plan if s.name == "rollback").arguments
+        cause = versions.index(incident["cause_version"])
+        target = versions.index(rollback["to_version"])
+        ran = [dep for dep in root.deploys if dep.status == "succeeded"]
+        assert root.deploys[cause] is max((d for d in ran if d.at < root.errors_since), key=lambda d: d.at)
+        assert root.deploys[target] is ran[ran.index(root.deploys[cause]) - 1]
+        assert all(d.at != root.errors_since for d in root.deploys)  # no deploy at the onset: one reading
+        between = root.deploys[target + 1:cause]
+        later = [d for d in root.deploys[cause + 1:] if d.at < root.errors_since]
+        assert all(d.status == "failed" for d in between + later) and (between or later)
+        before += bool(between)
+        after += bool(later)
+    assert before >= 15 and after >= 15
 
 
 # ------------------------------------------------------------------------------ who solves it

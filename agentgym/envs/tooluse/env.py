@@ -187,6 +187,11 @@ class ToolUseEnv(AgentEnv):
       the customer gives tells the two apart, and a write on the wrong one is final.
     * A longer history (ops): the culprit's deploys start 2-3 releases earlier, so the cause is
       never on the first page and "the last deploy before the onset" has to be found among them.
+    * Failed deploys (ops): every deploy of the tier's `get_deploys` has a `status`; a failed one
+      never ran, so it is never the cause and never a rollback target. The culprit has a failed
+      deploy just before its cause, or between the cause and the onset, or both, so the cause is
+      the last deploy that succeeded before the onset and "the version that ran before the cause"
+      the last that succeeded before it (trap `failed_deploy`).
     * A severity from counts (ops): `get_metrics` counts each service's requests and errors over
       the last 5 minutes instead of giving its rate, and the error-rate alert shows no value; the
       severity follows the rate computed from them, never within 0.3 points of a threshold
@@ -196,9 +201,9 @@ class ToolUseEnv(AgentEnv):
     the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
     `past_return_window`, `restocking_fee`, `final_sale_asked`, `meal_cap`, `meals_share_a_day`,
     `pre_approved_meal`, `namesake_in_another_city`, `namesake_in_another_department`,
-    `first_slot_outside_hours`, `long_history` and `rate_from_counts` where they apply). A goal
-    shift's new gold reads its pages the same way, and may be as long as the tier's plans. The
-    tier's turn budget is 24.
+    `first_slot_outside_hours`, `long_history`, `failed_deploy` and `rate_from_counts` where they
+    apply). A goal shift's new gold reads its pages the same way, and may be as long as the tier's
+    plans. The tier's turn budget is 24.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,
