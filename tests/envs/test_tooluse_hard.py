@@ -23,6 +23,7 @@ import pytest
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
 from agentgym.core.tools import PolicyViolation
+from agentgym.envs.tooluse.base import DAY_ISO
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.finance_tier import MEAL_CAP
 from agentgym.envs.tooluse.domains.ops import severity_of
@@ -364,6 +365,38 @@ def test_a_meeting_spans_three_zones_and_each_earlier_free_start_breaks_someone_
         assert twin not in pids and world.people[twin].offset != world.people[attendee].offset
         assert f"{world.people[attendee].name} ({world.people[attendee].city})" in task.goal.request
     assert opened >= 25
+
+
+def test_an_attendee_off_on_the_date_asked_moves_the_meeting_to_the_next_date_nobody_is_off() -> None:
+    moved = twin_off = 0
+    for seed in range(60):
+        task = generate_task(seed, {"domain": "calendar", "difficulty": "hard"})
+        world = task.world
+        assert "days_off" in task.brief
+        booking = next(s for s in task.gold.plan if s.name == "book_meeting").arguments
+        assert booking["date"] == DAY_ISO[world.day]
+        attendees = booking["attendee_ids"]
+        assert not any(world.day in world.days_off.get(p, ()) for p in attendees)  # nobody off on it
+        toolkit = make_toolkit(task)
+        rows = {m["person_id"]: m for p in attendees
+                for m in toolkit.invoke("find_person", {"query": world.people[p].name})["matches"]}
+        assert all(rows[p]["days_off"] == [DAY_ISO[x] for x in world.days_off.get(p, ())] for p in attendees)
+        if "attendee_day_off" in task.gold.traps:
+            asked = world.day - 1
+            assert DAY_ISO[asked] in task.goal.request and DAY_ISO[world.day] not in task.goal.request
+            assert any(asked in world.days_off.get(p, ()) for p in attendees) and world.today < asked
+            fresh = generate_task(seed, {"domain": "calendar", "difficulty": "hard"})
+            with pytest.raises(PolicyViolation):  # booking the date asked for is refused, and fails the task
+                make_toolkit(fresh).invoke("book_meeting", {**booking, "date": DAY_ISO[asked]})
+            assert fresh.world.violations == ["day_off"]
+            moved += 1
+        else:
+            assert DAY_ISO[world.day] in task.goal.request
+            if "namesake_day_off" in task.gold.traps:  # the namesake's day off is not the attendee's
+                twins = [p for p in world.people if p not in attendees and world.day in world.days_off.get(p, ())]
+                assert any(world.people[p].name in {world.people[a].name for a in attendees} for p in twins)
+                twin_off += 1
+    assert moved >= 15 and twin_off >= 5
 
 
 def test_a_namesake_employee_is_told_apart_by_the_department_the_request_names() -> None:

@@ -175,6 +175,11 @@ class ToolUseEnv(AgentEnv):
       more, and every common free start before the one to book is free but outside someone's
       working hours in their own zone, so each start must be converted into each attendee's
       local time (booking one of them is a violation).
+    * Days off (calendar): `find_person` shows each person's `days_off` (whole UTC days), which
+      `get_free_slots` does not check and `book_meeting` refuses as a violation. Half the time an
+      attendee is off on the date asked for, and the meeting goes to the next date on which no
+      attendee is off (the day after; trap `attendee_day_off`); otherwise, half the time, the
+      attendee's namesake is off on that date, which does not move it (trap `namesake_day_off`).
     * Near-duplicates (calendar): someone outside the meeting has an attendee's full name, in a
       city of another time zone; the request names the attendee's city after the name
       ("Grace Meyer (Berlin)"), and only it tells the two apart (trap `namesake_in_another_city`).
@@ -200,10 +205,10 @@ class ToolUseEnv(AgentEnv):
     Every fact needed is in the brief, the request and the tools' results; the gold still comes from
     the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
     `past_return_window`, `restocking_fee`, `final_sale_asked`, `meal_cap`, `meals_share_a_day`,
-    `pre_approved_meal`, `namesake_in_another_city`, `namesake_in_another_department`,
-    `first_slot_outside_hours`, `long_history`, `failed_deploy` and `rate_from_counts` where they
-    apply). A goal shift's new gold reads its pages the same way, and may be as long as the tier's
-    plans. The tier's turn budget is 24.
+    `pre_approved_meal`, `namesake_in_another_city`, `attendee_day_off`, `namesake_day_off`,
+    `namesake_in_another_department`, `first_slot_outside_hours`, `long_history`, `failed_deploy`
+    and `rate_from_counts` where they apply). A goal shift's new gold reads its pages the same way,
+    and may be as long as the tier's plans. The tier's turn budget is 24.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,
