@@ -15,11 +15,10 @@ rate the task was made with).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Literal
 
 from agentgym.core.tools import READ, tool
-from agentgym.envs.tooluse.base import Draws, Gold, Step
+from agentgym.envs.tooluse.base import Draws, Effect, Gold, Step
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.ops import (
     _SEV,
@@ -132,14 +131,17 @@ def harden(d: Draws, gen: Generated) -> Generated:
     for service in world.services.values():
         for dep in service.deploys:
             dep.status = "succeeded"
-    # Both failed deploys only while the plan, every page read, stays within the tier's length.
-    kept = [replace(dep) for dep in root.deploys]
-    for where in _unique((d.pick((("before",), ("after",), ("before", "after"))), (d.pick(("before", "after")),))):
-        root.deploys[:] = [replace(dep) for dep in kept]
-        _fail_deploys(d, root, where)
-        gold = solve(world, req)  # the same deploys as before, under versions that may have moved up
-        if _every_page(world, gold.plan) <= _MAX_CALLS:
-            break
+    # Both failed deploys only while the plan, every page read, stays within the tier's length
+    # (the plan makes the same calls, so its pages follow from the deploys' count).
+    where = d.pick((("before",), ("after",), ("before", "after")))
+    n = len(root.deploys)
+    if len(where) == 2 and _every_page(world, gen.gold.plan) - _pages(n) + _pages(n + 2) > _MAX_CALLS:
+        where = (d.pick(where),)
+    before = {id(dep): dep.version for dep in root.deploys}
+    _fail_deploys(d, root, where)
+    # The same deploys as before, under versions that may have moved up a patch.
+    gold = _renamed(gen.gold, {before[id(dep)]: dep.version for dep in root.deploys
+                               if id(dep) in before and before[id(dep)] != dep.version})
     # Still too long: the oldest deploy goes, while the cause stays off the first page.
     while _every_page(world, gold.plan) > _MAX_CALLS and _cause_at(root, gold) > PAGE_SIZE:
         root.deploys.pop(0)
@@ -166,21 +168,46 @@ def _fail_deploys(d: Draws, root: Service, where: tuple[str, ...]) -> None:
         _insert(d, deploys, cause, d.between(start, deploys[cause].at - 5))
 
 
+#: The calls that name a version (the others, reads, are left as they are).
+_NAMING = frozenset({"file_incident", "rollback"})
+
+
+def _renamed(gold: Gold, versions: dict[str, str]) -> Gold:
+    """`gold` with each version of `versions` renamed, in one pass (so a rename never renames
+    again): a call's argument or an effect's field that is the version, and the version as a
+    word of a call's summary or an effect's text."""
+    if not versions:
+        return gold
+
+    def text(value: Any) -> Any:
+        return " ".join(versions.get(w, w) for w in value.split(" ")) if isinstance(value, str) else value
+
+    plan = tuple(Step(st.name, {k: text(v) for k, v in st.arguments.items()}, st.produces)
+                 if st.name in _NAMING else st for st in gold.plan)
+    effects = tuple(Effect(e.id, e.slot, e.kind, {k: text(v) for k, v in e.fields.items()}, text(e.text))
+                    for e in gold.effects)
+    return Gold(gold.kind, plan, effects, gold.traps, gold.superseded)
+
+
 def _cause_at(root: Service, gold: Gold) -> int:
     """The index of the cause the gold names among the culprit's deploys."""
     cause = next(s for s in gold.plan if s.name == "file_incident").arguments["cause_version"]
     return [dep.version for dep in root.deploys].index(cause)
 
 
-def _unique(options: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
-    return list(dict.fromkeys(options))
-
-
 def _every_page(world: OpsWorld, plan: tuple[Step, ...]) -> int:
-    """The plan's length with every page of its paged calls read."""
-    toolkit = OpsTierToolkit(world)
-    extra = sum(toolkit.invoke(s.name, dict(s.arguments))["pages"] - 1 for s in plan if s.name in _PAGED)
-    return len(plan) + extra
+    """The plan's length with every page of its paged calls read (counted from the world, as
+    `paging.paged` pages the tools' lists: a service's error lines, its deploys)."""
+    def rows(step: Step) -> int:
+        service = world.services[step.arguments["service"]]
+        return len(service.deploys) if step.name == "get_deploys" else len(service.logs.get("error", []))
+
+    return len(plan) + sum(_pages(rows(s)) - 1 for s in plan if s.name in _PAGED)
+
+
+def _pages(rows: int) -> int:
+    """How many pages `paging.paged` makes of a list of `rows` rows."""
+    return max(1, -(-rows // PAGE_SIZE))
 
 
 def _insert(d: Draws, deploys: list[Deploy], k: int, at: int) -> None:
