@@ -324,7 +324,7 @@ def _gold_is_unique(task: Any) -> None:
         # tools show carries its date (an older deploy at the onset's clock time on another day
         # is not "before the onset" in any reading).
         assert all(d.at != root.errors_since for svc in w.services.values() for d in svc.deploys)
-        before = [d for d in root.deploys if d.at < root.errors_since]
+        before = [d for d in root.deploys if d.at < root.errors_since and d.status != "failed"]  # a failed one never ran
         assert before[-1].version == incident["cause_version"] and len(before) >= 2
         toolkit = make_toolkit(task)
         stamps = [toolkit.invoke("get_metrics", {"service": root.name})["errors_since_utc"],

@@ -13,6 +13,7 @@ falling success with 95% intervals.
 from __future__ import annotations
 
 import copy
+import json
 import math
 from typing import Any
 
@@ -22,11 +23,12 @@ import pytest
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
 from agentgym.core.tools import PolicyViolation
+from agentgym.envs.tooluse.base import DAY_ISO
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.finance_tier import MEAL_CAP
 from agentgym.envs.tooluse.domains.ops import severity_of
 from agentgym.envs.tooluse.domains.orders import solve
-from agentgym.envs.tooluse.domains.orders_tier import EXTRA_DAYS, PLUS_LIMIT
+from agentgym.envs.tooluse.domains.orders_tier import EXTRA_DAYS, FEE, PLUS_LIMIT
 from agentgym.envs.tooluse.paging import PAGE_SIZE
 from agentgym.envs.tooluse.policies import policy
 from agentgym.envs.tooluse.tasks import TIER_CALLS, TIER_MAX_TURNS, generate_task, is_tier, make_toolkit, shift_gold
@@ -84,9 +86,9 @@ def _settling_row(domain: str, tool: str, rows: list[Any], plan: tuple[Any, ...]
     if tool == "search_logs":  # a service's error lines all say the same thing
         assert len({line.split(" ERROR ", 1)[1] for line in rows}) == 1
         return 0
-    if tool == "get_deploys":  # oldest first: the cause, and the first deploy after it (or the end)
+    if tool == "get_deploys":  # oldest first: the cause, and the first deploy after it that ran (or the end)
         cause = [r["version"] for r in rows].index(args["file_incident"]["cause_version"])
-        return min(cause + 1, len(rows) - 1)
+        return next((i for i in range(cause + 1, len(rows)) if rows[i]["status"] == "succeeded"), len(rows) - 1)
     assert tool == "list_expenses"  # every approved expense of the month counts
     return None
 
@@ -176,7 +178,7 @@ def test_orders_policies_interact_by_amount_age_and_tier() -> None:
                 assert (effect.kind == "refund") == inside
             approvals = [s for s in task.gold.plan if s.name == "request_refund_approval"
                          and s.arguments["item_id"] == item.id]
-            assert bool(approvals) == (effect.kind == "refund" and item.price > world.limit)
+            assert bool(approvals) == (effect.kind == "refund" and world.refund_amount(item) > world.limit)
         if "member_window" in task.gold.traps:
             # The tier decides: the same task for the other tier's customer gets the other outcome.
             other = "standard" if world.tier == "plus" else "plus"
@@ -223,31 +225,125 @@ def test_a_refund_the_policy_forbids_and_an_approval_not_needed_are_violations()
     assert forbidden >= 5 and unneeded >= 5
 
 
-def test_a_reimbursement_counts_a_meal_for_at_most_the_cap() -> None:
-    capped = under = 0
-    for seed in range(60):
+def test_an_opened_item_of_a_fee_category_is_refunded_less_the_fee_and_its_approval_follows_the_amount() -> None:
+    charged = spared = approval_avoided = 0
+    for task in _tier_tasks(120):
+        world, req = task.world, task.goal.job
+        assert world.fee == FEE and "restocking fee" in task.brief
+        items = {i.id: i for o in world.orders.values() for i in o.items}
+        assert all(i.opened is not None for i in items.values())
+        for effect in task.gold.effects:
+            item = items[effect.fields["item_id"]]
+            if effect.kind != "refund":
+                assert effect.kind == "exchange" or effect.fields["amount"] == item.price  # credit: no fee
+                continue
+            pct = FEE.get(item.category, 0) if item.opened else 0
+            assert effect.fields["amount"] == item.price - (item.price * pct + 50) // 100
+            charged += pct > 0
+            spared += bool(item.opened) and pct == 0
+            approval_avoided += pct > 0 and effect.fields["amount"] <= world.limit < item.price
+            if pct:  # the full price of an opened item is refused, and fails the task
+                toolkit = make_toolkit(generate_task(int(task.task_id.rsplit("/", 1)[1]),
+                                                     {"domain": "orders", "difficulty": "hard"}))
+                with pytest.raises(PolicyViolation):
+                    toolkit.invoke("refund_item", {"order_id": req.order_id, "item_id": item.id,
+                                                   "amount": item.price / 100, "approval_id": None})
+        assert ("restocking_fee" in task.gold.traps) == any(
+            e.kind == "refund" and e.fields["amount"] < items[e.fields["item_id"]].price for e in task.gold.effects)
+    assert charged >= 15 and spared >= 15 and approval_avoided >= 2
+
+
+def test_a_final_sale_item_the_customer_also_asks_about_gets_nothing() -> None:
+    asked = 0
+    for task in _tier_tasks(60):
+        if "final_sale_asked" not in task.gold.traps:
+            continue
+        world, req = task.world, task.goal.job
+        final = next(i for i in world.orders[req.order_id].items if i.final_sale and i.product in task.goal.request)
+        assert all(e.fields["item_id"] != final.id for e in task.gold.effects)
+        assert all(final.product not in [i.product for i in o.items] for o in world.orders.values()
+                   if o.id != req.order_id)  # no other order holds it
+        for name in ("refund_item", "issue_store_credit"):
+            fresh = generate_task(int(task.task_id.rsplit("/", 1)[1]), {"domain": "orders", "difficulty": "hard"})
+            with pytest.raises(PolicyViolation):
+                make_toolkit(fresh).invoke(name, {"order_id": req.order_id, "item_id": final.id,
+                                                  "amount": final.price / 200})
+            assert fresh.world.violations == ["final_sale"]
+        asked += 1
+    assert asked >= 15
+
+
+def test_bad_refund_input_in_the_tier_is_an_error_observation() -> None:
+    env = gym.make(ENV, domain="orders", difficulty="hard")
+    env.reset(seed=7)
+    for args in ({"order_id": "O-1", "item_id": "I-1", "amount": -3}, {"order_id": 5, "item_id": [], "amount": "x"},
+                 {"order_id": "O-1", "item_id": "I-1", "amount": 1e12}, {}):
+        obs, *_ = env.step(f'{{"name": "refund_item", "arguments": {json.dumps(args)}}}')
+        assert "[error" in obs
+
+
+def test_a_reimbursement_counts_the_meals_of_a_day_together_for_at_most_the_cap() -> None:
+    shared = spared = capped = 0
+    for seed in range(80):
         task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
         world, req = task.world, task.goal.job
         if req.kind == "quote":  # a quote asks what the claims add up to: no cap in its brief
-            assert world.meal_cap is None and "meals expense" not in task.brief
+            assert world.meal_cap is None and "meals expenses" not in task.brief
             continue
-        assert world.meal_cap == MEAL_CAP and "meals expense counts for at most" in task.brief
+        assert world.meal_cap == MEAL_CAP and "meals expenses of one day count together" in task.brief
         assert "paid in full" in task.goal.request
         full = total = 0
+        days: dict[int, int] = {}
         for e in world.month_expenses(req.employee_id, req.month):
+            assert e.pre_approved is not None and "pre_approved" in e.row()
             if e.status != "approved":
                 continue
             amount = world.convert(e.amount, e.currency, req.currency, e.day)
-            cap = world.convert(MEAL_CAP, "EUR", req.currency, e.day)
-            if e.category == "meals":
-                assert amount >= 1.25 * cap or amount <= 0.8 * cap  # never near the cap
-                capped += amount > cap
-                under += amount < cap
             full += amount
-            total += min(amount, cap) if e.category == "meals" else amount
+            if e.category == "meals" and not e.pre_approved:
+                days[e.day] = days.get(e.day, 0) + amount
+            else:
+                total += amount
+                spared += e.category == "meals"
+        for day, meals in days.items():
+            cap = world.convert(MEAL_CAP, "EUR", req.currency, day)
+            assert meals >= 1.1 * cap or meals <= 0.9 * cap  # never near the cap
+            total += min(meals, cap)
+            capped += meals > cap
+        shared += "meals_share_a_day" in task.gold.traps
         transfer = next(e for e in task.gold.effects if e.kind == "transfer")
-        assert transfer.fields["amount"] == total and (total < full) == ("meal_cap" in task.gold.traps)
-    assert capped >= 20 and under >= 5
+        assert transfer.fields["amount"] == total and (total < full) == ("meal_cap" in task.gold.traps and any(
+            m > world.convert(MEAL_CAP, "EUR", req.currency, d) for d, m in days.items()))
+    assert shared >= 15 and spared >= 5 and capped >= 25
+
+
+def test_two_meals_of_a_day_each_under_the_cap_are_capped_together() -> None:
+    found = 0
+    for seed in range(80):
+        task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        if "meals_share_a_day" not in task.gold.traps:
+            continue
+        by_day: dict[int, list[int]] = {}
+        for e in world.month_expenses(req.employee_id, req.month):
+            if e.status == "approved" and e.category == "meals" and not e.pre_approved:
+                by_day.setdefault(e.day, []).append(world.convert(e.amount, e.currency, req.currency, e.day))
+        day, meals = next((d, m) for d, m in by_day.items() if len(m) > 1)
+        cap = world.convert(MEAL_CAP, "EUR", req.currency, day)
+        assert all(m < cap for m in meals) and sum(meals) > cap  # a cap per meal would pay both in full
+        found += 1
+    assert found >= 15
+
+
+def test_the_finance_tier_has_no_tool_that_adds_up_and_its_gold_never_calls_one() -> None:
+    for seed in range(30):
+        task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
+        toolkit = make_toolkit(task)
+        assert not toolkit.has_tool("sum_amounts") and toolkit.has_tool("convert")
+        assert "sum_amounts" not in [s.name for s in task.gold.plan]
+        assert toolkit.validate("sum_amounts", {"amounts": [1.0, 2.0]}) is not None  # an error, never a raise
+    easy = generate_task(0, {"domain": "finance", "difficulty": "easy"})
+    assert make_toolkit(easy).has_tool("sum_amounts")
 
 
 def test_a_meeting_spans_three_zones_and_each_earlier_free_start_breaks_someone_s_hours() -> None:
@@ -269,6 +365,38 @@ def test_a_meeting_spans_three_zones_and_each_earlier_free_start_breaks_someone_
         assert twin not in pids and world.people[twin].offset != world.people[attendee].offset
         assert f"{world.people[attendee].name} ({world.people[attendee].city})" in task.goal.request
     assert opened >= 25
+
+
+def test_an_attendee_off_on_the_date_asked_moves_the_meeting_to_the_next_date_nobody_is_off() -> None:
+    moved = twin_off = 0
+    for seed in range(60):
+        task = generate_task(seed, {"domain": "calendar", "difficulty": "hard"})
+        world = task.world
+        assert "days_off" in task.brief
+        booking = next(s for s in task.gold.plan if s.name == "book_meeting").arguments
+        assert booking["date"] == DAY_ISO[world.day]
+        attendees = booking["attendee_ids"]
+        assert not any(world.day in world.days_off.get(p, ()) for p in attendees)  # nobody off on it
+        toolkit = make_toolkit(task)
+        rows = {m["person_id"]: m for p in attendees
+                for m in toolkit.invoke("find_person", {"query": world.people[p].name})["matches"]}
+        assert all(rows[p]["days_off"] == [DAY_ISO[x] for x in world.days_off.get(p, ())] for p in attendees)
+        if "attendee_day_off" in task.gold.traps:
+            asked = world.day - 1
+            assert DAY_ISO[asked] in task.goal.request and DAY_ISO[world.day] not in task.goal.request
+            assert any(asked in world.days_off.get(p, ()) for p in attendees) and world.today < asked
+            fresh = generate_task(seed, {"domain": "calendar", "difficulty": "hard"})
+            with pytest.raises(PolicyViolation):  # booking the date asked for is refused, and fails the task
+                make_toolkit(fresh).invoke("book_meeting", {**booking, "date": DAY_ISO[asked]})
+            assert fresh.world.violations == ["day_off"]
+            moved += 1
+        else:
+            assert DAY_ISO[world.day] in task.goal.request
+            if "namesake_day_off" in task.gold.traps:  # the namesake's day off is not the attendee's
+                twins = [p for p in world.people if p not in attendees and world.day in world.days_off.get(p, ())]
+                assert any(world.people[p].name in {world.people[a].name for a in attendees} for p in twins)
+                twin_off += 1
+    assert moved >= 15 and twin_off >= 5
 
 
 def test_a_namesake_employee_is_told_apart_by_the_department_the_request_names() -> None:
@@ -334,6 +462,32 @@ def test_the_ops_cause_is_never_on_the_first_page_of_deploys() -> None:
         assert first["pages"] >= 2 and incident["cause_version"] not in [d["version"] for d in first["deploys"]]
 
 
+def test_a_failed_deploy_is_never_the_cause_nor_the_rollback_target() -> None:
+    before = after = 0
+    for seed in range(60):
+        task = generate_task(seed, {"domain": "ops", "difficulty": "hard"})
+        world, req = task.world, task.goal.job
+        root = world.services[req.chain[-1]]
+        assert "failed_deploy" in task.gold.traps and all(
+            dep.status in ("succeeded", "failed") for s in world.services.values() for dep in s.deploys)
+        versions = [dep.version for dep in root.deploys]
+        assert len(set(versions)) == len(versions)
+        incident = next(s for s in task.gold.plan if s.name == "file_incident").arguments
+        rollback = next(s for s in task.gold.plan if s.name == "rollback").arguments
+        cause = versions.index(incident["cause_version"])
+        target = versions.index(rollback["to_version"])
+        ran = [dep for dep in root.deploys if dep.status == "succeeded"]
+        assert root.deploys[cause] is max((d for d in ran if d.at < root.errors_since), key=lambda d: d.at)
+        assert root.deploys[target] is ran[ran.index(root.deploys[cause]) - 1]
+        assert all(d.at != root.errors_since for d in root.deploys)  # no deploy at the onset: one reading
+        between = root.deploys[target + 1:cause]
+        later = [d for d in root.deploys[cause + 1:] if d.at < root.errors_since]
+        assert all(d.status == "failed" for d in between + later) and (between or later)
+        before += bool(between)
+        after += bool(later)
+    assert before >= 15 and after >= 15
+
+
 # ------------------------------------------------------------------------------ who solves it
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_the_expert_and_the_oracle_solve_every_sampled_tier_task(domain: str) -> None:
@@ -350,7 +504,7 @@ def test_random_never_solves_the_tier(split: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["train", "test"])
 def test_the_expert_solves_the_tier_on_500_seeds(split: str) -> None:
-    assert _wins("expert", range(5000, 5500), split=split, difficulty="hard") >= 490
+    assert _wins("expert", range(6000, 6500), split=split, difficulty="hard") >= 490
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:

@@ -72,9 +72,9 @@ class ToolUseEnv(AgentEnv):
     what each write did (so a write whose call failed can be checked: a call that comes back as an
     error changed nothing); the other tools per domain:
 
-    * finance: `list_accounts`, `find_employee`, `list_expenses`, `convert`, `sum_amounts`,
-      `file_expense_report`, `list_reports`, `withdraw_expense_report`, `request_approval`,
-      `create_transfer`, `list_transfers`, `submit_answer` (terminal).
+    * finance: `list_accounts`, `find_employee`, `list_expenses`, `convert`, `sum_amounts` (not
+      in the hard tier), `file_expense_report`, `list_reports`, `withdraw_expense_report`,
+      `request_approval`, `create_transfer`, `list_transfers`, `submit_answer` (terminal).
     * calendar: `find_person`, `get_calendar`, `get_free_slots`, `book_meeting`, `list_meetings`,
       `send_invitation`, `cancel_meeting`.
     * orders: `get_return_policy`, `find_customer`, `list_orders`, `get_order` (each item's
@@ -148,17 +148,38 @@ class ToolUseEnv(AgentEnv):
       the window that is what the policy forbids, so the assistant must not refund (a violation
       fails the task) and must issue the store credit the policy allows instead, which the
       customer accepts.
-    * Arithmetic the work needs (finance reimbursements): a meals expense counts for at most
-      60.00 EUR. One approved expense is a meal well over the cap and often another a meal well
-      under it, so the report's total and the transfer are computed: each meal's smaller amount
-      of the expense and the cap, both converted into the payout currency at the expense's date,
-      added to the other claims (trap `meal_cap`). The capped total decides the approval. The
-      user asks for the claims in full, which the cap forbids. A quote (what the approved claims
-      add up to) has no cap in its brief.
+    * More decisions per item (orders): every item says whether it was `opened`; a refund of an
+      opened electronics item is its price less a 20% restocking fee, of an opened home item
+      less 10% (the fee rounded to the cent, half up; `get_return_policy` shows the category's
+      fee), and the approval limit applies to the amount refunded, so a fee can take a refund
+      under the limit, where an approval is a violation (trap `restocking_fee`; refunding an
+      opened item more is a violation too). Store credit and exchanges carry no fee. Half the
+      time the order also holds a final-sale item the customer asks to return as well (trap
+      `final_sale_asked`): it gets nothing (any write on it is a violation) while the other items
+      get what the policy allows.
+    * Arithmetic the work needs (finance), with no tool that adds up: the tier's finance toolkit
+      has no `sum_amounts` (`convert`, which reads a rate, stays), so a total is the assistant's
+      own sum of amounts converted one by one and rounded by `convert`. In a reimbursement the
+      approved meals of one day count together for at most 60.00 EUR: each meal and the cap are
+      converted into the payout currency at that day's rate, and the day counts for the smaller
+      of the meals' sum and the converted cap (trap `meal_cap`); a meal with `pre_approved` true
+      (every expense row says) counts in full and is not one of its day's meals (trap
+      `pre_approved_meal`). Meals drawn: a meal well over the cap (pre-approved 40% of the time),
+      two meals of one day each under the cap but together well over it (trap
+      `meals_share_a_day`; a cap per meal would pay both in full), sometimes with a pending or
+      rejected meal of that day (which is not one of its meals), and a meal alone on its day well
+      under the cap; no day's meals lie within 10% of the cap. The capped total decides the
+      approval. The user asks for the claims in full, which the cap forbids. A quote (what the
+      approved claims add up to) has no cap in its brief.
     * Time zones (calendar): the attendees, the organiser included, work in three time zones or
       more, and every common free start before the one to book is free but outside someone's
       working hours in their own zone, so each start must be converted into each attendee's
       local time (booking one of them is a violation).
+    * Days off (calendar): `find_person` shows each person's `days_off` (whole UTC days), which
+      `get_free_slots` does not check and `book_meeting` refuses as a violation. Half the time an
+      attendee is off on the date asked for, and the meeting goes to the next date on which no
+      attendee is off (the day after; trap `attendee_day_off`); otherwise, half the time, the
+      attendee's namesake is off on that date, which does not move it (trap `namesake_day_off`).
     * Near-duplicates (calendar): someone outside the meeting has an attendee's full name, in a
       city of another time zone; the request names the attendee's city after the name
       ("Grace Meyer (Berlin)"), and only it tells the two apart (trap `namesake_in_another_city`).
@@ -171,17 +192,23 @@ class ToolUseEnv(AgentEnv):
       the customer gives tells the two apart, and a write on the wrong one is final.
     * A longer history (ops): the culprit's deploys start 2-3 releases earlier, so the cause is
       never on the first page and "the last deploy before the onset" has to be found among them.
+    * Failed deploys (ops): every deploy of the tier's `get_deploys` has a `status`; a failed one
+      never ran, so it is never the cause and never a rollback target. The culprit has a failed
+      deploy just before its cause, or between the cause and the onset, or both, so the cause is
+      the last deploy that succeeded before the onset and "the version that ran before the cause"
+      the last that succeeded before it (trap `failed_deploy`).
     * A severity from counts (ops): `get_metrics` counts each service's requests and errors over
       the last 5 minutes instead of giving its rate, and the error-rate alert shows no value; the
       severity follows the rate computed from them, never within 0.3 points of a threshold
       (trap `rate_from_counts`).
 
-    Every fact needed is in the brief, the request and the tools' results; the gold still comes
-    from the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
-    `past_return_window`, `meal_cap`, `namesake_in_another_city`, `namesake_in_another_department`,
-    `first_slot_outside_hours`, `long_history` and `rate_from_counts` where they apply). A goal
-    shift's new gold reads its pages the same way, and may be as long as the tier's plans. The tier's
-    turn budget is 24.
+    Every fact needed is in the brief, the request and the tools' results; the gold still comes from
+    the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
+    `past_return_window`, `restocking_fee`, `final_sale_asked`, `meal_cap`, `meals_share_a_day`,
+    `pre_approved_meal`, `namesake_in_another_city`, `attendee_day_off`, `namesake_day_off`,
+    `namesake_in_another_department`, `first_slot_outside_hours`, `long_history`, `failed_deploy`
+    and `rate_from_counts` where they apply). A goal shift's new gold reads its pages the same way,
+    and may be as long as the tier's plans. The tier's turn budget is 24.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,

@@ -87,13 +87,13 @@ def paged_plan(plan: tuple[Step, ...], toolkit: Any, lists: Mapping[str, PagedLi
     for k, step in enumerate(plan):
         out.append(step)
         spec = lists.get(step.name)
-        if spec is None:
+        if spec is None or spec.settles is first_page:  # the first page settles it: nothing more to read
             continue
         try:
             first = toolkit.invoke(step.name, dict(step.arguments))
             pages = first["pages"]
             rows = list(first[spec.field])
-            for p in range(2, pages + 1):
+            for p in range(2, pages + 1) if spec.settles is not every_row else ():  # every page counts anyway
                 rows += toolkit.invoke(step.name, {**step.arguments, "page": p})[spec.field]
         except ToolError:  # a call the plan makes after a write it rests on: one page is read
             continue

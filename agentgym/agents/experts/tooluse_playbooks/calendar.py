@@ -8,6 +8,7 @@ meeting booked before the user changed its length is cancelled before the new on
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from typing import Any
 
@@ -98,11 +99,21 @@ class CalendarPlaybook(Playbook):
                 self.stop(case, f"I can't find {name} in the directory.")
             people.append(person)
         pids = [self.me, *(p["person_id"] for p in people if p["person_id"] != self.me)]
+        # Nobody is booked on a day off, where the directory shows them: the meeting goes to the
+        # next date on which no attendee is off. The days off are read twice (a write rests on
+        # them), by each attendee's full name.
+        if "days_off" in self.brief:
+            again = case.get(*(Read("find_person", {"query": q}, copies=2) for q in dict.fromkeys(p["name"] for p in people)))
+            off = {m["person_id"]: m.get("days_off", []) for res in again for m in res.get("matches", [])}
+            people = [{**p, "days_off": off.get(p["person_id"], p.get("days_off", []))} for p in people]
+        date = self.date
+        while date and any(date in p.get("days_off", []) for p in people):
+            date = (_dt.date.fromisoformat(date) + _dt.timedelta(days=1)).isoformat()
         # A meeting that is not the one wanted (booked before a change of length, or one the user
         # says is wrong) is cancelled; so is any meeting of its own when the free times must be
         # read afresh, as it takes up time it would otherwise show.
-        wanted = {"title": self.title, "attendee_ids": pids, "date": self.date, "duration_minutes": self.duration}
-        slots = Read("get_free_slots", {"person_ids": pids, "date": self.date, "duration_minutes": self.duration},
+        wanted = {"title": self.title, "attendee_ids": pids, "date": date, "duration_minutes": self.duration}
+        slots = Read("get_free_slots", {"person_ids": pids, "date": date, "duration_minutes": self.duration},
                      since=case.last_write("cancel_meeting"))
         booked = standing(case, "book_meeting", "cancel_meeting", "meeting_id")
         fresh = not case.has(slots)
@@ -113,15 +124,18 @@ class CalendarPlaybook(Playbook):
         start = next((s for s in free.get("free_starts_utc", []) if all(works(p, s, self.duration) for p in people)),
                      None)
         if start is None:
-            self.stop(case, f"There is no {self.duration}-minute slot on {self.date} inside everyone's working hours.")
+            self.stop(case, f"There is no {self.duration}-minute slot on {date} inside everyone's working hours.")
         want = {**wanted, "start_utc": start}
         keep = next((res for args, res in booked if _same_meeting(args, want)), None)
         for args, res in booked:
             if res is not keep:  # at another start, or a second booking
                 case.write("cancel_meeting", {"meeting_id": res["meeting_id"]})
-        readback = Call("list_meetings", {"date": self.date})
+        readback = Call("list_meetings", {"date": date})
         if keep is None:
-            self.confirm(case, f"I'll book \"{self.title}\" on {self.date} at {start} UTC for {self.duration} minutes "
+            moved = "" if date == self.date else (
+                f"{', '.join(p['name'] for p in people if self.date in p.get('days_off', []))} is off on {self.date}, "
+                f"so the meeting moves to {date}, the next date nobody is off. ")
+            self.confirm(case, f"{moved}I'll book \"{self.title}\" on {date} at {start} UTC for {self.duration} minutes "
                                f"with {', '.join(p['name'] for p in people)}, the earliest start inside everyone's "
                                "working hours, and send the invitation.")
             keep = case.write("book_meeting", want, readback, lambda back: _landed_meeting(back, want))

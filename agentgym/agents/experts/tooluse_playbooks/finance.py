@@ -64,7 +64,8 @@ class FinancePlaybook(Playbook):
             r"\b[A-Z]{3}\b", re.search(r"Currencies: ([A-Z, ]+)", self.brief).group(1)
             if "Currencies:" in self.brief else "")
         self.limit = figure(self.brief, r"more than ([\d.]+)")
-        self.meal_cap = figure(self.brief, r"A meals expense counts for at most ([\d.]+) EUR")
+        # The meals of one day share a cap (bar a pre-approved meal), where the brief has one.
+        self.meal_cap = figure(self.brief, r"meals expenses of one day count together for at most ([\d.]+) EUR")
         status = re.search(r"status '(\w+)'", self.brief)
         self.status = status.group(1) if status else "approved"
         ident = _EMPLOYEE_ID.search(request)
@@ -139,20 +140,23 @@ class FinancePlaybook(Playbook):
         foreign = [e for e in claims if e["currency"] != ccy]
         calls = [{"amount": e["amount"], "from_currency": e["currency"], "to_currency": ccy, "date": e["date"]}
                  for e in foreign]
-        # A meal counts for at most the cap, where the brief has one: the cap converted at the
-        # meal's date too (in the same turn), and the smaller amount counts.
-        meals = [e for e in claims if self.meal_cap is not None and e.get("category") == "meals"]
-        caps = [{"amount": self.meal_cap, "from_currency": "EUR", "to_currency": ccy, "date": e["date"]}
-                for e in meals if ccy != "EUR"]
+        # The meals of a day (bar pre-approved ones) count together for at most the cap, where
+        # the brief has one: the cap converted at that day's rate too (in the same turn).
+        days: dict[str, list[int]] = {}
+        for k, e in enumerate(claims):
+            if self.meal_cap is not None and e.get("category") == "meals" and e.get("pre_approved") is not True:
+                days.setdefault(e["date"], []).append(k)
+        caps = [{"amount": self.meal_cap, "from_currency": "EUR", "to_currency": ccy, "date": day}
+                for day in days if ccy != "EUR"]
         got = case.get(*(Read("convert", c, valid=_converted(c)) for c in calls + caps))
         converted = iter(got[:len(calls)])
         capped = iter(got[len(calls):])
-        total = 0
-        for e in claims:
-            part = _cents(e["amount"]) if e["currency"] == ccy else _cents(next(converted)["amount"])
-            if e in meals:
-                part = min(part, _cents(next(capped)["amount"]) if ccy != "EUR" else _cents(self.meal_cap or 0))
-            total += part
+        parts = [_cents(e["amount"]) if e["currency"] == ccy else _cents(next(converted)["amount"]) for e in claims]
+        shared = {k for ks in days.values() for k in ks}
+        total = sum(p for k, p in enumerate(parts) if k not in shared)
+        for ks in days.values():
+            cap = _cents(next(capped)["amount"]) if ccy != "EUR" else _cents(self.meal_cap or 0)
+            total += min(sum(parts[k] for k in ks), cap)
         return total
 
     def _reimburse(self, case: CaseFile, emp: str, claims: list[dict[str, Any]], total: int, ccy: str,

@@ -91,7 +91,10 @@ class OpsPlaybook(Playbook):
         deploys, root_metrics = case.get(Read("get_deploys", {"service": root}),
                                          metrics if root == symptom else Read("get_metrics", {"service": root}))
         since = root_metrics.get("errors_since_utc")
-        history = [d for d in deploys.get("deploys", []) if not str(d.get("author", "")).startswith("rollback")]
+        # A rollback shows as a deploy, and a failed deploy never ran: neither is the cause nor
+        # the version that ran before it.
+        history = [d for d in deploys.get("deploys", [])
+                   if not str(d.get("author", "")).startswith("rollback") and d.get("status") != "failed"]
         before = [i for i, d in enumerate(history) if since and d["deployed_at"] < since]
         if not before:
             self.stop(case, f"I found no deploy of {root} before its errors began at {since}.")

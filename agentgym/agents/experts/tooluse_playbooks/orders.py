@@ -3,7 +3,9 @@
 As the brief says: an item can be refunded or exchanged only within its category's return
 window, counted in days from its delivery date to today (the brief says what day it is); past
 it, store credit for the full price instead; a refund over the limit needs a manager's approval
-first; final-sale items and orders not yet delivered get nothing. The order and the policies
+first; final-sale items and orders not yet delivered get nothing (the customer is told, and the
+other items asked about are done). Where the brief charges a restocking fee, an opened item of
+a category it names is refunded its price less the fee, and the approval follows that amount. The order and the policies
 are read twice before anything is done (refunds, credits and exchanges are final), and a
 variant the stock check says is out of stock is checked again before the customer is told.
 """
@@ -77,6 +79,10 @@ class OrdersPlaybook(Playbook):
         self.plus_days = figure(self.brief, r"Plus members .*? get (\d+) more days")
         self.plus_limit = figure(self.brief, r"For a Plus member, a refund needs a manager's approval only when it is "
                                              r"more than ([\d.]+) USD")
+        # The restocking fee of an opened item refunded, in percent by category, where the brief
+        # has one ("20% of the price for electronics, 10% for home items").
+        fees = re.search(r"restocking fee: ([^;]*?)(?:, the fee|\.)", self.brief)
+        self.fees = {c: int(p) for p, c in re.findall(r"(\d+)% (?:of the price )?for (\w+)", fees.group(1))} if fees else {}
         self.tier: str | None = None
         self.products: list[str] = []
         #: The stock check of each (product, variant) asked for, as last read.
@@ -107,14 +113,21 @@ class OrdersPlaybook(Playbook):
         window = {p["category"]: p["return_window_days"] for p in got[:len(categories)]}
         self._stock = dict(zip(stock, got[len(categories):]))
         done = {a.get("item_id") for name in _AFTER_SALES for a, _ in case.made(name)}
+        # A final-sale item gets nothing: the customer is told, and the other items are done.
+        finals = [i["product"] for i, _, _ in wants if i.get("final_sale")]
+        refused = (f"The {' and the '.join(finals)} {'was a final-sale item' if len(finals) == 1 else 'were final-sale items'},"
+                   " so I can't refund, credit or exchange "
+                   f"{'it' if len(finals) == 1 else 'them'}.") if finals else ""
         steps: list[tuple[str, dict[str, Any], str]] = []
         for item, action, variant in wants:
-            if item["item_id"] in done:
+            if item["item_id"] in done or item.get("final_sale"):
                 continue
             steps.append(self._step(case, order, item, action, variant, window[item["category"]]))
         if not steps:
+            if refused and not done:
+                self.stop(case, refused)
             return
-        self.confirm(case, " ".join(what for _, _, what in steps))
+        self.confirm(case, " ".join([refused] * bool(refused) + [what for _, _, what in steps]))
         name, args, _ = steps[0]
         base = {"order_id": order_id, "item_id": args["item_id"]}
         limit = self._limit()
@@ -189,8 +202,6 @@ class OrdersPlaybook(Playbook):
         policies allow nothing, the user is told why and the plan halts."""
         product, price = item["product"], item["price"]
         base = {"order_id": order["order_id"], "item_id": item["item_id"]}
-        if item.get("final_sale"):
-            self.stop(case, f"The {product} was a final-sale item, so it can't be refunded, credited or exchanged.")
         if order.get("status") != "delivered" or not order.get("delivered_on"):
             self.stop(case, f"Order {order['order_id']} hasn't been delivered yet, so nothing can be returned.")
         age = (self.today - _dt.date.fromisoformat(order["delivered_on"])).days if self.today else 0
@@ -208,9 +219,14 @@ class OrdersPlaybook(Playbook):
                     f"exchange the {product} ({item['item_id']}) for the {variant} one.")
         if inside:
             limit = self._limit()
-            approval = limit is not None and price > limit
-            return ("refund_item", {**base, "amount": price},
-                    f"refund the full price of the {product} ({price:.2f} USD), delivered {age} days ago, inside its "
+            pct = self.fees.get(item["category"], 0) if item.get("opened") else 0
+            fee = (round(price * 100) * pct + 50) // 100
+            amount = (round(price * 100) - fee) / 100
+            approval = limit is not None and amount > limit
+            what = (f"the full price of the {product} ({price:.2f} USD)" if not fee else
+                    f"{amount:.2f} USD for the opened {product} (its price {price:.2f} less the {pct}% restocking fee)")
+            return ("refund_item", {**base, "amount": amount},
+                    f"refund {what}, delivered {age} days ago, inside its "
                     f"{window}-day window{' (with a manager approval first)' if approval else ''}.")
         return ("issue_store_credit", {**base, "amount": price},
                 f"issue store credit for the full price of the {product} ({price:.2f} USD): it was delivered {age} "

@@ -140,7 +140,7 @@ def _intervals(mask: int) -> list[tuple[int, int]]:
 class CalendarWorld(World):
     """People with time zones and working hours, and their busy time on the meeting date."""
 
-    __slots__ = ("me", "people", "day", "busy", "today")
+    __slots__ = ("me", "people", "day", "busy", "today", "days_off")
 
     def __init__(self, id_base: int, me: str, people: dict[str, Person], day: int, busy: dict[str, int],
                  today: int) -> None:
@@ -150,6 +150,8 @@ class CalendarWorld(World):
         self.day = day
         self.busy = busy  # person id -> busy cells (bitmask) on `day`, UTC
         self.today = today  # a few days before `day`: the whole meeting day lies ahead
+        #: Person id -> the days they are off: the hard tier's (`calendar_tier`); empty elsewhere.
+        self.days_off: dict[str, tuple[int, ...]] = {}
 
     def busy_mask(self, pid: str, day: int) -> int:
         mask = self.busy.get(pid, 0) if day == self.day else 0
@@ -256,6 +258,9 @@ class CalendarToolkit(ToolUseToolkit):
         if w.me not in pids:
             raise ToolError(f"you ({w.me}) organise the meeting and must be among the attendees")
         day, start = parse_day(date), _start(start_utc)
+        off = [w.people[pid].name for pid in pids if day in w.days_off.get(pid, ())]  # the hard tier's only
+        if off:
+            raise self.violation("day_off", f"{', '.join(off)} {'is' if len(off) == 1 else 'are'} off on {date}")
         if start + duration_minutes > DAY_MIN:
             raise ToolError("the meeting must end by 24:00 UTC on its date")
         cells = _cells(start, duration_minutes)

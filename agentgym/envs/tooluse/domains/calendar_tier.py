@@ -6,7 +6,10 @@ working hours, in their own zone, do not hold it: the assistant must convert eac
 into each attendee's local time and book the earliest that fits all of them. And a near-duplicate:
 someone outside the meeting has the same full name as an attendee, in another city; the request
 names the attendee's city, and only it tells the two apart. The reference solver gives the gold
-(the earliest start inside everyone's hours). Also: free start times come in pages.
+(the earliest start inside everyone's hours). Days off (``calendar_tier``): the directory shows
+each person's, free starts do not check them and booking refuses them; half the time an attendee
+is off on the date asked for, so the meeting goes to the next date no attendee is off (and the
+namesake's day off, another time, moves nothing). Also: free start times come in pages.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from agentgym.core.tools import READ, MaxLen, tool
-from agentgym.envs.tooluse.base import Draws, Gold
+from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, Draws, Gold
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.calendar import (
     _V,
@@ -30,18 +33,32 @@ from agentgym.envs.tooluse.domains.calendar import (
     solve,
 )
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
+from agentgym.envs.tooluse.policies import policy_lines
 
 __all__ = ["CalendarTierToolkit", "harden", "TIER"]
 
 
 class CalendarTierToolkit(CalendarToolkit):
-    """The hard tier's toolkit: free start times come in pages (`agentgym.envs.tooluse.paging`)."""
+    """The hard tier's toolkit: free start times come in pages (`agentgym.envs.tooluse.paging`);
+    the directory shows days off, which booking refuses (`CalendarToolkit.book_meeting` checks
+    the world's) and the free starts do not check."""
+
+    @tool(kind=READ)
+    def find_person(self, query: Annotated[str, MaxLen(80)]) -> dict[str, Any]:
+        """Find people whose name contains the given text: their id, time zone, working hours and days off.
+
+        Args:
+            query: A full or partial name.
+        """
+        off = self.world.days_off
+        return {"matches": [{**m, "days_off": [DAY_ISO[x] for x in off.get(m["person_id"], ())]}
+                            for m in super().find_person(query)["matches"]]}
 
     @tool(kind=READ)
     def get_free_slots(self, person_ids: Annotated[list[Id], MaxLen(12)], date: DateStr,
                        duration_minutes: Duration, page: Page = 1) -> dict[str, Any]:
         """Start times (UTC) on a date when all the given people are free, within your own working
-        hours, earliest first, a page at a time. Other people's working hours are not checked.
+        hours, earliest first, a page at a time. Other people's working hours and days off are not checked.
 
         Args:
             person_ids: The people who must be free, you included.
@@ -78,7 +95,8 @@ def harden(d: Draws, gen: Generated) -> Generated:
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
-    return _namesake(d, world, req, gen)
+    gen = _namesake(d, world, req, gen)
+    return _days_off(d, world, req, gen)
 
 
 def _booked(gold: Gold) -> int:
@@ -97,6 +115,37 @@ def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     world.people[twin.id] = twin
     world.busy[twin.id] = 0
     gen.rename(attendee.name, f"{attendee.name} ({attendee.city})")
+    return gen
+
+
+def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Generated:
+    """Days off, which the directory shows (``calendar_tier``): everyone but the organiser is off
+    on 0-2 days of the fortnight around the meeting, never an attendee on the meeting's day.
+    Half the time (where today lies two days or more before it) an attendee is off on the day
+    before, which the request then asks for: the meeting moves to the next date no attendee is
+    off, the meeting's day (trap `attendee_day_off`). Otherwise, half the time, the namesake is
+    off on the date asked for, which a careful reading does not mistake for the attendee's."""
+    attending = set(req.attendees)
+    twin = next(p for p in world.people.values() if p.id not in attending and p.id != world.me and any(
+        world.people[a].name == p.name for a in req.attendees))
+    for pid in world.people:
+        if pid == world.me:
+            continue
+        days = {world.day + d.between(-7, 7) for _ in range(d.between(0, 2))}
+        world.days_off[pid] = tuple(sorted(days - ({world.day} if pid in attending else set())))
+    brief_rules = policy_lines("calendar")
+    gen.brief = gen.brief.replace(brief_rules, f"{brief_rules}\n{policy_lines('calendar_tier')}")
+    traps = list(gen.gold.traps)
+    if world.today <= world.day - 2 and d.chance(0.5):
+        asked = world.day - 1
+        off = d.pick(req.attendees)
+        world.days_off[off] = tuple(sorted({*world.days_off[off], asked}))
+        gen.rename(f"{DAY_WEEKDAY[world.day]} {DAY_ISO[world.day]}", f"{DAY_WEEKDAY[asked]} {DAY_ISO[asked]}")
+        traps.append("attendee_day_off")
+    elif d.chance(0.5):
+        world.days_off[twin.id] = tuple(sorted({*world.days_off[twin.id], world.day}))
+        traps.append("namesake_day_off")
+    gen.gold = Gold(gen.gold.kind, gen.gold.plan, gen.gold.effects, tuple(traps), gen.gold.superseded)
     return gen
 
 

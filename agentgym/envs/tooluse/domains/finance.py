@@ -113,16 +113,22 @@ class Expense:
     amount: int  # cents
     category: str
     status: str
+    #: Whether a meal was approved in advance, which the hard tier's day cap leaves out (and its
+    #: rows show); None, and not shown, elsewhere.
+    pre_approved: bool | None = None
 
     def row(self) -> dict[str, Any]:
-        return {"expense_id": self.id, "date": DAY_ISO[self.day], "amount": money(self.amount),
-                "currency": self.currency, "category": self.category, "status": self.status}
+        row = {"expense_id": self.id, "date": DAY_ISO[self.day], "amount": money(self.amount),
+               "currency": self.currency, "category": self.category, "status": self.status}
+        if self.pre_approved is not None:
+            row["pre_approved"] = self.pre_approved
+        return row
 
 
 class FinanceWorld(World):
     """Employees, their expense claims, the company accounts, and dated exchange rates."""
 
-    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals", "meal_cap", "departments")
+    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals", "meal_cap", "departments", "sum_tool")
 
     def __init__(self, id_base: int, salt: int, employees: dict[str, str], accounts: dict[str, str],
                  expenses: list[Expense]) -> None:
@@ -132,9 +138,11 @@ class FinanceWorld(World):
         self.accounts = accounts  # id -> currency
         self.expenses = expenses
         self.approvals: dict[str, tuple[int, str, str]] = {}
-        #: What a meals expense counts for at most, in EUR cents: the hard tier's rule
-        #: (`finance_tier`); None elsewhere.
+        #: What the meals of one day (bar pre-approved ones) count for at most together, in EUR
+        #: cents: the hard tier's rule (`finance_tier`); None elsewhere.
         self.meal_cap: int | None = None
+        #: Whether the toolkit adds amounts up (`sum_amounts`); the hard tier's has no such tool.
+        self.sum_tool = True
         #: Each employee's department, which `find_employee` then shows: the hard tier's, where
         #: two employees share a name; empty elsewhere.
         self.departments: dict[str, str] = {}
@@ -504,12 +512,9 @@ def solve(world: FinanceWorld, req: Request) -> Gold:
             parts.append(world.convert(e.amount, e.currency, req.currency, e.day))
             plan.append(Step("convert", {"amount": money(e.amount), "from_currency": e.currency,
                                          "to_currency": req.currency, "date": DAY_ISO[e.day]}))
-        if world.meal_cap is not None and e.category == "meals":  # it counts for at most the cap
-            parts[-1] = min(parts[-1], world.convert(world.meal_cap, "EUR", req.currency, e.day))
-            if req.currency != "EUR":
-                plan.append(Step("convert", {"amount": money(world.meal_cap), "from_currency": "EUR",
-                                             "to_currency": req.currency, "date": DAY_ISO[e.day]}))
-    if len(parts) >= 2:
+    if world.meal_cap is not None:
+        parts = _capped(world, req, approved, parts, plan)
+    if len(parts) >= 2 and world.sum_tool:
         plan.append(Step("sum_amounts", {"amounts": [money(p) for p in parts]}))
     total = sum(parts)
     if req.kind == "quote":
@@ -543,6 +548,26 @@ def solve(world: FinanceWorld, req: Request) -> Gold:
                                 "currency": req.currency},
                                f"transfer of {money(total):.2f} {req.currency} to {req.employee_id} from {account}"))
     return Gold("reimburse", tuple(plan), tuple(effects_list))
+
+
+def _capped(world: FinanceWorld, req: Request, approved: list[Expense], parts: list[int], plan: list[Step]
+            ) -> list[int]:
+    """`parts` (what each approved expense counts for) with the hard tier's day cap applied: the
+    meals of a day that were not pre-approved count together for at most the cap converted at
+    that day's rate (one part per day, in place of its meals); the cap's conversions join `plan`."""
+    assert world.meal_cap is not None
+    days: dict[int, list[int]] = {}
+    for k, e in enumerate(approved):
+        if e.category == "meals" and not e.pre_approved:
+            days.setdefault(e.day, []).append(k)
+    capped = {k for ks in days.values() for k in ks}
+    out = [p for k, p in enumerate(parts) if k not in capped]
+    for day, ks in days.items():
+        out.append(min(sum(parts[k] for k in ks), world.convert(world.meal_cap, "EUR", req.currency, day)))
+        if req.currency != "EUR":
+            plan.append(Step("convert", {"amount": money(world.meal_cap), "from_currency": "EUR",
+                                         "to_currency": req.currency, "date": DAY_ISO[day]}))
+    return out
 
 
 _BRIEF = compose_brief(

@@ -1,13 +1,17 @@
 """The finance domain's hard tier (`ToolUseEnv`'s card, "Hard tier").
 
-Arithmetic the work needs: a meals expense counts for at most a cap in EUR (``data/policies.json``,
-``finance_tier``; the brief and `list_policies` show it). In a reimbursement, one approved expense
-is a meal well over the cap and sometimes another a meal well under it, so the report's total and
-the transfer are a sum the assistant computes: each meal's smaller amount of the expense and the
-cap, both converted into the payout currency at the expense's date; neither the sum of the
-expenses nor the cap can be copied from a result. The user asks for the claims to be paid in
-full, which the cap forbids for the capped meal. The reference solver computes the gold
-(`finance.solve` reads the cap from the world). Also: accounts and expenses come in pages.
+Arithmetic the work needs, with no tool that adds up: the tier's toolkit has no `sum_amounts`,
+so every total (a quote's too) is the assistant's own sum of amounts `convert` rounded one by one.
+In a reimbursement the approved meals of one day share a cap in EUR (``data/policies.json``,
+``finance_tier``; the brief and `list_policies` show it): the day counts for the smaller of its
+meals' sum and the cap, each converted into the payout currency at that day's rate; a meal with
+``pre_approved`` true (every row of the tier's expenses says) counts in full and is not one of
+its day's meals. The meals drawn (`_draw_meals`) make each of those rules decide something: a
+meal well over the cap, sometimes pre-approved; two meals of one day, each under the cap and
+together well over it (a cap per meal would pay both), sometimes beside a meal of that day that
+is not approved; a meal alone well under the cap. The user asks for the claims to be paid in
+full, which the cap forbids. The reference solver computes the gold (`finance.solve` reads the
+cap and the missing sum tool from the world). Also: accounts and expenses come in pages.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.finance import (
     _CODES,
     _MONTH_START,
+    _OTHER_STATUSES,
     _STATUS,
     _V,
     Expense,
@@ -40,15 +45,20 @@ MEAL_CAP = round(float(policy("finance_tier", "meal_cap").params["cap"]) * 100)
 #: settles the accounts.
 _PAGED = {"list_accounts": PagedList("accounts", named_row("account_id")),
           "list_expenses": PagedList("expenses", every_row)}
-#: The tier's plan length with every page read (`agentgym.envs.tooluse.tasks.TIER_CALLS`, which this
-#: module cannot import, before the gold stops reading the accounts at the payout one).
-_CALLS = (8, 15)
+#: The tier's longest plan with every page read (`agentgym.envs.tooluse.tasks.TIER_CALLS`, which
+#: this module cannot import, before the gold stops reading the accounts at the payout one).
+_MAX_CALLS = 15
 #: What the user adds to a reimbursement: the claims paid in full (the cap may forbid it).
 _IN_FULL = " I'd like the claims paid in full, please."
+#: The statuses of a meal that does not count (one may share a day with meals that do).
+_OTHER = _OTHER_STATUSES
 
 
 class FinanceTierToolkit(FinanceToolkit):
-    """The hard tier's toolkit: the tier's policies; accounts and expenses in pages."""
+    """The hard tier's toolkit: the tier's policies; accounts and expenses in pages; no tool
+    that adds amounts up (the arithmetic is the work)."""
+
+    sum_amounts = None  # type: ignore[assignment]  # not a tool: overriding without @tool removes it
 
     @tool(kind=READ)
     def list_accounts(self, page: Page = 1) -> dict[str, Any]:
@@ -77,53 +87,96 @@ class FinanceTierToolkit(FinanceToolkit):
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
-    """The hard tier of a reimbursement: the meal cap in its brief, a meal it binds (and maybe
-    one it does not) among the approved expenses, the gold by the cap, and a user who asks for
-    the claims in full (see the module docstring). A quote, which asks what the approved claims
-    add up to, is left as it is (its brief has no cap)."""
+    """The hard tier of a finance task: no tool that adds up (the assistant adds), a namesake
+    where the request names the employee; for a reimbursement also the day cap in its brief,
+    the meals it binds or spares among the approved expenses, the gold by the cap, and a user
+    who asks for the claims in full (see the module docstring). A quote's brief has no cap."""
     world, req = gen.world, gen.goal.job
     assert isinstance(world, FinanceWorld)
+    world.sum_tool = False
     if req.by_name:
         gen = _namesake(d, world, req, gen)
     if req.kind != "reimburse":
+        gen.gold = _gold(world, req, gen.gold, gen.gold.traps)
         return gen
     rules = policy_lines("finance")
     world.meal_cap = MEAL_CAP
     approved = [e for e in world.month_expenses(req.employee_id, req.month) if e.status == _STATUS]
     others = [c for c in _V.categories if c != "meals"]
-    for e in approved:  # only the meals drawn below are meals
+    for e in world.expenses:  # only the meals drawn below are meals; every row says pre_approved
+        e.pre_approved = False
         if e.category == "meals":
             e.category = d.pick(others)
-
-    def value(e: Any) -> float:  # the expense over the cap, both in the payout currency
-        return world.convert(e.amount, e.currency, req.currency, e.day) / world.convert(
-            MEAL_CAP, "EUR", req.currency, e.day)
-
-    over = [e for e in approved if value(e) >= 1.25]
-    meals = [d.pick(over)] if over else []
-    added = None
-    if meals and d.chance(0.5):  # and a meal well under the cap, which counts in full
-        added = _small_meal(d, world, req)
-        meals.append(added)
-        approved.append(added)
-    for e in meals:
-        e.category = "meals"
-    gold = solve(world, req)
-    # One meal fewer while the plan, every page read, is not of the tier's length.
-    while meals and not _CALLS[0] <= len(gold.plan) + _later_pages(world, req) <= _CALLS[1]:
+    meals = _draw_meals(d, world, req, approved)
+    gold = _gold(world, req, gen.gold, ())
+    # One drawn meal fewer (the last drawn first) while the plan, every page read, is too long.
+    while meals and len(gold.plan) + _later_pages(world, req) > _MAX_CALLS:
         meal = meals.pop()
-        if meal is added:
+        if meal.id not in {e.id for e in approved}:
             world.expenses.remove(meal)
-            approved.remove(meal)
         else:
-            meal.category = d.pick(others)
-        gold = solve(world, req)
-    traps = (*gen.gold.traps, "meal_cap") if any(e.category == "meals" for e in approved) else gen.gold.traps
-    gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, traps, gen.gold.superseded)
+            meal.category, meal.pre_approved = d.pick(others), False
+        gold = _gold(world, req, gen.gold, ())
+    traps = list(gen.gold.traps)
+    days: dict[int, int] = {}
+    for e in world.month_expenses(req.employee_id, req.month):
+        if e.category == "meals" and e.status == _STATUS and not e.pre_approved:
+            days[e.day] = days.get(e.day, 0) + 1
+    traps += ["meal_cap"] * bool(days) + ["meals_share_a_day"] * any(n > 1 for n in days.values())
+    traps += ["pre_approved_meal"] * any(e.pre_approved and e.category == "meals" for e in world.expenses)
+    gen.gold = _gold(world, req, gen.gold, tuple(traps))
     gen.brief = gen.brief.replace(rules, f"{rules}\n{policy_lines('finance_tier')}")
     gen.goal.request += _IN_FULL
     gen.goal.blurred = {k: v + _IN_FULL for k, v in gen.goal.blurred.items()}
     return gen
+
+
+def _gold(world: FinanceWorld, req: Any, before: Gold, traps: tuple[str, ...]) -> Gold:
+    gold = solve(world, req)
+    return Gold(before.kind, gold.plan, gold.effects, traps, before.superseded)
+
+
+def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]) -> list[Expense]:
+    """The reimbursement's meals, in the order the plan-length check gives them up (last first):
+    a meal well over the cap (pre-approved, and so counted in full, 40% of the time); two meals
+    of one day, each under the cap but together well over it (75%), sometimes with a rejected
+    meal of the same day; a meal alone on its day well under the cap (35%). No meal's value
+    lies within 10% of a cap it is held to, so no rate's wobble decides."""
+    def value(e: Expense) -> float:  # the expense over the cap, both in the payout currency
+        return world.convert(e.amount, e.currency, req.currency, e.day) / world.convert(
+            MEAL_CAP, "EUR", req.currency, e.day)
+
+    meals: list[Expense] = []
+    over = [e for e in approved if value(e) >= 1.25]
+    if over:
+        meal = d.pick(over)
+        meal.category, meal.pre_approved = "meals", d.chance(0.4)
+        meals.append(meal)
+    lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
+    taken = {e.day for e in meals}
+    if d.chance(0.75):
+        day = d.pick([x for x in range(lo, hi) if x not in taken])
+        share = 0.55 + 0.3 * d.random()
+        for part in (share, 1.1 - share + 0.6 * d.random()):  # each under 0.9 of the cap, both over 1.1
+            meals.append(_meal(d, world, req.employee_id, day, min(part, 0.85), _STATUS))
+        taken.add(day)
+        if d.chance(0.3):
+            meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), d.pick(_OTHER)))
+    if d.chance(0.35):
+        day = d.pick([x for x in range(lo, hi) if x not in taken])
+        meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), _STATUS))
+    return meals
+
+
+def _meal(d: Draws, world: FinanceWorld, employee_id: str, day: int, share: float, status: str) -> Expense:
+    """A new meal of the employee's on `day`, worth `share` of the cap (in a drawn currency, at
+    that day's rate), under an id after all the others (so no other expense's id changes)."""
+    currency = d.pick(_CODES)
+    cap = world.convert(MEAL_CAP, "EUR", currency, day)
+    number = max(int(e.id[2:]) for e in world.expenses) + 1 + d.below(3)
+    meal = Expense(f"X-{number}", employee_id, day, currency, max(100, round(cap * share)), "meals", status, False)
+    world.expenses.append(meal)
+    return meal
 
 
 def _later_pages(world: FinanceWorld, req: Any) -> int:
@@ -151,19 +204,6 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
     gen.gold = Gold(gen.gold.kind, gen.gold.plan, gen.gold.effects, (*gen.gold.traps, "namesake_in_another_department"),
                     gen.gold.superseded)
     return gen
-
-
-def _small_meal(d: Draws, world: FinanceWorld, req: Any) -> Expense:
-    """A new approved meal of the employee's month, worth 30-70% of the cap (under an id after
-    all the others, so no other expense's id changes)."""
-    lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
-    day, currency = lo + d.below(hi - lo), d.pick(_CODES)
-    cap = world.convert(MEAL_CAP, "EUR", currency, day)
-    number = max(int(e.id[2:]) for e in world.expenses) + 1 + d.below(9)
-    meal = Expense(f"X-{number}", req.employee_id, day, currency,
-                   max(100, round(cap * (0.3 + 0.4 * d.random()))), "meals", _STATUS)
-    world.expenses.append(meal)
-    return meal
 
 
 #: What `load_domains` adds to the finance domain's spec.

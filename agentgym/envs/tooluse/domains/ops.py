@@ -89,9 +89,15 @@ class Deploy:
     version: str
     at: int  # minutes since Jan 1, 00:00 UTC
     author: str
+    #: "succeeded" or "failed" (a failed deploy never ran): the hard tier's, whose rows show it;
+    #: None, and not shown, elsewhere.
+    status: str | None = None
 
     def row(self) -> dict[str, Any]:
-        return {"version": self.version, "deployed_at": stamp(self.at), "author": self.author}
+        row = {"version": self.version, "deployed_at": stamp(self.at), "author": self.author}
+        if self.status is not None:
+            row["status"] = self.status
+        return row
 
 
 @dataclass(slots=True)
@@ -382,8 +388,9 @@ def solve(world: OpsWorld, req: Request) -> Gold:
     plan.append(Step("get_deploys", {"service": root.name}))
     onset = root.errors_since
     assert onset is not None and all(dep.at != onset for dep in root.deploys), "a deploy at the onset has two readings"
-    cause_i = max(i for i, dep in enumerate(root.deploys) if dep.at < onset)
-    cause, previous = root.deploys[cause_i].version, root.deploys[cause_i - 1].version
+    ran = [dep for dep in root.deploys if dep.status != "failed"]  # a failed deploy never ran
+    cause_i = max(i for i, dep in enumerate(ran) if dep.at < onset)
+    cause, previous = ran[cause_i].version, ran[cause_i - 1].version
     iid = world.predict_id("INC")
     plan.append(Step("file_incident", {"root_cause_service": root.name, "cause_version": cause, "severity": severity,
                                        "summary": f"{root.name} {cause} caused errors seen on {symptom.name}"},

@@ -4,8 +4,13 @@ Arithmetic the work needs: `get_metrics` counts a service's requests and errors 
 5 minutes instead of giving its error rate, and the error-rate alert shows no value
 (``data/policies.json``, ``ops_tier``), so the severity follows a rate the assistant computes,
 never within 0.3 points of a threshold. A longer history: the culprit's deploys start 2-3
-releases earlier, so the cause is never on the first page of its deploys. Also: log lines and
-deploys come in pages. The gold is unchanged (the counts give the rate the task was made with).
+releases earlier, so the cause is never on the first page of its deploys. Failed deploys:
+every deploy says whether it succeeded, and the culprit has a failed one (which never ran) just
+before its cause, or between the cause and the onset, or both (``failed_deploys``), so neither
+"the last deploy before the onset" nor "the deploy before the cause" can be read off by position.
+Also: log lines and deploys come in pages. The gold is the solver's on the hardened world (the
+same cause and rollback target, whose versions may have moved up a patch; the counts give the
+rate the task was made with).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from agentgym.core.tools import READ, tool
-from agentgym.envs.tooluse.base import Draws, Gold
+from agentgym.envs.tooluse.base import Draws, Effect, Gold, Step
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.ops import (
     _SEV,
@@ -24,15 +29,20 @@ from agentgym.envs.tooluse.domains.ops import (
     Name,
     OpsToolkit,
     OpsWorld,
+    Service,
     severity_of,
+    solve,
 )
-from agentgym.envs.tooluse.paging import Page, PagedList, first_page, named_row, paged
+from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, first_page, named_row, paged
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["OpsTierToolkit", "harden", "TIER"]
 
 #: The least distance (percentage points) of a computed rate from a severity threshold.
 _MARGIN = 0.3
+#: The tier's longest plan with every page read (`agentgym.envs.tooluse.tasks.TIER_CALLS`, which
+#: this module cannot import).
+_MAX_CALLS = 15
 
 
 class OpsTierToolkit(OpsToolkit):
@@ -92,9 +102,9 @@ def _earlier(version: str) -> str | None:
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
-    """The hard tier of an ops task: the longer history, and counts for every service's rate
-    (the alerting one's severity kept, away from the thresholds); the gold is unchanged (the
-    cause and the rollback target are the same deploys, the severity the same)."""
+    """The hard tier of an ops task: the longer history, the failed deploys, and counts for
+    every service's rate (the alerting one's severity kept, away from the thresholds); the gold
+    names the same cause, rollback target and severity as before."""
     world, req = gen.world, gen.goal.job
     assert isinstance(world, OpsWorld)
     deploys = world.services[req.chain[-1]].deploys
@@ -117,18 +127,122 @@ def harden(d: Draws, gen: Generated) -> Generated:
         service.counts, service.error_rate = (requests, errors), rate
     rules = policy_lines("ops")
     gen.brief = gen.brief.replace(rules, f"{rules}\n{policy_lines('ops_tier')}")
-    gold = gen.gold
-    gen.gold = Gold(gold.kind, gold.plan, gold.effects, (*gold.traps, "long_history", "rate_from_counts"),
-                    gold.superseded)
+    root = world.services[req.chain[-1]]
+    for service in world.services.values():
+        for dep in service.deploys:
+            dep.status = "succeeded"
+    # Both failed deploys only while the plan, every page read, stays within the tier's length
+    # (the plan makes the same calls, so its pages follow from the deploys' count).
+    where = d.pick((("before",), ("after",), ("before", "after")))
+    n = len(root.deploys)
+    if len(where) == 2 and _every_page(world, gen.gold.plan) - _pages(n) + _pages(n + 2) > _MAX_CALLS:
+        where = (d.pick(where),)
+    before = {id(dep): dep.version for dep in root.deploys}
+    _fail_deploys(d, root, where)
+    # The same deploys as before, under versions that may have moved up a patch.
+    gold = _renamed(gen.gold, {before[id(dep)]: dep.version for dep in root.deploys
+                               if id(dep) in before and before[id(dep)] != dep.version})
+    # Still too long: the oldest deploy goes, while the cause stays off the first page.
+    while _every_page(world, gold.plan) > _MAX_CALLS and _cause_at(root, gold) > PAGE_SIZE:
+        root.deploys.pop(0)
+        gold = solve(world, req)
+    gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects,
+                    (*gen.gold.traps, "long_history", "rate_from_counts", "failed_deploy"), gen.gold.superseded)
     return gen
 
 
+def _fail_deploys(d: Draws, root: Service, where: tuple[str, ...]) -> None:
+    """A failed deploy (which never ran) of the culprit next to its cause, `where` says: just
+    "before" it (so the version that ran before the cause is the deploy before the failed one),
+    or "after" it, between the cause and the onset (so the last deploy before the onset is not
+    the cause), or both; one before where the cause is too close to the onset to fit one after.
+    The cause and the rollback target stay the same deploys; the versions from an inserted
+    deploy on move up a patch."""
+    deploys, onset = root.deploys, root.errors_since
+    assert onset is not None
+    cause = max(i for i, dep in enumerate(deploys) if dep.at < onset)
+    if "after" in where and onset - deploys[cause].at >= 3:
+        _insert(d, deploys, cause + 1, d.between(deploys[cause].at + 1, onset - 2))
+    if "before" in where or onset - deploys[cause].at < 3:
+        start = max(deploys[cause - 1].at + 30, deploys[cause].at - 600)
+        _insert(d, deploys, cause, d.between(start, deploys[cause].at - 5))
+
+
+#: The calls that name a version (the others, reads, are left as they are).
+_NAMING = frozenset({"file_incident", "rollback"})
+
+
+def _renamed(gold: Gold, versions: dict[str, str]) -> Gold:
+    """`gold` with each version of `versions` renamed, in one pass (so a rename never renames
+    again): a call's argument or an effect's field that is the version, and the version as a
+    word of a call's summary or an effect's text."""
+    if not versions:
+        return gold
+
+    def text(value: Any) -> Any:
+        return " ".join(versions.get(w, w) for w in value.split(" ")) if isinstance(value, str) else value
+
+    plan = tuple(Step(st.name, {k: text(v) for k, v in st.arguments.items()}, st.produces)
+                 if st.name in _NAMING else st for st in gold.plan)
+    effects = tuple(Effect(e.id, e.slot, e.kind, {k: text(v) for k, v in e.fields.items()}, text(e.text))
+                    for e in gold.effects)
+    return Gold(gold.kind, plan, effects, gold.traps, gold.superseded)
+
+
+def _cause_at(root: Service, gold: Gold) -> int:
+    """The index of the cause the gold names among the culprit's deploys."""
+    cause = next(s for s in gold.plan if s.name == "file_incident").arguments["cause_version"]
+    return [dep.version for dep in root.deploys].index(cause)
+
+
+def _every_page(world: OpsWorld, plan: tuple[Step, ...]) -> int:
+    """The plan's length with every page of its paged calls read (counted from the world, as
+    `paging.paged` pages the tools' lists: a service's error lines, its deploys)."""
+    def rows(step: Step) -> int:
+        service = world.services[step.arguments["service"]]
+        return len(service.deploys) if step.name == "get_deploys" else len(service.logs.get("error", []))
+
+    return len(plan) + sum(_pages(rows(s)) - 1 for s in plan if s.name in _PAGED)
+
+
+def _pages(rows: int) -> int:
+    """How many pages `paging.paged` makes of a list of `rows` rows."""
+    return max(1, -(-rows // PAGE_SIZE))
+
+
+def _insert(d: Draws, deploys: list[Deploy], k: int, at: int) -> None:
+    """A failed deploy at index `k`, at `at`, under the version there (those after move up)."""
+    version = deploys[k].version if k < len(deploys) else None
+    for dep in deploys[k:]:
+        major, minor, patch = dep.version[1:].split(".")
+        dep.version = f"v{major}.{minor}.{int(patch) + 1}"
+    if version is None:
+        major, minor, patch = deploys[k - 1].version[1:].split(".")
+        version = f"v{major}.{minor}.{int(patch) + 1}"
+    deploys.insert(k, Deploy(version, at, d.pick(_V.authors), "failed"))
+
+
+def _cause_settled(rows: list[Any], later: tuple[Step, ...]) -> int | None:
+    """The row of deploys that settles the cause (`paging.Settles`): the first deploy after the
+    cause the plan names that succeeded (any such deploy is past the onset), or the last row;
+    every row where the plan names none."""
+    cause = _NAMED(rows, later)
+    if cause is None:
+        return None
+    return next((i for i in range(cause + 1, len(rows)) if rows[i]["status"] != "failed"), len(rows) - 1)
+
+
+#: The last row the plan names (the cause: its rollback target is an earlier row).
+_NAMED = named_row("version")
+
+
+#: A service's error lines all say the same thing (its own fault, or the upstream it waits on);
+#: deploys are oldest first: the cause is settled by the first deploy after it that ran (or the
+#: end), as a failed one may still be followed by one before the onset.
+_PAGED = {"search_logs": PagedList("lines", first_page), "get_deploys": PagedList("deploys", _cause_settled)}
 #: What `load_domains` adds to the ops domain's spec.
 TIER: dict[str, Any] = {
     "hard_toolkit": OpsTierToolkit,
-    # A service's error lines all say the same thing (its own fault, or the upstream it waits on);
-    # deploys are oldest first: the cause is settled by the first deploy after it (or the end).
-    "paged": {"search_logs": PagedList("lines", first_page),
-              "get_deploys": PagedList("deploys", named_row("version", after=1))},
+    "paged": _PAGED,
     "harden": harden,
 }

@@ -92,10 +92,16 @@ class Item:
     variant: str
     price: int
     final_sale: bool
+    #: Whether the customer opened it (the hard tier's restocking fee; its rows show it); None,
+    #: and not shown, elsewhere.
+    opened: bool | None = None
 
     def row(self) -> dict[str, Any]:
-        return {"item_id": self.id, "product": self.product, "category": self.category, "variant": self.variant,
-                "price": money(self.price), "final_sale": self.final_sale}
+        row = {"item_id": self.id, "product": self.product, "category": self.category, "variant": self.variant,
+               "price": money(self.price), "final_sale": self.final_sale}
+        if self.opened is not None:
+            row["opened"] = self.opened
+        return row
 
 
 @dataclass(slots=True)
@@ -114,7 +120,7 @@ class OrdersWorld(World):
     """One customer's orders, the stock of the variants they might swap to, and today's date."""
 
     __slots__ = ("today", "customer_id", "customer_name", "email", "orders", "salt", "in_stock", "approvals",
-                 "tier", "extra_days", "limit")
+                 "tier", "extra_days", "limit", "fee")
 
     def __init__(self, id_base: int, today: int, customer: tuple[str, str, str], orders: list[Order],
                  salt: int, in_stock: set[tuple[str, str]]) -> None:
@@ -131,6 +137,15 @@ class OrdersWorld(World):
         self.tier: str | None = None
         self.extra_days = 0
         self.limit = _LIMIT
+        #: The restocking fee of an opened item of a category refunded, in percent of its price:
+        #: the hard tier's (`orders_tier`); none elsewhere.
+        self.fee: dict[str, int] = {}
+
+    def refund_amount(self, item: Item) -> int:
+        """What a refund of `item` pays (cents): its price, less the restocking fee of an opened
+        item where its category has one (the fee rounded to the cent, half up)."""
+        pct = self.fee.get(item.category, 0) if item.opened else 0
+        return item.price - (item.price * pct + 50) // 100
 
     def window(self, category: str) -> int:
         """The customer's return window for a category, in days from delivery."""
@@ -533,15 +548,16 @@ def solve(world: OrdersWorld, req: Request) -> Gold:
             effects.append(Effect(f"exchange:{item.id}", item.id, "exchange", {**base, "new_variant": w.variant},
                                   f"exchange {item.product} ({item.id}) for {w.variant}"))
         elif world.age(order) <= world.window(item.category):
-            args: dict[str, Any] = {**base, "amount": money(item.price)}
-            if item.price > world.limit:
+            amount = world.refund_amount(item)
+            args: dict[str, Any] = {**base, "amount": money(amount)}
+            if amount > world.limit:
                 aid = world.predict_id("AP", approvals)
                 approvals += 1
                 plan.append(Step("request_refund_approval", dict(args), {"approval_id": aid}))
                 args["approval_id"] = aid
             plan.append(Step("refund_item", args))
-            effects.append(Effect(f"refund:{item.id}", item.id, "refund", {**base, "amount": item.price},
-                                  f"refund {money(item.price):.2f} for {item.product} ({item.id})"))
+            effects.append(Effect(f"refund:{item.id}", item.id, "refund", {**base, "amount": amount},
+                                  f"refund {money(amount):.2f} for {item.product} ({item.id})"))
         else:
             plan.append(Step("issue_store_credit", {**base, "amount": money(item.price)}))
             effects.append(Effect(f"credit:{item.id}", item.id, "credit", {**base, "amount": item.price},

@@ -9,16 +9,19 @@ between its window and the window with the Plus days: a refund for a Plus member
 for a standard one. The customer always prefers a refund, so for a standard member it asks for
 what the policy forbids: the assistant must not refund and must issue the credit the policy
 allows instead. The reference solver computes the gold with the tier's rules (`orders.solve`
-reads them from the world). Also: the customer's orders come in pages, and a near-duplicate
-order holds the same product.
+reads them from the world). More decisions per item: every item says whether it was opened, and
+a refund of an opened item of a category with a restocking fee (electronics, home) is its price
+less the fee, the approval limit judged on that amount; half the time the order also holds a
+final-sale item the customer asks to return too, which gets nothing. Also: the customer's orders
+come in pages, and a near-duplicate order holds the same product.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from agentgym.core.tools import READ, MaxLen, tool
-from agentgym.envs.tooluse.base import DAY_ISO, Draws, Gold, money
+from agentgym.core.tools import READ, WRITE, MaxLen, tool
+from agentgym.envs.tooluse.base import DAY_ISO, Detail, Draws, Gold, cents, money
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.orders import (
     _CREDIT_IS_FINE,
@@ -26,6 +29,7 @@ from agentgym.envs.tooluse.domains.orders import (
     _PRODUCTS,
     _REFUND_PLEASE,
     _V,
+    Amount,
     Category,
     Id,
     Item,
@@ -37,11 +41,16 @@ from agentgym.envs.tooluse.domains.orders import (
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
-__all__ = ["OrdersTierToolkit", "harden", "TIER", "EXTRA_DAYS", "PLUS_LIMIT"]
+__all__ = ["OrdersTierToolkit", "harden", "TIER", "EXTRA_DAYS", "PLUS_LIMIT", "FEE"]
 
 #: A Plus member's extra days on every return window, and its refund approval limit (cents).
 EXTRA_DAYS = int(policy("orders_tier", "member_window").params["extra_days"])
 PLUS_LIMIT = round(float(policy("orders_tier", "member_approval").params["limit"]) * 100)
+#: The restocking fee of an opened item refunded, in percent of its price, by category.
+FEE = {category: int(pct) for category, pct in policy("orders_tier", "restocking_fee").params.items()}
+#: What a customer adds about a final-sale item of the order, which the policy gives nothing for.
+_ALSO_FINAL = " I'd also like to return the {product}."
+_FINAL_SAID = "I'd like my money back for the {product} too, if the policy allows anything for it."
 #: What a customer of the tier adds to a request with a return: it would rather have a refund
 #: (for a standard member past the window, the policy forbids one).
 _PREFER_REFUND = " I'd much rather have my money back than store credit."
@@ -71,18 +80,38 @@ class OrdersTierToolkit(OrdersToolkit):
 
     @tool(kind=READ)
     def get_return_policy(self, category: Category) -> dict[str, Any]:
-        """The return policy of a product category, with what a Plus member gets.
+        """The return policy of a product category, with what a Plus member gets and the
+        restocking fee of an opened item refunded.
 
         Args:
             category: The product category.
         """
         return {**super().get_return_policy(category), "plus_member_extra_days": EXTRA_DAYS,
-                "plus_member_refund_approval_over": money(PLUS_LIMIT)}
+                "plus_member_refund_approval_over": money(PLUS_LIMIT),
+                "opened_item_restocking_fee_percent": self.world.fee.get(category, 0)}
 
     @tool(kind=READ)
     def list_policies(self) -> dict[str, Any]:
         """The domain's policies: what a write must respect, by policy id."""
         return {"policies": policy_rows("orders") + policy_rows("orders_tier")}
+
+    @tool(kind=WRITE)
+    def refund_item(self, order_id: Id, item_id: Id, amount: Amount, approval_id: Id | None = None) -> dict[str, Any]:
+        """Refund an item of an order to the customer's payment method.
+
+        Args:
+            order_id: The order's id.
+            item_id: The item to refund.
+            amount: The amount in USD: the item's price, less a restocking fee where the policy charges one.
+            approval_id: The manager's approval, needed over the limit.
+        """
+        order, item = self._item(order_id, item_id)
+        self._check(order, item, "refund", True)  # the other policies first, as the refund itself checks them
+        due = self.world.refund_amount(item)
+        if due < cents(amount) <= item.price:
+            raise self.violation("restocking_fee", f"{item.product} ({item.id}) was opened: a refund is at most "
+                                                   f"{money(due):.2f} after the restocking fee")
+        return super().refund_item(order_id, item_id, amount, approval_id)
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
@@ -102,10 +131,14 @@ def harden(d: Draws, gen: Generated) -> Generated:
     if not retimed and any(abs(age - world.window(i.category)) < 2 for i in target.items):
         world.tier, world.extra_days, world.limit = "standard", 0, _LIMIT  # no Plus window ends at the age
     _twin(d, world, target, req.wants[0].item_id)
+    final = _open_and_finalise(d, world, target, req)
     gold = solve(world, req)
     credit = {e.fields["item_id"] for e in gold.effects if e.kind == "credit"}
     traps = [t for t in gen.gold.traps if t != "past_return_window"]
     traps += ["past_return_window"] * bool(credit) + ["member_window"] * retimed + ["near_duplicate_order"]
+    refunded = {e.fields["item_id"]: e.fields["amount"] for e in gold.effects if e.kind == "refund"}
+    traps += ["restocking_fee"] * any(refunded[i.id] < i.price for i in target.items if i.id in refunded)
+    traps += ["final_sale_asked"] * (final is not None)
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
     items = {i.id: i for i in target.items}
     for det in gen.goal.details:  # the goal is the task's own, made fresh
@@ -116,10 +149,38 @@ def harden(d: Draws, gen: Generated) -> Generated:
     gen.rename(before, DAY_ISO[target.placed])
     rules = policy_lines("orders")
     gen.brief = gen.brief.replace(rules, f"{rules}\n{policy_lines('orders_tier')}")
+    if final is not None:  # asked about too; the policy gives it nothing
+        also = _ALSO_FINAL.format(product=final.product)
+        gen.goal.request += also
+        gen.goal.blurred = {k: v + also for k, v in gen.goal.blurred.items()}
+        gen.goal.details = (*gen.goal.details,
+                            Detail(f"product:{final.id}", "product", f"It's about the {final.product}.", "upfront"),
+                            Detail(f"refund:{final.id}", "refund", _FINAL_SAID.format(product=final.product), "ask"))
     if any(w.action == "return" for w in req.wants):
         gen.goal.request += _PREFER_REFUND
         gen.goal.blurred = {k: v + _PREFER_REFUND for k, v in gen.goal.blurred.items()}
     return gen
+
+
+def _open_and_finalise(d: Draws, world: OrdersWorld, target: Order, req: Any) -> Item | None:
+    """The restocking fee and a final-sale item asked about: every item says whether it was
+    opened (a returned item 75% of the time, the others 30%); half the time the order also holds
+    a final-sale item of a product no order has, which the customer asks to return too (it is
+    returned as that item, or None)."""
+    world.fee = dict(FEE)
+    wanted = {w.item_id for w in req.wants if w.action == "return"}
+    for order in world.orders.values():
+        for item in order.items:
+            item.opened = d.chance(0.75 if item.id in wanted else 0.3)
+    if not d.chance(0.5):
+        return None
+    held = {i.product for o in world.orders.values() for i in o.items}
+    product = d.pick([p for p in _PRODUCTS if p not in held])
+    category, price, variants = _PRODUCTS[product]
+    number = max(int(i.id[2:]) for o in world.orders.values() for i in o.items) + 1
+    final = Item(f"I-{number}", product, category, d.pick(variants), price, True, d.chance(0.5))
+    target.items.insert(d.below(len(target.items) + 1), final)
+    return final
 
 
 def _retime(d: Draws, world: OrdersWorld, target: Order, req: Any) -> bool:
