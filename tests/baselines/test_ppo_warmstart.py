@@ -42,8 +42,9 @@ def _strip(ev: dict[str, Any]) -> dict[str, Any]:
 def test_a_warm_start_continues_with_the_loaded_weights_and_records_its_source(source: Any, tmp_path: Path) -> None:
     # Learning rate 0: Adam moves nothing, so the run's policy is the loaded one throughout.
     warm = train(_tiny(tmp_path, "warm", init=str(source.checkpoint), learning_rate=0.0, seed=7))
-    # Before its first update the run acts exactly as the loaded policy did (greedy, same seeds).
-    assert _strip(warm.initial_eval) == _strip(source.final_eval)
+    # Before its first update the run acts exactly as the loaded policy did (greedy, same seeds),
+    # which is not how fresh weights act.
+    assert _strip(warm.initial_eval) == _strip(source.final_eval) != _strip(source.initial_eval)
     loaded, _ = load_checkpoint(source.checkpoint)
     kept, meta = load_checkpoint(warm.checkpoint)
     for key, value in loaded.state_dict().items():
