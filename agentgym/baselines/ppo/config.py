@@ -36,7 +36,7 @@ class Args:
     split: Literal["train", "test"] = "train"
     """The split of AgentRL tasks to train and evaluate on: train, or test (its unseen domains)."""
     init: str | None = None
-    """Warm start: begin from this checkpoint.pt's policy (features, networks, risk head) instead of fresh weights, with a fresh optimizer. Its policy kind, features version and architecture must be this run's (repeat --hidden etc. if it changed them)."""
+    """Warm start: begin from this checkpoint.pt's policy (features, networks, risk head) instead of fresh weights, with a fresh optimizer. Its policy kind, features version and architecture must be this run's (repeat --hidden etc. if it changed them). The run records the checkpoint's path, sha256 and run in init.json and in its own checkpoints."""
     policy: Literal["hash", "lm"] = "hash"
     """Policy over candidates: hash (hashed n-grams, small MLP) or lm (a causal LM). Box envs use an MLP."""
     model: str | None = None
