@@ -45,12 +45,13 @@ def candidate_config(args: Args) -> CandidateConfig:
     return CandidateConfig(max_entities=args.max_entities, max_candidates=args.max_candidates)
 
 
-def make_env(env_id: str, args: Args, split: str = "train") -> gym.Env:
-    """An AgentRL id on `split`, inside `ActionCandidates`; any other id as `gym.make` gives it."""
+def make_env(env_id: str, args: Args, split: str | None = None) -> gym.Env:
+    """An AgentRL id on `split` (default: ``args.split``), inside `ActionCandidates`; any other id
+    as `gym.make` gives it."""
     if env_id.startswith("AgentRL/"):
         import agentgym  # noqa: F401  (registers the ids)
 
-        kwargs: dict[str, Any] = {"split": split}
+        kwargs: dict[str, Any] = {"split": split or args.split}
         if args.difficulty is not None:
             kwargs["difficulty"] = args.difficulty
         if args.noise not in (None, "none"):

@@ -33,6 +33,10 @@ class Args:
     """Fix the difficulty of AgentRL tasks; unset draws one per episode."""
     noise: str | None = None
     """A noise spec or preset for AgentRL envs, e.g. 'tool_failure=0.2' or 'medium'."""
+    split: Literal["train", "test"] = "train"
+    """The split of AgentRL tasks to train and evaluate on: train, or test (its unseen domains)."""
+    init: str | None = None
+    """Warm start: begin from this checkpoint.pt's policy (features, networks, risk head) instead of fresh weights, with a fresh optimizer. Its policy kind, features version and architecture must be this run's (repeat --hidden etc. if it changed them). The run records the checkpoint's path, sha256 and run in init.json and in its own checkpoints."""
     policy: Literal["hash", "lm"] = "hash"
     """Policy over candidates: hash (hashed n-grams, small MLP) or lm (a causal LM). Box envs use an MLP."""
     model: str | None = None
@@ -110,7 +114,7 @@ class Args:
     eval_every: int = 10
     """Evaluate every this many updates (and before the first and after the last)."""
     eval_seed: int = 5_000_000
-    """First seed of the evaluation episodes (train split, apart from the training seeds)."""
+    """First seed of the evaluation episodes (of --split, apart from the training seeds)."""
     eval_greedy: bool = True
     """Evaluate the greedy policy (argmax over candidates) rather than a sampled one."""
     target_success: float = 0.8

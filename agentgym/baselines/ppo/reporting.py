@@ -27,10 +27,11 @@ __all__ = ["COLUMNS", "Logger", "episode_metrics", "evaluate", "harm_metrics", "
 
 @torch.no_grad()
 def evaluate(policy: nn.Module, args: Args, env_ids: Sequence[str] | None = None, episodes: int | None = None,
-             greedy: bool | None = None, split: str = "train", parallel: int = 16, calibration: str | None = None,
+             greedy: bool | None = None, split: str | None = None, parallel: int = 16, calibration: str | None = None,
              seed: int | None = None) -> dict[str, Any]:
     """Play `episodes` fixed-seed episodes per env id (seeds ``seed + k``, by default
-    ``eval_seed + k``) and summarise, acting as `calibration` says (default: the run's setting).
+    ``eval_seed + k``) on `split` (default: the run's) and summarise, acting as `calibration`
+    says (default: the run's setting).
 
     Returns:
         ``{"success", "score", "return", "episodes", "steps", "violations", "violations_per_1000",
@@ -41,6 +42,7 @@ def evaluate(policy: nn.Module, args: Args, env_ids: Sequence[str] | None = None
     n = args.eval_episodes if episodes is None else episodes
     greedy = args.eval_greedy if greedy is None else greedy
     first = args.eval_seed if seed is None else seed
+    split = split or args.split
     acting = Acting.of(args, calibration)
     jobs = [(env_id, first + k) for env_id in env_ids for k in range(n)]
     generator = torch.Generator().manual_seed(first)

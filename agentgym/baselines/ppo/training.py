@@ -25,6 +25,7 @@ GAE, an entropy bonus, minibatches) with four additions:
 Usage::
 
     agentgym train ppo --env AgentRL/Dialog-v0 --difficulty easy --max-seconds 600
+    agentgym train ppo --env AgentRL/Dialog-v0 --split test --init runs/ppo/RUN/checkpoint.pt
     python -m agentgym.baselines.ppo --env AgentRL/Dialog-v0 --env AgentRL/ToolUse-v0 --actors 2
     agentgym eval AgentRL/Dialog-v0 --agent ppo --agent-arg checkpoint=runs/ppo/RUN/checkpoint.pt
 
@@ -53,7 +54,7 @@ from agentgym.baselines.ppo.acting import (
     make_env,
     resolve_env_ids,
 )
-from agentgym.baselines.ppo.checkpoint import save_checkpoint
+from agentgym.baselines.ppo.checkpoint import save_checkpoint, warm_start
 from agentgym.baselines.ppo.config import Args
 from agentgym.baselines.ppo.reporting import Logger, episode_metrics, evaluate, harm_metrics
 from agentgym.baselines.ppo.rollout import ActorPool, Collector, Rollout
@@ -82,6 +83,8 @@ class TrainResult:
     dropped: int = 0
     #: Seconds to start the envs (and, with --actors, the actor processes) before training.
     startup_s: float = 0.0
+    #: Where a warm-started run began (`warm_start`'s record); None for a cold start.
+    init: dict[str, Any] | None = None
 
     def summary(self) -> str:
         def fmt(ev: dict[str, Any] | None) -> str:
@@ -90,10 +93,11 @@ class TrainResult:
             return f"{ev['success']:.1%} success" if ev.get("success") is not None else f"return {ev['return']:.1f}"
 
         target = f"{self.time_to_target:.0f} s" if self.time_to_target is not None else "not reached"
+        warm = f"warm start from {self.init['checkpoint']} (sha256 {self.init['sha256'][:12]})\n" if self.init else ""
         return (f"ppo: {self.updates} updates, {self.global_step} steps in {self.train_s:.0f} s "
                 f"({self.sps:.0f} steps/s); evaluation {fmt(self.initial_eval)} -> {fmt(self.final_eval)}; "
                 f"time to target {target}; dropped {self.dropped} stale segments\n"
-                f"run folder {self.run_dir}, checkpoint {self.checkpoint}")
+                f"{warm}run folder {self.run_dir}, checkpoint {self.checkpoint}")
 
 
 def _eval_line(ev: dict[str, Any]) -> str:
@@ -140,13 +144,21 @@ def train(args: Args) -> TrainResult:
     args = dataclasses.replace(args, env=resolve_env_ids(args.env))
     if args.target_env is not None and args.target_env not in args.env:
         raise ValueError(f"--target-env {args.target_env!r} is not one of the env ids {list(args.env)}")
-    run_dir = _run_dir(args)
-    (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
     slots = [args.env[i % len(args.env)] for i in range(args.num_envs)]
     probe = make_env(args.env[0], args)
     policy = build_policy(args, probe)
     probe.close()
+    # A warm start replaces the fresh weights (drawn all the same, so the seed's other streams are
+    # those of a cold run); a checkpoint that does not fit is refused before the run folder exists.
+    init = warm_start(policy, args.init) if args.init else None
     policy.eval()  # no dropout anywhere: rollout and update log-probabilities must agree
+    run_dir = _run_dir(args)
+    (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
+    if init is not None:
+        (run_dir / "init.json").write_text(json.dumps(init, indent=2))
+    # The optimizer starts fresh on a warm start too: Adam's moments are the old task's gradient
+    # statistics (checkpoints do not keep them), and fine-tuning with fresh moments is the usual
+    # choice; the first updates' step sizes then come from the new task's gradients alone.
     optimizers = make_optimizers(policy, args.learning_rate)
     generator = torch.Generator().manual_seed(args.seed)
     logger = Logger(run_dir, args)
@@ -235,7 +247,7 @@ def train(args: Args) -> TrainResult:
                 t0 += time.perf_counter() - pause
             logger.log(row)
             if update % args.save_every == 0:
-                save_checkpoint(checkpoint, policy, args, update, global_step)
+                save_checkpoint(checkpoint, policy, args, update, global_step, init)
             if args.stop_at_target and time_to_target is not None:
                 break
     finally:
@@ -245,7 +257,7 @@ def train(args: Args) -> TrainResult:
             pool.close()
     if not evals or evals[-1][0] != global_step:
         run_eval()
-    save_checkpoint(checkpoint, policy, args, update, global_step)
+    save_checkpoint(checkpoint, policy, args, update, global_step, init)
     if args.plot and logger.rows:
         logger.plot(run_dir / "learning_curve.png", evals)
     logger.close()
@@ -253,7 +265,7 @@ def train(args: Args) -> TrainResult:
                          train_s=train_s, sps=global_step / max(train_s, 1e-9),
                          initial_eval=evals[0][2] if initial is not None else None,
                          final_eval=evals[-1][2] if evals else None, evals=evals, time_to_target=time_to_target,
-                         dropped=dropped, startup_s=startup_s)
+                         dropped=dropped, startup_s=startup_s, init=init)
     (run_dir / "result.json").write_text(json.dumps(
         {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(result).items()}, indent=2, default=str))
     return result
