@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from agentgym.eval.records import SCHEMA_VERSION, read_records
+from agentgym.eval.records import SCHEMA_VERSION, canonical_json, read_records
 from agentgym.eval.runner import AgentSpec, EpisodeJob, run_jobs
 
 SCHEMA = json.loads(resources.files("agentgym.eval").joinpath("record.schema.json").read_text("utf-8"))
@@ -74,3 +76,22 @@ def test_records_of_an_older_schema_are_refused_in_one_line(tmp_path: Path) -> N
 def test_schema_version_matches_the_writer() -> None:
     assert SCHEMA["properties"]["schema_version"]["const"] == SCHEMA_VERSION
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_canonical_json_is_the_encoders_text() -> None:
+    """`canonical_json` (one C encoder kept for every call) writes what `json.dumps` with the
+    record options writes, and refuses what it refuses."""
+    def dumps(obj: object) -> str:
+        return json.dumps(obj, ensure_ascii=True, sort_keys=True, allow_nan=False, separators=(",", ":"))
+
+    class Text(str):
+        pass
+
+    for obj in ("caf\u00e9 \ud800", Text("x"), 0, -1.5, 2.5e-7, 1e300, True, None, [], {},
+                {"b": [1, 1.0, True, None, {"z": "\u2603", "a": []}], "a": {"1": 2}}, {1: "int key"}, (1, 2)):
+        assert canonical_json(obj) == dumps(obj)
+    for bad in (math.nan, {"a": math.inf}, {(1,): 2}, object()):
+        with pytest.raises((ValueError, TypeError)) as got:
+            canonical_json(bad)
+        with pytest.raises(got.type, match=re.escape(str(got.value))):
+            dumps(bad)
