@@ -471,6 +471,26 @@ def test_a_goal_shift_in_the_tier_reads_pages_as_the_task_s_gold_does() -> None:
     assert seen >= 5
 
 
+def test_a_change_of_mind_the_work_already_meets_is_never_announced() -> None:
+    """A rollback called off on seeing the incident filed would be announced and accepted in one
+    breath, leaving the assistant no turn: the tier drops it, and the rollback stays wanted."""
+    env = gym.make(ENV, domain="ops", split="test", difficulty="hard", noise="goal_shift=1")
+    dropped = 0
+    for seed in range(60):
+        env.reset(seed=seed)
+        user = env.unwrapped.user
+        if user._shift is None or user._shift.detail != "rollback" or user._shift.new is not False:
+            continue
+        task = env.unwrapped.task
+        filed = next(s for s in task.gold.plan if s.name == "file_incident").arguments
+        obs, _, done, _, _ = env.step(json.dumps({"name": "file_incident", "arguments": {**filed, "summary": "x"}}))
+        assert not done and "roll anything back" not in obs, (seed, obs)
+        assert user._shift is None and task.gold.superseded == ()  # dropped, unannounced
+        assert any(s.name == "rollback" for s in task.gold.plan)
+        dropped += 1
+    assert dropped >= 2
+
+
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_after_a_change_of_mind_the_gold_plan_reads_later_pages(domain: str) -> None:
     env = gym.make(ENV, domain=domain, difficulty="hard", noise="goal_shift=1.0")

@@ -9,7 +9,8 @@ names the attendee's city, and only it tells the two apart. The reference solver
 (the earliest start inside everyone's hours). Days off (``calendar_tier``): the directory shows
 each person's, free starts do not check them and booking refuses them; half the time an attendee
 is off on the date asked for, so the meeting goes to the next date no attendee is off (and the
-namesake's day off, another time, moves nothing). Also: free start times come in pages.
+namesake's day off, another time, moves nothing); asked for the date, the user names the one it
+asked for and says the next date nobody is off is fine. Also: free start times come in pages.
 """
 
 from __future__ import annotations
