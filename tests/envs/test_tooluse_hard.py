@@ -23,7 +23,7 @@ import pytest
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
 from agentgym.core.tools import PolicyViolation
-from agentgym.envs.tooluse.base import DAY_ISO
+from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.finance_tier import MEAL_CAP
 from agentgym.envs.tooluse.domains.ops import severity_of
@@ -399,6 +399,52 @@ def test_an_attendee_off_on_the_date_asked_moves_the_meeting_to_the_next_date_no
     assert moved >= 15 and twin_off >= 5
 
 
+def test_asked_for_the_date_the_user_takes_the_date_the_policy_gives() -> None:
+    """Told that the meeting moves (and asked its length), the user never asks again for the date
+    the policy forbids: it names that date only with the move accepted."""
+    env = gym.make(ENV, domain="calendar", difficulty="hard")
+    moved = 0
+    for seed in range(40):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        if "attendee_day_off" not in task.gold.traps:
+            continue
+        asked, day = task.world.day - 1, task.world.day
+        told = (f"How long should it be (30, 45, 60 or 90 minutes)? Also note that someone is off on "
+                f"{DAY_WEEKDAY[asked]} {DAY_ISO[asked]}, so under the days-off policy the meeting moves to the next "
+                f"date nobody is off, {DAY_WEEKDAY[day]} {DAY_ISO[day]}; I will book the earliest slot that day.")
+        reply = env.step(told)[0]
+        assert DAY_ISO[asked] not in reply or "the next date nobody is off is fine" in reply, (seed, reply)
+        moved += 1
+    assert moved >= 5
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_list_policies_gives_every_policy_the_brief_states_in_the_same_words(domain: str) -> None:
+    for seed in range(12):
+        for options in ({"difficulty": "hard"}, {"difficulty": ("easy", "medium")[seed % 2]}):
+            task = generate_task(seed, {"domain": domain, **options})
+            block = task.brief.split("\nPolicies:\n", 1)[1]
+            stated = [line[2:] for line in block.splitlines() if line.startswith("- ")]
+            listed = [row["rule"] for row in make_toolkit(task).invoke("list_policies", {})["policies"]]
+            assert stated == listed, (domain, seed, options)
+
+
+def test_the_ops_tier_states_the_cause_rollback_and_severity_rules_one_way() -> None:
+    """Read literally, the domain's rules would name a failed deploy as the cause or the rollback
+    target, and say get_metrics gives the rate; the tier restates them in their place."""
+    for seed in range(6):
+        brief = generate_task(seed, {"domain": "ops", "difficulty": "hard"}).brief
+        for ambiguous in ("last deploy before its errors began", "the deploy just before it",
+                          "get_metrics gives the rate"):
+            assert ambiguous not in brief
+        for rule in ("last deploy that succeeded before its errors began",
+                     "the last deploy that succeeded before the cause",
+                     "computed from the counts get_metrics gives"):
+            assert rule in brief
+        assert brief.count("Severity follows") == 1
+
+
 def test_a_namesake_employee_is_told_apart_by_the_department_the_request_names() -> None:
     for seed in range(30):
         task = generate_task(seed, {"domain": "finance", "difficulty": "hard"})
@@ -423,6 +469,26 @@ def test_a_goal_shift_in_the_tier_reads_pages_as_the_task_s_gold_does() -> None:
             assert [s.arguments.get("page") for s in plan if s.name == "list_orders"] == [None, *range(2, need + 1)]
             seen += 1
     assert seen >= 5
+
+
+def test_a_change_of_mind_the_work_already_meets_is_never_announced() -> None:
+    """A rollback called off on seeing the incident filed would be announced and accepted in one
+    breath, leaving the assistant no turn: the tier drops it, and the rollback stays wanted."""
+    env = gym.make(ENV, domain="ops", split="test", difficulty="hard", noise="goal_shift=1")
+    dropped = 0
+    for seed in range(60):
+        env.reset(seed=seed)
+        user = env.unwrapped.user
+        if user._shift is None or user._shift.detail != "rollback" or user._shift.new is not False:
+            continue
+        task = env.unwrapped.task
+        filed = next(s for s in task.gold.plan if s.name == "file_incident").arguments
+        obs, _, done, _, _ = env.step(json.dumps({"name": "file_incident", "arguments": {**filed, "summary": "x"}}))
+        assert not done and "roll anything back" not in obs, (seed, obs)
+        assert user._shift is None and task.gold.superseded == ()  # dropped, unannounced
+        assert any(s.name == "rollback" for s in task.gold.plan)
+        dropped += 1
+    assert dropped >= 2
 
 
 @pytest.mark.parametrize("domain", DOMAINS)

@@ -202,6 +202,15 @@ class ToolUseEnv(AgentEnv):
       severity follows the rate computed from them, never within 0.3 points of a threshold
       (trap `rate_from_counts`).
 
+    * One reading of the rules: the tier's brief and `list_policies` give the same rules in the
+      same words (a quote's brief and list have no meal cap), and the tier restates a domain rule
+      that another rule of the tier would contradict read literally, in its place: ops' cause and
+      rollback target are the last deploys that succeeded, its severity's rate is computed from
+      the counts; calendar's earliest start is on the date days off give. Asked for the date, the
+      calendar user says that the next date nobody is off is fine, so it never asks again for a
+      date the policy forbids; a change of mind the work already meets (a rollback called off
+      once the incident is filed) is not announced, as the user would accept in the same breath.
+
     Every fact needed is in the brief, the request and the tools' results; the gold still comes from
     the reference solver (`task.gold.traps` names `near_duplicate_order`, `member_window`,
     `past_return_window`, `restocking_fee`, `final_sale_asked`, `meal_cap`, `meals_share_a_day`,

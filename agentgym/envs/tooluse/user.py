@@ -27,7 +27,9 @@ for or called off) whose new gold its reference solver computes on the initial w
 announces it at its first reply from the planned turn on, when asked to confirm, or on seeing the
 first write, whichever comes first; a person does not change their mind about a record they see
 made that no tool can undo, so a shift that would leave such a record unwanted is dropped
-unannounced. The old plan is kept as ``superseded`` for the metrics, and the shift is logged
+unannounced, and in the hard tier so is one the world already meets (a rollback called off once
+the incident is filed: the user would announce it and accept the work in one breath, leaving the
+assistant no turn to act on it). The old plan is kept as ``superseded`` for the metrics, and the shift is logged
 with ``target`` the detail's id and ``detail`` ``{"from", "to", "recoverable"}``; it is
 recoverable when the new plan, and the undoing of what it no longer wants, fit in the turns left.
 
@@ -54,7 +56,7 @@ from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRe
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.review import Review, review
-from agentgym.envs.tooluse.tasks import longest_plan, shift_gold
+from agentgym.envs.tooluse.tasks import is_tier, longest_plan, shift_gold
 from agentgym.users.picks import DrawnPicks
 from agentgym.users.rule_based import RuleBasedUser, shift_event
 from agentgym.users.stock import (
@@ -351,6 +353,8 @@ class ToolUseUser(RuleBasedUser):
         stale = unwanted(shift.gold.effects, self._world.records)
         if any(r.kind not in spec.undoable for r in stale):
             return ""
+        if not stale and is_tier(self._task) and self._met(shift):
+            return ""  # a change of mind the user closes in the same breath tests nothing
         old = self._gold
         # The old plan's calls were right when made: keep them for metrics, with the undoing of
         # its undoable records (the same rule as the dialog family's cancel).
@@ -369,6 +373,13 @@ class ToolUseUser(RuleBasedUser):
         fire(shift_event(shift.detail, shift.old, shift.new, recoverable))
         why = next((why for r, why in self._review().wrong if r is stale[0] and why), "") if stale else ""
         return f"{shift.announce} So {why}." if why else shift.announce
+
+    def _met(self, shift: Any) -> bool:
+        """Whether the world already meets the shifted gold. Only the hard tier drops such a
+        shift: the other difficulties' episodes are frozen with ToolUse-v0."""
+        spec = self._spec
+        said = frozenset(d.slot for d in self._goal.details if d.id in self._revealed) | {shift.slot}
+        return review(shift.gold, self._world, spec.review, spec.undoable, said, spec.names).success
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         out: list[str] = []

@@ -9,7 +9,8 @@ names the attendee's city, and only it tells the two apart. The reference solver
 (the earliest start inside everyone's hours). Days off (``calendar_tier``): the directory shows
 each person's, free starts do not check them and booking refuses them; half the time an attendee
 is off on the date asked for, so the meeting goes to the next date no attendee is off (and the
-namesake's day off, another time, moves nothing). Also: free start times come in pages.
+namesake's day off, another time, moves nothing); asked for the date, the user names the one it
+asked for and says the next date nobody is off is fine. Also: free start times come in pages.
 """
 
 from __future__ import annotations
@@ -33,14 +34,18 @@ from agentgym.envs.tooluse.domains.calendar import (
     solve,
 )
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
-from agentgym.envs.tooluse.policies import policy_lines
+from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["CalendarTierToolkit", "harden", "TIER"]
 
+#: What the user says when asked for the date: the date asked for, and that the policy's move
+#: is fine (said whether or not anyone is off, so it gives nothing away).
+_DATE_SAID = "It's for {date}; if someone is off that day, the next date nobody is off is fine."
+
 
 class CalendarTierToolkit(CalendarToolkit):
-    """The hard tier's toolkit: free start times come in pages (`agentgym.envs.tooluse.paging`);
-    the directory shows days off, which booking refuses (`CalendarToolkit.book_meeting` checks
+    """The hard tier's toolkit: the tier's policies; free start times come in pages
+    (`agentgym.envs.tooluse.paging`); the directory shows days off, which booking refuses (`CalendarToolkit.book_meeting` checks
     the world's) and the free starts do not check."""
 
     @tool(kind=READ)
@@ -67,6 +72,11 @@ class CalendarTierToolkit(CalendarToolkit):
             page: The page to read (1 is the first; the result says how many there are).
         """
         return paged(super().get_free_slots(person_ids, date, duration_minutes), "free_starts_utc", page)
+
+    @tool(kind=READ)
+    def list_policies(self) -> dict[str, Any]:
+        """The domain's policies: what a write must respect, by policy id."""
+        return {"policies": policy_rows("calendar", tier=True)}
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
@@ -133,9 +143,9 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
             continue
         days = {world.day + d.between(-7, 7) for _ in range(d.between(0, 2))}
         world.days_off[pid] = tuple(sorted(days - ({world.day} if pid in attending else set())))
-    brief_rules = policy_lines("calendar")
-    gen.brief = gen.brief.replace(brief_rules, f"{brief_rules}\n{policy_lines('calendar_tier')}")
+    gen.brief = gen.brief.replace(policy_lines("calendar"), policy_lines("calendar", tier=True))
     traps = list(gen.gold.traps)
+    asked = world.day
     if world.today <= world.day - 2 and d.chance(0.5):
         asked = world.day - 1
         off = d.pick(req.attendees)
@@ -145,6 +155,10 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     elif d.chance(0.5):
         world.days_off[twin.id] = tuple(sorted({*world.days_off[twin.id], world.day}))
         traps.append("namesake_day_off")
+    # Asked for the date, the user takes what the policy gives: it never asks again for a date
+    # the policy forbids (a reply that did would make an obedient assistant break the policy).
+    date = next(det for det in gen.goal.details if det.id == "date")
+    date.statement = _DATE_SAID.format(date=f"{DAY_WEEKDAY[asked]} {DAY_ISO[asked]}")
     gen.gold = Gold(gen.gold.kind, gen.gold.plan, gen.gold.effects, tuple(traps), gen.gold.superseded)
     return gen
 

@@ -55,8 +55,9 @@ _OTHER = _OTHER_STATUSES
 
 
 class FinanceTierToolkit(FinanceToolkit):
-    """The hard tier's toolkit: the tier's policies; accounts and expenses in pages; no tool
-    that adds amounts up (the arithmetic is the work)."""
+    """The hard tier's toolkit: the tier's policies where the brief has them (a reimbursement's;
+    a quote has no cap); accounts and expenses in pages; no tool that adds amounts up (the
+    arithmetic is the work)."""
 
     sum_amounts = None  # type: ignore[assignment]  # not a tool: overriding without @tool removes it
 
@@ -83,7 +84,7 @@ class FinanceTierToolkit(FinanceToolkit):
     @tool(kind=READ)
     def list_policies(self) -> dict[str, Any]:
         """The domain's policies: what a write must respect, by policy id."""
-        return {"policies": policy_rows("finance") + policy_rows("finance_tier")}
+        return {"policies": policy_rows("finance", tier=self.world.meal_cap is not None)}
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
@@ -125,7 +126,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     traps += ["meal_cap"] * bool(days) + ["meals_share_a_day"] * any(n > 1 for n in days.values())
     traps += ["pre_approved_meal"] * any(e.pre_approved and e.category == "meals" for e in world.expenses)
     gen.gold = _gold(world, req, gen.gold, tuple(traps))
-    gen.brief = gen.brief.replace(rules, f"{rules}\n{policy_lines('finance_tier')}")
+    gen.brief = gen.brief.replace(rules, policy_lines("finance", tier=True))
     gen.goal.request += _IN_FULL
     gen.goal.blurred = {k: v + _IN_FULL for k, v in gen.goal.blurred.items()}
     return gen

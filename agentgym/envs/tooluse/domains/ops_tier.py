@@ -90,7 +90,7 @@ class OpsTierToolkit(OpsToolkit):
     @tool(kind=READ)
     def list_policies(self) -> dict[str, Any]:
         """The domain's policies: what a write must respect, by policy id."""
-        return {"policies": policy_rows("ops") + policy_rows("ops_tier")}
+        return {"policies": policy_rows("ops", tier=True)}
 
 
 def _earlier(version: str) -> str | None:
@@ -126,7 +126,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
             service.error_rate = round(low + _MARGIN + (high - low - 2 * _MARGIN) * d.random(), 1)
         service.counts, service.error_rate = (requests, errors), rate
     rules = policy_lines("ops")
-    gen.brief = gen.brief.replace(rules, f"{rules}\n{policy_lines('ops_tier')}")
+    gen.brief = gen.brief.replace(rules, policy_lines("ops", tier=True))
     root = world.services[req.chain[-1]]
     for service in world.services.values():
         for dep in service.deploys:

@@ -93,7 +93,7 @@ class OrdersTierToolkit(OrdersToolkit):
     @tool(kind=READ)
     def list_policies(self) -> dict[str, Any]:
         """The domain's policies: what a write must respect, by policy id."""
-        return {"policies": policy_rows("orders") + policy_rows("orders_tier")}
+        return {"policies": policy_rows("orders", tier=True)}
 
     @tool(kind=WRITE)
     def refund_item(self, order_id: Id, item_id: Id, amount: Amount, approval_id: Id | None = None) -> dict[str, Any]:
@@ -148,7 +148,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
             det.statement = said.format(product=items[item_id].product)
     gen.rename(before, DAY_ISO[target.placed])
     rules = policy_lines("orders")
-    gen.brief = gen.brief.replace(rules, f"{rules}\n{policy_lines('orders_tier')}")
+    gen.brief = gen.brief.replace(rules, policy_lines("orders", tier=True))
     if final is not None:  # asked about too; the policy gives it nothing
         also = _ALSO_FINAL.format(product=final.product)
         gen.goal.request += also
