@@ -16,8 +16,10 @@ its own may well be the wrong one, and when no never-ask agent could reach the k
 (`guessable`). A booking of a compromise the user did not agree to breaks a need the goal still
 holds: it never succeeds.
 
-One more need (`after_booking`, an amenity) comes to the user only once a place it would accept
-is booked, never before (`_remembered`): no place of the first gold has it, so it always rules
+Two needs come late. The first (one of the kept ones) arrives as the other levels' late needs
+do, and at the latest when the agent says that nothing fits or asks which need can give way
+(`hard_user`). The second (`after_booking`, an amenity) comes to the user only once a place it
+would otherwise accept is booked, never before (`_remembered`): no place of the first gold has it, so it always rules
 out the booking made, and no place meets it with every kept need either. The user then gives
 up a second need (`flexible_after`, drawn among the kept ones: the goal's places meeting all the
 rest and the remembered one are one to `MAX_GOLD`), so the agent must cancel the booking, find
@@ -59,6 +61,8 @@ __all__ = ["generate_task", "tier_of", "flexible_of", "after_booking_of", "HARD_
 _KEPT = 4
 #: An attribute of a drawn goal: (constraint id, kind, value).
 _Attr = tuple[str, str, Any]
+#: How many price steps above the target's price a budget the user keeps may lie.
+_PRICE_SLACK = 2
 #: What the brief adds about the wanted day ({today}: the day of the week today is).
 TODAY_RULE = (
     "- They name the day they want by how many days it is from today (\"tomorrow\", \"the day after "
@@ -72,9 +76,10 @@ HARD_RULE = (
     "- They may want more than any one place offers. If no place meets all of their needs, tell them so and "
     "ask which need can give way; they will say which matters least. Book a place that breaks a need only once "
     "they have agreed to give it up.\n"
-    "- Here they think of one more need only after you have booked a place, never before. Then check the "
-    "booking against it; if it no longer fits, cancel it and book one that meets everything, and if no place "
-    "does, ask again which need can give way.\n"
+    "- Here two needs come to them later: the first at the latest when you propose or book a place, tell them "
+    "that nothing fits or ask which need can give way; the second only once you have booked a place that meets "
+    "every other need they have. Then check the booking against it; if it no longer fits, cancel it and book one "
+    "that meets everything, and if no place does, ask again which need can give way.\n"
 )
 
 
@@ -154,7 +159,11 @@ def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, dict[str, str]] |
     rating = math.floor(target.rating * 2) / 2
     kinds: list[_Attr] = [("category", "category", target.category), ("area", "area", target.area)]
     if target.price < dom.price_max:
-        kinds.append(("price", "price", int(target.price)))
+        # A budget up to `_PRICE_SLACK` steps above the target's price, never the top of the
+        # scale: a cap that always equals one place's price would point at it.
+        room = int((dom.price_max - dom.price_step - target.price) // dom.price_step)
+        slack = min(int(rnd() * (_PRICE_SLACK + 1)), max(room, 0))
+        kinds.append(("price", "price", int(target.price + slack * dom.price_step)))
     if target.rating >= 3.5:
         kinds.append(("rating", "rating", rating))
     kinds += [(f"amenity:{a}", "amenity", a) for a in target.amenities[:2]]
