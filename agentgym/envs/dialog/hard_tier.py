@@ -5,8 +5,10 @@ default training use) keeps the three levels of `agentgym.envs.dialog.tasks` exa
 CrossTask session's dialog sub-task passes ``tier=False`` to keep them too.
 
 The goal is drawn around a target place as the other levels draw theirs, four of its attributes
-and a time it is open (the needs the user keeps, `kept`), plus one need the target lacks (an
-amenity, a lower budget or a higher rating: the `flexible` one). No place meets every need at the
+and a time it is open (the needs the user keeps, `kept`; a budget among them up to
+`_PRICE_SLACK` steps above the target's price, drawn from a stream of its own, so it equals no
+one place's price by rule), plus one need the target lacks (an amenity, a lower budget or a
+higher rating: the `flexible` one). No place meets every need at the
 wanted time, so the agent must find that out, say so, and ask which need may give way; the user
 (`agentgym.envs.dialog.hard_user`) names the flexible one, and only then does the goal drop it.
 The gold is then the places that meet every kept need (one to `MAX_GOLD`, the target among
@@ -108,15 +110,18 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
         return tasks.generate_task(seed, options)
     drawn: dict[str, str] = {}
 
+    # Streams of their own: how far a budget lies above the target's price, and which day
+    # today is, never move the other draws.
+    slack = stream_bits(seed, "task/budget") % (_PRICE_SLACK + 1)
+
     def make_goal(world: World, rng: Rng) -> Gold:
-        gold, needs = _tier_goal(world, rng)
+        gold, needs = _tier_goal(world, rng, slack)
         drawn.update(needs)
         return gold
 
     task = tasks.generate_task(seed, options, make_goal=make_goal)
     task.extra["tier"] = "hard"
     task.extra.update(drawn)
-    # A stream of its own: which day today is never moves the world or the goal.
     task.extra["today"] = today = DAYS[stream_bits(seed, "task/today") % len(DAYS)]
     task.brief = _brief(task.world.domain, today)
     return task
@@ -130,18 +135,19 @@ def _brief(domain: Domain, today: str) -> str:
     return brief[:cut] + HARD_RULE + TODAY_RULE.format(today=today.capitalize()) + brief[cut:]
 
 
-def _tier_goal(world: World, rng: Rng) -> tuple[Gold, dict[str, str]]:
-    """A goal of the tier and the ids of its needs with a part to play (`NEEDS`); should no
-    draw of `MAX_GOAL_DRAWS` carry one, the hard level's own goal, with none."""
+def _tier_goal(world: World, rng: Rng, slack: int) -> tuple[Gold, dict[str, str]]:
+    """A goal of the tier and the ids of its needs with a part to play (`NEEDS`), a budget
+    `slack` price steps above the target's price; should no draw of `MAX_GOAL_DRAWS` carry
+    one, the hard level's own goal, with none."""
     board = Board(world.places)
     for _ in range(MAX_GOAL_DRAWS):
-        got = _draw(world, board, rng)
+        got = _draw(world, board, rng, slack)
         if got is not None:
             return got
     return tasks._make_goal(world, "hard", rng), {}
 
 
-def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, dict[str, str]] | None:
+def _draw(world: World, board: Board, rng: Rng, slack: int) -> tuple[Gold, dict[str, str]] | None:
     """One draw around a random target; None when it cannot carry a goal of the tier.
 
     Sets of places are the board's (`agentgym.envs.dialog.fairness.Board`, rating order):
@@ -159,11 +165,10 @@ def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, dict[str, str]] |
     rating = math.floor(target.rating * 2) / 2
     kinds: list[_Attr] = [("category", "category", target.category), ("area", "area", target.area)]
     if target.price < dom.price_max:
-        # A budget up to `_PRICE_SLACK` steps above the target's price, never the top of the
-        # scale: a cap that always equals one place's price would point at it.
+        # Up to `slack` steps above the target's price, never the top of the scale: a budget
+        # that always equals one place's price would point at it.
         room = int((dom.price_max - dom.price_step - target.price) // dom.price_step)
-        slack = min(int(rnd() * (_PRICE_SLACK + 1)), max(room, 0))
-        kinds.append(("price", "price", int(target.price + slack * dom.price_step)))
+        kinds.append(("price", "price", int(target.price + min(slack, max(room, 0)) * dom.price_step)))
     if target.rating >= 3.5:
         kinds.append(("rating", "rating", rating))
     kinds += [(f"amenity:{a}", "amenity", a) for a in target.amenities[:2]]

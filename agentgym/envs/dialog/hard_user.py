@@ -12,6 +12,12 @@ person would: when no place meets all of them at the wanted time it gives up its
 asks the agent to look again. Either way it costs no patience. Before it has agreed, a place
 that breaks the flexible need is rejected for it like any other broken need.
 
+Places named beside a question of which need can give way are options, not proposals
+(`_offered`): none is judged before the user gives way; then the one the message ties to the
+need given up ("if the area can go, X": `agentgym.envs.dialog.options`) is the agent's
+proposal, judged as any, and places tied to other needs are set aside. A message that ties no
+place is read as any other ("I'd go with X").
+
 A question about particular needs is answered as a person would: about a need the user keeps
 ("Would you be open to another area?"), "No, the area matters to me." before the rest of the
 answer; about the flexible one ("Is the budget firm?"), the answer above. Once the user has given
