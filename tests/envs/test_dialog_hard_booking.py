@@ -74,10 +74,19 @@ def test_the_remembered_need_rules_out_every_first_place_and_the_next_need_leave
         assert not satisfying_places(world, [c for c in g.constraints if c.id != flexible.id], g.day, g.slot)
 
 
-def test_the_brief_says_one_need_comes_only_after_a_booking() -> None:
+def test_the_brief_says_two_needs_come_late_the_second_only_after_a_booking() -> None:
     task = hard_tier.generate_task(1, {"split": "train", "difficulty": "hard"})
-    assert "one more need only after you have booked a place" in task.brief
-    assert "one more need only after" not in tasks.generate_task(1, {"split": "train", "difficulty": "medium"}).brief
+    assert "two needs come to them later" in task.brief and "the second only once you have booked" in task.brief
+    assert "two needs come" not in tasks.generate_task(1, {"split": "train", "difficulty": "medium"}).brief
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_as_the_brief_says_the_first_late_need_has_come_when_the_user_gives_way_and_the_second_not(split: str) -> None:
+    for seed in range(20, 32):
+        env, task, _ = _settled(split, seed)
+        first = next(c for c in task.gold.constraints if c.reveal == "late" and c.id != task.extra["after_booking"])
+        user = env.unwrapped.user
+        assert user._has(first) and not user._has(_need(task, "after_booking"))
 
 
 # ------------------------------------------------------------------ the user

@@ -97,8 +97,9 @@ class DialogEnv(AgentEnv):
     "hard"`), and its brief adds the rule below.
 
     * Needs that no place meets all at once. The goal is drawn around a target place: four of its
-      attributes and a time it is open (one attribute arrives late, as on the hard level), and one
-      need the target lacks (an amenity, a budget one price step under its price, or a rating half
+      attributes and a time it is open (one attribute arrives late, as on the hard level; a budget
+      among them lies zero to two price steps above the target's price, so it points at no
+      place), and one need the target lacks (an amenity, a budget one price step under its price, or a rating half
       a point above its own), asked for like the others. No place meets every need at the wanted
       time, and at least one other need could give way too (some place meets all the rest), so
       a compromise the agent picks on its own may be the wrong one.
@@ -110,6 +111,11 @@ class DialogEnv(AgentEnv):
       gives up the one that matters least ("If something has to give, it doesn't need to have a
       projector."); if some place does fit, it asks the agent to look again. None of this costs
       patience. Until it agrees, a place that breaks that need is rejected for it like any other.
+      Places the message names beside the question are options, not proposals: none is judged
+      before the user gives way; then the one the message ties to the need given up ("if the area
+      can go, X", "without the stage: X", "the parking (then X)", "X (drop the sea view)") is
+      taken as the agent's proposal, and those tied to other needs are set aside
+      (`agentgym.envs.dialog.options`). A message that ties none is read as any other.
       Asked about one need it keeps ("Would you be open to another area?"), it says no, that one
       matters, before the rest; asked about the one it would give up ("Is the budget firm?"), it
       gives it up as above. Once it has, a statement that restates it ("since you can do without
@@ -120,8 +126,10 @@ class DialogEnv(AgentEnv):
       still holds, and never succeeds. A goal shift (noise) moves the time to one where the
       conflict holds too.
     * A need that comes only after a booking. One more need (an amenity) comes to the user only
-      once a place it would accept is booked: no question, proposal or turn brings it sooner
-      (the brief says so). No place the user settled on has it, so it always rules out the
+      once a place it would accept is booked: no question, proposal or turn brings it sooner.
+      The brief says so: two needs come later, the first at the latest at a proposal, a booking,
+      a claim that nothing fits or a question of what can give way, the second only after such
+      a booking. No place the user settled on has it, so it always rules out the
       booking made ("Oh, one more thing: it needs to have a gym. Does X still work?"), and no
       place meets it with every need kept either: the agent must say that X no longer fits,
       cancel it, say that nothing fits, and ask again; the user gives up a second need (drawn

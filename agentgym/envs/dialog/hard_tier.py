@@ -5,8 +5,10 @@ default training use) keeps the three levels of `agentgym.envs.dialog.tasks` exa
 CrossTask session's dialog sub-task passes ``tier=False`` to keep them too.
 
 The goal is drawn around a target place as the other levels draw theirs, four of its attributes
-and a time it is open (the needs the user keeps, `kept`), plus one need the target lacks (an
-amenity, a lower budget or a higher rating: the `flexible` one). No place meets every need at the
+and a time it is open (the needs the user keeps, `kept`; a budget among them up to
+`_PRICE_SLACK` steps above the target's price, drawn from a stream of its own, so it equals no
+one place's price by rule), plus one need the target lacks (an amenity, a lower budget or a
+higher rating: the `flexible` one). No place meets every need at the
 wanted time, so the agent must find that out, say so, and ask which need may give way; the user
 (`agentgym.envs.dialog.hard_user`) names the flexible one, and only then does the goal drop it.
 The gold is then the places that meet every kept need (one to `MAX_GOLD`, the target among
@@ -16,8 +18,10 @@ its own may well be the wrong one, and when no never-ask agent could reach the k
 (`guessable`). A booking of a compromise the user did not agree to breaks a need the goal still
 holds: it never succeeds.
 
-One more need (`after_booking`, an amenity) comes to the user only once a place it would accept
-is booked, never before (`_remembered`): no place of the first gold has it, so it always rules
+Two needs come late. The first (one of the kept ones) arrives as the other levels' late needs
+do, and at the latest when the agent says that nothing fits or asks which need can give way
+(`hard_user`). The second (`after_booking`, an amenity) comes to the user only once a place it
+would otherwise accept is booked, never before (`_remembered`): no place of the first gold has it, so it always rules
 out the booking made, and no place meets it with every kept need either. The user then gives
 up a second need (`flexible_after`, drawn among the kept ones: the goal's places meeting all the
 rest and the remembered one are one to `MAX_GOLD`), so the agent must cancel the booking, find
@@ -59,6 +63,8 @@ __all__ = ["generate_task", "tier_of", "flexible_of", "after_booking_of", "HARD_
 _KEPT = 4
 #: An attribute of a drawn goal: (constraint id, kind, value).
 _Attr = tuple[str, str, Any]
+#: How many price steps above the target's price a budget the user keeps may lie.
+_PRICE_SLACK = 2
 #: What the brief adds about the wanted day ({today}: the day of the week today is).
 TODAY_RULE = (
     "- They name the day they want by how many days it is from today (\"tomorrow\", \"the day after "
@@ -72,9 +78,10 @@ HARD_RULE = (
     "- They may want more than any one place offers. If no place meets all of their needs, tell them so and "
     "ask which need can give way; they will say which matters least. Book a place that breaks a need only once "
     "they have agreed to give it up.\n"
-    "- Here they think of one more need only after you have booked a place, never before. Then check the "
-    "booking against it; if it no longer fits, cancel it and book one that meets everything, and if no place "
-    "does, ask again which need can give way.\n"
+    "- Here two needs come to them later: the first at the latest when you propose or book a place, tell them "
+    "that nothing fits or ask which need can give way; the second only once you have booked a place that meets "
+    "every other need they have. Then check the booking against it; if it no longer fits, cancel it and book one "
+    "that meets everything, and if no place does, ask again which need can give way.\n"
 )
 
 
@@ -103,15 +110,18 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
         return tasks.generate_task(seed, options)
     drawn: dict[str, str] = {}
 
+    # Streams of their own: how far a budget lies above the target's price, and which day
+    # today is, never move the other draws.
+    slack = stream_bits(seed, "task/budget") % (_PRICE_SLACK + 1)
+
     def make_goal(world: World, rng: Rng) -> Gold:
-        gold, needs = _tier_goal(world, rng)
+        gold, needs = _tier_goal(world, rng, slack)
         drawn.update(needs)
         return gold
 
     task = tasks.generate_task(seed, options, make_goal=make_goal)
     task.extra["tier"] = "hard"
     task.extra.update(drawn)
-    # A stream of its own: which day today is never moves the world or the goal.
     task.extra["today"] = today = DAYS[stream_bits(seed, "task/today") % len(DAYS)]
     task.brief = _brief(task.world.domain, today)
     return task
@@ -125,18 +135,19 @@ def _brief(domain: Domain, today: str) -> str:
     return brief[:cut] + HARD_RULE + TODAY_RULE.format(today=today.capitalize()) + brief[cut:]
 
 
-def _tier_goal(world: World, rng: Rng) -> tuple[Gold, dict[str, str]]:
-    """A goal of the tier and the ids of its needs with a part to play (`NEEDS`); should no
-    draw of `MAX_GOAL_DRAWS` carry one, the hard level's own goal, with none."""
+def _tier_goal(world: World, rng: Rng, slack: int) -> tuple[Gold, dict[str, str]]:
+    """A goal of the tier and the ids of its needs with a part to play (`NEEDS`), a budget
+    `slack` price steps above the target's price; should no draw of `MAX_GOAL_DRAWS` carry
+    one, the hard level's own goal, with none."""
     board = Board(world.places)
     for _ in range(MAX_GOAL_DRAWS):
-        got = _draw(world, board, rng)
+        got = _draw(world, board, rng, slack)
         if got is not None:
             return got
     return tasks._make_goal(world, "hard", rng), {}
 
 
-def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, dict[str, str]] | None:
+def _draw(world: World, board: Board, rng: Rng, slack: int) -> tuple[Gold, dict[str, str]] | None:
     """One draw around a random target; None when it cannot carry a goal of the tier.
 
     Sets of places are the board's (`agentgym.envs.dialog.fairness.Board`, rating order):
@@ -154,7 +165,10 @@ def _draw(world: World, board: Board, rng: Rng) -> tuple[Gold, dict[str, str]] |
     rating = math.floor(target.rating * 2) / 2
     kinds: list[_Attr] = [("category", "category", target.category), ("area", "area", target.area)]
     if target.price < dom.price_max:
-        kinds.append(("price", "price", int(target.price)))
+        # Up to `slack` steps above the target's price, never the top of the scale: a budget
+        # that always equals one place's price would point at it.
+        room = int((dom.price_max - dom.price_step - target.price) // dom.price_step)
+        kinds.append(("price", "price", int(target.price + min(slack, max(room, 0)) * dom.price_step)))
     if target.rating >= 3.5:
         kinds.append(("rating", "rating", rating))
     kinds += [(f"amenity:{a}", "amenity", a) for a in target.amenities[:2]]

@@ -12,6 +12,12 @@ person would: when no place meets all of them at the wanted time it gives up its
 asks the agent to look again. Either way it costs no patience. Before it has agreed, a place
 that breaks the flexible need is rejected for it like any other broken need.
 
+Places named beside a question of which need can give way are options, not proposals
+(`_offered`): none is judged before the user gives way; then the one the message ties to the
+need given up ("if the area can go, X": `agentgym.envs.dialog.options`) is the agent's
+proposal, judged as any, and places tied to other needs are set aside. A message that ties no
+place is read as any other ("I'd go with X").
+
 A question about particular needs is answered as a person would: about a need the user keeps
 ("Would you be open to another area?"), "No, the area matters to me." before the rest of the
 answer; about the flexible one ("Is the budget firm?"), the answer above. Once the user has given
@@ -39,9 +45,11 @@ import numpy as np
 
 from agentgym.core.task import Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.hard_tier import flexible_of
+from agentgym.envs.dialog.options import option_ties
 from agentgym.envs.dialog.tasks import Constraint, satisfying_places
-from agentgym.envs.dialog.user import DialogUser
+from agentgym.envs.dialog.user import DialogUser, places_named
 from agentgym.envs.dialog.wording import NO_PREFERENCE, clause, relative_time
+from agentgym.users.understanding import Reading
 from agentgym.users.understanding.compromise import Compromise, read_compromise
 
 __all__ = ["HardDialogUser", "make_user", "gives_way", "LOOK_AGAIN", "GIVE_WAY"]
@@ -142,6 +150,8 @@ class HardDialogUser(DialogUser):
         if r.placed and not r.salad and (r.places or checking):
             # A proposal, or the answer about the place the user came back about, said beside
             # the claim: judged by the needs the user has now. The claim's words are no question.
+            if ask.question or self._flexible is None:
+                r = self._offered(message, r)
             rest = self._respond(replace(r, asked=(), open=False), message, turn)
             if isinstance(rest, UserTurn):
                 if rest.end is not None:
@@ -149,6 +159,33 @@ class HardDialogUser(DialogUser):
                 rest = rest.text
             said = f"{said} {rest}"
         return self._close(said, turn, False)
+
+    def _offered(self, message: str, r: Reading) -> Reading:
+        """`r` with only the places the user takes up, beside a question of which need can give
+        way: those are options, not proposals. Until the user has said which need gives way it
+        takes up none; then the one the message tied to that need (`option_ties`: "if the area
+        can go, X") is the agent's proposal, and places tied to other needs are set aside; a
+        message that ties none is read as it stands ("I'd go with X")."""
+        names = self._place_names()
+        booked = self._checking[0] if self._checking is not None else None
+        named = [p for p in places_named(r, names) if p is not booked and not self._booked(p)]
+        if self._flexible is not None or self._dropped is None:
+            return replace(r, places=(), recommended=(), alternatives=())
+        ties = option_ties(message, named, self._needs_in)
+        if not ties:
+            return r
+        given = [p for p in named if ties.get(p.id) == self._dropped.id]
+        left = given or [p for p in named if p.id not in ties]
+        keys = tuple(p.name.lower() for p in left)
+        return replace(r, places=keys, recommended=keys if len(keys) == 1 else (), alternatives=())
+
+    def _needs_in(self, text: str) -> set[str]:
+        """The ids of the needs the user has, or has just given up, that `text` names."""
+        r = self._read(f"{text} ?")
+        amenities = {v.lower() for s, v in r.values if s == "amenity"}
+        kinds = {*r.asked, *(s for s, _ in r.values)}
+        needs = [*self._gold.constraints, *((self._dropped,) if self._dropped is not None else ())]
+        return {c.id for c in needs if (str(c.value).lower() in amenities if c.kind == "amenity" else c.kind in kinds)}
 
     def _give_way(self, turn: int, ask: Compromise) -> str:
         """The answer to "which need could give way?" (see the module docstring), after what the

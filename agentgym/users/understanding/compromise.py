@@ -23,12 +23,12 @@ from agentgym.core.data import strict
 from agentgym.users.understanding.grammar import _AUX, _WH, GAP_MAX, _grammar, _phrases
 from agentgym.users.understanding.words import _one_edit, stem, tokens, without_abbreviation_stops
 
-__all__ = ["Compromise", "read_compromise"]
+__all__ = ["Compromise", "read_compromise", "offers_option"]
 
 #: A phrase as stems: its parts (one, or two around a gap of at most `GAP_MAX` words).
 _Phrase = tuple[tuple[str, ...], ...]
 _KEYS = {"asks", "asks_in_questions", "requests", "negations", "not_negations", "wholes", "not_wholes", "meets",
-         "clause_breaks", "real_words"}
+         "clause_breaks", "real_words", "options"}
 #: Where a message splits into sentences: a sentence end followed by space, or a line break.
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 #: Cues shorter than this are never reached by a typo (too many real words lie one edit away).
@@ -70,6 +70,8 @@ class _Words:
     #: Cue words a typo may stand for (`_TYPO_MIN` letters or more), and real words that are no typo.
     cues: tuple[str, ...]
     real: frozenset[str]
+    #: Words that offer a need to give up beside what it would bring ("if the area can go, X").
+    options: tuple[_Phrase, ...] = ()
 
 
 def _phrase(text: str) -> _Phrase:
@@ -92,7 +94,8 @@ def _words() -> _Words:
     return _Words(*(tuple(_phrase(p) for p in lists[k]) for k in
                     ("asks", "asks_in_questions", "requests", "negations", "not_negations", "wholes", "not_wholes",
                      "meets")),
-                  frozenset(lists["clause_breaks"]), tuple(cues), frozenset(lists["real_words"]))
+                  frozenset(lists["clause_breaks"]), tuple(cues), frozenset(lists["real_words"]),
+                  tuple(_phrase(p) for p in lists["options"]))
 
 
 def _repair(word: str, w: _Words) -> str:
@@ -177,3 +180,10 @@ def read_compromise(message: str) -> Compromise:
                 any(_claims(c, w) for c in _clauses(words, w)):
             found.append((sentence, question))
     return Compromise(tuple(found))
+
+
+def offers_option(text: str) -> bool:
+    """Whether `text` offers a need to give up beside what that would bring ("if the sea view
+    can go", "without the stage", "the parking (then"), by the words of ``compromise.json``."""
+    w = _words()
+    return _any([stem(t) for t in tokens(text)], w.options)

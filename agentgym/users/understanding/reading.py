@@ -617,6 +617,10 @@ class Understanding:
             # a bracketed aside skipped.
             if c > s and not any(c <= h < a for h, _, _ in hits):
                 c -= 1
+                # "A would be my pick, but it is booked": a run of breaks between the clauses.
+                while c > s and words[c].flags & _BOUNDARY and words[c - 1].flags & _BOUNDARY \
+                        and words[c - 1].raw != ")":
+                    c -= 1
                 # "A (a cabin, 100 EUR), and it is not available": the comma after the aside.
                 if c > s and words[c].flags & _BOUNDARY and words[c - 1].raw == ")":
                     c -= 1

@@ -1,0 +1,89 @@
+"""Which need a message offers to give up for each place it names as an option.
+
+A message that asks which need can give way often says what each choice would bring: "if the
+sea view can go, Fern Rooms; if the area can go, Stone Hideaway", "without the stage, Rose
+Rooms", "the parking (then Stone Fork, ...)", "Fern Rooms (drop the sea view)". Such places are
+options, not proposals; once the user has said which need gives way, the one tied to it is what
+the agent offers for that choice (`agentgym.envs.dialog.hard_user`).
+
+A place is tied to a need when the words before it, back to the last break (a sentence end, a
+semicolon, a colon, a closing bracket or "or"; the one before when only the break stands
+between: "without the area: X"), name exactly that one of the user's needs and
+offer it ("if", "without", "then", "drop": `agentgym.users.understanding.compromise.offers_option`),
+or name only it, right before the place ("the area (Olive Stool, ...)"); else when a bracket
+right after the place does ("Fern Rooms (drop the sea view)"). Words that only describe a place
+("In Old Town, Atlas Lab has standing desks but no 24h access") tie it to nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from agentgym.envs.dialog.tasks import Place
+from agentgym.users.understanding.compromise import offers_option
+
+__all__ = ["option_ties"]
+
+#: Where the words that offer a need for a place stop, looking back from it. A full stop
+#: between digits ("rated 4.5") is no break.
+_BREAK = re.compile(r"(?<!\d)[.](?!\d)|[!?;:)\n]|\bor\b", re.IGNORECASE)
+#: A bracket right after a place name: what it says is about that place.
+_ASIDE = re.compile(r"\s*,?\s*\(([^()]*)\)")
+#: Marks that may end words naming only a need, right before a place ("the area (X").
+_LEADS_IN = ("(", ":", "-", "\u2013", "\u2014")
+#: At most this many words name only a need before a place with no word that offers it.
+_BARE_MAX = 6
+
+
+def option_ties(message: str, places: list[Place], needs_in: Callable[[str], set[str]]) -> dict[str, str]:
+    """The need each of `places` is tied to in `message` (see the module docstring), by place
+    id; a place tied to none is left out. `needs_in` gives the ids of the user's needs a piece
+    of text names."""
+    text = message.lower()
+    ties: dict[str, str] = {}
+    for place, start, end in _mentions(text, places):
+        if place.id in ties:
+            continue
+        lead = text[_last_break(text, start):start]
+        need = _tie(lead, needs_in, bare=True)
+        if need is None:
+            aside = _ASIDE.match(text, end)
+            need = _tie(aside.group(1), needs_in, bare=False) if aside else None
+        if need is not None:
+            ties[place.id] = need
+    return ties
+
+
+def _tie(words: str, needs_in: Callable[[str], set[str]], bare: bool) -> str | None:
+    """The one need `words` offer (or, with `bare`, name alone right before a place)."""
+    needs = needs_in(words)
+    if len(needs) != 1:
+        return None
+    plain = words.strip()
+    if offers_option(plain) or (bare and plain.endswith(_LEADS_IN) and len(plain.split()) <= _BARE_MAX):
+        return next(iter(needs))
+    return None
+
+
+def _last_break(text: str, start: int) -> int:
+    """Where the words before `start` begin: after the last break, or the one before it when
+    nothing but a colon or bracket stands between ("without the area: X")."""
+    ends = [0, *(m.end() for m in _BREAK.finditer(text, 0, start))]
+    if len(ends) > 1 and not any(ch.isalnum() for ch in text[ends[-1]:start]):
+        return ends[-2]
+    return ends[-1]
+
+
+def _mentions(text: str, places: list[Place]) -> list[tuple[Place, int, int]]:
+    """Where `places` are named in `text` (lower-cased), in order; a longer name first, so
+    "olive stool 7" is not also "olive stool"."""
+    found: list[tuple[Place, int, int]] = []
+    taken: list[tuple[int, int]] = []
+    keys = sorted(((key, p) for p in places for key in (p.name.lower(), p.id)), key=lambda kp: -len(kp[0]))
+    for key, place in keys:
+        for m in re.finditer(rf"(?<!\w){re.escape(key)}(?!\w)", text):
+            if not any(a < m.end() and m.start() < b for a, b in taken):
+                taken.append((m.start(), m.end()))
+                found.append((place, m.start(), m.end()))
+    return sorted(found, key=lambda f: f[1])

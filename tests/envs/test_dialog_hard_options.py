@@ -1,0 +1,151 @@
+"""Dialog's hard tier: places a give-way question names as options (`agentgym.envs.dialog.options`,
+`hard_user`), and a recommendation beside a place ruled out.
+
+Places tied to the needs a question offers to give up are options, not proposals: none is judged
+until the user says which need gives way; then the one tied to that need is the agent's proposal,
+and the others are set aside (no "which one would you recommend?").
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.envs.dialog import hard_tier
+from agentgym.envs.dialog.options import option_ties
+from agentgym.envs.dialog.tasks import Constraint, satisfying_places
+from agentgym.envs.dialog.user import place_names, places_named, proposal_of, understanding
+from agentgym.envs.dialog.wording import WHICH_ONE
+
+DIALOG_ID = "AgentRL/Dialog-v0"
+ASK_ALL = ("So I can find the right place: which category, which area, what's your budget, what minimum "
+           "rating, any particular amenities, and which day and time of day?")
+#: Give-way questions that tie a place to each need offered ({f}/{g}: the need given up and its
+#: place; {o}/{h}: another need and its place), in several forms.
+TIED = (
+    "Nothing has all of that, sorry. Should {f} go, {g} works; should {o} go, {h} works. Which would you rather drop?",
+    "No single place meets every need. Without {o}: {h}. Without {f}: {g}. Which of the two matters least?",
+    "I couldn't find one place with everything. Which can give way: {o} (then {h}) or {f} (then {g})?",
+    "Nothing ticks every box. {h} (if you drop {o}) or {g} (if you drop {f}): which need can you let go?",
+    "There's no exact match. Options are giving up {f}, and {g} fits; or giving up {o}, and {h} fits. Which one can give?",
+)
+
+
+def _words(c: Constraint, task: Any) -> str:
+    """How a message names need `c`."""
+    if c.kind == "amenity":
+        return f"the {c.value}"
+    if c.kind == "category":
+        return f"the {task.world.domain.category_label}"
+    return {"area": "the area", "price": "the budget", "rating": "the rating", "time": "the time"}[c.kind]
+
+
+def _user_text(info: dict[str, Any]) -> str:
+    return " ".join(m["content"] for m in info["messages"] if m["role"] == "user")
+
+
+def _asked(split: str, seed: int) -> tuple[gym.Env, Any]:
+    env = gym.make(DIALOG_ID, split=split, difficulty="hard")
+    env.reset(seed=seed)
+    env.step(ASK_ALL)
+    return env, env.unwrapped.task
+
+
+def _first_gold(task: Any) -> list[str]:
+    g = task.gold
+    kept = [c for c in g.constraints if c.id not in (task.extra["flexible"], task.extra["after_booking"])]
+    return satisfying_places(task.world, kept, g.day, g.slot)
+
+
+@pytest.mark.parametrize("form", range(len(TIED)))
+@pytest.mark.parametrize("split", ("train", "test"))
+def test_the_option_tied_to_the_need_given_up_is_the_proposal_and_the_other_is_not_judged(split: str, form: int) -> None:
+    for seed in (31, 32, 33):
+        env, task = _asked(split, seed)
+        flexible = next(c for c in task.gold.constraints if c.id == task.extra["flexible"])
+        other = next(c for c in task.gold.constraints if c.reveal == "ask" and c.kind != "time"
+                     and c.id != flexible.id)
+        gold = _first_gold(task)
+        g, h = task.world.by_id[gold[0]], next(p for p in task.world.places if p.id not in gold)
+        message = TIED[form].format(f=_words(flexible, task), g=g.name, o=_words(other, task), h=h.name)
+        _, _, terminated, _, info = env.step(message)
+        text = info["messages"][-1]["content"]
+        assert task.extra.get("relaxed") == flexible.id, (message, text)
+        assert f"{g.name} sounds great. Please book it." in text, (message, text)
+        assert h.name not in text and WHICH_ONE not in text and not terminated
+        assert env.unwrapped.user._costs == 0
+
+
+@pytest.mark.parametrize("form", range(len(TIED)))
+def test_places_named_before_the_user_gives_way_are_options_never_judged(form: int) -> None:
+    env = gym.make(DIALOG_ID, split="train", difficulty="hard")
+    env.reset(seed=34)
+    task = env.unwrapped.task
+    # Nothing asked yet: the user states a need it held back, gives nothing up, judges nothing.
+    flexible = next(c for c in task.gold.constraints if c.id == task.extra["flexible"])
+    other = next(c for c in task.gold.constraints if c.kind != "time" and c.id != flexible.id)
+    a, b = task.world.places[0], task.world.places[1]
+    message = TIED[form].format(f=_words(flexible, task), g=a.name, o=_words(other, task), h=b.name)
+    _, _, _, _, info = env.step(message)
+    text = info["messages"][-1]["content"]
+    assert not task.extra.get("relaxed") and "won't work" not in text and WHICH_ONE not in text, text
+    assert env.unwrapped.user._costs == 0
+
+
+@pytest.mark.parametrize("split", ("train", "test"))
+def test_after_a_booking_the_place_asked_about_is_answered_and_the_option_left_is_taken_up(split: str) -> None:
+    env, task = _asked(split, 35)
+    for _ in range(3):
+        env.step("I'm afraid no place meets all of your needs at once. Which need could give way?")
+        if task.extra.get("relaxed"):
+            break
+    booked = task.world.by_id[_first_gold(task)[0]]
+    g = task.gold
+    env.step(json.dumps({"name": "book", "arguments": {"item_id": booked.id, "day": g.day, "slot": g.slot}}))
+    after = next(c for c in task.gold.constraints if c.id == task.extra["after_booking"])
+    later = next(c for c in task.gold.constraints if c.id == task.extra["flexible_after"])
+    last = [c for c in task.gold.constraints if c.id != later.id]
+    place = task.world.by_id[satisfying_places(task.world, last, g.day, g.slot)[0]]
+    message = (f"{booked.name} has no {after.value}, so it no longer fits, and nothing has everything. You could "
+               f"go without {_words(after, task)}, then {booked.name} stays; or without {_words(later, task)}, "
+               f"then {place.name}. Which is it?")
+    _, _, _, _, info = env.step(message)
+    text = info["messages"][-1]["content"]
+    assert task.extra["relaxed"] == later.id, text
+    assert f"{booked.name} won't work now" in text and f"{place.name} sounds great. Please book it." in text
+    assert WHICH_ONE not in text and env.unwrapped.user._costs == 0
+
+
+def test_descriptions_tie_no_place() -> None:
+    task = hard_tier.generate_task(36, {"split": "train", "difficulty": "hard"})
+    a, b, c = task.world.places[:3]
+
+    def needs_in(text: str) -> set[str]:
+        return {w for w in ("wifi", "area", "parking") if w in text}
+
+    message = (f"In the area you want, {a.name} has wifi but no parking, while {b.name} (parking, no wifi) "
+               f"is across town, or {c.name}. Which can give way?")
+    assert option_ties(message, [a, b, c], needs_in) == {}
+    message = f"{a.name} (drop the wifi) or {b.name} (drop the parking), or the area: {c.name}. Which?"
+    assert option_ties(message, [a, b, c], needs_in) == {a.id: "wifi", b.id: "parking", c.id: "area"}
+
+
+RULED_OUT = (
+    "{a} was my first choice (lovely reviews), but it is fully booked that day. So I recommend {b}. Book it?",
+    "I'd have gone with {a}, but it's not available then, so my suggestion is {b}.",
+    "{a} would be ideal, however it is unavailable at that time; I'd go with {b}.",
+    "Top pick would have been {a}, but sadly it's booked up. How about {b}?",
+)
+
+
+@pytest.mark.parametrize("form", RULED_OUT)
+def test_a_place_said_to_be_unavailable_is_no_rival_to_the_one_recommended(form: str) -> None:
+    task = hard_tier.generate_task(37, {"split": "test", "difficulty": "hard"})
+    a, b = task.world.places[3], task.world.places[4]
+    r = understanding(task.world.domain).read(form.format(a=a.name, b=b.name))
+    names = place_names(task.world)
+    assert [p.id for p in places_named(r, names)] == [b.id] and proposal_of(r, names) is b
