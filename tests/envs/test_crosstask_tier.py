@@ -63,11 +63,12 @@ def _given_up(wanted: str, needs: list[Any]) -> list[Any]:
     return out
 
 
-def _held(segments: list[Any], seg: Any, in_force: float | None, changed: str) -> Any:
+def _held(segments: list[Any], seg: Any, in_force: float | None, changed: str, earlier: Any = ()) -> Any:
     """Whether a place keeps every need the booking's user stated (its dialog gold's constraints
-    but the time) and the budget an earlier come-back set, but those of kind `changed` and those
-    the come-back's words give up."""
-    needs = [c for c in segments[seg.refers_to].task.gold.constraints if c.kind not in ("time", changed)]
+    but the time and those an `earlier` come-back gave up) and the budget an earlier come-back
+    set, but those of kind `changed` and those the come-back's words give up."""
+    needs = [c for c in segments[seg.refers_to].task.gold.constraints
+             if c.kind not in ("time", changed) and c not in earlier]
     dropped = _given_up(seg.move.wanted, needs)
     return lambda p: all(c.holds(p, "", "") for c in needs if c not in dropped) and (
         changed == "price" or in_force is None or p.price <= in_force)
@@ -89,7 +90,7 @@ def _budget_of(move: ComeBack, segments: list[Any], index: int) -> float:
 
 
 def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any], index: int,
-                     in_force: float | None = None) -> tuple[str, str, str]:
+                     in_force: float | None = None, earlier: Any = ()) -> tuple[str, str, str]:
     """The (place, day, slot) a come-back asks for, worked out here from its words, the booking
     it returns to, the needs its user stated (`in_force`: a budget an earlier come-back set) and
     the earlier sub-tasks' gold ("" for the place of a cancellation)."""
@@ -111,7 +112,7 @@ def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any
     kind = "of the same kind in the same area" in move.wanted
     # Whatever the come-back does not change still holds, and its words say so.
     assert "still has everything else I asked for" in move.wanted
-    held = _held(segments, seg, in_force, "price" if move.ask == "budget" else "")
+    held = _held(segments, seg, in_force, "price" if move.ask == "budget" else "", earlier)
     scope = [p for p in world.places if p.id != place.id and p.area == place.area and held(p)
              and (not kind or p.category == place.category) and p.is_open(day, booked.slot)]
     if move.ask == "needs":
@@ -156,6 +157,7 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
         segments = env.unwrapped.user.session.segments
         stood: set[tuple[str, str, str]] = set()
         in_force: float | None = None
+        earlier: list[Any] = []
         for seg in segments:
             if seg.family == "dialog":
                 b = seg.agreed
@@ -171,10 +173,12 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
             world, booked = before[seg.index]
             kinds.add(move.ask)
             assert move.booking == booked.id and move.old == (booked.day, booked.slot)
-            target = _comeback_target(world, booked, move, segments, seg.index, in_force)
+            target = _comeback_target(world, booked, move, segments, seg.index, in_force, earlier)
             assert (move.place, move.day, move.slot) == target
             if move.ask == "budget":
                 in_force = _budget_of(move, segments, seg.index)
+            # What a come-back gives up stays given up for the ones after it.
+            earlier += _given_up(move.wanted, segments[seg.refers_to].task.gold.constraints)
             if "day of the meeting" in move.wanted:
                 # The meeting's date is the one the calendar request's user gave.
                 calendar = [s for s in segments[: seg.index] if s.domain == "calendar"][-1]
@@ -355,6 +359,8 @@ def test_a_budget_that_forgets_the_finance_amount_books_the_wrong_place() -> Non
         fits = [p for p in world.places if p.id != booked.id and p.area == booked.area and p.price <= whole
                 and (not kind or p.category == booked.category) and p.is_open(seg.move.day, seg.move.slot)
                 and held(p)]
+        if not fits:
+            continue
         slip = max(fits, key=lambda p: p.rating)
         if slip.id == seg.move.place:
             continue

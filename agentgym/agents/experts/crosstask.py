@@ -182,6 +182,8 @@ class ComeBackExpert(FollowUpExpert):
         self.rereads = 0
         #: Whether the booking is to be cancelled (a late need nothing meets).
         self.cancel = False
+        #: Times it asked for the change again because a typo blurred what it gives up.
+        self.asked_again = 0
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         active = self.ledger.active()
@@ -269,21 +271,36 @@ class ComeBackExpert(FollowUpExpert):
                     self.place, self.when = (item, str(old.get("name"))), (d, slot)
                     return
 
+    def _given_up(self) -> list[str]:
+        """The needs the request gives up, from its first wording read whole (a typo may blur
+        one); asks for the change again while none is, a few times."""
+        if "everything else i asked for and is open" in self.request:
+            return []
+        for said in _GIVEN_UP.finditer(self.request):
+            parts = said.group(1).split(" and ")
+            if all(re.fullmatch(r'"[^"]+"|being a .+|the minimum rating of [\d.]+|the \d+ .+ price limit', p)
+                   for p in parts):
+                return parts
+        if self.asked_again < _RECHECKS + 1:
+            self.asked_again += 1
+            raise Move(say="Sorry, which change would you like to the booking?")
+        return []
+
     def _kept(self, details: dict[str, Any], budget: int | None, need: str | None) -> dict[str, Any]:
         """The search for a come-back's new place: the booked one's area (and kind, when asked),
         the new budget or need, and every need the user stated that the come-back does not change."""
         held = Needs(**vars(self.ledger.needs)) if self.ledger.needs is not None else Needs()
         held.amenities = list(held.amenities)
-        given_up = _GIVEN_UP.search(self.request)
-        for part in given_up.group(1).split(" and ") if given_up else ():
+        for part in self._given_up():
             if part.startswith('"'):
                 held.drop("amenity", part.strip('"'))
             elif part.startswith("being a"):
                 held.category = None
             elif part.startswith("the minimum rating"):
                 held.min_rating = None
-            elif part.endswith("price limit"):
+            else:
                 held.max_price = None
+        self.ledger.needs = held  # what it gives up stays given up for the come-backs after it
         query: dict[str, Any] = {"area": details.get("area")}
         category = details.get("category") if "of the same kind in the same area" in self.request else held.category
         if category is not None:

@@ -20,15 +20,23 @@ chain of them depends link by link on the earlier outcomes:
 * ``meeting_day``: "the day of the meeting you set up for me, at the same time of day": the
   weekday of the date the user gave in an earlier calendar request of the session (its
   reference solver's date), so a tool-use sub-task's outcome decides the booking;
-* ``needs``: a late need the booked place lacks (an amenity): "the best-rated place of the
-  same kind in the same area that has it and is open at the same time, or cancel if there is
-  none" (a unique best, or none at all: then the gold is the cancellation alone). It is the
-  session's last come-back, since a cancelled booking leaves nothing to come back to.
+* ``needs``: a late need the booked place lacks and the user never stated (an amenity): "the
+  best-rated place of the same kind in the same area that has it and is open at the same time,
+  or cancel if there is none" (a unique best, or none at all: then the gold is the
+  cancellation alone). It is the session's last come-back, since a cancelled booking leaves
+  nothing to come back to.
+
+A new place (``budget``, ``needs``) "still has everything else I asked for": every need the
+user stated for the booking (`Upstream.needs`) and a budget an earlier come-back set, but what
+the come-back itself changes, as a person expects of what they did not change. When no place
+would, the come-back gives up as few needs as it must (one, else two) and names them ("except
+"wifi" and the minimum rating of 4.0"); a need given up stays given up for later come-backs.
 
 A come-back never returns the booking to a place and time it stood at before (`visited`): a
 kind whose target would is not drawn. The user (`ComeBackUser`) says what it wants in those
 words only: asked again, it repeats them; a booking of the wrong place or time is refused with
-them. It sees its bookings as the follow-up user does and ends the sub-task under the same rule
+them. An either/or it is asked (`agentgym.envs.crosstask.clarify`: cancel instead, keep it as
+it is, do the other needs still hold) it answers from its rule, never naming a place. It sees its bookings as the follow-up user does and ends the sub-task under the same rule
 (`score_move`; for a cancellation, nothing left booked).
 """
 
@@ -72,6 +80,8 @@ class Upstream:
     visited: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
     needs: tuple[Constraint, ...] = ()
     budget: tuple[float, str] | None = None
+    #: Needs an earlier come-back gave up: no longer kept, yet never drawn as a late need.
+    given_up: tuple[Constraint, ...] = ()
 
     def keeps(self, place: Place, changed: str = "", dropped: tuple[Constraint, ...] = ()) -> bool:
         """Whether `place` meets every need the user holds but those of kind `changed` (what the
@@ -79,7 +89,8 @@ class Upstream:
         (`dropped`), an earlier come-back's budget too."""
         if changed != "price" and self.budget is not None and place.price > self.budget[0]:
             return False
-        return all(c.holds(place, "", "") for c in self.needs if c.kind != changed and c not in dropped)
+        return all(c.holds(place, "", "") for c in self.needs
+                   if c.kind != changed and c not in dropped and c not in self.given_up)
 
 
 @dataclass(frozen=True)
@@ -94,8 +105,10 @@ class ComeBack(MoveBooking):
     #: The budget it sets (a ``budget`` come-back) and the user's words for it: later ones keep it.
     limit: float | None = None
     limit_words: str = ""
-    #: The needs it keeps, in the user's words (what the user answers when asked whether they still hold).
+    #: The needs it keeps, in the user's words (what the user answers when asked whether they
+    #: still hold), and those it gives up: later come-backs no longer keep them.
     kept: tuple[str, ...] = ()
+    dropped: tuple[Constraint, ...] = ()
 
     @property
     def cancel(self) -> bool:
@@ -149,7 +162,7 @@ def _others(world: World, b: Booking, up: Upstream, changed: str = "",
 def _relaxed(up: Upstream, changed: str = "") -> list[list[tuple[Constraint, ...]]]:
     """What a come-back may give up so that a place qualifies, in rounds: nothing, then any one
     stated need it does not change itself, then any two (never the area: the scope keeps it)."""
-    free = [c for c in up.needs if c.kind not in ("area", changed)]
+    free = [c for c in up.needs if c.kind not in ("area", changed) and c not in up.given_up]
     return [[()], [(c,) for c in free], [(c, d) for i, c in enumerate(free) for d in free[i + 1:]]]
 
 
@@ -166,9 +179,12 @@ def _keeps_words(world: World, dropped: tuple[Constraint, ...]) -> str:
 def kept_words(world: World, up: Upstream, changed: str = "", dropped: tuple[Constraint, ...] = ()) -> tuple[str, ...]:
     """The needs a come-back keeps (all but those of kind `changed` and `dropped`), as the user says them."""
     unit = world.domain.price_unit
-    said = {"category": "a {}", "area": "in {}", "price": f"at most {{}} {unit}", "rating": "rated {} or more",
+    said = {"category": "{}", "area": "in {}", "price": f"at most {{}} {unit}", "rating": "rated {} or more",
             "amenity": 'with "{}"'}
-    out = [said[c.kind].format(c.value) for c in up.needs if c.kind != changed and c not in dropped]
+    # A budget an earlier come-back set stands in for the user's own price limit.
+    replaced = "price" if up.budget is not None else changed
+    out = [said[c.kind].format(c.value) for c in up.needs
+           if c.kind not in (changed, replaced) and c not in dropped and c not in up.given_up]
     if up.budget is not None and changed != "price":
         out.append(up.budget[1])
     return tuple(out)
@@ -243,7 +259,7 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
         return ComeBack(b.id, best.id, (b.day, b.slot), b.day, b.slot, "budget",
                         f"{what} {limit} {unit}, {keeps} {at_same_time}",
                         f"Finance approved at most {limit} {unit} for it, so the one we booked is over budget. ",
-                        limit, f"at most {limit} {unit}", kept)
+                        limit, f"at most {limit} {unit}", kept, dropped)
     # What is left lies well inside (limit, above), so "at most" reads one way after any rounding.
     left_eur = limit + (above - limit) * (0.15 + 0.7 * float(rng.random()))
     cur = spent.currency
@@ -254,7 +270,8 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     left = f"what's left of my {allowance // 100}.{allowance % 100:02d} {cur} trip allowance"
     wanted = f"{what} {left} once the {source} earlier is taken out{counted}, {keeps} {at_same_time}"
     why = f"The {world.domain.noun} comes out of my trip allowance too, so the one we booked is over budget. "
-    return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why, left_eur, f"within {left}", kept)
+    return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why, left_eur, f"within {left}", kept,
+                    dropped)
 
 
 def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
@@ -270,7 +287,7 @@ def _late_needs(world: World, b: Booking, up: Upstream, dropped: tuple[Constrain
     nothing meets, which cancel it (best place None), keeping every stated need but `dropped`."""
     booked: Place = world.by_id[b.item_id]
     moves, cancels = [], []
-    # A late need is one the user did not have: never one it stated for the booking.
+    # A late need is one the user did not have: never one it stated for the booking (given up since or not).
     stated = {c.value for c in up.needs if c.kind == "amenity"}
     for scope, others in _others(world, b, up, "", dropped):
         for amenity in world.domain.amenities:
@@ -300,7 +317,7 @@ def _needs(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
               f"{_keeps_words(world, dropped)} and is open at the same time, or cancel it if there is none")
     why = f'I\'ve just found out I need "{amenity}", and the {noun} we booked doesn\'t have it. '
     return ComeBack(b.id, best.id if best is not None else "", (b.day, b.slot), b.day, b.slot, NEEDS, wanted, why,
-                    kept=kept_words(world, up, "", dropped))
+                    kept=kept_words(world, up, "", dropped), dropped=dropped)
 
 
 _PLANS = {"same_day": _same_day, "next_open": _next_open, "budget": _budget, NEEDS: _needs,
@@ -391,6 +408,8 @@ class ComeBackUser(FollowUpUser):
         if r.places:
             meant = self._meant(r)
             if meant is not None and meant.id == self._move.place:
+                if not any(self._is_new(b) for b in self._world.active_bookings()):
+                    return f"Yes, that one: please book it for {self._when} and cancel the old booking."
                 return f"Yes, that one. {self._missing() or f'Please book it for {self._when}.'}"
             return f"That isn't what I asked for. {self._request()}"
         if r.asked or r.open:
