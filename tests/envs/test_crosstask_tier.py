@@ -19,6 +19,7 @@ import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
 from agentgym.agents.exploits import EXPLOITS
 from agentgym.core.render import call_text
+from agentgym.envs.crosstask.clarify import asked
 from agentgym.envs.crosstask.comeback import ComeBack
 from agentgym.envs.crosstask.oracle import CrossTaskOracle
 from agentgym.envs.crosstask.tier import generate
@@ -50,10 +51,51 @@ def _play(env: Any, policy: Any, seed: int) -> dict[str, Any]:
             return info["episode_summary"]
 
 
-def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any], index: int) -> tuple[str, str, str]:
+def _given_up(wanted: str, needs: list[Any]) -> list[Any]:
+    """The needs a come-back's words give up ("... everything else I asked for except "wifi" and
+    the minimum rating of 4.0 and is open ...")."""
+    said = re.search(r"everything else I asked for except (.+?) and is open", wanted)
+    parts = said.group(1).split(" and ") if said else []
+    words = {"amenity": '"{}"', "category": "being a {}", "rating": "the minimum rating of {}"}
+    out = [c for c in needs if c.kind in words and words[c.kind].format(c.value) in parts]
+    out += [c for c in needs if c.kind == "price" and any(p.startswith(f"the {c.value} ") for p in parts)]
+    assert len(out) == len(parts), (wanted, needs)
+    return out
+
+
+def _held(segments: list[Any], seg: Any, in_force: float | None, changed: str, earlier: Any = ()) -> Any:
+    """Whether a place keeps every need the booking's user stated (its dialog gold's constraints
+    but the time and those an `earlier` come-back gave up) and the budget an earlier come-back
+    set, but those of kind `changed` and those the come-back's words give up."""
+    needs = [c for c in segments[seg.refers_to].task.gold.constraints
+             if c.kind not in ("time", changed) and c not in earlier]
+    dropped = _given_up(seg.move.wanted, needs)
+    return lambda p: all(c.holds(p, "", "") for c in needs if c not in dropped) and (
+        changed == "price" or in_force is None or p.price <= in_force)
+
+
+def _budget_of(move: ComeBack, segments: list[Any], index: int) -> float:
+    """The budget a budget come-back states: a number, or what is left of the allowance once the
+    earlier finance request's gold amount is taken out."""
+    stated = re.search(r"costs at most (\d+) ", move.wanted)
+    if stated:
+        return float(stated.group(1))
+    allowance = re.search(r"my ([\d.]+) ([A-Z]{3}) trip allowance", move.wanted)
+    finance = [s for s in segments[:index] if s.domain == "finance"][-1]
+    effects = {e.kind: e.fields for e in finance.task.gold.effects}
+    spent = (effects.get("transfer") or effects["answer"])
+    assert spent["currency"] == allowance.group(2)
+    rate = re.search(r"counting 1 [A-Z]{3} as ([\d.]+) EUR", move.wanted)
+    return (float(allowance.group(1)) - spent["amount"] / 100) * (float(rate.group(1)) if rate else 1.0)
+
+
+def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any], index: int,
+                     in_force: float | None = None, earlier: Any = ()) -> tuple[str, str, str]:
     """The (place, day, slot) a come-back asks for, worked out here from its words, the booking
-    it returns to and the earlier sub-tasks' gold ("" for the place of a cancellation)."""
+    it returns to, the needs its user stated (`in_force`: a budget an earlier come-back set) and
+    the earlier sub-tasks' gold ("" for the place of a cancellation)."""
     place = world.by_id[booked.item_id]
+    seg = segments[index]
     if move.ask == "same_day":
         return place.id, booked.day, move.slot  # the slot it names: checked against the words below
     day = booked.day
@@ -68,24 +110,20 @@ def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any
         later = [d for d in DAYS[DAYS.index(booked.day) + 1:] if place.is_open(d, booked.slot)]
         return place.id, later[0], booked.slot
     kind = "of the same kind in the same area" in move.wanted
-    scope = [p for p in world.places if p.id != place.id and p.area == place.area
+    # Whatever the come-back does not change still holds, and its words say so.
+    assert "still has everything else I asked for" in move.wanted
+    held = _held(segments, seg, in_force, "price" if move.ask == "budget" else "", earlier)
+    scope = [p for p in world.places if p.id != place.id and p.area == place.area and held(p)
              and (not kind or p.category == place.category) and p.is_open(day, booked.slot)]
     if move.ask == "needs":
         amenity = re.search(r'lists "([^"]+)" among its amenities', move.wanted).group(1)
-        assert amenity not in place.amenities
+        stated = [c.value for c in segments[seg.refers_to].task.gold.constraints if c.kind == "amenity"]
+        # A late need is new: the booked place lacks it and the user never asked for it.
+        assert amenity not in place.amenities and amenity not in stated
         fits = [p for p in scope if amenity in p.amenities]
     else:
-        stated = re.search(r"costs at most (\d+) ", move.wanted)
-        if stated:
-            budget = float(stated.group(1))
-        else:
-            allowance = re.search(r"my ([\d.]+) ([A-Z]{3}) trip allowance", move.wanted)
-            finance = [s for s in segments[:index] if s.domain == "finance"][-1]
-            effects = {e.kind: e.fields for e in finance.task.gold.effects}
-            spent = (effects.get("transfer") or effects["answer"])
-            assert spent["currency"] == allowance.group(2)
-            rate = re.search(r"counting 1 [A-Z]{3} as ([\d.]+) EUR", move.wanted)
-            budget = (float(allowance.group(1)) - spent["amount"] / 100) * (float(rate.group(1)) if rate else 1.0)
+        budget = _budget_of(move, segments, index)
+        if "trip allowance" in move.wanted:
             # What is left is never near a price it is compared with, so "at most" has one reading.
             assert all(abs(p.price - budget) > 0.1 for p in scope)
         assert budget < place.price
@@ -118,6 +156,8 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
         assert summary["success"], (seed, summary["subtasks"])
         segments = env.unwrapped.user.session.segments
         stood: set[tuple[str, str, str]] = set()
+        in_force: float | None = None
+        earlier: list[Any] = []
         for seg in segments:
             if seg.family == "dialog":
                 b = seg.agreed
@@ -133,7 +173,12 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
             world, booked = before[seg.index]
             kinds.add(move.ask)
             assert move.booking == booked.id and move.old == (booked.day, booked.slot)
-            assert (move.place, move.day, move.slot) == _comeback_target(world, booked, move, segments, seg.index)
+            target = _comeback_target(world, booked, move, segments, seg.index, in_force, earlier)
+            assert (move.place, move.day, move.slot) == target
+            if move.ask == "budget":
+                in_force = _budget_of(move, segments, seg.index)
+            # What a come-back gives up stays given up for the ones after it.
+            earlier += _given_up(move.wanted, segments[seg.refers_to].task.gold.constraints)
             if "day of the meeting" in move.wanted:
                 # The meeting's date is the one the calendar request's user gave.
                 calendar = [s for s in segments[: seg.index] if s.domain == "calendar"][-1]
@@ -309,8 +354,13 @@ def test_a_budget_that_forgets_the_finance_amount_books_the_wrong_place() -> Non
         rate = re.search(r"counting 1 [A-Z]{3} as ([\d.]+) EUR", seg.move.wanted)
         whole = float(allowance.group(1)) * (float(rate.group(1)) if rate else 1.0)
         kind = "of the same kind" in seg.move.wanted
+        # The slip keeps the user's other needs, as the request asks: it only forgets the subtraction.
+        held = _held(env.unwrapped.user.session.segments, seg, None, "price")
         fits = [p for p in world.places if p.id != booked.id and p.area == booked.area and p.price <= whole
-                and (not kind or p.category == booked.category) and p.is_open(seg.move.day, seg.move.slot)]
+                and (not kind or p.category == booked.category) and p.is_open(seg.move.day, seg.move.slot)
+                and held(p)]
+        if not fits:
+            continue
         slip = max(fits, key=lambda p: p.rating)
         if slip.id == seg.move.place:
             continue
@@ -318,6 +368,42 @@ def test_a_budget_that_forgets_the_finance_amount_books_the_wrong_place() -> Non
                              call_text("cancel_booking", booking_id=seg.move.booking)), seed
         checked += 1
     assert checked >= 3
+
+
+#: Questions an assistant may ask at a come-back, and what each asks about.
+_CLARIFY = (
+    ("Before I change anything: do your earlier requirements still apply?", "needs"),
+    ("Quick check - should the other wishes you gave me still count for the new place?", "needs"),
+    ("Would you prefer that I move it, or would you rather I cancel the booking?", "cancel"),
+    ("If that's a problem, shall I simply cancel it instead?", "cancel"),
+    ("Shall I go ahead with the change, or leave it as it is?", "keep"),
+    ("Do you want me to move it, or keep the current booking for now?", "keep"),
+)
+
+
+@pytest.mark.parametrize("wanted", ("among its amenities", "costs at most", "of the same day"))
+def test_the_come_back_user_answers_the_question_it_is_asked(wanted: str) -> None:
+    env = gym.make(ENV_ID, split="train", difficulty="hard")
+    found = next(f for f in (_at_comeback(env, seed, wanted) for seed in range(60)) if f is not None)
+    seg, world, _ = found
+    move = seg.move
+    gold_name = world.by_id[move.place].name if move.place else None
+    picks = move.ask in ("budget", "needs")
+    expected = {
+        "needs": "still holds" if picks else "nothing else changes",
+        "cancel": "only if no place fits" if move.ask == "needs" else "don't cancel",
+        "keep": "can't keep it as it is",
+    }
+    for question, topic in _CLARIFY:
+        obs, *_ = env.step(question)
+        reply = obs.split("[user]")[-1]
+        # It answers the question, from its rule: no stock "yes", no request said again, no place named.
+        assert expected[topic] in reply, (question, reply)
+        assert "Yes, that one" not in reply and move.wanted not in reply, (question, reply)
+        assert gold_name is None or gold_name not in reply
+        if topic == "needs" and picks:
+            assert all(k in reply for k in move.kept), (reply, move.kept)
+    assert seg.outcome is None
 
 
 def test_bad_input_in_a_come_back_never_raises() -> None:
@@ -334,3 +420,10 @@ def test_bad_input_in_a_come_back_never_raises() -> None:
             assert isinstance(obs, str)
             if terminated or truncated:
                 break
+
+
+def test_a_plan_that_mentions_cancelling_asks_nothing() -> None:
+    # Saying the old booking will be cancelled after the move is no either/or question.
+    assert asked("I'll book the new one and then cancel the old booking. Shall I go ahead?") == frozenset()
+    assert asked("I have cancelled the old booking, or rather I will once the new one is in.") == frozenset()
+    assert asked("Or should I cancel it altogether?") == {"cancel"}

@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any
 
-from agentgym.agents.experts.booking_words import hear
+from agentgym.agents.experts.booking_words import Needs, hear
 from agentgym.agents.experts.briefs import section
 from agentgym.agents.experts.casefile import CaseFile, Move, Read
 from agentgym.agents.strategies.crosstask import CrossTaskStrategy
@@ -33,6 +33,8 @@ __all__ = ["ComeBackExpert", "CrossTaskExpert", "FollowUpExpert", "Ledger"]
 _RECHECKS = 2
 #: A late need, as a come-back states it: the amenity the place must list.
 _NEEDS = re.compile(r'lists "([^"]+)" among its amenities')
+#: The needs a come-back gives up: "still has everything else I asked for except A and B and is open".
+_GIVEN_UP = re.compile(r"everything else i asked for except (.+?) and is open")
 
 
 class Ledger:
@@ -45,6 +47,10 @@ class Ledger:
         self.meeting: str | None = None
         #: The amount of the latest finance answer or transfer that went through.
         self.spent: float | None = None
+        #: What the booking's user said it needs (the dialog expert's), and the budget a
+        #: come-back set: a later come-back keeps both unless it changes them.
+        self.needs: Needs | None = None
+        self.budget: int | None = None
 
     def take(self, info: dict[str, Any]) -> None:
         """Take in one step's results (each call's record paired with its tool message)."""
@@ -176,6 +182,8 @@ class ComeBackExpert(FollowUpExpert):
         self.rereads = 0
         #: Whether the booking is to be cancelled (a late need nothing meets).
         self.cancel = False
+        #: Times it asked for the change again because a typo blurred what it gives up.
+        self.asked_again = 0
 
     def reset(self, obs: str, info: dict[str, Any]) -> None:
         active = self.ledger.active()
@@ -246,13 +254,7 @@ class ComeBackExpert(FollowUpExpert):
         weekday = DAYS[datetime.date.fromisoformat(str(self.ledger.meeting)).weekday()] if meeting else day
         if budget is not None or needs:
             details = self.case.read("get_details", copies=2, item_id=item)
-            query: dict[str, Any] = {"area": details.get("area")}
-            if "of the same kind in the same area" in self.request:
-                query["category"] = details.get("category")
-            if needs:
-                query["amenities"] = [needs.group(1)]
-            else:
-                query["max_price"] = budget
+            query = self._kept(details, budget, needs.group(1) if needs else None)
             # A budget that closes the session may also name the meeting's day.
             self._best_free(item, weekday if "open on the day of the meeting" in self.request else day, slot, query)
         elif meeting:
@@ -268,6 +270,54 @@ class ComeBackExpert(FollowUpExpert):
                 if isinstance(seen, dict) and seen.get("available") and not self._refused(item, d, slot):
                     self.place, self.when = (item, str(old.get("name"))), (d, slot)
                     return
+
+    def _given_up(self) -> list[str]:
+        """The needs the request gives up, from its first wording read whole (a typo may blur
+        one); asks for the change again while none is, a few times."""
+        if "everything else i asked for and is open" in self.request:
+            return []
+        for said in _GIVEN_UP.finditer(self.request):
+            parts = said.group(1).split(" and ")
+            if all(re.fullmatch(r'"[^"]+"|being a .+|the minimum rating of [\d.]+|the \d+ .+ price limit', p)
+                   for p in parts):
+                return parts
+        if self.asked_again < _RECHECKS + 1:
+            self.asked_again += 1
+            raise Move(say="Sorry, which change would you like to the booking?")
+        return []
+
+    def _kept(self, details: dict[str, Any], budget: int | None, need: str | None) -> dict[str, Any]:
+        """The search for a come-back's new place: the booked one's area (and kind, when asked),
+        the new budget or need, and every need the user stated that the come-back does not change."""
+        held = Needs(**vars(self.ledger.needs)) if self.ledger.needs is not None else Needs()
+        held.amenities = list(held.amenities)
+        for part in self._given_up():
+            if part.startswith('"'):
+                held.drop("amenity", part.strip('"'))
+            elif part.startswith("being a"):
+                held.category = None
+            elif part.startswith("the minimum rating"):
+                held.min_rating = None
+            else:
+                held.max_price = None
+        self.ledger.needs = held  # what it gives up stays given up for the come-backs after it
+        query: dict[str, Any] = {"area": details.get("area")}
+        category = details.get("category") if "of the same kind in the same area" in self.request else held.category
+        if category is not None:
+            query["category"] = category
+        if held.min_rating is not None:
+            query["min_rating"] = held.min_rating
+        amenities = list(held.amenities) + ([need] if need else [])
+        if amenities:
+            query["amenities"] = amenities
+        if need is None:
+            query["max_price"] = budget
+            self.ledger.budget = budget
+        else:
+            limits = [v for v in (held.max_price, self.ledger.budget) if v is not None]
+            if limits:
+                query["max_price"] = min(limits)
+        return query
 
     def _best_free(self, item: str, day: str, slot: str, query: dict[str, Any]) -> None:
         """Take the best-rated place `query` finds (all its pages) that is free then, but `item`."""
@@ -297,6 +347,8 @@ class CrossTaskExpert(CrossTaskStrategy):
         from agentgym.agents.expert import make_expert_strategy  # the family table, read when used
 
         family = segment["family"]
+        if isinstance(getattr(self._sub, "needs", None), Needs):
+            self._ledger.needs = self._sub.needs  # the booking's needs, which come-backs keep
         if family == "followup":
             # A plain move names the new day (typos never touch one); a come-back of the hard
             # tier names none: it speaks of the booking ("the same day", "the next day it's open").

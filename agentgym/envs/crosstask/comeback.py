@@ -20,15 +20,23 @@ chain of them depends link by link on the earlier outcomes:
 * ``meeting_day``: "the day of the meeting you set up for me, at the same time of day": the
   weekday of the date the user gave in an earlier calendar request of the session (its
   reference solver's date), so a tool-use sub-task's outcome decides the booking;
-* ``needs``: a late need the booked place lacks (an amenity): "the best-rated place of the
-  same kind in the same area that has it and is open at the same time, or cancel if there is
-  none" (a unique best, or none at all: then the gold is the cancellation alone). It is the
-  session's last come-back, since a cancelled booking leaves nothing to come back to.
+* ``needs``: a late need the booked place lacks and the user never stated (an amenity): "the
+  best-rated place of the same kind in the same area that has it and is open at the same time,
+  or cancel if there is none" (a unique best, or none at all: then the gold is the
+  cancellation alone). It is the session's last come-back, since a cancelled booking leaves
+  nothing to come back to.
+
+A new place (``budget``, ``needs``) "still has everything else I asked for": every need the
+user stated for the booking (`Upstream.needs`) and a budget an earlier come-back set, but what
+the come-back itself changes, as a person expects of what they did not change. When no place
+would, the come-back gives up as few needs as it must (one, else two) and names them ("except
+"wifi" and the minimum rating of 4.0"); a need given up stays given up for later come-backs.
 
 A come-back never returns the booking to a place and time it stood at before (`visited`): a
 kind whose target would is not drawn. The user (`ComeBackUser`) says what it wants in those
 words only: asked again, it repeats them; a booking of the wrong place or time is refused with
-them. It sees its bookings as the follow-up user does and ends the sub-task under the same rule
+them. An either/or it is asked (`agentgym.envs.crosstask.clarify`: cancel instead, keep it as
+it is, do the other needs still hold) it answers from its rule, never naming a place. It sees its bookings as the follow-up user does and ends the sub-task under the same rule
 (`score_move`; for a cancellation, nothing left booked).
 """
 
@@ -38,10 +46,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentgym.core.task import UserTurn, WorldEvent
+from agentgym.envs.crosstask import clarify
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking
 from agentgym.envs.crosstask.upstream import Spent
 from agentgym.envs.dialog.domain import DAYS, SLOTS
-from agentgym.envs.dialog.tasks import Booking, Place, World
+from agentgym.envs.dialog.tasks import Booking, Constraint, Place, World
 from agentgym.users.understanding import Reading
 
 __all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback"]
@@ -55,13 +64,33 @@ NEEDS = "needs"
 RATES = {"USD": 0.92, "GBP": 1.17, "CHF": 1.04, "SEK": 0.088, "CAD": 0.68}
 
 
+#: What every come-back that picks another place says of the needs it does not change.
+KEEPS = "still has everything else I asked for"
+
+
 @dataclass(frozen=True)
 class Upstream:
-    """What a come-back reads of the session before it (`agentgym.envs.crosstask.upstream`)."""
+    """What a come-back reads of the session before it (`agentgym.envs.crosstask.upstream`):
+    besides the earlier results, the needs the user holds for the booking (`needs`, the booking
+    sub-task's constraints but its time) and a budget an earlier come-back set (`budget`: its
+    limit and words), which every come-back keeps unless it changes them itself."""
 
     meeting_day: str | None = None
     spent: Spent | None = None
     visited: frozenset[tuple[str, str, str]] = field(default_factory=frozenset)
+    needs: tuple[Constraint, ...] = ()
+    budget: tuple[float, str] | None = None
+    #: Needs an earlier come-back gave up: no longer kept, yet never drawn as a late need.
+    given_up: tuple[Constraint, ...] = ()
+
+    def keeps(self, place: Place, changed: str = "", dropped: tuple[Constraint, ...] = ()) -> bool:
+        """Whether `place` meets every need the user holds but those of kind `changed` (what the
+        come-back itself changes: ``price`` for a new budget) and the one it gives up
+        (`dropped`), an earlier come-back's budget too."""
+        if changed != "price" and self.budget is not None and place.price > self.budget[0]:
+            return False
+        return all(c.holds(place, "", "") for c in self.needs
+                   if c.kind != changed and c not in dropped and c not in self.given_up)
 
 
 @dataclass(frozen=True)
@@ -73,6 +102,13 @@ class ComeBack(MoveBooking):
     wanted: str = ""
     #: Why the user asks (said before the request).
     why: str = "Plans changed on my side. "
+    #: The budget it sets (a ``budget`` come-back) and the user's words for it: later ones keep it.
+    limit: float | None = None
+    limit_words: str = ""
+    #: The needs it keeps, in the user's words (what the user answers when asked whether they
+    #: still hold), and those it gives up: later come-backs no longer keep them.
+    kept: tuple[str, ...] = ()
+    dropped: tuple[Constraint, ...] = ()
 
     @property
     def cancel(self) -> bool:
@@ -111,10 +147,47 @@ _SCOPES = (("of the same kind in the same area", lambda p, q: p.category == q.ca
            ("in the same area", lambda p, q: p.area == q.area))
 
 
-def _others(world: World, b: Booking) -> list[tuple[str, list[Place]]]:
-    """Each scope's words and the other places in it, narrowest first."""
+def _others(world: World, b: Booking, up: Upstream, changed: str = "",
+            dropped: tuple[Constraint, ...] = ()) -> list[tuple[str, list[Place]]]:
+    """Each scope's words and the other places in it that keep the user's needs but those of
+    kind `changed` and the one it gives up (`dropped`; `Upstream.keeps`), narrowest first. A
+    scope that already keeps what is given up (the same kind, when the kind is) is left out."""
     booked = world.by_id[b.item_id]
-    return [(words, [p for p in world.places if p.id != booked.id and inside(p, booked)]) for words, inside in _SCOPES]
+    return [(words, [p for p in world.places if p.id != booked.id and inside(p, booked)
+                     and up.keeps(p, changed, dropped)])
+            for words, inside in _SCOPES
+            if not any(all(c.holds(p, "", "") for p in world.places if inside(p, booked)) for c in dropped)]
+
+
+def _relaxed(up: Upstream, changed: str = "") -> list[list[tuple[Constraint, ...]]]:
+    """What a come-back may give up so that a place qualifies, in rounds: nothing, then any one
+    stated need it does not change itself, then any two (never the area: the scope keeps it)."""
+    free = [c for c in up.needs if c.kind not in ("area", changed) and c not in up.given_up]
+    return [[()], [(c,) for c in free], [(c, d) for i, c in enumerate(free) for d in free[i + 1:]]]
+
+
+def _keeps_words(world: World, dropped: tuple[Constraint, ...]) -> str:
+    """What a come-back says of the needs it keeps: all of them, or all but those `dropped`."""
+    if not dropped:
+        return KEEPS
+    unit = world.domain.price_unit
+    words = {"category": "being a {}", "rating": "the minimum rating of {}", "price": f"the {{}} {unit} price limit",
+             "amenity": '"{}"'}
+    return f"{KEEPS} except {' and '.join(words[c.kind].format(c.value) for c in dropped)}"
+
+
+def kept_words(world: World, up: Upstream, changed: str = "", dropped: tuple[Constraint, ...] = ()) -> tuple[str, ...]:
+    """The needs a come-back keeps (all but those of kind `changed` and `dropped`), as the user says them."""
+    unit = world.domain.price_unit
+    said = {"category": "{}", "area": "in {}", "price": f"at most {{}} {unit}", "rating": "rated {} or more",
+            "amenity": 'with "{}"'}
+    # A budget an earlier come-back set stands in for the user's own price limit.
+    replaced = "price" if up.budget is not None else changed
+    out = [said[c.kind].format(c.value) for c in up.needs
+           if c.kind not in (changed, replaced) and c not in dropped and c not in up.given_up]
+    if up.budget is not None and changed != "price":
+        out.append(up.budget[1])
+    return tuple(out)
 
 
 def _best(places: list[Place]) -> Place | None:
@@ -137,11 +210,12 @@ def _budget(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None
     return None
 
 
-def _budget_on(world: World, b: Booking, rng: Any, up: Upstream, day: str, meeting: bool) -> ComeBack | None:
-    """A budget come-back to the best place under a drawn budget open on `day` (the meeting's,
-    when `meeting`) at the booked time."""
+def _budgets(world: World, b: Booking, up: Upstream, day: str, dropped: tuple[Constraint, ...]) -> Any:
+    """The narrowest scope's budgets below the booked price whose best place (unique, not
+    visited) is open on `day` at the booked time, giving up the needs `dropped`: (dropped,
+    scope, the cheaper places, [(budget, best place)]), or None when no scope has one."""
     booked: Place = world.by_id[b.item_id]
-    for scope, others in _others(world, b):
+    for scope, others in _others(world, b, up, "price", dropped):
         cheaper = [p for p in others if p.price < booked.price]
         budgets = []
         for limit in sorted({p.price for p in cheaper}):
@@ -149,27 +223,43 @@ def _budget_on(world: World, b: Booking, rng: Any, up: Upstream, day: str, meeti
             if best is not None and (best.id, day, b.slot) not in up.visited:
                 budgets.append((limit, best))
         if budgets:
-            limit, best = budgets[int(rng.integers(len(budgets)))]
-            above = min([p.price for p in cheaper if p.price > limit] + [booked.price])
-            return _budget_move(world, b, rng, up, scope, (limit, above), best, (day, meeting))
+            return dropped, scope, cheaper, budgets
     return None
 
 
-def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, scope: str, prices: tuple[int, int],
-                 best: Place, when: tuple[str, bool]) -> ComeBack:
-    """The budget come-back to `best` on `when[0]` (the meeting's day when `when[1]`): a budget
-    of `prices[0]`, or after a finance request (`up.spent`) what is left of an allowance,
-    strictly between the two `prices`."""
+def _budget_on(world: World, b: Booking, rng: Any, up: Upstream, day: str, meeting: bool) -> ComeBack | None:
+    """A budget come-back to the best place under a drawn budget open on `day` (the meeting's,
+    when `meeting`) at the booked time, giving up as few of the user's needs as it can."""
+    for rounds in _relaxed(up, "price"):
+        options = [o for o in (_budgets(world, b, up, day, dropped) for dropped in rounds) if o is not None]
+        if options:
+            dropped, scope, cheaper, budgets = options[int(rng.integers(len(options)))]
+            limit, best = budgets[int(rng.integers(len(budgets)))]
+            above = min([p.price for p in cheaper if p.price > limit] + [world.by_id[b.item_id].price])
+            return _budget_move(world, b, rng, up, (scope, dropped), (limit, above), best, (day, meeting))
+    return None
+
+
+def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[str, tuple[Constraint, ...]],
+                 prices: tuple[int, int], best: Place, when: tuple[str, bool]) -> ComeBack:
+    """The budget come-back to `best` on `when[0]` (the meeting's day when `when[1]`) in the
+    scope `where[0]`, giving up the need `where[1]` (if any): a budget of `prices[0]`, or after
+    a finance request (`up.spent`) what is left of an allowance, strictly between the two `prices`."""
     unit = world.domain.price_unit
+    scope, dropped = where
     what = f"the best-rated {world.domain.noun} {scope} that costs at most"
+    kept = kept_words(world, up, "price", dropped)
+    keeps = _keeps_words(world, dropped)
     day, meeting = when
     at_same_time = ("and is open on the day of the meeting you set up for me, at the same time of day" if meeting
                     else "and is open at the same time")
     spent = up.spent
     limit, above = prices
     if spent is None:
-        return ComeBack(b.id, best.id, (b.day, b.slot), b.day, b.slot, "budget", f"{what} {limit} {unit} {at_same_time}",
-                        f"Finance approved at most {limit} {unit} for it, so the one we booked is over budget. ")
+        return ComeBack(b.id, best.id, (b.day, b.slot), b.day, b.slot, "budget",
+                        f"{what} {limit} {unit}, {keeps} {at_same_time}",
+                        f"Finance approved at most {limit} {unit} for it, so the one we booked is over budget. ",
+                        limit, f"at most {limit} {unit}", kept, dropped)
     # What is left lies well inside (limit, above), so "at most" reads one way after any rounding.
     left_eur = limit + (above - limit) * (0.15 + 0.7 * float(rng.random()))
     cur = spent.currency
@@ -177,10 +267,11 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, scope: str, p
     allowance = spent.cents + round(left_eur / rate * 100)
     source = "reimbursement you paid" if spent.paid else "expense total you worked out"
     counted = "" if cur == "EUR" else f", counting 1 {cur} as {rate} EUR"
-    wanted = (f"{what} what's left of my {allowance // 100}.{allowance % 100:02d} {cur} trip allowance once the "
-              f"{source} earlier is taken out{counted}, {at_same_time}")
+    left = f"what's left of my {allowance // 100}.{allowance % 100:02d} {cur} trip allowance"
+    wanted = f"{what} {left} once the {source} earlier is taken out{counted}, {keeps} {at_same_time}"
     why = f"The {world.domain.noun} comes out of my trip allowance too, so the one we booked is over budget. "
-    return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why)
+    return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why, left_eur, f"within {left}", kept,
+                    dropped)
 
 
 def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
@@ -191,30 +282,42 @@ def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack |
                     "the day of the meeting you set up for me, at the same time of day")
 
 
-def _needs(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
+def _late_needs(world: World, b: Booking, up: Upstream, dropped: tuple[Constraint, ...]) -> tuple[list[Any], list[Any]]:
+    """The late needs that move the booking (scope, amenity, best place, `dropped`) and those
+    nothing meets, which cancel it (best place None), keeping every stated need but `dropped`."""
     booked: Place = world.by_id[b.item_id]
-    moves: list[tuple[str, str, Place | None]] = []
-    cancels: list[tuple[str, str, Place | None]] = []
-    for scope, others in _others(world, b):
+    moves, cancels = [], []
+    # A late need is one the user did not have: never one it stated for the booking (given up since or not).
+    stated = {c.value for c in up.needs if c.kind == "amenity"}
+    for scope, others in _others(world, b, up, "", dropped):
         for amenity in world.domain.amenities:
-            if amenity in booked.amenities:
+            if amenity in booked.amenities or amenity in stated:
                 continue
             fits = [p for p in others if amenity in p.amenities and p.is_open(b.day, b.slot)]
             best = _best(fits)
             if not fits:
-                cancels.append((scope, amenity, None))
+                cancels.append((scope, amenity, None, dropped))
             elif best is not None and (best.id, b.day, b.slot) not in up.visited:
-                moves.append((scope, amenity, best))
-    # A move when the booking allows one, half the time: cancelling is then no safe guess.
-    outcomes = moves if moves and (not cancels or rng.random() < 0.5) else cancels
+                moves.append((scope, amenity, best, dropped))
+    return moves, cancels
+
+
+def _needs(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
+    moves, cancels = _late_needs(world, b, up, ())
+    for rounds in _relaxed(up)[1:]:
+        # No place keeps every need and meets the new one: the user may give one or two up for it.
+        moves = moves or [m for dropped in rounds for m in _late_needs(world, b, up, dropped)[0]]
+    # A move whenever one qualifies: the rule cancels only when none does.
+    outcomes = moves or cancels
     if not outcomes:
         return None
-    scope, amenity, best = outcomes[int(rng.integers(len(outcomes)))]
+    scope, amenity, best, dropped = outcomes[int(rng.integers(len(outcomes)))]
     noun = world.domain.noun
-    wanted = (f'the best-rated {noun} {scope} that lists "{amenity}" among its amenities and is open at the '
-              "same time, or cancel it if there is none")
+    wanted = (f'the best-rated {noun} {scope} that lists "{amenity}" among its amenities, '
+              f"{_keeps_words(world, dropped)} and is open at the same time, or cancel it if there is none")
     why = f'I\'ve just found out I need "{amenity}", and the {noun} we booked doesn\'t have it. '
-    return ComeBack(b.id, best.id if best is not None else "", (b.day, b.slot), b.day, b.slot, NEEDS, wanted, why)
+    return ComeBack(b.id, best.id if best is not None else "", (b.day, b.slot), b.day, b.slot, NEEDS, wanted, why,
+                    kept=kept_words(world, up, "", dropped), dropped=dropped)
 
 
 _PLANS = {"same_day": _same_day, "next_open": _next_open, "budget": _budget, NEEDS: _needs,
@@ -275,10 +378,38 @@ class ComeBackUser(FollowUpUser):
         return (f"{self._why}Could you move the {self._noun} we booked earlier to {self._wanted}? "
                 "Please check it's free before you book.")
 
+    def _respond(self, r: Reading, message: str, turn: int) -> str:
+        topics = clarify.asked(message)
+        if not topics:
+            return super()._respond(r, message, turn)
+        # An either/or gets its answer first, from the come-back's own rule; then the place named, if any.
+        parts = [self._clarified(topic) for topic in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL) if topic in topics]
+        said = self._answer(r) if r.places else None
+        return " ".join(parts + ([said] if said else []))
+
+    def _clarified(self, topic: str) -> str:
+        """The answer to a question about `topic` (`agentgym.envs.crosstask.clarify`)."""
+        move: ComeBack = self._move  # type: ignore[assignment]
+        if topic == clarify.NEEDS:
+            if move.ask not in ("budget", NEEDS):
+                return f"Yes, nothing else changes: the same {self._noun}, just at another time."
+            kept = f" ({', '.join(move.kept)})" if move.kept else ""
+            given_up = move.wanted.split(f"{KEEPS} except ")[1].split(" and is open")[0] if " except " in move.wanted else ""
+            but = f", but I can do without {given_up}" if given_up else ""
+            new = "only the budget is new" if move.ask == "budget" else "the new need comes on top"
+            return f"Yes, everything else I asked for still holds{kept}{but}; {new}."
+        if topic == clarify.KEEP:
+            return f"No, I can't keep it as it is. {move.why.strip()}"
+        if move.ask == NEEDS:
+            return "Cancel it only if no place fits what I described; if one does, I'd rather move it there."
+        return f"No, please don't cancel it: I still want the {self._noun}, just changed as I said."
+
     def _answer(self, r: Reading) -> str | None:
         if r.places:
             meant = self._meant(r)
             if meant is not None and meant.id == self._move.place:
+                if not any(self._is_new(b) for b in self._world.active_bookings()):
+                    return f"Yes, that one: please book it for {self._when} and cancel the old booking."
                 return f"Yes, that one. {self._missing() or f'Please book it for {self._when}.'}"
             return f"That isn't what I asked for. {self._request()}"
         if r.asked or r.open:

@@ -79,39 +79,47 @@ class CrossTaskEnv(AgentEnv):
       work between the booking and its first come-back. Sub-tasks keep their families'
       generators at the hard level (no family tier), so the difficulty is the session's.
     * Come-backs that change an earlier result, stated only in terms of the booking as it stands
-      and of earlier results (`agentgym.envs.crosstask.comeback`): "the evening of the same day";
-      "the next day after it that the place is open, at the same time of day"
+      and of earlier results (`agentgym.envs.crosstask.comeback`): "the evening of the same
+      day"; "the next day after it that the place is open, at the same time of day"
       (`check_availability` tells which); "the best-rated place of the same kind in the same
-      area (or: in the same area) that costs at most N and is open at the same time"
-      (`get_details` of the booked place, `search`, `check_availability`); on train, after a
-      finance request, the budget is instead "what's left of my A CUR trip allowance once the
-      reimbursement you paid (or: the expense total you worked out) earlier is taken out,
-      counting 1 CUR as R EUR" (the rate stated when CUR is not EUR; what is left lies well
-      inside two place prices, so "at most" has one reading), and, with a calendar request
-      before it too, "... and is open on the day of the meeting you set up for me, at the same
-      time of day" when a place fits then: one link that needs the booking, the finance amount
-      and the meeting's date at once; a new budget comes after the other come-backs and every
-      tool-use request. On train, after a calendar request, possibly "the day of the meeting
-      you set up for me, at the same time of day" (the weekday of the date that request gave);
-      and, as the session's last come-back, a
-      late need the booked place lacks: "the best-rated place of the same kind in the same area
-      (or: in the same area) that lists "X" among its amenities and is open at the same time,
-      or cancel it if there is none" (`search` with the amenity, `check_availability`; when
-      nothing has it and is open then, the gold is the cancellation alone, about half the
-      time). The agent must remember which booking it made and what the earlier requests came
-      to, work the target out (no tool does the arithmetic), book it and cancel the old one
-      (in either order), or only cancel. The user repeats these words when asked and never
-      names the new place or time; a booking of the wrong one is refused in them and costs
+      area (or: in the same area) that costs at most N, still has everything else I asked for
+      and is open at the same time" (`get_details` of the booked place, `search`,
+      `check_availability`); on train, after a finance request, the budget is instead "what's
+      left of my A CUR trip allowance once the reimbursement you paid (or: the expense total you
+      worked out) earlier is taken out, counting 1 CUR as R EUR" (the rate stated when CUR is
+      not EUR; what is left lies well inside two place prices, so "at most" has one reading),
+      and, with a calendar request before it too, "... and is open on the day of the meeting you
+      set up for me, at the same time of day" when a place fits then: one link that needs the
+      booking, the finance amount and the meeting's date at once; a new budget comes after the
+      other come-backs and every tool-use request. On train, after a calendar request, possibly
+      "the day of the meeting you set up for me, at the same time of day" (the weekday of the
+      date that request gave); and, as the session's last come-back, a late need the booked
+      place lacks and the user never stated: "the best-rated place of the same kind in the same
+      area (or: in the same area) that lists "X" among its amenities, still has everything else
+      I asked for and is open at the same time, or cancel it if there is none" (`search` with
+      the amenity, `check_availability`; when nothing has it and is open then, the gold is the
+      cancellation alone). A new place keeps every need the user stated for the booking
+      (category, area, price, rating, amenities, as the dialog left them) and a budget an
+      earlier come-back set, but what the come-back itself changes; when no place would, the
+      come-back gives up as few needs as it must (one, else two) and names them ("... still has
+      everything else I asked for except "wifi" and the minimum rating of 4.0 ..."), and a need
+      given up stays given up for the come-backs after it. The agent must remember which booking
+      it made, what the user needed and what the earlier requests came to, work the target out
+      (no tool does the arithmetic), book it and cancel the old one (in either order), or only
+      cancel. The user repeats these words when asked what it wants, answers an either/or from
+      its rule (cancel instead? only if nothing fits, for a late need, else no; keep it as it
+      is? no, and why; do my other needs still hold? yes, naming them and what it gives up) and
+      never names the new place or time; a booking of the wrong one is refused in them and costs
       patience (two end the sub-task).
     * Links: each come-back's gold is computed by the reference solver when it starts, from the
       booking as the previous sub-task on that booking left it (the dialog's agreed booking, or
-      the previous come-back's move) and from the earlier sub-tasks' gold (the finance amount,
-      the meeting's date), so a slip in an earlier request carries over; it is unique (one
-      time; one best-rated place, or none). A come-back never sends the booking back to a place
-      and time it stood at before in the session. A booking that allows no come-back of the
-      drawn kind gets the next kind that it allows, else a plain move to a named time it has
-      not stood at. A come-back whose upstream failed is not offered: the failure costs only
-      its own sub-task.
+      the previous come-back's move), from the needs its user stated and from the earlier
+      sub-tasks' gold (the finance amount, the meeting's date), so a slip in an earlier request
+      carries over; it is unique (one time; one best-rated place, or none). A come-back never
+      sends the booking back to a place and time it stood at before in the session. A booking
+      that allows no come-back of the drawn kind gets the next kind that it allows, else a plain
+      move to a named time it has not stood at. A come-back whose upstream failed is not
+      offered: the failure costs only its own sub-task.
 
     ## Splits
     Each sub-task follows its family's split: `train` draws from cafes, restaurants, stays,

@@ -424,7 +424,10 @@ class SessionUser(SimulatedUser):
         if seg.ask is not None:
             segments = self.session.segments
             up = Upstream(upstream.meeting_day(segments, seg.index), upstream.spent(segments, seg.index),
-                          upstream.visited(segments, seg.index, seg.refers_to))
+                          upstream.visited(segments, seg.index, seg.refers_to),
+                          upstream.held_needs(segments, seg.refers_to),
+                          upstream.in_force(segments, seg.index, seg.refers_to),
+                          upstream.given_up(segments, seg.index, seg.refers_to))
             move = plan_comeback(world, agreed, seg.ask, rng, up)
         else:
             move = plan_move(world, agreed, rng)

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from agentgym.envs.dialog.domain import DAYS
 
-__all__ = ["Spent", "meeting_day", "spent", "visited"]
+__all__ = ["Spent", "given_up", "held_needs", "in_force", "meeting_day", "spent", "visited"]
 
 
 @dataclass(frozen=True)
@@ -59,3 +59,27 @@ def visited(segments: Sequence[Any], index: int, refers_to: int) -> frozenset[tu
         if s.refers_to == refers_to and s.move is not None and s.move.place:
             out.add((s.move.place, s.move.day, s.move.slot))
     return frozenset(out)
+
+
+def held_needs(segments: Sequence[Any], refers_to: int) -> tuple[Any, ...]:
+    """The needs the user of booking sub-task `refers_to` stated for the booking: its gold's
+    constraints (as any change of mind left them) but its time. A come-back keeps each one it
+    does not change itself and no earlier one gave up (`given_up`)."""
+    task = segments[refers_to].task
+    return tuple(c for c in task.gold.constraints if c.kind != "time") if task is not None else ()
+
+
+def given_up(segments: Sequence[Any], index: int, refers_to: int) -> tuple[Any, ...]:
+    """The needs the come-backs on the booking of segment `refers_to` gave up before segment `index`."""
+    return tuple(c for s in segments[refers_to + 1:index] if s.refers_to == refers_to
+                 for c in getattr(s.move, "dropped", ()))
+
+
+def in_force(segments: Sequence[Any], index: int, refers_to: int) -> tuple[float, str] | None:
+    """The budget an earlier come-back on the booking of segment `refers_to` set before segment
+    `index` (its limit and the user's words for it), or None: it holds for the come-backs after it."""
+    for s in reversed(segments[refers_to + 1:index]):
+        limit = getattr(s.move, "limit", None) if s.refers_to == refers_to else None
+        if limit is not None:
+            return limit, s.move.limit_words
+    return None

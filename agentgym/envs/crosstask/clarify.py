@@ -1,0 +1,41 @@
+"""What a come-back's user hears asked beyond a place or a time: whether to cancel the booking
+instead, whether to keep it as it is, whether its other needs still hold. A person asked an
+either/or answers it, so the user of a come-back (`agentgym.envs.crosstask.comeback`) answers
+each of these from its own rule, never by naming a place.
+
+Only questions count: a message that says it will cancel the old booking after booking the new
+one ("I'll book X and cancel the old one; shall I?") asks none of them.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CANCEL", "KEEP", "NEEDS", "asked"]
+
+CANCEL, KEEP, NEEDS = "cancel", "keep", "needs"
+
+_SENTENCES = re.compile(r"(?<=[.?!])\s+")
+_ASKS = re.compile(r"\?|\b(?:should|shall|would|do|does|can|could|may) (?:i|we|you|it|they|these|those|that)\b"
+                   r"|\blet me know\b|\bwhich do you\b|\bwhat would you\b|\bplease confirm\b")
+_TOPICS = (
+    (CANCEL, re.compile(r"\bor\b[^.?!]{0,80}\bcancel|\bcancel\w*\b[^.?!]{0,40}\b(?:instead|altogether|entirely|"
+                        r"outright|rather)\b|\b(?:should|shall|can|may) (?:i|we) (?:just |simply )?cancel"
+                        r"|\bme to (?:just |simply )?cancel|\bjust cancel")),
+    (KEEP, re.compile(r"\bor\b[^.?!]{0,60}\b(?:keep|leave|stay with|stick with)\b|\b(?:keep|leave) (?:it|the booking|"
+                      r"things|everything) (?:as it is|as is|where it is|unchanged)|\bkeep the current\b")),
+    (NEEDS, re.compile(r"\b(?:other|earlier|previous|original|first|remaining|existing|initial)\s+(?:\w+\s+)?"
+                       r"(?:needs?|wish(?:es)?|requirements?|must-haves?|criteria|preferences?|conditions?|"
+                       r"requests?)\b|\bstill (?:apply|applies|hold|holds|matter|matters|count|counts|stand|"
+                       r"stands|needed|required|important)\b|\beverything else\b|\brest of (?:your|my|the) "
+                       r"(?:needs|wishes|requirements|list)\b")),
+)
+
+
+def asked(message: str) -> frozenset[str]:
+    """The topics (`CANCEL`, `KEEP`, `NEEDS`) that a sentence of `message` asks about."""
+    out = set()
+    for sentence in _SENTENCES.split(message.lower()):
+        if _ASKS.search(sentence):
+            out.update(topic for topic, words in _TOPICS if words.search(sentence))
+    return frozenset(out)
