@@ -12,9 +12,9 @@ from typing import Any
 
 from agentgym.core.seeding import fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
+from agentgym.envs.tooluse import _fast
 from agentgym.envs.tooluse.base import Draws, Gold, World, WorldRecord, evaluate
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
-from agentgym.envs.tooluse.paging import paged_plan
 
 __all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "is_tier", "shift_gold", "longest_plan", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
 
@@ -87,10 +87,11 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
 
 def _read_pages(spec: DomainSpec, gold: Gold, world: World) -> Gold:
     """`gold` with each paged call's later pages read as far as a careful agent must
-    (`paged_plan`) on `world`, as it is now."""
+    (`agentgym.envs.tooluse.paging.paged_plan`, whose kernel reads each list once) on `world`,
+    as it is now."""
     if spec.hard_toolkit is None:
         return gold
-    plan = paged_plan(gold.plan, spec.hard_toolkit(world), spec.paged)
+    plan = _fast.paged_plan(gold.plan, spec.hard_toolkit(world), spec.toolkit, spec.paged)
     return Gold(gold.kind, plan, gold.effects, gold.traps, gold.superseded)
 
 

@@ -125,7 +125,8 @@ def harden(d: Draws, gen: Generated) -> Generated:
             days[e.day] = days.get(e.day, 0) + 1
     traps += ["meal_cap"] * bool(days) + ["meals_share_a_day"] * any(n > 1 for n in days.values())
     traps += ["pre_approved_meal"] * any(e.pre_approved and e.category == "meals" for e in world.expenses)
-    gen.gold = _gold(world, req, gen.gold, tuple(traps))
+    # The world is as `gold` was solved on: its plan and effects stand, with the traps found.
+    gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
     gen.brief = gen.brief.replace(rules, policy_lines("finance", tier=True))
     gen.goal.request += _IN_FULL
     gen.goal.blurred = {k: v + _IN_FULL for k, v in gen.goal.blurred.items()}

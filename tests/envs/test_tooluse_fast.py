@@ -1,0 +1,60 @@
+"""Each speed kernel of `agentgym.envs.tooluse._fast` equals the plain code it stands for."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentgym.core.seeding import fast_stream
+from agentgym.envs.tooluse import _fast
+from agentgym.envs.tooluse.base import Draws, Gold, Step
+from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
+from agentgym.envs.tooluse.paging import paged_plan
+
+_TIERED = sorted(name for name, spec in load_domains().items() if spec.hard_toolkit is not None)
+
+
+def _hardened(spec: DomainSpec, seed: int) -> Generated:
+    """A hard task of the domain as the tier makes it, before its gold reads later pages."""
+    gen = spec.generate(Draws(fast_stream(seed, f"task/world/{spec.name}")), "hard")
+    assert spec.harden is not None
+    return spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
+
+
+def _both(spec: DomainSpec, gen: Generated, plan: tuple[Step, ...]) -> None:
+    assert spec.hard_toolkit is not None
+    fast = _fast.paged_plan(plan, spec.hard_toolkit(gen.world), spec.toolkit, spec.paged)
+    assert fast == paged_plan(plan, spec.hard_toolkit(gen.world), spec.paged)
+
+
+@pytest.mark.parametrize("domain", _TIERED)
+def test_the_tier_toolkit_pages_its_base_toolkit(domain: str) -> None:
+    """The kernel's invariant: the tier's toolkit is its domain toolkit's direct subclass."""
+    spec = load_domains()[domain]
+    assert spec.hard_toolkit is not None and spec.hard_toolkit.__bases__ == (spec.toolkit,)
+
+
+@pytest.mark.parametrize("domain", _TIERED)
+def test_paged_plan_equals_plain(domain: str) -> None:
+    """On the tier's golds, its goal shifts' golds, plans with an unknown argument (a ToolError)
+    and plans that name a page already."""
+    spec = load_domains()[domain]
+    for seed in range(300):
+        gen = _hardened(spec, seed)
+        _both(spec, gen, gen.gold.plan)
+        for shift in spec.shifts(gen.world, gen.goal.job) if spec.shifts else ():
+            _both(spec, gen, shift.gold.plan)
+        if seed % 10 == 0:
+            broken = tuple(Step(s.name, {k: "nobody" if isinstance(v, str) else v for k, v in s.arguments.items()})
+                           if s.name in spec.paged else s for s in gen.gold.plan)
+            _both(spec, gen, broken)
+            paged_at = tuple(Step(s.name, {**s.arguments, "page": 1}) if s.name in spec.paged else s
+                             for s in gen.gold.plan)
+            _both(spec, gen, paged_at)
+
+
+def test_paged_plan_leaves_a_plan_without_paged_calls() -> None:
+    spec = load_domains()[_TIERED[0]]
+    gen = _hardened(spec, 0)
+    plan = tuple(s for s in gen.gold.plan if s.name not in spec.paged)
+    assert _fast.paged_plan(plan, spec.hard_toolkit(gen.world), spec.toolkit, spec.paged) == plan
+    assert isinstance(gen.gold, Gold)
