@@ -12,7 +12,7 @@ import _random
 import json
 import marshal
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Iterable
 
 from gymnasium.utils import seeding
 
@@ -27,6 +27,7 @@ __all__ = [
     "direct_decoder",
     "tree_encoder",
     "seeded_random",
+    "scalar_leaves",
 ]
 
 
@@ -252,3 +253,30 @@ def seeded_random(cls: type, bits: int) -> Any:
     _seed_c(rng, bits)
     rng.gauss_next = None
     return rng
+
+
+# ------------------------------------------------------------------ values a plan names
+
+_SCALAR = (str, int, float, bool)
+
+
+def scalar_leaves(values: Iterable[Any]) -> set[Any]:
+    """``{v for x in values for v in gold.leaves(x) if isinstance(v, (str, int, float, bool))}``.
+
+    Plain code walks each value with `agentgym.core.gold.leaves`, a recursive generator (a
+    generator frame per list and mapping, per value). Here one explicit stack does the walk.
+    Invariant: `leaves` opens exactly the values that are instances of dict or list and yields
+    every other value, so the same tests open the same containers here and the set of the
+    scalar values left is the same (the order of the walk does not matter to a set).
+    """
+    out: set[Any] = set()
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, _SCALAR):
+            out.add(value)
+    return out

@@ -20,6 +20,7 @@ import agentgym  # noqa: F401  (registers the ids)
 from agentgym import ENV_IDS
 from agentgym.agents import make_agent
 from agentgym.core import _fast
+from agentgym.core.gold import leaves
 from agentgym.core.protocol import ActionError, ErrorCode, ParsedAction, ToolCall
 from agentgym.core.seeding import Rng
 from agentgym.core.strict_json import DECODER as _DECODER
@@ -325,3 +326,14 @@ def test_seeded_random_has_the_state_the_class_constructor_gives(bits: int) -> N
     assert type(fast) is Rng and fast.getstate() == plain.getstate()
     assert fast.gauss(0, 1) == plain.gauss(0, 1)
     assert _fast.seeded_random(random.Random, bits).getstate() == random.Random(bits).getstate()
+
+
+# ------------------------------------------------------------------ scalar_leaves
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_JSON | st.tuples(_SCALARS, _SCALARS), max_size=5))
+def test_scalar_leaves_equals_plain(values: list[Any]) -> None:
+    plain = {v for x in values for v in leaves(x) if isinstance(v, (str, int, float, bool))}
+    assert _fast.scalar_leaves(values) == plain
+    assert _fast.scalar_leaves(OrderedDict(a=[1, {"b": "x"}]) for _ in range(1)) == {1, "x"}

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from agentgym.core.seeding import fast_stream
 from agentgym.envs.tooluse import _fast
 from agentgym.envs.tooluse.base import Draws, Gold, Step
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
+from agentgym.envs.tooluse.domains.calendar import WORK_MIN, Person
+from agentgym.envs.tooluse.domains.finance import _CODES
 from agentgym.envs.tooluse.paging import paged_plan
 
 _TIERED = sorted(name for name, spec in load_domains().items() if spec.hard_toolkit is not None)
@@ -58,3 +62,26 @@ def test_paged_plan_leaves_a_plan_without_paged_calls() -> None:
     plan = tuple(s for s in gen.gold.plan if s.name not in spec.paged)
     assert _fast.paged_plan(plan, spec.hard_toolkit(gen.world), spec.toolkit, spec.paged) == plan
     assert isinstance(gen.gold, Gold)
+
+
+def test_all_work_equals_plain() -> None:
+    rng = random.Random(20261202)
+    for _ in range(400):
+        people = [Person(f"P-{i}", "A B", "City", rng.randint(-12, 14), rng.randint(0, 23))
+                  for i in range(rng.randint(1, 6))]
+        duration = rng.choice((15, 30, 45, 60, 90, 120, 480, 500))
+        works = _fast.all_work(people, duration, WORK_MIN)
+        for start in range(-1440, 2 * 1440, 10):
+            assert works(start) == all(p.works(start, duration) for p in people)
+
+
+def test_finance_values_are_computed_once_as_plain() -> None:
+    """The finance world's memo of its currency values holds what the plain formula gives."""
+    spec = load_domains()["finance"]
+    for seed in range(50):
+        world = _hardened(spec, seed).world
+        for day in range(0, 365, 7):
+            for currency in _CODES:
+                first = world.rate_e6(currency, "EUR", day)
+                assert world._value(currency, day) == world._value_of(currency, day)
+                assert world.rate_e6(currency, "EUR", day) == first

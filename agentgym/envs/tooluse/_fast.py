@@ -8,14 +8,14 @@ where it was, as the definition; `agentgym.envs.tooluse.tasks` calls the kernels
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from agentgym.core.tools import ToolError
-from agentgym.envs.tooluse.base import Step
+from agentgym.envs.tooluse.base import DAY_MINUTES, Step
 from agentgym.envs.tooluse.paging import PAGE_SIZE, PagedList, every_row, first_page
 from agentgym.envs.tooluse.paging import paged_plan as plain_paged_plan
 
-__all__ = ["paged_plan"]
+__all__ = ["paged_plan", "all_work"]
 
 
 def paged_plan(plan: tuple[Step, ...], toolkit: Any, unpaged: type, lists: Mapping[str, PagedList]
@@ -50,3 +50,24 @@ def paged_plan(plan: tuple[Step, ...], toolkit: Any, unpaged: type, lists: Mappi
             pages = min(pages, last // PAGE_SIZE + 1)
         out += [Step(step.name, {**step.arguments, "page": p}) for p in range(2, pages + 1)]
     return tuple(out)
+
+
+def all_work(people: Sequence[Any], duration: int, work_min: int) -> Callable[[int], bool]:
+    """``lambda start: all(p.works(start, duration) for p in people)`` for calendar `Person`s
+    whose working day lasts `work_min` minutes.
+
+    Plain code calls `Person.works` per person and start, recomputing each person's bounds.
+    Here each person's bounds are computed once. Invariant: `works` holds when the local start
+    ``(start + offset * 60) % DAY_MINUTES`` lies in ``[start_h * 60, start_h * 60 + work_min -
+    duration]`` (integers, so the two comparisons of `works` are these two), and a person's
+    offset and hours do not change while the predicate is used.
+    """
+    bounds = tuple((p.offset * 60, p.start_h * 60, p.start_h * 60 + work_min - duration) for p in people)
+
+    def works(start: int) -> bool:
+        for shift, first, last in bounds:
+            if not first <= (start + shift) % DAY_MINUTES <= last:
+                return False
+        return True
+
+    return works

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Mapping
 
-from agentgym.core.gold import leaves
+from agentgym.core._fast import scalar_leaves
 from agentgym.core.tools import Bounds, ToolError
 from agentgym.envs.tooluse.base import Step
 
@@ -47,7 +47,7 @@ def named_row(key: str = "", after: int = 0) -> Settles:
     Every row counts when no later call names one (a careful agent could not have stopped)."""
 
     def settles(rows: list[Any], later: tuple[Step, ...]) -> int | None:
-        named = {v for s in later for v in leaves(s.arguments) if _hashable(v) is not None}
+        named = scalar_leaves(s.arguments for s in later)  # every plain value the later calls name
         hits = [i for i, row in enumerate(rows) if _hashable(row[key] if key else row) in named]
         return min(hits[-1] + after, len(rows) - 1) if hits else None
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, WRITE, MaxLen, ToolError, tool
+from agentgym.envs.tooluse._fast import all_work
 from agentgym.envs.tooluse.base import (
     DAY_ISO,
     DAY_WEEKDAY,
@@ -445,7 +446,8 @@ def solve(world: CalendarWorld, req: Request) -> Gold:
     pids = [world.me, *req.attendees]
     plan.append(Step("get_free_slots", {"person_ids": pids, "date": date, "duration_minutes": req.duration}))
     starts = world.free_starts(pids, req.day, req.duration)
-    start = next(s for s in starts if all(world.people[p].works(s, req.duration) for p in pids))
+    everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
+    start = next(s for s in starts if everyone_works(s))
     mid = world.predict_id("M")
     plan.append(Step("book_meeting", {"title": req.title, "attendee_ids": pids, "date": date,
                                       "start_utc": hhmm(start), "duration_minutes": req.duration},

@@ -18,11 +18,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from agentgym.core.tools import READ, MaxLen, tool
+from agentgym.envs.tooluse._fast import all_work
 from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, Draws, Gold
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.calendar import (
     _V,
     GRID,
+    WORK_MIN,
     CalendarToolkit,
     CalendarWorld,
     DateStr,
@@ -94,8 +96,9 @@ def harden(d: Draws, gen: Generated) -> Generated:
             last = world.people[req.attendees[-1]]
             world.people[last.id] = _person(last.id, last.name, *d.pick(options))
     lo, _ = world.people[world.me].window_utc()
+    everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
     for s in range(lo, start, GRID):
-        if not all(world.people[p].works(s, req.duration) for p in pids):
+        if not everyone_works(s):
             cells = _cells(s, req.duration)
             for p in pids:
                 world.busy[p] &= ~cells

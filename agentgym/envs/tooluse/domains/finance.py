@@ -128,7 +128,8 @@ class Expense:
 class FinanceWorld(World):
     """Employees, their expense claims, the company accounts, and dated exchange rates."""
 
-    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals", "meal_cap", "departments", "sum_tool")
+    __slots__ = ("salt", "employees", "accounts", "expenses", "approvals", "meal_cap", "departments", "sum_tool",
+                 "_values")
 
     def __init__(self, id_base: int, salt: int, employees: dict[str, str], accounts: dict[str, str],
                  expenses: list[Expense]) -> None:
@@ -146,8 +147,17 @@ class FinanceWorld(World):
         #: Each employee's department, which `find_employee` then shows: the hard tier's, where
         #: two employees share a name; empty elsewhere.
         self.departments: dict[str, str] = {}
+        #: (currency, day) -> its value in EUR, as `_value` computed it: a function of the salt,
+        #: which no tool changes, so a value once computed holds for the whole episode.
+        self._values: dict[tuple[str, int], float] = {}
 
     def _value(self, currency: str, day: int) -> float:
+        value = self._values.get((currency, day))
+        if value is None:
+            value = self._values[currency, day] = self._value_of(currency, day)
+        return value
+
+    def _value_of(self, currency: str, day: int) -> float:
         base = _V.currencies[currency]
         if currency == "EUR":
             return base
