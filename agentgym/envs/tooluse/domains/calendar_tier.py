@@ -145,7 +145,9 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
         if pid == world.me:
             continue
         days = {world.day + d.between(-7, 7) for _ in range(d.between(0, 2))}
-        world.days_off[pid] = tuple(sorted(days - ({world.day} if pid in attending else set())))
+        if pid in attending:
+            days.discard(world.day)
+        world.days_off[pid] = tuple(sorted(days))
     gen.brief = gen.brief.replace(policy_lines("calendar"), policy_lines("calendar", tier=True))
     traps = list(gen.gold.traps)
     asked = world.day

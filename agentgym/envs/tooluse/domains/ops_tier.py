@@ -181,9 +181,11 @@ def _renamed(gold: Gold, versions: dict[str, str]) -> Gold:
 
     def text(value: Any) -> Any:
         # A string that holds no old version as a substring has none as a word: it stays as it is.
-        if not isinstance(value, str) or not any(old in value for old in versions):
-            return value
-        return " ".join(versions.get(w, w) for w in value.split(" "))
+        if isinstance(value, str):
+            for old in versions:
+                if old in value:
+                    return " ".join(versions.get(w, w) for w in value.split(" "))
+        return value
 
     plan = tuple(Step(st.name, {k: text(v) for k, v in st.arguments.items()}, st.produces)
                  if st.name in _NAMING else st for st in gold.plan)
