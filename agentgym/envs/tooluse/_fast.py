@@ -30,13 +30,15 @@ def paged_plan(plan: tuple[Step, ...], toolkit: Any, unpaged: type, lists: Mappi
     paging's of the list's length, and the base tool raises the ToolError the first page would.
     A plan whose paged call already names a page is left to the plain code.
     """
-    if any("page" in step.arguments for step in plan if step.name in lists):
-        return plain_paged_plan(plan, toolkit, lists)
     out: list[Step] = []
     for k, step in enumerate(plan):
         out.append(step)
         spec = lists.get(step.name)
-        if spec is None or spec.settles is first_page:
+        if spec is None:
+            continue
+        if "page" in step.arguments:  # the reads so far changed nothing: the plain code does it all
+            return plain_paged_plan(plan, toolkit, lists)
+        if spec.settles is first_page:
             continue
         try:
             rows = getattr(unpaged, step.name)(toolkit, **step.arguments)[spec.field]

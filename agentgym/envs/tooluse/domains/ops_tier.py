@@ -182,6 +182,8 @@ def _renamed(gold: Gold, versions: dict[str, str]) -> Gold:
     def text(value: Any) -> Any:
         # A string that holds no old version as a substring has none as a word: it stays as it is.
         if isinstance(value, str):
+            if value in versions:  # the version itself (a word alone)
+                return versions[value]
             for old in versions:
                 if old in value:
                     return " ".join(versions.get(w, w) for w in value.split(" "))
