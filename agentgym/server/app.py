@@ -44,6 +44,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketDisconnect
 
 from agentgym.server.admission import AdmissionMiddleware, admits_anyone
+from agentgym.server.answers import answer_bytes
 from agentgym.server.config import ServerConfig
 from agentgym.server.host import SessionHost
 from agentgym.server.middleware import BodyLimitMiddleware
@@ -64,6 +65,7 @@ from agentgym.server.monitoring import ServerMetrics, metrics_response
 from agentgym.server.routing import SessionRouter, WorkerPlan, session_prefix
 from agentgym.server.sessions import ApiError, Session, SessionStore
 from agentgym.server.wire import json_bytes, space_spec
+from agentgym.server.ws_lane import WebSocketLane
 
 __all__ = ["API_VERSION", "create_app", "default_env_ids"]
 
@@ -99,12 +101,7 @@ def _error_response(status: int, code: str, message: str, headers: dict[str, str
 
 
 def _json(payload: Any, status: int = 200) -> Response:
-    return Response(_encoded(payload), status_code=status, media_type="application/json")
-
-
-def _encoded(payload: Any) -> bytes:
-    # A host may hand back its answer encoded already (JSON bytes), e.g. to check what it sends.
-    return payload if isinstance(payload, bytes) else json_bytes(payload)
+    return Response(answer_bytes(payload), status_code=status, media_type="application/json")
 
 
 #: What a refused env argument is told (pydantic's own words do not say what is allowed).
@@ -294,15 +291,20 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
         await store.close(session)
         return Response(status_code=204)
 
+    async def serve_ws(websocket: WebSocket, session_id: str | None) -> None:
+        # /ws: the session lives on this connection from its first message, so there is no
+        # moment where it exists without a client, and no second connection that could reach
+        # another worker.
+        await _serve_websocket(websocket, store, rules, session_id, metrics)
+
+    # Served by `WebSocketLane` (below), and by these routes where the app is mounted under a prefix.
     @app.websocket("/sessions/{session_id}/ws")
     async def session_ws(websocket: WebSocket, session_id: str) -> None:
-        await _serve_websocket(websocket, store, rules, session_id, metrics)
+        await serve_ws(websocket, session_id)
 
     @app.websocket("/ws")
     async def open_ws(websocket: WebSocket) -> None:
-        # The session lives on this connection from its first message: no moment where it exists
-        # without a client, and no second connection that could reach another worker.
-        await _serve_websocket(websocket, store, rules, None, metrics)
+        await serve_ws(websocket, None)
 
     if registry is None:
         @app.get("/metrics", tags=["server"], response_class=Response,
@@ -311,6 +313,7 @@ def create_app(config: ServerConfig | None = None, /, *, env_ids: Iterable[str] 
             """Prometheus metrics: sessions, resets and steps, step latency, errors by code, connections."""
             return metrics_response(metrics)
 
+    app.add_middleware(WebSocketLane, handler=serve_ws)
     if worker is not None and worker.count > 1:
         app.add_middleware(SessionRouter, plan=worker, timeout_s=cfg.step_timeout_s + 10)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=cfg.max_body_bytes, on_refused=metrics.error)
@@ -497,12 +500,12 @@ async def _ws_reply(store: SessionStore, host: SessionHost, session: Session, te
         return None
     try:
         if request.op == "reset":
-            answer = _encoded(await host.reset(store, session, request))
+            answer = answer_bytes(await host.reset(store, session, request))
             metrics.reset("ws")
             return answer
         started = time.perf_counter()
         stepped = await host.step(store, session, request)
-        answer = _encoded(stepped)
+        answer = answer_bytes(stepped)
         metrics.stepped(stepped, started, "ws")
         return answer
     except ApiError as exc:

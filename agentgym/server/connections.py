@@ -291,8 +291,7 @@ class _GuardedWebSocket(_Reporting, WebSocketsSansIOProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.conn = MeteredProtocol(extensions=self.conn.available_extensions, max_size=self.config.ws_max_size,
-                                    logger=self.conn.logger, waiting=self.queue.qsize, on_flood=self.guard.flooded)
+        self.conn = MeteredProtocol.adopt(self.conn, waiting=self.queue.qsize, on_flood=self.guard.flooded)
         # uvicorn waits 10 s for the peer's close frame, reading (and parsing) all the while.
         self.close_timeout = CLOSE_TIMEOUT_S
 

@@ -73,6 +73,22 @@ class MeteredProtocol(ServerProtocol):
     def __init__(self, *args: object, waiting: Callable[[], int] = lambda: 0,
                  on_flood: Callable[[str], None] | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._meter(waiting, on_flood)
+
+    @classmethod
+    def adopt(cls, protocol: ServerProtocol, *, waiting: Callable[[], int] = lambda: 0,
+              on_flood: Callable[[str], None] | None = None) -> MeteredProtocol:
+        """Make `protocol`, a `ServerProtocol` that has parsed nothing yet, one of this class in
+        place: the server that holds it parses under the limits from then on, and no second
+        protocol is built beside the one the server made (uvicorn makes one per connection)."""
+        if type(protocol) is not ServerProtocol:
+            raise TypeError(f"can only adopt a websockets ServerProtocol, not {type(protocol).__name__}")
+        protocol.__class__ = cls
+        adopted: MeteredProtocol = protocol  # type: ignore[assignment]
+        adopted._meter(waiting, on_flood)
+        return adopted
+
+    def _meter(self, waiting: Callable[[], int], on_flood: Callable[[str], None] | None) -> None:
         self.waiting = waiting
         self.on_flood = on_flood
         # Messages parsed from the data being received now: the server queues them for the app
