@@ -112,8 +112,8 @@ def _one_encoder() -> Any:
     """`_ENCODER`'s C encoder, built once (None where the C accelerator is missing).
 
     `json.JSONEncoder.encode` builds this same C encoder anew on every call (a float closure
-    and the encoder object: a few microseconds, paid per record and per turn); it keeps no
-    state between calls when the circular-reference check is off, so one serves every call.
+    and the encoder object, paid per record and per turn); it keeps no state between calls when
+    the circular-reference check is off, so one serves every call.
     """
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:

@@ -282,10 +282,16 @@ def test_the_questions_offered_make_the_user_give_the_details_it_keeps() -> None
         hidden = [d for d in env.unwrapped.task.goal.details if d.reveal == "ask"]
         if not hidden:
             continue
-        questions = [c for c in info["candidates"] if not _calls(c) and c.endswith("?")]
-        for q in questions:
-            obs, _, terminated, truncated, info = env.step(q)
-            if terminated or truncated:
+        # A question the user answers with one detail at a time ("anything else?") is offered
+        # again at the next step, as to a policy: ask the offered questions for as many rounds.
+        ended = False
+        for _ in range(len(hidden)):
+            questions = [c for c in info["candidates"] if not _calls(c) and c.endswith("?")]
+            for q in questions:
+                obs, _, terminated, truncated, info = env.step(q)
+                if ended := terminated or truncated:
+                    break
+            if ended:
                 break
         known = set(env.unwrapped._user.known_constraints())
         asked += len(hidden)
