@@ -275,14 +275,19 @@ def markdown(res: dict[str, Any]) -> str:
     return "\n".join(o)
 
 
-def write_results(res: dict[str, Any], path: Path) -> None:
+def write_section(block: str, path: Path, begin: str = BEGIN, end: str = END) -> None:
+    """Put `block` (which starts with `begin` and ends with `end`) in place of the section those
+    markers hold in `path`, or after its text when there is none yet."""
     text = path.read_text() if path.exists() else ""
-    block = markdown(res)
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+    if begin in text and end in text:
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     path.write_text(text)
+
+
+def write_results(res: dict[str, Any], path: Path) -> None:
+    write_section(markdown(res), path)
 
 
 def _key(family: str, a: argparse.Namespace) -> str:

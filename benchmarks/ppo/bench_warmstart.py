@@ -40,7 +40,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_families import FAMILIES, MIX, LoadSampler, bootstrap  # noqa: E402
+from bench_families import FAMILIES, MIX, LoadSampler, bootstrap, write_section  # noqa: E402
 
 #: Families whose heuristic has a strategy written for the test domain (ToolUse's ops,
 #: `agents/strategies/tooluse.py`): their target is a share of the expert's success instead.
@@ -258,12 +258,7 @@ def _shown(path: Path) -> str:
 
 
 def write_results(block: str, path: Path) -> None:
-    text = path.read_text() if path.exists() else ""
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    path.write_text(text)
+    write_section(block, path, BEGIN, END)
 
 
 # ---------------------------------------------------------------------------- main
