@@ -72,7 +72,7 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     tier = bool(options.get("tier", options.get("difficulty") == "hard"))
     difficulty = options.get("difficulty") or DIFFICULTIES[bits // len(names) % 3]
     spec = domains[domain]
-    gen = spec.generate(Draws(fast_stream(seed, f"task/world/{domain}")), difficulty)
+    gen = spec.generate(Draws(fast_stream(seed, f"task/world/{domain}")), spec.tier_base if tier else difficulty)
     if tier:
         gen = _harden(spec, gen, seed)
     return Task(

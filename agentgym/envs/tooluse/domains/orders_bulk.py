@@ -18,7 +18,7 @@ decides items. Which mechanics an episode holds varies with the draw.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from agentgym.envs.tooluse.base import DAY_ISO, Draws, Effect, Gold, Step
 from agentgym.envs.tooluse.domains import Shift
@@ -35,14 +35,16 @@ _P_FINAL, _P_DAMAGED, _P_OPENED = 0.2, 0.2, 0.55
 
 @dataclass(frozen=True, slots=True)
 class BulkRequest:
-    """The items the customer asks to return: (order id, item id) each, in the order it names them."""
+    """The items the customer asks to return: (order id, item id) each, in the order it names
+    them, and the orders asked about, in the order it names them (`of`: both from the items)."""
 
     wants: tuple[tuple[str, str], ...]
+    orders: tuple[str, ...]
 
-    @property
-    def orders(self) -> tuple[str, ...]:
-        """The orders asked about, in the order the request names them."""
-        return tuple(dict.fromkeys(order_id for order_id, _ in self.wants))
+    @classmethod
+    def of(cls, wants: tuple[tuple[str, str], ...]) -> BulkRequest:
+        """The request for `wants`."""
+        return cls(wants, tuple(dict.fromkeys(order_id for order_id, _ in wants)))
 
 
 def outcome(world: OrdersWorld, order: Order, item: Item) -> tuple[str, int]:
@@ -60,7 +62,8 @@ def solve_bulk(world: OrdersWorld, req: BulkRequest) -> Gold:
     plan = [Step("find_customer", {"email": world.email}),
             Step("list_orders", {"customer_id": world.customer_id})]
     plan += [Step("get_order", {"order_id": o}) for o in req.orders]
-    pairs = [(world.orders[o], next(i for i in world.orders[o].items if i.id == item_id)) for o, item_id in req.wants]
+    items = {i.id: (order, i) for order in map(world.orders.__getitem__, req.orders) for i in order.items}
+    pairs = [items[item_id] for _, item_id in req.wants]
     plan += [Step("get_return_policy", {"category": c}) for c in dict.fromkeys(i.category for _, i in pairs)]
     effects: list[Effect] = []
     approvals = 0
@@ -105,7 +108,7 @@ def build(d: Draws, world: OrdersWorld, target: Order) -> BulkRequest:
         taken.add(order.placed)
         world.orders[order.id] = order
         wants += [(order.id, i.id) for i in items]
-    return BulkRequest(tuple(wants))
+    return BulkRequest.of(tuple(wants))
 
 
 def _age(d: Draws, world: OrdersWorld, items: list[Item]) -> int:
@@ -135,7 +138,7 @@ def shifts(world: OrdersWorld, req: BulkRequest) -> list[Shift]:
         item = next(i for i in order.items if i.id == item_id)
         if outcome(world, order, item)[0] == "none":
             continue
-        rest = replace(req, wants=tuple(w for w in req.wants if w[1] != item_id))
+        rest = BulkRequest.of(tuple(w for w in req.wants if w[1] != item_id))
         out.append(Shift(f"product:{item_id}", "product", "return", "keep",
                          f"Actually, I'll keep the {item.product} after all; please just take care of the other items.",
                          f"I'm keeping the {item.product}.", solve_bulk(world, rest)))

@@ -36,7 +36,7 @@ from agentgym.envs.tooluse.domains.orders import (
     OrdersWorld,
 )
 from agentgym.envs.tooluse.domains.orders import shifts as order_shifts
-from agentgym.envs.tooluse.domains.orders_bulk import BulkRequest, build, dates, outcome, solve_bulk
+from agentgym.envs.tooluse.domains.orders_bulk import BulkRequest, build, dates, solve_bulk
 from agentgym.envs.tooluse.domains.orders_bulk import shifts as bulk_shifts
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
@@ -129,29 +129,33 @@ def harden(d: Draws, gen: Generated) -> Generated:
     bulk = build(d, world, world.orders[req.order_id])
     _twin(d, world, world.orders[req.order_id], bulk.wants[0][1])
     gold = solve_bulk(world, bulk)
-    gen.gold = Gold(gold.kind, gold.plan, gold.effects, _traps(world, bulk), gen.gold.superseded)
-    gen.goal = _goal(world, bulk, gen.goal.details[0], gold)
+    gen.gold = Gold(gold.kind, gold.plan, gold.effects, _traps(world, bulk, gold), gen.gold.superseded)
+    email = Detail("email", "email", d.pick(_V.templates["email_answer"]).format(email=world.email),
+                   "ask" if d.chance(0.5) else "upfront")
+    gen.goal = _goal(world, bulk, email, gold)
     gen.brief = gen.brief.replace(policy_lines("orders"), policy_lines("orders", tier=True)).replace(
         "Policies:\n", f"{_TURNS}\nPolicies:\n", 1)
     return gen
 
 
-def _traps(world: OrdersWorld, req: BulkRequest) -> tuple[str, ...]:
-    """The tier's traps a bulk return holds, each named once."""
+def _traps(world: OrdersWorld, req: BulkRequest, gold: Gold) -> tuple[str, ...]:
+    """The tier's traps a bulk return holds, each named once (the outcomes are the gold's)."""
+    got = {e.fields["item_id"]: (e.kind, e.fields["amount"]) for e in gold.effects}
     out: list[str] = ["near_duplicate_order"]
-    for order_id, item_id in req.wants:
+    for order_id in req.orders:
         order = world.orders[order_id]
-        item = next(i for i in order.items if i.id == item_id)
-        kind, amount = outcome(world, order, item)
-        age, window = world.age(order), world.window(item.category)
-        out += ["past_return_window"] * (kind == "credit") + ["window_last_day"] * (abs(age - window) <= 1)
-        out += ["member_window"] * (kind == "refund" and age > window - world.extra_days)
-        out += ["final_sale_asked"] * (item.final_sale and not item.damaged)
-        out += ["damaged_final_sale"] * (kind != "none" and item.final_sale)
-        out += ["restocking_fee"] * (kind == "refund" and amount < item.price)
-        out += ["damaged_opened"] * (kind == "refund" and bool(item.opened) and world.fee.get(item.category, 0) > 0
-                                     and bool(item.damaged))
-        out += ["approval"] * (kind == "refund" and amount > world.limit)
+        age = world.age(order)
+        for item in order.items:
+            kind, amount = got.get(item.id, ("none", 0))
+            window = world.window(item.category)
+            out += ["past_return_window"] * (kind == "credit") + ["window_last_day"] * (kind != "none" and abs(age - window) <= 1)
+            out += ["member_window"] * (kind == "refund" and age > window - world.extra_days)
+            out += ["final_sale_asked"] * (item.final_sale and not item.damaged)
+            out += ["damaged_final_sale"] * (kind != "none" and item.final_sale)
+            out += ["restocking_fee"] * (kind == "refund" and amount < item.price)
+            out += ["damaged_opened"] * (kind == "refund" and bool(item.opened and item.damaged)
+                                         and item.category in world.fee)
+            out += ["approval"] * (kind == "refund" and amount > world.limit)
     return tuple(dict.fromkeys(out))
 
 
@@ -209,4 +213,7 @@ TIER: dict[str, Any] = {
     "paged": {"list_orders": PagedList("orders", named_row("order_id"))},
     "harden": harden,
     "shifts": _shifts,
+    # The bulk return replaces the request and the orders it is about; an easy task's world
+    # (the customer, today, an order or two besides) is all it keeps.
+    "tier_base": "easy",
 }
