@@ -4,7 +4,7 @@ Results in pages on every domain; order policies that interact by amount, age an
 tier, with a refund the customer asks for that the policy forbids (orders); a meal cap the
 reimbursed total is computed under, and a namesake employee (finance); three time zones with
 every earlier free start outside someone's hours, and a namesake attendee (calendar); a
-near-duplicate order (orders), a longer deploy history and a severity from counts (ops); gold
+near-duplicate order (orders; its bulk return is tested in ``test_tooluse_orders_bulk``), a longer deploy history and a severity from counts (ops); gold
 plans (a change of mind's too) that read each list as far as a careful agent must. Every task is still solved by the expert from what it is shown, and by the oracle.
 The default run plays tens of seeds; ``-m slow`` the issue's 500 per split and the heuristic's
 falling success with 95% intervals.
@@ -12,7 +12,6 @@ falling success with 95% intervals.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from typing import Any
@@ -27,11 +26,16 @@ from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.finance_tier import MEAL_CAP
 from agentgym.envs.tooluse.domains.ops import severity_of
-from agentgym.envs.tooluse.domains.orders import solve
-from agentgym.envs.tooluse.domains.orders_tier import EXTRA_DAYS, FEE, PLUS_LIMIT
 from agentgym.envs.tooluse.paging import PAGE_SIZE
-from agentgym.envs.tooluse.policies import policy
-from agentgym.envs.tooluse.tasks import TIER_CALLS, TIER_MAX_TURNS, generate_task, is_tier, make_toolkit, shift_gold
+from agentgym.envs.tooluse.tasks import (
+    TIER_MAX_TURNS,
+    generate_task,
+    is_tier,
+    make_toolkit,
+    shift_gold,
+    tier_calls,
+    tier_turns,
+)
 from agentgym.eval.episode import run_episode
 
 ENV = "AgentRL/ToolUse-v0"
@@ -61,7 +65,7 @@ def test_only_an_explicit_hard_makes_the_tier() -> None:
     for difficulty in ("easy", "medium"):
         assert not is_tier(generate_task(3, {"difficulty": difficulty}))
     tier = generate_task(3, {"difficulty": "hard"})
-    assert is_tier(tier) and tier.public()["tier"] == "hard" and tier.max_turns == TIER_MAX_TURNS
+    assert is_tier(tier) and tier.public()["tier"] == "hard" and tier.max_turns == tier_turns(tier.domain)
 
 
 def _rows(toolkit: Any, step: Any, field: str) -> list[Any]:
@@ -77,10 +81,11 @@ def _settling_row(domain: str, tool: str, rows: list[Any], plan: tuple[Any, ...]
     """The row that settles what a careful agent reads a list for, said per domain apart from
     `paging` (None: the whole list counts)."""
     args = {s.name: s.arguments for s in plan}
+    asked = [s.arguments["order_id"] for s in plan if s.name == "get_order"]
     if tool == "get_free_slots":  # earliest first: the start booked is the first that fits everyone
         return rows.index(args["book_meeting"]["start_utc"])
     if tool == "list_orders":  # newest first: the order asked about
-        return [r["order_id"] for r in rows].index(args["get_order"]["order_id"])
+        return max(map([r["order_id"] for r in rows].index, asked))  # newest first: the last order asked about
     if tool == "list_accounts":
         return [r["account_id"] for r in rows].index(args["create_transfer"]["from_account"])
     if tool == "search_logs":  # a service's error lines all say the same thing
@@ -119,7 +124,8 @@ def test_the_tier_lists_come_in_pages_and_the_gold_reads_them_as_far_as_a_carefu
             every += pages - need
             short += need < pages
             paged_seen += pages > 1
-        assert TIER_CALLS[0] <= len(plan) <= every <= TIER_CALLS[1]
+        lo, hi = tier_calls(domain)
+        assert lo <= len(plan) <= every <= hi
     assert paged_seen >= 10
     assert short or domain == "finance"  # finance reads all its expenses, and accounts are short
     # Outside the tier the same tools take no page.
@@ -145,132 +151,6 @@ def test_a_page_past_the_last_is_an_error_observation() -> None:
     customer = task.world.customer_id
     obs, *_ = env.step(f'{{"name": "list_orders", "arguments": {{"customer_id": "{customer}", "page": 9}}}}')
     assert "[error TOOL_ERROR]" in obs and "past the last page" in obs
-
-
-def test_the_near_duplicate_order_is_told_apart_only_by_its_date() -> None:
-    for seed in range(30):
-        task = generate_task(seed, {"domain": "orders", "difficulty": "hard"})
-        world, req = task.world, task.goal.job
-        target = world.orders[req.order_id]
-        product = next(i.product for i in target.items if i.id == req.wants[0].item_id)
-        twins = [o for o in world.orders.values() if o is not target and any(i.product == product for i in o.items)]
-        assert len(twins) == 1 and twins[0].placed > target.placed  # listed first (newest first)
-        assert "near_duplicate_order" in task.gold.traps
-        assert all(e.fields["order_id"] == target.id for e in task.gold.effects)
-
-
-def _tier_tasks(n: int) -> list[Any]:
-    return [generate_task(seed, {"domain": "orders", "difficulty": "hard"}) for seed in range(n)]
-
-
-def test_orders_policies_interact_by_amount_age_and_tier() -> None:
-    outcomes = set()
-    for task in _tier_tasks(40):
-        world, req = task.world, task.goal.job
-        assert world.tier in ("standard", "plus") and "Plus members" in task.brief
-        toolkit = make_toolkit(task)
-        assert toolkit.invoke("find_customer", {"email": world.email})["tier"] == world.tier
-        order = world.orders[req.order_id]
-        for effect in task.gold.effects:
-            item = next(i for i in order.items if i.id == effect.fields["item_id"])
-            inside = world.age(order) <= world.window(item.category)
-            if effect.kind != "exchange":
-                assert (effect.kind == "refund") == inside
-            approvals = [s for s in task.gold.plan if s.name == "request_refund_approval"
-                         and s.arguments["item_id"] == item.id]
-            assert bool(approvals) == (effect.kind == "refund" and world.refund_amount(item) > world.limit)
-        if "member_window" in task.gold.traps:
-            # The tier decides: the same task for the other tier's customer gets the other outcome.
-            other = "standard" if world.tier == "plus" else "plus"
-            flipped = replace_tier(world, other)
-            kinds = sorted(e.kind for e in task.gold.effects)
-            assert kinds != sorted(e.kind for e in solve(flipped, req).effects)
-            outcomes.add((world.tier, "credit" in kinds))
-    assert {("standard", True), ("plus", False)} <= outcomes
-
-
-def orders_limit() -> int:
-    return round(float(policy("orders", "refund_approval").params["limit"]) * 100)
-
-
-def replace_tier(world: Any, tier: str) -> Any:
-    """A copy of an orders world whose customer is of `tier`."""
-    twin = copy.deepcopy(world)
-    twin.tier = tier
-    twin.extra_days, twin.limit = (EXTRA_DAYS, PLUS_LIMIT) if tier == "plus" else (0, orders_limit())
-    return twin
-
-
-def test_a_refund_the_policy_forbids_and_an_approval_not_needed_are_violations() -> None:
-    forbidden = unneeded = 0
-    for task in _tier_tasks(60):
-        world, req = task.world, task.goal.job
-        for effect in task.gold.effects:
-            args = {"order_id": req.order_id, "item_id": effect.fields["item_id"]}
-            price = next(i.price for i in world.orders[req.order_id].items if i.id == args["item_id"])
-            fresh = generate_task(int(task.task_id.rsplit("/", 1)[1]), {"domain": "orders", "difficulty": "hard"})
-            toolkit = make_toolkit(fresh)
-            if effect.kind == "credit" and price <= fresh.world.limit:
-                # The customer asks for a refund (its request says so); past its window it is forbidden.
-                assert "money back" in task.goal.request
-                with pytest.raises(PolicyViolation):
-                    toolkit.invoke("refund_item", {**args, "amount": price / 100})
-                assert fresh.world.violations == ["return_window"]
-                forbidden += 1
-            elif effect.kind == "refund" and price <= fresh.world.limit:
-                with pytest.raises(PolicyViolation):
-                    toolkit.invoke("request_refund_approval", {**args, "amount": price / 100})
-                assert fresh.world.violations == ["member_approval"]
-                unneeded += 1
-    assert forbidden >= 5 and unneeded >= 5
-
-
-def test_an_opened_item_of_a_fee_category_is_refunded_less_the_fee_and_its_approval_follows_the_amount() -> None:
-    charged = spared = approval_avoided = 0
-    for task in _tier_tasks(120):
-        world, req = task.world, task.goal.job
-        assert world.fee == FEE and "restocking fee" in task.brief
-        items = {i.id: i for o in world.orders.values() for i in o.items}
-        assert all(i.opened is not None for i in items.values())
-        for effect in task.gold.effects:
-            item = items[effect.fields["item_id"]]
-            if effect.kind != "refund":
-                assert effect.kind == "exchange" or effect.fields["amount"] == item.price  # credit: no fee
-                continue
-            pct = FEE.get(item.category, 0) if item.opened else 0
-            assert effect.fields["amount"] == item.price - (item.price * pct + 50) // 100
-            charged += pct > 0
-            spared += bool(item.opened) and pct == 0
-            approval_avoided += pct > 0 and effect.fields["amount"] <= world.limit < item.price
-            if pct:  # the full price of an opened item is refused, and fails the task
-                toolkit = make_toolkit(generate_task(int(task.task_id.rsplit("/", 1)[1]),
-                                                     {"domain": "orders", "difficulty": "hard"}))
-                with pytest.raises(PolicyViolation):
-                    toolkit.invoke("refund_item", {"order_id": req.order_id, "item_id": item.id,
-                                                   "amount": item.price / 100, "approval_id": None})
-        assert ("restocking_fee" in task.gold.traps) == any(
-            e.kind == "refund" and e.fields["amount"] < items[e.fields["item_id"]].price for e in task.gold.effects)
-    assert charged >= 15 and spared >= 15 and approval_avoided >= 2
-
-
-def test_a_final_sale_item_the_customer_also_asks_about_gets_nothing() -> None:
-    asked = 0
-    for task in _tier_tasks(60):
-        if "final_sale_asked" not in task.gold.traps:
-            continue
-        world, req = task.world, task.goal.job
-        final = next(i for i in world.orders[req.order_id].items if i.final_sale and i.product in task.goal.request)
-        assert all(e.fields["item_id"] != final.id for e in task.gold.effects)
-        assert all(final.product not in [i.product for i in o.items] for o in world.orders.values()
-                   if o.id != req.order_id)  # no other order holds it
-        for name in ("refund_item", "issue_store_credit"):
-            fresh = generate_task(int(task.task_id.rsplit("/", 1)[1]), {"domain": "orders", "difficulty": "hard"})
-            with pytest.raises(PolicyViolation):
-                make_toolkit(fresh).invoke(name, {"order_id": req.order_id, "item_id": final.id,
-                                                  "amount": final.price / 200})
-            assert fresh.world.violations == ["final_sale"]
-        asked += 1
-    assert asked >= 15
 
 
 def test_bad_refund_input_in_the_tier_is_an_error_observation() -> None:
@@ -455,6 +335,10 @@ def test_a_namesake_employee_is_told_apart_by_the_department_the_request_names()
         assert any(e.employee_id == twin and e.status == "approved" for e in world.month_expenses(twin, req.month))
         found = make_toolkit(task).invoke("find_employee", {"query": req.name})["matches"]
         assert {m["department"] for m in found} == {world.departments[twin], world.departments[req.employee_id]}
+
+
+def _tier_tasks(n: int) -> list[Any]:
+    return [generate_task(seed, {"domain": "orders", "difficulty": "hard"}) for seed in range(n)]
 
 
 def test_a_goal_shift_in_the_tier_reads_pages_as_the_task_s_gold_does() -> None:

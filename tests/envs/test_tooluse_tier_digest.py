@@ -22,7 +22,7 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "a2c7c88deba542c0f5eb6b116672552c",
+    "train": "2e4d168fc1eac2b509c8dd3d2c6308fa",
     "test": "39a004cb3a3a73cfb5e561e5d51853cf",
 }
 

@@ -110,7 +110,7 @@ class ToolUseEnv(AgentEnv):
     commits an answer ("committed"), or when the user gives up ("gave_up"): it gives up after 2
     writes that left a wrong record a tool could undo, and at once after a wrong record no tool
     can undo or a policy violation (success is then out of reach); truncated at the turn budget
-    (12 / 16 / 20 turns by difficulty), 24 in the hard tier.
+    (12 / 16 / 20 turns by difficulty), 24 in the hard tier (30 in its orders domain).
     A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`) truncates at
     step N in its own `step`; ask `env.unwrapped.episode_summary()` for the summary then
     (`max_turns` sets the env's own budget).
@@ -119,7 +119,7 @@ class ToolUseEnv(AgentEnv):
     The gold plan's length: `easy` 3-4 calls, `medium` 5-6, `hard` 7-8. Harder tasks also have
     larger worlds, look-alike names, details the user states only when asked, and traps more often:
     at least one in about 10% of easy tasks (ops 30%), 25-65% of medium and 75-90% of hard ones
-    (`task.gold.traps` names them). An explicit `hard` is the hard tier (below): 6-15 calls.
+    (`task.gold.traps` names them). An explicit `hard` is the hard tier (below): 6-15 calls (orders: 10-30).
 
     ## Hard tier
     An explicit `difficulty="hard"` makes the hard tier: the hard task above, harder by reading,
@@ -133,30 +133,32 @@ class ToolUseEnv(AgentEnv):
       follow, `next_page`. What the work needs may sit on any page (an approved expense, the
       account in the payout currency, the order asked about, the last deploy before the onset),
       so a list must be read until what the work needs is settled. The gold plan (6 to 15
-      calls) reads each list as far as a careful agent must: to the page of the order asked
-      about, the payout account, the start booked (free starts come earliest first) or the first
-      deploy after the cause (or the last); every page of the month's expenses, which all count;
-      the first page of a service's error lines, which all say the same thing.
-    * Policies that interact, and a request the policy forbids (orders). What a return may get
-      depends on the item's price, the days since delivery and the customer's membership tier
-      (`find_customer` shows it; the brief and `list_policies` give the rules): a Plus member has
-      15 more days on every return window and needs a refund approval only above 250.00 USD (a
-      standard one above 150.00), and an approval a refund does not need is a violation. The
-      order is mostly delivered so that an item's age lies between its window and the window with
-      the Plus days, so the tier alone decides refund or store credit (trap `member_window`).
-      The customer always says it would rather have its money back: for a standard member past
-      the window that is what the policy forbids, so the assistant must not refund (a violation
-      fails the task) and must issue the store credit the policy allows instead, which the
-      customer accepts.
-    * More decisions per item (orders): every item says whether it was `opened`; a refund of an
-      opened electronics item is its price less a 20% restocking fee, of an opened home item
-      less 10% (the fee rounded to the cent, half up; `get_return_policy` shows the category's
-      fee), and the approval limit applies to the amount refunded, so a fee can take a refund
-      under the limit, where an approval is a violation (trap `restocking_fee`; refunding an
-      opened item more is a violation too). Store credit and exchanges carry no fee. Half the
-      time the order also holds a final-sale item the customer asks to return as well (trap
-      `final_sale_asked`): it gets nothing (any write on it is a violation) while the other items
-      get what the policy allows.
+      calls; orders 10 to 30) reads each list as far as a careful agent must: to the page of the
+      last order asked about, the payout account, the start booked (free starts come earliest
+      first) or the first deploy after the cause (or the last); every page of the month's
+      expenses, which all count; the first page of a service's error lines, which all say the
+      same thing.
+    * A bulk return (orders): many decisions, all or nothing. The customer names 6 to 10 items
+      over 2 or 3 of its orders, each order by its placing date ("From my order placed on
+      2025-07-13: the e-reader, the cookbook and the duvet set."), and would rather have its
+      money back for every one. Each item gets exactly what the policies allow, decided by
+      itself from its row (`get_order`: category, price, `final_sale`, `opened`,
+      `arrived_damaged`), its order's delivery date against today and the customer's membership
+      tier (`find_customer`); the task succeeds only when every item does. The rules, in the
+      brief and `list_policies` alike: days are counted from delivery to today and the window's
+      last day counts (delivery ages are drawn on, beside or a few days off a window's end,
+      across month ends; trap `window_last_day`); a Plus member has 15 more days on every window
+      (trap `member_window`) and needs a refund approval only above 250.00 USD (a standard one
+      above 150.00), and an approval a refund does not need is a violation (trap `approval` when
+      one is due); past the window an item gets store credit for its full price (trap
+      `past_return_window`); a refund of an opened electronics item is its price less a 20%
+      restocking fee, of an opened home item less 10% (rounded to the cent, half up), the
+      approval judged on the amount refunded (trap `restocking_fee`; refunding more is a
+      violation); a final-sale item gets nothing (trap `final_sale_asked`; any write on it is a
+      violation) unless it arrived damaged, which also waives the fee (traps
+      `damaged_final_sale`, `damaged_opened`). Which of these an episode holds varies with the
+      draw. The orders tier has 30 turns, which its brief states; a change of mind keeps one
+      item after all. Its reference solver is `orders_bulk.solve_bulk`.
     * Arithmetic the work needs (finance), with no tool that adds up: the tier's finance toolkit
       has no `sum_amounts` (`convert`, which reads a rate, stays), so a total is the assistant's
       own sum of amounts converted one by one and rounded by `convert`. In a reimbursement the
@@ -187,9 +189,9 @@ class ToolUseEnv(AgentEnv):
       with approved claims of the same month; `find_employee` shows each match's department and
       the request names the employee's after the name ("Lars Becker (Research)"); paying the
       namesake is final (trap `namesake_in_another_department`).
-    * Near-duplicates (orders): another order of the customer's, placed 1-3 days after the one
-      the request is about (so it is listed first), holds the same product; only the order date
-      the customer gives tells the two apart, and a write on the wrong one is final.
+    * Near-duplicates (orders): another order of the customer's, placed 1-3 days after the first
+      one the request names (so it is listed first), holds one of the products asked about; only
+      the order date the customer gives tells the two apart, and a write on the wrong one is final.
     * A longer history (ops): the culprit's deploys start 2-3 releases earlier, so the cause is
       never on the first page and "the last deploy before the onset" has to be found among them.
     * Failed deploys (ops): every deploy of the tier's `get_deploys` has a `status`; a failed one

@@ -16,7 +16,7 @@ from agentgym.envs.tooluse import _fast
 from agentgym.envs.tooluse.base import Draws, Gold, World, WorldRecord, evaluate
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
 
-__all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "is_tier", "shift_gold", "longest_plan", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
+__all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "tier_calls", "tier_turns", "is_tier", "shift_gold", "longest_plan", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
 
 #: Per difficulty: the gold plan's length (calls) and the turn budget.
 DIFFICULTY: dict[str, dict[str, Any]] = {
@@ -30,6 +30,22 @@ TIER_MAX_TURNS = 24
 #: The hard tier's gold plan length (calls): 8 to 15 with every page read, a few fewer where the
 #: gold stops reading a list at the page that settles what it needs.
 TIER_CALLS = (6, 15)
+#: Domains whose tier plans are longer: the orders tier's bulk return (`orders_bulk`) reads two or
+#: three orders and writes for six to ten items, an approval first where one is due.
+_TIER_CALLS_OF = {"orders": (10, 30)}
+#: Domains whose tier has more turns, sized to the work (the expert's turns x 1.5 + 4); the
+#: domain's tier brief states them.
+_TIER_TURNS_OF = {"orders": 30}
+
+
+def tier_turns(domain: str) -> int:
+    """The hard tier's turn budget in `domain`."""
+    return _TIER_TURNS_OF.get(domain, TIER_MAX_TURNS)
+
+
+def tier_calls(domain: str) -> tuple[int, int]:
+    """The hard tier's gold plan length (calls) in `domain`."""
+    return _TIER_CALLS_OF.get(domain, TIER_CALLS)
 
 
 @lru_cache(maxsize=None)
@@ -56,7 +72,7 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     tier = bool(options.get("tier", options.get("difficulty") == "hard"))
     difficulty = options.get("difficulty") or DIFFICULTIES[bits // len(names) % 3]
     spec = domains[domain]
-    gen = spec.generate(Draws(fast_stream(seed, f"task/world/{domain}")), difficulty)
+    gen = spec.generate(Draws(fast_stream(seed, f"task/world/{domain}")), spec.tier_base if tier else difficulty)
     if tier:
         gen = _harden(spec, gen, seed)
     return Task(
@@ -70,7 +86,7 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
         world=gen.world,
         goal=gen.goal,
         gold=gen.gold,
-        max_turns=TIER_MAX_TURNS if tier else DIFFICULTY[difficulty]["max_turns"],
+        max_turns=tier_turns(domain) if tier else DIFFICULTY[difficulty]["max_turns"],
         extra={"tier": "hard"} if tier else {},
     )
 
@@ -103,7 +119,7 @@ def shift_gold(task: Task, gold: Gold) -> Gold:
 
 def longest_plan(task: Task) -> int:
     """The most calls a gold plan of the task's kind has (a goal shift must not make it longer)."""
-    return TIER_CALLS[1] if is_tier(task) else DIFFICULTY[task.difficulty]["calls"][1]
+    return tier_calls(task.domain)[1] if is_tier(task) else DIFFICULTY[task.difficulty]["calls"][1]
 
 
 def is_tier(task: Task) -> bool:

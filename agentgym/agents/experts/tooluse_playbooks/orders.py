@@ -5,9 +5,12 @@ window, counted in days from its delivery date to today (the brief says what day
 it, store credit for the full price instead; a refund over the limit needs a manager's approval
 first; final-sale items and orders not yet delivered get nothing (the customer is told, and the
 other items asked about are done). Where the brief charges a restocking fee, an opened item of
-a category it names is refunded its price less the fee, and the approval follows that amount. The order and the policies
-are read twice before anything is done (refunds, credits and exchanges are final), and a
-variant the stock check says is out of stock is checked again before the customer is told.
+a category it names is refunded its price less the fee, and the approval follows that amount; an
+item that arrived damaged carries no fee and is not final sale. A request that names several
+orders by their placing dates ("From my order placed on ...: the lamp and the atlas.") is worked
+order by order, each item decided by itself. The orders and the policies are read twice before
+anything is done (refunds, credits and exchanges are final), and a variant the stock check says
+is out of stock is checked again before the customer is told.
 """
 
 from __future__ import annotations
@@ -97,30 +100,31 @@ class OrdersPlaybook(Playbook):
 
     # ------------------------------------------------------------------------------- plan
     def plan(self, case: CaseFile) -> None:
-        order_id = self.order_id or self._order(case)
-        order, = case.get(Read("get_order", {"order_id": order_id}, copies=2))
-        items = order.get("items", [])
-        self.products = [i["product"] for i in items]
-        wants = self._wants(case, items)
+        asked = self._asked(case)
+        orders = case.get(*(Read("get_order", {"order_id": o}, copies=2) for o, _ in asked))
+        self.products = [i["product"] for order in orders for i in order.get("items", [])]
+        wants = [(order, *want) for order, (_, about) in zip(orders, asked)
+                 for want in self._wants(case, order.get("items", []), about)]
         if not wants:
-            self.stop(case, f"I can't tell which item of order {order_id} you mean.")
+            self.stop(case, f"I can't tell which item of order {asked[0][0]} you mean.")
         # The policies and the stock of every variant asked for are read in one turn.
-        categories = list(dict.fromkeys(i["category"] for i, _, _ in wants))
-        stock = [(i["product"], v) for i, a, v in wants if a == "exchange" and v is not None]
+        categories = list(dict.fromkeys(i["category"] for _, i, _, _ in wants))
+        stock = [(i["product"], v) for _, i, a, v in wants if a == "exchange" and v is not None]
         got = case.get(*(Read("get_return_policy", {"category": c}, copies=2) for c in categories),
                        *(Read("check_stock", {"product": p, "variant": v}, valid=lambda r: bool(r.get("in_stock")))
                          for p, v in stock))
         window = {p["category"]: p["return_window_days"] for p in got[:len(categories)]}
         self._stock = dict(zip(stock, got[len(categories):]))
         done = {a.get("item_id") for name in _AFTER_SALES for a, _ in case.made(name)}
-        # A final-sale item gets nothing: the customer is told, and the other items are done.
-        finals = [i["product"] for i, _, _ in wants if i.get("final_sale")]
+        # A final-sale item gets nothing (unless it arrived damaged, where the brief says so):
+        # the customer is told, and the other items are done.
+        finals = [i["product"] for _, i, _, _ in wants if _final(i)]
         refused = (f"The {' and the '.join(finals)} {'was a final-sale item' if len(finals) == 1 else 'were final-sale items'},"
                    " so I can't refund, credit or exchange "
                    f"{'it' if len(finals) == 1 else 'them'}.") if finals else ""
         steps: list[tuple[str, dict[str, Any], str]] = []
-        for item, action, variant in wants:
-            if item["item_id"] in done or item.get("final_sale"):
+        for order, item, action, variant in wants:
+            if item["item_id"] in done or _final(item):
                 continue
             steps.append(self._step(case, order, item, action, variant, window[item["category"]]))
         if not steps:
@@ -129,6 +133,7 @@ class OrdersPlaybook(Playbook):
             return
         self.confirm(case, " ".join([refused] * bool(refused) + [what for _, _, what in steps]))
         name, args, _ = steps[0]
+        order_id = args["order_id"]
         base = {"order_id": order_id, "item_id": args["item_id"]}
         limit = self._limit()
         if name == "refund_item" and limit is not None and args["amount"] > limit:
@@ -140,9 +145,25 @@ class OrdersPlaybook(Playbook):
         case.write(name, args, Call("get_order", {"order_id": order_id}),
                    lambda back: _landed(back, args["item_id"], _AFTER_SALES[name]))
 
-    def _order(self, case: CaseFile) -> str:
+    def _asked(self, case: CaseFile) -> list[tuple[str, str]]:
+        """The orders asked about, each with the words about it: the one order (its id given,
+        or found by date and products), or, where the request names several orders by their
+        placing dates ("From my order placed on ...: the lamp and the atlas."), each of them."""
+        if self.order_id is not None:
+            return [(self.order_id, self.request)]
+        clauses = [s for s in sentences(self.request) if DATE.search(s)]
+        if len(clauses) < 2:
+            return [(self._order(case), self.request)]
+        out = []
+        for clause in clauses:
+            self.placed = DATE.search(clause).group(0)  # type: ignore[union-attr]
+            out.append((self._order(case, clause), clause))
+        return out
+
+    def _order(self, case: CaseFile, about: str | None = None) -> str:
         """The order the customer means, found from their email: the one placed on the date
-        they give that holds the product they name (or whichever of the two tells)."""
+        they give that holds the products they name in `about` (the request when None), or
+        whichever of the two tells."""
         if self.email is None:
             case.ask("email", "Could you tell me the email address of your account, so I can find your order?")
             if self.email is None:
@@ -158,7 +179,7 @@ class OrdersPlaybook(Playbook):
         by_date = [o for o in listed if o.get("placed_on") == self.placed]
         # The orders that hold the most of the products named (an order of the same product
         # alone is a near-duplicate of one that holds both products asked about).
-        named = [sum(_mentions(self.request, p) for p in o.get("products", [])) for o in listed]
+        named = [sum(_mentions(about or self.request, p) for p in o.get("products", [])) for o in listed]
         by_product = [o for o, n in zip(listed, named) if n and n == max(named)]
         both = [o for o in by_date if o in by_product]
         pick = both or by_product or by_date
@@ -170,15 +191,16 @@ class OrdersPlaybook(Playbook):
             return said_id.group(0) if said_id else ""
         return pick[0]["order_id"]
 
-    def _wants(self, case: CaseFile, items: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, str | None]]:
+    def _wants(self, case: CaseFile, items: list[dict[str, Any]], request: str
+               ) -> list[tuple[dict[str, Any], str, str | None]]:
         """(item, "exchange" or "return", the variant wanted) for each item the customer asks
-        about, as they want it now (a change of mind: another variant, or keeping an item)."""
-        named = [i for i in items if _mentions(self.request, i["product"])]
+        about in `request`, as they want it now (a change of mind: another variant, or keeping an item)."""
+        named = [i for i in items if _mentions(request, i["product"])]
         out = []
         for item in named:
             product = item["product"]
-            said = [s for s in sentences(self.request) if _mentions(s, product)]
-            about = self.request if len(named) == 1 else " ".join(said)
+            said = [s for s in sentences(request) if _mentions(s, product)]
+            about = request if len(named) == 1 else " ".join(said)
             if has_word(about, "swap", "exchange"):
                 at = about.lower().find(product.lower())
                 variant = _variant_asked(about[max(at, 0):]) or _variant_asked(about)
@@ -219,7 +241,7 @@ class OrdersPlaybook(Playbook):
                     f"exchange the {product} ({item['item_id']}) for the {variant} one.")
         if inside:
             limit = self._limit()
-            pct = self.fees.get(item["category"], 0) if item.get("opened") else 0
+            pct = self.fees.get(item["category"], 0) if item.get("opened") and not item.get("arrived_damaged") else 0
             fee = (round(price * 100) * pct + 50) // 100
             amount = (round(price * 100) - fee) / 100
             approval = limit is not None and amount > limit
@@ -238,6 +260,12 @@ class OrdersPlaybook(Playbook):
 
     def summary(self) -> str:
         return "Everything you asked about is taken care of."
+
+
+def _final(item: dict[str, Any]) -> bool:
+    """Whether the policies give an item nothing as final sale (one that arrived damaged counts
+    as not final sale, as the hard tier's brief says)."""
+    return bool(item.get("final_sale")) and not item.get("arrived_damaged")
 
 
 def _landed(back: Any, item_id: str, action: str) -> Any:

@@ -86,6 +86,9 @@ class DomainSpec:
     hard_toolkit: type[ToolUseToolkit] | None = None
     paged: Mapping[str, Any] = field(default_factory=dict)
     harden: Callable[[Draws, Generated], Generated] | None = None
+    #: The difficulty of the generated task the tier hardens (the orders tier builds its own
+    #: orders, so it starts from a smaller world).
+    tier_base: str = "hard"
 
     @property
     def undoable(self) -> frozenset[str]:

@@ -35,7 +35,7 @@ from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
 from agentgym.envs.tooluse.policies import policy, policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
-__all__ = ["OrdersToolkit", "OrdersWorld", "Order", "Item", "DOMAIN", "vocab"]
+__all__ = ["OrdersToolkit", "OrdersWorld", "Order", "Item", "DOMAIN", "vocab", "money_back"]
 
 
 @dataclass(frozen=True)
@@ -95,12 +95,17 @@ class Item:
     #: Whether the customer opened it (the hard tier's restocking fee; its rows show it); None,
     #: and not shown, elsewhere.
     opened: bool | None = None
+    #: Whether it arrived damaged (the hard tier's: no restocking fee, final sale or not; its
+    #: rows show it); None, and not shown, elsewhere.
+    damaged: bool | None = None
 
     def row(self) -> dict[str, Any]:
         row = {"item_id": self.id, "product": self.product, "category": self.category, "variant": self.variant,
                "price": money(self.price), "final_sale": self.final_sale}
         if self.opened is not None:
             row["opened"] = self.opened
+        if self.damaged is not None:
+            row["arrived_damaged"] = self.damaged
         return row
 
 
@@ -143,8 +148,9 @@ class OrdersWorld(World):
 
     def refund_amount(self, item: Item) -> int:
         """What a refund of `item` pays (cents): its price, less the restocking fee of an opened
-        item where its category has one (the fee rounded to the cent, half up)."""
-        pct = self.fee.get(item.category, 0) if item.opened else 0
+        item where its category has one (the fee rounded to the cent, half up); an item that
+        arrived damaged carries no fee."""
+        pct = self.fee.get(item.category, 0) if item.opened and not item.damaged else 0
         return item.price - (item.price * pct + 50) // 100
 
     def window(self, category: str) -> int:
@@ -183,7 +189,7 @@ class OrdersToolkit(ToolUseToolkit):
             raise ToolError(f"item {item.id} was already refunded, credited or exchanged")
         if order.delivered is None:
             raise self.violation("delivered_only", f"order {order.id} has not been delivered yet")
-        if item.final_sale:
+        if item.final_sale and not item.damaged:  # the hard tier's damaged items are returned all the same
             raise self.violation("final_sale", f"{item.product} ({item.id}) was a final-sale item")
         if window:
             age, limit = self.world.age(order), self.world.window(item.category)
@@ -547,22 +553,34 @@ def solve(world: OrdersWorld, req: Request) -> Gold:
             plan.append(Step("exchange_item", {**base, "new_variant": w.variant}))
             effects.append(Effect(f"exchange:{item.id}", item.id, "exchange", {**base, "new_variant": w.variant},
                                   f"exchange {item.product} ({item.id}) for {w.variant}"))
-        elif world.age(order) <= world.window(item.category):
-            amount = world.refund_amount(item)
-            args: dict[str, Any] = {**base, "amount": money(amount)}
-            if amount > world.limit:
-                aid = world.predict_id("AP", approvals)
-                approvals += 1
-                plan.append(Step("request_refund_approval", dict(args), {"approval_id": aid}))
-                args["approval_id"] = aid
-            plan.append(Step("refund_item", args))
-            effects.append(Effect(f"refund:{item.id}", item.id, "refund", {**base, "amount": amount},
-                                  f"refund {money(amount):.2f} for {item.product} ({item.id})"))
         else:
-            plan.append(Step("issue_store_credit", {**base, "amount": money(item.price)}))
-            effects.append(Effect(f"credit:{item.id}", item.id, "credit", {**base, "amount": item.price},
-                                  f"store credit {money(item.price):.2f} for {item.product} ({item.id})"))
+            inside = world.age(order) <= world.window(item.category)
+            approvals = money_back(world, order, item, "refund" if inside else "credit", plan, effects, approvals)
     return Gold("after_sales", tuple(plan), tuple(effects))
+
+
+def money_back(world: OrdersWorld, order: Order, item: Item, kind: str, plan: list[Step], effects: list[Effect],
+               approvals: int) -> int:
+    """Add to `plan` and `effects` a refund of `item` (what `refund_amount` pays; an approval
+    first over the limit) or, `kind` "credit", store credit for its full price; the number of
+    approvals the plan then asks for."""
+    base = {"order_id": order.id, "item_id": item.id}
+    if kind == "credit":
+        plan.append(Step("issue_store_credit", {**base, "amount": money(item.price)}))
+        effects.append(Effect(f"credit:{item.id}", item.id, "credit", {**base, "amount": item.price},
+                              f"store credit {money(item.price):.2f} for {item.product} ({item.id})"))
+        return approvals
+    amount = world.refund_amount(item)
+    args: dict[str, Any] = {**base, "amount": money(amount)}
+    if amount > world.limit:
+        aid = world.predict_id("AP", approvals)
+        approvals += 1
+        plan.append(Step("request_refund_approval", dict(args), {"approval_id": aid}))
+        args["approval_id"] = aid
+    plan.append(Step("refund_item", args))
+    effects.append(Effect(f"refund:{item.id}", item.id, "refund", {**base, "amount": amount},
+                          f"refund {money(amount):.2f} for {item.product} ({item.id})"))
+    return approvals
 
 
 _REFUND_PLEASE = "I'd like my money back for the {product}, please."

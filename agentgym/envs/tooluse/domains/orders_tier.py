@@ -1,19 +1,18 @@
 """The orders domain's hard tier (`ToolUseEnv`'s card, "Hard tier").
 
-Policies that interact: what a return may get depends on the item's price, the days since its
-delivery and the customer's membership tier. A Plus member has more days on every return window
-and a higher refund approval limit, and no approval may be asked for a refund that does not need
-one (``data/policies.json``, ``orders_tier``; the brief and `list_policies` show them,
-`find_customer` shows the tier). The order is mostly delivered so that an item's age falls
-between its window and the window with the Plus days: a refund for a Plus member, store credit
-for a standard one. The customer always prefers a refund, so for a standard member it asks for
-what the policy forbids: the assistant must not refund and must issue the credit the policy
-allows instead. The reference solver computes the gold with the tier's rules (`orders.solve`
-reads them from the world). More decisions per item: every item says whether it was opened, and
-a refund of an opened item of a category with a restocking fee (electronics, home) is its price
-less the fee, the approval limit judged on that amount; half the time the order also holds a
-final-sale item the customer asks to return too, which gets nothing. Also: the customer's orders
-come in pages, and a near-duplicate order holds the same product.
+A bulk return (`orders_bulk`): the customer names six to ten items over two or three of its
+orders, each order by its placing date, and would rather have its money back for every one. Each
+item gets exactly what the policies allow, decided by itself, and the episode succeeds only when
+every item does. Policies that interact (``data/policies.json``, ``orders_tier``; the brief and
+`list_policies` show them, `find_customer` shows the tier, `get_order` each item's row): a Plus
+member has more days on every return window (whose last day counts) and a higher refund approval
+limit, and no approval may be asked for a refund that does not need one; past the window an item
+gets store credit for its full price; a refund of an opened item of a category with a restocking
+fee (electronics, home) is its price less the fee, the approval limit judged on that amount; a
+final-sale item gets nothing, unless it arrived damaged, which also waives the restocking fee.
+Delivery ages are drawn on, beside or near window ends, across month ends. Also: the customer's
+orders come in pages, and a near-duplicate order, placed a few days after one asked about, holds
+the same product. The reference solver is `orders_bulk.solve_bulk`.
 """
 
 from __future__ import annotations
@@ -21,11 +20,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from agentgym.core.tools import READ, WRITE, MaxLen, tool
-from agentgym.envs.tooluse.base import DAY_ISO, Detail, Draws, Gold, cents, money
+from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, cents, money
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.orders import (
     _CREDIT_IS_FINE,
-    _LIMIT,
     _PRODUCTS,
     _REFUND_PLEASE,
     _V,
@@ -36,8 +34,10 @@ from agentgym.envs.tooluse.domains.orders import (
     Order,
     OrdersToolkit,
     OrdersWorld,
-    solve,
 )
+from agentgym.envs.tooluse.domains.orders import shifts as order_shifts
+from agentgym.envs.tooluse.domains.orders_bulk import BulkRequest, build, dates, solve_bulk
+from agentgym.envs.tooluse.domains.orders_bulk import shifts as bulk_shifts
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
@@ -48,11 +48,13 @@ EXTRA_DAYS = int(policy("orders_tier", "member_window").params["extra_days"])
 PLUS_LIMIT = round(float(policy("orders_tier", "member_approval").params["limit"]) * 100)
 #: The restocking fee of an opened item refunded, in percent of its price, by category.
 FEE = {category: int(pct) for category, pct in policy("orders_tier", "restocking_fee").params.items()}
-#: What a customer adds about a final-sale item of the order, which the policy gives nothing for.
-_ALSO_FINAL = " I'd also like to return the {product}."
+#: What a customer says, asked, about a final-sale item, which the policy gives nothing for.
+#: The turn budget the brief states (`agentgym.envs.tooluse.tasks` gives the tier's orders tasks as
+#: many; a test keeps the two equal).
+_TURNS = "You have 30 turns for this request: one reply, with any number of tool calls in it, is one turn."
 _FINAL_SAID = "I'd like my money back for the {product} too, if the policy allows anything for it."
-#: What a customer of the tier adds to a request with a return: it would rather have a refund
-#: (for a standard member past the window, the policy forbids one).
+#: What a customer of the tier adds to its request: it would rather have a refund (past an
+#: item's window, the policy forbids one).
 _PREFER_REFUND = " I'd much rather have my money back than store credit."
 
 
@@ -115,94 +117,71 @@ class OrdersTierToolkit(OrdersToolkit):
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
-    """The hard tier of an orders task: the customer's tier, a delivery date that makes the tier
-    decide, a near-duplicate order, the gold by the tier's rules, and a request that prefers a
-    refund (see the module docstring)."""
+    """The hard tier of an orders task: the customer's tier, a bulk return of six to ten items
+    over two or three orders (`orders_bulk`), a near-duplicate order, the gold by the tier's
+    rules, and a request that prefers a refund for every item (see the module docstring)."""
     world, req = gen.world, gen.goal.job
     assert isinstance(world, OrdersWorld)
     world.tier = d.pick(("standard", "plus"))
     if world.tier == "plus":
         world.extra_days, world.limit = EXTRA_DAYS, PLUS_LIMIT
-    target = world.orders[req.order_id]
-    before = DAY_ISO[target.placed]
-    retimed = d.chance(0.8) and _retime(d, world, target, req)
-    assert target.delivered is not None
-    age = world.today - target.delivered
-    if not retimed and any(abs(age - world.window(i.category)) < 2 for i in target.items):
-        world.tier, world.extra_days, world.limit = "standard", 0, _LIMIT  # no Plus window ends at the age
-    _twin(d, world, target, req.wants[0].item_id)
-    final = _open_and_finalise(d, world, target, req)
-    gold = solve(world, req)
-    credit = {e.fields["item_id"] for e in gold.effects if e.kind == "credit"}
-    traps = [t for t in gen.gold.traps if t != "past_return_window"]
-    traps += ["past_return_window"] * bool(credit) + ["member_window"] * retimed + ["near_duplicate_order"]
-    refunded = {e.fields["item_id"]: e.fields["amount"] for e in gold.effects if e.kind == "refund"}
-    traps += ["restocking_fee"] * any(refunded[i.id] < i.price for i in target.items if i.id in refunded)
-    traps += ["final_sale_asked"] * (final is not None)
-    gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
-    items = {i.id: i for i in target.items}
-    for det in gen.goal.details:  # the goal is the task's own, made fresh
-        slot, _, item_id = det.id.partition(":")
-        if slot == "refund":
-            said = _CREDIT_IS_FINE if item_id in credit else _REFUND_PLEASE
-            det.statement = said.format(product=items[item_id].product)
-    gen.rename(before, DAY_ISO[target.placed])
-    rules = policy_lines("orders")
-    gen.brief = gen.brief.replace(rules, policy_lines("orders", tier=True))
-    if final is not None:  # asked about too; the policy gives it nothing
-        also = _ALSO_FINAL.format(product=final.product)
-        gen.goal.request += also
-        gen.goal.blurred = {k: v + also for k, v in gen.goal.blurred.items()}
-        gen.goal.details = (*gen.goal.details,
-                            Detail(f"product:{final.id}", "product", f"It's about the {final.product}.", "upfront"),
-                            Detail(f"refund:{final.id}", "refund", _FINAL_SAID.format(product=final.product), "ask"))
-    if any(w.action == "return" for w in req.wants):
-        gen.goal.request += _PREFER_REFUND
-        gen.goal.blurred = {k: v + _PREFER_REFUND for k, v in gen.goal.blurred.items()}
+    world.fee = dict(FEE)
+    bulk = build(d, world, world.orders[req.order_id])
+    _twin(d, world, world.orders[req.order_id], bulk.wants[0][1])
+    gold = solve_bulk(world, bulk)
+    gen.gold = Gold(gold.kind, gold.plan, gold.effects, _traps(world, bulk, gold), gen.gold.superseded)
+    email = Detail("email", "email", d.pick(_V.templates["email_answer"]).format(email=world.email),
+                   "ask" if d.chance(0.5) else "upfront")
+    gen.goal = _goal(world, bulk, email, gold)
+    gen.brief = gen.brief.replace(policy_lines("orders"), policy_lines("orders", tier=True)).replace(
+        "Policies:\n", f"{_TURNS}\nPolicies:\n", 1)
     return gen
 
 
-def _open_and_finalise(d: Draws, world: OrdersWorld, target: Order, req: Any) -> Item | None:
-    """The restocking fee and a final-sale item asked about: every item says whether it was
-    opened (a returned item 75% of the time, the others 30%); half the time the order also holds
-    a final-sale item of a product no order has, which the customer asks to return too (it is
-    returned as that item, or None)."""
-    world.fee = dict(FEE)
-    wanted = {w.item_id for w in req.wants if w.action == "return"}
-    for order in world.orders.values():
+def _traps(world: OrdersWorld, req: BulkRequest, gold: Gold) -> tuple[str, ...]:
+    """The tier's traps a bulk return holds, each named once (the outcomes are the gold's)."""
+    got = {e.fields["item_id"]: (e.kind, e.fields["amount"]) for e in gold.effects}
+    out: list[str] = ["near_duplicate_order"]
+    for order_id in req.orders:
+        order = world.orders[order_id]
+        age = world.age(order)
         for item in order.items:
-            item.opened = d.chance(0.75 if item.id in wanted else 0.3)
-    if not d.chance(0.5):
-        return None
-    held = {i.product for o in world.orders.values() for i in o.items}
-    product = d.pick([p for p in _PRODUCTS if p not in held])
-    category, price, variants = _PRODUCTS[product]
-    number = max(int(i.id[2:]) for o in world.orders.values() for i in o.items) + 1
-    final = Item(f"I-{number}", product, category, d.pick(variants), price, True, d.chance(0.5))
-    target.items.insert(d.below(len(target.items) + 1), final)
-    return final
+            kind, amount = got.get(item.id, ("none", 0))
+            window = world.window(item.category)
+            out += ["past_return_window"] * (kind == "credit") + ["window_last_day"] * (kind != "none" and abs(age - window) <= 1)
+            out += ["member_window"] * (kind == "refund" and age > window - world.extra_days)
+            out += ["final_sale_asked"] * (item.final_sale and not item.damaged)
+            out += ["damaged_final_sale"] * (kind != "none" and item.final_sale)
+            out += ["restocking_fee"] * (kind == "refund" and amount < item.price)
+            out += ["damaged_opened"] * (kind == "refund" and bool(item.opened and item.damaged)
+                                         and item.category in world.fee)
+            out += ["approval"] * (kind == "refund" and amount > world.limit)
+    return tuple(dict.fromkeys(out))
 
 
-def _retime(d: Draws, world: OrdersWorld, target: Order, req: Any) -> bool:
-    """Move the order's delivery (and its placing, as many days) so that a returned item's age
-    lies past its window but within the window with a Plus member's days; False (nothing moved)
-    where an exchange would then fall out of its window or the placing date is another order's."""
-    items = {i.id: i for i in target.items}
-    returns = [items[w.item_id] for w in req.wants if w.action == "return"]
-    if not returns:
-        return False
-    age = world.window(d.pick(returns).category) - world.extra_days + d.between(2, EXTRA_DAYS - 2)
-    # Never within a day of a window's end, with or without the Plus days (no off-by-one reading).
-    ends = {_V.windows[items[w.item_id].category] + extra for w in req.wants for extra in (0, EXTRA_DAYS)}
-    if any(abs(age - end) < 2 for end in ends) or any(
-            age > world.window(items[w.item_id].category) for w in req.wants if w.action == "exchange"):
-        return False
-    assert target.delivered is not None
-    placed = world.today - age - (target.delivered - target.placed)
-    if any(o.placed == placed for o in world.orders.values() if o is not target):
-        return False
-    target.placed, target.delivered = placed, world.today - age
-    return True
+def _goal(world: OrdersWorld, req: BulkRequest, email: Detail, gold: Gold) -> Goal:
+    """What the customer says: the items of each order, named by its placing date; its email
+    (up front, or only when asked as the task drew it); and, asked, what it wants per item."""
+    items = {i.id: i for o in req.orders for i in world.orders[o].items}
+    parts = []
+    for order_id, date in zip(req.orders, dates(world, req)):
+        named = [f"the {items[i].product}" for o, i in req.wants if o == order_id]
+        parts.append(f"From my order placed on {date}: {', '.join(named[:-1])} and {named[-1]}.")
+    text = f"Hi, I'd like to return several things. {' '.join(parts)}{_PREFER_REFUND}"
+    blurred = {}
+    if email.reveal == "upfront":
+        blurred["email"] = text
+        text += _V.templates["email_inline"].format(email=world.email)
+    kinds = {e.fields["item_id"]: e.kind for e in gold.effects}
+    details = [email]
+    details += [Detail(f"order:{o}", "order", f"One is the order I placed on {date}.", "upfront")
+                for o, date in zip(req.orders, dates(world, req))]
+    for _, item_id in req.wants:
+        product = items[item_id].product
+        said = {"credit": _CREDIT_IS_FINE, "refund": _REFUND_PLEASE}.get(kinds.get(item_id, ""), _FINAL_SAID)
+        details += [Detail(f"product:{item_id}", "product", f"It's about the {product}.", "upfront"),
+                    Detail(f"refund:{item_id}", "refund", said.format(product=product), "ask")]
+    return Goal("bulk_return", text, tuple(details), blurred, job=req)
 
 
 def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str) -> None:
@@ -221,6 +200,11 @@ def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str) -> None:
     world.orders[order.id] = order
 
 
+def _shifts(world: OrdersWorld, job: Any) -> list[Any]:
+    """The goal shifts of a task: a bulk return's (`orders_bulk.shifts`) or the domain's."""
+    return bulk_shifts(world, job) if isinstance(job, BulkRequest) else order_shifts(world, job)
+
+
 #: What `load_domains` adds to the orders domain's spec.
 TIER: dict[str, Any] = {
     "hard_toolkit": OrdersTierToolkit,
@@ -228,4 +212,8 @@ TIER: dict[str, Any] = {
     # the date).
     "paged": {"list_orders": PagedList("orders", named_row("order_id"))},
     "harden": harden,
+    "shifts": _shifts,
+    # The bulk return replaces the request and the orders it is about; an easy task's world
+    # (the customer, today, an order or two besides) is all it keeps.
+    "tier_base": "easy",
 }
