@@ -1,0 +1,92 @@
+"""Dialog's hard-tier itinerary (`agentgym.envs.dialog.itinerary`): several bookings, one plan
+the rules pick, judged all or nothing at `submit_plan`."""
+
+from __future__ import annotations
+
+import itertools
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.agents import make_agent
+from agentgym.agents.experts.dialog_plan import read_form
+from agentgym.envs.dialog import hard_tier
+from agentgym.envs.dialog.itinerary import candidates
+from agentgym.envs.dialog.itinerary_parts import FORM_ANSWER
+from agentgym.eval.episode import run_episode
+
+DIALOG_ID = "AgentRL/Dialog-v0"
+SPLITS = ("train", "test")
+
+
+def _itineraries(split: str, n: int) -> list[int]:
+    seeds = [s for s in range(200) if hard_tier.generate_task(s, {"split": split, "difficulty": "hard"})
+             .extra.get("kind") == "itinerary"]
+    return seeds[:n]
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_gold_is_every_plan_that_keeps_the_rules_and_ties_the_best_by_brute_force(split: str) -> None:
+    for seed in _itineraries(split, 15):
+        task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
+        g = task.gold
+        options = [candidates(task.world, leg) for leg in g.legs]
+        valid = []
+        for plan in itertools.product(*options):
+            if len({p.id for p in plan}) < len(plan) or sum(p.price for p in plan) > g.budget:
+                continue
+            if g.distinct_areas and len({p.area for p in plan}) < len(plan):
+                continue
+            valid.append(plan)
+        best = max(tuple(p[i].rating for i in g.priority) for p in valid)
+        assert best == g.best
+        assert sorted(g.accepted) == sorted(tuple(p.id for p in plan) for plan in valid
+                                            if tuple(plan[i].rating for i in g.priority) == best)
+        # The budget decides something: the plan the priorities pick without it costs more.
+        free = max(itertools.product(*options), key=lambda p: tuple(p[i].rating for i in g.priority)
+                   if len({x.id for x in p}) == len(p) and (not g.distinct_areas or len({x.area for x in p}) == len(p))
+                   else (-1.0,))
+        assert sum(p.price for p in free) > g.budget
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_brief_states_the_form_the_expert_reads(split: str) -> None:
+    for seed in _itineraries(split, 10):
+        task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
+        form = read_form(task.brief)
+        assert form is not None and form["budget"] == task.gold.budget
+        assert [(leg["day"], leg["slot"]) for leg in form["legs"]] == [(g.day, g.slot) for g in task.gold.legs]
+        assert f"You have {task.max_turns} turns." in task.brief
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_expert_and_oracle_solve_a_sample_and_random_does_not(split: str) -> None:
+    env = gym.make(DIALOG_ID, split=split, difficulty="hard")
+    for seed in _itineraries(split, 8):
+        for name, wins in (("expert", True), ("oracle", True), ("random", False)):
+            ep = run_episode(env, make_agent(name), seed=seed)
+            assert ep.episode["success"] is wins, (name, seed)
+
+
+def test_a_wrong_plan_fails_and_bad_input_never_raises() -> None:
+    env = gym.make(DIALOG_ID, split="train", difficulty="hard")
+    seed = _itineraries("train", 1)[0]
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    obs, *_ = env.step("What's your budget?")
+    assert FORM_ANSWER in obs
+    for bad in ('{"name": "submit_plan", "arguments": {"x": 1}}', '{"name": "book", "arguments": {}}', "", "{{{"):
+        env.step(bad)
+    # Each leg booked with a place that fits it but not the best: the cheapest.
+    calls = []
+    for leg in task.gold.legs:
+        cheap = min(candidates(task.world, leg), key=lambda p: (p.price, p.id))
+        calls.append({"type": "function", "function": {"name": "book", "arguments":
+                      {"item_id": cheap.id, "day": leg.day, "slot": leg.slot}}})
+    import json
+    env.step(json.dumps({"tool_calls": calls}))
+    *_, terminated, _, info = env.step('{"name": "submit_plan", "arguments": {}}')
+    assert terminated
+    plan = tuple(b.item_id for b in task.world.active_bookings())
+    assert info["episode_summary"]["success"] is (plan in task.gold.accepted)
