@@ -7,6 +7,7 @@ import itertools
 
 import gymnasium as gym
 import pytest
+from dialog_hard_seeds import itinerary_seeds
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -21,9 +22,7 @@ SPLITS = ("train", "test")
 
 
 def _itineraries(split: str, n: int) -> list[int]:
-    seeds = [s for s in range(200) if hard_tier.generate_task(s, {"split": split, "difficulty": "hard"})
-             .extra.get("kind") == "itinerary"]
-    return seeds[:n]
+    return itinerary_seeds(split, n)
 
 
 @pytest.mark.parametrize("split", SPLITS)
