@@ -4,6 +4,7 @@ the rules pick, judged all or nothing at `submit_plan`."""
 from __future__ import annotations
 
 import itertools
+import json
 
 import gymnasium as gym
 import pytest
@@ -14,7 +15,8 @@ from agentgym.agents import make_agent
 from agentgym.agents.experts.dialog_plan import read_form
 from agentgym.envs.dialog import hard_tier
 from agentgym.envs.dialog.itinerary import candidates
-from agentgym.envs.dialog.itinerary_parts import FORM_ANSWER
+from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
+from agentgym.envs.dialog.itinerary_user import FORM_ANSWER, SUBMIT_ANSWER
 from agentgym.eval.episode import run_episode
 
 DIALOG_ID = "AgentRL/Dialog-v0"
@@ -73,7 +75,7 @@ def test_a_wrong_plan_fails_and_bad_input_never_raises() -> None:
     seed = _itineraries("train", 1)[0]
     env.reset(seed=seed)
     task = env.unwrapped.task
-    obs, *_ = env.step("What's your budget?")
+    obs, *_ = env.step("Thanks, I'm on it.")
     assert FORM_ANSWER in obs
     for bad in ('{"name": "submit_plan", "arguments": {"x": 1}}', '{"name": "book", "arguments": {}}', "", "{{{"):
         env.step(bad)
@@ -83,9 +85,35 @@ def test_a_wrong_plan_fails_and_bad_input_never_raises() -> None:
         cheap = min(candidates(task.world, leg), key=lambda p: (p.price, p.id))
         calls.append({"type": "function", "function": {"name": "book", "arguments":
                       {"item_id": cheap.id, "day": leg.day, "slot": leg.slot}}})
-    import json
     env.step(json.dumps({"tool_calls": calls}))
     *_, terminated, _, info = env.step('{"name": "submit_plan", "arguments": {}}')
     assert terminated
     plan = tuple(b.item_id for b in task.world.active_bookings())
     assert info["episode_summary"]["success"] is (plan in task.gold.accepted)
+
+
+def test_the_user_restates_what_it_is_asked_about_says_yes_to_submitting_and_never_names_a_place() -> None:
+    env = gym.make(DIALOG_ID, split="test", difficulty="hard")
+    for seed in _itineraries("test", 6):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        domain, g = task.world.domain, task.gold
+        form, rules = form_lines(domain, g), rule_lines(domain, g)
+        names = [p.name for p in task.world.places] + [p.id for p in task.world.places]
+        asked = {
+            "What do you need for booking B, exactly?": [form[1][2:]],
+            "What's the most I can spend in total?": [rules[-2]],
+            "Which booking's rating matters most?": [rules[-1]],
+            "Could you remind me of bookings A and C?": [form[0][2:], form[2][2:]],
+            "What are your needs again?": [line[2:] for line in form],
+            "Everything is booked. Shall I submit the plan?": [SUBMIT_ANSWER],
+            f"How about {task.world.places[0].name} for booking A?": [form[0][2:]],
+        }
+        for message, lines in asked.items():
+            obs, _, terminated, _, _ = env.step(message)
+            assert all(line in obs for line in lines) and not terminated, (message, obs)
+            said = obs.split("[user]", 1)[1]
+            assert not any(n in said for n in names), (message, said)
+        obs, *_ = env.step("Can two bookings be in the same area?")
+        assert (rules[2] if g.distinct_areas else "may be in the same area") in obs
+        assert SUBMIT_ANSWER not in env.step("What's the budget?")[0]

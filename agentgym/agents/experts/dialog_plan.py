@@ -8,7 +8,8 @@ priorities), then plays as a careful assistant would:
 * it checks every place found at its booking's time;
 * it reads each of those twice in one turn and trusts a value only when both reads agree (now
   and then a tool answers wrongly); a read that failed is sent again;
-* it works out the plan the rules pick (best rated in priority order, within the budget), books
+* it works out the plan the rules pick (best rated in priority order, within the budget, every
+  plan compared), books
   what is missing in one turn (cancelling anything else first, alone), reads the bookings back
   and submits.
 
@@ -17,8 +18,9 @@ Every value it uses comes from the brief and tool results.
 
 from __future__ import annotations
 
+import itertools
 import re
-from typing import Any, Iterator
+from typing import Any
 
 from agentgym.agents.turns import Call, action_of, decoded, is_transient, results_of
 
@@ -195,27 +197,20 @@ class PlanExpert:
         return bool(got.get("available")) if isinstance(got, dict) else None
 
     def _best(self, options: list[list[dict[str, Any]]]) -> tuple[dict[str, Any], ...] | None:
-        """The plan the rules pick: walked in priority order, each booking's places best rated first."""
+        """The plan the rules pick: of every plan that keeps them, the one rated highest booking
+        by booking in priority order (a few hundred plans at most: all are compared)."""
         order, budget, distinct = self.form["order"], self.form["budget"], self.form["distinct"]
-        ranked = [sorted(o, key=lambda p: (-float(p["rating"]), float(p["price"]))) for o in options]
-        chosen: list[dict[str, Any] | None] = [None] * len(options)
-
-        def walk(depth: int, spent: float) -> Iterator[tuple[dict[str, Any], ...]]:
-            if depth == len(order):
-                yield tuple(p for p in chosen if p is not None)
-                return
-            leg = order[depth]
-            taken = [p for p in chosen if p is not None]
-            for p in ranked[leg]:
-                if spent + float(p["price"]) > budget or any(t["id"] == p["id"] for t in taken):
-                    continue
-                if distinct and any(t["area"] == p["area"] for t in taken):
-                    continue
-                chosen[leg] = p
-                yield from walk(depth + 1, spent + float(p["price"]))
-                chosen[leg] = None
-
-        return next(walk(0, 0.0), None)
+        best: tuple[dict[str, Any], ...] | None = None
+        best_key: tuple[float, ...] = ()
+        for plan in itertools.product(*options):
+            if len({p["id"] for p in plan}) < len(plan) or sum(float(p["price"]) for p in plan) > budget:
+                continue
+            if distinct and len({p["area"] for p in plan}) < len(plan):
+                continue
+            key = tuple(float(plan[i]["rating"]) for i in order)
+            if best is None or key > best_key:
+                best, best_key = plan, key
+        return best
 
 
 def _key(call: Call) -> str:

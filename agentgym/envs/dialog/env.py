@@ -151,15 +151,19 @@ class DialogEnv(AgentEnv):
       out: each booking meets its needs and is free at its time; no place twice; in half the
       tasks no two bookings in one area; one combined budget ("a total of exactly 140 is
       fine"), drawn among the totals of plans that keep the other rules and below the total
-      of the plan the priorities would pick without it, so it always decides something; and
+      of every plan the priorities would pick without it, so it always decides something; and
       priorities in a drawn order (the plan whose booking C is rated highest; among those, the
-      one whose booking A is; ...). Each booking has two to six places open at its time that
-      meet its needs, found over paged searches and one availability check each. The user has
-      said everything on the form and answers every message so, silently taking bookings; the
-      agent calls `submit_plan` (a terminal tool of these tasks alone), and the plan is judged
+      one whose booking A is; ...). Each booking is drawn valid at its time: its category has
+      two or more places open then, and each further need is met by two or more of those left
+      (and not all), so it has two to six places open at its time that meet its needs, found
+      over paged searches and one availability check each. The user has said everything on the
+      form (`agentgym.envs.dialog.itinerary_user`): asked about a booking (by its label), the
+      budget, the priorities, the areas, a place twice or its needs, it restates those lines of
+      the form; asked whether to submit, it says yes; anything else gets "everything I need is
+      on my request form". It judges no place and takes bookings silently; the agent calls `submit_plan` (a terminal tool of these tasks alone), and the plan is judged
       then, all or nothing: one active booking per booking of the form at its time, nothing
       else, keeping every rule and tying the best plan on every rating (every such plan is
-      accepted; the reference solver walks the plans in priority order, best rated first). The
+      accepted; the reference solver is a branch and bound over the plans in priority order). The
       score is the share of bookings that meet their needs, plus one for the plan's rules, over
       their count plus one. The turn budget is 20, stated in the brief; the user has no goal
       shift and nothing to blur there.

@@ -45,7 +45,7 @@ import numpy as np
 
 from agentgym.core.task import Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.hard_tier import flexible_of
-from agentgym.envs.dialog.itinerary_parts import PlanUser
+from agentgym.envs.dialog.itinerary_user import PlanUser
 from agentgym.envs.dialog.options import option_ties
 from agentgym.envs.dialog.tasks import Constraint, satisfying_places
 from agentgym.envs.dialog.user import DialogUser, places_named

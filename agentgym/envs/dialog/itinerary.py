@@ -5,8 +5,9 @@ bookings, each with needs of its own (a category, maybe an area, an amenity or a
 at a time of its own, and rules over the whole plan: no place twice, maybe no two bookings in
 one area, one combined budget, and priorities that decide among the plans that keep the rules
 (the plan whose first-priority booking is rated highest; among those, the second's; and so on).
-The reference solver (`best_plan`) walks the plans in that order; the scorer (`score_plan`)
-accepts every plan that keeps the rules and ties the best on every rating, all or nothing.
+The reference solver (`best_plan`) finds the best plan by branch and bound; the scorer
+(`score_plan`) accepts every plan that keeps the rules and ties the best on every rating, all or
+nothing.
 """
 
 from __future__ import annotations
@@ -105,13 +106,9 @@ def candidates(world: World, leg: Leg) -> list[Place]:
 def plans(options: list[list[Place]], order: tuple[int, ...], budget: int | None,
           distinct_areas: bool) -> Iterator[tuple[Place, ...]]:
     """Every plan (one place per leg, in leg order) that keeps the rules, walked in `order`
-    (leg indices) with each leg's options in their order: given options best rated first, the
-    first plan is the best by the priorities (`best_plan`). `budget` None: no budget."""
+    (leg indices) with each leg's options in their order. `budget` None: no budget."""
     n = len(options)
-    cheapest = [min(p.price for p in opts) if opts else 0 for opts in options]
-    # What the legs still to place cost at least, from each depth on: a partial plan over
-    # budget by then is cut.
-    rest = [sum(cheapest[order[d]] for d in range(k, n)) for k in range(n + 1)]
+    rest = _rest(options, order)
     chosen: list[Place | None] = [None] * n
 
     def walk(depth: int, spent: int) -> Iterator[tuple[Place, ...]]:
@@ -134,8 +131,48 @@ def plans(options: list[list[Place]], order: tuple[int, ...], budget: int | None
 
 def best_plan(options: list[list[Place]], order: tuple[int, ...], budget: int | None,
               distinct_areas: bool) -> tuple[Place, ...] | None:
-    """The plan the priorities pick (the first `plans` walks); None when no plan keeps the rules."""
-    return next(plans(options, order, budget, distinct_areas), None)
+    """The plan the priorities pick: the highest ratings in `order`, compared in turn, and
+    among plans that tie on all of them the cheapest (then the first walked); None when no plan
+    keeps the rules. `options`: each leg's places, best rated first.
+
+    A branch and bound: a partial plan whose ratings so far fall below the best plan's is cut,
+    and with it every later option of its leg (rated no higher)."""
+    n = len(options)
+    rest = _rest(options, order)
+    chosen: list[Place | None] = [None] * n
+    ratings: list[float] = [0.0] * n
+    best: list[Any] = [None, None]  # (ratings, -total) of the best plan so far, and the plan
+
+    def walk(depth: int, spent: int) -> None:
+        if depth == n:
+            key = (tuple(ratings), -spent)
+            if best[0] is None or key > best[0]:
+                best[0], best[1] = key, tuple(p for p in chosen if p is not None)
+            return
+        leg = order[depth]
+        taken = [p for p in chosen if p is not None]
+        for place in options[leg]:
+            top = best[0]
+            # The best plan so far (it changes as the walk goes on) beats every plan from here.
+            if top is not None and place.rating < top[0][depth] and tuple(ratings[:depth]) == top[0][:depth]:
+                break
+            if budget is not None and spent + place.price + rest[depth + 1] > budget:
+                continue
+            if place in taken or (distinct_areas and any(t.area == place.area for t in taken)):
+                continue
+            chosen[leg], ratings[depth] = place, place.rating
+            walk(depth + 1, spent + place.price)
+            chosen[leg] = None
+
+    walk(0, 0)
+    return best[1]
+
+
+def _rest(options: list[list[Place]], order: tuple[int, ...]) -> list[int]:
+    """What the legs still to place cost at least, from each depth of `order` on: a partial
+    plan over budget by then is cut."""
+    cheapest = [min(p.price for p in opts) if opts else 0 for opts in options]
+    return [sum(cheapest[order[d]] for d in range(k, len(options))) for k in range(len(options) + 1)]
 
 
 def score_plan(task: Any) -> Score:
