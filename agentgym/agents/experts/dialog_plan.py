@@ -6,12 +6,11 @@ priorities), then plays as a careful assistant would:
 
 * it searches for each booking with its needs as filters, every page;
 * it checks every place found at its booking's time;
-* it reads each of those twice in one turn and trusts a value only when both reads agree (now
-  and then a tool answers wrongly); a read that failed is sent again;
-* it works out the plan the rules pick (best rated in priority order, within the budget, every
-  plan compared), books
-  what is missing in one turn (cancelling anything else first, alone), reads the bookings back
-  and submits.
+* it reads each of those twice in one turn and trusts a value once it leads every other answer
+  by two reads (now and then a tool answers wrongly); a read that failed is sent again;
+* it works out the plan the rules pick (of every plan that keeps the rules, the best rated in
+  priority order), books what is missing in one turn (cancelling anything else first, alone),
+  reads the bookings back and submits.
 
 Every value it uses comes from the brief and tool results.
 """
@@ -86,13 +85,15 @@ class PlanExpert:
 
     def __init__(self, form: dict[str, Any]) -> None:
         self.form = form
-        #: Each read's results so far, by its call's key; a value is trusted when two agree.
+        #: Each read's results so far, by its call's key; a value is trusted when it leads by two.
         self.reads: dict[str, list[str]] = {}
         self.values: dict[str, Any] = {}
         #: Booking id -> (item, day, slot, active), as the tools last showed them.
         self.bookings: dict[str, tuple[str, str, str, bool]] = {}
         self.unsure = False
         self.verified = False
+        #: Times every closed place was read again because no plan kept the rules.
+        self.rechecks = 0
         self._sent: list[Call] = []
 
     def act(self, info: dict[str, Any]) -> str:
@@ -137,7 +138,10 @@ class PlanExpert:
             key = _key(call)
             seen = self.reads.setdefault(key, [])
             seen.append(content)
-            if key not in self.values and seen.count(content) >= 2:
+            # Trusted once it leads every other answer by two: two wrong answers alike (a flipped
+            # availability, twice) must not outvote the right one read as often.
+            rivals = [seen.count(other) for other in set(seen) if other != content]
+            if key not in self.values and seen.count(content) >= 2 + max(rivals, default=0):
                 self.values[key] = decoded(msg)
         self._sent = []
 
@@ -158,6 +162,14 @@ class PlanExpert:
             return _twice(checks)
         plan = self._best([[p for p in opts if self._open(p["id"], leg)] for leg, opts in
                            zip(self.form["legs"], options)])
+        if plan is None and self.rechecks < 2:
+            # The form always has a plan: some place read closed was misread (a flip, twice).
+            self.rechecks += 1
+            for key in [k for k, v in self.values.items() if k.startswith("check_availability")
+                        and isinstance(v, dict) and not v.get("available")]:
+                del self.values[key]
+                self.reads.pop(key, None)
+            return self._plan()
         want = {(p["id"], leg["day"], leg["slot"]) for p, leg in zip(plan or (), self.form["legs"])}
         active = {k: b[:3] for k, b in self.bookings.items() if b[3]}
         wrong = [k for k, b in active.items() if b not in want]
