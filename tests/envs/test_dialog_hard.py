@@ -14,6 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from dialog_hard_seeds import single_seed, single_seeds
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -51,7 +52,7 @@ def _user_text(info: dict[str, Any]) -> str:
 # ------------------------------------------------------------------ only an explicit hard
 @pytest.mark.parametrize("split", SPLITS)
 def test_drawn_levels_are_exactly_as_before_and_only_an_explicit_hard_is_the_tier(split: str) -> None:
-    for seed in range(40):
+    for seed in single_seeds(split, 40):
         for difficulty in (None, "easy", "medium"):
             options = {"split": split, "difficulty": difficulty}
             ours, theirs = hard_tier.generate_task(seed, options), tasks.generate_task(seed, options)
@@ -77,7 +78,7 @@ def test_crosstask_dialog_sub_tasks_keep_the_drawn_hard() -> None:
 # ------------------------------------------------------------------ the generator
 @pytest.mark.parametrize("split", SPLITS)
 def test_no_place_meets_every_need_and_giving_up_the_flexible_one_leaves_a_small_fair_gold(split: str) -> None:
-    for seed in range(60):
+    for seed in single_seeds(split, 60):
         task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
         g, world = task.gold, task.world
         flexible = _flexible(task)
@@ -97,7 +98,7 @@ def test_a_budget_the_user_keeps_is_no_tell_of_the_places_that_meet_it() -> None
     # about half the time, not always.
     equal = above = 0
     for split in SPLITS:
-        for seed in range(80):
+        for seed in single_seeds(split, 80):
             task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
             g, world = task.gold, task.world
             price = next((c for c in _first_kept(task) if c.kind == "price"), None)
@@ -170,7 +171,7 @@ def test_the_user_answers_every_held_out_compromise_and_no_ordinary_message_as_o
     env = _hard("train")
     answers = ("If something has to give", "Before I give anything up", LOOK_AGAIN, "As I said", "No, ")
     for k, p in enumerate(PHRASINGS["gives_way"] + PHRASINGS["ordinary"]):
-        env.reset(seed=k % 10)
+        env.reset(seed=single_seed("train", k % 10))
         _everything_said(env)
         _, _, _, _, info = env.step(p["text"])
         said = [m["content"] for m in info["messages"] if m["role"] == "user"][-1]
@@ -183,7 +184,7 @@ def test_the_user_answers_every_held_out_compromise_and_no_ordinary_message_as_o
 def _seed_with(flexible: str, held: str) -> int:
     """A train seed whose flexible need is of kind `flexible` and which holds a need of kind `held`
     the user states when asked."""
-    for seed in range(200):
+    for seed in single_seeds("train", 200):
         task = hard_tier.generate_task(seed, {"split": "train", "difficulty": "hard"})
         kinds = {c.kind: c.reveal for c in task.gold.constraints if c.id != task.extra.get("flexible")}
         if _flexible(task).kind == flexible and kinds.get(held) in ("ask", "upfront"):
@@ -251,7 +252,7 @@ def _everything_said(env: gym.Env) -> None:
 
 def test_the_user_states_what_it_has_not_said_before_giving_anything_up() -> None:
     env = _hard("train")
-    env.reset(seed=3)
+    env.reset(seed=single_seed("train", 3))
     task = env.unwrapped.task
     before = task.gold
     _, _, _, _, info = env.step("Nothing meets everything you need. Which need could give way?")
@@ -260,9 +261,10 @@ def test_the_user_states_what_it_has_not_said_before_giving_anything_up() -> Non
 
 
 def test_once_everything_is_said_the_user_gives_up_its_flexible_need_and_the_gold_follows() -> None:
-    for seed in range(10):
-        env = _hard(("train", "test")[seed % 2])
-        env.reset(seed=seed)
+    for k in range(10):
+        split = ("train", "test")[k % 2]
+        env = _hard(split)
+        env.reset(seed=single_seed(split, k))
         task = env.unwrapped.task
         flexible = _flexible(task)
         _everything_said(env)
@@ -285,7 +287,7 @@ def test_once_everything_is_said_the_user_gives_up_its_flexible_need_and_the_gol
 
 def test_a_claim_that_nothing_fits_while_something_does_is_sent_back() -> None:
     env = _hard("train")
-    seed = next(s for s in range(200) if _flexible_kind(s) == "amenity")
+    seed = next(s for s in single_seeds("train", 200) if _flexible_kind(s) == "amenity")
     env.reset(seed=seed)
     task = env.unwrapped.task
     flexible = _flexible(task)
@@ -308,7 +310,7 @@ def _flexible_kind(seed: int) -> str:
 
 def test_a_compromise_booked_without_the_users_agreement_is_rejected_for_the_need_and_fails() -> None:
     env = _hard("test")
-    env.reset(seed=5)
+    env.reset(seed=single_seed("test", 5))
     task = env.unwrapped.task
     g = task.gold
     kept = _first_kept(task)

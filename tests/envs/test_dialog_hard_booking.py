@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from dialog_hard_seeds import single_seed, single_seeds
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.envs.dialog import hard_tier, tasks
@@ -41,7 +42,7 @@ def _settled(split: str, seed: int) -> tuple[gym.Env, Any, tuple[str, ...]]:
     """An episode where the user has said everything and given up its first flexible need: the
     env, the task and the places that meet every need it has then (the first gold)."""
     env = gym.make(DIALOG_ID, split=split, difficulty="hard")
-    env.reset(seed=seed)
+    env.reset(seed=single_seed(split, seed))
     task = env.unwrapped.task
     env.step(ASK_ALL)
     for _ in range(3):
@@ -57,7 +58,7 @@ def _settled(split: str, seed: int) -> tuple[gym.Env, Any, tuple[str, ...]]:
 # ------------------------------------------------------------------ the generator
 @pytest.mark.parametrize("split", SPLITS)
 def test_the_remembered_need_rules_out_every_first_place_and_the_next_need_leaves_a_small_gold(split: str) -> None:
-    for seed in range(60):
+    for seed in single_seeds(split, 60):
         task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
         g, world = task.gold, task.world
         flexible, after, later = (_need(task, k) for k in hard_tier.NEEDS)
@@ -75,7 +76,7 @@ def test_the_remembered_need_rules_out_every_first_place_and_the_next_need_leave
 
 
 def test_the_brief_says_two_needs_come_late_the_second_only_after_a_booking() -> None:
-    task = hard_tier.generate_task(1, {"split": "train", "difficulty": "hard"})
+    task = hard_tier.generate_task(single_seed("train", 1), {"split": "train", "difficulty": "hard"})
     assert "two needs come to them later" in task.brief and "the second only once you have booked" in task.brief
     assert "two needs come" not in tasks.generate_task(1, {"split": "train", "difficulty": "medium"}).brief
 
@@ -169,7 +170,7 @@ def test_bad_input_after_the_booking_never_raises() -> None:
 def test_a_booking_before_the_first_need_gives_way_brings_only_the_late_need() -> None:
     # A place meeting every need but the late one (the first flexible need included), booked
     # before any claim: the late need arrives and rules it out; the remembered one waits.
-    for seed in range(100):
+    for seed in single_seeds("train", 100):
         task = hard_tier.generate_task(seed, {"split": "train", "difficulty": "hard"})
         g = task.gold
         had = [c for c in g.constraints if c.reveal != "late"]

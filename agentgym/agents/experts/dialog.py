@@ -33,6 +33,7 @@ from typing import Any
 from agentgym.agents.experts.booking_words import Needs, days_named, hear, today_of
 from agentgym.agents.experts.briefs import section
 from agentgym.agents.experts.casefile import Blocked, CaseFile, Move, Read, key_of
+from agentgym.agents.experts.dialog_plan import PlanExpert, read_form
 from agentgym.agents.transcript import BriefVocabulary, brief_of
 from agentgym.agents.turns import Call, action_of, decoded, is_transient, results_of
 
@@ -74,6 +75,7 @@ class DialogExpert:
         self.vocab = BriefVocabulary()
         #: The day the brief says today is, when the user counts days from it.
         self.today: str | None = None
+        self.plan: PlanExpert | None = None
         self.case = CaseFile()
         self.needs = Needs()
         #: Place id -> name, for every place a tool named.
@@ -114,11 +116,16 @@ class DialogExpert:
         brief = brief_of(messages)
         self.vocab = BriefVocabulary.of(section(brief, "dialog", info.get("task", {}).get("domain", "")))
         self.today = today_of(brief)
+        form = read_form(brief)
+        #: The play of an itinerary, when the brief holds a request form.
+        self.plan = PlanExpert(form) if form is not None else None
         for m in messages:
             if m.get("role") == "user":
                 self._hear(str(m.get("content", "")))
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
+        if self.plan is not None:
+            return self.plan.act(info)
         if self._first:
             self._first = False  # the step that started the task: read at reset
         else:

@@ -6,8 +6,7 @@ from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.envs.dialog.commitments import JUDGE
 from agentgym.envs.dialog.hard_tier import generate_task
 from agentgym.envs.dialog.hard_user import make_user
-from agentgym.envs.dialog.tasks import score_task
-from agentgym.envs.dialog.tools import make_toolkit
+from agentgym.envs.dialog.itinerary_parts import make_plan_toolkit, score_dialog
 
 __all__ = ["DialogEnv"]
 
@@ -142,6 +141,32 @@ class DialogEnv(AgentEnv):
       today: one reading each, never a weekday name); a booking or proposal on another day
       breaks the time. The day today is comes from a stream of its own, so it moves neither the
       world nor the goal.
+    * Two kinds of task. One hard task in three (a stream of its own, `task/kind`) is the
+      single booking above; the other two are an itinerary (`agentgym.envs.dialog.itinerary`),
+      should the world carry one (else the single booking): the brief holds a request form of
+      three or four bookings in time order, each with a category and up to two more needs (an
+      area, an amenity, a rating floor), the first at a day counted from today ("the day after
+      tomorrow, in the evening"), each later one from an earlier booking ("two days after
+      booking A, in the morning"), and rules for the whole plan, numbered, boundaries written
+      out: each booking meets its needs and is free at its time; no place twice; in half the
+      tasks no two bookings in one area; one combined budget ("a total of exactly 140 is
+      fine"), drawn among the totals of plans that keep the other rules and below the total
+      of every plan the priorities would pick without it, so it always decides something; and
+      priorities in a drawn order (the plan whose booking C is rated highest; among those, the
+      one whose booking A is; ...). Each booking is drawn valid at its time: its category has
+      two or more places open then, and each further need is met by two or more of those left
+      (and not all), so it has two to six places open at its time that meet its needs, found
+      over paged searches and one availability check each. The user has said everything on the
+      form (`agentgym.envs.dialog.itinerary_user`): asked about a booking (by its label), the
+      budget, the priorities, the areas, a place twice or its needs, it restates those lines of
+      the form; asked whether to submit, it says yes; anything else gets "everything I need is
+      on my request form". It judges no place and takes bookings silently; the agent calls `submit_plan` (a terminal tool of these tasks alone), and the plan is judged
+      then, all or nothing: one active booking per booking of the form at its time, nothing
+      else, keeping every rule and tying the best plan on every rating (every such plan is
+      accepted; the reference solver is a branch and bound over the plans in priority order). The
+      score is the share of bookings that meet their needs, plus one for the plan's rules, over
+      their count plus one. The turn budget is 20, stated in the brief; the user has no goal
+      shift and nothing to blur there.
     * The turn budget (24) and patience (two misses) are the hard level's. No never-ask agent can
       reach the gold of the kept needs (`guessable`), and none gets past the conflict without
       saying so.
@@ -170,4 +195,4 @@ class DialogEnv(AgentEnv):
     """
 
     family = "dialog"
-    parts = EnvParts(generate_task, make_toolkit, make_user, score_task, judge=JUDGE)
+    parts = EnvParts(generate_task, make_plan_toolkit, make_user, score_dialog, judge=JUDGE)

@@ -44,6 +44,8 @@ from agentgym.core.task import Task
 from agentgym.envs.dialog import tasks
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
 from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, room_above
+from agentgym.envs.dialog.itinerary import PlanGold
+from agentgym.envs.dialog.itinerary_draw import PLAN_TURNS, draw_plan, plan_brief
 from agentgym.envs.dialog.tasks import (
     DIFFICULTY,
     MAX_GOAL_DRAWS,
@@ -108,10 +110,16 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     exactly `agentgym.envs.dialog.tasks.generate_task`'s."""
     if not tier_of(options):
         return tasks.generate_task(seed, options)
+    # Streams of their own: the kind of task and which day today is never move the world.
+    today = DAYS[stream_bits(seed, "task/today") % len(DAYS)]
+    if stream_bits(seed, "task/kind") % 3:
+        task = _itinerary(seed, options, today)
+        if task is not None:
+            return task
     drawn: dict[str, str] = {}
 
-    # Streams of their own: how far a budget lies above the target's price, and which day
-    # today is, never move the other draws.
+    # A stream of its own: how far a budget lies above the target's price never moves the
+    # other draws.
     slack = stream_bits(seed, "task/budget") % (_PRICE_SLACK + 1)
 
     def make_goal(world: World, rng: Rng) -> Gold:
@@ -122,8 +130,31 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     task = tasks.generate_task(seed, options, make_goal=make_goal)
     task.extra["tier"] = "hard"
     task.extra.update(drawn)
-    task.extra["today"] = today = DAYS[stream_bits(seed, "task/today") % len(DAYS)]
+    task.extra["today"] = today
     task.brief = _brief(task.world.domain, today)
+    return task
+
+
+def _itinerary(seed: int, options: dict[str, Any], today: str) -> Task | None:
+    """The itinerary of `seed` (`agentgym.envs.dialog.itinerary`), today being `today`; None
+    when its world carries none."""
+    plan: list[PlanGold] = []
+
+    def make_goal(world: World, rng: Rng) -> Any:
+        gold = draw_plan(world, rng, today)
+        if gold is not None:
+            plan.append(gold)
+        return gold
+
+    task = tasks.generate_task(seed, options, make_goal=make_goal)
+    if not plan:
+        return None
+    dom = task.world.domain
+    task.extra.update(tier="hard", kind="itinerary", today=today)
+    task.max_turns = PLAN_TURNS
+    vocabulary = tasks.brief_for(dom)
+    task.brief = plan_brief(dom, plan[0], today, vocabulary[vocabulary.index(f"Known {dom.category_label}s:"):],
+                            PLAN_TURNS)
     return task
 
 

@@ -45,6 +45,7 @@ import numpy as np
 
 from agentgym.core.task import Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.hard_tier import flexible_of
+from agentgym.envs.dialog.itinerary_user import PlanUser
 from agentgym.envs.dialog.options import option_ties
 from agentgym.envs.dialog.tasks import Constraint, satisfying_places
 from agentgym.envs.dialog.user import DialogUser, places_named
@@ -274,6 +275,8 @@ class HardDialogUser(DialogUser):
 
 def make_user(task: Task, rng: np.random.Generator) -> Any:
     """The dialog family's user factory: the hard tier's user on a task of the tier."""
+    if task.extra.get("kind") == "itinerary":
+        return PlanUser(task, rng)
     if task.extra.get("tier") == "hard":
         return HardDialogUser(task, rng)
     return DialogUser(task, rng)

@@ -51,6 +51,8 @@ class DialogOracle:
         self._done += [c for c in info.get("calls", ()) if c.get("valid") and c.get("error") is None]
         task, user = self._env.task, self._env.user
         g = task.gold
+        if task.extra.get("kind") == "itinerary":
+            return _plan_move(task)
         search, check, book = g.plan()
         items = g.items
         after = after_booking_of(task)
@@ -98,3 +100,19 @@ def _filters(gold: Any) -> dict[str, Any]:
     if amenities:
         out["amenities"] = amenities
     return out
+
+
+def _plan_move(task: Any) -> str:
+    """The oracle's move on an itinerary: cancel what is not in the first accepted plan (alone,
+    as above), book what is missing (one turn), then submit."""
+    g = task.gold
+    want = {(item, leg.day, leg.slot) for item, leg in zip(g.accepted[0], g.legs)}
+    active = task.world.active_bookings()
+    wrong = [b for b in active if (b.item_id, b.day, b.slot) not in want]
+    if wrong:
+        return _calls(*[("cancel_booking", {"booking_id": b.id}) for b in wrong])
+    have = {(b.item_id, b.day, b.slot) for b in active}
+    missing = [w for w in sorted(want) if w not in have]
+    if missing:
+        return _calls(*[("book", {"item_id": i, "day": d, "slot": s}) for i, d, s in missing])
+    return _calls(("submit_plan", {}))

@@ -1,0 +1,208 @@
+"""The itinerary of Dialog's hard tier: several bookings that must fit together, one plan.
+
+A task of this kind (`agentgym.envs.dialog.itinerary_draw` draws it) asks for three or four
+bookings, each with needs of its own (a category, maybe an area, an amenity or a rating floor)
+at a time of its own, and rules over the whole plan: no place twice, maybe no two bookings in
+one area, one combined budget, and priorities that decide among the plans that keep the rules
+(the plan whose first-priority booking is rated highest; among those, the second's; and so on).
+The reference solver (`best_plan`) finds the best plan by branch and bound; the scorer
+(`score_plan`) accepts every plan that keeps the rules and ties the best on every rating, all or
+nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from agentgym.core.task import Score
+from agentgym.envs.dialog.domain import DAYS, SLOTS
+from agentgym.envs.dialog.tasks import Place, World, keep
+
+__all__ = ["Leg", "PlanGold", "candidates", "plans", "best_plan", "score_plan", "LABELS"]
+
+#: How the request form names its bookings, in time order.
+LABELS = ("A", "B", "C", "D")
+
+
+@dataclass(frozen=True, slots=True)
+class Leg:
+    """One booking of the plan: its label, needs ((kind, value) pairs as `tasks.keep` reads
+    them, the category first) and time; `when` is how the request form states the time."""
+
+    label: str
+    needs: tuple[tuple[str, Any], ...]
+    day: str
+    slot: str
+    when: str
+
+    def meets(self, place: Place) -> bool:
+        """Whether `place` meets every need of this booking (its opening hours aside)."""
+        return all(keep([place], kind, value) for kind, value in self.needs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "needs": [list(n) for n in self.needs], "day": self.day, "slot": self.slot,
+                "when": self.when}
+
+
+@dataclass(frozen=True)
+class PlanGold:
+    """The hidden goal of an itinerary and what the reference solver found for it.
+
+    `priority` lists leg indices, most important first; `best` the ratings of the best plan in
+    that order; `accepted` every plan (place ids in leg order) that keeps the rules and ties
+    `best`."""
+
+    legs: tuple[Leg, ...]
+    budget: int
+    distinct_areas: bool
+    priority: tuple[int, ...]
+    best: tuple[float, ...]
+    accepted: tuple[tuple[str, ...], ...]
+    #: Kept for the family's shared code, which reads a goal's constraints: a plan has none.
+    constraints: tuple[Any, ...] = ()
+
+    def plan(self) -> list[dict[str, Any]]:
+        """The reference plan, for tool accuracy: a search per booking with its filters, a check
+        of a candidate at each booking's time, a booking of an accepted place for each, and the
+        submission (argument specs as in `agentgym.core.gold`)."""
+        calls: list[dict[str, Any]] = []
+        for leg in self.legs:
+            filters: dict[str, Any] = {}
+            amenities = [v for k, v in leg.needs if k == "amenity"]
+            for kind, value in leg.needs:
+                if kind in ("category", "area"):
+                    filters[kind] = {"if_given": value}
+                elif kind == "rating":
+                    filters["min_rating"] = {"if_given": {"at_most": value}}
+            if amenities:
+                filters["amenities"] = {"if_given": {"subset_of": amenities}}
+            calls.append({"name": "search", "arguments": filters})
+        for leg in self.legs:
+            calls.append({"name": "check_availability",
+                          "arguments": {"item_id": {"any": True}, "day": leg.day, "slot": leg.slot}})
+        for i, leg in enumerate(self.legs):
+            items = sorted({p[i] for p in self.accepted})
+            calls.append({"name": "book", "arguments": {"item_id": {"any_of": items}, "day": leg.day,
+                                                        "slot": leg.slot}})
+        calls.append({"name": "submit_plan", "arguments": {}})
+        return calls
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"legs": [leg.to_dict() for leg in self.legs], "budget": self.budget,
+                "distinct_areas": self.distinct_areas, "priority": [LABELS[i] for i in self.priority],
+                "best": list(self.best), "accepted": [list(p) for p in self.accepted], "calls": self.plan(),
+                "superseded_calls": []}
+
+
+def candidates(world: World, leg: Leg) -> list[Place]:
+    """The places that meet `leg`'s needs and are open at its time, best rated first, then
+    cheapest, then in id order."""
+    bit = DAYS.index(leg.day) * 3 + SLOTS.index(leg.slot)
+    found = [p for p in world.places if p.open >> bit & 1 and leg.meets(p)]
+    return sorted(found, key=lambda p: (-p.rating, p.price, p.id))
+
+
+def plans(options: list[list[Place]], order: tuple[int, ...], budget: int | None,
+          distinct_areas: bool) -> Iterator[tuple[Place, ...]]:
+    """Every plan (one place per leg, in leg order) that keeps the rules, walked in `order`
+    (leg indices) with each leg's options in their order. `budget` None: no budget."""
+    n = len(options)
+    rest = _rest(options, order)
+    chosen: list[Place | None] = [None] * n
+
+    def walk(depth: int, spent: int) -> Iterator[tuple[Place, ...]]:
+        if depth == n:
+            yield tuple(p for p in chosen if p is not None)
+            return
+        leg = order[depth]
+        taken = [p for p in chosen if p is not None]
+        for place in options[leg]:
+            if budget is not None and spent + place.price + rest[depth + 1] > budget:
+                continue
+            if place in taken or (distinct_areas and any(t.area == place.area for t in taken)):
+                continue
+            chosen[leg] = place
+            yield from walk(depth + 1, spent + place.price)
+            chosen[leg] = None
+
+    return walk(0, 0)
+
+
+def best_plan(options: list[list[Place]], order: tuple[int, ...], budget: int | None,
+              distinct_areas: bool) -> tuple[Place, ...] | None:
+    """The plan the priorities pick: the highest ratings in `order`, compared in turn, and
+    among plans that tie on all of them the cheapest (then the first walked); None when no plan
+    keeps the rules. `options`: each leg's places, best rated first.
+
+    A branch and bound: a partial plan whose ratings so far fall below the best plan's is cut,
+    and with it every later option of its leg (rated no higher)."""
+    n = len(options)
+    rest = _rest(options, order)
+    chosen: list[Place | None] = [None] * n
+    ratings: list[float] = [0.0] * n
+    best: list[Any] = [None, None]  # (ratings, -total) of the best plan so far, and the plan
+
+    def walk(depth: int, spent: int) -> None:
+        if depth == n:
+            key = (tuple(ratings), -spent)
+            if best[0] is None or key > best[0]:
+                best[0], best[1] = key, tuple(p for p in chosen if p is not None)
+            return
+        leg = order[depth]
+        taken = [p for p in chosen if p is not None]
+        for place in options[leg]:
+            top = best[0]
+            # The best plan so far (it changes as the walk goes on) beats every plan from here.
+            if top is not None and place.rating < top[0][depth] and tuple(ratings[:depth]) == top[0][:depth]:
+                break
+            if budget is not None and spent + place.price + rest[depth + 1] > budget:
+                continue
+            if place in taken or (distinct_areas and any(t.area == place.area for t in taken)):
+                continue
+            chosen[leg], ratings[depth] = place, place.rating
+            walk(depth + 1, spent + place.price)
+            chosen[leg] = None
+
+    walk(0, 0)
+    return best[1]
+
+
+def _rest(options: list[list[Place]], order: tuple[int, ...]) -> list[int]:
+    """What the legs still to place cost at least, from each depth of `order` on: a partial
+    plan over budget by then is cut."""
+    cheapest = [min(p.price for p in opts) if opts else 0 for opts in options]
+    return [sum(cheapest[order[d]] for d in range(k, len(options))) for k in range(len(options) + 1)]
+
+
+def score_plan(task: Any) -> Score:
+    """Score the final world state of an itinerary: one active booking per leg at its time and
+    nothing else, each meeting its leg's needs, the plan keeping the rules and tying the best on
+    every rating. The score is the share of legs booked right plus one for the plan's rules, over
+    the legs plus one; success is all of it."""
+    world: World = task.world
+    gold: PlanGold = task.gold
+    active = world.active_bookings()
+    chosen: list[Place | None] = []
+    right = 0
+    for leg in gold.legs:
+        at = [b for b in active if (b.day, b.slot) == (leg.day, leg.slot)]
+        place = world.by_id[at[0].item_id] if len(at) == 1 else None
+        chosen.append(place)
+        right += place is not None and leg.meets(place)
+    extra = len(active) - sum(p is not None for p in chosen)
+    places = [p for p in chosen if p is not None]
+    rules = len(places) == len(gold.legs) and not extra and _keeps(places, gold)
+    share = (right + rules) / (len(gold.legs) + 1)
+    return Score(round(share, 6), right == len(gold.legs) and rules,
+                 {"bookings": [p.id if p is not None else None for p in chosen], "legs_right": right,
+                  "rules": rules, "extra_bookings": extra})
+
+
+def _keeps(places: list[Place], gold: PlanGold) -> bool:
+    """Whether a whole plan keeps the rules and ties the best plan on every rating."""
+    if len({p.id for p in places}) < len(places) or sum(p.price for p in places) > gold.budget:
+        return False
+    if gold.distinct_areas and len({p.area for p in places}) < len(places):
+        return False
+    return tuple(places[i].rating for i in gold.priority) == gold.best

@@ -1,0 +1,119 @@
+"""Dialog's hard-tier itinerary (`agentgym.envs.dialog.itinerary`): several bookings, one plan
+the rules pick, judged all or nothing at `submit_plan`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import gymnasium as gym
+import pytest
+from dialog_hard_seeds import itinerary_seeds
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.agents import make_agent
+from agentgym.agents.experts.dialog_plan import read_form
+from agentgym.envs.dialog import hard_tier
+from agentgym.envs.dialog.itinerary import candidates
+from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
+from agentgym.envs.dialog.itinerary_user import FORM_ANSWER, SUBMIT_ANSWER
+from agentgym.eval.episode import run_episode
+
+DIALOG_ID = "AgentRL/Dialog-v0"
+SPLITS = ("train", "test")
+
+
+def _itineraries(split: str, n: int) -> list[int]:
+    return itinerary_seeds(split, n)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_gold_is_every_plan_that_keeps_the_rules_and_ties_the_best_by_brute_force(split: str) -> None:
+    for seed in _itineraries(split, 15):
+        task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
+        g = task.gold
+        options = [candidates(task.world, leg) for leg in g.legs]
+        valid = []
+        for plan in itertools.product(*options):
+            if len({p.id for p in plan}) < len(plan) or sum(p.price for p in plan) > g.budget:
+                continue
+            if g.distinct_areas and len({p.area for p in plan}) < len(plan):
+                continue
+            valid.append(plan)
+        best = max(tuple(p[i].rating for i in g.priority) for p in valid)
+        assert best == g.best
+        assert sorted(g.accepted) == sorted(tuple(p.id for p in plan) for plan in valid
+                                            if tuple(plan[i].rating for i in g.priority) == best)
+        # The budget decides something: the plan the priorities pick without it costs more.
+        free = max(itertools.product(*options), key=lambda p: tuple(p[i].rating for i in g.priority)
+                   if len({x.id for x in p}) == len(p) and (not g.distinct_areas or len({x.area for x in p}) == len(p))
+                   else (-1.0,))
+        assert sum(p.price for p in free) > g.budget
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_brief_states_the_form_the_expert_reads(split: str) -> None:
+    for seed in _itineraries(split, 10):
+        task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
+        form = read_form(task.brief)
+        assert form is not None and form["budget"] == task.gold.budget
+        assert [(leg["day"], leg["slot"]) for leg in form["legs"]] == [(g.day, g.slot) for g in task.gold.legs]
+        assert f"You have {task.max_turns} turns." in task.brief
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_expert_and_oracle_solve_a_sample_and_random_does_not(split: str) -> None:
+    env = gym.make(DIALOG_ID, split=split, difficulty="hard")
+    for seed in _itineraries(split, 8):
+        for name, wins in (("expert", True), ("oracle", True), ("random", False)):
+            ep = run_episode(env, make_agent(name), seed=seed)
+            assert ep.episode["success"] is wins, (name, seed)
+
+
+def test_a_wrong_plan_fails_and_bad_input_never_raises() -> None:
+    env = gym.make(DIALOG_ID, split="train", difficulty="hard")
+    seed = _itineraries("train", 1)[0]
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    obs, *_ = env.step("Thanks, I'm on it.")
+    assert FORM_ANSWER in obs
+    for bad in ('{"name": "submit_plan", "arguments": {"x": 1}}', '{"name": "book", "arguments": {}}', "", "{{{"):
+        env.step(bad)
+    # Each leg booked with a place that fits it but not the best: the cheapest.
+    calls = []
+    for leg in task.gold.legs:
+        cheap = min(candidates(task.world, leg), key=lambda p: (p.price, p.id))
+        calls.append({"type": "function", "function": {"name": "book", "arguments":
+                      {"item_id": cheap.id, "day": leg.day, "slot": leg.slot}}})
+    env.step(json.dumps({"tool_calls": calls}))
+    *_, terminated, _, info = env.step('{"name": "submit_plan", "arguments": {}}')
+    assert terminated
+    plan = tuple(b.item_id for b in task.world.active_bookings())
+    assert info["episode_summary"]["success"] is (plan in task.gold.accepted)
+
+
+def test_the_user_restates_what_it_is_asked_about_says_yes_to_submitting_and_never_names_a_place() -> None:
+    env = gym.make(DIALOG_ID, split="test", difficulty="hard")
+    for seed in _itineraries("test", 6):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        domain, g = task.world.domain, task.gold
+        form, rules = form_lines(domain, g), rule_lines(domain, g)
+        names = [p.name for p in task.world.places] + [p.id for p in task.world.places]
+        asked = {
+            "What do you need for booking B, exactly?": [form[1][2:]],
+            "What's the most I can spend in total?": [rules[-2]],
+            "Which booking's rating matters most?": [rules[-1]],
+            "Could you remind me of bookings A and C?": [form[0][2:], form[2][2:]],
+            "What are your needs again?": [line[2:] for line in form],
+            "Everything is booked. Shall I submit the plan?": [SUBMIT_ANSWER],
+            f"How about {task.world.places[0].name} for booking A?": [form[0][2:]],
+        }
+        for message, lines in asked.items():
+            obs, _, terminated, _, _ = env.step(message)
+            assert all(line in obs for line in lines) and not terminated, (message, obs)
+            said = obs.split("[user]", 1)[1]
+            assert not any(n in said for n in names), (message, said)
+        obs, *_ = env.step("Can two bookings be in the same area?")
+        assert (rules[2] if g.distinct_areas else "may be in the same area") in obs
+        assert SUBMIT_ANSWER not in env.step("What's the budget?")[0]
