@@ -27,10 +27,15 @@ from agentgym.agents.strategies.dialog import DAYS
 from agentgym.agents.transcript import BriefVocabulary, brief_of
 from agentgym.agents.turns import Call, action_of, decoded, is_transient, results_of
 
-__all__ = ["ComeBackExpert", "CrossTaskExpert", "FollowUpExpert", "Ledger"]
+__all__ = ["ComeBackExpert", "CrossTaskExpert", "FollowUpExpert", "Ledger", "SeriesExpert"]
 
 #: Times it reads the bookings back because the user still misses something after "done".
 _RECHECKS = 2
+#: Wordings only a series' request holds.
+_SERIES = ("one booking a day", "staying on for a few more days", "on each of those days", "a day it isn't",
+           "no booking on a day")
+#: Places whose availability a series reads in one turn (two reads each).
+_BATCH = 8
 #: A late need, as a come-back states it: the amenity the place must list.
 _NEEDS = re.compile(r'lists "([^"]+)" among its amenities')
 #: The needs a come-back gives up: "still has everything else I asked for except A and B and is open".
@@ -336,6 +341,97 @@ class ComeBackExpert(FollowUpExpert):
                 return
 
 
+class SeriesExpert(ComeBackExpert):
+    """A series come-back of the hard tier: one booking a day for the next N days after the
+    booked one (or up to the meeting's day), each day the booked place when it is open then,
+    else the best-rated place of the same kind in the same area that keeps every need the user
+    holds and is open then, else none; the booking made stays. It works every day out with the
+    tools (each read twice), books what is missing in one turn, and says it is done; told it
+    is not what was asked, it reads everything afresh.
+
+    Args:
+        ledger: the session's bookings; the latest active one is the one the request is about.
+        request: the user's words for the series.
+    """
+
+    def __init__(self, ledger: Ledger, request: str) -> None:
+        super().__init__(ledger, request)
+        #: (place id, day, slot) of every booking the series adds, once worked out.
+        self.stays: list[tuple[str, str, str]] | None = None
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        said = [str(m.get("content", "")).lower() for m in info.get("messages", ()) if m.get("role") == "user"]
+        if any("not what i asked for" in m for m in said) or (said and self.claims and self.claims <= _RECHECKS):
+            # Refused, or "done" was not all it asked: work every day out afresh.
+            self.stays = None
+            self.case.doubt()
+        return super().act(obs, info)
+
+    def _scope(self) -> dict[str, Any] | None:
+        """Whether another place must be of the booked one's kind too ({"category": True}) or
+        only in its area ({}); None while a typo blurs both wordings."""
+        if "of the same kind in the same area" in self.request:
+            return {"category": True}
+        return {} if re.search(r"best-rated \w+(?: \w+)? in the same area", self.request) else None
+
+    def _days(self, day: str) -> list[str]:
+        """The span's days after the booked `day`: the next N, or up to the meeting's day."""
+        start = DAYS.index(day) if day in DAYS else len(DAYS)
+        if "up to and including the day of the meeting" in self.request and self.ledger.meeting is not None:
+            end = DAYS.index(DAYS[datetime.date.fromisoformat(self.ledger.meeting).weekday()])
+            return list(DAYS[start + 1:end + 1])
+        n = re.search(r"each of the next (\d) days after it", self.request)
+        return list(DAYS[start + 1:start + 1 + int(n.group(1))]) if n else []
+
+    def _resolve_stays(self, old: dict[str, Any]) -> list[tuple[str, str, str]]:
+        item, day, slot = str(old.get("item_id")), str(old.get("day")), str(old.get("slot"))
+        days, scope = self._days(day), self._scope()
+        if not days or scope is None:
+            raise Move(say="Sorry, could you say again which days you'd like booked, and where?")
+        opened = self.case.get(*(Read("check_availability", {"item_id": item, "day": d, "slot": slot}, copies=2)
+                                 for d in days))
+        stays = [(item, d, slot) for d, seen in zip(days, opened) if isinstance(seen, dict) and seen.get("available")]
+        closed = [d for d, seen in zip(days, opened) if not (isinstance(seen, dict) and seen.get("available"))]
+        if not closed:
+            return stays
+        details = self.case.read("get_details", copies=2, item_id=item)
+        # Another place on a closed day: in the booked one's area (and kind, when asked), no dearer.
+        query: dict[str, Any] = {"area": details.get("area"), "max_price": details.get("price")}
+        if scope:
+            query["category"] = details.get("category")
+        first = self.case.read("search", copies=2, **query)
+        found = list(first.get("results", ()))
+        for page in self.case.get(*(Read("search", {**query, "page": n}, copies=2)
+                                    for n in range(2, int(first.get("pages", 1)) + 1))):
+            found += page.get("results", ())
+        alike = sorted((p for p in found if p.get("id") != item), key=lambda p: -float(p.get("rating", 0)))
+        for d in closed:
+            # Best-rated first, a few at a time (a turn holds at most 32 calls): the first free one.
+            for i in range(0, len(alike), _BATCH):
+                chunk = alike[i:i + _BATCH]
+                seen = self.case.get(*(Read("check_availability", {"item_id": p.get("id"), "day": d, "slot": slot},
+                                            copies=2) for p in chunk))
+                free = [p for p, r in zip(chunk, seen) if isinstance(r, dict) and r.get("available")]
+                if free:
+                    stays.append((str(free[0].get("id")), d, slot))
+                    break
+        return stays
+
+    def _plan(self) -> str:
+        if self.unsure is not None:
+            self.case.get(Read("list_bookings", since=self.unsure))
+        if self.old is None:
+            raise Move(say="Sorry, which booking do you mean?")
+        if self.stays is None:
+            self.stays = self._resolve_stays(self.old)
+        have = [(str(b.get("item_id")), str(b.get("day")), str(b.get("slot"))) for _, b in self.ledger.active()]
+        missing = [s for s in self.stays if s not in have]
+        if missing:
+            raise Move([Call("book", {"item_id": p, "day": d, "slot": sl}) for p, d, sl in missing])
+        self.claims += 1
+        return "Done: every day you asked for is booked, and the booking we had stays."
+
+
 class CrossTaskExpert(CrossTaskStrategy):
     """See the module docstring: the heuristic's switching between requests, with the experts."""
 
@@ -353,7 +449,10 @@ class CrossTaskExpert(CrossTaskStrategy):
             # A plain move names the new day (typos never touch one); a come-back of the hard
             # tier names none: it speaks of the booking ("the same day", "the next day it's open").
             plain = any(day in request.lower() for day in DAYS)
-            self._sub = FollowUpExpert(self._ledger) if plain else ComeBackExpert(self._ledger, request)
+            # A typo may touch any one wording of a series, never all of them.
+            series = any(w in request.lower() for w in _SERIES)
+            self._sub = (FollowUpExpert(self._ledger) if plain else SeriesExpert(self._ledger, request) if series
+                         else ComeBackExpert(self._ledger, request))
         else:
             self._sub = make_expert_strategy(family)
         self._sub.reset(obs, {
