@@ -405,17 +405,21 @@ class SeriesExpert(ComeBackExpert):
                                     for n in range(2, int(first.get("pages", 1)) + 1))):
             found += page.get("results", ())
         alike = sorted((p for p in found if p.get("id") != item), key=lambda p: -float(p.get("rating", 0)))
-        for d in closed:
-            # Best-rated first, a few at a time (a turn holds at most 32 calls): the first free one.
-            for i in range(0, len(alike), _BATCH):
-                chunk = alike[i:i + _BATCH]
-                seen = self.case.get(*(Read("check_availability", {"item_id": p.get("id"), "day": d, "slot": slot},
-                                            copies=2) for p in chunk))
+        # Down the ratings, every closed day at once, a few places a day (a turn holds at most
+        # 32 calls): a day takes the first place free then, or none when the list runs out.
+        step = max(1, _BATCH // len(closed))
+        open_days, start = list(closed), 0
+        while open_days and start < len(alike):
+            chunk = alike[start:start + step]
+            seen = iter(self.case.get(*(Read("check_availability", {"item_id": p.get("id"), "day": d, "slot": slot},
+                                             copies=2) for d in open_days for p in chunk)))
+            for d in list(open_days):
                 free = [p for p, r in zip(chunk, seen) if isinstance(r, dict) and r.get("available")]
                 if free:
                     stays.append((str(free[0].get("id")), d, slot))
-                    break
-        return stays
+                    open_days.remove(d)
+            start += step
+        return sorted(stays, key=lambda s: DAYS.index(s[1]))
 
     def _plan(self) -> str:
         if self.unsure is not None:
