@@ -43,8 +43,11 @@ def _expected(world: Any, move: Series, segments: list[Any], index: int) -> tupl
     day, slot = move.old
     start = DAYS.index(day)
     n = re.search(r"each of the next (\d) days after it", move.wanted)
+    before = re.search(r"each of the (\d) days before it", move.wanted)
     if n:
         days = list(DAYS[start + 1:start + 1 + int(n.group(1))])
+    elif before:
+        days = list(DAYS[start - int(before.group(1)):start])
     else:
         assert "up to and including the day of the meeting you set up for me" in move.wanted
         calendar = [s for s in segments[:index] if s.domain == "calendar"][-1]

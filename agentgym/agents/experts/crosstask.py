@@ -32,8 +32,8 @@ __all__ = ["ComeBackExpert", "CrossTaskExpert", "FollowUpExpert", "Ledger", "Ser
 #: Times it reads the bookings back because the user still misses something after "done".
 _RECHECKS = 2
 #: Wordings only a series' request holds.
-_SERIES = ("one booking a day", "staying on for a few more days", "on each of those days", "a day it isn't",
-           "no booking on a day")
+_SERIES = ("one booking a day", "staying on for a few more days", "arriving a few days earlier",
+           "on each of those days", "a day it isn't", "no booking on a day")
 #: Places whose availability a series reads in one turn (two reads each).
 _BATCH = 8
 #: A late need, as a come-back states it: the amenity the place must list.
@@ -358,9 +358,17 @@ class SeriesExpert(ComeBackExpert):
         super().__init__(ledger, request)
         #: (place id, day, slot) of every booking the series adds, once worked out.
         self.stays: list[tuple[str, str, str]] | None = None
+        #: Bookings the user said it did not ask for, and (place, day, slot) the tools refused.
+        self.wrong: set[str] = set()
+        self.closed: set[tuple[str, str, str]] = set()
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
         said = [str(m.get("content", "")).lower() for m in info.get("messages", ()) if m.get("role") == "user"]
+        if any("not what i asked for" in m for m in said):
+            # The user saw a booking of this step it did not ask for: it goes, whichever it was.
+            results = {m.get("tool_call_id"): decoded(m) for m in results_of(info)}
+            self.wrong |= {str(v["booking_id"]) for rec in info.get("calls", ()) if rec.get("name") == "book"
+                           for v in [results.get(rec.get("id"))] if isinstance(v, dict) and "booking_id" in v}
         if any("not what i asked for" in m for m in said) or (said and self.claims and self.claims <= _RECHECKS):
             # Refused, or "done" was not all it asked: work every day out afresh.
             self.stays = None
@@ -375,13 +383,16 @@ class SeriesExpert(ComeBackExpert):
         return {} if re.search(r"best-rated \w+(?: \w+)? in the same area", self.request) else None
 
     def _days(self, day: str) -> list[str]:
-        """The span's days after the booked `day`: the next N, or up to the meeting's day."""
+        """The span's days: the N after the booked `day` or before it, or up to the meeting's day."""
         start = DAYS.index(day) if day in DAYS else len(DAYS)
         if "up to and including the day of the meeting" in self.request and self.ledger.meeting is not None:
             end = DAYS.index(DAYS[datetime.date.fromisoformat(self.ledger.meeting).weekday()])
             return list(DAYS[start + 1:end + 1])
         n = re.search(r"each of the next (\d) days after it", self.request)
-        return list(DAYS[start + 1:start + 1 + int(n.group(1))]) if n else []
+        if n:
+            return list(DAYS[start + 1:start + 1 + int(n.group(1))])
+        n = re.search(r"each of the (\d) days before it", self.request)
+        return list(DAYS[max(0, start - int(n.group(1))):start]) if n and start < len(DAYS) else []
 
     def _resolve_stays(self, old: dict[str, Any]) -> list[tuple[str, str, str]]:
         item, day, slot = str(old.get("item_id")), str(old.get("day")), str(old.get("slot"))
@@ -390,8 +401,10 @@ class SeriesExpert(ComeBackExpert):
             raise Move(say="Sorry, could you say again which days you'd like booked, and where?")
         opened = self.case.get(*(Read("check_availability", {"item_id": item, "day": d, "slot": slot}, copies=2)
                                  for d in days))
-        stays = [(item, d, slot) for d, seen in zip(days, opened) if isinstance(seen, dict) and seen.get("available")]
-        closed = [d for d, seen in zip(days, opened) if not (isinstance(seen, dict) and seen.get("available"))]
+        open_days = [d for d, seen in zip(days, opened)
+                     if isinstance(seen, dict) and seen.get("available") and (item, d, slot) not in self.closed]
+        stays = [(item, d, slot) for d in open_days]
+        closed = [d for d in days if d not in open_days]
         if not closed:
             return stays
         details = self.case.read("get_details", copies=2, item_id=item)
@@ -408,16 +421,17 @@ class SeriesExpert(ComeBackExpert):
         # Down the ratings, every closed day at once, a few places a day (a turn holds at most
         # 32 calls): a day takes the first place free then, or none when the list runs out.
         step = max(1, _BATCH // len(closed))
-        open_days, start = list(closed), 0
-        while open_days and start < len(alike):
+        undecided, start = list(closed), 0
+        while undecided and start < len(alike):
             chunk = alike[start:start + step]
             seen = iter(self.case.get(*(Read("check_availability", {"item_id": p.get("id"), "day": d, "slot": slot},
-                                             copies=2) for d in open_days for p in chunk)))
-            for d in list(open_days):
-                free = [p for p, r in zip(chunk, seen) if isinstance(r, dict) and r.get("available")]
+                                             copies=2) for d in undecided for p in chunk)))
+            for d in list(undecided):
+                free = [p for p, r in zip(chunk, seen) if isinstance(r, dict) and r.get("available")
+                        and (str(p.get("id")), d, slot) not in self.closed]
                 if free:
                     stays.append((str(free[0].get("id")), d, slot))
-                    open_days.remove(d)
+                    undecided.remove(d)
             start += step
         return sorted(stays, key=lambda s: DAYS.index(s[1]))
 
@@ -428,10 +442,23 @@ class SeriesExpert(ComeBackExpert):
             raise Move(say="Sorry, which booking do you mean?")
         if self.stays is None:
             self.stays = self._resolve_stays(self.old)
-        have = [(str(b.get("item_id")), str(b.get("day")), str(b.get("slot"))) for _, b in self.ledger.active()]
-        missing = [s for s in self.stays if s not in have]
-        if missing:
-            raise Move([Call("book", {"item_id": p, "day": d, "slot": sl}) for p, d, sl in missing])
+        refused = {stay for stay in self.stays if self._refused(*stay)}
+        if refused:
+            # A read said free and the booking was refused: that one is out, and the reads
+            # misled it, so it works every day out afresh.
+            self.closed |= refused
+            self.case.doubt()
+            self.stays = None
+            self.stays = self._resolve_stays(self.old)
+        # A booking the user said it did not ask for is cancelled; what is missing is booked.
+        active = self.ledger.active()
+        wrong = [k for k, _ in active if k in self.wrong]
+        if wrong:
+            raise Move([Call("cancel_booking", {"booking_id": k}) for k in wrong])
+        have = [(str(b.get("item_id")), str(b.get("day")), str(b.get("slot"))) for _, b in active]
+        wanted = [s for s in self.stays if s not in have]
+        if wanted:
+            raise Move([Call("book", {"item_id": p, "day": d, "slot": sl}) for p, d, sl in wanted])
         self.claims += 1
         return "Done: every day you asked for is booked, and the booking we had stays."
 

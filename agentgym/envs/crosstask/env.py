@@ -112,10 +112,11 @@ class CrossTaskEnv(AgentEnv):
       is? no, and why; do my other needs still hold? yes, naming them and what it gives up) and
       never names the new place or time; a booking of the wrong one is refused in them and costs
       patience (two end the sub-task).
-    * A series closes 60% of sessions in place of a late need (`agentgym.envs.crosstask.series`):
+    * A series is the last come-back drawn for 60% of sessions, in place of a late need, or a
+      same-day come-back when no span has one answer a day (`agentgym.envs.crosstask.series`):
       "I'm staying on for a few more days. Could you also book a stay for each of the next N
-      days after it (or: every day after it up to and including the day of the meeting you set
-      up for me), at the same time of day, one booking a day: the same stay on each of those
+      days after it (or, arriving earlier: each of the N days before it; or: every day after it
+      up to and including the day of the meeting you set up for me), at the same time of day, one booking a day: the same stay on each of those
       days it's open then; on a day it isn't, the best-rated stay of the same kind in the same
       area (or: in the same area) that costs no more than the one we booked and is open then
       (for those days the rest of what I asked for doesn't matter); and no booking on a day when
@@ -129,8 +130,9 @@ class CrossTaskEnv(AgentEnv):
       missing, answers an either/or (keep the booking? yes; cancel? no; other needs? they hold
       for the kept booking only), acknowledges a right booking and refuses one it did not ask
       for in the rule's words (two end the sub-task).
-    * Turn budget: 70% of the sub-tasks' own budgets, rounded up (about 1.5 times the expert's
-      turns with noise off), stated in the brief ("The session has at most N turns in all").
+    * Turn budget: 70% of the sub-tasks' own budgets (a series counting as two follow-ups),
+      rounded up, about 1.5 times the expert's turns with noise off; the brief states it ("The
+      session has at most N turns in all").
     * Links: each come-back's gold is computed by the reference solver when it starts, from the
       booking as the previous sub-task on that booking left it (the dialog's agreed booking, or
       the previous come-back's move), from the needs its user stated and from the earlier

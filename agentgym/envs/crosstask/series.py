@@ -1,8 +1,8 @@
 """The hard tier's series come-back: the user stays on and wants one booking a day for several
 more days, each day's place decided by a rule on the booking as it stands and earlier results.
 
-"Could you also book a stay for each of the next 3 days after it (or: every day after it up to
-and including the day of the meeting you set up for me), at the same time of day, one booking a
+"Could you also book a stay for each of the next 3 days after it (or: each of the 3 days before
+it; every day after it up to and including the day of the meeting you set up for me), at the same time of day, one booking a
 day: the same stay on each of those days it's open then; on a day it isn't, the best-rated stay
 of the same kind in the same area (or: in the same area) that costs no more than the one we
 booked and is open then (for those days the rest of what I asked for doesn't matter); and no
@@ -40,7 +40,7 @@ from agentgym.users.understanding import Reading
 __all__ = ["SERIES", "Series", "SeriesUser", "plan_series", "score_series"]
 
 SERIES = "series"
-#: How many days after the booked one a span of "the next N days" covers.
+#: How many days before or after the booked one a span of "N days" covers.
 SPAN = (2, 5)
 
 Stay = tuple[str, str, str]  # (place id, day, slot)
@@ -95,6 +95,8 @@ def _spans(b: Booking, up: Upstream) -> list[tuple[str, list[str]]]:
                     list(DAYS[start + 1:DAYS.index(up.meeting_day) + 1])))
     out += [(f"each of the next {n} days after it", list(DAYS[start + 1:start + 1 + n]))
             for n in range(SPAN[0], SPAN[1] + 1) if start + n < len(DAYS)]
+    out += [(f"each of the {n} days before it", list(DAYS[start - n:start]))
+            for n in range(SPAN[0], SPAN[1] + 1) if start - n >= 0]
     return out
 
 
@@ -132,7 +134,8 @@ def plan_series(world: World, b: Booking, rng: Any, up: Upstream) -> Series | No
               f"days it's open then; on a day it isn't, the best-rated {noun} {scope} that costs no more than the one "
               f"we booked and is open then (for those days the rest of what I asked for doesn't matter); and no "
               f"booking on a day when none is")
-    return Series(b.id, booked.id, (b.day, b.slot), b.day, b.slot, SERIES, wanted, "I'm staying on for a few more days. ",
+    why = "I'm arriving a few days earlier. " if "before it" in words else "I'm staying on for a few more days. "
+    return Series(b.id, booked.id, (b.day, b.slot), b.day, b.slot, SERIES, wanted, why,
                   kept=kept_words(world, up), stays=tuple(stays), skipped=tuple(skipped))
 
 

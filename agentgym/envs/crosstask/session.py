@@ -175,7 +175,8 @@ def session_task(seed: int, split: str, difficulty: str, segments: list[Segment]
     """The session task of `segments` (their sub-tasks generated, follow-ups still to plan); a
     task of a `tier` says so in its card, and its brief adds `rule`. With `turns_share` the turn
     budget is that share of the sub-tasks' (rounded up), and the brief states it."""
-    followups = sum(s.family == "followup" for s in segments)
+    # A series (several bookings, one a day) takes the turns of two follow-ups.
+    followups = sum(s.family == "followup" for s in segments) + sum(s.ask == SERIES for s in segments)
     max_turns = sum(s.task.max_turns for s in segments if s.task is not None) + FOLLOWUP_TURNS * followups
     if turns_share is not None:
         max_turns = -(-max_turns * round(turns_share * 100) // 100)

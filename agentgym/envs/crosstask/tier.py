@@ -18,10 +18,11 @@ tool-use request (on train it may need the finance amount and the meeting's day 
 whose upstream failed is not offered (it costs only itself).
 In 60% of sessions the last come-back is a series instead of a late need
 (`agentgym.envs.crosstask.series`): one booking a day for the next 2 to 5 days after the booked
-one (or up to the meeting's day), each day the booked place when it is open then, else the
-unique best-rated place of the same kind in the same area (or: in the same area) no dearer than
-it that is open then, else none; every day is its own decision and all must hold. The session's
-turn budget is `TURNS_SHARE` of its sub-tasks' and the brief states it.
+one, or the 2 to 5 before it, or up to the meeting's day, each day the booked place when it is
+open then, else the unique best-rated place of the same kind in the same area (or: in the same
+area) no dearer than it that is open then, else none; every day is its own decision and all must hold. The session's
+turn budget is `TURNS_SHARE` of its sub-tasks' (a series counting as two follow-ups) and the
+brief states it.
 The sub-tasks keep their families' generators at the hard level (no family tier: ``tier``
 False), so the difficulty is the session's: its length and the links between its requests.
 """
