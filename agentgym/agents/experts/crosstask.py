@@ -27,10 +27,15 @@ from agentgym.agents.strategies.dialog import DAYS
 from agentgym.agents.transcript import BriefVocabulary, brief_of
 from agentgym.agents.turns import Call, action_of, decoded, is_transient, results_of
 
-__all__ = ["ComeBackExpert", "CrossTaskExpert", "FollowUpExpert", "Ledger"]
+__all__ = ["ComeBackExpert", "CrossTaskExpert", "FollowUpExpert", "Ledger", "SeriesExpert"]
 
 #: Times it reads the bookings back because the user still misses something after "done".
 _RECHECKS = 2
+#: Wordings only a series' request holds.
+_SERIES = ("one booking a day", "staying on for a few more days", "arriving a few days earlier",
+           "on each of those days", "a day it isn't", "no booking on a day")
+#: Places whose availability a series reads in one turn (two reads each).
+_BATCH = 8
 #: A late need, as a come-back states it: the amenity the place must list.
 _NEEDS = re.compile(r'lists "([^"]+)" among its amenities')
 #: The needs a come-back gives up: "still has everything else I asked for except A and B and is open".
@@ -336,6 +341,128 @@ class ComeBackExpert(FollowUpExpert):
                 return
 
 
+class SeriesExpert(ComeBackExpert):
+    """A series come-back of the hard tier: one booking a day for the next N days after the
+    booked one (or up to the meeting's day), each day the booked place when it is open then,
+    else the best-rated place of the same kind in the same area that keeps every need the user
+    holds and is open then, else none; the booking made stays. It works every day out with the
+    tools (each read twice), books what is missing in one turn, and says it is done; told it
+    is not what was asked, it reads everything afresh.
+
+    Args:
+        ledger: the session's bookings; the latest active one is the one the request is about.
+        request: the user's words for the series.
+    """
+
+    def __init__(self, ledger: Ledger, request: str) -> None:
+        super().__init__(ledger, request)
+        #: (place id, day, slot) of every booking the series adds, once worked out.
+        self.stays: list[tuple[str, str, str]] | None = None
+        #: Bookings the user said it did not ask for, and (place, day, slot) the tools refused.
+        self.wrong: set[str] = set()
+        self.closed: set[tuple[str, str, str]] = set()
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        said = [str(m.get("content", "")).lower() for m in info.get("messages", ()) if m.get("role") == "user"]
+        if any("not what i asked for" in m for m in said):
+            # The user saw a booking of this step it did not ask for: it goes, whichever it was.
+            results = {m.get("tool_call_id"): decoded(m) for m in results_of(info)}
+            self.wrong |= {str(v["booking_id"]) for rec in info.get("calls", ()) if rec.get("name") == "book"
+                           for v in [results.get(rec.get("id"))] if isinstance(v, dict) and "booking_id" in v}
+        if any("not what i asked for" in m for m in said) or (said and self.claims and self.claims <= _RECHECKS):
+            # Refused, or "done" was not all it asked: work every day out afresh.
+            self.stays = None
+            self.case.doubt()
+        return super().act(obs, info)
+
+    def _scope(self) -> dict[str, Any] | None:
+        """Whether another place must be of the booked one's kind too ({"category": True}) or
+        only in its area ({}); None while a typo blurs both wordings."""
+        if "of the same kind in the same area" in self.request:
+            return {"category": True}
+        return {} if re.search(r"best-rated \w+(?: \w+)? in the same area", self.request) else None
+
+    def _days(self, day: str) -> list[str]:
+        """The span's days: the N after the booked `day` or before it, or up to the meeting's day."""
+        start = DAYS.index(day) if day in DAYS else len(DAYS)
+        if "up to and including the day of the meeting" in self.request and self.ledger.meeting is not None:
+            end = DAYS.index(DAYS[datetime.date.fromisoformat(self.ledger.meeting).weekday()])
+            return list(DAYS[start + 1:end + 1])
+        n = re.search(r"each of the next (\d) days after it", self.request)
+        if n:
+            return list(DAYS[start + 1:start + 1 + int(n.group(1))])
+        n = re.search(r"each of the (\d) days before it", self.request)
+        return list(DAYS[max(0, start - int(n.group(1))):start]) if n and start < len(DAYS) else []
+
+    def _resolve_stays(self, old: dict[str, Any]) -> list[tuple[str, str, str]]:
+        item, day, slot = str(old.get("item_id")), str(old.get("day")), str(old.get("slot"))
+        days, scope = self._days(day), self._scope()
+        if not days or scope is None:
+            raise Move(say="Sorry, could you say again which days you'd like booked, and where?")
+        opened = self.case.get(*(Read("check_availability", {"item_id": item, "day": d, "slot": slot}, copies=2)
+                                 for d in days))
+        open_days = [d for d, seen in zip(days, opened)
+                     if isinstance(seen, dict) and seen.get("available") and (item, d, slot) not in self.closed]
+        stays = [(item, d, slot) for d in open_days]
+        closed = [d for d in days if d not in open_days]
+        if not closed:
+            return stays
+        details = self.case.read("get_details", copies=2, item_id=item)
+        # Another place on a closed day: in the booked one's area (and kind, when asked), no dearer.
+        query: dict[str, Any] = {"area": details.get("area"), "max_price": details.get("price")}
+        if scope:
+            query["category"] = details.get("category")
+        first = self.case.read("search", copies=2, **query)
+        found = list(first.get("results", ()))
+        for page in self.case.get(*(Read("search", {**query, "page": n}, copies=2)
+                                    for n in range(2, int(first.get("pages", 1)) + 1))):
+            found += page.get("results", ())
+        alike = sorted((p for p in found if p.get("id") != item), key=lambda p: -float(p.get("rating", 0)))
+        # Down the ratings, every closed day at once, a few places a day (a turn holds at most
+        # 32 calls): a day takes the first place free then, or none when the list runs out.
+        step = max(1, _BATCH // len(closed))
+        undecided, start = list(closed), 0
+        while undecided and start < len(alike):
+            chunk = alike[start:start + step]
+            seen = iter(self.case.get(*(Read("check_availability", {"item_id": p.get("id"), "day": d, "slot": slot},
+                                             copies=2) for d in undecided for p in chunk)))
+            for d in list(undecided):
+                free = [p for p, r in zip(chunk, seen) if isinstance(r, dict) and r.get("available")
+                        and (str(p.get("id")), d, slot) not in self.closed]
+                if free:
+                    stays.append((str(free[0].get("id")), d, slot))
+                    undecided.remove(d)
+            start += step
+        return sorted(stays, key=lambda s: DAYS.index(s[1]))
+
+    def _plan(self) -> str:
+        if self.unsure is not None:
+            self.case.get(Read("list_bookings", since=self.unsure))
+        if self.old is None:
+            raise Move(say="Sorry, which booking do you mean?")
+        if self.stays is None:
+            self.stays = self._resolve_stays(self.old)
+        refused = {stay for stay in self.stays if self._refused(*stay)}
+        if refused:
+            # A read said free and the booking was refused: that one is out, and the reads
+            # misled it, so it works every day out afresh.
+            self.closed |= refused
+            self.case.doubt()
+            self.stays = None
+            self.stays = self._resolve_stays(self.old)
+        # A booking the user said it did not ask for is cancelled; what is missing is booked.
+        active = self.ledger.active()
+        wrong = [k for k, _ in active if k in self.wrong]
+        if wrong:
+            raise Move([Call("cancel_booking", {"booking_id": k}) for k in wrong])
+        have = [(str(b.get("item_id")), str(b.get("day")), str(b.get("slot"))) for _, b in active]
+        wanted = [s for s in self.stays if s not in have]
+        if wanted:
+            raise Move([Call("book", {"item_id": p, "day": d, "slot": sl}) for p, d, sl in wanted])
+        self.claims += 1
+        return "Done: every day you asked for is booked, and the booking we had stays."
+
+
 class CrossTaskExpert(CrossTaskStrategy):
     """See the module docstring: the heuristic's switching between requests, with the experts."""
 
@@ -353,7 +480,10 @@ class CrossTaskExpert(CrossTaskStrategy):
             # A plain move names the new day (typos never touch one); a come-back of the hard
             # tier names none: it speaks of the booking ("the same day", "the next day it's open").
             plain = any(day in request.lower() for day in DAYS)
-            self._sub = FollowUpExpert(self._ledger) if plain else ComeBackExpert(self._ledger, request)
+            # A typo may touch any one wording of a series, never all of them.
+            series = any(w in request.lower() for w in _SERIES)
+            self._sub = (FollowUpExpert(self._ledger) if plain else SeriesExpert(self._ledger, request) if series
+                         else ComeBackExpert(self._ledger, request))
         else:
             self._sub = make_expert_strategy(family)
         self._sub.reset(obs, {

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from agentgym.users.understanding.words import without_abbreviation_stops
+
 __all__ = ["CANCEL", "KEEP", "NEEDS", "asked"]
 
 CANCEL, KEEP, NEEDS = "cancel", "keep", "needs"
@@ -23,7 +25,8 @@ _TOPICS = (
                         r"outright|rather)\b|\b(?:should|shall|can|may) (?:i|we) (?:just |simply )?cancel"
                         r"|\bme to (?:just |simply )?cancel|\bjust cancel")),
     (KEEP, re.compile(r"\bor\b[^.?!]{0,60}\b(?:keep|leave|stay with|stick with)\b|\b(?:keep|leave) (?:it|the booking|"
-                      r"things|everything) (?:as it is|as is|where it is|unchanged)|\bkeep the current\b")),
+                      r"things|everything) (?:as it is|as is|where it is|unchanged)|\bkeep the current\b"
+                      r"|\b(?:keep|leave)\b[^.?!]{0,30}\b(?:booking|reservation)\b")),
     (NEEDS, re.compile(r"\b(?:other|earlier|previous|original|first|remaining|existing|initial)\s+(?:\w+\s+)?"
                        r"(?:needs?|wish(?:es)?|requirements?|must-haves?|criteria|preferences?|conditions?|"
                        r"requests?)\b|\bstill (?:apply|applies|hold|holds|matter|matters|count|counts|stand|"
@@ -33,9 +36,10 @@ _TOPICS = (
 
 
 def asked(message: str) -> frozenset[str]:
-    """The topics (`CANCEL`, `KEEP`, `NEEDS`) that a sentence of `message` asks about."""
+    """The topics (`CANCEL`, `KEEP`, `NEEDS`) that a sentence of `message` asks about; an
+    abbreviation's full stop ("e.g.") ends no sentence."""
     out = set()
-    for sentence in _SENTENCES.split(message.lower()):
+    for sentence in _SENTENCES.split(without_abbreviation_stops(message).lower()):
         if _ASKS.search(sentence):
             out.update(topic for topic, words in _TOPICS if words.search(sentence))
     return frozenset(out)

@@ -24,7 +24,8 @@ chain of them depends link by link on the earlier outcomes:
   best-rated place of the same kind in the same area that has it and is open at the same time,
   or cancel if there is none" (a unique best, or none at all: then the gold is the
   cancellation alone). It is the session's last come-back, since a cancelled booking leaves
-  nothing to come back to.
+  nothing to come back to. A series (`agentgym.envs.crosstask.series`, several bookings, one a
+  day) takes its place in most sessions, for the same reason.
 
 A new place (``budget``, ``needs``) "still has everything else I asked for": every need the
 user stated for the booking (`Upstream.needs`) and a budget an earlier come-back set, but what

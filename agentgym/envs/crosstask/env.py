@@ -74,9 +74,10 @@ class CrossTaskEnv(AgentEnv):
     out what they mean from what was said and returned before, and check a new time or place
     with the tools before booking it.
 
-    * 4 to 6 sub-tasks: one dialog booking, every tool-use domain of the split (train: finance,
+    * 4 to 7 sub-tasks: one dialog booking, every tool-use domain of the split (train: finance,
       calendar, orders; test: operations), and 1 to 3 come-backs to the booking, with other
-      work between the booking and its first come-back. Sub-tasks keep their families'
+      work between the booking and its first come-back (a series after a late need's place adds
+      one when none was drawn). Sub-tasks keep their families'
       generators at the hard level (no family tier), so the difficulty is the session's.
     * Come-backs that change an earlier result, stated only in terms of the booking as it stands
       and of earlier results (`agentgym.envs.crosstask.comeback`): "the evening of the same
@@ -111,6 +112,27 @@ class CrossTaskEnv(AgentEnv):
       is? no, and why; do my other needs still hold? yes, naming them and what it gives up) and
       never names the new place or time; a booking of the wrong one is refused in them and costs
       patience (two end the sub-task).
+    * A series is the last come-back drawn for 60% of sessions, in place of a late need, or a
+      same-day come-back when no span has one answer a day (`agentgym.envs.crosstask.series`):
+      "I'm staying on for a few more days. Could you also book a stay for each of the next N
+      days after it (or, arriving earlier: each of the N days before it; or: every day after it
+      up to and including the day of the meeting you set up for me), at the same time of day, one booking a day: the same stay on each of those
+      days it's open then; on a day it isn't, the best-rated stay of the same kind in the same
+      area (or: in the same area) that costs no more than the one we booked and is open then
+      (for those days the rest of what I asked for doesn't matter); and no booking on a day when
+      none is? Keep the booking we have as it is." N is 2 to 5 within the week. Each day is its
+      own decision (`check_availability` of the booked place; else `search` in its area, and
+      kind when asked, at most its price, and `check_availability` down the ratings; else no
+      booking), and the sub-task succeeds only when the active bookings are exactly the kept one
+      and one per day that has a place. The gold has one answer a day (a unique best rating);
+      the generator prefers spans with the most days at another place, then with none. Its user
+      names no day or place, repeats the rule when asked or told it is done while a day is
+      missing, answers an either/or (keep the booking? yes; cancel? no; other needs? they hold
+      for the kept booking only), acknowledges a right booking and refuses one it did not ask
+      for in the rule's words (two end the sub-task).
+    * Turn budget: 70% of the sub-tasks' own budgets (a series counting as two follow-ups),
+      rounded up, about 1.5 times the expert's turns with noise off; the brief states it ("The
+      session has at most N turns in all").
     * Links: each come-back's gold is computed by the reference solver when it starts, from the
       booking as the previous sub-task on that booking left it (the dialog's agreed booking, or
       the previous come-back's move), from the needs its user stated and from the earlier

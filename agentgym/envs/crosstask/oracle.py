@@ -37,6 +37,20 @@ class _FollowUpOracle:
         return call("book", item_id=m.place, day=m.day, slot=m.slot)
 
 
+class _SeriesOracle:
+    """Books each day of a series come-back that is still missing (`Series.stays`), one a turn."""
+
+    def __init__(self, world: Any, move: Any) -> None:
+        self._world, self._move = world, move
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        have = {(b.item_id, b.day, b.slot) for b in self._world.active_bookings()}
+        for place, day, slot in self._move.stays:
+            if (place, day, slot) not in have:
+                return call("book", item_id=place, day=day, slot=slot)
+        return "They're all booked."
+
+
 class CrossTaskOracle:
     """Plays the active sub-task with its family's oracle; a fresh one per sub-task."""
 
@@ -53,7 +67,8 @@ class CrossTaskOracle:
         if policy is None:
             if seg.family == "followup":
                 ref = user.session.segments[seg.refers_to]
-                policy = _FollowUpOracle(ref.task.world, seg.move)
+                kind = _SeriesOracle if hasattr(seg.move, "stays") else _FollowUpOracle
+                policy = kind(ref.task.world, seg.move)
             else:
                 oracle = families.load(families.get(seg.family).oracle)
                 policy = oracle(_SubEnv(seg.task, user.user_of(seg.index)))

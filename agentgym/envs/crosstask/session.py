@@ -27,6 +27,7 @@ from agentgym.core.tools import Toolkit, ToolSpec, close_names
 from agentgym.envs.crosstask import upstream
 from agentgym.envs.crosstask.comeback import ComeBack, ComeBackUser, Upstream, plan_comeback
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, agreed_booking, plan_move, score_move
+from agentgym.envs.crosstask.series import SERIES, Series, SeriesUser, plan_series, score_series
 from agentgym.envs.dialog.tasks import Booking
 from agentgym.users.picks import DrawnPicks, pick
 
@@ -170,9 +171,17 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
 
 
 def session_task(seed: int, split: str, difficulty: str, segments: list[Segment], tier: str | None = None,
-                 rule: str = "") -> Task:
+                 rule: str = "", turns_share: float | None = None) -> Task:
     """The session task of `segments` (their sub-tasks generated, follow-ups still to plan); a
-    task of a `tier` says so in its card, and its brief adds `rule`."""
+    task of a `tier` says so in its card, and its brief adds `rule`. With `turns_share` the turn
+    budget is that share of the sub-tasks' (rounded up), and the brief states it."""
+    # A series (several bookings, one a day) takes the turns of two follow-ups.
+    followups = sum(s.family == "followup" for s in segments) + sum(s.ask == SERIES for s in segments)
+    max_turns = sum(s.task.max_turns for s in segments if s.task is not None) + FOLLOWUP_TURNS * followups
+    if turns_share is not None:
+        max_turns = -(-max_turns * round(turns_share * 100) // 100)
+        rule += (f" The session has at most {max_turns} turns in all (a turn is one message or one set of "
+                 "tool calls); after that it ends where it stands.")
     briefs = "\n\n".join(f"## Task area {k + 1}: {s.family} / {s.domain}\n{s.task.brief}"
                          for k, s in enumerate(segments) if s.task is not None)
     brief = ("You are an assistant helping one user with several requests in one session. The user "
@@ -181,8 +190,6 @@ def session_task(seed: int, split: str, difficulty: str, segments: list[Segment]
              "allowed. Each area's rules and dates are its own (where an area says what day it is, that is "
              "the day for its request), and a tool that ends a task ends only its own area's request.\n\n"
              + (rule + "\n\n" if rule else "") + briefs)
-    followups = sum(s.family == "followup" for s in segments)
-    max_turns = sum(s.task.max_turns for s in segments if s.task is not None) + FOLLOWUP_TURNS * followups
     world = SessionWorld(segments)
     task = Task(
         family="crosstask",
@@ -428,13 +435,16 @@ class SessionUser(SimulatedUser):
                           upstream.held_needs(segments, seg.refers_to),
                           upstream.in_force(segments, seg.index, seg.refers_to),
                           upstream.given_up(segments, seg.index, seg.refers_to))
-            move = plan_comeback(world, agreed, seg.ask, rng, up)
+            # A series that no span allows falls back to a come-back that moves the booking.
+            move = (plan_series(world, agreed, rng, up) if seg.ask == SERIES else None) or \
+                plan_comeback(world, agreed, "same_day" if seg.ask == SERIES else seg.ask, rng, up)
         else:
             move = plan_move(world, agreed, rng)
         if move is None:
             return None
         seg.move = move
-        self.users[seg.index] = ComeBackUser(world, move) if isinstance(move, ComeBack) else FollowUpUser(world, move)
+        self.users[seg.index] = (SeriesUser(world, move) if isinstance(move, Series) else
+                                 ComeBackUser(world, move) if isinstance(move, ComeBack) else FollowUpUser(world, move))
         return self.users[seg.index].opening()
 
     def _close(self, said: UserTurn, turn: int) -> UserTurn:
@@ -566,6 +576,8 @@ def _segment_score(session: SessionWorld, seg: Segment) -> Score:
             return Score(0.0, False, {"reason": "no booking to return to"})
         ref = session.segments[seg.refers_to]
         assert ref.task is not None
+        if isinstance(seg.move, Series):
+            return score_series(ref.task.world, seg.move)
         return score_move(ref.task.world, seg.move)
     assert seg.task is not None
     return FAMILIES[seg.family].score(seg.task, None)

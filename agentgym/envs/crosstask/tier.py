@@ -3,8 +3,8 @@
 An explicit ``difficulty="hard"`` draws this tier; a drawn difficulty (None) keeps today's
 sessions exactly (`agentgym.envs.crosstask.session.generate_session`), as do easy and medium.
 
-A session of the tier holds 4 to 6 sub-tasks: one dialog booking, every tool-use domain of the
-split, and 1 to 3 come-backs to the booking (`agentgym.envs.crosstask.comeback`), with other
+A session of the tier holds 4 to 7 sub-tasks: one dialog booking, every tool-use domain of the
+split, and 1 to 4 come-backs to the booking (`agentgym.envs.crosstask.comeback`), with other
 work between the booking and its first come-back. Each come-back states what it wants in terms
 of the booking as it stands then and of earlier results ("the evening of the same day", "the
 next day it's open", "the best-rated place of the same kind in the same area within what's left
@@ -16,6 +16,13 @@ into the budget); it never returns the booking to a place and time it stood at b
 need comes last (it may cancel the booking), a new budget after the other come-backs and every
 tool-use request (on train it may need the finance amount and the meeting's day at once). One
 whose upstream failed is not offered (it costs only itself).
+In 60% of sessions the last come-back is a series instead of a late need
+(`agentgym.envs.crosstask.series`): one booking a day for the next 2 to 5 days after the booked
+one, or the 2 to 5 before it, or up to the meeting's day, each day the booked place when it is
+open then, else the unique best-rated place of the same kind in the same area (or: in the same
+area) no dearer than it that is open then, else none; every day is its own decision and all must hold. The session's
+turn budget is `TURNS_SHARE` of its sub-tasks' (a series counting as two follow-ups) and the
+brief states it.
 The sub-tasks keep their families' generators at the hard level (no family tier: ``tier``
 False), so the difficulty is the session's: its length and the links between its requests.
 """
@@ -27,13 +34,20 @@ from typing import Any
 from agentgym.core.seeding import fast_stream
 from agentgym.core.task import Task
 from agentgym.envs.crosstask.comeback import ASKS, MEETING_DAY, NEEDS
+from agentgym.envs.crosstask.series import SERIES
 from agentgym.envs.crosstask.session import FAMILIES, Segment, generate_session, session_task, sub_seed
 from agentgym.envs.dialog.hard_tier import tier_of
 
 __all__ = ["generate", "TIER_RULE"]
 
-#: Sub-tasks in a session of the tier.
+#: Sub-tasks in a session of the tier (one more with a series after a late need's place).
 SIZE = (4, 6)
+#: How often the session closes with a series (`agentgym.envs.crosstask.series`): it takes
+#: a late need's place, or comes on top when none was drawn.
+SERIES_SHARE = 0.6
+#: The tier's turn budget, as a share of its sub-tasks' own: about 1.5 times what the expert
+#: takes with noise off, plus slack, and stated in the brief.
+TURNS_SHARE = 0.7
 #: What the brief adds on the tier.
 TIER_RULE = ("Later requests may build on earlier ones (\"the same day\", \"the same area\", \"the booking we "
              "made\", \"the amount you worked out\"): work out what they mean from what the user said, the tools "
@@ -56,8 +70,11 @@ def generate(seed: int, options: dict[str, Any]) -> Task:
     asks = list(ASKS)
     rng.shuffle(asks)
     asks = asks[: lo + int(rng.integers(hi - lo + 1))]
-    # A late need may cancel the booking, so it comes last; a new budget comes after the others.
-    asks.sort(key=lambda a: (a == NEEDS, a == "budget"))
+    if rng.random() < SERIES_SHARE:
+        asks = [a for a in asks if a != NEEDS] + [SERIES]
+    # A late need may cancel the booking and a series leaves several, so either comes last; a
+    # new budget comes after the others.
+    asks.sort(key=lambda a: (a in (NEEDS, SERIES), a == "budget"))
     # At most one request before the booking; after it, other work before each come-back.
     before = tools[: int(rng.integers(2)) if len(tools) > 1 else 0]
     rest = tools[len(before):]
@@ -70,7 +87,7 @@ def generate(seed: int, options: dict[str, Any]) -> Task:
     # One come-back after the calendar request may ask for the meeting's day instead.
     calendar = order.index(("tooluse", "calendar")) if ("tooluse", "calendar") in order else len(order)
     after = [i for i, (family, what) in enumerate(order) if family == "followup" and i > calendar
-             and what not in (NEEDS, "budget")]
+             and what not in (NEEDS, SERIES, "budget")]
     if after and rng.random() < 0.5:
         order[after[0]] = ("followup", MEETING_DAY)
     segments: list[Segment] = []
@@ -82,4 +99,4 @@ def generate(seed: int, options: dict[str, Any]) -> Task:
         sub = FAMILIES[family].generate(sub_seed(seed, i), {"split": split, "domain": what, "difficulty": "hard",
                                                              "tier": False})
         segments.append(Segment(i, family, what, task=sub))
-    return session_task(seed, split, "hard", segments, tier="hard", rule=TIER_RULE)
+    return session_task(seed, split, "hard", segments, tier="hard", rule=TIER_RULE, turns_share=TURNS_SHARE)

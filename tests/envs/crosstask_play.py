@@ -1,0 +1,24 @@
+"""Playing a CrossTask session of the hard tier up to a come-back, for the tier's tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentgym.envs.crosstask.comeback import ComeBack
+from agentgym.envs.crosstask.oracle import CrossTaskOracle
+
+
+def at_comeback(env: Any, seed: int, wanted: str) -> tuple[Any, Any, dict[str, Any]] | None:
+    """Play the oracle up to the first come-back whose words hold `wanted`: (its segment, the
+    booking's world, the last info), or None when the session has none."""
+    oracle = CrossTaskOracle(env.unwrapped)
+    obs, info = env.reset(seed=seed)
+    while True:
+        seg = env.unwrapped.user.active
+        if seg is None:
+            return None
+        if isinstance(seg.move, ComeBack) and wanted in seg.move.wanted:
+            return seg, env.unwrapped.user.session.segments[seg.refers_to].task.world, info
+        obs, _, terminated, truncated, info = env.step(oracle.act(obs, info))
+        if terminated or truncated:
+            return None
