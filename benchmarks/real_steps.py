@@ -102,26 +102,33 @@ def _q(xs: list[int], p: float) -> float:
 
 
 def time_replay(path: Path) -> None:
-    """Time every replayed step and reset; print per id and noise medians, p90 and floor ratios."""
+    """Time every replayed step and reset; print medians, p90 and floor ratios per id and noise
+    preset (``part: all``), and of its message steps alone (``part: message``, resets aside) and
+    of those of the hard tier (``part: hard message``)."""
     recs = Recordings.load(path)
     envs = {cell: make_env(cell) for cell in recs.cells}
     _replay(envs, recs, _plain, _plain, WARM)
     floor_block = floor.step_block()
-    steps: dict[tuple[str, str], list[int]] = {}
-    resets: dict[tuple[str, str], list[int]] = {}
+    steps: dict[tuple[str, str, str], list[int]] = {}
+    resets: dict[tuple[str, str, str], list[int]] = {}
     floor_steps: list[int] = []
     ns = time.perf_counter_ns
 
     def on_step(cell, k, call):
         t0 = ns()
         out = call()
-        steps.setdefault((cell.env_id, cell.noise), []).append(ns() - t0)
+        t = ns() - t0
+        steps.setdefault((cell.env_id, cell.noise, "all"), []).append(t)
+        if k == "message":
+            steps.setdefault((cell.env_id, cell.noise, "message"), []).append(t)
+            if cell.difficulty == "hard":
+                steps.setdefault((cell.env_id, cell.noise, "hard message"), []).append(t)
         return out
 
     def on_reset(cell, call):
         t0 = ns()
         out = call()
-        resets.setdefault((cell.env_id, cell.noise), []).append(ns() - t0)
+        resets.setdefault((cell.env_id, cell.noise, "all"), []).append(ns() - t0)
         return out
 
     for cell, episodes in recs.cells.items():  # the floor between cells: noise falls on both
@@ -129,8 +136,8 @@ def time_replay(path: Path) -> None:
         _replay(envs, Recordings({cell: episodes}), on_step, on_reset, TIMED)
     f = statistics.median(floor_steps) / 1000
     for key in sorted(steps):
-        s, r = steps[key], resets[key]
-        print(json.dumps({"id": key[0], "noise": key[1], "floor_us": round(f, 3),
+        s, r = steps[key], resets.get(key, [0])
+        print(json.dumps({"id": key[0], "noise": key[1], "part": key[2], "floor_us": round(f, 3), "steps": len(s),
                           "step_med": round(_q(s, 0.5), 2), "step_p90": round(_q(s, 0.9), 2),
                           "reset_med": round(_q(r, 0.5), 1), "step_x": round(_q(s, 0.5) / f, 1),
                           "p90_x": round(_q(s, 0.9) / f, 1), "reset_x": round(_q(r, 0.5) / f, 1)}))
