@@ -28,6 +28,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -40,6 +41,8 @@ DIFFICULTIES = ("easy", "medium", "hard")
 #: Each cell's first episode warms up (lazy imports, per-domain tables); the others are measured
 #: once each, as a worker meets them (a reading memoised in one episode is met in a later one).
 WARM, TIMED = slice(0, 1), slice(1, None)
+#: A replayed call (a reset or a step), run by a hook that may time or profile it.
+Call = Callable[[], Any]
 
 
 def record(path: Path, episodes: int) -> None:
@@ -51,7 +54,8 @@ def record(path: Path, episodes: int) -> None:
     print(f"{sum(len(r) for r in rec.cells.values())} episodes in {rec.play_s:.0f} s -> {path}")
 
 
-def _replay(envs: dict[Cell, object], recs: Recordings, on_step, on_reset, part: slice) -> None:
+def _replay(envs: dict[Cell, Any], recs: Recordings, on_step: Callable[[Cell, str, Call], Any],
+            on_reset: Callable[[Cell, Call], Any], part: slice) -> None:
     """Replay `part` of each cell's recordings; `on_step(cell, kind, call)` and `on_reset(cell, call)`
     run each call."""
     for cell, episodes in recs.cells.items():
@@ -68,7 +72,7 @@ def _replay(envs: dict[Cell, object], recs: Recordings, on_step, on_reset, part:
                 raise AssertionError(f"{cell.label} seed {rec.seed}: the replay differs from the play")
 
 
-def _plain(*args):
+def _plain(*args: Any) -> Any:
     return args[-1]()
 
 
@@ -79,17 +83,17 @@ def profile(path: Path, kind: str, top: int, sort: str) -> None:
     _replay(envs, recs, _plain, _plain, WARM)
     prof = cProfile.Profile()
 
-    def profiled(call):
+    def profiled(call: Call) -> Any:
         prof.enable()
         try:
             return call()
         finally:
             prof.disable()
 
-    def on_step(cell, k, call):
+    def on_step(cell: Cell, k: str, call: Call) -> Any:
         return profiled(call) if kind in (k, "all") else call()
 
-    def on_reset(cell, call):
+    def on_reset(cell: Cell, call: Call) -> Any:
         return profiled(call) if kind == "reset" else call()
 
     _replay(envs, recs, on_step, on_reset, TIMED)
@@ -114,7 +118,7 @@ def time_replay(path: Path) -> None:
     floor_steps: list[int] = []
     ns = time.perf_counter_ns
 
-    def on_step(cell, k, call):
+    def on_step(cell: Cell, k: str, call: Call) -> Any:
         t0 = ns()
         out = call()
         t = ns() - t0
@@ -125,7 +129,7 @@ def time_replay(path: Path) -> None:
                 steps.setdefault((cell.env_id, cell.noise, "hard message"), []).append(t)
         return out
 
-    def on_reset(cell, call):
+    def on_reset(cell: Cell, call: Call) -> Any:
         t0 = ns()
         out = call()
         resets.setdefault((cell.env_id, cell.noise, "all"), []).append(ns() - t0)
@@ -136,11 +140,14 @@ def time_replay(path: Path) -> None:
         _replay(envs, Recordings({cell: episodes}), on_step, on_reset, TIMED)
     f = statistics.median(floor_steps) / 1000
     for key in sorted(steps):
-        s, r = steps[key], resets.get(key, [0])
-        print(json.dumps({"id": key[0], "noise": key[1], "part": key[2], "floor_us": round(f, 3), "steps": len(s),
-                          "step_med": round(_q(s, 0.5), 2), "step_p90": round(_q(s, 0.9), 2),
-                          "reset_med": round(_q(r, 0.5), 1), "step_x": round(_q(s, 0.5) / f, 1),
-                          "p90_x": round(_q(s, 0.9) / f, 1), "reset_x": round(_q(r, 0.5) / f, 1)}))
+        s = steps[key]
+        row = {"id": key[0], "noise": key[1], "part": key[2], "floor_us": round(f, 3), "steps": len(s),
+               "step_med": round(_q(s, 0.5), 2), "step_p90": round(_q(s, 0.9), 2),
+               "step_x": round(_q(s, 0.5) / f, 1), "p90_x": round(_q(s, 0.9) / f, 1)}
+        if key in resets:
+            r = resets[key]
+            row.update(reset_med=round(_q(r, 0.5), 1), reset_x=round(_q(r, 0.5) / f, 1))
+        print(json.dumps(row))
 
 
 def main() -> None:
