@@ -50,6 +50,8 @@ SHARED: dict[str, str] = {
     "agentgym.users.understanding.grammar._grammar": "the parsed grammar.json, read only",
     "agentgym.users.understanding.compromise._words": "the parsed compromise.json, read only",
     "agentgym.users.understanding.compromise.read_compromise": "a frozen Compromise per message text",
+    "agentgym.users.understanding.compromise._repair": "a str per word",
+    "agentgym.users.understanding.compromise._stem": "a str per word",
     "agentgym.envs.dialog.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.data.load_lexicon": "parsed data file, read only",

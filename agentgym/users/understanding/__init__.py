@@ -4,7 +4,8 @@ claims, read once by rules (`reading` says how).
 By job: `grammar` (a family's lexicon and the shared English grammar), `words` (tokens, stems,
 one-edit typos), `clauses` (the roles of a sentence's words) and `reading` (`Understanding`,
 which reads a message into a `Reading`); `compromise` reads whether a message asks a user with
-priorities to give a need up (the Dialog hard tier's)."""
+priorities to give a need up (the Dialog hard tier's); `matching` holds the compiled matchers of
+word lists searched in every message (each equal to a plain line of code)."""
 
 from __future__ import annotations
 

@@ -21,18 +21,20 @@ from importlib import resources
 
 from agentgym.core.data import strict
 from agentgym.users.understanding.grammar import _AUX, _WH, GAP_MAX, _grammar, _phrases
-from agentgym.users.understanding.words import _one_edit, stem, tokens, without_abbreviation_stops
+from agentgym.users.understanding.matching import NearWords, Phrase, PhraseSet
+from agentgym.users.understanding.words import stem, tokens, without_abbreviation_stops
 
 __all__ = ["Compromise", "read_compromise", "offers_option"]
 
-#: A phrase as stems: its parts (one, or two around a gap of at most `GAP_MAX` words).
-_Phrase = tuple[tuple[str, ...], ...]
 _KEYS = {"asks", "asks_in_questions", "requests", "negations", "not_negations", "wholes", "not_wholes", "meets",
          "clause_breaks", "real_words", "options"}
 #: Where a message splits into sentences: a sentence end followed by space, or a line break.
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 #: Cues shorter than this are never reached by a typo (too many real words lie one edit away).
 _TYPO_MIN = 6
+#: Words whose repair and stem are remembered (each depends on the word alone); bounded, so a
+#: stream of garbage cannot grow memory.
+_WORD_MEMO = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,23 +60,26 @@ class Compromise:
 
 @dataclass(frozen=True)
 class _Words:
-    asks: tuple[_Phrase, ...]
-    asks_in_questions: tuple[_Phrase, ...]
-    requests: tuple[_Phrase, ...]
-    negations: tuple[_Phrase, ...]
-    not_negations: tuple[_Phrase, ...]
-    wholes: tuple[_Phrase, ...]
-    not_wholes: tuple[_Phrase, ...]
-    meets: tuple[_Phrase, ...]
+    """Each list as stems (a phrase: one part, or two around a gap of at most `GAP_MAX` words),
+    compiled once: the searched lists as `PhraseSet`s."""
+
+    asks: PhraseSet
+    asks_in_questions: PhraseSet
+    requests: PhraseSet
+    negations: PhraseSet
+    not_negations: tuple[Phrase, ...]
+    wholes: PhraseSet
+    not_wholes: tuple[Phrase, ...]
+    meets: PhraseSet
     breaks: frozenset[str]
     #: Cue words a typo may stand for (`_TYPO_MIN` letters or more), and real words that are no typo.
-    cues: tuple[str, ...]
+    cues: NearWords
     real: frozenset[str]
     #: Words that offer a need to give up beside what it would bring ("if the area can go, X").
-    options: tuple[_Phrase, ...] = ()
+    options: PhraseSet
 
 
-def _phrase(text: str) -> _Phrase:
+def _phrase(text: str) -> Phrase:
     return tuple(tuple(stem(t) for t in tokens(part)) for part in text.split("..."))
 
 
@@ -91,40 +96,29 @@ def _words() -> _Words:
     cue_lists = ("asks", "asks_in_questions", "negations", "wholes", "meets")
     cues = sorted({w for k in cue_lists for p in lists[k] for w in tokens(p.replace("...", " "))
                    if len(w) >= _TYPO_MIN and w.isalpha()})
-    return _Words(*(tuple(_phrase(p) for p in lists[k]) for k in
-                    ("asks", "asks_in_questions", "requests", "negations", "not_negations", "wholes", "not_wholes",
-                     "meets")),
-                  frozenset(lists["clause_breaks"]), tuple(cues), frozenset(lists["real_words"]),
-                  tuple(_phrase(p) for p in lists["options"]))
+    stems = {k: tuple(_phrase(p) for p in lists[k]) for k in _KEYS - {"clause_breaks", "real_words"}}
+    searched = {k: PhraseSet(v, GAP_MAX) for k, v in stems.items() if not k.startswith("not_")}
+    return _Words(**searched, not_negations=stems["not_negations"], not_wholes=stems["not_wholes"],
+                  breaks=frozenset(lists["clause_breaks"]), cues=NearWords(cues),
+                  real=frozenset(lists["real_words"]))
 
 
-def _repair(word: str, w: _Words) -> str:
+@lru_cache(maxsize=_WORD_MEMO)
+def _repair(word: str) -> str:
     """`word`, or the cue it is a typo of."""
+    w = _words()
     if len(word) < _TYPO_MIN - 1 or not word.isalpha() or word in w.real or word in w.cues:
         return word
-    return next((c for c in w.cues if _one_edit(word, c)), word)
+    return w.cues.first(word) or word
+
+
+@lru_cache(maxsize=_WORD_MEMO)
+def _stem(word: str) -> str:
+    return stem(word)
 
 
 def _at(stems: list[str], part: tuple[str, ...], i: int) -> bool:
     return tuple(stems[i:i + len(part)]) == part
-
-
-def _has(stems: list[str], phrase: _Phrase) -> bool:
-    """Whether `phrase` occurs in `stems` (its second part 0 to `GAP_MAX` words after the first)."""
-    head = phrase[0]
-    for i in range(len(stems) - len(head) + 1):
-        if not _at(stems, head, i):
-            continue
-        if len(phrase) == 1:
-            return True
-        start = i + len(head)
-        if any(_at(stems, phrase[1], j) for j in range(start, min(start + GAP_MAX, len(stems)) + 1)):
-            return True
-    return False
-
-
-def _any(stems: list[str], phrases: tuple[_Phrase, ...]) -> bool:
-    return any(_has(stems, p) for p in phrases)
 
 
 def _clauses(words: list[str], w: _Words) -> list[list[str]]:
@@ -133,11 +127,11 @@ def _clauses(words: list[str], w: _Words) -> list[list[str]]:
         if t in w.breaks:
             out.append([])
         else:
-            out[-1].append(stem(t))
+            out[-1].append(_stem(t))
     return [c for c in out if c]
 
 
-def _without(clause: list[str], phrases: tuple[_Phrase, ...]) -> list[str]:
+def _without(clause: list[str], phrases: tuple[Phrase, ...]) -> list[str]:
     """`clause` with every occurrence of `phrases` (gapless ones) taken out."""
     for p in phrases:
         part = p[0]
@@ -153,16 +147,16 @@ def _without(clause: list[str], phrases: tuple[_Phrase, ...]) -> list[str]:
 def _claims(clause: list[str], w: _Words) -> bool:
     """A clause that says no place meets every need: a negation (not "no problem"), a whole (not
     "all the details") and a verb of meeting."""
-    if not _any(clause, w.negations) or not _any(clause, w.wholes) or not _any(clause, w.meets):
+    if not w.negations.found(clause) or not w.wholes.found(clause) or not w.meets.found(clause):
         return False
     clause = _without(_without(clause, w.not_negations), w.not_wholes)
-    return _any(clause, w.negations) and _any(clause, w.wholes)
+    return w.negations.found(clause) and w.wholes.found(clause)
 
 
 def _question(words: list[str], stems: list[str], w: _Words) -> bool:
     g = _grammar()
     first = next((t for t in words if t.isalpha()), "")
-    return "?" in words or first in g.flags and bool(g.flags[first] & (_WH | _AUX)) or _any(stems, w.requests)
+    return "?" in words or first in g.flags and bool(g.flags[first] & (_WH | _AUX)) or w.requests.found(stems)
 
 
 @lru_cache(maxsize=4096)
@@ -171,12 +165,12 @@ def read_compromise(message: str) -> Compromise:
     w = _words()
     found: list[tuple[str, bool]] = []
     for sentence in _SENTENCE.split(without_abbreviation_stops(message.strip())):
-        words = [_repair(t, w) for t in tokens(sentence)]
-        stems = [stem(t) for t in words if t not in w.breaks]
+        words = [_repair(t) for t in tokens(sentence)]
+        stems = [_stem(t) for t in words if t not in w.breaks]
         if not stems:
             continue
         question = _question(words, stems, w)
-        if _any(stems, w.asks) or (question and _any(stems, w.asks_in_questions)) or \
+        if w.asks.found(stems) or (question and w.asks_in_questions.found(stems)) or \
                 any(_claims(c, w) for c in _clauses(words, w)):
             found.append((sentence, question))
     return Compromise(tuple(found))
@@ -186,4 +180,4 @@ def offers_option(text: str) -> bool:
     """Whether `text` offers a need to give up beside what that would bring ("if the sea view
     can go", "without the stage", "the parking (then"), by the words of ``compromise.json``."""
     w = _words()
-    return _any([stem(t) for t in tokens(text)], w.options)
+    return w.options.found([stem(t) for t in tokens(text)])

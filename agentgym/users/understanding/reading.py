@@ -320,9 +320,9 @@ class Understanding:
     def read_uncached(self, text: str) -> Reading:
         """What `text` says, computed afresh."""
         words: list[_Word] = []
-        word = self._word
+        known, word = self._words.get, self._word
         for raw in _TOKEN.findall(_normalise(text)):
-            words += word(raw)
+            words += known(raw) or word(raw)
         if not words:
             return Reading()
         reading = self._analyse(words)
@@ -413,14 +413,15 @@ class Understanding:
     def _analyse(self, words: list[_Word]) -> Reading:
         n = len(words)
         slot_hits, gram_hits = self._scan(words)
-        # ---- keyword lists are not questions
-        n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
+        # ---- keyword lists are not questions (the word counts only where the slot counts say so)
         slots_named = {s for _, _, p in slot_hits if p[0] != "place" for s in p[1]}
         offered = _offered(words, slot_hits)
-        hit_words = sum(b - a for k, (a, b, p) in enumerate(slot_hits) if p[0] != "place" and k not in offered)
         n_hits = sum(1 for k, (*_, p) in enumerate(slot_hits) if p[0] != "place" and k not in offered)
-        if 2 * hit_words >= n_words and (n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS):
-            return Reading(salad=True, placed=True, question=True)
+        if n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS:
+            n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
+            hit_words = sum(b - a for k, (a, b, p) in enumerate(slot_hits) if p[0] != "place" and k not in offered)
+            if 2 * hit_words >= n_words:
+                return Reading(salad=True, placed=True, question=True)
         placed = bool(slot_hits or gram_hits) or any(w.flags for w in words)
         # ---- sentences, then clauses
         sentences: list[tuple[int, int, str]] = []
@@ -642,7 +643,9 @@ class Understanding:
         c = s
         while c < e:
             d = c
-            while d < e and not words[d].flags & _BOUNDARY and not _new_question(words, d, e):
+            # `_new_question` starts only at a joining word: the common word costs no call.
+            while d < e and not words[d].flags & _BOUNDARY and not (words[d].raw in _JOINING
+                                                                      and _new_question(words, d, e)):
                 d += 1
             first = self._first(words, c, d)
             statement.append(first is not None and bool(words[first].flags & _SUBJECT)
