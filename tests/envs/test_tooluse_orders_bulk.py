@@ -189,3 +189,48 @@ def test_keeping_an_item_after_all_drops_its_effect_and_only_that() -> None:
         for shift in spec.shifts(task.world, task.goal.job):
             kept = shift.detail.split(":", 1)[1]
             assert {e.id for e in shift.gold.effects} == {e.id for e in task.gold.effects if e.fields["item_id"] != kept}
+
+
+def _user(task: Any) -> Any:
+    import random
+
+    from agentgym.envs.tooluse.user import make_user
+
+    return make_user(task, random.Random(0))
+
+
+def test_asked_what_it_would_accept_the_customer_says_one_thing_for_every_item() -> None:
+    # The same words whatever the policies give each item: the answer tells the agent nothing of
+    # which items are past their windows.
+    answers = set()
+    for seed in range(40):
+        task = _task(seed)
+        reply = _user(task).reply("Would store credit be acceptable where a refund isn't possible?", 1).text
+        assert "store credit is fine" in reply and "It's about" not in reply
+        answers.add(reply)
+    assert len(answers) == 1
+
+
+def test_a_confirmation_naming_the_items_is_answered_once_not_item_by_item() -> None:
+    for seed in range(20):
+        task = _task(seed)
+        products = [i.product for o in task.goal.job.orders for i in task.world.orders[o].items
+                    if (o, i.id) in task.goal.job.wants]
+        plan = (f"I can't refund them to your card; what I can do is give you store credit for the full price of "
+                f"each: the {', the '.join(products)}. I know you would prefer your money back; shall I go ahead "
+                "with the store credit?")
+        reply = _user(task).reply(plan, 1).text
+        assert reply.count("It's about") == 0 and reply.count("store credit is fine") <= 1, reply
+        assert len(reply) < 200, reply
+
+
+def test_asked_for_the_email_beside_the_orders_the_customer_gives_the_email_alone() -> None:
+    asked = 0
+    for seed in range(40):
+        task = _task(seed)
+        if "My email is" in task.goal.request or "@" in task.goal.request:
+            continue
+        asked += 1
+        reply = _user(task).reply("Could you give me the email on your account so I can look up your orders?", 1).text
+        assert task.world.email in reply and "order I placed" not in reply, reply
+    assert asked >= 5

@@ -158,7 +158,7 @@ class ToolUseUser(RuleBasedUser):
 
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
-                 "_job")
+                 "_job", "_tier")
     STOCK = _STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
@@ -179,6 +179,7 @@ class ToolUseUser(RuleBasedUser):
         #: the slots' names), found on first need: most episodes never need them.
         self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
+        self._tier = is_tier(task)
 
     def _state(self, d: Detail) -> str:
         self._reveal(d.id)
@@ -206,7 +207,12 @@ class ToolUseUser(RuleBasedUser):
         return super().reply(message, turn)
 
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
-        if r.asked and not (r.open and all(d.id in self._revealed for d in self._goal.details if d.slot in r.asked)):
+        if self._tier and r.asked and r.confirm and self._said_all(r.asked):
+            # "Shall I go ahead with the store credit?": every detail it names is said, so the
+            # question is the plan's, answered as any confirmation (below). The tier's alone:
+            # the other difficulties keep their episodes.
+            return self._objection(message) or (_ONLY_ASKED if _EXTRA.search(message) else CONFIRMED)
+        if r.asked and not (r.open and self._said_all(r.asked)):
             return self._answer(r.asked, r.values)
         if r.open and "done" in r.said and not _plan_only(message):
             return self._not_done()  # "It's done. Anything else?": the claim is what the user answers
@@ -290,8 +296,17 @@ class ToolUseUser(RuleBasedUser):
                     if d.slot in held:
                         self._state(d)  # confirmed: the user has now said it
                 return _RIGHT
-        out = [self._state(d) for slot in asked for d in details if d.slot == slot]
+        wanted = [d for slot in asked for d in details if d.slot == slot]
+        # A person answers what it has not said yet and repeats itself only when asked again
+        # about nothing else ("your email?" beside "your orders" gives the email alone); the
+        # tier's user, so the other difficulties keep their episodes.
+        unsaid = [d for d in wanted if d.id not in self._revealed] if self._tier else []
+        out = [self._state(d) for d in (unsaid or wanted)]
         return " ".join(out) if out else self._pick(_UNKNOWN)
+
+    def _said_all(self, asked: tuple[str, ...]) -> bool:
+        """Whether the user has stated every detail it has of the slots `asked`."""
+        return all(d.id in self._revealed for d in self._goal.details if d.slot in asked)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         return super().react(events, turn) if events else None
@@ -353,7 +368,7 @@ class ToolUseUser(RuleBasedUser):
         stale = unwanted(shift.gold.effects, self._world.records)
         if any(r.kind not in spec.undoable for r in stale):
             return ""
-        if not stale and is_tier(self._task) and self._met(shift):
+        if not stale and self._tier and self._met(shift):
             return ""  # a change of mind the user closes in the same breath tests nothing
         old = self._gold
         # The old plan's calls were right when made: keep them for metrics, with the undoing of

@@ -23,9 +23,7 @@ from agentgym.core.tools import READ, WRITE, MaxLen, tool
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, cents, money
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.orders import (
-    _CREDIT_IS_FINE,
     _PRODUCTS,
-    _REFUND_PLEASE,
     _V,
     Amount,
     Category,
@@ -48,11 +46,12 @@ EXTRA_DAYS = int(policy("orders_tier", "member_window").params["extra_days"])
 PLUS_LIMIT = round(float(policy("orders_tier", "member_approval").params["limit"]) * 100)
 #: The restocking fee of an opened item refunded, in percent of its price, by category.
 FEE = {category: int(pct) for category, pct in policy("orders_tier", "restocking_fee").params.items()}
-#: What a customer says, asked, about a final-sale item, which the policy gives nothing for.
 #: The turn budget the brief states (`agentgym.envs.tooluse.tasks` gives the tier's orders tasks as
 #: many; a test keeps the two equal).
 _TURNS = "You have 30 turns for this request: one reply, with any number of tool calls in it, is one turn."
-_FINAL_SAID = "I'd like my money back for the {product} too, if the policy allows anything for it."
+#: What the customer says, asked what it would accept: the same for every item.
+_EACH_ITEM = ("For each item, my money back where the policy allows it; where it doesn't, store credit is fine, "
+              "and where the policy gives nothing, that's that.")
 #: What a customer of the tier adds to its request: it would rather have a refund (past an
 #: item's window, the policy forbids one).
 _PREFER_REFUND = " I'd much rather have my money back than store credit."
@@ -132,7 +131,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     gen.gold = Gold(gold.kind, gold.plan, gold.effects, _traps(world, bulk, gold), gen.gold.superseded)
     email = Detail("email", "email", d.pick(_V.templates["email_answer"]).format(email=world.email),
                    "ask" if d.chance(0.5) else "upfront")
-    gen.goal = _goal(world, bulk, email, gold)
+    gen.goal = _goal(world, bulk, email)
     gen.brief = gen.brief.replace(policy_lines("orders"), policy_lines("orders", tier=True)).replace(
         "Policies:\n", f"{_TURNS}\nPolicies:\n", 1)
     return gen
@@ -159,7 +158,7 @@ def _traps(world: OrdersWorld, req: BulkRequest, gold: Gold) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _goal(world: OrdersWorld, req: BulkRequest, email: Detail, gold: Gold) -> Goal:
+def _goal(world: OrdersWorld, req: BulkRequest, email: Detail) -> Goal:
     """What the customer says: the items of each order, named by its placing date; its email
     (up front, or only when asked as the task drew it); and, asked, what it wants per item."""
     items = {i.id: i for o in req.orders for i in world.orders[o].items}
@@ -172,15 +171,14 @@ def _goal(world: OrdersWorld, req: BulkRequest, email: Detail, gold: Gold) -> Go
     if email.reveal == "upfront":
         blurred["email"] = text
         text += _V.templates["email_inline"].format(email=world.email)
-    kinds = {e.fields["item_id"]: e.kind for e in gold.effects}
     details = [email]
     details += [Detail(f"order:{o}", "order", f"One is the order I placed on {date}.", "upfront")
                 for o, date in zip(req.orders, dates(world, req))]
-    for _, item_id in req.wants:
-        product = items[item_id].product
-        said = {"credit": _CREDIT_IS_FINE, "refund": _REFUND_PLEASE}.get(kinds.get(item_id, ""), _FINAL_SAID)
-        details += [Detail(f"product:{item_id}", "product", f"It's about the {product}.", "upfront"),
-                    Detail(f"refund:{item_id}", "refund", said.format(product=product), "ask")]
+    details += [Detail(f"product:{item_id}", "product", f"It's about the {items[item_id].product}.", "upfront")
+                for _, item_id in req.wants]
+    # One wish for every item, worded alike whatever the policies give each: asked what it would
+    # accept, the customer must not tell the agent which items are past their windows.
+    details.append(Detail("refund", "refund", _EACH_ITEM, "ask"))
     return Goal("bulk_return", text, tuple(details), blurred, job=req)
 
 
