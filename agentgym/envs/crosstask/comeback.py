@@ -17,7 +17,7 @@ chain of them depends link by link on the earlier outcomes:
   strictly between two place prices, so one reading of "at most" holds. After a calendar
   request too, the place must be open on the meeting's day (when one fits then): the link
   that needs the booking, the finance amount and the meeting's date at once;
-* ``meeting_day``: "the day of the meeting you set up for me, at the same time of day": the
+* ``meeting_day``: "the day of the meeting you set up for me, in the morning as the booking we have": the
   weekday of the date the user gave in an earlier calendar request of the session (its
   reference solver's date), so a tool-use sub-task's outcome decides the booking;
 * ``needs``: a late need the booked place lacks and the user never stated (an amenity): "the
@@ -252,8 +252,9 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     kept = kept_words(world, up, "price", dropped)
     keeps = _keeps_words(world, dropped)
     day, meeting = when
-    at_same_time = ("and is open on the day of the meeting you set up for me, at the same time of day" if meeting
-                    else "and is open at the same time")
+    # The meeting has a time of its own: the booking's is named, so "the same time" has one reading.
+    at_same_time = (f"and is open on the day of the meeting you set up for me, in the {b.slot} as the booking we have"
+                    if meeting else "and is open at the same time")
     spent = up.spent
     limit, above = prices
     if spent is None:
@@ -280,7 +281,7 @@ def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack |
     if day is None or day == b.day or not place.is_open(day, b.slot) or (place.id, day, b.slot) in up.visited:
         return None
     return ComeBack(b.id, place.id, (b.day, b.slot), day, b.slot, MEETING_DAY,
-                    "the day of the meeting you set up for me, at the same time of day")
+                    f"the day of the meeting you set up for me, in the {b.slot} as the booking we have")
 
 
 def _late_needs(world: World, b: Booking, up: Upstream, dropped: tuple[Constraint, ...]) -> tuple[list[Any], list[Any]]:

@@ -90,10 +90,10 @@ class CrossTaskEnv(AgentEnv):
       worked out) earlier is taken out, counting 1 CUR as R EUR" (the rate stated when CUR is
       not EUR; what is left lies well inside two place prices, so "at most" has one reading),
       and, with a calendar request before it too, "... and is open on the day of the meeting you
-      set up for me, at the same time of day" when a place fits then: one link that needs the
+      set up for me, in the evening as the booking we have" when a place fits then: one link that needs the
       booking, the finance amount and the meeting's date at once; a new budget comes after the
       other come-backs and every tool-use request. On train, after a calendar request, possibly
-      "the day of the meeting you set up for me, at the same time of day" (the weekday of the
+      "the day of the meeting you set up for me, in the morning as the booking we have" (the weekday of the
       date that request gave); and, as the session's last come-back, a late need the booked
       place lacks and the user never stated: "the best-rated place of the same kind in the same
       area (or: in the same area) that lists "X" among its amenities, still has everything else
@@ -116,7 +116,7 @@ class CrossTaskEnv(AgentEnv):
       same-day come-back when no span has one answer a day (`agentgym.envs.crosstask.series`):
       "I'm staying on for a few more days. Could you also book a stay for each of the next N
       days after it (or, arriving earlier: each of the N days before it; or: every day after it
-      up to and including the day of the meeting you set up for me), at the same time of day, one booking a day: the same stay on each of those
+      up to and including the day of the meeting you set up for me), in the evening as the booking we have, one booking a day: the same stay on each of those
       days it's open then; on a day it isn't, the best-rated stay of the same kind in the same
       area (or: in the same area) that costs no more than the one we booked and is open then
       (for those days the rest of what I asked for doesn't matter); and no booking on a day when

@@ -2,7 +2,7 @@
 more days, each day's place decided by a rule on the booking as it stands and earlier results.
 
 "Could you also book a stay for each of the next 3 days after it (or: each of the 3 days before
-it; every day after it up to and including the day of the meeting you set up for me), at the same time of day, one booking a
+it; every day after it up to and including the day of the meeting you set up for me), in the evening as the booking we have, one booking a
 day: the same stay on each of those days it's open then; on a day it isn't, the best-rated stay
 of the same kind in the same area (or: in the same area) that costs no more than the one we
 booked and is open then (for those days the rest of what I asked for doesn't matter); and no
@@ -130,7 +130,9 @@ def plan_series(world: World, b: Booking, rng: Any, up: Upstream) -> Series | No
     words, scope, stays, skipped = meeting[0] if meeting else pool[int(rng.integers(len(pool)))]
     noun = world.domain.noun
     article = "an" if noun[0] in "aeiou" else "a"
-    wanted = (f"{article} {noun} for {words}, at the same time of day, one booking a day: the same {noun} on each of those "
+    # "The same time of day" would have two readings beside the meeting's day (the meeting has a
+    # time of its own): the booking's time of day is named.
+    wanted = (f"{article} {noun} for {words}, in the {b.slot} as the booking we have, one booking a day: the same {noun} on each of those "
               f"days it's open then; on a day it isn't, the best-rated {noun} {scope} that costs no more than the one "
               f"we booked and is open then (for those days the rest of what I asked for doesn't matter); and no "
               f"booking on a day when none is")
