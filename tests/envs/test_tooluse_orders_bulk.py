@@ -234,3 +234,19 @@ def test_asked_for_the_email_beside_the_orders_the_customer_gives_the_email_alon
         reply = _user(task).reply("Could you give me the email on your account so I can look up your orders?", 1).text
         assert task.world.email in reply and "order I placed" not in reply, reply
     assert asked >= 5
+
+
+def test_a_plan_that_says_also_or_extra_is_confirmed_and_only_a_question_adding_something_is_not() -> None:
+    # The tier's account of the work says "also past its window" and "15 extra days"; only the
+    # question itself proposing more ("shall I also ...?") is more than the customer asked for.
+    from agentgym.users.stock import CONFIRMED
+
+    task = _task(3)
+    said = "Would store credit be acceptable where a refund isn't possible?"
+    plan = ("As a Plus member you get 15 extra days on every window. The lamp is also past its window, so it gets "
+            "store credit for its full price. Shall I go ahead with all of this?")
+    user = _user(task)
+    user.reply(said, 1)
+    assert user.reply(plan, 2).text == CONFIRMED
+    extra = "I'll refund what the policies allow. Shall I also issue a gift card for the trouble?"
+    assert user.reply(extra, 3).text != CONFIRMED

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import re
 
-from agentgym.users.understanding.words import without_abbreviation_stops
+from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["CANCEL", "KEEP", "NEEDS", "asked"]
 
 CANCEL, KEEP, NEEDS = "cancel", "keep", "needs"
 
-_SENTENCES = re.compile(r"(?<=[.?!])\s+")
 _ASKS = re.compile(r"\?|\b(?:should|shall|would|do|does|can|could|may) (?:i|we|you|it|they|these|those|that)\b"
                    r"|\blet me know\b|\bwhich do you\b|\bwhat would you\b|\bplease confirm\b")
 _TOPICS = (
@@ -39,7 +38,7 @@ def asked(message: str) -> frozenset[str]:
     """The topics (`CANCEL`, `KEEP`, `NEEDS`) that a sentence of `message` asks about; an
     abbreviation's full stop ("e.g.") ends no sentence."""
     out = set()
-    for sentence in _SENTENCES.split(without_abbreviation_stops(message).lower()):
+    for sentence in SENTENCE_BREAK.split(without_abbreviation_stops(message).lower()):
         if _ASKS.search(sentence):
             out.update(topic for topic, words in _TOPICS if words.search(sentence))
     return frozenset(out)

@@ -71,6 +71,7 @@ from agentgym.users.stock import (
     REPHRASE,
 )
 from agentgym.users.understanding import Reading, Understanding, compile_understanding
+from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS",
            "SMALL_TALK"]
@@ -211,7 +212,7 @@ class ToolUseUser(RuleBasedUser):
             # "Shall I go ahead with the store credit?": every detail it names is said, so the
             # question is the plan's, answered as any confirmation (below). The tier's alone:
             # the other difficulties keep their episodes.
-            return self._objection(message) or (_ONLY_ASKED if _EXTRA.search(message) else CONFIRMED)
+            return self._confirmation(message)
         if r.asked and not (r.open and self._said_all(r.asked)):
             return self._answer(r.asked, r.values)
         if r.open and "done" in r.said and not _plan_only(message):
@@ -222,7 +223,7 @@ class ToolUseUser(RuleBasedUser):
                     return self._state(d)
             return EVERYTHING
         if r.confirm:
-            return self._objection(message) or (_ONLY_ASKED if _EXTRA.search(message) else CONFIRMED)
+            return self._confirmation(message)
         if r.chatter:
             return SMALL_TALK
         if r.question:
@@ -233,6 +234,19 @@ class ToolUseUser(RuleBasedUser):
         if "done" in r.said and not _plan_only(message):
             return self._not_done()
         return self._objection(message) or self._pick(GO_AHEAD)
+
+    def _confirmation(self, message: str) -> str:
+        """The answer to "shall I go ahead?": a value of the job other than the user's gets the
+        user's; a plan that adds something unasked for ("shall I also ...?") gets "just what I
+        asked for"; else yes. In the tier only the question itself is read for the addition: a
+        plan's account of the work says "also past its window" or "extra days" too."""
+        objection = self._objection(message)
+        if objection:
+            return objection
+        asked = message
+        if self._tier:
+            asked = " ".join(s for s in SENTENCE_BREAK.split(without_abbreviation_stops(message)) if "?" in s) or message
+        return _ONLY_ASKED if _EXTRA.search(asked) else CONFIRMED
 
     def _objection(self, message: str) -> str | None:
         """A plan the assistant states or asks to confirm with a value of the job other than the

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from agentgym.users.understanding.grammar import _grammar
 
-__all__ = ["singular", "stem", "tokens", "without_abbreviation_stops"]
+__all__ = ["SENTENCE_BREAK", "singular", "stem", "tokens", "without_abbreviation_stops"]
 
 _TOKEN = re.compile(
     r"[a-z0-9_.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"  # an e-mail address, whole
@@ -107,6 +107,11 @@ _ABBREVIATIONS = re.compile(r"(?<![\w.@])(?:(?:(e)\.(g)\.?|(i)\.(e)\.?|(vs)\.?)(
 
 def _joined(m: re.Match[str]) -> str:
     return "".join(g for g in m.groups() if g)
+
+
+#: Where a sentence ends and the next begins (after `without_abbreviation_stops`, an
+#: abbreviation's full stop ends none).
+SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+")
 
 
 def without_abbreviation_stops(text: str) -> str:
