@@ -20,7 +20,7 @@ from agentgym.agents.experts.words import has_phrase, has_word, sentences, words
 from agentgym.agents.strategies.dialog import DAYS, SLOTS, DialogBeliefs, search_arguments
 from agentgym.agents.transcript import BriefVocabulary
 
-__all__ = ["Needs", "Heard", "hear", "today_of", "days_named", "DAYS", "SLOTS"]
+__all__ = ["Needs", "Heard", "hear", "today_of", "days_named", "DAYS", "SLOTS", "AHEAD"]
 
 # A sentence's full stop may follow a number ("rated at least 3.5.").
 _DECIMAL = re.compile(r"(?<![\d.])(\d\.\d)(?!\.?\d)")
@@ -29,11 +29,12 @@ _INTEGER = re.compile(r"(?<![\d.])(\d+)(?!\.?\d)")
 _SLIPPED = 5
 
 
-#: The day a brief says today is, and a day a user counts from it ("the day after tomorrow").
+#: The day a brief says today is, and a day a user counts from it ("the day after tomorrow", with
+#: how many days ahead it is).
 _TODAY = re.compile(r"\btoday is (" + "|".join(DAYS) + r")\b", re.IGNORECASE)
-_AHEAD = {"today": 0, "tomorrow": 1, "the day after tomorrow": 2, "three days from today": 3,
+AHEAD = {"today": 0, "tomorrow": 1, "the day after tomorrow": 2, "three days from today": 3,
           "four days from today": 4, "five days from today": 5, "six days from today": 6}
-_COUNTED = re.compile(r"(?<!\w)(" + "|".join(sorted(map(re.escape, _AHEAD), key=len, reverse=True)) + r")(?!\w)",
+_COUNTED = re.compile(r"(?<!\w)(" + "|".join(sorted(map(re.escape, AHEAD), key=len, reverse=True)) + r")(?!\w)",
                       re.IGNORECASE)
 
 
@@ -48,7 +49,7 @@ def days_named(text: str, today: str | None) -> str:
     if today is None:
         return text
     start = DAYS.index(today)
-    return _COUNTED.sub(lambda m: DAYS[(start + _AHEAD[m.group(1).lower()]) % len(DAYS)], text)
+    return _COUNTED.sub(lambda m: DAYS[(start + AHEAD[m.group(1).lower()]) % len(DAYS)], text)
 
 
 class Needs(DialogBeliefs):

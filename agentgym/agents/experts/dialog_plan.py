@@ -18,17 +18,17 @@ Every value it uses comes from the brief and tool results.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from typing import Any
 
+from agentgym.agents.experts.booking_words import AHEAD, DAYS, today_of
+from agentgym.agents.experts.casefile import key_of
 from agentgym.agents.turns import Call, action_of, decoded, is_transient, results_of
 
 __all__ = ["PlanExpert", "read_form"]
 
-_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_TODAY = re.compile(r"^Today is (\w+)\.$", re.MULTILINE)
 _LEG = re.compile(r"^- Booking ([A-D]): (.+?); (.+), in the (morning|afternoon|evening)\.$", re.MULTILINE)
-_FROM_TODAY = {"today": 0, "tomorrow": 1, "the day after tomorrow": 2, "three days from today": 3}
 _AFTER = re.compile(r"^(the same day as|the day after|two days after) booking ([A-D])$")
 _GAPS = {"the same day as": 0, "the day after": 1, "two days after": 2}
 _BUDGET = re.compile(r"may be at most (\d+) \(in ")
@@ -40,22 +40,22 @@ _BATCH = 32
 def read_form(brief: str) -> dict[str, Any] | None:
     """The request form of an itinerary brief: legs (label, filters, day, slot), the budget,
     whether areas must differ, the priority order; None when the brief holds no form."""
-    today = _TODAY.search(brief)
+    today = today_of(brief)
     budget = _BUDGET.search(brief)
     if today is None or budget is None or "submit_plan" not in brief:
         return None
-    start = _DAYS.index(today.group(1).lower())
+    start = DAYS.index(today)
     ahead: dict[str, int] = {}
     legs: list[dict[str, Any]] = []
     for label, needs, when, slot in _LEG.findall(brief):
-        if when in _FROM_TODAY:
-            ahead[label] = _FROM_TODAY[when]
+        if when in AHEAD:
+            ahead[label] = AHEAD[when]
         else:
             m = _AFTER.match(when)
             if m is None or m.group(2) not in ahead:
                 return None
             ahead[label] = ahead[m.group(2)] + _GAPS[m.group(1)]
-        legs.append({"label": label, "filters": _filters(needs), "day": _DAYS[(start + ahead[label]) % 7],
+        legs.append({"label": label, "filters": _filters(needs), "day": DAYS[(start + ahead[label]) % 7],
                      "slot": slot})
     labels = [leg["label"] for leg in legs]
     order = [labels.index(x) for x in _PRIORITY.findall(brief) if x in labels]
@@ -113,7 +113,7 @@ class PlanExpert:
                         self.unsure = True
                     else:  # refused: taken then
                         args = call.arguments or {}
-                        self.values[_key(Call("check_availability", args))] = {"available": False}
+                        self.values[key_of(Call("check_availability", args))] = {"available": False}
                     continue
                 value = decoded(msg)
                 if call.name == "book" and isinstance(value, dict) and "booking_id" in value:
@@ -135,7 +135,7 @@ class PlanExpert:
                     self.unsure = False
                     self.verified = True
                 continue
-            key = _key(call)
+            key = key_of(call)
             seen = self.reads.setdefault(key, [])
             seen.append(content)
             # Trusted once it leads every other answer by two: two wrong answers alike (a flipped
@@ -165,7 +165,7 @@ class PlanExpert:
         if plan is None and self.rechecks < 2:
             # The form always has a plan: some place read closed was misread (a flip, twice).
             self.rechecks += 1
-            for key in [k for k, v in self.values.items() if k.startswith("check_availability")
+            for key in [k for k, v in self.values.items() if _is_check(k)
                         and isinstance(v, dict) and not v.get("available")]:
                 del self.values[key]
                 self.reads.pop(key, None)
@@ -187,7 +187,7 @@ class PlanExpert:
         out: list[Any] = []
         for leg in self.form["legs"]:
             first = Call("search", dict(leg["filters"]))
-            head = self.values.get(_key(first))
+            head = self.values.get(key_of(first))
             if not isinstance(head, dict):
                 out.append(first)
                 continue
@@ -195,7 +195,7 @@ class PlanExpert:
             missing = None
             for page in range(2, int(head.get("pages", 1)) + 1):
                 call = Call("search", {**leg["filters"], "page": page})
-                got = self.values.get(_key(call))
+                got = self.values.get(key_of(call))
                 if not isinstance(got, dict):
                     missing = call
                     break
@@ -204,7 +204,7 @@ class PlanExpert:
         return out
 
     def _open(self, item: str, leg: dict[str, Any]) -> bool | None:
-        got = self.values.get(_key(Call("check_availability", {"item_id": item, "day": leg["day"],
+        got = self.values.get(key_of(Call("check_availability", {"item_id": item, "day": leg["day"],
                                                                "slot": leg["slot"]})))
         return bool(got.get("available")) if isinstance(got, dict) else None
 
@@ -225,9 +225,9 @@ class PlanExpert:
         return best
 
 
-def _key(call: Call) -> str:
-    args = call.arguments or {}
-    return call.name + repr(sorted((k, repr(v)) for k, v in args.items()))
+def _is_check(key: str) -> bool:
+    """Whether a read's key (`key_of`) is an availability check's."""
+    return json.loads(key)[0] == "check_availability"
 
 
 def _twice(calls: list[Call]) -> list[Call]:

@@ -54,7 +54,7 @@ from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Constraint, Place, World
 from agentgym.users.understanding import Reading
 
-__all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback"]
+__all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback", "at_booked_time"]
 
 #: The kinds of come-back a session draws from, in their fallback order; ``meeting_day`` is
 #: drawn in place of one of them when a calendar request comes before it.
@@ -67,6 +67,12 @@ RATES = {"USD": 0.92, "GBP": 1.17, "CHF": 1.04, "SEK": 0.088, "CAD": 0.68}
 
 #: What every come-back that picks another place says of the needs it does not change.
 KEEPS = "still has everything else I asked for"
+
+
+def at_booked_time(slot: str) -> str:
+    """The time of day of a request that also names the meeting's day: the booking's, named
+    (the meeting has a time of its own, so "the same time of day" would have two readings)."""
+    return f"in the {slot} as the booking we have"
 
 
 @dataclass(frozen=True)
@@ -252,8 +258,7 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     kept = kept_words(world, up, "price", dropped)
     keeps = _keeps_words(world, dropped)
     day, meeting = when
-    # The meeting has a time of its own: the booking's is named, so "the same time" has one reading.
-    at_same_time = (f"and is open on the day of the meeting you set up for me, in the {b.slot} as the booking we have"
+    at_same_time = (f"and is open on the day of the meeting you set up for me, {at_booked_time(b.slot)}"
                     if meeting else "and is open at the same time")
     spent = up.spent
     limit, above = prices
@@ -281,7 +286,7 @@ def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack |
     if day is None or day == b.day or not place.is_open(day, b.slot) or (place.id, day, b.slot) in up.visited:
         return None
     return ComeBack(b.id, place.id, (b.day, b.slot), day, b.slot, MEETING_DAY,
-                    f"the day of the meeting you set up for me, in the {b.slot} as the booking we have")
+                    f"the day of the meeting you set up for me, {at_booked_time(b.slot)}")
 
 
 def _late_needs(world: World, b: Booking, up: Upstream, dropped: tuple[Constraint, ...]) -> tuple[list[Any], list[Any]]:

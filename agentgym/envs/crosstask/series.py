@@ -31,7 +31,7 @@ from typing import Any
 
 from agentgym.core.task import Score, UserTurn, WorldEvent
 from agentgym.envs.crosstask import clarify
-from agentgym.envs.crosstask.comeback import ComeBack, Upstream, kept_words
+from agentgym.envs.crosstask.comeback import ComeBack, Upstream, at_booked_time, kept_words
 from agentgym.envs.crosstask.followup import FollowUpUser
 from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking, Place, World
@@ -130,9 +130,7 @@ def plan_series(world: World, b: Booking, rng: Any, up: Upstream) -> Series | No
     words, scope, stays, skipped = meeting[0] if meeting else pool[int(rng.integers(len(pool)))]
     noun = world.domain.noun
     article = "an" if noun[0] in "aeiou" else "a"
-    # "The same time of day" would have two readings beside the meeting's day (the meeting has a
-    # time of its own): the booking's time of day is named.
-    wanted = (f"{article} {noun} for {words}, in the {b.slot} as the booking we have, one booking a day: the same {noun} on each of those "
+    wanted = (f"{article} {noun} for {words}, {at_booked_time(b.slot)}, one booking a day: the same {noun} on each of those "
               f"days it's open then; on a day it isn't, the best-rated {noun} {scope} that costs no more than the one "
               f"we booked and is open then (for those days the rest of what I asked for doesn't matter); and no "
               f"booking on a day when none is")

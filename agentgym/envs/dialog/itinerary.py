@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from agentgym.core.task import Score
-from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Place, World, keep
 
-__all__ = ["Leg", "PlanGold", "candidates", "plans", "best_plan", "score_plan", "LABELS"]
+__all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "best_plan", "score_plan", "LABELS"]
 
 #: How the request form names its bookings, in time order.
 LABELS = ("A", "B", "C", "D")
@@ -95,12 +94,14 @@ class PlanGold:
                 "superseded_calls": []}
 
 
+def best_first(places: list[Place]) -> list[Place]:
+    """`places` best rated first, then cheapest, then in id order: the order the solvers walk."""
+    return sorted(places, key=lambda p: (-p.rating, p.price, p.id))
+
+
 def candidates(world: World, leg: Leg) -> list[Place]:
-    """The places that meet `leg`'s needs and are open at its time, best rated first, then
-    cheapest, then in id order."""
-    bit = DAYS.index(leg.day) * 3 + SLOTS.index(leg.slot)
-    found = [p for p in world.places if p.open >> bit & 1 and leg.meets(p)]
-    return sorted(found, key=lambda p: (-p.rating, p.price, p.id))
+    """The places that meet `leg`'s needs and are open at its time, `best_first`."""
+    return best_first([p for p in world.places if p.is_open(leg.day, leg.slot) and leg.meets(p)])
 
 
 def plans(options: list[list[Place]], order: tuple[int, ...], budget: int | None,
@@ -118,9 +119,7 @@ def plans(options: list[list[Place]], order: tuple[int, ...], budget: int | None
         leg = order[depth]
         taken = [p for p in chosen if p is not None]
         for place in options[leg]:
-            if budget is not None and spent + place.price + rest[depth + 1] > budget:
-                continue
-            if place in taken or (distinct_areas and any(t.area == place.area for t in taken)):
+            if not _admits(place, taken, spent + rest[depth + 1], budget, distinct_areas):
                 continue
             chosen[leg] = place
             yield from walk(depth + 1, spent + place.price)
@@ -156,9 +155,7 @@ def best_plan(options: list[list[Place]], order: tuple[int, ...], budget: int | 
             # The best plan so far (it changes as the walk goes on) beats every plan from here.
             if top is not None and place.rating < top[0][depth] and tuple(ratings[:depth]) == top[0][:depth]:
                 break
-            if budget is not None and spent + place.price + rest[depth + 1] > budget:
-                continue
-            if place in taken or (distinct_areas and any(t.area == place.area for t in taken)):
+            if not _admits(place, taken, spent + rest[depth + 1], budget, distinct_areas):
                 continue
             chosen[leg], ratings[depth] = place, place.rating
             walk(depth + 1, spent + place.price)
@@ -166,6 +163,15 @@ def best_plan(options: list[list[Place]], order: tuple[int, ...], budget: int | 
 
     walk(0, 0)
     return best[1]
+
+
+def _admits(place: Place, taken: list[Place], committed: int, budget: int | None, distinct_areas: bool) -> bool:
+    """Whether a partial plan of `taken` may add `place`: within `budget` with what is `committed`
+    (spent so far and the least the legs still to place cost), not a place twice, and, where
+    areas must differ, not an area twice."""
+    if budget is not None and committed + place.price > budget:
+        return False
+    return place not in taken and not (distinct_areas and any(t.area == place.area for t in taken))
 
 
 def _rest(options: list[list[Place]], order: tuple[int, ...]) -> list[int]:

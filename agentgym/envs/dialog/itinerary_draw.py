@@ -19,7 +19,7 @@ from typing import Any
 
 from agentgym.core.seeding import Rng
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
-from agentgym.envs.dialog.itinerary import LABELS, Leg, PlanGold, best_plan, plans
+from agentgym.envs.dialog.itinerary import LABELS, Leg, PlanGold, best_first, best_plan, plans
 from agentgym.envs.dialog.tasks import Place, World, keep
 
 __all__ = ["draw_plan", "plan_brief", "form_lines", "rule_lines", "PLAN_TURNS", "MAX_OPTIONS"]
@@ -66,7 +66,7 @@ def _draw(world: World, rng: Rng, start: int) -> PlanGold | None:
         needs, fits = leg
         used.add(needs[0][1])
         legs.append(Leg(LABELS[i], needs, DAYS[bit // 3], SLOTS[slot], when))
-        options.append(sorted(fits, key=lambda p: (-p.rating, p.price, p.id)))
+        options.append(best_first(fits))
     order = tuple(int(k) for k in rng.permutation(n))
     return _fit(legs, options, order, distinct, rnd())
 

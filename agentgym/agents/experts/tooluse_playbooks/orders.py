@@ -154,16 +154,13 @@ class OrdersPlaybook(Playbook):
         clauses = [s for s in sentences(self.request) if DATE.search(s)]
         if len(clauses) < 2:
             return [(self._order(case), self.request)]
-        out = []
-        for clause in clauses:
-            self.placed = DATE.search(clause).group(0)  # type: ignore[union-attr]
-            out.append((self._order(case, clause), clause))
-        return out
+        return [(self._order(case, clause, DATE.search(clause).group(0)), clause)  # type: ignore[union-attr]
+                for clause in clauses]
 
-    def _order(self, case: CaseFile, about: str | None = None) -> str:
+    def _order(self, case: CaseFile, about: str | None = None, placed: str | None = None) -> str:
         """The order the customer means, found from their email: the one placed on the date
-        they give that holds the products they name in `about` (the request when None), or
-        whichever of the two tells."""
+        they give (`placed`, else the request's) that holds the products they name in `about`
+        (the request when None), or whichever of the two tells."""
         if self.email is None:
             case.ask("email", "Could you tell me the email address of your account, so I can find your order?")
             if self.email is None:
@@ -176,7 +173,7 @@ class OrdersPlaybook(Playbook):
         customer = case.read("find_customer", email=self.email or "")
         self.tier = customer.get("tier")
         listed = case.read("list_orders", customer_id=customer["customer_id"]).get("orders", [])
-        by_date = [o for o in listed if o.get("placed_on") == self.placed]
+        by_date = [o for o in listed if o.get("placed_on") == (placed or self.placed)]
         # The orders that hold the most of the products named (an order of the same product
         # alone is a near-duplicate of one that holds both products asked about).
         named = [sum(_mentions(about or self.request, p) for p in o.get("products", [])) for o in listed]

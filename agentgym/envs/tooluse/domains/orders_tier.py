@@ -162,8 +162,9 @@ def _goal(world: OrdersWorld, req: BulkRequest, email: Detail) -> Goal:
     """What the customer says: the items of each order, named by its placing date; its email
     (up front, or only when asked as the task drew it); and, asked, what it wants per item."""
     items = {i.id: i for o in req.orders for i in world.orders[o].items}
+    placed = list(zip(req.orders, dates(world, req)))
     parts = []
-    for order_id, date in zip(req.orders, dates(world, req)):
+    for order_id, date in placed:
         named = [f"the {items[i].product}" for o, i in req.wants if o == order_id]
         parts.append(f"From my order placed on {date}: {', '.join(named[:-1])} and {named[-1]}.")
     text = f"Hi, I'd like to return several things. {' '.join(parts)}{_PREFER_REFUND}"
@@ -173,7 +174,7 @@ def _goal(world: OrdersWorld, req: BulkRequest, email: Detail) -> Goal:
         text += _V.templates["email_inline"].format(email=world.email)
     details = [email]
     details += [Detail(f"order:{o}", "order", f"One is the order I placed on {date}.", "upfront")
-                for o, date in zip(req.orders, dates(world, req))]
+                for o, date in placed]
     details += [Detail(f"product:{item_id}", "product", f"It's about the {items[item_id].product}.", "upfront")
                 for _, item_id in req.wants]
     # One wish for every item, worded alike whatever the policies give each: asked what it would
