@@ -429,7 +429,9 @@ def test_openai_retries_429_500_timeouts_and_broken_bodies(server: tuple[FakeOpe
     srv.hang_s = 2.0
     srv.push({"status": 429, "retry_after": "100"}, {"status": 503}, {"hang": 2.0}, {"raw": "<html>"},
              {"text": "Which date?"})
-    agent = quick_agent(url, timeout_s=0.3)
+    # The client's timeout (quick_agent's 1 s) well below the hang and well above a reply on a
+    # loaded machine: a prompt reply that came late would count as one timeout more.
+    agent = quick_agent(url)
     env = gym.make("AgentRL/Dialog-v0")
     obs, info = env.reset(seed=0)
     agent.reset(obs, info)
