@@ -38,6 +38,7 @@ __all__ = [
     "hhmm",
     "parse_day",
     "POLICY_PREFIX",
+    "CONSENT",
     "compose_brief",
     "DAY_WEEKDAY",
 ]
@@ -52,6 +53,8 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 #: Weekday name of each day number.
 DAY_WEEKDAY: tuple[str, ...] = tuple(WEEKDAYS[(_dt.date(YEAR, 1, 1).weekday() + i) % 7] for i in range(365))
 
+#: The id of the hard tier's consent-before-writes policy (``data/policies.json``).
+CONSENT = "consent"
 #: How every policy-violation error text starts (the heuristic and the tests look for it).
 POLICY_PREFIX = "policy violation"
 
@@ -203,12 +206,15 @@ class World:
     domains') have slots: one lives per live env, so their size is the env's memory.
     """
 
-    __slots__ = ("records", "violations", "events", "_id_base", "_id_counts")
+    __slots__ = ("records", "violations", "events", "consent", "_id_base", "_id_counts")
 
     def __init__(self, id_base: int) -> None:
         self.records: list[WorldRecord] = []
         self.violations: list[str] = []
         self.events: list[WorldEvent] = []
+        #: The plans the customer said yes to (`agentgym.envs.tooluse.consent.Consent`), in the
+        #: hard tier, whose writes need one; None elsewhere.
+        self.consent: Any = None
         self._id_base = id_base
         self._id_counts: dict[str, int] = {}
 
@@ -243,6 +249,17 @@ class ToolUseToolkit(Toolkit):
     def list_policies(self) -> dict[str, Any]:
         """The domain's policies: what a write must respect, by policy id."""
         return {"policies": policy_rows(self.domain)}
+
+    def invoke(self, name: str, arguments: dict) -> object:
+        """Call a tool (see `Toolkit.invoke`); in the hard tier a write that no plan the customer
+        said yes to describes is refused as a violation of the consent policy, before it runs."""
+        consent = self.world.consent
+        if consent is not None:
+            want = consent.rules.want(self.world, name, arguments)
+            if want is not None and not consent.covers(want):
+                raise self.violation(CONSENT, f"the customer has not said yes to a plan that describes this "
+                                              f"{name} call (its target, outcome and values)")
+        return super().invoke(name, arguments)
 
     def drain_events(self) -> list[WorldEvent]:
         events = self.world.events

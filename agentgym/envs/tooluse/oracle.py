@@ -15,6 +15,7 @@ from typing import Any
 from agentgym.core.render import to_json
 from agentgym.core.tools import ToolKind
 from agentgym.envs.tooluse.base import unwanted
+from agentgym.envs.tooluse.consent import missing
 from agentgym.envs.tooluse.domains import load_domains
 
 __all__ = ["ToolUseOracle", "is_injected_failure", "call"]
@@ -64,6 +65,8 @@ class ToolUseOracle:
         #: The plan steps completed so far, by name and arguments.
         self._done: set[str] = set()
         self._asked: set[str] = set()
+        #: How many times each consent plan was put to the user (the hard tier's).
+        self._plans: dict[str, int] = {}
 
     def _question(self) -> str | None:
         """A question for the first detail the opening left out, asked once."""
@@ -109,17 +112,43 @@ class ToolUseOracle:
         undo = self._undo()
         if undo is not None:
             self._sent = False
-            return undo
+            return self._consent_plan(*undo) or call(*undo)
         if self._i >= len(plan):
             self._sent = False
             return "All done."
         step = plan[self._i]
+        arguments = {k: self._substitute(v) for k, v in step.arguments.items()}
+        asked = self._consent_plan(step.name, arguments)
+        if asked is not None:
+            self._sent = False
+            return asked
         user = self._env.user
         if not self._confirmed and getattr(user, "shift_pending", lambda: False)() and self._writes(step.name):
             self._confirmed, self._sent = True, False
             return CONFIRM
         self._sent = True
-        return call(step.name, {k: self._substitute(v) for k, v in step.arguments.items()})
+        return call(step.name, arguments)
+
+    def _consent_plan(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """In the hard tier, before a write no yes covers yet: the plan of every write left (the
+        undo first), one line each, and a line for anything asked about that gets nothing, to
+        confirm; None when the write is covered (or the same plan was put twice already)."""
+        task = self._env.task
+        consent = task.world.consent
+        if consent is None:
+            return None
+        rules = consent.rules
+        want = rules.want(task.world, name, arguments)
+        if want is None or consent.covers(want):
+            return None
+        steps = [(name, arguments)] + [(s.name, {k: self._substitute(v) for k, v in s.arguments.items()})
+                                       for s in self._plan[self._i:] if (s.name, s.arguments) != (name, arguments)]
+        lines = list(dict.fromkeys(text for n, a in steps if (text := rules.describe(task.world, n, a))))
+        left = missing("\n".join(lines), consent, rules.targets(task.world, task.goal))
+        lines += [f"Nothing for {t.label}: the policies give it nothing." for t in left]
+        text = "Here is my plan:\n" + "\n".join(lines) + "\nShall I go ahead?"
+        self._plans[text] = self._plans.get(text, 0) + 1
+        return text if self._plans[text] <= 2 else None
 
     def _writes(self, name: str) -> bool:
         spec = load_domains()[self._env.task.domain].toolkit.tool_specs().get(name)

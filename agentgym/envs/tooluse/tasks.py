@@ -14,7 +14,9 @@ from agentgym.core.seeding import fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.tooluse import _fast
 from agentgym.envs.tooluse.base import Draws, Gold, World, WorldRecord, evaluate
+from agentgym.envs.tooluse.consent import Consent
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
+from agentgym.envs.tooluse.domains.consent_rules import RULES
 
 __all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "tier_calls", "tier_turns", "is_tier", "shift_gold", "longest_plan", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
 
@@ -98,6 +100,9 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
     if spec.harden is not None:
         gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
     gen.gold = _read_pages(spec, gen.gold, gen.world)
+    rules = RULES.get(spec.name)
+    if rules is not None and gen.gold.kind != "quote":  # a quote writes nothing on the customer's records
+        gen.world.consent = Consent(rules, rules.anchors(gen.world, gen.goal))
     return gen
 
 

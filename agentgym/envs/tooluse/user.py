@@ -53,6 +53,7 @@ from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
+from agentgym.envs.tooluse.consent import missing
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.review import Review, review
@@ -98,6 +99,15 @@ _WRONG_PLAIN = "Hmm, that's not what I asked for."
 _VIOLATION = ("I've just been told that a request of yours broke one of our policies, so I'll take it "
               "from here. Goodbye.")
 _NOTED = "Okay, noted."
+#: The hard tier's answer to a plan that gives no outcome for something asked about.
+_WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
+#: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
+#: process it", "let me know if that's OK"); the hard tier's user reads them as one.
+_ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"
+                       r"let me know if|(?:is|are) (?:that|this|these|those) (?:ok|okay|alright|all right|fine|acceptable)|"
+                       r"(?:ok|okay|alright|fine|good) (?:with|for) you|sounds? good\?|does (?:that|this) (?:work|sound)|"
+                       r"(?:do i|have i got) your (?:ok|okay|go-ahead|approval|consent)|your (?:go-ahead|approval|consent)|"
+                       r"happy (?:for me )?to (?:proceed|go ahead)|agree\?)", re.I)
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
 SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 #: The reply to a question that restates what the user said, to check it ("in CHF, right?").
@@ -108,6 +118,8 @@ _ONLY_ASKED = "Just what I asked for, please."
 #: Replies that carry nothing the agent needs (typos never touch them).
 _STOCK = frozenset({*GO_AHEAD, *_UNKNOWN, *ACCEPT, GIVE_UP, _VIOLATION, _NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
                     EVERYTHING, CONFIRMED, EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED})
+#: The replies that say yes to what the message before them said (the hard tier's consent).
+_YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, _RIGHT})
 #: Words of a question asking the user to look at the work ("is everything done?", "does it look
 #: right on your side?").
 _CHECK = re.compile(r"\b(?:done|finished|complete|completed|look(?:s)? (?:right|good|ok|okay|fine|correct)|"
@@ -205,9 +217,33 @@ class ToolUseUser(RuleBasedUser):
     def reply(self, message: str, turn: int) -> UserTurn:
         if self._world.violations:
             return UserTurn(_VIOLATION, end="gave_up")
-        return super().reply(message, turn)
+        out = super().reply(message, turn)
+        consent = self._world.consent
+        # A yes (and nothing after it: a change of mind announced with it is no yes) to a plan
+        # that gives everything asked about an outcome: the plan's writes may follow.
+        if consent is not None and out.text in _YES and out.end is None:
+            consent.grant(message)
+        return out
 
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
+        consent = self._world.consent
+        if consent is None:
+            return self._answer_message(r, message, turn)
+        if not r.confirm and _ASKS_YES.search(message):
+            r = replace(r, confirm=True)  # "please confirm and I'll process it" asks for a yes too
+        answer = self._answer_message(r, message, turn)
+        if answer not in _YES:
+            return answer
+        targets = consent.rules.targets(self._world, self._goal)
+        left = missing(message, consent, targets)
+        if left and (r.confirm or len(left) < len(targets)):
+            # A plan that leaves out something asked about, or names no outcome for it: the
+            # customer asks about it rather than say yes (its own request, never the gold).
+            return _WHAT_ABOUT.format(what=_listed([t.label for t in left]))
+        return answer
+
+    def _answer_message(self, r: Reading, message: str, turn: int) -> str | UserTurn:
+        """The reply to a message, before the hard tier's check of a plan against what was asked."""
         if self._tier and r.asked and r.confirm and self._said_all(r.asked):
             # "Shall I go ahead with the store credit?": every detail it names is said, so the
             # question is the plan's, answered as any confirmation (below). The tier's alone:
@@ -507,6 +543,11 @@ def _detail_value(task: Task, d: Detail) -> Any:
     if d.id == "email":
         return getattr(task.world, "email", None)
     return None
+
+
+def _listed(labels: list[str]) -> str:
+    """"the atlas", "the atlas and the lamp", "the atlas, the lamp and the mug"."""
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
 def _plan_only(message: str) -> bool:

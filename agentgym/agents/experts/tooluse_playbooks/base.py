@@ -3,13 +3,18 @@ the records that still stand, and the values a tool's schema allows."""
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+import re
+from typing import Any, NoReturn, Sequence
 
 from agentgym.agents.experts.briefs import section
 from agentgym.agents.experts.casefile import Blocked, CaseFile, Halt
 from agentgym.agents.experts.words import near, words_of
 
 __all__ = ["Playbook", "standing", "allowed", "find_named"]
+
+#: A reply that says yes and nothing else (a change of mind said with it is no yes to the plan).
+_YES = re.compile(r"(?:yes,? )?(?:please go ahead|okay, go ahead with that|sounds good, please continue|"
+                  r"that's everything i can think of\. please go ahead|that's right)\.?", re.I)
 
 
 class Playbook:
@@ -35,6 +40,10 @@ class Playbook:
         self.brief = section(brief, "tooluse", self.domain)
         self.request = request
         self.tools = tools
+        #: Whether the brief asks for a yes to a plan that describes each write (the hard
+        #: tier's consent policy), and the parts of plans the user said yes to.
+        self.consent = "Consent before writes" in self.brief
+        self.agreed: set[str] = set()
 
     def hear(self, text: str) -> bool:
         """Take in a user message; True when it changed what the user wants."""
@@ -48,12 +57,40 @@ class Playbook:
         """What was done, for the closing message."""
         return "Everything you asked for is done."
 
-    def confirm(self, case: CaseFile, plan: str) -> None:
+    def confirm(self, case: CaseFile, plan: str, parts: Sequence[str] = ()) -> None:
         """Before the first write: say what will be done, with its values, and ask to go ahead
         or to hear anything else first. The user can then correct a value, add what it had not
-        said, or change their mind before anything is final."""
-        case.ask("confirm", f"Here is what I'm about to do: {plan} Shall I go ahead, or is there anything else I "
-                            "should know first?")
+        said, or change their mind before anything is final.
+
+        Where the brief asks for consent before writes, each of the plan's `parts` (one write's
+        words each; the whole plan when none) needs the user's yes: the parts not yet agreed are
+        asked about (the whole plan when none was), and the work goes on only after a reply
+        that says yes and nothing else; a part that changes is a new part, asked about anew."""
+        if not self.consent:
+            case.ask("confirm", f"Here is what I'm about to do: {plan} Shall I go ahead, or is there anything else "
+                                "I should know first?")
+            return
+        parts = [p for p in parts if p] or [plan]
+        pending = [p for p in parts if p not in self.agreed]
+        if not pending:
+            return
+        text = plan if len(pending) == len(parts) else " ".join(pending)
+        key = f"consent: {text}"
+        for ask in (f"Here is what I'm about to do: {text} Shall I go ahead, or is there anything else I should know "
+                    "first?", f"Here is the plan again: {text} Shall I go ahead?"):
+            case.ask(key, ask)
+            said = case.said_since(key)
+            if said and _YES.fullmatch(said[0].strip()):
+                self.agreed.update(pending)
+                return
+            key += " (again)"
+        self.stop(case, "I won't make these changes without your yes to them.")
+
+    def agree(self, case: CaseFile, part: str) -> None:
+        """Where the brief asks for consent before writes, the user's yes to one more write
+        (an undo, a step a change of mind added) before it is made; nothing elsewhere."""
+        if self.consent:
+            self.confirm(case, f"I'll {part}", [part])
 
     def stop(self, case: CaseFile, why: str) -> NoReturn:
         """Tell the user why the work cannot go on as asked (a `Move`), then `Halt`."""

@@ -119,7 +119,7 @@ class CalendarPlaybook(Playbook):
         fresh = not case.has(slots)
         for args, res in booked:
             if fresh or not _same_meeting(args, {**wanted, "start_utc": args.get("start_utc")}):
-                case.write("cancel_meeting", {"meeting_id": res["meeting_id"]})
+                self._cancel(case, res["meeting_id"])
         free = case.get(slots)[0]
         start = next((s for s in free.get("free_starts_utc", []) if all(works(p, s, self.duration) for p in people)),
                      None)
@@ -129,7 +129,7 @@ class CalendarPlaybook(Playbook):
         keep = next((res for args, res in booked if _same_meeting(args, want)), None)
         for args, res in booked:
             if res is not keep:  # at another start, or a second booking
-                case.write("cancel_meeting", {"meeting_id": res["meeting_id"]})
+                self._cancel(case, res["meeting_id"])
         readback = Call("list_meetings", {"date": date})
         if keep is None:
             moved = "" if date == self.date else (
@@ -142,6 +142,12 @@ class CalendarPlaybook(Playbook):
         mid = keep["meeting_id"]
         if not any(args.get("meeting_id") == mid for args, _ in case.made("send_invitation")):
             case.write("send_invitation", {"meeting_id": mid}, readback, lambda back: _invited(back, mid))
+
+    def _cancel(self, case: CaseFile, meeting_id: str) -> None:
+        """Cancel a booking that is not the one wanted (once the user says yes, where the brief
+        asks for one)."""
+        self.agree(case, f"cancel meeting {meeting_id}, which is not the one wanted.")
+        case.write("cancel_meeting", {"meeting_id": meeting_id})
 
     def summary(self) -> str:
         return "The meeting is booked and the invitation is sent."

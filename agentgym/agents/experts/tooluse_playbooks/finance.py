@@ -172,17 +172,19 @@ class FinancePlaybook(Playbook):
         reports = standing(case, "file_expense_report", "withdraw_expense_report", "report_id")
         for args, res in reports:
             if not _same_report(args, report):
+                self.agree(case, f"withdraw report {res['report_id']}, which is not the one wanted.")
                 case.write("withdraw_expense_report", {"report_id": res["report_id"]})
         approval = total > self.limit * 100 if self.limit is not None else False
         transfers = case.made("create_transfer")
         if not transfers:
             steps = []
             if self.report and not reports:
-                steps.append(f"file an expense report for {len(ids)} {self.status} claim"
+                who = f"for {self.name or emp} ({emp}) " if self.consent else ""
+                steps.append(f"file an expense report {who}for {len(ids)} {self.status} claim"
                              f"{'s' if len(ids) > 1 else ''} ({', '.join(ids)}) totalling {_money(total):.2f} {ccy}")
             steps.append(f"{'get an approval and ' if approval else ''}transfer {_money(total):.2f} {ccy} to "
                          f"{self.name or emp} ({emp}) from account {account}")
-            self.confirm(case, f"I'll {', then '.join(steps)}.")
+            self.confirm(case, f"I'll {', then '.join(steps)}.", steps)
         if self.report and not any(_same_report(args, report) for args, _ in reports):
             case.write("file_expense_report", report, Call("list_reports", {"employee_id": emp}),
                        lambda back: _landed_report(back, report))

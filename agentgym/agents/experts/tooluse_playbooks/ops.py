@@ -109,20 +109,23 @@ class OpsPlaybook(Playbook):
         keep = next((res for args, res in filed if _same_incident(args, want)), None)
         for _, res in filed:
             if res is not keep:
+                self.agree(case, f"withdraw incident {res['incident_id']}, which is not the one wanted.")
                 case.write("withdraw_incident", {"incident_id": res["incident_id"]})
         rolled = case.made("rollback")
+        back = (f"roll {root} back to {previous['version']}, the version that ran before the cause"
+                if self.rollback and previous else "")
         if keep is None:
-            back = (f", then roll {root} back to {previous['version']}, the version that ran before the cause"
-                    if self.rollback and previous else "")
+            incident = f"I'll file a {severity} incident naming {root} {cause['version']}"
             self.confirm(case, f"the errors on {symptom} come from {root}, which fails on its own; its last deploy "
-                               f"before the errors began ({since} UTC) is {cause['version']}. I'll file a {severity} "
-                               f"incident naming {root} {cause['version']}{back}.")
+                               f"before the errors began ({since} UTC) is {cause['version']}. "
+                               f"{incident}{', then ' * bool(back)}{back}.", [incident, back])
             keep = case.write("file_incident", want, Call("list_incidents", {}), lambda b: _landed(b, want))
         if not self.rollback or rolled:
             return
         if previous is None:
             self.stop(case, f"{cause['version']} is the first deploy of {root}, so there is no earlier version to "
                             "roll back to.")
+        self.agree(case, back)
         args = {"service": root, "to_version": previous["version"], "incident_id": keep["incident_id"]}
         case.write("rollback", args, Call("get_deploys", {"service": root}), lambda b: _rolled(b, args))
 

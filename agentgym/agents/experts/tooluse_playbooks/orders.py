@@ -131,7 +131,8 @@ class OrdersPlaybook(Playbook):
             if refused and not done:
                 self.stop(case, refused)
             return
-        self.confirm(case, " ".join([refused] * bool(refused) + [what for _, _, what in steps]))
+        parts = [refused] * bool(refused) + [what for _, _, what in steps]
+        self.confirm(case, " ".join(parts), parts)
         name, args, _ = steps[0]
         order_id = args["order_id"]
         base = {"order_id": order_id, "item_id": args["item_id"]}

@@ -1,0 +1,188 @@
+"""Consent before writes (the hard tier): a write goes ahead only when the customer said yes, in an
+earlier turn, to a plan that described it.
+
+The rule has one reading, the same for the user, the toolkit and the policy text:
+
+* A message is cut into parts. Where the customer asked about several things by name (a bulk
+  return's items: the domain's `anchors`), a part starts at each line or sentence that names one
+  and runs to the next (a line or sentence that names none belongs to the part before it); a
+  heading line ending in ':' belongs to every part under it, up to a blank line or the next
+  heading. Elsewhere the whole message is one part.
+* A part describes a write (`Want`) when it names the write's target, says its outcome (a word of
+  the write's kind: "refund", "store credit", "book", "roll back" ...) and names each value the
+  write carries (its amount, a time, a version, a variant).
+* The user says yes only to a plan that gives an outcome for everything it asked about that no
+  earlier yes covers; otherwise it asks about what is missing (`missing`). Its yes is the
+  customer's knowledge only: what it asked for, never the gold.
+* A write is covered when a part of a plan the user said yes to describes it (`Consent.covers`).
+  Calls and messages never share a turn, so a yes always comes in an earlier turn than the write.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
+
+__all__ = ["Want", "Target", "Rules", "Consent", "parts", "describes", "missing", "amounts_in", "time_forms",
+           "date_forms", "has"]
+
+
+@dataclass(frozen=True, slots=True)
+class Want:
+    """What a plan must say of one write: one of `names` (its target), one of `outcomes` (its kind
+    of outcome), every amount in `amounts` (cents), and one of each group of `values`."""
+
+    names: tuple[str, ...]
+    outcomes: tuple[str, ...]
+    amounts: tuple[int, ...] = ()
+    values: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Something the customer asked about, which a plan must give an outcome: `label` is how the
+    user names it ("the atlas"), `names` the words that name it in a plan, `outcomes` the words
+    of any outcome (a refusal too); empty `outcomes`: naming it says its outcome."""
+
+    label: str
+    names: tuple[str, ...]
+    outcomes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rules:
+    """A domain's consent rule: `want(world, name, arguments)` is what a plan must say of a write
+    (None for a call that needs no yes), `targets(world, goal)` what the customer asked about,
+    `anchors(world, goal)` the names that start a part (see the module docstring), and
+    `describe(world, name, arguments)` one plain sentence that describes a write (the oracle's)."""
+
+    want: Callable[[Any, str, dict[str, Any]], Want | None]
+    targets: Callable[[Any, Any], list[Target]]
+    anchors: Callable[[Any, Any], tuple[str, ...]]
+    describe: Callable[[Any, str, dict[str, Any]], str]
+
+
+class Consent:
+    """The plans the customer said yes to in one episode (the hard tier's world holds it)."""
+
+    __slots__ = ("rules", "anchors", "plans")
+
+    def __init__(self, rules: Rules, anchors: tuple[str, ...]) -> None:
+        self.rules = rules
+        self.anchors = anchors
+        #: Each confirmed plan's parts, oldest first.
+        self.plans: list[list[str]] = []
+
+    def grant(self, message: str) -> None:
+        """The customer said yes to `message`."""
+        self.plans.append(parts(message, self.anchors))
+
+    def covers(self, want: Want) -> bool:
+        """Whether a plan the customer said yes to describes the write."""
+        return any(describes(plan, want) for plan in self.plans)
+
+    def agreed(self, target: Target) -> bool:
+        """Whether a plan the customer said yes to gave `target` an outcome."""
+        return any(_gives_outcome(plan, target) for plan in self.plans)
+
+
+# --------------------------------------------------------------------------- reading a plan
+
+_HEADING = re.compile(r"^\s*(?:#+\s.*|.*:\s*(?:\*\*|__)?\s*)$")
+_MARKUP = re.compile(r"[*_`|>#]+")
+_SPACES = re.compile(r"\s+")
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
+
+
+def _norm(text: str) -> str:
+    """Lower case, markup and runs of spaces as one space (tables and bold read as words)."""
+    return _SPACES.sub(" ", _MARKUP.sub(" ", text.lower())).strip()
+
+
+def has(text: str, phrase: str, prefix: bool = False) -> bool:
+    """Whether normalised `text` holds `phrase` as words (`prefix`: the last word may go on,
+    "refund" in "refunded")."""
+    end = "" if prefix else r"(?![\w])"
+    return re.search(rf"(?<![\w]){re.escape(phrase.lower())}{end}", text) is not None
+
+
+def parts(message: str, anchors: Sequence[str]) -> list[str]:
+    """A message's parts, normalised (see the module docstring)."""
+    if not anchors:
+        return [_norm(message)]
+    out: list[str] = []
+    heading = ""
+    for line in message.splitlines():
+        if not line.strip():
+            heading = ""
+            continue
+        text = _norm(line)
+        named = any(has(text, a) for a in anchors)
+        if not named and _HEADING.match(line):
+            heading = text
+            continue
+        for sentence in SENTENCE_BREAK.split(without_abbreviation_stops(line)):
+            s = _norm(sentence)
+            if not s:
+                continue
+            if any(has(s, a) for a in anchors) or not out:
+                out.append(f"{heading} {s}".strip())
+            else:
+                out[-1] = f"{out[-1]} {s}"
+    return out
+
+
+def amounts_in(text: str) -> set[int]:
+    """The amounts a text names, in cents ("1,234.50", "45", "$45.00")."""
+    return {round(float(m.replace(",", "")) * 100) for m in _NUMBER.findall(text)}
+
+
+def describes(plan: list[str], want: Want) -> bool:
+    """Whether some part of a plan names the write's target, its outcome and each of its values."""
+    for part in plan:
+        if not any(has(part, n) for n in want.names) or not any(has(part, o, True) for o in want.outcomes):
+            continue
+        if want.amounts and not set(want.amounts) <= amounts_in(part):
+            continue
+        if all(any(has(part, v) for v in group) for group in want.values):
+            return True
+    return False
+
+
+def _gives_outcome(plan: list[str], target: Target) -> bool:
+    return any(any(has(p, n, True) for n in target.names) and (not target.outcomes or any(has(p, o, True)
+                                                                                      for o in target.outcomes))
+               for p in plan)
+
+
+def missing(message: str, consent: Consent, targets: list[Target]) -> list[Target]:
+    """What the customer asked about that neither `message` nor an earlier yes gives an outcome."""
+    plan = parts(message, consent.anchors)
+    return [t for t in targets if not _gives_outcome(plan, t) and not consent.agreed(t)]
+
+
+# --------------------------------------------------------------------------- value forms
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+
+
+def date_forms(iso: str) -> tuple[str, ...]:
+    """How a plan may name a date: ``2025-07-22``, "July 22", "22 July", "Jul 22", "22 Jul"."""
+    _, m, d = iso.split("-")
+    month, day = _MONTHS[int(m) - 1], str(int(d))
+    return (iso, f"{month} {day}", f"{day} {month}", f"{month[:3]} {day}", f"{day} {month[:3]}")
+
+
+def time_forms(hhmm: str) -> tuple[str, ...]:
+    """How a plan may name a time of day: ``09:30``, "9:30", "9:30 am" ("21:30", "9:30 pm")."""
+    h, m = (int(x) for x in hhmm.split(":"))
+    half = "am" if h < 12 else "pm"
+    h12 = h % 12 or 12
+    forms = [hhmm, f"{h}:{m:02d}", f"{h12}:{m:02d} {half}", f"{h12}:{m:02d}{half}"]
+    if m == 0:
+        forms += [f"{h12} {half}", f"{h12}{half}"]
+    return tuple(dict.fromkeys(forms))

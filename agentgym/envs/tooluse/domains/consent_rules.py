@@ -1,0 +1,210 @@
+"""Each domain's consent rule in the hard tier (`agentgym.envs.tooluse.consent`): what a plan must
+say of each write, and what the customer asked about, which a plan must give an outcome.
+
+The words are the policy's (``consent`` in each tier's ``data/policies.json`` entry): a write's
+target, its kind of outcome and its values; a final answer (`submit_answer`) is no write on the
+customer's records and needs no yes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentgym.envs.tooluse.consent import Rules, Target, Want, date_forms, time_forms
+
+__all__ = ["RULES", "ORDER_OUTCOMES"]
+
+#: Words that give an item of a return an outcome, a refusal included.
+ORDER_OUTCOMES = ("refund", "store credit", "credit", "exchange", "swap", "nothing", "no refund", "can't", "cannot",
+                  "not eligible", "final sale", "final-sale", "decline", "unable", "won't", "keep", "not possible")
+_CREDIT = ("store credit", "credit")
+_PAY = ("transfer", "pay", "reimburs", "payout", "payment")
+_BOOK = ("book", "schedul", "set up", "set it up")
+_UNDO = ("withdraw", "cancel", "retract")
+
+
+def _cents(value: Any) -> int:
+    return round(float(value) * 100) if isinstance(value, (int, float)) else -1
+
+
+def _money(value: Any) -> str:
+    return f"{float(value):.2f}" if isinstance(value, (int, float)) else str(value)
+
+
+# ------------------------------------------------------------------------------------ orders
+
+
+def _item(world: Any, item_id: Any) -> Any:
+    for order in world.orders.values():
+        for item in order.items:
+            if item.id == item_id:
+                return item
+    return None
+
+
+def _orders_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
+    item_id = str(args.get("item_id", ""))
+    item = _item(world, item_id)
+    names = (item.product, item_id) if item is not None else (item_id,)
+    amount = (_cents(args.get("amount")),)
+    if name in ("refund_item", "request_refund_approval"):  # an approval is the refund's, covered by its yes
+        return Want(names, ("refund",), amount)
+    if name == "issue_store_credit":
+        return Want(names, _CREDIT, amount)
+    if name == "exchange_item":
+        return Want(names, ("exchange", "swap"), values=((str(args.get("new_variant", "")),),))
+    return None
+
+
+def _asked_items(world: Any, goal: Any) -> list[Any]:
+    """The items the customer asks about and has not said it keeps."""
+    out = []
+    for d in goal.details:
+        slot, _, item_id = d.id.partition(":")
+        item = _item(world, item_id) if slot == "product" else None
+        if item is not None and "keep" not in d.statement.lower():
+            out.append(item)
+    return out
+
+
+def _orders_targets(world: Any, goal: Any) -> list[Target]:
+    return [Target(f"the {i.product}", (i.product, i.id), ORDER_OUTCOMES) for i in _asked_items(world, goal)]
+
+
+def _orders_anchors(world: Any, goal: Any) -> tuple[str, ...]:
+    return tuple(n for i in _asked_items(world, goal) for n in (i.product, i.id))
+
+
+def _orders_describe(world: Any, name: str, args: dict[str, Any]) -> str:
+    item = _item(world, args.get("item_id"))
+    what = f"the {item.product} ({item.id})" if item is not None else f"item {args.get('item_id')}"
+    if name == "refund_item":
+        return f"Refund {_money(args.get('amount'))} USD for {what}."
+    if name == "issue_store_credit":
+        return f"Issue store credit of {_money(args.get('amount'))} USD for {what}."
+    if name == "exchange_item":
+        return f"Exchange {what} for the {args.get('new_variant')} one."
+    return ""
+
+
+# ----------------------------------------------------------------------------------- finance
+
+
+def _employee(world: Any, args: dict[str, Any]) -> tuple[str, ...]:
+    eid = str(args.get("employee_id", ""))
+    name = world.employees.get(eid)
+    return (name, eid) if isinstance(name, str) else (eid,)
+
+
+def _finance_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
+    if name == "file_expense_report":
+        return Want(_employee(world, args), ("report",), (_cents(args.get("total")),))
+    if name in ("create_transfer", "request_approval"):  # an approval is the transfer's, covered by its yes
+        return Want(_employee(world, args), _PAY, (_cents(args.get("amount")),))
+    if name == "withdraw_expense_report":
+        return Want((str(args.get("report_id", "")),), _UNDO)
+    return None
+
+
+def _finance_targets(world: Any, goal: Any) -> list[Target]:
+    report = any(d.id == "report" and d.statement.lower().startswith("yes") for d in goal.details)
+    out = [Target("the expense report", ("report",))] if report else []
+    return [*out, Target("the payment", _PAY)]
+
+
+def _finance_describe(world: Any, name: str, args: dict[str, Any]) -> str:
+    who = " ".join(dict.fromkeys(_employee(world, args)))
+    if name == "file_expense_report":
+        return f"File an expense report for {who} ({args.get('month')}) of {_money(args.get('total'))} " \
+               f"{args.get('currency')}."
+    if name == "create_transfer":
+        return f"Pay {who} {_money(args.get('amount'))} {args.get('currency')} by transfer from {args.get('from_account')}."
+    if name == "withdraw_expense_report":
+        return f"Withdraw report {args.get('report_id')}."
+    return ""
+
+
+# ---------------------------------------------------------------------------------- calendar
+
+
+def _forms(make: Any, value: Any) -> tuple[str, ...]:
+    try:
+        return make(str(value))
+    except (ValueError, IndexError):  # a malformed value: only itself names it
+        return (str(value),)
+
+
+def _meeting(world: Any, meeting_id: Any) -> dict[str, Any] | None:
+    return next((r.data for r in world.records if r.kind == "meeting" and r.data.get("meeting_id") == meeting_id), None)
+
+
+def _calendar_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
+    if name == "book_meeting":
+        names = (str(args.get("title", "")), "meeting")
+        return Want(names, _BOOK, values=(_forms(date_forms, args.get("date")), _forms(time_forms, args.get("start_utc"))))
+    if name in ("send_invitation", "cancel_meeting"):
+        mid = str(args.get("meeting_id", ""))
+        m = _meeting(world, mid)
+        named = (mid, *(_forms(time_forms, m["start"]) if m else ()))
+        names = (mid, "meeting", "invitation", *((m["title"],) if m else ()))
+        return Want(names, ("invit",) if name == "send_invitation" else ("cancel",), values=(named,))
+    return None
+
+
+def _calendar_targets(world: Any, goal: Any) -> list[Target]:
+    out = [Target("the meeting", _BOOK)]
+    return [*out, Target("the invitation", ("invit",))] if "invit" in goal.request.lower() else out
+
+
+def _calendar_describe(world: Any, name: str, args: dict[str, Any]) -> str:
+    if name == "book_meeting":
+        return f"Book the meeting \"{args.get('title')}\" on {args.get('date')} at {args.get('start_utc')} UTC for " \
+               f"{args.get('duration_minutes')} minutes."
+    if name == "send_invitation":
+        return f"Send the invitation of meeting {args.get('meeting_id')}."
+    if name == "cancel_meeting":
+        return f"Cancel meeting {args.get('meeting_id')}."
+    return ""
+
+
+# --------------------------------------------------------------------------------------- ops
+
+
+def _ops_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
+    if name == "file_incident":
+        return Want((str(args.get("root_cause_service", "")),), ("incident",), values=((str(args.get("severity", "")),),))
+    if name == "rollback":
+        return Want((str(args.get("service", "")),), ("roll", "revert"), values=((str(args.get("to_version", "")),),))
+    if name == "withdraw_incident":
+        return Want((str(args.get("incident_id", "")),), _UNDO)
+    return None
+
+
+def _ops_targets(world: Any, goal: Any) -> list[Target]:
+    out = [Target("the incident", ("incident",))]
+    rollback = any(d.id == "rollback" and d.statement.lower().startswith("yes") for d in goal.details)
+    return [*out, Target("the rollback", ("roll", "revert"))] if rollback else out
+
+
+def _ops_describe(world: Any, name: str, args: dict[str, Any]) -> str:
+    if name == "file_incident":
+        return f"File an incident naming {args.get('root_cause_service')} {args.get('cause_version')} as the cause, " \
+               f"severity {args.get('severity')}."
+    if name == "rollback":
+        return f"Roll {args.get('service')} back to {args.get('to_version')}."
+    if name == "withdraw_incident":
+        return f"Withdraw incident {args.get('incident_id')}."
+    return ""
+
+
+def _none(world: Any, goal: Any) -> tuple[str, ...]:
+    return ()
+
+
+#: The consent rule of each domain's hard tier.
+RULES: dict[str, Rules] = {
+    "orders": Rules(_orders_want, _orders_targets, _orders_anchors, _orders_describe),
+    "finance": Rules(_finance_want, _finance_targets, _none, _finance_describe),
+    "calendar": Rules(_calendar_want, _calendar_targets, _none, _calendar_describe),
+    "ops": Rules(_ops_want, _ops_targets, _none, _ops_describe),
+}
