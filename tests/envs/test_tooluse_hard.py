@@ -266,6 +266,7 @@ def test_an_attendee_off_on_the_date_asked_moves_the_meeting_to_the_next_date_no
             assert DAY_ISO[asked] in task.goal.request and DAY_ISO[world.day] not in task.goal.request
             assert any(asked in world.days_off.get(p, ()) for p in attendees) and world.today < asked
             fresh = generate_task(seed, {"domain": "calendar", "difficulty": "hard"})
+            fresh.world.consent = None  # the day-off rule alone (a yes to the plan is the consent rule's)
             with pytest.raises(PolicyViolation):  # booking the date asked for is refused, and fails the task
                 make_toolkit(fresh).invoke("book_meeting", {**booking, "date": DAY_ISO[asked]})
             assert fresh.world.violations == ["day_off"]
@@ -366,6 +367,7 @@ def test_a_change_of_mind_the_work_already_meets_is_never_announced() -> None:
         if user._shift is None or user._shift.detail != "rollback" or user._shift.new is not False:
             continue
         task = env.unwrapped.task
+        task.world.consent = None  # the write alone, as if the engineer had said yes to it
         filed = next(s for s in task.gold.plan if s.name == "file_incident").arguments
         obs, _, done, _, _ = env.step(json.dumps({"name": "file_incident", "arguments": {**filed, "summary": "x"}}))
         assert not done and "roll anything back" not in obs, (seed, obs)

@@ -17,6 +17,7 @@ import pytest
 
 from agentgym.core.tools import PolicyViolation
 from agentgym.envs.tooluse.domains import load_domains
+from agentgym.envs.tooluse.domains.consent_rules import RULES
 from agentgym.envs.tooluse.domains.orders_bulk import BulkRequest, outcome
 from agentgym.envs.tooluse.domains.orders_tier import EXTRA_DAYS, FEE, PLUS_LIMIT
 from agentgym.envs.tooluse.policies import policy
@@ -25,8 +26,13 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, tier_calls,
 LIMIT = round(float(policy("orders", "refund_approval").params["limit"]) * 100)
 
 
-def _task(seed: int) -> Any:
-    return generate_task(seed, {"domain": "orders", "difficulty": "hard"})
+def _task(seed: int, consent: bool = False) -> Any:
+    """An orders task of the tier; without `consent`, its writes need no yes (the tests here
+    call the tools directly: the consent rule has tests of its own)."""
+    task = generate_task(seed, {"domain": "orders", "difficulty": "hard"})
+    if not consent:
+        task.world.consent = None
+    return task
 
 
 def _expected(task: Any) -> dict[str, tuple[str, int, bool]]:
@@ -241,10 +247,11 @@ def test_a_plan_that_says_also_or_extra_is_confirmed_and_only_a_question_adding_
     # question itself proposing more ("shall I also ...?") is more than the customer asked for.
     from agentgym.users.stock import CONFIRMED
 
-    task = _task(3)
+    task = _task(3, consent=True)
     said = "Would store credit be acceptable where a refund isn't possible?"
+    items = " ".join(f"The {t.label[4:]}: store credit." for t in RULES["orders"].targets(task.world, task.goal))
     plan = ("As a Plus member you get 15 extra days on every window. The lamp is also past its window, so it gets "
-            "store credit for its full price. Shall I go ahead with all of this?")
+            f"store credit for its full price. {items} Shall I go ahead with all of this?")
     user = _user(task)
     user.reply(said, 1)
     assert user.reply(plan, 2).text == CONFIRMED

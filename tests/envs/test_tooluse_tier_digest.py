@@ -22,8 +22,8 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "6fcd1e6bd3bb4170b5a6c00b105fe551",
-    "test": "39a004cb3a3a73cfb5e561e5d51853cf",
+    "train": "e922e1e2cfd8394e7c4a96904ceef184",
+    "test": "becbbf80703f2eebc5934c747e1c1354",
 }
 
 
@@ -46,6 +46,7 @@ def _task_bytes(seed: int, split: str) -> bytes:
     parts: list[Any] = [task.public(), task.brief, task.goal, task.gold, task.max_turns,
                         [(s.detail, s.new, shift_gold(task, s.gold)) for s in shifts]]
     toolkit = make_toolkit(task)
+    task.world.consent = None  # the gold's writes as the reference solver makes them (no plan to say yes to)
     for step in task.gold.plan:
         try:
             parts.append(toolkit.invoke(step.name, dict(step.arguments)))

@@ -101,7 +101,7 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
         gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
     gen.gold = _read_pages(spec, gen.gold, gen.world)
     rules = RULES.get(spec.name)
-    if rules is not None and gen.gold.kind != "quote":  # a quote writes nothing on the customer's records
+    if rules is not None:
         gen.world.consent = Consent(rules, rules.anchors(gen.world, gen.goal))
     return gen
 

@@ -2,8 +2,7 @@
 say of each write, and what the customer asked about, which a plan must give an outcome.
 
 The words are the policy's (``consent`` in each tier's ``data/policies.json`` entry): a write's
-target, its kind of outcome and its values; a final answer (`submit_answer`) is no write on the
-customer's records and needs no yes.
+target, its kind of outcome and its values; a quote's answer (`submit_answer`) names its total.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ _CREDIT = ("store credit", "credit")
 _PAY = ("transfer", "pay", "reimburs", "payout", "payment")
 _BOOK = ("book", "schedul", "set up", "set it up")
 _UNDO = ("withdraw", "cancel", "retract")
+_TOTAL = ("total", "add", "submit", "come")
 
 
 def _cents(value: Any) -> int:
@@ -103,10 +103,14 @@ def _finance_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
         return Want(_employee(world, args), _PAY, (_cents(args.get("amount")),))
     if name == "withdraw_expense_report":
         return Want((str(args.get("report_id", "")),), _UNDO)
+    if name == "submit_answer" and world.meal_cap is None:  # a quote's answer (a reimbursement has a cap)
+        return Want((str(args.get("currency", "")),), _TOTAL, (_cents(args.get("amount")),))
     return None
 
 
 def _finance_targets(world: Any, goal: Any) -> list[Target]:
+    if world.meal_cap is None:
+        return [Target("the total", _TOTAL)]
     report = any(d.id == "report" and d.statement.lower().startswith("yes") for d in goal.details)
     out = [Target("the expense report", ("report",))] if report else []
     return [*out, Target("the payment", _PAY)]
@@ -121,6 +125,8 @@ def _finance_describe(world: Any, name: str, args: dict[str, Any]) -> str:
         return f"Pay {who} {_money(args.get('amount'))} {args.get('currency')} by transfer from {args.get('from_account')}."
     if name == "withdraw_expense_report":
         return f"Withdraw report {args.get('report_id')}."
+    if name == "submit_answer":
+        return f"The total is {_money(args.get('amount'))} {args.get('currency')}; I'll submit it."
     return ""
 
 

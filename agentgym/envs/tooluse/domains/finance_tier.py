@@ -37,7 +37,10 @@ from agentgym.envs.tooluse.domains.finance import (
 from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, every_row, named_row, paged
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
-__all__ = ["FinanceTierToolkit", "harden", "TIER", "MEAL_CAP"]
+__all__ = ["FinanceTierToolkit", "harden", "TIER", "MEAL_CAP", "QUOTE"]
+
+#: The policies key of a quote's own rule in the tier (its consent before the answer).
+QUOTE = "finance_quote"
 
 #: What a meals expense counts for at most, in EUR cents.
 MEAL_CAP = round(float(policy("finance_tier", "meal_cap").params["cap"]) * 100)
@@ -84,7 +87,9 @@ class FinanceTierToolkit(FinanceToolkit):
     @tool(kind=READ)
     def list_policies(self) -> dict[str, Any]:
         """The domain's policies: what a write must respect, by policy id."""
-        return {"policies": policy_rows("finance", tier=self.world.meal_cap is not None)}
+        if self.world.meal_cap is None:  # a quote: the domain's rules and the quote's consent
+            return {"policies": policy_rows("finance") + policy_rows(QUOTE)}
+        return {"policies": policy_rows("finance", tier=True)}
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
@@ -99,6 +104,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
         gen = _namesake(d, world, req, gen)
     if req.kind != "reimburse":
         gen.gold = _gold(world, req, gen.gold, gen.gold.traps)
+        gen.brief = gen.brief.replace(policy_lines("finance"), f"{policy_lines('finance')}\n{policy_lines(QUOTE)}")
         return gen
     rules = policy_lines("finance")
     world.meal_cap = MEAL_CAP
