@@ -217,8 +217,14 @@ class ToolUseUser(RuleBasedUser):
     def reply(self, message: str, turn: int) -> UserTurn:
         if self._world.violations:
             return UserTurn(_VIOLATION, end="gave_up")
-        out = super().reply(message, turn)
         consent = self._world.consent
+        if consent is not None and message.strip():
+            r = self._reading(message)
+            if (r.salad or not r.placed) and (r.confirm or self._asks_yes(message)) and self._is_plan(message):
+                # A plan as a table or a bare list, with a question for a yes: read as the plan
+                # it is (the reading is shared with `reply`, which looks it up by the message).
+                self._last = (message, replace(r, salad=False, placed=True))
+        out = super().reply(message, turn)
         # A yes (and nothing after it: a change of mind announced with it is no yes) to a plan
         # that gives everything asked about an outcome: the plan's writes may follow.
         if consent is not None and out.text in _YES and out.end is None:
@@ -229,18 +235,36 @@ class ToolUseUser(RuleBasedUser):
         consent = self._world.consent
         if consent is None:
             return self._answer_message(r, message, turn)
-        if not r.confirm and _ASKS_YES.search(message):
+        if not r.confirm and self._asks_yes(message):
             r = replace(r, confirm=True)  # "please confirm and I'll process it" asks for a yes too
-        answer = self._answer_message(r, message, turn)
-        if answer not in _YES:
-            return answer
         targets = consent.rules.targets(self._world, self._goal)
         left = missing(message, consent, targets)
-        if left and (r.confirm or len(left) < len(targets)):
+        plan = len(left) < len(targets)  # the message gives something asked about an outcome
+        # "Can I go ahead and issue the refunds?" after a plan asks for a yes, not about refunds.
+        answer = self._confirmation(message) if plan and r.confirm else self._answer_message(r, message, turn)
+        if answer not in _YES:
+            return answer
+        if left and (r.confirm or plan):
             # A plan that leaves out something asked about, or names no outcome for it: the
             # customer asks about it rather than say yes (its own request, never the gold).
             return _WHAT_ABOUT.format(what=_listed([t.label for t in left]))
         return answer
+
+    def _asks_yes(self, message: str) -> bool:
+        """Whether a message asks for a yes: in words the engine reads as a confirmation question
+        in a sentence of its own (a plan laid out as a table reads as a list of words), or as
+        `_ASKS_YES` says."""
+        if _ASKS_YES.search(message):
+            return True
+        asked = [s for line in message.splitlines() for s in SENTENCE_BREAK.split(without_abbreviation_stops(line))
+                 if "?" in s]
+        return any(understanding(self._task.domain).read(s.strip(" |*-#")).confirm for s in asked[-3:])
+
+    def _is_plan(self, message: str) -> bool:
+        """Whether a message gives something the user asked about an outcome (the hard tier's)."""
+        consent = self._world.consent
+        targets = consent.rules.targets(self._world, self._goal)
+        return len(missing(message, consent, targets)) < len(targets)
 
     def _answer_message(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         """The reply to a message, before the hard tier's check of a plan against what was asked."""

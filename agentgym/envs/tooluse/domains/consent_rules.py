@@ -178,7 +178,8 @@ def _calendar_describe(world: Any, name: str, args: dict[str, Any]) -> str:
 
 def _ops_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
     if name == "file_incident":
-        return Want((str(args.get("root_cause_service", "")),), ("incident",), values=((str(args.get("severity", "")),),))
+        return Want((str(args.get("root_cause_service", "")),), ("incident",),
+                    values=((str(args.get("severity", "")),), (str(args.get("cause_version", "")),)))
     if name == "rollback":
         return Want((str(args.get("service", "")),), ("roll", "revert"), values=((str(args.get("to_version", "")),),))
     if name == "withdraw_incident":

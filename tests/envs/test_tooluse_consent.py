@@ -1,0 +1,267 @@
+"""The hard tier's consent before writes (`agentgym.envs.tooluse.consent`), on every domain.
+
+A write goes ahead only after the user said yes, in an earlier turn, to a plan that describes it
+(its target, its kind of outcome, its values); any other write is the policy violation
+``consent``. The user reads many phrasings and layouts of a plan, asks about what a plan leaves
+out, and answers from what it asked for, never from the gold.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.core.tools import ToolKind
+from agentgym.envs.tooluse.consent import Consent, describes, parts
+from agentgym.envs.tooluse.domains import load_domains
+from agentgym.envs.tooluse.domains.consent_rules import RULES
+from agentgym.envs.tooluse.policies import policy_lines
+from agentgym.envs.tooluse.tasks import generate_task, make_toolkit
+from agentgym.users.stock import CONFIRMED, GO_AHEAD
+
+ENV = "AgentRL/ToolUse-v0"
+DOMAINS = ("orders", "finance", "calendar", "ops")
+SEEDS = range(100, 112)
+QUESTIONS = ("Shall I go ahead?", "Is that OK with you?", "Do you want me to proceed with these?",
+             "Please confirm and I'll process it.", "Can I go ahead and issue the refunds?",
+             "Let me know if that's okay.", "Would you like me to go ahead?")
+_YES = {CONFIRMED, *GO_AHEAD, "That's everything I can think of. Please go ahead.", "Yes, that's right."}
+
+
+def _env(domain: str, seed: int) -> tuple[Any, Any]:
+    env = gym.make(ENV, domain=domain, split=load_domains()[domain].split, difficulty="hard")
+    env.reset(seed=seed)
+    return env, env.unwrapped
+
+
+def _writes(task: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The gold plan's writes that need a yes."""
+    specs = load_domains()[task.domain].toolkit.tool_specs()
+    rules = RULES[task.domain]
+    return [(s.name, dict(s.arguments)) for s in task.gold.plan
+            if specs[s.name].kind is ToolKind.WRITE and rules.want(task.world, s.name, s.arguments) is not None]
+
+
+def _call(name: str, arguments: dict[str, Any]) -> str:
+    return json.dumps({"name": name, "arguments": arguments})
+
+
+def _orders_rows(task: Any) -> list[tuple[str, str, str, str]]:
+    """(product, item id, outcome word, amount) per item of an orders task's gold, and "nothing" rows."""
+    rows = []
+    world = task.world
+    written = set()
+    for name, args in _writes(task):
+        if name == "request_refund_approval":
+            continue
+        item = next(i for o in world.orders.values() for i in o.items if i.id == args["item_id"])
+        word = {"refund_item": "refund", "issue_store_credit": "store credit", "exchange_item": "exchange"}[name]
+        rows.append((item.product, item.id, word, f"{args.get('amount', 0):.2f}"))
+        written.add(item.id)
+    for t in RULES["orders"].targets(world, task.goal):
+        if t.names[1] not in written:
+            rows.append((t.names[0], t.names[1], "nothing (final sale)", ""))
+    return rows
+
+
+LAYOUTS = {
+    "list": lambda rows: "Here is the plan:\n" + "\n".join(f"- The {p}: {w} {a} USD" for p, _, w, a in rows),
+    "table": lambda rows: "| Item | Outcome | Amount |\n|---|---|---|\n" + "\n".join(
+        f"| **{p}** | {w} | ${a} |" for p, _, w, a in rows),
+    "line per item": lambda rows: "\n".join(f"{p} ({i}) -> {w}, {a} USD" for p, i, w, a in rows),
+    "prose": lambda rows: " ".join(f"For the {p} I will {'issue' if 'credit' in w else 'give'} {w} of {a} USD."
+                                   for p, _, w, a in rows),
+    "nested": lambda rows: "\n".join(f"{k}. {p.title()}\n   Outcome: {w}\n   Amount: {a} USD"
+                                     for k, (p, _, w, a) in enumerate(rows, 1)),
+    "grouped": lambda rows: "\n\n".join(f"{w.capitalize()}:\n" + "\n".join(f"- {p}: {a} USD" for p, _, w2, a in rows
+                                                                         if w2 == w)
+                                        for w in dict.fromkeys(w for _, _, w, _ in rows)),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_a_plan_in_any_layout_and_phrasing_is_confirmed_and_covers_its_writes(layout: str, question: str) -> None:
+    for seed in (101, 104):
+        env, u = _env("orders", seed)
+        task = u.task
+        plan = f"{LAYOUTS[layout](_orders_rows(task))}\n\n{question}"
+        assert u.user.reply(plan, 1).text in _YES, (layout, question, plan)
+        for name, args in _writes(task):
+            assert task.world.consent.covers(RULES["orders"].want(task.world, name, args)), (layout, name, args)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_oracle_s_plan_covers_every_gold_write_and_the_user_says_yes(domain: str) -> None:
+    for seed in SEEDS:
+        env, u = _env(domain, seed)
+        task, rules = u.task, RULES[domain]
+        writes = _writes(task)
+        lines = [t for n, a in writes if (t := rules.describe(task.world, n, a))]
+        plan = "\n".join(lines) + "\n" + "\n".join(f"Nothing for {t.label}." for t in rules.targets(task.world, task.goal)
+                                                   if not describes(parts("\n".join(lines), task.world.consent.anchors),
+                                                                    _anyword(t)))
+        assert u.user.reply(plan + "\nShall I go ahead?", 1).text in _YES, (domain, seed, plan)
+        assert all(task.world.consent.covers(rules.want(task.world, n, a)) for n, a in writes), (domain, seed)
+
+
+def _anyword(t: Any) -> Any:
+    from agentgym.envs.tooluse.consent import Want
+    return Want(t.names, t.outcomes or t.names)
+
+
+def _first_write(domain: str, seed: int) -> tuple[Any, Any, str, dict[str, Any]]:
+    env, u = _env(domain, seed)
+    name, args = _writes(u.task)[0]
+    return env, u, name, args
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_write_before_any_yes_is_a_violation(domain: str) -> None:
+    for seed in SEEDS:
+        env, u, name, args = _first_write(domain, seed)
+        env.step(_call(name, args))
+        assert u.task.world.violations == ["consent"], (domain, seed)
+        assert env.unwrapped.episode_summary()["success"] is False
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_write_in_the_same_turn_as_its_plan_is_a_violation(domain: str) -> None:
+    for seed in SEEDS:
+        env, u, name, args = _first_write(domain, seed)
+        plan = RULES[domain].describe(u.task.world, name, args)
+        env.step(f"{plan} Shall I go ahead?\n<tool_call>{_call(name, args)}</tool_call>")
+        assert u.task.world.violations == ["consent"], (domain, seed)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_yes_to_a_plan_that_describes_a_write_lets_it_through_in_a_later_turn(domain: str) -> None:
+    for seed in SEEDS:
+        env, u = _env(domain, seed)
+        task, rules = u.task, RULES[domain]
+        writes = _writes(task)
+        plan = _oracle_plan(task, writes)
+        _, _, done, _, info = env.step(plan)
+        assert info["messages"][-1]["content"] in _YES, (domain, seed, info["messages"][-1])
+        name, args = writes[0]
+        env.step(_call(name, args))
+        assert "consent" not in task.world.violations, (domain, seed)
+
+
+def _oracle_plan(task: Any, writes: list[tuple[str, dict[str, Any]]]) -> str:
+    rules = RULES[task.domain]
+    lines = [t for n, a in writes if (t := rules.describe(task.world, n, a))]
+    done = parts("\n".join(lines), task.world.consent.anchors)
+    lines += [f"Nothing for {t.label}." for t in rules.targets(task.world, task.goal) if not describes(done, _anyword(t))]
+    return "\n".join(lines) + "\nShall I go ahead?"
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_write_the_plan_did_not_describe_is_a_violation(domain: str) -> None:
+    changed = 0
+    for seed in SEEDS:
+        env, u = _env(domain, seed)
+        task = u.task
+        writes = _writes(task)
+        name, args = writes[0]
+        env.step(_oracle_plan(task, writes))
+        other = _changed(args)
+        if other is None:
+            continue
+        env.step(_call(name, other))
+        assert task.world.violations == ["consent"], (domain, seed, other)
+        changed += 1
+    assert changed >= 6
+
+
+def _changed(args: dict[str, Any]) -> dict[str, Any] | None:
+    """The same write with another value (an amount, a time, a severity, a version)."""
+    for key, new in (("amount", 1.23), ("total", 1.23), ("start_utc", "23:30"), ("cause_version", "v0.0.1"),
+                     ("to_version", "v0.0.1")):
+        if key in args and args[key] != new:
+            return {**args, key: new}
+    return None
+
+
+def test_a_changed_plan_needs_a_new_yes() -> None:
+    for seed in SEEDS:
+        env, u = _env("orders", seed)
+        task = u.task
+        writes = [(n, a) for n, a in _writes(task) if n == "refund_item"]
+        if not writes:
+            continue
+        env.step(_oracle_plan(task, _writes(task)))
+        name, args = writes[0]
+        item = next(i for o in task.world.orders.values() for i in o.items if i.id == args["item_id"])
+        lower = {**args, "amount": round(args["amount"] - 1, 2)}
+        _, _, _, _, info = env.step(f"Correction: for the {item.product} I'll refund {lower['amount']:.2f} USD. "
+                                    "Is that OK with you?")
+        assert info["messages"][-1]["content"] in _YES
+        env.step(_call(name, lower))  # covered by the new yes (the world then judges the amount)
+        assert "consent" not in task.world.violations
+        return
+    pytest.fail("no refund among the seeds")
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_after_a_no_the_write_is_a_violation(domain: str) -> None:
+    for seed in SEEDS:
+        env, u = _env(domain, seed)
+        task = u.task
+        name, args = _writes(task)[0]
+        # A plan that gives only some of what was asked, or none of it: the user asks, no yes.
+        _, _, _, _, info = env.step("Shall I go ahead?")
+        assert info["messages"][-1]["content"].startswith("Before I say yes"), (domain, seed)
+        env.step(_call(name, args))
+        assert task.world.violations == ["consent"], (domain, seed)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_the_user_s_answer_to_a_plan_never_depends_on_the_gold(domain: str) -> None:
+    for seed in SEEDS:
+        right_env, right = _env(domain, seed)
+        wrong_env, wrong = _env(domain, seed)
+        writes = _writes(right.task)
+        good = _oracle_plan(right.task, writes)
+        bad = _oracle_plan(wrong.task, [(n, _changed(a) or a) for n, a in writes])
+        a = right_env.step(good)[4]["messages"][-1]["content"]
+        b = wrong_env.step(bad)[4]["messages"][-1]["content"]
+        assert (a in _YES) == (b in _YES), (domain, seed, a, b)
+
+
+def test_a_plan_that_leaves_an_item_out_gets_a_question_about_it() -> None:
+    env, u = _env("orders", 101)
+    rows = _orders_rows(u.task)
+    plan = LAYOUTS["list"](rows[1:]) + "\nShall I go ahead?"
+    reply = u.user.reply(plan, 1).text
+    assert reply.startswith("Before I say yes") and rows[0][0] in reply
+    assert not u.task.world.consent.plans
+
+
+def test_the_brief_and_list_policies_state_the_rule_in_the_same_words() -> None:
+    for domain in DOMAINS:
+        for seed in SEEDS:
+            task = generate_task(seed, {"domain": domain, "difficulty": "hard"})
+            rows = make_toolkit(task).invoke("list_policies", {})["policies"]
+            consent = [r["rule"] for r in rows if r["id"] == "consent"]
+            assert len(consent) == 1 and f"- {consent[0]}" in task.brief.split("\n"), (domain, seed)
+    assert "Consent before writes" not in policy_lines("orders") + policy_lines("ops")
+
+
+@pytest.mark.parametrize("message", ["", " ", "\n\n", "| | |\n|---|", "::::", "- \n- ", "1,,,2..3 USD", "🙂" * 50,
+                                     "Refunds:\n\n\nShall I?", "x" * 5000, "Shall I go ahead?" * 40])
+def test_bad_input_never_raises(message: str) -> None:
+    for domain in DOMAINS:
+        env, u = _env(domain, 101)
+        env.step(message)
+        env.step(_call(_writes(u.task)[0][0], {"bogus": 1}))
+        consent = Consent(RULES[domain], ("a", ""))
+        consent.grant(message)
+        junk = {"amount": "x", "total": None, "date": "2025-13-40", "start_utc": "99:99", "item_id": 3}
+        for name in load_domains()[domain].toolkit.tool_specs():
+            want = RULES[domain].want(u.task.world, name, junk)
+            assert want is None or consent.covers(want) in (True, False)
