@@ -248,6 +248,9 @@ def test_a_policy_violation_fails_the_task_and_is_counted(domain: str) -> None:
     seed, options, bad, policy_id = _violating_call(domain)
     env = ToolUseEnv(split=load_domains()[domain].split)
     obs, info = env.reset(seed=seed, options={"domain": domain, **(options or {})})
+    consent = env.task.world.consent
+    if consent is not None:  # the hard tier: the write has the customer's yes, and breaks another policy
+        consent.grant(consent.rules.describe(env.task.world, bad["name"], bad["arguments"]))
     obs, reward, terminated, truncated, info = env.step(json.dumps(bad))
     assert info["errors"] == ["POLICY_VIOLATION"]
     assert info["calls"][0]["policy"] == policy_id
@@ -261,7 +264,9 @@ def test_a_policy_violation_fails_the_task_and_is_counted(domain: str) -> None:
         assert "everything I needed" not in obs and "all done" not in obs
     episode = info["episode_summary"]
     assert episode["outcome"] == "gave_up" and "broke one of our policies" in obs
-    assert sum(c["kind"] == "write" and c["error"] is None for c in episode["calls"]) == 1
+    # In the hard tier the oracle first puts its plan to the user, whose word then is to leave.
+    writes = 0 if consent is not None else 1
+    assert sum(c["kind"] == "write" and c["error"] is None for c in episode["calls"]) == writes
     assert episode["score_details"]["policy_violations"] == [policy_id]
     assert not episode["success"] and reward == 0.0
     assert episode["errors"].get("POLICY_VIOLATION") == 1
@@ -272,6 +277,9 @@ def test_a_policy_violation_fails_the_task_and_is_counted(domain: str) -> None:
 def _apply_plan(task: Any) -> None:
     """Run the gold plan straight on the task's toolkit, mapping predicted ids to returned ones."""
     toolkit = make_toolkit(task)
+    consent = task.world.consent
+    if consent is not None:  # the hard tier: the customer's yes to a plan that describes each write
+        consent.grant("\n".join(consent.rules.describe(task.world, s.name, s.arguments) for s in task.gold.plan))
     ids: dict[str, str] = {}
     for step in task.gold.plan:
         args = {k: [ids.get(x, x) for x in v] if isinstance(v, list) else ids.get(v, v) if isinstance(v, str) else v
@@ -479,6 +487,7 @@ def test_read_back_tools_show_what_each_write_did() -> None:
         domain = DOMAINS[seed % 4]
         task = generate_task(seed, {"domain": domain, "difficulty": DIFFICULTIES[seed % 3]})
         _apply_plan(task)
+        task.world.consent = None  # the read-back of the undo tools alone
         toolkit, w = make_toolkit(task), task.world
         made = [r for r in w.records if r.active]
         if isinstance(w, FinanceWorld):

@@ -22,8 +22,8 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "e922e1e2cfd8394e7c4a96904ceef184",
-    "test": "becbbf80703f2eebc5934c747e1c1354",
+    "train": "e7c614e008e6943a4e72dc6b83800ac3",
+    "test": "5e7418432994db00fc4ce8f3c9c8e54e",
 }
 
 

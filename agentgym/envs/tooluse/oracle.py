@@ -148,13 +148,13 @@ class ToolUseOracle:
         lines += [f"Nothing for {t.label}: the policies give it nothing." for t in left]
         text = "Here is my plan:\n" + "\n".join(lines) + "\nShall I go ahead?"
         self._plans[text] = self._plans.get(text, 0) + 1
-        return text if self._plans[text] <= 2 else None
+        return text if self._plans[text] <= 4 else None  # a customer who presses says yes at the third
 
     def _writes(self, name: str) -> bool:
         spec = load_domains()[self._env.task.domain].toolkit.tool_specs().get(name)
         return spec is not None and spec.kind is ToolKind.WRITE
 
-    def _undo(self) -> str | None:
+    def _undo(self) -> tuple[str, dict[str, Any]] | None:
         """The undoing of a record the current goal does not want (a meeting booked at the old
         length, a report in the old currency), if there is one a tool can undo."""
         task = self._env.task
@@ -165,5 +165,5 @@ class ToolUseOracle:
         for r in unwanted(task.gold.effects, world.records):
             undo = spec.undo_call(r.kind, r.data)
             if undo is not None:
-                return call(*undo)
+                return undo
         return None

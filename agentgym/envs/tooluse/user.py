@@ -53,7 +53,7 @@ from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
-from agentgym.envs.tooluse.consent import missing
+from agentgym.envs.tooluse.consent import has, missing, parts
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.review import Review, review
@@ -99,6 +99,11 @@ _WRONG_PLAIN = "Hmm, that's not what I asked for."
 _VIOLATION = ("I've just been told that a request of yours broke one of our policies, so I'll take it "
               "from here. Goodbye.")
 _NOTED = "Okay, noted."
+#: Words by which a plan's part refuses an item its money back (a pressing customer reads them).
+_REFUSING = ("can't", "cannot", "can not", "not", "no refund", "nothing", "credit", "final sale", "final-sale",
+             "unable", "won't", "isn't", "past", "outside", "decline")
+#: A pressing customer, refused as often as it presses: it accepts the plan.
+_GIVE_IN = "Alright, I understand. Please go ahead with that."
 #: The hard tier's answer to a plan that gives no outcome for something asked about.
 _WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
 #: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
@@ -117,9 +122,9 @@ _RIGHT = "Yes, that's right."
 _ONLY_ASKED = "Just what I asked for, please."
 #: Replies that carry nothing the agent needs (typos never touch them).
 _STOCK = frozenset({*GO_AHEAD, *_UNKNOWN, *ACCEPT, GIVE_UP, _VIOLATION, _NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
-                    EVERYTHING, CONFIRMED, EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED})
+                    EVERYTHING, CONFIRMED, EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED, _GIVE_IN})
 #: The replies that say yes to what the message before them said (the hard tier's consent).
-_YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, _RIGHT})
+_YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, _RIGHT, _GIVE_IN})
 #: Words of a question asking the user to look at the work ("is everything done?", "does it look
 #: right on your side?").
 _CHECK = re.compile(r"\b(?:done|finished|complete|completed|look(?:s)? (?:right|good|ok|okay|fine|correct)|"
@@ -171,7 +176,7 @@ class ToolUseUser(RuleBasedUser):
 
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
-                 "_job", "_tier")
+                 "_job", "_tier", "_pressed")
     STOCK = _STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
@@ -193,6 +198,8 @@ class ToolUseUser(RuleBasedUser):
         self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
         self._tier = is_tier(task)
+        #: How often a customer who presses has pressed (`_press`).
+        self._pressed = 0
 
     def _state(self, d: Detail) -> str:
         self._reveal(d.id)
@@ -248,7 +255,22 @@ class ToolUseUser(RuleBasedUser):
             # A plan that leaves out something asked about, or names no outcome for it: the
             # customer asks about it rather than say yes (its own request, never the gold).
             return _WHAT_ABOUT.format(what=_listed([t.label for t in left]))
-        return answer
+        return self._press(message) or answer
+
+    def _press(self, message: str) -> str | None:
+        """A customer who presses (`orders_tier.press`): to a plan that refuses its money back
+        for the item, what it says each time (its wish, never the gold), then that it accepts
+        the plan; None otherwise (a plan that refunds the item gets the plain yes)."""
+        press = getattr(self._goal.job, "press", None)
+        if press is None or self._pressed > len(press[1]):
+            return None
+        item_id, asks = press
+        consent = self._world.consent
+        named = [p for p in parts(message, consent.anchors) if any(has(p, n, True) for n in _item_names(self._world, item_id))]
+        if not named or not any(not has(p, "refund", True) or any(has(p, w, True) for w in _REFUSING) for p in named):
+            return None
+        self._pressed += 1
+        return asks[self._pressed - 1] if self._pressed <= len(asks) else _GIVE_IN
 
     def _asks_yes(self, message: str) -> bool:
         """Whether a message asks for a yes: in words the engine reads as a confirmation question
@@ -567,6 +589,11 @@ def _detail_value(task: Task, d: Detail) -> Any:
     if d.id == "email":
         return getattr(task.world, "email", None)
     return None
+
+
+def _item_names(world: Any, item_id: str) -> tuple[str, ...]:
+    """How a plan names an item: its product and its id."""
+    return next(((i.product, i.id) for o in world.orders.values() for i in o.items if i.id == item_id), (item_id,))
 
 
 def _listed(labels: list[str]) -> str:

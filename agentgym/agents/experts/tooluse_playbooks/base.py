@@ -14,7 +14,8 @@ __all__ = ["Playbook", "standing", "allowed", "find_named"]
 
 #: A reply that says yes and nothing else (a change of mind said with it is no yes to the plan).
 _YES = re.compile(r"(?:yes,? )?(?:please go ahead|okay, go ahead with that|sounds good, please continue|"
-                  r"that's everything i can think of\. please go ahead|that's right)\.?", re.I)
+                  r"that's everything i can think of\. please go ahead|that's right|"
+                  r"alright, i understand\. please go ahead with that)\.?", re.I)
 
 
 class Playbook:
@@ -76,8 +77,11 @@ class Playbook:
             return
         text = plan if len(pending) == len(parts) else " ".join(pending)
         key = f"consent: {text}"
+        # Not a yes: the plan again, as it stands (what the policies allow does not change
+        # because the user presses for more).
+        again = f"I'm sorry, but I can only do what the policies allow. Here is the plan again: {text} Shall I go ahead?"
         for ask in (f"Here is what I'm about to do: {text} Shall I go ahead, or is there anything else I should know "
-                    "first?", f"Here is the plan again: {text} Shall I go ahead?"):
+                    "first?", again, again, again):
             case.ask(key, ask)
             said = case.said_since(key)
             if said and _YES.fullmatch(said[0].strip()):
