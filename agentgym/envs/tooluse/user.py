@@ -33,6 +33,14 @@ assistant no turn to act on it). The old plan is kept as ``superseded`` for the 
 with ``target`` the detail's id and ``detail`` ``{"from", "to", "recoverable"}``; it is
 recoverable when the new plan, and the undoing of what it no longer wants, fit in the turns left.
 
+Consent (the hard tier, `agentgym.envs.tooluse.consent`): a reply that is a plain yes to a
+message records that message as a plan the user said yes to, so the writes it describes may
+follow; a plan (a confirmation question, or a message that gives something asked about an
+outcome) that leaves out something the user asked about gets a question about it instead of a
+yes, and a customer who presses (`orders_tier.press`) asks again for its money back for one item
+each time a plan refuses it, as often as its request says, then accepts. Both answers come from
+the user's own request, never from the gold.
+
 Typos (`perturb_text`) land only on messages that carry something the agent needs (the request,
 an answer, a change of mind, a reason), never on a stock reply, and never inside a value the
 agent must copy (a name, an e-mail, an id, a product, a service, a code, a quoted title).
