@@ -9,7 +9,6 @@ arrived damaged is returned though final sale and without the fee; the brief sta
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections import Counter
 from typing import Any
@@ -249,7 +248,7 @@ def test_a_plan_that_says_also_or_extra_is_confirmed_and_only_a_question_adding_
     from agentgym.users.stock import CONFIRMED
 
     task = _task(3, consent=True)
-    task.goal.job = dataclasses.replace(task.goal.job, press=None)  # a customer who does not press
+    task.world.press = None  # a customer who does not press
     said = "Would store credit be acceptable where a refund isn't possible?"
     items = " ".join(f"The {t.label[4:]}: store credit." for t in RULES["orders"].targets(task.world, task.goal))
     plan = ("As a Plus member you get 15 extra days on every window. The lamp is also past its window, so it gets "

@@ -206,7 +206,7 @@ class World:
     domains') have slots: one lives per live env, so their size is the env's memory.
     """
 
-    __slots__ = ("records", "violations", "events", "consent", "_id_base", "_id_counts")
+    __slots__ = ("records", "violations", "events", "consent", "press", "_id_base", "_id_counts")
 
     def __init__(self, id_base: int) -> None:
         self.records: list[WorldRecord] = []
@@ -215,6 +215,9 @@ class World:
         #: The plans the customer said yes to (`agentgym.envs.tooluse.consent.Consent`), in the
         #: hard tier, whose writes need one; None elsewhere.
         self.consent: Any = None
+        #: A customer who presses for what a policy forbids (`agentgym.envs.tooluse.consent.Press`),
+        #: drawn in the hard tier; None elsewhere.
+        self.press: Any = None
         self._id_base = id_base
         self._id_counts: dict[str, int] = {}
 

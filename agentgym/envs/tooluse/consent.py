@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["Want", "Target", "Rules", "Consent", "parts", "describes", "missing", "amounts_in", "time_forms",
+__all__ = ["Want", "Target", "Rules", "Consent", "Press", "parts", "describes", "missing", "amounts_in", "time_forms",
            "date_forms", "has"]
 
 
@@ -63,6 +63,19 @@ class Rules:
     targets: Callable[[Any, Any], list[Target]]
     anchors: Callable[[Any, Any], tuple[str, ...]]
     describe: Callable[[Any, str, dict[str, Any]], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Press:
+    """A customer who presses for what a policy forbids (the hard tier's): refused by a plan, it
+    says each of `asks` in turn, then accepts the plan. A plan refuses it unless a part that
+    names it (one of `names`) says one of `wanted` and no word of refusal; a plan that names none
+    of `names` refuses it only where `unnamed` (else the customer has nothing to press about)."""
+
+    names: tuple[str, ...]
+    wanted: tuple[str, ...]
+    asks: tuple[str, ...]
+    unnamed: bool = False
 
 
 class Consent:

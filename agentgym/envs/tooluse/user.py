@@ -37,8 +37,8 @@ Consent (the hard tier, `agentgym.envs.tooluse.consent`): a reply that is a plai
 message records that message as a plan the user said yes to, so the writes it describes may
 follow; a plan (a confirmation question, or a message that gives something asked about an
 outcome) that leaves out something the user asked about gets a question about it instead of a
-yes, and a customer who presses (`orders_tier.press`) asks again for its money back for one item
-each time a plan refuses it, as often as its request says, then accepts. Both answers come from
+yes, and a customer who presses (`agentgym.envs.tooluse.consent.Press`) asks again for what a
+policy forbids each time a plan refuses it, as often as its request says, then accepts. Both answers come from
 the user's own request, never from the gold.
 
 Typos (`perturb_text`) land only on messages that carry something the agent needs (the request,
@@ -263,22 +263,23 @@ class ToolUseUser(RuleBasedUser):
             # A plan that leaves out something asked about, or names no outcome for it: the
             # customer asks about it rather than say yes (its own request, never the gold).
             return _WHAT_ABOUT.format(what=_listed([t.label for t in left]))
-        return self._press(message) or answer
+        return (self._press(message) if plan else None) or answer
 
     def _press(self, message: str) -> str | None:
-        """A customer who presses (`orders_tier.press`): to a plan that refuses its money back
-        for the item, what it says each time (its wish, never the gold), then that it accepts
-        the plan; None otherwise (a plan that refunds the item gets the plain yes)."""
-        press = getattr(self._goal.job, "press", None)
-        if press is None or self._pressed > len(press[1]):
+        """A customer who presses (`agentgym.envs.tooluse.consent.Press`): to a plan that refuses
+        what it wants, what it says each time (its wish, never the gold), then that it accepts
+        the plan; None otherwise (a plan that gives in gets the plain yes)."""
+        press = self._world.press
+        if press is None or self._pressed > len(press.asks):
             return None
-        item_id, asks = press
-        consent = self._world.consent
-        named = [p for p in parts(message, consent.anchors) if any(has(p, n, True) for n in _item_names(self._world, item_id))]
-        if not named or not any(not has(p, "refund", True) or any(has(p, w, True) for w in _REFUSING) for p in named):
+        named = [p for p in parts(message, self._world.consent.anchors) if any(has(p, n, True) for n in press.names)]
+        if not named and not press.unnamed:
+            return None
+        if any(any(has(p, w, True) for w in press.wanted) and not any(has(p, w, True) for w in _REFUSING)
+               for p in named):
             return None
         self._pressed += 1
-        return asks[self._pressed - 1] if self._pressed <= len(asks) else _GIVE_IN
+        return press.asks[self._pressed - 1] if self._pressed <= len(press.asks) else _GIVE_IN
 
     def _asks_yes(self, message: str) -> bool:
         """Whether a message asks for a yes: in words the engine reads as a confirmation question
@@ -597,11 +598,6 @@ def _detail_value(task: Task, d: Detail) -> Any:
     if d.id == "email":
         return getattr(task.world, "email", None)
     return None
-
-
-def _item_names(world: Any, item_id: str) -> tuple[str, ...]:
-    """How a plan names an item: its product and its id."""
-    return next(((i.product, i.id) for o in world.orders.values() for i in o.items if i.id == item_id), (item_id,))
 
 
 def _listed(labels: list[str]) -> str:

@@ -243,6 +243,9 @@ class OpsToolkit(ToolUseToolkit):
             incident_id: The open incident that names this service as the root cause.
         """
         s = self._service(service)
+        if any(d.version == to_version and d.status == "failed" for d in s.deploys):
+            # The hard tier's deploys have a status (elsewhere None): a failed one never ran.
+            raise self.violation("failed_deploys", f"{to_version} of {s.name} failed and never ran")
         versions = [d.version for d in s.deploys]
         if to_version not in versions[:-1]:
             raise ToolError(f"{to_version!r} is not an earlier version of {s.name}")

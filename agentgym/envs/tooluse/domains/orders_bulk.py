@@ -40,9 +40,6 @@ class BulkRequest:
 
     wants: tuple[tuple[str, str], ...]
     orders: tuple[str, ...]
-    #: A customer who presses (the tier's, `orders_tier.press`): the item it wants its money
-    #: back for against the policy, and what it says each time it is refused (then it accepts).
-    press: tuple[str, tuple[str, ...]] | None = None
 
     @classmethod
     def of(cls, wants: tuple[tuple[str, str], ...]) -> BulkRequest:

@@ -17,11 +17,11 @@ the same product. The reference solver is `orders_bulk.solve_bulk`.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated, Any
 
 from agentgym.core.tools import READ, WRITE, MaxLen, tool
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, cents, money
+from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.orders import (
     _PRODUCTS,
@@ -133,7 +133,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     email = Detail("email", "email", d.pick(_V.templates["email_answer"]).format(email=world.email),
                    "ask" if d.chance(0.5) else "upfront")
     gen.goal = _goal(world, bulk, email)
-    gen.goal.job = press(d, world, bulk, gold)
+    world.press = press(d, world, bulk, gold)
     gen.brief = gen.brief.replace(policy_lines("orders"), policy_lines("orders", tier=True)).replace(
         "Policies:\n", f"{_TURNS}\nPolicies:\n", 1)
     return gen
@@ -195,19 +195,19 @@ _ASKS = ("Can't you refund the {product} anyway? {reason}", "Please, I'd really 
          "{reason}")
 
 
-def press(d: Draws, world: OrdersWorld, req: BulkRequest, gold: Gold) -> BulkRequest:
+def press(d: Draws, world: OrdersWorld, req: BulkRequest, gold: Gold) -> Press | None:
     """Half the time, a customer who presses: for one item asked about that the policies give
     no refund (past its window, or final sale), it asks once or twice more for its money back
     when a plan refuses it, with a reason that changes no policy or a claim the records
     contradict (the item's row says it did not arrive damaged; find_customer says standard),
     then accepts. The draws come after every other draw of the tier."""
     if not d.chance(0.5):
-        return req
+        return None
     refunded = {e.fields["item_id"] for e in gold.effects if e.kind == "refund"}
     items = [(o, i) for o, item_id in req.wants for i in world.orders[o].items
              if i.id == item_id and i.id not in refunded and world.orders[o].delivered is not None]
     if not items:
-        return req
+        return None
     order_id, item = d.pick(items)
     reasons = [_LOYAL, _PROMISED]
     if item.final_sale and not item.damaged:
@@ -216,7 +216,8 @@ def press(d: Draws, world: OrdersWorld, req: BulkRequest, gold: Gold) -> BulkReq
     elif world.tier == "standard":
         reasons.append(_MEMBER)
     said = d.sample(reasons, d.between(1, 2))
-    return replace(req, press=(item.id, tuple(ask.format(product=item.product, reason=r) for ask, r in zip(_ASKS, said))))
+    return Press((item.product, item.id), ("refund",), tuple(ask.format(product=item.product, reason=r)
+                                                          for ask, r in zip(_ASKS, said)))
 
 
 def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str) -> None:
