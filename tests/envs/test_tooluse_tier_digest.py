@@ -22,8 +22,8 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "960f02211b36a48565eee200d7c1b7a6",
-    "test": "5e7418432994db00fc4ce8f3c9c8e54e",
+    "train": "2ee0f217716cc793d49b06d8d604da05",
+    "test": "3881eb3dfcd0746ecc18dcd70686e50a",
 }
 
 

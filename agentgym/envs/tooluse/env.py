@@ -110,7 +110,7 @@ class ToolUseEnv(AgentEnv):
     commits an answer ("committed"), or when the user gives up ("gave_up"): it gives up after 2
     writes that left a wrong record a tool could undo, and at once after a wrong record no tool
     can undo or a policy violation (success is then out of reach); truncated at the turn budget
-    (12 / 16 / 20 turns by difficulty), 24 in the hard tier (30 in its orders domain).
+    (12 / 16 / 20 turns by difficulty), 24 in the hard tier (orders 30, ops 28).
     A Gymnasium `TimeLimit` around the env (`gym.make(id, max_episode_steps=N)`) truncates at
     step N in its own `step`; ask `env.unwrapped.episode_summary()` for the summary then
     (`max_turns` sets the env's own budget).
@@ -263,7 +263,11 @@ class ToolUseEnv(AgentEnv):
     `pre_approved_meal`, `namesake_in_another_city`, `attendee_day_off`, `namesake_day_off`,
     `namesake_in_another_department`, `first_slot_outside_hours`, `long_history`, `failed_deploy`
     and `rate_from_counts` where they apply). A goal shift's new gold reads its pages the same way,
-    and may be as long as the tier's plans. The tier's turn budget is 24.
+    and may be as long as the tier's plans. The tier's turn budget is 24 (orders 30, ops 28), which
+    every tier brief states: the expert's longest episode over 500 seeds a split takes 12 / 19 / 8 /
+    16 turns (finance, orders, calendar, ops) with noise off and 19 / 24 / 16 / 22 with `medium`,
+    its plans put to the user and the answers of a customer who presses included, so each budget
+    leaves at least 5 turns over the longest.
 
     ## Splits
     `train`: finance, calendar, orders. `test`: ops (an unseen domain, with its own tools,

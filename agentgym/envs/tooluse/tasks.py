@@ -37,7 +37,7 @@ TIER_CALLS = (6, 15)
 _TIER_CALLS_OF = {"orders": (10, 30)}
 #: Domains whose tier has more turns, sized to the work (the expert's turns x 1.5 + 4); the
 #: domain's tier brief states them.
-_TIER_TURNS_OF = {"orders": 30}
+_TIER_TURNS_OF = {"orders": 30, "ops": 28}
 
 
 def tier_turns(domain: str) -> int:
@@ -100,6 +100,11 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
     if spec.harden is not None:
         gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
     gen.gold = _read_pages(spec, gen.gold, gen.world)
+    # Every tier brief states its turn budget (the orders tier's says it where its rules do).
+    turns = f"You have {tier_turns(spec.name)} turns for this request: one reply, with any number of tool calls in it, " \
+            "is one turn."
+    if turns not in gen.brief:
+        gen.brief = gen.brief.replace("Policies:\n", f"{turns}\nPolicies:\n", 1)
     rules = RULES.get(spec.name)
     if rules is not None:
         gen.world.consent = Consent(rules, rules.anchors(gen.world, gen.goal))
