@@ -118,8 +118,20 @@ def _norm(text: str) -> str:
 def has(text: str, phrase: str, prefix: bool = False) -> bool:
     """Whether normalised `text` holds `phrase` as words (`prefix`: the last word may go on,
     "refund" in "refunded")."""
-    end = "" if prefix else r"(?![\w])"
-    return re.search(rf"(?<![\w]){re.escape(phrase.lower())}{end}", text) is not None
+    # A scan, not a regular expression: the phrases are many (products, amounts, versions) and
+    # each would be compiled once per process.
+    p = phrase.lower()
+    i = text.find(p)
+    while i >= 0:
+        j = i + len(p)
+        if (i == 0 or not _word(text[i - 1])) and (prefix or j == len(text) or not _word(text[j])):
+            return True
+        i = text.find(p, i + 1)
+    return False
+
+
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
 
 
 def parts(message: str, anchors: Sequence[str]) -> list[str]:

@@ -238,7 +238,7 @@ class ToolUseUser(RuleBasedUser):
             if (r.salad or not r.placed) and (r.confirm or self._asks_yes(message)) and self._is_plan(message):
                 # A plan as a table or a bare list, with a question for a yes: read as the plan
                 # it is (the reading is shared with `reply`, which looks it up by the message).
-                self._last = (message, replace(r, salad=False, placed=True))
+                self._last = (message, replace(r, salad=False, placed=True, confirm=True))
         out = super().reply(message, turn)
         # A yes (and nothing after it: a change of mind announced with it is no yes) to a plan
         # that gives everything asked about an outcome: the plan's writes may follow.
@@ -250,7 +250,7 @@ class ToolUseUser(RuleBasedUser):
         consent = self._world.consent
         if consent is None:
             return self._answer_message(r, message, turn)
-        if not r.confirm and self._asks_yes(message):
+        if not r.confirm and _ASKS_YES.search(message):
             r = replace(r, confirm=True)  # "please confirm and I'll process it" asks for a yes too
         targets = consent.rules.targets(self._world, self._goal)
         left = missing(message, consent, targets)
