@@ -107,8 +107,8 @@ def _q(xs: list[int], p: float) -> float:
 
 def time_replay(path: Path) -> None:
     """Time every replayed step and reset; print medians, p90 and floor ratios per id and noise
-    preset (``part: all``), and of its message steps alone (``part: message``, resets aside) and
-    of those of the hard tier (``part: hard message``)."""
+    preset (``part: all``), and of each kind of step alone (``part: message``, ``tool`` or
+    ``error``, resets aside) and of the hard tier's message steps (``part: hard message``)."""
     recs = Recordings.load(path)
     envs = {cell: make_env(cell) for cell in recs.cells}
     _replay(envs, recs, _plain, _plain, WARM)
@@ -123,8 +123,8 @@ def time_replay(path: Path) -> None:
         out = call()
         t = ns() - t0
         steps.setdefault((cell.env_id, cell.noise, "all"), []).append(t)
+        steps.setdefault((cell.env_id, cell.noise, k), []).append(t)
         if k == "message":
-            steps.setdefault((cell.env_id, cell.noise, "message"), []).append(t)
             if cell.difficulty == "hard":
                 steps.setdefault((cell.env_id, cell.noise, "hard message"), []).append(t)
         return out

@@ -1022,3 +1022,25 @@ def test_max_size_turn_is_fast() -> None:
     assert MAX_ACTION_BYTES - 2000 < len(text.encode()) <= MAX_ACTION_BYTES
     assert _only_call(parse_action(text)).arguments == {"s": "[{é" * 16_000}
     assert _best_per_call(text, number=20, repeat=3) < 20e-3
+
+
+@pytest.mark.parametrize("value", [
+    {"name": "search", "arguments": {"query": "x"}},
+    {"arguments": {}, "name": "list_policies"},
+    {"name": "search", "arguments": {"nested": {"a": [1, 2.5, None]}}},
+    {"name": "", "arguments": {}},
+    {"name": "search", "arguments": "{\"query\": \"x\"}"},
+    {"name": "search", "arguments": ["x"]},
+    {"name": "search", "arguments": None},
+    {"name": 3, "arguments": {}},
+    {"name": "search", "parameters": {}},
+    {"name": "search", "id": "c1"},
+    {"function": {"name": "search", "arguments": "{}"}, "id": "c2"},
+])
+def test_the_flat_call_shortcut_reads_a_call_as_the_general_path_does(value: dict[str, Any]) -> None:
+    from agentgym.core.protocol import _call_from_object, _calls_from_value
+
+    content, calls = _calls_from_value(value)
+    assert content == "" and calls == [_call_from_object(value)]
+    # The text form of the same value parses to the same call.
+    assert parse_action(json.dumps(value)).calls == (_call_from_object(value),)
