@@ -1024,7 +1024,7 @@ def test_max_size_turn_is_fast() -> None:
     assert _best_per_call(text, number=20, repeat=3) < 20e-3
 
 
-@pytest.mark.parametrize("value", [
+@pytest.mark.parametrize("fields", [
     {"name": "search", "arguments": {"query": "x"}},
     {"arguments": {}, "name": "list_policies"},
     {"name": "search", "arguments": {"nested": {"a": [1, 2.5, None]}}},
@@ -1035,12 +1035,17 @@ def test_max_size_turn_is_fast() -> None:
     {"name": 3, "arguments": {}},
     {"name": "search", "parameters": {}},
     {"name": "search", "id": "c1"},
-    {"function": {"name": "search", "arguments": "{}"}, "id": "c2"},
+    {"function": {"name": "search"}, "id": "c2"},
 ])
-def test_the_flat_call_shortcut_reads_a_call_as_the_general_path_does(value: dict[str, Any]) -> None:
-    from agentgym.core.protocol import _call_from_object, _calls_from_value
+@pytest.mark.parametrize("form", ["flat", "openai"])
+def test_the_two_field_shortcut_reads_a_call_as_the_full_checks_do(fields: dict[str, Any], form: str) -> None:
+    from agentgym.core.protocol import _call_from_object
 
-    content, calls = _calls_from_value(value)
-    assert content == "" and calls == [_call_from_object(value)]
-    # The text form of the same value parses to the same call.
-    assert parse_action(json.dumps(value)).calls == (_call_from_object(value),)
+    # An extra key the checks ignore ("type") takes a call past the two-field shortcut.
+    if form == "flat":
+        fast, full = fields, {**fields, "type": "function"}
+    else:
+        fast = {"id": "c3", "function": fields}
+        full = {"id": "c3", "function": {**fields, "type": "function"}}
+    assert _call_from_object(fast) == _call_from_object(full)
+    assert parse_action(json.dumps(fast)).calls == (_call_from_object(full),)
