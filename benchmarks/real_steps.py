@@ -4,6 +4,7 @@
     python benchmarks/real_steps.py record FILE [--episodes 10]
     python benchmarks/real_steps.py profile FILE [--kind message] [--top 30]
     python benchmarks/real_steps.py time FILE
+    python benchmarks/real_steps.py replay FILE [--resets-only]
 
 `record` plays every cell (each AgentRL id, noise off and medium, difficulty easy, medium and
 hard, the train split, agents heuristic, expert and lm-mix) on seeds 0..N-1 with `perf.episodes`
@@ -12,7 +13,10 @@ under cProfile, the profiler on only around the steps of `--kind` (message, tool
 reset), and prints the top functions. `time` replays them and prints one JSON line per id and
 noise preset: step and reset medians and p90 in microseconds and over the floor's median step
 measured in the same process (`perf.floor`), so two checkouts can be compared round by round
-(run it with each checkout's ``PYTHONPATH`` in turn). Every replay is checked against its play.
+(run it with each checkout's ``PYTHONPATH`` in turn). `replay` replays them untimed (or only their
+resets, the steps' episodes unplayed), for an instruction counter around the whole process: the
+count with steps less the count with resets only, over the steps, is the steps' share. Every
+replay of steps is checked against its play.
 
 These are a development instrument for the users' and the engine's cuts; `make perf`
 (`benchmarks/peers/run.py`) is the full measurement.
@@ -107,8 +111,8 @@ def _q(xs: list[int], p: float) -> float:
 
 def time_replay(path: Path) -> None:
     """Time every replayed step and reset; print medians, p90 and floor ratios per id and noise
-    preset (``part: all``), and of its message steps alone (``part: message``, resets aside) and
-    of those of the hard tier (``part: hard message``)."""
+    preset (``part: all``), and of each kind of step alone (``part: message``, ``tool`` or
+    ``error``, resets aside) and of the hard tier's message steps (``part: hard message``)."""
     recs = Recordings.load(path)
     envs = {cell: make_env(cell) for cell in recs.cells}
     _replay(envs, recs, _plain, _plain, WARM)
@@ -123,8 +127,8 @@ def time_replay(path: Path) -> None:
         out = call()
         t = ns() - t0
         steps.setdefault((cell.env_id, cell.noise, "all"), []).append(t)
+        steps.setdefault((cell.env_id, cell.noise, k), []).append(t)
         if k == "message":
-            steps.setdefault((cell.env_id, cell.noise, "message"), []).append(t)
             if cell.difficulty == "hard":
                 steps.setdefault((cell.env_id, cell.noise, "hard message"), []).append(t)
         return out
@@ -150,19 +154,37 @@ def time_replay(path: Path) -> None:
         print(json.dumps(row))
 
 
+def replay(path: Path, resets_only: bool) -> None:
+    """Replay the recordings untimed after the warm-up (only their resets with `resets_only`)."""
+    recs = Recordings.load(path)
+    envs = {cell: make_env(cell) for cell in recs.cells}
+    _replay(envs, recs, _plain, _plain, WARM)
+    if not resets_only:
+        _replay(envs, recs, _plain, _plain, TIMED)
+    else:
+        for cell, episodes in recs.cells.items():
+            for rec in episodes[TIMED]:
+                envs[cell].reset(seed=rec.seed)
+    timed = [rec for episodes in recs.cells.values() for rec in episodes[TIMED]]
+    print(f"{sum(len(rec.actions) for rec in timed)} steps, {len(timed)} resets")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=("record", "profile", "time"))
+    ap.add_argument("what", choices=("record", "profile", "time", "replay"))
     ap.add_argument("file", type=Path)
     ap.add_argument("--episodes", type=int, default=10)
     ap.add_argument("--kind", default="message", choices=("message", "tool", "error", "all", "reset"))
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--sort", default="tottime")
+    ap.add_argument("--resets-only", action="store_true")
     a = ap.parse_args()
     if a.what == "record":
         record(a.file, a.episodes)
     elif a.what == "profile":
         profile(a.file, a.kind, a.top, a.sort)
+    elif a.what == "replay":
+        replay(a.file, a.resets_only)
     else:
         time_replay(a.file)
 

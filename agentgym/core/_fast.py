@@ -11,6 +11,8 @@ from __future__ import annotations
 import _random
 import json
 import marshal
+import re
+from itertools import accumulate
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
 from typing import Any, Callable, Hashable, Iterable
 
@@ -26,6 +28,7 @@ __all__ = [
     "valid_call_maker",
     "direct_decoder",
     "tree_encoder",
+    "nests_deeper",
     "seeded_random",
     "scalar_leaves",
 ]
@@ -234,6 +237,25 @@ def tree_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
         return "".join(c_encode(value, 0))
 
     return encode
+
+
+_BRACKET = re.compile(r"[\[\]{}]")
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def nests_deeper(text: str, limit: int, strings: re.Pattern[str]) -> bool:
+    """Whether the brackets of `text` outside the JSON strings that `strings` matches open deeper
+    than `limit`: the plain loop, in C.
+
+    Plain code: ``finditer`` over ``strings|[\\[\\]{}]`` (strings first), depth up by one at each
+    opening bracket token and down by one at each closing one, True as soon as it passes
+    `limit`. Invariant: `strings` matches only at a ``"``, where it always matches (as that
+    alternation's first branch would), and never holds a bracket outside a match; so removing
+    its matches leaves exactly the bracket tokens, in order, and the deepest running sum of their
+    steps passes `limit` exactly when the loop would have stopped.
+    """
+    steps = map(_DEPTH_STEP.__getitem__, _BRACKET.findall(strings.sub("", text)))
+    return max(accumulate(steps), default=0) > limit
 
 
 # ------------------------------------------------------------------ named streams

@@ -37,10 +37,11 @@ from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_te
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
 from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task
-from agentgym.core.tools import PolicyViolation, ToolError, Toolkit
+from agentgym.core.tools import READ, WRITE, PolicyViolation, ToolError, Toolkit
 
 __all__ = ["AgentEnv", "EnvParts"]
 
+_READ_VALUE, _WRITE_VALUE = READ.value, WRITE.value
 #: `trial` re-draws the noise (not the task) for pass^k: the same task under other faults.
 _OPTION_KEYS = frozenset({"difficulty", "domain", "trial"})
 
@@ -224,10 +225,14 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
     def _done_steps(self, plan: list[dict[str, Any]]) -> list[bool]:
         """Which steps of `plan` a successful call of this episode has already completed."""
         done = [False] * len(plan)
+        # `call_matches` fails at once on another name: comparing the names first leaves out
+        # its frame for every step of another tool (a plan x calls loop, run on every fault).
+        names = [step.get("name") for step in plan]
         for c in self._calls:
             if c["valid"] and c["error"] is None and not c.get("distractor"):
+                name = c["name"]
                 for i, step in enumerate(plan):
-                    if not done[i] and call_matches(c["name"], c.get("arguments"), step):
+                    if not done[i] and name == names[i] and call_matches(name, c.get("arguments"), step):
                         done[i] = True
                         break
         return done
@@ -505,7 +510,8 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             return error_text(problem.code.value, problem.message), False
         assert spec is not None and call.arguments is not None
         record["valid"] = True
-        record["kind"] = spec.kind.value
+        # `spec.kind.value` runs two Python frames of `enum` per call; a tool is read or write.
+        record["kind"] = _READ_VALUE if spec.kind is READ else _WRITE_VALUE
         record["arguments"] = call.arguments
         # A call without arguments (most reads) states nothing to contradict: the user is not asked.
         record["contradicts"] = self._user.contradictions(call.name, call.arguments) if call.arguments else []

@@ -92,6 +92,12 @@ def _call_from_object(obj: dict) -> ToolCall:
                 "", call_id, ErrorCode.PARSE_ERROR,
                 f"'function' must be a JSON object, got {json_type_name(obj)}",
             )
+    if len(obj) == 2:
+        # The form agents send most, ``{"name": str, "arguments": {...}}``: a valid call at once
+        # (what the checks below find for a non-empty name and object arguments).
+        name, args = obj.get("name"), obj.get("arguments")
+        if type(name) is str and name and type(args) is dict:
+            return _valid_call(name, args, call_id)
     name = obj.get("name")
     if not isinstance(name, str) or not name:
         got = "an empty string" if name == "" else json_type_name(name)

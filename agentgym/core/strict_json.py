@@ -11,7 +11,7 @@ import json
 import math
 import re
 
-from agentgym.core._fast import direct_decoder
+from agentgym.core._fast import direct_decoder, nests_deeper
 from agentgym.core.action_types import MAX_JSON_DEPTH, ActionError, ErrorCode
 
 __all__ = ["DECODER", "decode_json", "decode_strict", "fits_double", "strict_json", "too_deep_error"]
@@ -75,26 +75,17 @@ DECODER = json.JSONDecoder(
 decode_json = direct_decoder(DECODER)
 
 
-# A JSON string (so brackets inside strings do not count) or one bracket. The
-# string branch also takes an unterminated string up to the end, so it always
-# matches at the first try: no backtracking, linear time even on hostile input.
-_DEPTH_TOKEN_RE = re.compile(r'"[^"\\]*(?:\\.?[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
+# A JSON string (so brackets inside strings do not count). It also takes an
+# unterminated string up to the end, so it always matches at the first try: no
+# backtracking, linear time even on hostile input.
+_STRING_RE = re.compile(r'"[^"\\]*(?:\\.?[^"\\]*)*"?', re.DOTALL)
 
 
 def _too_deep(text: str) -> bool:
     """Whether ``text`` nests deeper than MAX_JSON_DEPTH, found without recursion."""
     if text.count("{") + text.count("[") <= MAX_JSON_DEPTH:
         return False
-    depth = 0
-    for match in _DEPTH_TOKEN_RE.finditer(text):
-        char = text[match.start()]
-        if char == "{" or char == "[":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return True
-        elif char == "}" or char == "]":
-            depth -= 1
-    return False
+    return nests_deeper(text, MAX_JSON_DEPTH, _STRING_RE)
 
 
 def decode_strict(text: str, where: str = "") -> object:

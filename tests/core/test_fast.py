@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import json
 import random
+import re
 from collections import OrderedDict
 from typing import Any, Iterator
 
@@ -337,3 +338,38 @@ def test_scalar_leaves_equals_plain(values: list[Any]) -> None:
     plain = {v for x in values for v in leaves(x) if isinstance(v, (str, int, float, bool))}
     assert _fast.scalar_leaves(values) == plain
     assert _fast.scalar_leaves(OrderedDict(a=[1, {"b": "x"}]) for _ in range(1)) == {1, "x"}
+
+
+# ------------------------------------------------------------------ nesting depth
+
+#: The plain code's tokens: a JSON string (strings first) or one bracket.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.?[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
+
+
+def _nests_deeper_plain(text: str, limit: int) -> bool:
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        char = text[match.start()]
+        if char in "{[":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "}]":
+            depth -= 1
+    return False
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet='[]{}"\\a:,\n ', max_size=80), st.integers(0, 6))
+def test_nests_deeper_equals_the_token_loop(text: str, limit: int) -> None:
+    from agentgym.core.strict_json import _STRING_RE
+
+    assert _fast.nests_deeper(text, limit, _STRING_RE) is _nests_deeper_plain(text, limit)
+
+
+@pytest.mark.parametrize("text", ['[' * 40, '"' + '[' * 40 + '"', '["\\"' + '[' * 40 + '"]', '[]' * 40,
+                                  '{"a": ' * 33 + '1' + '}' * 33, '"\\\n' + '[' * 40, ']' * 40 + '[' * 30])
+def test_nests_deeper_on_the_edge_cases(text: str) -> None:
+    from agentgym.core.strict_json import _STRING_RE
+
+    assert _fast.nests_deeper(text, 32, _STRING_RE) is _nests_deeper_plain(text, 32)

@@ -1022,3 +1022,30 @@ def test_max_size_turn_is_fast() -> None:
     assert MAX_ACTION_BYTES - 2000 < len(text.encode()) <= MAX_ACTION_BYTES
     assert _only_call(parse_action(text)).arguments == {"s": "[{é" * 16_000}
     assert _best_per_call(text, number=20, repeat=3) < 20e-3
+
+
+@pytest.mark.parametrize("fields", [
+    {"name": "search", "arguments": {"query": "x"}},
+    {"arguments": {}, "name": "list_policies"},
+    {"name": "search", "arguments": {"nested": {"a": [1, 2.5, None]}}},
+    {"name": "", "arguments": {}},
+    {"name": "search", "arguments": "{\"query\": \"x\"}"},
+    {"name": "search", "arguments": ["x"]},
+    {"name": "search", "arguments": None},
+    {"name": 3, "arguments": {}},
+    {"name": "search", "parameters": {}},
+    {"name": "search", "id": "c1"},
+    {"function": {"name": "search"}, "id": "c2"},
+])
+@pytest.mark.parametrize("form", ["flat", "openai"])
+def test_the_two_field_shortcut_reads_a_call_as_the_full_checks_do(fields: dict[str, Any], form: str) -> None:
+    from agentgym.core.protocol import _call_from_object
+
+    # An extra key the checks ignore ("type") takes a call past the two-field shortcut.
+    if form == "flat":
+        fast, full = fields, {**fields, "type": "function"}
+    else:
+        fast = {"id": "c3", "function": fields}
+        full = {"id": "c3", "function": {**fields, "type": "function"}}
+    assert _call_from_object(fast) == _call_from_object(full)
+    assert parse_action(json.dumps(fast)).calls == (_call_from_object(full),)
