@@ -106,10 +106,11 @@ def draw_state(world: World, gold: PlanGold, seed: int) -> PlanState:
 
 
 def _mind(world: World, gold: PlanGold, bits: int) -> Mind | None:
-    """A revision of one booking that no plan the gold accepts meets, with the new gold; drawn
-    among every such revision (`bits` picks one), None when there is none."""
+    """A revision of one booking that no plan the gold accepts meets, with the new gold; None
+    when there is none. The revisions are walked from one `bits` picks, in turn: the first that
+    leaves a plan keeping the rules is drawn (one solve for most tasks, not one per revision)."""
     dom = world.domain
-    found: list[Mind] = []
+    found: list[tuple[int, Leg]] = []
     for i, leg in enumerate(gold.legs):
         kinds = {k for k, _ in leg.needs}
         floor = next((v for k, v in leg.needs if k == "rating"), None)
@@ -125,28 +126,32 @@ def _mind(world: World, gold: PlanGold, bits: int) -> Mind | None:
                 revisions.append(tuple(("rating", value) if k == "rating" else (k, v) for k, v in leg.needs))
         for needs in revisions:
             revised = replace(leg, needs=needs)
-            if any(revised.meets(p) for p in booked):
-                continue
-            legs = gold.legs[:i] + (revised,) + gold.legs[i + 1:]
-            new = solve(world, legs, gold.priority, gold.budget, gold.distinct_areas)
-            if new is not None:
-                found.append(Mind(i, revised, new))
-    return found[bits % len(found)] if found else None
+            if not any(revised.meets(p) for p in booked):
+                found.append((i, revised))
+    for k in range(len(found)):
+        i, revised = found[(bits + k) % len(found)]
+        new = solve(world, gold.legs[:i] + (revised,) + gold.legs[i + 1:], gold.priority, gold.budget,
+                    gold.distinct_areas)
+        if new is not None:
+            return Mind(i, revised, new)
+    return None
 
 
 def _move(world: World, gold: PlanGold, bits: int) -> Move | None:
     """A place to take: the one every accepted plan books for some booking, such that a plan
-    still keeps the rules without it; drawn among those (`bits` picks one), None when none."""
-    found: list[Move] = []
-    for i in range(len(gold.legs)):
+    still keeps the rules without it; the bookings walked from one `bits` picks, the first that
+    carries it drawn; None when none does."""
+    n = len(gold.legs)
+    for k in range(n):
+        i = (bits + k) % n
         held = {plan[i] for plan in gold.accepted}
         if len(held) != 1:
             continue
         item = held.pop()
         new = solve(world, gold.legs, gold.priority, gold.budget, gold.distinct_areas, without=(i, item))
         if new is not None:
-            found.append(Move(i, item, new))
-    return found[bits % len(found)] if found else None
+            return Move(i, item, new)
+    return None
 
 
 def revised_line(line: str, label: str) -> str:
