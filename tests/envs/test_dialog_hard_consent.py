@@ -33,7 +33,10 @@ LAYOUTS = {
 }
 QUESTIONS = ("Shall I book these?", "Does this plan work for you?", "Want me to go ahead?", "Shall I submit it?",
              "Is that okay with you?", "Does that look good?", "Are you happy with this plan?",
-             "Should I go ahead and submit?", "Can I confirm this plan?", "Sound good?")
+             "Should I go ahead and submit?", "Can I confirm this plan?", "Sound good?", "Let me know if this works.",
+             "Is this plan alright?", "Would you like me to submit this?", "OK to submit?", "Do you approve?",
+             "Any objections before I submit?", "Should I lock it in?", "Good to go?", "Does that suit you?",
+             "What do you think of this plan?")
 
 
 def _seeds(split: str, n: int) -> list[int]:

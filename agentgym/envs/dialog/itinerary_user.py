@@ -42,10 +42,11 @@ SUBMIT_ANSWER = "Yes, that plan works for me. Please go ahead and submit it."
 WHOLE_PLAN = ("Before I say yes I need to hear the whole plan, one place for each booking of my form; I did "
               "not hear one place for {missing}.")
 #: Ways to ask for approval beside the engine's confirmations ("does this plan work for you?").
-_APPROVAL = re.compile(r"\b(work(s)? for you|suit(s)? you|look(s)? (good|right|ok\w*|fine)|sound(s)? (good|right|ok\w*|fine)"
-                       r"|(is|are) (that|this|these|it) (ok\w*|fine|alright|all right)|happy with|agree\w*|approv\w*"
-                       r"|ok\w* with|fine with|all right with|alright with|good to go|proceed|go ahead|submit\w*"
-                       r"|confirm\w*)\b")
+_APPROVAL = re.compile(r"\b(work(s)? for you|suit(s)? you|(look|sound|seem)s? (good|right|ok\w*|fine|correct)"
+                       r"|(this|that|it|plan|everything) works?|(is|are|does) (this|that|it|these|everything|the plan)"
+                       r"( plan)? (ok\w*|fine|alright|all right|correct|right|good)|objections?|happy with|agree\w*|what do you think|thoughts"
+                       r"|approv\w*|ok\w* with|fine with|all right with|alright with|good to go|proceed|go ahead"
+                       r"|submit\w*|confirm\w*)\b")
 #: The topics of a question, by the words that name them.
 _BOOKINGS = re.compile(r"\bbookings?\s+((?:[a-d]\b(?:\s*(?:,|and|&|or)\s*)?)+)")
 _BUDGET = re.compile(r"\b(budget|spend\w*|price\w*|cost\w*|afford\w*|total|money)\b")
