@@ -169,8 +169,8 @@ class DialogEnv(AgentEnv):
       blur there.
     * The plan agreed before it is submitted (`agentgym.envs.dialog.itinerary_twists`). The user
       must hear the whole plan and say yes: a message naming one place per booking (by name or
-      id; a place counts for the booking of its category, one reading, as no two bookings share
-      one), as a list, a table or prose, with a question whether it is fine ("Shall I book
+      id; a place counts for the booking of its category, at that booking's day and time, one
+      reading, as no two bookings share a category), as a list, a table or prose, with a question whether it is fine ("Shall I book
       these?", "Does this plan work for you?", "Want me to go ahead?": the shared engine's
       confirmations and a few ways to ask for approval) gets "Yes, that plan works for me"; a
       question without a whole plan gets a request for the bookings it lacks. The yes says the

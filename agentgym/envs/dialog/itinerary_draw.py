@@ -179,8 +179,8 @@ def plan_brief(domain: Domain, gold: PlanGold, today: str, vocabulary: str, max_
     lines.append(
         "How the user behaves: everything they need is on the form; asked about the form, they restate it. "
         "Before you submit, they must hear the whole plan and say yes to it: send them a message that names the "
-        "place for each booking (by name or id), with its day and time of day, and asks whether the plan is fine "
-        "(\"Shall I submit this plan?\"). They say yes to the plan they heard without checking it (keeping the "
+        "place for each booking (by name or id; each is heard as the booking of its category, at that booking's "
+        "day and time) and asks whether the plan is fine (\"Shall I submit this plan?\"). They say yes to the plan they heard without checking it (keeping the "
         "rules is your job). submit_plan counts only when the active bookings are exactly the places of the plan "
         "they last said yes to: a plan submitted without that yes fails, and a message and a tool call never share "
         "a turn, so wait for their answer. Hearing a plan, they may change their mind about one booking (at most "
