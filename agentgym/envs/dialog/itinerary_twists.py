@@ -58,10 +58,17 @@ class Move:
 
 @dataclass(slots=True)
 class PlanState:
-    """The shared record of one itinerary episode (see the module docstring)."""
+    """The shared record of one itinerary episode (see the module docstring).
 
-    mind: Mind | None = None
-    move: Move | None = None
+    The twists are worked out when first asked for (`mind`, `move`), not at reset: most of a
+    reset's time would go to them otherwise. The world they read changes only by the move
+    itself, which asks for both first, so they are the same whenever asked."""
+
+    world: World = field(repr=False)
+    first: PlanGold = field(repr=False)
+    #: The bits each twist is drawn with; None where the task has none of it.
+    mind_bits: int | None = None
+    move_bits: int | None = None
     #: The plan (place ids, in leg order) the user last said yes to; None before a yes or
     #: once something changed after it.
     agreed: tuple[str, ...] | None = None
@@ -72,6 +79,24 @@ class PlanState:
     consented: bool | None = None
     #: Every yes the user gave, as (turn, plan), for the record.
     yeses: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    _drawn: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def mind(self) -> Mind | None:
+        """The changed mind of the task, None where it has none."""
+        if "mind" not in self._drawn:
+            bits = self.mind_bits
+            self._drawn["mind"] = None if bits is None else _mind(self.world, self.first, bits)
+        return self._drawn["mind"]
+
+    @property
+    def move(self) -> Move | None:
+        """The moved world of the task (after any changed mind), None where it has none."""
+        if "move" not in self._drawn:
+            mind, bits = self.mind, self.move_bits
+            self._drawn["move"] = None if bits is None else \
+                _move(self.world, mind.gold if mind is not None else self.first, bits)
+        return self._drawn["move"]
 
 
 def solve(world: World, legs: tuple[Leg, ...], order: tuple[int, ...], budget: int, distinct: bool,
@@ -95,14 +120,12 @@ def solve(world: World, legs: tuple[Leg, ...], order: tuple[int, ...], budget: i
 
 
 def draw_state(world: World, gold: PlanGold, seed: int) -> PlanState:
-    """The twists of the itinerary of `seed`: each drawn (from a stream of its own) in half the
-    tasks, kept only where the draw carries it."""
+    """The twists of the itinerary of `seed` over `world` and its first `gold`: each drawn
+    (from a stream of its own) in half the tasks, kept only where the draw carries it."""
     mind_bits = stream_bits(seed, "task/plan_mind")
     move_bits = stream_bits(seed, "task/plan_move")
-    mind = _mind(world, gold, mind_bits >> 1) if mind_bits & 1 else None
-    after = mind.gold if mind is not None else gold
-    move = _move(world, after, move_bits >> 1) if move_bits & 1 else None
-    return PlanState(mind=mind, move=move)
+    return PlanState(world, gold, mind_bits >> 1 if mind_bits & 1 else None,
+                     move_bits >> 1 if move_bits & 1 else None)
 
 
 def _mind(world: World, gold: PlanGold, bits: int) -> Mind | None:
