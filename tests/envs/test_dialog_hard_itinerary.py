@@ -87,12 +87,12 @@ def test_a_wrong_plan_fails_and_bad_input_never_raises() -> None:
                       {"item_id": cheap.id, "day": leg.day, "slot": leg.slot}}})
     env.step(json.dumps({"tool_calls": calls}))
     *_, terminated, _, info = env.step('{"name": "submit_plan", "arguments": {}}')
-    assert terminated
-    plan = tuple(b.item_id for b in task.world.active_bookings())
-    assert info["episode_summary"]["success"] is (plan in task.gold.accepted)
+    # Submitted without the user's yes: it fails whatever the plan.
+    assert terminated and info["episode_summary"]["success"] is False
+    assert info["episode_summary"]["score_details"]["agreed"] is False
 
 
-def test_the_user_restates_what_it_is_asked_about_says_yes_to_submitting_and_never_names_a_place() -> None:
+def test_the_user_restates_what_it_is_asked_about_asks_for_the_whole_plan_and_never_names_a_place() -> None:
     env = gym.make(DIALOG_ID, split="test", difficulty="hard")
     for seed in _itineraries("test", 6):
         env.reset(seed=seed)
@@ -106,7 +106,7 @@ def test_the_user_restates_what_it_is_asked_about_says_yes_to_submitting_and_nev
             "Which booking's rating matters most?": [rules[-1]],
             "Could you remind me of bookings A and C?": [form[0][2:], form[2][2:]],
             "What are your needs again?": [line[2:] for line in form],
-            "Everything is booked. Shall I submit the plan?": [SUBMIT_ANSWER],
+            "Everything is booked. Shall I submit the plan?": ["Before I say yes I need to hear the whole plan"],
             f"How about {task.world.places[0].name} for booking A?": [form[0][2:]],
         }
         for message, lines in asked.items():

@@ -10,7 +10,12 @@ priorities), then plays as a careful assistant would:
   by two reads (now and then a tool answers wrongly); a read that failed is sent again;
 * it works out the plan the rules pick (of every plan that keeps the rules, the best rated in
   priority order), books what is missing in one turn (cancelling anything else first, alone),
-  reads the bookings back and submits.
+  reads the bookings back, reads the plan to the user (each booking's place and time) and asks
+  whether to submit it, and submits once the user said yes to that plan;
+* a user who restates a booking's line instead of saying yes has changed its mind: the line
+  replaces the form's, and the work starts again from that booking's search;
+* a `submit_plan` that submitted nothing names the place just taken: it is closed at that time
+  from then on, and the plan is worked out, booked and agreed again.
 
 Every value it uses comes from the brief and tool results.
 """
@@ -32,6 +37,12 @@ _LEG = re.compile(r"^- Booking ([A-D]): (.+?); (.+), in the (morning|afternoon|e
 _AFTER = re.compile(r"^(the same day as|the day after|two days after) booking ([A-D])$")
 _GAPS = {"the same day as": 0, "the day after": 1, "two days after": 2}
 _BUDGET = re.compile(r"may be at most (\d+) \(in ")
+#: How the user states a changed mind, and says yes to the plan it heard.
+_REVISED = re.compile(r"line for it is now: (Booking [A-D]: .+?\.) Everything else")
+_YES = "Yes, that plan works for me"
+_TAKEN = re.compile(r"\(([^()\s]+)\) was just taken on (\w+) (morning|afternoon|evening)")
+#: Times the plan is read to the user at most, for one plan.
+_ASKS = 2
 _PRIORITY = re.compile(r"whose booking ([A-D]) is rated highest")
 #: Calls per turn at most (the protocol allows 32).
 _BATCH = 32
@@ -94,11 +105,18 @@ class PlanExpert:
         self.verified = False
         #: Times every closed place was read again because no plan kept the rules.
         self.rechecks = 0
+        #: The plan (place ids) the user said yes to, the one last read to it, and how often.
+        self.agreed: tuple[str, ...] | None = None
+        self.asked: tuple[str, ...] | None = None
+        self.asks = 0
         self._sent: list[Call] = []
 
     def act(self, info: dict[str, Any]) -> str:
         self._absorb(info)
         calls = self._plan()
+        if isinstance(calls, str):
+            self._sent = []
+            return calls
         self._sent = calls
         return action_of(calls)
 
@@ -106,6 +124,9 @@ class PlanExpert:
     def _absorb(self, info: dict[str, Any]) -> None:
         for call, msg in zip(self._sent, results_of(info)):
             content = str(msg.get("content", ""))
+            if call.name == "submit_plan" and not content.startswith("[error"):
+                self._refused(decoded(msg))
+                continue
             if call.name in ("book", "cancel_booking", "submit_plan"):
                 self.verified = False
                 if content.startswith("[error"):
@@ -144,9 +165,46 @@ class PlanExpert:
             if key not in self.values and seen.count(content) >= 2 + max(rivals, default=0):
                 self.values[key] = decoded(msg)
         self._sent = []
+        for m in info.get("messages", ()):
+            if m.get("role") == "user":
+                self._hear(str(m.get("content", "")))
+
+    def _hear(self, text: str) -> None:
+        """Take in the user's words: a yes to the plan last read, or a booking's revised line."""
+        if text.startswith(_YES):
+            self.agreed = self.asked
+            return
+        revised = _REVISED.search(text)
+        if revised is None:
+            return
+        got = _LEG.match("- " + revised.group(1))
+        legs = self.form["legs"]
+        for leg in legs:
+            if got is not None and leg["label"] == got.group(1):
+                leg["filters"] = _filters(got.group(2))
+        self.agreed = self.asked = None
+        self.asks = 0
+
+    def _refused(self, value: Any) -> None:
+        """A submission that submitted nothing: the place it names is taken from now on, its
+        booking cancelled, and the plan needs a new yes."""
+        self.verified = False
+        if not isinstance(value, dict) or value.get("status") != "not submitted":
+            return
+        for booking in value.get("cancelled_bookings", ()):
+            item = self.bookings.get(str(booking))
+            if item is not None:
+                self.bookings[str(booking)] = (*item[:3], False)
+        taken = _TAKEN.search(str(value.get("changed", "")))
+        if taken is not None:
+            item, day, slot = taken.groups()
+            key = key_of(Call("check_availability", {"item_id": item, "day": day, "slot": slot}))
+            self.values[key] = {"available": False}
+        self.agreed = self.asked = None
+        self.asks = 0
 
     # ------------------------------------------------------------------ the plan
-    def _plan(self) -> list[Call]:
+    def _plan(self) -> list[Call] | str:
         if self.unsure:
             return [Call("list_bookings", {})]
         found = self._found()
@@ -180,6 +238,12 @@ class PlanExpert:
             return [Call("book", {"item_id": i, "day": d, "slot": s}) for i, d, s in missing]
         if not self.verified:
             return [Call("list_bookings", {})]
+        ids = tuple(p["id"] for p in plan or ())
+        if self.agreed != ids and self.asks < _ASKS:
+            if self.asked != ids:
+                self.asked, self.asks = ids, 0
+            self.asks += 1
+            return _read_back(plan or (), self.form["legs"])
         return [Call("submit_plan", {})]
 
     def _found(self) -> list[Any]:
@@ -223,6 +287,13 @@ class PlanExpert:
             if best is None or key > best_key:
                 best, best_key = plan, key
         return best
+
+
+def _read_back(plan: tuple[dict[str, Any], ...], legs: list[dict[str, Any]]) -> str:
+    """The plan read to the user, each booking's place and time, and the question whether to submit."""
+    lines = [f"- Booking {leg['label']}: {p['name']} ({p['id']}), {leg['day'].capitalize()} {leg['slot']}"
+             for p, leg in zip(plan, legs)]
+    return "Here is the plan I have booked:\n" + "\n".join(lines) + "\nShall I submit this plan?"
 
 
 def _is_check(key: str) -> bool:

@@ -159,14 +159,42 @@ class DialogEnv(AgentEnv):
       over paged searches and one availability check each. The user has said everything on the
       form (`agentgym.envs.dialog.itinerary_user`): asked about a booking (by its label), the
       budget, the priorities, the areas, a place twice or its needs, it restates those lines of
-      the form; asked whether to submit, it says yes; anything else gets "everything I need is
-      on my request form". It judges no place and takes bookings silently; the agent calls `submit_plan` (a terminal tool of these tasks alone), and the plan is judged
-      then, all or nothing: one active booking per booking of the form at its time, nothing
-      else, keeping every rule and tying the best plan on every rating (every such plan is
-      accepted; the reference solver is a branch and bound over the plans in priority order). The
-      score is the share of bookings that meet their needs, plus one for the plan's rules, over
-      their count plus one. The turn budget is 20, stated in the brief; the user has no goal
-      shift and nothing to blur there.
+      the form; anything else gets "everything I need is on my request form". It judges no place
+      and takes bookings silently; the agent calls `submit_plan` (a terminal tool of these tasks
+      alone), and the plan is judged then, all or nothing: one active booking per booking of the
+      form at its time, nothing else, keeping every rule and tying the best plan on every rating
+      (every such plan is accepted; the reference solver is a branch and bound over the plans in
+      priority order). The score is the share of bookings that meet their needs, plus one for
+      the plan's rules, over their count plus one. The user has no goal shift and nothing to
+      blur there.
+    * The plan agreed before it is submitted (`agentgym.envs.dialog.itinerary_twists`). The user
+      must hear the whole plan and say yes: a message naming one place per booking (by name or
+      id; a place counts for the booking of its category, at that booking's day and time, one
+      reading, as no two bookings share a category), as a list, a table or prose, with a question whether it is fine ("Shall I book
+      these?", "Does this plan work for you?", "Want me to go ahead?": the shared engine's
+      confirmations and a few ways to ask for approval) gets "Yes, that plan works for me"; a
+      question without a whole plan gets a request for the bookings it lacks. The yes says the
+      user heard the plan, never that it is right (a user refusing exactly the wrong plans would
+      leak the gold). A plan counts only when its active bookings are the places of the plan the
+      user last said yes to: submitted without that yes (none, a yes to another plan, or the
+      question in the same turn as the call, which the user never hears) it fails.
+    * A mind that changes (half the itineraries, a stream of its own, `task/plan_mind`). The
+      first whole plan the user hears gets, instead of a yes, one booking of the form revised
+      ("I've changed my mind about booking B. My form's line for it is now: ..."): a need it did
+      not have (an area, an amenity, a rating floor) or its floor raised, drawn so that no place
+      any accepted plan books for it meets it; the best plan changes (often other bookings too:
+      budget, areas), and the gold becomes the reference solver's over the revised form. The
+      user restates the revised line from then on; the next whole plan gets a yes. What triggers
+      it is hearing a plan, any plan: the answer never depends on the gold.
+    * A world that moves (half the itineraries, `task/plan_move`). At the first submission with
+      a yes, the place every accepted plan books for one booking is taken at that booking's time:
+      `submit_plan` cancels a booking of it, answers what changed ("X (id) was just taken on
+      tuesday evening ... Nothing was submitted") and submits nothing; the gold becomes the
+      reference solver's over the moved world (drawn so that some plan keeps every rule; the
+      plans tying the best are all accepted), and a new yes is needed. It cannot be dodged (it
+      comes at the submission, whatever the agent did before) and comes at most once.
+    * The brief states all three, and the turn budget of an itinerary: 34 (the expert's most
+      turns without noise, 20, times 1.5, plus four).
     * The turn budget (24) and patience (two misses) are the hard level's. No never-ask agent can
       reach the gold of the kept needs (`guessable`), and none gets past the conflict without
       saying so.

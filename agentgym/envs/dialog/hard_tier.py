@@ -46,6 +46,7 @@ from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
 from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, room_above
 from agentgym.envs.dialog.itinerary import PlanGold
 from agentgym.envs.dialog.itinerary_draw import PLAN_TURNS, draw_plan, plan_brief
+from agentgym.envs.dialog.itinerary_twists import draw_state
 from agentgym.envs.dialog.tasks import (
     DIFFICULTY,
     MAX_GOAL_DRAWS,
@@ -150,7 +151,7 @@ def _itinerary(seed: int, options: dict[str, Any], today: str) -> Task | None:
     if not plan:
         return None
     dom = task.world.domain
-    task.extra.update(tier="hard", kind="itinerary", today=today)
+    task.extra.update(tier="hard", kind="itinerary", today=today, plan=draw_state(task.world, plan[0], seed))
     task.max_turns = PLAN_TURNS
     vocabulary = tasks.brief_for(dom)
     task.brief = plan_brief(dom, plan[0], today, vocabulary[vocabulary.index(f"Known {dom.category_label}s:"):],

@@ -7,7 +7,8 @@ one area, one combined budget, and priorities that decide among the plans that k
 (the plan whose first-priority booking is rated highest; among those, the second's; and so on).
 The reference solver (`best_plan`) finds the best plan by branch and bound; the scorer
 (`score_plan`) accepts every plan that keeps the rules and ties the best on every rating, all or
-nothing.
+nothing, and only when it was submitted with the user's yes to that very plan
+(`agentgym.envs.dialog.itinerary_twists`).
 """
 
 from __future__ import annotations
@@ -200,9 +201,12 @@ def score_plan(task: Any) -> Score:
     places = [p for p in chosen if p is not None]
     rules = len(places) == len(gold.legs) and not extra and _keeps(places, gold)
     share = (right + rules) / (len(gold.legs) + 1)
-    return Score(round(share, 6), right == len(gold.legs) and rules,
+    # A plan counts only when it was submitted with the user's yes to that very plan.
+    state = task.extra.get("plan")
+    agreed = state is None or state.consented is True
+    return Score(round(share, 6), right == len(gold.legs) and rules and agreed,
                  {"bookings": [p.id if p is not None else None for p in chosen], "legs_right": right,
-                  "rules": rules, "extra_bookings": extra})
+                  "rules": rules, "extra_bookings": extra, "agreed": agreed})
 
 
 def _keeps(places: list[Place], gold: PlanGold) -> bool:

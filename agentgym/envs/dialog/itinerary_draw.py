@@ -24,8 +24,9 @@ from agentgym.envs.dialog.tasks import Place, World, keep
 
 __all__ = ["draw_plan", "plan_brief", "form_lines", "rule_lines", "PLAN_TURNS", "MAX_OPTIONS"]
 
-#: The turn budget of an itinerary: the expert's turns (seven to ten) times 1.5, plus four.
-PLAN_TURNS = 20
+#: The turn budget of an itinerary: the expert's most turns without noise (20: a changed mind and
+#: a moved world each add a search, a booking, a read-back and a question) times 1.5, plus four.
+PLAN_TURNS = 34
 #: At most this many places may fit one booking at its time (so a plan search stays small).
 MAX_OPTIONS = 6
 #: Draws of legs tried before the tier falls back to its other kind of task.
@@ -168,7 +169,7 @@ def plan_brief(domain: Domain, gold: PlanGold, today: str, vocabulary: str, max_
     budget, then the domain's vocabulary and how to call tools (`vocabulary`)."""
     lines = [
         f"You are a booking assistant for {domain.plural}. The user filled in a request form for a plan of "
-        f"{len(gold.legs)} bookings; book the plan the rules below pick, then call submit_plan.",
+        f"{len(gold.legs)} bookings; book the plan the rules below pick, get their yes to it, then call submit_plan.",
         f"Today is {today.capitalize()}.",
         "The request form (bookings in time order):",
     ]
@@ -176,9 +177,17 @@ def plan_brief(domain: Domain, gold: PlanGold, today: str, vocabulary: str, max_
     lines.append("Rules for the whole plan:")
     lines += rule_lines(domain, gold)
     lines.append(
-        "How the user behaves: everything they need is on the form; they have nothing to add and change "
-        "nothing; asked about the form, they restate it, and asked whether to submit, they say yes. Days "
-        "count as calendar days (\"the day after booking A\" is the day after booking A's day). "
+        "How the user behaves: everything they need is on the form; asked about the form, they restate it. "
+        "Before you submit, they must hear the whole plan and say yes to it: send them a message that names the "
+        "place for each booking (by name or id; each is heard as the booking of its category, at that booking's "
+        "day and time) and asks whether the plan is fine (\"Shall I submit this plan?\"). They say yes to the plan they heard without checking it (keeping the "
+        "rules is your job). submit_plan counts only when the active bookings are exactly the places of the plan "
+        "they last said yes to: a plan submitted without that yes fails, and a message and a tool call never share "
+        "a turn, so wait for their answer. Hearing a plan, they may change their mind about one booking (at most "
+        "once): instead of a yes they restate that booking's new line, which replaces the form's; the plan must then "
+        "keep it. A place may also be taken while you work (at most once): submit_plan then says what changed and "
+        "submits nothing; plan again under every rule and get a yes to the new plan before you submit again. "
+        "Days count as calendar days (\"the day after booking A\" is the day after booking A's day). "
         "Only what is active when you call submit_plan counts: exactly one active booking per booking of the "
         "form, at its day and time of day, and nothing else. submit_plan ends the conversation and the plan "
         "is judged then, all or nothing: no booking is checked before. Cancel any booking you no longer want "

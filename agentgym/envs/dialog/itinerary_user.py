@@ -1,11 +1,19 @@
 """The user of an itinerary of Dialog's hard tier (`agentgym.envs.dialog.itinerary`): the person
 who filled in the request form.
 
-It has said everything on the form (the brief), so it adds nothing and changes nothing; asked
-about the form it restates the lines the question is about (a booking named by its label, the
-budget, the priorities, the areas, a place twice, or the whole form), and asked whether to
-submit it says yes. It judges no place and no plan, and says nothing to bookings: the plan is
-judged once, when the agent submits it, so no reply can tell whether a booking is right.
+It has said everything on the form (the brief), so it adds nothing; asked about the form it
+restates the lines the question is about (a booking named by its label, the budget, the
+priorities, the areas, a place twice, or the whole form). It must hear the whole plan and say
+yes before the agent submits: a message that names one place for each booking of the form (by
+name or id; a place belongs to the booking of its category, one reading, as no two bookings
+share a category) and asks whether that plan is fine ("Shall I book these?", "Does this plan
+work for you?", "Want me to go ahead?", read by the shared understanding engine, plus a few
+ways to ask for approval) gets a yes to that very plan, which `PlanState.agreed` records. The
+user does not check the plan (its yes says it heard it, never whether it is right: a user that
+refused exactly the wrong plans would leak the gold). Asked without a whole plan, it asks for
+one. On a task with a changed mind (`agentgym.envs.dialog.itinerary_twists`), the first whole
+plan it hears gets the revised form line instead of a yes; from then on it restates the revised
+line. It says nothing to bookings.
 """
 
 from __future__ import annotations
@@ -15,20 +23,31 @@ import re
 import numpy as np
 
 from agentgym.core.task import SimulatedUser, Task, UserTurn
-from agentgym.envs.dialog.itinerary import LABELS
+from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
+from agentgym.envs.dialog.itinerary_twists import PlanState, revised_line
+from agentgym.envs.dialog.tasks import Place
+from agentgym.envs.dialog.user import place_names, places_named, understanding
 
-__all__ = ["PlanUser", "answer", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER"]
+__all__ = ["PlanUser", "answer", "plan_heard", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER", "WHOLE_PLAN"]
 
 #: The user's first message.
 OPENING = "Hi! Could you book the plan from my request form, please?"
 #: The answer to a message that asks nothing about the form.
 FORM_ANSWER = ("Everything I need is on my request form; I have nothing to add. Please book the plan its rules "
                "pick, then submit it.")
-#: The answer to a question whether to submit.
-SUBMIT_ANSWER = "Yes, please submit it."
+#: The answer to a question whether a whole plan is fine.
+SUBMIT_ANSWER = "Yes, that plan works for me. Please go ahead and submit it."
+#: The answer to a question whether to go ahead that names no whole plan.
+WHOLE_PLAN = ("Before I say yes I need to hear the whole plan, one place for each booking of my form; I did "
+              "not hear one place for {missing}.")
+#: Ways to ask for approval beside the engine's confirmations ("does this plan work for you?").
+_APPROVAL = re.compile(r"\b(work(s)? for you|suit(s)? you|(look|sound|seem)s? (good|right|ok\w*|fine|correct)"
+                       r"|(this|that|it|plan|everything) works?|(is|are|does) (this|that|it|these|everything|the plan)"
+                       r"( plan)? (ok\w*|fine|alright|all right|correct|right|good)|objections?|happy with|agree\w*|what do you think|thoughts"
+                       r"|approv\w*|ok\w* with|fine with|all right with|alright with|good to go|proceed|go ahead"
+                       r"|submit\w*|confirm\w*)\b")
 #: The topics of a question, by the words that name them.
-_SUBMIT = re.compile(r"\b(submit\w*|go ahead|confirm\w*|finali[sz]e\w*|lock (it|this|that) in)\b")
 _BOOKINGS = re.compile(r"\bbookings?\s+((?:[a-d]\b(?:\s*(?:,|and|&|or)\s*)?)+)")
 _BUDGET = re.compile(r"\b(budget|spend\w*|price\w*|cost\w*|afford\w*|total|money)\b")
 _PRIORITY = re.compile(r"\b(priorit\w*|rat(ed|ing|ings)|matters? most|most important|prefer\w*|ties?|tied)\b")
@@ -39,9 +58,8 @@ _NO_AREA_RULE = "My form has no rule about areas: two bookings may be in the sam
 
 
 def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool) -> str:
-    """The user's reply to `message`: the lines of `form` and `rules` it asks about, restated in
-    the form's order, then yes to a question whether to submit; `FORM_ANSWER` when it asks
-    about none of them."""
+    """The user's reply to `message` about the form: the lines of `form` and `rules` it asks
+    about, restated in the form's order; `FORM_ANSWER` when it asks about none of them."""
     text = message.lower()
     said: list[str] = []
     labels = {x.upper() for m in _BOOKINGS.finditer(text) for x in re.findall(r"\b[a-d]\b", m.group(1))}
@@ -64,9 +82,18 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
         said.append("The rules say: " + " ".join(picked))
     if area and not distinct_areas:
         said.append(_NO_AREA_RULE)
-    if _SUBMIT.search(text):
-        said.append(SUBMIT_ANSWER)
     return " ".join(said) if said else FORM_ANSWER
+
+
+def plan_heard(places: list[Place], gold: PlanGold) -> tuple[list[Place | None], list[str]]:
+    """The plan a message names: per booking of `gold`'s form, the one place named of its
+    category (None when none or several are), and the labels of bookings left open."""
+    plan: list[Place | None] = []
+    for leg in gold.legs:
+        category = leg.needs[0][1]
+        mine = [p for p in places if p.category == category]
+        plan.append(mine[0] if len(mine) == 1 else None)
+    return plan, [LABELS[i] for i, p in enumerate(plan) if p is None]
 
 
 class PlanUser(SimulatedUser):
@@ -74,15 +101,48 @@ class PlanUser(SimulatedUser):
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
         gold, domain = task.gold, task.world.domain
+        self._task = task
         self._form = form_lines(domain, gold)
         self._rules = rule_lines(domain, gold)
         self._distinct = gold.distinct_areas
+        self._read = understanding(domain).read
+        self._names = place_names(task.world)
+
+    @property
+    def state(self) -> PlanState:
+        return self._task.extra["plan"]
 
     def opening(self) -> str:
         return OPENING
 
     def reply(self, message: str, turn: int) -> UserTurn:
-        return UserTurn(answer(message, self._form, self._rules, self._distinct))
+        reading = self._read(message)
+        text = message.lower()
+        asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None)
+        if not asks_yes:
+            return UserTurn(answer(message, self._form, self._rules, self._distinct))
+        gold: PlanGold = self._task.gold
+        plan, missing = plan_heard(places_named(reading, self._names), gold)
+        if missing:
+            named = f"booking {missing[0]}" if len(missing) == 1 else \
+                f"bookings {', '.join(missing[:-1])} and {missing[-1]}"
+            return UserTurn(WHOLE_PLAN.format(missing=named))
+        state = self.state
+        if state.mind is not None and not state.changed:
+            # Hearing a plan, any plan, the user revises its form: never a yes first.
+            state.changed = True
+            mind = state.mind
+            self._task.gold = mind.gold
+            self._form = form_lines(self._task.world.domain, mind.gold)
+            return UserTurn(revised_line(self._form[mind.leg], LABELS[mind.leg]))
+        agreed = tuple(p.id for p in plan if p is not None)
+        state.agreed = agreed
+        state.yeses.append((turn, agreed))
+        return UserTurn(SUBMIT_ANSWER)
+
+    def on_commit(self, turn: int) -> UserTurn | None:
+        # A submission the moved world refused (`submit_plan` said what changed) goes on.
+        return UserTurn("") if self.state.consented is None else None
 
     def perturb_text(self, text: str, rng: np.random.Generator) -> tuple[str, list[str]]:
         # Every reply restates the brief's own lines or a stock answer: typos never touch it.

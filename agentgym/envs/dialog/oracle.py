@@ -104,7 +104,8 @@ def _filters(gold: Any) -> dict[str, Any]:
 
 def _plan_move(task: Any) -> str:
     """The oracle's move on an itinerary: cancel what is not in the first accepted plan (alone,
-    as above), book what is missing (one turn), then submit."""
+    as above), book what is missing (one turn), read the plan to the user until it says yes to
+    it (a changed mind changes the gold first), then submit (a moved world changes it again)."""
     g = task.gold
     want = {(item, leg.day, leg.slot) for item, leg in zip(g.accepted[0], g.legs)}
     active = task.world.active_bookings()
@@ -115,4 +116,10 @@ def _plan_move(task: Any) -> str:
     missing = [w for w in sorted(want) if w not in have]
     if missing:
         return _calls(*[("book", {"item_id": i, "day": d, "slot": s}) for i, d, s in missing])
+    agreed = task.extra["plan"].agreed
+    if agreed is None or sorted(agreed) != sorted(g.accepted[0]):
+        by_id = task.world.by_id
+        lines = [f"Booking {leg.label}: {by_id[item].name} ({item}), {leg.day} {leg.slot}"
+                 for item, leg in zip(g.accepted[0], g.legs)]
+        return "Here is the plan: " + "; ".join(lines) + ". Shall I submit this plan?"
     return _calls(("submit_plan", {}))

@@ -1,0 +1,234 @@
+"""Dialog's hard-tier itinerary after the search (`agentgym.envs.dialog.itinerary_twists`): the
+plan agreed before it is submitted, a mind that changes, a world that moves."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from dialog_hard_seeds import itinerary_seeds
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.agents import make_agent
+from agentgym.agents.experts.dialog_plan import read_form
+from agentgym.envs.dialog import hard_tier
+from agentgym.envs.dialog.itinerary import LABELS, PlanGold, candidates
+from agentgym.envs.dialog.itinerary_user import SUBMIT_ANSWER
+from agentgym.eval.episode import run_episode
+
+DIALOG_ID = "AgentRL/Dialog-v0"
+SPLITS = ("train", "test")
+SUBMIT = '{"name": "submit_plan", "arguments": {}}'
+
+#: Ways to read a plan to the user: (layout, question), each line a booking's label, place and time.
+LAYOUTS = {
+    "list": lambda rows: "Here is the plan:\n" + "\n".join(f"- Booking {b}: {n} ({i}), {d} {s}" for b, n, i, d, s in rows),
+    "table": lambda rows: "| Booking | Place | When |\n|---|---|---|\n" + "\n".join(
+        f"| {b} | {n} | {d} {s} |" for b, n, i, d, s in rows),
+    "prose": lambda rows: "I'd book " + ", then ".join(f"{n} on {d} in the {s}" for b, n, i, d, s in rows) + ".",
+    "ids": lambda rows: "Plan: " + "; ".join(f"{b} = {i} ({d} {s})" for b, n, i, d, s in rows) + ".",
+}
+QUESTIONS = ("Shall I book these?", "Does this plan work for you?", "Want me to go ahead?", "Shall I submit it?",
+             "Is that okay with you?", "Does that look good?", "Are you happy with this plan?",
+             "Should I go ahead and submit?", "Can I confirm this plan?", "Sound good?", "Let me know if this works.",
+             "Is this plan alright?", "Would you like me to submit this?", "OK to submit?", "Do you approve?",
+             "Any objections before I submit?", "Should I lock it in?", "Good to go?", "Does that suit you?",
+             "What do you think of this plan?")
+
+
+def _seeds(split: str, n: int) -> list[int]:
+    return itinerary_seeds(split, n)
+
+
+def _task(seed: int, split: str) -> Any:
+    return hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
+
+
+def _rows(task: Any, plan: tuple[str, ...], gold: PlanGold | None = None) -> list[tuple[str, ...]]:
+    g = gold or task.gold
+    return [(leg.label, task.world.by_id[i].name, i, leg.day.capitalize(), leg.slot) for leg, i in zip(g.legs, plan)]
+
+
+def _brute(task: Any, gold: PlanGold, closed: tuple[int, str] | None = None) -> tuple[tuple[float, ...], set]:
+    """The best ratings in priority order and every plan tying them, by brute force."""
+    options = [[p for p in candidates(task.world, leg) if closed is None or (i, p.id) != closed]
+               for i, leg in enumerate(gold.legs)]
+    valid = [plan for plan in itertools.product(*options)
+             if len({p.id for p in plan}) == len(plan) and sum(p.price for p in plan) <= gold.budget
+             and (not gold.distinct_areas or len({p.area for p in plan}) == len(plan))]
+    best = max(tuple(p[i].rating for i in gold.priority) for p in valid)
+    return best, {tuple(p.id for p in plan) for plan in valid if tuple(plan[i].rating for i in gold.priority) == best}
+
+
+def _fresh(split: str, seed: int) -> tuple[gym.Env, Any]:
+    """An env reset on `seed`, a changed mind already heard (so the next plan read gets a yes)."""
+    env = gym.make(DIALOG_ID, split=split, difficulty="hard")
+    env.reset(seed=seed)
+    task = env.unwrapped.task
+    if task.extra["plan"].mind is not None:
+        obs, *_ = env.step(LAYOUTS["list"](_rows(task, task.gold.accepted[0])) + "\nShall I submit this plan?")
+        assert "changed my mind" in obs
+    return env, env.unwrapped.task
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_yes_is_understood_over_many_phrasings_and_layouts(split: str) -> None:
+    for seed in _seeds(split, 3):
+        for (layout, render), question in itertools.product(LAYOUTS.items(), QUESTIONS):
+            env, task = _fresh(split, seed)
+            plan = task.gold.accepted[-1]
+            obs, _, terminated, *_ = env.step(render(_rows(task, plan)) + "\n" + question)
+            assert SUBMIT_ANSWER in obs and not terminated, (seed, layout, question, obs)
+            assert task.extra["plan"].agreed == plan
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_no_yes_without_a_question_or_a_whole_plan(split: str) -> None:
+    for seed in _seeds(split, 4):
+        env, task = _fresh(split, seed)
+        rows = _rows(task, task.gold.accepted[0])
+        for message in (LAYOUTS["list"](rows) + "\nI've booked these for you.",
+                        LAYOUTS["list"](rows[:-1]) + "\nShall I submit this plan?",
+                        "Shall I submit the plan?", "Does this plan work for you?"):
+            obs, *_ = env.step(message)
+            assert SUBMIT_ANSWER not in obs and task.extra["plan"].agreed is None, (message, obs)
+        obs, *_ = env.step(LAYOUTS["list"](rows[:-1]) + "\nShall I submit this plan?")
+        assert f"booking {LABELS[len(rows) - 1]}" in obs
+
+
+def _book(env: gym.Env, task: Any, plan: tuple[str, ...]) -> None:
+    calls = [{"type": "function", "function": {"name": "book", "arguments": {"item_id": i, "day": leg.day,
+                                                                             "slot": leg.slot}}}
+             for i, leg in zip(plan, task.gold.legs)]
+    env.step(json.dumps({"tool_calls": calls}))
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_submission_without_a_yes_to_that_plan_fails(split: str) -> None:
+    for seed in _seeds(split, 6):
+        task = _task(seed, split)
+        gold = task.extra["plan"].mind.gold if task.extra["plan"].mind else task.gold
+        other = next((p for p in itertools.product(*[candidates(task.world, leg) for leg in gold.legs])
+                      if tuple(x.id for x in p) != gold.accepted[0] and len({x.id for x in p}) == len(p)), None)
+        cases = ["none", "same turn"] + (["another plan"] if other is not None else [])
+        for case in cases:
+            env, task = _fresh(split, seed)
+            plan = task.gold.accepted[0]
+            _book(env, task, plan)
+            ask = LAYOUTS["list"](_rows(task, plan)) + "\nShall I submit this plan?"
+            if case == "same turn":
+                # The question and the call in one turn: the call runs, the user never hears it.
+                *_, terminated, _, info = env.step(f"{ask}\n<tool_call>{SUBMIT}</tool_call>")
+            else:
+                if case == "another plan":
+                    env.step(LAYOUTS["list"](_rows(task, tuple(x.id for x in other))) + "\nShall I submit this plan?")
+                *_, terminated, _, info = env.step(SUBMIT)
+            assert terminated, (seed, case)
+            summary = info["episode_summary"]
+            assert summary["success"] is False and summary["score_details"]["agreed"] is False, (seed, case)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_moved_world_has_a_unique_reachable_gold_and_comes_only_at_an_agreed_submission(split: str) -> None:
+    checked = 0
+    for seed in _seeds(split, 40):
+        task = _task(seed, split)
+        state = task.extra["plan"]
+        if state.move is None:
+            continue
+        checked += 1
+        before = state.mind.gold if state.mind else task.gold
+        move = state.move
+        assert {p[move.leg] for p in before.accepted} == {move.item_id}
+        best, tied = _brute(task, before, closed=(move.leg, move.item_id))
+        assert move.gold.best == best and set(move.gold.accepted) == tied
+        assert not set(before.accepted) & tied  # the agreed best plan no longer holds
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[0]
+        _book(env, task, plan)
+        env.step(LAYOUTS["list"](_rows(task, plan)) + "\nShall I submit this plan?")
+        obs, _, terminated, *_ = env.step(SUBMIT)
+        assert not terminated and "was just taken" in obs and "Nothing was submitted" in obs
+        assert task.gold == move.gold and task.extra["plan"].agreed is None
+        leg = task.gold.legs[move.leg]
+        assert not task.world.by_id[move.item_id].is_open(leg.day, leg.slot)
+        assert all(b.item_id != move.item_id for b in task.world.active_bookings())
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_changed_mind_is_stated_once_with_one_reading(split: str) -> None:
+    checked = 0
+    for seed in _seeds(split, 40):
+        task = _task(seed, split)
+        mind = task.extra["plan"].mind
+        if mind is None:
+            continue
+        checked += 1
+        first = task.gold
+        assert not any(mind.revised.meets(task.world.by_id[p[mind.leg]]) for p in first.accepted)
+        best, tied = _brute(task, mind.gold)
+        assert mind.gold.best == best and set(mind.gold.accepted) == tied
+        env = gym.make(DIALOG_ID, split=split, difficulty="hard")
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        ask = LAYOUTS["list"](_rows(task, first.accepted[0])) + "\nShall I submit this plan?"
+        obs, *_ = env.step(ask)
+        assert "changed my mind about booking " + LABELS[mind.leg] in obs and SUBMIT_ANSWER not in obs
+        # The revised line reads as a form line does (the expert's reading), one booking changed.
+        line = obs.split("is now: ", 1)[1].split(" Everything else", 1)[0]
+        form = read_form(task.brief.replace(task.brief.splitlines()[3 + mind.leg][2:], line))
+        assert form is not None
+        # Asked again, the user restates the revised line, and the next plan gets a yes.
+        assert line in env.step(f"What do you need for booking {LABELS[mind.leg]}?")[0]
+        obs, *_ = env.step(ask)
+        assert SUBMIT_ANSWER in obs
+    assert checked >= 5
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_answer_to_a_plan_never_depends_on_the_gold(split: str) -> None:
+    for seed in _seeds(split, 8):
+        task = _task(seed, split)
+        plans = [task.gold.accepted[0]]
+        for p in itertools.product(*[candidates(task.world, leg) for leg in task.gold.legs]):
+            ids = tuple(x.id for x in p)
+            if ids not in task.gold.accepted:
+                plans.append(ids)
+                break
+        replies = []
+        for plan in plans:
+            env = gym.make(DIALOG_ID, split=split, difficulty="hard")
+            env.reset(seed=seed)
+            obs, *_ = env.step(LAYOUTS["table"](_rows(env.unwrapped.task, plan)) + "\nDoes this plan work for you?")
+            replies.append(obs)
+        assert len(set(replies)) == 1, (seed, replies)
+
+
+def test_bad_input_never_raises() -> None:
+    env = gym.make(DIALOG_ID, split="train", difficulty="hard")
+    for seed in _seeds("train", 3):
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        names = " ".join(p.name for p in task.world.places[:12])
+        for bad in ("", "?", "Shall I?", f"{names}. Shall I submit?", "| | |\n|?|", "{{{", "\u0000?",
+                    "Booking A: nothing. Shall I submit?" * 50,
+                    '{"name": "submit_plan", "arguments": {"plan": 1}}'):
+            *_, terminated, truncated, _ = env.step(bad)
+            if terminated or truncated:
+                env.reset(seed=seed)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_expert_oracle_solve_the_twists_and_submit_first_never_does(split: str) -> None:
+    env = gym.make(DIALOG_ID, split=split, difficulty="hard")
+    from agentgym.agents.exploits import SubmitFirstAgent
+
+    for seed in _seeds(split, 12):
+        for agent, wins in ((make_agent("expert"), True), (make_agent("oracle"), True), (SubmitFirstAgent(), False)):
+            ep = run_episode(env, agent, seed=seed).episode
+            assert ep["success"] is wins, (seed, agent)
+            assert ep["turns"] <= env.unwrapped.task.max_turns
