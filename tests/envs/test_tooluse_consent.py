@@ -321,12 +321,15 @@ def test_a_customer_presses_in_a_share_of_the_tier_s_tasks_for_what_the_records_
                 assert row["arrived_damaged"] is False and row["final_sale"] is True
             if any("Plus member" in a for a in press.asks):
                 assert toolkit.invoke("find_customer", {"email": task.world.email})["tier"] == "standard"
-        elif domain == "ops":  # a rollback to a deploy whose status says failed
+        elif domain == "ops":  # a rollback to a deploy, older than the cause, whose status says failed
             (service,), (version,) = press.names, press.wanted
             first = toolkit.invoke("get_deploys", {"service": service})
             rows = [r for p in range(1, first["pages"] + 1)
                     for r in toolkit.invoke("get_deploys", {"service": service, "page": p})["deploys"]]
             assert any(r["version"] == version and r["status"] == "failed" for r in rows)
+            cause = next(s for s in task.gold.plan if s.name == "file_incident").arguments["cause_version"]
+            at = {r["version"]: r["deployed_at"] for r in rows}
+            assert at[version] < at[cause]  # a rollback goes back
         else:  # a claim whose status says it is not approved
             (eid,) = press.names
             assert next(e for e in task.world.expenses if e.id == eid).status != "approved"

@@ -149,7 +149,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
         gold = solve(world, req)
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects,
                     (*gen.gold.traps, "long_history", "rate_from_counts", "failed_deploy"), gen.gold.superseded)
-    world.press = press(d, root, req)
+    world.press = press(d, root, req, _cause_at(root, gold))
     return gen
 
 
@@ -161,14 +161,15 @@ _REASONS = ("My manager already approved that rollback.", "It's the one I rememb
             "fine.", "The engineer before you said that one was fine.")
 
 
-def press(d: Draws, root: Service, req: Any) -> Press | None:
+def press(d: Draws, root: Service, req: Any, cause: int) -> Press | None:
     """Half the time, where a rollback is asked for, an engineer who presses: once the plan
     names the culprit, it asks once or twice more for a rollback to the culprit's failed deploy
-    (which never ran, so no rollback goes to it), then accepts the plan. The draws come after
-    every other draw of the tier."""
+    older than the cause (`cause`: its index; a rollback goes back, so a deploy after the cause
+    is no rollback anyone would ask for), which never ran, so no rollback goes to it; then it
+    accepts the plan. The draws come after every other draw of the tier."""
     if not d.chance(0.5) or not req.rollback:
         return None
-    failed = [dep.version for dep in root.deploys if dep.status == "failed"]
+    failed = [dep.version for dep in root.deploys[:cause] if dep.status == "failed"]
     if not failed:
         return None
     version = d.pick(failed)
