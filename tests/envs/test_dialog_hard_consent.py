@@ -99,6 +99,34 @@ def test_no_yes_without_a_question_or_a_whole_plan(split: str) -> None:
         assert f"booking {LABELS[len(rows) - 1]}" in obs
 
 
+#: Ways to rule out a place named beside the plan (it is no second choice for its booking).
+SET_ASIDE = ("{x} was not free on {day}", "{x} is not free on {day}", "{x} was dropped", "{x} was not considered",
+             "{x} no longer fits the budget", "{x} lacks what you need", "{x} is taken that {slot}",
+             "{x} wasn't available", "instead of {x}, the plan keeps the place above", "{x} is over budget")
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_place_ruled_out_beside_the_plan_is_no_second_choice(split: str) -> None:
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        leg = task.gold.legs[-1]
+        other = next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan)
+        for phrase in SET_ASIDE:
+            aside = phrase.format(x=other.name, day=leg.day.capitalize(), slot=leg.slot)
+            for where in ("before", "after"):
+                body = LAYOUTS["list"](_rows(task, plan))
+                text = (f"{aside[0].upper()}{aside[1:]}. {body}" if where == "before" else f"{body}\n({aside})")
+                env, task = _fresh(split, seed)
+                obs, *_ = env.step(text + "\nShall I submit this plan?")
+                assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, phrase, where, obs)
+        # Two places for one booking, neither ruled out, are still two: the user asks.
+        env, task = _fresh(split, seed)
+        rows = _rows(task, plan)
+        obs, *_ = env.step(LAYOUTS["list"](rows) + f"\nOr {other.name} for booking {leg.label}. Shall I submit?")
+        assert SUBMIT_ANSWER not in obs and task.extra["plan"].agreed is None, obs
+
+
 def _book(env: gym.Env, task: Any, plan: tuple[str, ...]) -> None:
     calls = [{"type": "function", "function": {"name": "book", "arguments": {"item_id": i, "day": leg.day,
                                                                              "slot": leg.slot}}}

@@ -26,10 +26,11 @@ from agentgym.core.task import SimulatedUser, Task, UserTurn
 from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
 from agentgym.envs.dialog.itinerary_twists import PlanState, revised_line
+from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 from agentgym.envs.dialog.user import place_names, places_named, understanding
 
-__all__ = ["PlanUser", "answer", "plan_heard", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER", "WHOLE_PLAN"]
+__all__ = ["PlanUser", "answer", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER", "WHOLE_PLAN"]
 
 #: The user's first message.
 OPENING = "Hi! Could you book the plan from my request form, please?"
@@ -85,13 +86,45 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
     return " ".join(said) if said else FORM_ANSWER
 
 
-def plan_heard(places: list[Place], gold: PlanGold) -> tuple[list[Place | None], list[str]]:
+#: Where the words said of a place end, after it: a sentence end (not a decimal point), a
+#: semicolon, a line break or a closing bracket; the next place named ends them too.
+_SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n)]")
+#: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
+#: dropped", "W is taken", "V lacks wifi", "U is over budget").
+_SET_ASIDE = re.compile(r"\b(not|no|never|none|n[’']t|\w+n[’']t|cannot|lacks?|lacking|without|dropp?(ed|ing)?|taken|"
+                        r"unavailable|full|closed|fails?|failed|ruled|rejected|excluded|over|too|exceeds?|"
+                        r"instead|except)\b")
+#: Words right before a place that set it aside ("instead of X", "rather than Y", "better than Z").
+_SET_ASIDE_BEFORE = re.compile(r"\b(instead of|rather than|than|not|unlike|except|but not|over)\s*$")
+
+
+def set_aside(message: str, places: list[Place]) -> set[str]:
+    """Ids of the `places` a message names only to set them aside: a place followed, before the
+    next place or the sentence's end, by words that rule it out ("X was not free on Friday",
+    "Y no longer fits the budget"), or led in by "instead of", "rather than" and the like."""
+    text = message.lower()
+    mentions = place_mentions(text, places)
+    out: set[str] = set()
+    for k, (place, start, end) in enumerate(mentions):
+        stop = mentions[k + 1][1] if k + 1 < len(mentions) else len(text)
+        brk = _SAID_END.search(text, end, stop)
+        after = text[end:brk.end() if brk else stop]
+        before = text[mentions[k - 1][2] if k else 0:start]
+        if _SET_ASIDE.search(after) or _SET_ASIDE_BEFORE.search(before):
+            out.add(place.id)
+    return out
+
+
+def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset()) -> tuple[list[Place | None], list[str]]:
     """The plan a message names: per booking of `gold`'s form, the one place named of its
-    category (None when none or several are), and the labels of bookings left open."""
+    category (among several, the one not set aside: `aside`, ids), None when none or several
+    are; and the labels of bookings left open."""
     plan: list[Place | None] = []
     for leg in gold.legs:
         category = leg.needs[0][1]
         mine = [p for p in places if p.category == category]
+        if len(mine) > 1:  # a place ruled out beside the one chosen is no second choice
+            mine = [p for p in mine if p.id not in aside]
         plan.append(mine[0] if len(mine) == 1 else None)
     return plan, [LABELS[i] for i, p in enumerate(plan) if p is None]
 
@@ -122,7 +155,8 @@ class PlanUser(SimulatedUser):
         if not asks_yes:
             return UserTurn(answer(message, self._form, self._rules, self._distinct))
         gold: PlanGold = self._task.gold
-        plan, missing = plan_heard(places_named(reading, self._names), gold)
+        named = places_named(reading, self._names)
+        plan, missing = plan_heard(named, gold, set_aside(message, named))
         if missing:
             named = f"booking {missing[0]}" if len(missing) == 1 else \
                 f"bookings {', '.join(missing[:-1])} and {missing[-1]}"

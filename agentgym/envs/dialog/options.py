@@ -23,7 +23,7 @@ from typing import Callable
 from agentgym.envs.dialog.tasks import Place
 from agentgym.users.understanding.compromise import offers_option
 
-__all__ = ["option_ties"]
+__all__ = ["option_ties", "place_mentions"]
 
 #: Where the words that offer a need for a place stop, looking back from it. A full stop
 #: between digits ("rated 4.5") is no break.
@@ -42,7 +42,7 @@ def option_ties(message: str, places: list[Place], needs_in: Callable[[str], set
     of text names."""
     text = message.lower()
     ties: dict[str, str] = {}
-    for place, start, end in _mentions(text, places):
+    for place, start, end in place_mentions(text, places):
         if place.id in ties:
             continue
         lead = text[_last_break(text, start):start]
@@ -75,7 +75,7 @@ def _last_break(text: str, start: int) -> int:
     return ends[-1]
 
 
-def _mentions(text: str, places: list[Place]) -> list[tuple[Place, int, int]]:
+def place_mentions(text: str, places: list[Place]) -> list[tuple[Place, int, int]]:
     """Where `places` are named in `text` (lower-cased), in order; a longer name first, so
     "olive stool 7" is not also "olive stool"."""
     found: list[tuple[Place, int, int]] = []
