@@ -102,7 +102,9 @@ def test_no_yes_without_a_question_or_a_whole_plan(split: str) -> None:
 #: Ways to rule out a place named beside the plan (it is no second choice for its booking).
 SET_ASIDE = ("{x} was not free on {day}", "{x} is not free on {day}", "{x} was dropped", "{x} was not considered",
              "{x} no longer fits the budget", "{x} lacks what you need", "{x} is taken that {slot}",
-             "{x} wasn't available", "instead of {x}, the plan keeps the place above", "{x} is over budget")
+             "{x} wasn't available", "instead of {x}, the plan keeps the place above", "{x} is over budget",
+             "the higher-rated one ({x}, 6 EUR) would push the total over the budget",
+             "the better-rated one ({x}, 6 EUR) would push the total over 10")
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -125,6 +127,7 @@ def test_a_place_ruled_out_beside_the_plan_is_no_second_choice(split: str) -> No
         rows = _rows(task, plan)
         obs, *_ = env.step(LAYOUTS["list"](rows) + f"\nOr {other.name} for booking {leg.label}. Shall I submit?")
         assert SUBMIT_ANSWER not in obs and task.extra["plan"].agreed is None, obs
+        assert f"more than one place for booking {leg.label}" in obs and "did not hear" not in obs, obs
 
 
 def _book(env: gym.Env, task: Any, plan: tuple[str, ...]) -> None:

@@ -30,7 +30,7 @@ from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 from agentgym.envs.dialog.user import place_names, places_named, understanding
 
-__all__ = ["PlanUser", "answer", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER", "WHOLE_PLAN"]
+__all__ = ["PlanUser", "answer", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER", "WHOLE_PLAN", "SEVERAL_PLACES"]
 
 #: The user's first message.
 OPENING = "Hi! Could you book the plan from my request form, please?"
@@ -42,6 +42,9 @@ SUBMIT_ANSWER = "Yes, that plan works for me. Please go ahead and submit it."
 #: The answer to a question whether to go ahead that names no whole plan.
 WHOLE_PLAN = ("Before I say yes I need to hear the whole plan, one place for each booking of my form; I did "
               "not hear one place for {missing}.")
+#: The answer to a plan that names more than one place, none ruled out, for a booking.
+SEVERAL_PLACES = ("I heard more than one place for {bookings}, and a plan has one place a booking: which one do you "
+                  "mean?")
 #: Ways to ask for approval beside the engine's confirmations ("does this plan work for you?").
 _APPROVAL = re.compile(r"\b(work(s)? for you|suit(s)? you|(look|sound|seem)s? (good|right|ok\w*|fine|correct)"
                        r"|(this|that|it|plan|everything) works?|(is|are|does) (this|that|it|these|everything|the plan)"
@@ -87,21 +90,24 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
 
 
 #: Where the words said of a place end, after it: a sentence end (not a decimal point), a
-#: semicolon, a line break or a closing bracket; the next place named ends them too.
-_SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n)]")
+#: semicolon or a line break; the next place named ends them too. A bracket does not: "the
+#: higher-rated one (X, 6 EUR) would push the total over" says its verdict after it.
+_SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
-#: dropped", "W is taken", "V lacks wifi", "U is over budget").
-_SET_ASIDE = re.compile(r"\b(not|no|never|none|n[’']t|\w+n[’']t|cannot|lacks?|lacking|without|dropp?(ed|ing)?|taken|"
-                        r"unavailable|full|closed|fails?|failed|ruled|rejected|excluded|over|too|exceeds?|"
-                        r"instead|except)\b")
+#: dropped", "W is taken", "V lacks wifi", "U is over budget"). Words a chosen place's own
+#: description may well carry ("no parking needed", "without a view") are not among them.
+_SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|dropp(ed|ing)|dropped|taken|"
+                        r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"
+                        r"over \d+|push\w* the total over|too (expensive|pricey|far|costly|much)|exceeds?|instead)\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than Z").
-_SET_ASIDE_BEFORE = re.compile(r"\b(instead of|rather than|than|not|unlike|except|but not|over)\s*$")
+_SET_ASIDE_BEFORE = re.compile(r"\b(instead of|rather than|than|not|unlike|but not)\s*$")
 
 
 def set_aside(message: str, places: list[Place]) -> set[str]:
     """Ids of the `places` a message names only to set them aside: a place followed, before the
     next place or the sentence's end, by words that rule it out ("X was not free on Friday",
-    "Y no longer fits the budget"), or led in by "instead of", "rather than" and the like."""
+    "Y (6 EUR) would push the total over the budget"), or led in by "instead of", "rather than"
+    and the like."""
     text = message.lower()
     mentions = place_mentions(text, places)
     out: set[str] = set()
@@ -127,6 +133,22 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
             mine = [p for p in mine if p.id not in aside]
         plan.append(mine[0] if len(mine) == 1 else None)
     return plan, [LABELS[i] for i, p in enumerate(plan) if p is None]
+
+
+def _labels(labels: list[str]) -> str:
+    return f"booking {labels[0]}" if len(labels) == 1 else f"bookings {', '.join(labels[:-1])} and {labels[-1]}"
+
+
+def _open_bookings(missing: list[str], named: list[Place], gold: PlanGold) -> str:
+    """What the user says of a plan with bookings left open: those it heard no place for, and
+    those it heard several for (a plan names one place a booking)."""
+    several = [label for label, leg in zip(LABELS, gold.legs) if label in missing
+               and sum(p.category == leg.needs[0][1] for p in named) > 1]
+    none = [label for label in missing if label not in several]
+    said = [WHOLE_PLAN.format(missing=_labels(none))] if none else []
+    if several:
+        said.append(SEVERAL_PLACES.format(bookings=_labels(several)))
+    return " ".join(said)
 
 
 class PlanUser(SimulatedUser):
@@ -158,9 +180,7 @@ class PlanUser(SimulatedUser):
         named = places_named(reading, self._names)
         plan, missing = plan_heard(named, gold, set_aside(message, named))
         if missing:
-            named = f"booking {missing[0]}" if len(missing) == 1 else \
-                f"bookings {', '.join(missing[:-1])} and {missing[-1]}"
-            return UserTurn(WHOLE_PLAN.format(missing=named))
+            return UserTurn(_open_bookings(missing, named, gold))
         state = self.state
         if state.mind is not None and not state.changed:
             # Hearing a plan, any plan, the user revises its form: never a yes first.
