@@ -111,6 +111,32 @@ def test_a_plan_in_any_layout_and_phrasing_is_confirmed_and_covers_its_writes(la
             assert task.world.consent.covers(RULES["orders"].want(task.world, name, args)), (layout, name, args)
 
 
+#: More ways to ask for the yes, each a question a person answers with yes or no.
+MORE_QUESTIONS = ("Do I have your yes to both?", "Do I have your yes?", "Do you approve?", "Do you approve of this plan?",
+                  "Yes or no?", "OK to proceed?", "Is it okay if I go ahead?", "Are you OK with this?",
+                  "Can I get your go-ahead?", "May I go ahead?", "Shall I proceed?", "Do you agree?",
+                  "Please confirm.", "Can I have your approval for this?", "Good to go?", "Are you happy with that?",
+                  "Do I have your permission to go ahead?", "Does this plan work for you?", "Should I make these changes?",
+                  "Ready for me to do this?")
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_plan_asked_about_in_many_more_ways_gets_a_yes(domain: str) -> None:
+    env, u = _env(domain, 103)
+    task, rules = u.task, RULES[domain]
+    writes = _writes(task)
+    lines = [t for n, a in writes if (t := rules.describe(task.world, n, a))]
+    plan = "\n".join(lines) + "\n" + "\n".join(f"Nothing for {t.label}." for t in rules.targets(task.world, task.goal)
+                                               if not describes(parts("\n".join(lines), task.world.consent.anchors),
+                                                                _anyword(t)))
+    missed = []
+    for question in MORE_QUESTIONS:
+        env, u = _env(domain, 103)
+        if _yes(lambda: u.user.reply(plan + "\n" + question, 1).text) not in _YES:
+            missed.append(question)
+    assert not missed, "; ".join(missed)
+
+
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_the_oracle_s_plan_covers_every_gold_write_and_the_user_says_yes(domain: str) -> None:
     for seed in SEEDS:

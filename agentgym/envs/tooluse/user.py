@@ -119,8 +119,12 @@ _WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
 _ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"
                        r"let me know if|(?:is|are) (?:that|this|these|those) (?:ok|okay|alright|all right|fine|acceptable)|"
                        r"(?:ok|okay|alright|fine|good) (?:with|for) you|sounds? good\?|does (?:that|this) (?:work|sound)|"
-                       r"(?:do i|have i got) your (?:ok|okay|go-ahead|approval|consent)|your (?:go-ahead|approval|consent)|"
-                       r"happy (?:for me )?to (?:proceed|go ahead)|agree\?)", re.I)
+                       r"(?:do i|have i got|can i (?:get|have)|may i have) your (?:yes|ok|okay|go-ahead|approval|consent|"
+                       r"permission)|your (?:yes|go-ahead|approval|consent|permission|sign-off)\b|"
+                       r"happy (?:for me )?to (?:proceed|go ahead)|agree\?|(?:do|would|will) you approve|"
+                       r"approve (?:of )?(?:this|that|these|it|the plan)|yes or no|"
+                       r"(?:are|is) (?:you|that|this|it) (?:ok|okay|alright|all right|fine|happy|good) (?:with|about)|"
+                       r"happy with (?:this|that|it|these|the plan)|works? for you)", re.I)
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
 SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 #: The reply to a question that restates what the user said, to check it ("in CHF, right?").
