@@ -123,12 +123,7 @@ MORE_QUESTIONS = ("Do I have your yes to both?", "Do I have your yes?", "Do you 
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_a_plan_asked_about_in_many_more_ways_gets_a_yes(domain: str) -> None:
     env, u = _env(domain, 103)
-    task, rules = u.task, RULES[domain]
-    writes = _writes(task)
-    lines = [t for n, a in writes if (t := rules.describe(task.world, n, a))]
-    plan = "\n".join(lines) + "\n" + "\n".join(f"Nothing for {t.label}." for t in rules.targets(task.world, task.goal)
-                                               if not describes(parts("\n".join(lines), task.world.consent.anchors),
-                                                                _anyword(t)))
+    plan = _oracle_plan(u.task, _writes(u.task), question="")
     missed = []
     for question in MORE_QUESTIONS:
         env, u = _env(domain, 103)
@@ -143,11 +138,8 @@ def test_the_oracle_s_plan_covers_every_gold_write_and_the_user_says_yes(domain:
         env, u = _env(domain, seed)
         task, rules = u.task, RULES[domain]
         writes = _writes(task)
-        lines = [t for n, a in writes if (t := rules.describe(task.world, n, a))]
-        plan = "\n".join(lines) + "\n" + "\n".join(f"Nothing for {t.label}." for t in rules.targets(task.world, task.goal)
-                                                   if not describes(parts("\n".join(lines), task.world.consent.anchors),
-                                                                    _anyword(t)))
-        assert _yes(lambda: u.user.reply(plan + "\nShall I go ahead?", 1).text) in _YES, (domain, seed, plan)
+        plan = _oracle_plan(task, writes)
+        assert _yes(lambda: u.user.reply(plan, 1).text) in _YES, (domain, seed, plan)
         assert all(task.world.consent.covers(rules.want(task.world, n, a)) for n, a in writes), (domain, seed)
 
 
@@ -193,12 +185,14 @@ def test_a_yes_to_a_plan_that_describes_a_write_lets_it_through_in_a_later_turn(
         assert "consent" not in task.world.violations, (domain, seed)
 
 
-def _oracle_plan(task: Any, writes: list[tuple[str, dict[str, Any]]]) -> str:
+def _oracle_plan(task: Any, writes: list[tuple[str, dict[str, Any]]], question: str = "Shall I go ahead?") -> str:
+    """The oracle's plan of `writes`, one line each, "Nothing for ..." for anything asked about
+    that none describes, and `question` on a line of its own."""
     rules = RULES[task.domain]
     lines = [t for n, a in writes if (t := rules.describe(task.world, n, a))]
     done = parts("\n".join(lines), task.world.consent.anchors)
     lines += [f"Nothing for {t.label}." for t in rules.targets(task.world, task.goal) if not describes(done, _anyword(t))]
-    return "\n".join(lines) + "\nShall I go ahead?"
+    return "\n".join(lines) + "\n" + question
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
