@@ -43,6 +43,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from lean_ws import LeanSocket, connect, frame  # noqa: E402
+
 RESULTS = HERE / "RESULTS.md"
 BEGIN, END = "<!-- capacity: begin (bench_capacity.py) -->", "<!-- capacity: end -->"
 DIALOG = "AgentRL/Dialog-v0"
@@ -161,72 +164,84 @@ class Server:
 
 # ---------------------------------------------------------------------------- one client process
 class _Protocol:
-    """The messages of one server's sessions."""
+    """The messages of one server's sessions, as prepared client frames (`lean_ws.frame`)."""
 
     def __init__(self, kind: str) -> None:
         self.openenv = kind == "openenv"
+        self.steps = tuple(frame(self._step(a)) for a in ACTIONS)
 
-    def path(self) -> str:
-        return "/ws"
-
-    def open(self) -> str | None:
-        return None if self.openenv else json.dumps({"op": "open", "env_id": DIALOG})
-
-    def reset(self, seed: int) -> str:
+    def opening(self, seed: int) -> bytes:
+        """The first message: a reset for OpenEnv (its socket is its session); for ours, the open
+        with its reset folded in (one exchange)."""
         if self.openenv:
-            return json.dumps({"type": "reset", "data": {}})
-        return json.dumps({"op": "reset", "seed": seed})
+            return self.reset(seed)
+        return frame(json.dumps({"op": "open", "env_id": DIALOG, "reset": {"seed": seed}}).encode())
 
-    def step(self, action: str) -> str:
+    def reset(self, seed: int) -> bytes:
         if self.openenv:
-            return json.dumps({"type": "step", "data": {"message": action}})
-        return json.dumps({"op": "step", "action": action})
+            return frame(json.dumps({"type": "reset", "data": {}}).encode())
+        return frame(json.dumps({"op": "reset", "seed": seed}).encode())
 
-    def close(self) -> str | None:
-        return None if self.openenv else json.dumps({"op": "close"})
-
-    def check(self, text: str | bytes) -> dict[str, Any]:
-        out = json.loads(text)
-        if not isinstance(out, dict) or "error" in out or out.get("type") == "error":
-            raise RuntimeError(f"answered {str(out)[:200]}")
-        return out
-
-    def ended(self, out: dict[str, Any]) -> bool:
+    def _step(self, action: str) -> bytes:
         if self.openenv:
-            return bool(out.get("data", {}).get("done"))
-        return bool(out.get("terminated") or out.get("truncated"))
+            return json.dumps({"type": "step", "data": {"message": action}}).encode()
+        return json.dumps({"op": "step", "action": action}).encode()
+
+    def close(self) -> bytes | None:
+        return None if self.openenv else frame(b'{"op":"close"}')
+
+    def check(self, payload: bytes) -> bytes:
+        """`payload`, unless it is an error answer (RuntimeError).
+
+        Our answers are checked by their bytes: the server writes an error as ``{"error": ...}``
+        and nothing else begins so. OpenEnv's small echo answers are parsed.
+        """
+        if self.openenv:
+            out = json.loads(payload)
+            if not isinstance(out, dict) or out.get("type") == "error":
+                raise RuntimeError(f"answered {payload[:200]!r}")
+        elif not (payload.startswith(b'{"obs"') or payload == b'{"closed":true}'
+                  or (payload.startswith(b'{"session_id"') and b',"reset":{"obs"' in payload)):
+            raise RuntimeError(f"answered {payload[:200]!r}")
+        return payload
+
+    def ended(self, payload: bytes) -> bool:
+        if self.openenv:
+            return bool(json.loads(payload).get("data", {}).get("done"))
+        # A step's answer is {"obs": <a string>, "reward": <a number>, "terminated": .., "truncated": ..,
+        # "info": ..}: the first of each key is the answer's own (a JSON string holds no bare quote).
+        return _flag(payload, b',"terminated":') or _flag(payload, b',"truncated":')
 
 
-async def _session(url: str, proto: _Protocol, seed: int, think_s: float, timeout_s: float,
+def _flag(payload: bytes, key: bytes) -> bool:
+    at = payload.find(key)
+    return at >= 0 and payload[at + len(key):at + len(key) + 1] == b"t"
+
+
+async def _session(port: int, proto: _Protocol, seed: int, think_s: float, timeout_s: float,
                    steps: list[float]) -> tuple[bool, float, str]:
     """One session; (completed, seconds, the error if any). Step latencies go to `steps`."""
-    from websockets.asyncio.client import connect
-
     start = time.perf_counter()
+    ws: LeanSocket | None = None
     try:
         async with asyncio.timeout(timeout_s):
-            async with connect("ws" + url.removeprefix("http") + proto.path(), compression=None, max_size=None,
-                               ping_interval=None, open_timeout=timeout_s, close_timeout=5) as ws:
-                if (opening := proto.open()) is not None:
-                    await ws.send(opening)
-                    proto.check(await ws.recv())
-                await ws.send(proto.reset(seed))
-                proto.check(await ws.recv())
-                for action in ACTIONS:
-                    await asyncio.sleep(think_s)
-                    t = time.perf_counter()
-                    await ws.send(proto.step(action))
-                    out = proto.check(await ws.recv())
-                    steps.append(time.perf_counter() - t)
-                    if proto.ended(out):  # a real episode may end early: the next step starts another
-                        await ws.send(proto.reset(seed + 1))
-                        proto.check(await ws.recv())
-                if (closing := proto.close()) is not None:
-                    await ws.send(closing)
-                    proto.check(await ws.recv())
+            ws = await connect("127.0.0.1", port, "/ws")
+            proto.check(await ws.ask(proto.opening(seed)))
+            for step in proto.steps:
+                await asyncio.sleep(think_s)
+                t = time.perf_counter()
+                out = proto.check(await ws.ask(step))
+                steps.append(time.perf_counter() - t)
+                if proto.ended(out):  # a real episode may end early: the next step starts another
+                    proto.check(await ws.ask(proto.reset(seed + 1)))
+            if (closing := proto.close()) is not None:
+                proto.check(await ws.ask(closing))
         return True, time.perf_counter() - start, ""
     except Exception as exc:  # noqa: BLE001 - every failure is counted, by kind
         return False, time.perf_counter() - start, _failure(exc)
+    finally:
+        if ws is not None:
+            ws.close()
 
 
 def _failure(exc: BaseException) -> str:
@@ -244,7 +259,7 @@ def _failure(exc: BaseException) -> str:
     return kind
 
 
-def _client_process(url: str, kind: str, seeds: list[int], think_s: float, timeout_s: float,
+def _client_process(port: int, kind: str, seeds: list[int], think_s: float, timeout_s: float,
                     start_at: float) -> dict[str, Any]:
     """A client process: its share of the sessions, all started at `start_at` (wall clock)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -260,7 +275,7 @@ def _client_process(url: str, kind: str, seeds: list[int], think_s: float, timeo
     async def main() -> dict[str, Any]:
         await asyncio.sleep(max(0.0, start_at - time.time()))
         steps: list[float] = []
-        results = await asyncio.gather(*(_session(url, proto, s, think_s, timeout_s, steps) for s in seeds))
+        results = await asyncio.gather(*(_session(port, proto, s, think_s, timeout_s, steps) for s in seeds))
         errors: dict[str, int] = {}
         for ok, _, err in results:
             if not ok:
@@ -268,7 +283,10 @@ def _client_process(url: str, kind: str, seeds: list[int], think_s: float, timeo
         return {"ok": sum(ok for ok, _, _ in results), "sessions": [s for ok, s, _ in results if ok],
                 "steps": steps, "errors": errors}
 
-    return asyncio.run(main())
+    cpu0 = time.process_time()
+    out = asyncio.run(main())
+    out["cpu_s"] = time.process_time() - cpu0
+    return out
 
 
 def _percentile(xs: list[float], q: float) -> float:
@@ -283,12 +301,14 @@ def run_grid_point(pool: ProcessPoolExecutor, server: Server, n: int, clients: i
     """`n` sessions at once against `server`, from `clients` processes."""
     server.reset_peak()
     start_at = time.time() + 1.0
+    cpu0 = _tree_cpu_s(server.proc.pid)
     shares = [list(range(i, n, clients)) for i in range(clients)]
     t0 = time.perf_counter()
-    futures = [pool.submit(_client_process, server.url, server.kind, share, think_s, timeout_s, start_at)
+    futures = [pool.submit(_client_process, server.port, server.kind, share, think_s, timeout_s, start_at)
                for share in shares if share]
     parts = [f.result() for f in futures]
     wall = time.perf_counter() - t0 - 1.0
+    server_cpu = _tree_cpu_s(server.proc.pid) - cpu0
     steps = [x for p in parts for x in p["steps"]]
     sessions = [x for p in parts for x in p["sessions"]]
     errors: dict[str, int] = {}
@@ -298,50 +318,56 @@ def run_grid_point(pool: ProcessPoolExecutor, server: Server, n: int, clients: i
     ok = sum(p["ok"] for p in parts)
     return {"sessions": n, "success": ok / n, "step_p50_ms": 1e3 * _percentile(steps, 0.5),
             "step_p99_ms": 1e3 * _percentile(steps, 0.99), "session_p99_s": _percentile(sessions, 0.99),
-            "steps_per_s": len(steps) / wall, "peak_rss_mib": server.peak_rss / 2**20, "errors": errors}
+            "steps_per_s": len(steps) / wall, "peak_rss_mib": server.peak_rss / 2**20,
+            "server_cpu_s": server_cpu, "client_cpu_s": sum(p["cpu_s"] for p in parts), "errors": errors}
 
 
 # ---------------------------------------------------------------------------- throughput without think time
-def _throughput_process(url: str, sessions: int, start_at: float, seconds: float) -> int:
-    """`sessions` sessions stepping back to back for `seconds`; the steps done."""
-    from websockets.asyncio.client import connect
+def _throughput_process(port: int, sessions: int, start_at: float, seconds: float) -> tuple[int, float]:
+    """`sessions` sessions stepping back to back for `seconds`; the steps done, and this process's
+    CPU seconds meanwhile."""
+    try:
+        import uvloop
 
+        uvloop.install()
+    except ImportError:
+        pass
     proto = _Protocol("ours")
 
     async def one(seed: int) -> int:
-        async with connect(url.replace("http", "ws", 1) + "/ws", compression=None, max_size=None,
-                           ping_interval=None) as ws:
-            await ws.send(proto.open())
-            proto.check(await ws.recv())
-            await ws.send(proto.reset(seed))
-            proto.check(await ws.recv())
+        ws = await connect("127.0.0.1", port, "/ws")
+        try:
+            proto.check(await ws.ask(proto.opening(seed)))
             await asyncio.sleep(max(0.0, start_at - time.time()))
-            done, i = 0, 0
+            done = 0
             while time.time() < start_at + seconds:
-                await ws.send(proto.step(ACTIONS[i % len(ACTIONS)]))
-                out = proto.check(await ws.recv())
-                done, i = done + 1, i + 1
+                out = proto.check(await ws.ask(proto.steps[done % len(proto.steps)]))
+                done += 1
                 if proto.ended(out):
-                    await ws.send(proto.reset(seed + i))
-                    proto.check(await ws.recv())
+                    proto.check(await ws.ask(proto.reset(seed + done)))
             return done
+        finally:
+            ws.close()
 
     async def main() -> int:
         return sum(await asyncio.gather(*(one(s) for s in range(sessions))))
 
-    return asyncio.run(main())
+    cpu0 = time.process_time()
+    steps = asyncio.run(main())
+    return steps, time.process_time() - cpu0
 
 
 def throughput(pool: ProcessPoolExecutor, server: Server, clients: int, per_client: int,
-               seconds: float) -> tuple[float, float]:
-    """Steps per second, and the server's CPU microseconds per step."""
+               seconds: float) -> tuple[float, float, float]:
+    """Steps per second, and the server's and the clients' CPU microseconds per step."""
     start_at = time.time() + 3.0
-    futures = [pool.submit(_throughput_process, server.url, per_client, start_at, seconds) for _ in range(clients)]
+    futures = [pool.submit(_throughput_process, server.port, per_client, start_at, seconds) for _ in range(clients)]
     time.sleep(max(0.0, start_at - time.time()))
     cpu0 = _tree_cpu_s(server.proc.pid)
-    steps = sum(f.result() for f in futures)
+    parts = [f.result() for f in futures]
     cpu = _tree_cpu_s(server.proc.pid) - cpu0
-    return steps / seconds, 1e6 * cpu / max(1, steps)
+    steps = sum(n for n, _ in parts)
+    return steps / seconds, 1e6 * cpu / max(1, steps), 1e6 * sum(c for _, c in parts) / max(1, steps)
 
 
 # ---------------------------------------------------------------------------- results
@@ -355,7 +381,7 @@ def _row(r: dict[str, Any]) -> str:
     errors = ", ".join(f"{k} {v}" for k, v in sorted(r["errors"].items())) or "-"
     return (f"| {r['server']} | {r['sessions']:,} | {r['rep']} | {100 * r['success']:.2f}% | {r['step_p50_ms']:.1f} | "
             f"{r['step_p99_ms']:.1f} | {r['session_p99_s']:.2f} | {r['steps_per_s']:,.0f} | "
-            f"{r['peak_rss_mib']:,.0f} | {errors} |")
+            f"{r['peak_rss_mib']:,.0f} | {r['server_cpu_s']:.1f} | {r['client_cpu_s']:.1f} | {errors} |")
 
 
 def _verdicts(rows: list[dict[str, Any]], think_s: float, tput: dict[str, float]) -> list[str]:
@@ -379,7 +405,7 @@ def _verdicts(rows: list[dict[str, Any]], think_s: float, tput: dict[str, float]
     return out
 
 
-def write_results(rows: list[dict[str, Any]], tput: dict[str, float], cpu_us: dict[str, float],
+def write_results(rows: list[dict[str, Any]], tput: dict[str, float], cpu_us: dict[str, tuple[float, float]],
                   args: argparse.Namespace, notes: list[str]) -> None:
     lines = [BEGIN, "## Capacity on OpenEnv's grid", "",
              "Generated by `benchmarks/server/bench_capacity.py`; do not edit by hand.", "",
@@ -389,12 +415,13 @@ def write_results(rows: list[dict[str, Any]], tput: dict[str, float], cpu_us: di
              "(one worker per core); `ours-1`: one worker; `openenv`: OpenEnv's own server, echo env.", "",
              *_verdicts(rows, args.think_s, tput), "",
              "| server | sessions | rep | success | step P50 ms | step P99 ms | session P99 s | steps/s | "
-             "peak RSS MiB | errors |", "|---|---|---|---|---|---|---|---|---|---|",
+             "peak RSS MiB | server CPU s | client CPU s | errors |", "|---|---|---|---|---|---|---|---|---|---|---|---|",
              *(_row(r) for r in rows), ""]
     if tput:
         lines += [f"Steps per second without think time ({args.tput_clients} client processes x "
                   f"{args.tput_sessions} sessions, {args.tput_seconds:g} s, real Dialog-v0 steps): "
-                  + ", ".join(f"`{k}` {v:,.0f} (server CPU {cpu_us[k]:.0f} us per step)" for k, v in tput.items())
+                  + ", ".join(f"`{k}` {v:,.0f} (CPU per step: server {cpu_us[k][0]:.0f} us, clients {cpu_us[k][1]:.0f} us)"
+                             for k, v in tput.items())
                   + ". On a machine shared with other jobs the server CPU per step is the steadier figure.", ""]
     lines += [*notes, END]
     write_block(BEGIN, END, lines)
@@ -439,7 +466,7 @@ def main() -> int:
         servers.remove("openenv")
     rows: list[dict[str, Any]] = []
     tput: dict[str, float] = {}
-    cpu_us: dict[str, float] = {}
+    cpu_us: dict[str, tuple[float, float]] = {}
     with ProcessPoolExecutor(max(args.clients, args.tput_clients), mp_context=get_context("spawn")) as pool:
         for kind in servers:
             with Server(kind, args.openenv_python, max(grid) * 2) as server:
@@ -453,10 +480,11 @@ def main() -> int:
                         rows.append(row)
                         print(_row(row), flush=True)
                 if kind != "openenv" and args.tput_seconds > 0:
-                    tput[kind], cpu_us[kind] = throughput(pool, server, args.tput_clients, args.tput_sessions,
-                                                          args.tput_seconds)
-                    print(f"{kind}: {tput[kind]:,.0f} steps/s without think time, server CPU "
-                          f"{cpu_us[kind]:.0f} us per step", flush=True)
+                    tput[kind], *cpu = throughput(pool, server, args.tput_clients, args.tput_sessions,
+                                                  args.tput_seconds)
+                    cpu_us[kind] = (cpu[0], cpu[1])
+                    print(f"{kind}: {tput[kind]:,.0f} steps/s without think time, CPU per step: server "
+                          f"{cpu[0]:.0f} us, clients {cpu[1]:.0f} us", flush=True)
     if not args.no_write:
         write_results(rows, tput, cpu_us, args, notes)
     return 0
