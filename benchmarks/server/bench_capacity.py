@@ -109,8 +109,8 @@ def _tree_cpu_s(pid: int) -> float:
 class Server:
     """A server in its own process (tree) on a free port, its peak memory watched."""
 
-    def __init__(self, kind: str, openenv_python: str, max_sessions: int) -> None:
-        self.kind, self.port = kind, _free_port()
+    def __init__(self, kind: str, openenv_python: str, max_sessions: int, fold: bool = True) -> None:
+        self.kind, self.port, self.fold = kind, _free_port(), fold
         self.url = f"http://127.0.0.1:{self.port}"
         if kind == "openenv":
             argv = [openenv_python, str(HERE / "openenv_echo_server.py"), str(self.port), str(max_sessions)]
@@ -166,16 +166,19 @@ class Server:
 class _Protocol:
     """The messages of one server's sessions, as prepared client frames (`lean_ws.frame`)."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, fold: bool = True) -> None:
         self.openenv = kind == "openenv"
+        self.fold = fold
         self.steps = tuple(frame(self._step(a)) for a in ACTIONS)
 
-    def opening(self, seed: int) -> bytes:
-        """The first message: a reset for OpenEnv (its socket is its session); for ours, the open
-        with its reset folded in (one exchange)."""
+    def opening(self, seed: int) -> list[bytes]:
+        """The first messages: a reset for OpenEnv (its socket is its session); for ours, the open
+        with its reset folded in (one exchange), or the open and then the reset."""
         if self.openenv:
-            return self.reset(seed)
-        return frame(json.dumps({"op": "open", "env_id": DIALOG, "reset": {"seed": seed}}).encode())
+            return [self.reset(seed)]
+        if self.fold:
+            return [frame(json.dumps({"op": "open", "env_id": DIALOG, "reset": {"seed": seed}}).encode())]
+        return [frame(json.dumps({"op": "open", "env_id": DIALOG}).encode()), self.reset(seed)]
 
     def reset(self, seed: int) -> bytes:
         if self.openenv:
@@ -201,7 +204,7 @@ class _Protocol:
             if not isinstance(out, dict) or out.get("type") == "error":
                 raise RuntimeError(f"answered {payload[:200]!r}")
         elif not (payload.startswith(b'{"obs"') or payload == b'{"closed":true}'
-                  or (payload.startswith(b'{"session_id"') and b',"reset":{"obs"' in payload)):
+                  or (payload.startswith(b'{"session_id"') and (not self.fold or b',"reset":{"obs"' in payload))):
             raise RuntimeError(f"answered {payload[:200]!r}")
         return payload
 
@@ -226,7 +229,8 @@ async def _session(port: int, proto: _Protocol, seed: int, think_s: float, timeo
     try:
         async with asyncio.timeout(timeout_s):
             ws = await connect("127.0.0.1", port, "/ws")
-            proto.check(await ws.ask(proto.opening(seed)))
+            for message in proto.opening(seed):
+                proto.check(await ws.ask(message))
             for step in proto.steps:
                 await asyncio.sleep(think_s)
                 t = time.perf_counter()
@@ -260,7 +264,7 @@ def _failure(exc: BaseException) -> str:
 
 
 def _client_process(port: int, kind: str, seeds: list[int], think_s: float, timeout_s: float,
-                    start_at: float) -> dict[str, Any]:
+                    start_at: float, fold: bool) -> dict[str, Any]:
     """A client process: its share of the sessions, all started at `start_at` (wall clock)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -270,7 +274,7 @@ def _client_process(port: int, kind: str, seeds: list[int], think_s: float, time
         uvloop.install()
     except ImportError:
         pass
-    proto = _Protocol(kind)
+    proto = _Protocol(kind, fold)
 
     async def main() -> dict[str, Any]:
         await asyncio.sleep(max(0.0, start_at - time.time()))
@@ -304,7 +308,7 @@ def run_grid_point(pool: ProcessPoolExecutor, server: Server, n: int, clients: i
     cpu0 = _tree_cpu_s(server.proc.pid)
     shares = [list(range(i, n, clients)) for i in range(clients)]
     t0 = time.perf_counter()
-    futures = [pool.submit(_client_process, server.port, server.kind, share, think_s, timeout_s, start_at)
+    futures = [pool.submit(_client_process, server.port, server.kind, share, think_s, timeout_s, start_at, server.fold)
                for share in shares if share]
     parts = [f.result() for f in futures]
     wall = time.perf_counter() - t0 - 1.0
@@ -323,7 +327,7 @@ def run_grid_point(pool: ProcessPoolExecutor, server: Server, n: int, clients: i
 
 
 # ---------------------------------------------------------------------------- throughput without think time
-def _throughput_process(port: int, sessions: int, start_at: float, seconds: float) -> tuple[int, float]:
+def _throughput_process(port: int, sessions: int, start_at: float, seconds: float, fold: bool) -> tuple[int, float]:
     """`sessions` sessions stepping back to back for `seconds`; the steps done, and this process's
     CPU seconds meanwhile."""
     try:
@@ -332,12 +336,13 @@ def _throughput_process(port: int, sessions: int, start_at: float, seconds: floa
         uvloop.install()
     except ImportError:
         pass
-    proto = _Protocol("ours")
+    proto = _Protocol("ours", fold)
 
     async def one(seed: int) -> int:
         ws = await connect("127.0.0.1", port, "/ws")
         try:
-            proto.check(await ws.ask(proto.opening(seed)))
+            for message in proto.opening(seed):
+                proto.check(await ws.ask(message))
             await asyncio.sleep(max(0.0, start_at - time.time()))
             done = 0
             while time.time() < start_at + seconds:
@@ -361,7 +366,8 @@ def throughput(pool: ProcessPoolExecutor, server: Server, clients: int, per_clie
                seconds: float) -> tuple[float, float, float]:
     """Steps per second, and the server's and the clients' CPU microseconds per step."""
     start_at = time.time() + 3.0
-    futures = [pool.submit(_throughput_process, server.port, per_client, start_at, seconds) for _ in range(clients)]
+    futures = [pool.submit(_throughput_process, server.port, per_client, start_at, seconds, server.fold)
+               for _ in range(clients)]
     time.sleep(max(0.0, start_at - time.time()))
     cpu0 = _tree_cpu_s(server.proc.pid)
     parts = [f.result() for f in futures]
@@ -455,6 +461,8 @@ def main() -> int:
     parser.add_argument("--tput-clients", type=int, default=4, help="client processes of the throughput run")
     parser.add_argument("--tput-sessions", type=int, default=16, help="sessions per throughput client process")
     parser.add_argument("--tput-seconds", type=float, default=10.0, help="seconds of the throughput run (0: none)")
+    parser.add_argument("--separate-open", action="store_true", help="open and reset in two exchanges (a server "
+                                                                         "without the folded open)")
     parser.add_argument("--no-write", action="store_true", help="print the results, leave RESULTS.md alone")
     args = parser.parse_args()
     grid = [int(x) for x in args.grid.split(",") if x]
@@ -469,7 +477,7 @@ def main() -> int:
     cpu_us: dict[str, tuple[float, float]] = {}
     with ProcessPoolExecutor(max(args.clients, args.tput_clients), mp_context=get_context("spawn")) as pool:
         for kind in servers:
-            with Server(kind, args.openenv_python, max(grid) * 2) as server:
+            with Server(kind, args.openenv_python, max(grid) * 2, fold=not args.separate_open) as server:
                 # Warm every worker (imports, the first envs) before anything is timed.
                 run_grid_point(pool, server, 64, args.clients, 0.0, args.timeout_s)
                 extra = [int(x) for x in args.ours_extra.split(",") if x] if kind == "ours" else []
