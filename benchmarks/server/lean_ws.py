@@ -46,6 +46,7 @@ class LeanSocket(asyncio.Protocol):
         self._open = False
         self._waiter: asyncio.Future[Any] | None = None
         self._ready: asyncio.Future[None] | None = None
+        self._gone: asyncio.Future[None] | None = None
         self.transport: asyncio.Transport | None = None
         self.closed = False
 
@@ -53,6 +54,7 @@ class LeanSocket(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         self._ready = asyncio.get_running_loop().create_future()
+        self._gone = asyncio.get_running_loop().create_future()
         transport.write(self._upgrade)  # type: ignore[attr-defined]
 
     def data_received(self, data: bytes) -> None:
@@ -75,6 +77,8 @@ class LeanSocket(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._fail(exc or ConnectionError("connection closed"))
+        if self._gone is not None and not self._gone.done():
+            self._gone.set_result(None)
 
     # ------------------------------------------------------------------ use
     async def opened(self) -> None:
@@ -89,6 +93,17 @@ class LeanSocket(asyncio.Protocol):
         self._waiter = asyncio.get_running_loop().create_future()
         self.transport.write(data)
         return await self._waiter
+
+    async def closed_by_server(self, timeout_s: float = 5.0) -> None:
+        """Wait until the server closes (its close frame, answered, or the connection's end), at
+        most `timeout_s`; then drop the connection. A client that waits leaves no unread data
+        behind, so neither side resets the connection."""
+        if self._gone is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._gone), timeout_s)
+            except TimeoutError:
+                pass
+        self.close()
 
     def close(self) -> None:
         """Send a close frame (1000) and drop the connection."""
@@ -119,6 +134,8 @@ class LeanSocket(asyncio.Protocol):
                 self.transport.write(frame(payload, _PONG))
             elif opcode == _CLOSE:
                 self.close()
+                if self._gone is not None and not self._gone.done():
+                    self._gone.set_result(None)
                 self._fail(ConnectionError(f"closed by the server: {payload[2:].decode('utf-8', 'replace')}"))
             elif opcode != _PONG:
                 waiter, self._waiter = self._waiter, None
