@@ -16,8 +16,9 @@ environment) with the echo env of its template (`openenv_echo_server.py`), its c
 raised to the grid's largest count. ``ray`` is `agentgym.ray_envs`' actor pool on a local Ray
 cluster (see `bench_ray.py`). Our sessions are opened on their own WebSocket (``WS /ws``, the
 ``open`` op with the reset folded in: one exchange; ``--separate-open`` sends the reset apart,
-for a server without the fold); OpenEnv's on theirs (a session per connection, its first
-message the reset). The clients run in several processes (asyncio on uvloop, one socket per
+for a server without the fold) and closed with the socket's closing handshake (the session
+closes with its socket; ``--close-op`` sends the ``close`` op first); OpenEnv's on theirs (a
+session per connection, its first message the reset, closed with the socket). The clients run in several processes (asyncio on uvloop, one socket per
 session) and speak WebSocket through `lean_ws` (prepared frames, replies checked by their bytes),
 not the `websockets` library: on a machine this small they share its cores with the server, as
 the probe did, and with the library they took about as much CPU per step as the server, so they
@@ -115,8 +116,9 @@ def _tree_cpu_s(pid: int) -> float:
 class Server:
     """A server in its own process (tree) on a free port, its peak memory watched."""
 
-    def __init__(self, kind: str, openenv_python: str, max_sessions: int, fold: bool = True) -> None:
-        self.kind, self.port, self.fold = kind, _free_port(), fold
+    def __init__(self, kind: str, openenv_python: str, max_sessions: int, fold: bool = True,
+                 close_op: bool = False) -> None:
+        self.kind, self.port, self.fold, self.close_op = kind, _free_port(), fold, close_op
         self.url = f"http://127.0.0.1:{self.port}"
         if kind == "openenv":
             argv = [openenv_python, str(HERE / "openenv_echo_server.py"), str(self.port), str(max_sessions)]
@@ -172,9 +174,9 @@ class Server:
 class _Protocol:
     """The messages of one server's sessions, as prepared client frames (`lean_ws.frame`)."""
 
-    def __init__(self, kind: str, fold: bool = True) -> None:
+    def __init__(self, kind: str, fold: bool = True, close_op: bool = False) -> None:
         self.openenv = kind == "openenv"
-        self.fold = fold
+        self.fold, self.close_op = fold, close_op
         self.steps = tuple(frame(self._step(a)) for a in ACTIONS)
 
     def opening(self, seed: int) -> list[bytes]:
@@ -197,7 +199,9 @@ class _Protocol:
         return json.dumps({"op": "step", "action": action}).encode()
 
     def close(self) -> bytes | None:
-        return None if self.openenv else frame(b'{"op":"close"}')
+        """The close op before the closing handshake (``--close-op``); else the socket's close
+        alone closes the session, as OpenEnv's does."""
+        return frame(b'{"op":"close"}') if self.close_op and not self.openenv else None
 
     def check(self, payload: bytes) -> bytes:
         """`payload`, unless it is an error answer (RuntimeError).
@@ -246,7 +250,7 @@ async def _session(port: int, proto: _Protocol, seed: int, think_s: float, timeo
                     proto.check(await ws.ask(proto.reset(seed + 1)))
             if (closing := proto.close()) is not None:
                 proto.check(await ws.ask(closing))
-                await ws.closed_by_server()
+            await ws.shutdown()
         return True, time.perf_counter() - start, ""
     except Exception as exc:  # noqa: BLE001 - every failure is counted, by kind
         return False, time.perf_counter() - start, _failure(exc)
@@ -271,7 +275,7 @@ def _failure(exc: BaseException) -> str:
 
 
 def _client_process(port: int, kind: str, seeds: list[int], think_s: float, timeout_s: float,
-                    start_at: float, fold: bool) -> dict[str, Any]:
+                    start_at: float, fold: bool, close_op: bool) -> dict[str, Any]:
     """A client process: its share of the sessions, all started at `start_at` (wall clock)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -281,7 +285,7 @@ def _client_process(port: int, kind: str, seeds: list[int], think_s: float, time
         uvloop.install()
     except ImportError:
         pass
-    proto = _Protocol(kind, fold)
+    proto = _Protocol(kind, fold, close_op)
 
     async def main() -> dict[str, Any]:
         await asyncio.sleep(max(0.0, start_at - time.time()))
@@ -315,7 +319,8 @@ def run_grid_point(pool: ProcessPoolExecutor, server: Server, n: int, clients: i
     cpu0 = _tree_cpu_s(server.proc.pid)
     shares = [list(range(i, n, clients)) for i in range(clients)]
     t0 = time.perf_counter()
-    futures = [pool.submit(_client_process, server.port, server.kind, share, think_s, timeout_s, start_at, server.fold)
+    futures = [pool.submit(_client_process, server.port, server.kind, share, think_s, timeout_s, start_at,
+                           server.fold, server.close_op)
                for share in shares if share]
     parts = [f.result() for f in futures]
     wall = time.perf_counter() - t0 - 1.0
@@ -453,7 +458,8 @@ def write_results(rows: list[dict[str, Any]], tput: dict[str, float], cpu_us: di
              f"Machine: {_machine(args.load_start)}. Each session: create, reset, {len(ACTIONS)} real Dialog-v0 steps "
              f"(OpenEnv: its echo env) with {args.think_s:g} s of think time before each, close; all sessions start "
              f"at once, from {args.clients} client processes on the same machine (`lean_ws` clients; our create and "
-             f"reset {'in two exchanges' if args.separate_open else 'in one exchange, the folded open'}). `ours`: "
+             f"reset {'in two exchanges' if args.separate_open else 'in one exchange, the folded open'}; the "
+             f"close {'our close op, then' if args.close_op else 'is'} the WebSocket's closing handshake). `ours`: "
              "`agentgym serve` with its defaults (one worker per core, each pinned to its core); `ours-1`: one "
              "worker; `openenv`: OpenEnv's own server, echo env. Server CPU: the server's process tree; client "
              "CPU: the client processes; both over the grid point.", "",
@@ -504,6 +510,8 @@ def main() -> int:
     parser.add_argument("--tput-rounds", type=int, default=3, help="throughput rounds, the servers alternating")
     parser.add_argument("--separate-open", action="store_true", help="open and reset in two exchanges (a server "
                                                                          "without the folded open)")
+    parser.add_argument("--close-op", action="store_true", help="send our close op before the closing handshake "
+                                                                    "(default: the socket's close closes the session)")
     parser.add_argument("--no-write", action="store_true", help="print the results, leave RESULTS.md alone")
     parser.add_argument("--note", action="append", default=[], help="a paragraph to add under the results "
                                                                       "(what the run's figures mean)")
@@ -519,7 +527,8 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     with ProcessPoolExecutor(max(args.clients, args.tput_clients), mp_context=get_context("spawn")) as pool:
         for kind in servers:
-            with Server(kind, args.openenv_python, max(grid, default=64) * 2, fold=not args.separate_open) as server:
+            with Server(kind, args.openenv_python, max(grid, default=64) * 2, fold=not args.separate_open,
+                        close_op=args.close_op) as server:
                 # Warm every worker (imports, the first envs) before anything is timed.
                 run_grid_point(pool, server, 64, args.clients, 0.0, args.timeout_s)
                 extra = [int(x) for x in args.ours_extra.split(",") if x] if kind == "ours" else []

@@ -49,6 +49,7 @@ class LeanSocket(asyncio.Protocol):
         self._gone: asyncio.Future[None] | None = None
         self.transport: asyncio.Transport | None = None
         self.closed = False
+        self._close_sent = False
 
     # ------------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -94,10 +95,11 @@ class LeanSocket(asyncio.Protocol):
         self.transport.write(data)
         return await self._waiter
 
-    async def closed_by_server(self, timeout_s: float = 5.0) -> None:
-        """Wait until the server closes (its close frame, answered, or the connection's end), at
-        most `timeout_s`; then drop the connection. A client that waits leaves no unread data
-        behind, so neither side resets the connection."""
+    async def shutdown(self, timeout_s: float = 5.0) -> None:
+        """The closing handshake: a close frame (1000), then wait for the server's (or the
+        connection's end), at most `timeout_s`, then drop the connection. A client that waits
+        leaves no unread data behind, so neither side resets the connection."""
+        self._send_close()
         if self._gone is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._gone), timeout_s)
@@ -106,11 +108,16 @@ class LeanSocket(asyncio.Protocol):
         self.close()
 
     def close(self) -> None:
-        """Send a close frame (1000) and drop the connection."""
+        """Send a close frame (1000) unless one was sent, and drop the connection."""
+        self._send_close()
         if self.transport is not None and not self.closed:
-            self.transport.write(frame(b"\x03\xe8", _CLOSE))
             self.transport.close()
         self.closed = True
+
+    def _send_close(self) -> None:
+        if self.transport is not None and not self.closed and not self._close_sent:
+            self._close_sent = True
+            self.transport.write(frame(b"\x03\xe8", _CLOSE))
 
     # ------------------------------------------------------------------ frames
     def _read_frames(self) -> None:
