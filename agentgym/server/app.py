@@ -10,7 +10,8 @@ Routes (the committed schema is `agentgym/server/openapi.json`):
     DELETE /sessions/{id}               close it
     WS     /sessions/{id}/ws            the same reset and step, one JSON message each way
     WS     /ws                          open a session over the socket itself ({"op": "open", env_id,
-                                        kwargs, noise}), then reset and step; it closes with the socket
+                                        kwargs, noise, and optionally reset: {seed, options} to reset it
+                                        in the same exchange}), then reset and step; it closes with the socket
     GET    /metrics                     Prometheus metrics (`agentgym.server.monitoring`)
 
 Bad input is always a 4xx with ``{"error": {"code", "message"}}``: 404 unknown session or env,
@@ -133,6 +134,8 @@ class _WsStep(StepRequest):
 
 class _WsOpen(CreateSession):
     op: Literal["open"]
+    #: Reset the new session in the same exchange: the answer carries the reset's under "reset".
+    reset: ResetRequest | None = None
 
 
 class _WsClose(BaseModel):
@@ -367,8 +370,8 @@ async def _serve_websocket(websocket: WebSocket, store: SessionStore, host: Sess
             session = await _ws_open(websocket, conn, store, host, metrics, max_bytes)
         except (WebSocketDisconnect, OSError, _SendTimeout):
             session = None
-        if session is None:
-            await conn.close(_WS_CLOSE["closed"], "no session")
+        if session is None or session.closed:  # refused, or its reset ran over the step timeout
+            await conn.close(_WS_CLOSE["closed"], "no session" if session is None else "session closed")
             return
     else:
         found = store.find(session_id)
@@ -459,10 +462,16 @@ async def _ws_open(websocket: WebSocket, conn: _Connection, store: SessionStore,
         await conn.send(_ws_error(metrics, exc.code, exc.message, retry_after=exc.headers.get("Retry-After")))
         return None
     env = session.env
+    opened = json_bytes({"session_id": session.id, "env_id": session.env_id,
+                         "observation_space": space_spec(env.observation_space),
+                         "action_space": space_spec(env.action_space)})
     try:
-        await conn.send(json_bytes({"session_id": session.id, "env_id": session.env_id,
-                                    "observation_space": space_spec(env.observation_space),
-                                    "action_space": space_spec(env.action_space)}))
+        if body.reset is not None:
+            # One exchange for open and reset: the reset's answer (or its error) joins the open's.
+            async with session.lock:
+                reset = await _ws_answer(store, host, session, body.reset, metrics)
+            opened = opened[:-1] + b',"reset":' + reset + b"}"
+        await conn.send(opened)
     except BaseException:
         await store.close(session, "disconnect")  # its client is gone before it heard of it
         raise
@@ -498,8 +507,14 @@ async def _ws_reply(store: SessionStore, host: SessionHost, session: Session, te
         return _ws_error(metrics, "invalid_json", f"the message is not valid JSON: {exc.__class__.__name__}")
     if request.op == "close":
         return None
+    return await _ws_answer(store, host, session, request, metrics)
+
+
+async def _ws_answer(store: SessionStore, host: SessionHost, session: Session, request: ResetRequest | StepRequest,
+                     metrics: ServerMetrics) -> bytes:
+    """The answer to a reset or a step (an error answer for a refused one); the caller holds the lock."""
     try:
-        if request.op == "reset":
+        if isinstance(request, ResetRequest):
             answer = answer_bytes(await host.reset(store, session, request))
             metrics.reset("ws")
             return answer

@@ -7,6 +7,11 @@ worker a private loopback port too, and starts the workers as child processes of
 (``python -m agentgym.server.workers PLAN``), each with its socket descriptors and its share of the
 session cap. How a request finds the worker that holds its session is `agentgym.server.routing`.
 
+With one worker per core (the default) each worker is pinned to its own core (Linux): left to
+the scheduler, two workers and their clients' processes on a small machine migrate and queue
+behind each other, and the workers together served barely more steps than one
+(benchmarks/server/RESULTS.md measures both).
+
 The supervisor holds no session and runs no event loop. A worker that dies is started again on
 the same sockets (its sessions are lost: their ids answer 404); a worker whose supervisor dies
 is told to stop (Linux: the parent-death signal; elsewhere it watches its parent), so no worker
@@ -159,6 +164,16 @@ class Supervisor:
         for sock in {*self.public, *self.private}:
             sock.close()
 
+    def core_of(self, index: int) -> int | None:
+        """The core worker `index` is pinned to: one core each when the server runs one worker per
+        core (the default), so no two workers ever queue on one core while another idles and a
+        worker keeps its caches; None (any core) with an explicit worker count, or where the OS
+        cannot pin."""
+        if self.config.workers or not hasattr(os, "sched_setaffinity"):
+            return None
+        cores = sorted(os.sched_getaffinity(0))
+        return cores[index] if len(cores) == self.count else None
+
     def _on_signal(self, signum: int, frame: Any) -> None:
         self._stopping.set()
 
@@ -188,7 +203,7 @@ class Supervisor:
         public, private = self.public[index], self.private[index]
         plan = {"index": index, "ports": self.plan_ports, "public_fd": public.fileno(),
                 "private_fd": private.fileno(), "config": asdict(self.config), "env_ids": self.env_ids,
-                "log_level": self.log_level, "host": self.host, "port": self.port}
+                "log_level": self.log_level, "host": self.host, "port": self.port, "core": self.core_of(index)}
         self.procs[index] = subprocess.Popen(
             [sys.executable, "-m", "agentgym.server.workers", json.dumps(plan)],
             pass_fds=(public.fileno(), private.fileno()), preexec_fn=_die_with_parent if sys.platform == "linux" else None)
@@ -235,6 +250,8 @@ def worker_main(argv: list[str]) -> None:
     app = create_app(share, env_ids=plan["env_ids"], worker=WorkerPlan(index=index, ports=ports))
     threading.Thread(target=_watch_parent, args=(os.getppid(),), name="agentgym-parent-watch", daemon=True).start()
     tune_for_serving()
+    if plan.get("core") is not None:
+        os.sched_setaffinity(0, {int(plan["core"])})
     uvicorn_server(app, host=plan["host"], port=int(plan["port"]), log_level=plan["log_level"],
                    limits=share.connection_limits(), ws_max_bytes=share.max_body_bytes,
                    announce=False).run(sockets=[public, private])

@@ -15,9 +15,16 @@ same with ``--workers 1``; ``openenv`` is OpenEnv's own server (openenv-core in 
 environment) with the echo env of its template (`openenv_echo_server.py`), its concurrency cap
 raised to the grid's largest count. ``ray`` is `agentgym.ray_envs`' actor pool on a local Ray
 cluster (see `bench_ray.py`). Our sessions are opened on their own WebSocket (``WS /ws``, the
-``open`` op); OpenEnv's on theirs (a session per connection). The clients run in several
-processes (asyncio, one socket per session), so they are not the bottleneck of one server
-process; on a machine this small they share its cores with the server, as the probe did.
+``open`` op with the reset folded in: one exchange; ``--separate-open`` sends the reset apart,
+for a server without the fold) and closed with the socket's closing handshake (the session
+closes with its socket; ``--close-op`` sends the ``close`` op first); OpenEnv's on theirs (a
+session per connection, its first message the reset, closed with the socket). The clients run in several processes (asyncio on uvloop, one socket per
+session) and speak WebSocket through `lean_ws` (prepared frames, replies checked by their bytes),
+not the `websockets` library: on a machine this small they share its cores with the server, as
+the probe did, and with the library they took about as much CPU per step as the server, so they
+set the ceiling. Each grid point and the throughput run report the server's CPU time (its whole
+process tree, from /proc) and the clients' (their own processes), so where the cores went is on
+the page.
 
 The results go to `benchmarks/server/RESULTS.md`, between the capacity markers (the rest of the
 file is `bench_server.py`'s).
@@ -43,6 +50,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from lean_ws import LeanSocket, connect, frame  # noqa: E402
+
 RESULTS = HERE / "RESULTS.md"
 BEGIN, END = "<!-- capacity: begin (bench_capacity.py) -->", "<!-- capacity: end -->"
 DIALOG = "AgentRL/Dialog-v0"
@@ -106,8 +116,9 @@ def _tree_cpu_s(pid: int) -> float:
 class Server:
     """A server in its own process (tree) on a free port, its peak memory watched."""
 
-    def __init__(self, kind: str, openenv_python: str, max_sessions: int) -> None:
-        self.kind, self.port = kind, _free_port()
+    def __init__(self, kind: str, openenv_python: str, max_sessions: int, fold: bool = True,
+                 close_op: bool = False) -> None:
+        self.kind, self.port, self.fold, self.close_op = kind, _free_port(), fold, close_op
         self.url = f"http://127.0.0.1:{self.port}"
         if kind == "openenv":
             argv = [openenv_python, str(HERE / "openenv_echo_server.py"), str(self.port), str(max_sessions)]
@@ -161,72 +172,91 @@ class Server:
 
 # ---------------------------------------------------------------------------- one client process
 class _Protocol:
-    """The messages of one server's sessions."""
+    """The messages of one server's sessions, as prepared client frames (`lean_ws.frame`)."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, fold: bool = True, close_op: bool = False) -> None:
         self.openenv = kind == "openenv"
+        self.fold, self.close_op = fold, close_op
+        self.steps = tuple(frame(self._step(a)) for a in ACTIONS)
 
-    def path(self) -> str:
-        return "/ws"
-
-    def open(self) -> str | None:
-        return None if self.openenv else json.dumps({"op": "open", "env_id": DIALOG})
-
-    def reset(self, seed: int) -> str:
+    def opening(self, seed: int) -> list[bytes]:
+        """The first messages: a reset for OpenEnv (its socket is its session); for ours, the open
+        with its reset folded in (one exchange), or the open and then the reset."""
         if self.openenv:
-            return json.dumps({"type": "reset", "data": {}})
-        return json.dumps({"op": "reset", "seed": seed})
+            return [self.reset(seed)]
+        if self.fold:
+            return [frame(json.dumps({"op": "open", "env_id": DIALOG, "reset": {"seed": seed}}).encode())]
+        return [frame(json.dumps({"op": "open", "env_id": DIALOG}).encode()), self.reset(seed)]
 
-    def step(self, action: str) -> str:
+    def reset(self, seed: int) -> bytes:
         if self.openenv:
-            return json.dumps({"type": "step", "data": {"message": action}})
-        return json.dumps({"op": "step", "action": action})
+            return frame(json.dumps({"type": "reset", "data": {}}).encode())
+        return frame(json.dumps({"op": "reset", "seed": seed}).encode())
 
-    def close(self) -> str | None:
-        return None if self.openenv else json.dumps({"op": "close"})
-
-    def check(self, text: str | bytes) -> dict[str, Any]:
-        out = json.loads(text)
-        if not isinstance(out, dict) or "error" in out or out.get("type") == "error":
-            raise RuntimeError(f"answered {str(out)[:200]}")
-        return out
-
-    def ended(self, out: dict[str, Any]) -> bool:
+    def _step(self, action: str) -> bytes:
         if self.openenv:
-            return bool(out.get("data", {}).get("done"))
-        return bool(out.get("terminated") or out.get("truncated"))
+            return json.dumps({"type": "step", "data": {"message": action}}).encode()
+        return json.dumps({"op": "step", "action": action}).encode()
+
+    def close(self) -> bytes | None:
+        """The close op before the closing handshake (``--close-op``); else the socket's close
+        alone closes the session, as OpenEnv's does."""
+        return frame(b'{"op":"close"}') if self.close_op and not self.openenv else None
+
+    def check(self, payload: bytes) -> bytes:
+        """`payload`, unless it is an error answer (RuntimeError).
+
+        Our answers are checked by their bytes: the server writes an error as ``{"error": ...}``
+        and nothing else begins so. OpenEnv's small echo answers are parsed.
+        """
+        if self.openenv:
+            out = json.loads(payload)
+            if not isinstance(out, dict) or out.get("type") == "error":
+                raise RuntimeError(f"answered {payload[:200]!r}")
+        elif not (payload.startswith(b'{"obs"') or payload == b'{"closed":true}'
+                  or (payload.startswith(b'{"session_id"') and (not self.fold or b',"reset":{"obs"' in payload))):
+            raise RuntimeError(f"answered {payload[:200]!r}")
+        return payload
+
+    def ended(self, payload: bytes) -> bool:
+        if self.openenv:
+            return bool(json.loads(payload).get("data", {}).get("done"))
+        # A step's answer is {"obs": <a string>, "reward": <a number>, "terminated": .., "truncated": ..,
+        # "info": ..}: the first of each key is the answer's own (a JSON string holds no bare quote).
+        return _flag(payload, b',"terminated":') or _flag(payload, b',"truncated":')
 
 
-async def _session(url: str, proto: _Protocol, seed: int, think_s: float, timeout_s: float,
+def _flag(payload: bytes, key: bytes) -> bool:
+    at = payload.find(key)
+    return at >= 0 and payload[at + len(key):at + len(key) + 1] == b"t"
+
+
+async def _session(port: int, proto: _Protocol, seed: int, think_s: float, timeout_s: float,
                    steps: list[float]) -> tuple[bool, float, str]:
     """One session; (completed, seconds, the error if any). Step latencies go to `steps`."""
-    from websockets.asyncio.client import connect
-
     start = time.perf_counter()
+    ws: LeanSocket | None = None
     try:
         async with asyncio.timeout(timeout_s):
-            async with connect("ws" + url.removeprefix("http") + proto.path(), compression=None, max_size=None,
-                               ping_interval=None, open_timeout=timeout_s, close_timeout=5) as ws:
-                if (opening := proto.open()) is not None:
-                    await ws.send(opening)
-                    proto.check(await ws.recv())
-                await ws.send(proto.reset(seed))
-                proto.check(await ws.recv())
-                for action in ACTIONS:
-                    await asyncio.sleep(think_s)
-                    t = time.perf_counter()
-                    await ws.send(proto.step(action))
-                    out = proto.check(await ws.recv())
-                    steps.append(time.perf_counter() - t)
-                    if proto.ended(out):  # a real episode may end early: the next step starts another
-                        await ws.send(proto.reset(seed + 1))
-                        proto.check(await ws.recv())
-                if (closing := proto.close()) is not None:
-                    await ws.send(closing)
-                    proto.check(await ws.recv())
+            ws = await connect("127.0.0.1", port, "/ws")
+            for message in proto.opening(seed):
+                proto.check(await ws.ask(message))
+            for step in proto.steps:
+                await asyncio.sleep(think_s)
+                t = time.perf_counter()
+                out = proto.check(await ws.ask(step))
+                steps.append(time.perf_counter() - t)
+                if proto.ended(out):  # a real episode may end early: the next step starts another
+                    proto.check(await ws.ask(proto.reset(seed + 1)))
+            if (closing := proto.close()) is not None:
+                proto.check(await ws.ask(closing))
+            await ws.shutdown()
         return True, time.perf_counter() - start, ""
     except Exception as exc:  # noqa: BLE001 - every failure is counted, by kind
         return False, time.perf_counter() - start, _failure(exc)
+    finally:
+        if ws is not None:
+            ws.close()
 
 
 def _failure(exc: BaseException) -> str:
@@ -244,8 +274,8 @@ def _failure(exc: BaseException) -> str:
     return kind
 
 
-def _client_process(url: str, kind: str, seeds: list[int], think_s: float, timeout_s: float,
-                    start_at: float) -> dict[str, Any]:
+def _client_process(port: int, kind: str, seeds: list[int], think_s: float, timeout_s: float,
+                    start_at: float, fold: bool, close_op: bool) -> dict[str, Any]:
     """A client process: its share of the sessions, all started at `start_at` (wall clock)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -255,12 +285,12 @@ def _client_process(url: str, kind: str, seeds: list[int], think_s: float, timeo
         uvloop.install()
     except ImportError:
         pass
-    proto = _Protocol(kind)
+    proto = _Protocol(kind, fold, close_op)
 
     async def main() -> dict[str, Any]:
         await asyncio.sleep(max(0.0, start_at - time.time()))
         steps: list[float] = []
-        results = await asyncio.gather(*(_session(url, proto, s, think_s, timeout_s, steps) for s in seeds))
+        results = await asyncio.gather(*(_session(port, proto, s, think_s, timeout_s, steps) for s in seeds))
         errors: dict[str, int] = {}
         for ok, _, err in results:
             if not ok:
@@ -268,7 +298,10 @@ def _client_process(url: str, kind: str, seeds: list[int], think_s: float, timeo
         return {"ok": sum(ok for ok, _, _ in results), "sessions": [s for ok, s, _ in results if ok],
                 "steps": steps, "errors": errors}
 
-    return asyncio.run(main())
+    cpu0 = time.process_time()
+    out = asyncio.run(main())
+    out["cpu_s"] = time.process_time() - cpu0
+    return out
 
 
 def _percentile(xs: list[float], q: float) -> float:
@@ -283,12 +316,15 @@ def run_grid_point(pool: ProcessPoolExecutor, server: Server, n: int, clients: i
     """`n` sessions at once against `server`, from `clients` processes."""
     server.reset_peak()
     start_at = time.time() + 1.0
+    cpu0 = _tree_cpu_s(server.proc.pid)
     shares = [list(range(i, n, clients)) for i in range(clients)]
     t0 = time.perf_counter()
-    futures = [pool.submit(_client_process, server.url, server.kind, share, think_s, timeout_s, start_at)
+    futures = [pool.submit(_client_process, server.port, server.kind, share, think_s, timeout_s, start_at,
+                           server.fold, server.close_op)
                for share in shares if share]
     parts = [f.result() for f in futures]
     wall = time.perf_counter() - t0 - 1.0
+    server_cpu = _tree_cpu_s(server.proc.pid) - cpu0
     steps = [x for p in parts for x in p["steps"]]
     sessions = [x for p in parts for x in p["sessions"]]
     errors: dict[str, int] = {}
@@ -298,64 +334,100 @@ def run_grid_point(pool: ProcessPoolExecutor, server: Server, n: int, clients: i
     ok = sum(p["ok"] for p in parts)
     return {"sessions": n, "success": ok / n, "step_p50_ms": 1e3 * _percentile(steps, 0.5),
             "step_p99_ms": 1e3 * _percentile(steps, 0.99), "session_p99_s": _percentile(sessions, 0.99),
-            "steps_per_s": len(steps) / wall, "peak_rss_mib": server.peak_rss / 2**20, "errors": errors}
+            "steps_per_s": len(steps) / wall, "peak_rss_mib": server.peak_rss / 2**20,
+            "server_cpu_s": server_cpu, "client_cpu_s": sum(p["cpu_s"] for p in parts), "errors": errors}
 
 
 # ---------------------------------------------------------------------------- throughput without think time
-def _throughput_process(url: str, sessions: int, start_at: float, seconds: float) -> int:
-    """`sessions` sessions stepping back to back for `seconds`; the steps done."""
-    from websockets.asyncio.client import connect
+def _throughput_process(port: int, sessions: int, start_at: float, seconds: float, fold: bool) -> tuple[int, float]:
+    """`sessions` sessions stepping back to back for `seconds`; the steps done, and this process's
+    CPU seconds meanwhile."""
+    try:
+        import uvloop
 
-    proto = _Protocol("ours")
+        uvloop.install()
+    except ImportError:
+        pass
+    proto = _Protocol("ours", fold)
 
     async def one(seed: int) -> int:
-        async with connect(url.replace("http", "ws", 1) + "/ws", compression=None, max_size=None,
-                           ping_interval=None) as ws:
-            await ws.send(proto.open())
-            proto.check(await ws.recv())
-            await ws.send(proto.reset(seed))
-            proto.check(await ws.recv())
+        ws = await connect("127.0.0.1", port, "/ws")
+        try:
+            for message in proto.opening(seed):
+                proto.check(await ws.ask(message))
             await asyncio.sleep(max(0.0, start_at - time.time()))
-            done, i = 0, 0
+            done = 0
             while time.time() < start_at + seconds:
-                await ws.send(proto.step(ACTIONS[i % len(ACTIONS)]))
-                out = proto.check(await ws.recv())
-                done, i = done + 1, i + 1
+                out = proto.check(await ws.ask(proto.steps[done % len(proto.steps)]))
+                done += 1
                 if proto.ended(out):
-                    await ws.send(proto.reset(seed + i))
-                    proto.check(await ws.recv())
+                    proto.check(await ws.ask(proto.reset(seed + done)))
             return done
+        finally:
+            ws.close()
 
     async def main() -> int:
         return sum(await asyncio.gather(*(one(s) for s in range(sessions))))
 
-    return asyncio.run(main())
+    cpu0 = time.process_time()
+    steps = asyncio.run(main())
+    return steps, time.process_time() - cpu0
 
 
 def throughput(pool: ProcessPoolExecutor, server: Server, clients: int, per_client: int,
-               seconds: float) -> tuple[float, float]:
-    """Steps per second, and the server's CPU microseconds per step."""
+               seconds: float) -> tuple[float, float, float]:
+    """Steps per second, and the server's and the clients' CPU microseconds per step."""
     start_at = time.time() + 3.0
-    futures = [pool.submit(_throughput_process, server.url, per_client, start_at, seconds) for _ in range(clients)]
+    futures = [pool.submit(_throughput_process, server.port, per_client, start_at, seconds, server.fold)
+               for _ in range(clients)]
     time.sleep(max(0.0, start_at - time.time()))
     cpu0 = _tree_cpu_s(server.proc.pid)
-    steps = sum(f.result() for f in futures)
+    parts = [f.result() for f in futures]
     cpu = _tree_cpu_s(server.proc.pid) - cpu0
-    return steps / seconds, 1e6 * cpu / max(1, steps)
+    steps = sum(n for n, _ in parts)
+    return steps / seconds, 1e6 * cpu / max(1, steps), 1e6 * sum(c for _, c in parts) / max(1, steps)
+
+
+def throughput_rounds(pool: ProcessPoolExecutor, kinds: list[str],
+                      args: argparse.Namespace) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    """`throughput` of each server kind, `args.tput_rounds` rounds with the kinds alternating (a
+    fresh server each time), so other jobs' load falls on every kind alike: the median of each
+    figure per kind."""
+    runs: dict[str, list[tuple[float, float, float]]] = {k: [] for k in kinds}
+    for _ in range(args.tput_rounds if args.tput_seconds > 0 else 0):
+        for kind in kinds:
+            with Server(kind, args.openenv_python, 1024, fold=not args.separate_open) as server:
+                run_grid_point(pool, server, 64, args.clients, 0.0, args.timeout_s)
+                runs[kind].append(throughput(pool, server, args.tput_clients, args.tput_sessions, args.tput_seconds))
+            print(f"{kind}: {runs[kind][-1][0]:,.0f} steps/s without think time, CPU per step: server "
+                  f"{runs[kind][-1][1]:.0f} us, clients {runs[kind][-1][2]:.0f} us", flush=True)
+    tput = {k: _median([r[0] for r in v]) for k, v in runs.items() if v}
+    cpu_us = {k: (_median([r[1] for r in v]), _median([r[2] for r in v])) for k, v in runs.items() if v}
+    args.tput_runs = {k: [r[0] for r in v] for k, v in runs.items() if v}
+    return tput, cpu_us
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
 # ---------------------------------------------------------------------------- results
-def _machine() -> str:
-    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+def _machine(load_start: tuple[float, ...]) -> str:
+    def load(xs: tuple[float, ...]) -> str:
+        return " ".join(f"{x:.1f}" for x in xs)
+
     return (f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; "
-            f"Python {platform.python_version()}; load average at the end {load}")
+            f"Python {platform.python_version()}; load average (1, 5, 15 min) at the start {load(load_start)}, "
+            f"at the end {load(os.getloadavg())}")
 
 
 def _row(r: dict[str, Any]) -> str:
     errors = ", ".join(f"{k} {v}" for k, v in sorted(r["errors"].items())) or "-"
     return (f"| {r['server']} | {r['sessions']:,} | {r['rep']} | {100 * r['success']:.2f}% | {r['step_p50_ms']:.1f} | "
             f"{r['step_p99_ms']:.1f} | {r['session_p99_s']:.2f} | {r['steps_per_s']:,.0f} | "
-            f"{r['peak_rss_mib']:,.0f} | {errors} |")
+            f"{r['peak_rss_mib']:,.0f} | {r['server_cpu_s']:.1f} | {r['client_cpu_s']:.1f} | {errors} |")
 
 
 def _verdicts(rows: list[dict[str, Any]], think_s: float, tput: dict[str, float]) -> list[str]:
@@ -379,24 +451,31 @@ def _verdicts(rows: list[dict[str, Any]], think_s: float, tput: dict[str, float]
     return out
 
 
-def write_results(rows: list[dict[str, Any]], tput: dict[str, float], cpu_us: dict[str, float],
+def write_results(rows: list[dict[str, Any]], tput: dict[str, float], cpu_us: dict[str, tuple[float, float]],
                   args: argparse.Namespace, notes: list[str]) -> None:
     lines = [BEGIN, "## Capacity on OpenEnv's grid", "",
              "Generated by `benchmarks/server/bench_capacity.py`; do not edit by hand.", "",
-             f"Machine: {_machine()}. Each session: create, reset, {len(ACTIONS)} real Dialog-v0 steps (OpenEnv: "
-             f"its echo env) with {args.think_s:g} s of think time before each, close; all sessions start at once, "
-             f"from {args.clients} client processes on the same machine. `ours`: `agentgym serve` with its defaults "
-             "(one worker per core); `ours-1`: one worker; `openenv`: OpenEnv's own server, echo env.", "",
+             f"Machine: {_machine(args.load_start)}. Each session: create, reset, {len(ACTIONS)} real Dialog-v0 steps "
+             f"(OpenEnv: its echo env) with {args.think_s:g} s of think time before each, close; all sessions start "
+             f"at once, from {args.clients} client processes on the same machine (`lean_ws` clients; our create and "
+             f"reset {'in two exchanges' if args.separate_open else 'in one exchange, the folded open'}; the "
+             f"close {'our close op, then' if args.close_op else 'is'} the WebSocket's closing handshake). `ours`: "
+             "`agentgym serve` with its defaults (one worker per core, each pinned to its core); `ours-1`: one "
+             "worker; `openenv`: OpenEnv's own server, echo env. Server CPU: the server's process tree; client "
+             "CPU: the client processes; both over the grid point.", "",
              *_verdicts(rows, args.think_s, tput), "",
              "| server | sessions | rep | success | step P50 ms | step P99 ms | session P99 s | steps/s | "
-             "peak RSS MiB | errors |", "|---|---|---|---|---|---|---|---|---|---|",
+             "peak RSS MiB | server CPU s | client CPU s | errors |", "|---|---|---|---|---|---|---|---|---|---|---|---|",
              *(_row(r) for r in rows), ""]
     if tput:
+        each = "; ".join(f"`{k}` " + ", ".join(f"{x:,.0f}" for x in v) for k, v in args.tput_runs.items())
         lines += [f"Steps per second without think time ({args.tput_clients} client processes x "
-                  f"{args.tput_sessions} sessions, {args.tput_seconds:g} s, real Dialog-v0 steps): "
-                  + ", ".join(f"`{k}` {v:,.0f} (server CPU {cpu_us[k]:.0f} us per step)" for k, v in tput.items())
+                  f"{args.tput_sessions} sessions, {args.tput_seconds:g} s, real Dialog-v0 steps; median of "
+                  f"{args.tput_rounds} rounds with the servers alternating, each round {each}): "
+                  + ", ".join(f"`{k}` {v:,.0f} (CPU per step: server {cpu_us[k][0]:.0f} us, clients {cpu_us[k][1]:.0f} us)"
+                             for k, v in tput.items())
                   + ". On a machine shared with other jobs the server CPU per step is the steadier figure.", ""]
-    lines += [*notes, END]
+    lines += [*notes, *(f"{note}\n" for note in args.note), END]
     write_block(BEGIN, END, lines)
 
 
@@ -428,8 +507,16 @@ def main() -> int:
     parser.add_argument("--tput-clients", type=int, default=4, help="client processes of the throughput run")
     parser.add_argument("--tput-sessions", type=int, default=16, help="sessions per throughput client process")
     parser.add_argument("--tput-seconds", type=float, default=10.0, help="seconds of the throughput run (0: none)")
+    parser.add_argument("--tput-rounds", type=int, default=3, help="throughput rounds, the servers alternating")
+    parser.add_argument("--separate-open", action="store_true", help="open and reset in two exchanges (a server "
+                                                                         "without the folded open)")
+    parser.add_argument("--close-op", action="store_true", help="send our close op before the closing handshake "
+                                                                    "(default: the socket's close closes the session)")
     parser.add_argument("--no-write", action="store_true", help="print the results, leave RESULTS.md alone")
+    parser.add_argument("--note", action="append", default=[], help="a paragraph to add under the results "
+                                                                      "(what the run's figures mean)")
     args = parser.parse_args()
+    args.load_start = os.getloadavg()
     grid = [int(x) for x in args.grid.split(",") if x]
     servers = [s for s in args.servers.split(",") if s]
     notes: list[str] = []
@@ -438,11 +525,10 @@ def main() -> int:
                      "/tmp/openenv-venv && /tmp/openenv-venv/bin/pip install openenv-core).")
         servers.remove("openenv")
     rows: list[dict[str, Any]] = []
-    tput: dict[str, float] = {}
-    cpu_us: dict[str, float] = {}
     with ProcessPoolExecutor(max(args.clients, args.tput_clients), mp_context=get_context("spawn")) as pool:
         for kind in servers:
-            with Server(kind, args.openenv_python, max(grid) * 2) as server:
+            with Server(kind, args.openenv_python, max(grid, default=64) * 2, fold=not args.separate_open,
+                        close_op=args.close_op) as server:
                 # Warm every worker (imports, the first envs) before anything is timed.
                 run_grid_point(pool, server, 64, args.clients, 0.0, args.timeout_s)
                 extra = [int(x) for x in args.ours_extra.split(",") if x] if kind == "ours" else []
@@ -452,11 +538,7 @@ def main() -> int:
                                **run_grid_point(pool, server, n, args.clients, args.think_s, args.timeout_s)}
                         rows.append(row)
                         print(_row(row), flush=True)
-                if kind != "openenv" and args.tput_seconds > 0:
-                    tput[kind], cpu_us[kind] = throughput(pool, server, args.tput_clients, args.tput_sessions,
-                                                          args.tput_seconds)
-                    print(f"{kind}: {tput[kind]:,.0f} steps/s without think time, server CPU "
-                          f"{cpu_us[kind]:.0f} us per step", flush=True)
+        tput, cpu_us = throughput_rounds(pool, [s for s in servers if s != "openenv"], args)
     if not args.no_write:
         write_results(rows, tput, cpu_us, args, notes)
     return 0

@@ -124,3 +124,30 @@ def test_an_adopted_protocol_meters_as_a_built_one() -> None:
     assert isinstance(adopted, MeteredProtocol) and adopted._tokens > 0
     with pytest.raises(TypeError):
         MeteredProtocol.adopt(adopted)
+
+
+# ------------------------------------------------------------------ open and reset in one exchange
+def test_an_open_with_a_reset_answers_as_the_two_exchanges() -> None:
+    with TestClient(create_app(env_ids=[DIALOG])) as client:
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(json.dumps({"op": "open", "env_id": DIALOG}))
+            opened = json.loads(ws.receive_text())
+            ws.send_text(json.dumps({"op": "reset", "seed": 7}))
+            reset = json.loads(ws.receive_text())
+            ws.send_text(json.dumps({"op": "step", "action": "Hello"}))
+            stepped = ws.receive_text()
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(json.dumps({"op": "open", "env_id": DIALOG, "reset": {"seed": 7}}))
+            folded = json.loads(ws.receive_text())
+            ws.send_text(json.dumps({"op": "step", "action": "Hello"}))
+            assert ws.receive_text() == stepped
+        assert folded.pop("reset") == reset
+        assert {**folded, "session_id": ""} == {**opened, "session_id": ""}
+        with client.websocket_connect("/ws") as ws:  # an invalid reset: no session at all
+            ws.send_text(json.dumps({"op": "open", "env_id": DIALOG, "reset": {"seed": -1}}))
+            assert json.loads(ws.receive_text())["error"]["code"] == "invalid_request"
+        with client.websocket_connect("/ws") as ws:
+            ws.send_text(json.dumps({"op": "open", "env_id": DIALOG, "reset": {"options": {"bogus": 1}}}))
+            answer = json.loads(ws.receive_text())
+            assert "session_id" in answer and set(answer["reset"]) in ({"error"}, {"obs", "info"})
+        assert client.get("/health").json()["sessions"] == 0

@@ -325,3 +325,20 @@ def test_a_worker_killed_while_it_starts_is_started_again() -> None:
         assert supervisor.procs[0] is not first and health(supervisor.url)["status"] == "ok"
     finally:
         supervisor.stop()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="pinning needs Linux and two cores")
+def test_one_worker_per_core_pins_each_worker_to_its_own_core() -> None:
+    from agentgym.server.config import ServerConfig
+    from agentgym.server.workers import Supervisor
+
+    cores = sorted(os.sched_getaffinity(0))
+    explicit = Supervisor(ServerConfig(workers=2), host="127.0.0.1", port=0)
+    explicit.stop()
+    assert [explicit.core_of(i) for i in range(2)] == [None, None]  # a chosen count: any core
+    with server_process() as (_, proc):
+        with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+            workers = [int(p) for p in f.read().split()]
+        pinned = sorted(os.sched_getaffinity(pid) for pid in workers)
+    assert pinned == [{core} for core in cores]
