@@ -46,8 +46,11 @@ chromium:
 
 # One pytest worker a core (pytest-xdist). A test module stays on one worker, so what its tests
 # share (module fixtures such as the defect matrix, caches of run folders) is built once per module.
+# Bytecode caches are written even where the shell says not to (PYTHONDONTWRITEBYTECODE): hundreds
+# of tests start a Python process (the command, servers, workers, Ray), and without caches each one
+# compiles the package and its dependencies from source again, half a second a start.
 test: dev-venv chromium
-	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile
 
 # The main job: the built-in agents on each suite of BENCH_SUITES (core-v0: every family, unseen
 # test domains, with and without noise; hard-v0: the same on the hard tier), one report a suite
