@@ -510,7 +510,8 @@ def sweep(domain: str, seeds: int, variants: int, show: int) -> dict[str, Any]:
         message = ask.format(plan=PLAN_STYLES[style](shown, fmt))
         answer, granted, outcome, success = play(split, task_seed, prefix, message)
         rows.append({"seed": task_seed, "style": style, "ask": ask.replace("{plan}", "<plan>").replace("\n", " "),
-                     "kind": kind, "verdict": verdict(answer, granted, task.world.press), "success": success,
+                     "kind": kind, "pressing": task.world.press is not None,
+                     "verdict": verdict(answer, granted, task.world.press), "success": success,
                      "outcome": outcome, "answer": answer, "message": message})
     return {"domain": domain, "seeds": [c[0] for c in cases], "rows": rows}
 
@@ -528,7 +529,11 @@ def report(result: dict[str, Any], show: int) -> list[str]:
         out.append(f"{result['domain']:8} {kind:7} n={n:4} " + " ".join(f"{v} {c / n:6.1%}" for v, c in counts.items())
                    + f" | success {ok / n:6.1%}")
         if kind == "correct":
-            bad += [r for r in rs if r["verdict"] not in ("yes", "press") or not r["success"]]
+            pressing = [r for r in rs if r["pressing"]]
+            if pressing:
+                heard = sum(r["verdict"] == "press" for r in pressing)
+                out.append(f"{'':8} {'':7} a pressing customer presses at a plan that refuses it: {heard}/{len(pressing)}")
+            bad += [r for r in rs if r["verdict"] != ("press" if r["pressing"] else "yes") or not r["success"]]
         elif kind == "omit":
             bad += [r for r in rs if r["verdict"] == "yes" or r["success"] and r["verdict"] != "missing"]
         else:

@@ -6,11 +6,14 @@ The rule has one reading, the same for the user, the toolkit and the policy text
 * A message is cut into parts. Where the customer asked about several things by name (a bulk
   return's items: the domain's `anchors`), a part starts at each line or sentence that names one
   and runs to the next (a line or sentence that names none belongs to the part before it); a
-  heading line ending in ':' belongs to every part under it, up to a blank line or the next
-  heading. Elsewhere the whole message is one part.
+  heading line (ending in ':', a Markdown heading, or wholly bold: "**Store credit**") belongs
+  to every part under it, up to a blank line or the next heading. Elsewhere the whole message is
+  one part.
 * A part describes a write (`Want`) when it names the write's target, says its outcome (a word of
   the write's kind: "refund", "store credit", "book", "roll back" ...) and names each value the
-  write carries (its amount, a time, a version, a variant).
+  write carries (its amount, a time, a version, a variant), in any of its ordinary written forms
+  (an ordinal day, "p.m.", a time with ISO's "Z", a currency's symbol, a domain's own forms:
+  "SEV-2", a version without its "v").
 * The user says yes only to a plan that gives an outcome for everything it asked about that no
   earlier yes covers; otherwise it asks about what is missing (`missing`). Its yes is the
   customer's knowledge only: what it asked for, never the gold.
@@ -104,15 +107,31 @@ class Consent:
 
 # --------------------------------------------------------------------------- reading a plan
 
-_HEADING = re.compile(r"^\s*(?:#+\s.*|.*:\s*(?:\*\*|__)?\s*)$")
+#: A heading line: a Markdown heading, a line ending in ':', or a line that is wholly bold
+#: ("**Store credit**"), as a Markdown reader sees one.
+_HEADING = re.compile(r"^\s*(?:#+\s.*|.*:\s*(?:\*\*|__)?\s*|(?:\*\*|__)[^*_]+(?:\*\*|__)\s*)$")
 _MARKUP = re.compile(r"[*_`|>#]+")
 _SPACES = re.compile(r"\s+")
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
+#: Written forms of a value that name it as its plain form does (lower case): an ordinal day
+#: ("3rd" is 3), "p.m." ("pm"), a time in ISO's "Z" ("09:00z" is 09:00, UTC), a currency's
+#: symbol before an amount ("$12.50" names USD 12.50).
+_FORMS = (
+    (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b"), r"\1"),
+    (re.compile(r"\b([ap])\.m\.(?!\w)"), r"\1m"),
+    (re.compile(r"\b(\d{1,2}:\d{2})z\b"), r"\1"),
+    (re.compile(r"(?:ca?|us)?\$(?=\s?\d)|[\u20ac\u00a3](?=\s?\d)"), lambda m: f" {_SYMBOLS[m.group()]} "),
+)
+_SYMBOLS = {"$": "usd", "us$": "usd", "c$": "cad", "ca$": "cad", "\u20ac": "eur", "\u00a3": "gbp"}
 
 
 def _norm(text: str) -> str:
-    """Lower case, markup and runs of spaces as one space (tables and bold read as words)."""
-    return _SPACES.sub(" ", _MARKUP.sub(" ", text.lower())).strip()
+    """Lower case, markup and runs of spaces as one space (tables and bold read as words), and
+    values in their plain forms (`_FORMS`)."""
+    text = _MARKUP.sub(" ", text.lower())
+    for pattern, plain in _FORMS:
+        text = pattern.sub(plain, text)
+    return _SPACES.sub(" ", text).strip()
 
 
 def has(text: str, phrase: str, prefix: bool = False) -> bool:

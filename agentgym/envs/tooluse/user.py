@@ -35,9 +35,12 @@ recoverable when the new plan, and the undoing of what it no longer wants, fit i
 
 Consent (the hard tier, `agentgym.envs.tooluse.consent`): a reply that is a plain yes to a
 message records that message as a plan the user said yes to, so the writes it describes may
-follow; a plan (a confirmation question, or a message that gives something asked about an
-outcome) that leaves out something the user asked about gets a question about it instead of a
-yes, and a customer who presses (`agentgym.envs.tooluse.consent.Press`) asks again for what a
+follow. A message that gives something asked about an outcome (a plan) and asks for any answer,
+by a question in any words or an imperative that asks for one ("please review it and confirm",
+"just say the word"), asks for a yes to that plan, unless a question of it asks about a detail
+the user has not said yet ("which currency should I pay it in?"), which the user answers. A
+plan (or a confirmation question) that leaves out something the user asked about gets a
+question about it instead of a yes, and a customer who presses (`agentgym.envs.tooluse.consent.Press`) asks again for what a
 policy forbids each time a plan refuses it, as often as its request says, then accepts. Both answers come from
 the user's own request, never from the gold.
 
@@ -125,6 +128,13 @@ _ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan
                        r"approve (?:of )?(?:this|that|these|it|the plan)|yes or no|"
                        r"(?:are|is) (?:you|that|this|it) (?:ok|okay|alright|all right|fine|happy|good) (?:with|about)|"
                        r"happy with (?:this|that|it|these|the plan)|works? for you)", re.I)
+#: A sentence that asks the customer for an answer in the imperative: its verb ("confirm",
+#: "approve", "reply", "say", "tell me", "let me know") opens it, or follows "please", "just",
+#: "and", "then" or "so" ("please review the plan and confirm", "just say the word").
+_ASKS_ANSWER = re.compile(r"(?:^|\b(?:please|just|and|then|so),?\s+)(?:confirm|approve|reply|respond|say|tell me|"
+                          r"let me know)\b", re.I)
+#: Words that open a question asking for a value rather than a yes.
+_QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", re.I)
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
 SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 #: The reply to a question that restates what the user said, to check it ("in CHF, right?").
@@ -239,7 +249,8 @@ class ToolUseUser(RuleBasedUser):
         consent = self._world.consent
         if consent is not None and message.strip():
             r = self._reading(message)
-            if (r.salad or not r.placed) and (r.confirm or self._asks_yes(message)) and self._is_plan(message):
+            if (r.salad or not r.placed) and (r.confirm or self._asks_yes(message) or _asks_answer(message)) \
+                    and self._is_plan(message):
                 # A plan as a table or a bare list, with a question for a yes: read as the plan
                 # it is (the reading is shared with `reply`, which looks it up by the message).
                 self._last = (message, replace(r, salad=False, placed=True, confirm=True))
@@ -254,13 +265,18 @@ class ToolUseUser(RuleBasedUser):
         consent = self._world.consent
         if consent is None:
             return self._answer_message(r, message, turn)
-        if not r.confirm and _ASKS_YES.search(message):
-            r = replace(r, confirm=True)  # "please confirm and I'll process it" asks for a yes too
         targets = consent.rules.targets(self._world, self._goal)
         left = missing(message, consent, targets)
         plan = len(left) < len(targets)  # the message gives something asked about an outcome
+        # A question about a detail the customer has not said yet ("which currency should I pay
+        # it in?") asks for that detail, though it names a write; else a plan that asks for any
+        # answer (a question, "please confirm", "just say the word") asks for a yes to it.
+        detail = bool(r.asked) and self._asks_unsaid(message)
+        if not r.confirm and (_ASKS_YES.search(message) or plan and not detail and _asks_answer(message)):
+            r = replace(r, confirm=True)  # "please confirm and I'll process it" asks for a yes too
         # "Can I go ahead and issue the refunds?" after a plan asks for a yes, not about refunds.
-        answer = self._confirmation(message) if plan and r.confirm else self._answer_message(r, message, turn)
+        answer = self._confirmation(message) if plan and r.confirm and not detail else \
+            self._answer_message(r, message, turn)
         if answer not in _YES:
             return answer
         if left and (r.confirm or plan):
@@ -294,6 +310,16 @@ class ToolUseUser(RuleBasedUser):
         asked = [s for line in message.splitlines() for s in SENTENCE_BREAK.split(without_abbreviation_stops(line))
                  if "?" in s]
         return any(understanding(self._task.domain).read(s.strip(" |*-#")).confirm for s in asked[-3:])
+
+    def _asks_unsaid(self, message: str) -> bool:
+        """Whether a question of the message asks for a detail the user has not said yet: a
+        question word's question ("which currency should I pay it in?"), which asks for a value
+        where a yes/no question ("can I go ahead and issue the refunds?") asks for a yes; a
+        plan's own words ("store credit for the lamp") are no question."""
+        read = understanding(self._task.domain).read
+        return any((q := read(s)).asked and not self._said_all(q.asked)
+                   for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
+                   if "?" in s and _QUESTION_WORD.search(s))
 
     def _is_plan(self, message: str) -> bool:
         """Whether a message gives something the user asked about an outcome (the hard tier's)."""
@@ -607,6 +633,13 @@ def _detail_value(task: Task, d: Detail) -> Any:
 def _listed(labels: list[str]) -> str:
     """"the atlas", "the atlas and the lamp", "the atlas, the lamp and the mug"."""
     return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
+def _asks_answer(message: str) -> bool:
+    """Whether a message asks the customer for an answer: a question, or a sentence that asks
+    for one in the imperative (`_ASKS_ANSWER`)."""
+    return "?" in message or any(_ASKS_ANSWER.search(s.strip(" -*#>")) for line in message.splitlines()
+                                 for s in SENTENCE_BREAK.split(line))
 
 
 def _plan_only(message: str) -> bool:

@@ -176,12 +176,28 @@ def _calendar_describe(world: Any, name: str, args: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------------------- ops
 
 
+def _severity_forms(severity: str) -> tuple[str, ...]:
+    """How a plan may name a severity: "sev2", "sev-2", "sev 2", "severity 2"."""
+    level = severity.removeprefix("sev")
+    if not level.isdigit():  # a malformed value: only itself names it
+        return (severity,)
+    return (severity, f"sev-{level}", f"sev {level}", f"severity {level}", f"severity-{level}")
+
+
+def _version_forms(version: str) -> tuple[str, ...]:
+    """How a plan may name a version: "v4.16.7", or its number alone, "4.16.7"."""
+    number = version.removeprefix("v")
+    return (version, number) if number[:1].isdigit() and number != version else (version,)
+
+
 def _ops_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
     if name == "file_incident":
         return Want((str(args.get("root_cause_service", "")),), ("incident",),
-                    values=((str(args.get("severity", "")),), (str(args.get("cause_version", "")),)))
+                    values=(_severity_forms(str(args.get("severity", ""))),
+                            _version_forms(str(args.get("cause_version", "")))))
     if name == "rollback":
-        return Want((str(args.get("service", "")),), ("roll", "revert"), values=((str(args.get("to_version", "")),),))
+        return Want((str(args.get("service", "")),), ("roll", "revert"),
+                    values=(_version_forms(str(args.get("to_version", ""))),))
     if name == "withdraw_incident":
         return Want((str(args.get("incident_id", "")),), _UNDO)
     return None

@@ -1,0 +1,158 @@
+"""The hard tier's customer reads a plan in other assistants' words as in the expert's.
+
+Each test is one class of misfire that ``benchmarks/users/consent_sweep.py`` found: values in
+their other written forms, a section heading in bold alone, a request for the yes in words that
+are no confirmation question, and a question about an unsaid detail that names a write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_tooluse_consent import _env, _writes  # the hard tier's env of a domain, and its gold writes
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.envs.tooluse.consent import Want, date_forms, describes, parts, time_forms
+from agentgym.envs.tooluse.domains.consent_rules import RULES
+from agentgym.users.stock import CONFIRMED, GO_AHEAD
+
+DOMAINS = ("orders", "finance", "calendar", "ops")
+_YES = {CONFIRMED, *GO_AHEAD, "Yes, that's right.", "Alright, I understand. Please go ahead with that."}
+#: How a customer who presses starts each of its asks (orders, ops, finance).
+_PRESSES = ("Can't you refund", "Please, I'd really like", "Can't you roll", "Please, just roll", "Could you include",
+            "Please, add")
+
+
+def _plan(task: Any) -> str:
+    """The oracle's sentence per write, and an outcome for anything asked about that none gives."""
+    rules = RULES[task.domain]
+    lines = [t for n, a in _writes(task) if (t := rules.describe(task.world, n, a))]
+    done = parts("\n".join(lines), task.world.consent.anchors)
+    lines += [f"Nothing for {t.label}." for t in rules.targets(task.world, task.goal)
+              if not describes(done, Want(t.names, t.outcomes or t.names))]
+    return "\n".join(lines)
+
+
+def _answer(env: Any, message: str) -> str:
+    """The customer's answer to `message`, sent again while a customer who presses refuses it."""
+    for _ in range(3):
+        reply = env.step(message)[4]["messages"][-1]["content"]
+        if not reply.startswith(_PRESSES):
+            return reply
+    return env.step(message)[4]["messages"][-1]["content"]
+
+
+def _covered(plan: str, want: Want) -> bool:
+    return describes(parts(plan, ()), want)
+
+
+# ------------------------------------------------------------------------------ value forms
+
+
+@pytest.mark.parametrize("text", ["Book the meeting on July 2nd at 4:00 p.m. UTC.", "Book the meeting on 2nd July, 4 p.m.",
+                                  "Book the meeting: Jul 2nd, 16:00Z."])
+def test_a_date_or_time_in_another_written_form_names_it(text: str) -> None:
+    want = Want(("meeting",), ("book",), values=(date_forms("2025-07-02"), time_forms("16:00")))
+    assert _covered(text, want)
+    assert not _covered(text.replace("2nd", "3rd").replace("Jul 3rd", "Jul 3"), want)
+
+
+@pytest.mark.parametrize(("text", "currency"), [("The total comes to $426.78; I'll submit it.", "USD"),
+                                                ("Total: €426.78, to submit.", "EUR"),
+                                                ("The total is £ 426.78. I'll submit that.", "GBP")])
+def test_a_currency_symbol_names_its_currency(text: str, currency: str) -> None:
+    assert _covered(text, Want((currency,), ("total", "submit"), (42678,)))
+    assert not _covered(text, Want(("CHF",), ("total", "submit"), (42678,)))
+
+
+@pytest.mark.parametrize("severity", ["sev2", "SEV-2", "Sev 2", "severity 2", "Severity-2"])
+@pytest.mark.parametrize("version", ["v3.7.4", "3.7.4"])
+def test_a_severity_or_version_in_another_written_form_names_it(severity: str, version: str) -> None:
+    want = RULES["ops"].want(None, "file_incident", {"root_cause_service": "payments", "cause_version": "v3.7.4",
+                                                     "severity": "sev2"})
+    assert want is not None
+    assert _covered(f"I'll file a {severity} incident naming payments {version} as the cause.", want)
+    assert not _covered(f"I'll file a {severity.replace('2', '3')} incident naming payments {version}.", want)
+    back = RULES["ops"].want(None, "rollback", {"service": "payments", "to_version": "v3.7.3"})
+    assert back is not None and _covered("Then I'll roll payments back to 3.7.3.", back)
+    assert not _covered("Then I'll roll payments back to 3.7.30.", back)
+
+
+# ------------------------------------------------------------------------------ layout
+
+
+def test_a_heading_in_bold_alone_belongs_to_every_part_under_it() -> None:
+    message = "Here's the plan.\n\n**Store credit**\n- Desk lamp: 45.00 USD\n- Atlas: 48.00 USD\n\n**Refund**\n- Mug: $9"
+    assert parts(message, ("desk lamp", "atlas", "mug")) == [
+        "here's the plan.", "store credit - desk lamp: 45.00 usd", "store credit - atlas: 48.00 usd", "refund - mug: usd 9"]
+
+
+def test_an_orders_plan_under_bold_headings_gets_a_yes_and_covers_its_writes() -> None:
+    env, u = _env("orders", 101)
+    task = u.task
+    by_word: dict[str, list[str]] = {}
+    for name, args in _writes(task):
+        if name == "request_refund_approval":
+            continue
+        item = next(i for o in task.world.orders.values() for i in o.items if i.id == args["item_id"])
+        word = {"refund_item": "Refund", "issue_store_credit": "Store credit", "exchange_item": "Exchange"}[name]
+        value = f"{args['amount']:.2f} USD" if "amount" in args else f"for the {args['new_variant']} one"
+        by_word.setdefault(word, []).append(f"- {item.product.title()} ({item.id}): {value}")
+    written = {a["item_id"] for _, a in _writes(task)}
+    refused = [f"- {t.names[0]}" for t in RULES["orders"].targets(task.world, task.goal) if t.names[1] not in written]
+    if refused:
+        by_word["Final sale, nothing I can do"] = refused
+    plan = "\n\n".join(f"**{word}**\n" + "\n".join(rows) for word, rows in by_word.items())
+    assert _answer(env, f"{plan}\n\nShall I go ahead?") in _YES
+    assert all(task.world.consent.covers(RULES["orders"].want(task.world, n, a)) for n, a in _writes(task))
+
+
+# ------------------------------------------------------------------------------ asking for the yes
+
+#: Requests for the yes that are no confirmation question of the engine's: a question of any
+#: words, or an imperative that asks for the customer's answer; "{plan}" is where the plan goes.
+ASKS = ("{plan}\n\nJust say the word and I'll get started.", "I've reviewed everything.\n{plan}\n\nReply yes and "
+        "I'll take care of it.", "Before I make any changes, please review the plan below and confirm.\n\n{plan}",
+        "{plan}\n\nDoes this look right? If so, I'll proceed.", "{plan}\n\nConfirm?", "{plan}\n\nOK to submit?",
+        "{plan}\n\nNote: these changes are final once made.\n\nDo you want me to proceed?")
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize("ask", ASKS)
+def test_a_plan_with_a_request_for_the_yes_in_other_words_gets_a_yes(domain: str, ask: str) -> None:
+    for seed in (103, 106):
+        env, u = _env(domain, seed)
+        assert _answer(env, ask.format(plan=_plan(u.task))) in _YES, (domain, seed, ask)
+        assert all(u.task.world.consent.covers(RULES[domain].want(u.task.world, n, a)) for n, a in _writes(u.task))
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize("ask", ["Confirm?", "OK to submit?", "Just say the word and I'll get started.",
+                                 "Please review and confirm.", "yes?"])
+def test_a_request_for_the_yes_without_a_plan_gets_none(domain: str, ask: str) -> None:
+    env, u = _env(domain, 103)
+    reply = env.step(ask)[4]["messages"][-1]["content"]
+    assert reply not in _YES and not u.task.world.consent.plans, (domain, ask, reply)
+
+
+def test_a_plan_stated_without_any_request_gets_no_yes() -> None:
+    env, u = _env("finance", 103)
+    env.step(_plan(u.task))
+    assert not u.task.world.consent.plans
+
+
+_CURRENCIES = ("EUR", "USD", "GBP", "CHF", "SEK", "CAD")
+
+
+def test_a_question_about_an_unsaid_detail_that_names_a_write_asks_for_the_detail() -> None:
+    """"Which currency should I pay it in?" names the payment: it still asks for the currency."""
+    for seed in range(100, 160):
+        env, u = _env("finance", seed)
+        if u.task.gold.kind != "reimburse" or any(c in u.task.goal.request for c in _CURRENCIES):
+            continue
+        reply = env.step("Which currency should I pay it in?")[4]["messages"][-1]["content"]
+        assert any(c in reply for c in _CURRENCIES) and not u.task.world.consent.plans, reply
+        return
+    pytest.fail("no reimbursement without its currency among the seeds")
+
