@@ -14,8 +14,14 @@ forbids / other), then the expert plays on (any re-ask of its plan replaced agai
 episode's outcome is recorded. Flawed plans are sent too: one write left out (the customer must
 ask about it), one amount or value wrong (its yes may come, but the write must then be refused).
 
-Targets: every correct plan gets a yes (after the presses of a pressing customer) and succeeds;
-no plan that leaves a write out gets a yes. Exits 1 when one is missed.
+A customer who presses is refused by the plan itself (each layout says the refusal its own way)
+and, each time it presses, by one of AGAIN before the plan again.
+
+Targets: every correct plan gets a yes (a pressing customer's presses first, then its yes) and
+succeeds; no plan that leaves a write out gets a yes; no write whose value a plan stated wrongly
+goes through. Exits 1 when one is missed. Known: where two writes carry the same amount (a
+finance report's total and its payout) and the whole message is one part, a plan that states
+one of them wrongly still covers both, through the other's figure.
 """
 
 from __future__ import annotations
@@ -442,7 +448,15 @@ def _prefix(split: str, seed: int) -> tuple[list[str], Any] | None:
     return None
 
 
-def play(split: str, seed: int, prefix: list[str], message: str) -> tuple[str, bool, str, bool]:
+#: How the plan is put again to a customer who presses for what a policy forbids.
+AGAIN = ("I understand, but I can only do what the policies allow.", "I'm afraid that isn't something I can do.",
+         "Sorry, our policy doesn't allow that, so the plan stays as it is.",
+         "I hear you, but I'm not able to make an exception here.", "Unfortunately that's not possible.",
+         "I can't do that, I'm sorry: the records don't allow it.", "That isn't an option under the policy.",
+         "I'm not permitted to do that.")
+
+
+def play(split: str, seed: int, prefix: list[str], message: str, again: str = AGAIN[0]) -> tuple[str, bool, str, bool]:
     """Replay `prefix`, send `message` in place of the expert's plan (and of each re-ask of it),
     let the expert play on; (the customer's first answer, whether it was a yes that records the
     plan, the episode's end, success)."""
@@ -458,8 +472,7 @@ def play(split: str, seed: int, prefix: list[str], message: str) -> tuple[str, b
     for _ in range(40):
         a = agent.act(obs, info)
         if a.startswith(ASK_PREFIXES):
-            a = message if a.startswith(ASK_PREFIXES[0]) else f"I understand, but I can only do what the " \
-                                                              f"policies allow.\n\n{message}"
+            a = message if a.startswith(ASK_PREFIXES[0]) else f"{again}\n\n{message}"
         before = len(consent.plans)
         obs, r, term, trunc, info = env.step(a)
         if not first and a.endswith(message):
@@ -508,7 +521,7 @@ def sweep(domain: str, seeds: int, variants: int, show: int) -> dict[str, Any]:
                 continue
             kind, shown = bad
         message = ask.format(plan=PLAN_STYLES[style](shown, fmt))
-        answer, granted, outcome, success = play(split, task_seed, prefix, message)
+        answer, granted, outcome, success = play(split, task_seed, prefix, message, AGAIN[k % len(AGAIN)])
         rows.append({"seed": task_seed, "style": style, "ask": ask.replace("{plan}", "<plan>").replace("\n", " "),
                      "kind": kind, "pressing": task.world.press is not None,
                      "verdict": verdict(answer, granted, task.world.press), "success": success,

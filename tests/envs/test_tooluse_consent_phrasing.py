@@ -111,11 +111,14 @@ def test_an_orders_plan_under_bold_headings_gets_a_yes_and_covers_its_writes() -
 # ------------------------------------------------------------------------------ asking for the yes
 
 #: Requests for the yes that are no confirmation question of the engine's: a question of any
-#: words, or an imperative that asks for the customer's answer; "{plan}" is where the plan goes.
+#: words, an imperative that asks for the customer's answer, or a sentence that speaks of its
+#: assent; "{plan}" is where the plan goes.
 ASKS = ("{plan}\n\nJust say the word and I'll get started.", "I've reviewed everything.\n{plan}\n\nReply yes and "
         "I'll take care of it.", "Before I make any changes, please review the plan below and confirm.\n\n{plan}",
         "{plan}\n\nDoes this look right? If so, I'll proceed.", "{plan}\n\nConfirm?", "{plan}\n\nOK to submit?",
-        "{plan}\n\nNote: these changes are final once made.\n\nDo you want me to proceed?")
+        "{plan}\n\nNote: these changes are final once made.\n\nDo you want me to proceed?",
+        "{plan}\n\nAwaiting your confirmation.", "{plan}\n\nOnce you confirm, I'll make the changes.",
+        "{plan}\n\nGive me a thumbs up and I'll start.")
 
 
 @pytest.mark.parametrize("domain", DOMAINS)

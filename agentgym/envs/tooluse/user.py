@@ -36,8 +36,9 @@ recoverable when the new plan, and the undoing of what it no longer wants, fit i
 Consent (the hard tier, `agentgym.envs.tooluse.consent`): a reply that is a plain yes to a
 message records that message as a plan the user said yes to, so the writes it describes may
 follow. A message that gives something asked about an outcome (a plan) and asks for any answer,
-by a question in any words or an imperative that asks for one ("please review it and confirm",
-"just say the word"), asks for a yes to that plan, unless a question of it asks about a detail
+by a question in any words, an imperative that asks for one ("please review it and confirm",
+"just say the word") or a sentence that speaks of the customer's assent ("awaiting your
+confirmation"), asks for a yes to that plan, unless a question of it asks about a detail
 the user has not said yet ("which currency should I pay it in?"), which the user answers. A
 plan (or a confirmation question) that leaves out something the user asked about gets a
 question about it instead of a yes, and a customer who presses (`agentgym.envs.tooluse.consent.Press`) asks again for what a
@@ -132,7 +133,13 @@ _ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan
 #: "approve", "reply", "say", "tell me", "let me know") opens it, or follows "please", "just",
 #: "and", "then" or "so" ("please review the plan and confirm", "just say the word").
 _ASKS_ANSWER = re.compile(r"(?:^|\b(?:please|just|and|then|so),?\s+)(?:confirm|approve|reply|respond|say|tell me|"
-                          r"let me know)\b", re.I)
+                          r"let me know|give me)\b", re.I)
+#: A sentence that speaks of the customer's assent as what the work waits for ("awaiting your
+#: confirmation", "once you confirm, I'll make the changes"): it addresses the customer and
+#: names an assent.
+_YOU = re.compile(r"\b(?:you|your)\b", re.I)
+_ASSENT = re.compile(r"\b(?:confirm\w*|approv\w*|agree\w*|ok|okay|go-ahead|yes|consent|permission|thumbs[- ]up|"
+                     r"green light|sign[- ]off)\b", re.I)
 #: Words that open a question asking for a value rather than a yes.
 _QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", re.I)
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
@@ -636,10 +643,11 @@ def _listed(labels: list[str]) -> str:
 
 
 def _asks_answer(message: str) -> bool:
-    """Whether a message asks the customer for an answer: a question, or a sentence that asks
-    for one in the imperative (`_ASKS_ANSWER`)."""
-    return "?" in message or any(_ASKS_ANSWER.search(s.strip(" -*#>")) for line in message.splitlines()
-                                 for s in SENTENCE_BREAK.split(line))
+    """Whether a message asks the customer for an answer: a question, a sentence that asks for
+    one in the imperative (`_ASKS_ANSWER`), or one that speaks of the customer's assent (`_YOU`
+    and `_ASSENT`)."""
+    return "?" in message or any(_ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(s)
+                                 for line in message.splitlines() for s in SENTENCE_BREAK.split(line.strip(" -*#>")))
 
 
 def _plan_only(message: str) -> bool:
