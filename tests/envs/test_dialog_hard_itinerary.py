@@ -58,7 +58,7 @@ def test_the_brief_states_the_form_the_expert_reads(split: str) -> None:
         form = read_form(task.brief)
         assert form is not None and form["budget"] == task.gold.budget
         assert [(leg["day"], leg["slot"]) for leg in form["legs"]] == [(g.day, g.slot) for g in task.gold.legs]
-        assert f"You have {task.max_turns} turns." in task.brief
+        assert f"You have {task.max_turns} turns: a turn is one message, or up to 32 tool calls." in task.brief
 
 
 @pytest.mark.parametrize("split", SPLITS)

@@ -22,8 +22,8 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "2ee0f217716cc793d49b06d8d604da05",
-    "test": "3881eb3dfcd0746ecc18dcd70686e50a",
+    "train": "25a0775a6234f0f9e65e4553a1ad32e2",
+    "test": "8fe95164b5c3eba59e2e3a03eb03d8bf",
 }
 
 

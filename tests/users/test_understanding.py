@@ -381,3 +381,30 @@ def test_an_abbreviation_inside_an_email_address_is_left_as_it_is() -> None:
     from agentgym.users.understanding.words import tokens
 
     assert "jane.e.g@example.com" in tokens("Is it jane.e.g@example.com?")
+
+
+@pytest.mark.parametrize("text", [
+    "What should I look for? - area - max price per day - amenities you cannot do without",
+    "What should I look for?\n- area\n- max price per day\n- amenities you cannot do without",
+    "A few things before I search:\n* area\n* budget\n* amenities",
+    "Could you tell me more?\n\u2022 area\n\u2022 budget\n\u2022 amenities",
+    "Please share the following. - the area - your budget - any amenity",
+])
+def test_a_list_under_a_question_asks_each_of_its_items(text: str) -> None:
+    assert set(read(text).asked) >= {"area", "price", "amenity"}, read(text)
+
+
+def test_a_list_under_a_statement_asks_nothing() -> None:
+    assert read("I searched Riverside. - area: Riverside - budget: 40").asked == ()
+    # A hyphen inside a word or a bold label is no list.
+    assert read("Found a well-rated place. **Budget:** 40 EUR.").asked == ()
+
+
+@pytest.mark.parametrize("text", [
+    "It would also help to know your budget and the area.",
+    "It'd really help to know which area and what budget you have in mind.",
+    "I'd also like to hear your budget and the area.",
+    "Good to know whether the area matters, and your budget.",
+])
+def test_an_indirect_request_with_a_word_inside_it_asks(text: str) -> None:
+    assert set(read(text).asked) >= {"area", "price"}, read(text)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from agentgym import families
+from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
@@ -181,7 +182,7 @@ def session_task(seed: int, split: str, difficulty: str, segments: list[Segment]
     if turns_share is not None:
         max_turns = -(-max_turns * round(turns_share * 100) // 100)
         rule += (f" The session has at most {max_turns} turns in all (a turn is one message or one set of "
-                 "tool calls); after that it ends where it stands.")
+                 f"up to {MAX_CALLS_PER_TURN} tool calls); after that it ends where it stands.")
     briefs = "\n\n".join(f"## Task area {k + 1}: {s.family} / {s.domain}\n{s.task.brief}"
                          for k, s in enumerate(segments) if s.task is not None)
     brief = ("You are an assistant helping one user with several requests in one session. The user "

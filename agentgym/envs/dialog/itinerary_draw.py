@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.seeding import Rng
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
 from agentgym.envs.dialog.itinerary import LABELS, Leg, PlanGold, best_first, best_plan, plans
@@ -191,7 +192,7 @@ def plan_brief(domain: Domain, gold: PlanGold, today: str, vocabulary: str, max_
         "Only what is active when you call submit_plan counts: exactly one active booking per booking of the "
         "form, at its day and time of day, and nothing else. submit_plan ends the conversation and the plan "
         "is judged then, all or nothing: no booking is checked before. Cancel any booking you no longer want "
-        f"before you submit. You have {max_turns} turns.")
+        f"before you submit. You have {max_turns} turns: a turn is one message, or up to {MAX_CALLS_PER_TURN} tool calls.")
     return "\n".join(lines) + "\n" + vocabulary
 
 

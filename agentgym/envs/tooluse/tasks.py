@@ -10,6 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.seeding import fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.tooluse import _fast
@@ -101,8 +102,8 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
         gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
     gen.gold = _read_pages(spec, gen.gold, gen.world)
     # Every tier brief states its turn budget (the orders tier's says it where its rules do).
-    turns = f"You have {tier_turns(spec.name)} turns for this request: one reply, with any number of tool calls in it, " \
-            "is one turn."
+    turns = f"You have {tier_turns(spec.name)} turns for this request: one reply, with up to {MAX_CALLS_PER_TURN} tool calls " \
+            "in it, is one turn."
     if turns not in gen.brief:
         gen.brief = gen.brief.replace("Policies:\n", f"{turns}\nPolicies:\n", 1)
     rules = RULES.get(spec.name)

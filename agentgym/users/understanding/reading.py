@@ -24,7 +24,8 @@ finds, with dict look-ups only, two layers of phrases:
 
 The message is then read sentence by sentence. A sentence asks when it ends with a question mark,
 opens with a question word, an auxiliary or an imperative, holds a request phrase, ends with
-"please" or is a short one with it. Within an asking sentence the slots named are asked, except
+"please" or is a short one with it; a list under an asking sentence (items opened by a dash or a
+bullet, "What should I look for? - the area - a price cap") asks as that sentence does. Within an asking sentence the slots named are asked, except
 where an exclusion covers them (up to the next comma, dash, "but", "before" or question word), in
 a clause that is a statement of the assistant's own ("I found cafes in Riverside, which one do
 you like?" does not ask about the area) and in small talk. Within a clause a slot word outranks
@@ -435,7 +436,9 @@ class Understanding:
             sentences.append((start, n, ""))
         # Parts joined by semicolons are one list ("Could you tell me: the area; your budget;
         # any minimum rating?"): each part asks as the list's closing mark says, and a part after
-        # one that asks asks too.
+        # one that asks asks too. So does a list of items under a question, each opened by a dash
+        # or bullet ("What should I look for? - the area - a price cap"): its items are what the
+        # question asks.
         closing = ""
         for part in range(len(sentences) - 1, -1, -1):
             s, e, end = sentences[part]
@@ -443,7 +446,8 @@ class Understanding:
                 closing = end
             else:
                 sentences[part] = (s, e, closing)
-        joined_on = {part for part in range(1, len(sentences)) if words[sentences[part][0] - 1].raw == ";"}
+        joined_on = {part for part in range(1, len(sentences))
+                     if words[sentences[part][0] - 1].raw == ";" or words[sentences[part][0]].raw == "-"}
         asked_before = False
         asked: list[str] = []
         excluded: set[str] = set()

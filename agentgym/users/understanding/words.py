@@ -19,8 +19,9 @@ _TOKEN = re.compile(
     r"|[a-z0-9_]+(?:'[a-z]+)*"  # a word, with its contraction ("what's")
     r"|[?!.;:,()]"
     r"|(?<!\S)-+(?!\S)|[\u2013\u2014]"  # a dash standing alone (not a hyphen inside a word)
+    r"|(?<!\S)[*\u2022](?!\S)"  # a list's bullet, read as a dash
 )
-_DASHES = {"\u2013": "-", "\u2014": "-"}
+_DASHES = {"\u2013": "-", "\u2014": "-", "*": "-", "\u2022": "-"}
 
 
 def stem(word: str) -> str:
