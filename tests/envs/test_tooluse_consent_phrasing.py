@@ -159,3 +159,50 @@ def test_a_question_about_an_unsaid_detail_that_names_a_write_asks_for_the_detai
         return
     pytest.fail("no reimbursement without its currency among the seeds")
 
+
+
+# ------------------------------------------------------------------------------ a choice of plans
+
+
+def _seeds(domain: str, labels: list[str]) -> list[int]:
+    """Dev seeds of hard tasks of `domain` whose customer asks about exactly `labels`."""
+    out = []
+    for seed in range(60):
+        _, u = _env(domain, seed)
+        if [t.label for t in RULES[domain].targets(u._task.world, u._task.goal)] == labels:
+            out.append(seed)
+    assert out, (domain, labels)
+    return out[:3]
+
+
+#: (domain, what the customer asked about, the offer's other plan: what it leaves out). In the tier
+#: the customer asks for every write a choice could add, so its yes names them all.
+_CHOICES = [("ops", ["the incident", "the rollback"], "the incident"),
+            ("finance", ["the expense report", "the payment"], "the payment"),
+            ("calendar", ["the meeting", "the invitation"], "the meeting")]
+
+
+@pytest.mark.parametrize(("domain", "labels", "other"), _CHOICES)
+@pytest.mark.parametrize("offer", [
+    "I can do either of these: (a) {plan} or (b) only {other}. Which would you prefer?",
+    "Would you like me to do all of this: {plan} Or only {other}?",
+    "Option 1: {plan}\nOption 2: just {other}, nothing else.\nWhich option do you want?",
+])
+def test_a_yes_to_a_choice_of_plans_says_which_in_the_customers_words(domain: str, labels: list[str], other: str,
+                                                                      offer: str) -> None:
+    for seed in _seeds(domain, labels):
+        env, u = _env(domain, seed)
+        answer = _answer(env, offer.format(plan=_plan(u._task), other=other))
+        assert answer.endswith(f"Please go ahead with {' and '.join(labels)}."), (seed, answer)
+        # The yes is a yes: the plan's writes may follow.
+        world = u._task.world
+        for name, arguments in _writes(u._task):
+            want = RULES[domain].want(world, name, arguments)
+            assert want is not None and world.consent.covers(want), (seed, name)
+
+
+def test_a_question_that_is_no_choice_of_plans_gets_the_plain_yes() -> None:
+    for seed in _seeds("ops", ["the incident", "the rollback"]):
+        env, u = _env("ops", seed)
+        answer = _answer(env, _plan(u._task) + " Shall I go ahead, or is there anything else I should know first?")
+        assert "Please go ahead with the incident" not in answer and answer in _YES, (seed, answer)

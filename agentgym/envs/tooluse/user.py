@@ -116,6 +116,14 @@ _REFUSING = ("can't", "cannot", "can not", "not", "no refund", "nothing", "credi
              "unable", "won't", "isn't", "past", "outside", "decline")
 #: A pressing customer, refused as often as it presses: it accepts the plan.
 _GIVE_IN = "Alright, I understand. Please go ahead with that."
+#: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
+#: "option 1 ... option 2", "or just the incident?", "which do you prefer?"; a numbered list is
+#: no choice): the customer's
+#: yes then says which, in its own words (what it asked for), so the agent knows what it agreed to.
+_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:just|only|simply|instead|rather)\b)|"
+                     r"\boption (?:2|b|two)\b|\b(?:which|what) (?:one|option)\b|\bwould you rather\b|"
+                     r"\b(?:which|what) (?:would|do) you prefer\b|\bprefer\b[^.?!]*\bor\b|\beither\b[^.?!]*\bor\b", re.I)
+_CHOSEN = "{lead}Please go ahead with {what}."
 #: The hard tier's answer to a plan that gives no outcome for something asked about.
 _WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
 #: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
@@ -229,6 +237,8 @@ class ToolUseUser(RuleBasedUser):
         self._tier = is_tier(task)
         #: How often a customer who presses has pressed (`_press`).
         self._pressed = 0
+        #: The last yes that named its choice between plans (`_CHOSEN`): a yes, as `_YES` are.
+        self._chosen: str | None = None
 
     def _state(self, d: Detail) -> str:
         self._reveal(d.id)
@@ -264,7 +274,7 @@ class ToolUseUser(RuleBasedUser):
         out = super().reply(message, turn)
         # A yes (and nothing after it: a change of mind announced with it is no yes) to a plan
         # that gives everything asked about an outcome: the plan's writes may follow.
-        if consent is not None and out.text in _YES and out.end is None:
+        if consent is not None and (out.text in _YES or out.text == self._chosen) and out.end is None:
             consent.grant(message)
         return out
 
@@ -290,7 +300,11 @@ class ToolUseUser(RuleBasedUser):
             # A plan that leaves out something asked about, or names no outcome for it: the
             # customer asks about it rather than say yes (its own request, never the gold).
             return _WHAT_ABOUT.format(what=_listed([t.label for t in left]))
-        return (self._press(message) if plan else None) or answer
+        answer = (self._press(message) if plan else None) or answer
+        if plan and answer in _YES and _CHOICE.search(message):
+            lead = "Alright, I understand. " if answer == _GIVE_IN else ""
+            answer = self._chosen = _CHOSEN.format(lead=lead, what=_listed([t.label for t in targets]))
+        return answer
 
     def _press(self, message: str) -> str | None:
         """A customer who presses (`agentgym.envs.tooluse.consent.Press`): to a plan that refuses
