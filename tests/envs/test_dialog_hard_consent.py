@@ -263,3 +263,69 @@ def test_expert_oracle_solve_the_twists_and_submit_first_never_does(split: str) 
             ep = run_episode(env, agent, seed=seed).episode
             assert ep["success"] is wins, (seed, agent)
             assert ep["turns"] <= env.unwrapped.task.max_turns
+
+
+#: Requests for the yes in words no list of approval phrases holds: a question about nothing on
+#: the form ("How does that sound?"), a yes/no question whose subject is the plan ("Is this what
+#: you had in mind?"), an imperative addressed to the user ("Please confirm ..."), an offer that
+#: waits on its word ("If you're happy with it, I'll submit.").
+OPEN_ASKS = ("How does that sound?", "Is everything in order?", "What do you say?", "All good?",
+             "Is this what you had in mind?", "Does everything check out?", "Are these acceptable?",
+             "Does this meet your needs?", "Please confirm and I'll submit the plan.", "Say the word and I'll book it.",
+             "If you're happy with it, I'll submit.", "Please approve the plan so I can submit it.",
+             "Review it and let me know.", "Ready when you are - just give me the okay.")
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_any_question_beside_a_whole_plan_about_nothing_on_the_form_asks_for_the_yes(split: str) -> None:
+    for seed in _seeds(split, 2):
+        for question in OPEN_ASKS:
+            env, task = _fresh(split, seed)
+            plan = task.gold.accepted[-1]
+            obs, *_ = env.step(LAYOUTS["table"](_rows(task, plan)) + "\n\n" + question)
+            assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, question, obs)
+            # With a booking left out the same words get the question for it, never a yes.
+            env, task = _fresh(split, seed)
+            rows = _rows(task, plan)
+            obs, *_ = env.step(LAYOUTS["table"](rows[:-1]) + "\n\n" + question)
+            assert SUBMIT_ANSWER not in obs and f"booking {LABELS[len(rows) - 1]}" in obs, (seed, question, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_whole_plan_with_a_question_about_the_form_or_no_question_gets_no_yes(split: str) -> None:
+    for seed in _seeds(split, 2):
+        for tail in ("I've booked these.", "I'll submit it now.", "What is your budget?", "Which booking matters most?",
+                     "Is the budget firm?"):
+            env, task = _fresh(split, seed)
+            obs, *_ = env.step(LAYOUTS["list"](_rows(task, task.gold.accepted[0])) + "\n" + tail)
+            assert SUBMIT_ANSWER not in obs and task.extra["plan"].agreed is None, (tail, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_place_with_no_room_left_beside_the_plan_is_no_second_choice(split: str) -> None:
+    for seed in _seeds(split, 2):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        leg = task.gold.legs[0]
+        other = next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan)
+        for note in ("{x} was full.", "I also looked at {x}, but it had no availability then.", "{x} is booked up.",
+                     "({x} was sold out that {slot}.)"):
+            env, task = _fresh(split, seed)
+            aside = note.format(x=other.name, slot=leg.slot)
+            obs, *_ = env.step(LAYOUTS["list"](_rows(task, plan)) + f"\n{aside}\nShall I submit this plan?")
+            assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, note, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_last_question_beside_the_plan_decides_what_it_asks(split: str) -> None:
+    for seed in _seeds(split, 2):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        body = LAYOUTS["list"](_rows(task, plan))
+        # A question about something else first, then the plan and a request for the yes: a yes.
+        obs, *_ = env.step(f"Quick question first: do you need receipts for these? Anyway:\n{body}\nHow does that sound?")
+        assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, obs)
+        # A question about the form after the request: the form is what is left to answer.
+        env, task = _fresh(split, seed)
+        obs, *_ = env.step(f"{body}\nHow does that sound? Also, what was the budget again?")
+        assert SUBMIT_ANSWER not in obs and task.extra["plan"].agreed is None, (seed, obs)

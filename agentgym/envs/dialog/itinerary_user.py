@@ -6,10 +6,13 @@ restates the lines the question is about (a booking named by its label, the budg
 priorities, the areas, a place twice, or the whole form). It must hear the whole plan and say
 yes before the agent submits: a message that names one place for each booking of the form (by
 name or id; a place belongs to the booking of its category, one reading, as no two bookings
-share a category) and asks whether that plan is fine ("Shall I book these?", "Does this plan
-work for you?", "Want me to go ahead?", read by the shared understanding engine, plus a few
-ways to ask for approval) gets a yes to that very plan, which `PlanState.agreed` records. The
-user does not check the plan (its yes says it heard it, never whether it is right: a user that
+share a category) and asks whether that plan is fine gets a yes to that very plan. It asks when
+the shared understanding engine reads a confirmation ("Shall I book these?", "Want me to go
+ahead?"), a question names a way to approve ("Does this plan work for you?"), or, beside the
+places named, it asks anything not about the form (`asks_of_plan`: "How does that sound?", "Is
+everything in order?", "Please confirm and I'll submit.", "Say the word and I'll book them."):
+with a plan before them, a person hears such a question as one about it. `PlanState.agreed`
+records the plan the yes went to. The user does not check the plan (its yes says it heard it, never whether it is right: a user that
 refused exactly the wrong plans would leak the gold). Asked without a whole plan, it asks for
 one. On a task with a changed mind (`agentgym.envs.dialog.itinerary_twists`), the first whole
 plan it hears gets the revised form line instead of a yes; from then on it restates the revised
@@ -30,7 +33,7 @@ from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 from agentgym.envs.dialog.user import place_names, places_named, understanding
 
-__all__ = ["PlanUser", "answer", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER", "WHOLE_PLAN", "SEVERAL_PLACES"]
+__all__ = ["PlanUser", "answer", "asks_of_plan", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER", "WHOLE_PLAN", "SEVERAL_PLACES"]
 
 #: The user's first message.
 OPENING = "Hi! Could you book the plan from my request form, please?"
@@ -59,6 +62,48 @@ _AREA = re.compile(r"\b(areas?|neighbou?rhoods?|district)\b")
 _TWICE = re.compile(r"\b(twice|same place|one place for|a place for two)\b")
 _FORM = re.compile(r"\b(form|needs?|requirements?|looking for|what (do|would) you (want|like))\b")
 _NO_AREA_RULE = "My form has no rule about areas: two bookings may be in the same area."
+
+
+#: Where a message splits into sentences: a sentence end (not a decimal point) or a line break.
+_SENTENCES = re.compile(r"(?<=[!?])\s*|(?<!\d)[.](?!\d)\s*|\n+")
+#: A yes/no question whose subject is the plan itself ("Is this what you want?", "Does
+#: everything check out?", "Are these fine?"): whatever it names after, it asks about the plan.
+_OF_PLAN = re.compile(r"^(?:\W*(?:so|and|now|then|ok\w*|well)\b\W*)?(?:is|are|does|do|did|will|would|can|could|"
+                      r"should|shall|was|were|has|have)\s+(?:this|that|it|these|those|everything|all( of)? (this|that|it)|"
+                      r"(?:the|this|that|my|our|your) (?:plan|itinerary|bookings?|schedule|selection|lineup|line-up|"
+                      r"proposal))\b")
+#: A request of the user, or an offer that waits on its word: an imperative addressed to it, at
+#: the start of a clause ("Please confirm", "Say the word", "Review it and let me know"), or what the agent will do once the user
+#: agrees ("If you're happy with it, I'll submit", "... and I'll book them", "... so I can submit").
+_REQUEST = re.compile(r"(?:^|\band\b|[,;:\u2013\u2014]|\s-\s)(?:\W*(?:please|kindly|just|so|then|simply)\b)*\W*(?:say|tell|give|reply|respond|confirm|"
+                      r"approve|let me know|answer|send|drop|shout|ok|okay)\b"
+                      r"|\b(?:if|once|when|as soon as)\b[^.?!]*\b(?:you|your)\b[^.?!]*\bi(?:'ll|’ll| will| can| shall)\b"
+                      r"|\b(?:and|then|so)\s+i(?:'ll|’ll| will| can| shall)\s+(?:\w+\s+)?(?:submit|book|finali[sz]e|"
+                      r"confirm|lock|proceed|send|go ahead)")
+
+
+def asks_of_plan(message: str) -> bool:
+    """Whether `message`, which names places, asks the user about the plan they make: its last
+    question or request is a request of the user or an offer that waits on its word
+    (`_REQUEST`), a yes/no question whose subject is the plan (`_OF_PLAN`), or any other
+    question about none of the form's lines (its bookings by label, the budget, the priorities,
+    the areas, a place twice, the form). With a plan before it and nothing else asked, a person
+    hears a question as one about that plan."""
+    asked = False
+    for sentence in _SENTENCES.split(message.lower()):
+        sentence = sentence.strip().lstrip("*_#>-•").strip()
+        # The last question decides: an agent asks for the yes after the plan, and a question
+        # about the form after it ("... Also, what was the budget?") is what is left to answer.
+        if _REQUEST.search(sentence) or _OF_PLAN.search(sentence):
+            asked = True
+        elif sentence.endswith("?"):
+            asked = not _about_form(sentence)
+    return asked
+
+
+def _about_form(text: str) -> bool:
+    """Whether `text` asks about a line of the form (what `answer` restates)."""
+    return any(r.search(text) for r in (_BOOKINGS, _BUDGET, _PRIORITY, _AREA, _TWICE, _FORM))
 
 
 def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool) -> str:
@@ -94,10 +139,12 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
 #: higher-rated one (X, 6 EUR) would push the total over" says its verdict after it.
 _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
-#: dropped", "W is taken", "V lacks wifi", "U is over budget"). Words a chosen place's own
+#: dropped", "W is taken", "V lacks wifi", "U is over budget"), and any word of a place with no
+#: room left ("T was full", "S had no availability", "R is booked up"). Words a chosen place's own
 #: description may well carry ("no parking needed", "without a view") are not among them.
 _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|dropp(ed|ing)|dropped|taken|"
                         r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"
+                        r"(full|booked (out|up)|sold out)|no (availability|vacanc\w+|openings?|space|room|free \w+)|"
                         r"over \d+|push\w* the total over|too (expensive|pricey|far|costly|much)|exceeds?|instead)\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than Z").
 _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|rather than|than|not|unlike|but not)\s*$")
@@ -173,12 +220,13 @@ class PlanUser(SimulatedUser):
     def reply(self, message: str, turn: int) -> UserTurn:
         reading = self._read(message)
         text = message.lower()
-        asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None)
-        if not asks_yes:
-            return UserTurn(answer(message, self._form, self._rules, self._distinct))
         gold: PlanGold = self._task.gold
         named = places_named(reading, self._names)
         plan, missing = plan_heard(named, gold, set_aside(message, named))
+        asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
+            (bool(named) and asks_of_plan(message))
+        if not asks_yes:
+            return UserTurn(answer(message, self._form, self._rules, self._distinct))
         if missing:
             return UserTurn(_open_bookings(missing, named, gold))
         state = self.state
