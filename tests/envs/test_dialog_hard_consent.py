@@ -130,6 +130,32 @@ def test_a_place_ruled_out_beside_the_plan_is_no_second_choice(split: str) -> No
         assert f"more than one place for booking {leg.label}" in obs and "did not hear" not in obs, obs
 
 
+#: Places set aside as a group, under a heading or by words said after a list of them ({x}, {y}:
+#: two places of the last booking's category that the plan does not take).
+ASIDE_GROUPS = ("{body}\n\n## Alternatives ruled out\nHigher-rated ones ({x} 4.6, {y} 4.2) are free too, but each "
+                "shares an area with another booking.\n\n## Your call\n{q}",
+                "## Proposed plan {body} ## Alternatives ruled out {x} and {y} would break the area rule. ## Your call {q}",
+                "{body}\n**Considered, not chosen:**\n- {x}\n- {y}\n\n{q}",
+                "{body}\nRuled out: {x}, {y}. {q}",
+                "{body}\nI did look hard at {x} and {y}, but either would push the total past the budget. {q}",
+                "{body}\n{x}, {y}: same area as booking A. {q}")
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("layout", ASIDE_GROUPS)
+def test_places_set_aside_as_a_group_are_no_second_choice(split: str, layout: str) -> None:
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        leg = task.gold.legs[-1]
+        others = [p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan][:2]
+        assert len(others) == 2, seed
+        text = layout.format(body=LAYOUTS["list"](_rows(task, plan)), x=others[0].name, y=others[1].name,
+                             q="Shall I submit this plan?")
+        obs, *_ = env.step(text)
+        assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, layout, obs)
+
+
 def _book(env: gym.Env, task: Any, plan: tuple[str, ...]) -> None:
     calls = [{"type": "function", "function": {"name": "book", "arguments": {"item_id": i, "day": leg.day,
                                                                              "slot": leg.slot}}}

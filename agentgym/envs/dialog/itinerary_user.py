@@ -145,26 +145,63 @@ _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|dropp(ed|ing)|dropped|taken|"
                         r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"
                         r"(full|booked (out|up)|sold out)|no (availability|vacanc\w+|openings?|space|room|free \w+)|"
-                        r"over \d+|push\w* the total over|too (expensive|pricey|far|costly|much)|exceeds?|instead)\b")
+                        r"over \d+|push\w* (the |our |your )?(total|budget|spend) (over|past|above|beyond)|"
+                        r"(go|goes|going|went) over|(over|above|beyond|past) (the |your |our )?(budget|limit|cap)|"
+                        r"(same|shared?|shares?|sharing) (an |the )?area|"
+                        r"too (expensive|pricey|far|costly|much)|exceeds?|instead)\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than Z").
 _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|rather than|than|not|unlike|but not)\s*$")
+
+
+#: Between two places of one list ("X, Y and Z", "(X 4.6, Y 4.2, Z 4.1)"): nothing but
+#: separators, ratings and prices, so what is said after the list is said of each of them.
+_LISTED = re.compile(r"^(?:[\s,;/()&+*_-]|\d+(?:\.\d+)?|eur|usd|€|\$|and|or|nor|also)*$")
+#: A heading over the places set aside ("## Alternatives ruled out", "**Considered, not
+#: chosen:**", "Ruled out: ..."): each place of its section is one the plan does not take.
+_ASIDE_HEADING = re.compile(r"\b(ruled out|rejected|alternatives?|considered|not chosen|other options?|runners?[- ]up|"
+                            r"passed over|discarded|excluded|did ?n[o’']t make)\b")
+#: Where a section starts: a markdown heading, a line of bold alone, or a label ending in a
+#: colon at the start of a line or sentence; it runs to the next section.
+_SECTION = re.compile(r"(?:^|\n|(?<=[.!?])\s+|\s(?=#))\s*(?:#+\s*[^#\n*]{0,60}|\*\*[^*\n]{1,60}\*\*|[^.!?:\n]{1,40}:)")
+
+
+def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """Where `text`'s sections start, and the spans of those under a heading that sets their
+    places aside (`_ASIDE_HEADING`)."""
+    starts = [(m.start(), m.group()) for m in _SECTION.finditer(text)]
+    spans = []
+    for k, (start, heading) in enumerate(starts):
+        if _ASIDE_HEADING.search(heading):
+            spans.append((start, starts[k + 1][0] if k + 1 < len(starts) else len(text)))
+    return [start for start, _ in starts], spans
 
 
 def set_aside(message: str, places: list[Place]) -> set[str]:
     """Ids of the `places` a message names only to set them aside: a place followed, before the
     next place or the sentence's end, by words that rule it out ("X was not free on Friday",
-    "Y (6 EUR) would push the total over the budget"), or led in by "instead of", "rather than"
-    and the like."""
+    "Y (6 EUR) would push the total over the budget"), each place of a list those words follow
+    ("X, Y and Z share an area with A"), a place led in by "instead of", "rather than" and the
+    like, and a place in a section headed as set aside ("Alternatives ruled out: ...")."""
     text = message.lower()
     mentions = place_mentions(text, places)
+    heads, sections = _sections(text)
     out: set[str] = set()
+    verdicts: list[bool] = []
     for k, (place, start, end) in enumerate(mentions):
-        stop = mentions[k + 1][1] if k + 1 < len(mentions) else len(text)
+        # What is said of a place ends at the next place, sentence end or section.
+        stop = min([mentions[k + 1][1] if k + 1 < len(mentions) else len(text), *(h for h in heads if h >= end)])
         brk = _SAID_END.search(text, end, stop)
         after = text[end:brk.end() if brk else stop]
         before = text[mentions[k - 1][2] if k else 0:start]
-        if _SET_ASIDE.search(after) or _SET_ASIDE_BEFORE.search(before):
+        verdicts.append(bool(_SET_ASIDE.search(after)))
+        if verdicts[-1] or _SET_ASIDE_BEFORE.search(before) or any(a <= start < b for a, b in sections):
             out.add(place.id)
+    # A list shares the verdict said after its last place: back from each place set aside by
+    # the words after it, every place before it with only list separators between them.
+    for k in range(len(mentions) - 1, 0, -1):
+        if verdicts[k] and _LISTED.match(text[mentions[k - 1][2]:mentions[k][1]]):
+            verdicts[k - 1] = True
+            out.add(mentions[k - 1][0].id)
     return out
 
 
