@@ -206,3 +206,19 @@ def test_a_question_that_is_no_choice_of_plans_gets_the_plain_yes() -> None:
         env, u = _env("ops", seed)
         answer = _answer(env, _plan(u._task) + " Shall I go ahead, or is there anything else I should know first?")
         assert "Please go ahead with the incident" not in answer and answer in _YES, (seed, answer)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize("request_", ["Please confirm that I should go ahead as described.",
+                                      "Please review the plan and confirm.", "Shall I proceed?"])
+def test_a_note_beside_the_plan_is_no_addition_to_it(domain: str, request_: str) -> None:
+    # "Note that rolling back also removes v1.10.9": the plan's account of the work, not an
+    # extra write the request for the yes asks about (ToolUse playtest 5832 T8).
+    for seed in range(3):
+        env, u = _env(domain, seed)
+        plan = _plan(u._task)
+        answer = _answer(env, f"{plan}\nNote that this also changes nothing else you asked about. {request_}")
+        assert answer in _YES, (domain, seed, answer)
+        env, u = _env(domain, seed)
+        answer = _answer(env, f"{plan}\nPlease confirm, and shall I also send you a summary by e-mail?")
+        assert answer == "Just what I asked for, please.", (domain, seed, answer)

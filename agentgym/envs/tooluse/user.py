@@ -380,14 +380,16 @@ class ToolUseUser(RuleBasedUser):
     def _confirmation(self, message: str) -> str:
         """The answer to "shall I go ahead?": a value of the job other than the user's gets the
         user's; a plan that adds something unasked for ("shall I also ...?") gets "just what I
-        asked for"; else yes. In the tier only the question itself is read for the addition: a
+        asked for"; else yes. In the tier only the sentences that ask are read for the addition (a
+        question, or a request such as "please confirm that I should ..."; else the last): a
         plan's account of the work says "also past its window" or "extra days" too."""
         objection = self._objection(message)
         if objection:
             return objection
         asked = message
-        if self._tier:
-            asked = " ".join(s for s in SENTENCE_BREAK.split(without_abbreviation_stops(message)) if "?" in s) or message
+        if self._tier:  # the sentences that ask (a question, or "please confirm ..."), else the last
+            said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
+            asked = " ".join(s for s in said if "?" in s or _ASKS_YES.search(s) or _ASKS_ANSWER.search(s)) or said[-1]
         return _ONLY_ASKED if _EXTRA.search(asked) else CONFIRMED
 
     def _objection(self, message: str) -> str | None:
