@@ -104,7 +104,9 @@ SET_ASIDE = ("{x} was not free on {day}", "{x} is not free on {day}", "{x} was d
              "{x} no longer fits the budget", "{x} lacks what you need", "{x} is taken that {slot}",
              "{x} wasn't available", "instead of {x}, the plan keeps the place above", "{x} is over budget",
              "the higher-rated one ({x}, 6 EUR) would push the total over the budget",
-             "the better-rated one ({x}, 6 EUR) would push the total over 10")
+             "the better-rated one ({x}, 6 EUR) would push the total over 10", "{x} would bust the budget",
+             "I chose the place above over the better-rated {x}", "I have replaced {x} with the place above",
+             "{x} would take the total to 140")
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -154,6 +156,22 @@ def test_places_set_aside_as_a_group_are_no_second_choice(split: str, layout: st
                              q="Shall I submit this plan?")
         obs, *_ = env.step(text)
         assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, layout, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_place_booked_instead_and_a_place_named_again_in_the_plan_are_kept(split: str) -> None:
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        leg = task.gold.legs[-1]
+        chosen = next(p for p in task.world.places if p.id == plan[-1])
+        other = next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan)
+        body = LAYOUTS["list"](_rows(task, plan))
+        for text in (f"{other.name} was taken, so I have booked {chosen.name} instead.\n{body}",
+                     f"{chosen.name} looked full at first, but it was not.\n{body}\n({other.name} is over budget.)"):
+            env, task = _fresh(split, seed)
+            obs, *_ = env.step(text + "\nShall I submit this plan?")
+            assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, text, obs)
 
 
 def _book(env: gym.Env, task: Any, plan: tuple[str, ...]) -> None:

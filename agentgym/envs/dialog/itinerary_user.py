@@ -148,9 +148,13 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|dro
                         r"over \d+|push\w* (the |our |your )?(total|budget|spend) (over|past|above|beyond)|"
                         r"(go|goes|going|went) over|(over|above|beyond|past) (the |your |our )?(budget|limit|cap)|"
                         r"(same|shared?|shares?|sharing) (an |the )?area|"
-                        r"too (expensive|pricey|far|costly|much)|exceeds?|instead)\b")
-#: Words right before a place that set it aside ("instead of X", "rather than Y", "better than Z").
-_SET_ASIDE_BEFORE = re.compile(r"\b(instead of|rather than|than|not|unlike|but not)\s*$")
+                        r"(bust|blow|break|exceed|overshoot|overrun)\w* (the |your |our )?(budget|limit|cap|total)|"
+                        r"(take|push|bring|put)\w* (the |your |our )?(total|budget|spend) (to|over|past|above|beyond)|"
+                        r"too (expensive|pricey|far|costly|much)|exceeds?)\b")
+#: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
+#: Z", "chose A over the better-rated X", "replaced X with Y", "swapped out X").
+_SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|unlike|but not|over( the| a)?( [\w-]+)?|"
+                               r"(replac|swapp?|drop+|cancel+)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?)\s*$")
 
 
 #: Between two places of one list ("X, Y and Z", "(X 4.6, Y 4.2, Z 4.1)"): nothing but
@@ -185,8 +189,8 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
     text = message.lower()
     mentions = place_mentions(text, places)
     heads, sections = _sections(text)
-    out: set[str] = set()
-    verdicts: list[bool] = []
+    verdicts: list[bool] = []  # per mention: the words after it set it aside
+    aside: list[bool] = []  # per mention: set aside, by any rule
     for k, (place, start, end) in enumerate(mentions):
         # What is said of a place ends at the next place, sentence end or section.
         stop = min([mentions[k + 1][1] if k + 1 < len(mentions) else len(text), *(h for h in heads if h >= end)])
@@ -194,15 +198,16 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
         after = text[end:brk.end() if brk else stop]
         before = text[mentions[k - 1][2] if k else 0:start]
         verdicts.append(bool(_SET_ASIDE.search(after)))
-        if verdicts[-1] or _SET_ASIDE_BEFORE.search(before) or any(a <= start < b for a, b in sections):
-            out.add(place.id)
+        aside.append(verdicts[-1] or bool(_SET_ASIDE_BEFORE.search(before))
+                     or any(a <= start < b for a, b in sections))
     # A list shares the verdict said after its last place: back from each place set aside by
     # the words after it, every place before it with only list separators between them.
     for k in range(len(mentions) - 1, 0, -1):
         if verdicts[k] and _LISTED.match(text[mentions[k - 1][2]:mentions[k][1]]):
-            verdicts[k - 1] = True
-            out.add(mentions[k - 1][0].id)
-    return out
+            verdicts[k - 1] = aside[k - 1] = True
+    # A place is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it).
+    kept = {place.id for (place, _, _), gone in zip(mentions, aside) if not gone}
+    return {place.id for place, _, _ in mentions} - kept
 
 
 def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset()) -> tuple[list[Place | None], list[str]]:
