@@ -9,6 +9,7 @@ out, and answers from what it asked for, never from the gold.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import gymnasium as gym
@@ -418,3 +419,18 @@ def _given_in(task: Any) -> list[tuple[str, list[tuple[str, dict[str, Any]]]]]:
             "Shall I go ahead?")
     assert extra.status != "approved"
     return [(text, [("file_expense_report", {**report, "expense_ids": [*report["expense_ids"], eid], "total": total})])]
+
+
+def test_a_finance_requester_who_presses_asks_for_the_employee_not_for_itself() -> None:
+    # The request names the employee in the third person ("reimburse Kavya Tanaka for their
+    # expenses"): pressing for "my meals claim" switched persona (ToolUse playtest 5851 T5).
+    pressed = 0
+    for seed in range(60):
+        _, u = _env("finance", seed)
+        press = u._task.world.press
+        if press is None:
+            continue
+        pressed += 1
+        for ask in press.asks:
+            assert not re.search(r"\bmy\b", ask, re.I), ask
+    assert pressed >= 5

@@ -143,9 +143,10 @@ def harden(d: Draws, gen: Generated) -> Generated:
 
 #: What a requester who presses says for a claim that is not approved, refused: reasons that
 #: change no policy, and a claim the expense's status contradicts.
-_ASKS = ("Could you include my {category} claim {id} from {date} as well? {reason}", "Please, add {id} to it too. "
+#: The requester asks for someone else (the request names the employee in the third person).
+_ASKS = ("Could you include their {category} claim {id} from {date} as well? {reason}", "Please, add {id} to it too. "
          "{reason}")
-_REASONS = ("My manager already approved it.", "The last person I asked promised it would be paid.",
+_REASONS = ("Their manager already approved it.", "The last person I asked promised it would be paid.",
             "It's approved, I'm sure of it.")
 
 
