@@ -19,6 +19,9 @@ from agentgym.envs.dialog.itinerary import LABELS, PlanGold, candidates
 from agentgym.envs.dialog.itinerary_user import SUBMIT_ANSWER
 from agentgym.eval.episode import run_episode
 
+#: Every yes of the itinerary user opens so (`SUBMIT_ANSWER`, `SUBMIT_HEARD`).
+YES = SUBMIT_ANSWER.split(".")[0]
+
 DIALOG_ID = "AgentRL/Dialog-v0"
 SPLITS = ("train", "test")
 SUBMIT = '{"name": "submit_plan", "arguments": {}}'
@@ -81,7 +84,7 @@ def test_the_yes_is_understood_over_many_phrasings_and_layouts(split: str) -> No
             env, task = _fresh(split, seed)
             plan = task.gold.accepted[-1]
             obs, _, terminated, *_ = env.step(render(_rows(task, plan)) + "\n" + question)
-            assert SUBMIT_ANSWER in obs and not terminated, (seed, layout, question, obs)
+            assert YES in obs and not terminated, (seed, layout, question, obs)
             assert task.extra["plan"].agreed == plan
 
 
@@ -94,7 +97,7 @@ def test_no_yes_without_a_question_or_a_whole_plan(split: str) -> None:
                         LAYOUTS["list"](rows[:-1]) + "\nShall I submit this plan?",
                         "Shall I submit the plan?", "Does this plan work for you?"):
             obs, *_ = env.step(message)
-            assert SUBMIT_ANSWER not in obs and task.extra["plan"].agreed is None, (message, obs)
+            assert YES not in obs and task.extra["plan"].agreed is None, (message, obs)
         obs, *_ = env.step(LAYOUTS["list"](rows[:-1]) + "\nShall I submit this plan?")
         assert f"booking {LABELS[len(rows) - 1]}" in obs
 
@@ -106,7 +109,7 @@ SET_ASIDE = ("{x} was not free on {day}", "{x} is not free on {day}", "{x} was d
              "the higher-rated one ({x}, 6 EUR) would push the total over the budget",
              "the better-rated one ({x}, 6 EUR) would push the total over 10", "{x} would bust the budget",
              "I chose the place above over the better-rated {x}", "I have replaced {x} with the place above",
-             "{x} would take the total to 140")
+             "{x} would take the total to 140", "the pricier ones left no room for {x}")
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -123,12 +126,12 @@ def test_a_place_ruled_out_beside_the_plan_is_no_second_choice(split: str) -> No
                 text = (f"{aside[0].upper()}{aside[1:]}. {body}" if where == "before" else f"{body}\n({aside})")
                 env, task = _fresh(split, seed)
                 obs, *_ = env.step(text + "\nShall I submit this plan?")
-                assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, phrase, where, obs)
+                assert YES in obs and task.extra["plan"].agreed == plan, (seed, phrase, where, obs)
         # Two places for one booking, neither ruled out, are still two: the user asks.
         env, task = _fresh(split, seed)
         rows = _rows(task, plan)
         obs, *_ = env.step(LAYOUTS["list"](rows) + f"\nOr {other.name} for booking {leg.label}. Shall I submit?")
-        assert SUBMIT_ANSWER not in obs and task.extra["plan"].agreed is None, obs
+        assert YES not in obs and task.extra["plan"].agreed is None, obs
         assert f"more than one place for booking {leg.label}" in obs and "did not hear" not in obs, obs
 
 
@@ -155,7 +158,7 @@ def test_places_set_aside_as_a_group_are_no_second_choice(split: str, layout: st
         text = layout.format(body=LAYOUTS["list"](_rows(task, plan)), x=others[0].name, y=others[1].name,
                              q="Shall I submit this plan?")
         obs, *_ = env.step(text)
-        assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, layout, obs)
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, layout, obs)
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -171,7 +174,26 @@ def test_the_place_booked_instead_and_a_place_named_again_in_the_plan_are_kept(s
                      f"{chosen.name} looked full at first, but it was not.\n{body}\n({other.name} is over budget.)"):
             env, task = _fresh(split, seed)
             obs, *_ = env.step(text + "\nShall I submit this plan?")
-            assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, text, obs)
+            assert YES in obs and task.extra["plan"].agreed == plan, (seed, text, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_yes_beside_places_set_aside_names_the_plan_it_heard(split: str) -> None:
+    # A plan with a place set aside beside it is agreed as the user heard it, and its yes says
+    # which: an aside heard otherwise shows before the agent submits (Dialog playtest 5861 T9).
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        leg = task.gold.legs[-1]
+        other = next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan)
+        names = {p.id: p.name for p in task.world.places}
+        obs, *_ = env.step(f"{LAYOUTS['list'](_rows(task, plan))} (Pricier ones left no room for {other.name}.) "
+                           "OK to submit this one?")
+        heard = ", ".join(f"{label} {names[i]}" for label, i in zip(LABELS, plan))
+        assert f"works for me: {heard}." in obs and task.extra["plan"].agreed == plan, (seed, obs)
+        env, task = _fresh(split, seed)
+        obs, *_ = env.step(LAYOUTS["list"](_rows(task, plan)) + "\nShall I submit this plan?")
+        assert SUBMIT_ANSWER in obs, obs  # the plan alone: the plain yes
 
 
 def _book(env: gym.Env, task: Any, plan: tuple[str, ...]) -> None:
@@ -252,7 +274,7 @@ def test_the_changed_mind_is_stated_once_with_one_reading(split: str) -> None:
         task = env.unwrapped.task
         ask = LAYOUTS["list"](_rows(task, first.accepted[0])) + "\nShall I submit this plan?"
         obs, *_ = env.step(ask)
-        assert "changed my mind about booking " + LABELS[mind.leg] in obs and SUBMIT_ANSWER not in obs
+        assert "changed my mind about booking " + LABELS[mind.leg] in obs and YES not in obs
         # The revised line reads as a form line does (the expert's reading), one booking changed.
         line = obs.split("is now: ", 1)[1].split(" Everything else", 1)[0]
         form = read_form(task.brief.replace(task.brief.splitlines()[3 + mind.leg][2:], line))
@@ -260,7 +282,7 @@ def test_the_changed_mind_is_stated_once_with_one_reading(split: str) -> None:
         # Asked again, the user restates the revised line, and the next plan gets a yes.
         assert line in env.step(f"What do you need for booking {LABELS[mind.leg]}?")[0]
         obs, *_ = env.step(ask)
-        assert SUBMIT_ANSWER in obs
+        assert YES in obs
     assert checked >= 5
 
 
@@ -327,12 +349,12 @@ def test_any_question_beside_a_whole_plan_about_nothing_on_the_form_asks_for_the
             env, task = _fresh(split, seed)
             plan = task.gold.accepted[-1]
             obs, *_ = env.step(LAYOUTS["table"](_rows(task, plan)) + "\n\n" + question)
-            assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, question, obs)
+            assert YES in obs and task.extra["plan"].agreed == plan, (seed, question, obs)
             # With a booking left out the same words get the question for it, never a yes.
             env, task = _fresh(split, seed)
             rows = _rows(task, plan)
             obs, *_ = env.step(LAYOUTS["table"](rows[:-1]) + "\n\n" + question)
-            assert SUBMIT_ANSWER not in obs and f"booking {LABELS[len(rows) - 1]}" in obs, (seed, question, obs)
+            assert YES not in obs and f"booking {LABELS[len(rows) - 1]}" in obs, (seed, question, obs)
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -342,7 +364,7 @@ def test_a_whole_plan_with_a_question_about_the_form_or_no_question_gets_no_yes(
                      "Is the budget firm?"):
             env, task = _fresh(split, seed)
             obs, *_ = env.step(LAYOUTS["list"](_rows(task, task.gold.accepted[0])) + "\n" + tail)
-            assert SUBMIT_ANSWER not in obs and task.extra["plan"].agreed is None, (tail, obs)
+            assert YES not in obs and task.extra["plan"].agreed is None, (tail, obs)
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -357,7 +379,7 @@ def test_a_place_with_no_room_left_beside_the_plan_is_no_second_choice(split: st
             env, task = _fresh(split, seed)
             aside = note.format(x=other.name, slot=leg.slot)
             obs, *_ = env.step(LAYOUTS["list"](_rows(task, plan)) + f"\n{aside}\nShall I submit this plan?")
-            assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, note, obs)
+            assert YES in obs and task.extra["plan"].agreed == plan, (seed, note, obs)
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -368,8 +390,8 @@ def test_the_last_question_beside_the_plan_decides_what_it_asks(split: str) -> N
         body = LAYOUTS["list"](_rows(task, plan))
         # A question about something else first, then the plan and a request for the yes: a yes.
         obs, *_ = env.step(f"Quick question first: do you need receipts for these? Anyway:\n{body}\nHow does that sound?")
-        assert SUBMIT_ANSWER in obs and task.extra["plan"].agreed == plan, (seed, obs)
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)
         # A question about the form after the request: the form is what is left to answer.
         env, task = _fresh(split, seed)
         obs, *_ = env.step(f"{body}\nHow does that sound? Also, what was the budget again?")
-        assert SUBMIT_ANSWER not in obs and task.extra["plan"].agreed is None, (seed, obs)
+        assert YES not in obs and task.extra["plan"].agreed is None, (seed, obs)

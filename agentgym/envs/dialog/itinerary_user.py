@@ -33,7 +33,8 @@ from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 from agentgym.envs.dialog.user import place_names, places_named, understanding
 
-__all__ = ["PlanUser", "answer", "asks_of_plan", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER", "WHOLE_PLAN", "SEVERAL_PLACES"]
+__all__ = ["PlanUser", "answer", "asks_of_plan", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER",
+           "SUBMIT_HEARD", "WHOLE_PLAN", "SEVERAL_PLACES"]
 
 #: The user's first message.
 OPENING = "Hi! Could you book the plan from my request form, please?"
@@ -42,6 +43,9 @@ FORM_ANSWER = ("Everything I need is on my request form; I have nothing to add. 
                "pick, then submit it.")
 #: The answer to a question whether a whole plan is fine.
 SUBMIT_ANSWER = "Yes, that plan works for me. Please go ahead and submit it."
+#: The yes to a plan named beside other places (set aside): it says the plan it heard, so an
+#: agent whose aside was heard otherwise sees it before it submits.
+SUBMIT_HEARD = "Yes, that plan works for me: {plan}. Please go ahead and submit it."
 #: The answer to a question whether to go ahead that names no whole plan.
 WHOLE_PLAN = ("Before I say yes I need to hear the whole plan, one place for each booking of my form; I did "
               "not hear one place for {missing}.")
@@ -154,7 +158,12 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|dro
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
 #: Z", "chose A over the better-rated X", "replaced X with Y", "swapped out X").
 _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|unlike|but not|over( the| a)?( [\w-]+)?|"
-                               r"(replac|swapp?|drop+|cancel+)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?)\s*$")
+                               r"(replac|swapp?|drop+|cancel+|skipp?)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?|"
+                               r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
+                               r"except( for)?( the)?|excluding( the)?|without( the)?)\s*$")
+#: Where the words said after a place stop short of the next place: the last clause opener
+#: before it ("X (3.0) | total 183 (pricier ones left no room for Y)": "no room" is said of Y).
+_CLAUSE_OPENER = re.compile(r"[(,;]|\b(and|but|so|while|whereas|because|since)\b")
 
 
 #: Between two places of one list ("X, Y and Z", "(X 4.6, Y 4.2, Z 4.1)"): nothing but
@@ -196,6 +205,10 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
         stop = min([mentions[k + 1][1] if k + 1 < len(mentions) else len(text), *(h for h in heads if h >= end)])
         brk = _SAID_END.search(text, end, stop)
         after = text[end:brk.end() if brk else stop]
+        if brk is None and k + 1 < len(mentions) and stop == mentions[k + 1][1]:
+            openers = list(_CLAUSE_OPENER.finditer(after))
+            if openers and openers[-1].start() > 0:
+                after = after[:openers[-1].start()]
         before = text[mentions[k - 1][2] if k else 0:start]
         verdicts.append(bool(_SET_ASIDE.search(after)))
         aside.append(verdicts[-1] or bool(_SET_ASIDE_BEFORE.search(before))
@@ -282,6 +295,9 @@ class PlanUser(SimulatedUser):
         agreed = tuple(p.id for p in plan if p is not None)
         state.agreed = agreed
         state.yeses.append((turn, agreed))
+        if len({p.id for p in named}) > len(agreed):
+            heard = ", ".join(f"{label} {p.name}" for label, p in zip(LABELS, plan) if p is not None)
+            return UserTurn(SUBMIT_HEARD.format(plan=heard))
         return UserTurn(SUBMIT_ANSWER)
 
     def on_commit(self, turn: int) -> UserTurn | None:
