@@ -574,9 +574,14 @@ def main(argv: list[str] | None = None) -> int:
             print(line, flush=True)
         misses += res["misses"]
         results.append(res)
+    return finish(results, misses, args.json)
+
+
+def finish(results: list[dict[str, Any]], misses: int, path: str | None) -> int:
+    """Print the misses, write every row to `path` (when given); the exit status."""
     print(f"misses: {misses}")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
+    if path:
+        with open(path, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=1)
     return 1 if misses else 0
 

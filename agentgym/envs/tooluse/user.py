@@ -33,6 +33,15 @@ assistant no turn to act on it). The old plan is kept as ``superseded`` for the 
 with ``target`` the detail's id and ``detail`` ``{"from", "to", "recoverable"}``; it is
 recoverable when the new plan, and the undoing of what it no longer wants, fit in the turns left.
 
+Asked to go ahead (easy and medium; `agentgym.envs.tooluse.asking`): a message that puts work to
+the user and asks for a yes in any words ("OK to submit?", "please reply 'yes' to confirm", "just
+say the word") is a confirmation question, and the plan's own words ask nothing ("refund the
+watch", "please double-check the amounts", "a 60-minute slot"): only a question of it asks for a
+detail, and one that names the detail's value asks to confirm it. A question to go ahead reports
+no work done; a question about work claimed done ("I've taken care of it. Is that alright?") is
+answered with what the user sees; a question that offers several values of a detail ("Currency:
+which one (EUR, USD, GBP)?") asks for it.
+
 Consent (the hard tier, `agentgym.envs.tooluse.consent`): a reply that is a plain yes to a
 message records that message as a plan the user said yes to, so the writes it describes may
 follow. A message that gives something asked about an outcome (a plan) and asks for any answer,
@@ -64,6 +73,15 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
+from agentgym.envs.tooluse.asking import (
+    ASKS_YES,
+    QUESTION_WORD,
+    asks_answer,
+    claims,
+    plan_only,
+    proposes,
+    questions,
+)
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
 from agentgym.envs.tooluse.consent import has, missing, parts
 from agentgym.envs.tooluse.data import load_lexicon
@@ -126,30 +144,6 @@ _CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:just|onl
 _CHOSEN = "{lead}Please go ahead with {what}."
 #: The hard tier's answer to a plan that gives no outcome for something asked about.
 _WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
-#: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
-#: process it", "let me know if that's OK"); the hard tier's user reads them as one.
-_ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"
-                       r"let me know if|(?:is|are) (?:that|this|these|those) (?:ok|okay|alright|all right|fine|acceptable)|"
-                       r"(?:ok|okay|alright|fine|good) (?:with|for) you|sounds? good\?|does (?:that|this) (?:work|sound)|"
-                       r"(?:do i|have i got|can i (?:get|have)|may i have) your (?:yes|ok|okay|go-ahead|approval|consent|"
-                       r"permission)|your (?:yes|go-ahead|approval|consent|permission|sign-off)\b|"
-                       r"happy (?:for me )?to (?:proceed|go ahead)|agree\?|(?:do|would|will) you approve|"
-                       r"approve (?:of )?(?:this|that|these|it|the plan)|yes or no|"
-                       r"(?:are|is) (?:you|that|this|it) (?:ok|okay|alright|all right|fine|happy|good) (?:with|about)|"
-                       r"happy with (?:this|that|it|these|the plan)|works? for you)", re.I)
-#: A sentence that asks the customer for an answer in the imperative: its verb ("confirm",
-#: "approve", "reply", "say", "tell me", "let me know") opens it, or follows "please", "just",
-#: "and", "then" or "so" ("please review the plan and confirm", "just say the word").
-_ASKS_ANSWER = re.compile(r"(?:^|\b(?:please|just|and|then|so),?\s+)(?:confirm|approve|reply|respond|say|tell me|"
-                          r"let me know|give me)\b", re.I)
-#: A sentence that speaks of the customer's assent as what the work waits for ("awaiting your
-#: confirmation", "once you confirm, I'll make the changes"): it addresses the customer and
-#: names an assent.
-_YOU = re.compile(r"\b(?:you|your)\b", re.I)
-_ASSENT = re.compile(r"\b(?:confirm\w*|approv\w*|agree\w*|ok|okay|go-ahead|yes|consent|permission|thumbs[- ]up|"
-                     r"green light|sign[- ]off)\b", re.I)
-#: Words that open a question asking for a value rather than a yes.
-_QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", re.I)
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
 SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 #: The reply to a question that restates what the user said, to check it ("in CHF, right?").
@@ -177,12 +171,6 @@ _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]
 #: or a severity (the domain's own words for them), or a meeting's length in minutes.
 _JOB_SLOTS = ("currency", "severity", "duration")
 _MINUTES = re.compile(r"\b(\d{2,3})[ -]?min")
-#: A message that says what the assistant is about to do ("I'll file the incident now"), and
-#: words that claim something is done already: a plan alone is not a claim of work done.
-_INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! know)|i am about to|i'm about to|i shall|"
-                     r"next,? i|i plan to|i'd like to)\b", re.I)
-_CLAIM = re.compile(r"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|completed?|"
-                    r"all set)\b", re.I)
 
 
 @lru_cache(maxsize=None)
@@ -266,17 +254,41 @@ class ToolUseUser(RuleBasedUser):
         consent = self._world.consent
         if consent is not None and message.strip():
             r = self._reading(message)
-            if (r.salad or not r.placed) and (r.confirm or self._asks_yes(message) or _asks_answer(message)) \
+            if (r.salad or not r.placed) and (r.confirm or self._asks_yes(message) or asks_answer(message)) \
                     and self._is_plan(message):
                 # A plan as a table or a bare list, with a question for a yes: read as the plan
                 # it is (the reading is shared with `reply`, which looks it up by the message).
                 self._last = (message, replace(r, salad=False, placed=True, confirm=True))
+        elif not self._tier and message.strip():
+            self._read_go_ahead(message)
         out = super().reply(message, turn)
         # A yes (and nothing after it: a change of mind announced with it is no yes) to a plan
         # that gives everything asked about an outcome: the plan's writes may follow.
         if consent is not None and (out.text in _YES or out.text == self._chosen) and out.end is None:
             consent.grant(message)
         return out
+
+    def _read_go_ahead(self, message: str) -> None:
+        """A message that puts work to the user for a yes (`proposes`) is a confirmation
+        question in any words ("OK to submit?", "please reply 'yes' to confirm"), unless a
+        question of it asks for a detail the user has and does not name its value ("how long
+        should it be?"): the plan's own words ("refund the watch", "please double-check the
+        amounts", "for a 60-minute slot") ask nothing. Kept as the message's reading, which
+        `reply` then shares."""
+        r = self._reading(message)
+        if r.open or r.salad or not r.placed or not proposes(message, self._read):
+            return
+        asked = {slot for q in questions(message) for slot in self._read(q).asked}
+        if any(d.slot in asked and not self._names(d.slot, message) for d in self._goal.details):
+            return
+        self._last = (message, replace(r, asked=(), confirm=True, question=True, chatter=False))
+
+    def _names(self, slot: str, message: str) -> bool:
+        """Whether a message names some value of a job's `slot` (as `_objection` reads them)."""
+        words = self._spec.vocabulary.get(slot)
+        if words:
+            return any(w in message for w in words)
+        return slot == "duration" and _MINUTES.search(message) is not None
 
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         consent = self._world.consent
@@ -289,7 +301,7 @@ class ToolUseUser(RuleBasedUser):
         # it in?") asks for that detail, though it names a write; else a plan that asks for any
         # answer (a question, "please confirm", "just say the word") asks for a yes to it.
         detail = bool(r.asked) and self._asks_unsaid(message)
-        if not r.confirm and (_ASKS_YES.search(message) or plan and not detail and _asks_answer(message)):
+        if not r.confirm and (ASKS_YES.search(message) or plan and not detail and asks_answer(message)):
             r = replace(r, confirm=True)  # "please confirm and I'll process it" asks for a yes too
         # "Can I go ahead and issue the refunds?" after a plan asks for a yes, not about refunds.
         answer = self._confirmation(message) if plan and r.confirm and not detail else \
@@ -325,8 +337,8 @@ class ToolUseUser(RuleBasedUser):
     def _asks_yes(self, message: str) -> bool:
         """Whether a message asks for a yes: in words the engine reads as a confirmation question
         in a sentence of its own (a plan laid out as a table reads as a list of words), or as
-        `_ASKS_YES` says."""
-        if _ASKS_YES.search(message):
+        `ASKS_YES` says."""
+        if ASKS_YES.search(message):
             return True
         asked = [s for line in message.splitlines() for s in SENTENCE_BREAK.split(without_abbreviation_stops(line))
                  if "?" in s]
@@ -340,7 +352,7 @@ class ToolUseUser(RuleBasedUser):
         read = understanding(self._task.domain).read
         return any((q := read(s)).asked and not self._said_all(q.asked)
                    for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
-                   if "?" in s and _QUESTION_WORD.search(s))
+                   if "?" in s and QUESTION_WORD.search(s))
 
     def _is_plan(self, message: str) -> bool:
         """Whether a message gives something the user asked about an outcome (the hard tier's)."""
@@ -357,7 +369,9 @@ class ToolUseUser(RuleBasedUser):
             return self._confirmation(message)
         if r.asked and not (r.open and self._said_all(r.asked)):
             return self._answer(r.asked, r.values)
-        if r.open and "done" in r.said and not _plan_only(message):
+        # A question that asks to go ahead and claims nothing reports nothing done ("Plan: refund
+        # the lamp. Shall I go ahead, and is there anything else?"); the tier reads its own way.
+        if r.open and "done" in r.said and not plan_only(message) and (self._tier or not r.confirm or claims(message, self._read)):
             return self._not_done()  # "It's done. Anything else?": the claim is what the user answers
         if r.open:
             for d in self._goal.details:  # the first detail not stated yet, nor set aside
@@ -370,12 +384,22 @@ class ToolUseUser(RuleBasedUser):
             return SMALL_TALK
         if r.question:
             text = self._objection(message) or (_RIGHT if self._restates(r.values) else "")
-            if not text and _CHECK.search(message):
-                return self._not_done()  # asked to look at the work: the user says what it sees
-            return text or REPHRASE
-        if "done" in r.said and not _plan_only(message):
+            if not text and (_CHECK.search(message) or not self._tier and claims(message, self._read)):
+                # Asked to look at the work, or asked anything about work claimed done ("I've
+                # taken care of it. Is that alright?"): the user says what it sees.
+                return self._not_done()
+            offered = self._offered(r) if not text else ()
+            return text or (self._answer(offered) if offered else REPHRASE)
+        if "done" in r.said and not plan_only(message):
             return self._not_done()
         return self._objection(message) or self._pick(GO_AHEAD)
+
+    def _offered(self, r: Reading) -> tuple[str, ...]:
+        """The slots a question offers several values of, as a choice ("**Currency:** which one
+        (EUR, USD, GBP)?"), of those the user has a detail of: it asks which."""
+        held = {d.slot for d in self._goal.details}
+        slots = [s for s, _ in r.values if s in held]
+        return tuple(dict.fromkeys(s for s in slots if slots.count(s) > 1))
 
     def _confirmation(self, message: str) -> str:
         """The answer to "shall I go ahead?": a value of the job other than the user's gets the
@@ -656,19 +680,6 @@ def _detail_value(task: Task, d: Detail) -> Any:
 def _listed(labels: list[str]) -> str:
     """"the atlas", "the atlas and the lamp", "the atlas, the lamp and the mug"."""
     return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
-
-
-def _asks_answer(message: str) -> bool:
-    """Whether a message asks the customer for an answer: a question, a sentence that asks for
-    one in the imperative (`_ASKS_ANSWER`), or one that speaks of the customer's assent (`_YOU`
-    and `_ASSENT`)."""
-    return "?" in message or any(_ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(s)
-                                 for line in message.splitlines() for s in SENTENCE_BREAK.split(line.strip(" -*#>")))
-
-
-def _plan_only(message: str) -> bool:
-    """Whether a message only says what the assistant will do, claiming nothing done yet."""
-    return _INTENT.search(message) is not None and _CLAIM.search(message) is None
 
 
 def make_user(task: Task, rng: Any) -> ToolUseUser:

@@ -1,0 +1,113 @@
+"""What a message asks of the tool-use customer beyond the engine's reading: a yes to a plan in
+any words, an answer in the imperative, and whether it says what the assistant will do or what
+it has done.
+
+The shared engine (`agentgym.users.understanding`) reads the confirmation questions of its
+grammar ("shall I go ahead?"); assistants ask for a yes in many more words ("OK to submit?",
+"please reply 'yes' to confirm", "just say the word"), and the tool-use user reads those here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from agentgym.users.understanding import Reading
+from agentgym.users.understanding.words import SENTENCE_BREAK
+
+__all__ = ["ASKS_YES", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "claims", "plan_only", "proposes",
+           "questions"]
+
+#: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
+#: process it", "let me know if that's OK").
+ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"
+                      r"let me know if|(?:is|are) (?:that|this|these|those) (?:ok|okay|alright|all right|fine|acceptable)|"
+                      r"(?:ok|okay|alright|fine|good) (?:with|for) you|sounds? good\?|does (?:that|this) (?:work|sound)|"
+                      r"(?:do i|have i got|can i (?:get|have)|may i have) your (?:yes|ok|okay|go-ahead|approval|consent|"
+                      r"permission)|your (?:yes|go-ahead|approval|consent|permission|sign-off)\b|"
+                      r"happy (?:for me )?to (?:proceed|go ahead)|agree\?|(?:do|would|will) you approve|"
+                      r"approve (?:of )?(?:this|that|these|it|the plan)|yes or no|"
+                      r"(?:are|is) (?:you|that|this|it) (?:ok|okay|alright|all right|fine|happy|good) (?:with|about)|"
+                      r"happy with (?:this|that|it|these|the plan)|works? for you)", re.I)
+#: A sentence that asks the customer for an answer in the imperative: its verb ("confirm",
+#: "approve", "reply", "say", "tell me", "let me know") opens it, or follows "please", "just",
+#: "and", "then" or "so" ("please review the plan and confirm", "just say the word").
+_ASKS_ANSWER = re.compile(r"(?:^|\b(?:please|just|and|then|so),?\s+)(?:confirm|approve|reply|respond|say|tell me|"
+                          r"let me know|give me)\b", re.I)
+#: A sentence that speaks of the customer's assent as what the work waits for ("awaiting your
+#: confirmation", "once you confirm, I'll make the changes"): it addresses the customer and
+#: names an assent.
+_YOU = re.compile(r"\b(?:you|your)\b", re.I)
+_ASSENT = re.compile(r"\b(?:confirm\w*|approv\w*|agree\w*|ok|okay|go-ahead|yes|consent|permission|thumbs[- ]up|"
+                     r"green light|sign[- ]off)\b", re.I)
+#: A figure (an amount, a date, a time, a version, an id).
+_DIGIT = re.compile(r"\d")
+#: A word (a bare "?" asks nothing).
+_WORD = re.compile(r"[A-Za-z]{2,}")
+#: Words that open a question asking for a value rather than a yes.
+QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", re.I)
+#: A message that says what the assistant is about to do ("I'll file the incident now"), and
+#: words that claim something is done already: a plan alone is not a claim of work done.
+_INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! know)|i am about to|i'm about to|i shall|"
+                     r"next,? i|i plan to|i'd like to)\b", re.I)
+_CLAIM = re.compile(r"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|completed?|"
+                    r"all set)\b", re.I)
+
+
+def _sentences(message: str, marks: str = " -*#>") -> list[str]:
+    """A message's sentences, each line's list `marks` stripped."""
+    return [s for line in message.splitlines() for s in SENTENCE_BREAK.split(line.strip(marks))]
+
+
+def asks_answer(message: str) -> bool:
+    """Whether a message asks the customer for an answer: a question, a sentence that asks for
+    one in the imperative (`_ASKS_ANSWER`), or one that speaks of the customer's assent (`_YOU`
+    and `_ASSENT`)."""
+    return "?" in message or any(_ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(s)
+                                 for s in _sentences(message))
+
+
+def asks_go_ahead(message: str) -> bool:
+    """Whether a message asks for a yes: in words `ASKS_YES` holds, by a yes/no question (one
+    with no question word: "Confirm?", "OK to submit?", "Would that work for you?"), or in the
+    imperative or by speaking of the customer's assent (as `asks_answer` reads them)."""
+    return ASKS_YES.search(message) is not None or any(
+        "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(s)
+        for s in _sentences(message, " -*#>|"))
+
+
+def questions(message: str) -> list[str]:
+    """A message's questions: its sentences with a question mark, list marks and table bars
+    stripped."""
+    return [s for s in _sentences(message, " -*#>|") if "?" in s]
+
+
+def plan_only(message: str) -> bool:
+    """Whether a message only says what the assistant will do, claiming nothing done yet."""
+    return _INTENT.search(message) is not None and _CLAIM.search(message) is None
+
+
+def claims(message: str, read: Callable[[str], Reading]) -> bool:
+    """Whether a sentence of a message claims work done: it speaks of the work (words `read`
+    takes as ``done``: "refunded", "booked", "I have done") with words that claim it ("I have",
+    "already", "is now") and says nothing the assistant will do ("I've looked into it" speaks of
+    no work; "I've checked, and I'll refund it" claims nothing done)."""
+    return any(_CLAIM.search(s) and not _INTENT.search(s) for s in _work(message, read))
+
+
+def _work(message: str, read: Callable[[str], Reading]) -> list[str]:
+    """The sentences of a message that speak of the work, as `read` reads them."""
+    return [s for s in _sentences(message, " -*#>|") if "done" in read(s).said]
+
+
+def proposes(message: str, read: Callable[[str], Reading]) -> bool:
+    """Whether a message puts work to the customer for a yes: it asks for one
+    (`asks_go_ahead`), and a sentence of it speaks of the work (words `read` takes as ``done``:
+    "refund", "book", "file", in any tense), the message names what it is done to (a number, or
+    a value of the domain: "the smart watch", "$249.00", "on May 1"), and no sentence claims that
+    work done (one does not ask leave for work already done; "I've looked into it" claims no
+    work). A list of words with a "?" ("? ? book") puts nothing to the customer."""
+    if not asks_go_ahead(message):
+        return False
+    return bool(_work(message, read)) and bool(_DIGIT.search(message) or read(message).values) and not claims(
+        message, read)
