@@ -40,6 +40,10 @@ _ASKS_ANSWER = re.compile(r"(?:^|\b(?:please|just|and|then|so),?\s+)(?:confirm|a
 _YOU = re.compile(r"\b(?:you|your)\b", re.I)
 _ASSENT = re.compile(r"\b(?:confirm\w*|approv\w*|agree\w*|ok|okay|go-ahead|yes|consent|permission|thumbs[- ]up|"
                      r"green light|sign[- ]off)\b", re.I)
+#: A figure (an amount, a date, a time, a version, an id).
+_DIGIT = re.compile(r"\d")
+#: A word (a bare "?" asks nothing).
+_WORD = re.compile(r"[A-Za-z]{2,}")
 #: Words that open a question asking for a value rather than a yes.
 QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", re.I)
 #: A message that says what the assistant is about to do ("I'll file the incident now"), and
@@ -68,7 +72,7 @@ def asks_go_ahead(message: str) -> bool:
     with no question word: "Confirm?", "OK to submit?", "Would that work for you?"), or in the
     imperative or by speaking of the customer's assent (as `asks_answer` reads them)."""
     return ASKS_YES.search(message) is not None or any(
-        "?" in s and not QUESTION_WORD.search(s) or _ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(s)
+        "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(s)
         for s in _sentences(message, " -*#>|"))
 
 
@@ -99,8 +103,11 @@ def _work(message: str, read: Callable[[str], Reading]) -> list[str]:
 def proposes(message: str, read: Callable[[str], Reading]) -> bool:
     """Whether a message puts work to the customer for a yes: it asks for one
     (`asks_go_ahead`), and a sentence of it speaks of the work (words `read` takes as ``done``:
-    "refund", "book", "file", in any tense) while none claims that work done (one does not ask
-    leave for work already done; "I've looked into it" claims no work)."""
+    "refund", "book", "file", in any tense), the message names what it is done to (a number, or
+    a value of the domain: "the smart watch", "$249.00", "on May 1"), and no sentence claims that
+    work done (one does not ask leave for work already done; "I've looked into it" claims no
+    work). A list of words with a "?" ("? ? book") puts nothing to the customer."""
     if not asks_go_ahead(message):
         return False
-    return bool(_work(message, read)) and not claims(message, read)
+    return bool(_work(message, read)) and bool(_DIGIT.search(message) or read(message).values) and not claims(
+        message, read)

@@ -276,13 +276,12 @@ class ToolUseUser(RuleBasedUser):
         amounts", "for a 60-minute slot") ask nothing. Kept as the message's reading, which
         `reply` then shares."""
         r = self._reading(message)
-        if r.open or not proposes(message, self._read):
+        if r.open or r.salad or not r.placed or not proposes(message, self._read):
             return
         asked = {slot for q in questions(message) for slot in self._read(q).asked}
         if any(d.slot in asked and not self._names(d.slot, message) for d in self._goal.details):
             return
-        self._last = (message, replace(r, asked=(), confirm=True, question=True, salad=False, placed=True,
-                                       chatter=False))
+        self._last = (message, replace(r, asked=(), confirm=True, question=True, chatter=False))
 
     def _met_by(self, d: Detail, r: Reading, message: str) -> bool:
         """Whether a plan the user is asked to go ahead with already speaks to an unsaid wish
