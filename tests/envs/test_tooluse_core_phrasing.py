@@ -119,3 +119,25 @@ def test_a_question_for_a_detail_is_still_answered() -> None:
     env, _ = _at_plan("train", "finance", "medium")
     reply = _reply(env, "Which currency should I pay it in? Please confirm.")
     assert reply not in _YES and reply != REPHRASE
+
+
+# ------------------------------------------------------------------------------ the expert's own plan
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+def test_a_plan_that_meets_an_unsaid_wish_gets_a_yes_not_the_wish(difficulty: str) -> None:
+    env, plan = _at_plan("train", "orders", difficulty)
+    wish = next(d.statement for d in env.unwrapped._task.goal.details if d.slot == "refund")
+    reply = _reply(env, f"{_PLAN}{plan} Shall I go ahead, or is there anything else I should know first?")
+    assert reply != wish and reply.endswith("Please go ahead."), reply
+
+
+def test_an_unsaid_wish_a_plan_could_break_is_still_said() -> None:
+    env, plan = _at_plan("test", "ops", "medium")
+    details = {d.slot: d for d in env.unwrapped._task.goal.details}
+    if "rollback" not in details:
+        pytest.skip("this task's customer says nothing of a rollback")
+    ask = f"{_PLAN}{plan} Then I'll roll the service back. Shall I go ahead, or is there anything else I should know first?"
+    replies = [_reply(env, ask) for _ in range(3)]  # a detail per reply, the first unsaid first
+    said = replies.index(details["rollback"].statement)
+    assert not any(r.endswith("Please go ahead.") for r in replies[:said]), replies

@@ -283,6 +283,19 @@ class ToolUseUser(RuleBasedUser):
             return
         self._last = (message, replace(r, asked=(), confirm=True, question=True, chatter=False))
 
+    def _met_by(self, d: Detail, r: Reading, message: str) -> bool:
+        """Whether a plan the user is asked to go ahead with already speaks to an unsaid wish
+        (easy and medium): it names the wish's subject (the domain's words in its statement)
+        and its slot ("refund the watch" to "I'd like my money back for the watch"), so "shall
+        I go ahead, or is there anything else?" is no cue to say it again. A detail with a value
+        a plan could break (a currency, no rollback) is still said."""
+        if self._tier or not r.confirm or d.id in self._values:
+            return False
+        low = message.lower()
+        subject = [w for words in self._spec.vocabulary.values() for w in words if f" {w.lower()} " in _words(d.statement)]
+        return bool(subject) and all(w.lower() in low for w in subject) and any(
+            w in low for w in load_lexicon().slots.get(d.slot, ()))
+
     def _names(self, slot: str, message: str) -> bool:
         """Whether a message names some value of a job's `slot` (as `_objection` reads them)."""
         words = self._spec.vocabulary.get(slot)
@@ -375,7 +388,7 @@ class ToolUseUser(RuleBasedUser):
             return self._not_done()  # "It's done. Anything else?": the claim is what the user answers
         if r.open:
             for d in self._goal.details:  # the first detail not stated yet, nor set aside
-                if d.id not in self._revealed and d.slot not in r.excluded:
+                if d.id not in self._revealed and d.slot not in r.excluded and not self._met_by(d, r, message):
                     return self._state(d)
             return EVERYTHING
         if r.confirm:
