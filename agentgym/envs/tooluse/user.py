@@ -426,7 +426,7 @@ class ToolUseUser(RuleBasedUser):
         asked = message
         if self._tier:  # the sentences that ask (a question, or "please confirm ..."), else the last
             said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
-            asked = " ".join(s for s in said if "?" in s or _ASKS_YES.search(s) or _ASKS_ANSWER.search(s)) or said[-1]
+            asked = " ".join(s for s in said if "?" in s or ASKS_YES.search(s) or asks_answer(s)) or said[-1]
         return _ONLY_ASKED if _EXTRA.search(asked) else CONFIRMED
 
     def _objection(self, message: str) -> str | None:
