@@ -43,7 +43,8 @@ the user has not said yet ("which currency should I pay it in?"), which the user
 plan (or a confirmation question) that leaves out something the user asked about gets a
 question about it instead of a yes, and a customer who presses (`agentgym.envs.tooluse.consent.Press`) asks again for what a
 policy forbids each time a plan refuses it, as often as its request says, then accepts. Both answers come from
-the user's own request, never from the gold.
+the user's own request, never from the gold. A sub-task of CrossTask's hard tier (`SESSION_TIER`)
+reads a plan that asks for an answer the same way, and answers it as a confirmation.
 
 Typos (`perturb_text`) land only on messages that carry something the agent needs (the request,
 an answer, a change of mind, a reason), never on a stock reply, and never inside a value the
@@ -65,11 +66,12 @@ from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
-from agentgym.envs.tooluse.consent import has, missing, parts
+from agentgym.envs.tooluse.consent import Consent, has, missing, parts
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
+from agentgym.envs.tooluse.domains.consent_rules import RULES
 from agentgym.envs.tooluse.review import Review, review
-from agentgym.envs.tooluse.tasks import is_tier, longest_plan, shift_gold
+from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier, longest_plan, shift_gold
 from agentgym.users.picks import DrawnPicks
 from agentgym.users.rule_based import RuleBasedUser, shift_event
 from agentgym.users.stock import (
@@ -213,7 +215,7 @@ class ToolUseUser(RuleBasedUser):
 
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
-                 "_job", "_tier", "_pressed")
+                 "_job", "_tier", "_pressed", "_plans")
     STOCK = _STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
@@ -235,6 +237,9 @@ class ToolUseUser(RuleBasedUser):
         self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
         self._tier = is_tier(task)
+        #: How it reads a plan outside the tier, where a session's tier asks it to (the sub-task
+        #: says so: `SESSION_TIER`): as the tier does, with no yes recorded; else None.
+        self._plans = _plan_reader(task) if task.extra.get(SESSION_TIER) else None
         #: How often a customer who presses has pressed (`_press`).
         self._pressed = 0
         #: The last yes that named its choice between plans (`_CHOSEN`): a yes, as `_YES` are.
@@ -281,6 +286,8 @@ class ToolUseUser(RuleBasedUser):
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         consent = self._world.consent
         if consent is None:
+            if self._plans is not None and self._asks_yes_to_plan(r, message):
+                return self._confirmation(message)  # no "anything else?" detail for it: a yes
             return self._answer_message(r, message, turn)
         targets = consent.rules.targets(self._world, self._goal)
         left = missing(message, consent, targets)
@@ -342,9 +349,15 @@ class ToolUseUser(RuleBasedUser):
                    for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
                    if "?" in s and _QUESTION_WORD.search(s))
 
+    def _asks_yes_to_plan(self, r: Reading, message: str) -> bool:
+        """Whether a plan asks for a yes as the tier reads one: a message that gives something
+        asked about an outcome and asks for any answer, where no question asks a detail unsaid."""
+        asks = r.confirm or bool(_ASKS_YES.search(message)) or _asks_answer(message)
+        return asks and not (r.asked and self._asks_unsaid(message)) and self._is_plan(message)
+
     def _is_plan(self, message: str) -> bool:
         """Whether a message gives something the user asked about an outcome (the hard tier's)."""
-        consent = self._world.consent
+        consent = self._world.consent or self._plans
         targets = consent.rules.targets(self._world, self._goal)
         return len(missing(message, consent, targets)) < len(targets)
 
@@ -667,6 +680,13 @@ def _asks_answer(message: str) -> bool:
 def _plan_only(message: str) -> bool:
     """Whether a message only says what the assistant will do, claiming nothing done yet."""
     return _INTENT.search(message) is not None and _CLAIM.search(message) is None
+
+
+def _plan_reader(task: Task) -> Consent | None:
+    """A consent that only reads plans (none is ever granted), for a sub-task a session's tier
+    asks to read plans as the tier does; None for a domain with no rules of consent."""
+    rules = RULES.get(task.domain)
+    return Consent(rules, rules.anchors(task.world, task.goal)) if rules is not None else None
 
 
 def make_user(task: Task, rng: Any) -> ToolUseUser:
