@@ -1,5 +1,6 @@
 """The CrossTask hard tier's user hears other assistants' messages as it hears the expert's
-(benchmarks/users/cross_sweep.py finds the classes of misfire these cases stand for)."""
+(benchmarks/users/cross_sweep.py finds the classes of misfire these cases stand for; ``-m slow``
+runs the sweep itself on one session a split)."""
 
 from __future__ import annotations
 
@@ -98,3 +99,16 @@ def test_naming_the_booking_as_it_stands_is_no_proposal(split: str) -> None:
     other = next(s for s in ("morning", "afternoon", "evening") if s != old.slot)
     said = _said(env, f"Shall I move it to {name} on {old.day.capitalize()} {other}?")
     assert "isn't what I asked for" in said, said
+
+
+@pytest.mark.slow
+def test_the_sweep_finds_no_misfire_on_a_session_a_split() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "users"))
+    import cross_sweep
+
+    rows = cross_sweep.sweep(range(1), 3)["rows"]
+    assert rows and {r["kind"] for r in rows} >= {"ask", "propose", "plan", "comeback"}
+    assert [r for r in rows if r["misfire"] or r["lost"]] == []
