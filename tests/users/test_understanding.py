@@ -394,6 +394,18 @@ def test_a_list_under_a_question_asks_each_of_its_items(text: str) -> None:
     assert set(read(text).asked) >= {"area", "price", "amenity"}, read(text)
 
 
+@pytest.mark.parametrize("text", [
+    "| Place | Area | Price |\n|---|---|---|\n| Hazel Jar | Riverside | 40 EUR |\n\nShall I book it?",
+    "Here's the plan:\nStep 1: book Hazel Jar in Riverside for 40 EUR\n\nDoes that work?",
+    "**Recommendation:** Hazel Jar in Riverside, 40 EUR\nShould I go ahead?",
+])
+def test_a_line_that_states_is_no_part_of_the_question_below_it(text: str) -> None:
+    # A line break ends a sentence that no mark ends (a table's row, a list's item, a heading):
+    # the values stated on it are not asked by the question on the next line.
+    got = read(text)
+    assert got.asked == () and got.confirm, got
+
+
 def test_a_list_under_a_statement_asks_nothing() -> None:
     assert read("I searched Riverside. - area: Riverside - budget: 40").asked == ()
     # A hyphen inside a word or a bold label is no list.

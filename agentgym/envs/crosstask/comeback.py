@@ -38,7 +38,9 @@ kind whose target would is not drawn. The user (`ComeBackUser`) says what it wan
 words only: asked again, it repeats them; a booking of the wrong place or time is refused with
 them. An either/or it is asked (`agentgym.envs.crosstask.clarify`: cancel instead, keep it as
 it is, do the other needs still hold) it answers from its rule, never naming a place. It sees its bookings as the follow-up user does and ends the sub-task under the same rule
-(`score_move`; for a cancellation, nothing left booked).
+(`score_move`; for a cancellation, nothing left booked). A message that names the booked place
+at no time but the booking's own ("which booking: the one at X on Tuesday evening?") says which
+booking it means: the user says so and repeats its change, where a move there is refused.
 """
 
 from __future__ import annotations
@@ -418,10 +420,20 @@ class ComeBackUser(FollowUpUser):
                 if not any(self._is_new(b) for b in self._world.active_bookings()):
                     return f"Yes, that one: please book it for {self._when} and cancel the old booking."
                 return f"Yes, that one. {self._missing() or f'Please book it for {self._when}.'}"
+            if meant is not None and self._names_booking(meant, r):
+                return f"Yes, that's the booking. {self._request()}"
             return f"That isn't what I asked for. {self._request()}"
         if r.asked or r.open:
             return f"I'd like {self._wanted}. Nothing else changes."
         return None
+
+    def _names_booking(self, place: Place, r: Reading) -> bool:
+        """Whether a message that names the booked place speaks of the booking as it stands
+        ("the one at X on Wednesday afternoon?", "your booking at X"): it names no time but the
+        booking's own, so it says which booking, and proposes no move to that place."""
+        old = self._world.bookings.get(self._move.booking)
+        return old is not None and place.id == old.item_id and \
+            all(value in (old.day, old.slot) for slot, value in r.values if slot == "time")
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
         said = super().react(events, turn)

@@ -37,6 +37,7 @@ from agentgym.envs.crosstask.comeback import ASKS, MEETING_DAY, NEEDS
 from agentgym.envs.crosstask.series import SERIES
 from agentgym.envs.crosstask.session import FAMILIES, Segment, generate_session, session_task, sub_seed
 from agentgym.envs.dialog.hard_tier import tier_of
+from agentgym.envs.tooluse.tasks import SESSION_TIER
 
 __all__ = ["generate", "TIER_RULE"]
 
@@ -98,5 +99,9 @@ def generate(seed: int, options: dict[str, Any]) -> Task:
             continue
         sub = FAMILIES[family].generate(sub_seed(seed, i), {"split": split, "domain": what, "difficulty": "hard",
                                                              "tier": False})
+        if family == "tooluse":
+            # Its user reads a plan as the tool-use tier's does (any question of a plan asks for
+            # a yes), since the session's assistants write plans in every form.
+            sub.extra[SESSION_TIER] = "hard"
         segments.append(Segment(i, family, what, task=sub))
     return session_task(seed, split, "hard", segments, tier="hard", rule=TIER_RULE, turns_share=TURNS_SHARE)

@@ -15,9 +15,24 @@ from collections.abc import Callable
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK
 
-__all__ = ["ASKS_YES", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "claims", "plan_only", "proposes",
+__all__ = ["ADDS", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "claims", "plan_only", "proposes",
            "questions"]
 
+#: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
+#: "option 1 ... option 2", "or just the incident?", "which do you prefer?"; a numbered list is
+#: no choice): the customer's yes then says which, in its own words (what it asked for), so the
+#: agent knows what it agreed to.
+OFFERS_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:just|only|simply|instead|rather)\b)|"
+                           r"\boption (?:2|b|two)\b|\b(?:which|what) (?:one|option)\b|\bwould you rather\b|"
+                           r"\b(?:which|what) (?:would|do) you prefer\b|\bprefer\b[^.?!]*\bor\b|\beither\b[^.?!]*\bor\b", re.I)
+#: Words of a question asking the user to look at the work ("is everything done?", "does it look
+#: right on your side?").
+CHECKS_WORK = re.compile(r"\b(?:done|finished|complete|completed|look(?:s)? (?:right|good|ok|okay|fine|correct)|"
+                         r"on your (?:side|end)|worked|went through|in order|all set|(?:see|check) (?:it|that|whether|if))\b",
+                         re.I)
+#: Words of a confirmation that proposes something beyond what was asked.
+ADDS = re.compile(r"\b(?:also|too|as well|in addition|additionally|extra|another|separate|include|including|"
+                  r"on top of)\b", re.I)
 #: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
 #: process it", "let me know if that's OK").
 ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"

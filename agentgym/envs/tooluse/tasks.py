@@ -19,7 +19,7 @@ from agentgym.envs.tooluse.consent import Consent
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
 from agentgym.envs.tooluse.domains.consent_rules import RULES
 
-__all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "tier_calls", "tier_turns", "is_tier", "shift_gold", "longest_plan", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
+__all__ = ["DIFFICULTY", "TIER_MAX_TURNS", "TIER_CALLS", "tier_calls", "tier_turns", "is_tier", "SESSION_TIER", "shift_gold", "longest_plan", "domains_for", "generate_task", "score_task", "score_world", "make_toolkit"]
 
 #: Per difficulty: the gold plan's length (calls) and the turn budget.
 DIFFICULTY: dict[str, dict[str, Any]] = {
@@ -131,6 +131,12 @@ def shift_gold(task: Task, gold: Gold) -> Gold:
 def longest_plan(task: Task) -> int:
     """The most calls a gold plan of the task's kind has (a goal shift must not make it longer)."""
     return tier_calls(task.domain)[1] if is_tier(task) else DIFFICULTY[task.difficulty]["calls"][1]
+
+
+#: The key of a task's `extra` by which a session of a tier (CrossTask's) asks the user of its
+#: tool-use sub-task to read a plan as the tier's does: a plan that asks for any answer asks for
+#: a yes (`agentgym.envs.tooluse.user`). Its tools, turns and scoring stay the sub-task's.
+SESSION_TIER = "session_tier"
 
 
 def is_tier(task: Task) -> bool:

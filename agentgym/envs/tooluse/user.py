@@ -52,7 +52,8 @@ the user has not said yet ("which currency should I pay it in?"), which the user
 plan (or a confirmation question) that leaves out something the user asked about gets a
 question about it instead of a yes, and a customer who presses (`agentgym.envs.tooluse.consent.Press`) asks again for what a
 policy forbids each time a plan refuses it, as often as its request says, then accepts. Both answers come from
-the user's own request, never from the gold.
+the user's own request, never from the gold. A sub-task of CrossTask's hard tier (`SESSION_TIER`)
+reads a plan that asks for an answer the same way, and answers it as a confirmation.
 
 Typos (`perturb_text`) land only on messages that carry something the agent needs (the request,
 an answer, a change of mind, a reason), never on a stock reply, and never inside a value the
@@ -74,7 +75,10 @@ from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.asking import (
+    ADDS,
     ASKS_YES,
+    CHECKS_WORK,
+    OFFERS_CHOICE,
     QUESTION_WORD,
     asks_answer,
     claims,
@@ -86,8 +90,9 @@ from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRe
 from agentgym.envs.tooluse.consent import has, missing, parts
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
+from agentgym.envs.tooluse.domains.consent_rules import plan_reader
 from agentgym.envs.tooluse.review import Review, review
-from agentgym.envs.tooluse.tasks import is_tier, longest_plan, shift_gold
+from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier, longest_plan, shift_gold
 from agentgym.users.picks import DrawnPicks
 from agentgym.users.rule_based import RuleBasedUser, shift_event
 from agentgym.users.stock import (
@@ -134,13 +139,6 @@ _REFUSING = ("can't", "cannot", "can not", "not", "no refund", "nothing", "credi
              "unable", "won't", "isn't", "past", "outside", "decline")
 #: A pressing customer, refused as often as it presses: it accepts the plan.
 _GIVE_IN = "Alright, I understand. Please go ahead with that."
-#: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
-#: "option 1 ... option 2", "or just the incident?", "which do you prefer?"; a numbered list is
-#: no choice): the customer's
-#: yes then says which, in its own words (what it asked for), so the agent knows what it agreed to.
-_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:just|only|simply|instead|rather)\b)|"
-                     r"\boption (?:2|b|two)\b|\b(?:which|what) (?:one|option)\b|\bwould you rather\b|"
-                     r"\b(?:which|what) (?:would|do) you prefer\b|\bprefer\b[^.?!]*\bor\b|\beither\b[^.?!]*\bor\b", re.I)
 _CHOSEN = "{lead}Please go ahead with {what}."
 #: The hard tier's answer to a plan that gives no outcome for something asked about.
 _WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
@@ -156,14 +154,6 @@ _STOCK = frozenset({*GO_AHEAD, *_UNKNOWN, *ACCEPT, GIVE_UP, _VIOLATION, _NOTED, 
                     EVERYTHING, CONFIRMED, EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED, _GIVE_IN})
 #: The replies that say yes to what the message before them said (the hard tier's consent).
 _YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, _RIGHT, _GIVE_IN})
-#: Words of a question asking the user to look at the work ("is everything done?", "does it look
-#: right on your side?").
-_CHECK = re.compile(r"\b(?:done|finished|complete|completed|look(?:s)? (?:right|good|ok|okay|fine|correct)|"
-                    r"on your (?:side|end)|worked|went through|in order|all set|(?:see|check) (?:it|that|whether|if))\b",
-                    re.I)
-#: Words of a confirmation that proposes something beyond what was asked.
-_EXTRA = re.compile(r"\b(?:also|too|as well|in addition|additionally|extra|another|separate|include|including|"
-                    r"on top of)\b", re.I)
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
@@ -201,7 +191,7 @@ class ToolUseUser(RuleBasedUser):
 
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
-                 "_job", "_tier", "_pressed")
+                 "_job", "_tier", "_pressed", "_plans", "_chosen")
     STOCK = _STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
@@ -223,6 +213,9 @@ class ToolUseUser(RuleBasedUser):
         self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
         self._tier = is_tier(task)
+        #: How it reads a plan outside the tier, where a session's tier asks it to (the sub-task
+        #: says so: `SESSION_TIER`): as the tier does, with no yes recorded; else None.
+        self._plans = plan_reader(task) if task.extra.get(SESSION_TIER) else None
         #: How often a customer who presses has pressed (`_press`).
         self._pressed = 0
         #: The last yes that named its choice between plans (`_CHOSEN`): a yes, as `_YES` are.
@@ -306,6 +299,8 @@ class ToolUseUser(RuleBasedUser):
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         consent = self._world.consent
         if consent is None:
+            if self._plans is not None and self._asks_yes_to_plan(r, message):
+                return self._confirmation(message)  # no "anything else?" detail for it: a yes
             return self._answer_message(r, message, turn)
         targets = consent.rules.targets(self._world, self._goal)
         left = missing(message, consent, targets)
@@ -326,7 +321,7 @@ class ToolUseUser(RuleBasedUser):
             # customer asks about it rather than say yes (its own request, never the gold).
             return _WHAT_ABOUT.format(what=_listed([t.label for t in left]))
         answer = (self._press(message) if plan else None) or answer
-        if plan and answer in _YES and _CHOICE.search(message):
+        if plan and answer in _YES and OFFERS_CHOICE.search(message):
             lead = "Alright, I understand. " if answer == _GIVE_IN else ""
             answer = self._chosen = _CHOSEN.format(lead=lead, what=_listed([t.label for t in targets]))
         return answer
@@ -367,9 +362,15 @@ class ToolUseUser(RuleBasedUser):
                    for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
                    if "?" in s and QUESTION_WORD.search(s))
 
+    def _asks_yes_to_plan(self, r: Reading, message: str) -> bool:
+        """Whether a plan asks for a yes as the tier reads one: a message that gives something
+        asked about an outcome and asks for any answer, where no question asks a detail unsaid."""
+        asks = r.confirm or bool(ASKS_YES.search(message)) or asks_answer(message)
+        return asks and not (r.asked and self._asks_unsaid(message)) and self._is_plan(message)
+
     def _is_plan(self, message: str) -> bool:
         """Whether a message gives something the user asked about an outcome (the hard tier's)."""
-        consent = self._world.consent
+        consent = self._world.consent or self._plans
         targets = consent.rules.targets(self._world, self._goal)
         return len(missing(message, consent, targets)) < len(targets)
 
@@ -397,7 +398,7 @@ class ToolUseUser(RuleBasedUser):
             return SMALL_TALK
         if r.question:
             text = self._objection(message) or (_RIGHT if self._restates(r.values) else "")
-            if not text and (_CHECK.search(message) or not self._tier and claims(message, self._read)):
+            if not text and (CHECKS_WORK.search(message) or not self._tier and claims(message, self._read)):
                 # Asked to look at the work, or asked anything about work claimed done ("I've
                 # taken care of it. Is that alright?"): the user says what it sees.
                 return self._not_done()
@@ -417,9 +418,8 @@ class ToolUseUser(RuleBasedUser):
     def _confirmation(self, message: str) -> str:
         """The answer to "shall I go ahead?": a value of the job other than the user's gets the
         user's; a plan that adds something unasked for ("shall I also ...?") gets "just what I
-        asked for"; else yes. In the tier only the sentences that ask are read for the addition (a
-        question, or a request such as "please confirm that I should ..."; else the last): a
-        plan's account of the work says "also past its window" or "extra days" too."""
+        asked for"; else yes. In the tier only the sentences that ask ("...?", "please confirm ...";
+        else the last) are read for it: a plan's account says "also past its window" too."""
         objection = self._objection(message)
         if objection:
             return objection
@@ -427,7 +427,7 @@ class ToolUseUser(RuleBasedUser):
         if self._tier:  # the sentences that ask (a question, or "please confirm ..."), else the last
             said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
             asked = " ".join(s for s in said if "?" in s or ASKS_YES.search(s) or asks_answer(s)) or said[-1]
-        return _ONLY_ASKED if _EXTRA.search(asked) else CONFIRMED
+        return _ONLY_ASKED if ADDS.search(asked) else CONFIRMED
 
     def _objection(self, message: str) -> str | None:
         """A plan the assistant states or asks to confirm with a value of the job other than the

@@ -121,7 +121,16 @@ def without_abbreviation_stops(text: str) -> str:
     return _ABBREVIATIONS.sub(_joined, text) if "." in text else text
 
 
+#: The end of a line that no mark ends (a list's item, a table's row, a heading): a line break
+#: ends its sentence, so a plan laid out in lines is read line by line, as it is written ("1.
+#: I'll book it for 45 minutes" over "Shall I go ahead?" states the length, it does not ask it).
+#: A line ending in a colon or a comma leads into the next one ("Could you tell me:").
+_OPEN_LINE_END = re.compile(r"(?<=[^\s.?!;:,])[ \t]*(?=\n)")
+
+
 def _normalise(text: str) -> str:
+    if "\n" in text:
+        text = _OPEN_LINE_END.sub(".", text)
     text = without_abbreviation_stops(text).lower()
     if "\u2019" in text:
         text = text.replace("\u2019", "'")

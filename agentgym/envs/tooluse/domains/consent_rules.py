@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.envs.tooluse.consent import Rules, Target, Want, date_forms, time_forms
+from agentgym.envs.tooluse.consent import Consent, Rules, Target, Want, date_forms, time_forms
 
-__all__ = ["RULES", "ORDER_OUTCOMES"]
+__all__ = ["RULES", "ORDER_OUTCOMES", "plan_reader"]
 
 #: Words that give an item of a return an outcome, a refusal included.
 ORDER_OUTCOMES = ("refund", "store credit", "credit", "exchange", "swap", "nothing", "no refund", "can't", "cannot",
@@ -231,3 +231,10 @@ RULES: dict[str, Rules] = {
     "calendar": Rules(_calendar_want, _calendar_targets, _none, _calendar_describe),
     "ops": Rules(_ops_want, _ops_targets, _none, _ops_describe),
 }
+
+
+def plan_reader(task: Any) -> Consent | None:
+    """A consent that only reads plans (none is ever granted), for a sub-task a session's tier
+    asks to read plans as the tier does; None for a domain with no rules of consent."""
+    rules = RULES.get(task.domain)
+    return Consent(rules, rules.anchors(task.world, task.goal)) if rules is not None else None

@@ -1,0 +1,114 @@
+"""The CrossTask hard tier's user hears other assistants' messages as it hears the expert's
+(benchmarks/users/cross_sweep.py finds the classes of misfire these cases stand for; ``-m slow``
+runs the sweep itself on one session a split)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from crosstask_play import at_comeback
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.agents import make_agent
+from agentgym.agents.turns import calls_of
+from agentgym.users.stock import REPHRASE
+
+ENV_ID = "AgentRL/CrossTask-v0"
+_PLAN = "Here is what I'm about to do:"
+_YES = re.compile(r"go ahead|that's right|that's everything I can think of", re.IGNORECASE)
+
+
+def _at_plan(split: str, seed: int) -> tuple[Any, str] | None:
+    """The env just before the expert's first plan of a tool-use request, and that plan's body."""
+    env = gym.make(ENV_ID, difficulty="hard", split=split)
+    agent = make_agent("expert")
+    obs, info = env.reset(seed=seed)
+    agent.reset(obs, info)
+    for _ in range(200):
+        action = agent.act(obs, info)
+        if not calls_of(action) and action.startswith(_PLAN):
+            return env, action.removeprefix(_PLAN).split(" Shall I go ahead")[0].strip()
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return None
+    return None
+
+
+def _said(env: Any, message: str) -> str:
+    return copy.deepcopy(env).step(message)[0].removeprefix("[user] ")
+
+
+#: A plan in the layouts other assistants use, and the ways they ask for a yes.
+LAYOUTS = (
+    lambda body: f"Here's what I'll do: {body} Let me know if that works.",
+    lambda body: "| # | Action |\n|---|---|\n| 1 | " + body.rstrip(".") + " |\n\nShould I go ahead with this?",
+    lambda body: "Here's the plan:\nStep 1: " + body.rstrip(".") + "\n\nDoes this look right?",
+    lambda body: f"Plan: {body.rstrip('.')}. OK?",
+    lambda body: f"Please confirm and I'll take care of it.\n\nHere's the plan:\n- {body.rstrip('.')}",
+)
+
+
+@pytest.mark.parametrize("split,seed", [("train", 0), ("train", 1), ("test", 0), ("train", 3)])
+def test_a_plan_in_any_layout_gets_a_yes(split: str, seed: int) -> None:
+    got = _at_plan(split, seed)
+    assert got is not None
+    env, body = got
+    # The expert's own "Shall I go ahead, or is there anything else I should know first?" asks
+    # for a yes to its plan: the user says it, rather than restate a wish the plan meets.
+    own = _said(env, f"{_PLAN} {body} Shall I go ahead, or is there anything else I should know first?")
+    assert _YES.search(own), own
+    for layout in LAYOUTS:
+        said = _said(env, layout(body))
+        assert _YES.search(said) and said != REPHRASE, (layout(body), said)
+
+
+def test_a_question_for_a_detail_is_still_answered_beside_a_plan() -> None:
+    got = _at_plan("test", 0)  # an incident: where the errors showed up is not said yet
+    assert got is not None
+    env, body = got
+    # Not a yes to the plan: a question of it asks for a detail, and the detail is the answer.
+    said = _said(env, f"{_PLAN} {body} Which service did you first see the errors on?")
+    assert said.startswith("It showed up on"), said
+
+
+def _at_budget(split: str) -> tuple[Any, Any]:
+    for seed in range(60):
+        env = gym.make(ENV_ID, difficulty="hard", split=split)
+        got = at_comeback(env, seed, "costs at most")
+        if got is not None and got[0].move.place != got[1].bookings[got[0].move.booking].item_id:
+            return env, got[1]
+    raise AssertionError("no budget come-back to another place in 60 seeds")
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_naming_the_booking_as_it_stands_is_no_proposal(split: str) -> None:
+    env, world = _at_budget(split)
+    seg = env.unwrapped.user.active
+    old = world.bookings[seg.move.booking]
+    name, when = world.by_id[old.item_id].name, f"{old.day.capitalize()} {old.slot}"
+    for message in (f"Sure! Which booking do you mean: the one at {name} on {when}?",
+                    f"Just to confirm: you'd like me to change your booking at {name} ({when}), right?",
+                    f"| Booking | When |\n|---|---|\n| {name} | {when} |\n\nThis is the one you mean, correct?"):
+        said = _said(env, message)
+        assert said.startswith("Yes, that's the booking.") and "isn't what I asked for" not in said, (message, said)
+    # The booked place at another time is a move there, which this come-back does not ask for.
+    other = next(s for s in ("morning", "afternoon", "evening") if s != old.slot)
+    said = _said(env, f"Shall I move it to {name} on {old.day.capitalize()} {other}?")
+    assert "isn't what I asked for" in said, said
+
+
+@pytest.mark.slow
+def test_the_sweep_finds_no_misfire_on_a_session_a_split() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "users"))
+    import cross_sweep
+
+    rows = cross_sweep.sweep(range(1), 3)["rows"]
+    assert rows and {r["kind"] for r in rows} >= {"ask", "propose", "plan", "comeback"}
+    assert [r for r in rows if r["misfire"] or r["lost"]] == []
