@@ -420,3 +420,10 @@ def test_a_list_under_a_statement_asks_nothing() -> None:
 ])
 def test_an_indirect_request_with_a_word_inside_it_asks(text: str) -> None:
     assert set(read(text).asked) >= {"area", "price"}, read(text)
+
+
+def test_a_sentence_wrapped_onto_the_next_line_is_one_sentence() -> None:
+    # A line break ends a sentence only where the next line does not go on in lower case.
+    assert read("What is your\nbudget?").asked == ("price",)
+    assert read("Which area would you\n  like, and what budget?").asked == ("area", "price")
+    assert read("I'll book it for Friday\nShall I go ahead?").asked == ()

@@ -124,8 +124,10 @@ def without_abbreviation_stops(text: str) -> str:
 #: The end of a line that no mark ends (a list's item, a table's row, a heading): a line break
 #: ends its sentence, so a plan laid out in lines is read line by line, as it is written ("1.
 #: I'll book it for 45 minutes" over "Shall I go ahead?" states the length, it does not ask it).
-#: A line ending in a colon or a comma leads into the next one ("Could you tell me:").
-_OPEN_LINE_END = re.compile(r"(?<=[^\s.?!;:,])[ \t]*(?=\n)")
+#: A line ending in a colon or a comma leads into the next one ("Could you tell me:"), and so
+#: does a line the next one continues in lower case (a sentence wrapped: "What's the order\n
+#: number?").
+_OPEN_LINE_END = re.compile(r"(?<=[^\s.?!;:,])[ \t]*(?=\n(?![ \t]*[a-z]))")
 
 
 def _normalise(text: str) -> str:
