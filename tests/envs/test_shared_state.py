@@ -32,6 +32,8 @@ SHARED: dict[str, str] = {
     # Filled once per key, idempotently (a race builds the same value twice); values are bytes
     # or are only ever read; what leaves the env is a copy.
     "agentgym.core._fast._SCHEMA_BLOBS": "bytes per schema set; each reset loads a fresh copy",
+    "agentgym.envs.tooluse.asking._PROPOSES": "a bool per (text, engine), a pure function of both (a race stores "
+                                              "an equal value twice); emptied when full",
     "agentgym.envs.crosstask.session._LAYOUTS": "one layout per sub-toolkit mix, read only; schemas copied",
     # lru_cache is thread-safe; each of these is a pure function of its arguments (the
     # package's data files) whose result is only read.

@@ -141,3 +141,16 @@ def test_an_unsaid_wish_a_plan_could_break_is_still_said() -> None:
     replies = [_reply(env, ask) for _ in range(3)]  # a detail per reply, the first unsaid first
     said = replies.index(details["rollback"].statement)
     assert not any(r.endswith("Please go ahead.") for r in replies[:said]), replies
+
+
+def test_the_memo_of_proposes_equals_the_plain_reading() -> None:
+    from agentgym.envs.tooluse import asking
+    from agentgym.envs.tooluse.user import understanding
+
+    read = understanding("orders").read
+    texts = ["Here is what I'll do: refund the lamp (40.00 USD). Shall I go ahead?", "OK to submit?",
+             "I've refunded the lamp. Anything else?", "? ? book", "Which area, what budget?",
+             "Plan: refund the smart watch ($249.00). Please reply 'yes' to confirm." * 40]
+    for text in texts * 2:  # the second pass reads from the memo (the last text is too long for it)
+        assert asking.proposes(text, read) == asking.proposes_uncached(text, read), text
+    assert len(asking._PROPOSES) <= asking.MEMO_SIZE

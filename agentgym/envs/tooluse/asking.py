@@ -15,7 +15,8 @@ from collections.abc import Callable
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK
 
-__all__ = ["ADDS", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "claims", "plan_only", "proposes",
+__all__ = ["ADDS", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "claims",
+           "plan_only", "proposes", "proposes_uncached",
            "questions"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -115,7 +116,28 @@ def _work(message: str, read: Callable[[str], Reading]) -> list[str]:
     return [s for s in _sentences(message, " -*#>|") if "done" in read(s).said]
 
 
+#: `proposes` is a pure function of a message and the domain's engine (`read`), asked of every
+#: message at easy and medium: memoised per (text, engine) in a bounded table, as the engine
+#: memoises its readings (emptied when full; a text longer than `MEMO_MAX_CHARS` is read afresh).
+MEMO_SIZE = 4096
+MEMO_MAX_CHARS = 2000
+_PROPOSES: dict[tuple[str, Callable[[str], Reading]], bool] = {}
+
+
 def proposes(message: str, read: Callable[[str], Reading]) -> bool:
+    """`proposes_uncached`, memoised (`_PROPOSES`)."""
+    if len(message) > MEMO_MAX_CHARS:
+        return proposes_uncached(message, read)
+    key = (message, read)
+    got = _PROPOSES.get(key)
+    if got is None:
+        if len(_PROPOSES) >= MEMO_SIZE:
+            _PROPOSES.clear()
+        got = _PROPOSES[key] = proposes_uncached(message, read)
+    return got
+
+
+def proposes_uncached(message: str, read: Callable[[str], Reading]) -> bool:
     """Whether a message puts work to the customer for a yes: it asks for one
     (`asks_go_ahead`), and a sentence of it speaks of the work (words `read` takes as ``done``:
     "refund", "book", "file", in any tense), the message names what it is done to (a number, or
