@@ -14,7 +14,7 @@ CLIENTS = 8
 
 
 @pytest.mark.parametrize(("duration_s", "env_calls"), [
-    pytest.param(10.0, "thread", id="10s"),
+    pytest.param(6.0, "thread", id="6s"),
     pytest.param(120.0, "thread", id="2min-thread", marks=pytest.mark.slow),
     pytest.param(120.0, "inline", id="2min-inline", marks=pytest.mark.slow),
 ])
