@@ -108,11 +108,16 @@ def _finance_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
     return None
 
 
+def _said_yes(goal: Any, detail: str) -> bool:
+    """Whether the customer's request asks for the optional write of `detail` (its statement of
+    that detail is a yes: "Yes, file an expense report ...")."""
+    return any(d.id == detail and d.statement.lower().startswith("yes") for d in goal.details)
+
+
 def _finance_targets(world: Any, goal: Any) -> list[Target]:
     if world.meal_cap is None:
         return [Target("the total", _TOTAL)]
-    report = any(d.id == "report" and d.statement.lower().startswith("yes") for d in goal.details)
-    out = [Target("the expense report", ("report",))] if report else []
+    out = [Target("the expense report", ("report",))] if _said_yes(goal, "report") else []
     return [*out, Target("the payment", _PAY)]
 
 
@@ -205,8 +210,7 @@ def _ops_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
 
 def _ops_targets(world: Any, goal: Any) -> list[Target]:
     out = [Target("the incident", ("incident",))]
-    rollback = any(d.id == "rollback" and d.statement.lower().startswith("yes") for d in goal.details)
-    return [*out, Target("the rollback", ("roll", "revert"))] if rollback else out
+    return [*out, Target("the rollback", ("roll", "revert"))] if _said_yes(goal, "rollback") else out
 
 
 def _ops_describe(world: Any, name: str, args: dict[str, Any]) -> str:
