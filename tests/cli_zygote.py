@@ -26,6 +26,14 @@ _PROGRAM = r'''
 import json, os, runpy, signal, sys, time, traceback
 import agentgym.cli  # the imports every command pays; nothing runs yet
 
+# What the commands import when they run (the parser's subcommands import their modules as it is
+# built, a command its runner, envs and agents as it starts): imported once here, so a fork does
+# not pay them again. Importing them starts no thread and writes nothing.
+agentgym.cli.build_parser()
+import agentgym.agents.heuristic, agentgym.baselines.ppo.agent, agentgym.bench.run, agentgym.eval.report
+import agentgym.envs.crosstask.env, agentgym.envs.dialog.env, agentgym.envs.tooluse.env, agentgym.eval.runner
+import agentgym.noise.factory
+
 # `python -m agentgym.cli` runs the module as __main__ without importing it first: forget it here
 # so that each command does the same (what it imports stays imported).
 del sys.modules["agentgym.cli"]
