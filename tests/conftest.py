@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -65,6 +66,27 @@ def make_env() -> Iterator[Callable[..., gym.Env]]:
 def dialog_env(make_env: Callable[..., gym.Env]) -> gym.Env:
     """A fresh `AgentRL/Dialog-v0`."""
     return make_env(DIALOG_ID)
+
+
+@pytest.fixture
+def agentgym_here(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+                  ) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``agentgym_here(*argv)``: the `agentgym` command run in this process by its `main`, for tests
+    of its messages and exit status (a test of the process itself runs ``python -m agentgym.cli``).
+    Returns what `subprocess.run` would; AGENTGYM_TRACEBACK is unset, as a user's shell has it."""
+    from agentgym.cli import main
+
+    monkeypatch.delenv("AGENTGYM_TRACEBACK", raising=False)
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        try:
+            code = main(list(argv))
+        except SystemExit as stop:  # argparse and tyro exit from inside the parse
+            code = stop.code if isinstance(stop.code, int) else 1
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(["agentgym", *argv], code, out.out, out.err)
+
+    return run
 
 
 def rss_bytes() -> int:

@@ -92,11 +92,9 @@ def test_eval_with_a_malicious_checkpoint_prints_one_line_and_runs_nothing(tmp_p
     assert not marker.exists()
 
 
-def test_eval_without_a_checkpoint_says_what_to_give_in_one_line(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentgym.cli", "eval", "AgentRL/Dialog-v0", "--agent", "ppo", "--episodes", "1",
-         "--json", "--out", str(tmp_path / "records.jsonl")],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+def test_eval_without_a_checkpoint_says_what_to_give_in_one_line(tmp_path: Path, agentgym_here: Any) -> None:
+    proc = agentgym_here("eval", "AgentRL/Dialog-v0", "--agent", "ppo", "--episodes", "1", "--json", "--out",
+                         str(tmp_path / "records.jsonl"))
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "--checkpoint" in lines[0] and "Traceback" not in proc.stderr, proc.stderr

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -109,23 +106,18 @@ def test_checkpoints_that_do_not_fit_are_refused_with_what_differs(source: Any, 
         warm_start(other, mlp)
 
 
-def _agentgym(*argv: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "AGENTGYM_TRACEBACK"}
-    return subprocess.run([sys.executable, "-m", "agentgym.cli", *argv], capture_output=True, text=True, timeout=120,
-                          env=env)
-
-
-def test_the_command_refuses_a_bad_init_in_one_line_and_makes_no_run_folder(source: Any, tmp_path: Path) -> None:
-    done = _agentgym("train", "ppo", "--init", str(source.checkpoint), "--out", str(tmp_path), "--hidden", "64",
-                     "--hash-buckets", "512", "--hash-dim", "8")
+def test_the_command_refuses_a_bad_init_in_one_line_and_makes_no_run_folder(source: Any, tmp_path: Path,
+                                                                           agentgym_here: Any) -> None:
+    done = agentgym_here("train", "ppo", "--init", str(source.checkpoint), "--out", str(tmp_path), "--hidden", "64",
+                         "--hash-buckets", "512", "--hash-dim", "8")
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.splitlines() == [done.stderr.strip()], done.stderr
     assert "its policy does not fit this run: hidden 16 (this run: 64; give --hidden 16)" in done.stderr
     assert not any(tmp_path.iterdir()), "a refused warm start leaves no run folder"
 
 
-def test_help_explains_init_and_split() -> None:
-    done = _agentgym("train", "ppo", "--help")
+def test_help_explains_init_and_split(agentgym_here: Any) -> None:
+    done = agentgym_here("train", "ppo", "--help")
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
     assert "--init" in text and "Warm start" in text and "fresh optimizer" in text

@@ -6,11 +6,9 @@ import argparse
 import contextlib
 import json
 import socket
-import subprocess
-import sys
 import threading
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import lb_support as S
 import pytest
@@ -188,16 +186,15 @@ def _hostile_listener(mode: str) -> Iterator[int]:
 
 
 @pytest.mark.parametrize("where", ["nothing listens", "hangs up", "never answers"])
-def test_submit_to_an_unreachable_board_says_so_in_one_line(where: str) -> None:
+def test_submit_to_an_unreachable_board_says_so_in_one_line(where: str, agentgym_here: Any) -> None:
     with contextlib.ExitStack() as stack:
         if where == "nothing listens":
             port = _closed_port()
         else:
             port = stack.enter_context(_hostile_listener("hang up" if where == "hangs up" else "silent"))
         url = f"http://127.0.0.1:{port}"
-        proc = subprocess.run([sys.executable, "-m", "agentgym.cli", "submit", str(S.run_dir("heuristic")), "--to",
-                               url, "--model", "m", "--revision", "r", "--timeout", "2"],
-                              capture_output=True, text=True, timeout=60)
+        proc = agentgym_here("submit", str(S.run_dir("heuristic")), "--to", url, "--model", "m", "--revision", "r",
+                             "--timeout", "2")
     err = proc.stderr.strip()
     assert proc.returncode != 0, where
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
