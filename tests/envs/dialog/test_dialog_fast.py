@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
 from agentgym.core.seeding import fast_stream
-from agentgym.envs.dialog import _fast, tasks
+from agentgym.envs.dialog import _fast, hard_tier, itinerary, tasks
 from agentgym.envs.dialog.domain import load_domains
 
 
@@ -44,3 +45,33 @@ def test_generate_task_uses_the_kernel_world() -> None:
         task = tasks.generate_task(seed, {})
         plain = tasks._make_world(load_domains()[task.domain], fast_stream(seed, f"task/world/{task.domain}"))
         assert task.world == plain
+
+
+def _plain_admits(place: Any, taken: list[Any], committed: int, budget: int | None, distinct_areas: bool) -> bool:
+    """`itinerary._admits` as first written: "not a place twice" by equality."""
+    if budget is not None and committed + place.price > budget:
+        return False
+    return place not in taken and not (distinct_areas and any(t.area == place.area for t in taken))
+
+
+def test_itinerary_walks_equal_the_plain_admits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_admits` tells a place apart by identity: the solvers' plans, best plans and the
+    itineraries drawn are those of the test by equality, on the hard tier's tasks."""
+    def solved() -> list[Any]:
+        out: list[Any] = []
+        for seed in range(60):
+            task = hard_tier.generate_task(seed, {"difficulty": "hard"})
+            out.append((task.gold, task.extra.get("plan")))
+            if task.extra.get("kind") != "itinerary":
+                continue
+            gold = task.gold
+            options = [itinerary.candidates(task.world, leg) for leg in gold.legs]
+            for budget in (None, gold.budget, gold.budget - 1):
+                for distinct in (False, True):
+                    out.append(itinerary.best_plan(options, gold.priority, budget, distinct))
+                    out.append(list(itinerary.plans(options, gold.priority, budget, distinct)))
+        return out
+
+    fast = solved()
+    monkeypatch.setattr(itinerary, "_admits", _plain_admits)
+    assert fast == solved()
