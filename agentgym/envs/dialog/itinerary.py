@@ -172,7 +172,14 @@ def _admits(place: Place, taken: list[Place], committed: int, budget: int | None
     areas must differ, not an area twice."""
     if budget is not None and committed + place.price > budget:
         return False
-    return place not in taken and not (distinct_areas and any(t.area == place.area for t in taken))
+    # "Not a place twice" by identity: a world's places are distinct objects with distinct ids,
+    # and every option is one of them, so `t is place` is `t == place` without comparing every
+    # field of a dataclass.
+    area = place.area
+    for t in taken:
+        if t is place or (distinct_areas and t.area == area):
+            return False
+    return True
 
 
 def _rest(options: list[list[Place]], order: tuple[int, ...]) -> list[int]:

@@ -18,6 +18,7 @@ from typing import Any, Callable, NamedTuple
 
 from agentgym.core.seeding import Rng, fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
+from agentgym.envs.dialog import _fast
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Goal, reachable, reachable_midway
 
@@ -504,7 +505,7 @@ def generate_task(seed: int, options: dict[str, Any],
     # The goal's draws continue the world's stream (one generator per task: making one costs
     # as much as a goal search); the world is drawn first, so it never depends on the difficulty.
     rng = fast_stream(seed, f"task/world/{domain_name}")
-    world = _make_world(domain, rng)
+    world = _fast.make_world(domain, rng, _tables(domain), Place, World)  # `_make_world`'s world
     gold = _make_goal(world, difficulty, rng) if make_goal is None else make_goal(world, rng)
     return Task(
         family="dialog",

@@ -1,0 +1,77 @@
+"""Each speed kernel of `agentgym.envs.dialog._fast` equals the plain code it stands for."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from agentgym.core.seeding import fast_stream
+from agentgym.envs.dialog import _fast, hard_tier, itinerary, tasks
+from agentgym.envs.dialog.domain import load_domains
+
+
+def test_place_is_a_plain_slots_dataclass() -> None:
+    """The world kernel's invariant: `Place.__init__` only stores its fields."""
+    fields = dataclasses.fields(tasks.Place)
+    assert tasks.Place.__slots__ == tuple(f.name for f in fields)
+    assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING for f in fields)
+    assert not hasattr(tasks.Place, "__post_init__")
+
+
+@pytest.mark.parametrize("domain", sorted(load_domains()))
+def test_make_world_equals_plain(domain: str) -> None:
+    """The same places (values and types), ids and generator state after the world, on the
+    streams tasks draw worlds from and on others (repeated names and their suffixes included)."""
+    d = load_domains()[domain]
+    repeated = 0
+    for seed in range(400):
+        name = f"task/world/{domain}" if seed % 2 else f"check/{domain}"
+        plain_rng, fast_rng = fast_stream(seed, name), fast_stream(seed, name)
+        plain = tasks._make_world(d, plain_rng)
+        fast = _fast.make_world(d, fast_rng, tasks._tables(d), tasks.Place, tasks.World)
+        assert fast == plain, (domain, seed)
+        assert [[type(getattr(p, f)) for f in p.__slots__] for p in fast.places] == \
+               [[type(getattr(p, f)) for f in p.__slots__] for p in plain.places]
+        assert list(fast.by_id) == list(plain.by_id) and fast_rng.getstate() == plain_rng.getstate()
+        repeated += sum(p.name not in tasks._tables(d).names for p in plain.places)
+    assert repeated > 100  # the suffix draws are exercised
+
+
+def test_generate_task_uses_the_kernel_world() -> None:
+    """A generated task's world is the plain world of its stream."""
+    for seed in range(40):
+        task = tasks.generate_task(seed, {})
+        plain = tasks._make_world(load_domains()[task.domain], fast_stream(seed, f"task/world/{task.domain}"))
+        assert task.world == plain
+
+
+def _plain_admits(place: Any, taken: list[Any], committed: int, budget: int | None, distinct_areas: bool) -> bool:
+    """`itinerary._admits` as first written: "not a place twice" by equality."""
+    if budget is not None and committed + place.price > budget:
+        return False
+    return place not in taken and not (distinct_areas and any(t.area == place.area for t in taken))
+
+
+def test_itinerary_walks_equal_the_plain_admits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_admits` tells a place apart by identity: the solvers' plans, best plans and the
+    itineraries drawn are those of the test by equality, on the hard tier's tasks."""
+    def solved() -> list[Any]:
+        out: list[Any] = []
+        for seed in range(60):
+            task = hard_tier.generate_task(seed, {"difficulty": "hard"})
+            out.append((task.gold, task.extra.get("plan")))
+            if task.extra.get("kind") != "itinerary":
+                continue
+            gold = task.gold
+            options = [itinerary.candidates(task.world, leg) for leg in gold.legs]
+            for budget in (None, gold.budget, gold.budget - 1):
+                for distinct in (False, True):
+                    out.append(itinerary.best_plan(options, gold.priority, budget, distinct))
+                    out.append(list(itinerary.plans(options, gold.priority, budget, distinct)))
+        return out
+
+    fast = solved()
+    monkeypatch.setattr(itinerary, "_admits", _plain_admits)
+    assert fast == solved()
