@@ -12,7 +12,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any
 
 import gymnasium as gym
@@ -168,44 +170,57 @@ def test_resets_never_hold_steps_back() -> None:
             env.close()
 
 
-def test_idle_sessions_cost_no_thread_and_bounded_memory() -> None:
+@pytest.fixture(scope="module")
+def one_worker() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The module's one-worker server (inline env calls, the default; never-used sessions reaped
+    after 1 s), for the tests of what sessions leave behind in a worker: each test counts from the
+    threads and resident size it finds, and leaves no session open."""
+    with server_process("--workers", "1", "--env-calls", "inline", "--unused-timeout-s", "1") as running_server:
+        yield running_server
+
+
+def test_idle_sessions_cost_no_thread_and_bounded_memory(one_worker: tuple[str, subprocess.Popen[bytes]]) -> None:
     """200 idle sessions (opened on their WebSocket and reset) in a worker: no thread of their own,
     and a bounded resident size each."""
-    with server_process("--workers", "1") as (url, proc):
-        async def open_sessions(n: int, sockets: list[Any]) -> None:
-            import websockets
+    url, proc = one_worker
 
-            for seed in range(n):
-                ws = await websockets.connect("ws" + url[4:] + "/ws", compression=None, ping_interval=None)
-                sockets.append(ws)
-                await ws.send(json.dumps({"op": "open", "env_id": DIALOG}))
-                await ws.recv()
-                await ws.send(json.dumps({"op": "reset", "seed": seed}))
-                await ws.recv()
+    async def open_sessions(n: int, sockets: list[Any]) -> None:
+        import websockets
 
-        async def measure() -> tuple[int, int, float]:
-            sockets: list[Any] = []
-            try:
-                await open_sessions(20, sockets)  # warm: imports, first envs, lexicons
-                await asyncio.sleep(0.5)
-                threads, before = len(os.listdir(f"/proc/{proc.pid}/task")), rss_of(proc.pid)
-                await open_sessions(200, sockets)
-                await asyncio.sleep(0.5)
-                assert health(url)["sessions"] == 220
-                return threads, len(os.listdir(f"/proc/{proc.pid}/task")), (rss_of(proc.pid) - before) / 200
-            finally:
-                await asyncio.gather(*(ws.close() for ws in sockets))
+        for seed in range(n):
+            ws = await websockets.connect("ws" + url[4:] + "/ws", compression=None, ping_interval=None)
+            sockets.append(ws)
+            await ws.send(json.dumps({"op": "open", "env_id": DIALOG}))
+            await ws.recv()
+            await ws.send(json.dumps({"op": "reset", "seed": seed}))
+            await ws.recv()
 
-        threads, held, per_session = asyncio.run(measure())
-        print(f"\n200 idle sessions: {per_session / 1024:.0f} KiB each, threads {threads} -> {held}")
-        assert held == threads and per_session < 200 * 1024
+    async def measure() -> tuple[int, int, float]:
+        sockets: list[Any] = []
+        try:
+            await open_sessions(20, sockets)  # warm: imports, first envs, lexicons
+            await asyncio.sleep(0.5)
+            threads, before = len(os.listdir(f"/proc/{proc.pid}/task")), rss_of(proc.pid)
+            await open_sessions(200, sockets)
+            await asyncio.sleep(0.5)
+            assert health(url)["sessions"] == 220
+            return threads, len(os.listdir(f"/proc/{proc.pid}/task")), (rss_of(proc.pid) - before) / 200
+        finally:
+            await asyncio.gather(*(ws.close() for ws in sockets))
+
+    threads, held, per_session = asyncio.run(measure())
+    print(f"\n200 idle sessions: {per_session / 1024:.0f} KiB each, threads {threads} -> {held}")
+    assert held == threads and per_session < 200 * 1024
 
 
 @pytest.mark.parametrize("env_calls", ["inline", "thread"])
-def test_vanished_clients_leave_no_session_or_thread(env_calls: str) -> None:
+def test_vanished_clients_leave_no_session_or_thread(env_calls: str,
+                                                     one_worker: tuple[str, subprocess.Popen[bytes]]) -> None:
     """Clients that drop their sockets mid-episode (and some that never came back after creating a
     session): every session is closed and every thread ends."""
-    with server_process("--workers", "1", "--env-calls", env_calls, "--unused-timeout-s", "1") as (url, proc):
+    server = nullcontext(one_worker) if env_calls == "inline" else \
+        server_process("--workers", "1", "--env-calls", env_calls, "--unused-timeout-s", "1")
+    with server as (url, proc):
         RemoteEnv(url, DIALOG).close()  # the process's own threads started (inline: the step watchdog)
         threads = len(os.listdir(f"/proc/{proc.pid}/task"))
         envs = [RemoteEnv(url, DIALOG, transport="ws") for _ in range(10)]

@@ -247,6 +247,8 @@ def _check(what: str, times: list[float], figures: dict[str, int], seconds: floa
 ENV_TARGETS = {"session": "/sessions/{session}/ws", "no_session": "/sessions/no-such-session/ws"}
 #: Seconds of the honest client alone, for the figure beside the attacked one (the long runs only).
 QUIET_S = 2.0
+#: Seconds of each flood in the default run (the long runs, ``-m slow``, flood for 20 s each).
+FLOOD_S = 2.0
 
 
 def _env_server(seconds: float, kinds: tuple[str, ...], quiet_s: float = 0.0) -> None:
@@ -292,11 +294,11 @@ def _board(tmp_path: Path, wheres: tuple[str, ...], seconds: float, kinds: tuple
 
 
 def test_honest_p99_under_a_frame_flood() -> None:
-    _env_server(3.0, ("fragments",))
+    _env_server(FLOOD_S, ("fragments",))
 
 
 def test_board_reads_under_a_frame_flood(tmp_path: Path) -> None:
-    _board(tmp_path, ("session", "stranger"), 3.0, ("fragments",))
+    _board(tmp_path, ("session", "stranger"), FLOOD_S, ("fragments",))
 
 
 @pytest.mark.slow
