@@ -135,7 +135,9 @@ def claims(message: str, read: Callable[[str], Reading]) -> bool:
     takes as ``done``: "refunded", "booked", "I have done") with words that claim it ("I have",
     "already", "is now") and says nothing the assistant will do ("I've looked into it" speaks of
     no work; "I've checked, and I'll refund it" claims nothing done)."""
-    return any(_CLAIM.search(s) and not _INTENT.search(s) for s in _work(message, read))
+    # The words first: a sentence is read (the costly part) only where they claim something.
+    return any(_CLAIM.search(s) and not _INTENT.search(s) and "done" in read(s).said
+               for s in _sentences(message, " -*#>|"))
 
 
 def _work(message: str, read: Callable[[str], Reading]) -> list[str]:
@@ -173,5 +175,6 @@ def proposes_uncached(message: str, read: Callable[[str], Reading]) -> bool:
     work). A list of words with a "?" ("? ? book") puts nothing to the customer."""
     if not asks_go_ahead(message):
         return False
-    return bool(_work(message, read)) and bool(_DIGIT.search(message) or read(message).values) and not claims(
+    # The whole message's reading is the engine's memo (`reply` read it), its sentences are not.
+    return bool(_DIGIT.search(message) or read(message).values) and bool(_work(message, read)) and not claims(
         message, read)

@@ -366,7 +366,7 @@ class ToolUseUser(RuleBasedUser):
         """Whether a plan asks for a yes as the tier reads one: a message that gives something
         asked about an outcome and asks for any answer, where no question asks a detail unsaid."""
         asks = r.confirm or asks_answer(message) or asks_yes(message)
-        return asks and not (r.asked and self._asks_unsaid(message)) and self._is_plan(message)
+        return asks and self._is_plan(message) and not (r.asked and self._asks_unsaid(message))  # cheaper first
 
     def _is_plan(self, message: str) -> bool:
         """Whether a message gives something the user asked about an outcome (the hard tier's)."""
