@@ -115,8 +115,8 @@ def _joined(m: re.Match[str]) -> str:
 SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+")
 
 
-#: What a stop `_ABBREVIATIONS` takes out stands in (lower case): each of its matches changes
-#: the text only where it holds a full stop ("vs" without one is joined back as it was).
+#: The abbreviations whose full stop `_ABBREVIATIONS` takes out, as written (lower case): one
+#: of its matches changes the text only where it holds a stop ("vs" alone is joined back as is).
 _STOPPED = ("e.g", "i.e", "vs.", "etc.", "incl.", "approx.", "esp.")
 
 
