@@ -15,9 +15,8 @@ from collections.abc import Callable
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK
 
-__all__ = ["ADDS", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "claims",
-           "plan_only", "proposes", "proposes_uncached",
-           "questions"]
+__all__ = ["ADDS", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "asks_yes",
+           "claims", "plan_only", "proposes", "proposes_uncached", "questions"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
 #: "option 1 ... option 2", "or just the incident?", "which do you prefer?"; a numbered list is
@@ -45,6 +44,34 @@ ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan|
                       r"approve (?:of )?(?:this|that|these|it|the plan)|yes or no|"
                       r"(?:are|is) (?:you|that|this|it) (?:ok|okay|alright|all right|fine|happy|good) (?:with|about)|"
                       r"happy with (?:this|that|it|these|the plan)|works? for you)", re.I)
+#: Words one of which every match of `ASKS_YES` holds (lower case): a text with none of them is
+#: one it does not match. Each comes from an alternative of the pattern, in order.
+_ASKS_YES_WORDS = (
+    "confirm", "let me know if",
+    *(f"{this} {ok}" for this in ("that", "this", "these", "those") for ok in ("ok", "alright", "all right", "fine",
+                                                                             "acceptable")),
+    "for you", "good?", "does th",
+    *(f"your {yes}" for yes in ("yes", "ok", "go-ahead", "approval", "consent", "permission", "sign-off")),
+    "happy", "agree?", "approve", "yes or no",
+    *(f"{ok} {about}" for ok in ("ok", "okay", "alright", "all right", "fine", "good") for about in ("with", "about")),
+)
+
+
+def asks_yes(text: str) -> bool:
+    """Whether `text` asks for a yes in words `ASKS_YES` holds."""
+    # The pattern is tried at every place of the text (a word boundary opens it); a few
+    # substring tests rule most texts out first. Only in ASCII: outside it case-insensitive
+    # matching has more forms than `str.lower` gives ("\u017f" is "s", "\u212a" is "k").
+    if text.isascii():
+        low = text.lower()
+        for words in _ASKS_YES_WORDS:
+            if words in low:
+                break
+        else:
+            return False
+    return ASKS_YES.search(text) is not None
+
+
 #: A sentence that asks the customer for an answer in the imperative: its verb ("confirm",
 #: "approve", "reply", "say", "tell me", "let me know") opens it, or follows "please", "just",
 #: "and", "then" or "so" ("please review the plan and confirm", "just say the word").
@@ -87,7 +114,7 @@ def asks_go_ahead(message: str) -> bool:
     """Whether a message asks for a yes: in words `ASKS_YES` holds, by a yes/no question (one
     with no question word: "Confirm?", "OK to submit?", "Would that work for you?"), or in the
     imperative or by speaking of the customer's assent (as `asks_answer` reads them)."""
-    return ASKS_YES.search(message) is not None or any(
+    return asks_yes(message) or any(
         "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(s)
         for s in _sentences(message, " -*#>|"))
 
@@ -108,7 +135,9 @@ def claims(message: str, read: Callable[[str], Reading]) -> bool:
     takes as ``done``: "refunded", "booked", "I have done") with words that claim it ("I have",
     "already", "is now") and says nothing the assistant will do ("I've looked into it" speaks of
     no work; "I've checked, and I'll refund it" claims nothing done)."""
-    return any(_CLAIM.search(s) and not _INTENT.search(s) for s in _work(message, read))
+    # The words first: a sentence is read (the costly part) only where they claim something.
+    return any(_CLAIM.search(s) and not _INTENT.search(s) and "done" in read(s).said
+               for s in _sentences(message, " -*#>|"))
 
 
 def _work(message: str, read: Callable[[str], Reading]) -> list[str]:
@@ -146,5 +175,6 @@ def proposes_uncached(message: str, read: Callable[[str], Reading]) -> bool:
     work). A list of words with a "?" ("? ? book") puts nothing to the customer."""
     if not asks_go_ahead(message):
         return False
-    return bool(_work(message, read)) and bool(_DIGIT.search(message) or read(message).values) and not claims(
+    # The whole message's reading is the engine's memo (`reply` read it), its sentences are not.
+    return bool(_DIGIT.search(message) or read(message).values) and bool(_work(message, read)) and not claims(
         message, read)

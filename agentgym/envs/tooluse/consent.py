@@ -111,16 +111,18 @@ class Consent:
 #: ("**Store credit**"), as a Markdown reader sees one.
 _HEADING = re.compile(r"^\s*(?:#+\s.*|.*:\s*(?:\*\*|__)?\s*|(?:\*\*|__)[^*_]+(?:\*\*|__)\s*)$")
 _MARKUP = re.compile(r"[*_`|>#]+")
-_SPACES = re.compile(r"\s+")
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
 #: Written forms of a value that name it as its plain form does (lower case): an ordinal day
 #: ("3rd" is 3), "p.m." ("pm"), a time in ISO's "Z" ("09:00z" is 09:00, UTC), a currency's
-#: symbol before an amount ("$12.50" names USD 12.50).
-_FORMS = (
-    (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b"), r"\1"),
-    (re.compile(r"\b([ap])\.m\.(?!\w)"), r"\1m"),
-    (re.compile(r"\b(\d{1,2}:\d{2})z\b"), r"\1"),
-    (re.compile(r"(?:ca?|us)?\$(?=\s?\d)|[\u20ac\u00a3](?=\s?\d)"), lambda m: f" {_SYMBOLS[m.group()]} "),
+#: symbol before an amount ("$12.50" names USD 12.50). Each comes with a cheaper test of what it
+#: needs to match: a text that fails it is one the form leaves as it is (most lines; the forms'
+#: own scans are slow, as a pattern that opens with a word boundary is tried at every place).
+_FORMS: tuple[tuple[Callable[[str], object], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"\d(?:st|nd|rd|th)").search, re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b"), r"\1"),
+    (lambda text: ".m." in text, re.compile(r"\b([ap])\.m\.(?!\w)"), r"\1m"),
+    (lambda text: "z" in text, re.compile(r"\b(\d{1,2}:\d{2})z\b"), r"\1"),
+    (re.compile(r"[$\u20ac\u00a3]").search, re.compile(r"(?:ca?|us)?\$(?=\s?\d)|[\u20ac\u00a3](?=\s?\d)"),
+     lambda m: f" {_SYMBOLS[m.group()]} "),
 )
 _SYMBOLS = {"$": "usd", "us$": "usd", "c$": "cad", "ca$": "cad", "\u20ac": "eur", "\u00a3": "gbp"}
 
@@ -129,9 +131,11 @@ def _norm(text: str) -> str:
     """Lower case, markup and runs of spaces as one space (tables and bold read as words), and
     values in their plain forms (`_FORMS`)."""
     text = _MARKUP.sub(" ", text.lower())
-    for pattern, plain in _FORMS:
-        text = pattern.sub(plain, text)
-    return _SPACES.sub(" ", text).strip()
+    for needs, pattern, plain in _FORMS:
+        if needs(text):
+            text = pattern.sub(plain, text)
+    # str.split() splits at runs of what `\s` matches (both are str.isspace) and drops the ends.
+    return " ".join(text.split())
 
 
 def has(text: str, phrase: str, prefix: bool = False) -> bool:
@@ -169,10 +173,12 @@ def parts(message: str, anchors: Sequence[str]) -> list[str]:
             heading = text
             continue
         for sentence in SENTENCE_BREAK.split(without_abbreviation_stops(line)):
-            s = _norm(sentence)
+            # A line that is one sentence as written is read already (`text`, `named`).
+            whole = sentence == line
+            s = text if whole else _norm(sentence)
             if not s:
                 continue
-            if any(has(s, a) for a in anchors) or not out:
+            if (named if whole else any(has(s, a) for a in anchors)) or not out:
                 out.append(f"{heading} {s}".strip())
             else:
                 out[-1] = f"{out[-1]} {s}"

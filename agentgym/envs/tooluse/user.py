@@ -76,11 +76,11 @@ from typing import Any, Callable
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.asking import (
     ADDS,
-    ASKS_YES,
     CHECKS_WORK,
     OFFERS_CHOICE,
     QUESTION_WORD,
     asks_answer,
+    asks_yes,
     claims,
     plan_only,
     proposes,
@@ -247,7 +247,7 @@ class ToolUseUser(RuleBasedUser):
         consent = self._world.consent
         if consent is not None and message.strip():
             r = self._reading(message)
-            if (r.salad or not r.placed) and (r.confirm or self._asks_yes(message) or asks_answer(message)) \
+            if (r.salad or not r.placed) and (r.confirm or asks_answer(message) or self._asks_yes(message)) \
                     and self._is_plan(message):
                 # A plan as a table or a bare list, with a question for a yes: read as the plan
                 # it is (the reading is shared with `reply`, which looks it up by the message).
@@ -308,8 +308,8 @@ class ToolUseUser(RuleBasedUser):
         # A question about a detail the customer has not said yet ("which currency should I pay
         # it in?") asks for that detail, though it names a write; else a plan that asks for any
         # answer (a question, "please confirm", "just say the word") asks for a yes to it.
-        detail = bool(r.asked) and self._asks_unsaid(message)
-        if not r.confirm and (ASKS_YES.search(message) or plan and not detail and asks_answer(message)):
+        detail = plan and bool(r.asked) and self._asks_unsaid(message)  # read only for a plan
+        if not r.confirm and (asks_yes(message) or plan and not detail and asks_answer(message)):
             r = replace(r, confirm=True)  # "please confirm and I'll process it" asks for a yes too
         # "Can I go ahead and issue the refunds?" after a plan asks for a yes, not about refunds.
         answer = self._confirmation(message) if plan and r.confirm and not detail else \
@@ -345,8 +345,8 @@ class ToolUseUser(RuleBasedUser):
     def _asks_yes(self, message: str) -> bool:
         """Whether a message asks for a yes: in words the engine reads as a confirmation question
         in a sentence of its own (a plan laid out as a table reads as a list of words), or as
-        `ASKS_YES` says."""
-        if ASKS_YES.search(message):
+        `asks_yes` says."""
+        if asks_yes(message):
             return True
         asked = [s for line in message.splitlines() for s in SENTENCE_BREAK.split(without_abbreviation_stops(line))
                  if "?" in s]
@@ -365,8 +365,8 @@ class ToolUseUser(RuleBasedUser):
     def _asks_yes_to_plan(self, r: Reading, message: str) -> bool:
         """Whether a plan asks for a yes as the tier reads one: a message that gives something
         asked about an outcome and asks for any answer, where no question asks a detail unsaid."""
-        asks = r.confirm or bool(ASKS_YES.search(message)) or asks_answer(message)
-        return asks and not (r.asked and self._asks_unsaid(message)) and self._is_plan(message)
+        asks = r.confirm or asks_answer(message) or asks_yes(message)
+        return asks and self._is_plan(message) and not (r.asked and self._asks_unsaid(message))  # cheaper first
 
     def _is_plan(self, message: str) -> bool:
         """Whether a message gives something the user asked about an outcome (the hard tier's)."""
@@ -426,7 +426,7 @@ class ToolUseUser(RuleBasedUser):
         asked = message
         if self._tier:  # the sentences that ask (a question, or "please confirm ..."), else the last
             said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
-            asked = " ".join(s for s in said if "?" in s or ASKS_YES.search(s) or asks_answer(s)) or said[-1]
+            asked = " ".join(s for s in said if "?" in s or asks_yes(s) or asks_answer(s)) or said[-1]
         return _ONLY_ASKED if ADDS.search(asked) else CONFIRMED
 
     def _objection(self, message: str) -> str | None:

@@ -115,10 +115,24 @@ def _joined(m: re.Match[str]) -> str:
 SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+")
 
 
+#: The abbreviations whose full stop `_ABBREVIATIONS` takes out, as written (lower case): one
+#: of its matches changes the text only where it holds a stop ("vs" alone is joined back as is).
+_STOPPED = ("e.g", "i.e", "vs.", "etc.", "incl.", "approx.", "esp.")
+
+
 def without_abbreviation_stops(text: str) -> str:
     """`text` with the full stops of abbreviations that end no sentence taken out ("e.g." ->
     "eg"), so a split at full stops finds sentences (`_ABBREVIATIONS`)."""
-    return _ABBREVIATIONS.sub(_joined, text) if "." in text else text
+    if "." not in text:
+        return text
+    # An ASCII text with none of `_STOPPED` in any case is one the pattern leaves as it is: a
+    # few substring tests stand in for its scan, which the look-behind makes slow. (Outside
+    # ASCII, case-insensitive matching has more forms than `str.lower` gives: "\u017f" is "s".)
+    if text.isascii():
+        low = text.lower()
+        if not any(a in low for a in _STOPPED):
+            return text
+    return _ABBREVIATIONS.sub(_joined, text)
 
 
 #: The end of a line that no mark ends (a list's item, a table's row, a heading): a line break
