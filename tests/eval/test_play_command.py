@@ -49,14 +49,14 @@ def test_bad_input_is_one_line(tmp_path, capsys):
     assert main(["play", "AgentRL/Nope-v0"]) == 2
 
 
-def test_a_jsonl_list_of_calls_plays_as_the_same_line_of_a_text_file(tmp_path, capsys):
+def test_a_jsonl_call_or_list_of_calls_plays_as_the_same_line_of_a_text_file(tmp_path, capsys):
     calls = [{"name": "search", "arguments": {}}, {"name": "search", "arguments": {"area": "north"}}]
     as_text, as_json = tmp_path / "turns.txt", tmp_path / "turns.jsonl"
-    as_text.write_text("Hi there\n" + json.dumps(calls) + "\n")
-    as_json.write_text(json.dumps("Hi there") + "\n" + json.dumps(calls) + "\n")
+    as_text.write_text("Hi there\n" + json.dumps(calls) + "\n" + json.dumps(calls[1]) + "\n")
+    as_json.write_text(json.dumps("Hi there") + "\n" + json.dumps(calls) + "\n" + json.dumps(calls[1]) + "\n")
     assert read_actions(as_json) == read_actions(as_text)
     shown = [_play(capsys, "AgentRL/Dialog-v0", "--seed", "2", "--actions", str(f)) for f in (as_text, as_json)]
-    assert shown[0] == shown[1].replace("turns.jsonl", "turns.txt") and "--- turn 2 ---" in shown[0]
+    assert shown[0] == shown[1].replace("turns.jsonl", "turns.txt") and "--- turn 3 ---" in shown[0]
 
 
 def test_read_actions_and_tool_lines(tmp_path):
