@@ -22,24 +22,28 @@ __all__ = ["set_aside"]
 #: higher-rated one (X, 6 EUR) would push the total over" says its verdict after it.
 _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
-#: dropped", "W is taken", "V got snapped up", "U lacks wifi", "T is over budget"), and any
-#: word of a place with no room left ("S was full", "R had no availability", "Q is booked up").
-#: Words a chosen place's own description may well carry ("no parking needed", "without a view") are not among them.
+#: dropped", "W is taken", "V got snapped up", "U is gone", "T lacks wifi", "S would leave only
+#: 15 EUR for the rest", "R is over budget"), and any word of a place with no room left ("Q
+#: was full", "P had no availability", "O is booked up"). Words a chosen place's own
+#: description may well carry ("no parking needed", "without a view") are not among them.
 _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|dropp(ed|ing)|dropped|taken|"
                         r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"
-                        r"snapped up|(full|booked (out|up)|sold out)|no (availability|vacanc\w+|openings?|space|room|free \w+)|"
+                        r"snapped up|grabbed|gone|(full|booked (out|up)|sold out)|no (availability|vacanc\w+|openings?|space|room|free \w+)|"
                         r"over \d+|push\w* (the |our |your )?(total|budget|spend) (over|past|above|beyond)|"
                         r"(go|goes|going|went) over|(over|above|beyond|past) (the |your |our )?(budget|limit|cap)|"
                         r"(same|shared?|shares?|sharing) (an |the )?area|"
                         r"(bust|blow|break|exceed|overshoot|overrun)\w* (the |your |our )?(budget|limit|cap|total)|"
                         r"(take|push|bring|put)\w* (the |your |our )?(total|budget|spend) (to|over|past|above|beyond)|"
+                        r"leav\w* (only|just|too little|not enough|no room)|"
                         r"too (expensive|pricey|far|costly|much)|exceeds?)\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
-#: Z", "chose A over the better-rated X", "replaced X with Y", "swapped out X").
+#: Z", "chose A over the better-rated X", "replaced X with Y", "swapped out X", "someone else
+#: grabbed X").
 _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|unlike|but not|over( the| a)?( [\w-]+)?|"
                                r"(replac|swapp?|drop+|cancel+|skipp?)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?|"
                                r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
-                               r"except( for)?( the)?|excluding( the)?|without( the)?)\s*$")
+                               r"except( for)?( the)?|excluding( the)?|without( the)?|"
+                               r"(someone|somebody|another \w+)( else)? (grabbed|took|snapped up|booked)( up)?( the)?)\s*$")
 #: Where the words said after a place stop short of the next place: the last clause opener
 #: before it ("X (3.0) | total 183 (pricier ones left no room for Y)": "no room" is said of Y).
 _CLAUSE_OPENER = re.compile(r"[(,;]|\b(and|but|so|while|whereas|because|since)\b")
