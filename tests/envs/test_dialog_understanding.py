@@ -873,3 +873,12 @@ def test_no_place_name_contradicts_its_own_category_or_area() -> None:
         for part in (*d.name_parts[0], *d.name_parts[1]):
             clash = set(part.lower().split()) & words
             assert not clash, (name, part, clash)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_pronoun_is_no_typo_of_a_slot_word(name: str) -> None:
+    # "them" is a word of its own, not a typo of the slot word "theme" (Dialog playtest 5865 T7).
+    read = understanding(load_domains()[name]).read
+    for text in ("Could any of them work?", "Could one of them give way?", "Which of them do you prefer?"):
+        assert read(text).asked == (), (name, text)
+    assert read("Which of them do you prefer, and what theme?").asked == ("category",), name
