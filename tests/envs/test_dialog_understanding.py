@@ -882,3 +882,18 @@ def test_a_pronoun_is_no_typo_of_a_slot_word(name: str) -> None:
     for text in ("Could any of them work?", "Could one of them give way?", "Which of them do you prefer?"):
         assert read(text).asked == (), (name, text)
     assert read("Which of them do you prefer, and what theme?").asked == ("category",), name
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_an_indirect_request_with_a_hedge_still_asks(name: str) -> None:
+    # "roughly", "also" inside "it would help to know ..." (Dialog 5882 T1, CrossTask 5885 T1,
+    # 5901 T1: the budget and the must-have amenity went unasked, and unanswered).
+    read = understanding(load_domains()[name]).read
+    for text, asked in (
+            ("It would also help to know roughly how much you'd like to spend at most, and whether there's "
+             "anything it has to have.", ("price", "amenity")),
+            ("It would also help to know roughly what you'd like to spend.", ("price",)),
+            ("It helps to know your budget.", ("price",)),
+            ("It would help to know more about the area you prefer.", ("area",)),
+    ):
+        assert read(text).asked == asked, (name, text)
