@@ -6,8 +6,9 @@ Never the hidden goal: the verdict, its reasons and the gold plan are printed on
 episode has ended.
 
 Turns come from the terminal (one line a turn), or from a file (`--actions FILE`): one turn a
-line, or, in a ``.jsonl`` file, one JSON value a line (a string, or an assistant-message dict),
-so a turn may hold newlines. A file that ends before the episode does leaves it where it stands,
+line, or, in a ``.jsonl`` file, one JSON value a line (a string, an assistant-message dict, or
+a tool call or a list of them, played as the same JSON written on a line of a text file), so a
+turn may hold newlines. A file that ends before the episode does leaves it where it stands,
 and the command says so: add the next turn to the file and run it again. Episodes are
 deterministic, so the file's turns replay to the same point; that is how a language-model agent
 plays one turn at a time through a shell (`--tail` shows only what the last turn brought).
@@ -32,7 +33,7 @@ def read_actions(path: Path) -> list[Any]:
     """The turns a file holds: one per non-blank line (a ``.jsonl`` file: one JSON value per line).
 
     Raises:
-        ValueError: a ``.jsonl`` line that is not JSON, or not a string or an object.
+        ValueError: a ``.jsonl`` line that is not JSON, or not a string, an object or a list.
     """
     turns: list[Any] = []
     with path.open(encoding="utf-8", errors="surrogateescape") as fh:
@@ -47,8 +48,12 @@ def read_actions(path: Path) -> list[Any]:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+            if isinstance(value, list) or (isinstance(value, dict) and "name" in value and "role" not in value):
+                # A call, or several in one turn: the env reads their text as it reads that line
+                # of a text file (a dict with a role is an assistant message).
+                value = json.dumps(value)
             if not isinstance(value, (str, dict)):
-                raise ValueError(f"{path}:{number}: a turn is a JSON string or object, got {type(value).__name__}")
+                raise ValueError(f"{path}:{number}: a turn is a JSON string, object or list, got {type(value).__name__}")
             turns.append(value)
     return turns
 

@@ -120,6 +120,8 @@ COMPROMISE = [
     "Which of your needs matters least to you?",
     "What's most important to you: the area, the budget or the projector?",
     "Is any of these negotiable?",
+    "Nothing has all of them: could you do without the wifi, or is the budget a dealbreaker?",
+    "Is the projector a deal-breaker?",
     "Could we drop one of the requirements?",
     "There isn't a single option that ticks every box, I'm afraid. Where are you flexible?",
     "If we relax one constraint I can find something. Which one should it be?",
@@ -136,6 +138,11 @@ ORDINARY = [
     "Glass Hall is booked for Monday morning.",
     "No problem, let me look that up.",
     "Do you need parking?",
+    # Questions for what must stay, not for what could give (Dialog playtest 5898 T1).
+    "Anything you can't do without?",
+    "Any deal-breakers, e.g. fast wifi, monitors or 24h access?",
+    "What are your dealbreakers?",
+    "Is there anything you couldn't live without?",
 ]
 
 

@@ -171,7 +171,13 @@ def test_the_place_booked_instead_and_a_place_named_again_in_the_plan_are_kept(s
         other = next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan)
         body = LAYOUTS["list"](_rows(task, plan))
         for text in (f"{other.name} was taken, so I have booked {chosen.name} instead.\n{body}",
-                     f"{chosen.name} looked full at first, but it was not.\n{body}\n({other.name} is over budget.)"):
+                     f"{chosen.name} looked full at first, but it was not.\n{body}\n({other.name} is over budget.)",
+                     f"Bad luck: {other.name} got snapped up for that slot, so that booking was cancelled, and I've "
+                     f"booked {chosen.name} in its place.\n{body}",
+                     f"Sorry: someone else grabbed {other.name} for that slot, so I've reworked the plan.\n{body}",
+                     f"{body}\n(Booking D is {chosen.name}: {other.name} is gone.)",
+                     f"{body}\nWhy not a higher-rated one: the pricier one ({other.name}, 4.9) would leave only "
+                     "15 EUR for the rest."):
             env, task = _fresh(split, seed)
             obs, *_ = env.step(text + "\nShall I submit this plan?")
             assert YES in obs and task.extra["plan"].agreed == plan, (seed, text, obs)

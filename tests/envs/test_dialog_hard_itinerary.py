@@ -92,6 +92,23 @@ def test_a_wrong_plan_fails_and_bad_input_never_raises() -> None:
     assert info["episode_summary"]["score_details"]["agreed"] is False
 
 
+def test_the_best_plan_submitted_without_the_users_yes_fails_and_scores_below_one() -> None:
+    env = gym.make(DIALOG_ID, split="test", difficulty="hard")
+    for seed in _itineraries("test", 3):
+        env.reset(seed=seed)
+        g = env.unwrapped.task.gold
+        calls = [{"type": "function", "function": {"name": "book", "arguments":
+                  {"item_id": item, "day": leg.day, "slot": leg.slot}}} for item, leg in zip(g.accepted[0], g.legs)]
+        env.step(json.dumps({"tool_calls": calls}))
+        *_, terminated, _, info = env.step('{"name": "submit_plan", "arguments": {}}')
+        summary = info["episode_summary"]
+        details = summary["score_details"]
+        # Every booking and rule right, the yes missing: a failure whose score says what is missing.
+        assert terminated and summary["success"] is False and details["agreed"] is False, seed
+        assert details["legs_right"] == len(g.legs) and details["rules"] is True, seed
+        assert summary["score"] == pytest.approx((len(g.legs) + 1) / (len(g.legs) + 2), abs=1e-6), seed
+
+
 def test_the_user_restates_what_it_is_asked_about_asks_for_the_whole_plan_and_never_names_a_place() -> None:
     env = gym.make(DIALOG_ID, split="test", difficulty="hard")
     for seed in _itineraries("test", 6):

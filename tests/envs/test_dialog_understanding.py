@@ -756,6 +756,55 @@ def test_a_recommendation_with_an_alternative_proposes_the_recommended_place(nam
         assert WHICH_ONE in user.reply(text, 1).text, (name, text)
 
 
+#: A proposal beside places the message sets aside in its own section, list or clause, the way
+#: assistants explain what they ruled out (CrossTask playtest 5884 T4).
+RULED_OUT = (
+    "### Proposal: {a}\n\n1. **Price:** within your budget\n\n**Alternatives ruled out:** the other spaces "
+    "(e.g. {b}, {c}) are of another kind.\n\nShall I book it?",
+    "I'd book {a}.\n\nRuled out: {b}, {c}.\n\nShall I go ahead?",
+    "**Considered, not chosen:**\n- {b}\n- {c}\n\n**Proposal:** {a}. Want me to book it?",
+    "{b} and {c} are both over your budget, so {a} it is. Shall I book it?",
+    "{b} got snapped up, and {c} is not available then, but {a} is free. Book it?",
+)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_proposal_beside_places_set_aside_proposes_the_one_left(name: str) -> None:
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.user import WHICH_ONE, DialogUser
+
+    task = generate_task(7, {"domain": name, "difficulty": "easy"})
+    a, b, c = task.world.places[:3]
+    for form in RULED_OUT:
+        user = DialogUser(task, fast_stream(7, "user"))
+        text = form.format(a=a.name, b=b.name, c=c.name)
+        call = user.proposed_call(text)
+        assert call is not None and call[1]["item_id"] == a.id, (name, text)
+        assert WHICH_ONE not in user.reply(text, 1).text, (name, text)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_amenities_said_of_a_proposed_place_are_the_places_not_a_wrong_restatement(name: str) -> None:
+    # CrossTask playtest 5884 T4: a proposal listing the place's amenities with a question about
+    # more needs got "Not quite: I'd like it to have fast wifi." (the place had it).
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.user import DialogUser
+
+    dom = load_domains()[name]
+    tasks = (generate_task(seed, {"domain": name, "difficulty": "easy"}) for seed in range(7, 60))
+    task = next(t for t in tasks if any(c.kind == "amenity" for c in t.gold.constraints))
+    gold = next(p for p in task.world.places if p.id == task.gold.items[0])
+    user = DialogUser(task, fast_stream(7, "user"))
+    user.reply(f"Which area, what budget, what minimum rating, which {dom.category_label}, which amenities, and when?", 1)
+    text = (f"### Proposal: {gold.name} ({gold.id})\n\n1. **Price:** {gold.price}\n2. **Rating:** {gold.rating}\n"
+            f"3. **Amenities:** {', '.join(dom.amenities[:3])}\n\nShall I book it for {task.gold.day} {task.gold.slot}, "
+            f"and is there anything else the {dom.noun} needs to have before I do?")
+    reply = user.reply(text, 2).text
+    assert gold.name in reply and "Not quite" not in reply, (name, reply)
+
+
 #: A place named only to set it aside (beside one recommended: `RECOMMENDATIONS`).
 SET_ASIDE = (
     "I'm afraid {b} doesn't meet everything you need now, so it won't do.",
@@ -824,3 +873,27 @@ def test_no_place_name_contradicts_its_own_category_or_area() -> None:
         for part in (*d.name_parts[0], *d.name_parts[1]):
             clash = set(part.lower().split()) & words
             assert not clash, (name, part, clash)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_pronoun_is_no_typo_of_a_slot_word(name: str) -> None:
+    # "them" is a word of its own, not a typo of the slot word "theme" (Dialog playtest 5865 T7).
+    read = understanding(load_domains()[name]).read
+    for text in ("Could any of them work?", "Could one of them give way?", "Which of them do you prefer?"):
+        assert read(text).asked == (), (name, text)
+    assert read("Which of them do you prefer, and what theme?").asked == ("category",), name
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_an_indirect_request_with_a_hedge_still_asks(name: str) -> None:
+    # "roughly", "also" inside "it would help to know ..." (Dialog 5882 T1, CrossTask 5885 T1,
+    # 5901 T1: the budget and the must-have amenity went unasked, and unanswered).
+    read = understanding(load_domains()[name]).read
+    for text, asked in (
+            ("It would also help to know roughly how much you'd like to spend at most, and whether there's "
+             "anything it has to have.", ("price", "amenity")),
+            ("It would also help to know roughly what you'd like to spend.", ("price",)),
+            ("It helps to know your budget.", ("price",)),
+            ("It would help to know more about the area you prefer.", ("area",)),
+    ):
+        assert read(text).asked == asked, (name, text)

@@ -42,11 +42,21 @@ def test_tail_prints_only_the_last_turn(tmp_path, capsys):
 
 def test_bad_input_is_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text("[1, 2]\n")
+    bad.write_text("3\n")
     assert main(["play", "AgentRL/Dialog-v0", "--actions", str(bad)]) == 2
-    assert "a turn is a JSON string or object" in capsys.readouterr().err
+    assert "a turn is a JSON string, object or list" in capsys.readouterr().err
     assert main(["play", "AgentRL/Dialog-v0", "--actions", str(tmp_path / "missing.txt")]) == 2
     assert main(["play", "AgentRL/Nope-v0"]) == 2
+
+
+def test_a_jsonl_call_or_list_of_calls_plays_as_the_same_line_of_a_text_file(tmp_path, capsys):
+    calls = [{"name": "search", "arguments": {}}, {"name": "search", "arguments": {"area": "north"}}]
+    as_text, as_json = tmp_path / "turns.txt", tmp_path / "turns.jsonl"
+    as_text.write_text("Hi there\n" + json.dumps(calls) + "\n" + json.dumps(calls[1]) + "\n")
+    as_json.write_text(json.dumps("Hi there") + "\n" + json.dumps(calls) + "\n" + json.dumps(calls[1]) + "\n")
+    assert read_actions(as_json) == read_actions(as_text)
+    shown = [_play(capsys, "AgentRL/Dialog-v0", "--seed", "2", "--actions", str(f)) for f in (as_text, as_json)]
+    assert shown[0] == shown[1].replace("turns.jsonl", "turns.txt") and "--- turn 3 ---" in shown[0]
 
 
 def test_read_actions_and_tool_lines(tmp_path):

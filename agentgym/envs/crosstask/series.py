@@ -200,7 +200,9 @@ class SeriesUser(FollowUpUser):
         if not events:
             return None
         if score_series(self._world, self._series).success:
-            return UserTurn("Perfect, that's every day booked, thanks!", end="accepted")
+            # Days with no place get no booking: the thanks says no more than what was done.
+            done = "every day that has a place booked" if self._series.skipped else "every day booked"
+            return UserTurn(f"Perfect, that's {done}, thanks!", end="accepted")
         want, have = self._series.wanted_set, _active(self._world)
         booked = {e.data.get("booking_id") for e in events if e.kind == "booked"}
         wrong = [b for b in self._world.bookings.values() if b.id in booked and b.active

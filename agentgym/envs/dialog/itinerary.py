@@ -192,8 +192,9 @@ def _rest(options: list[list[Place]], order: tuple[int, ...]) -> list[int]:
 def score_plan(task: Any) -> Score:
     """Score the final world state of an itinerary: one active booking per leg at its time and
     nothing else, each meeting its leg's needs, the plan keeping the rules and tying the best on
-    every rating. The score is the share of legs booked right plus one for the plan's rules, over
-    the legs plus one; success is all of it."""
+    every rating. The score is the share of legs booked right plus one for the plan's rules and,
+    where the task asks for the user's yes to the plan, one for that yes, over the legs plus
+    those parts; success is all of it."""
     world: World = task.world
     gold: PlanGold = task.gold
     active = world.active_bookings()
@@ -207,10 +208,13 @@ def score_plan(task: Any) -> Score:
     extra = len(active) - sum(p is not None for p in chosen)
     places = [p for p in chosen if p is not None]
     rules = len(places) == len(gold.legs) and not extra and _keeps(places, gold)
-    share = (right + rules) / (len(gold.legs) + 1)
-    # A plan counts only when it was submitted with the user's yes to that very plan.
+    # A plan counts only when it was submitted with the user's yes to that very plan; where the
+    # task asks for that yes, it is one more part of the score, so a plan submitted without it
+    # never reads as a perfect score beside a failure.
     state = task.extra.get("plan")
     agreed = state is None or state.consented is True
+    parts = len(gold.legs) + 1 + (state is not None)
+    share = (right + rules + (state is not None and agreed)) / parts
     return Score(round(share, 6), right == len(gold.legs) and rules and agreed,
                  {"bookings": [p.id if p is not None else None for p in chosen], "legs_right": right,
                   "rules": rules, "extra_bookings": extra, "agreed": agreed})

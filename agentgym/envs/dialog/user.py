@@ -47,6 +47,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
+from agentgym.envs.dialog.aside import set_aside
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.tasks import (
@@ -131,13 +132,19 @@ def places_named(reading: Reading, names: dict[str, Place]) -> list[Place]:
     return list(found.values())
 
 
-def proposal_of(reading: Reading, names: dict[str, Place]) -> Place | None:
-    """The one place a reading proposes: the only place it names, or among several the one it
-    recommends ("I'd go with A, though B is also an option"), else the only one it does not
-    offer as an alternative; None when it names none, or several with no recommendation."""
+def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") -> Place | None:
+    """The one place a reading of `message` proposes: the only place it names, or among several
+    the only one it does not set aside (`aside.set_aside`: "Ruled out: B, C", "B was taken"),
+    else the one it recommends ("I'd go with A, though B is also an option"), else the only one
+    it does not offer as an alternative; None when it names none, or several with no choice."""
     named = places_named(reading, names)
     if len(named) <= 1:
         return named[0] if named else None
+    if message:
+        aside = set_aside(message, named)
+        kept = [p for p in named if p.id not in aside]
+        if len(kept) == 1:
+            return kept[0]
 
     def ids(keys: tuple[str, ...]) -> set[str]:
         return {p.id for k in keys if (p := resolve_place(k, names)) is not None}
@@ -267,13 +274,13 @@ class DialogUser(RuleBasedUser):
     def _booked(self, place: Place) -> bool:
         return any(b.item_id == place.id for b in self._world.active_bookings())
 
-    def _proposal(self, r: Reading) -> tuple[Place, str, str] | None:
+    def _proposal(self, r: Reading, message: str = "") -> tuple[Place, str, str] | None:
         """The place a reading proposes and the day and slot it is judged at (those the message
         names, else the wanted ones); None when it proposes none, names a place booked already,
         or names the place the user asked about ("does X still work?": naming it answers)."""
         if not r.places:
             return None
-        place = proposal_of(r, self._place_names())
+        place = proposal_of(r, self._place_names(), message)
         if place is None or self._booked(place) or (self._checking is not None and self._checking[0] is place):
             return None
         g = self._gold
@@ -288,7 +295,7 @@ class DialogUser(RuleBasedUser):
         r = self._reading(message)
         if r.salad or not r.placed:
             return None
-        got = self._proposal(r)
+        got = self._proposal(r, message)
         if got is None:
             return None
         place, day, slot = got
@@ -321,7 +328,7 @@ class DialogUser(RuleBasedUser):
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         """The reply to a message the user can place: its text, or the turn that ends the dialog."""
         parts: list[str] = []
-        got = self._proposal(r)  # before the truth: naming the place asked about answers
+        got = self._proposal(r, message)  # before the truth: naming the place asked about answers
         if self._checking is not None:
             said = self._truth()
             if said.end is not None:
@@ -334,7 +341,7 @@ class DialogUser(RuleBasedUser):
             parts.append(said.text)
         elif r.places:
             named = places_named(r, self._place_names())
-            if len(named) > 1 and proposal_of(r, self._place_names()) is None:
+            if len(named) > 1 and proposal_of(r, self._place_names(), message) is None:
                 parts.append(WHICH_ONE)
             elif named and self._booked(named[0]) and not parts:
                 parts.append(f"You've already booked {named[0].name}.")
@@ -392,11 +399,15 @@ class DialogUser(RuleBasedUser):
 
     def _confirmation(self, r: Reading, message: str) -> str:
         """The reply to a message restating values of slots the user answered ("So, Tuesday
-        morning in Riverside?"): yes when they are its own, else its own restated."""
+        morning in Riverside?"): yes when they are its own, else its own restated. Amenities
+        said beside a place are the place's ("X has fast wifi, monitors and lockers"), not a
+        restatement of the user's: the proposal is judged on them, and no correction adds."""
         numbers = {f"{float(n):g}" for n in re.findall(r"\d+(?:\.\d+)?", message)}
         wrong: list[Constraint] = []
         for s in r.asked:
             has = [c for c in self._gold.constraints if c.kind == s and self._has(c)]
+            if s == "amenity" and r.places:
+                continue
             if s in ("price", "rating"):
                 ok = not numbers or all(f"{float(c.value):g}" in numbers for c in has)
             else:

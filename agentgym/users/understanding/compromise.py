@@ -5,7 +5,8 @@ area?") or says that no place meets every need ("None of the options tick every 
 
 A user with priorities (the Dialog hard tier's) reads every message with it. Its words are data,
 ``compromise.json`` beside this module: phrases that ask by themselves (`asks`), phrases that ask
-only in a question ("firm", "fixed": `asks_in_questions`), and, for a claim, a negation, a whole
+only in a question ("firm", "fixed": `asks_in_questions`), phrases that ask for what must stay
+instead ("anything you can't do without?", "any deal-breakers?": `not_asks`), and, for a claim, a negation, a whole
 and a verb of meeting within one clause, in any order ("I couldn't find anything that has all of
 that"). Words are the engine's (`words.tokens`, stems); a word one edit from a cue of six letters
 or more is read as the cue ("flexable", "nthing"), unless it is a real word listed beside them.
@@ -26,8 +27,8 @@ from agentgym.users.understanding.words import stem, tokens, without_abbreviatio
 
 __all__ = ["Compromise", "read_compromise", "offers_option"]
 
-_KEYS = {"asks", "asks_in_questions", "requests", "negations", "not_negations", "wholes", "not_wholes", "meets",
-         "clause_breaks", "real_words", "options"}
+_KEYS = {"asks", "not_asks", "asks_in_questions", "requests", "negations", "not_negations", "wholes", "not_wholes",
+         "meets", "clause_breaks", "real_words", "options"}
 #: Where a message splits into sentences: a sentence end followed by space, or a line break.
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 #: Cues shorter than this are never reached by a typo (too many real words lie one edit away).
@@ -67,6 +68,9 @@ class _Words:
     asks_in_questions: PhraseSet
     requests: PhraseSet
     negations: PhraseSet
+    #: Phrases that ask for what the user must have, not what could give ("anything you can't
+    #: do without?", "any deal-breakers?"): taken out before the asks are looked for.
+    not_asks: tuple[Phrase, ...]
     not_negations: tuple[Phrase, ...]
     wholes: PhraseSet
     not_wholes: tuple[Phrase, ...]
@@ -98,7 +102,8 @@ def _words() -> _Words:
                    if len(w) >= _TYPO_MIN and w.isalpha()})
     stems = {k: tuple(_phrase(p) for p in lists[k]) for k in _KEYS - {"clause_breaks", "real_words"}}
     searched = {k: PhraseSet(v, GAP_MAX) for k, v in stems.items() if not k.startswith("not_")}
-    return _Words(**searched, not_negations=stems["not_negations"], not_wholes=stems["not_wholes"],
+    return _Words(**searched, not_asks=stems["not_asks"], not_negations=stems["not_negations"],
+                  not_wholes=stems["not_wholes"],
                   breaks=frozenset(lists["clause_breaks"]), cues=NearWords(cues),
                   real=frozenset(lists["real_words"]))
 
@@ -170,7 +175,8 @@ def read_compromise(message: str) -> Compromise:
         if not stems:
             continue
         question = _question(words, stems, w)
-        if w.asks.found(stems) or (question and w.asks_in_questions.found(stems)) or \
+        asking = _without(stems, w.not_asks)
+        if w.asks.found(asking) or (question and w.asks_in_questions.found(asking)) or \
                 any(_claims(c, w) for c in _clauses(words, w)):
             found.append((sentence, question))
     return Compromise(tuple(found))

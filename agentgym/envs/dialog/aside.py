@@ -1,0 +1,106 @@
+"""Places a message names only to set them aside: one reading for every Dialog user.
+
+An assistant often names places it does not propose: what it ruled out and why ("X was not free
+on Friday", "Y would push the total over the budget"), what a new choice replaces ("instead of
+X"), or a section of alternatives ("**Ruled out:** A, B and C"). A person hears those as
+explanations, not as choices; `set_aside` finds them, so a user judging a proposal (`user`) or
+hearing a plan (`itinerary_user`) takes the places that are left.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentgym.envs.dialog.options import place_mentions
+from agentgym.envs.dialog.tasks import Place
+
+__all__ = ["set_aside"]
+
+
+#: Where the words said of a place end, after it: a sentence end (not a decimal point), a
+#: semicolon or a line break; the next place named ends them too. A bracket does not: "the
+#: higher-rated one (X, 6 EUR) would push the total over" says its verdict after it.
+_SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
+#: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
+#: dropped", "W is taken", "V got snapped up", "U is gone", "T lacks wifi", "S would leave only
+#: 15 EUR for the rest", "R is over budget"), and any word of a place with no room left ("Q
+#: was full", "P had no availability", "O is booked up"). Words a chosen place's own
+#: description may well carry ("no parking needed", "without a view") are not among them.
+_SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|dropp(ed|ing)|dropped|taken|"
+                        r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"
+                        r"snapped up|grabbed|gone|(full|booked (out|up)|sold out)|no (availability|vacanc\w+|openings?|space|room|free \w+)|"
+                        r"over \d+|push\w* (the |our |your )?(total|budget|spend) (over|past|above|beyond)|"
+                        r"(go|goes|going|went) over|(over|above|beyond|past) (the |your |our )?(budget|limit|cap)|"
+                        r"(same|shared?|shares?|sharing) (an |the )?area|"
+                        r"(bust|blow|break|exceed|overshoot|overrun)\w* (the |your |our )?(budget|limit|cap|total)|"
+                        r"(take|push|bring|put)\w* (the |your |our )?(total|budget|spend) (to|over|past|above|beyond)|"
+                        r"leav\w* (only|just|too little|not enough|no room)|"
+                        r"too (expensive|pricey|far|costly|much)|exceeds?)\b")
+#: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
+#: Z", "chose A over the better-rated X", "replaced X with Y", "swapped out X", "someone else
+#: grabbed X").
+_SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|unlike|but not|over( the| a)?( [\w-]+)?|"
+                               r"(replac|swapp?|drop+|cancel+|skipp?)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?|"
+                               r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
+                               r"except( for)?( the)?|excluding( the)?|without( the)?|"
+                               r"(someone|somebody|another \w+)( else)? (grabbed|took|snapped up|booked)( up)?( the)?)\s*$")
+#: Where the words said after a place stop short of the next place: the last clause opener
+#: before it ("X (3.0) | total 183 (pricier ones left no room for Y)": "no room" is said of Y).
+_CLAUSE_OPENER = re.compile(r"[(,;]|\b(and|but|so|while|whereas|because|since)\b")
+
+
+#: Between two places of one list ("X, Y and Z", "(X 4.6, Y 4.2, Z 4.1)"): nothing but
+#: separators, ratings and prices, so what is said after the list is said of each of them.
+_LISTED = re.compile(r"^(?:[\s,;/()&+*_-]|\d+(?:\.\d+)?|eur|usd|€|\$|and|or|nor|also)*$")
+#: A heading over the places set aside ("## Alternatives ruled out", "**Considered, not
+#: chosen:**", "Ruled out: ..."): each place of its section is one the plan does not take.
+_ASIDE_HEADING = re.compile(r"\b(ruled out|rejected|alternatives?|considered|not chosen|other options?|runners?[- ]up|"
+                            r"passed over|discarded|excluded|did ?n[o’']t make)\b")
+#: Where a section starts: a markdown heading, a line of bold alone, or a label ending in a
+#: colon at the start of a line or sentence; it runs to the next section.
+_SECTION = re.compile(r"(?:^|\n|(?<=[.!?])\s+|\s(?=#))\s*(?:#+\s*[^#\n*]{0,60}|\*\*[^*\n]{1,60}\*\*|[^.!?:\n]{1,40}:)")
+
+
+def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """Where `text`'s sections start, and the spans of those under a heading that sets their
+    places aside (`_ASIDE_HEADING`)."""
+    starts = [(m.start(), m.group()) for m in _SECTION.finditer(text)]
+    spans = []
+    for k, (start, heading) in enumerate(starts):
+        if _ASIDE_HEADING.search(heading):
+            spans.append((start, starts[k + 1][0] if k + 1 < len(starts) else len(text)))
+    return [start for start, _ in starts], spans
+
+
+def set_aside(message: str, places: list[Place]) -> set[str]:
+    """Ids of the `places` a message names only to set them aside: a place followed, before the
+    next place or the sentence's end, by words that rule it out ("X was not free on Friday",
+    "Y (6 EUR) would push the total over the budget"), each place of a list those words follow
+    ("X, Y and Z share an area with A"), a place led in by "instead of", "rather than" and the
+    like, and a place in a section headed as set aside ("Alternatives ruled out: ...")."""
+    text = message.lower()
+    mentions = place_mentions(text, places)
+    heads, sections = _sections(text)
+    verdicts: list[bool] = []  # per mention: the words after it set it aside
+    aside: list[bool] = []  # per mention: set aside, by any rule
+    for k, (place, start, end) in enumerate(mentions):
+        # What is said of a place ends at the next place, sentence end or section.
+        stop = min([mentions[k + 1][1] if k + 1 < len(mentions) else len(text), *(h for h in heads if h >= end)])
+        brk = _SAID_END.search(text, end, stop)
+        after = text[end:brk.end() if brk else stop]
+        if brk is None and k + 1 < len(mentions) and stop == mentions[k + 1][1]:
+            openers = list(_CLAUSE_OPENER.finditer(after))
+            if openers and openers[-1].start() > 0:
+                after = after[:openers[-1].start()]
+        before = text[mentions[k - 1][2] if k else 0:start]
+        verdicts.append(bool(_SET_ASIDE.search(after)))
+        aside.append(verdicts[-1] or bool(_SET_ASIDE_BEFORE.search(before))
+                     or any(a <= start < b for a, b in sections))
+    # A list shares the verdict said after its last place: back from each place set aside by
+    # the words after it, every place before it with only list separators between them.
+    for k in range(len(mentions) - 1, 0, -1):
+        if verdicts[k] and _LISTED.match(text[mentions[k - 1][2]:mentions[k][1]]):
+            verdicts[k - 1] = aside[k - 1] = True
+    # A place is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it).
+    kept = {place.id for (place, _, _), gone in zip(mentions, aside) if not gone}
+    return {place.id for place, _, _ in mentions} - kept
