@@ -222,3 +222,22 @@ def test_a_note_beside_the_plan_is_no_addition_to_it(domain: str, request_: str)
         env, u = _env(domain, seed)
         answer = _answer(env, f"{plan}\nPlease confirm, and shall I also send you a summary by e-mail?")
         assert answer == "Just what I asked for, please.", (domain, seed, answer)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_yes_asked_apart_from_an_offer_of_more_is_a_yes_to_the_plan_alone(domain: str) -> None:
+    # "Does that sound good to go ahead with? And ... would you like me to leave that out?": yes
+    # to the plan, no to more, and the plan's writes may follow (ToolUse playtests 5874, 5889).
+    from test_tooluse_consent import _writes
+
+    for seed in range(3):
+        env, u = _env(domain, seed)
+        task = u._task
+        answer = _answer(env, f"{_plan(task)}\nDoes that sound good to go ahead with? And while I'm at it, there's "
+                              "also a separate alert on another service: would you like me to add it as well?")
+        # A customer who presses gives in with its own yes.
+        assert answer in ("Yes, please go ahead with that, but just what I asked for.",
+                          "Alright, I understand. Please go ahead with that."), (domain, seed, answer)
+        rules = RULES[domain]
+        assert all(task.world.consent.covers(rules.want(task.world, n, a)) for n, a in _writes(task)), (domain, seed)
+

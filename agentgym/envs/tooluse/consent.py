@@ -80,6 +80,17 @@ class Press:
     asks: tuple[str, ...]
     unnamed: bool = False
 
+    def granted(self, named: list[str]) -> bool:
+        """Whether one of the plan's parts `named` (those naming it) gives what the customer
+        presses for: says one of `wanted` and no word of refusal."""
+        return any(any(has(p, w, True) for w in self.wanted) and not any(has(p, w, True) for w in _REFUSING)
+                   for p in named)
+
+
+#: Words by which a plan's part refuses an item its money back (a pressing customer reads them).
+_REFUSING = ("can't", "cannot", "can not", "not", "no refund", "nothing", "credit", "final sale", "final-sale",
+             "unable", "won't", "isn't", "past", "outside", "decline")
+
 
 class Consent:
     """The plans the customer said yes to in one episode (the hard tier's world holds it)."""

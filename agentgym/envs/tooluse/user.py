@@ -134,9 +134,6 @@ _WRONG_PLAIN = "Hmm, that's not what I asked for."
 _VIOLATION = ("I've just been told that a request of yours broke one of our policies, so I'll take it "
               "from here. Goodbye.")
 _NOTED = "Okay, noted."
-#: Words by which a plan's part refuses an item its money back (a pressing customer reads them).
-_REFUSING = ("can't", "cannot", "can not", "not", "no refund", "nothing", "credit", "final sale", "final-sale",
-             "unable", "won't", "isn't", "past", "outside", "decline")
 #: A pressing customer, refused as often as it presses: it accepts the plan.
 _GIVE_IN = "Alright, I understand. Please go ahead with that."
 _CHOSEN = "{lead}Please go ahead with {what}."
@@ -149,11 +146,13 @@ _RIGHT = "Yes, that's right."
 #: The reply to a confirmation that proposes more than the request ("should I also include the
 #: pending claims?"): a person who asked for one thing does not say yes to another unread.
 _ONLY_ASKED = "Just what I asked for, please."
+#: The reply to a plan asked apart from an offer of more ("Shall I go ahead? Shall I also ...?").
+_YES_ONLY_ASKED = "Yes, please go ahead with that, but just what I asked for."
 #: Replies that carry nothing the agent needs (typos never touch them).
 _STOCK = frozenset({*GO_AHEAD, *_UNKNOWN, *ACCEPT, GIVE_UP, _VIOLATION, _NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
-                    EVERYTHING, CONFIRMED, EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED, _GIVE_IN})
+                    EVERYTHING, CONFIRMED, EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED, _YES_ONLY_ASKED, _GIVE_IN})
 #: The replies that say yes to what the message before them said (the hard tier's consent).
-_YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, _RIGHT, _GIVE_IN})
+_YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, _RIGHT, _GIVE_IN, _YES_ONLY_ASKED})
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
@@ -336,8 +335,7 @@ class ToolUseUser(RuleBasedUser):
         named = [p for p in parts(message, self._world.consent.anchors) if any(has(p, n, True) for n in press.names)]
         if not named and not press.unnamed:
             return None
-        if any(any(has(p, w, True) for w in press.wanted) and not any(has(p, w, True) for w in _REFUSING)
-               for p in named):
+        if press.granted(named):
             return None
         self._pressed += 1
         return press.asks[self._pressed - 1] if self._pressed <= len(press.asks) else _GIVE_IN
@@ -418,16 +416,18 @@ class ToolUseUser(RuleBasedUser):
     def _confirmation(self, message: str) -> str:
         """The answer to "shall I go ahead?": a value of the job other than the user's gets the
         user's; a plan that adds something unasked for ("shall I also ...?") gets "just what I
-        asked for"; else yes. In the tier only the sentences that ask ("...?", "please confirm ...";
-        else the last) are read for it: a plan's account says "also past its window" too."""
+        asked for", and a yes asked apart from such an offer gets a yes to the plan with it. In the
+        tier only the sentences that ask ("...?", "please confirm ..."; else the last) are read for
+        it: a plan's account says "also past its window" too."""
         objection = self._objection(message)
         if objection:
             return objection
-        asked = message
+        asked = [message]
         if self._tier:  # the sentences that ask (a question, or "please confirm ..."), else the last
             said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
-            asked = " ".join(s for s in said if "?" in s or asks_yes(s) or asks_answer(s)) or said[-1]
-        return _ONLY_ASKED if ADDS.search(asked) else CONFIRMED
+            asked = [s for s in said if "?" in s or asks_yes(s) or asks_answer(s)] or said[-1:]
+        more = sum(bool(ADDS.search(s)) for s in asked)
+        return CONFIRMED if not more else _YES_ONLY_ASKED if more < len(asked) else _ONLY_ASKED
 
     def _objection(self, message: str) -> str | None:
         """A plan the assistant states or asks to confirm with a value of the job other than the
