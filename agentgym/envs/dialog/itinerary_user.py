@@ -192,7 +192,10 @@ class PlanUser(SimulatedUser):
         text = message.lower()
         gold: PlanGold = self._task.gold
         named = places_named(reading, self._names)
-        plan, missing = plan_heard(named, gold, set_aside(message, named))
+        # What is set aside matters only where a category has more than one place named.
+        categories = [p.category for p in named]
+        aside = set_aside(message, named) if len(set(categories)) < len(categories) else frozenset()
+        plan, missing = plan_heard(named, gold, aside)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))
         if not asks_yes:
