@@ -180,6 +180,9 @@ def test_the_near_duplicate_order_holds_a_product_asked_about_and_gets_nothing()
         twins = [o for o in world.orders.values() if o.id not in req.orders and any(i.product == product for i in o.items)]
         assert len(twins) == 1 and twins[0].placed > first.placed
         assert all(e.fields["order_id"] in req.orders for e in task.gold.effects)
+        # Its rows have the fields every row of the customer's orders has: no tell in their shape
+        # (ToolUse playtest 5903 T3).
+        assert {tuple(i.row()) for o in world.orders.values() for i in o.items} == {tuple(twins[0].items[0].row())}
 
 
 def test_the_brief_states_the_turns_the_task_has() -> None:

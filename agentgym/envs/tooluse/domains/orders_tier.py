@@ -129,6 +129,11 @@ def harden(d: Draws, gen: Generated) -> Generated:
     world.fee = dict(FEE)
     bulk = build(d, world, world.orders[req.order_id])
     _twin(d, world, world.orders[req.order_id], bulk.wants[0][1])
+    # Every row of the customer's orders has the same fields: a row's shape tells nothing of
+    # whether the request is about it (no draw: the orders nobody asks about were not opened).
+    for item in (i for o in world.orders.values() for i in o.items):
+        item.opened = bool(item.opened)
+        item.damaged = bool(item.damaged)
     gold = solve_bulk(world, bulk)
     gen.gold = Gold(gold.kind, gold.plan, gold.effects, _traps(world, bulk, gold), gen.gold.superseded)
     email = Detail("email", "email", d.pick(_V.templates["email_answer"]).format(email=world.email),
@@ -224,14 +229,16 @@ def press(d: Draws, world: OrdersWorld, req: BulkRequest, gold: Gold) -> Press |
 def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str) -> None:
     """The near-duplicate: another order of the customer's, placed 1-3 days after the one the
     request is about (so it is listed first), that holds the same product. Only the date the
-    customer gives tells the two apart."""
+    customer gives tells the two apart: its row has the same fields as the item's (opened, arrived
+    damaged, from the item: no draw), so its shape gives nothing away."""
     item = next(i for i in target.items if i.id == item_id)
     taken = {o.placed for o in world.orders.values()}
     day = target.placed + d.between(1, 3)
     while day in taken:
         day += 1
     number = max(int(i.id[2:]) for o in world.orders.values() for i in o.items) + 1
-    twin = Item(f"I-{number}", item.product, item.category, d.pick(_PRODUCTS[item.product][2]), item.price, False)
+    twin = Item(f"I-{number}", item.product, item.category, d.pick(_PRODUCTS[item.product][2]), item.price, False,
+                item.opened, item.damaged)
     order = Order(f"O-{int(target.id[2:]) + 37 * len(world.orders)}", day,
                   None if world.today - day < 6 else min(day + d.between(2, 5), world.today), [twin])
     world.orders[order.id] = order
