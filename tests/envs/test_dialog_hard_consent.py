@@ -177,7 +177,9 @@ def test_the_place_booked_instead_and_a_place_named_again_in_the_plan_are_kept(s
                      f"Sorry: someone else grabbed {other.name} for that slot, so I've reworked the plan.\n{body}",
                      f"{body}\n(Booking D is {chosen.name}: {other.name} is gone.)",
                      f"{body}\nWhy not a higher-rated one: the pricier one ({other.name}, 4.9) would leave only "
-                     "15 EUR for the rest."):
+                     "15 EUR for the rest.",
+                     f"{body}\nThe better-rated ones are either booked then ({other.name}) or over budget.",
+                     f"{body}\n{other.name} is cancelled; these are held."):
             env, task = _fresh(split, seed)
             obs, *_ = env.step(text + "\nShall I submit this plan?")
             assert YES in obs and task.extra["plan"].agreed == plan, (seed, text, obs)

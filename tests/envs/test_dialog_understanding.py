@@ -897,3 +897,21 @@ def test_an_indirect_request_with_a_hedge_still_asks(name: str) -> None:
             ("It would help to know more about the area you prefer.", ("area",)),
     ):
         assert read(text).asked == asked, (name, text)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_price_per_night_is_no_wrong_time(name: str) -> None:
+    # "180 EUR a night ... book it for Friday morning?" got "Not quite: I'm arriving on Friday, in
+    # the morning." (Dialog playtest 5914 T6): only a day or a slot can contradict the time.
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.user import DialogUser
+
+    task = generate_task(7, {"domain": name, "difficulty": "easy"})
+    gold = next(p for p in task.world.places if p.id == task.gold.items[0])
+    user = DialogUser(task, fast_stream(7, "user"))
+    user.reply("Which area, what budget, what minimum rating, which kind, which amenities, and when?", 1)
+    reply = user.reply(f"{gold.name} is {gold.price} EUR a night, within your limit. Shall I book it for "
+                       f"{task.gold.day} {task.gold.slot}?", 2).text
+    assert "Not quite" not in reply and gold.name in reply, (name, reply)
+

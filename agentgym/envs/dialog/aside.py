@@ -22,13 +22,13 @@ __all__ = ["set_aside"]
 #: higher-rated one (X, 6 EUR) would push the total over" says its verdict after it.
 _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
-#: dropped", "W is taken", "V got snapped up", "U is gone", "T lacks wifi", "S would leave only
-#: 15 EUR for the rest", "R is over budget"), and any word of a place with no room left ("Q
+#: dropped", "W is taken", "V got snapped up", "U is gone" or "cancelled", "T lacks wifi", "S
+#: would leave only 15 EUR for the rest", "R is over budget"), and any word of a place with no room left ("Q
 #: was full", "P had no availability", "O is booked up"). Words a chosen place's own
 #: description may well carry ("no parking needed", "without a view") are not among them.
 _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|dropp(ed|ing)|dropped|taken|"
                         r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"
-                        r"snapped up|grabbed|gone|(full|booked (out|up)|sold out)|no (availability|vacanc\w+|openings?|space|room|free \w+)|"
+                        r"snapped up|grabbed|gone|cancel+ed|(full|booked (out|up)|sold out)|no (availability|vacanc\w+|openings?|space|room|free \w+)|"
                         r"over \d+|push\w* (the |our |your )?(total|budget|spend) (over|past|above|beyond)|"
                         r"(go|goes|going|went) over|(over|above|beyond|past) (the |your |our )?(budget|limit|cap)|"
                         r"(same|shared?|shares?|sharing) (an |the )?area|"
@@ -72,6 +72,22 @@ def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     return [start for start, _ in starts], spans
 
 
+#: What a clause says before a bracketed list of places that sets each of them aside ("the
+#: better-rated ones are either booked then (X, Y)", "two are over budget (X, Y)").
+_BEFORE_BRACKET = re.compile(_SET_ASIDE.pattern + r"|\b(are|were|is|was) either booked\b")
+#: Where the clause before a bracket starts: a sentence end, a colon or a line break.
+_CLAUSE_START = re.compile(r"(?<!\d)[.](?!\d)|[!?;:\n]")
+
+
+def _bracketed_after_verdict(text: str, start: int) -> bool:
+    """Whether the place at `start` sits in a bracket after a clause that sets what it lists aside."""
+    opening = text.rfind("(", 0, start)
+    if opening < 0 or text.find(")", opening, start) >= 0:
+        return False
+    clause_start = max((m.end() for m in _CLAUSE_START.finditer(text, 0, opening)), default=0)
+    return bool(_BEFORE_BRACKET.search(text, clause_start, opening))
+
+
 def set_aside(message: str, places: list[Place]) -> set[str]:
     """Ids of the `places` a message names only to set them aside: a place followed, before the
     next place or the sentence's end, by words that rule it out ("X was not free on Friday",
@@ -94,7 +110,7 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
                 after = after[:openers[-1].start()]
         before = text[mentions[k - 1][2] if k else 0:start]
         verdicts.append(bool(_SET_ASIDE.search(after)))
-        aside.append(verdicts[-1] or bool(_SET_ASIDE_BEFORE.search(before))
+        aside.append(verdicts[-1] or bool(_SET_ASIDE_BEFORE.search(before)) or _bracketed_after_verdict(text, start)
                      or any(a <= start < b for a, b in sections))
     # A list shares the verdict said after its last place: back from each place set aside by
     # the words after it, every place before it with only list separators between them.
