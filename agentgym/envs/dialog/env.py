@@ -165,7 +165,8 @@ class DialogEnv(AgentEnv):
       form at its time, nothing else, keeping every rule and tying the best plan on every rating
       (every such plan is accepted; the reference solver is a branch and bound over the plans in
       priority order). The score is the share of bookings that meet their needs, plus one for
-      the plan's rules, over their count plus one. The user has no goal shift and nothing to
+      the plan's rules and one for the user's yes to the plan submitted (below), over their count
+      plus two; a plan submitted without that yes fails, and its score says so. The user has no goal shift and nothing to
       blur there.
     * The plan agreed before it is submitted (`agentgym.envs.dialog.itinerary_twists`). The user
       must hear the whole plan and say yes: a message naming one place per booking (by name or
