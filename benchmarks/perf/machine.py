@@ -24,6 +24,14 @@ def versions() -> dict[str, str]:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             out[dist] = "not installed"
+    # An editable install's metadata keeps the version it was installed at; the code measured is
+    # the checkout's, whose version the package states.
+    try:
+        import agentgym
+
+        out["agentrl-gym"] = agentgym.__version__
+    except ImportError:
+        pass
     try:
         commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, timeout=10).stdout.strip()
