@@ -784,20 +784,27 @@ def test_a_proposal_beside_places_set_aside_proposes_the_one_left(name: str) -> 
         assert WHICH_ONE not in user.reply(text, 1).text, (name, text)
 
 
+def _told_every_need(task: Any) -> tuple[Any, Any]:
+    """A task's first gold place, and its user once asked every slot at once (turn 1)."""
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.user import DialogUser
+
+    label = task.world.domain.category_label
+    user = DialogUser(task, fast_stream(7, "user"))
+    user.reply(f"Which area, what budget, what minimum rating, which {label}, which amenities, and when?", 1)
+    return next(p for p in task.world.places if p.id == task.gold.items[0]), user
+
+
 @pytest.mark.parametrize("name", DOMAINS)
 def test_amenities_said_of_a_proposed_place_are_the_places_not_a_wrong_restatement(name: str) -> None:
     # CrossTask playtest 5884 T4: a proposal listing the place's amenities with a question about
     # more needs got "Not quite: I'd like it to have fast wifi." (the place had it).
-    from agentgym.core.seeding import fast_stream
     from agentgym.envs.dialog.tasks import generate_task
-    from agentgym.envs.dialog.user import DialogUser
 
     dom = load_domains()[name]
     tasks = (generate_task(seed, {"domain": name, "difficulty": "easy"}) for seed in range(7, 60))
     task = next(t for t in tasks if any(c.kind == "amenity" for c in t.gold.constraints))
-    gold = next(p for p in task.world.places if p.id == task.gold.items[0])
-    user = DialogUser(task, fast_stream(7, "user"))
-    user.reply(f"Which area, what budget, what minimum rating, which {dom.category_label}, which amenities, and when?", 1)
+    gold, user = _told_every_need(task)
     text = (f"### Proposal: {gold.name} ({gold.id})\n\n1. **Price:** {gold.price}\n2. **Rating:** {gold.rating}\n"
             f"3. **Amenities:** {', '.join(dom.amenities[:3])}\n\nShall I book it for {task.gold.day} {task.gold.slot}, "
             f"and is there anything else the {dom.noun} needs to have before I do?")
@@ -903,14 +910,10 @@ def test_an_indirect_request_with_a_hedge_still_asks(name: str) -> None:
 def test_a_price_per_night_is_no_wrong_time(name: str) -> None:
     # "180 EUR a night ... book it for Friday morning?" got "Not quite: I'm arriving on Friday, in
     # the morning." (Dialog playtest 5914 T6): only a day or a slot can contradict the time.
-    from agentgym.core.seeding import fast_stream
     from agentgym.envs.dialog.tasks import generate_task
-    from agentgym.envs.dialog.user import DialogUser
 
     task = generate_task(7, {"domain": name, "difficulty": "easy"})
-    gold = next(p for p in task.world.places if p.id == task.gold.items[0])
-    user = DialogUser(task, fast_stream(7, "user"))
-    user.reply("Which area, what budget, what minimum rating, which kind, which amenities, and when?", 1)
+    gold, user = _told_every_need(task)
     reply = user.reply(f"{gold.name} is {gold.price} EUR a night, within your limit. Shall I book it for "
                        f"{task.gold.day} {task.gold.slot}?", 2).text
     assert "Not quite" not in reply and gold.name in reply, (name, reply)

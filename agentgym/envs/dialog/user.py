@@ -274,13 +274,15 @@ class DialogUser(RuleBasedUser):
     def _booked(self, place: Place) -> bool:
         return any(b.item_id == place.id for b in self._world.active_bookings())
 
-    def _proposal(self, r: Reading, message: str = "") -> tuple[Place, str, str] | None:
-        """The place a reading proposes and the day and slot it is judged at (those the message
-        names, else the wanted ones); None when it proposes none, names a place booked already,
-        or names the place the user asked about ("does X still work?": naming it answers)."""
-        if not r.places:
-            return None
-        place = proposal_of(r, self._place_names(), message)
+    def _proposed(self, r: Reading, message: str) -> Place | None:
+        """The place a message proposes (`proposal_of`), read once per message."""
+        return proposal_of(r, self._place_names(), message) if r.places else None
+
+    def _proposal(self, r: Reading, place: Place | None) -> tuple[Place, str, str] | None:
+        """The place proposed (`_proposed`) and the day and slot it is judged at (those the
+        message names, else the wanted ones); None when it proposes none, names a place booked
+        already, or names the place the user asked about ("does X still work?": naming it
+        answers)."""
         if place is None or self._booked(place) or (self._checking is not None and self._checking[0] is place):
             return None
         g = self._gold
@@ -295,7 +297,7 @@ class DialogUser(RuleBasedUser):
         r = self._reading(message)
         if r.salad or not r.placed:
             return None
-        got = self._proposal(r, message)
+        got = self._proposal(r, self._proposed(r, message))
         if got is None:
             return None
         place, day, slot = got
@@ -328,7 +330,8 @@ class DialogUser(RuleBasedUser):
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         """The reply to a message the user can place: its text, or the turn that ends the dialog."""
         parts: list[str] = []
-        got = self._proposal(r, message)  # before the truth: naming the place asked about answers
+        proposed = self._proposed(r, message)
+        got = self._proposal(r, proposed)  # before the truth: naming the place asked about answers
         if self._checking is not None:
             said = self._truth()
             if said.end is not None:
@@ -341,7 +344,7 @@ class DialogUser(RuleBasedUser):
             parts.append(said.text)
         elif r.places:
             named = places_named(r, self._place_names())
-            if len(named) > 1 and proposal_of(r, self._place_names(), message) is None:
+            if len(named) > 1 and proposed is None:
                 parts.append(WHICH_ONE)
             elif named and self._booked(named[0]) and not parts:
                 parts.append(f"You've already booked {named[0].name}.")
@@ -405,9 +408,9 @@ class DialogUser(RuleBasedUser):
         numbers = {f"{float(n):g}" for n in re.findall(r"\d+(?:\.\d+)?", message)}
         wrong: list[Constraint] = []
         for s in r.asked:
-            has = [c for c in self._gold.constraints if c.kind == s and self._has(c)]
             if s == "amenity" and r.places:
                 continue
+            has = [c for c in self._gold.constraints if c.kind == s and self._has(c)]
             if s in ("price", "rating"):
                 ok = not numbers or all(f"{float(c.value):g}" in numbers for c in has)
             else:
