@@ -21,6 +21,11 @@ be shared, and wall-clock figures stretch with its load.
     .venv/bin/python benchmarks/ppo/bench_families.py                 # the full run (about an hour)
     .venv/bin/python benchmarks/ppo/bench_families.py --quick         # minutes, for a smoke check
     .venv/bin/python benchmarks/ppo/bench_families.py --families tooluse --skip throughput
+    .venv/bin/python benchmarks/ppo/bench_families.py --families crosstask --seed 2 --json s2.json --results ''
+    .venv/bin/python benchmarks/ppo/bench_families.py --merge s1.json s2.json s3.json   # one table, a row per run
+
+Runs measured apart (other seeds, actors, mixes) are merged with ``--merge``: each keeps its own
+row, and settings that ran on several seeds get a row of their own with the median over seeds.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -168,7 +174,7 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
     mix = (family,) if a.alone else a.mix.get(family) or MIX.get(family, (family,))
     load = LoadSampler()
     result = train(Args(env=tuple(FAMILIES[f] for f in mix), target_env=env_id, seed=a.seed, actors=a.actors,
-                        max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.train_eval_episodes,
+                        mix=a.slot_mix, adv_norm=a.adv_norm, max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.train_eval_episodes,
                         eval_seed=a.eval_seed, target_success=target["success"], calibration="on", out=str(out),
                         run_name=family, tensorboard=False, plot=True, progress=a.progress))
     train_load = load.stop()
@@ -247,6 +253,7 @@ def markdown(res: dict[str, Any]) -> str:
                      f"| {_pct(r['ppo_test']['success'])} {_ci(r['ppo_test']['success_ci'])} | {gap:+.1%} "
                      f"| {r['steps']:,}, {r['sps']:.0f} | {r['load']['min']:.1f} / {r['load']['median']:.1f} / "
                      f"{r['load']['max']:.1f} |")
+        o += _over_seeds(fams)
         o += ["", "### Calibration: the same policy and episodes, calibration on and off", "",
               "| family | split | violations/1000 steps, on | off | cut [CI] | all harm/1000, on | off "
               "| success on | off | difference [CI] |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -275,6 +282,49 @@ def markdown(res: dict[str, Any]) -> str:
     return "\n".join(o)
 
 
+def _over_seeds(fams: dict[str, Any]) -> list[str]:
+    """Runs that differ only in their seed, summarised: the median of their train success (each
+    seed's beside it) and how many reached the heuristic's success within the budget; [] when
+    no setting ran on more than one seed."""
+    settings: dict[str, list[dict[str, Any]]] = {}
+    for key, r in fams.items():
+        setting = re.sub(r", `--seed \d+`", "", key)
+        settings.setdefault(setting, []).append({**r, "seed": int(m.group(1)) if (m := re.search(r"`--seed (\d+)`", key))
+                                                 else 1})
+    rows = {k: sorted(v, key=lambda r: r["seed"]) for k, v in settings.items() if len(v) > 1}
+    if not rows:
+        return []
+    o = ["", "### Over seeds: runs that differ only in their training seed", "",
+         "| setting | seeds | heuristic, train | PPO at the end, train: median (per seed) | reached the heuristic "
+         "| time to it (per seed) | load (median) |", "|---|---|---|---|---|---|---|"]
+    for setting, runs in rows.items():
+        ends = [r["ppo_train"]["success"] for r in runs]
+        times = ["-" if r["time_to_heuristic_s"] is None else f"{r['time_to_heuristic_s']:.0f} s" for r in runs]
+        reached = sum(r["time_to_heuristic_s"] is not None for r in runs)
+        o.append(f"| {setting} | {', '.join(str(r['seed']) for r in runs)} "
+                 f"| {_pct(runs[0]['heuristic_train']['success'])} | {_pct(float(np.median(ends)))} "
+                 f"({', '.join(_pct(e) for e in ends)}) | {reached} of {len(runs)} | {', '.join(times)} "
+                 f"| {np.median([r['load']['median'] for r in runs]):.1f} |")
+    return o
+
+
+def merge(paths: Sequence[str]) -> dict[str, Any]:
+    """The figures of several runs (their JSON files, each of one invocation) as one: families
+    and throughput side by side, each run under its own key (a later file's key wins)."""
+    runs = [json.loads(Path(p).read_text()) for p in paths]
+    if not runs:
+        raise SystemExit("--merge needs at least one JSON file")
+    first = runs[0]
+    if any((r["eval_episodes"], r["eval_seed"]) != (first["eval_episodes"], first["eval_seed"]) for r in runs):
+        raise SystemExit("--merge: the runs were evaluated on different seeds (--eval-episodes, --eval-seed)")
+    out = {**first, "date": f"{min(r['date'] for r in runs)} to {max(r['date'] for r in runs)}",
+           "minutes": max(r["minutes"] for r in runs), "families": {}, "throughput": {}}
+    for r in runs:
+        out["families"].update(r.get("families", {}))
+        out["throughput"].update(r.get("throughput", {}))
+    return out
+
+
 def write_section(block: str, path: Path, begin: str = BEGIN, end: str = END) -> None:
     """Put `block` (which starts with `begin` and ends with `end`) in place of the section those
     markers hold in `path`, or after its text when there is none yet."""
@@ -296,6 +346,10 @@ def _key(family: str, a: argparse.Namespace) -> str:
     parts = [family] + [f"`--actors {a.actors}`"] * bool(a.actors) + [f"`--seed {a.seed}`"] * (a.seed != 1)
     if family in a.mix:
         parts.append(f"`--mix {family}={'+'.join(a.mix[family])}`")
+    if a.slot_mix != "fixed":
+        parts.append(f"`--slot-mix {a.slot_mix}`")
+    if a.adv_norm != "family":
+        parts.append(f"`--adv-norm {a.adv_norm}`")
     return ", ".join(parts)
 
 
@@ -320,6 +374,10 @@ def main() -> int:
     p.add_argument("--alone", action="store_true", help="train every family on itself only (CrossTask too)")
     p.add_argument("--mix", action="append", default=[], metavar="FAMILY=F1+F2",
                    help="what FAMILY's run trains on, e.g. crosstask=tooluse+crosstask (repeatable)")
+    p.add_argument("--slot-mix", choices=("fixed", "adaptive"), default="fixed",
+                   help="how a multi-task run's env slots share its env ids (PPO's --mix)")
+    p.add_argument("--adv-norm", choices=("family", "env", "task", "batch", "none"), default="family",
+                   help="PPO's advantage normalisation (default: family)")
     p.add_argument("--actors", type=int, default=0,
                    help="asynchronous actors of the training runs (0: the synchronous loop, one core; 1: the learner and "
                         "one actor, a core each)")
@@ -332,7 +390,16 @@ def main() -> int:
     p.add_argument("--json", default=str(HERE / "results" / "families.json"), help="where to write the figures")
     p.add_argument("--results", default=str(HERE / "RESULTS.md"), help="the Markdown file whose section to rewrite "
                                                                          "('' for none)")
+    p.add_argument("--merge", nargs="+", metavar="JSON", help="run nothing: merge these runs' JSON files into "
+                                                                 "--json and the results section")
     a = p.parse_args()
+    if a.merge:
+        res = merge(a.merge)
+        Path(a.json).write_text(json.dumps(res, indent=2, default=str))
+        if a.results:
+            write_results(res, Path(a.results))
+        print(markdown(res))
+        return 0
     if a.quick:
         a.minutes, a.eval_episodes, a.train_eval_episodes, a.throughput_steps, a.eval_every = 1.0, 40, 20, 2048, 10
     a.throughput_families = [f for f in a.throughput_families.split(",") if f]

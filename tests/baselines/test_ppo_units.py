@@ -26,6 +26,8 @@ from agentgym.baselines.ppo import (  # noqa: E402
     resolve_env_ids,
     train,
 )
+from agentgym.baselines.ppo.acting import group_of, switched_group  # noqa: E402
+from agentgym.baselines.ppo.rollout import AdaptiveMix, Collector  # noqa: E402
 from agentgym.cli_parser import parse_dataclass  # noqa: E402
 from agentgym.eval.episode import run_episode  # noqa: E402
 
@@ -267,6 +269,66 @@ def test_a_multi_task_run_trains_on_every_family_of_its_train_split(tmp_path: Pa
 
     saved = json.loads((result.run_dir / "args.json").read_text())
     assert saved["env"] == [DIALOG_ID, "AgentRL/ToolUse-v0"] and saved["adv_norm"] == "family"
+
+
+def test_the_adaptive_mix_gives_the_samples_of_mastered_ids_to_failing_ones() -> None:
+    mix = AdaptiveMix(["a", "b", "c"], floor=0.1)
+    assert np.allclose(mix.weights(), [1 / 3] * 3)  # nothing seen yet: every id at full weight
+    for _ in range(200):
+        mix.record("a", True)  # mastered
+        mix.record("b", False)  # always failing
+        mix.record("c", bool(_ % 2))  # half
+    w = dict(zip(mix.ids, mix.weights()))
+    assert w["b"] > w["c"] > w["a"] > 0
+    assert w["a"] == pytest.approx(0.1 / (0.1 + 1.0 + 0.5), rel=0.05)  # the floor keeps it played
+    rng = np.random.default_rng(0)
+    drawn = [mix.draw(rng) for _ in range(2000)]
+    assert drawn.count("b") > drawn.count("c") > drawn.count("a") > 50
+
+
+def test_an_adaptive_multi_task_run_switches_slots_among_its_ids_and_repeats_itself(tmp_path: Path) -> None:
+    def run(name: str) -> Any:
+        return train(tiny(tmp_path / name, env=("dialog", "tooluse"), difficulty=None, mix="adaptive",
+                          total_timesteps=256, eval_episodes=2))
+
+    a, b = run("a"), run("b")
+    assert _rows(a.run_dir / "progress.csv") == _rows(b.run_dir / "progress.csv")
+    args = tiny(tmp_path / "c", env=("dialog", "tooluse"), difficulty=None, mix="adaptive")
+    args = dataclasses.replace(args, env=resolve_env_ids(args.env))
+    from agentgym.baselines.ppo.networks import HashPolicy
+
+    collector = Collector(args, HashPolicy(1024, 8, 16).eval(), [DIALOG_ID] * 4, seed=5)
+    played = set()
+    for _ in range(12):
+        played |= {e["env"] for e in collector.collect(16).episodes}
+    collector.close()
+    assert played == {DIALOG_ID, "AgentRL/ToolUse-v0"}  # slots made for Dialog-v0 alone also play ToolUse-v0
+
+
+def test_task_normalisation_groups_a_sessions_steps_by_the_sub_task_they_work_on() -> None:
+    assert group_of("X", {"task": {"family": "tooluse", "domain": "finance"}}, "task") == "tooluse/finance"
+    session = {"task": {"family": "crosstask", "domain": "dialog:stays+tooluse:finance"},
+               "segment": {"index": 0, "family": "dialog", "domain": "stays"}}
+    assert group_of("X", session, "task") == "dialog/stays"
+    assert group_of("X", session, "family") == "crosstask"
+    switch = {"segment_switch": [{"ended": {"index": 0}, "started": {"index": 1, "family": "tooluse",
+                                                                     "domain": "finance"}}]}
+    assert switched_group(switch) == "tooluse/finance" and switched_group({}) is None
+    args = dataclasses.replace(tiny(Path("/nonexistent"), env=("AgentRL/CrossTask-v0",), difficulty=None,
+                                    adv_norm="task"), env=("AgentRL/CrossTask-v0",))
+    from agentgym.baselines.ppo.networks import HashPolicy
+
+    collector = Collector(args, HashPolicy(1024, 8, 16).eval(), ["AgentRL/CrossTask-v0"] * 2, seed=1)
+    groups = set(collector.collect(64).groups)
+    collector.close()
+    assert any(g.startswith("dialog/") for g in groups) and any(g.startswith("tooluse/") for g in groups), groups
+    adv = normalise_advantages(np.array([1.0, 2.0, 10.0, 20.0]), ["a", "a", "b", "b"], "task")
+    assert np.allclose(adv, [-1, 1, -1, 1], atol=1e-4)
+
+
+def test_a_bad_mix_floor_is_refused() -> None:
+    with pytest.raises(ValueError, match="--mix-floor"):
+        Args(mix="adaptive", mix_floor=0.0)
 
 
 def test_the_ppo_agent_rejects_what_it_cannot_play(tmp_path: Path) -> None:

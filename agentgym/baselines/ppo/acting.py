@@ -16,7 +16,7 @@ from agentgym.baselines.ppo.networks import HashPolicy, LMPolicy, MLPPolicy
 from agentgym.wrappers.candidates import ActionCandidates, CandidateConfig
 
 __all__ = ["Acted", "Acting", "act", "build_policy", "candidate_config", "group_of", "make_env", "pad_adjust",
-           "resolve_env_ids", "sample"]
+           "resolve_env_ids", "sample", "switched_group", "task_group"]
 
 
 def resolve_env_ids(names: Sequence[str]) -> tuple[str, ...]:
@@ -79,12 +79,27 @@ def build_policy(args: Args, env: gym.Env) -> nn.Module:
 
 
 def group_of(env_id: str, info: dict[str, Any], mode: str) -> str:
-    """The advantage-normalisation group of an episode: its task family, its env id, or one."""
+    """The advantage-normalisation group of an episode at its reset: its task family, its task
+    (family and domain; a cross-task session's first sub-task), its env id, or one."""
     if mode == "family":
         return str((info.get("task") or {}).get("family") or env_id)
+    if mode == "task":
+        return task_group(info.get("segment") or info.get("task") or {}, env_id)
     if mode == "env":
         return env_id
     return "all"
+
+
+def task_group(task: dict[str, Any], default: str) -> str:
+    """``family/domain`` of a task or a session's sub-task (``info["segment"]``), e.g. tooluse/finance."""
+    family, domain = task.get("family"), task.get("domain")
+    return f"{family}/{domain}" if family and domain else str(family or default)
+
+
+def switched_group(info: dict[str, Any]) -> str | None:
+    """The task group of the sub-task a cross-task step started (``info["segment_switch"]``), if any."""
+    started = [s["started"] for s in info.get("segment_switch") or () if isinstance(s, dict) and s.get("started")]
+    return task_group(started[-1], "") or None if started else None
 
 
 @dataclass(frozen=True)

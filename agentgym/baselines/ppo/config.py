@@ -63,8 +63,8 @@ class Args:
     """Steps per minibatch."""
     update_epochs: int = 4
     """Passes over each batch."""
-    adv_norm: Literal["family", "env", "batch", "none"] = "family"
-    """Advantage normalisation: per task family (AgentRL), per env id, over the batch, or none."""
+    adv_norm: Literal["family", "env", "task", "batch", "none"] = "family"
+    """Advantage normalisation: per task family (AgentRL), per env id, per task (a family and domain, e.g. tooluse/finance; a cross-task session's steps by the sub-task they work on), over the batch, or none."""
     clip_coef: float = 0.2
     """PPO's ratio clip."""
     clip_vloss: bool = False
@@ -77,6 +77,10 @@ class Args:
     """Gradient-norm clip."""
     target_kl: float | None = None
     """Stop an update's epochs early past this approximate KL; unset for never."""
+    mix: Literal["fixed", "adaptive"] = "fixed"
+    """How the env slots share several env ids: fixed (round robin, each slot keeps its id) or adaptive (when a slot's episode ends, it next plays an id drawn in proportion to that id's recent failure rate, at least --mix-floor: ids the policy has mastered give their samples to those it has not)."""
+    mix_floor: float = 0.1
+    """Adaptive mix: the least weight an env id keeps, so a mastered id is still played (and not forgotten)."""
     actors: int = 0
     """Rollout processes acting asynchronously; 0 runs the synchronous loop."""
     max_lag: int = 2
@@ -155,6 +159,8 @@ class Args:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if self.actors < 0 or self.max_lag < 0 or self.eval_episodes < 0 or self.max_seconds < 0:
             raise ValueError("--actors, --max-lag, --eval-episodes and --max-seconds must be >= 0")
+        if not 0.0 < self.mix_floor <= 1.0:
+            raise ValueError(f"--mix-floor must be in (0, 1], got {self.mix_floor}")
         if self.policy == "lm" and not self.model:
             raise ValueError("--policy lm needs --model PATH (a local causal LM directory)")
         if not 0.0 <= self.risk_threshold <= 1.0 or self.risk_coef < 0 or self.risk_loss_coef < 0:

@@ -21,12 +21,13 @@ from agentgym.baselines.ppo.acting import (
     group_of,
     make_env,
     sample,
+    switched_group,
 )
 from agentgym.baselines.ppo.config import Args
 from agentgym.baselines.ppo.features import Transcript
 from agentgym.baselines.ppo.networks import make_policy, policy_spec
 
-__all__ = ["ActorPool", "Collector", "LiveEpisode", "Rollout"]
+__all__ = ["ActorPool", "AdaptiveMix", "Collector", "LiveEpisode", "Rollout"]
 
 
 @dataclass
@@ -62,6 +63,9 @@ class LiveEpisode:
 
     def __init__(self, env_id: str, env: gym.Env) -> None:
         self.env_id, self.env = env_id, env
+        #: The envs this slot has played, by id (an adaptive mix switches among them).
+        self.envs = {env_id: env}
+        self.per_task = False
         self.text = not isinstance(env.observation_space, gym.spaces.Box)
         self.transcript = Transcript()
         self.candidates: list[str] = []
@@ -74,9 +78,16 @@ class LiveEpisode:
         obs, info = self.env.reset(seed=seed)
         self.ret, self.length = 0.0, 0
         self.group = group_of(self.env_id, info, adv_norm)
+        self.per_task = adv_norm == "task"
         if self.text:
             self.transcript.reset(info)
         self._encode(policy, obs, info)
+
+    def switch(self, env_id: str, args: Args) -> None:
+        """Play `env_id` from the next episode on (its env made on first use, then kept)."""
+        if env_id not in self.envs:
+            self.envs[env_id] = make_env(env_id, args)
+        self.env_id, self.env = env_id, self.envs[env_id]
 
     def act(self, index: int) -> tuple[Any, float, bool, dict[str, Any]]:
         """Take action `index` (a candidate, or a discrete action); (action, reward, done, info)."""
@@ -91,6 +102,8 @@ class LiveEpisode:
         """Encode the observation the last `act` returned (the episode goes on)."""
         if self.text:
             self.transcript.add(action, info)
+        if self.per_task:  # a cross-task session's next steps work on the sub-task this one started
+            self.group = switched_group(info) or self.group
         self._encode(policy, self._last[1], info)
 
     def _encode(self, policy: nn.Module, obs: Any, info: dict[str, Any]) -> None:
@@ -115,11 +128,19 @@ class Collector:
         self.rng = np.random.default_rng(seed)
         self.generator = torch.Generator().manual_seed(seed)
         self.live = [LiveEpisode(env_id, make_env(env_id, args)) for env_id in env_ids]
+        self.mix = AdaptiveMix(args.env, args.mix_floor) if args.mix == "adaptive" and len(args.env) > 1 else None
         for s in self.live:
             self._start(s)
 
     def _start(self, s: LiveEpisode) -> None:
         s.begin(self.policy, int(self.rng.integers(2**31 - 1)), self.args.adv_norm)
+
+    def _next(self, s: LiveEpisode, episode: dict[str, Any]) -> None:
+        """Start the slot's next episode: of the same env id, or of one the adaptive mix draws."""
+        if self.mix is not None:
+            self.mix.record(s.env_id, bool((episode.get("metrics") or {}).get("success")))
+            s.switch(self.mix.draw(self.rng), self.args)
+        self._start(s)
 
     @torch.no_grad()
     def collect(self, num_steps: int, version: int = 0) -> Rollout:
@@ -157,7 +178,7 @@ class Collector:
                 if done:
                     dones[t, e] = 1.0
                     episodes.append(self._episode(s, info))
-                    self._start(s)
+                    self._next(s, episodes[-1])
                 else:
                     s.advance(self.policy, action, info)
         next_obs = [s.encoded for s in self.live]
@@ -176,7 +197,31 @@ class Collector:
 
     def close(self) -> None:
         for s in self.live:
-            s.env.close()
+            for env in s.envs.values():
+                env.close()
+
+
+class AdaptiveMix:
+    """Which env id a slot plays next in a multi-task run: each id with a weight of its recent
+    failure rate (an exponential average over its finished training episodes), never under
+    `floor`. An id the policy has mastered keeps `floor` of the weight, so it is still played;
+    the rest of the samples go where episodes still fail. Every id starts at full weight."""
+
+    def __init__(self, env_ids: Sequence[str], floor: float, decay: float = 0.95) -> None:
+        self.ids = list(dict.fromkeys(env_ids))
+        self.floor, self.decay = floor, decay
+        self.success = dict.fromkeys(self.ids, 0.0)
+
+    def record(self, env_id: str, success: bool) -> None:
+        if env_id in self.success:
+            self.success[env_id] = self.decay * self.success[env_id] + (1 - self.decay) * float(success)
+
+    def weights(self) -> np.ndarray:
+        w = np.array([max(self.floor, 1.0 - self.success[i]) for i in self.ids])
+        return w / w.sum()
+
+    def draw(self, rng: np.random.Generator) -> str:
+        return self.ids[int(rng.choice(len(self.ids), p=self.weights()))]
 
 
 def _actor_main(rank: int, args: Args, spec: dict[str, Any], env_ids: list[str], shared: dict[str, torch.Tensor],

@@ -34,12 +34,13 @@ def gae(rewards: np.ndarray, values: np.ndarray, dones: np.ndarray, next_values:
 
 def normalise_advantages(adv: np.ndarray, groups: Sequence[str], mode: str = "family") -> np.ndarray:
     """Advantages scaled to mean 0 and std 1 within each group (AgentRL's task-advantage
-    normalisation: one task family's large returns do not drown another's), over the whole
-    batch (``batch``) or not at all (``none``)."""
+    normalisation: one task family's large returns do not drown another's; the group is a step's
+    task family, env id, or the family and domain of the task it works on, ``task``), over the
+    whole batch (``batch``) or not at all (``none``)."""
     adv = np.asarray(adv, dtype=np.float32).copy()
     if mode == "none":
         return adv
-    keys = np.asarray(groups if mode in ("family", "env") else ["all"] * len(adv))
+    keys = np.asarray(groups if mode in ("family", "env", "task") else ["all"] * len(adv))
     for g in sorted(set(keys.tolist())):
         idx = keys == g
         adv[idx] = (adv[idx] - adv[idx].mean()) / (adv[idx].std() + 1e-8)
