@@ -21,6 +21,7 @@ import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
 from agentgym.core._fast import LazyNpRandom, copy_json, copy_record, schemas_copy
+from agentgym.core.brief import with_turn_budget
 from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
 from agentgym.core.gold import call_matches, carries
 from agentgym.core.hooks import EnvHooks, ExtraTool, Intercept
@@ -316,7 +317,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         for layer in hooks.on_reset:
             layer.on_reset(self, self._user)
         messages = [
-            {"role": "system", "content": task.brief},
+            {"role": "system", "content": with_turn_budget(task.brief, self._max_turns, task.max_turns)},
             {"role": "user", "content": self._user.opening()},
         ]
         self._note_known()
@@ -449,7 +450,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
     ) -> str | None:
         toolkit = self._toolkit
         end: str | None = None
-        wrote = False
+        wrote = refused = False
         for i, call in enumerate(parsed.calls):
             call_id = call.id or f"call_{turn}_{i}"
             record: dict[str, Any] = {"turn": turn, "id": call_id, "name": call.name, "valid": False,
@@ -469,10 +470,11 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             # Injected faults are the environment's, not the agent's: they are not its errors.
             if record["error"] is not None and not record["injected"]:
                 self._count_error(record["error"], step_errors)
+                refused = refused or record["error"] == ErrorCode.POLICY_VIOLATION.value
             self._calls.append(record)
             step_calls.append(copy_record(record))
             messages.append({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": cap(content)})
-        if wrote:
+        if wrote or refused:  # a write done, or one a policy refused: the user sees what it came to
             reaction = self._user.react(toolkit.drain_events(), turn)
             if reaction is not None:
                 messages.append({"role": "user", "content": cap(reaction.text)})

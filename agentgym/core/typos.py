@@ -67,5 +67,6 @@ def perturb(text: str, rng: np.random.Generator, max_typos: int = 3) -> tuple[st
             old = text[start:end]
             new = _typo(old, rng)
             text = text[:start] + new + text[end:]
-            changes.append(f"{old}->{new}")
+            if new != old:  # a swap of two equal letters ("roll") changes nothing to report
+                changes.append(f"{old}->{new}")
     return text, changes

@@ -44,6 +44,31 @@ def test_check_agent_env(env_id: str) -> None:
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
+def test_every_brief_states_the_turn_budget_the_episode_ends_at(env_id: str) -> None:
+    """An agent plays to a limit it is told: every difficulty's brief states the budget, and a
+    budget set on the env is the one stated where the brief does not state its own."""
+    import re
+
+    from agentgym.core.env import AgentEnv
+
+    env = gym.make(env_id)
+    unwrapped = env.unwrapped
+    if not isinstance(unwrapped, AgentEnv):
+        pytest.skip("not an AgentEnv")
+    for seed in range(12):
+        _, info = env.reset(seed=seed)
+        brief = info["messages"][0]["content"]
+        stated = [int(n) for n in re.findall(r"\b(\d+) turns\b", brief)]
+        assert stated and unwrapped.episode_max_turns in stated, (env_id, seed, info["task"]["id"], stated)
+    env.close()
+    for difficulty in ("easy", "hard"):
+        capped = gym.make(env_id, difficulty=difficulty, max_turns=7)
+        _, info = capped.reset(seed=1)
+        assert re.findall(r"\b(\d+) turns\b", info["messages"][0]["content"]) == ["7"], (env_id, difficulty)
+        capped.close()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
 def test_distinct_seeds_give_distinct_tasks(env_id: str) -> None:
     env = gym.make(env_id)
     task_ids, golds = set(), set()

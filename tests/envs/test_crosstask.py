@@ -175,6 +175,24 @@ def test_a_follow_up_needs_the_booking_made_earlier() -> None:
     assert not episode["subtasks"][-1]["success"]
 
 
+def test_a_yes_to_the_move_asks_for_no_part_of_it_again() -> None:
+    """At the follow-up, "I'll book the same place at the new time and cancel the old booking: ok to
+    proceed?" gets a yes, not the request again ("I still see our booking on ...")."""
+    seed = _session_with_followup()
+    env = gym.make(ENV_ID)
+    oracle = make_agent("oracle")
+    obs, info = env.reset(seed=seed)
+    oracle.bind(env.unwrapped)
+    oracle.reset(obs, info)
+    user = env.unwrapped.user
+    while user.active.family != "followup":
+        obs, _, terminated, _, info = env.step(oracle.act(obs, info))
+        assert not terminated
+    _, _, _, _, info = env.step("I'll book the same place at the new time and cancel the old booking. Ok to proceed?")
+    said = info["messages"][-1]["content"]
+    assert said.startswith("Yes") and "still see" not in said and "please move" not in said, said
+
+
 def test_sub_task_scores_are_taken_when_they_end() -> None:
     # Cancelling the first booking after its sub-task ended does not undo that sub-task.
     for seed in range(200):

@@ -112,3 +112,39 @@ def test_the_sweep_finds_no_misfire_on_a_session_a_split() -> None:
     rows = cross_sweep.sweep(range(1), 3)["rows"]
     assert rows and {r["kind"] for r in rows} >= {"ask", "propose", "plan", "comeback"}
     assert [r for r in rows if r["misfire"] or r["lost"]] == []
+
+
+def _played(name: str, turns: int) -> tuple[Any, list[str]]:
+    """A kept playtest's env (`benchmarks/playtests`), after its first `turns` turns, and its turns."""
+    import json
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests"
+    episode = next(e for e in json.loads((folder / "episodes.json").read_text()) if e["turns"] == f"turns/{name}")
+    lines = [ln for ln in (folder / episode["turns"]).read_text().splitlines() if ln.strip()]
+    actions = [v if isinstance(v := json.loads(ln), str) else json.dumps(v) for ln in lines]
+    env = gym.make(episode["env"], split=episode["split"], difficulty=episode["difficulty"],
+                   noise=None if episode["noise"] == "none" else episode["noise"])
+    env.reset(seed=episode["seed"])
+    for action in actions[:turns]:
+        env.step(action)
+    return env, actions
+
+
+def test_a_question_for_a_value_among_its_options_is_answered_beside_a_request_for_a_yes() -> None:
+    """A table of claims in three currencies, "which currency should the amount be in? And just to
+    confirm, you only want the figure submitted?": the currencies named are options, not the
+    user's; it names its own (a playtest, seed 5935, turn 24)."""
+    env, actions = _played("crosstask-5935.jsonl", 23)
+    said = _said(env, actions[23])
+    assert "EUR" in said and "go ahead" not in said, said
+
+
+def test_a_write_a_policy_refuses_ends_its_sub_task_at_once() -> None:
+    """A rollback with a made-up incident id is refused: the user leaves that request at that turn,
+    before another write can be done for it (a playtest, seed 5936, turn 13)."""
+    env, actions = _played("crosstask-5936.jsonl", 12)
+    before = env.unwrapped.user.active.index
+    info = env.step(actions[12])[4]
+    assert "broke one of our policies" in info["messages"][-1]["content"]
+    assert env.unwrapped.user.active.index == before + 1

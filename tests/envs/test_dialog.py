@@ -268,16 +268,21 @@ def _late_only_place(task: Any) -> Any:
                 and all(c.holds(p, gold.day, gold.slot) == (c.reveal != "late") for c in gold.constraints))
 
 
+def _at_late_only_proposal(domain: str) -> tuple[gym.Env, Any, Any]:
+    """A medium `domain` episode whose place breaks only a need that arrives late, and that place."""
+    env = gym.make(DIALOG_ID, split=load_domains()[domain].split)
+    _find(env, domain, _breaks_only_late, difficulty="medium")
+    task = env.unwrapped.task
+    return env, task, _late_only_place(task)
+
+
 def test_a_late_need_arrives_at_the_first_commitment_and_the_user_comes_back() -> None:
     """A proposal that breaks only a need the user has not thought of yet is accepted; the late
     need arrives in the same reply ("does X still work?"), and the next message gets the truth,
     naming the need, at no cost to the agent's patience."""
     for domain in ("cafes", "event_venues"):
-        env = gym.make(DIALOG_ID, split=load_domains()[domain].split)
-        _find(env, domain, _breaks_only_late, difficulty="medium")
-        task = env.unwrapped.task
+        env, task, place = _at_late_only_proposal(domain)
         gold = task.gold
-        place = _late_only_place(task)
         late = [c for c in gold.constraints if c.reveal == "late"]
         _, _, terminated, _, info = env.step(f"How about {place.name}?")
         text = _user_text(info)
@@ -291,6 +296,21 @@ def test_a_late_need_arrives_at_the_first_commitment_and_the_user_comes_back() -
         # Booking a gold place now is accepted: it meets every need, the late one included.
         _, reward, terminated, _, info = env.step(_book(gold.items[0], gold.day, gold.slot))
         assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
+        env.close()
+
+
+def test_the_answer_to_does_it_still_work_beside_another_proposal_asks_for_no_other_place() -> None:
+    """"No, X has no wifi, so it is out. Y has it: shall I book Y?": the user agrees X is out and
+    judges Y; it does not also ask the agent to find another place."""
+    for domain in ("cafes", "event_venues"):
+        env, task, place = _at_late_only_proposal(domain)
+        env.step(f"How about {place.name}?")
+        other = task.world.by_id[task.gold.items[0]]
+        _, _, terminated, _, info = env.step(f"No, {place.name} doesn't meet that, so it is out. {other.name} does: "
+                                             f"shall I book {other.name}?")
+        text = _user_text(info)
+        assert not terminated and f"{place.name} won't work now" in text and "find another" not in text, text
+        assert f"{other.name} sounds great" in text, text
         env.close()
 
 

@@ -403,3 +403,36 @@ def test_the_last_question_beside_the_plan_decides_what_it_asks(split: str) -> N
         env, task = _fresh(split, seed)
         obs, *_ = env.step(f"{body}\nHow does that sound? Also, what was the budget again?")
         assert YES not in obs and task.extra["plan"].agreed is None, (seed, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("lead", [
+    "So the plan I've reserved is: {plan}.", "Final plan:\n{plan}", "Here is what I'd book: {plan}. That is the plan."])
+def test_a_labelled_plan_is_the_plan_whatever_else_the_reasoning_names(split: str, lead: str) -> None:
+    """Reasoning that names rival places with no verdict on them ("X and W are tied, so I took the
+    cheaper X"), then the plan by booking labels: the labels say which place is each booking's."""
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        rivals = [next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan)
+                  for leg in task.gold.legs]
+        reasoning = " ".join(f"For booking {leg.label}, {task.world.by_id[i].name} and {r.name} came closest, and I "
+                             f"went with {task.world.by_id[i].name}." for leg, i, r in zip(task.gold.legs, plan, rivals))
+        labelled = "; ".join(f"Booking {b}, {n} ({i}), {d} {s}" for b, n, i, d, s in _rows(task, plan))
+        obs, *_ = env.step(f"{reasoning} {lead.format(plan=labelled)} Shall I submit this plan?")
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)
+        # Two places given one booking by its label are two: the user asks which.
+        env, task = _fresh(split, seed)
+        leg = task.gold.legs[0]
+        obs, *_ = env.step(f"{labelled}. Or Booking {leg.label}: {rivals[0].name}. Shall I submit this plan?")
+        assert YES not in obs and f"more than one place for booking {leg.label}" in obs, obs
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_yes_no_question_about_the_form_gets_the_form(split: str) -> None:
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        obs, *_ = env.step("First, booking A: you wrote what I see on the form, in the morning. Is that right?")
+        assert "My form says" in obs and YES not in obs and "whole plan" not in obs, obs
+        obs, *_ = env.step("Shall I go ahead and book bookings A to C?")
+        assert "whole plan" in obs, obs

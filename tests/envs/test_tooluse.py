@@ -256,17 +256,11 @@ def test_a_policy_violation_fails_the_task_and_is_counted(domain: str) -> None:
     assert info["calls"][0]["policy"] == policy_id
     assert info["messages"][1]["content"].startswith(f"[error POLICY_VIOLATION] {POLICY_PREFIX} ({policy_id})")
     assert env.task.world.violations == [policy_id] and not env.task.world.records  # refused: nothing done
-    # Then the gold plan, correctly: no fix can make the task succeed, so the user never accepts
-    # and never invites one; at its next word (here its reaction to the first write) it leaves.
-    oracle = ToolUseOracle(env)
-    while not (terminated or truncated):
-        obs, reward, terminated, truncated, info = env.step(oracle.act(obs, {}))
-        assert "everything I needed" not in obs and "all done" not in obs
+    # No fix can make the task succeed: the user says so at once, and the episode ends there, before
+    # any other write (a write after it would be done for a task already failed).
     episode = info["episode_summary"]
-    assert episode["outcome"] == "gave_up" and "broke one of our policies" in obs
-    # In the hard tier the oracle first puts its plan to the user, whose word then is to leave.
-    writes = 0 if consent is not None else 1
-    assert sum(c["kind"] == "write" and c["error"] is None for c in episode["calls"]) == writes
+    assert terminated and episode["outcome"] == "gave_up" and "broke one of our policies" in obs
+    assert not any(c["kind"] == "write" and c["error"] is None for c in episode["calls"])
     assert episode["score_details"]["policy_violations"] == [policy_id]
     assert not episode["success"] and reward == 0.0
     assert episode["errors"].get("POLICY_VIOLATION") == 1

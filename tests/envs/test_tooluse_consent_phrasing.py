@@ -241,3 +241,73 @@ def test_a_yes_asked_apart_from_an_offer_of_more_is_a_yes_to_the_plan_alone(doma
         rules = RULES[domain]
         assert all(task.world.consent.covers(rules.want(task.world, n, a)) for n, a in _writes(task)), (domain, seed)
 
+
+
+# ------------------------------------------------------------------ what a message says of the work
+
+
+@pytest.mark.parametrize("text", [
+    "Each item gets decided on its own, so some may qualify for a refund and others may not.",
+    "With your tier, the windows are 45 days for apparel and home goods and 29 days for books.",
+    "The desk lamp arrived damaged, so it gets a refund of 45.00 USD to your payment method.",
+    "I want to walk you through my reasoning before anything is done.",
+    "Nothing has been processed yet.", "I haven't refunded anything so far.",
+    "Once it's booked, you'll get an invite."])
+def test_a_word_of_the_work_in_another_form_or_a_clause_of_work_not_done_claims_nothing(text: str) -> None:
+    from agentgym.envs.tooluse.asking import says_done
+
+    assert not says_done(text)
+
+
+@pytest.mark.parametrize("text", ["The lamp is refunded.", "I've filed the report.", "Done: the transfer is sent.",
+                                  "Nothing else is needed: the refund has been processed."])
+def test_work_said_done_is_a_claim(text: str) -> None:
+    from agentgym.envs.tooluse.asking import says_done
+
+    assert says_done(text)
+
+
+def test_a_preamble_that_names_the_work_and_asks_for_a_detail_gets_the_detail() -> None:
+    """"... some may qualify for a refund and others may not. Could you tell me the email on your
+    account?": no plan is put to the customer, and nothing is claimed done."""
+    asked = 0
+    for seed in range(60):
+        env, u = _env("orders", seed)
+        if u.task.goal.kind != "bulk_return" or "@" in u.task.goal.request:
+            continue
+        products = [p for p in u.task.world.consent.anchors if " " in p][:3]
+        message = (f"Thanks, that's clear: {', '.join(products)}. Before I can promise anything I need your account, "
+                   "since your tier changes the return windows. Each item gets decided on its own, so some may "
+                   "qualify for a refund and others may not. Could you tell me the email address on your account?")
+        reply = env.step(message)[4]["messages"][-1]["content"]
+        assert "@" in reply and not u.task.world.consent.plans, (seed, reply)
+        asked += 1
+    assert asked >= 3
+
+
+def test_a_question_among_options_of_a_slot_asks_for_the_value() -> None:
+    """"... three currencies (EUR, CAD, USD) ... which currency should the amount be in?": the values
+    named are options, not the customer's answer."""
+    import gymnasium as gym
+
+    for seed in range(100, 160):
+        env = gym.make("AgentRL/ToolUse-v0", domain="finance", split="train", difficulty="medium")
+        env.reset(seed=seed)
+        u = env.unwrapped
+        if u.task.gold.kind != "reimburse" or any(c in u.task.goal.request for c in _CURRENCIES):
+            continue
+        message = ("Her claims are in three currencies (EUR, CAD, USD), so I have to convert each at its date into one. "
+                   "Which currency should the payment be in? And just to confirm, shall I pay it once it's worked out?")
+        reply = env.step(message)[4]["messages"][-1]["content"]
+        assert any(c in reply for c in _CURRENCIES) and reply not in _YES, reply
+        return
+    pytest.fail("no reimbursement without its currency among the seeds")
+
+
+@pytest.mark.parametrize("text", ["Do you mean a refund rather than an exchange for another size?",
+                                  "I'd refund it instead of issuing another credit.", "A refund, not an extra credit."])
+def test_what_a_plan_is_not_is_no_offer_of_more(text: str) -> None:
+    from agentgym.envs.tooluse.asking import offers_more
+
+    assert not offers_more(text)
+    assert offers_more("Shall I also issue store credit for the lamp?")

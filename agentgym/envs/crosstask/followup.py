@@ -139,9 +139,11 @@ class FollowUpUser(RuleBasedUser):
         m = self._move
         return b.item_id == m.place and (b.day, b.slot) == (m.day, m.slot)
 
-    def _missing(self) -> str:
+    def _missing(self, agreeing: bool = False) -> str:
         """What the user still needs, from the bookings it sees now ("" when nothing is). The
-        time it wants is the last one it names, as a person ends on what they are asking for."""
+        time it wants is the last one it names, as a person ends on what they are asking for.
+        Saying yes to a move (`agreeing`), it asks for no part of the move again; only bookings
+        it never wanted."""
         active = self._world.active_bookings()
         old = any(b.id == self._move.booking for b in active)
         new = [b for b in active if self._is_new(b)]
@@ -150,7 +152,9 @@ class FollowUpUser(RuleBasedUser):
                "I don't need it." for b in extra]
         if len(new) > 1:
             out.append(f"I see {len(new)} bookings for {self._when}; I only need one, please cancel the others.")
-        if not new and old:
+        if agreeing:  # the move it says yes to is what it would ask for
+            pass
+        elif not new and old:
             out.append(f"I still see our booking on {self._old}: {self._still_wanted(old=True)}")
         elif not new:
             out.append(f"The {self._old} booking is cancelled; now {self._still_wanted(old=False)}")
@@ -185,7 +189,7 @@ class FollowUpUser(RuleBasedUser):
         if said is not None:
             return said
         if r.confirm:
-            return " ".join((CONFIRMED, self._missing())).strip()
+            return " ".join((CONFIRMED, self._missing(agreeing=True))).strip()
         if r.chatter:
             return f"All good here, thanks! {self._request()}"
         if r.question:

@@ -181,8 +181,11 @@ def session_task(seed: int, split: str, difficulty: str, segments: list[Segment]
     max_turns = sum(s.task.max_turns for s in segments if s.task is not None) + FOLLOWUP_TURNS * followups
     if turns_share is not None:
         max_turns = -(-max_turns * round(turns_share * 100) // 100)
-        rule += (f" The session has at most {max_turns} turns in all (a turn is one message or one set of "
-                 f"up to {MAX_CALLS_PER_TURN} tool calls); after that it ends where it stands.")
+    if "no longer wants" not in rule:  # the tiers' rule says so in its own words
+        rule = ("When the user changes an earlier booking, a booking they no longer want is cancelled, not left "
+                "standing." + rule)
+    rule += (f" The session has at most {max_turns} turns in all (a turn is one message or one set of "
+             f"up to {MAX_CALLS_PER_TURN} tool calls); after that it ends where it stands.")
     briefs = "\n\n".join(f"## Task area {k + 1}: {s.family} / {s.domain}\n{s.task.brief}"
                          for k, s in enumerate(segments) if s.task is not None)
     brief = ("You are an assistant helping one user with several requests in one session. The user "
@@ -475,7 +478,8 @@ class SessionUser(SimulatedUser):
         # to another sub-task's world gets a word from the user too, who did not ask for it.
         world_index = seg.refers_to if seg.family == "followup" else seg.index
         mine = [e for e in events if e.data.get("segment") == world_index]
-        said = self.users[seg.index].react(mine, turn) if mine else None
+        # A tool-use sub-task's write a policy refused leaves no event, yet ends that sub-task.
+        said = self.users[seg.index].react(mine, turn) if mine or not events and seg.family == "tooluse" else None
         if said is not None and said.end is not None:
             return self._close(said, turn)
         if len(mine) == len(events):

@@ -6,12 +6,16 @@ restates the lines the question is about (a booking named by its label, the budg
 priorities, the areas, a place twice, or the whole form). It must hear the whole plan and say
 yes before the agent submits: a message that names one place for each booking of the form (by
 name or id; a place belongs to the booking of its category, one reading, as no two bookings
-share a category) and asks whether that plan is fine gets a yes to that very plan. It asks when
+share a category; where the message gives a booking its place by label, "Booking A, X", that
+place, whatever else its reasoning names) and asks whether that plan is fine gets a yes to that
+very plan. It asks when
 the shared understanding engine reads a confirmation ("Shall I book these?", "Want me to go
 ahead?"), a question names a way to approve ("Does this plan work for you?"), or, beside the
 places named, it asks anything not about the form (`asks_of_plan`: "How does that sound?", "Is
 everything in order?", "Please confirm and I'll submit.", "Say the word and I'll book them."):
-with a plan before them, a person hears such a question as one about it. `PlanState.agreed`
+with a plan before them, a person hears such a question as one about it. A question about the
+form that names no place and asks to act on nothing ("... a desk on Monday morning. Is that
+right?") gets the form restated. `PlanState.agreed`
 records the plan the yes went to. The user does not check the plan (its yes says it heard it, never whether it is right: a user that
 refused exactly the wrong plans would leak the gold). Asked without a whole plan, it asks for
 one. On a task with a changed mind (`agentgym.envs.dialog.itinerary_twists`), the first whole
@@ -30,10 +34,11 @@ from agentgym.envs.dialog.aside import set_aside
 from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
 from agentgym.envs.dialog.itinerary_twists import PlanState, revised_line
+from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 from agentgym.envs.dialog.user import place_names, places_named, understanding
 
-__all__ = ["PlanUser", "answer", "asks_of_plan", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER",
+__all__ = ["PlanUser", "answer", "asks_of_plan", "labelled_places", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER",
            "SUBMIT_HEARD", "WHOLE_PLAN", "SEVERAL_PLACES"]
 
 #: The user's first message.
@@ -66,6 +71,9 @@ _AREA = re.compile(r"\b(areas?|neighbou?rhoods?|district)\b")
 _TWICE = re.compile(r"\b(twice|same place|one place for|a place for two)\b")
 _FORM = re.compile(r"\b(form|needs?|requirements?|looking for|what (do|would) you (want|like))\b")
 _NO_AREA_RULE = "My form has no rule about areas: two bookings may be in the same area."
+#: Words that ask to act on the plan, not to check the form ("shall I go ahead with bookings A-C?").
+_GO_AHEAD = re.compile(r"\b(go ahead|proceed|submit\w*|book (it|them|these|those|everything|all)|reserve\w*|"
+                       r"finali[sz]e\w*|lock\w* (it |them |this |that |everything )?in)\b")
 
 
 #: Where a message splits into sentences: a sentence end (not a decimal point) or a line break.
@@ -138,18 +146,63 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
     return " ".join(said) if said else FORM_ANSWER
 
 
-def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset()) -> tuple[list[Place | None], list[str]]:
-    """The plan a message names: per booking of `gold`'s form, the one place named of its
-    category (among several, the one not set aside: `aside`, ids), None when none or several
-    are; and the labels of bookings left open."""
+def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(),
+               labelled: dict[int, Place] | None = None) -> tuple[list[Place | None], list[str]]:
+    """The plan a message names: per booking of `gold`'s form, the place the message gives it
+    by its label (`labelled`, by booking index: `labelled_places`), else the one place named of
+    its category (among several, the one not set aside: `aside`, ids), None when none or
+    several are; and the labels of bookings left open."""
     plan: list[Place | None] = []
-    for leg in gold.legs:
+    for i, leg in enumerate(gold.legs):
+        if labelled and i in labelled:
+            plan.append(labelled[i])
+            continue
         category = leg.needs[0][1]
         mine = [p for p in places if p.category == category]
         if len(mine) > 1:  # a place ruled out beside the one chosen is no second choice
             mine = [p for p in mine if p.id not in aside]
         plan.append(mine[0] if len(mine) == 1 else None)
     return plan, [LABELS[i] for i, p in enumerate(plan) if p is None]
+
+
+#: A booking's label where a message gives it a place: "Booking A, X", "booking B is Y" (in
+#: lower case), or a capital label before a mark ("A: X", "**A)** X", "A - X", "| A | X |").
+_LABEL_WORD = re.compile(r"\bbooking\s+([a-d])\b")
+_LABEL_BARE = re.compile(r"(?<![\w'’])([A-D])(?:\*\*)?(?:\s*[:)|]|\s+[-–—]\s|\s*[–—])")
+#: Where what a label gives ends, short of the next label: a paragraph break.
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[int, Place]:
+    """The place a message gives each booking by its label ("So the plan is: Booking A, X;
+    Booking B, Y"; a table's rows "| A | X |"), by booking index: the one place of the booking's
+    category named between its label and the next label (or the paragraph's end). A person hears
+    a labelled plan as the plan, whatever else the message names in its reasoning ("X and W are
+    tied, so I took the cheaper X"; "for booking A, X and W came closest": a label beside several
+    places gives none). Bookings the message gives no place by label, or one place in one
+    statement and another in a second, are not in it."""
+    text = message.lower()
+    marks = [(m.start(), m.end(), m.group(1).upper()) for m in _LABEL_WORD.finditer(text)]
+    if len(text) == len(message):  # a bare label is found in the message as written, where its places are
+        marks += [(m.start(), m.end(), m.group(1)) for m in _LABEL_BARE.finditer(message)]
+    if not marks:
+        return {}
+    marks.sort()
+    labels = [m for k, m in enumerate(marks) if not k or m[0] >= marks[k - 1][1]]  # "Booking A:" is one label
+    mentions = place_mentions(text, places)
+    categories = {LABELS[i]: (i, leg.needs[0][1]) for i, leg in enumerate(gold.legs)}
+    given: dict[int, dict[str, Place]] = {}
+    for k, (_, end, label) in enumerate(labels):
+        if label not in categories:
+            continue
+        stop = labels[k + 1][0] if k + 1 < len(labels) else len(text)
+        brk = _PARAGRAPH.search(text, end, stop)
+        stop = brk.start() if brk else stop
+        index, category = categories[label]
+        mine = {p.id: p for p, start, _ in mentions if end <= start < stop and p.category == category}
+        if len(mine) == 1:  # a label beside several places is reasoning ("for booking A, X and W came closest")
+            given.setdefault(index, {}).update(mine)
+    return {index: next(iter(places.values())) for index, places in given.items() if len(places) == 1}
 
 
 def _labels(labels: list[str]) -> str:
@@ -192,13 +245,18 @@ class PlanUser(SimulatedUser):
         text = message.lower()
         gold: PlanGold = self._task.gold
         named = places_named(reading, self._names)
-        # What is set aside matters only where a category has more than one place named.
+        # What is set aside, and what a label gives, matter only where a category has more than
+        # one place named.
         categories = [p.category for p in named]
-        aside = set_aside(message, named) if len(set(categories)) < len(categories) else frozenset()
-        plan, missing = plan_heard(named, gold, aside)
+        several = len(set(categories)) < len(categories)
+        aside = set_aside(message, named) if several else frozenset()
+        labelled = labelled_places(message, named, gold) if several else {}
+        plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))
-        if not asks_yes:
+        if not asks_yes or not named and not reading.confirm and _about_form(text) and not _GO_AHEAD.search(text):
+            # A question about the form that names no place and asks to do nothing ("... a desk on
+            # Monday morning. Is that right?") checks the form: the user restates it.
             return UserTurn(answer(message, self._form, self._rules, self._distinct))
         if missing:
             return UserTurn(_open_bookings(missing, named, gold))

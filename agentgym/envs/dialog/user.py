@@ -333,7 +333,7 @@ class DialogUser(RuleBasedUser):
         proposed = self._proposed(r, message)
         got = self._proposal(r, proposed)  # before the truth: naming the place asked about answers
         if self._checking is not None:
-            said = self._truth()
+            said = self._truth(proposing=got is not None)
             if said.end is not None:
                 return said
             parts.append(said.text)
@@ -481,9 +481,10 @@ class DialogUser(RuleBasedUser):
             return UserTurn(f"{place.name} sounds good. {self._announce(arrived)}")
         return UserTurn(f"{place.name} sounds great. Please book it.")
 
-    def _truth(self) -> UserTurn:
+    def _truth(self, proposing: bool = False) -> UserTurn:
         """The answer to "does X still work?" once the agent has said anything: the truth, at no
-        cost; a booking that works ends the dialog."""
+        cost; a booking that works ends the dialog. Where the message proposes another place
+        (`proposing`), a "no" asks for no other one: that proposal is judged beside it."""
         assert self._checking is not None
         place, booking_id = self._checking
         self._checking = None
@@ -497,8 +498,12 @@ class DialogUser(RuleBasedUser):
             return self._settle(b, f"Good, then {place.name} still works.")
         if b is None:
             self._accepted = None
+            if proposing:
+                return UserTurn(f"Right, {place.name} won't work now. {why}")
             return UserTurn(f"Then I'm afraid {place.name} won't work now. {why} Could you find another one?")
         self._to_change.add(b.id)
+        if proposing:
+            return UserTurn(f"Right, {place.name} won't work now. {why} Please cancel that booking.")
         return UserTurn(f"Then I'm afraid {place.name} won't work now. {why} "
                         "Please cancel that booking and book one that fits.")
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK
 
-__all__ = ["ADDS", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "asks_yes",
+__all__ = ["ADDS", "ASKS_YES", "VALUE_REQUEST", "offers_more", "says_done", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "asks_yes",
            "claims", "plan_only", "proposes", "proposes_uncached", "questions"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -33,6 +33,17 @@ CHECKS_WORK = re.compile(r"\b(?:done|finished|complete|completed|look(?:s)? (?:r
 #: Words of a confirmation that proposes something beyond what was asked.
 ADDS = re.compile(r"\b(?:also|too|as well|in addition|additionally|extra|another|separate|include|including|"
                   r"on top of)\b", re.I)
+#: Where a clause names what the plan is not ("a refund rather than an exchange for another
+#: size", "instead of a second report"): what it names there is no offer of more.
+_ALTERNATIVE = re.compile(r"\b(?:rather than|instead of|as opposed to|in place of|not)\b[^.;:!?,()\n]*", re.I)
+
+
+def offers_more(sentence: str) -> bool:
+    """Whether a sentence offers more than the request (`ADDS`: "shall I also ...?"), outside
+    a clause that names what the plan is not."""
+    return ADDS.search(_ALTERNATIVE.sub(" ", sentence)) is not None
+
+
 #: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
 #: process it", "let me know if that's OK").
 ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"
@@ -97,6 +108,32 @@ _CLAIM = re.compile(r"\b(?:i've|i have|has been|have been|is now|are now|already
                     r"all set)\b", re.I)
 
 
+#: The written forms in which a message says work is done (the lexicon's ``done`` statements as
+#: they are spelt): the engine reads "refund" and "books" as "refunded" and "booked" too (its
+#: stems), which is right for what a message speaks of but no claim that anything was done.
+_DONE_FORMS = re.compile(r"\b(?:done|completed?|finished|all set|taken care|processed|booked|filed|refunded|paid|sent|"
+                         r"submitted|scheduled|transferred|rolled back|exchanged|issued|handled|sorted out|resolved|"
+                         r"fixed)\b", re.I)
+#: Where a clause says the work is not done, or not yet: from its opener to the clause's end
+#: ("before anything is done", "nothing has been processed", "once it's booked", "I haven't
+#: filed it").
+_UNDONE = re.compile(r"\b(?:before|until|till|once|if|unless|nothing|not|never|\w+n[’']t|yet to|still to)\b[^.;:!?,()\n]*",
+                     re.I)
+
+
+def says_done(text: str) -> bool:
+    """Whether `text` says, in a done word as it is spelt ("refunded", "is booked", "done"), that
+    work is done, outside a clause that says it is not done, or not yet."""
+    return _DONE_FORMS.search(_UNDONE.sub(" ", text)) is not None
+
+
+#: A request for a value put as a yes/no question or in the imperative ("could you tell me the
+#: email on your account?", "please share which currency you need"): it asks for the value, not
+#: for a yes.
+VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:me|us)?\s*(?:know\s+)?"
+                           r"(?:the|your|which|what|how|where|when|who)\b", re.I)
+
+
 def _sentences(message: str, marks: str = " -*#>") -> list[str]:
     """A message's sentences, each line's list `marks` stripped."""
     return [s for line in message.splitlines() for s in SENTENCE_BREAK.split(line.strip(marks))]
@@ -136,7 +173,7 @@ def claims(message: str, read: Callable[[str], Reading]) -> bool:
     "already", "is now") and says nothing the assistant will do ("I've looked into it" speaks of
     no work; "I've checked, and I'll refund it" claims nothing done)."""
     # The words first: a sentence is read (the costly part) only where they claim something.
-    return any(_CLAIM.search(s) and not _INTENT.search(s) and "done" in read(s).said
+    return any(_CLAIM.search(s) and not _INTENT.search(s) and says_done(s) and "done" in read(s).said
                for s in _sentences(message, " -*#>|"))
 
 

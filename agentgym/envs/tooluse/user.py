@@ -75,16 +75,18 @@ from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.asking import (
-    ADDS,
     CHECKS_WORK,
     OFFERS_CHOICE,
     QUESTION_WORD,
+    VALUE_REQUEST,
     asks_answer,
     asks_yes,
     claims,
+    offers_more,
     plan_only,
     proposes,
     questions,
+    says_done,
 )
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
 from agentgym.envs.tooluse.consent import has, missing, parts
@@ -271,7 +273,7 @@ class ToolUseUser(RuleBasedUser):
         if r.open or r.salad or not r.placed or not proposes(message, self._read):
             return
         asked = {slot for q in questions(message) for slot in self._read(q).asked}
-        if any(d.slot in asked and not self._names(d.slot, message) for d in self._goal.details):
+        if any(d.slot in asked and not self._names_one(d.slot, message) for d in self._goal.details):
             return
         self._last = (message, replace(r, asked=(), confirm=True, question=True, chatter=False))
 
@@ -287,6 +289,14 @@ class ToolUseUser(RuleBasedUser):
         subject = [w for words in self._spec.vocabulary.values() for w in words if f" {w.lower()} " in _words(d.statement)]
         return bool(subject) and all(w.lower() in low for w in subject) and any(
             w in low for w in load_lexicon().slots.get(d.slot, ()))
+
+    def _names_one(self, slot: str, message: str) -> bool:
+        """Whether a message names one value of a job's `slot`: several ("EUR, CAD or USD", a
+        table's column) are options, and a question about the slot beside them asks which."""
+        words = self._spec.vocabulary.get(slot)
+        if words:
+            return sum(w in message for w in words) == 1
+        return self._names(slot, message)
 
     def _names(self, slot: str, message: str) -> bool:
         """Whether a message names some value of a job's `slot` (as `_objection` reads them)."""
@@ -313,6 +323,10 @@ class ToolUseUser(RuleBasedUser):
         # "Can I go ahead and issue the refunds?" after a plan asks for a yes, not about refunds.
         answer = self._confirmation(message) if plan and r.confirm and not detail else \
             self._answer_message(r, message, turn)
+        if answer in GO_AHEAD and not r.confirm:
+            # A plan, or anything else, put without a request for an answer is heard, never
+            # agreed to: a write needs the yes to a plan the agent asked about.
+            return _NOTED
         if answer not in _YES:
             return answer
         if left and (r.confirm or plan):
@@ -358,7 +372,7 @@ class ToolUseUser(RuleBasedUser):
         read = understanding(self._task.domain).read
         return any((q := read(s)).asked and not self._said_all(q.asked)
                    for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
-                   if "?" in s and QUESTION_WORD.search(s))
+                   if "?" in s and QUESTION_WORD.search(s) or VALUE_REQUEST.search(s))
 
     def _asks_yes_to_plan(self, r: Reading, message: str) -> bool:
         """Whether a plan asks for a yes as the tier reads one: a message that gives something
@@ -383,7 +397,8 @@ class ToolUseUser(RuleBasedUser):
             return self._answer(r.asked, r.values)
         # A question that asks to go ahead and claims nothing reports nothing done ("Plan: refund
         # the lamp. Shall I go ahead, and is there anything else?"); the tier reads its own way.
-        if r.open and "done" in r.said and not plan_only(message) and (self._tier or not r.confirm or claims(message, self._read)):
+        if r.open and "done" in r.said and says_done(message) and not plan_only(message) and (
+                self._tier or not r.confirm or claims(message, self._read)):
             return self._not_done()  # "It's done. Anything else?": the claim is what the user answers
         if r.open:
             for d in self._goal.details:  # the first detail not stated yet, nor set aside
@@ -402,7 +417,7 @@ class ToolUseUser(RuleBasedUser):
                 return self._not_done()
             offered = self._offered(r) if not text else ()
             return text or (self._answer(offered) if offered else REPHRASE)
-        if "done" in r.said and not plan_only(message):
+        if "done" in r.said and says_done(message) and not plan_only(message):
             return self._not_done()
         return self._objection(message) or self._pick(GO_AHEAD)
 
@@ -426,7 +441,7 @@ class ToolUseUser(RuleBasedUser):
         if self._tier:  # the sentences that ask (a question, or "please confirm ..."), else the last
             said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
             asked = [s for s in said if "?" in s or asks_yes(s) or asks_answer(s)] or said[-1:]
-        more = sum(bool(ADDS.search(s)) for s in asked)
+        more = sum(offers_more(s) for s in asked)
         return CONFIRMED if not more else _YES_ONLY_ASKED if more < len(asked) else _ONLY_ASKED
 
     def _objection(self, message: str) -> str | None:
@@ -504,7 +519,8 @@ class ToolUseUser(RuleBasedUser):
         return all(d.id in self._revealed for d in self._goal.details if d.slot in asked)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
-        return super().react(events, turn) if events else None
+        # A write a policy refused changes nothing, yet fails the task: the user says so at once.
+        return super().react(events, turn) if events or self._world.violations else None
 
     def _review(self) -> Review:
         spec = self._spec
