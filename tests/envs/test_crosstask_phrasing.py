@@ -122,7 +122,14 @@ def _played(name: str, turns: int) -> tuple[Any, list[str]]:
     folder = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests"
     episode = next(e for e in json.loads((folder / "episodes.json").read_text()) if e["turns"] == f"turns/{name}")
     lines = [ln for ln in (folder / episode["turns"]).read_text().splitlines() if ln.strip()]
-    actions = [v if isinstance(v := json.loads(ln), str) else json.dumps(v) for ln in lines]
+    def action(line: str) -> str:  # a .jsonl line is a JSON value; a .txt line a call's JSON or a message
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            return line
+        return value if isinstance(value, str) else json.dumps(value)
+
+    actions = [action(ln) for ln in lines]
     env = gym.make(episode["env"], split=episode["split"], difficulty=episode["difficulty"],
                    noise=None if episode["noise"] == "none" else episode["noise"])
     env.reset(seed=episode["seed"])
@@ -148,3 +155,11 @@ def test_a_write_a_policy_refuses_ends_its_sub_task_at_once() -> None:
     info = env.step(actions[12])[4]
     assert "broke one of our policies" in info["messages"][-1]["content"]
     assert env.unwrapped.user.active.index == before + 1
+
+
+def test_a_question_for_it_asks_for_what_the_sentence_before_it_names() -> None:
+    """"... to look it up I'll need the email address on your account. Could you share it?" asks
+    for the email, not for a yes (a playtest, seed 5955, turn 17)."""
+    env, actions = _played("crosstask-5955.txt", 16)
+    said = _said(env, actions[16])
+    assert "@" in said and "go ahead" not in said, said

@@ -150,3 +150,15 @@ def test_a_place_said_to_be_unavailable_is_no_rival_to_the_one_recommended(form:
     r = understanding(task.world.domain).read(form.format(a=a.name, b=b.name))
     names = place_names(task.world)
     assert [p.id for p in places_named(r, names)] == [b.id] and proposal_of(r, names) is b
+
+
+@pytest.mark.parametrize("text", [
+    "Just to be clear, nothing has had to give way yet; I have not searched.",
+    "You will not have to compromise on anything if I ask first.",
+    "I would rather ask about everything that matters to you than propose something that misses a need you had "
+    "not mentioned yet."])
+def test_a_statement_that_no_need_has_to_give_way_asks_for_none(text: str) -> None:
+    from agentgym.users.understanding.compromise import read_compromise
+
+    assert not read_compromise(text), text
+    assert read_compromise("No place has all of your needs. Which one could give way?")

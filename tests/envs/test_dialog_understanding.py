@@ -765,6 +765,10 @@ RULED_OUT = (
     "**Considered, not chosen:**\n- {b}\n- {c}\n\n**Proposal:** {a}. Want me to book it?",
     "{b} and {c} are both over your budget, so {a} it is. Shall I book it?",
     "{b} got snapped up, and {c} is not available then, but {a} is free. Book it?",
+    # A table of the options, and a closing question about one of them (CrossTask playtest 5958 T4).
+    "| Place | Daylight? |\n|---|---|\n| {a} | yes |\n| {b} | no |\n| {c} | no |\n\nOnly **{a}** gets plenty "
+    "of daylight, and it has a table free then. Should I go ahead and reserve it?",
+    "Options: {b} (4.1), {c} (3.9) and {a} (4.6). Shall I book {a}?",
 )
 
 

@@ -252,7 +252,8 @@ def test_a_yes_asked_apart_from_an_offer_of_more_is_a_yes_to_the_plan_alone(doma
     "The desk lamp arrived damaged, so it gets a refund of 45.00 USD to your payment method.",
     "I want to walk you through my reasoning before anything is done.",
     "Nothing has been processed yet.", "I haven't refunded anything so far.",
-    "Once it's booked, you'll get an invite."])
+    "Once it's booked, you'll get an invite.", "Triage done. I am ready to file a sev1 incident.",
+    "My checks are complete, so here is the plan."])
 def test_a_word_of_the_work_in_another_form_or_a_clause_of_work_not_done_claims_nothing(text: str) -> None:
     from agentgym.envs.tooluse.asking import says_done
 

@@ -14,7 +14,7 @@ import re
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 
-__all__ = ["set_aside"]
+__all__ = ["asked_about", "set_aside"]
 
 
 #: Where the words said of a place end, after it: a sentence end (not a decimal point), a
@@ -120,3 +120,34 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
     # A place is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it).
     kept = {place.id for (place, _, _), gone in zip(mentions, aside) if not gone}
     return {place.id for place, _, _ in mentions} - kept
+
+
+#: Where a sentence ends: a sentence end that is no decimal point, a "?" or "!", or a line break.
+_SENTENCE_END = re.compile(r"(?<!\d)[.](?!\d)|[!?\n]")
+#: A closing question that asks to book a place it calls "it" ("Should I go ahead and reserve it?").
+_BOOK_IT = re.compile(r"\b(book|reserve|take|grab|lock|hold|go ahead with|go with)\b[^?]*\b(it|that one|this one|that|this)\b")
+
+
+def asked_about(message: str, places: list[Place]) -> Place | None:
+    """The place a message's closing question asks to book, among several it names: the one place
+    that question names ("... Shall I book X?"), or, where it asks to book "it", the one place
+    the sentence before it names ("Only X gets daylight. Should I reserve it?"); None otherwise.
+    A person hears what the other places were (a table of the options, the ones ruled out) from
+    the question that ends the message."""
+    text = message.lower()
+    end = text.rfind("?")
+    if end < 0:
+        return None
+    starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text, 0, end)]
+    mentions = place_mentions(text, places)
+
+    def named(lo: int, hi: int) -> dict[str, Place]:
+        return {p.id: p for p, start, _ in mentions if lo <= start < hi}
+
+    question = named(starts[-1], end)
+    if len(question) == 1:
+        return next(iter(question.values()))
+    if question or len(starts) < 2 or not _BOOK_IT.search(text, starts[-1], end):
+        return None
+    before = named(starts[-2], starts[-1])
+    return next(iter(before.values())) if len(before) == 1 else None

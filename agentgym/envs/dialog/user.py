@@ -47,7 +47,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
-from agentgym.envs.dialog.aside import set_aside
+from agentgym.envs.dialog.aside import asked_about, set_aside
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.tasks import (
@@ -136,7 +136,9 @@ def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") ->
     """The one place a reading of `message` proposes: the only place it names, or among several
     the only one it does not set aside (`aside.set_aside`: "Ruled out: B, C", "B was taken"),
     else the one it recommends ("I'd go with A, though B is also an option"), else the only one
-    it does not offer as an alternative; None when it names none, or several with no choice."""
+    it does not offer as an alternative, else the one its closing question asks to book
+    (`aside.asked_about`: "Only X gets daylight. Should I reserve it?"); None when it names none,
+    or several with no choice."""
     named = places_named(reading, names)
     if len(named) <= 1:
         return named[0] if named else None
@@ -154,7 +156,9 @@ def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") ->
     if len(recommended) == 1:
         return recommended[0]
     rest = [p for p in named if p.id not in alternatives]
-    return rest[0] if len(rest) == 1 else None
+    if len(rest) == 1:
+        return rest[0]
+    return asked_about(message, named) if message else None
 
 
 class DialogUser(RuleBasedUser):

@@ -121,10 +121,17 @@ _UNDONE = re.compile(r"\b(?:before|until|till|once|if|unless|nothing|not|never|\
                      re.I)
 
 
+#: Looking into a request, said done ("Triage done.", "my checks are complete"): no work of it.
+_LOOKED_INTO = re.compile(r"\b(?:triage|analysis|investigation|research|checks?|review|search(?:es)?|look-?ups?|"
+                          r"homework|digging)\s+(?:is\s+|are\s+)?(?:now\s+)?(?:done|complete|completed|finished)\b",
+                          re.I)
+
+
 def says_done(text: str) -> bool:
     """Whether `text` says, in a done word as it is spelt ("refunded", "is booked", "done"), that
-    work is done, outside a clause that says it is not done, or not yet."""
-    return _DONE_FORMS.search(_UNDONE.sub(" ", text)) is not None
+    work is done, outside a clause that says it is not done, or not yet, and beyond looking into
+    it ("Triage done.")."""
+    return _DONE_FORMS.search(_UNDONE.sub(" ", _LOOKED_INTO.sub(" ", text))) is not None
 
 
 #: A request for a value put as a yes/no question or in the imperative ("could you tell me the
@@ -156,10 +163,17 @@ def asks_go_ahead(message: str) -> bool:
         for s in _sentences(message, " -*#>|"))
 
 
+#: A question that asks for what the sentence before it names ("I'll need the email on your
+#: account. Could you share it?").
+_ASKS_FOR_IT = re.compile(r"\b(?:share|send|give|tell|provide|confirm|check)\s+(?:me\s+|us\s+)?(?:it|that|this|them)\b",
+                          re.I)
+
+
 def questions(message: str) -> list[str]:
     """A message's questions: its sentences with a question mark, list marks and table bars
-    stripped."""
-    return [s for s in _sentences(message, " -*#>|") if "?" in s]
+    stripped; one that asks for "it" read with the sentence before it, which says what "it" is."""
+    said = _sentences(message, " -*#>|")
+    return [f"{said[i - 1]} {s}" if i and _ASKS_FOR_IT.search(s) else s for i, s in enumerate(said) if "?" in s]
 
 
 def plan_only(message: str) -> bool:
