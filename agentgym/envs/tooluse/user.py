@@ -93,6 +93,24 @@ from agentgym.envs.tooluse.consent import has, missing, parts
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
+from agentgym.envs.tooluse.replies import (
+    FIX,
+    GIVE_IN,
+    NOT_DONE,
+    NOTED,
+    ONLY_ASKED,
+    RIGHT,
+    SMALL_TALK,
+    STOCK,
+    UNKNOWN,
+    VIOLATION,
+    WRONG,
+    WRONG_PLAIN,
+    YES,
+    YES_ONLY_ASKED,
+    chosen,
+    what_about,
+)
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier, longest_plan, shift_gold
 from agentgym.users.picks import DrawnPicks
@@ -101,7 +119,6 @@ from agentgym.users.stock import (
     ACCEPT,
     CANNOT_UNDO,
     CONFIRMED,
-    EMPTY,
     EVERYTHING,
     GIVE_UP,
     GO_AHEAD,
@@ -125,36 +142,6 @@ DETAIL_ARGS: dict[str, tuple[str, ...]] = {
     "severity": ("severity",),
 }
 
-_UNKNOWN = ("I don't know more than what I told you; please work it out with your tools.",
-            "I'm not sure about that. Please go ahead with what you have.")
-_NOT_DONE = ("Not quite yet: {reason}.", "It's not done on my side yet: {reason}.")
-#: A wrong record, with the user's reason, and what it asks then.
-_WRONG = "Hmm, that's not right: {reason}."
-_FIX = "Could you put it right?"
-_WRONG_PLAIN = "Hmm, that's not what I asked for."
-#: A broken policy fails the task (the brief says so): the user has been told and leaves.
-_VIOLATION = ("I've just been told that a request of yours broke one of our policies, so I'll take it "
-              "from here. Goodbye.")
-_NOTED = "Okay, noted."
-#: A pressing customer, refused as often as it presses: it accepts the plan.
-_GIVE_IN = "Alright, I understand. Please go ahead with that."
-_CHOSEN = "{lead}Please go ahead with {what}."
-#: The hard tier's answer to a plan that gives no outcome for something asked about.
-_WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
-#: The reply to small talk ("How's your day going?"): friendly, and back to the task.
-SMALL_TALK = "All good here, thanks! Could we get back to my request?"
-#: The reply to a question that restates what the user said, to check it ("in CHF, right?").
-_RIGHT = "Yes, that's right."
-#: The reply to a confirmation that proposes more than the request ("should I also include the
-#: pending claims?"): a person who asked for one thing does not say yes to another unread.
-_ONLY_ASKED = "Just what I asked for, please."
-#: The reply to a plan asked apart from an offer of more ("Shall I go ahead? Shall I also ...?").
-_YES_ONLY_ASKED = "Yes, please go ahead with that, but just what I asked for."
-#: Replies that carry nothing the agent needs (typos never touch them).
-_STOCK = frozenset({*GO_AHEAD, *_UNKNOWN, *ACCEPT, GIVE_UP, _VIOLATION, _NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
-                    EVERYTHING, CONFIRMED, EMPTY, _WRONG_PLAIN, _RIGHT, _ONLY_ASKED, _YES_ONLY_ASKED, _GIVE_IN})
-#: The replies that say yes to what the message before them said (the hard tier's consent).
-_YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, _RIGHT, _GIVE_IN, _YES_ONLY_ASKED})
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
@@ -193,7 +180,7 @@ class ToolUseUser(RuleBasedUser):
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
                  "_job", "_tier", "_pressed", "_plans", "_chosen")
-    STOCK = _STOCK
+    STOCK = STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
         self._task = task
@@ -219,7 +206,7 @@ class ToolUseUser(RuleBasedUser):
         self._plans = plan_reader(task) if task.extra.get(SESSION_TIER) else None
         #: How often a customer who presses has pressed (`_press`).
         self._pressed = 0
-        #: The last yes that named its choice between plans (`_CHOSEN`): a yes, as `_YES` are.
+        #: The last yes that named its choice between plans (`CHOSEN`): a yes, as `YES` are.
         self._chosen: str | None = None
 
     def _state(self, d: Detail) -> str:
@@ -244,7 +231,7 @@ class ToolUseUser(RuleBasedUser):
 
     def reply(self, message: str, turn: int) -> UserTurn:
         if self._world.violations:
-            return UserTurn(_VIOLATION, end="gave_up")
+            return UserTurn(VIOLATION, end="gave_up")
         consent = self._world.consent
         if consent is not None and message.strip():
             r = self._reading(message)
@@ -258,7 +245,7 @@ class ToolUseUser(RuleBasedUser):
         out = super().reply(message, turn)
         # A yes (and nothing after it: a change of mind announced with it is no yes) to a plan
         # that gives everything asked about an outcome: the plan's writes may follow.
-        if consent is not None and (out.text in _YES or out.text == self._chosen) and out.end is None:
+        if consent is not None and (out.text in YES or out.text == self._chosen) and out.end is None:
             consent.grant(message)
         return out
 
@@ -326,17 +313,17 @@ class ToolUseUser(RuleBasedUser):
         if answer in GO_AHEAD and not r.confirm:
             # A plan, or anything else, put without a request for an answer is heard, never
             # agreed to: a write needs the yes to a plan the agent asked about.
-            return _NOTED
-        if answer not in _YES:
+            return NOTED
+        if answer not in YES:
             return answer
         if left and (r.confirm or plan):
             # A plan that leaves out something asked about, or names no outcome for it: the
             # customer asks about it rather than say yes (its own request, never the gold).
-            return _WHAT_ABOUT.format(what=_listed([t.label for t in left]))
+            return what_about([t.label for t in left])
         answer = (self._press(message) if plan else None) or answer
-        if plan and answer in _YES and OFFERS_CHOICE.search(message):
-            lead = "Alright, I understand. " if answer == _GIVE_IN else ""
-            answer = self._chosen = _CHOSEN.format(lead=lead, what=_listed([t.label for t in targets]))
+        if plan and answer in YES and OFFERS_CHOICE.search(message):
+            lead = "Alright, I understand. " if answer == GIVE_IN else ""
+            answer = self._chosen = chosen(lead, [t.label for t in targets])
         return answer
 
     def _press(self, message: str) -> str | None:
@@ -352,7 +339,7 @@ class ToolUseUser(RuleBasedUser):
         if press.granted(named):
             return None
         self._pressed += 1
-        return press.asks[self._pressed - 1] if self._pressed <= len(press.asks) else _GIVE_IN
+        return press.asks[self._pressed - 1] if self._pressed <= len(press.asks) else GIVE_IN
 
     def _asks_yes(self, message: str) -> bool:
         """Whether a message asks for a yes: in words the engine reads as a confirmation question
@@ -410,7 +397,7 @@ class ToolUseUser(RuleBasedUser):
         if r.chatter:
             return SMALL_TALK
         if r.question:
-            text = self._objection(message) or (_RIGHT if self._restates(r.values) else "")
+            text = self._objection(message) or (RIGHT if self._restates(r.values) else "")
             if not text and (CHECKS_WORK.search(message) or not self._tier and claims(message, self._read)):
                 # Asked to look at the work, or asked anything about work claimed done ("I've
                 # taken care of it. Is that alright?"): the user says what it sees.
@@ -442,7 +429,7 @@ class ToolUseUser(RuleBasedUser):
             said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
             asked = [s for s in said if "?" in s or asks_yes(s) or asks_answer(s)] or said[-1:]
         more = sum(offers_more(s) for s in asked)
-        return CONFIRMED if not more else _YES_ONLY_ASKED if more < len(asked) else _ONLY_ASKED
+        return CONFIRMED if not more else YES_ONLY_ASKED if more < len(asked) else ONLY_ASKED
 
     def _objection(self, message: str) -> str | None:
         """A plan the assistant states or asks to confirm with a value of the job other than the
@@ -485,8 +472,8 @@ class ToolUseUser(RuleBasedUser):
             return self._leave(rv)
         reason = rv.missing[0] if rv.missing else next((why for _, why in rv.wrong if why), "")
         if not reason:
-            return UserTurn(_WRONG_PLAIN)
-        return UserTurn(self._pick(_NOT_DONE).format(reason=reason))
+            return UserTurn(WRONG_PLAIN)
+        return UserTurn(self._pick(NOT_DONE).format(reason=reason))
 
     def _answer(self, asked: tuple[str, ...], values: tuple[tuple[str, str], ...] = ()) -> str:
         """What the user says to a question about `asked`: each detail it has of them. A
@@ -505,14 +492,14 @@ class ToolUseUser(RuleBasedUser):
                 for d in details:
                     if d.slot in held:
                         self._state(d)  # confirmed: the user has now said it
-                return _RIGHT
+                return RIGHT
         wanted = [d for slot in asked for d in details if d.slot == slot]
         # A person answers what it has not said yet and repeats itself only when asked again
         # about nothing else ("your email?" beside "your orders" gives the email alone); the
         # tier's user, so the other difficulties keep their episodes.
         unsaid = [d for d in wanted if d.id not in self._revealed] if self._tier else []
         out = [self._state(d) for d in (unsaid or wanted)]
-        return " ".join(out) if out else self._pick(_UNKNOWN)
+        return " ".join(out) if out else self._pick(UNKNOWN)
 
     def _said_all(self, asked: tuple[str, ...]) -> bool:
         """Whether the user has stated every detail it has of the slots `asked`."""
@@ -533,7 +520,7 @@ class ToolUseUser(RuleBasedUser):
         if rv.success:
             return UserTurn(self._pick(ACCEPT), end="accepted")
         if self._world.violations:
-            return UserTurn(_VIOLATION, end="gave_up")
+            return UserTurn(VIOLATION, end="gave_up")
         new = [(r, why) for r, why in rv.wrong if not any(r is x for x in self._seen)]
         self._seen.extend(r for r, _ in new)
         if not new:
@@ -541,20 +528,20 @@ class ToolUseUser(RuleBasedUser):
         if rv.stuck:
             return self._leave(rv)
         self._wrong += len(new)
-        text = _WRONG.format(reason=new[0][1]) if new[0][1] else _WRONG_PLAIN
+        text = WRONG.format(reason=new[0][1]) if new[0][1] else WRONG_PLAIN
         if self._wrong >= PATIENCE:
             return UserTurn(f"{text} {GIVE_UP}", end="gave_up")
-        return UserTurn(f"{text} {_FIX}")
+        return UserTurn(f"{text} {FIX}")
 
     def _leave(self, rv: Review) -> UserTurn:
         """No fix can make the task succeed: the user says why and leaves."""
         if self._world.violations:
-            return UserTurn(_VIOLATION, end="gave_up")
+            return UserTurn(VIOLATION, end="gave_up")
         if self._gold.kind == "quote":
-            return UserTurn(_NOTED)  # a submitted answer ends the task: nothing to leave
+            return UserTurn(NOTED)  # a submitted answer ends the task: nothing to leave
         undoable = self._spec.undoable
         why = next((why for r, why in rv.wrong if r.kind not in undoable), "")
-        text = _WRONG.format(reason=why) if why else _WRONG_PLAIN
+        text = WRONG.format(reason=why) if why else WRONG_PLAIN
         return UserTurn(f"{text} {CANNOT_UNDO}", end="gave_up")
 
     # -------------------------------------------------------------- goal shift
@@ -704,11 +691,6 @@ def _detail_value(task: Task, d: Detail) -> Any:
     if d.id == "email":
         return getattr(task.world, "email", None)
     return None
-
-
-def _listed(labels: list[str]) -> str:
-    """"the atlas", "the atlas and the lamp", "the atlas, the lamp and the mug"."""
-    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
 def make_user(task: Task, rng: Any) -> ToolUseUser:

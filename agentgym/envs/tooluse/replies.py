@@ -1,0 +1,55 @@
+"""What the tool-use user says: its stock replies, and which of them are a yes (the hard tier's
+consent rests on those)."""
+
+from __future__ import annotations
+
+from agentgym.users.stock import ACCEPT, CONFIRMED, EMPTY, EVERYTHING, GIVE_UP, GO_AHEAD, KEYWORDS, REPHRASE
+
+__all__ = ["CHOSEN", "FIX", "GIVE_IN", "NOTED", "NOT_DONE", "ONLY_ASKED", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
+           "VIOLATION", "WHAT_ABOUT", "WRONG", "WRONG_PLAIN", "YES", "YES_ONLY_ASKED", "chosen", "what_about"]
+
+UNKNOWN = ("I don't know more than what I told you; please work it out with your tools.",
+            "I'm not sure about that. Please go ahead with what you have.")
+NOT_DONE = ("Not quite yet: {reason}.", "It's not done on my side yet: {reason}.")
+#: A wrong record, with the user's reason, and what it asks then.
+WRONG = "Hmm, that's not right: {reason}."
+FIX = "Could you put it right?"
+WRONG_PLAIN = "Hmm, that's not what I asked for."
+#: A broken policy fails the task (the brief says so): the user has been told and leaves.
+VIOLATION = ("I've just been told that a request of yours broke one of our policies, so I'll take it "
+              "from here. Goodbye.")
+NOTED = "Okay, noted."
+#: A pressing customer, refused as often as it presses: it accepts the plan.
+GIVE_IN = "Alright, I understand. Please go ahead with that."
+CHOSEN = "{lead}Please go ahead with {what}."
+#: The hard tier's answer to a plan that gives no outcome for something asked about.
+WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
+#: The reply to small talk ("How's your day going?"): friendly, and back to the task.
+SMALL_TALK = "All good here, thanks! Could we get back to my request?"
+#: The reply to a question that restates what the user said, to check it ("in CHF, right?").
+RIGHT = "Yes, that's right."
+#: The reply to a confirmation that proposes more than the request ("should I also include the
+#: pending claims?"): a person who asked for one thing does not say yes to another unread.
+ONLY_ASKED = "Just what I asked for, please."
+#: The reply to a plan asked apart from an offer of more ("Shall I go ahead? Shall I also ...?").
+YES_ONLY_ASKED = "Yes, please go ahead with that, but just what I asked for."
+#: Replies that carry nothing the agent needs (typos never touch them).
+STOCK = frozenset({*GO_AHEAD, *UNKNOWN, *ACCEPT, GIVE_UP, VIOLATION, NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
+                    EVERYTHING, CONFIRMED, EMPTY, WRONG_PLAIN, RIGHT, ONLY_ASKED, YES_ONLY_ASKED, GIVE_IN})
+#: The replies that say yes to what the message before them said (the hard tier's consent).
+YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, RIGHT, GIVE_IN, YES_ONLY_ASKED})
+
+
+def listed(labels: list[str]) -> str:
+    """"the atlas", "the atlas and the lamp", "the atlas, the lamp and the mug"."""
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
+def what_about(labels: list[str]) -> str:
+    """The hard tier's question about what a plan gives no outcome for."""
+    return WHAT_ABOUT.format(what=listed(labels))
+
+
+def chosen(lead: str, labels: list[str]) -> str:
+    """The yes to a choice of plans, in the customer's words (`lead` before it)."""
+    return CHOSEN.format(lead=lead, what=listed(labels))
