@@ -306,7 +306,9 @@ def test_a_question_among_options_of_a_slot_asks_for_the_value() -> None:
 
 
 @pytest.mark.parametrize("text", ["Do you mean a refund rather than an exchange for another size?",
-                                  "I'd refund it instead of issuing another credit.", "A refund, not an extra credit."])
+                                  "I'd refund it instead of issuing another credit.", "A refund, not an extra credit.",
+                                  "I'll exchange it at no extra cost to you; just reply confirm.",
+                                  "As a Plus member you get 15 extra days, so shall I go ahead?"])
 def test_what_a_plan_is_not_is_no_offer_of_more(text: str) -> None:
     from agentgym.envs.tooluse.asking import offers_more
 

@@ -35,13 +35,17 @@ ADDS = re.compile(r"\b(?:also|too|as well|in addition|additionally|extra|another
                   r"on top of)\b", re.I)
 #: Where a clause names what the plan is not ("a refund rather than an exchange for another
 #: size", "instead of a second report"): what it names there is no offer of more.
-_ALTERNATIVE = re.compile(r"\b(?:rather than|instead of|as opposed to|in place of|not)\b[^.;:!?,()\n]*", re.I)
+_ALTERNATIVE = re.compile(r"\b(?:rather than|instead of|as opposed to|in place of|not|no|without|free of)\b"
+                          r"[^.;:!?,()\n]*", re.I)
+#: What "extra" says of a cost or a span of time, never of more work ("at no extra cost", "15
+#: extra days" of a return window).
+_EXTRA_OF = re.compile(r"\bextra\s+(?:costs?|charges?|fees?|days?|weeks?|time|money)\b", re.I)
 
 
 def offers_more(sentence: str) -> bool:
     """Whether a sentence offers more than the request (`ADDS`: "shall I also ...?"), outside
-    a clause that names what the plan is not."""
-    return ADDS.search(_ALTERNATIVE.sub(" ", sentence)) is not None
+    a clause that names what the plan is not and beyond an extra cost or span of time."""
+    return ADDS.search(_EXTRA_OF.sub(" ", _ALTERNATIVE.sub(" ", sentence))) is not None
 
 
 #: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
