@@ -163,3 +163,12 @@ def test_a_question_for_it_asks_for_what_the_sentence_before_it_names() -> None:
     env, actions = _played("crosstask-5955.txt", 16)
     said = _said(env, actions[16])
     assert "@" in said and "go ahead" not in said, said
+
+
+def test_asked_whether_to_cancel_the_places_named_are_reasons_not_proposals() -> None:
+    """"No venue fits the new need (X lacks it, Y is full); shall I cancel B4 now?": the come-back's
+    user answers whether to cancel, and does not call the places named a wrong proposal (a
+    playtest, seed 5972, turn 27)."""
+    env, actions = _played("crosstask-5972.txt", 26)
+    said = _said(env, actions[26])
+    assert "isn't what I asked for" not in said and "ancel" in said, said

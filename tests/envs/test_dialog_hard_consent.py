@@ -16,7 +16,7 @@ from agentgym.agents import make_agent
 from agentgym.agents.experts.dialog_plan import read_form
 from agentgym.envs.dialog import hard_tier
 from agentgym.envs.dialog.itinerary import LABELS, PlanGold, candidates
-from agentgym.envs.dialog.itinerary_user import SUBMIT_ANSWER
+from agentgym.envs.dialog.itinerary_user import FORM_ANSWER, SUBMIT_ANSWER
 from agentgym.eval.episode import run_episode
 
 #: Every yes of the itinerary user opens so (`SUBMIT_ANSWER`, `SUBMIT_HEARD`).
@@ -143,7 +143,8 @@ ASIDE_GROUPS = ("{body}\n\n## Alternatives ruled out\nHigher-rated ones ({x} 4.6
                 "{body}\n**Considered, not chosen:**\n- {x}\n- {y}\n\n{q}",
                 "{body}\nRuled out: {x}, {y}. {q}",
                 "{body}\nI did look hard at {x} and {y}, but either would push the total past the budget. {q}",
-                "{body}\n{x}, {y}: same area as booking A. {q}")
+                "{body}\n{x}, {y}: same area as booking A. {q}",
+                "I've already cancelled {x} and {y}.\n{body}\n{q}")
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -436,3 +437,5 @@ def test_a_yes_no_question_about_the_form_gets_the_form(split: str) -> None:
         assert "My form says" in obs and YES not in obs and "whole plan" not in obs, obs
         obs, *_ = env.step("Shall I go ahead and book bookings A to C?")
         assert "whole plan" in obs, obs
+        obs, *_ = env.step("Before I search: is there anything else, or shall I just work from the form as written?")
+        assert FORM_ANSWER in obs and YES not in obs, obs

@@ -769,6 +769,7 @@ RULED_OUT = (
     "| Place | Daylight? |\n|---|---|\n| {a} | yes |\n| {b} | no |\n| {c} | no |\n\nOnly **{a}** gets plenty "
     "of daylight, and it has a table free then. Should I go ahead and reserve it?",
     "Options: {b} (4.1), {c} (3.9) and {a} (4.6). Shall I book {a}?",
+    "I've already cancelled {b} and {c}, so {a} is the one. Want me to book it?",
 )
 
 

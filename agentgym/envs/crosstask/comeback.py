@@ -147,7 +147,7 @@ def _next_open(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | N
     if not later:
         return None
     return ComeBack(b.id, place.id, (b.day, b.slot), later[0], b.slot, "next_open",
-                    "the next day after it that the place is open, at the same time of day")
+                    "the next day after it on which the place is open at that same time of day")
 
 
 #: Where a come-back looks for another place, narrowest first: (its words, whether a place is
@@ -393,7 +393,9 @@ class ComeBackUser(FollowUpUser):
             return super()._respond(r, message, turn)
         # An either/or gets its answer first, from the come-back's own rule; then the place named, if any.
         parts = [self._clarified(topic) for topic in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL) if topic in topics]
-        said = self._answer(r) if r.places else None
+        # Asked whether to cancel, the places the message names are its reasons ("none fits: X
+        # lacks wifi, Y is full; shall I cancel?"), no proposal to answer.
+        said = self._answer(r) if r.places and clarify.CANCEL not in topics else None
         return " ".join(parts + ([said] if said else []))
 
     def _clarified(self, topic: str) -> str:

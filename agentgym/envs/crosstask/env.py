@@ -81,7 +81,7 @@ class CrossTaskEnv(AgentEnv):
       generators at the hard level (no family tier), so the difficulty is the session's.
     * Come-backs that change an earlier result, stated only in terms of the booking as it stands
       and of earlier results (`agentgym.envs.crosstask.comeback`): "the evening of the same
-      day"; "the next day after it that the place is open, at the same time of day"
+      day"; "the next day after it on which the place is open at that same time of day"
       (`check_availability` tells which); "the best-rated place of the same kind in the same
       area (or: in the same area) that costs at most N, still has everything else I asked for
       and is open at the same time" (`get_details` of the booked place, `search`,

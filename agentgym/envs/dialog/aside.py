@@ -93,11 +93,13 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
     next place or the sentence's end, by words that rule it out ("X was not free on Friday",
     "Y (6 EUR) would push the total over the budget"), each place of a list those words follow
     ("X, Y and Z share an area with A"), a place led in by "instead of", "rather than" and the
-    like, and a place in a section headed as set aside ("Alternatives ruled out: ...")."""
+    like (each of a list so led in: "I've cancelled X and Y"), and a place in a section headed as
+    set aside ("Alternatives ruled out: ...")."""
     text = message.lower()
     mentions = place_mentions(text, places)
     heads, sections = _sections(text)
     verdicts: list[bool] = []  # per mention: the words after it set it aside
+    leads: list[bool] = []  # per mention: the words before it (or before its list) set it aside
     aside: list[bool] = []  # per mention: set aside, by any rule
     for k, (place, start, end) in enumerate(mentions):
         # What is said of a place ends at the next place, sentence end or section.
@@ -110,7 +112,12 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
                 after = after[:openers[-1].start()]
         before = text[mentions[k - 1][2] if k else 0:start]
         verdicts.append(bool(_SET_ASIDE.search(after)))
-        aside.append(verdicts[-1] or bool(_SET_ASIDE_BEFORE.search(before)) or _bracketed_after_verdict(text, start)
+        led_in = bool(_SET_ASIDE_BEFORE.search(before))
+        # A list the words before it lead in shares them: "cancelled X and Y", "instead of X or Y".
+        if not led_in and k and leads[k - 1] and _LISTED.match(before):
+            led_in = True
+        leads.append(led_in)
+        aside.append(verdicts[-1] or led_in or _bracketed_after_verdict(text, start)
                      or any(a <= start < b for a, b in sections))
     # A list shares the verdict said after its last place: back from each place set aside by
     # the words after it, every place before it with only list separators between them.

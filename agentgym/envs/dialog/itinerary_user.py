@@ -15,7 +15,8 @@ places named, it asks anything not about the form (`asks_of_plan`: "How does tha
 everything in order?", "Please confirm and I'll submit.", "Say the word and I'll book them."):
 with a plan before them, a person hears such a question as one about it. A question about the
 form that names no place and asks to act on nothing ("... a desk on Monday morning. Is that
-right?") gets the form restated. `PlanState.agreed`
+right?") gets the form restated; "shall I just work from the form as written?" gets
+`FORM_ANSWER`. `PlanState.agreed`
 records the plan the yes went to. The user does not check the plan (its yes says it heard it, never whether it is right: a user that
 refused exactly the wrong plans would leak the gold). Asked without a whole plan, it asks for
 one. On a task with a changed mind (`agentgym.envs.dialog.itinerary_twists`), the first whole
@@ -254,9 +255,15 @@ class PlanUser(SimulatedUser):
         plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))
-        if not asks_yes or not named and not reading.confirm and _about_form(text) and not _GO_AHEAD.search(text):
-            # A question about the form that names no place and asks to do nothing ("... a desk on
-            # Monday morning. Is that right?") checks the form: the user restates it.
+        if not named and asks_yes and not _GO_AHEAD.search(text):
+            # A question that names no place and asks to act on nothing checks the form ("... a
+            # desk on Monday morning. Is that right?": the user restates it) or how to work ("shall
+            # I just work from the form as written?": the form is all there is).
+            if not reading.confirm and _about_form(text):
+                return UserTurn(answer(message, self._form, self._rules, self._distinct))
+            if reading.confirm:
+                return UserTurn(FORM_ANSWER)
+        if not asks_yes:
             return UserTurn(answer(message, self._form, self._rules, self._distinct))
         if missing:
             return UserTurn(_open_bookings(missing, named, gold))
