@@ -8,9 +8,18 @@ from agentgym.core.action_types import MAX_CALLS_PER_TURN
 
 __all__ = ["with_turn_budget"]
 
-#: A brief that states its turn budget in its own words ("You have 24 turns for this request",
-#: "The session has at most 76 turns in all").
-_STATES_TURNS = re.compile(r"\b\d+ turns\b")
+
+def _states_turns(brief: str) -> bool:
+    """Whether `brief` states a turn budget in its own words ("You have 24 turns for this
+    request", "at most 76 turns in all"): a number before " turns". A scan for the words, not a
+    regular expression: a pattern that opens with a number is tried at every place of the text,
+    hundreds of microseconds on a brief, at every reset."""
+    at = brief.find(" turns")
+    while at > 0:
+        if brief[at - 1].isdigit():
+            return True
+        at = brief.find(" turns", at + 1)
+    return False
 
 
 def with_turn_budget(brief: str, max_turns: int, own: int | None = None) -> str:
@@ -18,9 +27,9 @@ def with_turn_budget(brief: str, max_turns: int, own: int | None = None) -> str:
     own budget (`own`) and the env was made with another, that one instead; where it states none,
     a sentence at its end. The episode ends at the budget, so an agent that plans its turns must
     be told it."""
-    if _STATES_TURNS.search(brief):
+    if _states_turns(brief):
         if own is not None and own != max_turns:
-            brief = re.sub(rf"\b{own} turns\b", f"{max_turns} turns", brief)
+            brief = re.sub(rf"(?<!\d){own} turns\b", f"{max_turns} turns", brief)
         return brief
     return (f"{brief}\nYou have {max_turns} turns: a turn is one message to the user, or one set of up to "
             f"{MAX_CALLS_PER_TURN} tool calls; after the last one the episode ends where it stands.")
