@@ -12,8 +12,8 @@ __all__ = ["with_turn_budget"]
 def _states_turns(brief: str) -> bool:
     """Whether `brief` states a turn budget in its own words ("You have 24 turns for this
     request", "at most 76 turns in all"): a number before " turns". A scan for the words, not a
-    regular expression: a pattern that opens with a number is tried at every place of the text,
-    hundreds of microseconds on a brief, at every reset."""
+    regular expression: a pattern that opens with a number is tried at every place of the brief,
+    at every reset."""
     at = brief.find(" turns")
     while at > 0:
         if brief[at - 1].isdigit():

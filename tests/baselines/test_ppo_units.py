@@ -289,7 +289,7 @@ def test_the_adaptive_mix_gives_the_samples_of_mastered_ids_to_failing_ones() ->
 def test_an_adaptive_multi_task_run_switches_slots_among_its_ids_and_repeats_itself(tmp_path: Path) -> None:
     def run(name: str) -> Any:
         return train(tiny(tmp_path / name, env=("dialog", "tooluse"), difficulty=None, mix="adaptive",
-                          total_timesteps=256, eval_episodes=2))
+                          total_timesteps=128, eval_episodes=1))
 
     a, b = run("a"), run("b")
     assert _rows(a.run_dir / "progress.csv") == _rows(b.run_dir / "progress.csv")
@@ -299,7 +299,7 @@ def test_an_adaptive_multi_task_run_switches_slots_among_its_ids_and_repeats_its
 
     collector = Collector(args, HashPolicy(1024, 8, 16).eval(), [DIALOG_ID] * 4, seed=5)
     played = set()
-    for _ in range(12):
+    for _ in range(8):
         played |= {e["env"] for e in collector.collect(16).episodes}
     collector.close()
     assert played == {DIALOG_ID, "AgentRL/ToolUse-v0"}  # slots made for Dialog-v0 alone also play ToolUse-v0
