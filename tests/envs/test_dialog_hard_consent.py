@@ -109,7 +109,8 @@ SET_ASIDE = ("{x} was not free on {day}", "{x} is not free on {day}", "{x} was d
              "the higher-rated one ({x}, 6 EUR) would push the total over the budget",
              "the better-rated one ({x}, 6 EUR) would push the total over 10", "{x} would bust the budget",
              "I chose the place above over the better-rated {x}", "I have replaced {x} with the place above",
-             "{x} would take the total to 140", "the pricier ones left no room for {x}")
+             "{x} would take the total to 140", "the pricier ones left no room for {x}",
+             "{x} has been released")
 
 
 @pytest.mark.parametrize("split", SPLITS)
