@@ -3,24 +3,18 @@ measured apart merge into one table, and settings run on several seeds get their
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from ppo_scripts import ppo_benchmark
 
 
 @pytest.fixture(scope="module")
-def bench() -> Any:
-    sys.path.insert(0, str(ROOT / "benchmarks" / "ppo"))
-    try:
-        yield importlib.import_module("bench_families")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks" / "ppo"))
+def bench() -> Iterator[Any]:
+    yield from ppo_benchmark("bench_families")
 
 
 def _family(end: float, reached_s: float | None) -> dict[str, Any]:

@@ -3,24 +3,18 @@ resumable, misses count as past the budget, and the warm/cold ratio pairs runs b
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from ppo_scripts import ppo_benchmark
 
 
 @pytest.fixture(scope="module")
-def bench() -> Any:
-    sys.path.insert(0, str(ROOT / "benchmarks" / "ppo"))
-    try:
-        yield importlib.import_module("bench_warmstart")
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks" / "ppo"))
+def bench() -> Iterator[Any]:
+    yield from ppo_benchmark("bench_warmstart")
 
 
 def test_a_recorded_run_is_not_run_again(bench: Any, tmp_path: Path) -> None:

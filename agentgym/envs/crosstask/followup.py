@@ -153,8 +153,8 @@ class FollowUpUser(RuleBasedUser):
         if len(new) > 1:
             out.append(f"I see {len(new)} bookings for {self._when}; I only need one, please cancel the others.")
         if agreeing:  # the move it says yes to is what it would ask for
-            pass
-        elif not new and old:
+            return " ".join(out)
+        if not new and old:
             out.append(f"I still see our booking on {self._old}: {self._still_wanted(old=True)}")
         elif not new:
             out.append(f"The {self._old} booking is cancelled; now {self._still_wanted(old=False)}")

@@ -166,9 +166,10 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
     return plan, [LABELS[i] for i, p in enumerate(plan) if p is None]
 
 
-#: A booking's label where a message gives it a place: "Booking A, X", "booking B is Y" (in
-#: lower case), or a capital label before a mark ("A: X", "**A)** X", "A - X", "| A | X |").
-_LABEL_WORD = re.compile(r"\bbooking\s+([a-d])\b")
+#: A booking's label where a message gives it a place: "Booking A, X", "booking B is Y" (a
+#: capital letter: "booking a cafe" names no label), or a capital label before a mark ("A: X",
+#: "**A)** X", "A - X", "| A | X |").
+_LABEL_WORD = re.compile(r"\b[Bb]ooking\s+([A-D])\b")
 _LABEL_BARE = re.compile(r"(?<![\w'’])([A-D])(?:\*\*)?(?:\s*[:)|]|\s+[-–—]\s|\s*[–—])")
 #: Where what a label gives ends, short of the next label: a paragraph break.
 _PARAGRAPH = re.compile(r"\n\s*\n")
@@ -183,9 +184,9 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     places gives none). Bookings the message gives no place by label, or one place in one
     statement and another in a second, are not in it."""
     text = message.lower()
-    marks = [(m.start(), m.end(), m.group(1).upper()) for m in _LABEL_WORD.finditer(text)]
-    if len(text) == len(message):  # a bare label is found in the message as written, where its places are
-        marks += [(m.start(), m.end(), m.group(1)) for m in _LABEL_BARE.finditer(message)]
+    if len(text) != len(message):  # labels are found as written, places in lower case: one set of places
+        return {}
+    marks = [(m.start(), m.end(), m.group(1)) for r in (_LABEL_WORD, _LABEL_BARE) for m in r.finditer(message)]
     if not marks:
         return {}
     marks.sort()

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK
 
-__all__ = ["ADDS", "ASKS_YES", "VALUE_REQUEST", "offers_more", "says_done", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "asks_answer", "asks_go_ahead", "asks_yes",
-           "claims", "plan_only", "proposes", "proposes_uncached", "questions"]
+__all__ = ["ADDS", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "VALUE_REQUEST", "asks_answer",
+           "asks_go_ahead", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "questions", "says_done"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
 #: "option 1 ... option 2", "or just the incident?", "which do you prefer?"; a numbered list is
