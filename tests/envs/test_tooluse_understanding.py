@@ -495,7 +495,7 @@ def test_a_question_about_one_detail_is_answered_with_it_alone() -> None:
 def test_a_value_agrees_with_what_the_user_said_only_as_whole_words() -> None:
     """"S" is not said by "It's about the winter coat", nor "L" by "the XL winter coat"."""
     from agentgym.envs.tooluse.base import Detail
-    from agentgym.envs.tooluse.user import _agree
+    from agentgym.envs.tooluse.detail_values import agree as _agree
 
     said = [Detail("variant:I-1", "variant", "I'd like the XL winter coat instead.", "upfront"),
             Detail("product:I-1", "variant", "It's about the winter coat.", "upfront")]

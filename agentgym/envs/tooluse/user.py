@@ -91,6 +91,17 @@ from agentgym.envs.tooluse.asking import (
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
 from agentgym.envs.tooluse.consent import has, missing, parts
 from agentgym.envs.tooluse.data import load_lexicon
+from agentgym.envs.tooluse.detail_values import (
+    DETAIL_ARGS,
+    EFFECT_FIELD,
+    ITEM_ARGS,
+    YES_NO_WRITES,
+    agree,
+    detail_value,
+    differs,
+    named_record,
+    statement_words,
+)
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
 from agentgym.envs.tooluse.replies import (
@@ -133,14 +144,6 @@ __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS
 
 #: Wrong writes that a tool could have undone after which the user gives up.
 PATIENCE = 2
-#: Tool arguments that state a detail: a call whose such argument differs from the detail's value
-#: contradicts it (for the goal-consistency metric).
-DETAIL_ARGS: dict[str, tuple[str, ...]] = {
-    "currency": ("currency", "to_currency"),
-    "duration": ("duration_minutes",),
-    "email": ("email",),
-    "severity": ("severity",),
-}
 
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
@@ -195,7 +198,7 @@ class ToolUseUser(RuleBasedUser):
         #: The records the user has already judged wrong (or that a goal shift made unwanted).
         self._seen: list[WorldRecord] = []
         self._spec = load_domains()[task.domain]
-        self._values = {d.id: v for d in self._goal.details if (v := _detail_value(task, d)) is not None}
+        self._values = {d.id: v for d in self._goal.details if (v := detail_value(task, d)) is not None}
         #: The job's parameters a plan may name a value of (`_objection`; their details' ids are
         #: the slots' names), found on first need: most episodes never need them.
         self._job: tuple[str, ...] | None = None
@@ -273,7 +276,7 @@ class ToolUseUser(RuleBasedUser):
         if self._tier or not r.confirm or d.id in self._values:
             return False
         low = message.lower()
-        subject = [w for words in self._spec.vocabulary.values() for w in words if f" {w.lower()} " in _words(d.statement)]
+        subject = [w for words in self._spec.vocabulary.values() for w in words if f" {w.lower()} " in statement_words(d.statement)]
         return bool(subject) and all(w.lower() in low for w in subject) and any(
             w in low for w in load_lexicon().slots.get(d.slot, ()))
 
@@ -454,7 +457,7 @@ class ToolUseUser(RuleBasedUser):
         them whose named value is not what the user said."""
         details = self._goal.details
         held = {slot for slot, _ in values if any(d.slot == slot for d in details)}
-        return held, [slot for slot in held if not _agree([d for d in details if d.slot == slot],
+        return held, [slot for slot in held if not agree([d for d in details if d.slot == slot],
                                                           [v for s, v in values if s == slot])]
 
     def _restates(self, values: tuple[tuple[str, str], ...]) -> bool:
@@ -607,18 +610,18 @@ class ToolUseUser(RuleBasedUser):
                 for arg in args:
                     got = arguments.get(arg)
                     if got is None and named is not None:
-                        got = named.get(_EFFECT_FIELD.get(arg, arg))
+                        got = named.get(EFFECT_FIELD.get(arg, arg))
                     if got is not None and got != value:
                         out.append(did)
                         break
                 continue
             slot, _, item = did.partition(":")
-            if slot in _ITEM_ARGS:
-                broken = arguments.get("item_id") == item and _differs(arguments.get(_ITEM_ARGS[slot]), value)
+            if slot in ITEM_ARGS:
+                broken = arguments.get("item_id") == item and differs(arguments.get(ITEM_ARGS[slot]), value)
             elif slot == "product":
                 broken = value == "keep" and arguments.get("item_id") == item
             else:
-                broken = value is False and name == _YES_NO_WRITES.get(slot)
+                broken = value is False and name == YES_NO_WRITES.get(slot)
             if broken:
                 out.append(did)
         return out
@@ -629,68 +632,8 @@ class ToolUseUser(RuleBasedUser):
             return None
         for key in arguments:
             if key.endswith("_id"):
-                return _named_record(self._world, arguments)
+                return named_record(self._world, arguments)
         return None
-
-
-#: The effect field a tool argument stating a detail is recorded under, where the names differ.
-_EFFECT_FIELD = {"duration_minutes": "duration"}
-#: Details that say yes or no to a write (the job's field of that name), and that write.
-_YES_NO_WRITES = {"rollback": "rollback", "report": "file_expense_report"}
-#: Details about one item (``<slot>:<item id>``) and the write argument that states them.
-_ITEM_ARGS = {"variant": "new_variant"}
-
-
-def _agree(details: list[Detail], values: list[str]) -> bool:
-    """Whether each value (lower-cased words of the domain's vocabulary) is one a detail says,
-    as whole words ("l" is not said by "the XL jacket")."""
-    return bool(details) and all(any(f" {v} " in _words(d.statement) for d in details) for v in values)
-
-
-_NOT_WORD = re.compile(r"[^\w@.+'-]+|\.(?=\s|$)")
-
-
-@lru_cache(maxsize=4096)
-def _words(statement: str) -> str:
-    """A statement's words, lower case, space-separated and padded (a whole-word test is then
-    a substring test)."""
-    return f" {_NOT_WORD.sub(' ', statement.lower()).strip()} "
-
-
-def _differs(got: Any, value: Any) -> bool:
-    return got is not None and got != value
-
-
-def _named_record(world: World, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    """The data of the active record a write names by its own id (``meeting_id`` of a meeting),
-    or None."""
-    for r in world.records:
-        if r.active and r.data:
-            key = next(iter(r.data))
-            if key.endswith("_id") and arguments.get(key) == r.data[key]:
-                return r.data
-    return None
-
-
-def _detail_value(task: Task, d: Detail) -> Any:
-    """The value a detail pins down, for the details whose tool arguments can contradict it."""
-    slot, _, item = d.id.partition(":")
-    if slot in _ITEM_ARGS:
-        arg = _ITEM_ARGS[slot]
-        return next((e.fields[arg] for e in task.gold.effects if e.fields.get("item_id") == item and arg in e.fields),
-                    None)
-    if d.id in _YES_NO_WRITES:  # whether the user wants that write at all (making it breaks a no)
-        return getattr(task.goal.job, d.id, None)
-    if d.id not in DETAIL_ARGS:
-        return None
-    for effect in task.gold.effects:
-        for arg in DETAIL_ARGS[d.id]:
-            key = _EFFECT_FIELD.get(arg, arg)
-            if key in effect.fields:
-                return effect.fields[key]
-    if d.id == "email":
-        return getattr(task.world, "email", None)
-    return None
 
 
 def make_user(task: Task, rng: Any) -> ToolUseUser:

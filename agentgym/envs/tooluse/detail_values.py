@@ -1,0 +1,83 @@
+"""What the tool-use user's details pin down: the value each holds for the tools' arguments
+(`detail_value`, `DETAIL_ARGS`), and whether words of a message agree with a detail (`agree`)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from agentgym.core.task import Task
+from agentgym.envs.tooluse.base import Detail, World
+
+__all__ = ["DETAIL_ARGS", "EFFECT_FIELD", "ITEM_ARGS", "YES_NO_WRITES", "agree", "detail_value", "differs",
+           "named_record", "statement_words"]
+
+#: Tool arguments that state a detail: a call whose such argument differs from the detail's value
+#: contradicts it (for the goal-consistency metric).
+DETAIL_ARGS: dict[str, tuple[str, ...]] = {
+    "currency": ("currency", "to_currency"),
+    "duration": ("duration_minutes",),
+    "email": ("email",),
+    "severity": ("severity",),
+}
+
+#: The effect field a tool argument stating a detail is recorded under, where the names differ.
+EFFECT_FIELD = {"duration_minutes": "duration"}
+#: Details that say yes or no to a write (the job's field of that name), and that write.
+YES_NO_WRITES = {"rollback": "rollback", "report": "file_expense_report"}
+#: Details about one item (``<slot>:<item id>``) and the write argument that states them.
+ITEM_ARGS = {"variant": "new_variant"}
+
+
+def agree(details: list[Detail], values: list[str]) -> bool:
+    """Whether each value (lower-cased words of the domain's vocabulary) is one a detail says,
+    as whole words ("l" is not said by "the XL jacket")."""
+    return bool(details) and all(any(f" {v} " in statement_words(d.statement) for d in details) for v in values)
+
+
+_NOT_WORD = re.compile(r"[^\w@.+'-]+|\.(?=\s|$)")
+
+
+@lru_cache(maxsize=4096)
+def statement_words(statement: str) -> str:
+    """A statement's words, lower case, space-separated and padded (a whole-word test is then
+    a substring test)."""
+    return f" {_NOT_WORD.sub(' ', statement.lower()).strip()} "
+
+
+def differs(got: Any, value: Any) -> bool:
+    """Whether a write's argument is given and other than the value a detail pins down."""
+    return got is not None and got != value
+
+
+def named_record(world: World, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The data of the active record a write names by its own id (``meeting_id`` of a meeting),
+    or None."""
+    for r in world.records:
+        if r.active and r.data:
+            key = next(iter(r.data))
+            if key.endswith("_id") and arguments.get(key) == r.data[key]:
+                return r.data
+    return None
+
+
+def detail_value(task: Task, d: Detail) -> Any:
+    """The value a detail pins down, for the details whose tool arguments can contradict it."""
+    slot, _, item = d.id.partition(":")
+    if slot in ITEM_ARGS:
+        arg = ITEM_ARGS[slot]
+        return next((e.fields[arg] for e in task.gold.effects if e.fields.get("item_id") == item and arg in e.fields),
+                    None)
+    if d.id in YES_NO_WRITES:  # whether the user wants that write at all (making it breaks a no)
+        return getattr(task.goal.job, d.id, None)
+    if d.id not in DETAIL_ARGS:
+        return None
+    for effect in task.gold.effects:
+        for arg in DETAIL_ARGS[d.id]:
+            key = EFFECT_FIELD.get(arg, arg)
+            if key in effect.fields:
+                return effect.fields[key]
+    if d.id == "email":
+        return getattr(task.world, "email", None)
+    return None
