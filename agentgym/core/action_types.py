@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass
 
 __all__ = [
+    "HOW_TO_CALL",
     "MAX_ACTION_BYTES",
     "MAX_CALLS_PER_TURN",
     "MAX_CALL_ID_CHARS",
@@ -27,6 +28,11 @@ MAX_CALL_ID_CHARS = 64
 #: More calls than this in one turn make the whole turn an error (none of them runs): each call
 #: costs a validation, a tool run and a record, and no task needs more at once.
 MAX_CALLS_PER_TURN = 32
+#: How a brief tells the agent to call tools, in the forms `agentgym.core.protocol` parses (the
+#: OpenAI shapes too, unsaid: a client that sends them knows them).
+HOW_TO_CALL = ('To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); '
+               "several calls per turn are allowed, as a JSON list of such objects or one tag each. Anything else "
+               "is a message to the user.")
 
 
 class ErrorCode(str, enum.Enum):

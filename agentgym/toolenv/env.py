@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from agentgym.core.action_types import HOW_TO_CALL
 from agentgym.core.env import AgentEnv, EnvParts
 from agentgym.core.task import SimulatedUser, Task
 from agentgym.core.tools import Toolkit
@@ -23,10 +24,7 @@ UserFactory = Callable[[Task, Any], SimulatedUser]
 
 #: The first line of the system brief unless one is given.
 DEFAULT_BRIEF = "You are a helpful assistant with tools. Carry out the user's request."
-_HOWTO = (
-    'To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); several '
-    "calls per turn are allowed. Anything else is a message to the user."
-)
+_HOWTO = HOW_TO_CALL
 
 
 class ToolEnv(AgentEnv):

@@ -172,3 +172,20 @@ def test_asked_whether_to_cancel_the_places_named_are_reasons_not_proposals() ->
     env, actions = _played("crosstask-5972.txt", 26)
     said = _said(env, actions[26])
     assert "isn't what I asked for" not in said and "ancel" in said, said
+
+
+def test_confirm_the_email_beside_a_request_for_a_yes_asks_for_the_email() -> None:
+    """"... could you please confirm the email address on your account, and confirm whether
+    assumptions (1) and (2) are correct?" asks for the email as well as a yes (a playtest, seed
+    5989, turn 1)."""
+    env, actions = _played("crosstask-5989.txt", 0)
+    said = _said(env, actions[0])
+    assert "@" in said and "go ahead" not in said, said
+
+
+def test_also_in_the_account_beside_approvals_of_each_item_is_no_offer_of_more() -> None:
+    """An account that says the speaker "is also past the window", then "(a) do you approve store
+    credit of ... (b) ...?": a yes, not "just what I asked for" (a playtest, seed 5989, turn 7)."""
+    env, actions = _played("crosstask-5989.txt", 6)
+    said = _said(env, actions[6])
+    assert said == "Yes, please go ahead.", said

@@ -170,6 +170,19 @@ def test_the_series_user_answers_questions_without_naming_a_place() -> None:
         assert seg.outcome is None
 
 
+@pytest.mark.parametrize("ask", ["Please confirm this plan of bookings and I will book each one.",
+                                 "That's the plan for the days you asked about. Does that work for you?",
+                                 "Shall I go ahead and book them?"])
+def test_asked_to_approve_a_plan_of_days_the_user_says_go_ahead_and_names_no_place(ask: str) -> None:
+    for _, env, seg, world in _series("train", 2):
+        move: Series = seg.move
+        plan = "; ".join(f"{d}: {world.by_id[p].name}" for p, d, _ in move.stays)
+        obs, *_ = env.step(f"Here is my plan, one booking a day: {plan}. {ask}")
+        assert "go ahead" in obs and move.wanted not in obs, obs
+        assert not any(world.by_id[p].name in obs for p, _, _ in move.stays)
+        assert seg.outcome is None
+
+
 def test_an_abbreviation_does_not_split_a_question() -> None:
     assert asked("Should I pick another place, e.g. one nearby, or cancel it instead?") == {"cancel"}
     assert asked("Do the other needs, i.e. the area and price, still apply?") == {"needs"}

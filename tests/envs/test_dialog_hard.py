@@ -383,3 +383,33 @@ def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 def test_the_heuristic_falls_from_medium_to_the_tier_with_cis_apart(split: str) -> None:
     easy, medium, hard = (_wins("heuristic", split, 200, difficulty=d) for d in ("easy", "medium", "hard"))
     assert easy >= medium and _wilson(medium, 200)[0] > _wilson(hard, 200)[1], (easy, medium, hard)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_the_needs_it_would_give_up_are_said_as_wishes_and_no_other_is(split: str) -> None:
+    """"I'd like it to have wifi" for a need the user gives up first (or after the booking), and
+    never for one it keeps: a person's words say what matters most (a playtest, seed 6011)."""
+    from agentgym.envs.dialog.wording import statement
+
+    ask = ("So I can find the right place: which category, which area, what's your budget, what minimum rating, any "
+           "particular amenities, and which day and time of day?")
+    seen = {True: 0, False: 0}
+    for seed in single_seeds(split, 30):
+        env = _hard(split)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        said = env.step(ask)[0]
+        wishes = {task.extra["flexible"], task.extra.get("flexible_after")}
+        domain = task.world.domain
+        for c in task.gold.constraints:
+            if c.kind not in ("category", "area", "amenity") or c.reveal == "late":
+                continue
+            wish = {"category": 1, "area": 2, "amenity": 2}[c.kind]
+            if statement(c, domain, wish) in said:
+                assert c.id in wishes, (seed, c, said)
+                seen[True] += 1
+            elif c.id in wishes and any(statement(c, domain, v) in said for v in range(3)):
+                raise AssertionError((seed, c, said))
+            else:
+                seen[False] += 1
+    assert seen[True] and seen[False]

@@ -162,3 +162,25 @@ def test_a_statement_that_no_need_has_to_give_way_asks_for_none(text: str) -> No
 
     assert not read_compromise(text), text
     assert read_compromise("No place has all of your needs. Which one could give way?")
+
+
+@pytest.mark.parametrize("split", ("train", "test"))
+def test_a_recommendation_tied_to_a_need_kept_leaves_the_give_way_answer_alone(split: str) -> None:
+    """"Which matters least? If it were me, I'd let {o} go: {h} fits the rest. What would you
+    prefer?": the user gives up its own flexible need, and the place tied to a need it keeps is
+    an option it neither judges nor asks to have rephrased."""
+    from agentgym.users.stock import REPHRASE
+
+    for seed in (31, 32, 33):
+        env, task = _asked(split, seed)
+        flexible = next(c for c in task.gold.constraints if c.id == task.extra["flexible"])
+        other = next(c for c in task.gold.constraints if c.reveal == "ask" and c.kind != "time"
+                     and c.id != flexible.id)
+        h = next(p for p in task.world.places if p.id not in _first_gold(task))
+        message = (f"I'm afraid nothing has everything you asked for, so one need will have to give way. Which matters "
+                   f"least to you? If it were me, I'd let {_words(other, task)} go: {h.name} fits the rest. If "
+                   f"{_words(other, task)} is a must, I could look at other places instead. What would you prefer?")
+        _, _, terminated, _, info = env.step(message)
+        text = info["messages"][-1]["content"]
+        assert task.extra.get("relaxed") == flexible.id, (message, text)
+        assert REPHRASE not in text and h.name not in text and not terminated, (message, text)

@@ -73,7 +73,7 @@ SHARED: dict[str, str] = {
     "agentgym.noise.distractors._extra_tools": "a tuple of the above",
     "agentgym.noise.spec._parse_text": "parsed noise specs, read only; parse_noise hands out copies",
     "agentgym.envs.tooluse.user._protected": "a compiled pattern per domain, read only",
-    "agentgym.envs.tooluse.user._words": "a str per statement",
+    "agentgym.envs.tooluse.detail_values.statement_words": "a str per statement",
     "agentgym.envs.dialog.typos._kept": "a compiled pattern per domain, read only",
     "agentgym.users.typos._held_out": "a str and a tuple of str per (patterns, text)",
     "agentgym.envs.dialog.tools._value_ranges": "a MappingProxyType per domain, read only",

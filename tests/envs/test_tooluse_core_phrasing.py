@@ -154,3 +154,98 @@ def test_the_memo_of_proposes_equals_the_plain_reading() -> None:
     for text in texts * 2:  # the second pass reads from the memo (the last text is too long for it)
         assert asking.proposes(text, read) == asking.proposes_uncached(text, read), text
     assert len(asking._PROPOSES) <= asking.MEMO_SIZE
+
+
+# ------------------------------------------------------------------------------ an account beside the ask
+
+
+def _orders_exchange(difficulty: str) -> tuple[Any, dict[str, Any]]:
+    """An orders task whose one write is an exchange, at `difficulty`, and that exchange's fields."""
+    for seed in range(300):
+        env = gym.make("AgentRL/ToolUse-v0", difficulty=difficulty, split="train")
+        env.reset(seed=seed)
+        gold = env.unwrapped._task.gold
+        if env.unwrapped._task.domain == "orders" and [e.kind for e in gold.effects] == ["exchange"]:
+            return env, gold.effects[0].fields
+    raise AssertionError("no exchange task in the first seeds")
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+def test_the_items_colour_now_named_beside_the_wanted_one_is_no_proposal(difficulty: str) -> None:
+    env, fields = _orders_exchange(difficulty)
+    world = env.unwrapped._task.world
+    item = next(i for o in world.orders.values() for i in o.items if i.id == fields["item_id"])
+    ask = (f"I can exchange item {item.id} ({item.product}, {item.variant}) for the {fields['new_variant']} variant; it "
+           "is in stock and inside the window. Shall I go ahead with the exchange?")
+    assert _reply(env, ask) in _YES
+
+
+@pytest.mark.parametrize(("split", "domain", "difficulty"), CELLS)
+def test_also_in_the_account_beside_the_ask_offers_nothing_more(split: str, domain: str, difficulty: str) -> None:
+    env, plan = _at_plan(split, domain, difficulty)
+    reply = _reply(env, f"I've read everything that bears on it; the policy also allows it. {plan}\n\nOK to proceed?")
+    assert reply in _YES, reply
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+def test_confirm_the_email_asks_for_it_beside_a_yes(difficulty: str) -> None:
+    env, plan = _at_plan("train", "orders", difficulty)
+    email = next(d for d in env.unwrapped._task.goal.details if d.slot == "email")
+    env = gym.make("AgentRL/ToolUse-v0", difficulty=difficulty, split="train")
+    env.reset(seed=next(s for s in range(40) if _domain("train", difficulty, s) == "orders"))
+    reply = _reply(env, f"My understanding: {plan} Before I look it up, could you please confirm the email address on "
+                        "your account, and confirm whether that is right?")
+    assert email.statement in reply and reply not in _YES, reply
+
+
+def test_a_detail_already_said_is_not_said_again_beside_a_new_one() -> None:
+    for seed in range(200):  # a medium orders task whose customer keeps its email until asked
+        env = gym.make("AgentRL/ToolUse-v0", difficulty="medium", split="train")
+        env.reset(seed=seed)
+        task = env.unwrapped._task
+        if task.domain == "orders" and any(d.slot == "email" and d.reveal != "upfront" for d in task.goal.details):
+            break
+    details = task.goal.details
+    said = [d for d in details if d.reveal == "upfront"]
+    email = next(d for d in details if d.slot == "email")
+    assert said
+    reply = _reply(env, "Which order is it, which items, and what is the email on your account?")
+    assert email.statement in reply and not any(d.statement in reply for d in said), reply
+
+
+def test_a_question_for_a_detail_is_answered_beside_a_plan_that_waits_for_a_yes() -> None:
+    for seed in range(200):  # a calendar task whose customer keeps the meeting's length until asked
+        env = gym.make("AgentRL/ToolUse-v0", difficulty="medium", split="train")
+        env.reset(seed=seed)
+        task = env.unwrapped._task
+        if task.domain == "calendar" and any(d.slot == "duration" and d.reveal != "upfront" for d in task.goal.details):
+            break
+    length = next(d.statement for d in task.goal.details if d.slot == "duration")
+    reply = _reply(env, "What I'll do:\n1. Look up each attendee's time zone and working hours.\n2. Propose the "
+                        "earliest slot, then book it and send the invite once you confirm.\n\nOne detail I need: how "
+                        "long should the meeting be (30, 45, 60 or 90 minutes)?")
+    assert reply == length, reply
+
+
+@pytest.mark.parametrize(("split", "domain", "difficulty"), CELLS)
+def test_a_yes_asked_for_work_to_come_beside_reads_reported_done(split: str, domain: str, difficulty: str) -> None:
+    env, plan = _at_plan(split, domain, difficulty)
+    ask = (f"Your earlier request has been handled: it is booked and confirmed.\n\n1. Read the records and the "
+           f"policy (done).\n2. Work out what to do (done).\n\n{_PLAN}{plan}\n\nConfirm and I'll go ahead.")
+    assert _reply(env, ask) in _YES
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+def test_confirm_and_ill_file_is_put_for_a_yes_beside_work_reported_done(difficulty: str) -> None:
+    """A report of an earlier request's booking and of the reads done, then "Confirm and I'll file
+    a sev3 incident naming X v1.2 as the cause.": a plan put for a yes (a playtest: CrossTask,
+    seed 6024, turn 8)."""
+    env = gym.make("AgentRL/ToolUse-v0", difficulty=difficulty, split="test")
+    env.reset(seed=0)
+    fields = {k: v for e in env.unwrapped._task.gold.effects for k, v in e.fields.items()}
+    ask = (f"Booking report: your table is booked for Friday afternoon (B1).\n\nIn short, the new request: find the root "
+           f"cause behind the alert and file an incident.\n\nMy approach:\n1. Read the alert, metrics, logs, dependencies "
+           f"and deploys (done).\n2. Identify the root cause and the deploy behind it (done).\n3. File the incident once "
+           f"you confirm.\n\nConfirm and I'll file a {fields['severity']} incident naming {fields['service']} "
+           f"{fields['version']} as the cause.")
+    assert _reply(env, ask) in _YES

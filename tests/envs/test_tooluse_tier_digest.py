@@ -22,8 +22,8 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "25a0775a6234f0f9e65e4553a1ad32e2",
-    "test": "8fe95164b5c3eba59e2e3a03eb03d8bf",
+    "train": "fa53ea1689f202e975d0b2ab1e8c4ec9",
+    "test": "da178bd2b0e5787d43e576e2efdc768e",
 }
 
 

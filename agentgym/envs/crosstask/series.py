@@ -17,7 +17,8 @@ place, then with the most days with none. It leaves several active bookings, so 
 session's last come-back.
 
 Its user (`SeriesUser`) delegated the work: it repeats the rule when asked or told it is done
-while something is missing, answers an either/or (keep the booking? yes; cancel? no; do my other
+while something is missing, says go ahead to a plan it is asked to approve (it checks no day of
+it: a wrong booking is refused when it is made), answers an either/or (keep the booking? yes; cancel? no; do my other
 needs hold? for the kept booking) and never names a place or a day. A booking that is not one
 of the gold's is refused in the rule's words and costs patience (two end the sub-task); a right
 one is acknowledged without saying what is still missing.
@@ -35,6 +36,7 @@ from agentgym.envs.crosstask.comeback import ComeBack, Upstream, at_booked_time,
 from agentgym.envs.crosstask.followup import FollowUpUser
 from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking, Place, World
+from agentgym.envs.tooluse.asking import asks_yes
 from agentgym.users.understanding import Reading
 
 __all__ = ["SERIES", "Series", "SeriesUser", "plan_series", "score_series"]
@@ -185,6 +187,9 @@ class SeriesUser(FollowUpUser):
     def _respond(self, r: Reading, message: str, turn: int) -> str:
         topics = clarify.asked(message)
         parts = [self._clarified(t) for t in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL) if t in topics]
+        if r.confirm or asks_yes(message):
+            # Asked to approve a plan of days: the work is the assistant's, judged as it is booked.
+            return " ".join(parts + [f"Yes, go ahead, as long as each day follows what I asked for. {_KEEP}"])
         return " ".join(parts + [self._request()])
 
     def _clarified(self, topic: str) -> str:

@@ -38,6 +38,7 @@ evening."), wherever it states it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -77,6 +78,13 @@ _KEEP = {
     "time": "No, the time is fixed for me.",
 }
 _KEEP_ALL = "No, those all matter to me."
+#: The phrasing of a need that says it as a wish (`agentgym.envs.dialog.wording.statement`:
+#: "I'd like the cuisine to be ...", "I'd like it to be in the ... area", "I'd like it to ..."),
+#: by kind; the price's and the rating's words are all firm.
+_WISH = {"category": 1, "area": 2, "amenity": 2}
+#: The assistant speaking of its own choice ("I'd let the area go: X"): words the engine reads as
+#: a statement, whose needs named are then no question; dropped where only the needs named count.
+_OWN_CHOICE = re.compile(r"\b(?:i'd|i would|i'll|i will|we'd|we could|you could)\b", re.IGNORECASE)
 
 
 def gives_way(message: str) -> bool:
@@ -88,11 +96,13 @@ def gives_way(message: str) -> bool:
 class HardDialogUser(DialogUser):
     """See the module docstring."""
 
-    __slots__ = ("_flexible", "_gave", "_dropped", "_after", "_next", "_today")
+    __slots__ = ("_flexible", "_gave", "_dropped", "_after", "_next", "_today", "_wishes")
 
     def __init__(self, task: Task, rng: np.random.Generator) -> None:
         #: The day the brief says today is: the user counts the wanted day from it.
         self._today: str | None = task.extra.get("today")
+        #: The needs it would give up (now, or after the booking): said as wishes (`_phrasing`).
+        self._wishes = frozenset(i for i in (flexible_of(task), task.extra.get("flexible_after")) if i)
         super().__init__(task, rng)
         fid = flexible_of(task)
         #: The need the user would give up, until it does; then what it said giving it up.
@@ -111,6 +121,17 @@ class HardDialogUser(DialogUser):
         if c.kind != "time" or self._today is None:
             return said
         return relative_time(*c.value, self._today)
+
+    def _phrasing(self, c: Constraint, drawn: int) -> int:
+        """A need it would give up in the words of a wish ("I'd like it to have wifi"), and the
+        others never in them, where its kind has such words: a person's words say what matters
+        most. The draw is made all the same, so the rest of the episode draws as before."""
+        wish = _WISH.get(c.kind)
+        if wish is None:
+            return drawn
+        if c.id in self._wishes:
+            return wish
+        return drawn if drawn % 3 != wish else (wish + 1) % 3
 
     def _need(self, cid: str | None) -> Constraint | None:
         return next((c for c in self._gold.constraints if c.id == cid), None)
@@ -153,6 +174,10 @@ class HardDialogUser(DialogUser):
             # the claim: judged by the needs the user has now. The claim's words are no question.
             if ask.question or self._flexible is None:
                 r = self._offered(message, r)
+                if not r.places and not checking:
+                    # Every place named was an option of a need kept (or asked before any gave
+                    # way): the answer about which need gives way is the whole reply.
+                    return self._close(said, turn, False)
             rest = self._respond(replace(r, asked=(), open=False), message, turn)
             if isinstance(rest, UserTurn):
                 if rest.end is not None:
@@ -182,7 +207,7 @@ class HardDialogUser(DialogUser):
 
     def _needs_in(self, text: str) -> set[str]:
         """The ids of the needs the user has, or has just given up, that `text` names."""
-        r = self._read(f"{text} ?")
+        r = self._read(f"{_OWN_CHOICE.sub(' ', text)} ?")
         amenities = {v.lower() for s, v in r.values if s == "amenity"}
         kinds = {*r.asked, *(s for s, _ in r.values)}
         needs = [*self._gold.constraints, *((self._dropped,) if self._dropped is not None else ())]

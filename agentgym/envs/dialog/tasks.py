@@ -16,6 +16,7 @@ from functools import lru_cache
 from math import floor
 from typing import Any, Callable, NamedTuple
 
+from agentgym.core.action_types import HOW_TO_CALL
 from agentgym.core.seeding import Rng, fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog import _fast
@@ -473,8 +474,7 @@ def brief_for(domain: Domain) -> str:
         f"list_bookings shows every booking made and whether it is still active: use it when a book or "
         f"cancel_booking call failed or timed out and you cannot tell whether it took effect. Now and then "
         f"a tool answers wrongly (a busy system): check again a result that a decision rests on.\n"
-        'To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); '
-        "several calls per turn are allowed. Anything else is a message to the user."
+        + HOW_TO_CALL
     )
 
 

@@ -114,7 +114,8 @@ class DialogToolkit(Toolkit):
 
     @tool(kind=READ)
     def check_availability(self, item_id: Id, day: Day, slot: Slot) -> dict[str, Any]:
-        """Whether a place can be booked on a day and time slot.
+        """Whether a place is open to book on a day and time slot (false when it is closed or full then;
+        the user's own bookings never change it).
 
         Args:
             item_id: The place's id.

@@ -212,7 +212,11 @@ class DialogUser(RuleBasedUser):
         if self._reveal(c.id):
             self._everything = False
         self._said.add(c.kind)
-        return statement(c, self._domain, self._draw(3))
+        return statement(c, self._domain, self._phrasing(c, self._draw(3)))
+
+    def _phrasing(self, c: Constraint, drawn: int) -> int:
+        """Which of the phrasings of need `c` the user says: the one drawn."""
+        return drawn
 
     def _broken(self, place: Place, day: str, slot: str) -> Constraint | None:
         """The need the user names first of those `place` at (day, slot) breaks: one it has

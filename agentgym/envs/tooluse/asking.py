@@ -140,10 +140,12 @@ def says_done(text: str) -> bool:
 
 
 #: A request for a value put as a yes/no question or in the imperative ("could you tell me the
-#: email on your account?", "please share which currency you need"): it asks for the value, not
-#: for a yes.
+#: email on your account?", "please share which currency you need", "could you confirm the
+#: email on your account?"): it asks for the value, not for a yes.
 VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:me|us)?\s*(?:know\s+)?"
-                           r"(?:the|your|which|what|how|where|when|who)\b", re.I)
+                           r"(?:the|your|which|what|how|where|when|who)\b|"
+                           r"\b(?:please|could you|can you|would you|kindly|and)\s+(?:please\s+)?(?:confirm|verify)\s+"
+                           r"(?:the|your)\b", re.I)
 
 
 def _sentences(message: str, marks: str = " -*#>") -> list[str]:
@@ -228,9 +230,20 @@ def proposes_uncached(message: str, read: Callable[[str], Reading]) -> bool:
     "refund", "book", "file", in any tense), the message names what it is done to (a number, or
     a value of the domain: "the smart watch", "$249.00", "on May 1"), and no sentence claims that
     work done (one does not ask leave for work already done; "I've looked into it" claims no
-    work). A list of words with a "?" ("? ? book") puts nothing to the customer."""
+    work) unless a sentence says work the assistant will do (`_work_to_come`). A list of words
+    with a "?" ("? ? book") puts nothing to the customer."""
     if not asks_go_ahead(message):
         return False
     # The whole message's reading is the engine's memo (`reply` read it), its sentences are not.
-    return bool(_DIGIT.search(message) or read(message).values) and bool(_work(message, read)) and not claims(
-        message, read)
+    return bool(_DIGIT.search(message) or read(message).values) and bool(_work(message, read)) and (
+        not claims(message, read) or _work_to_come(message, read))
+
+
+def _work_to_come(message: str, read: Callable[[str], Reading]) -> bool:
+    """Whether a sentence of a message says work the assistant will do ("I'll file the incident",
+    "Confirm and I'll refund it"): a message that asks for a yes puts that work to the customer,
+    whatever else it reports done (a booking of an earlier request, the reads behind the plan)."""
+    # From the intent on: the engine reads a sentence that asks as a question, with no statement
+    # of work in it.
+    return any((m := _INTENT.search(s)) is not None and "done" in read(s[m.start():]).said
+               for s in _sentences(message, " -*#>|"))

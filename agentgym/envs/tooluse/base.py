@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from agentgym.core.action_types import HOW_TO_CALL
 from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, PolicyViolation, ToolError, Toolkit, tool
 from agentgym.envs.tooluse.policies import policy_rows
@@ -230,6 +231,11 @@ class World:
         """The id of the `k`-th new record of `prefix` made from the initial world."""
         return f"{prefix}-{self._id_base + k}"
 
+    def owned(self, detail_id: str) -> frozenset[str]:
+        """What the user already has of a detail's subject (lower case: an item's current colour),
+        which a message names to say what it is, never to propose it; nothing by default."""
+        return frozenset()
+
     def add(self, kind: str, data: dict[str, Any]) -> WorldRecord:
         record = WorldRecord(kind, data)
         self.records.append(record)
@@ -374,10 +380,8 @@ def parse_day(iso: str) -> int:
 
 
 _HOWTO = (
-    'To call a tool, reply with JSON {"name": "<tool>", "arguments": {...}} (or <tool_call> tags); '
-    "several calls per turn are allowed. Anything else is a message to the user. A call that comes back "
-    "as an error changed nothing; now and then a read answers wrongly (a busy system), so check again "
-    "a value that a write rests on. Writes cannot be undone unless a tool says so, and a write that breaks "
+    HOW_TO_CALL + " A call that comes back as an error changed nothing; now and then a read answers wrongly "
+    "(a busy system), so check again a value that a write rests on. Writes cannot be undone unless a tool says so, and a write that breaks "
     "a policy is refused and fails the task."
 )
 

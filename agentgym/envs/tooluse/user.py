@@ -297,6 +297,9 @@ class ToolUseUser(RuleBasedUser):
 
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         consent = self._world.consent
+        if r.confirm and not r.asked and (unsaid := self._asked_unsaid(message)):
+            # "... book it once you confirm. How long should it be?": the question is what to answer.
+            r = replace(r, asked=unsaid, confirm=False)
         if consent is None:
             if self._plans is not None and self._asks_yes_to_plan(r, message):
                 return self._confirmation(message)  # no "anything else?" detail for it: a yes
@@ -307,7 +310,7 @@ class ToolUseUser(RuleBasedUser):
         # A question about a detail the customer has not said yet ("which currency should I pay
         # it in?") asks for that detail, though it names a write; else a plan that asks for any
         # answer (a question, "please confirm", "just say the word") asks for a yes to it.
-        detail = plan and bool(r.asked) and self._asks_unsaid(message)  # read only for a plan
+        detail = plan and bool(r.asked) and bool(self._asked_unsaid(message))  # read only for a plan
         if not r.confirm and (asks_yes(message) or plan and not detail and asks_answer(message)):
             r = replace(r, confirm=True)  # "please confirm and I'll process it" asks for a yes too
         # "Can I go ahead and issue the refunds?" after a plan asks for a yes, not about refunds.
@@ -354,21 +357,24 @@ class ToolUseUser(RuleBasedUser):
                  if "?" in s]
         return any(understanding(self._task.domain).read(s.strip(" |*-#")).confirm for s in asked[-3:])
 
-    def _asks_unsaid(self, message: str) -> bool:
-        """Whether a question of the message asks for a detail the user has not said yet: a
+    def _asked_unsaid(self, message: str) -> tuple[str, ...]:
+        """The details the message's questions ask for that the user has not said yet: a
         question word's question ("which currency should I pay it in?"), which asks for a value
         where a yes/no question ("can I go ahead and issue the refunds?") asks for a yes; a
-        plan's own words ("store credit for the lamp") are no question."""
+        plan's own words ("store credit for the lamp") are no question. Each question is read by
+        itself: a long message that also asks for a yes ("... once you confirm") is read as a
+        whole for that yes."""
         read = understanding(self._task.domain).read
-        return any((q := read(s)).asked and not self._said_all(q.asked)
-                   for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
-                   if "?" in s and QUESTION_WORD.search(s) or VALUE_REQUEST.search(s))
+        asked = [slot for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
+                 if "?" in s and QUESTION_WORD.search(s) or VALUE_REQUEST.search(s)
+                 if (q := read(s)).asked and not self._said_all(q.asked) for slot in q.asked]
+        return tuple(dict.fromkeys(asked))
 
     def _asks_yes_to_plan(self, r: Reading, message: str) -> bool:
         """Whether a plan asks for a yes as the tier reads one: a message that gives something
         asked about an outcome and asks for any answer, where no question asks a detail unsaid."""
         asks = r.confirm or asks_answer(message) or asks_yes(message)
-        return asks and self._is_plan(message) and not (r.asked and self._asks_unsaid(message))  # cheaper first
+        return asks and self._is_plan(message) and not (r.asked and self._asked_unsaid(message))  # cheaper first
 
     def _is_plan(self, message: str) -> bool:
         """Whether a message gives something the user asked about an outcome (the hard tier's)."""
@@ -384,7 +390,9 @@ class ToolUseUser(RuleBasedUser):
             # the other difficulties keep their episodes.
             return self._confirmation(message)
         if r.asked and not (r.open and self._said_all(r.asked)):
-            return self._answer(r.asked, r.values)
+            said = self._answer(r.asked, r.values)
+            # A plan that names the user's own values and asks to go ahead gets the answer to that.
+            return self._confirmation(message) if said == RIGHT and r.confirm else said
         # A question that asks to go ahead and claims nothing reports nothing done ("Plan: refund
         # the lamp. Shall I go ahead, and is there anything else?"); the tier reads its own way.
         if r.open and "done" in r.said and says_done(message) and not plan_only(message) and (
@@ -421,16 +429,14 @@ class ToolUseUser(RuleBasedUser):
     def _confirmation(self, message: str) -> str:
         """The answer to "shall I go ahead?": a value of the job other than the user's gets the
         user's; a plan that adds something unasked for ("shall I also ...?") gets "just what I
-        asked for", and a yes asked apart from such an offer gets a yes to the plan with it. In the
-        tier only the sentences that ask ("...?", "please confirm ..."; else the last) are read for
-        it: a plan's account says "also past its window" too."""
+        asked for", and a yes asked apart from such an offer gets a yes to the plan with it. Only
+        the sentences that ask ("...?", "please confirm ..."; else the last) are read for it: a
+        plan's account says "also past its window" too."""
         objection = self._objection(message)
         if objection:
             return objection
-        asked = [message]
-        if self._tier:  # the sentences that ask (a question, or "please confirm ..."), else the last
-            said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
-            asked = [s for s in said if "?" in s or asks_yes(s) or asks_answer(s)] or said[-1:]
+        said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
+        asked = [s for s in said if "?" in s or asks_yes(s) or asks_answer(s)] or said[-1:]
         more = sum(offers_more(s) for s in asked)
         return CONFIRMED if not more else YES_ONLY_ASKED if more < len(asked) else ONLY_ASKED
 
@@ -463,8 +469,14 @@ class ToolUseUser(RuleBasedUser):
     def _restates(self, values: tuple[tuple[str, str], ...]) -> bool:
         """Whether a question only names values the user said ("so I file it as sev2,
         correct?"): some value of a detail it has, and none that differs."""
-        held, wrong = self._checked(values)
+        held, wrong = self._checked(self._proposed(values))
         return bool(held) and not wrong
+
+    def _proposed(self, values: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        """The values a message names, less those that say what the user already has ("exchange
+        the black e-reader for white": black is the e-reader's colour now, not a proposal)."""
+        owned = {v for d in self._goal.details for v in self._world.owned(d.id)}
+        return tuple((s, v) for s, v in values if v.lower() not in owned) if owned else values
 
     def _not_done(self) -> UserTurn:
         """Told the work is done: what the user does not see yet, or why nothing can fix it."""
@@ -486,6 +498,7 @@ class ToolUseUser(RuleBasedUser):
         "email", is not one). "I don't know" only when it has nothing to say about any slot
         asked (a question about the currency "for the total" is answered with the currency)."""
         details = self._goal.details
+        values = self._proposed(values)
         if values and all(any(s == slot for s, _ in values) or not any(d.slot == slot for d in details)
                           for slot in asked):
             held, wrong = self._checked(values)
@@ -498,9 +511,8 @@ class ToolUseUser(RuleBasedUser):
                 return RIGHT
         wanted = [d for slot in asked for d in details if d.slot == slot]
         # A person answers what it has not said yet and repeats itself only when asked again
-        # about nothing else ("your email?" beside "your orders" gives the email alone); the
-        # tier's user, so the other difficulties keep their episodes.
-        unsaid = [d for d in wanted if d.id not in self._revealed] if self._tier else []
+        # about nothing else ("your email?" beside "your orders" gives the email alone).
+        unsaid = [d for d in wanted if d.id not in self._revealed]
         out = [self._state(d) for d in (unsaid or wanted)]
         return " ".join(out) if out else self._pick(UNKNOWN)
 

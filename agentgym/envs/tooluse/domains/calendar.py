@@ -245,7 +245,7 @@ class CalendarToolkit(ToolUseToolkit):
     @tool(kind=WRITE)
     def book_meeting(self, title: Annotated[str, MaxLen(120)], attendee_ids: Annotated[list[Id], MaxLen(12)],
                      date: DateStr, start_utc: Annotated[str, MaxLen(8)], duration_minutes: Duration) -> dict[str, Any]:
-        """Book a meeting in everyone's calendar (you are the organiser and must attend).
+        """Book a meeting in everyone's calendar; you organise it, so your own id is among the attendees.
 
         Args:
             title: The meeting's title.

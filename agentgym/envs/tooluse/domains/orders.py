@@ -146,6 +146,13 @@ class OrdersWorld(World):
         #: the hard tier's (`orders_tier`); none elsewhere.
         self.fee: dict[str, int] = {}
 
+    def owned(self, detail_id: str) -> frozenset[str]:
+        """The current variant of the item an exchange detail (``variant:<item id>``) is about."""
+        slot, _, item_id = detail_id.partition(":")
+        if slot != "variant":
+            return frozenset()
+        return frozenset(i.variant.lower() for o in self.orders.values() for i in o.items if i.id == item_id)
+
     def refund_amount(self, item: Item) -> int:
         """What a refund of `item` pays (cents): its price, less the restocking fee of an opened
         item where its category has one (the fee rounded to the cent, half up); an item that
