@@ -549,3 +549,18 @@ def test_a_write_to_another_sub_task_gets_a_word_from_the_user() -> None:
     booking = env.task.world.segments[0].task.world.active_bookings()[0]
     obs, _, terminated, _, info = env.step(call_json("cancel_booking", booking_id=booking.id))
     assert not terminated and "I didn't ask to change it" in obs
+
+
+def test_the_briefs_task_areas_are_numbered_without_gaps() -> None:
+    """A follow-up has no brief of its own: the areas listed are numbered 1, 2, 3, ..., never with
+    the gaps that would tell how many come-backs the session holds (a playtest, seed 6053)."""
+    import re
+
+    gapped = 0
+    for seed in range(30):
+        env = gym.make("AgentRL/CrossTask-v0", split="train", difficulty="hard")
+        obs, info = env.reset(seed=seed)
+        numbers = [int(n) for n in re.findall(r"^## Task area (\d+):", obs, re.M)]
+        assert numbers == list(range(1, len(numbers) + 1)), (seed, numbers)
+        gapped += len(env.unwrapped.user.session.segments) > len(numbers)
+    assert gapped, "no session with a follow-up among the seeds"

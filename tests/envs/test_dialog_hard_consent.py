@@ -440,3 +440,40 @@ def test_a_yes_no_question_about_the_form_gets_the_form(split: str) -> None:
         assert "whole plan" in obs, obs
         obs, *_ = env.step("Before I search: is there anything else, or shall I just work from the form as written?")
         assert FORM_ANSWER in obs and YES not in obs, obs
+
+
+#: Terse plans: labels right before the places, a total, a short question; and reasoning before the
+#: plan that names a place of a booking's kind (Dialog playtests 6042 T11, 6043 T12).
+TERSE = ("{body}. Total {total}. OK?",
+         "No other one fits with {other} ({total} left), so: {body}. Total {total}. OK to submit?",
+         "{body}. Go?")
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("form", TERSE)
+def test_a_terse_plan_with_labels_before_its_places_gets_a_yes(split: str, form: str) -> None:
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        other = next(p for p in task.world.places if p.category == task.gold.legs[0].needs[0][1] and p.id not in plan)
+        body = ", ".join(f"{b} {n} ({d} {s})" for b, n, i, d, s in _rows(task, plan))
+        total = sum(task.world.by_id[i].price for i in plan)
+        obs, *_ = env.step(form.format(body=body, other=other.name, total=total))
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, form, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_place_in_a_bracket_after_a_plans_place_is_said_of_it(split: str) -> None:
+    """"B desk pm: X (Y rates higher but busts the 80 budget with any A+C)": Y is why X, not a
+    second place for B (Dialog playtest 6043 T8)."""
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        leg = task.gold.legs[-1]
+        other = next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan)
+        rows = _rows(task, plan)
+        lines = [f"{b}: {n} ({d} {s})" for b, n, i, d, s in rows[:-1]]
+        b, n, i, d, s = rows[-1]
+        lines.append(f"{b} {leg.needs[0][1]} {s}: {n} ({other.name} rates higher but busts the 80 budget with the rest)")
+        obs, *_ = env.step("Plan: " + ". ".join(lines) + ". Book it?")
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)

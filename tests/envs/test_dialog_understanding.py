@@ -770,6 +770,9 @@ RULED_OUT = (
     "of daylight, and it has a table free then. Should I go ahead and reserve it?",
     "Options: {b} (4.1), {c} (3.9) and {a} (4.6). Shall I book {a}?",
     "I've already cancelled {b} and {c}, so {a} is the one. Want me to book it?",
+    # What the others lack, in a word (CrossTask playtest 6052 T5).
+    "Found one that fits: {a}, with both. The other one there, {b}, has neither; {c} has none of them. Want me to go "
+    "for it?",
 )
 
 

@@ -314,3 +314,50 @@ def test_what_a_plan_is_not_is_no_offer_of_more(text: str) -> None:
 
     assert not offers_more(text)
     assert offers_more("Shall I also issue store credit for the lamp?")
+
+
+def test_questions_about_what_is_so_before_any_plan_get_no_yes() -> None:
+    """"1) Could you confirm that X is the email on your account? 2) Is it right that you'd like
+    the A, B and C handled? 3) Did any of these items arrive damaged?": no yes to work (it would
+    claim a fact, and record the questions as a plan the customer said yes to); a question that
+    asks leave to act is still answered as one (a playtest, seed 6031, turn 1)."""
+    from agentgym.envs.tooluse.replies import AS_SAID
+
+    asked = 0
+    for seed in range(60):
+        env, u = _env("orders", seed)
+        email = getattr(u.task.world, "email", "")
+        if u.task.goal.kind != "bulk_return" or email not in u.task.goal.request:
+            continue
+        products = [p for p in u.task.world.consent.anchors if " " in p][:3]
+        questions = (f"Before I pull up your records, a few quick questions: 1) Could you confirm that {email} is the "
+                     f"email on your account? 2) Is it right that you'd like the {', '.join(products)} handled? "
+                     "3) Did any of these items arrive damaged?")
+        reply = env.step(questions)[4]["messages"][-1]["content"]
+        assert reply == AS_SAID and not u.task.world.consent.plans, (seed, reply)
+        asked += 1
+    assert asked >= 3
+
+
+def test_a_table_of_values_beside_a_question_to_go_ahead_asks_nothing() -> None:
+    """A table of claims in three currencies, then "Shall I submit 238.70 USD as the answer?": the
+    currencies converted ask nothing; the question names the customer's own (a playtest, seed
+    6034, turn 6)."""
+    import gymnasium as gym
+
+    for seed in range(60):
+        env = gym.make("AgentRL/ToolUse-v0", domain="finance", split="train", difficulty="medium")
+        env.reset(seed=seed)
+        u = env.unwrapped
+        currency = next((d for d in u.task.goal.details if d.slot == "currency"), None)
+        if u.task.gold.kind != "quote" or currency is None or currency.reveal != "upfront":
+            continue
+        mine = next(c for c in _CURRENCIES if c in currency.statement)
+        others = [c for c in _CURRENCIES if c != mine][:2]
+        table = "\n".join(f"| X-{n} | 2025-04-0{n} | 10.00 {c} | converted | 12.00 |" for n, c in enumerate(others, 1))
+        message = (f"Here's the breakdown:\n\n| Expense | Date | Original | Outcome | Amount ({mine}) |\n|---|---|---|---|---|"
+                   f"\n{table}\n| **Total** | | | | **24.00** |\n\nShall I submit 24.00 {mine} as the answer?")
+        reply = env.step(message)[4]["messages"][-1]["content"]
+        assert reply in _YES, (seed, reply)
+        return
+    pytest.fail("no answer task with its currency said among the seeds")

@@ -186,8 +186,10 @@ def session_task(seed: int, split: str, difficulty: str, segments: list[Segment]
                 "standing." + rule)
     rule += (f" The session has at most {max_turns} turns in all (a turn is one message or one set of "
              f"up to {MAX_CALLS_PER_TURN} tool calls); after that it ends where it stands.")
+    # Areas are numbered as listed: a follow-up has no brief of its own, and a gap in the numbers
+    # would tell the agent how many come-backs the session holds.
     briefs = "\n\n".join(f"## Task area {k + 1}: {s.family} / {s.domain}\n{s.task.brief}"
-                         for k, s in enumerate(segments) if s.task is not None)
+                         for k, s in enumerate([s for s in segments if s.task is not None]))
     brief = ("You are an assistant helping one user with several requests in one session. The user "
              "moves from one request to the next and may come back to earlier ones; remember what "
              "you did. All tools of every area are available throughout, and several calls per turn are "

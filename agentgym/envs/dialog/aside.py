@@ -23,17 +23,17 @@ __all__ = ["asked_about", "set_aside"]
 _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
 #: dropped", "W is taken", "V got snapped up", "U is gone", "cancelled" or "released", "T lacks wifi", "S
-#: would leave only 15 EUR for the rest", "R is over budget"), and any word of a place with no room left ("Q
+#: would leave only 15 EUR for the rest", "R is over budget", "Q has neither"), and any word of a place with no room left ("Q
 #: was full", "P had no availability", "O is booked up"). Words a chosen place's own
 #: description may well carry ("no parking needed", "without a view") are not among them.
-_SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|dropp(ed|ing)|dropped|taken|"
+_SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|neither|none of|dropp(ed|ing)|dropped|taken|"
                         r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"
                         r"snapped up|grabbed|gone|cancel+ed|releas(ed|ing)|freed( up)?|let (it )?go|"
                         r"(full|booked (out|up)|sold out)|no (availability|vacanc\w+|openings?|space|room|free \w+)|"
                         r"over \d+|push\w* (the |our |your )?(total|budget|spend) (over|past|above|beyond)|"
                         r"(go|goes|going|went) over|(over|above|beyond|past) (the |your |our )?(budget|limit|cap)|"
                         r"(same|shared?|shares?|sharing) (an |the )?area|"
-                        r"(bust|blow|break|exceed|overshoot|overrun)\w* (the |your |our )?(budget|limit|cap|total)|"
+                        r"(bust|blow|break|exceed|overshoot|overrun)\w* (the |your |our )?(\d+ )?(budget|limit|cap|total)|"
                         r"(take|push|bring|put)\w* (the |your |our )?(total|budget|spend) (to|over|past|above|beyond)|"
                         r"leav\w* (only|just|too little|not enough|no room)|"
                         r"too (expensive|pricey|far|costly|much)|exceeds?)\b")
@@ -122,8 +122,11 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
                      or any(a <= start < b for a, b in sections))
     # A list shares the verdict said after its last place: back from each place set aside by
     # the words after it, every place before it with only list separators between them.
+    # A place in a bracket right after another is said of that one, not listed with it ("X (Y
+    # rates higher but busts the budget)").
     for k in range(len(mentions) - 1, 0, -1):
-        if verdicts[k] and _LISTED.match(text[mentions[k - 1][2]:mentions[k][1]]):
+        between = text[mentions[k - 1][2]:mentions[k][1]]
+        if verdicts[k] and _LISTED.match(between) and not between.rstrip().endswith("("):
             verdicts[k - 1] = aside[k - 1] = True
     # A place is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it).
     kept = {place.id for (place, _, _), gone in zip(mentions, aside) if not gone}

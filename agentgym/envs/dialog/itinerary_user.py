@@ -77,8 +77,9 @@ _GO_AHEAD = re.compile(r"\b(go ahead|proceed|submit\w*|book (it|them|these|those
                        r"finali[sz]e\w*|lock\w* (it |them |this |that |everything )?in)\b")
 
 
-#: Where a message splits into sentences: a sentence end (not a decimal point) or a line break.
-_SENTENCES = re.compile(r"(?<=[!?])\s*|(?<!\d)[.](?!\d)\s*|\n+")
+#: Where a message splits into sentences: a sentence end (not a decimal point: a full stop after
+#: a figure ends one, "Total 70. OK?") or a line break.
+_SENTENCES = re.compile(r"(?<=[!?])\s*|[.](?!\d)\s*|\n+")
 #: A yes/no question whose subject is the plan itself ("Is this what you want?", "Does
 #: everything check out?", "Are these fine?"): whatever it names after, it asks about the plan.
 _OF_PLAN = re.compile(r"^(?:\W*(?:so|and|now|then|ok\w*|well)\b\W*)?(?:is|are|does|do|did|will|would|can|could|"
@@ -186,12 +187,13 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     text = message.lower()
     if len(text) != len(message):  # labels are found as written, places in lower case: one set of places
         return {}
+    mentions = place_mentions(text, places)
     marks = [(m.start(), m.end(), m.group(1)) for r in (_LABEL_WORD, _LABEL_BARE) for m in r.finditer(message)]
+    marks += _labels_before_places(message, mentions)
     if not marks:
         return {}
     marks.sort()
     labels = [m for k, m in enumerate(marks) if not k or m[0] >= marks[k - 1][1]]  # "Booking A:" is one label
-    mentions = place_mentions(text, places)
     categories = {LABELS[i]: (i, leg.needs[0][1]) for i, leg in enumerate(gold.legs)}
     given: dict[int, dict[str, Place]] = {}
     for k, (_, end, label) in enumerate(labels):
@@ -205,6 +207,21 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
         if len(mine) == 1:  # a label beside several places is reasoning ("for booking A, X and W came closest")
             given.setdefault(index, {}).update(mine)
     return {index: next(iter(places.values())) for index, places in given.items() if len(places) == 1}
+
+
+#: A capital label right before a place's name, with nothing between ("A Glass Chamber, B Velvet
+#: Chamber"): one letter can be an article, so such labels count only as a run of two or more,
+#: in the form's order.
+_LABEL_BEFORE = re.compile(r"(?<![\w'’])([A-D]) $")
+
+
+def _labels_before_places(message: str, mentions: list[tuple[Place, int, int]]) -> list[tuple[int, int, str]]:
+    """The labels written right before a place named ("so: A X (gallery), B Y, C Z"), where at
+    least two of them stand in the form's order; none otherwise."""
+    found = [(start - 2, start, m.group(1)) for _, start, _ in mentions
+             if (m := _LABEL_BEFORE.search(message, max(0, start - 3), start))]
+    letters = [label for _, _, label in found]
+    return found if len(set(letters)) >= 2 and letters == sorted(letters) else []
 
 
 def _labels(labels: list[str]) -> str:

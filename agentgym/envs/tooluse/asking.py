@@ -15,8 +15,8 @@ from collections.abc import Callable
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK
 
-__all__ = ["ADDS", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "VALUE_REQUEST", "asks_answer",
-           "asks_go_ahead", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "VALUE_REQUEST", "asks_answer",
+           "asks_facts_only", "asks_go_ahead", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -181,6 +181,25 @@ def questions(message: str) -> list[str]:
     stripped; one that asks for "it" read with the sentence before it, which says what "it" is."""
     said = _sentences(message, " -*#>|")
     return [f"{said[i - 1]} {s}" if i and _ASKS_FOR_IT.search(s) else s for i, s in enumerate(said) if "?" in s]
+
+
+#: Words of a question that asks leave to act ("shall I go ahead?", "OK to proceed?", "want me to
+#: file it?", "do I have your approval?"); a question about what is so ("is it right that ...?",
+#: "did any of them arrive damaged?") has none.
+ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|could i|(?:want|like) me to|ok to|okay to|"
+                        r"approve|approval|go-ahead|green light|sign[- ]off|authori[sz]e|permission|consent|"
+                        r"say the word|reply (?:with )?\W?yes|happy for me|(?:ok|okay|fine|happy) with me|"
+                        r"confirm and|(?:the|this|my) plan|sounds? (?:good|ok|okay|right)|does (?:that|this) (?:work|sound)|"
+                        r"works? for you|(?:is|are) (?:that|this|these) (?:ok|okay|alright|all right|fine|acceptable))\b",
+                        re.I)
+
+
+def asks_facts_only(message: str) -> bool:
+    """Whether a message asks two questions or more and none asks leave to act (`ASKS_LEAVE`),
+    in a question or in the imperative ("Confirm and I'll file it."): questions before any plan."""
+    asked = questions(message)
+    return len(asked) >= 2 and not any(ASKS_LEAVE.search(s) for s in asked) and not any(
+        ASKS_LEAVE.search(s) for s in _sentences(message) if _ASKS_ANSWER.search(s))
 
 
 def plan_only(message: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agentgym.users.stock import ACCEPT, CONFIRMED, EMPTY, EVERYTHING, GIVE_UP, GO_AHEAD, KEYWORDS, REPHRASE
 
-__all__ = ["CHOSEN", "FIX", "GIVE_IN", "NOTED", "NOT_DONE", "ONLY_ASKED", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
+__all__ = ["AS_SAID", "CHOSEN", "FIX", "GIVE_IN", "NOTED", "NOT_DONE", "ONLY_ASKED", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
            "VIOLATION", "WHAT_ABOUT", "WRONG", "WRONG_PLAIN", "YES", "YES_ONLY_ASKED", "chosen", "what_about"]
 
 UNKNOWN = ("I don't know more than what I told you; please work it out with your tools.",
@@ -28,6 +28,9 @@ WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
 SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 #: The reply to a question that restates what the user said, to check it ("in CHF, right?").
 RIGHT = "Yes, that's right."
+#: The reply to questions about what is so, asked before any plan ("is it right that ...? did any
+#: arrive damaged?"): what it said stands, and the rest is for the tools; never a yes to work.
+AS_SAID = "What I told you is right; anything else, please check with your tools."
 #: The reply to a confirmation that proposes more than the request ("should I also include the
 #: pending claims?"): a person who asked for one thing does not say yes to another unread.
 ONLY_ASKED = "Just what I asked for, please."
@@ -35,7 +38,7 @@ ONLY_ASKED = "Just what I asked for, please."
 YES_ONLY_ASKED = "Yes, please go ahead with that, but just what I asked for."
 #: Replies that carry nothing the agent needs (typos never touch them).
 STOCK = frozenset({*GO_AHEAD, *UNKNOWN, *ACCEPT, GIVE_UP, VIOLATION, NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
-                    EVERYTHING, CONFIRMED, EMPTY, WRONG_PLAIN, RIGHT, ONLY_ASKED, YES_ONLY_ASKED, GIVE_IN})
+                    EVERYTHING, CONFIRMED, EMPTY, WRONG_PLAIN, RIGHT, ONLY_ASKED, YES_ONLY_ASKED, GIVE_IN, AS_SAID})
 #: The replies that say yes to what the message before them said (the hard tier's consent).
 YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, RIGHT, GIVE_IN, YES_ONLY_ASKED})
 

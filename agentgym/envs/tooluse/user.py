@@ -80,6 +80,7 @@ from agentgym.envs.tooluse.asking import (
     QUESTION_WORD,
     VALUE_REQUEST,
     asks_answer,
+    asks_facts_only,
     asks_yes,
     claims,
     offers_more,
@@ -105,6 +106,7 @@ from agentgym.envs.tooluse.detail_values import (
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
 from agentgym.envs.tooluse.replies import (
+    AS_SAID,
     FIX,
     GIVE_IN,
     NOT_DONE,
@@ -115,6 +117,7 @@ from agentgym.envs.tooluse.replies import (
     STOCK,
     UNKNOWN,
     VIOLATION,
+    WHAT_ABOUT,
     WRONG,
     WRONG_PLAIN,
     YES,
@@ -152,6 +155,8 @@ _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]
 #: or a severity (the domain's own words for them), or a meeting's length in minutes.
 _JOB_SLOTS = ("currency", "severity", "duration")
 _MINUTES = re.compile(r"\b(\d{2,3})[ -]?min")
+#: How the customer's question about a plan that leaves something out begins (`what_about`).
+_BEFORE_YES = WHAT_ABOUT.split("{", 1)[0]
 
 
 @lru_cache(maxsize=None)
@@ -296,6 +301,16 @@ class ToolUseUser(RuleBasedUser):
         return slot == "duration" and _MINUTES.search(message) is not None
 
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
+        said = self._reply_to(r, message, turn)
+        if isinstance(said, str) and (said in YES or said.startswith(_BEFORE_YES)) and asks_facts_only(message):
+            # Questions about what is so, before any plan ("is it right that ...? did any of them
+            # arrive damaged?"), ask for no yes to work: a yes would claim facts and grant a plan,
+            # and "before I say yes" answers a plan not yet put.
+            return AS_SAID
+        return said
+
+    def _reply_to(self, r: Reading, message: str, turn: int) -> str | UserTurn:
+        """The reply to a message the user can place, before the check of a list of questions."""
         consent = self._world.consent
         if r.confirm and not r.asked and (unsaid := self._asked_unsaid(message)):
             # "... book it once you confirm. How long should it be?": the question is what to answer.
@@ -389,6 +404,15 @@ class ToolUseUser(RuleBasedUser):
             # question is the plan's, answered as any confirmation (below). The tier's alone:
             # the other difficulties keep their episodes.
             return self._confirmation(message)
+        if r.asked and r.confirm:
+            # A question to go ahead asks what its asking sentences ask, with the values they name:
+            # a table or an account beside it names values (three currencies converted) that ask
+            # nothing. A slot they ask about and name no value of takes the message's ("exchange
+            # it for white. Shall I go ahead with the exchange?").
+            q = self._read(" ".join(_asking(message)))
+            named = {slot for slot, _ in q.values}
+            values = q.values + tuple((s, v) for s, v in r.values if s in q.asked and s not in named)
+            r = replace(r, asked=q.asked, values=values)
         if r.asked and not (r.open and self._said_all(r.asked)):
             said = self._answer(r.asked, r.values)
             # A plan that names the user's own values and asks to go ahead gets the answer to that.
@@ -435,8 +459,7 @@ class ToolUseUser(RuleBasedUser):
         objection = self._objection(message)
         if objection:
             return objection
-        said = SENTENCE_BREAK.split(without_abbreviation_stops(message).strip())
-        asked = [s for s in said if "?" in s or asks_yes(s) or asks_answer(s)] or said[-1:]
+        asked = _asking(message)
         more = sum(offers_more(s) for s in asked)
         return CONFIRMED if not more else YES_ONLY_ASKED if more < len(asked) else ONLY_ASKED
 
@@ -646,6 +669,13 @@ class ToolUseUser(RuleBasedUser):
             if key.endswith("_id"):
                 return named_record(self._world, arguments)
         return None
+
+
+def _asking(message: str) -> list[str]:
+    """The sentences of a message that ask (a question, or "please confirm ..."), else its last."""
+    said = [s for line in message.strip().splitlines() if line.strip(" |*-#>")
+            for s in SENTENCE_BREAK.split(without_abbreviation_stops(line.strip(" |*-#>")))]
+    return [s for s in said if "?" in s or asks_yes(s) or asks_answer(s)] or said[-1:]
 
 
 def make_user(task: Task, rng: Any) -> ToolUseUser:
