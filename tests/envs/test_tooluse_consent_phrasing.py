@@ -361,3 +361,15 @@ def test_a_table_of_values_beside_a_question_to_go_ahead_asks_nothing() -> None:
         assert reply in _YES, (seed, reply)
         return
     pytest.fail("no answer task with its currency said among the seeds")
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_plan_asked_about_part_by_part_is_still_a_plan(domain: str) -> None:
+    """"I'll do this: ... Is that what you want? Does that match your request?": questions about
+    a plan the message puts are the plan's, answered with a yes (a playtest, ToolUse 5924 T8)."""
+    for seed in range(20):
+        env, u = _env(domain, seed)
+        if u.task.world.press is None:
+            break
+    reply = _answer(env, f"Here is what I'll do:\n{_plan(u.task)}\nIs that what you want? Does that match your request?")
+    assert reply in _YES and u.task.world.consent.plans, reply

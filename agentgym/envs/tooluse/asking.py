@@ -195,11 +195,11 @@ ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|cou
 
 
 def asks_facts_only(message: str) -> bool:
-    """Whether a message asks two questions or more and none asks leave to act (`ASKS_LEAVE`),
-    in a question or in the imperative ("Confirm and I'll file it."): questions before any plan."""
-    asked = questions(message)
-    return len(asked) >= 2 and not any(ASKS_LEAVE.search(s) for s in asked) and not any(
-        ASKS_LEAVE.search(s) for s in _sentences(message) if _ASKS_ANSWER.search(s))
+    """Whether a message asks two questions or more, and nothing in it asks leave to act
+    (`ASKS_LEAVE`: "OK to proceed?", "say the word") or says what the assistant will do ("I'll
+    file an incident naming ... Is that the incident you want?" puts a plan): questions before
+    any plan."""
+    return len(questions(message)) >= 2 and ASKS_LEAVE.search(message) is None and _INTENT.search(message) is None
 
 
 def plan_only(message: str) -> bool:
