@@ -37,7 +37,39 @@ from agentgym.users.stock import EMPTY, KEYWORDS, REPHRASE
 from agentgym.users.typos import perturb_keeping
 from agentgym.users.understanding import Reading
 
-__all__ = ["RuleBasedUser", "shift_event"]
+__all__ = ["RuleBasedUser", "shift_event", "spelled_out"]
+
+#: A sentence that spells out the question before it ("What are you after? Specifically: the
+#: area, your budget and any amenities."): it asks what it lists, so it reads as a question.
+_SPELLED_OUT = re.compile(r"(\?\s*(?:specifically|in particular|namely|that is to say)\b[^.?!\n]*)(?:[.!]|(?=\n|$))",
+                          re.IGNORECASE)
+
+
+#: A line that asks for what the list under it names ("So that I can find your order, kindly tell
+#: me:" above "1. The email address on your account."), and a list item's mark.
+_ASKS_LIST = re.compile(r"\b(?:tell (?:me|us)|let (?:me|us) know|provide|share|send (?:me|us)|give (?:me|us)|"
+                        r"i(?:'d| would)? need(?: to know)?)\b[^\n]*:\s*$", re.IGNORECASE)
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
+
+
+def spelled_out(message: str) -> str:
+    """`message` with what spells out a question asked as a question: a sentence that spells out
+    the question before it ("What are you after? Specifically: the area, your budget."), and the
+    items of a list under a line that asks for them ("kindly tell me:" above "1. The email on your
+    account."), each ended by a question mark."""
+    if "?" in message and any(w in message.lower() for w in ("specifically", "in particular", "namely",
+                                                             "that is to say")):
+        message = _SPELLED_OUT.sub(r"\1?", message)
+    if ":\n" in message or ":\r\n" in message:
+        lines, asking = message.split("\n"), False
+        for k, line in enumerate(lines):
+            if asking and _LIST_ITEM.match(line):
+                if not line.rstrip().endswith("?"):
+                    lines[k] = line.rstrip().rstrip(".") + "?"
+            elif line.strip():
+                asking = _ASKS_LIST.search(line) is not None
+        message = "\n".join(lines)
+    return message
 
 
 def shift_event(target: str, old: Any, new: Any, recoverable: bool) -> NoiseEvent:
@@ -130,7 +162,7 @@ class RuleBasedUser(SimulatedUser):
         last = self._last
         if last is not None and last[0] == message:
             return last[1]
-        r = self._read(message)
+        r = self._read(spelled_out(message))
         self._last = (message, r)
         return r
 

@@ -33,6 +33,9 @@ TIED = (
     "I couldn't find one place with everything. Which can give way: {o} (then {h}) or {f} (then {g})?",
     "Nothing ticks every box. {h} (if you drop {o}) or {g} (if you drop {f}): which need can you let go?",
     "There's no exact match. Options are giving up {f}, and {g} fits; or giving up {o}, and {h} fits. Which one can give?",
+    # A table of trade-offs, a row a need (a playtest, seed 6072, turn 5).
+    "No single place has all of that.\n\n| If you relax... | Best place |\n|---|---|\n| {o} | {h} |\n| {f} | {g} |\n\n"
+    "Which one matters least to you?",
 )
 
 

@@ -926,3 +926,18 @@ def test_a_price_per_night_is_no_wrong_time(name: str) -> None:
                        f"{task.gold.day} {task.gold.slot}?", 2).text
     assert "Not quite" not in reply and gold.name in reply, (name, reply)
 
+
+
+@pytest.mark.parametrize("lead", ["Specifically:", "In particular,", "Namely:"])
+def test_a_sentence_that_spells_out_the_question_is_asked_as_it(lead: str) -> None:
+    """"What are you after? Specifically: the area, your budget, ... and any amenities." asks each
+    (the user answered the type alone; a playtest, seed 6075, turn 1)."""
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.user import DialogUser
+
+    task = generate_task(11, {"domain": "coworking", "difficulty": "easy"})
+    items = "the type of plan, a preferred area, your budget per day, whether a minimum rating matters, and any amenities"
+    asked = DialogUser(task, fast_stream(7, "user")).reply(f"What are you after? {lead} {items}.", 1).text
+    direct = DialogUser(task, fast_stream(7, "user")).reply(f"What are you after: {items}?", 1).text
+    assert asked == direct and asked.count(".") >= 3, (asked, direct)

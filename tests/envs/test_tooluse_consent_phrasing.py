@@ -373,3 +373,21 @@ def test_a_plan_asked_about_part_by_part_is_still_a_plan(domain: str) -> None:
             break
     reply = _answer(env, f"Here is what I'll do:\n{_plan(u.task)}\nIs that what you want? Does that match your request?")
     assert reply in _YES and u.task.world.consent.plans, reply
+
+
+def test_a_terse_question_for_a_detail_asks_for_it_beside_the_claims_found() -> None:
+    """"E-652. Feb: 2 approved claims, both GBP. Need:\\n- payout currency? (EUR / USD / GBP / CHF
+    accounts available)": a question of a few words asks for what it names, not for a yes to a
+    plan ("Before I say yes: what will you do about the expense report?"; a playtest, seed 6063,
+    turn 3)."""
+    asked = 0
+    for seed in range(40):
+        env, u = _env("finance", seed)
+        currency = next((d for d in u.task.goal.details if d.slot == "currency"), None)
+        if currency is None or currency.reveal == "upfront":
+            continue
+        reply = _answer(env, "Found the employee. Their claims are listed, two of them approved. Need:\n"
+                             "- payout currency? (EUR / USD / GBP / CHF accounts available)")
+        assert reply == currency.statement, (seed, reply)
+        asked += 1
+    assert asked >= 2

@@ -249,3 +249,35 @@ def test_confirm_and_ill_file_is_put_for_a_yes_beside_work_reported_done(difficu
            f"you confirm.\n\nConfirm and I'll file a {fields['severity']} incident naming {fields['service']} "
            f"{fields['version']} as the cause.")
     assert _reply(env, ask) in _YES
+
+
+@pytest.mark.parametrize("lead", ["So that I can locate your order, kindly tell me:", "I need a few details:",
+                                  "Could you please provide the following:"])
+def test_a_list_under_a_line_that_asks_for_it_is_asked(lead: str) -> None:
+    """"kindly tell me:" above "1. The email address on your account." asks for the email (it got
+    the order's date; a playtest, CrossTask 6082, turn 14)."""
+    for seed in range(200):  # a medium orders task whose customer keeps its email until asked
+        env = gym.make("AgentRL/ToolUse-v0", difficulty="medium", split="train")
+        env.reset(seed=seed)
+        task = env.unwrapped._task
+        if task.domain == "orders" and any(d.slot == "email" and d.reveal != "upfront" for d in task.goal.details):
+            break
+    email = next(d for d in task.goal.details if d.slot == "email")
+    reply = _reply(env, f"Thanks for your message. {lead}\n1. The email address on your Brightcart account.")
+    assert reply == email.statement, reply
+
+
+@pytest.mark.parametrize("ask", ["{plan}\n\nKindly confirm.", "{plan}\n\nDo you authorise this?"])
+@pytest.mark.parametrize(("split", "domain", "difficulty"), CELLS)
+def test_a_formal_request_for_a_yes_gets_a_yes(split: str, domain: str, difficulty: str, ask: str) -> None:
+    env, plan = _at_plan(split, domain, difficulty)
+    assert _reply(env, ask.format(plan=plan)) in _YES
+
+
+def test_the_finance_brief_says_an_amount_goes_in_the_requesters_currency() -> None:
+    """A sum asked for in no currency, of claims all in one currency, had two readings (the claims'
+    currency, or the requester's): the policy says which, and to ask (a playtest, CrossTask 6083)."""
+    for difficulty in ("easy", "medium", "hard"):
+        env = gym.make("AgentRL/ToolUse-v0", domain="finance", split="train", difficulty=difficulty)
+        obs, _ = env.reset(seed=1)
+        assert "currency the requester wants" in obs and "where the request does not say which, ask" in obs

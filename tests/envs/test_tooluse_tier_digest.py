@@ -22,7 +22,7 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "fa53ea1689f202e975d0b2ab1e8c4ec9",
+    "train": "fd10c8874707a2d38de292d3b9177b1a",
     "test": "da178bd2b0e5787d43e576e2efdc768e",
 }
 

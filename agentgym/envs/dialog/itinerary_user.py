@@ -63,7 +63,7 @@ _APPROVAL = re.compile(r"\b(work(s)? for you|suit(s)? you|(look|sound|seem)s? (g
                        r"|(this|that|it|plan|everything) works?|(is|are|does) (this|that|it|these|everything|the plan)"
                        r"( plan)? (ok\w*|fine|alright|all right|correct|right|good)|objections?|happy with|agree\w*|what do you think|thoughts"
                        r"|approv\w*|ok\w* with|fine with|all right with|alright with|good to go|proceed|go ahead"
-                       r"|submit\w*|confirm\w*)\b")
+                       r"|submit\w*|confirm\w*|authori[sz]\w*)\b")
 #: The topics of a question, by the words that name them.
 _BOOKINGS = re.compile(r"\bbookings?\s+((?:[a-d]\b(?:\s*(?:,|and|&|or)\s*)?)+)")
 _BUDGET = re.compile(r"\b(budget|spend\w*|price\w*|cost\w*|afford\w*|total|money)\b")
@@ -224,6 +224,40 @@ def _labels_before_places(message: str, mentions: list[tuple[Place, int, int]]) 
     return found if len(set(letters)) >= 2 and letters == sorted(letters) else []
 
 
+#: A row of a table, and a booking's label at the start of a row's first cell ("A: Mexican, Fri").
+_TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$", re.M)
+_ROW_LABEL = re.compile(r"^(?:\*\*)?(?:booking\s+)?([A-D])\b", re.IGNORECASE)
+_ASIDE_WORDS = re.compile(r"\s*\([^)]*\)")
+
+
+def column_plan(message: str, places: list[Place], gold: PlanGold) -> dict[int, Place]:
+    """The plan a table of plans gives, a plan a column: the column the message's last question
+    names by its heading ("| | Plan 1 (recommended) | Plan 2 |" ... "Shall I submit Plan 1?"), else
+    the one headed as recommended; in it, the one place of each booking's row (by the label its
+    first cell opens with), by booking index. Empty where no table holds such a column."""
+    rows = [[c.strip() for c in m.group(1).split("|")] for m in _TABLE_ROW.finditer(message)]
+    rows = [r for r in rows if not all(set(c) <= set("-: ") for c in r)]
+    if len(rows) < 2 or len(rows[0]) < 3:
+        return {}
+    heads = [_ASIDE_WORDS.sub("", h).strip().lower() for h in rows[0]]
+    asked = next((s for s in reversed(_SENTENCES.split(message.lower())) if s.strip().endswith("?")), "")
+    cols = [k for k, h in enumerate(heads) if k and h and h in asked]
+    if len(cols) != 1:
+        cols = [k for k, h in enumerate(rows[0]) if k and "recommend" in h.lower()]
+    if len(cols) != 1:
+        return {}
+    col, given = cols[0], {}
+    for row in rows[1:]:
+        label = _ROW_LABEL.match(row[0])
+        index = LABELS.index(label.group(1).upper()) if label and label.group(1).upper() in LABELS else -1
+        if col >= len(row) or not 0 <= index < len(gold.legs):
+            continue
+        mine = {p.id: p for p, _, _ in place_mentions(row[col].lower(), places) if p.category == gold.legs[index].needs[0][1]}
+        if len(mine) == 1:
+            given[index] = next(iter(mine.values()))
+    return given
+
+
 def _labels(labels: list[str]) -> str:
     return f"booking {labels[0]}" if len(labels) == 1 else f"bookings {', '.join(labels[:-1])} and {labels[-1]}"
 
@@ -269,7 +303,7 @@ class PlanUser(SimulatedUser):
         categories = [p.category for p in named]
         several = len(set(categories)) < len(categories)
         aside = set_aside(message, named) if several else frozenset()
-        labelled = labelled_places(message, named, gold) if several else {}
+        labelled = {**labelled_places(message, named, gold), **column_plan(message, named, gold)} if several else {}
         plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))

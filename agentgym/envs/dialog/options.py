@@ -10,7 +10,8 @@ A place is tied to a need when the words before it, back to the last break (a se
 semicolon, a colon, a closing bracket or "or"; the one before when only the break stands
 between: "without the area: X"), name exactly that one of the user's needs and
 offer it ("if", "without", "then", "drop": `agentgym.users.understanding.compromise.offers_option`),
-or name only it, right before the place ("the area (Olive Stool, ...)"); else when a bracket
+or name only it, right before the place ("the area (Olive Stool, ...)", a table row "| the area |
+Olive Stool |"); else when a bracket
 right after the place does ("Fern Rooms (drop the sea view)"). Words that only describe a place
 ("In Old Town, Atlas Lab has standing desks but no 24h access") tie it to nothing.
 """
@@ -30,8 +31,9 @@ __all__ = ["option_ties", "place_mentions"]
 _BREAK = re.compile(r"(?<!\d)[.](?!\d)|[!?;:)\n]|\bor\b", re.IGNORECASE)
 #: A bracket right after a place name: what it says is about that place.
 _ASIDE = re.compile(r"\s*,?\s*\(([^()]*)\)")
-#: Marks that may end words naming only a need, right before a place ("the area (X").
-_LEADS_IN = ("(", ":", "-", "\u2013", "\u2014")
+#: Marks that may end words naming only a need, right before a place ("the area (X", a table's
+#: row "| the monitors | X |").
+_LEADS_IN = ("(", ":", "-", "\u2013", "\u2014", "|")
 #: At most this many words name only a need before a place with no word that offers it.
 _BARE_MAX = 6
 

@@ -16,7 +16,7 @@ from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "VALUE_REQUEST", "asks_answer",
-           "asks_facts_only", "asks_go_ahead", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "asks_go_ahead", "terse_question", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -50,8 +50,9 @@ def offers_more(sentence: str) -> bool:
 
 
 #: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
-#: process it", "let me know if that's OK").
-ASKS_YES = re.compile(r"\b(?:please confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"
+#: process it", "let me know if that's OK", "Kindly confirm.", "Do you authorise this?").
+ASKS_YES = re.compile(r"\b(?:(?:please|kindly) confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"
+                      r"(?:do|will|would|can) you (?:authorise|authorize)|"
                       r"let me know if|(?:is|are) (?:that|this|these|those) (?:ok|okay|alright|all right|fine|acceptable)|"
                       r"(?:ok|okay|alright|fine|good) (?:with|for) you|sounds? good\?|does (?:that|this) (?:work|sound)|"
                       r"(?:do i|have i got|can i (?:get|have)|may i have) your (?:yes|ok|okay|go-ahead|approval|consent|"
@@ -68,7 +69,7 @@ _ASKS_YES_WORDS = (
                                                                              "acceptable")),
     "for you", "good?", "does th",
     *(f"your {yes}" for yes in ("yes", "ok", "go-ahead", "approval", "consent", "permission", "sign-off")),
-    "happy", "agree?", "approve", "yes or no",
+    "you authori", "happy", "agree?", "approve", "yes or no",
     *(f"{ok} {about}" for ok in ("ok", "okay", "alright", "all right", "fine", "good") for about in ("with", "about")),
 )
 
@@ -200,6 +201,21 @@ def asks_facts_only(message: str) -> bool:
     file an incident naming ... Is that the incident you want?" puts a plan): questions before
     any plan."""
     return len(questions(message)) >= 2 and ASKS_LEAVE.search(message) is None and _INTENT.search(message) is None
+
+
+#: Words of a question before its mark ("- payout currency?", "Email?").
+_TERSE_MAX = 4
+#: Verbs that open a yes/no question ("Refund it?", "OK to go?", "Shall I?").
+_ASKS_YES_VERB = re.compile(r"\b(?:ok|okay|shall|should|can|could|may|will|would|do|does|is|are|proceed|go|book|file|"
+                            r"refund|submit|send|pay|roll|credit|exchange|cancel|confirm|approve)\b", re.I)
+
+
+def terse_question(sentence: str) -> bool:
+    """Whether a question is a few words with no verb to ask a yes ("payout currency? (EUR /
+    USD)", "Email on the account?"): it asks for what it names, as a question word's does."""
+    head = sentence.split("?", 1)[0]
+    return len(_WORD.findall(head)) <= _TERSE_MAX and not _ASKS_YES_VERB.search(head)
+
 
 
 def plan_only(message: str) -> bool:

@@ -88,6 +88,7 @@ from agentgym.envs.tooluse.asking import (
     proposes,
     questions,
     says_done,
+    terse_question,
 )
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
 from agentgym.envs.tooluse.consent import has, missing, parts
@@ -128,7 +129,7 @@ from agentgym.envs.tooluse.replies import (
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier, longest_plan, shift_gold
 from agentgym.users.picks import DrawnPicks
-from agentgym.users.rule_based import RuleBasedUser, shift_event
+from agentgym.users.rule_based import RuleBasedUser, shift_event, spelled_out
 from agentgym.users.stock import (
     ACCEPT,
     CANNOT_UNDO,
@@ -238,6 +239,7 @@ class ToolUseUser(RuleBasedUser):
         return _VERBATIM, _protected(self._task.domain)
 
     def reply(self, message: str, turn: int) -> UserTurn:
+        message = spelled_out(message)
         if self._world.violations:
             return UserTurn(VIOLATION, end="gave_up")
         consent = self._world.consent
@@ -375,13 +377,14 @@ class ToolUseUser(RuleBasedUser):
     def _asked_unsaid(self, message: str) -> tuple[str, ...]:
         """The details the message's questions ask for that the user has not said yet: a
         question word's question ("which currency should I pay it in?"), which asks for a value
-        where a yes/no question ("can I go ahead and issue the refunds?") asks for a yes; a
-        plan's own words ("store credit for the lamp") are no question. Each question is read by
+        or a terse one ("payout currency? (EUR / USD)"), where a yes/no question ("can I go ahead
+        and issue the refunds?") asks for a yes; a plan's own words ("store credit for the lamp")
+        are no question. Each question is read by
         itself: a long message that also asks for a yes ("... once you confirm") is read as a
         whole for that yes."""
         read = understanding(self._task.domain).read
         asked = [slot for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
-                 if "?" in s and QUESTION_WORD.search(s) or VALUE_REQUEST.search(s)
+                 if "?" in s and (QUESTION_WORD.search(s) or terse_question(s)) or VALUE_REQUEST.search(s)
                  if (q := read(s)).asked and not self._said_all(q.asked) for slot in q.asked]
         return tuple(dict.fromkeys(asked))
 
