@@ -272,7 +272,7 @@ class SessionToolkit:
         self.session = session
         self.toolkits = toolkits
         layout = _layout(tuple((index, type(tk)) for index, tk in toolkits.items()), toolkits)
-        #: Equal keys mean equal `schemas()`: `AgentEnv` caches the schemas' JSON text by it.
+        #: Equal keys mean equal `schemas()` and `tool_specs()`: copies and decoys are cached by it.
         self.schemas_key = layout.key
         self._owners = layout.owners
         self._schemas = layout.schemas
