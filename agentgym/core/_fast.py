@@ -79,8 +79,10 @@ class LazyNpRandom:
 #: Per toolkit key, a maker of each of its schemas; per schema (by identity, the schema kept
 #: alive so its id is never reused), its maker: a cross-task session's tool list is a mix of its
 #: sub-toolkits' schemas, so sessions of many mixes share the makers of the same few schemas.
+#: Both are emptied when the first is full: a process may make toolkit classes anew.
 _SCHEMA_MAKERS: dict[Hashable, tuple[Callable[[], Any], ...]] = {}
 _MAKER_OF_SCHEMA: dict[int, tuple[Any, Callable[[], Any]]] = {}
+_SCHEMA_KEYS_MAX = 4096
 
 
 def schemas_copy(toolkit: Any) -> list[dict[str, Any]]:
@@ -98,6 +100,9 @@ def schemas_copy(toolkit: Any) -> list[dict[str, Any]]:
     key = (type(toolkit), key)
     makers = _SCHEMA_MAKERS.get(key)
     if makers is None:
+        if len(_SCHEMA_MAKERS) >= _SCHEMA_KEYS_MAX:
+            _SCHEMA_MAKERS.clear()
+            _MAKER_OF_SCHEMA.clear()
         makers = _SCHEMA_MAKERS[key] = tuple(map(_maker_of_schema, toolkit.schemas()))
     return [make() for make in makers]
 

@@ -92,8 +92,10 @@ def _extra_tools(specs: tuple[ToolSpec, ...]) -> tuple[ExtraTool, ...]:
     return tuple(extra for extra, _, _ in _decoys(specs))
 
 
-#: The decoys of a toolkit's tools per (toolkit type, `schemas_key`), which fixes its tools.
+#: The decoys of a toolkit's tools per (toolkit type, `schemas_key`), which fixes its tools;
+#: emptied when full, as `_extra_tools` is bounded (a process may make toolkit classes anew).
 _BY_KEY: dict[Hashable, tuple[ExtraTool, ...]] = {}
+_BY_KEY_MAX = 1024
 
 
 def _candidates(toolkit: Any) -> tuple[ExtraTool, ...]:
@@ -109,6 +111,8 @@ def _candidates(toolkit: Any) -> tuple[ExtraTool, ...]:
     key = (type(toolkit), key)
     got = _BY_KEY.get(key)
     if got is None:
+        if len(_BY_KEY) >= _BY_KEY_MAX:
+            _BY_KEY.clear()
         got = _BY_KEY[key] = _extra_tools(tuple(toolkit.tool_specs().values()))
     return got
 
