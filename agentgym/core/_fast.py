@@ -21,6 +21,7 @@ from gymnasium.utils import seeding
 __all__ = [
     "LazyNpRandom",
     "schemas_copy",
+    "json_maker",
     "copy_json",
     "copy_record",
     "message_maker",
@@ -75,26 +76,73 @@ class LazyNpRandom:
 
 # ------------------------------------------------------------------ copies handed out in infos
 
-_SCHEMA_BLOBS: dict[Hashable, bytes] = {}
+#: Per toolkit key, a maker of each of its schemas; per schema (by identity, the schema kept
+#: alive so its id is never reused), its maker: a cross-task session's tool list is a mix of its
+#: sub-toolkits' schemas, so sessions of many mixes share the makers of the same few schemas.
+#: Both are emptied when the first is full: a process may make toolkit classes anew.
+_SCHEMA_MAKERS: dict[Hashable, tuple[Callable[[], Any], ...]] = {}
+_MAKER_OF_SCHEMA: dict[int, tuple[Any, Callable[[], Any]]] = {}
+_SCHEMA_KEYS_MAX = 4096
 
 
 def schemas_copy(toolkit: Any) -> list[dict[str, Any]]:
     """``copy_json(toolkit.schemas())``: a fresh copy of a toolkit's tool schemas.
 
     Invariant: a toolkit's `schemas_key` (see `agentgym.core.tools.Toolkit.schemas_key`)
-    determines its `schemas()`: equal keys (of one toolkit type), equal schemas. The copy is
-    then loaded from `marshal` bytes cached per key, made from freshly decoded JSON, so no
-    container appears twice and the copy shares nothing. A toolkit without a key (None) is
-    copied as it comes. The bytes are only ever read back by this process.
+    determines its `schemas()`: equal keys (of one toolkit type), equal schemas, and schemas are
+    never mutated (`Toolkit.schemas`). The copy is then made schema by schema by makers cached
+    per key (`json_maker`), so no container appears twice and the copy shares nothing. A toolkit
+    without a key (None) is copied as it comes.
     """
     key = getattr(toolkit, "schemas_key", None)
     if key is None:
         return copy_json(toolkit.schemas())
     key = (type(toolkit), key)
-    blob = _SCHEMA_BLOBS.get(key)
-    if blob is None:
-        blob = _SCHEMA_BLOBS[key] = marshal.dumps(json.loads(json.dumps(toolkit.schemas())))
-    return marshal.loads(blob)
+    makers = _SCHEMA_MAKERS.get(key)
+    if makers is None:
+        if len(_SCHEMA_MAKERS) >= _SCHEMA_KEYS_MAX:
+            _SCHEMA_MAKERS.clear()
+            _MAKER_OF_SCHEMA.clear()
+        makers = _SCHEMA_MAKERS[key] = tuple(map(_maker_of_schema, toolkit.schemas()))
+    return [make() for make in makers]
+
+
+def _maker_of_schema(schema: Any) -> Callable[[], Any]:
+    got = _MAKER_OF_SCHEMA.get(id(schema))
+    if got is None or got[0] is not schema:
+        got = _MAKER_OF_SCHEMA[id(schema)] = (schema, json_maker(schema))
+    return got[1]
+
+
+def json_maker(value: Any) -> Callable[[], Any]:
+    """A function that returns ``json.loads(json.dumps(value))`` afresh on every call.
+
+    Plain code: that round trip. The maker is a compiled display of the round trip's value
+    (``lambda: {"type": "function", ...}``): each call builds new dicts and lists, in the same
+    key order, holding the same immutable scalars, which the interpreter builds from constants
+    without parsing. Invariant: `repr` writes every JSON scalar (str, int, finite float, bool,
+    None) as a literal that evaluates to an equal value of the same type; the maker is checked
+    equal to the round trip once, and where it is not (a non-finite float, a nesting too deep
+    to compile) the round trip's `marshal` bytes are loaded instead.
+    """
+    data = json.loads(json.dumps(value))
+    try:
+        make = eval(compile("lambda: " + _display(data), "<json_maker>", "eval"))  # noqa: S307
+        if json.dumps(make()) == json.dumps(data) and make() == data:
+            return make
+    except (RecursionError, SyntaxError, NameError, MemoryError, ValueError):
+        pass
+    blob = marshal.dumps(data)
+    return lambda: marshal.loads(blob)
+
+
+def _display(value: Any) -> str:
+    """Python source that builds `value` (JSON data from `json.loads`)."""
+    if type(value) is dict:
+        return "{" + ",".join(f"{k!r}:{_display(v)}" for k, v in value.items()) + "}"
+    if type(value) is list:
+        return "[" + ",".join(map(_display, value)) + "]"
+    return repr(value)
 
 
 _CONTAINERS = (dict, list)

@@ -23,7 +23,7 @@ from gymnasium.error import ResetNeeded
 from agentgym.core._fast import LazyNpRandom, copy_json, copy_record, schemas_copy
 from agentgym.core.brief import with_turn_budget
 from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
-from agentgym.core.gold import call_matches, carries
+from agentgym.core.gold import call_matches, carries, plan_calls
 from agentgym.core.hooks import EnvHooks, ExtraTool, Intercept
 from agentgym.core.protocol import (
     MAX_ACTION_BYTES,
@@ -218,10 +218,10 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
 
     def gold_calls(self) -> list[dict[str, Any]]:
         """The gold plan as it stands now: ``[{"name", "arguments": {key: spec}}]`` (see
-        `agentgym.core.gold`); empty for a family whose gold lists no calls."""
-        gold = self._episode_gold()
-        calls = gold.get("calls") if isinstance(gold, dict) else None
-        return list(calls or ())
+        `agentgym.core.gold`); empty for a family whose gold lists no calls. A noise fault asks
+        for it each time it fires, so the calls are taken without the rest of the gold's dict
+        (`agentgym.core.gold.plan_calls`)."""
+        return plan_calls(self.task.gold)
 
     def _done_steps(self, plan: list[dict[str, Any]]) -> list[bool]:
         """Which steps of `plan` a successful call of this episode has already completed."""

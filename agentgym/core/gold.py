@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "contains_value", "leaves", "matching_steps"]
+__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "contains_value", "leaves", "matching_steps",
+           "plan_calls"]
 
 #: The operator keys of an argument spec.
 OPERATORS = frozenset({"any_of", "if_given", "at_least", "at_most", "subset_of", "any"})
@@ -138,3 +139,17 @@ def _literal_values(spec: Any) -> Iterable[Any]:
 def contains_value(arguments: Any, value: Any) -> bool:
     """Whether `value` is one of the leaves of a call's arguments (a string, number or boolean)."""
     return any(same(v, value) for v in leaves(arguments))
+
+
+def plan_calls(gold: Any) -> list[dict[str, Any]]:
+    """The calls of a gold's plan, as its ``to_dict()["calls"]`` lists them (a dict gold's own
+    ``"calls"``; none when it lists none). A gold that offers ``plan_calls()`` gives them without
+    building the rest of its dict, which holds the same calls (`tests/envs/test_gold_plan_calls.py`
+    plays every family's episodes and checks the two agree at every step)."""
+    fast = getattr(gold, "plan_calls", None)
+    if fast is not None:
+        return fast()
+    if hasattr(gold, "to_dict"):
+        gold = gold.to_dict()
+    calls = gold.get("calls") if isinstance(gold, dict) else None
+    return list(calls or ())

@@ -150,10 +150,10 @@ class Toolkit:
 
     @property
     def schemas_key(self) -> Hashable | None:
-        """What determines `schemas()`: equal keys (of one toolkit type) mean equal schemas, so a
-        caller may cache a copy by it; None when they may vary. A class that keeps `schemas` has
-        them fixed when it is defined, so its key is the class. A toolkit that is not a `Toolkit`
-        (a cross-task session's) may offer one too."""
+        """What determines `schemas()` and `tool_specs()`: equal keys (of one toolkit type) mean
+        equal schemas and specs, so a caller may cache a copy by it; None when they may vary. A
+        class that keeps `schemas` has them (and its specs) fixed when it is defined, so its key
+        is the class. A toolkit that is not a `Toolkit` (a cross-task session's) may offer one too."""
         return type(self) if type(self).schemas is Toolkit.schemas else None
 
     def has_tool(self, name: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Callable
 
@@ -92,6 +92,31 @@ def _extra_tools(specs: tuple[ToolSpec, ...]) -> tuple[ExtraTool, ...]:
     return tuple(extra for extra, _, _ in _decoys(specs))
 
 
+#: The decoys of a toolkit's tools per (toolkit type, `schemas_key`), which fixes its tools;
+#: emptied when full, as `_extra_tools` is bounded (a process may make toolkit classes anew).
+_BY_KEY: dict[Hashable, tuple[ExtraTool, ...]] = {}
+_BY_KEY_MAX = 1024
+
+
+def _candidates(toolkit: Any) -> tuple[ExtraTool, ...]:
+    """``_extra_tools(tuple(toolkit.tool_specs().values()))``: the decoys of a toolkit's tools in
+    listing order. At reset, `tool_specs` holds the very specs that looking up each listed schema
+    with `spec` gives (in a cross-task session the first sub-task is active, so every name
+    resolves to its first owner). Invariant: a toolkit's `schemas_key`, where it has one, fixes
+    its tool specs as it fixes its schemas (a `Toolkit` class's specs are its class's; a session's
+    are its sub-toolkit classes'), so the decoys are looked up by it, without building the specs."""
+    key = getattr(toolkit, "schemas_key", None)
+    if key is None:
+        return _extra_tools(tuple(toolkit.tool_specs().values()))
+    key = (type(toolkit), key)
+    got = _BY_KEY.get(key)
+    if got is None:
+        if len(_BY_KEY) >= _BY_KEY_MAX:
+            _BY_KEY.clear()
+        got = _BY_KEY[key] = _extra_tools(tuple(toolkit.tool_specs().values()))
+    return got
+
+
 class Distractors(NoiseWrapper):
     """Each episode offers `n` extra tools named and described like the env's own, that do not help.
 
@@ -123,11 +148,7 @@ class Distractors(NoiseWrapper):
     def on_reset(self, env: AgentEnv, user: SimulatedUser) -> None:
         # The toolkit exists only once reset has made it, and this point comes right after that
         # and before the reset lists the tools: the one point where the decoys can follow it.
-        # The episode's tools in listing order. At reset, `tool_specs` holds the very specs that
-        # looking up each listed schema with `spec` gives (in a cross-task session the first
-        # sub-task is active, so every name resolves to its first owner), at a fraction of the
-        # cost: a session's `schemas` and `spec` route every name through its sub-toolkits.
-        candidates = _extra_tools(tuple(env.toolkit.tool_specs().values()))
+        candidates = _candidates(env.toolkit)
         if self._n > len(candidates):
             raise ValueError(f"Distractors(n={self._n}): this episode's tools offer only {len(candidates)} decoys")
         picks = sorted(env.noise_rng("distractors", once=True).permutation(len(candidates))[: self._n])

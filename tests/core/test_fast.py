@@ -181,6 +181,44 @@ def test_schemas_copy_equals_a_deep_copy_of_the_schemas_and_shares_nothing(env_i
         assert len(ids) == len(set(ids))
 
 
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_json_maker_makes_the_json_round_trip_afresh_each_call(value: Any) -> None:
+    make = _fast.json_maker(value)
+    first, second = make(), make()
+    want = json.loads(json.dumps(value))
+    assert first == second == want
+    assert json.dumps(first) == json.dumps(want)  # the order of keys and the scalars' types too
+    assert _shares_nothing(first, second) and _shares_nothing(first, value)
+    assert all(type(c) in (dict, list) for c in _containers(first))
+
+
+def test_json_maker_falls_back_where_a_display_cannot_stand_for_the_value() -> None:
+    for value in ([{"x": float("inf")}], {"nan": float("nan")}, [[[[]]]] * 3):
+        make = _fast.json_maker(value)
+        assert json.dumps(make()) == json.dumps(json.loads(json.dumps(value)))
+        assert make() is not make()
+
+
+def test_schemas_copy_empties_its_caches_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Keyed:
+        def __init__(self, name: str) -> None:
+            self.schemas_key = name
+            self._schemas = [{"type": "function", "function": {"name": name, "parameters": {}}}]
+
+        def schemas(self) -> list[dict[str, Any]]:
+            return self._schemas
+
+    monkeypatch.setattr(_fast, "_SCHEMA_MAKERS", {})
+    monkeypatch.setattr(_fast, "_MAKER_OF_SCHEMA", {})
+    monkeypatch.setattr(_fast, "_SCHEMA_KEYS_MAX", 2)
+    kits = [Keyed(name) for name in "abcde"]
+    for _ in range(2):
+        for kit in kits:
+            assert _fast.schemas_copy(kit) == kit.schemas() and _fast.schemas_copy(kit)[0] is not kit.schemas()[0]
+            assert len(_fast._SCHEMA_MAKERS) <= 2 and len(_fast._MAKER_OF_SCHEMA) <= 2
+
+
 def test_schemas_copy_of_a_toolkit_without_a_key_is_a_plain_copy() -> None:
     class Varying:
         schemas_key = None

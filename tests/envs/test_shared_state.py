@@ -29,9 +29,11 @@ from agentgym.users.understanding import Understanding
 #: threads is safe. A new one must be added here (the first test finds them); tables of constants
 #: need not be, but every module-level container is checked unchanged after the episodes below.
 SHARED: dict[str, str] = {
-    # Filled once per key, idempotently (a race builds the same value twice); values are bytes
+    # Filled once per key, idempotently (a race builds the same value twice); values are makers
     # or are only ever read; what leaves the env is a copy.
-    "agentgym.core._fast._SCHEMA_BLOBS": "bytes per schema set; each reset loads a fresh copy",
+    "agentgym.core._fast._SCHEMA_MAKERS": "makers per schema set (emptied when full); each reset makes a "
+                                           "fresh copy",
+    "agentgym.core._fast._MAKER_OF_SCHEMA": "a maker per schema (kept alive, never mutated); it makes copies",
     "agentgym.envs.tooluse.asking._PROPOSES": "a bool per (text, engine), a pure function of both (a race stores "
                                               "an equal value twice); emptied when full",
     "agentgym.envs.crosstask.session._LAYOUTS": "one layout per sub-toolkit mix, read only; schemas copied",
@@ -71,6 +73,8 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.tasks.domains_for": "a tuple",
     "agentgym.noise.distractors._decoys_of": "frozen specs and stateless handlers",
     "agentgym.noise.distractors._extra_tools": "a tuple of the above",
+    "agentgym.noise.distractors._BY_KEY": "the same tuples, by toolkit key; filled once per key, emptied when "
+                                          "full",
     "agentgym.noise.spec._parse_text": "parsed noise specs, read only; parse_noise hands out copies",
     "agentgym.envs.tooluse.user._protected": "a compiled pattern per domain, read only",
     "agentgym.envs.tooluse.detail_values.statement_words": "a str per statement",

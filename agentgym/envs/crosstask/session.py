@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from agentgym import families
 from agentgym.core.action_types import MAX_CALLS_PER_TURN
+from agentgym.core.gold import plan_calls
 from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
@@ -117,6 +118,19 @@ class SessionGold:
     """The gold of every sub-task; follow-ups get theirs when they start."""
 
     segments: tuple[Segment, ...]
+
+    def plan_calls(self) -> list[dict[str, Any]]:
+        """The calls `to_dict` lists (``"calls"``): each segment's, in order, without the rest of
+        every sub-task's gold."""
+        calls: list[dict[str, Any]] = []
+        for s in self.segments:
+            if s.family == "followup":
+                if s.move is not None:
+                    calls += s.move.to_dict().get("calls", [])
+            else:
+                assert s.task is not None
+                calls += plan_calls(s.task.gold)
+        return calls
 
     def to_dict(self) -> dict[str, Any]:
         subs, calls, superseded = [], [], []
@@ -274,7 +288,7 @@ class SessionToolkit:
         self.session = session
         self.toolkits = toolkits
         layout = _layout(tuple((index, type(tk)) for index, tk in toolkits.items()), toolkits)
-        #: Equal keys mean equal `schemas()`: `AgentEnv` caches the schemas' JSON text by it.
+        #: Equal keys mean equal `schemas()` and `tool_specs()`: copies and decoys are cached by it.
         self.schemas_key = layout.key
         self._owners = layout.owners
         self._schemas = layout.schemas

@@ -88,10 +88,14 @@ class PlanGold:
         calls.append({"name": "submit_plan", "arguments": {}})
         return calls
 
+    def plan_calls(self) -> list[dict[str, Any]]:
+        """`plan`, as `to_dict` lists it (``"calls"``)."""
+        return self.plan()
+
     def to_dict(self) -> dict[str, Any]:
         return {"legs": [leg.to_dict() for leg in self.legs], "budget": self.budget,
                 "distinct_areas": self.distinct_areas, "priority": [LABELS[i] for i in self.priority],
-                "best": list(self.best), "accepted": [list(p) for p in self.accepted], "calls": self.plan(),
+                "best": list(self.best), "accepted": [list(p) for p in self.accepted], "calls": self.plan_calls(),
                 "superseded_calls": []}
 
 

@@ -174,9 +174,13 @@ class Gold:
             {"name": "book", "arguments": {"item_id": {"any_of": list(self.items)}, "day": self.day, "slot": self.slot}},
         ]
 
+    def plan_calls(self) -> list[dict[str, Any]]:
+        """`plan`, as `to_dict` lists it (``"calls"``)."""
+        return self.plan()
+
     def to_dict(self) -> dict[str, Any]:
         return {"constraints": [c.to_dict() for c in self.constraints], "day": self.day, "slot": self.slot,
-                "items": list(self.items), "calls": self.plan(), "superseded_calls": list(self.superseded)}
+                "items": list(self.items), "calls": self.plan_calls(), "superseded_calls": list(self.superseded)}
 
 
 @dataclass(frozen=True)

@@ -192,8 +192,12 @@ class Gold:
     #: Calls of plans the user abandoned by shifting the goal (for tool-accuracy metrics).
     superseded: tuple[dict[str, Any], ...] = ()
 
+    def plan_calls(self) -> list[dict[str, Any]]:
+        """The plan's calls as `to_dict` lists them (``"calls"``)."""
+        return [s.to_dict() for s in self.plan]
+
     def to_dict(self) -> dict[str, Any]:
-        plan = [s.to_dict() for s in self.plan]
+        plan = self.plan_calls()
         return {"kind": self.kind, "plan": plan, "calls": plan,
                 "effects": [e.to_dict() for e in self.effects], "traps": list(self.traps),
                 "superseded_calls": list(self.superseded)}
