@@ -189,3 +189,39 @@ def test_also_in_the_account_beside_approvals_of_each_item_is_no_offer_of_more()
     env, actions = _played("crosstask-5989.txt", 6)
     said = _said(env, actions[6])
     assert said == "Yes, please go ahead.", said
+
+
+def test_a_report_of_the_last_request_beside_the_next_plan_is_no_claim_about_it() -> None:
+    """"Transfer done: 357.03 GBP sent ... Plan: exchange it for the paperback variant. OK?": the
+    plan is put for a yes (it got "It's not done on my side yet"; a playtest, seed 6114, turn 6)."""
+    env, actions = _played("crosstask-6114.jsonl", 5)
+    said = _said(env, actions[5])
+    assert said == "Yes, please go ahead.", said
+
+
+@pytest.mark.parametrize("turn", [19, 27])
+def test_ok_after_a_plan_asks_the_come_backs_for_a_yes(turn: int) -> None:
+    """"... I'll book Saturday afternoon and cancel the Thursday booking (B2). OK?" (the move, turn
+    20) and a plan of days ending "OK?" (the series, turn 28) ask for a yes: they got "Could you
+    rephrase that?" and the request repeated (a playtest, seed 6112)."""
+    env, actions = _played("crosstask-6112.jsonl", turn)
+    said = _said(env, actions[turn])
+    assert "go ahead" in said and "rephrase" not in said, said
+
+
+def test_a_change_of_mind_replaces_the_customers_press() -> None:
+    """The customer who presses for a rollback, changing its mind at that reply, says only the
+    change ("Can't you roll pricing back to v1.15.4 instead? ... Actually, don't roll anything
+    back" said both; a playtest, ToolUse 6095, turn 8)."""
+    env, actions = _played("tooluse-6095.jsonl", 7)
+    said = _said(env, actions[7]).lower()
+    assert "anything back" in said and "can't you" not in said and "manager" not in said, said  # typos may land elsewhere
+
+
+def test_a_place_named_only_to_say_it_was_no_suggestion_is_not_the_proposal() -> None:
+    """"Sorry: I listed Hazel Quarters only to show what was out there, not as a suggestion ... My
+    proposal: **Meadow Haven** ... Shall I book it for you?" proposes Meadow Haven (the user judged
+    Hazel Quarters and left; a playtest, Dialog 6102, turn 6)."""
+    env, actions = _played("dialog-6102.jsonl", 5)
+    said = _said(env, actions[5])
+    assert "Meadow Haven sounds great" in said, said

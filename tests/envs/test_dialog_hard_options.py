@@ -187,3 +187,27 @@ def test_a_recommendation_tied_to_a_need_kept_leaves_the_give_way_answer_alone(s
         text = info["messages"][-1]["content"]
         assert task.extra.get("relaxed") == flexible.id, (message, text)
         assert REPHRASE not in text and h.name not in text and not terminated, (message, text)
+
+
+@pytest.mark.parametrize("split", ("train", "test"))
+def test_places_listed_by_what_they_have_beside_a_give_way_question_are_not_judged(split: str) -> None:
+    """"Places with {f}: X. Places with {o}: Y. Which matters least?": X and Y are what there is,
+    each keeping the need named before it; the user gives way and judges neither (it judged Y as
+    the option of the need it gave up, and warned of its patience; a playtest, seed 6102, turn 4)."""
+    from agentgym.envs.dialog.wording import WARNING
+    from agentgym.users.stock import REPHRASE
+
+    for seed in (31, 32, 33):
+        env, task = _asked(split, seed)
+        flexible = next(c for c in task.gold.constraints if c.id == task.extra["flexible"])
+        other = next(c for c in task.gold.constraints if c.reveal == "ask" and c.kind != "time"
+                     and c.id != flexible.id)
+        places = [p for p in task.world.places if p.id not in _first_gold(task)][:3]
+        message = (f"I've been through every place, and nothing has all of that.\n1. Places with {_words(flexible, task)}: "
+                   f"{places[0].name}.\n2. Places with {_words(other, task)}: {places[1].name} and {places[2].name}.\n\n"
+                   "Which one matters least to you?")
+        _, _, terminated, _, info = env.step(message)
+        text = info["messages"][-1]["content"]
+        assert task.extra.get("relaxed") == flexible.id, (message, text)
+        assert WARNING not in text and REPHRASE not in text and not any(p.name in text for p in places), text
+        assert not terminated

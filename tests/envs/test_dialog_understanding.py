@@ -770,6 +770,10 @@ RULED_OUT = (
     "of daylight, and it has a table free then. Should I go ahead and reserve it?",
     "Options: {b} (4.1), {c} (3.9) and {a} (4.6). Shall I book {a}?",
     "I've already cancelled {b} and {c}, so {a} is the one. Want me to book it?",
+    # A place named again only to say it was no suggestion, one that breaks a need, and the
+    # proposal in bold before a closing "book it?" past a blank line (Dialog playtest 6102 T6).
+    "Sorry about that: I listed {b} only to show what was out there, not as a suggestion.\n1. {c} breaks your "
+    "budget.\n\nMy proposal: **{a}**, Saturday afternoon.\n\nShall I book it for you?",
     # What the others lack, in a word (CrossTask playtest 6052 T5).
     "Found one that fits: {a}, with both. The other one there, {b}, has neither; {c} has none of them. Want me to go "
     "for it?",

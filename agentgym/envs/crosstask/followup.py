@@ -26,6 +26,7 @@ from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.envs.dialog.typos import slip
 from agentgym.envs.dialog.user import place_names, places_named, understanding
+from agentgym.envs.tooluse.asking import asks_go_ahead
 from agentgym.users.rule_based import RuleBasedUser
 from agentgym.users.stock import CONFIRMED, REPHRASE
 from agentgym.users.understanding import Reading
@@ -188,7 +189,8 @@ class FollowUpUser(RuleBasedUser):
         said = self._answer(r)
         if said is not None:
             return said
-        if r.confirm:
+        if r.confirm or (r.question and asks_go_ahead(message)):
+            # "... I'll book Saturday afternoon and cancel B2. OK?" asks for a yes as "shall I?" does.
             return " ".join((CONFIRMED, self._missing(agreeing=True))).strip()
         if r.chatter:
             return f"All good here, thanks! {self._request()}"

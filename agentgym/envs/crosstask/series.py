@@ -36,7 +36,7 @@ from agentgym.envs.crosstask.comeback import ComeBack, Upstream, at_booked_time,
 from agentgym.envs.crosstask.followup import FollowUpUser
 from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking, Place, World
-from agentgym.envs.tooluse.asking import asks_yes
+from agentgym.envs.tooluse.asking import asks_go_ahead
 from agentgym.users.understanding import Reading
 
 __all__ = ["SERIES", "Series", "SeriesUser", "plan_series", "score_series"]
@@ -187,7 +187,7 @@ class SeriesUser(FollowUpUser):
     def _respond(self, r: Reading, message: str, turn: int) -> str:
         topics = clarify.asked(message)
         parts = [self._clarified(t) for t in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL) if t in topics]
-        if r.confirm or asks_yes(message):
+        if r.confirm or asks_go_ahead(message):
             # Asked to approve a plan of days: the work is the assistant's, judged as it is booked.
             return " ".join(parts + [f"Yes, go ahead, as long as each day follows what I asked for. {_KEEP}"])
         return " ".join(parts + [self._request()])

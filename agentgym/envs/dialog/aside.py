@@ -23,10 +23,11 @@ __all__ = ["asked_about", "set_aside"]
 _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
 #: dropped", "W is taken", "V got snapped up", "U is gone", "cancelled" or "released", "T lacks wifi", "S
-#: would leave only 15 EUR for the rest", "R is over budget", "Q has neither"), and any word of a place with no room left ("Q
+#: would leave only 15 EUR for the rest", "R is over budget", "Q has neither", "P breaks your budget"), and any word of a place with no room left ("Q
 #: was full", "P had no availability", "O is booked up"). Words a chosen place's own
 #: description may well carry ("no parking needed", "without a view") are not among them.
-_SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|neither|none of|dropp(ed|ing)|dropped|taken|"
+_SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|neither|none of|breaks|violates|"
+                        r"dropp(ed|ing)|dropped|taken|"
                         r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"
                         r"snapped up|grabbed|gone|cancel+ed|releas(ed|ing)|freed( up)?|let (it )?go|"
                         r"(full|booked (out|up)|sold out)|no (availability|vacanc\w+|openings?|space|room|free \w+)|"
@@ -160,5 +161,8 @@ def asked_about(message: str, places: list[Place]) -> Place | None:
         return next(iter(question.values()))
     if question or len(starts) < 2 or not _BOOK_IT.search(text, starts[-1], end):
         return None
-    before = named(starts[-2], starts[-1])
+    k = len(starts) - 2  # the sentence before, past the blank ones a paragraph break leaves
+    while k > 0 and not text[starts[k]:starts[k + 1]].strip(" \n*_#>-"):
+        k -= 1
+    before = named(starts[k], starts[k + 1])
     return next(iter(before.values())) if len(before) == 1 else None

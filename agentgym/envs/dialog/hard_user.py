@@ -199,7 +199,9 @@ class HardDialogUser(DialogUser):
             return replace(r, places=(), recommended=(), alternatives=())
         ties = option_ties(message, named, self._needs_in)
         if not ties:
-            return r
+            # Places listed as what there is ("cabins with breakfast: X; with parking: Y and Z")
+            # are no proposal; one place, or one recommended ("I'd go with X"), is.
+            return r if len(named) == 1 or r.recommended else replace(r, places=(), recommended=(), alternatives=())
         given = [p for p in named if ties.get(p.id) == self._dropped.id]
         left = given or [p for p in named if p.id not in ties]
         keys = tuple(p.name.lower() for p in left)

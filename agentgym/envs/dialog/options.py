@@ -36,6 +36,9 @@ _ASIDE = re.compile(r"\s*,?\s*\(([^()]*)\)")
 _LEADS_IN = ("(", ":", "-", "\u2013", "\u2014", "|")
 #: At most this many words name only a need before a place with no word that offers it.
 _BARE_MAX = 6
+#: Words that say the places after them have the need ("Cabins with free parking: X and Y"): those
+#: places keep it, so they are no option for giving it up.
+_HAS = re.compile(r"\b(with|has|have|having|offer\w*|serv\w*|includ\w*|that|which)\b")
 
 
 def option_ties(message: str, places: list[Place], needs_in: Callable[[str], set[str]]) -> dict[str, str]:
@@ -63,7 +66,8 @@ def _tie(words: str, needs_in: Callable[[str], set[str]], bare: bool) -> str | N
     if len(needs) != 1:
         return None
     plain = words.strip()
-    if offers_option(plain) or (bare and plain.endswith(_LEADS_IN) and len(plain.split()) <= _BARE_MAX):
+    if offers_option(plain) or (bare and plain.endswith(_LEADS_IN) and len(plain.split()) <= _BARE_MAX
+                                and _HAS.search(plain) is None):
         return next(iter(needs))
     return None
 

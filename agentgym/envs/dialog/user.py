@@ -147,6 +147,9 @@ def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") ->
         kept = [p for p in named if p.id not in aside]
         if len(kept) == 1:
             return kept[0]
+        # A place set aside is no recommendation, whatever word stands near it ("I listed X only
+        # to show what was there, not as a suggestion").
+        named = kept or named
 
     def ids(keys: tuple[str, ...]) -> set[str]:
         return {p.id for k in keys if (p := resolve_place(k, names)) is not None}

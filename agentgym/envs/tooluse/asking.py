@@ -106,10 +106,11 @@ _DIGIT = re.compile(r"\d")
 _WORD = re.compile(r"[A-Za-z]{2,}")
 #: Words that open a question asking for a value rather than a yes.
 QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", re.I)
-#: A message that says what the assistant is about to do ("I'll file the incident now"), and
+#: A message that says what the assistant is about to do ("I'll file the incident now", "Plan:
+#: exchange it for the paperback"), and
 #: words that claim something is done already: a plan alone is not a claim of work done.
 _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! know)|i am about to|i'm about to|i shall|"
-                     r"next,? i|i plan to|i'd like to)\b", re.I)
+                     r"next,? i|i plan to|i'd like to)\b|\b(?:plan|next|proposed|proposal|next steps?)\s*:", re.I)
 _CLAIM = re.compile(r"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|completed?|"
                     r"all set)\b", re.I)
 

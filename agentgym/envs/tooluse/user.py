@@ -586,6 +586,14 @@ class ToolUseUser(RuleBasedUser):
         return UserTurn(f"{text} {CANNOT_UNDO}", end="gave_up")
 
     # -------------------------------------------------------------- goal shift
+    def _with_shift(self, text: str, said: str, confirm: bool) -> str:
+        # A customer who changes its mind stops pressing for what it asked before ("Can't you
+        # roll it back to v1.4? ... Actually, don't roll anything back" says two things at once).
+        press = self._world.press
+        if said and press is not None and text in press.asks:
+            return said
+        return super()._with_shift(text, said, confirm)
+
     def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
         spec = load_domains()[self._task.domain]
         if spec.shifts is None or self._goal.job is None:
