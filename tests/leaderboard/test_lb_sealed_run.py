@@ -394,6 +394,8 @@ def test_bodies_and_messages_over_the_limit_are_refused(board: T.Board) -> None:
         T.exchange(sock, {"op": "reset"})
         with pytest.raises(ConnectionClosed) as closed:
             T.exchange(sock, {"op": "step", "action": "x" * (2 << 20)})
-        assert closed.value.rcvd.code == 1009
+        # The board closes with 1009; a client still writing the oversized frame may see the
+        # connection drop before that close frame reaches it (no frame received, never another code).
+        assert closed.value.rcvd is None or closed.value.rcvd.code == 1009
     with T.ws(board, token, run["run_id"], sid) as sock:  # the session (and its episode) outlive it
         assert T.exchange(sock, {"op": "reset"})["info"]["sealed"]["resumed"]

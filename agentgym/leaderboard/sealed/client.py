@@ -194,8 +194,10 @@ class _EpisodeOver(Exception):
     """The board ended the episode in play as an agent error (the turn would have taken its record past the cap)."""
 
 
-#: The board's codes for "no episode left to start": in this cell, or in the whole run.
-_NOTHING_LEFT = frozenset({"cell_done", "run_played"})
+#: The board's codes for "no episode left to start": in this cell, or in the whole run (also when
+#: the run ended while this worker's session was being opened: another worker played its last
+#: episode, or recorded an agent error that ended it).
+_NOTHING_LEFT = frozenset({"cell_done", "run_played", "run_closed"})
 #: Seconds a worker waits before asking again for a session the board had no room for.
 _ROOM_WAIT_S = 1.0
 
