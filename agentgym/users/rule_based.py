@@ -57,8 +57,7 @@ def spelled_out(message: str) -> str:
     the question before it ("What are you after? Specifically: the area, your budget."), and the
     items of a list under a line that asks for them ("kindly tell me:" above "1. The email on your
     account."), each ended by a question mark."""
-    if "?" in message and any(w in message.lower() for w in ("specifically", "in particular", "namely",
-                                                             "that is to say")):
+    if "?" in message:  # the pattern's own search: no lower-cased copy of every message
         message = _SPELLED_OUT.sub(r"\1?", message)
     if ":\n" in message or ":\r\n" in message:
         lines, asking = message.split("\n"), False

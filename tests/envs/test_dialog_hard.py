@@ -389,7 +389,7 @@ def test_the_heuristic_falls_from_medium_to_the_tier_with_cis_apart(split: str) 
 def test_the_needs_it_would_give_up_are_said_as_wishes_and_no_other_is(split: str) -> None:
     """"I'd like it to have wifi" for a need the user gives up first (or after the booking), and
     never for one it keeps: a person's words say what matters most (a playtest, seed 6011)."""
-    from agentgym.envs.dialog.wording import statement
+    from agentgym.envs.dialog.wording import WISH_FORM, statement
 
     ask = ("So I can find the right place: which category, which area, what's your budget, what minimum rating, any "
            "particular amenities, and which day and time of day?")
@@ -404,7 +404,7 @@ def test_the_needs_it_would_give_up_are_said_as_wishes_and_no_other_is(split: st
         for c in task.gold.constraints:
             if c.kind not in ("category", "area", "amenity") or c.reveal == "late":
                 continue
-            wish = {"category": 1, "area": 2, "amenity": 2}[c.kind]
+            wish = WISH_FORM[c.kind]
             if statement(c, domain, wish) in said:
                 assert c.id in wishes, (seed, c, said)
                 seen[True] += 1

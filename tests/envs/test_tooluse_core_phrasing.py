@@ -51,6 +51,18 @@ def _reply(env: Any, message: str) -> str:
     return env.step(message)[0].removeprefix("[user] ")
 
 
+def _keeping(domain: str, slot: str) -> tuple[Any, Any]:
+    """The env and task of the first medium train task of `domain` whose customer keeps its
+    detail of `slot` until asked."""
+    for seed in range(200):
+        env = gym.make("AgentRL/ToolUse-v0", difficulty="medium", split="train")
+        env.reset(seed=seed)
+        task = env.unwrapped._task
+        if task.domain == domain and any(d.slot == slot and d.reveal != "upfront" for d in task.goal.details):
+            return env, task
+    raise AssertionError(f"no {domain} task keeping its {slot} among the seeds")
+
+
 CELLS = [(split, domain, difficulty) for split, domain in SEEDS for difficulty in ("easy", "medium")]
 
 
@@ -199,12 +211,7 @@ def test_confirm_the_email_asks_for_it_beside_a_yes(difficulty: str) -> None:
 
 
 def test_a_detail_already_said_is_not_said_again_beside_a_new_one() -> None:
-    for seed in range(200):  # a medium orders task whose customer keeps its email until asked
-        env = gym.make("AgentRL/ToolUse-v0", difficulty="medium", split="train")
-        env.reset(seed=seed)
-        task = env.unwrapped._task
-        if task.domain == "orders" and any(d.slot == "email" and d.reveal != "upfront" for d in task.goal.details):
-            break
+    env, task = _keeping("orders", "email")
     details = task.goal.details
     said = [d for d in details if d.reveal == "upfront"]
     email = next(d for d in details if d.slot == "email")
@@ -214,12 +221,7 @@ def test_a_detail_already_said_is_not_said_again_beside_a_new_one() -> None:
 
 
 def test_a_question_for_a_detail_is_answered_beside_a_plan_that_waits_for_a_yes() -> None:
-    for seed in range(200):  # a calendar task whose customer keeps the meeting's length until asked
-        env = gym.make("AgentRL/ToolUse-v0", difficulty="medium", split="train")
-        env.reset(seed=seed)
-        task = env.unwrapped._task
-        if task.domain == "calendar" and any(d.slot == "duration" and d.reveal != "upfront" for d in task.goal.details):
-            break
+    env, task = _keeping("calendar", "duration")
     length = next(d.statement for d in task.goal.details if d.slot == "duration")
     reply = _reply(env, "What I'll do:\n1. Look up each attendee's time zone and working hours.\n2. Propose the "
                         "earliest slot, then book it and send the invite once you confirm.\n\nOne detail I need: how "
@@ -256,12 +258,7 @@ def test_confirm_and_ill_file_is_put_for_a_yes_beside_work_reported_done(difficu
 def test_a_list_under_a_line_that_asks_for_it_is_asked(lead: str) -> None:
     """"kindly tell me:" above "1. The email address on your account." asks for the email (it got
     the order's date; a playtest, CrossTask 6082, turn 14)."""
-    for seed in range(200):  # a medium orders task whose customer keeps its email until asked
-        env = gym.make("AgentRL/ToolUse-v0", difficulty="medium", split="train")
-        env.reset(seed=seed)
-        task = env.unwrapped._task
-        if task.domain == "orders" and any(d.slot == "email" and d.reveal != "upfront" for d in task.goal.details):
-            break
+    env, task = _keeping("orders", "email")
     email = next(d for d in task.goal.details if d.slot == "email")
     reply = _reply(env, f"Thanks for your message. {lead}\n1. The email address on your Brightcart account.")
     assert reply == email.statement, reply

@@ -50,7 +50,7 @@ from agentgym.envs.dialog.itinerary_user import PlanUser
 from agentgym.envs.dialog.options import option_ties
 from agentgym.envs.dialog.tasks import Constraint, satisfying_places
 from agentgym.envs.dialog.user import DialogUser, places_named
-from agentgym.envs.dialog.wording import NO_PREFERENCE, clause, relative_time
+from agentgym.envs.dialog.wording import NO_PREFERENCE, WISH_FORM, clause, relative_time
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.compromise import Compromise, read_compromise
 
@@ -78,10 +78,6 @@ _KEEP = {
     "time": "No, the time is fixed for me.",
 }
 _KEEP_ALL = "No, those all matter to me."
-#: The phrasing of a need that says it as a wish (`agentgym.envs.dialog.wording.statement`:
-#: "I'd like the cuisine to be ...", "I'd like it to be in the ... area", "I'd like it to ..."),
-#: by kind; the price's and the rating's words are all firm.
-_WISH = {"category": 1, "area": 2, "amenity": 2}
 #: The assistant speaking of its own choice ("I'd let the area go: X"): words the engine reads as
 #: a statement, whose needs named are then no question; dropped where only the needs named count.
 _OWN_CHOICE = re.compile(r"\b(?:i'd|i would|i'll|i will|we'd|we could|you could)\b", re.IGNORECASE)
@@ -126,7 +122,7 @@ class HardDialogUser(DialogUser):
         """A need it would give up in the words of a wish ("I'd like it to have wifi"), and the
         others never in them, where its kind has such words: a person's words say what matters
         most. The draw is made all the same, so the rest of the episode draws as before."""
-        wish = _WISH.get(c.kind)
+        wish = WISH_FORM.get(c.kind)
         if wish is None:
             return drawn
         if c.id in self._wishes:

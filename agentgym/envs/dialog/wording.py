@@ -14,7 +14,7 @@ from agentgym.envs.dialog.domain import DAYS, Domain
 from agentgym.envs.dialog.tasks import Constraint
 from agentgym.users.stock import KEYWORDS, REPHRASE
 
-__all__ = ["statement", "relative_time", "RELATIVE_DAYS", "come_back", "also_need", "clause", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE",
+__all__ = ["statement", "WISH_FORM", "relative_time", "RELATIVE_DAYS", "come_back", "also_need", "clause", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE",
            "GREETINGS", "ACCEPT", "GIVE_UP", "WARNING", "EVERYTHING", "PROCEED", "NO_PREFERENCE", "SLOT_NOUN",
            "VAGUE", "QUESTION_FOR", "EMPTY", "RIGHT", "WHICH_PLACE", "CANCELLED", "CANCELLED_NONE", "stock"]
 
@@ -28,6 +28,9 @@ _STATEMENTS: dict[str, tuple[str, ...]] = {
                "Nothing rated below {value}, please."),
     "amenity": ("It needs to {phrase}.", "It must {phrase}.", "I'd like it to {phrase}."),
 }
+#: The phrasing of `_STATEMENTS` that says a need as a wish ("I'd like it to have wifi"), by kind;
+#: the price's and the rating's are all firm.
+WISH_FORM = {"category": 1, "area": 2, "amenity": 2}
 #: What the user says of a slot it has no need about.
 NO_PREFERENCE = {
     "category": "No preference on the {label}.",

@@ -379,9 +379,8 @@ class ToolUseUser(RuleBasedUser):
         question word's question ("which currency should I pay it in?"), which asks for a value
         or a terse one ("payout currency? (EUR / USD)"), where a yes/no question ("can I go ahead
         and issue the refunds?") asks for a yes; a plan's own words ("store credit for the lamp")
-        are no question. Each question is read by
-        itself: a long message that also asks for a yes ("... once you confirm") is read as a
-        whole for that yes."""
+        are no question. Each question is read by itself: a long message that also asks for a yes
+        ("... once you confirm") is read as a whole for that yes."""
         read = understanding(self._task.domain).read
         asked = [slot for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
                  if "?" in s and (QUESTION_WORD.search(s) or terse_question(s)) or VALUE_REQUEST.search(s)
