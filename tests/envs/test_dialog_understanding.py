@@ -860,11 +860,16 @@ def test_a_question_may_list_the_values_it_offers(name: str) -> None:
             (f"Do you need any of these: {', '.join(amenities)}?", ("amenity",)),
             (f"Which area suits you best - {', '.join(areas[:-1])} or {areas[-1]}?", ("area",)),
             (f"Any amenities you need ({', '.join(amenities[:3])}, ...)? And which day?", ("amenity", "time")),
+            # Values joined by slashes offer one choice too, in a list of questions for every need.
+            (f"Please tell me: which day and time of day (morning/afternoon/evening)? Preferred type and "
+             f"area? Max price? Minimum rating? Any must-have amenities ({', '.join(amenities[:5])})?",
+             ("time", "category", "area", "price", "rating", "amenity")),
     ):
         r = read(text)
         assert not r.salad and set(r.asked) == set(slots), (name, text, r)
-    # A bare dump of the values of many slots is still a keyword list.
+    # A bare dump of the values of many slots is still a keyword list, however it is joined.
     assert read(", ".join([*cats, *areas, *amenities]) + "?").salad
+    assert read("/".join([*cats, *areas, *amenities]) + "?").salad
 
 
 @pytest.mark.parametrize("name", DOMAINS)

@@ -18,6 +18,7 @@ _TOKEN = re.compile(
     r"|\d+(?:\.\d+)?(?![a-z_])"  # a number, decimals kept ("4.5" is not two sentences)
     r"|[a-z0-9_]+(?:'[a-z]+)*"  # a word, with its contraction ("what's")
     r"|[?!.;:,()]"
+    r"|(?<=[a-z])/(?=[a-z])"  # a slash between words ("morning/afternoon"): a list's separator
     r"|(?<!\S)-+(?!\S)|[\u2013\u2014]"  # a dash standing alone (not a hyphen inside a word)
     r"|(?<!\S)[*\u2022](?!\S)"  # a list's bullet, read as a dash
 )
