@@ -92,7 +92,9 @@ from agentgym.users.understanding.grammar import (
 from agentgym.users.understanding.words import (
     _DASHES,
     _NO_GRAM,
+    _NO_MULTI,
     _TOKEN,
+    _by_second,
     _expand,
     _Hit,
     _normalise,
@@ -186,7 +188,9 @@ class Understanding:
                 self._single[key[0]] = payload
             else:
                 multi.setdefault(key[0], []).append((list(key[1:]), len(key), payload))
-        self._multi = {k: tuple(sorted(v, key=lambda c: -c[1])) for k, v in multi.items()}
+        # By the second stem too: a word that opens many phrases costs one look-up, not one
+        # comparison per phrase.
+        self._multi = {k: _by_second(sorted(v, key=lambda c: -c[1])) for k, v in multi.items()}
         gaps: dict[tuple[str, ...], dict[str, list[tuple[list[str], int, tuple[str, tuple[str, ...], str]]]]] = {}
         for slot, phrases in lexicon.hints.items():
             for p in phrases:
@@ -299,7 +303,7 @@ class Understanding:
         for sub in _expand(_DASHES.get(raw, raw), self._g.contractions):
             s = self._stem1(sub)
             flags = self._g.flags.get(sub, 0)
-            out.append(_Word(sub, s, flags, self._single.get(s), self._multi.get(s, ()), self._gram.get(s, _NO_GRAM),
+            out.append(_Word(sub, s, flags, self._single.get(s), self._multi.get(s, _NO_MULTI), self._gram.get(s, _NO_GRAM),
                              self._gaps.get(s, ())))
         got = tuple(out)
         if len(self._words) < WORD_MEMO_SIZE:
@@ -390,10 +394,11 @@ class Understanding:
             if i < covered:
                 continue
             hit = None
-            for rest, length, payload in w.multi:
-                if stems[i + 1:i + length] == rest:
-                    hit = (i, i + length, payload)
-                    break
+            if w.multi and i + 1 < n:
+                for rest, length, payload in w.multi.get(stems[i + 1], ()):
+                    if stems[i + 2:i + length] == rest:
+                        hit = (i, i + length, payload)
+                        break
             if hit is None and w.single is not None:
                 hit = (i, i + 1, w.single)
                 if hit[2][0] == "value" and w.flags & _AUX and i + 1 < len(words) and words[i + 1].raw in _PRONOUNS:
