@@ -29,6 +29,7 @@ from __future__ import annotations
 import abc
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from agentgym.core.task import NoiseEvent, SimulatedUser, UserTurn, WorldEvent
@@ -52,11 +53,15 @@ _ASKS_LIST = re.compile(r"\b(?:tell (?:me|us)|let (?:me|us) know|provide|share|s
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
 
 
+@lru_cache(maxsize=4096)
 def spelled_out(message: str) -> str:
     """`message` with what spells out a question asked as a question: a sentence that spells out
     the question before it ("What are you after? Specifically: the area, your budget."), and the
     items of a list under a line that asks for them ("kindly tell me:" above "1. The email on your
-    account."), each ended by a question mark."""
+    account."), each ended by a question mark.
+
+    A pure function of the text, memoised: every reader of a message asks it of the same text
+    (the tool-use user, then its reading), and agents send the same messages again and again."""
     if "?" in message:  # the pattern's own search: no lower-cased copy of every message
         message = _SPELLED_OUT.sub(r"\1?", message)
     if ":\n" in message or ":\r\n" in message:

@@ -80,6 +80,12 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.detail_values.statement_words": "a str per statement",
     "agentgym.envs.dialog.typos._kept": "a compiled pattern per domain, read only",
     "agentgym.users.typos._held_out": "a str and a tuple of str per (patterns, text)",
+    # A pure function of a message's text (and a tuple of str), memoised: every reader of the
+    # message shares one answer, immutable.
+    "agentgym.users.rule_based.spelled_out": "a str per message text",
+    "agentgym.envs.tooluse.asking.says_done": "a bool per text",
+    "agentgym.envs.tooluse.consent._norm": "a str per text",
+    "agentgym.envs.tooluse.consent._parts": "a tuple of str per (message, anchors); parts hands out lists",
     "agentgym.envs.dialog.tools._value_ranges": "a MappingProxyType per domain, read only",
     "agentgym.envs.dialog.wording.stock": "a frozenset per domain",
     "agentgym.agents.experts.words.near": "a bool per pair of words",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK
@@ -134,10 +135,11 @@ _LOOKED_INTO = re.compile(r"\b(?:triage|analysis|investigation|research|checks?|
                           re.I)
 
 
+@lru_cache(maxsize=4096)
 def says_done(text: str) -> bool:
     """Whether `text` says, in a done word as it is spelt ("refunded", "is booked", "done"), that
     work is done, outside a clause that says it is not done, or not yet, and beyond looking into
-    it ("Triage done.")."""
+    it ("Triage done."). A pure function of the text, memoised (agents repeat their messages)."""
     return _DONE_FORMS.search(_UNDONE.sub(" ", _LOOKED_INTO.sub(" ", text))) is not None
 
 

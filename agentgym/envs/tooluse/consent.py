@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Sequence
 
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
@@ -138,9 +139,11 @@ _FORMS: tuple[tuple[Callable[[str], object], re.Pattern[str], str | Callable[[re
 _SYMBOLS = {"$": "usd", "us$": "usd", "c$": "cad", "ca$": "cad", "\u20ac": "eur", "\u00a3": "gbp"}
 
 
+@lru_cache(maxsize=4096)
 def _norm(text: str) -> str:
     """Lower case, markup and runs of spaces as one space (tables and bold read as words), and
-    values in their plain forms (`_FORMS`)."""
+    values in their plain forms (`_FORMS`). A pure function of the text, memoised: the user, the
+    toolkit and a pressing customer cut the same messages into parts."""
     text = _MARKUP.sub(" ", text.lower())
     for needs, pattern, plain in _FORMS:
         if needs(text):
@@ -169,9 +172,16 @@ def _word(c: str) -> bool:
 
 
 def parts(message: str, anchors: Sequence[str]) -> list[str]:
-    """A message's parts, normalised (see the module docstring)."""
+    """A message's parts, normalised (see the module docstring); a new list at each call."""
+    return list(_parts(message, tuple(anchors)))
+
+
+@lru_cache(maxsize=1024)
+def _parts(message: str, anchors: tuple[str, ...]) -> tuple[str, ...]:
+    """`parts`, memoised: a pure function of its arguments, asked of one message by the user's
+    reply, its check of a plan, a pressing customer and the yes it records."""
     if not anchors:
-        return [_norm(message)]
+        return (_norm(message),)
     out: list[str] = []
     heading = ""
     for line in message.splitlines():
@@ -193,7 +203,7 @@ def parts(message: str, anchors: Sequence[str]) -> list[str]:
                 out.append(f"{heading} {s}".strip())
             else:
                 out[-1] = f"{out[-1]} {s}"
-    return out
+    return tuple(out)
 
 
 def amounts_in(text: str) -> set[int]:
@@ -221,7 +231,7 @@ def _gives_outcome(plan: list[str], target: Target) -> bool:
 
 def missing(message: str, consent: Consent, targets: list[Target]) -> list[Target]:
     """What the customer asked about that neither `message` nor an earlier yes gives an outcome."""
-    plan = parts(message, consent.anchors)
+    plan = _parts(message, consent.anchors)
     return [t for t in targets if not _gives_outcome(plan, t) and not consent.agreed(t)]
 
 

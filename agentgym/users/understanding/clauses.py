@@ -3,14 +3,20 @@ question offers, which words only qualify or locate another, and how each place 
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from agentgym.users.understanding.grammar import (
     _ALTERNATIVE,
     _AUX,
     _BOUNDARY,
     _CONFIRM,
     _END,
+    _FILLER,
+    _NEG,
     _OPEN,
     _RECOMMEND,
+    _REQUEST,
+    _SUBJECT,
     _WH,
     GAP_MAX,
 )
@@ -155,17 +161,19 @@ def _drop_qualifiers(words: list[_Word], hits: list[_Hit]) -> list[_Hit]:
     drop: set[int] = set()
     for k in range(len(hits) - 1):
         h, nxt = hits[k], hits[k + 1]
-        if h[2][0] == "place" or set(h[2][1]) & set(nxt[2][1]):
+        kind, next_kind = h[2][0], nxt[2][0]
+        # Only a value after a slot word, or two cues, can give way; neither when they share a slot.
+        if kind == "place" or (next_kind != "value" and (kind != "cue" or next_kind != "cue")) \
+                or any(slot in nxt[2][1] for slot in h[2][1]):
             continue
-        between = [w.raw for w in words[h[1]:nxt[0]]]
-        if nxt[2][0] == "value":
-            if len(between) == 2 and between[0] in _LOCATING and between[1] in _DEFINITE:
+        if next_kind == "value":
+            gap = nxt[0] - h[1]  # the words between them, read only when one or two
+            if gap == 2 and words[h[1]].raw in _LOCATING and words[h[1] + 1].raw in _DEFINITE:
                 drop.add(k + 1)
-            elif between == ["with"] and h[2][0] == "value":
+            elif gap == 1 and words[h[1]].raw == "with" and kind == "value":
                 drop.add(k)  # "a hotel with wifi?" asks about the wifi
             continue
-        if h[2][0] != "cue" or nxt[2][0] != "cue":
-            continue
+        between = [w.raw for w in words[h[1]:nxt[0]]]
         if between == ["of"]:
             drop.add(k)
         elif between and between[0] in _LOCATING_OR_SUBJECT and all(b in _DETERMINERS for b in between[1:]):
@@ -198,9 +206,50 @@ def _locating_open(words: list[_Word], grams: list[tuple[int, int, str]], hits: 
     return out
 
 
-def _new_question(words: list[_Word], i: int, e: int) -> bool:
-    """Whether a new question starts at `i` after a conjunction ("... wifi, and what's your
-    budget?"): "and", "or", "also" or "plus" followed by a question word or an auxiliary."""
-    return (i + 1 < e and words[i].raw in _JOINING and bool(words[i + 1].flags & (_WH | _AUX)))
+def _marks(words: list[_Word]) -> tuple[list[int], list[int]]:
+    """Where a message's clauses break, and where its negations are, in order (a sentence's own
+    are those within it). A clause breaks at a break word (a comma, "but" ...) and where a new
+    question starts after a conjunction ("... wifi, and what's your budget?"): "and", "or",
+    "also" or "plus" before a question word or an auxiliary of the same sentence."""
+    breaks: list[int] = []
+    negs: list[int] = []
+    n = len(words)
+    for i, w in enumerate(words):
+        if w.flags & _BOUNDARY or (w.raw in _JOINING and i + 1 < n and not words[i + 1].flags & _END
+                                   and words[i + 1].flags & (_WH | _AUX)):
+            breaks.append(i)
+        if w.flags & _NEG:
+            negs.append(i)
+    return breaks, negs
+
+
+def _first(words: list[_Word], s: int, e: int) -> int | None:
+    """The first word of words[s:e] that is neither a filler nor a break, or None."""
+    for i in range(s, e):
+        if not words[i].flags & (_FILLER | _BOUNDARY):
+            return i
+    return None
+
+
+def _clauses(words: list[_Word], s: int, e: int, grams: list[tuple[int, int, str]],
+             breaks: list[int]) -> tuple[list[int], list[bool]]:
+    """The clauses of the sentence words[s:e] (split where the message's clauses break,
+    `_marks`): per token its clause's number, and per clause whether it is a statement of the
+    assistant's own ("I found ...", "There are ..."), which asks about nothing it names."""
+    clause: list[int] = []
+    statement: list[bool] = []
+    c = s
+    k = bisect_left(breaks, s)
+    while c < e:
+        while k < len(breaks) and breaks[k] < c:
+            k += 1
+        d = breaks[k] if k < len(breaks) and breaks[k] < e else e
+        first = _first(words, c, d)
+        statement.append(first is not None and bool(words[first].flags & _SUBJECT)
+                         and not any(words[i].flags & _WH for i in range(c, d))
+                         and not any(c <= a < d and code == _REQUEST for a, _, code in grams))
+        clause += [len(statement) - 1] * (min(d + 1, e) - c)
+        c = d + 1
+    return clause, statement
 
 

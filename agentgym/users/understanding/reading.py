@@ -49,6 +49,7 @@ plain computation the memo must equal.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
@@ -57,12 +58,14 @@ from agentgym.users.understanding.clauses import (
     _PRONOUNS,
     _REFERRING,
     _asks_beyond,
+    _clauses,
     _drop_qualifiers,
+    _first,
     _gapped,
     _joined,
     _locating_open,
+    _marks,
     _named_beside,
-    _new_question,
     _offered,
     _roles,
 )
@@ -73,10 +76,8 @@ from agentgym.users.understanding.grammar import (
     _CONFIRM,
     _END,
     _EXCLUDE,
-    _FILLER,
     _IDIOM,
     _IMPERATIVE,
-    _NEG,
     _NEG_FILLER,
     _OPEN,
     _PLEASE,
@@ -84,7 +85,6 @@ from agentgym.users.understanding.grammar import (
     _RECOMMEND,
     _REQUEST,
     _SMALL_TALK,
-    _SUBJECT,
     _WH,
     Lexicon,
     _grammar,
@@ -92,7 +92,9 @@ from agentgym.users.understanding.grammar import (
 from agentgym.users.understanding.words import (
     _DASHES,
     _NO_GRAM,
+    _NO_MULTI,
     _TOKEN,
+    _by_second,
     _expand,
     _Hit,
     _normalise,
@@ -186,7 +188,9 @@ class Understanding:
                 self._single[key[0]] = payload
             else:
                 multi.setdefault(key[0], []).append((list(key[1:]), len(key), payload))
-        self._multi = {k: tuple(sorted(v, key=lambda c: -c[1])) for k, v in multi.items()}
+        # By the second stem too: a word that opens many phrases costs one look-up, not one
+        # comparison per phrase.
+        self._multi = {k: _by_second(sorted(v, key=lambda c: -c[1])) for k, v in multi.items()}
         gaps: dict[tuple[str, ...], dict[str, list[tuple[list[str], int, tuple[str, tuple[str, ...], str]]]]] = {}
         for slot, phrases in lexicon.hints.items():
             for p in phrases:
@@ -299,7 +303,7 @@ class Understanding:
         for sub in _expand(_DASHES.get(raw, raw), self._g.contractions):
             s = self._stem1(sub)
             flags = self._g.flags.get(sub, 0)
-            out.append(_Word(sub, s, flags, self._single.get(s), self._multi.get(s, ()), self._gram.get(s, _NO_GRAM),
+            out.append(_Word(sub, s, flags, self._single.get(s), self._multi.get(s, _NO_MULTI), self._gram.get(s, _NO_GRAM),
                              self._gaps.get(s, ())))
         got = tuple(out)
         if len(self._words) < WORD_MEMO_SIZE:
@@ -390,10 +394,11 @@ class Understanding:
             if i < covered:
                 continue
             hit = None
-            for rest, length, payload in w.multi:
-                if stems[i + 1:i + length] == rest:
-                    hit = (i, i + length, payload)
-                    break
+            if w.multi and i + 1 < n:
+                for rest, length, payload in w.multi.get(stems[i + 1], ()):
+                    if stems[i + 2:i + length] == rest:
+                        hit = (i, i + length, payload)
+                        break
             if hit is None and w.single is not None:
                 hit = (i, i + 1, w.single)
                 if hit[2][0] == "value" and w.flags & _AUX and i + 1 < len(words) and words[i + 1].raw in _PRONOUNS:
@@ -434,6 +439,7 @@ class Understanding:
                 start = i + 1
         if start < n:
             sentences.append((start, n, ""))
+        breaks, negs = _marks(words)
         # Parts joined by semicolons are one list ("Could you tell me: the area; your budget;
         # any minimum rating?"): each part asks as the list's closing mark says, and a part after
         # one that asks asks too. So does a list of items under a question, each opened by a dash
@@ -465,9 +471,9 @@ class Understanding:
             asks = self._asks(words, s, e, end, grams) or (asked_before and part in joined_on)
             asked_before = asks
             question = question or asks
-            out = self._exclusions(words, s, e, grams, hits)
+            out = self._exclusions(words, s, e, grams, hits, negs)
             has_place = any(h[2][0] == "place" for k, h in enumerate(hits) if k not in out)
-            clause, statement = self._clauses(words, s, e, grams)
+            clause, statement = _clauses(words, s, e, grams, breaks)
             for a, _, code in grams:
                 if code == _SMALL_TALK:
                     # "How are you today?", "Is it sunny where you are?": the clause is about the
@@ -549,17 +555,10 @@ class Understanding:
             alternatives=tuple(dict.fromkeys(alternatives)), said=frozenset(said), placed=placed, chatter=chatter)
 
     # -------------------------------------------------------------- sentence helpers
-    @staticmethod
-    def _first(words: list[_Word], s: int, e: int) -> int | None:
-        for i in range(s, e):
-            if not words[i].flags & (_FILLER | _BOUNDARY):
-                return i
-        return None
-
     def _asks(self, words: list[_Word], s: int, e: int, end: str, grams: list[tuple[int, int, str]]) -> bool:
         if end == "?":
             return True
-        first = self._first(words, s, e)
+        first = _first(words, s, e)
         # "What a week it has been!": a question word opening an exclamation asks nothing.
         if first is not None and words[first].flags & (_AUX | _IMPERATIVE | (_WH if end != "!" else 0)):
             return True
@@ -586,10 +585,12 @@ class Understanding:
         return out
 
     def _exclusions(self, words: list[_Word], s: int, e: int, grams: list[tuple[int, int, str]],
-                    hits: list[tuple[int, int, Any]]) -> set[int]:
-        """Indexes (into `hits`) of the slot-layer hits an exclusion sets aside."""
+                    hits: list[tuple[int, int, Any]], negs: list[int]) -> set[int]:
+        """Indexes (into `hits`) of the slot-layer hits an exclusion sets aside (`negs`: where the
+        message's negations are, `_marks`)."""
         out: set[int] = set()
-        if not grams and not any(words[i].flags & _NEG for i in range(s, e)):
+        negs = negs[bisect_left(negs, s):bisect_left(negs, e)]
+        if not grams and not negs:
             return out
         scopes = self._scopes(words, s, e, grams)
         for k, (a, _, _) in enumerate(hits):
@@ -598,9 +599,8 @@ class Understanding:
         # "not the price but the area": a negation sets aside the slot right after it, unless it
         # is part of a request ("I'm not sure how long it should be" asks the length).
         requests = [(a, b) for a, b, code in grams if code == _REQUEST]
-        for i in range(s, e):
-            if words[i].flags & _NEG and not (i > s and words[i - 1].raw == "or") \
-                    and not any(a <= i < b for a, b in requests):
+        for i in negs:
+            if not (i > s and words[i - 1].raw == "or") and not any(a <= i < b for a, b in requests):
                 j = i + 1
                 while j < e and j - i <= 3 and words[j].flags & _NEG_FILLER and not words[j].single:
                     j += 1
@@ -636,28 +636,6 @@ class Understanding:
                     c -= 1
                 out.update(k for k, (h, _, p) in enumerate(hits) if c <= h < a and p[0] == "place")
         return out
-
-    def _clauses(self, words: list[_Word], s: int, e: int,
-                 grams: list[tuple[int, int, str]]) -> tuple[list[int], list[bool]]:
-        """The clauses of a sentence (split at commas, dashes, "but" ...): per token its clause's
-        number, and per clause whether it is a statement of the assistant's own ("I found ...",
-        "There are ..."), which asks about nothing it names."""
-        clause: list[int] = []
-        statement: list[bool] = []
-        c = s
-        while c < e:
-            d = c
-            # `_new_question` starts only at a joining word: the common word costs no call.
-            while d < e and not words[d].flags & _BOUNDARY and not (words[d].raw in _JOINING
-                                                                      and _new_question(words, d, e)):
-                d += 1
-            first = self._first(words, c, d)
-            statement.append(first is not None and bool(words[first].flags & _SUBJECT)
-                             and not any(words[i].flags & _WH for i in range(c, d))
-                             and not any(c <= a < d and code == _REQUEST for a, _, code in grams))
-            clause += [len(statement) - 1] * (min(d + 1, e) - c)
-            c = d + 1
-        return clause, statement
 
     @staticmethod
     def _extend_place(words: list[_Word], hit: tuple[int, int, Any]) -> tuple[int, int, Any]:

@@ -166,8 +166,9 @@ class _Word:
     flags: int
     #: The slot-layer phrase of this one word, or None: (kind, slots, value).
     single: tuple[str, tuple[str, ...], str] | None
-    #: Slot-layer phrases starting here, longest first: (rest stems, length, payload).
-    multi: tuple[tuple[list[str], int, tuple[str, tuple[str, ...], str]], ...]
+    #: Slot-layer phrases of two words or more starting here, by their second stem, longest first:
+    #: second stem -> ((stems after the second, length, payload), ...).
+    multi: Mapping[str, tuple[tuple[list[str], int, _Payload], ...]]
     #: Grammar-layer phrases starting here: the classes of the one-word ones, and the longer ones
     #: by their second stem: second stem -> ((stems after the second, length, class), ...).
     gram: tuple[tuple[str, ...], Mapping[str, tuple[tuple[list[str], int, str], ...]]]
@@ -176,6 +177,17 @@ class _Word:
     gaps: tuple[tuple[list[str], int, Mapping[str, tuple[tuple[list[str], int, _Payload], ...]]], ...] = ()
 
 
+def _by_second(phrases: list[tuple[list[str], int, _Payload]]) -> dict[str, tuple[tuple[list[str], int, _Payload], ...]]:
+    """Slot-layer phrases of two words or more that start with one word, (rest stems, length,
+    payload) in order, as `_Word.multi` holds them: by their second stem, in the same order."""
+    out: dict[str, list[tuple[list[str], int, _Payload]]] = {}
+    for rest, length, payload in phrases:
+        out.setdefault(rest[0], []).append((rest[1:], length, payload))
+    return {second: tuple(group) for second, group in out.items()}
+
+
+#: The slot-layer phrases of a word that opens none of two words or more.
+_NO_MULTI: Mapping[str, Any] = {}
 #: The grammar-layer phrases of a word that opens none.
 _NO_GRAM: tuple[tuple[str, ...], Mapping[str, Any]] = ((), {})
 
