@@ -78,6 +78,13 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         render_mode: None or ``ansi`` (the transcript so far).
     """
 
+    # The episode's state lives in slots: with these in the instance dict it would hold about 40
+    # names, past the 30 that CPython keeps as a key-sharing dict, and every env would carry a
+    # dict of its own (about 1.3 KB more per live env). Gymnasium's names stay in the dict.
+    __slots__ = ("_task", "_done", "_trial", "_episode_seed", "_toolkit", "_user", "_noise_rngs", "_noise_log",
+                 "_step_noise", "_elapsed_ms", "_turn", "_max_turns", "_summary", "_calls", "_errors",
+                 "_violations", "_known", "_commitments", "_current_call", "_transcript")
+
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
     family: str = "agent"
     #: A family's default parts (None for the bare AgentEnv, which needs all four given).

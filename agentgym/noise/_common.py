@@ -150,7 +150,17 @@ def _entries(layer: NoiseWrapper, env: gym.Env,
         below = env._step_below
         for acting, layers, _entered in env._step_entries:
             own.setdefault(id(acting), (acting, []))[1][0:0] = layers
-    return tuple((acting, tuple(layers), slice(0, len(layers))) for acting, layers in own.values()), below
+    return tuple((acting, tuple(layers), _front(len(layers))) for acting, layers in own.values()), below
+
+
+#: ``slice(0, n)`` by n: slices are immutable, so every layer of every env shares these (a stack
+#: holds one layer per noise kind, fewer than these).
+_FRONTS = tuple(slice(0, n) for n in range(16))
+
+
+def _front(n: int) -> slice:
+    """``slice(0, n)``, shared for the n a stack of noise layers can have."""
+    return _FRONTS[n] if n < len(_FRONTS) else slice(0, n)
 
 
 def _copied(spec: EnvSpec | None) -> EnvSpec | None:
