@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import gymnasium as gym
@@ -227,6 +228,25 @@ def test_equal_schemas_keys_mean_equal_schemas() -> None:
         assert json.dumps(toolkit.schemas()) == text
         assert by_key.setdefault(toolkit.schemas_key, text) == text, seed
     assert len(by_key) >= 20 and len(set(by_key.values())) == len(by_key)
+
+
+def test_policies_name_the_task_area_they_answer_for() -> None:
+    # `list_policies` is one name for every tool-use area's policies: read while a request that
+    # has none is at hand (a booking), its result must say whose policies they are, as the brief
+    # heads that area, so they are not taken for the booking's rules.
+    env = CrossTaskEnv(split="train")
+    checked = 0
+    for seed in range(40):
+        obs, _ = env.reset(seed=seed)
+        heads = re.findall(r"^## Task area (\d+: \w+ / \w+)$", obs, re.M)
+        if not heads[0].endswith(tuple(f"dialog / {d}" for d in ("cafes", "coworking", "event_venues",
+                                                                  "restaurants", "stays"))):
+            continue
+        obs, *_ = env.step(to_json({"name": "list_policies", "arguments": {}}))
+        result = json.loads(obs.split("] ", 1)[1])
+        assert result["task_area"] in heads[1:] and result["policies"], (seed, obs[:200])
+        checked += 1
+    assert checked >= 5
 
 
 def test_known_constraints_follow_the_sub_users() -> None:

@@ -273,13 +273,20 @@ def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
     return layout
 
 
+#: Tools whose result depends on which area "the" means (every tool-use domain has its own
+#: `list_policies`): their results in a session name the task area they answered for.
+_AREA_NAMED = frozenset({"list_policies"})
+
+
 class SessionToolkit:
     """Every sub-task's tools in one toolkit; calls and events are routed by tool name.
 
     It offers the `Toolkit` interface `AgentEnv` uses (schemas, validate, spec, invoke,
     drain_events). A name several sub-tasks share (``list_policies`` of the tool-use domains)
     is listed once and means the active sub-task's tool, as "the policies" would in a
-    conversation; between sub-tasks it means the latest one's that has it.
+    conversation; between sub-tasks it means the latest one's that has it. Its result names the
+    task area it answered for (``task_area``, as the brief numbers the areas), so policies read
+    during a request that has none (a booking) are not taken for that request's.
     """
 
     __slots__ = ("session", "toolkits", "schemas_key", "_owners", "_schemas", "_terminal", "_last")
@@ -342,7 +349,15 @@ class SessionToolkit:
         result = self._last.invoke(name, arguments)
         if (index, name) in self._terminal:
             self.session.committed = index
+        if name in _AREA_NAMED and isinstance(result, dict):
+            result = {"task_area": self._area(index), **result}
         return result
+
+    def _area(self, index: int) -> str:
+        """Segment `index`'s task area as the brief heads it ("2: tooluse / orders"): areas are
+        the segments with a toolkit, numbered in order."""
+        segment = self.session.segments[index]
+        return f"{list(self.toolkits).index(index) + 1}: {segment.family} / {segment.domain}"
 
     def drain_events(self) -> list[WorldEvent]:
         events = []
