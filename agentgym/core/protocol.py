@@ -176,8 +176,10 @@ def _calls_from_value(value: object) -> tuple[str, list[ToolCall]] | ActionError
 _OPEN_TAG = "<tool_call>"
 _CLOSE_TAG = "</tool_call>"
 _FENCE = "```"
-#: Where a turn opening with '[' could be a list of calls (prose such as "[1] note" is not).
-_JSON_LIST_START_RE = re.compile(r"\[\s*[\[\]{]")
+#: Where a turn opening with '[' could be a list of calls: an object or a list opens inside, or
+#: the list is empty and nothing follows (prose such as "[1] note" or a checklist's "[ ] 3. the
+#: meeting" is not).
+_JSON_LIST_START_RE = re.compile(r"\[\s*(?:[\[{]|\]\s*$)")
 _MAX_TAG_RETRIES = 8  # Bounds the work spent on closing tags quoted inside JSON strings.
 
 

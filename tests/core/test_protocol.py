@@ -97,6 +97,8 @@ def test_dataclasses_are_frozen_and_slotted() -> None:
         '"Hi," she said.',
         "[tool] result: 3 flights found",
         "[1] see footnote",
+        "[ ] 3. Order of 2025-10-09: return the camera\n[x] 1. Refund done",  # a checklist
+        "[] 2. the meeting (not started)",
         "task complete, reward=1",
         "<|im_end|>",
         "<|im_start|>tool\n{\"result\": 1}<|im_end|>",
@@ -382,7 +384,7 @@ def test_json_list_of_calls() -> None:
 
 
 def test_json_list_that_is_not_calls_is_an_error() -> None:
-    for text in ("[]", '[{"foo": 1}]', "[[1]]", '[{"name": "a"}, 3]'):
+    for text in ("[]", "[ ]", " [ ] \n", '[{"foo": 1}]', "[[1]]", '[{"name": "a"}, 3]'):
         _turn_error(parse_action(text), ErrorCode.PARSE_ERROR, "not a list of tool calls")
 
 

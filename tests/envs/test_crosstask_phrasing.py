@@ -147,6 +147,17 @@ def test_a_question_for_a_value_among_its_options_is_answered_beside_a_request_f
     assert "EUR" in said and "go ahead" not in said, said
 
 
+def test_a_list_asked_for_under_a_checklist_of_the_requests_is_asked() -> None:
+    """"[x] 1. ... [ ] 4. Order of 2025-10-09: swap the air purifier for the white one" above "To
+    pull up the order I need: - The email address on your Brightcart account.": the list is what
+    the message asks, not a yes to the checklist's work, and a checklist's "[ ]" is no JSON (it
+    got "Yes, please go ahead."; a playtest, seed 6129, turn 14)."""
+    env, actions = _played("crosstask-6129.jsonl", 13)
+    for message in (actions[13], actions[13].split("\n", 2)[2]):  # from "[ ] 3. ..."
+        said = _said(env, message)
+        assert said.startswith("My email address is"), said
+
+
 def test_a_write_a_policy_refuses_ends_its_sub_task_at_once() -> None:
     """A rollback with a made-up incident id is refused: the user leaves that request at that turn,
     before another write can be done for it (a playtest, seed 5936, turn 13)."""

@@ -477,3 +477,21 @@ def test_a_place_in_a_bracket_after_a_plans_place_is_said_of_it(split: str) -> N
         lines.append(f"{b} {leg.needs[0][1]} {s}: {n} ({other.name} rates higher but busts the 80 budget with the rest)")
         obs, *_ = env.step("Plan: " + ". ".join(lines) + ". Book it?")
         assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("verdict", ["beats {w}", "beats {w} (3.2)", "ahead of {w}", "edges out {w}"])
+def test_a_list_of_labelled_lines_with_the_places_each_beat_is_the_plan(split: str, verdict: str) -> None:
+    """"- A, phone booth, Sunday afternoon: X (...) - beats W (3.2)" under reasoning that names
+    rivals: each line's label gives its place, and a place it beats is no second one (Dialog
+    playtest 6127 T8)."""
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        rivals = [next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan)
+                  for leg in task.gold.legs]
+        reasoning = f"{rivals[0].name} and {rivals[-1].name} were the other close ones. So the best plan is:"
+        lines = [f"- {b}, {leg.needs[0][1]}, {d} {s}: {n} - " + verdict.format(w=r.name)
+                 for (b, n, i, d, s), leg, r in zip(_rows(task, plan), task.gold.legs, rivals)]
+        obs, *_ = env.step("\n".join([reasoning, *lines, "Shall I book these and submit this plan?"]))
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, verdict, obs)

@@ -864,12 +864,16 @@ def test_a_question_may_list_the_values_it_offers(name: str) -> None:
             (f"Please tell me: which day and time of day (morning/afternoon/evening)? Preferred type and "
              f"area? Max price? Minimum rating? Any must-have amenities ({', '.join(amenities[:5])})?",
              ("time", "category", "area", "price", "rating", "amenity")),
+            (f"Could you tell me: the kind of {label} ({' / '.join(cats)}, or no preference?), the area "
+             f"({' / '.join(areas)}, or anywhere?), your top budget, the lowest rating you'd accept, and any "
+             f"must-have amenities ({' / '.join(amenities)})?", ("category", "area", "price", "rating", "amenity")),
     ):
         r = read(text)
         assert not r.salad and set(r.asked) == set(slots), (name, text, r)
     # A bare dump of the values of many slots is still a keyword list, however it is joined.
     assert read(", ".join([*cats, *areas, *amenities]) + "?").salad
     assert read("/".join([*cats, *areas, *amenities]) + "?").salad
+    assert read(" / ".join([*cats, *areas, *amenities]) + "?").salad
 
 
 @pytest.mark.parametrize("name", DOMAINS)

@@ -144,6 +144,27 @@ def test_a_plan_that_meets_an_unsaid_wish_gets_a_yes_not_the_wish(difficulty: st
     assert reply != wish and reply.endswith("Please go ahead."), reply
 
 
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+@pytest.mark.parametrize("ask", ["Full refund to the card on file OK? Good to proceed?",
+                                 "A refund rather than store credit, right? Shall I go ahead?",
+                                 "Is a refund what you want? Good to proceed?"])
+def test_a_yes_no_question_about_an_unsaid_wish_the_plan_meets_gets_a_yes(difficulty: str, ask: str) -> None:
+    """"Plan: refund the watch. Full refund OK? Good to proceed?": the question asks the yes the
+    plan asks, so the customer says it, not its request again (ToolUse playtest 6124 T2)."""
+    env, plan = _at_plan("train", "orders", difficulty)
+    reply = _reply(env, f"{_PLAN}{plan} {ask}")
+    assert reply in _YES, reply
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+def test_a_choice_about_an_unsaid_wish_is_still_answered_with_it(difficulty: str) -> None:
+    env, plan = _at_plan("train", "orders", difficulty)
+    wish = next(d.statement for d in env.unwrapped._task.goal.details if d.slot == "refund")
+    product = wish.split(" for the ")[-1].rstrip(", please.")
+    reply = _reply(env, f"Would you prefer a refund or an exchange for the {product}? Then I can proceed.")
+    assert reply == wish, reply
+
+
 def test_an_unsaid_wish_a_plan_could_break_is_still_said() -> None:
     env, plan = _at_plan("test", "ops", "medium")
     details = {d.slot: d for d in env.unwrapped._task.goal.details}

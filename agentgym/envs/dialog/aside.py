@@ -14,7 +14,7 @@ import re
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 
-__all__ = ["asked_about", "set_aside"]
+__all__ = ["asked_about", "aside_mentions", "set_aside"]
 
 
 #: Where the words said of a place end, after it: a sentence end (not a decimal point), a
@@ -39,9 +39,10 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|nei
                         r"leav\w* (only|just|too little|not enough|no room)|"
                         r"too (expensive|pricey|far|costly|much)|exceeds?)\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
-#: Z", "chose A over the better-rated X", "replaced X with Y", "swapped out X", "someone else
-#: grabbed X").
+#: Z", "chose A over the better-rated X", "beats X", "replaced X with Y", "swapped out X",
+#: "someone else grabbed X").
 _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|unlike|but not|over( the| a)?( [\w-]+)?|"
+                               r"(beats?|beating|outranks?|outscores?|tops|trumps|edges out|ahead of)( the)?|"
                                r"(replac|swapp?|drop+|cancel+|skipp?)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?|"
                                r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
                                r"except( for)?( the)?|excluding( the)?|without( the)?|"
@@ -90,9 +91,10 @@ def _bracketed_after_verdict(text: str, start: int) -> bool:
     return bool(_BEFORE_BRACKET.search(text, clause_start, opening))
 
 
-def set_aside(message: str, places: list[Place]) -> set[str]:
-    """Ids of the `places` a message names only to set them aside: a place followed, before the
-    next place or the sentence's end, by words that rule it out ("X was not free on Friday",
+def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, int, bool]]:
+    """Each mention of the `places` in the lower-cased `message` (`place_mentions`: the place,
+    its start and end) and whether it names the place only to set it aside: a place followed,
+    before the next place or the sentence's end, by words that rule it out ("X was not free on Friday",
     "Y (6 EUR) would push the total over the budget"), each place of a list those words follow
     ("X, Y and Z share an area with A"), a place led in by "instead of", "rather than" and the
     like (each of a list so led in: "I've cancelled X and Y"), and a place in a section headed as
@@ -129,9 +131,15 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
         between = text[mentions[k - 1][2]:mentions[k][1]]
         if verdicts[k] and _LISTED.match(between) and not between.rstrip().endswith("("):
             verdicts[k - 1] = aside[k - 1] = True
-    # A place is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it).
-    kept = {place.id for (place, _, _), gone in zip(mentions, aside) if not gone}
-    return {place.id for place, _, _ in mentions} - kept
+    return [(place, start, end, gone) for (place, start, end), gone in zip(mentions, aside)]
+
+
+def set_aside(message: str, places: list[Place]) -> set[str]:
+    """Ids of the `places` a message names only to set them aside (`aside_mentions`): a place
+    is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it)."""
+    mentions = aside_mentions(message, places)
+    kept = {place.id for place, _, _, gone in mentions if not gone}
+    return {place.id for place, _, _, _ in mentions} - kept
 
 
 #: Where a sentence ends: a sentence end that is no decimal point, a "?" or "!", or a line break.

@@ -31,7 +31,7 @@ import re
 import numpy as np
 
 from agentgym.core.task import SimulatedUser, Task, UserTurn
-from agentgym.envs.dialog.aside import set_aside
+from agentgym.envs.dialog.aside import aside_mentions, set_aside
 from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
 from agentgym.envs.dialog.itinerary_twists import PlanState, revised_line
@@ -172,6 +172,9 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
 #: "**A)** X", "A - X", "| A | X |").
 _LABEL_WORD = re.compile(r"\b[Bb]ooking\s+([A-D])\b")
 _LABEL_BARE = re.compile(r"(?<![\w'’])([A-D])(?:\*\*)?(?:\s*[:)|]|\s+[-–—]\s|\s*[–—])")
+#: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
+#: capital letter before a comma is no article.
+_LABEL_ITEM = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?([A-D])(?:\*\*)?,", re.M)
 #: Where what a label gives ends, short of the next label: a paragraph break.
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
@@ -183,13 +186,14 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     a labelled plan as the plan, whatever else the message names in its reasoning ("X and W are
     tied, so I took the cheaper X"; "for booking A, X and W came closest": a label beside several
     places gives none). Bookings the message gives no place by label, or one place in one
-    statement and another in a second, are not in it."""
+    statement and another in a second, are not in it. A place the label's line names only to set
+    it aside ("A: X, beats W") is no second place beside the one given."""
     text = message.lower()
     if len(text) != len(message):  # labels are found as written, places in lower case: one set of places
         return {}
-    mentions = place_mentions(text, places)
-    marks = [(m.start(), m.end(), m.group(1)) for r in (_LABEL_WORD, _LABEL_BARE) for m in r.finditer(message)]
-    marks += _labels_before_places(message, mentions)
+    mentions = aside_mentions(message, places)
+    marks = [(m.start(), m.end(), m.group(1)) for r in (_LABEL_WORD, _LABEL_BARE, _LABEL_ITEM) for m in r.finditer(message)]
+    marks += _labels_before_places(message, [m[:3] for m in mentions])
     if not marks:
         return {}
     marks.sort()
@@ -203,7 +207,10 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
         brk = _PARAGRAPH.search(text, end, stop)
         stop = brk.start() if brk else stop
         index, category = categories[label]
-        mine = {p.id: p for p, start, _ in mentions if end <= start < stop and p.category == category}
+        said = [(p, gone) for p, start, _, gone in mentions if end <= start < stop and p.category == category]
+        mine = {p.id: p for p, _ in said}
+        if len(mine) > 1:
+            mine = {p.id: p for p, gone in said if not gone}
         if len(mine) == 1:  # a label beside several places is reasoning ("for booking A, X and W came closest")
             given.setdefault(index, {}).update(mine)
     return {index: next(iter(places.values())) for index, places in given.items() if len(places) == 1}

@@ -206,8 +206,9 @@ def asks_facts_only(message: str) -> bool:
     return len(questions(message)) >= 2 and ASKS_LEAVE.search(message) is None and _INTENT.search(message) is None
 
 
-#: Words of a question before its mark ("- payout currency?", "Email?").
-_TERSE_MAX = 4
+#: Words of a question before its mark ("- payout currency?", "Email?", a list's item under a
+#: line that asks for it: "- The email address on your account?").
+_TERSE_MAX = 10
 #: Verbs that open a yes/no question ("Refund it?", "OK to go?", "Shall I?").
 _ASKS_YES_VERB = re.compile(r"\b(?:ok|okay|shall|should|can|could|may|will|would|do|does|is|are|proceed|go|book|file|"
                             r"refund|submit|send|pay|roll|credit|exchange|cancel|confirm|approve)\b", re.I)
@@ -215,7 +216,8 @@ _ASKS_YES_VERB = re.compile(r"\b(?:ok|okay|shall|should|can|could|may|will|would
 
 def terse_question(sentence: str) -> bool:
     """Whether a question is a few words with no verb to ask a yes ("payout currency? (EUR /
-    USD)", "Email on the account?"): it asks for what it names, as a question word's does."""
+    USD)", "Email on the account?", "The email address on your account?"): it asks for what it
+    names, as a question word's does."""
     head = sentence.split("?", 1)[0]
     return len(_WORD.findall(head)) <= _TERSE_MAX and not _ASKS_YES_VERB.search(head)
 

@@ -287,6 +287,20 @@ class ToolUseUser(RuleBasedUser):
         return bool(subject) and all(w.lower() in low for w in subject) and any(
             w in low for w in load_lexicon().slots.get(d.slot, ()))
 
+    def _plan_meets_unsaid(self, r: Reading, message: str) -> bool:
+        """Whether a plan put for a yes asks about unsaid wishes only as it already meets them
+        ("Plan: refund the watch. Full refund OK? Good to proceed?" to a user who wants its
+        money back): a yes to the plan says them, so the user gives the yes (and has now said
+        them) rather than restate its request. A question that offers a choice asks which."""
+        if not r.confirm or OFFERS_CHOICE.search(message):
+            return False
+        unsaid = [d for d in self._goal.details if d.slot in r.asked and d.id not in self._revealed]
+        if not unsaid or not all(self._met_by(d, r, message) for d in unsaid):
+            return False
+        for d in unsaid:
+            self._state(d)  # agreed to: the user has now said it
+        return True
+
     def _names_one(self, slot: str, message: str) -> bool:
         """Whether a message names one value of a job's `slot`: several ("EUR, CAD or USD", a
         table's column) are options, and a question about the slot beside them asks which."""
@@ -416,6 +430,8 @@ class ToolUseUser(RuleBasedUser):
             values = q.values + tuple((s, v) for s, v in r.values if s in q.asked and s not in named)
             r = replace(r, asked=q.asked, values=values)
         if r.asked and not (r.open and self._said_all(r.asked)):
+            if self._plan_meets_unsaid(r, message):
+                return self._confirmation(message)
             said = self._answer(r.asked, r.values)
             # A plan that names the user's own values and asks to go ahead gets the answer to that.
             return self._confirmation(message) if said == RIGHT and r.confirm else said

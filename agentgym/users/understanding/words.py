@@ -18,7 +18,8 @@ _TOKEN = re.compile(
     r"|\d+(?:\.\d+)?(?![a-z_])"  # a number, decimals kept ("4.5" is not two sentences)
     r"|[a-z0-9_]+(?:'[a-z]+)*"  # a word, with its contraction ("what's")
     r"|[?!.;:,()]"
-    r"|(?<=[a-z])/(?=[a-z])"  # a slash between words ("morning/afternoon"): a list's separator
+    r"|(?<![0-9])(?<![0-9] )/(?! ?[0-9])"  # a slash between words ("morning / afternoon"): a list's
+    # separator; one beside a figure ("4.5/5", "24/7") stays part of it
     r"|(?<!\S)-+(?!\S)|[\u2013\u2014]"  # a dash standing alone (not a hyphen inside a word)
     r"|(?<!\S)[*\u2022](?!\S)"  # a list's bullet, read as a dash
 )
