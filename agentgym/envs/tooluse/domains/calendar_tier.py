@@ -33,6 +33,8 @@ from agentgym.envs.tooluse.domains.calendar import (
     _cells,
     _fits,
     _person,
+    draft,
+    earliest,
     solve,
 )
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
@@ -88,7 +90,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     world, req = gen.world, gen.goal.job
     assert isinstance(world, CalendarWorld)
     pids = [world.me, *req.attendees]
-    start = _booked(gen.gold)
+    start = earliest(world, req)
     offsets = {world.people[p].offset for p in pids}
     if len(offsets) < 3:  # an attendee moves to a zone of its own, where the booked start still fits
         options = [(ci, h) for ci, h in _fits(start, req.duration) if _V.cities[ci][1] not in offsets]
@@ -174,4 +176,5 @@ TIER: dict[str, Any] = {
     # Earliest first: the start booked, the first inside everyone's hours, settles it.
     "paged": {"get_free_slots": PagedList("free_starts_utc", named_row())},
     "harden": harden,
+    "draft": draft,
 }

@@ -33,6 +33,7 @@ from agentgym.envs.tooluse.domains.finance import (
     FinanceWorld,
     Id,
     Month,
+    draft,
     solve,
 )
 from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, every_row, named_row, paged
@@ -243,4 +244,4 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
 
 
 #: What `load_domains` adds to the finance domain's spec.
-TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden}
+TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden, "draft": draft}

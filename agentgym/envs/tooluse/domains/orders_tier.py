@@ -34,6 +34,8 @@ from agentgym.envs.tooluse.domains.orders import (
     Order,
     OrdersToolkit,
     OrdersWorld,
+    _brief,
+    _solvable,
 )
 from agentgym.envs.tooluse.domains.orders import shifts as order_shifts
 from agentgym.envs.tooluse.domains.orders_bulk import BulkRequest, build, dates, solve_bulk
@@ -115,6 +117,16 @@ class OrdersTierToolkit(OrdersToolkit):
             raise self.violation("restocking_fee", f"{item.product} ({item.id}) was opened: a refund is at most "
                                                    f"{money(due):.2f} after the restocking fee")
         return super().refund_item(order_id, item_id, amount, approval_id)
+
+
+def draft(d: Draws, difficulty: str) -> Generated:
+    """The orders domain's `generate`'s world and brief, by the same draws, for the tier, which
+    words its own request and solves its own gold: the goal is only the request's job (no words,
+    no details) and the gold only its kind. What generate draws after the world only words its
+    request, so it is not drawn here."""
+    world, req, _, _ = _solvable(d, difficulty)
+    kind = "+".join(w.action for w in req.wants)
+    return Generated(world, Goal(kind, "", (), job=req), Gold(kind, (), ()), _brief(world))
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
@@ -260,4 +272,5 @@ TIER: dict[str, Any] = {
     # The bulk return replaces the request and the orders it is about; an easy task's world
     # (the customer, today, an order or two besides) is all it keeps.
     "tier_base": "easy",
+    "draft": draft,
 }
