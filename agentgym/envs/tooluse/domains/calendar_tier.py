@@ -99,11 +99,13 @@ def harden(d: Draws, gen: Generated) -> Generated:
             world.people[last.id] = _person(last.id, last.name, *d.pick(options))
     lo, _ = world.people[world.me].window_utc()
     everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
+    freed = 0  # the cells of every start before the booked one that someone's hours do not hold
     for s in range(lo, start, GRID):
         if not everyone_works(s):
-            cells = _cells(s, req.duration)
-            for p in pids:
-                world.busy[p] &= ~cells
+            freed |= _cells(s, req.duration)
+    if freed:
+        for p in pids:
+            world.busy[p] &= ~freed
     gold = solve(world, req)
     booked = _booked(gold)
     opened = sum(s < booked for s in world.free_starts(pids, req.day, req.duration))
@@ -120,11 +122,15 @@ def _booked(gold: Gold) -> int:
     return int(start[:2]) * 60 + int(start[3:])
 
 
+#: UTC offset -> the cities (indices) of every other offset, in vocabulary order.
+_CITIES_OFF = {off: tuple(ci for ci, (_, o) in enumerate(_V.cities) if o != off) for _, off in _V.cities}
+
+
 def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Generated:
     """Someone outside the meeting with an attendee's full name, in a city of another time zone;
     the request (and the user's words) name the attendee's city after the name."""
     attendee = world.people[d.pick(req.attendees)]
-    cities = [ci for ci, (_, off) in enumerate(_V.cities) if off != attendee.offset]
+    cities = _CITIES_OFF[attendee.offset]
     number = max(int(p[2:]) for p in world.people) + 11
     twin = _person(f"P-{number}", attendee.name, d.pick(cities), d.pick((8, 9, 10)))
     world.people[twin.id] = twin
@@ -141,8 +147,8 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     off, the meeting's day (trap `attendee_day_off`). Otherwise, half the time, the namesake is
     off on the date asked for, which a careful reading does not mistake for the attendee's."""
     attending = set(req.attendees)
-    twin = next(p for p in world.people.values() if p.id not in attending and p.id != world.me and any(
-        world.people[a].name == p.name for a in req.attendees))
+    names = {world.people[a].name for a in req.attendees}
+    twin = next(p for p in world.people.values() if p.id not in attending and p.id != world.me and p.name in names)
     for pid in world.people:
         if pid == world.me:
             continue

@@ -57,6 +57,10 @@ _MAX_CALLS = 15
 _IN_FULL = " I'd like the claims paid in full, please."
 #: The statuses of a meal that does not count (one may share a day with meals that do).
 _OTHER = _OTHER_STATUSES
+#: The categories an expense that is not one of the drawn meals takes.
+_NOT_MEALS = tuple(c for c in _V.categories if c != "meals")
+#: Each department -> the others, in vocabulary order (a namesake's department).
+_OTHER_DEPARTMENTS = {x: tuple(y for y in _V.departments if y != x) for x in _V.departments}
 
 
 class FinanceTierToolkit(FinanceToolkit):
@@ -111,7 +115,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     rules = policy_lines("finance")
     world.meal_cap = MEAL_CAP
     approved = [e for e in world.month_expenses(req.employee_id, req.month) if e.status == _STATUS]
-    others = [c for c in _V.categories if c != "meals"]
+    others = _NOT_MEALS
     for e in world.expenses:  # only the meals drawn below are meals; every row says pre_approved
         e.pre_approved = False
         if e.category == "meals":
@@ -184,6 +188,7 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
             MEAL_CAP, "EUR", req.currency, e.day)
 
     meals: list[Expense] = []
+    last = max(int(e.id[2:]) for e in world.expenses)  # the highest expense number: each meal's is higher
     over = [e for e in approved if value(e) >= 1.25]
     if over:
         meal = d.pick(over)
@@ -195,22 +200,26 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
         day = d.pick([x for x in range(lo, hi) if x not in taken])
         share = 0.55 + 0.3 * d.random()
         for part in (share, 1.1 - share + 0.6 * d.random()):  # each under 0.9 of the cap, both over 1.1
-            meals.append(_meal(d, world, req.employee_id, day, min(part, 0.85), _STATUS))
+            meals.append(meal := _meal(d, world, req.employee_id, day, min(part, 0.85), _STATUS, last))
+            last = int(meal.id[2:])
         taken.add(day)
         if d.chance(0.3):
-            meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), d.pick(_OTHER)))
+            meals.append(meal := _meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), d.pick(_OTHER), last))
+            last = int(meal.id[2:])
     if d.chance(0.35):
         day = d.pick([x for x in range(lo, hi) if x not in taken])
-        meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), _STATUS))
+        meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), _STATUS, last))
     return meals
 
 
-def _meal(d: Draws, world: FinanceWorld, employee_id: str, day: int, share: float, status: str) -> Expense:
+def _meal(d: Draws, world: FinanceWorld, employee_id: str, day: int, share: float, status: str, last: int
+          ) -> Expense:
     """A new meal of the employee's on `day`, worth `share` of the cap (in a drawn currency, at
-    that day's rate), under an id after all the others (so no other expense's id changes)."""
+    that day's rate), under an id after all the others, whose highest number is `last` (so no
+    other expense's id changes)."""
     currency = d.pick(_CODES)
     cap = world.convert(MEAL_CAP, "EUR", currency, day)
-    number = max(int(e.id[2:]) for e in world.expenses) + 1 + d.below(3)
+    number = last + 1 + d.below(3)
     meal = Expense(f"X-{number}", employee_id, day, currency, max(100, round(cap * share)), "meals", status, False)
     world.expenses.append(meal)
     return meal
@@ -231,7 +240,7 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
         world.departments[emp] = d.pick(_V.departments)
     twin = f"E-{max(int(e[2:]) for e in world.employees) + 7}"
     world.employees[twin] = req.name
-    world.departments[twin] = d.pick([x for x in _V.departments if x != world.departments[req.employee_id]])
+    world.departments[twin] = d.pick(_OTHER_DEPARTMENTS[world.departments[req.employee_id]])
     lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
     number = max(int(e.id[2:]) for e in world.expenses)
     for k in range(d.between(1, 2)):

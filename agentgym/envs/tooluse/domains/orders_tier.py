@@ -143,9 +143,10 @@ def harden(d: Draws, gen: Generated) -> Generated:
     _twin(d, world, world.orders[req.order_id], bulk.wants[0][1])
     # Every row of the customer's orders has the same fields: a row's shape tells nothing of
     # whether the request is about it (no draw: the orders nobody asks about were not opened).
-    for item in (i for o in world.orders.values() for i in o.items):
-        item.opened = bool(item.opened)
-        item.damaged = bool(item.damaged)
+    for order in world.orders.values():
+        for item in order.items:
+            item.opened = bool(item.opened)
+            item.damaged = bool(item.damaged)
     gold = solve_bulk(world, bulk)
     gen.gold = Gold(gold.kind, gold.plan, gold.effects, _traps(world, bulk, gold), gen.gold.superseded)
     email = Detail("email", "email", d.pick(_V.templates["email_answer"]).format(email=world.email),
@@ -160,22 +161,30 @@ def harden(d: Draws, gen: Generated) -> Generated:
 def _traps(world: OrdersWorld, req: BulkRequest, gold: Gold) -> tuple[str, ...]:
     """The tier's traps a bulk return holds, each named once (the outcomes are the gold's)."""
     got = {e.fields["item_id"]: (e.kind, e.fields["amount"]) for e in gold.effects}
-    out: list[str] = ["near_duplicate_order"]
+    out = {"near_duplicate_order": None}  # each trap once, in the order first found
     for order_id in req.orders:
         order = world.orders[order_id]
         age = world.age(order)
         for item in order.items:
             kind, amount = got.get(item.id, ("none", 0))
             window = world.window(item.category)
-            out += ["past_return_window"] * (kind == "credit") + ["window_last_day"] * (kind != "none" and abs(age - window) <= 1)
-            out += ["member_window"] * (kind == "refund" and age > window - world.extra_days)
-            out += ["final_sale_asked"] * (item.final_sale and not item.damaged)
-            out += ["damaged_final_sale"] * (kind != "none" and item.final_sale)
-            out += ["restocking_fee"] * (kind == "refund" and amount < item.price)
-            out += ["damaged_opened"] * (kind == "refund" and bool(item.opened and item.damaged)
-                                         and item.category in world.fee)
-            out += ["approval"] * (kind == "refund" and amount > world.limit)
-    return tuple(dict.fromkeys(out))
+            if kind == "credit":
+                out["past_return_window"] = None
+            if kind != "none" and abs(age - window) <= 1:
+                out["window_last_day"] = None
+            if kind == "refund" and age > window - world.extra_days:
+                out["member_window"] = None
+            if item.final_sale and not item.damaged:
+                out["final_sale_asked"] = None
+            if kind != "none" and item.final_sale:
+                out["damaged_final_sale"] = None
+            if kind == "refund" and amount < item.price:
+                out["restocking_fee"] = None
+            if kind == "refund" and item.opened and item.damaged and item.category in world.fee:
+                out["damaged_opened"] = None
+            if kind == "refund" and amount > world.limit:
+                out["approval"] = None
+    return tuple(out)
 
 
 def _goal(world: OrdersWorld, req: BulkRequest, email: Detail) -> Goal:
@@ -222,8 +231,8 @@ def press(d: Draws, world: OrdersWorld, req: BulkRequest, gold: Gold) -> Press |
     if not d.chance(0.5):
         return None
     refunded = {e.fields["item_id"] for e in gold.effects if e.kind == "refund"}
-    items = [(o, i) for o, item_id in req.wants for i in world.orders[o].items
-             if i.id == item_id and i.id not in refunded and world.orders[o].delivered is not None]
+    items = [(o, i) for o, item_id in req.wants if item_id not in refunded and world.orders[o].delivered is not None
+             for i in world.orders[o].items if i.id == item_id]
     if not items:
         return None
     order_id, item = d.pick(items)
