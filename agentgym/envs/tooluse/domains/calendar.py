@@ -448,11 +448,15 @@ def earliest(world: CalendarWorld, req: Request) -> int:
 
 def solve(world: CalendarWorld, req: Request) -> Gold:
     """The reference solver: the earliest common free start inside everyone's working hours."""
+    return booking(world, req, earliest(world, req))
+
+
+def booking(world: CalendarWorld, req: Request, start: int) -> Gold:
+    """The gold that books the meeting at `start` (minutes UTC) and invites its attendees."""
     date = DAY_ISO[req.day]
     plan = [Step("find_person", {"query": world.people[pid].name}) for pid in req.attendees]
     pids = [world.me, *req.attendees]
     plan.append(Step("get_free_slots", {"person_ids": pids, "date": date, "duration_minutes": req.duration}))
-    start = earliest(world, req)
     mid = world.predict_id("M")
     plan.append(Step("book_meeting", {"title": req.title, "attendee_ids": pids, "date": date,
                                       "start_utc": hhmm(start), "duration_minutes": req.duration},

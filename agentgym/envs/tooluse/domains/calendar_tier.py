@@ -33,9 +33,9 @@ from agentgym.envs.tooluse.domains.calendar import (
     _cells,
     _fits,
     _person,
+    booking,
     draft,
     earliest,
-    solve,
 )
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
@@ -106,20 +106,16 @@ def harden(d: Draws, gen: Generated) -> Generated:
     if freed:
         for p in pids:
             world.busy[p] &= ~freed
-    gold = solve(world, req)
-    booked = _booked(gold)
-    opened = sum(s < booked for s in world.free_starts(pids, req.day, req.duration))
+    # What `solve` books on this world (`earliest`: the people's hours are as `everyone_works` reads them).
+    starts = world.free_starts(pids, req.day, req.duration)
+    booked = next(s for s in starts if everyone_works(s))
+    gold = booking(world, req, booked)
+    opened = sum(s < booked for s in starts)
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
     gen = _namesake(d, world, req, gen)
     return _days_off(d, world, req, gen)
-
-
-def _booked(gold: Gold) -> int:
-    """The start (minutes UTC) the gold books."""
-    start = next(s for s in gold.plan if s.name == "book_meeting").arguments["start_utc"]
-    return int(start[:2]) * 60 + int(start[3:])
 
 
 #: UTC offset -> the cities (indices) of every other offset, in vocabulary order.
