@@ -145,10 +145,11 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     attending = set(req.attendees)
     names = {world.people[a].name for a in req.attendees}
     twin = next(p for p in world.people.values() if p.id not in attending and p.id != world.me and p.name in names)
+    rnd, day = d.random, world.day  # the draws written out: d.between(lo, hi) is lo + int(rnd() * (hi - lo + 1))
     for pid in world.people:
         if pid == world.me:
             continue
-        days = {world.day + d.between(-7, 7) for _ in range(d.between(0, 2))}
+        days = {day - 7 + int(rnd() * 15) for _ in range(int(rnd() * 3))}  # 0-2 days, each within a week of the day
         if pid in attending:
             days.discard(world.day)
         world.days_off[pid] = tuple(sorted(days))

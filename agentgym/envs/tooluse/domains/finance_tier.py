@@ -131,9 +131,11 @@ def harden(d: Draws, gen: Generated) -> Generated:
             meal.category, meal.pre_approved = d.pick(others), False
         gold = _gold(world, req, gen.gold, ())
     traps = list(gen.gold.traps)
-    days: dict[int, int] = {}
-    for e in world.month_expenses(req.employee_id, req.month):
-        if e.category == "meals" and e.status == _STATUS and not e.pre_approved:
+    days: dict[int, int] = {}  # capped meals per day of the month (counted: the list's order does not matter)
+    lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
+    for e in world.expenses:
+        if e.employee_id == req.employee_id and lo <= e.day < hi and e.category == "meals" and e.status == _STATUS \
+                and not e.pre_approved:
             days[e.day] = days.get(e.day, 0) + 1
     traps += ["meal_cap"] * bool(days) + ["meals_share_a_day"] * any(n > 1 for n in days.values())
     traps += ["pre_approved_meal"] * any(e.pre_approved and e.category == "meals" for e in world.expenses)
@@ -228,7 +230,8 @@ def _meal(d: Draws, world: FinanceWorld, employee_id: str, day: int, share: floa
 def _later_pages(world: FinanceWorld, req: Any) -> int:
     """How many calls for later pages a reimbursement's plan makes (`paging.paged_plan` would
     find as many, by calling the tools): the employee's expenses of the month and the accounts."""
-    rows = len(world.month_expenses(req.employee_id, req.month))
+    lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
+    rows = sum(1 for e in world.expenses if e.employee_id == req.employee_id and lo <= e.day < hi)  # month_expenses' rows
     return sum(max(1, -(-n // PAGE_SIZE)) - 1 for n in (rows, len(world.accounts)))
 
 
@@ -236,8 +239,9 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
     """Another employee of the same full name in another department, with approved claims of
     the same month; every employee's department shows in `find_employee`, and the request (and
     the user's words) name the employee's department after the name."""
+    rnd, departments = d.random, _V.departments  # d.pick written out
     for emp in world.employees:
-        world.departments[emp] = d.pick(_V.departments)
+        world.departments[emp] = departments[int(rnd() * len(departments))]
     twin = f"E-{max(int(e[2:]) for e in world.employees) + 7}"
     world.employees[twin] = req.name
     world.departments[twin] = d.pick(_OTHER_DEPARTMENTS[world.departments[req.employee_id]])

@@ -192,10 +192,13 @@ def _goal(world: OrdersWorld, req: BulkRequest, email: Detail) -> Goal:
     (up front, or only when asked as the task drew it); and, asked, what it wants per item."""
     items = {i.id: i for o in req.orders for i in world.orders[o].items}
     placed = list(zip(req.orders, dates(world, req)))
+    named: dict[str, list[str]] = {o: [] for o in req.orders}  # each order's items, as the request names them
+    for order_id, item_id in req.wants:
+        named[order_id].append(f"the {items[item_id].product}")
     parts = []
     for order_id, date in placed:
-        named = [f"the {items[i].product}" for o, i in req.wants if o == order_id]
-        parts.append(f"From my order placed on {date}: {', '.join(named[:-1])} and {named[-1]}.")
+        them = named[order_id]
+        parts.append(f"From my order placed on {date}: {', '.join(them[:-1])} and {them[-1]}.")
     text = f"Hi, I'd like to return several things. {' '.join(parts)}{_PREFER_REFUND}"
     blurred = {}
     if email.reveal == "upfront":
