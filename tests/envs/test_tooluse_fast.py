@@ -110,3 +110,25 @@ def test_named_last_equals_plain() -> None:
         later = tuple(Step("call", {f"a{i}": value(0) for i in range(rng.randint(0, 4))})
                       for _ in range(rng.randint(0, 4)))
         assert _fast.named_last(rows, later, settles) == settles(list(rows), later)
+
+
+def _state(world: Any) -> dict[str, Any]:
+    """A world's state (its slots, the finance world's memo of rates left out) for comparison."""
+    names = [n for cls in type(world).__mro__ for n in getattr(cls, "__slots__", ()) if n != "_values"]
+    return {n: repr(getattr(world, n)) for n in names}
+
+
+@pytest.mark.parametrize("domain", sorted(n for n, s in load_domains().items() if s.draft is not None))
+def test_a_draft_is_generates_task_less_what_the_tier_remakes(domain: str) -> None:
+    """`DomainSpec.draft` makes generate's world and brief by the same draws (and, where the tier
+    keeps the request, the same request and the gold's kind and traps)."""
+    spec = load_domains()[domain]
+    assert spec.draft is not None
+    for seed in range(200):
+        draws = [Draws(fast_stream(seed, f"task/world/{domain}")) for _ in range(2)]
+        draft, full = spec.draft(draws[0], spec.tier_base), spec.generate(draws[1], spec.tier_base)
+        assert _state(draft.world) == _state(full.world) and draft.brief == full.brief
+        assert draft.goal.job == full.goal.job and draft.gold.kind == full.gold.kind
+        if draft.goal.request:  # the request kept: all of generate's but the gold's plan and effects
+            assert draft.goal == full.goal and draft.gold.traps == full.gold.traps
+            assert draft.gold.plan == draft.gold.effects == ()
