@@ -21,6 +21,7 @@ from gymnasium.utils import seeding
 __all__ = [
     "LazyNpRandom",
     "schemas_copy",
+    "schema_copy",
     "json_maker",
     "copy_json",
     "copy_record",
@@ -105,6 +106,17 @@ def schemas_copy(toolkit: Any) -> list[dict[str, Any]]:
             _MAKER_OF_SCHEMA.clear()
         makers = _SCHEMA_MAKERS[key] = tuple(map(_maker_of_schema, toolkit.schemas()))
     return [make() for make in makers]
+
+
+def schema_copy(schema: Any) -> Any:
+    """``copy_json(schema)`` for a tool schema that is never mutated (a `ToolSpec`'s
+    ``openai_schema()``, the same object on every call): made by the maker cached for that object
+    (`json_maker`), as `schemas_copy` makes a toolkit's. Invariant: an unmutated schema's round
+    trip is the same every time, and the cache holds the schema, so its id names no other."""
+    if len(_MAKER_OF_SCHEMA) >= _SCHEMA_KEYS_MAX:
+        _SCHEMA_MAKERS.clear()
+        _MAKER_OF_SCHEMA.clear()
+    return _maker_of_schema(schema)()
 
 
 def _maker_of_schema(schema: Any) -> Callable[[], Any]:

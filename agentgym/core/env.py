@@ -20,7 +20,7 @@ from typing import Any, Callable
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from agentgym.core._fast import LazyNpRandom, copy_json, copy_record, schemas_copy
+from agentgym.core._fast import LazyNpRandom, copy_json, copy_record, schema_copy, schemas_copy
 from agentgym.core.brief import with_turn_budget
 from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
 from agentgym.core.gold import call_matches, carries, plan_calls
@@ -333,7 +333,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             self._transcript.extend([dict(m) for m in messages])
         tools = schemas_copy(self._toolkit)
         for layer in hooks.extra_tools:
-            tools += [copy_json(t.spec.openai_schema()) for t in layer.extra_tools.values()]
+            tools += [schema_copy(t.spec.openai_schema()) for t in layer.extra_tools.values()]
         info = {
             "messages": messages,
             "tools": tools,

@@ -219,6 +219,34 @@ def test_schemas_copy_empties_its_caches_when_full(monkeypatch: pytest.MonkeyPat
             assert len(_fast._SCHEMA_MAKERS) <= 2 and len(_fast._MAKER_OF_SCHEMA) <= 2
 
 
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_schema_copy_of_a_decoy_equals_a_deep_copy_and_shares_nothing(env_id: str) -> None:
+    env = gym.make(env_id, noise={"distractors": 3})
+    for seed in range(6):
+        _obs, info = env.reset(seed=seed)
+        layer = env
+        while not hasattr(layer, "extra_tools"):
+            layer = layer.env
+        want = [t.spec.openai_schema() for t in layer.extra_tools.values()]
+        assert want and info["tools"][-len(want):] == [_fast.copy_json(w) for w in want]
+        for schema in want:
+            first, second = _fast.schema_copy(schema), _fast.schema_copy(schema)
+            assert first == second == copy.deepcopy(schema)
+            assert json.dumps(first) == json.dumps(schema)  # the order of keys too
+            assert _shares_nothing(first, schema) and _shares_nothing(first, second)
+
+
+def test_schema_copy_empties_its_caches_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_fast, "_SCHEMA_MAKERS", {})
+    monkeypatch.setattr(_fast, "_MAKER_OF_SCHEMA", {})
+    monkeypatch.setattr(_fast, "_SCHEMA_KEYS_MAX", 2)
+    schemas = [{"type": "function", "function": {"name": name, "parameters": {}}} for name in "abcde"]
+    for _ in range(2):
+        for schema in schemas:
+            assert _fast.schema_copy(schema) == schema and _fast.schema_copy(schema) is not schema
+            assert len(_fast._MAKER_OF_SCHEMA) <= 2
+
+
 def test_schemas_copy_of_a_toolkit_without_a_key_is_a_plain_copy() -> None:
     class Varying:
         schemas_key = None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
+from typing import Any
 
 import pytest
 
@@ -12,7 +14,7 @@ from agentgym.envs.tooluse.base import Draws, Gold, Step
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
 from agentgym.envs.tooluse.domains.calendar import WORK_MIN, Person
 from agentgym.envs.tooluse.domains.finance import _CODES
-from agentgym.envs.tooluse.paging import paged_plan
+from agentgym.envs.tooluse.paging import NamedRow, paged_plan
 
 _TIERED = sorted(name for name, spec in load_domains().items() if spec.hard_toolkit is not None)
 
@@ -85,3 +87,48 @@ def test_finance_values_are_computed_once_as_plain() -> None:
                 first = world.rate_e6(currency, "EUR", day)
                 assert world._value(currency, day) == world._value_of(currency, day)
                 assert world.rate_e6(currency, "EUR", day) == first
+
+
+def test_named_last_equals_plain() -> None:
+    """On random rows (plain values, rows with a key, values that are not plain, values equal
+    across types) and later calls with nested arguments."""
+    rng = random.Random(20261203)
+    pool: list[Any] = ["a", "b", "c", 1, 2, True, 1.0, 2.5, None, ("t",), "zz"]
+
+    def value(depth: int) -> Any:
+        roll = rng.random()
+        if depth < 2 and roll < 0.15:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        if depth < 2 and roll < 0.3:
+            return OrderedDict((f"k{i}", value(depth + 1)) for i in range(rng.randint(0, 3)))
+        return rng.choice(pool)
+
+    for _ in range(3000):
+        key = rng.choice(("", "id"))
+        settles = NamedRow(key, rng.randint(0, 2))
+        rows = [rng.choice(pool) if not key else {"id": rng.choice(pool)} for _ in range(rng.randint(0, 6))]
+        later = tuple(Step("call", {f"a{i}": value(0) for i in range(rng.randint(0, 4))})
+                      for _ in range(rng.randint(0, 4)))
+        assert _fast.named_last(rows, later, settles) == settles(list(rows), later)
+
+
+def _state(world: Any) -> dict[str, Any]:
+    """A world's state (its slots, the finance world's memo of rates left out) for comparison."""
+    names = [n for cls in type(world).__mro__ for n in getattr(cls, "__slots__", ()) if n != "_values"]
+    return {n: repr(getattr(world, n)) for n in names}
+
+
+@pytest.mark.parametrize("domain", sorted(n for n, s in load_domains().items() if s.draft is not None))
+def test_a_draft_is_generates_task_less_what_the_tier_remakes(domain: str) -> None:
+    """`DomainSpec.draft` makes generate's world and brief by the same draws (and, where the tier
+    keeps the request, the same request and the gold's kind and traps)."""
+    spec = load_domains()[domain]
+    assert spec.draft is not None
+    for seed in range(200):
+        draws = [Draws(fast_stream(seed, f"task/world/{domain}")) for _ in range(2)]
+        draft, full = spec.draft(draws[0], spec.tier_base), spec.generate(draws[1], spec.tier_base)
+        assert _state(draft.world) == _state(full.world) and draft.brief == full.brief
+        assert draft.goal.job == full.goal.job and draft.gold.kind == full.gold.kind
+        if draft.goal.request:  # the request kept: all of generate's but the gold's plan and effects
+            assert draft.goal == full.goal and draft.gold.traps == full.gold.traps
+            assert draft.gold.plan == draft.gold.effects == ()

@@ -12,10 +12,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from agentgym.core.tools import ToolError
 from agentgym.envs.tooluse.base import DAY_MINUTES, Step
-from agentgym.envs.tooluse.paging import PAGE_SIZE, PagedList, every_row, first_page
+from agentgym.envs.tooluse.paging import PAGE_SIZE, NamedRow, PagedList, every_row, first_page
 from agentgym.envs.tooluse.paging import paged_plan as plain_paged_plan
 
-__all__ = ["paged_plan", "all_work"]
+__all__ = ["paged_plan", "named_last", "all_work"]
 
 
 def paged_plan(plan: tuple[Step, ...], toolkit: Any, unpaged: type, lists: Mapping[str, PagedList]
@@ -45,13 +45,58 @@ def paged_plan(plan: tuple[Step, ...], toolkit: Any, unpaged: type, lists: Mappi
         except ToolError:
             continue
         pages = max(1, -(-len(rows) // PAGE_SIZE))
-        if spec.settles is every_row:  # plain code reads only the first page of a list whose every row counts
-            rows = rows[:PAGE_SIZE]
-        last = spec.settles(list(rows), plan[k + 1:])
+        settles = spec.settles
+        if settles is every_row:  # every row counts: every page is read
+            last = None
+        elif type(settles) is NamedRow:
+            last = named_last(rows, plan[k + 1:], settles)
+        else:
+            last = settles(list(rows), plan[k + 1:])
         if last is not None:
             pages = min(pages, last // PAGE_SIZE + 1)
         out += [Step(step.name, {**step.arguments, "page": p}) for p in range(2, pages + 1)]
     return tuple(out)
+
+
+_SCALAR = (str, int, float, bool)
+#: The plain types themselves: most values a plan names, told apart by one look-up.
+_PLAIN = frozenset(_SCALAR)
+
+
+def named_last(rows: Sequence[Any], later: tuple[Step, ...], settles: NamedRow) -> int | None:
+    """``settles(list(rows), later)`` for a `paging.NamedRow`.
+
+    Plain code gathers every plain value the later calls name into a set (`scalar_leaves`),
+    then looks each row's value up in it. Here the rows' plain values index their rows (the last
+    row of each value), and the walk of the later calls' arguments looks each plain value it
+    meets up there (an exact plain type first: no such value is a dict or a list), stopping
+    once the last row is named. Invariant: the walk opens the same
+    dicts and lists as `scalar_leaves` and tests the same plain values, by the same equality as
+    a set's (a dict's); a row whose value is not plain is named by nothing, as `_hashable`
+    makes it None, which no plain value equals; and the highest row named is the plain code's
+    ``hits[-1]``, so no walk past it changes the result.
+    """
+    key, top = settles.key, len(rows) - 1
+    where: dict[Any, int] = {}
+    for i, row in enumerate(rows):
+        value = row[key] if key else row
+        if isinstance(value, _SCALAR):
+            where[value] = i
+    best = -1
+    stack = [value for step in later for value in step.arguments.values()]
+    while stack:
+        value = stack.pop()
+        if type(value) in _PLAIN or not isinstance(value, (dict, list)) and isinstance(value, _SCALAR):
+            i = where.get(value, -1)
+            if i > best:
+                best = i
+                if best == top:
+                    break
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return min(best + settles.after, top) if best >= 0 else None
 
 
 def all_work(people: Sequence[Any], duration: int, work_min: int) -> Callable[[int], bool]:

@@ -18,7 +18,7 @@ from agentgym.core._fast import scalar_leaves
 from agentgym.core.tools import Bounds, ToolError
 from agentgym.envs.tooluse.base import Step
 
-__all__ = ["PAGE_SIZE", "Page", "Settles", "PagedList", "every_row", "first_page", "named_row", "paged",
+__all__ = ["PAGE_SIZE", "Page", "Settles", "PagedList", "NamedRow", "every_row", "first_page", "named_row", "paged",
            "paged_plan"]
 
 #: Rows per page: small enough that the hard tier's lists (3 to 6 rows) take 2 or 3 pages.
@@ -40,18 +40,25 @@ def first_page(rows: list[Any], later: tuple[Step, ...]) -> int | None:
     return 0
 
 
+@dataclass(frozen=True)
+class NamedRow:
+    """`named_row`'s `Settles`: the row a later call names (its `key` field), and `after` rows past it."""
+
+    key: str = ""
+    after: int = 0
+
+    def __call__(self, rows: list[Any], later: tuple[Step, ...]) -> int | None:
+        named = scalar_leaves(s.arguments for s in later)  # every plain value the later calls name
+        hits = [i for i, row in enumerate(rows) if _hashable(row[self.key] if self.key else row) in named]
+        return min(hits[-1] + self.after, len(rows) - 1) if hits else None
+
+
 def named_row(key: str = "", after: int = 0) -> Settles:
     """The row a later call of the plan names (its `key` field; "" for a row that is a plain
     value), and `after` rows past it: in a list in time order, the next row is what shows that
     nothing later fits (the last deploy before an onset is settled by the first one after it).
     Every row counts when no later call names one (a careful agent could not have stopped)."""
-
-    def settles(rows: list[Any], later: tuple[Step, ...]) -> int | None:
-        named = scalar_leaves(s.arguments for s in later)  # every plain value the later calls name
-        hits = [i for i, row in enumerate(rows) if _hashable(row[key] if key else row) in named]
-        return min(hits[-1] + after, len(rows) - 1) if hits else None
-
-    return settles
+    return NamedRow(key, after)
 
 
 @dataclass(frozen=True)

@@ -75,9 +75,11 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     tier = bool(options.get("tier", options.get("difficulty") == "hard"))
     difficulty = options.get("difficulty") or DIFFICULTIES[bits // len(names) % 3]
     spec = domains[domain]
-    gen = spec.generate(Draws(fast_stream(seed, f"task/world/{domain}")), spec.tier_base if tier else difficulty)
+    draws = Draws(fast_stream(seed, f"task/world/{domain}"))
     if tier:
-        gen = _harden(spec, gen, seed)
+        gen = _harden(spec, (spec.draft or spec.generate)(draws, spec.tier_base), seed)
+    else:
+        gen = spec.generate(draws, difficulty)
     return Task(
         family="tooluse",
         domain=domain,

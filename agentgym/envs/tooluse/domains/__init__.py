@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 from agentgym.envs.tooluse.base import Draws, Goal, Gold, ToolUseToolkit, World
 from agentgym.envs.tooluse.review import Names, ReviewWords
 
-__all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "TIER_MODULES", "load_domains"]
+__all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "TIER_MODULES", "load_domains", "solved"]
 
 #: The domain modules, in the order tasks draw from them.
 DOMAIN_MODULES: tuple[str, ...] = ("finance", "calendar", "orders", "ops")
@@ -37,6 +37,14 @@ class Generated:
         goal.blurred = {k: v.replace(name, named) for k, v in goal.blurred.items()}
         for detail in goal.details:
             detail.statement = detail.statement.replace(name, named)
+
+
+def solved(gen: Generated, solve: Callable[[Any, Any], Gold]) -> Generated:
+    """A domain's draft (`DomainSpec.draft`) made whole: its gold's plan and effects (and kind)
+    are `solve`'s on its world and job, its traps kept."""
+    gold = solve(gen.world, gen.goal.job)
+    gen.gold = Gold(gold.kind, gold.plan, gold.effects, gen.gold.traps)
+    return gen
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +75,7 @@ class DomainSpec:
     that tool and the record field its one argument takes (so a shift after such a record was
     made stays recoverable, and a wrong one can be put right); `review` holds the user's words for what it sees of the world
     (`agentgym.envs.tooluse.review`), and `names` the domain's names for record fields there.
-    `hard_toolkit`, `paged` and `harden` make the hard tier (see `agentgym.envs.tooluse.tasks`).
+    `hard_toolkit`, `paged`, `harden` and `draft` make the hard tier (see `agentgym.envs.tooluse.tasks`).
     """
 
     name: str
@@ -89,6 +97,11 @@ class DomainSpec:
     #: The difficulty of the generated task the tier hardens (the orders tier builds its own
     #: orders, so it starts from a smaller world).
     tier_base: str = "hard"
+    #: What the tier hardens, where `harden` remakes part of ``generate(draws, tier_base)``:
+    #: ``draft(draws, tier_base)`` makes the same draws, world and brief, and leaves out only what
+    #: `harden` makes anew (the gold's plan and effects, solved again on the hardened world; the
+    #: orders tier's request), which generate would make for the tier to throw away. None: generate.
+    draft: Callable[[Draws, str], Generated] | None = None
 
     @property
     def undoable(self) -> frozenset[str]:

@@ -34,7 +34,7 @@ from agentgym.envs.tooluse.base import (
     parse_day,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
-from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
+from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift, solved
 from agentgym.envs.tooluse.policies import policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
@@ -439,15 +439,24 @@ def _make_world(d: Draws, difficulty: str) -> tuple[CalendarWorld, Request, bool
     return world, Request(tuple(ids[1:n + 1]), world.day, duration, title), trap
 
 
+def earliest(world: CalendarWorld, req: Request) -> int:
+    """The start (minutes UTC) the solver books: the earliest common free start inside everyone's working hours."""
+    pids = [world.me, *req.attendees]
+    everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
+    return next(s for s in world.free_starts(pids, req.day, req.duration) if everyone_works(s))
+
+
 def solve(world: CalendarWorld, req: Request) -> Gold:
     """The reference solver: the earliest common free start inside everyone's working hours."""
+    return booking(world, req, earliest(world, req))
+
+
+def booking(world: CalendarWorld, req: Request, start: int) -> Gold:
+    """The gold that books the meeting at `start` (minutes UTC) and invites its attendees."""
     date = DAY_ISO[req.day]
     plan = [Step("find_person", {"query": world.people[pid].name}) for pid in req.attendees]
     pids = [world.me, *req.attendees]
     plan.append(Step("get_free_slots", {"person_ids": pids, "date": date, "duration_minutes": req.duration}))
-    starts = world.free_starts(pids, req.day, req.duration)
-    everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
-    start = next(s for s in starts if everyone_works(s))
     mid = world.predict_id("M")
     plan.append(Step("book_meeting", {"title": req.title, "attendee_ids": pids, "date": date,
                                       "start_utc": hhmm(start), "duration_minutes": req.duration},
@@ -466,8 +475,14 @@ def _people_text(names: list[str]) -> str:
 
 def generate(d: Draws, difficulty: str) -> Generated:
     """A calendar task: the world, the user's request, and the reference solver's gold."""
+    return solved(draft(d, difficulty), solve)
+
+
+def draft(d: Draws, difficulty: str) -> Generated:
+    """`generate`'s task but for its gold's plan and effects (left empty): what the hard tier
+    starts from, which solves its own world. The solver makes no draw and changes nothing in
+    the world, so every draw and everything else is generate's."""
     world, req, trap = _make_world(d, difficulty)
-    gold = solve(world, req)
     ask = d.chance(_KNOBS[difficulty]["ask"])
     t = _V.templates
     people = _people_text([world.people[p].name for p in req.attendees])
@@ -493,7 +508,7 @@ def generate(d: Draws, difficulty: str) -> Generated:
          "day lies within one)."],
         policy_lines("calendar"),
     )
-    gold = Gold(gold.kind, gold.plan, gold.effects, ("first_slot_outside_hours",) if trap else ())
+    gold = Gold("meeting", (), (), ("first_slot_outside_hours",) if trap else ())
     return Generated(world, Goal("meeting", text, details, blurred, job=req), gold, brief)
 
 

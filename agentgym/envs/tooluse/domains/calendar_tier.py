@@ -33,7 +33,9 @@ from agentgym.envs.tooluse.domains.calendar import (
     _cells,
     _fits,
     _person,
-    solve,
+    booking,
+    draft,
+    earliest,
 )
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
@@ -88,7 +90,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     world, req = gen.world, gen.goal.job
     assert isinstance(world, CalendarWorld)
     pids = [world.me, *req.attendees]
-    start = _booked(gen.gold)
+    start = earliest(world, req)
     offsets = {world.people[p].offset for p in pids}
     if len(offsets) < 3:  # an attendee moves to a zone of its own, where the booked start still fits
         options = [(ci, h) for ci, h in _fits(start, req.duration) if _V.cities[ci][1] not in offsets]
@@ -97,14 +99,18 @@ def harden(d: Draws, gen: Generated) -> Generated:
             world.people[last.id] = _person(last.id, last.name, *d.pick(options))
     lo, _ = world.people[world.me].window_utc()
     everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
+    freed = 0  # the cells of every start before the booked one that someone's hours do not hold
     for s in range(lo, start, GRID):
         if not everyone_works(s):
-            cells = _cells(s, req.duration)
-            for p in pids:
-                world.busy[p] &= ~cells
-    gold = solve(world, req)
-    booked = _booked(gold)
-    opened = sum(s < booked for s in world.free_starts(pids, req.day, req.duration))
+            freed |= _cells(s, req.duration)
+    if freed:
+        for p in pids:
+            world.busy[p] &= ~freed
+    # What `solve` books on this world (`earliest`: the people's hours are as `everyone_works` reads them).
+    starts = world.free_starts(pids, req.day, req.duration)
+    booked = next(s for s in starts if everyone_works(s))
+    gold = booking(world, req, booked)
+    opened = sum(s < booked for s in starts)
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
@@ -112,17 +118,15 @@ def harden(d: Draws, gen: Generated) -> Generated:
     return _days_off(d, world, req, gen)
 
 
-def _booked(gold: Gold) -> int:
-    """The start (minutes UTC) the gold books."""
-    start = next(s for s in gold.plan if s.name == "book_meeting").arguments["start_utc"]
-    return int(start[:2]) * 60 + int(start[3:])
+#: UTC offset -> the cities (indices) of every other offset, in vocabulary order.
+_CITIES_OFF = {off: tuple(ci for ci, (_, o) in enumerate(_V.cities) if o != off) for _, off in _V.cities}
 
 
 def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Generated:
     """Someone outside the meeting with an attendee's full name, in a city of another time zone;
     the request (and the user's words) name the attendee's city after the name."""
     attendee = world.people[d.pick(req.attendees)]
-    cities = [ci for ci, (_, off) in enumerate(_V.cities) if off != attendee.offset]
+    cities = _CITIES_OFF[attendee.offset]
     number = max(int(p[2:]) for p in world.people) + 11
     twin = _person(f"P-{number}", attendee.name, d.pick(cities), d.pick((8, 9, 10)))
     world.people[twin.id] = twin
@@ -139,12 +143,13 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     off, the meeting's day (trap `attendee_day_off`). Otherwise, half the time, the namesake is
     off on the date asked for, which a careful reading does not mistake for the attendee's."""
     attending = set(req.attendees)
-    twin = next(p for p in world.people.values() if p.id not in attending and p.id != world.me and any(
-        world.people[a].name == p.name for a in req.attendees))
+    names = {world.people[a].name for a in req.attendees}
+    twin = next(p for p in world.people.values() if p.id not in attending and p.id != world.me and p.name in names)
+    rnd, day = d.random, world.day  # the draws written out: d.between(lo, hi) is lo + int(rnd() * (hi - lo + 1))
     for pid in world.people:
         if pid == world.me:
             continue
-        days = {world.day + d.between(-7, 7) for _ in range(d.between(0, 2))}
+        days = {day - 7 + int(rnd() * 15) for _ in range(int(rnd() * 3))}  # 0-2 days, each within a week of the day
         if pid in attending:
             days.discard(world.day)
         world.days_off[pid] = tuple(sorted(days))
@@ -174,4 +179,5 @@ TIER: dict[str, Any] = {
     # Earliest first: the start booked, the first inside everyone's hours, settles it.
     "paged": {"get_free_slots": PagedList("free_starts_utc", named_row())},
     "harden": harden,
+    "draft": draft,
 }

@@ -36,7 +36,7 @@ from agentgym.envs.tooluse.base import (
     parse_day,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
-from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
+from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift, solved
 from agentgym.envs.tooluse.policies import policy, policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
@@ -596,10 +596,16 @@ _NO_REPORT_SAID = "No report needed; just make the transfer."
 
 def generate(d: Draws, difficulty: str) -> Generated:
     """A finance task: the world, the user's request, and the reference solver's gold."""
+    return solved(draft(d, difficulty), solve)
+
+
+def draft(d: Draws, difficulty: str) -> Generated:
+    """`generate`'s task but for its gold's plan and effects (left empty): what the hard tier
+    starts from, which solves its own world. The solver makes no draw and changes nothing in
+    the world, so every draw and everything else is generate's; its gold's kind is the request's."""
     kind = "quote" if d.chance(0.3) else "reimburse"
     design = d.pick(_DESIGNS[kind, difficulty])
     world, req, trap = _make_world(d, design, kind, difficulty)
-    gold = solve(world, req)
     ask = d.chance(_KNOBS[difficulty]["ask"])
     t = _V.templates
     name = req.name if req.by_name else f"{req.name} ({req.employee_id})"
@@ -620,8 +626,7 @@ def generate(d: Draws, difficulty: str) -> Generated:
         details += (Detail("report", "report", _REPORT_SAID if req.report else _NO_REPORT_SAID,
                            "upfront" if req.report else "ask"),)
     traps = ("unapproved_expenses",) if trap else ()
-    gold = Gold(gold.kind, gold.plan, gold.effects, traps)
-    return Generated(world, Goal(kind, text, details, blurred, job=req), gold, _BRIEF)
+    return Generated(world, Goal(kind, text, details, blurred, job=req), Gold(kind, (), (), traps), _BRIEF)
 
 
 def shifts(world: FinanceWorld, req: Request) -> list[Shift]:

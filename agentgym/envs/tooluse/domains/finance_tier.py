@@ -33,6 +33,7 @@ from agentgym.envs.tooluse.domains.finance import (
     FinanceWorld,
     Id,
     Month,
+    draft,
     solve,
 )
 from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, every_row, named_row, paged
@@ -56,6 +57,10 @@ _MAX_CALLS = 15
 _IN_FULL = " I'd like the claims paid in full, please."
 #: The statuses of a meal that does not count (one may share a day with meals that do).
 _OTHER = _OTHER_STATUSES
+#: The categories an expense that is not one of the drawn meals takes.
+_NOT_MEALS = tuple(c for c in _V.categories if c != "meals")
+#: Each department -> the others, in vocabulary order (a namesake's department).
+_OTHER_DEPARTMENTS = {x: tuple(y for y in _V.departments if y != x) for x in _V.departments}
 
 
 class FinanceTierToolkit(FinanceToolkit):
@@ -110,7 +115,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     rules = policy_lines("finance")
     world.meal_cap = MEAL_CAP
     approved = [e for e in world.month_expenses(req.employee_id, req.month) if e.status == _STATUS]
-    others = [c for c in _V.categories if c != "meals"]
+    others = _NOT_MEALS
     for e in world.expenses:  # only the meals drawn below are meals; every row says pre_approved
         e.pre_approved = False
         if e.category == "meals":
@@ -126,9 +131,11 @@ def harden(d: Draws, gen: Generated) -> Generated:
             meal.category, meal.pre_approved = d.pick(others), False
         gold = _gold(world, req, gen.gold, ())
     traps = list(gen.gold.traps)
-    days: dict[int, int] = {}
-    for e in world.month_expenses(req.employee_id, req.month):
-        if e.category == "meals" and e.status == _STATUS and not e.pre_approved:
+    days: dict[int, int] = {}  # capped meals per day of the month (counted: the list's order does not matter)
+    lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
+    for e in world.expenses:
+        if e.employee_id == req.employee_id and lo <= e.day < hi and e.category == "meals" and e.status == _STATUS \
+                and not e.pre_approved:
             days[e.day] = days.get(e.day, 0) + 1
     traps += ["meal_cap"] * bool(days) + ["meals_share_a_day"] * any(n > 1 for n in days.values())
     traps += ["pre_approved_meal"] * any(e.pre_approved and e.category == "meals" for e in world.expenses)
@@ -183,6 +190,7 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
             MEAL_CAP, "EUR", req.currency, e.day)
 
     meals: list[Expense] = []
+    last = max(int(e.id[2:]) for e in world.expenses)  # the highest expense number: each meal's is higher
     over = [e for e in approved if value(e) >= 1.25]
     if over:
         meal = d.pick(over)
@@ -194,22 +202,26 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
         day = d.pick([x for x in range(lo, hi) if x not in taken])
         share = 0.55 + 0.3 * d.random()
         for part in (share, 1.1 - share + 0.6 * d.random()):  # each under 0.9 of the cap, both over 1.1
-            meals.append(_meal(d, world, req.employee_id, day, min(part, 0.85), _STATUS))
+            meals.append(meal := _meal(d, world, req.employee_id, day, min(part, 0.85), _STATUS, last))
+            last = int(meal.id[2:])
         taken.add(day)
         if d.chance(0.3):
-            meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), d.pick(_OTHER)))
+            meals.append(meal := _meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), d.pick(_OTHER), last))
+            last = int(meal.id[2:])
     if d.chance(0.35):
         day = d.pick([x for x in range(lo, hi) if x not in taken])
-        meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), _STATUS))
+        meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), _STATUS, last))
     return meals
 
 
-def _meal(d: Draws, world: FinanceWorld, employee_id: str, day: int, share: float, status: str) -> Expense:
+def _meal(d: Draws, world: FinanceWorld, employee_id: str, day: int, share: float, status: str, last: int
+          ) -> Expense:
     """A new meal of the employee's on `day`, worth `share` of the cap (in a drawn currency, at
-    that day's rate), under an id after all the others (so no other expense's id changes)."""
+    that day's rate), under an id after all the others, whose highest number is `last` (so no
+    other expense's id changes)."""
     currency = d.pick(_CODES)
     cap = world.convert(MEAL_CAP, "EUR", currency, day)
-    number = max(int(e.id[2:]) for e in world.expenses) + 1 + d.below(3)
+    number = last + 1 + d.below(3)
     meal = Expense(f"X-{number}", employee_id, day, currency, max(100, round(cap * share)), "meals", status, False)
     world.expenses.append(meal)
     return meal
@@ -218,7 +230,8 @@ def _meal(d: Draws, world: FinanceWorld, employee_id: str, day: int, share: floa
 def _later_pages(world: FinanceWorld, req: Any) -> int:
     """How many calls for later pages a reimbursement's plan makes (`paging.paged_plan` would
     find as many, by calling the tools): the employee's expenses of the month and the accounts."""
-    rows = len(world.month_expenses(req.employee_id, req.month))
+    lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
+    rows = sum(1 for e in world.expenses if e.employee_id == req.employee_id and lo <= e.day < hi)  # month_expenses' rows
     return sum(max(1, -(-n // PAGE_SIZE)) - 1 for n in (rows, len(world.accounts)))
 
 
@@ -226,11 +239,12 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
     """Another employee of the same full name in another department, with approved claims of
     the same month; every employee's department shows in `find_employee`, and the request (and
     the user's words) name the employee's department after the name."""
+    rnd, departments = d.random, _V.departments  # d.pick written out
     for emp in world.employees:
-        world.departments[emp] = d.pick(_V.departments)
+        world.departments[emp] = departments[int(rnd() * len(departments))]
     twin = f"E-{max(int(e[2:]) for e in world.employees) + 7}"
     world.employees[twin] = req.name
-    world.departments[twin] = d.pick([x for x in _V.departments if x != world.departments[req.employee_id]])
+    world.departments[twin] = d.pick(_OTHER_DEPARTMENTS[world.departments[req.employee_id]])
     lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
     number = max(int(e.id[2:]) for e in world.expenses)
     for k in range(d.between(1, 2)):
@@ -243,4 +257,4 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
 
 
 #: What `load_domains` adds to the finance domain's spec.
-TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden}
+TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden, "draft": draft}

@@ -594,8 +594,9 @@ _REFUND_PLEASE = "I'd like my money back for the {product}, please."
 _CREDIT_IS_FINE = "A refund for the {product} if you can; if its return window has passed, store credit is fine."
 
 
-def generate(d: Draws, difficulty: str) -> Generated:
-    """An order-support task: the world, the user's request, and the reference solver's gold."""
+def _solvable(d: Draws, difficulty: str) -> tuple[OrdersWorld, Request, bool, Gold]:
+    """A world and request whose gold's plan has the difficulty's length (drawn again until it
+    has), whether it holds the trap, and the gold."""
     lo, hi = _LENGTHS[difficulty]
     while True:
         try:
@@ -604,7 +605,22 @@ def generate(d: Draws, difficulty: str) -> Generated:
             continue
         gold = solve(world, req)
         if lo <= len(gold.plan) <= hi:
-            break
+            return world, req, trap, gold
+
+
+def _brief(world: OrdersWorld) -> str:
+    return compose_brief(
+        _V.role,
+        "Resolve the customer's request with the tools, step by step.",
+        [f"Today is {DAY_ISO[world.today]}. Prices are in USD; dates are YYYY-MM-DD. Product categories: "
+         f"{', '.join(_CATEGORIES)}."],
+        policy_lines("orders"),
+    )
+
+
+def generate(d: Draws, difficulty: str) -> Generated:
+    """An order-support task: the world, the user's request, and the reference solver's gold."""
+    world, req, trap, gold = _solvable(d, difficulty)
     knobs = _KNOBS[difficulty]
     t = _V.templates
     order = world.orders[req.order_id]
@@ -643,16 +659,9 @@ def generate(d: Draws, difficulty: str) -> Generated:
             late = any(e.id == f"credit:{it.id}" for e in gold.effects)
             details.append(Detail(f"refund:{it.id}", "refund", (_CREDIT_IS_FINE if late else _REFUND_PLEASE).format(
                 product=it.product), "ask"))
-    brief = compose_brief(
-        _V.role,
-        "Resolve the customer's request with the tools, step by step.",
-        [f"Today is {DAY_ISO[world.today]}. Prices are in USD; dates are YYYY-MM-DD. Product categories: "
-         f"{', '.join(_CATEGORIES)}."],
-        policy_lines("orders"),
-    )
     kind = "+".join(w.action for w in req.wants)
     gold = Gold(kind, gold.plan, gold.effects, ("past_return_window",) if trap else ())
-    return Generated(world, Goal(kind, text, tuple(details), blurred, job=req), gold, brief)
+    return Generated(world, Goal(kind, text, tuple(details), blurred, job=req), gold, _brief(world))
 
 
 def shifts(world: OrdersWorld, req: Request) -> list[Shift]:

@@ -90,13 +90,14 @@ def build(d: Draws, world: OrdersWorld, target: Order) -> BulkRequest:
     order_number = max(int(o[2:]) for o in world.orders)
     taken = {o.placed for o in world.orders.values() if o is not target}
     wants: list[tuple[str, str]] = []
+    rnd = d.random  # the item's draws written out: d.chance(p) is rnd() < p, d.pick(seq) seq[int(rnd() * len(seq))]
     for k, size in enumerate(sizes):
         items = []
         for product in products[:size]:
             category, price, variants = _PRODUCTS[product]
-            damaged = d.chance(_P_DAMAGED)
-            items.append(Item(f"I-{number}", product, category, d.pick(variants), price, d.chance(_P_FINAL),
-                              d.chance(_P_OPENED), damaged))
+            damaged = rnd() < _P_DAMAGED  # drawn first, then the variant, final sale and opened
+            items.append(Item(f"I-{number}", product, category, variants[int(rnd() * len(variants))], price,
+                              rnd() < _P_FINAL, rnd() < _P_OPENED, damaged))
             number += 1
         products = products[size:]
         order = target if k == 0 else Order(f"O-{order_number + 37 * k}", 0, 0, [])

@@ -34,6 +34,8 @@ from agentgym.envs.tooluse.domains.orders import (
     Order,
     OrdersToolkit,
     OrdersWorld,
+    _brief,
+    _solvable,
 )
 from agentgym.envs.tooluse.domains.orders import shifts as order_shifts
 from agentgym.envs.tooluse.domains.orders_bulk import BulkRequest, build, dates, solve_bulk
@@ -117,6 +119,16 @@ class OrdersTierToolkit(OrdersToolkit):
         return super().refund_item(order_id, item_id, amount, approval_id)
 
 
+def draft(d: Draws, difficulty: str) -> Generated:
+    """The orders domain's `generate`'s world and brief, by the same draws, for the tier, which
+    words its own request and solves its own gold: the goal is only the request's job (no words,
+    no details) and the gold only its kind. What generate draws after the world only words its
+    request, so it is not drawn here."""
+    world, req, _, _ = _solvable(d, difficulty)
+    kind = "+".join(w.action for w in req.wants)
+    return Generated(world, Goal(kind, "", (), job=req), Gold(kind, (), ()), _brief(world))
+
+
 def harden(d: Draws, gen: Generated) -> Generated:
     """The hard tier of an orders task: the customer's tier, a bulk return of six to ten items
     over two or three orders (`orders_bulk`), a near-duplicate order, the gold by the tier's
@@ -131,9 +143,10 @@ def harden(d: Draws, gen: Generated) -> Generated:
     _twin(d, world, world.orders[req.order_id], bulk.wants[0][1])
     # Every row of the customer's orders has the same fields: a row's shape tells nothing of
     # whether the request is about it (no draw: the orders nobody asks about were not opened).
-    for item in (i for o in world.orders.values() for i in o.items):
-        item.opened = bool(item.opened)
-        item.damaged = bool(item.damaged)
+    for order in world.orders.values():
+        for item in order.items:
+            item.opened = bool(item.opened)
+            item.damaged = bool(item.damaged)
     gold = solve_bulk(world, bulk)
     gen.gold = Gold(gold.kind, gold.plan, gold.effects, _traps(world, bulk, gold), gen.gold.superseded)
     email = Detail("email", "email", d.pick(_V.templates["email_answer"]).format(email=world.email),
@@ -148,22 +161,30 @@ def harden(d: Draws, gen: Generated) -> Generated:
 def _traps(world: OrdersWorld, req: BulkRequest, gold: Gold) -> tuple[str, ...]:
     """The tier's traps a bulk return holds, each named once (the outcomes are the gold's)."""
     got = {e.fields["item_id"]: (e.kind, e.fields["amount"]) for e in gold.effects}
-    out: list[str] = ["near_duplicate_order"]
+    out = {"near_duplicate_order": None}  # each trap once, in the order first found
     for order_id in req.orders:
         order = world.orders[order_id]
         age = world.age(order)
         for item in order.items:
             kind, amount = got.get(item.id, ("none", 0))
             window = world.window(item.category)
-            out += ["past_return_window"] * (kind == "credit") + ["window_last_day"] * (kind != "none" and abs(age - window) <= 1)
-            out += ["member_window"] * (kind == "refund" and age > window - world.extra_days)
-            out += ["final_sale_asked"] * (item.final_sale and not item.damaged)
-            out += ["damaged_final_sale"] * (kind != "none" and item.final_sale)
-            out += ["restocking_fee"] * (kind == "refund" and amount < item.price)
-            out += ["damaged_opened"] * (kind == "refund" and bool(item.opened and item.damaged)
-                                         and item.category in world.fee)
-            out += ["approval"] * (kind == "refund" and amount > world.limit)
-    return tuple(dict.fromkeys(out))
+            if kind == "credit":
+                out["past_return_window"] = None
+            if kind != "none" and abs(age - window) <= 1:
+                out["window_last_day"] = None
+            if kind == "refund" and age > window - world.extra_days:
+                out["member_window"] = None
+            if item.final_sale and not item.damaged:
+                out["final_sale_asked"] = None
+            if kind != "none" and item.final_sale:
+                out["damaged_final_sale"] = None
+            if kind == "refund" and amount < item.price:
+                out["restocking_fee"] = None
+            if kind == "refund" and item.opened and item.damaged and item.category in world.fee:
+                out["damaged_opened"] = None
+            if kind == "refund" and amount > world.limit:
+                out["approval"] = None
+    return tuple(out)
 
 
 def _goal(world: OrdersWorld, req: BulkRequest, email: Detail) -> Goal:
@@ -171,10 +192,13 @@ def _goal(world: OrdersWorld, req: BulkRequest, email: Detail) -> Goal:
     (up front, or only when asked as the task drew it); and, asked, what it wants per item."""
     items = {i.id: i for o in req.orders for i in world.orders[o].items}
     placed = list(zip(req.orders, dates(world, req)))
+    named: dict[str, list[str]] = {o: [] for o in req.orders}  # each order's items, as the request names them
+    for order_id, item_id in req.wants:
+        named[order_id].append(f"the {items[item_id].product}")
     parts = []
     for order_id, date in placed:
-        named = [f"the {items[i].product}" for o, i in req.wants if o == order_id]
-        parts.append(f"From my order placed on {date}: {', '.join(named[:-1])} and {named[-1]}.")
+        them = named[order_id]
+        parts.append(f"From my order placed on {date}: {', '.join(them[:-1])} and {them[-1]}.")
     text = f"Hi, I'd like to return several things. {' '.join(parts)}{_PREFER_REFUND}"
     blurred = {}
     if email.reveal == "upfront":
@@ -210,8 +234,8 @@ def press(d: Draws, world: OrdersWorld, req: BulkRequest, gold: Gold) -> Press |
     if not d.chance(0.5):
         return None
     refunded = {e.fields["item_id"] for e in gold.effects if e.kind == "refund"}
-    items = [(o, i) for o, item_id in req.wants for i in world.orders[o].items
-             if i.id == item_id and i.id not in refunded and world.orders[o].delivered is not None]
+    items = [(o, i) for o, item_id in req.wants if item_id not in refunded and world.orders[o].delivered is not None
+             for i in world.orders[o].items if i.id == item_id]
     if not items:
         return None
     order_id, item = d.pick(items)
@@ -260,4 +284,5 @@ TIER: dict[str, Any] = {
     # The bulk return replaces the request and the orders it is about; an easy task's world
     # (the customer, today, an order or two besides) is all it keeps.
     "tier_base": "easy",
+    "draft": draft,
 }
