@@ -146,8 +146,15 @@ def without_abbreviation_stops(text: str) -> str:
 _OPEN_LINE_END = re.compile(r"(?<=[^\s.?!;:,])[ \t]*(?=\n(?![ \t]*[a-z]))")
 
 
+#: A markdown table's header row and the rule under it ("| Name | Area | Rating |" over
+#: "|---|---|---|"): column labels, which name slots without asking or saying anything of them.
+_TABLE_HEAD = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*\n[ \t]*\|[ \t]*:?-{2,}[-:| \t]*\|?[ \t]*$", re.M)
+
+
 def _normalise(text: str) -> str:
     if "\n" in text:
+        if "|" in text and "--" in text:
+            text = _TABLE_HEAD.sub("", text)
         text = _OPEN_LINE_END.sub(".", text)
     text = without_abbreviation_stops(text).lower()
     if "\u2019" in text:
