@@ -237,14 +237,16 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
     def _done_steps(self, plan: list[dict[str, Any]]) -> list[bool]:
         """Which steps of `plan` a successful call of this episode has already completed."""
         done = [False] * len(plan)
-        # `call_matches` fails at once on another name: comparing the names first leaves out
-        # its frame for every step of another tool (a plan x calls loop, run on every fault).
-        names = [step.get("name") for step in plan]
+        # `call_matches` fails at once on another name: each call is tried only on the steps of
+        # its own tool, in plan order (a plan x calls loop otherwise, run on every fault).
+        steps_of: dict[Any, list[int]] = {}
+        for i, step in enumerate(plan):
+            steps_of.setdefault(step.get("name"), []).append(i)
         for c in self._calls:
             if c["valid"] and c["error"] is None and not c.get("distractor"):
                 name = c["name"]
-                for i, step in enumerate(plan):
-                    if not done[i] and name == names[i] and call_matches(name, c.get("arguments"), step):
+                for i in steps_of.get(name, ()):
+                    if not done[i] and call_matches(name, c.get("arguments"), plan[i]):
                         done[i] = True
                         break
         return done
