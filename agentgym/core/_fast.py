@@ -13,7 +13,7 @@ import json
 import marshal
 import math
 import re
-from itertools import accumulate, repeat
+from itertools import accumulate
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
 from typing import Any, Callable, Hashable, Iterable
 
@@ -160,9 +160,6 @@ def copy_json(value: Any) -> Any:
     """
     if type(value) is dict:
         out = value.copy()
-        # Most dicts (a call's arguments) hold no container: found in C, the copy is then whole.
-        if not any(map(isinstance, value.values(), repeat(_CONTAINERS))):
-            return out
         for key, item in value.items():
             if isinstance(item, _CONTAINERS):
                 out[key] = copy_json(item)
