@@ -11,6 +11,7 @@ from __future__ import annotations
 import _random
 import json
 import marshal
+import math
 import re
 from itertools import accumulate
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
@@ -33,6 +34,7 @@ __all__ = [
     "nests_deeper",
     "seeded_random",
     "scalar_leaves",
+    "arguments_acceptor",
 ]
 
 
@@ -362,3 +364,98 @@ def scalar_leaves(values: Iterable[Any]) -> set[Any]:
         elif isinstance(value, _SCALAR):
             out.add(value)
     return out
+
+
+# ------------------------------------------------------------------ argument checks
+
+_MISSING = object()
+
+
+def arguments_acceptor(parameters: dict[str, Any], checkers: dict[str, Callable[[Any], Any]]) -> Callable[[Any], bool]:
+    """A function that is True only for arguments `agentgym.core.tool_spec.ToolSpec.validate`
+    accepts (returns None for), compiled from the tool's JSON schema into one function.
+
+    Plain code: ``spec.validate(arguments) is None``, which calls a checker closure per argument
+    and walks the required names. Here each argument's check is an expression inlined in one
+    function, the types tested by identity (``type(v) is str``: a value of a subclass is left
+    to the plain check). Invariant: each expression is True only where the property's checker
+    (`checkers`, compiled from the same schema) returns None, and the function is True only
+    when every argument is a known property, every required one is there and every check
+    holds; a property whose schema has no expression here calls its checker. So False means
+    "ask the plain check", which gives the error, or accepts (a subclass, an extra argument
+    that ``additionalProperties`` allows). A test compares the two on every tool's schema.
+    """
+    props = parameters.get("properties", {})
+    required = set(parameters.get("required", ()))
+    env: dict[str, Any] = {"_M": _MISSING, "isfinite": math.isfinite}
+    lines = ["def accepts(a):", "    if type(a) is not dict:", "        return False", "    n = len(a)"]
+    for i, (key, schema) in enumerate(props.items()):
+        env[f"k{i}"] = key
+        expr = _ok_expr(schema, "v", f"p{i}", env)
+        if expr is None:
+            env[f"c{i}"] = checkers[key]
+            expr = f"c{i}(v) is None"
+        lines.append(f"    v = a.get(k{i}, _M)")
+        lines.append("    if v is _M:")
+        lines.append("        return False" if key in required else "        pass")
+        lines.append(f"    elif not ({expr}):")
+        lines.append("        return False")
+        lines.append("    else:")
+        lines.append("        n -= 1")
+    lines.append("    return n == 0")
+    exec(compile("\n".join(lines), "<arguments_acceptor>", "exec"), env)  # noqa: S102
+    return env["accepts"]
+
+
+#: What a value of each JSON type passes (exact types: a subclass goes to the plain check); a
+#: number is finite, as the checks want, and a bool is no integer.
+_TYPE_TESTS = {"string": "type({v}) is str", "integer": "type({v}) is int",
+               "number": "(type({v}) is int or (type({v}) is float and isfinite({v})))",
+               "boolean": "type({v}) is bool", "array": "type({v}) is list"}
+
+
+def _ok_expr(schema: Any, v: str, name: str, env: dict[str, Any]) -> str | None:
+    """A Python expression over `v` that is True only where `compile_checker(schema)` accepts
+    `v`; None where the schema is not one of the shapes written out here. Constants go into
+    `env` under names that start with `name`."""
+    if not isinstance(schema, dict):
+        return None
+    t = schema.get("type")
+    types = [t] if isinstance(t, str) else (list(t) if isinstance(t, list) else None)
+    if not types or not all(isinstance(x, str) for x in types):
+        return None
+    bases = [x for x in types if x != "null"]
+    if len(bases) != 1 or bases[0] not in _TYPE_TESTS or len(set(types)) != len(types):
+        return None
+    base = bases[0]
+    enum = schema.get("enum")
+    nullable = "null" in types and not (enum is not None and None not in enum)
+    parts = [_TYPE_TESTS[base].format(v=v)]
+    if enum is not None:
+        if base not in ("string", "integer"):
+            return None
+        try:
+            env[f"{name}_e"] = frozenset(x for x in enum if x is not None)
+        except TypeError:
+            return None
+        parts.append(f"{v} in {name}_e")
+    if base == "string" and schema.get("maxLength") is not None:
+        env[f"{name}_n"] = schema["maxLength"]
+        parts.append(f"len({v}) <= {name}_n")
+    if base in ("integer", "number"):
+        for bound, op in (("minimum", ">="), ("maximum", "<=")):
+            if schema.get(bound) is not None:
+                env[f"{name}_{bound}"] = schema[bound]
+                parts.append(f"{v} {op} {name}_{bound}")
+    if base == "array":
+        if schema.get("maxItems") is not None:
+            env[f"{name}_n"] = schema["maxItems"]
+            parts.append(f"len({v}) <= {name}_n")
+        items = schema.get("items")
+        if items is not None:
+            item = _ok_expr(items, "x", f"{name}_i", env)
+            if item is None:
+                return None
+            parts.append(f"all({item} for x in {v})")
+    expr = " and ".join(parts)
+    return f"({v} is None or ({expr}))" if nullable else f"({expr})"

@@ -43,6 +43,10 @@ from agentgym.core.tools import READ, WRITE, PolicyViolation, ToolError, Toolkit
 __all__ = ["AgentEnv", "EnvParts"]
 
 _READ_VALUE, _WRITE_VALUE = READ.value, WRITE.value
+#: Each code's value: `ErrorCode.X.value` runs `enum`'s Python property on every read.
+_CODE_VALUE = {code: code.value for code in ErrorCode}
+_BLOCKED, _POLICY_VIOLATION, _TOOL_ERROR = (ErrorCode.BLOCKED.value, ErrorCode.POLICY_VIOLATION.value,
+                                            ErrorCode.TOOL_ERROR.value)
 #: `trial` re-draws the noise (not the task) for pass^k: the same task under other faults.
 _OPTION_KEYS = frozenset({"difficulty", "domain", "trial"})
 
@@ -233,14 +237,16 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
     def _done_steps(self, plan: list[dict[str, Any]]) -> list[bool]:
         """Which steps of `plan` a successful call of this episode has already completed."""
         done = [False] * len(plan)
-        # `call_matches` fails at once on another name: comparing the names first leaves out
-        # its frame for every step of another tool (a plan x calls loop, run on every fault).
-        names = [step.get("name") for step in plan]
+        # `call_matches` fails at once on another name: each call is tried only on the steps of
+        # its own tool, in plan order (a plan x calls loop otherwise, run on every fault).
+        steps_of: dict[Any, list[int]] = {}
+        for i, step in enumerate(plan):
+            steps_of.setdefault(step.get("name"), []).append(i)
         for c in self._calls:
             if c["valid"] and c["error"] is None and not c.get("distractor"):
                 name = c["name"]
-                for i, step in enumerate(plan):
-                    if not done[i] and name == names[i] and call_matches(name, c.get("arguments"), step):
+                for i in steps_of.get(name, ()):
+                    if not done[i] and call_matches(name, c.get("arguments"), plan[i]):
                         done[i] = True
                         break
         return done
@@ -455,34 +461,35 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         step_calls: list[dict[str, Any]],
         step_errors: list[str],
     ) -> str | None:
-        toolkit = self._toolkit
         end: str | None = None
         wrote = refused = False
-        for i, call in enumerate(parsed.calls):
+        i = 0
+        for call in parsed.calls:
             call_id = call.id or f"call_{turn}_{i}"
-            record: dict[str, Any] = {"turn": turn, "id": call_id, "name": call.name, "valid": False,
-                                      "error": None, "kind": None, "injected": False, "contradicts": []}
+            i += 1
             if end is not None:
                 # A terminal tool ended the task earlier in this turn; later calls are not run.
                 content = error_text("BLOCKED", "the task was already committed by an earlier call")
-                record["error"] = ErrorCode.BLOCKED.value
+                record = _failed_record(turn, call_id, call.name, _BLOCKED)
             else:
                 self._current_call = call_id
-                content, terminal = self._run_one(call, turn, record)
+                record, content, terminal = self._run_one(call, turn, call_id)
                 self._current_call = None
                 if record["valid"] and record["error"] is None:
-                    wrote = wrote or record["kind"] == "write"
+                    wrote = wrote or record["kind"] == _WRITE_VALUE
                     if terminal:
                         end = "committed"
             # Injected faults are the environment's, not the agent's: they are not its errors.
-            if record["error"] is not None and not record["injected"]:
-                self._count_error(record["error"], step_errors)
-                refused = refused or record["error"] == ErrorCode.POLICY_VIOLATION.value
+            error = record["error"]
+            if error is not None and not record["injected"]:
+                self._count_error(error, step_errors)
+                refused = refused or error == _POLICY_VIOLATION
             self._calls.append(record)
             step_calls.append(copy_record(record))
-            messages.append({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": cap(content)})
+            messages.append({"role": "tool", "tool_call_id": call_id, "name": call.name,
+                             "content": content if len(content) <= MESSAGE_MAX_CHARS else cap(content)})
         if wrote or refused:  # a write done, or one a policy refused: the user sees what it came to
-            reaction = self._user.react(toolkit.drain_events(), turn)
+            reaction = self._user.react(self._toolkit.drain_events(), turn)
             if reaction is not None:
                 messages.append({"role": "user", "content": cap(reaction.text)})
                 if end is None:
@@ -496,34 +503,42 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
                 end = follow.end
         return end
 
-    def _run_one(self, call: ToolCall, turn: int, record: dict[str, Any]) -> tuple[str, bool]:
-        """Run one call; return the tool message and whether a terminal tool succeeded."""
+    def _run_one(self, call: ToolCall, turn: int, call_id: str) -> tuple[dict[str, Any], str, bool]:
+        """Run one call; return its record, the tool message and whether a terminal tool succeeded.
+
+        A record's keys come in one order whatever the call came to: ``turn, id, name, valid,
+        error, kind, injected, contradicts``, then ``arguments`` for a valid call, ``distractor``
+        for a decoy's that ran and ``policy`` for a call a policy refused.
+        """
+        name = call.name
         if call.error is not None:
-            record["error"] = call.error.code.value
-            return error_text(call.error.code.value, call.error.message), False
+            code = _CODE_VALUE[call.error.code]
+            return _failed_record(turn, call_id, name, code), error_text(code, call.error.message), False
         hooks = self.hooks
         # A tool an acting layer adds to this episode (a decoy), found innermost first.
         extra: ExtraTool | None = None
         for layer in hooks.extra_tools:
-            extra = layer.extra_tools.get(call.name)
+            extra = layer.extra_tools.get(name)
             if extra is not None:
                 break
+        arguments = call.arguments
         if extra is not None:
-            problem = extra.spec.validate(call.arguments)
             spec = extra.spec
+            problem = spec.validate(arguments)
         else:
-            problem = self._toolkit.validate(call.name, call.arguments)
-            spec = None if problem is not None else self._toolkit.spec(call.name)
+            problem = self._toolkit.validate(name, arguments)
         if problem is not None:
-            record["error"] = problem.code.value
-            return error_text(problem.code.value, problem.message), False
-        assert spec is not None and call.arguments is not None
-        record["valid"] = True
-        # `spec.kind.value` runs two Python frames of `enum` per call; a tool is read or write.
-        record["kind"] = _READ_VALUE if spec.kind is READ else _WRITE_VALUE
-        record["arguments"] = call.arguments
+            code = _CODE_VALUE[problem.code]
+            return _failed_record(turn, call_id, name, code), error_text(code, problem.message), False
+        if extra is None:
+            spec = self._toolkit.spec(name)
+        assert arguments is not None
         # A call without arguments (most reads) states nothing to contradict: the user is not asked.
-        record["contradicts"] = self._user.contradictions(call.name, call.arguments) if call.arguments else []
+        # `spec.kind.value` runs two Python frames of `enum` per call; a tool is read or write.
+        record = {"turn": turn, "id": call_id, "name": name, "valid": True, "error": None,
+                  "kind": _READ_VALUE if spec.kind is READ else _WRITE_VALUE, "injected": False,
+                  "contradicts": self._user.contradictions(name, arguments) if arguments else [],
+                  "arguments": arguments}
         # A policy refuses a call before any noise acts on it (see `agentgym.core.hooks`).
         for layer in hooks.policy:
             if (answer := layer.policy(self, call, turn)) is not None:
@@ -534,20 +549,20 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         try:
             if extra is not None:
                 record["distractor"] = True
-                result = extra.handler(self, call.arguments)
+                result = extra.handler(self, arguments)
             else:
-                result = self._toolkit.invoke(call.name, call.arguments)
+                result = self._toolkit.invoke(name, arguments)
         except PolicyViolation as exc:
-            record["error"] = ErrorCode.POLICY_VIOLATION.value
+            record["error"] = _POLICY_VIOLATION
             record["policy"] = exc.policy
             self._violations.append(exc.policy)
-            return error_text(ErrorCode.POLICY_VIOLATION.value, str(exc)), False
+            return record, error_text(_POLICY_VIOLATION, str(exc)), False
         except ToolError as exc:
-            record["error"] = ErrorCode.TOOL_ERROR.value
-            return error_text(ErrorCode.TOOL_ERROR.value, str(exc)), False
+            record["error"] = _TOOL_ERROR
+            return record, error_text(_TOOL_ERROR, str(exc)), False
         for layer in hooks.after_call:
             result = layer.after_call(self, call, spec, turn, result)
-        return to_json(result), spec.terminal
+        return record, to_json(result), spec.terminal
 
     def _note_known(self) -> None:
         known = self._user.known_constraints()
@@ -594,11 +609,18 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         }
 
 
-def _intercepted(record: dict[str, Any], answer: Intercept) -> tuple[str, bool]:
-    """Book a layer's answer to a call in its record; the tool message, and no terminal success."""
+def _failed_record(turn: int, call_id: str, name: str, error: str) -> dict[str, Any]:
+    """The record of a call that did not pass the checks (or was blocked): not valid, `error`."""
+    return {"turn": turn, "id": call_id, "name": name, "valid": False, "error": error, "kind": None,
+            "injected": False, "contradicts": []}
+
+
+def _intercepted(record: dict[str, Any], answer: Intercept) -> tuple[dict[str, Any], str, bool]:
+    """Book a layer's answer to a call in its record; the record, the tool message, and no
+    terminal success."""
     record["error"] = answer.error
     record["injected"] = answer.injected
-    return answer.content, False
+    return record, answer.content, False
 
 
 def _assistant_message(parsed: ParsedAction, turn: int) -> dict[str, Any]:
@@ -607,8 +629,16 @@ def _assistant_message(parsed: ParsedAction, turn: int) -> dict[str, Any]:
     Encoding the arguments cannot fail: `parse_action` hands on only plain JSON data (a dict
     action holding NaN, a set or bytes is a PARSE_ERROR turn, with no calls).
     """
+    calls = parsed.calls
+    if len(calls) == 1:  # most turns: the comprehension's frame left out
+        c = calls[0]
+        args = c.arguments
+        return {"role": "assistant", "content": parsed.content, "tool_calls": [
+            {"id": c.id or f"call_{turn}_0", "type": "function",
+             "function": {"name": c.name, "arguments": to_json(args) if args else
+                          ("{}" if args is not None else "null")}}]}
     msg: dict[str, Any] = {"role": "assistant", "content": parsed.content}
-    if parsed.calls:
+    if calls:
         msg["tool_calls"] = [
             {
                 "id": c.id or f"call_{turn}_{i}",
@@ -616,6 +646,6 @@ def _assistant_message(parsed: ParsedAction, turn: int) -> dict[str, Any]:
                 "function": {"name": c.name, "arguments": to_json(c.arguments) if c.arguments else
                              ("{}" if c.arguments is not None else "null")},
             }
-            for i, c in enumerate(parsed.calls)
+            for i, c in enumerate(calls)
         ]
     return msg

@@ -85,7 +85,11 @@ def call_matches(name: str, arguments: Mapping[str, Any] | None, gold_call: Mapp
             if _operator(spec) == "if_given":
                 continue
             return False
-        if not arg_matches(arguments[key], spec):
+        got = arguments[key]
+        if type(spec) is str and type(got) is str:  # most arguments: `arg_matches` is equality
+            if got != spec:
+                return False
+        elif not arg_matches(got, spec):
             return False
     return True
 

@@ -219,6 +219,13 @@ def _too_large(text: str) -> ParsedAction | None:
 
 def _parse_whole_json(text: str) -> ParsedAction:
     value = decode_strict(text)
+    if type(value) is dict and len(value) == 2:
+        # The turn agents send most, ``{"name": str, "arguments": {...}}``: one valid call and no
+        # content, what `_calls_from_value` and `_call_from_object` find for it (no "tool_calls",
+        # no "id"), without their frames.
+        name, args = value.get("name"), value.get("arguments")
+        if type(name) is str and name and type(args) is dict:
+            return _with_calls("", (_valid_call(name, args, None),))
     if isinstance(value, ActionError):
         return ParsedAction(content=text, error=value)
     got = _calls_from_value(value)

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from agentgym.core._fast import arguments_acceptor
 from agentgym.core.json_types import json_type_name
 from agentgym.core.protocol import ActionError, ErrorCode
 
@@ -253,6 +254,7 @@ class ToolSpec:
     _required: tuple = field(init=False, repr=False, compare=False)
     _extra_ok: bool = field(init=False, repr=False, compare=False)
     _openai: dict = field(init=False, repr=False, compare=False)
+    _accepts: Callable[[object], bool] = field(init=False, repr=False, compare=False)
     _hash: int = field(init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:
@@ -276,6 +278,7 @@ class ToolSpec:
         object.__setattr__(self, "_required", required)
         object.__setattr__(self, "_hash", hash((self.name, self.description, self.kind, self.terminal)))
         object.__setattr__(self, "_extra_ok", p.get("additionalProperties", False) is True)
+        object.__setattr__(self, "_accepts", arguments_acceptor(p, self._checkers))
         object.__setattr__(
             self,
             "_openai",
@@ -301,6 +304,8 @@ class ToolSpec:
 
         The message names every offending field and its problem.
         """
+        if self._accepts(arguments):  # the checks compiled into one function (`_fast`)
+            return None
         if not isinstance(arguments, dict):
             return ActionError(
                 ErrorCode.INVALID_ARGS,

@@ -82,3 +82,35 @@ def test_clauses_at_the_messages_marks_equal_the_plain_scan() -> None:
             if e > s:
                 assert _clauses(words, s, e, grams, breaks) == _plain_clauses(words, s, e, grams), text
             s = e + 1
+
+
+def _plain_repair(reader: object, words: list) -> list | None:
+    """`Understanding._repair` as first written: every word's typo looked up afresh."""
+    changed, out = False, list(words)
+    for i, w in enumerate(words):
+        fix = reader._fix(w)
+        if fix is not None:
+            out[i:i + 1] = [reader._word(fix)[0]]
+            changed = True
+    return out if changed else None
+
+
+def test_repairs_kept_per_word_equal_the_plain_repair() -> None:
+    from agentgym.envs.dialog.domain import load_domains
+    from agentgym.envs.dialog.user import understanding as dialog_understanding
+    from agentgym.envs.tooluse.user import understanding as tooluse_understanding
+
+    typos = ("any budegt in mind?", "wich servce and what severty?", "what tiem works?", "whats teh emial?",
+             "Which aera do you prefer?", "Shall I go ahaed with the refnd?", "what is your budgte and are?")
+    texts = [*typos, *_texts(400)]
+    readers = [tooluse_understanding("orders"), tooluse_understanding("finance"), dialog_understanding(load_domains()["cafes"])]
+    repaired = 0
+    for reader in readers:
+        for text in texts:
+            words = [w for raw in _TOKEN.findall(_normalise(text)) for w in reader._word(raw)]
+            for _ in range(2):  # the first repair fills the memo, the second reads it
+                got, plain = reader._repair(words), _plain_repair(reader, words)
+                assert got == plain, text
+            repaired += plain is not None
+            assert reader.read(text) == reader.read_uncached(text)
+    assert repaired >= 5

@@ -16,6 +16,7 @@ from agentgym.envs.dialog.tasks import RATING_RANGE, Booking, Place, World, keep
 __all__ = ["DialogToolkit", "PAGE_SIZE"]
 
 PAGE_SIZE = 5
+_RATING = attrgetter("rating")
 Day = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 Slot = Literal["morning", "afternoon", "evening"]
 Id = Annotated[str, MaxLen(64)]
@@ -46,10 +47,10 @@ class DialogToolkit(Toolkit):
 
     def _ranked_places(self) -> list[Place]:
         """The places best rated first, ties in id order: the order search results come in.
-        Sorted on the first search (many episodes never search; places never change) and kept
-        here rather than on the world, which reads leave exactly as they found it."""
+        Sorted on the first search without filters (many episodes never make one; places never
+        change) and kept here rather than on the world, which reads leave as they found it."""
         if self._ranked is None:
-            self._ranked = sorted(self.world.places, key=attrgetter("rating"), reverse=True)  # stable sort
+            self._ranked = sorted(self.world.places, key=_RATING, reverse=True)  # stable sort
         return self._ranked
 
     def drain_events(self) -> list[WorldEvent]:
@@ -92,12 +93,17 @@ class DialogToolkit(Toolkit):
         for a in amenities or ():
             if a not in dom.amenities:
                 raise ToolError(f"unknown amenity '{a}'; known: {', '.join(dom.amenities)}")
-        hits = self._ranked_places()
+        # Filtering keeps the places' order, and the ranking is a stable sort: filtering the
+        # ranked places and ranking the places a filter kept give one list, and the second
+        # sorts only the hits (the whole ranking is made, once, for a search without filters).
+        hits = self.world.places
+        filtered = False
         for kind, value in (("category", category), ("area", area), ("price", max_price), ("rating", min_rating)):
             if value is not None:
-                hits = keep(hits, kind, value)
+                hits, filtered = keep(hits, kind, value), True
         for a in amenities or ():
-            hits = keep(hits, "amenity", a)
+            hits, filtered = keep(hits, "amenity", a), True
+        hits = sorted(hits, key=_RATING, reverse=True) if filtered else self._ranked_places()
         total = len(hits)
         pages = max(1, -(-total // PAGE_SIZE))
         chunk = hits[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]

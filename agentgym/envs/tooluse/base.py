@@ -150,7 +150,10 @@ class Step:
     produces: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        args = {k: ({"any": True} if k in FREE_TEXT_ARGUMENTS else v) for k, v in self.arguments.items()}
+        arguments = self.arguments
+        if FREE_TEXT_ARGUMENTS.isdisjoint(arguments):  # most steps: a copy, in C
+            return {"name": self.name, "arguments": dict(arguments)}
+        args = {k: ({"any": True} if k in FREE_TEXT_ARGUMENTS else v) for k, v in arguments.items()}
         return {"name": self.name, "arguments": args}
 
 

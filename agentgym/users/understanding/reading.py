@@ -120,6 +120,8 @@ WORD_MEMO_SIZE = 50_000
 SALAD_SLOTS = 8
 #: Typos are forgiven only in words at least this long (shorter ones are too easy to confuse).
 TYPO_MIN_LEN = 5
+#: A word `_repair` has not met yet (its fix may be None).
+_UNSEEN = object()
 #: Compound questions ("... and ...") of at most this many tokens that ask something are still
 #: checked for a typo (one slot word misspelt); other messages only when they ask nothing.
 TYPO_COMPOUND_WORDS = 10
@@ -220,6 +222,8 @@ class Understanding:
         self._gram = {k: (tuple(one), {s: tuple(v) for s, v in longer.items()}) for k, (one, longer) in gram.items()}
         self._words: dict[str, tuple[_Word, ...]] = {}
         self._memo: dict[str, Reading] = {}
+        #: `_fix` of each word met by a repair, by its text (bounded as `_words` is).
+        self._fixes: dict[str, str | None] = {}
         # Typo repair: every slot word (and word of an open question) of five letters or more, and
         # its plural, under itself and each one-letter deletion of it (a message word matches when
         # it, or one of its deletions, is a key); a four-letter slot word under each swap of two
@@ -356,18 +360,30 @@ class Understanding:
         it, or None when nothing could be repaired."""
         changed = False
         out = list(words)
+        fixes = self._fixes
         for i, w in enumerate(words):
-            if w.flags or w.single or w.multi or w.gram is not _NO_GRAM or len(w.raw) < TYPO_MIN_LEN - 1 \
-                    or not w.raw.isalpha():
-                continue
-            if w.stem in self._known_stems:
-                continue
-            hits = sorted({c for k in (w.raw, *(w.raw[:j] + w.raw[j + 1:] for j in range(len(w.raw))))
-                           for c in self._fuzzy.get(k, ()) if _one_edit(w.raw, c)})
-            if hits:
-                out[i:i + 1] = [self._word(hits[0])[0]]
+            fix = fixes.get(w.raw, _UNSEEN)
+            if fix is _UNSEEN:
+                fix = self._fix(w)
+                if len(fixes) < WORD_MEMO_SIZE:
+                    fixes[w.raw] = fix
+            if fix is not None:
+                out[i:i + 1] = [self._word(fix)[0]]
                 changed = True
         return out if changed else None
+
+    def _fix(self, w: _Word) -> str | None:
+        """The slot word a message word is a typo of (the first within one edit of it), or None
+        for a word that is known, short or not a word. A word's fields all follow from its text
+        (`_word`), and the typo tables never change, so `_repair` keeps the answer per text."""
+        if w.flags or w.single or w.multi or w.gram is not _NO_GRAM or len(w.raw) < TYPO_MIN_LEN - 1 \
+                or not w.raw.isalpha():
+            return None
+        if w.stem in self._known_stems:
+            return None
+        hits = sorted({c for k in (w.raw, *(w.raw[:j] + w.raw[j + 1:] for j in range(len(w.raw))))
+                       for c in self._fuzzy.get(k, ()) if _one_edit(w.raw, c)})
+        return hits[0] if hits else None
 
     def _scan(self, words: list[_Word]) -> tuple[list[_Hit], list[tuple[int, int, str]]]:
         """One pass over the words: the slot layer's phrases (the longest at each position, none

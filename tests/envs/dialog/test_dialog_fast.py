@@ -75,3 +75,43 @@ def test_itinerary_walks_equal_the_plain_admits(monkeypatch: pytest.MonkeyPatch)
     fast = solved()
     monkeypatch.setattr(itinerary, "_admits", _plain_admits)
     assert fast == solved()
+
+
+def _plain_search(world: Any, category: Any = None, area: Any = None, max_price: Any = None, min_rating: Any = None,
+                  amenities: Any = None, page: int = 1) -> dict[str, Any]:
+    """The search tool as first written: every place ranked, then filtered."""
+    hits = sorted(world.places, key=lambda p: p.rating, reverse=True)
+    for kind, value in (("category", category), ("area", area), ("price", max_price), ("rating", min_rating)):
+        if value is not None:
+            hits = tasks.keep(hits, kind, value)
+    for a in amenities or ():
+        hits = tasks.keep(hits, "amenity", a)
+    chunk = hits[(page - 1) * 5: page * 5]
+    return {"results": [p.summary() for p in chunk], "total": len(hits), "page": page,
+            "pages": max(1, -(-len(hits) // 5))}
+
+
+@pytest.mark.parametrize("domain", sorted(load_domains()))
+def test_search_filtering_before_ranking_equals_ranking_first(domain: str) -> None:
+    """The search tool filters the places, then ranks the hits: the same results, in the same
+    order (ties of rating in id order), as ranking every place and filtering the ranking."""
+    import random
+
+    from agentgym.envs.dialog.tools import DialogToolkit
+
+    d = load_domains()[domain]
+    rng = random.Random(7)  # a fixed set of searches, not an episode's draw
+    tables = tasks._tables(d)
+    ranked = 0
+    for seed in range(20):
+        world = tasks._make_world(d, fast_stream(seed, f"task/world/{domain}"))
+        toolkit = DialogToolkit(world)
+        for _ in range(25):
+            kw = {"category": rng.choice([None, None, *d.categories]), "area": rng.choice([None, None, *d.areas]),
+                  "max_price": rng.choice([None, None, *tables.prices]),
+                  "min_rating": rng.choice([None, None, *tables.ratings]),
+                  "amenities": rng.choice([None, [], rng.sample(d.amenities, 1)]), "page": rng.choice([1, 1, 2])}
+            got = toolkit.search(**kw)
+            assert got == _plain_search(world, **kw)
+            ranked += got["total"] > 5
+    assert ranked > 10  # searches whose ranking has more than a page to order
