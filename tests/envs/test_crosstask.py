@@ -194,6 +194,28 @@ def test_a_yes_to_the_move_asks_for_no_part_of_it_again() -> None:
     assert said.startswith("Yes") and "still see" not in said and "please move" not in said, said
 
 
+def test_a_yes_to_the_place_before_any_write_says_what_to_do() -> None:
+    """"Shall I move <the place> to the new time?" before any write: the yes says what to do, not
+    that the user "still sees" the old booking, as though the move had failed (playtests CrossTask
+    6024, 6132 T11, 6144 T23)."""
+    seed = _session_with_followup()
+    env = gym.make(ENV_ID)
+    oracle = make_agent("oracle")
+    obs, info = env.reset(seed=seed)
+    oracle.bind(env.unwrapped)
+    oracle.reset(obs, info)
+    user = env.unwrapped.user
+    while user.active.family != "followup":
+        obs, _, terminated, _, info = env.step(oracle.act(obs, info))
+        assert not terminated
+    segment = user.active
+    world = env.unwrapped.task.world.segments[segment.refers_to].task.world
+    place = world.by_id[user.user_of(segment.index)._move.place]
+    _, _, _, _, info = env.step(f"Just to check: you mean {place.name}, the booking we made earlier?")
+    said = info["messages"][-1]["content"]
+    assert said.startswith("Yes, that one: please book it") and "still see" not in said, said
+
+
 def test_sub_task_scores_are_taken_when_they_end() -> None:
     # Cancelling the first booking after its sub-task ended does not undo that sub-task.
     for seed in range(200):

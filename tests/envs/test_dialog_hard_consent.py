@@ -495,3 +495,23 @@ def test_a_list_of_labelled_lines_with_the_places_each_beat_is_the_plan(split: s
                  for (b, n, i, d, s), leg, r in zip(_rows(task, plan), task.gold.legs, rivals)]
         obs, *_ = env.step("\n".join([reasoning, *lines, "Shall I book these and submit this plan?"]))
         assert YES in obs and task.extra["plan"].agreed == plan, (seed, verdict, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("heading", ["**Recommendation:**\n{lines}", "Proposed plan:\n{lines}", "**Recommendation:** {inline}"])
+def test_a_plan_under_its_heading_below_a_table_of_options_is_the_plan(split: str, heading: str) -> None:
+    """A table of options, a row per option labelled by its booking, then the plan under a
+    heading that puts it: the labels under the heading give the plan (Dialog playtests 6137 T5,
+    6138 T6, 6139 T4 heard several places a booking)."""
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        rows = ["| Booking | Name | Rating |", "|---|---|---|"]
+        for leg, i in zip(task.gold.legs, plan):
+            rivals = [p for p in task.world.places if p.category == leg.needs[0][1] and p.id != i][:2]
+            rows += [f"| {leg.label} | {p.name} | {p.rating} |" for p in [task.world.by_id[i], *rivals]]
+        lines = "\n".join(f"- {b} — {n}, {d} {s}" for b, n, i, d, s in _rows(task, plan))
+        inline = " · ".join(f"{b} {n}" for b, n, i, d, s in _rows(task, plan))
+        body = "\n".join(rows) + "\n\n" + heading.format(lines=lines, inline=inline) + "\n\nShall I submit this plan?"
+        obs, *_ = env.step(body)
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)

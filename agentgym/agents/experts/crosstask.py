@@ -33,7 +33,7 @@ __all__ = ["ComeBackExpert", "CrossTaskExpert", "FollowUpExpert", "Ledger", "Ser
 _RECHECKS = 2
 #: Wordings only a series' request holds.
 _SERIES = ("one booking a day", "staying on for a few more days", "arriving a few days earlier",
-           "on each of those days", "a day it isn't", "no booking on a day")
+           "in town a few days earlier", "on each of those days", "a day it isn't", "no booking on a day")
 #: Places whose availability a series reads in one turn (two reads each).
 _BATCH = 8
 #: A late need, as a come-back states it: the amenity the place must list.

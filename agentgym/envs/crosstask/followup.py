@@ -204,6 +204,10 @@ class FollowUpUser(RuleBasedUser):
         if r.places:
             meant = self._meant(r)
             if meant is not None and meant.id == self._move.place:
+                active = self._world.active_bookings()
+                if not any(self._is_new(b) for b in active) and any(b.id == self._move.booking for b in active):
+                    # Nothing done yet: the yes says what to do, not what it "still sees".
+                    return f"Yes, that one: please book it for {self._when} and cancel the old booking."
                 return f"Yes, that one. {self._missing() or f'Please move it to {self._when}.'}"
             return f"No, I mean the same {self._noun} as before. {self._request()}"
         if r.asked == ("time",):

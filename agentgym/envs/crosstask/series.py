@@ -136,7 +136,9 @@ def plan_series(world: World, b: Booking, rng: Any, up: Upstream) -> Series | No
               f"days it's open then; on a day it isn't, the best-rated {noun} {scope} that costs no more than the one "
               f"we booked and is open then (for those days the rest of what I asked for doesn't matter); and no "
               f"booking on a day when none is")
-    why = "I'm arriving a few days earlier. " if "before it" in words else "I'm staying on for a few more days. "
+    # A stay is what one arrives for; the other places are what one does while in town.
+    earlier = "I'm arriving a few days earlier. " if world.domain.name == "stays" else "I'll be in town a few days earlier. "
+    why = earlier if "before it" in words else "I'm staying on for a few more days. "
     return Series(b.id, booked.id, (b.day, b.slot), b.day, b.slot, SERIES, wanted, why,
                   kept=kept_words(world, up), stays=tuple(stays), skipped=tuple(skipped))
 

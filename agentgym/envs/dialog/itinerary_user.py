@@ -175,6 +175,12 @@ _LABEL_BARE = re.compile(r"(?<![\w'’])([A-D])(?:\*\*)?(?:\s*[:)|]|\s+[-–—]
 #: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
 #: capital letter before a comma is no article.
 _LABEL_ITEM = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?([A-D])(?:\*\*)?,", re.M)
+#: A heading over the plan a message puts ("**Recommendation:**", "Proposed plan:", "My pick"): at a
+#: line's start, alone or before a colon, read as what the labels after it give, whatever the
+#: options above it name.
+_PLAN_HEADING = re.compile(r"^[ \t#*_>-]*(?:my |our |the )?(?:recommendation|recommended plan|proposed plan|"
+                           r"proposal|final plan|plan|suggested plan|my pick)(?:[ \t*_]*:[ \t*_]*|[ \t*_]*$)",
+                           re.I | re.M)
 #: Where what a label gives ends, short of the next label: a paragraph break.
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
@@ -187,13 +193,20 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     tied, so I took the cheaper X"; "for booking A, X and W came closest": a label beside several
     places gives none). Bookings the message gives no place by label, or one place in one
     statement and another in a second, are not in it. A place the label's line names only to set
-    it aside ("A: X, beats W") is no second place beside the one given."""
+    it aside ("A: X, beats W") is no second place beside the one given. Under a heading of its own
+    that puts the plan ("**Recommendation:**"), the labels under the last such heading give the
+    plan: a table of options above it, a row per option, is what the plan was chosen from."""
     text = message.lower()
     if len(text) != len(message):  # labels are found as written, places in lower case: one set of places
         return {}
     mentions = aside_mentions(message, places)
     marks = [(m.start(), m.end(), m.group(1)) for r in (_LABEL_WORD, _LABEL_BARE, _LABEL_ITEM) for m in r.finditer(message)]
     marks += _labels_before_places(message, [m[:3] for m in mentions])
+    heading = None
+    for heading in _PLAN_HEADING.finditer(message):
+        pass
+    if heading is not None and any(start >= heading.end() for start, _, _ in marks):
+        marks = [m for m in marks if m[0] >= heading.end()]
     if not marks:
         return {}
     marks.sort()
