@@ -176,19 +176,24 @@ def test_a_follow_up_needs_the_booking_made_earlier() -> None:
     assert not episode["subtasks"][-1]["success"]
 
 
-def test_a_yes_to_the_move_asks_for_no_part_of_it_again() -> None:
-    """At the follow-up, "I'll book the same place at the new time and cancel the old booking: ok to
-    proceed?" gets a yes, not the request again ("I still see our booking on ...")."""
-    seed = _session_with_followup()
+def _at_followup() -> tuple[Any, Any]:
+    """An env played by the oracle up to its first follow-up, and the session's user."""
     env = gym.make(ENV_ID)
     oracle = make_agent("oracle")
-    obs, info = env.reset(seed=seed)
+    obs, info = env.reset(seed=_session_with_followup())
     oracle.bind(env.unwrapped)
     oracle.reset(obs, info)
     user = env.unwrapped.user
     while user.active.family != "followup":
         obs, _, terminated, _, info = env.step(oracle.act(obs, info))
         assert not terminated
+    return env, user
+
+
+def test_a_yes_to_the_move_asks_for_no_part_of_it_again() -> None:
+    """At the follow-up, "I'll book the same place at the new time and cancel the old booking: ok to
+    proceed?" gets a yes, not the request again ("I still see our booking on ...")."""
+    env, user = _at_followup()
     _, _, _, _, info = env.step("I'll book the same place at the new time and cancel the old booking. Ok to proceed?")
     said = info["messages"][-1]["content"]
     assert said.startswith("Yes") and "still see" not in said and "please move" not in said, said
@@ -198,16 +203,7 @@ def test_a_yes_to_the_place_before_any_write_says_what_to_do() -> None:
     """"Shall I move <the place> to the new time?" before any write: the yes says what to do, not
     that the user "still sees" the old booking, as though the move had failed (playtests CrossTask
     6024, 6132 T11, 6144 T23)."""
-    seed = _session_with_followup()
-    env = gym.make(ENV_ID)
-    oracle = make_agent("oracle")
-    obs, info = env.reset(seed=seed)
-    oracle.bind(env.unwrapped)
-    oracle.reset(obs, info)
-    user = env.unwrapped.user
-    while user.active.family != "followup":
-        obs, _, terminated, _, info = env.step(oracle.act(obs, info))
-        assert not terminated
+    env, user = _at_followup()
     segment = user.active
     world = env.unwrapped.task.world.segments[segment.refers_to].task.world
     place = world.by_id[user.user_of(segment.index)._move.place]
