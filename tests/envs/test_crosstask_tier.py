@@ -68,10 +68,13 @@ def _given_up(wanted: str, needs: list[Any]) -> list[Any]:
 def _held(segments: list[Any], seg: Any, in_force: float | None, changed: str, earlier: Any = ()) -> Any:
     """Whether a place keeps every need the booking's user stated (its dialog gold's constraints
     but the time and those an `earlier` come-back gave up) and the budget an earlier come-back
-    set, but those of kind `changed` and those the come-back's words give up."""
-    needs = [c for c in segments[seg.refers_to].task.gold.constraints
-             if c.kind not in ("time", changed) and c not in earlier]
-    dropped = _given_up(seg.move.wanted, needs)
+    set, but those of kind `changed` and those the come-back's words give up. The words name the
+    needs an earlier come-back gave up too (but a price limit a budget stands in for)."""
+    stated = [c for c in segments[seg.refers_to].task.gold.constraints if c.kind not in ("time", changed)]
+    dropped = _given_up(seg.move.wanted, stated)
+    replaced = ("price",) if in_force is not None else ()
+    assert all(c in dropped for c in earlier if c.kind not in (changed, *replaced)), (seg.move.wanted, earlier)
+    needs = [c for c in stated if c not in earlier]
     return lambda p: all(c.holds(p, "", "") for c in needs if c not in dropped) and (
         changed == "price" or in_force is None or p.price <= in_force)
 

@@ -299,3 +299,26 @@ def test_the_finance_brief_says_an_amount_goes_in_the_requesters_currency() -> N
         env = gym.make("AgentRL/ToolUse-v0", domain="finance", split="train", difficulty=difficulty)
         obs, _ = env.reset(seed=1)
         assert "currency the requester wants" in obs and "where the request does not say which, ask" in obs
+
+
+@pytest.mark.parametrize(("name", "turns"), [("tooluse-6148.jsonl", 3), ("tooluse-6146.jsonl", 4)])
+def test_a_clipped_plan_and_a_clipped_request_for_a_yes_get_the_yes(name: str, turns: int) -> None:
+    """Notes in clipped fragments: "Will file: incident, payments, cause v3.13.7, sev2. ... File
+    it?" (it got the service again: "Will" opening a sentence was read as asking) and "Total
+    308.99 CHF. Submit that total? ok?" (it got "What I told you is right": the two questions
+    were read as questions about facts). Both put the plan for a yes (ToolUse playtests 6148 T4,
+    6146 T5)."""
+    from test_crosstask_phrasing import _played
+
+    env, actions = _played(name, turns)
+    assert _reply(env, actions[turns]) in _YES
+
+
+def test_an_opening_will_asks_only_with_its_subject() -> None:
+    from agentgym.envs.tooluse.user import understanding
+
+    read = understanding("ops").read
+    assert "done" in read("Will file the incident for payments, sev2.").said
+    assert not read("Will file the incident for payments, sev2.").question
+    for asking in ("Will you file it.", "Will the refund go to the card on file."):
+        assert read(asking).question, asking

@@ -31,7 +31,8 @@ A new place (``budget``, ``needs``) "still has everything else I asked for": eve
 user stated for the booking (`Upstream.needs`) and a budget an earlier come-back set, but what
 the come-back itself changes, as a person expects of what they did not change. When no place
 would, the come-back gives up as few needs as it must (one, else two) and names them ("except
-"wifi" and the minimum rating of 4.0"); a need given up stays given up for later come-backs.
+"wifi" and the minimum rating of 4.0"); a need given up stays given up for later come-backs,
+which name it among those they do without.
 
 A come-back never returns the booking to a place and time it stood at before (`visited`): a
 kind whose target would is not drawn. The user (`ComeBackUser`) says what it wants in those
@@ -175,8 +176,13 @@ def _relaxed(up: Upstream, changed: str = "") -> list[list[tuple[Constraint, ...
     return [[()], [(c,) for c in free], [(c, d) for i, c in enumerate(free) for d in free[i + 1:]]]
 
 
-def _keeps_words(world: World, dropped: tuple[Constraint, ...]) -> str:
-    """What a come-back says of the needs it keeps: all of them, or all but those `dropped`."""
+def _keeps_words(world: World, up: Upstream, dropped: tuple[Constraint, ...], changed: str = "") -> str:
+    """What a come-back says of the needs it keeps: all of them, or all but those `dropped` and
+    those an earlier come-back gave up (named again: "everything else I asked for" would else
+    read as the needs first stated), but a need of the kind it changes (`changed`) and a price
+    limit a budget of an earlier come-back stands in for."""
+    replaced = ("price", changed) if up.budget is not None else (changed,)
+    dropped = dropped + tuple(c for c in up.given_up if c not in dropped and c.kind not in replaced)
     if not dropped:
         return KEEPS
     unit = world.domain.price_unit
@@ -258,7 +264,7 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     scope, dropped = where
     what = f"the best-rated {world.domain.noun} {scope} that costs at most"
     kept = kept_words(world, up, "price", dropped)
-    keeps = _keeps_words(world, dropped)
+    keeps = _keeps_words(world, up, dropped, "price")
     day, meeting = when
     at_same_time = (f"and is open on the day of the meeting you set up for me, {at_booked_time(b.slot)}"
                     if meeting else "and is open at the same time")
@@ -323,7 +329,7 @@ def _needs(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
     scope, amenity, best, dropped = outcomes[int(rng.integers(len(outcomes)))]
     noun = world.domain.noun
     wanted = (f'the best-rated {noun} {scope} that lists "{amenity}" among its amenities, '
-              f"{_keeps_words(world, dropped)} and is open at the same time, or cancel it if there is none")
+              f"{_keeps_words(world, up, dropped)} and is open at the same time, or cancel it if there is none")
     why = f'I\'ve just found out I need "{amenity}", and the {noun} we booked doesn\'t have it. '
     return ComeBack(b.id, best.id if best is not None else "", (b.day, b.slot), b.day, b.slot, NEEDS, wanted, why,
                     kept=kept_words(world, up, "", dropped), dropped=dropped)

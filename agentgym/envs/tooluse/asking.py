@@ -111,7 +111,10 @@ QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", 
 #: exchange it for the paperback"), and
 #: words that claim something is done already: a plan alone is not a claim of work done.
 _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! know)|i am about to|i'm about to|i shall|"
-                     r"next,? i|i plan to|i'd like to)\b|\b(?:plan|next|proposed|proposal|next steps?)\s*:", re.I)
+                     r"next,? i|i plan to|i'd like to)\b|\b(?:plan|next|proposed|proposal|next steps?)\s*:|"
+                     # a clipped note opening with "Will": "Will file: incident, payments, sev2."
+                     r"(?:^|(?<=[.!?;\n]))[ \t]*will (?!(?:you|it|that|this|they|there|he|she|we|the|any)\b)[a-z]+",
+                     re.I)
 _CLAIM = re.compile(r"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|completed?|"
                     r"all set)\b", re.I)
 
@@ -194,7 +197,11 @@ ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|cou
                         r"approve|approval|go-ahead|green light|sign[- ]off|authori[sz]e|permission|consent|"
                         r"say the word|reply (?:with )?\W?yes|happy for me|(?:ok|okay|fine|happy) with me|"
                         r"confirm and|(?:the|this|my) plan|sounds? (?:good|ok|okay|right)|does (?:that|this) (?:work|sound)|"
-                        r"works? for you|(?:is|are) (?:that|this|these) (?:ok|okay|alright|all right|fine|acceptable))\b",
+                        r"works? for you|(?:is|are) (?:that|this|these) (?:ok|okay|alright|all right|fine|acceptable))\b|"
+                        # a clipped question that opens with the write ("Submit that total?", "File it?") or
+                        # is only a word for the go-ahead ("ok?", "go?")
+                        r"(?:^|(?<=[.!?;:\n]))[ \t*_-]*(?:(?:submit|file|book|refund|send|pay|transfer|roll ?back|credit|"
+                        r"exchange|cancel|issue|process)\b[^.?!\n]*|ok|okay|go|good to go)[ \t]*\?",
                         re.I)
 
 

@@ -231,6 +231,16 @@ def _first(words: list[_Word], s: int, e: int) -> int | None:
     return None
 
 
+#: What may follow an opening "will" that asks: its subject ("Will you ...?", "Will the refund ...").
+_WILL_SUBJECTS = _PRONOUNS | {"there", "the", "this", "that", "these", "those", "my", "your", "our", "their", "its"}
+
+
+def _clipped_intent(words: list[_Word], first: int, e: int) -> bool:
+    """Whether a sentence opening with "will" (at `first`, ending before `e`) is a clipped note of
+    what the assistant will do ("Will file the incident for payments."): no subject follows it."""
+    return words[first].raw == "will" and first + 1 < e and words[first + 1].raw not in _WILL_SUBJECTS
+
+
 def _clauses(words: list[_Word], s: int, e: int, grams: list[tuple[int, int, str]],
              breaks: list[int]) -> tuple[list[int], list[bool]]:
     """The clauses of the sentence words[s:e] (split where the message's clauses break,

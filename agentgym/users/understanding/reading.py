@@ -59,6 +59,7 @@ from agentgym.users.understanding.clauses import (
     _REFERRING,
     _asks_beyond,
     _clauses,
+    _clipped_intent,
     _drop_qualifiers,
     _first,
     _gapped,
@@ -576,7 +577,8 @@ class Understanding:
             return True
         first = _first(words, s, e)
         # "What a week it has been!": a question word opening an exclamation asks nothing.
-        if first is not None and words[first].flags & (_AUX | _IMPERATIVE | (_WH if end != "!" else 0)):
+        if first is not None and words[first].flags & (_AUX | _IMPERATIVE | (_WH if end != "!" else 0)) \
+                and not _clipped_intent(words, first, e):
             return True
         # An imperative opening a later clause asks as well ("To narrow it down, please share:").
         if any(words[i].flags & _BOUNDARY and words[i + 1].flags & _IMPERATIVE for i in range(s, e - 1)):
