@@ -14,9 +14,9 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from agentgym.users.understanding import Reading
-from agentgym.users.understanding.words import SENTENCE_BREAK
+from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "VALUE_REQUEST", "asks_answer",
+__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "VALUE_REQUEST", "asking_sentences", "asks_answer",
            "asks_facts_only", "asks_go_ahead", "terse_question", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done"]
 
@@ -158,6 +158,13 @@ VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:
 def _sentences(message: str, marks: str = " -*#>") -> list[str]:
     """A message's sentences, each line's list `marks` stripped."""
     return [s for line in message.splitlines() for s in SENTENCE_BREAK.split(line.strip(marks))]
+
+
+def asking_sentences(message: str) -> list[str]:
+    """The sentences of a message that ask (a question, or "please confirm ..."), else its last."""
+    said = [s for line in message.strip().splitlines() if line.strip(" |*-#>")
+            for s in SENTENCE_BREAK.split(without_abbreviation_stops(line.strip(" |*-#>")))]
+    return [s for s in said if "?" in s or asks_yes(s) or asks_answer(s)] or said[-1:]
 
 
 def asks_answer(message: str) -> bool:

@@ -79,6 +79,7 @@ from agentgym.envs.tooluse.asking import (
     OFFERS_CHOICE,
     QUESTION_WORD,
     VALUE_REQUEST,
+    asking_sentences,
     asks_answer,
     asks_facts_only,
     asks_yes,
@@ -288,14 +289,11 @@ class ToolUseUser(RuleBasedUser):
             w in low for w in load_lexicon().slots.get(d.slot, ()))
 
     def _plan_meets_unsaid(self, r: Reading, message: str) -> bool:
-        """Whether a plan put for a yes asks about unsaid wishes only as it already meets them
-        ("Plan: refund the watch. Full refund OK? Good to proceed?" to a user who wants its
-        money back): a yes to the plan says them, so the user gives the yes (and has now said
-        them) rather than restate its request. A question that offers a choice asks which."""
-        if not r.confirm or OFFERS_CHOICE.search(message):
-            return False
+        """Whether a plan put for a yes asks about unsaid wishes only as it meets them ("Plan:
+        refund the watch. Full refund OK?" to a user who wants its money back): the yes says them
+        (the user has now said them). A question that offers a choice asks which."""
         unsaid = [d for d in self._goal.details if d.slot in r.asked and d.id not in self._revealed]
-        if not unsaid or not all(self._met_by(d, r, message) for d in unsaid):
+        if not (r.confirm and unsaid and all(self._met_by(d, r, message) for d in unsaid)) or OFFERS_CHOICE.search(message):
             return False
         for d in unsaid:
             self._state(d)  # agreed to: the user has now said it
@@ -425,7 +423,7 @@ class ToolUseUser(RuleBasedUser):
             # a table or an account beside it names values (three currencies converted) that ask
             # nothing. A slot they ask about and name no value of takes the message's ("exchange
             # it for white. Shall I go ahead with the exchange?").
-            q = self._read(" ".join(_asking(message)))
+            q = self._read(" ".join(asking_sentences(message)))
             named = {slot for slot, _ in q.values}
             values = q.values + tuple((s, v) for s, v in r.values if s in q.asked and s not in named)
             r = replace(r, asked=q.asked, values=values)
@@ -477,7 +475,7 @@ class ToolUseUser(RuleBasedUser):
         objection = self._objection(message)
         if objection:
             return objection
-        asked = _asking(message)
+        asked = asking_sentences(message)
         more = sum(offers_more(s) for s in asked)
         return CONFIRMED if not more else YES_ONLY_ASKED if more < len(asked) else ONLY_ASKED
 
@@ -695,13 +693,6 @@ class ToolUseUser(RuleBasedUser):
             if key.endswith("_id"):
                 return named_record(self._world, arguments)
         return None
-
-
-def _asking(message: str) -> list[str]:
-    """The sentences of a message that ask (a question, or "please confirm ..."), else its last."""
-    said = [s for line in message.strip().splitlines() if line.strip(" |*-#>")
-            for s in SENTENCE_BREAK.split(without_abbreviation_stops(line.strip(" |*-#>")))]
-    return [s for s in said if "?" in s or asks_yes(s) or asks_answer(s)] or said[-1:]
 
 
 def make_user(task: Task, rng: Any) -> ToolUseUser:
