@@ -89,7 +89,7 @@ PLAN_STYLES: dict[str, Callable[[list[Item], str | None], str]] = {
         it, lambda i: f"| {i.label} | {i.name} ({i.id}) | {i.date}, {i.slot} | €{i.price} |") +
         f"\n| | **Total** | | **€{_total(it)}** |",
     "numbered": lambda it, alt: "Proposed plan:\n" + _rows(
-        it, lambda i: f"{'ABCD'.index(i.label) + 1}. {i.name} – {i.day.capitalize()} {i.slot}, {i.price} EUR"),
+        it, lambda i: f"{'ABCDE'.index(i.label) + 1}. {i.name} – {i.day.capitalize()} {i.slot}, {i.price} EUR"),
     "bold": lambda it, alt: _rows(it, lambda i: f"**{i.label} – {i.category.capitalize()}:** {i.name} "
                                                 f"({i.short}, {i.price} EUR)"),
     "bullets-dash": lambda it, alt: "Plan:\n" + _rows(it, lambda i: f"- {i.name} — {i.short} {i.slot} — {i.price} euros"),
@@ -210,7 +210,7 @@ def _items(env: Any, plan_msg: str) -> list[Item]:
     world = env.unwrapped.task.world
     out = []
     first_day = None
-    for label, name, pid, day, slot in re.findall(r"- Booking ([A-D]): (.+?) \((\S+)\), (\w+) (\w+)", plan_msg):
+    for label, name, pid, day, slot in re.findall(r"- Booking ([A-E]): (.+?) \((\S+)\), (\w+) (\w+)", plan_msg):
         p = world.by_id[pid]
         d = _DAYS.index(day.lower())
         first_day = d if first_day is None else first_day

@@ -33,17 +33,17 @@ from agentgym.agents.turns import Call, action_of, decoded, is_transient, result
 
 __all__ = ["PlanExpert", "read_form"]
 
-_LEG = re.compile(r"^- Booking ([A-D]): (.+?); (.+), in the (morning|afternoon|evening)\.$", re.MULTILINE)
-_AFTER = re.compile(r"^(the same day as|the day after|two days after) booking ([A-D])$")
+_LEG = re.compile(r"^- Booking ([A-E]): (.+?); (.+), in the (morning|afternoon|evening)\.$", re.MULTILINE)
+_AFTER = re.compile(r"^(the same day as|the day after|two days after) booking ([A-E])$")
 _GAPS = {"the same day as": 0, "the day after": 1, "two days after": 2}
 _BUDGET = re.compile(r"may be at most (\d+) \(in ")
 #: How the user states a changed mind, and says yes to the plan it heard.
-_REVISED = re.compile(r"line for it is now: (Booking [A-D]: .+?\.) Everything else")
+_REVISED = re.compile(r"line for it is now: (Booking [A-E]: .+?\.) Everything else")
 _YES = "Yes, that plan works for me"
 _TAKEN = re.compile(r"\(([^()\s]+)\) was just taken on (\w+) (morning|afternoon|evening)")
 #: Times the plan is read to the user at most, for one plan.
 _ASKS = 2
-_PRIORITY = re.compile(r"whose booking ([A-D]) is rated highest")
+_PRIORITY = re.compile(r"whose booking ([A-E]) is rated highest")
 #: Calls per turn at most (the protocol allows 32).
 _BATCH = 32
 

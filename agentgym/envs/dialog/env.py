@@ -144,18 +144,19 @@ class DialogEnv(AgentEnv):
     * Two kinds of task. One hard task in three (a stream of its own, `task/kind`) is the
       single booking above; the other two are an itinerary (`agentgym.envs.dialog.itinerary`),
       should the world carry one (else the single booking): the brief holds a request form of
-      three or four bookings in time order, each with a category and up to two more needs (an
+      four or five bookings in time order, each with a category and up to one more need (an
       area, an amenity, a rating floor), the first at a day counted from today ("the day after
       tomorrow, in the evening"), each later one from an earlier booking ("two days after
       booking A, in the morning"), and rules for the whole plan, numbered, boundaries written
-      out: each booking meets its needs and is free at its time; no place twice; in half the
-      tasks no two bookings in one area; one combined budget ("a total of exactly 140 is
-      fine"), drawn among the totals of plans that keep the other rules and below the total
-      of every plan the priorities would pick without it, so it always decides something; and
+      out: each booking meets its needs and is free at its time; no place twice; no two
+      bookings in one area; one combined budget ("a total of exactly 140 is fine"), drawn in
+      the lower half of the totals of plans that keep the other rules and below the total of
+      every plan the priorities would pick without it, so few of the plans fit and finding the
+      one the priorities pick is a search over the whole plan, not a booking-by-booking choice; and
       priorities in a drawn order (the plan whose booking C is rated highest; among those, the
       one whose booking A is; ...). Each booking is drawn valid at its time: its category has
       two or more places open then, and each further need is met by two or more of those left
-      (and not all), so it has two to six places open at its time that meet its needs, found
+      (and not all), so it has two to seven places open at its time that meet its needs, found
       over paged searches and one availability check each. The user has said everything on the
       form (`agentgym.envs.dialog.itinerary_user`): asked about a booking (by its label), the
       budget, the priorities, the areas, a place twice or its needs, it restates those lines of

@@ -1,10 +1,11 @@
 """The itinerary of Dialog's hard tier: several bookings that must fit together, one plan.
 
-A task of this kind (`agentgym.envs.dialog.itinerary_draw` draws it) asks for three or four
+A task of this kind (`agentgym.envs.dialog.itinerary_draw` draws it) asks for four or five
 bookings, each with needs of its own (a category, maybe an area, an amenity or a rating floor)
-at a time of its own, and rules over the whole plan: no place twice, maybe no two bookings in
-one area, one combined budget, and priorities that decide among the plans that keep the rules
-(the plan whose first-priority booking is rated highest; among those, the second's; and so on).
+at a time of its own, and rules over the whole plan: no place twice, no two bookings in one
+area (a gold's `distinct_areas`; records of 0.14.0 and before may lack the rule), one combined
+budget, and priorities that decide among the plans that keep the rules (the plan whose
+first-priority booking is rated highest; among those, the second's; and so on).
 The reference solver (`best_plan`) finds the best plan by branch and bound; the scorer
 (`score_plan`) accepts every plan that keeps the rules and ties the best on every rating, all or
 nothing, and only when it was submitted with the user's yes to that very plan
@@ -22,7 +23,7 @@ from agentgym.envs.dialog.tasks import Place, World, keep
 __all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "best_plan", "score_plan", "LABELS"]
 
 #: How the request form names its bookings, in time order.
-LABELS = ("A", "B", "C", "D")
+LABELS = ("A", "B", "C", "D", "E")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,16 +1,17 @@
 """Drawing an itinerary of Dialog's hard tier (`agentgym.envs.dialog.itinerary`) and its brief.
 
-Three or four bookings in time order, the first at a day counted from today and each later one
+Four or five bookings in time order, the first at a day counted from today and each later one
 from an earlier booking ("the day after booking A, in the evening"), all within six days. Each
 booking is built valid at its time: a category of its own that two or more open places have,
-then up to two more needs (an area, an amenity, a rating floor), each a value that two or more
-of the places left meet and not all of them, more while over `MAX_OPTIONS` places fit; so it has
-two to `MAX_OPTIONS` places open at its time meeting its needs. Which rules hold is drawn per
-task: no two bookings in one area (half the tasks) and the priority order (any order of the
-bookings). The combined budget is drawn among the totals of plans that keep the other rules,
-below the cheapest of the plans the priorities would pick without a budget, so the budget
-always decides something. A draw is kept when some plan keeps every rule.
-"""
+then up to one more need (an area, an amenity, a rating floor), a value that two or more of the
+places left meet and not all of them, more while over `MAX_OPTIONS` places fit; so it has two to
+`MAX_OPTIONS` places open at its time meeting its needs. No two bookings may be in one area, and
+the priority order (any order of the bookings) is drawn per task. The combined budget is drawn
+in the lower half of the totals of plans that keep the other rules, below the cheapest of the
+plans the priorities would pick without a budget: few of the hundreds of plans fit, so finding
+the one the priorities pick is a search over the whole plan (the best-rated place for the first
+priority may leave no plan that keeps the areas apart within the budget), not a booking-by-booking
+choice. A draw is kept when some plan keeps every rule."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ __all__ = ["draw_plan", "plan_brief", "form_lines", "rule_lines", "PLAN_TURNS", 
 #: a moved world each add a search, a booking, a read-back and a question) times 1.5, plus four.
 PLAN_TURNS = 34
 #: At most this many places may fit one booking at its time (so a plan search stays small).
-MAX_OPTIONS = 6
+MAX_OPTIONS = 7
+#: How many bookings an itinerary has, fewest first.
+_LEGS = (4, 5)
 #: Draws of legs tried before the tier falls back to its other kind of task.
 _DRAWS = 64
 #: How a booking's day is counted: from today for the first, from an earlier booking after.
@@ -52,8 +55,7 @@ def draw_plan(world: World, rng: Rng, today: str) -> PlanGold | None:
 
 def _draw(world: World, rng: Rng, start: int) -> PlanGold | None:
     rnd = rng.random
-    n = 3 + int(rnd() * 2)
-    distinct = rnd() < 0.5
+    n = _LEGS[int(rnd() * len(_LEGS))]
     times = _times(rnd, n)
     if times is None:
         return None
@@ -70,7 +72,7 @@ def _draw(world: World, rng: Rng, start: int) -> PlanGold | None:
         legs.append(Leg(LABELS[i], needs, DAYS[bit // 3], SLOTS[slot], when))
         options.append(best_first(fits))
     order = tuple(int(k) for k in rng.permutation(n))
-    return _fit(legs, options, order, distinct, rnd())
+    return _fit(legs, options, order, True, rnd())
 
 
 def _times(rnd: Any, n: int) -> list[tuple[int, int, str]] | None:
@@ -101,9 +103,9 @@ def _times(rnd: Any, n: int) -> list[tuple[int, int, str]] | None:
 
 def _leg(world: World, rnd: Any, open_now: list[Place], used: set[str]) -> tuple[tuple[tuple[str, Any], ...], list[Place]] | None:
     """A booking's needs over the places open at its time (`open_now`), valid by construction:
-    a category no other booking has, with two or more of them open, then up to two more needs
-    (an area, an amenity, a rating floor), each drawn among the values two or more of the
-    places left meet, and more while over `MAX_OPTIONS` fit; with the places that fit. None
+    a category no other booking has, with two or more of them open, then up to one more need
+    (an area, an amenity, a rating floor), drawn among the values two or more of the places
+    left meet, and more while over `MAX_OPTIONS` fit; with the places that fit. None
     when no category or no narrowing carries one."""
     by_cat: dict[str, list[Place]] = {}
     for p in open_now:
@@ -114,7 +116,7 @@ def _leg(world: World, rnd: Any, open_now: list[Place], used: set[str]) -> tuple
     cat = cats[int(rnd() * len(cats))]
     needs: list[tuple[str, Any]] = [("category", cat)]
     fits = by_cat[cat]
-    extra = int(rnd() * 3)
+    extra = int(rnd() * 2)
     while extra or len(fits) > MAX_OPTIONS:
         extra = max(extra - 1, 0)
         kinds = [k for k in _NEED_KINDS if all(k != have for have, _ in needs)]
@@ -155,8 +157,8 @@ def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], di
     totals = sorted({sum(p.price for p in plan) for plan in plans(options, order, top - 1, distinct)})
     if not totals:
         return None
-    # The upper half of the totals that bind: many plans fit, the best one does not.
-    budget = totals[len(totals) // 2 + int(draw * math.ceil(len(totals) / 2))] if len(totals) > 1 else totals[0]
+    # The lower half of the totals that bind: few plans fit, and the best one does not.
+    budget = totals[int(draw * math.ceil(len(totals) / 2))]
     best = best_plan(options, order, budget, distinct)
     assert best is not None  # the budget is the total of a plan that keeps the rules
     ratings = tuple(best[i].rating for i in order)

@@ -170,11 +170,11 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
 #: A booking's label where a message gives it a place: "Booking A, X", "booking B is Y" (a
 #: capital letter: "booking a cafe" names no label), or a capital label before a mark ("A: X",
 #: "**A)** X", "A - X", "| A | X |").
-_LABEL_WORD = re.compile(r"\b[Bb]ooking\s+([A-D])\b")
-_LABEL_BARE = re.compile(r"(?<![\w'’])([A-D])(?:\*\*)?(?:\s*[:)|]|\s+[-–—]\s|\s*[–—])")
+_LABEL_WORD = re.compile(r"\b[Bb]ooking\s+([A-E])\b")
+_LABEL_BARE = re.compile(r"(?<![\w'’])([A-E])(?:\*\*)?(?:\s*[:)|]|\s+[-–—]\s|\s*[–—])")
 #: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
 #: capital letter before a comma is no article.
-_LABEL_ITEM = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?([A-D])(?:\*\*)?,", re.M)
+_LABEL_ITEM = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?([A-E])(?:\*\*)?,", re.M)
 #: A heading over the plan a message puts ("**Recommendation:**", "Proposed plan:", "My pick"): at a
 #: line's start, alone or before a colon, read as what the labels after it give, whatever the
 #: options above it name.
@@ -232,7 +232,7 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
 #: A capital label right before a place's name, with nothing between ("A Glass Chamber, B Velvet
 #: Chamber"): one letter can be an article, so such labels count only as a run of two or more,
 #: in the form's order.
-_LABEL_BEFORE = re.compile(r"(?<![\w'’])([A-D]) $")
+_LABEL_BEFORE = re.compile(r"(?<![\w'’])([A-E]) $")
 
 
 def _labels_before_places(message: str, mentions: list[tuple[Place, int, int]]) -> list[tuple[int, int, str]]:
@@ -246,7 +246,7 @@ def _labels_before_places(message: str, mentions: list[tuple[Place, int, int]]) 
 
 #: A row of a table, and a booking's label at the start of a row's first cell ("A: Mexican, Fri").
 _TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$", re.M)
-_ROW_LABEL = re.compile(r"^(?:\*\*)?(?:booking\s+)?([A-D])\b", re.IGNORECASE)
+_ROW_LABEL = re.compile(r"^(?:\*\*)?(?:booking\s+)?([A-E])\b", re.IGNORECASE)
 _ASIDE_WORDS = re.compile(r"\s*\([^)]*\)")
 
 
