@@ -498,6 +498,27 @@ def test_a_list_of_labelled_lines_with_the_places_each_beat_is_the_plan(split: s
 
 
 @pytest.mark.parametrize("split", SPLITS)
+def test_a_list_of_lines_opening_with_label_and_category_is_the_plan_beside_prose_naming_rivals(split: str) -> None:
+    """"- D thai, Tue morning: X" lines under prose that names other places of the bookings'
+    categories ("W (A) was just taken ... C and D had to change (V shares Old Town)"): the lines'
+    labels give the plan, and the places the prose names are no second ones (Dialog playtest
+    6168 T19)."""
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        legs = task.gold.legs
+        names = [task.world.by_id[i].name for i in plan]
+        taken, rival = (next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan
+                             and not any(p.name in n or n in p.name for n in names)) for leg in (legs[0], legs[-1]))
+        prose = (f"{taken.name} ({legs[0].label}) was just taken. Only {names[0]} is left for {legs[0].label}; with "
+                 f"its price, {legs[-2].label} and {legs[-1].label} had to change ({rival.name} shares {rival.area}). "
+                 "Revised plan, booked (exactly the budget):")
+        lines = [f"- {b} {leg.needs[0][1]}, {d} {s}: {n}" for (b, n, i, d, s), leg in zip(_rows(task, plan), legs)]
+        obs, *_ = env.step("\n".join([prose, *lines, "Shall I submit this plan?"]))
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize("heading", ["**Recommendation:**\n{lines}", "Proposed plan:\n{lines}", "**Recommendation:** {inline}"])
 def test_a_plan_under_its_heading_below_a_table_of_options_is_the_plan(split: str, heading: str) -> None:
     """A table of options, a row per option labelled by its booking, then the plan under a

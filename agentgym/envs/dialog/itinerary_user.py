@@ -202,6 +202,7 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     mentions = aside_mentions(message, places)
     marks = [(m.start(), m.end(), m.group(1)) for r in (_LABEL_WORD, _LABEL_BARE, _LABEL_ITEM) for m in r.finditer(message)]
     marks += _labels_before_places(message, [m[:3] for m in mentions])
+    marks += _list_line_labels(message)
     heading = None
     for heading in _PLAN_HEADING.finditer(message):
         pass
@@ -238,8 +239,26 @@ _LABEL_BEFORE = re.compile(r"(?<![\w'’])([A-E]) $")
 def _labels_before_places(message: str, mentions: list[tuple[Place, int, int]]) -> list[tuple[int, int, str]]:
     """The labels written right before a place named ("so: A X (gallery), B Y, C Z"), where at
     least two of them stand in the form's order; none otherwise."""
-    found = [(start - 2, start, m.group(1)) for _, start, _ in mentions
-             if (m := _LABEL_BEFORE.search(message, max(0, start - 3), start))]
+    return _in_form_order([(start - 2, start, m.group(1)) for _, start, _ in mentions
+                           if (m := _LABEL_BEFORE.search(message, max(0, start - 3), start))])
+
+
+#: A capital letter opening a list's line before a word ("- A italian, Sat afternoon: X"): one
+#: letter can be an article ("- A quiet corner: ..."), so such labels count only as a run of two
+#: or more, in the form's order (`_in_form_order`).
+_LIST_LABEL = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]*)(?:\*\*)?([A-E])(?:\*\*)?(?= [a-z])", re.M)
+
+
+def _list_line_labels(message: str) -> list[tuple[int, int, str]]:
+    """The labels opening a list's lines ("- A italian, ...", "- B korean, ..."), where at least
+    two of them stand in the form's order; none otherwise. A place a message names outside the
+    list ("C and D had to change (X shares Old Town)") is then not heard beside the list's."""
+    return _in_form_order([(m.start(1), m.end(1), m.group(1)) for m in _LIST_LABEL.finditer(message)])
+
+
+def _in_form_order(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`found` (labels with their places in a message) where two or more distinct labels stand in
+    the form's order, else none: a lone capital letter may be an article."""
     letters = [label for _, _, label in found]
     return found if len(set(letters)) >= 2 and letters == sorted(letters) else []
 
