@@ -56,14 +56,21 @@ def _rows(task: Any, plan: tuple[str, ...], gold: PlanGold | None = None) -> lis
 
 
 def _brute(task: Any, gold: PlanGold, closed: tuple[int, str] | None = None) -> tuple[tuple[float, ...], set]:
-    """The best ratings in priority order and every plan tying them, by brute force."""
+    """The best key of the brief's last rule (the ratings in priority order, or their sum in
+    tenths) and every plan tying it, by brute force."""
     options = [[p for p in candidates(task.world, leg) if closed is None or (i, p.id) != closed]
                for i, leg in enumerate(gold.legs)]
     valid = [plan for plan in itertools.product(*options)
              if len({p.id for p in plan}) == len(plan) and sum(p.price for p in plan) <= gold.budget
              and (not gold.distinct_areas or len({p.area for p in plan}) == len(plan))]
-    best = max(tuple(p[i].rating for i in gold.priority) for p in valid)
-    return best, {tuple(p.id for p in plan) for plan in valid if tuple(plan[i].rating for i in gold.priority) == best}
+
+    def key(plan: tuple[Any, ...]) -> tuple[float, ...]:
+        if gold.objective == "total":
+            return (sum(round(p.rating * 10) for p in plan) / 10,)
+        return tuple(plan[i].rating for i in gold.priority)
+
+    best = max(key(p) for p in valid)
+    return best, {tuple(p.id for p in plan) for plan in valid if key(plan) == best}
 
 
 def _fresh(split: str, seed: int) -> tuple[gym.Env, Any]:

@@ -9,7 +9,7 @@ priorities), then plays as a careful assistant would:
 * it reads each of those twice in one turn and trusts a value once it leads every other answer
   by two reads (now and then a tool answers wrongly); a read that failed is sent again;
 * it works out the plan the rules pick (of every plan that keeps the rules, the best rated in
-  priority order), books what is missing in one turn (cancelling anything else first, alone),
+  priority order, or the one whose ratings add up to the most), books what is missing in one turn (cancelling anything else first, alone),
   reads the bookings back, reads the plan to the user (each booking's place and time) and asks
   whether to submit it, and submits once the user said yes to that plan;
 * a user who restates a booking's line instead of saying yes has changed its mind: the line
@@ -44,6 +44,8 @@ _TAKEN = re.compile(r"\(([^()\s]+)\) was just taken on (\w+) (morning|afternoon|
 #: Times the plan is read to the user at most, for one plan.
 _ASKS = 2
 _PRIORITY = re.compile(r"whose booking ([A-E]) is rated highest")
+#: The rule that picks the plan whose ratings add up to the most.
+_TOTAL = "whose bookings' ratings add up to the most"
 #: Calls per turn at most (the protocol allows 32).
 _BATCH = 32
 
@@ -69,10 +71,11 @@ def read_form(brief: str) -> dict[str, Any] | None:
         legs.append({"label": label, "filters": _filters(needs), "day": DAYS[(start + ahead[label]) % 7],
                      "slot": slot})
     labels = [leg["label"] for leg in legs]
-    order = [labels.index(x) for x in _PRIORITY.findall(brief) if x in labels]
+    total = _TOTAL in brief
+    order = list(range(len(legs))) if total else [labels.index(x) for x in _PRIORITY.findall(brief) if x in labels]
     if not legs or sorted(order) != list(range(len(legs))):
         return None
-    return {"legs": legs, "budget": int(budget.group(1)), "order": order,
+    return {"legs": legs, "budget": int(budget.group(1)), "order": order, "total": total,
             "distinct": "No two bookings may be in the same area." in brief}
 
 
@@ -274,8 +277,10 @@ class PlanExpert:
 
     def _best(self, options: list[list[dict[str, Any]]]) -> tuple[dict[str, Any], ...] | None:
         """The plan the rules pick: of every plan that keeps them, the one rated highest booking
-        by booking in priority order (a few hundred plans at most: all are compared)."""
+        by booking in priority order, or the one whose ratings add up to the most (sums in tenths,
+        as ratings are; some thousands of plans at most: all are compared)."""
         order, budget, distinct = self.form["order"], self.form["budget"], self.form["distinct"]
+        total = self.form.get("total", False)
         best: tuple[dict[str, Any], ...] | None = None
         best_key: tuple[float, ...] = ()
         for plan in itertools.product(*options):
@@ -283,7 +288,8 @@ class PlanExpert:
                 continue
             if distinct and len({p["area"] for p in plan}) < len(plan):
                 continue
-            key = tuple(float(plan[i]["rating"]) for i in order)
+            key = ((sum(round(float(p["rating"]) * 10) for p in plan),) if total
+                   else tuple(float(plan[i]["rating"]) for i in order))
             if best is None or key > best_key:
                 best, best_key = plan, key
         return best

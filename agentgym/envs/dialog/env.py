@@ -152,10 +152,11 @@ class DialogEnv(AgentEnv):
       bookings in one area; one combined budget ("a total of exactly 140 is fine"), drawn in
       the lower half of the totals of plans that keep the other rules and below the total of
       every plan the priorities would pick without it, so few of the plans fit and finding the
-      one the priorities pick is a search over the whole plan, not a booking-by-booking choice; and
-      priorities in a drawn order (the plan whose booking C is rated highest; among those, the
-      one whose booking A is; ...). Each booking is drawn valid at its time: its category has
-      two or more places open then, and each further need is met by two or more of those left
+      one the objective picks is a search over the whole plan, not a booking-by-booking choice;
+      and, drawn alike, one objective: priorities in a drawn order (the plan whose booking C is
+      rated highest; among those, the one whose booking A is; ...) or the total (the plan whose
+      bookings' ratings add up to the most). Each booking is drawn valid at its time: its category
+      has two or more places open then, and each further need is met by two or more of those left
       (and not all), so it has two to seven places open at its time that meet its needs, found
       over paged searches and one availability check each. The user has said everything on the
       form (`agentgym.envs.dialog.itinerary_user`): asked about a booking (by its label), the
@@ -163,9 +164,8 @@ class DialogEnv(AgentEnv):
       the form; anything else gets "everything I need is on my request form". It judges no place
       and takes bookings silently; the agent calls `submit_plan` (a terminal tool of these tasks
       alone), and the plan is judged then, all or nothing: one active booking per booking of the
-      form at its time, nothing else, keeping every rule and tying the best plan on every rating
-      (every such plan is accepted; the reference solver is a branch and bound over the plans in
-      priority order). The score is the share of bookings that meet their needs, plus one for
+      form at its time, nothing else, keeping every rule and tying the best plan on the objective
+      (every such plan is accepted; the reference solver is a branch and bound over the plans). The score is the share of bookings that meet their needs, plus one for
       the plan's rules and one for the user's yes to the plan submitted (below), over their count
       plus two; a plan submitted without that yes fails, and its score says so. The user has no goal shift and nothing to
       blur there.

@@ -4,11 +4,11 @@ A task of this kind (`agentgym.envs.dialog.itinerary_draw` draws it) asks for fo
 bookings, each with needs of its own (a category, maybe an area, an amenity or a rating floor)
 at a time of its own, and rules over the whole plan: no place twice, no two bookings in one
 area (a gold's `distinct_areas`; records of 0.14.0 and before may lack the rule), one combined
-budget, and priorities that decide among the plans that keep the rules (the plan whose
-first-priority booking is rated highest; among those, the second's; and so on).
-The reference solver (`best_plan`) finds the best plan by branch and bound; the scorer
-(`score_plan`) accepts every plan that keeps the rules and ties the best on every rating, all or
-nothing, and only when it was submitted with the user's yes to that very plan
+budget, and an objective that decides among the plans that keep the rules: priorities (the plan
+whose first-priority booking is rated highest; among those, the second's; and so on) or the
+total (the plan whose bookings' ratings add up to the most). The reference solver (`best_plan`)
+finds the best plan by branch and bound; the scorer (`score_plan`) accepts every plan that keeps
+the rules and ties the best on the objective (`plan_key`), all or nothing, and only when it was submitted with the user's yes to that very plan
 (`agentgym.envs.dialog.itinerary_twists`).
 """
 
@@ -20,10 +20,14 @@ from typing import Any, Iterator
 from agentgym.core.task import Score
 from agentgym.envs.dialog.tasks import Place, World, keep
 
-__all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "best_plan", "score_plan", "LABELS"]
+__all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "best_plan", "plan_key", "settle", "score_plan",
+           "LABELS", "PRIORITY", "TOTAL"]
 
 #: How the request form names its bookings, in time order.
 LABELS = ("A", "B", "C", "D", "E")
+#: The objectives that pick a plan among those that keep the rules: the ratings compared booking
+#: by booking in priority order, or the ratings' sum.
+PRIORITY, TOTAL = "priority", "total"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +54,10 @@ class Leg:
 class PlanGold:
     """The hidden goal of an itinerary and what the reference solver found for it.
 
-    `priority` lists leg indices, most important first; `best` the ratings of the best plan in
-    that order; `accepted` every plan (place ids in leg order) that keeps the rules and ties
-    `best`."""
+    `priority` lists leg indices, most important first (the order the solvers walk the legs in);
+    `best` the best plan's `plan_key` under `objective`: its ratings in priority order, or the
+    one-element sum of its ratings (rounded to tenths); `accepted` every plan (place ids in leg
+    order) that keeps the rules and ties `best`."""
 
     legs: tuple[Leg, ...]
     budget: int
@@ -62,6 +67,7 @@ class PlanGold:
     accepted: tuple[tuple[str, ...], ...]
     #: Kept for the family's shared code, which reads a goal's constraints: a plan has none.
     constraints: tuple[Any, ...] = ()
+    objective: str = PRIORITY
 
     def plan(self) -> list[dict[str, Any]]:
         """The reference plan, for tool accuracy: a search per booking with its filters, a check
@@ -95,7 +101,8 @@ class PlanGold:
 
     def to_dict(self) -> dict[str, Any]:
         return {"legs": [leg.to_dict() for leg in self.legs], "budget": self.budget,
-                "distinct_areas": self.distinct_areas, "priority": [LABELS[i] for i in self.priority],
+                "distinct_areas": self.distinct_areas, "objective": self.objective,
+                "priority": [LABELS[i] for i in self.priority],
                 "best": list(self.best), "accepted": [list(p) for p in self.accepted], "calls": self.plan_calls(),
                 "superseded_calls": []}
 
@@ -134,14 +141,26 @@ def plans(options: list[list[Place]], order: tuple[int, ...], budget: int | None
     return walk(0, 0)
 
 
+def plan_key(plan: tuple[Place, ...] | list[Place], order: tuple[int, ...], objective: str) -> tuple[float, ...]:
+    """What `objective` compares plans by, higher better: the ratings in `order` (`PRIORITY`), or
+    their sum rounded to tenths, alone (`TOTAL`; ratings are in tenths, so equal sums compare
+    equal)."""
+    if objective == TOTAL:
+        return (round(sum(p.rating for p in plan), 1),)
+    return tuple(plan[i].rating for i in order)
+
+
 def best_plan(options: list[list[Place]], order: tuple[int, ...], budget: int | None,
-              distinct_areas: bool) -> tuple[Place, ...] | None:
-    """The plan the priorities pick: the highest ratings in `order`, compared in turn, and
-    among plans that tie on all of them the cheapest (then the first walked); None when no plan
-    keeps the rules. `options`: each leg's places, best rated first.
+              distinct_areas: bool, objective: str = PRIORITY) -> tuple[Place, ...] | None:
+    """The plan `objective` picks (`plan_key`): with `PRIORITY` the highest ratings in `order`,
+    compared in turn, with `TOTAL` the highest sum of ratings; among plans that tie, the cheapest
+    (then the first walked); None when no plan keeps the rules. `options`: each leg's places,
+    best rated first.
 
     A branch and bound: a partial plan whose ratings so far fall below the best plan's is cut,
     and with it every later option of its leg (rated no higher)."""
+    if objective == TOTAL:
+        return _best_total(options, order, budget, distinct_areas)
     n = len(options)
     rest = _rest(options, order)
     chosen: list[Place | None] = [None] * n
@@ -171,6 +190,53 @@ def best_plan(options: list[list[Place]], order: tuple[int, ...], budget: int | 
     return best[1]
 
 
+def _best_total(options: list[list[Place]], order: tuple[int, ...], budget: int | None,
+                distinct_areas: bool) -> tuple[Place, ...] | None:
+    """`best_plan` under `TOTAL`: the highest sum of ratings (in tenths, so sums compare exactly),
+    then the cheapest, then the first walked. A branch and bound: a partial plan whose sum so far
+    with the best rating of every leg still to place falls below the best plan's sum is cut, and
+    with it every later option of its leg (rated no higher)."""
+    n = len(options)
+    rest = _rest(options, order)
+    tenths = [[round(p.rating * 10) for p in opts] for opts in options]
+    reach = [sum(tenths[order[d]][0] if tenths[order[d]] else 0 for d in range(k, n)) for k in range(n + 1)]
+    chosen: list[Place | None] = [None] * n
+    best: list[Any] = [None, None]  # (sum, -total) of the best plan so far, and the plan
+
+    def walk(depth: int, spent: int, score: int) -> None:
+        if depth == n:
+            key = (score, -spent)
+            if best[0] is None or key > best[0]:
+                best[0], best[1] = key, tuple(p for p in chosen if p is not None)
+            return
+        leg = order[depth]
+        taken = [p for p in chosen if p is not None]
+        for place, points in zip(options[leg], tenths[leg]):
+            if best[0] is not None and score + points + reach[depth + 1] < best[0][0]:
+                break
+            if not _admits(place, taken, spent + rest[depth + 1], budget, distinct_areas):
+                continue
+            chosen[leg] = place
+            walk(depth + 1, spent + place.price, score + points)
+            chosen[leg] = None
+
+    walk(0, 0, 0)
+    return best[1]
+
+
+def settle(legs: tuple[Leg, ...], options: list[list[Place]], order: tuple[int, ...], budget: int,
+           distinct_areas: bool, objective: str) -> PlanGold | None:
+    """The gold of `legs` with each leg's `options` (best rated first) under the rules: the best
+    plan's key and every plan that ties it; None when no plan keeps the rules."""
+    best = best_plan(options, order, budget, distinct_areas, objective)
+    if best is None:
+        return None
+    key = plan_key(best, order, objective)
+    accepted = tuple(tuple(p.id for p in plan) for plan in plans(options, order, budget, distinct_areas)
+                     if plan_key(plan, order, objective) == key)
+    return PlanGold(legs, budget, distinct_areas, order, key, accepted, objective=objective)
+
+
 def _admits(place: Place, taken: list[Place], committed: int, budget: int | None, distinct_areas: bool) -> bool:
     """Whether a partial plan of `taken` may add `place`: within `budget` with what is `committed`
     (spent so far and the least the legs still to place cost), not a place twice, and, where
@@ -197,7 +263,7 @@ def _rest(options: list[list[Place]], order: tuple[int, ...]) -> list[int]:
 def score_plan(task: Any) -> Score:
     """Score the final world state of an itinerary: one active booking per leg at its time and
     nothing else, each meeting its leg's needs, the plan keeping the rules and tying the best on
-    every rating. The score is the share of legs booked right plus one for the plan's rules and,
+    the objective. The score is the share of legs booked right plus one for the plan's rules and,
     where the task asks for the user's yes to the plan, one for that yes, over the legs plus
     those parts; success is all of it."""
     world: World = task.world
@@ -226,9 +292,9 @@ def score_plan(task: Any) -> Score:
 
 
 def _keeps(places: list[Place], gold: PlanGold) -> bool:
-    """Whether a whole plan keeps the rules and ties the best plan on every rating."""
+    """Whether a whole plan keeps the rules and ties the best plan on the objective."""
     if len({p.id for p in places}) < len(places) or sum(p.price for p in places) > gold.budget:
         return False
     if gold.distinct_areas and len({p.area for p in places}) < len(places):
         return False
-    return tuple(places[i].rating for i in gold.priority) == gold.best
+    return plan_key(places, gold.priority, gold.objective) == gold.best

@@ -5,8 +5,10 @@ from an earlier booking ("the day after booking A, in the evening"), all within 
 booking is built valid at its time: a category of its own that two or more open places have,
 then up to one more need (an area, an amenity, a rating floor), a value that two or more of the
 places left meet and not all of them, more while over `MAX_OPTIONS` places fit; so it has two to
-`MAX_OPTIONS` places open at its time meeting its needs. No two bookings may be in one area, and
-the priority order (any order of the bookings) is drawn per task. The combined budget is drawn
+`MAX_OPTIONS` places open at its time meeting its needs. No two bookings may be in one area. The
+objective that picks the plan is drawn per task, alike: priorities (any order of the bookings:
+the plan whose first-priority booking is rated highest, and so on) or the total (the plan whose
+ratings add up to the most, a small knapsack over the whole plan). The combined budget is drawn
 in the lower half of the totals of plans that keep the other rules, below the cheapest of the
 plans the priorities would pick without a budget: few of the hundreds of plans fit, so finding
 the one the priorities pick is a search over the whole plan (the best-rated place for the first
@@ -21,7 +23,7 @@ from typing import Any
 from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.seeding import Rng
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
-from agentgym.envs.dialog.itinerary import LABELS, Leg, PlanGold, best_first, best_plan, plans
+from agentgym.envs.dialog.itinerary import LABELS, PRIORITY, TOTAL, Leg, PlanGold, best_first, best_plan, plans, settle
 from agentgym.envs.dialog.tasks import Place, World, keep
 
 __all__ = ["draw_plan", "plan_brief", "form_lines", "rule_lines", "PLAN_TURNS", "MAX_OPTIONS"]
@@ -33,6 +35,8 @@ PLAN_TURNS = 34
 MAX_OPTIONS = 7
 #: How many bookings an itinerary has, fewest first.
 _LEGS = (4, 5)
+#: The objectives a task may state, drawn alike.
+_OBJECTIVES = (PRIORITY, TOTAL)
 #: Draws of legs tried before the tier falls back to its other kind of task.
 _DRAWS = 64
 #: How a booking's day is counted: from today for the first, from an earlier booking after.
@@ -71,8 +75,10 @@ def _draw(world: World, rng: Rng, start: int) -> PlanGold | None:
         used.add(needs[0][1])
         legs.append(Leg(LABELS[i], needs, DAYS[bit // 3], SLOTS[slot], when))
         options.append(best_first(fits))
+    # The walk order of the solvers; under `PRIORITY` the priorities too.
     order = tuple(int(k) for k in rng.permutation(n))
-    return _fit(legs, options, order, True, rnd())
+    objective = _OBJECTIVES[int(rnd() * len(_OBJECTIVES))]
+    return _fit(legs, options, order, True, objective, rnd())
 
 
 def _times(rnd: Any, n: int) -> list[tuple[int, int, str]] | None:
@@ -147,10 +153,11 @@ def _narrowing(kind: str, fits: list[Place]) -> list[Any]:
 
 
 def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], distinct: bool,
-         draw: float) -> PlanGold | None:
-    """The goal of drawn `legs` (each with its `options`, best rated first), with a budget `draw`
-    picks among those that decide something; None when the legs cannot carry one."""
-    free = best_plan(options, order, None, distinct)
+         objective: str, draw: float) -> PlanGold | None:
+    """The goal of drawn `legs` (each with its `options`, best rated first) under `objective`,
+    with a budget `draw` picks among those that decide something; None when the legs cannot
+    carry one."""
+    free = best_plan(options, order, None, distinct, objective)
     if free is None:
         return None
     top = sum(p.price for p in free)
@@ -159,12 +166,9 @@ def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], di
         return None
     # The lower half of the totals that bind: few plans fit, and the best one does not.
     budget = totals[int(draw * math.ceil(len(totals) / 2))]
-    best = best_plan(options, order, budget, distinct)
-    assert best is not None  # the budget is the total of a plan that keeps the rules
-    ratings = tuple(best[i].rating for i in order)
-    accepted = tuple(tuple(p.id for p in plan) for plan in plans(options, order, budget, distinct)
-                     if tuple(plan[i].rating for i in order) == ratings)
-    return PlanGold(tuple(legs), budget, distinct, order, ratings, accepted)
+    gold = settle(tuple(legs), options, order, budget, distinct, objective)
+    assert gold is not None  # the budget is the total of a plan that keeps the rules
+    return gold
 
 
 def plan_brief(domain: Domain, gold: PlanGold, today: str, vocabulary: str, max_turns: int) -> str:
@@ -214,12 +218,18 @@ def rule_lines(domain: Domain, gold: PlanGold) -> list[str]:
         rules.append("No two bookings may be in the same area.")
     rules.append(f"The prices of all bookings together may be at most {gold.budget} (in {domain.price_unit}) "
                  f"(a total of exactly {gold.budget} is fine).")
-    order = [LABELS[i] for i in gold.priority]
-    rules.append(
-        f"Among all plans that keep the rules above, book the one whose booking {order[0]} is rated highest; "
-        + "".join(f"among those, the one whose booking {label} is rated highest; " for label in order[1:])
-        + "where plans tie on all of these ratings, any of them is fine (the price plays no part beyond the "
-          "budget).")
+    if gold.objective == TOTAL:
+        rules.append(
+            "Among all plans that keep the rules above, book the one whose bookings' ratings add up to the most "
+            "(the sum of the ratings of all its bookings); where plans tie on that sum, any of them is fine (the "
+            "price plays no part beyond the budget).")
+    else:
+        order = [LABELS[i] for i in gold.priority]
+        rules.append(
+            f"Among all plans that keep the rules above, book the one whose booking {order[0]} is rated highest; "
+            + "".join(f"among those, the one whose booking {label} is rated highest; " for label in order[1:])
+            + "where plans tie on all of these ratings, any of them is fine (the price plays no part beyond the "
+              "budget).")
     return [f"{i}. {rule}" for i, rule in enumerate(rules, 1)]
 
 

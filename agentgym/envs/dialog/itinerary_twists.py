@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentgym.core.seeding import stream_bits
-from agentgym.envs.dialog.itinerary import Leg, PlanGold, best_plan, candidates, plans
+from agentgym.envs.dialog.itinerary import PRIORITY, Leg, PlanGold, candidates, settle
 from agentgym.envs.dialog.tasks import Place, World
 
 __all__ = ["Mind", "Move", "PlanState", "draw_state", "solve", "revised_line"]
@@ -100,23 +100,17 @@ class PlanState:
 
 
 def solve(world: World, legs: tuple[Leg, ...], order: tuple[int, ...], budget: int, distinct: bool,
-          without: tuple[int, str] | None = None) -> PlanGold | None:
-    """The gold of `legs` over `world` as the reference solver finds it (`best_plan`), the place
-    `without` names (leg index, place id) not available to its leg; None when no plan keeps
-    the rules."""
+          without: tuple[int, str] | None = None, objective: str = PRIORITY) -> PlanGold | None:
+    """The gold of `legs` over `world` under `objective` as the reference solver finds it
+    (`best_plan`), the place `without` names (leg index, place id) not available to its leg;
+    None when no plan keeps the rules."""
     options: list[list[Place]] = []
     for i, leg in enumerate(legs):
         opts = candidates(world, leg)
         if without is not None and without[0] == i:
             opts = [p for p in opts if p.id != without[1]]
         options.append(opts)
-    best = best_plan(options, order, budget, distinct)
-    if best is None:
-        return None
-    ratings = tuple(best[i].rating for i in order)
-    accepted = tuple(tuple(p.id for p in plan) for plan in plans(options, order, budget, distinct)
-                     if tuple(plan[i].rating for i in order) == ratings)
-    return PlanGold(legs, budget, distinct, order, ratings, accepted)
+    return settle(legs, options, order, budget, distinct, objective)
 
 
 def draw_state(world: World, gold: PlanGold, seed: int) -> PlanState:
@@ -154,7 +148,7 @@ def _mind(world: World, gold: PlanGold, bits: int) -> Mind | None:
     for k in range(len(found)):
         i, revised = found[(bits + k) % len(found)]
         new = solve(world, gold.legs[:i] + (revised,) + gold.legs[i + 1:], gold.priority, gold.budget,
-                    gold.distinct_areas)
+                    gold.distinct_areas, objective=gold.objective)
         if new is not None:
             return Mind(i, revised, new)
     return None
@@ -171,7 +165,8 @@ def _move(world: World, gold: PlanGold, bits: int) -> Move | None:
         if len(held) != 1:
             continue
         item = held.pop()
-        new = solve(world, gold.legs, gold.priority, gold.budget, gold.distinct_areas, without=(i, item))
+        new = solve(world, gold.legs, gold.priority, gold.budget, gold.distinct_areas, without=(i, item),
+                    objective=gold.objective)
         if new is not None:
             return Move(i, item, new)
     return None

@@ -68,7 +68,8 @@ def test_itinerary_walks_equal_the_plain_admits(monkeypatch: pytest.MonkeyPatch)
             options = [itinerary.candidates(task.world, leg) for leg in gold.legs]
             for budget in (None, gold.budget, gold.budget - 1):
                 for distinct in (False, True):
-                    out.append(itinerary.best_plan(options, gold.priority, budget, distinct))
+                    out += [itinerary.best_plan(options, gold.priority, budget, distinct, objective)
+                            for objective in (itinerary.PRIORITY, itinerary.TOTAL)]
                     out.append(list(itinerary.plans(options, gold.priority, budget, distinct)))
         return out
 
