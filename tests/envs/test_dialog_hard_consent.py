@@ -525,6 +525,51 @@ def test_a_list_of_lines_opening_with_label_and_category_is_the_plan_beside_pros
         assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)
 
 
+def _rivals(task: Any, plan: tuple[str, ...]) -> list[Any]:
+    """Per booking, a place of its category outside `plan` whose name shares no part with a
+    plan's place (so each is named apart)."""
+    names = [task.world.by_id[i].name for i in plan]
+    return [next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan
+                 and not any(p.name in n or n in p.name for n in names)) for leg in task.gold.legs]
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_table_whose_rows_open_with_the_labels_is_the_plan_beside_reasons_naming_rivals(split: str) -> None:
+    """A table of the plan, each row's first cell "A japanese", then a paragraph of reasons that
+    names rivals in words no rule sets aside ("leaves no way to stay within 140", "X (52, 4.8) or
+    italian Y push the total to 145+"): the rows give the plan (Dialog playtest 6204 T6)."""
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        rivals = _rivals(task, plan)
+        rows = ["| Booking | When | Place (id) | Price |", "|---|---|---|---|"]
+        rows += [f"| {b} {leg.needs[0][1]} | {d[:3]} {s} | {n} ({i}) | {task.world.by_id[i].price} |"
+                 for (b, n, i, d, s), leg in zip(_rows(task, plan), task.gold.legs)]
+        why = (f"Why: the other one ({rivals[0].name}, {rivals[0].price}) leaves no way to stay within the budget; "
+               f"the pricier {rivals[-1].name} ({rivals[-1].price}, {rivals[-1].rating}) or {rivals[1].name} "
+               "push the total past it in every combination.")
+        obs, *_ = env.step("Here is the plan I found:\n\n" + "\n".join(rows) + "\n\n" + why + " Shall I submit this plan?")
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_labels_before_a_bracket_and_a_colon_give_the_plan_beside_a_trade_off_naming_rivals(split: str) -> None:
+    """"A (warehouse, Thursday morning): X (venue_002), ... B (barn, ...): Y ..." in prose, then a
+    trade-off that names rivals ("the ballroom can't be the W; a cheaper alternative with V would
+    rate slightly lower"): each label gives its place (Dialog playtest 6249 T12)."""
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[-1]
+        rivals = _rivals(task, plan)
+        legs = task.gold.legs
+        said = " ".join(f"{b} ({leg.needs[0][1]}, {d} {s}): {n} ({i}), {task.world.by_id[i].price} EUR."
+                        for (b, n, i, d, s), leg in zip(_rows(task, plan), legs))
+        trade = (f"The trade-off: the {legs[1].needs[0][1]} can't be the {rivals[1].name}; a cheaper alternative with "
+                 f"{rivals[-1].name} and {rivals[1].name} would rate slightly lower.")
+        obs, *_ = env.step(f"Here is the plan I've booked. {said} {trade} Shall I submit this plan?")
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)
+
+
 @pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize("heading", ["**Recommendation:**\n{lines}", "Proposed plan:\n{lines}", "**Recommendation:** {inline}"])
 def test_a_plan_under_its_heading_below_a_table_of_options_is_the_plan(split: str, heading: str) -> None:

@@ -169,9 +169,9 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
 
 #: A booking's label where a message gives it a place: "Booking A, X", "booking B is Y" (a
 #: capital letter: "booking a cafe" names no label), or a capital label before a mark ("A: X",
-#: "**A)** X", "A - X", "| A | X |").
+#: "**A)** X", "A - X", "| A | X |", "A (warehouse, Thursday morning): X").
 _LABEL_WORD = re.compile(r"\b[Bb]ooking\s+([A-E])\b")
-_LABEL_BARE = re.compile(r"(?<![\w'’])([A-E])(?:\*\*)?(?:\s*[:)|]|\s+[-–—]\s|\s*[–—])")
+_LABEL_BARE = re.compile(r"(?<![\w'’])([A-E])(?:\*\*)?(?:\s*\([^()\n]{1,60}\)\s*:|\s*[:)|]|\s+[-–—]\s|\s*[–—])")
 #: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
 #: capital letter before a comma is no article.
 _LABEL_ITEM = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?([A-E])(?:\*\*)?,", re.M)
@@ -181,14 +181,19 @@ _LABEL_ITEM = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?([A-E])(?:\*\*)?
 _PLAN_HEADING = re.compile(r"^[ \t#*_>-]*(?:my |our |the )?(?:recommendation|recommended plan|proposed plan|"
                            r"proposal|final plan|plan|suggested plan|my pick)(?:[ \t*_]*:[ \t*_]*|[ \t*_]*$)",
                            re.I | re.M)
-#: Where what a label gives ends, short of the next label: a paragraph break.
+#: Where what a label gives ends, short of the next label: a paragraph break, or the end of the
+#: sentence that names the label's first place (a period before a space ends one after a figure
+#: too: "rated 3.0. Total ..."; a line break does not: "Or W for booking D." on the next line
+#: offers a second place).
 _PARAGRAPH = re.compile(r"\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<!\d)[.](?!\d)|[.](?=\s)|[!?]")
 
 
 def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[int, Place]:
     """The place a message gives each booking by its label ("So the plan is: Booking A, X;
     Booking B, Y"; a table's rows "| A | X |"), by booking index: the one place of the booking's
-    category named between its label and the next label (or the paragraph's end). A person hears
+    category named between its label and the next label (or the paragraph's end, or the end of
+    the sentence that names its first such place: "E: X. ... a cheaper plan with W" gives X). A person hears
     a labelled plan as the plan, whatever else the message names in its reasoning ("X and W are
     tied, so I took the cheaper X"; "for booking A, X and W came closest": a label beside several
     places gives none). Bookings the message gives no place by label, or one place in one
@@ -203,6 +208,7 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     marks = [(m.start(), m.end(), m.group(1)) for r in (_LABEL_WORD, _LABEL_BARE, _LABEL_ITEM) for m in r.finditer(message)]
     marks += _labels_before_places(message, [m[:3] for m in mentions])
     marks += _list_line_labels(message)
+    marks += _table_row_labels(message)
     heading = None
     for heading in _PLAN_HEADING.finditer(message):
         pass
@@ -221,6 +227,9 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
         brk = _PARAGRAPH.search(text, end, stop)
         stop = brk.start() if brk else stop
         index, category = categories[label]
+        first = next((after for p, start, after, _ in mentions if end <= start < stop and p.category == category), None)
+        close = _SENTENCE_END.search(text, first, stop) if first is not None else None
+        stop = close.start() if close else stop
         said = [(p, gone) for p, start, _, gone in mentions if end <= start < stop and p.category == category]
         mine = {p.id: p for p, _ in said}
         if len(mine) > 1:
@@ -254,6 +263,20 @@ def _list_line_labels(message: str) -> list[tuple[int, int, str]]:
     two of them stand in the form's order; none otherwise. A place a message names outside the
     list ("C and D had to change (X shares Old Town)") is then not heard beside the list's."""
     return _in_form_order([(m.start(1), m.end(1), m.group(1)) for m in _LIST_LABEL.finditer(message)])
+
+
+def _table_row_labels(message: str) -> list[tuple[int, int, str]]:
+    """The labels opening a table's rows ("| A japanese | Sat morning | X |"), where at least two
+    of them stand in the form's order; none otherwise. Each row's label gives the place its row
+    names, whatever the lines after the table name in their reasoning."""
+    found = []
+    for row in _TABLE_ROW.finditer(message):
+        cell = row.group(1).split("|", 1)[0]
+        label = _ROW_LABEL.match(cell.strip())
+        if label and label.group(1) in LABELS:  # as written: a lower-case "a" opens a phrase
+            at = row.start(1) + cell.index(label.group(1))
+            found.append((at, at + 1, label.group(1)))
+    return _in_form_order(found)
 
 
 def _in_form_order(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
