@@ -51,6 +51,8 @@ def test_the_gold_is_every_plan_that_keeps_the_rules_and_ties_the_best_by_brute_
             valid.append(plan)
         best = max(_key(p, g) for p in valid)
         assert best == g.best
+        # The objective decides something: some plan that fits does not tie the best.
+        assert any(_key(p, g) != best for p in valid)
         assert sorted(g.accepted) == sorted(tuple(p.id for p in plan) for plan in valid if _key(plan, g) == best)
         # The budget decides something: the plan the objective picks without it costs more.
         free = max(itertools.product(*options), key=lambda p: _key(p, g)

@@ -150,8 +150,9 @@ class DialogEnv(AgentEnv):
       booking A, in the morning"), and rules for the whole plan, numbered, boundaries written
       out: each booking meets its needs and is free at its time; no place twice; no two
       bookings in one area; one combined budget ("a total of exactly 140 is fine"), drawn in
-      the lower half of the totals of plans that keep the other rules and below the total of
-      every plan the priorities would pick without it, so few of the plans fit and finding the
+      the lower half of the totals of plans that keep the other rules, below the total of
+      every plan the objective would pick without it and never so low that every plan that fits
+      ties on the objective, so few of the plans fit and finding the
       one the objective picks is a search over the whole plan, not a booking-by-booking choice;
       and, drawn alike, one objective: priorities in a drawn order (the plan whose booking C is
       rated highest; among those, the one whose booking A is; ...) or the total (the plan whose

@@ -3,7 +3,7 @@
 A task of this kind (`agentgym.envs.dialog.itinerary_draw` draws it) asks for four or five
 bookings, each with needs of its own (a category, maybe an area, an amenity or a rating floor)
 at a time of its own, and rules over the whole plan: no place twice, no two bookings in one
-area (a gold's `distinct_areas`; records of 0.14.0 and before may lack the rule), one combined
+area (a gold's `distinct_areas`; records before 0.15.0 may lack the rule), one combined
 budget, and an objective that decides among the plans that keep the rules: priorities (the plan
 whose first-priority booking is rated highest; among those, the second's; and so on) or the
 total (the plan whose bookings' ratings add up to the most). The reference solver (`best_plan`)

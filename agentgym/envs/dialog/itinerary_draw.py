@@ -10,10 +10,11 @@ objective that picks the plan is drawn per task, alike: priorities (any order of
 the plan whose first-priority booking is rated highest, and so on) or the total (the plan whose
 ratings add up to the most, a small knapsack over the whole plan). The combined budget is drawn
 in the lower half of the totals of plans that keep the other rules, below the cheapest of the
-plans the priorities would pick without a budget: few of the hundreds of plans fit, so finding
-the one the priorities pick is a search over the whole plan (the best-rated place for the first
-priority may leave no plan that keeps the areas apart within the budget), not a booking-by-booking
-choice. A draw is kept when some plan keeps every rule."""
+plans the objective would pick without a budget and no lower than the least total on which two
+plans that fit differ on the objective (so it always decides something): few of the hundreds of
+plans fit, so finding the one the objective picks is a search over the whole plan (the
+best-rated place for the first priority may leave no plan that keeps the areas apart within the
+budget), not a booking-by-booking choice. A draw is kept when some plan keeps every rule."""
 
 from __future__ import annotations
 
@@ -23,7 +24,18 @@ from typing import Any
 from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.seeding import Rng
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
-from agentgym.envs.dialog.itinerary import LABELS, PRIORITY, TOTAL, Leg, PlanGold, best_first, best_plan, plans, settle
+from agentgym.envs.dialog.itinerary import (
+    LABELS,
+    PRIORITY,
+    TOTAL,
+    Leg,
+    PlanGold,
+    best_first,
+    best_plan,
+    plan_key,
+    plans,
+    settle,
+)
 from agentgym.envs.dialog.tasks import Place, World, keep
 
 __all__ = ["draw_plan", "plan_brief", "form_lines", "rule_lines", "PLAN_TURNS", "MAX_OPTIONS"]
@@ -161,11 +173,16 @@ def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], di
     if free is None:
         return None
     top = sum(p.price for p in free)
-    totals = sorted({sum(p.price for p in plan) for plan in plans(options, order, top - 1, distinct)})
-    if not totals:
+    priced = sorted((sum(p.price for p in plan), plan_key(plan, order, objective))
+                    for plan in plans(options, order, top - 1, distinct))
+    # The objective must decide something: from the least total on which two plans that fit
+    # differ on it (below it, what fits ties, and any plan that keeps the rules is the answer).
+    least = next((total for total, key in priced if key != priced[0][1]), None)
+    if least is None:
         return None
+    totals = sorted({total for total, _ in priced})
     # The lower half of the totals that bind: few plans fit, and the best one does not.
-    budget = totals[int(draw * math.ceil(len(totals) / 2))]
+    budget = max(totals[int(draw * math.ceil(len(totals) / 2))], least)
     gold = settle(tuple(legs), options, order, budget, distinct, objective)
     assert gold is not None  # the budget is the total of a plan that keeps the rules
     return gold
