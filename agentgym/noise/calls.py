@@ -8,6 +8,7 @@ the task, the user or another wrapper's draws.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -284,7 +285,9 @@ class Corruption(NoiseWrapper):
       month, and an id gains a digit.
 
     How a careful agent catches each, by the means every family gives it: a re-read of the same
-    tool, which draws afresh (a corrupted result repeats only by chance); a cross-check with
+    tool, which draws afresh, and a call (a tool with equal arguments) is corrupted at most once an
+    episode, so two reads that agree are the truth and, where they differ, a third settles it
+    (a flipped boolean or a mixed-up value never repeats); a cross-check with
     another tool that shows the same fact (``get_details`` against ``search``, an alert's value
     against ``get_metrics``, ``get_order`` against ``list_orders``); a result at odds with
     itself or the brief (a converted amount that is not the amount times the rate, an approval
@@ -306,6 +309,11 @@ class Corruption(NoiseWrapper):
 
     def _configure(self, rate: float) -> None:
         self._rate = rate
+        self._corrupted: set[str] = set()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        self._corrupted = set()
+        return super().reset(seed=seed, options=options)
 
     def after_call(self, env: AgentEnv, call: ToolCall, spec: ToolSpec, turn: int, result: Any) -> Any:
         if spec.kind is not ToolKind.READ:
@@ -316,6 +324,12 @@ class Corruption(NoiseWrapper):
         leaves = list(perturbable_leaves(result, call.arguments))
         if not leaves:
             return result
+        # A call corrupted once answers truly from then on: a re-read is a means of recovery only
+        # where the same wrong answer cannot come back.
+        key = json.dumps([call.name, call.arguments], sort_keys=True, default=str)
+        if key in self._corrupted:
+            return result
+        self._corrupted.add(key)
         path = leaves[int(rng.random() * len(leaves))]
         old = _get(result, path)
         key = next((k for k in reversed(path) if isinstance(k, str)), None)

@@ -137,7 +137,7 @@ def test_a_failure_on_the_last_turn_is_marked_unrecoverable() -> None:
 def test_corruption_changes_one_leaf_of_read_results_and_never_the_world(env_id: str) -> None:
     env, clean = gym.make(env_id, noise="corruption=1"), gym.make(env_id)
     corrupted = 0
-    for seed in range(40):
+    for seed in range(200):  # the prober replays its calls, and a call is corrupted once an episode
         if corrupted >= 20:
             break
         env.reset(seed=seed)
@@ -219,7 +219,9 @@ def test_corrupted_values_are_ones_the_data_could_hold(env_id: str) -> None:
     and no value changes type."""
     env = gym.make(env_id, noise="corruption=1")
     seen = 0
-    for seed in range(60):
+    for seed in range(600):  # the prober replays its calls, and a call is corrupted once an episode
+        if seen >= 100:
+            break
         env.reset(seed=seed)
         prober = ReadProber(env, seed)
         info: dict = {}
@@ -240,6 +242,39 @@ def test_corrupted_values_are_ones_the_data_could_hold(env_id: str) -> None:
             if info.get("episode_summary"):
                 break
     assert seen >= 100
+
+
+@pytest.mark.parametrize("env_id", LIVE_IDS)
+def test_a_call_is_corrupted_once_an_episode_so_a_re_read_settles_it(env_id: str) -> None:
+    """At rate 1, a read repeated with equal arguments comes back wrong the first time and true
+    every time after (a flipped availability or a mixed-up price never repeats), while another
+    call is still corrupted; a new episode starts afresh."""
+    env, clean = gym.make(env_id, noise="corruption=1"), gym.make(env_id)
+    checked = 0
+    for seed in range(40):
+        if checked >= 3:
+            break
+        for _ in range(2):  # the same episode twice: the second starts afresh
+            env.reset(seed=seed)
+            clean.reset(seed=seed)
+            prober = ReadProber(env, seed)
+            info: dict = {}
+            for _ in range(12):
+                action = prober.act(info)
+                *_, info = env.step(action)
+                *_, clean_info = clean.step(action)
+                (got,), (want,) = tool_contents(info)[:1] or [("", "")], tool_contents(clean_info)[:1] or [("", "")]
+                if got != want:
+                    # The same call again, twice: both true.
+                    again = [env.step(action)[4] for _ in range(2)]
+                    truth = [clean.step(action)[4] for _ in range(2)]
+                    assert [tool_contents(i) for i in again] == [tool_contents(i) for i in truth]
+                    assert not any(events(i, "corruption") for i in again)
+                    checked += 1
+                    break
+                if info.get("episode_summary"):
+                    break
+    assert checked >= 3
 
 
 def test_write_results_are_never_corrupted() -> None:
