@@ -20,8 +20,8 @@ from typing import Any, Iterator
 from agentgym.core.task import Score
 from agentgym.envs.dialog.tasks import Place, World, keep
 
-__all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "best_plan", "plan_key", "settle", "score_plan",
-           "LABELS", "PRIORITY", "TOTAL"]
+__all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "priced_keys", "best_plan", "plan_key", "settle",
+           "score_plan", "LABELS", "PRIORITY", "TOTAL"]
 
 #: How the request form names its bookings, in time order.
 LABELS = ("A", "B", "C", "D", "E")
@@ -139,6 +139,32 @@ def plans(options: list[list[Place]], order: tuple[int, ...], budget: int | None
             chosen[leg] = None
 
     return walk(0, 0)
+
+
+def priced_keys(options: list[list[Place]], order: tuple[int, ...], cap: int, distinct_areas: bool,
+                objective: str) -> list[tuple[int, tuple[float, ...]]]:
+    """(total price, `plan_key`) of every plan `plans` walks within `cap`, in its order: one
+    walk that carries the total and the key as it goes (the draw's budget reads every plan under
+    a cap, so building each plan to price it would cost the most)."""
+    n = len(options)
+    rest = _rest(options, order)
+    total = objective == TOTAL
+    chosen: list[Place] = []
+    out: list[tuple[int, tuple[float, ...]]] = []
+
+    def walk(depth: int, spent: int, key: tuple[float, ...], score: int) -> None:
+        if depth == n:
+            out.append((spent, (score / 10,) if total else key))
+            return
+        for place in options[order[depth]]:
+            if not _admits(place, chosen, spent + rest[depth + 1], cap, distinct_areas):
+                continue
+            chosen.append(place)
+            walk(depth + 1, spent + place.price, key + (place.rating,), score + round(place.rating * 10))
+            chosen.pop()
+
+    walk(0, 0, (), 0)
+    return out
 
 
 def plan_key(plan: tuple[Place, ...] | list[Place], order: tuple[int, ...], objective: str) -> tuple[float, ...]:

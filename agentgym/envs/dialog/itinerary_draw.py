@@ -32,8 +32,7 @@ from agentgym.envs.dialog.itinerary import (
     PlanGold,
     best_first,
     best_plan,
-    plan_key,
-    plans,
+    priced_keys,
     settle,
 )
 from agentgym.envs.dialog.tasks import Place, World, keep
@@ -173,8 +172,7 @@ def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], di
     if free is None:
         return None
     top = sum(p.price for p in free)
-    priced = sorted((sum(p.price for p in plan), plan_key(plan, order, objective))
-                    for plan in plans(options, order, top - 1, distinct))
+    priced = sorted(priced_keys(options, order, top - 1, distinct, objective))
     # The objective must decide something: from the least total on which two plans that fit
     # differ on it (below it, what fits ties, and any plan that keeps the rules is the answer).
     least = next((total for total, key in priced if key != priced[0][1]), None)

@@ -70,12 +70,31 @@ def test_itinerary_walks_equal_the_plain_admits(monkeypatch: pytest.MonkeyPatch)
                 for distinct in (False, True):
                     out += [itinerary.best_plan(options, gold.priority, budget, distinct, objective)
                             for objective in (itinerary.PRIORITY, itinerary.TOTAL)]
+                    if budget is not None:
+                        out += [itinerary.priced_keys(options, gold.priority, budget, distinct, objective)
+                                for objective in (itinerary.PRIORITY, itinerary.TOTAL)]
                     out.append(list(itinerary.plans(options, gold.priority, budget, distinct)))
         return out
 
     fast = solved()
     monkeypatch.setattr(itinerary, "_admits", _plain_admits)
     assert fast == solved()
+
+
+def test_priced_keys_equal_pricing_each_plan_walked() -> None:
+    """`priced_keys` (one walk carrying the total and the key) equals each plan of `plans`
+    priced and keyed by `plan_key`, in order, under both objectives."""
+    for seed in range(80):
+        task = hard_tier.generate_task(seed, {"difficulty": "hard"})
+        if task.extra.get("kind") != "itinerary":
+            continue
+        gold = task.gold
+        options = [itinerary.candidates(task.world, leg) for leg in gold.legs]
+        for cap in (gold.budget, gold.budget * 2):
+            for objective in (itinerary.PRIORITY, itinerary.TOTAL):
+                plain = [(sum(p.price for p in plan), itinerary.plan_key(plan, gold.priority, objective))
+                         for plan in itinerary.plans(options, gold.priority, cap, True)]
+                assert itinerary.priced_keys(options, gold.priority, cap, True, objective) == plain
 
 
 def _plain_search(world: Any, category: Any = None, area: Any = None, max_price: Any = None, min_rating: Any = None,
