@@ -246,6 +246,31 @@ def test_a_changed_plan_needs_a_new_yes() -> None:
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
+def test_a_change_of_mind_asked_to_confirm_takes_the_place_of_the_yes(domain: str) -> None:
+    """A goal shift announced at a plan's confirmation question holds no yes ("Before you go
+    ahead: actually, ..." in place of it), as the rule reads it (ToolUse playtest
+    6301 T8 heard "Yes, please go ahead. Actually, don't roll anything back" and its write of
+    the rest was refused as unagreed)."""
+    heard = 0
+    for seed in range(60):
+        env = gym.make(ENV, domain=domain, split=load_domains()[domain].split, difficulty="hard",
+                       noise="goal_shift=1")
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        for _ in range(3):  # the shift is announced from turn 2-4 on, when asked to confirm
+            info = env.step(_oracle_plan(task, _writes(task)))[4]
+            if any(e["kind"] == "goal_shift" for e in info.get("noise", ())):
+                reply = info["messages"][-1]["content"]
+                assert not reply.startswith("Yes") and not any(y in reply for y in _YES), reply
+                heard += 1
+                break
+        env.close()
+        if heard >= 3:
+            break
+    assert heard >= 3, heard
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
 def test_after_a_no_the_write_is_a_violation(domain: str) -> None:
     for seed in SEEDS:
         env, u = _env(domain, seed)

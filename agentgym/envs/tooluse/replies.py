@@ -6,7 +6,8 @@ from __future__ import annotations
 from agentgym.users.stock import ACCEPT, CONFIRMED, EMPTY, EVERYTHING, GIVE_UP, GO_AHEAD, KEYWORDS, REPHRASE
 
 __all__ = ["AS_SAID", "CHOSEN", "FIX", "GIVE_IN", "NOTED", "NOT_DONE", "ONLY_ASKED", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
-           "VIOLATION", "WHAT_ABOUT", "WRONG", "WRONG_PLAIN", "YES", "YES_ONLY_ASKED", "chosen", "what_about"]
+           "VIOLATION", "WHAT_ABOUT", "WRONG", "WRONG_PLAIN", "YES", "YES_ONLY_ASKED", "before_yes", "chosen",
+           "what_about"]
 
 UNKNOWN = ("I don't know more than what I told you; please work it out with your tools.",
             "I'm not sure about that. Please go ahead with what you have.")
@@ -56,3 +57,11 @@ def what_about(labels: list[str]) -> str:
 def chosen(lead: str, labels: list[str]) -> str:
     """The yes to a choice of plans, in the customer's words (`lead` before it)."""
     return CHOSEN.format(lead=lead, what=listed(labels))
+
+
+def before_yes(change: str) -> str:
+    """A change of mind said where a yes would be ("Before you go ahead: actually, don't roll
+    anything back; just file the incident."): under the hard tier's consent rule a yes with a
+    change is no yes, so the reply holds none."""
+    return f"Before you go ahead: {change[0].lower()}{change[1:]}" if change.startswith("Actually") else \
+        f"Before you go ahead: {change}"

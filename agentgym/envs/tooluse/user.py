@@ -22,16 +22,15 @@ fix could make the task succeed, so it says so and leaves at once rather than in
 the work is done when it is not, it says what it does not see yet.
 
 Goal shift (`plan_goal_shift`): the domain plans a change of one parameter of the job (a payout
-currency, a meeting's length, an exchange's variant, an item kept after all, a rollback asked
-for or called off) whose new gold its reference solver computes on the initial world. The user
-announces it at its first reply from the planned turn on, when asked to confirm, or on seeing the
-first write, whichever comes first; a person does not change their mind about a record they see
-made that no tool can undo, so a shift that would leave such a record unwanted is dropped
-unannounced, and in the hard tier so is one the world already meets (a rollback called off once
-the incident is filed: the user would announce it and accept the work in one breath, leaving the
-assistant no turn to act on it). The old plan is kept as ``superseded`` for the metrics, and the shift is logged
-with ``target`` the detail's id and ``detail`` ``{"from", "to", "recoverable"}``; it is
-recoverable when the new plan, and the undoing of what it no longer wants, fit in the turns left.
+currency, a meeting's length, a variant, an item kept, a rollback asked for or called off), its
+new gold solved on the initial world. The user announces it at its first reply from the planned
+turn on, when asked to confirm (under consent, in place of the yes: "Before you go ahead:
+actually, ..."), or on seeing the first write; a shift that would leave unwanted a record no
+tool can undo is dropped unannounced, and in the hard tier so is one the world already meets (a
+rollback called off once the incident is filed). The old plan is kept as ``superseded`` for the
+metrics; the shift is logged with ``target`` the detail's id and ``detail`` ``{"from", "to",
+"recoverable"}``, recoverable when the new plan and the undoing of what it no longer wants fit in
+the turns left.
 
 Asked to go ahead (easy and medium; `agentgym.envs.tooluse.asking`): a message that puts work to
 the user and asks for a yes in any words ("OK to submit?", "please reply 'yes' to confirm", "just
@@ -50,20 +49,18 @@ by a question in any words, an imperative that asks for one ("please review it a
 confirmation"), asks for a yes to that plan, unless a question of it asks about a detail
 the user has not said yet ("which currency should I pay it in?"), which the user answers. A
 plan (or a confirmation question) that leaves out something the user asked about gets a
-question about it instead of a yes, and a customer who presses (`agentgym.envs.tooluse.consent.Press`) asks again for what a
-policy forbids each time a plan refuses it, as often as its request says, then accepts. Both answers come from
-the user's own request, never from the gold. A sub-task of CrossTask's hard tier (`SESSION_TIER`)
+question about it instead of a yes, and a customer who presses (`consent.Press`) asks again for
+what a policy forbids each time a plan refuses it, as often as its request says, then accepts.
+Both answers come from the user's own request, never from the gold. A sub-task of CrossTask's hard tier (`SESSION_TIER`)
 reads a plan that asks for an answer the same way, and answers it as a confirmation.
 
-Typos (`perturb_text`) land only on messages that carry something the agent needs (the request,
-an answer, a change of mind, a reason), never on a stock reply, and never inside a value the
-agent must copy (a name, an e-mail, an id, a product, a service, a code, a quoted title).
+Typos (`perturb_text`) land only on messages that carry something the agent needs, never on a
+stock reply or inside a value the agent must copy (a name, an e-mail, an id, a code, a title).
 
-What it holds against a write (`contradictions`, for goal consistency): every detail it has
-stated that a write can break. A value the write's arguments carry (a currency, a length, an
-e-mail, a severity, an exchange's variant); a record the write acts on, named by its id, whose
-such value is not the stated one (the invitation of a meeting booked at the old length); an item
-it said it keeps, acted on; a rollback after it said none. Undoing a record breaks nothing.
+What it holds against a write (`contradictions`, for goal consistency): every detail it stated
+that a write can break: a value the write carries (a currency, a length, an e-mail, a severity,
+a variant); a record it acts on whose such value is not the stated one (a meeting booked at the
+old length); an item it keeps, acted on; a rollback after it said none. Undoing breaks nothing.
 """
 
 from __future__ import annotations
@@ -124,6 +121,7 @@ from agentgym.envs.tooluse.replies import (
     WRONG_PLAIN,
     YES,
     YES_ONLY_ASKED,
+    before_yes,
     chosen,
     what_about,
 )
@@ -600,12 +598,14 @@ class ToolUseUser(RuleBasedUser):
 
     # -------------------------------------------------------------- goal shift
     def _with_shift(self, text: str, said: str, confirm: bool) -> str:
-        # A customer who changes its mind stops pressing for what it asked before ("Can't you
-        # roll it back to v1.4? ... Actually, don't roll anything back" says two things at once).
+        # A customer who changes its mind stops pressing for what it asked before ("Can't you roll
+        # it back to v1.4? ... Actually, don't roll anything back" says two things at once); under
+        # consent a yes with a change of mind is no yes (`reply`), so the reply holds none.
         press = self._world.press
         if said and press is not None and text in press.asks:
             return said
-        return super()._with_shift(text, said, confirm)
+        return before_yes(said) if said and self._world.consent is not None and text in YES else \
+            super()._with_shift(text, said, confirm)
 
     def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
         spec = load_domains()[self._task.domain]
