@@ -141,6 +141,9 @@ def test_the_user_restates_what_it_is_asked_about_asks_for_the_whole_plan_and_ne
             assert all(line in obs for line in lines) and not terminated, (message, obs)
             said = obs.split("[user]", 1)[1]
             assert not any(n in said for n in names), (message, said)
+        # Asked about the last booking alone (D or E), it restates that line alone.
+        obs = env.step(f"What does booking {g.legs[-1].label} need?")[0]
+        assert form[-1][2:] in obs and not any(line[2:] in obs for line in form[:-1]), obs
         obs, *_ = env.step("Can two bookings be in the same area?")
         assert (rules[2] if g.distinct_areas else "may be in the same area") in obs
         assert SUBMIT_ANSWER not in env.step("What's the budget?")[0]

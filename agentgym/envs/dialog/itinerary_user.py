@@ -65,7 +65,7 @@ _APPROVAL = re.compile(r"\b(work(s)? for you|suit(s)? you|(look|sound|seem)s? (g
                        r"|approv\w*|ok\w* with|fine with|all right with|alright with|good to go|proceed|go ahead"
                        r"|submit\w*|confirm\w*|authori[sz]\w*)\b")
 #: The topics of a question, by the words that name them.
-_BOOKINGS = re.compile(r"\bbookings?\s+((?:[a-d]\b(?:\s*(?:,|and|&|or)\s*)?)+)")
+_BOOKINGS = re.compile(r"\bbookings?\s+((?:[a-e]\b(?:\s*(?:,|and|&|or)\s*)?)+)")
 _BUDGET = re.compile(r"\b(budget|spend\w*|price\w*|cost\w*|afford\w*|total|money)\b")
 _PRIORITY = re.compile(r"\b(priorit\w*|rat(ed|ing|ings)|matters? most|most important|prefer\w*|ties?|tied)\b")
 _AREA = re.compile(r"\b(areas?|neighbou?rhoods?|district)\b")
@@ -125,7 +125,7 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
     about, restated in the form's order; `FORM_ANSWER` when it asks about none of them."""
     text = message.lower()
     said: list[str] = []
-    labels = {x.upper() for m in _BOOKINGS.finditer(text) for x in re.findall(r"\b[a-d]\b", m.group(1))}
+    labels = {x.upper() for m in _BOOKINGS.finditer(text) for x in re.findall(r"\b[a-e]\b", m.group(1))}
     about = [line for line, label in zip(form, LABELS) if label in labels]
     if not about and _FORM.search(text):
         about = list(form)
