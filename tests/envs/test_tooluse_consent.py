@@ -159,9 +159,14 @@ def _first_write(domain: str, seed: int) -> tuple[Any, Any, str, dict[str, Any]]
 def test_a_write_before_any_yes_is_a_violation(domain: str) -> None:
     for seed in SEEDS:
         env, u, name, args = _first_write(domain, seed)
-        env.step(_call(name, args))
+        obs = env.step(_call(name, args))[0]
         assert u.task.world.violations == ["consent"], (domain, seed)
         assert env.unwrapped.episode_summary()["success"] is False
+        # The refusal names whose yes is missing as the brief does ("tell the on-call engineer
+        # who asked ..."; ToolUse playtest 6301 T9 read "the customer" in ops).
+        who = re.search(r"Consent before writes: before (?:any write \([^)]*\)|submit_answer), tell (.+?) "
+                        r"(?:what each write|the total)", u.task.brief)
+        assert who is not None and f"{who.group(1)} has not said yes" in obs, (domain, obs)
 
 
 @pytest.mark.parametrize("domain", DOMAINS)

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from agentgym.core.action_types import HOW_TO_CALL
 from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, PolicyViolation, ToolError, Toolkit, tool
-from agentgym.envs.tooluse.policies import policy_rows
+from agentgym.envs.tooluse.policies import consent_who, policy_rows
 
 __all__ = [
     "DAY_ISO",
@@ -273,8 +273,9 @@ class ToolUseToolkit(Toolkit):
         if consent is not None:
             want = consent.rules.want(self.world, name, arguments)
             if want is not None and not consent.covers(want):
-                raise self.violation(CONSENT, f"the customer has not said yes to a plan that describes this "
-                                              f"{name} call (its target, outcome and values)")
+                # Whose yes, as the domain's brief words the rule (a customer, an on-call engineer).
+                raise self.violation(CONSENT, f"{consent_who(self.domain)} has not said yes to a plan that "
+                                              f"describes this {name} call (its target, outcome and values)")
         return super().invoke(name, arguments)
 
     def drain_events(self) -> list[WorldEvent]:

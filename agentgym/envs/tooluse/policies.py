@@ -18,7 +18,7 @@ from typing import Any
 
 from agentgym.envs.tooluse.data import read_json, strict
 
-__all__ = ["Policy", "load_policies", "policy", "policy_lines", "policy_rows"]
+__all__ = ["Policy", "consent_who", "load_policies", "policy", "policy_lines", "policy_rows"]
 
 #: The suffix of a hard tier's policies' key (``ops_tier`` beside ``ops``).
 _TIER = "_tier"
@@ -66,6 +66,13 @@ def load_policies() -> dict[str, dict[str, Policy]]:
 def policy(domain: str, policy_id: str) -> Policy:
     """One policy; KeyError for an unknown domain or id."""
     return load_policies()[domain][policy_id]
+
+
+def consent_who(domain: str) -> str:
+    """Whose yes the hard tier's consent rule asks for, as `domain`'s brief words it ("the
+    customer", "the on-call engineer who asked")."""
+    rule = load_policies().get(domain + _TIER, {}).get("consent")
+    return str(rule.params.get("who", "the person who asked")) if rule is not None else "the person who asked"
 
 
 @lru_cache(maxsize=None)
