@@ -515,8 +515,8 @@ def test_a_list_of_lines_opening_with_label_and_category_is_the_plan_beside_pros
         plan = task.gold.accepted[-1]
         legs = task.gold.legs
         names = [task.world.by_id[i].name for i in plan]
-        taken, rival = (next(p for p in task.world.places if p.category == leg.needs[0][1] and p.id not in plan
-                             and not any(p.name in n or n in p.name for n in names)) for leg in (legs[0], legs[-1]))
+        rivals = _rivals(task, plan)
+        taken, rival = rivals[0], rivals[-1]
         prose = (f"{taken.name} ({legs[0].label}) was just taken. Only {names[0]} is left for {legs[0].label}; with "
                  f"its price, {legs[-2].label} and {legs[-1].label} had to change ({rival.name} shares {rival.area}). "
                  "Revised plan, booked (exactly the budget):")

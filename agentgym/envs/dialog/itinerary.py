@@ -169,10 +169,9 @@ def priced_keys(options: list[list[Place]], order: tuple[int, ...], cap: int, di
 
 def plan_key(plan: tuple[Place, ...] | list[Place], order: tuple[int, ...], objective: str) -> tuple[float, ...]:
     """What `objective` compares plans by, higher better: the ratings in `order` (`PRIORITY`), or
-    their sum rounded to tenths, alone (`TOTAL`; ratings are in tenths, so equal sums compare
-    equal)."""
+    their sum, alone (`TOTAL`; summed in tenths, as ratings are, so equal sums compare equal)."""
     if objective == TOTAL:
-        return (round(sum(p.rating for p in plan), 1),)
+        return (sum(round(p.rating * 10) for p in plan) / 10,)
     return tuple(plan[i].rating for i in order)
 
 

@@ -89,7 +89,7 @@ def _draw(world: World, rng: Rng, start: int) -> PlanGold | None:
     # The walk order of the solvers; under `PRIORITY` the priorities too.
     order = tuple(int(k) for k in rng.permutation(n))
     objective = _OBJECTIVES[int(rnd() * len(_OBJECTIVES))]
-    return _fit(legs, options, order, True, objective, rnd())
+    return _fit(legs, options, order, objective, rnd())
 
 
 def _times(rnd: Any, n: int) -> list[tuple[int, int, str]] | None:
@@ -163,11 +163,12 @@ def _narrowing(kind: str, fits: list[Place]) -> list[Any]:
     return [v for v in values if 2 <= len(keep(fits, kind, v)) < len(fits)]
 
 
-def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], distinct: bool,
-         objective: str, draw: float) -> PlanGold | None:
+def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], objective: str,
+         draw: float) -> PlanGold | None:
     """The goal of drawn `legs` (each with its `options`, best rated first) under `objective`,
     with a budget `draw` picks among those that decide something; None when the legs cannot
     carry one."""
+    distinct = True  # every itinerary keeps its bookings in distinct areas
     free = best_plan(options, order, None, distinct, objective)
     if free is None:
         return None

@@ -65,7 +65,9 @@ _APPROVAL = re.compile(r"\b(work(s)? for you|suit(s)? you|(look|sound|seem)s? (g
                        r"|approv\w*|ok\w* with|fine with|all right with|alright with|good to go|proceed|go ahead"
                        r"|submit\w*|confirm\w*|authori[sz]\w*)\b")
 #: The topics of a question, by the words that name them.
-_BOOKINGS = re.compile(r"\bbookings?\s+((?:[a-e]\b(?:\s*(?:,|and|&|or)\s*)?)+)")
+#: A booking's label as a character class, one per form line (`LABELS`).
+_LABEL = f"[{''.join(LABELS)}]"
+_BOOKINGS = re.compile(rf"\bbookings?\s+((?:{_LABEL.lower()}\b(?:\s*(?:,|and|&|or)\s*)?)+)")
 _BUDGET = re.compile(r"\b(budget|spend\w*|price\w*|cost\w*|afford\w*|total|money)\b")
 _PRIORITY = re.compile(r"\b(priorit\w*|rat(ed|ing|ings)|matters? most|most important|prefer\w*|ties?|tied)\b")
 _AREA = re.compile(r"\b(areas?|neighbou?rhoods?|district)\b")
@@ -125,7 +127,7 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
     about, restated in the form's order; `FORM_ANSWER` when it asks about none of them."""
     text = message.lower()
     said: list[str] = []
-    labels = {x.upper() for m in _BOOKINGS.finditer(text) for x in re.findall(r"\b[a-e]\b", m.group(1))}
+    labels = {x.upper() for m in _BOOKINGS.finditer(text) for x in re.findall(rf"\b{_LABEL.lower()}\b", m.group(1))}
     about = [line for line, label in zip(form, LABELS) if label in labels]
     if not about and _FORM.search(text):
         about = list(form)
@@ -170,11 +172,11 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
 #: A booking's label where a message gives it a place: "Booking A, X", "booking B is Y" (a
 #: capital letter: "booking a cafe" names no label), or a capital label before a mark ("A: X",
 #: "**A)** X", "A - X", "| A | X |", "A (warehouse, Thursday morning): X").
-_LABEL_WORD = re.compile(r"\b[Bb]ooking\s+([A-E])\b")
-_LABEL_BARE = re.compile(r"(?<![\w'’])([A-E])(?:\*\*)?(?:\s*\([^()\n]{1,60}\)\s*:|\s*[:)|]|\s+[-–—]\s|\s*[–—])")
+_LABEL_WORD = re.compile(rf"\b[Bb]ooking\s+({_LABEL})\b")
+_LABEL_BARE = re.compile(rf"(?<![\w'’])({_LABEL})(?:\*\*)?(?:\s*\([^()\n]{{1,60}}\)\s*:|\s*[:)|]|\s+[-–—]\s|\s*[–—])")
 #: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
 #: capital letter before a comma is no article.
-_LABEL_ITEM = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?([A-E])(?:\*\*)?,", re.M)
+_LABEL_ITEM = re.compile(rf"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?({_LABEL})(?:\*\*)?,", re.M)
 #: A heading over the plan a message puts ("**Recommendation:**", "Proposed plan:", "My pick"): at a
 #: line's start, alone or before a colon, read as what the labels after it give, whatever the
 #: options above it name.
@@ -242,7 +244,7 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
 #: A capital label right before a place's name, with nothing between ("A Glass Chamber, B Velvet
 #: Chamber"): one letter can be an article, so such labels count only as a run of two or more,
 #: in the form's order.
-_LABEL_BEFORE = re.compile(r"(?<![\w'’])([A-E]) $")
+_LABEL_BEFORE = re.compile(rf"(?<![\w'’])({_LABEL}) $")
 
 
 def _labels_before_places(message: str, mentions: list[tuple[Place, int, int]]) -> list[tuple[int, int, str]]:
@@ -255,7 +257,7 @@ def _labels_before_places(message: str, mentions: list[tuple[Place, int, int]]) 
 #: A capital letter opening a list's line before a word ("- A italian, Sat afternoon: X"): one
 #: letter can be an article ("- A quiet corner: ..."), so such labels count only as a run of two
 #: or more, in the form's order (`_in_form_order`).
-_LIST_LABEL = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]*)(?:\*\*)?([A-E])(?:\*\*)?(?= [a-z])", re.M)
+_LIST_LABEL = re.compile(rf"^[ \t]*(?:[-*\u2022][ \t]*)(?:\*\*)?({_LABEL})(?:\*\*)?(?= [a-z])", re.M)
 
 
 def _list_line_labels(message: str) -> list[tuple[int, int, str]]:
@@ -288,7 +290,7 @@ def _in_form_order(found: list[tuple[int, int, str]]) -> list[tuple[int, int, st
 
 #: A row of a table, and a booking's label at the start of a row's first cell ("A: Mexican, Fri").
 _TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$", re.M)
-_ROW_LABEL = re.compile(r"^(?:\*\*)?(?:booking\s+)?([A-E])\b", re.IGNORECASE)
+_ROW_LABEL = re.compile(rf"^(?:\*\*)?(?:booking\s+)?({_LABEL})\b", re.IGNORECASE)
 _ASIDE_WORDS = re.compile(r"\s*\([^)]*\)")
 
 
