@@ -248,7 +248,11 @@ def _number(old: int | float, rng: Any, bounds: tuple[float, float] | None) -> t
         new = old + (step if new <= old and old + step <= hi else -step)
         new = min(max(new, lo), hi)
     new = int(round(new)) if isinstance(old, int) else float(round(new, places))
-    return new, f"scaled by {new / old:.2f}" if old else "moved off zero"
+    if not old:
+        return new, "moved off zero"
+    # A nudge of a step or two reads as a factor of 1.00: the log then says what it moved by.
+    factor = f"{new / old:.2f}"
+    return new, f"scaled by {factor}" if factor != "1.00" else f"moved by {new - old:+.{places}f}"
 
 
 def _date(old: str, rng: Any) -> tuple[str, str]:

@@ -276,6 +276,44 @@ def test_a_change_of_mind_asked_to_confirm_takes_the_place_of_the_yes(domain: st
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
+def test_a_change_of_mind_in_place_of_the_yes_is_the_customer_s_word_on_the_rest(domain: str) -> None:
+    """After "Before you go ahead: actually, don't roll anything back; just file the incident."
+    the writes the plan described that the customer still wants go through, as a person would
+    take it (ToolUse playtest 6314 T10: the incident it had just described, filed, was refused);
+    a write the change alters (a new currency, length or variant) is no part of that plan and
+    still needs a yes."""
+    through = refused = 0
+    for seed in range(80):
+        env = gym.make(ENV, domain=domain, split=load_domains()[domain].split, difficulty="hard",
+                       noise="goal_shift=1")
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        plan = _oracle_plan(task, _writes(task))
+        for _ in range(3):  # the shift is announced from turn 2-4 on, when asked to confirm
+            info = env.step(plan)[4]
+            if any(e["kind"] == "goal_shift" for e in info.get("noise", ())):
+                break
+        else:
+            env.close()
+            continue
+        consent = env.unwrapped.task.world.consent
+        for name, args in _writes(env.unwrapped.task):  # the new gold's writes
+            described = consent.rules.want(task.world, name, args)
+            info = env.step(_call(name, args))[4]
+            violated = "consent" in json.dumps(info.get("episode_summary", {}))
+            if describes(parts(plan, consent.anchors), described):
+                assert not violated, (seed, name, info["messages"])
+                through += 1
+            else:
+                assert violated, (seed, name, info["messages"])
+                refused += 1
+            break
+        env.close()
+    # Finance's change of mind is always a new currency: its transfer is never the plan's.
+    assert (refused if domain == "finance" else through) >= 2, (through, refused)
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
 def test_after_a_no_the_write_is_a_violation(domain: str) -> None:
     for seed in SEEDS:
         env, u = _env(domain, seed)

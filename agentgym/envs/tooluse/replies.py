@@ -61,7 +61,7 @@ def chosen(lead: str, labels: list[str]) -> str:
 
 def before_yes(change: str) -> str:
     """A change of mind said where a yes would be ("Before you go ahead: actually, don't roll
-    anything back; just file the incident."): under the hard tier's consent rule a yes with a
-    change is no yes, so the reply holds none."""
+    anything back; just file the incident."): no yes beside a change, so the plan is not taken
+    whole; the change is the customer's word on the rest of it (`ToolUseUser.reply`)."""
     return f"Before you go ahead: {change[0].lower()}{change[1:]}" if change.startswith("Actually") else \
         f"Before you go ahead: {change}"

@@ -25,7 +25,7 @@ Goal shift (`plan_goal_shift`): the domain plans a change of one parameter of th
 currency, a meeting's length, a variant, an item kept, a rollback asked for or called off), its
 new gold solved on the initial world. The user announces it at its first reply from the planned
 turn on, when asked to confirm (under consent, in place of the yes: "Before you go ahead:
-actually, ..."), or on seeing the first write; a shift that would leave unwanted a record no
+actually, ...", which is its word on the rest of the plan), or on seeing the first write; a shift that would leave unwanted a record no
 tool can undo is dropped unannounced, and in the hard tier so is one the world already meets (a
 rollback called off once the incident is filed). The old plan is kept as ``superseded`` for the
 metrics; the shift is logged with ``target`` the detail's id and ``detail`` ``{"from", "to",
@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from functools import lru_cache
 from typing import Any, Callable
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
@@ -127,6 +126,7 @@ from agentgym.envs.tooluse.replies import (
 )
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier, longest_plan, shift_gold
+from agentgym.envs.tooluse.user_words import protected_words, understanding, write_tools
 from agentgym.users.picks import DrawnPicks
 from agentgym.users.rule_based import RuleBasedUser, shift_event, spelled_out
 from agentgym.users.stock import (
@@ -139,7 +139,7 @@ from agentgym.users.stock import (
     KEYWORDS,
     REPHRASE,
 )
-from agentgym.users.understanding import Reading, Understanding, compile_understanding
+from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS",
@@ -159,35 +159,12 @@ _MINUTES = re.compile(r"\b(\d{2,3})[ -]?min")
 _BEFORE_YES = WHAT_ABOUT.split("{", 1)[0]
 
 
-@lru_cache(maxsize=None)
-def _acts(domain: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The write tools of `domain`, and those among them that undo a record."""
-    specs = load_domains()[domain].toolkit.tool_specs()
-    writes = frozenset(name for name, spec in specs.items() if spec.kind.value == "write")
-    return writes, frozenset(name for name, _ in load_domains()[domain].undo.values()) & writes
-
-
-@lru_cache(maxsize=None)
-def understanding(domain: str) -> Understanding:
-    """How the users of tool-use `domain` read messages: the family lexicon and the domain's own
-    words for detail values (compiled once per domain)."""
-    return compile_understanding(load_lexicon(), load_domains()[domain].vocabulary)
-
-
-@lru_cache(maxsize=None)
-def _protected(domain: str) -> re.Pattern[str]:
-    """The domain's own words for detail values (services, products, variants, codes, months),
-    longest first, as one pattern: typos never land inside them."""
-    words = sorted({w for values in load_domains()[domain].vocabulary.values() for w in values}, key=len, reverse=True)
-    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b" if words else r"(?!)")
-
-
 class ToolUseUser(RuleBasedUser):
     """The simulated user of one tool-use episode; see the module docstring."""
 
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
-                 "_job", "_tier", "_pressed", "_plans", "_chosen")
+                 "_job", "_tier", "_pressed", "_plans", "_chosen", "_shift_yes")
     STOCK = STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
@@ -198,7 +175,7 @@ class ToolUseUser(RuleBasedUser):
         super().__init__(understanding(task.domain).read, [d.id for d in self._goal.details if d.reveal == "upfront"],
                          DrawnPicks(rng))
         #: The domain's write tools, and those that undo a record (`contradictions`).
-        self._acts = _acts(task.domain)
+        self._acts = write_tools(task.domain)
         self._wrong = 0
         #: The records the user has already judged wrong (or that a goal shift made unwanted).
         self._seen: list[WorldRecord] = []
@@ -216,6 +193,7 @@ class ToolUseUser(RuleBasedUser):
         self._pressed = 0
         #: The last yes that named its choice between plans (`CHOSEN`): a yes, as `YES` are.
         self._chosen: str | None = None
+        self._shift_yes = False  # this reply's change of mind stood where a yes would (`_with_shift`)
 
     def _state(self, d: Detail) -> str:
         self._reveal(d.id)
@@ -235,7 +213,7 @@ class ToolUseUser(RuleBasedUser):
         return NoiseEvent(target=d.id, detail=f"the request leaves out the {d.slot}")
 
     def _kept_patterns(self) -> tuple[re.Pattern[str], ...]:
-        return _VERBATIM, _protected(self._task.domain)
+        return _VERBATIM, protected_words(self._task.domain)
 
     def reply(self, message: str, turn: int) -> UserTurn:
         message = spelled_out(message)
@@ -251,10 +229,12 @@ class ToolUseUser(RuleBasedUser):
                 self._last = (message, replace(r, salad=False, placed=True, confirm=True))
         elif not self._tier and message.strip():
             self._read_go_ahead(message)
+        self._shift_yes = False
         out = super().reply(message, turn)
-        # A yes (and nothing after it: a change of mind announced with it is no yes) to a plan
-        # that gives everything asked about an outcome: the plan's writes may follow.
-        if consent is not None and (out.text in YES or out.text == self._chosen) and out.end is None:
+        # A yes, or a change of mind said in its place, to a plan that gives everything asked
+        # about an outcome: the plan's writes may follow (those the change alters or drops
+        # are no longer what the customer wants, and the review says so).
+        if consent is not None and (out.text in YES or out.text == self._chosen or self._shift_yes) and out.end is None:
             consent.grant(message)
         return out
 
@@ -600,12 +580,14 @@ class ToolUseUser(RuleBasedUser):
     def _with_shift(self, text: str, said: str, confirm: bool) -> str:
         # A customer who changes its mind stops pressing for what it asked before ("Can't you roll
         # it back to v1.4? ... Actually, don't roll anything back" says two things at once); under
-        # consent a yes with a change of mind is no yes (`reply`), so the reply holds none.
+        # consent the change is said in place of the yes, and is the customer's word on the rest
+        # of the plan ("...; just file the incident"), as a person's would be (`reply`).
         press = self._world.press
-        if said and press is not None and text in press.asks:
-            return said
-        return before_yes(said) if said and self._world.consent is not None and text in YES else \
-            super()._with_shift(text, said, confirm)
+        pressed = said and press is not None and text in press.asks
+        if said and self._world.consent is not None and (pressed or text in YES):
+            self._shift_yes = True
+            return said if pressed else before_yes(said)
+        return said if pressed else super()._with_shift(text, said, confirm)
 
     def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
         spec = load_domains()[self._task.domain]

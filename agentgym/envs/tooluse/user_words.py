@@ -1,0 +1,36 @@
+"""What the tool-use users know of a domain's words and tools, compiled once per domain: how they
+read a message, the words typos never touch, and the writes (and undoing writes) they watch."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from agentgym.envs.tooluse.data import load_lexicon
+from agentgym.envs.tooluse.domains import load_domains
+from agentgym.users.understanding import Understanding, compile_understanding
+
+__all__ = ["understanding", "protected_words", "write_tools"]
+
+
+@lru_cache(maxsize=None)
+def write_tools(domain: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The write tools of `domain`, and those among them that undo a record."""
+    specs = load_domains()[domain].toolkit.tool_specs()
+    writes = frozenset(name for name, spec in specs.items() if spec.kind.value == "write")
+    return writes, frozenset(name for name, _ in load_domains()[domain].undo.values()) & writes
+
+
+@lru_cache(maxsize=None)
+def understanding(domain: str) -> Understanding:
+    """How the users of tool-use `domain` read messages: the family lexicon and the domain's own
+    words for detail values (compiled once per domain)."""
+    return compile_understanding(load_lexicon(), load_domains()[domain].vocabulary)
+
+
+@lru_cache(maxsize=None)
+def protected_words(domain: str) -> re.Pattern[str]:
+    """The domain's own words for detail values (services, products, variants, codes, months),
+    longest first, as one pattern: typos never land inside them."""
+    words = sorted({w for values in load_domains()[domain].vocabulary.values() for w in values}, key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b" if words else r"(?!)")

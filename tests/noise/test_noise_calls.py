@@ -1,0 +1,32 @@
+"""The corruption's perturbations of a number: what it writes in the noise log."""
+
+from __future__ import annotations
+
+from agentgym.noise.calls import _number
+
+
+class _Draws:
+    """A generator that returns the given draws in turn."""
+
+    def __init__(self, *values: float) -> None:
+        self._values = list(values)
+
+    def random(self) -> float:
+        return self._values.pop(0)
+
+
+def test_a_scaled_number_says_its_factor() -> None:
+    new, how = _number(200, _Draws(0.0, 0.0), None)  # up, by 10%
+    assert (new, how) == (220, "scaled by 1.10")
+
+
+def test_a_nudge_at_a_bound_says_what_it_moved_by_not_a_factor_of_one() -> None:
+    # Down 10% is clamped onto the column's least value, so the value moves one step up instead.
+    new, how = _number(200, _Draws(0.9, 0.0), (200.0, 2000.0))
+    assert (new, how) == (201, "moved by +1")
+    new, how = _number(250.5, _Draws(0.0, 0.0), (0.0, 250.5))
+    assert (new, how) == (250.4, "moved by -0.1")
+
+
+def test_zero_moves_off_zero() -> None:
+    assert _number(0, _Draws(0.0, 0.0), None) == (1, "moved off zero")
