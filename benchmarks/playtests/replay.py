@@ -27,6 +27,8 @@ def replay(episode: dict) -> tuple[str, int]:
     kwargs = {"split": episode["split"]}
     if episode["difficulty"]:
         kwargs["difficulty"] = episode["difficulty"]
+    if episode.get("domain"):
+        kwargs["domain"] = episode["domain"]
     if episode["noise"] != "none":
         kwargs["noise"] = episode["noise"]
     env = gym.make(episode["env"], **kwargs)

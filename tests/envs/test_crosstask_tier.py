@@ -369,6 +369,10 @@ _CLARIFY = (
     ("If that's a problem, shall I simply cancel it instead?", "cancel"),
     ("Shall I go ahead with the change, or leave it as it is?", "keep"),
     ("Do you want me to move it, or keep the current booking for now?", "keep"),
+    # The move's own second step (CrossTask playtest 6324 T23 heard "No, please don't cancel it"
+    # and was asked for that cancellation three turns later).
+    ("And should I cancel the Saturday booking once the new one is in place, as we did last time?", "replace"),
+    ("Shall I cancel the old booking afterwards?", "replace"),
 )
 
 
@@ -384,6 +388,7 @@ def test_the_come_back_user_answers_the_question_it_is_asked(wanted: str) -> Non
         "needs": "still holds" if picks else "nothing else changes",
         "cancel": "only if no place fits" if move.ask == "needs" else "don't cancel",
         "keep": "can't keep it as it is",
+        "replace": "once the new booking is in place, cancel the old one",
     }
     for question, topic in _CLARIFY:
         obs, *_ = env.step(question)
@@ -418,3 +423,13 @@ def test_a_plan_that_mentions_cancelling_asks_nothing() -> None:
     assert asked("I'll book the new one and then cancel the old booking. Shall I go ahead?") == frozenset()
     assert asked("I have cancelled the old booking, or rather I will once the new one is in.") == frozenset()
     assert asked("Or should I cancel it altogether?") == {"cancel"}
+
+
+def test_cancelling_the_old_booking_once_the_new_one_is_in_is_the_move_not_its_alternative() -> None:
+    for text in ("And should I cancel the Saturday booking once the new one is in place, as we did last time?",
+                 "Shall I cancel the old one?", "Do you want me to cancel the previous booking after booking the new one?",
+                 "Should I cancel the current booking when the new one is confirmed?"):
+        assert asked(text) == {"replace"}, text
+    for text in ("Should I move it, or cancel it instead?", "Or should I just cancel the old booking altogether?",
+                 "Should I cancel it?"):
+        assert asked(text) == {"cancel"}, text

@@ -130,6 +130,9 @@ def test_the_user_restates_what_it_is_asked_about_asks_for_the_whole_plan_and_ne
         asked = {
             "What do you need for booking B, exactly?": [form[1][2:]],
             "What's the most I can spend in total?": [rules[-2]],
+            # "cap" and "limit" ask about the budget too (Dialog playtest 6372 T1 got rules 3 and 5).
+            "Is 500 EUR the cap for all four stays together?": [rules[-2]],
+            "Is there a spending limit or a maximum?": [rules[-2]],
             "Which booking's rating matters most?": [rules[-1]],
             "Could you remind me of bookings A and C?": [form[0][2:], form[2][2:]],
             "What are your needs again?": [line[2:] for line in form],

@@ -131,6 +131,19 @@ def test_a_plan_with_a_request_for_the_yes_in_other_words_gets_a_yes(domain: str
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
+def test_a_question_mark_in_a_table_s_header_asks_nothing_and_the_plan_gets_its_yes(domain: str) -> None:
+    # ToolUse playtest 6355 T7: a table headed "| Attendee | ... | Day off on 04-09? |" above the
+    # plan, then "Does this look right to you?", got "What I told you is right; ..." (two
+    # questions about what is so), and no yes.
+    table = "| Record | Checked? | Off that day? |\n|---|---|---|\n| every one | yes | no |"
+    for seed in (103, 106):
+        env, u = _env(domain, seed)
+        reply = _answer(env, f"What I found:\n\n{table}\n\n{_plan(u.task)}\n\nDoes this look right to you?")
+        assert reply in _YES, (domain, seed, reply)
+        assert all(u.task.world.consent.covers(RULES[domain].want(u.task.world, n, a)) for n, a in _writes(u.task))
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
 @pytest.mark.parametrize("ask", ["Confirm?", "OK to submit?", "Just say the word and I'll get started.",
                                  "Please review and confirm.", "yes?"])
 def test_a_request_for_the_yes_without_a_plan_gets_none(domain: str, ask: str) -> None:

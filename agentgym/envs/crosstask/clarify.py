@@ -1,6 +1,7 @@
 """What a come-back's user hears asked beyond a place or a time: whether to cancel the booking
-instead, whether to keep it as it is, whether its other needs still hold. A person asked an
-either/or answers it, so the user of a come-back (`agentgym.envs.crosstask.comeback`) answers
+instead, whether to cancel the old booking once the new one is in place (a move's own second
+step, not an either/or), whether to keep it as it is, whether its other needs still hold. A
+person asked answers, so the user of a come-back (`agentgym.envs.crosstask.comeback`) answers
 each of these from its own rule, never by naming a place.
 
 Only questions count: a message that says it will cancel the old booking after booking the new
@@ -13,9 +14,9 @@ import re
 
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["CANCEL", "KEEP", "NEEDS", "asked"]
+__all__ = ["CANCEL", "KEEP", "NEEDS", "REPLACE", "asked"]
 
-CANCEL, KEEP, NEEDS = "cancel", "keep", "needs"
+CANCEL, KEEP, NEEDS, REPLACE = "cancel", "keep", "needs", "replace"
 
 _ASKS = re.compile(r"\?|\b(?:should|shall|would|do|does|can|could|may) (?:i|we|you|it|they|these|those|that)\b"
                    r"|\blet me know\b|\bwhich do you\b|\bwhat would you\b|\bplease confirm\b")
@@ -34,11 +35,25 @@ _TOPICS = (
 )
 
 
+#: A cancellation asked about as the move's second step: the old booking, once the new one is
+#: in place ("should I cancel the Saturday booking once the new one is in place, as last time?").
+_REPLACE = re.compile(r"\bcancel\w*\b[^.?!]{0,80}\b(?:(?:once|after|when|as soon as)\b[^.?!]{0,60}\b(?:new|moved?|"
+                      r"booked|in place|confirmed|rebook\w*)\b|afterwards?\b|as (?:we did )?(?:last time|before)\b)"
+                      r"|\bcancel\w*\s+(?:the\s+)?(?:old|previous|original|earlier|former)\b")
+#: Words that make a cancellation the alternative to the move ("or should I just cancel it?").
+_INSTEAD = re.compile(r"\bor\b[^.?!]{0,80}\bcancel|\bcancel\w*\b[^.?!]{0,40}\b(?:instead|altogether|entirely|"
+                      r"outright|rather)\b|\b(?:just|simply) cancel")
+
+
 def asked(message: str) -> frozenset[str]:
-    """The topics (`CANCEL`, `KEEP`, `NEEDS`) that a sentence of `message` asks about; an
-    abbreviation's full stop ("e.g.") ends no sentence."""
+    """The topics (`CANCEL`, `REPLACE`, `KEEP`, `NEEDS`) that a sentence of `message` asks
+    about; an abbreviation's full stop ("e.g.") ends no sentence."""
     out = set()
     for sentence in SENTENCE_BREAK.split(without_abbreviation_stops(message).lower()):
-        if _ASKS.search(sentence):
-            out.update(topic for topic, words in _TOPICS if words.search(sentence))
+        if not _ASKS.search(sentence):
+            continue
+        topics = {topic for topic, words in _TOPICS if words.search(sentence)}
+        if _REPLACE.search(sentence) and not _INSTEAD.search(sentence):
+            topics = (topics - {CANCEL}) | {REPLACE}
+        out |= topics
     return frozenset(out)

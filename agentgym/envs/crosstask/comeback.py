@@ -38,7 +38,8 @@ A come-back never returns the booking to a place and time it stood at before (`v
 kind whose target would is not drawn. The user (`ComeBackUser`) says what it wants in those
 words only: asked again, it repeats them; a booking of the wrong place or time is refused with
 them. An either/or it is asked (`agentgym.envs.crosstask.clarify`: cancel instead, keep it as
-it is, do the other needs still hold) it answers from its rule, never naming a place. It sees its bookings as the follow-up user does and ends the sub-task under the same rule
+it is, do the other needs still hold), and whether to cancel the old booking once the new one is
+in place (yes), it answers from its rule, never naming a place. It sees its bookings as the follow-up user does and ends the sub-task under the same rule
 (`score_move`; for a cancellation, nothing left booked). A message that names the booked place
 at no time but the booking's own ("which booking: the one at X on Tuesday evening?") says which
 booking it means: the user says so and repeats its change, where a move there is refused.
@@ -398,7 +399,8 @@ class ComeBackUser(FollowUpUser):
         if not topics:
             return super()._respond(r, message, turn)
         # An either/or gets its answer first, from the come-back's own rule; then the place named, if any.
-        parts = [self._clarified(topic) for topic in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL) if topic in topics]
+        parts = [self._clarified(topic) for topic in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL, clarify.REPLACE)
+                 if topic in topics]
         # Asked whether to cancel, the places the message names are its reasons ("none fits: X
         # lacks wifi, Y is full; shall I cancel?"), no proposal to answer.
         said = self._answer(r) if r.places and clarify.CANCEL not in topics else None
@@ -417,6 +419,8 @@ class ComeBackUser(FollowUpUser):
             return f"Yes, everything else I asked for still holds{kept}{but}; {new}."
         if topic == clarify.KEEP:
             return f"No, I can't keep it as it is. {move.why.strip()}"
+        if topic == clarify.REPLACE:
+            return "Yes, please: once the new booking is in place, cancel the old one."
         if move.ask == NEEDS:
             return "Cancel it only if no place fits what I described; if one does, I'd rather move it there."
         return f"No, please don't cancel it: I still want the {self._noun}, just changed as I said."

@@ -188,7 +188,7 @@ class SeriesUser(FollowUpUser):
 
     def _respond(self, r: Reading, message: str, turn: int) -> str:
         topics = clarify.asked(message)
-        parts = [self._clarified(t) for t in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL) if t in topics]
+        parts = [self._clarified(t) for t in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL, clarify.REPLACE) if t in topics]
         if r.confirm or asks_go_ahead(message):
             # Asked to approve a plan of days: the work is the assistant's, judged as it is booked.
             return " ".join(parts + [f"Yes, go ahead, as long as each day follows what I asked for. {_KEEP}"])
@@ -199,7 +199,7 @@ class SeriesUser(FollowUpUser):
             kept = f" ({', '.join(self._series.kept)})" if self._series.kept else ""
             return (f"For the booking we have, yes{kept}; on a day the same {self._noun} is closed, only what I "
                     "just said counts.")
-        if topic == clarify.KEEP:
+        if topic in (clarify.KEEP, clarify.REPLACE):  # the new days come on top: nothing is replaced
             return "Yes, keep the booking we have as it is; the new ones come on top."
         return "No, please don't cancel anything."
 

@@ -150,8 +150,9 @@ _BOOK_IT = re.compile(r"\b(book|reserve|take|grab|lock|hold|go ahead with|go wit
 
 def asked_about(message: str, places: list[Place]) -> Place | None:
     """The place a message's closing question asks to book, among several it names: the one place
-    that question names ("... Shall I book X?"), or, where it asks to book "it", the one place
-    the sentence before it names ("Only X gets daylight. Should I reserve it?"); None otherwise.
+    that question names ("... Shall I book X?"), or, where it asks to book "it" or only seconds
+    a question ("Book X? OK?"), the one place the sentence before it names ("Only X gets
+    daylight. Should I reserve it?"); None otherwise.
     A person hears what the other places were (a table of the options, the ones ruled out) from
     the question that ends the message."""
     text = message.lower()
@@ -167,10 +168,16 @@ def asked_about(message: str, places: list[Place]) -> Place | None:
     question = named(starts[-1], end)
     if len(question) == 1:
         return next(iter(question.values()))
-    if question or len(starts) < 2 or not _BOOK_IT.search(text, starts[-1], end):
+    if question or len(starts) < 2:
         return None
     k = len(starts) - 2  # the sentence before, past the blank ones a paragraph break leaves
     while k > 0 and not text[starts[k]:starts[k + 1]].strip(" \n*_#>-"):
         k -= 1
     before = named(starts[k], starts[k + 1])
-    return next(iter(before.values())) if len(before) == 1 else None
+    if len(before) != 1:
+        return None
+    # "Book X? OK?": a question that names no place seconds the question before it; "Should I
+    # reserve it?" asks for the place the sentence before names.
+    if "?" in text[starts[k]:starts[k + 1]] or _BOOK_IT.search(text, starts[-1], end):
+        return next(iter(before.values()))
+    return None

@@ -68,7 +68,7 @@ _APPROVAL = re.compile(r"\b(work(s)? for you|suit(s)? you|(look|sound|seem)s? (g
 #: A booking's label as a character class, one per form line (`LABELS`).
 _LABEL = f"[{''.join(LABELS)}]"
 _BOOKINGS = re.compile(rf"\bbookings?\s+((?:{_LABEL.lower()}\b(?:\s*(?:,|and|&|or)\s*)?)+)")
-_BUDGET = re.compile(r"\b(budget|spend\w*|price\w*|cost\w*|afford\w*|total|money)\b")
+_BUDGET = re.compile(r"\b(budget|spend\w*|price\w*|cost\w*|afford\w*|total|money|caps?|limits?|ceiling|max(imum)?)\b")
 _PRIORITY = re.compile(r"\b(priorit\w*|rat(ed|ing|ings)|matters? most|most important|prefer\w*|ties?|tied)\b")
 _AREA = re.compile(r"\b(areas?|neighbou?rhoods?|district)\b")
 _TWICE = re.compile(r"\b(twice|same place|one place for|a place for two)\b")

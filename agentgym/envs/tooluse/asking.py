@@ -191,9 +191,10 @@ _ASKS_FOR_IT = re.compile(r"\b(?:share|send|give|tell|provide|confirm|check)\s+(
 
 
 def questions(message: str) -> list[str]:
-    """A message's questions: its sentences with a question mark, list marks and table bars
-    stripped; one that asks for "it" read with the sentence before it, which says what "it" is."""
-    said = _sentences(message, " -*#>|")
+    """A message's questions: its sentences with a question mark, list marks stripped, outside
+    tables (a cell's "Day off on 04-09?" heads a column of the plan, and asks the customer
+    nothing); one that asks for "it" read with the sentence before it, which says what "it" is."""
+    said = _sentences("\n".join(line for line in message.splitlines() if not line.lstrip().startswith("|")))
     return [f"{said[i - 1]} {s}" if i and _ASKS_FOR_IT.search(s) else s for i, s in enumerate(said) if "?" in s]
 
 
@@ -203,7 +204,8 @@ def questions(message: str) -> list[str]:
 ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|could i|(?:want|like) me to|ok to|okay to|"
                         r"approve|approval|go-ahead|green light|sign[- ]off|authori[sz]e|permission|consent|"
                         r"say the word|reply (?:with )?\W?yes|happy for me|(?:ok|okay|fine|happy) with me|"
-                        r"confirm and|(?:the|this|my) plan|sounds? (?:good|ok|okay|right)|does (?:that|this) (?:work|sound)|"
+                        r"confirm and|(?:the|this|my) plan|(?:sounds?|looks?) (?:good|ok|okay|right|fine)|"
+                        r"does (?:that|this) (?:work|sound)|"
                         r"works? for you|(?:is|are) (?:that|this|these) (?:ok|okay|alright|all right|fine|acceptable))\b|"
                         # a clipped question that opens with the write ("Submit that total?", "File it?") or
                         # is only a word for the go-ahead ("ok?", "go?")
