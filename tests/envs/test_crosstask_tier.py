@@ -402,6 +402,50 @@ def test_the_come_back_user_answers_the_question_it_is_asked(wanted: str) -> Non
     assert seg.outcome is None
 
 
+def test_the_place_asked_about_with_the_old_booking_s_cancellation_gets_one_answer() -> None:
+    # CrossTask playtest 6390 T15: "I plan to book X and then cancel B1. Should I cancel the old booking
+    # once the new one is confirmed?" got the yes to the cancellation and "book it ... and cancel
+    # the old booking" one after the other.
+    env = gym.make(ENV_ID, split="train", difficulty="hard")
+    checked = 0
+    for seed in range(60):
+        found = at_comeback(env, seed, "")
+        if found is None or found[0].move.cancel:
+            continue
+        seg, world, _ = found
+        name = world.by_id[seg.move.place].name
+        obs, *_ = env.step(f"{name} is free then. Should I book it and cancel the old booking once the new one "
+                           "is confirmed?")
+        reply = obs.split("[user]")[-1]
+        assert name not in reply and reply.count("cancel") == 1, reply
+        checked += 1
+        if checked >= 3:
+            break
+    assert checked >= 3
+
+
+def test_the_same_come_back_twice_in_a_row_says_again() -> None:
+    # CrossTask playtests 6324 T22 and 6390 T17: the same move asked twice in a row, word for word,
+    # read as a repeat ("since it is the same wording as a moment ago ...?").
+    env = gym.make(ENV_ID, split="test", difficulty="hard")
+    again = 0
+    for seed in range(40):
+        obs, info = env.reset(seed=seed)
+        oracle = CrossTaskOracle(env.unwrapped)
+        seen: dict[int, ComeBack] = {}  # segment index -> its come-back, in the order they came
+        while (seg := env.unwrapped.user.active) is not None:
+            if isinstance(seg.move, ComeBack) and seg.index not in seen:
+                before = [m for i, m in seen.items() if env.unwrapped.user.session.segments[i].refers_to == seg.refers_to]
+                repeat = bool(before) and before[-1].ask == seg.move.ask and before[-1].wanted == seg.move.wanted
+                assert repeat == ("Plans changed again" in seg.move.why) or not seg.move.why.startswith("Plans"), seed
+                again += repeat
+                seen[seg.index] = seg.move
+            obs, _, terminated, truncated, info = env.step(oracle.act(obs, info))
+            if terminated or truncated:
+                break
+    assert again >= 1
+
+
 def test_bad_input_in_a_come_back_never_raises() -> None:
     env = gym.make(ENV_ID, split="test", difficulty="hard")
     junk = ["", "   ", "{", '{"name": "book"}', '{"name": "book", "arguments": {"item_id": 7, "day": "funday"}}',

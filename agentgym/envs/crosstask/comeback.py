@@ -104,6 +104,10 @@ class Upstream:
                    if c.kind != changed and c not in dropped and c not in self.given_up)
 
 
+#: How the user, agreeing to the place, asks for the move's second step.
+_AND_CANCEL = " and cancel the old booking"
+
+
 @dataclass(frozen=True)
 class ComeBack(MoveBooking):
     """A move stated relative to the booking: `ask` is its kind, `wanted` the words for it. An
@@ -399,11 +403,13 @@ class ComeBackUser(FollowUpUser):
         if not topics:
             return super()._respond(r, message, turn)
         # An either/or gets its answer first, from the come-back's own rule; then the place named, if any.
-        parts = [self._clarified(topic) for topic in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL, clarify.REPLACE)
-                 if topic in topics]
         # Asked whether to cancel, the places the message names are its reasons ("none fits: X
         # lacks wifi, Y is full; shall I cancel?"), no proposal to answer.
         said = self._answer(r) if r.places and clarify.CANCEL not in topics else None
+        if said is not None and _AND_CANCEL in said:
+            topics -= {clarify.REPLACE}  # "book it ... and cancel the old booking" answers that too
+        parts = [self._clarified(topic) for topic in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL, clarify.REPLACE)
+                 if topic in topics]
         return " ".join(parts + ([said] if said else []))
 
     def _clarified(self, topic: str) -> str:
@@ -430,7 +436,7 @@ class ComeBackUser(FollowUpUser):
             meant = self._meant(r)
             if meant is not None and meant.id == self._move.place:
                 if not any(self._is_new(b) for b in self._world.active_bookings()):
-                    return f"Yes, that one: please book it for {self._when} and cancel the old booking."
+                    return f"Yes, that one: please book it for {self._when}{_AND_CANCEL}."
                 return f"Yes, that one. {self._missing() or f'Please book it for {self._when}.'}"
             if meant is not None and self._names_booking(meant, r):
                 return f"Yes, that's the booking. {self._request()}"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from agentgym import families
@@ -373,6 +373,14 @@ def make_session_toolkit(task: Task) -> SessionToolkit:
     return SessionToolkit(session, toolkits)
 
 
+def _asked_before(segments: list[Segment], seg: Segment, move: ComeBack) -> bool:
+    """Whether the come-back just before `seg` on the same booking asked the same change in the
+    same words."""
+    earlier = [s for s in segments[:seg.index] if s.family == "followup" and s.refers_to == seg.refers_to]
+    last = earlier[-1].move if earlier else None
+    return isinstance(last, ComeBack) and last.ask == move.ask and last.wanted == move.wanted
+
+
 class SessionUser(SimulatedUser):
     """The user of a session: one sub-task's user at a time, and the switches between them.
 
@@ -473,6 +481,9 @@ class SessionUser(SimulatedUser):
             # A series that no span allows falls back to a come-back that moves the booking.
             move = (plan_series(world, agreed, rng, up) if seg.ask == SERIES else None) or \
                 plan_comeback(world, agreed, "same_day" if seg.ask == SERIES else seg.ask, rng, up)
+            if isinstance(move, ComeBack) and _asked_before(segments, seg, move):
+                # The same change again, in the same words, reads as a repeat: a person says "again".
+                move = replace(move, why=move.why.replace("Plans changed", "Plans changed again", 1))
         else:
             move = plan_move(world, agreed, rng)
         if move is None:
