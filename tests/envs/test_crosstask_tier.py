@@ -58,8 +58,9 @@ def _given_up(wanted: str, needs: list[Any]) -> list[Any]:
     the minimum rating of 4.0 and is open ...")."""
     said = re.search(r"everything else I asked for except (.+?) and is open", wanted)
     parts = said.group(1).split(" and ") if said else []
-    words = {"amenity": '"{}"', "category": "being a {}", "rating": "the minimum rating of {}"}
+    words = {"amenity": '"{}"', "rating": "the minimum rating of {}"}
     out = [c for c in needs if c.kind in words and words[c.kind].format(c.value) in parts]
+    out += [c for c in needs if c.kind == "category" and any(re.fullmatch(rf"its \w+ being {c.value}", p) for p in parts)]
     out += [c for c in needs if c.kind == "price" and any(p.startswith(f"the {c.value} ") for p in parts)]
     assert len(out) == len(parts), (wanted, needs)
     return out
@@ -386,7 +387,7 @@ def test_the_come_back_user_answers_the_question_it_is_asked(wanted: str) -> Non
     picks = move.ask in ("budget", "needs")
     expected = {
         "needs": "still holds" if picks else "nothing else changes",
-        "cancel": "only if no place fits" if move.ask == "needs" else "don't cancel",
+        "cancel": "only if no place fits" if move.ask == "needs" else "don't just cancel",
         "keep": "can't keep it as it is",
         "replace": "once the new booking is in place, cancel the old one",
     }
@@ -472,8 +473,13 @@ def test_a_plan_that_mentions_cancelling_asks_nothing() -> None:
 def test_cancelling_the_old_booking_once_the_new_one_is_in_is_the_move_not_its_alternative() -> None:
     for text in ("And should I cancel the Saturday booking once the new one is in place, as we did last time?",
                  "Shall I cancel the old one?", "Do you want me to cancel the previous booking after booking the new one?",
-                 "Should I cancel the current booking when the new one is confirmed?"):
+                 "Should I cancel the current booking when the new one is confirmed?",
+                 "Once the new one is booked, should I cancel the Monday booking?",
+                 "- Shall I book Tuesday afternoon and then cancel the Monday afternoon booking (B2)?"):
         assert asked(text) == {"replace"}, text
     for text in ("Should I move it, or cancel it instead?", "Or should I just cancel the old booking altogether?",
                  "Should I cancel it?"):
         assert asked(text) == {"cancel"}, text
+    # Both at once (CrossTask playtest 6410 T20 heard only "No, please don't cancel it").
+    assert asked("Should I book the new one and then cancel the old one, or would you rather just cancel and not "
+                 "rebook?") == {"cancel", "replace"}

@@ -729,6 +729,11 @@ RECOMMENDATIONS = (
     # "You've named more than one place").
     "No. {b} is rated 3.4. Below 3.5.\n{a} fits: free Saturday morning.\nBook {a}? OK?",
     "{b} is full then. {a} has room. Shall I book {a}? Sound good?",
+    # Dialog playtest 6423 T5: a table of both, then "My proposal: book {a} ... Shall I book it?
+    # Any changes before I proceed?" got "You've named more than one place".
+    "| Place | Free? |\n|---|---|\n| {b} | No |\n| {a} | Yes |\n\nMy proposal: book {a} for Sunday morning. "
+    "Shall I book it? Any changes before I proceed?",
+    "| Place | Free? |\n|---|---|\n| {b} | No |\n| {a} | Yes |\n\nMy proposal: {a}.",
 )
 NO_RECOMMENDATION = (
     "I found {a} and {b}. Which one do you prefer?",

@@ -283,7 +283,7 @@ class ComeBackExpert(FollowUpExpert):
             return []
         for said in _GIVEN_UP.finditer(self.request):
             parts = said.group(1).split(" and ")
-            if all(re.fullmatch(r'"[^"]+"|being a .+|the minimum rating of [\d.]+|the \d+ .+ price limit', p)
+            if all(re.fullmatch(r'"[^"]+"|its \w+ being .+|the minimum rating of [\d.]+|the \d+ .+ price limit', p)
                    for p in parts):
                 return parts
         if self.asked_again < _RECHECKS + 1:
@@ -299,7 +299,7 @@ class ComeBackExpert(FollowUpExpert):
         for part in self._given_up():
             if part.startswith('"'):
                 held.drop("amenity", part.strip('"'))
-            elif part.startswith("being a"):
+            elif part.startswith("its "):
                 held.category = None
             elif part.startswith("the minimum rating"):
                 held.min_rating = None

@@ -40,6 +40,11 @@ _TOPICS = (
 _REPLACE = re.compile(r"\bcancel\w*\b[^.?!]{0,80}\b(?:(?:once|after|when|as soon as)\b[^.?!]{0,60}\b(?:new|moved?|"
                       r"booked|in place|confirmed|rebook\w*)\b|afterwards?\b|as (?:we did )?(?:last time|before)\b)"
                       r"|\bcancel\w*\s+(?:the\s+)?(?:old|previous|original|earlier|former)\b")
+#: The move's second step said outright ("... and then cancel the Monday booking?", "once the new
+#: one is booked, should I cancel ...?"), also beside the alternative ("book the new one and then
+#: cancel the old one, or would you rather just cancel?" asks both).
+_THEN_CANCEL = re.compile(r"\b(?:then|afterwards?|after that)\s+cancel\w*\b|\b(?:once|when|after)\b[^.?!]{0,40}"
+                          r"\b(?:new|moved?|booked|in place|confirmed)\b[^.?!]{0,30}\bcancel\w*\b")
 #: Words that make a cancellation the alternative to the move ("or should I just cancel it?").
 _INSTEAD = re.compile(r"\bor\b[^.?!]{0,80}\bcancel|\bcancel\w*\b[^.?!]{0,40}\b(?:instead|altogether|entirely|"
                       r"outright|rather)\b|\b(?:just|simply) cancel")
@@ -53,7 +58,9 @@ def asked(message: str) -> frozenset[str]:
         if not _ASKS.search(sentence):
             continue
         topics = {topic for topic, words in _TOPICS if words.search(sentence)}
-        if _REPLACE.search(sentence) and not _INSTEAD.search(sentence):
+        if (_REPLACE.search(sentence) or _THEN_CANCEL.search(sentence)) and not _INSTEAD.search(sentence):
             topics = (topics - {CANCEL}) | {REPLACE}
+        elif _THEN_CANCEL.search(sentence):
+            topics |= {REPLACE}
         out |= topics
     return frozenset(out)

@@ -191,7 +191,8 @@ def _keeps_words(world: World, up: Upstream, dropped: tuple[Constraint, ...], ch
     if not dropped:
         return KEEPS
     unit = world.domain.price_unit
-    words = {"category": "being a {}", "rating": "the minimum rating of {}", "price": f"the {{}} {unit} price limit",
+    label = world.domain.category_label  # "its cuisine being french" (a cuisine is no "a french")
+    words = {"category": f"its {label} being {{}}", "rating": "the minimum rating of {}", "price": f"the {{}} {unit} price limit",
              "amenity": '"{}"'}
     return f"{KEEPS} except {' and '.join(words[c.kind].format(c.value) for c in dropped)}"
 
@@ -429,7 +430,7 @@ class ComeBackUser(FollowUpUser):
             return "Yes, please: once the new booking is in place, cancel the old one."
         if move.ask == NEEDS:
             return "Cancel it only if no place fits what I described; if one does, I'd rather move it there."
-        return f"No, please don't cancel it: I still want the {self._noun}, just changed as I said."
+        return f"No, please don't just cancel it: I still want the {self._noun}, just changed as I said."
 
     def _answer(self, r: Reading) -> str | None:
         if r.places:

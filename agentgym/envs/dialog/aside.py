@@ -150,34 +150,39 @@ _BOOK_IT = re.compile(r"\b(book|reserve|take|grab|lock|hold|go ahead with|go wit
 
 def asked_about(message: str, places: list[Place]) -> Place | None:
     """The place a message's closing question asks to book, among several it names: the one place
-    that question names ("... Shall I book X?"), or, where it asks to book "it" or only seconds
-    a question ("Book X? OK?"), the one place the sentence before it names ("Only X gets
-    daylight. Should I reserve it?"); None otherwise.
-    A person hears what the other places were (a table of the options, the ones ruled out) from
-    the question that ends the message."""
+    that question names ("... Shall I book X?"), or, where it asks to book "it", the one place
+    the sentence before it names ("Only X gets daylight. Should I reserve it?"); questions after
+    it that name no place second it ("Book X? OK?", "Shall I book it? Any changes before I
+    proceed?"); None otherwise. A person hears what the other places were (a table of the
+    options, the ones ruled out) from the question that ends the message."""
     text = message.lower()
     end = text.rfind("?")
     if end < 0:
         return None
     starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text, 0, end)]
+    spans = list(zip(starts, [*starts[1:], end + 1]))  # each sentence with its end mark
     mentions = place_mentions(text, places)
 
     def named(lo: int, hi: int) -> dict[str, Place]:
         return {p.id: p for p, start, _ in mentions if lo <= start < hi}
 
-    question = named(starts[-1], end)
+    def before(i: int) -> int:
+        """The sentence before sentence `i`, past the blank ones a paragraph break leaves."""
+        i -= 1
+        while i > 0 and not text[spans[i][0]:spans[i][1]].strip(" \n*_#>-"):
+            i -= 1
+        return i
+
+    k = len(spans) - 1
+    while k > 0 and not named(*spans[k]) and not _BOOK_IT.search(text, *spans[k]):
+        j = before(k)
+        if "?" not in text[spans[j][0]:spans[j][1]]:
+            break
+        k = j
+    question = named(*spans[k])
     if len(question) == 1:
         return next(iter(question.values()))
-    if question or len(starts) < 2:
+    if question or k == 0 or not _BOOK_IT.search(text, *spans[k]):
         return None
-    k = len(starts) - 2  # the sentence before, past the blank ones a paragraph break leaves
-    while k > 0 and not text[starts[k]:starts[k + 1]].strip(" \n*_#>-"):
-        k -= 1
-    before = named(starts[k], starts[k + 1])
-    if len(before) != 1:
-        return None
-    # "Book X? OK?": a question that names no place seconds the question before it; "Should I
-    # reserve it?" asks for the place the sentence before names.
-    if "?" in text[starts[k]:starts[k + 1]] or _BOOK_IT.search(text, starts[-1], end):
-        return next(iter(before.values()))
-    return None
+    said = named(*spans[before(k)])
+    return next(iter(said.values())) if len(said) == 1 else None
