@@ -734,6 +734,10 @@ RECOMMENDATIONS = (
     "| Place | Free? |\n|---|---|\n| {b} | No |\n| {a} | Yes |\n\nMy proposal: book {a} for Sunday morning. "
     "Shall I book it? Any changes before I proceed?",
     "| Place | Free? |\n|---|---|\n| {b} | No |\n| {a} | Yes |\n\nMy proposal: {a}.",
+    # Dialog playtest 6444 T4: "I would lean to X ..., with Y as the cheaper fallback, and my plan
+    # is to book X for you. Do I have your go-ahead?"
+    "Both are open: {a} and {b}. I would lean to {a}, with {b} as the cheaper fallback, and my plan is to book "
+    "{a} for you. Do I have your go-ahead?",
 )
 NO_RECOMMENDATION = (
     "I found {a} and {b}. Which one do you prefer?",

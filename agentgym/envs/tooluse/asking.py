@@ -194,7 +194,9 @@ def questions(message: str) -> list[str]:
     """A message's questions: its sentences with a question mark, list marks stripped, outside
     tables (a cell's "Day off on 04-09?" heads a column of the plan, and asks the customer
     nothing); one that asks for "it" read with the sentence before it, which says what "it" is."""
-    said = _sentences("\n".join(line for line in message.splitlines() if not line.lstrip().startswith("|")))
+    if "|" in message:  # drop the table rows; most messages hold no table
+        message = "\n".join(line for line in message.splitlines() if not line.lstrip().startswith("|"))
+    said = _sentences(message, " -*#>|")
     return [f"{said[i - 1]} {s}" if i and _ASKS_FOR_IT.search(s) else s for i, s in enumerate(said) if "?" in s]
 
 
