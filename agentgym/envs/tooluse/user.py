@@ -25,9 +25,9 @@ Goal shift (`plan_goal_shift`): the domain plans a change of one parameter of th
 currency, a meeting's length, a variant, an item kept, a rollback asked for or called off), its
 new gold solved on the initial world. The user announces it at its first reply from the planned
 turn on, when asked to confirm (under consent, in place of the yes: "Before you go ahead:
-actually, ...", which is its word on the rest of the plan), or on seeing the first write; a shift that would leave unwanted a record no
-tool can undo is dropped unannounced, and in the hard tier so is one the world already meets (a
-rollback called off once the incident is filed). The old plan is kept as ``superseded`` for the
+actually, ...", which is its word on the rest of the plan), or on seeing the first write; a shift
+that would leave unwanted a record no tool can undo is dropped unannounced, and in the hard tier
+so is one the world already meets (a rollback called off once the incident is filed). The old plan is kept as ``superseded`` for the
 metrics; the shift is logged with ``target`` the detail's id and ``detail`` ``{"from", "to",
 "recoverable"}``, recoverable when the new plan and the undoing of what it no longer wants fit in
 the turns left.
