@@ -17,6 +17,10 @@ The rule has one reading, the same for the user, the toolkit and the policy text
 * The user says yes only to a plan that gives an outcome for everything it asked about that no
   earlier yes covers; otherwise it asks about what is missing (`missing`). Its yes is the
   customer's knowledge only: what it asked for, never the gold.
+* A change of mind the user says in place of its yes ("Before you go ahead: actually, don't roll
+  anything back; just file the incident.") is its word on the rest of the plan, which it records
+  as said yes to: what the change drops is no longer wanted (the review says so), and what it
+  alters is described by no part of the plan.
 * A write is covered when a part of a plan the user said yes to describes it (`Consent.covers`).
   Calls and messages never share a turn, so a yes always comes in an earlier turn than the write.
 """
