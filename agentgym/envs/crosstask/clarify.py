@@ -58,9 +58,10 @@ def asked(message: str) -> frozenset[str]:
         if not _ASKS.search(sentence):
             continue
         topics = {topic for topic, words in _TOPICS if words.search(sentence)}
-        if (_REPLACE.search(sentence) or _THEN_CANCEL.search(sentence)) and not _INSTEAD.search(sentence):
+        outright = _THEN_CANCEL.search(sentence) is not None
+        if not _INSTEAD.search(sentence) and (outright or _REPLACE.search(sentence)):
             topics = (topics - {CANCEL}) | {REPLACE}
-        elif _THEN_CANCEL.search(sentence):
+        elif outright:
             topics |= {REPLACE}
         out |= topics
     return frozenset(out)
