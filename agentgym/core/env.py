@@ -3,10 +3,10 @@
 A family injects four parts: a task generator (seed -> world, goal, gold), a toolkit factory (the
 tools over that world), a user factory (the rule-based simulated user) and a scorer (final world
 state -> score). The env parses each assistant turn, dispatches tool calls or hands the message to
-the user, keeps the metric inputs, and ends the episode with `info["episode_summary"]`.
-
-The summary's key is not ``episode``: Gymnasium's `RecordEpisodeStatistics` wrappers own that
-one. A step's ``info["messages"]`` is a slice of the conversation that chat templates accept:
+the user, keeps the metric inputs, and ends the episode with its summary in ``info["episode"]`` (the key
+every Gymnasium loop reads) and, the same dict, ``info["episode_summary"]``. Gymnasium's
+`RecordEpisodeStatistics` wrappers refuse an env that sets ``episode``: give them another key
+(``RecordEpisodeStatistics(env, stats_key="episode_stats")``). A step's ``info["messages"]`` is a slice of the conversation that chat templates accept:
 the env's normalised reading of the assistant's turn first (its ``tool_calls`` ids are the
 ``tool_call_id`` of the tool messages after it), then the tool results and the user's words.
 The observation renders only what is new from the env (`agentgym.core.render.answer_messages`).
@@ -409,7 +409,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         reward = 0.0
         if terminated or truncated:
             outcome = end or ("time_budget" if over_time and turn < self._max_turns else "truncated")
-            summary = info["episode_summary"] = self._end_episode(outcome)
+            summary = info["episode"] = info["episode_summary"] = self._end_episode(outcome)
             reward = summary["score"]
         return render_messages(messages), reward, terminated, truncated, info
 
@@ -417,7 +417,8 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         """The episode's summary: success, score, turns, tool calls and every metric input.
 
         When the env ends the episode (the task ended, or its turn or time budget ran out), the
-        info of that step carries this summary as ``info["episode_summary"]``. A wrapper that ends
+        info of that step carries this summary as ``info["episode"]`` (and, the same dict,
+        ``info["episode_summary"]``). A wrapper that ends
         the episode in its own step, as Gymnasium's `TimeLimit` does (``gym.make(id,
         max_episode_steps=N)``, or applied by hand), ends it without the env knowing: the loop
         that sees such an end asks for the summary here (``env.unwrapped.episode_summary()``;

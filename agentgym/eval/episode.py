@@ -37,11 +37,12 @@ def agent_view(info: dict[str, Any]) -> dict[str, Any]:
     """The info an ordinary agent sees: without the noise log and the episode summary, which
     would tell it where faults were injected."""
     if "noise" not in info and "episode_summary" not in info:
-        return info
+        return info  # the summary is under both of its keys or neither
     # A copy less a few keys is cheaper than a filtering dict comprehension, and the same dict.
     view = info.copy()
     view.pop("noise", None)
     view.pop("episode_summary", None)
+    view.pop("episode", None)
     return view
 
 

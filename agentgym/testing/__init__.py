@@ -19,8 +19,9 @@ What an env needs to be checked (an ``AgentRL/*``-style text env):
 - ``step(action)`` never raises on a bad action, returns a Python ``float`` reward and Python
   ``bool`` flags, raises `gymnasium.error.ResetNeeded` before the first reset and after the
   episode ended, and the episode ends (terminated or truncated) within a turn budget, with
-  ``info["episode_summary"]`` holding at least success, score, turns and tool_calls (not
-  ``info["episode"]``: Gymnasium's `RecordEpisodeStatistics` wrappers write that key).
+  ``info["episode"]`` holding at least success, score, turns and tool_calls, and the same dict
+  under ``info["episode_summary"]`` (Gymnasium's `RecordEpisodeStatistics` then needs a key of
+  its own: ``stats_key="episode_stats"``).
 - A step's ``info["messages"]`` is a slice of the conversation a chat template accepts: the
   assistant's turn as the env read it first, then the env's answer; every tool message answers
   a call of that turn (its ``tool_call_id`` is the id of one of the turn's ``tool_calls``).

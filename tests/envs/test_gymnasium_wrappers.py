@@ -1,5 +1,6 @@
 """Gymnasium's own wrappers over every live id: the episode statistics wrappers (single and vector,
-sync and async), which own ``info["episode"]``, and `TimeLimit` from ``gym.make(id,
+sync and async), given a key of their own (the env's summary is ``info["episode"]``, which they
+refuse to find set), and `TimeLimit` from ``gym.make(id,
 max_episode_steps=N)`` or applied by hand, which truncates in its own step without the env knowing:
 the loop asks the env for the summary (`AgentEnv.episode_summary`)."""
 
@@ -24,6 +25,7 @@ from agentgym.eval.jobs import AgentSpec, EpisodeJob
 from agentgym.eval.records import spec_dict
 from agentgym.registration import REMOTE_ID
 from agentgym.testing import canonical_json, probe_actions
+from agentgym.testing.conformance import STATS_KEY
 
 ENV_IDS = sorted(i for i in gym.registry if i.startswith("AgentRL/") and i != REMOTE_ID)
 
@@ -50,7 +52,7 @@ def _agent(info: dict[str, Any]) -> Any:
 # ------------------------------------------------------------------ RecordEpisodeStatistics
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_record_episode_statistics_counts_our_episodes(env_id: str) -> None:
-    env = RecordEpisodeStatistics(gym.make(env_id))
+    env = RecordEpisodeStatistics(gym.make(env_id), stats_key=STATS_KEY)
     for seed in (0, 1):
         obs, info = env.reset(seed=seed)
         agent = _agent(info)
@@ -61,8 +63,8 @@ def test_record_episode_statistics_counts_our_episodes(env_id: str) -> None:
             total += float(reward)
             if terminated or truncated:
                 break
-        summary, stats = info["episode_summary"], info["episode"]
-        assert set(stats) == {"r", "l", "t"}
+        summary, stats = info["episode"], info[STATS_KEY]
+        assert summary is info["episode_summary"] and set(stats) == {"r", "l", "t"}
         assert stats["r"] == pytest.approx(total) == summary["score"]
         assert stats["l"] == summary["turns"]
     assert len(env.return_queue) == 2
@@ -74,17 +76,17 @@ def test_record_episode_statistics_counts_our_episodes(env_id: str) -> None:
 def test_vector_record_episode_statistics_counts_our_episodes(env_id: str, vector: str) -> None:
     makers = [lambda: gym.make(env_id, max_turns=3) for _ in range(2)]
     inner = SyncVectorEnv(makers) if vector == "sync" else AsyncVectorEnv(makers)
-    venv = VectorRecordEpisodeStatistics(inner)
+    venv = VectorRecordEpisodeStatistics(inner, stats_key=STATS_KEY)
     venv.reset(seed=[11, 12])
     ended = np.zeros(2, dtype=bool)
     for _ in range(4):
         _, rewards, terminated, truncated, infos = venv.step(("Which area do you prefer?", "OK."))
         done = terminated | truncated
         if done.any():
-            assert list(infos["_episode"]) == list(done) == list(infos["_episode_summary"])
+            assert list(infos[f"_{STATS_KEY}"]) == list(done) == list(infos["_episode"])
             for i in np.flatnonzero(done):
-                assert infos["episode"]["l"][i] == infos["episode_summary"]["turns"][i] == 3
-                assert infos["episode"]["r"][i] == pytest.approx(infos["episode_summary"]["score"][i])
+                assert infos[STATS_KEY]["l"][i] == infos["episode"]["turns"][i] == 3
+                assert infos[STATS_KEY]["r"][i] == pytest.approx(infos["episode"]["score"][i])
                 assert infos["episode_summary"]["outcome"][i] == "truncated"
             ended |= done
     assert ended.all()
@@ -92,37 +94,38 @@ def test_vector_record_episode_statistics_counts_our_episodes(env_id: str, vecto
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_no_info_holds_the_key_gymnasium_owns(env_id: str) -> None:
+def test_only_the_last_info_holds_the_summary_under_episode(env_id: str) -> None:
     env = gym.make(env_id, noise="medium")
     for seed in (0, 1):
         obs, info = env.reset(seed=seed)
         agent = _agent(info)
         agent.reset(obs, info)
         for _ in range(500):
-            assert "episode" not in info
+            assert "episode" not in info and "episode_summary" not in info
             obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
             if terminated or truncated:
                 break
-        assert "episode" not in info and info["episode_summary"]["turns"] >= 1
+        assert info["episode"] is info["episode_summary"] and info["episode"]["turns"] >= 1
     env.close()
 
 
 def test_an_autoreset_inside_record_episode_statistics_ends_every_episode_with_both() -> None:
-    env = RecordEpisodeStatistics(Autoreset(gym.make("AgentRL/Dialog-v0")))
+    env = RecordEpisodeStatistics(Autoreset(gym.make("AgentRL/Dialog-v0")), stats_key=STATS_KEY)
     env.reset(seed=0)
     ends = 0
     for _ in range(60):
         _, _, terminated, truncated, info = env.step("OK.")
         if terminated or truncated:
             ends += 1
-            assert set(info["episode"]) == {"r", "l", "t"} and "success" in info["episode_summary"]
+            assert set(info[STATS_KEY]) == {"r", "l", "t"} and "success" in info["episode"]
     assert ends >= 2
     env.close()
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_vector_envs_leave_the_key_to_the_vector_wrapper(mode: str) -> None:
-    envs = VectorRecordEpisodeStatistics(gym.make_vec("AgentRL/Dialog-v0", 2, vectorization_mode=mode))
+def test_vector_envs_carry_the_summary_beside_the_vector_wrapper_s_statistics(mode: str) -> None:
+    envs = VectorRecordEpisodeStatistics(gym.make_vec("AgentRL/Dialog-v0", 2, vectorization_mode=mode),
+                                         stats_key=STATS_KEY)
     envs.reset(seed=0)
     ended = 0
     try:
@@ -130,8 +133,8 @@ def test_vector_envs_leave_the_key_to_the_vector_wrapper(mode: str) -> None:
             _, _, terminated, truncated, infos = envs.step(["OK."] * 2)
             if terminated.any() or truncated.any():
                 ended += 1
-                assert set(infos["episode"]) >= {"r", "l", "t"}
-                assert list(infos["_episode_summary"]) == list(terminated | truncated)
+                assert set(infos[STATS_KEY]) >= {"r", "l", "t"}
+                assert list(infos["_episode"]) == list(terminated | truncated)
     finally:
         envs.close()
     assert ended >= 2
@@ -234,11 +237,11 @@ def test_a_time_limit_past_the_env_budget_changes_nothing(env_id: str) -> None:
 
 
 def test_statistics_over_a_time_limit_count_the_truncated_episode() -> None:
-    env = RecordEpisodeStatistics(gym.make("AgentRL/Dialog-v0", max_episode_steps=2))
+    env = RecordEpisodeStatistics(gym.make("AgentRL/Dialog-v0", max_episode_steps=2), stats_key=STATS_KEY)
     env.reset(seed=7)
     env.step("Which area?")
     *_, truncated, info = env.step("OK.")
-    assert truncated and info["episode"]["l"] == 2 and env.unwrapped.episode_summary()["turns"] == 2
+    assert truncated and info[STATS_KEY]["l"] == 2 and env.unwrapped.episode_summary()["turns"] == 2
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

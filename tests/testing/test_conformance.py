@@ -94,7 +94,8 @@ class GuessEnv(gym.Env[str, str]):
         if won or truncated:
             self._done = True
             reward = self._reward(won)
-            info["episode_summary"] = {"success": won, "score": reward, "turns": self._turn, "tool_calls": 0}
+            info["episode"] = info["episode_summary"] = {"success": won, "score": reward, "turns": self._turn,
+                                                         "tool_calls": 0}
         self._log.append(reply)
         return reply, reward, self._flag(won), self._flag(truncated), info
 
@@ -254,13 +255,13 @@ class NoEpisodeInfoEnv(GuessEnv):
         return obs, reward, terminated, truncated, info
 
 
-class EpisodeKeyEnv(GuessEnv):
-    """Ends with its summary under ``episode`` too, the key RecordEpisodeStatistics writes."""
+class NoEpisodeKeyEnv(GuessEnv):
+    """Ends with its summary under ``episode_summary`` alone, not under ``episode``, the key every
+    Gymnasium loop reads."""
 
     def step(self, action: str) -> Any:
         obs, reward, terminated, truncated, info = super().step(action)
-        if "episode_summary" in info:
-            info["episode"] = dict(info["episode_summary"])
+        info.pop("episode", None)
         return obs, reward, terminated, truncated, info
 
 
@@ -397,7 +398,7 @@ def test_dialog_passes_as_id_and_as_configured_instance() -> None:
         (UnboundedObsEnv, "garbage", "outside"),
         (EarlyRewardEnv, "step-types", "before the episode ended"),
         (NoEpisodeInfoEnv, "step-types", "lacks 'episode_summary'"),
-        (EpisodeKeyEnv, "step-types", "RecordEpisodeStatistics"),
+        (NoEpisodeKeyEnv, "step-types", "lacks 'episode'"),
         (NoAssistantTurnEnv, "step-types", "must open with the assistant's turn"),
         (OrphanToolResultEnv, "step-types", "'call_x', which is not the id"),
         (NumpyInfoEnv, "step-types", "not plain JSON"),
