@@ -51,27 +51,36 @@ _SPELLED_OUT = re.compile(r"(\?\s*(?:specifically|in particular|namely|that is t
 _ASKS_LIST = re.compile(r"\b(?:tell (?:me|us)|let (?:me|us) know|provide|share|send (?:me|us)|give (?:me|us)|"
                         r"i(?:'d| would)? need(?: to know)?)\b[^\n]*:\s*$", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
+#: A heading (a line in bold, or a markdown heading) that says the assistant needs something of
+#: the user ("**What I need from you**", "## Questions for you", "**Information needed**"): it
+#: asks for the list under it as a line ending in a colon does. One that restates the user's
+#: own needs ("**Your needs**", "**What you need**") asks nothing.
+_ASKS_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*|__)[^\n]*(?<![a-z])(?:(?:i|we)(?:'d| would)? (?:still )?need|(?:needed|required) from you|"
+    r"(?:info(?:rmation)?|details?|input|answers?) (?:needed|required|missing|requested)|questions? (?:for|to) you|"
+    r"before (?:i|we) (?:can )?(?:proceed|start|continue|go ahead)|please (?:provide|share|send|confirm|tell))"
+    r"(?![a-z])[^\n]*$", re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
 def spelled_out(message: str) -> str:
     """`message` with what spells out a question asked as a question: a sentence that spells out
     the question before it ("What are you after? Specifically: the area, your budget."), and the
-    items of a list under a line that asks for them ("kindly tell me:" above "1. The email on your
-    account."), each ended by a question mark.
+    items of a list under a line or a heading that asks for them ("kindly tell me:" or "**What I
+    need from you**" above "1. The email on your account."), each ended by a question mark.
 
     A pure function of the text, memoised: every reader of a message asks it of the same text
     (the tool-use user, then its reading), and agents send the same messages again and again."""
     if "?" in message:  # the pattern's own search: no lower-cased copy of every message
         message = _SPELLED_OUT.sub(r"\1?", message)
-    if ":\n" in message or ":\r\n" in message:
+    if ":\n" in message or ":\r\n" in message or "\n" in message and ("**" in message or "#" in message or "__" in message):
         lines, asking = message.split("\n"), False
         for k, line in enumerate(lines):
             if asking and _LIST_ITEM.match(line):
                 if not line.rstrip().endswith("?"):
                     lines[k] = line.rstrip().rstrip(".") + "?"
             elif line.strip():
-                asking = _ASKS_LIST.search(line) is not None
+                asking = _ASKS_LIST.search(line) is not None or _ASKS_HEADING.match(line) is not None
         message = "\n".join(lines)
     return message
 

@@ -236,3 +236,16 @@ def test_a_place_named_only_to_say_it_was_no_suggestion_is_not_the_proposal() ->
     env, actions = _played("dialog-6102.jsonl", 5)
     said = _said(env, actions[5])
     assert "Meadow Haven sounds great" in said, said
+
+
+def test_the_yes_to_the_place_of_a_come_back_names_no_time_it_left_to_the_assistant() -> None:
+    """Asked "it's the Thursday booking, B2, yes?" of a move to "the next day after it on which the
+    place is open", the user agrees in its own words; it names the new time only when the message
+    did (it said "please book it for Friday afternoon", the answer the assistant was to find; a
+    playtest, seed 6491, turn 16)."""
+    env, actions = _played("crosstask-6491-test.jsonl", 15)
+    said = _said(env, actions[15])
+    assert said.startswith("Yes, that one: please move it to the next day after it") and "Friday" not in said, said
+    env, actions = _played("crosstask-6491-test.jsonl", 15)
+    said = _said(env, "Shall I move Nest Exchange 6 to Friday afternoon and cancel B2?")
+    assert said == "Yes, that one: please book it for Friday afternoon and cancel the old booking.", said

@@ -404,3 +404,47 @@ def test_a_terse_question_for_a_detail_asks_for_it_beside_the_claims_found() -> 
         assert reply == currency.statement, (seed, reply)
         asked += 1
     assert asked >= 2
+
+
+# ------------------------------------------------------------------------------ lists asked for under a heading
+_REQUEST = ("**Request (in your words)**: you want to return ten items and would prefer refunds over store credit:\n"
+            "1. From the order placed on `2025-09-07`: denim jeans, desk lamp, running shoes, coffee grinder, duvet set.\n"
+            "2. From the order placed on `2025-09-13`: chef knife, air purifier, e-reader, action camera, rain jacket.\n\n")
+_ASKED = "1. The email address on your account, so I can find you and the two orders."
+
+
+@pytest.mark.parametrize("heading", ["**What I need from you**", "## Questions for you", "**Information needed**",
+                                     "### Before I can proceed", "__Needed from you__", "**What I need from you:**"])
+@pytest.mark.parametrize("after", ["", "\n\nOnce I have it I will check each item against our return rules and come back "
+                                       "with a line-by-line plan for your yes before anything is processed."])
+def test_a_list_under_a_heading_that_asks_for_it_is_asked(heading: str, after: str) -> None:
+    """A heading that says what the assistant needs ("**What I need from you**") asks for the list
+    under it as "I need:" does, and a plan "for your yes" to come asks for no yes now: the
+    customer gives its email (it said "Yes, please go ahead."; a playtest, seed 6485, turn 1)."""
+    import gymnasium as gym
+
+    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="hard")
+    env.reset(seed=6485)
+    reply = env.step(f"{_REQUEST}{heading}\n{_ASKED}{after}")[4]["messages"][-1]["content"]
+    assert reply.startswith("It's ") and "@" in reply, reply
+
+
+@pytest.mark.parametrize("heading", ["**Your needs**", "**What you need**", "## Summary", "**What I heard from you**",
+                                     "**How to proceed**", "**Changes needed**"])
+def test_a_heading_that_restates_the_request_asks_nothing(heading: str) -> None:
+    from agentgym.users.rule_based import spelled_out
+
+    message = f"{heading}\n- Refunds for all ten items"
+    assert spelled_out(message) == message
+
+
+@pytest.mark.parametrize("later, asks", [
+    ("I'll come back with a plan for your approval.", False),
+    ("Then I'll ask for your yes on the whole plan.", False),
+    ("Refund 249.00 USD for the watch. Do I have your approval?", True),
+    ("Refund 249.00 USD for the watch; I'll wait for your yes before I process it.", True),
+])
+def test_a_yes_put_off_to_a_later_plan_is_asked_for_no_now(later: str, asks: bool) -> None:
+    from agentgym.envs.tooluse.asking import asks_go_ahead
+
+    assert asks_go_ahead(later) is asks

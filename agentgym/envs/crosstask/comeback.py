@@ -436,9 +436,14 @@ class ComeBackUser(FollowUpUser):
         if r.places:
             meant = self._meant(r)
             if meant is not None and meant.id == self._move.place:
+                # The new time is the assistant's to find: the yes names it only where the
+                # message did, or where it is the booking's own time; else the come-back's words.
+                move = self._move
+                named = ("time", move.day) in r.values and ("time", move.slot) in r.values
+                what = f"please book it for {self._when}" if named or (move.day, move.slot) == move.old else self._target()
                 if not any(self._is_new(b) for b in self._world.active_bookings()):
-                    return f"Yes, that one: please book it for {self._when}{_AND_CANCEL}."
-                return f"Yes, that one. {self._missing() or f'Please book it for {self._when}.'}"
+                    return f"Yes, that one: {what}{_AND_CANCEL}."
+                return f"Yes, that one. {self._missing() or f'{what[0].upper()}{what[1:]}.'}"
             if meant is not None and self._names_booking(meant, r):
                 return f"Yes, that's the booking. {self._request()}"
             return f"That isn't what I asked for. {self._request()}"

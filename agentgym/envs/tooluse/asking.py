@@ -75,8 +75,21 @@ _ASKS_YES_WORDS = (
 )
 
 
+#: A clause that puts off asking for the yes ("I'll come back with a plan for your yes", "then
+#: I'll ask for your approval"): it names the yes of a plan to come, and asks for none now.
+_LATER_ASSENT = re.compile(r"\b(?:come|get|circle|report) back\b[^.?!;\n]*|"
+                           r"\b(?:i|we)(?:'ll| will| shall)\s+(?:then\s+|later\s+|next\s+)?(?:ask|seek|request)\s+"
+                           r"(?:you\s+)?for\b[^.?!;\n]*", re.I)
+
+
+def assent_now(text: str) -> str:
+    """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`)."""
+    return _LATER_ASSENT.sub(" ", text) if "back" in text or "for" in text else text
+
+
 def asks_yes(text: str) -> bool:
-    """Whether `text` asks for a yes in words `ASKS_YES` holds."""
+    """Whether `text` asks for a yes in words `ASKS_YES` holds, outside a clause that puts the
+    asking off ("I'll come back with a plan for your yes")."""
     # The pattern is tried at every place of the text (a word boundary opens it); a few
     # substring tests rule most texts out first. Only in ASCII: outside it case-insensitive
     # matching has more forms than `str.lower` gives ("\u017f" is "s", "\u212a" is "k").
@@ -87,7 +100,7 @@ def asks_yes(text: str) -> bool:
                 break
         else:
             return False
-    return ASKS_YES.search(text) is not None
+    return ASKS_YES.search(assent_now(text)) is not None
 
 
 #: A sentence that asks the customer for an answer in the imperative: its verb ("confirm",
@@ -171,7 +184,7 @@ def asks_answer(message: str) -> bool:
     """Whether a message asks the customer for an answer: a question, a sentence that asks for
     one in the imperative (`_ASKS_ANSWER`), or one that speaks of the customer's assent (`_YOU`
     and `_ASSENT`)."""
-    return "?" in message or any(_ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(s)
+    return "?" in message or any(_ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(assent_now(s))
                                  for s in _sentences(message))
 
 
@@ -180,7 +193,8 @@ def asks_go_ahead(message: str) -> bool:
     with no question word: "Confirm?", "OK to submit?", "Would that work for you?"), or in the
     imperative or by speaking of the customer's assent (as `asks_answer` reads them)."""
     return asks_yes(message) or any(
-        "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(s)
+        "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _ASKS_ANSWER.search(s)
+        or _YOU.search(s) and _ASSENT.search(assent_now(s))
         for s in _sentences(message, " -*#>|"))
 
 
@@ -232,11 +246,18 @@ _ASKS_YES_VERB = re.compile(r"\b(?:ok|okay|shall|should|can|could|may|will|would
                             r"refund|submit|send|pay|roll|credit|exchange|cancel|confirm|approve)\b", re.I)
 
 
+#: Where a terse question's reason for asking begins ("The email address on your account, so I
+#: can find your orders?"): what it asks for is what comes before.
+_WHY_ASKED = re.compile(r",?\s+(?:so(?:\s+that)?|in order to|because|since|which|to (?:find|look|check|locate|pull|verify))\b|"
+                        r"\s[(\u2013\u2014]", re.I)
+
+
 def terse_question(sentence: str) -> bool:
     """Whether a question is a few words with no verb to ask a yes ("payout currency? (EUR /
-    USD)", "Email on the account?", "The email address on your account?"): it asks for what it
-    names, as a question word's does."""
-    head = sentence.split("?", 1)[0]
+    USD)", "Email on the account?", "The email address on your account, so I can find you?"):
+    it asks for what it names, as a question word's does. Its reason for asking is no part of
+    it."""
+    head = _WHY_ASKED.split(sentence.split("?", 1)[0], 1)[0]
     return len(_WORD.findall(head)) <= _TERSE_MAX and not _ASKS_YES_VERB.search(head)
 
 
