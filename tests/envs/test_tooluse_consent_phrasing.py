@@ -448,3 +448,36 @@ def test_a_yes_put_off_to_a_later_plan_is_asked_for_no_now(later: str, asks: boo
     from agentgym.envs.tooluse.asking import asks_go_ahead
 
     assert asks_go_ahead(later) is asks
+
+
+def test_a_yes_to_the_rest_of_the_plan_unchanged_is_a_yes_to_the_plan_it_points_back_to() -> None:
+    """A plan of eight items with their amounts, pressed against; then "Rest of plan unchanged
+    (refunds 634.30 USD on e-reader/air purifier/...). Proceed w/ the above?" and the customer's
+    "please go ahead with that": the refunds of the plan above are agreed to (all five were
+    refused as unagreed, and the customer left; a playtest, seed 6505, turn 8)."""
+    import json
+    from pathlib import Path
+
+    import gymnasium as gym
+
+    turns = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests" / "turns" / "tooluse-6505-train.jsonl"
+    actions = [json.loads(line) for line in turns.read_text().splitlines() if line.strip()]
+    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="hard")
+    env.reset(seed=6505)
+    for action in actions[:7]:
+        env.step(action)
+    info = env.step(actions[7])[4]
+    assert info["episode"]["success"] and not info["errors"], info["errors"]
+
+
+@pytest.mark.parametrize("text, back", [
+    ("Rest of plan unchanged (refunds on the lamp and the coat). Proceed w/ the above?", True),
+    ("Everything else as listed above. OK to go?", True),
+    ("The plan above stands; the watch gets store credit. Shall I go ahead?", True),
+    ("Refund 45.00 for the lamp. Shall I go ahead?", False),
+    ("Above all, I want to get this right. Shall I go ahead?", False),
+])
+def test_words_that_point_back_to_the_plan_put_before(text: str, back: bool) -> None:
+    from agentgym.envs.tooluse.asking import REFERS_BACK
+
+    assert (REFERS_BACK.search(text) is not None) is back

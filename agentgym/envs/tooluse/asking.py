@@ -16,7 +16,7 @@ from functools import lru_cache
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "VALUE_REQUEST", "asking_sentences", "asks_answer",
+__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
            "asks_facts_only", "asks_go_ahead", "terse_question", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done"]
 
@@ -73,6 +73,16 @@ _ASKS_YES_WORDS = (
     "you authori", "happy", "agree?", "approve", "yes or no",
     *(f"{ok} {about}" for ok in ("ok", "okay", "alright", "all right", "fine", "good") for about in ("with", "about")),
 )
+
+
+#: Words by which a message points back to the plan put before it ("Rest of plan unchanged",
+#: "Proceed with the above?", "as listed above"): a yes to it is a yes to that plan too, as this
+#: message amends it.
+REFERS_BACK = re.compile(r"\b(?:(?:the|my|our) (?:plan|list|breakdown|proposal|lines?) above|(?:as|see) (?:above|before|"
+                         r"listed|stated|outlined|planned)|the above|above plan|same as before|unchanged from|"
+                         r"(?:rest|remainder|everything else|all else|other (?:items|lines|parts|writes))"
+                         r"(?: of (?:the|my|our) plan)?,? (?:is |are |stays? |remains? )?(?:unchanged|as (?:before|above|"
+                         r"listed|stated|planned)|stands?|the same)|(?:plan|it) (?:above )?stands)\b", re.I)
 
 
 #: A clause that puts off asking for the yes ("I'll come back with a plan for your yes", "then

@@ -74,6 +74,7 @@ from agentgym.envs.tooluse.asking import (
     CHECKS_WORK,
     OFFERS_CHOICE,
     QUESTION_WORD,
+    REFERS_BACK,
     VALUE_REQUEST,
     asking_sentences,
     asks_answer,
@@ -164,7 +165,7 @@ class ToolUseUser(RuleBasedUser):
 
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
-                 "_job", "_tier", "_pressed", "_plans", "_chosen", "_shift_yes")
+                 "_job", "_tier", "_pressed", "_plans", "_chosen", "_shift_yes", "_put")
     STOCK = STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
@@ -194,6 +195,7 @@ class ToolUseUser(RuleBasedUser):
         #: The last yes that named its choice between plans (`CHOSEN`): a yes, as `YES` are.
         self._chosen: str | None = None
         self._shift_yes = False  # this reply's change of mind stood where a yes would (`_with_shift`)
+        self._put: str | None = None  # the last plan put to the customer (a yes that `REFERS_BACK` takes it in)
 
     def _state(self, d: Detail) -> str:
         self._reveal(d.id)
@@ -235,7 +237,11 @@ class ToolUseUser(RuleBasedUser):
         # about an outcome: the plan's writes may follow (those the change alters or drops
         # are no longer what the customer wants, and the review says so).
         if consent is not None and (out.text in YES or out.text == self._chosen or self._shift_yes) and out.end is None:
+            if self._put is not None and REFERS_BACK.search(message):
+                consent.grant(self._put)  # "rest of the plan unchanged; proceed?": the plan it points back to
             consent.grant(message)
+        if consent is not None and message.strip() and self._is_plan(message):
+            self._put = message
         return out
 
     def _read_go_ahead(self, message: str) -> None:
