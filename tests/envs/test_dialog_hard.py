@@ -413,3 +413,19 @@ def test_the_needs_it_would_give_up_are_said_as_wishes_and_no_other_is(split: st
             else:
                 seen[False] += 1
     assert seen[True] and seen[False]
+
+
+def test_a_proposal_that_breaks_only_a_need_arrived_in_the_same_reply_costs_no_patience() -> None:
+    """The only place that met every need said, proposed beside "the others each miss ...": the
+    user gives way, a late need arrives in that reply and rules the place out, and no warning
+    comes with it, as none comes when the need arrives after a proposal it accepted (it said
+    "Please be careful: I'm starting to lose my patience."; a playtest, seed 6512, turn 4)."""
+    from playtest_turns import replayed
+
+    from agentgym.envs.dialog.wording import WARNING
+
+    env, actions = replayed("AgentRL/Dialog-v0", 6512, "train", "hard", 3)
+    costs = env.unwrapped.user._costs
+    reply = env.step(actions[3])[0]
+    assert "won't work for me" in reply and WARNING not in reply, reply
+    assert env.unwrapped.user._costs == costs

@@ -150,3 +150,16 @@ def test_the_user_restates_what_it_is_asked_about_asks_for_the_whole_plan_and_ne
         obs, *_ = env.step("Can two bookings be in the same area?")
         assert (rules[2] if g.distinct_areas else "may be in the same area") in obs
         assert SUBMIT_ANSWER not in env.step("What's the budget?")[0]
+
+
+@pytest.mark.parametrize("intro", ["Here is the full plan:", "Here's my proposed plan:", "This is the final plan:"])
+def test_a_plan_introduced_at_a_line_s_end_is_the_plan_whatever_the_options_above_name(intro: str) -> None:
+    """Two hotels weighed for booking B ("- Willow House ...: pro ... con ...", "- Maple House ...")
+    and "I would go with Maple House. Here is the full plan:" over one place a booking: the labels
+    under the sentence that introduces the plan give it (the user asked which place booking B
+    meant; a playtest, seed 6510, turn 6)."""
+    from playtest_turns import replayed
+
+    env, actions = replayed("AgentRL/Dialog-v0", 6510, "train", "hard", 5)
+    reply = env.step(actions[5].replace("Here is the full plan:", intro))[0]
+    assert "more than one place" not in reply, reply

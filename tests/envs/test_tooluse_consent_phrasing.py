@@ -455,17 +455,9 @@ def test_a_yes_to_the_rest_of_the_plan_unchanged_is_a_yes_to_the_plan_it_points_
     (refunds 634.30 USD on e-reader/air purifier/...). Proceed w/ the above?" and the customer's
     "please go ahead with that": the refunds of the plan above are agreed to (all five were
     refused as unagreed, and the customer left; a playtest, seed 6505, turn 8)."""
-    import json
-    from pathlib import Path
+    from playtest_turns import replayed
 
-    import gymnasium as gym
-
-    turns = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests" / "turns" / "tooluse-6505-train.jsonl"
-    actions = [json.loads(line) for line in turns.read_text().splitlines() if line.strip()]
-    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="hard")
-    env.reset(seed=6505)
-    for action in actions[:7]:
-        env.step(action)
+    env, actions = replayed("AgentRL/ToolUse-v0", 6505, "train", "hard", 7)
     info = env.step(actions[7])[4]
     assert info["episode"]["success"] and not info["errors"], info["errors"]
 

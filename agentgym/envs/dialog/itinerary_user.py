@@ -183,6 +183,11 @@ _LABEL_ITEM = re.compile(rf"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?({_LABEL})(?:\*
 _PLAN_HEADING = re.compile(r"^[ \t#*_>-]*(?:my |our |the )?(?:recommendation|recommended plan|proposed plan|"
                            r"proposal|final plan|plan|suggested plan|my pick)(?:[ \t*_]*:[ \t*_]*|[ \t*_]*$)",
                            re.I | re.M)
+#: A sentence that ends a line by introducing the plan below it ("... I would go with X. Here is the
+#: full plan:"): a heading too, though a line's reasoning comes before it.
+_PLAN_INTRO = re.compile(r"\b(?:here(?: is|'s)|this is|below is|(?:so )?the plan is)\s+(?:the |my |our )?(?:full |complete |"
+                         r"final |whole |proposed |recommended |overall |updated )?(?:plan|itinerary|proposal)"
+                         r"[ \t*_]*:[ \t*_]*$", re.I | re.M)
 #: Where what a label gives ends, short of the next label: a paragraph break, or the end of the
 #: sentence that names the label's first place (a period before a space ends one after a figure
 #: too: "rated 3.0. Total ..."; a line break does not: "Or W for booking D." on the next line
@@ -211,11 +216,9 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     marks += _labels_before_places(message, [m[:3] for m in mentions])
     marks += _list_line_labels(message)
     marks += _table_row_labels(message)
-    heading = None
-    for heading in _PLAN_HEADING.finditer(message):
-        pass
-    if heading is not None and any(start >= heading.end() for start, _, _ in marks):
-        marks = [m for m in marks if m[0] >= heading.end()]
+    heading = max((m.end() for r in (_PLAN_HEADING, _PLAN_INTRO) for m in r.finditer(message)), default=None)
+    if heading is not None and any(start >= heading for start, _, _ in marks):
+        marks = [m for m in marks if m[0] >= heading]
     if not marks:
         return {}
     marks.sort()

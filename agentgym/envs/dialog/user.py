@@ -187,7 +187,7 @@ class DialogUser(RuleBasedUser):
         super().__init__(understanding(self._domain).read, (), LivePicks(rng))
         #: Ids of the late needs that have arrived (the user has them), and those still to
         #: come with their due turns, soonest first.
-        self._arrived: set[str] = set()
+        self._arrived: dict[str, int] = {}
         self._pending = list(zip((c for c in self._gold.constraints if c.reveal == "late"), self._gold.late_turns))
         #: Slots the user has answered (stated a need of, or said it has none).
         self._said: set[str] = set()
@@ -228,6 +228,13 @@ class DialogUser(RuleBasedUser):
         stated = [c for c in broken if c.id in self._revealed]
         return (stated or broken or [None])[0]
 
+    def _knowable_miss(self, place: Place, day: str, slot: str, turn: int) -> bool:
+        """Whether `place` at (day, slot) fails the user in a way the agent could have known
+        before this turn: a need it breaks that did not arrive at this turn, or its time."""
+        return not place.is_open(day, slot) or any(
+            self._has(c) and not c.holds(place, day, slot) and self._arrived.get(c.id) != turn
+            for c in self._gold.constraints)
+
     def _verdict(self, place: Place, day: str, slot: str) -> str | None:
         """Why `place` at (day, slot) will not do, as the user says it; None when it will. Shared
         by proposals, bookings and the answers to "does it still work?": the needs the user has
@@ -249,7 +256,7 @@ class DialogUser(RuleBasedUser):
         out = []
         for c, due in pending:
             if commit or turn >= due:
-                self._arrived.add(c.id)
+                self._arrived[c.id] = turn
                 out.append(self._say(c))
         self._pending = [(c, due) for c, due in pending if c.id not in self._arrived]
         return out
@@ -488,7 +495,9 @@ class DialogUser(RuleBasedUser):
         why = self._verdict(place, day, slot)
         if why is not None:
             self._accepted = None
-            return self._cost(f"Hmm, {place.name} won't work for me. {why}", turn, commit=True)
+            said = f"Hmm, {place.name} won't work for me. {why}"
+            # A place that breaks only needs that arrived in this very reply costs nothing.
+            return self._cost(said, turn, commit=True) if self._knowable_miss(place, day, slot, turn) else UserTurn(said)
         self._accepted = place
         arrived = self._arrivals(turn, commit=True)
         if arrived:
