@@ -429,3 +429,15 @@ def test_a_proposal_that_breaks_only_a_need_arrived_in_the_same_reply_costs_no_p
     reply = env.step(actions[3])[0]
     assert "won't work for me" in reply and WARNING not in reply, reply
     assert env.unwrapped.user._costs == costs
+
+
+def test_the_one_place_offered_beside_the_booked_one_that_no_longer_fits_is_proposed() -> None:
+    """"Sorry, Rose House has no projector. The only barn with one (Ivy Assembly) is full ...; a
+    non-barn option that fits the rest:" over a table of one place, and "Can the barn setting give
+    way?": the user gives way and takes up the one place offered, not the booked one it came back
+    about (it said "You've named more than one place"; a playtest, seed 6543, turn 10)."""
+    from playtest_turns import replayed
+
+    env, actions = replayed("AgentRL/Dialog-v0", 6543, "test", "hard", 9)
+    reply = env.step(actions[9])[0]
+    assert "Grand Assembly sounds great" in reply and "more than one place" not in reply, reply

@@ -473,3 +473,28 @@ def test_words_that_point_back_to_the_plan_put_before(text: str, back: bool) -> 
     from agentgym.envs.tooluse.asking import REFERS_BACK
 
     assert (REFERS_BACK.search(text) is not None) is back
+
+
+@pytest.mark.parametrize("lead", ["Could you verify the plan below:", "Please verify the plan below:",
+                                  "Could you check the plan below:", "Please review the plan below:",
+                                  "Please confirm the following:", "I'll need your OK on these:"])
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_plan_under_a_line_that_asks_to_check_it_gets_the_yes(domain: str, lead: str) -> None:
+    """A plan's lines under "Could you verify the plan below:" ask for a yes as "Shall I go
+    ahead?" does (it got "I don't know more than what I told you", or the customer's wish again)."""
+    for seed in range(3):
+        env, u = _env(domain, seed)
+        reply = _answer(env, lead + "\n" + "\n".join(f"- {line}" for line in _plan(u.task).splitlines()))
+        assert reply in _YES and u.task.world.consent.plans, (seed, reply)
+
+
+def test_details_asked_under_confirm_the_following_are_given() -> None:
+    """"Could you please confirm the following:" over "- The email address on your account" asks
+    for the e-mail, which the customer has not said: no yes, and no question about the plan."""
+    import gymnasium as gym
+
+    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="hard")
+    env.reset(seed=6485)
+    reply = env.step("Could you please confirm the following:\n- The email address on your account\n"
+                     "- Which order you mean")[4]["messages"][-1]["content"]
+    assert reply.startswith("It's ") and "@" in reply, reply

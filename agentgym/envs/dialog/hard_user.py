@@ -197,7 +197,11 @@ class HardDialogUser(DialogUser):
         if not ties:
             # Places listed as what there is ("cabins with breakfast: X; with parking: Y and Z")
             # are no proposal; one place, or one recommended ("I'd go with X"), is.
-            return r if len(named) == 1 or r.recommended else replace(r, places=(), recommended=(), alternatives=())
+            if len(named) == 1 and not r.recommended:
+                # The one place offered, beside the booked one the message says no longer fits.
+                keys = (named[0].name.lower(),)
+                return replace(r, places=keys, recommended=keys, alternatives=())
+            return r if r.recommended else replace(r, places=(), recommended=(), alternatives=())
         given = [p for p in named if ties.get(p.id) == self._dropped.id]
         left = given or [p for p in named if p.id not in ties]
         keys = tuple(p.name.lower() for p in left)

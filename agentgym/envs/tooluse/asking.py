@@ -114,10 +114,12 @@ def asks_yes(text: str) -> bool:
 
 
 #: A sentence that asks the customer for an answer in the imperative: its verb ("confirm",
-#: "approve", "reply", "say", "tell me", "let me know") opens it, or follows "please", "just",
-#: "and", "then" or "so" ("please review the plan and confirm", "just say the word").
-_ASKS_ANSWER = re.compile(r"(?:^|\b(?:please|just|and|then|so),?\s+)(?:confirm|approve|reply|respond|say|tell me|"
-                          r"let me know|give me)\b", re.I)
+#: "approve", "reply", "say", "tell me", "let me know", "verify", "review") opens it, or follows
+#: "please", "just", "and", "then", "so" or "could you" ("please review the plan and confirm",
+#: "just say the word", "Could you verify the plan below:").
+_ASKS_ANSWER = re.compile(r"(?:^|\b(?:please|just|and|then|so|(?:could|can|would|will) you(?: please)?),?\s+)"
+                          r"(?:confirm|approve|reply|respond|say|tell me|let me know|give me|verify|review|double-check|"
+                          r"look over|check over|check (?:the |this |my |our )?(?:plan|proposal|summary|list|steps))\b", re.I)
 #: A sentence that speaks of the customer's assent as what the work waits for ("awaiting your
 #: confirmation", "once you confirm, I'll make the changes"): it addresses the customer and
 #: names an assent.
@@ -171,11 +173,13 @@ def says_done(text: str) -> bool:
 
 #: A request for a value put as a yes/no question or in the imperative ("could you tell me the
 #: email on your account?", "please share which currency you need", "could you confirm the
-#: email on your account?"): it asks for the value, not for a yes.
+#: email on your account?"): it asks for the value, not for a yes ("confirm the plan below" asks for one).
 VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:me|us)?\s*(?:know\s+)?"
                            r"(?:the|your|which|what|how|where|when|who)\b|"
                            r"\b(?:please|could you|can you|would you|kindly|and)\s+(?:please\s+)?(?:confirm|verify)\s+"
-                           r"(?:the|your)\b", re.I)
+                           # "confirm the plan below" asks for a yes to it
+                           r"(?:the|your)\b(?!\s+(?:\w+\s+)?(?:plan|following|changes?|above|below|proposal|steps?|"
+                           r"actions?|summary)\b)", re.I)
 
 
 def _sentences(message: str, marks: str = " -*#>") -> list[str]:

@@ -324,7 +324,10 @@ class ToolUseUser(RuleBasedUser):
         # it in?") asks for that detail, though it names a write; else a plan that asks for any
         # answer (a question, "please confirm", "just say the word") asks for a yes to it.
         detail = plan and bool(r.asked) and bool(self._asked_unsaid(message))  # read only for a plan
-        if not r.confirm and (asks_yes(message) or plan and not detail and asks_answer(message)):
+        # A message that gives no outcome and asks for details not said yet ("Could you please
+        # confirm the following: - the e-mail on your account") asks for them, not for a yes.
+        if not r.confirm and (asks_yes(message) and (plan or self._said_all(r.asked))
+                              or plan and not detail and asks_answer(message)):
             r = replace(r, confirm=True)  # "please confirm and I'll process it" asks for a yes too
         # "Can I go ahead and issue the refunds?" after a plan asks for a yes, not about refunds.
         answer = self._confirmation(message) if plan and r.confirm and not detail else \
