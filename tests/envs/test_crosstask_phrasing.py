@@ -249,3 +249,14 @@ def test_the_yes_to_the_place_of_a_come_back_names_no_time_it_left_to_the_assist
     env, actions = _played("crosstask-6491-test.jsonl", 15)
     said = _said(env, "Shall I move Nest Exchange 6 to Friday afternoon and cancel B2?")
     assert said == "Yes, that one: please book it for Friday afternoon and cancel the old booking.", said
+
+
+def test_a_series_user_says_which_days_it_sees_booked() -> None:
+    """Four bookings of a series in one turn, two of them failed (a timeout, a 503): the user says
+    which days it sees, so the days left out show (it said "Thanks, I see it."; a playtest, seed
+    6612, medium noise, turn 39)."""
+    from playtest_turns import replayed
+
+    env, actions = replayed("AgentRL/CrossTask-v0", 6612, "train", "hard", 38, noise="medium")
+    said = env.step(actions[38])[4]["messages"][-1]["content"]
+    assert said == "Thanks, I see the bookings for Tuesday, Friday and Saturday so far.", said

@@ -441,3 +441,20 @@ def test_the_one_place_offered_beside_the_booked_one_that_no_longer_fits_is_prop
     env, actions = replayed("AgentRL/Dialog-v0", 6543, "test", "hard", 9)
     reply = env.step(actions[9])[0]
     assert "Grand Assembly sounds great" in reply and "more than one place" not in reply, reply
+
+
+@pytest.mark.parametrize("pick", ["What I'd book: Forge Quarters, Friday morning.", "Here is what I would book: Forge Quarters.",
+                                  "What I would choose: Forge Quarters."])
+def test_a_recommendation_whose_cue_holds_a_slot_word_recommends(pick: str) -> None:
+    """"Atlas Hub has monitors but no lockers. Forge Quarters has both ... What I'd book: Forge
+    Quarters": the "book" of the cue is no word between it and the place (the user asked which
+    place was meant; a playtest, seed 6601, turn 6)."""
+    from playtest_turns import replayed
+
+    from agentgym.envs.dialog.tasks import load_domains
+    from agentgym.envs.dialog.user import understanding
+
+    read = understanding(load_domains()["coworking"]).read
+    assert read(f"Atlas Hub has monitors but no lockers. Forge Quarters has both. {pick}").recommended == ("forge quarters",)
+    env, actions = replayed("AgentRL/Dialog-v0", 6601, "test", "hard", 5)
+    assert "Forge Quarters sounds great" in env.step(actions[5])[0]

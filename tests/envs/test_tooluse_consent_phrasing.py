@@ -498,3 +498,14 @@ def test_details_asked_under_confirm_the_following_are_given() -> None:
     reply = env.step("Could you please confirm the following:\n- The email address on your account\n"
                      "- Which order you mean")[4]["messages"][-1]["content"]
     assert reply.startswith("It's ") and "@" in reply, reply
+
+
+def test_a_second_answer_offered_in_quotes_is_a_choice_the_yes_names() -> None:
+    """"Reply 'yes' to approve both rows, or 'incident only' to approve row 1 alone." after the
+    customer pressed: its giving in says which plan it takes (it said "Please go ahead with
+    that.", which picks neither; a playtest, seed 6591, turn 9)."""
+    from playtest_turns import replayed
+
+    env, actions = replayed("AgentRL/ToolUse-v0", 6591, "test", "hard", 8)
+    reply = env.step(actions[8])[4]["messages"][-1]["content"]
+    assert reply == "Alright, I understand. Please go ahead with the incident and the rollback.", reply

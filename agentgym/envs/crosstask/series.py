@@ -37,6 +37,7 @@ from agentgym.envs.crosstask.followup import FollowUpUser
 from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.envs.tooluse.asking import asks_go_ahead
+from agentgym.envs.tooluse.replies import listed
 from agentgym.users.understanding import Reading
 
 __all__ = ["SERIES", "Series", "SeriesUser", "plan_series", "score_series"]
@@ -225,5 +226,8 @@ class SeriesUser(FollowUpUser):
         if any((b.item_id, b.day, b.slot) in lost for b in self._world.bookings.values() if b.id in cancelled):
             parts.append("Please keep every booking I asked for: I still need it.")
         if not parts:
-            parts.append("Thanks, I see it.")
+            # What it sees, by day: a write that failed on some days leaves them out.
+            days = sorted({day for (_, day, _), n in (have & want).items() if n}, key=DAYS.index)
+            parts.append(f"Thanks, I see the booking{'s' if len(days) > 1 else ''} for "
+                         f"{listed([d.capitalize() for d in days])} so far." if days else "Thanks.")
         return UserTurn(" ".join(parts))

@@ -50,13 +50,17 @@ def _roles(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hi
     roles: dict[int, str] = {}
     if not cues:
         return roles
+    # A slot word inside a cue ("book" in "what I would book: A") is the cue's, and no word of
+    # note between the cue and the place.
+    spans = [(x, y) for x, y, code in grams if code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM)]
+    noted = [h for h in hits if not any(x <= h[0] and h[1] <= y for x, y in spans)]
     prev: tuple[int, int] | None = None
     for a, b, payload in hits:
         if payload[0] != "place":
             continue
         c = clause[a - s]
-        others = {clause[x - s] for x, _, p in hits if x != a}
-        since = max([end for _, end, _ in hits if end <= a and clause[end - 1 - s] == c] +
+        others = {clause[x - s] for x, _, p in noted if x != a}
+        since = max([end for _, end, _ in noted if end <= a and clause[end - 1 - s] == c] +
                     [next((i for i in range(s, a) if clause[i - s] >= (c if c - 1 in others else c - 1)), a)])
         before = [code for x, code in cues if since <= x < a]
         until = min((start for start, _, _ in hits if start > a), default=e)
