@@ -260,3 +260,19 @@ def test_a_series_user_says_which_days_it_sees_booked() -> None:
     env, actions = replayed("AgentRL/CrossTask-v0", 6612, "train", "hard", 38, noise="medium")
     said = env.step(actions[38])[4]["messages"][-1]["content"]
     assert said == "Thanks, I see the bookings for Tuesday, Friday and Saturday so far.", said
+
+
+def test_a_sub_task_s_user_counts_turns_from_where_its_request_opened() -> None:
+    """A session's later sub-tasks count turns as they would alone: the dialog opened at turn 13
+    of a medium session holds its late need back until its own due turn (it arrived in the first
+    answer, "My friend just told me something: ..."; a playtest, seed 6614, turn 14), and a
+    change of mind in the fourth sub-task, at session turn 20, is logged recoverable by that
+    sub-task's own turns (it was logged unrecoverable; seed 6612, medium noise, turn 20)."""
+    from playtest_turns import replayed
+
+    env, actions = replayed("AgentRL/CrossTask-v0", 6614, "train", "medium", 13)
+    said = env.step(actions[13])[4]["messages"][-1]["content"]
+    assert "just told me" not in said and "Nothing comes to mind about the rating" in said, said
+    env, actions = replayed("AgentRL/CrossTask-v0", 6612, "train", "hard", 19, noise="medium")
+    shifts = [e for e in env.step(actions[19])[4]["noise"] if e["kind"] == "goal_shift"]
+    assert shifts and all(e["detail"]["recoverable"] for e in shifts), shifts

@@ -402,6 +402,9 @@ class SessionUser(SimulatedUser):
             if s.task is not None:
                 self.users[s.index] = FAMILIES[s.family].user(s.task, fast_stream(task.seed, f"user/segment/{s.index}"))
         self._pending_switch: list[dict[str, Any]] = []
+        #: The session turn at which the active sub-task opened: its user counts turns from there,
+        #: as it would alone (a late need's due turn, whether a change of mind leaves turns enough).
+        self._opened_at = 0
         #: The request the user opened last, after a switch (typos land only in it).
         self._opened: str | None = None
         # `known_constraints` of the sub-users when last asked, and its prefixed form.
@@ -458,7 +461,7 @@ class SessionUser(SimulatedUser):
             return UserTurn(closing, end=outcome)
         lead = ("" if thanked else _THANKS) if success else _MOVE_ON
         phrase = pick(self._leads, _NEXT)
-        self._opened = opening
+        self._opened, self._opened_at = opening, turn
         # Coming back to the booking is not "something different".
         return UserTurn(lead + (_BACK if nxt.family == "followup" else phrase) + opening)
 
@@ -509,7 +512,7 @@ class SessionUser(SimulatedUser):
         session = self.session  # `active`, inlined on the step path
         if session.active >= len(session.segments):
             return UserTurn("We're all done, thanks!")
-        said = self.users[session.segments[session.active].index].reply(message, turn)
+        said = self.users[session.segments[session.active].index].reply(message, turn - self._opened_at)
         return said if said.end is None else self._close(said, turn)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
@@ -521,7 +524,8 @@ class SessionUser(SimulatedUser):
         world_index = seg.refers_to if seg.family == "followup" else seg.index
         mine = [e for e in events if e.data.get("segment") == world_index]
         # A tool-use sub-task's write a policy refused leaves no event, yet ends that sub-task.
-        said = self.users[seg.index].react(mine, turn) if mine or not events and seg.family == "tooluse" else None
+        said = self.users[seg.index].react(mine, turn - self._opened_at) if mine or not events and seg.family == "tooluse" \
+            else None
         if said is not None and said.end is not None:
             return self._close(said, turn)
         if len(mine) == len(events):
@@ -541,7 +545,7 @@ class SessionUser(SimulatedUser):
             # sub-task's user closed it in `react` this turn and the next one is active now.
             # Either way the session goes on.
             return UserTurn("")
-        follow = self.users[seg.index].on_commit(turn)
+        follow = self.users[seg.index].on_commit(turn - self._opened_at)
         if follow is not None and follow.end is None:
             return follow
         nxt = self._finish("committed", turn, follow.text if follow is not None else "")
