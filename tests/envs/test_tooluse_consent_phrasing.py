@@ -509,3 +509,18 @@ def test_a_second_answer_offered_in_quotes_is_a_choice_the_yes_names() -> None:
     env, actions = replayed("AgentRL/ToolUse-v0", 6591, "test", "hard", 8)
     reply = env.step(actions[8])[4]["messages"][-1]["content"]
     assert reply == "Alright, I understand. Please go ahead with the incident and the rollback.", reply
+
+
+@pytest.mark.parametrize("text, asks", [
+    ("Sorry, could you say again which days you'd like booked, and where?", False),
+    ("Could you tell me the email on your account?", False),
+    ("Could you verify the plan below:", True),
+    ("Can you please confirm the plan above?", True),
+])
+def test_could_you_asks_for_a_yes_only_to_check_the_work(text: str, asks: bool) -> None:
+    """"Could you verify the plan below:" asks for a yes; "could you say again which days ..."
+    asks for words (the series user answered it "Yes, go ahead", and the expert asked again until
+    the session ran out of turns)."""
+    from agentgym.envs.tooluse.asking import asks_answer
+
+    assert asks_answer(text.rstrip("?") + ".") is asks

@@ -185,8 +185,8 @@ class DialogUser(RuleBasedUser):
         self._domain: Domain = self._world.domain
         # The needs stated so far (`_revealed`) start empty: the opening states the up-front ones.
         super().__init__(understanding(self._domain).read, (), LivePicks(rng))
-        #: Ids of the late needs that have arrived (the user has them), and those still to
-        #: come with their due turns, soonest first.
+        #: The late needs that have arrived (the user has them), by id with the turn each came,
+        #: and those still to come with their due turns, soonest first.
         self._arrived: dict[str, int] = {}
         self._pending = list(zip((c for c in self._gold.constraints if c.reveal == "late"), self._gold.late_turns))
         #: Slots the user has answered (stated a need of, or said it has none).

@@ -94,7 +94,7 @@ _LATER_ASSENT = re.compile(r"\b(?:come|get|circle|report) back\b[^.?!;\n]*|"
                            r"(?:you\s+)?for\b[^.?!;\n]*", re.I)
 
 
-def assent_now(text: str) -> str:
+def _assent_now(text: str) -> str:
     """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`)."""
     return _LATER_ASSENT.sub(" ", text) if "back" in text or "for" in text else text
 
@@ -112,16 +112,18 @@ def asks_yes(text: str) -> bool:
                 break
         else:
             return False
-    return ASKS_YES.search(assent_now(text)) is not None
+    return ASKS_YES.search(_assent_now(text)) is not None
 
 
 #: A sentence that asks the customer for an answer in the imperative: its verb ("confirm",
 #: "approve", "reply", "say", "tell me", "let me know", "verify", "review") opens it, or follows
-#: "please", "just", "and", "then", "so" or "could you" ("please review the plan and confirm",
-#: "just say the word", "Could you verify the plan below:").
-_ASKS_ANSWER = re.compile(r"(?:^|\b(?:please|just|and|then|so|(?:could|can|would|will) you(?: please)?),?\s+)"
-                          r"(?:confirm|approve|reply|respond|say|tell me|let me know|give me|verify|review|double-check|"
-                          r"look over|check over|check (?:the |this |my |our )?(?:plan|proposal|summary|list|steps))\b", re.I)
+#: "please", "just", "and", "then" or "so" ("please review the plan and confirm", "just say the
+#: word"); or one asks it to check the work ("Could you verify the plan below:"; "could you say
+#: again which days" asks for words, not for a yes).
+_CHECK_IT = (r"confirm|approve|verify|review|double-check|look over|check over|"
+             r"check (?:the |this |my |our )?(?:plan|proposal|summary|list|steps)")
+_ASKS_ANSWER = re.compile(rf"(?:^|\b(?:please|just|and|then|so),?\s+)(?:{_CHECK_IT}|reply|respond|say|tell me|let me know|"
+                          rf"give me)\b|\b(?:could|can|would|will) you(?: please)?\s+(?:{_CHECK_IT})\b", re.I)
 #: A sentence that speaks of the customer's assent as what the work waits for ("awaiting your
 #: confirmation", "once you confirm, I'll make the changes"): it addresses the customer and
 #: names an assent.
@@ -200,7 +202,7 @@ def asks_answer(message: str) -> bool:
     """Whether a message asks the customer for an answer: a question, a sentence that asks for
     one in the imperative (`_ASKS_ANSWER`), or one that speaks of the customer's assent (`_YOU`
     and `_ASSENT`)."""
-    return "?" in message or any(_ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(assent_now(s))
+    return "?" in message or any(_ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(_assent_now(s))
                                  for s in _sentences(message))
 
 
@@ -210,7 +212,7 @@ def asks_go_ahead(message: str) -> bool:
     imperative or by speaking of the customer's assent (as `asks_answer` reads them)."""
     return asks_yes(message) or any(
         "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _ASKS_ANSWER.search(s)
-        or _YOU.search(s) and _ASSENT.search(assent_now(s))
+        or _YOU.search(s) and _ASSENT.search(_assent_now(s))
         for s in _sentences(message, " -*#>|"))
 
 
