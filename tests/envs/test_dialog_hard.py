@@ -458,3 +458,18 @@ def test_a_recommendation_whose_cue_holds_a_slot_word_recommends(pick: str) -> N
     assert read(f"Atlas Hub has monitors but no lockers. Forge Quarters has both. {pick}").recommended == ("forge quarters",)
     env, actions = replayed("AgentRL/Dialog-v0", 6601, "test", "hard", 5)
     assert "Forge Quarters sounds great" in env.step(actions[5])[0]
+
+
+def test_a_place_offered_for_giving_up_two_needs_is_no_proposal_when_another_gives_way() -> None:
+    """"if fast wifi can go, Hive Lab stays; if Station District and coffee could go, Grid Yard
+    ... Which need matters least?": the user gives up a third need, and Grid Yard, an option for
+    giving up two others, is judged as nothing, at no cost (it was rejected with "I'm starting to
+    lose my patience"; a playtest, seed 6661, turn 9)."""
+    from playtest_turns import replayed
+
+    from agentgym.envs.dialog.wording import WARNING
+
+    env, actions = replayed("AgentRL/Dialog-v0", 6661, "test", "hard", 8)
+    costs = env.unwrapped.user._costs
+    reply = env.step(actions[8])[0]
+    assert "Grid Yard" not in reply and WARNING not in reply and env.unwrapped.user._costs == costs, reply

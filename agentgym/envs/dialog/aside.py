@@ -23,7 +23,8 @@ __all__ = ["asked_about", "aside_mentions", "set_aside"]
 _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
 #: dropped", "W is taken", "V got snapped up", "U is gone", "cancelled" or "released", "T lacks wifi", "S
-#: would leave only 15 EUR for the rest", "R is over budget", "Q has neither", "P breaks your budget"), and any word of a place with no room left ("Q
+#: would leave only 15 EUR for the rest", "R is over budget", "Q has neither", "P breaks your budget", "N ties
+#: but is in the area B uses"), and any word of a place with no room left ("Q
 #: was full", "P had no availability", "O is booked up"). Words a chosen place's own
 #: description may well carry ("no parking needed", "without a view") are not among them.
 _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|neither|none of|breaks|violates|"
@@ -37,7 +38,9 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|nei
                         r"(bust|blow|break|exceed|overshoot|overrun)\w* (the |your |our )?(\d+ )?(budget|limit|cap|total)|"
                         r"(take|push|bring|put)\w* (the |your |our )?(total|budget|spend) (to|over|past|above|beyond)|"
                         r"leav\w* (only|just|too little|not enough|no room)|"
-                        r"too (expensive|pricey|far|costly|much)|exceeds?)\b")
+                        r"too (expensive|pricey|far|costly|much)|exceeds?|"
+                        # a tie the message breaks ("W ties but is in the area B uses")
+                        r"(ties?|tied|tying)( with [\w ]+?)?,? but|(which|that) (booking )?[a-e] (already )?uses)\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
 #: Z", "chose A over the better-rated X", "beats X", "replaced X with Y", "swapped out X",
 #: "someone else grabbed X").

@@ -184,10 +184,11 @@ _PLAN_HEADING = re.compile(r"^[ \t#*_>-]*(?:my |our |the )?(?:recommendation|rec
                            r"proposal|final plan|plan|suggested plan|my pick)(?:[ \t*_]*:[ \t*_]*|[ \t*_]*$)",
                            re.I | re.M)
 #: A sentence that ends a line by introducing the plan below it ("... I would go with X. Here is the
-#: full plan:"): a heading too, though a line's reasoning comes before it.
-_PLAN_INTRO = re.compile(r"\b(?:here(?: is|'s)|this is|below is|(?:so )?the plan is)\s+(?:the |my |our )?(?:full |complete |"
-                         r"final |whole |proposed |recommended |overall |updated )?(?:plan|itinerary|proposal)"
-                         r"[ \t*_]*:[ \t*_]*$", re.I | re.M)
+#: full plan:", "... The plan, one place per booking:"): a heading too, though a line's reasoning
+#: comes before it.
+_PLAN_INTRO = re.compile(r"(?:\b(?:here(?: is|'s)|this is|below is|(?:so )?the plan is)\s+|(?:^|(?<=[.!?]\s)))"
+                         r"(?:the |my |our )?(?:full |complete |final |whole |proposed |recommended |overall |updated |"
+                         r"new |revised )?(?:plan|itinerary|proposal)\b[^.!?:\n]{0,40}[ \t*_]*:[ \t*_]*$", re.I | re.M)
 #: Where what a label gives ends, short of the next label: a paragraph break, or the end of the
 #: sentence that names the label's first place (a period before a space ends one after a figure
 #: too: "rated 3.0. Total ..."; a line break does not: "Or W for booking D." on the next line

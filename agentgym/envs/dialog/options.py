@@ -9,7 +9,8 @@ the agent offers for that choice (`agentgym.envs.dialog.hard_user`).
 A place is tied to a need when the words before it, back to the last break (a sentence end, a
 semicolon, a colon, a closing bracket or "or"; the one before when only the break stands
 between: "without the area: X"), name exactly that one of the user's needs and
-offer it ("if", "without", "then", "drop": `agentgym.users.understanding.compromise.offers_option`),
+offer it (several needs offered together tie it to all of them: "if the area and the coffee could
+go, X") ("if", "without", "then", "drop": `agentgym.users.understanding.compromise.offers_option`),
 or name only it, right before the place ("the area (Olive Stool, ...)", a table row "| the area |
 Olive Stool |"); else when a bracket
 right after the place does ("Fern Rooms (drop the sea view)"). Words that only describe a place
@@ -61,11 +62,15 @@ def option_ties(message: str, places: list[Place], needs_in: Callable[[str], set
 
 
 def _tie(words: str, needs_in: Callable[[str], set[str]], bare: bool) -> str | None:
-    """The one need `words` offer (or, with `bare`, name alone right before a place)."""
+    """The one need `words` offer (or, with `bare`, name alone right before a place); several
+    needs offered together ("if the area and the coffee could go, X") are joined by "+": such a
+    place is an option for giving up all of them, no proposal while one gives way."""
     needs = needs_in(words)
+    plain = words.strip()
+    if len(needs) > 1 and offers_option(plain):
+        return "+".join(sorted(needs))
     if len(needs) != 1:
         return None
-    plain = words.strip()
     if offers_option(plain) or (bare and plain.endswith(_LEADS_IN) and len(plain.split()) <= _BARE_MAX
                                 and _HAS.search(plain) is None):
         return next(iter(needs))
