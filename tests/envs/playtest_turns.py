@@ -1,5 +1,6 @@
-"""A kept playtest's turns (`benchmarks/playtests/turns/`), replayed into a fresh env: the tests of
-the users' readings that playtests found wanting start where the playtest stood."""
+"""A kept playtest's turns (`benchmarks/playtests/turns/`), replayed into a fresh env made as
+`episodes.json` says it was played: the tests of the users' readings that playtests found wanting
+start where the playtest stood."""
 
 from __future__ import annotations
 
@@ -11,18 +12,26 @@ import gymnasium as gym
 
 import agentgym  # noqa: F401  (registers the ids)
 
-TURNS = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests" / "turns"
+PLAYTESTS = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests"
 
 
-def replayed(env_id: str, seed: int, split: str, difficulty: str, turns: int,
-             noise: str | None = None) -> tuple[Any, list[str]]:
-    """The env of a kept playtest after its first `turns` turns, and all its turns (a ``.jsonl``
-    file of the family, seed and split: one JSON string a line)."""
-    family = env_id.split("/")[1].split("-")[0].lower()
-    lines = (TURNS / f"{family}-{seed}-{split}.jsonl").read_text("utf-8").splitlines()
-    actions = [json.loads(line) for line in lines if line.strip()]
-    env = gym.make(env_id, split=split, difficulty=difficulty, **({"noise": noise} if noise else {}))
-    env.reset(seed=seed)
-    for action in actions[:turns]:
-        env.step(action)
+def played(name: str, turns: int) -> tuple[Any, list[str]]:
+    """The env of the kept playtest whose turns file is ``turns/<name>``, after its first `turns`
+    turns, and all its turns."""
+    episode = next(e for e in json.loads((PLAYTESTS / "episodes.json").read_text()) if e["turns"] == f"turns/{name}")
+    lines = [ln for ln in (PLAYTESTS / episode["turns"]).read_text().splitlines() if ln.strip()]
+
+    def action(line: str) -> str:  # a .jsonl line is a JSON value; a .txt line a call's JSON or a message
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            return line
+        return value if isinstance(value, str) else json.dumps(value)
+
+    actions = [action(ln) for ln in lines]
+    env = gym.make(episode["env"], split=episode["split"], difficulty=episode["difficulty"],
+                   noise=None if episode["noise"] == "none" else episode["noise"])
+    env.reset(seed=episode["seed"])
+    for step in actions[:turns]:
+        env.step(step)
     return env, actions

@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from crosstask_play import at_comeback
+from playtest_turns import played
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -114,35 +115,13 @@ def test_the_sweep_finds_no_misfire_on_a_session_a_split() -> None:
     assert [r for r in rows if r["misfire"] or r["lost"]] == []
 
 
-def _played(name: str, turns: int) -> tuple[Any, list[str]]:
-    """A kept playtest's env (`benchmarks/playtests`), after its first `turns` turns, and its turns."""
-    import json
-    from pathlib import Path
-
-    folder = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests"
-    episode = next(e for e in json.loads((folder / "episodes.json").read_text()) if e["turns"] == f"turns/{name}")
-    lines = [ln for ln in (folder / episode["turns"]).read_text().splitlines() if ln.strip()]
-    def action(line: str) -> str:  # a .jsonl line is a JSON value; a .txt line a call's JSON or a message
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            return line
-        return value if isinstance(value, str) else json.dumps(value)
-
-    actions = [action(ln) for ln in lines]
-    env = gym.make(episode["env"], split=episode["split"], difficulty=episode["difficulty"],
-                   noise=None if episode["noise"] == "none" else episode["noise"])
-    env.reset(seed=episode["seed"])
-    for action in actions[:turns]:
-        env.step(action)
-    return env, actions
 
 
 def test_a_question_for_a_value_among_its_options_is_answered_beside_a_request_for_a_yes() -> None:
     """A table of claims in three currencies, "which currency should the amount be in? And just to
     confirm, you only want the figure submitted?": the currencies named are options, not the
     user's; it names its own (a playtest, seed 5935, turn 24)."""
-    env, actions = _played("crosstask-5935.jsonl", 23)
+    env, actions = played("crosstask-5935.jsonl", 23)
     said = _said(env, actions[23])
     assert "EUR" in said and "go ahead" not in said, said
 
@@ -152,7 +131,7 @@ def test_a_list_asked_for_under_a_checklist_of_the_requests_is_asked() -> None:
     pull up the order I need: - The email address on your Brightcart account.": the list is what
     the message asks, not a yes to the checklist's work, and a checklist's "[ ]" is no JSON (it
     got "Yes, please go ahead."; a playtest, seed 6129, turn 14)."""
-    env, actions = _played("crosstask-6129.jsonl", 13)
+    env, actions = played("crosstask-6129.jsonl", 13)
     for message in (actions[13], actions[13].split("\n", 2)[2]):  # from "[ ] 3. ..."
         said = _said(env, message)
         assert said.startswith("My email address is"), said
@@ -161,7 +140,7 @@ def test_a_list_asked_for_under_a_checklist_of_the_requests_is_asked() -> None:
 def test_a_write_a_policy_refuses_ends_its_sub_task_at_once() -> None:
     """A rollback with a made-up incident id is refused: the user leaves that request at that turn,
     before another write can be done for it (a playtest, seed 5936, turn 13)."""
-    env, actions = _played("crosstask-5936.jsonl", 12)
+    env, actions = played("crosstask-5936.jsonl", 12)
     before = env.unwrapped.user.active.index
     info = env.step(actions[12])[4]
     assert "broke one of our policies" in info["messages"][-1]["content"]
@@ -171,7 +150,7 @@ def test_a_write_a_policy_refuses_ends_its_sub_task_at_once() -> None:
 def test_a_question_for_it_asks_for_what_the_sentence_before_it_names() -> None:
     """"... to look it up I'll need the email address on your account. Could you share it?" asks
     for the email, not for a yes (a playtest, seed 5955, turn 17)."""
-    env, actions = _played("crosstask-5955.txt", 16)
+    env, actions = played("crosstask-5955.txt", 16)
     said = _said(env, actions[16])
     assert "@" in said and "go ahead" not in said, said
 
@@ -180,7 +159,7 @@ def test_asked_whether_to_cancel_the_places_named_are_reasons_not_proposals() ->
     """"No venue fits the new need (X lacks it, Y is full); shall I cancel B4 now?": the come-back's
     user answers whether to cancel, and does not call the places named a wrong proposal (a
     playtest, seed 5972, turn 27)."""
-    env, actions = _played("crosstask-5972.txt", 26)
+    env, actions = played("crosstask-5972.txt", 26)
     said = _said(env, actions[26])
     assert "isn't what I asked for" not in said and "ancel" in said, said
 
@@ -189,7 +168,7 @@ def test_confirm_the_email_beside_a_request_for_a_yes_asks_for_the_email() -> No
     """"... could you please confirm the email address on your account, and confirm whether
     assumptions (1) and (2) are correct?" asks for the email as well as a yes (a playtest, seed
     5989, turn 1)."""
-    env, actions = _played("crosstask-5989.txt", 0)
+    env, actions = played("crosstask-5989.txt", 0)
     said = _said(env, actions[0])
     assert "@" in said and "go ahead" not in said, said
 
@@ -197,7 +176,7 @@ def test_confirm_the_email_beside_a_request_for_a_yes_asks_for_the_email() -> No
 def test_also_in_the_account_beside_approvals_of_each_item_is_no_offer_of_more() -> None:
     """An account that says the speaker "is also past the window", then "(a) do you approve store
     credit of ... (b) ...?": a yes, not "just what I asked for" (a playtest, seed 5989, turn 7)."""
-    env, actions = _played("crosstask-5989.txt", 6)
+    env, actions = played("crosstask-5989.txt", 6)
     said = _said(env, actions[6])
     assert said == "Yes, please go ahead.", said
 
@@ -205,7 +184,7 @@ def test_also_in_the_account_beside_approvals_of_each_item_is_no_offer_of_more()
 def test_a_report_of_the_last_request_beside_the_next_plan_is_no_claim_about_it() -> None:
     """"Transfer done: 357.03 GBP sent ... Plan: exchange it for the paperback variant. OK?": the
     plan is put for a yes (it got "It's not done on my side yet"; a playtest, seed 6114, turn 6)."""
-    env, actions = _played("crosstask-6114.jsonl", 5)
+    env, actions = played("crosstask-6114.jsonl", 5)
     said = _said(env, actions[5])
     assert said == "Yes, please go ahead.", said
 
@@ -215,7 +194,7 @@ def test_ok_after_a_plan_asks_the_come_backs_for_a_yes(turn: int) -> None:
     """"... I'll book Saturday afternoon and cancel the Thursday booking (B2). OK?" (the move, turn
     20) and a plan of days ending "OK?" (the series, turn 28) ask for a yes: they got "Could you
     rephrase that?" and the request repeated (a playtest, seed 6112)."""
-    env, actions = _played("crosstask-6112.jsonl", turn)
+    env, actions = played("crosstask-6112.jsonl", turn)
     said = _said(env, actions[turn])
     assert "go ahead" in said and "rephrase" not in said, said
 
@@ -224,7 +203,7 @@ def test_a_change_of_mind_replaces_the_customers_press() -> None:
     """The customer who presses for a rollback, changing its mind at that reply, says only the
     change ("Can't you roll pricing back to v1.15.4 instead? ... Actually, don't roll anything
     back" said both; a playtest, ToolUse 6095, turn 8)."""
-    env, actions = _played("tooluse-6095.jsonl", 7)
+    env, actions = played("tooluse-6095.jsonl", 7)
     said = _said(env, actions[7]).lower()
     assert "anything back" in said and "can't you" not in said and "manager" not in said, said  # typos may land elsewhere
 
@@ -233,7 +212,7 @@ def test_a_place_named_only_to_say_it_was_no_suggestion_is_not_the_proposal() ->
     """"Sorry: I listed Hazel Quarters only to show what was out there, not as a suggestion ... My
     proposal: **Meadow Haven** ... Shall I book it for you?" proposes Meadow Haven (the user judged
     Hazel Quarters and left; a playtest, Dialog 6102, turn 6)."""
-    env, actions = _played("dialog-6102.jsonl", 5)
+    env, actions = played("dialog-6102.jsonl", 5)
     said = _said(env, actions[5])
     assert "Meadow Haven sounds great" in said, said
 
@@ -243,10 +222,10 @@ def test_the_yes_to_the_place_of_a_come_back_names_no_time_it_left_to_the_assist
     place is open", the user agrees in its own words; it names the new time only when the message
     did (it said "please book it for Friday afternoon", the answer the assistant was to find; a
     playtest, seed 6491, turn 16)."""
-    env, actions = _played("crosstask-6491-test.jsonl", 15)
+    env, actions = played("crosstask-6491-test.jsonl", 15)
     said = _said(env, actions[15])
     assert said.startswith("Yes, that one: please move it to the next day after it") and "Friday" not in said, said
-    env, actions = _played("crosstask-6491-test.jsonl", 15)
+    env, actions = played("crosstask-6491-test.jsonl", 15)
     said = _said(env, "Shall I move Nest Exchange 6 to Friday afternoon and cancel B2?")
     assert said == "Yes, that one: please book it for Friday afternoon and cancel the old booking.", said
 
@@ -255,9 +234,7 @@ def test_a_series_user_says_which_days_it_sees_booked() -> None:
     """Four bookings of a series in one turn, two of them failed (a timeout, a 503): the user says
     which days it sees, so the days left out show (it said "Thanks, I see it."; a playtest, seed
     6612, medium noise, turn 39)."""
-    from playtest_turns import replayed
-
-    env, actions = replayed("AgentRL/CrossTask-v0", 6612, "train", "hard", 38, noise="medium")
+    env, actions = played("crosstask-6612-train.jsonl", 38)
     said = env.step(actions[38])[4]["messages"][-1]["content"]
     assert said == "Thanks, I see the bookings for Tuesday, Friday and Saturday so far.", said
 
@@ -268,11 +245,9 @@ def test_a_sub_task_s_user_counts_turns_from_where_its_request_opened() -> None:
     answer, "My friend just told me something: ..."; a playtest, seed 6614, turn 14), and a
     change of mind in the fourth sub-task, at session turn 20, is logged recoverable by that
     sub-task's own turns (it was logged unrecoverable; seed 6612, medium noise, turn 20)."""
-    from playtest_turns import replayed
-
-    env, actions = replayed("AgentRL/CrossTask-v0", 6614, "train", "medium", 13)
+    env, actions = played("crosstask-6614-train.jsonl", 13)
     said = env.step(actions[13])[4]["messages"][-1]["content"]
     assert "just told me" not in said and "Nothing comes to mind about the rating" in said, said
-    env, actions = replayed("AgentRL/CrossTask-v0", 6612, "train", "hard", 19, noise="medium")
+    env, actions = played("crosstask-6612-train.jsonl", 19)
     shifts = [e for e in env.step(actions[19])[4]["noise"] if e["kind"] == "goal_shift"]
     assert shifts and all(e["detail"]["recoverable"] for e in shifts), shifts

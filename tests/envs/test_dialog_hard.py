@@ -420,11 +420,11 @@ def test_a_proposal_that_breaks_only_a_need_arrived_in_the_same_reply_costs_no_p
     user gives way, a late need arrives in that reply and rules the place out, and no warning
     comes with it, as none comes when the need arrives after a proposal it accepted (it said
     "Please be careful: I'm starting to lose my patience."; a playtest, seed 6512, turn 4)."""
-    from playtest_turns import replayed
+    from playtest_turns import played
 
     from agentgym.envs.dialog.wording import WARNING
 
-    env, actions = replayed("AgentRL/Dialog-v0", 6512, "train", "hard", 3)
+    env, actions = played("dialog-6512-train.jsonl", 3)
     costs = env.unwrapped.user._costs
     reply = env.step(actions[3])[0]
     assert "won't work for me" in reply and WARNING not in reply, reply
@@ -436,9 +436,9 @@ def test_the_one_place_offered_beside_the_booked_one_that_no_longer_fits_is_prop
     non-barn option that fits the rest:" over a table of one place, and "Can the barn setting give
     way?": the user gives way and takes up the one place offered, not the booked one it came back
     about (it said "You've named more than one place"; a playtest, seed 6543, turn 10)."""
-    from playtest_turns import replayed
+    from playtest_turns import played
 
-    env, actions = replayed("AgentRL/Dialog-v0", 6543, "test", "hard", 9)
+    env, actions = played("dialog-6543-test.jsonl", 9)
     reply = env.step(actions[9])[0]
     assert "Grand Assembly sounds great" in reply and "more than one place" not in reply, reply
 
@@ -449,14 +449,14 @@ def test_a_recommendation_whose_cue_holds_a_slot_word_recommends(pick: str) -> N
     """"Atlas Hub has monitors but no lockers. Forge Quarters has both ... What I'd book: Forge
     Quarters": the "book" of the cue is no word between it and the place (the user asked which
     place was meant; a playtest, seed 6601, turn 6)."""
-    from playtest_turns import replayed
+    from playtest_turns import played
 
     from agentgym.envs.dialog.tasks import load_domains
     from agentgym.envs.dialog.user import understanding
 
     read = understanding(load_domains()["coworking"]).read
     assert read(f"Atlas Hub has monitors but no lockers. Forge Quarters has both. {pick}").recommended == ("forge quarters",)
-    env, actions = replayed("AgentRL/Dialog-v0", 6601, "test", "hard", 5)
+    env, actions = played("dialog-6601-test.jsonl", 5)
     assert "Forge Quarters sounds great" in env.step(actions[5])[0]
 
 
@@ -465,11 +465,11 @@ def test_a_place_offered_for_giving_up_two_needs_is_no_proposal_when_another_giv
     ... Which need matters least?": the user gives up a third need, and Grid Yard, an option for
     giving up two others, is judged as nothing, at no cost (it was rejected with "I'm starting to
     lose my patience"; a playtest, seed 6661, turn 9)."""
-    from playtest_turns import replayed
+    from playtest_turns import played
 
     from agentgym.envs.dialog.wording import WARNING
 
-    env, actions = replayed("AgentRL/Dialog-v0", 6661, "test", "hard", 8)
+    env, actions = played("dialog-6661-test.jsonl", 8)
     costs = env.unwrapped.user._costs
     reply = env.step(actions[8])[0]
     assert "Grid Yard" not in reply and WARNING not in reply and env.unwrapped.user._costs == costs, reply

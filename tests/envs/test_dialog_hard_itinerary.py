@@ -158,9 +158,9 @@ def test_a_plan_introduced_at_a_line_s_end_is_the_plan_whatever_the_options_abov
     and "I would go with Maple House. Here is the full plan:" over one place a booking: the labels
     under the sentence that introduces the plan give it (the user asked which place booking B
     meant; a playtest, seed 6510, turn 6)."""
-    from playtest_turns import replayed
+    from playtest_turns import played
 
-    env, actions = replayed("AgentRL/Dialog-v0", 6510, "train", "hard", 5)
+    env, actions = played("dialog-6510-train.jsonl", 5)
     reply = env.step(actions[5].replace("Here is the full plan:", intro))[0]
     assert "more than one place" not in reply, reply
 
@@ -171,8 +171,8 @@ def test_a_tie_set_aside_and_a_plan_after_a_comma_heading_give_one_place_a_booki
     after "... I cancelled Rose Rooms and Rose Court. The plan, one place per booking:", one line
     a label: one place a booking (the user asked which place booking A, then D, meant; a
     playtest, seed 6663, turns 5 and 8)."""
-    from playtest_turns import replayed
+    from playtest_turns import played
 
-    env, actions = replayed("AgentRL/Dialog-v0", 6663, "test", "hard", 4)
+    env, actions = played("dialog-6663-test.jsonl", 4)
     reply = env.step(actions[turn])[0]
     assert "more than one place" not in reply, reply

@@ -455,9 +455,9 @@ def test_a_yes_to_the_rest_of_the_plan_unchanged_is_a_yes_to_the_plan_it_points_
     (refunds 634.30 USD on e-reader/air purifier/...). Proceed w/ the above?" and the customer's
     "please go ahead with that": the refunds of the plan above are agreed to (all five were
     refused as unagreed, and the customer left; a playtest, seed 6505, turn 8)."""
-    from playtest_turns import replayed
+    from playtest_turns import played
 
-    env, actions = replayed("AgentRL/ToolUse-v0", 6505, "train", "hard", 7)
+    env, actions = played("tooluse-6505-train.jsonl", 7)
     info = env.step(actions[7])[4]
     assert info["episode"]["success"] and not info["errors"], info["errors"]
 
@@ -504,9 +504,9 @@ def test_a_second_answer_offered_in_quotes_is_a_choice_the_yes_names() -> None:
     """"Reply 'yes' to approve both rows, or 'incident only' to approve row 1 alone." after the
     customer pressed: its giving in says which plan it takes (it said "Please go ahead with
     that.", which picks neither; a playtest, seed 6591, turn 9)."""
-    from playtest_turns import replayed
+    from playtest_turns import played
 
-    env, actions = replayed("AgentRL/ToolUse-v0", 6591, "test", "hard", 8)
+    env, actions = played("tooluse-6591-test.jsonl", 8)
     reply = env.step(actions[8])[4]["messages"][-1]["content"]
     assert reply == "Alright, I understand. Please go ahead with the incident and the rollback.", reply
 

@@ -308,7 +308,7 @@ def test_a_clipped_plan_and_a_clipped_request_for_a_yes_get_the_yes(name: str, t
     308.99 CHF. Submit that total? ok?" (it got "What I told you is right": the two questions
     were read as questions about facts). Both put the plan for a yes (ToolUse playtests 6148 T4,
     6146 T5)."""
-    from test_crosstask_phrasing import _played
+    from playtest_turns import played as _played
 
     env, actions = _played(name, turns)
     assert _reply(env, actions[turns]) in _YES

@@ -227,7 +227,7 @@ class SeriesUser(FollowUpUser):
             parts.append("Please keep every booking I asked for: I still need it.")
         if not parts:
             # What it sees, by day: a write that failed on some days leaves them out.
-            days = sorted({day for (_, day, _), n in (have & want).items() if n}, key=DAYS.index)
+            days = sorted({day for _, day, _ in have & want}, key=DAYS.index)
             parts.append(f"Thanks, I see the booking{'s' if len(days) > 1 else ''} for "
                          f"{listed([d.capitalize() for d in days])} so far." if days else "Thanks.")
         return UserTurn(" ".join(parts))

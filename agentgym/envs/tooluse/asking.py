@@ -96,7 +96,7 @@ _LATER_ASSENT = re.compile(r"\b(?:come|get|circle|report) back\b[^.?!;\n]*|"
 
 def _assent_now(text: str) -> str:
     """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`)."""
-    return _LATER_ASSENT.sub(" ", text) if "back" in text or "for" in text else text
+    return _LATER_ASSENT.sub(" ", text)
 
 
 def asks_yes(text: str) -> bool:
