@@ -29,9 +29,17 @@ def played(name: str, turns: int) -> tuple[Any, list[str]]:
         return value if isinstance(value, str) else json.dumps(value)
 
     actions = [action(ln) for ln in lines]
+    domain = {"domain": episode["domain"]} if episode.get("domain") else {}
     env = gym.make(episode["env"], split=episode["split"], difficulty=episode["difficulty"],
-                   noise=None if episode["noise"] == "none" else episode["noise"])
+                   noise=None if episode["noise"] == "none" else episode["noise"], **domain)
     env.reset(seed=episode["seed"])
     for step in actions[:turns]:
         env.step(step)
     return env, actions
+
+
+def reply_to(name: str, turn: int) -> tuple[Any, list[str], str]:
+    """The kept playtest's env after its turns up to and including turn `turn` (0-based), all its
+    turns, and what the user said last in reply to that turn."""
+    env, actions = played(name, turn)
+    return env, actions, env.step(actions[turn])[4]["messages"][-1]["content"]

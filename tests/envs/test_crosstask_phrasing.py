@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from crosstask_play import at_comeback
-from playtest_turns import played
+from playtest_turns import played, reply_to
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -234,8 +234,7 @@ def test_a_series_user_says_which_days_it_sees_booked() -> None:
     """Four bookings of a series in one turn, two of them failed (a timeout, a 503): the user says
     which days it sees, so the days left out show (it said "Thanks, I see it."; a playtest, seed
     6612, medium noise, turn 39)."""
-    env, actions = played("crosstask-6612-train.jsonl", 38)
-    said = env.step(actions[38])[4]["messages"][-1]["content"]
+    _env, _actions, said = reply_to("crosstask-6612-train.jsonl", 38)
     assert said == "Thanks, I see the bookings for Tuesday, Friday and Saturday so far.", said
 
 
@@ -245,8 +244,7 @@ def test_a_sub_task_s_user_counts_turns_from_where_its_request_opened() -> None:
     answer, "My friend just told me something: ..."; a playtest, seed 6614, turn 14), and a
     change of mind in the fourth sub-task, at session turn 20, is logged recoverable by that
     sub-task's own turns (it was logged unrecoverable; seed 6612, medium noise, turn 20)."""
-    env, actions = played("crosstask-6614-train.jsonl", 13)
-    said = env.step(actions[13])[4]["messages"][-1]["content"]
+    _env, _actions, said = reply_to("crosstask-6614-train.jsonl", 13)
     assert "just told me" not in said and "Nothing comes to mind about the rating" in said, said
     env, actions = played("crosstask-6612-train.jsonl", 19)
     shifts = [e for e in env.step(actions[19])[4]["noise"] if e["kind"] == "goal_shift"]

@@ -500,15 +500,24 @@ def test_details_asked_under_confirm_the_following_are_given() -> None:
     assert reply.startswith("It's ") and "@" in reply, reply
 
 
-def test_a_second_answer_offered_in_quotes_is_a_choice_the_yes_names() -> None:
-    """"Reply 'yes' to approve both rows, or 'incident only' to approve row 1 alone." after the
-    customer pressed: its giving in says which plan it takes (it said "Please go ahead with
-    that.", which picks neither; a playtest, seed 6591, turn 9)."""
-    from playtest_turns import played
+@pytest.mark.parametrize("name, turn, said", [
+    # "Reply 'yes' to approve both rows, or 'incident only' to approve row 1 alone." after the
+    # customer pressed: its giving in says which plan it takes (it said "Please go ahead with
+    # that.", which picks neither; seed 6591, turn 9).
+    pytest.param("tooluse-6591-test.jsonl", 8,
+                 "Alright, I understand. Please go ahead with the incident and the rollback.", id="answer-in-quotes"),
+    # "Proposed writes: a) ... b) ... Do I have your yes to both writes? Or would you prefer only
+    # the incident for now?" puts a plan and asks for a yes (it answered "What I told you is right;
+    # anything else, please check with your tools.", as to questions of facts before any plan;
+    # seed 6711, turn 6).
+    pytest.param("tooluse-6711-test.jsonl", 5, "Yes, please go ahead.", id="yes-beside-an-alternative"),
+])
+def test_the_customer_answers_what_a_kept_playtest_turn_asked(name: str, turn: int, said: str) -> None:
+    """The replies to playtests' turns that the customer misread."""
+    from playtest_turns import reply_to
 
-    env, actions = played("tooluse-6591-test.jsonl", 8)
-    reply = env.step(actions[8])[4]["messages"][-1]["content"]
-    assert reply == "Alright, I understand. Please go ahead with the incident and the rollback.", reply
+    _env, _actions, reply = reply_to(name, turn)
+    assert reply == said, reply
 
 
 @pytest.mark.parametrize("text, asks", [
@@ -524,3 +533,39 @@ def test_could_you_asks_for_a_yes_only_to_check_the_work(text: str, asks: bool) 
     from agentgym.envs.tooluse.asking import asks_answer
 
     assert asks_answer(text.rstrip("?") + ".") is asks
+
+
+@pytest.mark.parametrize("text, leave", [
+    ("Proposed writes:\n1. File the incident.\n2. Roll back pricing.\nDo I have your yes? Or only the first?", True),
+    ("Planned actions: a refund of the lamp. Is the lamp the one you mean? Was it opened?", True),
+    ("Is it right that the lamp arrived damaged? Did you open it?", False),
+])
+def test_a_plan_or_a_request_for_leave_is_more_than_questions_of_facts(text: str, leave: bool) -> None:
+    from agentgym.envs.tooluse.asking import asks_facts_only
+
+    assert asks_facts_only(text) is not leave
+
+
+def test_a_yes_question_with_an_alternative_after_it_asks_for_the_yes() -> None:
+    """"Go ahead with all of it? Or refunds only and skip the credits?" after a bulk return's plan
+    asks for a yes (or the other way): the customer answered with its wish for money back, as to
+    a question about it, and the writes that followed were refused as unagreed (a playtest, seed
+    6723, turns 8 and 9)."""
+    from playtest_turns import reply_to
+
+    env, actions, reply = reply_to("tooluse-6723-train.jsonl", 7)
+    assert reply == "Yes, please go ahead.", reply
+    info = env.step(actions[8])[4]
+    assert not info["errors"] and not env.unwrapped.episode_summary()["score_details"]["policy_violations"], info["errors"]
+
+
+@pytest.mark.parametrize("text, asked", [
+    ("Go ahead with all of it? Or refunds only and skip the credits?", ()),
+    ("- Or would you rather have store credit for the lot?", ()),
+    ("What would you prefer, store credit? Or a refund?", ("refund",)),
+])
+def test_a_question_opening_with_or_offers_another_way_and_asks_for_no_detail(text: str, asked: tuple[str, ...]) -> None:
+    from playtest_turns import played
+
+    env, _ = played("tooluse-6723-train.jsonl", 1)
+    assert env.unwrapped._user._asked_unsaid(text) == asked

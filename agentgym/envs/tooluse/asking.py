@@ -141,6 +141,8 @@ QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", 
 #: words that claim something is done already: a plan alone is not a claim of work done.
 _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! know)|i am about to|i'm about to|i shall|"
                      r"next,? i|i plan to|i'd like to)\b|\b(?:plan|next|proposed|proposal|next steps?)\s*:|"
+                     # a heading that names what will be done ("Proposed writes:", "Planned actions:")
+                     r"\b(?:proposed|planned) (?:writes?|actions?|changes?|steps?)\s*:|"
                      # a clipped note opening with "Will": "Will file: incident, payments, sev2."
                      r"(?:^|(?<=[.!?;\n]))[ \t]*will (?!(?:you|it|that|this|they|there|he|she|we|the|any)\b)[a-z]+",
                      re.I)
@@ -237,7 +239,7 @@ def questions(message: str) -> list[str]:
 #: "did any of them arrive damaged?") has none.
 ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|could i|(?:want|like) me to|ok to|okay to|"
                         r"approve|approval|go-ahead|green light|sign[- ]off|authori[sz]e|permission|consent|"
-                        r"say the word|reply (?:with )?\W?yes|happy for me|(?:ok|okay|fine|happy) with me|"
+                        r"say the word|reply (?:with )?\W?yes|happy for me|(?:ok|okay|fine|happy) with me|your (?:yes|ok|okay)|"
                         r"confirm and|(?:the|this|my) plan|(?:sounds?|looks?) (?:good|ok|okay|right|fine)|"
                         r"does (?:that|this) (?:work|sound)|"
                         r"works? for you|(?:is|are) (?:that|this|these) (?:ok|okay|alright|all right|fine|acceptable))\b|"

@@ -149,6 +149,9 @@ __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS
 #: Wrong writes that a tool could have undone after which the user gives up.
 PATIENCE = 2
 
+#: A question that opens with "or" ("Or refunds only and skip the credits?"), after any list mark.
+_ALTERNATIVE = re.compile(r"[\s*_>#-]*or\b", re.I)
+
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
@@ -379,10 +382,13 @@ class ToolUseUser(RuleBasedUser):
         or a terse one ("payout currency? (EUR / USD)"), where a yes/no question ("can I go ahead
         and issue the refunds?") asks for a yes; a plan's own words ("store credit for the lamp")
         are no question. Each question is read by itself: a long message that also asks for a yes
-        ("... once you confirm") is read as a whole for that yes."""
+        ("... once you confirm") is read as a whole for that yes. A question that opens with "or"
+        offers another way to the one before it ("Go ahead with all of it? Or refunds only?"): it
+        asks which of the two, not for a detail."""
         read = understanding(self._task.domain).read
         asked = [slot for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
-                 if "?" in s and (QUESTION_WORD.search(s) or terse_question(s)) or VALUE_REQUEST.search(s)
+                 if "?" in s and (QUESTION_WORD.search(s) or terse_question(s)) and not _ALTERNATIVE.match(s)
+                 or VALUE_REQUEST.search(s)
                  if (q := read(s)).asked and not self._said_all(q.asked) for slot in q.asked]
         return tuple(dict.fromkeys(asked))
 
