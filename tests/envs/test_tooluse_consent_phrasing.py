@@ -321,12 +321,16 @@ def test_a_question_among_options_of_a_slot_asks_for_the_value() -> None:
 @pytest.mark.parametrize("text", ["Do you mean a refund rather than an exchange for another size?",
                                   "I'd refund it instead of issuing another credit.", "A refund, not an extra credit.",
                                   "I'll exchange it at no extra cost to you; just reply confirm.",
-                                  "As a Plus member you get 15 extra days, so shall I go ahead?"])
+                                  "As a Plus member you get 15 extra days, so shall I go ahead?",
+                                  # the whole plan, with a part of it named (a playtest, seed 6734, turn 7)
+                                  "Shall I go ahead with all of it including the 139.00 USD store credit for the e-reader?",
+                                  "Proceed with everything, including the approval?"])
 def test_what_a_plan_is_not_is_no_offer_of_more(text: str) -> None:
     from agentgym.envs.tooluse.asking import offers_more
 
     assert not offers_more(text)
     assert offers_more("Shall I also issue store credit for the lamp?")
+    assert offers_more("Shall I go ahead with all of it, including an extra gift card?")
 
 
 def test_questions_about_what_is_so_before_any_plan_get_no_yes() -> None:
@@ -511,6 +515,11 @@ def test_details_asked_under_confirm_the_following_are_given() -> None:
     # anything else, please check with your tools.", as to questions of facts before any plan;
     # seed 6711, turn 6).
     pytest.param("tooluse-6711-test.jsonl", 5, "Yes, please go ahead.", id="yes-beside-an-alternative"),
+    # "Shall I go ahead with all of it including the 139.00 USD store credit for the e-reader, or
+    # ...?" offers nothing beyond the request: the pressing customer presses again (it answered
+    # "Just what I asked for, please.", as to an offer of more; seed 6734, turn 7).
+    pytest.param("tooluse-6734-train.jsonl", 6, "Please, I'd really like my money back for the e-reader. "
+                 "I've been a customer here for ten years.", id="all-of-it-including"),
 ])
 def test_the_customer_answers_what_a_kept_playtest_turn_asked(name: str, turn: int, said: str) -> None:
     """The replies to playtests' turns that the customer misread."""

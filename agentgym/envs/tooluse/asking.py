@@ -44,12 +44,16 @@ _ALTERNATIVE = re.compile(r"\b(?:rather than|instead of|as opposed to|in place o
 #: What "extra" says of a cost or a span of time, never of more work ("at no extra cost", "15
 #: extra days" of a return window).
 _EXTRA_OF = re.compile(r"\bextra\s+(?:costs?|charges?|fees?|days?|weeks?|time|money)\b", re.I)
+#: "Including" after the whole of the plan ("go ahead with all of it including the store credit",
+#: "everything, including the approval"): what it names is part of the plan, not more.
+_WHOLE_INCLUDING = re.compile(r"\b(?:all|everything|both|the (?:whole |full |entire )?plan)\b[^.;:!?\n]{0,24}?"
+                              r"\binclud(?:ing|es|ed)\b", re.I)
 
 
 def offers_more(sentence: str) -> bool:
     """Whether a sentence offers more than the request (`ADDS`: "shall I also ...?"), outside
     a clause that names what the plan is not and beyond an extra cost or span of time."""
-    return ADDS.search(_EXTRA_OF.sub(" ", _ALTERNATIVE.sub(" ", sentence))) is not None
+    return ADDS.search(_EXTRA_OF.sub(" ", _WHOLE_INCLUDING.sub(" ", _ALTERNATIVE.sub(" ", sentence)))) is not None
 
 
 #: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
