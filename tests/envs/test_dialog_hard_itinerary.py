@@ -176,3 +176,16 @@ def test_a_tie_set_aside_and_a_plan_after_a_comma_heading_give_one_place_a_booki
     env, actions = played("dialog-6663-test.jsonl", 4)
     reply = env.step(actions[turn])[0]
     assert "more than one place" not in reply, reply
+
+
+@pytest.mark.parametrize("said", ["already booked", "already taken care of", "booked earlier"])
+def test_a_place_the_assistant_booked_and_calls_booked_is_one_of_its_plan(said: str) -> None:
+    """After a booking was taken, "Booking A, ...: Forge Works (...) - already booked." for the
+    three places the assistant holds, then the new one for D: a plan of four places (the user
+    heard none for A, B and C, as places said to be booked are no longer free; a playtest, seed
+    6739, medium noise, turn 12). The place taken, which it holds no booking of, stays set aside."""
+    from playtest_turns import played
+
+    env, actions = played("dialog-6739-test.jsonl", 11)
+    reply = env.step(actions[11].replace("already booked", said))[0]
+    assert "A Forge Works, B Forge Hub, C Hive Exchange, D Nest Works" in reply, reply

@@ -365,7 +365,7 @@ class PlanUser(SimulatedUser):
         reading = self._read(message)
         text = message.lower()
         gold: PlanGold = self._task.gold
-        named = places_named(reading, self._names)
+        named = self._with_own_bookings(message, places_named(reading, self._names))
         # What is set aside, and what a label gives, matter only where a category has more than
         # one place named.
         categories = [p.category for p in named]
@@ -402,6 +402,19 @@ class PlanUser(SimulatedUser):
             heard = ", ".join(f"{label} {p.name}" for label, p in zip(LABELS, plan) if p is not None)
             return UserTurn(SUBMIT_HEARD.format(plan=heard))
         return UserTurn(SUBMIT_ANSWER)
+
+    def _with_own_bookings(self, message: str, named: list[Place]) -> list[Place]:
+        """`named` with the places the assistant holds a booking of that the message names: the
+        reading sets a place said to be booked aside as no longer free ("A and B are already
+        booked"), but a place the assistant booked itself is one of its plan ("Booking A: X -
+        already booked.")."""
+        world = self._task.world
+        held = {b.item_id for b in world.active_bookings()}
+        if not held:
+            return named
+        ids = {p.id for p in named}
+        own = {p.id: p for p, _, _ in place_mentions(message.lower(), world.places) if p.id in held and p.id not in ids}
+        return [*named, *own.values()]
 
     def on_commit(self, turn: int) -> UserTurn | None:
         # A submission the moved world refused (`submit_plan` said what changed) goes on.
