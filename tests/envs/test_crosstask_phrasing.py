@@ -249,3 +249,12 @@ def test_a_sub_task_s_user_counts_turns_from_where_its_request_opened() -> None:
     env, actions = played("crosstask-6612-train.jsonl", 19)
     shifts = [e for e in env.step(actions[19])[4]["noise"] if e["kind"] == "goal_shift"]
     assert shifts and all(e["detail"]["recoverable"] for e in shifts), shifts
+
+
+def test_a_come_back_says_plainly_which_needs_it_gives_up() -> None:
+    """The needs a come-back gives up in the user's own words ("... though it no longer needs to
+    have a gym or be of the hotel type, and is open ..."); it said "except "gym" and its type
+    being hotel and is open", which four playtesters found hard to read (seed 6754, turn 26)."""
+    _env, _actions, said = reply_to("crosstask-6754-train.jsonl", 25)
+    assert ("still has everything else I asked for, though it no longer needs to have a gym or be of the hotel "
+            "type, and is open at the same time") in said, said

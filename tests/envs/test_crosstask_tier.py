@@ -53,15 +53,15 @@ def _play(env: Any, policy: Any, seed: int) -> dict[str, Any]:
             return info["episode_summary"]
 
 
-def _given_up(wanted: str, needs: list[Any]) -> list[Any]:
-    """The needs a come-back's words give up ("... everything else I asked for except "wifi" and
-    the minimum rating of 4.0 and is open ...")."""
-    said = re.search(r"everything else I asked for except (.+?) and is open", wanted)
-    parts = said.group(1).split(" and ") if said else []
-    words = {"amenity": '"{}"', "rating": "the minimum rating of {}"}
-    out = [c for c in needs if c.kind in words and words[c.kind].format(c.value) in parts]
-    out += [c for c in needs if c.kind == "category" and any(re.fullmatch(rf"its \w+ being {c.value}", p) for p in parts)]
-    out += [c for c in needs if c.kind == "price" and any(p.startswith(f"the {c.value} ") for p in parts)]
+def _given_up(wanted: str, needs: list[Any], domain: Any) -> list[Any]:
+    """The needs a come-back's words give up ("... everything else I asked for, though it no
+    longer needs to have wifi or be rated at least 4.0, and is open ...")."""
+    said = re.search(r"everything else I asked for, though it no longer needs to (.+?), and is open", wanted)
+    parts = said.group(1).split(" or ") if said else []
+    words = {"category": f"be of the {{}} {domain.category_label}", "rating": "be rated at least {}",
+             "price": f"cost at most {{}} {domain.price_unit}"}
+    out = [c for c in needs
+           if (domain.amenity_phrases[c.value] if c.kind == "amenity" else words.get(c.kind, "").format(c.value)) in parts]
     assert len(out) == len(parts), (wanted, needs)
     return out
 
@@ -72,7 +72,7 @@ def _held(segments: list[Any], seg: Any, in_force: float | None, changed: str, e
     set, but those of kind `changed` and those the come-back's words give up. The words name the
     needs an earlier come-back gave up too (but a price limit a budget stands in for)."""
     stated = [c for c in segments[seg.refers_to].task.gold.constraints if c.kind not in ("time", changed)]
-    dropped = _given_up(seg.move.wanted, stated)
+    dropped = _given_up(seg.move.wanted, stated, segments[seg.refers_to].task.world.domain)
     replaced = ("price",) if in_force is not None else ()
     assert all(c in dropped for c in earlier if c.kind not in (changed, *replaced)), (seg.move.wanted, earlier)
     needs = [c for c in stated if c not in earlier]
@@ -186,7 +186,8 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
             if move.ask == "budget":
                 in_force = _budget_of(move, segments, seg.index)
             # What a come-back gives up stays given up for the ones after it.
-            earlier += _given_up(move.wanted, segments[seg.refers_to].task.gold.constraints)
+            ref = segments[seg.refers_to].task
+            earlier += _given_up(move.wanted, ref.gold.constraints, ref.world.domain)
             if "day of the meeting" in move.wanted:
                 # The meeting's date is the one the calendar request's user gave.
                 calendar = [s for s in segments[: seg.index] if s.domain == "calendar"][-1]

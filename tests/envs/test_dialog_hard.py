@@ -473,3 +473,13 @@ def test_a_place_offered_for_giving_up_two_needs_is_no_proposal_when_another_giv
     costs = env.unwrapped.user._costs
     reply = env.step(actions[8])[0]
     assert "Grid Yard" not in reply and WARNING not in reply and env.unwrapped.user._costs == costs, reply
+
+
+def test_after_a_cancellation_the_user_asks_for_the_place_it_agreed_to() -> None:
+    """"Velvet Spoon sounds great. Please book it.", then the old booking cancelled alone: the
+    user asks for Velvet Spoon (it said "Please book one that fits", as if nothing were agreed;
+    a playtest, seed 6747, turn 11)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, said = reply_to("dialog-6747-train.jsonl", 10)
+    assert said == "Okay, that one is cancelled. Please book Velvet Spoon.", said

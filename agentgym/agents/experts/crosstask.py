@@ -38,8 +38,12 @@ _SERIES = ("one booking a day", "staying on for a few more days", "arriving a fe
 _BATCH = 8
 #: A late need, as a come-back states it: the amenity the place must list.
 _NEEDS = re.compile(r'lists "([^"]+)" among its amenities')
-#: The needs a come-back gives up: "still has everything else I asked for except A and B and is open".
-_GIVEN_UP = re.compile(r"everything else i asked for except (.+?) and is open")
+#: The needs a come-back gives up: "still has everything else I asked for, though it no longer needs
+#: to A or B, and is open".
+_GIVEN_UP = re.compile(r"everything else i asked for, though it no longer needs to (.+?), and is open")
+#: How each need given up is said: a category, a rating floor, a price limit; else an amenity's
+#: phrase, which holds the amenity ("have a pool").
+_GIVEN_UP_PART = re.compile(r"be of the .+|be rated at least [\d.]+|cost at most \d+ .+|(?:have|be|get|offer|include) .+")
 
 
 class Ledger:
@@ -282,9 +286,8 @@ class ComeBackExpert(FollowUpExpert):
         if "everything else i asked for and is open" in self.request:
             return []
         for said in _GIVEN_UP.finditer(self.request):
-            parts = said.group(1).split(" and ")
-            if all(re.fullmatch(r'"[^"]+"|its \w+ being .+|the minimum rating of [\d.]+|the \d+ .+ price limit', p)
-                   for p in parts):
+            parts = said.group(1).split(" or ")
+            if all(_GIVEN_UP_PART.fullmatch(p) for p in parts):
                 return parts
         if self.asked_again < _RECHECKS + 1:
             self.asked_again += 1
@@ -297,14 +300,17 @@ class ComeBackExpert(FollowUpExpert):
         held = Needs(**vars(self.ledger.needs)) if self.ledger.needs is not None else Needs()
         held.amenities = list(held.amenities)
         for part in self._given_up():
-            if part.startswith('"'):
-                held.drop("amenity", part.strip('"'))
-            elif part.startswith("its "):
+            if part.startswith("be of the "):
                 held.category = None
-            elif part.startswith("the minimum rating"):
+            elif part.startswith("be rated at least"):
                 held.min_rating = None
-            else:
+            elif part.startswith("cost at most"):
                 held.max_price = None
+            else:  # the amenity the phrase holds (the longest, where one holds another: "fast wifi")
+                for amenity in sorted(held.amenities, key=len, reverse=True):
+                    if amenity in part:
+                        held.drop("amenity", amenity)
+                        break
         self.ledger.needs = held  # what it gives up stays given up for the come-backs after it
         query: dict[str, Any] = {"area": details.get("area")}
         category = details.get("category") if "of the same kind in the same area" in self.request else held.category

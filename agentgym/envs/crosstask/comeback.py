@@ -71,6 +71,9 @@ RATES = {"USD": 0.92, "GBP": 1.17, "CHF": 1.04, "SEK": 0.088, "CAD": 0.68}
 
 #: What every come-back that picks another place says of the needs it does not change.
 KEEPS = "still has everything else I asked for"
+#: What follows `KEEPS` where the come-back gives needs up: "..., though it no longer needs to have
+#: a pool or be rated at least 4.0, and is open ...".
+GIVES_UP = ", though it no longer needs to "
 
 
 def at_booked_time(slot: str) -> str:
@@ -190,11 +193,13 @@ def _keeps_words(world: World, up: Upstream, dropped: tuple[Constraint, ...], ch
     dropped = dropped + tuple(c for c in up.given_up if c not in dropped and c.kind not in replaced)
     if not dropped:
         return KEEPS
-    unit = world.domain.price_unit
-    label = world.domain.category_label  # "its cuisine being french" (a cuisine is no "a french")
-    words = {"category": f"its {label} being {{}}", "rating": "the minimum rating of {}", "price": f"the {{}} {unit} price limit",
-             "amenity": '"{}"'}
-    return f"{KEEPS} except {' and '.join(words[c.kind].format(c.value) for c in dropped)}"
+    dom = world.domain
+    # What the place no longer needs to do, in the words the user stated each need in ("have a
+    # pool"); "be of the french cuisine", as a cuisine is no "a french".
+    words = {"category": f"be of the {{}} {dom.category_label}", "rating": "be rated at least {}",
+             "price": f"cost at most {{}} {dom.price_unit}"}
+    needs = [dom.amenity_phrases[c.value] if c.kind == "amenity" else words[c.kind].format(c.value) for c in dropped]
+    return f"{KEEPS}{GIVES_UP}{' or '.join(needs)},"
 
 
 def kept_words(world: World, up: Upstream, changed: str = "", dropped: tuple[Constraint, ...] = ()) -> tuple[str, ...]:
@@ -420,8 +425,8 @@ class ComeBackUser(FollowUpUser):
             if move.ask not in ("budget", NEEDS):
                 return f"Yes, nothing else changes: the same {self._noun}, just at another time."
             kept = f" ({', '.join(move.kept)})" if move.kept else ""
-            given_up = move.wanted.split(f"{KEEPS} except ")[1].split(" and is open")[0] if " except " in move.wanted else ""
-            but = f", but I can do without {given_up}" if given_up else ""
+            given_up = move.wanted.split(GIVES_UP)[1].split(", and is open")[0] if GIVES_UP in move.wanted else ""
+            but = f", though it no longer needs to {given_up}" if given_up else ""
             new = "only the budget is new" if move.ask == "budget" else "the new need comes on top"
             return f"Yes, everything else I asked for still holds{kept}{but}; {new}."
         if topic == clarify.KEEP:

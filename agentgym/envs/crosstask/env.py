@@ -103,7 +103,8 @@ class CrossTaskEnv(AgentEnv):
       (category, area, price, rating, amenities, as the dialog left them) and a budget an
       earlier come-back set, but what the come-back itself changes; when no place would, the
       come-back gives up as few needs as it must (one, else two) and names them ("... still has
-      everything else I asked for except "wifi" and the minimum rating of 4.0 ..."), and a need
+      everything else I asked for, though it no longer needs to have wifi or be rated at least 4.0,
+      and is open ..."), and a need
       given up stays given up for the come-backs after it. The agent must remember which booking
       it made, what the user needed and what the earlier requests came to, work the target out
       (no tool does the arithmetic), book it and cancel the old one (in either order), or only

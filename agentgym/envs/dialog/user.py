@@ -1,15 +1,11 @@
 """The rule-based simulated user of the dialog family: a user who knows what it knows.
 
 How it understands: every message is read by the shared engine (`agentgym.users.understanding`)
-with the family lexicon (``data/lexicon.json``) and the domain's own words (its category label,
-values and synonyms, areas, amenities, days and times of day, and the names and ids of its
-places). It answers every slot a message asks about, in any form, several per message; never a
-slot the message sets aside ("no need to tell me the price", "besides the area") or only mentions
-in a statement. A question may list the values it offers ("Which setting (rooftop, ballroom or
-barn)?"). An open question in any form ("anything else I should know?", "tell me about the event")
-gets one need it has not stated yet, or "that's everything I can think of for now". Small talk
-gets a friendly word; a message it cannot place, or a bare list of keywords, gets a request to
-rephrase.
+with the family lexicon (``data/lexicon.json``) and the domain's own words (docs/USERS.md, "How it
+reads messages"). It answers every slot a message asks about, in any form, several per message;
+never a slot the message sets aside ("no need to tell me the price") or only mentions. An open
+question ("anything else I should know?") gets one need it has not stated yet, or "that's
+everything I can think of for now"; a message it cannot place gets a request to rephrase.
 
 What it knows, and when (docs/USERS.md): it HAS every need it states up front, every need it
 holds back until asked, and each late need once that has arrived. A late need arrives at the
@@ -64,6 +60,7 @@ from agentgym.envs.dialog.typos import slip
 from agentgym.envs.dialog.wording import (
     ACCEPT,
     CANCELLED,
+    CANCELLED_BOOK,
     CANCELLED_NONE,
     EMPTY,
     EVERYTHING,
@@ -585,12 +582,14 @@ class DialogUser(RuleBasedUser):
 
     def _after_cancel(self) -> UserTurn:
         """The reply to cancellations alone: accepted when what is left is the one booking the
-        user approved, else a word that it saw them."""
+        user approved, else a word that it saw them (and the place it agreed to, if it has one)."""
         active = self._world.active_bookings()
         if len(active) == 1 and active[0].id == self._approved:
             return UserTurn(self._pick(ACCEPT), end="accepted")
         if active:
             return UserTurn(CANCELLED)
+        if self._accepted is not None:
+            return UserTurn(CANCELLED_BOOK.format(name=self._accepted.name))
         return UserTurn(CANCELLED_NONE)
 
     def _cost(self, text: str, turn: int, commit: bool = False) -> UserTurn:

@@ -66,6 +66,8 @@ WHICH_PLACE = "Which place do you mean? Please tell me its name first."
 #: The reply to a cancellation that leaves a booking, and to one that leaves none.
 CANCELLED = "Okay, that one is cancelled."
 CANCELLED_NONE = "Okay, that one is cancelled. Please book one that fits."
+#: The same where the user has agreed to a place not booked yet: it asks for that one.
+CANCELLED_BOOK = "Okay, that one is cancelled. Please book {name}."
 #: How an ambiguous user blurs a detail it states up front (the `ambiguity` noise).
 VAGUE = {
     "time": "Sometime this week would be good, at my usual time.",

@@ -227,8 +227,12 @@ class ToolUseEnv(AgentEnv):
       report and the payment; the booking and the invitation; the incident and the rollback);
       to a plan, or a bare "Shall I go ahead?", that leaves something out it asks "Before I say
       yes: what will you do about ...?". It reads a plan as a list, a table, one line per item,
-      nested lines or prose, and a request for a yes in many words ("Is that OK with you?",
-      "Please confirm and I'll process it", "Can I go ahead and issue the refunds?"); its answer
+      nested lines or prose, under a heading that names the work ("Proposed writes:"), and a
+      request for a yes in many words ("Is that OK with you?", "Please confirm and I'll process
+      it", "Can I go ahead and issue the refunds?", "Do I have your yes to both writes? Or only
+      the incident?"), while questions of facts before any plan ("Is it right that the lamp
+      arrived damaged? Did you open it?") get no yes ("What I told you is right; anything else,
+      please check with your tools."); its answer
       comes from its own request, never from the gold (a right and a wrong plan of the same
       shape get the same answer).
     * A customer who presses (`agentgym.envs.tooluse.consent.Press`; drawn with chance one half
