@@ -258,3 +258,11 @@ def test_a_come_back_says_plainly_which_needs_it_gives_up() -> None:
     _env, _actions, said = reply_to("crosstask-6754-train.jsonl", 25)
     assert ("still has everything else I asked for, though it no longer needs to have a gym or be of the hotel "
             "type, and is open at the same time") in said, said
+
+
+def test_a_place_said_to_lack_a_need_beside_the_proposal_costs_no_patience() -> None:
+    """"Little Lantern ... It is the only Harbor bakery cafe with both pet friendly and wifi
+    (Birch Spoon has no wifi). Shall I book it?" proposes Little Lantern (the user judged Birch
+    Spoon and warned it was losing patience; a playtest, seed 6766, turn 10)."""
+    _env, _actions, said = reply_to("crosstask-6766-train.jsonl", 9)
+    assert "Little Lantern sounds good" in said and "patience" not in said, said

@@ -791,6 +791,8 @@ RULED_OUT = (
     # What the others lack, in a word (CrossTask playtest 6052 T5).
     "Found one that fits: {a}, with both. The other one there, {b}, has neither; {c} has none of them. Want me to go "
     "for it?",
+    # What another lacks, in brackets (CrossTask playtest 6766 T10: the user took {b} for the proposal).
+    "{a} is your place: the only one with both ({b} has no wifi, and {c} had no table free). Shall I book it? OK?",
 )
 
 
