@@ -484,3 +484,11 @@ def test_cancelling_the_old_booking_once_the_new_one_is_in_is_the_move_not_its_a
     # Both at once (CrossTask playtest 6410 T20 heard only "No, please don't cancel it").
     assert asked("Should I book the new one and then cancel the old one, or would you rather just cancel and not "
                  "rebook?") == {"cancel", "replace"}
+
+
+def test_the_brief_reads_one_way_where_a_later_request_asks_for_more_bookings() -> None:
+    """A dialog area's "Book exactly one restaurant" beside a later request for one booking a day:
+    the tier's rule says which holds when (a playtester found the two pulling apart; seed 6778)."""
+    obs, _ = gym.make(ENV_ID, split="train", difficulty="hard").reset(seed=6778)
+    assert "- Book exactly one restaurant" in obs
+    assert 'An area\'s "book exactly one" is about its first request: a later request that asks for more bookings' in obs

@@ -189,3 +189,13 @@ def test_a_place_the_assistant_booked_and_calls_booked_is_one_of_its_plan(said: 
     env, actions = played("dialog-6739-test.jsonl", 11)
     reply = env.step(actions[11].replace("already booked", said))[0]
     assert "A Forge Works, B Forge Hub, C Hive Exchange, D Nest Works" in reply, reply
+
+
+def test_a_place_offered_under_plan_b_is_no_second_place_for_its_booking() -> None:
+    """The plan by booking labels, then "Plan B: if you would rather drop the outdoor seating again,
+    I can switch booking A back to Golden Table 5.": one place a booking (the user asked which
+    place booking A meant; a playtest, seed 6779, turn 9)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, reply = reply_to("dialog-6779-train.jsonl", 8)
+    assert "A Linen Mug, B Linen Mug 4, C Birch Window, D Blue Stool" in reply, reply

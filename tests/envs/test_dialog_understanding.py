@@ -793,6 +793,9 @@ RULED_OUT = (
     "for it?",
     # What another lacks, in brackets (CrossTask playtest 6766 T10: the user took {b} for the proposal).
     "{a} is your place: the only one with both ({b} has no wifi, and {c} had no table free). Shall I book it? OK?",
+    # A place offered only in case, under its own label (Dialog playtest 6779 T9).
+    "My pick is {a}, free then and within budget. Plan B: if {a} falls through, I can book {b} or {c} instead. "
+    "Shall I book {a}?",
 )
 
 

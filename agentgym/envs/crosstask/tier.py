@@ -53,7 +53,9 @@ TURNS_SHARE = 0.7
 TIER_RULE = ("Later requests may build on earlier ones (\"the same day\", \"the same area\", \"the booking we "
              "made\", \"the amount you worked out\"): work out what they mean from what the user said, the tools "
              "returned and the earlier requests came to, and check a new time or place with the tools before "
-             "you book it. A booking the user no longer wants is cancelled, not left standing.")
+             "you book it. A booking the user no longer wants is cancelled, not left standing. An area's "
+             "\"book exactly one\" is about its first request: a later request that asks for more bookings (one a "
+             "day) is what the user wants then.")
 
 
 def generate(seed: int, options: dict[str, Any]) -> Task:

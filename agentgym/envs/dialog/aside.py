@@ -60,9 +60,10 @@ _CLAUSE_OPENER = re.compile(r"[(,;]|\b(and|but|so|while|whereas|because|since)\b
 #: separators, ratings and prices, so what is said after the list is said of each of them.
 _LISTED = re.compile(r"^(?:[\s,;/()&+*_-]|\d+(?:\.\d+)?|eur|usd|€|\$|and|or|nor|also)*$")
 #: A heading over the places set aside ("## Alternatives ruled out", "**Considered, not
-#: chosen:**", "Ruled out: ..."): each place of its section is one the plan does not take.
+#: chosen:**", "Ruled out: ...") or offered only in case ("Plan B: ... I can switch booking A
+#: back to X", "Fallback:"): each place of its section is one the plan does not take.
 _ASIDE_HEADING = re.compile(r"\b(ruled out|rejected|alternatives?|considered|not chosen|other options?|runners?[- ]up|"
-                            r"passed over|discarded|excluded|did ?n[o’']t make)\b")
+                            r"passed over|discarded|excluded|did ?n[o’']t make|plan b|back-?ups?|fall-?backs?)\b")
 #: Where a section starts: a markdown heading, a line of bold alone, or a label ending in a
 #: colon at the start of a line or sentence; it runs to the next section.
 _SECTION = re.compile(r"(?:^|\n|(?<=[.!?])\s+|\s(?=#))\s*(?:#+\s*[^#\n*]{0,60}|\*\*[^*\n]{1,60}\*\*|[^.!?:\n]{1,40}:)")
