@@ -199,3 +199,13 @@ def test_a_place_offered_under_plan_b_is_no_second_place_for_its_booking() -> No
 
     _env, _actions, reply = reply_to("dialog-6779-train.jsonl", 8)
     assert "A Linen Mug, B Linen Mug 4, C Birch Window, D Blue Stool" in reply, reply
+
+
+def test_a_table_row_gives_its_booking_the_place_of_its_first_cell_that_names_one() -> None:
+    """"| A: gallery with projector | Iron Hall (venue_027) | ... | this is the higher rated and
+    available one (Iron Arcade is 3.5 and 1300 EUR) |": the reasons in a later cell name no second
+    place for booking A (the user asked which place it meant; a playtest, seed 6783, turn 12)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, reply = reply_to("dialog-6783-test.jsonl", 11)
+    assert "A Iron Hall, B Iron Chamber 3, C Iron Chamber 7, D Linden Rooms" in reply, reply

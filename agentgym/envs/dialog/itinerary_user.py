@@ -195,6 +195,9 @@ _PLAN_INTRO = re.compile(r"(?:\b(?:here(?: is|'s)|this is|below is|(?:so )?the p
 #: offers a second place).
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<!\d)[.](?!\d)|[.](?=\s)|[!?]")
+#: Where what a label gives ends after its first place: the sentence's end, or in a table the
+#: cell's ("| A | X (id) | ... | the higher rated (W is 3.5) |": a later cell gives reasons).
+_GIVEN_END = re.compile(_SENTENCE_END.pattern + r"|\|")
 
 
 def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[int, Place]:
@@ -234,7 +237,7 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
         stop = brk.start() if brk else stop
         index, category = categories[label]
         first = next((after for p, start, after, _ in mentions if end <= start < stop and p.category == category), None)
-        close = _SENTENCE_END.search(text, first, stop) if first is not None else None
+        close = _GIVEN_END.search(text, first, stop) if first is not None else None
         stop = close.start() if close else stop
         said = [(p, gone) for p, start, _, gone in mentions if end <= start < stop and p.category == category]
         mine = {p.id: p for p, _ in said}
