@@ -412,11 +412,15 @@ class PlanUser(SimulatedUser):
         booked"), but a place the assistant booked itself is one of its plan ("Booking A: X -
         already booked.")."""
         world = self._task.world
-        held = {b.item_id for b in world.active_bookings()}
-        if not held:
-            return named
         ids = {p.id for p in named}
-        own = {p.id: p for p, _, _ in place_mentions(message.lower(), world.places) if p.id in held and p.id not in ids}
+        text = message.lower()
+        # Cheap first: a held place the reading left out whose name or id the text holds at all
+        # (most messages have none); only then is every mention placed, longest names first.
+        unheard = [world.by_id[b.item_id] for b in world.active_bookings() if b.item_id not in ids]
+        if not any(p.name.lower() in text or p.id in text for p in unheard):
+            return named
+        held = {p.id for p in unheard}
+        own = {p.id: p for p, _, _ in place_mentions(text, world.places) if p.id in held}
         return [*named, *own.values()]
 
     def on_commit(self, turn: int) -> UserTurn | None:
