@@ -47,11 +47,12 @@ _SPELLED_OUT = re.compile(r"(\?\s*(?:specifically|in particular|namely|that is t
 
 
 #: A line that asks for what the list under it names ("So that I can find your order, kindly tell
-#: me:" above "1. The email address on your account."), and a list item's mark.
+#: me:" above "1. The email address on your account."), and a list item's mark ("1.", "2)", "A)",
+#: "(b)", "-", "*", "\u2022").
 _ASKS_LIST = re.compile(r"\b(?:tell (?:me|us)|let (?:me|us) know|provide|share|send (?:me|us|over)|give (?:me|us)|"
                         r"(?:i|we)(?:'d|'ll| would| will| still)? need(?: to know)?)\b[^\n]*:\s*$",
                         re.IGNORECASE)
-_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+")
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[A-Za-z][)]|\([A-Za-z0-9]\)|[-*\u2022])\s+")
 #: A heading (a line in bold, or a markdown heading) that says the assistant needs something of
 #: the user ("**What I need from you**", "## Questions for you", "**Information needed**"): it
 #: asks for the list under it as a line ending in a colon does. One that restates the user's

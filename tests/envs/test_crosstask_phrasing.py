@@ -266,3 +266,11 @@ def test_a_place_said_to_lack_a_need_beside_the_proposal_costs_no_patience() -> 
     Spoon and warned it was losing patience; a playtest, seed 6766, turn 10)."""
     _env, _actions, said = reply_to("crosstask-6766-train.jsonl", 9)
     assert "Little Lantern sounds good" in said and "patience" not in said, said
+
+
+def test_a_lettered_list_asked_for_is_answered_item_by_item() -> None:
+    """"tell me what you want on:" over "A) cuisine" ... "E) must-have amenities (...)": the user
+    states every need it has of them (it gave the cuisine alone, and never the wheelchair access
+    a later come-back held the agent to; a playtest, seed 6800, turn 9)."""
+    _env, _actions, said = reply_to("crosstask-6800-train.jsonl", 8)
+    assert "thai" in said and "Riverside" in said and "kids menu" in said and "wheelchair access" in said, said

@@ -206,7 +206,7 @@ def test_a_yes_to_a_choice_of_plans_says_which_in_the_customers_words(domain: st
     for seed in _seeds(domain, labels):
         env, u = _env(domain, seed)
         answer = _answer(env, offer.format(plan=_plan(u._task), other=other))
-        assert answer.endswith(f"Please go ahead with {' and '.join(labels)}."), (seed, answer)
+        assert answer.endswith(f"Please go ahead with {' and '.join(labels)}, as you set it out."), (seed, answer)
         # The yes is a yes: the plan's writes may follow.
         world = u._task.world
         for name, arguments in _writes(u._task):
@@ -509,7 +509,8 @@ def test_details_asked_under_confirm_the_following_are_given() -> None:
     # customer pressed: its giving in says which plan it takes (it said "Please go ahead with
     # that.", which picks neither; seed 6591, turn 9).
     pytest.param("tooluse-6591-test.jsonl", 8,
-                 "Alright, I understand. Please go ahead with the incident and the rollback.", id="answer-in-quotes"),
+                 "Alright, I understand. Please go ahead with the incident and the rollback, as you set it out.",
+                 id="answer-in-quotes"),
     # "Proposed writes: a) ... b) ... Do I have your yes to both writes? Or would you prefer only
     # the incident for now?" puts a plan and asks for a yes (it answered "What I told you is right;
     # anything else, please check with your tools.", as to questions of facts before any plan;

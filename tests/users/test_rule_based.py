@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from agentgym.core.seeding import fast_stream
 from agentgym.core.task import NoiseEvent, UserTurn, WorldEvent
@@ -141,3 +142,14 @@ def test_a_message_is_read_once_for_a_judge_and_the_reply() -> None:
     assert user._reading("What is your budget?") is user._reading("What is your budget?")
     assert user.reply("What is your budget?", 1) == UserTurn("Up to 900.") and calls == ["What is your budget?"]
 
+
+
+@pytest.mark.parametrize("mark", ["A)", "(a)", "1.", "2)", "-", "*"])
+def test_a_list_asked_for_is_asked_whatever_marks_its_items(mark: str) -> None:
+    """"To find the right place, tell me what you want on:" over "A) cuisine" ... "E) must-have
+    amenities (...)": every item is a question (lettered items were read as statements, and only
+    the cuisine was answered; a CrossTask playtest, seed 6800, turn 9)."""
+    from agentgym.users.rule_based import spelled_out
+
+    message = f"Now, Saturday afternoon. Tell me what you want on:\n{mark} cuisine\n{mark} must-have amenities"
+    assert spelled_out(message).splitlines()[1:] == [f"{mark} cuisine?", f"{mark} must-have amenities?"]

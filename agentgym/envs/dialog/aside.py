@@ -21,13 +21,12 @@ __all__ = ["asked_about", "aside_mentions", "set_aside"]
 #: semicolon or a line break; the next place named ends them too. A bracket does not: "the
 #: higher-rated one (X, 6 EUR) would push the total over" says its verdict after it.
 _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
-#: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was
-#: dropped", "W is taken", "V got snapped up", "U is gone", "cancelled" or "released", "T lacks wifi" or "has no
-#: wifi", "S
-#: would leave only 15 EUR for the rest", "R is over budget", "Q has neither", "P breaks your budget", "N ties
-#: but is in the area B uses"), and any word of a place with no room left ("Q
-#: was full", "P had no availability", "O is booked up"). Words a chosen place's own
-#: description may well carry ("no parking needed", "without a view") are not among them.
+#: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was dropped",
+#: "W is taken", "V got snapped up", "U is gone", "cancelled" or "released", "T lacks wifi" or "has
+#: no wifi", "S would leave only 15 EUR for the rest", "R is over budget", "Q has neither", "P breaks
+#: your budget", "N ties but is in the area B uses"), and any word of a place with no room left ("Q
+#: was full", "P had no availability", "O is booked up"). Words a chosen place's own description
+#: may well carry ("no parking needed", "without a view") are not among them.
 _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:has|have|had) no|neither|none of|breaks|violates|"
                         r"dropp(ed|ing)|dropped|taken|"
                         r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"

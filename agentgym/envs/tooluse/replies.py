@@ -22,7 +22,9 @@ VIOLATION = ("I've just been told that a request of yours broke one of our polic
 NOTED = "Okay, noted."
 #: A pressing customer, refused as often as it presses: it accepts the plan.
 GIVE_IN = "Alright, I understand. Please go ahead with that."
-CHOSEN = "{lead}Please go ahead with {what}."
+#: The yes that names its choice between plans: every item asked about, as the plan set it out
+#: (one given nothing included: "go ahead with the watch" alone would read as a request for it).
+CHOSEN = "{lead}Please go ahead with {what}, as you set it out."
 #: The hard tier's answer to a plan that gives no outcome for something asked about.
 WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
