@@ -16,7 +16,7 @@ from functools import lru_cache
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
+__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
            "asks_facts_only", "asks_go_ahead", "terse_question", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done"]
 
@@ -29,6 +29,9 @@ OFFERS_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:ju
                            r"(?:reply\s+|say\s+|type\s+|answer\s+)?['\"\u2018\u201c]\w)|"
                            r"\boption (?:2|b|two)\b|\b(?:which|what) (?:one|option)\b|\bwould you rather\b|"
                            r"\b(?:which|what) (?:would|do) you prefer\b|\bprefer\b[^.?!]*\bor\b|\beither\b[^.?!]*\bor\b", re.I)
+#: A question that opens with "or", after any list mark ("Or refunds only and skip the credits?"):
+#: it offers another way to the question before it, so it asks which, never for a detail.
+OR_QUESTION = re.compile(r"[\s*_>#-]*or\b", re.I)
 #: Words of a question asking the user to look at the work ("is everything done?", "does it look
 #: right on your side?").
 CHECKS_WORK = re.compile(r"\b(?:done|finished|complete|completed|look(?:s)? (?:right|good|ok|okay|fine|correct)|"

@@ -73,6 +73,7 @@ from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.asking import (
     CHECKS_WORK,
     OFFERS_CHOICE,
+    OR_QUESTION,
     QUESTION_WORD,
     REFERS_BACK,
     VALUE_REQUEST,
@@ -148,9 +149,6 @@ __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS
 
 #: Wrong writes that a tool could have undone after which the user gives up.
 PATIENCE = 2
-
-#: A question that opens with "or" ("Or refunds only and skip the credits?"), after any list mark.
-_ALTERNATIVE = re.compile(r"[\s*_>#-]*or\b", re.I)
 
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
@@ -387,7 +385,7 @@ class ToolUseUser(RuleBasedUser):
         asks which of the two, not for a detail."""
         read = understanding(self._task.domain).read
         asked = [slot for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
-                 if "?" in s and (QUESTION_WORD.search(s) or terse_question(s)) and not _ALTERNATIVE.match(s)
+                 if "?" in s and (QUESTION_WORD.search(s) or terse_question(s)) and not OR_QUESTION.match(s)
                  or VALUE_REQUEST.search(s)
                  if (q := read(s)).asked and not self._said_all(q.asked) for slot in q.asked]
         return tuple(dict.fromkeys(asked))
