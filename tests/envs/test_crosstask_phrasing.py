@@ -274,3 +274,11 @@ def test_a_lettered_list_asked_for_is_answered_item_by_item() -> None:
     a later come-back held the agent to; a playtest, seed 6800, turn 9)."""
     _env, _actions, said = reply_to("crosstask-6800-train.jsonl", 8)
     assert "thai" in said and "Riverside" in said and "kids menu" in said and "wheelchair access" in said, said
+
+
+def test_a_time_restated_beside_the_one_it_replaces_is_heard_as_the_new_one() -> None:
+    """"Just to confirm: you now want Monday evening, not Monday morning." after the user moved
+    the booking to Monday evening: the user hears the evening (it answered "Not quite: I need it
+    on Monday evening", as if the morning were restated; a playtest, seed 6829, turn 10)."""
+    _env, _actions, said = reply_to("crosstask-6829-test.jsonl", 9)
+    assert "Grid Exchange 8 sounds great" in said and "Not quite" not in said, said

@@ -782,3 +782,13 @@ def test_every_generated_goal_is_out_of_a_never_ask_agents_reach() -> None:
                if guessable((t := generate_task(seed, {"split": ("train", "test")[seed % 2]})).world,
                             t.gold.constraints, t.gold.day, t.gold.slot, t.gold.patience)]
     assert not reached, reached
+
+
+def test_places_said_to_fall_short_of_a_need_are_no_proposals() -> None:
+    """"... Rose Hall ... The other two gardens there, Iron Pavilion (3.3) and Rose Pavilion (3.2),
+    fall short of your rating. ... I shall book Rose Hall": the user hears Rose Hall alone (it
+    answered "You've named more than one place"; a playtest, seed 6822, turn 5)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, said = reply_to("dialog-6822-test.jsonl", 4)
+    assert said.startswith("Rose Hall sounds good") and "more than one place" not in said, said

@@ -796,6 +796,11 @@ RULED_OUT = (
     # A place offered only in case, under its own label (Dialog playtest 6779 T9).
     "My pick is {a}, free then and within budget. Plan B: if {a} falls through, I can book {b} or {c} instead. "
     "Shall I book {a}?",
+    # Places short of a floor (Dialog playtest 6822 T5: "You've named more than one place").
+    "Only one is rated high enough: {a}, free then. The other two, {b} (3.3) and {c} (3.2), fall short of your "
+    "rating. Should it please you, I shall book it. Might I have your leave to proceed?",
+    "{a} is free then. {b} is below your minimum rating and {c} fails to meet the budget. Shall I go ahead?",
+    "{a} is free then; {b} misses your rating bar and {c} falls below the minimum. Shall I go ahead and book?",
 )
 
 

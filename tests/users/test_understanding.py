@@ -157,6 +157,16 @@ def test_exclusions_set_slots_aside_up_to_their_scope(text: str, asked: tuple[st
     assert r.asked == asked and set(r.excluded) == excluded, (text, r)
 
 
+def test_a_negation_sets_aside_the_whole_value_it_opens() -> None:
+    # "Just to confirm: you now want Monday evening, not Monday morning." restates the evening
+    # alone (a playtest, CrossTask seed 6829 T10: the user corrected the morning it had not said).
+    r = read("Just to confirm: you now want it in Riverside, not Friday evening.")
+    assert r.values == (("area", "riverside"),), r.values
+    assert read("Friday, not Friday evening?").values == (("time", "friday"),)
+    # A value of another slot right after the negated one is no part of it.
+    assert ("area", "old town") in read("Not Friday Old Town, right?").values
+
+
 def test_a_value_asks_only_where_no_slot_word_does() -> None:
     assert read("Would Friday evening work?").asked == ("time",)
     assert read("Do you want Italian?").asked == ("food",)

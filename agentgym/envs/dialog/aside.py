@@ -24,9 +24,10 @@ _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was dropped",
 #: "W is taken", "V got snapped up", "U is gone", "cancelled" or "released", "T lacks wifi" or "has
 #: no wifi", "S would leave only 15 EUR for the rest", "R is over budget", "Q has neither", "P breaks
-#: your budget", "N ties but is in the area B uses"), and any word of a place with no room left ("Q
-#: was full", "P had no availability", "O is booked up"). Words a chosen place's own description
-#: may well carry ("no parking needed", "without a view") are not among them.
+#: your budget", "N ties but is in the area B uses", "M and L fall short of your rating"), and any
+#: word of a place with no room left ("Q was full", "P had no availability", "O is booked up").
+#: Words a chosen place's own description may well carry ("no parking needed", "without a view")
+#: are not among them.
 _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:has|have|had) no|neither|none of|breaks|violates|"
                         r"dropp(ed|ing)|dropped|taken|"
                         r"unavailable|fully booked|closed|ruled out|rejected|excluded|over (the |your |our )?budget|"
@@ -38,7 +39,12 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"(bust|blow|break|exceed|overshoot|overrun)\w* (the |your |our )?(\d+ )?(budget|limit|cap|total)|"
                         r"(take|push|bring|put)\w* (the |your |our )?(total|budget|spend) (to|over|past|above|beyond)|"
                         r"leav\w* (only|just|too little|not enough|no room)|"
-                        r"too (expensive|pricey|far|costly|much)|exceeds?|"
+                        r"too (expensive|pricey|far|costly|much|low)|exceeds?|"
+                        # short of a floor ("fall short of your rating", "is below your minimum")
+                        r"fall\w* short|(falls?|fell|falling|dips?|drops?) below|"
+                        r"(under|below) (the|your|our) (\d+(\.\d+)? )?(minimum|min|floor|threshold|bar|cut-?off)|"
+                        r"(miss|fail)\w* (the|your|our) (\d+(\.\d+)? )?(mark|bar|cut|minimum|floor|threshold|rating|budget|"
+                        r"requirements?)|fail\w* to (meet|match|reach)|"
                         # a tie the message breaks ("W ties but is in the area B uses")
                         r"(ties?|tied|tying)( with [\w ]+?)?,? but|(which|that) (booking )?[a-e] (already )?uses)\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than

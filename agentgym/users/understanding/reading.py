@@ -622,9 +622,13 @@ class Understanding:
                 j = i + 1
                 while j < e and j - i <= 3 and words[j].flags & _NEG_FILLER and not words[j].single:
                     j += 1
-                for k, (a, _, _) in enumerate(hits):
-                    if a == j:
+                # The run of values of one slot it opens goes with it ("..., not Monday morning":
+                # the day and the slot of the day alike).
+                end, slots = -1, None
+                for k, (a, b, p) in enumerate(hits):
+                    if a == j or (a == end and p[0] == "value" and p[1] == slots):
                         out.add(k)
+                        end, slots = b, p[1] if p[0] == "value" else None
         # "the price is fine, which area?": a clause that sets its slots aside after naming them.
         for a, _, code in grams:
             if code != _POST_EXCLUDE:
