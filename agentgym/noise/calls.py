@@ -295,7 +295,10 @@ class Corruption(NoiseWrapper):
     another tool that shows the same fact (``get_details`` against ``search``, an alert's value
     against ``get_metrics``, ``get_order`` against ``list_orders``); a result at odds with
     itself or the brief (a converted amount that is not the amount times the rate, an approval
-    limit other than the brief's); and an id that does not resolve fails when used. Write tools
+    limit other than the brief's); and an id that does not resolve fails when used. On a task of
+    the hard tier (``task.extra["tier"] == "hard"``) the leaf is one a step of the gold plan still
+    to do consumes, where the result holds one (`_aimed`): the fault lands on what the work rests
+    on, so the tier's noise tests the check and not the luck of the draw. Write tools
     are never corrupted and the world is never changed. The log gets ``{"path", "from", "to",
     "how", "recoverable"}``; a corruption on the last turn is unrecoverable.
 
@@ -334,6 +337,8 @@ class Corruption(NoiseWrapper):
         if key in self._corrupted:
             return result
         self._corrupted.add(key)
+        if env.task.extra.get("tier") == "hard":
+            leaves = _aimed(env, result, leaves)
         path = leaves[int(rng.random() * len(leaves))]
         old = _get(result, path)
         key = next((k for k in reversed(path) if isinstance(k, str)), None)
@@ -342,6 +347,15 @@ class Corruption(NoiseWrapper):
                                                 "recoverable": recoverable_at(env, turn)},
                       hits=_corruption_hits(env, call, old))
         return _replace(result, path, new)
+
+
+def _aimed(env: AgentEnv, result: Any, leaves: list[LeafPath]) -> list[LeafPath]:
+    """The leaves a corruption of the hard tier picks from: those whose value a step of the gold
+    plan still to do consumes (an id, an amount, a date the work copies), where the result holds
+    any; else every leaf. So a fault there lands on what the work rests on, and only a check of
+    it (the brief's "check again a result that a decision rests on") keeps the work right."""
+    consumed = [path for path in leaves if env.gold_step_consuming(_get(result, path)) is not None]
+    return consumed or leaves
 
 
 def _bounds(env: AgentEnv, key: str | None, old: Any) -> tuple[float, float] | None:

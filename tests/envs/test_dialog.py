@@ -792,3 +792,13 @@ def test_places_said_to_fall_short_of_a_need_are_no_proposals() -> None:
 
     _env, _actions, said = reply_to("dialog-6822-test.jsonl", 4)
     assert said.startswith("Rose Hall sounds good") and "more than one place" not in said, said
+
+
+def test_a_proposal_in_bullet_fragments_is_a_proposal_not_a_list_of_words() -> None:
+    """"- match: Linden House 9 (stay_053)\\n- apartment, Beachfront, 200 EUR/night, rating 3.6\\n
+    ...\\n- ok to book it for Monday afternoon?": the user judges Linden House 9 (it answered
+    "That's just a list of words to me"; a playtest, seed 6831, turn 6)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, said = reply_to("dialog-6831-train.jsonl", 5)
+    assert said.startswith("Linden House 9 sounds great"), said

@@ -30,3 +30,24 @@ def test_a_nudge_at_a_bound_says_what_it_moved_by_not_a_factor_of_one() -> None:
 
 def test_zero_moves_off_zero() -> None:
     assert _number(0, _Draws(0.0, 0.0), None) == (1, "moved off zero")
+
+
+class _Plan:
+    """An env whose gold plan still consumes the values in `consumed` (at step 0)."""
+
+    def __init__(self, *consumed: object) -> None:
+        self._consumed = consumed
+
+    def gold_step_consuming(self, value: object) -> int | None:
+        return 0 if value in self._consumed else None
+
+
+def test_the_tiers_corruption_aims_at_what_the_plan_consumes() -> None:
+    from agentgym.noise.calls import _aimed, perturbable_leaves
+
+    result = {"orders": [{"order_id": "O-1201", "total": 15.5, "placed": "2025-03-02"},
+                         {"order_id": "O-1202", "total": 40.0, "placed": "2025-03-04"}]}
+    leaves = perturbable_leaves(result)
+    assert _aimed(_Plan("O-1202", 40.0), result, leaves) == [("orders", 1, "order_id"), ("orders", 1, "total")]
+    # Nothing the plan consumes in the result: any leaf, as off the tier.
+    assert _aimed(_Plan("O-9999"), result, leaves) == leaves

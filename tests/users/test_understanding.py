@@ -240,6 +240,17 @@ def test_a_list_of_keywords_is_not_a_question() -> None:
     assert r.salad and not r.asked
     # A terse compound question is still one.
     assert read("Budget, area and time?").asked == ("price", "area", "time")
+    # A place named does not excuse a list of slot words ...
+    assert read("House of Luna? area where city price budget spend cost when time day amenity food cuisine").salad
+
+
+def test_values_beside_a_place_named_describe_it_and_are_no_keyword_list() -> None:
+    # A proposal in bullets (a playtest, Dialog seed 6831 T6: "That's just a list of words to me").
+    r = read("- max price 200 noted, parking dropped\n- match: House of Luna\n- italian food, Riverside area\n"
+             "- wifi + pool\n- Friday evening\n- ok to book it for Friday evening?")
+    assert not r.salad and r.places == ("house of luna",), r
+    # Without a place they are still a keyword list.
+    assert read("- italian, Riverside, Old Town\n- wifi, pool, parking\n- Friday evening").salad
 
 
 def test_a_swapped_pair_in_a_short_word_and_a_typo_in_a_plural_are_forgiven() -> None:

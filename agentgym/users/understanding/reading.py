@@ -437,12 +437,16 @@ class Understanding:
         n = len(words)
         slot_hits, gram_hits = self._scan(words)
         # ---- keyword lists are not questions (the word counts only where the slot counts say so)
+        # Values beside a place named are its description ("- match: X\n- apartment, Beachfront,
+        # 200 EUR\n- ok to book it?"), not keywords: only the slot words of such a message count.
+        plain = "value" if any(p[0] == "place" for _, _, p in slot_hits) else "place"
         slots_named = {s for _, _, p in slot_hits if p[0] != "place" for s in p[1]}
         offered = _offered(words, slot_hits)
-        n_hits = sum(1 for k, (*_, p) in enumerate(slot_hits) if p[0] != "place" and k not in offered)
+        n_hits = sum(1 for k, (*_, p) in enumerate(slot_hits) if p[0] not in ("place", plain) and k not in offered)
         if n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS:
             n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
-            hit_words = sum(b - a for k, (a, b, p) in enumerate(slot_hits) if p[0] != "place" and k not in offered)
+            hit_words = sum(b - a for k, (a, b, p) in enumerate(slot_hits)
+                            if p[0] not in ("place", plain) and k not in offered)
             if 2 * hit_words >= n_words:
                 return Reading(salad=True, placed=True, question=True)
         placed = bool(slot_hits or gram_hits) or any(w.flags for w in words)
