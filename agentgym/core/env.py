@@ -37,7 +37,7 @@ from agentgym.core.protocol import (
 from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
-from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task
+from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn
 from agentgym.core.tools import READ, WRITE, PolicyViolation, ToolError, Toolkit
 
 __all__ = ["AgentEnv", "EnvParts"]
@@ -185,6 +185,12 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         return self._elapsed_ms
 
     @property
+    def awaiting_report(self) -> bool:
+        """Whether the user is satisfied with the work and waits to hear so from the assistant:
+        its next message ends the request (for privileged agents, replays and tests)."""
+        return self._task is not None and (self._held is not None or bool(getattr(self._user, "awaiting_report", False)))
+
+    @property
     def noise_log(self) -> list[dict[str, Any]]:
         """The injections of this episode so far, as logged (for privileged agents and tests)."""
         return list(self._noise_log)
@@ -323,6 +329,9 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         self._known: list[dict[str, Any]] = []
         self._commitments: list[dict[str, Any]] = []
         self._current_call: str | None = None
+        #: The user's word that the work is done, held until the assistant next speaks
+        #: (`_run_calls`): a person hears the outcome from the assistant, not from the tools.
+        self._held: UserTurn | None = None
         # Only `render()` reads the transcript: kept only when it can be rendered.
         self._transcript: list[dict[str, Any]] | None = [] if self.render_mode == "ansi" else None
 
@@ -380,7 +389,11 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
                 proposed = self._propose(self._task, self._user, parsed.content)
                 if proposed is not None:
                     self._commitments.append({"turn": turn, "kind": "proposal", "contradicts": proposed})
-            reply = self._user.reply(parsed.content, turn)
+            held = self._held
+            if held is not None and parsed.content.strip():
+                self._held, reply = None, held
+            else:
+                reply = self._user.reply(parsed.content, turn)
             text = reply.text
             messages.append({"role": "user", "content": text if len(text) <= MESSAGE_MAX_CHARS else cap(text)})
             end = reply.end
@@ -491,6 +504,10 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
                              "content": content if len(content) <= MESSAGE_MAX_CHARS else cap(content)})
         if wrote or refused:  # a write done, or one a policy refused: the user sees what it came to
             reaction = self._user.react(self._toolkit.drain_events(), turn)
+            self._held = None
+            if reaction is not None and reaction.end == "accepted":
+                # Satisfied, the user waits to be told the work is done before it says so.
+                self._held, reaction = reaction, None
             if reaction is not None:
                 messages.append({"role": "user", "content": cap(reaction.text)})
                 if end is None:

@@ -53,7 +53,9 @@ class ToolEnv(AgentEnv):
 
     ## Termination
     Terminated when the user sees the task done ("accepted", exactly when the scorer says
-    success), when a terminal tool commits ("committed"), or when the user gives up ("gave_up"):
+    success; it says so at the assistant's next message after the write that did it, as every
+    user hears the outcome from the assistant), when a terminal tool commits ("committed"), or
+    when the user gives up ("gave_up"):
     with the default scorer at the first write that fits no gold step (writes are final, so
     success is then out of reach), with your own after 2 such writes; truncated at the task's
     turn budget.

@@ -1,6 +1,10 @@
 """A kept playtest's turns (`benchmarks/playtests/turns/`), replayed into a fresh env made as
 `episodes.json` says it was played: the tests of the users' readings that playtests found wanting
-start where the playtest stood."""
+start where the playtest stood.
+
+Turns kept before users heard the outcome from the assistant (agentgym 0.19.0) went on to the next
+thing straight after the write that finished a request; where the user now waits to be told, a
+report (`REPORT`) is stepped before the next kept turn, as the agent would now have sent one."""
 
 from __future__ import annotations
 
@@ -13,6 +17,16 @@ import gymnasium as gym
 import agentgym  # noqa: F401  (registers the ids)
 
 PLAYTESTS = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests"
+#: What a kept episode is taken to say where the user now waits to hear that the work is done.
+REPORT = "All done: it's in place as you asked."
+
+
+def step_kept(env: Any, action: str) -> Any:
+    """Step a kept turn, after a `REPORT` where the user waits for one (the kept turn came after
+    the user had gone on, as it did when the turns were played)."""
+    if env.unwrapped.awaiting_report:
+        env.step(REPORT)
+    return env.step(action)
 
 
 def played(name: str, turns: int) -> tuple[Any, list[str]]:
@@ -34,7 +48,7 @@ def played(name: str, turns: int) -> tuple[Any, list[str]]:
                    noise=None if episode["noise"] == "none" else episode["noise"], **domain)
     env.reset(seed=episode["seed"])
     for step in actions[:turns]:
-        env.step(step)
+        step_kept(env, step)
     return env, actions
 
 
@@ -42,4 +56,4 @@ def reply_to(name: str, turn: int) -> tuple[Any, list[str], str]:
     """The kept playtest's env after its turns up to and including turn `turn` (0-based), all its
     turns, and what the user said last in reply to that turn."""
     env, actions = played(name, turn)
-    return env, actions, env.step(actions[turn])[4]["messages"][-1]["content"]
+    return env, actions, step_kept(env, actions[turn])[4]["messages"][-1]["content"]

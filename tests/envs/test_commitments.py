@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gymnasium as gym
+from reporting import told_done
 
 from agentgym.agents import make_agent
 from agentgym.core.render import call_text
@@ -40,9 +41,10 @@ def test_a_message_naming_one_place_is_a_proposal_judged_like_its_booking() -> N
     env.step(f"I can book {good.name} or {bad.name}.")  # two places: no one proposal
     env.step("Which area do you prefer?")  # no place: no proposal
     env.step(f"Shall I book {good.name}?")
-    _, _, _, _, info = env.step(call_text("book", item_id=good.id, day=task.gold.day, slot=task.gold.slot))
+    env.step(call_text("book", item_id=good.id, day=task.gold.day, slot=task.gold.slot))
+    _, _, _, _, info = told_done(env)
     commitments = info["episode_summary"]["commitments"]
-    assert [(c["turn"], c["kind"]) for c in commitments] == [(4, "proposal"), (5, "final")]
+    assert [(c["turn"], c["kind"]) for c in commitments] == [(4, "proposal"), (6, "final")]
     assert commitments[0]["contradicts"] == []
     assert commitments[-1]["contradicts"] == []  # the accepted booking meets everything stated
 

@@ -472,9 +472,9 @@ def test_no_follow_up_loops_and_its_user_agrees_with_the_grader(order: str) -> N
                 obs, _, terminated, truncated, info = env.step(action)
                 if terminated or truncated:
                     break
-            assert terminated and k == 2, (split, seed, order)
+            assert terminated and k == 3, (split, seed, order)  # the two calls, then the word that it's done
             subs = info["episode_summary"]["subtasks"]
-            assert all(s["outcome"] == "accepted" and s["success"] for s in subs), (split, seed, subs)
+            assert all(s["outcome"] in ("accepted", "committed") and s["success"] for s in subs), (split, seed, subs)
 
 
 def test_a_failed_booking_costs_only_itself() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from crosstask_play import at_comeback
-from playtest_turns import played, reply_to
+from playtest_turns import REPORT, played, reply_to, step_kept
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -40,7 +40,7 @@ def _at_plan(split: str, seed: int) -> tuple[Any, str] | None:
 
 
 def _said(env: Any, message: str) -> str:
-    return copy.deepcopy(env).step(message)[0].removeprefix("[user] ")
+    return step_kept(copy.deepcopy(env), message)[0].removeprefix("[user] ")
 
 
 #: A plan in the layouts other assistants use, and the ways they ask for a yes.
@@ -142,7 +142,7 @@ def test_a_write_a_policy_refuses_ends_its_sub_task_at_once() -> None:
     before another write can be done for it (a playtest, seed 5936, turn 13)."""
     env, actions = played("crosstask-5936.jsonl", 12)
     before = env.unwrapped.user.active.index
-    info = env.step(actions[12])[4]
+    info = step_kept(env, actions[12])[4]
     assert "broke one of our policies" in info["messages"][-1]["content"]
     assert env.unwrapped.user.active.index == before + 1
 
@@ -247,7 +247,7 @@ def test_a_sub_task_s_user_counts_turns_from_where_its_request_opened() -> None:
     _env, _actions, said = reply_to("crosstask-6614-train.jsonl", 13)
     assert "just told me" not in said and "Nothing comes to mind about the rating" in said, said
     env, actions = played("crosstask-6612-train.jsonl", 19)
-    shifts = [e for e in env.step(actions[19])[4]["noise"] if e["kind"] == "goal_shift"]
+    shifts = [e for e in step_kept(env, actions[19])[4]["noise"] if e["kind"] == "goal_shift"]
     assert shifts and all(e["detail"]["recoverable"] for e in shifts), shifts
 
 
@@ -255,7 +255,8 @@ def test_a_come_back_says_plainly_which_needs_it_gives_up() -> None:
     """The needs a come-back gives up in the user's own words ("... though it no longer needs to
     have a gym or be of the hotel type, and is open ..."); it said "except "gym" and its type
     being hotel and is open", which four playtesters found hard to read (seed 6754, turn 26)."""
-    _env, _actions, said = reply_to("crosstask-6754-train.jsonl", 25)
+    env, _actions, said = reply_to("crosstask-6754-train.jsonl", 25)
+    said = env.step(REPORT)[4]["messages"][-1]["content"]  # told the last request is done
     assert ("still has everything else I asked for, though it no longer needs to have a gym or be of the hotel "
             "type, and is open at the same time") in said, said
 

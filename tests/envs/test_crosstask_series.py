@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from crosstask_play import at_comeback
+from reporting import told_done
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -130,7 +131,8 @@ def test_the_thanks_claims_only_the_days_that_have_a_place() -> None:
     skipping = 0
     for _, env, seg, _ in [*_series("train", 5), *_series("test", 5)]:
         move: Series = seg.move
-        obs, *_ = env.step(json.dumps([json.loads(_book(*stay)) for stay in move.stays]))
+        env.step(json.dumps([json.loads(_book(*stay)) for stay in move.stays]))
+        obs, *_ = told_done(env)
         assert seg.outcome == "accepted", obs
         claim = "every day that has a place booked" if move.skipped else "every day booked"
         assert f"Perfect, that's {claim}, thanks!" in obs, obs

@@ -15,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from crosstask_play import at_comeback
+from reporting import told_done
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -294,11 +295,14 @@ def test_random_and_the_exploits_stay_under_one_percent_of_300(split: str, noise
 
 
 def _accepted(env: Any, seg: Any, *calls: str) -> bool:
-    """Whether the come-back `seg` ends accepted after `calls`, one a turn."""
+    """Whether the come-back `seg` ends accepted after `calls`, one a turn, and the assistant's
+    word that it is done (the user waits for it)."""
     for call in calls:
         env.step(call)
         if seg.outcome is not None:
             break
+    if seg.outcome is None and env.unwrapped.awaiting_report:
+        told_done(env)
     return seg.outcome == "accepted"
 
 

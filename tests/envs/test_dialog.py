@@ -11,6 +11,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from reporting import told_done
 
 from agentgym.agents import make_agent
 from agentgym.envs.dialog import domain as domain_module
@@ -217,6 +218,8 @@ def test_user_accepts_exactly_the_bookings_that_meet_every_constraint(make_env: 
             broken = [c for c in gold.constraints if not c.holds(place, day, slot)]
             if not broken:
                 assert item_id in gold.items and (day, slot) == (gold.day, gold.slot)
+                assert not terminated and info["messages"][-1]["role"] == "tool"  # it waits to be told
+                _, reward, terminated, _, info = told_done(env)
                 assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
             else:
                 # Patience 1: a wrong booking ends the dialog (partial credit aside, no success).
@@ -294,7 +297,8 @@ def test_a_late_need_arrives_at_the_first_commitment_and_the_user_comes_back() -
         assert _states_one_of(text, late, task.world.domain), text
         assert "lose my patience" not in text  # the need came after the proposal: not the agent's miss
         # Booking a gold place now is accepted: it meets every need, the late one included.
-        _, reward, terminated, _, info = env.step(_book(gold.items[0], gold.day, gold.slot))
+        env.step(_book(gold.items[0], gold.day, gold.slot))
+        _, reward, terminated, _, info = told_done(env)
         assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
         env.close()
 
@@ -326,8 +330,8 @@ def test_a_booking_that_the_late_need_breaks_is_put_right_by_rebook_and_cancel(d
     _, _, terminated, _, info = dialog_env.step(_book(gold.items[0], gold.day, gold.slot))
     assert not terminated and "cancel the other booking" in _user_text(info), _user_text(info)
     old = next(b.id for b in task.world.active_bookings() if b.item_id == place.id)
-    _, reward, terminated, _, info = dialog_env.step(
-        json.dumps({"name": "cancel_booking", "arguments": {"booking_id": old}}))
+    dialog_env.step(json.dumps({"name": "cancel_booking", "arguments": {"booking_id": old}}))
+    _, reward, terminated, _, info = told_done(dialog_env)
     assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
     assert "lose my patience" not in " ".join(m["content"] for m in dialog_env.unwrapped.render() or [])
 

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import check_env
+from reporting import told_done
 from trivial_policies import DOING_NOTHING, Policy, tally, trivial_policies
 
 import agentgym  # noqa: F401  (registers the ids)
@@ -536,7 +537,8 @@ def test_an_incident_filed_with_the_wrong_deploy_is_put_right_and_accepted() -> 
     *_, info = env.step("I've filed it, it's done.")
     assert info["messages"][-1]["content"].startswith(("Not quite yet:", "It's not done on my side yet:"))
     *_, info = env.step(json.dumps(_call("withdraw_incident", incident_id=env.task.world.records[0].data["incident_id"])))
-    _, reward, terminated, _, info = env.step(json.dumps(_call("file_incident", **gold)))
+    env.step(json.dumps(_call("file_incident", **gold)))
+    _, reward, terminated, _, info = told_done(env)
     assert terminated and reward == 1.0 and info["episode_summary"]["outcome"] == "accepted"
 
 

@@ -463,7 +463,8 @@ def test_a_yes_to_the_rest_of_the_plan_unchanged_is_a_yes_to_the_plan_it_points_
 
     env, actions = played("tooluse-6505-train.jsonl", 7)
     info = env.step(actions[7])[4]
-    assert info["episode"]["success"] and not info["errors"], info["errors"]
+    assert not info["errors"], info["errors"]
+    assert env.step("All done.")[4]["episode"]["success"]
 
 
 @pytest.mark.parametrize("text, back", [

@@ -282,7 +282,9 @@ def test_write_results_are_never_corrupted() -> None:
     env.reset(seed=2)
     gold = env.unwrapped.task.gold
     *_, info = env.step(call_text("book", item_id=gold.items[0], day=gold.day, slot=gold.slot))
-    assert not events(info, "corruption") and info["episode_summary"]["success"]
+    assert not events(info, "corruption")
+    *_, info = env.step("It's booked.")  # the user waits to hear it
+    assert info["episode_summary"]["success"]
 
 
 # ------------------------------------------------------------------------------ latency

@@ -113,7 +113,7 @@ def test_the_public_card_and_the_gold_reach_the_summary_not_the_agent() -> None:
     summary = _solve(env, 4)
     assert summary["success"] and summary["outcome"] == "accepted"
     assert summary["gold"]["calls"][1]["name"] == "close_ticket"
-    assert summary["commitments"] == [{"turn": 3, "kind": "final", "contradicts": []}]
+    assert summary["commitments"] == [{"turn": 4, "kind": "final", "contradicts": []}]  # told at turn 4
     assert [c["contradicts"] for c in summary["calls"]] == [[], []]
 
 

@@ -29,7 +29,10 @@ class CrossTaskEnv(AgentEnv):
     write (a booking or a cancellation) it says what it now sees and what is still missing, so
     the move may be made in either order, and it ends the sub-task when, and only when, the
     move is done (the old booking cancelled, the same place booked at the new time, nothing
-    else booked), or gives up after two bookings of the wrong place or time.
+    else booked), or gives up after two bookings of the wrong place or time. As in the other
+    families, a user hears that a request is done from the assistant: after the write that
+    completes it the user says nothing, and it thanks the assistant and moves on at the
+    assistant's next message.
 
     ## Observation
     Text and `info["messages"]` as in the other families (a step's messages open with the env's

@@ -410,6 +410,9 @@ class SessionUser(SimulatedUser):
         # `known_constraints` of the sub-users when last asked, and its prefixed form.
         self._known_of_users: list[list[str]] = []
         self._known: list[str] = []
+        #: A sub-task's user's word that its request is done, held until the assistant next
+        #: speaks: the user hears the outcome from the assistant (as `AgentEnv` holds the last).
+        self._held: UserTurn | None = None
 
     # ------------------------------------------------------------------ the active sub-task
     @property
@@ -417,6 +420,11 @@ class SessionUser(SimulatedUser):
         """The sub-task the user is on now (None once the session is over)."""
         i = self.session.active
         return self.session.segments[i] if i < len(self.session.segments) else None
+
+    @property
+    def awaiting_report(self) -> bool:
+        """Whether the active sub-task's user is satisfied and waits to hear so."""
+        return self._held is not None
 
     def user_of(self, index: int) -> SimulatedUser | None:
         return self.users.get(index)
@@ -431,6 +439,7 @@ class SessionUser(SimulatedUser):
         one it offers, or end the session. Returns what the user says after `said`."""
         seg = self.active
         assert seg is not None
+        self._held = None  # the word held was this sub-task's
         seg.outcome = outcome
         seg.score = _segment_score(self.session, seg)
         success = seg.score.success
@@ -512,6 +521,10 @@ class SessionUser(SimulatedUser):
         session = self.session  # `active`, inlined on the step path
         if session.active >= len(session.segments):
             return UserTurn("We're all done, thanks!")
+        held = self._held
+        if held is not None and message.strip():
+            self._held = None
+            return self._close(held, turn)
         said = self.users[session.segments[session.active].index].reply(message, turn - self._opened_at)
         return said if said.end is None else self._close(said, turn)
 
@@ -524,8 +537,12 @@ class SessionUser(SimulatedUser):
         world_index = seg.refers_to if seg.family == "followup" else seg.index
         mine = [e for e in events if e.data.get("segment") == world_index]
         # A tool-use sub-task's write a policy refused leaves no event, yet ends that sub-task.
-        said = self.users[seg.index].react(mine, turn - self._opened_at) if mine or not events and seg.family == "tooluse" \
-            else None
+        reacts = bool(mine) or not events and seg.family == "tooluse"
+        said = self.users[seg.index].react(mine, turn - self._opened_at) if reacts else None
+        if reacts:
+            self._held = None
+            if said is not None and said.end == "accepted":
+                self._held, said = said, None
         if said is not None and said.end is not None:
             return self._close(said, turn)
         if len(mine) == len(events):

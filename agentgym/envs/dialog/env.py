@@ -71,7 +71,8 @@ class DialogEnv(AgentEnv):
 
     ## Termination
     Terminated when the user accepts a booking (only when the one active booking meets every
-    need it has and no late need is pending, so the user and the score agree) or gives up;
+    need it has and no late need is pending, so the user and the score agree; it hears of the
+    booking from the assistant, so it accepts at the assistant's next message after it) or gives up;
     truncated at the turn budget (16 / 20 / 24 turns by difficulty). Patience: a proposal or
     booking that breaks a need the user had costs one, and so does every repeat of a question it
     already answered after the first; the user warns when one miss is left and gives up at the

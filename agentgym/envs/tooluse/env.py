@@ -103,10 +103,13 @@ class ToolUseEnv(AgentEnv):
     value it could not know (a total, a cause, a free time); told the work is done when it is not,
     it says what it does not see yet. Where a tool can undo the wrong record it asks to put it
     right; where none can, or after a policy violation, no fix could succeed, and it says so and
-    leaves.
+    leaves. It hears that the work is done from the assistant, not from the tools: after the write
+    that puts every required effect in place it says nothing, and it thanks the assistant (and
+    the episode ends) at the assistant's next message; a write before that is judged afresh.
 
     ## Termination
-    Terminated when the user has every required effect in place ("accepted"), when a terminal tool
+    Terminated when the user, with every required effect in place, is next written to ("accepted";
+    an assistant that never says so runs to the turn budget), when a terminal tool
     commits an answer ("committed"), or when the user gives up ("gave_up"): it gives up after 2
     writes that left a wrong record a tool could undo, and at once after a wrong record no tool
     can undo or a policy violation (success is then out of reach); truncated at the turn budget

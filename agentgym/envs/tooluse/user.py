@@ -166,7 +166,7 @@ class ToolUseUser(RuleBasedUser):
 
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
-                 "_job", "_tier", "_pressed", "_plans", "_chosen", "_shift_yes", "_put")
+                 "_job", "_tier", "_pressed", "_plans", "_chosen", "_shift_yes", "_put", "_changed")
     STOCK = STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
@@ -197,6 +197,7 @@ class ToolUseUser(RuleBasedUser):
         self._chosen: str | None = None
         self._shift_yes = False  # this reply's change of mind stood where a yes would (`_with_shift`)
         self._put: str | None = None  # the last plan put to the customer (a yes that `REFERS_BACK` takes it in)
+        self._changed = False  # the customer has changed its mind (a goal shift was said)
 
     def _state(self, d: Detail) -> str:
         self._reveal(d.id)
@@ -354,7 +355,9 @@ class ToolUseUser(RuleBasedUser):
         what it wants, what it says each time (its wish, never the gold), then that it accepts
         the plan; None otherwise (a plan that gives in gets the plain yes)."""
         press = self._world.press
-        if press is None or self._pressed > len(press.asks):
+        # A customer who has changed its mind stops pressing for what it asked before ("don't
+        # roll anything back", then "please, just roll it back" would say two things).
+        if press is None or self._pressed > len(press.asks) or self._changed:
             return None
         named = [p for p in parts(message, self._world.consent.anchors) if any(has(p, n, True) for n in press.names)]
         if not named and not press.unnamed:
@@ -636,6 +639,7 @@ class ToolUseUser(RuleBasedUser):
         self._goal = self._task.goal = replace(self._goal, details=tuple(details))
         self._reveal(shift.detail)
         self._values[shift.detail] = shift.new
+        self._changed = True
         recoverable = turn + len(new.plan) + len(stale) <= self._task.max_turns
         # Records the shift made unwanted are not the assistant's wrong writes; the user says
         # what the change means for the first of them, as a person would.
