@@ -6,6 +6,10 @@ one version: after a change to a user, an episode may go otherwise. This shows w
 change that breaks what a capable agent said can be read against the transcript.
 
     .venv/bin/python benchmarks/playtests/replay.py
+
+Turns kept before the users heard the outcome from the assistant (0.19.0) went on straight after
+the write that finished a request; where a user now waits to be told, a report (`REPORT`) is
+stepped before the next kept turn, and after the last one, as the agent would now have said it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import agentgym  # noqa: F401  (registers the ids)
 from agentgym.eval.play_command import read_actions
 
 HERE = Path(__file__).parent
+#: What a kept episode is taken to say where the user now waits to hear that the work is done.
+REPORT = "All done: it's in place as you asked."
 
 
 def replay(episode: dict) -> tuple[str, int]:
@@ -35,7 +41,13 @@ def replay(episode: dict) -> tuple[str, int]:
     try:
         env.reset(seed=episode["seed"])
         turns = read_actions(HERE / episode["turns"])
-        for n, action in enumerate(turns, start=1):
+        for n, action in enumerate([*turns, None], start=1):
+            if env.unwrapped.awaiting_report:
+                *_, terminated, truncated, info = env.step(REPORT)
+                if terminated or truncated:
+                    return ("success" if info["episode_summary"]["success"] else "failure"), n - 1
+            if action is None:
+                break
             *_, terminated, truncated, info = env.step(action)
             if terminated or truncated:
                 return ("success" if info["episode_summary"]["success"] else "failure"), n

@@ -231,11 +231,15 @@ def test_the_yes_to_the_place_of_a_come_back_names_no_time_it_left_to_the_assist
 
 
 def test_a_series_user_says_which_days_it_sees_booked() -> None:
-    """Four bookings of a series in one turn, two of them failed (a timeout, a 503): the user says
-    which days it sees, so the days left out show (it said "Thanks, I see it."; a playtest, seed
-    6612, medium noise, turn 39)."""
-    _env, _actions, said = reply_to("crosstask-6612-train.jsonl", 38)
-    assert said == "Thanks, I see the bookings for Tuesday, Friday and Saturday so far.", said
+    """Four bookings of a series in one turn, two of them failed (a timeout, a 503): told it is
+    done, the user says which days it sees, so the days left out show (it said "Thanks, I see
+    it."; a playtest, seed 6612, medium noise, turn 39). At the writes it says nothing: it hears
+    the outcome from the assistant."""
+    env, _actions, said = reply_to("crosstask-6612-train.jsonl", 38)
+    assert said.startswith('{"booking_id"'), said  # the last tool result: no word from the user
+    said = env.step("All the nights are booked now.")[4]["messages"][-1]["content"]
+    assert said.startswith("That isn't everything I asked for yet: I see the bookings for Tuesday, Friday and "
+                           "Saturday so far, and I'd like"), said
 
 
 def test_a_sub_task_s_user_counts_turns_from_where_its_request_opened() -> None:
@@ -283,3 +287,12 @@ def test_a_time_restated_beside_the_one_it_replaces_is_heard_as_the_new_one() ->
     on Monday evening", as if the morning were restated; a playtest, seed 6829, turn 10)."""
     _env, _actions, said = reply_to("crosstask-6829-test.jsonl", 9)
     assert "Grid Exchange 8 sounds great" in said and "Not quite" not in said, said
+
+
+def test_the_rule_for_cancelling_names_what_the_user_described() -> None:
+    """"... should i cancel it, or is Atlas Collective at 55 ok after all?" beside a come-back for a
+    late need: the user's rule names the needs it holds to, the budget an earlier come-back set
+    among them (it said "Cancel it only if no place fits what I described", and the budget had
+    two readings; a playtest, seed 6859, turn 25)."""
+    _env, _actions, said = reply_to("crosstask-6859-test.jsonl", 24)
+    assert said.startswith("Cancel it only if no place fits what I described") and "at most 15 EUR per day" in said, said

@@ -50,6 +50,8 @@ def test_the_user_says_nothing_at_the_completing_write_and_signs_off_when_told(e
         if env_id == "AgentRL/CrossTask-v0":
             # The session goes on to the next request after the thanks, or ends with the last.
             assert terminated or info["segment_switch"][0]["ended"]["index"] == segment["index"], info
+            # Its thanks says this request is done, not that the session is (more comes after it).
+            assert terminated or "everything I needed" not in said, said
         else:
             assert terminated and info["episode_summary"]["outcome"] == "accepted" and info["episode_summary"]["success"]
     assert waited >= 3

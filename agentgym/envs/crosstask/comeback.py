@@ -421,10 +421,10 @@ class ComeBackUser(FollowUpUser):
     def _clarified(self, topic: str) -> str:
         """The answer to a question about `topic` (`agentgym.envs.crosstask.clarify`)."""
         move: ComeBack = self._move  # type: ignore[assignment]
+        kept = f" ({', '.join(move.kept)})" if move.kept else ""
         if topic == clarify.NEEDS:
             if move.ask not in ("budget", NEEDS):
                 return f"Yes, nothing else changes: the same {self._noun}, just at another time."
-            kept = f" ({', '.join(move.kept)})" if move.kept else ""
             given_up = move.wanted.split(GIVES_UP)[1].split(", and is open")[0] if GIVES_UP in move.wanted else ""
             but = f", though it no longer needs to {given_up}" if given_up else ""
             new = "only the budget is new" if move.ask == "budget" else "the new need comes on top"
@@ -434,7 +434,10 @@ class ComeBackUser(FollowUpUser):
         if topic == clarify.REPLACE:
             return "Yes, please: once the new booking is in place, cancel the old one."
         if move.ask == NEEDS:
-            return "Cancel it only if no place fits what I described; if one does, I'd rather move it there."
+            # What it described, said again: "is X at 55 ok after all?" beside the either/or asks
+            # whether a need still holds (a playtest, seed 6859, turn 25).
+            return (f"Cancel it only if no place fits what I described: the new need and everything else I asked "
+                    f"for{kept}. If one does, I'd rather move it there.")
         return f"No, please don't just cancel it: I still want the {self._noun}, just changed as I said."
 
     def _answer(self, r: Reading) -> str | None:

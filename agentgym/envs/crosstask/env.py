@@ -25,9 +25,10 @@ class CrossTaskEnv(AgentEnv):
     must carry context across switches without being told to. Each sub-task keeps its own
     generated world, gold and rule-based user.
 
-    The follow-up's user sees its own bookings, as a person sees the confirmations: after every
-    write (a booking or a cancellation) it says what it now sees and what is still missing, so
-    the move may be made in either order, and it ends the sub-task when, and only when, the
+    The follow-up's user sees its own bookings, as a person sees the confirmations: a write that
+    goes wrong (the wrong place or time, the new booking cancelled) it answers at once, and what
+    is still missing it says when the assistant next speaks, so the move may be made in either
+    order (it hints at no step on a tool's word), and it ends the sub-task when, and only when, the
     move is done (the old booking cancelled, the same place booked at the new time, nothing
     else booked), or gives up after two bookings of the wrong place or time. As in the other
     families, a user hears that a request is done from the assistant: after the write that

@@ -9,11 +9,14 @@ makes typos as they do, and answers an empty message with its request. A place i
 is read as a proposal to move the booking there (`FollowUpUser.proposed_call`), which goal
 consistency judges: right only for the booked place.
 
-The user sees its own bookings, as a person sees the confirmations, and nothing else: after
-every write it says what it now sees and what is still missing, so the move can be made in
+The user sees its own bookings, as a person sees the confirmations, and nothing else: a write
+that goes wrong (a booking of the wrong place or time, the new booking cancelled, the new one
+booked twice) it answers at once; a right step of the move it leaves to the assistant to report,
+and what is still missing it says when the assistant next speaks. So the move can be made in
 either order (book the new time, then cancel the old booking, or the other way round). It ends
-the sub-task when, and only when, `score_move` holds: accepted once the move is done, or given
-up after `FollowUpUser.PATIENCE` bookings of the wrong place or time.
+the sub-task when, and only when, `score_move` holds: accepted once the move is done and the
+assistant next speaks, or given up after `FollowUpUser.PATIENCE` bookings of the wrong place or
+time.
 """
 
 from __future__ import annotations
@@ -217,8 +220,9 @@ class FollowUpUser(RuleBasedUser):
         return None
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
-        # Every write to the booking's world gets an answer: the move is judged as a whole (in
-        # whichever order its parts came), and a booking of the wrong place or time costs patience.
+        # A write to the booking's world that goes wrong gets an answer at once: the move is judged
+        # as a whole (in whichever order its parts came), and a booking of the wrong place or time
+        # costs patience.
         if not events:
             return None
         if score_move(self._world, self._move).success:
@@ -234,6 +238,10 @@ class FollowUpUser(RuleBasedUser):
         cancelled = {e.data.get("booking_id") for e in events if e.kind == "cancelled"}
         if any(self._is_new(b) for b in self._world.bookings.values() if b.id in cancelled):
             parts.append(f"Wait, that was the new booking for {self._when}: I still need it.")
+        if not parts and sum(self._is_new(b) for b in self._world.active_bookings()) <= 1:
+            # A right step of the move (the new booking made, or the old one cancelled): what is
+            # still to do the user says when the assistant next speaks, not on the tool's word.
+            return None
         parts.append(self._missing())
         return UserTurn(" ".join(p for p in parts if p))
 

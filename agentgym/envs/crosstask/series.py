@@ -174,8 +174,12 @@ class SeriesUser(FollowUpUser):
                 "before you book.")
 
     def _request(self) -> str:
-        if sum((self._series.wanted_set & _active(self._world)).values()) > 1:
-            return f"That isn't everything I asked for yet: I'd like {self._series.wanted}. {_KEEP}"
+        have = self._series.wanted_set & _active(self._world)
+        if sum(have.values()) > 1:
+            # What it sees, by day: a write that failed on some days leaves them out.
+            days = sorted({day for _, day, _ in have}, key=DAYS.index)
+            seen = f"I see the bookings for {listed([d.capitalize() for d in days])} so far, "
+            return f"That isn't everything I asked for yet: {seen}and I'd like {self._series.wanted}. {_KEEP}"
         return f"I'd like {self._series.wanted}. {_KEEP}"
 
     def _missing(self) -> str:
@@ -226,8 +230,5 @@ class SeriesUser(FollowUpUser):
         if any((b.item_id, b.day, b.slot) in lost for b in self._world.bookings.values() if b.id in cancelled):
             parts.append("Please keep every booking I asked for: I still need it.")
         if not parts:
-            # What it sees, by day: a write that failed on some days leaves them out.
-            days = sorted({day for _, day, _ in have & want}, key=DAYS.index)
-            parts.append(f"Thanks, I see the booking{'s' if len(days) > 1 else ''} for "
-                         f"{listed([d.capitalize() for d in days])} so far." if days else "Thanks.")
+            return None  # right so far: the user hears the rest from the assistant
         return UserTurn(" ".join(parts))

@@ -71,6 +71,8 @@ _THANKS = "Thanks! "
 _MOVE_ON = "Let's move on. "
 #: A sub-user's farewell when it gives up: in a session the user stays for the next request.
 _FAREWELL = re.compile(r"\s*\b(?:Goodbye|Bye)[.!]*\s*$", re.IGNORECASE)
+#: A sub-user's thanks that would say the session is over, before the next request.
+_ALL_NEEDED = re.compile(r"that's everything I needed")
 #: What the user says of a write to another sub-task's world: a later request's, or an earlier's.
 _NOT_YET = "I haven't asked for that yet."
 _LEAVE_IT = "Please leave the earlier request as it was: I didn't ask to change it."
@@ -509,7 +511,7 @@ class SessionUser(SimulatedUser):
         """The active sub-task's user ended it with `said`: close it, and say what comes next."""
         assert said.end is not None
         nxt = self._finish(said.end, turn, said.text)
-        text = said.text if nxt.end is not None else _FAREWELL.sub("", said.text)
+        text = said.text if nxt.end is not None else _ALL_NEEDED.sub("that's done", _FAREWELL.sub("", said.text))
         return UserTurn(" ".join(t for t in (text, nxt.text) if t), end=nxt.end)
 
     # ------------------------------------------------------------------ SimulatedUser
