@@ -580,3 +580,29 @@ def test_a_question_opening_with_or_offers_another_way_and_asks_for_no_detail(te
 
     env, _ = played("tooluse-6723-train.jsonl", 1)
     assert env.unwrapped._user._asked_unsaid(text) == asked
+
+
+def test_a_request_for_a_yes_that_offers_to_hear_a_change_asks_for_the_yes() -> None:
+    """"Reply yes to confirm that I should issue the eight store credits, or tell me which items to
+    leave out." after the customer pressed for a refund: the customer answered with what it wants
+    for each item, as to a question about it, and the credits that followed were refused as
+    unagreed (a playtest, seed 6867, turn 7)."""
+    from playtest_turns import reply_to
+
+    env, actions, reply = reply_to("tooluse-6867-train.jsonl", 6)
+    assert reply == "Alright, I understand. Please go ahead with that.", reply
+    info = env.step(actions[7])[4]
+    assert not info["errors"] and not env.unwrapped.episode_summary()["score_details"]["policy_violations"], info["errors"]
+
+
+@pytest.mark.parametrize("text, asked", [
+    ("Reply yes to confirm that I should issue the credits, or tell me which items to leave out.", ()),
+    ("Please confirm and I'll go ahead, or just tell me which items you want refunded.", ()),
+    # No yes asked for: the same words ask for the detail.
+    ("Tell me which items you want refunded.", ("product", "refund")),
+])
+def test_an_offer_to_hear_a_change_after_a_yes_asked_for_asks_for_no_detail(text: str, asked: tuple[str, ...]) -> None:
+    from playtest_turns import played
+
+    env, _ = played("tooluse-6867-train.jsonl", 6)
+    assert env.unwrapped._user._asked_unsaid(text) == asked

@@ -17,7 +17,7 @@ from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
-           "asks_facts_only", "asks_go_ahead", "terse_question", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "asks_go_ahead", "terse_question", "without_offer", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -32,6 +32,9 @@ OFFERS_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:ju
 #: A question that opens with "or", after any list mark ("Or refunds only and skip the credits?"):
 #: it offers another way to the question before it, so it asks which, never for a detail.
 OR_QUESTION = re.compile(r"[\s*_>#-]*or\b", re.I)
+#: An alternative offered after a request for a yes ("Reply yes to confirm ..., or tell me which
+#: items to leave out"): an offer to hear of a change, no question for a detail.
+_OR_TELL = re.compile(r",?\s+\bor\b\s+(?:else\s+|just\s+)?(?=(?:tell|let|give|send|share|name|list|say)\b)", re.I)
 #: Words of a question asking the user to look at the work ("is everything done?", "does it look
 #: right on your side?").
 CHECKS_WORK = re.compile(r"\b(?:done|finished|complete|completed|look(?:s)? (?:right|good|ok|okay|fine|correct)|"
@@ -104,6 +107,13 @@ _LATER_ASSENT = re.compile(r"\b(?:come|get|circle|report) back\b[^.?!;\n]*|"
 def _assent_now(text: str) -> str:
     """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`)."""
     return _LATER_ASSENT.sub(" ", text)
+
+
+def without_offer(sentence: str) -> str:
+    """`sentence` without the alternative that a request for a yes offers after it (`_OR_TELL`):
+    the customer content with the plan says yes to it (a playtest, seed 6867, turn 7)."""
+    m = _OR_TELL.search(sentence)
+    return sentence[:m.start()] if m is not None and asks_yes(sentence[:m.start()]) else sentence
 
 
 def asks_yes(text: str) -> bool:

@@ -88,6 +88,7 @@ from agentgym.envs.tooluse.asking import (
     questions,
     says_done,
     terse_question,
+    without_offer,
 )
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
 from agentgym.envs.tooluse.consent import has, missing, parts
@@ -385,9 +386,9 @@ class ToolUseUser(RuleBasedUser):
         are no question. Each question is read by itself: a long message that also asks for a yes
         ("... once you confirm") is read as a whole for that yes. A question that opens with "or"
         offers another way to the one before it ("Go ahead with all of it? Or refunds only?"): it
-        asks which of the two, not for a detail."""
+        asks which of the two, not for a detail; nor does "..., or tell me ..." after a yes asked for."""
         read = understanding(self._task.domain).read
-        asked = [slot for line in message.splitlines() for s in SENTENCE_BREAK.split(line)
+        asked = [slot for line in message.splitlines() for s in map(without_offer, SENTENCE_BREAK.split(line))
                  if "?" in s and (QUESTION_WORD.search(s) or terse_question(s)) and not OR_QUESTION.match(s)
                  or VALUE_REQUEST.search(s)
                  if (q := read(s)).asked and not self._said_all(q.asked) for slot in q.asked]
