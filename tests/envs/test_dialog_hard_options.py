@@ -138,6 +138,30 @@ def test_descriptions_tie_no_place() -> None:
     assert option_ties(message, [a, b, c], needs_in) == {a.id: "wifi", b.id: "parking", c.id: "area"}
 
 
+def test_an_option_is_tied_to_the_need_it_drops_not_the_one_it_keeps() -> None:
+    # One option a line, each labelled with what it keeps and drops, one after "e.g." (a playtest,
+    # Dialog seed 6881, turn 7: the user judged the third as a proposal and warned of its patience).
+    task = hard_tier.generate_task(single_seed("train", 36), {"split": "train", "difficulty": "hard"})
+    a, b, c = task.world.places[:3]
+
+    def needs_in(text: str) -> set[str]:
+        return {w for w in ("wifi", "area", "parking") if w in text}
+
+    message = (f"Closest options:\n- Keep parking, drop wifi: {a.name} (35 EUR, 4.7).\n- Keep wifi, drop parking: "
+               f"{b.name} (25 EUR).\n- Keep both amenities, drop the area: e.g. {c.name} (40 EUR).\nWhich can give way?")
+    assert option_ties(message, [a, b, c], needs_in) == {a.id: "wifi", b.id: "parking", c.id: "area"}
+
+
+def test_options_labelled_with_what_they_keep_are_no_proposals() -> None:
+    """The user gives up the wifi and takes the option for it; the option for dropping the area it
+    keeps is no proposal (a playtest, seed 6881, turn 7: "Summit Quarters won't work for me ...
+    I'm starting to lose my patience")."""
+    from playtest_turns import reply_to
+
+    _env, _actions, said = reply_to("dialog-6881-test.jsonl", 6)
+    assert "Forge Commons sounds great" in said and "patience" not in said, said
+
+
 RULED_OUT = (
     "{a} was my first choice (lovely reviews), but it is fully booked that day. So I recommend {b}. Book it?",
     "I'd have gone with {a}, but it's not available then, so my suggestion is {b}.",

@@ -29,7 +29,11 @@ __all__ = ["option_ties", "place_mentions"]
 
 #: Where the words that offer a need for a place stop, looking back from it. A full stop
 #: between digits ("rated 4.5") is no break.
-_BREAK = re.compile(r"(?<!\d)[.](?!\d)|[!?;:)\n]|\bor\b", re.IGNORECASE)
+_BREAK = re.compile(r"(?<!\d)(?<!\b[a-z])[.](?!\d)|[!?;:)\n]|\bor\b", re.IGNORECASE)
+#: Words that only bring in an example between a break and a place ("drop the area: e.g. X").
+_BY_WAY_OF = re.compile(r"\b(?:e\.?g|i\.?e|say|for (?:example|instance)|such as|perhaps|maybe)\b\.?", re.IGNORECASE)
+#: What a need kept is said with ("keep lockers, drop fast wifi: X" offers the wifi alone).
+_KEPT = re.compile(r"\bkeep(?:s|ing)?\b[^,;:]*", re.IGNORECASE)
 #: A bracket right after a place name: what it says is about that place.
 _ASIDE = re.compile(r"\s*,?\s*\(([^()]*)\)")
 #: Marks that may end words naming only a need, right before a place ("the area (X", a table's
@@ -65,7 +69,7 @@ def _tie(words: str, needs_in: Callable[[str], set[str]], bare: bool) -> str | N
     """The one need `words` offer (or, with `bare`, name alone right before a place); several
     needs offered together ("if the area and the coffee could go, X") are joined by "+": such a
     place is an option for giving up all of them, no proposal while one gives way."""
-    needs = needs_in(words)
+    needs = needs_in(_KEPT.sub(" ", words))
     plain = words.strip()
     if len(needs) > 1 and offers_option(plain):
         return "+".join(sorted(needs))
@@ -79,9 +83,10 @@ def _tie(words: str, needs_in: Callable[[str], set[str]], bare: bool) -> str | N
 
 def _last_break(text: str, start: int) -> int:
     """Where the words before `start` begin: after the last break, or the one before it when
-    nothing but a colon or bracket stands between ("without the area: X")."""
+    nothing but a colon or bracket stands between ("without the area: X"), or an example's
+    marker ("drop the area: e.g. X"); a single letter's full stop ("e.g.") is no break."""
     ends = [0, *(m.end() for m in _BREAK.finditer(text, 0, start))]
-    if len(ends) > 1 and not any(ch.isalnum() for ch in text[ends[-1]:start]):
+    if len(ends) > 1 and not any(ch.isalnum() for ch in _BY_WAY_OF.sub("", text[ends[-1]:start])):
         return ends[-2]
     return ends[-1]
 
