@@ -17,13 +17,15 @@ from agentgym.baselines.ppo import Args, train  # noqa: E402
 # because the run is seeded. `test_a_fixed_number_of_steps_learns_tool_chains` shows it.
 @pytest.mark.parametrize(("env_id", "floor", "episodes", "steps"),
                          [pytest.param("AgentRL/ToolUse-v0", 0.015, 100, 4096, marks=pytest.mark.slow),
-                          ("AgentRL/CrossTask-v0", 0.03, 30, 4096)],
+                          ("AgentRL/CrossTask-v0", 0.03, 30, 8192)],
                          ids=["tooluse", "crosstask"])
 def test_tool_chains_are_learned(tmp_path: Path, env_id: str, floor: float, episodes: int, steps: int) -> None:
-    """ToolUse and CrossTask (easy): 4,096 synchronous steps raise the mean score of the same
-    sampled evaluation episodes (100 and 30; deterministic: the run is seeded; with features
-    version 4, 0.100 -> 0.142 and 0.126 -> 0.186, twice CrossTask's floor; a policy that learns
-    nothing gains 0). A score, not success: in a few thousand steps
+    """ToolUse and CrossTask (easy): 4,096 and 8,192 synchronous steps raise the mean score of the
+    same sampled evaluation episodes (100 and 30; deterministic: the run is seeded; with features
+    version 4, 0.100 -> 0.142 on ToolUse, and 0.106 -> 0.290 on CrossTask since its users wait to
+    be told that a request is done, which a session of several requests asks for each time and
+    4,096 steps did not yet learn; a policy that learns nothing gains 0). A score, not success: in
+    a few thousand steps
     the policy completes more of each chain before it completes whole ones. The default run has
     the CrossTask case only: this budget does not show ToolUse learning (see above)."""
     args = Args(env=(env_id,), difficulty="easy", seed=1, eval_episodes=episodes, eval_greedy=False,
