@@ -235,3 +235,14 @@ def test_places_listed_by_what_they_have_beside_a_give_way_question_are_not_judg
         assert task.extra.get("relaxed") == flexible.id, (message, text)
         assert WARNING not in text and REPHRASE not in text and not any(p.name in text for p in places), text
         assert not terminated
+
+
+def test_a_place_ruled_out_and_named_again_to_add_to_it_is_no_option() -> None:
+    """"(Grand Court, Glass Arcade, Iron Pavilion 3) all lack a projector and a dance floor; Iron
+    Pavilion 3 is also 2000 EUR." beside a give-way question: once the user gives way, Iron
+    Pavilion 3 is no proposal (it was judged, and the user warned of its patience; a playtest,
+    seed 6913, turn 13)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, said = reply_to("dialog-6913-test.jsonl", 12)
+    assert "Iron Pavilion 3" not in said and "patience" not in said, said

@@ -801,6 +801,8 @@ RULED_OUT = (
     "rating. Should it please you, I shall book it. Might I have your leave to proceed?",
     "{a} is free then. {b} is below your minimum rating and {c} fails to meet the budget. Shall I go ahead?",
     "{a} is free then; {b} misses your rating bar and {c} falls below the minimum. Shall I go ahead and book?",
+    # A place set aside, then named again to add to it (Dialog playtest 6913 T13).
+    "{b} and {c} both lack a projector; {c} is also 2000 EUR. {a} has one and is free then. Shall I go ahead?",
 )
 
 

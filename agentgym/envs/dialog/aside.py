@@ -144,12 +144,27 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
     return [(place, start, end, gone) for (place, start, end), gone in zip(mentions, aside)]
 
 
+#: Words that add to what was said of a place ("X lacks a projector; X is also 2000 EUR").
+_ADDS_TO_IT = re.compile(r"\b(also|too|as well|either|on top)\b")
+
+
 def set_aside(message: str, places: list[Place]) -> set[str]:
     """Ids of the `places` a message names only to set them aside (`aside_mentions`): a place
-    is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it)."""
+    is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it), a
+    mention that adds to what was said of it counting as what it adds to ("... all lack a
+    projector; Iron Pavilion 3 is also 2000 EUR": a playtest, seed 6913, turn 13)."""
     mentions = aside_mentions(message, places)
-    kept = {place.id for place, _, _, gone in mentions if not gone}
+    gone = {place.id for place, _, _, aside in mentions if aside}
+    text = message.lower()
+    kept = {place.id for place, _, end, aside in mentions
+            if not aside and not (place.id in gone and _ADDS_TO_IT.search(text, end, _said_end(text, end)))}
     return {place.id for place, _, _, _ in mentions} - kept
+
+
+def _said_end(text: str, start: int) -> int:
+    """Where the words said after a place that ends at `start` end (`_SAID_END`)."""
+    m = _SAID_END.search(text, start)
+    return m.start() if m is not None else len(text)
 
 
 #: Where a sentence ends: a sentence end that is no decimal point, a "?" or "!", or a line break.

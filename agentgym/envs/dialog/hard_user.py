@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from agentgym.core.task import Task, UserTurn, WorldEvent
+from agentgym.envs.dialog.aside import set_aside
 from agentgym.envs.dialog.hard_tier import flexible_of
 from agentgym.envs.dialog.itinerary_user import PlanUser
 from agentgym.envs.dialog.options import option_ties
@@ -190,20 +191,24 @@ class HardDialogUser(DialogUser):
         message that ties none is read as it stands ("I'd go with X")."""
         names = self._place_names()
         booked = self._checking[0] if self._checking is not None else None
-        named = [p for p in places_named(r, names) if p is not booked and not self._booked(p)]
+        heard = places_named(r, names)
+        named = [p for p in heard if p is not booked and not self._booked(p)]
         if self._flexible is not None or self._dropped is None:
             return replace(r, places=(), recommended=(), alternatives=())
         ties = option_ties(message, named, self._needs_in)
+        # A place tied to no need that the message rules out is no option either ("X ... lacks a
+        # projector; X is also 2000 EUR": a playtest, seed 6913, turn 13).
+        aside = set_aside(message, heard) if len(heard) > 1 else set()
         if not ties:
             # Places listed as what there is ("cabins with breakfast: X; with parking: Y and Z")
             # are no proposal; one place, or one recommended ("I'd go with X"), is.
-            if len(named) == 1 and not r.recommended:
+            if len(named) == 1 and not r.recommended and named[0].id not in aside:
                 # The one place offered, beside the booked one the message says no longer fits.
                 keys = (named[0].name.lower(),)
                 return replace(r, places=keys, recommended=keys, alternatives=())
             return r if r.recommended else replace(r, places=(), recommended=(), alternatives=())
         given = [p for p in named if ties.get(p.id) == self._dropped.id]
-        left = given or [p for p in named if p.id not in ties]
+        left = given or [p for p in named if p.id not in ties and p.id not in aside]
         keys = tuple(p.name.lower() for p in left)
         return replace(r, places=keys, recommended=keys if len(keys) == 1 else (), alternatives=())
 
