@@ -37,7 +37,7 @@ from agentgym.core.protocol import (
 from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
-from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn
+from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn, hold_sign_off, told
 from agentgym.core.tools import READ, WRITE, PolicyViolation, ToolError, Toolkit
 
 __all__ = ["AgentEnv", "EnvParts"]
@@ -267,6 +267,11 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
                 return i
         return None
 
+    def gold_steps_to_do(self) -> list[dict[str, Any]]:
+        """The steps of the gold plan that no successful call of this episode has completed."""
+        plan = self.gold_calls()
+        return [step for step, done in zip(plan, self._done_steps(plan)) if not done]
+
     def gold_step_consuming(self, value: Any, *, besides: int | None = None) -> int | None:
         """The first step of the gold plan still to do, other than step `besides`, whose
         arguments consume `value` (see `agentgym.core.gold.carries`); None when none does."""
@@ -330,7 +335,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         self._commitments: list[dict[str, Any]] = []
         self._current_call: str | None = None
         #: The user's word that the work is done, held until the assistant next speaks
-        #: (`_run_calls`): a person hears the outcome from the assistant, not from the tools.
+        #: (`agentgym.core.task.hold_sign_off`).
         self._held: UserTurn | None = None
         # Only `render()` reads the transcript: kept only when it can be rendered.
         self._transcript: list[dict[str, Any]] | None = [] if self.render_mode == "ansi" else None
@@ -390,7 +395,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
                 if proposed is not None:
                     self._commitments.append({"turn": turn, "kind": "proposal", "contradicts": proposed})
             held = self._held
-            if held is not None and parsed.content.strip():
+            if held is not None and told(parsed.content):
                 self._held, reply = None, held
             else:
                 reply = self._user.reply(parsed.content, turn)
@@ -503,11 +508,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             messages.append({"role": "tool", "tool_call_id": call_id, "name": call.name,
                              "content": content if len(content) <= MESSAGE_MAX_CHARS else cap(content)})
         if wrote or refused:  # a write done, or one a policy refused: the user sees what it came to
-            reaction = self._user.react(self._toolkit.drain_events(), turn)
-            self._held = None
-            if reaction is not None and reaction.end == "accepted":
-                # Satisfied, the user waits to be told the work is done before it says so.
-                self._held, reaction = reaction, None
+            reaction, self._held = hold_sign_off(self._user.react(self._toolkit.drain_events(), turn))
             if reaction is not None:
                 messages.append({"role": "user", "content": cap(reaction.text)})
                 if end is None:

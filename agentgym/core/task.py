@@ -18,6 +18,8 @@ __all__ = [
     "Task",
     "Score",
     "UserTurn",
+    "hold_sign_off",
+    "told",
     "WorldEvent",
     "SimulatedUser",
     "TaskGenerator",
@@ -83,6 +85,21 @@ class UserTurn:
 
     text: str
     end: Outcome | None = None
+
+
+def hold_sign_off(said: UserTurn | None) -> tuple[UserTurn | None, UserTurn | None]:
+    """A user's reaction to a write, split into what it says now and the sign-off it holds back:
+    a user hears that its request is done from the assistant, not from a tool result, so an
+    acceptance waits for the assistant's next message (`told`)."""
+    if said is not None and said.end == "accepted":
+        return None, said
+    return said, None
+
+
+def told(message: str) -> bool:
+    """Whether an assistant message tells the user something (so a held sign-off is said): any
+    message but an empty one."""
+    return bool(message.strip())
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym.core.env import AgentEnv
+from agentgym.core.gold import carries
 from agentgym.core.hooks import Intercept
 from agentgym.core.protocol import ErrorCode, ToolCall
 from agentgym.core.render import error_text
@@ -354,7 +355,8 @@ def _aimed(env: AgentEnv, result: Any, leaves: list[LeafPath]) -> list[LeafPath]
     plan still to do consumes (an id, an amount, a date the work copies), where the result holds
     any; else every leaf. So a fault there lands on what the work rests on, and only a check of
     it (the brief's "check again a result that a decision rests on") keeps the work right."""
-    consumed = [path for path in leaves if env.gold_step_consuming(_get(result, path)) is not None]
+    to_do = env.gold_steps_to_do()  # the plan and its done steps worked out once, for every leaf
+    consumed = [path for path in leaves if any(carries(step, _get(result, path)) for step in to_do)]
     return consumed or leaves
 
 

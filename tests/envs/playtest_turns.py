@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from reporting import DONE
 
 import agentgym  # noqa: F401  (registers the ids)
 
 PLAYTESTS = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests"
 #: What a kept episode is taken to say where the user now waits to hear that the work is done.
-REPORT = "All done: it's in place as you asked."
+REPORT = DONE
 
 
 def step_kept(env: Any, action: str) -> Any:

@@ -124,32 +124,33 @@ def test_after_a_booking_the_place_asked_about_is_answered_and_the_option_left_i
     assert WHICH_ONE not in text and env.unwrapped.user._costs == 0
 
 
-def test_descriptions_tie_no_place() -> None:
+def _three_places() -> list[Any]:
+    """Three places of one tier world, for `option_ties` with `_needs_in`."""
     task = hard_tier.generate_task(single_seed("train", 36), {"split": "train", "difficulty": "hard"})
-    a, b, c = task.world.places[:3]
+    return task.world.places[:3]
 
-    def needs_in(text: str) -> set[str]:
-        return {w for w in ("wifi", "area", "parking") if w in text}
 
+def _needs_in(text: str) -> set[str]:
+    """The needs (wifi, area, parking) a piece of text names, as a user's reading would give them."""
+    return {w for w in ("wifi", "area", "parking") if w in text}
+
+
+def test_descriptions_tie_no_place() -> None:
+    a, b, c = _three_places()
     message = (f"In the area you want, {a.name} has wifi but no parking, while {b.name} (parking, no wifi) "
                f"is across town, or {c.name}. Which can give way?")
-    assert option_ties(message, [a, b, c], needs_in) == {}
+    assert option_ties(message, [a, b, c], _needs_in) == {}
     message = f"{a.name} (drop the wifi) or {b.name} (drop the parking), or the area: {c.name}. Which?"
-    assert option_ties(message, [a, b, c], needs_in) == {a.id: "wifi", b.id: "parking", c.id: "area"}
+    assert option_ties(message, [a, b, c], _needs_in) == {a.id: "wifi", b.id: "parking", c.id: "area"}
 
 
 def test_an_option_is_tied_to_the_need_it_drops_not_the_one_it_keeps() -> None:
     # One option a line, each labelled with what it keeps and drops, one after "e.g." (a playtest,
     # Dialog seed 6881, turn 7: the user judged the third as a proposal and warned of its patience).
-    task = hard_tier.generate_task(single_seed("train", 36), {"split": "train", "difficulty": "hard"})
-    a, b, c = task.world.places[:3]
-
-    def needs_in(text: str) -> set[str]:
-        return {w for w in ("wifi", "area", "parking") if w in text}
-
+    a, b, c = _three_places()
     message = (f"Closest options:\n- Keep parking, drop wifi: {a.name} (35 EUR, 4.7).\n- Keep wifi, drop parking: "
                f"{b.name} (25 EUR).\n- Keep both amenities, drop the area: e.g. {c.name} (40 EUR).\nWhich can give way?")
-    assert option_ties(message, [a, b, c], needs_in) == {a.id: "wifi", b.id: "parking", c.id: "area"}
+    assert option_ties(message, [a, b, c], _needs_in) == {a.id: "wifi", b.id: "parking", c.id: "area"}
 
 
 def test_options_labelled_with_what_they_keep_are_no_proposals() -> None:

@@ -557,6 +557,21 @@ def test_a_plan_or_a_request_for_leave_is_more_than_questions_of_facts(text: str
     assert asks_facts_only(text) is not leave
 
 
+def _asked_at(name: str, turns: int, text: str) -> tuple[str, ...]:
+    """The details the customer of a kept playtest, after its first `turns` turns, hears `text`
+    ask for and has not said yet."""
+    from playtest_turns import played
+
+    env, _ = played(name, turns)
+    return env.unwrapped._user._asked_unsaid(text)
+
+
+def _writes_go_through(env: Any, action: str) -> None:
+    """Step `action` (the writes the customer said yes to): none is refused, no policy broken."""
+    info = env.step(action)[4]
+    assert not info["errors"] and not env.unwrapped.episode_summary()["score_details"]["policy_violations"], info["errors"]
+
+
 def test_a_yes_question_with_an_alternative_after_it_asks_for_the_yes() -> None:
     """"Go ahead with all of it? Or refunds only and skip the credits?" after a bulk return's plan
     asks for a yes (or the other way): the customer answered with its wish for money back, as to
@@ -566,8 +581,7 @@ def test_a_yes_question_with_an_alternative_after_it_asks_for_the_yes() -> None:
 
     env, actions, reply = reply_to("tooluse-6723-train.jsonl", 7)
     assert reply == "Yes, please go ahead.", reply
-    info = env.step(actions[8])[4]
-    assert not info["errors"] and not env.unwrapped.episode_summary()["score_details"]["policy_violations"], info["errors"]
+    _writes_go_through(env, actions[8])
 
 
 @pytest.mark.parametrize("text, asked", [
@@ -576,10 +590,7 @@ def test_a_yes_question_with_an_alternative_after_it_asks_for_the_yes() -> None:
     ("What would you prefer, store credit? Or a refund?", ("refund",)),
 ])
 def test_a_question_opening_with_or_offers_another_way_and_asks_for_no_detail(text: str, asked: tuple[str, ...]) -> None:
-    from playtest_turns import played
-
-    env, _ = played("tooluse-6723-train.jsonl", 1)
-    assert env.unwrapped._user._asked_unsaid(text) == asked
+    assert _asked_at("tooluse-6723-train.jsonl", 1, text) == asked
 
 
 def test_a_request_for_a_yes_that_offers_to_hear_a_change_asks_for_the_yes() -> None:
@@ -591,8 +602,7 @@ def test_a_request_for_a_yes_that_offers_to_hear_a_change_asks_for_the_yes() -> 
 
     env, actions, reply = reply_to("tooluse-6867-train.jsonl", 6)
     assert reply == "Alright, I understand. Please go ahead with that.", reply
-    info = env.step(actions[7])[4]
-    assert not info["errors"] and not env.unwrapped.episode_summary()["score_details"]["policy_violations"], info["errors"]
+    _writes_go_through(env, actions[7])
 
 
 @pytest.mark.parametrize("text, asked", [
@@ -602,7 +612,4 @@ def test_a_request_for_a_yes_that_offers_to_hear_a_change_asks_for_the_yes() -> 
     ("Tell me which items you want refunded.", ("product", "refund")),
 ])
 def test_an_offer_to_hear_a_change_after_a_yes_asked_for_asks_for_no_detail(text: str, asked: tuple[str, ...]) -> None:
-    from playtest_turns import played
-
-    env, _ = played("tooluse-6867-train.jsonl", 6)
-    assert env.unwrapped._user._asked_unsaid(text) == asked
+    assert _asked_at("tooluse-6867-train.jsonl", 6, text) == asked

@@ -33,13 +33,13 @@ def test_zero_moves_off_zero() -> None:
 
 
 class _Plan:
-    """An env whose gold plan still consumes the values in `consumed` (at step 0)."""
+    """An env whose gold plan has steps still to do that consume the values in `consumed`."""
 
     def __init__(self, *consumed: object) -> None:
         self._consumed = consumed
 
-    def gold_step_consuming(self, value: object) -> int | None:
-        return 0 if value in self._consumed else None
+    def gold_steps_to_do(self) -> list[dict[str, object]]:
+        return [{"name": "write", "arguments": {"value": value}} for value in self._consumed]
 
 
 def test_the_tiers_corruption_aims_at_what_the_plan_consumes() -> None:

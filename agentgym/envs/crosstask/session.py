@@ -24,7 +24,17 @@ from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.gold import plan_calls
 from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
-from agentgym.core.task import DIFFICULTIES, NoiseEvent, Score, SimulatedUser, Task, UserTurn, WorldEvent
+from agentgym.core.task import (
+    DIFFICULTIES,
+    NoiseEvent,
+    Score,
+    SimulatedUser,
+    Task,
+    UserTurn,
+    WorldEvent,
+    hold_sign_off,
+    told,
+)
 from agentgym.core.tools import Toolkit, ToolSpec, close_names
 from agentgym.envs.crosstask import upstream
 from agentgym.envs.crosstask.comeback import ComeBack, ComeBackUser, Upstream, plan_comeback
@@ -413,7 +423,7 @@ class SessionUser(SimulatedUser):
         self._known_of_users: list[list[str]] = []
         self._known: list[str] = []
         #: A sub-task's user's word that its request is done, held until the assistant next
-        #: speaks: the user hears the outcome from the assistant (as `AgentEnv` holds the last).
+        #: speaks (`agentgym.core.task.hold_sign_off`, as `AgentEnv` holds the last).
         self._held: UserTurn | None = None
 
     # ------------------------------------------------------------------ the active sub-task
@@ -524,7 +534,7 @@ class SessionUser(SimulatedUser):
         if session.active >= len(session.segments):
             return UserTurn("We're all done, thanks!")
         held = self._held
-        if held is not None and message.strip():
+        if held is not None and told(message):
             self._held = None
             return self._close(held, turn)
         said = self.users[session.segments[session.active].index].reply(message, turn - self._opened_at)
@@ -542,9 +552,7 @@ class SessionUser(SimulatedUser):
         reacts = bool(mine) or not events and seg.family == "tooluse"
         said = self.users[seg.index].react(mine, turn - self._opened_at) if reacts else None
         if reacts:
-            self._held = None
-            if said is not None and said.end == "accepted":
-                self._held, said = said, None
+            said, self._held = hold_sign_off(said)
         if said is not None and said.end is not None:
             return self._close(said, turn)
         if len(mine) == len(events):

@@ -56,6 +56,8 @@ _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|
                                r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
                                r"except( for)?( the)?|excluding( the)?|without( the)?|"
                                r"(someone|somebody|another \w+)( else)? (grabbed|took|snapped up|booked)( up)?( the)?)\s*$")
+#: Words that add to what was said of a place ("X lacks a projector; X is also 2000 EUR").
+_ADDS_TO_IT = re.compile(r"\b(also|too|as well|either|on top)\b")
 #: Where the words said after a place stop short of the next place: the last clause opener
 #: before it ("X (3.0) | total 183 (pricier ones left no room for Y)": "no room" is said of Y).
 _CLAUSE_OPENER = re.compile(r"[(,;]|\b(and|but|so|while|whereas|because|since)\b")
@@ -107,11 +109,13 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
     before the next place or the sentence's end, by words that rule it out ("X was not free on Friday",
     "Y (6 EUR) would push the total over the budget"), each place of a list those words follow
     ("X, Y and Z share an area with A"), a place led in by "instead of", "rather than" and the
-    like (each of a list so led in: "I've cancelled X and Y"), and a place in a section headed as
-    set aside ("Alternatives ruled out: ...")."""
+    like (each of a list so led in: "I've cancelled X and Y"), a place in a section headed as
+    set aside ("Alternatives ruled out: ..."), and a mention that adds to what was said of a
+    place ruled out before ("X lacks a projector; X is also 2000 EUR")."""
     text = message.lower()
     mentions = place_mentions(text, places)
     heads, sections = _sections(text)
+    afters: list[str] = []  # per mention: the words said of it
     verdicts: list[bool] = []  # per mention: the words after it set it aside
     leads: list[bool] = []  # per mention: the words before it (or before its list) set it aside
     aside: list[bool] = []  # per mention: set aside, by any rule
@@ -125,6 +129,7 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
             if openers and openers[-1].start() > 0:
                 after = after[:openers[-1].start()]
         before = text[mentions[k - 1][2] if k else 0:start]
+        afters.append(after)
         verdicts.append(bool(_SET_ASIDE.search(after)))
         led_in = bool(_SET_ASIDE_BEFORE.search(before))
         # A list the words before it lead in shares them: "cancelled X and Y", "instead of X or Y".
@@ -141,30 +146,23 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
         between = text[mentions[k - 1][2]:mentions[k][1]]
         if verdicts[k] and _LISTED.match(between) and not between.rstrip().endswith("("):
             verdicts[k - 1] = aside[k - 1] = True
+    # A mention that adds to what was said of a place ruled out before says more of the same
+    # ("... all lack a projector; Iron Pavilion 3 is also 2000 EUR": a playtest, seed 6913, turn 13).
+    ruled_out: set[str] = set()
+    for k, (place, _, _) in enumerate(mentions):
+        if not aside[k] and place.id in ruled_out and _ADDS_TO_IT.search(afters[k]):
+            aside[k] = True
+        if aside[k]:
+            ruled_out.add(place.id)
     return [(place, start, end, gone) for (place, start, end), gone in zip(mentions, aside)]
-
-
-#: Words that add to what was said of a place ("X lacks a projector; X is also 2000 EUR").
-_ADDS_TO_IT = re.compile(r"\b(also|too|as well|either|on top)\b")
 
 
 def set_aside(message: str, places: list[Place]) -> set[str]:
     """Ids of the `places` a message names only to set them aside (`aside_mentions`): a place
-    is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it), a
-    mention that adds to what was said of it counting as what it adds to ("... all lack a
-    projector; Iron Pavilion 3 is also 2000 EUR": a playtest, seed 6913, turn 13)."""
+    is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it)."""
     mentions = aside_mentions(message, places)
-    gone = {place.id for place, _, _, aside in mentions if aside}
-    text = message.lower()
-    kept = {place.id for place, _, end, aside in mentions
-            if not aside and not (place.id in gone and _ADDS_TO_IT.search(text, end, _said_end(text, end)))}
+    kept = {place.id for place, _, _, gone in mentions if not gone}
     return {place.id for place, _, _, _ in mentions} - kept
-
-
-def _said_end(text: str, start: int) -> int:
-    """Where the words said after a place that ends at `start` end (`_SAID_END`)."""
-    m = _SAID_END.search(text, start)
-    return m.start() if m is not None else len(text)
 
 
 #: Where a sentence ends: a sentence end that is no decimal point, a "?" or "!", or a line break.
