@@ -13,9 +13,10 @@ import numpy as np
 
 __all__ = ["perturb", "PARAPHRASES"]
 
-#: Stock phrases and how people also say them.
+#: Stock phrases and how people also say them, each as firm or as soft as the phrase it replaces:
+#: a wish ("I'd like") is the cue of a need that may give way, so it stays a wish.
 PARAPHRASES: tuple[tuple[str, str], ...] = (
-    ("I'd like", "i want"),
+    ("I'd like", "i would like"),
     ("please", "pls"),
     ("It should be", "should be"),
     ("I'm looking for", "looking for"),

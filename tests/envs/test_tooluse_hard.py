@@ -244,6 +244,9 @@ def test_a_meeting_spans_three_zones_and_each_earlier_free_start_breaks_someone_
         (attendee, twin), = twins
         assert twin not in pids and world.people[twin].offset != world.people[attendee].offset
         assert f"{world.people[attendee].name} ({world.people[attendee].city})" in task.goal.request
+        # Namesakes have addresses of their own: an address reaches one person.
+        emails = [person.row()["email"] for person in world.people.values()]
+        assert len(set(emails)) == len(emails), emails
     assert opened >= 25
 
 

@@ -22,7 +22,7 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "fd10c8874707a2d38de292d3b9177b1a",
+    "train": "64adbf760226cff23c5b5ed43373d211",
     "test": "da178bd2b0e5787d43e576e2efdc768e",
 }
 

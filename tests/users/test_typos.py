@@ -36,3 +36,15 @@ def test_patterns_hold_first_then_values() -> None:
         text, changes = perturb_keeping("booking Harbor Grill Grill Harbor please", np.random.default_rng(seed),
                                         patterns=(re.compile("Harbor Grill"),), values=("Grill Harbor", "Harbor"))
         assert "Harbor Grill Grill Harbor" in text and changes
+
+
+def test_a_paraphrase_keeps_a_wish_a_wish() -> None:
+    # The hard tier's user says a need that may give way as a wish ("I'd like it to be in the
+    # Old Town area."); the typos' paraphrase must not make it sound firm.
+    wish = "I'd like it to be in the Old Town area."
+    runs = [perturb(wish, np.random.default_rng(seed), max_typos=1) for seed in range(60)]
+    paraphrased = [(text, changes) for text, changes in runs if any(c.startswith("I'd like->") for c in changes)]
+    assert paraphrased, "no seed paraphrased the wish"
+    for text, changes in paraphrased:
+        assert "I'd like->i would like" in changes, changes
+        assert "want" not in text.lower() and "need" not in text.lower(), text

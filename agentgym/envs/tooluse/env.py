@@ -187,7 +187,8 @@ class ToolUseEnv(AgentEnv):
       attendee's namesake is off on that date, which does not move it (trap `namesake_day_off`).
     * Near-duplicates (calendar): someone outside the meeting has an attendee's full name, in a
       city of another time zone; the request names the attendee's city after the name
-      ("Grace Meyer (Berlin)"), and only it tells the two apart (trap `namesake_in_another_city`).
+      ("Grace Meyer (Berlin)"), and only it tells the two apart (trap `namesake_in_another_city`);
+      the namesake's address has its city in it ("grace.meyer.lisbon@example.org").
     * Near-duplicates (finance): another employee has the same full name, in another department,
       with approved claims of the same month; `find_employee` shows each match's department and
       the request names the employee's after the name ("Lars Becker (Research)"); paying the

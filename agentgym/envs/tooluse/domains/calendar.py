@@ -96,11 +96,15 @@ class Person:
     city: str
     offset: int  # hours east of UTC
     start_h: int  # working day start, local hour
+    #: What sets the address apart from a namesake's (the hard tier's, in another city): "" for none.
+    tag: str = ""
 
     @property
     def email(self) -> str:
-        """Made from the name when a result shows it, not kept: a world holds up to 9 people."""
-        return self.name.lower().replace(" ", ".") + "@example.org"
+        """Made from the name (and tag) when a result shows it, not kept: a world holds up to 9
+        people. Two people never share one: an address reaches one person."""
+        local = self.name.lower().replace(" ", ".")
+        return f"{local}.{self.tag}@example.org" if self.tag else f"{local}@example.org"
 
     def row(self) -> dict[str, Any]:
         return {"person_id": self.id, "name": self.name, "email": self.email, "city": self.city,

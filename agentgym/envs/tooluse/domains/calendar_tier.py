@@ -129,6 +129,7 @@ def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     cities = _CITIES_OFF[attendee.offset]
     number = max(int(p[2:]) for p in world.people) + 11
     twin = _person(f"P-{number}", attendee.name, d.pick(cities), d.pick((8, 9, 10)))
+    twin.tag = twin.city.lower().replace(" ", "")  # its own address, as a directory gives it
     world.people[twin.id] = twin
     world.busy[twin.id] = 0
     gen.rename(attendee.name, f"{attendee.name} ({attendee.city})")
