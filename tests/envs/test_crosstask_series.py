@@ -55,7 +55,7 @@ def _expected(world: Any, move: Series, segments: list[Any], index: int) -> tupl
         calendar = [s for s in segments[:index] if s.domain == "calendar"][-1]
         date = next(e.fields["date"] for e in calendar.task.gold.effects if "date" in e.fields)
         days = list(DAYS[start + 1:datetime.date.fromisoformat(date).weekday() + 1])
-    same_kind = "of the same kind in the same area" in move.wanted
+    same_kind = bool(re.search(r"of the same \w+ \([^)]*\) in the same area", move.wanted))
     stays, skipped = [], []
     for d in days:
         if booked.is_open(d, slot):

@@ -55,10 +55,11 @@ def _play(env: Any, policy: Any, seed: int) -> dict[str, Any]:
 
 
 def _given_up(wanted: str, needs: list[Any], domain: Any) -> list[Any]:
-    """The needs a come-back's words give up ("... everything else I asked for, though it no
-    longer needs to have wifi or be rated at least 4.0, and is open ...")."""
-    said = re.search(r"everything else I asked for, though it no longer needs to (.+?), and is open", wanted)
-    parts = said.group(1).split(" or ") if said else []
+    """The needs a come-back's words give up ("... everything else I asked for (including the
+    budget: at most 200 EUR), though it no longer needs to have wifi or be rated at least 4.0, and is open ...")."""
+    said = re.search(r"everything else I asked for(?: \(([^)]*)\))?, though it no longer needs to (.+?), and is open",
+                     wanted)
+    parts = said.group(2).split(" or ") if said else []
     words = {"category": f"be of the {{}} {domain.category_label}", "rating": "be rated at least {}",
              "price": f"cost at most {{}} {domain.price_unit}"}
     out = [c for c in needs
@@ -116,7 +117,10 @@ def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any
     if move.ask == "next_open":
         later = [d for d in DAYS[DAYS.index(booked.day) + 1:] if place.is_open(d, booked.slot)]
         return place.id, later[0], booked.slot
-    kind = "of the same kind in the same area" in move.wanted
+    kind = bool(re.search(r"of the same \w+ \([^)]*\) in the same area", move.wanted))
+    if kind:  # the kind is named, as the booked place's ("of the same setting (rooftop)"): one reading
+        label = world.domain.category_label
+        assert f"of the same {label} ({place.category}) in the same area" in move.wanted, move.wanted
     # Whatever the come-back does not change still holds, and its words say so.
     assert "still has everything else I asked for" in move.wanted
     held = _held(segments, seg, in_force, "price" if move.ask == "budget" else "", earlier)
@@ -147,7 +151,7 @@ def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any
 def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(split: str) -> None:
     env = gym.make(ENV_ID, split=split, difficulty="hard")
     kinds: set[str] = set()
-    allowances = cancels = closing = 0
+    allowances = cancels = closing = named_kinds = budget_named = 0
     for seed in range(40):
         oracle = CrossTaskOracle(env.unwrapped)
         before: dict[int, Any] = {}
@@ -184,6 +188,9 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
             assert move.booking == booked.id and move.old == (booked.day, booked.slot)
             target = _comeback_target(world, booked, move, segments, seg.index, in_force, earlier)
             assert (move.place, move.day, move.slot) == target
+            if move.ask == "needs" and in_force is not None:  # the budget in force is named among what it keeps
+                assert re.search(r"everything else I asked for \(including the budget: [^)]+\)", move.wanted), move.wanted
+                budget_named += 1
             if move.ask == "budget":
                 in_force = _budget_of(move, segments, seg.index)
             # What a come-back gives up stays given up for the ones after it.
@@ -199,6 +206,7 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
             allowances += "trip allowance" in move.wanted
             closing += "trip allowance" in move.wanted and "day of the meeting" in move.wanted
             cancels += move.cancel
+            named_kinds += f"of the same {world.domain.category_label} (" in move.wanted
             if move.ask == "needs":
                 assert seg is [s for s in segments if s.family == "followup"][-1]
             # The user states the change relative to the booking, never the new time or place.
@@ -206,6 +214,7 @@ def test_each_come_back_is_computed_from_the_booking_and_the_results_before_it(s
             new_place = world.by_id[move.place].name if move.place else None
             assert f"{move.day} {move.slot}" not in opening.lower() and (new_place is None or new_place not in opening)
     assert kinds >= {"same_day", "next_open", "budget", "needs"}
+    assert named_kinds and budget_named  # the narrow scope names the kind it keeps
     assert cancels and (allowances and closing if split == "train" else not allowances)
 
 
@@ -350,7 +359,7 @@ def test_a_budget_that_forgets_the_finance_amount_books_the_wrong_place() -> Non
         allowance = re.search(r"my ([\d.]+) ([A-Z]{3}) trip allowance", seg.move.wanted)
         rate = re.search(r"counting 1 [A-Z]{3} as ([\d.]+) EUR", seg.move.wanted)
         whole = float(allowance.group(1)) * (float(rate.group(1)) if rate else 1.0)
-        kind = "of the same kind" in seg.move.wanted
+        kind = bool(re.search(r"of the same \w+ \([^)]*\)", seg.move.wanted))
         # The slip keeps the user's other needs, as the request asks: it only forgets the subtraction.
         held = _held(env.unwrapped.user.session.segments, seg, None, "price")
         fits = [p for p in world.places if p.id != booked.id and p.area == booked.area and p.price <= whole

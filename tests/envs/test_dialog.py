@@ -303,6 +303,22 @@ def test_a_late_need_arrives_at_the_first_commitment_and_the_user_comes_back() -
         env.close()
 
 
+def test_told_that_it_no_longer_works_the_user_agrees_without_giving_the_reason_again() -> None:
+    """"X has no wifi, so it no longer works.": the user agrees and asks for another place; it
+    does not say "Then I'm afraid X won't work now" and the need again, as if the agent had not
+    said so (Dialog 6934 T6, T11)."""
+    for domain in ("cafes", "event_venues"):
+        env, task, place = _at_late_only_proposal(domain)
+        env.step(f"How about {place.name}?")
+        late = [c for c in task.gold.constraints if c.reveal == "late"]
+        _, _, terminated, _, info = env.step(f"{place.name} doesn't meet that, so no, it no longer works. "
+                                             "I'll look for another.")
+        text = _user_text(info)
+        assert not terminated and text.startswith(f"Right, {place.name} won't work now."), text
+        assert "find another" in text and not _states_one_of(text, late, task.world.domain), text
+        env.close()
+
+
 def test_the_answer_to_does_it_still_work_beside_another_proposal_asks_for_no_other_place() -> None:
     """"No, X has no wifi, so it is out. Y has it: shall I book Y?": the user agrees X is out and
     judges Y; it does not also ask the agent to find another place."""

@@ -517,3 +517,16 @@ def test_a_claim_of_work_done_or_a_request_to_check_it_gets_what_the_user_sees(m
     env, _ = _reset("ops")
     _, _, _, _, info = env.step(message)
     assert _reply(info).startswith(("Not quite yet", "It's not done on my side yet")), _reply(info)
+
+
+def test_a_terse_recap_that_asks_one_thing_is_no_keyword_list() -> None:
+    # CrossTask 6928 T15 (playtest): the items recapped in statements are what the assistant
+    # tells; the question after them asks for the email.
+    read = understanding("orders").read
+    r = read("Order of 2025-07-26: 2 items. 1) Denim jeans, swap to size 36. 2) Bluetooth speaker, return. "
+             "Need your account email to find the order. Email?")
+    assert not r.salad and "email" in r.asked, r
+    # Values set aside are only those told in a statement: the same words run into the
+    # question are still a keyword list.
+    assert read("Order of 2025-07-26: 2 items, denim jeans swap to size 36, bluetooth speaker return, "
+                "account email, order email?").salad

@@ -36,11 +36,14 @@ _SERIES = ("one booking a day", "staying on for a few more days", "arriving a fe
            "in town a few days earlier", "on each of those days", "a day it isn't", "no booking on a day")
 #: Places whose availability a series reads in one turn (two reads each).
 _BATCH = 8
+#: A come-back's or series' narrower scope, the booked place's kind named: "of the same setting
+#: (rooftop) in the same area" (else only "in the same area").
+_SAME_KIND = re.compile(r"of the same [a-z]+ \([^)]*\) in the same area")
 #: A late need, as a come-back states it: the amenity the place must list.
 _NEEDS = re.compile(r'lists "([^"]+)" among its amenities')
-#: The needs a come-back gives up: "still has everything else I asked for, though it no longer needs
-#: to A or B, and is open".
-_GIVEN_UP = re.compile(r"everything else i asked for, though it no longer needs to (.+?), and is open")
+#: The needs a come-back gives up: "still has everything else I asked for (including the budget:
+#: at most 200 EUR), though it no longer needs to A or B, and is open".
+_GIVEN_UP = re.compile(r"everything else i asked for(?: \([^)]*\))?, though it no longer needs to (.+?), and is open")
 #: How each need given up is said: a category, a rating floor, a price limit; else an amenity's
 #: phrase, which holds the amenity ("have a pool").
 _GIVEN_UP_PART = re.compile(r"be of the .+|be rated at least [\d.]+|cost at most \d+ .+|(?:have|be|get|offer|include) .+")
@@ -170,7 +173,7 @@ class FollowUpExpert:
 class ComeBackExpert(FollowUpExpert):
     """A come-back of the hard tier: the user asks for a change in terms of the booking as it
     stands ("the evening of the same day", "the next day it's open, at the same time of day",
-    "the best-rated place of the same kind in the same area within a new budget", a budget that
+    "the best-rated place of the same setting (rooftop) in the same area within a new budget", a budget that
     is what's left of an allowance after the finance amount, "the best-rated one that lists X
     among its amenities, or cancel"). It works the target out from that booking (the ledger's
     latest) with the tools, reading each value that picks the target twice, then moves the
@@ -313,7 +316,7 @@ class ComeBackExpert(FollowUpExpert):
                         break
         self.ledger.needs = held  # what it gives up stays given up for the come-backs after it
         query: dict[str, Any] = {"area": details.get("area")}
-        category = details.get("category") if "of the same kind in the same area" in self.request else held.category
+        category = details.get("category") if _SAME_KIND.search(self.request) else held.category
         if category is not None:
             query["category"] = category
         if held.min_rating is not None:
@@ -350,7 +353,7 @@ class ComeBackExpert(FollowUpExpert):
 class SeriesExpert(ComeBackExpert):
     """A series come-back of the hard tier: one booking a day for the next N days after the
     booked one (or up to the meeting's day), each day the booked place when it is open then,
-    else the best-rated place of the same kind in the same area that keeps every need the user
+    else the best-rated place of the same kind (named) in the same area that keeps every need the user
     holds and is open then, else none; the booking made stays. It works every day out with the
     tools (each read twice), books what is missing in one turn, and says it is done; told it
     is not what was asked, it reads everything afresh.
@@ -384,7 +387,7 @@ class SeriesExpert(ComeBackExpert):
     def _scope(self) -> dict[str, Any] | None:
         """Whether another place must be of the booked one's kind too ({"category": True}) or
         only in its area ({}); None while a typo blurs both wordings."""
-        if "of the same kind in the same area" in self.request:
+        if _SAME_KIND.search(self.request):
             return {"category": True}
         return {} if re.search(r"best-rated \w+(?: \w+)? in the same area", self.request) else None
 

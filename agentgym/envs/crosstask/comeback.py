@@ -10,7 +10,7 @@ chain of them depends link by link on the earlier outcomes:
 * ``next_open``: "the next day it's open, same time of day" (the first later day of the week
   the place is open at the booked time: `check_availability` tells);
 * ``budget``: a new budget below the booked place's price, and "the best-rated place of the
-  same kind in the same area that fits it and is open at the same time" (one such place is
+  same setting (rooftop) in the same area that fits it and is open at the same time" (one such place is
   rated strictly above the others, so the gold is unique). After a finance request the budget
   is what is left of a trip allowance once that request's amount (its reference solver's) is
   taken out, at a rate the user states when the amount is not in EUR: the remainder lies
@@ -21,14 +21,15 @@ chain of them depends link by link on the earlier outcomes:
   weekday of the date the user gave in an earlier calendar request of the session (its
   reference solver's date), so a tool-use sub-task's outcome decides the booking;
 * ``needs``: a late need the booked place lacks and the user never stated (an amenity): "the
-  best-rated place of the same kind in the same area that has it and is open at the same time,
+  best-rated place of the same setting (rooftop) in the same area that has it and is open at the same time,
   or cancel if there is none" (a unique best, or none at all: then the gold is the
   cancellation alone). It is the session's last come-back, since a cancelled booking leaves
   nothing to come back to. A series (`agentgym.envs.crosstask.series`, several bookings, one a
   day) takes its place in most sessions, for the same reason.
 
 A new place (``budget``, ``needs``) "still has everything else I asked for": every need the
-user stated for the booking (`Upstream.needs`) and a budget an earlier come-back set, but what
+user stated for the booking (`Upstream.needs`) and a budget an earlier come-back set (named:
+"(including the budget: at most 200 EUR per event)"), but what
 the come-back itself changes, as a person expects of what they did not change. When no place
 would, the come-back gives up as few needs as it must (one, else two) and names them ("except
 "wifi" and the minimum rating of 4.0"); a need given up stays given up for later come-backs,
@@ -160,9 +161,15 @@ def _next_open(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | N
 
 
 #: Where a come-back looks for another place, narrowest first: (its words, whether a place is
-#: in it). The first with an answer is the one the user names.
-_SCOPES = (("of the same kind in the same area", lambda p, q: p.category == q.category and p.area == q.area),
-           ("in the same area", lambda p, q: p.area == q.area))
+#: in it). The first with an answer is the one the user names; the words name the kind
+#: (`scope_words`), which "of the same kind" alone would leave to be guessed.
+SCOPES = (("of the same {label} ({value}) in the same area", lambda p, q: p.category == q.category and p.area == q.area),
+          ("in the same area", lambda p, q: p.area == q.area))
+
+
+def scope_words(words: str, world: World, booked: Place) -> str:
+    """A scope's words for a move from `booked`: "of the same setting (rooftop) in the same area"."""
+    return words.format(label=world.domain.category_label, value=booked.category)
 
 
 def _others(world: World, b: Booking, up: Upstream, changed: str = "",
@@ -171,9 +178,9 @@ def _others(world: World, b: Booking, up: Upstream, changed: str = "",
     kind `changed` and the one it gives up (`dropped`; `Upstream.keeps`), narrowest first. A
     scope that already keeps what is given up (the same kind, when the kind is) is left out."""
     booked = world.by_id[b.item_id]
-    return [(words, [p for p in world.places if p.id != booked.id and inside(p, booked)
-                     and up.keeps(p, changed, dropped)])
-            for words, inside in _SCOPES
+    return [(scope_words(words, world, booked), [p for p in world.places if p.id != booked.id and inside(p, booked)
+                                                 and up.keeps(p, changed, dropped)])
+            for words, inside in SCOPES
             if not any(all(c.holds(p, "", "") for p in world.places if inside(p, booked)) for c in dropped)]
 
 
@@ -191,15 +198,18 @@ def _keeps_words(world: World, up: Upstream, dropped: tuple[Constraint, ...], ch
     limit a budget of an earlier come-back stands in for."""
     replaced = ("price", changed) if up.budget is not None else (changed,)
     dropped = dropped + tuple(c for c in up.given_up if c not in dropped and c.kind not in replaced)
+    # A budget an earlier come-back set is named among what is kept: "everything else" would
+    # else read as the needs first stated, whose own price limit it replaced.
+    keeps = KEEPS if up.budget is None or changed == "price" else f"{KEEPS} (including the budget: {up.budget[1]})"
     if not dropped:
-        return KEEPS
+        return keeps
     dom = world.domain
     # What the place no longer needs to do, in the words the user stated each need in ("have a
     # pool"); "be of the french cuisine", as a cuisine is no "a french".
     words = {"category": f"be of the {{}} {dom.category_label}", "rating": "be rated at least {}",
              "price": f"cost at most {{}} {dom.price_unit}"}
     needs = [dom.amenity_phrases[c.value] if c.kind == "amenity" else words[c.kind].format(c.value) for c in dropped]
-    return f"{KEEPS}{GIVES_UP}{' or '.join(needs)},"
+    return f"{keeps}{GIVES_UP}{' or '.join(needs)},"
 
 
 def kept_words(world: World, up: Upstream, changed: str = "", dropped: tuple[Constraint, ...] = ()) -> tuple[str, ...]:

@@ -86,9 +86,9 @@ class CrossTaskEnv(AgentEnv):
     * Come-backs that change an earlier result, stated only in terms of the booking as it stands
       and of earlier results (`agentgym.envs.crosstask.comeback`): "the evening of the same
       day"; "the next day after it on which the place is open at that same time of day"
-      (`check_availability` tells which); "the best-rated place of the same kind in the same
-      area (or: in the same area) that costs at most N, still has everything else I asked for
-      and is open at the same time" (`get_details` of the booked place, `search`,
+      (`check_availability` tells which); "the best-rated place of the same setting (rooftop) in
+      the same area (or: in the same area; the kind is the booked place's, named) that costs at
+      most N, still has everything else I asked for and is open at the same time" (`get_details` of the booked place, `search`,
       `check_availability`); on train, after a finance request, the budget is instead "what's
       left of my A CUR trip allowance once the reimbursement you paid (or: the expense total you
       worked out) earlier is taken out, counting 1 CUR as R EUR" (the rate stated when CUR is
@@ -99,9 +99,10 @@ class CrossTaskEnv(AgentEnv):
       other come-backs and every tool-use request. On train, after a calendar request, possibly
       "the day of the meeting you set up for me, in the morning as the booking we have" (the weekday of the
       date that request gave); and, as the session's last come-back, a late need the booked
-      place lacks and the user never stated: "the best-rated place of the same kind in the same
-      area (or: in the same area) that lists "X" among its amenities, still has everything else
-      I asked for and is open at the same time, or cancel it if there is none" (`search` with
+      place lacks and the user never stated: "the best-rated place of the same setting (rooftop)
+      in the same area (or: in the same area) that lists "X" among its amenities, still has
+      everything else I asked for (including the budget: at most 200 EUR, where an earlier
+      come-back set one) and is open at the same time, or cancel it if there is none" (`search` with
       the amenity, `check_availability`; when nothing has it and is open then, the gold is the
       cancellation alone). A new place keeps every need the user stated for the booking
       (category, area, price, rating, amenities, as the dialog left them) and a budget an
@@ -122,8 +123,8 @@ class CrossTaskEnv(AgentEnv):
       "I'm staying on for a few more days. Could you also book a stay for each of the next N
       days after it (or, arriving earlier: each of the N days before it; or: every day after it
       up to and including the day of the meeting you set up for me), in the evening as the booking we have, one booking a day: the same stay on each of those
-      days it's open then; on a day it isn't, the best-rated stay of the same kind in the same
-      area (or: in the same area) that costs no more than the one we booked and is open then
+      days it's open then; on a day it isn't, the best-rated stay of the same type (hotel) in the
+      same area (or: in the same area) that costs no more than the one we booked and is open then
       (for those days the rest of what I asked for doesn't matter); and no booking on a day when
       none is? Keep the booking we have as it is." N is 2 to 5 within the week. Each day is its
       own decision (`check_availability` of the booked place; else `search` in its area, and

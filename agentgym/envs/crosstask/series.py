@@ -4,7 +4,7 @@ more days, each day's place decided by a rule on the booking as it stands and ea
 "Could you also book a stay for each of the next 3 days after it (or: each of the 3 days before
 it; every day after it up to and including the day of the meeting you set up for me), in the evening as the booking we have, one booking a
 day: the same stay on each of those days it's open then; on a day it isn't, the best-rated stay
-of the same kind in the same area (or: in the same area) that costs no more than the one we
+of the same type (hotel) in the same area (or: in the same area) that costs no more than the one we
 booked and is open then (for those days the rest of what I asked for doesn't matter); and no
 booking on a day when none is? Keep the booking we have as it is."
 
@@ -32,7 +32,7 @@ from typing import Any
 
 from agentgym.core.task import Score, UserTurn, WorldEvent
 from agentgym.envs.crosstask import clarify
-from agentgym.envs.crosstask.comeback import ComeBack, Upstream, at_booked_time, kept_words
+from agentgym.envs.crosstask.comeback import SCOPES, ComeBack, Upstream, at_booked_time, kept_words, scope_words
 from agentgym.envs.crosstask.followup import FollowUpUser
 from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking, Place, World
@@ -72,10 +72,6 @@ class Series(ComeBack):
                 "skipped": list(self.skipped), "calls": self.plan()}
 
 
-#: Where a series looks for a place on a day the booked one is closed: (its words, whether a
-#: place is in it); each with no more than the booked place's price.
-_SCOPES = (("of the same kind in the same area", lambda p, q: p.category == q.category and p.area == q.area),
-           ("in the same area", lambda p, q: p.area == q.area))
 
 
 def _day_of(world: World, booked: Place, day: str, slot: str, inside: Any) -> tuple[Stay | None, bool]:
@@ -109,11 +105,13 @@ def _options(world: World, b: Booking, up: Upstream) -> list[tuple[str, str, lis
     booked = world.by_id[b.item_id]
     out = []
     for words, days in _spans(b, up):
-        for scope, inside in _SCOPES:
+        # Where it looks on a day the booked place is closed (`comeback.SCOPES`), each with no
+        # more than the booked place's price.
+        for scope, inside in SCOPES:
             answers = [_day_of(world, booked, d, b.slot, inside) for d in days]
             stays = [s for s, _ in answers if s is not None]
             if stays and all(unique for _, unique in answers):
-                out.append((words, scope, stays, [d for d, (s, _) in zip(days, answers) if s is None]))
+                out.append((words, scope_words(scope, world, booked), stays, [d for d, (s, _) in zip(days, answers) if s is None]))
     return out
 
 

@@ -7,7 +7,7 @@ A session of the tier holds 4 to 7 sub-tasks: one dialog booking, every tool-use
 split, and 1 to 4 come-backs to the booking (`agentgym.envs.crosstask.comeback`), with other
 work between the booking and its first come-back. Each come-back states what it wants in terms
 of the booking as it stands then and of earlier results ("the evening of the same day", "the
-next day it's open", "the best-rated place of the same kind in the same area within what's left
+next day it's open", "the best-rated place of the same setting (rooftop) in the same area within what's left
 of my trip allowance once the reimbursement you paid is taken out", "the day of the meeting you
 set up for me", "the best-rated one that has the amenity I now need, or cancel"), so its gold,
 computed by the reference solver when it starts, depends on the booking sub-task's outcome, on
@@ -19,7 +19,7 @@ whose upstream failed is not offered (it costs only itself).
 In 60% of sessions the last come-back is a series instead of a late need
 (`agentgym.envs.crosstask.series`): one booking a day for the next 2 to 5 days after the booked
 one, or the 2 to 5 before it, or up to the meeting's day, each day the booked place when it is
-open then, else the unique best-rated place of the same kind in the same area (or: in the same
+open then, else the unique best-rated place of the same type (hotel) in the same area (or: in the same
 area) no dearer than it that is open then, else none; every day is its own decision and all must hold. The session's
 turn budget is `TURNS_SHARE` of its sub-tasks' (a series counting as two follow-ups) and the
 brief states it.

@@ -43,7 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
-from agentgym.envs.dialog.aside import asked_about, set_aside
+from agentgym.envs.dialog.aside import aside_mentions, asked_about, set_aside
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.tasks import (
@@ -348,7 +348,8 @@ class DialogUser(RuleBasedUser):
         proposed = self._proposed(r, message)
         got = self._proposal(r, proposed)  # before the truth: naming the place asked about answers
         if self._checking is not None:
-            said = self._truth(proposing=got is not None)
+            told = any(gone for *_, gone in aside_mentions(message, [self._checking[0]]))  # said it no longer works
+            said = self._truth(proposing=got is not None, told=told)
             if said.end is not None:
                 return said
             parts.append(said.text)
@@ -501,10 +502,11 @@ class DialogUser(RuleBasedUser):
             return UserTurn(f"{place.name} sounds good. {self._announce(arrived)}")
         return UserTurn(f"{place.name} sounds great. Please book it.")
 
-    def _truth(self, proposing: bool = False) -> UserTurn:
+    def _truth(self, proposing: bool = False, told: bool = False) -> UserTurn:
         """The answer to "does X still work?" once the agent has said anything: the truth, at no
         cost; a booking that works ends the dialog. Where the message proposes another place
-        (`proposing`), a "no" asks for no other one: that proposal is judged beside it."""
+        (`proposing`), a "no" asks for no other one: that proposal is judged beside it; where it
+        says X no longer works (`told`), a "no" agrees without giving the reason again."""
         assert self._checking is not None
         place, booking_id = self._checking
         self._checking = None
@@ -518,14 +520,13 @@ class DialogUser(RuleBasedUser):
             return self._settle(b, f"Good, then {place.name} still works.")
         if b is None:
             self._accepted = None
-            if proposing:
-                return UserTurn(f"Right, {place.name} won't work now. {why}")
-            return UserTurn(f"Then I'm afraid {place.name} won't work now. {why} Could you find another one?")
-        self._to_change.add(b.id)
-        if proposing:
-            return UserTurn(f"Right, {place.name} won't work now. {why} Please cancel that booking.")
-        return UserTurn(f"Then I'm afraid {place.name} won't work now. {why} "
-                        "Please cancel that booking and book one that fits.")
+            ask = "" if proposing else " Could you find another one?"
+        else:
+            self._to_change.add(b.id)
+            ask = " Please cancel that booking." if proposing else " Please cancel that booking and book one that fits."
+        # Told already that it no longer works (`told`), the user agrees: the reason was the agent's to give.
+        head = f"Right, {place.name} won't work now." if proposing or told else f"Then I'm afraid {place.name} won't work now."
+        return UserTurn(f"{head}{ask}" if told else f"{head} {why}{ask}")
 
     def _settle(self, b: Booking, said: str) -> UserTurn:
         """A booking the user approves: accepted when it is the only active one, else it waits

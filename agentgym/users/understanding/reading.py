@@ -173,6 +173,24 @@ class Reading:
 
 
 
+def _told_values(words: list[_Word], hits: list[Any]) -> set[int]:
+    """The hits of `hits` that are values said in a statement ("1) Denim jeans, swap to size
+    36."), in a message that also asks: what the assistant tells, not keywords. A message that
+    recaps the items it found and then asks one thing ("... Email?") is read as a person would;
+    a slot word counts wherever it stands, so a list of slot words stays a keyword list."""
+    ends = [(i, w.raw) for i, w in enumerate(words) if w.flags & _END]
+    if not any(raw == "?" for _, raw in ends):
+        return set()
+    out = set()
+    for k, (a, _, payload) in enumerate(hits):
+        if payload[0] != "value":
+            continue
+        end = next((raw for i, raw in ends if i >= a), "")
+        if end in (".", "!"):
+            out.add(k)
+    return out
+
+
 class Understanding:
     """A compiled lexicon: reads messages into `Reading`s. Build with `compile_understanding`."""
 
@@ -445,8 +463,9 @@ class Understanding:
         n_hits = sum(1 for k, (*_, p) in enumerate(slot_hits) if p[0] not in ("place", plain) and k not in offered)
         if n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS:
             n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
+            told = _told_values(words, slot_hits)
             hit_words = sum(b - a for k, (a, b, p) in enumerate(slot_hits)
-                            if p[0] not in ("place", plain) and k not in offered)
+                            if p[0] not in ("place", plain) and k not in offered and k not in told)
             if 2 * hit_words >= n_words:
                 return Reading(salad=True, placed=True, question=True)
         placed = bool(slot_hits or gram_hits) or any(w.flags for w in words)
