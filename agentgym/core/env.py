@@ -22,6 +22,7 @@ from gymnasium.error import ResetNeeded
 
 from agentgym.core._fast import LazyNpRandom, copy_json, copy_record, schema_copy, schemas_copy
 from agentgym.core.brief import with_turn_budget
+from agentgym.core.call_draws import CallDraws
 from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
 from agentgym.core.gold import call_matches, carries, plan_calls
 from agentgym.core.hooks import EnvHooks, ExtraTool, Intercept
@@ -49,6 +50,8 @@ _BLOCKED, _POLICY_VIOLATION, _TOOL_ERROR = (ErrorCode.BLOCKED.value, ErrorCode.P
                                             ErrorCode.TOOL_ERROR.value)
 #: `trial` re-draws the noise (not the task) for pass^k: the same task under other faults.
 _OPTION_KEYS = frozenset({"difficulty", "domain", "trial"})
+#: The key of the episode's `CallDraws` among its noise streams (no kind is named so).
+_CALL_DRAWS = "\x00calls"
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,22 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         return list(self._noise_log)
 
     # ------------------------------------------------------------------ for wrappers
+    def call_uniform(self, kind: str, call: ToolCall) -> float:
+        """The uniform draw in [0, 1) of noise `kind` for `call`, the call being made: keyed on
+        the call and how often the episode made it before, never on the calls around it
+        (`agentgym.core.call_draws`; the noise spec's ``draws=call``)."""
+        return CallDraws.uniform(self._call_words(call), kind)
+
+    def call_rng(self, kind: str, call: ToolCall) -> Any:
+        """A generator for noise `kind`'s further draws on `call` (a fault that struck it)."""
+        return CallDraws.rng(self._call_words(call), kind)
+
+    def _call_words(self, call: ToolCall) -> tuple[int, ...]:
+        draws = self._noise_rngs.get(_CALL_DRAWS)
+        if draws is None:
+            draws = self._noise_rngs[_CALL_DRAWS] = CallDraws(self._episode_seed, self._trial)
+        return draws.words(self._calls, call)
+
     def noise_rng(self, kind: str, *, once: bool = False) -> Any:
         """The episode's generator for noise `kind`: derived from the episode seed and the kind,
         so adding or removing one wrapper never shifts another's draws or the task.

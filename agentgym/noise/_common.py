@@ -214,6 +214,14 @@ def check_ms(name: str, ms: Any) -> float:
     return float(ms)
 
 
+def check_keyed(keyed: Any) -> dict[str, bool]:
+    """A call layer's ``keyed`` argument as its recorded arguments hold it: ``{"keyed": True}``,
+    or nothing for the default (the episode's stream), so a spec without it records as before."""
+    if not isinstance(keyed, bool):
+        raise ValueError(f"keyed must be true or false, got {keyed!r}")
+    return {"keyed": True} if keyed else {}
+
+
 def recoverable_at(env: AgentEnv, turn: int) -> bool:
     """Whether a fault met during `turn` leaves the agent a turn to recover in.
 

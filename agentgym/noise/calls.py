@@ -2,13 +2,18 @@
 
 Each wrapper acts at one point of a tool call (`agentgym.core.hooks`) while its own step runs,
 and draws only from the episode's stream for its kind (`AgentEnv.noise_rng`), so it never shifts
-the task, the user or another wrapper's draws.
+the task, the user or another wrapper's draws. With ``keyed`` (the spec's ``draws=call``) it
+draws for each call from bits keyed on that call instead (`AgentEnv.call_uniform`,
+`agentgym.core.call_draws`): the same call meets the same fault whatever else the agent calls,
+so agents that make the same calls meet the same faults. The stream is the default: keying
+costs every call a hash.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -21,7 +26,7 @@ from agentgym.core.hooks import Intercept
 from agentgym.core.protocol import ErrorCode, ToolCall
 from agentgym.core.render import error_text
 from agentgym.core.tools import ToolKind, ToolSpec
-from agentgym.noise._common import NoiseWrapper, check_ms, check_rate, recoverable_at
+from agentgym.noise._common import NoiseWrapper, check_keyed, check_ms, check_rate, recoverable_at
 
 __all__ = ["ToolFailure", "FAILURE_MODES", "Corruption", "perturbable_leaves", "Latency"]
 
@@ -69,30 +74,38 @@ class ToolFailure(NoiseWrapper):
         rate: float,
         modes: Sequence[str] = ("error", "timeout", "rate_limit"),
         tools: Sequence[str] | None = None,
+        keyed: bool = False,
     ) -> None:
-        super().__init__(env, **self.check(rate=rate, modes=modes, tools=tools))
+        super().__init__(env, **self.check(rate=rate, modes=modes, tools=tools, keyed=keyed))
 
     @classmethod
-    def check(cls, rate: Any, modes: Any = ("error", "timeout", "rate_limit"), tools: Any = None) -> dict[str, Any]:
+    def check(cls, rate: Any, modes: Any = ("error", "timeout", "rate_limit"), tools: Any = None,
+              keyed: Any = False) -> dict[str, Any]:
         modes = _names("ToolFailure modes", modes)
         unknown = [m for m in modes if m not in FAILURE_MODES]
         if unknown:
             raise ValueError(f"unknown ToolFailure modes {unknown}; known: {list(FAILURE_MODES)}")
         # Lists, not tuples: the recorded arguments must survive the spec's JSON round trip.
         return {"rate": check_rate("ToolFailure rate", rate), "modes": modes,
-                "tools": None if tools is None else _names("ToolFailure tools", tools)}
+                "tools": None if tools is None else _names("ToolFailure tools", tools), **check_keyed(keyed)}
 
-    def _configure(self, rate: float, modes: list[str], tools: list[str] | None) -> None:
+    def _configure(self, rate: float, modes: list[str], tools: list[str] | None, keyed: bool = False) -> None:
         self._rate = rate
         self._modes = tuple(modes)
         self._tools = None if tools is None else frozenset(tools)
+        self._keyed = keyed
 
     def before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
         if self._tools is not None and call.name not in self._tools:
             return None
-        rng = self._stream or self._first_draw("tool_failure")
-        if rng.random() >= self._rate:
-            return None
+        if self._keyed:
+            if env.call_uniform("tool_failure", call) >= self._rate:
+                return None
+            rng = env.call_rng("tool_failure", call)
+        else:
+            rng = self._stream or self._first_draw("tool_failure")
+            if rng.random() >= self._rate:
+                return None
         mode = self._modes[int(rng.random() * len(self._modes))]
         step = env.gold_step_for(call.name, call.arguments)
         env.log_noise("tool_failure", call.name, {"mode": mode, "recoverable": recoverable_at(env, turn)},
@@ -308,15 +321,16 @@ class Corruption(NoiseWrapper):
         rate: the chance that one successful read result is corrupted, in [0, 1].
     """
 
-    def __init__(self, env: gym.Env, rate: float) -> None:
-        super().__init__(env, **self.check(rate=rate))
+    def __init__(self, env: gym.Env, rate: float, keyed: bool = False) -> None:
+        super().__init__(env, **self.check(rate=rate, keyed=keyed))
 
     @classmethod
-    def check(cls, rate: Any) -> dict[str, Any]:
-        return {"rate": check_rate("Corruption rate", rate)}
+    def check(cls, rate: Any, keyed: Any = False) -> dict[str, Any]:
+        return {"rate": check_rate("Corruption rate", rate), **check_keyed(keyed)}
 
-    def _configure(self, rate: float) -> None:
+    def _configure(self, rate: float, keyed: bool = False) -> None:
         self._rate = rate
+        self._keyed = keyed
         self._corrupted: set[str] = set()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
@@ -326,9 +340,14 @@ class Corruption(NoiseWrapper):
     def after_call(self, env: AgentEnv, call: ToolCall, spec: ToolSpec, turn: int, result: Any) -> Any:
         if spec.kind is not ToolKind.READ:
             return result
-        rng = self._stream or self._first_draw("corruption")
-        if rng.random() >= self._rate:
-            return result
+        if self._keyed:
+            if env.call_uniform("corruption", call) >= self._rate:
+                return result
+            rng = env.call_rng("corruption", call)
+        else:
+            rng = self._stream or self._first_draw("corruption")
+            if rng.random() >= self._rate:
+                return result
         leaves = list(perturbable_leaves(result, call.arguments))
         if not leaves:
             return result
@@ -402,21 +421,25 @@ class Latency(NoiseWrapper):
         mean_ms: the mean simulated time of one call, in milliseconds (>= 0).
     """
 
-    def __init__(self, env: gym.Env, mean_ms: float) -> None:
-        super().__init__(env, **self.check(mean_ms=mean_ms))
+    def __init__(self, env: gym.Env, mean_ms: float, keyed: bool = False) -> None:
+        super().__init__(env, **self.check(mean_ms=mean_ms, keyed=keyed))
 
     @classmethod
-    def check(cls, mean_ms: Any) -> dict[str, Any]:
-        return {"mean_ms": check_ms("Latency mean_ms", mean_ms)}
+    def check(cls, mean_ms: Any, keyed: Any = False) -> dict[str, Any]:
+        return {"mean_ms": check_ms("Latency mean_ms", mean_ms), **check_keyed(keyed)}
 
-    def _configure(self, mean_ms: float) -> None:
+    def _configure(self, mean_ms: float, keyed: bool = False) -> None:
         self._mean_ms = mean_ms
+        self._keyed = keyed
 
     def before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> None:
         if not self._mean_ms:
             return None
         before = env.elapsed_ms
-        env.charge_time((self._stream or self._first_draw("latency")).exponential(self._mean_ms))
+        if self._keyed:  # an exponential draw, by inverse transform as `Rng.exponential` makes it
+            env.charge_time(-self._mean_ms * math.log(1.0 - env.call_uniform("latency", call)))
+        else:
+            env.charge_time((self._stream or self._first_draw("latency")).exponential(self._mean_ms))
         budget = env.task.time_budget_ms
         if before <= budget < env.elapsed_ms:
             step = env.gold_step_for(call.name, call.arguments)

@@ -3,12 +3,16 @@
 Grammar (whitespace around items, names and values is ignored)::
 
     spec   := preset | item ("," item)* | preset "," item ("," item)*
-    item   := kind "=" value
+    item   := kind "=" value | "draws=" ("stream" | "call")
     kind   := one of KINDS
     preset := one of PRESETS (its items, which later items override)
 
 Values: a rate in [0, 1] for tool_failure, corruption, ambiguity, goal_shift and typos; an
-integer in [0, MAX_DISTRACTORS] for distractors; a mean in milliseconds (>= 0) for latency. A
+integer in [0, MAX_DISTRACTORS] for distractors; a mean in milliseconds (>= 0) for latency.
+``draws=call`` keys the draws of latency, tool_failure and corruption on each call
+(`agentgym.core.call_draws`: the same call meets the same fault whatever else the agent calls,
+so two agents' runs meet the same faults on the same calls); ``draws=stream``, the default,
+draws them from the episode's stream of each kind. A
 dict maps kinds to a value as above, or to that wrapper's keyword arguments
 (``{"tool_failure": {"rate": 0.2, "modes": ["timeout"]}}``). Whatever the spelling, the wrappers
 are applied in one canonical order (`KINDS`), innermost first.
@@ -36,8 +40,8 @@ from agentgym.noise.calls import Corruption, Latency, ToolFailure
 from agentgym.noise.distractors import Distractors
 from agentgym.noise.user import Ambiguity, GoalShift, Typos
 
-__all__ = ["NoiseSpecError", "KINDS", "PRESETS", "MAX_SPEC_BYTES", "parse_noise", "apply_noise", "apply_layers",
-           "format_noise"]
+__all__ = ["NoiseSpecError", "KINDS", "PRESETS", "DRAWS", "MAX_SPEC_BYTES", "parse_noise", "apply_noise",
+           "apply_layers", "format_noise"]
 
 #: A spec (a string, or a dict as JSON) past this size is refused unread: every kind with a long
 #: value fits in a tenth of it, and a spec can arrive from a remote client.
@@ -89,9 +93,9 @@ class Kind:
 #: first so that every call is charged, also one that then fails; typos last, as it rewrites what
 #: the step returns.
 KINDS: dict[str, Kind] = {
-    "latency": Kind(Latency, "mean_ms", _number),
-    "tool_failure": Kind(ToolFailure, "rate", _number, ("modes", "tools")),
-    "corruption": Kind(Corruption, "rate", _number),
+    "latency": Kind(Latency, "mean_ms", _number, ("keyed",)),
+    "tool_failure": Kind(ToolFailure, "rate", _number, ("modes", "tools", "keyed")),
+    "corruption": Kind(Corruption, "rate", _number, ("keyed",)),
     "distractors": Kind(Distractors, "n", _whole),
     "ambiguity": Kind(Ambiguity, "rate", _number),
     "goal_shift": Kind(GoalShift, "rate", _number),
@@ -111,6 +115,11 @@ PRESETS: dict[str, dict[str, float | int]] = {
 }
 
 Layers = list[tuple[str, dict[str, Any]]]
+
+#: The item that says how the call layers draw, and the layers it sets `keyed` on.
+DRAWS = "draws"
+_DRAWS_VALUES = ("stream", "call")
+_CALL_KINDS = ("latency", "tool_failure", "corruption")
 
 
 def _unknown_kind(name: str, spec: Any) -> NoiseSpecError:
@@ -178,8 +187,12 @@ def _parse_text(spec: str) -> tuple[tuple[str, dict[str, Any]], ...]:
 def _parse(spec: str | Mapping[str, Any]) -> Layers:
     """`parse_noise` of a spec within the size bound."""
     chosen: dict[str, dict[str, Any]] = {}
+    draws = "stream"
     if isinstance(spec, Mapping):
         for kind, value in spec.items():
+            if kind == DRAWS:
+                draws = _draws(value, spec)
+                continue
             if not isinstance(kind, str) or kind not in KINDS:
                 raise _unknown_kind(str(kind), spec)
             chosen[kind] = _kwargs(kind, value, spec, f"{kind}: {value!r}")
@@ -202,6 +215,9 @@ def _parse(spec: str | Mapping[str, Any]) -> Layers:
                 from_preset = set(chosen)
                 continue
             name, _, value = (x.strip() for x in item.partition("="))
+            if name == DRAWS:
+                draws = _draws(value, spec)
+                continue
             if name not in KINDS:
                 raise _unknown_kind(name, spec)
             if name in chosen and name not in from_preset:
@@ -210,7 +226,20 @@ def _parse(spec: str | Mapping[str, Any]) -> Layers:
             chosen[name] = _kwargs(name, value, spec, item)
     else:
         raise NoiseSpecError(f"a noise spec must be a string, a dict or None, got {type(spec).__name__}")
+    if draws == "call":
+        keyed = [kind for kind in _CALL_KINDS if kind in chosen]
+        if not keyed:
+            raise NoiseSpecError(f"bad noise spec {spec!r}: draws=call keys the draws of {', '.join(_CALL_KINDS)}, "
+                                 "and the spec has none of them")
+        for kind in keyed:
+            chosen[kind] = {**chosen[kind], "keyed": True}
     return [(kind, chosen[kind]) for kind in KINDS if kind in chosen]
+
+
+def _draws(value: Any, spec: Any) -> str:
+    if value not in _DRAWS_VALUES:
+        raise NoiseSpecError(f"bad noise spec {spec!r}: draws must be one of {', '.join(_DRAWS_VALUES)}, got {value!r}")
+    return str(value)
 
 
 def format_noise(spec: str | Mapping[str, Any] | None) -> str:
@@ -221,7 +250,9 @@ def format_noise(spec: str | Mapping[str, Any] | None) -> str:
     layers = parse_noise(spec)
     if not layers:
         return "none"
-    return ",".join(f"{kind}={kwargs[KINDS[kind].param]:g}" for kind, kwargs in layers)
+    text = ",".join(f"{kind}={kwargs[KINDS[kind].param]:g}" for kind, kwargs in layers)
+    calls = [kwargs for kind, kwargs in layers if kind in _CALL_KINDS]
+    return f"{text},{DRAWS}=call" if calls and all(kw.get("keyed") for kw in calls) else text
 
 
 def apply_noise(env: gym.Env, spec: str | Mapping[str, Any] | None) -> gym.Env:

@@ -31,8 +31,10 @@ __all__ = ["FAMILIES", "NOISE", "COLUMNS", "KIND_COLUMNS", "Matrix", "run_matrix
 #: Family -> the env id the matrix plays (`agentgym.families`).
 FAMILIES: dict[str, str] = {f.name: f.env_id for f in families.FAMILIES}
 #: Every fault kind a defect acts on, at rates that leave most episodes winnable, and latency so
-#: recovery has a time in milliseconds.
-NOISE = "tool_failure=0.2,corruption=0.2,ambiguity=0.3,goal_shift=0.5,latency=300"
+#: recovery has a time in milliseconds. The call faults are keyed on the call (``draws=call``):
+#: a defect that adds calls (padding) or leaves some out meets the heuristic's faults on the calls
+#: both make, so each comparison is paired on the faults too, not only on the seeds.
+NOISE = "tool_failure=0.2,corruption=0.2,ambiguity=0.3,goal_shift=0.5,latency=300,draws=call"
 #: The headline columns: (metric key, header, shown as a percentage).
 COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("success", "success", True),
