@@ -26,9 +26,10 @@ from typing import Any
 
 from agentgym.core.task import Score, UserTurn, WorldEvent
 from agentgym.envs.dialog.domain import DAYS, SLOTS
+from agentgym.envs.dialog.proposals import places_named
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.envs.dialog.typos import slip
-from agentgym.envs.dialog.user import place_names, places_named, understanding
+from agentgym.envs.dialog.user import place_names, understanding
 from agentgym.envs.tooluse.asking import asks_go_ahead
 from agentgym.users.rule_based import RuleBasedUser
 from agentgym.users.stock import CONFIRMED, REPHRASE

@@ -209,3 +209,33 @@ def asked_about(message: str, places: list[Place]) -> Place | None:
         return None
     said = named(*spans[before(k)])
     return next(iter(said.values())) if len(said) == 1 else None
+
+
+#: A label set before a place it names: "A) X", "(b) X", "Option 2: X", "1. X", "- B: X".
+_LABEL_BEFORE = re.compile(r"(?:^|[\s(\[*>-])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\s*[).:\]]\s*[*_]*$", re.IGNORECASE)
+#: What may follow a label that is recommended: a mark, the line's end, or a clause on it
+#: ("B, which costs half", "B since ..."), so "Recommendation: A cheaper place" names no label.
+_AFTER = r"(?=\s*(?:[,.;:!?)\]\n*_]|[-\u2013\u2014]|$)|\s+(?:which|because|since|as|for|is|would|at|in)\b)"
+_CUE = r"(?:recommend(?:ation|ed)?|suggest(?:ion|ed)?|i'd go with|i would go with|my pick|top pick|my choice|prefer(?:ence|red)?)"
+#: A label recommended: "Recommendation: B", "I recommend option 2", "I'd go with B", "B is my pick".
+_LABEL_AFTER_CUE = re.compile(rf"\b{_CUE}\b[\s:*_-]*(?:is\s+)?(?:option\s+)?\(?([A-Za-z]|\d{{1,2}})\)?{_AFTER}",
+                              re.IGNORECASE)
+_LABEL_BEFORE_CUE = re.compile(r"(?<![\w'])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\)?\s+(?:is|would be)\s+(?:my|the)\s+"
+                               r"(?:recommendation|pick|top pick|choice|suggestion|preference)\b", re.IGNORECASE)
+
+
+def recommended_by_label(message: str, places: list[Place]) -> Place | None:
+    """The place a message recommends by the label it gave it ("A) X ... B) Y ... Recommendation:
+    B"): a label is a letter or a number written right before a place the message names, and a
+    recommended letter counts in capitals only (a lone "a" is a word). None unless labels name two places or more and exactly one
+    labelled place is recommended."""
+    labels: dict[str, Place] = {}
+    for place, start, _ in place_mentions(message.lower(), places):
+        m = _LABEL_BEFORE.search(message, max(0, start - 16), start)
+        if m is not None:  # "a)" before a name is a label in either case
+            labels.setdefault(m.group(1).upper(), place)
+    if len({p.id for p in labels.values()}) < 2:
+        return None
+    picked = {labels[m.group(1)].id for pattern in (_LABEL_AFTER_CUE, _LABEL_BEFORE_CUE)
+              for m in pattern.finditer(message) if m.group(1) in labels}  # a recommended letter in capitals
+    return next((p for p in labels.values() if p.id in picked), None) if len(picked) == 1 else None

@@ -49,8 +49,9 @@ from agentgym.envs.dialog.aside import set_aside
 from agentgym.envs.dialog.hard_tier import flexible_of
 from agentgym.envs.dialog.itinerary_user import PlanUser
 from agentgym.envs.dialog.options import option_ties
+from agentgym.envs.dialog.proposals import places_named
 from agentgym.envs.dialog.tasks import Constraint, satisfying_places
-from agentgym.envs.dialog.user import DialogUser, places_named
+from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.dialog.wording import NO_PREFERENCE, WISH_FORM, clause, relative_time
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.compromise import Compromise, read_compromise

@@ -36,8 +36,9 @@ from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
 from agentgym.envs.dialog.itinerary_twists import PlanState, revised_line
 from agentgym.envs.dialog.options import place_mentions
+from agentgym.envs.dialog.proposals import places_named
 from agentgym.envs.dialog.tasks import Place
-from agentgym.envs.dialog.user import place_names, places_named, understanding
+from agentgym.envs.dialog.user import place_names, understanding
 
 __all__ = ["PlanUser", "answer", "asks_of_plan", "labelled_places", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER",
            "SUBMIT_HEARD", "WHOLE_PLAN", "SEVERAL_PLACES"]

@@ -43,9 +43,10 @@ from typing import Any, Callable
 import numpy as np
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
-from agentgym.envs.dialog.aside import aside_mentions, asked_about, set_aside
+from agentgym.envs.dialog.aside import aside_mentions
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
+from agentgym.envs.dialog.proposals import places_named, proposal_of
 from agentgym.envs.dialog.tasks import (
     Booking,
     Constraint,
@@ -116,49 +117,6 @@ def place_names(world: World) -> dict[str, Place]:
     names = {p.name.lower(): p for p in world.places}
     names.update({p.id: p for p in world.places})
     return names
-
-
-def places_named(reading: Reading, names: dict[str, Place]) -> list[Place]:
-    """The distinct places a reading names, in order of mention: each the longest real name (or
-    id) that what was written starts with (`resolve_place`)."""
-    found: dict[str, Place] = {}
-    for key in reading.places:
-        place = resolve_place(key, names)
-        if place is not None and place.id not in found:
-            found[place.id] = place
-    return list(found.values())
-
-
-def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") -> Place | None:
-    """The one place a reading of `message` proposes: the only place it names, or among several
-    the only one it does not set aside (`aside.set_aside`: "Ruled out: B, C", "B was taken"),
-    else the one it recommends ("I'd go with A, though B is also an option"), else the only one
-    it does not offer as an alternative, else the one its closing question asks to book
-    (`aside.asked_about`: "Only X gets daylight. Should I reserve it?"); None when it names none,
-    or several with no choice."""
-    named = places_named(reading, names)
-    if len(named) <= 1:
-        return named[0] if named else None
-    if message:
-        aside = set_aside(message, named)
-        kept = [p for p in named if p.id not in aside]
-        if len(kept) == 1:
-            return kept[0]
-        # A place set aside is no recommendation, whatever word stands near it ("I listed X only
-        # to show what was there, not as a suggestion").
-        named = kept or named
-
-    def ids(keys: tuple[str, ...]) -> set[str]:
-        return {p.id for k in keys if (p := resolve_place(k, names)) is not None}
-
-    alternatives = ids(reading.alternatives)
-    recommended = [p for p in named if p.id in ids(reading.recommended) and p.id not in alternatives]
-    if len(recommended) == 1:
-        return recommended[0]
-    rest = [p for p in named if p.id not in alternatives]
-    if len(rest) == 1:
-        return rest[0]
-    return asked_about(message, named) if message else None
 
 
 class DialogUser(RuleBasedUser):

@@ -1,0 +1,48 @@
+"""Which place a message proposes among those it names (`agentgym.envs.dialog.proposals`):
+options it labels and then recommends by label (CrossTask 6943 T4: "A) X ... B) Y ...
+Recommendation: B")."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401  (registers the ids)
+from agentgym.envs.dialog.aside import recommended_by_label
+from agentgym.envs.dialog.proposals import proposal_of
+from agentgym.envs.dialog.user import place_names, understanding
+
+
+def _two_places() -> tuple[object, object, object]:
+    env = gym.make("AgentRL/Dialog-v0", split="train", difficulty="easy")
+    env.reset(seed=5)
+    task = env.unwrapped.task
+    a, b = task.world.places[:2]
+    return task, a, b
+
+
+@pytest.mark.parametrize("template, pick", [
+    ("Options: A) {a}, 60 EUR, rated 3.5. B) {b}, 30 EUR, rated 3.4. Recommendation: B, which costs half as much. "
+     "Which one shall I book?", "b"),
+    ("Option 1: {a} (60 EUR)\nOption 2: {b} (30 EUR)\nI'd go with option 2. OK?", "b"),
+    ("A) {a}\nB) {b}\nB is my pick.", "b"),
+    ("1. {a}\n2. {b}\nI recommend 1 since it is rated higher.", "a"),
+    ("(a) {a} (b) {b} My recommendation: (A).", "a"),
+])
+def test_a_recommendation_by_label_proposes_the_place_of_that_label(template: str, pick: str) -> None:
+    task, a, b = _two_places()
+    message = template.format(a=a.name, b=b.name)
+    reading = understanding(task.world.domain).read(message)
+    assert proposal_of(reading, place_names(task.world), message) is (a if pick == "a" else b)
+
+
+@pytest.mark.parametrize("template", [
+    "A) {a}\nB) {b}\nRecommendation: A cheaper place might open up later. Which would you like?",
+    "A) {a}\nB) {b}\nWhich do you prefer?",
+    "{a} or {b}? I'd go with a cheaper one.",
+    "A) {a}\nB) {b}\nI recommend A or B, both fit.",
+])
+def test_no_label_recommended_proposes_nothing(template: str) -> None:
+    task, a, b = _two_places()
+    message = template.format(a=a.name, b=b.name)
+    assert recommended_by_label(message, [a, b]) is None
