@@ -71,3 +71,30 @@ def test_a_write_after_the_completing_one_is_judged_afresh() -> None:
     other = next(p for p in env.unwrapped.task.world.places if p.id != gold.items[0] and p.is_open(gold.day, gold.slot))
     _, _, terminated, _, info = env.step(json.dumps({**book, "arguments": {**book["arguments"], "item_id": other.id}}))
     assert not terminated and not env.unwrapped.awaiting_report and info["messages"][-1]["role"] == "user"
+
+
+def test_a_figure_submitted_in_a_session_waits_for_the_assistants_word_too() -> None:
+    """CrossTask 6958 T23 (playtest): the user thanked the assistant and asked the next thing on
+    the submission itself, before hearing the figure. Now it waits, as after a write."""
+    found = 0
+    for seed in range(10):
+        env = gym.make("AgentRL/CrossTask-v0", split="train", difficulty="hard")
+        obs, info = env.reset(seed=seed)
+        oracle = make_agent("oracle")
+        oracle.bind(env.unwrapped)
+        oracle.reset(obs, info)
+        for _ in range(120):
+            action = oracle.act(obs, info)
+            obs, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+            if "submit_answer" in action and not info["messages"][-1]["content"].startswith("[error"):
+                assert info["messages"][-1]["role"] == "tool" and not info.get("segment_switch"), info["messages"]
+                _, _, terminated, _, info = env.step("")  # no word yet
+                assert not terminated and not info.get("segment_switch")
+                _, _, terminated, _, info = env.step("The total is submitted.")
+                said = info["messages"][-1]["content"]
+                assert terminated or (info["segment_switch"] and said.startswith("Thanks!")), said
+                found += 1
+                break
+    assert found >= 2

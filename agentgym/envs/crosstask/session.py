@@ -575,8 +575,11 @@ class SessionUser(SimulatedUser):
         follow = self.users[seg.index].on_commit(turn - self._opened_at)
         if follow is not None and follow.end is None:
             return follow
-        nxt = self._finish("committed", turn, follow.text if follow is not None else "")
-        return nxt if nxt.end is not None else UserTurn(nxt.text)
+        # The request is done, but the user has not heard what it came to (a figure submitted in
+        # a turn of calls alone): its thanks and the next request wait for the assistant's word,
+        # as after a write (`hold_sign_off`), and close the sub-task then (`_close`).
+        self._held = UserTurn(follow.text if follow is not None else "", end="committed")
+        return UserTurn("")
 
     def perturb_text(self, text: str, rng: Any) -> tuple[str, list[str]]:
         """Typos as the active sub-task's user makes them (never inside a value it must copy,

@@ -81,6 +81,7 @@ class FinancePlaybook(Playbook):
         self.month_name = _MONTHS[(month or 1) - 1].capitalize()
         self.currency = self._code(request)
         self.quote = has_word(request, "submit", "answer", "figure")
+        self.answer = ""  # the figure submitted, as the report tells it
         self.report = not self.quote and has_word(request, "report")
 
     def _code(self, text: str, other_than: str | None = None) -> str | None:
@@ -123,7 +124,10 @@ class FinancePlaybook(Playbook):
         if self.quote:
             self.confirm(case, f"the {self.status} {self.month_name} expenses of {self.name or emp} add up to "
                                f"{_money(total):.2f} {ccy}; I'll submit that figure.")
-            case.write("submit_answer", {"amount": _money(total), "currency": ccy})
+            # Submitted once: in a session the user waits to hear it (the episode goes on).
+            if not case.made("submit_answer"):
+                case.write("submit_answer", {"amount": _money(total), "currency": ccy})
+            self.answer = f"{_money(total):.2f} {ccy}"
             return
         self._reimburse(case, emp, claims, total, ccy, accounts)
 
@@ -202,7 +206,7 @@ class FinancePlaybook(Playbook):
 
     def summary(self) -> str:
         if self.quote:
-            return "I've submitted the total."
+            return f"I've submitted the total: {self.answer}." if self.answer else "I've submitted the total."
         return "The transfer is made" + (" and the expense report is filed." if self.report else ".")
 
 
