@@ -81,7 +81,7 @@ bench: venv
 
 # The metrics' sensitivity matrix: every defect agent against the heuristic on the same seeds of every
 # family, written into docs/METRICS.md (fails when a metric does not move for its own defect).
-VALIDITY_SEEDS ?= 300
+VALIDITY_SEEDS ?= 500
 validity: venv
 	$(PY) -m agentgym.cli validate-metrics --seeds $(VALIDITY_SEEDS) --check
 

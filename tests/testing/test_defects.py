@@ -120,4 +120,4 @@ def test_the_goal_forgetter_rewrites_only_after_the_shift() -> None:
 
 @pytest.mark.slow
 def test_the_whole_matrix_holds() -> None:
-    assert failures(run_matrix(seeds=300, n_boot=1000)) == []
+    assert failures(run_matrix(n_boot=1000)) == []
