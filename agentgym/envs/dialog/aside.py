@@ -224,13 +224,23 @@ _LABEL_BEFORE_CUE = re.compile(r"(?<![\w'])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\)
                                r"(?:recommendation|pick|top pick|choice|suggestion|preference)\b", re.IGNORECASE)
 
 
+#: Words one of the cues holds, looked for before any pattern is run.
+_CUE_WORDS = ("recommend", "suggest", "go with", "pick", "choice", "prefer")
+_LABEL_ANY = re.compile(r"(?:^|[\s(\[*>-])(?:option\s+)?\(?(?:[A-Za-z]|\d{1,2})\s*[).:\]]", re.IGNORECASE)
+
+
 def recommended_by_label(message: str, places: list[Place]) -> Place | None:
     """The place a message recommends by the label it gave it ("A) X ... B) Y ... Recommendation:
     B"): a label is a letter or a number written right before a place the message names, and a
     recommended letter counts in capitals only (a lone "a" is a word). None unless labels name two places or more and exactly one
     labelled place is recommended."""
+    # Most messages that name several places give them no labels or recommend none by one: two
+    # scans of the message settle those before any place is looked for.
+    low = message.lower()
+    if not any(word in low for word in _CUE_WORDS) or not _LABEL_ANY.search(message):
+        return None
     labels: dict[str, Place] = {}
-    for place, start, _ in place_mentions(message.lower(), places):
+    for place, start, _ in place_mentions(low, places):
         m = _LABEL_BEFORE.search(message, max(0, start - 16), start)
         if m is not None:  # "a)" before a name is a label in either case
             labels.setdefault(m.group(1).upper(), place)
