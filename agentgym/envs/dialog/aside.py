@@ -226,7 +226,10 @@ _LABEL_BEFORE_CUE = re.compile(r"(?<![\w'])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\)
 
 #: Words one of the cues holds, looked for before any pattern is run.
 _CUE_WORDS = ("recommend", "suggest", "go with", "pick", "choice", "prefer")
-_LABEL_ANY = re.compile(r"(?:^|[\s(\[*>-])(?:option\s+)?\(?(?:[A-Za-z]|\d{1,2})\s*[).:\]]", re.IGNORECASE)
+#: A label as it stands before what it labels ("A) ", "2. ", "Option B: "): a mark then a space, so a
+#: rating ("rated 4.5") is none.
+_LABEL_ANY = re.compile(r"(?:^|[\s(\[*>-])(?:option\s+)?\(?(?:[A-Za-z]|\d{1,2})\s*[).:\]](?=[\s*_]|$)",
+                        re.IGNORECASE)
 
 
 def recommended_by_label(message: str, places: list[Place]) -> Place | None:
