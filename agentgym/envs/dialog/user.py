@@ -306,8 +306,7 @@ class DialogUser(RuleBasedUser):
         proposed = self._proposed(r, message)
         got = self._proposal(r, proposed)  # before the truth: naming the place asked about answers
         if self._checking is not None:
-            told = any(gone for *_, gone in aside_mentions(message, [self._checking[0]]))  # said it no longer works
-            said = self._truth(proposing=got is not None, told=told)
+            said = self._truth(proposing=got is not None, message=message)
             if said.end is not None:
                 return said
             parts.append(said.text)
@@ -460,11 +459,11 @@ class DialogUser(RuleBasedUser):
             return UserTurn(f"{place.name} sounds good. {self._announce(arrived)}")
         return UserTurn(f"{place.name} sounds great. Please book it.")
 
-    def _truth(self, proposing: bool = False, told: bool = False) -> UserTurn:
+    def _truth(self, proposing: bool = False, message: str = "") -> UserTurn:
         """The answer to "does X still work?" once the agent has said anything: the truth, at no
         cost; a booking that works ends the dialog. Where the message proposes another place
-        (`proposing`), a "no" asks for no other one: that proposal is judged beside it; where it
-        says X no longer works (`told`), a "no" agrees without giving the reason again."""
+        (`proposing`), a "no" asks for no other one: that proposal is judged beside it; where
+        `message` says X no longer works, a "no" agrees without giving the reason again."""
         assert self._checking is not None
         place, booking_id = self._checking
         self._checking = None
@@ -476,6 +475,7 @@ class DialogUser(RuleBasedUser):
                 self._accepted = place
                 return UserTurn(f"Good, then {place.name} still works. Please book it.")
             return self._settle(b, f"Good, then {place.name} still works.")
+        told = any(gone for *_, gone in aside_mentions(message, [place])) if message else False
         if b is None:
             self._accepted = None
             ask = "" if proposing else " Could you find another one?"
