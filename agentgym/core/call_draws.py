@@ -13,8 +13,8 @@ adding or removing one layer never shifts another's draws.
 
 The gate of each fault (does it strike this call?) and latency's one draw read the digest
 directly; a fault that strikes gets a generator (`Rng`) seeded from the digest for its further
-draws (which failure mode, which value to corrupt and how). The digest costs each call a hash
-(about 3 us), which is why the episode's stream stays the default.
+draws (which failure mode, which value to corrupt and how). The digest costs each call a hash,
+which is why the episode's stream stays the default.
 """
 
 from __future__ import annotations

@@ -46,3 +46,12 @@ def test_no_label_recommended_proposes_nothing(template: str) -> None:
     task, a, b = _two_places()
     message = template.format(a=a.name, b=b.name)
     assert recommended_by_label(message, [a, b]) is None
+
+
+def test_a_cue_at_a_line_end_recommends_no_label_on_the_next_line() -> None:
+    # "my pick" ends its line: the "2." after it opens the next item (usercheck recommend/20).
+    task, a, b = _two_places()
+    message = f"1. {a.name} - my pick\n2. {b.name} - backup option"
+    assert recommended_by_label(message, [a, b]) is None
+    reading = understanding(task.world.domain).read(message)
+    assert proposal_of(reading, place_names(task.world), message) is a

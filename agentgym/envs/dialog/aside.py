@@ -217,8 +217,9 @@ _LABEL_BEFORE = re.compile(r"(?:^|[\s(\[*>-])(?:option\s+)?\(?([A-Za-z]|\d{1,2})
 #: ("B, which costs half", "B since ..."), so "Recommendation: A cheaper place" names no label.
 _AFTER = r"(?=\s*(?:[,.;:!?)\]\n*_]|[-\u2013\u2014]|$)|\s+(?:which|because|since|as|for|is|would|at|in)\b)"
 _CUE = r"(?:recommend(?:ation|ed)?|suggest(?:ion|ed)?|i'd go with|i would go with|my pick|top pick|my choice|prefer(?:ence|red)?)"
-#: A label recommended: "Recommendation: B", "I recommend option 2", "I'd go with B", "B is my pick".
-_LABEL_AFTER_CUE = re.compile(rf"\b{_CUE}\b[\s:*_-]*(?:is\s+)?(?:option\s+)?\(?([A-Za-z]|\d{{1,2}})\)?{_AFTER}",
+#: A label recommended: "Recommendation: B", "I recommend option 2", "I'd go with B", "B is my pick";
+#: on the cue's own line ("1. X - my pick\n2. Y" recommends X, not label 2).
+_LABEL_AFTER_CUE = re.compile(rf"\b{_CUE}\b[ \t:*_-]*(?:is[ \t]+)?(?:option[ \t]+)?\(?([A-Za-z]|\d{{1,2}})\)?{_AFTER}",
                               re.IGNORECASE)
 _LABEL_BEFORE_CUE = re.compile(r"(?<![\w'])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\)?\s+(?:is|would be)\s+(?:my|the)\s+"
                                r"(?:recommendation|pick|top pick|choice|suggestion|preference)\b", re.IGNORECASE)

@@ -267,3 +267,19 @@ def _clauses(words: list[_Word], s: int, e: int, grams: list[tuple[int, int, str
     return clause, statement
 
 
+def _told_values(words: list[_Word], hits: list[_Hit]) -> set[int]:
+    """The hits of `hits` that are values said in a statement ("1) Denim jeans, swap to size
+    36."), in a message that also asks: what the assistant tells, not keywords. A message that
+    recaps the items it found and then asks one thing ("... Email?") is read as a person would;
+    a slot word counts wherever it stands, so a list of slot words stays a keyword list."""
+    ends = [(i, w.raw) for i, w in enumerate(words) if w.flags & _END]
+    if not any(raw == "?" for _, raw in ends):
+        return set()
+    out = set()
+    for k, (a, _, payload) in enumerate(hits):
+        if payload[0] != "value":
+            continue
+        end = next((raw for i, raw in ends if i >= a), "")
+        if end in (".", "!"):
+            out.add(k)
+    return out
