@@ -98,20 +98,25 @@ class ToolFailure(NoiseWrapper):
     def before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
         if self._tools is not None and call.name not in self._tools:
             return None
-        if self._keyed:
-            if env.call_uniform("tool_failure", call) >= self._rate:
-                return None
-            rng = env.call_rng("tool_failure", call)
-        else:
-            rng = self._stream or self._first_draw("tool_failure")
-            if rng.random() >= self._rate:
-                return None
+        rng = _strikes(self, env, "tool_failure", call, self._rate)
+        if rng is None:
+            return None
         mode = self._modes[int(rng.random() * len(self._modes))]
         step = env.gold_step_for(call.name, call.arguments)
         env.log_noise("tool_failure", call.name, {"mode": mode, "recoverable": recoverable_at(env, turn)},
                       hits=None if step is None else {"gold_step": step})
         return Intercept(error_text(_TOOL_ERROR, FAILURE_MODES[mode].format(tool=call.name)), error=_TOOL_ERROR,
                          injected=True)
+
+
+def _strikes(layer: Any, env: AgentEnv, kind: str, call: ToolCall, rate: float) -> Any:
+    """The generator of `layer`'s further draws when a fault of `kind` strikes `call` (at
+    `rate`), else None: drawn from the episode's stream of the kind, or keyed on the call
+    (``keyed``: `AgentEnv.call_uniform`, then `AgentEnv.call_rng`)."""
+    if layer._keyed:
+        return env.call_rng(kind, call) if env.call_uniform(kind, call) < rate else None
+    rng = layer._stream or layer._first_draw(kind)
+    return rng if rng.random() < rate else None
 
 
 # ------------------------------------------------------------------------------ corruption
@@ -340,14 +345,9 @@ class Corruption(NoiseWrapper):
     def after_call(self, env: AgentEnv, call: ToolCall, spec: ToolSpec, turn: int, result: Any) -> Any:
         if spec.kind is not ToolKind.READ:
             return result
-        if self._keyed:
-            if env.call_uniform("corruption", call) >= self._rate:
-                return result
-            rng = env.call_rng("corruption", call)
-        else:
-            rng = self._stream or self._first_draw("corruption")
-            if rng.random() >= self._rate:
-                return result
+        rng = _strikes(self, env, "corruption", call, self._rate)
+        if rng is None:
+            return result
         leaves = list(perturbable_leaves(result, call.arguments))
         if not leaves:
             return result
