@@ -52,6 +52,8 @@ class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     #: The episode's stream of this layer's kind, once drawn from in this episode (else None).
     _stream: Any = None
+    #: Whether the layer's per-call draws are keyed on the call (the call layers' ``keyed``).
+    _keyed = False
 
     def __init__(self, env: gym.Env, **checked: Any) -> None:
         RecordConstructorArgs.__init__(self, _disable_deepcopy=True, **checked)
@@ -81,6 +83,16 @@ class NoiseWrapper(gym.Wrapper[str, str, str, str], RecordConstructorArgs):
 
     def _configure(self, **checked: Any) -> None:
         """Keep the checked arguments in the form the layer acts with."""
+
+    def _strikes(self, env: AgentEnv, kind: str, call: Any, rate: float) -> Any:
+        """The generator of this layer's further draws when a fault of `kind` strikes `call` (at
+        `rate`), else None: the episode's stream of the kind, or, for a layer that is ``keyed``
+        (the spec's ``draws=call``), draws keyed on the call (`AgentEnv.call_uniform`,
+        `AgentEnv.call_rng`)."""
+        if self._keyed:
+            return env.call_rng(kind, call) if env.call_uniform(kind, call) < rate else None
+        rng = self._stream or self._first_draw(kind)
+        return rng if rng.random() < rate else None
 
     def _first_draw(self, kind: str) -> Any:
         """The episode's stream for `kind` (`AgentEnv.noise_rng`), kept as `_stream` for the

@@ -98,7 +98,7 @@ class ToolFailure(NoiseWrapper):
     def before_call(self, env: AgentEnv, call: ToolCall, turn: int) -> Intercept | None:
         if self._tools is not None and call.name not in self._tools:
             return None
-        rng = _strikes(self, env, "tool_failure", call, self._rate)
+        rng = self._strikes(env, "tool_failure", call, self._rate)
         if rng is None:
             return None
         mode = self._modes[int(rng.random() * len(self._modes))]
@@ -107,16 +107,6 @@ class ToolFailure(NoiseWrapper):
                       hits=None if step is None else {"gold_step": step})
         return Intercept(error_text(_TOOL_ERROR, FAILURE_MODES[mode].format(tool=call.name)), error=_TOOL_ERROR,
                          injected=True)
-
-
-def _strikes(layer: Any, env: AgentEnv, kind: str, call: ToolCall, rate: float) -> Any:
-    """The generator of `layer`'s further draws when a fault of `kind` strikes `call` (at
-    `rate`), else None: drawn from the episode's stream of the kind, or keyed on the call
-    (``keyed``: `AgentEnv.call_uniform`, then `AgentEnv.call_rng`)."""
-    if layer._keyed:
-        return env.call_rng(kind, call) if env.call_uniform(kind, call) < rate else None
-    rng = layer._stream or layer._first_draw(kind)
-    return rng if rng.random() < rate else None
 
 
 # ------------------------------------------------------------------------------ corruption
@@ -345,7 +335,7 @@ class Corruption(NoiseWrapper):
     def after_call(self, env: AgentEnv, call: ToolCall, spec: ToolSpec, turn: int, result: Any) -> Any:
         if spec.kind is not ToolKind.READ:
             return result
-        rng = _strikes(self, env, "corruption", call, self._rate)
+        rng = self._strikes(env, "corruption", call, self._rate)
         if rng is None:
             return result
         leaves = list(perturbable_leaves(result, call.arguments))
@@ -436,10 +426,8 @@ class Latency(NoiseWrapper):
         if not self._mean_ms:
             return None
         before = env.elapsed_ms
-        if self._keyed:  # an exponential draw, by inverse transform as `Rng.exponential` makes it
-            env.charge_time(-self._mean_ms * math.log(1.0 - env.call_uniform("latency", call)))
-        else:
-            env.charge_time((self._stream or self._first_draw("latency")).exponential(self._mean_ms))
+        u = env.call_uniform("latency", call) if self._keyed else (self._stream or self._first_draw("latency")).random()
+        env.charge_time(-self._mean_ms * math.log(1.0 - u))  # exponential, by inverse transform as `Rng.exponential`
         budget = env.task.time_budget_ms
         if before <= budget < env.elapsed_ms:
             step = env.gold_step_for(call.name, call.arguments)

@@ -211,8 +211,11 @@ def asked_about(message: str, places: list[Place]) -> Place | None:
     return next(iter(said.values())) if len(said) == 1 else None
 
 
+#: A label where a list item starts ("A)", "(b)", "Option 2:", "1.", "- B:"): the letter or number,
+#: then its mark.
+_LABEL = r"(?:^|[\s(\[*>-])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\s*[).:\]]"
 #: A label set before a place it names: "A) X", "(b) X", "Option 2: X", "1. X", "- B: X".
-_LABEL_BEFORE = re.compile(r"(?:^|[\s(\[*>-])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\s*[).:\]]\s*[*_]*$", re.IGNORECASE)
+_LABEL_BEFORE = re.compile(rf"{_LABEL}\s*[*_]*$", re.IGNORECASE)
 #: What may follow a label that is recommended: a mark, the line's end, or a clause on it
 #: ("B, which costs half", "B since ..."), so "Recommendation: A cheaper place" names no label.
 _AFTER = r"(?=\s*(?:[,.;:!?)\]\n*_]|[-\u2013\u2014]|$)|\s+(?:which|because|since|as|for|is|would|at|in)\b)"
@@ -229,15 +232,14 @@ _LABEL_BEFORE_CUE = re.compile(r"(?<![\w'])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\)
 _CUE_WORDS = ("recommend", "suggest", "go with", "pick", "choice", "prefer")
 #: A label as it stands before what it labels ("A) ", "2. ", "Option B: "): a mark then a space, so a
 #: rating ("rated 4.5") is none.
-_LABEL_ANY = re.compile(r"(?:^|[\s(\[*>-])(?:option\s+)?\(?(?:[A-Za-z]|\d{1,2})\s*[).:\]](?=[\s*_]|$)",
-                        re.IGNORECASE)
+_LABEL_ANY = re.compile(rf"{_LABEL}(?=[\s*_]|$)", re.IGNORECASE)
 
 
 def recommended_by_label(message: str, places: list[Place]) -> Place | None:
     """The place a message recommends by the label it gave it ("A) X ... B) Y ... Recommendation:
     B"): a label is a letter or a number written right before a place the message names, and a
-    recommended letter counts in capitals only (a lone "a" is a word). None unless labels name two places or more and exactly one
-    labelled place is recommended."""
+    recommended letter counts in capitals only (a lone "a" is a word). None unless labels name
+    two places or more and exactly one labelled place is recommended."""
     # Most messages that name several places give them no labels or recommend none by one: two
     # scans of the message settle those before any place is looked for.
     low = message.lower()
