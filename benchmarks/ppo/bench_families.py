@@ -174,7 +174,7 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
     mix = (family,) if a.alone else a.mix.get(family) or MIX.get(family, (family,))
     load = LoadSampler()
     result = train(Args(env=tuple(FAMILIES[f] for f in mix), target_env=env_id, seed=a.seed, actors=a.actors,
-                        mix=a.slot_mix, adv_norm=a.adv_norm, max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.train_eval_episodes,
+                        mix=a.slot_mix, adv_norm=a.adv_norm, subtask_rewards=a.subtask_rewards, max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.train_eval_episodes,
                         eval_seed=a.eval_seed, target_success=target["success"], calibration="on", out=str(out),
                         run_name=family, tensorboard=False, plot=True, progress=a.progress))
     train_load = load.stop()
@@ -378,6 +378,8 @@ def main() -> int:
                    help="how a multi-task run's env slots share its env ids (PPO's --mix)")
     p.add_argument("--adv-norm", choices=("family", "env", "task", "batch", "none"), default="family",
                    help="PPO's advantage normalisation (default: family)")
+    p.add_argument("--subtask-rewards", action="store_true",
+                   help="pay a cross-task session's reward as its sub-tasks end (PPO's --subtask-rewards)")
     p.add_argument("--actors", type=int, default=0,
                    help="asynchronous actors of the training runs (0: the synchronous loop, one core; 1: the learner and "
                         "one actor, a core each)")

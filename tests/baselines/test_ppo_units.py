@@ -326,6 +326,24 @@ def test_task_normalisation_groups_a_sessions_steps_by_the_sub_task_they_work_on
     assert np.allclose(adv, [-1, 1, -1, 1], atol=1e-4)
 
 
+def test_subtask_rewards_pay_a_sessions_sub_tasks_as_they_end_with_the_same_returns() -> None:
+    from agentgym.baselines.ppo.acting import make_env
+    from agentgym.baselines.ppo.networks import HashPolicy
+    from agentgym.wrappers import SubtaskRewards
+
+    returns = {}
+    for paid in (False, True):
+        args = tiny(Path("/nonexistent"), env=("AgentRL/CrossTask-v0",), difficulty=None, subtask_rewards=paid)
+        assert isinstance(make_env("AgentRL/CrossTask-v0", args).env, SubtaskRewards) is paid
+        collector = Collector(args, HashPolicy(1024, 8, 16).eval(), ["AgentRL/CrossTask-v0"] * 2, seed=1)
+        rollout = collector.collect(96)
+        collector.close()
+        returns[paid] = [round(e["return"], 9) for e in rollout.episodes]
+        early = rollout.rewards[rollout.dones == 0]
+        assert bool((early != 0).any()) is paid  # only the paying run rewards a step before a session's last
+    assert returns[True] == returns[False] and returns[True]
+
+
 def test_a_bad_mix_floor_is_refused() -> None:
     with pytest.raises(ValueError, match="--mix-floor"):
         Args(mix="adaptive", mix_floor=0.0)

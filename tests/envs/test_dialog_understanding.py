@@ -779,6 +779,10 @@ RULED_OUT = (
     "**Considered, not chosen:**\n- {b}\n- {c}\n\n**Proposal:** {a}. Want me to book it?",
     "{b} and {c} are both over your budget, so {a} it is. Shall I book it?",
     "{b} got snapped up, and {c} is not available then, but {a} is free. Book it?",
+    # A verdict in a relative clause after an exception (Dialog playtest 6974 T7).
+    "The better-rated ones are full then, bar {b}, which would sink the budget or clash on area with the other "
+    "booking. {a} is free. Shall I book it?",
+    "{b} is out of your price range and {c} conflicts with the other booking, so {a} it is. Shall I book it?",
     # A table of the options, and a closing question about one of them (CrossTask playtest 5958 T4).
     "| Place | Daylight? |\n|---|---|\n| {a} | yes |\n| {b} | no |\n| {c} | no |\n\nOnly **{a}** gets plenty "
     "of daylight, and it has a table free then. Should I go ahead and reserve it?",

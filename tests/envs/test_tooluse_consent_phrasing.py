@@ -174,6 +174,29 @@ def test_a_question_about_an_unsaid_detail_that_names_a_write_asks_for_the_detai
 
 
 
+def test_a_detail_asked_beside_a_yes_is_answered_and_the_yes_waits_for_the_plan() -> None:
+    """"Which currency should the payment be in? ... the meals claim (249.63 EUR) is capped. Is that
+    acceptable?": the currency, not read as proposed by the amount's "EUR", and a word on the yes
+    (ToolUse playtest 6984 T4 got the currency alone; a variant got a yes to "in EUR?")."""
+    for seed in range(100, 160):
+        env, u = _env("finance", seed)
+        if u.task.gold.kind != "reimburse" or any(c in u.task.goal.request for c in _CURRENCIES):
+            continue
+        want = next(c for d in u.task.goal.details if d.slot == "currency" for c in _CURRENCIES if c in d.statement)
+        other = next(c for c in _CURRENCIES if c != want)
+        for told in (want, other):
+            for report, said in (("", "what will you do about the expense report?"),
+                                 ("I'll file the expense report first. ", "put the plan to me again")):
+                env, u = _env("finance", seed)
+                reply = _answer(env, f"{report}Which currency should the payment be in? Also, one claim (249.63 "
+                                     f"{told}) is over the policy's cap, so I can pay it only up to the cap. Is that "
+                                     "acceptable?")
+                assert want in reply and said in reply, (told, reply)
+                assert not u.task.world.consent.plans, reply
+        return
+    pytest.fail("no reimbursement without its currency among the seeds")
+
+
 # ------------------------------------------------------------------------------ a choice of plans
 
 
@@ -200,6 +223,8 @@ _CHOICES = [("ops", ["the incident", "the rollback"], "the incident"),
     "I can do either of these: (a) {plan} or (b) only {other}. Which would you prefer?",
     "Would you like me to do all of this: {plan} Or only {other}?",
     "Option 1: {plan}\nOption 2: just {other}, nothing else.\nWhich option do you want?",
+    # The options as a list of yeses (ToolUse playtest 6977 T10 got "go ahead with that").
+    "Your options:\n- Yes to both: {plan}\n- Or yes to {other} only.\nWhich would you like?",
 ])
 def test_a_yes_to_a_choice_of_plans_says_which_in_the_customers_words(domain: str, labels: list[str], other: str,
                                                                       offer: str) -> None:

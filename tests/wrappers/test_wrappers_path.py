@@ -15,8 +15,9 @@ import agentgym.agents.candidates.crosstask as crosstask
 import agentgym.agents.candidates.dialog as dialog
 import agentgym.agents.candidates.tooluse as tooluse
 import agentgym.agents.candidates.wrapper as wrapper
+import agentgym.wrappers.subtask_rewards as subtask_rewards
 
-HOMES = (builders, crosstask, dialog, tooluse, wrapper)
+HOMES = (builders, crosstask, dialog, tooluse, wrapper, subtask_rewards)
 
 
 @pytest.mark.parametrize("path", ["agentgym.wrappers", "agentgym.wrappers.candidates"])
@@ -25,7 +26,7 @@ def test_every_name_is_its_home_modules_object(path: str) -> None:
     assert module.__all__
     for name in module.__all__:
         homes = [home for home in HOMES if name in vars(home)]
-        assert homes, f"{path}.{name} has no home among the candidate modules"
+        assert homes, f"{path}.{name} has no home among the modules it re-exports"
         assert all(getattr(module, name) is vars(home)[name] for home in homes), f"{path}.{name} is a copy"
 
 

@@ -14,6 +14,7 @@ from agentgym.baselines.calibration import ConstraintMask, adjustments
 from agentgym.baselines.ppo.config import Args
 from agentgym.baselines.ppo.networks import HashPolicy, LMPolicy, MLPPolicy
 from agentgym.wrappers.candidates import ActionCandidates, CandidateConfig
+from agentgym.wrappers.subtask_rewards import SubtaskRewards
 
 __all__ = ["Acted", "Acting", "act", "build_policy", "candidate_config", "group_of", "make_env", "pad_adjust",
            "resolve_env_ids", "sample", "switched_group", "task_group"]
@@ -62,6 +63,8 @@ def make_env(env_id: str, args: Args, split: str | None = None) -> gym.Env:
 
             env = ActionConstraint(env, allowed_tools=list(args.constraint_allowed) or None,
                                    forbid=list(args.constraint_forbid))
+        if args.subtask_rewards:
+            env = SubtaskRewards(env)
         return ActionCandidates(env, config=candidate_config(args))
     env = gym.make(env_id)
     if not isinstance(env.observation_space, gym.spaces.Box) or not isinstance(env.action_space, gym.spaces.Discrete):

@@ -63,6 +63,8 @@ class Args:
     """Steps per minibatch."""
     update_epochs: int = 4
     """Passes over each batch."""
+    subtask_rewards: bool = False
+    """Cross-task sessions: pay each sub-task's share of the reward when it ends in success, the rest at the end (`agentgym.wrappers.SubtaskRewards`; an episode's return is unchanged)."""
     adv_norm: Literal["family", "env", "task", "batch", "none"] = "family"
     """Advantage normalisation: per task family (AgentRL), per env id, per task (a family and domain, e.g. tooluse/finance; a cross-task session's steps by the sub-task they work on), over the batch, or none."""
     clip_coef: float = 0.2

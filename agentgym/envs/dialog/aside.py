@@ -24,7 +24,8 @@ _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: Words after a place that set it aside ("X was not free", "Y no longer fits", "Z was dropped",
 #: "W is taken", "V got snapped up", "U is gone", "cancelled" or "released", "T lacks wifi" or "has
 #: no wifi", "S would leave only 15 EUR for the rest", "R is over budget", "Q has neither", "P breaks
-#: your budget", "N ties but is in the area B uses", "M and L fall short of your rating"), and any
+#: your budget", "N ties but is in the area B uses", "M and L fall short of your rating", "K would sink
+#: the budget or clash on area with the office", "J is out of your price range"), and any
 #: word of a place with no room left ("Q was full", "P had no availability", "O is booked up").
 #: Words a chosen place's own description may well carry ("no parking needed", "without a view")
 #: are not among them.
@@ -36,7 +37,13 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"over \d+|push\w* (the |our |your )?(total|budget|spend) (over|past|above|beyond)|"
                         r"(go|goes|going|went) over|(over|above|beyond|past) (the |your |our )?(budget|limit|cap)|"
                         r"(same|shared?|shares?|sharing) (an |the )?area|"
-                        r"(bust|blow|break|exceed|overshoot|overrun)\w* (the |your |our )?(\d+ )?(budget|limit|cap|total)|"
+                        r"(bust|blow|break|exceed|overshoot|overrun|sink|wreck|ruin|strain)\w* (the |your |our )?(\d+ )?"
+                        r"(budget|limit|cap|total)|"
+                        # a clash with what the plan holds ("X would clash on area with A", "Y conflicts with B")
+                        r"(would|'d|’d|will|might|could)( also| only| just)? (clash|conflict|collide)|"
+                        r"(clashes|clashed|conflicts|conflicted|collides|collided) (with|on|in)|"
+                        r"out of (the |your |our )?(budget|price range|range|reach|running|question)|off the table|"
+                        r"no-go|unsuitable|eliminated|disqualified|ineligible|"
                         r"(take|push|bring|put)\w* (the |your |our )?(total|budget|spend) (to|over|past|above|beyond)|"
                         r"leav\w* (only|just|too little|not enough|no room)|"
                         r"too (expensive|pricey|far|costly|much|low)|exceeds?|"

@@ -22,13 +22,17 @@ __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
 #: "option 1 ... option 2", "or just the incident?", "or 'incident only' to ...", "which do you
-#: prefer?"; a numbered list is no choice): the customer's yes then says which, in its own words
+#: prefer?", "your options: ... or yes to the incident only ... which would you like?"; a numbered
+#: list is no choice): the customer's yes then says which, in its own words
 #: (what it asked for), so the agent knows what it agreed to.
 OFFERS_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:just|only|simply|instead|rather)\b|"
                            # a second answer offered in quotes: "reply 'yes' for both, or 'incident only' for row 1"
                            r"(?:reply\s+|say\s+|type\s+|answer\s+)?['\"\u2018\u201c]\w)|"
                            r"\boption (?:2|b|two)\b|\b(?:which|what) (?:one|option)\b|\bwould you rather\b|"
-                           r"\b(?:which|what) (?:would|do) you prefer\b|\bprefer\b[^.?!]*\bor\b|\beither\b[^.?!]*\bor\b", re.I)
+                           r"\b(?:which|what) (?:would|do) you prefer\b|\bprefer\b[^.?!]*\bor\b|\beither\b[^.?!]*\bor\b|"
+                           # "- Yes to both: ... - Or yes to the incident only: ... Which would you like?"
+                           r"\bor,?\s+(?:a\s+)?yes\b|\bwhich (?:one )?(?:would|do|will) you (?:like|want|choose|pick)\b|"
+                           r"\byour (?:two |three )?options\b", re.I)
 #: A question that opens with "or", after any list mark ("Or refunds only and skip the credits?"):
 #: it offers another way to the question before it, so it asks which, never for a detail.
 OR_QUESTION = re.compile(r"[\s*_>#-]*or\b", re.I)

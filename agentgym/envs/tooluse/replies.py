@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agentgym.users.stock import ACCEPT, CONFIRMED, EMPTY, EVERYTHING, GIVE_UP, GO_AHEAD, KEYWORDS, REPHRASE
 
-__all__ = ["AS_SAID", "CHOSEN", "FIX", "GIVE_IN", "NOTED", "NOT_DONE", "ONLY_ASKED", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
+__all__ = ["AS_SAID", "CHOSEN", "FIX", "GIVE_IN", "NOTED", "NOT_DONE", "ONLY_ASKED", "PUT_AGAIN", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
            "VIOLATION", "WHAT_ABOUT", "WRONG", "WRONG_PLAIN", "YES", "YES_ONLY_ASKED", "before_yes", "chosen",
            "what_about"]
 
@@ -27,6 +27,9 @@ GIVE_IN = "Alright, I understand. Please go ahead with that."
 CHOSEN = "{lead}Please go ahead with {what}, as you set it out."
 #: The hard tier's answer to a plan that gives no outcome for something asked about.
 WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
+#: After a detail asked beside a yes to a plan that gives every outcome: the yes is for the plan
+#: with the detail in it.
+PUT_AGAIN = "With that, please put the plan to me again and I'll give you my answer."
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
 SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 #: The reply to a question that restates what the user said, to check it ("in CHF, right?").

@@ -113,6 +113,7 @@ from agentgym.envs.tooluse.replies import (
     NOT_DONE,
     NOTED,
     ONLY_ASKED,
+    PUT_AGAIN,
     RIGHT,
     SMALL_TALK,
     STOCK,
@@ -340,6 +341,11 @@ class ToolUseUser(RuleBasedUser):
             # agreed to: a write needs the yes to a plan the agent asked about.
             return NOTED
         if answer not in YES:
+            if detail and r.confirm and isinstance(answer, str):
+                # A detail asked beside a yes ("which currency? ... is that acceptable?"): the
+                # detail, then what the plan still leaves out or that the yes waits for the plan
+                # with it, as a person answers both questions.
+                return f"{answer} {what_about([t.label for t in left]) if left else PUT_AGAIN}"
             return answer
         if left and (r.confirm or plan):
             # A plan that leaves out something asked about, or names no outcome for it: the
@@ -418,8 +424,10 @@ class ToolUseUser(RuleBasedUser):
             # a table or an account beside it names values (three currencies converted) that ask
             # nothing. A slot they ask about and name no value of takes the message's ("exchange
             # it for white. Shall I go ahead with the exchange?").
+            # A slot a question word asks for ("which currency should it be in?") takes none: a
+            # value elsewhere is the account's ("the meal, 249.63 EUR, is capped"), not a proposal.
             q = self._read(" ".join(asking_sentences(message)))
-            named = {slot for slot, _ in q.values}
+            named = {slot for slot, _ in q.values} | set(self._asked_unsaid(message))
             values = q.values + tuple((s, v) for s, v in r.values if s in q.asked and s not in named)
             r = replace(r, asked=q.asked, values=values)
         if r.asked and not (r.open and self._said_all(r.asked)):
