@@ -241,6 +241,18 @@ def test_a_detail_already_said_is_not_said_again_beside_a_new_one() -> None:
     assert email.statement in reply and not any(d.statement in reply for d in said), reply
 
 
+@pytest.mark.parametrize("ask", ["If I may ask: in which currency would you like it?",
+                                 "Which currency would you like? Rates may differ a little by the day.",
+                                 "There may be several accounts: which currency should it be in?"])
+def test_may_as_an_auxiliary_names_no_month(ask: str) -> None:
+    # ToolUse playtest 6996 T4: "If I may ask: in which currency ...?" got the month restated
+    # ("The expenses are from February 2025.") beside the currency: "may" read as May.
+    env, task = _keeping("finance", "currency")
+    currency = next(d.statement for d in task.goal.details if d.slot == "currency")
+    reply = _reply(env, ask)
+    assert reply == currency, (ask, reply)
+
+
 def test_a_question_for_a_detail_is_answered_beside_a_plan_that_waits_for_a_yes() -> None:
     env, task = _keeping("calendar", "duration")
     length = next(d.statement for d in task.goal.details if d.slot == "duration")

@@ -34,6 +34,16 @@ _DEFINITE = frozenset({"the", "this", "that", "your", "my", "our"})
 _REFERRING = frozenset({"the", "this", "that"})
 #: Subject pronouns: an auxiliary before one opens a question ("may I ask"), whatever else it names.
 _PRONOUNS = frozenset({"i", "we", "you", "he", "she", "it", "they"})
+#: Words before an auxiliary that is also a value's word ("may") that make it the auxiliary ("if
+#: I may", "there may be"), and words after it that do ("may I", "may be", "may not").
+_MODAL_BEFORE = _PRONOUNS | {"there", "this", "that", "these", "those", "which", "who", "what", "one"}
+_MODAL_AFTER = _PRONOUNS | {"be", "have", "not", "also", "well", "still", "only", "just", "need", "want", "take",
+                            "ask", "help", "change", "differ", "vary", "apply", "cost", "require", "prefer"}
+
+
+def _modal(words: list[_Word], i: int) -> bool:
+    """Whether the auxiliary at `i` ("may") is used as one, by the words around it."""
+    return (i > 0 and words[i - 1].raw in _MODAL_BEFORE) or (i + 1 < len(words) and words[i + 1].raw in _MODAL_AFTER)
 
 
 

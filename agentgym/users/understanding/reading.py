@@ -55,7 +55,6 @@ from typing import Any, Iterable, Mapping
 
 from agentgym.users.understanding.clauses import (
     _JOINING,
-    _PRONOUNS,
     _REFERRING,
     _asks_beyond,
     _clauses,
@@ -66,6 +65,7 @@ from agentgym.users.understanding.clauses import (
     _joined,
     _locating_open,
     _marks,
+    _modal,
     _named_beside,
     _offered,
     _roles,
@@ -419,8 +419,8 @@ class Understanding:
                         break
             if hit is None and w.single is not None:
                 hit = (i, i + 1, w.single)
-                if hit[2][0] == "value" and w.flags & _AUX and i + 1 < len(words) and words[i + 1].raw in _PRONOUNS:
-                    hit = None  # "May I ask ...": the auxiliary, not the month
+                if hit[2][0] == "value" and w.flags & _AUX and _modal(words, i):
+                    hit = None  # "May I ask ...", "if I may ask", "it may be": the auxiliary, not the month
             if hit is not None and self._owned and i > 0 and (words[i - 1].raw == "your" or words[i - 1].flags & _WH):
                 owned = self._owned.get(tuple(stems[i:hit[1]]))
                 if owned is not None:
