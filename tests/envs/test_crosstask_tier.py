@@ -88,7 +88,7 @@ def _budget_of(move: ComeBack, segments: list[Any], index: int) -> float:
     stated = re.search(r"costs at most (\d+) ", move.wanted)
     if stated:
         return float(stated.group(1))
-    allowance = re.search(r"my ([\d.]+) ([A-Z]{3}) trip allowance", move.wanted)
+    allowance = re.search(r"team's ([\d.]+) ([A-Z]{3}) trip allowance", move.wanted)
     finance = [s for s in segments[:index] if s.domain == "finance"][-1]
     effects = {e.kind: e.fields for e in finance.task.gold.effects}
     spent = (effects.get("transfer") or effects["answer"])
@@ -134,6 +134,10 @@ def _comeback_target(world: Any, booked: Any, move: ComeBack, segments: list[Any
         fits = [p for p in scope if amenity in p.amenities]
     else:
         budget = _budget_of(move, segments, index)
+        # Why it asks names what the budget is for, whose allowance it is (CrossTask playtests 7001
+        # T26: "approved at most 27 EUR per person for it" after a meeting; 7005 T32: "my" trip
+        # allowance that paid another person's claims).
+        assert world.domain.noun in move.why and " it, " not in move.why and "my trip" not in move.why, move.why
         if "trip allowance" in move.wanted:
             # What is left is never near a price it is compared with, so "at most" has one reading.
             assert all(abs(p.price - budget) > 0.1 for p in scope)
@@ -356,7 +360,7 @@ def test_a_budget_that_forgets_the_finance_amount_books_the_wrong_place() -> Non
             continue
         seg, world, _ = found
         booked = world.by_id[world.bookings[seg.move.booking].item_id]
-        allowance = re.search(r"my ([\d.]+) ([A-Z]{3}) trip allowance", seg.move.wanted)
+        allowance = re.search(r"team's ([\d.]+) ([A-Z]{3}) trip allowance", seg.move.wanted)
         rate = re.search(r"counting 1 [A-Z]{3} as ([\d.]+) EUR", seg.move.wanted)
         whole = float(allowance.group(1)) * (float(rate.group(1)) if rate else 1.0)
         kind = bool(re.search(r"of the same \w+ \([^)]*\)", seg.move.wanted))

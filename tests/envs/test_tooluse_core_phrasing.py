@@ -241,13 +241,21 @@ def test_a_detail_already_said_is_not_said_again_beside_a_new_one() -> None:
     assert email.statement in reply and not any(d.statement in reply for d in said), reply
 
 
-@pytest.mark.parametrize("ask", ["If I may ask: in which currency would you like it?",
-                                 "Which currency would you like? Rates may differ a little by the day.",
-                                 "There may be several accounts: which currency should it be in?"])
+@pytest.mark.parametrize("ask", ["I have found the claims, which are in EUR, USD and GBP. If I may ask: in which "
+                                 "currency would you like the total given?",
+                                 "The claims are in EUR, USD and GBP, and rates may differ by the day. Which currency "
+                                 "would you like?",
+                                 "The claims are in EUR and USD; there may be more. Which currency should it be in?"])
 def test_may_as_an_auxiliary_names_no_month(ask: str) -> None:
     # ToolUse playtest 6996 T4: "If I may ask: in which currency ...?" got the month restated
     # ("The expenses are from February 2025.") beside the currency: "may" read as May.
-    env, task = _keeping("finance", "currency")
+    for seed in range(200):
+        env = gym.make("AgentRL/ToolUse-v0", difficulty="medium", split="train")
+        env.reset(seed=seed)
+        task = env.unwrapped._task
+        keeps = any(d.slot == "currency" and d.reveal != "upfront" for d in task.goal.details)
+        if task.domain == "finance" and keeps and "May" not in task.goal.request:  # a month May would agree
+            break
     currency = next(d.statement for d in task.goal.details if d.slot == "currency")
     reply = _reply(env, ask)
     assert reply == currency, (ask, reply)

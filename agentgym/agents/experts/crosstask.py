@@ -249,7 +249,7 @@ class ComeBackExpert(FollowUpExpert):
         stated = re.search(r"costs at most (\d+)", self.request)
         if stated:
             return int(stated.group(1))
-        allowance = re.search(r"what's left of my ([\d.]+) ([a-z]{3}) trip allowance", self.request)
+        allowance = re.search(r"what's left of the team's ([\d.]+) ([a-z]{3}) trip allowance", self.request)
         if allowance is None or self.ledger.spent is None:
             return None
         rate = re.search(r"counting 1 [a-z]{3} as ([\d.]+) eur", self.request)

@@ -294,7 +294,8 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     if spent is None:
         return ComeBack(b.id, best.id, (b.day, b.slot), b.day, b.slot, "budget",
                         f"{what} {limit} {unit}, {keeps} {at_same_time}",
-                        f"Finance approved at most {limit} {unit} for it, so the one we booked is over budget. ",
+                        f"Finance approved at most {limit} {unit} for the {world.domain.noun}, so the one we booked is "
+                        "over budget. ",
                         limit, f"at most {limit} {unit}", kept, dropped)
     # What is left lies well inside (limit, above), so "at most" reads one way after any rounding.
     left_eur = limit + (above - limit) * (0.15 + 0.7 * float(rng.random()))
@@ -303,9 +304,9 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     allowance = spent.cents + round(left_eur / rate * 100)
     source = "reimbursement you paid" if spent.paid else "expense total you worked out"
     counted = "" if cur == "EUR" else f", counting 1 {cur} as {rate} EUR"
-    left = f"what's left of my {allowance // 100}.{allowance % 100:02d} {cur} trip allowance"
+    left = f"what's left of the team's {allowance // 100}.{allowance % 100:02d} {cur} trip allowance"
     wanted = f"{what} {left} once the {source} earlier is taken out{counted}, {keeps} {at_same_time}"
-    why = f"The {world.domain.noun} comes out of my trip allowance too, so the one we booked is over budget. "
+    why = f"The {world.domain.noun} comes out of the team's trip allowance too, so the one we booked is over budget. "
     return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why, left_eur, f"within {left}", kept,
                     dropped)
 

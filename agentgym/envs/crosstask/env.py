@@ -90,7 +90,7 @@ class CrossTaskEnv(AgentEnv):
       the same area (or: in the same area; the kind is the booked place's, named) that costs at
       most N, still has everything else I asked for and is open at the same time" (`get_details` of the booked place, `search`,
       `check_availability`); on train, after a finance request, the budget is instead "what's
-      left of my A CUR trip allowance once the reimbursement you paid (or: the expense total you
+      left of the team's A CUR trip allowance once the reimbursement you paid (or: the expense total you
       worked out) earlier is taken out, counting 1 CUR as R EUR" (the rate stated when CUR is
       not EUR; what is left lies well inside two place prices, so "at most" has one reading),
       and, with a calendar request before it too, "... and is open on the day of the meeting you

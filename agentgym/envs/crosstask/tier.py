@@ -8,7 +8,7 @@ split, and 1 to 4 come-backs to the booking (`agentgym.envs.crosstask.comeback`)
 work between the booking and its first come-back. Each come-back states what it wants in terms
 of the booking as it stands then and of earlier results ("the evening of the same day", "the
 next day it's open", "the best-rated place of the same setting (rooftop) in the same area within what's left
-of my trip allowance once the reimbursement you paid is taken out", "the day of the meeting you
+of the team's trip allowance once the reimbursement you paid is taken out", "the day of the meeting you
 set up for me", "the best-rated one that has the amenity I now need, or cancel"), so its gold,
 computed by the reference solver when it starts, depends on the booking sub-task's outcome, on
 every come-back before it and on the earlier tool-use requests' gold (a finance slip carries
