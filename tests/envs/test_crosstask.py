@@ -263,6 +263,9 @@ def test_policies_name_the_task_area_they_answer_for() -> None:
         obs, *_ = env.step(to_json({"name": "list_policies", "arguments": {}}))
         result = json.loads(obs.split("] ", 1)[1])
         assert result["task_area"] in heads[1:] and result["policies"], (seed, obs[:200])
+        # It says which area it answers for and where the others' are: it takes no argument to
+        # point it (CrossTask playtests 6978 T2, 7013 T2).
+        assert "active request" in result["scope"] and "brief lists every area" in result["scope"]
         checked += 1
     assert checked >= 5
 

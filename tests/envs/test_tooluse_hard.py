@@ -310,8 +310,12 @@ def test_list_policies_gives_every_policy_the_brief_states_in_the_same_words(dom
             task = generate_task(seed, {"domain": domain, **options})
             block = task.brief.split("\nPolicies:\n", 1)[1]
             stated = [line[2:] for line in block.splitlines() if line.startswith("- ")]
-            listed = [row["rule"] for row in make_toolkit(task).invoke("list_policies", {})["policies"]]
+            rows = make_toolkit(task).invoke("list_policies", {})["policies"]
+            listed = [row["rule"] for row in rows]
             assert stated == listed, (domain, seed, options)
+            # A rule points at another by words the brief shows, never by an id only the tool
+            # gives ("see rate_from_counts": ToolUse playtest 7020, turn 0).
+            assert not any(f"see {row['id']}" in block for row in rows), (domain, seed, options)
 
 
 def test_the_ops_tier_states_the_cause_rollback_and_severity_rules_one_way() -> None:

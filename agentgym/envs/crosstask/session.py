@@ -286,8 +286,11 @@ def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
 
 
 #: Tools whose result depends on which area "the" means (every tool-use domain has its own
-#: `list_policies`): their results in a session name the task area they answered for.
+#: `list_policies`): their results in a session name the task area they answered for, and say
+#: which area that is and where the others' are (the tool takes no argument to point it).
 _AREA_NAMED = frozenset({"list_policies"})
+_AREA_SCOPE = ("the active request's area if it has policies, else the latest area before it that has, else the "
+               "first; the brief lists every area's policies")
 
 
 class SessionToolkit:
@@ -362,7 +365,7 @@ class SessionToolkit:
         if (index, name) in self._terminal:
             self.session.committed = index
         if name in _AREA_NAMED and isinstance(result, dict):
-            result = {"task_area": self._area(index), **result}
+            result = {"task_area": self._area(index), "scope": _AREA_SCOPE, **result}
         return result
 
     def _area(self, index: int) -> str:
