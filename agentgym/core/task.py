@@ -85,13 +85,20 @@ class UserTurn:
 
     text: str
     end: Outcome | None = None
+    #: The opening of `text` that is news to the assistant (a change of mind), said at once even
+    #: where the rest, a sign-off, waits for the assistant's word (`hold_sign_off`).
+    now: str = ""
 
 
 def hold_sign_off(said: UserTurn | None) -> tuple[UserTurn | None, UserTurn | None]:
     """A user's reaction to a write, split into what it says now and the sign-off it holds back:
     a user hears that its request is done from the assistant, not from a tool result, so an
-    acceptance waits for the assistant's next message (`told`)."""
+    acceptance waits for the assistant's next message (`told`). What the user says that is news
+    to the assistant (`UserTurn.now`: a change of mind on seeing the write) is said at once: held,
+    it would let the assistant's next write go against a goal it never heard."""
     if said is not None and said.end == "accepted":
+        if said.now:
+            return UserTurn(said.now), UserTurn(said.text[len(said.now):].strip(), said.end)
         return None, said
     return said, None
 

@@ -211,7 +211,9 @@ class RuleBasedUser(SimulatedUser):
         verdict = self._judge()
         if not said:
             return verdict
-        return UserTurn(said if verdict is None else f"{said} {verdict.text}", verdict.end if verdict else None)
+        if verdict is None:
+            return UserTurn(said)
+        return UserTurn(f"{said} {verdict.text}", verdict.end, now=said)
 
     def known_constraints(self) -> list[str]:
         return self._revealed

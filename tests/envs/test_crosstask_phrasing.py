@@ -296,3 +296,13 @@ def test_the_rule_for_cancelling_names_what_the_user_described() -> None:
     two readings; a playtest, seed 6859, turn 25)."""
     _env, _actions, said = reply_to("crosstask-6859-test.jsonl", 24)
     assert said.startswith("Cancel it only if no place fits what I described") and "at most 15 EUR per day" in said, said
+
+
+def test_a_change_of_mind_on_seeing_a_write_is_said_at_once() -> None:
+    """Filing the incident (turn 16) met the ops request as the user's shifted goal (no rollback)
+    had it: the user's change of mind was held with its thanks for the assistant's next word, so
+    the rollback made in the next turn went against a goal it never heard (a playtest, seed 7029,
+    medium noise). The change is said in the step of the write; the thanks still waits."""
+    env, actions = played("crosstask-7029-test.jsonl", 15)
+    said = [m["content"] for m in step_kept(env, actions[15])[4]["messages"] if m["role"] == "user"]
+    assert said and "don't roll anything back" in said[0] and "Thank" not in said[0], said

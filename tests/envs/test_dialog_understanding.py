@@ -882,6 +882,9 @@ SET_ASIDE = (
     "{b} no longer fits what you need.",
     "{b} doesn't fit any more; I'll keep looking.",
     "Sadly {b} falls short on the budget.",
+    # The one place named, to say why nothing fits (Dialog playtest 7024 T8 heard a proposal).
+    "Only one place has everything else ({b}), and it is not free on Monday evening. Which need matters least "
+    "to you?",
 )
 
 

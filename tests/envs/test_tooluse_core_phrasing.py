@@ -261,6 +261,16 @@ def test_may_as_an_auxiliary_names_no_month(ask: str) -> None:
     assert reply == currency, (ask, reply)
 
 
+@pytest.mark.parametrize("ask", ["I require the email address associated with your account. Kindly provide it.",
+                                 "To find the order we require the email address on your account."])
+def test_require_asks_for_the_detail_it_names(ask: str) -> None:
+    # CrossTask playtest 7026 T23: "... I require the email address associated with your customer
+    # account. Kindly provide it." got "Yes, that's right." (the plan's values restated).
+    env, task = _keeping("orders", "email")
+    email = next(d.statement for d in task.goal.details if d.slot == "email")
+    assert _reply(env, ask) == email
+
+
 def test_a_question_for_a_detail_is_answered_beside_a_plan_that_waits_for_a_yes() -> None:
     env, task = _keeping("calendar", "duration")
     length = next(d.statement for d in task.goal.details if d.slot == "duration")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agentgym.core.seeding import fast_stream
-from agentgym.core.task import NoiseEvent, UserTurn, WorldEvent
+from agentgym.core.task import NoiseEvent, UserTurn, WorldEvent, hold_sign_off
 from agentgym.envs.crosstask.followup import FollowUpUser
 from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.tooluse.user import ToolUseUser
@@ -96,7 +96,12 @@ def test_on_a_world_change_the_shift_comes_before_the_verdict() -> None:
     user.verdict = UserTurn("Great, thanks!", end="accepted")
     assert user.react([WorldEvent("write", {})], 1) == user.verdict
     user.plan_goal_shift(Steady(0.0), lambda event: None)
-    assert user.react([WorldEvent("write", {})], 1) == UserTurn("Actually, up to 800. Great, thanks!", end="accepted")
+    said = user.react([WorldEvent("write", {})], 1)
+    assert said == UserTurn("Actually, up to 800. Great, thanks!", end="accepted", now="Actually, up to 800.")
+    # The change of mind is said at once; only the sign-off waits for the assistant's word (a
+    # CrossTask playtest, seed 7029, turn 16: a held shift let the next write go against it).
+    assert hold_sign_off(said) == (UserTurn("Actually, up to 800."), UserTurn("Great, thanks!", end="accepted"))
+    assert hold_sign_off(user.verdict) == (None, user.verdict)
 
 
 def test_typos_never_touch_a_stock_reply() -> None:

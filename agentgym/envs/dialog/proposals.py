@@ -35,6 +35,10 @@ def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") ->
     or several with no choice."""
     named = places_named(reading, names)
     if len(named) <= 1:
+        if named and message and not reading.recommended and named[0].id in set_aside(message, named):
+            # Named only to say why it will not do ("Only X has live music, and it is not free
+            # then. Which need can give way?"), unless the closing question asks to book it.
+            return named[0] if asked_about(message, named) is not None else None
         return named[0] if named else None
     if message:
         aside = set_aside(message, named)

@@ -29,7 +29,8 @@ _NAMED = (re.compile(r"\bon ([a-z]+)\b"), re.compile(r"\bthe ([a-z]+) ([A-Za-z]+
 def _wants_rollback(text: str) -> bool | None:
     """What a message says about rolling back: True (do it), False (don't), None (nothing)."""
     if any(has_phrase(text, p) for p in ("don't roll", "dont roll", "no rollback", "not roll", "didn't ask for a "
-                                                                                               "rollback")):
+                                                                                               "rollback",
+                                         "don't want a rollback")):
         return False
     if has_word(text, "rollback") or has_phrase(text, "roll the culprit back") or has_phrase(text, "rolled back") \
             or has_phrase(text, "please roll"):
