@@ -483,3 +483,19 @@ def test_after_a_cancellation_the_user_asks_for_the_place_it_agreed_to() -> None
 
     _env, _actions, said = reply_to("dialog-6747-train.jsonl", 10)
     assert said == "Okay, that one is cancelled. Please book Velvet Spoon.", said
+
+
+@pytest.mark.parametrize("essential", ["And which amenities, if any, are essential?", "Which amenities are essential?"])
+def test_questions_for_needs_not_told_yet_are_answered_not_read_as_giving_way(essential: str) -> None:
+    """"Which plan do you need? ... minimum rating? And which amenities, if any, are essential?"
+    as the first question got the late budget and one need ("Before I give anything up, ...") and
+    no word on the plan, the area or the rating (a playtest, seed 7036, turn 1): "essential"
+    asks which needs there are, while the user has needs it has not told."""
+    env = gym.make("AgentRL/Dialog-v0", split="test", difficulty="hard")
+    env.reset(seed=7036)
+    task = env.unwrapped.task
+    reply = env.step("Which plan do you need? Which area? What is the most you would pay per day, and is there a "
+                     f"minimum rating you would accept? {essential}")[0].split("[user]")[-1]
+    held = [c for c in task.gold.constraints if c.reveal == "ask"]
+    assert held and "give anything up" not in reply and "just remembered" not in reply, reply
+    assert all(str(c.value).lower() in reply.lower() for c in held if c.kind in ("category", "area")), reply

@@ -209,3 +209,13 @@ def test_a_table_row_gives_its_booking_the_place_of_its_first_cell_that_names_on
 
     _env, _actions, reply = reply_to("dialog-6783-test.jsonl", 11)
     assert "A Iron Hall, B Iron Chamber 3, C Iron Chamber 7, D Linden Rooms" in reply, reply
+
+
+def test_a_place_a_label_names_only_to_say_it_was_cancelled_gives_that_booking_nothing() -> None:
+    """"np, updated D: Fern Quarters cancelled (no breakfast). Only guesthouse ... is Meadow Rooms
+    ..., booked Tue afternoon. ... D Tue afternoon: Meadow Rooms (guesthouse)." got a yes to a plan
+    with D Fern Quarters (a playtest, seed 7039, medium noise, turn 18)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, reply = reply_to("dialog-7039-train.jsonl", 17)
+    assert "D Meadow Rooms" in reply and "Fern Quarters" not in reply, reply

@@ -186,7 +186,7 @@ def test_a_detail_asked_beside_a_yes_is_answered_and_the_yes_waits_for_the_plan(
         other = next(c for c in _CURRENCIES if c != want)
         for told in (want, other):
             for report, said in (("", "what will you do about the expense report?"),
-                                 ("I'll file the expense report first. ", "put the plan to me again")):
+                                 ("I'll file the expense report first. ", "put the whole plan to me")):
                 env, u = _env("finance", seed)
                 reply = _answer(env, f"{report}Which currency should the payment be in? Also, one claim (249.63 "
                                      f"{told}) is over the policy's cap, so I can pay it only up to the cap. Is that "

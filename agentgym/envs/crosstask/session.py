@@ -289,8 +289,8 @@ def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
 #: `list_policies`): their results in a session name the task area they answered for, and say
 #: which area that is and where the others' are (the tool takes no argument to point it).
 _AREA_NAMED = frozenset({"list_policies"})
-_AREA_SCOPE = ("the active request's area if it has policies, else the latest area before it that has, else the "
-               "first; the brief lists every area's policies")
+_AREA_SCOPE = ("the active request's area if it has policies, else the latest earlier area that has policies, else "
+               "the first area that has policies; the brief lists every area's policies")
 
 
 class SessionToolkit:

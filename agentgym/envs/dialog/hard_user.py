@@ -164,6 +164,11 @@ class HardDialogUser(DialogUser):
             # Once the user has given way, a statement that restates it ("since you can do
             # without a projector, I'll book X") asks nothing: the rest is answered as usual.
             return super().reply(message, turn)
+        if all(q for _, q in ask.sentences) and self._asks_unsaid(message):
+            # Questions that ask for needs not told yet ("Which plan? ... Which amenities, if any,
+            # are essential?") ask what the needs are, not which could give way: a person answers
+            # them (a playtest, seed 7036, turn 1, got the late budget and one need).
+            return super().reply(message, turn)
         checking = self._checking is not None
         said = self._give_way(turn, ask)
         r = self._reading(message)
@@ -183,6 +188,11 @@ class HardDialogUser(DialogUser):
                 rest = rest.text
             said = f"{said} {rest}"
         return self._close(said, turn, False)
+
+    def _asks_unsaid(self, message: str) -> bool:
+        """Whether `message` asks about a kind of need the user holds until asked and has not said."""
+        asked = self._reading(message).asked
+        return any(c.kind in asked and c.reveal == "ask" and c.id not in self._revealed for c in self._gold.constraints)
 
     def _offered(self, message: str, r: Reading) -> Reading:
         """`r` with only the places the user takes up, beside a question of which need can give

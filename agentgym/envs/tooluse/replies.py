@@ -29,7 +29,7 @@ CHOSEN = "{lead}Please go ahead with {what}, as you set it out."
 WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
 #: After a detail asked beside a yes to a plan that gives every outcome: the yes is for the plan
 #: with the detail in it.
-PUT_AGAIN = "With that, please put the plan to me again and I'll give you my answer."
+PUT_AGAIN = "With that, please put the whole plan to me and I'll give you my answer."
 #: The reply to small talk ("How's your day going?"): friendly, and back to the task.
 SMALL_TALK = "All good here, thanks! Could we get back to my request?"
 #: The reply to a question that restates what the user said, to check it ("in CHF, right?").
