@@ -211,10 +211,11 @@ def test_a_table_row_gives_its_booking_the_place_of_its_first_cell_that_names_on
     assert "A Iron Hall, B Iron Chamber 3, C Iron Chamber 7, D Linden Rooms" in reply, reply
 
 
-def test_a_place_a_label_names_only_to_say_it_was_cancelled_gives_that_booking_nothing() -> None:
+def test_a_label_before_its_day_and_time_gives_its_booking_the_place_after_it() -> None:
     """"np, updated D: Fern Quarters cancelled (no breakfast). Only guesthouse ... is Meadow Rooms
     ..., booked Tue afternoon. ... D Tue afternoon: Meadow Rooms (guesthouse)." got a yes to a plan
-    with D Fern Quarters (a playtest, seed 7039, medium noise, turn 18)."""
+    with D Fern Quarters (a playtest, seed 7039, medium noise, turn 18): "D Tue afternoon:" is a
+    label too, so D is named twice and the place set aside ("cancelled") is not the one it gets."""
     from playtest_turns import reply_to
 
     _env, _actions, reply = reply_to("dialog-7039-train.jsonl", 17)

@@ -174,7 +174,9 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
 #: capital letter: "booking a cafe" names no label), or a capital label before a mark ("A: X",
 #: "**A)** X", "A - X", "| A | X |", "A (warehouse, Thursday morning): X").
 _LABEL_WORD = re.compile(rf"\b[Bb]ooking\s+({_LABEL})\b")
-_LABEL_BARE = re.compile(rf"(?<![\w'’])({_LABEL})(?:\*\*)?(?:\s*\([^()\n]{{1,60}}\)\s*:|\s*[:)|]|\s+[-–—]\s|\s*[–—])")
+_LABEL_BARE = re.compile(rf"(?<![\w'’])({_LABEL})(?:\*\*)?(?:\s*\([^()\n]{{1,60}}\)\s*:|\s*[:)|]|\s+[-–—]\s|\s*[–—]|"
+                         # a label before its day and time ("D Tue afternoon: X", "B Monday: Y")
+                         r"\s+(?i:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?(?:\s+(?i:morning|afternoon|evening))?\s*:)")
 #: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
 #: capital letter before a comma is no article.
 _LABEL_ITEM = re.compile(rf"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?({_LABEL})(?:\*\*)?,", re.M)
@@ -210,7 +212,7 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     tied, so I took the cheaper X"; "for booking A, X and W came closest": a label beside several
     places gives none). Bookings the message gives no place by label, or one place in one
     statement and another in a second, are not in it. A place the label's line names only to set
-    it aside ("A: X, beats W"; "D: X cancelled") is none it gives. Under a heading of its own
+    it aside ("A: X, beats W") is no second place beside the one given. Under a heading of its own
     that puts the plan ("**Recommendation:**"), the labels under the last such heading give the
     plan: a table of options above it, a row per option, is what the plan was chosen from."""
     text = message.lower()
@@ -241,9 +243,9 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
         close = _GIVEN_END.search(text, first, stop) if first is not None else None
         stop = close.start() if close else stop
         said = [(p, gone) for p, start, _, gone in mentions if end <= start < stop and p.category == category]
-        # A place the label names only to set it aside is none it gives ("D: X cancelled (no
-        # breakfast). ... D: Y": a playtest, seed 7039, turn 18, heard X for D).
-        mine = {p.id: p for p, gone in said if not gone}
+        mine = {p.id: p for p, _ in said}
+        if len(mine) > 1:
+            mine = {p.id: p for p, gone in said if not gone}
         if len(mine) == 1:  # a label beside several places is reasoning ("for booking A, X and W came closest")
             given.setdefault(index, {}).update(mine)
     return {index: next(iter(places.values())) for index, places in given.items() if len(places) == 1}
