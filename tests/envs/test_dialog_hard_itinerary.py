@@ -220,3 +220,15 @@ def test_a_label_before_its_day_and_time_gives_its_booking_the_place_after_it() 
 
     _env, _actions, reply = reply_to("dialog-7039-train.jsonl", 17)
     assert "D Meadow Rooms" in reply and "Fern Quarters" not in reply, reply
+
+
+@pytest.mark.parametrize(("turn", "heard"), [(5, "changed my mind about booking A"), (9, "A Blue Plate, B Ember Fig")])
+def test_a_choice_not_made_and_an_inline_plan_give_one_place_a_booking(turn: int, heard: str) -> None:
+    """"Wild Lantern would have been my first choice ..., but with it no plan fits" got "which one
+    do you mean?" for booking D (turn 6); "... Blue Fork has one, but taking it would knock out
+    Silver Fork ... The plan: A, Tuesday morning: Blue Plate. ..." got a yes to a plan with Blue
+    Fork (turn 10; a playtest, seed 7050)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, reply = reply_to("dialog-7050-train.jsonl", turn)
+    assert heard in reply and "more than one place" not in reply and "Blue Fork" not in reply, reply

@@ -43,7 +43,9 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"(would|'d|’d|will|might|could)( also| only| just)? (clash|conflict|collide)|"
                         r"(clashes|clashed|conflicts|conflicted|collides|collided) (with|on|in)|"
                         r"out of (the |your |our )?(budget|price range|range|reach|running|question)|off the table|"
-                        r"no-go|unsuitable|eliminated|disqualified|ineligible|"
+                        r"no-go|unsuitable|eliminated|disqualified|ineligible|knock\w* out|"
+                        # a choice not made ("X would have been my first choice, but ...")
+                        r"would(?:'ve| have) been (?:my|our|the) (?:first|top|best|preferred|obvious) (?:choice|pick|option)|"
                         r"(take|push|bring|put)\w* (the |your |our )?(total|budget|spend) (to|over|past|above|beyond)|"
                         r"leav\w* (only|just|too little|not enough|no room)|"
                         r"too (expensive|pricey|far|costly|much|low)|exceeds?|"

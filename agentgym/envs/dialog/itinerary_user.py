@@ -175,8 +175,8 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
 #: "**A)** X", "A - X", "| A | X |", "A (warehouse, Thursday morning): X").
 _LABEL_WORD = re.compile(rf"\b[Bb]ooking\s+({_LABEL})\b")
 _LABEL_BARE = re.compile(rf"(?<![\w'’])({_LABEL})(?:\*\*)?(?:\s*\([^()\n]{{1,60}}\)\s*:|\s*[:)|]|\s+[-–—]\s|\s*[–—]|"
-                         # a label before its day and time ("D Tue afternoon: X", "B Monday: Y")
-                         r"\s+(?i:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?(?:\s+(?i:morning|afternoon|evening))?\s*:)")
+                         # a label before its day and time ("D Tue afternoon: X", "A, Tuesday morning: Y")
+                         r",?\s+(?i:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?(?:\s+(?i:morning|afternoon|evening))?\s*:)")
 #: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
 #: capital letter before a comma is no article.
 _LABEL_ITEM = re.compile(rf"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?({_LABEL})(?:\*\*)?,", re.M)
@@ -192,6 +192,11 @@ _PLAN_HEADING = re.compile(r"^[ \t#*_>-]*(?:my |our |the )?(?:recommendation|rec
 _PLAN_INTRO = re.compile(r"(?:\b(?:here(?: is|'s)|this is|below is|(?:so )?the plan is)\s+|(?:^|(?<=[.!?]\s)))"
                          r"(?:the |my |our )?(?:full |complete |final |whole |proposed |recommended |overall |updated |"
                          r"new |revised )?(?:plan|itinerary|proposal)\b[^.!?:\n]{0,40}[ \t*_]*:[ \t*_]*$", re.I | re.M)
+#: A sentence that opens with the plan and goes on to its first label ("... is Blue Plate. The plan:
+#: A, Tuesday morning: Blue Plate. B, ..."): a heading too (a playtest, seed 7050, turn 10).
+_PLAN_INLINE = re.compile(rf"(?:^|(?<=[.!?]\s))(?i:(?:the |my |our )?(?:full |complete |final |whole |proposed |"
+                          rf"recommended |updated |new |revised )?(?:plan|itinerary))\s*:(?=\s*(?i:booking\s+)?{_LABEL}\b)",
+                          re.M)
 #: Where what a label gives ends, short of the next label: a paragraph break, or the end of the
 #: sentence that names the label's first place (a period before a space ends one after a figure
 #: too: "rated 3.0. Total ..."; a line break does not: "Or W for booking D." on the next line
@@ -223,7 +228,8 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     marks += _labels_before_places(message, [m[:3] for m in mentions])
     marks += _list_line_labels(message)
     marks += _table_row_labels(message)
-    heading = max((m.end() for r in (_PLAN_HEADING, _PLAN_INTRO) for m in r.finditer(message)), default=None)
+    heading = max((m.end() for r in (_PLAN_HEADING, _PLAN_INTRO, _PLAN_INLINE) for m in r.finditer(message)),
+                  default=None)
     if heading is not None and any(start >= heading for start, _, _ in marks):
         marks = [m for m in marks if m[0] >= heading]
     if not marks:
