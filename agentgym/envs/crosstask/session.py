@@ -285,9 +285,7 @@ def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
     return layout
 
 
-#: Tools whose result depends on which area "the" means (every tool-use domain has its own
-#: `list_policies`): their results in a session name the task area they answered for, and say
-#: which area that is and where the others' are (the tool takes no argument to point it).
+#: Tools whose result depends on which area "the" means (`list_policies`): a result names that area and scope.
 _AREA_NAMED = frozenset({"list_policies"})
 _AREA_SCOPE = ("the active request's area if it has policies, else the latest earlier area that has policies, else "
                "the first area that has policies; the brief lists every area's policies")
@@ -297,11 +295,11 @@ class SessionToolkit:
     """Every sub-task's tools in one toolkit; calls and events are routed by tool name.
 
     It offers the `Toolkit` interface `AgentEnv` uses (schemas, validate, spec, invoke,
-    drain_events). A name several sub-tasks share (``list_policies`` of the tool-use domains)
-    is listed once and means the active sub-task's tool, as "the policies" would in a
-    conversation; between sub-tasks it means the latest one's that has it. Its result names the
-    task area it answered for (``task_area``, as the brief numbers the areas), so policies read
-    during a request that has none (a booking) are not taken for that request's.
+    drain_events). A name several sub-tasks share (``list_policies`` of the tool-use domains) is
+    listed once and means the active sub-task's tool, as "the policies" would in a conversation,
+    else the latest earlier one's, else the first; its result names the area it answered for
+    (``task_area``, as the brief numbers them) and that scope, so policies read during a booking
+    are not taken for its rules.
     """
 
     __slots__ = ("session", "toolkits", "schemas_key", "_owners", "_schemas", "_terminal", "_last")

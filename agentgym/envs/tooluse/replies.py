@@ -7,7 +7,7 @@ from agentgym.users.stock import ACCEPT, CONFIRMED, EMPTY, EVERYTHING, GIVE_UP, 
 
 __all__ = ["AS_SAID", "CHOSEN", "FIX", "GIVE_IN", "NOTED", "NOT_DONE", "ONLY_ASKED", "PUT_AGAIN", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
            "VIOLATION", "WHAT_ABOUT", "WRONG", "WRONG_PLAIN", "YES", "YES_ONLY_ASKED", "before_yes", "chosen",
-           "what_about"]
+           "then_yes", "what_about"]
 
 UNKNOWN = ("I don't know more than what I told you; please work it out with your tools.",
             "I'm not sure about that. Please go ahead with what you have.")
@@ -57,6 +57,13 @@ def listed(labels: list[str]) -> str:
 def what_about(labels: list[str]) -> str:
     """The hard tier's question about what a plan gives no outcome for."""
     return WHAT_ABOUT.format(what=listed(labels))
+
+
+def then_yes(detail: str, left: list[str]) -> str:
+    """A detail asked beside a yes ("which currency? ... is that acceptable?"), then what the yes
+    waits for: what the plan leaves out (`left`, its labels), or the whole plan with the detail in
+    it; a person answers both questions."""
+    return f"{detail} {what_about(left) if left else PUT_AGAIN}"
 
 
 def chosen(lead: str, labels: list[str]) -> str:

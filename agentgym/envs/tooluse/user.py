@@ -113,7 +113,6 @@ from agentgym.envs.tooluse.replies import (
     NOT_DONE,
     NOTED,
     ONLY_ASKED,
-    PUT_AGAIN,
     RIGHT,
     SMALL_TALK,
     STOCK,
@@ -126,11 +125,12 @@ from agentgym.envs.tooluse.replies import (
     YES_ONLY_ASKED,
     before_yes,
     chosen,
+    then_yes,
     what_about,
 )
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier, longest_plan, shift_gold
-from agentgym.envs.tooluse.user_words import protected_words, understanding, write_tools
+from agentgym.envs.tooluse.user_words import VERBATIM, protected_words, understanding, write_tools
 from agentgym.users.picks import DrawnPicks
 from agentgym.users.rule_based import RuleBasedUser, shift_event, spelled_out
 from agentgym.users.stock import (
@@ -152,9 +152,6 @@ __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS
 #: Wrong writes that a tool could have undone after which the user gives up.
 PATIENCE = 2
 
-#: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
-#: and capitalised names (typos never land inside them).
-_VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 #: The job's parameters whose value an assistant may name when it states a plan: a currency code
 #: or a severity (the domain's own words for them), or a meeting's length in minutes.
 _JOB_SLOTS = ("currency", "severity", "duration")
@@ -219,7 +216,7 @@ class ToolUseUser(RuleBasedUser):
         return NoiseEvent(target=d.id, detail=f"the request leaves out the {d.slot}")
 
     def _kept_patterns(self) -> tuple[re.Pattern[str], ...]:
-        return _VERBATIM, protected_words(self._task.domain)
+        return VERBATIM, protected_words(self._task.domain)
 
     def reply(self, message: str, turn: int) -> UserTurn:
         message = spelled_out(message)
@@ -340,13 +337,8 @@ class ToolUseUser(RuleBasedUser):
             # A plan, or anything else, put without a request for an answer is heard, never
             # agreed to: a write needs the yes to a plan the agent asked about.
             return NOTED
-        if answer not in YES:
-            if detail and r.confirm and isinstance(answer, str):
-                # A detail asked beside a yes ("which currency? ... is that acceptable?"): the
-                # detail, then what the plan still leaves out or that the yes waits for the plan
-                # with it, as a person answers both questions.
-                return f"{answer} {what_about([t.label for t in left]) if left else PUT_AGAIN}"
-            return answer
+        if answer not in YES:  # a detail asked beside a yes is said with what the yes waits for
+            return then_yes(answer, [t.label for t in left]) if detail and r.confirm and isinstance(answer, str) else answer
         if left and (r.confirm or plan):
             # A plan that leaves out something asked about, or names no outcome for it: the
             # customer asks about it rather than say yes (its own request, never the gold).
@@ -424,8 +416,7 @@ class ToolUseUser(RuleBasedUser):
             # a table or an account beside it names values (three currencies converted) that ask
             # nothing. A slot they ask about and name no value of takes the message's ("exchange
             # it for white. Shall I go ahead with the exchange?").
-            # A slot a question word asks for ("which currency should it be in?") takes none: a
-            # value elsewhere is the account's ("the meal, 249.63 EUR, is capped"), not a proposal.
+            # A slot a question word asks for takes no value from the account ("the meal, 249.63 EUR").
             q = self._read(" ".join(asking_sentences(message)))
             named = {slot for slot, _ in q.values} | set(self._asked_unsaid(message))
             values = q.values + tuple((s, v) for s, v in r.values if s in q.asked and s not in named)

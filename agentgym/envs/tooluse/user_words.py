@@ -10,7 +10,11 @@ from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.users.understanding import Understanding, compile_understanding
 
-__all__ = ["understanding", "protected_words", "write_tools"]
+__all__ = ["VERBATIM", "understanding", "protected_words", "write_tools"]
+
+#: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
+#: and capitalised names (typos never land inside them).
+VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\"[^\"]*\"|\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
 
 
 @lru_cache(maxsize=None)
