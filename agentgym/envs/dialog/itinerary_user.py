@@ -32,6 +32,7 @@ import numpy as np
 
 from agentgym.core.task import SimulatedUser, Task, UserTurn
 from agentgym.envs.dialog.aside import aside_mentions, set_aside
+from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
 from agentgym.envs.dialog.itinerary_twists import PlanState, revised_line
@@ -176,7 +177,7 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
 _LABEL_WORD = re.compile(rf"\b[Bb]ooking\s+({_LABEL})\b")
 _LABEL_BARE = re.compile(rf"(?<![\w'’])({_LABEL})(?:\*\*)?(?:\s*\([^()\n]{{1,60}}\)\s*:|\s*[:)|]|\s+[-–—]\s|\s*[–—]|"
                          # a label before its day and time ("D Tue afternoon: X", "A, Tuesday morning: Y")
-                         r",?\s+(?i:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?(?:\s+(?i:morning|afternoon|evening))?\s*:)")
+                         rf",?\s+(?i:{'|'.join(d[:3] for d in DAYS)})[a-z]*\.?(?:\s+(?i:{'|'.join(SLOTS)}))?\s*:)")
 #: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
 #: capital letter before a comma is no article.
 _LABEL_ITEM = re.compile(rf"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?({_LABEL})(?:\*\*)?,", re.M)
@@ -189,14 +190,15 @@ _PLAN_HEADING = re.compile(r"^[ \t#*_>-]*(?:my |our |the )?(?:recommendation|rec
 #: A sentence that ends a line by introducing the plan below it ("... I would go with X. Here is the
 #: full plan:", "... The plan, one place per booking:"): a heading too, though a line's reasoning
 #: comes before it.
+#: The words a message may put before naming its plan ("the plan", "my revised itinerary").
+_PLAN_WORDS = "full |complete |final |whole |proposed |recommended |updated |new |revised "
 _PLAN_INTRO = re.compile(r"(?:\b(?:here(?: is|'s)|this is|below is|(?:so )?the plan is)\s+|(?:^|(?<=[.!?]\s)))"
-                         r"(?:the |my |our )?(?:full |complete |final |whole |proposed |recommended |overall |updated |"
-                         r"new |revised )?(?:plan|itinerary|proposal)\b[^.!?:\n]{0,40}[ \t*_]*:[ \t*_]*$", re.I | re.M)
+                         rf"(?:the |my |our )?(?:{_PLAN_WORDS}|overall )?(?:plan|itinerary|proposal)\b"
+                         r"[^.!?:\n]{0,40}[ \t*_]*:[ \t*_]*$", re.I | re.M)
 #: A sentence that opens with the plan and goes on to its first label ("... is Blue Plate. The plan:
 #: A, Tuesday morning: Blue Plate. B, ..."): a heading too (a playtest, seed 7050, turn 10).
-_PLAN_INLINE = re.compile(rf"(?:^|(?<=[.!?]\s))(?i:(?:the |my |our )?(?:full |complete |final |whole |proposed |"
-                          rf"recommended |updated |new |revised )?(?:plan|itinerary))\s*:(?=\s*(?i:booking\s+)?{_LABEL}\b)",
-                          re.M)
+_PLAN_INLINE = re.compile(rf"(?:^|(?<=[.!?]\s))(?i:(?:the |my |our )?(?:{_PLAN_WORDS})?(?:plan|itinerary))\s*:"
+                          rf"(?=\s*(?i:booking\s+)?{_LABEL}\b)", re.M)
 #: Where what a label gives ends, short of the next label: a paragraph break, or the end of the
 #: sentence that names the label's first place (a period before a space ends one after a figure
 #: too: "rated 3.0. Total ..."; a line break does not: "Or W for booking D." on the next line

@@ -32,22 +32,24 @@ def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") ->
     B) Y ... Recommendation: B") or by name ("I'd go with A, though B is also an option"), else
     the only one it does not offer as an alternative, else the one its closing question asks to book
     (`aside.asked_about`: "Only X gets daylight. Should I reserve it?"); None when it names none,
-    or several with no choice."""
+    only one it sets aside and does not ask to book, or several with no choice."""
     named = places_named(reading, names)
-    if len(named) <= 1:
-        if named and message and not reading.recommended and named[0].id in set_aside(message, named):
-            # Named only to say why it will not do ("Only X has live music, and it is not free
-            # then. Which need can give way?"), unless the closing question asks to book it.
-            return named[0] if asked_about(message, named) is not None else None
-        return named[0] if named else None
-    if message:
+    if not named:
+        return None
+    if message and (len(named) > 1 or not reading.recommended):  # one place recommended is proposed
         aside = set_aside(message, named)
         kept = [p for p in named if p.id not in aside]
         if len(kept) == 1:
             return kept[0]
+        if not kept and len(named) == 1:
+            # Named only to say why it will not do ("Only X has live music, and it is not free
+            # then. Which need can give way?"), unless the closing question asks to book it.
+            return named[0] if asked_about(message, named) is not None else None
         # A place set aside is no recommendation, whatever word stands near it ("I listed X only
         # to show what was there, not as a suggestion").
         named = kept or named
+    if len(named) == 1:
+        return named[0]
 
     def ids(keys: tuple[str, ...]) -> set[str]:
         return {p.id for k in keys if (p := resolve_place(k, names)) is not None}
