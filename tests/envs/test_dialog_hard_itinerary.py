@@ -232,3 +232,24 @@ def test_a_choice_not_made_and_an_inline_plan_give_one_place_a_booking(turn: int
 
     _env, _actions, reply = reply_to("dialog-7050-train.jsonl", turn)
     assert heard in reply and "more than one place" not in reply and "Blue Fork" not in reply, reply
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_changed_mind_s_gold_is_the_solver_s_over_the_whole_revised_form(split: str) -> None:
+    """The changed mind searches only the revised booking's places again; its gold equals a
+    full `solve` of the revised form over the world, for every revision it tries."""
+    from agentgym.envs.dialog import itinerary_twists as twists
+
+    tried = 0
+    for seed in _itineraries(split, 20):
+        task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
+        g = task.gold
+        options = [candidates(task.world, leg) for leg in g.legs]
+        for i, leg in enumerate(g.legs):
+            for extra in [("amenity", a) for a in task.world.domain.amenities if ("amenity", a) not in leg.needs][:3]:
+                revised = twists.replace(leg, needs=(*leg.needs, extra))
+                full = twists.solve(task.world, g.legs[:i] + (revised,) + g.legs[i + 1:], g.priority, g.budget,
+                                    g.distinct_areas, objective=g.objective)
+                assert twists._solve_revised(g, options, i, revised) == full, (seed, i, extra)
+                tried += full is not None
+    assert tried >= 20

@@ -113,6 +113,16 @@ def solve(world: World, legs: tuple[Leg, ...], order: tuple[int, ...], budget: i
     return settle(legs, options, order, budget, distinct, objective)
 
 
+def _solve_revised(gold: PlanGold, options: list[list[Place]], i: int, revised: Leg) -> PlanGold | None:
+    """`solve(world, legs, ...)` of `gold`'s legs with leg `i` replaced by `revised`, given each
+    of `gold`'s legs' `candidates` over `world` in `options`. A revision only adds a need or
+    raises a floor, so the places that meet it are those of the leg's candidates that meet it, in
+    the same (best-first) order: the other legs' places are not searched again."""
+    revised_options = [*options[:i], [p for p in options[i] if revised.meets(p)], *options[i + 1:]]
+    return settle(gold.legs[:i] + (revised,) + gold.legs[i + 1:], revised_options, gold.priority, gold.budget,
+                  gold.distinct_areas, gold.objective)
+
+
 def draw_state(world: World, gold: PlanGold, seed: int) -> PlanState:
     """The twists of the itinerary of `seed` over `world` and its first `gold`: each drawn
     (from a stream of its own) in half the tasks, kept only where the draw carries it."""
@@ -145,10 +155,10 @@ def _mind(world: World, gold: PlanGold, bits: int) -> Mind | None:
             revised = replace(leg, needs=needs)
             if not any(revised.meets(p) for p in booked):
                 found.append((i, revised))
+    options = [candidates(world, leg) for leg in gold.legs] if found else []
     for k in range(len(found)):
         i, revised = found[(bits + k) % len(found)]
-        new = solve(world, gold.legs[:i] + (revised,) + gold.legs[i + 1:], gold.priority, gold.budget,
-                    gold.distinct_areas, objective=gold.objective)
+        new = _solve_revised(gold, options, i, revised)
         if new is not None:
             return Mind(i, revised, new)
     return None

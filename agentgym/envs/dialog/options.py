@@ -98,6 +98,8 @@ def place_mentions(text: str, places: list[Place]) -> list[tuple[Place, int, int
     taken: list[tuple[int, int]] = []
     keys = sorted(((key, p) for p in places for key in (p.name.lower(), p.id)), key=lambda kp: -len(kp[0]))
     for key, place in keys:
+        if key not in text:  # most places go unnamed: a substring test spares their regex
+            continue
         for m in re.finditer(rf"(?<!\w){re.escape(key)}(?!\w)", text):
             if not any(a < m.end() and m.start() < b for a, b in taken):
                 taken.append((m.start(), m.end()))
