@@ -111,8 +111,9 @@ class ToolFailure(NoiseWrapper):
 
 # ------------------------------------------------------------------------------ corruption
 
-#: Pagination and echo fields are bookkeeping, not data: corrupting them is not plausible.
-_BOOKKEEPING = frozenset({"page", "pages", "per_page", "page_size", "limit", "offset"})
+#: Pagination and echo fields are bookkeeping, not data: corrupting them is not plausible (and a
+#: page number that equals a value the work uses would draw the tier's aimed corruption onto it).
+_BOOKKEEPING = frozenset({"page", "pages", "next_page", "per_page", "page_size", "limit", "offset"})
 _ID = re.compile(r"^(.*?[A-Za-z_\-])(\d+)$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 #: Where a leaf sits in a tool result: the keys and indices from the top (not a file path).

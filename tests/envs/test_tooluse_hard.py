@@ -447,6 +447,28 @@ def test_a_failed_deploy_is_never_the_cause_nor_the_rollback_target() -> None:
     assert before >= 15 and after >= 15
 
 
+@pytest.mark.parametrize("difficulty", ["medium", "hard"])
+def test_a_rollback_shows_in_the_deploy_history_as_its_deploys_do(difficulty: str) -> None:
+    """A rollback is a deploy that ran: where the history gives each deploy a status (the hard
+    tier), the rollback's row has one too, so a re-read of the history reads one way."""
+    task = next(t for t in (generate_task(seed, {"domain": "ops", "difficulty": difficulty}) for seed in range(50))
+                if {"file_incident", "rollback"} <= {s.name for s in t.gold.plan})
+    task.world.consent = None  # the writes alone, as if the engineer had said yes to them
+    toolkit = make_toolkit(task)
+    incident = next(s for s in task.gold.plan if s.name == "file_incident").arguments
+    toolkit.invoke("file_incident", incident)
+    toolkit.invoke("rollback", next(s for s in task.gold.plan if s.name == "rollback").arguments)
+    service = incident["root_cause_service"]
+    first = toolkit.invoke("get_deploys", {"service": service})
+    rows = list(first["deploys"])
+    for page in range(2, first.get("pages", 1) + 1):
+        rows += toolkit.invoke("get_deploys", {"service": service, "page": page})["deploys"]
+    rollback, others = rows[-1], rows[:-1]
+    assert rollback["author"].startswith("rollback (")
+    assert ("status" in rollback) == ("status" in others[0]) == (difficulty == "hard")
+    assert rollback.get("status") in (None, "succeeded")
+
+
 # ------------------------------------------------------------------------------ who solves it
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_the_expert_and_the_oracle_solve_every_sampled_tier_task(domain: str) -> None:

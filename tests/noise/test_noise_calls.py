@@ -51,3 +51,16 @@ def test_the_tiers_corruption_aims_at_what_the_plan_consumes() -> None:
     assert _aimed(_Plan("O-1202", 40.0), result, leaves) == [("orders", 1, "order_id"), ("orders", 1, "total")]
     # Nothing the plan consumes in the result: any leaf, as off the tier.
     assert _aimed(_Plan("O-9999"), result, leaves) == leaves
+
+
+def test_pagination_fields_are_never_corrupted_not_even_the_next_page() -> None:
+    """A page of a list says which page it is, how many there are and which comes next: none of
+    them is data, so none is a leaf to corrupt, even where the plan later reads page 2 of another
+    list (the value 2 is then consumed, but not from this result)."""
+    from agentgym.noise.calls import _aimed, perturbable_leaves
+
+    result = {"service": "inventory", "lines": ["09:10 ERROR pool exhausted"], "page": 1, "pages": 2, "next_page": 2,
+              "errors_last_5m": 349}
+    leaves = perturbable_leaves(result)
+    assert leaves == [("errors_last_5m",)]
+    assert _aimed(_Plan(2), result, leaves) == leaves

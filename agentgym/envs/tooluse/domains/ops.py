@@ -185,7 +185,10 @@ class OpsToolkit(ToolUseToolkit):
         s = self._service(service)
         rows = [d.row() for d in s.deploys]
         at = stamp(self.world.now)
-        rows += [{"version": r.data["to_version"], "deployed_at": at, "author": f"rollback ({r.data['incident_id']})"}
+        # Where deploys carry a status (the hard tier), a rollback's does too: it ran.
+        status = {"status": "succeeded"} if any(d.status is not None for d in s.deploys) else {}
+        rows += [{"version": r.data["to_version"], "deployed_at": at, "author": f"rollback ({r.data['incident_id']})",
+                  **status}
                  for r in self.world.records if r.kind == "rollback" and r.active and r.data["service"] == s.name]
         return {"service": service, "deploys": rows}
 
