@@ -152,3 +152,20 @@ def test_real_episodes_compare_the_tiers_they_played() -> None:
     text = "\n".join(real_episodes.section(result, ["heuristic"]))
     assert "### The hard tier beside the easy one" in text and "hard step median us" in text
     assert len(real_episodes.target_rows(result)) == 5
+
+
+def test_the_kept_playtests_replay_timed_in_two_passes() -> None:
+    from perf import transcripts
+
+    result = transcripts.child_transcripts(str(transcripts.PLAYTESTS), block=20, limit=4)
+    assert result["episodes"] == 4 and result["floor"]["n"] >= 20
+    for pass_ in transcripts.PASSES:
+        every = [r for r in result["steps"] if r["pass"] == pass_ and r["kind"] == "every"]
+        parts = [r for r in result["steps"] if r["pass"] == pass_ and r["kind"] != "every"]
+        assert every and sum(r["step"]["n"] for r in every) == sum(r["step"]["n"] for r in parts)
+    # Both passes replay the same turns: the same steps, of the same kinds.
+    counts = {(r["env_id"], r["kind"], r["pass"]): r["step"]["n"] for r in result["steps"]}
+    assert all(counts[(e, k, "first")] == counts[(e, k, "memoised")] for e, k, _p in counts)
+    pytest.importorskip("tabulate")
+    assert "## Language-model transcripts" in "\n".join(transcripts.section(result))
+    assert len(transcripts.target_rows(result)) == 1

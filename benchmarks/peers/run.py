@@ -13,6 +13,8 @@ In order (each part is a module of `benchmarks/perf/`; ``--skip`` names parts):
    noise preset, difficulty and split, recorded, then replayed in fresh envs with every reset and
    step timed, interleaved with the floor; every replay checked equal to its play. The hard tier's
    reset and step medians beside the easy tier's (`perf.tiers`) come from the same calls.
+   ``transcripts`` (`perf.transcripts`): the kept playtests, a language model's own turns, replayed
+   and timed, each message read first for the first time, then again memoised.
 3. ``memory`` (`perf.memory`): bytes per live env on real episode prefixes, and made-and-reset.
 4. ``imports`` (`perf.imports`): ``import agentgym`` time.
 5. ``harness`` (`perf.harness`): `run_jobs` against the bare loop, on the replayed real episodes
@@ -48,6 +50,7 @@ from perf import (  # noqa: E402
     render,
     steps,
     targets,
+    transcripts,
 )
 from perf.config import PerfConfig, names, parse_args  # noqa: E402
 from perf.machine import loadavg, machine, versions  # noqa: E402
@@ -104,6 +107,8 @@ def measure(cfg: PerfConfig, work: Path) -> dict[str, Any]:
             data["real"] = real_episodes.run(recordings, cfg.episode_block, cfg.block, cfg.reset_block,
                                              cfg.first_steps, log)
         del recordings
+    if "transcripts" not in skip:
+        data["transcripts"] = transcripts.run(cfg.block, log)
     if "memory" not in skip:
         data["memory_real"] = memory.run_real(rec_path, pairs, cfg.mem_n, cfg.mem_traced_n, cfg.mem_prefix, log)
         data["memory"] = memory.run(list(memory_factories()), cfg.mem_n, cfg.mem_traced_n, log)

@@ -13,7 +13,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1]
 ROOT = BENCHMARKS.parent
 
 #: Parts of a run that ``--skip`` names.
-PARTS = ("time", "real", "memory", "imports", "harness", "profiles", "server", "ppo")
+PARTS = ("time", "real", "transcripts", "memory", "imports", "harness", "profiles", "server", "ppo")
 
 
 def _opt(default: Any, doc: str) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from perf import harness, imports, memory, profiles, real_episodes, real_profiles, remeasure, steps
+from perf import harness, imports, memory, profiles, real_episodes, real_profiles, remeasure, steps, transcripts
 from perf.config import BENCHMARKS, names
 from perf.tables import md_table
 
@@ -23,6 +23,8 @@ def target_rows(data: dict[str, Any], baseline: dict[str, Any] | None) -> list[d
     rows = []
     if data.get("real"):
         rows += real_episodes.target_rows(data["real"])
+    if data.get("transcripts"):
+        rows += transcripts.target_rows(data["transcripts"])
     if data.get("memory_real") or data.get("memory"):
         rows += memory.target_rows(data.get("memory_real"), data.get("memory"))
     if data.get("harness_real") or data.get("harness"):
@@ -49,6 +51,8 @@ def document(data: dict[str, Any], out: Path, baseline: dict[str, Any] | None) -
     o += md_table(target_rows(data, baseline)) + [""]
     if data.get("real"):
         o += real_episodes.section(data["real"], names(meta["agents"]))
+    if data.get("transcripts"):
+        o += transcripts.section(data["transcripts"])
     if data.get("real_profiles"):
         o += real_profiles.summary(data["real_profiles"], profiles_path(out).name)
     if data.get("memory_real") or data.get("memory"):

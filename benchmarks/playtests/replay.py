@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import gymnasium as gym
 
@@ -28,8 +29,8 @@ HERE = Path(__file__).parent
 REPORT = "All done: it's in place as you asked."
 
 
-def replay(episode: dict) -> tuple[str, int]:
-    """The outcome ("success", "failure" or "open") of one kept episode and the turns it took."""
+def env_kwargs(episode: dict) -> dict:
+    """The make kwargs of one kept episode, as `episodes.json` says it was played."""
     kwargs = {"split": episode["split"]}
     if episode["difficulty"]:
         kwargs["difficulty"] = episode["difficulty"]
@@ -37,21 +38,32 @@ def replay(episode: dict) -> tuple[str, int]:
         kwargs["domain"] = episode["domain"]
     if episode["noise"] != "none":
         kwargs["noise"] = episode["noise"]
-    env = gym.make(episode["env"], **kwargs)
+    return kwargs
+
+
+def kept_actions(env: gym.Env, episode: dict) -> Iterator[str | dict]:
+    """The kept turns of `episode`, each preceded by `REPORT` where the user of `env` (stepped
+    by the caller between them) waits to hear that the work is done; `REPORT` after the last too."""
+    for action in [*read_actions(HERE / episode["turns"]), None]:
+        if env.unwrapped.awaiting_report:
+            yield REPORT
+        if action is None:
+            return
+        yield action
+
+
+def replay(episode: dict) -> tuple[str, int]:
+    """The outcome ("success", "failure" or "open") of one kept episode and the kept turns it took."""
+    env = gym.make(episode["env"], **env_kwargs(episode))
     try:
         env.reset(seed=episode["seed"])
-        turns = read_actions(HERE / episode["turns"])
-        for n, action in enumerate([*turns, None], start=1):
-            if env.unwrapped.awaiting_report:
-                *_, terminated, truncated, info = env.step(REPORT)
-                if terminated or truncated:
-                    return ("success" if info["episode_summary"]["success"] else "failure"), n - 1
-            if action is None:
-                break
+        turns = 0
+        for action in kept_actions(env, episode):
+            turns += action is not REPORT
             *_, terminated, truncated, info = env.step(action)
             if terminated or truncated:
-                return ("success" if info["episode_summary"]["success"] else "failure"), n
-        return "open", len(turns)
+                return ("success" if info["episode_summary"]["success"] else "failure"), turns
+        return "open", turns
     finally:
         env.close()
 
