@@ -20,6 +20,7 @@ right after the place does ("Fern Rooms (drop the sea view)"). Words that only d
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable
 
 from agentgym.envs.dialog.tasks import Place
@@ -91,16 +92,40 @@ def _last_break(text: str, start: int) -> int:
     return ends[-1]
 
 
+@lru_cache(maxsize=8192)
+def _name_pattern(key: str) -> re.Pattern[str]:
+    """A place's name or id as a whole word or words (compiled once: the re module's own cache
+    holds fewer patterns than the domains have places)."""
+    return re.compile(rf"(?<!\w){re.escape(key)}(?!\w)")
+
+
+#: The names and ids of the place lists read lately, longest first: (the list, its keys), by the
+#: list's id. A world's places stay the same list all episode and each message reads them again.
+_KEYS: dict[int, tuple[list[Place], list[tuple[str, Place]]]] = {}
+_KEYS_KEPT = 64
+
+
+def _keys_of(places: list[Place]) -> list[tuple[str, Place]]:
+    """Every name (lower-cased) and id of `places` with its place, the longest first (stable)."""
+    got = _KEYS.get(id(places))
+    if got is not None and got[0] is places and len(got[1]) == 2 * len(places):
+        return got[1]
+    keys = sorted(((key, p) for p in places for key in (p.name.lower(), p.id)), key=lambda kp: -len(kp[0]))
+    if len(_KEYS) >= _KEYS_KEPT:
+        _KEYS.clear()
+    _KEYS[id(places)] = (places, keys)
+    return keys
+
+
 def place_mentions(text: str, places: list[Place]) -> list[tuple[Place, int, int]]:
     """Where `places` are named in `text` (lower-cased), in order; a longer name first, so
     "olive stool 7" is not also "olive stool"."""
     found: list[tuple[Place, int, int]] = []
     taken: list[tuple[int, int]] = []
-    keys = sorted(((key, p) for p in places for key in (p.name.lower(), p.id)), key=lambda kp: -len(kp[0]))
-    for key, place in keys:
+    for key, place in _keys_of(places):
         if key not in text:  # most places go unnamed: a substring test spares their regex
             continue
-        for m in re.finditer(rf"(?<!\w){re.escape(key)}(?!\w)", text):
+        for m in _name_pattern(key).finditer(text):
             if not any(a < m.end() and m.start() < b for a, b in taken):
                 taken.append((m.start(), m.end()))
                 found.append((place, m.start(), m.end()))

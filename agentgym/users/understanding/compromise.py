@@ -138,11 +138,17 @@ def _clauses(words: list[str], w: _Words) -> list[list[str]]:
 
 def _without(clause: list[str], phrases: tuple[Phrase, ...]) -> list[str]:
     """`clause` with every occurrence of `phrases` (gapless ones) taken out."""
+    # Taking words out never brings one in: a phrase whose first word the clause lacks now is
+    # never found later, so it is passed over (most are: the lists are long, a clause short).
+    present = set(clause)
     for p in phrases:
         part = p[0]
+        head = part[0]
+        if head not in present:
+            continue
         i = 0
         while i <= len(clause) - len(part):
-            if _at(clause, part, i):
+            if clause[i] == head and _at(clause, part, i):
                 clause = clause[:i] + clause[i + len(part):]
             else:
                 i += 1
