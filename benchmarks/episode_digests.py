@@ -3,7 +3,9 @@
 Plays the `heuristic`, `expert` and `lm-mix` agents (`perf.lm_mix`) on seeds 0..N-1 of every id
 with noise off and `medium`, and prints one SHA-256 per (id, noise, agent) and one over all:
 each episode's observations, rewards, end flags and infos (JSON, sorted keys), and the actions
-played. Run it on two checkouts (``PYTHONPATH``) and compare the lines.
+played; then one over the kept playtests (`benchmarks/playtests/`: a language model's own turns,
+replayed as `playtests/replay.py` does), one SHA-256 per id. Run it on two checkouts
+(``PYTHONPATH``) and compare the lines.
 
     python benchmarks/episode_digests.py [SEEDS]
 """
@@ -65,7 +67,29 @@ def main(seeds: int) -> None:
                 line = f"{env_id} {noise} {agent_name} success={wins}/{seeds} {h.hexdigest()}"
                 total.update(line.encode())
                 print(line, flush=True)
+    for line in playtest_lines():
+        total.update(line.encode())
+        print(line, flush=True)
     print(f"all {total.hexdigest()}")
+
+
+def playtest_lines() -> list[str]:
+    """One digest line per id over the kept playtests' episodes, replayed from their turns."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "playtests"))
+    from replay import env_kwargs, kept_actions  # benchmarks/playtests/replay.py
+
+    episodes = json.loads((Path(__file__).resolve().parent / "playtests" / "episodes.json").read_text("utf-8"))
+    hashes: dict[str, Any] = {}
+    for ep in episodes:
+        h = hashes.setdefault(ep["env"], hashlib.sha256())
+        env = _Digesting(gym.make(ep["env"], **env_kwargs(ep)), h)
+        env.reset(seed=ep["seed"])
+        for action in kept_actions(env, ep):
+            *_, terminated, truncated, _info = env.step(action)
+            if terminated or truncated:
+                break
+    return [f"{env_id} playtests episodes={sum(e['env'] == env_id for e in episodes)} {h.hexdigest()}"
+            for env_id, h in sorted(hashes.items())]
 
 
 if __name__ == "__main__":
