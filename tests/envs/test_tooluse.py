@@ -671,3 +671,30 @@ def test_an_exchange_to_another_variant_than_the_stated_one_contradicts_it() -> 
     env.step("Okay.")
     assert user.contradictions("exchange_item", {"order_id": "O-1", "item_id": item, "new_variant": new}) == []
     assert user.contradictions("exchange_item", {"order_id": "O-1", "item_id": item, "new_variant": "x"}) == [did]
+
+
+def test_a_shift_after_a_write_names_the_ids_the_new_writes_will_have() -> None:
+    """A goal shift's plan is solved on the initial world; announced after the first booking, it
+    names the new booking by the id the world gives it now (M-<n+1>, not the undone M-<n>), so a
+    right send_invitation fits a step of the plan (a playtest, ToolUse 7086, turns 6-9)."""
+    from playtest_turns import played
+
+    from agentgym.eval.judging import judge_episode
+    from agentgym.eval.runner import AgentSpec, EpisodeJob, play_job
+
+    env, _ = played("tooluse-7086-train.jsonl", 9)
+    world, gold = env.unwrapped.task.world, env.unwrapped.task.gold
+    booked = [r.data["meeting_id"] for r in world.records if r.kind == "meeting" and r.active]
+    invite = next(s for s in gold.plan if s.name == "send_invitation")
+    assert booked == [invite.arguments["meeting_id"]] == ["M-267"]
+    assert next(s for s in gold.plan if s.name == "book_meeting").produces == {"meeting_id": "M-267"}
+    # The expert's episodes whose shift came after a write: none of its calls fits no step.
+    shifted = 0
+    for seed in range(60):
+        record = play_job(EpisodeJob("AgentRL/ToolUse-v0", seed=seed, noise="goal_shift=1",
+                                     kwargs=(("domain", "calendar"),)), AgentSpec("expert"))
+        if record["metrics"]["gold"]["superseded_calls"] and record["metrics"]["success"]:
+            shifted += 1
+            verdict = judge_episode(record)
+            assert not [c for c in verdict.calls if c.wrong_because == "fits no step of the plan"], seed
+    assert shifted >= 5

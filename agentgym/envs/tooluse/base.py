@@ -238,6 +238,10 @@ class World:
         """The id of the `k`-th new record of `prefix` made from the initial world."""
         return f"{prefix}-{self._id_base + k}"
 
+    def issued(self, prefix: str) -> int:
+        """How many ids of `prefix` the world has given out."""
+        return self._id_counts.get(prefix, 0)
+
     def owned(self, detail_id: str) -> frozenset[str]:
         """What the user already has of a detail's subject (lower case: an item's current colour),
         which a message names to say what it is, never to propose it; nothing by default."""
@@ -318,6 +322,34 @@ def assign(effects: Sequence[Effect],
             used.add(best)
             taken[slot] = active[best]
     return taken, [r for i, r in enumerate(active) if i not in used]
+
+
+def renumbered(plan: tuple[Step, ...], world: World, stale: Sequence[WorldRecord]) -> tuple[Step, ...]:
+    """A plan solved on the initial world, with the ids its writes will produce as `world` gives
+    them out now: a goal shift's plan, met after some writes. Its writes of a kind every earlier
+    record of which is undone or unwanted (`stale`) make new records, numbered after those
+    (`issued`); where a record of the kind still stands, the plan may mean it, and its ids stay."""
+    standing = [r for r in world.records if r.active and not any(r is s for s in stale)]
+    moved: dict[str, str] = {}
+    for step in plan:
+        for key, predicted in step.produces.items():
+            prefix, _, number = predicted.rpartition("-")
+            issued = world.issued(prefix)
+            if issued and number.isdigit() and not any(
+                    str(r.data.get(key, "")).startswith(f"{prefix}-") for r in standing):
+                moved[predicted] = f"{prefix}-{int(number) + issued}"
+    if not moved:
+        return plan
+    return tuple(Step(s.name, {k: _moved(v, moved) for k, v in s.arguments.items()},
+                      {k: moved.get(v, v) for k, v in s.produces.items()}) for s in plan)
+
+
+def _moved(value: Any, moved: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return moved.get(value, value)
+    if isinstance(value, list):
+        return [_moved(v, moved) for v in value]
+    return value
 
 
 def unwanted(effects: Sequence[Effect], records: Sequence[WorldRecord]) -> list[WorldRecord]:

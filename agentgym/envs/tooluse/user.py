@@ -90,7 +90,7 @@ from agentgym.envs.tooluse.asking import (
     terse_question,
     without_offer,
 )
-from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, unwanted
+from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, renumbered, unwanted
 from agentgym.envs.tooluse.consent import has, missing, parts
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.detail_values import (
@@ -632,7 +632,8 @@ class ToolUseUser(RuleBasedUser):
         # The old plan's calls were right when made: keep them for metrics, with the undoing of
         # its undoable records (the same rule as the dialog family's cancel).
         undo = [{"name": name, "arguments": {}} for name in sorted(self._acts[1])]
-        new = replace(shift.gold, traps=old.traps, superseded=(*old.superseded, *(s.to_dict() for s in old.plan), *undo))
+        new = replace(shift.gold, plan=renumbered(shift.gold.plan, self._world, stale), traps=old.traps,
+                      superseded=(*old.superseded, *(s.to_dict() for s in old.plan), *undo))
         self._gold = self._task.gold = new
         details = [d for d in self._goal.details if d.id != shift.detail]
         details.append(Detail(shift.detail, shift.slot, shift.statement, "upfront"))
