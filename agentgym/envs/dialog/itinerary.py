@@ -114,7 +114,10 @@ def best_first(places: list[Place]) -> list[Place]:
 
 def candidates(world: World, leg: Leg) -> list[Place]:
     """The places that meet `leg`'s needs and are open at its time, `best_first`."""
-    return best_first([p for p in world.places if p.is_open(leg.day, leg.slot) and leg.meets(p)])
+    places = [p for p in world.places if p.is_open(leg.day, leg.slot)]
+    for kind, value in leg.needs:  # `Leg.meets`, need by need over the list: `keep` keeps the order
+        places = keep(places, kind, value)
+    return best_first(places)
 
 
 def plans(options: list[list[Place]], order: tuple[int, ...], budget: int | None,
