@@ -15,14 +15,12 @@ offered (``not_offered``); the session's score is the mean over the sub-tasks it
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from agentgym import families
 from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.gold import plan_calls
-from agentgym.core.protocol import ActionError, ErrorCode
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import (
     DIFFICULTIES,
@@ -35,11 +33,11 @@ from agentgym.core.task import (
     hold_sign_off,
     told,
 )
-from agentgym.core.tools import Toolkit, ToolSpec, close_names
 from agentgym.envs.crosstask import upstream
 from agentgym.envs.crosstask.comeback import ComeBack, ComeBackUser, Upstream, plan_comeback
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, agreed_booking, plan_move, score_move
 from agentgym.envs.crosstask.series import SERIES, Series, SeriesUser, plan_series, score_series
+from agentgym.envs.crosstask.toolkit import SessionToolkit
 from agentgym.envs.dialog.tasks import Booking
 from agentgym.users.picks import DrawnPicks, pick
 
@@ -239,145 +237,6 @@ def session_task(seed: int, split: str, difficulty: str, segments: list[Segment]
     if tier is not None:
         task.extra["tier"] = tier
     return task
-
-
-LayoutKey = tuple[tuple[int, type], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Layout:
-    """A session toolkit's tool table. It depends only on which sub-toolkit classes sit at
-    which indexes (a `Toolkit`'s tools and schemas are fixed when its class is defined), so
-    sessions with the same ones share one, built once and never mutated."""
-
-    #: The (index, class) of each sub-toolkit: the session toolkit's `schemas_key`.
-    key: LayoutKey
-    #: Tool name -> the indexes of the sub-toolkits that have it, in index order.
-    owners: dict[str, tuple[int, ...]]
-    #: Every sub-toolkit's schemas in index order; a shared name listed once (the first's).
-    schemas: list[dict[str, Any]]
-    #: (index, name) of every terminal tool: one that commits its sub-task's outcome.
-    terminal: frozenset[tuple[int, str]]
-
-
-_LAYOUTS: dict[LayoutKey, _Layout] = {}
-
-
-def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
-    """The shared layout of `key`, built from `toolkits` the first time it is asked for."""
-    layout = _LAYOUTS.get(key)
-    if layout is None:
-        owners: dict[str, list[int]] = {}
-        for index, tk in toolkits.items():
-            for name in tk.tool_specs():
-                owners.setdefault(name, []).append(index)
-        seen: set[str] = set()
-        schemas: list[dict[str, Any]] = []
-        for tk in toolkits.values():
-            for schema in tk.schemas():
-                name = schema["function"]["name"]
-                if name not in seen:
-                    seen.add(name)
-                    schemas.append(schema)
-        terminal = frozenset((index, name) for index, tk in toolkits.items()
-                             for name, spec in tk.tool_specs().items() if spec.terminal)
-        layout = _LAYOUTS[key] = _Layout(key, {name: tuple(i) for name, i in owners.items()}, schemas, terminal)
-    return layout
-
-
-#: Tools whose result depends on which area "the" means (`list_policies`): a result names that area and scope.
-_AREA_NAMED = frozenset({"list_policies"})
-_AREA_SCOPE = ("the active request's area if it has policies, else the latest earlier area that has policies, else "
-               "the first area that has policies; the brief lists every area's policies")
-
-
-class SessionToolkit:
-    """Every sub-task's tools in one toolkit; calls and events are routed by tool name.
-
-    It offers the `Toolkit` interface `AgentEnv` uses (schemas, validate, spec, invoke,
-    drain_events). A name several sub-tasks share (``list_policies`` of the tool-use domains) is
-    listed once and means the active sub-task's tool, as "the policies" would in a conversation,
-    else the latest earlier one's, else the first; its result names the area it answered for
-    (``task_area``, as the brief numbers them) and that scope, so policies read during a booking
-    are not taken for its rules.
-    """
-
-    __slots__ = ("session", "toolkits", "schemas_key", "_owners", "_schemas", "_terminal", "_last")
-
-    def __init__(self, session: SessionWorld, toolkits: dict[int, Toolkit]) -> None:
-        self.session = session
-        self.toolkits = toolkits
-        layout = _layout(tuple((index, type(tk)) for index, tk in toolkits.items()), toolkits)
-        #: Equal keys mean equal `schemas()` and `tool_specs()`: copies and decoys are cached by it.
-        self.schemas_key = layout.key
-        self._owners = layout.owners
-        self._schemas = layout.schemas
-        self._terminal = layout.terminal
-        #: The sub-toolkit that ran the latest call.
-        self._last: Toolkit | None = None
-
-    @property
-    def value_ranges(self) -> Mapping[str, tuple[float, float]] | None:
-        """The ranges the brief states for the values of the latest call's results (its
-        sub-toolkit's `value_ranges`): what a corrupted value of that result stays inside."""
-        return getattr(self._last, "value_ranges", None)
-
-    def owner(self, name: str) -> int | None:
-        """The segment whose toolkit a call of `name` goes to now."""
-        owners = self._owners.get(name)
-        if not owners:
-            return None
-        if len(owners) == 1:
-            return owners[0]
-        active = self.session.active
-        earlier = [i for i in owners if i <= active]
-        return active if active in owners else (earlier[-1] if earlier else owners[0])
-
-    def tool_specs(self) -> dict[str, ToolSpec]:
-        """Every tool of the session by name (a shared name: the first sub-task's spec)."""
-        return {name: self.toolkits[owners[0]].spec(name) for name, owners in self._owners.items()}
-
-    def schemas(self) -> list[dict[str, Any]]:
-        """The session's tool schemas; shared by every session with the same sub-toolkits, as
-        `Toolkit.schemas` is: callers must not mutate them."""
-        return self._schemas
-
-    def has_tool(self, name: str) -> bool:
-        return name in self._owners
-
-    def spec(self, name: str) -> ToolSpec:
-        return self.toolkits[self.owner(name)].spec(name)
-
-    def validate(self, name: str, arguments: object) -> ActionError | None:
-        index = self.owner(name) if isinstance(name, str) else None
-        if index is None:
-            close = close_names(str(name), self._owners)
-            hint = f"; did you mean: {', '.join(close)}?" if close else f"; available tools: {', '.join(self._owners)}"
-            return ActionError(ErrorCode.UNKNOWN_TOOL, f"unknown tool {str(name)[:60]!r}{hint}")
-        return self.toolkits[index].validate(name, arguments)
-
-    def invoke(self, name: str, arguments: dict[str, Any]) -> object:
-        index = self.owner(name)
-        self._last = self.toolkits[index]
-        result = self._last.invoke(name, arguments)
-        if (index, name) in self._terminal:
-            self.session.committed = index
-        if name in _AREA_NAMED and isinstance(result, dict):
-            result = {"task_area": self._area(index), "scope": _AREA_SCOPE, **result}
-        return result
-
-    def _area(self, index: int) -> str:
-        """Segment `index`'s task area as the brief heads it ("2: tooluse / orders"): areas are
-        the segments with a toolkit, numbered in order."""
-        segment = self.session.segments[index]
-        return f"{list(self.toolkits).index(index) + 1}: {segment.family} / {segment.domain}"
-
-    def drain_events(self) -> list[WorldEvent]:
-        events = []
-        for index, tk in self.toolkits.items():
-            for e in tk.drain_events():
-                events.append(WorldEvent(e.kind, {**e.data, "segment": index}))
-        return events
 
 
 def make_session_toolkit(task: Task) -> SessionToolkit:
