@@ -249,25 +249,26 @@ def test_equal_schemas_keys_mean_equal_schemas() -> None:
 
 
 def test_policies_name_the_task_area_they_answer_for() -> None:
-    # `list_policies` is one name for every tool-use area's policies: read while a request that
-    # has none is at hand (a booking), its result must say whose policies they are, as the brief
-    # heads that area, so they are not taken for the booking's rules.
+    # `list_policies` is one name for every tool-use area's policies: each result says which area
+    # it answers for, as the brief heads it, and where the others' are; read while a request that
+    # has none is at hand (a booking), it answers that the booking has none, not with another
+    # area's, which playtesters took for the booking's rules (CrossTask 7058, 7073, 7091, 7096).
     env = CrossTaskEnv(split="train")
-    checked = 0
+    booking = tooluse = 0
     for seed in range(40):
         obs, _ = env.reset(seed=seed)
         heads = re.findall(r"^## Task area (\d+: \w+ / \w+)$", obs, re.M)
-        if not heads[0].endswith(tuple(f"dialog / {d}" for d in ("cafes", "coworking", "event_venues",
-                                                                  "restaurants", "stays"))):
-            continue
         obs, *_ = env.step(to_json({"name": "list_policies", "arguments": {}}))
         result = json.loads(obs.split("] ", 1)[1])
-        assert result["task_area"] in heads[1:] and result["policies"], (seed, obs[:200])
-        # It says which area it answers for and where the others' are: it takes no argument to
-        # point it (CrossTask playtests 6978 T2, 7013 T2).
+        assert result["task_area"] == heads[0], (seed, obs[:200])
         assert "active request" in result["scope"] and "brief lists every area" in result["scope"]
-        checked += 1
-    assert checked >= 5
+        if "/ dialog" in heads[0] or heads[0].split(": ")[1].startswith("dialog"):
+            assert result["policies"] == [] and "no policies of its own" in result["scope"], seed
+            booking += 1
+        else:
+            assert result["policies"], seed
+            tooluse += 1
+    assert booking >= 5 and tooluse >= 5
 
 
 def test_known_constraints_follow_the_sub_users() -> None:
@@ -605,3 +606,22 @@ def test_the_briefs_task_areas_are_numbered_without_gaps() -> None:
         assert numbers == list(range(1, len(numbers) + 1)), (seed, numbers)
         gapped += len(env.unwrapped.user.session.segments) > len(numbers)
     assert gapped, "no session with a follow-up among the seeds"
+
+
+def test_policies_asked_during_a_change_to_a_booking_answer_for_the_booking_s_area() -> None:
+    """A follow-up (a change to the booking) has no tools of its own: its area is the booking's."""
+    checked = 0
+    for seed in range(40):
+        task = generate_session(seed, {"split": _split(seed), "difficulty": "hard"})
+        toolkit = make_session_toolkit(task)
+        session = task.world
+        for i, seg in enumerate(session.segments):
+            if seg.family != "followup":
+                continue
+            session.active = i
+            result = toolkit.invoke("list_policies", {})
+            booking = max(j for j in toolkit.toolkits if j < i and session.segments[j].domain == seg.domain)
+            assert result["task_area"] == toolkit._area(booking) and result["policies"] == [], (seed, i)
+            assert toolkit._area(booking).endswith(f"dialog / {seg.domain}")
+            checked += 1
+    assert checked >= 10

@@ -69,8 +69,10 @@ def _layout(key: LayoutKey, toolkits: dict[int, Toolkit]) -> _Layout:
 
 #: Tools whose result depends on which area "the" means (`list_policies`): a result names that area and scope.
 _AREA_NAMED = frozenset({"list_policies"})
-_AREA_SCOPE = ("the active request's area if it has policies, else the latest earlier area that has policies, else "
-               "the first area that has policies; the brief lists every area's policies")
+_AREA_SCOPE = "the active request's area; the brief lists every area's policies"
+#: The scope of the answer for a request whose area has no such tool (a booking, a change to one).
+_NO_POLICIES = ("the active request's area, which has no policies of its own (its rules are in its part of the "
+                "brief); the brief lists every area's policies")
 
 
 class SessionToolkit:
@@ -78,10 +80,11 @@ class SessionToolkit:
 
     It offers the `Toolkit` interface `AgentEnv` uses (schemas, validate, spec, invoke,
     drain_events). A name several sub-tasks share (``list_policies`` of the tool-use domains) is
-    listed once and means the active sub-task's tool, as "the policies" would in a conversation,
-    else the latest earlier one's, else the first; its result names the area it answered for
-    (``task_area``, as the brief numbers them) and that scope, so policies read during a booking
-    are not taken for its rules.
+    listed once and means the active sub-task's tool, as "the policies" would in a conversation;
+    its result names the area it answered for (``task_area``, as the brief numbers them) and that
+    scope. During a request whose area has no policies (a booking) it answers that there are none
+    for it, and where the others' are: another area's policies were taken for the booking's rules.
+    Its schema and argument checks are the latest earlier tool-use area's, else the first's.
     """
 
     __slots__ = ("session", "toolkits", "schemas_key", "_owners", "_schemas", "_terminal", "_last")
@@ -139,6 +142,11 @@ class SessionToolkit:
         return self.toolkits[index].validate(name, arguments)
 
     def invoke(self, name: str, arguments: dict[str, Any]) -> object:
+        if name in _AREA_NAMED and self.session.active not in self._owners[name]:
+            # "The policies" of a request that has none: none, not another area's, which were
+            # read as the booking's own rules (CrossTask playtests 7058, 7073, 7091, 7096).
+            self._last = None
+            return {"task_area": self._active_area(), "scope": _NO_POLICIES, "policies": []}
         index = self.owner(name)
         self._last = self.toolkits[index]
         result = self._last.invoke(name, arguments)
@@ -147,6 +155,15 @@ class SessionToolkit:
         if name in _AREA_NAMED and isinstance(result, dict):
             result = {"task_area": self._area(index), "scope": _AREA_SCOPE, **result}
         return result
+
+    def _active_area(self) -> str | None:
+        """The active request's task area: its own, or, for a change to a booking (a follow-up,
+        which has no tools of its own), the booking's area (the latest earlier of its domain)."""
+        segments, active = self.session.segments, self.session.active
+        for index in sorted((i for i in self.toolkits if i <= active), reverse=True):
+            if index == active or segments[index].domain == segments[active].domain:
+                return self._area(index)
+        return None
 
     def _area(self, index: int) -> str:
         """Segment `index`'s task area as the brief heads it ("2: tooluse / orders"): areas are
