@@ -698,3 +698,10 @@ def test_a_shift_after_a_write_names_the_ids_the_new_writes_will_have() -> None:
             verdict = judge_episode(record)
             assert not [c for c in verdict.calls if c.wrong_because == "fits no step of the plan"], seed
     assert shifted >= 5
+
+
+def test_book_meeting_says_the_organiser_is_listed_among_the_attendees_as_it_checks() -> None:
+    """The tool refuses attendees without the organiser, so its description says to list them,
+    not that they are among the attendees (read as added by the tool: CrossTask 7102 T23)."""
+    summary = load_domains()["calendar"].toolkit.tool_specs()["book_meeting"].description.splitlines()[0]
+    assert "list your own id among the attendees" in summary

@@ -249,7 +249,7 @@ class CalendarToolkit(ToolUseToolkit):
     @tool(kind=WRITE)
     def book_meeting(self, title: Annotated[str, MaxLen(120)], attendee_ids: Annotated[list[Id], MaxLen(12)],
                      date: DateStr, start_utc: Annotated[str, MaxLen(8)], duration_minutes: Duration) -> dict[str, Any]:
-        """Book a meeting in everyone's calendar; you organise it, so your own id is among the attendees.
+        """Book a meeting in everyone's calendar; you organise it, so list your own id among the attendees.
 
         Args:
             title: The meeting's title.
