@@ -247,3 +247,17 @@ def test_a_place_ruled_out_and_named_again_to_add_to_it_is_no_option() -> None:
 
     _env, _actions, said = reply_to("dialog-6913-test.jsonl", 12)
     assert "Iron Pavilion 3" not in said and "patience" not in said, said
+
+
+def test_options_said_with_what_they_keep_and_the_one_need_they_break_are_tied_to_it() -> None:
+    """"X keeps French, Chinatown and both amenities but is rated only 3.1; Y keeps everything
+    but is in Old Town": once the user gives up the rating, X is the option it took, not two
+    places to choose between (a playtest, Dialog 7117, turn 8)."""
+    from playtest_turns import reply_to
+
+    a, b, c = _three_places()
+    message = (f"For example: {a.name} keeps wifi and the area but has no parking; {b.name} keeps everything except "
+               f"the wifi. Or, if the area can go, {c.name}. Which matters least?")
+    assert option_ties(message, [a, b, c], _needs_in) == {a.id: "parking", b.id: "wifi", c.id: "area"}
+    _env, _actions, said = reply_to("dialog-7117-train.jsonl", 7)
+    assert "Copper Kitchen sounds great" in said and WHICH_ONE not in said, said

@@ -42,6 +42,9 @@ _ASIDE = re.compile(r"\s*,?\s*\(([^()]*)\)")
 _LEADS_IN = ("(", ":", "-", "\u2013", "\u2014", "|")
 #: At most this many words name only a need before a place with no word that offers it.
 _BARE_MAX = 6
+#: What a place keeps and then what it breaks, right after its name, within its clause.
+_KEPT_BUT = re.compile(r"\s*,?\s*(?:which |that |still )?keeps?\b[^.;:!?\n()]*?\b(?:but|except(?: for)?)\b"
+                       r"([^.;:!?\n]*)", re.IGNORECASE)
 #: Words that say the places after them have the need ("Cabins with free parking: X and Y"): those
 #: places keep it, so they are no option for giving it up.
 _HAS = re.compile(r"\b(with|has|have|having|offer\w*|serv\w*|includ\w*|that|which)\b")
@@ -61,9 +64,23 @@ def option_ties(message: str, places: list[Place], needs_in: Callable[[str], set
         if need is None:
             aside = _ASIDE.match(text, end)
             need = _tie(aside.group(1), needs_in, bare=False) if aside else None
+        if need is None:
+            need = _kept_but(text, end, needs_in)
         if need is not None:
             ties[place.id] = need
     return ties
+
+
+def _kept_but(text: str, end: int, needs_in: Callable[[str], set[str]]) -> str | None:
+    """The one need the words right after a place say it breaks, where they first say what it
+    keeps ("X keeps French, Chinatown and both amenities but is rated only 3.1", "Y keeps
+    everything except the area"): an option labelled as one, as "keep wifi, drop parking: X" is;
+    a description without the "keeps" ("X has wifi but no parking") ties nothing."""
+    said = _KEPT_BUT.match(text, end)
+    if said is None:
+        return None
+    needs = needs_in(said.group(1))
+    return next(iter(needs)) if len(needs) == 1 else None
 
 
 def _tie(words: str, needs_in: Callable[[str], set[str]], bare: bool) -> str | None:
