@@ -165,6 +165,18 @@ def test_a_plan_introduced_at_a_line_s_end_is_the_plan_whatever_the_options_abov
     assert "more than one place" not in reply, reply
 
 
+def test_a_plan_introduced_after_its_reasons_in_one_line_is_the_plan() -> None:
+    """"Booking A now needs a barn with a stage ... The best barn with a stage, Ivy Assembly, would
+    push the gallery to Iron Rooms and break the budget, so the plan that keeps every rule with the
+    highest total rating (15.8) is, at 3100 EUR in total:" over one place a booking: the labels
+    under it give the plan (the user asked which place booking A meant; a playtest, Dialog 7126,
+    turn 9)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, said = reply_to("dialog-7126-test.jsonl", 8)
+    assert "more than one place" not in said and "A Velvet Court" in said, said
+
+
 @pytest.mark.parametrize("turn", [4, 7])
 def test_a_tie_set_aside_and_a_plan_after_a_comma_heading_give_one_place_a_booking(turn: int) -> None:
     """"A: Glass Arcade (... Silver Chamber ties but is in Industrial Park, which B uses)" and,

@@ -188,13 +188,13 @@ _PLAN_HEADING = re.compile(r"^[ \t#*_>-]*(?:my |our |the )?(?:recommendation|rec
                            r"proposal|final plan|plan|suggested plan|my pick)(?:[ \t*_]*:[ \t*_]*|[ \t*_]*$)",
                            re.I | re.M)
 #: A sentence that ends a line by introducing the plan below it ("... I would go with X. Here is the
-#: full plan:", "... The plan, one place per booking:"): a heading too, though a line's reasoning
-#: comes before it.
+#: full plan:", "... The plan, one place per booking:", "..., so the plan that keeps every rule with
+#: the highest total rating (15.8) is:"): a heading too, though a line's reasoning comes before it.
 #: The words a message may put before naming its plan ("the plan", "my revised itinerary").
 _PLAN_WORDS = "full |complete |final |whole |proposed |recommended |updated |new |revised "
-_PLAN_INTRO = re.compile(r"(?:\b(?:here(?: is|'s)|this is|below is|(?:so )?the plan is)\s+|(?:^|(?<=[.!?]\s)))"
+_PLAN_INTRO = re.compile(r"(?:\b(?:here(?: is|'s)|this is|below is|(?:so )?the plan is)\s+|(?:^|(?<=[.!?]\s))|\bso\s+)"
                          rf"(?:the |my |our )?(?:{_PLAN_WORDS}|overall )?(?:plan|itinerary|proposal)\b"
-                         r"[^.!?:\n]{0,40}[ \t*_]*:[ \t*_]*$", re.I | re.M)
+                         r"(?:[^.!?:\n]|(?<=\d)[.](?=\d)){0,100}[ \t*_]*:[ \t*_]*$", re.I | re.M)
 #: A sentence that opens with the plan and goes on to its first label ("... is Blue Plate. The plan:
 #: A, Tuesday morning: Blue Plate. B, ..."): a heading too (a playtest, seed 7050, turn 10).
 _PLAN_INLINE = re.compile(rf"(?:^|(?<=[.!?]\s))(?i:(?:the |my |our )?(?:{_PLAN_WORDS})?(?:plan|itinerary))\s*:"
