@@ -36,7 +36,7 @@ SHARED: dict[str, str] = {
     "agentgym.core._fast._MAKER_OF_SCHEMA": "a maker per schema (kept alive, never mutated); it makes copies",
     "agentgym.envs.tooluse.asking._PROPOSES": "a bool per (text, engine), a pure function of both (a race stores "
                                               "an equal value twice); emptied when full",
-    "agentgym.envs.crosstask.session._LAYOUTS": "one layout per sub-toolkit mix, read only; schemas copied",
+    "agentgym.envs.crosstask.toolkit._LAYOUTS": "one layout per sub-toolkit mix, read only; schemas copied",
     # lru_cache is thread-safe; each of these is a pure function of its arguments (the
     # package's data files) whose result is only read.
     "agentgym.envs.dialog.domain.load_domains": "parsed data files, read only",
@@ -79,6 +79,8 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.user_words.protected_words": "a compiled pattern per domain, read only",
     "agentgym.envs.tooluse.detail_values.statement_words": "a str per statement",
     "agentgym.envs.dialog.typos._kept": "a compiled pattern per domain, read only",
+    "agentgym.envs.dialog.options._name_pattern": "a compiled pattern per place name, read only",
+    "agentgym.envs.dialog.options._key_order": "a tuple of (str, int) per tuple of place names and ids",
     "agentgym.users.typos._held_out": "a str and a tuple of str per (patterns, text)",
     # A pure function of a message's text (and a tuple of str), memoised: every reader of the
     # message shares one answer, immutable.

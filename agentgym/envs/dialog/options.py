@@ -116,22 +116,13 @@ def _name_pattern(key: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(key)}(?!\w)")
 
 
-#: The names and ids of the place lists read lately, longest first: (the list, its keys), by the
-#: list's id. A world's places stay the same list all episode and each message reads them again.
-_KEYS: dict[int, tuple[list[Place], list[tuple[str, Place]]]] = {}
-_KEYS_KEPT = 64
-
-
-def _keys_of(places: list[Place]) -> list[tuple[str, Place]]:
-    """Every name (lower-cased) and id of `places` with its place, the longest first (stable)."""
-    got = _KEYS.get(id(places))
-    if got is not None and got[0] is places and len(got[1]) == 2 * len(places):
-        return got[1]
-    keys = sorted(((key, p) for p in places for key in (p.name.lower(), p.id)), key=lambda kp: -len(kp[0]))
-    if len(_KEYS) >= _KEYS_KEPT:
-        _KEYS.clear()
-    _KEYS[id(places)] = (places, keys)
-    return keys
+@lru_cache(maxsize=256)
+def _key_order(names: tuple[tuple[str, str], ...]) -> tuple[tuple[str, int], ...]:
+    """Every name (lower-cased) and id of the places `names` lists ((name, id) each) with the
+    place's index, the longest first (a stable sort: a place's name before its id, places in
+    order). A world's places stay the same all episode and each message reads them again."""
+    keys = [(key, i) for i, (name, place_id) in enumerate(names) for key in (name.lower(), place_id)]
+    return tuple(sorted(keys, key=lambda ki: -len(ki[0])))
 
 
 def place_mentions(text: str, places: list[Place]) -> list[tuple[Place, int, int]]:
@@ -139,9 +130,10 @@ def place_mentions(text: str, places: list[Place]) -> list[tuple[Place, int, int
     "olive stool 7" is not also "olive stool"."""
     found: list[tuple[Place, int, int]] = []
     taken: list[tuple[int, int]] = []
-    for key, place in _keys_of(places):
+    for key, i in _key_order(tuple((p.name, p.id) for p in places)):
         if key not in text:  # most places go unnamed: a substring test spares their regex
             continue
+        place = places[i]
         for m in _name_pattern(key).finditer(text):
             if not any(a < m.end() and m.start() < b for a, b in taken):
                 taken.append((m.start(), m.end()))
