@@ -688,6 +688,11 @@ def test_a_shift_after_a_write_names_the_ids_the_new_writes_will_have() -> None:
     invite = next(s for s in gold.plan if s.name == "send_invitation")
     assert booked == [invite.arguments["meeting_id"]] == ["M-267"]
     assert next(s for s in gold.plan if s.name == "book_meeting").produces == {"meeting_id": "M-267"}
+    # What the change left unwanted is undone by name: the old meeting's cancel, no call without
+    # its arguments (read as a broken gold: playtests 7110, 7127, 7138).
+    undo = [c for c in gold.superseded if c["name"] == "cancel_meeting"]
+    assert undo == [{"name": "cancel_meeting", "arguments": {"meeting_id": "M-266"}}], gold.superseded
+    assert all(c["arguments"] for c in gold.superseded)
     # The expert's episodes whose shift came after a write: none of its calls fits no step.
     shifted = 0
     for seed in range(60):

@@ -629,9 +629,9 @@ class ToolUseUser(RuleBasedUser):
         if not stale and self._tier and self._met(shift):
             return ""  # a change of mind the user closes in the same breath tests nothing
         old = self._gold
-        # The old plan's calls were right when made: keep them for metrics, with the undoing of
-        # its undoable records (the same rule as the dialog family's cancel).
-        undo = [{"name": name, "arguments": {}} for name in sorted(self._acts[1])]
+        # The old plan's calls were right when made: keep them for metrics, with the calls that
+        # undo what the change left unwanted (the same rule as the dialog family's cancel).
+        undo = spec.undo_calls(stale)
         new = replace(shift.gold, plan=renumbered(shift.gold.plan, self._world, stale), traps=old.traps,
                       superseded=(*old.superseded, *(s.to_dict() for s in old.plan), *undo))
         self._gold = self._task.gold = new

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from agentgym.envs.tooluse.base import Draws, Goal, Gold, ToolUseToolkit, World
 from agentgym.envs.tooluse.review import Names, ReviewWords
@@ -112,6 +112,16 @@ class DomainSpec:
         """The call that undoes a record of `kind` with `data` (name, arguments), or None."""
         how = self.undo.get(kind)
         return None if how is None else (how[0], {how[1]: data[how[1]]})
+
+    def undo_calls(self, records: Sequence[Any]) -> list[dict[str, Any]]:
+        """The calls that undo `records` (`WorldRecord`s), as a gold plan lists calls, each once
+        (a meeting and its invitation are undone by one cancel)."""
+        calls: list[dict[str, Any]] = []
+        for r in records:
+            how = self.undo_call(r.kind, r.data)
+            if how is not None and {"name": how[0], "arguments": how[1]} not in calls:
+                calls.append({"name": how[0], "arguments": how[1]})
+        return calls
 
 
 @lru_cache(maxsize=None)
