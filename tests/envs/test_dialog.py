@@ -822,3 +822,33 @@ def test_a_proposal_in_bullet_fragments_is_a_proposal_not_a_list_of_words() -> N
 
     _env, _actions, said = reply_to("dialog-6831-train.jsonl", 5)
     assert said.startswith("Linden House 9 sounds great"), said
+
+
+def test_a_goal_shift_s_superseded_cancel_names_the_booking_it_undoes() -> None:
+    """The old plan's steps are kept for metrics with a cancel of each booking standing when the
+    change came, by its id (a cancel with no arguments read as a broken gold: a playtest,
+    CrossTask 7152)."""
+    env = gym.make("AgentRL/Dialog-v0", noise="goal_shift=1")
+    agent = make_agent("heuristic")
+    booked = 0
+    for seed in range(80):
+        obs, info = env.reset(seed=seed)
+        agent.reset(obs, info)
+        user, world = env.unwrapped.user, env.unwrapped.task.world
+        standing: list[str] | None = None
+        while True:
+            before = [b.id for b in world.active_bookings()]
+            obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+            if user._gold.superseded and standing is None:
+                standing = before + [b.id for b in world.active_bookings() if b.id not in before]
+                break
+            if terminated or truncated:
+                break
+        if standing is None:
+            continue
+        cancels = [c for c in user._gold.superseded if c["name"] == "cancel_booking"]
+        assert all(c["arguments"].get("booking_id") for c in cancels), (seed, cancels)
+        assert {c["arguments"]["booking_id"] for c in cancels} <= set(standing), (seed, cancels, standing)
+        assert cancels, (seed, standing)  # the change comes on seeing a booking
+        booked += 1
+    assert booked >= 20, booked

@@ -621,8 +621,10 @@ class DialogUser(RuleBasedUser):
         old = self._gold
         constraints = tuple(replace(c, value=(day, slot), reveal="upfront") if c.kind == "time" else c
                             for c in old.constraints)
-        # The old plan's booking, and cancelling it, were right when made: keep them for metrics.
-        superseded = (*old.superseded, *old.plan(), {"name": "cancel_booking", "arguments": {}})
+        # The old plan's booking, and cancelling what stands of it, were right when made: keep
+        # them for metrics, each cancel by the booking it undoes.
+        superseded = (*old.superseded, *old.plan(), *({"name": "cancel_booking", "arguments": {"booking_id": b.id}}
+                                                      for b in self._world.active_bookings()))
         new = replace(old, constraints=constraints, day=day, slot=slot, superseded=superseded,
                       items=satisfying_places(self._world, constraints, day, slot))
         self._gold = self._task.gold = self._task.goal = new
