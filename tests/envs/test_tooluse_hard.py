@@ -413,6 +413,22 @@ def test_the_ops_severity_follows_a_rate_computed_from_counts() -> None:
         assert incident["severity"] == req.severity
 
 
+def test_the_ops_gold_reads_the_counts_the_severity_follows_even_where_the_request_states_it() -> None:
+    """The tier's severity follows the rate from the symptom's counts, whatever the request says:
+    every gold reads them, a goal shift's too (players called the gold incomplete without it:
+    ToolUse 7121, 7153, CrossTask 7140)."""
+    stated = 0
+    for seed in range(60):
+        task = generate_task(seed, {"domain": "ops", "difficulty": "hard"})
+        req = task.goal.job
+        read = {"name": "get_metrics", "arguments": {"service": req.chain[0]}}
+        assert read in [s.to_dict() for s in task.gold.plan], seed
+        for shift in load_domains()["ops"].shifts(task.world, req):
+            assert read in [s.to_dict() for s in shift_gold(task, shift.gold).plan], seed
+        stated += req.severity_given
+    assert stated >= 20
+
+
 def test_the_ops_cause_is_never_on_the_first_page_of_deploys() -> None:
     for seed in range(30):
         task = generate_task(seed, {"domain": "ops", "difficulty": "hard"})

@@ -376,7 +376,9 @@ def solve(world: OpsWorld, req: Request) -> Gold:
     if not req.named:
         plan.append(Step("list_alerts", {}))
     symptom = world.services[req.chain[0]]
-    if not req.severity_given:
+    # The severity comes from the symptom's metrics unless the request states it; in the hard
+    # tier (counts for every service) it follows the counts, whatever the request says.
+    if not req.severity_given or symptom.counts is not None:
         plan.append(Step("get_metrics", {"service": symptom.name}))
     severity = severity_of(symptom.error_rate)
     # Follow the error logs: an upstream failure names the next service; an own fault ends the walk.

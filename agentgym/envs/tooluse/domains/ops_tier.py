@@ -15,6 +15,7 @@ rate the task was made with).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from agentgym.core.tools import READ, tool
@@ -136,13 +137,14 @@ def harden(d: Draws, gen: Generated) -> Generated:
     # (the plan makes the same calls, so its pages follow from the deploys' count).
     where = d.pick((("before",), ("after",), ("before", "after")))
     n = len(root.deploys)
-    if len(where) == 2 and _every_page(world, gen.gold.plan) - _pages(n) + _pages(n + 2) > _MAX_CALLS:
+    reading = _reads_the_rate(gen.gold, symptom.name).plan  # the tier's plan reads the counts
+    if len(where) == 2 and _every_page(world, reading) - _pages(n) + _pages(n + 2) > _MAX_CALLS:
         where = (d.pick(where),)
     before = {id(dep): dep.version for dep in root.deploys}
     _fail_deploys(d, root, where)
     # The same deploys as before, under versions that may have moved up a patch.
-    gold = _renamed(gen.gold, {before[id(dep)]: dep.version for dep in root.deploys
-                               if id(dep) in before and before[id(dep)] != dep.version})
+    gold = _reads_the_rate(_renamed(gen.gold, {before[id(dep)]: dep.version for dep in root.deploys
+                                               if id(dep) in before and before[id(dep)] != dep.version}), symptom.name)
     # Still too long: the oldest deploy goes, while the cause stays off the first page.
     while _every_page(world, gold.plan) > _MAX_CALLS and _cause_at(root, gold) > PAGE_SIZE:
         root.deploys.pop(0)
@@ -221,6 +223,17 @@ def _renamed(gold: Gold, versions: dict[str, str]) -> Gold:
     effects = tuple(Effect(e.id, e.slot, e.kind, {k: text(v) for k, v in e.fields.items()}, text(e.text))
                     for e in gold.effects)
     return Gold(gold.kind, plan, effects, gold.traps, gold.superseded)
+
+
+def _reads_the_rate(gold: Gold, symptom: str) -> Gold:
+    """`gold` with the symptom's metrics read where `solve` reads them (after the alerts, if
+    listed): the tier's severity follows the counts they give, whatever the request states (the
+    gold of the task before the tier, which took a stated severity, skips them)."""
+    read = Step("get_metrics", {"service": symptom})
+    if any(s.name == read.name and s.arguments == read.arguments for s in gold.plan):
+        return gold
+    at = 1 if gold.plan and gold.plan[0].name == "list_alerts" else 0
+    return replace(gold, plan=(*gold.plan[:at], read, *gold.plan[at:]))
 
 
 def _cause_at(root: Service, gold: Gold) -> int:
