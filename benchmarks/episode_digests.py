@@ -76,18 +76,13 @@ def main(seeds: int) -> None:
 def playtest_lines() -> list[str]:
     """One digest line per id over the kept playtests' episodes, replayed from their turns."""
     sys.path.insert(0, str(Path(__file__).resolve().parent / "playtests"))
-    from replay import env_kwargs, kept_actions  # benchmarks/playtests/replay.py
+    from replay import env_kwargs, play_kept  # benchmarks/playtests/replay.py
 
     episodes = json.loads((Path(__file__).resolve().parent / "playtests" / "episodes.json").read_text("utf-8"))
     hashes: dict[str, Any] = {}
     for ep in episodes:
         h = hashes.setdefault(ep["env"], hashlib.sha256())
-        env = _Digesting(gym.make(ep["env"], **env_kwargs(ep)), h)
-        env.reset(seed=ep["seed"])
-        for action in kept_actions(env, ep):
-            *_, terminated, truncated, _info = env.step(action)
-            if terminated or truncated:
-                break
+        play_kept(_Digesting(gym.make(ep["env"], **env_kwargs(ep)), h), ep)
     return [f"{env_id} playtests episodes={sum(e['env'] == env_id for e in episodes)} {h.hexdigest()}"
             for env_id, h in sorted(hashes.items())]
 

@@ -52,18 +52,24 @@ def kept_actions(env: gym.Env, episode: dict) -> Iterator[str | dict]:
         yield action
 
 
+def play_kept(env: gym.Env, episode: dict) -> tuple[str, int]:
+    """Reset `env` (made as `env_kwargs` says) to `episode`'s seed and step its kept turns to the
+    end: the outcome ("success", "failure" or "open") and the kept turns it took."""
+    env.reset(seed=episode["seed"])
+    turns = 0
+    for action in kept_actions(env, episode):
+        turns += action is not REPORT
+        *_, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return ("success" if info["episode_summary"]["success"] else "failure"), turns
+    return "open", turns
+
+
 def replay(episode: dict) -> tuple[str, int]:
-    """The outcome ("success", "failure" or "open") of one kept episode and the kept turns it took."""
+    """The outcome of one kept episode, in a fresh env, and the kept turns it took (`play_kept`)."""
     env = gym.make(episode["env"], **env_kwargs(episode))
     try:
-        env.reset(seed=episode["seed"])
-        turns = 0
-        for action in kept_actions(env, episode):
-            turns += action is not REPORT
-            *_, terminated, truncated, info = env.step(action)
-            if terminated or truncated:
-                return ("success" if info["episode_summary"]["success"] else "failure"), turns
-        return "open", turns
+        return play_kept(env, episode)
     finally:
         env.close()
 

@@ -429,6 +429,35 @@ def test_the_ops_gold_reads_the_counts_the_severity_follows_even_where_the_reque
     assert stated >= 20
 
 
+def test_the_ops_tier_s_gold_is_the_solver_s_on_the_hardened_world(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`harden` keeps the drafted gold, its versions renamed and the counts' read added, instead of
+    solving again (a reset's cost): it equals `solve` on the hardened world, before its pages."""
+    from agentgym.envs.tooluse import domains
+    from agentgym.envs.tooluse.domains import ops_tier
+    from agentgym.envs.tooluse.domains.ops import solve
+
+    hardened: list[tuple[Any, Any, Any]] = []  # (world, request, gold) as `harden` leaves them
+    harden = ops_tier.TIER["harden"]
+
+    def keep(d: Any, gen: Any) -> Any:
+        out = harden(d, gen)
+        hardened.append((out.world, out.goal.job, out.gold))  # before the task reads its pages
+        return out
+
+    monkeypatch.setitem(ops_tier.TIER, "harden", keep)
+    domains.load_domains.cache_clear()
+    try:
+        for seed in range(150):
+            generate_task(seed, {"domain": "ops", "difficulty": "hard"})
+            world, req, gold = hardened[-1]
+            again = solve(world, req)
+            assert [s.to_dict() for s in again.plan] == [s.to_dict() for s in gold.plan], seed
+            assert again.effects == gold.effects, seed
+    finally:
+        monkeypatch.undo()
+        domains.load_domains.cache_clear()
+
+
 def test_the_ops_cause_is_never_on_the_first_page_of_deploys() -> None:
     for seed in range(30):
         task = generate_task(seed, {"domain": "ops", "difficulty": "hard"})

@@ -142,7 +142,7 @@ class SessionToolkit:
         return self.toolkits[index].validate(name, arguments)
 
     def invoke(self, name: str, arguments: dict[str, Any]) -> object:
-        if name in _AREA_NAMED and self.session.active not in self._owners.get(name, (self.session.active,)):
+        if name in _AREA_NAMED and self.session.active not in self._owners[name]:
             # "The policies" of a request that has none: none, not another area's, which were
             # read as the booking's own rules (CrossTask playtests 7058, 7073, 7091, 7096).
             self._last = None
