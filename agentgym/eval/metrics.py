@@ -170,10 +170,11 @@ def tool_accuracy(
       is left out), the share with right arguments. A call is wrong when it contradicts a
       constraint the user had stated (``contradicts``), when a tool refused it for the agent's
       own reasons (an error that is not injected: a policy violation, an unknown id, a full slot)
-      or when it calls a tool of the gold plan but fits none of its steps (wrong data), except
-      where it carries a value a tool returned corrupted: the agent was told it. A right call
-      that no plan needs (a padding read, a decoy) is left out: it is efficiency's business, so
-      padding cannot raise correctness.
+      or when it writes with a tool of the gold plan but fits none of its steps (wrong data),
+      except where it carries a value a tool returned corrupted: the agent was told it. A right
+      call that no plan needs (a padding read, a decoy, a read of a record the plan does not
+      need, even with a plan tool) is left out: it is efficiency's business, so padding cannot
+      raise correctness.
     - efficiency: valid non-injected calls that advance the work over valid non-injected calls:
       a call that succeeded on a real tool (not a decoy), matches a step of the gold plan or of
       a plan a goal shift replaced, and repeats no call that already succeeded (same tool, equal

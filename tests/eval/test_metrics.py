@@ -304,6 +304,25 @@ def test_padding_and_verification_re_reads_leave_correctness_alone() -> None:
     assert b["efficiency"]["value"] < a["efficiency"]["value"]
 
 
+def test_a_read_of_a_plan_tool_off_the_plan_is_not_wrong_data() -> None:
+    # A careful agent's look at a record the plan does not need (the search of another area, a
+    # check of the other candidate day) decides nothing: it is left out of correctness and costs
+    # efficiency only. A write of a plan tool off the plan is wrong data, as before.
+    looked = make_record([call(1, "search"), call(2, "search", arguments={"area": "old town"}),
+                          call(3, "check"), call(4, "check", arguments={"item_id": "a", "day": "tue"}),
+                          call(5, "book")], success=True)
+    out = tool_accuracy([looked])
+    assert out["correctness"]["value"] == 1.0 and out["correctness"]["n"] == 3
+    assert out["efficiency"]["value"] == pytest.approx(3 / 5)
+    verdicts = judge_episode(looked).calls
+    assert [v.right for v in verdicts] == [True, None, True, None, True]
+    wrote = make_record([call(1, "search"), call(2, "check"),
+                         call(3, "book", arguments={"item_id": "a", "day": "tue", "slot": "evening"})])
+    out = tool_accuracy([wrote])
+    assert out["correctness"]["value"] == pytest.approx(2 / 3)
+    assert judge_episode(wrote).calls[2].wrong_because == ("fits no step of the plan",)
+
+
 def test_a_refusal_of_a_corrupted_value_is_not_the_agents() -> None:
     noise = [fault("corruption", 1, "search", hits=BK, **{"from": "a", "to": "a9", "path": "results[0].id"})]
     rec = make_record([call(1, "search"), call(2, "check", error="TOOL_ERROR", arguments={"item_id": "a9", "day": "mon"})],

@@ -274,7 +274,10 @@ class ComeBackExpert(FollowUpExpert):
             if isinstance(seen, dict) and seen.get("available") and not self._refused(item, weekday, slot):
                 self.place, self.when = (item, str(old.get("name"))), (weekday, slot)
         elif same_day:
-            self.place, self.when = (item, str(old.get("name"))), (day, same_day.group(1))
+            # The user asks to check the new time is free before it is booked.
+            seen = self.case.read("check_availability", copies=2, item_id=item, day=day, slot=same_day.group(1))
+            if isinstance(seen, dict) and seen.get("available") and not self._refused(item, day, same_day.group(1)):
+                self.place, self.when = (item, str(old.get("name"))), (day, same_day.group(1))
         elif "next day after it" in self.request:
             later = DAYS[DAYS.index(day) + 1:] if day in DAYS else ()
             reads = [Read("check_availability", {"item_id": item, "day": d, "slot": slot}, copies=2) for d in later]

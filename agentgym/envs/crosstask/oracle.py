@@ -20,13 +20,33 @@ class _SubEnv:
     user: Any
 
 
+class _Checks:
+    """The reads of a follow-up's gold plan (the checks its user asks for), each played once
+    before the writes."""
+
+    def __init__(self, move: Any) -> None:
+        self._reads = [step for step in move.plan() if step["name"] == "check_availability"]
+
+    def next_read(self) -> str | None:
+        """The next read not yet played, or None."""
+        if not self._reads:
+            return None
+        step = self._reads.pop(0)
+        return call(step["name"], **step["arguments"])
+
+
 class _FollowUpOracle:
-    """Cancels the booking to move, then books the same place at the new time."""
+    """Checks the new time when its user asks, cancels the booking to move, then books the
+    same place at the new time."""
 
     def __init__(self, world: Any, move: Any) -> None:
         self._world, self._move = world, move
+        self._checks = _Checks(move)
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
+        read = self._checks.next_read()
+        if read is not None:
+            return read
         m = self._move
         active = self._world.active_bookings()
         wrong = [b for b in active if (b.item_id, b.day, b.slot) != (m.place, m.day, m.slot)]
@@ -38,12 +58,17 @@ class _FollowUpOracle:
 
 
 class _SeriesOracle:
-    """Books each day of a series come-back that is still missing (`Series.stays`), one a turn."""
+    """Checks each day of a series come-back, then books each that is still missing
+    (`Series.stays`), one a turn."""
 
     def __init__(self, world: Any, move: Any) -> None:
         self._world, self._move = world, move
+        self._checks = _Checks(move)
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
+        read = self._checks.next_read()
+        if read is not None:
+            return read
         have = {(b.item_id, b.day, b.slot) for b in self._world.active_bookings()}
         for place, day, slot in self._move.stays:
             if (place, day, slot) not in have:

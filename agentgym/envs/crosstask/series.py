@@ -32,7 +32,15 @@ from typing import Any
 
 from agentgym.core.task import Score, UserTurn, WorldEvent
 from agentgym.envs.crosstask import clarify
-from agentgym.envs.crosstask.comeback import SCOPES, ComeBack, Upstream, at_booked_time, kept_words, scope_words
+from agentgym.envs.crosstask.comeback import (
+    SCOPES,
+    ComeBack,
+    Upstream,
+    at_booked_time,
+    checked,
+    kept_words,
+    scope_words,
+)
 from agentgym.envs.crosstask.followup import FollowUpUser
 from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking, Place, World
@@ -64,7 +72,9 @@ class Series(ComeBack):
         return Counter(((self.place, *self.old),) + self.stays)
 
     def plan(self) -> list[dict[str, Any]]:
-        return [{"name": "book", "arguments": {"item_id": p, "day": d, "slot": s}} for p, d, s in self.stays]
+        # The user asks to check each one is free before it is booked (`SeriesUser.opening`).
+        return [step for p, d, s in self.stays
+                for step in (checked(p, d, s), {"name": "book", "arguments": {"item_id": p, "day": d, "slot": s}})]
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "series", "booking": self.booking, "place": self.place, "from": list(self.old),
