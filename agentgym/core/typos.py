@@ -1,7 +1,8 @@
 """Human-like typos and paraphrase for user messages (the `typos` noise).
 
 Changes stay readable to a person: letters swapped, dropped, doubled or hit on a neighbouring key
-in a few longer words, and a few stock phrases said another way. Numbers are never touched, so
+in a few longer words, never making another English word of one, and a few stock phrases said
+another way. Numbers are never touched, so
 a request keeps its amounts, ratings and dates.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 import re
 
 import numpy as np
+
+from agentgym.core.english_words import is_english_word
 
 __all__ = ["perturb", "PARAPHRASES"]
 
@@ -33,6 +36,9 @@ _NEIGHBOURS = {
     "s": "ad", "t": "ry", "u": "yi", "v": "cb", "w": "qe", "x": "zc", "y": "tu", "z": "x",
 }
 _WORD = re.compile(r"[A-Za-z]{4,}")
+#: Slips drawn again when one lands on another real word ("Good" -> "God"), before the word is
+#: left as it is: a typo changes how a message is spelt, never what it says.
+_REDRAWS = 3
 
 
 def _typo(word: str, rng: np.random.Generator) -> str:
@@ -67,6 +73,13 @@ def perturb(text: str, rng: np.random.Generator, max_typos: int = 3) -> tuple[st
             start, end = words[k]
             old = text[start:end]
             new = _typo(old, rng)
+            for _ in range(_REDRAWS):
+                if new == old or not is_english_word(new):
+                    break
+                new = _typo(old, rng)
+            else:
+                if is_english_word(new):
+                    new = old  # every slip drawn made another word: this one is left as it is
             text = text[:start] + new + text[end:]
             if new != old:  # a swap of two equal letters ("roll") changes nothing to report
                 changes.append(f"{old}->{new}")

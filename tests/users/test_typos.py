@@ -48,3 +48,31 @@ def test_a_paraphrase_keeps_a_wish_a_wish() -> None:
     for text, changes in paraphrased:
         assert "I'd like->i would like" in changes, changes
         assert "want" not in text.lower() and "need" not in text.lower(), text
+
+
+def test_a_typo_never_makes_another_english_word() -> None:
+    # "Good, then ..." -> "God, then ...", "Finance approved ..." -> "Fiance approved ...": a slip
+    # that lands on a real word changes what the user says (CrossTask 6884, 7068). Each is drawn
+    # again; the word is left as it was when every draw makes one.
+    from agentgym.core.english_words import is_english_word
+
+    text = "Good, then Finance approved the form from three teams; still works for me, thanks"
+    landed = 0
+    for seed in range(400):
+        out, changes = perturb(text, np.random.default_rng(seed))
+        for change in changes:
+            old, new = change.split("->")
+            if " " not in old:  # a paraphrase is a stock phrase said another way
+                assert not is_english_word(new), (seed, change)
+        landed += bool(re.search(r"\b(?:God|Fiance)\b", out))
+    assert landed == 0
+    assert perturb(text, np.random.default_rng(5)) == perturb(text, np.random.default_rng(5))
+
+
+def test_english_words_take_regular_endings_and_refuse_slips() -> None:
+    from agentgym.core.english_words import is_english_word
+
+    for word in ("God", "fiance", "from", "hotels", "booked", "booking", "cities", "stopped", "rated"):
+        assert is_english_word(word), word
+    for slip in ("Goood", "Fniance", "stlil", "taht", "Rivreside", "bookde", "hotles"):
+        assert not is_english_word(slip), slip
