@@ -2,8 +2,8 @@
 
 What is shown is what an ordinary agent gets: the observation text of each step (the brief, the
 user's messages, tool results and error observations) and, at the start, the tools it may call.
-Never the hidden goal: the verdict, its reasons and the gold plan are printed only once the
-episode has ended.
+Never the hidden goal: the verdict, its reasons, the gold plan and what each tool call counted
+for in tool-call accuracy are printed only once the episode has ended.
 
 Turns come from the terminal (one line a turn), or from a file (`--actions FILE`): one turn a
 line, or, in a ``.jsonl`` file, one JSON value a line (a string, an assistant-message dict, or
@@ -24,7 +24,7 @@ from typing import Any, Iterator, TextIO
 
 from agentgym.eval.episode import ended_summary
 
-__all__ = ["add_play_command", "read_actions", "tool_lines", "gold_of"]
+__all__ = ["add_play_command", "read_actions", "tool_lines", "gold_of", "tool_accounting"]
 
 _PROMPT = "assistant> "
 
@@ -119,6 +119,34 @@ def _show_end(env: Any, info: dict[str, Any], reward: float, truncated: bool, ou
         print("noise injected:", json.dumps(summary["noise"], sort_keys=True, default=str), sep="\n", file=out)
     print("gold:", json.dumps(summary.get("gold") or gold_of(env), indent=2, sort_keys=True, default=str),
           sep="\n", file=out)
+    if summary:
+        print(*tool_accounting(summary), sep="\n", file=out)
+
+
+def _ratio(num: int, den: int) -> str:
+    return f"{num}/{den}" if den else "n/a"
+
+
+def tool_accounting(summary: dict[str, Any]) -> list[str]:
+    """What the episode's tool calls counted for in tool-call accuracy (docs/METRICS.md): the
+    four rates, each call that was judged wrong and why, and the gold steps left undone."""
+    from agentgym.eval.judging import judge_episode
+
+    verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
+    t = verdict.tools
+    lines = [f"tool calls (docs/METRICS.md): validity {_ratio(t.valid, t.attempts)}, correctness "
+             f"{_ratio(t.right, t.judged)}, efficiency {_ratio(t.useful, t.spent)}, recall {_ratio(t.done, t.gold)}"]
+    for c in verdict.calls:
+        if c.judged and not c.right:
+            lines.append(f"  wrong: turn {c.turn} {c.name}: {'; '.join(c.wrong_because)}")
+    gold = summary.get("gold")
+    steps = gold.get("calls") if isinstance(gold, dict) else None
+    if steps:
+        done = {c.completes for c in verdict.calls if c.completes is not None}
+        for i, step in enumerate(steps):
+            if i not in done:
+                lines.append(f"  gold step not done: {json.dumps(step, sort_keys=True, default=str)}")
+    return lines
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -186,8 +214,8 @@ def add_play_command(sub: Any) -> None:
         "play", help="play one episode in the terminal, turn by turn, as an agent sees it",
         description="Play one episode: each turn you type (one line) is the assistant's turn, a message to the "
                     "user or a tool call as JSON ({\"name\": ..., \"arguments\": {...}}); what comes back is what "
-                    "an agent sees. Never the hidden goal: the verdict, why and the gold plan are shown once the "
-                    "episode has ended. --actions FILE plays a file's turns instead (one a line; .jsonl: one JSON "
+                    "an agent sees. Never the hidden goal: the verdict, why, the gold plan and what each call "
+                    "counted for are shown once the episode has ended. --actions FILE plays a file's turns instead (one a line; .jsonl: one JSON "
                     "string or message object a line); a file that ends first leaves the episode where it stands, "
                     "so adding a turn and running again plays one more (episodes replay exactly). ':q' quits.")
     p.add_argument("env", help="an environment id, e.g. AgentRL/Dialog-v0")

@@ -512,6 +512,22 @@ def test_a_compound_question_gets_every_slot_answered(make_env: Callable[..., gy
             assert (c.id in _known(env)) == (c.kind in ("area", "price", "amenity")), c
 
 
+@pytest.mark.parametrize("trail", ["...", "\u2026", ", ..."])
+def test_an_ellipsis_inside_a_question_ends_no_sentence(trail: str) -> None:
+    # "Before I search, what else do you need - for example the setting (rooftop, ballroom,
+    # garden...), the area, ...?": the ellipsis trails off a list of examples, the question goes
+    # on; read as a full stop it cut the setting off into a sentence that asked nothing, and the
+    # user answered every need asked but the setting (CrossTask 7166).
+    read = understanding(load_domains()["event_venues"]).read
+    message = (f"Before I search, what else do you need \u2014 for example the setting (rooftop, ballroom, "
+               f"garden{trail}), the area, your budget, a minimum rating, or amenities such as catering or a stage?")
+    assert read(message).asked == ("category", "area", "price", "rating", "amenity")
+    assert read(f"Which setting (rooftop, garden{trail}) and which area?").asked == ("category", "area")
+    # Before a capital it ends its sentence, as a full stop does.
+    assert read("I was thinking... What area would you like?").asked == ("area",)
+    assert read("Hmm... I can look for a garden. What budget do you have?").asked == ("price",)
+
+
 def test_an_open_question_gets_one_unstated_requirement_then_everything(make_env: Callable[..., gym.Env]) -> None:
     env = make_env()
     seed = _find(env, "cafes", lambda t: sum(c.reveal == "ask" for c in t.gold.constraints) >= 2, "hard")

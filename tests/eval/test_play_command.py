@@ -7,7 +7,8 @@ import json
 import pytest
 
 from agentgym.cli import main
-from agentgym.eval.play_command import read_actions, tool_lines
+from agentgym.eval.episode import ended_summary
+from agentgym.eval.play_command import read_actions, tool_accounting, tool_lines
 
 
 def _play(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -31,6 +32,35 @@ def test_the_end_shows_the_verdict_and_the_gold(tmp_path, capsys):
     out = _play(capsys, "AgentRL/Dialog-v0", "--seed", "1", "--actions", str(actions))
     assert "=== episode over: FAILURE" in out and "gold:" in out and '"items"' in out
     assert "turns of the file were not played" in out
+
+
+def test_the_end_shows_what_each_call_counted_for(tmp_path, capsys):
+    # The oracle's own turns: every rate full, nothing wrong, no gold step left undone. Then a
+    # booking of the wrong place: it is named as wrong, with why, and the gold's book undone.
+    import gymnasium as gym
+
+    from agentgym.agents import make_agent
+    from agentgym.eval.episode import run_episode
+
+    env = gym.make("AgentRL/Dialog-v0", difficulty="easy")
+    played = run_episode(env, make_agent("oracle"), 5)
+    actions = tmp_path / "turns.jsonl"
+    actions.write_text("".join(json.dumps(a) + "\n" for a in played.actions))
+    out = _play(capsys, "AgentRL/Dialog-v0", "--seed", "5", "--difficulty", "easy", "--actions", str(actions))
+    line = next(x for x in out.splitlines() if x.startswith("tool calls"))
+    assert "correctness" in line and "recall" in line and "wrong:" not in out and "not done" not in out
+    book = json.loads(next(a for a in played.actions if "\"book\"" in a))
+    other = next(p.id for p in env.unwrapped.task.world.places if p.id != book["arguments"]["item_id"])
+    wrong = [a for a in played.actions if "\"book\"" not in a][:2]
+    wrong.append(json.dumps({**book, "arguments": {**book["arguments"], "item_id": other}}))
+    env.reset(seed=5)
+    for action in wrong + ["Okay."] * 40:
+        *_, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    lines = tool_accounting(ended_summary(env, info))
+    assert any(x.startswith("  wrong: turn 3 book:") for x in lines), lines
+    assert any(x.startswith("  gold step not done:") and '"book"' in x for x in lines), lines
 
 
 def test_tail_prints_only_the_last_turn(tmp_path, capsys):

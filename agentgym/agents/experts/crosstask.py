@@ -162,6 +162,8 @@ class FollowUpExpert:
         active = self.ledger.active()
         moved = [k for k, b in active if b.get("item_id") == item and (b.get("day"), b.get("slot")) == (day, slot)]
         if not moved:
+            # The session's brief asks to check a new time with the tools before booking it.
+            self.case.read("check_availability", copies=2, item_id=item, day=day, slot=slot)
             raise Move([Call("book", {"item_id": item, "day": day, "slot": slot})])
         for k, _ in active:
             if k != moved[0]:

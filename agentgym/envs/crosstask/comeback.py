@@ -59,8 +59,7 @@ from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Constraint, Place, World
 from agentgym.users.understanding import Reading
 
-__all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback", "at_booked_time",
-           "checked"]
+__all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback", "at_booked_time"]
 
 #: The kinds of come-back a session draws from, in their fallback order; ``meeting_day`` is
 #: drawn in place of one of them when a calendar request comes before it.
@@ -137,16 +136,10 @@ class ComeBack(MoveBooking):
     def plan(self) -> list[dict[str, Any]]:
         if self.cancel:
             return [{"name": "cancel_booking", "arguments": {"booking_id": self.booking}}]
-        # The user asks to check the new time is free before it is booked (`ComeBackUser.opening`).
-        return [checked(self.place, self.day, self.slot), *super().plan()]
+        return super().plan()
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "ask": self.ask, "wanted": self.wanted}
-
-
-def checked(place: str, day: str, slot: str) -> dict[str, Any]:
-    """The gold step that checks `place` is free on `day` in `slot`, as a come-back's user asks."""
-    return {"name": "check_availability", "arguments": {"item_id": place, "day": day, "slot": slot}}
 
 
 def _same_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:

@@ -35,7 +35,7 @@ from agentgym.users.rule_based import RuleBasedUser
 from agentgym.users.stock import CONFIRMED, REPHRASE
 from agentgym.users.understanding import Reading
 
-__all__ = ["MoveBooking", "FollowUpUser", "agreed_booking", "plan_move", "score_move"]
+__all__ = ["MoveBooking", "FollowUpUser", "agreed_booking", "checked", "plan_move", "score_move"]
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,20 @@ class MoveBooking:
     slot: str
 
     def plan(self) -> list[dict[str, Any]]:
-        return [{"name": "cancel_booking", "arguments": {"booking_id": self.booking}},
+        # The session's brief asks to check a new time or place with the tools before booking it.
+        return [checked(self.place, self.day, self.slot),
+                {"name": "cancel_booking", "arguments": {"booking_id": self.booking}},
                 {"name": "book", "arguments": {"item_id": self.place, "day": self.day, "slot": self.slot}}]
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "move_booking", "booking": self.booking, "place": self.place, "from": list(self.old),
                 "day": self.day, "slot": self.slot, "calls": self.plan()}
+
+
+def checked(place: str, day: str, slot: str) -> dict[str, Any]:
+    """The gold step that checks `place` is free on `day` in `slot` before it is booked, as the
+    session's brief asks of a new time or place (and a come-back's user too)."""
+    return {"name": "check_availability", "arguments": {"item_id": place, "day": day, "slot": slot}}
 
 
 def agreed_booking(world: World) -> Booking | None:

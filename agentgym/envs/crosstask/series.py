@@ -37,11 +37,10 @@ from agentgym.envs.crosstask.comeback import (
     ComeBack,
     Upstream,
     at_booked_time,
-    checked,
     kept_words,
     scope_words,
 )
-from agentgym.envs.crosstask.followup import FollowUpUser
+from agentgym.envs.crosstask.followup import FollowUpUser, checked
 from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.envs.tooluse.asking import asks_go_ahead

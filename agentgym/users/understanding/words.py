@@ -151,11 +151,19 @@ _OPEN_LINE_END = re.compile(r"(?<=[^\s.?!;:,])[ \t]*(?=\n(?![ \t]*[a-z]))")
 _TABLE_HEAD = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*\n[ \t]*\|[ \t]*:?-{2,}[-:| \t]*\|?[ \t]*$", re.M)
 
 
+#: An ellipsis that trails off inside a sentence ("the setting (rooftop, garden...), the area?",
+#: "maybe... the harbor?"): a pause, as a comma is, where the sentence goes on in lower case or
+#: after a bracket or a comma. One before a capital or at the end ends its sentence.
+_INNER_ELLIPSIS = re.compile(r"(?:\.{2,}|\u2026)(?=[ \t]*(?:[a-z0-9),;:]))")
+
+
 def _normalise(text: str) -> str:
     if "\n" in text:
         if "|" in text and "--" in text:
             text = _TABLE_HEAD.sub("", text)
         text = _OPEN_LINE_END.sub(".", text)
+    if ".." in text or "\u2026" in text:
+        text = _INNER_ELLIPSIS.sub(",", text)
     text = without_abbreviation_stops(text).lower()
     if "\u2019" in text:
         text = text.replace("\u2019", "'")
