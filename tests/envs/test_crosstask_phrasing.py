@@ -306,3 +306,11 @@ def test_a_change_of_mind_on_seeing_a_write_is_said_at_once() -> None:
     env, actions = played("crosstask-7029-test.jsonl", 15)
     said = [m["content"] for m in step_kept(env, actions[15])[4]["messages"] if m["role"] == "user"]
     assert said and "don't roll anything back" in said[0] and "Thank" not in said[0], said
+
+
+def test_a_list_of_examples_trailing_off_asks_every_need_it_names() -> None:
+    # "... the setting (rooftop, ballroom, garden...), the area, your budget, a minimum rating, or
+    # amenities ...?": the user answered all but the setting, read as cut off by the ellipsis
+    # (CrossTask 7166 T1).
+    _env, _actions, said = reply_to("crosstask-7166-test.jsonl", 0)
+    assert "warehouse" in said and "Industrial Park" in said and "900" in said and "stage" in said
