@@ -348,6 +348,29 @@ def test_expert_oracle_solve_the_twists_and_submit_first_never_does(split: str) 
             assert ep["turns"] <= env.unwrapped.task.max_turns
 
 
+@pytest.mark.parametrize("split", SPLITS)
+def test_bookings_of_the_plan_as_it_stood_are_no_wrong_calls_after_it_changed(split: str) -> None:
+    # A place taken at the agreed submission (or a changed mind) replaces the gold: the booking
+    # made for the agreed plan, right when it was made, fitted no step of the new one and was
+    # counted as wrong data (Dialog 7171, 7183). The plan it replaced is the new gold's
+    # superseded calls, as a goal shift's is.
+    from agentgym.eval.judging import judge_episode
+
+    env = gym.make(DIALOG_ID, split=split, difficulty="hard")
+    moved = 0
+    for seed in _seeds(split, 16):
+        ep = run_episode(env, make_agent("expert"), seed=seed).episode
+        state = env.unwrapped.task.extra["plan"]
+        if not (state.moved or state.changed):
+            assert ep["gold"]["superseded_calls"] == []
+            continue
+        moved += state.moved
+        assert ep["gold"]["superseded_calls"], seed
+        verdict = judge_episode({"metrics": ep, "steps": [], "agent_error": None})
+        assert verdict.tools.right == verdict.tools.judged, (seed, [c for c in verdict.calls if c.judged and not c.right])
+    assert moved >= 2
+
+
 #: Requests for the yes in words no list of approval phrases holds: a question about nothing on
 #: the form ("How does that sound?"), a yes/no question whose subject is the plan ("Is this what
 #: you had in mind?"), an imperative addressed to the user ("Please confirm ..."), an offer that

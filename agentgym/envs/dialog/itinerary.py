@@ -14,7 +14,7 @@ the rules and ties the best on the objective (`plan_key`), all or nothing, and o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from agentgym.core.task import Score
@@ -68,6 +68,14 @@ class PlanGold:
     #: Kept for the family's shared code, which reads a goal's constraints: a plan has none.
     constraints: tuple[Any, ...] = ()
     objective: str = PRIORITY
+    #: The steps of the plans this one replaced (a changed mind, a place taken), so a booking
+    #: made for the plan as it stood is no wrong call (`superseded_calls`).
+    superseded: tuple[dict[str, Any], ...] = ()
+
+    def replacing(self, old: PlanGold) -> PlanGold:
+        """This gold as the one that replaced `old`: `old`'s steps (and those it replaced)
+        become superseded."""
+        return replace(self, superseded=(*old.superseded, *old.plan()))
 
     def plan(self) -> list[dict[str, Any]]:
         """The reference plan, for tool accuracy: a search per booking with its filters, a check
@@ -104,7 +112,7 @@ class PlanGold:
                 "distinct_areas": self.distinct_areas, "objective": self.objective,
                 "priority": [LABELS[i] for i in self.priority],
                 "best": list(self.best), "accepted": [list(p) for p in self.accepted], "calls": self.plan_calls(),
-                "superseded_calls": []}
+                "superseded_calls": list(self.superseded)}
 
 
 def best_first(places: list[Place]) -> list[Place]:

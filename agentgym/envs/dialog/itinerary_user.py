@@ -406,7 +406,7 @@ class PlanUser(SimulatedUser):
             # Hearing a plan, any plan, the user revises its form: never a yes first.
             state.changed = True
             mind = state.mind
-            self._task.gold = mind.gold
+            self._task.gold = mind.gold.replacing(self._task.gold)
             self._form = form_lines(self._task.world.domain, mind.gold)
             return UserTurn(revised_line(self._form[mind.leg], LABELS[mind.leg]))
         agreed = tuple(p.id for p in plan if p is not None)
