@@ -21,17 +21,27 @@ class _SubEnv:
 
 
 class _Checks:
-    """The reads of a follow-up's gold plan (the checks its user asks for), each played once
-    before the writes."""
+    """The reads of a follow-up's gold plan (the checks its user asks for), played before the
+    writes, each until it goes through (an injected failure is retried, as any agent would)."""
 
     def __init__(self, move: Any) -> None:
         self._reads = [step for step in move.plan() if step["name"] == "check_availability"]
+        self._sent: dict[str, Any] | None = None
 
-    def next_read(self) -> str | None:
-        """The next read not yet played, or None."""
+    def next_read(self, info: dict[str, Any]) -> str | None:
+        """The read to play now (the last one again when it failed), or None once all went through."""
+        sent, self._sent = self._sent, None
+        failed = any(c.get("name") == sent["name"] and c.get("arguments") == sent["arguments"]
+                     and c.get("error") is not None for c in info.get("calls", ())) if sent else False
+        # The oracle sees the noise log: a result it was sent corrupted is read again, as a
+        # careful agent checks again a result a decision rests on.
+        corrupted = sent is not None and any(e.get("kind") == "corruption" and e.get("target") == sent["name"]
+                                             for e in info.get("noise", ()))
+        if failed or corrupted:
+            self._reads.insert(0, sent)
         if not self._reads:
             return None
-        step = self._reads.pop(0)
+        self._sent = step = self._reads.pop(0)
         return call(step["name"], **step["arguments"])
 
 
@@ -44,7 +54,7 @@ class _FollowUpOracle:
         self._checks = _Checks(move)
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
-        read = self._checks.next_read()
+        read = self._checks.next_read(info)
         if read is not None:
             return read
         m = self._move
@@ -66,7 +76,7 @@ class _SeriesOracle:
         self._checks = _Checks(move)
 
     def act(self, obs: str, info: dict[str, Any]) -> str:
-        read = self._checks.next_read()
+        read = self._checks.next_read(info)
         if read is not None:
             return read
         have = {(b.item_id, b.day, b.slot) for b in self._world.active_bookings()}
