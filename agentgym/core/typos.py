@@ -2,8 +2,7 @@
 
 Changes stay readable to a person: letters swapped, dropped, doubled or hit on a neighbouring key
 in a few longer words, never making another English word of one, and a few stock phrases said
-another way. Numbers are never touched, so
-a request keeps its amounts, ratings and dates.
+another way. Numbers are never touched, so a request keeps its amounts, ratings and dates.
 """
 
 from __future__ import annotations
