@@ -55,8 +55,14 @@ def test_a_follow_up_moves_the_booking_even_when_a_read_back_holds_a_wrong_id() 
     follow = FollowUpExpert(ledger)
     follow.reset("", {"messages": [{"role": "user", "content": "Could you move the cafe we booked earlier to "
                                                                "Thursday morning? Same place, just the new time."}]})
-    assert [(c.name, c.arguments) for c in calls_of(follow.act("", {}))] == \
-        [("book", {"item_id": "cafe_003", "day": "thursday", "slot": "morning"})]
+    # The new time is checked first, as the session's brief asks (read twice: a read may be wrong).
+    thursday = {"item_id": "cafe_003", "day": "thursday", "slot": "morning"}
+    assert [(c.name, c.arguments) for c in calls_of(follow.act("", {}))] == [("check_availability", thursday)] * 2
+    free = '{"item_id": "cafe_003", "day": "thursday", "slot": "morning", "available": true}'
+    checked = {"messages": [{"role": "tool", "tool_call_id": f"c{k}", "name": "check_availability", "content": free}
+                            for k in (1, 2)],
+               "calls": [{"id": f"c{k}", "name": "check_availability"} for k in (1, 2)]}
+    assert [(c.name, c.arguments) for c in calls_of(follow.act("", checked))] == [("book", thursday)]
     booked = _tool_step("book", "[error TOOL_ERROR] book: the request timed out after 30 s without a response")
     ledger.take(booked)
     assert [c.name for c in calls_of(follow.act("", booked))] == ["list_bookings"]

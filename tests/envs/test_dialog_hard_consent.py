@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -261,12 +262,14 @@ def test_the_moved_world_has_a_unique_reachable_gold_and_comes_only_at_an_agreed
         assert move.gold.best == best and set(move.gold.accepted) == tied
         assert not set(before.accepted) & tied  # the agreed best plan no longer holds
         env, task = _fresh(split, seed)
-        plan = task.gold.accepted[0]
+        plan, agreed_gold = task.gold.accepted[0], task.gold
         _book(env, task, plan)
         env.step(LAYOUTS["list"](_rows(task, plan)) + "\nShall I submit this plan?")
         obs, _, terminated, *_ = env.step(SUBMIT)
         assert not terminated and "was just taken" in obs and "Nothing was submitted" in obs
-        assert task.gold == move.gold and task.extra["plan"].agreed is None
+        # The new gold is the moved world's, with the plan it replaced as its superseded calls.
+        assert task.gold == move.gold.replacing(agreed_gold) and task.extra["plan"].agreed is None
+        assert replace(task.gold, superseded=()) == move.gold and task.gold.superseded
         leg = task.gold.legs[move.leg]
         assert not task.world.by_id[move.item_id].is_open(leg.day, leg.slot)
         assert all(b.item_id != move.item_id for b in task.world.active_bookings())

@@ -81,6 +81,8 @@ SHARED: dict[str, str] = {
     "agentgym.envs.dialog.typos._kept": "a compiled pattern per domain, read only",
     "agentgym.envs.dialog.options._name_pattern": "a compiled pattern per place name, read only",
     "agentgym.envs.dialog.options._key_order": "a tuple of (str, int) per tuple of place names and ids",
+    "agentgym.core.english_words.english_words": "the English word list the typo noise keeps its slips off, read "
+                                                 "once from the package's data, never written",
     "agentgym.users.typos._held_out": "a str and a tuple of str per (patterns, text)",
     # A pure function of a message's text (and a tuple of str), memoised: every reader of the
     # message shares one answer, immutable.
