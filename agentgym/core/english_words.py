@@ -19,10 +19,11 @@ from pathlib import Path
 __all__ = ["is_english_word", "english_words"]
 
 _DATA = Path(__file__).parent / "data" / "english_words.txt.gz"
-#: Regular endings and what each may stand in for: "hotels" -> "hotel", "cities" -> "city",
-#: "booked" -> "book" / "rated" -> "rate", "booking" -> "book" / "making" -> "make".
+#: Regular endings and what each may stand in for: "hotels" -> "hotel", "boxes" -> "box",
+#: "cities" -> "city", "booked" -> "book" / "rated" -> "rate", "booking" -> "book" / "making" ->
+#: "make" ("rates" -> "rate" is the plain "s").
 _ENDINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("ies", ("y",)), ("es", ("", "e")), ("s", ("",)), ("ied", ("y",)), ("ed", ("", "e")),
+    ("ies", ("y",)), ("es", ("",)), ("s", ("",)), ("ied", ("y",)), ("ed", ("", "e")),
     ("ing", ("", "e")), ("er", ("", "e")), ("est", ("", "e")), ("ly", ("",)),
 )
 

@@ -53,6 +53,16 @@ def _typo(word: str, rng: np.random.Generator) -> str:
     return word[:i] + near[int(rng.integers(len(near)))] + word[i + 1:]
 
 
+def _slip(word: str, rng: np.random.Generator) -> str:
+    """A typo of `word` that makes no other English word, drawn up to 1 + `_REDRAWS` times; the
+    word as it is when every draw made one."""
+    for _ in range(1 + _REDRAWS):
+        new = _typo(word, rng)
+        if new == word or not is_english_word(new):
+            return new
+    return word
+
+
 def perturb(text: str, rng: np.random.Generator, max_typos: int = 3) -> tuple[str, list[str]]:
     """Add 1 to `max_typos` typos (and maybe a paraphrase) to `text`.
 
@@ -71,14 +81,7 @@ def perturb(text: str, rng: np.random.Generator, max_typos: int = 3) -> tuple[st
         for k in picks:  # right to left, so earlier offsets stay valid
             start, end = words[k]
             old = text[start:end]
-            new = _typo(old, rng)
-            for _ in range(_REDRAWS):
-                if new == old or not is_english_word(new):
-                    break
-                new = _typo(old, rng)
-            else:
-                if is_english_word(new):
-                    new = old  # every slip drawn made another word: this one is left as it is
+            new = _slip(old, rng)
             text = text[:start] + new + text[end:]
             if new != old:  # a swap of two equal letters ("roll") changes nothing to report
                 changes.append(f"{old}->{new}")

@@ -305,8 +305,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
                 # A write of a plan tool that fits none of the plan's steps has wrong arguments. A
                 # read decides nothing: one the plan does not need (a padding read, a careful look
                 # at another record) is efficiency's business, not this one's.
-                off_plan = (not decoy and name in plan_tools and not on_plan and not told_wrong
-                            and c.get("kind") != "read")
+                off_plan = is_commitment(c) and name in plan_tools and not on_plan and not told_wrong
                 wrong = wrong or off_plan
                 is_judged = wrong or on_plan
             if is_judged:

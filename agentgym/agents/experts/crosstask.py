@@ -214,6 +214,12 @@ class ComeBackExpert(FollowUpExpert):
             self.place = self.when = None
         return super().act(obs, info)
 
+    def _free(self, item: str, day: str, slot: str) -> bool:
+        """Whether the booked place reads as free then (`check_availability`, read twice) and the
+        tools have not refused a booking of it then."""
+        seen = self.case.read("check_availability", copies=2, item_id=item, day=day, slot=slot)
+        return isinstance(seen, dict) and bool(seen.get("available")) and not self._refused(item, day, slot)
+
     def _refused(self, item: str, day: str, slot: str) -> bool:
         """Whether the tools refused a booking of `item` then (a read said free, the book did not)."""
         return self.case.refused("book", item_id=item, day=day, slot=slot)
@@ -272,13 +278,11 @@ class ComeBackExpert(FollowUpExpert):
             # A budget that closes the session may also name the meeting's day.
             self._best_free(item, weekday if "open on the day of the meeting" in self.request else day, slot, query)
         elif meeting:
-            seen = self.case.read("check_availability", copies=2, item_id=item, day=weekday, slot=slot)
-            if isinstance(seen, dict) and seen.get("available") and not self._refused(item, weekday, slot):
+            if self._free(item, weekday, slot):
                 self.place, self.when = (item, str(old.get("name"))), (weekday, slot)
         elif same_day:
             # The user asks to check the new time is free before it is booked.
-            seen = self.case.read("check_availability", copies=2, item_id=item, day=day, slot=same_day.group(1))
-            if isinstance(seen, dict) and seen.get("available") and not self._refused(item, day, same_day.group(1)):
+            if self._free(item, day, same_day.group(1)):
                 self.place, self.when = (item, str(old.get("name"))), (day, same_day.group(1))
         elif "next day after it" in self.request:
             later = DAYS[DAYS.index(day) + 1:] if day in DAYS else ()

@@ -31,13 +31,13 @@ class _Checks:
     def next_read(self, info: dict[str, Any]) -> str | None:
         """The read to play now (the last one again when it failed), or None once all went through."""
         sent, self._sent = self._sent, None
-        failed = any(c.get("name") == sent["name"] and c.get("arguments") == sent["arguments"]
-                     and c.get("error") is not None for c in info.get("calls", ())) if sent else False
-        # The oracle sees the noise log: a result it was sent corrupted is read again, as a
-        # careful agent checks again a result a decision rests on.
-        corrupted = sent is not None and any(e.get("kind") == "corruption" and e.get("target") == sent["name"]
-                                             for e in info.get("noise", ()))
-        if failed or corrupted:
+        # The oracle sees the noise log: a read that failed, or whose result came back corrupted,
+        # is read again, as a careful agent checks again a result a decision rests on.
+        if sent is not None and (
+                any(c.get("name") == sent["name"] and c.get("arguments") == sent["arguments"]
+                    and c.get("error") is not None for c in info.get("calls", ()))
+                or any(e.get("kind") == "corruption" and e.get("target") == sent["name"]
+                       for e in info.get("noise", ()))):
             self._reads.insert(0, sent)
         if not self._reads:
             return None
