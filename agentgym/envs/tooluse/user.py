@@ -106,6 +106,7 @@ from agentgym.envs.tooluse.detail_values import (
 )
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
+from agentgym.envs.tooluse.plan_values import job_slots, names_one, objected
 from agentgym.envs.tooluse.replies import (
     AS_SAID,
     FIX,
@@ -152,10 +153,6 @@ __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS
 #: Wrong writes that a tool could have undone after which the user gives up.
 PATIENCE = 2
 
-#: The job's parameters whose value an assistant may name when it states a plan: a currency code
-#: or a severity (the domain's own words for them), or a meeting's length in minutes.
-_JOB_SLOTS = ("currency", "severity", "duration")
-_MINUTES = re.compile(r"\b(\d{2,3})[ -]?min")
 #: How the customer's question about a plan that leaves something out begins (`what_about`).
 _BEFORE_YES = WHAT_ABOUT.split("{", 1)[0]
 
@@ -256,7 +253,7 @@ class ToolUseUser(RuleBasedUser):
         if r.open or r.salad or not r.placed or not proposes(message, self._read):
             return
         asked = {slot for q in questions(message) for slot in self._read(q).asked}
-        if any(d.slot in asked and not self._names_one(d.slot, message) for d in self._goal.details):
+        if any(d.slot in asked and not names_one(self._spec.vocabulary, d.slot, message) for d in self._goal.details):
             return
         self._last = (message, replace(r, asked=(), confirm=True, question=True, chatter=False))
 
@@ -283,21 +280,6 @@ class ToolUseUser(RuleBasedUser):
         for d in unsaid:
             self._state(d)  # agreed to: the user has now said it
         return True
-
-    def _names_one(self, slot: str, message: str) -> bool:
-        """Whether a message names one value of a job's `slot`: several ("EUR, CAD or USD", a
-        table's column) are options, and a question about the slot beside them asks which."""
-        words = self._spec.vocabulary.get(slot)
-        if words:
-            return sum(w in message for w in words) == 1
-        return self._names(slot, message)
-
-    def _names(self, slot: str, message: str) -> bool:
-        """Whether a message names some value of a job's `slot` (as `_objection` reads them)."""
-        words = self._spec.vocabulary.get(slot)
-        if words:
-            return any(w in message for w in words)
-        return slot == "duration" and _MINUTES.search(message) is not None
 
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         said = self._reply_to(r, message, turn)
@@ -478,18 +460,9 @@ class ToolUseUser(RuleBasedUser):
         user's own ("shall I pay it in EUR?" to a user who wants GBP) gets that value, as a
         person would say it; None when the message names none, or the user's among them."""
         if self._job is None:
-            self._job = tuple(slot for slot in _JOB_SLOTS if slot in self._values)
-        for slot in self._job:
-            words = self._spec.vocabulary.get(slot)
-            if words:
-                named: set[Any] = {w for w in words if w in message}
-            elif "min" in message:
-                named = {int(v) for v in _MINUTES.findall(message)}
-            else:
-                continue
-            if named and self._values[slot] not in named:
-                return self._state(next(d for d in self._goal.details if d.id == slot))
-        return None
+            self._job = job_slots(self._values)
+        slot = objected(message, self._job, self._values, self._spec.vocabulary)
+        return self._state(next(d for d in self._goal.details if d.id == slot)) if slot else None
 
     def _checked(self, values: tuple[tuple[str, str], ...]) -> tuple[set[str], list[str]]:
         """Of the values a message names: the slots the user has a detail of, and those among
