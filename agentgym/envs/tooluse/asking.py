@@ -209,6 +209,19 @@ VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:
                            r"actions?|summary)\b)", re.I)
 
 
+#: Words that ask for a value as a need of the assistant's ("I require the email address ...
+#: Kindly provide it."); a need of the customer's yes asks for that yes.
+_NEEDS_VALUE = re.compile(r"\b(?:i|we)(?:'ll| will| would| still)?\s+(?:need|require)\s+(?!(?:your\s+|a\s+)?(?:"
+                          r"confirmation|go-ahead|go ahead|approval|ok|okay|yes|consent|permission|sign-off)\b)|"
+                          r"\b(?:kindly|please)\s+(?:provide|share|send|give|tell)\b", re.I)
+
+
+def asks_value(message: str) -> bool:
+    """Whether a message asks for a value in words other than a question word's (`VALUE_REQUEST`,
+    "I'll need the email on your account", "kindly provide it")."""
+    return VALUE_REQUEST.search(message) is not None or _NEEDS_VALUE.search(message) is not None
+
+
 def _sentences(message: str, marks: str = " -*#>") -> list[str]:
     """A message's sentences, each line's list `marks` stripped."""
     return [s for line in message.splitlines() for s in SENTENCE_BREAK.split(line.strip(marks))]

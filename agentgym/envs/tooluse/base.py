@@ -247,6 +247,11 @@ class World:
         which a message names to say what it is, never to propose it; nothing by default."""
         return frozenset()
 
+    def choices(self, detail_id: str) -> tuple[str, ...]:
+        """The values a detail's subject may take (an item's variants), which a plan may name
+        for it; none by default."""
+        return ()
+
     def add(self, kind: str, data: dict[str, Any]) -> WorldRecord:
         record = WorldRecord(kind, data)
         self.records.append(record)

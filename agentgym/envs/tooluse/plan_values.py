@@ -1,23 +1,31 @@
 """The values of the job a plan names, as the tool-use user reads them: which value of a slot a
-message names (a currency code, a severity, a meeting's length in minutes), and the detail whose
-value a plan names otherwise than the user said (`objected`)."""
+message names (a currency code, a severity, a meeting's length in minutes, an item's variant),
+and the detail whose value a plan names otherwise than the user said (`objected`)."""
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Mapping
 
-__all__ = ["JOB_SLOTS", "job_slots", "names", "names_one", "objected"]
+from agentgym.envs.tooluse.base import World
+from agentgym.envs.tooluse.detail_values import ITEM_ARGS
+
+__all__ = ["JOB_SLOTS", "job_slots", "names", "names_one", "names_other_choice", "names_other_id", "objected"]
 
 #: The job's parameters whose value an assistant may name when it states a plan: a currency code
 #: or a severity (the domain's own words for them), or a meeting's length in minutes.
 JOB_SLOTS = ("currency", "severity", "duration")
 _MINUTES = re.compile(r"\b(\d{2,3})[ -]?min")
+#: An e-mail or a record's id ("O-63031"), and its kind (the id's prefix; "@" for an e-mail).
+_ID = re.compile(r"[\w.+-]+(@)[\w-]+(?:\.[\w-]+)+|\b([A-Z]{1,5}-)\d+\b")
 
 
 def job_slots(values: Mapping[str, Any]) -> tuple[str, ...]:
-    """The job's parameters the user holds a value of (their details' ids are the slots' names)."""
-    return tuple(slot for slot in JOB_SLOTS if slot in values)
+    """What of the job a plan may name a value of, of what the user holds a value of: its
+    parameters (their details' ids are the slots' names), then its items' details
+    (``variant:<item id>``)."""
+    return (*(slot for slot in JOB_SLOTS if slot in values), *(d for d in values if d.partition(":")[0] in ITEM_ARGS))
 
 
 def names_one(vocabulary: Mapping[str, tuple[str, ...]], slot: str, message: str) -> bool:
@@ -38,11 +46,16 @@ def names(vocabulary: Mapping[str, tuple[str, ...]], slot: str, message: str) ->
 
 
 def objected(message: str, job: tuple[str, ...], values: Mapping[str, Any],
-             vocabulary: Mapping[str, tuple[str, ...]]) -> str | None:
-    """The first of the `job`'s slots whose values the message names without the user's own
-    ("shall I pay it in EUR?" to a user who wants GBP); None when it names none of a slot, or
-    the user's among them."""
+             vocabulary: Mapping[str, tuple[str, ...]], world: World) -> str | None:
+    """The first of the `job`'s details whose values the message names without the user's own
+    ("shall I pay it in EUR?" to a user who wants GBP; an item's, as `names_other_choice` reads
+    them); None when it names none of a detail, or the user's among them."""
     for slot in job:
+        if ":" in slot:
+            choices = world.choices(slot)
+            if values[slot] in choices and names_other_choice(message, values[slot], choices, world.owned(slot)):
+                return slot
+            continue
         words = vocabulary.get(slot)
         if words:
             named: set[Any] = {w for w in words if w in message}
@@ -53,3 +66,43 @@ def objected(message: str, job: tuple[str, ...], values: Mapping[str, Any],
         if named and values[slot] not in named:
             return slot
     return None
+
+
+def names_other_choice(message: str, wanted: str, choices: tuple[str, ...], owned: frozenset[str]) -> bool:
+    """Whether a plan names a value of an item's detail other than the one the user wants,
+    never the wanted one ("I'll exchange it for white" to a user who wants black). A word value
+    ("white", "hardcover") counts anywhere, as a whole word, unless it is what the user has now
+    ("your white e-reader" says what it is); any value counts where the plan makes it the new one
+    ("for white", "to the 10 inch", "for size M"), where a short or numeric one ("M", "8") counts
+    only ("8 days ago" names no size)."""
+    patterns = _choice_patterns(choices)
+    if patterns[wanted][0].search(message):
+        return False
+    return any(target.search(message) or (plain and value.lower() not in owned and said.search(message))
+               for value, (said, target, plain) in patterns.items() if value != wanted)
+
+
+@lru_cache(maxsize=256)
+def _choice_patterns(choices: tuple[str, ...]) -> dict[str, tuple[re.Pattern[str], re.Pattern[str], bool]]:
+    """Per value: where a message says it, where it makes it the new value, and whether it is a
+    word a message says only as that value. A short value ("S", "XL") is matched in its own
+    case: "s" and "m" are bits of other words."""
+    out = {}
+    for value in choices:
+        plain = value.isalpha() and len(value) > 2
+        case = "(?i)" if plain else ""
+        word = re.escape(value)
+        said = re.compile(rf"{case}(?<![\w-]){word}(?![\w-])")
+        target = re.compile(rf"{case}(?<![\w-])(?i:for|to|into)\s+(?:(?i:the|a|an|size|one)\s+)*{word}(?![\w-])")
+        out[value] = (said, target, plain)
+    return out
+
+
+def names_other_id(statements: list[str], message: str) -> bool:
+    """Whether a message names an e-mail or an id of a kind the statements hold ("order
+    O-99999" to a user whose order is O-63031), other than theirs: an id of a kind the user never
+    said (an item's "I-6988") is the assistant's to know."""
+    said = {m.group(0): m.group(1) or m.group(2) for st in statements for m in _ID.finditer(st)}
+    kinds = set(said.values())
+    return bool(kinds) and any((m.group(1) or m.group(2)) in kinds and m.group(0) not in said
+                               for m in _ID.finditer(message))

@@ -80,6 +80,7 @@ from agentgym.envs.tooluse.asking import (
     asking_sentences,
     asks_answer,
     asks_facts_only,
+    asks_value,
     asks_yes,
     claims,
     offers_more,
@@ -106,7 +107,7 @@ from agentgym.envs.tooluse.detail_values import (
 )
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
-from agentgym.envs.tooluse.plan_values import job_slots, names_one, objected
+from agentgym.envs.tooluse.plan_values import job_slots, names_one, names_other_id, objected
 from agentgym.envs.tooluse.replies import (
     AS_SAID,
     FIX,
@@ -179,8 +180,8 @@ class ToolUseUser(RuleBasedUser):
         self._seen: list[WorldRecord] = []
         self._spec = load_domains()[task.domain]
         self._values = {d.id: v for d in self._goal.details if (v := detail_value(task, d)) is not None}
-        #: The job's parameters a plan may name a value of (`_objection`; their details' ids are
-        #: the slots' names), found on first need: most episodes never need them.
+        #: The details of the job a plan may name a value of (`_objection`: its parameters, whose
+        #: ids are the slots' names, and its items'), found on first need: most episodes never need them.
         self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
         self._tier = is_tier(task)
@@ -406,7 +407,11 @@ class ToolUseUser(RuleBasedUser):
         if r.asked and not (r.open and self._said_all(r.asked)):
             if self._plan_meets_unsaid(r, message):
                 return self._confirmation(message)
-            said = self._answer(r.asked, r.values)
+            plan_words = self._plan_words(r.asked, message) if r.values and (r.confirm or r.question) else ()
+            said = self._answer(r.asked, r.values, plan_words)
+            if said == RIGHT and plan_words and not r.confirm:
+                # A read-back that leaves a slot to its plan's words still names nothing else.
+                return self._objection(message) or said
             # A plan that names the user's own values and asks to go ahead gets the answer to that.
             return self._confirmation(message) if said == RIGHT and r.confirm else said
         # A question that asks to go ahead and claims nothing reports nothing done ("Plan: refund
@@ -424,7 +429,8 @@ class ToolUseUser(RuleBasedUser):
         if r.chatter:
             return SMALL_TALK
         if r.question:
-            text = self._objection(message) or (RIGHT if self._restates(r.values) else "")
+            text = self._objection(message) or " ".join(self._state(d) for d in self._other_id(message)) or (
+                RIGHT if self._restates(r.values) else "")
             if not text and (CHECKS_WORK.search(message) or not self._tier and claims(message, self._read)):
                 # Asked to look at the work, or asked anything about work claimed done ("I've
                 # taken care of it. Is that alright?"): the user says what it sees.
@@ -457,12 +463,13 @@ class ToolUseUser(RuleBasedUser):
 
     def _objection(self, message: str) -> str | None:
         """A plan the assistant states or asks to confirm with a value of the job other than the
-        user's own ("shall I pay it in EUR?" to a user who wants GBP) gets that value, as a
-        person would say it; None when the message names none, or the user's among them."""
+        user's own ("shall I pay it in EUR?" to a user who wants GBP, "I'll exchange it for white"
+        to one who wants black) gets that value, as a person would say it; None when the message
+        names none, or the user's among them."""
         if self._job is None:
             self._job = job_slots(self._values)
-        slot = objected(message, self._job, self._values, self._spec.vocabulary)
-        return self._state(next(d for d in self._goal.details if d.id == slot)) if slot else None
+        did = objected(message, self._job, self._values, self._spec.vocabulary, self._world)
+        return self._state(next(d for d in self._goal.details if d.id == did)) if did else None
 
     def _checked(self, values: tuple[tuple[str, str], ...]) -> tuple[set[str], list[str]]:
         """Of the values a message names: the slots the user has a detail of, and those among
@@ -496,21 +503,24 @@ class ToolUseUser(RuleBasedUser):
             return UserTurn(WRONG_PLAIN)
         return UserTurn(self._pick(NOT_DONE).format(reason=reason))
 
-    def _answer(self, asked: tuple[str, ...], values: tuple[tuple[str, str], ...] = ()) -> str:
+    def _answer(self, asked: tuple[str, ...], values: tuple[tuple[str, str], ...] = (),
+                plan_words: tuple[str, ...] = ()) -> str:
         """What the user says to a question about `asked`: each detail it has of them. A
         question that names a value for every asked slot the user has a detail of restates what
         it said ("so, in CHF?"): the user confirms it when every value named agrees, and states
         an asked one that differs (a value named beside the question, such as a service called
-        "email", is not one). "I don't know" only when it has nothing to say about any slot
-        asked (a question about the currency "for the total" is answered with the currency)."""
+        "email", is not one). An asked slot among `plan_words` needs no value named: a read-back
+        speaks of "order O-63031" or "the e-reader" as the plan's own words. "I don't know" only
+        when it has nothing to say about any slot asked (a question about the currency "for the
+        total" is answered with the currency)."""
         details = self._goal.details
         values = self._proposed(values)
-        if values and all(any(s == slot for s, _ in values) or not any(d.slot == slot for d in details)
-                          for slot in asked):
+        if values and all(any(s == slot for s, _ in values) or slot in plan_words
+                          or not any(d.slot == slot for d in details) for slot in asked):
             held, wrong = self._checked(values)
             if any(slot in asked for slot in wrong):
                 return " ".join(self._state(d) for d in details if d.slot in wrong and d.slot in asked)
-            if held & set(asked) and not wrong:
+            if not wrong and (held & set(asked) or held and plan_words):
                 for d in details:
                     if d.slot in held:
                         self._state(d)  # confirmed: the user has now said it
@@ -521,6 +531,22 @@ class ToolUseUser(RuleBasedUser):
         unsaid = [d for d in wanted if d.id not in self._revealed]
         out = [self._state(d) for d in (unsaid or wanted)]
         return " ".join(out) if out else self._pick(UNKNOWN)
+
+    def _plan_words(self, asked: tuple[str, ...], message: str) -> tuple[str, ...]:
+        """The asked slots a yes-or-no question names as its plan's words ("order O-63031, the
+        e-reader, for black - correct?"): those the user has said, that no question asks the
+        value of ("which order?"), in a message that asks for no value otherwise ("please confirm
+        your e-mail", "I'll need your e-mail") and names no id of theirs but theirs ("order
+        O-99999" is no plan's word: the user says which order)."""
+        if asks_value(message) or self._other_id(message):
+            return ()
+        valued = {slot for q in questions(message) if QUESTION_WORD.search(q) for slot in self._read(q).asked}
+        return tuple(slot for slot in asked if slot not in valued and self._said_all((slot,)))
+
+    def _other_id(self, message: str) -> list[Detail]:
+        """The user's details whose e-mail or id the message names otherwise ("order O-99999" to
+        a user whose order is O-63031)."""
+        return [d for d in self._goal.details if names_other_id([d.statement], message)]
 
     def _said_all(self, asked: tuple[str, ...]) -> bool:
         """Whether the user has stated every detail it has of the slots `asked`."""

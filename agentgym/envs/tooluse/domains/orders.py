@@ -153,6 +153,13 @@ class OrdersWorld(World):
             return frozenset()
         return frozenset(i.variant.lower() for o in self.orders.values() for i in o.items if i.id == item_id)
 
+    def choices(self, detail_id: str) -> tuple[str, ...]:
+        """The variants of the item an exchange detail (``variant:<item id>``) is about."""
+        slot, _, item_id = detail_id.partition(":")
+        if slot != "variant":
+            return ()
+        return next((_PRODUCTS[i.product][2] for o in self.orders.values() for i in o.items if i.id == item_id), ())
+
     def refund_amount(self, item: Item) -> int:
         """What a refund of `item` pays (cents): its price, less the restocking fee of an opened
         item where its category has one (the fee rounded to the cent, half up); an item that
