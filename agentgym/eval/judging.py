@@ -277,7 +277,10 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
     valid = attempts = right = judged = useful = spent = precise = scored = 0
     done = [False] * len(plan.steps)
     succeeded: dict[str, list[Any]] = defaultdict(list)
+    read_at: dict[str, list[tuple[Any, int]]] = defaultdict(list)  # each successful read's arguments and turn
+    checked: dict[str, list[Any]] = defaultdict(list)  # the reads given their one free check
     plan_tools = set(plan.by_name) | set(old.by_name)
+    last_write = max((k for k, c in enumerate(e.calls) if is_commitment(c)), default=-1)
     for k, c in enumerate(e.calls):
         injected = bool(c.get("injected"))
         if not injected:
@@ -312,7 +315,15 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
                 judged += 1
                 right += not wrong
         open_hits = [i for i in hits if not done[i]]
-        is_useful = error is None and on_plan and not repeat
+        # The brief asks to check again a value a write rests on: the first repeat of a plan's
+        # read, in a later turn than the read it checks (its result seen) and before a later
+        # write, is that check, and as useful as the read; any other repeat decides nothing new.
+        turn = c.get("turn", 0)
+        check = repeat and on_plan and k < last_write and not is_commitment(c) and \
+            any(a == args and t < turn for a, t in read_at[name]) and all(a != args for a in checked[name])
+        if check:
+            checked[name].append(args)
+        is_useful = error is None and on_plan and (not repeat or check)
         if not injected:
             spent += 1
             scored += 1
@@ -322,6 +333,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
         completes = None
         if _ok(c):
             succeeded[name].append(args)
+            read_at[name].append((args, turn))
             if open_hits:
                 done[open_hits[0]] = True
                 completes = open_hits[0]

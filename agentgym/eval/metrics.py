@@ -16,9 +16,9 @@ The definitions, in short:
   contradict nothing the user stated, no tool refused them, and a call of a plan tool fits a step
   of the plan; a value a tool returned corrupted is what the agent was told); efficiency (valid
   calls that advance the gold plan: they succeed, match a step of the plan, or of a plan a goal
-  shift replaced, and repeat no call that already succeeded); recall (gold steps done). A
-  verification re-read is neither incorrect nor free: it decides nothing new, and it is not
-  efficient.
+  shift replaced, and repeat no call that already succeeded, but for the one check of a read
+  the briefs ask for before a write); recall (gold steps done). Any other re-read is neither
+  incorrect nor free: it decides nothing new, and it is not efficient.
 - recovery: each fault is tied to what it hits (``hits`` in the noise log). A tool failure is
   recovered when a later successful call completes the step it hit; a corrupted result when
   the step consuming the corrupted value is later completed with the true value and the
@@ -178,7 +178,9 @@ def tool_accuracy(
     - efficiency: valid non-injected calls that advance the work over valid non-injected calls:
       a call that succeeded on a real tool (not a decoy), matches a step of the gold plan or of
       a plan a goal shift replaced, and repeats no call that already succeeded (same tool, equal
-      arguments: a verification re-read, a duplicate). So a re-read is correct but not free.
+      arguments: a duplicate), but for one check of each plan read, in a later turn and before a
+      later write (the briefs ask to check again a value a write rests on). So any other re-read
+      is correct but not free.
     - recall: gold steps completed by a successful call over gold steps.
     - precision and F1 (legacy): valid non-injected calls matching a gold step not yet done (or
       of a replaced plan), and the harmonic mean of that precision and recall.

@@ -129,7 +129,7 @@ def test_judge_episode_says_what_each_call_counted_for() -> None:
         call(1, "search"),
         call(2, "check", arguments={"item_id": "z", "day": "mon"}),
         call(3, "check"),
-        call(4, "check"),  # a repeat
+        call(4, "check"),  # a repeat: the check the brief asks for before a write
         call(5, "get_details", arguments={"item_id": "a"}),  # no plan needs it
         call(6, "book", error="TOOL_ERROR", arguments={**BOOK, "item_id": "zz"}),  # refused
         call(7, "book", contradicts=("area",)),
@@ -141,7 +141,7 @@ def test_judge_episode_says_what_each_call_counted_for() -> None:
     assert [c.index for c in v.calls] == list(range(9))
     assert by_turn[1].right and by_turn[1].useful and by_turn[1].completes == 0 and by_turn[1].steps == (0,)
     assert by_turn[2].right and by_turn[2].completes == 1 and by_turn[3].completes is None
-    assert by_turn[4].repeat and not by_turn[4].judged and by_turn[4].right is None and by_turn[4].useful is False
+    assert by_turn[4].repeat and not by_turn[4].judged and by_turn[4].right is None and by_turn[4].useful is True
     assert not by_turn[5].judged and by_turn[5].useful is False
     assert by_turn[6].right is False and "refused (TOOL_ERROR)" in by_turn[6].wrong_because
     assert by_turn[7].right is False and by_turn[7].wrong_because == ("contradicts area",)
@@ -241,7 +241,7 @@ def test_validity_correctness_efficiency_recall() -> None:
         call(1, "search"),
         call(2, "check", arguments={"item_id": "z", "day": "mon"}),  # exploring another place: on plan
         call(3, "check"),
-        call(4, "check"),  # the same call again: a re-read, correct but not efficient
+        call(4, "check"),  # the same call again before the write: the check the brief asks for
         call(5, "get_details", arguments={"item_id": "a"}),  # no step of the plan: not efficient
         call(6, "book", error="TOOL_ERROR", arguments={**BOOK, "item_id": "zz"}),  # refused: incorrect
         call(7, "book"),
@@ -250,8 +250,25 @@ def test_validity_correctness_efficiency_recall() -> None:
     assert out["validity"]["value"] == pytest.approx(7 / 8) and out["validity"]["n"] == 8
     # The repeat decides nothing new and get_details is no plan tool: neither is judged.
     assert out["correctness"]["value"] == pytest.approx(4 / 5) and out["correctness"]["n"] == 5
-    assert out["efficiency"]["value"] == pytest.approx(4 / 7)  # search, check z, check a, book
+    assert out["efficiency"]["value"] == pytest.approx(5 / 7)  # search, check z, check a (twice), book
     assert out["recall"]["value"] == 1.0 and out["recall"]["n"] == 3
+
+
+def test_one_check_of_a_read_before_a_write_is_efficient_and_no_other_repeat() -> None:
+    rec = make_record([
+        call(1, "search"),
+        call(1, "search", index=1),  # the same turn: its result not yet seen, no check
+        call(2, "check"),
+        call(3, "check"),  # the check the brief asks for
+        call(4, "check"),  # a second check: padding
+        call(4, "get_details", arguments={"item_id": "a"}),
+        call(5, "get_details", arguments={"item_id": "a"}),  # a check of a read no plan needs
+        call(6, "book"),
+        call(7, "search"),  # first repeat of the search, but after the last write: no check
+    ], success=True)
+    useful = [c.useful for c in judge_episode(rec).calls]
+    assert useful == [True, False, True, True, False, False, False, True, False]
+    assert tool_accuracy([rec])["efficiency"]["value"] == pytest.approx(4 / 9)
 
 
 def test_recall_is_not_success() -> None:
