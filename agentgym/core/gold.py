@@ -9,7 +9,9 @@ it) or one operator object:
 - ``{"if_given": spec}``: the argument may be left out; when given it must match `spec`;
 - ``{"at_least": x}`` / ``{"at_most": x}``: a number no smaller / no larger than `x`;
 - ``{"subset_of": [v, ...]}``: a list whose every item is one of the values;
-- ``{"any": true}``: present, with any value (free text such as a summary).
+- ``{"any": true}``: present, with any value (free text such as a summary);
+- ``{"words_of": "Elena Abbott"}``: a string of one or more of the value's words, in any case and
+  order (a search by a full or partial name: "Abbott", "elena abbott").
 
 Equality is JSON equality, except that a boolean never equals a number. The noise wrappers tie
 each fault to the step it hits with these rules, and the metrics judge recovery and tool
@@ -18,13 +20,15 @@ accuracy with the same ones, so the two can never disagree on what a step is.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "contains_value", "leaves", "matching_steps",
            "plan_calls"]
 
 #: The operator keys of an argument spec.
-OPERATORS = frozenset({"any_of", "if_given", "at_least", "at_most", "subset_of", "any"})
+OPERATORS = frozenset({"any_of", "if_given", "at_least", "at_most", "subset_of", "any", "words_of"})
+_WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")
 
 
 def same(a: Any, b: Any) -> bool:
@@ -63,7 +67,14 @@ def arg_matches(got: Any, spec: Any) -> bool:
         return _number(got) and got <= want
     if op == "subset_of":
         return isinstance(got, list) and all(any(same(g, w) for w in want) for g in got)
+    if op == "words_of":
+        return isinstance(got, str) and isinstance(want, str) and _words_of(got, want)
     return True  # "any"
+
+
+def _words_of(got: str, want: str) -> bool:
+    words = _WORD.findall(got.lower())
+    return bool(words) and set(words) <= set(_WORD.findall(want.lower()))
 
 
 def call_matches(name: str, arguments: Mapping[str, Any] | None, gold_call: Mapping[str, Any]) -> bool:
@@ -113,11 +124,12 @@ def leaves(value: Any) -> Iterable[Any]:
 
 
 def _spec_values(spec: Any) -> Iterable[Any]:
-    """The concrete values a spec names (the literal, each ``any_of`` or ``subset_of`` value)."""
+    """The concrete values a spec names (the literal, each ``any_of`` or ``subset_of`` value, the
+    ``words_of`` value whole)."""
     op = _operator(spec)
     if op is None:
         yield from leaves(spec)
-    elif op in ("any_of", "subset_of"):
+    elif op in ("any_of", "subset_of", "words_of"):
         yield from leaves(spec[op])
     elif op == "if_given":
         yield from _spec_values(spec[op])
@@ -125,8 +137,8 @@ def _spec_values(spec: Any) -> Iterable[Any]:
 
 def carries(gold_call: Mapping[str, Any], value: Any, *, options: bool = True) -> bool:
     """Whether a gold step's arguments consume `value`: it is a literal argument or an item of a
-    list argument, or (with `options`) one of an ``any_of`` or ``subset_of``; bounds and ``any``
-    name no value."""
+    list argument, or (with `options`) one of an ``any_of`` or ``subset_of``, or a ``words_of``'s
+    value; bounds and ``any`` name no value."""
     return any(same(v, value) for spec in (gold_call.get("arguments") or {}).values()
                for v in (_spec_values(spec) if options else _literal_values(spec)))
 

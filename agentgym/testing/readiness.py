@@ -142,7 +142,7 @@ def _concrete(key: str, spec: Any, later: list[dict[str, Any]], schema: Mapping[
         return False, None
     if op == "any_of":
         return bool(want), want[0] if want else None
-    if op in ("at_least", "at_most"):
+    if op in ("at_least", "at_most", "words_of"):
         return True, want
     if op == "subset_of":
         return True, []

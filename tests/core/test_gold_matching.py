@@ -15,7 +15,8 @@ _VALUES = st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from([0.0,
 _SPECS = _VALUES | st.builds(lambda op, v: {op: v}, st.sampled_from(["any_of", "subset_of"]),
                              st.lists(st.sampled_from(["a", "b", 1, True, 1.0]), max_size=3)) \
     | st.builds(lambda op, v: {op: v}, st.sampled_from(["at_least", "at_most"]), st.integers(-1, 1)) \
-    | st.builds(lambda v: {"if_given": v}, _VALUES) | st.just({"any": True})
+    | st.builds(lambda v: {"if_given": v}, _VALUES) | st.just({"any": True}) \
+    | st.builds(lambda v: {"words_of": v}, st.sampled_from(["a", "a b", "b 1"]))
 _KEYS = st.sampled_from(["x", "y", "z"])
 
 
@@ -35,3 +36,12 @@ def test_call_matches_equals_matching_every_argument(arguments: dict[str, Any], 
     gold_call = {"name": "f", "arguments": specs}
     assert call_matches(name, arguments, gold_call) == _plain(name, arguments, gold_call)
     assert call_matches(name, None, gold_call) is False
+
+
+def test_words_of_takes_a_full_or_partial_name() -> None:
+    spec = {"words_of": "Elena Abbott"}
+    for query in ("Elena Abbott", "abbott", "ELENA", "Abbott, Elena", " elena  abbott "):
+        assert arg_matches(query, spec), query
+    for query in ("", "  ", "Abb", "Elena Abbot", "Elena Abbott Smith", "a", 3, None, ["Elena"]):
+        assert not arg_matches(query, spec), query
+    assert call_matches("find", {"query": "Abbott"}, {"name": "find", "arguments": {"query": spec}})

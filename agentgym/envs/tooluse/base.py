@@ -139,6 +139,10 @@ class Effect:
 #: Gold-plan arguments that are prose (an incident's summary): any text is the step's, so the
 #: plan lists them as ``{"any": true}`` (`agentgym.core.gold`), never as the solver's wording.
 FREE_TEXT_ARGUMENTS = frozenset({"summary"})
+#: Gold-plan arguments that search by a full or partial name (`find_employee`, `find_person`): a
+#: query of some of the name's words is the step's, so the plan lists ``{"words_of": name}``.
+NAME_QUERY_ARGUMENTS = frozenset({"query"})
+_SPECIFIED = FREE_TEXT_ARGUMENTS | NAME_QUERY_ARGUMENTS
 
 
 @dataclass(slots=True)
@@ -151,9 +155,10 @@ class Step:
 
     def to_dict(self) -> dict[str, Any]:
         arguments = self.arguments
-        if FREE_TEXT_ARGUMENTS.isdisjoint(arguments):  # most steps: a copy, in C
+        if _SPECIFIED.isdisjoint(arguments):  # most steps: a copy, in C
             return {"name": self.name, "arguments": dict(arguments)}
-        args = {k: ({"any": True} if k in FREE_TEXT_ARGUMENTS else v) for k, v in arguments.items()}
+        args = {k: ({"any": True} if k in FREE_TEXT_ARGUMENTS else {"words_of": v} if k in NAME_QUERY_ARGUMENTS else v)
+                for k, v in arguments.items()}
         return {"name": self.name, "arguments": args}
 
 
