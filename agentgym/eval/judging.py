@@ -271,16 +271,44 @@ def _corrupted_values(e: JudgedEpisode) -> list[tuple[int, Any]]:
     return out
 
 
+class _Checks:
+    """The repeats of a plan's read that are as useful as the read: the briefs ask to check
+    again a value a write rests on, so one repeat of a read seen in an earlier turn, made before
+    a later write, is that check, and each result of it that came back corrupted earns one more
+    read (the tie-break between two results that disagree). Any other repeat decides nothing new."""
+
+    def __init__(self, calls: Sequence[Mapping[str, Any]], corrupted: list[tuple[int, Any]]) -> None:
+        self._last_write = max((k for k, c in enumerate(calls) if is_commitment(c)), default=-1)
+        self._corrupted = {k for k, _ in corrupted}
+        self._reads: dict[str, list[tuple[Any, int, bool]]] = defaultdict(list)  # arguments, turn, corrupted
+        self._granted: dict[str, list[Any]] = defaultdict(list)
+
+    def read(self, k: int, c: Mapping[str, Any]) -> None:
+        """Note a call that succeeded."""
+        self._reads[c.get("name", "")].append((c.get("arguments"), c.get("turn", 0), k in self._corrupted))
+
+    def grant(self, k: int, c: Mapping[str, Any]) -> bool:
+        """Whether a repeat of a plan's call (the `k`-th call) is one of the useful ones."""
+        if k >= self._last_write or is_commitment(c):
+            return False
+        name, args, turn = c.get("name", ""), c.get("arguments"), c.get("turn", 0)
+        earlier = [(t, bad) for a, t, bad in self._reads[name] if a == args]
+        allowed = any(t < turn for t, _ in earlier) + sum(bad for _, bad in earlier)
+        granted = self._granted[name]
+        if sum(a == args for a in granted) >= allowed:
+            return False
+        granted.append(args)
+        return True
+
+
 def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tuple[int, Any]],
                  verdicts: list["CallVerdict"] | None = None) -> ToolCounts:
     """The episode's `ToolCounts`, and, into `verdicts` when given, what each call counted for."""
     valid = attempts = right = judged = useful = spent = precise = scored = 0
     done = [False] * len(plan.steps)
     succeeded: dict[str, list[Any]] = defaultdict(list)
-    read_at: dict[str, list[tuple[Any, int]]] = defaultdict(list)  # each successful read's arguments and turn
-    checked: dict[str, list[Any]] = defaultdict(list)  # the reads given their one free check
+    checks = _Checks(e.calls, corrupted)
     plan_tools = set(plan.by_name) | set(old.by_name)
-    last_write = max((k for k, c in enumerate(e.calls) if is_commitment(c)), default=-1)
     for k, c in enumerate(e.calls):
         injected = bool(c.get("injected"))
         if not injected:
@@ -315,15 +343,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
                 judged += 1
                 right += not wrong
         open_hits = [i for i in hits if not done[i]]
-        # The brief asks to check again a value a write rests on: the first repeat of a plan's
-        # read, in a later turn than the read it checks (its result seen) and before a later
-        # write, is that check, and as useful as the read; any other repeat decides nothing new.
-        turn = c.get("turn", 0)
-        check = repeat and on_plan and k < last_write and not is_commitment(c) and \
-            any(a == args and t < turn for a, t in read_at[name]) and all(a != args for a in checked[name])
-        if check:
-            checked[name].append(args)
-        is_useful = error is None and on_plan and (not repeat or check)
+        is_useful = error is None and on_plan and (not repeat or checks.grant(k, c))
         if not injected:
             spent += 1
             scored += 1
@@ -333,7 +353,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
         completes = None
         if _ok(c):
             succeeded[name].append(args)
-            read_at[name].append((args, turn))
+            checks.read(k, c)
             if open_hits:
                 done[open_hits[0]] = True
                 completes = open_hits[0]

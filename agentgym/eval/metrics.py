@@ -179,8 +179,8 @@ def tool_accuracy(
       a call that succeeded on a real tool (not a decoy), matches a step of the gold plan or of
       a plan a goal shift replaced, and repeats no call that already succeeded (same tool, equal
       arguments: a duplicate), but for one check of each plan read, in a later turn and before a
-      later write (the briefs ask to check again a value a write rests on). So any other re-read
-      is correct but not free.
+      later write (the briefs ask to check again a value a write rests on), and one more read per
+      corrupted result of it. So any other re-read is correct but not free.
     - recall: gold steps completed by a successful call over gold steps.
     - precision and F1 (legacy): valid non-injected calls matching a gold step not yet done (or
       of a replaced plan), and the harmonic mean of that precision and recall.

@@ -127,9 +127,19 @@ def _ratio(num: int, den: int) -> str:
     return f"{num}/{den}" if den else "n/a"
 
 
+def _why_not_useful(c: Any) -> str:
+    """Why a valid call did not count as useful in efficiency (a `CallVerdict`)."""
+    if c.decoy:
+        return "a decoy tool"
+    if c.repeat:
+        return "a repeat: one check of a read before a write counts, and one more read per corrupted result"
+    return "no step of the plan" if not c.steps else "it failed"
+
+
 def tool_accounting(summary: dict[str, Any]) -> list[str]:
     """What the episode's tool calls counted for in tool-call accuracy (docs/METRICS.md): the
-    four rates, each call that was judged wrong and why, and the gold steps left undone."""
+    four rates, each call that was judged wrong and why, the calls that were not useful and why,
+    and the gold steps left undone."""
     from agentgym.eval.judging import judge_episode
 
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
@@ -139,6 +149,12 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
     for c in verdict.calls:
         if c.judged and not c.right:
             lines.append(f"  wrong: turn {c.turn} {c.name}: {'; '.join(c.wrong_because)}")
+    spent: dict[str, list[str]] = {}
+    for c in verdict.calls:
+        if c.useful is False:
+            spent.setdefault(_why_not_useful(c), []).append(f"turn {c.turn} {c.name}")
+    for why, calls in spent.items():
+        lines.append(f"  not efficient ({why}): {', '.join(calls)}")
     gold = summary.get("gold")
     steps = gold.get("calls") if isinstance(gold, dict) else None
     if steps:

@@ -271,6 +271,17 @@ def test_one_check_of_a_read_before_a_write_is_efficient_and_no_other_repeat() -
     assert tool_accuracy([rec])["efficiency"]["value"] == pytest.approx(4 / 9)
 
 
+def test_a_corrupted_result_earns_one_more_read_of_it() -> None:
+    # Two results that disagree (one corrupted) are settled by a third read: as useful as the
+    # check; a fourth read is padding. Without the corruption the third read would be padding too.
+    calls = [call(1, "search"), call(2, "check"), call(3, "check"), call(4, "check"), call(5, "check"),
+             call(6, "book")]
+    rec = make_record(calls, noise=[fault("corruption", 2, "check", to="b")], success=True)
+    assert [c.useful for c in judge_episode(rec).calls] == [True, True, True, True, False, True]
+    plain = make_record(calls, success=True)
+    assert [c.useful for c in judge_episode(plain).calls] == [True, True, True, False, False, True]
+
+
 def test_recall_is_not_success() -> None:
     # A booking without the reads a sound agent makes completes one step of three.
     rec = make_record([call(1, "book")], success=True)

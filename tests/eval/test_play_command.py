@@ -97,3 +97,14 @@ def test_read_actions_and_tool_lines(tmp_path):
         "type": "object", "required": ["item_id"], "properties": {
             "item_id": {"type": "string"}, "slot": {"type": ["string", "null"], "enum": ["morning", None]}}}}}
     assert tool_lines([schema]) == ['  book(item_id: string, [slot: "morning"]): Book it.']
+
+
+def test_the_accounting_says_why_a_call_was_not_useful():
+    from test_metrics import call, make_record
+
+    rec = make_record([call(1, "search"), call(1, "get_details", arguments={"item_id": "a"}), call(2, "check"),
+                       call(3, "check"), call(4, "check"), call(5, "book")], success=True)
+    lines = tool_accounting(rec["metrics"])
+    assert lines[0].endswith("efficiency 4/6, recall 3/3"), lines
+    assert "  not efficient (no step of the plan): turn 1 get_details" in lines, lines
+    assert any(x.startswith("  not efficient (a repeat: one check") and x.endswith(": turn 4 check") for x in lines), lines
