@@ -76,26 +76,26 @@ def names_other_choice(message: str, wanted: str, choices: tuple[str, ...], owne
     ("for white", "to the 10 inch", "for size M"), where a short or numeric one ("M", "8") counts
     only ("8 days ago" names no size)."""
     patterns = _choice_patterns(choices)
-    if patterns[wanted][0].search(message):
+    if any(value == wanted and said.search(message) for value, said, _, _ in patterns):
         return False
     return any(target.search(message) or (plain and value.lower() not in owned and said.search(message))
-               for value, (said, target, plain) in patterns.items() if value != wanted)
+               for value, said, target, plain in patterns if value != wanted)
 
 
 @lru_cache(maxsize=256)
-def _choice_patterns(choices: tuple[str, ...]) -> dict[str, tuple[re.Pattern[str], re.Pattern[str], bool]]:
-    """Per value: where a message says it, where it makes it the new value, and whether it is a
-    word a message says only as that value. A short value ("S", "XL") is matched in its own
-    case: "s" and "m" are bits of other words."""
-    out = {}
+def _choice_patterns(choices: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str], re.Pattern[str], bool], ...]:
+    """Per value: the value, where a message says it, where it makes it the new value, and
+    whether it is a word a message says only as that value. A short value ("S", "XL") is matched
+    in its own case: "s" and "m" are bits of other words."""
+    out = []
     for value in choices:
         plain = value.isalpha() and len(value) > 2
         case = "(?i)" if plain else ""
         word = re.escape(value)
         said = re.compile(rf"{case}(?<![\w-]){word}(?![\w-])")
         target = re.compile(rf"{case}(?<![\w-])(?i:for|to|into)\s+(?:(?i:the|a|an|size|one)\s+)*{word}(?![\w-])")
-        out[value] = (said, target, plain)
-    return out
+        out.append((value, said, target, plain))
+    return tuple(out)
 
 
 def names_other_id(statements: list[str], message: str) -> bool:
