@@ -710,3 +710,15 @@ def test_book_meeting_says_the_organiser_is_listed_among_the_attendees_as_it_che
     not that they are among the attendees (read as added by the tool: CrossTask 7102 T23)."""
     summary = load_domains()["calendar"].toolkit.tool_specs()["book_meeting"].description.splitlines()[0]
     assert "list your own id among the attendees" in summary
+
+
+def test_sum_amounts_subtracts_a_negative_amount() -> None:
+    # A cross-task follow-up asks what is left of an allowance once a payment is out (CrossTask
+    # 7162, 7200): the adding tool takes the payment as a negative amount.
+    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="easy", domain="finance")
+    env.reset(seed=3)
+    for amounts, total in (([2601.38, -595.55], 2005.83), ([-10.5], -10.5), ([0.1, 0.2, -0.3], 0.0)):
+        obs, *_ = env.step(json.dumps({"name": "sum_amounts", "arguments": {"amounts": amounts}}))
+        assert json.loads(obs.split("] ", 1)[1])["total"] == total, obs
+    obs, *_ = env.step(json.dumps({"name": "sum_amounts", "arguments": {"amounts": [-20_000_000.0]}}))
+    assert "error" in obs.lower(), obs

@@ -89,6 +89,8 @@ Currency = Literal[tuple(_V.currencies)]  # type: ignore[valid-type]
 Id = Annotated[str, MaxLen(32)]
 Month = Annotated[str, MaxLen(16)]
 Amount = Annotated[float, Bounds(ge=0, le=10_000_000)]
+#: An amount to add up, negative to subtract (what is left of an allowance once a payment is out).
+Term = Annotated[float, Bounds(ge=-10_000_000, le=10_000_000)]
 DateStr = Annotated[str, MaxLen(16)]
 
 #: First day number and length of each month of the vocabulary (January = month 1).
@@ -261,11 +263,11 @@ class FinanceToolkit(ToolUseToolkit):
         return {"amount": money(out), "currency": to_currency, "rate": rate, "date": date}
 
     @tool(kind=READ)
-    def sum_amounts(self, amounts: Annotated[list[Amount], MaxLen(50)]) -> dict[str, Any]:
-        """Add up amounts exactly, to the cent.
+    def sum_amounts(self, amounts: Annotated[list[Term], MaxLen(50)]) -> dict[str, Any]:
+        """Add up amounts exactly, to the cent (a negative amount subtracts).
 
         Args:
-            amounts: The amounts to add (at most 2 decimals each).
+            amounts: The amounts to add (at most 2 decimals each; negative to subtract).
         """
         return {"total": money(sum(cents(a) for a in amounts)), "count": len(amounts)}
 
