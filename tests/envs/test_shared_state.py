@@ -78,6 +78,7 @@ SHARED: dict[str, str] = {
     "agentgym.noise.spec._parse_text": "parsed noise specs, read only; parse_noise hands out copies",
     "agentgym.envs.tooluse.user_words.protected_words": "a compiled pattern per domain, read only",
     "agentgym.envs.tooluse.detail_values.statement_words": "a str per statement",
+    "agentgym.envs.tooluse.plan_values._salient": "a tuple of str per statement",
     "agentgym.envs.tooluse.plan_values._choice_patterns": "a tuple of compiled patterns per tuple of an item's "
                                                           "variants, read only",
     "agentgym.envs.dialog.typos._kept": "a compiled pattern per domain, read only",

@@ -5,7 +5,8 @@ A playtest (ToolUse 7197, train, easy) read back "order O-63031, item I-6988, th
 white, to be exchanged for the same e-reader in black - correct? ... Shall I go ahead with the
 exchange?" and got the request restated instead of a yes; a plan that exchanged the e-reader for
 white, to a user who wants black, got "Yes, please go ahead." Episodes of train/easy, one per
-kind of variant: words (seeds 7197 and 12), sizes (97) and numbers (140).
+kind of variant: words (seeds 7197 and 12), sizes (97) and numbers (140); and read-backs of the
+other domains' requests (seed 3: finance, calendar; ops on the test split).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from agentgym.envs.tooluse.replies import RIGHT, YES
 BLACK = "I'd like the black e-reader instead."
 
 
-def _reply(seed: int, message: str) -> str:
-    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="easy")
+def _reply(seed: int, message: str, **kwargs: str) -> str:
+    env = gym.make("AgentRL/ToolUse-v0", **{"split": "train", "difficulty": "easy", **kwargs})
     env.reset(seed=seed)
     return env.step(message)[4]["messages"][-1]["content"]
 
@@ -94,6 +95,44 @@ def test_a_read_back_that_asks_for_a_value_gets_the_value(message: str) -> None:
     assert _reply(7197, message) not in YES
 
 
+# Seed 3 (train, easy): Kavya Haddad (E-897), approved June 2025 expenses, in EUR; a 60-minute
+# call "Quarterly planning" with Leila Tran on Thursday 2025-07-31. Test split, ops: an alert on
+# email, filed as sev2, no rollback (said when asked).
+@pytest.mark.parametrize(("domain", "message"), [
+    ("finance", "Just to confirm: Kavya Haddad (E-897), approved June 2025 expenses, total in EUR - correct?"),
+    ("finance", "Reading it back: employee E-897, month 2025-06, currency EUR. Correct?"),
+    ("finance", "I'll submit 715.82 EUR as the amount owed to Kavya Haddad for June 2025 - shall I go ahead?"),
+    ("calendar", 'To confirm: a 60-minute call titled "Quarterly planning" with Leila Tran on Thursday 2025-07-31 - '
+                 'correct?'),
+    ("calendar", "So: Quarterly planning, 60 min, Leila Tran, 2025-07-31. Right?"),
+    ("ops", "To confirm: the alert is on email, and you want it filed as sev2 - correct?"),
+])
+def test_read_backs_in_every_domain_get_a_yes(domain: str, message: str) -> None:
+    split = "test" if domain == "ops" else "train"
+    assert _reply(3, message, split=split, domain=domain) in YES
+
+
+@pytest.mark.parametrize(("domain", "message", "detail"), [
+    ("finance", "Reading it back: employee E-897, month 2025-06, currency USD. Correct?", "EUR"),
+    ("finance", "Reading it back: employee E-898, month 2025-06, currency EUR. Correct?", "E-897"),
+    ("finance", "I'll submit 715.82 EUR as the amount owed to Kavya Haddad for July 2025 - shall I go ahead?",
+     "June 2025"),
+    ("finance", "I'll submit the total for E-898 (2025-06) in EUR. Shall I go ahead?", "E-897"),
+    ("finance", "I'll submit the June total, month 2025-07, in EUR. Shall I go ahead?", "June 2025"),
+    ("calendar", "So: Quarterly planning, 30 min, Leila Tran, 2025-07-31. Right?", "60 minutes"),
+    ("ops", "I'll file the incident as sev1 naming catalog v2.0.5 as the cause. Shall I go ahead?", "sev2"),
+])
+def test_a_plan_with_another_value_gets_the_users_own(domain: str, message: str, detail: str) -> None:
+    split = "test" if domain == "ops" else "train"
+    said = _reply(3, message, split=split, domain=domain)
+    assert said not in YES and detail in said, said
+
+
+def test_a_question_word_question_beside_a_name_is_no_read_back() -> None:
+    said = _reply(3, "What time works for the call with Leila Tran?", domain="calendar")
+    assert said != RIGHT
+
+
 def test_names_other_choice() -> None:
     words, owned = ("black", "white"), frozenset({"white"})
     assert names_other_choice("I'll exchange it for white.", "black", words, owned)
@@ -110,5 +149,6 @@ def test_names_other_id() -> None:
     said = ["It's the order I placed on 2025-11-16 (order O-63031).", "It's mia.carter22@example.com."]
     assert not names_other_id(said, "order O-63031, item I-6988, to mia.carter22@example.com")
     assert names_other_id(said, "order O-63032")
+    assert not names_other_id(said, "orders O-63031 and O-63032")
     assert names_other_id(said, "the confirmation goes to mia@example.com")
     assert not names_other_id(["It's about the e-reader."], "order O-1")

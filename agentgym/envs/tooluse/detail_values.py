@@ -1,17 +1,18 @@
 """What the tool-use user's details pin down: the value each holds for the tools' arguments
-(`detail_value`, `DETAIL_ARGS`), and whether words of a message agree with a detail (`agree`)."""
+(`detail_value`, `DETAIL_ARGS`), whether words of a message agree with a detail (`agree`), and
+the details a write breaks (`contradicted`, for goal consistency)."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Collection, Mapping
 
 from agentgym.core.task import Task
 from agentgym.envs.tooluse.base import Detail, World
 
-__all__ = ["DETAIL_ARGS", "EFFECT_FIELD", "ITEM_ARGS", "YES_NO_WRITES", "agree", "detail_value", "differs",
-           "named_record", "statement_words"]
+__all__ = ["DETAIL_ARGS", "EFFECT_FIELD", "ITEM_ARGS", "YES_NO_WRITES", "agree", "contradicted", "detail_value",
+           "differs", "named_record", "statement_words"]
 
 #: Tool arguments that state a detail: a call whose such argument differs from the detail's value
 #: contradicts it (for the goal-consistency metric).
@@ -80,4 +81,49 @@ def detail_value(task: Task, d: Detail) -> Any:
                 return effect.fields[key]
     if d.id == "email":
         return getattr(task.world, "email", None)
+    return None
+
+
+def contradicted(values: Mapping[str, Any], revealed: Collection[str], world: World,
+                 acts: tuple[frozenset[str], frozenset[str]], name: str, arguments: dict[str, Any]) -> list[str]:
+    """The ids of the said details (`values` of those `revealed`) a write breaks: a value it
+    carries, or the value of a record it names by its own id (`acts`: the domain's write tools,
+    and those that undo); an item kept, acted on; a write the user said no to."""
+    out: list[str] = []
+    named: dict[str, Any] | None | bool = False  # looked up on first need
+    for did, value in values.items():
+        if did not in revealed:
+            continue
+        args = DETAIL_ARGS.get(did)
+        if args is not None:
+            if named is False:
+                named = _named(world, acts, name, arguments)
+            for arg in args:
+                got = arguments.get(arg)
+                if got is None and named is not None:
+                    got = named.get(EFFECT_FIELD.get(arg, arg))
+                if got is not None and got != value:
+                    out.append(did)
+                    break
+            continue
+        slot, _, item = did.partition(":")
+        if slot in ITEM_ARGS:
+            broken = arguments.get("item_id") == item and differs(arguments.get(ITEM_ARGS[slot]), value)
+        elif slot == "product":
+            broken = value == "keep" and arguments.get("item_id") == item
+        else:
+            broken = value is False and name == YES_NO_WRITES.get(slot)
+        if broken:
+            out.append(did)
+    return out
+
+
+def _named(world: World, acts: tuple[frozenset[str], frozenset[str]], name: str,
+           arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The record a write (not an undo) names by its own id, or None."""
+    if not world.records or name not in acts[0] or name in acts[1]:
+        return None
+    for key in arguments:
+        if key.endswith("_id"):
+            return named_record(world, arguments)
     return None

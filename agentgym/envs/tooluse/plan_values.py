@@ -4,28 +4,40 @@ and the detail whose value a plan names otherwise than the user said (`objected`
 
 from __future__ import annotations
 
+import calendar
 import re
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from agentgym.envs.tooluse.base import World
-from agentgym.envs.tooluse.detail_values import ITEM_ARGS
+from agentgym.envs.tooluse.base import Detail, World
+from agentgym.envs.tooluse.detail_values import ITEM_ARGS, statement_words
 
-__all__ = ["JOB_SLOTS", "job_slots", "names", "names_one", "names_other_choice", "names_other_id", "objected"]
+__all__ = ["JOB_SLOTS", "job_slots", "names", "names_one", "names_other_choice", "names_other_id", "objected",
+           "restated"]
 
 #: The job's parameters whose value an assistant may name when it states a plan: a currency code
 #: or a severity (the domain's own words for them), or a meeting's length in minutes.
 JOB_SLOTS = ("currency", "severity", "duration")
 _MINUTES = re.compile(r"\b(\d{2,3})[ -]?min")
-#: An e-mail or a record's id ("O-63031"), and its kind (the id's prefix; "@" for an e-mail).
-_ID = re.compile(r"[\w.+-]+(@)[\w-]+(?:\.[\w-]+)+|\b([A-Z]{1,5}-)\d+\b")
+#: An e-mail or a record's id ("O-63031"), each of its kind (an e-mail's, the id's prefix). A
+#: date is none: a meeting's day may move on ("if someone is off that day, the next date nobody
+#: is off is fine"), and an order's statement dates when it was placed, which a plan need not name.
+_ID = re.compile(r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)|\b(?P<id>[A-Z]{1,5}-)\d+\b")
+#: What of a statement a message restates in the user's own words: an e-mail, an id, a date, a
+#: quoted title, a name of several capitalised words.
+_SALIENT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\b\d{4}-\d{2}-\d{2}\b|\"([^\"]+)\"|"
+                      r"\b[A-Z][a-z]+(?: [A-Z][a-z]+)+\b")
+#: A month a plan names: by name with its year ("June 2025"), or as YYYY-MM.
+_MONTH = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|December)"
+                    r"(?:'s)? \d{4}\b|\b\d{4}-(0[1-9]|1[0-2])\b(?!-)")
 
 
-def job_slots(values: Mapping[str, Any]) -> tuple[str, ...]:
+def job_slots(values: Mapping[str, Any], details: Sequence[Detail]) -> tuple[str, ...]:
     """What of the job a plan may name a value of, of what the user holds a value of: its
-    parameters (their details' ids are the slots' names), then its items' details
+    parameters (their details' ids are the slots' names), its month, then its items' details
     (``variant:<item id>``)."""
-    return (*(slot for slot in JOB_SLOTS if slot in values), *(d for d in values if d.partition(":")[0] in ITEM_ARGS))
+    return (*(slot for slot in JOB_SLOTS if slot in values), *(d.id for d in details if d.slot == "month"),
+            *(d for d in values if d.partition(":")[0] in ITEM_ARGS))
 
 
 def names_one(vocabulary: Mapping[str, tuple[str, ...]], slot: str, message: str) -> bool:
@@ -46,14 +58,21 @@ def names(vocabulary: Mapping[str, tuple[str, ...]], slot: str, message: str) ->
 
 
 def objected(message: str, job: tuple[str, ...], values: Mapping[str, Any],
-             vocabulary: Mapping[str, tuple[str, ...]], world: World) -> str | None:
+             vocabulary: Mapping[str, tuple[str, ...]], world: World, details: Sequence[Detail]) -> str | None:
     """The first of the `job`'s details whose values the message names without the user's own
-    ("shall I pay it in EUR?" to a user who wants GBP; an item's, as `names_other_choice` reads
-    them); None when it names none of a detail, or the user's among them."""
+    ("shall I pay it in EUR?" to a user who wants GBP; a month, "for July 2025", to one who said
+    June; an item's, as `names_other_choice` reads them); None when it names none of a detail,
+    or the user's among them."""
     for slot in job:
         if ":" in slot:
             choices = world.choices(slot)
             if values[slot] in choices and names_other_choice(message, values[slot], choices, world.owned(slot)):
+                return slot
+            continue
+        if slot == "month":
+            said = next((d.statement for d in details if d.id == slot), "")
+            named = {m.group(1) or calendar.month_name[int(m.group(2))] for m in _MONTH.finditer(message)}
+            if named and not any(f" {month.lower()} " in statement_words(said) for month in named):
                 return slot
             continue
         words = vocabulary.get(slot)
@@ -99,10 +118,34 @@ def _choice_patterns(choices: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[st
 
 
 def names_other_id(statements: list[str], message: str) -> bool:
-    """Whether a message names an e-mail or an id of a kind the statements hold ("order
-    O-99999" to a user whose order is O-63031), other than theirs: an id of a kind the user never
-    said (an item's "I-6988") is the assistant's to know."""
-    said = {m.group(0): m.group(1) or m.group(2) for st in statements for m in _ID.finditer(st)}
-    kinds = set(said.values())
-    return bool(kinds) and any((m.group(1) or m.group(2)) in kinds and m.group(0) not in said
-                               for m in _ID.finditer(message))
+    """Whether a message names an e-mail or an id of a kind the statements hold, never theirs
+    ("order O-99999" to a user whose order is O-63031; "O-63031 and O-63032" names theirs). An
+    id of a kind the user never said (an item's "I-6988") is the assistant's to know."""
+    said: dict[str, set[str]] = {}
+    for st in statements:
+        for m in _ID.finditer(st):
+            said.setdefault(_kind(m), set()).add(m.group(0))
+    if not said:
+        return False
+    named: dict[str, set[str]] = {}
+    for m in _ID.finditer(message):
+        kind = _kind(m)
+        if kind in said:
+            named.setdefault(kind, set()).add(m.group(0))
+    return any(not (tokens & said[kind]) for kind, tokens in named.items())
+
+
+def _kind(m: re.Match[str]) -> str:
+    return m.group("id") or m.lastgroup or ""
+
+
+def restated(statement: str, message: str) -> list[str]:
+    """What of a statement's own words a message restates (`_SALIENT`: "Leila Tran", "2025-07-31",
+    a quoted title's words), lower case as `statement_words` gives them."""
+    words = statement_words(message)
+    return [t for t in _salient(statement) if f" {t} " in words]
+
+
+@lru_cache(maxsize=4096)
+def _salient(statement: str) -> tuple[str, ...]:
+    return tuple(statement_words(m.group(1) or m.group(0)).strip() for m in _SALIENT.finditer(statement))

@@ -94,20 +94,10 @@ from agentgym.envs.tooluse.asking import (
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, renumbered, unwanted
 from agentgym.envs.tooluse.consent import has, missing, parts
 from agentgym.envs.tooluse.data import load_lexicon
-from agentgym.envs.tooluse.detail_values import (
-    DETAIL_ARGS,
-    EFFECT_FIELD,
-    ITEM_ARGS,
-    YES_NO_WRITES,
-    agree,
-    detail_value,
-    differs,
-    named_record,
-    statement_words,
-)
+from agentgym.envs.tooluse.detail_values import DETAIL_ARGS, agree, contradicted, detail_value, statement_words
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
-from agentgym.envs.tooluse.plan_values import job_slots, names_one, names_other_id, objected
+from agentgym.envs.tooluse.plan_values import job_slots, names_one, names_other_id, objected, restated
 from agentgym.envs.tooluse.replies import (
     AS_SAID,
     FIX,
@@ -407,8 +397,9 @@ class ToolUseUser(RuleBasedUser):
         if r.asked and not (r.open and self._said_all(r.asked)):
             if self._plan_meets_unsaid(r, message):
                 return self._confirmation(message)
-            plan_words = self._plan_words(r.asked, message) if r.values and (r.confirm or r.question) else ()
-            said = self._answer(r.asked, r.values, plan_words)
+            values = r.values + self._restated(message) if r.confirm or r.question else r.values
+            plan_words = self._plan_words(r.asked, message) if values and (r.confirm or r.question) else ()
+            said = self._answer(r.asked, values, plan_words)
             if said == RIGHT and plan_words and not r.confirm:
                 # A read-back that leaves a slot to its plan's words still names nothing else.
                 return self._objection(message) or said
@@ -429,8 +420,7 @@ class ToolUseUser(RuleBasedUser):
         if r.chatter:
             return SMALL_TALK
         if r.question:
-            text = self._objection(message) or " ".join(self._state(d) for d in self._other_id(message)) or (
-                RIGHT if self._restates(r.values) else "")
+            text = self._objection(message) or (RIGHT if self._restates(r.values + self._restated(message)) else "")
             if not text and (CHECKS_WORK.search(message) or not self._tier and claims(message, self._read)):
                 # Asked to look at the work, or asked anything about work claimed done ("I've
                 # taken care of it. Is that alright?"): the user says what it sees.
@@ -465,11 +455,14 @@ class ToolUseUser(RuleBasedUser):
         """A plan the assistant states or asks to confirm with a value of the job other than the
         user's own ("shall I pay it in EUR?" to a user who wants GBP, "I'll exchange it for white"
         to one who wants black) gets that value, as a person would say it; None when the message
-        names none, or the user's among them."""
+        names none, or the user's among them; so does one that names an id or an e-mail of the
+        user's kind, never theirs ("order O-99999")."""
         if self._job is None:
-            self._job = job_slots(self._values)
-        did = objected(message, self._job, self._values, self._spec.vocabulary, self._world)
-        return self._state(next(d for d in self._goal.details if d.id == did)) if did else None
+            self._job = job_slots(self._values, self._goal.details)
+        did = objected(message, self._job, self._values, self._spec.vocabulary, self._world, self._goal.details)
+        if did:
+            return self._state(next(d for d in self._goal.details if d.id == did))
+        return " ".join(self._state(d) for d in self._other_id(message)) or None
 
     def _checked(self, values: tuple[tuple[str, str], ...]) -> tuple[set[str], list[str]]:
         """Of the values a message names: the slots the user has a detail of, and those among
@@ -544,9 +537,18 @@ class ToolUseUser(RuleBasedUser):
         return tuple(slot for slot in asked if slot not in valued and self._said_all((slot,)))
 
     def _other_id(self, message: str) -> list[Detail]:
-        """The user's details whose e-mail or id the message names otherwise ("order O-99999" to
-        a user whose order is O-63031)."""
+        """The user's details whose e-mail or id the message names otherwise ("order O-99999" to a
+        user whose order is O-63031)."""
         return [d for d in self._goal.details if names_other_id([d.statement], message)]
+
+    def _restated(self, message: str) -> tuple[tuple[str, str], ...]:
+        """The values of the user's said details that a yes-or-no question restates in the user's
+        own words ("Quarterly planning", "Leila Tran", "2025-07-31"), as values the message
+        names; none for a message that asks for a value."""
+        if asks_value(message) or any(QUESTION_WORD.search(q) for q in questions(message)):
+            return ()
+        return tuple((d.slot, t) for d in self._goal.details if d.id in self._revealed
+                     for t in restated(d.statement, message))
 
     def _said_all(self, asked: tuple[str, ...]) -> bool:
         """Whether the user has stated every detail it has of the slots `asked`."""
@@ -656,42 +658,7 @@ class ToolUseUser(RuleBasedUser):
         return review(shift.gold, self._world, spec.review, spec.undoable, said, spec.names).success
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
-        out: list[str] = []
-        named: dict[str, Any] | None | bool = False  # looked up on first need
-        for did, value in self._values.items():
-            if did not in self._revealed:
-                continue
-            args = DETAIL_ARGS.get(did)
-            if args is not None:
-                if named is False:
-                    named = self._named(name, arguments)
-                for arg in args:
-                    got = arguments.get(arg)
-                    if got is None and named is not None:
-                        got = named.get(EFFECT_FIELD.get(arg, arg))
-                    if got is not None and got != value:
-                        out.append(did)
-                        break
-                continue
-            slot, _, item = did.partition(":")
-            if slot in ITEM_ARGS:
-                broken = arguments.get("item_id") == item and differs(arguments.get(ITEM_ARGS[slot]), value)
-            elif slot == "product":
-                broken = value == "keep" and arguments.get("item_id") == item
-            else:
-                broken = value is False and name == YES_NO_WRITES.get(slot)
-            if broken:
-                out.append(did)
-        return out
-
-    def _named(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
-        """The record a write (not an undo) names by its own id, or None."""
-        if not self._world.records or name not in self._acts[0] or name in self._acts[1]:
-            return None
-        for key in arguments:
-            if key.endswith("_id"):
-                return named_record(self._world, arguments)
-        return None
+        return contradicted(self._values, self._revealed, self._world, self._acts, name, arguments)
 
 
 def make_user(task: Task, rng: Any) -> ToolUseUser:
