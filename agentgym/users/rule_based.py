@@ -38,7 +38,7 @@ from agentgym.users.stock import EMPTY, KEYWORDS, REPHRASE
 from agentgym.users.typos import perturb_keeping
 from agentgym.users.understanding import Reading
 
-__all__ = ["RuleBasedUser", "shift_event", "spelled_out"]
+__all__ = ["RuleBasedUser", "asks_if_right", "shift_event", "spelled_out"]
 
 #: A sentence that spells out the question before it ("What are you after? Specifically: the
 #: area, your budget and any amenities."): it asks what it lists, so it reads as a question.
@@ -85,6 +85,22 @@ def spelled_out(message: str) -> str:
                 asking = _ASKS_LIST.search(line) is not None or _ASKS_HEADING.match(line) is not None
         message = "\n".join(lines)
     return message
+
+
+#: A yes-or-no question whether the assistant has what it said right ("Have I got that right?",
+#: "Am I right?", "Does that sound right?", "Is this accurate?"): about what the message, or the
+#: one before it, restates.
+_ASKS_IF_RIGHT = re.compile(
+    r"\b(?:(?:have|did|do) (?:i|we) (?:got|get|have|understood|understand) (?:that|this|it|you|all that|all of (?:that|it))"
+    r"(?: all)? (?:right|correctly|correct|straight)|(?:am i|are we) (?:right|correct)|"
+    r"(?:is|was) (?:that|this|it|all (?:of )?(?:that|this)) (?:right|correct|accurate)|"
+    r"(?:does|do) (?:that|this|it|all (?:of )?(?:that|this)) (?:sound|look|seem) (?:right|correct|accurate))\b[^?]*\?",
+    re.I)
+
+
+def asks_if_right(message: str) -> bool:
+    """Whether a message asks if the assistant has it right, in so many words (`_ASKS_IF_RIGHT`)."""
+    return _ASKS_IF_RIGHT.search(message) is not None
 
 
 def shift_event(target: str, old: Any, new: Any, recoverable: bool) -> NoiseEvent:

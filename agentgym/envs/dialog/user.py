@@ -83,7 +83,7 @@ from agentgym.envs.dialog.wording import (
     statement,
 )
 from agentgym.users.picks import LivePicks
-from agentgym.users.rule_based import RuleBasedUser, shift_event
+from agentgym.users.rule_based import RuleBasedUser, asks_if_right, shift_event
 from agentgym.users.stock import KEYWORDS, REPHRASE
 from agentgym.users.understanding import Reading, Understanding, compile_understanding, resolve_place
 
@@ -92,6 +92,8 @@ __all__ = ["DialogUser", "make_user", "statement", "understanding", "place_names
 
 SLOT_ORDER = ("category", "area", "price", "rating", "amenity", "time")
 _NUMBER = re.compile(r"\d")
+#: A question word: a question that asks one ("Which do you prefer, Saturday or Sunday?") is no check.
+_QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose|why)\b", re.I)
 
 
 @lru_cache(maxsize=None)
@@ -338,8 +340,18 @@ class DialogUser(RuleBasedUser):
         elif r.chatter:
             parts.append(SMALL_TALK.format(a_noun=self._domain.a_noun))
         else:
-            parts.append(REPHRASE if r.question else self._pick(PROCEED))
+            parts.append(self._check(r, message) if r.question else self._pick(PROCEED))
         return " ".join(parts)
+
+    def _check(self, r: Reading, message: str) -> str:
+        """The answer to a question that asks about no need: a yes-or-no check of values it
+        restates ("Summary: Saturday morning; boutique hotel; Station District. Correct?") gets
+        the user's word on them, as a restatement beside a question about them does; one whether
+        the assistant has it right, in so many words ("Have I got that right?"), a yes; anything
+        else a request to rephrase."""
+        if r.values and not _QUESTION_WORD.search(message):
+            return self._confirmation(replace(r, asked=tuple(dict.fromkeys(s for s, _ in r.values))), message)
+        return RIGHT if asks_if_right(message) else REPHRASE
 
     # -------------------------------------------------------------- questions
     def _questions(self, r: Reading, message: str, turn: int) -> str | UserTurn:

@@ -124,7 +124,7 @@ from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier, longest_plan, shift_gold
 from agentgym.envs.tooluse.user_words import VERBATIM, protected_words, understanding, write_tools
 from agentgym.users.picks import DrawnPicks
-from agentgym.users.rule_based import RuleBasedUser, shift_event, spelled_out
+from agentgym.users.rule_based import RuleBasedUser, asks_if_right, shift_event, spelled_out
 from agentgym.users.stock import (
     ACCEPT,
     CANNOT_UNDO,
@@ -420,7 +420,8 @@ class ToolUseUser(RuleBasedUser):
         if r.chatter:
             return SMALL_TALK
         if r.question:
-            text = self._objection(message) or (RIGHT if self._restates(r.values + self._restated(message)) else "")
+            text = self._objection(message) or (RIGHT if self._restates(r.values + self._restated(message))
+                                                or not r.values and asks_if_right(message) else "")
             if not text and (CHECKS_WORK.search(message) or not self._tier and claims(message, self._read)):
                 # Asked to look at the work, or asked anything about work claimed done ("I've
                 # taken care of it. Is that alright?"): the user says what it sees.
