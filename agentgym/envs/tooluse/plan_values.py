@@ -1,6 +1,8 @@
 """The values of the job a plan names, as the tool-use user reads them: which value of a slot a
-message names (a currency code, a severity, a meeting's length in minutes, an item's variant),
-and the detail whose value a plan names otherwise than the user said (`objected`)."""
+message names (a currency code, a severity, a meeting's length in minutes, a month, an item's
+variant), the detail whose value a plan names otherwise than the user said (`objected`), an id
+or an e-mail of the user's kind that is not the user's (`names_other_id`), and what of the user's
+own words a read-back restates (`restated`)."""
 
 from __future__ import annotations
 

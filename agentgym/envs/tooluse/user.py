@@ -171,7 +171,8 @@ class ToolUseUser(RuleBasedUser):
         self._spec = load_domains()[task.domain]
         self._values = {d.id: v for d in self._goal.details if (v := detail_value(task, d)) is not None}
         #: The details of the job a plan may name a value of (`_objection`: its parameters, whose
-        #: ids are the slots' names, and its items'), found on first need: most episodes never need them.
+        #: ids are the slots' names, its month and its items'), found on first need: most episodes
+        #: never need them.
         self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
         self._tier = is_tier(task)
@@ -455,9 +456,9 @@ class ToolUseUser(RuleBasedUser):
     def _objection(self, message: str) -> str | None:
         """A plan the assistant states or asks to confirm with a value of the job other than the
         user's own ("shall I pay it in EUR?" to a user who wants GBP, "I'll exchange it for white"
-        to one who wants black) gets that value, as a person would say it; None when the message
-        names none, or the user's among them; so does one that names an id or an e-mail of the
-        user's kind, never theirs ("order O-99999")."""
+        to one who wants black, "for July 2025" to one who said June) gets that value, as a person
+        would say it, and one that names an id or an e-mail of the user's kind but never theirs
+        ("order O-99999") gets theirs; None when the message names none, or the user's among them."""
         if self._job is None:
             self._job = job_slots(self._values, self._goal.details)
         did = objected(message, self._job, self._values, self._spec.vocabulary, self._world, self._goal.details)
