@@ -343,7 +343,9 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
                 judged += 1
                 right += not wrong
         open_hits = [i for i in hits if not done[i]]
-        is_useful = error is None and on_plan and (not repeat or checks.grant(k, c))
+        # A repeat the plan needs again (a booking made anew after it was cancelled) completes a
+        # step still open, as the first call did.
+        is_useful = error is None and on_plan and (not repeat or bool(open_hits) or checks.grant(k, c))
         if not injected:
             spent += 1
             scored += 1

@@ -271,6 +271,17 @@ def test_one_check_of_a_read_before_a_write_is_efficient_and_no_other_repeat() -
     assert tool_accuracy([rec])["efficiency"]["value"] == pytest.approx(4 / 9)
 
 
+def test_a_booking_made_anew_that_the_plan_needs_again_is_useful() -> None:
+    # A come-back asks for a booking again after it was cancelled (CrossTask 7212): the same call
+    # completes a step still open, so it is as useful as the first; a third one is a duplicate.
+    cancel = {"name": "cancel", "arguments": {"booking_id": "B1"}}
+    gold = {**GOLD, "calls": [SEARCH, CHECK, BOOK_STEP, cancel, BOOK_STEP]}
+    rec = make_record([call(1, "search"), call(2, "check"), call(3, "book"), call(4, "cancel"), call(5, "book"),
+                       call(6, "book")], gold=gold, success=True)
+    assert [c.useful for c in judge_episode(rec).calls] == [True, True, True, True, True, False]
+    assert tool_accuracy([rec])["recall"]["value"] == 1.0
+
+
 def test_a_corrupted_result_earns_one_more_read_of_it() -> None:
     # Two results that disagree (one corrupted) are settled by a third read: as useful as the
     # check; a fourth read is padding. Without the corruption the third read would be padding too.

@@ -71,9 +71,19 @@ class Series(ComeBack):
         return Counter(((self.place, *self.old),) + self.stays)
 
     def plan(self) -> list[dict[str, Any]]:
-        # The user asks to check each one is free before it is booked (`SeriesUser.opening`).
-        return [step for p, d, s in self.stays
-                for step in (checked(p, d, s), {"name": "book", "arguments": {"item_id": p, "day": d, "slot": s}})]
+        # The user asks to check each one is free before it is booked (`SeriesUser.opening`), and
+        # the rule's first question on each day is whether the booked place is open then: a day
+        # at another place, or with none, is found by checking the booked place.
+        at = {d: (p, s) for p, d, s in self.stays}
+        steps = []
+        for day in sorted({*at, *self.skipped}, key=DAYS.index):
+            place, slot = at.get(day, ("", self.old[1]))
+            if place != self.place:
+                steps.append(checked(self.place, day, slot))
+            if place:
+                steps += [checked(place, day, slot), {"name": "book", "arguments": {"item_id": place, "day": day,
+                                                                                      "slot": slot}}]
+        return steps
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "series", "booking": self.booking, "place": self.place, "from": list(self.old),
