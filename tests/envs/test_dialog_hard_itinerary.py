@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from dialog_hard_seeds import itinerary_seeds
+from playtest_turns import played, step_kept
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -19,6 +20,7 @@ from agentgym.envs.dialog.itinerary import candidates
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
 from agentgym.envs.dialog.itinerary_user import FORM_ANSWER, SUBMIT_ANSWER
 from agentgym.eval.episode import run_episode
+from agentgym.eval.judging import judge_episode
 
 DIALOG_ID = "AgentRL/Dialog-v0"
 SPLITS = ("train", "test")
@@ -265,3 +267,20 @@ def test_a_changed_mind_s_gold_is_the_solver_s_over_the_whole_revised_form(split
                 assert twists._solve_revised(g, options, i, revised) == full, (seed, i, extra)
                 tried += full is not None
     assert tried >= 20
+
+
+def test_a_changed_mind_lists_the_cancel_of_the_booking_it_left_unwanted() -> None:
+    # Dialog 7221 (test, hard, medium noise): the user changed booking B after it was booked;
+    # the brief asks to cancel a booking no longer wanted, and that cancel (B2) was "no step of
+    # the plan". The new gold lists it among the superseded calls, so it is useful.
+    env, actions = played("dialog-7221-test.jsonl", 0)
+    for action in actions:
+        *_, terminated, truncated, info = step_kept(env, action)
+        if terminated or truncated:
+            break
+    summary = info["episode_summary"]
+    assert summary["success"]
+    assert {"name": "cancel_booking", "arguments": {"booking_id": "B2"}} in summary["gold"]["superseded_calls"]
+    verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
+    cancel = next(c for c in verdict.calls if c.name == "cancel_booking")
+    assert cancel.useful and cancel.right is not False

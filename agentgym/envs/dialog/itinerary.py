@@ -72,10 +72,11 @@ class PlanGold:
     #: made for the plan as it stood is no wrong call (`superseded_calls`).
     superseded: tuple[dict[str, Any], ...] = ()
 
-    def replacing(self, old: PlanGold) -> PlanGold:
+    def replacing(self, old: PlanGold, undo: tuple[dict[str, Any], ...] = ()) -> PlanGold:
         """This gold as the one that replaced `old`: `old`'s steps (and those it replaced)
-        become superseded."""
-        return replace(self, superseded=(*old.superseded, *old.plan()))
+        become superseded, with the calls that `undo` what the change left unwanted (the
+        cancel of a booking made for `old`)."""
+        return replace(self, superseded=(*old.superseded, *old.plan(), *undo))
 
     def plan(self) -> list[dict[str, Any]]:
         """The reference plan, for tool accuracy: a search per booking with its filters, a check
