@@ -475,8 +475,8 @@ def brief_for(domain: Domain) -> str:
         f"{domain.price_step}; ratings go from {t.ratings[0]:.1f} to {t.ratings[-1]:.1f} in steps of 0.1. "
         f"Bookings are for a day of the week (Monday to Sunday) and a time of day (morning, afternoon or "
         f"evening).\n"
-        f"list_bookings shows every booking made and whether it is still active: use it when a book or "
-        f"cancel_booking call failed or timed out and you cannot tell whether it took effect. Now and then "
+        f"A call that comes back as an error (it failed or timed out) changed nothing: call it again. "
+        f"list_bookings shows every booking made and whether it is still active. Now and then "
         f"a tool answers wrongly (a busy system): check again a result that a decision rests on.\n"
         + HOW_TO_CALL
     )
