@@ -347,11 +347,14 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
         # step still open, as the first call did.
         is_useful = error is None and on_plan and (not repeat or bool(open_hits) or checks.grant(k, c))
         if not injected:
-            spent += 1
             scored += 1
-            useful += is_useful
             # Legacy precision: a call for a gold step not yet done, or of an abandoned plan.
             precise += bool(open_hits) or bool(not decoy and old.matches(c))
+            # A call that passes on what a tool returned corrupted is the noise's doing, not a
+            # waste of the agent's: left out of efficiency, as it is of correctness's blame.
+            if not told_wrong:
+                spent += 1
+                useful += is_useful
         completes = None
         if _ok(c):
             succeeded[name].append(args)
@@ -367,7 +370,8 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
                 why += ("fits no step of the plan",)
             verdicts.append(CallVerdict(k, int(c.get("turn", 0)), name, True, injected, is_judged,
                                         (not wrong) if is_judged else None, why,
-                                        None if injected else is_useful, repeat, decoy, tuple(hits), completes,
+                                        None if injected or told_wrong else is_useful, repeat, decoy, tuple(hits),
+                                        completes,
                                         told_wrong))
     attempts += e.turn_errors
     if e.plan is None:

@@ -175,7 +175,8 @@ def tool_accuracy(
       call that no plan needs (a padding read, a decoy, a read of a record the plan does not
       need, even with a plan tool) is left out: it is efficiency's business, so padding cannot
       raise correctness.
-    - efficiency: valid non-injected calls that advance the work over valid non-injected calls:
+    - efficiency: valid non-injected calls that advance the work over valid non-injected calls
+      (a call passing on a value a tool returned corrupted left out, as correctness leaves it):
       a call that succeeded on a real tool (not a decoy), matches a step of the gold plan or of
       a plan a goal shift replaced, and repeats no call that already succeeded (same tool, equal
       arguments: a duplicate), but for one check of each plan read, in a later turn and before a

@@ -60,7 +60,8 @@ class CallVerdict:
         right: for a judged call, whether it was right (None when not judged).
         wrong_because: for a wrong call, why: ``"contradicts <constraint>"``, ``"refused (<code>)"``,
             ``"fits no step of the plan"``.
-        useful: it counts as useful in efficiency (None when left out: invalid or injected).
+        useful: it counts as useful in efficiency (None when left out: invalid, injected, or passing on
+            a value a tool returned corrupted).
         repeat: it repeats a call that already succeeded (same tool, equal arguments).
         decoy: a distractor tool.
         steps: the gold steps (indices into ``metrics.gold.calls``) it matches.

@@ -282,6 +282,17 @@ def test_a_booking_made_anew_that_the_plan_needs_again_is_useful() -> None:
     assert tool_accuracy([rec])["recall"]["value"] == 1.0
 
 
+def test_a_call_passing_on_a_corrupted_value_is_left_out_of_efficiency() -> None:
+    # The search came back with a corrupted id ("zz"); the booking that passes it on is refused:
+    # the noise's doing, left out of efficiency as correctness leaves it unblamed (CrossTask 7216).
+    rec = make_record([call(1, "search"), call(2, "book", error="TOOL_ERROR", arguments={**BOOK, "item_id": "zz"}),
+                       call(3, "check"), call(4, "book")],
+                      noise=[fault("corruption", 1, "search", to="zz")], success=True)
+    calls = judge_episode(rec).calls
+    assert calls[1].carries_corrupted and calls[1].useful is None and calls[1].right is not False
+    assert tool_accuracy([rec])["efficiency"]["value"] == 1.0
+
+
 def test_a_corrupted_result_earns_one_more_read_of_it() -> None:
     # Two results that disagree (one corrupted) are settled by a third read: as useful as the
     # check; a fourth read is padding. Without the corruption the third read would be padding too.
