@@ -15,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from dialog_hard_seeds import single_seed, single_seeds
+from playtest_turns import played
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -25,6 +26,7 @@ from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.hard_user import GIVE_WAY, LOOK_AGAIN, gives_way
 from agentgym.envs.dialog.tasks import guessable, satisfying_places
 from agentgym.eval.episode import run_episode
+from agentgym.eval.judging import judge_episode
 
 DIALOG_ID = "AgentRL/Dialog-v0"
 SPLITS = ("train", "test")
@@ -499,3 +501,24 @@ def test_questions_for_needs_not_told_yet_are_answered_not_read_as_giving_way(es
     held = [c for c in task.gold.constraints if c.reveal == "ask"]
     assert held and "give anything up" not in reply and "just remembered" not in reply, reply
     assert all(str(c.value).lower() in reply.lower() for c in held if c.kind in ("category", "area")), reply
+
+
+@pytest.mark.parametrize(("turns", "booked"), [("dialog-7229-train.jsonl", "rest_069"), ("dialog-7222-train.jsonl", None)])
+def test_the_booking_that_brings_the_remembered_need_is_no_wrong_call(turns: str, booked: str | None) -> None:
+    # The hard tier's second late need comes only once a place the user would accept is booked,
+    # and always rules it out: that booking, and cancelling it, were right when made, but fitted
+    # no step of the last gold (Dialog 7229 T7, 7222 T11: "wrong: fits no step of the plan").
+    env, actions = played(turns, 0)
+    for action in actions:
+        *_, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    summary = info["episode_summary"]
+    assert summary["success"] and env.unwrapped.task.extra.get("remembered")
+    names = [c["name"] for c in summary["gold"]["superseded_calls"]]
+    assert names[-2:] == ["book", "cancel_booking"], names
+    if booked is not None:
+        assert summary["gold"]["superseded_calls"][-2]["arguments"]["item_id"] == booked
+    verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
+    assert verdict.tools.right == verdict.tools.judged, [c for c in verdict.calls if c.judged and not c.right]
+    assert all(c.useful for c in verdict.calls if c.name == "cancel_booking")

@@ -135,26 +135,33 @@ class HardDialogUser(DialogUser):
         return next((c for c in self._gold.constraints if c.id == cid), None)
 
     def react(self, events: list[WorldEvent], turn: int) -> UserTurn | None:
-        if self._after is not None and self._would_settle(events):
+        b = self._settling(events) if self._after is not None else None
+        if b is not None:
             # The booking the user would accept brings the remembered need, which rules it
             # out (no place the user agreed to has it); the next need to give way comes with it.
             self._pending.insert(0, (self._after, turn))
             self._task.extra["remembered"] = True
             self._task.extra["flexible"] = self._next.id if self._next is not None else None
             self._flexible, self._after = self._next, None
+            # That booking, and cancelling it, were right when made: kept for metrics, as a goal
+            # shift keeps the plan it replaced (the gold is the last one, which it is not of).
+            book = {"name": "book", "arguments": {"item_id": b.item_id, "day": b.day, "slot": b.slot}}
+            cancel = {"name": "cancel_booking", "arguments": {"booking_id": b.id}}
+            gold = replace(self._gold, superseded=(*self._gold.superseded, book, cancel))
+            self._gold = self._task.gold = self._task.goal = gold
         return super().react(events, turn)
 
-    def _would_settle(self, events: list[WorldEvent]) -> bool:
-        """Whether `events` make a booking the user would approve as it stands, once it has given
+    def _settling(self, events: list[WorldEvent]) -> Any:
+        """The booking `events` make that the user would approve as it stands, once it has given
         up its first flexible need: one new active booking, meeting every need it has, free
-        then, with no goal shift due. (Before, a booking can meet every need it has only while
-        a late one is still to come, which arrives with it and rules it out.)"""
+        then, with no goal shift due; else None. (Before, a booking can meet every need it has
+        only while a late one is still to come, which arrives with it and rules it out.)"""
         booked = [e.data["booking_id"] for e in events if e.kind == "booked"]
         b = self._world.bookings.get(booked[0]) if len(booked) == 1 else None
         if b is None or not b.active or self._flexible is not None or self._shift is not None:
-            return False
+            return None
         place = self._world.by_id[b.item_id]
-        return self._broken(place, b.day, b.slot) is None and place.is_open(b.day, b.slot)
+        return b if self._broken(place, b.day, b.slot) is None and place.is_open(b.day, b.slot) else None
 
     def reply(self, message: str, turn: int) -> UserTurn:
         if self._flexible is None and not self._gave:

@@ -72,10 +72,19 @@ class PlanGold:
     #: made for the plan as it stood is no wrong call (`superseded_calls`).
     superseded: tuple[dict[str, Any], ...] = ()
 
-    def replacing(self, old: PlanGold, undo: tuple[dict[str, Any], ...] = ()) -> PlanGold:
-        """This gold as the one that replaced `old`: `old`'s steps (and those it replaced)
-        become superseded, with the calls that `undo` what the change left unwanted (the
-        cancel of a booking made for `old`)."""
+    def replacing(self, old: PlanGold, world: World) -> PlanGold:
+        """This gold as the one that replaced `old` in `world`: `old`'s steps (and those it
+        replaced) become superseded, with the cancels of the bookings the change may leave
+        unwanted: each active booking at a booking's old time that some plan this gold accepts
+        does without (the brief asks to cancel a booking no longer wanted; the change may move
+        other bookings of the plan too, and which accepted plan to take is the assistant's)."""
+        unwanted = []
+        for i, (was, now) in enumerate(zip(old.legs, self.legs)):
+            every = {p[i] for p in self.accepted}
+            keep = every if len(every) == 1 and (now.day, now.slot) == (was.day, was.slot) else set()
+            unwanted += [b.id for b in world.active_bookings() if (b.day, b.slot) == (was.day, was.slot)
+                         and b.item_id not in keep]
+        undo = ({"name": "cancel_booking", "arguments": {"booking_id": b}} for b in sorted(set(unwanted)))
         return replace(self, superseded=(*old.superseded, *old.plan(), *undo))
 
     def plan(self) -> list[dict[str, Any]]:

@@ -61,7 +61,7 @@ class PlanToolkit(DialogToolkit):
                 cancelled.append(b.id)
                 self._events.append(WorldEvent("cancelled", {"booking_id": b.id, "item_id": b.item_id}))
         state.moved, state.agreed = True, None
-        task.gold = move.gold.replacing(task.gold)
+        task.gold = move.gold.replacing(task.gold, world)
         held = f" Your booking {cancelled[0]} of it was cancelled." if cancelled else ""
         return {"status": "not submitted", "cancelled_bookings": cancelled,
                 "changed": f"{place.name} ({place.id}) was just taken on {leg.day} {leg.slot} and can no longer "

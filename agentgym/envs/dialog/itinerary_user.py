@@ -27,7 +27,6 @@ line. It says nothing to bookings.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import numpy as np
 
@@ -407,7 +406,7 @@ class PlanUser(SimulatedUser):
             # Hearing a plan, any plan, the user revises its form: never a yes first.
             state.changed = True
             mind = state.mind
-            self._task.gold = mind.gold.replacing(self._task.gold, self._unwanted(mind.gold))
+            self._task.gold = mind.gold.replacing(self._task.gold, self._task.world)
             self._form = form_lines(self._task.world.domain, mind.gold)
             return UserTurn(revised_line(self._form[mind.leg], LABELS[mind.leg]))
         agreed = tuple(p.id for p in plan if p is not None)
@@ -417,20 +416,6 @@ class PlanUser(SimulatedUser):
             heard = ", ".join(f"{label} {p.name}" for label, p in zip(LABELS, plan) if p is not None)
             return UserTurn(SUBMIT_HEARD.format(plan=heard))
         return UserTurn(SUBMIT_ANSWER)
-
-    def _unwanted(self, new: PlanGold) -> tuple[dict[str, Any], ...]:
-        """The cancels of the bookings a changed mind may leave unwanted: those made at a
-        booking's old time that some plan the new gold accepts does without (the brief asks to
-        cancel a booking no longer wanted). The change may move other bookings of the plan too (a
-        budget shared), and which of the accepted plans the assistant takes is its own choice."""
-        old = self._task.gold.legs
-        unwanted = []
-        for i, (was, now) in enumerate(zip(old, new.legs)):
-            every = {p[i] for p in new.accepted}
-            keep = every if len(every) == 1 and (now.day, now.slot) == (was.day, was.slot) else set()
-            unwanted += [b.id for b in self._task.world.active_bookings()
-                         if (b.day, b.slot) == (was.day, was.slot) and b.item_id not in keep]
-        return tuple({"name": "cancel_booking", "arguments": {"booking_id": b}} for b in sorted(set(unwanted)))
 
     def _with_own_bookings(self, message: str, named: list[Place]) -> list[Place]:
         """`named` with the places the assistant holds a booking of that the message names: the
