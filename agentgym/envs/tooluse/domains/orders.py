@@ -92,8 +92,7 @@ class Item:
     variant: str
     price: int
     final_sale: bool
-    #: Whether the customer opened it (the hard tier's restocking fee; its rows show it); None,
-    #: and not shown, elsewhere.
+    #: Whether the customer opened it (the hard tier's restocking fee; shown in its rows); None elsewhere.
     opened: bool | None = None
     #: Whether it arrived damaged (the hard tier's: no restocking fee, final sale or not; its
     #: rows show it); None, and not shown, elsewhere.
@@ -148,17 +147,17 @@ class OrdersWorld(World):
 
     def owned(self, detail_id: str) -> frozenset[str]:
         """The current variant of the item an exchange detail (``variant:<item id>``) is about."""
-        slot, _, item_id = detail_id.partition(":")
-        if slot != "variant":
-            return frozenset()
-        return frozenset(i.variant.lower() for o in self.orders.values() for i in o.items if i.id == item_id)
+        item = self.item(detail_id.partition(":")[2]) if detail_id.startswith("variant:") else None
+        return frozenset((item.variant.lower(),)) if item else frozenset()
 
     def choices(self, detail_id: str) -> tuple[str, ...]:
-        """The variants of the item an exchange detail (``variant:<item id>``) is about."""
-        slot, _, item_id = detail_id.partition(":")
-        if slot != "variant":
-            return ()
-        return next((_PRODUCTS[i.product][2] for o in self.orders.values() for i in o.items if i.id == item_id), ())
+        """The variants of the item an exchange detail is about."""
+        item = self.item(detail_id.partition(":")[2]) if detail_id.startswith("variant:") else None
+        return _PRODUCTS[item.product][2] if item else ()
+
+    def item(self, item_id: Any) -> Item | None:
+        """The item of that id, of any order, or None."""
+        return next((i for o in self.orders.values() for i in o.items if i.id == item_id), None)
 
     def refund_amount(self, item: Item) -> int:
         """What a refund of `item` pays (cents): its price, less the restocking fee of an opened
@@ -373,13 +372,8 @@ def _after_sales(record: WorldRecord | None) -> dict[str, Any] | None:
 
 def names(world: World, fields: Any) -> dict[str, str]:
     """The product an item id stands for (the user's word for it, in review phrases)."""
-    item_id = fields.get("item_id")
-    if isinstance(world, OrdersWorld):
-        for order in world.orders.values():
-            for item in order.items:
-                if item.id == item_id:
-                    return {"product": item.product}
-    return {"product": "item"}
+    item = world.item(fields.get("item_id")) if isinstance(world, OrdersWorld) else None
+    return {"product": item.product if item else "item"}
 
 
 # ------------------------------------------------------------------------------- generation
