@@ -50,7 +50,7 @@ from agentgym.envs.dialog.hard_tier import flexible_of
 from agentgym.envs.dialog.itinerary_user import PlanUser
 from agentgym.envs.dialog.options import option_ties
 from agentgym.envs.dialog.proposals import places_named
-from agentgym.envs.dialog.tasks import Constraint, satisfying_places
+from agentgym.envs.dialog.tasks import Booking, Constraint, satisfying_places
 from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.dialog.wording import NO_PREFERENCE, WISH_FORM, clause, relative_time
 from agentgym.users.understanding import Reading
@@ -151,7 +151,7 @@ class HardDialogUser(DialogUser):
             self._gold = self._task.gold = self._task.goal = gold
         return super().react(events, turn)
 
-    def _settling(self, events: list[WorldEvent]) -> Any:
+    def _settling(self, events: list[WorldEvent]) -> Booking | None:
         """The booking `events` make that the user would approve as it stands, once it has given
         up its first flexible need: one new active booking, meeting every need it has, free
         then, with no goal shift due; else None. (Before, a booking can meet every need it has

@@ -78,12 +78,11 @@ class PlanGold:
         unwanted: each active booking at a booking's old time that some plan this gold accepts
         does without (the brief asks to cancel a booking no longer wanted; the change may move
         other bookings of the plan too, and which accepted plan to take is the assistant's)."""
-        unwanted = []
+        active, unwanted = world.active_bookings(), []
         for i, (was, now) in enumerate(zip(old.legs, self.legs)):
             every = {p[i] for p in self.accepted}
             keep = every if len(every) == 1 and (now.day, now.slot) == (was.day, was.slot) else set()
-            unwanted += [b.id for b in world.active_bookings() if (b.day, b.slot) == (was.day, was.slot)
-                         and b.item_id not in keep]
+            unwanted += [b.id for b in active if (b.day, b.slot) == (was.day, was.slot) and b.item_id not in keep]
         undo = ({"name": "cancel_booking", "arguments": {"booking_id": b}} for b in sorted(set(unwanted)))
         return replace(self, superseded=(*old.superseded, *old.plan(), *undo))
 

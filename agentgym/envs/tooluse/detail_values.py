@@ -12,7 +12,7 @@ from agentgym.core.task import Task
 from agentgym.envs.tooluse.base import Detail, World
 
 __all__ = ["DETAIL_ARGS", "EFFECT_FIELD", "ITEM_ARGS", "YES_NO_WRITES", "agree", "contradicted", "detail_value",
-           "differs", "named_record", "statement_words"]
+           "differs", "named_record", "padded_words", "statement_words"]
 
 #: Tool arguments that state a detail: a call whose such argument differs from the detail's value
 #: contradicts it (for the goal-consistency metric).
@@ -40,11 +40,17 @@ def agree(details: list[Detail], values: list[str]) -> bool:
 _NOT_WORD = re.compile(r"[^\w@.+'-]+|\.(?=\s|$)")
 
 
+def padded_words(text: str) -> str:
+    """A text's words, lower case, space-separated and padded (a whole-word test is then a
+    substring test)."""
+    return f" {_NOT_WORD.sub(' ', text.lower()).strip()} "
+
+
 @lru_cache(maxsize=4096)
 def statement_words(statement: str) -> str:
-    """A statement's words, lower case, space-separated and padded (a whole-word test is then
-    a substring test)."""
-    return f" {_NOT_WORD.sub(' ', statement.lower()).strip()} "
+    """A statement's `padded_words`, memoised: a task's statements are few and read often (a
+    message is read once, uncached)."""
+    return padded_words(statement)
 
 
 def differs(got: Any, value: Any) -> bool:

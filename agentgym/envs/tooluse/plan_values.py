@@ -2,20 +2,20 @@
 message names (a currency code, a severity, a meeting's length in minutes, a month, an item's
 variant), the detail whose value a plan names otherwise than the user said (`objected`), an id
 or an e-mail of the user's kind that is not the user's (`names_other_id`), and what of the user's
-own words a read-back restates (`restated`)."""
+own words a read-back restates (`restated_values`)."""
 
 from __future__ import annotations
 
 import calendar
 import re
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from agentgym.envs.tooluse.base import Detail, World
-from agentgym.envs.tooluse.detail_values import ITEM_ARGS, statement_words
+from agentgym.envs.tooluse.detail_values import ITEM_ARGS, padded_words, statement_words
 
 __all__ = ["JOB_SLOTS", "job_slots", "names", "names_one", "names_other_choice", "names_other_id", "objected",
-           "restated"]
+           "other_id_details", "restated_values"]
 
 #: The job's parameters whose value an assistant may name when it states a plan: a currency code
 #: or a severity (the domain's own words for them), or a meeting's length in minutes.
@@ -53,10 +53,18 @@ def names_one(vocabulary: Mapping[str, tuple[str, ...]], slot: str, message: str
 
 def names(vocabulary: Mapping[str, tuple[str, ...]], slot: str, message: str) -> bool:
     """Whether a message names some value of a job's `slot` (as `objected` reads them)."""
+    return bool(_named(vocabulary, slot, message))
+
+
+def _named(vocabulary: Mapping[str, tuple[str, ...]], slot: str, message: str) -> set[Any]:
+    """The values of a job's `slot` a message names: the domain's words for it, or a meeting's
+    length in minutes."""
     words = vocabulary.get(slot)
     if words:
-        return any(w in message for w in words)
-    return slot == "duration" and _MINUTES.search(message) is not None
+        return {w for w in words if w in message}
+    if slot == "duration" and "min" in message:  # the cheap test first: most messages name no length
+        return {int(v) for v in _MINUTES.findall(message)}
+    return set()
 
 
 def objected(message: str, job: tuple[str, ...], values: Mapping[str, Any],
@@ -77,13 +85,7 @@ def objected(message: str, job: tuple[str, ...], values: Mapping[str, Any],
             if named and not any(f" {month.lower()} " in statement_words(said) for month in named):
                 return slot
             continue
-        words = vocabulary.get(slot)
-        if words:
-            named: set[Any] = {w for w in words if w in message}
-        elif "min" in message:
-            named = {int(v) for v in _MINUTES.findall(message)}
-        else:
-            continue
+        named = _named(vocabulary, slot, message)
         if named and values[slot] not in named:
             return slot
     return None
@@ -123,29 +125,38 @@ def names_other_id(statements: list[str], message: str) -> bool:
     """Whether a message names an e-mail or an id of a kind the statements hold, never theirs
     ("order O-99999" to a user whose order is O-63031; "O-63031 and O-63032" names theirs). An
     id of a kind the user never said (an item's "I-6988") is the assistant's to know."""
+    return _names_other(statements, _ids(message))
+
+
+def other_id_details(details: Sequence[Detail], message: str) -> list[Detail]:
+    """The details whose e-mail or id a message names otherwise (`names_other_id`), the message
+    scanned once: most name none."""
+    named = _ids(message)
+    return [d for d in details if _names_other([d.statement], named)] if named else []
+
+
+def _ids(text: str) -> dict[str, set[str]]:
+    """The e-mails and ids a text names, by kind."""
+    out: dict[str, set[str]] = {}
+    for m in _ID.finditer(text):
+        out.setdefault(m.group("id") or m.lastgroup or "", set()).add(m.group(0))
+    return out
+
+
+def _names_other(statements: list[str], named: dict[str, set[str]]) -> bool:
     said: dict[str, set[str]] = {}
     for st in statements:
-        for m in _ID.finditer(st):
-            said.setdefault(_kind(m), set()).add(m.group(0))
-    if not said:
-        return False
-    named: dict[str, set[str]] = {}
-    for m in _ID.finditer(message):
-        kind = _kind(m)
-        if kind in said:
-            named.setdefault(kind, set()).add(m.group(0))
-    return any(not (tokens & said[kind]) for kind, tokens in named.items())
+        for kind, tokens in _ids(st).items():
+            said.setdefault(kind, set()).update(tokens)
+    return any(kind in said and not (tokens & said[kind]) for kind, tokens in named.items())
 
 
-def _kind(m: re.Match[str]) -> str:
-    return m.group("id") or m.lastgroup or ""
-
-
-def restated(statement: str, message: str) -> list[str]:
-    """What of a statement's own words a message restates (`_SALIENT`: "Leila Tran", "2025-07-31",
-    a quoted title's words), lower case as `statement_words` gives them."""
-    words = statement_words(message)
-    return [t for t in _salient(statement) if f" {t} " in words]
+def restated_values(details: Sequence[Detail], said: Collection[str], message: str) -> tuple[tuple[str, str], ...]:
+    """(slot, value) of what the `said` details' statements hold in their own words (`_SALIENT`:
+    "Leila Tran", "2025-07-31", a quoted title's words, lower case as `statement_words` gives
+    them) that a message restates; the message's words read once."""
+    words = padded_words(message)
+    return tuple((d.slot, t) for d in details if d.id in said for t in _salient(d.statement) if f" {t} " in words)
 
 
 @lru_cache(maxsize=4096)

@@ -97,7 +97,7 @@ from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.detail_values import DETAIL_ARGS, agree, contradicted, detail_value, statement_words
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
-from agentgym.envs.tooluse.plan_values import job_slots, names_one, names_other_id, objected, restated
+from agentgym.envs.tooluse.plan_values import job_slots, names_one, objected, other_id_details, restated_values
 from agentgym.envs.tooluse.replies import (
     AS_SAID,
     FIX,
@@ -541,7 +541,7 @@ class ToolUseUser(RuleBasedUser):
     def _other_id(self, message: str) -> list[Detail]:
         """The user's details whose e-mail or id the message names otherwise ("order O-99999" to a
         user whose order is O-63031)."""
-        return [d for d in self._goal.details if names_other_id([d.statement], message)]
+        return other_id_details(self._goal.details, message)
 
     def _restated(self, message: str) -> tuple[tuple[str, str], ...]:
         """The values of the user's said details that a yes-or-no question restates in the user's
@@ -549,8 +549,7 @@ class ToolUseUser(RuleBasedUser):
         names; none for a message that asks for a value."""
         if asks_value(message) or any(QUESTION_WORD.search(q) for q in questions(message)):
             return ()
-        return tuple((d.slot, t) for d in self._goal.details if d.id in self._revealed
-                     for t in restated(d.statement, message))
+        return restated_values(self._goal.details, self._revealed, message)
 
     def _said_all(self, asked: tuple[str, ...]) -> bool:
         """Whether the user has stated every detail it has of the slots `asked`."""
