@@ -56,6 +56,9 @@ class JudgedEpisode:
     #: replaced (right when made).
     plan: list[dict[str, Any]] | None
     superseded: list[dict[str, Any]]
+    #: Reads the brief or a policy points to beyond the plan (``useful_calls``): useful when
+    #: made, never required.
+    pointed: list[dict[str, Any]]
     commitments: list[dict[str, Any]]
     #: Simulated ms at the end of each turn (index turn - 1), and at the end.
     elapsed: list[float]
@@ -100,6 +103,7 @@ def judge_record(rec: EpisodeRecord, verdicts: list["CallVerdict"] | None = None
     gold = m.get("gold")
     plan = gold.get("calls") if isinstance(gold, Mapping) else None
     superseded = gold.get("superseded_calls") if isinstance(gold, Mapping) else None
+    pointed = gold.get("useful_calls") if isinstance(gold, Mapping) else None
     turns = int(m["turns"]) if "turns" in m else len(steps)
     elapsed: list[float] = []
     last = 0.0
@@ -128,6 +132,7 @@ def judge_record(rec: EpisodeRecord, verdicts: list["CallVerdict"] | None = None
         constraints=list(m.get("constraints") or ()),
         plan=list(plan) if plan is not None else None,
         superseded=list(superseded or ()),
+        pointed=list(pointed or ()),
         commitments=list(m.get("commitments") or ()),
         elapsed=elapsed,
         final_ms=final_ms,
@@ -243,7 +248,7 @@ def _judge(e: JudgedEpisode, verdicts: list["CallVerdict"] | None = None) -> Non
     plan = _Plan(e.plan or [])
     old = _Plan(e.superseded)
     corrupted = _corrupted_values(e)
-    e.tools = _tool_counts(e, plan, old, corrupted, verdicts)
+    e.tools = _tool_counts(e, plan, old, _Plan(e.pointed), corrupted, verdicts)
     _recoveries(e, plan)
     writes = [c for c in calls if commits(c)]
     judged = [not c.get("contradicts") for c in writes] + [not m.get("contradicts") for m in e.commitments]
@@ -275,10 +280,25 @@ class _Checks:
     """The repeats of a plan's read that are as useful as the read: the briefs ask to check
     again a value a write rests on, so one repeat of a read seen in an earlier turn, made before
     a later write, is that check, and each result of it that came back corrupted earns one more
-    read (the tie-break between two results that disagree). Any other repeat decides nothing new."""
+    read (the tie-break between two results that disagree). Any other repeat decides nothing new.
+
+    And the read after a write that an injected fault stopped: the tools say how to tell whether
+    a write that failed or timed out took effect, so the first read that succeeds after it, before
+    the next write, is useful whatever it reads."""
 
     def __init__(self, calls: Sequence[Mapping[str, Any]], corrupted: list[tuple[int, Any]]) -> None:
-        self._last_write = max((k for k, c in enumerate(calls) if is_commitment(c)), default=-1)
+        writes = [k for k, c in enumerate(calls) if is_commitment(c)]
+        self._last_write = max(writes, default=-1)
+        # The first successful read after each write an injected fault stopped, before the next write.
+        self._after_fault: set[int] = set()
+        for w in writes:
+            if calls[w].get("injected") and calls[w].get("error") is not None:
+                for k in range(w + 1, len(calls)):
+                    if is_commitment(calls[k]):
+                        break
+                    if _ok(calls[k]):
+                        self._after_fault.add(k)
+                        break
         self._corrupted = {k for k, _ in corrupted}
         self._reads: dict[str, list[tuple[Any, int, bool]]] = defaultdict(list)  # arguments, turn, corrupted
         self._granted: dict[str, list[Any]] = defaultdict(list)
@@ -286,6 +306,10 @@ class _Checks:
     def read(self, k: int, c: Mapping[str, Any]) -> None:
         """Note a call that succeeded."""
         self._reads[c.get("name", "")].append((c.get("arguments"), c.get("turn", 0), k in self._corrupted))
+
+    def after_fault(self, k: int) -> bool:
+        """Whether the `k`-th call is the read that tells whether a write stopped by a fault took effect."""
+        return k in self._after_fault
 
     def grant(self, k: int, c: Mapping[str, Any]) -> bool:
         """Whether a repeat of a plan's call (the `k`-th call) is one of the useful ones."""
@@ -301,7 +325,7 @@ class _Checks:
         return True
 
 
-def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tuple[int, Any]],
+def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corrupted: list[tuple[int, Any]],
                  verdicts: list["CallVerdict"] | None = None) -> ToolCounts:
     """The episode's `ToolCounts`, and, into `verdicts` when given, what each call counted for."""
     valid = attempts = right = judged = useful = spent = precise = scored = 0
@@ -309,6 +333,17 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
     succeeded: dict[str, list[Any]] = defaultdict(list)
     checks = _Checks(e.calls, corrupted)
     plan_tools = set(plan.by_name) | set(old.by_name)
+    written: list[int] = []  # the writes that went through, in order
+
+    def again(k: int, c: Mapping[str, Any], hits: list[int]) -> bool:
+        # A plan's write made again after other writes went through since it last did (its
+        # booking cancelled, a submission the world turned back) is needed again; one sent twice
+        # running duplicates it.
+        if not hits or not is_commitment(c):
+            return False
+        last = max(j for j in written if e.calls[j].get("name") == c.get("name")
+                   and e.calls[j].get("arguments") == c.get("arguments"))
+        return written[-1] != last
     for k, c in enumerate(e.calls):
         injected = bool(c.get("injected"))
         if not injected:
@@ -345,7 +380,12 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
         open_hits = [i for i in hits if not done[i]]
         # A repeat the plan needs again (a booking made anew after it was cancelled) completes a
         # step still open, as the first call did.
-        is_useful = error is None and on_plan and (not repeat or bool(open_hits) or checks.grant(k, c))
+        # A read the brief or a policy points to counts as a plan's read does, and so does the
+        # read after a write a fault stopped (neither is a step the plan needs).
+        needed = on_plan or (not decoy and not is_commitment(c) and bool(pointed.matches(c)))
+        is_useful = error is None and (
+            (needed and (not repeat or bool(open_hits) or again(k, c, hits) or checks.grant(k, c)))
+            or checks.after_fault(k))
         if not injected:
             scored += 1
             # Legacy precision: a call for a gold step not yet done, or of an abandoned plan.
@@ -359,6 +399,8 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, corrupted: list[tupl
         if _ok(c):
             succeeded[name].append(args)
             checks.read(k, c)
+            if is_commitment(c):
+                written.append(k)
             if open_hits:
                 done[open_hits[0]] = True
                 completes = open_hits[0]

@@ -515,10 +515,11 @@ def test_the_booking_that_brings_the_remembered_need_is_no_wrong_call(turns: str
             break
     summary = info["episode_summary"]
     assert summary["success"] and env.unwrapped.task.extra.get("remembered")
-    names = [c["name"] for c in summary["gold"]["superseded_calls"]]
-    assert names[-2:] == ["book", "cancel_booking"], names
+    # The old goals' searches are there too (a need given up): the booking and its cancel follow one another.
+    calls = [c for c in summary["gold"]["superseded_calls"] if c["name"] != "search"]
+    assert [c["name"] for c in calls][-2:] == ["book", "cancel_booking"], calls
     if booked is not None:
-        assert summary["gold"]["superseded_calls"][-2]["arguments"]["item_id"] == booked
+        assert calls[-2]["arguments"]["item_id"] == booked
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
     assert verdict.tools.right == verdict.tools.judged, [c for c in verdict.calls if c.judged and not c.right]
     assert all(c.useful for c in verdict.calls if c.name == "cancel_booking")

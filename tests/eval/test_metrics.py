@@ -860,3 +860,44 @@ def test_all_metrics_of_2400_episodes_are_quick() -> None:
     headline(recs)
     summarise(recs, n_boot=500)
     assert time.process_time() - start < 2.0  # benchmarks/bench_metrics.py times a real core-v0 run
+
+
+def test_a_read_the_gold_points_to_is_useful_never_required() -> None:
+    # The ops policies say get_metrics gives the onset and the rate; the plan reads the onset off
+    # the logs (ToolUse 7224, 7237): the pointed read is useful when made, and recall is as before.
+    metrics = {"name": "get_metrics", "arguments": {"service": "pricing"}}
+    gold = {**GOLD, "useful_calls": [metrics]}
+    rec = make_record([call(1, "search"), call(2, "get_metrics", arguments={"service": "pricing"}),
+                       call(2, "get_metrics", arguments={"service": "checkout"}, index=1), call(3, "check"),
+                       call(4, "book")], gold=gold, success=True)
+    assert [c.useful for c in judge_episode(rec).calls] == [True, True, False, True, True]
+    assert tool_accuracy([rec])["recall"]["value"] == 1.0
+    without = make_record([call(1, "search"), call(3, "check"), call(4, "book")], gold=gold, success=True)
+    assert tool_accuracy([without])["recall"]["value"] == 1.0
+
+
+def test_the_read_after_a_write_a_fault_stopped_is_useful_once() -> None:
+    # list_bookings "is how to tell whether a book ... that failed or timed out took effect"
+    # (CrossTask 7240 T15, Dialog 7238 T9): the first read after it, before the next write, counts.
+    rec = make_record([call(1, "search"), call(2, "check"), call(3, "book", error="TIMEOUT", injected=True),
+                       call(4, "list_bookings", arguments={}), call(4, "list_bookings", arguments={"x": 1}, index=1),
+                       call(5, "book")], noise=[fault("tool_failure", 3, "book")], success=True)
+    assert [c.useful for c in judge_episode(rec).calls] == [True, True, None, True, False, True]
+    plain = make_record([call(1, "search"), call(2, "check"), call(3, "book"), call(4, "list_bookings", arguments={})],
+                        success=True)
+    assert [c.useful for c in judge_episode(plain).calls] == [True, True, True, False]
+
+
+def test_a_plan_write_made_again_after_other_writes_is_useful_a_duplicate_is_not() -> None:
+    # An itinerary planned anew (Dialog 7238 T25-28): the booking cancelled with the old plan is
+    # made again, and the submission the world turned back is sent again; both are needed. The
+    # same booking sent twice running duplicates it.
+    submit = {"name": "submit", "arguments": {}}
+    gold = {**GOLD, "calls": [SEARCH, CHECK, BOOK_STEP, submit]}
+    cancel = call(4, "cancel", arguments={"booking_id": "B1"})
+    rec = make_record([call(1, "search"), call(2, "check"), call(3, "book"), call(3, "submit", kind="write",
+                                                                                   arguments={}, index=1),
+                       cancel, call(5, "book"), call(6, "submit", kind="write", arguments={})], gold=gold, success=True)
+    assert [c.useful for c in judge_episode(rec).calls] == [True, True, True, True, False, True, True]
+    twice = make_record([call(1, "search"), call(2, "check"), call(3, "book"), call(4, "book")], success=True)
+    assert [c.useful for c in judge_episode(twice).calls] == [True, True, True, False]

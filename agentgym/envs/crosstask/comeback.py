@@ -53,7 +53,7 @@ from typing import Any
 
 from agentgym.core.task import UserTurn, WorldEvent
 from agentgym.envs.crosstask import clarify
-from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking
+from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, checked
 from agentgym.envs.crosstask.upstream import Spent
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Constraint, Place, World
@@ -128,6 +128,10 @@ class ComeBack(MoveBooking):
     #: still hold), and those it gives up: later come-backs no longer keep them.
     kept: tuple[str, ...] = ()
     dropped: tuple[Constraint, ...] = ()
+    #: The reads the request's words point to beyond the plan (`useful_calls`): the search for
+    #: another place within its scope (which a cancel rests on: there is none), or the checks of
+    #: the days before the next one open.
+    useful: tuple[dict[str, Any], ...] = field(default=(), compare=False)
 
     @property
     def cancel(self) -> bool:
@@ -139,7 +143,27 @@ class ComeBack(MoveBooking):
         return super().plan()
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "ask": self.ask, "wanted": self.wanted}
+        out = {**super().to_dict(), "ask": self.ask, "wanted": self.wanted}
+        if self.useful:
+            out["useful_calls"] = [dict(c) for c in self.useful]
+        return out
+
+
+def _scope_search(world: World, b: Booking, up: Upstream, day: str, target: Place | None,
+                  amenity: str = "") -> tuple[dict[str, Any], ...]:
+    """The reads that find another place a come-back's words scope (`target`, or None when
+    none qualifies): a search in the booked place's area, of its kind or the target's when given,
+    with amenities among those the user stated (and `amenity`, a late need); the checks of
+    candidates on `day` at the booked time (the best one may be taken then); the target's details."""
+    booked = world.by_id[b.item_id]
+    stated = [c.value for c in up.needs if c.kind == "amenity"] + ([amenity] if amenity else [])
+    kinds = list(dict.fromkeys([booked.category] + ([target.category] if target is not None else [])))
+    filters: dict[str, Any] = {"area": {"if_given": booked.area}, "category": {"if_given": {"any_of": kinds}}}
+    if stated:
+        filters["amenities"] = {"if_given": {"subset_of": stated}}
+    reads = ({"name": "search", "arguments": filters},
+             {"name": "check_availability", "arguments": {"item_id": {"any": True}, "day": day, "slot": b.slot}})
+    return reads + (({"name": "get_details", "arguments": {"item_id": target.id}},) if target is not None else ())
 
 
 def _same_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
@@ -156,8 +180,11 @@ def _next_open(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | N
     later = [d for d in DAYS[DAYS.index(b.day) + 1:] if place.is_open(d, b.slot)]
     if not later:
         return None
+    # "The next day it is open" rests on the days before it being closed: their checks count.
+    closed = DAYS[DAYS.index(b.day) + 1:DAYS.index(later[0])]
     return ComeBack(b.id, place.id, (b.day, b.slot), later[0], b.slot, "next_open",
-                    "the next day after it on which the place is open at that same time of day")
+                    "the next day after it on which the place is open at that same time of day",
+                    useful=tuple(checked(place.id, d, b.slot) for d in closed))
 
 
 #: Where a come-back looks for another place, narrowest first: (its words, whether a place is
@@ -296,7 +323,7 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
                         f"{what} {limit} {unit}, {keeps} {at_same_time}",
                         f"Finance approved at most {limit} {unit} for the {world.domain.noun}, so the one we booked is "
                         "over budget. ",
-                        limit, f"at most {limit} {unit}", kept, dropped)
+                        limit, f"at most {limit} {unit}", kept, dropped, _scope_search(world, b, up, b.day, best))
     # What is left lies well inside (limit, above), so "at most" reads one way after any rounding.
     left_eur = limit + (above - limit) * (0.15 + 0.7 * float(rng.random()))
     cur = spent.currency
@@ -308,7 +335,7 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     wanted = f"{what} {left} once the {source} earlier is taken out{counted}, {keeps} {at_same_time}"
     why = f"The {world.domain.noun} comes out of the team's trip allowance too, so the one we booked is over budget. "
     return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why, left_eur, f"within {left}", kept,
-                    dropped)
+                    dropped, _scope_search(world, b, up, day, best))
 
 
 def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
@@ -354,7 +381,7 @@ def _needs(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
               f"{_keeps_words(world, up, dropped)} and is open at the same time, or cancel it if there is none")
     why = f'I\'ve just found out I need "{amenity}", and the {noun} we booked doesn\'t have it. '
     return ComeBack(b.id, best.id if best is not None else "", (b.day, b.slot), b.day, b.slot, NEEDS, wanted, why,
-                    kept=kept_words(world, up, "", dropped), dropped=dropped)
+                    kept=kept_words(world, up, "", dropped), dropped=dropped, useful=_scope_search(world, b, up, b.day, best, amenity))
 
 
 _PLANS = {"same_day": _same_day, "next_open": _next_open, "budget": _budget, NEEDS: _needs,

@@ -86,9 +86,12 @@ class Series(ComeBack):
         return steps
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "series", "booking": self.booking, "place": self.place, "from": list(self.old),
-                "ask": self.ask, "wanted": self.wanted, "stays": [list(s) for s in self.stays],
-                "skipped": list(self.skipped), "calls": self.plan()}
+        out = {"kind": "series", "booking": self.booking, "place": self.place, "from": list(self.old),
+               "ask": self.ask, "wanted": self.wanted, "stays": [list(s) for s in self.stays],
+               "skipped": list(self.skipped), "calls": self.plan()}
+        if self.useful:
+            out["useful_calls"] = [dict(c) for c in self.useful]
+        return out
 
 
 
@@ -157,8 +160,14 @@ def plan_series(world: World, b: Booking, rng: Any, up: Upstream) -> Series | No
     # A stay is what one arrives for; the other places are what one does while in town.
     earlier = "I'm arriving a few days earlier. " if world.domain.name == "stays" else "I'll be in town a few days earlier. "
     why = earlier if "before it" in words else "I'm staying on for a few more days. "
+    # A day the booked place is closed is settled by finding the best place open then, or none:
+    # the search in its area and each candidate's check that day count.
+    elsewhere = sorted({d for p, d, _ in stays if p != booked.id} | set(skipped), key=DAYS.index)
+    useful = ({"name": "search", "arguments": {"area": {"if_given": booked.area}}},) if elsewhere else ()
+    useful += tuple({"name": "check_availability", "arguments": {"item_id": {"any": True}, "day": d, "slot": b.slot}}
+                    for d in elsewhere)
     return Series(b.id, booked.id, (b.day, b.slot), b.day, b.slot, SERIES, wanted, why,
-                  kept=kept_words(world, up), stays=tuple(stays), skipped=tuple(skipped))
+                  kept=kept_words(world, up), useful=useful, stays=tuple(stays), skipped=tuple(skipped))
 
 
 def _active(world: World) -> Counter[Stay]:

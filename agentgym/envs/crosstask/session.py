@@ -143,7 +143,7 @@ class SessionGold:
         return calls
 
     def to_dict(self) -> dict[str, Any]:
-        subs, calls, superseded = [], [], []
+        subs, calls, superseded, useful = [], [], [], []
         for s in self.segments:
             if s.family == "followup":
                 sub = s.move.to_dict() if s.move is not None else {"kind": "move_booking", "calls": []}
@@ -153,8 +153,12 @@ class SessionGold:
                 sub = gold.to_dict()
             calls += sub.get("calls", [])
             superseded += sub.get("superseded_calls", [])
+            useful += sub.get("useful_calls", [])
             subs.append({"index": s.index, "family": s.family, "domain": s.domain, "gold": sub})
-        return {"segments": subs, "calls": calls, "superseded_calls": superseded}
+        out = {"segments": subs, "calls": calls, "superseded_calls": superseded}
+        if useful:
+            out["useful_calls"] = useful
+        return out
 
 
 def sub_seed(seed: int, index: int) -> int:

@@ -295,8 +295,11 @@ class HardDialogUser(DialogUser):
         """Give up need `c`: the goal drops it, and the gold is enumerated anew."""
         g = self._gold
         kept = tuple(k for k in g.constraints if k.id != c.id)
+        # A search with the need given up was right while the user held it, as a goal shift
+        # keeps the plan it replaced: the old goal's search stays a step of a plan.
         self._gold = self._task.gold = self._task.goal = replace(
-            g, constraints=kept, items=satisfying_places(self._world, kept, g.day, g.slot))
+            g, constraints=kept, items=satisfying_places(self._world, kept, g.day, g.slot),
+            superseded=(*g.superseded, g.plan()[0]))
         self._task.extra["relaxed"] = c.id
         self._flexible, self._dropped = None, c
         dom = self._domain

@@ -178,9 +178,15 @@ class Gold:
         """`plan`, as `to_dict` lists it (``"calls"``)."""
         return self.plan()
 
+    def useful_calls(self) -> list[dict[str, Any]]:
+        """Reads a careful agent makes beyond the plan (useful when made, never required): a gold
+        place's details, the one read that shows its amenities (search results do not)."""
+        return [{"name": "get_details", "arguments": {"item_id": {"any_of": list(self.items)}}}] if self.items else []
+
     def to_dict(self) -> dict[str, Any]:
         return {"constraints": [c.to_dict() for c in self.constraints], "day": self.day, "slot": self.slot,
-                "items": list(self.items), "calls": self.plan_calls(), "superseded_calls": list(self.superseded)}
+                "items": list(self.items), "calls": self.plan_calls(), "superseded_calls": list(self.superseded),
+                "useful_calls": self.useful_calls()}
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,12 @@ REFERS_BACK = re.compile(r"\b(?:(?:the|my|our) (?:plan|list|breakdown|proposal|l
 #: I'll ask for your approval"): it names the yes of a plan to come, and asks for none now.
 _LATER_ASSENT = re.compile(r"\b(?:come|get|circle|report) back\b[^.?!;\n]*|"
                            r"\b(?:i|we)(?:'ll| will| shall)\s+(?:then\s+|later\s+|next\s+)?(?:ask|seek|request)\s+"
-                           r"(?:you\s+)?for\b[^.?!;\n]*", re.I)
+                           r"(?:you\s+)?for\b[^.?!;\n]*|"
+                           # "I will then check every item and set out a plan for your approval"
+                           r"\b(?:i|we)(?:'ll| will| shall|'m going to| am going to| are going to)\s+[^.?!;\n]*?\b"
+                           r"(?:set out|lay out|put together|present|prepare|draw up|write up|come up with|propose|"
+                           r"put forward|bring you|send you|give you)\s+(?:to you\s+|you\s+)?(?:a|an|the|my|our)\s+"
+                           r"(?:\w+\s+)?(?:plan|proposal|options)\b[^.?!;\n]*", re.I)
 
 
 def _assent_now(text: str) -> str:
@@ -203,6 +208,10 @@ def says_done(text: str) -> bool:
 #: email on your account?"): it asks for the value, not for a yes ("confirm the plan below" asks for one).
 VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:me|us)?\s*(?:know\s+)?"
                            r"(?:the|your|which|what|how|where|when|who)\b|"
+                           # "may I please have the email on your account?", "could I get your name?"
+                           r"\b(?:may|can|could|might)\s+(?:i|we)\s+(?:please\s+)?(?:have|get|ask for|ask you for)\s+"
+                           r"(?:the|your)\b(?!\s+(?:\w+\s+)?(?:confirmation|go-ahead|go ahead|approval|ok|okay|yes|"
+                           r"consent|permission|sign-off)\b)|"
                            r"\b(?:please|could you|can you|would you|kindly|and)\s+(?:please\s+)?(?:confirm|verify)\s+"
                            # "confirm the plan below" asks for a yes to it
                            r"(?:the|your)\b(?!\s+(?:\w+\s+)?(?:plan|following|changes?|above|below|proposal|steps?|"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from agentgym.core.action_types import HOW_TO_CALL
 from agentgym.core.task import WorldEvent
@@ -143,6 +143,11 @@ FREE_TEXT_ARGUMENTS = frozenset({"summary"})
 #: query of some of the name's words is the step's, so the plan lists ``{"words_of": name}``.
 NAME_QUERY_ARGUMENTS = frozenset({"query"})
 _SPECIFIED = FREE_TEXT_ARGUMENTS | NAME_QUERY_ARGUMENTS
+#: Per gold kind, the reads a policy names as the source of a value the plan rests on, beyond
+#: the plan's own (the gold's ``useful_calls``: useful when made, never required), from the
+#: plan. A domain module registers its kind's; a plan is all they need, so a gold rebuilt from
+#: another (its pages read, a goal shift's) keeps them.
+POINTED_READS: dict[str, Callable[[tuple["Step", ...]], list[dict[str, Any]]]] = {}
 
 
 @dataclass(slots=True)
@@ -206,9 +211,14 @@ class Gold:
 
     def to_dict(self) -> dict[str, Any]:
         plan = self.plan_calls()
-        return {"kind": self.kind, "plan": plan, "calls": plan,
-                "effects": [e.to_dict() for e in self.effects], "traps": list(self.traps),
-                "superseded_calls": list(self.superseded)}
+        out = {"kind": self.kind, "plan": plan, "calls": plan,
+               "effects": [e.to_dict() for e in self.effects], "traps": list(self.traps),
+               "superseded_calls": list(self.superseded)}
+        pointed = POINTED_READS.get(self.kind)
+        useful = pointed(self.plan) if pointed is not None else None
+        if useful:
+            out["useful_calls"] = useful
+        return out
 
 
 class World:

@@ -164,9 +164,15 @@ def _claims(clause: list[str], w: _Words) -> bool:
     return w.negations.found(clause) and w.wholes.found(clause)
 
 
+#: An acknowledgement that opens a statement: "Got it: the stage can go" asks nothing, where
+#: "Got a minute?" opens a question with its auxiliary.
+_ACKNOWLEDGED = ("got", "it")
+
+
 def _question(words: list[str], stems: list[str], w: _Words) -> bool:
     g = _grammar()
-    first = next((t for t in words if t.isalpha()), "")
+    alpha = [t for t in words if t.isalpha()]
+    first = "" if tuple(alpha[:2]) == _ACKNOWLEDGED else next(iter(alpha), "")
     return "?" in words or first in g.flags and bool(g.flags[first] & (_WH | _AUX)) or w.requests.found(stems)
 
 

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, WRITE, MaxLen, ToolError, tool
 from agentgym.envs.tooluse.base import (
+    POINTED_READS,
     Detail,
     Draws,
     Effect,
@@ -411,6 +412,20 @@ def solve(world: OpsWorld, req: Request) -> Gold:
         effects.append(Effect("rollback", "rollback", "rollback", {"service": root.name, "to_version": previous},
                               f"{root.name} rolled back to {previous}"))
     return Gold("incident", tuple(plan), tuple(effects))
+
+
+def _metrics_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
+    """The reads the policies point to (`POINTED_READS`): the severity follows the rate of "the
+    one with the error-rate alert" (list_alerts names it) and the cause the root's
+    errors_since_utc, "get_metrics gives" each; the plan reads the onset off the root's error log
+    instead, which says the same, and the alert's service off the request when it names it."""
+    walked = [s.arguments["service"] for s in plan if s.name == "search_logs"]
+    services = walked[:1] + [s.arguments["service"] for s in plan if s.name == "get_deploys"][:1]
+    return [{"name": "list_alerts", "arguments": {}},
+            *({"name": "get_metrics", "arguments": {"service": name}} for name in dict.fromkeys(services))]
+
+
+POINTED_READS["incident"] = _metrics_reads
 
 
 def _brief(now: int) -> str:

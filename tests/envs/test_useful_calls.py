@@ -1,0 +1,100 @@
+"""Reads a careful agent needs beyond the gold plan count as useful, from kept playtests: the
+reads a policy names (ops' get_metrics), a come-back's search and checks, a search with a need
+the user later gave up, and the read after a write a fault stopped (docs/METRICS.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playtest_turns import REPORT, played
+
+from agentgym.eval.judging import judge_episode
+
+
+def _verdicts(name: str) -> tuple[dict[str, Any], list[Any]]:
+    """The kept playtest `name` played to its end: the episode summary and each call's verdict."""
+    env, actions = played(name, 0)
+    info: dict[str, Any] = {}
+    for action in [*actions, REPORT]:
+        if env.unwrapped.awaiting_report and action is not REPORT:
+            *_, terminated, truncated, info = env.step(REPORT)
+            if terminated or truncated:
+                break
+        *_, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    summary = info["episode_summary"]
+    return summary, judge_episode({"metrics": summary, "steps": [], "agent_error": None}).calls
+
+
+def _of(summary: dict[str, Any], calls: list[Any], name: str, **arguments: Any) -> list[Any]:
+    """The verdicts of the calls of tool `name` whose arguments include `arguments`."""
+    return [c for c in calls if c.name == name
+            and arguments.items() <= (summary["calls"][c.index].get("arguments") or {}).items()]
+
+
+def test_the_metrics_the_ops_policies_point_to_are_useful() -> None:
+    # "The cause is the root-cause service's last deploy before its errors began (get_metrics
+    # gives that instant as errors_since_utc)": ToolUse 7237 T5 read it for the root (email);
+    # the plan reads the onset off its error log. A service off the walk is no such read.
+    summary, calls = _verdicts("tooluse-7237-test.jsonl")
+    assert summary["success"]
+    pointed = summary["gold"]["useful_calls"]
+    assert {c["arguments"].get("service") for c in pointed if c["name"] == "get_metrics"} == {"ledger", "email"}
+    assert all(c.useful for c in _of(summary, calls, "get_metrics", service="email"))
+    assert not any(c.useful for c in _of(summary, calls, "get_metrics", service="sessions"))
+
+
+def test_a_come_backs_search_and_the_checks_of_the_days_before_the_next_open_one_are_useful() -> None:
+    # CrossTask 7239: the next-open come-back's checks of the closed days (Tuesday, Wednesday),
+    # the budget come-back's searches in Riverside, the series' checks of another place on the
+    # days the booked one is closed (cowork_012).
+    summary, calls = _verdicts("crosstask-7239-test.jsonl")
+    assert summary["success"]
+    closed = [c for day in ("tuesday", "wednesday")
+              for c in _of(summary, calls, "check_availability", item_id="cowork_014", day=day, slot="afternoon")]
+    assert closed and all(c.useful for c in closed if not c.repeat)
+    budget = _of(summary, calls, "search", area="Riverside", max_price=30)
+    assert len(budget) == 2 and all(c.useful for c in budget)
+    other = [c for c in _of(summary, calls, "check_availability", item_id="cowork_012") if not c.repeat]
+    assert other and all(c.useful for c in other)
+
+
+def test_a_search_with_a_need_the_user_then_gave_up_is_useful() -> None:
+    # Dialog 7234 T2: the search with every need the user stated, before it gave one up; it
+    # was "no step of the plan", which lists the needs kept.
+    summary, calls = _verdicts("dialog-7234-test.jsonl")
+    assert summary["success"]
+    gave_up = _of(summary, calls, "search", amenities=["parking", "dance floor", "stage"])
+    assert gave_up and all(c.useful for c in gave_up)
+    assert any(c["name"] == "search" for c in summary["gold"]["superseded_calls"])
+
+
+def test_the_read_after_a_booking_that_timed_out_is_useful() -> None:
+    # CrossTask 7240 T14: the booking timed out; T15's list_bookings is the way its description
+    # names to tell whether it took effect.
+    summary, calls = _verdicts("crosstask-7240-train.jsonl")
+    assert summary["success"]
+    after = [c for c in calls if c.name == "list_bookings" and any(
+        d.name == "book" and d.injected and d.index < c.index for d in calls)]
+    assert after and after[0].useful
+
+
+def test_the_alerts_the_severity_policy_turns_on_are_a_useful_read() -> None:
+    # "the service where the errors were reported (the one with the error-rate alert)": only
+    # list_alerts shows it, though the request names the service (ToolUse 7247 T1).
+    summary, calls = _verdicts("tooluse-7247-test.jsonl")
+    assert summary["success"]
+    alerts = _of(summary, calls, "list_alerts")
+    assert alerts and alerts[0].useful
+
+
+def test_the_details_of_the_place_booked_are_a_useful_read() -> None:
+    # Search results show no amenities: the booked place's details are the read that does
+    # (Dialog 7253 T10); a place that is not booked is the agent's own exploration.
+    summary, calls = _verdicts("dialog-7253-test.jsonl")
+    assert summary["success"]
+    booked = summary["gold"]["items"]
+    details = [c for c in _of(summary, calls, "get_details") if not c.repeat]
+    assert any(c.useful for c in details)
+    assert all(c.useful == (summary["calls"][c.index]["arguments"]["item_id"] in booked) for c in details)
