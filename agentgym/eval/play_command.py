@@ -127,11 +127,12 @@ def _ratio(num: int, den: int) -> str:
     return f"{num}/{den}" if den else "n/a"
 
 
-def _why_not_useful(c: Any) -> str:
-    """Why a valid call did not count as useful in efficiency (a `CallVerdict`)."""
+def _why_not_useful(c: Any, counted: bool) -> str:
+    """Why a valid call did not count as useful in efficiency (a `CallVerdict`; `counted`:
+    whether a call it repeats counted, so the check rule is what left it out)."""
     if c.decoy:
         return "a decoy tool"
-    if c.repeat:
+    if c.repeat and counted:
         return "a repeat: one check of a read before a write counts, and one more read per corrupted result"
     return "no step of the plan" if not c.steps else "it failed"
 
@@ -150,9 +151,14 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
         if c.judged and not c.right:
             lines.append(f"  wrong: turn {c.turn} {c.name}: {'; '.join(c.wrong_because)}")
     spent: dict[str, list[str]] = {}
+    calls = summary.get("calls") or []
+    counted: list[tuple[Any, Any]] = []  # (name, arguments) of the calls that counted
     for c in verdict.calls:
-        if c.useful is False:
-            spent.setdefault(_why_not_useful(c), []).append(f"turn {c.turn} {c.name}")
+        key = (c.name, calls[c.index].get("arguments") if c.index < len(calls) else None)
+        if c.useful:
+            counted.append(key)
+        elif c.useful is False:
+            spent.setdefault(_why_not_useful(c, key in counted), []).append(f"turn {c.turn} {c.name}")
     for why, calls in spent.items():
         lines.append(f"  not efficient ({why}): {', '.join(calls)}")
     gold = summary.get("gold")

@@ -108,3 +108,16 @@ def test_the_accounting_says_why_a_call_was_not_useful():
     assert lines[0].endswith("efficiency 4/6, recall 3/3"), lines
     assert "  not efficient (no step of the plan): turn 1 get_details" in lines, lines
     assert any(x.startswith("  not efficient (a repeat: one check") and x.endswith(": turn 4 check") for x in lines), lines
+
+
+def test_a_repeat_of_a_read_that_never_counted_is_no_step_of_the_plan():
+    # Dialog 7265 T9, CrossTask 7260 T22: a re-read of a read no plan needs was labelled "a repeat:
+    # one check of a read before a write counts", a rule for a plan's reads only.
+    from test_metrics import call, make_record
+
+    details = {"item_id": "z"}
+    rec = make_record([call(1, "search"), call(1, "get_details", arguments=details), call(2, "check"),
+                       call(3, "get_details", arguments=details), call(4, "book")], success=True)
+    lines = tool_accounting(rec["metrics"])
+    assert "  not efficient (no step of the plan): turn 1 get_details, turn 3 get_details" in lines, lines
+    assert not any("a repeat" in x for x in lines), lines

@@ -48,6 +48,8 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"would(?:'ve| have) been (?:my|our|the) (?:first|top|best|preferred|obvious) (?:choice|pick|option)|"
                         r"(take|push|bring|put)\w* (the |your |our )?(total|budget|spend) (to|over|past|above|beyond)|"
                         r"leav\w* (only|just|too little|not enough|no room)|"
+                        # no plan to be had with it ("X costs 1,900 and with it no plan fits the budget")
+                        r"with (it|that one|this one) (no|nothing|none)|no (plan|combination|itinerary) (fits|works)|"
                         r"too (expensive|pricey|far|costly|much|low)|exceeds?|"
                         # short of a floor ("fall short of your rating", "is below your minimum")
                         r"fall\w* short|(falls?|fell|falling|dips?|drops?) below|"
