@@ -325,6 +325,18 @@ class _Checks:
         return True
 
 
+def _made_again(calls: Sequence[Mapping[str, Any]], written: list[int], c: Mapping[str, Any], hits: list[int]) -> bool:
+    """Whether `c`, a repeat of a write that went through, is a plan's write (`hits`) made again
+    after other writes went through since it last did (`written`, in order): its booking
+    cancelled, a submission the world turned back, so it is needed again. One sent twice running
+    duplicates it."""
+    if not hits or not is_commitment(c):
+        return False
+    last = max(j for j in written if calls[j].get("name") == c.get("name")
+               and calls[j].get("arguments") == c.get("arguments"))
+    return written[-1] != last
+
+
 def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corrupted: list[tuple[int, Any]],
                  verdicts: list["CallVerdict"] | None = None) -> ToolCounts:
     """The episode's `ToolCounts`, and, into `verdicts` when given, what each call counted for."""
@@ -334,16 +346,6 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
     checks = _Checks(e.calls, corrupted)
     plan_tools = set(plan.by_name) | set(old.by_name)
     written: list[int] = []  # the writes that went through, in order
-
-    def again(k: int, c: Mapping[str, Any], hits: list[int]) -> bool:
-        # A plan's write made again after other writes went through since it last did (its
-        # booking cancelled, a submission the world turned back) is needed again; one sent twice
-        # running duplicates it.
-        if not hits or not is_commitment(c):
-            return False
-        last = max(j for j in written if e.calls[j].get("name") == c.get("name")
-                   and e.calls[j].get("arguments") == c.get("arguments"))
-        return written[-1] != last
     for k, c in enumerate(e.calls):
         injected = bool(c.get("injected"))
         if not injected:
@@ -384,7 +386,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         # read after a write a fault stopped (neither is a step the plan needs).
         needed = on_plan or (not decoy and not is_commitment(c) and bool(pointed.matches(c)))
         is_useful = error is None and (
-            (needed and (not repeat or bool(open_hits) or again(k, c, hits) or checks.grant(k, c)))
+            (needed and (not repeat or bool(open_hits) or _made_again(e.calls, written, c, hits) or checks.grant(k, c)))
             or checks.after_fault(k))
         if not injected:
             scored += 1

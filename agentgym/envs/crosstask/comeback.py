@@ -128,9 +128,9 @@ class ComeBack(MoveBooking):
     #: still hold), and those it gives up: later come-backs no longer keep them.
     kept: tuple[str, ...] = ()
     dropped: tuple[Constraint, ...] = ()
-    #: The reads the request's words point to beyond the plan (`useful_calls`): the search for
-    #: another place within its scope (which a cancel rests on: there is none), or the checks of
-    #: the days before the next one open.
+    #: The reads the request's words point to beyond the plan (`useful_calls`): what finds another
+    #: place within its scope (`_scope_search`; a cancel rests on there being none), or the checks
+    #: of the days before the next one open.
     useful: tuple[dict[str, Any], ...] = field(default=(), compare=False)
 
     @property

@@ -414,7 +414,7 @@ def solve(world: OpsWorld, req: Request) -> Gold:
     return Gold("incident", tuple(plan), tuple(effects))
 
 
-def _metrics_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
+def _pointed_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
     """The reads the policies point to (`POINTED_READS`): the severity follows the rate of "the
     one with the error-rate alert" (list_alerts names it) and the cause the root's
     errors_since_utc, "get_metrics gives" each; the plan reads the onset off the root's error log
@@ -425,7 +425,7 @@ def _metrics_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
             *({"name": "get_metrics", "arguments": {"service": name}} for name in dict.fromkeys(services))]
 
 
-POINTED_READS["incident"] = _metrics_reads
+POINTED_READS["incident"] = _pointed_reads
 
 
 def _brief(now: int) -> str:
