@@ -282,21 +282,24 @@ class _Checks:
     a later write, is that check, and each result of it that came back corrupted earns one more
     read (the tie-break between two results that disagree). Any other repeat decides nothing new.
 
-    And the read after a write that an injected fault stopped: the tools say how to tell whether
-    a write that failed or timed out took effect, so the first read that succeeds after it, before
-    the next write, is useful whatever it reads."""
+    And the read after a write that an injected fault stopped: a careful agent looks at what it
+    left (`list_bookings` shows the bookings) before it tries again, so the first read that
+    succeeds after it, before the next write of a later turn, is useful whatever it reads."""
 
     def __init__(self, calls: Sequence[Mapping[str, Any]], corrupted: list[tuple[int, Any]]) -> None:
         writes = [k for k, c in enumerate(calls) if is_commitment(c)]
         self._last_write = max(writes, default=-1)
-        # The first successful read after each write an injected fault stopped, before the next write.
+        # The first successful read after each write an injected fault stopped, before the next
+        # write of a later turn (those sent beside it went before its result was seen).
         self._after_fault: set[int] = set()
         for w in writes:
             if calls[w].get("injected") and calls[w].get("error") is not None:
+                turn = calls[w].get("turn", 0)
                 for k in range(w + 1, len(calls)):
                     if is_commitment(calls[k]):
-                        break
-                    if _ok(calls[k]):
+                        if calls[k].get("turn", 0) > turn:
+                            break
+                    elif _ok(calls[k]):
                         self._after_fault.add(k)
                         break
         self._corrupted = {k for k, _ in corrupted}

@@ -94,7 +94,28 @@ def test_the_details_of_the_place_booked_are_a_useful_read() -> None:
     # (Dialog 7253 T10); a place that is not booked is the agent's own exploration.
     summary, calls = _verdicts("dialog-7253-test.jsonl")
     assert summary["success"]
-    booked = summary["gold"]["items"]
+    gold = summary["gold"]
+    booked = {*gold["items"], *(c["arguments"]["item_id"] for c in gold["superseded_calls"] if c["name"] == "book")}
     details = [c for c in _of(summary, calls, "get_details") if not c.repeat]
     assert any(c.useful for c in details)
     assert all(c.useful == (summary["calls"][c.index]["arguments"]["item_id"] in booked) for c in details)
+
+
+def test_the_read_after_a_timed_out_booking_counts_past_the_writes_sent_beside_it() -> None:
+    # Dialog 7271 T16: the booking timed out beside two cancels sent in the same turn; T17's
+    # list_bookings, the first read after it, was "a repeat" of T9's (after another fault).
+    summary, calls = _verdicts("dialog-7271-train.jsonl")
+    assert summary["success"]
+    assert all(c.useful for c in _of(summary, calls, "list_bookings"))
+
+
+def test_the_details_of_a_place_booked_and_then_given_up_are_a_useful_read() -> None:
+    # Dialog 7275 T5: the details of the place then booked (a late need later ruled it out) were
+    # "no step of the plan", where the same read of the final place counted; a candidate's stay
+    # the agent's own exploration. Dialog 7276 T12: an itinerary's place, read before booking it.
+    summary, calls = _verdicts("dialog-7275-test.jsonl")
+    assert summary["success"]
+    assert all(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_045"))
+    assert not any(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_041"))
+    summary, calls = _verdicts("dialog-7276-test.jsonl")
+    assert all(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_048"))

@@ -901,3 +901,16 @@ def test_a_plan_write_made_again_after_other_writes_is_useful_a_duplicate_is_not
     assert [c.useful for c in judge_episode(rec).calls] == [True, True, True, True, False, True, True]
     twice = make_record([call(1, "search"), call(2, "check"), call(3, "book"), call(4, "book")], success=True)
     assert [c.useful for c in judge_episode(twice).calls] == [True, True, True, False]
+
+
+def test_the_read_after_a_faulted_write_counts_past_writes_sent_in_its_turn() -> None:
+    # Dialog 7271 T16-17: the timed-out booking went with two cancels in one turn, before its
+    # result was seen; the next turn's read still tells what it left.
+    rec = make_record([call(1, "search"), call(2, "check"), call(3, "book", error="TIMEOUT", injected=True),
+                       call(3, "cancel", index=1), call(4, "list_bookings", arguments={}), call(5, "book")],
+                      noise=[fault("tool_failure", 3, "book")], success=True)
+    assert [c.useful for c in judge_episode(rec).calls][4] is True
+    later = make_record([call(1, "search"), call(2, "check"), call(3, "book", error="TIMEOUT", injected=True),
+                         call(4, "cancel"), call(5, "list_bookings", arguments={}), call(6, "book")],
+                        noise=[fault("tool_failure", 3, "book")], success=True)
+    assert [c.useful for c in judge_episode(later).calls][4] is False

@@ -57,8 +57,8 @@ class DialogEnv(AgentEnv):
     `<tool_call>` tags, in a fenced json block or OpenAI `tool_calls` (several per turn allowed);
     anything else is a message to the user. Tools: `search`, `get_details`,
     `check_availability`, `book`, `cancel_booking`, and `list_bookings`, which reads back every
-    booking and its status (a `book` or `cancel_booking` that failed or timed out has a knowable
-    effect). Malformed or invalid calls come back as `[error CODE] ...` and count against the
+    booking and its status (a `book` or `cancel_booking` that failed or timed out changed nothing,
+    as it shows). Malformed or invalid calls come back as `[error CODE] ...` and count against the
     agent; a tool never runs on invalid arguments. A proposal in a message ("How about Harbor
     Grill?", by name or id; among several places named, the one recommended: "I'd go with A,
     though B is also an option") is judged exactly like a booking: the needs the user has then

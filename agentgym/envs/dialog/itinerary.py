@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from agentgym.core.task import Score
-from agentgym.envs.dialog.tasks import Place, World, keep
+from agentgym.envs.dialog.tasks import Place, World, booked_in, details_of, keep
 
 __all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "priced_keys", "best_plan", "plan_key", "settle",
            "score_plan", "LABELS", "PRIORITY", "TOTAL"]
@@ -121,7 +121,9 @@ class PlanGold:
                 "distinct_areas": self.distinct_areas, "objective": self.objective,
                 "priority": [LABELS[i] for i in self.priority],
                 "best": list(self.best), "accepted": [list(p) for p in self.accepted], "calls": self.plan_calls(),
-                "superseded_calls": list(self.superseded)}
+                "superseded_calls": list(self.superseded),
+                # The details of a place of an accepted plan, or of one a replaced plan booked.
+                "useful_calls": details_of([*(i for p in self.accepted for i in p), *booked_in(self.superseded)])}
 
 
 def best_first(places: list[Place]) -> list[Place]:

@@ -132,6 +132,18 @@ class Constraint:
                 "reveal": self.reveal}
 
 
+def booked_in(calls: tuple[dict[str, Any], ...]) -> list[str]:
+    """The places the `book` steps of `calls` name by id."""
+    return [c["arguments"]["item_id"] for c in calls
+            if c.get("name") == "book" and isinstance(c.get("arguments", {}).get("item_id"), str)]
+
+
+def details_of(places: list[str]) -> list[dict[str, Any]]:
+    """The useful read of those places' details (`get_details`, one of them), or none."""
+    ids = list(dict.fromkeys(places))
+    return [{"name": "get_details", "arguments": {"item_id": {"any_of": ids}}}] if ids else []
+
+
 @dataclass(frozen=True)
 class Gold:
     """The hidden goal and its exact set of satisfying bookings."""
@@ -179,9 +191,10 @@ class Gold:
         return self.plan()
 
     def useful_calls(self) -> list[dict[str, Any]]:
-        """Reads a careful agent makes beyond the plan (useful when made, never required): a gold
-        place's details, the one read that shows its amenities (search results do not)."""
-        return [{"name": "get_details", "arguments": {"item_id": {"any_of": list(self.items)}}}] if self.items else []
+        """Reads a careful agent makes beyond the plan (useful when made, never required): the
+        details of a gold place, or of one a superseded plan booked, the one read that shows its
+        amenities (search results do not)."""
+        return details_of([*self.items, *booked_in(self.superseded)])
 
     def to_dict(self) -> dict[str, Any]:
         return {"constraints": [c.to_dict() for c in self.constraints], "day": self.day, "slot": self.slot,

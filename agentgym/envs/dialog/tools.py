@@ -166,8 +166,8 @@ class DialogToolkit(Toolkit):
     @tool(kind=READ)
     def list_bookings(self) -> dict[str, Any]:
         """Every booking made in this conversation, oldest first, with its status (active or
-        cancelled): how to tell whether a book or cancel_booking call that failed or timed out
-        took effect.
+        cancelled). A book or cancel_booking call that came back as an error (it failed or timed
+        out) changed nothing, as this shows.
         """
         world = self.world
         return {"bookings": [{"booking_id": b.id, "item_id": b.item_id, "name": world.by_id[b.item_id].name,
