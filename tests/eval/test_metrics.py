@@ -340,7 +340,8 @@ def test_injected_failures_are_not_the_agents() -> None:
     ], success=True)
     out = tool_accuracy([rec])
     assert out["validity"] == {"value": 1.0, "ci": [1.0, 1.0], "n": 1}
-    assert out["correctness"]["value"] == 1.0 and out["correctness"]["n"] == 2  # its arguments were right
+    # Its arguments were right, and the retry repeats its decision: judged once.
+    assert out["correctness"]["value"] == 1.0 and out["correctness"]["n"] == 1
     assert out["efficiency"]["value"] == 1.0 and out["efficiency"]["n"] == 1
     assert out["precision"]["value"] == 1.0
 
@@ -914,3 +915,15 @@ def test_the_read_after_a_faulted_write_counts_past_writes_sent_in_its_turn() ->
                          call(4, "cancel"), call(5, "list_bookings", arguments={}), call(6, "book")],
                         noise=[fault("tool_failure", 3, "book")], success=True)
     assert [c.useful for c in judge_episode(later).calls][4] is False
+
+
+def test_a_retry_of_a_call_a_fault_stopped_is_judged_once() -> None:
+    # Dialog 7286 T10-11, T24-25: a booking of a place no plan takes was stopped by an injected
+    # 503 and sent again; correctness counted the one decision wrong twice.
+    wrong = {"item_id": "z", "day": "mon", "slot": "evening"}
+    rec = make_record([call(1, "search"), call(2, "check"), call(3, "book", arguments=wrong, error="TOOL_ERROR",
+                                                               injected=True),
+                       call(4, "book", arguments=wrong), call(5, "book")],
+                      noise=[fault("tool_failure", 3, "book")], success=True)
+    judged = [c for c in judge_episode(rec).calls if c.judged]
+    assert [(c.turn, c.right) for c in judged] == [(1, True), (2, True), (3, False), (5, True)], judged
