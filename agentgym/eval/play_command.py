@@ -127,6 +127,10 @@ def _ratio(num: int, den: int) -> str:
     return f"{num}/{den}" if den else "n/a"
 
 
+#: Characters of a call's first argument that name it in the accounting.
+_HINT = 24
+
+
 def _why_not_useful(c: Any, counted: bool) -> str:
     """Why a valid call did not count as useful in efficiency (a `CallVerdict`; `counted`:
     whether a call it repeats counted, so the check rule is what left it out)."""
@@ -140,27 +144,38 @@ def _why_not_useful(c: Any, counted: bool) -> str:
 def tool_accounting(summary: dict[str, Any]) -> list[str]:
     """What the episode's tool calls counted for in tool-call accuracy (docs/METRICS.md): the
     four rates, each call that was judged wrong and why, the calls that were not useful and why,
-    and the gold steps left undone."""
+    the calls correctness leaves out, and the gold steps left undone. A call is named by its turn,
+    its tool and its first argument."""
     from agentgym.eval.judging import judge_episode
 
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
     t = verdict.tools
     lines = [f"tool calls (docs/METRICS.md): validity {_ratio(t.valid, t.attempts)}, correctness "
              f"{_ratio(t.right, t.judged)}, efficiency {_ratio(t.useful, t.spent)}, recall {_ratio(t.done, t.gold)}"]
+    calls = summary.get("calls") or []
+
+    def named(c: Any) -> str:  # "turn 6 book(cowork_044)": which of a turn's calls of one tool
+        arguments = calls[c.index].get("arguments") if c.index < len(calls) else None
+        first = next(iter(arguments.values()), "") if isinstance(arguments, dict) and arguments else ""
+        hint = first if isinstance(first, (str, int, float)) and not isinstance(first, bool) else "..."
+        return f"turn {c.turn} {c.name}({str(hint)[:_HINT]})"
+
     for c in verdict.calls:
         if c.judged and not c.right:
-            lines.append(f"  wrong: turn {c.turn} {c.name}: {'; '.join(c.wrong_because)}")
+            lines.append(f"  wrong: {named(c)}: {'; '.join(c.wrong_because)}")
     spent: dict[str, list[str]] = {}
-    calls = summary.get("calls") or []
     counted: list[tuple[Any, Any]] = []  # (name, arguments) of the calls that counted
     for c in verdict.calls:
         key = (c.name, calls[c.index].get("arguments") if c.index < len(calls) else None)
         if c.useful:
             counted.append(key)
         elif c.useful is False:
-            spent.setdefault(_why_not_useful(c, key in counted), []).append(f"turn {c.turn} {c.name}")
-    for why, calls in spent.items():
-        lines.append(f"  not efficient ({why}): {', '.join(calls)}")
+            spent.setdefault(_why_not_useful(c, key in counted), []).append(named(c))
+    for why, names in spent.items():
+        lines.append(f"  not efficient ({why}): {', '.join(names)}")
+    unjudged = [named(c) for c in verdict.calls if c.valid and not c.judged]
+    if unjudged:
+        lines.append(f"  not judged for correctness (a read no plan needs, a repeat, a decoy): {', '.join(unjudged)}")
     gold = summary.get("gold")
     steps = gold.get("calls") if isinstance(gold, dict) else None
     if steps:

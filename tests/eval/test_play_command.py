@@ -59,7 +59,7 @@ def test_the_end_shows_what_each_call_counted_for(tmp_path, capsys):
         if terminated or truncated:
             break
     lines = tool_accounting(ended_summary(env, info))
-    assert any(x.startswith("  wrong: turn 3 book:") for x in lines), lines
+    assert any(x.startswith("  wrong: turn 3 book(") for x in lines), lines
     assert any(x.startswith("  gold step not done:") and '"book"' in x for x in lines), lines
 
 
@@ -106,8 +106,11 @@ def test_the_accounting_says_why_a_call_was_not_useful():
                        call(3, "check"), call(4, "check"), call(5, "book")], success=True)
     lines = tool_accounting(rec["metrics"])
     assert lines[0].endswith("efficiency 4/6, recall 3/3"), lines
-    assert "  not efficient (no step of the plan): turn 1 get_details" in lines, lines
-    assert any(x.startswith("  not efficient (a repeat: one check") and x.endswith(": turn 4 check") for x in lines), lines
+    assert "  not efficient (no step of the plan): turn 1 get_details(a)" in lines, lines
+    assert any(x.startswith("  not efficient (a repeat: one check") and x.endswith(": turn 4 check(a)") for x in lines), lines
+    # Correctness leaves out the read no plan needs and the repeat: the player says which.
+    assert "  not judged for correctness (a read no plan needs, a repeat, a decoy): turn 1 get_details(a), " \
+           "turn 3 check(a), turn 4 check(a)" in lines, lines
 
 
 def test_a_repeat_of_a_read_that_never_counted_is_no_step_of_the_plan():
@@ -119,5 +122,5 @@ def test_a_repeat_of_a_read_that_never_counted_is_no_step_of_the_plan():
     rec = make_record([call(1, "search"), call(1, "get_details", arguments=details), call(2, "check"),
                        call(3, "get_details", arguments=details), call(4, "book")], success=True)
     lines = tool_accounting(rec["metrics"])
-    assert "  not efficient (no step of the plan): turn 1 get_details, turn 3 get_details" in lines, lines
-    assert not any("a repeat" in x for x in lines), lines
+    assert "  not efficient (no step of the plan): turn 1 get_details(z), turn 3 get_details(z)" in lines, lines
+    assert not any(x.startswith("  not efficient (a repeat") for x in lines), lines
