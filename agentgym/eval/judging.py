@@ -349,7 +349,10 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
     checks = _Checks(e.calls, corrupted)
     plan_tools = set(plan.by_name) | set(old.by_name)
     written: list[int] = []  # the writes that went through, in order
-    faulted: dict[str, list[Any]] = defaultdict(list)  # arguments of the calls an injected fault stopped
+    # A call an injected fault stopped and that was sent again: its retry carries the decision.
+    retried = {k for k, c in enumerate(e.calls) if c.get("injected") and c.get("error") is not None and any(
+        d.get("valid") and d.get("name") == c.get("name") and d.get("arguments") == c.get("arguments")
+        for d in e.calls[k + 1:])}
     for k, c in enumerate(e.calls):
         injected = bool(c.get("injected"))
         if not injected:
@@ -364,8 +367,8 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         hits = [] if decoy else plan.matches(c)
         on_plan = bool(hits) or (not decoy and bool(old.matches(c)))
         repeat = any(a == args for a in succeeded[name])
-        # A retry of a call an injected fault stopped repeats its decision: judged once.
-        decided = repeat or any(a == args for a in faulted[name])
+        # A decision is judged once: a call an injected fault stopped is judged at its retry.
+        decided = repeat or k in retried
         # What a tool returned corrupted, the agent was told: passing it on is not its mistake.
         told_wrong = any(k > j and contains_value(args, bad) for j, bad in corrupted)
         refused = off_plan = is_judged = False
@@ -404,8 +407,6 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
                 spent += 1
                 useful += is_useful
         completes = None
-        if injected and error is not None:
-            faulted[name].append(args)
         if _ok(c):
             succeeded[name].append(args)
             checks.read(k, c)

@@ -919,11 +919,16 @@ def test_the_read_after_a_faulted_write_counts_past_writes_sent_in_its_turn() ->
 
 def test_a_retry_of_a_call_a_fault_stopped_is_judged_once() -> None:
     # Dialog 7286 T10-11, T24-25: a booking of a place no plan takes was stopped by an injected
-    # 503 and sent again; correctness counted the one decision wrong twice.
+    # 503 and sent again; correctness counted the one decision wrong twice. It is judged at the
+    # retry, the call that did the work (Dialog 7295, CrossTask 7300: the retry was listed as "a
+    # repeat" when the stopped call was judged).
     wrong = {"item_id": "z", "day": "mon", "slot": "evening"}
     rec = make_record([call(1, "search"), call(2, "check"), call(3, "book", arguments=wrong, error="TOOL_ERROR",
                                                                injected=True),
                        call(4, "book", arguments=wrong), call(5, "book")],
                       noise=[fault("tool_failure", 3, "book")], success=True)
     judged = [c for c in judge_episode(rec).calls if c.judged]
-    assert [(c.turn, c.right) for c in judged] == [(1, True), (2, True), (3, False), (5, True)], judged
+    assert [(c.turn, c.right) for c in judged] == [(1, True), (2, True), (4, False), (5, True)], judged
+    alone = make_record([call(1, "search"), call(2, "check"), call(3, "book", arguments=wrong, error="TOOL_ERROR",
+                                                                 injected=True)], noise=[fault("tool_failure", 3, "book")])
+    assert [(c.turn, c.right) for c in judge_episode(alone).calls if c.judged][-1] == (3, False)
