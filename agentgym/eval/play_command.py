@@ -128,7 +128,7 @@ def _ratio(num: int, den: int) -> str:
 
 
 #: Characters of a call's first argument that name it in the accounting.
-_HINT = 24
+_HINT = 40
 
 
 def _why_not_useful(c: Any, counted: bool) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playtest_turns import reply_to
 from test_tooluse_consent import _env, _writes  # the hard tier's env of a domain, and its gold writes
 
 import agentgym  # noqa: F401  (registers the ids)
@@ -626,7 +627,8 @@ def test_a_request_for_a_yes_that_offers_to_hear_a_change_asks_for_the_yes() -> 
     from playtest_turns import reply_to
 
     env, actions, reply = reply_to("tooluse-6867-train.jsonl", 6)
-    assert reply == "Alright, I understand. Please go ahead with that.", reply
+    # The yes to the plan, naming what it takes of the choice offered ("or tell me which ...").
+    assert reply.startswith("Alright, I understand.") and reply.endswith("as you set it out."), reply
     _writes_go_through(env, actions[7])
 
 
@@ -638,3 +640,10 @@ def test_a_request_for_a_yes_that_offers_to_hear_a_change_asks_for_the_yes() -> 
 ])
 def test_an_offer_to_hear_a_change_after_a_yes_asked_for_asks_for_no_detail(text: str, asked: tuple[str, ...]) -> None:
     assert _asked_at("tooluse-6867-train.jsonl", 6, text) == asked
+
+
+def test_a_customer_giving_in_names_the_plan_it_chose_among_those_offered() -> None:
+    # ToolUse 7310 T10: 'Please tell me which: "yes to A and B", "yes to A only", or neither.' got
+    # "Alright, I understand. Please go ahead with that.": which of the three, the reply left open.
+    _env, _actions, said = reply_to("tooluse-7310-test.jsonl", 9)
+    assert said.startswith("Alright, I understand. Please go ahead with ") and "rollback" in said, said
