@@ -166,8 +166,8 @@ def tool_accuracy(
     - validity: valid calls over the agent's call attempts (every non-injected call, plus every
       turn-level error such as PARSE_ERROR, each an invalid action).
     - correctness: of the valid calls that decide something (injected failures included: their
-      arguments were the agent's; a repeat of a call that already succeeded decides nothing and
-      is left out), the share with right arguments. A call is wrong when it contradicts a
+      arguments were the agent's, judged at the retry when one was sent again; a repeat of a
+      call that already succeeded decides nothing and is left out), the share with right arguments. A call is wrong when it contradicts a
       constraint the user had stated (``contradicts``), when a tool refused it for the agent's
       own reasons (an error that is not injected: a policy violation, an unknown id, a full slot)
       or when it writes with a tool of the gold plan but fits none of its steps (wrong data),
@@ -181,7 +181,9 @@ def tool_accuracy(
       a plan a goal shift replaced, and repeats no call that already succeeded (same tool, equal
       arguments: a duplicate), but for one check of each plan read, in a later turn and before a
       later write (the briefs ask to check again a value a write rests on), and one more read per
-      corrupted result of it. So any other re-read is correct but not free.
+      corrupted result of it. So any other re-read is correct but not free. A read the gold lists
+      as ``useful_calls``, the first read after a write an injected fault stopped, and a plan's
+      write made again after other writes count as the plan's do (docs/METRICS.md).
     - recall: gold steps completed by a successful call over gold steps.
     - precision and F1 (legacy): valid non-injected calls matching a gold step not yet done (or
       of a replaced plan), and the harmonic mean of that precision and recall.

@@ -154,9 +154,12 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
              f"{_ratio(t.right, t.judged)}, efficiency {_ratio(t.useful, t.spent)}, recall {_ratio(t.done, t.gold)}"]
     calls = summary.get("calls") or []
 
+    def arguments(c: Any) -> Any:
+        return calls[c.index].get("arguments") if c.index < len(calls) else None
+
     def named(c: Any) -> str:  # "turn 6 book(cowork_044)": which of a turn's calls of one tool
-        arguments = calls[c.index].get("arguments") if c.index < len(calls) else None
-        first = next(iter(arguments.values()), "") if isinstance(arguments, dict) and arguments else ""
+        args = arguments(c)
+        first = next(iter(args.values()), "") if isinstance(args, dict) and args else ""
         hint = first if isinstance(first, (str, int, float)) and not isinstance(first, bool) else "..."
         return f"turn {c.turn} {c.name}({str(hint)[:_HINT]})"
 
@@ -166,7 +169,7 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
     spent: dict[str, list[str]] = {}
     counted: list[tuple[Any, Any]] = []  # (name, arguments) of the calls that counted
     for c in verdict.calls:
-        key = (c.name, calls[c.index].get("arguments") if c.index < len(calls) else None)
+        key = (c.name, arguments(c))
         if c.useful:
             counted.append(key)
         elif c.useful is False:

@@ -59,7 +59,8 @@ from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.tasks import Booking, Constraint, Place, World
 from agentgym.users.understanding import Reading
 
-__all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback", "at_booked_time"]
+__all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback", "at_booked_time",
+           "candidate_check"]
 
 #: The kinds of come-back a session draws from, in their fallback order; ``meeting_day`` is
 #: drawn in place of one of them when a calendar request comes before it.
@@ -143,10 +144,18 @@ class ComeBack(MoveBooking):
         return super().plan()
 
     def to_dict(self) -> dict[str, Any]:
-        out = {**super().to_dict(), "ask": self.ask, "wanted": self.wanted}
+        return self._with_useful({**super().to_dict(), "ask": self.ask, "wanted": self.wanted})
+
+    def _with_useful(self, out: dict[str, Any]) -> dict[str, Any]:
+        """`out`, a gold dict of this come-back, with its `useful_calls` when it has any."""
         if self.useful:
             out["useful_calls"] = [dict(c) for c in self.useful]
         return out
+
+
+def candidate_check(day: str, slot: str) -> dict[str, Any]:
+    """The useful read that checks any candidate place on `day` in `slot`."""
+    return {"name": "check_availability", "arguments": {"item_id": {"any": True}, "day": day, "slot": slot}}
 
 
 def _scope_search(world: World, b: Booking, up: Upstream, day: str, target: Place | None,
@@ -161,8 +170,7 @@ def _scope_search(world: World, b: Booking, up: Upstream, day: str, target: Plac
     filters: dict[str, Any] = {"area": {"if_given": booked.area}, "category": {"if_given": {"any_of": kinds}}}
     if stated:
         filters["amenities"] = {"if_given": {"subset_of": stated}}
-    reads = ({"name": "search", "arguments": filters},
-             {"name": "check_availability", "arguments": {"item_id": {"any": True}, "day": day, "slot": b.slot}})
+    reads = ({"name": "search", "arguments": filters}, candidate_check(day, b.slot))
     return reads + (({"name": "get_details", "arguments": {"item_id": target.id}},) if target is not None else ())
 
 

@@ -37,6 +37,7 @@ from agentgym.envs.crosstask.comeback import (
     ComeBack,
     Upstream,
     at_booked_time,
+    candidate_check,
     kept_words,
     scope_words,
 )
@@ -86,12 +87,10 @@ class Series(ComeBack):
         return steps
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"kind": "series", "booking": self.booking, "place": self.place, "from": list(self.old),
-               "ask": self.ask, "wanted": self.wanted, "stays": [list(s) for s in self.stays],
-               "skipped": list(self.skipped), "calls": self.plan()}
-        if self.useful:
-            out["useful_calls"] = [dict(c) for c in self.useful]
-        return out
+        return self._with_useful({"kind": "series", "booking": self.booking, "place": self.place,
+                                  "from": list(self.old), "ask": self.ask, "wanted": self.wanted,
+                                  "stays": [list(s) for s in self.stays], "skipped": list(self.skipped),
+                                  "calls": self.plan()})
 
 
 
@@ -164,8 +163,7 @@ def plan_series(world: World, b: Booking, rng: Any, up: Upstream) -> Series | No
     # the search in its area and each candidate's check that day count.
     elsewhere = sorted({d for p, d, _ in stays if p != booked.id} | set(skipped), key=DAYS.index)
     useful = ({"name": "search", "arguments": {"area": {"if_given": booked.area}}},) if elsewhere else ()
-    useful += tuple({"name": "check_availability", "arguments": {"item_id": {"any": True}, "day": d, "slot": b.slot}}
-                    for d in elsewhere)
+    useful += tuple(candidate_check(d, b.slot) for d in elsewhere)
     return Series(b.id, booked.id, (b.day, b.slot), b.day, b.slot, SERIES, wanted, why,
                   kept=kept_words(world, up), useful=useful, stays=tuple(stays), skipped=tuple(skipped))
 
