@@ -22,7 +22,7 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "64adbf760226cff23c5b5ed43373d211",
+    "train": "56105dbf8afd6d6157d12aa3f2cbedbf",
     "test": "3011366c5d97282de244b60801c1a3b6",
 }
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from playtest_turns import REPORT, played
 
+from agentgym.envs.dialog.tasks import booked_in
 from agentgym.eval.judging import judge_episode
 
 
@@ -95,10 +96,21 @@ def test_the_details_of_the_place_booked_are_a_useful_read() -> None:
     summary, calls = _verdicts("dialog-7253-test.jsonl")
     assert summary["success"]
     gold = summary["gold"]
-    booked = {*gold["items"], *(c["arguments"]["item_id"] for c in gold["superseded_calls"] if c["name"] == "book")}
+    booked = {*gold["items"], *booked_in(tuple(gold["superseded_calls"]))}
     details = [c for c in _of(summary, calls, "get_details") if not c.repeat]
     assert any(c.useful for c in details)
     assert all(c.useful == (summary["calls"][c.index]["arguments"]["item_id"] in booked) for c in details)
+
+
+def test_the_details_of_a_place_a_replaced_plan_would_book_are_a_useful_read() -> None:
+    # Dialog 7846 T4: the ballroom the rules picked for booking D was read for its amenities;
+    # the world took it at T8, so the final plan books another. The read was right when made.
+    summary, calls = _verdicts("dialog-7846-test.jsonl")
+    assert summary["success"]
+    (read,) = [c for c in _of(summary, calls, "get_details", item_id="venue_012") if not c.repeat]
+    assert read.useful
+    assert "venue_012" in booked_in(tuple(summary["gold"]["superseded_calls"]))
+    assert not any("venue_012" in plan for plan in summary["gold"]["accepted"])
 
 
 def test_the_read_after_a_timed_out_booking_counts_past_the_writes_sent_beside_it() -> None:
@@ -119,3 +131,42 @@ def test_the_details_of_a_place_booked_and_then_given_up_are_a_useful_read() -> 
     assert not any(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_041"))
     summary, calls = _verdicts("dialog-7276-test.jsonl")
     assert all(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_048"))
+
+
+def test_refunds_whose_approvals_came_back_in_another_order_are_the_plan_s() -> None:
+    # ToolUse 7421 (a round of 0.26's playtests): two approvals were asked for in another order
+    # than the gold's, and each refund passed the id its own approval returned; the gold's ids
+    # were the other way round, so both refunds "fit no step of the plan". Here: the oracle's
+    # episode of an orders task with two approvals, the approvals asked for the other way round.
+    import json
+
+    import gymnasium as gym
+
+    from agentgym.agents import make_agent
+    from agentgym.eval.episode import run_episode
+
+    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="hard", domain="orders")
+    actions = list(run_episode(env, make_agent("oracle"), 0).actions)
+    calls = {k: json.loads(a) for k, a in enumerate(actions) if a.startswith("{")}
+    asks = [k for k, c in calls.items() if c["name"] == "request_refund_approval"]
+    refunds = [k for k, c in calls.items() if c["name"] == "refund_item" and "approval_id" in c["arguments"]]
+    assert len(asks) == len(refunds) == 2
+    first, second = (calls[k] for k in asks)
+    refund_first, refund_second = (calls[k] for k in refunds)
+    # Both approvals before either refund, the second item's first (it gets the first id); each
+    # refund passes the id its own approval returned.
+    refund_first["arguments"]["approval_id"], refund_second["arguments"]["approval_id"] = (
+        refund_second["arguments"]["approval_id"], refund_first["arguments"]["approval_id"])
+    for k, call in zip((asks[0], refunds[0], asks[1], refunds[1]), (second, first, refund_first, refund_second)):
+        actions[k] = json.dumps(call)
+    env.reset(seed=0)
+    info: dict[str, Any] = {}
+    for action in actions:
+        *_, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    summary = info["episode_summary"]
+    assert summary["success"] and not summary["policy_violations"]
+    verdicts = judge_episode({"metrics": summary, "steps": [], "agent_error": None}).calls
+    judged = _of(summary, verdicts, "refund_item")
+    assert len(judged) >= 2 and all(c.right and c.useful for c in judged)

@@ -133,9 +133,16 @@ class Constraint:
 
 
 def booked_in(calls: tuple[dict[str, Any], ...]) -> list[str]:
-    """The places the `book` steps of `calls` name by id."""
-    return [c["arguments"]["item_id"] for c in calls
-            if c.get("name") == "book" and isinstance(c.get("arguments", {}).get("item_id"), str)]
+    """The places the `book` steps of `calls` name: by id, or each place an ``any_of`` spec
+    allows (a replaced plan's booking, right for any of them when it stood)."""
+    out: list[str] = []
+    for c in calls:
+        item = c.get("arguments", {}).get("item_id") if c.get("name") == "book" else None
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("any_of"), list):
+            out += [i for i in item["any_of"] if isinstance(i, str)]
+    return out
 
 
 def details_of(places: list[str]) -> list[dict[str, Any]]:
@@ -192,8 +199,8 @@ class Gold:
 
     def useful_calls(self) -> list[dict[str, Any]]:
         """Reads a careful agent makes beyond the plan (useful when made, never required): the
-        details of a gold place, or of one a superseded plan booked, the one read that shows its
-        amenities (search results do not)."""
+        details of a gold place, or of one a superseded plan would book, the one read that shows
+        its amenities (search results do not)."""
         return details_of([*self.items, *booked_in(self.superseded)])
 
     def to_dict(self) -> dict[str, Any]:

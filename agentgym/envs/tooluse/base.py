@@ -206,8 +206,22 @@ class Gold:
     superseded: tuple[dict[str, Any], ...] = ()
 
     def plan_calls(self) -> list[dict[str, Any]]:
-        """The plan's calls as `to_dict` lists them (``"calls"``)."""
-        return [s.to_dict() for s in self.plan]
+        """The plan's calls as `to_dict` lists them (``"calls"``). An id that one of the plan's
+        steps produces and a later one passes on (a refund's approval) is any id of its kind the
+        plan produces, where it produces several: which approval comes back first follows the
+        order the agent asks in, and the tool itself refuses an approval given for another item."""
+        calls = [s.to_dict() for s in self.plan]
+        produced: dict[str, list[str]] = {}
+        for step in self.plan:
+            for value in step.produces.values():
+                produced.setdefault(value.rpartition("-")[0], []).append(value)
+        several = {v: ids for ids in produced.values() if len(ids) > 1 for v in ids}
+        if several:
+            for call, step in zip(calls, self.plan):
+                for key, value in step.arguments.items():
+                    if isinstance(value, str) and value in several:
+                        call["arguments"][key] = {"any_of": several[value]}
+        return calls
 
     def to_dict(self) -> dict[str, Any]:
         plan = self.plan_calls()

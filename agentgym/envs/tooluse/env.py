@@ -150,7 +150,8 @@ class ToolUseEnv(AgentEnv):
       tier (`find_customer`); the task succeeds only when every item does. The rules, in the
       brief and `list_policies` alike: days are counted from delivery to today and the window's
       last day counts (delivery ages are drawn on, beside or a few days off a window's end,
-      across month ends; trap `window_last_day`); a Plus member has 15 more days on every window
+      across month ends; trap `window_last_day` where an item is on its window's last day or
+      the day after it); a Plus member has 15 more days on every window
       (trap `member_window`) and needs a refund approval only above 250.00 USD (a standard one
       above 150.00), and an approval a refund does not need is a violation (trap `approval` when
       one is due); past the window an item gets store credit for its full price (trap

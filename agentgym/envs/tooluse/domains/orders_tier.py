@@ -170,7 +170,8 @@ def _traps(world: OrdersWorld, req: BulkRequest, gold: Gold) -> tuple[str, ...]:
             window = world.window(item.category)
             if kind == "credit":
                 out["past_return_window"] = None
-            if kind != "none" and abs(age - window) <= 1:
+            # The two days a count off by one decides: the last day (a refund) and the day after.
+            if kind != "none" and age - window in (0, 1):
                 out["window_last_day"] = None
             if kind == "refund" and age > window - world.extra_days:
                 out["member_window"] = None
