@@ -292,7 +292,10 @@ def test_a_yes_asked_apart_from_an_offer_of_more_is_a_yes_to_the_plan_alone(doma
     "I want to walk you through my reasoning before anything is done.",
     "Nothing has been processed yet.", "I haven't refunded anything so far.",
     "Once it's booked, you'll get an invite.", "Triage done. I am ready to file a sev1 incident.",
-    "My checks are complete, so here is the plan."])
+    "My checks are complete, so here is the plan.",
+    # "complete" before a noun is no state of the work (trial playtest 7466 T1: "It's not done on
+    # my side yet" to an assistant that had claimed nothing)
+    "I will then present a complete plan for your approval.", "Here is the complete list of the items."])
 def test_a_word_of_the_work_in_another_form_or_a_clause_of_work_not_done_claims_nothing(text: str) -> None:
     from agentgym.envs.tooluse.asking import says_done
 
@@ -300,7 +303,8 @@ def test_a_word_of_the_work_in_another_form_or_a_clause_of_work_not_done_claims_
 
 
 @pytest.mark.parametrize("text", ["The lamp is refunded.", "I've filed the report.", "Done: the transfer is sent.",
-                                  "Nothing else is needed: the refund has been processed."])
+                                  "Nothing else is needed: the refund has been processed.",
+                                  "The refund is complete.", "All complete.", "The refunds are completed."])
 def test_work_said_done_is_a_claim(text: str) -> None:
     from agentgym.envs.tooluse.asking import says_done
 
@@ -647,3 +651,20 @@ def test_a_customer_giving_in_names_the_plan_it_chose_among_those_offered() -> N
     # "Alright, I understand. Please go ahead with that.": which of the three, the reply left open.
     _env, _actions, said = reply_to("tooluse-7310-test.jsonl", 9)
     assert said.startswith("Alright, I understand. Please go ahead with ") and "rollback" in said, said
+
+
+def test_a_restatement_naming_a_product_with_a_weather_word_is_no_small_talk() -> None:
+    """"... the rain jacket and the atlas from your order placed on 2025-05-22 ... I will then
+    present a complete plan for your approval": the customer heard small talk ("rain") and a
+    claim of work done ("complete"), and answered "Could we get back to my request?" or "It's not
+    done on my side yet" (trial playtests 7446 T1, 7466 T1); it hears a restatement."""
+    import gymnasium as gym
+
+    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="hard", domain="orders")
+    env.reset(seed=7500)
+    said = env.step("Thank you for contacting us. If I understand your request correctly, you would like to return "
+                    "the wireless headphones, the bluetooth speaker, the rain jacket and the atlas from your order "
+                    "placed on 2025-05-22, and five items from your order placed on 2025-05-10. I will now look up "
+                    "your account and will then present a complete plan for your approval before anything is "
+                    "processed.")[4]["messages"][-1]["content"]
+    assert "get back to my request" not in said and "not done" not in said, said

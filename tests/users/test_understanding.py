@@ -369,6 +369,15 @@ def test_idioms_and_small_talk_name_no_slot() -> None:
     assert read("Good evening! When would you like to go?").asked == ("time",)
 
 
+def test_a_weather_word_in_a_thing_s_name_is_no_small_talk() -> None:
+    # "the rain jacket" (a product) made a restatement small talk (trial playtest 7446 T1).
+    from agentgym.envs.tooluse.user_words import understanding
+
+    orders = understanding("orders")
+    assert not orders.read("You would like to return the rain jacket and the atlas.").chatter
+    assert orders.read("Is it raining where you are?").chatter
+
+
 def test_lexicon_hints_are_optional_and_parse_strictly() -> None:
     raw = {"slots": {"a": ["x"]}, "values": {}, "open": ["y"], "statements": {}}
     assert parse_lexicon(raw).hints == {}

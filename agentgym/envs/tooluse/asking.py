@@ -174,14 +174,16 @@ _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! kno
                      # a clipped note opening with "Will": "Will file: incident, payments, sev2."
                      r"(?:^|(?<=[.!?;\n]))[ \t]*will (?!(?:you|it|that|this|they|there|he|she|we|the|any)\b)[a-z]+",
                      re.I)
-_CLAIM = re.compile(r"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|completed?|"
+#: "Complete" claims only as a state ("the refund is complete"), not before a noun ("a complete plan").
+_COMPLETE = r"completed|(?:is|are|now|all|fully|been)\s+complete"
+_CLAIM = re.compile(rf"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|{_COMPLETE}|"
                     r"all set)\b", re.I)
 
 
 #: The written forms in which a message says work is done (the lexicon's ``done`` statements as
 #: they are spelt): the engine reads "refund" and "books" as "refunded" and "booked" too (its
 #: stems), which is right for what a message speaks of but no claim that anything was done.
-_DONE_FORMS = re.compile(r"\b(?:done|completed?|finished|all set|taken care|processed|booked|filed|refunded|paid|sent|"
+_DONE_FORMS = re.compile(rf"\b(?:done|{_COMPLETE}|finished|all set|taken care|processed|booked|filed|refunded|paid|sent|"
                          r"submitted|scheduled|transferred|rolled back|exchanged|issued|handled|sorted out|resolved|"
                          r"fixed)\b", re.I)
 #: Where a clause says the work is not done, or not yet: from its opener to the clause's end
