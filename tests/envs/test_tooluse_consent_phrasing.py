@@ -503,6 +503,11 @@ def test_a_yes_to_the_rest_of_the_plan_unchanged_is_a_yes_to_the_plan_it_points_
     ("The plan above stands; the watch gets store credit. Shall I go ahead?", True),
     ("Refund 45.00 for the lamp. Shall I go ahead?", False),
     ("Above all, I want to get this right. Shall I go ahead?", False),
+    # a list named with words before it (trial playtest 7444 T11: "Before I say yes: ..." again)
+    ("so the wireless headphones stay at store credit 159.00. the per-item list above stands as is. ok to proceed?",
+     True),
+    ("The full refund table above is unchanged. Go ahead?", True),
+    ("Above, the list of my favourite items. Shall I go ahead?", False),
 ])
 def test_words_that_point_back_to_the_plan_put_before(text: str, back: bool) -> None:
     from agentgym.envs.tooluse.asking import REFERS_BACK

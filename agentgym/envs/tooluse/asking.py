@@ -96,11 +96,11 @@ _ASKS_YES_WORDS = (
 #: Words by which a message points back to the plan put before it ("Rest of plan unchanged",
 #: "Proceed with the above?", "as listed above"): a yes to it is a yes to that plan too, as this
 #: message amends it.
-REFERS_BACK = re.compile(r"\b(?:(?:the|my|our) (?:plan|list|breakdown|proposal|lines?) above|(?:as|see) (?:above|before|"
-                         r"listed|stated|outlined|planned)|the above|above plan|same as before|unchanged from|"
-                         r"(?:rest|remainder|everything else|all else|other (?:items|lines|parts|writes))"
+REFERS_BACK = re.compile(r"\b(?:(?:the|my|our) (?:[\w-]+ ){0,2}(?:plan|list|breakdown|proposal|lines?|table|summary) above|"
+                         r"(?:as|see) (?:above|before|listed|stated|outlined|planned)|the above|above plan|same as before|"
+                         r"unchanged from|(?:rest|remainder|everything else|all else|other (?:items|lines|parts|writes))"
                          r"(?: of (?:the|my|our) plan)?,? (?:is |are |stays? |remains? )?(?:unchanged|as (?:before|above|"
-                         r"listed|stated|planned)|stands?|the same)|(?:plan|it) (?:above )?stands)\b", re.I)
+                         r"listed|stated|planned)|stands?|the same)|(?:plan|list|table|it) (?:above )?stands)\b", re.I)
 
 
 #: A clause that puts off asking for the yes ("I'll come back with a plan for your yes", "then
