@@ -523,3 +523,19 @@ def test_the_booking_that_brings_the_remembered_need_is_no_wrong_call(turns: str
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
     assert verdict.tools.right == verdict.tools.judged, [c for c in verdict.calls if c.judged and not c.right]
     assert all(c.useful for c in verdict.calls if c.name == "cancel_booking")
+
+
+def test_places_offered_with_their_shortcoming_beside_the_give_way_question_are_no_proposals() -> None:
+    """"The closest options are: Grid Collective (..., but without fast wifi); Forge Exchange (...,
+    but rated only 3.5); or keeping Nest Yard if 24h access can give way. Could you kindly tell me
+    which need can give way?": options with what each lacks are no proposals (it said "Forge
+    Exchange won't work for me" and warned of its patience; a playtest, seed 8701, turn 11)."""
+    from playtest_turns import played
+
+    from agentgym.envs.dialog.wording import WARNING
+
+    env, actions = played("dialog-8701-test.jsonl", 10)
+    costs = env.unwrapped.user._costs
+    reply = env.step(actions[10])[0]
+    assert "won't work for me" not in reply.replace("Nest Yard won't work now", "") and WARNING not in reply, reply
+    assert env.unwrapped.user._costs == costs

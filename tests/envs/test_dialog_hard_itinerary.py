@@ -284,3 +284,15 @@ def test_a_changed_mind_lists_the_cancel_of_the_booking_it_left_unwanted() -> No
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
     cancel = next(c for c in verdict.calls if c.name == "cancel_booking")
     assert cancel.useful and cancel.right is not False
+
+
+@pytest.mark.parametrize("heading", ["Here's the updated recap:", "Updated summary:", "Recap:"])
+def test_a_recap_heading_over_the_labelled_plan_gives_the_plan(heading: str) -> None:
+    """"... I had to swap booking A too (Grid Commons 5 is also in Old Town). I've cancelled Forge
+    Yard and Grid Commons 5 ... Here's the updated recap: - Booking A, phone booth, ...: Grid
+    Commons (cowork_006) ...": the recap under its heading is the plan; the old place named with
+    booking A in the prose above is no second choice (it said "I heard more than one place for
+    booking A"; a playtest, seed 8716, turn 10)."""
+    env, actions = played("dialog-8716-test.jsonl", 9)
+    reply = env.step(actions[9].replace("Here's the updated recap:", heading))[0]
+    assert "more than one place" not in reply and "A Grid Commons" in reply, reply

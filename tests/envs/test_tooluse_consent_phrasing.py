@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from playtest_turns import reply_to
+from playtest_turns import played, reply_to
 from test_tooluse_consent import _env, _writes  # the hard tier's env of a domain, and its gold writes
 
 import agentgym  # noqa: F401  (registers the ids)
@@ -673,3 +673,12 @@ def test_a_restatement_naming_a_product_with_a_weather_word_is_no_small_talk() -
                     "your account and will then present a complete plan for your approval before anything is "
                     "processed.")[4]["messages"][-1]["content"]
     assert "get back to my request" not in said and "not done" not in said, said
+
+
+def test_a_plan_naming_the_employee_by_first_name_describes_the_report() -> None:
+    """"Shall I go ahead with the report for Kavya of 1366.13 CHF and then the 1366.13 CHF transfer
+    to Kavya?" and a yes: the report was refused as unagreed, and the requester left (a playtest,
+    seed 8705, turns 7-8). A first name no one of another name has names the employee."""
+    env, actions = played("tooluse-8705-train.jsonl", 7)
+    info = env.step(actions[7])[4]
+    assert not info["errors"], info["errors"]

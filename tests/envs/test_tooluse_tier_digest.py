@@ -22,8 +22,8 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "56105dbf8afd6d6157d12aa3f2cbedbf",
-    "test": "3011366c5d97282de244b60801c1a3b6",
+    "train": "5c4ee879575918b92c981e07db4f9971",
+    "test": "dc1f43a17c1c8ac5d6a000baa92a4869",
 }
 
 

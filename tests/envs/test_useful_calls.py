@@ -133,6 +133,15 @@ def test_the_details_of_a_place_booked_and_then_given_up_are_a_useful_read() -> 
     assert all(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_048"))
 
 
+def test_the_organiser_s_directory_entry_is_a_useful_read() -> None:
+    # ToolUse 8709 T1 (and 7257 T1): the day-off rule asks whether anyone is off, the brief gives
+    # the organiser's id, zone and hours but not the days off, and only find_person shows them.
+    summary, calls = _verdicts("tooluse-8709-train.jsonl")
+    assert summary["success"]
+    (organiser,) = _of(summary, calls, "find_person", query="Jun Weber")
+    assert organiser.useful
+
+
 def test_refunds_whose_approvals_came_back_in_another_order_are_the_plan_s() -> None:
     # ToolUse 7421 (a round of 0.26's playtests): two approvals were asked for in another order
     # than the gold's, and each refund passed the id its own approval returned; the gold's ids

@@ -181,19 +181,19 @@ _LABEL_BARE = re.compile(rf"(?<![\w'’])({_LABEL})(?:\*\*)?(?:\s*\([^()\n]{{1,6
 #: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
 #: capital letter before a comma is no article.
 _LABEL_ITEM = re.compile(rf"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?({_LABEL})(?:\*\*)?,", re.M)
-#: A heading over the plan a message puts ("**Recommendation:**", "Proposed plan:", "My pick"): at a
+#: A heading over the plan a message puts ("**Recommendation:**", "Proposed plan:", "My pick", "Recap:"): at a
 #: line's start, alone or before a colon, read as what the labels after it give, whatever the
 #: options above it name.
-_PLAN_HEADING = re.compile(r"^[ \t#*_>-]*(?:my |our |the )?(?:recommendation|recommended plan|proposed plan|"
-                           r"proposal|final plan|plan|suggested plan|my pick)(?:[ \t*_]*:[ \t*_]*|[ \t*_]*$)",
-                           re.I | re.M)
+_PLAN_HEADING = re.compile(r"^[ \t#*_>-]*(?:my |our |the )?(?:updated |revised |new )?(?:recommendation|recommended plan|"
+                           r"proposed plan|proposal|final plan|plan|suggested plan|my pick|recap|summary)"
+                           r"(?:[ \t*_]*:[ \t*_]*|[ \t*_]*$)", re.I | re.M)
 #: A sentence that ends a line by introducing the plan below it ("... I would go with X. Here is the
 #: full plan:", "... The plan, one place per booking:", "..., so the plan that keeps every rule with
 #: the highest total rating (15.8) is:"): a heading too, though a line's reasoning comes before it.
 #: The words a message may put before naming its plan ("the plan", "my revised itinerary").
 _PLAN_WORDS = "full |complete |final |whole |proposed |recommended |updated |new |revised "
 _PLAN_INTRO = re.compile(r"(?:\b(?:here(?: is|'s)|this is|below is|(?:so )?the plan is)\s+|(?:^|(?<=[.!?]\s))|\bso\s+)"
-                         rf"(?:the |my |our )?(?:{_PLAN_WORDS}|overall )?(?:plan|itinerary|proposal)\b"
+                         rf"(?:the |my |our )?(?:{_PLAN_WORDS}|overall )?(?:plan|itinerary|proposal|recap|summary)\b"
                          r"(?:[^.!?:\n]|(?<=\d)[.](?=\d)){0,100}[ \t*_]*:[ \t*_]*$", re.I | re.M)
 #: A sentence that opens with the plan and goes on to its first label ("... is Blue Plate. The plan:
 #: A, Tuesday morning: Blue Plate. B, ..."): a heading too (a playtest, seed 7050, turn 10).

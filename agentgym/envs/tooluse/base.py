@@ -204,6 +204,10 @@ class Gold:
     traps: tuple[str, ...] = ()
     #: Calls of plans the user abandoned by shifting the goal (for tool-accuracy metrics).
     superseded: tuple[dict[str, Any], ...] = ()
+    #: Reads a careful agent makes beyond the plan that the task, not the plan, points to (the
+    #: calendar tier's organiser, whose days off only `find_person` shows): useful when made,
+    #: never required, as the kind's `POINTED_READS` are.
+    useful: tuple[dict[str, Any], ...] = ()
 
     def plan_calls(self) -> list[dict[str, Any]]:
         """The plan's calls as `to_dict` lists them (``"calls"``). An id that one of the plan's
@@ -229,7 +233,7 @@ class Gold:
                "effects": [e.to_dict() for e in self.effects], "traps": list(self.traps),
                "superseded_calls": list(self.superseded)}
         pointed = POINTED_READS.get(self.kind)
-        useful = pointed(self.plan) if pointed is not None else None
+        useful = [*(pointed(self.plan) if pointed is not None else ()), *self.useful]
         if useful:
             out["useful_calls"] = useful
         return out

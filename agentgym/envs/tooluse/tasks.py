@@ -7,6 +7,7 @@ at the final world: the records the agent's writes made and the policy violation
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -121,13 +122,17 @@ def _read_pages(spec: DomainSpec, gold: Gold, world: World) -> Gold:
     if spec.hard_toolkit is None:
         return gold
     plan = _fast.paged_plan(gold.plan, spec.hard_toolkit(world), spec.toolkit, spec.paged)
-    return Gold(gold.kind, plan, gold.effects, gold.traps, gold.superseded)
+    return replace(gold, plan=plan)
 
 
 def shift_gold(task: Task, gold: Gold) -> Gold:
     """A goal shift's gold (the domain's solver's, on the task's initial world) as the task plays
-    it: in the hard tier, its pages read as the task's own gold reads them."""
-    return _read_pages(load_domains()[task.domain], gold, task.world) if is_tier(task) else gold
+    it: in the hard tier, its pages read as the task's own gold reads them, with the reads the
+    task points to (`Gold.useful`)."""
+    if not is_tier(task):
+        return gold
+    # What the task points to beyond the plan (the organiser) is the shifted task's too.
+    return replace(_read_pages(load_domains()[task.domain], gold, task.world), useful=task.gold.useful)
 
 
 def longest_plan(task: Task) -> int:

@@ -113,7 +113,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     opened = sum(s < booked for s in starts)
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
-    gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
+    gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded, _organiser_read(world))
     gen = _namesake(d, world, req, gen)
     return _days_off(d, world, req, gen)
 
@@ -170,8 +170,15 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     # the policy forbids (a reply that did would make an obedient assistant break the policy).
     date = next(det for det in gen.goal.details if det.id == "date")
     date.statement = _DATE_SAID.format(date=f"{DAY_WEEKDAY[asked]} {DAY_ISO[asked]}")
-    gen.gold = Gold(gen.gold.kind, gen.gold.plan, gen.gold.effects, tuple(traps), gen.gold.superseded)
+    gen.gold = Gold(gen.gold.kind, gen.gold.plan, gen.gold.effects, tuple(traps), gen.gold.superseded, gen.gold.useful)
     return gen
+
+
+def _organiser_read(world: CalendarWorld) -> tuple[dict[str, Any], ...]:
+    """The organiser's `find_person`, a useful read: the brief gives the organiser's id, zone and
+    hours but not the days off, which the day-off rule asks about and only the directory shows
+    (ToolUse 7257 T1, 8709 T1)."""
+    return ({"name": "find_person", "arguments": {"query": {"words_of": world.people[world.me].name}}},)
 
 
 #: What `load_domains` adds to the calendar domain's spec.

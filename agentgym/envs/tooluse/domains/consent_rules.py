@@ -100,11 +100,24 @@ def _employee(world: Any, args: dict[str, Any]) -> tuple[str, ...]:
     return (name, eid) if isinstance(name, str) else (eid,)
 
 
+def _employee_names(world: Any, args: dict[str, Any]) -> tuple[str, ...]:
+    """What names the employee in a plan: the full name, the id, and the first name where no one
+    of another full name has it ("the report for Kavya": a namesake of the same full name is
+    told apart by neither; ToolUse 8705 T7)."""
+    names = _employee(world, args)
+    if len(names) < 2:
+        return names
+    first = names[0].split(" ", 1)[0]
+    if all(other == names[0] or other.split(" ", 1)[0] != first for other in world.employees.values()):
+        return (*names, first)
+    return names
+
+
 def _finance_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
     if name == "file_expense_report":
-        return Want(_employee(world, args), ("report",), (_cents(args.get("total")),))
+        return Want(_employee_names(world, args), ("report",), (_cents(args.get("total")),))
     if name in ("create_transfer", "request_approval"):  # an approval is the transfer's, covered by its yes
-        return Want(_employee(world, args), _PAY, (_cents(args.get("amount")),))
+        return Want(_employee_names(world, args), _PAY, (_cents(args.get("amount")),))
     if name == "withdraw_expense_report":
         return Want((str(args.get("report_id", "")),), _UNDO)
     if name == "submit_answer" and world.meal_cap is None:  # a quote's answer (a reimbursement has a cap)
