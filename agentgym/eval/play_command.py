@@ -127,8 +127,24 @@ def _ratio(num: int, den: int) -> str:
     return f"{num}/{den}" if den else "n/a"
 
 
-#: Characters of a call's first argument that name it in the accounting.
+#: Characters of each argument value that names a call in the accounting.
 _HINT = 40
+#: How many of a call's plain argument values name it (the place and the day of a check).
+_HINT_VALUES = 3
+
+
+def _why_not_judged(c: Any, kind: Any) -> str:
+    """Why correctness leaves a valid call out (a `CallVerdict`; `kind`: its record's "read" or
+    "write"), in the words `agentgym play` lists it under."""
+    if c.decoy:
+        return "a decoy"
+    if c.injected:
+        return "stopped by an injected fault (its retry is judged)"
+    if c.repeat:
+        return "a repeat of a call that succeeded"
+    if kind == "read":
+        return "a read (a read decides nothing; efficiency counts it)"
+    return "a write of a tool no plan uses"
 
 
 def _why_not_useful(c: Any, counted: bool) -> str:
@@ -157,11 +173,12 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
     def arguments(c: Any) -> Any:
         return calls[c.index].get("arguments") if c.index < len(calls) else None
 
-    def named(c: Any) -> str:  # "turn 6 book(cowork_044)": which of a turn's calls of one tool
+    def named(c: Any) -> str:  # "turn 6 check_availability(cowork_044, friday)": which of a turn's calls of one tool
         args = arguments(c)
-        first = next(iter(args.values()), "") if isinstance(args, dict) and args else ""
-        hint = first if isinstance(first, (str, int, float)) and not isinstance(first, bool) else "..."
-        return f"turn {c.turn} {c.name}({str(hint)[:_HINT]})"
+        values = [v for v in args.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)] \
+            if isinstance(args, dict) else []
+        hint = ", ".join(str(v)[:_HINT] for v in values[:_HINT_VALUES]) if values else ("..." if args else "")
+        return f"turn {c.turn} {c.name}({hint})"
 
     for c in verdict.calls:
         if c.judged and not c.right:
@@ -176,9 +193,17 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
             spent.setdefault(_why_not_useful(c, key in counted), []).append(named(c))
     for why, names in spent.items():
         lines.append(f"  not efficient ({why}): {', '.join(names)}")
-    unjudged = [named(c) for c in verdict.calls if c.valid and not c.judged]
+    left_out = [named(c) for c in verdict.calls if c.injected]
+    if left_out:
+        lines.append(f"  left out of validity and efficiency (an injected fault acted on them): {', '.join(left_out)}")
+    unjudged: dict[str, list[str]] = {}
+    for c in verdict.calls:
+        if c.valid and not c.judged:
+            kind = calls[c.index].get("kind") if c.index < len(calls) else None
+            unjudged.setdefault(_why_not_judged(c, kind), []).append(named(c))
     if unjudged:
-        lines.append(f"  not judged for correctness (a read no plan needs, a repeat, a decoy): {', '.join(unjudged)}")
+        lines.append("  not judged for correctness: " + "; ".join(f"{why}: {', '.join(names)}"
+                                                              for why, names in unjudged.items()))
     gold = summary.get("gold")
     steps = gold.get("calls") if isinstance(gold, dict) else None
     if steps:

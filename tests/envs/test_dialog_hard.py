@@ -539,3 +539,19 @@ def test_places_offered_with_their_shortcoming_beside_the_give_way_question_are_
     reply = env.step(actions[10])[0]
     assert "won't work for me" not in reply.replace("Nest Yard won't work now", "") and WARNING not in reply, reply
     assert env.unwrapped.user._costs == costs
+
+
+def test_one_place_named_with_why_it_will_not_do_in_the_next_line_is_no_proposal() -> None:
+    """"- Only one place ... has both lockers and 24h access: Canvas Base (...). - It is not
+    available Sunday evening (checked twice). - So no place meets all of your needs ... Which need
+    can give way?": the one place is no proposal (it said "Canvas Base won't work for me" and
+    warned of its patience; a playtest, seed 8726, turn 5)."""
+    from playtest_turns import played
+
+    from agentgym.envs.dialog.wording import WARNING
+
+    env, actions = played("dialog-8726-test.jsonl", 4)
+    costs = env.unwrapped.user._costs
+    reply = env.step(actions[4])[0]
+    assert "won't work for me" not in reply and WARNING not in reply, reply
+    assert env.unwrapped.user._costs == costs

@@ -107,10 +107,11 @@ def test_the_accounting_says_why_a_call_was_not_useful():
     lines = tool_accounting(rec["metrics"])
     assert lines[0].endswith("efficiency 4/6, recall 3/3"), lines
     assert "  not efficient (no step of the plan): turn 1 get_details(a)" in lines, lines
-    assert any(x.startswith("  not efficient (a repeat: one check") and x.endswith(": turn 4 check(a)") for x in lines), lines
-    # Correctness leaves out the read no plan needs and the repeat: the player says which.
-    assert "  not judged for correctness (a read no plan needs, a repeat, a decoy): turn 1 get_details(a), " \
-           "turn 3 check(a), turn 4 check(a)" in lines, lines
+    assert any(x.startswith("  not efficient (a repeat: one check") and x.endswith(": turn 4 check(a, mon)") for x in lines), lines
+    # Correctness leaves out the read and the repeats, each under why (a useful read of the plan's
+    # was listed as "a read no plan needs": Dialog 8729 T4, 8732 T5).
+    assert "  not judged for correctness: a read (a read decides nothing; efficiency counts it): turn 1 " \
+           "get_details(a); a repeat of a call that succeeded: turn 3 check(a, mon), turn 4 check(a, mon)" in lines, lines
 
 
 def test_a_repeat_of_a_read_that_never_counted_is_no_step_of_the_plan():
@@ -124,3 +125,17 @@ def test_a_repeat_of_a_read_that_never_counted_is_no_step_of_the_plan():
     lines = tool_accounting(rec["metrics"])
     assert "  not efficient (no step of the plan): turn 1 get_details(z), turn 3 get_details(z)" in lines, lines
     assert not any(x.startswith("  not efficient (a repeat") for x in lines), lines
+
+
+def test_the_accounting_names_the_calls_an_injected_fault_acted_on():
+    # "validity 23/23" for 24 calls, with nothing to say which one was left out (Dialog 8718 T6,
+    # CrossTask 8711, ToolUse 8712): the player names it, and each call by its argument values
+    # (four checks of one place told apart by their days: CrossTask 8722 T39).
+    from test_metrics import call, make_record
+
+    rec = make_record([call(1, "search"), call(2, "check", error="503", injected=True), call(3, "check"),
+                       call(3, "check", arguments={"item_id": "a", "day": "tue"}, index=1), call(4, "book")], success=True)
+    lines = tool_accounting(rec["metrics"])
+    assert lines[0].startswith("tool calls (docs/METRICS.md): validity 4/4"), lines
+    assert "  left out of validity and efficiency (an injected fault acted on them): turn 2 check(a, mon)" in lines, lines
+    assert any("turn 3 check(a, tue)" in x for x in lines), lines

@@ -151,7 +151,7 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
             led_in = True
         leads.append(led_in)
         aside.append(verdicts[-1] or led_in or _bracketed_after_verdict(text, start)
-                     or any(a <= start < b for a, b in sections))
+                     or any(a <= start < b for a, b in sections) or _ruled_out_next(text, brk, stop))
     # A list shares the verdict said after its last place: back from each place set aside by
     # the words after it, every place before it with only list separators between them.
     # A place in a bracket right after another is said of that one, not listed with it ("X (Y
@@ -169,6 +169,24 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
         if aside[k]:
             ruled_out.add(place.id)
     return [(place, start, end, gone) for (place, start, end), gone in zip(mentions, aside)]
+
+
+#: A sentence that opens by speaking of the place the one before it named ("- It is not available
+#: Sunday evening", "That one is over budget").
+_IT_OPENS = re.compile(r"[\s*>\u2022-]*(?:it|this one|that one|this place|that place|the latter)\b")
+
+
+def _ruled_out_next(text: str, brk: re.Match[str] | None, stop: int) -> bool:
+    """Whether the sentence after the one that names a place (ended by `brk`), before the next
+    place named (`stop`), opens with "it" or "that one" and sets it aside ("... : Canvas Base (35
+    EUR). It is not available Sunday evening": a playtest, seed 8726, turn 5)."""
+    if brk is None:
+        return False
+    opener = _IT_OPENS.match(text, brk.end(), stop)
+    if opener is None:
+        return False
+    end = _SAID_END.search(text, opener.end(), stop)
+    return bool(_SET_ASIDE.search(text, opener.end(), end.end() if end else stop))
 
 
 def set_aside(message: str, places: list[Place]) -> set[str]:

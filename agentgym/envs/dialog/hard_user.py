@@ -216,7 +216,9 @@ class HardDialogUser(DialogUser):
         ties = option_ties(message, named, self._needs_in)
         # A place tied to no need that the message rules out is no option either ("X ... lacks a
         # projector; X is also 2000 EUR": a playtest, seed 6913, turn 13).
-        aside = set_aside(message, heard) if len(heard) > 1 else set()
+        # One place named only to say why it will not do is no option either ("... : Canvas Base.
+        # It is not available Sunday evening": a playtest, seed 8726, turn 5).
+        aside = set_aside(message, heard) if heard else set()
         if not ties:
             # Places listed as what there is ("cabins with breakfast: X; with parking: Y and Z")
             # are no proposal; one place, or one recommended ("I'd go with X"), is.
