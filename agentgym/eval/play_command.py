@@ -129,8 +129,9 @@ def _ratio(num: int, den: int) -> str:
 
 #: Characters of each argument value that names a call in the accounting.
 _HINT = 40
-#: How many of a call's plain argument values name it (the place and the day of a check).
-_HINT_VALUES = 3
+#: How many of a call's plain argument values name it (the place and the day of a check, a
+#: search's filters).
+_HINT_VALUES = 6
 
 
 def _why_not_judged(c: Any, kind: Any) -> str:
@@ -141,7 +142,7 @@ def _why_not_judged(c: Any, kind: Any) -> str:
     if c.injected:
         return "stopped by an injected fault (its retry is judged)"
     if c.repeat:
-        return "a repeat of a call that succeeded"
+        return "a repeat of an earlier call (same tool and arguments)"
     if kind == "read":
         return "a read (a read decides nothing; efficiency counts it)"
     return "a write of a tool no plan uses"

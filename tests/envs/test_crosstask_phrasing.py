@@ -314,3 +314,13 @@ def test_a_list_of_examples_trailing_off_asks_every_need_it_names() -> None:
     # (CrossTask 7166 T1).
     _env, _actions, said = reply_to("crosstask-7166-test.jsonl", 0)
     assert "warehouse" in said and "Industrial Park" in said and "900" in said and "stage" in said
+
+
+def test_a_place_ruled_out_after_its_id_in_a_bracket_is_no_second_proposal() -> None:
+    """"- Ash Yard 4 (stay_055), 140 EUR: ok - fits all needs ... - Juniper Yard (stay_007), 60
+    EUR, 4.4: out - no free parking ... Plan: book Ash Yard 4 for Tuesday afternoon. OK to go
+    ahead?": what is said after the id is said of the place the name before it names (it said
+    "You've named more than one place"; a playtest, seed 8740, turn 11)."""
+    env, actions = played("crosstask-8740-train.jsonl", 10)
+    reply = env.step(actions[10])[0]
+    assert "more than one place" not in reply and "Ash Yard 4 sounds good" in reply, reply

@@ -142,6 +142,16 @@ def test_the_organiser_s_directory_entry_is_a_useful_read() -> None:
     assert organiser.useful
 
 
+def test_the_root_cause_s_dependencies_are_a_useful_read() -> None:
+    # The root cause "fails on its own": its dependencies are the direct check (ToolUse 8714 T4,
+    # CrossTask 8735 T12); a victim's, whose logs name the service it calls, are not.
+    summary, calls = _verdicts("tooluse-8714-test.jsonl")
+    assert summary["success"]
+    (root,) = _of(summary, calls, "get_dependencies", service="cart")
+    (victim,) = _of(summary, calls, "get_dependencies", service="profile")
+    assert root.useful and not victim.useful
+
+
 def test_refunds_whose_approvals_came_back_in_another_order_are_the_plan_s() -> None:
     # ToolUse 7421 (a round of 0.26's playtests): two approvals were asked for in another order
     # than the gold's, and each refund passed the id its own approval returned; the gold's ids

@@ -70,6 +70,8 @@ _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|
                                r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
                                r"except( for)?( the)?|excluding( the)?|without( the)?|"
                                r"(someone|somebody|another \w+)( else)? (grabbed|took|snapped up|booked)( up)?( the)?)\s*$")
+#: What may stand between a place's name and its id in one naming of it ("X (stay_007)").
+_SAME_NAMING = re.compile(r"[\s(\[*`]*")
 #: Words that add to what was said of a place ("X lacks a projector; X is also 2000 EUR").
 _ADDS_TO_IT = re.compile(r"\b(also|too|as well|either|on top)\b")
 #: Where the words said after a place stop short of the next place: the last clause opener
@@ -160,6 +162,13 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
         between = text[mentions[k - 1][2]:mentions[k][1]]
         if verdicts[k] and _LISTED.match(between) and not between.rstrip().endswith("("):
             verdicts[k - 1] = aside[k - 1] = True
+    # A place named twice in a row, its name and then its id in a bracket ("Juniper Yard
+    # (stay_007), 60 EUR: out - no free parking"), is one mention: what is said after the id is
+    # said of the name too (a playtest, seed 8740, turn 11).
+    for k in range(len(mentions) - 2, -1, -1):
+        if aside[k + 1] and mentions[k][0] is mentions[k + 1][0] and \
+                _SAME_NAMING.fullmatch(text, mentions[k][2], mentions[k + 1][1]):
+            aside[k] = True
     # A mention that adds to what was said of a place ruled out before says more of the same
     # ("... all lack a projector; Iron Pavilion 3 is also 2000 EUR": a playtest, seed 6913, turn 13).
     ruled_out: set[str] = set()

@@ -418,11 +418,16 @@ def _pointed_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
     """The reads the policies point to (`POINTED_READS`): the severity follows the rate of "the
     one with the error-rate alert" (list_alerts names it) and the cause the root's
     errors_since_utc, "get_metrics gives" each; the plan reads the onset off the root's error log
-    instead, which says the same, and the alert's service off the request when it names it."""
+    instead, which says the same, and the alert's service off the request when it names it. And
+    the root's dependencies, which show that it fails on its own."""
     walked = [s.arguments["service"] for s in plan if s.name == "search_logs"]
-    services = walked[:1] + [s.arguments["service"] for s in plan if s.name == "get_deploys"][:1]
+    root = [s.arguments["service"] for s in plan if s.name == "get_deploys"][:1]
+    services = walked[:1] + root
     return [{"name": "list_alerts", "arguments": {}},
-            *({"name": "get_metrics", "arguments": {"service": name}} for name in dict.fromkeys(services))]
+            *({"name": "get_metrics", "arguments": {"service": name}} for name in dict.fromkeys(services)),
+            # The root cause "fails on its own": its dependencies are the direct check of that
+            # (CrossTask 8735 T12, ToolUse 8714).
+            *({"name": "get_dependencies", "arguments": {"service": name}} for name in root)]
 
 
 POINTED_READS["incident"] = _pointed_reads
