@@ -183,6 +183,11 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
 #: A sentence that opens by speaking of the place the one before it named ("- It is not available
 #: Sunday evening", "That one is over budget").
 _IT_OPENS = re.compile(r"[\s*>\u2022-]*(?:it|this one|that one|this place|that place|the latter)\b")
+#: What such a sentence says to rule the place out: that it is not free then, or over budget.
+#: Narrower than `_SET_ASIDE`: "It isn't the cheapest, but it has everything" keeps the place.
+_IT_RULED_OUT = re.compile(r"\b((is|was|'s|’s)( not|n[’']t) (available|free|open)|unavailable|(is|was|'s|’s) (full|taken|"
+                           r"closed|booked( up| out)?|gone)|fully booked|no (availability|openings?)|"
+                           r"(is|was|'s|’s) (over|above) (the |your |our )?(budget|limit)|too (expensive|pricey|far))\b")
 
 
 def _ruled_out_next(text: str, brk: re.Match[str] | None, stop: int) -> bool:
@@ -195,7 +200,7 @@ def _ruled_out_next(text: str, brk: re.Match[str] | None, stop: int) -> bool:
     if opener is None:
         return False
     end = _SAID_END.search(text, opener.end(), stop)
-    return bool(_SET_ASIDE.search(text, opener.end(), end.end() if end else stop))
+    return bool(_IT_RULED_OUT.search(text, opener.end(), end.end() if end else stop))
 
 
 def set_aside(message: str, places: list[Place]) -> set[str]:

@@ -15,6 +15,7 @@ asked for and says the next date nobody is off is fine. Also: free start times c
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 from agentgym.core.tools import READ, MaxLen, tool
@@ -170,7 +171,7 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     # the policy forbids (a reply that did would make an obedient assistant break the policy).
     date = next(det for det in gen.goal.details if det.id == "date")
     date.statement = _DATE_SAID.format(date=f"{DAY_WEEKDAY[asked]} {DAY_ISO[asked]}")
-    gen.gold = Gold(gen.gold.kind, gen.gold.plan, gen.gold.effects, tuple(traps), gen.gold.superseded, gen.gold.useful)
+    gen.gold = replace(gen.gold, traps=tuple(traps))
     return gen
 
 
