@@ -682,3 +682,17 @@ def test_a_plan_naming_the_employee_by_first_name_describes_the_report() -> None
     env, actions = played("tooluse-8705-train.jsonl", 7)
     info = env.step(actions[7])[4]
     assert not info["errors"], info["errors"]
+
+
+@pytest.mark.parametrize("offer", [
+    "If you would rather not take store credit for some of the items, just tell me which ones and I will leave "
+    "those untouched.",
+    "And if you don't want the credit for one of them, let me know which."])
+def test_an_offer_to_leave_part_of_the_plan_out_asks_no_detail(offer: str) -> None:
+    """A plan with every item's outcome, "May I have your yes to issue these seven store credits?"
+    and an offer to leave items out: the customer answers the plan (it restated its wish and
+    asked for "the whole plan" again; a playtest, seed 8743, turn 7)."""
+    env, actions = played("tooluse-8743-train.jsonl", 6)
+    plan = actions[6].rsplit("If you would rather not", 1)[0]
+    said = env.step(plan + offer)[4]["messages"][-1]["content"]
+    assert "put the whole plan" not in said and "my money back where the policy allows" not in said, said

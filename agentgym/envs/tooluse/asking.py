@@ -120,9 +120,19 @@ def _assent_now(text: str) -> str:
     return _LATER_ASSENT.sub(" ", text)
 
 
+#: A sentence that offers to leave part of the plan out if the customer does not want it ("If
+#: you would rather not take store credit for some of the items, just tell me which ones"): an
+#: offer to hear of a change, no question for a detail (a playtest, seed 8743, turn 7).
+_IF_NOT_WANTED = re.compile(r"\s*(?:and\s+|but\s+)?if\s+you(?:'d|\s+would)?\s+(?:rather\s+not|prefer\s+not|"
+                            r"(?:do\s+not|don't|didn't|did\s+not)\s+want)\b", re.I)
+
+
 def without_offer(sentence: str) -> str:
     """`sentence` without the alternative that a request for a yes offers after it (`_OR_TELL`):
-    the customer content with the plan says yes to it (a playtest, seed 6867, turn 7)."""
+    the customer content with the plan says yes to it (a playtest, seed 6867, turn 7); nothing
+    of a sentence that offers to leave part of the plan out (`_IF_NOT_WANTED`)."""
+    if _IF_NOT_WANTED.match(sentence):
+        return ""
     m = _OR_TELL.search(sentence)
     return sentence[:m.start()] if m is not None and asks_yes(sentence[:m.start()]) else sentence
 

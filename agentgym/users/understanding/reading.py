@@ -132,9 +132,6 @@ TYPO_COMPOUND_WORDS = 10
 # ------------------------------------------------------------------ the reading
 
 
-#: The kinds of slot hit that name a thing (a value of the job, a place).
-_NAMED = frozenset({"value", "place"})
-
 @dataclass(frozen=True, slots=True)
 class Reading:
     """What one assistant message says, as the simulated user understands it."""
@@ -501,10 +498,9 @@ class Understanding:
             has_place = any(h[2][0] == "place" for k, h in enumerate(hits) if k not in out)
             clause, statement = _clauses(words, s, e, grams, breaks)
             for a, _, code in grams:
-                if code == _SMALL_TALK and not any(h[0] <= a < h[1] and h[2][0] in _NAMED for h in hits):
+                if code == _SMALL_TALK and not any(h[0] <= a < h[1] and h[2][0] in ("value", "place") for h in hits):
                     # "How are you today?", "Is it sunny where you are?": the clause is about the
-                    # person, and asks about nothing it names. A word of a thing's name is no
-                    # small talk ("the rain jacket", "Sunshine Cafe").
+                    # person, and asks about nothing it names (a thing's name is none: "the rain jacket").
                     statement[clause[a - s]] = chatter = True
             # A slot word outranks a hint, and a hint a value, within a clause: "would Friday
             # work?" asks the time, "which area would you like the Italian place in?" only the
