@@ -501,7 +501,8 @@ def brief_for(domain: Domain) -> str:
         f"{domain.price_step}; ratings go from {t.ratings[0]:.1f} to {t.ratings[-1]:.1f} in steps of 0.1. "
         f"Bookings are for a day of the week (Monday to Sunday) and a time of day (morning, afternoon or "
         f"evening).\n"
-        f"A call that comes back as an error (it failed or timed out) changed nothing: call it again. "
+        f"A call that comes back as an error (it failed or timed out) changed nothing: one a busy system "
+        f"stopped can be sent again, and one the tool refused (a place fully booked) needs another choice. "
         f"list_bookings shows every booking made and whether it is still active. Now and then "
         f"a tool answers wrongly (a busy system): check again a result that a decision rests on.\n"
         + HOW_TO_CALL
