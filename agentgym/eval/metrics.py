@@ -167,10 +167,10 @@ def tool_accuracy(
       turn-level error such as PARSE_ERROR, each an invalid action).
     - correctness: of the valid calls that decide something (injected failures included: their
       arguments were the agent's, judged at the retry when one was sent again; a repeat of a
-      call that already succeeded decides nothing and is left out), the share with right arguments. A call is wrong when it contradicts a
-      constraint the user had stated (``contradicts``), when a tool refused it for the agent's
-      own reasons (an error that is not injected: a policy violation, an unknown id, a full slot)
-      or when it writes with a tool of the gold plan but fits none of its steps (wrong data),
+      call that already succeeded decides nothing and is left out), the share with right
+      arguments. A call is wrong when it contradicts a constraint the user had stated
+      (``contradicts``), when a tool refused it for the agent's own reasons (an error that is not
+      injected: a policy violation, an unknown id, a full slot) or when it writes with a tool of the gold plan but fits none of its steps (wrong data),
       except where it carries a value a tool returned corrupted: the agent was told it. A right
       call that no plan needs (a padding read, a decoy, a read of a record the plan does not
       need, even with a plan tool) is left out: it is efficiency's business, so padding cannot

@@ -161,8 +161,8 @@ def _why_not_useful(c: Any, counted: bool) -> str:
 def tool_accounting(summary: dict[str, Any]) -> list[str]:
     """What the episode's tool calls counted for in tool-call accuracy (docs/METRICS.md): the
     four rates, each call that was judged wrong and why, the calls that were not useful and why,
-    the calls correctness leaves out, and the gold steps left undone. A call is named by its turn,
-    its tool and its first argument."""
+    the calls correctness leaves out and the calls an injected fault acted on, and the gold steps
+    left undone. A call is named by its turn, its tool and its first few argument values."""
     from agentgym.eval.judging import judge_episode
 
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
@@ -171,11 +171,11 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
              f"{_ratio(t.right, t.judged)}, efficiency {_ratio(t.useful, t.spent)}, recall {_ratio(t.done, t.gold)}"]
     calls = summary.get("calls") or []
 
-    def arguments(c: Any) -> Any:
-        return calls[c.index].get("arguments") if c.index < len(calls) else None
+    def record(c: Any) -> dict[str, Any]:  # the episode's record of the call a verdict is about
+        return calls[c.index] if c.index < len(calls) else {}
 
-    def named(c: Any) -> str:  # "turn 6 check_availability(cowork_044, friday)": which of a turn's calls of one tool
-        args = arguments(c)
+    def named(c: Any) -> str:  # "turn 6 check_availability(cowork_044, friday)": which call of a turn
+        args = record(c).get("arguments")
         values = [v for v in args.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)] \
             if isinstance(args, dict) else []
         hint = ", ".join(str(v)[:_HINT] for v in values[:_HINT_VALUES]) if values else ("..." if args else "")
@@ -187,7 +187,7 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
     spent: dict[str, list[str]] = {}
     counted: list[tuple[Any, Any]] = []  # (name, arguments) of the calls that counted
     for c in verdict.calls:
-        key = (c.name, arguments(c))
+        key = (c.name, record(c).get("arguments"))
         if c.useful:
             counted.append(key)
         elif c.useful is False:
@@ -200,8 +200,7 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
     unjudged: dict[str, list[str]] = {}
     for c in verdict.calls:
         if c.valid and not c.judged:
-            kind = calls[c.index].get("kind") if c.index < len(calls) else None
-            unjudged.setdefault(_why_not_judged(c, kind), []).append(named(c))
+            unjudged.setdefault(_why_not_judged(c, record(c).get("kind")), []).append(named(c))
     if unjudged:
         lines.append("  not judged for correctness: " + "; ".join(f"{why}: {', '.join(names)}"
                                                               for why, names in unjudged.items()))

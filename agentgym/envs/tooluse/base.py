@@ -215,10 +215,12 @@ class Gold:
         plan produces, where it produces several: which approval comes back first follows the
         order the agent asks in, and the tool itself refuses an approval given for another item."""
         calls = [s.to_dict() for s in self.plan]
+        made = [value for step in self.plan for value in step.produces.values()]
+        if len(made) < 2:  # most plans: no id of a kind produced twice
+            return calls
         produced: dict[str, list[str]] = {}
-        for step in self.plan:
-            for value in step.produces.values():
-                produced.setdefault(value.rpartition("-")[0], []).append(value)
+        for value in made:
+            produced.setdefault(value.rpartition("-")[0], []).append(value)
         several = {v: ids for ids in produced.values() if len(ids) > 1 for v in ids}
         if several:
             for call, step in zip(calls, self.plan):
