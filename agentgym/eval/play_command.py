@@ -161,8 +161,8 @@ def _why_not_useful(c: Any, counted: bool) -> str:
 def tool_accounting(summary: dict[str, Any]) -> list[str]:
     """What the episode's tool calls counted for in tool-call accuracy (docs/METRICS.md): the
     four rates, each call that was judged wrong and why, the calls that were not useful and why,
-    the calls correctness leaves out and the calls an injected fault acted on, and the gold steps
-    left undone. A call is named by its turn, its tool and its first few argument values."""
+    the calls correctness leaves out, the calls an injected fault acted on and those that pass on
+    a value a tool returned corrupted, and the gold steps left undone. A call is named by its turn, its tool and its first few argument values."""
     from agentgym.eval.judging import judge_episode
 
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
@@ -197,6 +197,9 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
     left_out = [named(c) for c in verdict.calls if c.injected]
     if left_out:
         lines.append(f"  left out of validity and efficiency (an injected fault acted on them): {', '.join(left_out)}")
+    carried = [named(c) for c in verdict.calls if c.valid and not c.injected and c.useful is None and c.carries_corrupted]
+    if carried:
+        lines.append(f"  left out of efficiency (they pass on a value a tool returned corrupted): {', '.join(carried)}")
     unjudged: dict[str, list[str]] = {}
     for c in verdict.calls:
         if c.valid and not c.judged:

@@ -280,6 +280,23 @@ def test_a_yes_asked_apart_from_an_offer_of_more_is_a_yes_to_the_plan_alone(doma
         rules = RULES[domain]
         assert all(task.world.consent.covers(rules.want(task.world, n, a)) for n, a in _writes(task)), (domain, seed)
 
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_also_joining_a_second_question_is_no_offer_of_more(domain: str) -> None:
+    # "Do I have your yes for both writes, ..., and also: do you want anything different in the
+    # summary?": "also" joins a question to the customer, not work; the yes is asked (ToolUse
+    # playtest 8761 T6 got "Just what I asked for, please.").
+    for seed in range(3):
+        env, u = _env(domain, seed)
+        answer = _answer(env, f"{_plan(u._task)}\nDo I have your yes for this, and also: do you want anything "
+                              "different in it?")
+        assert answer != "Just what I asked for, please." and answer not in ("Yes, please go ahead with that, but "
+                                                                            "just what I asked for.",), (domain, seed, answer)
+        env, u = _env(domain, seed)
+        answer = _answer(env, f"{_plan(u._task)}\nMay I go ahead? Also, would you like me to send you a copy?")
+        assert answer == "Yes, please go ahead with that, but just what I asked for." or answer.startswith(
+            "Alright, I understand."), (domain, seed, answer)
+
+
 
 
 # ------------------------------------------------------------------ what a message says of the work
@@ -360,6 +377,10 @@ def test_what_a_plan_is_not_is_no_offer_of_more(text: str) -> None:
 
     assert not offers_more(text)
     assert offers_more("Shall I also issue store credit for the lamp?")
+    # "also" that joins a question to the user adds no work; one that asks leave to do more does
+    assert not offers_more("Shall I go ahead, and also: is there a deadline I should know of?")
+    assert offers_more("Shall I go ahead? Also, would you like me to refund the shipping?")
+    assert offers_more("Also, can I issue store credit for the rest?")
     assert offers_more("Shall I go ahead with all of it, including an extra gift card?")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +140,21 @@ def test_the_accounting_names_the_calls_an_injected_fault_acted_on():
     assert lines[0].startswith("tool calls (docs/METRICS.md): validity 4/4"), lines
     assert "  left out of validity and efficiency (an injected fault acted on them): turn 2 check(a, mon)" in lines, lines
     assert any("turn 3 check(a, tue)" in x for x in lines), lines
+
+
+def test_the_accounting_names_the_calls_left_out_for_passing_on_a_corrupted_value():
+    # "validity 58/58, efficiency 57/57" with nothing to say which call efficiency left out: a
+    # check of an id that a corrupted search result gave (Dialog playtest 8753 T4).
+    import gymnasium as gym
+
+    turns = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests" / "turns" / "dialog-8753-test.jsonl"
+    env = gym.make("AgentRL/Dialog-v0", split="test", difficulty="hard", noise="medium")
+    env.reset(seed=8753)
+    for line in turns.read_text().splitlines():
+        action = json.loads(line)
+        *_, terminated, truncated, info = env.step(action if isinstance(action, str) else json.dumps(action))
+    assert terminated or truncated
+    lines = tool_accounting(ended_summary(env, info))
+    assert lines[0].startswith("tool calls (docs/METRICS.md): validity 58/58") and "efficiency 57/57" in lines[0], lines
+    assert "  left out of efficiency (they pass on a value a tool returned corrupted): turn 4 check_availability(" \
+           "venue_5016, thursday, evening)" in lines, lines

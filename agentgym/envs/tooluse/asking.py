@@ -61,11 +61,20 @@ _EXTRA_OF = re.compile(r"\bextra\s+(?:costs?|charges?|fees?|days?|weeks?|time|mo
 _WHOLE_INCLUDING = re.compile(r"\b(?:all|everything|both|the (?:whole |full |entire )?plan)\b[^.;:!?\n]{0,24}?"
                               r"\binclud(?:ing|es|ed)\b", re.I)
 
+#: "Also" that joins a second question put to the user ("Do I have your yes, and also: do you
+#: want anything changed in the summary?", "Also, is there a deadline?"): it adds a question,
+#: not work. One that asks whether the user wants the assistant to do something ("also, would
+#: you like me to ...") still offers it.
+_ALSO_ASKS = re.compile(r"\b(?:and\s+)?also\b[,:;]?\s*(?=(?:do|does|did|would|will|could|can|is|are|have|has)\s+"
+                        r"(?:you|there)\b(?!\s+(?:like|want|need|wish|prefer)\s+(?:me|us)\b))", re.I)
+
 
 def offers_more(sentence: str) -> bool:
     """Whether a sentence offers more than the request (`ADDS`: "shall I also ...?"), outside
-    a clause that names what the plan is not and beyond an extra cost or span of time."""
-    return ADDS.search(_EXTRA_OF.sub(" ", _WHOLE_INCLUDING.sub(" ", _ALTERNATIVE.sub(" ", sentence)))) is not None
+    a clause that names what the plan is not, beyond an extra cost or span of time, and but for
+    an "also" that only joins a second question to the user."""
+    plain = _EXTRA_OF.sub(" ", _WHOLE_INCLUDING.sub(" ", _ALTERNATIVE.sub(" ", _ALSO_ASKS.sub(" ", sentence))))
+    return ADDS.search(plain) is not None
 
 
 #: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
