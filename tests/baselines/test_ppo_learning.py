@@ -11,6 +11,11 @@ choice among the candidates, a baseline that does not depend on the luck of the 
   machine changes how long it takes, not what it learns): 2048 steps, 10 to 25 s on two cores.
   The synchronous run is deterministic (seeded) and asserts +15 points (it gains 62: 10% to
   72%); the asynchronous run's order of arrivals varies, so it asserts +10.
+* The asynchronous run learns only from segments acted with the learner's current weights
+  (``max_lag=0``: stale ones are dropped and collected again). With the default lag of 2, most
+  segments are one update stale, and 4096 steps gained a median of 18 points over twelve runs
+  (8 to 37, two under 10 on a loaded machine); with ``max_lag=0`` nine runs gained 41 to 84, so
+  the bound holds whatever the machine's load does to the order of arrivals.
 """
 
 from __future__ import annotations
@@ -49,8 +54,8 @@ def test_synchronous_training_raises_success(tmp_path: Path) -> None:
 
 
 def test_asynchronous_training_raises_success(tmp_path: Path) -> None:
-    result = _run(tmp_path, total_timesteps=4096, actors=2)
-    assert result.global_step >= 4096
+    result = _run(tmp_path, total_timesteps=4096, actors=2, max_lag=0)
+    assert result.global_step >= 4096 and result.dropped > 0  # the first granted batch is stale by then
     assert _gain(result) >= 0.10, (result.initial_eval, result.final_eval)
     print(f"async: {result.initial_eval['success']:.0%} -> {result.final_eval['success']:.0%}, lag dropped "
           f"{result.dropped}")
