@@ -296,3 +296,40 @@ def test_a_recap_heading_over_the_labelled_plan_gives_the_plan(heading: str) -> 
     env, actions = played("dialog-8716-test.jsonl", 9)
     reply = env.step(actions[9].replace("Here's the updated recap:", heading))[0]
     assert "more than one place" not in reply and "A Grid Commons" in reply, reply
+
+
+_TABLE_8770 = """| Booking | Plan | Day and time | Place | Area | Price (EUR/day) | Rating |
+|---|---|---|---|---|---|---|
+| A | phone booth | Tuesday afternoon | Forge Lab 5 (cowork_025) | Riverside | 10 | 4.4 |
+| B | private office, with lockers | Wednesday morning | Nest Hub 5 (cowork_020) | Tech Park | 55 | 3.9 |
+| C | dedicated desk | Thursday evening | Canvas Commons (cowork_026) | University Quarter | 30 | 3.3 |
+| D | meeting room | Saturday morning | Canvas Collective (cowork_007) | Docklands | 60 | 4.8 |
+| E | hot desk | Saturday afternoon | Canvas Works (cowork_032) | Old Town | 10 | 3.3 |"""
+
+
+@pytest.mark.parametrize("layout", [
+    _TABLE_8770,
+    "- **Booking A:** Forge Lab 5, Tuesday afternoon\n- **Booking B:** Nest Hub 5, Wednesday morning\n"
+    "- **Booking C:** Canvas Commons\n- **Booking D:** Canvas Collective\n- **Booking E:** Canvas Works",
+    "1. A: Forge Lab 5\n2. B: Nest Hub 5\n3. C: Canvas Commons\n4. D: Canvas Collective\n5. E: Canvas Works",
+])
+def test_a_plan_laid_out_line_by_line_outweighs_a_label_in_the_reasoning_above_it(layout: str) -> None:
+    """"Noted: booking B now needs lockers. Summit Works 9 has no lockers, so I cancelled it. ...
+    so Nest Hub 5 is the one that keeps every rule." above a table with "| B | ... | Nest Hub 5 |":
+    "booking B" in the reasoning gave B the first place after it too (Summit Works 9), and the user
+    heard two places for booking B (a playtest, seed 8770, medium noise, turn 14). A booking the
+    layout's lines give one place has that place, in a table, a list or numbered lines."""
+    env, actions = played("dialog-8770-test.jsonl", 13)
+    assert _TABLE_8770 in actions[13]
+    reply = env.step(actions[13].replace(_TABLE_8770, layout))[0]
+    assert "more than one place" not in reply and "B Nest Hub 5" in reply, reply
+
+
+def test_asked_about_its_requirements_rules_among_them_the_user_restates_the_first_rule_too() -> None:
+    """"Is this requirement list correct?" under a list with the budget, the areas and "no place
+    used twice" got the rules from "2." on, as if rule 1 were left out (a playtest, seed 8777,
+    medium noise, turn 1)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, reply = reply_to("dialog-8777-train.jsonl", 0)
+    assert "The rules say: 1. Each booking must meet its own needs" in reply and " 2. No place may be booked" in reply, reply

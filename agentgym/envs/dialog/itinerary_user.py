@@ -136,6 +136,11 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
     if about:
         said.append("My form says: " + " ".join(line[2:] for line in about))
     picked: list[str] = []
+    if _FORM.search(text) and (_TWICE.search(text) or _AREA.search(text) or _BUDGET.search(text)
+                               or _PRIORITY.search(text)):
+        # Asked about its requirements, rules among them: the first rule is one of them too (the
+        # rules restated from "2." on read as a rule left out).
+        picked.append(rules[0])
     if _TWICE.search(text):
         picked.append(rules[1])
     area = _AREA.search(text)
@@ -221,7 +226,9 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     statement and another in a second, are not in it. A place the label's line names only to set
     it aside ("A: X, beats W") is no second place beside the one given. Under a heading of its own
     that puts the plan ("**Recommendation:**"), the labels under the last such heading give the
-    plan: a table of options above it, a row per option, is what the plan was chosen from."""
+    plan: a table of options above it, a row per option, is what the plan was chosen from. A
+    booking that a list's line or a table's row lays out (labels in the form's order) gives one
+    place has that place, whatever a label in the reasoning around the layout gives it."""
     text = message.lower()
     if len(text) != len(message):  # labels are found as written, places in lower case: one set of places
         return {}
@@ -230,6 +237,10 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     marks += _labels_before_places(message, [m[:3] for m in mentions])
     marks += _list_line_labels(message)
     marks += _table_row_labels(message)
+    # Where lines or rows that open with their labels lay the plan out, a booking such a line
+    # gives one place has that place, whatever a label in the reasoning around it gives
+    # ("Noted: booking B now needs lockers. X has none, so I cancelled it ..." above "| B | Y |").
+    structured = _laid_out(message, marks)
     heading = max((m.end() for r in (_PLAN_HEADING, _PLAN_INTRO, _PLAN_INLINE) for m in r.finditer(message)),
                   default=None)
     if heading is not None and any(start >= heading for start, _, _ in marks):
@@ -240,7 +251,8 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     labels = [m for k, m in enumerate(marks) if not k or m[0] >= marks[k - 1][1]]  # "Booking A:" is one label
     categories = {LABELS[i]: (i, leg.needs[0][1]) for i, leg in enumerate(gold.legs)}
     given: dict[int, dict[str, Place]] = {}
-    for k, (_, end, label) in enumerate(labels):
+    given_laid_out: dict[int, dict[str, Place]] = {}
+    for k, (start_label, end, label) in enumerate(labels):
         if label not in categories:
             continue
         stop = labels[k + 1][0] if k + 1 < len(labels) else len(text)
@@ -256,7 +268,34 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
             mine = {p.id: p for p, gone in said if not gone}
         if len(mine) == 1:  # a label beside several places is reasoning ("for booking A, X and W came closest")
             given.setdefault(index, {}).update(mine)
+            if start_label in structured:
+                given_laid_out.setdefault(index, {}).update(mine)
+    given.update((index, places) for index, places in given_laid_out.items() if len(places) == 1)
     return {index: next(iter(places.values())) for index, places in given.items() if len(places) == 1}
+
+
+#: What may stand before a label that opens a line of a plan's layout: bullets, numbers, a
+#: table's bar, emphasis, "Booking" ("- **Booking B:**", "| B |", "2. C:").
+_LINE_LEAD = re.compile(r"[ \t]*(?:(?:[-*\u2022>|#]|\d+[.)])[ \t]*)*(?:\*\*|__)?(?:booking[ \t]+)?", re.I)
+
+
+def _laid_out(message: str, marks: list[tuple[int, int, str]]) -> set[int]:
+    """Where the labels of a plan's layout start: of the labels (`marks`) that open their lines,
+    the last run in the form's order, where it holds two or more (one capital letter opening a
+    line may be an article)."""
+    run: list[tuple[int, int, str]] = []
+    same: set[int] = set()  # marks within a label of the run ("Booking B:" is one label)
+    for mark in sorted(set(marks)):
+        line = message.rfind("\n", 0, mark[0]) + 1
+        if not _LINE_LEAD.fullmatch(message, line, mark[0]):
+            continue
+        if run and mark[0] < run[-1][1]:
+            same.add(mark[0])
+            continue
+        if run and mark[2] <= run[-1][2]:
+            run, same = [], set()
+        run.append(mark)
+    return {start for start, _, _ in run} | same if len(run) >= 2 else set()
 
 
 #: A capital label right before a place's name, with nothing between ("A Glass Chamber, B Velvet
