@@ -324,3 +324,28 @@ def test_a_place_ruled_out_after_its_id_in_a_bracket_is_no_second_proposal() -> 
     env, actions = played("crosstask-8740-train.jsonl", 10)
     reply = env.step(actions[10])[0]
     assert "more than one place" not in reply and "Ash Yard 4 sounds good" in reply, reply
+
+
+@pytest.mark.parametrize("ask", [
+    "To find it I need the email address on your account; could you give it to me?",
+    "I'll need the email address on your account; could you send it over?",
+    "We require the email address on your account, so kindly provide it.",
+])
+def test_a_value_asked_as_a_need_beside_a_stated_assumption_is_answered(ask: str) -> None:
+    """"To find it I need the email address on your account; could you give it to me? Assumption:
+    by "return the cookbook" you mean a refund ...; please correct me if you would rather have
+    something else." got "Yes, please go ahead." and no email (a playtest, seed 8790, turn 7): a
+    need of a value is a question for it, whatever the assumption after it asks."""
+    import json
+    from pathlib import Path
+
+    turns = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests" / "turns" / "crosstask-8790-train.jsonl"
+    actions = [a if isinstance(a, str) else json.dumps(a) for a in map(json.loads, turns.read_text().splitlines())]
+    env = gym.make("AgentRL/CrossTask-v0", split="train", difficulty="hard")
+    env.reset(seed=8790)
+    for action in actions[:6]:  # turn 6 is the report that closes the booking (no REPORT before it)
+        env.step(action)
+    played_ask = "To find it I need the email address on your account; could you give it to me?"
+    assert played_ask in actions[6]
+    said = _said(env, actions[6].replace(played_ask, ask))
+    assert "@" in said and "go ahead" not in said, said

@@ -55,3 +55,27 @@ def test_a_cue_at_a_line_end_recommends_no_label_on_the_next_line() -> None:
     assert recommended_by_label(message, [a, b]) is None
     reading = understanding(task.world.domain).read(message)
     assert proposal_of(reading, place_names(task.world), message) is a
+
+
+@pytest.mark.parametrize("template", [
+    # as played (a playtest, seed 8793, turn 8: "You've named more than one place. Which one would
+    # you recommend?"): a mention taken back, and a closing request without a question mark
+    "I do apologise for having mentioned {a} before checking its availability. I have found that {b} is open "
+    "on Saturday morning. I should be grateful if you would let me know whether you would like me to book it for you.",
+    "Sorry for suggesting {a} earlier. {b} is free on Saturday morning. Shall I book it?",
+    "My apologies for having mentioned {a}. {b} fits every need you gave. Please let me know whether I should book {b}.",
+    "I found that {b} is open then, unlike the one I named before. Please let me know whether you would like me to "
+    "book it.",
+])
+def test_a_mention_taken_back_or_a_closing_request_without_a_question_mark_leaves_one_proposal(template: str) -> None:
+    task, a, b = _two_places()
+    message = template.format(a=a.name, b=b.name)
+    reading = understanding(task.world.domain).read(message)
+    assert proposal_of(reading, place_names(task.world), message) is b, message
+
+
+def test_a_closing_statement_that_asks_nothing_proposes_no_place_of_several() -> None:
+    task, a, b = _two_places()
+    message = f"{a.name} and {b.name} are both open then. I will wait for your word."
+    reading = understanding(task.world.domain).read(message)
+    assert proposal_of(reading, place_names(task.world), message) is None

@@ -63,13 +63,16 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"(ties?|tied|tying)( with [\w ]+?)?,? but|(which|that) (booking )?[a-e] (already )?uses)\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
 #: Z", "chose A over the better-rated X", "beats X", "replaced X with Y", "swapped out X",
-#: "someone else grabbed X").
+#: "someone else grabbed X", "sorry for having suggested X").
 _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|unlike|but not|over( the| a)?( [\w-]+)?|"
                                r"(beats?|beating|outranks?|outscores?|tops|trumps|edges out|ahead of)( the)?|"
                                r"(replac|swapp?|drop+|cancel+|skipp?)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?|"
                                r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
                                r"except( for)?( the)?|excluding( the)?|without( the)?|"
-                               r"(someone|somebody|another \w+)( else)? (grabbed|took|snapped up|booked)( up)?( the)?)\s*$")
+                               r"(someone|somebody|another \w+)( else)? (grabbed|took|snapped up|booked)( up)?( the)?|"
+                               # a mention taken back ("I apologise for having mentioned X", "sorry for suggesting Y")
+                               r"(apologi[sz]\w*|sorry|apologies|regret\w*) (for|about) (having |my )?(mention|suggest|propos|"
+                               r"offer|recommend|nam)\w*( of)?( the)?)\s*$")
 #: What may stand between a place's name and its id in one naming of it ("X (stay_007)").
 _SAME_NAMING = re.compile(r"[\s(\[*`]*")
 #: Words that add to what was said of a place ("X lacks a projector; X is also 2000 EUR").
@@ -217,6 +220,12 @@ _SENTENCE_END = re.compile(r"(?<!\d)[.](?!\d)|[!?\n]")
 _BOOK_IT = re.compile(r"\b(book|reserve|take|grab|lock|hold|go ahead with|go with)\b[^?]*\b(it|that one|this one|that|this)\b")
 
 
+#: A sentence that asks for the user's word without a question mark ("Please let me know
+#: whether I should book it.", "Kindly confirm that I may reserve X.").
+_ASKS_UNMARKED = re.compile(r"\b(let me know|tell me|please confirm|kindly confirm|(?:i|we) (?:should|would) be grateful|"
+                            r"would you like|whether you(?:'d| would)? (?:like|want|wish))\b")
+
+
 def asked_about(message: str, places: list[Place]) -> Place | None:
     """The place a message's closing question asks to book, among several it names: the one place
     that question names ("... Shall I book X?"), or, where it asks to book "it", the one place
@@ -227,7 +236,12 @@ def asked_about(message: str, places: list[Place]) -> Place | None:
     text = message.lower()
     end = text.rfind("?")
     if end < 0:
-        return None
+        # A closing request put without a question mark ("I should be grateful if you would let
+        # me know whether you would like me to book it."): its sentence is the question.
+        end = len(text.rstrip()) - 1  # the closing sentence's last mark stands for its "?"
+        begin = max((m.end() for m in _SENTENCE_END.finditer(text, 0, end)), default=0)
+        if end < 0 or not _ASKS_UNMARKED.search(text, begin, end + 1):
+            return None
     starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text, 0, end)]
     spans = list(zip(starts, [*starts[1:], end + 1]))  # each sentence with its end mark
     mentions = place_mentions(text, places)

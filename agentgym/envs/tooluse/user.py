@@ -76,7 +76,6 @@ from agentgym.envs.tooluse.asking import (
     OR_QUESTION,
     QUESTION_WORD,
     REFERS_BACK,
-    VALUE_REQUEST,
     asking_sentences,
     asks_answer,
     asks_facts_only,
@@ -362,7 +361,7 @@ class ToolUseUser(RuleBasedUser):
         read = understanding(self._task.domain).read
         asked = [slot for line in message.splitlines() for s in map(without_offer, SENTENCE_BREAK.split(line))
                  if "?" in s and (QUESTION_WORD.search(s) or terse_question(s)) and not OR_QUESTION.match(s)
-                 or VALUE_REQUEST.search(s)
+                 or asks_value(s)
                  if (q := read(s)).asked and not self._said_all(q.asked) for slot in q.asked]
         return tuple(dict.fromkeys(asked))
 
