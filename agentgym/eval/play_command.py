@@ -134,6 +134,20 @@ _HINT = 40
 _HINT_VALUES = 6
 
 
+def _hint_value(value: Any) -> str | None:
+    """An argument value as a call's name shows it: a scalar as it is, a list of scalars in
+    brackets (two searches told apart by their amenities), cut to `_HINT` characters; None for
+    anything else."""
+    def plain(v: Any) -> bool:
+        return isinstance(v, (str, int, float)) and not isinstance(v, bool)
+
+    if plain(value):
+        return str(value)[:_HINT]
+    if isinstance(value, list) and value and all(plain(v) for v in value):
+        return ("[" + ", ".join(map(str, value)))[:_HINT] + "]"
+    return None
+
+
 def _why_not_judged(c: Any, kind: Any) -> str:
     """Why correctness leaves a valid call out (a `CallVerdict`; `kind`: its record's "read" or
     "write"), in the words `agentgym play` lists it under."""
@@ -176,9 +190,8 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
 
     def named(c: Any) -> str:  # "turn 6 check_availability(cowork_044, friday)": which call of a turn
         args = record(c).get("arguments")
-        values = [v for v in args.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)] \
-            if isinstance(args, dict) else []
-        hint = ", ".join(str(v)[:_HINT] for v in values[:_HINT_VALUES]) if values else ("..." if args else "")
+        values = [shown for v in args.values() if (shown := _hint_value(v)) is not None] if isinstance(args, dict) else []
+        hint = ", ".join(values[:_HINT_VALUES]) if values else ("..." if args else "")
         return f"turn {c.turn} {c.name}({hint})"
 
     for c in verdict.calls:

@@ -158,3 +158,18 @@ def test_the_accounting_names_the_calls_left_out_for_passing_on_a_corrupted_valu
     assert lines[0].startswith("tool calls (docs/METRICS.md): validity 58/58") and "efficiency 57/57" in lines[0], lines
     assert "  left out of efficiency (they pass on a value a tool returned corrupted): turn 4 check_availability(" \
            "venue_5016, thursday, evening)" in lines, lines
+
+
+def test_a_call_is_named_by_its_list_arguments_too():
+    # "turn 4 search(University Quarter, 3.5)" named two searches of one turn that differed only
+    # in their amenities, one a repeat and one stopped by a fault (Dialog playtest 8809 T4).
+    from test_metrics import call, make_record
+
+    one = {"area": "University Quarter", "min_rating": 3.5, "amenities": ["fast wifi"]}
+    two = {"area": "University Quarter", "min_rating": 3.5, "amenities": ["fast wifi", "monitors"]}
+    rec = make_record([call(1, "search", arguments=one), call(2, "search", arguments=one),
+                       call(2, "search", arguments=two, index=1, error="503", injected=True), call(3, "check"),
+                       call(4, "book")], success=True)
+    lines = tool_accounting(rec["metrics"])
+    assert any("turn 2 search(University Quarter, 3.5, [fast wifi, monitors])" in x for x in lines), lines
+    assert any("turn 2 search(University Quarter, 3.5, [fast wifi])" in x for x in lines), lines
