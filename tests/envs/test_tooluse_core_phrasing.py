@@ -156,6 +156,28 @@ def test_a_yes_no_question_about_an_unsaid_wish_the_plan_meets_gets_a_yes(diffic
     assert reply in _YES, reply
 
 
+@pytest.mark.parametrize("ask", ["Does that sound right to you?", "Does this work?", "Is that OK with you?",
+                                 "Happy with this plan?"])
+def test_a_plan_asked_about_in_words_that_ask_for_a_yes_meets_the_unsaid_wish(ask: str) -> None:
+    """"1. First, the air purifier ... 3. Therefore you can get a full refund ... Plan: request a
+    manager's approval ..., then refund 189.00 USD for the air purifier. Does that sound right to
+    you?" got "I'd like my money back for the air purifier, please.", the request again, where the
+    plan already meets it (ToolUse playtest 8820, medium, turn 6)."""
+    import json
+    from pathlib import Path
+
+    turns = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests" / "turns" / "tooluse-8820-train.jsonl"
+    actions = [a if isinstance(a, str) else json.dumps(a) for a in map(json.loads, turns.read_text().splitlines())]
+    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="medium")
+    env.reset(seed=8820)
+    for action in actions[:5]:
+        env.step(action)
+    wish = next(d.statement for d in env.unwrapped._task.goal.details if d.slot == "refund")
+    assert actions[5].endswith("Does that sound right to you?")
+    reply = _reply(env, actions[5].replace("Does that sound right to you?", ask))
+    assert reply != wish and reply.endswith("go ahead."), reply
+
+
 @pytest.mark.parametrize("difficulty", ["easy", "medium"])
 def test_a_choice_about_an_unsaid_wish_is_still_answered_with_it(difficulty: str) -> None:
     env, plan = _at_plan("train", "orders", difficulty)

@@ -253,8 +253,10 @@ class ToolUseUser(RuleBasedUser):
         (easy and medium): it names the wish's subject (the domain's words in its statement)
         and its slot ("refund the watch" to "I'd like my money back for the watch"), so "shall
         I go ahead, or is there anything else?" is no cue to say it again. A detail with a value
-        a plan could break (a currency, no rollback) is still said."""
-        if self._tier or not r.confirm or d.id in self._values:
+        a plan could break (a currency, no rollback) is still said. A plan asked about in words
+        that ask for a yes ("Plan: refund the air purifier. Does that sound right to you?") is one
+        the user is asked to go ahead with too."""
+        if self._tier or d.id in self._values or not (r.confirm or asks_yes(message)):
             return False
         low = message.lower()
         subject = [w for words in self._spec.vocabulary.values() for w in words if f" {w.lower()} " in statement_words(d.statement)]
