@@ -176,7 +176,8 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
     """What the episode's tool calls counted for in tool-call accuracy (docs/METRICS.md): the
     four rates, each call that was judged wrong and why, the calls that were not useful and why,
     the calls correctness leaves out, the calls an injected fault acted on and those that pass on
-    a value a tool returned corrupted, and the gold steps left undone. A call is named by its turn, its tool and its first few argument values."""
+    a value a tool returned corrupted, and the gold steps left undone. A call is named by its
+    turn, its tool and its first few argument values (a list of them in brackets)."""
     from agentgym.eval.judging import judge_episode
 
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})

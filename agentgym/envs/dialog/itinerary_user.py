@@ -136,11 +136,6 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
     if about:
         said.append("My form says: " + " ".join(line[2:] for line in about))
     picked: list[str] = []
-    if _FORM.search(text) and (_TWICE.search(text) or _AREA.search(text) or _BUDGET.search(text)
-                               or _PRIORITY.search(text)):
-        # Asked about its requirements, rules among them: the first rule is one of them too (the
-        # rules restated from "2." on read as a rule left out).
-        picked.append(rules[0])
     if _TWICE.search(text):
         picked.append(rules[1])
     area = _AREA.search(text)
@@ -150,6 +145,10 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
         picked.append(rules[-2])
     if _PRIORITY.search(text):
         picked.append(rules[-1])
+    if picked and _FORM.search(text):
+        # Asked about its requirements, rules among them: the first rule is one of them too (the
+        # rules restated from "2." on read as a rule left out).
+        picked.insert(0, rules[0])
     if picked:
         said.append("The rules say: " + " ".join(picked))
     if area and not distinct_areas:
