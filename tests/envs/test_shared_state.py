@@ -81,6 +81,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.plan_values._salient": "a tuple of str per statement",
     "agentgym.envs.tooluse.plan_values._choice_patterns": "a tuple of compiled patterns per tuple of an item's "
                                                           "variants, read only",
+    "agentgym.envs.tooluse.asking.spoken": "a compiled pattern per slot word of the lexicon, read only",
     "agentgym.envs.dialog.typos._kept": "a compiled pattern per domain, read only",
     "agentgym.envs.dialog.options._name_pattern": "a compiled pattern per place name, read only",
     "agentgym.envs.dialog.options._key_order": "a tuple of (str, int) per tuple of place names and ids",

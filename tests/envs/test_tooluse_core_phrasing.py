@@ -374,3 +374,40 @@ def test_an_opening_will_asks_only_with_its_subject() -> None:
     assert not read("Will file the incident for payments, sev2.").question
     for asking in ("Will you file it.", "Will the refund go to the card on file."):
         assert read(asking).question, asking
+
+
+def _kept(name: str, env_id: str, split: str, difficulty: str, noise: str | None, seed: int, turns: int) -> tuple[Any, list[str]]:
+    """The env of a kept playtest stepped plainly through its first `turns` turns, and its turns."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests" / "turns" / name
+    actions = [a if isinstance(a, str) else json.dumps(a) for a in map(json.loads, path.read_text().splitlines())]
+    env = gym.make(env_id, split=split, difficulty=difficulty, **({"noise": noise} if noise else {}))
+    env.reset(seed=seed)
+    for action in actions[:turns]:
+        env.step(action)
+    return env, actions
+
+
+@pytest.mark.parametrize("ask", ["Which would you prefer?", "Which do you prefer?", "Which of the two would you like?"])
+def test_a_choice_of_plans_gets_the_wish_it_turns_on_not_a_value_of_the_account(ask: str) -> None:
+    """A recap naming the alerting service and the root cause, then "My recommendation is to file a
+    sev2 incident ...; the alternative is to file it and then also roll search back to v3.12.4 ...
+    Which would you prefer?" got "The alert is on profile.": the two services of the recap were
+    heard as a choice of services (a playtest, CrossTask seed 8835, medium, turn 5). The choice
+    turns on the rollback, and the user says what it wants of it."""
+    env, actions = _kept("crosstask-8835-test.jsonl", "AgentRL/CrossTask-v0", "test", "medium", None, 8835, 4)
+    message = actions[4]
+    assert message.endswith("Which would you prefer?")
+    reply = _reply(env, message.removesuffix("Which would you prefer?") + ask)
+    assert reply == "No rollback, please; just file the incident.", reply
+
+
+def test_a_word_of_another_kind_of_job_beside_a_request_for_a_yes_asks_nothing() -> None:
+    """"Just to confirm, you'd like me to file a sev2 incident naming billing v3.9.4 as the cause,
+    and then roll billing back to v3.9.3 ... is that right?" got "I'm not sure about that": "naming"
+    read as a name asked for (a meeting's or an employee's), which an on-call engineer has none of
+    (a playtest, ToolUse seed 8841, medium noise, turn 5)."""
+    env, actions = _kept("tooluse-8841-test.jsonl", "AgentRL/ToolUse-v0", "test", "medium", "medium", 8841, 4)
+    assert _reply(env, actions[4]) in _YES

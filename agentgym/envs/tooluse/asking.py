@@ -18,7 +18,7 @@ from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviat
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
            "asks_facts_only", "asks_go_ahead", "terse_question", "without_offer", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
-           "questions", "says_done"]
+           "questions", "says_done", "asking_part", "spoken"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
 #: "option 1 ... option 2", "or just the incident?", "or 'incident only' to ...", "which do you
@@ -28,7 +28,7 @@ __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR
 OFFERS_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:just|only|simply|instead|rather)\b|"
                            # a second answer offered in quotes: "reply 'yes' for both, or 'incident only' for row 1"
                            r"(?:reply\s+|say\s+|type\s+|answer\s+)?['\"\u2018\u201c]\w)|"
-                           r"\boption (?:2|b|two)\b|\b(?:which|what) (?:one|option)\b|\bwould you rather\b|"
+                           r"\boption (?:2|b|two)\b|\b(?:which|what) (?:one|option)\b|\bwould you rather\b|\bwhich of the two\b|"
                            r"\b(?:which|what) (?:would|do) you prefer\b|\bprefer\b[^.?!]*\bor\b|\beither\b[^.?!]*\bor\b|"
                            # "- Yes to both: ... - Or yes to the incident only: ... Which would you like?"
                            r"\bor,?\s+(?:a\s+)?yes\b|\bwhich (?:one )?(?:would|do|will) you (?:like|want|choose|pick)\b|"
@@ -412,3 +412,31 @@ def _work_to_come(message: str, read: Callable[[str], Reading]) -> bool:
     # of work in it.
     return any((m := _INTENT.search(s)) is not None and "done" in read(s[m.start():]).said
                for s in _sentences(message, " -*#>|"))
+
+
+def asking_part(message: str) -> str:
+    """The sentences of a message that ask (those with a question mark), each with the sentence
+    before it where it names nothing itself ("... the alternative is to also roll it back.
+    Which would you prefer?"): what a question offers is read there, not in the account above."""
+    sentences = [s for line in message.splitlines() for s in SENTENCE_BREAK.split(line.strip(" |*-#>")) if s.strip()]
+    part: list[str] = []
+    for i, sentence in enumerate(sentences):
+        if "?" in sentence:
+            if i and not _NAMES_SOMETHING.search(sentence):
+                part.append(sentences[i - 1])
+            part.append(sentence)
+    return " ".join(part)
+
+
+@lru_cache(maxsize=512)
+def spoken(phrase: str) -> re.Pattern[str]:
+    """Where a slot's word is said, a word of the sentence allowed inside a two-word phrase ("roll
+    search back" says "roll back")."""
+    parts = [re.escape(w) for w in phrase.split()]
+    gap = r"\w*(?:\s+\S+)?\s+" if len(parts) == 2 else r"\s+"
+    return re.compile(r"\b" + gap.join(parts) + r"\b")
+
+
+#: A question that names something of its own (a value, an id, a figure), not only "which".
+_NAMES_SOMETHING = re.compile(r"\d|\b(?:eur|usd|gbp|chf|sek|cad|sev\d|refunds?|credit|exchanges?|rollback|roll\w* back|"
+                              r"incident)\b", re.I)

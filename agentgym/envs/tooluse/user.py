@@ -76,6 +76,7 @@ from agentgym.envs.tooluse.asking import (
     OR_QUESTION,
     QUESTION_WORD,
     REFERS_BACK,
+    asking_part,
     asking_sentences,
     asks_answer,
     asks_facts_only,
@@ -87,6 +88,7 @@ from agentgym.envs.tooluse.asking import (
     proposes,
     questions,
     says_done,
+    spoken,
     terse_question,
     without_offer,
 )
@@ -392,10 +394,19 @@ class ToolUseUser(RuleBasedUser):
             # nothing. A slot they ask about and name no value of takes the message's ("exchange
             # it for white. Shall I go ahead with the exchange?").
             # A slot a question word asks for takes no value from the account ("the meal, 249.63 EUR").
-            q = self._read(" ".join(asking_sentences(message)))
+            asking = asking_sentences(message)
+            q = self._read(" ".join(asking))
             named = {slot for slot, _ in q.values} | set(self._asked_unsaid(message))
             values = q.values + tuple((s, v) for s, v in r.values if s in q.asked and s not in named)
-            r = replace(r, asked=q.asked, values=values)
+            asked = q.asked
+            held = {d.slot for d in self._goal.details}
+            if any(slot in held for slot, _ in q.values) and not any(QUESTION_WORD.search(s) for s in asking):
+                # A yes-or-no question about a plan of the user's own job: a slot of another kind
+                # of job in it ("naming billing as the cause" reads as a name asked for, to an
+                # on-call engineer who has none to give) is no question beside the yes. "What
+                # should I call it?" still asks, and so does a question naming nothing of the job.
+                asked = tuple(slot for slot in asked if slot in held)
+            r = replace(r, asked=asked, values=values)
         if r.asked and not (r.open and self._said_all(r.asked)):
             if self._plan_meets_unsaid(r, message):
                 return self._confirmation(message)
@@ -428,18 +439,39 @@ class ToolUseUser(RuleBasedUser):
                 # Asked to look at the work, or asked anything about work claimed done ("I've
                 # taken care of it. Is that alright?"): the user says what it sees.
                 return self._not_done()
-            offered = self._offered(r) if not text else ()
-            return text or (self._answer(offered) if offered else REPHRASE)
+            if text:
+                return text
+            asked_part = asking_part(message)
+            offered = self._offered(self._read(asked_part))
+            if offered:
+                return self._answer(offered)
+            # A choice of plans that differ by a wish the user keeps unsaid ("... the alternative
+            # is to file it and also roll it back. Which would you prefer?"): it says that wish.
+            wishes = self._choice_wishes(asked_part) if OFFERS_CHOICE.search(asked_part) else []
+            return " ".join(self._state(d) for d in wishes) or REPHRASE
         if "done" in r.said and says_done(message) and not plan_only(message):
             return self._not_done()
         return self._objection(message) or self._pick(GO_AHEAD)
 
     def _offered(self, r: Reading) -> tuple[str, ...]:
-        """The slots a question offers several values of, as a choice ("**Currency:** which one
-        (EUR, USD, GBP)?"), of those the user has a detail of: it asks which."""
+        """The slots a question (`r`, a reading of the sentences that ask: `asking_part`)
+        offers several values of, as a choice ("**Currency:** which one (EUR, USD, GBP)?"), of
+        those the user has a detail of: it asks which. One value named again is no choice (a
+        recap names the alerting service in every other sentence)."""
         held = {d.slot for d in self._goal.details}
-        slots = [s for s, _ in r.values if s in held]
-        return tuple(dict.fromkeys(s for s in slots if slots.count(s) > 1))
+        named: dict[str, set[str]] = {}
+        for slot, value in r.values:
+            if slot in held:
+                named.setdefault(slot, set()).add(value.lower())
+        return tuple(slot for slot, values in named.items() if len(values) > 1)
+
+    def _choice_wishes(self, asked: str) -> list[Detail]:
+        """The user's unsaid details of the slots a choice of plans speaks of (`asked`: the
+        sentences that put it), by the slot's words ("roll ... back" for a rollback)."""
+        low = asked.lower()
+        words = load_lexicon().slots
+        return [d for d in self._goal.details if d.id not in self._revealed
+                and any(spoken(w).search(low) for w in words.get(d.slot, ()))]
 
     def _confirmation(self, message: str) -> str:
         """The answer to "shall I go ahead?": a value of the job other than the user's gets the
