@@ -349,3 +349,19 @@ def test_a_value_asked_as_a_need_beside_a_stated_assumption_is_answered(ask: str
     assert played_ask in actions[6]
     said = _said(env, actions[6].replace(played_ask, ask))
     assert "@" in said and "go ahead" not in said, said
+
+
+def test_a_list_of_needs_asked_for_with_please_list_these_is_answered_in_full() -> None:
+    """"To find the right cafe I need: area, preferred style, ..., and the day and time of day
+    (morning, afternoon or evening) for the booking. Please list these." got "Not quite: I'm
+    thinking Saturday, in the morning." (the times offered heard as one proposed) and nothing else
+    (a playtest, seed 8837, medium noise, turn 1)."""
+    import json
+    from pathlib import Path
+
+    turns = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests" / "turns" / "crosstask-8837-train.jsonl"
+    first = json.loads(turns.read_text().splitlines()[0])
+    env = gym.make("AgentRL/CrossTask-v0", split="train", difficulty="medium", noise="medium")
+    env.reset(seed=8837)
+    said = env.step(first)[0]
+    assert "Not quite" not in said and "Northgate" in said and "Saturday" in said, said

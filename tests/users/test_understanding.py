@@ -104,6 +104,21 @@ def test_a_statement_asks_nothing(text: str) -> None:
     assert r.asked == () and not r.question, (text, r)
 
 
+@pytest.mark.parametrize("text", [
+    # a playtest's (CrossTask 8837 T1-2, medium): the list was heard as a time proposed
+    "To find the right cafe I need: the area, your budget and the day. Please list these.",
+    "Open points: the area, your budget and the day. Any of these that matter to you?",
+    "I still need the area, your budget and the day. Kindly give me those.",
+    "Remaining: area, budget, day. Which of these do you have in mind?",
+])
+def test_a_request_that_points_back_to_a_list_asks_for_the_list(text: str) -> None:
+    assert set(read(text).asked) == {"area", "price", "time"}, (text, read(text))
+
+
+def test_a_list_told_asks_nothing_without_a_request_pointing_back() -> None:
+    assert read("I checked the area, your budget and the day. These all fit.").asked == ()
+
+
 def test_a_statement_clause_inside_a_question_asks_nothing_it_names() -> None:
     assert read("I found cafes in Riverside, what is your budget?").asked == ("price",)
 

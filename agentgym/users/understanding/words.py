@@ -157,6 +157,14 @@ _TABLE_HEAD = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*\n[ \t]*\|[ \t]*:?-{2,}[-:| \t
 _INNER_ELLIPSIS = re.compile(r"(?:\.{2,}|\u2026)(?=[ \t]*(?:[a-z0-9),;:]))")
 
 
+#: A request or a question that points back to the list before it ("... I need: area, style and
+#: the day. Please list these.", "Open points: area, style. Any of these that matter to you?"):
+#: the list is what it asks about, as it would be with a question mark.
+_ASKS_FOR_THE_ABOVE = re.compile(r"(?<=[a-z0-9)\]])\.(?=\s+(?:(?:please\s+|kindly\s+)?(?:list|tell me|give me|send me|share|"
+                                 r"provide|state|let me know)\s+(?:these|those|them|the above|each of (?:these|them))\b|"
+                                 r"(?:do |does |are |is )?(?:any|which|what about any) of (?:these|those|them)\b))")
+
+
 def _normalise(text: str) -> str:
     if "\n" in text:
         if "|" in text and "--" in text:
@@ -167,6 +175,8 @@ def _normalise(text: str) -> str:
     text = without_abbreviation_stops(text).lower()
     if "\u2019" in text:
         text = text.replace("\u2019", "'")
+    if " these" in text or " them" in text or " those" in text or " the above" in text:
+        text = _ASKS_FOR_THE_ABOVE.sub("?", text)
     return text
 
 
