@@ -79,3 +79,18 @@ def test_a_closing_statement_that_asks_nothing_proposes_no_place_of_several() ->
     message = f"{a.name} and {b.name} are both open then. I will wait for your word."
     reading = understanding(task.world.domain).read(message)
     assert proposal_of(reading, place_names(task.world), message) is None
+
+
+@pytest.mark.parametrize("template", [
+    # as played (a playtest, seed 8855, medium noise, turn 5: "You've named more than one place")
+    "The one free then is {b}. {a} would have been cheaper and better rated, but it is fully booked then. "
+    "Shall I book {b} for Tuesday afternoon, or would you like me to check {a} for another time of day instead?",
+    "{b} is free then and {a} is not. Should I reserve {b}, or look at {a} on another day?",
+    "Want me to go with {b}, or should I keep an eye on {a} in case it frees up?",
+])
+def test_a_closing_question_that_books_one_place_and_offers_another_errand_proposes_the_booked_one(template: str) -> None:
+    task, a, b = _two_places()
+    message = template.format(a=a.name, b=b.name)
+    reading = understanding(task.world.domain).read(message)
+    assert proposal_of(reading, place_names(task.world), message) is b, message
+

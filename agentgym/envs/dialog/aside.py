@@ -220,6 +220,10 @@ _SENTENCE_END = re.compile(r"(?<!\d)[.](?!\d)|[!?\n]")
 _BOOK_IT = re.compile(r"\b(book|reserve|take|grab|lock|hold|go ahead with|go with)\b[^?]*\b(it|that one|this one|that|this)\b")
 
 
+#: A booking verb right before a place's name ("book X", "reserve the X", "go with X").
+_BOOK_BEFORE = re.compile(r"\b(?:book|reserve|go ahead with|go with|lock in|take)\s+(?:the\s+)?$")
+
+
 #: A sentence that asks for the user's word without a question mark ("Please let me know
 #: whether I should book it.", "Kindly confirm that I may reserve X.").
 _ASKS_UNMARKED = re.compile(r"\b(let me know|tell me|please confirm|kindly confirm|(?:i|we) (?:should|would) be grateful|"
@@ -265,7 +269,13 @@ def asked_about(message: str, places: list[Place]) -> Place | None:
     question = named(*spans[k])
     if len(question) == 1:
         return next(iter(question.values()))
-    if question or k == 0 or not _BOOK_IT.search(text, *spans[k]):
+    if len(question) > 1:
+        # "Shall I book X, or would you like me to check Y for another time?": the one place the
+        # question asks to book, where the others it names are for something else.
+        booked = {p.id: p for p, start, _ in mentions if spans[k][0] <= start < spans[k][1]
+                  and _BOOK_BEFORE.search(text, spans[k][0], start)}
+        return next(iter(booked.values())) if len(booked) == 1 else None
+    if k == 0 or not _BOOK_IT.search(text, *spans[k]):
         return None
     said = named(*spans[before(k)])
     return next(iter(said.values())) if len(said) == 1 else None
