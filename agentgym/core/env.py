@@ -38,7 +38,17 @@ from agentgym.core.protocol import (
 from agentgym.core.render import MESSAGE_MAX_CHARS, OBS_MAX_CHARS, cap, error_text, render_messages, to_json
 from agentgym.core.seeding import MAX_SEED, draw_episode_seed, fast_stream
 from agentgym.core.spaces import UnicodeText
-from agentgym.core.task import DIFFICULTIES, SPLITS, Score, SimulatedUser, Task, UserTurn, hold_sign_off, told
+from agentgym.core.task import (
+    DIFFICULTIES,
+    SPLITS,
+    Score,
+    SimulatedUser,
+    Task,
+    UserTurn,
+    hold_sign_off,
+    signed_off,
+    told,
+)
 from agentgym.core.tools import READ, WRITE, PolicyViolation, ToolError, Toolkit
 
 __all__ = ["AgentEnv", "EnvParts"]
@@ -415,7 +425,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
                     self._commitments.append({"turn": turn, "kind": "proposal", "contradicts": proposed})
             held = self._held
             if held is not None and told(parsed.content):
-                self._held, reply = None, held
+                self._held, reply = None, signed_off(held, parsed.content)
             else:
                 reply = self._user.reply(parsed.content, turn)
             text = reply.text

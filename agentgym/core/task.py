@@ -7,6 +7,7 @@ and a scorer (inject the parts, do not subclass for variation).
 from __future__ import annotations
 
 import abc
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
@@ -107,6 +108,26 @@ def told(message: str) -> bool:
     """Whether an assistant message tells the user something (so a held sign-off is said): any
     message but an empty one."""
     return bool(message.strip())
+
+
+#: A message that ends by offering more ("Want me to roll search back too?", "Shall I also send
+#: you a copy?", "Is there anything else I can do?"): its last question opens by asking leave to
+#: do something ("What currency should I use?" and "May I ask ...?" ask for a word instead).
+_OFFERS_MORE = re.compile(r"(?:^|[.!?:]\s+|\n)[\s*_-]*(?:(?:and|so|also|btw|fyi|oh),?\s+)?"
+                          r"(?:want me to|shall i|should i|would you like me to|do you want me to|"
+                          r"(?:can|may|could) i (?!ask\b)|is there anything else (?:i|we) can)"
+                          r"(?:[^?.!]|(?<=\d)\.(?=\d))*\?"  # a version's dots end no sentence
+                          r"(?:\s*\(?(?:yes or no|yes/no|y/n)\)?\??)?[\s*_)]*$", re.I)
+#: What a user whose request is done says first to such an offer.
+NO_THANKS = "No, thanks."
+
+
+def signed_off(held: UserTurn, message: str) -> UserTurn:
+    """The held sign-off as the reply to `message`: where the message ends by offering more, the
+    offer is declined in words before it (the request is done; a person answers the question)."""
+    if "?" in message and _OFFERS_MORE.search(message):
+        return UserTurn(f"{NO_THANKS} {held.text}".strip(), held.end, held.now)
+    return held
 
 
 @dataclass(frozen=True, slots=True)

@@ -365,3 +365,19 @@ def test_a_list_of_needs_asked_for_with_please_list_these_is_answered_in_full() 
     env.reset(seed=8837)
     said = env.step(first)[0]
     assert "Not quite" not in said and "Northgate" in said and "Saturday" in said, said
+
+
+def test_the_sign_off_declines_an_offer_of_more_at_the_end_of_a_report() -> None:
+    """"... filed INC-150 as sev3 (severity goes by payments' 4.6%). want me to roll search back
+    to v1.16.7?" got "Perfect, that's all done. Thanks! That's everything for today.", the offer
+    not answered (a playtest, seed 8858, medium noise, last turn)."""
+    import json
+    from pathlib import Path
+
+    turns = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests" / "turns" / "crosstask-8858-test.jsonl"
+    actions = [a if isinstance(a, str) else json.dumps(a) for a in map(json.loads, turns.read_text().splitlines())]
+    env = gym.make("AgentRL/CrossTask-v0", split="test", difficulty="medium", noise="medium")
+    env.reset(seed=8858)
+    for action in actions:
+        obs, _, terminated, truncated, _ = env.step(action)
+    assert terminated and obs.startswith("[user] No, thanks. "), obs

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agentgym.core.seeding import fast_stream
-from agentgym.core.task import NoiseEvent, UserTurn, WorldEvent, hold_sign_off
+from agentgym.core.task import NoiseEvent, UserTurn, WorldEvent, hold_sign_off, signed_off
 from agentgym.envs.crosstask.followup import FollowUpUser
 from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.tooluse.user import ToolUseUser
@@ -102,6 +102,27 @@ def test_on_a_world_change_the_shift_comes_before_the_verdict() -> None:
     # CrossTask playtest, seed 7029, turn 16: a held shift let the next write go against it).
     assert hold_sign_off(said) == (UserTurn("Actually, up to 800."), UserTurn("Great, thanks!", end="accepted"))
     assert hold_sign_off(user.verdict) == (None, user.verdict)
+
+
+@pytest.mark.parametrize(("message", "declined"), [
+    ("Filed INC-346. Would you like me to roll shipping back to v3.5.3? Yes or no?", True),
+    ("done. filed INC-150 as sev3. want me to roll search back to v1.16.7?", True),
+    ("All refunded. Is there anything else I can help with?", True),
+    ("Booked for Saturday. Shall I also add a note for the host?", True),
+    ("All done: the refund of 12.50 went through.", False),
+    ("Booked. Does that look right to you?", False),
+    ("Anything else?", False),
+    ("All set. What currency should I use?", False),
+    ("Done. May I ask what day and time you prefer?", False),
+])
+def test_a_sign_off_declines_an_offer_of_more_that_ends_the_report(message: str, declined: bool) -> None:
+    # The user said "Perfect, that's all done. Thanks!" to "... want me to roll search back?"
+    # (playtests: ToolUse 8812 T5, 8854 T4; CrossTask 8858 T13): the request is done, and a person
+    # answers the question before signing off.
+    held = UserTurn("Perfect, that's all done. Thanks!", end="accepted")
+    said = signed_off(held, message)
+    assert said.end == "accepted" and said.text.endswith(held.text)
+    assert said.text.startswith("No, thanks.") is declined, said
 
 
 def test_typos_never_touch_a_stock_reply() -> None:

@@ -31,6 +31,7 @@ from agentgym.core.task import (
     UserTurn,
     WorldEvent,
     hold_sign_off,
+    signed_off,
     told,
 )
 from agentgym.envs.crosstask import upstream
@@ -400,7 +401,7 @@ class SessionUser(SimulatedUser):
         held = self._held
         if held is not None and told(message):
             self._held = None
-            return self._close(held, turn)
+            return self._close(signed_off(held, message), turn)
         said = self.users[session.segments[session.active].index].reply(message, turn - self._opened_at)
         return said if said.end is None else self._close(said, turn)
 
