@@ -173,3 +173,20 @@ def test_a_call_is_named_by_its_list_arguments_too():
     lines = tool_accounting(rec["metrics"])
     assert any("turn 2 search(University Quarter, 3.5, [fast wifi, monitors])" in x for x in lines), lines
     assert any("turn 2 search(University Quarter, 3.5, [fast wifi])" in x for x in lines), lines
+
+
+def test_a_call_a_fault_stopped_is_listed_as_retried_only_where_it_was_sent_again():
+    # "stopped by an injected fault (its retry is judged)" named a read a fault stopped and that
+    # was never sent again (ToolUse playtest 8832 T2), beside a search stopped and not retried that
+    # correctness judged (Dialog 8830 T3): a call sent again is judged at its retry; one never sent
+    # again is listed under why else it is not judged.
+    from test_metrics import call, make_record
+
+    other = {"item_id": "b", "day": "tue"}
+    rec = make_record([call(1, "search"), call(2, "check", error="503", injected=True), call(3, "check"),
+                       call(3, "check", arguments=other, error="timeout", injected=True, index=1), call(4, "book")],
+                      success=True)
+    lines = tool_accounting(rec["metrics"])
+    unjudged = next(x for x in lines if x.startswith("  not judged for correctness:"))
+    assert "stopped by an injected fault (its retry is judged): turn 2 check(a, mon)" in unjudged, lines
+    assert "turn 3 check(b, tue)" not in unjudged.split("stopped by an injected fault")[1].split(";")[0], lines
