@@ -94,3 +94,11 @@ def test_a_closing_question_that_books_one_place_and_offers_another_errand_propo
     reading = understanding(task.world.domain).read(message)
     assert proposal_of(reading, place_names(task.world), message) is b, message
 
+
+
+@pytest.mark.parametrize("template", ["Should I book {a} or {b}?", "Both are free: shall I reserve {a} or {b}?"])
+def test_a_closing_question_that_books_one_of_two_places_is_a_choice(template: str) -> None:
+    task, a, b = _two_places()
+    message = template.format(a=a.name, b=b.name)
+    reading = understanding(task.world.domain).read(message)
+    assert proposal_of(reading, place_names(task.world), message) is None, message

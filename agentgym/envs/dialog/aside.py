@@ -222,6 +222,10 @@ _BOOK_IT = re.compile(r"\b(book|reserve|take|grab|lock|hold|go ahead with|go wit
 
 #: A booking verb right before a place's name ("book X", "reserve the X", "go with X").
 _BOOK_BEFORE = re.compile(r"\b(?:book|reserve|go ahead with|go with|lock in|take)\s+(?:the\s+)?$")
+#: An errand other than a booking right before a place's name ("check Y for another time", "look
+#: at Y", "keep an eye on Y").
+_ERRAND_BEFORE = re.compile(r"\b(?:check|recheck|look at|look into|keep an eye on|watch|try|ask about|wait for|"
+                            r"search for|see (?:if|whether))\s+(?:on\s+)?(?:the\s+)?$")
 
 
 #: A sentence that asks for the user's word without a question mark ("Please let me know
@@ -271,10 +275,15 @@ def asked_about(message: str, places: list[Place]) -> Place | None:
         return next(iter(question.values()))
     if len(question) > 1:
         # "Shall I book X, or would you like me to check Y for another time?": the one place the
-        # question asks to book, where the others it names are for something else.
-        booked = {p.id: p for p, start, _ in mentions if spans[k][0] <= start < spans[k][1]
-                  and _BOOK_BEFORE.search(text, spans[k][0], start)}
-        return next(iter(booked.values())) if len(booked) == 1 else None
+        # question asks to book, where each other it names is for an errand ("book X or Y?" is a
+        # choice between them).
+        asked = [(p, _BOOK_BEFORE.search(text, spans[k][0], start) is not None,
+                  _ERRAND_BEFORE.search(text, spans[k][0], start) is not None)
+                 for p, start, _ in mentions if spans[k][0] <= start < spans[k][1]]
+        booked = {p.id: p for p, book, _ in asked if book}
+        if len(booked) == 1 and all(book or errand for _, book, errand in asked):
+            return next(iter(booked.values()))
+        return None
     if k == 0 or not _BOOK_IT.search(text, *spans[k]):
         return None
     said = named(*spans[before(k)])
