@@ -425,7 +425,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
                                         (not wrong) if is_judged else None, why,
                                         None if injected or told_wrong else is_useful, repeat, decoy, tuple(hits),
                                         completes,
-                                        told_wrong))
+                                        told_wrong, k in retried))
     attempts += e.turn_errors
     if e.plan is None:
         return ToolCounts(valid, attempts, right, judged, useful, spent)

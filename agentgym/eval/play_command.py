@@ -148,13 +148,12 @@ def _hint_value(value: Any) -> str | None:
     return None
 
 
-def _why_not_judged(c: Any, kind: Any, retried: bool) -> str:
+def _why_not_judged(c: Any, kind: Any) -> str:
     """Why correctness leaves a valid call out (a `CallVerdict`; `kind`: its record's "read" or
-    "write"; `retried`: an injected fault stopped it and it was sent again, as
-    `agentgym.eval.judging` finds such calls), in the words `agentgym play` lists it under."""
+    "write"), in the words `agentgym play` lists it under."""
     if c.decoy:
         return "a decoy"
-    if retried:
+    if c.retried:
         return "stopped by an injected fault (its retry is judged)"
     if c.repeat:
         return "a repeat of an earlier call (same tool and arguments)"
@@ -215,16 +214,10 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
     carried = [named(c) for c in verdict.calls if c.valid and not c.injected and c.useful is None and c.carries_corrupted]
     if carried:
         lines.append(f"  left out of efficiency (they pass on a value a tool returned corrupted): {', '.join(carried)}")
-    def retried(c: Any) -> bool:  # stopped by an injected fault, then sent again
-        rec = record(c)
-        return c.injected and rec.get("error") is not None and any(
-            d.get("valid") and d.get("name") == rec.get("name") and d.get("arguments") == rec.get("arguments")
-            for d in calls[c.index + 1:])
-
     unjudged: dict[str, list[str]] = {}
     for c in verdict.calls:
         if c.valid and not c.judged:
-            unjudged.setdefault(_why_not_judged(c, record(c).get("kind"), retried(c)), []).append(named(c))
+            unjudged.setdefault(_why_not_judged(c, record(c).get("kind")), []).append(named(c))
     if unjudged:
         lines.append("  not judged for correctness: " + "; ".join(f"{why}: {', '.join(names)}"
                                                               for why, names in unjudged.items()))

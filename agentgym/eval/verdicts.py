@@ -67,6 +67,8 @@ class CallVerdict:
         steps: the gold steps (indices into ``metrics.gold.calls``) it matches.
         completes: the gold step it completed (the first matching one not yet done), or None.
         carries_corrupted: its arguments carry a value a tool returned corrupted.
+        retried: an injected fault stopped it and it was sent again: its retry carries the
+            decision, so correctness judges that instead.
     """
 
     index: int
@@ -83,6 +85,7 @@ class CallVerdict:
     steps: tuple[int, ...] = ()
     completes: int | None = None
     carries_corrupted: bool = False
+    retried: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,15 @@ def _two_places() -> tuple[object, object, object]:
     return task, a, b
 
 
+def _proposed(template: str) -> tuple[object, object, object, str]:
+    """What `template` (with {a} and {b} for two places' names) proposes as the booking user reads
+    it, the two places and the message."""
+    task, a, b = _two_places()
+    message = template.format(a=a.name, b=b.name)
+    reading = understanding(task.world.domain).read(message)
+    return proposal_of(reading, place_names(task.world), message), a, b, message
+
+
 @pytest.mark.parametrize("template, pick", [
     ("Options: A) {a}, 60 EUR, rated 3.5. B) {b}, 30 EUR, rated 3.4. Recommendation: B, which costs half as much. "
      "Which one shall I book?", "b"),
@@ -30,10 +39,8 @@ def _two_places() -> tuple[object, object, object]:
     ("(a) {a} (b) {b} My recommendation: (A).", "a"),
 ])
 def test_a_recommendation_by_label_proposes_the_place_of_that_label(template: str, pick: str) -> None:
-    task, a, b = _two_places()
-    message = template.format(a=a.name, b=b.name)
-    reading = understanding(task.world.domain).read(message)
-    assert proposal_of(reading, place_names(task.world), message) is (a if pick == "a" else b)
+    proposed, a, b, _message = _proposed(template)
+    assert proposed is (a if pick == "a" else b)
 
 
 @pytest.mark.parametrize("template", [
@@ -68,17 +75,12 @@ def test_a_cue_at_a_line_end_recommends_no_label_on_the_next_line() -> None:
     "book it.",
 ])
 def test_a_mention_taken_back_or_a_closing_request_without_a_question_mark_leaves_one_proposal(template: str) -> None:
-    task, a, b = _two_places()
-    message = template.format(a=a.name, b=b.name)
-    reading = understanding(task.world.domain).read(message)
-    assert proposal_of(reading, place_names(task.world), message) is b, message
+    proposed, _a, b, message = _proposed(template)
+    assert proposed is b, message
 
 
 def test_a_closing_statement_that_asks_nothing_proposes_no_place_of_several() -> None:
-    task, a, b = _two_places()
-    message = f"{a.name} and {b.name} are both open then. I will wait for your word."
-    reading = understanding(task.world.domain).read(message)
-    assert proposal_of(reading, place_names(task.world), message) is None
+    assert _proposed("{a} and {b} are both open then. I will wait for your word.")[0] is None
 
 
 @pytest.mark.parametrize("template", [
@@ -89,16 +91,11 @@ def test_a_closing_statement_that_asks_nothing_proposes_no_place_of_several() ->
     "Want me to go with {b}, or should I keep an eye on {a} in case it frees up?",
 ])
 def test_a_closing_question_that_books_one_place_and_offers_another_errand_proposes_the_booked_one(template: str) -> None:
-    task, a, b = _two_places()
-    message = template.format(a=a.name, b=b.name)
-    reading = understanding(task.world.domain).read(message)
-    assert proposal_of(reading, place_names(task.world), message) is b, message
-
+    proposed, _a, b, message = _proposed(template)
+    assert proposed is b, message
 
 
 @pytest.mark.parametrize("template", ["Should I book {a} or {b}?", "Both are free: shall I reserve {a} or {b}?"])
 def test_a_closing_question_that_books_one_of_two_places_is_a_choice(template: str) -> None:
-    task, a, b = _two_places()
-    message = template.format(a=a.name, b=b.name)
-    reading = understanding(task.world.domain).read(message)
-    assert proposal_of(reading, place_names(task.world), message) is None, message
+    proposed, _a, _b, message = _proposed(template)
+    assert proposed is None, message

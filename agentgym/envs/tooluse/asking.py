@@ -414,11 +414,16 @@ def _work_to_come(message: str, read: Callable[[str], Reading]) -> bool:
                for s in _sentences(message, " -*#>|"))
 
 
+#: A question that names something of its own (a value, an id, a figure), not only "which".
+_NAMES_SOMETHING = re.compile(r"\d|\b(?:eur|usd|gbp|chf|sek|cad|sev\d|refunds?|credit|exchanges?|rollback|roll\w* back|"
+                              r"incident)\b", re.I)
+
+
 def asking_part(message: str) -> str:
     """The sentences of a message that ask (those with a question mark), each with the sentence
     before it where it names nothing itself ("... the alternative is to also roll it back.
     Which would you prefer?"): what a question offers is read there, not in the account above."""
-    sentences = [s for line in message.splitlines() for s in SENTENCE_BREAK.split(line.strip(" |*-#>")) if s.strip()]
+    sentences = [s for s in _sentences(message, " |*-#>") if s.strip()]
     part: list[str] = []
     for i, sentence in enumerate(sentences):
         if "?" in sentence:
@@ -435,8 +440,3 @@ def spoken(phrase: str) -> re.Pattern[str]:
     parts = [re.escape(w) for w in phrase.split()]
     gap = r"\w*(?:\s+\S+)?\s+" if len(parts) == 2 else r"\s+"
     return re.compile(r"\b" + gap.join(parts) + r"\b")
-
-
-#: A question that names something of its own (a value, an id, a figure), not only "which".
-_NAMES_SOMETHING = re.compile(r"\d|\b(?:eur|usd|gbp|chf|sek|cad|sev\d|refunds?|credit|exchanges?|rollback|roll\w* back|"
-                              r"incident)\b", re.I)
