@@ -37,6 +37,12 @@ def _proposed(template: str) -> tuple[object, object, object, str]:
     ("A) {a}\nB) {b}\nB is my pick.", "b"),
     ("1. {a}\n2. {b}\nI recommend 1 since it is rated higher.", "a"),
     ("(a) {a} (b) {b} My recommendation: (A).", "a"),
+    # as played (a playtest, seed 8863, turn 4: "You've named more than one place. Which one would you
+    # recommend?"): options labelled with a dash, and the other offered back to the user
+    ("**Option A \u2014 {a}** (55 EUR)\n**Option B \u2014 {b}** (45 EUR)\n\n---\n\nI'd suggest **Option B** (cheaper). "
+     "Shall I book it for Monday afternoon, or would you prefer Option A?", "b"),
+    ("Option A - {a}\nOption B - {b}\nI'd suggest Option A. Shall I book it, or would you prefer Option B?", "a"),
+    ("**Option 1** \u2013 {a}\n**Option 2** \u2013 {b}\nMy recommendation is option 2, unless you prefer option 1.", "b"),
 ])
 def test_a_recommendation_by_label_proposes_the_place_of_that_label(template: str, pick: str) -> None:
     proposed, a, b, _message = _proposed(template)
@@ -48,6 +54,8 @@ def test_a_recommendation_by_label_proposes_the_place_of_that_label(template: st
     "A) {a}\nB) {b}\nWhich do you prefer?",
     "{a} or {b}? I'd go with a cheaper one.",
     "A) {a}\nB) {b}\nI recommend A or B, both fit.",
+    "**Option A** \u2014 {a}\n**Option B** \u2014 {b}\nWould you prefer Option A or Option B?",
+    "Option A \u2013 {a}\nOption B \u2013 {b}\nDo you have a preference: A or B?",
 ])
 def test_no_label_recommended_proposes_nothing(template: str) -> None:
     task, a, b = _two_places()

@@ -291,8 +291,10 @@ def asked_about(message: str, places: list[Place]) -> Place | None:
 
 
 #: A label where a list item starts ("A)", "(b)", "Option 2:", "1.", "- B:"): the letter or number,
-#: then its mark.
-_LABEL = r"(?:^|[\s(\[*>-])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\s*[).:\]]"
+#: then its mark; after the word "option" a dash marks it too ("**Option A** \u2014 X"), which after
+#: a bare letter would be a word's ("a - "). The letter is group 1 or group 2.
+_LABEL = (r"(?:^|[\s(\[*>-])(?:option\s+\(?([A-Za-z]|\d{1,2})\)?[*_]*\s*[).:\]\u2013\u2014-]"
+          r"|(?:option\s+)?\(?([A-Za-z]|\d{1,2})\s*[).:\]])")
 #: A label set before a place it names: "A) X", "(b) X", "Option 2: X", "1. X", "- B: X".
 _LABEL_BEFORE = re.compile(rf"{_LABEL}\s*[*_]*$", re.IGNORECASE)
 #: What may follow a label that is recommended: a mark, the line's end, or a clause on it
@@ -307,6 +309,10 @@ _LABEL_BEFORE_CUE = re.compile(r"(?<![\w'])(?:option\s+)?\(?([A-Za-z]|\d{1,2})\)
                                r"(?:recommendation|pick|top pick|choice|suggestion|preference)\b", re.IGNORECASE)
 
 
+#: Words before a cue that make it the user's to give, not the assistant's pick: "would you
+#: prefer option A?", "your preference", "any preference: A or B?" (a recommended letter is in
+#: capitals, so only the cue's owner tells these apart).
+_ASKED_OF_USER = re.compile(r"\b(?:you(?:'d| would| might| have a)?|your|any)\s+$", re.IGNORECASE)
 #: Words one of the cues holds, looked for before any pattern is run.
 _CUE_WORDS = ("recommend", "suggest", "go with", "pick", "choice", "prefer")
 #: A label as it stands before what it labels ("A) ", "2. ", "Option B: "): a mark then a space, so a
@@ -328,9 +334,10 @@ def recommended_by_label(message: str, places: list[Place]) -> Place | None:
     for place, start, _ in place_mentions(low, places):
         m = _LABEL_BEFORE.search(message, max(0, start - 16), start)
         if m is not None:  # "a)" before a name is a label in either case
-            labels.setdefault(m.group(1).upper(), place)
+            labels.setdefault((m.group(1) or m.group(2)).upper(), place)
     if len({p.id for p in labels.values()}) < 2:
         return None
     picked = {labels[m.group(1)].id for pattern in (_LABEL_AFTER_CUE, _LABEL_BEFORE_CUE)
-              for m in pattern.finditer(message) if m.group(1) in labels}  # a recommended letter in capitals
+              for m in pattern.finditer(message)
+              if m.group(1) in labels and not _ASKED_OF_USER.search(message, max(0, m.start() - 16), m.start())}
     return next((p for p in labels.values() if p.id in picked), None) if len(picked) == 1 else None
