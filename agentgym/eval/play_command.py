@@ -136,15 +136,24 @@ _HINT_VALUES = 6
 
 def _hint_value(value: Any) -> str | None:
     """An argument value as a call's name shows it: a scalar as it is, a list of scalars in
-    brackets (two searches told apart by their amenities), cut to `_HINT` characters; None for
-    anything else."""
+    brackets (two searches told apart by their amenities), about `_HINT` characters of it; None
+    for anything else. What is cut is marked "...", and a list is cut between its items, never
+    inside one: "[P-197, P-25]" would name another attendee than the P-252 that was passed."""
     def plain(v: Any) -> bool:
         return isinstance(v, (str, int, float)) and not isinstance(v, bool)
 
     if plain(value):
-        return str(value)[:_HINT]
+        text = str(value)
+        return text if len(text) <= _HINT else text[:_HINT] + "..."
     if isinstance(value, list) and value and all(plain(v) for v in value):
-        return ("[" + ", ".join(map(str, value)))[:_HINT] + "]"
+        shown, size = [], 0
+        for item in map(str, value):
+            if shown and size + len(item) > _HINT:
+                shown.append("...")
+                break
+            shown.append(item)
+            size += len(item) + 2
+        return "[" + ", ".join(shown) + "]"
     return None
 
 

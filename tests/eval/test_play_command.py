@@ -175,6 +175,19 @@ def test_a_call_is_named_by_its_list_arguments_too():
     assert any("turn 2 search(University Quarter, 3.5, [fast wifi])" in x for x in lines), lines
 
 
+def test_a_long_list_argument_is_cut_between_its_items():
+    # "get_free_slots([P-197, P-208, P-219, P-230, P-241, P-25], ...)" named a call that passed
+    # P-252 (CrossTask playtest 8879 T4).
+    from test_metrics import call, make_record
+
+    people = ["P-197", "P-208", "P-219", "P-230", "P-241", "P-252", "P-263", "P-274"]
+    rec = make_record([call(1, "get_free_slots", arguments={"people": people, "date": "2025-11-18"}),
+                       call(2, "get_free_slots", arguments={"people": people, "date": "2025-11-18"})], success=True)
+    lines = "\n".join(tool_accounting(rec["metrics"]))
+    assert "get_free_slots([P-197, P-208, P-219, P-230, P-241, P-252, ...], 2025-11-18)" in lines, lines
+    assert "P-25]" not in lines and "P-25," not in lines
+
+
 def test_a_call_a_fault_stopped_is_listed_as_retried_only_where_it_was_sent_again():
     # "stopped by an injected fault (its retry is judged)" named a read a fault stopped and that
     # was never sent again (ToolUse playtest 8832 T2), beside a search stopped and not retried that
