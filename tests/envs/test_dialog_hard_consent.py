@@ -476,6 +476,23 @@ def test_a_yes_no_question_about_the_form_gets_the_form(split: str) -> None:
         assert FORM_ANSWER in obs and YES not in obs, obs
 
 
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("lead", ["Just to confirm before I go ahead, if I understood the form correctly:",
+                                  "Before I book anything, let me confirm the form:",
+                                  "Before we proceed, a quick check of your needs:"])
+def test_a_restated_form_asked_to_be_confirmed_before_acting_gets_the_form(split: str, lead: str) -> None:
+    # "Just to confirm before I go ahead, ...: Booking A is a warehouse in Old Town on Thursday
+    # afternoon; Booking B ... Is that right?" was heard as a plan with no places (Dialog playtest
+    # 8902 T1: "Before I say yes I need to hear the whole plan").
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        legs = "; ".join(f"Booking {leg.label} is a {leg.needs[0][1]}" for leg in task.gold.legs)
+        obs, *_ = env.step(f"{lead} {legs}. At most the budget in total, best total rating. Is that right?")
+        assert "My form says" in obs and "whole plan" not in obs and YES not in obs, obs
+        for leg in task.gold.legs:
+            assert f"Booking {leg.label}:" in obs, obs
+
+
 #: Terse plans: labels right before the places, a total, a short question; and reasoning before the
 #: plan that names a place of a booking's kind (Dialog playtests 6042 T11, 6043 T12).
 TERSE = ("{body}. Total {total}. OK?",

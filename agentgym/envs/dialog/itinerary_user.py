@@ -79,6 +79,11 @@ _NO_AREA_RULE = "My form has no rule about areas: two bookings may be in the sam
 #: Words that ask to act on the plan, not to check the form ("shall I go ahead with bookings A-C?").
 _GO_AHEAD = re.compile(r"\b(go ahead|proceed|submit\w*|book (it|them|these|those|everything|all)|reserve\w*|"
                        r"finali[sz]e\w*|lock\w* (it |them |this |that |everything )?in)\b")
+#: The assistant saying it checks before it acts ("Just to confirm before I go ahead: ..."): no
+#: request to act.
+_BEFORE_ACTING = re.compile(r"\bbefore (i|we) (go ahead|proceed|submit\w*|book\w*|reserve\w*|finali[sz]e\w*)\b")
+#: What a check of the form names beside the form itself: a booking by its label or a rule.
+_FORM_ITEMS = (_BOOKINGS, _BUDGET, _PRIORITY, _AREA, _TWICE)
 
 
 #: Where a message splits into sentences: a sentence end (not a decimal point: a full stop after
@@ -427,11 +432,12 @@ class PlanUser(SimulatedUser):
         plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))
-        if not named and asks_yes and not _GO_AHEAD.search(text):
+        if not named and asks_yes and not _GO_AHEAD.search(_BEFORE_ACTING.sub("", text)):
             # A question that names no place and asks to act on nothing checks the form ("... a
-            # desk on Monday morning. Is that right?": the user restates it) or how to work ("shall
-            # I just work from the form as written?": the form is all there is).
-            if not reading.confirm and _about_form(text):
+            # desk on Monday morning. Is that right?", "Just to confirm: booking A is ...?": the
+            # user restates it) or how to work ("shall I just work from the form as written?":
+            # the form is all there is).
+            if _about_form(text) and (not reading.confirm or any(r.search(text) for r in _FORM_ITEMS)):
                 return UserTurn(answer(message, self._form, self._rules, self._distinct))
             if reading.confirm:
                 return UserTurn(FORM_ANSWER)
