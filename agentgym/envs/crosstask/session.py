@@ -24,6 +24,7 @@ from agentgym.core.gold import plan_calls
 from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import (
     DIFFICULTIES,
+    NO_THANKS,
     NoiseEvent,
     Score,
     SimulatedUser,
@@ -82,6 +83,10 @@ _MOVE_ON = "Let's move on. "
 _FAREWELL = re.compile(r"\s*\b(?:Goodbye|Bye)[.!]*\s*$", re.IGNORECASE)
 #: A sub-user's thanks that would say the session is over, before the next request.
 _ALL_NEEDED = re.compile(r"that's everything I needed")
+#: The offer of more declined (`agentgym.core.task.signed_off`) before a next request: declined
+#: for the request that is done, since another follows ("No, thanks. ... One more thing:" read as
+#: two minds).
+_DONE_WITH_IT = "Nothing more on that one, thanks."
 #: What the user says of a write to another sub-task's world: a later request's, or an earlier's.
 _NOT_YET = "I haven't asked for that yet."
 _LEAVE_IT = "Please leave the earlier request as it was: I didn't ask to change it."
@@ -386,7 +391,11 @@ class SessionUser(SimulatedUser):
         """The active sub-task's user ended it with `said`: close it, and say what comes next."""
         assert said.end is not None
         nxt = self._finish(said.end, turn, said.text)
-        text = said.text if nxt.end is not None else _ALL_NEEDED.sub("that's done", _FAREWELL.sub("", said.text))
+        text = said.text
+        if nxt.end is None:
+            text = _ALL_NEEDED.sub("that's done", _FAREWELL.sub("", text))
+            if text.startswith(NO_THANKS):
+                text = _DONE_WITH_IT + text[len(NO_THANKS):]
         return UserTurn(" ".join(t for t in (text, nxt.text) if t), end=nxt.end)
 
     # ------------------------------------------------------------------ SimulatedUser
