@@ -39,6 +39,8 @@ def make_world(domain: Any, rng: Any, tables: Any, place: type, world: type) -> 
     used: set[str] = set()
     add = used.add
     append = places.append
+    codes: list[int] = []
+    code = codes.extend
     for place_id in tables.ids[:n]:
         name = names[floor(rnd() * n_names)]
         if name in used:
@@ -49,16 +51,17 @@ def make_world(domain: Any, rng: Any, tables: Any, place: type, world: type) -> 
         p = _new(place)
         p.id = place_id
         p.name = name
-        p.category = categories[floor(rnd() * n_cat)]
-        p.area = areas[floor(rnd() * n_area)]
-        p.price = prices[floor(rnd() * n_prices)]
-        p.rating = ratings[floor(rnd() * n_ratings)]
+        p.category = categories[c := floor(rnd() * n_cat)]
+        p.area = areas[a := floor(rnd() * n_area)]
+        p.price = prices[pr := floor(rnd() * n_prices)]
+        p.rating = ratings[r := floor(rnd() * n_ratings)]
         more = floor(rnd() * 3.0)
         mask = 1 << floor(rnd() * n_amen)
         while more:
             mask |= 1 << floor(rnd() * n_amen)
             more -= 1
         p.amenities = amenities[mask]
-        p.open = bits(21) | (bits(21) & bits(21) & bits(21))
+        p.open = o = bits(21) | (bits(21) & bits(21) & bits(21))
         append(p)
-    return world(domain=domain, places=places, by_id=dict(zip(tables.ids, places)))
+        code((c, a, mask, pr, r, o))
+    return world(domain=domain, places=places, by_id=dict(zip(tables.ids, places))), codes

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from math import floor
 from typing import Any, Callable, NamedTuple
 
@@ -21,7 +21,7 @@ from agentgym.core.seeding import Rng, fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog import _fast
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
-from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Goal, reachable, reachable_midway
+from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Codes, Goal, reachable, reachable_midway
 
 __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "draw_target", "generate_task", "score_task", "satisfying_places",
            "place_phrases", "guessable", "guessable_midway", "DIFFICULTY", "DECOY_MARGIN", "RATING_RANGE"]
@@ -224,22 +224,29 @@ class _Tables:
     #: The amenity tuple of each bitmask over the domain's amenities.
     amenities: tuple[tuple[str, ...], ...]
     n_amenities: int
+    #: What a world's `fairness.Codes` stand for: each category's, area's and amenity's code,
+    #: the prices and the ratings (the world kernel codes each by its index here).
+    codes: tuple[dict[str, int], dict[str, int], dict[str, int], tuple[int, ...], tuple[float, ...]]
 
 
 @lru_cache(maxsize=None)
 def _tables(domain: Domain) -> _Tables:
     first, second = domain.name_parts
     n_prices = (domain.price_max - domain.price_min) // domain.price_step + 1
+    prices = tuple(domain.price_min + domain.price_step * k for k in range(n_prices))
+    ratings = tuple(tenths / 10 for tenths in range(round(RATING_RANGE[0] * 10), round(RATING_RANGE[1] * 10) + 1))
     return _Tables(
         names=tuple(f"{a} {b}" for a in first for b in second),
         ids=tuple(f"{domain.id_prefix}_{i + 1:03d}" for i in range(domain.size[1])),
         categories=domain.categories,
         areas=domain.areas,
-        prices=tuple(domain.price_min + domain.price_step * k for k in range(n_prices)),
-        ratings=tuple(tenths / 10 for tenths in range(round(RATING_RANGE[0] * 10), round(RATING_RANGE[1] * 10) + 1)),
+        prices=prices,
+        ratings=ratings,
         amenities=tuple(tuple(a for b, a in enumerate(domain.amenities) if m >> b & 1)
                         for m in range(1 << len(domain.amenities))),
         n_amenities=len(domain.amenities),
+        codes=({c: k for k, c in enumerate(domain.categories)}, {a: k for k, a in enumerate(domain.areas)},
+               {a: b for b, a in enumerate(domain.amenities)}, prices, ratings),
     )
 
 
@@ -516,7 +523,7 @@ def domains_for(split: str) -> tuple[str, ...]:
 
 
 def generate_task(seed: int, options: dict[str, Any],
-                  make_goal: Callable[[World, Rng], Gold] | None = None) -> Task:
+                  make_goal: Callable[[World, Rng, Callable[[list[Place]], Board]], Any] | None = None) -> Task:
     """Generate the dialog task of `seed` (deterministic in seed and options); `make_goal`
     draws the goal in place of the difficulty's own draw (the hard tier's hook)."""
     split = options.get("split", "train")
@@ -536,8 +543,10 @@ def generate_task(seed: int, options: dict[str, Any],
     # The goal's draws continue the world's stream (one generator per task: making one costs
     # as much as a goal search); the world is drawn first, so it never depends on the difficulty.
     rng = fast_stream(seed, f"task/world/{domain_name}")
-    world = _fast.make_world(domain, rng, _tables(domain), Place, World)  # `_make_world`'s world
-    gold = _make_goal(world, difficulty, rng) if make_goal is None else make_goal(world, rng)
+    t = _tables(domain)
+    world, codes = _fast.make_world(domain, rng, t, Place, World)  # `_make_world`'s world
+    guard = partial(Board, codes=Codes.of_places(codes, *t.codes))
+    gold = _make_goal(world, difficulty, rng, guard) if make_goal is None else make_goal(world, rng, guard)
     return Task(
         family="dialog",
         domain=domain_name,

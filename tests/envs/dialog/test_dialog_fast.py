@@ -20,18 +20,32 @@ def test_place_is_a_plain_slots_dataclass() -> None:
     assert not hasattr(tasks.Place, "__post_init__")
 
 
+def _coded(places: list[Any], tables: Any) -> list[int]:
+    """Each place's codes as the world kernel records them: the indexes of its category, area,
+    price and rating in the domain's tables, its amenities as a mask over the domain's, and its
+    opening hours."""
+    category, area, amenity, prices, ratings = tables.codes
+    out: list[int] = []
+    for p in places:
+        out += [category[p.category], area[p.area], sum(1 << amenity[a] for a in p.amenities),
+                prices.index(p.price), ratings.index(p.rating), p.open]
+    return out
+
+
 @pytest.mark.parametrize("domain", sorted(load_domains()))
 def test_make_world_equals_plain(domain: str) -> None:
     """The same places (values and types), ids and generator state after the world, on the
-    streams tasks draw worlds from and on others (repeated names and their suffixes included)."""
+    streams tasks draw worlds from and on others (repeated names and their suffixes included);
+    and the codes it records are the places' own."""
     d = load_domains()[domain]
     repeated = 0
     for seed in range(400):
         name = f"task/world/{domain}" if seed % 2 else f"check/{domain}"
         plain_rng, fast_rng = fast_stream(seed, name), fast_stream(seed, name)
         plain = tasks._make_world(d, plain_rng)
-        fast = _fast.make_world(d, fast_rng, tasks._tables(d), tasks.Place, tasks.World)
+        fast, codes = _fast.make_world(d, fast_rng, tasks._tables(d), tasks.Place, tasks.World)
         assert fast == plain, (domain, seed)
+        assert codes == _coded(plain.places, tasks._tables(d)), (domain, seed)
         assert [[type(getattr(p, f)) for f in p.__slots__] for p in fast.places] == \
                [[type(getattr(p, f)) for f in p.__slots__] for p in plain.places]
         assert list(fast.by_id) == list(plain.by_id) and fast_rng.getstate() == plain_rng.getstate()
