@@ -11,7 +11,7 @@ from __future__ import annotations
 from math import floor
 from typing import Any
 
-__all__ = ["make_world"]
+__all__ = ["make_world", "reachable"]
 
 _new = object.__new__
 #: ``1 << b`` for each amenity bit b.
@@ -74,3 +74,87 @@ def make_world(domain: Any, rng: Any, tables: Any, place: type, world: type) -> 
         append(p)
         code((c, a, mask, pr, r, o))
     return world(domain=domain, places=places, by_id=dict(zip(tables.ids, places))), codes
+
+
+def reachable(board: Any, goal: Any, upfront: int, patience: int, decoys: int) -> bool:
+    """`agentgym.envs.dialog.fairness.reachable(board, goal, upfront, patience)` (no margin),
+    `decoys` being its ``DECOY_MARGIN``: the same sets and the same verdict, each learner stage
+    that plain code would enter only to find its verdict at once settled without a call.
+
+    Invariants: the verdict is whether any learner stage reaches the gold, an OR over stages
+    with no other effect, so the order stages are tried in does not change it; and a stage
+    after the late needs arrived is entered with its `known` set, so the test it opens with
+    (no candidate above the gold: True; else, with one patience left: False) reads sets its
+    parent already has."""
+    gold = goal.gold[0]
+    if not gold or goal.n_held - upfront < patience:
+        return True
+    need = patience + decoys
+    every = goal.all
+    stated_r = stated_p = every
+    for a in goal.attrs[:upfront]:
+        stated_r &= a[0]
+        stated_p &= a[1]
+    open_r, open_p = goal.open
+    above_r, above_p = goal.above
+    if (stated_r & open_r & above_r).bit_count() < need or (stated_p & open_p & above_p).bit_count() < need:
+        return True
+    held_r, held_p = goal.held
+    late_r, late_p = goal.late
+    for order, stated, held, opens, above, late in ((board.rating, stated_r, held_r, open_r, above_r, late_r),
+                                                   (board.price, stated_p, held_p, open_p, above_p, late_p)):
+        if _learns(order, held, opens, above, late, every, stated, False, patience, opens, 0) or \
+                _learns(order, held, opens, above, late, every, stated, False, patience, every, 0):
+            return True
+        # A booking at a guessed time first: its miss brings the late needs.
+        if not stated & late & opens & above or patience > 2 and \
+                _learns(order, held, opens, above, late, every, stated & late, True, patience - 1, opens, 0):
+            return True
+    return False
+
+
+def _learns(order: Any, held: list[int], opens: int, above: int, late: int, every: int, known: int, arrived: bool,
+            patience: int, tries: int, tried: int) -> bool:
+    """`fairness._learner` without a margin, in one order: `held`, `opens`, `above` and `late`
+    are the goal's sets in that order; `tries` is the places the learner may commit to (the open
+    ones if it books, else every place)."""
+    candidates = known & ~tried & tries
+    first = candidates & above
+    if not first:
+        return True
+    if arrived and patience <= 1:
+        return False
+    picks = order.tie((first & -first).bit_length() - 1) & candidates
+    if arrived:
+        late = every
+    deeper: set[tuple[int, int, int]] = set()
+    while picks:
+        low = picks & -picks
+        picks ^= low
+        for named in held:
+            if not named & low:  # a miss, naming the first need it breaks
+                if patience > 1:
+                    k = known & named & late
+                    if not k & ~tried & tries & above:
+                        return True
+                    if patience > 2:
+                        deeper.add((k, patience - 1, tried))
+                break
+        else:
+            if not opens & low:  # a proposal of a closed place: a miss that teaches nothing new
+                if patience > 1:
+                    k, t = known & late, tried | low
+                    if not k & ~t & tries & above:
+                        return True
+                    if patience > 2:
+                        deeper.add((k, patience - 1, t))
+            else:  # breaks only a late need: it arrives, at no cost
+                k = known & late
+                if not k & ~tried & tries & above:
+                    return True
+                if patience > 1:
+                    deeper.add((k, patience, tried))
+    for k, p, t in deeper:
+        if _learns(order, held, opens, above, late, every, k, True, p, tries, t):
+            return True
+    return False

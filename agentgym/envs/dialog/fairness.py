@@ -38,6 +38,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from agentgym.envs.dialog import _fast
+
 __all__ = ["DECOY_MARGIN", "Board", "Codes", "Goal", "codes_of", "reachable", "reachable_midway", "room_above"]
 
 #: Decoys needed beyond the patience in each naive order, so a never-ask agent that walks the
@@ -232,8 +234,8 @@ class Board:
         return Goal(self, attrs, n_held, bit)
 
     def reachable(self, goal: Goal, upfront: int, patience: int) -> bool:
-        """`reachable` on this board, without a margin."""
-        return reachable(self, goal, upfront, patience)
+        """`reachable` on this board, without a margin (its kernel, `_fast.reachable`)."""
+        return _fast.reachable(self, goal, upfront, patience, DECOY_MARGIN)
 
     def open_at(self, bit: int) -> Sets:
         """The places open at the time of `bit` (``day * 3 + slot``)."""

@@ -453,7 +453,7 @@ def guessable(world: World, constraints: Any, day: str, slot: str, patience: int
     at each stage), the user stating, holding back and adding late the constraints as their
     `reveal` says, at the wanted time (day, slot). `board`: the world's, when the caller keeps it."""
     board, goal, upfront = _as_goal(world, constraints, day, slot, board)
-    return reachable(board, goal, upfront, patience, margin)
+    return reachable(board, goal, upfront, patience, margin) if margin else board.reachable(goal, upfront, patience)
 
 
 def guessable_midway(world: World, constraints: Any, day: str, slot: str, patience: int, margin: int = 0,

@@ -61,6 +61,40 @@ def test_generate_task_uses_the_kernel_world() -> None:
         assert task.world == plain
 
 
+def test_reachable_equals_the_guard() -> None:
+    """`_fast.reachable` gives `fairness.reachable`'s verdict (no margin) on goals of generated
+    worlds (the generated task's own, fair at its patience, and goals of two to six attributes
+    of a place with up to two late ones, at times it is open and not): every patience from one
+    to four, every count of needs stated up front."""
+    import random
+
+    from agentgym.envs.dialog import fairness
+
+    rng = random.Random(11)  # which goals are asked about, not an episode's draw
+    seen: dict[bool, int] = {True: 0, False: 0}
+    for seed in range(150):
+        task = tasks.generate_task(seed, {"split": "train" if seed % 3 else "test"})
+        places = task.world.places
+        board = fairness.Board(places)
+        goals = [tasks._as_goal(task.world, task.gold.constraints, task.gold.day, task.gold.slot, board)[1]]
+        for _ in range(12):
+            p = rng.choice(places)
+            values = [("category", p.category), ("area", p.area), ("price", p.price), ("rating", p.rating),
+                      *(("amenity", a) for a in p.amenities)]
+            attrs = rng.sample(values, rng.randint(2, min(6, len(values))))
+            n_held = len(attrs) - rng.randint(0, min(2, len(attrs) - 1))
+            goals.append(fairness.Goal(board, attrs, n_held, rng.randrange(21)))
+        for goal in goals:
+            n_held = goal.n_held
+            for patience in range(1, 5):
+                for upfront in range(min(3, n_held) + 1):
+                    want = fairness.reachable(board, goal, upfront, patience)
+                    assert _fast.reachable(board, goal, upfront, patience, fairness.DECOY_MARGIN) == want, \
+                        (seed, n_held, patience, upfront)
+                    seen[want] += 1
+    assert min(seen.values()) > 500  # both verdicts, many times
+
+
 def _plain_admits(place: Any, taken: list[Any], committed: int, budget: int | None, distinct_areas: bool) -> bool:
     """`itinerary._admits` as first written: "not a place twice" by equality."""
     if budget is not None and committed + place.price > budget:
