@@ -11,7 +11,7 @@ from __future__ import annotations
 from math import floor
 from typing import Any
 
-__all__ = ["make_world", "reachable"]
+__all__ = ["make_world", "pick_goal", "reachable"]
 
 _new = object.__new__
 #: ``1 << b`` for each amenity bit b.
@@ -158,3 +158,112 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
         if _learns(order, held, opens, above, late, every, k, True, p, tries, t):
             return True
     return False
+
+
+#: Every (day, slot) bit of a week.
+_WEEK = (1 << 21) - 1
+#: ``bound.bit_length()`` for the bounds of a permutation of up to 7 items.
+_BIT_LENGTH = tuple(b.bit_length() for b in range(8))
+
+
+def pick_goal(places: list[Any], board: Any, goal_type: type, rng: Any, n: tuple[int, int], held: int, patience: int,
+              decoys: int, max_gold: int, rating_cap: float, price_floor: int, top_price: int,
+              low_rating: float) -> tuple[int, list[tuple[str, str, Any]], int, Any, bool, bool] | None:
+    """`agentgym.envs.dialog.tasks._pick_goal(world, bounds, difficulty, rng)` on a
+    `fairness.Board`, `goal_type` being `fairness.Goal`, `n`, `held` and `patience` the
+    difficulty's, `decoys` the ``DECOY_MARGIN``, `max_gold` the ``MAX_GOLD``, the rest the goal
+    search's `_Bounds`: the same draws in the same order, the same attributes, goal and verdict.
+
+    Plain code asks the board each question by a method (each a call), keys the attributes'
+    breadths by the attribute tuples, sorts them twice by a key function, builds the whole goal
+    before testing its size and permutes by `Rng.permutation`. Invariants: a draw consumes the
+    generator only by its calls, which run here in the same order with the same arguments (the
+    permutation is `Rng.permutation`'s Fisher-Yates, its ``getrandbits`` calls unchanged); the
+    tests between draws read no randomness, so their order is free: the gold's size is tested
+    before the rest of the goal is built; and two stable sorts, by breadth and then the held
+    ones by breadth downward, put the attributes in the order of their keys (breadth, place in
+    the draw) and then (-breadth, place in the first order), as sorting those keys does. A test
+    compares the tasks of many seeds, splits and difficulties, and the generator's state after."""
+    rnd, bits = rng.random, rng.getrandbits
+    # `draw_target`
+    j = int(rnd() * len(places))
+    target = places[j]
+    week = target.open & _WEEK
+    if not week:
+        return None
+    for _ in range(int(rnd() * week.bit_count())):
+        week &= week - 1
+    bit = (week & -week).bit_length() - 1
+    lo, hi = n
+    n_total = lo + int(rnd() * (hi - lo + 1))
+    rating, price = target.rating, target.price
+    if rating >= rating_cap or price <= price_floor:
+        return None
+    # `fairness.room_above`
+    need = patience + decoys
+    open_r, open_p = opens = board.open_at(bit)
+    by_rating, by_price = board.rating, board.price
+    if (open_r & by_rating.above(by_rating.places.index(j))).bit_count() < need or \
+            (open_p & by_price.above(by_price.places.index(j))).bit_count() < need:
+        return None
+    kinds: list[tuple[str, str, Any]] = [("category", "category", target.category), ("area", "area", target.area)]
+    if price < top_price:
+        kinds.append(("price", "price", int(price)))
+    half = floor(rating * 2) / 2
+    if rating >= 3.5 and low_rating < half:
+        kinds.append(("rating", "rating", half))
+    for a in target.amenities[:2]:
+        kinds.append((f"amenity:{a}", "amenity", a))
+    m = len(kinds)
+    if m < n_total - 1:
+        return None
+    # `Rng.permutation(m)`
+    perm = list(range(m))
+    for i in range(m - 1, 0, -1):
+        bound = i + 1
+        width = _BIT_LENGTH[bound]
+        k = bits(width)
+        while k >= bound:
+            k = bits(width)
+        perm[i], perm[k] = perm[k], perm[i]
+    count = n_total - 1
+    meets = board.meets
+    drawn = [kinds[i] for i in perm[:count]]
+    sets = [meets(kind, value) for _, kind, value in drawn]
+    late = count - held
+    n_held = count - late
+    # The attributes by (breadth, draw), then the held ones by (-breadth, that order): a key
+    # packs breadth and position, both under 256.
+    first = sorted([s[0].bit_count() << 8 | i for i, s in enumerate(sets)])
+    order = [k & 255 for k in sorted([(255 - (k >> 8)) << 8 | i for i, k in enumerate(first[:n_held])])]
+    order = [first[i] & 255 for i in order] + [k & 255 for k in first[n_held:]]
+    gold_r, gold_p = open_r, open_p
+    for i in order:
+        r, p = sets[i]
+        gold_r &= r
+        gold_p &= p
+    if gold_r.bit_count() > max_gold:
+        return None
+    time_up, lead_up = rnd() < 0.7, rnd() < 0.5
+    # `fairness.Goal`
+    attrs = [sets[i] for i in order]
+    late_r = late_p = every = board.all
+    for r, p in attrs[n_held:]:
+        late_r &= r
+        late_p &= p
+    goal = _new(goal_type)
+    goal.all = every
+    goal.attrs = attrs
+    goal.n_held = n_held
+    goal.held = ([a[0] for a in attrs[:n_held]], [a[1] for a in attrs[:n_held]])
+    goal.open = opens
+    goal.late = (late_r, late_p)
+    goal.gold = (gold_r, gold_p)
+    goal.n_gold = gold_r.bit_count()
+    goal.above = (by_rating.above((gold_r & -gold_r).bit_length() - 1),
+                  by_price.above((gold_p & -gold_p).bit_length() - 1)) if gold_r else (0, 0)
+    # `tasks._fair_statement`
+    if reachable(board, goal, 0, patience, decoys):
+        return None
+    stated = lead_up and n_held > patience and not reachable(board, goal, 1, patience, decoys)
+    return bit, [drawn[i] for i in order], late, goal, time_up, stated

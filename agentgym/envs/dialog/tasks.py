@@ -302,12 +302,18 @@ def _make_goal(world: World, difficulty: str, rng: Rng, guard: Callable[[list[Pl
     # `fairness.Board`, or (in a test) the plain contract it must agree with.
     places = world.places
     board = guard(places)
-    need = min(DIFFICULTY[difficulty]["patience"] + DECOY_MARGIN, len(places)) - 1
+    spec = DIFFICULTY[difficulty]
+    need = min(spec["patience"] + DECOY_MARGIN, len(places)) - 1
     bounds = _Bounds(board, *board.bounds(need))
+    if isinstance(board, Board):  # `_pick_goal`'s kernel
+        pick = partial(_fast.pick_goal, places, board, Goal, rng, spec["n"], spec["held"], spec["patience"],
+                       DECOY_MARGIN, MAX_GOLD, *bounds[1:])
+    else:
+        pick = partial(_pick_goal, world, bounds, difficulty, rng)
     for _ in range(MAX_GOAL_DRAWS):
-        gold = _draw_goal(world, bounds, difficulty, rng)
-        if gold is not None:
-            return gold
+        picked = pick()
+        if picked is not None:
+            return _gold_of(world, board, spec, rng, *picked)
     best: Gold | None = None
     for _ in range(MAX_GOAL_DRAWS):
         gold = _draw_goal(world, bounds, difficulty, rng, fair_only=False)
@@ -353,6 +359,16 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     """A goal drawn around a random target; None when the draw cannot carry one (the target is
     closed at the drawn time or has too few attributes) or, with `fair_only`, when the goal is
     too large or a never-ask agent could reach it."""
+    picked = _pick_goal(world, bounds, difficulty, rng, fair_only)
+    return None if picked is None else _gold_of(world, bounds.guard, DIFFICULTY[difficulty], rng, *picked)
+
+
+def _pick_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng,
+               fair_only: bool = True) -> tuple[int, list[_Attr], int, Any, bool, bool] | None:
+    """`_draw_goal`'s draws up to the goal's verdict: the time's bit, the attributes in the
+    goal's order (held first, narrowest first, then the late ones), how many are late, the
+    guard's goal, whether the time is stated up front and whether the lead attribute is; or
+    None (see `_draw_goal`). `_fast.pick_goal` is its kernel on a `fairness.Board`."""
     spec = DIFFICULTY[difficulty]
     rnd = rng.random
     places = world.places
@@ -363,7 +379,6 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
         return None
     j, bit = drawn
     target = places[j]
-    d, s = divmod(bit, 3)
     lo_n, hi_n = spec["n"]
     n_total = lo_n + int(rnd() * (hi_n - lo_n + 1))
     if fair_only and (target.rating >= bounds.rating_cap or target.price <= bounds.price_floor
@@ -407,8 +422,15 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     stated = _fair_statement(guard, goal, spec["patience"], lead_up) if small else None
     if stated is None and fair_only:
         return None
-    attr_up = bool(stated)
-    items = tuple(places[k].id for k in goal.gold_places(guard))
+    return bit, attrs, late, goal, time_up, bool(stated)
+
+
+def _gold_of(world: World, guard: Any, spec: dict[str, Any], rng: Rng, bit: int, attrs: list[_Attr], late: int,
+             goal: Any, time_up: bool, attr_up: bool) -> Gold:
+    """The `Gold` of a goal `_pick_goal` drew (its arguments from `bit` on), with its late
+    needs' due turns drawn."""
+    items = tuple(world.places[k].id for k in goal.gold_places(guard))
+    d, s = divmod(bit, 3)
     day, slot = DAYS[d], SLOTS[s]
     constraints = [Constraint("time", "time", (day, slot), "upfront" if time_up else "ask")]
     for i, (cid, kind, value) in enumerate(attrs):
@@ -420,6 +442,7 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
             reveal = "ask"
         constraints.append(Constraint(cid, kind, value, reveal))
     lo, hi = spec["late_turns"]
+    rnd = rng.random
     late_turns = tuple(sorted(lo + int(rnd() * (hi - lo + 1)) for _ in range(late)))
     return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
 

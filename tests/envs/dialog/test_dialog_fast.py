@@ -95,6 +95,41 @@ def test_reachable_equals_the_guard() -> None:
     assert min(seen.values()) > 500  # both verdicts, many times
 
 
+@pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
+def test_pick_goal_equals_plain(difficulty: str) -> None:
+    """`_fast.pick_goal` draws what `tasks._pick_goal` draws on the same board, draw by draw
+    (kept and rejected alike): the same verdict, time, attributes in order, late count, goal
+    sets and statements, and the same generator state after."""
+    from agentgym.envs.dialog import fairness
+
+    spec = tasks.DIFFICULTY[difficulty]
+    kept = 0
+    for seed in range(60):
+        for split in ("train", "test"):
+            names = tasks.domains_for(split)
+            domain = load_domains()[names[seed % len(names)]]
+            rng = fast_stream(seed, f"task/world/{domain.name}")
+            world, codes = _fast.make_world(domain, rng, tasks._tables(domain), tasks.Place, tasks.World)
+            board = fairness.Board(world.places, fairness.Codes.of_places(codes, *tasks._tables(domain).codes))
+            need = min(spec["patience"] + fairness.DECOY_MARGIN, len(world.places)) - 1
+            bounds = tasks._Bounds(board, *board.bounds(need))
+            for _ in range(20):
+                state = rng.getstate()
+                fast = _fast.pick_goal(world.places, board, fairness.Goal, rng, spec["n"], spec["held"],
+                                       spec["patience"], fairness.DECOY_MARGIN, tasks.MAX_GOLD, *bounds[1:])
+                after = rng.getstate()
+                rng.setstate(state)
+                plain = tasks._pick_goal(world, bounds, difficulty, rng)
+                assert rng.getstate() == after, (seed, split)
+                assert (fast is None) == (plain is None), (seed, split)
+                if plain is not None:
+                    kept += 1
+                    assert fast[:3] == plain[:3] and fast[4:] == plain[4:], (seed, split)
+                    assert [getattr(fast[3], k) for k in fairness.Goal.__slots__] == \
+                           [getattr(plain[3], k) for k in fairness.Goal.__slots__], (seed, split)
+    assert kept > 200
+
+
 def _plain_admits(place: Any, taken: list[Any], committed: int, budget: int | None, distinct_areas: bool) -> bool:
     """`itinerary._admits` as first written: "not a place twice" by equality."""
     if budget is not None and committed + place.price > budget:
