@@ -11,7 +11,7 @@ from __future__ import annotations
 from math import floor
 from typing import Any
 
-__all__ = ["make_world", "pick_goal", "reachable"]
+__all__ = ["accepted", "best_plan", "make_world", "pick_goal", "plan_walk", "priced_keys", "reachable"]
 
 _new = object.__new__
 #: ``1 << b`` for each amenity bit b.
@@ -267,3 +267,161 @@ def pick_goal(places: list[Any], board: Any, goal_type: type, rng: Any, n: tuple
         return None
     stated = lead_up and n_held > patience and not reachable(board, goal, 1, patience, decoys)
     return bit, [drawn[i] for i in order], late, goal, time_up, stated
+
+
+# The itinerary solvers (`agentgym.envs.dialog.itinerary`). Each walks the plans as its plain
+# solver does, legs in `order`, each leg's options in their order, and cuts a branch where it
+# does; "may a partial plan add this place" (`itinerary._admits`: within the budget, not a
+# place twice, not an area twice where areas must differ) is one comparison and one `&`: each
+# option carries a mark, a bit of its own (places are told apart by identity, as `_admits`
+# does) and, where areas must differ, the bit of its area, and a partial plan the union of its
+# places' marks. Tests compare each with its solver on the hard tier's itineraries.
+
+#: A walk's legs, per depth: (leg index, its options as (price, rating, tenths, mark, place)),
+#: and what the legs from each depth on cost at least (`itinerary._rest`).
+PlanWalk = tuple[list[tuple[int, list[tuple[int, float, int, int, Any]]]], list[int]]
+
+
+def plan_walk(options: list[list[Any]], order: tuple[int, ...], distinct_areas: bool) -> PlanWalk:
+    """What the solvers below walk: `options` (each leg's places, best rated first) in `order`,
+    under the rule of distinct areas or not; the tenths of a rating are ``round(rating * 10)``."""
+    marks: dict[int, int] = {}
+    areas: dict[str, int] = {}
+    legs = []
+    for leg in order:
+        opts = []
+        for p in options[leg]:
+            mark = marks.get(id(p))
+            if mark is None:
+                mark = marks[id(p)] = 1 << len(marks)
+            if distinct_areas:
+                area = areas.get(p.area)
+                if area is None:
+                    area = areas[p.area] = 1 << (256 + len(areas))
+                mark |= area
+            rating = p.rating
+            opts.append((p.price, rating, round(rating * 10), mark, p))
+        legs.append((leg, opts))
+    cheapest = [min(p.price for p in opts) if opts else 0 for opts in options]
+    rest = [sum(cheapest[order[d]] for d in range(k, len(options))) for k in range(len(options) + 1)]
+    return legs, rest
+
+
+def priced_keys(walk: PlanWalk, cap: int, total: bool) -> list[tuple[int, tuple[float, ...]]]:
+    """`itinerary.priced_keys(options, order, cap, distinct_areas, objective)` on their
+    `plan_walk`, `total` telling whether the objective is ``TOTAL``."""
+    legs, rest = walk
+    last = len(legs) - 1
+    out: list[tuple[int, tuple[float, ...]]] = []
+    add = out.append
+
+    def step(depth: int, spent: int, key: tuple[float, ...], score: int, used: int) -> None:
+        limit = cap - spent - rest[depth + 1]
+        if depth == last:
+            for price, rating, tenths, mark, _ in legs[depth][1]:
+                if price <= limit and not used & mark:
+                    add((spent + price, ((score + tenths) / 10,) if total else key + (rating,)))
+            return
+        for price, rating, tenths, mark, _ in legs[depth][1]:
+            if price <= limit and not used & mark:
+                step(depth + 1, spent + price, key + (rating,), score + tenths, used | mark)
+
+    if legs:
+        step(0, 0, (), 0, 0)
+    else:
+        add((0, (0 / 10,) if total else ()))
+    return out
+
+
+def accepted(walk: PlanWalk, budget: int, total: bool, key: tuple[float, ...]) -> tuple[tuple[str, ...], ...]:
+    """The place ids, in leg order, of every plan `itinerary.plans(options, order, budget,
+    distinct_areas)` walks whose `plan_key` is `key`, in its order (`itinerary.settle`'s
+    accepted plans), on their `plan_walk`; `total` tells whether the objective is ``TOTAL``. A
+    branch is cut where no plan below it can have the key: a rating in walk order other than
+    the key's (``PRIORITY``), or a sum of tenths that even the best rating of each leg left
+    cannot bring up to the key's (``TOTAL``): cutting only skips plans the plain walk would walk
+    and discard."""
+    legs, rest = walk
+    n = len(legs)
+    if not n:
+        return ((),) if ((0 / 10,) if total else ()) == key else ()
+    target = round(key[0] * 10) if total else 0
+    best = [max((o[2] for o in opts), default=0) for _, opts in legs]
+    reach = [sum(best[d:]) for d in range(n + 1)]
+    ids: list[str] = [""] * n
+    out: list[tuple[str, ...]] = []
+
+    def step(depth: int, spent: int, score: int, used: int) -> None:
+        limit = budget - spent - rest[depth + 1]
+        leg, opts = legs[depth]
+        for price, rating, tenths, mark, place in opts:
+            if price > limit or used & mark:
+                continue
+            if total:
+                if score + tenths + reach[depth + 1] < target:
+                    continue
+            elif rating != key[depth]:
+                continue
+            ids[leg] = place.id
+            if depth + 1 < n:
+                step(depth + 1, spent + price, score + tenths, used | mark)
+            elif not total or ((score + tenths) / 10,) == key:
+                out.append(tuple(ids))
+
+    step(0, 0, 0, 0)
+    return tuple(out)
+
+
+def best_plan(walk: PlanWalk, budget: int | None, total: bool) -> tuple[Any, ...] | None:
+    """`itinerary.best_plan(options, order, budget, distinct_areas, objective)` on their
+    `plan_walk`, `total` telling whether the objective is ``TOTAL``: the same branch and bound,
+    cut where it cuts."""
+    legs, rest = walk
+    n = len(legs)
+    cap = float("inf") if budget is None else budget
+    chosen: list[Any] = [None] * n
+    best: list[Any] = [None, None]
+    if total:
+        reach = [sum(opts[0][2] if opts else 0 for _, opts in legs[k:]) for k in range(n + 1)]
+
+        def step_total(depth: int, spent: int, score: int, used: int) -> None:
+            if depth == n:
+                key = (score, -spent)
+                if best[0] is None or key > best[0]:
+                    best[0], best[1] = key, tuple(chosen)
+                return
+            leg, opts = legs[depth]
+            limit = cap - spent - rest[depth + 1]
+            for price, _, tenths, mark, place in opts:
+                if best[0] is not None and score + tenths + reach[depth + 1] < best[0][0]:
+                    break
+                if price > limit or used & mark:
+                    continue
+                chosen[leg] = place
+                step_total(depth + 1, spent + price, score + tenths, used | mark)
+                chosen[leg] = None
+
+        step_total(0, 0, 0, 0)
+        return best[1]
+    ratings: list[float] = [0.0] * n
+
+    def step(depth: int, spent: int, used: int) -> None:
+        if depth == n:
+            key = (tuple(ratings), -spent)
+            if best[0] is None or key > best[0]:
+                best[0], best[1] = key, tuple(chosen)
+            return
+        leg, opts = legs[depth]
+        limit = cap - spent - rest[depth + 1]
+        for price, rating, _, mark, place in opts:
+            top = best[0]
+            if top is not None and rating < top[0][depth] and tuple(ratings[:depth]) == top[0][:depth]:
+                break
+            if price > limit or used & mark:
+                continue
+            chosen[leg], ratings[depth] = place, rating
+            step(depth + 1, spent + price, used | mark)
+            chosen[leg] = None
+
+    step(0, 0, 0)
+    return best[1]

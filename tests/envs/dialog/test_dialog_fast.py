@@ -180,6 +180,42 @@ def test_priced_keys_equal_pricing_each_plan_walked() -> None:
                 assert itinerary.priced_keys(options, gold.priority, cap, True, objective) == plain
 
 
+def test_plan_kernels_equal_the_solvers() -> None:
+    """`_fast.best_plan`, `_fast.priced_keys` and `_fast.accepted` equal `itinerary.best_plan`,
+    `itinerary.priced_keys` and the plans of `itinerary.plans` with a key, on the hard tier's
+    itineraries: budgets none, the gold's, one under and twice it; areas distinct or not; both
+    objectives; the keys of the best plan and of others walked."""
+    compared = 0
+    for seed in range(80):
+        task = hard_tier.generate_task(seed, {"difficulty": "hard"})
+        if task.extra.get("kind") != "itinerary":
+            continue
+        gold = task.gold
+        options = [itinerary.candidates(task.world, leg) for leg in gold.legs]
+        for order in (gold.priority, tuple(reversed(gold.priority))):
+            for distinct in (False, True):
+                walk = _fast.plan_walk(options, order, distinct)
+                for objective in (itinerary.PRIORITY, itinerary.TOTAL):
+                    total = objective == itinerary.TOTAL
+                    for budget in (None, gold.budget, gold.budget - 1, gold.budget * 2):
+                        best = itinerary.best_plan(options, order, budget, distinct, objective)
+                        assert _fast.best_plan(walk, budget, total) == best, (seed, budget, distinct, objective)
+                        if budget is None:
+                            continue
+                        assert _fast.priced_keys(walk, budget, total) == \
+                            itinerary.priced_keys(options, order, budget, distinct, objective)
+                        walked = list(itinerary.plans(options, order, budget, distinct))
+                        keys = {itinerary.plan_key(plan, order, objective) for plan in walked[:6]}
+                        if best is not None:
+                            keys.add(itinerary.plan_key(best, order, objective))
+                        for key in keys:
+                            assert _fast.accepted(walk, budget, total, key) == tuple(
+                                tuple(p.id for p in plan) for plan in walked
+                                if itinerary.plan_key(plan, order, objective) == key), (seed, budget, key)
+                            compared += 1
+    assert compared > 500
+
+
 def _plain_search(world: Any, category: Any = None, area: Any = None, max_price: Any = None, min_rating: Any = None,
                   amenities: Any = None, page: int = 1) -> dict[str, Any]:
     """The search tool as first written: every place ranked, then filtered."""
