@@ -18,21 +18,29 @@ A decoy is a place open at the time that fits all the agent knows and is strictl
 or cheaper, than every gold place (a gold place never is one).
 
 Reset runs this for every goal drawn, millions of times in a training run, so sets of places
-are integers: in each order, bit r stands for the place ranked r. Which places meet an
-attribute is computed once per world and value (`Board.meets`), the first place of an order
-that fits is the lowest set bit, and a tie is a run of ranks. The gold is always among a
+are integers: in each order, bit r stands for the place ranked r. A world's places are small
+codes, one byte column per field (`Codes`), and which places meet an attribute is computed once
+per world and value (`Board.meets`) as one `bytes.translate` of a column into binary digits, in
+rank order, read by one ``int(digits, 2)``: loops in C where a loop over the places in Python
+costs several times as much. The first place of an order that fits is the lowest set bit, and
+a tie is a run of ranks. The gold is always among a
 learner's candidates, so a stage's verdict is known from the candidates strictly better than
 the best gold place (`Goal.above`) before its picks are looked at.
 """
 
 from __future__ import annotations
 
+import sys
+from array import array
 from bisect import bisect_left, bisect_right
-from itertools import accumulate, combinations, compress, repeat
-from operator import and_, or_
-from typing import Any, Iterable, Sequence
+from itertools import combinations
+from typing import Any, Sequence
 
-__all__ = ["DECOY_MARGIN", "Board", "Goal", "reachable", "reachable_midway", "room_above"]
+import numpy as np
+
+from agentgym.envs.dialog import _fast
+
+__all__ = ["DECOY_MARGIN", "Board", "Codes", "Goal", "codes_of", "reachable", "reachable_midway", "room_above"]
 
 #: Decoys needed beyond the patience in each naive order, so a never-ask agent that walks the
 #: results without learning and loses a few of them (a failed call it does not repeat) still
@@ -42,10 +50,22 @@ DECOY_MARGIN = 2
 #: A set of places in each order: (by rating, by price).
 Sets = tuple[int, int]
 
+#: The columns of `Codes.cols`, one code per place: its category, area, amenities (bit b: the
+#: b-th amenity of `Codes.amenity`), price and rating (indexes into `Codes.prices` and
+#: `Codes.ratings`), and its opening hours' three bytes (`OPEN` + k holds bits 8k..8k+7).
+CATEGORY, AREA, AMENITIES, PRICE, RATING, OPEN = range(6)
 
-#: ``1 << r`` for each rank r of a world of up to 256 places: sets are sums of these, and a table
-#: of constants spares making a new big int per place and order.
-_BITS = tuple(1 << r for r in range(256))
+#: Translation tables to the digits of a set: a code meeting the test becomes ``1``, any other ``0``.
+_BIT = tuple(bytes(0x31 if v >> b & 1 else 0x30 for v in range(256)) for b in range(8))
+#: A rating code as a key of the rating order: the best rated first.
+_DESCENDING = bytes(range(255, -1, -1))
+#: An array type code of 32-bit items (the opening hours, 21 bits).
+_U32 = next(t for t in "ILH" if array(t).itemsize == 4)
+
+#: Per code c: the codes equal to c, from c on, and below c.
+_EQUAL = tuple(b"0" * c + b"1" + b"0" * (255 - c) for c in range(256))
+_AT_LEAST = tuple(b"0" * c + b"1" * (256 - c) for c in range(257))
+_BELOW = tuple(b"1" * c + b"0" * (256 - c) for c in range(257))
 
 
 def _rank(s: int) -> int:
@@ -53,21 +73,75 @@ def _rank(s: int) -> int:
     return (s & -s).bit_length() - 1
 
 
+class Codes:
+    """A world's places as small codes: one byte column per field (`CATEGORY` ... `OPEN` + 2),
+    indexed by place and padded to 256 bytes so a column is a `bytes.translate` table from place
+    indexes to codes; and what each code stands for. The task generator's world kernel
+    (`agentgym.envs.dialog._fast.make_world`) records them with the domain's tables as it draws;
+    `codes_of` reads them off any places. A world has at most 256 places (80 in every domain)
+    and its places at most 8 amenities (a mask is a byte)."""
+
+    __slots__ = ("cols", "category", "area", "amenity", "prices", "ratings")
+
+    def __init__(self, cols: Sequence[bytes], category: dict[Any, int], area: dict[Any, int], amenity: dict[Any, int],
+                 prices: Sequence[int], ratings: Sequence[float]) -> None:
+        #: The columns, 256 bytes each.
+        self.cols = cols
+        #: Each category's, area's and amenity's code (an amenity's: its bit in the mask).
+        self.category, self.area, self.amenity = category, area, amenity
+        #: The price and the rating of each code, in increasing order.
+        self.prices, self.ratings = prices, ratings
+
+    @classmethod
+    def of_places(cls, codes: list[int], *maps: Any) -> Codes:
+        """The codes of places given as (category, area, amenity mask, price, rating, opening
+        hours) in turn, in world order (the list is consumed); `maps` as `Codes` takes them."""
+        hours = array(_U32, codes[5::6])
+        del codes[5::6]
+        if sys.byteorder == "big":
+            hours.byteswap()
+        by_place, by_hours = bytes(codes), hours.tobytes()
+        pad = bytes(256 - len(hours))
+        return cls([*(by_place[k::5] + pad for k in range(5)), *(by_hours[k::4] + pad for k in range(3))], *maps)
+
+
+
+def codes_of(places: Sequence[Any]) -> Codes:
+    """The `Codes` of any places (a board made without the generator's), each value coded in
+    the order it first appears; prices and ratings in increasing order."""
+    category: dict[Any, int] = {}
+    area: dict[Any, int] = {}
+    amenity: dict[Any, int] = {}
+    prices = sorted({p.price for p in places})
+    ratings = sorted({p.rating for p in places})
+    price_code = {v: k for k, v in enumerate(prices)}
+    rating_code = {v: k for k, v in enumerate(ratings)}
+    codes: list[int] = []
+    for p in places:
+        mask = 0
+        for a in p.amenities:
+            mask |= 1 << amenity.setdefault(a, len(amenity))
+        codes += (category.setdefault(p.category, len(category)), area.setdefault(p.area, len(area)), mask,
+                  price_code[p.price], rating_code[p.rating], p.open)
+    return Codes.of_places(codes, category, area, amenity, prices, ratings)
+
+
 class _Order:
-    """One naive order of a world's places: the place at each rank, each place's rank (as a set
-    of one), and the keys in rank order, where a tie is a run of equal keys."""
+    """One naive order of a world's places: the place at each rank and the keys in rank order
+    (as bytes), where a tie is a run of equal keys."""
 
-    __slots__ = ("places", "bit", "keys", "_ties")
+    __slots__ = ("places", "keys", "_ties")
 
-    def __init__(self, keys: Sequence[Any]) -> None:
-        self.places = sorted(range(len(keys)), key=keys.__getitem__)  # stable: ties in world order
-        self.keys = [keys[j] for j in self.places]
-        n = len(keys)
-        bit = [0] * n
-        for j, one in zip(self.places, _BITS if n <= len(_BITS) else [1 << r for r in range(n)]):
-            bit[j] = one
-        self.bit = bit
+    def __init__(self, keys: bytes, n: int) -> None:
+        # A stable sort: ties in world order. `keys` holds the key of each place index, padded
+        # to 256 bytes (a translation table).
+        self.places = np.frombuffer(keys, np.uint8, n).argsort(kind="stable").astype(np.uint8).tobytes()
+        self.keys = self.places.translate(keys)
         self._ties: dict[int, int] = {}
+
+    def rank(self, j: int) -> int:
+        """The rank of place `j`."""
+        return self.places.index(j)
 
     def above(self, r: int) -> int:
         """The ranks strictly before the tie of rank `r` (keys strictly better)."""
@@ -87,61 +161,65 @@ class Board:
     """A world's places in the two naive orders, built once per goal search, and the sets of
     places meeting each attribute value asked so far (a world's goals share most of them).
     It is also the guard the task generator asks (`bounds`, `room`, `breadth`, `goal`,
-    `reachable`)."""
+    `reachable`). `codes`: the places' `Codes`, when the caller has them."""
 
-    __slots__ = ("places", "all", "rating", "price", "_meets", "_open", "_opens", "_cumulative")
+    __slots__ = ("places", "all", "n", "rating", "price", "codes", "_both", "_cols", "_meets", "_open")
 
-    def __init__(self, places: Sequence[Any]) -> None:
+    def __init__(self, places: Sequence[Any], codes: Codes | None = None) -> None:
+        if codes is None:
+            codes = codes_of(places)
         self.places = places
+        self.n = len(places)
         #: Every place, as a set.
-        self.all = (1 << len(places)) - 1
-        self.rating = _Order([-p.rating for p in places])
-        self.price = _Order([p.price for p in places])
+        self.all = (1 << self.n) - 1
+        self.codes = codes
+        self.rating = _Order(codes.cols[RATING].translate(_DESCENDING), self.n)
+        self.price = _Order(codes.cols[PRICE], self.n)
+        #: The places of the price order, then of the rating order, each from its last rank: the
+        #: digits of a number whose low `n` bits are a set in the rating order and the next `n`
+        #: in the price order (`_set`).
+        self._both = self.price.places[::-1] + self.rating.places[::-1]
+        #: Per column, the code of each place of `_both`, made on first use.
+        self._cols: list[bytes | None] = [None] * 8
         self._meets: dict[tuple[str, Any], Sets] = {}
         self._open: dict[int, Sets] = {}
-        #: Each place's opening hours, read once per world.
-        self._opens: list[int] | None = None
-        #: The places of the first k ranks of the price order as a set of the rating order, for
-        #: each k, and the other way round (indexed by "is the rating order").
-        self._cumulative: list[list[int] | None] = [None, None]
 
-    def _sets(self, hits: Iterable[int]) -> Sets:
-        hits = list(hits)
-        return sum(map(self.rating.bit.__getitem__, hits)), sum(map(self.price.bit.__getitem__, hits))
-
-    def _first(self, order: _Order, n: int) -> Sets:
-        """The first `n` places of `order` (the board's rating or price order), as a set of each."""
-        rated = order is self.rating
-        cumulative = self._cumulative[rated]
-        if cumulative is None:  # the other order's set of each prefix, made once
-            other = self.price if rated else self.rating
-            cumulative = self._cumulative[rated] = list(accumulate(map(other.bit.__getitem__, order.places), or_,
-                                                                   initial=0))
-        return ((1 << n) - 1, cumulative[n]) if rated else (cumulative[n], (1 << n) - 1)
+    def _set(self, col: int, digits: bytes) -> Sets:
+        """The places whose code in column `col` the table `digits` turns into ``1``."""
+        codes = self._cols[col]
+        if codes is None:
+            codes = self._cols[col] = self._both.translate(self.codes.cols[col])
+        both = int(codes.translate(digits), 2)
+        return both & self.all, both >> self.n
 
     def meets(self, kind: str, value: Any) -> Sets:
         """The places meeting an attribute, as `agentgym.envs.dialog.tasks.keep` decides it."""
         key = (kind, value)
         got = self._meets.get(key)
         if got is None:
-            places = self.places
-            if kind == "price":  # the cheapest, up to the value: a prefix of the price order
-                got = self._first(self.price, bisect_right(self.price.keys, value))
-            elif kind == "rating":  # the best rated, down to the value: a prefix of the rating order
-                got = self._first(self.rating, bisect_right(self.rating.keys, -value))
-            elif kind == "amenity":
-                got = self._sets([j for j, p in enumerate(places) if value in p.amenities])
-            elif kind == "category":
-                got = self._sets([j for j, p in enumerate(places) if p.category == value])
+            codes = self.codes
+            if kind == "price":  # the codes of the prices up to the value
+                got = self._set(PRICE, _BELOW[bisect_right(codes.prices, value)])
+            elif kind == "rating":  # the codes of the ratings from the value
+                got = self._set(RATING, _AT_LEAST[bisect_left(codes.ratings, value)])
             else:
-                got = self._sets([j for j, p in enumerate(places) if p.area == value])
+                code = (codes.amenity if kind == "amenity" else codes.category if kind == "category"
+                        else codes.area).get(value)
+                if code is None:  # no place has it
+                    got = (0, 0)
+                elif kind == "amenity":
+                    got = self._set(AMENITIES, _BIT[code])
+                else:
+                    got = self._set(CATEGORY if kind == "category" else AREA, _EQUAL[code])
             self._meets[key] = got
         return got
 
     def bounds(self, need: int) -> tuple[float, int, int, float]:
         """The rating and the price of the place ranked `need` in each order, then the top price
         and the lowest rating."""
-        return -self.rating.keys[need], self.price.keys[need], self.price.keys[-1], -self.rating.keys[-1]
+        ratings, prices = self.codes.ratings, self.codes.prices
+        return (ratings[255 - self.rating.keys[need]], prices[self.price.keys[need]], prices[self.price.keys[-1]],
+                ratings[255 - self.rating.keys[-1]])
 
     def room(self, j: int, bit: int, need: int) -> bool:
         """`room_above` on this board."""
@@ -156,17 +234,14 @@ class Board:
         return Goal(self, attrs, n_held, bit)
 
     def reachable(self, goal: Goal, upfront: int, patience: int) -> bool:
-        """`reachable` on this board, without a margin."""
-        return reachable(self, goal, upfront, patience)
+        """`reachable` on this board, without a margin (its kernel, `_fast.reachable`)."""
+        return _fast.reachable(self, goal, upfront, patience, DECOY_MARGIN)
 
     def open_at(self, bit: int) -> Sets:
         """The places open at the time of `bit` (``day * 3 + slot``)."""
         got = self._open.get(bit)
         if got is None:
-            opens = self._opens
-            if opens is None:
-                opens = self._opens = [p.open for p in self.places]
-            got = self._open[bit] = self._sets(compress(range(len(opens)), map(and_, opens, repeat(1 << bit))))
+            got = self._open[bit] = self._set(OPEN + (bit >> 3), _BIT[bit & 7])
         return got
 
 
@@ -215,7 +290,7 @@ def room_above(board: Board, j: int, bit: int, need: int) -> bool:
     before its sets are built)."""
     opens = board.open_at(bit)
     for s, order in enumerate((board.rating, board.price)):
-        if (opens[s] & order.above(order.bit[j].bit_length() - 1)).bit_count() < need:
+        if (opens[s] & order.above(order.rank(j))).bit_count() < need:
             return False
     return True
 

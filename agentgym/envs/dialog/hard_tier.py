@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from functools import reduce
 from operator import and_
-from typing import Any
+from typing import Any, Callable
 
 from agentgym.core.seeding import Rng, stream_bits
 from agentgym.core.task import Task
@@ -54,6 +54,7 @@ from agentgym.envs.dialog.tasks import (
     RATING_RANGE,
     Constraint,
     Gold,
+    Place,
     World,
     guessable,
 )
@@ -123,8 +124,8 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     # other draws.
     slack = stream_bits(seed, "task/budget") % (_PRICE_SLACK + 1)
 
-    def make_goal(world: World, rng: Rng) -> Gold:
-        gold, needs = _tier_goal(world, rng, slack)
+    def make_goal(world: World, rng: Rng, guard: Callable[[list[Place]], Board]) -> Gold:
+        gold, needs = _tier_goal(world, rng, slack, guard)
         drawn.update(needs)
         return gold
 
@@ -141,7 +142,7 @@ def _itinerary(seed: int, options: dict[str, Any], today: str) -> Task | None:
     when its world carries none."""
     plan: list[PlanGold] = []
 
-    def make_goal(world: World, rng: Rng) -> Any:
+    def make_goal(world: World, rng: Rng, guard: Any) -> Any:
         gold = draw_plan(world, rng, today)
         if gold is not None:
             plan.append(gold)
@@ -167,16 +168,16 @@ def _brief(domain: Domain, today: str) -> str:
     return brief[:cut] + HARD_RULE + TODAY_RULE.format(today=today.capitalize()) + brief[cut:]
 
 
-def _tier_goal(world: World, rng: Rng, slack: int) -> tuple[Gold, dict[str, str]]:
+def _tier_goal(world: World, rng: Rng, slack: int, guard: Callable[[list[Place]], Board]) -> tuple[Gold, dict[str, str]]:
     """A goal of the tier and the ids of its needs with a part to play (`NEEDS`), a budget
     `slack` price steps above the target's price; should no draw of `MAX_GOAL_DRAWS` carry
-    one, the hard level's own goal, with none."""
-    board = Board(world.places)
+    one, the hard level's own goal, with none. `guard` makes the world's board."""
+    board = guard(world.places)
     for _ in range(MAX_GOAL_DRAWS):
         got = _draw(world, board, rng, slack)
         if got is not None:
             return got
-    return tasks._make_goal(world, "hard", rng), {}
+    return tasks._make_goal(world, "hard", rng, lambda places: board), {}
 
 
 def _draw(world: World, board: Board, rng: Rng, slack: int) -> tuple[Gold, dict[str, str]] | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from agentgym.core.task import Score
+from agentgym.envs.dialog import _fast
 from agentgym.envs.dialog.tasks import Place, World, booked_in, details_of, keep
 
 __all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "priced_keys", "best_plan", "plan_key", "settle",
@@ -272,16 +273,19 @@ def _best_total(options: list[list[Place]], order: tuple[int, ...], budget: int 
 
 
 def settle(legs: tuple[Leg, ...], options: list[list[Place]], order: tuple[int, ...], budget: int,
-           distinct_areas: bool, objective: str) -> PlanGold | None:
+           distinct_areas: bool, objective: str, walk: _fast.PlanWalk | None = None) -> PlanGold | None:
     """The gold of `legs` with each leg's `options` (best rated first) under the rules: the best
-    plan's key and every plan that ties it; None when no plan keeps the rules."""
-    best = best_plan(options, order, budget, distinct_areas, objective)
+    plan's key and every plan that ties it (`best_plan`, and `plans` whose `plan_key` is the
+    best's, by their kernels in `agentgym.envs.dialog._fast` on `walk`, the options'
+    `_fast.plan_walk` when the caller has it); None when no plan keeps the rules."""
+    total = objective == TOTAL
+    walk = walk or _fast.plan_walk(options, order, distinct_areas)
+    best = _fast.best_plan(walk, budget, total)
     if best is None:
         return None
     key = plan_key(best, order, objective)
-    accepted = tuple(tuple(p.id for p in plan) for plan in plans(options, order, budget, distinct_areas)
-                     if plan_key(plan, order, objective) == key)
-    return PlanGold(legs, budget, distinct_areas, order, key, accepted, objective=objective)
+    return PlanGold(legs, budget, distinct_areas, order, key, _fast.accepted(walk, budget, total, key),
+                    objective=objective)
 
 
 def _admits(place: Place, taken: list[Place], committed: int, budget: int | None, distinct_areas: bool) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 
 from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.seeding import Rng
+from agentgym.envs.dialog import _fast
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
 from agentgym.envs.dialog.itinerary import (
     LABELS,
@@ -31,8 +32,6 @@ from agentgym.envs.dialog.itinerary import (
     Leg,
     PlanGold,
     best_first,
-    best_plan,
-    priced_keys,
     settle,
 )
 from agentgym.envs.dialog.tasks import Place, World, keep
@@ -169,11 +168,13 @@ def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], ob
     with a budget `draw` picks among those that decide something; None when the legs cannot
     carry one."""
     distinct = True  # every itinerary keeps its bookings in distinct areas
-    free = best_plan(options, order, None, distinct, objective)
+    # `best_plan` and `priced_keys` by their kernels (`agentgym.envs.dialog._fast`).
+    walk = _fast.plan_walk(options, order, distinct)
+    free = _fast.best_plan(walk, None, objective == TOTAL)
     if free is None:
         return None
     top = sum(p.price for p in free)
-    priced = sorted(priced_keys(options, order, top - 1, distinct, objective))
+    priced = sorted(_fast.priced_keys(walk, top - 1, objective == TOTAL))
     # The objective must decide something: from the least total on which two plans that fit
     # differ on it (below it, what fits ties, and any plan that keeps the rules is the answer).
     least = next((total for total, key in priced if key != priced[0][1]), None)
@@ -182,7 +183,7 @@ def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], ob
     totals = sorted({total for total, _ in priced})
     # The lower half of the totals that bind: few plans fit, and the best one does not.
     budget = max(totals[int(draw * math.ceil(len(totals) / 2))], least)
-    gold = settle(tuple(legs), options, order, budget, distinct, objective)
+    gold = settle(tuple(legs), options, order, budget, distinct, objective, walk)
     assert gold is not None  # the budget is the total of a plan that keeps the rules
     return gold
 

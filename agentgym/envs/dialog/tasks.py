@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from math import floor
 from typing import Any, Callable, NamedTuple
 
@@ -21,7 +21,7 @@ from agentgym.core.seeding import Rng, fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.dialog import _fast
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
-from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Goal, reachable, reachable_midway
+from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Codes, Goal, reachable, reachable_midway
 
 __all__ = ["Place", "Booking", "World", "Constraint", "Gold", "draw_target", "generate_task", "score_task", "satisfying_places",
            "place_phrases", "guessable", "guessable_midway", "DIFFICULTY", "DECOY_MARGIN", "RATING_RANGE"]
@@ -224,22 +224,29 @@ class _Tables:
     #: The amenity tuple of each bitmask over the domain's amenities.
     amenities: tuple[tuple[str, ...], ...]
     n_amenities: int
+    #: What a world's `fairness.Codes` stand for: each category's, area's and amenity's code,
+    #: the prices and the ratings (the world kernel codes each by its index here).
+    codes: tuple[dict[str, int], dict[str, int], dict[str, int], tuple[int, ...], tuple[float, ...]]
 
 
 @lru_cache(maxsize=None)
 def _tables(domain: Domain) -> _Tables:
     first, second = domain.name_parts
     n_prices = (domain.price_max - domain.price_min) // domain.price_step + 1
+    prices = tuple(domain.price_min + domain.price_step * k for k in range(n_prices))
+    ratings = tuple(tenths / 10 for tenths in range(round(RATING_RANGE[0] * 10), round(RATING_RANGE[1] * 10) + 1))
     return _Tables(
         names=tuple(f"{a} {b}" for a in first for b in second),
         ids=tuple(f"{domain.id_prefix}_{i + 1:03d}" for i in range(domain.size[1])),
         categories=domain.categories,
         areas=domain.areas,
-        prices=tuple(domain.price_min + domain.price_step * k for k in range(n_prices)),
-        ratings=tuple(tenths / 10 for tenths in range(round(RATING_RANGE[0] * 10), round(RATING_RANGE[1] * 10) + 1)),
+        prices=prices,
+        ratings=ratings,
         amenities=tuple(tuple(a for b, a in enumerate(domain.amenities) if m >> b & 1)
                         for m in range(1 << len(domain.amenities))),
         n_amenities=len(domain.amenities),
+        codes=({c: k for k, c in enumerate(domain.categories)}, {a: k for k, a in enumerate(domain.areas)},
+               {a: b for b, a in enumerate(domain.amenities)}, prices, ratings),
     )
 
 
@@ -295,12 +302,18 @@ def _make_goal(world: World, difficulty: str, rng: Rng, guard: Callable[[list[Pl
     # `fairness.Board`, or (in a test) the plain contract it must agree with.
     places = world.places
     board = guard(places)
-    need = min(DIFFICULTY[difficulty]["patience"] + DECOY_MARGIN, len(places)) - 1
+    spec = DIFFICULTY[difficulty]
+    need = min(spec["patience"] + DECOY_MARGIN, len(places)) - 1
     bounds = _Bounds(board, *board.bounds(need))
+    if isinstance(board, Board):  # `_pick_goal`'s kernel
+        pick = partial(_fast.pick_goal, places, board, Goal, rng, spec["n"], spec["held"], spec["patience"],
+                       DECOY_MARGIN, MAX_GOLD, *bounds[1:])
+    else:
+        pick = partial(_pick_goal, world, bounds, difficulty, rng)
     for _ in range(MAX_GOAL_DRAWS):
-        gold = _draw_goal(world, bounds, difficulty, rng)
-        if gold is not None:
-            return gold
+        picked = pick()
+        if picked is not None:
+            return _gold_of(world, board, spec, rng, *picked)
     best: Gold | None = None
     for _ in range(MAX_GOAL_DRAWS):
         gold = _draw_goal(world, bounds, difficulty, rng, fair_only=False)
@@ -346,6 +359,16 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     """A goal drawn around a random target; None when the draw cannot carry one (the target is
     closed at the drawn time or has too few attributes) or, with `fair_only`, when the goal is
     too large or a never-ask agent could reach it."""
+    picked = _pick_goal(world, bounds, difficulty, rng, fair_only)
+    return None if picked is None else _gold_of(world, bounds.guard, DIFFICULTY[difficulty], rng, *picked)
+
+
+def _pick_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng,
+               fair_only: bool = True) -> tuple[int, list[_Attr], int, Any, bool, bool] | None:
+    """`_draw_goal`'s draws up to the goal's verdict: the time's bit, the attributes in the
+    goal's order (held first, narrowest first, then the late ones), how many are late, the
+    guard's goal, whether the time is stated up front and whether the lead attribute is; or
+    None (see `_draw_goal`). `_fast.pick_goal` is its kernel on a `fairness.Board`."""
     spec = DIFFICULTY[difficulty]
     rnd = rng.random
     places = world.places
@@ -356,7 +379,6 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
         return None
     j, bit = drawn
     target = places[j]
-    d, s = divmod(bit, 3)
     lo_n, hi_n = spec["n"]
     n_total = lo_n + int(rnd() * (hi_n - lo_n + 1))
     if fair_only and (target.rating >= bounds.rating_cap or target.price <= bounds.price_floor
@@ -400,8 +422,15 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
     stated = _fair_statement(guard, goal, spec["patience"], lead_up) if small else None
     if stated is None and fair_only:
         return None
-    attr_up = bool(stated)
-    items = tuple(places[k].id for k in goal.gold_places(guard))
+    return bit, attrs, late, goal, time_up, bool(stated)
+
+
+def _gold_of(world: World, guard: Any, spec: dict[str, Any], rng: Rng, bit: int, attrs: list[_Attr], late: int,
+             goal: Any, time_up: bool, attr_up: bool) -> Gold:
+    """The `Gold` of a goal `_pick_goal` drew (its arguments from `bit` on), with its late
+    needs' due turns drawn."""
+    items = tuple(world.places[k].id for k in goal.gold_places(guard))
+    d, s = divmod(bit, 3)
     day, slot = DAYS[d], SLOTS[s]
     constraints = [Constraint("time", "time", (day, slot), "upfront" if time_up else "ask")]
     for i, (cid, kind, value) in enumerate(attrs):
@@ -413,6 +442,7 @@ def _draw_goal(world: World, bounds: _Bounds, difficulty: str, rng: Rng, fair_on
             reveal = "ask"
         constraints.append(Constraint(cid, kind, value, reveal))
     lo, hi = spec["late_turns"]
+    rnd = rng.random
     late_turns = tuple(sorted(lo + int(rnd() * (hi - lo + 1)) for _ in range(late)))
     return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
 
@@ -446,7 +476,7 @@ def guessable(world: World, constraints: Any, day: str, slot: str, patience: int
     at each stage), the user stating, holding back and adding late the constraints as their
     `reveal` says, at the wanted time (day, slot). `board`: the world's, when the caller keeps it."""
     board, goal, upfront = _as_goal(world, constraints, day, slot, board)
-    return reachable(board, goal, upfront, patience, margin)
+    return reachable(board, goal, upfront, patience, margin) if margin else board.reachable(goal, upfront, patience)
 
 
 def guessable_midway(world: World, constraints: Any, day: str, slot: str, patience: int, margin: int = 0,
@@ -516,7 +546,7 @@ def domains_for(split: str) -> tuple[str, ...]:
 
 
 def generate_task(seed: int, options: dict[str, Any],
-                  make_goal: Callable[[World, Rng], Gold] | None = None) -> Task:
+                  make_goal: Callable[[World, Rng, Callable[[list[Place]], Board]], Any] | None = None) -> Task:
     """Generate the dialog task of `seed` (deterministic in seed and options); `make_goal`
     draws the goal in place of the difficulty's own draw (the hard tier's hook)."""
     split = options.get("split", "train")
@@ -536,8 +566,10 @@ def generate_task(seed: int, options: dict[str, Any],
     # The goal's draws continue the world's stream (one generator per task: making one costs
     # as much as a goal search); the world is drawn first, so it never depends on the difficulty.
     rng = fast_stream(seed, f"task/world/{domain_name}")
-    world = _fast.make_world(domain, rng, _tables(domain), Place, World)  # `_make_world`'s world
-    gold = _make_goal(world, difficulty, rng) if make_goal is None else make_goal(world, rng)
+    t = _tables(domain)
+    world, codes = _fast.make_world(domain, rng, t, Place, World)  # `_make_world`'s world
+    guard = partial(Board, codes=Codes.of_places(codes, *t.codes))
+    gold = _make_goal(world, difficulty, rng, guard) if make_goal is None else make_goal(world, rng, guard)
     return Task(
         family="dialog",
         domain=domain_name,
