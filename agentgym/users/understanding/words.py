@@ -5,11 +5,11 @@ reading works on, and the one-edit test by which a typo is forgiven."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
-from agentgym.users.understanding.grammar import _grammar
+from agentgym.users.understanding.grammar import _BOUNDARY, _END, _NEG, _grammar
 
 __all__ = ["SENTENCE_BREAK", "singular", "stem", "tokens", "without_abbreviation_stops"]
 
@@ -181,6 +181,12 @@ def _normalise(text: str) -> str:
 
 
 
+#: Words that join a second question to a first ("... wifi, and what's your budget?").
+_JOINING = frozenset({"and", "or", "also", "plus"})
+#: The flags of a word that marks where a sentence or clause ends, or a negation.
+_MARKS = _END | _BOUNDARY | _NEG
+
+
 #: What a slot-layer phrase says: (kind: cue, hint, value or place; its slots; its value).
 _Payload = tuple[str, tuple[str, ...], str]
 
@@ -201,6 +207,13 @@ class _Word:
     #: Hints with a gap whose head starts here, per head: (rest of the head's stems, head length,
     #: tails by their first stem: first stem -> ((rest of the tail's stems, tail length, payload), ...)).
     gaps: tuple[tuple[list[str], int, Mapping[str, tuple[tuple[list[str], int, _Payload], ...]]], ...] = ()
+    #: Whether the word opens no phrase of either layer and marks nothing (no sentence end, break
+    #: or negation, and it joins no clauses): a scan of the message passes it by (`_fast`).
+    inert: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inert", self.single is None and not self.multi and not self.gram[0] and not self.gram[1]
+                           and not self.gaps and not self.flags & _MARKS and self.raw not in _JOINING)
 
 
 def _by_second(phrases: list[tuple[list[str], int, _Payload]]) -> dict[str, tuple[tuple[list[str], int, _Payload], ...]]:
