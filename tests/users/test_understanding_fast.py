@@ -92,6 +92,19 @@ def test_the_kernels_tokens_are_the_plain_tokens() -> None:
         assert _fast._TOKEN_MAIL.findall(low) == _TOKEN.findall(low), text
 
 
+def test_a_text_s_words_are_those_of_its_pieces() -> None:
+    """`_fast.words` reads a text piece by piece, between whitespace of any kind, unless it holds
+    a slash: the words are the plain tokens' all the same."""
+    u = _engines()[0]
+    odd = ["4 / 5", "a /b", "x/ 5", "a\u00a0-\u00a0b", "a\u2003*\u2003b", "- x -", "x -- y", "\u2022 a\n\u2022 b",
+           "4.5km", "4.5 km", "jo@x.io / 3", "a\u2028b", "3rd/4th", "e.g. x", "it's \u2019ok\u2019"]
+    texts = [*_corpus_texts(), *_random_texts(3000), *odd, *_playtest_messages()[::5]]
+    for text in texts:
+        plain = [w for raw in _TOKEN.findall(_normalise(text)) for w in u._word(raw)]
+        assert _fast.words(u, text) == plain, text
+        assert _fast.words(u, text) == plain, text  # the pieces kept
+
+
 def test_inert_words_open_nothing_and_mark_nothing() -> None:
     u = _engines()[0]
     for text in [*_corpus_texts()[:300], *_random_texts(300)]:

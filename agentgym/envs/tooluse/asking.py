@@ -124,9 +124,24 @@ _LATER_ASSENT = re.compile(r"\b(?:come|get|circle|report) back\b[^.?!;\n]*|"
                            r"(?:\w+\s+)?(?:plan|proposal|options)\b[^.?!;\n]*", re.I)
 
 
+#: Words one of which every match of `_LATER_ASSENT` holds (lower case): "back", or a form of
+#: "will" or "going to" after "I" or "we".
+_LATER_ASSENT_WORDS = ("back", "'ll", " will", " shall", "going to")
+
+
 def _assent_now(text: str) -> str:
     """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`)."""
-    return _LATER_ASSENT.sub(" ", text)
+    return _LATER_ASSENT.sub(" ", text) if _may_hold(text, _LATER_ASSENT_WORDS) else text
+
+
+def _may_hold(text: str, words: tuple[str, ...]) -> bool:
+    """Whether a case-insensitive pattern every match of which holds one of `words` (lower case)
+    may match `text`: a few substring tests stand in for the pattern's scan, which is tried at
+    every place of the text. Only in ASCII: outside it case-insensitive matching has more forms
+    than `str.lower` gives ("\u017f" is "s", "\u212a" is "k")."""
+    if not text.isascii():
+        return True
+    return any(map(text.lower().__contains__, words))
 
 
 #: A sentence that offers to leave part of the plan out if the customer does not want it ("If
@@ -149,16 +164,8 @@ def without_offer(sentence: str) -> str:
 def asks_yes(text: str) -> bool:
     """Whether `text` asks for a yes in words `ASKS_YES` holds, outside a clause that puts the
     asking off ("I'll come back with a plan for your yes")."""
-    # The pattern is tried at every place of the text (a word boundary opens it); a few
-    # substring tests rule most texts out first. Only in ASCII: outside it case-insensitive
-    # matching has more forms than `str.lower` gives ("\u017f" is "s", "\u212a" is "k").
-    if text.isascii():
-        low = text.lower()
-        for words in _ASKS_YES_WORDS:
-            if words in low:
-                break
-        else:
-            return False
+    if not _may_hold(text, _ASKS_YES_WORDS):
+        return False
     return ASKS_YES.search(_assent_now(text)) is not None
 
 
@@ -177,6 +184,24 @@ _ASKS_ANSWER = re.compile(rf"(?:^|\b(?:please|just|and|then|so),?\s+)(?:{_CHECK_
 _YOU = re.compile(r"\b(?:you|your)\b", re.I)
 _ASSENT = re.compile(r"\b(?:confirm\w*|approv\w*|agree\w*|ok|okay|go-ahead|yes|consent|permission|thumbs[- ]up|"
                      r"green light|sign[- ]off)\b", re.I)
+#: Words one of which every match of `_ASKS_ANSWER`, and of `_ASSENT`, holds (lower case).
+_ANSWER_WORDS = ("confirm", "approve", "verify", "review", "check", "look over", "reply", "respond", "say", "tell me",
+                 "let me know", "give me")
+_ASSENT_WORDS = ("confirm", "approv", "agree", "ok", "go-ahead", "yes", "consent", "permission", "thumbs", "green light",
+                 "sign")
+
+
+def _asks_in_imperative(sentence: str) -> bool:
+    """``_ASKS_ANSWER.search(sentence)``, as a bool."""
+    return _may_hold(sentence, _ANSWER_WORDS) and _ASKS_ANSWER.search(sentence) is not None
+
+
+def _speaks_of_assent(sentence: str) -> bool:
+    """``_YOU.search(sentence) and _ASSENT.search(_assent_now(sentence))``, as a bool."""
+    if not _may_hold(sentence, ("you",)) or _YOU.search(sentence) is None:
+        return False
+    now = _assent_now(sentence)
+    return _may_hold(now, _ASSENT_WORDS) and _ASSENT.search(now) is not None
 #: A figure (an amount, a date, a time, a version, an id).
 _DIGIT = re.compile(r"\d")
 #: A word (a bare "?" asks nothing).
@@ -248,10 +273,16 @@ _NEEDS_VALUE = re.compile(r"\b(?:i|we)(?:'ll| will| would| still)?\s+(?:need|req
                           r"\b(?:kindly|please)\s+(?:provide|share|send|give|tell)\b", re.I)
 
 
+#: Words one of which every match of `VALUE_REQUEST` or `_NEEDS_VALUE` holds (lower case).
+_VALUE_WORDS = ("tell", "give", "send", "share", "provide", "remind", "let", "have", "get", "ask", "confirm", "verify",
+                "need", "require")
+
+
 def asks_value(message: str) -> bool:
     """Whether a message asks for a value in words other than a question word's (`VALUE_REQUEST`,
     "I'll need the email on your account", "kindly provide it")."""
-    return VALUE_REQUEST.search(message) is not None or _NEEDS_VALUE.search(message) is not None
+    return _may_hold(message, _VALUE_WORDS) and (VALUE_REQUEST.search(message) is not None
+                                                 or _NEEDS_VALUE.search(message) is not None)
 
 
 def _sentences(message: str, marks: str = " -*#>") -> list[str]:
@@ -270,8 +301,7 @@ def asks_answer(message: str) -> bool:
     """Whether a message asks the customer for an answer: a question, a sentence that asks for
     one in the imperative (`_ASKS_ANSWER`), or one that speaks of the customer's assent (`_YOU`
     and `_ASSENT`)."""
-    return "?" in message or any(_ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(_assent_now(s))
-                                 for s in _sentences(message))
+    return "?" in message or any(_asks_in_imperative(s) or _speaks_of_assent(s) for s in _sentences(message))
 
 
 def asks_go_ahead(message: str) -> bool:
@@ -279,8 +309,7 @@ def asks_go_ahead(message: str) -> bool:
     with no question word: "Confirm?", "OK to submit?", "Would that work for you?"), or in the
     imperative or by speaking of the customer's assent (as `asks_answer` reads them)."""
     return asks_yes(message) or any(
-        "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _ASKS_ANSWER.search(s)
-        or _YOU.search(s) and _ASSENT.search(_assent_now(s))
+        "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _asks_in_imperative(s) or _speaks_of_assent(s)
         for s in _sentences(message, " -*#>|"))
 
 

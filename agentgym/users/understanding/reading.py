@@ -97,6 +97,7 @@ from agentgym.users.understanding.words import (
     _NO_GRAM,
     _NO_MULTI,
     _TOKEN,
+    WORD_MEMO_SIZE,
     _by_second,
     _expand,
     _Hit,
@@ -115,9 +116,6 @@ __all__ = ["Reading", "Understanding", "compile_understanding", "resolve_place"]
 MEMO_SIZE = 4096
 #: Texts longer than this are read without the memo (an agent rarely repeats a long message).
 MEMO_MAX_CHARS = 2000
-#: Distinct words remembered per Understanding; past it a word is analysed afresh each time, so a
-#: stream of garbage cannot grow memory without bound.
-WORD_MEMO_SIZE = 50_000
 #: Typos are forgiven only in words at least this long (shorter ones are too easy to confuse).
 TYPO_MIN_LEN = 5
 #: A word `_repair` has not met yet (its fix may be None).
@@ -176,6 +174,9 @@ class Understanding:
         # costs one look-up, not one comparison per phrase.
         self._gram = {k: (tuple(one), {s: tuple(v) for s, v in longer.items()}) for k, (one, longer) in gram.items()}
         self._words: dict[str, tuple[_Word, ...]] = {}
+        #: The words of each piece of a message between whitespace, as the speed kernel reads
+        #: them (`_fast.words`; bounded as `_words` is).
+        self._pieces: dict[str, tuple[_Word, ...]] = {}
         self._memo: dict[str, Reading] = {}
         #: `_fix` of each word met by a repair, by its text (bounded as `_words` is).
         self._fixes: dict[str, str | None] = {}

@@ -24,6 +24,9 @@ _TOKEN = re.compile(
     r"|(?<!\S)[*\u2022](?!\S)"  # a list's bullet, read as a dash
 )
 _DASHES = {"\u2013": "-", "\u2014": "-", "*": "-", "\u2022": "-"}
+#: Distinct words (and pieces of text between whitespace) remembered per engine; past it a word is
+#: analysed afresh each time, so a stream of garbage cannot grow memory without bound.
+WORD_MEMO_SIZE = 50_000
 
 
 def stem(word: str) -> str:
@@ -113,8 +116,11 @@ def _joined(m: re.Match[str]) -> str:
 
 
 #: Where a sentence ends and the next begins (after `without_abbreviation_stops`, an
-#: abbreviation's full stop ends none).
-SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+")
+#: abbreviation's full stop ends none): a run of whitespace after ".", "?" or "!",
+#: ``(?<=[.?!])\s+``, the look-behind written after the run's first character (the same
+#: matches; the search looks for whitespace first rather than trying the look-behind at every
+#: place of a text).
+SENTENCE_BREAK = re.compile(r"\s(?<=[.?!]\s)\s*")
 
 
 #: The abbreviations whose full stop `_ABBREVIATIONS` takes out, as written (lower case): one
