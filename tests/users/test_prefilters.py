@@ -152,7 +152,10 @@ _ASKING = ("Please confirm", "CONFIRM", "confirmation", "let me know if", "Does 
            "ok", "Okay", "thumbs up", "green light", "sign-off", "could you verify", "just say the word", "tell me",
            "give me", "look over", "check the plan", "reply", "respond", "may I have the", "could I get your", "kindly "
            "provide", "I'll need", "we require", "remind me", "share which", "\u017fay", "o\u212a", "\u0130", "\u0131",
-           "yes or no", "happy to proceed", "works for you", ".", "?", "!", ",", "\n", " - ", "the plan", "refund")
+           "yes or no", "happy to proceed", "works for you", ".", "?", "!", ",", "\n", " - ", "the plan", "refund",
+           "I'll file it", "Will file:", "Plan:", "Proposed writes:", "next, I", "already", "I've", "is now",
+           "done", "Triage done", "checks are complete", "is complete", "completed", "refunded", "all set",
+           "taken care of", "rolled back", "before", "until", "not yet", "haven't", "nothing has been")
 
 
 def _asking_texts(n: int = 4000) -> list[str]:
@@ -167,7 +170,9 @@ def test_every_match_of_a_prefiltered_pattern_holds_one_of_its_words() -> None:
     pairs = [(asking._LATER_ASSENT, asking._LATER_ASSENT_WORDS), (asking._ASKS_ANSWER, asking._ANSWER_WORDS),
              (asking._ASSENT, asking._ASSENT_WORDS), (asking._YOU, ("you",)),
              (asking.VALUE_REQUEST, asking._VALUE_WORDS), (asking._NEEDS_VALUE, asking._VALUE_WORDS),
-             (asking.ASKS_YES, asking._ASKS_YES_WORDS)]
+             (asking.ASKS_YES, asking._ASKS_YES_WORDS), (asking._INTENT, asking._INTENT_WORDS),
+             (asking._CLAIM, asking._CLAIM_WORDS), (asking._DONE_FORMS, asking._DONE_WORDS),
+             (asking._LOOKED_INTO, asking._LOOKED_INTO_WORDS), (asking._UNDONE, asking._UNDONE_WORDS)]
     matched = 0
     for text in [*_messages(), *_asking_texts()]:
         if not text.isascii():
@@ -196,6 +201,9 @@ def test_the_asking_readers_answer_as_their_plain_patterns() -> None:
         assert a.asks_answer(text) == ("?" in text or any(
             a._ASKS_ANSWER.search(s) or a._YOU.search(s) and a._ASSENT.search(plain_assent_now(s))
             for s in plain_sentences(text, " -*#>"))), text
+        assert a.says_done.__wrapped__(text) == (a._DONE_FORMS.search(
+            a._UNDONE.sub(" ", a._LOOKED_INTO.sub(" ", text))) is not None), text
+        assert a.plan_only(text) == (a._INTENT.search(text) is not None and a._CLAIM.search(text) is None), text
         assert a.asks_go_ahead(text) == (a.asks_yes(text) or any(
             "?" in s and a._WORD.search(s) and not a.QUESTION_WORD.search(s) or a._ASKS_ANSWER.search(s)
             or a._YOU.search(s) and a._ASSENT.search(plain_assent_now(s)) for s in plain_sentences(text, " -*#>|"))), text
@@ -205,3 +213,37 @@ def test_sentences_break_where_the_plain_pattern_breaks_them() -> None:
     plain = re.compile(r"(?<=[.?!])\s+")
     for text in [*_messages(), *_texts(), *_asking_texts(1000), "a.\u00a0b", ".\n\t x", "?!  ", " . ", "x.y. z"]:
         assert words.SENTENCE_BREAK.split(text) == plain.split(text), repr(text)
+
+
+def test_a_come_back_s_topics_are_read_as_the_plain_patterns_read_them() -> None:
+    from agentgym.envs.crosstask import clarify as c
+
+    def plain(message: str) -> frozenset[str]:
+        out = set()
+        for sentence in words.SENTENCE_BREAK.split(words.without_abbreviation_stops(message).lower()):
+            if not c._ASKS.search(sentence):
+                continue
+            topics = {topic for topic, pattern in c._TOPICS if pattern.search(sentence)}
+            outright = c._THEN_CANCEL.search(sentence) is not None
+            if not c._INSTEAD.search(sentence) and (outright or c._REPLACE.search(sentence)):
+                topics = (topics - {c.CANCEL}) | {c.REPLACE}
+            elif outright:
+                topics |= {c.REPLACE}
+            out |= topics
+        return frozenset(out)
+
+    rng = random.Random(28)  # a fixed corpus, not an episode's draw
+    pieces = ("Should I", "cancel", "Cancel it instead?", "or just cancel", "keep it as it is", "leave the booking",
+              "stick with", "do your other needs still apply?", "everything else", "the rest of your wishes",
+              "once the new one is booked, then cancel the old one", "let me know", "?", ".", "Which do you", "and")
+    texts = [*_messages()[::2], *("".join(rng.choice(pieces) + " " for _ in range(rng.randint(1, 8))) for _ in range(3000))]
+    for text in texts:
+        assert c.asked(text) == plain(text), text
+    for text in texts:  # every match, in lower case, holds one of its pattern's words
+        low = text.lower()
+        for topic, pattern in c._TOPICS:
+            for m in pattern.finditer(low):
+                assert any(w in m.group() for w in c._TOPIC_WORDS[topic]), m.group()
+        for pattern in (c._REPLACE, c._THEN_CANCEL, c._INSTEAD):
+            for m in pattern.finditer(low):
+                assert "cancel" in m.group(), m.group()

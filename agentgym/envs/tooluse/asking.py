@@ -224,6 +224,22 @@ _CLAIM = re.compile(rf"\b(?:i've|i have|has been|have been|is now|are now|alread
                     r"all set)\b", re.I)
 
 
+#: Words one of which every match of `_INTENT`, and of `_CLAIM`, holds (lower case).
+_INTENT_WORDS = ("will", "i'll", "going to", "let me", "about to", "shall", "next", "plan", "i'd like to", "propos")
+_CLAIM_WORDS = ("i've", "i have", "has been", "have been", "is now", "are now", "already", "done", "finished", "complete",
+                "all set")
+
+
+def _intent(text: str) -> re.Match[str] | None:
+    """``_INTENT.search(text)``."""
+    return _INTENT.search(text) if _may_hold(text, _INTENT_WORDS) else None
+
+
+def _claim(text: str) -> bool:
+    """``_CLAIM.search(text) is not None``."""
+    return _may_hold(text, _CLAIM_WORDS) and _CLAIM.search(text) is not None
+
+
 #: The written forms in which a message says work is done (the lexicon's ``done`` statements as
 #: they are spelt): the engine reads "refund" and "books" as "refunded" and "booked" too (its
 #: stems), which is right for what a message speaks of but no claim that anything was done.
@@ -248,7 +264,23 @@ def says_done(text: str) -> bool:
     """Whether `text` says, in a done word as it is spelt ("refunded", "is booked", "done"), that
     work is done, outside a clause that says it is not done, or not yet, and beyond looking into
     it ("Triage done."). A pure function of the text, memoised (agents repeat their messages)."""
-    return _DONE_FORMS.search(_UNDONE.sub(" ", _LOOKED_INTO.sub(" ", text))) is not None
+    # Each pattern only where a word every match of it holds is: the two that take clauses out
+    # put a space where they were, which joins no two words into a done word.
+    if not _may_hold(text, _DONE_WORDS):
+        return False
+    if _may_hold(text, _LOOKED_INTO_WORDS):
+        text = _LOOKED_INTO.sub(" ", text)
+    if _may_hold(text, _UNDONE_WORDS):
+        text = _UNDONE.sub(" ", text)
+    return _DONE_FORMS.search(text) is not None
+
+
+#: Words one of which every match of `_DONE_FORMS`, `_LOOKED_INTO` and `_UNDONE` holds (lower case).
+_DONE_WORDS = ("done", "complete", "finished", "all set", "taken care", "processed", "booked", "filed", "refunded", "paid",
+               "sent", "submitted", "scheduled", "transferred", "rolled back", "exchanged", "issued", "handled",
+               "sorted out", "resolved", "fixed")
+_LOOKED_INTO_WORDS = ("done", "complete", "finished")
+_UNDONE_WORDS = ("before", "until", "till", "once", "if", "unless", "nothing", "not", "never", "n't", "yet to", "still to")
 
 
 #: A request for a value put as a yes/no question or in the imperative ("could you tell me the
@@ -350,7 +382,7 @@ def asks_facts_only(message: str) -> bool:
     (`ASKS_LEAVE`: "OK to proceed?", "say the word") or says what the assistant will do ("I'll
     file an incident naming ... Is that the incident you want?" puts a plan): questions before
     any plan."""
-    return len(questions(message)) >= 2 and ASKS_LEAVE.search(message) is None and _INTENT.search(message) is None
+    return len(questions(message)) >= 2 and ASKS_LEAVE.search(message) is None and _intent(message) is None
 
 
 #: Words of a question before its mark ("- payout currency?", "Email?", a list's item under a
@@ -379,7 +411,7 @@ def terse_question(sentence: str) -> bool:
 
 def plan_only(message: str) -> bool:
     """Whether a message only says what the assistant will do, claiming nothing done yet."""
-    return _INTENT.search(message) is not None and _CLAIM.search(message) is None
+    return _intent(message) is not None and not _claim(message)
 
 
 def claims(message: str, read: Callable[[str], Reading]) -> bool:
@@ -388,7 +420,7 @@ def claims(message: str, read: Callable[[str], Reading]) -> bool:
     "already", "is now") and says nothing the assistant will do ("I've looked into it" speaks of
     no work; "I've checked, and I'll refund it" claims nothing done)."""
     # The words first: a sentence is read (the costly part) only where they claim something.
-    return any(_CLAIM.search(s) and not _INTENT.search(s) and says_done(s) and "done" in read(s).said
+    return any(_claim(s) and not _intent(s) and says_done(s) and "done" in read(s).said
                for s in _sentences(message, " -*#>|"))
 
 
@@ -439,7 +471,7 @@ def _work_to_come(message: str, read: Callable[[str], Reading]) -> bool:
     whatever else it reports done (a booking of an earlier request, the reads behind the plan)."""
     # From the intent on: the engine reads a sentence that asks as a question, with no statement
     # of work in it.
-    return any((m := _INTENT.search(s)) is not None and "done" in read(s[m.start():]).said
+    return any((m := _intent(s)) is not None and "done" in read(s[m.start():]).said
                for s in _sentences(message, " -*#>|"))
 
 

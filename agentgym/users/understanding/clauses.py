@@ -289,6 +289,9 @@ def _keyword_list(words: list[_Word], hits: list[_Hit]) -> bool:
     statement tells (`_offered`, `_told_values`) not."""
     plain = "value" if any(p[0] == "place" for _, _, p in hits) else "place"
     slots_named = {s for _, _, p in hits if p[0] != "place" for s in p[1]}
+    if len(slots_named) < SALAD_SLOTS and sum(1 for *_, p in hits if p[0] not in ("place", plain)) < max(
+            6, 2 * len(slots_named)):
+        return False  # too few hits counted even before the values offered are set apart
     offered = _offered(words, hits)
     n_hits = sum(1 for k, (*_, p) in enumerate(hits) if p[0] not in ("place", plain) and k not in offered)
     if n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS:
