@@ -57,6 +57,7 @@ SHARED: dict[str, str] = {
     "agentgym.users.understanding.compromise.read_compromise": "a frozen Compromise per message text",
     "agentgym.users.understanding.compromise._repair": "a str per word",
     "agentgym.users.understanding.compromise._stem": "a str per word",
+    "agentgym.users.understanding.compromise._token_words": "two tuples of str per raw token",
     "agentgym.envs.dialog.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.user_words.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.data.load_lexicon": "parsed data file, read only",

@@ -17,7 +17,7 @@ import pytest
 
 from agentgym.eval.play_command import read_actions
 from agentgym.usercheck.corpus import load_corpus, parse_lines
-from agentgym.users.understanding import _fast
+from agentgym.users.understanding import _fast, words
 from agentgym.users.understanding.clauses import _JOINING
 from agentgym.users.understanding.grammar import _BOUNDARY, _END, _NEG
 from agentgym.users.understanding.words import _TOKEN, _normalise
@@ -87,9 +87,9 @@ def test_the_kernel_reads_the_playtests_messages_as_the_plain_code() -> None:
 def test_the_kernels_tokens_are_the_plain_tokens() -> None:
     for text in [*_corpus_texts(), *_random_texts(3000)]:
         low = _normalise(text)
-        pattern = _fast._TOKEN_MAIL if "@" in low else _fast._TOKEN_NO_MAIL
+        pattern = words._TOKENS_MAIL if "@" in low else words._TOKENS_NO_MAIL
         assert pattern.findall(low) == _TOKEN.findall(low), text
-        assert _fast._TOKEN_MAIL.findall(low) == _TOKEN.findall(low), text
+        assert words._TOKENS_MAIL.findall(low) == _TOKEN.findall(low), text
 
 
 def test_a_text_s_words_are_those_of_its_pieces() -> None:

@@ -23,8 +23,8 @@ corpus, every message of the kept playtests and random strings, with every domai
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
+from operator import attrgetter
 from typing import Any
 
 from agentgym.users.understanding.clauses import (
@@ -61,26 +61,20 @@ from agentgym.users.understanding.grammar import (
     _WH,
 )
 from agentgym.users.understanding.understood import Reading
-from agentgym.users.understanding.words import _MARKS, WORD_MEMO_SIZE, _Hit, _normalise, _Word
+from agentgym.users.understanding.words import (
+    _MARKS,
+    _TOKENS_MAIL,
+    _TOKENS_NO_MAIL,
+    WORD_MEMO_SIZE,
+    _Hit,
+    _normalise,
+    _Word,
+)
 
 __all__ = ["analyse", "words"]
 
-#: `words._TOKEN`, its alternatives put where no token can differ: a word that opens with a letter
-#: is tried first (the number alternative before it matches only at a digit), each look-behind
-#: comes after the character it guards (one test of that character first rules most places
-#: out), and the e-mail address alternative only in a text with an "@" (none matches without
-#: one); in such a text it is tried first, as there.
-_TOKEN_NO_MAIL = re.compile(
-    r"[a-z_][a-z0-9_]*(?:'[a-z]+)*"
-    r"|\d+(?:\.\d+)?(?![a-z_])"
-    r"|[a-z0-9_]+(?:'[a-z]+)*"
-    r"|[?!.;:,()]"
-    r"|/(?<![0-9]/)(?<![0-9] /)(?! ?[0-9])"
-    r"|-(?<!\S-)-*(?!\S)|[\u2013\u2014]"
-    r"|[*\u2022](?<!\S[*\u2022])(?!\S)"
-)
-_TOKEN_MAIL = re.compile(r"[a-z0-9_.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|" + _TOKEN_NO_MAIL.pattern)
 _NONE: frozenset[int] = frozenset()
+_STEM = attrgetter("stem")
 
 
 def words(u: Any, text: str) -> list[_Word]:
@@ -94,7 +88,7 @@ def words(u: Any, text: str) -> list[_Word]:
     out: list[_Word] = []
     if "/" in text:
         known, word = u._words.get, u._word
-        for raw in (_TOKEN_MAIL if "@" in text else _TOKEN_NO_MAIL).findall(text):
+        for raw in (_TOKENS_MAIL if "@" in text else _TOKENS_NO_MAIL).findall(text):
             out += known(raw) or word(raw)
         return out
     pieces = u._pieces
@@ -110,7 +104,7 @@ def _piece(u: Any, piece: str) -> tuple[_Word, ...]:
     """The words of one piece of a text between whitespace (`words`), kept while `u._pieces`
     has room."""
     known, word = u._words.get, u._word
-    got = tuple(w for raw in (_TOKEN_MAIL if "@" in piece else _TOKEN_NO_MAIL).findall(piece)
+    got = tuple(w for raw in (_TOKENS_MAIL if "@" in piece else _TOKENS_NO_MAIL).findall(piece)
                 for w in (known(raw) or word(raw)))
     if len(u._pieces) < WORD_MEMO_SIZE:
         u._pieces[piece] = got
@@ -122,7 +116,7 @@ def _scan(u: Any, words: list[_Word]) -> tuple[list[_Hit], list[tuple[int, int, 
     """`u._scan(words)`, with where the sentences end and `clauses._marks(words)` found in the
     same pass: (slot hits, grammar hits, ends, breaks, negations). An inert word adds nothing to
     any of them, and moves no phrase's cover."""
-    stems = [w.stem for w in words]
+    stems = list(map(_STEM, words))
     slot_hits: list[_Hit] = []
     gap_hits: list[_Hit] = []
     gram_hits: list[tuple[int, int, str]] = []
@@ -179,7 +173,7 @@ def _scan(u: Any, words: list[_Word]) -> tuple[list[_Hit], list[tuple[int, int, 
             covered = hit[1]
     if gap_hits:
         slot_hits = sorted(slot_hits + gap_hits, key=lambda h: h[0])
-    return _drop_qualifiers(words, slot_hits), gram_hits, ends, breaks, negs
+    return _drop_qualifiers(words, slot_hits) if len(slot_hits) > 1 else slot_hits, gram_hits, ends, breaks, negs
 
 
 def analyse(u: Any, words: list[_Word]) -> Reading:

@@ -23,6 +23,21 @@ _TOKEN = re.compile(
     r"|(?<!\S)-+(?!\S)|[\u2013\u2014]"  # a dash standing alone (not a hyphen inside a word)
     r"|(?<!\S)[*\u2022](?!\S)"  # a list's bullet, read as a dash
 )
+#: `_TOKEN`, its alternatives put where no token can differ: a word that opens with a letter
+#: is tried first (the number alternative before it matches only at a digit), each look-behind
+#: comes after the character it guards (one test of that character first rules most places
+#: out), and the e-mail address alternative only in a text with an "@" (none matches without
+#: one); in such a text it is tried first, as there.
+_TOKENS_NO_MAIL = re.compile(
+    r"[a-z_][a-z0-9_]*(?:'[a-z]+)*"
+    r"|\d+(?:\.\d+)?(?![a-z_])"
+    r"|[a-z0-9_]+(?:'[a-z]+)*"
+    r"|[?!.;:,()]"
+    r"|/(?<![0-9]/)(?<![0-9] /)(?! ?[0-9])"
+    r"|-(?<!\S-)-*(?!\S)|[\u2013\u2014]"
+    r"|[*\u2022](?<!\S[*\u2022])(?!\S)"
+)
+_TOKENS_MAIL = re.compile(r"[a-z0-9_.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|" + _TOKENS_NO_MAIL.pattern)
 _DASHES = {"\u2013": "-", "\u2014": "-", "*": "-", "\u2022": "-"}
 #: Distinct words (and pieces of text between whitespace) remembered per engine; past it a word is
 #: analysed afresh each time, so a stream of garbage cannot grow memory without bound.
@@ -99,7 +114,8 @@ def tokens(text: str) -> list[str]:
     """The raw tokens of `text` as the engine reads them (lower-cased, contractions expanded)."""
     g = _grammar()
     out: list[str] = []
-    for raw in _TOKEN.findall(_normalise(text)):
+    text = _normalise(text)
+    for raw in (_TOKENS_MAIL if "@" in text else _TOKENS_NO_MAIL).findall(text):  # `_TOKEN`'s tokens
         out += _expand(_DASHES.get(raw, raw), g.contractions)
     return out
 
