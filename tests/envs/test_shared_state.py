@@ -24,6 +24,7 @@ import agentgym
 from agentgym.agents import make_agent
 from agentgym.core.tools import Toolkit
 from agentgym.users.understanding import Understanding
+from agentgym.users.understanding.words import _TOKEN
 
 #: Every module-level cache in the packages that episodes run through, and why sharing it across
 #: threads is safe. A new one must be added here (the first test finds them); tables of constants
@@ -56,6 +57,7 @@ SHARED: dict[str, str] = {
     "agentgym.users.understanding.compromise.read_compromise": "a frozen Compromise per message text",
     "agentgym.users.understanding.compromise._repair": "a str per word",
     "agentgym.users.understanding.compromise._stem": "a str per word",
+    "agentgym.users.understanding.compromise._token_words": "two tuples of str per raw token",
     "agentgym.envs.dialog.user.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.user_words.understanding": "an engine per domain; see above",
     "agentgym.envs.tooluse.data.load_lexicon": "parsed data file, read only",
@@ -103,7 +105,7 @@ SHARED: dict[str, str] = {
 _AREAS = ("core", "users", "envs", "noise", "agents", "wrappers")
 #: Memo tables inside shared objects: compared for soundness (`_check_memos`), not for being
 #: unchanged, since filling them is what they are for.
-_MEMOS: dict[type, tuple[str, ...]] = {Understanding: ("_memo", "_words")}
+_MEMOS: dict[type, tuple[str, ...]] = {Understanding: ("_memo", "_words", "_pieces")}
 
 
 def _modules() -> Iterator[types.ModuleType]:
@@ -186,7 +188,9 @@ def _check_memos(shared: dict[str, Any]) -> int:
                 assert fresh.read_uncached(text) == reading, (where, key, text)
             for raw, analysis in list(engine._words.items()):
                 assert fresh._word(raw) == analysis, (where, key, raw)
-            checked += len(engine._memo) + len(engine._words)
+            for piece, analysis in list(engine._pieces.items()):  # a piece of normalised text
+                assert tuple(w for raw in _TOKEN.findall(piece) for w in fresh._word(raw)) == analysis, (where, piece)
+            checked += len(engine._memo) + len(engine._words) + len(engine._pieces)
     return checked
 
 

@@ -126,3 +126,126 @@ def test_asks_yes_rules_out_only_texts_its_pattern_does_not_match() -> None:
         assert any(w in phrase for w in asking._ASKS_YES_WORDS), phrase
     for text in [*_texts(), *(f"So, {w.upper()} then?" for w in said), "Is that \u212aK with you?", "Doe\u017f that work?"]:
         assert asking.asks_yes(text) == (asking.ASKS_YES.search(text) is not None), repr(text)
+
+
+def _messages() -> list[str]:
+    """Every message a language model sent in the kept playtests, and each of its sentences."""
+    import json
+    from pathlib import Path
+
+    from agentgym.eval.play_command import read_actions
+
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "playtests"
+    if not (root / "episodes.json").exists():
+        return []
+    episodes = json.loads((root / "episodes.json").read_text("utf-8"))
+    out = [a for e in episodes for a in read_actions(root / e["turns"])
+           if isinstance(a, str) and not a.lstrip().startswith(("{", "["))]
+    return list(dict.fromkeys([*out, *(s for m in out for line in m.splitlines()
+                                       for s in words.SENTENCE_BREAK.split(line))]))
+
+
+#: Pieces of the words the patterns of `asking` look for, in several letter cases and with the
+#: characters case-insensitive matching folds beyond ASCII.
+_ASKING = ("Please confirm", "CONFIRM", "confirmation", "let me know if", "Does that work", "your go-ahead", "Approve",
+           "I'll come back", "we will then ask you for", "I'm going to put together a plan", "get back", "you", "YOUR",
+           "ok", "Okay", "thumbs up", "green light", "sign-off", "could you verify", "just say the word", "tell me",
+           "give me", "look over", "check the plan", "reply", "respond", "may I have the", "could I get your", "kindly "
+           "provide", "I'll need", "we require", "remind me", "share which", "\u017fay", "o\u212a", "\u0130", "\u0131",
+           "yes or no", "happy to proceed", "works for you", ".", "?", "!", ",", "\n", " - ", "the plan", "refund",
+           "I'll file it", "Will file:", "Plan:", "Proposed writes:", "next, I", "already", "I've", "is now",
+           "done", "Triage done", "checks are complete", "is complete", "completed", "refunded", "all set",
+           "taken care of", "rolled back", "before", "until", "not yet", "haven't", "nothing has been")
+
+
+def _asking_texts(n: int = 4000) -> list[str]:
+    rng = random.Random(27)  # a fixed corpus, not an episode's draw
+    return ["".join(rng.choice(_ASKING) + rng.choice(("", " ", "  ")) for _ in range(rng.randint(1, 8)))
+            for _ in range(n)]
+
+
+def test_every_match_of_a_prefiltered_pattern_holds_one_of_its_words() -> None:
+    from agentgym.envs.tooluse import asking
+
+    pairs = [(asking._LATER_ASSENT, asking._LATER_ASSENT_WORDS), (asking._ASKS_ANSWER, asking._ANSWER_WORDS),
+             (asking._ASSENT, asking._ASSENT_WORDS), (asking._YOU, ("you",)),
+             (asking.VALUE_REQUEST, asking._VALUE_WORDS), (asking._NEEDS_VALUE, asking._VALUE_WORDS),
+             (asking.ASKS_YES, asking._ASKS_YES_WORDS), (asking._INTENT, asking._INTENT_WORDS),
+             (asking._CLAIM, asking._CLAIM_WORDS), (asking._DONE_FORMS, asking._DONE_WORDS),
+             (asking._LOOKED_INTO, asking._LOOKED_INTO_WORDS), (asking._UNDONE, asking._UNDONE_WORDS)]
+    matched = 0
+    for text in [*_messages(), *_asking_texts()]:
+        if not text.isascii():
+            continue
+        for pattern, held in pairs:
+            for m in pattern.finditer(text):
+                matched += 1
+                assert any(w in m.group().lower() for w in held), (pattern.pattern[:40], m.group())
+    assert matched > 1000
+
+
+def test_the_asking_readers_answer_as_their_plain_patterns() -> None:
+    from agentgym.envs.tooluse import asking as a
+
+    def plain_assent_now(text: str) -> str:
+        return a._LATER_ASSENT.sub(" ", text)
+
+    def plain_sentences(message: str, marks: str) -> list[str]:
+        return [s for line in message.splitlines() for s in re.split(r"(?<=[.?!])\s+", line.strip(marks))]
+
+    for text in [*_messages()[::3], *_asking_texts()]:
+        assert a._assent_now(text) == plain_assent_now(text), text
+        assert a.asks_yes(text) == (a.ASKS_YES.search(plain_assent_now(text)) is not None), text
+        assert a.asks_value(text) == (a.VALUE_REQUEST.search(text) is not None
+                                      or a._NEEDS_VALUE.search(text) is not None), text
+        assert a.asks_answer(text) == ("?" in text or any(
+            a._ASKS_ANSWER.search(s) or a._YOU.search(s) and a._ASSENT.search(plain_assent_now(s))
+            for s in plain_sentences(text, " -*#>"))), text
+        assert a.says_done.__wrapped__(text) == (a._DONE_FORMS.search(
+            a._UNDONE.sub(" ", a._LOOKED_INTO.sub(" ", text))) is not None), text
+        assert a.plan_only(text) == (a._INTENT.search(text) is not None and a._CLAIM.search(text) is None), text
+        assert a.asks_facts_only(text) == (len(a.questions(text)) >= 2 and a.ASKS_LEAVE.search(text) is None
+                                           and a._INTENT.search(text) is None), text
+        assert a.asks_go_ahead(text) == (a.asks_yes(text) or any(
+            "?" in s and a._WORD.search(s) and not a.QUESTION_WORD.search(s) or a._ASKS_ANSWER.search(s)
+            or a._YOU.search(s) and a._ASSENT.search(plain_assent_now(s)) for s in plain_sentences(text, " -*#>|"))), text
+
+
+def test_sentences_break_where_the_plain_pattern_breaks_them() -> None:
+    plain = re.compile(r"(?<=[.?!])\s+")
+    for text in [*_messages(), *_texts(), *_asking_texts(1000), "a.\u00a0b", ".\n\t x", "?!  ", " . ", "x.y. z"]:
+        assert words.SENTENCE_BREAK.split(text) == plain.split(text), repr(text)
+
+
+def test_a_come_back_s_topics_are_read_as_the_plain_patterns_read_them() -> None:
+    from agentgym.envs.crosstask import clarify as c
+
+    def plain(message: str) -> frozenset[str]:
+        out = set()
+        for sentence in words.SENTENCE_BREAK.split(words.without_abbreviation_stops(message).lower()):
+            if not c._ASKS.search(sentence):
+                continue
+            topics = {topic for topic, pattern in c._TOPICS if pattern.search(sentence)}
+            outright = c._THEN_CANCEL.search(sentence) is not None
+            if not c._INSTEAD.search(sentence) and (outright or c._REPLACE.search(sentence)):
+                topics = (topics - {c.CANCEL}) | {c.REPLACE}
+            elif outright:
+                topics |= {c.REPLACE}
+            out |= topics
+        return frozenset(out)
+
+    rng = random.Random(28)  # a fixed corpus, not an episode's draw
+    pieces = ("Should I", "cancel", "Cancel it instead?", "or just cancel", "keep it as it is", "leave the booking",
+              "stick with", "do your other needs still apply?", "everything else", "the rest of your wishes",
+              "once the new one is booked, then cancel the old one", "let me know", "?", ".", "Which do you", "and")
+    texts = [*_messages()[::2], *("".join(rng.choice(pieces) + " " for _ in range(rng.randint(1, 8))) for _ in range(3000))]
+    for text in texts:
+        assert c.asked(text) == plain(text), text
+    for text in texts:  # every match, in lower case, holds one of its pattern's words
+        low = text.lower()
+        for topic, pattern in c._TOPICS:
+            for m in pattern.finditer(low):
+                assert any(w in m.group() for w in c._TOPIC_WORDS[topic]), m.group()
+        for pattern in (c._REPLACE, c._THEN_CANCEL, c._INSTEAD):
+            for m in pattern.finditer(low):
+                assert "cancel" in m.group(), m.group()

@@ -50,18 +50,31 @@ _INSTEAD = re.compile(r"\bor\b[^.?!]{0,80}\bcancel|\bcancel\w*\b[^.?!]{0,40}\b(?
                       r"outright|rather)\b|\b(?:just|simply) cancel")
 
 
+#: Per topic, words one of which every match of its pattern holds; every match of `_REPLACE`,
+#: `_THEN_CANCEL` and `_INSTEAD` holds "cancel". The sentences are read in lower case, and the
+#: patterns are case-sensitive, so a sentence with none of a pattern's words is one it does not
+#: match.
+_TOPIC_WORDS = {CANCEL: ("cancel",), KEEP: ("keep", "leave", "stay with", "stick with"),
+                NEEDS: ("need", "wish", "requirement", "must-have", "criteria", "preference", "condition", "request",
+                        "still ", "everything else", "rest of ")}
+_ANY_TOPIC = tuple(w for words in _TOPIC_WORDS.values() for w in words)
+
+
 def asked(message: str) -> frozenset[str]:
     """The topics (`CANCEL`, `REPLACE`, `KEEP`, `NEEDS`) that a sentence of `message` asks
     about; an abbreviation's full stop ("e.g.") ends no sentence."""
     out = set()
     for sentence in SENTENCE_BREAK.split(without_abbreviation_stops(message).lower()):
-        if not _ASKS.search(sentence):
+        # A sentence with no word of any topic asks about none, whether it asks or not.
+        if not any(map(sentence.__contains__, _ANY_TOPIC)) or not _ASKS.search(sentence):
             continue
-        topics = {topic for topic, words in _TOPICS if words.search(sentence)}
-        outright = _THEN_CANCEL.search(sentence) is not None
-        if not _INSTEAD.search(sentence) and (outright or _REPLACE.search(sentence)):
-            topics = (topics - {CANCEL}) | {REPLACE}
-        elif outright:
-            topics |= {REPLACE}
+        topics = {topic for topic, words in _TOPICS
+                  if any(map(sentence.__contains__, _TOPIC_WORDS[topic])) and words.search(sentence)}
+        if "cancel" in sentence:
+            outright = _THEN_CANCEL.search(sentence) is not None
+            if not _INSTEAD.search(sentence) and (outright or _REPLACE.search(sentence)):
+                topics = (topics - {CANCEL}) | {REPLACE}
+            elif outright:
+                topics |= {REPLACE}
         out |= topics
     return frozenset(out)

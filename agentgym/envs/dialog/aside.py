@@ -73,6 +73,23 @@ _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|
                                # a mention taken back ("I apologise for having mentioned X", "sorry for suggesting Y")
                                r"(apologi[sz]\w*|sorry|apologies|regret\w*) (for|about) (having |my )?(mention|suggest|propos|"
                                r"offer|recommend|nam)\w*( of)?( the)?)\s*$")
+#: The most spaces a match of `_SET_ASIDE_BEFORE` holds before its closing whitespace (it holds
+#: no other whitespace there): "another guest else snapped up up the".
+_LEAD_SPACES = 6
+
+
+def _led_in(before: str) -> bool:
+    """``_SET_ASIDE_BEFORE.search(before) is not None``, searched among the last words only: a
+    match ends where `before` ends but for whitespace, and holds at most `_LEAD_SPACES` spaces
+    and no other whitespace, so none starts at or before the space `_LEAD_SPACES` + 1 back."""
+    start = len(before.rstrip())
+    for _ in range(_LEAD_SPACES + 1):
+        start = before.rfind(" ", 0, start)
+        if start < 0:
+            return _SET_ASIDE_BEFORE.search(before) is not None
+    return _SET_ASIDE_BEFORE.search(before, start) is not None
+
+
 #: What may stand between a place's name and its id in one naming of it ("X (stay_007)").
 _SAME_NAMING = re.compile(r"[\s(\[*`]*")
 #: Words that add to what was said of a place ("X lacks a projector; X is also 2000 EUR").
@@ -98,6 +115,8 @@ _SECTION = re.compile(r"(?:^|\n|(?<=[.!?])\s+|\s(?=#))\s*(?:#+\s*[^#\n*]{0,60}|\
 def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     """Where `text`'s sections start, and the spans of those under a heading that sets their
     places aside (`_ASIDE_HEADING`)."""
+    if "#" not in text and ":" not in text and "**" not in text:
+        return [], []  # every heading `_SECTION` knows holds one of these
     starts = [(m.start(), m.group()) for m in _SECTION.finditer(text)]
     spans = []
     for k, (start, heading) in enumerate(starts):
@@ -118,8 +137,21 @@ def _bracketed_after_verdict(text: str, start: int) -> bool:
     opening = text.rfind("(", 0, start)
     if opening < 0 or text.find(")", opening, start) >= 0:
         return False
-    clause_start = max((m.end() for m in _CLAUSE_START.finditer(text, 0, opening)), default=0)
-    return bool(_BEFORE_BRACKET.search(text, clause_start, opening))
+    return bool(_BEFORE_BRACKET.search(text, _clause_start(text, opening), opening))
+
+
+def _clause_start(text: str, end: int) -> int:
+    """Where the last match of `_CLAUSE_START` in ``text[:end]`` ends, or 0:
+    ``max((m.end() for m in _CLAUSE_START.finditer(text, 0, end)), default=0)``, found from the end
+    (every match is one character: the last "!", "?", ";", ":" or line break, or a full stop with
+    no digit beside it within ``text[:end]``)."""
+    last = max(text.rfind(mark, 0, end) for mark in "!?;:\n")
+    stop = text.rfind(".", 0, end)
+    while stop > last:
+        if not (stop > 0 and text[stop - 1].isdecimal()) and not (stop + 1 < end and text[stop + 1].isdecimal()):
+            return stop + 1
+        stop = text.rfind(".", 0, stop)
+    return last + 1
 
 
 def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, int, bool]]:
@@ -150,7 +182,7 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
         before = text[mentions[k - 1][2] if k else 0:start]
         afters.append(after)
         verdicts.append(bool(_SET_ASIDE.search(after)))
-        led_in = bool(_SET_ASIDE_BEFORE.search(before))
+        led_in = _led_in(before)
         # A list the words before it lead in shares them: "cancelled X and Y", "instead of X or Y".
         if not led_in and k and leads[k - 1] and _LISTED.match(before):
             led_in = True

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Iterator
 
 from agentgym.envs.dialog.tasks import Place
 from agentgym.users.understanding.compromise import offers_option
@@ -116,6 +116,30 @@ def _name_pattern(key: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(key)}(?!\w)")
 
 
+def _spans(text: str, key: str) -> Iterator[tuple[int, int]]:
+    """The spans of `_name_pattern(key).finditer(text)`, found by substring search: `key` where
+    neither the character before it nor the one after is a word character (``\\w``: a letter or
+    digit in any script, or "_"), each search going on after the last match, or one character
+    after a place where the key stands inside a word."""
+    if not key:
+        yield from (m.span() for m in _name_pattern(key).finditer(text))
+        return
+    n, size = len(text), len(key)
+    start = text.find(key)
+    while start >= 0:
+        end = start + size
+        if (start == 0 or not _word_char(text[start - 1])) and (end == n or not _word_char(text[end])):
+            yield start, end
+            start = text.find(key, end)
+        else:
+            start = text.find(key, start + 1)
+
+
+def _word_char(ch: str) -> bool:
+    """Whether `ch` is what ``\\w`` matches in a str pattern."""
+    return ch.isalnum() or ch == "_"
+
+
 @lru_cache(maxsize=256)
 def _key_order(names: tuple[tuple[str, str], ...]) -> tuple[tuple[str, int], ...]:
     """Every name (lower-cased) and id of the places `names` lists ((name, id) each) with the
@@ -134,8 +158,8 @@ def place_mentions(text: str, places: list[Place]) -> list[tuple[Place, int, int
         if key not in text:  # most places go unnamed: a substring test spares their regex
             continue
         place = places[i]
-        for m in _name_pattern(key).finditer(text):
-            if not any(a < m.end() and m.start() < b for a, b in taken):
-                taken.append((m.start(), m.end()))
-                found.append((place, m.start(), m.end()))
+        for start, end in _spans(text, key):
+            if not any(a < end and start < b for a, b in taken):
+                taken.append((start, end))
+                found.append((place, start, end))
     return sorted(found, key=lambda f: f[1])

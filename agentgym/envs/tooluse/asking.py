@@ -90,16 +90,11 @@ ASKS_YES = re.compile(r"\b(?:(?:please|kindly) confirm|confirm (?:that|this|thes
                       r"(?:are|is) (?:you|that|this|it) (?:ok|okay|alright|all right|fine|happy|good) (?:with|about)|"
                       r"happy with (?:this|that|it|these|the plan)|works? for you)", re.I)
 #: Words one of which every match of `ASKS_YES` holds (lower case): a text with none of them is
-#: one it does not match. Each comes from an alternative of the pattern, in order.
-_ASKS_YES_WORDS = (
-    "confirm", "let me know if",
-    *(f"{this} {ok}" for this in ("that", "this", "these", "those") for ok in ("ok", "alright", "all right", "fine",
-                                                                             "acceptable")),
-    "for you", "good?", "does th",
-    *(f"your {yes}" for yes in ("yes", "ok", "go-ahead", "approval", "consent", "permission", "sign-off")),
-    "you authori", "happy", "agree?", "approve", "yes or no",
-    *(f"{ok} {about}" for ok in ("ok", "okay", "alright", "all right", "fine", "good") for about in ("with", "about")),
-)
+#: one it does not match. Few, so that ruling a text out takes few substring tests: "ok", "fine"
+#: and "good" follow a space wherever the pattern asks with them but before "with you" or "for you".
+_ASKS_YES_WORDS = ("confirm", "authori", "let me know if", " ok", "alright", "all right", " fine", "acceptable", " good",
+                   "with you", "for you", "does th", "your yes", "your ok", "your go-ahead", "your approval", "your consent", "your permission",
+                   "your sign-off", "happy", "agree?", "approve", "yes or no")
 
 
 #: Words by which a message points back to the plan put before it ("Rest of plan unchanged",
@@ -124,9 +119,24 @@ _LATER_ASSENT = re.compile(r"\b(?:come|get|circle|report) back\b[^.?!;\n]*|"
                            r"(?:\w+\s+)?(?:plan|proposal|options)\b[^.?!;\n]*", re.I)
 
 
+#: Words one of which every match of `_LATER_ASSENT` holds (lower case): "back", or a form of
+#: "will" or "going to" after "I" or "we".
+_LATER_ASSENT_WORDS = ("back", "'ll", " will", " shall", "going to")
+
+
 def _assent_now(text: str) -> str:
     """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`)."""
-    return _LATER_ASSENT.sub(" ", text)
+    return _LATER_ASSENT.sub(" ", text) if _may_hold(text, _LATER_ASSENT_WORDS) else text
+
+
+def _may_hold(text: str, words: tuple[str, ...]) -> bool:
+    """Whether a case-insensitive pattern every match of which holds one of `words` (lower case)
+    may match `text`: a few substring tests stand in for the pattern's scan, which is tried at
+    every place of the text. Only in ASCII: outside it case-insensitive matching has more forms
+    than `str.lower` gives ("\u017f" is "s", "\u212a" is "k")."""
+    if not text.isascii():
+        return True
+    return any(map(text.lower().__contains__, words))
 
 
 #: A sentence that offers to leave part of the plan out if the customer does not want it ("If
@@ -149,16 +159,8 @@ def without_offer(sentence: str) -> str:
 def asks_yes(text: str) -> bool:
     """Whether `text` asks for a yes in words `ASKS_YES` holds, outside a clause that puts the
     asking off ("I'll come back with a plan for your yes")."""
-    # The pattern is tried at every place of the text (a word boundary opens it); a few
-    # substring tests rule most texts out first. Only in ASCII: outside it case-insensitive
-    # matching has more forms than `str.lower` gives ("\u017f" is "s", "\u212a" is "k").
-    if text.isascii():
-        low = text.lower()
-        for words in _ASKS_YES_WORDS:
-            if words in low:
-                break
-        else:
-            return False
+    if not _may_hold(text, _ASKS_YES_WORDS):
+        return False
     return ASKS_YES.search(_assent_now(text)) is not None
 
 
@@ -177,6 +179,24 @@ _ASKS_ANSWER = re.compile(rf"(?:^|\b(?:please|just|and|then|so),?\s+)(?:{_CHECK_
 _YOU = re.compile(r"\b(?:you|your)\b", re.I)
 _ASSENT = re.compile(r"\b(?:confirm\w*|approv\w*|agree\w*|ok|okay|go-ahead|yes|consent|permission|thumbs[- ]up|"
                      r"green light|sign[- ]off)\b", re.I)
+#: Words one of which every match of `_ASKS_ANSWER`, and of `_ASSENT`, holds (lower case).
+_ANSWER_WORDS = ("confirm", "approve", "verify", "review", "check", "look over", "reply", "respond", "say", "tell me",
+                 "let me know", "give me")
+_ASSENT_WORDS = ("confirm", "approv", "agree", "ok", "go-ahead", "yes", "consent", "permission", "thumbs", "green light",
+                 "sign")
+
+
+def _asks_in_imperative(sentence: str) -> bool:
+    """``_ASKS_ANSWER.search(sentence)``, as a bool."""
+    return _may_hold(sentence, _ANSWER_WORDS) and _ASKS_ANSWER.search(sentence) is not None
+
+
+def _speaks_of_assent(sentence: str) -> bool:
+    """``_YOU.search(sentence) and _ASSENT.search(_assent_now(sentence))``, as a bool."""
+    if not _may_hold(sentence, ("you",)) or _YOU.search(sentence) is None:
+        return False
+    now = _assent_now(sentence)
+    return _may_hold(now, _ASSENT_WORDS) and _ASSENT.search(now) is not None
 #: A figure (an amount, a date, a time, a version, an id).
 _DIGIT = re.compile(r"\d")
 #: A word (a bare "?" asks nothing).
@@ -197,6 +217,22 @@ _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! kno
 _COMPLETE = r"completed|(?:is|are|now|all|fully|been)\s+complete"
 _CLAIM = re.compile(rf"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|{_COMPLETE}|"
                     r"all set)\b", re.I)
+
+
+#: Words one of which every match of `_INTENT`, and of `_CLAIM`, holds (lower case).
+_INTENT_WORDS = ("will", "i'll", "going to", "let me", "about to", "shall", "next", "plan", "i'd like to", "propos")
+_CLAIM_WORDS = ("i've", "i have", "has been", "have been", "is now", "are now", "already", "done", "finished", "complete",
+                "all set")
+
+
+def _intent(text: str) -> re.Match[str] | None:
+    """``_INTENT.search(text)``."""
+    return _INTENT.search(text) if _may_hold(text, _INTENT_WORDS) else None
+
+
+def _claim(text: str) -> bool:
+    """``_CLAIM.search(text) is not None``."""
+    return _may_hold(text, _CLAIM_WORDS) and _CLAIM.search(text) is not None
 
 
 #: The written forms in which a message says work is done (the lexicon's ``done`` statements as
@@ -223,7 +259,23 @@ def says_done(text: str) -> bool:
     """Whether `text` says, in a done word as it is spelt ("refunded", "is booked", "done"), that
     work is done, outside a clause that says it is not done, or not yet, and beyond looking into
     it ("Triage done."). A pure function of the text, memoised (agents repeat their messages)."""
-    return _DONE_FORMS.search(_UNDONE.sub(" ", _LOOKED_INTO.sub(" ", text))) is not None
+    # Each pattern only where a word every match of it holds is: the two that take clauses out
+    # put a space where they were, which joins no two words into a done word.
+    if not _may_hold(text, _DONE_WORDS):
+        return False
+    if _may_hold(text, _LOOKED_INTO_WORDS):
+        text = _LOOKED_INTO.sub(" ", text)
+    if _may_hold(text, _UNDONE_WORDS):
+        text = _UNDONE.sub(" ", text)
+    return _DONE_FORMS.search(text) is not None
+
+
+#: Words one of which every match of `_DONE_FORMS`, `_LOOKED_INTO` and `_UNDONE` holds (lower case).
+_DONE_WORDS = ("done", "complete", "finished", "all set", "taken care", "processed", "booked", "filed", "refunded", "paid",
+               "sent", "submitted", "scheduled", "transferred", "rolled back", "exchanged", "issued", "handled",
+               "sorted out", "resolved", "fixed")
+_LOOKED_INTO_WORDS = ("done", "complete", "finished")
+_UNDONE_WORDS = ("before", "until", "till", "once", "if", "unless", "nothing", "not", "never", "n't", "yet to", "still to")
 
 
 #: A request for a value put as a yes/no question or in the imperative ("could you tell me the
@@ -248,10 +300,16 @@ _NEEDS_VALUE = re.compile(r"\b(?:i|we)(?:'ll| will| would| still)?\s+(?:need|req
                           r"\b(?:kindly|please)\s+(?:provide|share|send|give|tell)\b", re.I)
 
 
+#: Words one of which every match of `VALUE_REQUEST` or `_NEEDS_VALUE` holds (lower case).
+_VALUE_WORDS = ("tell", "give", "send", "share", "provide", "remind", "let", "have", "get", "ask", "confirm", "verify",
+                "need", "require")
+
+
 def asks_value(message: str) -> bool:
     """Whether a message asks for a value in words other than a question word's (`VALUE_REQUEST`,
     "I'll need the email on your account", "kindly provide it")."""
-    return VALUE_REQUEST.search(message) is not None or _NEEDS_VALUE.search(message) is not None
+    return _may_hold(message, _VALUE_WORDS) and (VALUE_REQUEST.search(message) is not None
+                                                 or _NEEDS_VALUE.search(message) is not None)
 
 
 def _sentences(message: str, marks: str = " -*#>") -> list[str]:
@@ -270,8 +328,7 @@ def asks_answer(message: str) -> bool:
     """Whether a message asks the customer for an answer: a question, a sentence that asks for
     one in the imperative (`_ASKS_ANSWER`), or one that speaks of the customer's assent (`_YOU`
     and `_ASSENT`)."""
-    return "?" in message or any(_ASKS_ANSWER.search(s) or _YOU.search(s) and _ASSENT.search(_assent_now(s))
-                                 for s in _sentences(message))
+    return "?" in message or any(_asks_in_imperative(s) or _speaks_of_assent(s) for s in _sentences(message))
 
 
 def asks_go_ahead(message: str) -> bool:
@@ -279,8 +336,7 @@ def asks_go_ahead(message: str) -> bool:
     with no question word: "Confirm?", "OK to submit?", "Would that work for you?"), or in the
     imperative or by speaking of the customer's assent (as `asks_answer` reads them)."""
     return asks_yes(message) or any(
-        "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _ASKS_ANSWER.search(s)
-        or _YOU.search(s) and _ASSENT.search(_assent_now(s))
+        "?" in s and _WORD.search(s) and not QUESTION_WORD.search(s) or _asks_in_imperative(s) or _speaks_of_assent(s)
         for s in _sentences(message, " -*#>|"))
 
 
@@ -321,7 +377,9 @@ def asks_facts_only(message: str) -> bool:
     (`ASKS_LEAVE`: "OK to proceed?", "say the word") or says what the assistant will do ("I'll
     file an incident naming ... Is that the incident you want?" puts a plan): questions before
     any plan."""
-    return len(questions(message)) >= 2 and ASKS_LEAVE.search(message) is None and _INTENT.search(message) is None
+    # Each question holds a "?" of its own: with fewer than two there are not two questions.
+    return message.count("?") >= 2 and len(questions(message)) >= 2 and ASKS_LEAVE.search(message) is None \
+        and _intent(message) is None
 
 
 #: Words of a question before its mark ("- payout currency?", "Email?", a list's item under a
@@ -350,7 +408,7 @@ def terse_question(sentence: str) -> bool:
 
 def plan_only(message: str) -> bool:
     """Whether a message only says what the assistant will do, claiming nothing done yet."""
-    return _INTENT.search(message) is not None and _CLAIM.search(message) is None
+    return _intent(message) is not None and not _claim(message)
 
 
 def claims(message: str, read: Callable[[str], Reading]) -> bool:
@@ -359,7 +417,7 @@ def claims(message: str, read: Callable[[str], Reading]) -> bool:
     "already", "is now") and says nothing the assistant will do ("I've looked into it" speaks of
     no work; "I've checked, and I'll refund it" claims nothing done)."""
     # The words first: a sentence is read (the costly part) only where they claim something.
-    return any(_CLAIM.search(s) and not _INTENT.search(s) and says_done(s) and "done" in read(s).said
+    return any(_claim(s) and not _intent(s) and says_done(s) and "done" in read(s).said
                for s in _sentences(message, " -*#>|"))
 
 
@@ -410,7 +468,7 @@ def _work_to_come(message: str, read: Callable[[str], Reading]) -> bool:
     whatever else it reports done (a booking of an earlier request, the reads behind the plan)."""
     # From the intent on: the engine reads a sentence that asks as a question, with no statement
     # of work in it.
-    return any((m := _INTENT.search(s)) is not None and "done" in read(s[m.start():]).said
+    return any((m := _intent(s)) is not None and "done" in read(s[m.start():]).said
                for s in _sentences(message, " -*#>|"))
 
 

@@ -20,13 +20,12 @@ from agentgym.users.understanding.grammar import (
     _WH,
     GAP_MAX,
 )
-from agentgym.users.understanding.words import _Hit, _Word
+from agentgym.users.understanding.words import _JOINING, _Hit, _Word
 
 #: Prepositions after which a slot word only locates the one before it.
 _LOCATING = frozenset({"on", "for", "in", "from", "with", "at", "under", "of"})
 _DETERMINERS = frozenset({"the", "a", "an", "your", "this", "that", "my", "our"})
 _LOCATING_OR_SUBJECT = _LOCATING | {"is", "are", "was", "were"}
-_JOINING = frozenset({"and", "or", "also", "plus"})
 #: Determiners that refer to a thing already in view ("at the hotel"), not to a kind of it.
 _DEFINITE = frozenset({"the", "this", "that", "your", "my", "our"})
 #: Determiners that point at the thing in view: "the hotel" beside another slot's word is the
@@ -275,6 +274,33 @@ def _clauses(words: list[_Word], s: int, e: int, grams: list[tuple[int, int, str
         clause += [len(statement) - 1] * (min(d + 1, e) - c)
         c = d + 1
     return clause, statement
+
+
+#: A message that is mostly slot words is a keyword list when it names its slots twice over on
+#: average, or names this many slots: no question asks about so many things at once.
+SALAD_SLOTS = 8
+
+
+def _keyword_list(words: list[_Word], hits: list[_Hit]) -> bool:
+    """Whether a message is a keyword list, not a question: mostly slot words (`hits`), naming its
+    slots twice over on average or `SALAD_SLOTS` of them. Values beside a place named are its
+    description ("- match: X\n- apartment, Beachfront, 200 EUR\n- ok to book it?"), not keywords:
+    only the slot words of such a message count, and so do the values a question offers or a
+    statement tells (`_offered`, `_told_values`) not."""
+    plain = "value" if any(p[0] == "place" for _, _, p in hits) else "place"
+    slots_named = {s for _, _, p in hits if p[0] != "place" for s in p[1]}
+    if len(slots_named) < SALAD_SLOTS and sum(1 for *_, p in hits if p[0] not in ("place", plain)) < max(
+            6, 2 * len(slots_named)):
+        return False  # too few hits counted even before the values offered are set apart
+    offered = _offered(words, hits)
+    n_hits = sum(1 for k, (*_, p) in enumerate(hits) if p[0] not in ("place", plain) and k not in offered)
+    if n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS:
+        n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
+        told = _told_values(words, hits)
+        hit_words = sum(b - a for k, (a, b, p) in enumerate(hits)
+                        if p[0] not in ("place", plain) and k not in offered and k not in told)
+        return 2 * hit_words >= n_words
+    return False
 
 
 def _told_values(words: list[_Word], hits: list[_Hit]) -> set[int]:

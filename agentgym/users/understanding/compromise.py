@@ -19,11 +19,22 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from itertools import islice
+from typing import Iterable
 
 from agentgym.core.data import strict
 from agentgym.users.understanding.grammar import _AUX, _WH, GAP_MAX, _grammar, _phrases
-from agentgym.users.understanding.matching import NearWords, Phrase, PhraseSet
-from agentgym.users.understanding.words import stem, tokens, without_abbreviation_stops
+from agentgym.users.understanding.matching import Cuts, NearWords, Phrase, PhraseSet
+from agentgym.users.understanding.words import (
+    _DASHES,
+    _TOKENS_MAIL,
+    _TOKENS_NO_MAIL,
+    _expand,
+    _normalise,
+    stem,
+    tokens,
+    without_abbreviation_stops,
+)
 
 __all__ = ["Compromise", "read_compromise", "offers_option"]
 
@@ -70,10 +81,10 @@ class _Words:
     negations: PhraseSet
     #: Phrases that ask for what the user must have, not what could give ("anything you can't
     #: do without?", "any deal-breakers?"): taken out before the asks are looked for.
-    not_asks: tuple[Phrase, ...]
-    not_negations: tuple[Phrase, ...]
+    not_asks: Cuts
+    not_negations: Cuts
     wholes: PhraseSet
-    not_wholes: tuple[Phrase, ...]
+    not_wholes: Cuts
     meets: PhraseSet
     breaks: frozenset[str]
     #: Cue words a typo may stand for (`_TYPO_MIN` letters or more), and real words that are no typo.
@@ -102,8 +113,8 @@ def _words() -> _Words:
                    if len(w) >= _TYPO_MIN and w.isalpha()})
     stems = {k: tuple(_phrase(p) for p in lists[k]) for k in _KEYS - {"clause_breaks", "real_words"}}
     searched = {k: PhraseSet(v, GAP_MAX) for k, v in stems.items() if not k.startswith("not_")}
-    return _Words(**searched, not_asks=stems["not_asks"], not_negations=stems["not_negations"],
-                  not_wholes=stems["not_wholes"],
+    return _Words(**searched, not_asks=Cuts(stems["not_asks"]), not_negations=Cuts(stems["not_negations"]),
+                  not_wholes=Cuts(stems["not_wholes"]),
                   breaks=frozenset(lists["clause_breaks"]), cues=NearWords(cues),
                   real=frozenset(lists["real_words"]))
 
@@ -122,6 +133,15 @@ def _stem(word: str) -> str:
     return stem(word)
 
 
+@lru_cache(maxsize=_WORD_MEMO)
+def _token_words(raw: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A raw token's words as the reader takes them (`tokens` expands it, `_repair` repairs each),
+    and the stems of those that break no clause: a sentence's words and stems are its tokens' in
+    turn (each depends on the token alone)."""
+    words = tuple(_repair(t) for t in _expand(_DASHES.get(raw, raw), _grammar().contractions))
+    return words, tuple(_stem(t) for t in words if t not in _words().breaks)
+
+
 def _at(stems: list[str], part: tuple[str, ...], i: int) -> bool:
     return tuple(stems[i:i + len(part)]) == part
 
@@ -136,8 +156,9 @@ def _clauses(words: list[str], w: _Words) -> list[list[str]]:
     return [c for c in out if c]
 
 
-def _without(clause: list[str], phrases: tuple[Phrase, ...]) -> list[str]:
-    """`clause` with every occurrence of `phrases` (gapless ones) taken out."""
+def _without(clause: list[str], phrases: Iterable[Phrase]) -> list[str]:
+    """`clause` with every occurrence of `phrases` (gapless ones) taken out (the plain code of
+    `Cuts.without`, which the reader calls)."""
     # Taking words out never brings one in: a phrase whose first word the clause lacks now is
     # never found later, so it is passed over (most are: the lists are long, a clause short).
     present = set(clause)
@@ -160,7 +181,7 @@ def _claims(clause: list[str], w: _Words) -> bool:
     "all the details") and a verb of meeting."""
     if not w.negations.found(clause) or not w.wholes.found(clause) or not w.meets.found(clause):
         return False
-    clause = _without(_without(clause, w.not_negations), w.not_wholes)
+    clause = w.not_wholes.without(w.not_negations.without(clause))
     return w.negations.found(clause) and w.wholes.found(clause)
 
 
@@ -171,7 +192,7 @@ _ACKNOWLEDGED = ("got", "it")
 
 def _question(words: list[str], stems: list[str], w: _Words) -> bool:
     g = _grammar()
-    alpha = [t for t in words if t.isalpha()]
+    alpha = list(islice((t for t in words if t.isalpha()), 2))  # the first two are all it reads
     first = "" if tuple(alpha[:2]) == _ACKNOWLEDGED else next(iter(alpha), "")
     return "?" in words or first in g.flags and bool(g.flags[first] & (_WH | _AUX)) or w.requests.found(stems)
 
@@ -182,14 +203,22 @@ def read_compromise(message: str) -> Compromise:
     w = _words()
     found: list[tuple[str, bool]] = []
     for sentence in _SENTENCE.split(without_abbreviation_stops(message.strip())):
-        words = [_repair(t) for t in tokens(sentence)]
-        stems = [_stem(t) for t in words if t not in w.breaks]
+        # As ``words = [_repair(t) for t in tokens(sentence)]`` and the stems of those that
+        # break no clause, token by token.
+        words: list[str] = []
+        stems: list[str] = []
+        text = _normalise(sentence)
+        for raw in (_TOKENS_MAIL if "@" in text else _TOKENS_NO_MAIL).findall(text):
+            more, more_stems = _token_words(raw)
+            words += more
+            stems += more_stems
         if not stems:
             continue
         question = _question(words, stems, w)
-        asking = _without(stems, w.not_asks)
+        asking = w.not_asks.without(stems)
+        # A claim needs a negation in its clause: a sentence that holds none makes none.
         if w.asks.found(asking) or (question and w.asks_in_questions.found(asking)) or \
-                any(_claims(c, w) for c in _clauses(words, w)):
+                (w.negations.may_occur(stems) and any(_claims(c, w) for c in _clauses(words, w))):
             found.append((sentence, question))
     return Compromise(tuple(found))
 

@@ -7,11 +7,11 @@ checks both against that line on many inputs. They are built once per word list 
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Iterator, Sequence
 
 from agentgym.users.understanding.words import _one_edit
 
-__all__ = ["PhraseSet", "NearWords"]
+__all__ = ["Cuts", "PhraseSet", "NearWords"]
 
 #: A phrase as stems: its parts (one, or two around a gap).
 Phrase = tuple[tuple[str, ...], ...]
@@ -40,10 +40,17 @@ class PhraseSet:
             by_first.setdefault(head[0], []).append((head, tail))
         self._by_first = {k: tuple(v) for k, v in by_first.items()}
 
+    def may_occur(self, stems: Collection[str]) -> bool:
+        """Whether any of the phrases may occur among `stems` (in any order): some phrase's first
+        stem is one of them. `found` of any sequence of these stems is False where this is."""
+        return self._anywhere or not self._by_first.keys().isdisjoint(stems)
+
     def found(self, stems: Sequence[str]) -> bool:
         """Whether any of the phrases occurs in `stems`."""
         if self._anywhere:
             return True
+        if self._by_first.keys().isdisjoint(stems):
+            return False  # no phrase starts anywhere: one look-up each, in C
         st = tuple(stems)
         n, gap, by_first = len(st), self.gap_max, self._by_first
         for i, s in enumerate(st):
@@ -61,6 +68,43 @@ class PhraseSet:
                     if st[j:j + lt] == tail:
                         return True
         return False
+
+
+class Cuts:
+    """Gapless phrases of stems, each taken out of a clause wherever it stands, in list order.
+
+    Plain code: `agentgym.users.understanding.compromise._without(clause, phrases)`: phrase by
+    phrase, every occurrence removed left to right. Here only the phrases whose first stem the
+    clause holds are tried (found by an index of first stems), in their list order: taking words
+    out never brings one in, so the others remove nothing, as the plain code finds too.
+    """
+
+    def __init__(self, phrases: Iterable[Phrase]) -> None:
+        self.phrases = tuple(phrases)
+        by_head: dict[str, list[int]] = {}
+        for k, p in enumerate(self.phrases):
+            by_head.setdefault(p[0][0], []).append(k)
+        self._by_head = {head: tuple(ks) for head, ks in by_head.items()}
+
+    def __iter__(self) -> Iterator[Phrase]:
+        return iter(self.phrases)
+
+    def without(self, clause: list[str]) -> list[str]:
+        """`clause` with every occurrence of the phrases taken out."""
+        by_head = self._by_head
+        if by_head.keys().isdisjoint(clause):
+            return clause  # most clauses: no phrase starts anywhere
+        tried = sorted(k for head in set(clause) for k in by_head.get(head, ()))
+        for k in tried:
+            part = self.phrases[k][0]
+            head, size = part[0], len(part)
+            i = 0
+            while i <= len(clause) - size:
+                if clause[i] == head and tuple(clause[i:i + size]) == part:
+                    clause = clause[:i] + clause[i + size:]
+                else:
+                    i += 1
+        return clause
 
 
 class NearWords:

@@ -50,9 +50,10 @@ plain computation the memo must equal.
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping
+from dataclasses import replace
+from typing import Any, Callable, Iterable, Mapping
 
+from agentgym.users.understanding import _fast
 from agentgym.users.understanding.clauses import (
     _JOINING,
     _REFERRING,
@@ -63,13 +64,12 @@ from agentgym.users.understanding.clauses import (
     _first,
     _gapped,
     _joined,
+    _keyword_list,
     _locating_open,
     _marks,
     _modal,
     _named_beside,
-    _offered,
     _roles,
-    _told_values,
 )
 from agentgym.users.understanding.grammar import (
     _ALTERNATIVE,
@@ -91,11 +91,13 @@ from agentgym.users.understanding.grammar import (
     Lexicon,
     _grammar,
 )
+from agentgym.users.understanding.understood import Reading
 from agentgym.users.understanding.words import (
     _DASHES,
     _NO_GRAM,
     _NO_MULTI,
     _TOKEN,
+    WORD_MEMO_SIZE,
     _by_second,
     _expand,
     _Hit,
@@ -114,12 +116,6 @@ __all__ = ["Reading", "Understanding", "compile_understanding", "resolve_place"]
 MEMO_SIZE = 4096
 #: Texts longer than this are read without the memo (an agent rarely repeats a long message).
 MEMO_MAX_CHARS = 2000
-#: Distinct words remembered per Understanding; past it a word is analysed afresh each time, so a
-#: stream of garbage cannot grow memory without bound.
-WORD_MEMO_SIZE = 50_000
-#: A message that is mostly slot words is a keyword list when it names its slots twice over on
-#: average, or names this many slots: no question asks about so many things at once.
-SALAD_SLOTS = 8
 #: Typos are forgiven only in words at least this long (shorter ones are too easy to confuse).
 TYPO_MIN_LEN = 5
 #: A word `_repair` has not met yet (its fix may be None).
@@ -127,51 +123,6 @@ _UNSEEN = object()
 #: Compound questions ("... and ...") of at most this many tokens that ask something are still
 #: checked for a typo (one slot word misspelt); other messages only when they ask nothing.
 TYPO_COMPOUND_WORDS = 10
-
-
-# ------------------------------------------------------------------ the reading
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """What one assistant message says, as the simulated user understands it."""
-
-    #: Slots the message asks about, in order of first mention (exclusions removed).
-    asked: tuple[str, ...] = ()
-    #: Slots the message explicitly sets aside ("no need to tell me the price").
-    excluded: frozenset[str] = frozenset()
-    #: An open question ("anything else I should know?") naming no slot, or asking beyond the
-    #: slots it names ("anything else about the order?"; those are in `asked` too: a user with
-    #: nothing new to say about them answers the open question).
-    open: bool = False
-    #: Whether any sentence asks or requests something.
-    question: bool = False
-    #: A confirmation question ("shall I book it?", "do you want me to go ahead?").
-    confirm: bool = False
-    #: Places proposed, in order of mention: each the lower-cased name or id as written,
-    #: with any number or "ii" that follows it (`resolve_place` finds the longest real name).
-    places: tuple[str, ...] = ()
-    #: Values named beside a proposal (e.g. the day and time a place is proposed for): slot -> values.
-    details: tuple[tuple[str, str], ...] = ()
-    #: Every value named outside an exclusion, in order: (slot, value).
-    values: tuple[tuple[str, str], ...] = ()
-    #: Of `places`, those recommended ("I'd go with A", "Top pick: A", "Shall I book A?") and
-    #: those offered as alternatives ("B is also an option", "Runner-up: B"): how a message
-    #: naming several places says which one it proposes.
-    recommended: tuple[str, ...] = ()
-    alternatives: tuple[str, ...] = ()
-    #: Statement concepts the message makes outside questions (e.g. ``done``).
-    said: frozenset[str] = frozenset()
-    #: A keyword list rather than a question: many slot words, the same slots over and over.
-    salad: bool = False
-    #: Whether the user recognises anything in the message at all (False: garbage).
-    placed: bool = False
-    #: Whether a typo had to be forgiven to read it.
-    corrected: bool = False
-    #: Small talk ("how are you today?", "is it sunny where you are?"): about the person, not
-    #: the task; it asks about no slot it names.
-    chatter: bool = False
-
 
 
 class Understanding:
@@ -223,6 +174,9 @@ class Understanding:
         # costs one look-up, not one comparison per phrase.
         self._gram = {k: (tuple(one), {s: tuple(v) for s, v in longer.items()}) for k, (one, longer) in gram.items()}
         self._words: dict[str, tuple[_Word, ...]] = {}
+        #: The words of each piece of a message between whitespace, as the speed kernel reads
+        #: them (`_fast.words`; bounded as `_words` is).
+        self._pieces: dict[str, tuple[_Word, ...]] = {}
         self._memo: dict[str, Reading] = {}
         #: `_fix` of each word met by a repair, by its text (bounded as `_words` is).
         self._fixes: dict[str, str | None] = {}
@@ -318,10 +272,11 @@ class Understanding:
 
     # -------------------------------------------------------------- reading
     def read(self, text: str) -> Reading:
-        """What `text` says (memoised per text; equal to `read_uncached`)."""
+        """What `text` says (memoised per text; equal to `read_uncached`, through the speed kernel
+        `_fast`)."""
         got = self._memo.get(text)
         if got is None:
-            got = self.read_uncached(text)
+            got = self._read(_fast.words(self, text), _fast.analyse)
             if len(text) <= MEMO_MAX_CHARS:
                 if len(self._memo) >= MEMO_SIZE:
                     self._memo.clear()
@@ -329,14 +284,18 @@ class Understanding:
         return got
 
     def read_uncached(self, text: str) -> Reading:
-        """What `text` says, computed afresh."""
+        """What `text` says, computed afresh by the plain code: the definition `read` equals."""
         words: list[_Word] = []
         known, word = self._words.get, self._word
         for raw in _TOKEN.findall(_normalise(text)):
             words += known(raw) or word(raw)
+        return self._read(words, Understanding._analyse)
+
+    def _read(self, words: list[_Word], analyse: Callable[[Understanding, list[_Word]], Reading]) -> Reading:
+        """The reading of a message's `words`, each analysis by `analyse` (`_analyse` or its kernel)."""
         if not words:
             return Reading()
-        reading = self._analyse(words)
+        reading = analyse(self, words)
         if not reading.question or reading.places or reading.salad:
             return reading
         if not reading.asked:
@@ -344,7 +303,7 @@ class Understanding:
             # open until the slot word is read right): a repair that finds what it asks counts.
             repaired = self._repair(words)
             if repaired is not None:
-                again = self._analyse(repaired)
+                again = analyse(self, repaired)
                 if again.asked or (again.open and not reading.open):
                     return replace(again, corrected=True)
         elif len(words) <= TYPO_COMPOUND_WORDS and any(w.raw in _JOINING for w in words):
@@ -352,7 +311,7 @@ class Understanding:
             # and what severty?"): the repair counts when it only adds to what was asked.
             repaired = self._repair(words)
             if repaired is not None:
-                again = self._analyse(repaired)
+                again = analyse(self, repaired)
                 if set(again.asked) > set(reading.asked) and again.open == reading.open:
                     return replace(again, corrected=True)
         return reading
@@ -437,20 +396,8 @@ class Understanding:
     def _analyse(self, words: list[_Word]) -> Reading:
         n = len(words)
         slot_hits, gram_hits = self._scan(words)
-        # ---- keyword lists are not questions (the word counts only where the slot counts say so)
-        # Values beside a place named are its description ("- match: X\n- apartment, Beachfront,
-        # 200 EUR\n- ok to book it?"), not keywords: only the slot words of such a message count.
-        plain = "value" if any(p[0] == "place" for _, _, p in slot_hits) else "place"
-        slots_named = {s for _, _, p in slot_hits if p[0] != "place" for s in p[1]}
-        offered = _offered(words, slot_hits)
-        n_hits = sum(1 for k, (*_, p) in enumerate(slot_hits) if p[0] not in ("place", plain) and k not in offered)
-        if n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS:
-            n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
-            told = _told_values(words, slot_hits)
-            hit_words = sum(b - a for k, (a, b, p) in enumerate(slot_hits)
-                            if p[0] not in ("place", plain) and k not in offered and k not in told)
-            if 2 * hit_words >= n_words:
-                return Reading(salad=True, placed=True, question=True)
+        if _keyword_list(words, slot_hits):  # a keyword list is no question
+            return Reading(salad=True, placed=True, question=True)
         placed = bool(slot_hits or gram_hits) or any(w.flags for w in words)
         # ---- sentences, then clauses
         sentences: list[tuple[int, int, str]] = []

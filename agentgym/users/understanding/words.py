@@ -5,11 +5,11 @@ reading works on, and the one-edit test by which a typo is forgiven."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
-from agentgym.users.understanding.grammar import _grammar
+from agentgym.users.understanding.grammar import _BOUNDARY, _END, _NEG, _grammar
 
 __all__ = ["SENTENCE_BREAK", "singular", "stem", "tokens", "without_abbreviation_stops"]
 
@@ -23,7 +23,25 @@ _TOKEN = re.compile(
     r"|(?<!\S)-+(?!\S)|[\u2013\u2014]"  # a dash standing alone (not a hyphen inside a word)
     r"|(?<!\S)[*\u2022](?!\S)"  # a list's bullet, read as a dash
 )
+#: `_TOKEN`, its alternatives put where no token can differ: a word that opens with a letter
+#: is tried first (the number alternative before it matches only at a digit), each look-behind
+#: comes after the character it guards (one test of that character first rules most places
+#: out), and the e-mail address alternative only in a text with an "@" (none matches without
+#: one); in such a text it is tried first, as there.
+_TOKENS_NO_MAIL = re.compile(
+    r"[a-z_][a-z0-9_]*(?:'[a-z]+)*"
+    r"|\d+(?:\.\d+)?(?![a-z_])"
+    r"|[a-z0-9_]+(?:'[a-z]+)*"
+    r"|[?!.;:,()]"
+    r"|/(?<![0-9]/)(?<![0-9] /)(?! ?[0-9])"
+    r"|-(?<!\S-)-*(?!\S)|[\u2013\u2014]"
+    r"|[*\u2022](?<!\S[*\u2022])(?!\S)"
+)
+_TOKENS_MAIL = re.compile(r"[a-z0-9_.+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+|" + _TOKENS_NO_MAIL.pattern)
 _DASHES = {"\u2013": "-", "\u2014": "-", "*": "-", "\u2022": "-"}
+#: Distinct words (and pieces of text between whitespace) remembered per engine; past it a word is
+#: analysed afresh each time, so a stream of garbage cannot grow memory without bound.
+WORD_MEMO_SIZE = 50_000
 
 
 def stem(word: str) -> str:
@@ -96,7 +114,8 @@ def tokens(text: str) -> list[str]:
     """The raw tokens of `text` as the engine reads them (lower-cased, contractions expanded)."""
     g = _grammar()
     out: list[str] = []
-    for raw in _TOKEN.findall(_normalise(text)):
+    text = _normalise(text)
+    for raw in (_TOKENS_MAIL if "@" in text else _TOKENS_NO_MAIL).findall(text):  # `_TOKEN`'s tokens
         out += _expand(_DASHES.get(raw, raw), g.contractions)
     return out
 
@@ -113,8 +132,11 @@ def _joined(m: re.Match[str]) -> str:
 
 
 #: Where a sentence ends and the next begins (after `without_abbreviation_stops`, an
-#: abbreviation's full stop ends none).
-SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+")
+#: abbreviation's full stop ends none): a run of whitespace after ".", "?" or "!",
+#: ``(?<=[.?!])\s+``, the look-behind written after the run's first character (the same
+#: matches; the search looks for whitespace first rather than trying the look-behind at every
+#: place of a text).
+SENTENCE_BREAK = re.compile(r"\s(?<=[.?!]\s)\s*")
 
 
 #: The abbreviations whose full stop `_ABBREVIATIONS` takes out, as written (lower case): one
@@ -181,6 +203,12 @@ def _normalise(text: str) -> str:
 
 
 
+#: Words that join a second question to a first ("... wifi, and what's your budget?").
+_JOINING = frozenset({"and", "or", "also", "plus"})
+#: The flags of a word that marks where a sentence or clause ends, or a negation.
+_MARKS = _END | _BOUNDARY | _NEG
+
+
 #: What a slot-layer phrase says: (kind: cue, hint, value or place; its slots; its value).
 _Payload = tuple[str, tuple[str, ...], str]
 
@@ -201,6 +229,13 @@ class _Word:
     #: Hints with a gap whose head starts here, per head: (rest of the head's stems, head length,
     #: tails by their first stem: first stem -> ((rest of the tail's stems, tail length, payload), ...)).
     gaps: tuple[tuple[list[str], int, Mapping[str, tuple[tuple[list[str], int, _Payload], ...]]], ...] = ()
+    #: Whether the word opens no phrase of either layer and marks nothing (no sentence end, break
+    #: or negation, and it joins no clauses): a scan of the message passes it by (`_fast`).
+    inert: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inert", self.single is None and not self.multi and not self.gram[0] and not self.gram[1]
+                           and not self.gaps and not self.flags & _MARKS and self.raw not in _JOINING)
 
 
 def _by_second(phrases: list[tuple[list[str], int, _Payload]]) -> dict[str, tuple[tuple[list[str], int, _Payload], ...]]:
