@@ -51,7 +51,23 @@ class FakeOpenAIServer:
         self.served: Counter[str] = Counter()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self._in_flight = 0
+        self._last_seen = time.monotonic()
         self.app = self._build()
+
+    def wait_idle(self, quiet_s: float = 0.5, timeout_s: float = 15.0) -> bool:
+        """Wait until no request is being answered and none has come for `quiet_s` (at most
+        `timeout_s`): a request a client gave up on may still reach the server, or be answered,
+        after the run that sent it ended (a loaded machine), and the books count it then.
+        Returns whether the server went quiet in time."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                idle = self._in_flight == 0 and time.monotonic() - self._last_seen >= quiet_s
+            if idle:
+                return True
+            time.sleep(0.05)
+        return False
 
     def push(self, *replies: dict[str, Any]) -> None:
         """Queue replies, answered in order before the chaos policy takes over."""
@@ -95,6 +111,17 @@ class FakeOpenAIServer:
 
         @app.post("/v1/chat/completions")
         async def chat(request: Request) -> Response:
+            with self._lock:
+                self._in_flight += 1
+                self._last_seen = time.monotonic()
+            try:
+                return await answer(request)
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+                    self._last_seen = time.monotonic()
+
+        async def answer(request: Request) -> Response:
             body = await request.json()
             with self._lock:
                 self.requests.append(body)

@@ -387,14 +387,18 @@ def test_full_eval_every_id_with_noise_openai_under_server_faults(tmp_path: Path
         records = list(read_records(out))
         assert summary.ran == len(jobs)
         assert_complete(records, jobs)
+        assert server.wait_idle()  # the books count requests given up on, and those come late
         failures: Counter[str] = Counter()
         for rec in records:
             failures.update(rec["usage"]["failures"])
         # A reply the server gave that came later than the client's timeout (a loaded machine) is
         # one timeout more on the client's side and one answered request less: still accounted.
+        # One the client gave up on before it was even sent (a connection slower than the
+        # timeout) never reaches the server: so the late ones bound the difference.
         late = failures["timeout"] - server.served["timeout"]
         assert late >= 0
-        assert sum(r["usage"]["requests"] for r in records) + late == server.served["ok"]
+        answered = sum(r["usage"]["requests"] for r in records)
+        assert answered <= server.served["ok"] <= answered + late, (answered, late, server.served)
         assert {k: failures[k] for k in FAULTS if k != "timeout"} == {k: server.served[k] for k in FAULTS if k != "timeout"}
         assert all(server.served[k] > 0 for k in FAULTS), server.served
         assert all(r["usage"]["prompt_tokens"] > 0 for r in records if r["usage"]["requests"])
