@@ -302,34 +302,45 @@ def plan_walk(options: list[list[Any]], order: tuple[int, ...], distinct_areas: 
             rating = p.rating
             opts.append((p.price, rating, round(rating * 10), mark, p))
         legs.append((leg, opts))
-    cheapest = [min(p.price for p in opts) if opts else 0 for opts in options]
-    rest = [sum(cheapest[order[d]] for d in range(k, len(options))) for k in range(len(options) + 1)]
+    cheapest = [min([o[0] for o in opts]) if opts else 0 for _, opts in legs]
+    rest = [0] * (len(legs) + 1)
+    for depth in range(len(legs) - 1, -1, -1):
+        rest[depth] = rest[depth + 1] + cheapest[depth]
     return legs, rest
 
 
 def priced_keys(walk: PlanWalk, cap: int, total: bool) -> list[tuple[int, tuple[float, ...]]]:
-    """`itinerary.priced_keys(options, order, cap, distinct_areas, objective)` on their
-    `plan_walk`, `total` telling whether the objective is ``TOTAL``."""
+    """``sorted(itinerary.priced_keys(options, order, cap, distinct_areas, objective))`` on
+    their `plan_walk`, `total` telling whether the objective is ``TOTAL``: the same plans,
+    each leg's options walked cheapest first so that a leg's walk ends at the first option over
+    what the budget leaves (the list is sorted, so the order plans are found in is free)."""
     legs, rest = walk
     last = len(legs) - 1
+    # An option's tuple sorts by its price first; ties never reach the place (marks differ).
+    cheapest = [sorted(opts) for _, opts in legs]
     out: list[tuple[int, tuple[float, ...]]] = []
     add = out.append
 
     def step(depth: int, spent: int, key: tuple[float, ...], score: int, used: int) -> None:
         limit = cap - spent - rest[depth + 1]
         if depth == last:
-            for price, rating, tenths, mark, _ in legs[depth][1]:
-                if price <= limit and not used & mark:
+            for price, rating, tenths, mark, _ in cheapest[depth]:
+                if price > limit:
+                    break
+                if not used & mark:
                     add((spent + price, ((score + tenths) / 10,) if total else key + (rating,)))
             return
-        for price, rating, tenths, mark, _ in legs[depth][1]:
-            if price <= limit and not used & mark:
+        for price, rating, tenths, mark, _ in cheapest[depth]:
+            if price > limit:
+                break
+            if not used & mark:
                 step(depth + 1, spent + price, key + (rating,), score + tenths, used | mark)
 
     if legs:
         step(0, 0, (), 0, 0)
     else:
         add((0, (0 / 10,) if total else ()))
+    out.sort()
     return out
 
 

@@ -174,7 +174,7 @@ def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], ob
     if free is None:
         return None
     top = sum(p.price for p in free)
-    priced = sorted(_fast.priced_keys(walk, top - 1, objective == TOTAL))
+    priced = _fast.priced_keys(walk, top - 1, objective == TOTAL)  # sorted
     # The objective must decide something: from the least total on which two plans that fit
     # differ on it (below it, what fits ties, and any plan that keeps the rules is the answer).
     least = next((total for total, key in priced if key != priced[0][1]), None)
