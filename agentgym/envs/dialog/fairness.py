@@ -163,7 +163,7 @@ class Board:
     It is also the guard the task generator asks (`bounds`, `room`, `breadth`, `goal`,
     `reachable`). `codes`: the places' `Codes`, when the caller has them."""
 
-    __slots__ = ("places", "all", "n", "rating", "price", "codes", "_both", "_cols", "_meets", "_open")
+    __slots__ = ("places", "all", "n", "rating", "price", "codes", "_both", "_cols", "_meets", "_open", "known")
 
     def __init__(self, places: Sequence[Any], codes: Codes | None = None) -> None:
         if codes is None:
@@ -182,6 +182,8 @@ class Board:
         #: Per column, the code of each place of `_both`, made on first use.
         self._cols: list[bytes | None] = [None] * 8
         self._meets: dict[tuple[str, Any], Sets] = {}
+        #: The sets of an attribute (kind, value) asked before, else None (`meets` makes them).
+        self.known = self._meets.get
         self._open: dict[int, Sets] = {}
 
     def _set(self, col: int, digits: bytes) -> Sets:
