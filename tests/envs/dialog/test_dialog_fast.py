@@ -180,6 +180,22 @@ def test_priced_keys_equal_pricing_each_plan_walked() -> None:
                 assert itinerary.priced_keys(options, gold.priority, cap, True, objective) == plain
 
 
+def test_open_places_equals_plain() -> None:
+    """`_fast.open_places` keeps the places open at each time, in world order, as the plain
+    filter does, on worlds of every domain (their codes as the world kernel records them)."""
+    from agentgym.envs.dialog.fairness import OPEN, Codes
+
+    for seed in range(30):
+        for domain in load_domains().values():
+            world, coded = _fast.make_world(domain, fast_stream(seed, f"task/world/{domain.name}"),
+                                            tasks._tables(domain), tasks.Place, tasks.World)
+            codes = Codes.of_places(coded, *tasks._tables(domain).codes)
+            for bit in range(21):
+                got = _fast.open_places(world.places, codes.cols[OPEN + (bit >> 3)], bit)
+                want = [p for p in world.places if p.open >> bit & 1]
+                assert [id(p) for p in got] == [id(p) for p in want], (seed, domain.name, bit)
+
+
 def test_plan_kernels_equal_the_solvers() -> None:
     """`_fast.best_plan`, `_fast.priced_keys` and `_fast.accepted` equal `itinerary.best_plan`,
     `itinerary.priced_keys` (sorted) and the plans of `itinerary.plans` with a key, on the hard tier's
