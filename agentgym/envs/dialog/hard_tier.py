@@ -223,10 +223,12 @@ def _draw(world: World, board: Board, rng: Rng, slack: int) -> tuple[Gold, dict[
     give = board.meets(flexible[1], flexible[2])[0]
     if not 1 <= gold.bit_count() <= MAX_GOLD or gold & give:
         return None
+    # The places open then meeting every kept need but the i-th: one set per kept need.
+    without = [reduce(and_, meets[:i] + meets[i + 1:], opens) for i in range(_KEPT)]
     # Another need could give way too: a compromise the agent picks on its own may be wrong.
-    if not any(reduce(and_, meets[:i] + meets[i + 1:], opens & give) for i in range(_KEPT)):
+    if not any(rest & give for rest in without):
         return None
-    remembered = _remembered(board, dom.amenities, kept, flexible, meets, opens, gold, rnd)
+    remembered = _remembered(board, dom.amenities, kept, flexible, without, gold, rnd)
     if remembered is None:
         return None
     after, second = remembered
@@ -248,8 +250,8 @@ def _draw(world: World, board: Board, rng: Rng, slack: int) -> tuple[Gold, dict[
         "flexible": flexible[0], "after_booking": after[0], "flexible_after": second}
 
 
-def _remembered(board: Board, amenities: tuple[str, ...], kept: list[_Attr], flexible: _Attr, meets: list[int],
-                opens: int, gold: int, rnd: Any) -> tuple[_Attr, str] | None:
+def _remembered(board: Board, amenities: tuple[str, ...], kept: list[_Attr], flexible: _Attr, without: list[int],
+                gold: int, rnd: Any) -> tuple[_Attr, str] | None:
     """The need the user remembers after a booking and the need it then gives up, drawn among
     the pairs that keep the tier's promise; None when there is none.
 
@@ -257,10 +259,9 @@ def _remembered(board: Board, amenities: tuple[str, ...], kept: list[_Attr], fle
     agent booked, it rules the booking out); the need then given up is one of the kept ones
     (not the time), such that once it gives way one to `MAX_GOLD` places meet the rest and the
     remembered need at the wanted time. Giving up the remembered need instead would bring back
-    the booked place: the wrong compromise, which the user refuses."""
+    the booked place: the wrong compromise, which the user refuses. `without`: per kept need,
+    the places open at the wanted time meeting every other kept need."""
     values = {value for _, kind, value in (*kept, flexible) if kind == "amenity"}
-    # The places open then meeting every kept need but the i-th: one set per kept need.
-    without = [reduce(and_, meets[:i] + meets[i + 1:], opens) for i in range(len(kept))]
     pairs: list[tuple[_Attr, str]] = []
     for amenity in amenities:
         if amenity in values:
