@@ -180,6 +180,25 @@ def test_priced_keys_equal_pricing_each_plan_walked() -> None:
                 assert itinerary.priced_keys(options, gold.priority, cap, True, objective) == plain
 
 
+def test_a_board_of_the_generated_places_shares_the_generators() -> None:
+    """A board made of the places list the generator's board was made of (the user's goal
+    shift at reset) shares its orders and sets; one of an equal copy of the list reads the
+    codes off the places and gives the same answers."""
+    from agentgym.envs.dialog import fairness
+
+    for seed in range(10):
+        task = tasks.generate_task(seed, {})
+        places = task.world.places
+        shared, copied = fairness.Board(places), fairness.Board(list(places))
+        assert shared._meets is fairness._coded._meets and shared.codes is fairness._coded.codes
+        assert copied._meets is not shared._meets and copied.codes is not shared.codes
+        for c in task.gold.constraints:
+            if c.kind != "time":
+                assert shared.meets(c.kind, c.value) == copied.meets(c.kind, c.value)
+        assert [shared.open_at(bit) for bit in range(21)] == [copied.open_at(bit) for bit in range(21)]
+        assert shared.rating.places == copied.rating.places and shared.price.keys == copied.price.keys
+
+
 def test_open_places_equals_plain() -> None:
     """`_fast.open_places` keeps the places open at each time, in world order, as the plain
     filter does, on worlds of every domain (their codes as the world kernel records them)."""
