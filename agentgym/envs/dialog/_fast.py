@@ -8,10 +8,12 @@ calls the kernels.
 
 from __future__ import annotations
 
+from itertools import compress
 from math import floor
 from typing import Any
 
-__all__ = ["accepted", "best_plan", "make_world", "pick_goal", "plan_walk", "priced_keys", "reachable"]
+__all__ = ["accepted", "best_plan", "make_world", "open_places", "pick_goal", "plan_walk", "priced_keys",
+           "reachable"]
 
 _new = object.__new__
 #: ``1 << b`` for each amenity bit b.
@@ -117,7 +119,10 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
             patience: int, tries: int, tried: int) -> bool:
     """`fairness._learner` without a margin, in one order: `held`, `opens`, `above` and `late`
     are the goal's sets in that order; `tries` is the places the learner may commit to (the open
-    ones if it books, else every place)."""
+    ones if it books, else every place). Plain code looks at each pick in turn; here the picks
+    are split by the first held need they break, a set operation per need: every pick a need
+    is named for leads to the same stage, and so does every open pick that breaks only a late
+    need (a closed proposal's stage remembers the pick, so those are still one at a time)."""
     candidates = known & ~tried & tries
     first = candidates & above
     if not first:
@@ -128,32 +133,38 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
     if arrived:
         late = every
     deeper: set[tuple[int, int, int]] = set()
-    while picks:
-        low = picks & -picks
-        picks ^= low
-        for named in held:
-            if not named & low:  # a miss, naming the first need it breaks
-                if patience > 1:
-                    k = known & named & late
-                    if not k & ~tried & tries & above:
-                        return True
-                    if patience > 2:
-                        deeper.add((k, patience - 1, tried))
-                break
-        else:
-            if not opens & low:  # a proposal of a closed place: a miss that teaches nothing new
-                if patience > 1:
-                    k, t = known & late, tried | low
-                    if not k & ~t & tries & above:
-                        return True
-                    if patience > 2:
-                        deeper.add((k, patience - 1, t))
-            else:  # breaks only a late need: it arrives, at no cost
-                k = known & late
+    # The picks that break a held need, by the first they break (the one the user names): each
+    # need leads every such pick to the same stage.
+    rest = picks
+    for named in held:
+        if rest & ~named:  # a miss, naming the first need it breaks
+            if patience > 1:
+                k = known & named & late
                 if not k & ~tried & tries & above:
                     return True
-                if patience > 1:
-                    deeper.add((k, patience, tried))
+                if patience > 2:
+                    deeper.add((k, patience - 1, tried))
+            rest &= named
+            if not rest:
+                break
+    # The picks that meet every held need.
+    closed = rest & ~opens
+    if closed and patience > 1:  # proposals of closed places: misses that teach nothing new
+        k = known & late
+        while closed:
+            low = closed & -closed
+            closed ^= low
+            t = tried | low
+            if not k & ~t & tries & above:
+                return True
+            if patience > 2:
+                deeper.add((k, patience - 1, t))
+    if rest & opens:  # each breaks only a late need: it arrives, at no cost
+        k = known & late
+        if not k & ~tried & tries & above:
+            return True
+        if patience > 1:
+            deeper.add((k, patience, tried))
     for k, p, t in deeper:
         if _learns(order, held, opens, above, late, every, k, True, p, tries, t):
             return True
@@ -162,8 +173,12 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
 
 #: Every (day, slot) bit of a week.
 _WEEK = (1 << 21) - 1
-#: ``bound.bit_length()`` for the bounds of a permutation of up to 7 items.
-_BIT_LENGTH = tuple(b.bit_length() for b in range(8))
+#: Per count m of items, `Rng.permutation`'s steps: each index i from m - 1 down to 1 and the
+#: width of its draw, ``(i + 1).bit_length()``.
+_SHUFFLE = tuple(tuple((i, (i + 1).bit_length()) for i in range(m - 1, 0, -1)) for m in range(8))
+#: Per byte: how many bits it has set, and which, lowest first.
+_COUNT = bytes(v.bit_count() for v in range(256))
+_SELECT = tuple(bytes(b for b in range(8) if v >> b & 1) for v in range(256))
 
 
 def pick_goal(places: list[Any], board: Any, goal_type: type, rng: Any, n: tuple[int, int], held: int, patience: int,
@@ -191,9 +206,15 @@ def pick_goal(places: list[Any], board: Any, goal_type: type, rng: Any, n: tuple
     week = target.open & _WEEK
     if not week:
         return None
-    for _ in range(int(rnd() * week.bit_count())):
-        week &= week - 1
-    bit = (week & -week).bit_length() - 1
+    # The k-th set bit of the week, a byte at a time.
+    k = int(rnd() * week.bit_count())
+    byte = week & 255
+    if k < _COUNT[byte]:
+        bit = _SELECT[byte][k]
+    else:
+        k -= _COUNT[byte]
+        byte = week >> 8 & 255
+        bit = 8 + _SELECT[byte][k] if k < _COUNT[byte] else 16 + _SELECT[week >> 16][k - _COUNT[byte]]
     lo, hi = n
     n_total = lo + int(rnd() * (hi - lo + 1))
     rating, price = target.rating, target.price
@@ -219,24 +240,27 @@ def pick_goal(places: list[Any], board: Any, goal_type: type, rng: Any, n: tuple
         return None
     # `Rng.permutation(m)`
     perm = list(range(m))
-    for i in range(m - 1, 0, -1):
-        bound = i + 1
-        width = _BIT_LENGTH[bound]
+    for i, width in _SHUFFLE[m]:
         k = bits(width)
-        while k >= bound:
+        while k > i:
             k = bits(width)
         perm[i], perm[k] = perm[k], perm[i]
     count = n_total - 1
-    meets = board.meets
+    meets, known = board.meets, board.known
     drawn = [kinds[i] for i in perm[:count]]
-    sets = [meets(kind, value) for _, kind, value in drawn]
+    sets = [known((kind, value)) or meets(kind, value) for _, kind, value in drawn]
     late = count - held
     n_held = count - late
-    # The attributes by (breadth, draw), then the held ones by (-breadth, that order): a key
-    # packs breadth and position, both under 256.
-    first = sorted([s[0].bit_count() << 8 | i for i, s in enumerate(sets)])
-    order = [k & 255 for k in sorted([(255 - (k >> 8)) << 8 | i for i, k in enumerate(first[:n_held])])]
-    order = [first[i] & 255 for i in order] + [k & 255 for k in first[n_held:]]
+    # The attributes by (breadth, draw), then the held ones by (-breadth, draw): a key packs
+    # breadth and place in the draw, both under 256 (255 - breadth for the second order).
+    keys = [s[0].bit_count() << 8 | i for i, s in enumerate(sets)]
+    if late:
+        keys.sort()
+        tail = [k & 255 for k in keys[n_held:]]
+        del keys[n_held:]
+    order = [k & 255 for k in sorted([65280 - k + ((k & 255) << 1) for k in keys])]
+    if late:
+        order += tail
     gold_r, gold_p = open_r, open_p
     for i in order:
         r, p = sets[i]
@@ -302,34 +326,45 @@ def plan_walk(options: list[list[Any]], order: tuple[int, ...], distinct_areas: 
             rating = p.rating
             opts.append((p.price, rating, round(rating * 10), mark, p))
         legs.append((leg, opts))
-    cheapest = [min(p.price for p in opts) if opts else 0 for opts in options]
-    rest = [sum(cheapest[order[d]] for d in range(k, len(options))) for k in range(len(options) + 1)]
+    cheapest = [min([o[0] for o in opts]) if opts else 0 for _, opts in legs]
+    rest = [0] * (len(legs) + 1)
+    for depth in range(len(legs) - 1, -1, -1):
+        rest[depth] = rest[depth + 1] + cheapest[depth]
     return legs, rest
 
 
 def priced_keys(walk: PlanWalk, cap: int, total: bool) -> list[tuple[int, tuple[float, ...]]]:
-    """`itinerary.priced_keys(options, order, cap, distinct_areas, objective)` on their
-    `plan_walk`, `total` telling whether the objective is ``TOTAL``."""
+    """``sorted(itinerary.priced_keys(options, order, cap, distinct_areas, objective))`` on
+    their `plan_walk`, `total` telling whether the objective is ``TOTAL``: the same plans,
+    each leg's options walked cheapest first so that a leg's walk ends at the first option over
+    what the budget leaves (the list is sorted, so the order plans are found in is free)."""
     legs, rest = walk
     last = len(legs) - 1
+    # An option's tuple sorts by its price first; ties never reach the place (marks differ).
+    cheapest = [sorted(opts) for _, opts in legs]
     out: list[tuple[int, tuple[float, ...]]] = []
     add = out.append
 
     def step(depth: int, spent: int, key: tuple[float, ...], score: int, used: int) -> None:
         limit = cap - spent - rest[depth + 1]
         if depth == last:
-            for price, rating, tenths, mark, _ in legs[depth][1]:
-                if price <= limit and not used & mark:
+            for price, rating, tenths, mark, _ in cheapest[depth]:
+                if price > limit:
+                    break
+                if not used & mark:
                     add((spent + price, ((score + tenths) / 10,) if total else key + (rating,)))
             return
-        for price, rating, tenths, mark, _ in legs[depth][1]:
-            if price <= limit and not used & mark:
+        for price, rating, tenths, mark, _ in cheapest[depth]:
+            if price > limit:
+                break
+            if not used & mark:
                 step(depth + 1, spent + price, key + (rating,), score + tenths, used | mark)
 
     if legs:
         step(0, 0, (), 0, 0)
     else:
         add((0, (0 / 10,) if total else ()))
+    out.sort()
     return out
 
 
@@ -425,3 +460,15 @@ def best_plan(walk: PlanWalk, budget: int | None, total: bool) -> tuple[Any, ...
 
     step(0, 0, 0)
     return best[1]
+
+
+#: Per bit b: each byte's bit b, as a byte (0 or 1).
+_ON = tuple(bytes(v >> b & 1 for v in range(256)) for b in range(8))
+
+
+def open_places(places: list[Any], hours: bytes, bit: int) -> list[Any]:
+    """``[p for p in places if p.open >> bit & 1]`` from the places' codes
+    (`fairness.Codes`): `hours` is the column of the opening hours' byte that holds `bit`. The
+    column translated to each place's bit is the selector of one `itertools.compress`, a C loop
+    that keeps the places' order. A test compares them on every time of many worlds."""
+    return list(compress(places, hours[:len(places)].translate(_ON[bit & 7])))

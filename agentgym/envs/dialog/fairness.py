@@ -158,14 +158,27 @@ class _Order:
 
 
 class Board:
-    """A world's places in the two naive orders, built once per goal search, and the sets of
-    places meeting each attribute value asked so far (a world's goals share most of them).
-    It is also the guard the task generator asks (`bounds`, `room`, `breadth`, `goal`,
-    `reachable`). `codes`: the places' `Codes`, when the caller has them."""
+    """A world's places in the two naive orders, built once per world, and the sets of places
+    meeting each attribute value asked so far (a world's goals share most of them). It is also
+    the guard the task generator asks (`bounds`, `room`, `breadth`, `goal`, `reachable`).
 
-    __slots__ = ("places", "all", "n", "rating", "price", "codes", "_both", "_cols", "_meets", "_open")
+    `codes`: the places' `Codes`, when the caller has them (the task generator). A board made
+    without them of the very places list the last board made with them was made of shares that
+    board's orders and sets: the user's goal shift, planned at reset, asks for the board of the
+    world the generator has just searched. A world's places never change, and the shared board
+    holds the list, so no other list can be taken for it."""
+
+    __slots__ = ("places", "all", "n", "rating", "price", "codes", "_both", "_cols", "_meets", "_open", "known")
 
     def __init__(self, places: Sequence[Any], codes: Codes | None = None) -> None:
+        global _coded
+        if codes is None:
+            made = _coded
+            if made is not None and made.places is places:
+                for name in Board.__slots__:
+                    setattr(self, name, getattr(made, name))
+                return
+        made_with = codes
         if codes is None:
             codes = codes_of(places)
         self.places = places
@@ -182,7 +195,11 @@ class Board:
         #: Per column, the code of each place of `_both`, made on first use.
         self._cols: list[bytes | None] = [None] * 8
         self._meets: dict[tuple[str, Any], Sets] = {}
+        #: The sets of an attribute (kind, value) asked before, else None (`meets` makes them).
+        self.known = self._meets.get
         self._open: dict[int, Sets] = {}
+        if made_with is not None:
+            _coded = self
 
     def _set(self, col: int, digits: bytes) -> Sets:
         """The places whose code in column `col` the table `digits` turns into ``1``."""
@@ -281,6 +298,10 @@ class Goal:
             out.append(ranks[(g & -g).bit_length() - 1])
             g &= g - 1
         return sorted(out)
+
+
+#: The last board made with its places' codes (see `Board`).
+_coded: Board | None = None
 
 
 def room_above(board: Board, j: int, bit: int, need: int) -> bool:

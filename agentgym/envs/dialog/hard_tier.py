@@ -37,13 +37,13 @@ from __future__ import annotations
 import math
 from functools import reduce
 from operator import and_
-from typing import Any, Callable
+from typing import Any
 
 from agentgym.core.seeding import Rng, stream_bits
 from agentgym.core.task import Task
 from agentgym.envs.dialog import tasks
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
-from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, room_above
+from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Codes, room_above
 from agentgym.envs.dialog.itinerary import PlanGold
 from agentgym.envs.dialog.itinerary_draw import PLAN_TURNS, draw_plan, plan_brief
 from agentgym.envs.dialog.itinerary_twists import draw_state
@@ -54,7 +54,6 @@ from agentgym.envs.dialog.tasks import (
     RATING_RANGE,
     Constraint,
     Gold,
-    Place,
     World,
     guessable,
 )
@@ -124,8 +123,8 @@ def generate_task(seed: int, options: dict[str, Any]) -> Task:
     # other draws.
     slack = stream_bits(seed, "task/budget") % (_PRICE_SLACK + 1)
 
-    def make_goal(world: World, rng: Rng, guard: Callable[[list[Place]], Board]) -> Gold:
-        gold, needs = _tier_goal(world, rng, slack, guard)
+    def make_goal(world: World, rng: Rng, codes: Codes) -> Gold:
+        gold, needs = _tier_goal(world, rng, slack, codes)
         drawn.update(needs)
         return gold
 
@@ -142,8 +141,8 @@ def _itinerary(seed: int, options: dict[str, Any], today: str) -> Task | None:
     when its world carries none."""
     plan: list[PlanGold] = []
 
-    def make_goal(world: World, rng: Rng, guard: Any) -> Any:
-        gold = draw_plan(world, rng, today)
+    def make_goal(world: World, rng: Rng, codes: Codes) -> Any:
+        gold = draw_plan(world, rng, today, codes)
         if gold is not None:
             plan.append(gold)
         return gold
@@ -168,11 +167,11 @@ def _brief(domain: Domain, today: str) -> str:
     return brief[:cut] + HARD_RULE + TODAY_RULE.format(today=today.capitalize()) + brief[cut:]
 
 
-def _tier_goal(world: World, rng: Rng, slack: int, guard: Callable[[list[Place]], Board]) -> tuple[Gold, dict[str, str]]:
+def _tier_goal(world: World, rng: Rng, slack: int, codes: Codes) -> tuple[Gold, dict[str, str]]:
     """A goal of the tier and the ids of its needs with a part to play (`NEEDS`), a budget
     `slack` price steps above the target's price; should no draw of `MAX_GOAL_DRAWS` carry
-    one, the hard level's own goal, with none. `guard` makes the world's board."""
-    board = guard(world.places)
+    one, the hard level's own goal, with none. `codes`: the world's places' codes."""
+    board = Board(world.places, codes)
     for _ in range(MAX_GOAL_DRAWS):
         got = _draw(world, board, rng, slack)
         if got is not None:
@@ -224,10 +223,12 @@ def _draw(world: World, board: Board, rng: Rng, slack: int) -> tuple[Gold, dict[
     give = board.meets(flexible[1], flexible[2])[0]
     if not 1 <= gold.bit_count() <= MAX_GOLD or gold & give:
         return None
+    # The places open then meeting every kept need but the i-th: one set per kept need.
+    without = [reduce(and_, meets[:i] + meets[i + 1:], opens) for i in range(_KEPT)]
     # Another need could give way too: a compromise the agent picks on its own may be wrong.
-    if not any(reduce(and_, meets[:i] + meets[i + 1:], opens & give) for i in range(_KEPT)):
+    if not any(rest & give for rest in without):
         return None
-    remembered = _remembered(board, dom.amenities, kept, flexible, meets, opens, gold, rnd)
+    remembered = _remembered(board, dom.amenities, kept, flexible, without, gold, rnd)
     if remembered is None:
         return None
     after, second = remembered
@@ -249,8 +250,8 @@ def _draw(world: World, board: Board, rng: Rng, slack: int) -> tuple[Gold, dict[
         "flexible": flexible[0], "after_booking": after[0], "flexible_after": second}
 
 
-def _remembered(board: Board, amenities: tuple[str, ...], kept: list[_Attr], flexible: _Attr, meets: list[int],
-                opens: int, gold: int, rnd: Any) -> tuple[_Attr, str] | None:
+def _remembered(board: Board, amenities: tuple[str, ...], kept: list[_Attr], flexible: _Attr, without: list[int],
+                gold: int, rnd: Any) -> tuple[_Attr, str] | None:
     """The need the user remembers after a booking and the need it then gives up, drawn among
     the pairs that keep the tier's promise; None when there is none.
 
@@ -258,10 +259,9 @@ def _remembered(board: Board, amenities: tuple[str, ...], kept: list[_Attr], fle
     agent booked, it rules the booking out); the need then given up is one of the kept ones
     (not the time), such that once it gives way one to `MAX_GOLD` places meet the rest and the
     remembered need at the wanted time. Giving up the remembered need instead would bring back
-    the booked place: the wrong compromise, which the user refuses."""
+    the booked place: the wrong compromise, which the user refuses. `without`: per kept need,
+    the places open at the wanted time meeting every other kept need."""
     values = {value for _, kind, value in (*kept, flexible) if kind == "amenity"}
-    # The places open then meeting every kept need but the i-th: one set per kept need.
-    without = [reduce(and_, meets[:i] + meets[i + 1:], opens) for i in range(len(kept))]
     pairs: list[tuple[_Attr, str]] = []
     for amenity in amenities:
         if amenity in values:

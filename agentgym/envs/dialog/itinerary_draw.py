@@ -25,6 +25,7 @@ from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.seeding import Rng
 from agentgym.envs.dialog import _fast
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain
+from agentgym.envs.dialog.fairness import OPEN, Codes
 from agentgym.envs.dialog.itinerary import (
     LABELS,
     PRIORITY,
@@ -57,17 +58,17 @@ _NEED_KINDS = ("area", "amenity", "rating")
 _FLOORS = (3.5, 4.0)
 
 
-def draw_plan(world: World, rng: Rng, today: str) -> PlanGold | None:
+def draw_plan(world: World, rng: Rng, today: str, codes: Codes | None = None) -> PlanGold | None:
     """An itinerary over `world`, its days counted from `today`; None when no draw of `_DRAWS`
-    carries one."""
+    carries one. `codes`: the world's places' `fairness.Codes`, when the caller has them."""
     for _ in range(_DRAWS):
-        gold = _draw(world, rng, DAYS.index(today))
+        gold = _draw(world, rng, DAYS.index(today), codes)
         if gold is not None:
             return gold
     return None
 
 
-def _draw(world: World, rng: Rng, start: int) -> PlanGold | None:
+def _draw(world: World, rng: Rng, start: int, codes: Codes | None = None) -> PlanGold | None:
     rnd = rng.random
     n = _LEGS[int(rnd() * len(_LEGS))]
     times = _times(rnd, n)
@@ -78,7 +79,10 @@ def _draw(world: World, rng: Rng, start: int) -> PlanGold | None:
     used: set[str] = set()
     for i, (ahead, slot, when) in enumerate(times):
         bit = (start + ahead) % len(DAYS) * 3 + slot
-        leg = _leg(world, rnd, [p for p in world.places if p.open >> bit & 1], used)
+        # The places open then; by their codes' kernel where the caller has them.
+        open_now = [p for p in world.places if p.open >> bit & 1] if codes is None else \
+            _fast.open_places(world.places, codes.cols[OPEN + (bit >> 3)], bit)
+        leg = _leg(world, rnd, open_now, used)
         if leg is None:
             return None
         needs, fits = leg
@@ -174,7 +178,7 @@ def _fit(legs: list[Leg], options: list[list[Place]], order: tuple[int, ...], ob
     if free is None:
         return None
     top = sum(p.price for p in free)
-    priced = sorted(_fast.priced_keys(walk, top - 1, objective == TOTAL))
+    priced = _fast.priced_keys(walk, top - 1, objective == TOTAL)  # sorted
     # The objective must decide something: from the least total on which two plans that fit
     # differ on it (below it, what fits ties, and any plan that keeps the rules is the answer).
     least = next((total for total, key in priced if key != priced[0][1]), None)

@@ -546,9 +546,10 @@ def domains_for(split: str) -> tuple[str, ...]:
 
 
 def generate_task(seed: int, options: dict[str, Any],
-                  make_goal: Callable[[World, Rng, Callable[[list[Place]], Board]], Any] | None = None) -> Task:
+                  make_goal: Callable[[World, Rng, Codes], Any] | None = None) -> Task:
     """Generate the dialog task of `seed` (deterministic in seed and options); `make_goal`
-    draws the goal in place of the difficulty's own draw (the hard tier's hook)."""
+    draws the goal in place of the difficulty's own draw (the hard tier's hook), given the
+    world's places' `fairness.Codes`."""
     split = options.get("split", "train")
     names = domains_for(split)
     domain_name = options.get("domain")
@@ -567,9 +568,10 @@ def generate_task(seed: int, options: dict[str, Any],
     # as much as a goal search); the world is drawn first, so it never depends on the difficulty.
     rng = fast_stream(seed, f"task/world/{domain_name}")
     t = _tables(domain)
-    world, codes = _fast.make_world(domain, rng, t, Place, World)  # `_make_world`'s world
-    guard = partial(Board, codes=Codes.of_places(codes, *t.codes))
-    gold = _make_goal(world, difficulty, rng, guard) if make_goal is None else make_goal(world, rng, guard)
+    world, coded = _fast.make_world(domain, rng, t, Place, World)  # `_make_world`'s world
+    codes = Codes.of_places(coded, *t.codes)
+    gold = _make_goal(world, difficulty, rng, partial(Board, codes=codes)) if make_goal is None else \
+        make_goal(world, rng, codes)
     return Task(
         family="dialog",
         domain=domain_name,

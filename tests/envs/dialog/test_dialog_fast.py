@@ -180,9 +180,44 @@ def test_priced_keys_equal_pricing_each_plan_walked() -> None:
                 assert itinerary.priced_keys(options, gold.priority, cap, True, objective) == plain
 
 
+def test_a_board_of_the_generated_places_shares_the_generators() -> None:
+    """A board made of the places list the generator's board was made of (the user's goal
+    shift at reset) shares its orders and sets; one of an equal copy of the list reads the
+    codes off the places and gives the same answers."""
+    from agentgym.envs.dialog import fairness
+
+    for seed in range(10):
+        task = tasks.generate_task(seed, {})
+        places = task.world.places
+        shared, copied = fairness.Board(places), fairness.Board(list(places))
+        assert shared._meets is fairness._coded._meets and shared.codes is fairness._coded.codes
+        assert copied._meets is not shared._meets and copied.codes is not shared.codes
+        for c in task.gold.constraints:
+            if c.kind != "time":
+                assert shared.meets(c.kind, c.value) == copied.meets(c.kind, c.value)
+        assert [shared.open_at(bit) for bit in range(21)] == [copied.open_at(bit) for bit in range(21)]
+        assert shared.rating.places == copied.rating.places and shared.price.keys == copied.price.keys
+
+
+def test_open_places_equals_plain() -> None:
+    """`_fast.open_places` keeps the places open at each time, in world order, as the plain
+    filter does, on worlds of every domain (their codes as the world kernel records them)."""
+    from agentgym.envs.dialog.fairness import OPEN, Codes
+
+    for seed in range(30):
+        for domain in load_domains().values():
+            world, coded = _fast.make_world(domain, fast_stream(seed, f"task/world/{domain.name}"),
+                                            tasks._tables(domain), tasks.Place, tasks.World)
+            codes = Codes.of_places(coded, *tasks._tables(domain).codes)
+            for bit in range(21):
+                got = _fast.open_places(world.places, codes.cols[OPEN + (bit >> 3)], bit)
+                want = [p for p in world.places if p.open >> bit & 1]
+                assert [id(p) for p in got] == [id(p) for p in want], (seed, domain.name, bit)
+
+
 def test_plan_kernels_equal_the_solvers() -> None:
     """`_fast.best_plan`, `_fast.priced_keys` and `_fast.accepted` equal `itinerary.best_plan`,
-    `itinerary.priced_keys` and the plans of `itinerary.plans` with a key, on the hard tier's
+    `itinerary.priced_keys` (sorted) and the plans of `itinerary.plans` with a key, on the hard tier's
     itineraries: budgets none, the gold's, one under and twice it; areas distinct or not; both
     objectives; the keys of the best plan and of others walked."""
     compared = 0
@@ -203,7 +238,7 @@ def test_plan_kernels_equal_the_solvers() -> None:
                         if budget is None:
                             continue
                         assert _fast.priced_keys(walk, budget, total) == \
-                            itinerary.priced_keys(options, order, budget, distinct, objective)
+                            sorted(itinerary.priced_keys(options, order, budget, distinct, objective))
                         walked = list(itinerary.plans(options, order, budget, distinct))
                         keys = {itinerary.plan_key(plan, order, objective) for plan in walked[:6]}
                         if best is not None:

@@ -50,7 +50,7 @@ class Checked:
     a margin of one, and from midway (what a goal shift asks)."""
 
     def __init__(self, places: Sequence[Any], codes: fairness.Codes, seen: Counter[str]) -> None:
-        self.boards = (fairness.Board(places, codes), fairness.Board(places))
+        self.boards = (fairness.Board(places, codes), fairness.Board(places, fairness.codes_of(places)))
         self.plain, self.seen = PlainGuard(places), seen
 
     def _same(self, what: str, fast: Sequence[Any], plain: Any) -> Any:
@@ -97,7 +97,7 @@ def compare(seeds: range) -> Counter[str]:
                 state = rng.getstate()
                 golds, ends = [], []
                 for guard in (partial(fairness.Board, codes=Codes.of_places(list(coded), *_tables(domain).codes)),
-                              fairness.Board, PlainGuard,
+                              lambda places: fairness.Board(places, fairness.codes_of(places)), PlainGuard,
                               lambda places: Checked(places, Codes.of_places(list(coded), *_tables(domain).codes),
                                                      seen)):
                     rng.setstate(state)
