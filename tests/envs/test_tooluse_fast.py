@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import re
 from collections import OrderedDict
 from typing import Any
 
 import pytest
 
+from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.seeding import fast_stream
 from agentgym.envs.tooluse import _fast
-from agentgym.envs.tooluse.base import Draws, Gold, Step
+from agentgym.envs.tooluse.base import Draws, Gold, Step, compose_brief, restated
 from agentgym.envs.tooluse.domains import DomainSpec, Generated, load_domains
 from agentgym.envs.tooluse.domains.calendar import WORK_MIN, Person
+from agentgym.envs.tooluse.domains.calendar import _fits as calendar_fits
+from agentgym.envs.tooluse.domains.calendar import _fits_plain as calendar_fits_plain
+from agentgym.envs.tooluse.domains.calendar import vocab as calendar_vocab
 from agentgym.envs.tooluse.domains.finance import _CODES
+from agentgym.envs.tooluse.domains.finance_tier import QUOTE
 from agentgym.envs.tooluse.paging import NamedRow, paged_plan
+from agentgym.envs.tooluse.policies import policy_lines
+from agentgym.envs.tooluse.tasks import generate_task, tier_turns
 
 _TIERED = sorted(name for name, spec in load_domains().items() if spec.hard_toolkit is not None)
 
@@ -132,3 +141,74 @@ def test_a_draft_is_generates_task_less_what_the_tier_remakes(domain: str) -> No
         if draft.goal.request:  # the request kept: all of generate's but the gold's plan and effects
             assert draft.goal == full.goal and draft.gold.traps == full.gold.traps
             assert draft.gold.plan == draft.gold.effects == ()
+
+
+def _tier_task(spec: DomainSpec, seed: int) -> Generated:
+    """The tier's task of `seed` as `generate_task` makes it, before its gold reads later pages."""
+    gen = (spec.draft or spec.generate)(Draws(fast_stream(seed, f"task/world/{spec.name}")), spec.tier_base)
+    assert spec.harden is not None
+    return spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
+
+
+@pytest.mark.parametrize("domain", sorted(n for n, s in load_domains().items() if s.pages is not None))
+def test_a_domains_own_pages_are_the_generic_reading(domain: str) -> None:
+    """`DomainSpec.pages` reads the tier's gold as `_fast.paged_plan` (the plain reading) does."""
+    spec = load_domains()[domain]
+    assert spec.pages is not None and spec.hard_toolkit is not None
+    for seed in range(1500):
+        gen = _tier_task(spec, seed)
+        plan = gen.gold.plan
+        assert spec.pages(plan, gen.world) == _fast.paged_plan(plan, spec.hard_toolkit(gen.world), spec.toolkit,
+                                                              spec.paged), seed
+
+
+def test_no_meeting_topic_reads_as_a_start_time() -> None:
+    """What `calendar_tier.pages` rests on: a booking's title never equals a free start."""
+    assert not any(re.fullmatch(r"\d\d:\d\d", topic) for topic in calendar_vocab().topics)
+
+
+def _plain_tier_brief(domain: str, brief: str, job: Any) -> str:
+    """The tier's brief as the plain text operations make it from the domain's: its policies
+    replaced by the tier's (a finance quote's followed by the quote's rule), then the turn
+    budget before them."""
+    rules = policy_lines(domain)
+    if domain == "finance" and job.kind != "reimburse":
+        brief = brief.replace(rules, f"{rules}\n{policy_lines(QUOTE)}")
+    else:
+        brief = brief.replace(rules, policy_lines(domain, tier=True))
+    turns = f"You have {tier_turns(domain)} turns for this request: one reply, with up to {MAX_CALLS_PER_TURN} " \
+            "tool calls in it, is one turn."
+    return brief if turns in brief else brief.replace("Policies:\n", f"{turns}\nPolicies:\n", 1)
+
+
+@pytest.mark.parametrize("domain", _TIERED)
+def test_the_tier_brief_is_the_domains_with_the_tiers_policies(domain: str) -> None:
+    spec = load_domains()[domain]
+    for seed in range(300):
+        base = (spec.draft or spec.generate)(Draws(fast_stream(seed, f"task/world/{domain}")), spec.tier_base)
+        task = generate_task(seed, {"domain": domain, "difficulty": "hard"})
+        assert task.brief == _plain_tier_brief(domain, base.brief, task.goal.job), seed
+
+
+def test_restated_is_the_brief_composed_with_other_policies() -> None:
+    facts = ["Today is 2025-03-04.", "Policies: are below."]
+    brief = compose_brief("a helper", "Do the job.", facts, "- one\n- two")
+    assert restated(brief, "- one\n- two", "- three") == compose_brief("a helper", "Do the job.", facts, "- three")
+    assert restated(brief, "- one\n- two", "- three", "Be quick.") == compose_brief("a helper", "Do the job.",
+                                                                                  [*facts, "Be quick."], "- three")
+    with pytest.raises(ValueError):
+        restated(brief, "- one", "- three")
+
+
+def test_a_gold_with_another_plan_or_traps_is_replaces() -> None:
+    gold = Gold("k", (Step("a", {"x": 1}),), (), ("t",), ({"name": "s"},), ({"name": "u"},))
+    plan = (Step("b", {}),)
+    assert gold.with_plan(plan) == dataclasses.replace(gold, plan=plan)
+    assert gold.with_plan(plan, ()) == dataclasses.replace(gold, plan=plan, useful=())
+    assert gold.with_traps(("v",)) == dataclasses.replace(gold, traps=("v",))
+
+
+def test_the_calendar_fit_table_is_the_computed_fits() -> None:
+    for duration in (30, 45, 60, 90):
+        for start in range(-60, 1500, 15):
+            assert calendar_fits(start, duration) == calendar_fits_plain(start, duration)

@@ -209,6 +209,16 @@ class Gold:
     #: never required, as the kind's `POINTED_READS` are.
     useful: tuple[dict[str, Any], ...] = ()
 
+    def with_plan(self, plan: tuple[Step, ...], useful: tuple[dict[str, Any], ...] | None = None) -> Gold:
+        """This gold with `plan` (and `useful`, where given) in place of its own: what
+        ``dataclasses.replace`` makes, built directly (reset makes one or more per task)."""
+        return Gold(self.kind, plan, self.effects, self.traps, self.superseded,
+                    self.useful if useful is None else useful)
+
+    def with_traps(self, traps: tuple[str, ...]) -> Gold:
+        """This gold with `traps` in place of its own (``dataclasses.replace``, built directly)."""
+        return Gold(self.kind, self.plan, self.effects, traps, self.superseded, self.useful)
+
     def plan_calls(self) -> list[dict[str, Any]]:
         """The plan's calls as `to_dict` lists them (``"calls"``). An id that one of the plan's
         steps produces and a later one passes on (a refund's approval) is any id of its kind the
@@ -446,7 +456,8 @@ DAY_MINUTES = 1440
 
 def stamp(minute: int) -> str:
     """An instant (minutes since Jan 1 of the simulated year, 00:00 UTC) as ``YYYY-MM-DD HH:MM``."""
-    return f"{DAY_ISO[minute // DAY_MINUTES]} {hhmm(minute % DAY_MINUTES)}"
+    # An int's remainder by DAY_MINUTES lies in [0, 1440): `hhmm` of it is its `_HHMM` entry.
+    return f"{DAY_ISO[minute // DAY_MINUTES]} {_HHMM[minute % DAY_MINUTES]}"
 
 
 def parse_day(iso: str) -> int:
@@ -470,3 +481,22 @@ def compose_brief(role: str, job: str, facts: Sequence[str], policies: str) -> s
     """The system brief: who the assistant is, its job, the domain's facts and its policies."""
     lines = [f"You are {role}. {job}", *facts, "Policies:", policies, _HOWTO]
     return "\n".join(lines)
+
+
+def restated(brief: str, policies: str, instead: str, fact: str = "") -> str:
+    """``compose_brief(role, job, facts, instead)`` for the `brief` that ``compose_brief(role,
+    job, facts, policies)`` made (with `fact` last among the facts, where given): its policies
+    are the lines before the closing paragraph, which are cut off and put back after `instead`
+    (no search for them in the brief)."""
+    end = len(brief) - len(_HOWTO) - 1  # where the policies end: a newline, then the closing paragraph
+    start = end - len(policies)
+    head = start - len(_POLICIES)  # where the facts end
+    if not (brief.startswith(policies, start) and brief.startswith(_POLICIES, head) and brief.endswith(_HOWTO)):
+        raise ValueError("the brief was not composed with these policies")
+    if fact:
+        return f"{brief[:head]}\n{fact}{_POLICIES}{instead}{brief[end:]}"
+    return f"{brief[:start]}{instead}{brief[end:]}"
+
+
+#: What stands before a brief's policies.
+_POLICIES = "\nPolicies:\n"

@@ -19,7 +19,7 @@ from agentgym.core.tools import Bounds, ToolError
 from agentgym.envs.tooluse.base import Step
 
 __all__ = ["PAGE_SIZE", "Page", "Settles", "PagedList", "NamedRow", "every_row", "first_page", "named_row", "paged",
-           "paged_plan"]
+           "paged_plan", "pages_read", "read_on"]
 
 #: Rows per page: small enough that the hard tier's lists (3 to 6 rows) take 2 or 3 pages.
 PAGE_SIZE = 2
@@ -109,3 +109,18 @@ def paged_plan(plan: tuple[Step, ...], toolkit: Any, lists: Mapping[str, PagedLi
             pages = min(pages, last // PAGE_SIZE + 1)
         out += [Step(step.name, {**step.arguments, "page": p}) for p in range(2, pages + 1)]
     return tuple(out)
+
+
+def pages_read(rows: int, last: int | None) -> int:
+    """How many pages of a list of `rows` rows `paged_plan` reads, where `last` is the last row
+    needed (None: every row counts)."""
+    pages = max(1, -(-rows // PAGE_SIZE))
+    return pages if last is None else min(pages, last // PAGE_SIZE + 1)
+
+
+def read_on(plan: tuple[Step, ...], k: int, pages: int) -> tuple[Step, ...]:
+    """`plan` with a call for each page after the first of its paged call `k`, up to `pages`,
+    right after it (as `paged_plan` adds them)."""
+    step = plan[k]
+    return (*plan[:k + 1], *[Step(step.name, {**step.arguments, "page": p}) for p in range(2, pages + 1)],
+            *plan[k + 1:])

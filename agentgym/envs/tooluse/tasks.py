@@ -7,7 +7,6 @@ at the final world: the records the agent's writes made and the policy violation
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -103,7 +102,10 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
     paged list as far as a careful agent must."""
     if spec.harden is not None:
         gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
-    gen.gold = _read_pages(spec, gen.gold, gen.world)
+    if spec.pages is not None:  # the domain reads its gold's pages off its world
+        gen.gold = gen.gold.with_plan(spec.pages(gen.gold.plan, gen.world))
+    else:
+        gen.gold = _read_pages(spec, gen.gold, gen.world)
     # Every tier brief states its turn budget (the orders tier's says it where its rules do).
     turns = f"You have {tier_turns(spec.name)} turns for this request: one reply, with up to {MAX_CALLS_PER_TURN} tool calls " \
             "in it, is one turn."
@@ -121,8 +123,7 @@ def _read_pages(spec: DomainSpec, gold: Gold, world: World) -> Gold:
     as it is now."""
     if spec.hard_toolkit is None:
         return gold
-    plan = _fast.paged_plan(gold.plan, spec.hard_toolkit(world), spec.toolkit, spec.paged)
-    return replace(gold, plan=plan)
+    return gold.with_plan(_fast.paged_plan(gold.plan, spec.hard_toolkit(world), spec.toolkit, spec.paged))
 
 
 def shift_gold(task: Task, gold: Gold) -> Gold:
@@ -132,7 +133,10 @@ def shift_gold(task: Task, gold: Gold) -> Gold:
     if not is_tier(task):
         return gold
     # What the task points to beyond the plan (the organiser) is the shifted task's too.
-    return replace(_read_pages(load_domains()[task.domain], gold, task.world), useful=task.gold.useful)
+    spec = load_domains()[task.domain]
+    plan = gold.plan if spec.hard_toolkit is None else \
+        _fast.paged_plan(gold.plan, spec.hard_toolkit(task.world), spec.toolkit, spec.paged)
+    return gold.with_plan(plan, task.gold.useful)
 
 
 def longest_plan(task: Task) -> int:

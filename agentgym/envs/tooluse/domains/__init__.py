@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
-from agentgym.envs.tooluse.base import Draws, Goal, Gold, ToolUseToolkit, World
+from agentgym.envs.tooluse.base import Draws, Goal, Gold, Step, ToolUseToolkit, World
 from agentgym.envs.tooluse.review import Names, ReviewWords
 
 __all__ = ["DomainSpec", "Generated", "Shift", "DOMAIN_MODULES", "TIER_MODULES", "load_domains", "solved"]
@@ -75,7 +75,7 @@ class DomainSpec:
     that tool and the record field its one argument takes (so a shift after such a record was
     made stays recoverable, and a wrong one can be put right); `review` holds the user's words for what it sees of the world
     (`agentgym.envs.tooluse.review`), and `names` the domain's names for record fields there.
-    `hard_toolkit`, `paged`, `harden` and `draft` make the hard tier (see `agentgym.envs.tooluse.tasks`).
+    `hard_toolkit`, `paged`, `harden`, `draft` and `pages` make the hard tier (see `agentgym.envs.tooluse.tasks`).
     """
 
     name: str
@@ -102,6 +102,11 @@ class DomainSpec:
     #: `harden` makes anew (the gold's plan and effects, solved again on the hardened world; the
     #: orders tier's request), which generate would make for the tier to throw away. None: generate.
     draft: Callable[[Draws, str], Generated] | None = None
+    #: The pages the tier's own gold reads, where the domain knows them without calling its
+    #: tools: ``pages(plan, world)`` is what `agentgym.envs.tooluse.tasks` would make of the gold
+    #: `plan` the tier's `harden` made on `world` (the generic reading, `_fast.paged_plan`), from
+    #: the world's records and the plan's steps that can name a row. None: the generic reading.
+    pages: Callable[[tuple[Step, ...], World], tuple[Step, ...]] | None = None
 
     @property
     def undoable(self) -> frozenset[str]:

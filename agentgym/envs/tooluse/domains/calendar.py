@@ -351,6 +351,19 @@ _ORGANISERS = tuple((ci, h) for ci, (_, off) in enumerate(_V.cities) for h in (8
 @lru_cache(maxsize=None)
 def _fits(start: int, duration: int) -> tuple[tuple[int, int], ...]:
     """(city index, start hour) pairs whose working hours hold [start, start + duration) UTC."""
+    hit = _fit_table(duration).get(start)
+    return _fits_plain(start, duration) if hit is None else hit
+
+
+@lru_cache(maxsize=None)
+def _fit_table(duration: int) -> dict[int, tuple[tuple[int, int], ...]]:
+    """`_fits_plain` of every start on the grid of a UTC day (where every start the tasks use
+    lies), for one duration: the table `_fits` would fill entry by entry, built once."""
+    return {start: _fits_plain(start, duration) for start in range(0, DAY_MIN, GRID)}
+
+
+def _fits_plain(start: int, duration: int) -> tuple[tuple[int, int], ...]:
+    """`_fits`, computed."""
     out = []
     for ci, (_, off) in enumerate(_V.cities):
         for h in (8, 9, 10):

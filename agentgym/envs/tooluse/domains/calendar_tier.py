@@ -15,12 +15,11 @@ asked for and says the next date nobody is off is fine. Also: free start times c
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated, Any
 
 from agentgym.core.tools import READ, MaxLen, tool
 from agentgym.envs.tooluse._fast import all_work
-from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, Draws, Gold
+from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, ISO_DAY, Draws, Gold, Step, hhmm, restated
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.calendar import (
     _V,
@@ -38,7 +37,7 @@ from agentgym.envs.tooluse.domains.calendar import (
     draft,
     earliest,
 )
-from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
+from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, pages_read, read_on
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["CalendarTierToolkit", "harden", "TIER"]
@@ -155,7 +154,7 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
         if pid in attending:
             days.discard(world.day)
         world.days_off[pid] = tuple(sorted(days))
-    gen.brief = gen.brief.replace(policy_lines("calendar"), policy_lines("calendar", tier=True))
+    gen.brief = restated(gen.brief, policy_lines("calendar"), policy_lines("calendar", tier=True))
     traps = list(gen.gold.traps)
     asked = world.day
     if world.today <= world.day - 2 and d.chance(0.5):
@@ -171,7 +170,7 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     # the policy forbids (a reply that did would make an obedient assistant break the policy).
     date = next(det for det in gen.goal.details if det.id == "date")
     date.statement = _DATE_SAID.format(date=f"{DAY_WEEKDAY[asked]} {DAY_ISO[asked]}")
-    gen.gold = replace(gen.gold, traps=tuple(traps))
+    gen.gold = gen.gold.with_traps(tuple(traps))
     return gen
 
 
@@ -182,6 +181,23 @@ def _organiser_read(world: CalendarWorld) -> tuple[dict[str, Any], ...]:
     return ({"name": "find_person", "arguments": {"query": {"words_of": world.people[world.me].name}}},)
 
 
+def pages(plan: tuple[Step, ...], world: CalendarWorld) -> tuple[Step, ...]:
+    """The pages the tier's gold reads (`DomainSpec.pages`): the free starts, earliest first as
+    `get_free_slots` lists them, up to the page of the start the booking names. Of the values
+    the calls after it name (`booking`'s: the title, people, date, start and length, the
+    meeting), only the start is ``HH:MM`` (no topic is: a test keeps it so), and so the only one
+    a free start can equal. The call is the solver's, so it is one `get_free_slots` answers."""
+    for k, step in enumerate(plan):
+        if step.name != "get_free_slots":
+            continue
+        args = step.arguments  # the solver's call: its people and date are the world's
+        starts = [hhmm(s) for s in world.free_starts(args["person_ids"], ISO_DAY[args["date"]], args["duration_minutes"])]
+        named = [starts.index(s.arguments["start_utc"]) for s in plan[k + 1:]
+                 if s.name == "book_meeting" and s.arguments.get("start_utc") in starts]
+        return read_on(plan, k, pages_read(len(starts), max(named) if named else None))
+    return plan
+
+
 #: What `load_domains` adds to the calendar domain's spec.
 TIER: dict[str, Any] = {
     "hard_toolkit": CalendarTierToolkit,
@@ -189,4 +205,5 @@ TIER: dict[str, Any] = {
     "paged": {"get_free_slots": PagedList("free_starts_utc", named_row())},
     "harden": harden,
     "draft": draft,
+    "pages": pages,
 }

@@ -19,10 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.core.tools import READ, tool
-from agentgym.envs.tooluse.base import DAY_ISO, Draws, Gold
+from agentgym.envs.tooluse.base import DAY_ISO, Draws, Gold, Step
 from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.finance import (
+    _BRIEF,
     _CODES,
     _MONTH_START,
     _OTHER_STATUSES,
@@ -36,7 +37,7 @@ from agentgym.envs.tooluse.domains.finance import (
     draft,
     solve,
 )
-from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, every_row, named_row, paged
+from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, every_row, named_row, paged, pages_read, read_on
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
 __all__ = ["FinanceTierToolkit", "harden", "TIER", "MEAL_CAP", "QUOTE"]
@@ -110,9 +111,8 @@ def harden(d: Draws, gen: Generated) -> Generated:
         gen = _namesake(d, world, req, gen)
     if req.kind != "reimburse":
         gen.gold = _gold(world, req, gen.gold, gen.gold.traps)
-        gen.brief = gen.brief.replace(policy_lines("finance"), f"{policy_lines('finance')}\n{policy_lines(QUOTE)}")
+        gen.brief = _QUOTE_BRIEF if gen.brief == _BRIEF else _quote_brief(gen.brief)
         return gen
-    rules = policy_lines("finance")
     world.meal_cap = MEAL_CAP
     approved = [e for e in world.month_expenses(req.employee_id, req.month) if e.status == _STATUS]
     others = _NOT_MEALS
@@ -141,7 +141,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     traps += ["pre_approved_meal"] * any(e.pre_approved and e.category == "meals" for e in world.expenses)
     # The world is as `gold` was solved on: its plan and effects stand, with the traps found.
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded)
-    gen.brief = gen.brief.replace(rules, policy_lines("finance", tier=True))
+    gen.brief = _TIER_BRIEF if gen.brief == _BRIEF else _tier_brief(gen.brief)
     gen.goal.request += _IN_FULL
     gen.goal.blurred = {k: v + _IN_FULL for k, v in gen.goal.blurred.items()}
     world.press = press(d, world, req)
@@ -256,5 +256,40 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
     return gen
 
 
+def pages(plan: tuple[Step, ...], world: FinanceWorld) -> tuple[Step, ...]:
+    """The pages the tier's gold reads (`DomainSpec.pages`): every page of the employee's
+    expenses of the month (every row counts), and the accounts, in their order, up to the page
+    of the one the transfer is paid from. Of the values `solve`'s later calls name, only an
+    account id (``ACC-``) is an account's, and only `create_transfer`'s `from_account` holds one.
+    The calls are the solver's, so each is one the tools answer."""
+    out = plan
+    for k in range(len(plan) - 1, -1, -1):  # the last first: the indices before it stay as they are
+        step = plan[k]
+        if step.name == "list_expenses":
+            month, employee = int(step.arguments["month"][5:]), step.arguments["employee_id"]
+            lo, hi = _MONTH_START[month - 1], _MONTH_START[month]
+            rows = sum(1 for e in world.expenses if e.employee_id == employee and lo <= e.day < hi)
+            out = read_on(out, k, pages_read(rows, None))
+        elif step.name == "list_accounts":
+            accounts = list(world.accounts)
+            named = [accounts.index(s.arguments["from_account"]) for s in plan[k + 1:]
+                     if s.name == "create_transfer" and s.arguments.get("from_account") in world.accounts]
+            out = read_on(out, k, pages_read(len(accounts), max(named) if named else None))
+    return out
+
+
+def _quote_brief(brief: str) -> str:
+    """A quote's brief in the tier: the quote's consent rule after the domain's policies."""
+    return brief.replace(policy_lines("finance"), f"{policy_lines('finance')}\n{policy_lines(QUOTE)}")
+
+
+def _tier_brief(brief: str) -> str:
+    """A reimbursement's brief in the tier: the tier's policies in the domain's place."""
+    return brief.replace(policy_lines("finance"), policy_lines("finance", tier=True))
+
+
+#: The tier's briefs of the domain's one brief (every finance task's), made once.
+_QUOTE_BRIEF, _TIER_BRIEF = _quote_brief(_BRIEF), _tier_brief(_BRIEF)
 #: What `load_domains` adds to the finance domain's spec.
-TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden, "draft": draft}
+TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden, "draft": draft,
+                        "pages": pages}

@@ -34,7 +34,7 @@ from agentgym.envs.tooluse.base import (
     stamp,
 )
 from agentgym.envs.tooluse.data import domain_split, read_json, str_list, strict
-from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift
+from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift, solved
 from agentgym.envs.tooluse.policies import policy, policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
@@ -452,8 +452,14 @@ _NO_ROLLBACK_SAID = "No rollback, please; just file the incident."
 
 def generate(d: Draws, difficulty: str) -> Generated:
     """An incident-triage task: the world, the user's request, and the reference solver's gold."""
+    return solved(draft(d, difficulty), solve)
+
+
+def draft(d: Draws, difficulty: str) -> Generated:
+    """`generate`'s task but for its gold's plan and effects (left empty): what the hard tier
+    starts from, which solves its own world. The solver makes no draw and changes nothing in
+    the world, so every draw and everything else is generate's; its gold's kind is "incident"."""
     world, req, traps = _make_world(d, difficulty)
-    gold = solve(world, req)
     t = _V.templates
     symptom = req.chain[0]
     service = d.pick(t["service_inline"]).format(service=symptom) if req.named else ""
@@ -472,7 +478,7 @@ def generate(d: Draws, difficulty: str) -> Generated:
     # Asked whether to roll back, a user who did not ask for it says no (rather than "I don't know").
     details.append(Detail("rollback", "rollback", _ROLLBACK_SAID if req.rollback else _NO_ROLLBACK_SAID,
                           "upfront" if req.rollback else "ask"))
-    gold = Gold(gold.kind, gold.plan, gold.effects, traps)
+    gold = Gold("incident", (), (), traps)
     return Generated(world, Goal("incident", text, tuple(details), blurred, job=req), gold, _brief(world.now))
 
 

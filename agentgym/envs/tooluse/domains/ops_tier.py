@@ -15,11 +15,10 @@ rate the task was made with).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Literal
 
 from agentgym.core.tools import READ, tool
-from agentgym.envs.tooluse.base import Draws, Effect, Gold, Step
+from agentgym.envs.tooluse.base import Draws, Gold, Step, restated
 from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.ops import (
@@ -32,10 +31,11 @@ from agentgym.envs.tooluse.domains.ops import (
     OpsToolkit,
     OpsWorld,
     Service,
+    draft,
     severity_of,
     solve,
 )
-from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, first_page, named_row, paged
+from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, first_page, named_row, paged, pages_read, read_on
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["OpsTierToolkit", "harden", "TIER"]
@@ -127,8 +127,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
             low, high = _SEV_RATES[req.severity]  # near a threshold: another rate of the same band
             service.error_rate = round(low + _MARGIN + (high - low - 2 * _MARGIN) * d.random(), 1)
         service.counts, service.error_rate = (requests, errors), rate
-    rules = policy_lines("ops")
-    gen.brief = gen.brief.replace(rules, policy_lines("ops", tier=True))
+    gen.brief = restated(gen.brief, policy_lines("ops"), policy_lines("ops", tier=True))
     root = world.services[req.chain[-1]]
     for service in world.services.values():
         for dep in service.deploys:
@@ -137,14 +136,15 @@ def harden(d: Draws, gen: Generated) -> Generated:
     # (the plan makes the same calls, so its pages follow from the deploys' count).
     where = d.pick((("before",), ("after",), ("before", "after")))
     n = len(root.deploys)
-    reading = _reads_the_rate(gen.gold, symptom.name).plan  # the tier's plan reads the counts
-    if len(where) == 2 and _every_page(world, reading) - _pages(n) + _pages(n + 2) > _MAX_CALLS:
+    # The plan on the world so far: the task's own, reading the counts (`solve` reads a service's
+    # metrics where it has counts), with the same cause and rollback target (the older deploys
+    # come first, and the cause has a deploy before it).
+    if len(where) == 2 and _every_page(world, solve(world, req).plan) - _pages(n) + _pages(n + 2) > _MAX_CALLS:
         where = (d.pick(where),)
-    before = {id(dep): dep.version for dep in root.deploys}
     _fail_deploys(d, root, where)
-    # The same deploys as before, under versions that may have moved up a patch.
-    gold = _reads_the_rate(_renamed(gen.gold, {before[id(dep)]: dep.version for dep in root.deploys
-                                               if id(dep) in before and before[id(dep)] != dep.version}), symptom.name)
+    # The same cause and rollback target, under versions that may have moved up a patch (a
+    # failed deploy never ran: the solver passes over it).
+    gold = solve(world, req)
     # Still too long: the oldest deploy goes, while the cause stays off the first page.
     while _every_page(world, gold.plan) > _MAX_CALLS and _cause_at(root, gold) > PAGE_SIZE:
         root.deploys.pop(0)
@@ -195,45 +195,6 @@ def _fail_deploys(d: Draws, root: Service, where: tuple[str, ...]) -> None:
     if "before" in where or onset - deploys[cause].at < 3:
         start = max(deploys[cause - 1].at + 30, deploys[cause].at - 600)
         _insert(d, deploys, cause, d.between(start, deploys[cause].at - 5))
-
-
-#: The calls that name a version (the others, reads, are left as they are).
-_NAMING = frozenset({"file_incident", "rollback"})
-
-
-def _renamed(gold: Gold, versions: dict[str, str]) -> Gold:
-    """`gold` with each version of `versions` renamed, in one pass (so a rename never renames
-    again): a call's argument or an effect's field that is the version, and the version as a
-    word of a call's summary or an effect's text."""
-    if not versions:
-        return gold
-
-    def text(value: Any) -> Any:
-        # A string that holds no old version as a substring has none as a word: it stays as it is.
-        if isinstance(value, str):
-            if value in versions:  # the version itself (a word alone)
-                return versions[value]
-            for old in versions:
-                if old in value:
-                    return " ".join(versions.get(w, w) for w in value.split(" "))
-        return value
-
-    plan = tuple(Step(st.name, {k: text(v) for k, v in st.arguments.items()}, st.produces)
-                 if st.name in _NAMING else st for st in gold.plan)
-    effects = tuple(Effect(e.id, e.slot, e.kind, {k: text(v) for k, v in e.fields.items()}, text(e.text))
-                    for e in gold.effects)
-    return Gold(gold.kind, plan, effects, gold.traps, gold.superseded)
-
-
-def _reads_the_rate(gold: Gold, symptom: str) -> Gold:
-    """`gold` with the symptom's metrics read where `solve` reads them (after the alerts, if
-    listed): the tier's severity follows the counts they give, whatever the request states (the
-    gold of the task before the tier, which took a stated severity, skips them)."""
-    read = Step("get_metrics", {"service": symptom})
-    if any(s.name == read.name and s.arguments == read.arguments for s in gold.plan):
-        return gold
-    at = 1 if gold.plan and gold.plan[0].name == "list_alerts" else 0
-    return replace(gold, plan=(*gold.plan[:at], read, *gold.plan[at:]))
 
 
 def _cause_at(root: Service, gold: Gold) -> int:
@@ -287,9 +248,34 @@ _NAMED = named_row("version")
 #: deploys are oldest first: the cause is settled by the first deploy after it that ran (or the
 #: end), as a failed one may still be followed by one before the onset.
 _PAGED = {"search_logs": PagedList("lines", first_page), "get_deploys": PagedList("deploys", _cause_settled)}
+def pages(plan: tuple[Step, ...], world: OpsWorld) -> tuple[Step, ...]:
+    """The pages the tier's gold reads (`DomainSpec.pages`): one of each service's error lines
+    (`first_page`), and the culprit's deploys, oldest first, up to the page of the first deploy
+    that ran after the last one a later call names (`_cause_settled`). Of the values `solve`'s
+    later calls name, only a version is a deploy's, and only `file_incident`'s `cause_version`
+    and `rollback`'s `to_version` hold one (the summary holds one among other words). The
+    world is the task's initial one: no rollback shows among the deploys yet."""
+    for k, step in enumerate(plan):
+        if step.name != "get_deploys":
+            continue
+        deploys = world.services[step.arguments["service"]].deploys
+        assert not world.records
+        versions = [dep.version for dep in deploys]
+        named = [versions.index(v) for s in plan[k + 1:]
+                 for v in (s.arguments.get("cause_version"), s.arguments.get("to_version")) if v in versions]
+        last = None
+        if named:
+            cause = max(named)
+            last = next((i for i in range(cause + 1, len(deploys)) if deploys[i].status != "failed"), len(deploys) - 1)
+        return read_on(plan, k, pages_read(len(deploys), last))
+    return plan
+
+
 #: What `load_domains` adds to the ops domain's spec.
 TIER: dict[str, Any] = {
     "hard_toolkit": OpsTierToolkit,
     "paged": _PAGED,
     "harden": harden,
+    "draft": draft,
+    "pages": pages,
 }

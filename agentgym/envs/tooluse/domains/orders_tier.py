@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.tools import READ, WRITE, MaxLen, tool
-from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, cents, money
+from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Step, cents, money, restated
 from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.orders import (
@@ -40,7 +40,7 @@ from agentgym.envs.tooluse.domains.orders import (
 from agentgym.envs.tooluse.domains.orders import shifts as order_shifts
 from agentgym.envs.tooluse.domains.orders_bulk import BulkRequest, build, dates, solve_bulk
 from agentgym.envs.tooluse.domains.orders_bulk import shifts as bulk_shifts
-from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged
+from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, pages_read, read_on
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
 __all__ = ["OrdersTierToolkit", "harden", "TIER", "EXTRA_DAYS", "PLUS_LIMIT", "FEE"]
@@ -153,8 +153,8 @@ def harden(d: Draws, gen: Generated) -> Generated:
                    "ask" if d.chance(0.5) else "upfront")
     gen.goal = _goal(world, bulk, email)
     world.press = press(d, world, bulk, gold)
-    gen.brief = gen.brief.replace(policy_lines("orders"), policy_lines("orders", tier=True)).replace(
-        "Policies:\n", f"{_TURNS}\nPolicies:\n", 1)
+    # The tier's policies in the domain's place, the turn budget before them.
+    gen.brief = restated(gen.brief, policy_lines("orders"), policy_lines("orders", tier=True), _TURNS)
     return gen
 
 
@@ -269,6 +269,28 @@ def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str) -> None:
     world.orders[order.id] = order
 
 
+def pages(plan: tuple[Step, ...], world: OrdersWorld) -> tuple[Step, ...]:
+    """The pages the gold of a bulk return reads (`DomainSpec.pages`): the customer's orders,
+    newest first as `list_orders` lists them, up to the page of the last one a later call names.
+    Of the values `solve_bulk`'s calls name, only an order id is an order's (the others are
+    items, categories, amounts, approvals: ``I-``, ``AP-``, words, numbers), and only the
+    `order_id` argument holds one."""
+    for k, step in enumerate(plan):
+        if step.name != "list_orders":
+            continue
+        if step.arguments.get("customer_id") != world.customer_id:
+            return plan  # the call fails: one page is read
+        listed = {o.id: i for i, o in enumerate(sorted(world.orders.values(), key=_newest))}
+        named = [listed[o] for o in {s.arguments.get("order_id") for s in plan[k + 1:]} if o in listed]
+        return read_on(plan, k, pages_read(len(listed), max(named) if named else None))
+    return plan
+
+
+def _newest(order: Order) -> int:
+    """`list_orders`' order: newest first."""
+    return -order.placed
+
+
 def _shifts(world: OrdersWorld, job: Any) -> list[Any]:
     """The goal shifts of a task: a bulk return's (`orders_bulk.shifts`) or the domain's."""
     return bulk_shifts(world, job) if isinstance(job, BulkRequest) else order_shifts(world, job)
@@ -281,6 +303,7 @@ TIER: dict[str, Any] = {
     # the date).
     "paged": {"list_orders": PagedList("orders", named_row("order_id"))},
     "harden": harden,
+    "pages": pages,
     "shifts": _shifts,
     # The bulk return replaces the request and the orders it is about; an easy task's world
     # (the customer, today, an order or two besides) is all it keeps.
