@@ -50,11 +50,13 @@ from agentgym.users.understanding.grammar import (
     _BOUNDARY,
     _CONFIRM,
     _END,
+    _EXCLUDE,
     _IDIOM,
     _IMPERATIVE,
     _NEG,
     _OPEN,
     _PLEASE,
+    _POST_EXCLUDE,
     _RECOMMEND,
     _REQUEST,
     _SMALL_TALK,
@@ -75,6 +77,8 @@ __all__ = ["analyse", "words"]
 
 _NONE: frozenset[int] = frozenset()
 _STEM = attrgetter("stem")
+#: The phrase classes by which `Understanding._exclusions` sets hits aside (with negations).
+_SETS_ASIDE = frozenset({_EXCLUDE, _POST_EXCLUDE})
 
 
 def words(u: Any, text: str) -> list[_Word]:
@@ -235,7 +239,11 @@ def analyse(u: Any, words: list[_Word]) -> Reading:
             if any(code == _SMALL_TALK for _, _, code in grams):
                 chatter = True
         else:
-            out = u._exclusions(words, s, e, grams, hits, negs)
+            # Only an exclusion phrase, a phrase that sets aside what comes before it, or a
+            # negation sets a hit aside (`Understanding._exclusions`).
+            out = u._exclusions(words, s, e, grams, hits, negs) \
+                if any(code in _SETS_ASIDE for _, _, code in grams) or bisect_left(negs, s) < bisect_left(negs, e) \
+                else _NONE
             has_place = any(h[2][0] == "place" for k, h in enumerate(hits) if k not in out)
             clause, statement = _clauses(words, s, e, grams, breaks)
             for a, _, code in grams:
@@ -291,7 +299,7 @@ def analyse(u: Any, words: list[_Word]) -> Reading:
                         continue
                     asked += [slot for slot in slots if slot not in asked]
         if asks:
-            scopes = u._scopes(words, s, e, grams)
+            scopes = u._scopes(words, s, e, grams) if any(code == _EXCLUDE for _, _, code in grams) else ()
             for a, b, code in grams:
                 if code == _OPEN and not any(x <= a < y for x, y in scopes):
                     is_open = True
