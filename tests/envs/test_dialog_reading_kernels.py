@@ -110,3 +110,56 @@ def test_a_lead_in_is_looked_for_among_the_last_words_only() -> None:
         for end in range(0, len(text) + 1, max(1, len(text) // 9)):
             before = text[:end]
             assert aside._led_in(before) == (aside._SET_ASIDE_BEFORE.search(before) is not None), before
+
+
+def test_the_itinerary_user_reads_requests_and_form_questions_as_its_plain_patterns() -> None:
+    """`itinerary_user`: `_requests` as `_REQUEST.search`, and `answer` with every topic pattern
+    tried only where its words are as `answer` trying each, on the playtests' messages (in lower
+    case, as the user reads them) and random ones."""
+    import re
+
+    from agentgym.envs.dialog import itinerary_user as iu
+
+    def plain_answer(message: str, form: list[str], rules: list[str], distinct: bool) -> str:
+        text = message.lower()
+        said: list[str] = []
+        labels = {x.upper() for m in iu._BOOKINGS.finditer(text)
+                  for x in re.findall(rf"\b{iu._LABEL.lower()}\b", m.group(1))}
+        about = [line for line, label in zip(form, iu.LABELS) if label in labels]
+        if not about and iu._FORM.search(text):
+            about = list(form)
+        if about:
+            said.append("My form says: " + " ".join(line[2:] for line in about))
+        picked: list[str] = []
+        if iu._TWICE.search(text):
+            picked.append(rules[1])
+        area = iu._AREA.search(text)
+        if area and distinct:
+            picked.append(rules[2])
+        if iu._BUDGET.search(text):
+            picked.append(rules[-2])
+        if iu._PRIORITY.search(text):
+            picked.append(rules[-1])
+        if picked and iu._FORM.search(text):
+            picked.insert(0, rules[0])
+        if picked:
+            said.append("The rules say: " + " ".join(picked))
+        if area and not distinct:
+            said.append(iu._NO_AREA_RULE)
+        return " ".join(said) if said else iu.FORM_ANSWER
+
+    rng = random.Random(29)  # a fixed corpus, not an episode's draw
+    bits = ("booking a", "bookings b and c", "budget", "total", "caps", "rated", "ties", "area", "neighbourhood",
+            "twice", "same place", "form", "needs", "what would you like", "once you confirm, i'll submit",
+            "and i'll book them", "please confirm", "say the word", "ok?", "if you agree i will", ".", "?", ",")
+    texts = [*_messages(), *("".join(rng.choice(bits) + " " for _ in range(rng.randint(1, 8))) for _ in range(3000))]
+    form, rules = ["A: a desk", "B: a cafe", "C: a hotel"], ["1. one", "2. two", "3. three", "4. four", "5. five"]
+    for text in texts:
+        for sentence in iu._SENTENCES.split(text):
+            assert iu._requests(sentence) == (iu._REQUEST.search(sentence) is not None), sentence
+        for distinct in (True, False):
+            assert iu.answer(text, form, rules, distinct) == plain_answer(text, form, rules, distinct), text
+    for text in texts[::3]:  # every match holds one of its pattern's words
+        for pattern, held in [*iu._TOPIC_WORDS.items(), (iu._WILL_ONCE, iu._WILL)]:
+            for m in pattern.finditer(text):
+                assert any(w in m.group() for w in held), (pattern.pattern[:30], m.group())

@@ -4,7 +4,7 @@
 definition): on the check-users corpus (held-out phrasings too), on every message a language
 model sent in the kept playtests and on random strings of the engine's own words and marks, with
 every domain's engine of both families, the readings must be equal; so must the kernel's tokens
-and the plain tokens, and each word's `inert` mark must say what it claims.
+and the plain tokens, and each word's `scan` bits must say what it opens and marks.
 """
 
 from __future__ import annotations
@@ -105,10 +105,11 @@ def test_a_text_s_words_are_those_of_its_pieces() -> None:
         assert _fast.words(u, text) == plain, text  # the pieces kept
 
 
-def test_inert_words_open_nothing_and_mark_nothing() -> None:
+def test_each_word_s_scan_bits_say_what_it_opens_and_marks() -> None:
     u = _engines()[0]
     for text in [*_corpus_texts()[:300], *_random_texts(300)]:
         for w in _fast.words(u, text):
-            opens = w.single is not None or bool(w.multi) or bool(w.gram[0] or w.gram[1]) or bool(w.gaps)
             marks = bool(w.flags & (_END | _BOUNDARY | _NEG)) or w.raw in _JOINING
-            assert w.inert == (not opens and not marks), w
+            bits = {words.MARKS: marks, words.ONE: bool(w.gram[0]), words.LONGER: bool(w.gram[1]),
+                    words.GAPS: bool(w.gaps), words.SLOT: w.single is not None or bool(w.multi)}
+            assert w.scan == sum(bit for bit, on in bits.items() if on), w

@@ -75,6 +75,25 @@ _PRIORITY = re.compile(r"\b(priorit\w*|rat(ed|ing|ings)|matters? most|most impor
 _AREA = re.compile(r"\b(areas?|neighbou?rhoods?|district)\b")
 _TWICE = re.compile(r"\b(twice|same place|one place for|a place for two)\b")
 _FORM = re.compile(r"\b(form|needs?|requirements?|looking for|what (do|would) you (want|like))\b")
+#: Words one of which every match of each topic's pattern holds: the patterns are searched in lower
+#: case and are case-sensitive, so a text with none of a pattern's words is one it does not match
+#: (`_holds`; each pattern's own scan, tried at every place of the text, is far slower).
+_TOPIC_WORDS = {
+    _BOOKINGS: ("booking",),
+    _BUDGET: ("budget", "spend", "price", "cost", "afford", "total", "money", "cap", "limit", "ceiling", "max"),
+    _PRIORITY: ("priorit", "rated", "rating", "matter", "most important", "prefer", "tie"),
+    _AREA: ("area", "neighbo", "district"),
+    _TWICE: ("twice", "same place", "one place for", "a place for two"),
+    _FORM: ("form", "need", "requirement", "looking for", "you want", "you like"),
+}
+
+
+def _holds(text: str, pattern: re.Pattern[str]) -> bool:
+    """``pattern.search(text) is not None`` for a topic's pattern (`_TOPIC_WORDS`) and a
+    lower-case `text`."""
+    return any(map(text.__contains__, _TOPIC_WORDS[pattern])) and pattern.search(text) is not None
+
+
 _NO_AREA_RULE = "My form has no rule about areas: two bookings may be in the same area."
 #: Words that ask to act on the plan, not to check the form ("shall I go ahead with bookings A-C?").
 _GO_AHEAD = re.compile(r"\b(go ahead|proceed|submit\w*|book (it|them|these|those|everything|all)|reserve\w*|"
@@ -98,11 +117,22 @@ _OF_PLAN = re.compile(r"^(?:\W*(?:so|and|now|then|ok\w*|well)\b\W*)?(?:is|are|do
 #: A request of the user, or an offer that waits on its word: an imperative addressed to it, at
 #: the start of a clause ("Please confirm", "Say the word", "Review it and let me know"), or what the agent will do once the user
 #: agrees ("If you're happy with it, I'll submit", "... and I'll book them", "... so I can submit").
-_REQUEST = re.compile(r"(?:^|\band\b|[,;:\u2013\u2014]|\s-\s)(?:\W*(?:please|kindly|just|so|then|simply)\b)*\W*(?:say|tell|give|reply|respond|confirm|"
-                      r"approve|let me know|answer|send|drop|shout|ok|okay)\b"
-                      r"|\b(?:if|once|when|as soon as)\b[^.?!]*\b(?:you|your)\b[^.?!]*\bi(?:'ll|’ll| will| can| shall)\b"
-                      r"|\b(?:and|then|so)\s+i(?:'ll|’ll| will| can| shall)\s+(?:\w+\s+)?(?:submit|book|finali[sz]e|"
-                      r"confirm|lock|proceed|send|go ahead)")
+_ASKED_TO = re.compile(r"(?:^|\band\b|[,;:\u2013\u2014]|\s-\s)(?:\W*(?:please|kindly|just|so|then|simply)\b)*\W*(?:say|tell|give|reply|respond|confirm|"
+                       r"approve|let me know|answer|send|drop|shout|ok|okay)\b")
+_WILL_ONCE = re.compile(r"\b(?:if|once|when|as soon as)\b[^.?!]*\b(?:you|your)\b[^.?!]*\bi(?:'ll|’ll| will| can| shall)\b"
+                        r"|\b(?:and|then|so)\s+i(?:'ll|’ll| will| can| shall)\s+(?:\w+\s+)?(?:submit|book|finali[sz]e|"
+                        r"confirm|lock|proceed|send|go ahead)")
+_REQUEST = re.compile(f"{_ASKED_TO.pattern}|{_WILL_ONCE.pattern}")
+#: Words one of which every match of `_WILL_ONCE` holds: the offer's "I will", in any of its forms.
+_WILL = ("i'll", "i\u2019ll", "i will", "i can", "i shall")
+
+
+def _requests(sentence: str) -> bool:
+    """``_REQUEST.search(sentence) is not None``: its first alternative, or the others where the
+    lower-case `sentence` holds a word every match of theirs holds (`_WILL`; their scan, each
+    clause looked through twice, is the slow one)."""
+    return _ASKED_TO.search(sentence) is not None or (
+        any(map(sentence.__contains__, _WILL)) and _WILL_ONCE.search(sentence) is not None)
 
 
 def asks_of_plan(message: str) -> bool:
@@ -117,7 +147,7 @@ def asks_of_plan(message: str) -> bool:
         sentence = sentence.strip().lstrip("*_#>-•").strip()
         # The last question decides: an agent asks for the yes after the plan, and a question
         # about the form after it ("... Also, what was the budget?") is what is left to answer.
-        if _REQUEST.search(sentence) or _OF_PLAN.search(sentence):
+        if _requests(sentence) or _OF_PLAN.search(sentence):
             asked = True
         elif sentence.endswith("?"):
             asked = not _about_form(sentence)
@@ -134,23 +164,24 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
     about, restated in the form's order; `FORM_ANSWER` when it asks about none of them."""
     text = message.lower()
     said: list[str] = []
-    labels = {x.upper() for m in _BOOKINGS.finditer(text) for x in re.findall(rf"\b{_LABEL.lower()}\b", m.group(1))}
+    labels = {x.upper() for m in _BOOKINGS.finditer(text) for x in re.findall(rf"\b{_LABEL.lower()}\b", m.group(1))} \
+        if "booking" in text else set()  # every booking named holds the word (`_TOPIC_WORDS`)
     about = [line for line, label in zip(form, LABELS) if label in labels]
-    if not about and _FORM.search(text):
+    if not about and _holds(text, _FORM):
         about = list(form)
     if about:
         said.append("My form says: " + " ".join(line[2:] for line in about))
     picked: list[str] = []
-    if _TWICE.search(text):
+    if _holds(text, _TWICE):
         picked.append(rules[1])
-    area = _AREA.search(text)
+    area = _holds(text, _AREA)
     if area and distinct_areas:
         picked.append(rules[2])
-    if _BUDGET.search(text):
+    if _holds(text, _BUDGET):
         picked.append(rules[-2])
-    if _PRIORITY.search(text):
+    if _holds(text, _PRIORITY):
         picked.append(rules[-1])
-    if picked and _FORM.search(text):
+    if picked and _holds(text, _FORM):
         # Asked about its requirements, rules among them: the first rule is one of them too (the
         # rules restated from "2." on read as a rule left out).
         picked.insert(0, rules[0])

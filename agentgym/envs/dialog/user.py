@@ -294,8 +294,11 @@ class DialogUser(RuleBasedUser):
         needs due by this turn."""
         if self._shift is None and not self._pending:
             return UserTurn(text)  # the common case: nothing comes due at a reply's end
+        shift = self._shift is not None and turn >= self._shift_turn
+        if not shift and (not self._pending or turn < self._pending[0][1]):
+            return UserTurn(text)  # nothing due yet (`_arrivals` would say none)
         parts = [text]
-        if self._shift is not None and turn >= self._shift_turn:
+        if shift:
             parts.append(self._fire_shift(turn))
         arrived = self._arrivals(turn, commit=False)
         if arrived:

@@ -8,7 +8,8 @@ the reading cannot use:
 * the tokens are found by a pattern equal to the plain one, its alternatives in a quicker order;
 * one pass finds the phrases (as `Understanding._scan` does) and, with them, where sentences end,
   where clauses break and where the negations are (`clauses._marks`); a word that opens no phrase
-  and marks nothing (`_Word.inert`) costs one test;
+  and marks nothing costs one test, and each other word only the tests its bits call for
+  (`_Word.scan`);
 * the keyword-list test (`clauses._keyword_list`) runs only where enough slot words are named for
   it to hold: it needs six counted hits, or eight slots named;
 * a sentence takes its hits by an index that moves on with the sentences, and one that names
@@ -50,11 +51,13 @@ from agentgym.users.understanding.grammar import (
     _BOUNDARY,
     _CONFIRM,
     _END,
+    _EXCLUDE,
     _IDIOM,
     _IMPERATIVE,
     _NEG,
     _OPEN,
     _PLEASE,
+    _POST_EXCLUDE,
     _RECOMMEND,
     _REQUEST,
     _SMALL_TALK,
@@ -62,9 +65,13 @@ from agentgym.users.understanding.grammar import (
 )
 from agentgym.users.understanding.understood import Reading
 from agentgym.users.understanding.words import (
-    _MARKS,
     _TOKENS_MAIL,
     _TOKENS_NO_MAIL,
+    GAPS,
+    LONGER,
+    MARKS,
+    ONE,
+    SLOT,
     WORD_MEMO_SIZE,
     _Hit,
     _normalise,
@@ -75,6 +82,8 @@ __all__ = ["analyse", "words"]
 
 _NONE: frozenset[int] = frozenset()
 _STEM = attrgetter("stem")
+#: The phrase classes by which `Understanding._exclusions` sets hits aside (with negations).
+_SETS_ASIDE = frozenset({_EXCLUDE, _POST_EXCLUDE})
 
 
 def words(u: Any, text: str) -> list[_Word]:
@@ -114,8 +123,8 @@ def _piece(u: Any, piece: str) -> tuple[_Word, ...]:
 def _scan(u: Any, words: list[_Word]) -> tuple[list[_Hit], list[tuple[int, int, str]], list[int],
                                                            list[int], list[int]]:
     """`u._scan(words)`, with where the sentences end and `clauses._marks(words)` found in the
-    same pass: (slot hits, grammar hits, ends, breaks, negations). An inert word adds nothing to
-    any of them, and moves no phrase's cover."""
+    same pass: (slot hits, grammar hits, ends, breaks, negations). Each word is looked at only for
+    what its `scan` bits say it has; a word with none adds nothing and moves no phrase's cover."""
     stems = list(map(_STEM, words))
     slot_hits: list[_Hit] = []
     gap_hits: list[_Hit] = []
@@ -127,10 +136,11 @@ def _scan(u: Any, words: list[_Word]) -> tuple[list[_Hit], list[tuple[int, int, 
     n = len(words)
     owned = u._owned
     for i, w in enumerate(words):
-        if w.inert:
+        scan = w.scan
+        if not scan:
             continue
-        flags = w.flags
-        if flags & _MARKS or w.raw in _JOINING:
+        if scan & MARKS:
+            flags = w.flags
             if flags & _END:
                 ends.append(i)
             if flags & _BOUNDARY or (w.raw in _JOINING and i + 1 < n and not words[i + 1].flags & _END
@@ -138,20 +148,20 @@ def _scan(u: Any, words: list[_Word]) -> tuple[list[_Hit], list[tuple[int, int, 
                 breaks.append(i)
             if flags & _NEG:
                 negs.append(i)
-        one, longer = w.gram
-        for code in one:
-            gram_hits.append((i, i + 1, code))
-        if longer and i + 1 < n:
-            for rest, length, code in longer.get(stems[i + 1], ()):
+        if scan & ONE:
+            for code in w.gram[0]:
+                gram_hits.append((i, i + 1, code))
+        if scan & LONGER and i + 1 < n:
+            for rest, length, code in w.gram[1].get(stems[i + 1], ()):
                 if stems[i + 2:i + length] == rest:
                     gram_hits.append((i, i + length, code))
                     if code == _IDIOM:
                         covered = max(covered, i + length)
-        if w.gaps:
+        if scan & GAPS:
             gap_hits += _gapped(words, stems, i)
-        multi, single = w.multi, w.single
-        if i < covered or (not multi and single is None):
+        if scan < SLOT or i < covered:
             continue
+        multi, single = w.multi, w.single
         hit = None
         if multi and i + 1 < n:
             for rest, length, payload in multi.get(stems[i + 1], ()):
@@ -160,7 +170,7 @@ def _scan(u: Any, words: list[_Word]) -> tuple[list[_Hit], list[tuple[int, int, 
                     break
         if hit is None and single is not None:
             hit = (i, i + 1, single)
-            if hit[2][0] == "value" and flags & _AUX and _modal(words, i):
+            if hit[2][0] == "value" and w.flags & _AUX and _modal(words, i):
                 hit = None
         if hit is not None and owned and i > 0 and (words[i - 1].raw == "your" or words[i - 1].flags & _WH):
             mine = owned.get(tuple(stems[i:hit[1]]))
@@ -235,7 +245,11 @@ def analyse(u: Any, words: list[_Word]) -> Reading:
             if any(code == _SMALL_TALK for _, _, code in grams):
                 chatter = True
         else:
-            out = u._exclusions(words, s, e, grams, hits, negs)
+            # Only an exclusion phrase, a phrase that sets aside what comes before it, or a
+            # negation sets a hit aside (`Understanding._exclusions`).
+            out = u._exclusions(words, s, e, grams, hits, negs) \
+                if any(code in _SETS_ASIDE for _, _, code in grams) or bisect_left(negs, s) < bisect_left(negs, e) \
+                else _NONE
             has_place = any(h[2][0] == "place" for k, h in enumerate(hits) if k not in out)
             clause, statement = _clauses(words, s, e, grams, breaks)
             for a, _, code in grams:
@@ -291,7 +305,7 @@ def analyse(u: Any, words: list[_Word]) -> Reading:
                         continue
                     asked += [slot for slot in slots if slot not in asked]
         if asks:
-            scopes = u._scopes(words, s, e, grams)
+            scopes = u._scopes(words, s, e, grams) if any(code == _EXCLUDE for _, _, code in grams) else ()
             for a, b, code in grams:
                 if code == _OPEN and not any(x <= a < y for x, y in scopes):
                     is_open = True

@@ -229,13 +229,20 @@ class _Word:
     #: Hints with a gap whose head starts here, per head: (rest of the head's stems, head length,
     #: tails by their first stem: first stem -> ((rest of the tail's stems, tail length, payload), ...)).
     gaps: tuple[tuple[list[str], int, Mapping[str, tuple[tuple[list[str], int, _Payload], ...]]], ...] = ()
-    #: Whether the word opens no phrase of either layer and marks nothing (no sentence end, break
-    #: or negation, and it joins no clauses): a scan of the message passes it by (`_fast`).
-    inert: bool = field(init=False)
+    #: What a scan of the message has to look at for this word, a bit each (0: nothing, as for
+    #: most words): `MARKS` (a sentence end, break or negation, or a word that joins clauses),
+    #: `ONE` and `LONGER` (grammar phrases of one word, and of more, open here), `GAPS` (hints
+    #: with a gap open here) and `SLOT` (a slot-layer phrase opens here), the last the highest.
+    scan: int = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "inert", self.single is None and not self.multi and not self.gram[0] and not self.gram[1]
-                           and not self.gaps and not self.flags & _MARKS and self.raw not in _JOINING)
+        object.__setattr__(self, "scan", (MARKS if self.flags & _MARKS or self.raw in _JOINING else 0)
+                           | (ONE if self.gram[0] else 0) | (LONGER if self.gram[1] else 0)
+                           | (GAPS if self.gaps else 0) | (SLOT if self.multi or self.single is not None else 0))
+
+
+#: The bits of `_Word.scan`.
+MARKS, ONE, LONGER, GAPS, SLOT = 1, 2, 4, 8, 16
 
 
 def _by_second(phrases: list[tuple[list[str], int, _Payload]]) -> dict[str, tuple[tuple[list[str], int, _Payload], ...]]:
