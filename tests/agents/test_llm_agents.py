@@ -430,12 +430,13 @@ def quick_agent(url: str, **kwargs: Any) -> OpenAIAgent:
 
 def test_openai_retries_429_500_timeouts_and_broken_bodies(server: tuple[FakeOpenAIServer, str]) -> None:
     srv, url = server
-    srv.hang_s = 2.0
-    srv.push({"status": 429, "retry_after": "100"}, {"status": 503}, {"hang": 2.0}, {"raw": "<html>"},
+    srv.hang_s = 8.0
+    srv.push({"status": 429, "retry_after": "100"}, {"status": 503}, {"hang": 8.0}, {"raw": "<html>"},
              {"text": "Which date?"})
-    # The client's timeout (quick_agent's 1 s) well below the hang and well above a reply on a
-    # loaded machine: a prompt reply that came late would count as one timeout more.
-    agent = quick_agent(url)
+    # The client's timeout well below the hang and well above a reply on a loaded machine (1 s
+    # was not, at a load of 10 on two cores): a prompt reply that came late would count as one
+    # timeout more.
+    agent = quick_agent(url, timeout_s=4.0)
     env = gym.make("AgentRL/Dialog-v0")
     obs, info = env.reset(seed=0)
     agent.reset(obs, info)

@@ -66,6 +66,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.domains.calendar.vocab": "parsed data file, read only",
     "agentgym.envs.tooluse.domains.calendar._fits": "a tuple",
     "agentgym.envs.tooluse.domains.calendar._fits_set": "a frozenset",
+    "agentgym.envs.tooluse.domains.calendar._fit_table": "a dict of tuples per duration, read only (`_fits` only gets from it)",
     "agentgym.envs.tooluse.domains.finance.vocab": "parsed data file, read only",
     "agentgym.envs.tooluse.domains.ops.vocab": "parsed data file, read only",
     "agentgym.envs.tooluse.domains.orders.vocab": "parsed data file, read only",
