@@ -123,8 +123,14 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
     are split by the first held need they break, a set operation per need: every pick a need
     is named for leads to the same stage, and so does every open pick that breaks only a late
     need (a closed proposal's stage remembers the pick, so those are still one at a time)."""
-    candidates = known & ~tried & tries
-    first = candidates & above
+    # The places this learner may commit to above the best of the gold, untried: a stage
+    # reaches the gold when it knows of none (its candidates are the known ones of these).
+    reach = tries & above
+    candidates = known & tries
+    if tried:
+        reach &= ~tried
+        candidates &= ~tried
+    first = known & reach
     if not first:
         return True
     if arrived and patience <= 1:
@@ -140,7 +146,7 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
         if rest & ~named:  # a miss, naming the first need it breaks
             if patience > 1:
                 k = known & named & late
-                if not k & ~tried & tries & above:
+                if not k & reach:
                     return True
                 if patience > 2:
                     deeper.add((k, patience - 1, tried))
@@ -151,17 +157,17 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
     closed = rest & ~opens
     if closed and patience > 1:  # proposals of closed places: misses that teach nothing new
         k = known & late
+        left = k & reach
         while closed:
             low = closed & -closed
             closed ^= low
-            t = tried | low
-            if not k & ~t & tries & above:
+            if not left & ~low:
                 return True
             if patience > 2:
-                deeper.add((k, patience - 1, t))
+                deeper.add((k, patience - 1, tried | low))
     if rest & opens:  # each breaks only a late need: it arrives, at no cost
         k = known & late
-        if not k & ~tried & tries & above:
+        if not k & reach:
             return True
         if patience > 1:
             deeper.add((k, patience, tried))
