@@ -2,8 +2,9 @@
 
 Every kernel names the plain code it stands for and the invariant that makes the two equal;
 `tests/envs/dialog/test_dialog_fast.py` checks each against its plain version on many worlds of
-every domain. The plain code stays where it was, as the definition; `agentgym.envs.dialog.tasks`
-calls the kernels.
+every domain. The plain code stays where it was, as the definition; the modules on reset's path
+call the kernels: the world (`tasks`), the goal search and its guard (`tasks`, `fairness`), and
+the itinerary's draw and solvers (`itinerary_draw`, `itinerary`).
 """
 
 from __future__ import annotations
@@ -123,8 +124,14 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
     are split by the first held need they break, a set operation per need: every pick a need
     is named for leads to the same stage, and so does every open pick that breaks only a late
     need (a closed proposal's stage remembers the pick, so those are still one at a time)."""
-    candidates = known & ~tried & tries
-    first = candidates & above
+    # The places this learner may commit to above the best of the gold, untried: a stage
+    # reaches the gold when it knows of none (its candidates are the known ones of these).
+    reach = tries & above
+    candidates = known & tries
+    if tried:
+        reach &= ~tried
+        candidates &= ~tried
+    first = known & reach
     if not first:
         return True
     if arrived and patience <= 1:
@@ -140,7 +147,7 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
         if rest & ~named:  # a miss, naming the first need it breaks
             if patience > 1:
                 k = known & named & late
-                if not k & ~tried & tries & above:
+                if not k & reach:
                     return True
                 if patience > 2:
                     deeper.add((k, patience - 1, tried))
@@ -151,17 +158,17 @@ def _learns(order: Any, held: list[int], opens: int, above: int, late: int, ever
     closed = rest & ~opens
     if closed and patience > 1:  # proposals of closed places: misses that teach nothing new
         k = known & late
+        left = k & reach
         while closed:
             low = closed & -closed
             closed ^= low
-            t = tried | low
-            if not k & ~t & tries & above:
+            if not left & ~low:
                 return True
             if patience > 2:
-                deeper.add((k, patience - 1, t))
+                deeper.add((k, patience - 1, tried | low))
     if rest & opens:  # each breaks only a late need: it arrives, at no cost
         k = known & late
-        if not k & ~tried & tries & above:
+        if not k & reach:
             return True
         if patience > 1:
             deeper.add((k, patience, tried))
@@ -189,16 +196,19 @@ def pick_goal(places: list[Any], board: Any, goal_type: type, rng: Any, n: tuple
     difficulty's, `decoys` the ``DECOY_MARGIN``, `max_gold` the ``MAX_GOLD``, the rest the goal
     search's `_Bounds`: the same draws in the same order, the same attributes, goal and verdict.
 
-    Plain code asks the board each question by a method (each a call), keys the attributes'
-    breadths by the attribute tuples, sorts them twice by a key function, builds the whole goal
-    before testing its size and permutes by `Rng.permutation`. Invariants: a draw consumes the
-    generator only by its calls, which run here in the same order with the same arguments (the
-    permutation is `Rng.permutation`'s Fisher-Yates, its ``getrandbits`` calls unchanged); the
-    tests between draws read no randomness, so their order is free: the gold's size is tested
-    before the rest of the goal is built; and two stable sorts, by breadth and then the held
-    ones by breadth downward, put the attributes in the order of their keys (breadth, place in
-    the draw) and then (-breadth, place in the first order), as sorting those keys does. A test
-    compares the tasks of many seeds, splits and difficulties, and the generator's state after."""
+    Plain code asks the board each question by a method (each a call), finds the target's time
+    by clearing set bits one at a time, keys the attributes' breadths by the attribute tuples,
+    sorts them twice by a key function, builds the whole goal before testing its size and
+    permutes by `Rng.permutation`. Invariants: a draw consumes the generator only by its calls,
+    which run here in the same order with the same arguments (the permutation is
+    `Rng.permutation`'s Fisher-Yates, its ``getrandbits`` calls unchanged); the tests between
+    draws read no randomness, so their order is free: the gold's size is tested before the rest
+    of the goal is built; the k-th set bit of the week is found a byte at a time; and two
+    stable sorts, by breadth and then the held ones by breadth downward, put the attributes in
+    the order of the keys (breadth, place in the draw) and then, for the held ones, (-breadth,
+    place in the draw), as sorting those keys does (within a breadth the first sort keeps the
+    draw's order). A test compares draw by draw, kept and rejected, and the generator's state
+    after each."""
     rnd, bits = rng.random, rng.getrandbits
     # `draw_target`
     j = int(rnd() * len(places))

@@ -279,7 +279,8 @@ def settle(legs: tuple[Leg, ...], options: list[list[Place]], order: tuple[int, 
     best's, by their kernels in `agentgym.envs.dialog._fast` on `walk`, the options'
     `_fast.plan_walk` when the caller has it); None when no plan keeps the rules."""
     total = objective == TOTAL
-    walk = walk or _fast.plan_walk(options, order, distinct_areas)
+    if walk is None:
+        walk = _fast.plan_walk(options, order, distinct_areas)
     best = _fast.best_plan(walk, budget, total)
     if best is None:
         return None
