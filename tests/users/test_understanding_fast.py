@@ -113,3 +113,19 @@ def test_each_word_s_scan_bits_say_what_it_opens_and_marks() -> None:
             bits = {words.MARKS: marks, words.ONE: bool(w.gram[0]), words.LONGER: bool(w.gram[1]),
                     words.GAPS: bool(w.gaps), words.SLOT: w.single is not None or bool(w.multi)}
             assert w.scan == sum(bit for bit, on in bits.items() if on), w
+
+
+def test_the_kernel_s_readings_are_made_field_by_field_as_the_dataclass_makes_them() -> None:
+    from dataclasses import fields
+
+    from agentgym.users.understanding.understood import Reading
+
+    names = [f.name for f in fields(Reading)]
+    assert names == ["asked", "excluded", "open", "question", "confirm", "places", "details", "values", "recommended",
+                     "alternatives", "said", "salad", "placed", "corrected", "chatter"]
+    rng = random.Random(31)
+    for _ in range(200):
+        values = [rng.choice(((), ("area",), True, False, frozenset({"x"}), (("area", "x"),))) for _ in names]
+        made = _fast._reading(*values)
+        assert made == Reading(*values) and hash(made) == hash(Reading(*values))
+        assert [getattr(made, n) for n in names] == values

@@ -42,9 +42,9 @@ two swapped; in a four-letter word only two swapped or a letter dropped from a l
 so the common path pays nothing for it. An open question that asks beyond a slot word ("anything
 else about the order?") or is made of a hint ("any special requests?") stays open.
 
-`Understanding.read` returns an immutable `Reading`; readings are memoised per text in a small
-bounded table (the same text always reads the same), and `Understanding.read_uncached` is the
-plain computation the memo must equal.
+`Understanding.read` returns an immutable `Reading` (`understood`); readings are memoised per text
+in a small bounded table (the same text always reads the same) and computed by the speed kernel
+(`_fast`), and `Understanding.read_uncached` is the plain computation both must equal.
 """
 
 from __future__ import annotations
