@@ -79,7 +79,7 @@ from agentgym.users.understanding.words import (
     _Word,
 )
 
-__all__ = ["analyse", "words"]
+__all__ = ["analyse", "repair", "words"]
 
 _NONE: frozenset[int] = frozenset()
 _STEM = attrgetter("stem")
@@ -364,3 +364,28 @@ def _reading(asked: Any, excluded: Any, is_open: bool, question: bool, confirm: 
     _set_corrected(r, corrected)
     _set_chatter(r, chatter)
     return r
+
+
+#: A word `repair` has not met yet (its fix may be None).
+_UNSEEN = object()
+
+
+def repair(u: Any, words: list[_Word]) -> list[_Word] | None:
+    """`u._repair(words)`: a word with a grammar flag, or one that opens a grammar or slot-layer
+    phrase, has no fix (`Understanding._fix` says None first), so only the others are looked up
+    (and kept in `u._fixes`, as there)."""
+    out = None
+    fixes = u._fixes
+    for i, w in enumerate(words):
+        if w.flags or w.scan & (ONE | LONGER | SLOT):
+            continue
+        fix = fixes.get(w.raw, _UNSEEN)
+        if fix is _UNSEEN:
+            fix = u._fix(w)
+            if len(fixes) < WORD_MEMO_SIZE:
+                fixes[w.raw] = fix
+        if fix is not None:
+            if out is None:
+                out = list(words)
+            out[i] = u._word(fix)[0]
+    return out
