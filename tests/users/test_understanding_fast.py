@@ -65,7 +65,7 @@ def _playtest_messages() -> list[str]:
 def _assert_equal(engines: list, texts: list[str]) -> None:
     for u in engines:
         for text in texts:
-            assert u._read(_fast.words(u, text), _fast.analyse) == u.read_uncached(text), text
+            assert u._read(_fast.words(u, text), _fast.analyse, _fast.repair) == u.read_uncached(text), text
 
 
 def test_the_kernel_reads_the_check_users_corpus_as_the_plain_code() -> None:
@@ -113,3 +113,33 @@ def test_each_word_s_scan_bits_say_what_it_opens_and_marks() -> None:
             bits = {words.MARKS: marks, words.ONE: bool(w.gram[0]), words.LONGER: bool(w.gram[1]),
                     words.GAPS: bool(w.gaps), words.SLOT: w.single is not None or bool(w.multi)}
             assert w.scan == sum(bit for bit, on in bits.items() if on), w
+
+
+def test_the_kernel_s_readings_are_made_field_by_field_as_the_dataclass_makes_them() -> None:
+    from dataclasses import fields
+
+    from agentgym.users.understanding.understood import Reading
+
+    names = [f.name for f in fields(Reading)]
+    assert names == ["asked", "excluded", "open", "question", "confirm", "places", "details", "values", "recommended",
+                     "alternatives", "said", "salad", "placed", "corrected", "chatter"]
+    rng = random.Random(31)
+    for _ in range(200):
+        values = [rng.choice(((), ("area",), True, False, frozenset({"x"}), (("area", "x"),))) for _ in names]
+        made = _fast._reading(*values)
+        assert made == Reading(*values) and hash(made) == hash(Reading(*values))
+        assert [getattr(made, n) for n in names] == values
+
+
+def test_the_kernel_repairs_as_the_plain_repair() -> None:
+    """`_fast.repair` against `Understanding._repair` (they share the engine's memo of fixes, each
+    entry a pure function of its word), on the corpus and on it with typos in every third text."""
+    for u in _engines()[::4]:
+        texts = [*_corpus_texts(), *(t.replace("e", "", 1).replace("a", "aa", 1) for t in _corpus_texts()[::3])]
+        repaired = 0
+        for text in texts:
+            words_of = _fast.words(u, text)
+            plain = u._repair(words_of)
+            assert _fast.repair(u, words_of) == plain, text
+            repaired += plain is not None
+        assert repaired > 50

@@ -2,8 +2,9 @@
 claims, read once by rules (`reading` says how).
 
 By job: `grammar` (a family's lexicon and the shared English grammar), `words` (tokens, stems,
-one-edit typos), `clauses` (the roles of a sentence's words) and `reading` (`Understanding`,
-which reads a message into a `Reading`); `compromise` reads whether a message asks a user with
+one-edit typos), `clauses` (the roles of a sentence's words), `reading` (`Understanding`,
+which reads a message into a `Reading`, `understood`) and `_fast` (the speed kernel `read`
+goes through, equal to `reading`'s plain code); `compromise` reads whether a message asks a user with
 priorities to give a need up (the Dialog hard tier's); `matching` holds the compiled matchers of
 word lists searched in every message (each equal to a plain line of code)."""
 

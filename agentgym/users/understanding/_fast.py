@@ -25,6 +25,7 @@ corpus, every message of the kept playtests and random strings, with every domai
 from __future__ import annotations
 
 from bisect import bisect_left
+from dataclasses import fields
 from operator import attrgetter
 from typing import Any
 
@@ -78,7 +79,7 @@ from agentgym.users.understanding.words import (
     _Word,
 )
 
-__all__ = ["analyse", "words"]
+__all__ = ["analyse", "repair", "words"]
 
 _NONE: frozenset[int] = frozenset()
 _STEM = attrgetter("stem")
@@ -313,11 +314,9 @@ def analyse(u: Any, words: list[_Word]) -> Reading:
                     confirm = True
         else:
             said.update(code[5:] for _, _, code in grams if code.startswith("said:"))
-    return Reading(
-        asked=tuple(asked), excluded=frozenset(excluded - set(asked)), open=is_open and scoped >= set(asked),
-        question=question, confirm=confirm, places=tuple(dict.fromkeys(places)), details=tuple(details),
-        values=tuple(values), recommended=tuple(dict.fromkeys(recommended)),
-        alternatives=tuple(dict.fromkeys(alternatives)), said=frozenset(said), placed=placed, chatter=chatter)
+    return _reading(tuple(asked), frozenset(excluded - set(asked)), is_open and scoped >= set(asked), question, confirm,
+                    tuple(dict.fromkeys(places)), tuple(details), tuple(values), tuple(dict.fromkeys(recommended)),
+                    tuple(dict.fromkeys(alternatives)), frozenset(said), False, placed, False, chatter)
 
 
 def _asks(words: list[_Word], s: int, e: int, end: str, grams: list[tuple[int, int, str]], breaks: list[int]) -> bool:
@@ -335,3 +334,58 @@ def _asks(words: list[_Word], s: int, e: int, end: str, grams: list[tuple[int, i
     if any(code == _REQUEST for _, _, code in grams):
         return True
     return bool(words[e - 1].flags & _PLEASE) or (e - s <= 5 and any(words[i].flags & _PLEASE for i in range(s, e)))
+
+
+_new = object.__new__
+(_set_asked, _set_excluded, _set_open, _set_question, _set_confirm, _set_places, _set_details, _set_values,
+ _set_recommended, _set_alternatives, _set_said, _set_salad, _set_placed, _set_corrected, _set_chatter) = (
+    getattr(Reading, f.name).__set__ for f in fields(Reading))
+
+
+def _reading(asked: Any, excluded: Any, is_open: bool, question: bool, confirm: bool, places: Any, details: Any,
+             values: Any, recommended: Any, alternatives: Any, said: Any, salad: bool, placed: bool, corrected: bool,
+             chatter: bool) -> Reading:
+    """``Reading(...)`` of every field, in the order `Reading` declares them, each stored in its
+    slot: the frozen dataclass's own `__init__` stores each through `object.__setattr__`."""
+    r = _new(Reading)
+    _set_asked(r, asked)
+    _set_excluded(r, excluded)
+    _set_open(r, is_open)
+    _set_question(r, question)
+    _set_confirm(r, confirm)
+    _set_places(r, places)
+    _set_details(r, details)
+    _set_values(r, values)
+    _set_recommended(r, recommended)
+    _set_alternatives(r, alternatives)
+    _set_said(r, said)
+    _set_salad(r, salad)
+    _set_placed(r, placed)
+    _set_corrected(r, corrected)
+    _set_chatter(r, chatter)
+    return r
+
+
+#: A word `repair` has not met yet (its fix may be None).
+_UNSEEN = object()
+
+
+def repair(u: Any, words: list[_Word]) -> list[_Word] | None:
+    """`u._repair(words)`: a word with a grammar flag, or one that opens a grammar or slot-layer
+    phrase, has no fix (`Understanding._fix` says None first), so only the others are looked up
+    (and kept in `u._fixes`, as there)."""
+    out = None
+    fixes = u._fixes
+    for i, w in enumerate(words):
+        if w.flags or w.scan & (ONE | LONGER | SLOT):
+            continue
+        fix = fixes.get(w.raw, _UNSEEN)
+        if fix is _UNSEEN:
+            fix = u._fix(w)
+            if len(fixes) < WORD_MEMO_SIZE:
+                fixes[w.raw] = fix
+        if fix is not None:
+            if out is None:
+                out = list(words)
+            out[i] = u._word(fix)[0]
+    return out

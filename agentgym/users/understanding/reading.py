@@ -42,9 +42,9 @@ two swapped; in a four-letter word only two swapped or a letter dropped from a l
 so the common path pays nothing for it. An open question that asks beyond a slot word ("anything
 else about the order?") or is made of a hint ("any special requests?") stays open.
 
-`Understanding.read` returns an immutable `Reading`; readings are memoised per text in a small
-bounded table (the same text always reads the same), and `Understanding.read_uncached` is the
-plain computation the memo must equal.
+`Understanding.read` returns an immutable `Reading` (`understood`); readings are memoised per text
+in a small bounded table (the same text always reads the same) and computed by the speed kernel
+(`_fast`), and `Understanding.read_uncached` is the plain computation both must equal.
 """
 
 from __future__ import annotations
@@ -276,7 +276,7 @@ class Understanding:
         `_fast`)."""
         got = self._memo.get(text)
         if got is None:
-            got = self._read(_fast.words(self, text), _fast.analyse)
+            got = self._read(_fast.words(self, text), _fast.analyse, _fast.repair)
             if len(text) <= MEMO_MAX_CHARS:
                 if len(self._memo) >= MEMO_SIZE:
                     self._memo.clear()
@@ -289,10 +289,12 @@ class Understanding:
         known, word = self._words.get, self._word
         for raw in _TOKEN.findall(_normalise(text)):
             words += known(raw) or word(raw)
-        return self._read(words, Understanding._analyse)
+        return self._read(words, Understanding._analyse, Understanding._repair)
 
-    def _read(self, words: list[_Word], analyse: Callable[[Understanding, list[_Word]], Reading]) -> Reading:
-        """The reading of a message's `words`, each analysis by `analyse` (`_analyse` or its kernel)."""
+    def _read(self, words: list[_Word], analyse: Callable[[Understanding, list[_Word]], Reading],
+              repair: Callable[[Understanding, list[_Word]], list[_Word] | None]) -> Reading:
+        """The reading of a message's `words`, each analysis by `analyse` and the repair by `repair`
+        (`_analyse` and `_repair`, or their kernels)."""
         if not words:
             return Reading()
         reading = analyse(self, words)
@@ -301,7 +303,7 @@ class Understanding:
         if not reading.asked:
             # A question about nothing it names, or only an open one ("any budegt in mind?" is
             # open until the slot word is read right): a repair that finds what it asks counts.
-            repaired = self._repair(words)
+            repaired = repair(self, words)
             if repaired is not None:
                 again = analyse(self, repaired)
                 if again.asked or (again.open and not reading.open):
@@ -309,7 +311,7 @@ class Understanding:
         elif len(words) <= TYPO_COMPOUND_WORDS and any(w.raw in _JOINING for w in words):
             # A short compound question may hold a typo beside a word read right ("wich service
             # and what severty?"): the repair counts when it only adds to what was asked.
-            repaired = self._repair(words)
+            repaired = repair(self, words)
             if repaired is not None:
                 again = analyse(self, repaired)
                 if set(again.asked) > set(reading.asked) and again.open == reading.open:
