@@ -212,3 +212,16 @@ def test_the_calendar_fit_table_is_the_computed_fits() -> None:
     for duration in (30, 45, 60, 90):
         for start in range(-60, 1500, 15):
             assert calendar_fits(start, duration) == calendar_fits_plain(start, duration)
+
+
+def test_words_named_equals_plain() -> None:
+    """On random texts of letters (some capital), digits, spaces and punctuation, and names
+    that are words, parts of words, words with other characters, empty."""
+    rng = random.Random(20261204)
+    alphabet = "abcdeE z1-:.é"
+    for _ in range(4000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        names = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(0, 4))]
+        names += [w for w in re.findall(r"[a-z]+", text) if rng.random() < 0.5]
+        rng.shuffle(names)
+        assert _fast.words_named(text, names) == [n for n in names if n in set(re.findall(r"[a-z]+", text))]

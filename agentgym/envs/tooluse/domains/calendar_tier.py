@@ -127,7 +127,7 @@ def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     the request (and the user's words) name the attendee's city after the name."""
     attendee = world.people[d.pick(req.attendees)]
     cities = _CITIES_OFF[attendee.offset]
-    number = max(int(p[2:]) for p in world.people) + 11
+    number = int(next(reversed(world.people))[2:]) + 11  # ids rise in the order `_make_world` made them
     twin = _person(f"P-{number}", attendee.name, d.pick(cities), d.pick((8, 9, 10)))
     twin.tag = twin.city.lower().replace(" ", "")  # its own address, as a directory gives it
     world.people[twin.id] = twin
@@ -150,10 +150,16 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     for pid in world.people:
         if pid == world.me:
             continue
-        days = {day - 7 + int(rnd() * 15) for _ in range(int(rnd() * 3))}  # 0-2 days, each within a week of the day
-        if pid in attending:
-            days.discard(world.day)
-        world.days_off[pid] = tuple(sorted(days))
+        n = int(rnd() * 3)  # 0-2 days, each within a week of the day (drawn in turn)
+        if n:
+            days = {day - 7 + int(rnd() * 15)}
+            if n == 2:
+                days.add(day - 7 + int(rnd() * 15))
+            if pid in attending:
+                days.discard(day)
+            world.days_off[pid] = tuple(sorted(days))
+        else:
+            world.days_off[pid] = ()
     gen.brief = restated(gen.brief, policy_lines("calendar"), policy_lines("calendar", tier=True))
     traps = list(gen.gold.traps)
     asked = world.day
@@ -191,11 +197,20 @@ def pages(plan: tuple[Step, ...], world: CalendarWorld) -> tuple[Step, ...]:
         if step.name != "get_free_slots":
             continue
         args = step.arguments  # the solver's call: its people and date are the world's
-        starts = [hhmm(s) for s in world.free_starts(args["person_ids"], ISO_DAY[args["date"]], args["duration_minutes"])]
-        named = [starts.index(s.arguments["start_utc"]) for s in plan[k + 1:]
-                 if s.name == "book_meeting" and s.arguments.get("start_utc") in starts]
+        starts = world.free_starts(args["person_ids"], ISO_DAY[args["date"]], args["duration_minutes"])
+        named = [starts.index(at) for at in map(_minute, plan[k + 1:]) if at in starts]
         return read_on(plan, k, pages_read(len(starts), max(named) if named else None))
     return plan
+
+
+def _minute(step: Step) -> int:
+    """The minute (UTC) of the start a booking names, as `hhmm` writes it; -1 for any other call."""
+    at = step.arguments.get("start_utc") if step.name == "book_meeting" else None
+    if isinstance(at, str) and len(at) == 5 and at[:2].isdigit() and at[2] == ":" and at[3:].isdigit():
+        minute = int(at[:2]) * 60 + int(at[3:])
+        if hhmm(minute) == at:
+            return minute
+    return -1
 
 
 #: What `load_domains` adds to the calendar domain's spec.

@@ -15,6 +15,7 @@ import re
 import zlib
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from operator import attrgetter
 from typing import Annotated, Any, Literal
 
 from agentgym.core.task import WorldEvent
@@ -188,8 +189,12 @@ class FinanceWorld(World):
     def month_expenses(self, employee_id: str, month: int) -> list[Expense]:
         lo, hi = _MONTH_START[month - 1], _MONTH_START[month]
         rows = [e for e in self.expenses if e.employee_id == employee_id and lo <= e.day < hi]
-        rows.sort(key=lambda e: (e.day, e.id))
+        rows.sort(key=_DAY_AND_ID)
         return rows
+
+
+#: An expense's place in a month's list: its day, then its id.
+_DAY_AND_ID = attrgetter("day", "id")
 
 
 def _month(text: str) -> int:

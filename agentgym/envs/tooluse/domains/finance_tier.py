@@ -190,7 +190,7 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
             MEAL_CAP, "EUR", req.currency, e.day)
 
     meals: list[Expense] = []
-    last = max(int(e.id[2:]) for e in world.expenses)  # the highest expense number: each meal's is higher
+    last = int(world.expenses[-1].id[2:])  # the highest expense number (they rise along the list): each meal's is higher
     over = [e for e in approved if value(e) >= 1.25]
     if over:
         meal = d.pick(over)
@@ -231,7 +231,7 @@ def _later_pages(world: FinanceWorld, req: Any) -> int:
     """How many calls for later pages a reimbursement's plan makes (`paging.paged_plan` would
     find as many, by calling the tools): the employee's expenses of the month and the accounts."""
     lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
-    rows = sum(1 for e in world.expenses if e.employee_id == req.employee_id and lo <= e.day < hi)  # month_expenses' rows
+    rows = len([e for e in world.expenses if e.employee_id == req.employee_id and lo <= e.day < hi])  # month_expenses' rows
     return sum(max(1, -(-n // PAGE_SIZE)) - 1 for n in (rows, len(world.accounts)))
 
 
@@ -242,11 +242,11 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
     rnd, departments = d.random, _V.departments  # d.pick written out
     for emp in world.employees:
         world.departments[emp] = departments[int(rnd() * len(departments))]
-    twin = f"E-{max(int(e[2:]) for e in world.employees) + 7}"
+    twin = f"E-{int(next(reversed(world.employees))[2:]) + 7}"  # ids rise in the order they were made
     world.employees[twin] = req.name
     world.departments[twin] = d.pick(_OTHER_DEPARTMENTS[world.departments[req.employee_id]])
     lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
-    number = max(int(e.id[2:]) for e in world.expenses)
+    number = int(world.expenses[-1].id[2:])  # the highest: expense numbers rise along the list
     for k in range(d.between(1, 2)):
         world.expenses.append(Expense(f"X-{number + 1 + k}", twin, lo + d.below(hi - lo), d.pick(_CODES),
                                       d.between(40, 400) * 100, d.pick(_V.categories), _STATUS))
@@ -268,7 +268,7 @@ def pages(plan: tuple[Step, ...], world: FinanceWorld) -> tuple[Step, ...]:
         if step.name == "list_expenses":
             month, employee = int(step.arguments["month"][5:]), step.arguments["employee_id"]
             lo, hi = _MONTH_START[month - 1], _MONTH_START[month]
-            rows = sum(1 for e in world.expenses if e.employee_id == employee and lo <= e.day < hi)
+            rows = len([e for e in world.expenses if e.employee_id == employee and lo <= e.day < hi])
             out = read_on(out, k, pages_read(rows, None))
         elif step.name == "list_accounts":
             accounts = list(world.accounts)

@@ -206,11 +206,13 @@ def _cause_at(root: Service, gold: Gold) -> int:
 def _every_page(world: OpsWorld, plan: tuple[Step, ...]) -> int:
     """The plan's length with every page of its paged calls read (counted from the world, as
     `paging.paged` pages the tools' lists: a service's error lines, its deploys)."""
-    def rows(step: Step) -> int:
-        service = world.services[step.arguments["service"]]
-        return len(service.deploys) if step.name == "get_deploys" else len(service.logs.get("error", []))
-
-    return len(plan) + sum(_pages(rows(s)) - 1 for s in plan if s.name in _PAGED)
+    calls = len(plan)
+    for step in plan:
+        if step.name == "get_deploys":
+            calls += _pages(len(world.services[step.arguments["service"]].deploys)) - 1
+        elif step.name == "search_logs":
+            calls += _pages(len(world.services[step.arguments["service"]].logs.get("error", []))) - 1
+    return calls
 
 
 def _pages(rows: int) -> int:

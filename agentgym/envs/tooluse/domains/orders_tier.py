@@ -34,7 +34,10 @@ from agentgym.envs.tooluse.domains.orders import (
     Order,
     OrdersToolkit,
     OrdersWorld,
+    Request,
     _brief,
+    _make_world,
+    _Retry,
     _solvable,
 )
 from agentgym.envs.tooluse.domains.orders import shifts as order_shifts
@@ -124,9 +127,24 @@ def draft(d: Draws, difficulty: str) -> Generated:
     words its own request and solves its own gold: the goal is only the request's job (no words,
     no details) and the gold only its kind. What generate draws after the world only words its
     request, so it is not drawn here."""
-    world, req, _, _ = _solvable(d, difficulty)
+    if difficulty != "easy":
+        world, req, _, _ = _solvable(d, difficulty)
+    else:  # `_solvable`'s world and request: every easy plan has 3 or 4 calls, the easy length, so none is drawn again
+        world, req = _realised(d, difficulty)
     kind = "+".join(w.action for w in req.wants)
     return Generated(world, Goal(kind, "", (), job=req), Gold(kind, (), ()), _brief(world))
+
+
+def _realised(d: Draws, difficulty: str) -> tuple[OrdersWorld, Request]:
+    """The first world and request `_make_world` realises (an easy plan reads the order and a
+    policy, then makes one exchange, store credit or refund, with or without an approval first:
+    `solve` and `_solvable` need not run to tell its length)."""
+    while True:
+        try:
+            world, req, _ = _make_world(d, difficulty)
+        except _Retry:
+            continue
+        return world, req
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
@@ -139,14 +157,17 @@ def harden(d: Draws, gen: Generated) -> Generated:
     if world.tier == "plus":
         world.extra_days, world.limit = EXTRA_DAYS, PLUS_LIMIT
     world.fee = dict(FEE)
-    bulk = build(d, world, world.orders[req.order_id])
-    _twin(d, world, world.orders[req.order_id], bulk.wants[0][1])
     # Every row of the customer's orders has the same fields: a row's shape tells nothing of
     # whether the request is about it (no draw: the orders nobody asks about were not opened).
+    # The items `build` and `_twin` make say both, so the world's items before them are all
+    # that need saying.
     for order in world.orders.values():
         for item in order.items:
             item.opened = bool(item.opened)
             item.damaged = bool(item.damaged)
+    bulk = build(d, world, world.orders[req.order_id])
+    # `build` numbers its items after every other item, in the order the request names them.
+    _twin(d, world, world.orders[req.order_id], bulk.wants[0][1], int(bulk.wants[-1][1][2:]) + 1)
     gold = solve_bulk(world, bulk)
     gen.gold = Gold(gold.kind, gold.plan, gold.effects, _traps(world, bulk, gold), gen.gold.superseded)
     email = Detail("email", "email", d.pick(_V.templates["email_answer"]).format(email=world.email),
@@ -251,17 +272,17 @@ def press(d: Draws, world: OrdersWorld, req: BulkRequest, gold: Gold) -> Press |
                                                           for ask, r in zip(_ASKS, said)))
 
 
-def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str) -> None:
+def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str, number: int) -> None:
     """The near-duplicate: another order of the customer's, placed 1-3 days after the one the
-    request is about (so it is listed first), that holds the same product. Only the date the
-    customer gives tells the two apart: its row has the same fields as the item's (opened, arrived
-    damaged, from the item: no draw), so its shape gives nothing away."""
+    request is about (so it is listed first), that holds the same product, as item `number`
+    (one past the highest item number). Only the date the customer gives tells the two apart:
+    its row has the same fields as the item's (opened, arrived damaged, from the item: no
+    draw), so its shape gives nothing away."""
     item = next(i for i in target.items if i.id == item_id)
     taken = {o.placed for o in world.orders.values()}
     day = target.placed + d.between(1, 3)
     while day in taken:
         day += 1
-    number = max(int(i.id[2:]) for o in world.orders.values() for i in o.items) + 1
     twin = Item(f"I-{number}", item.product, item.category, d.pick(_PRODUCTS[item.product][2]), item.price, False,
                 item.opened, item.damaged)
     order = Order(f"O-{int(target.id[2:]) + 37 * len(world.orders)}", day,
@@ -274,15 +295,21 @@ def pages(plan: tuple[Step, ...], world: OrdersWorld) -> tuple[Step, ...]:
     newest first as `list_orders` lists them, up to the page of the last one a later call names.
     Of the values `solve_bulk`'s calls name, only an order id is an order's (the others are
     items, categories, amounts, approvals: ``I-``, ``AP-``, words, numbers), and only the
-    `order_id` argument holds one."""
+    `order_id` argument holds one; its `get_order` calls, right after the list, read every
+    order its writes are for."""
     for k, step in enumerate(plan):
         if step.name != "list_orders":
             continue
         if step.arguments.get("customer_id") != world.customer_id:
             return plan  # the call fails: one page is read
         listed = {o.id: i for i, o in enumerate(sorted(world.orders.values(), key=_newest))}
-        named = [listed[o] for o in {s.arguments.get("order_id") for s in plan[k + 1:]} if o in listed]
-        return read_on(plan, k, pages_read(len(listed), max(named) if named else None))
+        named = []  # the orders the plan reads, right after the list: each order its writes name
+        for later in plan[k + 1:]:
+            if later.name != "get_order":
+                break
+            named.append(listed.get(later.arguments["order_id"], -1))
+        last = max(named, default=-1)
+        return read_on(plan, k, pages_read(len(listed), last if last >= 0 else None))
     return plan
 
 
