@@ -102,8 +102,8 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
     paged list as far as a careful agent must."""
     if spec.harden is not None:
         gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
-    if spec.pages is not None:  # the domain reads its gold's pages off its world
-        gen.gold = gen.gold.with_plan(spec.pages(gen.gold.plan, gen.world))
+    if gen.paged is not None:  # the tier knows how far its gold reads each list
+        gen.gold = gen.gold.with_plan(gen.paged)
     else:
         gen.gold = _read_pages(spec, gen.gold, gen.world)
     # Every tier brief states its turn budget (the orders tier's says it where its rules do).

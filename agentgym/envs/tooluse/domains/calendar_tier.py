@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from agentgym.core.tools import READ, MaxLen, tool
 from agentgym.envs.tooluse._fast import all_work
-from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, ISO_DAY, Draws, Gold, Step, hhmm, restated
+from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, Draws, Gold, restated
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.calendar import (
     _V,
@@ -35,7 +35,6 @@ from agentgym.envs.tooluse.domains.calendar import (
     _person,
     booking,
     draft,
-    earliest,
 )
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, pages_read, read_on
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
@@ -90,15 +89,16 @@ def harden(d: Draws, gen: Generated) -> Generated:
     world, req = gen.world, gen.goal.job
     assert isinstance(world, CalendarWorld)
     pids = [world.me, *req.attendees]
-    start = earliest(world, req)
+    everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
+    start = next(s for s in world.free_starts(pids, req.day, req.duration) if everyone_works(s))  # `earliest`'s
     offsets = {world.people[p].offset for p in pids}
     if len(offsets) < 3:  # an attendee moves to a zone of its own, where the booked start still fits
         options = [(ci, h) for ci, h in _fits(start, req.duration) if _V.cities[ci][1] not in offsets]
         if options:
             last = world.people[req.attendees[-1]]
             world.people[last.id] = _person(last.id, last.name, *d.pick(options))
+            everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
     lo, _ = world.people[world.me].window_utc()
-    everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
     freed = 0  # the cells of every start before the booked one that someone's hours do not hold
     for s in range(lo, start, GRID):
         if not everyone_works(s):
@@ -110,12 +110,18 @@ def harden(d: Draws, gen: Generated) -> Generated:
     starts = world.free_starts(pids, req.day, req.duration)
     booked = next(s for s in starts if everyone_works(s))
     gold = booking(world, req, booked)
-    opened = sum(s < booked for s in starts)
+    opened = sum(s < booked for s in starts)  # the booked start's row among the free starts
+    # Its page is as far as the gold reads them (`Generated.paged`): the booking names that start
+    # and no other (only a start is HH:MM; no topic is, a test keeps it so), and no later change
+    # of the world (a namesake, days off) moves a free start. `booking` looks the attendees up first.
+    paged = read_on(gold.plan, len(req.attendees), pages_read(len(starts), opened))
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded, _organiser_read(world))
     gen = _namesake(d, world, req, gen)
-    return _days_off(d, world, req, gen)
+    gen = _days_off(d, world, req, gen)
+    gen.paged = paged
+    return gen
 
 
 #: UTC offset -> the cities (indices) of every other offset, in vocabulary order.
@@ -187,32 +193,6 @@ def _organiser_read(world: CalendarWorld) -> tuple[dict[str, Any], ...]:
     return ({"name": "find_person", "arguments": {"query": {"words_of": world.people[world.me].name}}},)
 
 
-def pages(plan: tuple[Step, ...], world: CalendarWorld) -> tuple[Step, ...]:
-    """The pages the tier's gold reads (`DomainSpec.pages`): the free starts, earliest first as
-    `get_free_slots` lists them, up to the page of the start the booking names. Of the values
-    the calls after it name (`booking`'s: the title, people, date, start and length, the
-    meeting), only the start is ``HH:MM`` (no topic is: a test keeps it so), and so the only one
-    a free start can equal. The call is the solver's, so it is one `get_free_slots` answers."""
-    for k, step in enumerate(plan):
-        if step.name != "get_free_slots":
-            continue
-        args = step.arguments  # the solver's call: its people and date are the world's
-        starts = world.free_starts(args["person_ids"], ISO_DAY[args["date"]], args["duration_minutes"])
-        named = [starts.index(at) for at in map(_minute, plan[k + 1:]) if at in starts]
-        return read_on(plan, k, pages_read(len(starts), max(named) if named else None))
-    return plan
-
-
-def _minute(step: Step) -> int:
-    """The minute (UTC) of the start a booking names, as `hhmm` writes it; -1 for any other call."""
-    at = step.arguments.get("start_utc") if step.name == "book_meeting" else None
-    if isinstance(at, str) and len(at) == 5 and at[:2].isdigit() and at[2] == ":" and at[3:].isdigit():
-        minute = int(at[:2]) * 60 + int(at[3:])
-        if hhmm(minute) == at:
-            return minute
-    return -1
-
-
 #: What `load_domains` adds to the calendar domain's spec.
 TIER: dict[str, Any] = {
     "hard_toolkit": CalendarTierToolkit,
@@ -220,5 +200,4 @@ TIER: dict[str, Any] = {
     "paged": {"get_free_slots": PagedList("free_starts_utc", named_row())},
     "harden": harden,
     "draft": draft,
-    "pages": pages,
 }

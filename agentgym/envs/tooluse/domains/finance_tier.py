@@ -112,6 +112,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     if req.kind != "reimburse":
         gen.gold = _gold(world, req, gen.gold, gen.gold.traps)
         gen.brief = _QUOTE_BRIEF if gen.brief == _BRIEF else _quote_brief(gen.brief)
+        gen.paged = pages(gen.gold.plan, world)
         return gen
     world.meal_cap = MEAL_CAP
     approved = [e for e in world.month_expenses(req.employee_id, req.month) if e.status == _STATUS]
@@ -145,6 +146,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     gen.goal.request += _IN_FULL
     gen.goal.blurred = {k: v + _IN_FULL for k, v in gen.goal.blurred.items()}
     world.press = press(d, world, req)
+    gen.paged = pages(gen.gold.plan, world)
     return gen
 
 
@@ -257,7 +259,7 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
 
 
 def pages(plan: tuple[Step, ...], world: FinanceWorld) -> tuple[Step, ...]:
-    """The pages the tier's gold reads (`DomainSpec.pages`): every page of the employee's
+    """The tier's gold `plan` with the pages it reads (`Generated.paged`): every page of the employee's
     expenses of the month (every row counts), and the accounts, in their order, up to the page
     of the one the transfer is paid from. Of the values `solve`'s later calls name, only an
     account id (``ACC-``) is an account's, and only `create_transfer`'s `from_account` holds one.
@@ -291,5 +293,4 @@ def _tier_brief(brief: str) -> str:
 #: The tier's briefs of the domain's one brief (every finance task's), made once.
 _QUOTE_BRIEF, _TIER_BRIEF = _quote_brief(_BRIEF), _tier_brief(_BRIEF)
 #: What `load_domains` adds to the finance domain's spec.
-TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden, "draft": draft,
-                        "pages": pages}
+TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden, "draft": draft}

@@ -152,6 +152,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects,
                     (*gen.gold.traps, "long_history", "rate_from_counts", "failed_deploy"), gen.gold.superseded)
     world.press = press(d, root, req, _cause_at(root, gold))
+    gen.paged = pages(gen.gold.plan, world)
     return gen
 
 
@@ -251,7 +252,7 @@ _NAMED = named_row("version")
 #: end), as a failed one may still be followed by one before the onset.
 _PAGED = {"search_logs": PagedList("lines", first_page), "get_deploys": PagedList("deploys", _cause_settled)}
 def pages(plan: tuple[Step, ...], world: OpsWorld) -> tuple[Step, ...]:
-    """The pages the tier's gold reads (`DomainSpec.pages`): one of each service's error lines
+    """The tier's gold `plan` with the pages it reads (`Generated.paged`): one of each service's error lines
     (`first_page`), and the culprit's deploys, oldest first, up to the page of the first deploy
     that ran after the last one a later call names (`_cause_settled`). Of the values `solve`'s
     later calls name, only a version is a deploy's, and only `file_incident`'s `cause_version`
@@ -279,5 +280,4 @@ TIER: dict[str, Any] = {
     "paged": _PAGED,
     "harden": harden,
     "draft": draft,
-    "pages": pages,
 }

@@ -176,6 +176,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     world.press = press(d, world, bulk, gold)
     # The tier's policies in the domain's place, the turn budget before them.
     gen.brief = restated(gen.brief, policy_lines("orders"), policy_lines("orders", tier=True), _TURNS)
+    gen.paged = pages(gen.gold.plan, world)
     return gen
 
 
@@ -291,7 +292,7 @@ def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str, number: int
 
 
 def pages(plan: tuple[Step, ...], world: OrdersWorld) -> tuple[Step, ...]:
-    """The pages the gold of a bulk return reads (`DomainSpec.pages`): the customer's orders,
+    """The gold `plan` of a bulk return with the pages it reads (`Generated.paged`): the customer's orders,
     newest first as `list_orders` lists them, up to the page of the last one a later call names.
     Of the values `solve_bulk`'s calls name, only an order id is an order's (the others are
     items, categories, amounts, approvals: ``I-``, ``AP-``, words, numbers), and only the
@@ -330,7 +331,6 @@ TIER: dict[str, Any] = {
     # the date).
     "paged": {"list_orders": PagedList("orders", named_row("order_id"))},
     "harden": harden,
-    "pages": pages,
     "shifts": _shifts,
     # The bulk return replaces the request and the orders it is about; an easy task's world
     # (the customer, today, an order or two besides) is all it keeps.
