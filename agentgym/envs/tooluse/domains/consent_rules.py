@@ -74,7 +74,10 @@ def _orders_targets(world: Any, goal: Any) -> list[Target]:
 
 
 def _orders_anchors(world: Any, goal: Any) -> tuple[str, ...]:
-    return tuple(n for i in _asked_items(world, goal) for n in (i.product, i.id))
+    out: list[str] = []
+    for item in _asked_items(world, goal):
+        out += (item.product, item.id)
+    return tuple(out)
 
 
 def _orders_describe(world: Any, name: str, args: dict[str, Any]) -> str:

@@ -97,7 +97,7 @@ class OpsTierToolkit(OpsToolkit):
 
 def _earlier(version: str) -> str | None:
     """The version released just before `version` (v2.0.0 -> v1.99.9 is never needed: None)."""
-    major, minor, patch = (int(x) for x in version[1:].split("."))
+    major, minor, patch = map(int, version[1:].split("."))
     if patch:
         return f"v{major}.{minor}.{patch - 1}"
     return f"v{major}.{minor - 1}.9" if minor else None
@@ -116,9 +116,10 @@ def harden(d: Draws, gen: Generated) -> Generated:
             break
         deploys.insert(0, Deploy(version, deploys[0].at - DAY - d.below(2 * DAY), d.pick(_V.authors)))
     symptom = world.services[req.chain[0]]
+    rnd = d.random  # the draws written out: d.between(1500, 9000) is 1500 + int(rnd() * 7501)
     for service in world.services.values():
         while True:
-            requests = d.between(1500, 9000)
+            requests = 1500 + int(rnd() * 7501)
             errors = round(service.error_rate * requests / 100)
             rate = errors * 100 / requests
             if service is not symptom or (severity_of(rate) == req.severity and all(
