@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from agentgym.core.tools import READ, MaxLen, tool
 from agentgym.envs.tooluse._fast import all_work
-from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, Draws, Gold, restated
+from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, Draws, Gold, restated, turn_budget
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.calendar import (
     _V,
@@ -30,6 +30,7 @@ from agentgym.envs.tooluse.domains.calendar import (
     DateStr,
     Duration,
     Id,
+    Person,
     _cells,
     _fits,
     _person,
@@ -41,6 +42,8 @@ from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["CalendarTierToolkit", "harden", "TIER"]
 
+#: The turn budget the brief states (`agentgym.envs.tooluse.tasks.tier_turns`; a test keeps them equal).
+_TURNS = turn_budget(24)
 #: What the user says when asked for the date: the date asked for, and that the policy's move
 #: is fine (said whether or not anyone is off, so it gives nothing away).
 _DATE_SAID = "It's for {date}; if someone is off that day, the next date nobody is off is fine."
@@ -89,9 +92,10 @@ def harden(d: Draws, gen: Generated) -> Generated:
     world, req = gen.world, gen.goal.job
     assert isinstance(world, CalendarWorld)
     pids = [world.me, *req.attendees]
-    everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
+    people = [world.people[p] for p in pids]
+    everyone_works = all_work(people, req.duration, WORK_MIN)
     start = next(s for s in world.free_starts(pids, req.day, req.duration) if everyone_works(s))  # `earliest`'s
-    offsets = {world.people[p].offset for p in pids}
+    offsets = {p.offset for p in people}
     if len(offsets) < 3:  # an attendee moves to a zone of its own, where the booked start still fits
         options = [(ci, h) for ci, h in _fits(start, req.duration) if _V.cities[ci][1] not in offsets]
         if options:
@@ -110,7 +114,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     starts = world.free_starts(pids, req.day, req.duration)
     booked = next(s for s in starts if everyone_works(s))
     gold = booking(world, req, booked)
-    opened = sum(s < booked for s in starts)  # the booked start's row among the free starts
+    opened = starts.index(booked)  # the booked start's row: the free starts before it (they rise)
     # Its page is as far as the gold reads them (`Generated.paged`): the booking names that start
     # and no other (only a start is HH:MM; no topic is, a test keeps it so), and no later change
     # of the world (a namesake, days off) moves a free start. `booking` looks the attendees up first.
@@ -118,8 +122,8 @@ def harden(d: Draws, gen: Generated) -> Generated:
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded, _organiser_read(world))
-    gen = _namesake(d, world, req, gen)
-    gen = _days_off(d, world, req, gen)
+    twin = _namesake(d, world, req, gen)
+    gen = _days_off(d, world, req, gen, twin)
     gen.paged = paged
     return gen
 
@@ -128,9 +132,9 @@ def harden(d: Draws, gen: Generated) -> Generated:
 _CITIES_OFF = {off: tuple(ci for ci, (_, o) in enumerate(_V.cities) if o != off) for _, off in _V.cities}
 
 
-def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Generated:
-    """Someone outside the meeting with an attendee's full name, in a city of another time zone;
-    the request (and the user's words) name the attendee's city after the name."""
+def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Person:
+    """Someone outside the meeting with an attendee's full name, in a city of another time zone
+    (returned); the request (and the user's words) name the attendee's city after the name."""
     attendee = world.people[d.pick(req.attendees)]
     cities = _CITIES_OFF[attendee.offset]
     number = int(next(reversed(world.people))[2:]) + 11  # ids rise in the order `_make_world` made them
@@ -139,19 +143,19 @@ def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
     world.people[twin.id] = twin
     world.busy[twin.id] = 0
     gen.rename(attendee.name, f"{attendee.name} ({attendee.city})")
-    return gen
+    return twin
 
 
-def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Generated:
+def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated, twin: Person) -> Generated:
     """Days off, which the directory shows (``calendar_tier``): everyone but the organiser is off
     on 0-2 days of the fortnight around the meeting, never an attendee on the meeting's day.
     Half the time (where today lies two days or more before it) an attendee is off on the day
     before, which the request then asks for: the meeting moves to the next date no attendee is
     off, the meeting's day (trap `attendee_day_off`). Otherwise, half the time, the namesake is
-    off on the date asked for, which a careful reading does not mistake for the attendee's."""
+    off on the date asked for, which a careful reading does not mistake for the attendee's. `twin`
+    is the namesake: no one else outside the meeting has an attendee's full name (`_make_world`
+    draws each person's last name apart)."""
     attending = set(req.attendees)
-    names = {world.people[a].name for a in req.attendees}
-    twin = next(p for p in world.people.values() if p.id not in attending and p.id != world.me and p.name in names)
     rnd, day = d.random, world.day  # the draws written out: d.between(lo, hi) is lo + int(rnd() * (hi - lo + 1))
     for pid in world.people:
         if pid == world.me:
@@ -166,7 +170,7 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Gener
             world.days_off[pid] = tuple(sorted(days))
         else:
             world.days_off[pid] = ()
-    gen.brief = restated(gen.brief, policy_lines("calendar"), policy_lines("calendar", tier=True))
+    gen.brief = restated(gen.brief, policy_lines("calendar"), policy_lines("calendar", tier=True), _TURNS)
     traps = list(gen.gold.traps)
     asked = world.day
     if world.today <= world.day - 2 and d.chance(0.5):

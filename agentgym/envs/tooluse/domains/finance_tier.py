@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.core.tools import READ, tool
-from agentgym.envs.tooluse.base import DAY_ISO, Draws, Gold, Step
+from agentgym.envs.tooluse.base import DAY_ISO, Draws, Gold, Step, restated, turn_budget
 from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.finance import (
@@ -45,6 +45,8 @@ __all__ = ["FinanceTierToolkit", "harden", "TIER", "MEAL_CAP", "QUOTE"]
 #: The policies key of a quote's own rule in the tier (its consent before the answer).
 QUOTE = "finance_quote"
 
+#: The turn budget the brief states (`agentgym.envs.tooluse.tasks.tier_turns`; a test keeps them equal).
+_TURNS = turn_budget(24)
 #: What a meals expense counts for at most, in EUR cents.
 MEAL_CAP = round(float(policy("finance_tier", "meal_cap").params["cap"]) * 100)
 #: Every approved expense of the month counts (every page); the account in the payout currency
@@ -201,7 +203,7 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
     lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
     taken = {e.day for e in meals}
     if d.chance(0.75):
-        day = d.pick([x for x in range(lo, hi) if x not in taken])
+        day = d.pick(_days_but(lo, hi, taken))
         share = 0.55 + 0.3 * d.random()
         for part in (share, 1.1 - share + 0.6 * d.random()):  # each under 0.9 of the cap, both over 1.1
             meals.append(meal := _meal(d, world, req.employee_id, day, min(part, 0.85), _STATUS, last))
@@ -211,9 +213,18 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
             meals.append(meal := _meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), d.pick(_OTHER), last))
             last = int(meal.id[2:])
     if d.chance(0.35):
-        day = d.pick([x for x in range(lo, hi) if x not in taken])
+        day = d.pick(_days_but(lo, hi, taken))
         meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), _STATUS, last))
     return meals
+
+
+def _days_but(lo: int, hi: int, taken: set[int]) -> list[int]:
+    """``[x for x in range(lo, hi) if x not in taken]`` for `taken` days of that month (the
+    meals'): the month's days, each taken one removed."""
+    days = list(range(lo, hi))
+    for day in taken:
+        days.remove(day)
+    return days
 
 
 def _meal(d: Draws, world: FinanceWorld, employee_id: str, day: int, share: float, status: str, last: int
@@ -281,13 +292,16 @@ def pages(plan: tuple[Step, ...], world: FinanceWorld) -> tuple[Step, ...]:
 
 
 def _quote_brief(brief: str) -> str:
-    """A quote's brief in the tier: the quote's consent rule after the domain's policies."""
-    return brief.replace(policy_lines("finance"), f"{policy_lines('finance')}\n{policy_lines(QUOTE)}")
+    """A quote's brief in the tier: the quote's consent rule after the domain's policies, the
+    turn budget before them."""
+    brief = brief.replace(policy_lines("finance"), f"{policy_lines('finance')}\n{policy_lines(QUOTE)}")
+    return brief.replace("Policies:\n", f"{_TURNS}\nPolicies:\n", 1)
 
 
 def _tier_brief(brief: str) -> str:
-    """A reimbursement's brief in the tier: the tier's policies in the domain's place."""
-    return brief.replace(policy_lines("finance"), policy_lines("finance", tier=True))
+    """A reimbursement's brief in the tier: the tier's policies in the domain's place, the turn
+    budget before them."""
+    return restated(brief, policy_lines("finance"), policy_lines("finance", tier=True), _TURNS)
 
 
 #: The tier's briefs of the domain's one brief (every finance task's), made once.

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from agentgym.core.tools import READ, tool
-from agentgym.envs.tooluse.base import Draws, Gold, Step, restated
+from agentgym.envs.tooluse.base import Draws, Gold, Step, restated, turn_budget
 from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.ops import (
@@ -40,6 +40,8 @@ from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["OpsTierToolkit", "harden", "TIER"]
 
+#: The turn budget the brief states (`agentgym.envs.tooluse.tasks.tier_turns`; a test keeps them equal).
+_TURNS = turn_budget(28)
 #: The least distance (percentage points) of a computed rate from a severity threshold.
 _MARGIN = 0.3
 #: The tier's longest plan with every page read (`agentgym.envs.tooluse.tasks.TIER_CALLS`, which
@@ -128,7 +130,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
             low, high = _SEV_RATES[req.severity]  # near a threshold: another rate of the same band
             service.error_rate = round(low + _MARGIN + (high - low - 2 * _MARGIN) * d.random(), 1)
         service.counts, service.error_rate = (requests, errors), rate
-    gen.brief = restated(gen.brief, policy_lines("ops"), policy_lines("ops", tier=True))
+    gen.brief = restated(gen.brief, policy_lines("ops"), policy_lines("ops", tier=True), _TURNS)
     root = world.services[req.chain[-1]]
     for service in world.services.values():
         for dep in service.deploys:

@@ -44,7 +44,7 @@ class BulkRequest:
     @classmethod
     def of(cls, wants: tuple[tuple[str, str], ...]) -> BulkRequest:
         """The request for `wants`."""
-        return cls(wants, tuple(dict.fromkeys(order_id for order_id, _ in wants)))
+        return cls(wants, tuple(dict.fromkeys([order_id for order_id, _ in wants])))
 
 
 def outcome(world: OrdersWorld, order: Order, item: Item) -> tuple[str, int]:

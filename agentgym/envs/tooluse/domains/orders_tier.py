@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.tools import READ, WRITE, MaxLen, tool
-from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Step, cents, money, restated
+from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Step, cents, money, restated, turn_budget
 from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.orders import (
@@ -55,7 +54,7 @@ PLUS_LIMIT = round(float(policy("orders_tier", "member_approval").params["limit"
 FEE = {category: int(pct) for category, pct in policy("orders_tier", "restocking_fee").params.items()}
 #: The turn budget the brief states (`agentgym.envs.tooluse.tasks` gives the tier's orders tasks as
 #: many; a test keeps the two equal).
-_TURNS = f"You have 30 turns for this request: one reply, with up to {MAX_CALLS_PER_TURN} tool calls in it, is one turn."
+_TURNS = turn_budget(30)
 #: What the customer says, asked what it would accept: the same for every item.
 _EACH_ITEM = ("For each item, my money back where the policy allows it; where it doesn't, store credit is fine, "
               "and where the policy gives nothing, that's that.")
