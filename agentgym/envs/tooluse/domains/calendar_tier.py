@@ -104,9 +104,10 @@ def harden(d: Draws, gen: Generated) -> Generated:
             everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
     lo, _ = world.people[world.me].window_utc()
     freed = 0  # the cells of every start before the booked one that someone's hours do not hold
+    cells = _cells(0, req.duration)  # a start's cells: these, from its own (starts lie on the grid)
     for s in range(lo, start, GRID):
         if not everyone_works(s):
-            freed |= _cells(s, req.duration)
+            freed |= cells << (s // GRID)
     if freed:
         for p in pids:
             world.busy[p] &= ~freed

@@ -159,12 +159,14 @@ def harden(d: Draws, gen: Generated) -> Generated:
     # Every row of the customer's orders has the same fields: a row's shape tells nothing of
     # whether the request is about it (no draw: the orders nobody asks about were not opened).
     # The items `build` and `_twin` make say both, so the world's items before them are all
-    # that need saying.
+    # that need saying, but for the order the request is about, whose items `build` replaces.
+    target = world.orders[req.order_id]
     for order in world.orders.values():
-        for item in order.items:
-            item.opened = bool(item.opened)
-            item.damaged = bool(item.damaged)
-    bulk = build(d, world, world.orders[req.order_id])
+        if order is not target:
+            for item in order.items:
+                item.opened = bool(item.opened)
+                item.damaged = bool(item.damaged)
+    bulk = build(d, world, target)
     # `build` numbers its items after every other item, in the order the request names them.
     _twin(d, world, world.orders[req.order_id], bulk.wants[0][1], int(bulk.wants[-1][1][2:]) + 1)
     gold = solve_bulk(world, bulk)
@@ -183,18 +185,19 @@ def _traps(world: OrdersWorld, req: BulkRequest, gold: Gold) -> tuple[str, ...]:
     """The tier's traps a bulk return holds, each named once (the outcomes are the gold's)."""
     got = {e.fields["item_id"]: (e.kind, e.fields["amount"]) for e in gold.effects}
     out = {"near_duplicate_order": None}  # each trap once, in the order first found
+    windows, extra = _V.windows, world.extra_days  # `world.window`'s: the category's days and the tier's
     for order_id in req.orders:
         order = world.orders[order_id]
         age = world.age(order)
         for item in order.items:
             kind, amount = got.get(item.id, ("none", 0))
-            window = world.window(item.category)
+            window = windows[item.category] + extra
             if kind == "credit":
                 out["past_return_window"] = None
             # The two days a count off by one decides: the last day (a refund) and the day after.
             if kind != "none" and age - window in (0, 1):
                 out["window_last_day"] = None
-            if kind == "refund" and age > window - world.extra_days:
+            if kind == "refund" and age > window - extra:
                 out["member_window"] = None
             if item.final_sale and not item.damaged:
                 out["final_sale_asked"] = None
