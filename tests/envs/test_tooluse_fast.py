@@ -150,20 +150,20 @@ def _tier_task(spec: DomainSpec, seed: int) -> Generated:
     return spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
 
 
-@pytest.mark.parametrize("domain", sorted(n for n, s in load_domains().items() if s.pages is not None))
-def test_a_domains_own_pages_are_the_generic_reading(domain: str) -> None:
-    """`DomainSpec.pages` reads the tier's gold as `_fast.paged_plan` (the plain reading) does."""
+@pytest.mark.parametrize("domain", _TIERED)
+def test_the_pages_a_tier_knows_are_the_generic_reading(domain: str) -> None:
+    """`Generated.paged`, where a tier's harden sets it, reads its gold as `_fast.paged_plan`
+    (the plain reading) does."""
     spec = load_domains()[domain]
-    assert spec.pages is not None and spec.hard_toolkit is not None
+    assert spec.hard_toolkit is not None
     for seed in range(1500):
         gen = _tier_task(spec, seed)
-        plan = gen.gold.plan
-        assert spec.pages(plan, gen.world) == _fast.paged_plan(plan, spec.hard_toolkit(gen.world), spec.toolkit,
-                                                              spec.paged), seed
+        assert gen.paged is not None
+        assert gen.paged == _fast.paged_plan(gen.gold.plan, spec.hard_toolkit(gen.world), spec.toolkit, spec.paged), seed
 
 
 def test_no_meeting_topic_reads_as_a_start_time() -> None:
-    """What `calendar_tier.pages` rests on: a booking's title never equals a free start."""
+    """What the calendar tier's reading of its pages rests on: a booking's title never equals a free start."""
     assert not any(re.fullmatch(r"\d\d:\d\d", topic) for topic in calendar_vocab().topics)
 
 
@@ -212,3 +212,16 @@ def test_the_calendar_fit_table_is_the_computed_fits() -> None:
     for duration in (30, 45, 60, 90):
         for start in range(-60, 1500, 15):
             assert calendar_fits(start, duration) == calendar_fits_plain(start, duration)
+
+
+def test_words_named_equals_plain() -> None:
+    """On random texts of letters (some capital), digits, spaces and punctuation, and names
+    that are words, parts of words, words with other characters, empty."""
+    rng = random.Random(20261204)
+    alphabet = "abcdeE z1-:.é"
+    for _ in range(4000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        names = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(0, 4))]
+        names += [w for w in re.findall(r"[a-z]+", text) if rng.random() < 0.5]
+        rng.shuffle(names)
+        assert _fast.words_named(text, names) == [n for n in names if n in set(re.findall(r"[a-z]+", text))]

@@ -15,7 +15,7 @@ from agentgym.envs.tooluse.base import DAY_MINUTES, Step
 from agentgym.envs.tooluse.paging import PAGE_SIZE, NamedRow, PagedList, every_row, first_page
 from agentgym.envs.tooluse.paging import paged_plan as plain_paged_plan
 
-__all__ = ["paged_plan", "named_last", "all_work"]
+__all__ = ["paged_plan", "named_last", "all_work", "words_named"]
 
 
 def paged_plan(plan: tuple[Step, ...], toolkit: Any, unpaged: type, lists: Mapping[str, PagedList]
@@ -118,3 +118,32 @@ def all_work(people: Sequence[Any], duration: int, work_min: int) -> Callable[[i
         return True
 
     return works
+
+
+#: The letters of the ops logs' words (``[a-z]``).
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+
+
+def words_named(text: str, names: Sequence[str]) -> list[str]:
+    """``[n for n in names if n in set(re.findall(r"[a-z]+", text))]``: the names that are
+    words of `text` (`agentgym.envs.tooluse.domains.ops.solve`, which reads whom a log blames).
+
+    Plain code splits the whole text into its runs of a-z letters (a regular expression, whose
+    matching costs more than the rest of the solver) to look each name up among them. Here each
+    name is searched for where it stands alone. Invariant: `findall` of ``[a-z]+`` gives each
+    longest run of a-z letters (a greedy match begins where the last one ended, at a character
+    that is no a-z letter), so a name is among them exactly when it is made of a-z letters only
+    and occurs with no a-z letter right before or after it.
+    """
+    out = []
+    end = len(text)
+    for name in names:
+        if not (name.isascii() and name.isalpha() and name.islower()):  # not a run of a-z letters
+            continue
+        size, at = len(name), text.find(name)
+        while at >= 0:
+            if (at == 0 or text[at - 1] not in _LOWER) and (at + size == end or text[at + size] not in _LOWER):
+                out.append(name)
+                break
+            at = text.find(name, at + 1)
+    return out

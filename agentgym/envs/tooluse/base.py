@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from agentgym.core.action_types import HOW_TO_CALL
+from agentgym.core.action_types import HOW_TO_CALL, MAX_CALLS_PER_TURN
 from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, PolicyViolation, ToolError, Toolkit, tool
 from agentgym.envs.tooluse.policies import consent_who, policy_rows
@@ -41,6 +41,8 @@ __all__ = [
     "POLICY_PREFIX",
     "CONSENT",
     "compose_brief",
+    "restated",
+    "turn_budget",
     "DAY_WEEKDAY",
 ]
 
@@ -481,6 +483,13 @@ def compose_brief(role: str, job: str, facts: Sequence[str], policies: str) -> s
     """The system brief: who the assistant is, its job, the domain's facts and its policies."""
     lines = [f"You are {role}. {job}", *facts, "Policies:", policies, _HOWTO]
     return "\n".join(lines)
+
+
+def turn_budget(turns: int) -> str:
+    """The line of a hard-tier brief that states its turn budget (each tier's, `restated`'s
+    `fact`; `agentgym.envs.tooluse.tasks.tier_turns` gives the tier's turns, a test keeps them equal)."""
+    return f"You have {turns} turns for this request: one reply, with up to {MAX_CALLS_PER_TURN} tool calls in it, " \
+           "is one turn."
 
 
 def restated(brief: str, policies: str, instead: str, fact: str = "") -> str:

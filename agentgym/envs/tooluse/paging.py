@@ -121,6 +121,8 @@ def pages_read(rows: int, last: int | None) -> int:
 def read_on(plan: tuple[Step, ...], k: int, pages: int) -> tuple[Step, ...]:
     """`plan` with a call for each page after the first of its paged call `k`, up to `pages`,
     right after it (as `paged_plan` adds them)."""
+    if pages < 2:  # the first page is all it reads: nothing to add
+        return plan
     step = plan[k]
-    return (*plan[:k + 1], *[Step(step.name, {**step.arguments, "page": p}) for p in range(2, pages + 1)],
-            *plan[k + 1:])
+    name, arguments = step.name, step.arguments
+    return plan[:k + 1] + tuple([Step(name, {**arguments, "page": p}) for p in range(2, pages + 1)]) + plan[k + 1:]

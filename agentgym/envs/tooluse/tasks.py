@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.seeding import fast_stream, stream_bits
 from agentgym.core.task import DIFFICULTIES, Score, Task
 from agentgym.envs.tooluse import _fast
@@ -102,15 +101,11 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
     paged list as far as a careful agent must."""
     if spec.harden is not None:
         gen = spec.harden(Draws(fast_stream(seed, f"task/tier/{spec.name}")), gen)
-    if spec.pages is not None:  # the domain reads its gold's pages off its world
-        gen.gold = gen.gold.with_plan(spec.pages(gen.gold.plan, gen.world))
+    if gen.paged is not None:  # the tier knows how far its gold reads each list
+        gen.gold = gen.gold.with_plan(gen.paged)
     else:
         gen.gold = _read_pages(spec, gen.gold, gen.world)
-    # Every tier brief states its turn budget (the orders tier's says it where its rules do).
-    turns = f"You have {tier_turns(spec.name)} turns for this request: one reply, with up to {MAX_CALLS_PER_TURN} tool calls " \
-            "in it, is one turn."
-    if turns not in gen.brief:
-        gen.brief = gen.brief.replace("Policies:\n", f"{turns}\nPolicies:\n", 1)
+    # Every tier's harden states its turn budget before the policies (`base.turn_budget`).
     rules = RULES.get(spec.name)
     if rules is not None:
         gen.world.consent = Consent(rules, rules.anchors(gen.world, gen.goal))

@@ -28,6 +28,10 @@ class Generated:
     goal: Goal
     gold: Gold
     brief: str
+    #: The gold's plan with each paged list read as far as a careful agent must, where the tier's
+    #: `harden` knows how far from what it made (what `agentgym.envs.tooluse.tasks` would read off
+    #: the world by the tools, `_fast.paged_plan`; a test keeps the two equal); None: tasks reads it.
+    paged: tuple[Step, ...] | None = None
 
     def rename(self, name: str, named: str) -> None:
         """Say `named` for `name` wherever the user says it: the request, its blurred wordings
@@ -75,7 +79,7 @@ class DomainSpec:
     that tool and the record field its one argument takes (so a shift after such a record was
     made stays recoverable, and a wrong one can be put right); `review` holds the user's words for what it sees of the world
     (`agentgym.envs.tooluse.review`), and `names` the domain's names for record fields there.
-    `hard_toolkit`, `paged`, `harden`, `draft` and `pages` make the hard tier (see `agentgym.envs.tooluse.tasks`).
+    `hard_toolkit`, `paged`, `harden` and `draft` make the hard tier (see `agentgym.envs.tooluse.tasks`).
     """
 
     name: str
@@ -102,11 +106,6 @@ class DomainSpec:
     #: `harden` makes anew (the gold's plan and effects, solved again on the hardened world; the
     #: orders tier's request), which generate would make for the tier to throw away. None: generate.
     draft: Callable[[Draws, str], Generated] | None = None
-    #: The pages the tier's own gold reads, where the domain knows them without calling its
-    #: tools: ``pages(plan, world)`` is what `agentgym.envs.tooluse.tasks` would make of the gold
-    #: `plan` the tier's `harden` made on `world` (the generic reading, `_fast.paged_plan`), from
-    #: the world's records and the plan's steps that can name a row. None: the generic reading.
-    pages: Callable[[tuple[Step, ...], World], tuple[Step, ...]] | None = None
 
     @property
     def undoable(self) -> frozenset[str]:

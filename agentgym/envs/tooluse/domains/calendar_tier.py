@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from agentgym.core.tools import READ, MaxLen, tool
 from agentgym.envs.tooluse._fast import all_work
-from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, ISO_DAY, Draws, Gold, Step, hhmm, restated
+from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY, Draws, Gold, restated, turn_budget
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.calendar import (
     _V,
@@ -30,18 +30,20 @@ from agentgym.envs.tooluse.domains.calendar import (
     DateStr,
     Duration,
     Id,
+    Person,
     _cells,
     _fits,
     _person,
     booking,
     draft,
-    earliest,
 )
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, pages_read, read_on
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["CalendarTierToolkit", "harden", "TIER"]
 
+#: The turn budget the brief states (`agentgym.envs.tooluse.tasks.tier_turns`; a test keeps them equal).
+_TURNS = turn_budget(24)
 #: What the user says when asked for the date: the date asked for, and that the policy's move
 #: is fine (said whether or not anyone is off, so it gives nothing away).
 _DATE_SAID = "It's for {date}; if someone is off that day, the next date nobody is off is fine."
@@ -90,19 +92,22 @@ def harden(d: Draws, gen: Generated) -> Generated:
     world, req = gen.world, gen.goal.job
     assert isinstance(world, CalendarWorld)
     pids = [world.me, *req.attendees]
-    start = earliest(world, req)
-    offsets = {world.people[p].offset for p in pids}
+    people = [world.people[p] for p in pids]
+    everyone_works = all_work(people, req.duration, WORK_MIN)
+    start = next(s for s in world.free_starts(pids, req.day, req.duration) if everyone_works(s))  # `earliest`'s
+    offsets = {p.offset for p in people}
     if len(offsets) < 3:  # an attendee moves to a zone of its own, where the booked start still fits
         options = [(ci, h) for ci, h in _fits(start, req.duration) if _V.cities[ci][1] not in offsets]
         if options:
             last = world.people[req.attendees[-1]]
             world.people[last.id] = _person(last.id, last.name, *d.pick(options))
+            everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
     lo, _ = world.people[world.me].window_utc()
-    everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
     freed = 0  # the cells of every start before the booked one that someone's hours do not hold
+    cells = _cells(0, req.duration)  # a start's cells: these, from its own (starts lie on the grid)
     for s in range(lo, start, GRID):
         if not everyone_works(s):
-            freed |= _cells(s, req.duration)
+            freed |= cells << (s // GRID)
     if freed:
         for p in pids:
             world.busy[p] &= ~freed
@@ -110,51 +115,63 @@ def harden(d: Draws, gen: Generated) -> Generated:
     starts = world.free_starts(pids, req.day, req.duration)
     booked = next(s for s in starts if everyone_works(s))
     gold = booking(world, req, booked)
-    opened = sum(s < booked for s in starts)
+    opened = starts.index(booked)  # the booked start's row: the free starts before it (they rise)
+    # Its page is as far as the gold reads them (`Generated.paged`): the booking names that start
+    # and no other (only a start is HH:MM; no topic is, a test keeps it so), and no later change
+    # of the world (a namesake, days off) moves a free start. `booking` looks the attendees up first.
+    paged = read_on(gold.plan, len(req.attendees), pages_read(len(starts), opened))
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded, _organiser_read(world))
-    gen = _namesake(d, world, req, gen)
-    return _days_off(d, world, req, gen)
+    twin = _namesake(d, world, req, gen)
+    gen = _days_off(d, world, req, gen, twin)
+    gen.paged = paged
+    return gen
 
 
 #: UTC offset -> the cities (indices) of every other offset, in vocabulary order.
 _CITIES_OFF = {off: tuple(ci for ci, (_, o) in enumerate(_V.cities) if o != off) for _, off in _V.cities}
 
 
-def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Generated:
-    """Someone outside the meeting with an attendee's full name, in a city of another time zone;
-    the request (and the user's words) name the attendee's city after the name."""
+def _namesake(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Person:
+    """Someone outside the meeting with an attendee's full name, in a city of another time zone
+    (returned); the request (and the user's words) name the attendee's city after the name."""
     attendee = world.people[d.pick(req.attendees)]
     cities = _CITIES_OFF[attendee.offset]
-    number = max(int(p[2:]) for p in world.people) + 11
+    number = int(next(reversed(world.people))[2:]) + 11  # ids rise in the order `_make_world` made them
     twin = _person(f"P-{number}", attendee.name, d.pick(cities), d.pick((8, 9, 10)))
     twin.tag = twin.city.lower().replace(" ", "")  # its own address, as a directory gives it
     world.people[twin.id] = twin
     world.busy[twin.id] = 0
     gen.rename(attendee.name, f"{attendee.name} ({attendee.city})")
-    return gen
+    return twin
 
 
-def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated) -> Generated:
+def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated, twin: Person) -> Generated:
     """Days off, which the directory shows (``calendar_tier``): everyone but the organiser is off
     on 0-2 days of the fortnight around the meeting, never an attendee on the meeting's day.
     Half the time (where today lies two days or more before it) an attendee is off on the day
     before, which the request then asks for: the meeting moves to the next date no attendee is
     off, the meeting's day (trap `attendee_day_off`). Otherwise, half the time, the namesake is
-    off on the date asked for, which a careful reading does not mistake for the attendee's."""
+    off on the date asked for, which a careful reading does not mistake for the attendee's. `twin`
+    is the namesake: no one else outside the meeting has an attendee's full name (`_make_world`
+    draws each person's last name apart)."""
     attending = set(req.attendees)
-    names = {world.people[a].name for a in req.attendees}
-    twin = next(p for p in world.people.values() if p.id not in attending and p.id != world.me and p.name in names)
     rnd, day = d.random, world.day  # the draws written out: d.between(lo, hi) is lo + int(rnd() * (hi - lo + 1))
     for pid in world.people:
         if pid == world.me:
             continue
-        days = {day - 7 + int(rnd() * 15) for _ in range(int(rnd() * 3))}  # 0-2 days, each within a week of the day
-        if pid in attending:
-            days.discard(world.day)
-        world.days_off[pid] = tuple(sorted(days))
-    gen.brief = restated(gen.brief, policy_lines("calendar"), policy_lines("calendar", tier=True))
+        n = int(rnd() * 3)  # 0-2 days, each within a week of the day (drawn in turn)
+        if n:
+            days = {day - 7 + int(rnd() * 15)}
+            if n == 2:
+                days.add(day - 7 + int(rnd() * 15))
+            if pid in attending:
+                days.discard(day)
+            world.days_off[pid] = tuple(sorted(days))
+        else:
+            world.days_off[pid] = ()
+    gen.brief = restated(gen.brief, policy_lines("calendar"), policy_lines("calendar", tier=True), _TURNS)
     traps = list(gen.gold.traps)
     asked = world.day
     if world.today <= world.day - 2 and d.chance(0.5):
@@ -181,23 +198,6 @@ def _organiser_read(world: CalendarWorld) -> tuple[dict[str, Any], ...]:
     return ({"name": "find_person", "arguments": {"query": {"words_of": world.people[world.me].name}}},)
 
 
-def pages(plan: tuple[Step, ...], world: CalendarWorld) -> tuple[Step, ...]:
-    """The pages the tier's gold reads (`DomainSpec.pages`): the free starts, earliest first as
-    `get_free_slots` lists them, up to the page of the start the booking names. Of the values
-    the calls after it name (`booking`'s: the title, people, date, start and length, the
-    meeting), only the start is ``HH:MM`` (no topic is: a test keeps it so), and so the only one
-    a free start can equal. The call is the solver's, so it is one `get_free_slots` answers."""
-    for k, step in enumerate(plan):
-        if step.name != "get_free_slots":
-            continue
-        args = step.arguments  # the solver's call: its people and date are the world's
-        starts = [hhmm(s) for s in world.free_starts(args["person_ids"], ISO_DAY[args["date"]], args["duration_minutes"])]
-        named = [starts.index(s.arguments["start_utc"]) for s in plan[k + 1:]
-                 if s.name == "book_meeting" and s.arguments.get("start_utc") in starts]
-        return read_on(plan, k, pages_read(len(starts), max(named) if named else None))
-    return plan
-
-
 #: What `load_domains` adds to the calendar domain's spec.
 TIER: dict[str, Any] = {
     "hard_toolkit": CalendarTierToolkit,
@@ -205,5 +205,4 @@ TIER: dict[str, Any] = {
     "paged": {"get_free_slots": PagedList("free_starts_utc", named_row())},
     "harden": harden,
     "draft": draft,
-    "pages": pages,
 }

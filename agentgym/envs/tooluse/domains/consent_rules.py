@@ -58,16 +58,14 @@ def _orders_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
 
 def _asked_items(world: Any, goal: Any) -> list[Any]:
     """The items the customer asks about and has not said it keeps."""
-    items: dict[str, Any] = {}  # each id's first item, as `_item` finds it
-    for order in world.orders.values():
-        for item in order.items:
-            items.setdefault(item.id, item)
+    # Each id's first item, as `_item` finds it (the last written of each id wins).
+    items = {item.id: item for order in reversed(world.orders.values()) for item in reversed(order.items)}
     out = []
     for d in goal.details:
-        slot, _, item_id = d.id.partition(":")
-        item = items.get(item_id) if slot == "product" else None
-        if item is not None and "keep" not in d.statement.lower():
-            out.append(item)
+        if d.id.startswith("product:") and "keep" not in d.statement.lower():
+            item = items.get(d.id[8:])
+            if item is not None:
+                out.append(item)
     return out
 
 
@@ -76,7 +74,10 @@ def _orders_targets(world: Any, goal: Any) -> list[Target]:
 
 
 def _orders_anchors(world: Any, goal: Any) -> tuple[str, ...]:
-    return tuple(n for i in _asked_items(world, goal) for n in (i.product, i.id))
+    out: list[str] = []
+    for item in _asked_items(world, goal):
+        out += (item.product, item.id)
+    return tuple(out)
 
 
 def _orders_describe(world: Any, name: str, args: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ import re
 import zlib
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from operator import attrgetter
 from typing import Annotated, Any, Literal
 
 from agentgym.core.task import WorldEvent
@@ -188,8 +189,12 @@ class FinanceWorld(World):
     def month_expenses(self, employee_id: str, month: int) -> list[Expense]:
         lo, hi = _MONTH_START[month - 1], _MONTH_START[month]
         rows = [e for e in self.expenses if e.employee_id == employee_id and lo <= e.day < hi]
-        rows.sort(key=lambda e: (e.day, e.id))
+        rows.sort(key=_DAY_AND_ID)
         return rows
+
+
+#: An expense's place in a month's list: its day, then its id.
+_DAY_AND_ID = attrgetter("day", "id")
 
 
 def _month(text: str) -> int:
@@ -522,43 +527,44 @@ def solve(world: FinanceWorld, req: Request) -> Gold:
             parts.append(e.amount)
         else:
             parts.append(world.convert(e.amount, e.currency, req.currency, e.day))
-            plan.append(Step("convert", {"amount": money(e.amount), "from_currency": e.currency,
+            plan.append(Step("convert", {"amount": e.amount / 100, "from_currency": e.currency,
                                          "to_currency": req.currency, "date": DAY_ISO[e.day]}))
     if world.meal_cap is not None:
         parts = _capped(world, req, approved, parts, plan)
     if len(parts) >= 2 and world.sum_tool:
-        plan.append(Step("sum_amounts", {"amounts": [money(p) for p in parts]}))
+        plan.append(Step("sum_amounts", {"amounts": [p / 100 for p in parts]}))
     total = sum(parts)
+    units = total / 100  # the total in currency units (`money`), as the calls and texts give it
     if req.kind == "quote":
-        plan.append(Step("submit_answer", {"amount": money(total), "currency": req.currency}))
+        plan.append(Step("submit_answer", {"amount": units, "currency": req.currency}))
         effects = (Effect("answer", "answer", "answer", {"amount": total, "currency": req.currency},
-                          f"submit {money(total):.2f} {req.currency}"),)
+                          f"submit {units:.2f} {req.currency}"),)
         return Gold("quote", tuple(plan), effects)
     effects_list: list[Effect] = []
     ids = [e.id for e in approved]
     if req.report:
         plan.append(Step("file_expense_report", {"employee_id": req.employee_id, "month": month, "expense_ids": ids,
-                                                 "total": money(total), "currency": req.currency},
+                                                 "total": units, "currency": req.currency},
                          {"report_id": world.predict_id("R")}))
         effects_list.append(Effect("report", "report", "report",
                                    {"employee_id": req.employee_id, "month": month, "expense_ids": tuple(sorted(ids)),
                                     "total": total, "currency": req.currency},
                                    f"expense report of {req.employee_id} for {month}: {', '.join(ids)}, "
-                                   f"{money(total):.2f} {req.currency}"))
+                                   f"{units:.2f} {req.currency}"))
     plan.append(Step("list_accounts", {}))
     account = next(a for a, c in world.accounts.items() if c == req.currency)
-    args: dict[str, Any] = {"from_account": account, "employee_id": req.employee_id, "amount": money(total),
+    args: dict[str, Any] = {"from_account": account, "employee_id": req.employee_id, "amount": units,
                             "currency": req.currency}
     if total > _LIMIT:
         approval = world.predict_id("AP")
-        plan.append(Step("request_approval", {"amount": money(total), "currency": req.currency,
+        plan.append(Step("request_approval", {"amount": units, "currency": req.currency,
                                               "employee_id": req.employee_id}, {"approval_id": approval}))
         args["approval_id"] = approval
     plan.append(Step("create_transfer", args, {"transfer_id": world.predict_id("T")}))
     effects_list.append(Effect("transfer", "transfer", "transfer",
                                {"from_account": account, "employee_id": req.employee_id, "amount": total,
                                 "currency": req.currency},
-                               f"transfer of {money(total):.2f} {req.currency} to {req.employee_id} from {account}"))
+                               f"transfer of {units:.2f} {req.currency} to {req.employee_id} from {account}"))
     return Gold("reimburse", tuple(plan), tuple(effects_list))
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.core.tools import READ, tool
-from agentgym.envs.tooluse.base import DAY_ISO, Draws, Gold, Step
+from agentgym.envs.tooluse.base import DAY_ISO, Draws, Gold, Step, restated, turn_budget
 from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.finance import (
@@ -45,6 +45,8 @@ __all__ = ["FinanceTierToolkit", "harden", "TIER", "MEAL_CAP", "QUOTE"]
 #: The policies key of a quote's own rule in the tier (its consent before the answer).
 QUOTE = "finance_quote"
 
+#: The turn budget the brief states (`agentgym.envs.tooluse.tasks.tier_turns`; a test keeps them equal).
+_TURNS = turn_budget(24)
 #: What a meals expense counts for at most, in EUR cents.
 MEAL_CAP = round(float(policy("finance_tier", "meal_cap").params["cap"]) * 100)
 #: Every approved expense of the month counts (every page); the account in the payout currency
@@ -112,6 +114,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     if req.kind != "reimburse":
         gen.gold = _gold(world, req, gen.gold, gen.gold.traps)
         gen.brief = _QUOTE_BRIEF if gen.brief == _BRIEF else _quote_brief(gen.brief)
+        gen.paged = pages(gen.gold.plan, world)
         return gen
     world.meal_cap = MEAL_CAP
     approved = [e for e in world.month_expenses(req.employee_id, req.month) if e.status == _STATUS]
@@ -145,6 +148,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     gen.goal.request += _IN_FULL
     gen.goal.blurred = {k: v + _IN_FULL for k, v in gen.goal.blurred.items()}
     world.press = press(d, world, req)
+    gen.paged = pages(gen.gold.plan, world)
     return gen
 
 
@@ -190,7 +194,7 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
             MEAL_CAP, "EUR", req.currency, e.day)
 
     meals: list[Expense] = []
-    last = max(int(e.id[2:]) for e in world.expenses)  # the highest expense number: each meal's is higher
+    last = int(world.expenses[-1].id[2:])  # the highest expense number (they rise along the list): each meal's is higher
     over = [e for e in approved if value(e) >= 1.25]
     if over:
         meal = d.pick(over)
@@ -199,7 +203,7 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
     lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
     taken = {e.day for e in meals}
     if d.chance(0.75):
-        day = d.pick([x for x in range(lo, hi) if x not in taken])
+        day = d.pick(_days_but(lo, hi, taken))
         share = 0.55 + 0.3 * d.random()
         for part in (share, 1.1 - share + 0.6 * d.random()):  # each under 0.9 of the cap, both over 1.1
             meals.append(meal := _meal(d, world, req.employee_id, day, min(part, 0.85), _STATUS, last))
@@ -209,9 +213,18 @@ def _draw_meals(d: Draws, world: FinanceWorld, req: Any, approved: list[Expense]
             meals.append(meal := _meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), d.pick(_OTHER), last))
             last = int(meal.id[2:])
     if d.chance(0.35):
-        day = d.pick([x for x in range(lo, hi) if x not in taken])
+        day = d.pick(_days_but(lo, hi, taken))
         meals.append(_meal(d, world, req.employee_id, day, 0.3 + 0.4 * d.random(), _STATUS, last))
     return meals
+
+
+def _days_but(lo: int, hi: int, taken: set[int]) -> list[int]:
+    """``[x for x in range(lo, hi) if x not in taken]`` for `taken` days of that month (the
+    meals'): the month's days, each taken one removed."""
+    days = list(range(lo, hi))
+    for day in taken:
+        days.remove(day)
+    return days
 
 
 def _meal(d: Draws, world: FinanceWorld, employee_id: str, day: int, share: float, status: str, last: int
@@ -231,7 +244,7 @@ def _later_pages(world: FinanceWorld, req: Any) -> int:
     """How many calls for later pages a reimbursement's plan makes (`paging.paged_plan` would
     find as many, by calling the tools): the employee's expenses of the month and the accounts."""
     lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
-    rows = sum(1 for e in world.expenses if e.employee_id == req.employee_id and lo <= e.day < hi)  # month_expenses' rows
+    rows = len([e for e in world.expenses if e.employee_id == req.employee_id and lo <= e.day < hi])  # month_expenses' rows
     return sum(max(1, -(-n // PAGE_SIZE)) - 1 for n in (rows, len(world.accounts)))
 
 
@@ -242,11 +255,11 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
     rnd, departments = d.random, _V.departments  # d.pick written out
     for emp in world.employees:
         world.departments[emp] = departments[int(rnd() * len(departments))]
-    twin = f"E-{max(int(e[2:]) for e in world.employees) + 7}"
+    twin = f"E-{int(next(reversed(world.employees))[2:]) + 7}"  # ids rise in the order they were made
     world.employees[twin] = req.name
     world.departments[twin] = d.pick(_OTHER_DEPARTMENTS[world.departments[req.employee_id]])
     lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
-    number = max(int(e.id[2:]) for e in world.expenses)
+    number = int(world.expenses[-1].id[2:])  # the highest: expense numbers rise along the list
     for k in range(d.between(1, 2)):
         world.expenses.append(Expense(f"X-{number + 1 + k}", twin, lo + d.below(hi - lo), d.pick(_CODES),
                                       d.between(40, 400) * 100, d.pick(_V.categories), _STATUS))
@@ -257,7 +270,7 @@ def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Genera
 
 
 def pages(plan: tuple[Step, ...], world: FinanceWorld) -> tuple[Step, ...]:
-    """The pages the tier's gold reads (`DomainSpec.pages`): every page of the employee's
+    """The tier's gold `plan` with the pages it reads (`Generated.paged`): every page of the employee's
     expenses of the month (every row counts), and the accounts, in their order, up to the page
     of the one the transfer is paid from. Of the values `solve`'s later calls name, only an
     account id (``ACC-``) is an account's, and only `create_transfer`'s `from_account` holds one.
@@ -268,7 +281,7 @@ def pages(plan: tuple[Step, ...], world: FinanceWorld) -> tuple[Step, ...]:
         if step.name == "list_expenses":
             month, employee = int(step.arguments["month"][5:]), step.arguments["employee_id"]
             lo, hi = _MONTH_START[month - 1], _MONTH_START[month]
-            rows = sum(1 for e in world.expenses if e.employee_id == employee and lo <= e.day < hi)
+            rows = len([e for e in world.expenses if e.employee_id == employee and lo <= e.day < hi])
             out = read_on(out, k, pages_read(rows, None))
         elif step.name == "list_accounts":
             accounts = list(world.accounts)
@@ -279,17 +292,19 @@ def pages(plan: tuple[Step, ...], world: FinanceWorld) -> tuple[Step, ...]:
 
 
 def _quote_brief(brief: str) -> str:
-    """A quote's brief in the tier: the quote's consent rule after the domain's policies."""
-    return brief.replace(policy_lines("finance"), f"{policy_lines('finance')}\n{policy_lines(QUOTE)}")
+    """A quote's brief in the tier: the quote's consent rule after the domain's policies, the
+    turn budget before them."""
+    brief = brief.replace(policy_lines("finance"), f"{policy_lines('finance')}\n{policy_lines(QUOTE)}")
+    return brief.replace("Policies:\n", f"{_TURNS}\nPolicies:\n", 1)
 
 
 def _tier_brief(brief: str) -> str:
-    """A reimbursement's brief in the tier: the tier's policies in the domain's place."""
-    return brief.replace(policy_lines("finance"), policy_lines("finance", tier=True))
+    """A reimbursement's brief in the tier: the tier's policies in the domain's place, the turn
+    budget before them."""
+    return restated(brief, policy_lines("finance"), policy_lines("finance", tier=True), _TURNS)
 
 
 #: The tier's briefs of the domain's one brief (every finance task's), made once.
 _QUOTE_BRIEF, _TIER_BRIEF = _quote_brief(_BRIEF), _tier_brief(_BRIEF)
 #: What `load_domains` adds to the finance domain's spec.
-TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden, "draft": draft,
-                        "pages": pages}
+TIER: dict[str, Any] = {"hard_toolkit": FinanceTierToolkit, "paged": _PAGED, "harden": harden, "draft": draft}

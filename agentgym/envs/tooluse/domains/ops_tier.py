@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from agentgym.core.tools import READ, tool
-from agentgym.envs.tooluse.base import Draws, Gold, Step, restated
+from agentgym.envs.tooluse.base import Draws, Gold, Step, restated, turn_budget
 from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.ops import (
@@ -40,6 +40,8 @@ from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["OpsTierToolkit", "harden", "TIER"]
 
+#: The turn budget the brief states (`agentgym.envs.tooluse.tasks.tier_turns`; a test keeps them equal).
+_TURNS = turn_budget(28)
 #: The least distance (percentage points) of a computed rate from a severity threshold.
 _MARGIN = 0.3
 #: The tier's longest plan with every page read (`agentgym.envs.tooluse.tasks.TIER_CALLS`, which
@@ -97,7 +99,7 @@ class OpsTierToolkit(OpsToolkit):
 
 def _earlier(version: str) -> str | None:
     """The version released just before `version` (v2.0.0 -> v1.99.9 is never needed: None)."""
-    major, minor, patch = (int(x) for x in version[1:].split("."))
+    major, minor, patch = map(int, version[1:].split("."))
     if patch:
         return f"v{major}.{minor}.{patch - 1}"
     return f"v{major}.{minor - 1}.9" if minor else None
@@ -116,9 +118,10 @@ def harden(d: Draws, gen: Generated) -> Generated:
             break
         deploys.insert(0, Deploy(version, deploys[0].at - DAY - d.below(2 * DAY), d.pick(_V.authors)))
     symptom = world.services[req.chain[0]]
+    rnd = d.random  # the draws written out: d.between(1500, 9000) is 1500 + int(rnd() * 7501)
     for service in world.services.values():
         while True:
-            requests = d.between(1500, 9000)
+            requests = 1500 + int(rnd() * 7501)
             errors = round(service.error_rate * requests / 100)
             rate = errors * 100 / requests
             if service is not symptom or (severity_of(rate) == req.severity and all(
@@ -127,7 +130,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
             low, high = _SEV_RATES[req.severity]  # near a threshold: another rate of the same band
             service.error_rate = round(low + _MARGIN + (high - low - 2 * _MARGIN) * d.random(), 1)
         service.counts, service.error_rate = (requests, errors), rate
-    gen.brief = restated(gen.brief, policy_lines("ops"), policy_lines("ops", tier=True))
+    gen.brief = restated(gen.brief, policy_lines("ops"), policy_lines("ops", tier=True), _TURNS)
     root = world.services[req.chain[-1]]
     for service in world.services.values():
         for dep in service.deploys:
@@ -152,6 +155,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects,
                     (*gen.gold.traps, "long_history", "rate_from_counts", "failed_deploy"), gen.gold.superseded)
     world.press = press(d, root, req, _cause_at(root, gold))
+    gen.paged = pages(gen.gold.plan, world)
     return gen
 
 
@@ -206,11 +210,13 @@ def _cause_at(root: Service, gold: Gold) -> int:
 def _every_page(world: OpsWorld, plan: tuple[Step, ...]) -> int:
     """The plan's length with every page of its paged calls read (counted from the world, as
     `paging.paged` pages the tools' lists: a service's error lines, its deploys)."""
-    def rows(step: Step) -> int:
-        service = world.services[step.arguments["service"]]
-        return len(service.deploys) if step.name == "get_deploys" else len(service.logs.get("error", []))
-
-    return len(plan) + sum(_pages(rows(s)) - 1 for s in plan if s.name in _PAGED)
+    calls = len(plan)
+    for step in plan:
+        if step.name == "get_deploys":
+            calls += _pages(len(world.services[step.arguments["service"]].deploys)) - 1
+        elif step.name == "search_logs":
+            calls += _pages(len(world.services[step.arguments["service"]].logs.get("error", []))) - 1
+    return calls
 
 
 def _pages(rows: int) -> int:
@@ -249,7 +255,7 @@ _NAMED = named_row("version")
 #: end), as a failed one may still be followed by one before the onset.
 _PAGED = {"search_logs": PagedList("lines", first_page), "get_deploys": PagedList("deploys", _cause_settled)}
 def pages(plan: tuple[Step, ...], world: OpsWorld) -> tuple[Step, ...]:
-    """The pages the tier's gold reads (`DomainSpec.pages`): one of each service's error lines
+    """The tier's gold `plan` with the pages it reads (`Generated.paged`): one of each service's error lines
     (`first_page`), and the culprit's deploys, oldest first, up to the page of the first deploy
     that ran after the last one a later call names (`_cause_settled`). Of the values `solve`'s
     later calls name, only a version is a deploy's, and only `file_incident`'s `cause_version`
@@ -277,5 +283,4 @@ TIER: dict[str, Any] = {
     "paged": _PAGED,
     "harden": harden,
     "draft": draft,
-    "pages": pages,
 }

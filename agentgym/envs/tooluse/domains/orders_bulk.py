@@ -44,7 +44,7 @@ class BulkRequest:
     @classmethod
     def of(cls, wants: tuple[tuple[str, str], ...]) -> BulkRequest:
         """The request for `wants`."""
-        return cls(wants, tuple(dict.fromkeys(order_id for order_id, _ in wants)))
+        return cls(wants, tuple(dict.fromkeys([order_id for order_id, _ in wants])))
 
 
 def outcome(world: OrdersWorld, order: Order, item: Item) -> tuple[str, int]:
@@ -86,8 +86,10 @@ def build(d: Draws, world: OrdersWorld, target: Order) -> BulkRequest:
     while sum(sizes) > len(free):  # too few products left: smaller orders (never below two)
         sizes[sizes.index(max(sizes))] -= 1
     products = d.sample(free, sum(sizes))
-    number = max(int(i.id[2:]) for o in world.orders.values() for i in o.items) + 1
-    order_number = max(int(o[2:]) for o in world.orders)
+    # `_make_world` numbers items and orders in the order it makes them, the target's first: the
+    # last order's last item has the highest item number, and the last order the highest number.
+    last = next(reversed(world.orders.values()))
+    number, order_number = int(last.items[-1].id[2:]) + 1, int(last.id[2:])
     taken = {o.placed for o in world.orders.values() if o is not target}
     wants: list[tuple[str, str]] = []
     rnd = d.random  # the item's draws written out: d.chance(p) is rnd() < p, d.pick(seq) seq[int(rnd() * len(seq))]

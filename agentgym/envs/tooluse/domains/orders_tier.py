@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from agentgym.core.action_types import MAX_CALLS_PER_TURN
 from agentgym.core.tools import READ, WRITE, MaxLen, tool
-from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Step, cents, money, restated
+from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, Step, cents, money, restated, turn_budget
 from agentgym.envs.tooluse.consent import Press
 from agentgym.envs.tooluse.domains import Generated
 from agentgym.envs.tooluse.domains.orders import (
@@ -34,7 +33,10 @@ from agentgym.envs.tooluse.domains.orders import (
     Order,
     OrdersToolkit,
     OrdersWorld,
+    Request,
     _brief,
+    _make_world,
+    _Retry,
     _solvable,
 )
 from agentgym.envs.tooluse.domains.orders import shifts as order_shifts
@@ -52,7 +54,7 @@ PLUS_LIMIT = round(float(policy("orders_tier", "member_approval").params["limit"
 FEE = {category: int(pct) for category, pct in policy("orders_tier", "restocking_fee").params.items()}
 #: The turn budget the brief states (`agentgym.envs.tooluse.tasks` gives the tier's orders tasks as
 #: many; a test keeps the two equal).
-_TURNS = f"You have 30 turns for this request: one reply, with up to {MAX_CALLS_PER_TURN} tool calls in it, is one turn."
+_TURNS = turn_budget(30)
 #: What the customer says, asked what it would accept: the same for every item.
 _EACH_ITEM = ("For each item, my money back where the policy allows it; where it doesn't, store credit is fine, "
               "and where the policy gives nothing, that's that.")
@@ -124,9 +126,24 @@ def draft(d: Draws, difficulty: str) -> Generated:
     words its own request and solves its own gold: the goal is only the request's job (no words,
     no details) and the gold only its kind. What generate draws after the world only words its
     request, so it is not drawn here."""
-    world, req, _, _ = _solvable(d, difficulty)
+    if difficulty != "easy":
+        world, req, _, _ = _solvable(d, difficulty)
+    else:  # `_solvable`'s world and request: every easy plan has 3 or 4 calls, the easy length, so none is drawn again
+        world, req = _realised(d, difficulty)
     kind = "+".join(w.action for w in req.wants)
     return Generated(world, Goal(kind, "", (), job=req), Gold(kind, (), ()), _brief(world))
+
+
+def _realised(d: Draws, difficulty: str) -> tuple[OrdersWorld, Request]:
+    """The first world and request `_make_world` realises (an easy plan reads the order and a
+    policy, then makes one exchange, store credit or refund, with or without an approval first:
+    `solve` and `_solvable` need not run to tell its length)."""
+    while True:
+        try:
+            world, req, _ = _make_world(d, difficulty)
+        except _Retry:
+            continue
+        return world, req
 
 
 def harden(d: Draws, gen: Generated) -> Generated:
@@ -139,14 +156,19 @@ def harden(d: Draws, gen: Generated) -> Generated:
     if world.tier == "plus":
         world.extra_days, world.limit = EXTRA_DAYS, PLUS_LIMIT
     world.fee = dict(FEE)
-    bulk = build(d, world, world.orders[req.order_id])
-    _twin(d, world, world.orders[req.order_id], bulk.wants[0][1])
     # Every row of the customer's orders has the same fields: a row's shape tells nothing of
     # whether the request is about it (no draw: the orders nobody asks about were not opened).
+    # The items `build` and `_twin` make say both, so the world's items before them are all
+    # that need saying, but for the order the request is about, whose items `build` replaces.
+    target = world.orders[req.order_id]
     for order in world.orders.values():
-        for item in order.items:
-            item.opened = bool(item.opened)
-            item.damaged = bool(item.damaged)
+        if order is not target:
+            for item in order.items:
+                item.opened = bool(item.opened)
+                item.damaged = bool(item.damaged)
+    bulk = build(d, world, target)
+    # `build` numbers its items after every other item, in the order the request names them.
+    _twin(d, world, world.orders[req.order_id], bulk.wants[0][1], int(bulk.wants[-1][1][2:]) + 1)
     gold = solve_bulk(world, bulk)
     gen.gold = Gold(gold.kind, gold.plan, gold.effects, _traps(world, bulk, gold), gen.gold.superseded)
     email = Detail("email", "email", d.pick(_V.templates["email_answer"]).format(email=world.email),
@@ -155,6 +177,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     world.press = press(d, world, bulk, gold)
     # The tier's policies in the domain's place, the turn budget before them.
     gen.brief = restated(gen.brief, policy_lines("orders"), policy_lines("orders", tier=True), _TURNS)
+    gen.paged = pages(gen.gold.plan, world)
     return gen
 
 
@@ -162,18 +185,19 @@ def _traps(world: OrdersWorld, req: BulkRequest, gold: Gold) -> tuple[str, ...]:
     """The tier's traps a bulk return holds, each named once (the outcomes are the gold's)."""
     got = {e.fields["item_id"]: (e.kind, e.fields["amount"]) for e in gold.effects}
     out = {"near_duplicate_order": None}  # each trap once, in the order first found
+    windows, extra = _V.windows, world.extra_days  # `world.window`'s: the category's days and the tier's
     for order_id in req.orders:
         order = world.orders[order_id]
         age = world.age(order)
         for item in order.items:
             kind, amount = got.get(item.id, ("none", 0))
-            window = world.window(item.category)
+            window = windows[item.category] + extra
             if kind == "credit":
                 out["past_return_window"] = None
             # The two days a count off by one decides: the last day (a refund) and the day after.
             if kind != "none" and age - window in (0, 1):
                 out["window_last_day"] = None
-            if kind == "refund" and age > window - world.extra_days:
+            if kind == "refund" and age > window - extra:
                 out["member_window"] = None
             if item.final_sale and not item.damaged:
                 out["final_sale_asked"] = None
@@ -251,17 +275,17 @@ def press(d: Draws, world: OrdersWorld, req: BulkRequest, gold: Gold) -> Press |
                                                           for ask, r in zip(_ASKS, said)))
 
 
-def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str) -> None:
+def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str, number: int) -> None:
     """The near-duplicate: another order of the customer's, placed 1-3 days after the one the
-    request is about (so it is listed first), that holds the same product. Only the date the
-    customer gives tells the two apart: its row has the same fields as the item's (opened, arrived
-    damaged, from the item: no draw), so its shape gives nothing away."""
+    request is about (so it is listed first), that holds the same product, as item `number`
+    (one past the highest item number). Only the date the customer gives tells the two apart:
+    its row has the same fields as the item's (opened, arrived damaged, from the item: no
+    draw), so its shape gives nothing away."""
     item = next(i for i in target.items if i.id == item_id)
     taken = {o.placed for o in world.orders.values()}
     day = target.placed + d.between(1, 3)
     while day in taken:
         day += 1
-    number = max(int(i.id[2:]) for o in world.orders.values() for i in o.items) + 1
     twin = Item(f"I-{number}", item.product, item.category, d.pick(_PRODUCTS[item.product][2]), item.price, False,
                 item.opened, item.damaged)
     order = Order(f"O-{int(target.id[2:]) + 37 * len(world.orders)}", day,
@@ -270,19 +294,25 @@ def _twin(d: Draws, world: OrdersWorld, target: Order, item_id: str) -> None:
 
 
 def pages(plan: tuple[Step, ...], world: OrdersWorld) -> tuple[Step, ...]:
-    """The pages the gold of a bulk return reads (`DomainSpec.pages`): the customer's orders,
+    """The gold `plan` of a bulk return with the pages it reads (`Generated.paged`): the customer's orders,
     newest first as `list_orders` lists them, up to the page of the last one a later call names.
     Of the values `solve_bulk`'s calls name, only an order id is an order's (the others are
     items, categories, amounts, approvals: ``I-``, ``AP-``, words, numbers), and only the
-    `order_id` argument holds one."""
+    `order_id` argument holds one; its `get_order` calls, right after the list, read every
+    order its writes are for."""
     for k, step in enumerate(plan):
         if step.name != "list_orders":
             continue
         if step.arguments.get("customer_id") != world.customer_id:
             return plan  # the call fails: one page is read
         listed = {o.id: i for i, o in enumerate(sorted(world.orders.values(), key=_newest))}
-        named = [listed[o] for o in {s.arguments.get("order_id") for s in plan[k + 1:]} if o in listed]
-        return read_on(plan, k, pages_read(len(listed), max(named) if named else None))
+        named = []  # the orders the plan reads, right after the list: each order its writes name
+        for later in plan[k + 1:]:
+            if later.name != "get_order":
+                break
+            named.append(listed.get(later.arguments["order_id"], -1))
+        last = max(named, default=-1)
+        return read_on(plan, k, pages_read(len(listed), last if last >= 0 else None))
     return plan
 
 
@@ -303,7 +333,6 @@ TIER: dict[str, Any] = {
     # the date).
     "paged": {"list_orders": PagedList("orders", named_row("order_id"))},
     "harden": harden,
-    "pages": pages,
     "shifts": _shifts,
     # The bulk return replaces the request and the orders it is about; an easy task's world
     # (the customer, today, an order or two besides) is all it keeps.
