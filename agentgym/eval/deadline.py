@@ -21,9 +21,25 @@ class AgentTimeout(Exception):
     """The agent did not finish the episode within the per-episode timeout."""
 
 
+_HAS_ALARM = hasattr(signal, "SIGALRM")
+
+
 def _can_alarm() -> bool:
     """SIGALRM can interrupt the agent: the platform has it and this is the main thread."""
-    return hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    return _HAS_ALARM and threading.get_ident() == threading.main_thread().ident
+
+
+class _Alarm:
+    """What SIGALRM's handler and the deadlines share (on an instance: setting a class attribute
+    would invalidate the type's attribute caches, twice an episode)."""
+
+    #: The deadline the alarm is set for (None between episodes).
+    armed: "Deadline | None" = None
+    #: True while `alarm_handler` holds SIGALRM for a run.
+    held = False
+
+
+_ALARM = _Alarm()
 
 
 class Deadline:
@@ -31,13 +47,10 @@ class Deadline:
 
     Installing a signal handler, and restoring the previous one, costs as much as setting the
     timer many times over: a run holds `_on_alarm` for all its episodes (`alarm_handler`), and
-    each deadline then only sets and clears the timer.
+    each deadline then only sets the timer. It leaves it running at its end: the next episode's
+    deadline sets it anew, an alarm between two episodes finds no deadline armed and is ignored,
+    and `alarm_handler` clears the timer when the run ends.
     """
-
-    #: The deadline the alarm is set for (None between episodes).
-    armed: "Deadline | None" = None
-    #: True while `alarm_handler` holds SIGALRM for a run.
-    held = False
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
@@ -48,9 +61,9 @@ class Deadline:
 
     def __enter__(self) -> "Deadline":
         if self._use_alarm:
-            if not Deadline.held:
+            if not _ALARM.held:
                 self._old = signal.signal(signal.SIGALRM, _on_alarm)
-            Deadline.armed = self
+            _ALARM.armed = self
             signal.setitimer(signal.ITIMER_REAL, float(self.seconds))
         return self
 
@@ -65,14 +78,14 @@ class Deadline:
 
     def __exit__(self, *exc: object) -> None:
         if self._use_alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            Deadline.armed = None
-            if not Deadline.held:
+            _ALARM.armed = None
+            if not _ALARM.held:
+                signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, self._old)
 
 
 def _on_alarm(*_: Any) -> None:
-    deadline = Deadline.armed
+    deadline = _ALARM.armed
     if deadline is not None:  # else a late alarm, after its episode ended
         raise deadline.expired()
 
@@ -80,15 +93,17 @@ def _on_alarm(*_: Any) -> None:
 @contextlib.contextmanager
 def alarm_handler() -> Iterator[None]:
     """Hold SIGALRM's handler for the episodes played inside, so their deadlines only set the
-    timer; the previous handler is back afterwards. (Does nothing where SIGALRM cannot be used,
-    or when an enclosing run already holds it.)"""
-    if Deadline.held or not _can_alarm():
+    timer; the timer is cleared and the previous handler is back afterwards. (Does nothing where
+    SIGALRM cannot be used, or when an enclosing run already holds it.)"""
+    if _ALARM.held or not _can_alarm():
         yield
         return
     old = signal.signal(signal.SIGALRM, _on_alarm)
-    Deadline.held = True
+    _ALARM.held = True
     try:
         yield
     finally:
-        Deadline.held = False
+        # The last deadline left the timer running: clear it before the old handler is back.
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _ALARM.held = False
         signal.signal(signal.SIGALRM, old)

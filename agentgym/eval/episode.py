@@ -78,23 +78,42 @@ class InstanceCache:
     agents: dict[AgentSpec, Any] = field(default_factory=dict)
     #: An env server's URL: envs are `AgentRL/Remote-v0` clients of it (None: in process).
     remote: str | None = None
+    #: `envs` by a job's (env id, noise, kwargs), and each env's spec (by its id, with the env).
+    _by_fields: dict[tuple[Any, ...], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _specs: dict[int, tuple[Any, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False,
+                                                          compare=False)
 
     def env_for(self, job: EpisodeJob) -> Any:
         """The env for the job's id and make kwargs, made on first use."""
-        import gymnasium as gym
-
-        import agentgym  # noqa: F401  (registers the ids in worker processes)
-
+        # A job's own fields find its env without building its make kwargs (jobs that differ
+        # only in how they spell them, e.g. noise "none" and None, find the same env below).
+        fields = (job.env_id, job.noise, job.kwargs)
+        env = self._by_fields.get(fields)
+        if env is not None:
+            return env
         kw = job.make_kwargs()
         cache_key = (job.env_id, tuple(sorted(kw.items())))
         env = self.envs.get(cache_key)
         if env is None:
+            import gymnasium as gym
+
+            import agentgym  # noqa: F401  (registers the ids in worker processes)
+
             if self.remote:
                 env = gym.make("AgentRL/Remote-v0", url=self.remote, env_id=job.env_id, **kw)
             else:
                 env = gym.make(job.env_id, **kw)
             self.envs[cache_key] = env
+        self._by_fields[fields] = env
         return env
+
+    def spec_of(self, env: Any) -> dict[str, Any]:
+        """`records.spec_dict` of one of these envs, built once: an env's spec (its id, kwargs
+        and wrapper stack) is fixed when it is made, so the records of its episodes share one."""
+        got = self._specs.get(id(env))
+        if got is None or got[0] is not env:
+            got = self._specs[id(env)] = (env, spec_dict(env))
+        return got[1]
 
     def agent_for(self, spec: AgentSpec) -> Any:
         """The agent for `spec`, built on first use."""
@@ -108,6 +127,8 @@ class InstanceCache:
         for env in self.envs.values():
             env.close()
         self.envs.clear()
+        self._by_fields.clear()
+        self._specs.clear()
 
 
 #: This process's instance caches, by env server (None: envs in process).
@@ -208,7 +229,12 @@ class EpisodeState(Episode):
                  agent: Any = None, max_record_bytes: int = MAX_RECORD_BYTES) -> None:
         instances = instances or process_instances()
         self.job, self.agent_spec = job, agent_spec
-        env = instances.env_for(job) if env is None else env
+        if env is None:
+            env = instances.env_for(job)
+            #: The env's spec as the record keeps it (built once per env of `instances`).
+            self.env_spec: dict[str, Any] | None = instances.spec_of(env)
+        else:
+            self.env_spec = None  # an env of the caller's: its spec is read when the record is made
         agent = instances.agent_for(agent_spec) if agent is None else agent
         self.started, self.t0 = time.time(), time.perf_counter()
         self.steps: list[dict[str, Any]] = []
@@ -250,7 +276,8 @@ class EpisodeState(Episode):
         return {
             "provenance": provenance(),
             "suite": job.suite,
-            "env": {"id": job.env_id, "noise": job.noise, "kwargs": dict(job.kwargs), "spec": spec_dict(self.env)},
+            "env": {"id": job.env_id, "noise": job.noise, "kwargs": dict(job.kwargs),
+                    "spec": spec_dict(self.env) if self.env_spec is None else self.env_spec},
             "key": job.key,
             "seed": job.seed,
             "trial": job.trial,

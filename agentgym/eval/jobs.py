@@ -8,7 +8,6 @@ suite, the verifier or the sealed track reads a job without the runner, its back
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,21 @@ def episode_key(env_id: str, noise: str | None, seed: int, trial: int) -> str:
     return f"{env_id}|noise={noise or 'none'}|seed={seed}|trial={trial}"
 
 
-@dataclass(frozen=True)
+class _JobKey:
+    """`EpisodeJob.key`: computed on first use and kept in the job's ``__dict__``, where later reads
+    find it before this descriptor. A frozen job's key never changes, so it needs no lock, which
+    `functools.cached_property` takes on every first use."""
+
+    def __get__(self, job: "EpisodeJob | None", owner: type | None = None) -> Any:
+        if job is None:
+            return self
+        base = episode_key(job.env_id, job.noise, job.seed, job.trial)
+        key = f"{base}|{','.join(f'{k}={v}' for k, v in job.kwargs)}" if job.kwargs else base
+        job.__dict__["key"] = key
+        return key
+
+
+@dataclass(frozen=True, init=False)
 class EpisodeJob:
     """One episode to play: an env (id and make kwargs), a seed and a trial."""
 
@@ -31,13 +44,17 @@ class EpisodeJob:
     kwargs: tuple[tuple[str, Any], ...] = ()
     suite: str | None = None
 
-    @functools.cached_property
-    def key(self) -> str:
-        """`episode_key` of the job, with its make kwargs appended (``|k=v,...``) when it has any."""
-        # Cached (a frozen job's key never changes): resume asks for it three times, the record once.
-        extra = ",".join(f"{k}={v}" for k, v in self.kwargs)
-        base = episode_key(self.env_id, self.noise, self.seed, self.trial)
-        return f"{base}|{extra}" if extra else base
+    def __init__(self, env_id: str, seed: int, trial: int = 0, noise: str | None = None,
+                 kwargs: tuple[tuple[str, Any], ...] = (), suite: str | None = None) -> None:
+        # A frozen dataclass's own __init__ sets each field through object.__setattr__; writing
+        # the instance dict at once is the same state for half the cost (a run makes a job per
+        # episode).
+        d = self.__dict__
+        d["env_id"], d["seed"], d["trial"], d["noise"], d["kwargs"], d["suite"] = env_id, seed, trial, noise, kwargs, suite
+
+    #: `episode_key` of the job, with its make kwargs appended (``|k=v,...``) when it has any
+    #: (unannotated: not a field of the dataclass).
+    key = _JobKey()
 
     def make_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of ``gym.make(env_id, ...)`` for this job (noise included)."""

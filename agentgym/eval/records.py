@@ -125,6 +125,7 @@ def _one_encoder() -> Any:
 
 _C_ENCODE = _one_encoder()
 _ASCII_STRING = json.encoder.encode_basestring_ascii
+_sha256 = hashlib.sha256
 
 
 def canonical_json(obj: Any) -> str:
@@ -144,12 +145,13 @@ dumps = canonical_json
 def step_summary(turn: int, reward: float, obs: str, info: dict[str, Any]) -> dict[str, Any]:
     """What a record keeps of one step: errors, calls, noise events, reward and an obs digest,
     and the simulated time so far once any was charged (for recovery times in milliseconds)."""
+    calls = info.get("calls", ())
     out = {
         "turn": turn,
         "reward": reward,
-        "obs_sha256": hashlib.sha256(obs.encode("utf-8", "surrogatepass")).hexdigest(),
+        "obs_sha256": _sha256(obs.encode("utf-8", "surrogatepass")).hexdigest(),
         "errors": list(info.get("errors", ())),
-        "calls": [dict(c) for c in info.get("calls", ())],
+        "calls": list(map(dict, calls)) if calls else [],
         "noise": list(info.get("noise", ())),
     }
     if "elapsed_ms" in info:
@@ -159,7 +161,7 @@ def step_summary(turn: int, reward: float, obs: str, info: dict[str, Any]) -> di
 
 def trajectory_digest(steps: Iterable[dict[str, Any]], reset_obs: str) -> str:
     """A digest of the observations and rewards of an episode, for quick replay comparison."""
-    h = hashlib.sha256(reset_obs.encode("utf-8", "surrogatepass"))
+    h = _sha256(reset_obs.encode("utf-8", "surrogatepass"))
     # One update of the joined steps digests the same bytes as one update per step, for less.
     h.update("".join([f"|{s['obs_sha256']}|{s['reward']!r}" for s in steps]).encode())
     return h.hexdigest()
@@ -202,7 +204,8 @@ def check_records_file(path: Path) -> None:
 class RecordWriter:
     """Appends records to a JSONL file, one flushed line per episode.
 
-    A flushed line is in the kernel's page cache: a SIGKILL of the run loses nothing written.
+    Each line is one unbuffered write call, so once `write` returns it is in the kernel's page
+    cache: a SIGKILL of the run loses nothing written.
     Only a machine crash can; pass ``fsync=True`` to guard against that too (it costs a disk
     sync per episode). The writer repairs (cuts a torn last line of) and appends to records
     files only: anything else, symbolic links included, is refused (`check_records_file`).
@@ -221,7 +224,7 @@ class RecordWriter:
         self._repair_torn_tail()
         # Opened at the first record: a run that fails before its first episode ends (an agent
         # that cannot be built, a server that is not there) leaves no empty file behind.
-        self._fh: Any = None
+        self._fd: int | None = None
         self._fsync = fsync
 
     def _repair_torn_tail(self) -> None:
@@ -244,21 +247,27 @@ class RecordWriter:
             record = {k: v for k, v in record.items() if k != "schema_version"}
         rest = canonical_json(record)
         sep = "," if rest != "{}" else ""
-        if self._fh is None:
+        line = f'{{"schema_version":{SCHEMA_VERSION}{sep}{rest[1:]}\n'
+        fd = self._fd
+        if fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # O_NOFOLLOW: a link put in the file's place since it was checked is refused, not followed.
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
-            self._fh = open(fd, "a", encoding="ascii", newline="\n")
-        line = f'{{"schema_version":{SCHEMA_VERSION}{sep}{rest[1:]}\n'
-        self._fh.write(line)
-        self._fh.flush()
+            fd = self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                                    0o666)
+        # The line goes to the file in one write call, with no buffer in between: once it
+        # returns, the line is in the kernel's page cache.
+        data = line.encode("ascii")
+        done = os.write(fd, data)
+        while done < len(data):  # a short write (a full disk, a signal): write the rest
+            done += os.write(fd, memoryview(data)[done:])
         if self._fsync:
-            os.fsync(self._fh.fileno())
+            os.fsync(fd)
         return line
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def __enter__(self) -> "RecordWriter":
         return self

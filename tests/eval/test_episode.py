@@ -79,3 +79,20 @@ def test_agentgym_run_scores_with_the_metrics_of_eval() -> None:
     assert summary["success_ci"] == comp["success_rate"]["ci"]
     assert summary["mean_score"] == comp["mean_score"]["value"]
     assert summary["episodes"] == 12 and summary["agent_errors"] == 0
+
+
+def test_an_instance_cache_makes_an_env_once_per_job_spelling_and_its_spec_once() -> None:
+    from agentgym.eval.records import spec_dict
+
+    instances = InstanceCache()
+    job = EpisodeJob("AgentRL/Dialog-v0", seed=0, noise="medium", kwargs=(("split", "test"),))
+    env = instances.env_for(job)
+    assert instances.env_for(EpisodeJob("AgentRL/Dialog-v0", seed=5, noise="medium", kwargs=(("split", "test"),))) is env
+    plain = instances.env_for(EpisodeJob("AgentRL/Dialog-v0", seed=0))
+    assert instances.env_for(EpisodeJob("AgentRL/Dialog-v0", seed=0, noise="none")) is plain is not env
+    assert len(instances.envs) == 2
+    first, second = (play_job(EpisodeJob("AgentRL/Dialog-v0", seed=s, noise="medium", kwargs=(("split", "test"),)),
+                              AgentSpec("heuristic"), instances=instances) for s in range(2))
+    assert first["env"]["spec"] == spec_dict(env) and first["env"]["spec"] is second["env"]["spec"]
+    instances.close()
+    assert instances.env_for(job) is not env

@@ -231,3 +231,21 @@ def test_a_torn_record_is_still_repaired(tmp_path: Path) -> None:
         out.write_bytes(whole + whole[:cut])
         RecordWriter(out).close()
         assert out.read_bytes() == whole
+
+
+def test_the_writer_writes_a_whole_line_through_short_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A write call may take fewer bytes than asked (a signal, a full pipe or disk): the rest follows.
+    import agentgym.eval.records as records
+
+    real_write, calls = os.write, []
+
+    def short_write(fd: int, data: Any) -> int:
+        calls.append(len(data))
+        return real_write(fd, bytes(data[:100]))
+
+    monkeypatch.setattr(records.os, "write", short_write)
+    out = tmp_path / "short.jsonl"
+    with RecordWriter(out, fsync=True) as writer:
+        lines = [writer.write(_record(f"k{i}", actions=["x" * 350])) for i in range(2)]
+    assert out.read_text("ascii") == "".join(lines) and len(calls) >= 8
+    assert [r["key"] for r in read_records(out, strict=True)] == ["k0", "k1"]
