@@ -67,6 +67,9 @@ class Rng(random.Random):
     Only `random()`, `getrandbits()` and `shuffle()` are relied on.
     """
 
+    #: The bits `fast_stream` seeded it with (None for a generator made otherwise).
+    seed_bits: int | None = None
+
     def integers(self, low: int, high: int | None = None, size: int | None = None) -> Any:
         """Like `Generator.integers`: uniform in [low, high) (or [0, low))."""
         if high is None:
@@ -125,5 +128,11 @@ def stream_bits(seed: int, name: str) -> int:
 
 
 def fast_stream(seed: int, name: str) -> Rng:
-    """A fresh `Rng` for stream `name` of episode `seed`, seeded with `stream_bits(seed, name)`."""
-    return seeded_random(Rng, stream_bits(seed, name))
+    """A fresh `Rng` for stream `name` of episode `seed`, seeded with `stream_bits(seed, name)`.
+
+    The generator keeps those bits as ``seed_bits``, so a consumer that draws from it rarely can
+    keep a few draws, let it go and make it again (`agentgym.users.picks.LivePicks`)."""
+    bits = stream_bits(seed, name)
+    rng = seeded_random(Rng, bits)
+    rng.seed_bits = bits
+    return rng

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agentgym.core.seeding import fast_stream
+from agentgym.core.seeding import Rng, fast_stream
 from agentgym.core.task import NoiseEvent, UserTurn, WorldEvent, hold_sign_off, signed_off
 from agentgym.envs.crosstask.followup import FollowUpUser
 from agentgym.envs.dialog.user import DialogUser
@@ -154,6 +154,32 @@ def test_picks_drawn_up_front_or_live_pick_what_rng_integers_draws() -> None:
     drawn, live = DrawnPicks(fast_stream(9, "s"), 3), LivePicks(fast_stream(9, "s"))
     assert [drawn.index(3) for _ in range(3)] == expected == [live.index(3) for _ in range(3)]
     assert pick(drawn, ("a", "b", "c")) == "abc"[expected[0]]
+
+
+@pytest.mark.parametrize("seed", [0, 9, 8861])
+def test_live_picks_made_a_block_at_a_time_are_the_plain_draws(seed: int) -> None:
+    """Past several blocks, with option counts of every size: each pick is what
+    ``int(rng.integers(n))`` of the same stream picks, and between blocks no generator is held."""
+    plain = fast_stream(seed, "user")
+    sizes = [1 + (k * 7) % 13 for k in range(5 * LivePicks.BLOCK + 3)]
+    expected = [int(plain.integers(n)) for n in sizes]
+    live = LivePicks(fast_stream(seed, "user"))
+    got = []
+    for n in sizes:
+        got.append(live.index(n))
+        assert live._rng is None
+    assert got == expected
+    with pytest.raises(ValueError):
+        live.index(0)
+
+
+def test_live_picks_draw_at_each_pick_from_a_stream_that_may_be_shared() -> None:
+    """A generator not made by `fast_stream` (no ``seed_bits``) is drawn from only when a pick is
+    asked for, so another consumer of it sees the draws it always saw."""
+    shared, plain = Rng(4), Rng(4)
+    live = LivePicks(shared)
+    assert [live.index(5), shared.random(), live.index(5)] == \
+        [int(plain.integers(5)), plain.random(), int(plain.integers(5))]
 
 
 def test_a_message_is_read_once_for_a_judge_and_the_reply() -> None:
