@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 from playtest_turns import REPORT, played
 
 from agentgym.envs.dialog.tasks import booked_in
@@ -212,3 +213,16 @@ def test_each_attendees_calendar_on_the_meetings_date_is_a_check_of_the_free_slo
     (slots,) = [c for c in summary["gold"]["calls"] if c["name"] == "get_free_slots"]
     on_date = [c for c in _of(summary, calls, "get_calendar", date=slots["arguments"]["date"]) if not c.injected]
     assert len(on_date) >= 5 and all(c.useful for c in on_date if not c.repeat)
+
+
+def test_the_calendar_checks_are_listed_once_when_the_free_starts_come_in_pages() -> None:
+    # ToolUse 8935 (hard, train): the tier's gold reads get_free_slots a page at a time; each
+    # attendee's calendar on the date was listed once per page.
+    env = gym.make("AgentRL/ToolUse-v0", difficulty="hard", split="train")
+    env.reset(seed=8935)
+    gold = env.unwrapped._task.gold.to_dict()
+    pages = [c for c in gold["calls"] if c["name"] == "get_free_slots"]
+    checks = [c for c in gold["useful_calls"] if c["name"] == "get_calendar"]
+    assert len(pages) > 1 and checks
+    assert len({(c["arguments"]["person_id"], c["arguments"]["date"]) for c in checks}) == len(checks) \
+        == len(pages[0]["arguments"]["person_ids"])

@@ -148,10 +148,11 @@ def booked_in(calls: tuple[dict[str, Any], ...]) -> list[str]:
 def useful_reads(places: list[str]) -> list[dict[str, Any]]:
     """The reads useful beyond a plan that books `places`: their details (`details_of`), and the
     look at the bookings made (`list_bookings`): the brief points to it as the way to see which
-    bookings stand, and a careful agent looks once its writes are done (above all after one that
-    failed, timed out or went through on a retry). Useful when made, never required; its repeats
-    count as every read's do (`agentgym.eval.judging`)."""
-    return [*details_of(places), {"name": "list_bookings", "arguments": {}}]
+    bookings stand, and a careful agent looks once it has booked or cancelled (above all after a
+    write that failed, timed out or went through on a retry). Useful when made after a write of
+    the plan (``after_plan_write``), never required; its repeats count as every read's do
+    (`agentgym.eval.judging`)."""
+    return [*details_of(places), {"name": "list_bookings", "arguments": {}, "after_plan_write": True}]
 
 
 def details_of(places: list[str]) -> list[dict[str, Any]]:

@@ -492,8 +492,10 @@ def _pointed_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
     again a value a write rests on, and the booking rests on the common free starts; each
     attendee's calendar on the meeting's date is the check of them read another way (their busy
     times), as useful as the same `get_free_slots` made again."""
-    return [{"name": "get_calendar", "arguments": {"person_id": pid, "date": s.arguments["date"]}}
-            for s in plan if s.name == "get_free_slots" for pid in s.arguments["person_ids"]]
+    # The tier reads the free starts a page at a time: one check per attendee and date.
+    checks = dict.fromkeys((pid, s.arguments["date"]) for s in plan if s.name == "get_free_slots"
+                           for pid in s.arguments["person_ids"])
+    return [{"name": "get_calendar", "arguments": {"person_id": pid, "date": date}} for pid, date in checks]
 
 
 POINTED_READS["meeting"] = _pointed_reads
