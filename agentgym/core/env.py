@@ -24,6 +24,7 @@ from agentgym.core._fast import LazyNpRandom, copy_json, copy_record, schema_cop
 from agentgym.core.brief import with_turn_budget
 from agentgym.core.call_draws import CallDraws
 from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
+from agentgym.core.emoji import emoji_sentence_breaks
 from agentgym.core.gold import call_matches, carries, plan_calls
 from agentgym.core.hooks import EnvHooks, ExtraTool, Intercept
 from agentgym.core.protocol import (
@@ -419,15 +420,17 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         elif parsed.calls:
             end = self._run_calls(parsed, turn, messages, step_calls, step_errors)
         else:
+            # What the user hears: an emoji that stands for a full stop ends its sentence.
+            heard = emoji_sentence_breaks(parsed.content)
             if self._propose is not None:
-                proposed = self._propose(self._task, self._user, parsed.content)
+                proposed = self._propose(self._task, self._user, heard)
                 if proposed is not None:
                     self._commitments.append({"turn": turn, "kind": "proposal", "contradicts": proposed})
             held = self._held
-            if held is not None and told(parsed.content):
-                self._held, reply = None, signed_off(held, parsed.content)
+            if held is not None and told(heard):
+                self._held, reply = None, signed_off(held, heard)
             else:
-                reply = self._user.reply(parsed.content, turn)
+                reply = self._user.reply(heard, turn)
             text = reply.text
             messages.append({"role": "user", "content": text if len(text) <= MESSAGE_MAX_CHARS else cap(text)})
             end = reply.end

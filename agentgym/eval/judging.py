@@ -353,6 +353,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
     retried = {k for k, c in enumerate(e.calls) if c.get("injected") and c.get("error") is not None and any(
         d.get("valid") and d.get("name") == c.get("name") and d.get("arguments") == c.get("arguments")
         for d in e.calls[k + 1:])}
+    wrote = False  # whether a write of the plan (or of one it replaced) was sent before the call at hand
     for k, c in enumerate(e.calls):
         injected = bool(c.get("injected"))
         if not injected:
@@ -393,7 +394,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         # step still open, as the first call did.
         # A read the brief or a policy points to counts as a plan's read does, and so does the
         # read after a write a fault stopped (neither is a step the plan needs).
-        needed = on_plan or (not decoy and not is_commitment(c) and bool(pointed.matches(c)))
+        needed = on_plan or (not decoy and not is_commitment(c) and _pointed_to(pointed, c, wrote))
         is_useful = error is None and (
             (needed and (not repeat or bool(open_hits) or _made_again(e.calls, written, c, hits) or checks.grant(k, c)))
             or checks.after_fault(k))
@@ -426,10 +427,18 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
                                         None if injected or told_wrong else is_useful, repeat, decoy, tuple(hits),
                                         completes,
                                         told_wrong, k in retried))
+        wrote = wrote or (on_plan and is_commitment(c))
     attempts += e.turn_errors
     if e.plan is None:
         return ToolCounts(valid, attempts, right, judged, useful, spent)
     return ToolCounts(valid, attempts, right, judged, useful, spent, precise, scored, sum(done), len(done))
+
+
+def _pointed_to(pointed: _Plan, c: Mapping[str, Any], wrote: bool) -> bool:
+    """Whether `c` is a read the gold points to (``useful_calls``): one marked ``after_plan_write``
+    (a look at what the writes left, `list_bookings`) only once a write of the plan was sent
+    before it (`wrote`): before, it shows nothing the task wrote."""
+    return any(wrote or not pointed.steps[i].get("after_plan_write") for i in pointed.matches(c))
 
 
 def _recoverable(event: Mapping[str, Any]) -> bool:

@@ -398,3 +398,13 @@ def test_an_offer_of_more_declined_before_the_next_request_is_declined_for_the_r
     assert said[7].startswith("[user] Nothing more on that one, thanks. ") and "One more thing: " in said[7], said[7]
     assert not any("No, thanks." in s and "thing: " in s for s in said), said
     assert said[-1].startswith("[user] No, thanks. "), said[-1]
+
+
+def test_a_formal_request_to_confirm_which_value_is_answered_with_it() -> None:
+    """"... I should be most grateful if you would kindly confirm in which currency you would like
+    the report totalled and the payout made (we hold company accounts in EUR, USD, GBP and CHF)."
+    got "Yes, please go ahead." (a playtest, seed 8910, turn 29): the currencies named are options,
+    and the sentence asks for one."""
+    env, actions = played("crosstask-8910-train.jsonl", 28)
+    said = _said(env, actions[28])
+    assert "CHF" in said and "go ahead" not in said, said

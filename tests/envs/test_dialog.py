@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import re
@@ -11,6 +12,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from playtest_turns import played, step_kept
 from reporting import told_done
 
 from agentgym.agents import make_agent
@@ -852,3 +854,12 @@ def test_a_goal_shift_s_superseded_cancel_names_the_booking_it_undoes() -> None:
         assert cancels, (seed, standing)  # the change comes on seeing a booking
         booked += 1
     assert booked >= 20, booked
+
+
+def test_a_proposal_after_a_statement_and_an_emoji_is_answered() -> None:
+    # Dialog 8925 T9 (hard, medium noise): "... It's rated 3.0 (that's the need you let go of),
+    # and it's free next Monday morning 📅 Shall I book it for you? 😊" got "As I said: if
+    # something has to give, it doesn't need to be rated 3.5 or more.", the question unanswered.
+    env, actions = played("dialog-8925-test.jsonl", 8)
+    said = step_kept(copy.deepcopy(env), actions[8])[0]
+    assert "book it" in said and "As I said" not in said, said

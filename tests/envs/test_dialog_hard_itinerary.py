@@ -333,3 +333,13 @@ def test_asked_about_its_requirements_rules_among_them_the_user_restates_the_fir
 
     _env, _actions, reply = reply_to("dialog-8777-train.jsonl", 0)
     assert "The rules say: 1. Each booking must meet its own needs" in reply and " 2. No place may be booked" in reply, reply
+
+
+def test_a_booking_labelled_as_a_key_in_a_code_block_has_its_one_place() -> None:
+    """A plan in a code block of keys ("booking_C: Silver Kitchen 5 (rest_016), mexican, ...
+    (replaces Golden Spoon, cancelled)"): the key labels the booking, so the place it replaces is
+    no second choice (a playtest, seed 8931, medium noise, turn 16, got "I heard more than one
+    place for booking C")."""
+    env, actions = played("dialog-8931-train.jsonl", 15)
+    reply = step_kept(env, actions[15])[0]
+    assert "more than one place" not in reply and "C Silver Kitchen 5" in reply, reply

@@ -283,6 +283,23 @@ def test_may_as_an_auxiliary_names_no_month(ask: str) -> None:
     assert reply == currency, (ask, reply)
 
 
+@pytest.mark.parametrize("ask", [
+    "The claims are in EUR and USD. I should be most grateful if you would kindly confirm in which currency you "
+    "would like the total given (we hold accounts in EUR, USD, GBP and CHF).",
+    "I'd be grateful if you would confirm which currency you would like.",
+    "Kindly confirm in which currency the total should be given.",
+    "Would you please verify what currency the total should be in.",
+])
+def test_a_request_to_confirm_which_value_asks_for_it(ask: str) -> None:
+    # CrossTask playtest 8910 T29: "... I should be most grateful if you would kindly confirm in
+    # which currency you would like the report totalled and the payout made (we hold company
+    # accounts in EUR, USD, GBP and CHF)." got "Yes, please go ahead.": "if you would" opened no
+    # request, and "confirm in which" asked for no value, so the options read as a plan to agree to.
+    env, task = _keeping("finance", "currency")
+    currency = next(d.statement for d in task.goal.details if d.slot == "currency")
+    assert _reply(env, ask) == currency, ask
+
+
 @pytest.mark.parametrize("ask", ["I require the email address associated with your account. Kindly provide it.",
                                  "To find the order we require the email address on your account."])
 def test_require_asks_for_the_detail_it_names(ask: str) -> None:

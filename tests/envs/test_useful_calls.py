@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium as gym
 from playtest_turns import REPORT, played
 
 from agentgym.envs.dialog.tasks import booked_in
@@ -189,3 +190,39 @@ def test_refunds_whose_approvals_came_back_in_another_order_are_the_plan_s() -> 
     verdicts = judge_episode({"metrics": summary, "steps": [], "agent_error": None}).calls
     judged = _of(summary, verdicts, "refund_item")
     assert len(judged) >= 2 and all(c.right and c.useful for c in judged)
+
+
+def test_a_look_at_the_bookings_made_is_useful_wherever_it_falls() -> None:
+    # CrossTask 8919 T19: list_bookings after a cancel that went through on its third try (a 429,
+    # a 503); CrossTask 8913 T29: after a confirmed cancel. The brief points to it as the way to see
+    # which bookings stand; both were "no step of the plan". One look is useful, a second is not.
+    for name in ("crosstask-8919-test.jsonl", "crosstask-8913-train.jsonl"):
+        summary, calls = _verdicts(name)
+        assert summary["success"]
+        looks = [c for c in calls if c.name == "list_bookings" and not c.injected]
+        assert looks and all(c.useful for c in looks if not c.repeat), (name, looks)
+        assert sum(c["name"] == "list_bookings" for c in summary["gold"]["useful_calls"]) == 1
+
+
+def test_each_attendees_calendar_on_the_meetings_date_is_a_check_of_the_free_slots() -> None:
+    # CrossTask 8910 T4: get_free_slots checked against the five attendees' get_calendar on the
+    # meeting's date, "as the brief asks" (check again a value a write rests on); each was charged
+    # while the same get_free_slots made again would not have been. Another date is no such check.
+    summary, calls = _verdicts("crosstask-8910-train.jsonl")
+    assert summary["success"]
+    (slots,) = [c for c in summary["gold"]["calls"] if c["name"] == "get_free_slots"]
+    on_date = [c for c in _of(summary, calls, "get_calendar", date=slots["arguments"]["date"]) if not c.injected]
+    assert len(on_date) >= 5 and all(c.useful for c in on_date if not c.repeat)
+
+
+def test_the_calendar_checks_are_listed_once_when_the_free_starts_come_in_pages() -> None:
+    # ToolUse 8935 (hard, train): the tier's gold reads get_free_slots a page at a time; each
+    # attendee's calendar on the date was listed once per page.
+    env = gym.make("AgentRL/ToolUse-v0", difficulty="hard", split="train")
+    env.reset(seed=8935)
+    gold = env.unwrapped._task.gold.to_dict()
+    pages = [c for c in gold["calls"] if c["name"] == "get_free_slots"]
+    checks = [c for c in gold["useful_calls"] if c["name"] == "get_calendar"]
+    assert len(pages) > 1 and checks
+    assert len({(c["arguments"]["person_id"], c["arguments"]["date"]) for c in checks}) == len(checks) \
+        == len(pages[0]["arguments"]["person_ids"])

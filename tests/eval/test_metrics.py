@@ -877,6 +877,26 @@ def test_a_read_the_gold_points_to_is_useful_never_required() -> None:
     assert tool_accuracy([without])["recall"]["value"] == 1.0
 
 
+def test_a_look_at_the_bookings_the_gold_points_to_is_useful_once_a_plan_write_was_sent() -> None:
+    # Dialog's golds list one list_bookings "after_plan_write" (CrossTask 8919 T19, 8913 T29): a
+    # look at what the plan's writes left counts; one before any of them shows nothing the task
+    # wrote and does not (a random agent's list_bookings beside its random bookings earned it
+    # efficiency).
+    look = {"name": "list_bookings", "arguments": {}, "after_plan_write": True}
+    gold = {**GOLD, "useful_calls": [look]}
+    before = make_record([call(1, "list_bookings", arguments={}), call(2, "search"), call(3, "check"), call(4, "book")],
+                         gold=gold, success=True)
+    assert [c.useful for c in judge_episode(before).calls] == [False, True, True, True]
+    after = make_record([call(1, "search"), call(2, "check"), call(3, "book"), call(4, "list_bookings", arguments={}),
+                         call(5, "list_bookings", arguments={})], gold=gold, success=True)
+    assert [c.useful for c in judge_episode(after).calls] == [True, True, True, True, False]
+    stray = make_record([call(1, "book", arguments={"item_id": "zz", "day": "mon", "slot": "evening"}),
+                         call(2, "list_bookings", arguments={})], gold=gold, success=False)
+    assert judge_episode(stray).calls[1].useful is False  # after a write no plan has
+    assert tool_accuracy([make_record([call(1, "search"), call(2, "check"), call(3, "book")], gold=gold,
+                                      success=True)])["recall"]["value"] == 1.0
+
+
 def test_the_read_after_a_write_a_fault_stopped_is_useful_once() -> None:
     # list_bookings "is how to tell whether a book ... that failed or timed out took effect"
     # (CrossTask 7240 T15, Dialog 7238 T9): the first read after it, before the next write, counts.

@@ -159,7 +159,8 @@ class SessionGold:
                 sub = gold.to_dict()
             calls += sub.get("calls", [])
             superseded += sub.get("superseded_calls", [])
-            useful += sub.get("useful_calls", [])
+            # One entry per read: each Dialog segment names `list_bookings`.
+            useful += [c for c in sub.get("useful_calls", []) if c not in useful]
             subs.append({"index": s.index, "family": s.family, "domain": s.domain, "gold": sub})
         out = {"segments": subs, "calls": calls, "superseded_calls": superseded}
         if useful:

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 from agentgym.core.task import Score
 from agentgym.envs.dialog import _fast
-from agentgym.envs.dialog.tasks import Place, World, booked_in, details_of, keep
+from agentgym.envs.dialog.tasks import Place, World, booked_in, keep, useful_reads
 
 __all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "priced_keys", "best_plan", "plan_key", "settle",
            "score_plan", "LABELS", "PRIORITY", "TOTAL"]
@@ -123,8 +123,9 @@ class PlanGold:
                 "priority": [LABELS[i] for i in self.priority],
                 "best": list(self.best), "accepted": [list(p) for p in self.accepted], "calls": self.plan_calls(),
                 "superseded_calls": list(self.superseded),
-                # The details of a place of an accepted plan, or of one a replaced plan booked.
-                "useful_calls": details_of([*(i for p in self.accepted for i in p), *booked_in(self.superseded)])}
+                # The details of a place of an accepted plan, or of one a replaced plan booked,
+                # and the look at the bookings made.
+                "useful_calls": useful_reads([*(i for p in self.accepted for i in p), *booked_in(self.superseded)])}
 
 
 def best_first(places: list[Place]) -> list[Place]:

@@ -211,10 +211,10 @@ def plan_heard(places: list[Place], gold: PlanGold, aside: set[str] = frozenset(
     return plan, [LABELS[i] for i, p in enumerate(plan) if p is None]
 
 
-#: A booking's label where a message gives it a place: "Booking A, X", "booking B is Y" (a
+#: A booking's label where a message gives it a place: "Booking A, X", "booking B is Y", "booking_C: Z" (a
 #: capital letter: "booking a cafe" names no label), or a capital label before a mark ("A: X",
 #: "**A)** X", "A - X", "| A | X |", "A (warehouse, Thursday morning): X").
-_LABEL_WORD = re.compile(rf"\b[Bb]ooking\s+({_LABEL})\b")
+_LABEL_WORD = re.compile(rf"\b[Bb]ooking(?:\s+|[_-])({_LABEL})\b")  # "booking_C:" in a code block too
 _LABEL_BARE = re.compile(rf"(?<![\w'’])({_LABEL})(?:\*\*)?(?:\s*\([^()\n]{{1,60}}\)\s*:|\s*[:)|]|\s+[-–—]\s|\s*[–—]|"
                          # a label before its day and time ("D Tue afternoon: X", "A, Tuesday morning: Y")
                          rf",?\s+(?i:{'|'.join(d[:3] for d in DAYS)})[a-z]*\.?(?:\s+(?i:{'|'.join(SLOTS)}))?\s*:)")

@@ -145,6 +145,16 @@ def booked_in(calls: tuple[dict[str, Any], ...]) -> list[str]:
     return out
 
 
+def useful_reads(places: list[str]) -> list[dict[str, Any]]:
+    """The reads useful beyond a plan that books `places`: their details (`details_of`), and the
+    look at the bookings made (`list_bookings`): the brief points to it as the way to see which
+    bookings stand, and a careful agent looks once it has booked or cancelled (above all after a
+    write that failed, timed out or went through on a retry). Useful when made after a write of
+    the plan (``after_plan_write``), never required; its repeats count as every read's do
+    (`agentgym.eval.judging`)."""
+    return [*details_of(places), {"name": "list_bookings", "arguments": {}, "after_plan_write": True}]
+
+
 def details_of(places: list[str]) -> list[dict[str, Any]]:
     """The useful read of those places' details (`get_details`, one of them), or none."""
     ids = list(dict.fromkeys(places))
@@ -200,8 +210,8 @@ class Gold:
     def useful_calls(self) -> list[dict[str, Any]]:
         """Reads a careful agent makes beyond the plan (useful when made, never required): the
         details of a gold place, or of one a superseded plan would book, the one read that shows
-        its amenities (search results do not)."""
-        return details_of([*self.items, *booked_in(self.superseded)])
+        its amenities (search results do not), and the look at the bookings made."""
+        return useful_reads([*self.items, *booked_in(self.superseded)])
 
     def to_dict(self) -> dict[str, Any]:
         return {"constraints": [c.to_dict() for c in self.constraints], "day": self.day, "slot": self.slot,

@@ -288,9 +288,11 @@ VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:
                            r"(?:the|your)\b(?!\s+(?:\w+\s+)?(?:confirmation|go-ahead|go ahead|approval|ok|okay|yes|"
                            r"consent|permission|sign-off)\b)|"
                            r"\b(?:please|could you|can you|would you|kindly|and)\s+(?:please\s+)?(?:confirm|verify)\s+"
+                           # "kindly confirm in which currency you would like it" asks for the currency
+                           r"(?:(?:(?:in|to|for|on|at|by|from)\s+)?(?:which|what|how|where|when|who|whom|whose)\b|"
                            # "confirm the plan below" asks for a yes to it
                            r"(?:the|your)\b(?!\s+(?:\w+\s+)?(?:plan|following|changes?|above|below|proposal|steps?|"
-                           r"actions?|summary)\b)", re.I)
+                           r"actions?|summary)\b))", re.I)
 
 
 #: Words that ask for a value as a need of the assistant's ("I require the email address ...

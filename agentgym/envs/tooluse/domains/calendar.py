@@ -19,6 +19,7 @@ from agentgym.envs.tooluse._fast import all_work
 from agentgym.envs.tooluse.base import (
     DAY_ISO,
     DAY_WEEKDAY,
+    POINTED_READS,
     YEAR,
     Detail,
     Draws,
@@ -484,6 +485,20 @@ def booking(world: CalendarWorld, req: Request, start: int) -> Gold:
     effects = (Effect("meeting", "meeting", "meeting", fields, f"booked: {text}"),
                Effect("invitation", "invitation", "invitation", dict(fields), f"invited: {text}"))
     return Gold("meeting", tuple(plan), effects)
+
+
+def _pointed_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
+    """The reads the brief points to beyond the plan (`POINTED_READS`): the briefs ask to check
+    again a value a write rests on, and the booking rests on the common free starts; each
+    attendee's calendar on the meeting's date is the check of them read another way (their busy
+    times), as useful as the same `get_free_slots` made again."""
+    # The tier reads the free starts a page at a time: one check per attendee and date.
+    checks = dict.fromkeys((pid, s.arguments["date"]) for s in plan if s.name == "get_free_slots"
+                           for pid in s.arguments["person_ids"])
+    return [{"name": "get_calendar", "arguments": {"person_id": pid, "date": date}} for pid, date in checks]
+
+
+POINTED_READS["meeting"] = _pointed_reads
 
 
 def _people_text(names: list[str]) -> str:
