@@ -226,3 +226,19 @@ def test_the_calendar_checks_are_listed_once_when_the_free_starts_come_in_pages(
     assert len(pages) > 1 and checks
     assert len({(c["arguments"]["person_id"], c["arguments"]["date"]) for c in checks}) == len(checks) \
         == len(pages[0]["arguments"]["person_ids"])
+
+
+def test_the_organisers_own_find_person_is_useful() -> None:
+    # CrossTask 8948 T1 (easy) and 8932 T7: the organiser's find_person was charged, where the
+    # calendar tier counts it; the working-hours policy covers every attendee, the organiser too,
+    # and the brief gives the organiser's id and zone, not the hours.
+    for name in ("crosstask-8948-train.jsonl", "crosstask-8932-train.jsonl"):
+        summary, calls = _verdicts(name)
+        assert summary["success"]
+        pointed = [c["arguments"]["query"]["words_of"] for c in summary["gold"]["useful_calls"]
+                   if c["name"] == "find_person"]
+        assert len(pointed) == 1, (name, pointed)
+        looks = [c for c in _of(summary, calls, "find_person") if not c.injected and not c.repeat
+                 and set(pointed[0].lower().split()) <= set(str(summary["calls"][c.index]["arguments"]["query"])
+                                                            .lower().split())]
+        assert looks and all(c.useful for c in looks), (name, looks)

@@ -45,9 +45,9 @@ class Generated:
 
 def solved(gen: Generated, solve: Callable[[Any, Any], Gold]) -> Generated:
     """A domain's draft (`DomainSpec.draft`) made whole: its gold's plan and effects (and kind)
-    are `solve`'s on its world and job, its traps kept."""
+    are `solve`'s on its world and job (its useful reads too), its traps kept."""
     gold = solve(gen.world, gen.goal.job)
-    gen.gold = Gold(gold.kind, gold.plan, gold.effects, gen.gold.traps)
+    gen.gold = Gold(gold.kind, gold.plan, gold.effects, gen.gold.traps, useful=gold.useful)
     return gen
 
 

@@ -39,7 +39,7 @@ from agentgym.envs.tooluse.domains import DomainSpec, Generated, Shift, solved
 from agentgym.envs.tooluse.policies import policy_lines
 from agentgym.envs.tooluse.review import ReviewWords, parse_review
 
-__all__ = ["CalendarToolkit", "CalendarWorld", "Person", "DOMAIN", "vocab"]
+__all__ = ["CalendarToolkit", "CalendarWorld", "Person", "DOMAIN", "organiser_read", "vocab"]
 
 GRID = 30  # minutes between possible starts
 DAY_MIN = 1440
@@ -484,7 +484,16 @@ def booking(world: CalendarWorld, req: Request, start: int) -> Gold:
     text = f"{req.duration}-minute meeting of {', '.join(sorted(pids))} on {date} at {hhmm(start)} UTC"
     effects = (Effect("meeting", "meeting", "meeting", fields, f"booked: {text}"),
                Effect("invitation", "invitation", "invitation", dict(fields), f"invited: {text}"))
-    return Gold("meeting", tuple(plan), effects)
+    return Gold("meeting", tuple(plan), effects, useful=organiser_read(world))
+
+
+def organiser_read(world: CalendarWorld) -> tuple[dict[str, Any], ...]:
+    """The organiser's `find_person`, a useful read: the working-hours policy covers every
+    attendee, the organiser too, and the brief gives the organiser's id and zone but not the
+    hours (`get_free_slots` applies them, which a careful agent may check; CrossTask 8927 T25,
+    8932 T7, 8942 T20, 8948 T1), nor, on the hard tier, the days off, which only the directory
+    shows (ToolUse 7257 T1, 8709 T1)."""
+    return ({"name": "find_person", "arguments": {"query": {"words_of": world.people[world.me].name}}},)
 
 
 def _pointed_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:

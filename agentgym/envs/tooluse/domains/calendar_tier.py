@@ -36,6 +36,7 @@ from agentgym.envs.tooluse.domains.calendar import (
     _person,
     booking,
     draft,
+    organiser_read,
 )
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, pages_read, read_on
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
@@ -122,7 +123,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     paged = read_on(gold.plan, len(req.attendees), pages_read(len(starts), opened))
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
-    gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded, _organiser_read(world))
+    gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded, organiser_read(world))
     twin = _namesake(d, world, req, gen)
     gen = _days_off(d, world, req, gen, twin)
     gen.paged = paged
@@ -189,13 +190,6 @@ def _days_off(d: Draws, world: CalendarWorld, req: Any, gen: Generated, twin: Pe
     date.statement = _DATE_SAID.format(date=f"{DAY_WEEKDAY[asked]} {DAY_ISO[asked]}")
     gen.gold = gen.gold.with_traps(tuple(traps))
     return gen
-
-
-def _organiser_read(world: CalendarWorld) -> tuple[dict[str, Any], ...]:
-    """The organiser's `find_person`, a useful read: the brief gives the organiser's id, zone and
-    hours but not the days off, which the day-off rule asks about and only the directory shows
-    (ToolUse 7257 T1, 8709 T1)."""
-    return ({"name": "find_person", "arguments": {"query": {"words_of": world.people[world.me].name}}},)
 
 
 #: What `load_domains` adds to the calendar domain's spec.
