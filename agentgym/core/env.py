@@ -420,14 +420,12 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         elif parsed.calls:
             end = self._run_calls(parsed, turn, messages, step_calls, step_errors)
         else:
-            # What the user hears: an emoji that stands for a full stop ends its sentence.
-            heard = emoji_sentence_breaks(parsed.content)
+            heard = emoji_sentence_breaks(parsed.content)  # what the user hears (the record keeps the text)
             if self._propose is not None:
                 proposed = self._propose(self._task, self._user, heard)
                 if proposed is not None:
                     self._commitments.append({"turn": turn, "kind": "proposal", "contradicts": proposed})
-            held = self._held
-            if held is not None and told(heard):
+            if (held := self._held) is not None and told(heard):
                 self._held, reply = None, signed_off(held, heard)
             else:
                 reply = self._user.reply(heard, turn)

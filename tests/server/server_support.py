@@ -292,8 +292,11 @@ def rss_growth(samples: list[tuple[float, int]], duration_s: float, level: Calla
     """``(baseline, final, growth)`` of RSS samples ``(seconds, bytes)`` over a run: the `level` of
     those after warm-up (the `warm` fractions of the run) against that of its last quarter.
     ``statistics.median`` as the level looks past the short peaks of single large requests."""
-    warm = [rss for t, rss in samples if warm[0] * duration_s <= t <= warm[1] * duration_s]
-    late = [rss for t, rss in samples if t >= 0.75 * duration_s]
+    # A loaded machine may leave the sampler no sample inside a window: the nearest one after the
+    # warm-up's start, and the last one, stand in.
+    warm = [rss for t, rss in samples if warm[0] * duration_s <= t <= warm[1] * duration_s] or \
+        [next((rss for t, rss in samples if t >= warm[0] * duration_s), samples[-1][1])]
+    late = [rss for t, rss in samples if t >= 0.75 * duration_s] or [samples[-1][1]]
     baseline, final = level(warm), level(late)
     return baseline, final, (final - baseline) / baseline
 
