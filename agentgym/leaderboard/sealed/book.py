@@ -415,8 +415,9 @@ class RunBook:
                 return False
             run.phase = state
             del self._live[run.run_id]
-        self._set_state(run.run_id, state, reason, counted=run.started)
+        # The records go before the state says so: whoever reads the state finds them gone.
         self._drop_records(run)
+        self._set_state(run.run_id, state, reason, counted=run.started)
         log.info("sealed run %s closed %s: %s", run.run_id, state, reason)
         return True
 

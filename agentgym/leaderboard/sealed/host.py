@@ -273,6 +273,8 @@ class SealedHost(SessionHost):
         self._finished(seat.run, index, ep.record())
 
     def _finished(self, run: Run, index: int, record: dict[str, Any]) -> None:
+        if not run.playing:  # closed while this episode was in play: its records are gone, as it is
+            return
         try:
             last = run.record(index, record)
         except RunTooLarge as exc:
