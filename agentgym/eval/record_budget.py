@@ -17,14 +17,10 @@ count is exact.
 
 from __future__ import annotations
 
-import json.encoder
 from typing import Any, Sequence
 
 from agentgym.core.protocol import MAX_CALLS_PER_TURN
 from agentgym.eval.records import canonical_json
-
-#: `canonical_json` of a string (what a text turn is recorded as), without the call between.
-_ascii_string = json.encoder.encode_basestring_ascii
 
 __all__ = ["RecordBudget", "RecordTooLarge", "MAX_RECORD_BYTES"]
 
@@ -56,7 +52,7 @@ class RecordBudget:
         self.max_bytes = max_bytes
         # The record's other parts (provenance, env spec, task, agent, metrics, timing): the
         # episode's summary grows with its turns, so an eighth of the cap, and at least 64 KiB.
-        self._room = _DEFAULT_ROOM if max_bytes == MAX_RECORD_BYTES else _room(max_bytes)
+        self._room = max_bytes - max(64 * 1024, max_bytes // 8)
 
     def check(self, turn: Any) -> int:
         """The size of `turn` as recorded, if stepping it keeps the record under the cap.
@@ -64,7 +60,7 @@ class RecordBudget:
         Raises:
             RecordTooLarge: the turn, and the step it would make, could pass the cap.
         """
-        size = len(_ascii_string(turn) if type(turn) is str else canonical_json(turn))
+        size = len(canonical_json(turn))
         # The step's calls are parsed from the turn: their names, ids and arguments are parts of
         # its text, plus the env's own per call and per error.
         if self.used + 2 * size + _WORST_STEP > self._room:
@@ -85,10 +81,5 @@ class RecordBudget:
             self.used = sum(len(canonical_json(a)) for a in actions) + sum(len(canonical_json(s)) for s in steps)
 
 
-def _room(max_bytes: int) -> int:
-    return max_bytes - max(64 * 1024, max_bytes // 8)
-
-
-_DEFAULT_ROOM = _room(MAX_RECORD_BYTES)
 #: What a step may add beyond twice its turn: its base, and the env's text of every call it may make.
 _WORST_STEP = _STEP_BASE + 2 * MAX_CALLS_PER_TURN * _PER_ITEM

@@ -27,22 +27,29 @@ def test_an_alarm_between_episodes_is_ignored_and_the_run_clears_the_timer() -> 
         with Deadline(0.1):
             pass
         time.sleep(0.3)  # the first deadline's alarm rings here, with no episode armed
-        with pytest.raises(AgentTimeout):
-            with Deadline(0.1):
-                time.sleep(2)
+        _interrupted_after(0.1)
         with Deadline(0.2):
             pass
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-    assert signal.getsignal(signal.SIGALRM) is before
+    _left_as_found(before)
     time.sleep(0.3)  # nothing rings after the run
 
 
 def test_a_deadline_outside_a_run_installs_and_restores_the_handler_itself() -> None:
     before = signal.getsignal(signal.SIGALRM)
-    with pytest.raises(AgentTimeout):
-        with Deadline(0.1):
-            time.sleep(2)
+    _interrupted_after(0.1)
     with Deadline(5):
         pass
+    _left_as_found(before)
+
+
+def _interrupted_after(seconds: float) -> None:
+    """A deadline of `seconds` interrupts an episode that runs on past it."""
+    with pytest.raises(AgentTimeout):
+        with Deadline(seconds):
+            time.sleep(2)
+
+
+def _left_as_found(before: object) -> None:
+    """No timer runs, and SIGALRM has the handler it had before."""
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     assert signal.getsignal(signal.SIGALRM) is before

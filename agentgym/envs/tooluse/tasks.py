@@ -112,13 +112,14 @@ def _harden(spec: DomainSpec, gen: Generated, seed: int) -> Generated:
     return gen
 
 
-def _read_pages(spec: DomainSpec, gold: Gold, world: World) -> Gold:
+def _read_pages(spec: DomainSpec, gold: Gold, world: World,
+                useful: tuple[dict[str, Any], ...] | None = None) -> Gold:
     """`gold` with each paged call's later pages read as far as a careful agent must
     (`agentgym.envs.tooluse.paging.paged_plan`, whose kernel reads each list once) on `world`,
-    as it is now."""
+    as it is now, and with `useful` in place of its useful reads where given."""
     if spec.hard_toolkit is None:
-        return gold
-    return gold.with_plan(_fast.paged_plan(gold.plan, spec.hard_toolkit(world), spec.toolkit, spec.paged))
+        return gold if useful is None else gold.with_plan(gold.plan, useful)
+    return gold.with_plan(_fast.paged_plan(gold.plan, spec.hard_toolkit(world), spec.toolkit, spec.paged), useful)
 
 
 def shift_gold(task: Task, gold: Gold) -> Gold:
@@ -128,10 +129,7 @@ def shift_gold(task: Task, gold: Gold) -> Gold:
     if not is_tier(task):
         return gold
     # What the task points to beyond the plan (the organiser) is the shifted task's too.
-    spec = load_domains()[task.domain]
-    plan = gold.plan if spec.hard_toolkit is None else \
-        _fast.paged_plan(gold.plan, spec.hard_toolkit(task.world), spec.toolkit, spec.paged)
-    return gold.with_plan(plan, task.gold.useful)
+    return _read_pages(load_domains()[task.domain], gold, task.world, task.gold.useful)
 
 
 def longest_plan(task: Task) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Callable, Literal
 
 from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, WRITE, MaxLen, ToolError, tool
@@ -457,10 +457,13 @@ def _make_world(d: Draws, difficulty: str) -> tuple[CalendarWorld, Request, bool
     return world, Request(tuple(ids[1:n + 1]), world.day, duration, title), trap
 
 
-def earliest(world: CalendarWorld, req: Request) -> int:
-    """The start (minutes UTC) the solver books: the earliest common free start inside everyone's working hours."""
+def earliest(world: CalendarWorld, req: Request, everyone_works: Callable[[int], bool] | None = None) -> int:
+    """The start (minutes UTC) the solver books: the earliest common free start inside everyone's
+    working hours (`everyone_works`, where the caller has it: `all_work` of the organiser and the
+    attendees)."""
     pids = [world.me, *req.attendees]
-    everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
+    if everyone_works is None:
+        everyone_works = all_work([world.people[p] for p in pids], req.duration, WORK_MIN)
     return next(s for s in world.free_starts(pids, req.day, req.duration) if everyone_works(s))
 
 

@@ -36,6 +36,7 @@ from agentgym.envs.tooluse.domains.calendar import (
     _person,
     booking,
     draft,
+    earliest,
     organiser_read,
 )
 from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, pages_read, read_on
@@ -95,7 +96,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     pids = [world.me, *req.attendees]
     people = [world.people[p] for p in pids]
     everyone_works = all_work(people, req.duration, WORK_MIN)
-    start = next(s for s in world.free_starts(pids, req.day, req.duration) if everyone_works(s))  # `earliest`'s
+    start = earliest(world, req, everyone_works)
     offsets = {p.offset for p in people}
     if len(offsets) < 3:  # an attendee moves to a zone of its own, where the booked start still fits
         options = [(ci, h) for ci, h in _fits(start, req.duration) if _V.cities[ci][1] not in offsets]

@@ -527,14 +527,14 @@ def solve(world: FinanceWorld, req: Request) -> Gold:
             parts.append(e.amount)
         else:
             parts.append(world.convert(e.amount, e.currency, req.currency, e.day))
-            plan.append(Step("convert", {"amount": e.amount / 100, "from_currency": e.currency,
+            plan.append(Step("convert", {"amount": money(e.amount), "from_currency": e.currency,
                                          "to_currency": req.currency, "date": DAY_ISO[e.day]}))
     if world.meal_cap is not None:
         parts = _capped(world, req, approved, parts, plan)
     if len(parts) >= 2 and world.sum_tool:
-        plan.append(Step("sum_amounts", {"amounts": [p / 100 for p in parts]}))
+        plan.append(Step("sum_amounts", {"amounts": [money(p) for p in parts]}))
     total = sum(parts)
-    units = total / 100  # the total in currency units (`money`), as the calls and texts give it
+    units = money(total)  # the total in currency units, as the calls and texts give it
     if req.kind == "quote":
         plan.append(Step("submit_answer", {"amount": units, "currency": req.currency}))
         effects = (Effect("answer", "answer", "answer", {"amount": total, "currency": req.currency},

@@ -254,6 +254,8 @@ _NAMED = named_row("version")
 #: deploys are oldest first: the cause is settled by the first deploy after it that ran (or the
 #: end), as a failed one may still be followed by one before the onset.
 _PAGED = {"search_logs": PagedList("lines", first_page), "get_deploys": PagedList("deploys", _cause_settled)}
+
+
 def pages(plan: tuple[Step, ...], world: OpsWorld) -> tuple[Step, ...]:
     """The tier's gold `plan` with the pages it reads (`Generated.paged`): one of each service's error lines
     (`first_page`), and the culprit's deploys, oldest first, up to the page of the first deploy

@@ -572,14 +572,14 @@ def money_back(world: OrdersWorld, order: Order, item: Item, kind: str, plan: li
     """Add to `plan` and `effects` a refund of `item` (what `refund_amount` pays; an approval
     first over the limit) or, `kind` "credit", store credit for its full price; the number of
     approvals the plan then asks for."""
-    oid, iid = order.id, item.id  # the call's and the effect's first fields (`money` is cents / 100)
+    oid, iid = order.id, item.id  # the call's and the effect's first fields
     if kind == "credit":
-        plan.append(Step("issue_store_credit", {"order_id": oid, "item_id": iid, "amount": item.price / 100}))
+        plan.append(Step("issue_store_credit", {"order_id": oid, "item_id": iid, "amount": money(item.price)}))
         effects.append(Effect(f"credit:{iid}", iid, "credit", {"order_id": oid, "item_id": iid, "amount": item.price},
-                              f"store credit {item.price / 100:.2f} for {item.product} ({iid})"))
+                              f"store credit {money(item.price):.2f} for {item.product} ({iid})"))
         return approvals
     amount = world.refund_amount(item)
-    args: dict[str, Any] = {"order_id": oid, "item_id": iid, "amount": amount / 100}
+    args: dict[str, Any] = {"order_id": oid, "item_id": iid, "amount": money(amount)}
     if amount > world.limit:
         aid = world.predict_id("AP", approvals)
         approvals += 1
@@ -587,7 +587,7 @@ def money_back(world: OrdersWorld, order: Order, item: Item, kind: str, plan: li
         args["approval_id"] = aid
     plan.append(Step("refund_item", args))
     effects.append(Effect(f"refund:{iid}", iid, "refund", {"order_id": oid, "item_id": iid, "amount": amount},
-                          f"refund {amount / 100:.2f} for {item.product} ({iid})"))
+                          f"refund {money(amount):.2f} for {item.product} ({iid})"))
     return approvals
 
 
