@@ -555,3 +555,21 @@ def test_one_place_named_with_why_it_will_not_do_in_the_next_line_is_no_proposal
     reply = env.step(actions[4])[0]
     assert "won't work for me" not in reply and WARNING not in reply, reply
     assert env.unwrapped.user._costs == costs
+
+
+@pytest.mark.parametrize("question", [
+    "Closest are Hazel Stool (quiet corner, daylight, no outlets) and Maple Cup (outlets, daylight, no quiet corner) "
+    "— which need can give way?",
+    "Hazel Stool lacks outlets; Maple Cup lacks a quiet corner. Which would you rather drop?",
+    "Could you do without outlets?",
+])
+def test_a_need_named_by_the_familys_shorter_word_is_that_need(question: str) -> None:
+    """"... (quiet corner, daylight, no outlets) ... which need can give way?": the cafés' "power
+    outlets" is named by "outlets", so the question names the flexible need and the user gives it
+    up at once; it said "No, those all matter to me." first (a playtest, seed 8961, turn 6)."""
+    from playtest_turns import played
+
+    env, actions = played("dialog-8961-train.jsonl", 5)
+    assert env.unwrapped.task.domain == "cafes"
+    reply = env.step(question)[0]
+    assert "doesn't need to have power outlets" in reply and "all matter" not in reply, reply

@@ -21,6 +21,7 @@ import pytest
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
+from agentgym.agents.oracle import OracleAgent
 from agentgym.core.tools import PolicyViolation
 from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY
 from agentgym.envs.tooluse.domains import load_domains
@@ -37,6 +38,7 @@ from agentgym.envs.tooluse.tasks import (
     tier_turns,
 )
 from agentgym.eval.episode import run_episode
+from agentgym.eval.judging import judge_record
 
 ENV = "AgentRL/ToolUse-v0"
 DOMAINS = ("finance", "calendar", "orders", "ops")
@@ -142,6 +144,49 @@ def test_an_answer_on_page_one_is_read_on_page_one() -> None:
     start = next(s for s in task.gold.plan if s.name == "book_meeting").arguments["start_utc"]
     assert len(reads) == 1 and start in make_toolkit(task).invoke("get_free_slots", dict(reads[0].arguments))[
         "free_starts_utc"]
+
+
+class _SkippingOracle(OracleAgent):
+    """The oracle without the gold's optional reads: page 1 of a list, then the page that matters."""
+
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        task = self._env.task
+        task.gold = task.gold.with_plan(tuple(s for s in task.gold.plan if not s.optional))
+        super().reset(obs, info)
+
+
+@pytest.mark.parametrize("domain", ["calendar", "orders", "ops"])
+def test_pages_between_the_first_and_the_one_that_matters_are_optional(domain: str) -> None:
+    # Players went from page 1 straight to the page holding what they needed (the deploy before
+    # the onset, the first start inside everyone's hours, an order asked about) and lost recall
+    # for the pages between. Those pages are useful when read and never required.
+    seeds = [s for s in range(60) if any(st.optional for st in generate_task(s, {"domain": domain, "difficulty": "hard"}).gold.plan)]
+    assert len(seeds) >= 3
+    for seed in seeds[:3]:
+        task = generate_task(seed, {"domain": domain, "difficulty": "hard"})
+        spec = load_domains()[domain]
+        toolkit = make_toolkit(task)
+        for k, step in enumerate(task.gold.plan):
+            if not step.optional:
+                continue
+            # An optional page holds no row a later call of the plan names, and a required page follows it.
+            paged = spec.paged[step.name]
+            rows = toolkit.invoke(step.name, dict(step.arguments))[paged.field]
+            key = paged.named_key()
+            named = {json.dumps(v, sort_keys=True) for later in task.gold.plan[k + 1:] for v in later.arguments.values()}
+            assert not any(json.dumps(row[key] if key else row, sort_keys=True) in named for row in rows)
+            assert any(s.name == step.name and not s.optional for s in task.gold.plan[k + 1:])
+        gold = task.gold.to_dict()
+        optional = [s.to_dict() for s in task.gold.plan if s.optional]
+        assert all(c not in gold["calls"] and c in gold["useful_calls"] for c in optional)
+        for agent in (make_agent("oracle"), _SkippingOracle()):
+            env = gym.make(ENV, domain=domain, difficulty="hard")
+            result = run_episode(env, agent, seed)
+            tools = judge_record({"metrics": result.episode}).tools
+            assert result.episode["success"], (domain, seed, type(agent).__name__)
+            # Every required step done either way; every call useful either way.
+            assert tools.done == tools.gold == len(gold["calls"]), (domain, seed, type(agent).__name__)
+            assert tools.useful == tools.spent
 
 
 def test_a_page_past_the_last_is_an_error_observation() -> None:

@@ -22,8 +22,8 @@ from agentgym.envs.tooluse.tasks import generate_task, make_toolkit, shift_gold
 
 #: The digests of seeds 0-999 (hard tier) per split.
 DIGESTS = {
-    "train": "5c4ee879575918b92c981e07db4f9971",
-    "test": "dc1f43a17c1c8ac5d6a000baa92a4869",
+    "train": "3cbf232be0314498133ffeb6b2e7cb55",
+    "test": "0e30637759000a145c8abfaf7e66ce3a",
 }
 
 

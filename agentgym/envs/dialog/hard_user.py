@@ -55,6 +55,7 @@ from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.dialog.wording import NO_PREFERENCE, WISH_FORM, clause, relative_time
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.compromise import Compromise, read_compromise
+from agentgym.users.understanding.words import stem
 
 __all__ = ["HardDialogUser", "make_user", "gives_way", "LOOK_AGAIN", "GIVE_WAY"]
 
@@ -232,10 +233,24 @@ class HardDialogUser(DialogUser):
         keys = tuple(p.name.lower() for p in left)
         return replace(r, places=keys, recommended=keys if len(keys) == 1 else (), alternatives=())
 
+    def _amenities(self, r: Reading) -> set[str]:
+        """The amenities a reading names: each value read, where the family's shorter word for
+        one stands for every amenity of the domain holding its words ("no outlets" names the
+        cafés' "power outlets", "wifi" the coworking spaces' "fast wifi")."""
+        out: set[str] = set()
+        for slot, value in r.values:
+            if slot != "amenity":
+                continue
+            value = value.lower()
+            words = {stem(w) for w in value.split()}
+            out.add(value)
+            out.update(a for a in self._domain.amenities if words < {stem(w) for w in a.split()})
+        return out
+
     def _needs_in(self, text: str) -> set[str]:
         """The ids of the needs the user has, or has just given up, that `text` names."""
         r = self._read(f"{_OWN_CHOICE.sub(' ', text)} ?")
-        amenities = {v.lower() for s, v in r.values if s == "amenity"}
+        amenities = self._amenities(r)
         kinds = {*r.asked, *(s for s, _ in r.values)}
         needs = [*self._gold.constraints, *((self._dropped,) if self._dropped is not None else ())]
         return {c.id for c in needs if (str(c.value).lower() in amenities if c.kind == "amenity" else c.kind in kinds)}
@@ -268,7 +283,7 @@ class HardDialogUser(DialogUser):
         if not ask.question:
             return []
         r = self._reading(ask.asked)
-        amenities = {v.lower() for s, v in r.values if s == "amenity"}
+        amenities = self._amenities(r)
         kinds = list(dict.fromkeys((*r.asked, *(s for s, _ in r.values))))
         given = [c for c in (self._flexible, self._dropped) if c is not None]
         held: list[Constraint] = []

@@ -12,7 +12,16 @@ from typing import Any, Callable, Mapping, Sequence
 
 from agentgym.core.tools import ToolError
 from agentgym.envs.tooluse.base import DAY_MINUTES, Step
-from agentgym.envs.tooluse.paging import PAGE_SIZE, NamedRow, PagedList, every_row, first_page
+from agentgym.envs.tooluse.paging import (
+    PAGE_SIZE,
+    NamedRow,
+    PagedList,
+    every_row,
+    first_page,
+    named_rows,
+    page_steps,
+    pages_of,
+)
 from agentgym.envs.tooluse.paging import paged_plan as plain_paged_plan
 
 __all__ = ["paged_plan", "named_last", "all_work", "words_named"]
@@ -52,9 +61,13 @@ def paged_plan(plan: tuple[Step, ...], toolkit: Any, unpaged: type, lists: Mappi
             last = named_last(rows, plan[k + 1:], settles)
         else:
             last = settles(list(rows), plan[k + 1:])
+        needed = None
         if last is not None:
             pages = min(pages, last // PAGE_SIZE + 1)
-        out += [Step(step.name, {**step.arguments, "page": p}) for p in range(2, pages + 1)]
+            key = spec.named_key()
+            # Only a page between the first and the last can be optional: with two, none is.
+            needed = pages_of(named_rows(list(rows), plan[k + 1:], key)) if pages > 2 and key is not None else ()
+        out += page_steps(step, pages, needed)
     return tuple(out)
 
 

@@ -154,11 +154,16 @@ POINTED_READS: dict[str, Callable[[tuple["Step", ...]], list[dict[str, Any]]]] =
 
 @dataclass(slots=True)
 class Step:
-    """One call of the gold plan; `produces` names the ids its result is expected to carry."""
+    """One call of the gold plan; `produces` names the ids its result is expected to carry.
+
+    An `optional` step is a read the reference solver makes that the work does not rest on (a
+    page of a list between the first and the one that settles it, holding nothing the plan
+    names): the gold lists it among the useful reads, not the calls every agent must make."""
 
     name: str
     arguments: dict[str, Any]
     produces: dict[str, str] = field(default_factory=dict)
+    optional: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         arguments = self.arguments
@@ -226,8 +231,11 @@ class Gold:
         steps produces and a later one passes on (a refund's approval) is any id of its kind the
         plan produces, where it produces several: which approval comes back first follows the
         order the agent asks in, and the tool itself refuses an approval given for another item."""
-        calls = [s.to_dict() for s in self.plan]
-        made = [value for step in self.plan for value in step.produces.values()]
+        plan = self.plan
+        if any(s.optional for s in plan):  # the hard tier's pages a careful agent may skip
+            plan = tuple(s for s in plan if not s.optional)
+        calls = [s.to_dict() for s in plan]
+        made = [value for step in plan for value in step.produces.values()]
         if len(made) < 2:  # most plans: no id of a kind produced twice
             return calls
         produced: dict[str, list[str]] = {}
@@ -235,7 +243,7 @@ class Gold:
             produced.setdefault(value.rpartition("-")[0], []).append(value)
         several = {v: ids for ids in produced.values() if len(ids) > 1 for v in ids}
         if several:
-            for call, step in zip(calls, self.plan):
+            for call, step in zip(calls, plan):
                 for key, value in step.arguments.items():
                     if isinstance(value, str) and value in several:
                         call["arguments"][key] = {"any_of": several[value]}
@@ -247,7 +255,8 @@ class Gold:
                "effects": [e.to_dict() for e in self.effects], "traps": list(self.traps),
                "superseded_calls": list(self.superseded)}
         pointed = POINTED_READS.get(self.kind)
-        useful = [*(pointed(self.plan) if pointed is not None else ()), *self.useful]
+        useful = [*(pointed(self.plan) if pointed is not None else ()), *self.useful,
+                  *(s.to_dict() for s in self.plan if s.optional)]
         if useful:
             out["useful_calls"] = useful
         return out
@@ -393,7 +402,7 @@ def renumbered(plan: tuple[Step, ...], world: World, stale: Sequence[WorldRecord
     if not moved:
         return plan
     return tuple(Step(s.name, {k: _moved(v, moved) for k, v in s.arguments.items()},
-                      {k: moved.get(v, v) for k, v in s.produces.items()}) for s in plan)
+                      {k: moved.get(v, v) for k, v in s.produces.items()}, s.optional) for s in plan)
 
 
 def _moved(value: Any, moved: dict[str, str]) -> Any:

@@ -140,7 +140,10 @@ class ToolUseEnv(AgentEnv):
       last order asked about, the payout account, the start booked (free starts come earliest
       first) or the first deploy after the cause (or the last); every page of the month's
       expenses, which all count; the first page of a service's error lines, which all say the
-      same thing.
+      same thing. Of the pages between the first and that one, the plan needs only those that
+      hold a row it names (an order asked about, the cause's deploy); the others are useful
+      reads, never required (`useful_calls`), so an agent that goes straight to the page that
+      matters loses no recall.
     * A bulk return (orders): many decisions, all or nothing. The customer names 6 to 10 items
       over 2 or 3 of its orders, each order by its placing date ("From my order placed on
       2025-07-13: the e-reader, the cookbook and the duvet set."), and would rather have its

@@ -6,20 +6,23 @@ only the first page may miss what the later ones hold. The reference solver's pl
 paged list as far as a careful agent must (`paged_plan`): up to and including the page where what
 the task needs is settled (`PagedList.settles`), every page when the list's whole content counts.
 Tool-accuracy metrics compare an agent's calls with that plan, so an agent that stops once the
-answer is settled is not marked down for the pages it rightly left unread.
+answer is settled is not marked down for the pages it rightly left unread. Of the pages before
+that one, the plan needs only those holding a row a later call names (`PagedList.named`): the
+others are optional steps (`Step.optional`), useful when read and never required, so an agent
+that goes straight to the page that matters loses no recall.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Mapping
+from typing import Annotated, Any, Callable, Collection, Iterable, Mapping
 
 from agentgym.core._fast import scalar_leaves
 from agentgym.core.tools import Bounds, ToolError
 from agentgym.envs.tooluse.base import Step
 
-__all__ = ["PAGE_SIZE", "Page", "Settles", "PagedList", "NamedRow", "every_row", "first_page", "named_row", "paged",
-           "paged_plan", "pages_read", "read_on"]
+__all__ = ["PAGE_SIZE", "Page", "Settles", "PagedList", "NamedRow", "every_row", "first_page", "named_row", "named_rows",
+           "paged", "paged_plan", "page_steps", "pages_of", "pages_read", "read_on"]
 
 #: Rows per page: small enough that the hard tier's lists (3 to 6 rows) take 2 or 3 pages.
 PAGE_SIZE = 2
@@ -48,9 +51,15 @@ class NamedRow:
     after: int = 0
 
     def __call__(self, rows: list[Any], later: tuple[Step, ...]) -> int | None:
-        named = scalar_leaves(s.arguments for s in later)  # every plain value the later calls name
-        hits = [i for i, row in enumerate(rows) if _hashable(row[self.key] if self.key else row) in named]
+        hits = named_rows(rows, later, self.key)
         return min(hits[-1] + self.after, len(rows) - 1) if hits else None
+
+
+def named_rows(rows: list[Any], later: tuple[Step, ...], key: str) -> list[int]:
+    """The rows (indices, rising) whose `key` field ("" for a row that is a plain value) a later
+    call of the plan names among its arguments."""
+    named = scalar_leaves(s.arguments for s in later)  # every plain value the later calls name
+    return [i for i, row in enumerate(rows) if _hashable(row[key] if key else row) in named]
 
 
 def named_row(key: str = "", after: int = 0) -> Settles:
@@ -63,10 +72,20 @@ def named_row(key: str = "", after: int = 0) -> Settles:
 
 @dataclass(frozen=True)
 class PagedList:
-    """A paged tool's list: its result field, and how far a careful agent reads it."""
+    """A paged tool's list: its result field, how far a careful agent reads it, and by which
+    field a later call names a row (`named`; "" for a row that is a plain value, None for no
+    field: a `NamedRow`'s `settles` gives its own key). A page before the settling one that holds
+    no named row is an optional read."""
 
     field: str
     settles: Settles = every_row
+    named: str | None = None
+
+    def named_key(self) -> str | None:
+        """The field by which a later call names a row of the list; None when none does."""
+        if self.named is not None:
+            return self.named
+        return self.settles.key if isinstance(self.settles, NamedRow) else None
 
 
 def _hashable(value: Any) -> Any:
@@ -89,7 +108,8 @@ def paged(result: dict[str, Any], field: str, page: int) -> dict[str, Any]:
 def paged_plan(plan: tuple[Step, ...], toolkit: Any, lists: Mapping[str, PagedList]) -> tuple[Step, ...]:
     """The plan with, after each call of a paged tool (`lists`: tool -> its list), a call for
     each further page a careful agent reads of its result on the initial world (`toolkit` over
-    it): up to the page where the list's `settles` says what is needed is settled."""
+    it): up to the page where the list's `settles` says what is needed is settled, the pages
+    before it that hold no row a later call names optional (`read_on`)."""
     out: list[Step] = []
     for k, step in enumerate(plan):
         out.append(step)
@@ -104,11 +124,30 @@ def paged_plan(plan: tuple[Step, ...], toolkit: Any, lists: Mapping[str, PagedLi
                 rows += toolkit.invoke(step.name, {**step.arguments, "page": p})[spec.field]
         except ToolError:  # a call the plan makes after a write it rests on: one page is read
             continue
-        last = spec.settles(rows, plan[k + 1:])
+        later = plan[k + 1:]
+        last = spec.settles(rows, later)
+        needed = None
         if last is not None:
             pages = min(pages, last // PAGE_SIZE + 1)
-        out += [Step(step.name, {**step.arguments, "page": p}) for p in range(2, pages + 1)]
+            key = spec.named_key()
+            needed = pages_of(named_rows(rows, later, key) if key is not None else ())
+        out += page_steps(step, pages, needed)
     return tuple(out)
+
+
+def pages_of(rows: Iterable[int]) -> frozenset[int]:
+    """The pages (1 first) that hold the rows at these indices."""
+    return frozenset(i // PAGE_SIZE + 1 for i in rows)
+
+
+def page_steps(step: Step, pages: int, needed: Collection[int] | None = None) -> list[Step]:
+    """The calls for pages 2 to `pages` of paged call `step`. Every one is needed where `needed`
+    is None (the whole list counts); otherwise the last (where what is needed is settled) and
+    those in `needed` (they hold a row a later call names), the others optional: a careful agent
+    may read them on its way, or see from what it has read that they hold nothing it needs."""
+    name, arguments = step.name, step.arguments
+    return [Step(name, {**arguments, "page": p}, optional=needed is not None and p != pages and p not in needed)
+            for p in range(2, pages + 1)]
 
 
 def pages_read(rows: int, last: int | None) -> int:
@@ -118,11 +157,10 @@ def pages_read(rows: int, last: int | None) -> int:
     return pages if last is None else min(pages, last // PAGE_SIZE + 1)
 
 
-def read_on(plan: tuple[Step, ...], k: int, pages: int) -> tuple[Step, ...]:
+def read_on(plan: tuple[Step, ...], k: int, pages: int, needed: Collection[int] | None = None) -> tuple[Step, ...]:
     """`plan` with a call for each page after the first of its paged call `k`, up to `pages`,
-    right after it (as `paged_plan` adds them)."""
+    right after it, as `paged_plan` adds them (`page_steps`: `needed`, the pages holding a row a
+    later call names, or None where every page is needed)."""
     if pages < 2:  # the first page is all it reads: nothing to add
         return plan
-    step = plan[k]
-    name, arguments = step.name, step.arguments
-    return plan[:k + 1] + tuple([Step(name, {**arguments, "page": p}) for p in range(2, pages + 1)]) + plan[k + 1:]
+    return plan[:k + 1] + tuple(page_steps(plan[k], pages, needed)) + plan[k + 1:]

@@ -37,7 +37,17 @@ from agentgym.envs.tooluse.domains.finance import (
     draft,
     solve,
 )
-from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, every_row, named_row, paged, pages_read, read_on
+from agentgym.envs.tooluse.paging import (
+    PAGE_SIZE,
+    Page,
+    PagedList,
+    every_row,
+    named_row,
+    paged,
+    pages_of,
+    pages_read,
+    read_on,
+)
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
 __all__ = ["FinanceTierToolkit", "harden", "TIER", "MEAL_CAP", "QUOTE"]
@@ -287,7 +297,7 @@ def pages(plan: tuple[Step, ...], world: FinanceWorld) -> tuple[Step, ...]:
             accounts = list(world.accounts)
             named = [accounts.index(s.arguments["from_account"]) for s in plan[k + 1:]
                      if s.name == "create_transfer" and s.arguments.get("from_account") in world.accounts]
-            out = read_on(out, k, pages_read(len(accounts), max(named) if named else None))
+            out = read_on(out, k, pages_read(len(accounts), max(named) if named else None), pages_of(named) if named else None)
     return out
 
 

@@ -35,7 +35,17 @@ from agentgym.envs.tooluse.domains.ops import (
     severity_of,
     solve,
 )
-from agentgym.envs.tooluse.paging import PAGE_SIZE, Page, PagedList, first_page, named_row, paged, pages_read, read_on
+from agentgym.envs.tooluse.paging import (
+    PAGE_SIZE,
+    Page,
+    PagedList,
+    first_page,
+    named_row,
+    paged,
+    pages_of,
+    pages_read,
+    read_on,
+)
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["OpsTierToolkit", "harden", "TIER"]
@@ -253,7 +263,7 @@ _NAMED = named_row("version")
 #: A service's error lines all say the same thing (its own fault, or the upstream it waits on);
 #: deploys are oldest first: the cause is settled by the first deploy after it that ran (or the
 #: end), as a failed one may still be followed by one before the onset.
-_PAGED = {"search_logs": PagedList("lines", first_page), "get_deploys": PagedList("deploys", _cause_settled)}
+_PAGED = {"search_logs": PagedList("lines", first_page), "get_deploys": PagedList("deploys", _cause_settled, "version")}
 
 
 def pages(plan: tuple[Step, ...], world: OpsWorld) -> tuple[Step, ...]:
@@ -275,7 +285,7 @@ def pages(plan: tuple[Step, ...], world: OpsWorld) -> tuple[Step, ...]:
         if named:
             cause = max(named)
             last = next((i for i in range(cause + 1, len(deploys)) if deploys[i].status != "failed"), len(deploys) - 1)
-        return read_on(plan, k, pages_read(len(deploys), last))
+        return read_on(plan, k, pages_read(len(deploys), last), pages_of(named) if named else None)
     return plan
 
 
