@@ -9,6 +9,8 @@ it) or one operator object:
 - ``{"if_given": spec}``: the argument may be left out; when given it must match `spec`;
 - ``{"at_least": x}`` / ``{"at_most": x}``: a number no smaller / no larger than `x`;
 - ``{"subset_of": [v, ...]}``: a list whose every item is one of the values;
+- ``{"any_order": [v, ...]}``: a list of exactly these items, each as often, in any order (the
+  amounts to add up, the attendees of a meeting);
 - ``{"any": true}``: present, with any value (free text such as a summary);
 - ``{"words_of": "Elena Abbott"}``: a string of one or more of the value's words, in any case and
   order (a search by a full or partial name: "Abbott", "elena abbott").
@@ -27,7 +29,7 @@ __all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "conta
            "plan_calls"]
 
 #: The operator keys of an argument spec.
-OPERATORS = frozenset({"any_of", "if_given", "at_least", "at_most", "subset_of", "any", "words_of"})
+OPERATORS = frozenset({"any_of", "if_given", "at_least", "at_most", "subset_of", "any_order", "any", "words_of"})
 _WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")
 
 
@@ -67,9 +69,24 @@ def arg_matches(got: Any, spec: Any) -> bool:
         return _number(got) and got <= want
     if op == "subset_of":
         return isinstance(got, list) and all(any(same(g, w) for w in want) for g in got)
+    if op == "any_order":
+        return isinstance(got, list) and _same_items(got, want)
     if op == "words_of":
         return isinstance(got, str) and isinstance(want, str) and _words_of(got, want)
     return True  # "any"
+
+
+def _same_items(got: list[Any], want: list[Any]) -> bool:
+    """Whether two lists hold the same items as often each, by `same` (lists of a call are short)."""
+    if len(got) != len(want):
+        return False
+    left = list(want)
+    for g in got:
+        k = next((i for i, w in enumerate(left) if same(g, w)), None)
+        if k is None:
+            return False
+        del left[k]
+    return True
 
 
 def _words_of(got: str, want: str) -> bool:
@@ -124,12 +141,12 @@ def leaves(value: Any) -> Iterable[Any]:
 
 
 def _spec_values(spec: Any) -> Iterable[Any]:
-    """The concrete values a spec names (the literal, each ``any_of`` or ``subset_of`` value, the
-    ``words_of`` value whole)."""
+    """The concrete values a spec names (the literal, each ``any_of``, ``subset_of`` or
+    ``any_order`` value, the ``words_of`` value whole)."""
     op = _operator(spec)
     if op is None:
         yield from leaves(spec)
-    elif op in ("any_of", "subset_of", "words_of"):
+    elif op in ("any_of", "subset_of", "any_order", "words_of"):
         yield from leaves(spec[op])
     elif op == "if_given":
         yield from _spec_values(spec[op])
@@ -144,10 +161,13 @@ def carries(gold_call: Mapping[str, Any], value: Any, *, options: bool = True) -
 
 
 def _literal_values(spec: Any) -> Iterable[Any]:
-    """The values a spec requires: a literal's leaves, also under ``if_given``; no options."""
+    """The values a spec requires: a literal's leaves (an ``any_order`` list's too), also under
+    ``if_given``; no options."""
     op = _operator(spec)
     if op is None:
         yield from leaves(spec)
+    elif op == "any_order":
+        yield from leaves(spec[op])
     elif op == "if_given":
         yield from _literal_values(spec[op])
 

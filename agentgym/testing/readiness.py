@@ -146,6 +146,8 @@ def _concrete(key: str, spec: Any, later: list[dict[str, Any]], schema: Mapping[
         return True, want
     if op == "subset_of":
         return True, []
+    if op == "any_order":
+        return True, list(want)
     for other in later:
         pinned = (other.get("arguments") or {}).get(key)
         if _operator(pinned) is None and pinned is not None:

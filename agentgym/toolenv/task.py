@@ -145,7 +145,8 @@ def gold_call(name: str, **arguments: Any) -> dict[str, Any]:
 
     An argument is a literal (the call must give that value) or one spec of `agentgym.core.gold`
     (``{"any_of": [...]}``, ``{"if_given": ...}``, ``{"at_least": x}``, ``{"at_most": x}``,
-    ``{"subset_of": [...]}``, ``{"any": True}``, ``{"words_of": "..."}``); arguments left out are free.
+    ``{"subset_of": [...]}``, ``{"any_order": [...]}``, ``{"any": True}``, ``{"words_of": "..."}``);
+    arguments left out are free.
     """
     return {"name": name, "arguments": dict(arguments)}
 

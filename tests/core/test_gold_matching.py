@@ -12,7 +12,7 @@ from agentgym.core.gold import _operator, arg_matches, call_matches
 
 _VALUES = st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from([0.0, 1.0, 1.5]) \
     | st.sampled_from(["a", "b", "1", "True"]) | st.lists(st.sampled_from(["a", "b", 1, True]), max_size=2)
-_SPECS = _VALUES | st.builds(lambda op, v: {op: v}, st.sampled_from(["any_of", "subset_of"]),
+_SPECS = _VALUES | st.builds(lambda op, v: {op: v}, st.sampled_from(["any_of", "subset_of", "any_order"]),
                              st.lists(st.sampled_from(["a", "b", 1, True, 1.0]), max_size=3)) \
     | st.builds(lambda op, v: {op: v}, st.sampled_from(["at_least", "at_most"]), st.integers(-1, 1)) \
     | st.builds(lambda v: {"if_given": v}, _VALUES) | st.just({"any": True}) \
@@ -45,3 +45,16 @@ def test_words_of_takes_a_full_or_partial_name() -> None:
     for query in ("", "  ", "Abb", "Elena Abbot", "Elena Abbott Smith", "a", 3, None, ["Elena"]):
         assert not arg_matches(query, spec), query
     assert call_matches("find", {"query": "Abbott"}, {"name": "find", "arguments": {"query": spec}})
+
+
+def test_any_order_takes_the_same_items_in_any_order() -> None:
+    # The amounts added up, the expenses of a report, the attendees of a meeting: a call listing
+    # them in another order than the reference solver's is the same step (a playtest's
+    # sum_amounts was "no step of the plan": CrossTask 8974 T17).
+    spec = {"any_order": [85.88, 132.23, 50.98, 85.88]}
+    for got in ([85.88, 132.23, 50.98, 85.88], [132.23, 85.88, 85.88, 50.98], [50.98, 85.88, 85.88, 132.23]):
+        assert arg_matches(got, spec), got
+    for got in ([85.88, 132.23, 50.98], [85.88, 132.23, 50.98, 50.98], [85.88, 132.23, 50.98, 85.88, 1.0],
+                (85.88, 132.23, 50.98, 85.88), "85.88", None, [True, 132.23, 50.98, 85.88]):
+        assert not arg_matches(got, spec), got
+    assert not arg_matches([1], {"any_order": [True]}) and arg_matches([], {"any_order": []})

@@ -30,7 +30,8 @@ from agentgym.core.render import to_json
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.oracle import ToolUseOracle
 from agentgym.envs.tooluse.review import review
-from agentgym.eval.episode import agent_view
+from agentgym.eval.episode import agent_view, run_episode
+from agentgym.eval.judging import judge_record
 
 ENV_ID = "AgentRL/ToolUse-v0"
 ACCEPT_WORDS = ("that's everything I needed", "that's all done")
@@ -191,3 +192,52 @@ def test_the_user_accepts_exactly_when_the_grader_says_success(label: str, noise
                 _play(env, AGENTS[label], seed, split, f"{label}{'/' + noise if noise else ''}")
     keys = sorted(k for k in COUNTS if k.startswith(f"{label}{'/' + noise if noise else ''}:"))
     print("\n" + "\n".join(f"{k} {COUNTS[k]}" for k in keys))
+
+
+class _ReorderingOracle:
+    """The oracle, listing the items of every order-free list argument in reverse."""
+
+    name = "reordering-oracle"
+    privileged = True
+
+    def __init__(self) -> None:
+        from agentgym.agents.oracle import OracleAgent
+
+        self._oracle = OracleAgent()
+        self.reordered = 0
+
+    def bind(self, env: Any) -> None:
+        self._oracle.bind(env)
+
+    def reset(self, obs: str, info: dict[str, Any]) -> None:
+        self._oracle.reset(obs, info)
+
+    def act(self, obs: str, info: dict[str, Any]) -> str:
+        from agentgym.envs.tooluse.base import UNORDERED_ARGUMENTS
+
+        action = self._oracle.act(obs, info)
+        if not action.startswith("{"):
+            return action
+        call = json.loads(action)
+        for key in UNORDERED_ARGUMENTS & set(call["arguments"]):
+            if len(set(map(json.dumps, call["arguments"][key]))) > 1:
+                call["arguments"][key] = call["arguments"][key][::-1]
+                self.reordered += 1
+        return json.dumps(call)
+
+
+@pytest.mark.parametrize("domain", ["finance", "calendar"])
+def test_a_list_in_another_order_is_the_same_step(domain: str) -> None:
+    # Amounts to add up, a report's expenses, a meeting's people: their order means nothing, so a
+    # call listing them otherwise is the plan's step, judged right (a playtest's sum_amounts was
+    # "no step of the plan" and its step "not done": CrossTask 8974 T17).
+    reordered = 0
+    for seed in range(12):
+        agent = _ReorderingOracle()
+        env = gym.make("AgentRL/ToolUse-v0", domain=domain, difficulty=("easy", "medium", "hard")[seed % 3])
+        result = run_episode(env, agent, seed)
+        tools = judge_record({"metrics": result.episode}).tools
+        assert result.episode["success"], (domain, seed)
+        assert tools.done == tools.gold and tools.right == tools.judged and tools.useful == tools.spent, (domain, seed)
+        reordered += agent.reordered
+    assert reordered >= 6

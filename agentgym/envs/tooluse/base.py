@@ -144,7 +144,10 @@ FREE_TEXT_ARGUMENTS = frozenset({"summary"})
 #: Gold-plan arguments that search by a full or partial name (`find_employee`, `find_person`): a
 #: query of some of the name's words is the step's, so the plan lists ``{"words_of": name}``.
 NAME_QUERY_ARGUMENTS = frozenset({"query"})
-_SPECIFIED = FREE_TEXT_ARGUMENTS | NAME_QUERY_ARGUMENTS
+#: Gold-plan arguments that are lists whose order means nothing (the amounts added up, the
+#: expenses of a report, the people of a meeting): the plan lists ``{"any_order": [...]}``.
+UNORDERED_ARGUMENTS = frozenset({"amounts", "expense_ids", "person_ids", "attendee_ids"})
+_SPECIFIED = FREE_TEXT_ARGUMENTS | NAME_QUERY_ARGUMENTS | UNORDERED_ARGUMENTS
 #: Per gold kind, the reads a policy names as the source of a value the plan rests on, beyond
 #: the plan's own (the gold's ``useful_calls``: useful when made, never required), from the
 #: plan. A domain module registers its kind's; a plan is all they need, so a gold rebuilt from
@@ -169,7 +172,8 @@ class Step:
         arguments = self.arguments
         if _SPECIFIED.isdisjoint(arguments):  # most steps: a copy, in C
             return {"name": self.name, "arguments": dict(arguments)}
-        args = {k: ({"any": True} if k in FREE_TEXT_ARGUMENTS else {"words_of": v} if k in NAME_QUERY_ARGUMENTS else v)
+        args = {k: ({"any": True} if k in FREE_TEXT_ARGUMENTS else {"words_of": v} if k in NAME_QUERY_ARGUMENTS
+                    else {"any_order": list(v)} if k in UNORDERED_ARGUMENTS and isinstance(v, list) else v)
                 for k, v in arguments.items()}
         return {"name": self.name, "arguments": args}
 
