@@ -64,17 +64,54 @@ _ASKS_HEADING = re.compile(
     r"(?![a-z])[^\n]*$", re.IGNORECASE)
 
 
+#: A markdown table's header and the rule under it, and its rows.
+_TABLE = re.compile(r"^[ \t]*(\|[^\n]*\|)[ \t]*\n[ \t]*\|[ \t]*:?-{2,}[-:| \t]*\|?[ \t]*\n((?:[ \t]*\|[^\n]*(?:\n|$))+)",
+                    re.M)
+#: A column label that makes a table a questionnaire ("| Question | Options |", "| Detail | Your
+#: answer |", "| What I need | e.g. |"); a first column labelled as an option ("| Option | Venue
+#: | Price |") makes it a table of options, whose rows are what they offer.
+_ASKING_LABEL = re.compile(r"^(?:questions?|(?:your )?answers?|your (?:choice|preference)s?|options?|examples?|"
+                           r"choices?|e\.g\.?|possible values|what (?:i|we) need|to confirm)$", re.IGNORECASE)
+_OPTION_LABEL = re.compile(r"^(?:#|no\.?|options?|choices?|picks?)$", re.IGNORECASE)
+
+
+def _asked_rows(message: str) -> str:
+    """`message` with each row of a table that asks (its labels say so: `_ASKING_LABEL`, and the
+    line above it asks or leads in with a colon) as a question: "| Area | Old Town, Riverside |"
+    reads "Area (Old Town, Riverside)?", the thing asked and the options it offers. A table of
+    places or a plan, under any line, keeps its rows."""
+
+    def rows(m: re.Match[str]) -> str:
+        above = message[:m.start()].rstrip()
+        last = above.rsplit("\n", 1)[-1].strip()
+        labels = [c.strip(" *_") for c in m.group(1).strip().strip("|").split("|")]
+        if _OPTION_LABEL.match(labels[0]) or not any(_ASKING_LABEL.match(c) for c in labels) \
+                or not last.endswith(("?", ":")):
+            return m.group(0)
+        out = []
+        for row in m.group(2).splitlines():
+            cells = [c.strip() for c in row.strip().strip("|").split("|") if c.strip()]
+            asked = cells[0].rstrip("?") if cells else ""
+            out.append(f"{asked} ({'; '.join(cells[1:])})?" if len(cells) > 1 else f"{asked}?" if cells else "")
+        return "\n".join(out) + ("\n" if m.group(2).endswith("\n") else "")
+
+    return _TABLE.sub(rows, message)
+
+
 @lru_cache(maxsize=4096)
 def spelled_out(message: str) -> str:
     """`message` with what spells out a question asked as a question: a sentence that spells out
-    the question before it ("What are you after? Specifically: the area, your budget."), and the
+    the question before it ("What are you after? Specifically: the area, your budget."), the
     items of a list under a line or a heading that asks for them ("kindly tell me:" or "**What I
-    need from you**" above "1. The email on your account."), each ended by a question mark.
+    need from you**" above "1. The email on your account."), each ended by a question mark, and
+    the rows of a table of questions (`_asked_rows`).
 
     A pure function of the text, memoised: every reader of a message asks it of the same text
     (the tool-use user, then its reading), and agents send the same messages again and again."""
     if "?" in message:  # the pattern's own search: no lower-cased copy of every message
         message = _SPELLED_OUT.sub(r"\1?", message)
+    if "|" in message and "--" in message:
+        message = _asked_rows(message)
     if ":\n" in message or ":\r\n" in message or "\n" in message and ("**" in message or "#" in message or "__" in message):
         lines, asking = message.split("\n"), False
         for k, line in enumerate(lines):

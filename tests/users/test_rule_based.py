@@ -17,7 +17,7 @@ from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.tooluse.user import ToolUseUser
 from agentgym.toolenv.user import DetailUser
 from agentgym.users.picks import DrawnPicks, LivePicks, pick
-from agentgym.users.rule_based import RuleBasedUser
+from agentgym.users.rule_based import RuleBasedUser, spelled_out
 from agentgym.users.stock import EMPTY, GO_AHEAD, KEYWORDS, REPHRASE
 from agentgym.users.understanding import Reading, compile_understanding, parse_lexicon
 
@@ -205,3 +205,41 @@ def test_a_list_asked_for_is_asked_whatever_marks_its_items(mark: str) -> None:
 
     message = f"Now, Saturday afternoon. Tell me what you want on:\n{mark} cuisine\n{mark} must-have amenities"
     assert spelled_out(message).splitlines()[1:] == [f"{mark} cuisine?", f"{mark} must-have amenities?"]
+
+
+_TABLE_OF_QUESTIONS = ("Good day! Could you please tell me what you are looking for?\n\n| Question | Options |\n"
+                       "|---|---|\n| Day and time | Monday to Sunday; morning, afternoon or evening |\n"
+                       "| Area | Old Town, Riverside, Harbor, Chinatown |\n| Minimum rating | e.g. 4.0 |\n"
+                       "| Required amenities | vegetarian menu, outdoor seating, parking |")
+
+
+def test_the_rows_of_a_table_of_questions_are_questions() -> None:
+    # A formal assistant asked in a table (a playtest, CrossTask 8999 T1): the user took the rows
+    # for statements and answered the day only.
+    out = spelled_out(_TABLE_OF_QUESTIONS)
+    assert out.splitlines()[2:] == ["Day and time (Monday to Sunday; morning, afternoon or evening)?",
+                                    "Area (Old Town, Riverside, Harbor, Chinatown)?", "Minimum rating (e.g. 4.0)?",
+                                    "Required amenities (vegetarian menu, outdoor seating, parking)?"]
+    assert spelled_out("A few questions:\n| Question | Your answer |\n|---|---|\n| Which area? | |\n| Budget? | |") \
+        == "A few questions:\nWhich area?\nBudget?"
+
+
+@pytest.mark.parametrize("message", [
+    "Here are the options:\n\n| Option | Venue | Price |\n|---|---|---|\n| 1 | Rose House | 40 |\n\nWhich one?",
+    "Here is what I have:\n| Detail | Value |\n|---|---|\n| Area | Old Town |\n| Day | Friday |\nCorrect?",
+    "I found these.\n| Question | Options |\n|---|---|\n| Area | Old Town |",  # the line above asks nothing
+])
+def test_a_table_of_options_or_a_recap_keeps_its_rows(message: str) -> None:
+    assert spelled_out(message) == message
+
+
+def test_the_user_answers_every_row_of_a_table_of_questions() -> None:
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401  (registers the ids)
+
+    env = gym.make("AgentRL/CrossTask-v0", difficulty="medium", split="train")
+    env.reset(seed=8999)
+    table = _TABLE_OF_QUESTIONS.replace("| Question | Options |", "| Question | Examples |")
+    reply = env.step(table)[4]["messages"][-1]["content"]
+    assert all(w in reply for w in ("Monday", "Chinatown", "4.0", "parking")), reply

@@ -259,6 +259,23 @@ def test_a_list_of_keywords_is_not_a_question() -> None:
     assert read("House of Luna? area where city price budget spend cost when time day amenity food cuisine").salad
 
 
+def test_a_slot_word_glossed_by_its_qualifier_unit_or_example_is_named_once() -> None:
+    # A power user's terse question (a playtest, CrossTask 8988 T1: "That's just a list of words
+    # to me"): "max budget (EUR)", "must-have amenities", "time (morning/afternoon/evening)" each
+    # name one slot once.
+    from agentgym.envs.dialog.tasks import load_domains
+    from agentgym.envs.dialog.user import understanding
+
+    venues = understanding(load_domains()["event_venues"]).read
+    r = venues("Sure. Need: setting (rooftop, ballroom, etc.), area, max budget (EUR), min rating, "
+               "must-have amenities, and day + time (morning/afternoon/evening)?")
+    assert not r.salad and set(r.asked) == {"category", "area", "price", "rating", "amenity", "time"}, r
+    # Synonyms side by side gloss nothing: a dump stays a keyword list, however short.
+    for dump in ("cuisine food area location price budget rating stars time day",
+                 "setting style area district budget cost rating stars amenities features day time?"):
+        assert venues(dump).salad, dump
+
+
 def test_values_beside_a_place_named_describe_it_and_are_no_keyword_list() -> None:
     # A proposal in bullets (a playtest, Dialog seed 6831 T6: "That's just a list of words to me").
     r = read("- max price 200 noted, parking dropped\n- match: House of Luna\n- italian food, Riverside area\n"

@@ -292,7 +292,7 @@ def _keyword_list(words: list[_Word], hits: list[_Hit]) -> bool:
     if len(slots_named) < SALAD_SLOTS and sum(1 for *_, p in hits if p[0] not in ("place", plain)) < max(
             6, 2 * len(slots_named)):
         return False  # too few hits counted even before the values offered are set apart
-    offered = _offered(words, hits)
+    offered = _offered(words, hits) | _glosses(words, hits)
     n_hits = sum(1 for k, (*_, p) in enumerate(hits) if p[0] not in ("place", plain) and k not in offered)
     if n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS:
         n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
@@ -301,6 +301,23 @@ def _keyword_list(words: list[_Word], hits: list[_Hit]) -> bool:
                         if p[0] not in ("place", plain) and k not in offered and k not in told)
         return 2 * hit_words >= n_words
     return False
+
+
+def _glosses(words: list[_Word], hits: list[_Hit]) -> set[int]:
+    """Indexes (into `hits`) of the words that only gloss the slot named just before them, so
+    the slot is named once: a slot word after its own qualifier ("max budget", "must-have
+    amenities"), and the unit or first example in brackets after it ("budget (EUR)", "time
+    (morning/afternoon/evening)", whose other examples `_offered` sets apart). A dump of
+    synonyms side by side ("price budget cost") glosses nothing."""
+    out: set[int] = set()
+    for k in range(1, len(hits)):
+        (a, _, p), (_, prev_end, prev) = hits[k], hits[k - 1]
+        if not set(p[1]) & set(prev[1]) or p[0] == "place" or prev[0] == "place":
+            continue
+        between = [w.raw for w in words[prev_end:a]]
+        if (prev[0] == "hint" and p[0] == "cue" and not between) or (between == ["("] and prev[0] == "cue"):
+            out.add(k)
+    return out
 
 
 def _told_values(words: list[_Word], hits: list[_Hit]) -> set[int]:
