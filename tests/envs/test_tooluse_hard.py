@@ -18,10 +18,10 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from optional_steps import SkippingOracle
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
-from agentgym.agents.oracle import OracleAgent
 from agentgym.core.tools import PolicyViolation
 from agentgym.envs.tooluse.base import DAY_ISO, DAY_WEEKDAY
 from agentgym.envs.tooluse.domains import load_domains
@@ -146,15 +146,6 @@ def test_an_answer_on_page_one_is_read_on_page_one() -> None:
         "free_starts_utc"]
 
 
-class _SkippingOracle(OracleAgent):
-    """The oracle without the gold's optional reads: page 1 of a list, then the page that matters."""
-
-    def reset(self, obs: str, info: dict[str, Any]) -> None:
-        task = self._env.task
-        task.gold = task.gold.with_plan(tuple(s for s in task.gold.plan if not s.optional))
-        super().reset(obs, info)
-
-
 @pytest.mark.parametrize("domain", ["calendar", "orders", "ops"])
 def test_pages_between_the_first_and_the_one_that_matters_are_optional(domain: str) -> None:
     # Players went from page 1 straight to the page holding what they needed (the deploy before
@@ -179,7 +170,7 @@ def test_pages_between_the_first_and_the_one_that_matters_are_optional(domain: s
         gold = task.gold.to_dict()
         optional = [s.to_dict() for s in task.gold.plan if s.optional]
         assert all(c not in gold["calls"] and c in gold["useful_calls"] for c in optional)
-        for agent in (make_agent("oracle"), _SkippingOracle()):
+        for agent in (make_agent("oracle"), SkippingOracle()):
             env = gym.make(ENV, domain=domain, difficulty="hard")
             result = run_episode(env, agent, seed)
             tools = judge_record({"metrics": result.episode}).tools

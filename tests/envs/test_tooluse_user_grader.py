@@ -241,3 +241,22 @@ def test_a_list_in_another_order_is_the_same_step(domain: str) -> None:
         assert tools.done == tools.gold and tools.right == tools.judged and tools.useful == tools.spent, (domain, seed)
         reordered += agent.reordered
     assert reordered >= 6
+
+
+def test_a_total_added_up_by_hand_loses_no_recall() -> None:
+    # The policies say to add the converted amounts up, not to call sum_amounts: a player who
+    # added them by hand to the cent lost recall for the "gold step not done" (CrossTask 8992 T7).
+    from optional_steps import SkippingOracle
+
+    summed = 0
+    for seed in range(40):
+        env = gym.make("AgentRL/ToolUse-v0", domain="finance", difficulty=("medium", "hard")[seed % 2])
+        env.reset(seed=seed)
+        if not any(s.name == "sum_amounts" for s in env.unwrapped.task.gold.plan):
+            continue
+        summed += 1
+        result = run_episode(env, SkippingOracle(), seed)
+        tools = judge_record({"metrics": result.episode}).tools
+        assert result.episode["success"] and tools.done == tools.gold, seed
+        assert not any(c["name"] == "sum_amounts" for c in result.episode["calls"])
+    assert summed >= 5

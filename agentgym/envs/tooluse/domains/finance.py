@@ -532,7 +532,9 @@ def solve(world: FinanceWorld, req: Request) -> Gold:
     if world.meal_cap is not None:
         parts = _capped(world, req, approved, parts, plan)
     if len(parts) >= 2 and world.sum_tool:
-        plan.append(Step("sum_amounts", {"amounts": [money(p) for p in parts]}))
+        # Arithmetic, not an effect or a read of the world: an agent that adds the amounts up to
+        # the cent itself needs no call (the writes check the total), so the step is optional.
+        plan.append(Step("sum_amounts", {"amounts": [money(p) for p in parts]}, optional=True))
     total = sum(parts)
     units = money(total)  # the total in currency units, as the calls and texts give it
     if req.kind == "quote":
