@@ -328,16 +328,21 @@ class _Checks:
         return True
 
 
-def _made_again(calls: Sequence[Mapping[str, Any]], written: list[int], c: Mapping[str, Any], hits: list[int]) -> bool:
-    """Whether `c`, a repeat of a write that went through, is a plan's write (`hits`) made again
-    after other writes went through since it last did (`written`, in order): its booking
-    cancelled, a submission the world turned back, so it is needed again. One sent twice running
-    duplicates it."""
-    if not hits or not is_commitment(c):
+def _written_again(calls: Sequence[Mapping[str, Any]], written: list[int], c: Mapping[str, Any]) -> bool:
+    """Whether `c`, a repeat of a write that went through, comes after other writes went through
+    since it last did (`written`, in order): its booking cancelled, a submission the world turned
+    back, so it is a new decision, judged as the first was. One sent twice running duplicates it."""
+    if not is_commitment(c):
         return False
     last = max(j for j in written if calls[j].get("name") == c.get("name")
                and calls[j].get("arguments") == c.get("arguments"))
     return written[-1] != last
+
+
+def _made_again(calls: Sequence[Mapping[str, Any]], written: list[int], c: Mapping[str, Any], hits: list[int]) -> bool:
+    """Whether `c`, a repeat of a write that went through, is a plan's write (`hits`) made again
+    (`_written_again`), so it is needed again."""
+    return bool(hits) and _written_again(calls, written, c)
 
 
 def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corrupted: list[tuple[int, Any]],
@@ -368,8 +373,9 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         hits = [] if decoy else plan.matches(c)
         on_plan = bool(hits) or (not decoy and bool(old.matches(c)))
         repeat = any(a == args for a in succeeded[name])
-        # A decision is judged once: a call an injected fault stopped is judged at its retry.
-        decided = repeat or k in retried
+        # A decision is judged once: a call an injected fault stopped is judged at its retry, and
+        # a write repeated after other writes (a booking made anew after its cancel) is a new one.
+        decided = (repeat and not _written_again(e.calls, written, c)) or k in retried
         # What a tool returned corrupted, the agent was told: passing it on is not its mistake.
         told_wrong = any(k > j and contains_value(args, bad) for j, bad in corrupted)
         refused = off_plan = is_judged = False

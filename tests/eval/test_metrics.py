@@ -924,6 +924,21 @@ def test_a_plan_write_made_again_after_other_writes_is_useful_a_duplicate_is_not
     assert [c.useful for c in judge_episode(twice).calls] == [True, True, True, False]
 
 
+def test_a_write_made_again_after_other_writes_is_judged_again() -> None:
+    # A series' booking made anew after its cancel (CrossTask 9013 T38, 8987 T40) was "a repeat
+    # of an earlier call" and never judged: a wrong one would have gone unjudged. It is a new
+    # decision; the same write sent twice running is still judged once.
+    wrong = {"item_id": "z", "day": "mon", "slot": "evening"}
+    cancel = call(4, "cancel", arguments={"booking_id": "B1"})
+    rec = make_record([call(1, "search"), call(2, "check"), call(3, "book"), cancel, call(5, "book")], success=True)
+    assert [c.turn for c in judge_episode(rec).calls if c.judged and c.right][-1] == 5
+    bad = make_record([call(1, "search"), call(2, "check"), call(3, "book", arguments=wrong), cancel,
+                       call(5, "book", arguments=wrong)])
+    assert [(c.turn, c.right) for c in judge_episode(bad).calls if c.judged][-2:] == [(3, False), (5, False)]
+    twice = make_record([call(1, "search"), call(2, "check"), call(3, "book"), call(4, "book")], success=True)
+    assert [c.turn for c in judge_episode(twice).calls if c.judged] == [1, 2, 3]
+
+
 def test_the_read_after_a_faulted_write_counts_past_writes_sent_in_its_turn() -> None:
     # Dialog 7271 T16-17: the timed-out booking went with two cancels in one turn, before its
     # result was seen; the next turn's read still tells what it left.
