@@ -20,7 +20,7 @@ __all__ = ["statement", "WISH_FORM", "relative_time", "RELATIVE_DAYS", "come_bac
 
 _STATEMENTS: dict[str, tuple[str, ...]] = {
     "category": ("The {label} should be {value}.", "I'd like the {label} to be {value}.",
-                 "My preferred {label} is {value}."),
+                 "I need the {label} to be {value}."),
     "area": ("It should be in {value}.", "Somewhere in {value}, please.", "I'd like it to be in the {value} area."),
     "price": ("My budget is at most {value} {unit}.", "Nothing above {value} {unit}, please.",
               "I can spend up to {value} {unit}."),
