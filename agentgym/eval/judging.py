@@ -402,7 +402,8 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         # read after a write a fault stopped (neither is a step the plan needs).
         needed = on_plan or (not decoy and not is_commitment(c) and _pointed_to(pointed, c, wrote))
         is_useful = error is None and (
-            (needed and (not repeat or bool(open_hits) or _made_again(e.calls, written, c, hits) or checks.grant(k, c)))
+            (needed and (not repeat or bool(open_hits) or _made_again(e.calls, written, c, hits) or checks.grant(k, c)
+                         or _looks_again(e.calls, written, pointed, c, k)))
             or checks.after_fault(k))
         if not injected:
             scored += 1
@@ -438,6 +439,20 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
     if e.plan is None:
         return ToolCounts(valid, attempts, right, judged, useful, spent)
     return ToolCounts(valid, attempts, right, judged, useful, spent, precise, scored, sum(done), len(done))
+
+
+def _looks_again(calls: Sequence[Mapping[str, Any]], written: list[int], pointed: _Plan, c: Mapping[str, Any],
+                 k: int) -> bool:
+    """Whether `c`, a repeat of a read that succeeded, is a look at what the writes left (a gold
+    read marked ``after_plan_write``, `list_bookings`) made after a write went through since it
+    last did: the bookings changed, so it shows something new (a session's later requests book
+    and cancel again)."""
+    if not written or not any(pointed.steps[i].get("after_plan_write") for i in pointed.matches(c)):
+        return False
+    name, args = c.get("name"), c.get("arguments")
+    last = max((j for j in range(k) if _ok(calls[j]) and calls[j].get("name") == name
+                and calls[j].get("arguments") == args), default=-1)
+    return written[-1] > last
 
 
 def _pointed_to(pointed: _Plan, c: Mapping[str, Any], wrote: bool) -> bool:

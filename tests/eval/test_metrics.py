@@ -897,6 +897,19 @@ def test_a_look_at_the_bookings_the_gold_points_to_is_useful_once_a_plan_write_w
                                       success=True)])["recall"]["value"] == 1.0
 
 
+def test_a_look_at_the_bookings_after_new_writes_is_useful_again() -> None:
+    # A session's later requests book and cancel again (CrossTask 9031 T23): a list_bookings
+    # after those writes shows something new, where one with no write since the last shows
+    # nothing new and stays "a repeat".
+    look = {"name": "list_bookings", "arguments": {}, "after_plan_write": True}
+    gold = {**GOLD, "useful_calls": [look]}
+    cancel = call(5, "cancel", arguments={"booking_id": "B1"})
+    rec = make_record([call(1, "search"), call(2, "check"), call(3, "book"), call(4, "list_bookings", arguments={}),
+                       cancel, call(6, "book"), call(7, "list_bookings", arguments={}),
+                       call(8, "list_bookings", arguments={})], gold=gold, success=True)
+    assert [c.useful for c in judge_episode(rec).calls][3:] == [True, False, True, True, False]
+
+
 def test_the_read_after_a_write_a_fault_stopped_is_useful_once() -> None:
     # list_bookings "is how to tell whether a book ... that failed or timed out took effect"
     # (CrossTask 7240 T15, Dialog 7238 T9): the first read after it, before the next write, counts.
