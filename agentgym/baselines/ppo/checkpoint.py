@@ -100,7 +100,7 @@ def _first_line(exc: BaseException) -> str:
 # ================================================================================ warm start
 #: The Args fields a warm start records of the run its checkpoint came from.
 _SOURCE_FIELDS = ("env", "split", "difficulty", "noise", "policy", "seed", "total_timesteps", "max_seconds",
-                  "calibration")
+                  "calibration", "demos", "demo_episodes")
 
 
 #: A policy config key as the misfit message names it, and the option that sets it.
