@@ -3,8 +3,8 @@
 1. The candidates' ceiling (``ceiling``): along the heuristic agent's own episodes, how often its
    action is among the candidates (exactly: the same calls with the same arguments), and the
    success of a *picker* that plays the candidate equal to the heuristic's action, else the
-   nearest one (the same tool with the most arguments equal; for a message, the candidate message
-   sharing most words). A picker far below the heuristic would say the candidate builder is the
+   nearest one (`agentgym.baselines.ppo.demos.nearest`: the same tool with the most arguments
+   equal; for a message, the candidate message sharing most words). A picker far below the heuristic would say the candidate builder is the
    gap; near it, the lists hold a path as good as the heuristic's.
 2. The features' capacity (``features``): a fresh hash policy fitted by cross-entropy to the
    picker's choices on training seeds (behaviour cloning, a measurement only: no trained policy
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import Counter
 from typing import Any, Iterator
 
@@ -33,40 +32,11 @@ import numpy as np
 import agentgym  # noqa: F401
 from agentgym.agents.candidates import CandidateConfig, make_builder
 from agentgym.agents.heuristic import HeuristicAgent
-from agentgym.core.protocol import parse_action
+from agentgym.baselines.ppo.demos import FALLBACK, canonical, nearest
 from agentgym.eval.episode import run_episode
 
 ENVS = ("AgentRL/Dialog-v0", "AgentRL/ToolUse-v0", "AgentRL/CrossTask-v0")
 EVAL_SEED = 5_000_000
-#: What the picker plays when the heuristic's strategy cannot read a result it was not made for.
-FALLBACK = "I have done what I can for this request."
-
-
-def canonical(action: str) -> tuple[str, Any]:
-    """An action as what it does: its calls (name, sorted-key arguments), or its text."""
-    parsed = parse_action(action)
-    if parsed.calls:
-        return "call", tuple((c.name, json.dumps(c.arguments, sort_keys=True)) for c in parsed.calls)
-    return "msg", action
-
-
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z]+", text.lower()))
-
-
-def nearest(action: str, candidates: list[str]) -> str:
-    """The candidate equal to `action`, else the nearest one (see the module docstring)."""
-    target = canonical(action)
-    for c in candidates:
-        if canonical(c) == target:
-            return c
-    if target[0] == "call":
-        name, args = target[1][0][0], json.loads(target[1][0][1])
-        same_tool = [(sum(json.loads(k[1][0][1]).get(a) == v for a, v in args.items()), i)
-                     for i, k in enumerate(map(canonical, candidates)) if k[0] == "call" and k[1][0][0] == name]
-        return candidates[max(same_tool)[1]] if same_tool else candidates[0]
-    messages = [c for c in candidates if canonical(c)[0] == "msg"]
-    return max(messages, key=lambda c: len(_words(c) & _words(action)), default=candidates[0])
 
 
 def picker_episodes(env_id: str, seeds: range, split: str = "train"

@@ -176,6 +176,8 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
     result = train(Args(env=tuple(FAMILIES[f] for f in mix), target_env=env_id, seed=a.seed, actors=a.actors,
                         mix=a.slot_mix, adv_norm=a.adv_norm, subtask_rewards=a.subtask_rewards, max_seconds=60 * a.minutes, eval_every=a.eval_every, eval_episodes=a.train_eval_episodes,
                         eval_seed=a.eval_seed, target_success=target["success"], calibration="on", out=str(out),
+                        demos=a.demos, demo_episodes=a.demo_episodes, demo_epochs=a.demo_epochs, demo_coef=a.demo_coef,
+                        demo_decay=a.demo_decay,
                         run_name=family, tensorboard=False, plot=True, progress=a.progress))
     train_load = load.stop()
     policy, _ = load_checkpoint(result.checkpoint)
@@ -196,7 +198,7 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
                      "success_ci": bootstrap([float(e["success"]) for e in ppo_test["per_episode"]])},
         "calibration": {split: paired(runs[(split, "on")]["per_episode"], runs[(split, "off")]["per_episode"])
                         for split in ("train", "test")},
-        "run_dir": str(result.run_dir),
+        "run_dir": str(result.run_dir), "demos": result.demos,
     }
 
 
@@ -350,6 +352,8 @@ def _key(family: str, a: argparse.Namespace) -> str:
         parts.append(f"`--slot-mix {a.slot_mix}`")
     if a.adv_norm != "family":
         parts.append(f"`--adv-norm {a.adv_norm}`")
+    if a.demos:
+        parts.append(f"`--demos {a.demos}`")
     return ", ".join(parts)
 
 
@@ -380,6 +384,13 @@ def main() -> int:
                    help="PPO's advantage normalisation (default: family)")
     p.add_argument("--subtask-rewards", action="store_true",
                    help="pay a cross-task session's reward as its sub-tasks end (PPO's --subtask-rewards)")
+    p.add_argument("--demos", default=None, metavar="AGENT",
+                   help="fit PPO's policy to this built-in agent's episodes first (PPO's --demos, e.g. expert, heuristic)")
+    p.add_argument("--demo-episodes", type=int, default=1000, help="with --demos: episodes played (PPO's --demo-episodes)")
+    p.add_argument("--demo-epochs", type=int, default=10, help="with --demos: passes of the fit (PPO's --demo-epochs)")
+    p.add_argument("--demo-coef", type=float, default=0.0,
+                   help="with --demos: weight of the demonstrations' loss during PPO, decaying (PPO's --demo-coef)")
+    p.add_argument("--demo-decay", type=int, default=200, help="with --demos: updates of that decay (PPO's --demo-decay)")
     p.add_argument("--actors", type=int, default=0,
                    help="asynchronous actors of the training runs (0: the synchronous loop, one core; 1: the learner and "
                         "one actor, a core each)")

@@ -27,13 +27,14 @@ CHECKPOINT_FORMAT = "agentgym-ppo/1"
 
 
 def save_checkpoint(path: Path, policy: nn.Module, args: Args, update: int, global_step: int,
-                    init: dict[str, Any] | None = None) -> None:
+                    init: dict[str, Any] | None = None, demos: dict[str, Any] | None = None) -> None:
     """Weights, architecture, candidate-builder config and the run's Args, in one file; `init`:
-    where a warm-started run began (`warm_start`'s record)."""
+    where a warm-started run began (`warm_start`'s record); `demos`: what it learned from
+    demonstrations first (`run_demos`'s record)."""
     tmp = path.with_suffix(".tmp")
     torch.save({"format": CHECKPOINT_FORMAT, "policy": policy_spec(policy), "state_dict": policy.state_dict(),
                 "candidates": asdict(candidate_config(args)), "args": asdict(args), "update": update,
-                "global_step": global_step, "init": init}, tmp)
+                "global_step": global_step, "init": init, "demos": demos}, tmp)
     tmp.replace(path)
 
 
@@ -99,7 +100,7 @@ def _first_line(exc: BaseException) -> str:
 # ================================================================================ warm start
 #: The Args fields a warm start records of the run its checkpoint came from.
 _SOURCE_FIELDS = ("env", "split", "difficulty", "noise", "policy", "seed", "total_timesteps", "max_seconds",
-                  "calibration")
+                  "calibration", "demos", "demo_episodes")
 
 
 #: A policy config key as the misfit message names it, and the option that sets it.

@@ -37,6 +37,16 @@ class Args:
     """The split of AgentRL tasks to train and evaluate on: train, or test (its unseen domains)."""
     init: str | None = None
     """Warm start: begin from this checkpoint.pt's policy (features, networks, risk head) instead of fresh weights, with a fresh optimizer. Its policy kind, features version and architecture must be this run's (repeat --hidden etc. if it changed them). The run records the checkpoint's path, sha256 and run in init.json and in its own checkpoints."""
+    demos: str | None = None
+    """Learn from demonstrations first: play --demo-episodes train-split episodes of the run's env ids with this built-in agent (e.g. expert, heuristic), map each of its actions to the candidate the policy could play (the same calls, else the nearest), keep the episodes that succeeded, and fit the policy to those choices by cross-entropy (the critic to their returns) before PPO starts. Seeds apart from the evaluation's; the time counts in --max-seconds; recorded in demos.json and the checkpoints. Unset: no demonstrations."""
+    demo_episodes: int = 1000
+    """Demonstration episodes to play (with --demos), spread round robin over the run's env ids."""
+    demo_epochs: int = 10
+    """Passes of the cross-entropy fit over the demonstration steps (with --demos)."""
+    demo_coef: float = 0.0
+    """With --demos: keep the demonstrations' cross-entropy in training, one minibatch after each PPO update with this weight, decaying linearly to 0 over --demo-decay updates; 0: fit before PPO only."""
+    demo_decay: int = 200
+    """Updates over which --demo-coef decays to 0."""
     policy: Literal["hash", "lm"] = "hash"
     """Policy over candidates: hash (hashed n-grams, small MLP) or lm (a causal LM). Box envs use an MLP."""
     model: str | None = None
@@ -163,6 +173,9 @@ class Args:
             raise ValueError("--actors, --max-lag, --eval-episodes and --max-seconds must be >= 0")
         if not 0.0 < self.mix_floor <= 1.0:
             raise ValueError(f"--mix-floor must be in (0, 1], got {self.mix_floor}")
+        if self.demos is not None and (self.demo_episodes < 1 or self.demo_epochs < 0 or self.demo_coef < 0
+                                       or self.demo_decay < 1):
+            raise ValueError("--demo-episodes and --demo-decay must be at least 1, --demo-epochs and --demo-coef >= 0")
         if self.policy == "lm" and not self.model:
             raise ValueError("--policy lm needs --model PATH (a local causal LM directory)")
         if not 0.0 <= self.risk_threshold <= 1.0 or self.risk_coef < 0 or self.risk_loss_coef < 0:

@@ -136,7 +136,8 @@ COLUMNS = ("update", "global_step", "train_s", "sps", "episodes", "return", "suc
            "tool_validity", "tool_f1", "recovery_share", "goal_consistency", "policy_loss", "value_loss",
            "entropy", "approx_kl", "clipfrac", "learning_rate", "lag", "dropped", "rollout_s", "update_s",
            "risk_loss", "violations_per_1000", "harm_per_1000", "masked_per_step", "risk_brier", "risk_ece",
-           "risk_mean", "eval_success", "eval_score", "eval_return", "eval_violations_per_1000", "eval_harm_per_1000")
+           "risk_mean", "eval_success", "eval_score", "eval_return", "eval_violations_per_1000", "eval_harm_per_1000",
+           "demo_loss")
 
 
 def harm_metrics(segments: Sequence[Rollout]) -> dict[str, float | None]:

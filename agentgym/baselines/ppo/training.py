@@ -56,6 +56,7 @@ from agentgym.baselines.ppo.acting import (
 )
 from agentgym.baselines.ppo.checkpoint import save_checkpoint, warm_start
 from agentgym.baselines.ppo.config import Args
+from agentgym.baselines.ppo.demos import demo_coef, demo_step, run_demos
 from agentgym.baselines.ppo.reporting import Logger, episode_metrics, evaluate, harm_metrics
 from agentgym.baselines.ppo.rollout import ActorPool, Collector, Rollout
 from agentgym.baselines.ppo.update import make_batch, make_optimizers, ppo_update
@@ -85,6 +86,8 @@ class TrainResult:
     startup_s: float = 0.0
     #: Where a warm-started run began (`warm_start`'s record); None for a cold start.
     init: dict[str, Any] | None = None
+    #: What the run learned from demonstrations before PPO (`run_demos`'s record); None without.
+    demos: dict[str, Any] | None = None
 
     def summary(self) -> str:
         def fmt(ev: dict[str, Any] | None) -> str:
@@ -94,6 +97,8 @@ class TrainResult:
 
         target = f"{self.time_to_target:.0f} s" if self.time_to_target is not None else "not reached"
         warm = f"warm start from {self.init['checkpoint']} (sha256 {self.init['sha256'][:12]})\n" if self.init else ""
+        if self.demos:
+            warm += _demo_line(self.demos) + "\n"
         return (f"ppo: {self.updates} updates, {self.global_step} steps in {self.train_s:.0f} s "
                 f"({self.sps:.0f} steps/s); evaluation {fmt(self.initial_eval)} -> {fmt(self.final_eval)}; "
                 f"time to target {target}; dropped {self.dropped} stale segments\n"
@@ -111,6 +116,12 @@ def _eval_line(ev: dict[str, Any]) -> str:
         parts.append("; ".join(f"{e.split('/')[-1]} {v['success']:.0%}" for e, v in by_env.items()
                                if v.get("success") is not None))
     return f"{', '.join(parts)} over {ev['episodes']} episodes"
+
+
+def _demo_line(d: dict[str, Any]) -> str:
+    return (f"demonstrations: {d['agent']}, {d['kept_episodes']} of {d['episodes']} episodes kept (succeeded), "
+            f"{d['kept_steps']} steps ({d['exact_share']:.0%} of its actions exactly a candidate); fit "
+            f"{d['fit']['epochs']} epochs to {d['fit']['accuracy']:.0%} of the steps right; {d['seconds']:.0f} s")
 
 
 def _update_line(row: dict[str, Any], args: Args) -> str:
@@ -151,6 +162,8 @@ def train(args: Args) -> TrainResult:
     # A warm start replaces the fresh weights (drawn all the same, so the seed's other streams are
     # those of a cold run); a checkpoint that does not fit is refused before the run folder exists.
     init = warm_start(policy, args.init) if args.init else None
+    if args.demos is not None and not getattr(policy, "candidates", False):
+        raise ValueError("--demos needs an AgentRL env (a policy over candidate actions)")
     policy.eval()  # no dropout anywhere: rollout and update log-probabilities must agree
     run_dir = _run_dir(args)
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=2))
@@ -183,6 +196,18 @@ def train(args: Args) -> TrainResult:
         return ev
 
     initial = run_eval()
+    # Demonstrations: collected and fitted before PPO, on training time (the budget pays for them),
+    # then evaluated at step 0 of PPO. Their random streams are their own: the rest of the run
+    # draws what a run without them draws.
+    demos = demo_record = None
+    demo_generator = torch.Generator().manual_seed(args.seed + 0xDE30)
+    if args.demos is not None:
+        demos, demo_record = run_demos(policy, args, demo_generator)
+        (run_dir / "demos.json").write_text(json.dumps(demo_record, indent=2))
+        train_s = demo_record["seconds"]
+        if args.progress:
+            print(_demo_line(demo_record), flush=True)
+        run_eval()
     last_line = 0.0
     collector = pool = None
     first: Rollout | None = None
@@ -195,7 +220,7 @@ def train(args: Args) -> TrainResult:
         first = pool.get()
     startup_s = time.perf_counter() - startup
     try:
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() - train_s  # the demonstrations' seconds count in the budget
         while global_step < args.total_timesteps and not (args.max_seconds and train_s >= args.max_seconds):
             if args.anneal_lr:
                 for opt in optimizers:
@@ -220,6 +245,9 @@ def train(args: Args) -> TrainResult:
             batch = make_batch(segments, policy, update, args)
             # ---- learning
             stats = ppo_update(policy, optimizers, batch, args, generator)
+            coef = demo_coef(args, update) if demos is not None and demos.obs else 0.0
+            if coef > 0:
+                stats["demo_loss"] = demo_step(policy, optimizers, demos, args, coef, demo_generator)  # type: ignore[arg-type]
             stats.update(rollout_s=t_learn - t_rollout, update_s=time.perf_counter() - t_learn)
             update += 1
             if pool is not None:
@@ -247,7 +275,7 @@ def train(args: Args) -> TrainResult:
                 t0 += time.perf_counter() - pause
             logger.log(row)
             if update % args.save_every == 0:
-                save_checkpoint(checkpoint, policy, args, update, global_step, init)
+                save_checkpoint(checkpoint, policy, args, update, global_step, init, demo_record)
             if args.stop_at_target and time_to_target is not None:
                 break
     finally:
@@ -257,7 +285,7 @@ def train(args: Args) -> TrainResult:
             pool.close()
     if not evals or evals[-1][0] != global_step:
         run_eval()
-    save_checkpoint(checkpoint, policy, args, update, global_step, init)
+    save_checkpoint(checkpoint, policy, args, update, global_step, init, demo_record)
     if args.plot and logger.rows:
         logger.plot(run_dir / "learning_curve.png", evals)
     logger.close()
@@ -265,7 +293,7 @@ def train(args: Args) -> TrainResult:
                          train_s=train_s, sps=global_step / max(train_s, 1e-9),
                          initial_eval=evals[0][2] if initial is not None else None,
                          final_eval=evals[-1][2] if evals else None, evals=evals, time_to_target=time_to_target,
-                         dropped=dropped, startup_s=startup_s, init=init)
+                         dropped=dropped, startup_s=startup_s, init=init, demos=demo_record)
     (run_dir / "result.json").write_text(json.dumps(
         {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(result).items()}, indent=2, default=str))
     return result
