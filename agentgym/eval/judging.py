@@ -328,21 +328,16 @@ class _Checks:
         return True
 
 
-def _written_again(calls: Sequence[Mapping[str, Any]], written: list[int], c: Mapping[str, Any]) -> bool:
-    """Whether `c`, a repeat of a write that went through, comes after other writes went through
-    since it last did (`written`, in order): its booking cancelled, a submission the world turned
-    back, so it is a new decision, judged as the first was. One sent twice running duplicates it."""
-    if not is_commitment(c):
-        return False
-    last = max(j for j in written if calls[j].get("name") == c.get("name")
-               and calls[j].get("arguments") == c.get("arguments"))
-    return written[-1] != last
-
-
-def _made_again(calls: Sequence[Mapping[str, Any]], written: list[int], c: Mapping[str, Any], hits: list[int]) -> bool:
-    """Whether `c`, a repeat of a write that went through, is a plan's write (`hits`) made again
-    (`_written_again`), so it is needed again."""
-    return bool(hits) and _written_again(calls, written, c)
+def _written_since(calls: Sequence[Mapping[str, Any]], written: list[int], c: Mapping[str, Any], k: int) -> bool:
+    """Whether a write went through (`written`, in order) after the last call before `c` (call
+    `k`) of the same tool with equal arguments that succeeded: the world it acts on or reads has
+    changed since. A write repeated after it (its booking cancelled, a submission the world turned
+    back) is a new decision, needed again where the plan has it; one sent twice running
+    duplicates it. A look at what the writes left (`_looks_again`) shows something new."""
+    name, args = c.get("name"), c.get("arguments")
+    last = max((j for j in range(k) if _ok(calls[j]) and calls[j].get("name") == name
+                and calls[j].get("arguments") == args), default=-1)
+    return bool(written) and written[-1] > last
 
 
 def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corrupted: list[tuple[int, Any]],
@@ -375,7 +370,8 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         repeat = any(a == args for a in succeeded[name])
         # A decision is judged once: a call an injected fault stopped is judged at its retry, and
         # a write repeated after other writes (a booking made anew after its cancel) is a new one.
-        decided = (repeat and not _written_again(e.calls, written, c)) or k in retried
+        rewrite = repeat and is_commitment(c) and _written_since(e.calls, written, c, k)
+        decided = (repeat and not rewrite) or k in retried
         # What a tool returned corrupted, the agent was told: passing it on is not its mistake.
         told_wrong = any(k > j and contains_value(args, bad) for j, bad in corrupted)
         refused = off_plan = is_judged = False
@@ -402,7 +398,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         # read after a write a fault stopped (neither is a step the plan needs).
         needed = on_plan or (not decoy and not is_commitment(c) and _pointed_to(pointed, c, wrote))
         is_useful = error is None and (
-            (needed and (not repeat or bool(open_hits) or _made_again(e.calls, written, c, hits) or checks.grant(k, c)
+            (needed and (not repeat or bool(open_hits) or (rewrite and bool(hits)) or checks.grant(k, c)
                          or _looks_again(e.calls, written, pointed, c, k)))
             or checks.after_fault(k))
         if not injected:
@@ -447,12 +443,8 @@ def _looks_again(calls: Sequence[Mapping[str, Any]], written: list[int], pointed
     read marked ``after_plan_write``, `list_bookings`) made after a write went through since it
     last did: the bookings changed, so it shows something new (a session's later requests book
     and cancel again)."""
-    if not written or not any(pointed.steps[i].get("after_plan_write") for i in pointed.matches(c)):
-        return False
-    name, args = c.get("name"), c.get("arguments")
-    last = max((j for j in range(k) if _ok(calls[j]) and calls[j].get("name") == name
-                and calls[j].get("arguments") == args), default=-1)
-    return written[-1] > last
+    return any(pointed.steps[i].get("after_plan_write") for i in pointed.matches(c)) \
+        and _written_since(calls, written, c, k)
 
 
 def _pointed_to(pointed: _Plan, c: Mapping[str, Any], wrote: bool) -> bool:

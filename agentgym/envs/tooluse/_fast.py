@@ -19,6 +19,7 @@ from agentgym.envs.tooluse.paging import (
     every_row,
     first_page,
     named_rows,
+    page_count,
     page_steps,
     pages_of,
 )
@@ -53,7 +54,7 @@ def paged_plan(plan: tuple[Step, ...], toolkit: Any, unpaged: type, lists: Mappi
             rows = getattr(unpaged, step.name)(toolkit, **step.arguments)[spec.field]
         except ToolError:
             continue
-        pages = max(1, -(-len(rows) // PAGE_SIZE))
+        pages = page_count(len(rows))
         settles = spec.settles
         if settles is every_row:  # every row counts: every page is read
             last = None

@@ -22,7 +22,7 @@ from agentgym.core.tools import Bounds, ToolError
 from agentgym.envs.tooluse.base import Step
 
 __all__ = ["PAGE_SIZE", "Page", "Settles", "PagedList", "NamedRow", "every_row", "first_page", "named_row", "named_rows",
-           "paged", "paged_plan", "page_steps", "pages_of", "pages_read", "read_on"]
+           "page_count", "paged", "paged_plan", "page_steps", "pages_of", "pages_read", "read_on"]
 
 #: Rows per page: small enough that the hard tier's lists (3 to 6 rows) take 2 or 3 pages.
 PAGE_SIZE = 2
@@ -88,6 +88,11 @@ class PagedList:
         return self.settles.key if isinstance(self.settles, NamedRow) else None
 
 
+def page_count(rows: int) -> int:
+    """How many pages `paged` makes of a list of `rows` rows (one, when it is empty)."""
+    return max(1, -(-rows // PAGE_SIZE))
+
+
 def _hashable(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool)) else None
 
@@ -95,7 +100,7 @@ def _hashable(value: Any) -> Any:
 def paged(result: dict[str, Any], field: str, page: int) -> dict[str, Any]:
     """`result` with only page `page` of its list `field`; ToolError past the last page."""
     rows = result[field]
-    pages = max(1, -(-len(rows) // PAGE_SIZE))
+    pages = page_count(len(rows))
     if page > pages:
         raise ToolError(f"page {page} is past the last page ({pages})")
     start = (page - 1) * PAGE_SIZE
@@ -153,14 +158,16 @@ def page_steps(step: Step, pages: int, needed: Collection[int] | None = None) ->
 def pages_read(rows: int, last: int | None) -> int:
     """How many pages of a list of `rows` rows `paged_plan` reads, where `last` is the last row
     needed (None: every row counts)."""
-    pages = max(1, -(-rows // PAGE_SIZE))
+    pages = page_count(rows)
     return pages if last is None else min(pages, last // PAGE_SIZE + 1)
 
 
-def read_on(plan: tuple[Step, ...], k: int, pages: int, needed: Collection[int] | None = None) -> tuple[Step, ...]:
-    """`plan` with a call for each page after the first of its paged call `k`, up to `pages`,
-    right after it, as `paged_plan` adds them (`page_steps`: `needed`, the pages holding a row a
-    later call names, or None where every page is needed)."""
+def read_on(plan: tuple[Step, ...], k: int, rows: int, last: int | None, named: Iterable[int] = ()) -> tuple[Step, ...]:
+    """`plan` with a call for each later page its paged call `k` reads of a list of `rows` rows,
+    right after it, as `paged_plan` adds them: up to the page of row `last`, the last one needed
+    (None: every row counts, every page is needed), the pages before it optional unless they
+    hold a row of `named` (rows a later call names)."""
+    pages = pages_read(rows, last)
     if pages < 2:  # the first page is all it reads: nothing to add
         return plan
-    return plan[:k + 1] + tuple(page_steps(plan[k], pages, needed)) + plan[k + 1:]
+    return plan[:k + 1] + tuple(page_steps(plan[k], pages, None if last is None else pages_of(named))) + plan[k + 1:]

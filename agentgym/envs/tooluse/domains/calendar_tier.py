@@ -39,7 +39,7 @@ from agentgym.envs.tooluse.domains.calendar import (
     earliest,
     organiser_read,
 )
-from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, pages_of, pages_read, read_on
+from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, read_on
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
 
 __all__ = ["CalendarTierToolkit", "harden", "TIER"]
@@ -121,7 +121,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     # Its page is as far as the gold reads them (`Generated.paged`): the booking names that start
     # and no other (only a start is HH:MM; no topic is, a test keeps it so), and no later change
     # of the world (a namesake, days off) moves a free start. `booking` looks the attendees up first.
-    paged = read_on(gold.plan, len(req.attendees), pages_read(len(starts), opened), pages_of((opened,)))
+    paged = read_on(gold.plan, len(req.attendees), len(starts), opened, (opened,))
     traps = [t for t in gen.gold.traps if t != "first_slot_outside_hours"]
     traps += ["first_slot_outside_hours"] * bool(opened) + ["namesake_in_another_city"]
     gen.gold = Gold(gen.gold.kind, gold.plan, gold.effects, tuple(traps), gen.gold.superseded, organiser_read(world))

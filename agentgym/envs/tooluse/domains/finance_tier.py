@@ -38,14 +38,12 @@ from agentgym.envs.tooluse.domains.finance import (
     solve,
 )
 from agentgym.envs.tooluse.paging import (
-    PAGE_SIZE,
     Page,
     PagedList,
     every_row,
     named_row,
+    page_count,
     paged,
-    pages_of,
-    pages_read,
     read_on,
 )
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
@@ -255,7 +253,7 @@ def _later_pages(world: FinanceWorld, req: Any) -> int:
     find as many, by calling the tools): the employee's expenses of the month and the accounts."""
     lo, hi = _MONTH_START[req.month - 1], _MONTH_START[req.month]
     rows = len([e for e in world.expenses if e.employee_id == req.employee_id and lo <= e.day < hi])  # month_expenses' rows
-    return sum(max(1, -(-n // PAGE_SIZE)) - 1 for n in (rows, len(world.accounts)))
+    return sum(page_count(n) - 1 for n in (rows, len(world.accounts)))
 
 
 def _namesake(d: Draws, world: FinanceWorld, req: Any, gen: Generated) -> Generated:
@@ -292,12 +290,12 @@ def pages(plan: tuple[Step, ...], world: FinanceWorld) -> tuple[Step, ...]:
             month, employee = int(step.arguments["month"][5:]), step.arguments["employee_id"]
             lo, hi = _MONTH_START[month - 1], _MONTH_START[month]
             rows = len([e for e in world.expenses if e.employee_id == employee and lo <= e.day < hi])
-            out = read_on(out, k, pages_read(rows, None))
+            out = read_on(out, k, rows, None)
         elif step.name == "list_accounts":
             accounts = list(world.accounts)
             named = [accounts.index(s.arguments["from_account"]) for s in plan[k + 1:]
                      if s.name == "create_transfer" and s.arguments.get("from_account") in world.accounts]
-            out = read_on(out, k, pages_read(len(accounts), max(named) if named else None), pages_of(named) if named else None)
+            out = read_on(out, k, len(accounts), max(named) if named else None, named)
     return out
 
 

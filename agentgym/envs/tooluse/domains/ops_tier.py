@@ -41,9 +41,8 @@ from agentgym.envs.tooluse.paging import (
     PagedList,
     first_page,
     named_row,
+    page_count,
     paged,
-    pages_of,
-    pages_read,
     read_on,
 )
 from agentgym.envs.tooluse.policies import policy_lines, policy_rows
@@ -152,7 +151,7 @@ def harden(d: Draws, gen: Generated) -> Generated:
     # The plan on the world so far: the task's own, reading the counts (`solve` reads a service's
     # metrics where it has counts), with the same cause and rollback target (the older deploys
     # come first, and the cause has a deploy before it).
-    if len(where) == 2 and _every_page(world, solve(world, req).plan) - _pages(n) + _pages(n + 2) > _MAX_CALLS:
+    if len(where) == 2 and _every_page(world, solve(world, req).plan) - page_count(n) + page_count(n + 2) > _MAX_CALLS:
         where = (d.pick(where),)
     _fail_deploys(d, root, where)
     # The same cause and rollback target, under versions that may have moved up a patch (a
@@ -223,15 +222,10 @@ def _every_page(world: OpsWorld, plan: tuple[Step, ...]) -> int:
     calls = len(plan)
     for step in plan:
         if step.name == "get_deploys":
-            calls += _pages(len(world.services[step.arguments["service"]].deploys)) - 1
+            calls += page_count(len(world.services[step.arguments["service"]].deploys)) - 1
         elif step.name == "search_logs":
-            calls += _pages(len(world.services[step.arguments["service"]].logs.get("error", []))) - 1
+            calls += page_count(len(world.services[step.arguments["service"]].logs.get("error", []))) - 1
     return calls
-
-
-def _pages(rows: int) -> int:
-    """How many pages `paging.paged` makes of a list of `rows` rows."""
-    return max(1, -(-rows // PAGE_SIZE))
 
 
 def _insert(d: Draws, deploys: list[Deploy], k: int, at: int) -> None:
@@ -285,7 +279,7 @@ def pages(plan: tuple[Step, ...], world: OpsWorld) -> tuple[Step, ...]:
         if named:
             cause = max(named)
             last = next((i for i in range(cause + 1, len(deploys)) if deploys[i].status != "failed"), len(deploys) - 1)
-        return read_on(plan, k, pages_read(len(deploys), last), pages_of(named) if named else None)
+        return read_on(plan, k, len(deploys), last, named)
     return plan
 
 

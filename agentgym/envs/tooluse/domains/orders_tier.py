@@ -42,7 +42,7 @@ from agentgym.envs.tooluse.domains.orders import (
 from agentgym.envs.tooluse.domains.orders import shifts as order_shifts
 from agentgym.envs.tooluse.domains.orders_bulk import BulkRequest, build, dates, solve_bulk
 from agentgym.envs.tooluse.domains.orders_bulk import shifts as bulk_shifts
-from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, pages_of, pages_read, read_on
+from agentgym.envs.tooluse.paging import Page, PagedList, named_row, paged, read_on
 from agentgym.envs.tooluse.policies import policy, policy_lines, policy_rows
 
 __all__ = ["OrdersTierToolkit", "harden", "TIER", "EXTRA_DAYS", "PLUS_LIMIT", "FEE"]
@@ -312,8 +312,7 @@ def pages(plan: tuple[Step, ...], world: OrdersWorld) -> tuple[Step, ...]:
                 break
             named.append(listed.get(later.arguments["order_id"], -1))
         last = max(named, default=-1)
-        return read_on(plan, k, pages_read(len(listed), last if last >= 0 else None),
-                       pages_of(i for i in named if i >= 0) if last >= 0 else None)
+        return read_on(plan, k, len(listed), last if last >= 0 else None, [i for i in named if i >= 0])
     return plan
 
 
