@@ -1024,3 +1024,46 @@ def test_a_sentence_that_spells_out_the_question_is_asked_as_it(lead: str) -> No
     asked = DialogUser(task, fast_stream(7, "user")).reply(f"What are you after? {lead} {items}.", 1).text
     direct = DialogUser(task, fast_stream(7, "user")).reply(f"What are you after: {items}?", 1).text
     assert asked == direct and asked.count(".") >= 3, (asked, direct)
+
+
+def _shorter_words(name: str) -> list[tuple[str, str]]:
+    """(family word, domain amenity) where the family's generic amenity word is part of exactly
+    one of `name`'s amenities and is not one itself ("parking" and the stays' "free parking")."""
+    from agentgym.envs.dialog.domain import load_lexicon
+    from agentgym.users.understanding.words import _phrase_stems
+
+    amenities = load_domains()[name].amenities
+    out = []
+    for word in load_lexicon().values["amenity"]:
+        stems = set(_phrase_stems(word))
+        if any(stems == set(_phrase_stems(a)) for a in amenities):
+            continue
+        longer = [a for a in amenities if stems < set(_phrase_stems(a))]
+        if len(longer) == 1:
+            out.append((word, longer[0]))
+    return out
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_the_family_s_shorter_word_for_an_amenity_restates_it(name: str) -> None:
+    # A restatement in the family's word ("So you need parking?" where the stays' amenity is
+    # "free parking") got "Not quite: It needs to have free parking."; a person hears it as theirs.
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.user import DialogUser
+    from agentgym.envs.dialog.wording import RIGHT
+
+    pairs = _shorter_words(name)
+    tasks = [generate_task(seed, {"domain": name, "difficulty": "easy"}) for seed in range(7, 400)]
+    checked = 0
+    for word, amenity in pairs:
+        task = next((t for t in tasks if any(c.kind == "amenity" and c.value == amenity for c in t.gold.constraints)), None)
+        if task is None:
+            continue
+        user = DialogUser(task, fast_stream(7, "user"))
+        user.reply("Which amenities does it need to have?", 1)
+        assert understanding(task.world.domain).read(f"you need {word}").values == (("amenity", amenity),), word
+        reply = user.reply(f"So you need {word}?", 2).text
+        assert reply.startswith(RIGHT), (name, word, reply)
+        checked += 1
+    assert checked == len(pairs), (name, pairs)

@@ -55,7 +55,6 @@ from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.dialog.wording import NO_PREFERENCE, WISH_FORM, clause, relative_time
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.compromise import Compromise, read_compromise
-from agentgym.users.understanding.words import stem
 
 __all__ = ["HardDialogUser", "make_user", "gives_way", "LOOK_AGAIN", "GIVE_WAY"]
 
@@ -234,18 +233,9 @@ class HardDialogUser(DialogUser):
         return replace(r, places=keys, recommended=keys if len(keys) == 1 else (), alternatives=())
 
     def _amenities(self, r: Reading) -> set[str]:
-        """The amenities a reading names: each value read, where the family's shorter word for
-        one stands for every amenity of the domain holding its words ("no outlets" names the
-        cafés' "power outlets", "wifi" the coworking spaces' "fast wifi")."""
-        out: set[str] = set()
-        for slot, value in r.values:
-            if slot != "amenity":
-                continue
-            value = value.lower()
-            words = {stem(w) for w in value.split()}
-            out.add(value)
-            out.update(a for a in self._domain.amenities if words < {stem(w) for w in a.split()})
-        return out
+        """The amenities a reading names (the family's shorter word for one of the domain's reads
+        as it: "no outlets" names the cafés' "power outlets", `compile_understanding`)."""
+        return {value.lower() for slot, value in r.values if slot == "amenity"}
 
     def _needs_in(self, text: str) -> set[str]:
         """The ids of the needs the user has, or has just given up, that `text` names."""

@@ -242,8 +242,9 @@ class Understanding:
             for p in phrases:
                 add(p, "value", slot, p.lower())
         for slot, phrases in lexicon.values.items():
+            own = [(set(self._stems(v)), v.lower()) for v in values.get(slot, ())]
             for p in phrases:
-                add(p, "value", slot, p.lower(), generic=True)
+                add(p, "value", slot, _domain_value(set(self._stems(p)), own) or p.lower(), generic=True)
         for p in places:
             add(p, "place", None, p.lower())
         return table
@@ -626,6 +627,14 @@ class Understanding:
 
 
 _NONE: frozenset[int] = frozenset()
+
+
+def _domain_value(stems: set[str], own: list[tuple[set[str], str]]) -> str | None:
+    """The one domain value of a slot whose words hold a generic value word's and more, if
+    exactly one does: there the family's shorter word can only mean it ("parking" where the
+    stays have "free parking", "outlets" where the cafes have "power outlets")."""
+    longer = [value for words, value in own if stems < words]
+    return longer[0] if len(longer) == 1 else None
 
 
 def compile_understanding(lexicon: Lexicon, values: Mapping[str, Iterable[str]] | None = None,
