@@ -107,3 +107,24 @@ def test_a_closing_question_that_books_one_place_and_offers_another_errand_propo
 def test_a_closing_question_that_books_one_of_two_places_is_a_choice(template: str) -> None:
     proposed, _a, _b, message = _proposed(template)
     assert proposed is None, message
+
+
+@pytest.mark.parametrize("template, pick", [
+    # as played (CrossTask playtest 9044 T8: "Which one would you recommend?")
+    ("There are two that fit: (a) {a}, 400 EUR, rated 3.4, or (b) {b}, 1600 EUR, rated 3.1. {a} is both cheaper "
+     "and better rated, so it is the one I would suggest. Which would you like me to book?", "a"),
+    ("I found {a} and {b}. {b} is cheaper, so I'd recommend it.", "b"),
+    ("{a} or {b}: {a} is better rated, and that's my top pick.", "a"),
+    # a recommendation taken back names no place: the other one is not proposed by it either
+    ("I would not recommend {b}; {a} is the one I'd go with.", "a"),
+])
+def test_a_recommendation_of_it_proposes_the_place_named_before_and_a_negated_one_none(template: str,
+                                                                                        pick: str) -> None:
+    proposed, a, b, _message = _proposed(template)
+    assert proposed is (a if pick == "a" else b)
+
+
+def test_a_recommendation_taken_back_proposes_no_place() -> None:
+    # Read as a recommendation of {a}, this proposed the place it advised against.
+    proposed, _a, _b, _message = _proposed("I would not recommend {a}. {b} is also free then. Which would you like?")
+    assert proposed is None

@@ -1067,3 +1067,41 @@ def test_the_family_s_shorter_word_for_an_amenity_restates_it(name: str) -> None
         assert reply.startswith(RIGHT), (name, word, reply)
         checked += 1
     assert checked == len(pairs), (name, pairs)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_recap_of_the_needs_asking_if_it_sounds_good_gets_the_users_word_on_them(name: str) -> None:
+    # "To recap: Monday afternoon, Market Square area. Sound good?" got "Which place do you mean?
+    # Please tell me its name first." (a go-ahead with no place named), every time.
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.wording import RIGHT, WHICH_PLACE
+
+    task = next(t for t in (generate_task(seed, {"domain": name, "difficulty": "easy"}) for seed in range(7, 60))
+                if any(c.kind == "area" and c.reveal != "late" for c in t.gold.constraints))
+    area = next(c.value for c in task.gold.constraints if c.kind == "area")
+    other = next(a for a in task.world.domain.areas if a != area)
+    day, slot = task.gold.day, task.gold.slot
+    _, user = _told_every_need(task)
+    assert user.reply(f"To recap: {day.capitalize()} {slot}, {area} area. Sound good?", 2).text == RIGHT
+    _, user = _told_every_need(task)
+    assert user.reply(f"To recap: {day.capitalize()} {slot}, {other} area. Sound good?", 2).text.startswith("Not quite")
+    _, user = _told_every_need(task)
+    assert WHICH_PLACE in user.reply("Shall I go ahead and book it?", 2).text
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_day_shortened_as_assistants_write_it_is_that_day(name: str) -> None:
+    # "How about X for Mon morning?" to a user who wants Sunday got "X sounds great. Please book it.":
+    # "Mon" was no day, so the proposal was judged at the day wanted.
+    from agentgym.envs.dialog.domain import DAY_SHORT
+    from agentgym.envs.dialog.tasks import generate_task
+
+    task = generate_task(11, {"domain": name, "difficulty": "easy"})
+    gold, user = _told_every_need(task)
+    short = {day: word for word, day in DAY_SHORT.items()}
+    wrong = next(d for d in short if d != task.gold.day)
+    reply = user.reply(f"How about {gold.name} for {short[wrong].capitalize()} {task.gold.slot}?", 2).text
+    assert "won't work" in reply, reply
+    for word, day in DAY_SHORT.items():
+        assert ("time", day) in understanding(task.world.domain).read(f"Is {word.capitalize()}. {task.gold.slot} ok?").values
+    assert not understanding(task.world.domain).read("It gets plenty of sun.").values

@@ -138,6 +138,25 @@ def test_a_list_joined_by_semicolons_asks_every_part(text: str, asked: tuple[str
     assert read(text).asked == asked
 
 
+@pytest.mark.parametrize(("text", "asked"), [
+    # Dialog playtest 9036 T1: items 1-3 of "please tell me\n1. ..." went unanswered.
+    ("Next step: please tell me\n1. the part of town you'd like,\n2. your budget,\n3. any amenity you need.",
+     ("area", "price", "amenity")),
+    ("Please tell me:\n1. the area\n2. your budget\n3. the day", ("area", "price", "time")),
+    ("I need to know:\n1) the area\n2) your budget", ("area", "price")),
+    ("Please share:\n(1) area\n(2) budget", ("area", "price")),
+    ("A few questions:\n1. Which area?\n2. What's your budget?", ("area", "price")),
+])
+def test_a_numbered_list_under_a_request_asks_every_item_as_a_bulleted_one_does(text: str,
+                                                                               asked: tuple[str, ...]) -> None:
+    assert read(text).asked == asked
+
+
+def test_a_numbered_plan_over_a_go_ahead_asks_nothing_it_lists() -> None:
+    r = read("Here's the plan:\n1. I'll book House of Luna for Friday evening\n2. It costs 40 EUR\nShall I go ahead?")
+    assert r.asked == ()
+
+
 @pytest.mark.parametrize("text", [
     "The top picks, Garden Apartments and House of Luna, are already booked. Shall I book stay_007?",
     "House of Luna (in Riverside, 120 a night) is booked on Friday, so stay_007 is the one that works. Shall I book it?",

@@ -17,6 +17,10 @@ __all__ = ["Domain", "Lexicon", "load_domains", "load_lexicon", "DAYS", "SLOTS"]
 
 DAYS: tuple[str, ...] = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 SLOTS: tuple[str, ...] = ("morning", "afternoon", "evening")
+#: The days as assistants shorten them ("Sat morning"). Not "sun": "plenty of sun" names no day.
+DAY_SHORT: dict[str, str] = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
+                             "thu": "thursday", "thur": "thursday", "thurs": "thursday", "fri": "friday",
+                             "sat": "saturday"}
 
 
 @dataclass(frozen=True)

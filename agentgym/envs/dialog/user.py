@@ -44,7 +44,7 @@ import numpy as np
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.aside import aside_mentions
-from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_lexicon
+from agentgym.envs.dialog.domain import DAY_SHORT, DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.proposals import places_named, proposal_of
 from agentgym.envs.dialog.tasks import (
@@ -92,8 +92,19 @@ __all__ = ["DialogUser", "make_user", "statement", "understanding", "place_names
 
 SLOT_ORDER = ("category", "area", "price", "rating", "amenity", "time")
 _NUMBER = re.compile(r"\d")
+#: A go-ahead asked for a booking ("Shall I book Monday?"): with no place named, which place?
+_BOOKING = re.compile(r"\b(?:book|reserv)", re.I)
+
 #: A question word: a question that asks one ("Which do you prefer, Saturday or Sunday?") is no check.
 _QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose|why)\b", re.I)
+
+
+def _without_values(r: Reading, message: str) -> str:
+    """`message` lower-cased without the values `r` read in it (a "book cafe" books nothing)."""
+    text = message.lower()
+    for _, value in r.values:
+        text = text.replace(value, " ")
+    return text
 
 
 @lru_cache(maxsize=None)
@@ -111,7 +122,7 @@ def understanding(domain: Domain) -> Understanding:
     if domain.category_label not in lexicon.slots["category"]:
         lexicon = replace(lexicon, slots={**lexicon.slots, "category": (*lexicon.slots["category"],
                                                                         domain.category_label)})
-    return compile_understanding(lexicon, values, place_phrases(domain))
+    return compile_understanding(lexicon, values, place_phrases(domain), DAY_SHORT)
 
 
 def place_names(world: World) -> dict[str, Place]:
@@ -339,7 +350,7 @@ class DialogUser(RuleBasedUser):
         elif parts or r.places:
             pass
         elif r.confirm:
-            parts.append(self._confirm_answer())
+            parts.append(self._confirm_answer(r, message))
         elif r.chatter:
             parts.append(SMALL_TALK.format(a_noun=self._domain.a_noun))
         else:
@@ -454,9 +465,15 @@ class DialogUser(RuleBasedUser):
         self._everything = True
         return EVERYTHING
 
-    def _confirm_answer(self) -> str:
+    def _confirm_answer(self, r: Reading, message: str) -> str:
+        """The answer to a request for a go-ahead that names no place: the place accepted, if
+        any; else, where it restates the user's values and asks to book nothing ("To recap:
+        Monday afternoon in Market Square. Sound good?"), the user's word on them; else which
+        place is meant."""
         if self._accepted is not None:
             return f"Yes, please go ahead and book {self._accepted.name}."
+        if r.values and not _BOOKING.search(_without_values(r, message)):
+            return self._confirmation(replace(r, asked=tuple(dict.fromkeys(s for s, _ in r.values))), message)
         return WHICH_PLACE
 
     # -------------------------------------------------------------- commitments

@@ -55,7 +55,8 @@ def _roles(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hi
     ("B is also an option", "A - my pick", "A (best match)"). A booking question ("Shall I book
     A?") recommends; a place listed right after another with no cue of its own ("A or B")
     shares its role."""
-    cues = sorted((x, code) for x, _, code in grams if code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM))
+    cues = sorted((x, code) for x, _, code in grams if code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM)
+                  and not _negated(words, s, x))
     roles: dict[int, str] = {}
     if not cues:
         return roles
@@ -80,7 +81,40 @@ def _roles(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hi
         elif prev is not None and prev[0] in roles and all(w.raw in _LISTING for w in words[prev[1]:a]):
             roles[a] = roles[prev[0]]  # "Shall I book A or B?": both, so neither alone
         prev = (a, b)
+    # "A is cheaper, so I'd recommend it", "A is better rated, so it is the one I'd suggest": a
+    # recommendation of "it" is of the place named last before it, where that one has no role.
+    for x, y, code in grams:
+        if code != _RECOMMEND or _negated(words, s, x) or not _of_it(words, clause, s, x, y, e):
+            continue
+        before = [a for a, _, p in hits if p[0] == "place" and a < x]
+        if before and before[-1] not in roles:
+            roles[before[-1]] = _RECOMMEND
     return roles
+
+
+#: Words that stand for a place named before them ("I'd recommend it", "that's my pick").
+_IT = frozenset({"it", "that", "this"})
+
+
+def _of_it(words: list[_Word], clause: list[int], s: int, x: int, y: int, e: int) -> bool:
+    """Whether the cue at words[x:y] is said of "it": "recommend it", or in a clause opened by
+    "it is", "that's" ("it is the one I would suggest", "that's my top pick")."""
+    if y < e and words[y].raw == "it" and (y + 1 == e or words[y + 1].raw not in ("is", "was", "would", "will")):
+        return True
+    c = clause[x - s]
+    start = next(i for i in range(s, x + 1) if clause[i - s] == c)
+    for i in range(start, x):
+        if words[i].raw in _IT and i + 1 < x and words[i + 1].raw in ("is", "was", "would", "will", "seems"):
+            return True
+        if not words[i].flags & (_FILLER | _BOUNDARY) and words[i].raw not in ("so", "and", "which", "then"):
+            return False
+    return False
+
+
+def _negated(words: list[_Word], s: int, x: int) -> bool:
+    """Whether the cue at words[x] is negated by one of the two words before it in its sentence
+    ("I would not recommend B", "not my top pick")."""
+    return any(words[i].flags & _NEG for i in range(max(s, x - 2), x))
 
 
 def _named_beside(words: list[_Word], hits: list[_Hit], out: set[int], clause: list[int], s: int, k: int) -> bool:

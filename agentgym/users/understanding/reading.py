@@ -128,14 +128,15 @@ TYPO_COMPOUND_WORDS = 10
 class Understanding:
     """A compiled lexicon: reads messages into `Reading`s. Build with `compile_understanding`."""
 
-    def __init__(self, lexicon: Lexicon, values: Mapping[str, Iterable[str]], places: Iterable[str]) -> None:
+    def __init__(self, lexicon: Lexicon, values: Mapping[str, Iterable[str]], places: Iterable[str],
+                 aliases: Mapping[str, str] | None = None) -> None:
         g = _grammar()
         self._g = g
         #: Phrases where a domain's value overrode the family's word for a slot, with that word's
         #: reading: after "your" it is the person's own, and after a question word it is asked
         #: about ("your email", "which email" in a domain with an email service ask the address).
         self._owned: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {}
-        slot_phrases = self._slot_phrases(lexicon, values, places)
+        slot_phrases = self._slot_phrases(lexicon, values, places, aliases or {})
         self._single: dict[str, tuple[str, tuple[str, ...], str]] = {}
         multi: dict[str, list[tuple[list[str], int, tuple[str, tuple[str, ...], str]]]] = {}
         for key, payload in slot_phrases.items():
@@ -201,8 +202,8 @@ class Understanding:
         self._known_stems = frozenset({s for key in slot_phrases for s in key} | set(gram) | set(by_first)
                                       | {self._stem1(w) for w in g.flags})
 
-    def _slot_phrases(self, lexicon: Lexicon, values: Mapping[str, Iterable[str]],
-                      places: Iterable[str]) -> dict[tuple[str, ...], tuple[str, tuple[str, ...], str]]:
+    def _slot_phrases(self, lexicon: Lexicon, values: Mapping[str, Iterable[str]], places: Iterable[str],
+                      aliases: Mapping[str, str]) -> dict[tuple[str, ...], tuple[str, tuple[str, ...], str]]:
         """The slot layer: each phrase's stems -> (kind: cue, hint, value or place, its slots, its value)."""
         table: dict[tuple[str, ...], tuple[str, tuple[str, ...], str]] = {}
 
@@ -213,9 +214,10 @@ class Understanding:
             old = table.get(key)
             if generic and old is not None and old[0] not in ("cue", "hint"):
                 return  # the domain's own word for it says what it is
-            if kind == "value" and any(table.get(key[:j], ("",))[0] == "cue" and slot in table[key[:j]][1]
-                                       for j in range(1, len(key) + 1)):
-                # A domain listing its own slot's word ("cuisine", "kind of") still asks about it.
+            if kind == "value" and not phrase[:1].isupper() and any(
+                    table.get(key[:j], ("",))[0] == "cue" and slot in table[key[:j]][1] for j in range(1, len(key) + 1)):
+                # A domain listing its own slot's word ("cuisine", "kind of") still asks about it;
+                # a value spelt as a name ("City Center") names it.
                 if old is None:
                     table[key] = ("cue", (slot,), "")
                 return
@@ -241,6 +243,9 @@ class Understanding:
         for slot, phrases in values.items():
             for p in phrases:
                 add(p, "value", slot, p.lower())
+        slot_of = {p.lower(): slot for slot, phrases in values.items() for p in phrases}
+        for alias, value in aliases.items():
+            add(alias, "value", slot_of[value], value)
         for slot, phrases in lexicon.values.items():
             own = [(set(self._stems(v)), v.lower()) for v in values.get(slot, ())]
             for p in phrases:
@@ -638,11 +643,12 @@ def _domain_value(stems: set[str], own: list[tuple[set[str], str]]) -> str | Non
 
 
 def compile_understanding(lexicon: Lexicon, values: Mapping[str, Iterable[str]] | None = None,
-                          places: Iterable[str] = ()) -> Understanding:
+                          places: Iterable[str] = (), aliases: Mapping[str, str] | None = None) -> Understanding:
     """An `Understanding` of `lexicon`, plus a domain's `values` (slot -> phrases that name a value
-    of it, e.g. its areas) and the `places` one may propose by name (names and ids). Build it once
-    per domain and keep it: compiling costs far more than reading a message."""
-    return Understanding(lexicon, values or {}, places)
+    of it, e.g. its areas), the `places` one may propose by name (names and ids) and `aliases`
+    (a shorter phrase -> the value of `values` it names: "sat" -> "saturday"). Build it once per
+    domain and keep it: compiling costs far more than reading a message."""
+    return Understanding(lexicon, values or {}, places, aliases)
 
 
 def resolve_place(key: str, names: Mapping[str, Any]) -> Any:

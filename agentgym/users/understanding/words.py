@@ -166,6 +166,9 @@ def without_abbreviation_stops(text: str) -> str:
 #: does a line the next one continues in lower case (a sentence wrapped: "What's the order\n
 #: number?").
 _OPEN_LINE_END = re.compile(r"(?<=[^\s.?!;:,])[ \t]*(?=\n(?![ \t]*[a-z]))")
+#: A numbered list's marker at a line's start ("1. the area", "2) your budget"): a bullet, as a
+#: dash is, so the items under "Please tell me:" are what it asks (its "1." ends no sentence).
+_NUMBERED = re.compile(r"^([ \t]*)\(?\d{1,2}[.)](?=[ \t])", re.M)
 
 
 #: A markdown table's header row and the rule under it ("| Name | Area | Rating |" over
@@ -191,7 +194,7 @@ def _normalise(text: str) -> str:
     if "\n" in text:
         if "|" in text and "--" in text:
             text = _TABLE_HEAD.sub("", text)
-        text = _OPEN_LINE_END.sub(".", text)
+        text = _OPEN_LINE_END.sub(".", _NUMBERED.sub(r"\1-", text))
     if ".." in text or "\u2026" in text:
         text = _INNER_ELLIPSIS.sub(",", text)
     text = without_abbreviation_stops(text).lower()
