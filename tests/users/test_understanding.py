@@ -110,6 +110,7 @@ def test_a_statement_asks_nothing(text: str) -> None:
     "Open points: the area, your budget and the day. Any of these that matter to you?",
     "I still need the area, your budget and the day. Kindly give me those.",
     "Remaining: area, budget, day. Which of these do you have in mind?",
+    "To find the right cafe, I need: area, budget, day. Could you share those?",
 ])
 def test_a_request_that_points_back_to_a_list_asks_for_the_list(text: str) -> None:
     assert set(read(text).asked) == {"area", "price", "time"}, (text, read(text))
@@ -146,8 +147,14 @@ def test_a_list_joined_by_semicolons_asks_every_part(text: str, asked: tuple[str
     ("I need to know:\n1) the area\n2) your budget", ("area", "price")),
     ("Please share:\n(1) area\n(2) budget", ("area", "price")),
     ("A few questions:\n1. Which area?\n2. What's your budget?", ("area", "price")),
+    ("Please tell me:\na) the area\nb) your budget", ("area", "price")),
+    # A line that only says questions follow asks what the list under it names.
+    ("### Questions\n- Area\n- Budget", ("area", "price")),
+    ("**A few questions:**\n- the area\n- your budget", ("area", "price")),
+    ("A few quick ones:\na) area\nb) budget", ("area", "price")),
+    ("Here are my questions:\n- Area\n- Budget", ("area", "price")),
 ])
-def test_a_numbered_list_under_a_request_asks_every_item_as_a_bulleted_one_does(text: str,
+def test_a_numbered_or_lettered_list_under_a_request_asks_every_item_as_a_bulleted_one_does(text: str,
                                                                                asked: tuple[str, ...]) -> None:
     assert read(text).asked == asked
 

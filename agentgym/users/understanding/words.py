@@ -166,9 +166,14 @@ def without_abbreviation_stops(text: str) -> str:
 #: does a line the next one continues in lower case (a sentence wrapped: "What's the order\n
 #: number?").
 _OPEN_LINE_END = re.compile(r"(?<=[^\s.?!;:,])[ \t]*(?=\n(?![ \t]*[a-z]))")
-#: A numbered list's marker at a line's start ("1. the area", "2) your budget"): a bullet, as a
-#: dash is, so the items under "Please tell me:" are what it asks (its "1." ends no sentence).
-_NUMBERED = re.compile(r"^([ \t]*)\(?\d{1,2}[.)](?=[ \t])", re.M)
+#: A numbered or lettered list's marker at a line's start ("1. the area", "2) your budget", "b)
+#: the day"): a bullet, as a dash is, so the items under "Please tell me:" are what it asks (its "1." ends no sentence).
+_NUMBERED = re.compile(r"^([ \t]*)(?:\(?\d{1,2}[.)]|\(?[a-z]\))(?=[ \t])", re.M)
+#: A line that only says questions follow ("### Questions", "**A few questions:**", "A few quick
+#: ones:"): it asks
+#: what the list under it names, as "Questions?" does.
+_QUESTIONS_LEAD = re.compile(r"^([ \t]*(?:#+[ \t]*)?(?:\*\*)?(?:(?:here|are|a|some|few|quick|open|couple|of|two|three|my)[ \t]+)*"
+                             r"(?:questions?|quick ones)(?:[ \t]+(?:for you|first))?)(?:\*\*)?[ \t]*:?(?:\*\*)?[ \t]*$", re.M | re.I)
 
 
 #: A markdown table's header row and the rule under it ("| Name | Area | Rating |" over
@@ -185,7 +190,7 @@ _INNER_ELLIPSIS = re.compile(r"(?:\.{2,}|\u2026)(?=[ \t]*(?:[a-z0-9),;:]))")
 #: A request or a question that points back to the list before it ("... I need: area, style and
 #: the day. Please list these.", "Open points: area, style. Any of these that matter to you?"):
 #: the list is what it asks about, as it would be with a question mark.
-_ASKS_FOR_THE_ABOVE = re.compile(r"(?<=[a-z0-9)\]])\.(?=\s+(?:(?:please\s+|kindly\s+)?(?:list|tell me|give me|send me|share|"
+_ASKS_FOR_THE_ABOVE = re.compile(r"(?<=[a-z0-9)\]])\.(?=\s+(?:(?:(?:could|can|would) you\s+)?(?:please\s+|kindly\s+)?(?:list|tell me|give me|send me|share|"
                                  r"provide|state|let me know)\s+(?:these|those|them|the above|each of (?:these|them))\b|"
                                  r"(?:do |does |are |is )?(?:any|which|what about any) of (?:these|those|them)\b))")
 
@@ -194,7 +199,7 @@ def _normalise(text: str) -> str:
     if "\n" in text:
         if "|" in text and "--" in text:
             text = _TABLE_HEAD.sub("", text)
-        text = _OPEN_LINE_END.sub(".", _NUMBERED.sub(r"\1-", text))
+        text = _OPEN_LINE_END.sub(".", _QUESTIONS_LEAD.sub(r"\1?", _NUMBERED.sub(r"\1-", text)))
     if ".." in text or "\u2026" in text:
         text = _INNER_ELLIPSIS.sub(",", text)
     text = without_abbreviation_stops(text).lower()
