@@ -162,10 +162,12 @@ def _why_not_judged(c: Any, kind: Any) -> str:
     "write"), in the words `agentgym play` lists it under."""
     if c.decoy:
         return "a decoy"
-    if c.retried:
-        return "stopped by an injected fault (its retry is judged)"
+    # A repeat first: a call an injected fault stopped that repeats one already judged has no
+    # retry to be judged at (the earlier call is).
     if c.repeat:
         return "a repeat of an earlier call (same tool and arguments)"
+    if c.retried:
+        return "stopped by an injected fault (its retry is judged)"
     if kind == "read":
         return "a read (a read decides nothing; efficiency counts it)"
     return "a write of a tool no plan uses"

@@ -203,3 +203,17 @@ def test_a_call_a_fault_stopped_is_listed_as_retried_only_where_it_was_sent_agai
     unjudged = next(x for x in lines if x.startswith("  not judged for correctness:"))
     assert "stopped by an injected fault (its retry is judged): turn 2 check(a, mon)" in unjudged, lines
     assert "turn 3 check(b, tue)" not in unjudged.split("stopped by an injected fault")[1].split(";")[0], lines
+
+
+def test_a_stopped_call_that_repeats_one_already_judged_is_listed_as_a_repeat():
+    # Dialog playtest 9080 T3-T5: a check that succeeded, sent again and stopped by a fault, then
+    # sent a third time. The stopped one was listed as "stopped by an injected fault (its retry is
+    # judged)" and its retry as "a repeat": the first check is the one judged.
+    from test_metrics import call, make_record
+
+    rec = make_record([call(1, "search"), call(2, "check"), call(3, "check", error="429", injected=True),
+                       call(4, "check"), call(5, "book")], success=True)
+    lines = tool_accounting(rec["metrics"])
+    unjudged = next(x for x in lines if x.startswith("  not judged for correctness:"))
+    assert "stopped by an injected fault" not in unjudged, lines
+    assert "a repeat of an earlier call (same tool and arguments): turn 3 check(a, mon), turn 4 check(a, mon)" in unjudged, lines
