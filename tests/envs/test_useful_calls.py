@@ -242,3 +242,29 @@ def test_the_organisers_own_find_person_is_useful() -> None:
                  and set(pointed[0].lower().split()) <= set(str(summary["calls"][c.index]["arguments"]["query"])
                                                             .lower().split())]
         assert looks and all(c.useful for c in looks), (name, looks)
+
+
+def test_the_details_of_a_place_that_meets_every_need_so_far_are_a_useful_read() -> None:
+    # Dialog 9080 T5 and CrossTask 9064 T3: the details of a place that met every need the user
+    # had told, read before the check that showed it full, were charged "no step of the plan"
+    # (hindsight: the agent could not know). A place that breaks a need already held stays the
+    # agent's own exploration (Dialog 7253 above).
+    for name, item in (("dialog-9080-test.jsonl", "venue_034"), ("crosstask-9064-train.jsonl", "stay_001")):
+        summary, calls = _verdicts(name)
+        assert summary["success"]
+        (read,) = [c for c in _of(summary, calls, "get_details", item_id=item) if not c.repeat and not c.injected]
+        assert read.useful, name
+
+
+def test_the_candidates_are_the_places_meeting_every_need_but_the_late_ones_open_or_not() -> None:
+    from agentgym.envs.dialog.tasks import generate_task, keep
+
+    for seed in range(7, 27):
+        task = generate_task(seed, {"domain": "stays", "difficulty": "medium"})
+        gold = task.gold
+        early = [c for c in gold.constraints if c.kind != "time" and c.reveal != "late"]
+        expected = [p.id for p in task.world.places if all(keep([p], c.kind, c.value) for c in early)]
+        assert list(gold.candidates) == expected
+        assert set(gold.items) <= set(gold.candidates) or any(c.reveal == "late" for c in gold.constraints)
+        (details,) = [c for c in gold.useful_calls() if c["name"] == "get_details"]
+        assert set(gold.candidates) <= set(details["arguments"]["item_id"]["any_of"])

@@ -173,6 +173,10 @@ class Gold:
     patience: int
     #: Calls of plans the user abandoned by shifting the goal (for tool-accuracy metrics).
     superseded: tuple[dict[str, Any], ...] = ()
+    #: The places that meet every need the user has from the start (its late needs aside), open
+    #: at the wanted time or not: what a careful agent reads the details of before it knows
+    #: which one is free, or which a need still to come rules out.
+    candidates: tuple[str, ...] = ()
 
     def plan(self) -> list[dict[str, Any]]:
         """The reference plan, for tool accuracy and for tying faults to what they hit: the
@@ -209,9 +213,10 @@ class Gold:
 
     def useful_calls(self) -> list[dict[str, Any]]:
         """Reads a careful agent makes beyond the plan (useful when made, never required): the
-        details of a gold place, or of one a superseded plan would book, the one read that shows
-        its amenities (search results do not), and the look at the bookings made."""
-        return useful_reads([*self.items, *booked_in(self.superseded)])
+        details of a gold place, of a candidate (`candidates`), or of one a superseded plan would
+        book, the one read that shows its amenities (search results do not), and the look at the
+        bookings made."""
+        return useful_reads([*self.items, *self.candidates, *booked_in(self.superseded)])
 
     def to_dict(self) -> dict[str, Any]:
         return {"constraints": [c.to_dict() for c in self.constraints], "day": self.day, "slot": self.slot,
@@ -454,7 +459,12 @@ def _gold_of(world: World, guard: Any, spec: dict[str, Any], rng: Rng, bit: int,
     lo, hi = spec["late_turns"]
     rnd = rng.random
     late_turns = tuple(sorted(lo + int(rnd() * (hi - lo + 1)) for _ in range(late)))
-    return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"])
+    places = world.places
+    for c in constraints:
+        if c.kind != "time" and c.reveal != "late":
+            places = keep(places, c.kind, c.value)
+    return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"],
+                candidates=tuple(p.id for p in places))
 
 
 def _fair_statement(guard: Any, goal: Any, patience: int, lead_up: bool) -> bool | None:
