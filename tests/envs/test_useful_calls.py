@@ -124,12 +124,14 @@ def test_the_read_after_a_timed_out_booking_counts_past_the_writes_sent_beside_i
 
 def test_the_details_of_a_place_booked_and_then_given_up_are_a_useful_read() -> None:
     # Dialog 7275 T5: the details of the place then booked (a late need later ruled it out) were
-    # "no step of the plan", where the same read of the final place counted; a candidate's stay
-    # the agent's own exploration. Dialog 7276 T12: an itinerary's place, read before booking it.
+    # "no step of the plan", where the same read of the final place counted; so were those of
+    # cowork_041, which misses one need of this give-way task (a candidate: see below). Dialog
+    # 7276 T12: an itinerary's place, read before booking it.
     summary, calls = _verdicts("dialog-7275-test.jsonl")
     assert summary["success"]
     assert all(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_045"))
-    assert not any(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_041"))
+    assert "cowork_041" in summary["gold"]["useful_calls"][0]["arguments"]["item_id"]["any_of"]
+    assert all(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_041"))
     summary, calls = _verdicts("dialog-7276-test.jsonl")
     assert all(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_048"))
 
@@ -249,7 +251,11 @@ def test_the_details_of_a_place_that_meets_every_need_so_far_are_a_useful_read()
     # had told, read before the check that showed it full, were charged "no step of the plan"
     # (hindsight: the agent could not know). A place that breaks a need already held stays the
     # agent's own exploration (Dialog 7253 above).
-    for name, item in (("dialog-9080-test.jsonl", "venue_034"), ("crosstask-9064-train.jsonl", "stay_001")):
+    # On the hard tier's give-way tasks (no place meets every need at once), the details of a
+    # place that misses at most one need are how the agent tells what giving way would bring
+    # (Dialog 9075 T4; 9078 T3, a place a need still to come ruled out).
+    for name, item in (("dialog-9080-test.jsonl", "venue_034"), ("crosstask-9064-train.jsonl", "stay_001"),
+                       ("dialog-9075-train.jsonl", "rest_015"), ("dialog-9078-test.jsonl", "cowork_004")):
         summary, calls = _verdicts(name)
         assert summary["success"]
         (read,) = [c for c in _of(summary, calls, "get_details", item_id=item) if not c.repeat and not c.injected]

@@ -175,7 +175,8 @@ class Gold:
     superseded: tuple[dict[str, Any], ...] = ()
     #: The places that meet every need the user has from the start (its late needs aside), open
     #: at the wanted time or not: what a careful agent reads the details of before it knows
-    #: which one is free, or which a need still to come rules out.
+    #: which one is free, or which a need still to come rules out. (On the hard tier's give-way
+    #: tasks, the places that miss at most one of those needs: `hard_tier`.)
     candidates: tuple[str, ...] = ()
 
     def plan(self) -> list[dict[str, Any]]:
