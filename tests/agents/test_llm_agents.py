@@ -395,8 +395,10 @@ def test_full_eval_every_id_with_noise_openai_under_server_faults(tmp_path: Path
         # one timeout more on the client's side and one answered request less: still accounted.
         # One the client gave up on before it was even sent (a connection slower than the
         # timeout) never reaches the server: so the late ones bound the difference.
-        late = failures["timeout"] - server.served["timeout"]
-        assert late >= 0
+        # A hang the server answered (its 504 "too late") before the client's timer fired, on a
+        # machine too loaded for the timer to run first, is a hang the client saw as a 504.
+        late = failures["timeout"] + failures["504"] - server.served["timeout"]
+        assert late >= 0, (failures, server.served)
         answered = sum(r["usage"]["requests"] for r in records)
         assert answered <= server.served["ok"] <= answered + late, (answered, late, server.served)
         assert {k: failures[k] for k in FAULTS if k != "timeout"} == {k: server.served[k] for k in FAULTS if k != "timeout"}
