@@ -169,7 +169,7 @@ def _why_not_judged(c: Any, kind: Any) -> str:
     if c.retried:
         return "stopped by an injected fault (its retry is judged)"
     if kind == "read":
-        return "a read (a read decides nothing; efficiency counts it)"
+        return "a read that is no step of the plan (such a read decides nothing; efficiency counts it)"
     return "a write of a tool no plan uses"
 
 

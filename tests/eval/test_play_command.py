@@ -111,8 +111,9 @@ def test_the_accounting_says_why_a_call_was_not_useful():
     assert any(x.startswith("  not efficient (a repeat: one check") and x.endswith(": turn 4 check(a, mon)") for x in lines), lines
     # Correctness leaves out the read and the repeats, each under why (a useful read of the plan's
     # was listed as "a read no plan needs": Dialog 8729 T4, 8732 T5).
-    assert "  not judged for correctness: a read (a read decides nothing; efficiency counts it): turn 1 " \
-           "get_details(a); a repeat of an earlier call (same tool and arguments): turn 3 check(a, mon), turn 4 check(a, mon)" in lines, lines
+    assert ("  not judged for correctness: a read that is no step of the plan (such a read decides nothing; "
+            "efficiency counts it): turn 1 get_details(a); a repeat of an earlier call (same tool and arguments): "
+            "turn 3 check(a, mon), turn 4 check(a, mon)") in lines, lines
 
 
 def test_a_repeat_of_a_read_that_never_counted_is_no_step_of_the_plan():
