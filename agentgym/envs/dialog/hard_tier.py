@@ -55,8 +55,8 @@ from agentgym.envs.dialog.tasks import (
     Constraint,
     Gold,
     World,
+    candidates,
     guessable,
-    keep,
 )
 
 __all__ = ["generate_task", "tier_of", "flexible_of", "after_booking_of", "HARD_RULE", "TODAY_RULE", "NEEDS"]
@@ -249,8 +249,7 @@ def _draw(world: World, board: Board, rng: Rng, slack: int) -> tuple[Gold, dict[
     late_turns = (lo + int(rnd() * (hi - lo + 1)), spec["max_turns"] + 1)
     # The details an agent reads to tell the user what giving way would bring: the places that
     # miss at most one of the needs it has from the start, open then or not.
-    early = [c for c in constraints if c.kind != "time" and c.reveal != "late"]
-    near = tuple(p.id for p in world.places if sum(not keep([p], c.kind, c.value) for c in early) <= 1)
+    near = candidates(world, constraints, misses=1)
     return Gold(constraints, day, slot, (), late_turns, spec["patience"], candidates=near), {
         "flexible": flexible[0], "after_booking": after[0], "flexible_after": second}
 

@@ -460,12 +460,8 @@ def _gold_of(world: World, guard: Any, spec: dict[str, Any], rng: Rng, bit: int,
     lo, hi = spec["late_turns"]
     rnd = rng.random
     late_turns = tuple(sorted(lo + int(rnd() * (hi - lo + 1)) for _ in range(late)))
-    places = world.places
-    for c in constraints:
-        if c.kind != "time" and c.reveal != "late":
-            places = keep(places, c.kind, c.value)
     return Gold(tuple(constraints), day, slot, items, late_turns, spec["patience"],
-                candidates=tuple(p.id for p in places))
+                candidates=candidates(world, constraints))
 
 
 def _fair_statement(guard: Any, goal: Any, patience: int, lead_up: bool) -> bool | None:
@@ -506,6 +502,20 @@ def guessable_midway(world: World, constraints: Any, day: str, slot: str, patien
     (`agentgym.envs.dialog.fairness.reachable_midway`): what a goal shift must survive."""
     board, goal, upfront = _as_goal(world, constraints, day, slot, board)
     return reachable_midway(board, goal, upfront, patience, margin)
+
+
+def candidates(world: World, constraints: Any, misses: int = 0) -> tuple[str, ...]:
+    """Ids of the places (in world order) that meet every need of `constraints` the user has from
+    the start (its late needs and the time aside) but at most `misses`, open or not:
+    `Gold.candidates`."""
+    early = [c for c in constraints if c.kind != "time" and c.reveal != "late"]
+    if not misses:  # at every reset: each filter narrows the next
+        places = world.places
+        for c in early:
+            places = keep(places, c.kind, c.value)
+        return tuple(p.id for p in places)
+    met = [{p.id for p in keep(world.places, c.kind, c.value)} for c in early]
+    return tuple(p.id for p in world.places if sum(p.id not in m for m in met) <= misses)
 
 
 def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tuple[str, ...]:

@@ -55,8 +55,9 @@ def _roles(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hi
     ("B is also an option", "A - my pick", "A (best match)"). A booking question ("Shall I book
     A?") recommends; a place listed right after another with no cue of its own ("A or B")
     shares its role."""
-    cues = sorted((x, code) for x, _, code in grams if code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM)
-                  and not _negated(words, s, x))
+    said = [(x, y, code) for x, y, code in grams if code in (_RECOMMEND, _ALTERNATIVE, _CONFIRM)
+            and not _negated(words, s, x)]
+    cues = sorted((x, code) for x, _, code in said)
     roles: dict[int, str] = {}
     if not cues:
         return roles
@@ -83,8 +84,8 @@ def _roles(words: list[_Word], grams: list[tuple[int, int, str]], hits: list[_Hi
         prev = (a, b)
     # "A is cheaper, so I'd recommend it", "A is better rated, so it is the one I'd suggest": a
     # recommendation of "it" is of the place named last before it, where that one has no role.
-    for x, y, code in grams:
-        if code != _RECOMMEND or _negated(words, s, x) or not _of_it(words, clause, s, x, y, e):
+    for x, y, code in said:
+        if code != _RECOMMEND or not _of_it(words, clause, s, x, y, e):
             continue
         before = [a for a, _, p in hits if p[0] == "place" and a < x]
         if before and before[-1] not in roles:

@@ -167,11 +167,11 @@ def without_abbreviation_stops(text: str) -> str:
 #: number?").
 _OPEN_LINE_END = re.compile(r"(?<=[^\s.?!;:,])[ \t]*(?=\n(?![ \t]*[a-z]))")
 #: A numbered or lettered list's marker at a line's start ("1. the area", "2) your budget", "b)
-#: the day"): a bullet, as a dash is, so the items under "Please tell me:" are what it asks (its "1." ends no sentence).
+#: the day"): a bullet, as a dash is, so the items under "Please tell me:" are what it asks (a
+#: "1." ends no sentence).
 _NUMBERED = re.compile(r"^([ \t]*)(?:\(?\d{1,2}[.)]|\(?[a-z]\))(?=[ \t])", re.M)
 #: A line that only says questions follow ("### Questions", "**A few questions:**", "A few quick
-#: ones:"): it asks
-#: what the list under it names, as "Questions?" does.
+#: ones:"): it asks what the list under it names, as "Questions?" does.
 _QUESTIONS_LEAD = re.compile(r"^([ \t]*(?:#+[ \t]*)?(?:\*\*)?(?:(?:here|are|a|some|few|quick|open|couple|of|two|three|my)[ \t]+)*"
                              r"(?:questions?|quick ones)(?:[ \t]+(?:for you|first))?)(?:\*\*)?[ \t]*:?(?:\*\*)?[ \t]*$", re.M | re.I)
 
