@@ -15,6 +15,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any, Sequence
 
 import torch
 
@@ -26,11 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_families import FAMILIES, MIX, LoadSampler, bootstrap  # noqa: E402
 
 
-def fitted(family: str, a: argparse.Namespace) -> dict:
-    """Fit as `train` would for this family's run, then evaluate on the fixed seeds."""
+def fitted_policy(mix: Sequence[str], a: argparse.Namespace) -> tuple[Any, Args, dict[str, Any]]:
+    """The policy a ``--demos`` run over these families has right after its fit, built as `train`
+    builds it (same seed, weights drawn, demonstrations and minibatches); with its Args and the
+    run's record of the demonstrations."""
     torch.set_num_threads(1)
     torch.manual_seed(a.seed)  # `train`'s first draw: the same fresh weights
-    mix = MIX.get(family, (family,))
     args = Args(env=resolve_env_ids([FAMILIES[f] for f in mix]), seed=a.seed, demos=a.demos,
                 demo_episodes=a.demo_episodes, demo_epochs=a.demo_epochs, eval_seed=a.eval_seed, progress=False)
     probe = make_env(args.env[0], args)
@@ -38,6 +40,12 @@ def fitted(family: str, a: argparse.Namespace) -> dict:
     probe.close()
     policy.eval()
     _, record = run_demos(policy, args, torch.Generator().manual_seed(args.seed + 0xDE30))
+    return policy, args, record
+
+
+def fitted(family: str, a: argparse.Namespace) -> dict:
+    """Fit as `train` would for this family's run, then evaluate on the fixed seeds."""
+    policy, _args, record = fitted_policy(MIX.get(family, (family,)), a)
     ev = evaluate(policy, Args(env=(FAMILIES[family],), eval_episodes=a.eval_episodes, eval_seed=a.eval_seed),
                   calibration="on")
     per = [float(e["success"]) for e in ev["per_episode"]]

@@ -35,7 +35,7 @@ from agentgym.baselines.ppo.features import Transcript
 from agentgym.core.protocol import parse_action
 
 __all__ = ["DEMO_SEED_GAP", "DemoSet", "accuracy", "canonical", "collect_demos", "demo_coef", "demo_loss",
-           "demo_seeds", "demo_step", "fit_demos", "nearest", "run_demos"]
+           "demo_seeds", "demo_step", "demonstrated", "fit_demos", "nearest", "run_demos"]
 
 #: Demonstration seeds skip [eval_seed, eval_seed + DEMO_SEED_GAP): every evaluation of the
 #: benchmarks (200 seeds at most) lies inside it.
@@ -73,6 +73,18 @@ def nearest(action: str, candidates: Sequence[str]) -> str:
         return candidates[max(same_tool)[1]] if same_tool else candidates[0]
     messages = [c for c, k in zip(candidates, kinds) if k[0] == "msg"]
     return max(messages, key=lambda c: len(_words(c) & _words(action)), default=candidates[0])
+
+
+def demonstrated(agent: Any, obs: str, info: dict[str, Any]) -> tuple[Any, str]:
+    """The agent's action on this step and the candidate it is played as (`nearest`; the first
+    candidate for an action that is not text). An agent that raises says `FALLBACK`: its strategy
+    met a turn it did not plan, since the candidate it got was not its own action."""
+    try:
+        wanted = agent.act(obs, info)
+    except Exception:  # noqa: BLE001  (see above: the demonstration goes on)
+        wanted = FALLBACK
+    candidates = info["candidates"]
+    return wanted, nearest(wanted, candidates) if isinstance(wanted, str) else candidates[0]
 
 
 @dataclass
@@ -133,11 +145,7 @@ def collect_demos(args: Args, policy: nn.Module, agent_name: str, episodes: int)
         done = False
         while not done:
             candidates = info["candidates"]
-            try:
-                wanted = agent.act(obs, info)
-            except Exception:  # noqa: BLE001  (its strategy met a turn it did not plan: the candidate it got was not its action)
-                wanted = FALLBACK
-            played = nearest(wanted, candidates) if isinstance(wanted, str) else candidates[0]
+            wanted, played = demonstrated(agent, obs, info)
             out.steps += 1
             out.exact += int(isinstance(wanted, str) and canonical(played) == canonical(wanted))
             encoded.append(policy.encode((transcript, candidates)))
