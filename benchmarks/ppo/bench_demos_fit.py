@@ -27,6 +27,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_families import FAMILIES, MIX, LoadSampler, bootstrap  # noqa: E402
 
 
+def settings(pairs: Sequence[str]) -> dict[str, Any]:
+    """``--set NAME=VALUE`` pairs as Args fields, each value parsed as the field's default is typed."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        default = getattr(Args(), name.replace("-", "_"))  # AttributeError names an unknown field
+        out[name.replace("-", "_")] = type(default)(value) if default is not None else value
+    return out
+
+
 def fitted_policy(mix: Sequence[str], a: argparse.Namespace) -> tuple[Any, Args, dict[str, Any]]:
     """The policy a ``--demos`` run over these families has right after its fit, built as `train`
     builds it (same seed, weights drawn, demonstrations and minibatches); with its Args and the
@@ -34,7 +44,8 @@ def fitted_policy(mix: Sequence[str], a: argparse.Namespace) -> tuple[Any, Args,
     torch.set_num_threads(1)
     torch.manual_seed(a.seed)  # `train`'s first draw: the same fresh weights
     args = Args(env=resolve_env_ids([FAMILIES[f] for f in mix]), seed=a.seed, demos=a.demos,
-                demo_episodes=a.demo_episodes, demo_epochs=a.demo_epochs, eval_seed=a.eval_seed, progress=False)
+                demo_episodes=a.demo_episodes, demo_epochs=a.demo_epochs, eval_seed=a.eval_seed, progress=False,
+                **settings(getattr(a, "set", None) or []))
     probe = make_env(args.env[0], args)
     policy = build_policy(args, probe)
     probe.close()
@@ -65,6 +76,7 @@ def main() -> int:
     p.add_argument("--eval-seed", type=int, default=5_000_000)
     p.add_argument("--train-eval-episodes", type=int, default=30, help="the run's in-training evaluation seeds")
     p.add_argument("--json", default=None, help="append one JSON line per family here")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="another PPO setting (Args field), e.g. hash_dim=64")
     a = p.parse_args()
     for family in a.families.split(","):
         t0, load = time.perf_counter(), LoadSampler()

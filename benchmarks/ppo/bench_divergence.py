@@ -84,6 +84,7 @@ def main() -> int:
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--eval-seed", type=int, default=5_000_000)
     p.add_argument("--json", default=None, help="write the per-episode rows here")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="another PPO setting (Args field), e.g. hash_dim=64")
     a = p.parse_args()
     policy, args, record = fitted_policy(a.mix.split(","), a)
     env = make_env(FAMILIES[a.family], args, split="train")

@@ -302,6 +302,30 @@ def test_a_slot_word_glossed_by_its_qualifier_unit_or_example_is_named_once() ->
         assert venues(dump).salad, dump
 
 
+def test_a_label_over_the_question_that_asks_its_slot_names_the_slot_once() -> None:
+    # A terse assistant's labelled questions (a playtest, Dialog 9097 T1: "That's just a list of
+    # words to me"): each line's label names the slot its question asks again.
+    from agentgym.envs.dialog.tasks import load_domains
+    from agentgym.envs.dialog.user import understanding
+
+    restaurants = understanding(load_domains()["restaurants"]).read
+    every = {"category", "area", "price", "rating", "amenity", "time"}
+    for sep in (":**", " -", " \u2014"):
+        msg = ("Happy to help! A few quick questions:\n\n"
+               + "\n".join(f"- **{label}{sep} {question}" if sep == ":**" else f"{label}{sep} {question}"
+                           for label, question in (("Cuisine", "what kind of food?"), ("Area", "which part of town?"),
+                                                   ("Budget", "max price per person?"), ("Rating", "any minimum?"),
+                                                   ("Needs", "any amenities (e.g. vegetarian menu, parking)?"),
+                                                   ("When", "which day and time of day?"))))
+        r = restaurants(msg)
+        assert not r.salad and set(r.asked) == every, (msg, r)
+    # Labels over values, or dashes and colons joining slot words, stay a keyword list.
+    for dump in ("area: Riverside, Old Town price: budget cost rating: stars when: time day amenity: wifi",
+                 "- area - location - price - budget - rating - stars - time - day?",
+                 "area: location: price: budget: rating: stars: time: day?"):
+        assert restaurants(dump).salad, dump
+
+
 def test_values_beside_a_place_named_describe_it_and_are_no_keyword_list() -> None:
     # A proposal in bullets (a playtest, Dialog seed 6831 T6: "That's just a list of words to me").
     r = read("- max price 200 noted, parking dropped\n- match: House of Luna\n- italian food, Riverside area\n"

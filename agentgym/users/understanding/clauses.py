@@ -327,7 +327,7 @@ def _keyword_list(words: list[_Word], hits: list[_Hit]) -> bool:
     if len(slots_named) < SALAD_SLOTS and sum(1 for *_, p in hits if p[0] not in ("place", plain)) < max(
             6, 2 * len(slots_named)):
         return False  # too few hits counted even before the values offered are set apart
-    offered = _offered(words, hits) | _glosses(words, hits)
+    offered = _offered(words, hits) | _glosses(words, hits) | _labels(words, hits)
     n_hits = sum(1 for k, (*_, p) in enumerate(hits) if p[0] not in ("place", plain) and k not in offered)
     if n_hits >= max(6, 2 * len(slots_named)) or len(slots_named) >= SALAD_SLOTS:
         n_words = sum(1 for w in words if not w.flags & (_END | _BOUNDARY))
@@ -351,6 +351,34 @@ def _glosses(words: list[_Word], hits: list[_Hit]) -> set[int]:
             continue
         between = [w.raw for w in words[prev_end:a]]
         if (prev[0] == "hint" and p[0] == "cue" and not between) or (between == ["("] and prev[0] == "cue"):
+            out.add(k)
+    return out
+
+
+def _labels(words: list[_Word], hits: list[_Hit]) -> set[int]:
+    """Indexes (into `hits`) of the slot words that label the question after them: the first
+    slot word of its sentence, opening its clause and closed by a colon or a dash, whose question
+    goes on to ask the same slot by a slot word or a hint ("**Cuisine:** what kind of food?",
+    "Budget - max price per person?"). A terse assistant's form, not a keyword list: the slot is
+    named once. A label over a value ("Area: Riverside?") labels nothing asked and counts, and so
+    does one of a dash in a line that asks nothing, or over a word that is a label itself (dashes
+    and colons also join the items of a list)."""
+    out: set[int] = set()
+    for k, (a, b, p) in enumerate(hits):
+        if p[0] not in ("cue", "hint") or b >= len(words) or words[b].raw not in (":", "-"):
+            continue
+        if a > 0 and not words[a - 1].flags & (_END | _BOUNDARY):
+            continue
+        start = next((i + 1 for i in range(a - 1, -1, -1) if words[i].flags & _END), 0)
+        if k > 0 and hits[k - 1][0] >= start:
+            continue  # a label opens its question: "time - day?" closing a list of slot words labels nothing
+        end = next((i for i in range(b, len(words)) if words[i].flags & _END), len(words))
+        if words[b].raw == "-" and (end == len(words) or words[end].raw != "?"):
+            continue
+        # The question names the slot in a word that labels nothing itself: in "area - location -
+        # price - budget?" each synonym opens the next item of a keyword list.
+        if any(q[0] in ("cue", "hint") and set(q[1]) & set(p[1]) and not (d < len(words) and words[d].raw in (":", "-"))
+               for c, d, q in hits[k + 1:] if c < end):
             out.add(k)
     return out
 
