@@ -169,7 +169,9 @@ def _why_not_judged(c: Any, kind: Any) -> str:
     if c.retried:
         return "stopped by an injected fault (its retry is judged)"
     if kind == "read":
-        return "a read that is no step of the plan (such a read decides nothing; efficiency counts it)"
+        # What the read showed may well have decided the agent's next move (a place found full);
+        # correctness judges the plan's steps and writes only, and efficiency judges this read.
+        return "a read that is no step of the plan (correctness judges the plan's steps and the writes; efficiency judges this read)"
     return "a write of a tool no plan uses"
 
 

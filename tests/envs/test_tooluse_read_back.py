@@ -152,3 +152,20 @@ def test_names_other_id() -> None:
     assert not names_other_id(said, "orders O-63031 and O-63032")
     assert names_other_id(said, "the confirmation goes to mia@example.com")
     assert not names_other_id(["It's about the e-reader."], "order O-1")
+
+
+@pytest.mark.parametrize("message", [
+    "They have 5 approved expenses (all CHF). Which currency for the report + payout?",
+    "The expenses are in CHF. Which currency should I pay them in?",
+])
+def test_a_question_for_a_value_the_account_beside_it_names_gets_the_value(message: str) -> None:
+    # A playtest (CrossTask 9123 T25): "Chloe has 5 approved Mar expenses (all EUR). Which currency
+    # for the report + payout?" got "Yes, that's right." from a user who wants EUR: the account's
+    # value read as a read-back to confirm. The question asks which: the user names its currency.
+    said = _reply(6, message, difficulty="medium")
+    assert said != RIGHT and "CHF" in said, said
+
+
+def test_a_question_that_names_the_value_itself_is_a_read_back() -> None:
+    assert _reply(6, "Which currency, CHF?", difficulty="medium") == RIGHT
+    assert _reply(6, "So you'd like it in CHF?", difficulty="medium") == RIGHT

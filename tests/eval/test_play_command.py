@@ -110,9 +110,10 @@ def test_the_accounting_says_why_a_call_was_not_useful():
     assert "  not efficient (no step of the plan): turn 1 get_details(a)" in lines, lines
     assert any(x.startswith("  not efficient (a repeat: one check") and x.endswith(": turn 4 check(a, mon)") for x in lines), lines
     # Correctness leaves out the read and the repeats, each under why (a useful read of the plan's
-    # was listed as "a read no plan needs": Dialog 8729 T4, 8732 T5).
-    assert ("  not judged for correctness: a read that is no step of the plan (such a read decides nothing; "
-            "efficiency counts it): turn 1 get_details(a); a repeat of an earlier call (same tool and arguments): "
+    # was listed as "a read no plan needs": Dialog 8729 T4, 8732 T5; a check that showed a place full
+    # is no "read that decides nothing": CrossTask 9127 T27).
+    assert ("  not judged for correctness: a read that is no step of the plan (correctness judges the plan's steps "
+            "and the writes; efficiency judges this read): turn 1 get_details(a); a repeat of an earlier call (same tool and arguments): "
             "turn 3 check(a, mon), turn 4 check(a, mon)") in lines, lines
 
 

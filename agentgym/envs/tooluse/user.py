@@ -411,6 +411,8 @@ class ToolUseUser(RuleBasedUser):
             if self._plan_meets_unsaid(r, message):
                 return self._confirmation(message)
             values = r.values + self._restated(message) if r.confirm or r.question else r.values
+            if values and r.question:
+                values = self._beside_open_questions(values, message)
             plan_words = self._plan_words(r.asked, message) if values and (r.confirm or r.question) else ()
             said = self._answer(r.asked, values, plan_words)
             if said == RIGHT and plan_words and not r.confirm:
@@ -575,6 +577,17 @@ class ToolUseUser(RuleBasedUser):
         """The user's details whose e-mail or id the message names otherwise ("order O-99999" to a
         user whose order is O-63031)."""
         return other_id_details(self._goal.details, message)
+
+    def _beside_open_questions(self, values: tuple[tuple[str, str], ...], message: str) -> tuple[tuple[str, str], ...]:
+        """`values` less those of a slot a question word's question asks for ("Which currency for
+        the payout?") that only the account beside it names ("5 expenses, all EUR"): what the
+        assistant found, not a read-back to confirm, so the user gives the value it wants. A value
+        the question names itself ("Which currency, EUR?") stays one."""
+        unsaid = self._asked_unsaid(message)
+        if not any(slot in unsaid for slot, _ in values):
+            return values
+        in_questions = {slot for slot, _ in self._read(" ".join(questions(message))).values}
+        return tuple((slot, v) for slot, v in values if slot not in unsaid or slot in in_questions)
 
     def _restated(self, message: str) -> tuple[tuple[str, str], ...]:
         """The values of the user's said details that a yes-or-no question restates in the user's
