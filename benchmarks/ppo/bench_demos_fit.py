@@ -24,17 +24,7 @@ from agentgym.baselines.ppo.acting import build_policy, make_env, resolve_env_id
 from agentgym.baselines.ppo.demos import run_demos
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_families import FAMILIES, MIX, LoadSampler, bootstrap  # noqa: E402
-
-
-def settings(pairs: Sequence[str]) -> dict[str, Any]:
-    """``--set NAME=VALUE`` pairs as Args fields, each value parsed as the field's default is typed."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        name, _, value = pair.partition("=")
-        default = getattr(Args(), name.replace("-", "_"))  # AttributeError names an unknown field
-        out[name.replace("-", "_")] = type(default)(value) if default is not None else value
-    return out
+from bench_families import FAMILIES, MIX, LoadSampler, bootstrap, settings  # noqa: E402
 
 
 def fitted_policy(mix: Sequence[str], a: argparse.Namespace) -> tuple[Any, Args, dict[str, Any]]:

@@ -178,7 +178,8 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
                         eval_seed=a.eval_seed, target_success=target["success"], calibration="on", out=str(out),
                         demos=a.demos, demo_episodes=a.demo_episodes, demo_epochs=a.demo_epochs, demo_coef=a.demo_coef,
                         demo_decay=a.demo_decay,
-                        run_name=family, tensorboard=False, plot=True, progress=a.progress))
+                        run_name=family, tensorboard=False, plot=True, progress=a.progress,
+                        **settings(a.set or [])))
     train_load = load.stop()
     policy, _ = load_checkpoint(result.checkpoint)
     eval_args = Args(env=(env_id,), eval_episodes=a.eval_episodes, eval_seed=a.eval_seed, progress=False)
@@ -354,7 +355,21 @@ def _key(family: str, a: argparse.Namespace) -> str:
         parts.append(f"`--adv-norm {a.adv_norm}`")
     if a.demos:
         parts.append(f"`--demos {a.demos}`")
+    parts += [f"`--set {pair}`" for pair in a.set or []]
     return ", ".join(parts)
+
+
+def settings(pairs: Sequence[str]) -> dict[str, Any]:
+    """``--set NAME=VALUE`` pairs as PPO Args fields, each value parsed as the field's default is typed."""
+    from agentgym.baselines.ppo import Args
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        field = name.replace("-", "_")
+        default = getattr(Args(), field)  # AttributeError names an unknown field
+        out[field] = type(default)(value) if default is not None else value
+    return out
 
 
 def _mix(text: str, p: argparse.ArgumentParser) -> tuple[str, tuple[str, ...]]:
@@ -391,6 +406,8 @@ def main() -> int:
     p.add_argument("--demo-coef", type=float, default=0.0,
                    help="with --demos: weight of the demonstrations' loss during PPO, decaying (PPO's --demo-coef)")
     p.add_argument("--demo-decay", type=int, default=200, help="with --demos: updates of that decay (PPO's --demo-decay)")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE",
+                   help="another PPO setting of the training runs (an Args field), e.g. hash_dim=64")
     p.add_argument("--actors", type=int, default=0,
                    help="asynchronous actors of the training runs (0: the synchronous loop, one core; 1: the learner and "
                         "one actor, a core each)")

@@ -70,7 +70,7 @@ CANCELLED_NONE = "Okay, that one is cancelled. Please book one that fits."
 CANCELLED_BOOK = "Okay, that one is cancelled. Please book {name}."
 #: How an ambiguous user blurs a detail it states up front (the `ambiguity` noise).
 VAGUE = {
-    "time": "Sometime this week would be good, at my usual time.",
+    "time": "Sometime soon would be good, at my usual time.",  # soon: the day may be next week
     "area": "Somewhere near the usual place.",
     "category": "The kind of place I usually like.",
     "price": "Nothing too expensive.",
