@@ -17,7 +17,7 @@ from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
-           "asks_facts_only", "asks_go_ahead", "terse_question", "without_offer", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "asks_go_ahead", "terse_question", "values_asked_open", "without_offer", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -500,3 +500,19 @@ def spoken(phrase: str) -> re.Pattern[str]:
     parts = [re.escape(w) for w in phrase.split()]
     gap = r"\w*(?:\s+\S+)?\s+" if len(parts) == 2 else r"\s+"
     return re.compile(r"\b" + gap.join(parts) + r"\b")
+
+
+def values_asked_open(values: tuple[tuple[str, str], ...], message: str,
+                      asked_unsaid: Callable[[str], tuple[str, ...]],
+                      read: Callable[[str], Reading]) -> tuple[tuple[str, str], ...]:
+    """`values` a message names, less those of a slot a question word's question asks for
+    (`asked_unsaid`: "Which currency for the payout?") that only the account beside it names
+    ("5 expenses, all EUR"): what the assistant found, not a read-back to confirm, so the user
+    gives the value it wants. A value the question names itself ("Which currency, EUR?") stays."""
+    if not values:
+        return values
+    unsaid = asked_unsaid(message)
+    if not any(slot in unsaid for slot, _ in values):
+        return values
+    in_questions = {slot for slot, _ in read(" ".join(questions(message))).values}
+    return tuple((slot, v) for slot, v in values if slot not in unsaid or slot in in_questions)

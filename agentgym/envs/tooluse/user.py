@@ -90,6 +90,7 @@ from agentgym.envs.tooluse.asking import (
     says_done,
     spoken,
     terse_question,
+    values_asked_open,
     without_offer,
 )
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, renumbered, unwanted
@@ -411,8 +412,7 @@ class ToolUseUser(RuleBasedUser):
             if self._plan_meets_unsaid(r, message):
                 return self._confirmation(message)
             values = r.values + self._restated(message) if r.confirm or r.question else r.values
-            if values and r.question:
-                values = self._beside_open_questions(values, message)
+            values = values_asked_open(values, message, self._asked_unsaid, self._read) if r.question else values
             plan_words = self._plan_words(r.asked, message) if values and (r.confirm or r.question) else ()
             said = self._answer(r.asked, values, plan_words)
             if said == RIGHT and plan_words and not r.confirm:
@@ -499,7 +499,7 @@ class ToolUseUser(RuleBasedUser):
         did = objected(message, self._job, self._values, self._spec.vocabulary, self._world, self._goal.details)
         if did:
             return self._state(next(d for d in self._goal.details if d.id == did))
-        return " ".join(self._state(d) for d in self._other_id(message)) or None
+        return " ".join(self._state(d) for d in other_id_details(self._goal.details, message)) or None
 
     def _checked(self, values: tuple[tuple[str, str], ...]) -> tuple[set[str], list[str]]:
         """Of the values a message names: the slots the user has a detail of, and those among
@@ -568,26 +568,10 @@ class ToolUseUser(RuleBasedUser):
         value of ("which order?"), in a message that asks for no value otherwise ("please confirm
         your e-mail", "I'll need your e-mail") and names no id of theirs but theirs ("order
         O-99999" is no plan's word: the user says which order)."""
-        if asks_value(message) or self._other_id(message):
+        if asks_value(message) or other_id_details(self._goal.details, message):
             return ()
         valued = {slot for q in questions(message) if QUESTION_WORD.search(q) for slot in self._read(q).asked}
         return tuple(slot for slot in asked if slot not in valued and self._said_all((slot,)))
-
-    def _other_id(self, message: str) -> list[Detail]:
-        """The user's details whose e-mail or id the message names otherwise ("order O-99999" to a
-        user whose order is O-63031)."""
-        return other_id_details(self._goal.details, message)
-
-    def _beside_open_questions(self, values: tuple[tuple[str, str], ...], message: str) -> tuple[tuple[str, str], ...]:
-        """`values` less those of a slot a question word's question asks for ("Which currency for
-        the payout?") that only the account beside it names ("5 expenses, all EUR"): what the
-        assistant found, not a read-back to confirm, so the user gives the value it wants. A value
-        the question names itself ("Which currency, EUR?") stays one."""
-        unsaid = self._asked_unsaid(message)
-        if not any(slot in unsaid for slot, _ in values):
-            return values
-        in_questions = {slot for slot, _ in self._read(" ".join(questions(message))).values}
-        return tuple((slot, v) for slot, v in values if slot not in unsaid or slot in in_questions)
 
     def _restated(self, message: str) -> tuple[tuple[str, str], ...]:
         """The values of the user's said details that a yes-or-no question restates in the user's
