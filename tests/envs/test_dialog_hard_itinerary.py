@@ -343,3 +343,24 @@ def test_a_booking_labelled_as_a_key_in_a_code_block_has_its_one_place() -> None
     env, actions = played("dialog-8931-train.jsonl", 15)
     reply = step_kept(env, actions[15])[0]
     assert "more than one place" not in reply and "C Silver Kitchen 5" in reply, reply
+
+
+def test_places_after_a_clause_that_says_they_did_not_work_are_set_aside() -> None:
+    """"... the better-rated stage ballrooms didn't work: brick court and silver chamber bust the
+    budget, linden arcade is full today afternoon, and velvet exchange is in riverside like c."
+    after a plan of one place a booking: each of them is set aside, whatever is said of it (the
+    user heard velvet exchange as a second place for booking A; a playtest, Dialog 9154, medium
+    noise, turn 19). An offer of two after a colon is no such clause."""
+    from playtest_turns import reply_to
+
+    from agentgym.envs.dialog.aside import set_aside
+
+    _env, _actions, said = reply_to("dialog-9154-test.jsonl", 18)
+    assert "more than one place" not in said, said
+    places = _env.unwrapped._task.world.places
+    x, y = places[0], places[1]
+    for lead in ("those didn't work:", "two others won't work out:", "the cheaper ones don't fit:"):
+        msg = f"{lead} {x.name} is in the same area, and {y.name} is rated lower."
+        assert set_aside(msg, [x, y]) == {x.id, y.id}, msg
+    for offer in (f"Not sure which you prefer: {x.name} or {y.name}?", f"Two options: {x.name} or {y.name}."):
+        assert set_aside(offer, [x, y]) == set(), offer
