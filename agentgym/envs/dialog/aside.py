@@ -166,6 +166,7 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
     text = message.lower()
     mentions = place_mentions(text, places)
     heads, sections = _sections(text)
+    failed = _failed_lead_spans(text) if mentions else []
     afters: list[str] = []  # per mention: the words said of it
     verdicts: list[bool] = []  # per mention: the words after it set it aside
     leads: list[bool] = []  # per mention: the words before it (or before its list) set it aside
@@ -188,8 +189,7 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
             led_in = True
         leads.append(led_in)
         aside.append(verdicts[-1] or led_in or _bracketed_after_verdict(text, start)
-                     or any(a <= start < b for a, b in sections) or _ruled_out_next(text, brk, stop)
-                     or _after_failed_lead(text, start))
+                     or any(a <= start < b for a, b in (*sections, *failed)) or _ruled_out_next(text, brk, stop))
     # A list shares the verdict said after its last place: back from each place set aside by
     # the words after it, every place before it with only list separators between them.
     # A place in a bracket right after another is said of that one, not listed with it ("X (Y
@@ -220,15 +220,19 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
 #: work: X and Y bust the budget, Z is full, and W shares an area with C"), whatever it then says
 #: of each. Narrow on purpose: "Not sure which you prefer: X or Y?" offers both.
 _FAILED_LEAD = re.compile(r"\b(?:did ?n[o’']t|do ?n[o’']t|does ?n[o’']t|wo ?n[o’']t|could ?n[o’']t|can ?n[o’']t|can ?not)"
-                          r" (?:work|fit|make (?:it|the cut)|qualify)(?: out)?\b[^.!?:\n]{0,40}:[ \t]*$")
+                          r" (?:work|fit|make (?:it|the cut)|qualify)(?: out)?\b[^.!?:\n]{0,40}:")
 
 
-def _after_failed_lead(text: str, start: int) -> bool:
-    """Whether the place at `start` follows, in its sentence, a clause that ends in a colon and
-    says the places after it did not work out (`_FAILED_LEAD`)."""
-    begin = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    colon = text.rfind(":", begin, start)
-    return colon >= 0 and _FAILED_LEAD.search(text, begin, colon + 1) is not None
+def _failed_lead_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of `text` after a clause that ends in a colon and says the places after it did
+    not work out (`_FAILED_LEAD`), each to the sentence's end or its next colon; found once a
+    message, as `_sections` are."""
+    spans = []
+    for m in _FAILED_LEAD.finditer(text):
+        brk = _SENTENCE_END.search(text, m.end())
+        after = text.find(":", m.end())
+        spans.append((m.end(), min(brk.start() if brk else len(text), after if after >= 0 else len(text))))
+    return spans
 
 
 #: A sentence that opens by speaking of the place the one before it named ("- It is not available
