@@ -22,6 +22,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from agentgym.eval.canonical_fast import canonical_bytes
 from agentgym.eval.jobs import episode_key
 from agentgym.registration import entry_point_text
 
@@ -245,9 +246,8 @@ class RecordWriter:
         # rest); the other keys follow sorted, so equal records are equal bytes.
         if "schema_version" in record:
             record = {k: v for k, v in record.items() if k != "schema_version"}
-        rest = canonical_json(record)
-        sep = "," if rest != "{}" else ""
-        line = f'{{"schema_version":{SCHEMA_VERSION}{sep}{rest[1:]}\n'
+        rest = canonical_bytes(record) or canonical_json(record).encode("ascii")
+        data = b"".join((_RECORD_START, b"%d" % SCHEMA_VERSION, b"," if rest != b"{}" else b"", rest[1:], b"\n"))
         fd = self._fd
         if fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -256,13 +256,12 @@ class RecordWriter:
                                     0o666)
         # The line goes to the file in one write call, with no buffer in between: once it
         # returns, the line is in the kernel's page cache.
-        data = line.encode("ascii")
         done = os.write(fd, data)
         while done < len(data):  # a short write (a full disk, a signal): write the rest
             done += os.write(fd, memoryview(data)[done:])
         if self._fsync:
             os.fsync(fd)
-        return line
+        return data.decode("ascii")
 
     def close(self) -> None:
         if self._fd is not None:
