@@ -454,6 +454,19 @@ def test_the_domains_own_words_name_their_slots(name: str) -> None:
     assert read(f"Which {dom.category_label} do you want?").asked == ("category",)
 
 
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_need_lead_with_a_colon_asks_each_slot_it_lists(name: str) -> None:
+    # A playtest's (CrossTask 9174 T5, coworking): "To search I need: plan (hot desk, ...), area
+    # (...), max price per day (EUR), minimum rating, and required amenities (...)." was heard as
+    # nothing asked, so the user said to go ahead and book.
+    dom = load_domains()[name]
+    read = understanding(dom).read
+    categories = ", ".join(dom.categories[:3])
+    text = (f"To search I need: {dom.category_label} ({categories}), area ({', '.join(dom.areas[:2])}), max price, "
+            "minimum rating, and required amenities.")
+    assert set(read(text).asked) == {"category", "area", "price", "rating", "amenity"}, (name, read(text))
+
+
 # ------------------------------------------------------------------ the user's replies
 def _options(domain: str, difficulty: str | None = None) -> dict[str, Any]:
     return {"domain": domain, **({"difficulty": difficulty} if difficulty else {})}

@@ -116,6 +116,31 @@ def test_a_request_that_points_back_to_a_list_asks_for_the_list(text: str) -> No
     assert set(read(text).asked) == {"area", "price", "time"}, (text, read(text))
 
 
+@pytest.mark.parametrize("text", [
+    # a playtest's (CrossTask 9174 T5, coworking): the list was heard as nothing asked ("Okay.
+    # Please find something that fits and book it."), and the user's needs came out as complaints
+    "To search I need: area (Riverside, Old Town), budget, and the day.",
+    "I need: area, budget, day.",
+    "We'll need: area, budget, day",
+    "Needed from you: area, budget, day.",
+    "Details needed: area, budget, day.",
+    "Missing info: area, budget, day.",
+    "Open points: area, budget, day.",
+])
+def test_a_need_lead_with_a_colon_asks_the_list_after_it(text: str) -> None:
+    assert set(read(text).asked) == {"area", "price", "time"}, (text, read(text))
+
+
+@pytest.mark.parametrize("text", [
+    "I need to check the area first.", "That's all I need, searching your area now.",
+    "I need a moment to look at prices in that area.", "Details needed: none. Searching your area now.",
+    "We need to keep it under your budget, so I'll filter on price.",
+])
+def test_need_without_a_list_after_a_colon_asks_nothing_new(text: str) -> None:
+    before = read(text.replace("need", "want")).asked  # the same sentence without the word
+    assert read(text).asked == before, (text, read(text))
+
+
 def test_a_list_told_asks_nothing_without_a_request_pointing_back() -> None:
     assert read("I checked the area, your budget and the day. These all fit.").asked == ()
 
