@@ -126,6 +126,8 @@ def test_a_request_that_points_back_to_a_list_asks_for_the_list(text: str) -> No
     "Details needed: area, budget, day.",
     "Missing info: area, budget, day.",
     "Open points: area, budget, day.",
+    "Still missing: area, budget, day.",
+    "Remaining questions: area, budget, day.",
 ])
 def test_a_need_lead_with_a_colon_asks_the_list_after_it(text: str) -> None:
     assert set(read(text).asked) == {"area", "price", "time"}, (text, read(text))
@@ -135,6 +137,7 @@ def test_a_need_lead_with_a_colon_asks_the_list_after_it(text: str) -> None:
     "I need to check the area first.", "That's all I need, searching your area now.",
     "I need a moment to look at prices in that area.", "Details needed: none. Searching your area now.",
     "We need to keep it under your budget, so I'll filter on price.",
+    "Garden Apartments is still missing: a pool, so I left it out of your area's list.",
 ])
 def test_need_without_a_list_after_a_colon_asks_nothing_new(text: str) -> None:
     before = read(text.replace("need", "want")).asked  # the same sentence without the word

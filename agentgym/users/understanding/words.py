@@ -196,12 +196,13 @@ _ASKS_FOR_THE_ABOVE = re.compile(r"(?<=[a-z0-9)\]])\.(?=\s+(?:(?:(?:could|can|wo
 
 
 #: A lead that says the list after its colon is what the assistant still needs from the user ("I
-#: need: area, budget, rating.", "To search we need: ...", "Details needed: ...", "Open points:
+#: need: area, budget, rating.", "To search we need: ...", "Details needed: ...", "Still missing:
 #: ..."): it asks the list, as "tell me:" does. The colon is what makes it a request: "I need to
-#: check availability" or "that's all I need" ask nothing, nor does "Details needed: none".
-_NEEDS_LEAD = re.compile(r"(?<![a-z'])(?:(?:i|we)(?: will| would|'ll|'d)? need(?: from you)?|needed from you|(?:info|information|details?) "
-                         r"needed|required (?:info|information|details)|missing (?:info|information|details)|still open|"
-                         r"open (?:points|questions|items))[ \t]*:(?![ \t]*(?:none|nothing|n/a)\b)")
+#: check availability" or "that's all I need" ask nothing, nor do "Details needed: none" and a
+#: place's lack ("Wild Plate is still missing: a private room").
+_NEEDS_LEAD = re.compile(r"(?<![a-z'])(?<!is )(?<!are )(?<!was )(?:(?:i|we)(?: will| would|'ll|'d)? need(?: from you)?|needed from you|(?:info|information|details?) "
+                         r"needed|required (?:info|information|details)|missing (?:info|information|details)|still (?:open|missing)|"
+                         r"(?:open|remaining) (?:points|questions|items|details))[ \t]*:(?![ \t]*(?:none|nothing|n/a)\b)")
 
 
 def _normalise(text: str) -> str:
@@ -216,7 +217,7 @@ def _normalise(text: str) -> str:
         text = text.replace("\u2019", "'")
     if " these" in text or " them" in text or " those" in text or " the above" in text:
         text = _ASKS_FOR_THE_ABOVE.sub("?", text)
-    if ":" in text and ("need" in text or "open" in text or "required" in text or "missing" in text):
+    if ":" in text and ("need" in text or "open" in text or "required" in text or "missing" in text or "remaining" in text):
         text = _NEEDS_LEAD.sub("tell me:", text)
     return text
 
