@@ -124,6 +124,8 @@ def test_a_request_that_points_back_to_a_list_asks_for_the_list(text: str) -> No
     "We'll need: area, budget, day",
     "Needed from you: area, budget, day.",
     "Details needed: area, budget, day.",
+    "Details needed to search: area, budget, day.",  # a playtest's (Dialog 9180 T1)
+    "Info needed for the booking: area, budget, day.",
     "Missing info: area, budget, day.",
     "Open points: area, budget, day.",
     "Still missing: area, budget, day.",

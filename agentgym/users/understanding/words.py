@@ -201,7 +201,7 @@ _ASKS_FOR_THE_ABOVE = re.compile(r"(?<=[a-z0-9)\]])\.(?=\s+(?:(?:(?:could|can|wo
 #: check availability" or "that's all I need" ask nothing, nor do "Details needed: none" and a
 #: place's lack ("Wild Plate is still missing: a private room").
 _NEEDS_LEAD = re.compile(r"(?<![a-z'])(?<!is )(?<!are )(?<!was )(?:(?:i|we)(?: will| would|'ll|'d)? need(?: from you)?|needed from you|(?:info|information|details?) "
-                         r"needed|required (?:info|information|details)|missing (?:info|information|details)|still (?:open|missing)|"
+                         r"needed(?: (?:to|for) [a-z]+(?: [a-z]+){0,2})?|required (?:info|information|details)|missing (?:info|information|details)|still (?:open|missing)|"
                          r"(?:open|remaining) (?:points|questions|items|details))[ \t]*:(?![ \t]*(?:none|nothing|n/a)\b)")
 
 
