@@ -15,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from crosstask_play import at_comeback
+from playtest_turns import played
 from reporting import told_done
 
 import agentgym  # noqa: F401  (registers the ids)
@@ -28,6 +29,7 @@ from agentgym.envs.crosstask.series import Series
 from agentgym.envs.crosstask.tier import generate
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.eval.episode import run_episode
+from agentgym.eval.judging import judge_episode
 
 ENV_ID = "AgentRL/CrossTask-v0"
 SPLITS = ("train", "test")
@@ -509,3 +511,41 @@ def test_the_brief_reads_one_way_where_a_later_request_asks_for_more_bookings() 
     obs, _ = gym.make(ENV_ID, split="train", difficulty="hard").reset(seed=6778)
     assert "- Book exactly one restaurant" in obs
     assert 'An area\'s "book exactly one" is about its first request: a later request that asks for more bookings' in obs
+
+
+def test_a_come_back_s_other_candidates_details_are_useful_as_a_dialog_task_s_are() -> None:
+    # A playtest's (CrossTask 9191 T27): of two cafes tied for best in a come-back, the details of
+    # the one not booked were "not efficient", where a Dialog task counts every candidate's.
+    env, actions = played("crosstask-9191-train.jsonl", 0)
+    for action in actions:
+        *_, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    summary = info["episode_summary"]
+    assert summary["success"]
+    verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
+    details = [c for c in verdict.calls if c.name == "get_details" and c.turn == 27]
+    assert details and all(c.useful for c in details), details
+
+
+def test_a_come_back_s_candidates_meet_what_it_keeps_and_leave_out_the_booked_and_the_target() -> None:
+    env = gym.make(ENV_ID, split="train", difficulty="hard")
+    listed = 0
+    for seed in range(40):
+        found = at_comeback(env, seed, "best-rated")
+        if found is None:
+            continue
+        seg, world, _ = found
+        move = seg.move
+        booked = world.by_id[world.bookings[move.booking].item_id]
+        for read in move.useful:
+            ids = read["arguments"].get("item_id")
+            if read["name"] != "get_details" or not isinstance(ids, dict):
+                continue
+            for pid in ids["any_of"]:
+                place = world.by_id[pid]
+                listed += 1
+                assert pid not in (booked.id, move.place) and place.area == booked.area, (seed, pid)
+                if move.limit is not None:
+                    assert place.price <= move.limit, (seed, pid, move.limit)
+    assert listed >= 5, listed

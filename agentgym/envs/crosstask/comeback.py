@@ -158,12 +158,15 @@ def candidate_check(day: str, slot: str) -> dict[str, Any]:
     return {"name": "check_availability", "arguments": {"item_id": {"any": True}, "day": day, "slot": slot}}
 
 
-def _scope_search(world: World, b: Booking, up: Upstream, day: str, target: Place | None,
-                  amenity: str = "") -> tuple[dict[str, Any], ...]:
+def _scope_search(world: World, b: Booking, up: Upstream, day: str, target: Place | None, amenity: str = "",
+                  candidates: tuple[Place, ...] = ()) -> tuple[dict[str, Any], ...]:
     """The reads that find another place a come-back's words scope (`target`, or None when
     none qualifies): a search in the booked place's area, of its kind or the target's when given,
     with amenities among those the user stated (and `amenity`, a late need); the checks of
-    candidates on `day` at the booked time (the best one may be taken then); the target's details."""
+    candidates on `day` at the booked time (the best one may be taken then); the details of the
+    target and of the other `candidates` (the places in the scope that meet everything the
+    come-back asks but the time, open or not, as a Dialog task's candidates are: of two tied
+    for best, the one taken then is read too)."""
     booked = world.by_id[b.item_id]
     stated = [c.value for c in up.needs if c.kind == "amenity"] + ([amenity] if amenity else [])
     kinds = list(dict.fromkeys([booked.category] + ([target.category] if target is not None else [])))
@@ -171,7 +174,11 @@ def _scope_search(world: World, b: Booking, up: Upstream, day: str, target: Plac
     if stated:
         filters["amenities"] = {"if_given": {"subset_of": stated}}
     reads = ({"name": "search", "arguments": filters}, candidate_check(day, b.slot))
-    return reads + (({"name": "get_details", "arguments": {"item_id": target.id}},) if target is not None else ())
+    if target is None:
+        return reads
+    reads += ({"name": "get_details", "arguments": {"item_id": target.id}},)
+    others = [p.id for p in candidates if p.id != target.id]
+    return reads + (({"name": "get_details", "arguments": {"item_id": {"any_of": others}}},) if others else ())
 
 
 def _same_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
@@ -307,15 +314,16 @@ def _budget_on(world: World, b: Booking, rng: Any, up: Upstream, day: str, meeti
             dropped, scope, cheaper, budgets = options[int(rng.integers(len(options)))]
             limit, best = budgets[int(rng.integers(len(budgets)))]
             above = min([p.price for p in cheaper if p.price > limit] + [world.by_id[b.item_id].price])
-            return _budget_move(world, b, rng, up, (scope, dropped), (limit, above), best, (day, meeting))
+            return _budget_move(world, b, rng, up, (scope, dropped), (limit, above), best, (day, meeting), cheaper)
     return None
 
 
 def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[str, tuple[Constraint, ...]],
-                 prices: tuple[int, int], best: Place, when: tuple[str, bool]) -> ComeBack:
+                 prices: tuple[int, int], best: Place, when: tuple[str, bool], pool: list[Place]) -> ComeBack:
     """The budget come-back to `best` on `when[0]` (the meeting's day when `when[1]`) in the
     scope `where[0]`, giving up the need `where[1]` (if any): a budget of `prices[0]`, or after
-    a finance request (`up.spent`) what is left of an allowance, strictly between the two `prices`."""
+    a finance request (`up.spent`) what is left of an allowance, strictly between the two `prices`.
+    `pool`: the scope's places that keep every other need, cheaper than the booked one."""
     unit = world.domain.price_unit
     scope, dropped = where
     what = f"the best-rated {world.domain.noun} {scope} that costs at most"
@@ -331,7 +339,8 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
                         f"{what} {limit} {unit}, {keeps} {at_same_time}",
                         f"Finance approved at most {limit} {unit} for the {world.domain.noun}, so the one we booked is "
                         "over budget. ",
-                        limit, f"at most {limit} {unit}", kept, dropped, _scope_search(world, b, up, b.day, best))
+                        limit, f"at most {limit} {unit}", kept, dropped,
+                        _scope_search(world, b, up, b.day, best, candidates=tuple(p for p in pool if p.price <= limit)))
     # What is left lies well inside (limit, above), so "at most" reads one way after any rounding.
     left_eur = limit + (above - limit) * (0.15 + 0.7 * float(rng.random()))
     cur = spent.currency
@@ -343,7 +352,7 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     wanted = f"{what} {left} once the {source} earlier is taken out{counted}, {keeps} {at_same_time}"
     why = f"The {world.domain.noun} comes out of the team's trip allowance too, so the one we booked is over budget. "
     return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why, left_eur, f"within {left}", kept,
-                    dropped, _scope_search(world, b, up, day, best))
+                    dropped, _scope_search(world, b, up, day, best, candidates=tuple(p for p in pool if p.price <= left_eur)))
 
 
 def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
@@ -355,8 +364,9 @@ def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack |
 
 
 def _late_needs(world: World, b: Booking, up: Upstream, dropped: tuple[Constraint, ...]) -> tuple[list[Any], list[Any]]:
-    """The late needs that move the booking (scope, amenity, best place, `dropped`) and those
-    nothing meets, which cancel it (best place None), keeping every stated need but `dropped`."""
+    """The late needs that move the booking (scope, amenity, best place, `dropped`, the scope's
+    places that have the amenity and keep the other needs) and those nothing meets, which cancel
+    it (best place None), keeping every stated need but `dropped`."""
     booked: Place = world.by_id[b.item_id]
     moves, cancels = [], []
     # A late need is one the user did not have: never one it stated for the booking (given up since or not).
@@ -365,12 +375,13 @@ def _late_needs(world: World, b: Booking, up: Upstream, dropped: tuple[Constrain
         for amenity in world.domain.amenities:
             if amenity in booked.amenities or amenity in stated:
                 continue
-            fits = [p for p in others if amenity in p.amenities and p.is_open(b.day, b.slot)]
+            having = tuple(p for p in others if amenity in p.amenities)
+            fits = [p for p in having if p.is_open(b.day, b.slot)]
             best = _best(fits)
             if not fits:
-                cancels.append((scope, amenity, None, dropped))
+                cancels.append((scope, amenity, None, dropped, having))
             elif best is not None and (best.id, b.day, b.slot) not in up.visited:
-                moves.append((scope, amenity, best, dropped))
+                moves.append((scope, amenity, best, dropped, having))
     return moves, cancels
 
 
@@ -383,13 +394,13 @@ def _needs(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
     outcomes = moves or cancels
     if not outcomes:
         return None
-    scope, amenity, best, dropped = outcomes[int(rng.integers(len(outcomes)))]
+    scope, amenity, best, dropped, having = outcomes[int(rng.integers(len(outcomes)))]
     noun = world.domain.noun
     wanted = (f'the best-rated {noun} {scope} that lists "{amenity}" among its amenities, '
               f"{_keeps_words(world, up, dropped)} and is open at the same time, or cancel it if there is none")
     why = f'I\'ve just found out I need "{amenity}", and the {noun} we booked doesn\'t have it. '
     return ComeBack(b.id, best.id if best is not None else "", (b.day, b.slot), b.day, b.slot, NEEDS, wanted, why,
-                    kept=kept_words(world, up, "", dropped), dropped=dropped, useful=_scope_search(world, b, up, b.day, best, amenity))
+                    kept=kept_words(world, up, "", dropped), dropped=dropped, useful=_scope_search(world, b, up, b.day, best, amenity, having))
 
 
 _PLANS = {"same_day": _same_day, "next_open": _next_open, "budget": _budget, NEEDS: _needs,
