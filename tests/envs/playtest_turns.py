@@ -53,6 +53,19 @@ def played(name: str, turns: int) -> tuple[Any, list[str]]:
     return env, actions
 
 
+def summary_of(name: str, *, fill_reports: bool = True) -> dict[str, Any]:
+    """The episode summary of the kept playtest whose turns file is ``turns/<name>``, played to its
+    end, each turn by `step_kept` (`fill_reports`, for turns kept from earlier users) or as it is."""
+    env, actions = played(name, 0)
+    step = step_kept if fill_reports else (lambda env, action: env.step(action))
+    info: dict[str, Any] = {}
+    for action in actions:
+        *_, terminated, truncated, info = step(env, action)
+        if terminated or truncated:
+            break
+    return info["episode_summary"]
+
+
 def reply_to(name: str, turn: int) -> tuple[Any, list[str], str]:
     """The kept playtest's env after its turns up to and including turn `turn` (0-based), all its
     turns, and what the user said last in reply to that turn."""

@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from crosstask_play import at_comeback
-from playtest_turns import played
+from playtest_turns import summary_of
 from reporting import told_done
 
 import agentgym  # noqa: F401  (registers the ids)
@@ -516,12 +516,7 @@ def test_the_brief_reads_one_way_where_a_later_request_asks_for_more_bookings() 
 def test_a_come_back_s_other_candidates_details_are_useful_as_a_dialog_task_s_are() -> None:
     # A playtest's (CrossTask 9191 T27): of two cafes tied for best in a come-back, the details of
     # the one not booked were "not efficient", where a Dialog task counts every candidate's.
-    env, actions = played("crosstask-9191-train.jsonl", 0)
-    for action in actions:
-        *_, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            break
-    summary = info["episode_summary"]
+    summary = summary_of("crosstask-9191-train.jsonl", fill_reports=False)
     assert summary["success"]
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
     details = [c for c in verdict.calls if c.name == "get_details" and c.turn == 27]

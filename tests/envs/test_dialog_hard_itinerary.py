@@ -10,7 +10,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from dialog_hard_seeds import itinerary_seeds
-from playtest_turns import played, step_kept
+from playtest_turns import played, step_kept, summary_of
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -273,12 +273,7 @@ def test_a_changed_mind_lists_the_cancel_of_the_booking_it_left_unwanted() -> No
     # Dialog 7221 (test, hard, medium noise): the user changed booking B after it was booked;
     # the brief asks to cancel a booking no longer wanted, and that cancel (B2) was "no step of
     # the plan". The new gold lists it among the superseded calls, so it is useful.
-    env, actions = played("dialog-7221-test.jsonl", 0)
-    for action in actions:
-        *_, terminated, truncated, info = step_kept(env, action)
-        if terminated or truncated:
-            break
-    summary = info["episode_summary"]
+    summary = summary_of("dialog-7221-test.jsonl")
     assert summary["success"]
     assert {"name": "cancel_booking", "arguments": {"booking_id": "B2"}} in summary["gold"]["superseded_calls"]
     verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
