@@ -126,6 +126,10 @@ def test_a_request_that_points_back_to_a_list_asks_for_the_list(text: str) -> No
     "Details needed: area, budget, day.",
     "Details needed to search: area, budget, day.",  # a playtest's (Dialog 9180 T1)
     "Info needed for the booking: area, budget, day.",
+    "Needed to search: area, budget, day.",
+    "Required to book: area, budget, day.",
+    "Area: __ / Budget: __ / Day: __",  # blanks to fill in
+    "Please fill in - area: [ ], budget: [ ], day: [ ]",
     "Missing info: area, budget, day.",
     "Open points: area, budget, day.",
     "Still missing: area, budget, day.",
@@ -140,10 +144,16 @@ def test_a_need_lead_with_a_colon_asks_the_list_after_it(text: str) -> None:
     "I need a moment to look at prices in that area.", "Details needed: none. Searching your area now.",
     "We need to keep it under your budget, so I'll filter on price.",
     "Garden Apartments is still missing: a pool, so I left it out of your area's list.",
+    "Needed: Riverside, under your budget, on friday. Searching now.",  # a recap, not a request
 ])
 def test_need_without_a_list_after_a_colon_asks_nothing_new(text: str) -> None:
     before = read(text.replace("need", "want")).asked  # the same sentence without the word
     assert read(text).asked == before, (text, read(text))
+
+
+def test_a_checkbox_heading_a_line_is_no_blank_to_fill_in() -> None:
+    assert read("Plan:\n- [ ] book Garden Apartments, friday\n- [ ] cancel the old one\nOk?").asked == ()
+    assert read("Plan:\n- [ ] the area\n- [ ] your budget").asked == ()
 
 
 def test_a_list_told_asks_nothing_without_a_request_pointing_back() -> None:

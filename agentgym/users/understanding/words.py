@@ -196,13 +196,22 @@ _ASKS_FOR_THE_ABOVE = re.compile(r"(?<=[a-z0-9)\]])\.(?=\s+(?:(?:(?:could|can|wo
 
 
 #: A lead that says the list after its colon is what the assistant still needs from the user ("I
-#: need: area, budget, rating.", "To search we need: ...", "Details needed: ...", "Still missing:
-#: ..."): it asks the list, as "tell me:" does. The colon is what makes it a request: "I need to
-#: check availability" or "that's all I need" ask nothing, nor do "Details needed: none" and a
-#: place's lack ("Wild Plate is still missing: a private room").
-_NEEDS_LEAD = re.compile(r"(?<![a-z'])(?<!is )(?<!are )(?<!was )(?:(?:i|we)(?: will| would|'ll|'d)? need(?: from you)?|needed from you|(?:info|information|details?) "
-                         r"needed(?: (?:to|for) [a-z]+(?: [a-z]+){0,2})?|required (?:info|information|details)|missing (?:info|information|details)|still (?:open|missing)|"
-                         r"(?:open|remaining) (?:points|questions|items|details))[ \t]*:(?![ \t]*(?:none|nothing|n/a)\b)")
+#: need: area, budget, rating.", "To search we need: ...", "Details needed: ...", "Needed to book:
+#: ...", "Still missing: ..."): it asks the list, as "tell me:" does. The colon is what makes it a
+#: request: "I need to check availability" or "that's all I need" ask nothing, nor do "Details
+#: needed: none", a place's lack ("Wild Plate is still missing: a private room") and a bare
+#: "Needed:", which as often heads a recap of what the user said.
+_PURPOSE = r"(?: (?:to|for) [a-z]+(?: [a-z]+){0,2})"
+_NEEDS_LEAD = re.compile(
+    r"(?<![a-z'])(?<!is )(?<!are )(?<!was )(?:"
+    r"(?:i|we)(?: will| would|'ll|'d)? need(?: from you)?|needed from you"
+    rf"|(?:(?:info|information|details?) )?needed{_PURPOSE}|(?:info|information|details?) needed|required{_PURPOSE}"
+    r"|(?:required|missing) (?:info|information|details)|still (?:open|missing)"
+    r"|(?:open|remaining) (?:points|questions|items|details)"
+    r")[ \t]*:(?![ \t]*(?:none|nothing|n/a)\b)")
+#: A blank after a label, left for the user to fill in ("Area: __", "Budget: [ ]"): a question
+#: mark, as "Area? Budget?" asks. A checkbox that heads a line ("[ ] book Wild Plate") is no blank.
+_BLANK = re.compile(r"(?<=:)[ \t]*(?:_{2,}|\[[ \t]?\])")
 
 
 def _normalise(text: str) -> str:
@@ -217,6 +226,8 @@ def _normalise(text: str) -> str:
         text = text.replace("\u2019", "'")
     if " these" in text or " them" in text or " those" in text or " the above" in text:
         text = _ASKS_FOR_THE_ABOVE.sub("?", text)
+    if "__" in text or "[" in text:
+        text = _BLANK.sub(" ?", text)
     if ":" in text and ("need" in text or "open" in text or "required" in text or "missing" in text or "remaining" in text):
         text = _NEEDS_LEAD.sub("tell me:", text)
     return text
