@@ -359,3 +359,18 @@ def test_places_after_a_clause_that_says_they_did_not_work_are_set_aside() -> No
         assert set_aside(msg, [x, y]) == {x.id, y.id}, msg
     for offer in (f"Not sure which you prefer: {x.name} or {y.name}?", f"Two options: {x.name} or {y.name}."):
         assert set_aside(offer, [x, y]) == set(), offer
+
+
+def test_a_place_a_booking_is_moved_off_is_set_aside() -> None:
+    """"New plan ...\\nC Sat afternoon: Golden Spoon 2 (...)\\n...\\nRiverside B forces C off Ember
+    Fork. Shall I submit this plan?": the place C was moved off is no second choice for C (a
+    playtest, Dialog 9209, turn 6, got "I heard more than one place for booking C")."""
+    from playtest_turns import reply_to
+
+    from agentgym.envs.dialog.aside import set_aside
+
+    _env, _actions, said = reply_to("dialog-9209-train.jsonl", 5)
+    assert "more than one place" not in said, said
+    x, y = _env.unwrapped._task.world.places[:2]
+    assert set_aside(f"B forces C off {x.name}; C takes {y.name}.", [x, y]) == {x.id}
+    assert set_aside(f"Moved C off of the {x.name}.", [x, y]) == {x.id}

@@ -63,12 +63,14 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"(ties?|tied|tying)( with [\w ]+?)?,? but|(which|that) (booking )?[a-e] (already )?uses)\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
 #: Z", "chose A over the better-rated X", "beats X", "replaced X with Y", "swapped out X",
-#: "someone else grabbed X", "sorry for having suggested X").
+#: "someone else grabbed X", "sorry for having suggested X", "B forces C off X").
 _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|unlike|but not|over( the| a)?( [\w-]+)?|"
                                r"(beats?|beating|outranks?|outscores?|tops|trumps|edges out|ahead of)( the)?|"
                                r"(replac|swapp?|drop+|cancel+|skipp?)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?|"
                                r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
                                r"except( for)?( the)?|excluding( the)?|without( the)?|"
+                               # a booking moved off a place ("Riverside B forces C off Ember Fork")
+                               r"off( of)?( the)?|"
                                r"(someone|somebody|another \w+)( else)? (grabbed|took|snapped up|booked)( up)?( the)?|"
                                # a mention taken back ("I apologise for having mentioned X", "sorry for suggesting Y")
                                r"(apologi[sz]\w*|sorry|apologies|regret\w*) (for|about) (having |my )?(mention|suggest|propos|"
