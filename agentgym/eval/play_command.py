@@ -170,7 +170,11 @@ def _why_not_judged(c: Any, kind: Any) -> str:
         return "stopped by an injected fault (its retry is judged)"
     if kind == "read":
         # What the read showed may well have decided the agent's next move (a place found full);
-        # correctness judges the plan's steps and writes only, and efficiency judges this read.
+        # correctness judges the plan's steps and writes only, and efficiency judges this read,
+        # unless an injected fault stopped it (efficiency leaves such a call out).
+        if c.injected:
+            return ("a read that is no step of the plan, stopped by an injected fault (correctness judges the plan's "
+                    "steps and the writes; efficiency leaves out what a fault stopped)")
         return "a read that is no step of the plan (correctness judges the plan's steps and the writes; efficiency judges this read)"
     return "a write of a tool no plan uses"
 

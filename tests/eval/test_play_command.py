@@ -205,6 +205,9 @@ def test_a_call_a_fault_stopped_is_listed_as_retried_only_where_it_was_sent_agai
     unjudged = next(x for x in lines if x.startswith("  not judged for correctness:"))
     assert "stopped by an injected fault (its retry is judged): turn 2 check(a, mon)" in unjudged, lines
     assert "turn 3 check(b, tue)" not in unjudged.split("stopped by an injected fault")[1].split(";")[0], lines
+    # Nor is it "judged by efficiency": a call a fault stopped is left out there too (ToolUse 9215 T2).
+    assert ("stopped by an injected fault (correctness judges the plan's steps and the writes; efficiency leaves out "
+            "what a fault stopped): turn 3 check(b, tue)") in unjudged, lines
 
 
 def test_a_stopped_call_that_repeats_one_already_judged_is_listed_as_a_repeat():
