@@ -606,11 +606,25 @@ def test_could_you_asks_for_a_yes_only_to_check_the_work(text: str, asks: bool) 
     ("Proposed writes:\n1. File the incident.\n2. Roll back pricing.\nDo I have your yes? Or only the first?", True),
     ("Planned actions: a refund of the lamp. Is the lamp the one you mean? Was it opened?", True),
     ("Is it right that the lamp arrived damaged? Did you open it?", False),
+    # One question about what others did is a question of fact too (ToolUse 9220: "Has anyone
+    # already filed an incident for this today?" got "Yes, please go ahead.").
+    ("Has anyone already filed an incident for this today?", False),
+    ("Did someone on your team roll anything back?", False),
+    ("Has anyone already filed one? Shall I go ahead with the plan above?", True),
+    ("Is that right?", True),
 ])
 def test_a_plan_or_a_request_for_leave_is_more_than_questions_of_facts(text: str, leave: bool) -> None:
     from agentgym.envs.tooluse.asking import asks_facts_only
 
     assert asks_facts_only(text) is not leave
+
+
+def test_a_lone_question_about_what_others_did_gets_no_yes() -> None:
+    from playtest_turns import played
+
+    env, actions = played("tooluse-9220-test.jsonl", 1)
+    reply = env.step("Has anyone already filed an incident for this today?")[0].strip().splitlines()[-1]
+    assert reply == "[user] What I told you is right; anything else, please check with your tools.", reply
 
 
 def _asked_at(name: str, turns: int, text: str) -> tuple[str, ...]:

@@ -374,14 +374,23 @@ ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|cou
                         re.I)
 
 
+#: A question about what someone else did or does ("Has anyone already filed an incident for
+#: this?", "Did someone roll it back?", "Is your team on it?"): a question of fact, alone too.
+_ABOUT_OTHERS = re.compile(r"\b(?:has|have|had|did|does|do|is|are|was|were)\s+(?:anyone|anybody|someone|somebody|"
+                           r"any(?:one|body)? else|another \w+|(?:your|the|any) (?:team|colleagues?|co-?workers?|"
+                           r"engineers?|on-call))\b", re.I)
+
+
 def asks_facts_only(message: str) -> bool:
-    """Whether a message asks two questions or more, and nothing in it asks leave to act
-    (`ASKS_LEAVE`: "OK to proceed?", "say the word") or says what the assistant will do ("I'll
-    file an incident naming ... Is that the incident you want?" puts a plan): questions before
-    any plan."""
+    """Whether a message asks two questions or more, or only questions about what others did
+    (`_ABOUT_OTHERS`), and nothing in it asks leave to act (`ASKS_LEAVE`: "OK to proceed?", "say
+    the word") or says what the assistant will do ("I'll file an incident naming ... Is that the
+    incident you want?" puts a plan): questions before any plan."""
+    if "?" not in message or ASKS_LEAVE.search(message) is not None or _intent(message) is not None:
+        return False
     # Each question holds a "?" of its own: with fewer than two there are not two questions.
-    return message.count("?") >= 2 and len(questions(message)) >= 2 and ASKS_LEAVE.search(message) is None \
-        and _intent(message) is None
+    asked = questions(message)
+    return (message.count("?") >= 2 and len(asked) >= 2) or (bool(asked) and all(_ABOUT_OTHERS.search(q) for q in asked))
 
 
 #: Words of a question before its mark ("- payout currency?", "Email?", a list's item under a
