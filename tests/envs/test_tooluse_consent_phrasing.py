@@ -731,3 +731,39 @@ def test_an_offer_to_leave_part_of_the_plan_out_asks_no_detail(offer: str) -> No
     plan = actions[6].rsplit("If you would rather not", 1)[0]
     said = env.step(plan + offer)[4]["messages"][-1]["content"]
     assert "put the whole plan" not in said and "my money back where the policy allows" not in said, said
+
+
+@pytest.mark.parametrize("name", ["tooluse-9220-test.jsonl", "tooluse-9236-train.jsonl"])
+def test_a_question_about_what_others_did_beside_a_plan_gets_the_user_s_word_and_the_yes(name: str) -> None:
+    # A playtest's (ToolUse 9238 T1): "has anyone already rolled back ...? And ... OK to file at
+    # the policy severity?" got "Yes, that's right.", as if someone had. The user knows of no one:
+    # it says so first, and its yes to the plan still counts.
+    from playtest_turns import played
+
+    env, actions = played(name, 0)
+    first_write = next(i for i, a in enumerate(actions) if '"file_incident"' in a or '"book_meeting"' in a)
+    plan = max(i for i in range(first_write) if actions[i][:1] not in "{[")  # the message the yes answered
+    asked = False
+    for i, action in enumerate(actions):
+        if i == plan:
+            action = action + " Also, has anyone already acted on this before me?"
+            asked = True
+            reply = env.step(action)
+            said = reply[0].strip().splitlines()[-1]
+            assert said.startswith("[user] Not that I know of."), said
+            *_, terminated, truncated, info = reply
+        else:
+            *_, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    assert asked and info["episode_summary"]["success"], info["episode_summary"].get("outcome")
+
+
+def test_the_word_on_others_comes_once_and_only_to_a_question_about_them() -> None:
+    from agentgym.envs.tooluse.asking import NOT_THAT_I_KNOW, with_word_on_others
+
+    assert with_word_on_others("Did anyone roll it back? OK to file?", "Yes.") == f"{NOT_THAT_I_KNOW} Yes."
+    assert with_word_on_others("Did the deploy roll back? OK to file?", "Yes.") == "Yes."  # no one else named
+    assert with_word_on_others("Has anyone filed one?", "What I told you is right; anything else, please check "
+                               "with your tools.").startswith("What I told you")  # that answer says it already
+    assert with_word_on_others("Someone else may have acted.", "Okay.") == "Okay."  # no question

@@ -17,7 +17,7 @@ from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
-           "asks_facts_only", "asks_go_ahead", "terse_question", "values_asked_open", "without_offer", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "without_offer", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -379,6 +379,20 @@ ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|cou
 _ABOUT_OTHERS = re.compile(r"\b(?:has|have|had|did|does|do|is|are|was|were)\s+(?:anyone|anybody|someone|somebody|"
                            r"any(?:one|body)? else|another \w+|(?:your|the|any) (?:team|colleagues?|co-?workers?|"
                            r"engineers?|on-call))\b", re.I)
+
+
+#: What the user says first to a question about what others did ("Has anyone already rolled it
+#: back?"): only the tools could tell, and the user's task says nothing of it.
+NOT_THAT_I_KNOW = "Not that I know of."
+
+
+def with_word_on_others(message: str, reply: str) -> str:
+    """`reply`, after the user's word on a question of `message` about what others did, when it
+    asks one and `reply` does not already say the tools are to tell (`asks_facts_only`'s answer);
+    a yes beside it ("... Has anyone acted? OK to file it?") would else seem to say someone had."""
+    if not reply or "?" not in message or "check with your tools" in reply:
+        return reply
+    return f"{NOT_THAT_I_KNOW} {reply}" if any(_ABOUT_OTHERS.search(q) for q in questions(message)) else reply
 
 
 def asks_facts_only(message: str) -> bool:

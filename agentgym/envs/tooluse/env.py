@@ -239,8 +239,9 @@ class ToolUseEnv(AgentEnv):
       request for a yes in many words ("Is that OK with you?", "Please confirm and I'll process
       it", "Can I go ahead and issue the refunds?", "Do I have your yes to both writes? Or only
       the incident?"), while questions of facts before any plan ("Is it right that the lamp
-      arrived damaged? Did you open it?") get no yes ("What I told you is right; anything else,
-      please check with your tools."); its answer
+      arrived damaged? Did you open it?", or one about what others did: "Has anyone already filed
+      an incident?") get no yes ("What I told you is right; anything else, please check with
+      your tools."); its answer
       comes from its own request, never from the gold (a right and a wrong plan of the same
       shape get the same answer).
     * A customer who presses (`agentgym.envs.tooluse.consent.Press`; drawn with chance one half

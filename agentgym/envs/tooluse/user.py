@@ -91,6 +91,7 @@ from agentgym.envs.tooluse.asking import (
     spoken,
     terse_question,
     values_asked_open,
+    with_word_on_others,
     without_offer,
 )
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, renumbered, unwanted
@@ -234,7 +235,7 @@ class ToolUseUser(RuleBasedUser):
             consent.grant(message)
         if consent is not None and message.strip() and self._is_plan(message):
             self._put = message
-        return out
+        return out if out.end is not None or out.now else replace(out, text=with_word_on_others(message, out.text))
 
     def _read_go_ahead(self, message: str) -> None:
         """A message that puts work to the user for a yes (`proposes`) is a confirmation
