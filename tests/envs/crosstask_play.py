@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from agentgym.envs.crosstask.comeback import ComeBack
@@ -22,3 +23,13 @@ def at_comeback(env: Any, seed: int, wanted: str) -> tuple[Any, Any, dict[str, A
         obs, _, terminated, truncated, info = env.step(oracle.act(obs, info))
         if terminated or truncated:
             return None
+
+
+def comebacks(env: Any, seeds: range, wanted: str) -> Iterator[tuple[int, Any, Any, Any]]:
+    """For each seed whose session has a come-back with `wanted` in its words (`at_comeback`):
+    the seed, that segment, the booking's world and the place booked before the come-back."""
+    for seed in seeds:
+        found = at_comeback(env, seed, wanted)
+        if found is not None:
+            seg, world, _ = found
+            yield seed, seg, world, world.by_id[world.bookings[seg.move.booking].item_id]

@@ -14,7 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
-from crosstask_play import at_comeback
+from crosstask_play import at_comeback, comebacks
 from playtest_turns import summary_of
 from reporting import told_done
 
@@ -356,12 +356,7 @@ def test_a_late_need_is_met_by_the_best_place_that_has_it_or_by_cancelling(split
 def test_a_budget_that_forgets_the_finance_amount_books_the_wrong_place() -> None:
     env = gym.make(ENV_ID, split="train", difficulty="hard")
     checked = 0
-    for seed in range(120):
-        found = at_comeback(env, seed, "trip allowance")
-        if found is None:
-            continue
-        seg, world, _ = found
-        booked = world.by_id[world.bookings[seg.move.booking].item_id]
+    for seed, seg, world, booked in comebacks(env, range(120), "trip allowance"):
         allowance = re.search(r"team's ([\d.]+) ([A-Z]{3}) trip allowance", seg.move.wanted)
         rate = re.search(r"counting 1 [A-Z]{3} as ([\d.]+) EUR", seg.move.wanted)
         whole = float(allowance.group(1)) * (float(rate.group(1)) if rate else 1.0)
@@ -526,13 +521,8 @@ def test_a_come_back_s_other_candidates_details_are_useful_as_a_dialog_task_s_ar
 def test_a_come_back_s_candidates_meet_what_it_keeps_and_leave_out_the_booked_and_the_target() -> None:
     env = gym.make(ENV_ID, split="train", difficulty="hard")
     listed = 0
-    for seed in range(40):
-        found = at_comeback(env, seed, "best-rated")
-        if found is None:
-            continue
-        seg, world, _ = found
+    for seed, seg, world, booked in comebacks(env, range(40), "best-rated"):
         move = seg.move
-        booked = world.by_id[world.bookings[move.booking].item_id]
         for read in move.useful:
             ids = read["arguments"].get("item_id")
             if read["name"] != "get_details" or not isinstance(ids, dict):

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from agentgym.envs.tooluse.replies import AS_SAID
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
@@ -388,9 +389,11 @@ NOT_THAT_I_KNOW = "Not that I know of."
 
 def with_word_on_others(message: str, reply: str) -> str:
     """`reply`, after the user's word on a question of `message` about what others did, when it
-    asks one and `reply` does not already say the tools are to tell (`asks_facts_only`'s answer);
-    a yes beside it ("... Has anyone acted? OK to file it?") would else seem to say someone had."""
-    if not reply or "?" not in message or "check with your tools" in reply:
+    asks one and `reply` is not already the answer to questions of fact (`AS_SAID`, which says the
+    tools are to tell); a yes beside it ("... Has anyone acted? OK to file it?") would else seem to
+    say someone had."""
+    # Every reply passes here: the whole message is searched first, its questions only on a hit.
+    if not reply or reply == AS_SAID or "?" not in message or _ABOUT_OTHERS.search(message) is None:
         return reply
     return f"{NOT_THAT_I_KNOW} {reply}" if any(_ABOUT_OTHERS.search(q) for q in questions(message)) else reply
 
@@ -402,9 +405,8 @@ def asks_facts_only(message: str) -> bool:
     incident you want?" puts a plan): questions before any plan."""
     if "?" not in message or ASKS_LEAVE.search(message) is not None or _intent(message) is not None:
         return False
-    # Each question holds a "?" of its own: with fewer than two there are not two questions.
     asked = questions(message)
-    return (message.count("?") >= 2 and len(asked) >= 2) or (bool(asked) and all(_ABOUT_OTHERS.search(q) for q in asked))
+    return len(asked) >= 2 or (bool(asked) and all(_ABOUT_OTHERS.search(q) for q in asked))
 
 
 #: Words of a question before its mark ("- payout currency?", "Email?", a list's item under a

@@ -205,7 +205,7 @@ _PURPOSE = r"(?: (?:to|for) [a-z]+(?: [a-z]+){0,2})"
 _NEEDS_LEAD = re.compile(
     r"(?<![a-z'])(?<!is )(?<!are )(?<!was )(?:"
     r"(?:i|we)(?: will| would|'ll|'d)? need(?: from you)?|needed from you"
-    rf"|(?:(?:info|information|details?) )?needed{_PURPOSE}|(?:info|information|details?) needed|required{_PURPOSE}"
+    rf"|(?:info|information|details?) needed{_PURPOSE}?|needed{_PURPOSE}|required{_PURPOSE}"
     r"|(?:required|missing) (?:info|information|details)|still (?:open|missing)"
     r"|(?:open|remaining) (?:points|questions|items|details)"
     r")[ \t]*:(?![ \t]*(?:none|nothing|n/a)\b)")
