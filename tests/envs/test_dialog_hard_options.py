@@ -17,7 +17,7 @@ from dialog_hard_seeds import single_seed
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.envs.dialog import hard_tier
-from agentgym.envs.dialog.options import option_ties
+from agentgym.envs.dialog.options import KEPT_MARK, option_ties
 from agentgym.envs.dialog.tasks import Constraint, satisfying_places
 from agentgym.envs.dialog.user import place_names, places_named, proposal_of, understanding
 from agentgym.envs.dialog.wording import WHICH_ONE
@@ -36,6 +36,11 @@ TIED = (
     # A table of trade-offs, a row a need (a playtest, seed 6072, turn 5).
     "No single place has all of that.\n\n| If you relax... | Best place |\n|---|---|\n| {o} | {h} |\n| {f} | {g} |\n\n"
     "Which one matters least to you?",
+    # Each option said by the need it keeps (a playtest, Dialog 9248 T8: the place that keeps the
+    # need given up was taken for the proposal, turned down and charged).
+    "Nothing has all of that. If {o} matters most, {g}; if {f} matters most, {h}. Which can give way?",
+    "No place has everything. If {f} is essential, I would go with {h}; if {o} is the priority, {g}. "
+    "Which of the two needs can give way?",
 )
 
 
@@ -153,6 +158,14 @@ def test_an_option_is_tied_to_the_need_it_drops_not_the_one_it_keeps() -> None:
     assert option_ties(message, [a, b, c], _needs_in) == {a.id: "wifi", b.id: "parking", c.id: "area"}
 
 
+def test_an_option_said_by_the_need_it_keeps_is_tied_to_keeping_it() -> None:
+    a, b, c = _three_places()
+    message = (f"If the wifi matters most, {a.name}; if the parking is essential, I'd go with {b.name}; "
+               f"if the area isn't essential, {c.name}. Which can give way?")
+    assert option_ties(message, [a, b, c], _needs_in) == {a.id: KEPT_MARK + "wifi", b.id: KEPT_MARK + "parking",
+                                                          c.id: "area"}
+
+
 def test_options_labelled_with_what_they_keep_are_no_proposals() -> None:
     """The user gives up the wifi and takes the option for it; the option for dropping the area it
     keeps is no proposal (a playtest, seed 6881, turn 7: "Summit Quarters won't work for me ...
@@ -190,6 +203,27 @@ def test_a_statement_that_no_need_has_to_give_way_asks_for_none(text: str) -> No
 
     assert not read_compromise(text), text
     assert read_compromise("No place has all of your needs. Which one could give way?")
+
+
+@pytest.mark.parametrize("invitation", [
+    "If you are open on any of these, say so and I will leave it flexible.",
+    "If any of them is flexible, just say which.",
+    "If you're flexible on any of these, let us know.",
+])
+@pytest.mark.parametrize("split", ("train", "test"))
+def test_an_invitation_to_say_which_needs_are_flexible_beside_questions_gets_them_answered(split: str,
+                                                                                         invitation: str) -> None:
+    """A request to say which needs are flexible, beside questions for the needs, asks what they
+    are: the user answers every one, as without it (a playtest, Dialog 9248 T1: "... say so and I
+    will leave it flexible." got a late need and one need, the area, rating and amenities unsaid)."""
+    for seed in (31, 32):
+        plain = gym.make(DIALOG_ID, split=split, difficulty="hard")
+        plain.reset(seed=single_seed(split, seed))
+        env = gym.make(DIALOG_ID, split=split, difficulty="hard")
+        env.reset(seed=single_seed(split, seed))
+        expected = plain.step(ASK_ALL)[4]["messages"][-1]["content"]
+        said = env.step(f"{ASK_ALL} {invitation}")[4]["messages"][-1]["content"]
+        assert said == expected and not env.unwrapped.task.extra.get("relaxed"), (said, expected)
 
 
 @pytest.mark.parametrize("split", ("train", "test"))

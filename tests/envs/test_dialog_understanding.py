@@ -855,6 +855,53 @@ def test_a_proposal_beside_places_set_aside_proposes_the_one_left(name: str) -> 
         assert WHICH_ONE not in user.reply(text, 1).text, (name, text)
 
 
+#: Places named only as examples of what there is, beside a question for a need (a playtest,
+#: CrossTask 9241 T9: "... spread over most areas (e.g. Hazel Bench in University Quarter, Olive
+#: Table in Northgate, Salt Mug in Harbor, all 5.0) ... Anything else it has to have?" got "You've
+#: named more than one place. Which one would you recommend?"; one place named so was judged as a
+#: proposal, turned down and charged).
+EXAMPLES = (
+    "There are 24 in all, e.g. {a}, {b} and {c}. Which area would you like?",
+    "Plenty to choose from (for example {a} or {b}). What is your budget?",
+    "Plenty of choice, such as {a}. Which area do you prefer?",
+    "There are places like {a} and {b}. Any area preference?",
+    "Lots of options, including {a}, {b} and {c}; what matters most to you?",
+    "**What I found:** many fit (e.g. {a}, {b}) \u2014 too many to pick from blind.\n\n**Anything else it must have?**",
+)
+#: Proposals with an example's words in them: still proposals.
+EXAMPLE_WORDS_IN_PROPOSALS = (
+    "For example, {a} fits everything. Shall I book it?",
+    "Something like {a} would suit you. Want me to book it?",
+    "Places like {b} are popular, but I'd suggest {a}. Shall I book it?",
+    "I'd like to book {a} for you. OK?",
+    "If you like, {a} is free then. Shall I book it?",
+    "{a} looks like the best fit. Shall I book it?",
+    "I'd recommend {a}, for example, since it is rated higher than places such as {b}. Shall I book it?",
+)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_places_named_as_examples_are_no_proposal_nor_a_choice_to_make(name: str) -> None:
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.user import WHICH_ONE, DialogUser
+
+    task = generate_task(7, {"domain": name, "difficulty": "easy"})
+    a, b, c = task.world.places[:3]
+    for form in EXAMPLES:
+        user = DialogUser(task, fast_stream(7, "user"))
+        text = form.format(a=a.name, b=b.name, c=c.name)
+        assert user.proposed_call(text) is None, (name, text)
+        reply = user.reply(text, 1).text
+        assert WHICH_ONE not in reply and "won't work" not in reply and user._costs == 0, (name, text, reply)
+        assert a.name not in reply, (name, text, reply)
+    for form in EXAMPLE_WORDS_IN_PROPOSALS:
+        user = DialogUser(task, fast_stream(7, "user"))
+        text = form.format(a=a.name, b=b.name, c=c.name)
+        call = user.proposed_call(text)
+        assert call is not None and call[1]["item_id"] == a.id, (name, text)
+
+
 def _told_every_need(task: Any) -> tuple[Any, Any]:
     """A task's first gold place, and its user once asked every slot at once (turn 1)."""
     from agentgym.core.seeding import fast_stream

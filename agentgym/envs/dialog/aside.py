@@ -14,7 +14,7 @@ import re
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 
-__all__ = ["asked_about", "aside_mentions", "set_aside"]
+__all__ = ["asked_about", "aside_mentions", "examples", "set_aside"]
 
 
 #: Where the words said of a place end, after it: a sentence end (not a decimal point), a
@@ -266,6 +266,36 @@ def set_aside(message: str, places: list[Place]) -> set[str]:
     mentions = aside_mentions(message, places)
     kept = {place.id for place, _, _, gone in mentions if not gone}
     return {place.id for place, _, _, _ in mentions} - kept
+
+
+#: Words that bring in places as examples of what there is ("e.g. X", "for example X or Y",
+#: "such as X", "including X and Y", "places like X"). "like" as a verb is another word (`_LIKE_VERB`).
+_EXAMPLE = re.compile(r"(?<![\w.])(?:e\.?g\b\.?|for (?:example|instance)\b|such as\b|including\b|like\b)")
+#: The words before "like" that make it a verb ("would you like X", "I'd like X", "looks like X is free").
+_LIKE_VERB = re.compile(r"(?:\b(?:would|you|i|we|they|do|does|did|don't|doesn't|didn't|looks?|seems?|sounds?|feels?|"
+                        r"just|really|might|may|to)|['’]d)\s+$")
+#: Where the words that bring in an example stop, looking back from a place: a sentence end (not
+#: a decimal point, nor an abbreviation's stop as in "e.g."), a semicolon, a line break or a
+#: closing bracket ("(e.g. X, Y) Which area?": what follows the bracket is no example).
+_EXAMPLE_BREAK = re.compile(r"(?<!\d)(?<!\b[a-z])[.](?!\d)|[!?;\n)]")
+
+
+def examples(message: str, places: list[Place]) -> set[str]:
+    """Ids of the `places` a message names only as examples of what there is: each mention of it
+    has an example's word between it and the last break before it ("24 cafes fit, e.g. X in
+    Harbor, Y in Northgate. Which area?", "such as X", "places like X and Y"). A person hears
+    those as a picture of the choice, not as a proposal nor a list to pick from."""
+    text = message.lower()
+    if not any(w in text for w in ("e.g", "eg", "for example", "for instance", "such as", "including", "like")):
+        return set()
+    every: dict[str, bool] = {}
+    for place, start, _end in place_mentions(text, places):
+        lead_from = max((m.end() for m in _EXAMPLE_BREAK.finditer(text, 0, start)), default=0)
+        lead = text[lead_from:start]
+        example = any(m.group() != "like" or not _LIKE_VERB.search(lead, 0, m.start())
+                      for m in _EXAMPLE.finditer(lead))
+        every[place.id] = every.get(place.id, True) and example
+    return {pid for pid, example in every.items() if example}
 
 
 #: Where a sentence ends: a sentence end that is no decimal point, a "?" or "!", or a line break.

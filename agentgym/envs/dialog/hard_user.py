@@ -48,7 +48,7 @@ from agentgym.core.task import Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.aside import set_aside
 from agentgym.envs.dialog.hard_tier import flexible_of
 from agentgym.envs.dialog.itinerary_user import PlanUser
-from agentgym.envs.dialog.options import option_ties
+from agentgym.envs.dialog.options import KEPT_MARK, option_ties
 from agentgym.envs.dialog.proposals import places_named
 from agentgym.envs.dialog.tasks import Booking, Constraint, satisfying_places
 from agentgym.envs.dialog.user import DialogUser
@@ -227,7 +227,10 @@ class HardDialogUser(DialogUser):
                 keys = (named[0].name.lower(),)
                 return replace(r, places=keys, recommended=keys, alternatives=())
             return r if r.recommended else replace(r, places=(), recommended=(), alternatives=())
-        given = [p for p in named if ties.get(p.id) == self._dropped.id]
+        dropped = self._dropped.id
+        # The option for that choice: the place tied to giving it up, or to keeping another need.
+        given = [p for p in named if (tie := ties.get(p.id)) == dropped
+                 or (tie is not None and tie.startswith(KEPT_MARK) and tie != KEPT_MARK + dropped)]
         left = given or [p for p in named if p.id not in ties and p.id not in aside]
         keys = tuple(p.name.lower() for p in left)
         return replace(r, places=keys, recommended=keys if len(keys) == 1 else (), alternatives=())

@@ -26,13 +26,22 @@ from typing import Callable, Iterator
 from agentgym.envs.dialog.tasks import Place
 from agentgym.users.understanding.compromise import offers_option
 
-__all__ = ["option_ties", "place_mentions"]
+__all__ = ["KEPT_MARK", "option_ties", "place_mentions"]
 
 #: Where the words that offer a need for a place stop, looking back from it. A full stop
 #: between digits ("rated 4.5") is no break.
 _BREAK = re.compile(r"(?<!\d)(?<!\b[a-z])[.](?!\d)|[!?;:)\n]|\bor\b", re.IGNORECASE)
 #: Words that only bring in an example between a break and a place ("drop the area: e.g. X").
 _BY_WAY_OF = re.compile(r"\b(?:e\.?g|i\.?e|say|for (?:example|instance)|such as|perhaps|maybe)\b\.?", re.IGNORECASE)
+#: Words that say the one need named before a place is the one kept ("if the dance floor is
+#: essential, X", "if the setting matters most, Y"): the place is the option for keeping that
+#: need, so for giving up another. Negated ("if the stage isn't essential") they say the opposite.
+_KEEPS = re.compile(r"\b(?:matters? (?:the )?most|matters? more|(?:is|are) (?:the )?(?:key|point|priority)|essential|"
+                    r"a must|must[- ]have|non[- ]negotiable|crucial|critical|vital|(?:more|most) important|"
+                    r"top priority|deal[- ]?breaker|(?:can ?not|can't|cannot) (?:do|live|go) without)\b")
+_NOT_KEPT = re.compile(r"\b(?:not|never|less|least|no longer)\b|n['’]t\b")
+#: How `option_ties` marks a place tied to a need kept (``KEPT_MARK + id``), not one given up.
+KEPT_MARK = "="
 #: What a need kept is said with ("keep lockers, drop fast wifi: X" offers the wifi alone).
 _KEPT = re.compile(r"\bkeep(?:s|ing)?\b[^,;:]*", re.IGNORECASE)
 #: A bracket right after a place name: what it says is about that place.
@@ -52,7 +61,8 @@ _HAS = re.compile(r"\b(with|has|have|having|offer\w*|serv\w*|includ\w*|that|whic
 
 def option_ties(message: str, places: list[Place], needs_in: Callable[[str], set[str]]) -> dict[str, str]:
     """The need each of `places` is tied to in `message` (see the module docstring), by place
-    id; a place tied to none is left out. `needs_in` gives the ids of the user's needs a piece
+    id: the need it gives up, or ``KEPT_MARK`` and the need it keeps ("if the stage is essential,
+    X"); a place tied to none is left out. `needs_in` gives the ids of the user's needs a piece
     of text names."""
     text = message.lower()
     ties: dict[str, str] = {}
@@ -89,6 +99,9 @@ def _tie(words: str, needs_in: Callable[[str], set[str]], bare: bool) -> str | N
     place is an option for giving up all of them, no proposal while one gives way."""
     needs = needs_in(_KEPT.sub(" ", words))
     plain = words.strip()
+    if needs and offers_option(plain) and _KEEPS.search(plain) and not _NOT_KEPT.search(plain):
+        # "If the dance floor is essential, X": X keeps it (one need kept; several, no tie).
+        return KEPT_MARK + next(iter(needs)) if len(needs) == 1 else None
     if len(needs) > 1 and offers_option(plain):
         return "+".join(sorted(needs))
     if len(needs) != 1:

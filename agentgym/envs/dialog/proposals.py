@@ -1,17 +1,17 @@
 """Which place a message proposes, among those it names: one reading for every Dialog user.
 
-A message may name several places: those it sets aside (`aside.set_aside`), alternatives
-beside a recommendation, options it labels and then picks by label, or the one its closing
+A message may name several places: examples of what there is (`aside.examples`), those it sets
+aside (`aside.set_aside`), alternatives beside a recommendation, options it labels and then picks by label, or the one its closing
 question asks to book. `proposal_of` says which one a person would hear as proposed, or none.
 """
 
 from __future__ import annotations
 
-from agentgym.envs.dialog.aside import asked_about, recommended_by_label, set_aside
+from agentgym.envs.dialog.aside import asked_about, examples, recommended_by_label, set_aside
 from agentgym.envs.dialog.tasks import Place
 from agentgym.users.understanding import Reading, resolve_place
 
-__all__ = ["places_named", "proposal_of"]
+__all__ = ["places_named", "proposal_of", "unexampled"]
 
 
 def places_named(reading: Reading, names: dict[str, Place]) -> list[Place]:
@@ -25,6 +25,20 @@ def places_named(reading: Reading, names: dict[str, Place]) -> list[Place]:
     return list(found.values())
 
 
+def unexampled(named: list[Place], reading: Reading, names: dict[str, Place], message: str) -> list[Place]:
+    """`named` without the places `message` names only as examples (`aside.examples`: "e.g. X",
+    "such as Y"), unless the reading recommends one ("I'd go with something like X") or the
+    closing question asks to book it ("For example, X fits. Shall I book it?")."""
+    shown = examples(message, named) if message and named else set()
+    if not shown:
+        return named
+    picked = {p.id for k in reading.recommended if (p := resolve_place(k, names)) is not None}
+    asked = asked_about(message, named)
+    if asked is not None:
+        picked.add(asked.id)
+    return [p for p in named if p.id not in shown or p.id in picked]
+
+
 def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") -> Place | None:
     """The one place a reading of `message` proposes: the only place it names, or among several
     the only one it does not set aside (`aside.set_aside`: "Ruled out: B, C", "B was taken"),
@@ -33,7 +47,7 @@ def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") ->
     the only one it does not offer as an alternative, else the one its closing question asks to book
     (`aside.asked_about`: "Only X gets daylight. Should I reserve it?"); None when it names none,
     only one it sets aside and does not ask to book, or several with no choice."""
-    named = places_named(reading, names)
+    named = unexampled(places_named(reading, names), reading, names, message)
     if not named:
         return None
     if message and (len(named) > 1 or not reading.recommended):  # one place recommended is proposed

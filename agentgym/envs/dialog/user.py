@@ -46,7 +46,7 @@ from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.aside import aside_mentions
 from agentgym.envs.dialog.domain import DAY_SHORT, DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
-from agentgym.envs.dialog.proposals import places_named, proposal_of
+from agentgym.envs.dialog.proposals import places_named, proposal_of, unexampled
 from agentgym.envs.dialog.tasks import (
     Booking,
     Constraint,
@@ -332,8 +332,9 @@ class DialogUser(RuleBasedUser):
                 return said
             parts.append(said.text)
         elif r.places:
-            named = places_named(r, self._place_names())
-            if len(named) > 1 and proposed is None:
+            names = self._place_names()
+            named = places_named(r, names)
+            if len(named) > 1 and proposed is None and len(unexampled(named, r, names, message)) > 1:
                 parts.append(WHICH_ONE)
             elif named and self._booked(named[0]) and not parts:
                 parts.append(f"You've already booked {named[0].name}.")
