@@ -18,7 +18,7 @@ from agentgym.agents.experts.dialog_plan import read_form
 from agentgym.envs.dialog import hard_tier
 from agentgym.envs.dialog.itinerary import candidates
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
-from agentgym.envs.dialog.itinerary_user import FORM_ANSWER, SUBMIT_ANSWER
+from agentgym.envs.dialog.itinerary_user import FIRM, FORM_ANSWER, SUBMIT_ANSWER, answer
 from agentgym.eval.episode import run_episode
 from agentgym.eval.judging import judge_episode
 
@@ -328,6 +328,22 @@ def test_asked_about_its_requirements_rules_among_them_the_user_restates_the_fir
 
     _env, _actions, reply = reply_to("dialog-8777-train.jsonl", 0)
     assert "The rules say: 1. Each booking must meet its own needs" in reply and " 2. No place may be booked" in reply, reply
+
+
+@pytest.mark.parametrize("question", [
+    "Before I start searching: is anything on your form negotiable? For instance, could any of the ratings bend, "
+    "or is the budget of 120 EUR a hard cap?",
+    "Is the budget firm?",
+    "Any flexibility on the areas?",
+])
+def test_asked_whether_anything_could_give_the_user_says_nothing_is_negotiable_first(question: str) -> None:
+    """Asked whether anything could give, the user restated only the rules the question named
+    ("The rules say: 1. ... 4. ... 5. ..."), which could read as rules 2 and 3 given up (a
+    playtest, Dialog 9259 T1): it says first that nothing is negotiable."""
+    form, rules = ["A: a desk", "B: a cafe"], ["1. one", "2. two", "3. three", "4. four", "5. five"]
+    assert answer(question, form, rules, True).startswith(FIRM + " ")
+    for plain in ("What was the budget again?", "Which areas may the bookings be in?"):
+        assert FIRM not in answer(plain, form, rules, True), plain
 
 
 def test_a_booking_labelled_as_a_key_in_a_code_block_has_its_one_place() -> None:

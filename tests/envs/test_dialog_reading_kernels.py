@@ -119,6 +119,7 @@ def test_the_itinerary_user_reads_requests_and_form_questions_as_its_plain_patte
     import re
 
     from agentgym.envs.dialog import itinerary_user as iu
+    from agentgym.users.understanding.compromise import read_compromise
 
     def plain_answer(message: str, form: list[str], rules: list[str], distinct: bool) -> str:
         text = message.lower()
@@ -146,6 +147,8 @@ def test_the_itinerary_user_reads_requests_and_form_questions_as_its_plain_patte
             said.append("The rules say: " + " ".join(picked))
         if area and not distinct:
             said.append(iu._NO_AREA_RULE)
+        if read_compromise(message).question:
+            said.insert(0, iu.FIRM)
         return " ".join(said) if said else iu.FORM_ANSWER
 
     rng = random.Random(29)  # a fixed corpus, not an episode's draw

@@ -40,8 +40,9 @@ from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.proposals import places_named
 from agentgym.envs.dialog.tasks import Place
 from agentgym.envs.dialog.user import place_names, understanding
+from agentgym.users.understanding.compromise import read_compromise
 
-__all__ = ["PlanUser", "answer", "asks_of_plan", "labelled_places", "plan_heard", "set_aside", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER",
+__all__ = ["PlanUser", "answer", "asks_of_plan", "labelled_places", "plan_heard", "set_aside", "FIRM", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER",
            "SUBMIT_HEARD", "WHOLE_PLAN", "SEVERAL_PLACES"]
 
 #: The user's first message.
@@ -49,6 +50,9 @@ OPENING = "Hi! Could you book the plan from my request form, please?"
 #: The answer to a message that asks nothing about the form.
 FORM_ANSWER = ("Everything I need is on my request form; I have nothing to add. Please book the plan its rules "
                "pick, then submit it.")
+#: What the user says first to a question whether anything on its form could give ("Is
+#: anything negotiable? Is the budget a hard cap?"): the lines it restates then are no choice.
+FIRM = "Nothing on my form is negotiable: every line and every rule holds."
 #: The answer to a question whether a whole plan is fine.
 SUBMIT_ANSWER = "Yes, that plan works for me. Please go ahead and submit it."
 #: The yes to a plan named beside other places (set aside): it says the plan it heard, so an
@@ -189,6 +193,8 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
         said.append("The rules say: " + " ".join(picked))
     if area and not distinct_areas:
         said.append(_NO_AREA_RULE)
+    if read_compromise(message).question:
+        said.insert(0, FIRM)
     return " ".join(said) if said else FORM_ANSWER
 
 
