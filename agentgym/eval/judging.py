@@ -328,6 +328,15 @@ class _Checks:
         return True
 
 
+def _most_specific(hits: list[int], steps: Sequence[Mapping[str, Any]], args: Any) -> int:
+    """Of the open steps a call matches, the one whose arguments name the most of the call's: a
+    read of page 5 completes the plan's page-5 step, not its first page's, which names no page and
+    so matches any; the first in plan order among equals."""
+    if len(hits) == 1 or not isinstance(args, Mapping):
+        return hits[0]
+    return max(hits, key=lambda i: (sum(key in args for key in steps[i].get("arguments") or ()), -i))
+
+
 def _written_since(calls: Sequence[Mapping[str, Any]], written: list[int], c: Mapping[str, Any], k: int) -> bool:
     """Whether a write went through (`written`, in order) after the last call before `c` (call
     `k`) of the same tool with equal arguments that succeeded: the world it acts on or reads has
@@ -417,8 +426,8 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
             if is_commitment(c):
                 written.append(k)
             if open_hits:
-                done[open_hits[0]] = True
-                completes = open_hits[0]
+                completes = _most_specific(open_hits, plan.steps, args)
+                done[completes] = True
         if verdicts is not None:
             why = tuple(f"contradicts {x}" for x in c.get("contradicts") or ()) if is_judged and wrong else ()
             if is_judged and refused:

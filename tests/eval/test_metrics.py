@@ -304,6 +304,21 @@ def test_a_corrupted_result_earns_one_more_read_of_it() -> None:
     assert [c.useful for c in judge_episode(plain).calls] == [True, True, True, False, False, True]
 
 
+def test_a_later_page_completes_its_own_step_not_the_first_pages() -> None:
+    # Straight to page 3 first: that read completes the plan's page-3 step, not its first page's,
+    # which names no page and so matches any (a playtest, ToolUse 9257 T6, was told the page it
+    # had read was "not done"); the first page read after it completes the first step.
+    page3 = {"name": "search", "arguments": {**SEARCH["arguments"], "page": 3}}
+    gold = {**GOLD, "calls": [SEARCH, page3, CHECK, BOOK_STEP]}
+    rec = make_record([call(1, "search", arguments={"area": "harbor", "page": 3}), call(2, "search"),
+                       call(3, "check"), call(4, "book")], gold=gold, success=True)
+    assert [c.completes for c in judge_episode(rec).calls] == [1, 0, 2, 3]
+    assert tool_accuracy([rec])["recall"]["value"] == 1.0
+    in_order = make_record([call(1, "search"), call(2, "search", arguments={"area": "harbor", "page": 3}),
+                            call(3, "check"), call(4, "book")], gold=gold, success=True)
+    assert [c.completes for c in judge_episode(in_order).calls] == [0, 1, 2, 3]
+
+
 def test_recall_is_not_success() -> None:
     # A booking without the reads a sound agent makes completes one step of three.
     rec = make_record([call(1, "book")], success=True)
