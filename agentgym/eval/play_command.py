@@ -185,7 +185,8 @@ def _why_not_useful(c: Any, counted: bool) -> str:
     if c.decoy:
         return "a decoy tool"
     if c.repeat and counted:
-        return "a repeat: one check of a read before a write counts, and one more read per corrupted result"
+        return ("a repeat: one check of a read counts, sent in a later turn than the read and before a write, "
+                "and one more read per corrupted result")
     return "no step of the plan" if not c.steps else "it failed"
 
 

@@ -109,6 +109,9 @@ def test_the_accounting_says_why_a_call_was_not_useful():
     assert lines[0].endswith("efficiency 4/6, recall 3/3"), lines
     assert "  not efficient (no step of the plan): turn 1 get_details(a)" in lines, lines
     assert any(x.startswith("  not efficient (a repeat: one check") and x.endswith(": turn 4 check(a, mon)") for x in lines), lines
+    # The label says when a check counts: a check sent beside its read was charged with no word of
+    # the turn (CrossTask 9269 T10, ToolUse 9280 T5).
+    assert any("sent in a later turn than the read and before a write" in x for x in lines), lines
     # Correctness leaves out the read and the repeats, each under why (a useful read of the plan's
     # was listed as "a read no plan needs": Dialog 8729 T4, 8732 T5; a check that showed a place full
     # is no "read that decides nothing": CrossTask 9127 T27).
