@@ -201,6 +201,41 @@ def _oracle_plan(task: Any, writes: list[tuple[str, dict[str, Any]]], question: 
     return "\n".join(lines) + "\n" + question
 
 
+def _decimal_comma(text: str) -> str:
+    """`text` with its amounts written with a decimal comma and points between thousands
+    ("1,234.50" -> "1.234,50", "55.20" -> "55,20")."""
+    return re.sub(r"(?<![\w.])(\d{1,3}(?:,\d{3})*)\.(\d{2})(?![\w.])", lambda m: f"{m.group(1).replace(',', '.')},{m.group(2)}", text)
+
+
+def test_amounts_are_read_in_either_written_form() -> None:
+    from agentgym.envs.tooluse.consent import amounts_in
+
+    assert amounts_in("refund of 55,20 USD") == amounts_in("refund of 55.20 USD") == {5520}
+    assert amounts_in("1.234,50 EUR and 1,234.50 EUR") == {123450}
+    assert amounts_in("12,5 EUR") == {1250} and amounts_in("total 1,200 USD") == {120000}
+    assert amounts_in("orders 12,14,16") == {1200, 1400, 1600} and amounts_in("v2.3.1") == set()
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_plan_with_its_amounts_written_with_a_decimal_comma_covers_its_writes(domain: str) -> None:
+    """"refund of 55,20 USD" in a plan the customer said yes to, then the refund of 55.2: refused
+    as a write no plan described, and the task failed (a playtest, ToolUse 9271 T8)."""
+    converted = 0
+    for seed in SEEDS:
+        env, u = _env(domain, seed)
+        task = u.task
+        writes = _writes(task)
+        plan = _oracle_plan(task, writes)
+        written = _decimal_comma(plan)
+        converted += written != plan
+        assert _yes(lambda: env.step(written)[4]["messages"][-1]["content"]) in _YES, (domain, seed, written)
+        for name, args in writes:
+            if any(env.step(_call(name, args))[2:4]):
+                break
+        assert "consent" not in task.world.violations, (domain, seed, written)
+    assert converted or domain in ("calendar", "ops"), domain
+
+
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_a_write_the_plan_did_not_describe_is_a_violation(domain: str) -> None:
     changed = 0

@@ -127,7 +127,12 @@ class Consent:
 #: ("**Store credit**"), as a Markdown reader sees one.
 _HEADING = re.compile(r"^\s*(?:#+\s.*|.*:\s*(?:\*\*|__)?\s*|(?:\*\*|__)[^*_]+(?:\*\*|__)\s*)$")
 _MARKUP = re.compile(r"[*_`|>#]+")
-_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
+#: An amount as written: with a decimal point and commas between thousands ("1,234.50"), or with
+#: a decimal comma and points between thousands ("1.234,50", "55,20": a comma before one or two
+#: last digits is a decimal comma, as "55,20 USD" is 55.20), or plain ("45", "45.5").
+_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
+                     r"|(?<![\w.,])\d{1,3}(?:\.\d{3})+,\d{1,2}(?![\d,])|(?<![\w.,])\d+,\d{1,2}(?![\d,])"
+                     r"|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
 #: Written forms of a value that name it as its plain form does (lower case): an ordinal day
 #: ("3rd" is 3), "p.m." ("pm"), a time in ISO's "Z" ("09:00z" is 09:00, UTC), a currency's
 #: symbol before an amount ("$12.50" names USD 12.50). Each comes with a cheaper test of what it
@@ -211,8 +216,17 @@ def _parts(message: str, anchors: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def amounts_in(text: str) -> set[int]:
-    """The amounts a text names, in cents ("1,234.50", "45", "$45.00")."""
-    return {round(float(m.replace(",", "")) * 100) for m in _NUMBER.findall(text)}
+    """The amounts a text names, in cents ("1,234.50", "45", "$45.00", "1.234,50", "55,20")."""
+    return {round(float(_plain_number(m)) * 100) for m in _NUMBER.findall(text)}
+
+
+def _plain_number(written: str) -> str:
+    """A number of `_NUMBER` as Python reads it: a decimal comma (one or two digits after the last
+    comma) becomes the point and the points between thousands go; else the commas go."""
+    comma = written.rfind(",")
+    if comma >= 0 and len(written) - comma - 1 <= 2:
+        return written[:comma].replace(".", "") + "." + written[comma + 1:]
+    return written.replace(",", "")
 
 
 def describes(plan: list[str], want: Want) -> bool:
