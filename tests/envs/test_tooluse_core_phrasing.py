@@ -428,3 +428,33 @@ def test_a_word_of_another_kind_of_job_beside_a_request_for_a_yes_asks_nothing()
     (a playtest, ToolUse seed 8841, medium noise, turn 5)."""
     env, actions = _kept("tooluse-8841-test.jsonl", "AgentRL/ToolUse-v0", "test", "medium", "medium", 8841, 4)
     assert _reply(env, actions[4]) in _YES
+
+
+@pytest.mark.parametrize("layout", [
+    "So the choice is between:\n(A) {credit} store credit for the grinder now, or\n(B) leave the order as it is for now.\n"
+    "Which would you prefer?",
+    "Options: (A) {credit} store credit now; (B) leave it as is. Which do you prefer?",
+    "Your options:\n- **Option A** - {credit} store credit now\n- **Option B** - leave the order as it is\n\n"
+    "Which one works for you?",
+    "1. {credit} store credit now\n2. leave the order as it is\nWhich would you like?",
+])
+def test_a_question_which_of_the_labelled_options_above_gets_the_wish_they_turn_on(layout: str) -> None:
+    """"(A) 95.00 USD store credit for the grinder now, or (B) leave the order as it is for now.
+    Which would you prefer?" got "Yes, that's right.", as if the account above were read back, and
+    the player asked again (a playtest, ToolUse 9286 T6); the same choice in one sentence got the
+    customer's wish. The question asks which of the options, and is answered so."""
+    env, actions = _kept("tooluse-9286-train.jsonl", "AgentRL/ToolUse-v0", "train", "medium", None, 9286, 5)
+    head = actions[5].split("So the choice is between:")[0]
+    wish = next(d.statement for d in env.unwrapped._task.goal.details if d.slot == "refund")
+    assert _reply(env, head + layout.format(credit="95.00 USD")) == wish
+
+
+def test_options_asked_puts_labelled_options_in_the_question_and_leaves_other_messages() -> None:
+    from agentgym.envs.tooluse.asking import options_asked
+
+    said = options_asked("I can offer two things.\n(A) a refund of 45 USD, or\n(B) store credit.\nWhich would you prefer?")
+    assert said == "I can offer two things.\nWhich would you prefer: a refund of 45 USD, or store credit?", said
+    for other in ("Plan:\n1. refund the lamp\n2. credit the grinder\nShall I go ahead?",
+                  "Your order has 3 items. Which one?", "The total is 45.00 USD. Which currency?",
+                  "(B) store credit, or (A) a refund. Which?", "Which would you prefer?"):
+        assert options_asked(other) is None, other

@@ -518,6 +518,48 @@ def asking_part(message: str) -> str:
     return " ".join(part)
 
 
+#: An option's label: "(A)", "B)", "2.", "Option B:", "**Option A** -", at a line's start or after a
+#: break; a label needs its bracket or mark ("A refund ..." is no option).
+_LABEL = re.compile(r"(?:^|(?<=[\s:;,]))(?:\*\*|__)?(?:\((?P<p>[a-d1-4])\)|(?P<b>[a-d1-4])[.)](?=\s)|"
+                    r"option\s+(?P<o>[a-d1-4])\b[.:)]?)(?:\*\*|__)?\s*[:\u2013\u2014-]?\s*", re.I | re.M)
+#: A question that only asks which of the options before it ("Which would you prefer?", "Which one works for you?").
+_WHICH_BEFORE = re.compile(r"(?:^|(?<=[.!?:\n])\s*)(?:so|and|then)?,?\s*(?:which|what)\b[^?\d\n.!]{0,40}\?\s*$", re.I)
+
+
+#: What ends an option before the next label: marks, bullets and a joining "or".
+_TRAILING = re.compile(r"[\s,;.*\u2022-]*(?:\bor\b)?[\s,;.*\u2022-]*$")
+
+
+def options_asked(message: str) -> str | None:
+    """A message that ends with a question asking only which of the labelled options before it
+    ("(A) 95.00 USD store credit now, or (B) leave the order as it is. Which would you prefer?"),
+    with the options said in the question ("Which would you prefer: 95.00 USD store credit now, or
+    leave the order as it is?"), as a person reads it; None for any other message. A question that
+    names nothing asks about what is before it, and the options are what it offers."""
+    tail = message.rstrip()[-64:].lower()
+    if not tail.endswith("?") or "which" not in tail and "what" not in tail:
+        return None  # most messages: the question must end the message and ask which
+    text = message.strip().replace("**", "").replace("__", "")
+    which = _WHICH_BEFORE.search(text, max(0, len(text) - 64))
+    if which is None or "(" not in text and ")" not in text and "option" not in text.lower() and "." not in text:
+        return None
+    before = text[:which.start()]
+    labels = [m for m in _LABEL.finditer(before)]
+    keys = [(m.group("p") or m.group("b") or m.group("o")).lower() for m in labels]
+    first = next((k for k in range(len(keys) - 1) if keys[k] in "a1" and keys[k + 1] == chr(ord(keys[k]) + 1)), None)
+    if first is None:
+        return None
+    labels, options = labels[first:], []
+    for k, m in enumerate(labels):
+        if k and (m.group("p") or m.group("b") or m.group("o")).lower() != chr(ord(keys[first]) + k):
+            return None  # labels out of order: a list of something else
+        stop = labels[k + 1].start() if k + 1 < len(labels) else len(before)
+        options.append(_TRAILING.sub("", before[m.end():stop]))
+    question = text[which.start():].strip().rstrip("?").rstrip()
+    head = before[:labels[0].start()].rstrip().rstrip("*\u2022-").rstrip()
+    return f"{head}\n{question}: {', or '.join(options)}?"
+
+
 @lru_cache(maxsize=512)
 def spoken(phrase: str) -> re.Pattern[str]:
     """Where a slot's word is said, a word of the sentence allowed inside a two-word phrase ("roll

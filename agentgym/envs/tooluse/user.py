@@ -84,6 +84,7 @@ from agentgym.envs.tooluse.asking import (
     asks_yes,
     claims,
     offers_more,
+    options_asked,
     plan_only,
     proposes,
     questions,
@@ -385,10 +386,11 @@ class ToolUseUser(RuleBasedUser):
 
     def _answer_message(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         """The reply to a message, before the hard tier's check of a plan against what was asked."""
+        if (inline := options_asked(message)) is not None:  # "(A) ... (B) ... Which would you prefer?"
+            r, message = self._read(inline), inline
         if self._tier and r.asked and r.confirm and self._said_all(r.asked):
-            # "Shall I go ahead with the store credit?": every detail it names is said, so the
-            # question is the plan's, answered as any confirmation (below). The tier's alone:
-            # the other difficulties keep their episodes.
+            # "Shall I go ahead with the store credit?": every detail it names is said, so the question
+            # is the plan's, answered as any confirmation (below). The tier's alone: the others' episodes stay.
             return self._confirmation(message)
         if r.asked and r.confirm:
             # A question to go ahead asks what its asking sentences ask, with the values they name:
