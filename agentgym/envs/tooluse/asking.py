@@ -530,6 +530,7 @@ _WHICH_BEFORE = re.compile(r"(?:^|(?<=[.!?:\n])\s*)(?:so|and|then)?,?\s*(?:which
 _TRAILING = re.compile(r"[\s,;.*\u2022-]*(?:\bor\b)?[\s,;.*\u2022-]*$")
 
 
+@lru_cache(maxsize=512)
 def options_asked(message: str) -> str | None:
     """A message that ends with a question asking only which of the labelled options before it
     ("(A) 95.00 USD store credit now, or (B) leave the order as it is. Which would you prefer?"),
@@ -539,6 +540,9 @@ def options_asked(message: str) -> str | None:
     tail = message.rstrip()[-64:].lower()
     if not tail.endswith("?") or "which" not in tail and "what" not in tail:
         return None  # most messages: the question must end the message and ask which
+    last = tail[max(tail.rfind(mark, 0, len(tail) - 1) for mark in ".!?:\n") + 1:].lstrip(" *_")
+    if not last.startswith(("which", "what", "so", "and", "then")):  # the last sentence asks which
+        return None
     text = message.strip().replace("**", "").replace("__", "")
     which = _WHICH_BEFORE.search(text, max(0, len(text) - 64))
     if which is None or "(" not in text and ")" not in text and "option" not in text.lower() and "." not in text:
@@ -554,7 +558,7 @@ def options_asked(message: str) -> str | None:
         if k and (m.group("p") or m.group("b") or m.group("o")).lower() != chr(ord(keys[first]) + k):
             return None  # labels out of order: a list of something else
         stop = labels[k + 1].start() if k + 1 < len(labels) else len(before)
-        options.append(_TRAILING.sub("", before[m.end():stop]))
+        options.append(_TRAILING.sub("", before[m.end():stop].partition("\n")[0]))  # an option ends its line
     question = text[which.start():].strip().rstrip("?").rstrip()
     head = before[:labels[0].start()].rstrip().rstrip("*\u2022-").rstrip()
     return f"{head}\n{question}: {', or '.join(options)}?"
