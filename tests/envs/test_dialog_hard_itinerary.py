@@ -16,9 +16,10 @@ import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
 from agentgym.agents.experts.dialog_plan import read_form
 from agentgym.envs.dialog import hard_tier
+from agentgym.envs.dialog.aside import asks_leave_to_check
 from agentgym.envs.dialog.itinerary import candidates
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
-from agentgym.envs.dialog.itinerary_user import FIRM, FORM_ANSWER, SUBMIT_ANSWER, answer
+from agentgym.envs.dialog.itinerary_user import CHECK_ANSWER, FIRM, FORM_ANSWER, SUBMIT_ANSWER, answer
 from agentgym.eval.episode import run_episode
 from agentgym.eval.judging import judge_episode
 
@@ -344,6 +345,35 @@ def test_asked_whether_anything_could_give_the_user_says_nothing_is_negotiable_f
     assert answer(question, form, rules, True).startswith(FIRM + " ")
     for plain in ("What was the budget again?", "Which areas may the bookings be in?"):
         assert FIRM not in answer(plain, form, rules, True), plain
+
+
+@pytest.mark.parametrize("text, leave", [
+    ("Is it all right if I now check which of these 30 places are open at each booking's day and time?", True),
+    ("May I check Forge Hub for Tuesday morning, and re-check the places that came back as full?", True),
+    ("Before I put a plan together, may I run a few more checks (Forge Hub on Tuesday morning)?", True),
+    ("Should I quickly verify the prices?", True),
+    ("A: X, B: Y, C: Z. Shall I submit this plan?", False),
+    ("Shall I check out with this plan?", False),
+    ("Plan: A X, B Y. Is that OK? May I check availability first?", False),
+    ("May I confirm the plan?", False),
+    ("The plan: A X, B Y. Can I check that this is fine with you?", False),
+])
+def test_a_question_that_asks_leave_to_look_something_up_is_told_apart(text: str, leave: bool) -> None:
+    assert asks_leave_to_check(text) is leave
+
+
+def test_asked_leave_to_check_places_the_user_says_go_ahead_and_hears_no_plan() -> None:
+    """"Here is what the checks showed ... (places of every booking). May I check Forge Hub for
+    Tuesday morning ...?" got "I heard more than one place for bookings A, B, C and E", and a
+    request to check before any plan brought the user's change of mind meant for a plan (a
+    playtest, Dialog 9300 T4, T7, T8)."""
+    env = gym.make("AgentRL/Dialog-v0", split="test", difficulty="hard")
+    env.reset(seed=9300)
+    places = env.unwrapped.task.world.places[:6]
+    listing = ", ".join(p.name for p in places)
+    reply = env.step(f"Here is what the checks showed: open then are {listing}. May I check {places[0].name} for "
+                     "Tuesday morning, and re-check the places that came back as full?")[0]
+    assert CHECK_ANSWER in reply and "changed my mind" not in reply and "more than one place" not in reply, reply
 
 
 def test_a_booking_labelled_as_a_key_in_a_code_block_has_its_one_place() -> None:

@@ -902,6 +902,31 @@ def test_places_named_as_examples_are_no_proposal_nor_a_choice_to_make(name: str
         assert call is not None and call[1]["item_id"] == a.id, (name, text)
 
 
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_place_the_assistant_asks_leave_to_check_is_no_proposal(name: str) -> None:
+    """"{a} looks like the strongest option. May I check its details and whether it is free on
+    Tuesday morning?" was judged as a proposal: "won't work for me. It isn't available when I need
+    it ... I'm starting to lose my patience" (a playtest, CrossTask 9302 T4). A look-up asked leave
+    for is no proposal; asked beside "Shall I book it?", the proposal stands."""
+    from agentgym.core.seeding import fast_stream
+    from agentgym.envs.dialog.tasks import generate_task
+    from agentgym.envs.dialog.user import DialogUser
+    from agentgym.envs.dialog.wording import GO_CHECK
+
+    task = generate_task(7, {"domain": name, "difficulty": "easy"})
+    a, b = task.world.places[:2]
+    for form in ("{a} looks like the strongest option. May I check its details and whether it is free then?",
+                 "Found {a} and {b}. Is it all right if I check their availability first?",
+                 "{a} seems best. Should I verify that it is open then?"):
+        user = DialogUser(task, fast_stream(7, "user"))
+        text = form.format(a=a.name, b=b.name)
+        assert user.proposed_call(text) is None, (name, text)
+        assert user.reply(text, 1).text == GO_CHECK and user._costs == 0, (name, text)
+    user = DialogUser(task, fast_stream(7, "user"))
+    call = user.proposed_call(f"{a.name} looks best. Shall I book it? I can check again if you like.")
+    assert call is not None and call[1]["item_id"] == a.id
+
+
 def _told_every_need(task: Any) -> tuple[Any, Any]:
     """A task's first gold place, and its user once asked every slot at once (turn 1)."""
     from agentgym.core.seeding import fast_stream

@@ -31,7 +31,7 @@ import re
 import numpy as np
 
 from agentgym.core.task import SimulatedUser, Task, UserTurn
-from agentgym.envs.dialog.aside import aside_mentions, set_aside
+from agentgym.envs.dialog.aside import aside_mentions, asks_leave_to_check, set_aside
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
@@ -42,7 +42,7 @@ from agentgym.envs.dialog.tasks import Place
 from agentgym.envs.dialog.user import place_names, understanding
 from agentgym.users.understanding.compromise import read_compromise
 
-__all__ = ["PlanUser", "answer", "asks_of_plan", "labelled_places", "plan_heard", "set_aside", "FIRM", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER",
+__all__ = ["PlanUser", "answer", "asks_of_plan", "labelled_places", "plan_heard", "set_aside", "CHECK_ANSWER", "FIRM", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER",
            "SUBMIT_HEARD", "WHOLE_PLAN", "SEVERAL_PLACES"]
 
 #: The user's first message.
@@ -53,6 +53,8 @@ FORM_ANSWER = ("Everything I need is on my request form; I have nothing to add. 
 #: What the user says first to a question whether anything on its form could give ("Is
 #: anything negotiable? Is the budget a hard cap?"): the lines it restates then are no choice.
 FIRM = "Nothing on my form is negotiable: every line and every rule holds."
+#: The answer to a last question that asks leave to look something up (`asks_leave_to_check`).
+CHECK_ANSWER = "Sure, go ahead and check. Everything I need is on my request form."
 #: The answer to a question whether a whole plan is fine.
 SUBMIT_ANSWER = "Yes, that plan works for me. Please go ahead and submit it."
 #: The yes to a plan named beside other places (set aside): it says the plan it heard, so an
@@ -456,6 +458,8 @@ class PlanUser(SimulatedUser):
         return OPENING
 
     def reply(self, message: str, turn: int) -> UserTurn:
+        if "?" in message and asks_leave_to_check(message):
+            return UserTurn(CHECK_ANSWER)  # "May I check X for Tuesday?" asks no yes to a plan
         reading = self._read(message)
         text = message.lower()
         gold: PlanGold = self._task.gold

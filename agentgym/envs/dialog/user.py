@@ -43,7 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
-from agentgym.envs.dialog.aside import aside_mentions
+from agentgym.envs.dialog.aside import aside_mentions, asks_leave_to_check
 from agentgym.envs.dialog.domain import DAY_SHORT, DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.proposals import places_named, proposal_of, unexampled
@@ -66,6 +66,7 @@ from agentgym.envs.dialog.wording import (
     EMPTY,
     EVERYTHING,
     GIVE_UP,
+    GO_CHECK,
     GREETINGS,
     NO_PREFERENCE,
     PROCEED,
@@ -318,6 +319,9 @@ class DialogUser(RuleBasedUser):
 
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         """The reply to a message the user can place: its text, or the turn that ends the dialog."""
+        if "?" in message and self._checking is None and asks_leave_to_check(message):
+            # "X looks best. May I check whether it is free on Tuesday?": a look-up, not a proposal.
+            return GO_CHECK
         parts: list[str] = []
         proposed = self._proposed(r, message)
         got = self._proposal(r, proposed)  # before the truth: naming the place asked about answers

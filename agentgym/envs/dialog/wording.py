@@ -14,7 +14,7 @@ from agentgym.envs.dialog.domain import DAYS, Domain
 from agentgym.envs.dialog.tasks import Constraint
 from agentgym.users.stock import KEYWORDS, REPHRASE
 
-__all__ = ["statement", "WISH_FORM", "relative_time", "RELATIVE_DAYS", "come_back", "also_need", "clause", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE",
+__all__ = ["statement", "WISH_FORM", "relative_time", "RELATIVE_DAYS", "come_back", "also_need", "clause", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE", "GO_CHECK",
            "GREETINGS", "ACCEPT", "GIVE_UP", "WARNING", "EVERYTHING", "PROCEED", "NO_PREFERENCE", "SLOT_NOUN",
            "VAGUE", "QUESTION_FOR", "EMPTY", "RIGHT", "WHICH_PLACE", "CANCELLED", "CANCELLED_NONE", "stock"]
 
@@ -57,6 +57,8 @@ PROCEED = ("Okay. Please find something that fits and book it.", "Sounds good, g
 SMALL_TALK = "All good here, thanks! Can we get back to finding {a_noun}?"
 #: The reply to a message naming several places with no recommendation among them.
 WHICH_ONE = "You've named more than one place. Which one would you recommend?"
+#: The reply to a question that only asks leave to look something up ("May I check X?").
+GO_CHECK = "Sure, go ahead and check."
 #: The reply to an empty message.
 EMPTY = "Sorry, I didn't get that. Can you help me find {a_noun}?"
 #: The reply to a restatement of values that are the user's own.
@@ -82,7 +84,7 @@ QUESTION_FOR = {
     "price": "What is your budget?",
 }
 #: Replies that carry nothing beyond the reply itself, with ``{a_noun}`` still to fill in.
-_STOCK = (*ACCEPT, GIVE_UP, WARNING, EVERYTHING, *PROCEED, REPHRASE, SMALL_TALK, KEYWORDS, WHICH_ONE, EMPTY, RIGHT,
+_STOCK = (*ACCEPT, GIVE_UP, WARNING, EVERYTHING, *PROCEED, REPHRASE, SMALL_TALK, KEYWORDS, WHICH_ONE, GO_CHECK, EMPTY, RIGHT,
           WHICH_PLACE, CANCELLED, CANCELLED_NONE)
 #: Words that stay capitalised after a colon.
 _KEEP_CASE = ("I ", "I'", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
