@@ -16,7 +16,6 @@ import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
 from agentgym.agents.experts.dialog_plan import read_form
 from agentgym.envs.dialog import hard_tier
-from agentgym.envs.dialog.aside import asks_leave_to_check
 from agentgym.envs.dialog.itinerary import candidates
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
 from agentgym.envs.dialog.itinerary_user import CHECK_ANSWER, FIRM, FORM_ANSWER, SUBMIT_ANSWER, answer
@@ -345,21 +344,6 @@ def test_asked_whether_anything_could_give_the_user_says_nothing_is_negotiable_f
     assert answer(question, form, rules, True).startswith(FIRM + " ")
     for plain in ("What was the budget again?", "Which areas may the bookings be in?"):
         assert FIRM not in answer(plain, form, rules, True), plain
-
-
-@pytest.mark.parametrize("text, leave", [
-    ("Is it all right if I now check which of these 30 places are open at each booking's day and time?", True),
-    ("May I check Forge Hub for Tuesday morning, and re-check the places that came back as full?", True),
-    ("Before I put a plan together, may I run a few more checks (Forge Hub on Tuesday morning)?", True),
-    ("Should I quickly verify the prices?", True),
-    ("A: X, B: Y, C: Z. Shall I submit this plan?", False),
-    ("Shall I check out with this plan?", False),
-    ("Plan: A X, B Y. Is that OK? May I check availability first?", False),
-    ("May I confirm the plan?", False),
-    ("The plan: A X, B Y. Can I check that this is fine with you?", False),
-])
-def test_a_question_that_asks_leave_to_look_something_up_is_told_apart(text: str, leave: bool) -> None:
-    assert asks_leave_to_check(text) is leave
 
 
 def test_asked_leave_to_check_places_the_user_says_go_ahead_and_hears_no_plan() -> None:

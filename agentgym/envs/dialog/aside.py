@@ -14,7 +14,7 @@ import re
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 
-__all__ = ["asked_about", "aside_mentions", "asks_leave_to_check", "examples", "set_aside"]
+__all__ = ["asked_about", "aside_mentions", "examples", "set_aside"]
 
 
 #: Where the words said of a place end, after it: a sentence end (not a decimal point), a
@@ -296,27 +296,6 @@ def examples(message: str, places: list[Place]) -> set[str]:
                       for m in _EXAMPLE.finditer(lead))
         every[place.id] = every.get(place.id, True) and example
     return {pid for pid, example in every.items() if example}
-
-
-#: A question that asks leave to look something up, not for a yes to a plan: "May I check Forge Hub
-#: for Tuesday morning?", "Is it all right if I now check which are open?", "Shall I verify the
-#: prices first?", "Can I run a few more checks?". ("confirm" is left out: "confirm the plan" asks a yes.)
-_LOOK_UP = r"(?:re-?check(?!\s*out)|check(?!\s*out)|verify|look\s+(?:up|into|at)|search|run\b[^?]{0,40}?\bchecks?|see\s+(?:if|whether))\b"
-_LEAVE_TO_CHECK = re.compile(r"(?:^\W*|[,;:]\s*|\b(?:so|and|then|now)\s+)(?:(?:may|can|could|shall|should)\s+i|(?:is\s+it|would\s+it\s+be)\s+(?:all\s+right|alright|"
-                             r"ok(?:ay)?|fine)\s+(?:if\s+i|for\s+me\s+to))\s+(?:\w+ly\s+|now\s+|first\s+|also\s+|just\s+)?"
-                             + _LOOK_UP)
-#: What makes a check the user's word ("Can I check that this is fine with you?", "... your approval").
-_OF_YOU = re.compile(r"\b(?:with|by|to)\s+you\b|\byour\s+(?:yes|ok|okay|approval|go-ahead|agreement|confirmation)\b")
-#: Where a message splits into sentences, to find its questions.
-_QUESTION_SPLIT = re.compile(r"(?<=[!?])\s*|[.](?!\d)\s*|\n+")
-
-
-def asks_leave_to_check(message: str) -> bool:
-    """Whether every question of `message` asks leave to look something up (`_LEAVE_TO_CHECK`): a
-    read needs no yes, and a person answers it so, not as a question about a plan. Beside another
-    question ("Is that OK? May I check availability first?") the plan's question stands."""
-    asked = [s.strip().lstrip("*_#>-\u2022 ") for s in _QUESTION_SPLIT.split(message.lower()) if s.strip().endswith("?")]
-    return bool(asked) and all(_LEAVE_TO_CHECK.search(q) is not None and _OF_YOU.search(q) is None for q in asked)
 
 
 #: Where a sentence ends: a sentence end that is no decimal point, a "?" or "!", or a line break.

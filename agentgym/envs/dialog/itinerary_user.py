@@ -31,7 +31,7 @@ import re
 import numpy as np
 
 from agentgym.core.task import SimulatedUser, Task, UserTurn
-from agentgym.envs.dialog.aside import aside_mentions, asks_leave_to_check, set_aside
+from agentgym.envs.dialog.aside import aside_mentions, set_aside
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
@@ -41,6 +41,7 @@ from agentgym.envs.dialog.proposals import places_named
 from agentgym.envs.dialog.tasks import Place
 from agentgym.envs.dialog.user import place_names, understanding
 from agentgym.users.understanding.compromise import read_compromise
+from agentgym.users.understanding.look_up import asks_leave_to_look
 
 __all__ = ["PlanUser", "answer", "asks_of_plan", "labelled_places", "plan_heard", "set_aside", "CHECK_ANSWER", "FIRM", "FORM_ANSWER", "OPENING", "SUBMIT_ANSWER",
            "SUBMIT_HEARD", "WHOLE_PLAN", "SEVERAL_PLACES"]
@@ -53,7 +54,7 @@ FORM_ANSWER = ("Everything I need is on my request form; I have nothing to add. 
 #: What the user says first to a question whether anything on its form could give ("Is
 #: anything negotiable? Is the budget a hard cap?"): the lines it restates then are no choice.
 FIRM = "Nothing on my form is negotiable: every line and every rule holds."
-#: The answer to a last question that asks leave to look something up (`asks_leave_to_check`).
+#: The answer to a last question that asks leave to look something up (`asks_leave_to_look`).
 CHECK_ANSWER = "Sure, go ahead and check. Everything I need is on my request form."
 #: The answer to a question whether a whole plan is fine.
 SUBMIT_ANSWER = "Yes, that plan works for me. Please go ahead and submit it."
@@ -458,7 +459,7 @@ class PlanUser(SimulatedUser):
         return OPENING
 
     def reply(self, message: str, turn: int) -> UserTurn:
-        if "?" in message and asks_leave_to_check(message):
+        if asks_leave_to_look(message):
             return UserTurn(CHECK_ANSWER)  # "May I check X for Tuesday?" asks no yes to a plan
         reading = self._read(message)
         text = message.lower()

@@ -7,9 +7,10 @@ question asks to book. `proposal_of` says which one a person would hear as propo
 
 from __future__ import annotations
 
-from agentgym.envs.dialog.aside import asked_about, asks_leave_to_check, examples, recommended_by_label, set_aside
+from agentgym.envs.dialog.aside import asked_about, examples, recommended_by_label, set_aside
 from agentgym.envs.dialog.tasks import Place
 from agentgym.users.understanding import Reading, resolve_place
+from agentgym.users.understanding.look_up import asks_leave_to_look
 
 __all__ = ["places_named", "proposal_of", "unexampled"]
 
@@ -48,7 +49,7 @@ def proposal_of(reading: Reading, names: dict[str, Place], message: str = "") ->
     (`aside.asked_about`: "Only X gets daylight. Should I reserve it?"); None when it names none,
     only one it sets aside and does not ask to book, or several with no choice."""
     named = unexampled(places_named(reading, names), reading, names, message)
-    if not named or "?" in message and asks_leave_to_check(message):  # "May I check X first?" proposes nothing
+    if not named or asks_leave_to_look(message):  # "May I check X first?" proposes nothing
         return None
     if message and (len(named) > 1 or not reading.recommended):  # one place recommended is proposed
         aside = set_aside(message, named)

@@ -43,7 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
-from agentgym.envs.dialog.aside import aside_mentions, asks_leave_to_check
+from agentgym.envs.dialog.aside import aside_mentions
 from agentgym.envs.dialog.domain import DAY_SHORT, DAYS, SLOTS, Domain, load_lexicon
 from agentgym.envs.dialog.fairness import Board
 from agentgym.envs.dialog.proposals import places_named, proposal_of, unexampled
@@ -87,6 +87,7 @@ from agentgym.users.picks import LivePicks
 from agentgym.users.rule_based import RuleBasedUser, asks_if_right, shift_event
 from agentgym.users.stock import KEYWORDS, REPHRASE
 from agentgym.users.understanding import Reading, Understanding, compile_understanding, resolve_place
+from agentgym.users.understanding.look_up import asks_leave_to_look
 
 __all__ = ["DialogUser", "make_user", "statement", "understanding", "place_names", "places_named", "proposal_of",
            "SLOT_ORDER", "REPHRASE", "KEYWORDS", "SMALL_TALK", "WHICH_ONE"]
@@ -319,8 +320,10 @@ class DialogUser(RuleBasedUser):
 
     def _respond(self, r: Reading, message: str, turn: int) -> str | UserTurn:
         """The reply to a message the user can place: its text, or the turn that ends the dialog."""
-        if "?" in message and self._checking is None and asks_leave_to_check(message):
-            # "X looks best. May I check whether it is free on Tuesday?": a look-up, not a proposal.
+        # "X looks best. May I check whether it is free on Tuesday?": a look-up, no proposal nor a
+        # choice to make; one that asks about a need the user holds unsaid gets that need.
+        look = self._checking is None and asks_leave_to_look(message)
+        if look and not self._unsaid(r.asked):
             return GO_CHECK
         parts: list[str] = []
         proposed = self._proposed(r, message)
@@ -338,7 +341,7 @@ class DialogUser(RuleBasedUser):
         elif r.places:
             names = self._place_names()
             named = places_named(r, names)
-            if len(named) > 1 and proposed is None and len(unexampled(named, r, names, message)) > 1:
+            if len(named) > 1 and proposed is None and not look and len(unexampled(named, r, names, message)) > 1:
                 parts.append(WHICH_ONE)
             elif named and self._booked(named[0]) and not parts:
                 parts.append(f"You've already booked {named[0].name}.")

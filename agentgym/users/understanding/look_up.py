@@ -1,0 +1,40 @@
+"""Whether an assistant's questions only ask leave to look something up: one reading for every user.
+
+Careful assistants ask before they read ("May I check Forge Hub for Tuesday morning?", "Is it all
+right if I now check which of these are open?", "May I look into shipping next?"). A person hears
+a read asked for, which needs no yes to any plan, and answers "sure, go ahead"; not a proposal of
+the place named, a plan to agree to, or a question about the alert. A question that also asks to
+act ("May I check it and then book it?", "... and file the incident?") or for the user's word
+("Can I check that this is fine with you?") is none, and beside another question ("Is that OK? May
+I check availability first?") the other question stands.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["asks_leave_to_look"]
+
+#: A look-up: check (not "check out"), verify, look up/into/at, search, review, run checks, see if.
+_LOOK = (r"(?:re-?check(?!\s*out)|check(?!\s*out)|verify|look\s+(?:up|into|at)|take\s+a\s+look|have\s+a\s+look|search|"
+         r"review|run\b[^?]{0,40}?\bchecks?|see\s+(?:if|whether))\b")
+#: Asking leave for it: "may/can/could/shall/should I ...", "is it all right if I ...", at a
+#: question's start or after a break ("Before I plan, may I ...").
+_LEAVE = re.compile(r"(?:^\W*|[,;:]\s*|\b(?:so|and|then|now)\s+)(?:(?:may|can|could|shall|should)\s+i|(?:is\s+it|would\s+it\s+be)\s+"
+                    r"(?:all\s+right|alright|ok(?:ay)?|fine)\s+(?:if\s+i|for\s+me\s+to))\s+(?:\w+ly\s+|now\s+|first\s+|also\s+|just\s+)?"
+                    + _LOOK)
+#: What makes the question one about acting, or about the user's word, after all.
+_NOT_ONLY_LOOKING = re.compile(r"\b(?:with|by|to)\s+you\b|\byour\s+(?:yes|ok|okay|approval|go-ahead|agreement|confirmation)\b|"
+                               r"\b(?:book|reserve|submit|cancel|file|roll\s*back|rollback|refund|transfer|pay|withdraw|"
+                               r"exchange|schedule|invite|proceed|go\s+ahead)\b(?!['\u2019])")
+#: Where a message splits into sentences, to find its questions.
+_SENTENCES = re.compile(r"(?<=[!?])\s*|[.](?!\d)\s*|\n+")
+
+
+def asks_leave_to_look(message: str) -> bool:
+    """Whether every question of `message` only asks leave to look something up (see the module
+    docstring)."""
+    if "?" not in message:
+        return False
+    asked = [s.strip().lstrip("*_#>-\u2022 ") for s in _SENTENCES.split(message.lower()) if s.strip().endswith("?")]
+    return bool(asked) and all(_LEAVE.search(q) is not None and _NOT_ONLY_LOOKING.search(q) is None for q in asked)
