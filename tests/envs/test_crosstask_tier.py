@@ -534,3 +534,22 @@ def test_a_come_back_s_candidates_meet_what_it_keeps_and_leave_out_the_booked_an
                 if move.limit is not None:
                     assert place.price <= move.limit, (seed, pid, move.limit)
     assert listed >= 5, listed
+
+
+def test_the_reads_a_come_back_s_words_point_back_to_are_useful() -> None:
+    """"... at most what's left of the team's 1939.97 GBP trip allowance once the reimbursement you
+    paid earlier is taken out ...": the subtraction by `sum_amounts`, the look-up of the transfer
+    and of the meeting were "not efficient" (playtests, CrossTask 9261 T26, 9293 T31 and T33)."""
+    summary = summary_of("crosstask-9293-train.jsonl", fill_reports=False)
+    verdict = judge_episode({"metrics": summary, "steps": [], "agent_error": None})
+    pointed = [c for c in verdict.calls if c.name in ("sum_amounts", "list_transfers", "list_meetings") and c.turn >= 31]
+    assert pointed and all(c.useful for c in pointed), pointed
+    env = gym.make(ENV_ID, split="train", difficulty="hard")
+    seen = 0
+    for seed, seg, _world, _booked in comebacks(env, range(60), "trip allowance"):
+        names = {read["name"] for read in seg.move.useful}
+        assert "sum_amounts" in names, (seed, names)
+        assert ("list_transfers" in names) == ("reimbursement you paid" in seg.move.wanted), (seed, names)
+        assert ("list_meetings" in names) == ("meeting you set up" in seg.move.wanted), (seed, names)
+        seen += 1
+    assert seen >= 3, seen

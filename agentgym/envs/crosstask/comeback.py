@@ -109,6 +109,8 @@ class Upstream:
                    if c.kind != changed and c not in dropped and c not in self.given_up)
 
 
+#: The look-up of the meeting a come-back's words name ("the day of the meeting you set up for me").
+_MEETING_LOOKUP = {"name": "list_meetings", "arguments": {}}
 #: How the user, agreeing to the place, asks for the move's second step.
 _AND_CANCEL = " and cancel the old booking"
 
@@ -351,8 +353,15 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     left = f"what's left of the team's {allowance // 100}.{allowance % 100:02d} {cur} trip allowance"
     wanted = f"{what} {left} once the {source} earlier is taken out{counted}, {keeps} {at_same_time}"
     why = f"The {world.domain.noun} comes out of the team's trip allowance too, so the one we booked is over budget. "
+    # The words point back to the session: the subtraction they ask for, by the finance tool for
+    # exact sums (the conversion at the stated rate is the user's own arithmetic), and the look-ups
+    # of the reimbursement paid and of the meeting's day.
+    back = ({"name": "sum_amounts", "arguments": {"amounts": {"any_order": [allowance / 100, -spent.cents / 100]}}},)
+    back += ({"name": "list_transfers", "arguments": {}},) if spent.paid else ()
+    back += (_MEETING_LOOKUP,) if meeting else ()
     return ComeBack(b.id, best.id, (b.day, b.slot), day, b.slot, "budget", wanted, why, left_eur, f"within {left}", kept,
-                    dropped, _scope_search(world, b, up, day, best, candidates=tuple(p for p in pool if p.price <= left_eur)))
+                    dropped, _scope_search(world, b, up, day, best, candidates=tuple(p for p in pool if p.price <= left_eur))
+                    + back)
 
 
 def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
@@ -360,7 +369,7 @@ def _meeting_day(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack |
     if day is None or day == b.day or not place.is_open(day, b.slot) or (place.id, day, b.slot) in up.visited:
         return None
     return ComeBack(b.id, place.id, (b.day, b.slot), day, b.slot, MEETING_DAY,
-                    f"the day of the meeting you set up for me, {at_booked_time(b.slot)}")
+                    f"the day of the meeting you set up for me, {at_booked_time(b.slot)}", useful=(_MEETING_LOOKUP,))
 
 
 def _late_needs(world: World, b: Booking, up: Upstream, dropped: tuple[Constraint, ...]) -> tuple[list[Any], list[Any]]:
