@@ -12,6 +12,7 @@ I check availability first?") the other question stands.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["asks_leave_to_look"]
 
@@ -27,14 +28,37 @@ _LEAVE = re.compile(r"(?:^\W*|[,;:]\s*|\b(?:so|and|then|now)\s+)(?:(?:may|can|co
 _NOT_ONLY_LOOKING = re.compile(r"\b(?:with|by|to)\s+you\b|\byour\s+(?:yes|ok|okay|approval|go-ahead|agreement|confirmation)\b|"
                                r"\b(?:book|reserve|submit|cancel|file|roll\s*back|rollback|refund|transfer|pay|withdraw|"
                                r"exchange|schedule|invite|proceed|go\s+ahead)\b(?!['\u2019])")
-#: Where a message splits into sentences, to find its questions.
-_SENTENCES = re.compile(r"(?<=[!?])\s*|[.](?!\d)\s*|\n+")
 
 
+#: Words one of which every question `_LEAVE` reads holds ("may i ...", "if i ...", "for me to ..."),
+#: and one of its look-up verbs.
+_CUES = (" i ", "for me to")
+_VERBS = ("check", "verify", "look", "search", "review", "run", "see ")
+
+
+@lru_cache(maxsize=1024)
 def asks_leave_to_look(message: str) -> bool:
     """Whether every question of `message` only asks leave to look something up (see the module
-    docstring)."""
+    docstring). Memoised: a pure function of the text, read at every message a user answers."""
     if "?" not in message:
         return False
-    asked = [s.strip().lstrip("*_#>-\u2022 ") for s in _SENTENCES.split(message.lower()) if s.strip().endswith("?")]
+    text = message.lower()
+    if not any(cue in text for cue in _CUES) and not text.startswith(("may i ", "can i ", "could i ", "shall i ", "should i ")):
+        return False  # most messages: nothing asks leave
+    if not any(verb in text for verb in _VERBS):
+        return False  # nor to look anything up
+    asked = _questions(text)
     return bool(asked) and all(_LEAVE.search(q) is not None and _NOT_ONLY_LOOKING.search(q) is None for q in asked)
+
+
+def _questions(text: str) -> list[str]:
+    """The questions of `text`: each stretch before a "?" back to the last sentence end before it
+    (a full stop that is no decimal point, a "!" or a line break), stripped of list marks."""
+    out = []
+    for part in text.split("?")[:-1]:
+        cut = max(part.rfind("!"), part.rfind("\n"))
+        dot = part.rfind(".")
+        while dot > cut and part[dot + 1:dot + 2].isdigit():  # "rated 4.5": no sentence end
+            dot = part.rfind(".", 0, dot)
+        out.append(part[max(cut, dot) + 1:].strip().lstrip("*_#>-\u2022 ") + "?")
+    return out
