@@ -526,6 +526,8 @@ _LABEL = re.compile(r"(?:^|(?<=[\s:;,]))(?:\*\*|__)?(?:\((?P<p>[a-d1-4])\)|(?P<b
 _WHICH_BEFORE = re.compile(r"(?:^|(?<=[.!?:\n])\s*)(?:so|and|then)?,?\s*(?:which|what)\b[^?\d\n.!]{0,40}\?\s*$", re.I)
 
 
+#: What a second option's label holds, one of which every choice `options_asked` reads has.
+_SECOND_LABELS = ("b)", "b.", "b:", "2)", "2.", "option b", "option 2")
 #: What ends an option before the next label: marks, bullets and a joining "or".
 _TRAILING = re.compile(r"[\s,;.*\u2022-]*(?:\bor\b)?[\s,;.*\u2022-]*$")
 
@@ -543,9 +545,12 @@ def options_asked(message: str) -> str | None:
     last = tail[max(tail.rfind(mark, 0, len(tail) - 1) for mark in ".!?:\n") + 1:].lstrip(" *_")
     if not last.startswith(("which", "what", "so", "and", "then")):  # the last sentence asks which
         return None
+    low = message.lower()
+    if not any(label in low for label in _SECOND_LABELS):
+        return None  # no second option's label: nothing to choose between
     text = message.strip().replace("**", "").replace("__", "")
     which = _WHICH_BEFORE.search(text, max(0, len(text) - 64))
-    if which is None or "(" not in text and ")" not in text and "option" not in text.lower() and "." not in text:
+    if which is None:
         return None
     before = text[:which.start()]
     labels = [m for m in _LABEL.finditer(before)]

@@ -133,6 +133,8 @@ _MARKUP = re.compile(r"[*_`|>#]+")
 _NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
                      r"|(?<![\w.,])\d{1,3}(?:\.\d{3})+,\d{1,2}(?![\d,])|(?<![\w.,])\d+,\d{1,2}(?![\d,])"
                      r"|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
+#: `_NUMBER`'s plain form alone: what it finds in a text with no comma.
+_PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\d)")
 #: Written forms of a value that name it as its plain form does (lower case): an ordinal day
 #: ("3rd" is 3), "p.m." ("pm"), a time in ISO's "Z" ("09:00z" is 09:00, UTC), a currency's
 #: symbol before an amount ("$12.50" names USD 12.50). Each comes with a cheaper test of what it
@@ -217,6 +219,8 @@ def _parts(message: str, anchors: tuple[str, ...]) -> tuple[str, ...]:
 
 def amounts_in(text: str) -> set[int]:
     """The amounts a text names, in cents ("1,234.50", "45", "$45.00", "1.234,50", "55,20")."""
+    if "," not in text:  # most parts: only the plain form can match
+        return {round(float(m) * 100) for m in _PLAIN_NUMBER.findall(text)}
     return {round(float(_plain_number(m)) * 100) for m in _NUMBER.findall(text)}
 
 
