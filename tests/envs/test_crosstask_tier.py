@@ -553,3 +553,15 @@ def test_the_reads_a_come_back_s_words_point_back_to_are_useful() -> None:
         assert ("list_meetings" in names) == ("meeting you set up" in seg.move.wanted), (seed, names)
         seen += 1
     assert seen >= 3, seen
+
+
+def test_a_come_back_user_asked_leave_to_check_days_names_no_day() -> None:
+    """"May I check its afternoon availability on the following days, e.g. Sunday first, then
+    Monday and so on?" got "Yes, that one: please book it for Sunday afternoon" before any check,
+    telling the day a next-open come-back asks the agent to find (a playtest, CrossTask 9304 T22)."""
+    from playtest_turns import reply_to
+
+    from agentgym.envs.dialog.wording import GO_CHECK
+
+    _env, _actions, said = reply_to("crosstask-9304-train.jsonl", 21)
+    assert said.startswith(GO_CHECK) and "Sunday" not in said, said

@@ -95,6 +95,8 @@ SHARED: dict[str, str] = {
     # message shares one answer, immutable.
     "agentgym.users.rule_based.spelled_out": "a str per message text",
     "agentgym.envs.tooluse.asking.says_done": "a bool per text",
+    "agentgym.envs.tooluse.asking.options_asked": "a str or None per message text",
+    "agentgym.users.understanding.look_up.asks_leave_to_look": "a bool per message text",
     "agentgym.envs.tooluse.consent._norm": "a str per text",
     "agentgym.envs.tooluse.consent._parts": "a tuple of str per (message, anchors); parts hands out lists",
     "agentgym.envs.dialog.tools._value_ranges": "a MappingProxyType per domain, read only",

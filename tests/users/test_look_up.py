@@ -14,6 +14,12 @@ from agentgym.users.understanding.look_up import asks_leave_to_look
     "Should I quickly verify the prices?",
     "I am on it. To start, may I look at the alerts firing now? Nothing will be changed.",
     "Is it OK if I take a look at your orders?",
+    # examples after "e.g." in the question, and a go-ahead asked for the checks (playtests,
+    # Dialog 9303 T6-T7, CrossTask 9304 T22)
+    "May I re-check a few of those results and look at the details of the leading places (e.g. Forge Base 6, "
+    "Forge Works 4) before I propose a plan?",
+    "I'm only asking for your permission to double-check some results. May I go ahead with those checks?",
+    "May I check its afternoon availability on the following days, e.g. Sunday first, then Monday and so on?",
 ])
 def test_a_question_asking_leave_to_look_something_up(text: str) -> None:
     assert asks_leave_to_look(text)
@@ -28,6 +34,7 @@ def test_a_question_asking_leave_to_look_something_up(text: str) -> None:
     "May I check the deploys and then file the incident?",
     "May I check it is free and book it?",
     "Shall I go ahead and file it?",
+    "May I go ahead and book it?",
     "I'll check availability next.",
 ])
 def test_a_question_that_asks_to_act_or_for_the_users_word_is_none(text: str) -> None:

@@ -134,6 +134,9 @@ def test_a_request_that_points_back_to_a_list_asks_for_the_list(text: str) -> No
     "Open points: area, budget, day.",
     "Still missing: area, budget, day.",
     "Remaining questions: area, budget, day.",
+    # in the passive (a playtest, CrossTask 9311 T9: "Sounds good, go ahead and book something that fits.")
+    "So that a suitable place can be proposed, the following details are requested: area, budget, day.",
+    "Information requested: area, budget, day.",
 ])
 def test_a_need_lead_with_a_colon_asks_the_list_after_it(text: str) -> None:
     assert set(read(text).asked) == {"area", "price", "time"}, (text, read(text))
@@ -149,6 +152,15 @@ def test_a_need_lead_with_a_colon_asks_the_list_after_it(text: str) -> None:
 def test_need_without_a_list_after_a_colon_asks_nothing_new(text: str) -> None:
     before = read(text.replace("need", "want")).asked  # the same sentence without the word
     assert read(text).asked == before, (text, read(text))
+
+
+@pytest.mark.parametrize("text", [
+    # a playtest's (CrossTask 9311 T3, finance): "Okay, go ahead with that."
+    "Before a search is run, it is requested that the area you prefer be indicated.",
+    "It is kindly requested that your budget be provided.",
+])
+def test_a_request_put_in_the_passive_asks_what_it_names(text: str) -> None:
+    assert read(text).asked and set(read(text).asked) <= {"area", "price"}, (text, read(text))
 
 
 def test_a_checkbox_heading_a_line_is_no_blank_to_fill_in() -> None:

@@ -30,10 +30,12 @@ from agentgym.envs.dialog.proposals import places_named
 from agentgym.envs.dialog.tasks import Booking, Place, World
 from agentgym.envs.dialog.typos import slip
 from agentgym.envs.dialog.user import place_names, understanding
+from agentgym.envs.dialog.wording import GO_CHECK
 from agentgym.envs.tooluse.asking import asks_go_ahead
 from agentgym.users.rule_based import RuleBasedUser
 from agentgym.users.stock import CONFIRMED, REPHRASE
 from agentgym.users.understanding import Reading
+from agentgym.users.understanding.look_up import asks_leave_to_look
 
 __all__ = ["MoveBooking", "FollowUpUser", "agreed_booking", "checked", "plan_move", "score_move"]
 
@@ -198,6 +200,9 @@ class FollowUpUser(RuleBasedUser):
         return self._request()
 
     def _respond(self, r: Reading, message: str, turn: int) -> str:
+        if asks_leave_to_look(message):
+            # "May I check the days after it, e.g. Sunday first?": a look-up, no day proposed.
+            return GO_CHECK
         said = self._answer(r)
         if said is not None:
             return said

@@ -17,8 +17,9 @@ from functools import lru_cache
 __all__ = ["asks_leave_to_look"]
 
 #: A look-up: check (not "check out"), verify, look up/into/at, search, review, run checks, see if.
+_CHECKS = r"(?:the\s+|those\s+|these\s+|my\s+|a\s+few\s+)?(?:re-?checks?|checks|look-?ups?|searches)\b"
 _LOOK = (r"(?:re-?check(?!\s*out)|check(?!\s*out)|verify|look\s+(?:up|into|at)|take\s+a\s+look|have\s+a\s+look|search|"
-         r"review|run\b[^?]{0,40}?\bchecks?|see\s+(?:if|whether))\b")
+         r"review|run\b[^?]{0,40}?\bchecks?|see\s+(?:if|whether)|go\s+ahead\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r")\b")
 #: Asking leave for it: "may/can/could/shall/should I ...", "is it all right if I ...", at a
 #: question's start or after a break ("Before I plan, may I ...").
 _LEAVE = re.compile(r"(?:^\W*|[,;:]\s*|\b(?:so|and|then|now)\s+)(?:(?:may|can|could|shall|should)\s+i|(?:is\s+it|would\s+it\s+be)\s+"
@@ -27,7 +28,7 @@ _LEAVE = re.compile(r"(?:^\W*|[,;:]\s*|\b(?:so|and|then|now)\s+)(?:(?:may|can|co
 #: What makes the question one about acting, or about the user's word, after all.
 _NOT_ONLY_LOOKING = re.compile(r"\b(?:with|by|to)\s+you\b|\byour\s+(?:yes|ok|okay|approval|go-ahead|agreement|confirmation)\b|"
                                r"\b(?:book|reserve|submit|cancel|file|roll\s*back|rollback|refund|transfer|pay|withdraw|"
-                               r"exchange|schedule|invite|proceed|go\s+ahead)\b(?!['\u2019])")
+                               r"exchange|schedule|invite|proceed|go\s+ahead(?!\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r"))\b(?!['\u2019])")
 
 
 #: Words one of which every question `_LEAVE` reads holds ("may i ...", "if i ...", "for me to ..."),
@@ -53,12 +54,18 @@ def asks_leave_to_look(message: str) -> bool:
 
 def _questions(text: str) -> list[str]:
     """The questions of `text`: each stretch before a "?" back to the last sentence end before it
-    (a full stop that is no decimal point, a "!" or a line break), stripped of list marks."""
+    (a full stop that is no decimal point nor an abbreviation's, a "!" or a line break), stripped
+    of list marks."""
     out = []
     for part in text.split("?")[:-1]:
         cut = max(part.rfind("!"), part.rfind("\n"))
         dot = part.rfind(".")
-        while dot > cut and part[dot + 1:dot + 2].isdigit():  # "rated 4.5": no sentence end
-            dot = part.rfind(".", 0, dot)
+        while dot > cut and (part[dot + 1:dot + 2].isdigit() or _single_letter_before(part, dot)):
+            dot = part.rfind(".", 0, dot)  # "rated 4.5", "e.g. X": no sentence end
         out.append(part[max(cut, dot) + 1:].strip().lstrip("*_#>-\u2022 ") + "?")
     return out
+
+
+def _single_letter_before(text: str, dot: int) -> bool:
+    """Whether the full stop at `dot` ends a single letter ("e.g.", "i.e."): an abbreviation's."""
+    return dot >= 1 and text[dot - 1].isalpha() and (dot < 2 or not text[dot - 2].isalpha())

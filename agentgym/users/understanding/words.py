@@ -208,7 +208,12 @@ _NEEDS_LEAD = re.compile(
     rf"|(?:info|information|details?) needed{_PURPOSE}?|needed{_PURPOSE}|required{_PURPOSE}"
     r"|(?:required|missing) (?:info|information|details)|still (?:open|missing)"
     r"|(?:open|remaining) (?:points|questions|items|details)"
+    r"|(?:info|information|details?|the following)(?: (?:is|are))? (?:kindly )?requested"
     r")[ \t]*:(?![ \t]*(?:none|nothing|n/a)\b)")
+#: A request put in the passive ("it is requested that the currency be indicated (EUR, USD)"): it
+#: asks what it names, as "tell me" does.
+_PASSIVE_REQUEST = re.compile(r"\bit is (?:kindly |politely )?requested that (.{1,120}?) (?:should )?be (?:indicated|provided|"
+                              r"specified|confirmed|given|stated|shared|supplied|named)\b")
 #: A blank after a label, left for the user to fill in ("Area: __", "Budget: [ ]"): a question
 #: mark, as "Area? Budget?" asks. A checkbox that heads a line ("[ ] book Wild Plate") is no blank.
 _BLANK = re.compile(r"(?<=:)[ \t]*(?:_{2,}|\[[ \t]?\])")
@@ -228,8 +233,11 @@ def _normalise(text: str) -> str:
         text = _ASKS_FOR_THE_ABOVE.sub("?", text)
     if "__" in text or "[" in text:
         text = _BLANK.sub(" ?", text)
-    if ":" in text and ("need" in text or "open" in text or "required" in text or "missing" in text or "remaining" in text):
+    if ":" in text and ("need" in text or "open" in text or "required" in text or "missing" in text or "remaining" in text
+                        or "requested" in text):
         text = _NEEDS_LEAD.sub("tell me:", text)
+    if "requested that" in text:
+        text = _PASSIVE_REQUEST.sub(r"tell me \1", text)
     return text
 
 
