@@ -21,20 +21,21 @@ _CHECKS = r"(?:the\s+|those\s+|these\s+|my\s+|a\s+few\s+)?(?:re-?checks?|checks|
 _LOOK = (r"(?:re-?check(?!\s*out)|check(?!\s*out)|verify|look\s+(?:up|into|at)|take\s+a\s+look|have\s+a\s+look|search|"
          r"review|run\b[^?]{0,40}?\bchecks?|see\s+(?:if|whether)|go\s+ahead\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r")\b")
 #: Asking leave for it: "may/can/could/shall/should I ...", "is it all right if I ...", at a
-#: question's start or after a break ("Before I plan, may I ...").
-_LEAVE = re.compile(r"(?:^\W*|[,;:]\s*|\b(?:so|and|then|now)\s+)(?:(?:may|can|could|shall|should)\s+i|(?:is\s+it|would\s+it\s+be)\s+"
-                    r"(?:all\s+right|alright|ok(?:ay)?|fine)\s+(?:if\s+i|for\s+me\s+to))\s+(?:\w+ly\s+|now\s+|first\s+|also\s+|just\s+)?"
-                    + _LOOK)
+#: question's start or after a break ("Before I plan, may I ..."; `_AT_START`).
+_LEAVE = re.compile(r"\b(?:(?:may|can|could|shall|should)\s+i|(?:is\s+it|would\s+it\s+be)\s+(?:all\s+right|alright|ok(?:ay)?|fine)"
+                    r"\s+(?:if\s+i|for\s+me\s+to))\s+(?:\w+ly\s+|now\s+|first\s+|also\s+|just\s+)?" + _LOOK)
+#: What may stand before the words of leave: nothing but marks, or a break, or a joining word.
+_AT_START = re.compile(r"(?:^\W*|.*(?:[,;:]\s*|\b(?:so|and|then|now)\s+))$", re.S)
+#: Words one of which every question `_LEAVE` reads holds.
+_ASKS = ("may i ", "can i ", "could i ", "shall i ", "should i ", "if i ", "for me to ")
 #: What makes the question one about acting, or about the user's word, after all.
 _NOT_ONLY_LOOKING = re.compile(r"\b(?:with|by|to)\s+you\b|\byour\s+(?:yes|ok|okay|approval|go-ahead|agreement|confirmation)\b|"
                                r"\b(?:book|reserve|submit|cancel|file|roll\s*back|rollback|refund|transfer|pay|withdraw|"
                                r"exchange|schedule|invite|proceed|go\s+ahead(?!\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r"))\b(?!['\u2019])")
 
 
-#: Words one of which every question `_LEAVE` reads holds ("may i ...", "if i ...", "for me to ..."),
-#: and one of its look-up verbs.
-_CUES = (" i ", "for me to")
-_VERBS = ("check", "verify", "look", "search", "review", "run", "see ")
+#: One of `_LEAVE`'s look-up verbs, which every question it reads holds.
+_VERBS = ("check", "verify", "look", "search", "review", "run", "see ", "go ahead")
 
 
 @lru_cache(maxsize=1024)
@@ -43,13 +44,22 @@ def asks_leave_to_look(message: str) -> bool:
     docstring). Memoised: a pure function of the text, read at every message a user answers."""
     if "?" not in message:
         return False
-    text = message.lower()
-    if not any(cue in text for cue in _CUES) and not text.startswith(("may i ", "can i ", "could i ", "shall i ", "should i ")):
-        return False  # most messages: nothing asks leave
-    if not any(verb in text for verb in _VERBS):
-        return False  # nor to look anything up
-    asked = _questions(text)
-    return bool(asked) and all(_LEAVE.search(q) is not None and _NOT_ONLY_LOOKING.search(q) is None for q in asked)
+    end = message.rfind("?")
+    last = message[max(0, end - 400):end + 1].lower()  # the last question, with room before it
+    last = _questions(last)[-1] if last else last
+    if not any(ask in last for ask in _ASKS) or not any(verb in last for verb in _VERBS):
+        return False  # most messages: the last question asks no leave to look anything up
+    asked = _questions(message.lower())
+    return bool(asked) and all(_asks_leave(q) for q in asked)
+
+
+def _asks_leave(question: str) -> bool:
+    """Whether one question asks leave to look something up, and for nothing else."""
+    if not any(ask in question for ask in _ASKS):
+        return False
+    m = _LEAVE.search(question)
+    return (m is not None and _AT_START.match(question, 0, m.start()) is not None
+            and _NOT_ONLY_LOOKING.search(question) is None)
 
 
 def _questions(text: str) -> list[str]:
