@@ -10,7 +10,7 @@ and chatter asks about a slot.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -839,17 +839,27 @@ RULED_OUT = (
 )
 
 
-@pytest.mark.parametrize("name", DOMAINS)
-def test_a_proposal_beside_places_set_aside_proposes_the_one_left(name: str) -> None:
+def _fresh_users(name: str, forms: Iterable[str], opened: bool = False) -> Iterator[tuple[Any, str, list[Any]]]:
+    """For each of `forms` ({a}, {b}, {c}: the first three places of `name`'s easy task, seed 7), a
+    fresh user of that task (having said its opening when `opened`), the message and the places."""
     from agentgym.core.seeding import fast_stream
     from agentgym.envs.dialog.tasks import generate_task
-    from agentgym.envs.dialog.user import WHICH_ONE, DialogUser
+    from agentgym.envs.dialog.user import DialogUser
 
     task = generate_task(7, {"domain": name, "difficulty": "easy"})
     a, b, c = task.world.places[:3]
-    for form in RULED_OUT:
+    for form in forms:
         user = DialogUser(task, fast_stream(7, "user"))
-        text = form.format(a=a.name, b=b.name, c=c.name)
+        if opened:
+            user.opening()
+        yield user, form.format(a=a.name, b=b.name, c=c.name), [a, b, c]
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_proposal_beside_places_set_aside_proposes_the_one_left(name: str) -> None:
+    from agentgym.envs.dialog.user import WHICH_ONE
+
+    for user, text, (a, _b, _c) in _fresh_users(name, RULED_OUT):
         call = user.proposed_call(text)
         assert call is not None and call[1]["item_id"] == a.id, (name, text)
         assert WHICH_ONE not in user.reply(text, 1).text, (name, text)
@@ -882,22 +892,14 @@ EXAMPLE_WORDS_IN_PROPOSALS = (
 
 @pytest.mark.parametrize("name", DOMAINS)
 def test_places_named_as_examples_are_no_proposal_nor_a_choice_to_make(name: str) -> None:
-    from agentgym.core.seeding import fast_stream
-    from agentgym.envs.dialog.tasks import generate_task
-    from agentgym.envs.dialog.user import WHICH_ONE, DialogUser
+    from agentgym.envs.dialog.user import WHICH_ONE
 
-    task = generate_task(7, {"domain": name, "difficulty": "easy"})
-    a, b, c = task.world.places[:3]
-    for form in EXAMPLES:
-        user = DialogUser(task, fast_stream(7, "user"))
-        text = form.format(a=a.name, b=b.name, c=c.name)
+    for user, text, (a, _b, _c) in _fresh_users(name, EXAMPLES):
         assert user.proposed_call(text) is None, (name, text)
         reply = user.reply(text, 1).text
         assert WHICH_ONE not in reply and "won't work" not in reply and user._costs == 0, (name, text, reply)
         assert a.name not in reply, (name, text, reply)
-    for form in EXAMPLE_WORDS_IN_PROPOSALS:
-        user = DialogUser(task, fast_stream(7, "user"))
-        text = form.format(a=a.name, b=b.name, c=c.name)
+    for user, text, (a, _b, _c) in _fresh_users(name, EXAMPLE_WORDS_IN_PROPOSALS):
         call = user.proposed_call(text)
         assert call is not None and call[1]["item_id"] == a.id, (name, text)
 
@@ -908,28 +910,22 @@ def test_a_place_the_assistant_asks_leave_to_check_is_no_proposal(name: str) -> 
     Tuesday morning?" was judged as a proposal: "won't work for me. It isn't available when I need
     it ... I'm starting to lose my patience" (a playtest, CrossTask 9302 T4). A look-up asked leave
     for is no proposal; asked beside "Shall I book it?", the proposal stands."""
-    from agentgym.core.seeding import fast_stream
-    from agentgym.envs.dialog.tasks import generate_task
-    from agentgym.envs.dialog.user import WHICH_ONE, DialogUser
+    from agentgym.envs.dialog.user import WHICH_ONE
     from agentgym.envs.dialog.wording import GO_CHECK
 
-    task = generate_task(7, {"domain": name, "difficulty": "easy"})
-    a, b = task.world.places[:2]
-    for form in ("{a} looks like the strongest option. May I check its details and whether it is free then?",
-                 "Found {a} and {b}. Is it all right if I check their availability first?",
-                 "{a} seems best. Should I verify that it is open then?"):
-        user = DialogUser(task, fast_stream(7, "user"))
-        user.opening()
-        text = form.format(a=a.name, b=b.name)
+    looks = ("{a} looks like the strongest option. May I check its details and whether it is free then?",
+             "Found {a} and {b}. Is it all right if I check their availability first?",
+             "{a} seems best. Should I verify that it is open then?")
+    for user, text, _places in _fresh_users(name, looks, opened=True):
         assert user.proposed_call(text) is None, (name, text)
         # A need still unsaid that the check asks about (the day, for some domains) is answered.
         unsaid = user._unsaid(("time",))
         said = user.reply(text, 1).text
         assert (said == GO_CHECK or unsaid) and WHICH_ONE not in said, (name, text, said)
         assert user._costs == 0 and "won't work" not in said, (name, text, said)
-    user = DialogUser(task, fast_stream(7, "user"))
-    call = user.proposed_call(f"{a.name} looks best. Shall I book it? I can check again if you like.")
-    assert call is not None and call[1]["item_id"] == a.id
+    for user, text, (a, _b, _c) in _fresh_users(name, ["{a} looks best. Shall I book it? I can check again if you like."]):
+        call = user.proposed_call(text)
+        assert call is not None and call[1]["item_id"] == a.id
 
 
 def _told_every_need(task: Any) -> tuple[Any, Any]:

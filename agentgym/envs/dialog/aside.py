@@ -10,6 +10,7 @@ hearing a plan (`itinerary_user`) takes the places that are left.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
@@ -289,9 +290,11 @@ def examples(message: str, places: list[Place]) -> set[str]:
     if not any(w in text for w in ("e.g", "eg", "for example", "for instance", "such as", "including", "like")):
         return set()
     every: dict[str, bool] = {}
-    for place, start, _end in place_mentions(text, places):
-        lead_from = max((m.end() for m in _EXAMPLE_BREAK.finditer(text, 0, start)), default=0)
-        lead = text[lead_from:start]
+    mentions = place_mentions(text, places)
+    ends = [m.end() for m in _EXAMPLE_BREAK.finditer(text)] if mentions else []
+    for place, start, _end in mentions:
+        before = bisect_right(ends, start)  # the breaks that end before the place
+        lead = text[ends[before - 1] if before else 0:start]
         example = any(m.group() != "like" or not _LIKE_VERB.search(lead, 0, m.start())
                       for m in _EXAMPLE.finditer(lead))
         every[place.id] = every.get(place.id, True) and example

@@ -40,6 +40,7 @@ from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.proposals import places_named
 from agentgym.envs.dialog.tasks import Place
 from agentgym.envs.dialog.user import place_names, understanding
+from agentgym.envs.dialog.wording import GO_CHECK
 from agentgym.users.understanding.compromise import read_compromise
 from agentgym.users.understanding.look_up import asks_leave_to_look
 
@@ -55,7 +56,7 @@ FORM_ANSWER = ("Everything I need is on my request form; I have nothing to add. 
 #: anything negotiable? Is the budget a hard cap?"): the lines it restates then are no choice.
 FIRM = "Nothing on my form is negotiable: every line and every rule holds."
 #: The answer to a last question that asks leave to look something up (`asks_leave_to_look`).
-CHECK_ANSWER = "Sure, go ahead and check. Everything I need is on my request form."
+CHECK_ANSWER = f"{GO_CHECK} Everything I need is on my request form."
 #: The answer to a question whether a whole plan is fine.
 SUBMIT_ANSWER = "Yes, that plan works for me. Please go ahead and submit it."
 #: The yes to a plan named beside other places (set aside): it says the plan it heard, so an

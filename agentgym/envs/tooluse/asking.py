@@ -553,14 +553,14 @@ def options_asked(message: str) -> str | None:
     if which is None:
         return None
     before = text[:which.start()]
-    labels = [m for m in _LABEL.finditer(before)]
+    labels = list(_LABEL.finditer(before))
     keys = [(m.group("p") or m.group("b") or m.group("o")).lower() for m in labels]
     first = next((k for k in range(len(keys) - 1) if keys[k] in "a1" and keys[k + 1] == chr(ord(keys[k]) + 1)), None)
     if first is None:
         return None
-    labels, options = labels[first:], []
+    labels, keys, options = labels[first:], keys[first:], []
     for k, m in enumerate(labels):
-        if k and (m.group("p") or m.group("b") or m.group("o")).lower() != chr(ord(keys[first]) + k):
+        if keys[k] != chr(ord(keys[0]) + k):
             return None  # labels out of order: a list of something else
         stop = labels[k + 1].start() if k + 1 < len(labels) else len(before)
         options.append(_TRAILING.sub("", before[m.end():stop].partition("\n")[0]))  # an option ends its line

@@ -130,11 +130,11 @@ _MARKUP = re.compile(r"[*_`|>#]+")
 #: An amount as written: with a decimal point and commas between thousands ("1,234.50"), or with
 #: a decimal comma and points between thousands ("1.234,50", "55,20": a comma before one or two
 #: last digits is a decimal comma, as "55,20 USD" is 55.20), or plain ("45", "45.5").
+#: `_NUMBER`'s plain form alone is all it finds in a text with no comma.
+_PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\d)")
 _NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
                      r"|(?<![\w.,])\d{1,3}(?:\.\d{3})+,\d{1,2}(?![\d,])|(?<![\w.,])\d+,\d{1,2}(?![\d,])"
-                     r"|(?<![\w.])\d+(?:\.\d+)?(?!\d)")
-#: `_NUMBER`'s plain form alone: what it finds in a text with no comma.
-_PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?!\d)")
+                     r"|" + _PLAIN_NUMBER.pattern)
 #: Written forms of a value that name it as its plain form does (lower case): an ordinal day
 #: ("3rd" is 3), "p.m." ("pm"), a time in ISO's "Z" ("09:00z" is 09:00, UTC), a currency's
 #: symbol before an amount ("$12.50" names USD 12.50). Each comes with a cheaper test of what it

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from agentgym.users.understanding.words import without_abbreviation_stops
+
 __all__ = ["asks_leave_to_look"]
 
 #: A look-up: check (not "check out"), verify, look up/into/at, search, review, run checks, see if.
@@ -42,11 +44,10 @@ _VERBS = ("check", "verify", "look", "search", "review", "run", "see ", "go ahea
 def asks_leave_to_look(message: str) -> bool:
     """Whether every question of `message` only asks leave to look something up (see the module
     docstring). Memoised: a pure function of the text, read at every message a user answers."""
-    if "?" not in message:
-        return False
     end = message.rfind("?")
-    last = message[max(0, end - 400):end + 1].lower()  # the last question, with room before it
-    last = _questions(last)[-1] if last else last
+    if end < 0:
+        return False
+    last = _questions(message[max(0, end - 400):end + 1].lower())[-1]  # the last question
     if not any(ask in last for ask in _ASKS) or not any(verb in last for verb in _VERBS):
         return False  # most messages: the last question asks no leave to look anything up
     asked = _questions(message.lower())
@@ -64,18 +65,13 @@ def _asks_leave(question: str) -> bool:
 
 def _questions(text: str) -> list[str]:
     """The questions of `text`: each stretch before a "?" back to the last sentence end before it
-    (a full stop that is no decimal point nor an abbreviation's, a "!" or a line break), stripped
-    of list marks."""
+    (a full stop that is no decimal point nor an abbreviation's: `without_abbreviation_stops`, a "!"
+    or a line break), stripped of list marks."""
     out = []
-    for part in text.split("?")[:-1]:
+    for part in without_abbreviation_stops(text).split("?")[:-1]:
         cut = max(part.rfind("!"), part.rfind("\n"))
         dot = part.rfind(".")
-        while dot > cut and (part[dot + 1:dot + 2].isdigit() or _single_letter_before(part, dot)):
-            dot = part.rfind(".", 0, dot)  # "rated 4.5", "e.g. X": no sentence end
+        while dot > cut and part[dot + 1:dot + 2].isdigit():  # "rated 4.5": no sentence end
+            dot = part.rfind(".", 0, dot)
         out.append(part[max(cut, dot) + 1:].strip().lstrip("*_#>-\u2022 ") + "?")
     return out
-
-
-def _single_letter_before(text: str, dot: int) -> bool:
-    """Whether the full stop at `dot` ends a single letter ("e.g.", "i.e."): an abbreviation's."""
-    return dot >= 1 and text[dot - 1].isalpha() and (dot < 2 or not text[dot - 2].isalpha())
