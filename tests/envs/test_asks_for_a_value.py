@@ -52,3 +52,24 @@ def test_a_plan_announced_for_later_asks_for_no_yes_now(text: str) -> None:
 def test_a_yes_asked_for_now_is_still_asked(text: str) -> None:
     assert asks_yes(text)
     assert not VALUE_REQUEST.search(text)
+
+
+@pytest.mark.parametrize("text", [
+    # in the passive (a playtest, ToolUse 9321 T8: "It is requested that an explicit yes be given
+    # to these two writes." got "Could you rephrase that?")
+    "It is requested that an explicit yes be given to these two writes.",
+    "It is kindly requested that approval be given for the refund.",
+    "Approval is requested for these two writes.", "Confirmation is hereby requested before the writes are made.",
+    "An explicit go-ahead is requested.", "Permission to proceed is requested.", "Your consent is sought.",
+    "Please indicate whether these writes may be made.", "Kindly advise if I may proceed.",
+])
+def test_a_yes_asked_for_in_the_passive_is_asked(text: str) -> None:
+    assert asks_yes(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Manager approval is required for refunds above 500 USD.", "No approval is needed under the threshold.",
+    "The refund was requested on 2025-03-02.", "Please state whether the parcel arrived damaged.",
+])
+def test_a_policy_or_a_fact_in_the_passive_asks_no_yes(text: str) -> None:
+    assert not asks_yes(text)

@@ -404,3 +404,21 @@ def test_a_place_a_booking_is_moved_off_is_set_aside() -> None:
     x, y = _env.unwrapped._task.world.places[:2]
     assert set_aside(f"B forces C off {x.name}; C takes {y.name}.", [x, y]) == {x.id}
     assert set_aside(f"Moved C off of the {x.name}.", [x, y]) == {x.id}
+
+
+def test_places_the_reading_leaves_out_end_what_is_said_of_the_place_before_them() -> None:
+    """"Booking D, ...: Canvas Collective (25,00 EUR, rated 3,0), since Beacon Commons 6 is full
+    then and Forge Commons (60,00 EUR) would push the plan over budget." got "more than one place
+    for booking D" (a playtest, seed 9325, turn 6): "is full" was taken as said of Canvas
+    Collective, as Beacon Commons 6, a place said to be full, was not among those the message names."""
+    from playtest_turns import reply_to
+
+    from agentgym.envs.dialog.aside import set_aside
+
+    env, _actions, reply = reply_to("dialog-9325-test.jsonl", 5)
+    assert "more than one place" not in reply and "changed my mind about booking B" in reply, reply
+    x, w, z = env.unwrapped._task.world.places[:3]
+    for msg in (f"D: {x.name} (25 EUR), since {w.name} is full then.", f"D: {x.name}, as {w.name} lacks wifi."):
+        assert set_aside(msg, [x], among=[w, z]) == set(), msg  # what is said of W
+        assert set_aside(msg, [x, w]) == {w.id}, msg
+    assert set_aside(f"{x.name} and {w.name} are full then.", [x], among=[w]) == {x.id}  # a list shares its verdict

@@ -530,3 +530,25 @@ def test_a_terse_recap_that_asks_one_thing_is_no_keyword_list() -> None:
     # question are still a keyword list.
     assert read("Order of 2025-07-26: 2 items, denim jeans swap to size 36, bluetooth speaker return, "
                 "account email, order email?").salad
+
+
+@pytest.mark.parametrize(("domain", "message", "detail"), [
+    # a playtest's (ToolUse 9301 T1, T3): "It showed up on sessions." alone, twice
+    ("ops", "May I look at the alerts firing now and the team's written policies? Nothing will be changed.", "service"),
+    ("ops", "Is it OK if I look into the alerts next?", "service"),
+    ("orders", "May I look up your account with your email?", "email"),
+])
+def test_a_question_asking_leave_to_look_gets_leave_and_the_detail_its_words_ask(domain: str, message: str,
+                                                                                   detail: str) -> None:
+    env, _ = _reset(domain, lambda t: any(d.slot == detail for d in t.goal.details))
+    for _ in range(2):  # asked again, the detail now said: leave, and the detail again
+        _, _, _, _, info = env.step(message)
+        text = _reply(info)
+        assert text.startswith("Sure, go ahead.") and any(
+            d.statement in text for d in env.task.goal.details if d.slot == detail), text
+
+
+def test_a_question_asking_leave_to_look_at_nothing_the_user_has_gets_leave_alone() -> None:
+    env, _ = _reset("ops")
+    _, _, _, _, info = env.step("May I run a few read-only checks first?")
+    assert _reply(info) == "Sure, go ahead.", _reply(info)

@@ -125,7 +125,12 @@ def test_asks_yes_rules_out_only_texts_its_pattern_does_not_match() -> None:
     for phrase in said:
         assert any(w in phrase for w in asking._ASKS_YES_WORDS), phrase
     for text in [*_texts(), *(f"So, {w.upper()} then?" for w in said), "Is that \u212aK with you?", "Doe\u017f that work?"]:
-        assert asking.asks_yes(text) == (asking.ASKS_YES.search(text) is not None), repr(text)
+        assert asking.asks_yes(text) == (asking.ASKS_YES.search(text) is not None
+                                         or asking._ASKS_YES_PASSIVE.search(text) is not None), repr(text)
+    # The passive forms ("Approval is requested ...") each hold one of their own words.
+    for text in ("Approval is requested.", "It is requested that a yes be given.", "Please indicate whether I may go on.",
+                 "CONSENT IS SOUGHT.", "Kindly advise if we can proceed.", "Your OK is awaited."):
+        assert asking.asks_yes(text) and asking._may_hold(text, asking._ASKS_YES_PASSIVE_WORDS), text
 
 
 def _messages() -> list[str]:
@@ -195,7 +200,8 @@ def test_the_asking_readers_answer_as_their_plain_patterns() -> None:
 
     for text in [*_messages()[::3], *_asking_texts()]:
         assert a._assent_now(text) == plain_assent_now(text), text
-        assert a.asks_yes(text) == (a.ASKS_YES.search(plain_assent_now(text)) is not None), text
+        assert a.asks_yes(text) == (a.ASKS_YES.search(plain_assent_now(text)) is not None
+                                    or a._ASKS_YES_PASSIVE.search(plain_assent_now(text)) is not None), text
         assert a.asks_value(text) == (a.VALUE_REQUEST.search(text) is not None
                                       or a._NEEDS_VALUE.search(text) is not None), text
         assert a.asks_answer(text) == ("?" in text or any(

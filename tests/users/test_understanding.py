@@ -137,6 +137,14 @@ def test_a_request_that_points_back_to_a_list_asks_for_the_list(text: str) -> No
     # in the passive (a playtest, CrossTask 9311 T9: "Sounds good, go ahead and book something that fits.")
     "So that a suitable place can be proposed, the following details are requested: area, budget, day.",
     "Information requested: area, budget, day.",
+    # a lead that says what the list is for, or how many points it has (playtests' "To narrow it
+    # down: ..." and "I need three things: ...": "Okay. Please find something that fits and book it.")
+    "To narrow it down: area, budget, day.",
+    "To narrow the search down: your area, your budget and the day.",
+    "I need three things: area, budget and day.",
+    "We'll just need a few quick answers from you first: area, budget, day.",
+    "Questions: area, budget, day.",
+    "Three quick questions: area, budget and day.",
 ])
 def test_a_need_lead_with_a_colon_asks_the_list_after_it(text: str) -> None:
     assert set(read(text).asked) == {"area", "price", "time"}, (text, read(text))
@@ -148,6 +156,7 @@ def test_a_need_lead_with_a_colon_asks_the_list_after_it(text: str) -> None:
     "We need to keep it under your budget, so I'll filter on price.",
     "Garden Apartments is still missing: a pool, so I left it out of your area's list.",
     "Needed: Riverside, under your budget, on friday. Searching now.",  # a recap, not a request
+    "Questions: none for now. Searching your area.", "I need three things to check before I search your area.",
 ])
 def test_need_without_a_list_after_a_colon_asks_nothing_new(text: str) -> None:
     before = read(text.replace("need", "want")).asked  # the same sentence without the word

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from typing import Sequence
 
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
@@ -157,7 +158,7 @@ def _clause_start(text: str, end: int) -> int:
     return last + 1
 
 
-def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, int, bool]]:
+def aside_mentions(message: str, places: list[Place], among: Sequence[Place] = ()) -> list[tuple[Place, int, int, bool]]:
     """Each mention of the `places` in the lower-cased `message` (`place_mentions`: the place,
     its start and end) and whether it names the place only to set it aside: a place followed,
     before the next place or the sentence's end, by words that rule it out ("X was not free on Friday",
@@ -165,9 +166,13 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
     ("X, Y and Z share an area with A"), a place led in by "instead of", "rather than" and the
     like (each of a list so led in: "I've cancelled X and Y"), a place in a section headed as
     set aside ("Alternatives ruled out: ..."), and a mention that adds to what was said of a
-    place ruled out before ("X lacks a projector; X is also 2000 EUR")."""
+    place ruled out before ("X lacks a projector; X is also 2000 EUR"). The places of `among`
+    (others the message may name) are read as `places` are, so that what is said of one of them
+    is not taken as said of the place before it ("X (25 EUR), since W is full then": W is full,
+    not X); only the mentions of `places` are returned."""
     text = message.lower()
-    mentions = place_mentions(text, places)
+    mine = {place.id for place in places} if among else None
+    mentions = place_mentions(text, [*places, *(p for p in among if p.id not in mine)] if mine is not None else places)
     heads, sections = _sections(text)
     failed = _failed_lead_spans(text) if mentions else []
     afters: list[str] = []  # per mention: the words said of it
@@ -216,7 +221,8 @@ def aside_mentions(message: str, places: list[Place]) -> list[tuple[Place, int, 
             aside[k] = True
         if aside[k]:
             ruled_out.add(place.id)
-    return [(place, start, end, gone) for (place, start, end), gone in zip(mentions, aside)]
+    return [(place, start, end, gone) for (place, start, end), gone in zip(mentions, aside)
+            if mine is None or place.id in mine]
 
 
 #: A clause that says the places after its colon did not work out ("the better-rated ones didn't
@@ -261,10 +267,11 @@ def _ruled_out_next(text: str, brk: re.Match[str] | None, stop: int) -> bool:
     return bool(_IT_RULED_OUT.search(text, opener.end(), end.end() if end else stop))
 
 
-def set_aside(message: str, places: list[Place]) -> set[str]:
-    """Ids of the `places` a message names only to set them aside (`aside_mentions`): a place
-    is set aside when every mention of it is ("X was taken ... New plan: A X" keeps it)."""
-    mentions = aside_mentions(message, places)
+def set_aside(message: str, places: list[Place], among: Sequence[Place] = ()) -> set[str]:
+    """Ids of the `places` a message names only to set them aside (`aside_mentions`, which reads
+    the places of `among` too): a place is set aside when every mention of it is ("X was taken
+    ... New plan: A X" keeps it)."""
+    mentions = aside_mentions(message, places, among)
     kept = {place.id for place, _, _, gone in mentions if not gone}
     return {place.id for place, _, _, _ in mentions} - kept
 

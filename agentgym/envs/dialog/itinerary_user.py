@@ -27,6 +27,7 @@ line. It says nothing to bookings.
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 import numpy as np
 
@@ -260,14 +261,15 @@ _SENTENCE_END = re.compile(r"(?<!\d)[.](?!\d)|[.](?=\s)|[!?]")
 _GIVEN_END = re.compile(_SENTENCE_END.pattern + r"|\|")
 
 
-def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[int, Place]:
+def labelled_places(message: str, places: list[Place], gold: PlanGold, among: Sequence[Place] = ()) -> dict[int, Place]:
     """The place a message gives each booking by its label ("So the plan is: Booking A, X;
     Booking B, Y"; a table's rows "| A | X |"), by booking index: the one place of the booking's
     category named between its label and the next label (or the paragraph's end, or the end of
     the sentence that names its first such place: "E: X. ... a cheaper plan with W" gives X). A person hears
     a labelled plan as the plan, whatever else the message names in its reasoning ("X and W are
     tied, so I took the cheaper X"; "for booking A, X and W came closest": a label beside several
-    places gives none). Bookings the message gives no place by label, or one place in one
+    places gives none; the places of `among` end what is said of the place before them, as in
+    `aside.aside_mentions`). Bookings the message gives no place by label, or one place in one
     statement and another in a second, are not in it. A place the label's line names only to set
     it aside ("A: X, beats W") is no second place beside the one given. Under a heading of its own
     that puts the plan ("**Recommendation:**"), the labels under the last such heading give the
@@ -277,7 +279,7 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold) -> dict[i
     text = message.lower()
     if len(text) != len(message):  # labels are found as written, places in lower case: one set of places
         return {}
-    mentions = aside_mentions(message, places)
+    mentions = aside_mentions(message, places, among)
     marks = [(m.start(), m.end(), m.group(1)) for r in (_LABEL_WORD, _LABEL_BARE, _LABEL_ITEM) for m in r.finditer(message)]
     marks += _labels_before_places(message, [m[:3] for m in mentions])
     marks += _list_line_labels(message)
@@ -470,8 +472,11 @@ class PlanUser(SimulatedUser):
         # one place named.
         categories = [p.category for p in named]
         several = len(set(categories)) < len(categories)
-        aside = set_aside(message, named) if several else frozenset()
-        labelled = {**labelled_places(message, named, gold), **column_plan(message, named, gold)} if several else {}
+        # Places the reading left out (said to be full, over budget) still end what is said of
+        # the place before them ("X (25 EUR), since W is full then").
+        world = self._task.world.places if several else ()
+        aside = set_aside(message, named, world) if several else frozenset()
+        labelled = {**labelled_places(message, named, gold, world), **column_plan(message, named, gold)} if several else {}
         plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))

@@ -80,6 +80,9 @@ def offers_more(sentence: str) -> bool:
 
 #: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
 #: process it", "let me know if that's OK", "Kindly confirm.", "Do you authorise this?").
+#: The nouns of a yes (a passive request for one names it: "approval is requested").
+_YES_NOUN = (r"(?:yes|go-ahead|go ahead|approval|confirmation|consent|permission|authori[sz]ation|sign-off|"
+             r"agreement|ok|okay)")
 ASKS_YES = re.compile(r"\b(?:(?:please|kindly) confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"
                       r"(?:do|will|would|can) you (?:authorise|authorize)|"
                       r"let me know if|(?:is|are) (?:that|this|these|those) (?:ok|okay|alright|all right|fine|acceptable)|"
@@ -96,6 +99,19 @@ ASKS_YES = re.compile(r"\b(?:(?:please|kindly) confirm|confirm (?:that|this|thes
 _ASKS_YES_WORDS = ("confirm", "authori", "let me know if", " ok", "alright", "all right", " fine", "acceptable", " good",
                    "with you", "for you", "does th", "your yes", "your ok", "your go-ahead", "your approval", "your consent", "your permission",
                    "your sign-off", "happy", "agree?", "approve", "yes or no")
+#: A yes asked for in the passive ("Approval is requested for these writes.", "It is requested
+#: that an explicit yes be given.", "Please indicate whether these may be made."): a formal
+#: register's request, as "do I have your approval?" is. A policy's "approval is required" is none.
+_ASKS_YES_PASSIVE = re.compile(
+    rf"\b{_YES_NOUN}\b[^.?!;\n]{{0,60}}?\b(?:is|are) (?:hereby |kindly |respectfully |politely |now |therefore )?"
+    r"(?:requested|sought|awaited|invited|asked for|needed before|required before)\b|"
+    rf"\brequested that [^.?!;\n]{{0,40}}?\b{_YES_NOUN}\b[^.?!;\n]{{0,40}}?\bbe (?:given|granted|provided|indicated|"
+    r"stated|sent)\b|"
+    r"\b(?:indicate|advise|state|signal) (?:whether|if) (?:i|we|these|this|the|both|they|it|all)\b"
+    r"[^.?!;\n]{0,60}?\b(?:may|can|should|shall)\b", re.I)
+#: Words one of which every match of `_ASKS_YES_PASSIVE` holds (lower case).
+_ASKS_YES_PASSIVE_WORDS = ("requested", "sought", "awaited", "invited", "asked for", "needed before", "required before",
+                           "whether", " if ")
 
 
 #: Words by which a message points back to the plan put before it ("Rest of plan unchanged",
@@ -158,11 +174,13 @@ def without_offer(sentence: str) -> str:
 
 
 def asks_yes(text: str) -> bool:
-    """Whether `text` asks for a yes in words `ASKS_YES` holds, outside a clause that puts the
-    asking off ("I'll come back with a plan for your yes")."""
-    if not _may_hold(text, _ASKS_YES_WORDS):
+    """Whether `text` asks for a yes in words `ASKS_YES` or `_ASKS_YES_PASSIVE` holds, outside a
+    clause that puts the asking off ("I'll come back with a plan for your yes")."""
+    yes, passive = _may_hold(text, _ASKS_YES_WORDS), _may_hold(text, _ASKS_YES_PASSIVE_WORDS)
+    if not (yes or passive):
         return False
-    return ASKS_YES.search(_assent_now(text)) is not None
+    now = _assent_now(text)
+    return yes and ASKS_YES.search(now) is not None or passive and _ASKS_YES_PASSIVE.search(now) is not None
 
 
 #: A sentence that asks the customer for an answer in the imperative: its verb ("confirm",

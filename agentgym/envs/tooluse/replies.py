@@ -4,10 +4,11 @@ consent rests on those)."""
 from __future__ import annotations
 
 from agentgym.users.stock import ACCEPT, CONFIRMED, EMPTY, EVERYTHING, GIVE_UP, GO_AHEAD, KEYWORDS, REPHRASE
+from agentgym.users.understanding.look_up import asks_leave_to_look
 
-__all__ = ["AS_SAID", "CHOSEN", "FIX", "GIVE_IN", "NOTED", "NOT_DONE", "ONLY_ASKED", "PUT_AGAIN", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
+__all__ = ["AS_SAID", "CHOSEN", "FIX", "GIVE_IN", "GO_LOOK", "NOTED", "NOT_DONE", "ONLY_ASKED", "PUT_AGAIN", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
            "VIOLATION", "WHAT_ABOUT", "WRONG", "WRONG_PLAIN", "YES", "YES_ONLY_ASKED", "before_yes", "chosen",
-           "then_yes", "what_about"]
+           "then_yes", "what_about", "with_leave"]
 
 UNKNOWN = ("I don't know more than what I told you; please work it out with your tools.",
             "I'm not sure about that. Please go ahead with what you have.")
@@ -42,11 +43,16 @@ AS_SAID = "What I told you is right; anything else, please check with your tools
 ONLY_ASKED = "Just what I asked for, please."
 #: The reply to a plan asked apart from an offer of more ("Shall I go ahead? Shall I also ...?").
 YES_ONLY_ASKED = "Yes, please go ahead with that, but just what I asked for."
+#: Leave to look something up: a read needs no yes to any plan (never one of `YES`).
+GO_LOOK = "Sure, go ahead."
 #: Replies that carry nothing the agent needs (typos never touch them).
 STOCK = frozenset({*GO_AHEAD, *UNKNOWN, *ACCEPT, GIVE_UP, VIOLATION, NOTED, REPHRASE, SMALL_TALK, KEYWORDS,
-                    EVERYTHING, CONFIRMED, EMPTY, WRONG_PLAIN, RIGHT, ONLY_ASKED, YES_ONLY_ASKED, GIVE_IN, AS_SAID})
+                    EVERYTHING, CONFIRMED, EMPTY, WRONG_PLAIN, RIGHT, ONLY_ASKED, YES_ONLY_ASKED, GIVE_IN, AS_SAID,
+                    GO_LOOK})
 #: The replies that say yes to what the message before them said (the hard tier's consent).
 YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, RIGHT, GIVE_IN, YES_ONLY_ASKED})
+#: How replies that say something of the work, or of a plan, begin: no leave is put before them.
+_OF_THE_WORK = tuple(t.split("{")[0] for t in (*NOT_DONE, WRONG, WHAT_ABOUT)) + (WRONG_PLAIN, "Before you go ahead:")
 
 
 def listed(labels: list[str]) -> str:
@@ -77,3 +83,14 @@ def before_yes(change: str) -> str:
     whole; the change is the customer's word on the rest of it (`ToolUseUser.reply`)."""
     return f"Before you go ahead: {change[0].lower()}{change[1:]}" if change.startswith("Actually") else \
         f"Before you go ahead: {change}"
+
+
+def with_leave(message: str, reply: str) -> str:
+    """`reply` to `message` as a person gives it to a question that only asks leave to look
+    something up (`asks_leave_to_look`: "May I look into shipping next?"): leave first, then what
+    the reply says (a detail the question's words asked for: "May I look up your account with your
+    email?" still gets the e-mail), and leave alone where the reply could not place the message.
+    A stock reply already answers; a reply about the work or a plan says what matters more."""
+    if reply in STOCK and reply != REPHRASE or reply.startswith(_OF_THE_WORK) or not asks_leave_to_look(message):
+        return reply
+    return GO_LOOK if reply == REPHRASE else f"{GO_LOOK} {reply}"

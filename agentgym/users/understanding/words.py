@@ -205,6 +205,14 @@ _PURPOSE = r"(?: (?:to|for) [a-z]+(?: [a-z]+){0,2})"
 _NEEDS_LEAD = re.compile(
     r"(?<![a-z'])(?<!is )(?<!are )(?<!was )(?:"
     r"(?:i|we)(?: will| would|'ll|'d)? need(?: from you)?|needed from you"
+    # "I need three things:", "we need a few quick answers from you first:"
+    r"|(?:i|we)(?: will| would|'ll|'d)? (?:just |still |only )?need (?:a few |a couple of |two |three |four |five |some |"
+    r"several )?(?:more |quick |short |small )?(?:things|bits|points|answers|pieces of (?:info|information))"
+    r"(?: from you)?(?: first)?"
+    # "To narrow it down:", "Questions:", "Three quick questions first:" ("Before I search:" as
+    # often heads a recap of what the user said)
+    r"|to narrow (?:it|things|this|that|the (?:search|options|list|choice)) down"
+    r"|(?:(?:a few|some|two|three|four|five|my|quick|open|short) )*questions?(?: for you)?(?: first)?"
     rf"|(?:info|information|details?) needed{_PURPOSE}?|needed{_PURPOSE}|required{_PURPOSE}"
     r"|(?:required|missing) (?:info|information|details)|still (?:open|missing)"
     r"|(?:open|remaining) (?:points|questions|items|details)"
@@ -234,7 +242,7 @@ def _normalise(text: str) -> str:
     if "__" in text or "[" in text:
         text = _BLANK.sub(" ?", text)
     if ":" in text and ("need" in text or "open" in text or "required" in text or "missing" in text or "remaining" in text
-                        or "requested" in text):
+                        or "requested" in text or "narrow" in text or "question" in text):
         text = _NEEDS_LEAD.sub("tell me:", text)
     if "requested that" in text:
         text = _PASSIVE_REQUEST.sub(r"tell me \1", text)
