@@ -422,3 +422,19 @@ def test_places_the_reading_leaves_out_end_what_is_said_of_the_place_before_them
         assert set_aside(msg, [x], among=[w, z]) == set(), msg  # what is said of W
         assert set_aside(msg, [x, w]) == {w.id}, msg
     assert set_aside(f"{x.name} and {w.name} are full then.", [x], among=[w]) == {x.id}  # a list shares its verdict
+
+
+def test_a_place_in_an_area_another_booking_holds_is_set_aside_though_that_booking_s_place_is_named_next() -> None:
+    """"The next best hot desk is Forge Lab (...); Nest Lab is also 3.8 but in University
+    Quarter, which Compass Hub 8 already uses." got "more than one place for booking C" (a
+    playtest of 0.35.0, Dialog 9336, turn 15): what is said of Nest Lab ends before the clause
+    naming Compass Hub 8, and "but in University Quarter" was its whole verdict."""
+    from agentgym.envs.dialog.aside import set_aside
+
+    env = gym.make("AgentRL/Dialog-v0", split="test", difficulty="hard")
+    env.reset(seed=9336)
+    x, w, z = env.unwrapped._task.world.places[:3]
+    msg = (f"The next best is {x.name} (Station District, 20 EUR, 3.8); {w.name} is also 3.8 but in University "
+           f"Quarter, which {z.name} already uses.")
+    assert set_aside(msg, [x, w, z]) == {w.id}, msg
+    assert set_aside(f"{x.name} is in Old Town, and {w.name} too.", [x, w]) == set()

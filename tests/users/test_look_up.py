@@ -20,6 +20,15 @@ from agentgym.users.understanding.look_up import asks_leave_to_look
     "Forge Works 4) before I propose a plan?",
     "I'm only asking for your permission to double-check some results. May I go ahead with those checks?",
     "May I check its afternoon availability on the following days, e.g. Sunday first, then Monday and so on?",
+    # read, fetch, retry a read, "start by", and the past tense after "if I" (a playtest's, r1-c of
+    # 0.35.0: ToolUse 9337 T1-T9 and CrossTask 9335 T11-T17 got "It showed up on search." alone)
+    "To start, may I read the domain's policies and the alerts firing now?",
+    "Would it be all right if I read the second page of search's error logs and then looked into shipping?",
+    "May I retry gateway's dependencies and look into notifications: its metrics and deploy history?",
+    "On to the errors: may I start by looking at the alerts firing now?",
+    "Would it be all right if I fetched the remaining pages for all five plans?",
+    "Would it be all right if I searched all Station District spaces up to 40 EUR, then checked the top-rated ones?",
+    "May I first look up the employee record, and then list their May 2025 expense claims?",
 ])
 def test_a_question_asking_leave_to_look_something_up(text: str) -> None:
     assert asks_leave_to_look(text)
@@ -36,6 +45,11 @@ def test_a_question_asking_leave_to_look_something_up(text: str) -> None:
     "Shall I go ahead and file it?",
     "May I go ahead and book it?",
     "I'll check availability next.",
+    "May I read you the plan?",
+    "May I retry the booking?",
+    "May I re-read the May expenses once, and then request approval for 2,236.15 EUR?",
+    "May I check the logs and then roll it back?",
+    "May I check availability and change the booking?",
 ])
 def test_a_question_that_asks_to_act_or_for_the_users_word_is_none(text: str) -> None:
     assert not asks_leave_to_look(text)

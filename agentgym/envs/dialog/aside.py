@@ -62,7 +62,11 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"(miss|fail)\w* (the|your|our) (\d+(\.\d+)? )?(mark|bar|cut|minimum|floor|threshold|rating|budget|"
                         r"requirements?)|fail\w* to (meet|match|reach)|"
                         # a tie the message breaks ("W ties but is in the area B uses")
-                        r"(ties?|tied|tying)( with [\w ]+?)?,? but|(which|that) (booking )?[a-e] (already )?uses)\b")
+                        r"(ties?|tied|tying)( with [\w ]+?)?,? but|(which|that) (booking )?[a-e] (already )?uses|"
+                        # an area another booking holds, its place named next ("Y is also 3.8 but in
+                        # University Quarter, which Compass Hub 8 already uses": what is said of Y
+                        # ends before the clause that names the other place)
+                        r"but (it's |it is |is |sits )?in (the )?[a-z][a-z ]{2,30}(, (which|where|an area|the area)|$))\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
 #: Z", "chose A over the better-rated X", "beats X", "replaced X with Y", "swapped out X",
 #: "someone else grabbed X", "sorry for having suggested X", "B forces C off X").

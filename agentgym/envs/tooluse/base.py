@@ -17,6 +17,7 @@ from agentgym.core.action_types import HOW_TO_CALL, MAX_CALLS_PER_TURN
 from agentgym.core.task import WorldEvent
 from agentgym.core.tools import READ, PolicyViolation, ToolError, Toolkit, tool
 from agentgym.envs.tooluse.policies import consent_who, policy_rows
+from agentgym.envs.tooluse.read_backs import read_backs
 
 __all__ = [
     "DAY_ISO",
@@ -260,7 +261,7 @@ class Gold:
                "superseded_calls": list(self.superseded)}
         pointed = POINTED_READS.get(self.kind)
         useful = [*(pointed(self.plan) if pointed is not None else ()), *self.useful,
-                  *(s.to_dict() for s in self.plan if s.optional)]
+                  *(s.to_dict() for s in self.plan if s.optional), *read_backs(self.kind, self.plan)]
         if useful:
             out["useful_calls"] = useful
         return out

@@ -18,10 +18,16 @@ from agentgym.users.understanding.words import without_abbreviation_stops
 
 __all__ = ["asks_leave_to_look"]
 
-#: A look-up: check (not "check out"), verify, look up/into/at, search, review, run checks, see if.
+#: A look-up: check (not "check out"), verify, look up/into/at, search, review, read (not to the
+#: user: "read you the plan"), fetch, pull up, list, a retry of a read, run checks, see if, "start
+#: by looking"; in the past tense too, as "would it be all right if I looked into X" puts it.
 _CHECKS = r"(?:the\s+|those\s+|these\s+|my\s+|a\s+few\s+)?(?:re-?checks?|checks|look-?ups?|searches)\b"
-_LOOK = (r"(?:re-?check(?!\s*out)|check(?!\s*out)|verify|look\s+(?:up|into|at)|take\s+a\s+look|have\s+a\s+look|search|"
-         r"review|run\b[^?]{0,40}?\bchecks?|see\s+(?:if|whether)|go\s+ahead\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r")\b")
+_READ_NOUN = r"(?:dependenc|metrics|logs?\b|deploy|search|check|look|read|details|availability|page|calendar|order|record)"
+_LOOK = (r"(?:(?:re-?|double-)?check(?:ed)?(?!\s*out)|verif(?:y|ied)|look(?:ed)?\s+(?:up|into|at)|"
+         r"(?:take|took|have|had)\s+a\s+look|search(?:ed)?|review(?:ed)?|re-?read|read(?!\s+(?:you|it\s+back|back|out|aloud))|"
+         r"fetch(?:ed)?|pull(?:ed)?\s+up|retriev(?:e|ed)|list(?:ed)?|retr(?:y|ied)(?=[^?]{0,40}?\b" + _READ_NOUN + r")|"
+         r"(?:run|ran)\b[^?]{0,40}?\bchecks?|see\s+(?:if|whether)|(?:start|begin)\s+by\s+(?:looking|checking|searching|"
+         r"reading|fetching|listing|reviewing|pulling)|go\s+ahead\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r")\b")
 #: Asking leave for it: "may/can/could/shall/should I ...", "is it all right if I ...", at a
 #: question's start or after a break ("Before I plan, may I ..."; `_AT_START`).
 _LEAVE = re.compile(r"\b(?:(?:may|can|could|shall|should)\s+i|(?:is\s+it|would\s+it\s+be)\s+(?:all\s+right|alright|ok(?:ay)?|fine)"
@@ -32,12 +38,15 @@ _AT_START = re.compile(r"(?:^\W*|.*(?:[,;:]\s*|\b(?:so|and|then|now)\s+))$", re.
 _ASKS = ("may i ", "can i ", "could i ", "shall i ", "should i ", "if i ", "for me to ")
 #: What makes the question one about acting, or about the user's word, after all.
 _NOT_ONLY_LOOKING = re.compile(r"\b(?:with|by|to)\s+you\b|\byour\s+(?:yes|ok|okay|approval|go-ahead|agreement|confirmation)\b|"
-                               r"\b(?:book|reserve|submit|cancel|file|roll\s*back|rollback|refund|transfer|pay|withdraw|"
-                               r"exchange|schedule|invite|proceed|go\s+ahead(?!\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r"))\b(?!['\u2019])")
+                               r"\b(?:book|reserve|submit|cancel|file|roll\s*(?:\w+\s+)?back|rollback|refund|transfer|pay|withdraw|"
+                               r"exchange|schedule|invite|send|issue|request|approve|create|"
+                               r"(?:move|change|update)\s+(?:the|it|your|my|them|that|this|those|these)|"
+                               r"proceed|go\s+ahead(?!\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r"))\b(?!['\u2019])")
 
 
 #: One of `_LEAVE`'s look-up verbs, which every question it reads holds.
-_VERBS = ("check", "verify", "look", "search", "review", "run", "see ", "go ahead")
+_VERBS = ("check", "verif", "look", "search", "review", "run", "ran ", "see ", "go ahead", "read", "fetch", "pull", "retr",
+          "list", "start by", "begin by")
 
 
 @lru_cache(maxsize=1024)
