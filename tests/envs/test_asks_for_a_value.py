@@ -73,3 +73,16 @@ def test_a_yes_asked_for_in_the_passive_is_asked(text: str) -> None:
 ])
 def test_a_policy_or_a_fact_in_the_passive_asks_no_yes(text: str) -> None:
     assert not asks_yes(text)
+
+
+def test_a_request_for_that_value_after_a_plan_s_words_gets_the_value() -> None:
+    """"Happy to help with the sweater exchange and the cookbook return. | The email address on
+    your Brightcart account | ... | Could you share that email?" got "Yes, please go ahead." (a
+    playtest of 0.35.0, CrossTask 9348 T1, hard): the opening named both items with an outcome, so
+    the question read as one for a yes; "share that email" asks for the email, as "share your email"
+    does."""
+    from agentgym.envs.tooluse.asking import asks_value
+
+    assert asks_value("Could you share that email?") and asks_value("Please give me those dates.")
+    _env, _actions, said = reply_to("crosstask-9348-train.jsonl", 0)
+    assert "nora.carter19@example.com" in said, said

@@ -55,3 +55,15 @@ def test_a_read_back_after_the_writes_is_useful_once(domain: str, difficulty: st
     if before:
         early = [c for c in calls if c.turn == first_turn]
         assert early and all(not c.useful for c in early), early  # nothing the task wrote yet
+
+
+def test_a_combined_job_s_read_back_counts_in_a_session() -> None:
+    """CrossTask 9348 (a playtest of 0.35.0, `medium` noise): after the exchange and the store
+    credit of one order ("exchange+return", a job of two kinds), `get_order` of it at turn 11 was
+    charged as a repeat; the read-backs are read off the plan's own writes."""
+    from test_useful_calls import _of, _verdicts
+
+    summary, calls = _verdicts("crosstask-9348-train.jsonl")
+    assert summary["success"]
+    reads = _of(summary, calls, "get_order", order_id="O-35445")
+    assert len(reads) == 3 and all(c.useful for c in reads), reads  # the read, its check, the read-back

@@ -29,6 +29,10 @@ from agentgym.users.understanding.look_up import asks_leave_to_look
     "Would it be all right if I fetched the remaining pages for all five plans?",
     "Would it be all right if I searched all Station District spaces up to 40 EUR, then checked the top-rated ones?",
     "May I first look up the employee record, and then list their May 2025 expense claims?",
+    # casual leave ("Mind if I ...", "OK if I ...", "OK to ...")
+    "Mind if I pull up the logs?", "Hmm, let me see... OK if I have a quick look at the deploys?",
+    "Okay to check the deploys next?", "Would you mind if I looked at your orders?",
+    "Any objection if I search the area first?", "Do you mind if I take a quick look at the calendar first?",
 ])
 def test_a_question_asking_leave_to_look_something_up(text: str) -> None:
     assert asks_leave_to_look(text)
@@ -45,7 +49,7 @@ def test_a_question_asking_leave_to_look_something_up(text: str) -> None:
     "Shall I go ahead and file it?",
     "May I go ahead and book it?",
     "I'll check availability next.",
-    "May I read you the plan?",
+    "May I read you the plan?", "OK to proceed?", "OK to book it?", "Is it OK to check availability and book it?",
     "May I retry the booking?",
     "May I re-read the May expenses once, and then request approval for 2,236.15 EUR?",
     "May I check the logs and then roll it back?",

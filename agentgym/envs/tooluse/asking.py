@@ -301,7 +301,7 @@ _UNDONE_WORDS = ("before", "until", "till", "once", "if", "unless", "nothing", "
 #: email on your account?", "please share which currency you need", "could you confirm the
 #: email on your account?"): it asks for the value, not for a yes ("confirm the plan below" asks for one).
 VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:me|us)?\s*(?:know\s+)?"
-                           r"(?:the|your|which|what|how|where|when|who)\b|"
+                           r"(?:the|your|which|what|how|where|when|who|that|this|those|these)\b|"
                            # "may I please have the email on your account?", "could I get your name?"
                            r"\b(?:may|can|could|might)\s+(?:i|we)\s+(?:please\s+)?(?:have|get|ask for|ask you for)\s+"
                            r"(?:the|your)\b(?!\s+(?:\w+\s+)?(?:confirmation|go-ahead|go ahead|approval|ok|okay|yes|"

@@ -261,7 +261,7 @@ class Gold:
                "superseded_calls": list(self.superseded)}
         pointed = POINTED_READS.get(self.kind)
         useful = [*(pointed(self.plan) if pointed is not None else ()), *self.useful,
-                  *(s.to_dict() for s in self.plan if s.optional), *read_backs(self.kind, self.plan)]
+                  *(s.to_dict() for s in self.plan if s.optional), *read_backs(self.plan)]
         if useful:
             out["useful_calls"] = useful
         return out

@@ -1,5 +1,5 @@
-"""The looks at what the writes left, per gold kind: a useful read once a write of the plan went
-through, and again after each later write, never required.
+"""The looks at what a plan's writes left: a useful read once a write of the plan went through,
+and again after each later write, never required.
 
 A careful assistant reads back what it wrote: the meeting on its date (is it booked, and was the
 invitation sent?), the incident filed, the expense report and the transfer, the order whose items
@@ -11,7 +11,7 @@ between counts as any read's repeat: padding with read-backs cannot raise effici
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentgym.envs.tooluse.base import Step
@@ -19,35 +19,35 @@ if TYPE_CHECKING:
 __all__ = ["read_backs"]
 
 
-def _meeting(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
+def _meetings(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
     dates = dict.fromkeys(s.arguments["date"] for s in plan if s.name == "book_meeting")
     return [("list_meetings", {"date": date}) for date in dates]
 
 
-def _incident(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
+def _incidents(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
     return [("list_incidents", {})] if any(s.name == "file_incident" for s in plan) else []
 
 
-def _reimburse(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
+def _payments(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
     employees = dict.fromkeys(s.arguments["employee_id"] for s in plan
                               if s.name in ("file_expense_report", "create_transfer"))
     return [(name, {"employee_id": e}) for e in employees for name in ("list_reports", "list_transfers")]
 
 
+#: The writes that change an order's items (what `get_order` shows of each item afterwards).
+_ORDER_WRITES = frozenset({"refund_item", "issue_store_credit", "exchange_item"})
+
+
 def _orders(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
+    if not any(s.name in _ORDER_WRITES for s in plan):
+        return []
     return [("get_order", {"order_id": o}) for o in dict.fromkeys(s.arguments["order_id"] for s in plan
                                                                   if s.name == "get_order")]
 
 
-#: Per gold kind, the read-backs its plan's writes call for (a kind that writes nothing has none).
-_READ_BACKS: dict[str, Callable[[tuple["Step", ...]], list[tuple[str, dict[str, Any]]]]] = {
-    "meeting": _meeting, "incident": _incident, "reimburse": _reimburse, "return": _orders, "exchange": _orders,
-    "after_sales": _orders, "bulk_return": _orders,
-}
-
-
-def read_backs(kind: str, plan: tuple[Step, ...]) -> list[dict[str, Any]]:
-    """The gold's ``useful_calls`` entries of the read-backs of a plan of `kind` (see the module
-    docstring): each marked ``after_plan_write``."""
-    of = _READ_BACKS.get(kind)
-    return [] if of is None else [{"name": n, "arguments": a, "after_plan_write": True} for n, a in of(plan)]
+def read_backs(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
+    """The gold's ``useful_calls`` entries of the read-backs a plan's writes call for (see the
+    module docstring), each marked ``after_plan_write``; read off the plan's own steps, so a
+    combined job ("exchange+return") or a plan a goal shift rebuilt has them too."""
+    return [{"name": n, "arguments": a, "after_plan_write": True}
+            for of in (_meetings, _incidents, _payments, _orders) for n, a in of(plan)]
