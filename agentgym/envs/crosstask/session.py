@@ -43,8 +43,8 @@ from agentgym.envs.crosstask.toolkit import SessionToolkit
 from agentgym.envs.dialog.tasks import Booking
 from agentgym.users.picks import DrawnPicks, pick
 
-__all__ = ["Segment", "SessionToolkit", "SessionUser", "generate_session", "session_task", "sub_seed", "score_session",
-           "FAMILIES"]
+__all__ = ["Segment", "SessionTask", "SessionToolkit", "SessionUser", "generate_session", "session_task", "sub_seed",
+           "score_session", "FAMILIES"]
 
 
 @dataclass(frozen=True)
@@ -206,6 +206,34 @@ def generate_session(seed: int, options: dict[str, Any]) -> Task:
     return session_task(seed, split, difficulty, segments)
 
 
+#: What every session's brief opens with.
+_PREAMBLE = ("You are an assistant helping one user with several requests in one session. The user "
+             "moves from one request to the next and may come back to earlier ones; remember what "
+             "you did. All tools of every area are available throughout, and several calls per turn are "
+             "allowed. Each area's rules and dates are its own (where an area says what day it is, that is "
+             "the day for its request), and a tool that ends a task ends only its own area's request.\n\n")
+
+
+class SessionTask(Task):
+    """A session's `Task`, whose brief is kept as its parts and joined when read.
+
+    The brief holds every sub-task's brief (about 5 KB in all) and is read once, at reset; kept
+    joined, it would be a second copy of strings the sub-tasks keep anyway, a twelfth of what a
+    live env holds. `brief_parts` are those strings and the few between them; assigning `brief`
+    (as `dataclasses.replace` does) keeps the string given as the one part.
+    """
+
+    brief_parts: tuple[str, ...] = ()
+
+    @property  # type: ignore[override]
+    def brief(self) -> str:
+        return "".join(self.brief_parts)
+
+    @brief.setter
+    def brief(self, value: str) -> None:
+        self.brief_parts = (value,)
+
+
 def session_task(seed: int, split: str, difficulty: str, segments: list[Segment], tier: str | None = None,
                  rule: str = "", turns_share: float | None = None) -> Task:
     """The session task of `segments` (their sub-tasks generated, follow-ups still to plan); a
@@ -222,29 +250,26 @@ def session_task(seed: int, split: str, difficulty: str, segments: list[Segment]
     rule += (f" The session has at most {max_turns} turns in all (a turn is one message or one set of "
              f"up to {MAX_CALLS_PER_TURN} tool calls); after that it ends where it stands.")
     # Areas are numbered as listed: a follow-up has no brief of its own, and a gap in the numbers
-    # would tell the agent how many come-backs the session holds.
-    briefs = "\n\n".join(f"## Task area {k + 1}: {s.family} / {s.domain}\n{s.task.brief}"
-                         for k, s in enumerate([s for s in segments if s.task is not None]))
-    brief = ("You are an assistant helping one user with several requests in one session. The user "
-             "moves from one request to the next and may come back to earlier ones; remember what "
-             "you did. All tools of every area are available throughout, and several calls per turn are "
-             "allowed. Each area's rules and dates are its own (where an area says what day it is, that is "
-             "the day for its request), and a tool that ends a task ends only its own area's request.\n\n"
-             + (rule + "\n\n" if rule else "") + briefs)
+    # would tell the agent how many come-backs the session holds. The sub-tasks' briefs are
+    # parts of the brief as they are (`SessionTask`), not copied into one string.
+    parts = [_PREAMBLE, rule + "\n\n" if rule else ""]
+    for k, s in enumerate([s for s in segments if s.task is not None]):
+        parts += ["\n\n" if k else "", f"## Task area {k + 1}: {s.family} / {s.domain}\n", s.task.brief]
     world = SessionWorld(segments)
-    task = Task(
+    task = SessionTask(
         family="crosstask",
         domain="+".join(f"{s.family}:{s.domain}" for s in segments),
         difficulty=difficulty,
         split=split,
         seed=seed,
         task_id=f"crosstask/{len(segments)}/{difficulty}/{seed}",
-        brief=brief,
+        brief="",
         world=world,
         goal=None,
         gold=SessionGold(tuple(segments)),
         max_turns=max_turns,
     )
+    task.brief_parts = tuple(parts)
     if tier is not None:
         task.extra["tier"] = tier
     return task
