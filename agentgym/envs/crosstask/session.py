@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from sys import intern
 from typing import Any, Callable
 
 from agentgym import families
@@ -498,11 +499,13 @@ class SessionUser(SimulatedUser):
     def known_constraints(self) -> list[str]:
         # The env asks after every step, and the sub-users' lists seldom change: the prefixed
         # list is rebuilt only when one did (compared by value, since a sub-user may edit its
-        # list in place). `users` only grows, at the end, so positions stay aligned.
+        # list in place). `users` only grows, at the end, so positions stay aligned. The ids are
+        # few ("0:time", "1:currency" ...) and every live env keeps its list (and the env a copy
+        # per change): interned, each is one string in the process, not one per env.
         known = [u.known_constraints() for u in self.users.values()]
         if known != self._known_of_users:
             self._known_of_users = [list(k) for k in known]
-            self._known = [f"{i}:{c}" for i, k in zip(self.users, known) for c in k]
+            self._known = [intern(f"{i}:{c}") for i, k in zip(self.users, known) for c in k]
         return self._known
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from itertools import compress
 from math import floor
+from sys import intern
 from typing import Any
 
 __all__ = ["accepted", "best_plan", "make_world", "open_places", "pick_goal", "plan_walk", "priced_keys",
@@ -35,7 +36,8 @@ def make_world(domain: Any, rng: Any, tables: Any, place: type, world: type) -> 
     ``__init__`` only stores each field, as this does; ``x * k`` for a float x and a small int
     k converts k exactly, so it is ``x * float(k)``, the product the interpreter specialises;
     and ``floor(x) >= k`` for an int k exactly when ``x >= k``, so the count of further
-    amenities is tested without its floor. A test compares the worlds of every domain, their
+    amenities is tested without its floor. A name made unique by a number is interned (the same
+    string, shared by the worlds that draw it). A test compares the worlds of every domain, their
     codes and the generator's state after them.
     """
     rnd, bits = rng.random, rng.getrandbits
@@ -58,6 +60,7 @@ def make_world(domain: Any, rng: Any, tables: Any, place: type, world: type) -> 
             name = f"{name} {2 + floor(rnd() * 8.0)}"
             while name in used:
                 name += " II"
+            name = intern(name)  # worlds repeat these too: one string per process, not per world
         add(name)
         p = _new(place)
         p.id = place_id
