@@ -14,6 +14,8 @@ from math import floor
 from sys import intern
 from typing import Any
 
+from agentgym.envs.dialog.place_index import PlaceIndex
+
 __all__ = ["accepted", "best_plan", "make_world", "open_places", "pick_goal", "plan_walk", "priced_keys",
            "reachable"]
 
@@ -37,7 +39,8 @@ def make_world(domain: Any, rng: Any, tables: Any, place: type, world: type) -> 
     k converts k exactly, so it is ``x * float(k)``, the product the interpreter specialises;
     and ``floor(x) >= k`` for an int k exactly when ``x >= k``, so the count of further
     amenities is tested without its floor. A name made unique by a number is interned (the same
-    string, shared by the worlds that draw it). A test compares the worlds of every domain, their
+    string, shared by the worlds that draw it); ``by_id`` is a `PlaceIndex`, the mapping plain
+    code's dict is (ids are the domain's first n, in place order), without a dict per world. A test compares the worlds of every domain, their
     codes and the generator's state after them.
     """
     rnd, bits = rng.random, rng.getrandbits
@@ -79,7 +82,7 @@ def make_world(domain: Any, rng: Any, tables: Any, place: type, world: type) -> 
         p.open = o = bits(21) | (bits(21) & bits(21) & bits(21))
         append(p)
         code((c, a, mask, pr, r, o))
-    return world(domain=domain, places=places, by_id=dict(zip(tables.ids, places))), codes
+    return world(domain=domain, places=places, by_id=PlaceIndex(places, tables.at)), codes
 
 
 def reachable(board: Any, goal: Any, upfront: int, patience: int, decoys: int) -> bool:

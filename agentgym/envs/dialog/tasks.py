@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from math import floor
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 from agentgym.core.action_types import HOW_TO_CALL
 from agentgym.core.seeding import Rng, fast_stream, stream_bits
@@ -87,7 +87,8 @@ class World:
 
     domain: Domain
     places: list[Place]
-    by_id: dict[str, Place]
+    #: The places by id (read only): a dict, or the generator's `PlaceIndex` of the same items.
+    by_id: Mapping[str, Place]
     bookings: dict[str, Booking] = field(default_factory=dict)
 
     def active_bookings(self) -> list[Booking]:
@@ -243,6 +244,8 @@ class _Tables:
     #: What a world's `fairness.Codes` stand for: each category's, area's and amenity's code,
     #: the prices and the ratings (the world kernel codes each by its index here).
     codes: tuple[dict[str, int], dict[str, int], dict[str, int], tuple[int, ...], tuple[float, ...]]
+    #: Each id's position in `ids`: the table of every world's `PlaceIndex` (never written).
+    at: dict[str, int]
 
 
 @lru_cache(maxsize=None)
@@ -251,9 +254,10 @@ def _tables(domain: Domain) -> _Tables:
     n_prices = (domain.price_max - domain.price_min) // domain.price_step + 1
     prices = tuple(domain.price_min + domain.price_step * k for k in range(n_prices))
     ratings = tuple(tenths / 10 for tenths in range(round(RATING_RANGE[0] * 10), round(RATING_RANGE[1] * 10) + 1))
+    ids = tuple(f"{domain.id_prefix}_{i + 1:03d}" for i in range(domain.size[1]))
     return _Tables(
         names=tuple(f"{a} {b}" for a in first for b in second),
-        ids=tuple(f"{domain.id_prefix}_{i + 1:03d}" for i in range(domain.size[1])),
+        ids=ids,
         categories=domain.categories,
         areas=domain.areas,
         prices=prices,
@@ -263,6 +267,7 @@ def _tables(domain: Domain) -> _Tables:
         n_amenities=len(domain.amenities),
         codes=({c: k for k, c in enumerate(domain.categories)}, {a: k for k, a in enumerate(domain.areas)},
                {a: b for b, a in enumerate(domain.amenities)}, prices, ratings),
+        at={place_id: k for k, place_id in enumerate(ids)},
     )
 
 
