@@ -67,3 +67,15 @@ def test_a_combined_job_s_read_back_counts_in_a_session() -> None:
     assert summary["success"]
     reads = _of(summary, calls, "get_order", order_id="O-35445")
     assert len(reads) == 3 and all(c.useful for c in reads), reads  # the read, its check, the read-back
+
+
+def test_a_rollback_s_read_back_is_the_service_s_deploy_history() -> None:
+    """CrossTask 9363 (a playtest of 0.35.0, `medium` noise): `get_deploys(checkout)` after the
+    rollback went through was charged as a repeat, where `list_incidents` after the incident counted;
+    the deploy history is the one read that shows a rollback."""
+    from test_useful_calls import _of, _verdicts
+
+    summary, calls = _verdicts("crosstask-9363-test.jsonl")
+    assert summary["success"]
+    reads = _of(summary, calls, "get_deploys", service="checkout")
+    assert reads[-1].repeat and reads[-1].useful, reads[-1]

@@ -2,9 +2,10 @@
 and again after each later write, never required.
 
 A careful assistant reads back what it wrote: the meeting on its date (is it booked, and was the
-invitation sent?), the incident filed, the expense report and the transfer, the order whose items
-it refunded or exchanged. Dialog counts its `list_bookings` so (`agentgym.envs.dialog.tasks`); the
-tool-use tasks count their own read-backs the same way (``after_plan_write``: docs/METRICS.md).
+invitation sent?), the incident filed and the deploy history of the service rolled back, the expense
+report and the transfer, the order whose items it refunded or exchanged. Dialog counts its
+`list_bookings` so (`agentgym.envs.dialog.tasks`); the tool-use tasks count their own read-backs
+the same way (``after_plan_write``: docs/METRICS.md).
 Before any write of the plan such a read shows nothing the task wrote, and a repeat with no write
 between counts as any read's repeat: padding with read-backs cannot raise efficiency.
 """
@@ -25,7 +26,10 @@ def _meetings(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _incidents(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
-    return [("list_incidents", {})] if any(s.name == "file_incident" for s in plan) else []
+    filed = [("list_incidents", {})] if any(s.name == "file_incident" for s in plan) else []
+    # A rollback shows in the service's deploy history, the one read of it.
+    return filed + [("get_deploys", {"service": s}) for s in dict.fromkeys(s.arguments["service"] for s in plan
+                                                                          if s.name == "rollback")]
 
 
 def _payments(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
