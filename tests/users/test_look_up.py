@@ -33,6 +33,10 @@ from agentgym.users.understanding.look_up import asks_leave_to_look
     "Mind if I pull up the logs?", "Hmm, let me see... OK if I have a quick look at the deploys?",
     "Okay to check the deploys next?", "Would you mind if I looked at your orders?",
     "Any objection if I search the area first?", "Do you mind if I take a quick look at the calendar first?",
+    "Cart is a victim too. One more hop \u2014 OK if I have a quick look at cart (metrics, logs and deploys)?",
+    "One more hop - may I check the deploys?",
+    # a playtest's (Dialog 9361 T10, round 3 of 0.35.0): got "The rules say: 3. No two bookings ..."
+    "Got it. Mind if I have another quick look at the Station District meeting rooms and rework the plan around that?",
 ])
 def test_a_question_asking_leave_to_look_something_up(text: str) -> None:
     assert asks_leave_to_look(text)

@@ -18,7 +18,7 @@ from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
-           "asks_facts_only", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "without_offer", "asks_yes", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -171,6 +171,17 @@ def without_offer(sentence: str) -> str:
         return ""
     m = _OR_TELL.search(sentence)
     return sentence[:m.start()] if m is not None and asks_yes(sentence[:m.start()]) else sentence
+
+
+def asks_yes_in(message: str, read: Callable[[str], Reading]) -> bool:
+    """Whether a message asks for a yes: in words the engine (`read`) reads as a confirmation
+    question in a sentence of its own (a plan laid out as a table reads as a list of words), or as
+    `asks_yes` says."""
+    if asks_yes(message):
+        return True
+    asked = [s for line in message.splitlines() for s in SENTENCE_BREAK.split(without_abbreviation_stops(line))
+             if "?" in s]
+    return any(read(s.strip(" |*-#")).confirm for s in asked[-3:])
 
 
 def asks_yes(text: str) -> bool:

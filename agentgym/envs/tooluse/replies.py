@@ -3,6 +3,8 @@ consent rests on those)."""
 
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 from agentgym.users.stock import ACCEPT, CONFIRMED, EMPTY, EVERYTHING, GIVE_UP, GO_AHEAD, KEYWORDS, REPHRASE
 from agentgym.users.understanding.look_up import asks_leave_to_look
 
@@ -51,6 +53,9 @@ STOCK = frozenset({*GO_AHEAD, *UNKNOWN, *ACCEPT, GIVE_UP, VIOLATION, NOTED, REPH
                     GO_LOOK})
 #: The replies that say yes to what the message before them said (the hard tier's consent).
 YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, RIGHT, GIVE_IN, YES_ONLY_ASKED})
+#: Stock replies that give no leave: a plea to rephrase, and "Yes, that's right." to a question
+#: that restates what the user said on its way ("OK if I have a quick look at pricing's logs?").
+_NO_LEAVE = frozenset({REPHRASE, RIGHT})
 #: How replies that say something of the work, or of a plan, begin: no leave is put before them.
 _OF_THE_WORK = tuple(t.split("{")[0] for t in (*NOT_DONE, WRONG, WHAT_ABOUT)) + (WRONG_PLAIN, "Before you go ahead:")
 
@@ -85,12 +90,16 @@ def before_yes(change: str) -> str:
         f"Before you go ahead: {change}"
 
 
-def with_leave(message: str, reply: str) -> str:
+def with_leave(message: str, reply: str, said: Callable[[], Sequence[str]] = tuple) -> str:
     """`reply` to `message` as a person gives it to a question that only asks leave to look
     something up (`asks_leave_to_look`: "May I look into shipping next?"): leave first, then what
     the reply says (a detail the question's words asked for: "May I look up your account with your
-    email?" still gets the e-mail), and leave alone where the reply could not place the message.
-    A stock reply already answers; a reply about the work or a plan says what matters more."""
-    if reply in STOCK and reply != REPHRASE or reply.startswith(_OF_THE_WORK) or not asks_leave_to_look(message):
+    email?" still gets the e-mail), and leave alone where the reply could not place the message or
+    holds only what the user had said before (the statements `said()` gives). A stock reply
+    already answers, but for `_NO_LEAVE`; a reply about the work or a plan says what matters more."""
+    if reply in STOCK and reply not in _NO_LEAVE or reply.startswith(_OF_THE_WORK) or not asks_leave_to_look(message):
         return reply
-    return GO_LOOK if reply == REPHRASE else f"{GO_LOOK} {reply}"
+    rest = reply
+    for statement in said():
+        rest = rest.replace(statement, "")
+    return GO_LOOK if reply in _NO_LEAVE or not rest.strip() else f"{GO_LOOK} {reply}"

@@ -79,6 +79,7 @@ from agentgym.envs.tooluse.asking import (
     asks_facts_only,
     asks_value,
     asks_yes,
+    asks_yes_in,
     claims,
     offers_more,
     options_asked,
@@ -138,7 +139,7 @@ from agentgym.users.stock import (
     REPHRASE,
 )
 from agentgym.users.understanding import Reading
-from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
+from agentgym.users.understanding.words import SENTENCE_BREAK
 
 __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS", "REPHRASE", "KEYWORDS",
            "SMALL_TALK"]
@@ -213,10 +214,10 @@ class ToolUseUser(RuleBasedUser):
         message = spelled_out(message)
         if self._world.violations:
             return UserTurn(VIOLATION, end="gave_up")
-        consent = self._world.consent
+        consent, told = self._world.consent, len(self._revealed)  # the details said before this reply
         if consent is not None and message.strip():
             r = self._reading(message)
-            if (r.salad or not r.placed) and (r.confirm or asks_answer(message) or self._asks_yes(message)) \
+            if (r.salad or not r.placed) and (r.confirm or asks_answer(message) or asks_yes_in(message, understanding(self._task.domain).read)) \
                     and self._is_plan(message):
                 # A plan as a table or a bare list, with a question for a yes: read as the plan
                 # it is (the reading is shared with `reply`, which looks it up by the message).
@@ -236,7 +237,10 @@ class ToolUseUser(RuleBasedUser):
             self._put = message
         if out.end is not None or out.now:
             return out
-        return replace(out, text=with_leave(message, with_word_on_others(message, out.text)))  # "May I look ...?"
+        text = with_word_on_others(message, out.text)
+        # "May I look into X?": leave, and a detail asked for that the user had not said before.
+        return replace(out, text=with_leave(message, text, lambda: [d.statement for d in self._goal.details
+                                                                    if d.id in self._revealed[:told]]))
 
     def _read_go_ahead(self, message: str) -> None:
         """A message that puts work to the user for a yes (`proposes`) is a confirmation
@@ -345,16 +349,6 @@ class ToolUseUser(RuleBasedUser):
             return None
         self._pressed += 1
         return press.asks[self._pressed - 1] if self._pressed <= len(press.asks) else GIVE_IN
-
-    def _asks_yes(self, message: str) -> bool:
-        """Whether a message asks for a yes: in words the engine reads as a confirmation question
-        in a sentence of its own (a plan laid out as a table reads as a list of words), or as
-        `asks_yes` says."""
-        if asks_yes(message):
-            return True
-        asked = [s for line in message.splitlines() for s in SENTENCE_BREAK.split(without_abbreviation_stops(line))
-                 if "?" in s]
-        return any(understanding(self._task.domain).read(s.strip(" |*-#")).confirm for s in asked[-3:])
 
     def _asked_unsaid(self, message: str) -> tuple[str, ...]:
         """The details the message's questions ask for that the user has not said yet: a

@@ -24,7 +24,7 @@ __all__ = ["asks_leave_to_look"]
 _CHECKS = r"(?:the\s+|those\s+|these\s+|my\s+|a\s+few\s+)?(?:re-?checks?|checks|look-?ups?|searches)\b"
 _READ_NOUN = r"(?:dependenc|metrics|logs?\b|deploy|search|check|look|read|details|availability|page|calendar|order|record)"
 _LOOK = (r"(?:(?:re-?|double-)?check(?:ed)?(?!\s*out)|verif(?:y|ied)|look(?:ed)?\s+(?:up|into|at)|"
-         r"(?:take|took|have|had)\s+a\s+(?:\w+\s+)?(?:look|peek|glance)|search(?:ed)?|review(?:ed)?|re-?read|read(?!\s+(?:you|it\s+back|back|out|aloud))|"
+         r"(?:take|took|have|had)\s+(?:a|another|one\s+more)\s+(?:\w+\s+)?(?:look|peek|glance)|search(?:ed)?|review(?:ed)?|re-?read|read(?!\s+(?:you|it\s+back|back|out|aloud))|"
          r"fetch(?:ed)?|pull(?:ed)?\s+up|retriev(?:e|ed)|list(?:ed)?|retr(?:y|ied)(?=[^?]{0,40}?\b" + _READ_NOUN + r")|"
          r"(?:run|ran)\b[^?]{0,40}?\bchecks?|see\s+(?:if|whether)|(?:start|begin)\s+by\s+(?:looking|checking|searching|"
          r"reading|fetching|listing|reviewing|pulling)|go\s+ahead\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r")\b")
@@ -35,8 +35,9 @@ _LEAVE = re.compile(r"\b(?:(?:may|can|could|shall|should)\s+i|(?:(?:is\s+it|woul
                     r"(?:all\s+right|alright|ok(?:ay)?|fine)\s+(?:if\s+i|for\s+me\s+to|to)|"
                     r"(?:(?:do|would)\s+you\s+)?mind\s+if\s+i|any\s+objections?\s+(?:if\s+i|to\s+me))"
                     r"\s+(?:\w+ly\s+|now\s+|first\s+|also\s+|just\s+)?" + _LOOK)
-#: What may stand before the words of leave: nothing but marks, or a break, or a joining word.
-_AT_START = re.compile(r"(?:^\W*|.*(?:[,;:]\s*|\b(?:so|and|then|now)\s+))$", re.S)
+#: What may stand before the words of leave: nothing but marks, or a break (a dash too: "One more
+#: hop - OK if I ...?"), or a joining word.
+_AT_START = re.compile(r"(?:^\W*|.*(?:[,;:\u2013\u2014]\s*|\s-\s+|\b(?:so|and|then|now)\s+))$", re.S)
 #: Words one of which every question `_LEAVE` reads holds.
 _ASKS = ("may i ", "can i ", "could i ", "shall i ", "should i ", "if i ", "for me to ", "ok to ", "okay to ", "right to ",
          "fine to ", "to me ")
