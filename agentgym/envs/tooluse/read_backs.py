@@ -12,27 +12,32 @@ between counts as any read's repeat: padding with read-backs cannot raise effici
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, Sequence
 
-if TYPE_CHECKING:
-    from agentgym.envs.tooluse.base import Step
+
+class _PlanStep(Protocol):
+    """A gold plan's step as read here (`agentgym.envs.tooluse.base.Step`, which imports this
+    module: a protocol, not an import, so the two import no circle)."""
+
+    name: str
+    arguments: dict[str, Any]
 
 __all__ = ["read_backs"]
 
 
-def _meetings(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
+def _meetings(plan: Sequence[_PlanStep]) -> list[tuple[str, dict[str, Any]]]:
     dates = dict.fromkeys(s.arguments["date"] for s in plan if s.name == "book_meeting")
     return [("list_meetings", {"date": date}) for date in dates]
 
 
-def _incidents(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
+def _incidents(plan: Sequence[_PlanStep]) -> list[tuple[str, dict[str, Any]]]:
     filed = [("list_incidents", {})] if any(s.name == "file_incident" for s in plan) else []
     # A rollback shows in the service's deploy history, the one read of it.
     return filed + [("get_deploys", {"service": s}) for s in dict.fromkeys(s.arguments["service"] for s in plan
                                                                           if s.name == "rollback")]
 
 
-def _payments(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
+def _payments(plan: Sequence[_PlanStep]) -> list[tuple[str, dict[str, Any]]]:
     employees = dict.fromkeys(s.arguments["employee_id"] for s in plan
                               if s.name in ("file_expense_report", "create_transfer"))
     return [(name, {"employee_id": e}) for e in employees for name in ("list_reports", "list_transfers")]
@@ -42,14 +47,14 @@ def _payments(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
 _ORDER_WRITES = frozenset({"refund_item", "issue_store_credit", "exchange_item"})
 
 
-def _orders(plan: tuple[Step, ...]) -> list[tuple[str, dict[str, Any]]]:
+def _orders(plan: Sequence[_PlanStep]) -> list[tuple[str, dict[str, Any]]]:
     if not any(s.name in _ORDER_WRITES for s in plan):
         return []
     return [("get_order", {"order_id": o}) for o in dict.fromkeys(s.arguments["order_id"] for s in plan
                                                                   if s.name == "get_order")]
 
 
-def read_backs(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
+def read_backs(plan: Sequence[_PlanStep]) -> list[dict[str, Any]]:
     """The gold's ``useful_calls`` entries of the read-backs a plan's writes call for (see the
     module docstring), each marked ``after_plan_write``; read off the plan's own steps, so a
     combined job ("exchange+return") or a plan a goal shift rebuilt has them too."""
