@@ -1,42 +1,46 @@
 """The rule-based simulated user of the tool-use family.
 
-How it understands: every message is read by the shared engine (`agentgym.users.understanding`) with the
-family lexicon (``data/lexicon.json``: per detail the words that ask about it, in plain words too, "how
-much time should I block", "which address should the confirmation go to", "how serious is it", "what's
-affected") and the domain's own words (currency codes, services, products). It states every detail of
-its request that a message asks about, in any form and several at once; one the message sets aside it
-leaves out. Asked about something it has no detail for, it says it does not know; asked an open question
-("anything else?"), it states one detail it has not stated yet; small talk ("how's your day going?")
-gets a friendly word and a nudge back to the request; a message it cannot place, or a list of keywords,
-gets a request to rephrase. A question that only asks leave to look something up ("May I look into
-shipping next?") gets leave first (`replies.with_leave`).
+How it understands: every message is read by the shared engine (`agentgym.users.understanding`)
+with the family lexicon (``data/lexicon.json``: per detail the words that ask about it, in plain
+words too, "how much time should I block", "which address should the confirmation go to", "how
+serious is it", "what's affected") and the domain's own words (currency codes, services,
+products). It states every detail of its request that a message asks about, in any form and
+several at once; one the message sets aside it leaves out. Asked about something it has no
+detail for, it says it does not know; asked an open question ("anything else?"), it states one
+detail it has not stated yet; small talk ("how's your day going?") gets a friendly word and a
+nudge back to the request; a message it cannot place, or a list of keywords, gets a request to
+rephrase. A question that only asks leave to look something up ("May I look into shipping next?")
+gets leave first (`replies.with_leave`).
 
-What it knows of the work, and what it says (`agentgym.envs.tooluse.review`): it never takes free text
-as the work being done. It watches the records the assistant's writes make and judges the world exactly
-as the scorer does, so it accepts ("that's everything I needed") exactly when the task succeeds. A write
-that leaves a record it did not ask for gets a reason in words it could observe ("the meeting should be
-45 minutes", "that's a second transfer"): where a tool of the domain can undo the record, it asks to put
-it right, and gives up after `PATIENCE` such writes; where none can (a transfer, a refund, a rollback),
-or once a write broke a policy, no fix could make the task succeed, so it says so and leaves at once
-rather than invite one. Told the work is done when it is not, it says what it does not see yet.
+What it knows of the work, and what it says (`agentgym.envs.tooluse.review`): it never takes
+free text as the work being done. It watches the records the assistant's writes make and judges
+the world exactly as the scorer does, so it accepts ("that's everything I needed") exactly when
+the task succeeds. A write that leaves a record it did not ask for gets a reason in words it
+could observe ("the meeting should be 45 minutes", "that's a second transfer"): where a tool
+of the domain can undo the record, it asks to put it right, and gives up after `PATIENCE` such
+writes; where none can (a transfer, a refund, a rollback), or once a write broke a policy, no
+fix could make the task succeed, so it says so and leaves at once rather than invite one. Told
+the work is done when it is not, it says what it does not see yet.
 
 Goal shift (`plan_goal_shift`): the domain plans a change of one parameter of the job (a payout
-currency, a meeting's length, a variant, an item kept, a rollback asked for or called off), its new gold
-solved on the initial world. The user announces it at its first reply from the planned turn on, when
-asked to confirm (under consent, in place of the yes: "Before you go ahead: actually, ...", which is its
-word on the rest of the plan), or on seeing the first write; a shift that would leave unwanted a record
-no tool can undo is dropped unannounced, and in the hard tier so is one the world already meets (a
-rollback called off once the incident is filed). The old plan is kept as ``superseded`` for the metrics;
-the shift is logged with ``target`` the detail's id and ``detail`` ``{"from", "to", "recoverable"}``,
-recoverable when the new plan and the undoing of what it no longer wants fit in the turns left.
+currency, a meeting's length, a variant, an item kept, a rollback asked for or called off), its
+new gold solved on the initial world. The user announces it at its first reply from the planned
+turn on, when asked to confirm (under consent, in place of the yes: "Before you go ahead:
+actually, ...", which is its word on the rest of the plan), or on seeing the first write; a shift
+that would leave unwanted a record no tool can undo is dropped unannounced, and in the hard tier
+so is one the world already meets (a rollback called off once the incident is filed). The old plan is kept as ``superseded`` for the
+metrics; the shift is logged with ``target`` the detail's id and ``detail`` ``{"from", "to",
+"recoverable"}``, recoverable when the new plan and the undoing of what it no longer wants fit in
+the turns left.
 
-Asked to go ahead (easy and medium; `agentgym.envs.tooluse.asking`): a message that puts work to the
-user and asks for a yes in any words ("OK to submit?", "please reply 'yes' to confirm", "just say the
-word") is a confirmation question, and the plan's own words ask nothing ("refund the watch", "please
-double-check the amounts", "a 60-minute slot"): only a question of it asks for a detail, and one that
-names the detail's value asks to confirm it. A question to go ahead reports no work done; a question
-about work claimed done ("I've taken care of it. Is that alright?") is answered with what the user sees;
-a question that offers several values of a detail ("Currency: which one (EUR, USD, GBP)?") asks for it.
+Asked to go ahead (easy and medium; `agentgym.envs.tooluse.asking`): a message that puts work to
+the user and asks for a yes in any words ("OK to submit?", "please reply 'yes' to confirm", "just
+say the word") is a confirmation question, and the plan's own words ask nothing ("refund the
+watch", "please double-check the amounts", "a 60-minute slot"): only a question of it asks for a
+detail, and one that names the detail's value asks to confirm it. A question to go ahead reports
+no work done; a question about work claimed done ("I've taken care of it. Is that alright?") is
+answered with what the user sees; a question that offers several values of a detail ("Currency:
+which one (EUR, USD, GBP)?") asks for it.
 
 Consent (the hard tier, `agentgym.envs.tooluse.consent`): a reply that is a plain yes to a
 message records that message as a plan the user said yes to, so the writes it describes may
@@ -48,11 +52,11 @@ the user has not said yet ("which currency should I pay it in?"), which the user
 plan (or a confirmation question) that leaves out something the user asked about gets a
 question about it instead of a yes, and a customer who presses (`consent.Press`) asks again for
 what a policy forbids each time a plan refuses it, as often as its request says, then accepts.
-Both answers come from the user's own request, never from the gold. A sub-task of CrossTask's hard
-tier (`SESSION_TIER`) reads a plan that asks for an answer the same way, and answers it as a confirmation.
+Both answers come from the user's own request, never from the gold. A sub-task of CrossTask's hard tier (`SESSION_TIER`)
+reads a plan that asks for an answer the same way, and answers it as a confirmation.
 
-Typos (`perturb_text`) land only on messages that carry something the agent needs, never on a stock reply
-or inside a value the agent must copy (a name, an e-mail, an id, a code, a title).
+Typos (`perturb_text`) land only on messages that carry something the agent needs, never on a
+stock reply or inside a value the agent must copy (a name, an e-mail, an id, a code, a title).
 
 What it holds against a write (`contradictions`, for goal consistency): every detail it stated
 that a write can break: a value the write carries (a currency, a length, an e-mail, a severity,
@@ -217,7 +221,8 @@ class ToolUseUser(RuleBasedUser):
         consent, told = self._world.consent, len(self._revealed)  # the details said before this reply
         if consent is not None and message.strip():
             r = self._reading(message)
-            if (r.salad or not r.placed) and (r.confirm or asks_answer(message) or asks_yes_in(message, understanding(self._task.domain).read)) \
+            read = understanding(self._task.domain).read
+            if (r.salad or not r.placed) and (r.confirm or asks_answer(message) or asks_yes_in(message, read)) \
                     and self._is_plan(message):
                 # A plan as a table or a bare list, with a question for a yes: read as the plan
                 # it is (the reading is shared with `reply`, which looks it up by the message).
