@@ -474,9 +474,9 @@ class PlanUser(SimulatedUser):
         several = len(set(categories)) < len(categories)
         # Places the reading left out (said to be full, over budget) still end what is said of
         # the place before them ("X (25 EUR), since W is full then").
-        world = self._task.world.places if several else ()
-        aside = set_aside(message, named, world) if several else frozenset()
-        labelled = {**labelled_places(message, named, gold, world), **column_plan(message, named, gold)} if several else {}
+        others = self._task.world.places if several else ()
+        aside = set_aside(message, named, others) if several else frozenset()
+        labelled = {**labelled_places(message, named, gold, others), **column_plan(message, named, gold)} if several else {}
         plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))

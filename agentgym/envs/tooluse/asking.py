@@ -78,11 +78,11 @@ def offers_more(sentence: str) -> bool:
     return ADDS.search(plain) is not None
 
 
-#: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
-#: process it", "let me know if that's OK", "Kindly confirm.", "Do you authorise this?").
 #: The nouns of a yes (a passive request for one names it: "approval is requested").
 _YES_NOUN = (r"(?:yes|go-ahead|go ahead|approval|confirmation|consent|permission|authori[sz]ation|sign-off|"
              r"agreement|ok|okay)")
+#: Words that ask for a yes beyond the engine's confirmation questions ("please confirm and I'll
+#: process it", "let me know if that's OK", "Kindly confirm.", "Do you authorise this?").
 ASKS_YES = re.compile(r"\b(?:(?:please|kindly) confirm|confirm (?:that|this|these|the plan|and|if|whether)|can you confirm|"
                       r"(?:do|will|would|can) you (?:authorise|authorize)|"
                       r"let me know if|(?:is|are) (?:that|this|these|those) (?:ok|okay|alright|all right|fine|acceptable)|"

@@ -5,14 +5,15 @@ A careful assistant reads back what it wrote: the meeting on its date (is it boo
 invitation sent?), the incident filed and the deploy history of the service rolled back, the expense
 report and the transfer, the order whose items it refunded or exchanged. Dialog counts its
 `list_bookings` so (`agentgym.envs.dialog.tasks`); the tool-use tasks count their own read-backs
-the same way (``after_plan_write``: docs/METRICS.md).
-Before any write of the plan such a read shows nothing the task wrote, and a repeat with no write
+the same way (``after_plan_write``: docs/METRICS.md). Before any write of the plan such a read shows nothing the task wrote, and a repeat with no write
 between counts as any read's repeat: padding with read-backs cannot raise efficiency.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol, Sequence
+
+__all__ = ["read_backs"]
 
 
 class _PlanStep(Protocol):
@@ -21,8 +22,6 @@ class _PlanStep(Protocol):
 
     name: str
     arguments: dict[str, Any]
-
-__all__ = ["read_backs"]
 
 
 def _meetings(plan: Sequence[_PlanStep]) -> list[tuple[str, dict[str, Any]]]:

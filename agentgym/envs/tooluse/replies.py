@@ -53,11 +53,13 @@ STOCK = frozenset({*GO_AHEAD, *UNKNOWN, *ACCEPT, GIVE_UP, VIOLATION, NOTED, REPH
                     GO_LOOK})
 #: The replies that say yes to what the message before them said (the hard tier's consent).
 YES = frozenset({*GO_AHEAD, CONFIRMED, EVERYTHING, RIGHT, GIVE_IN, YES_ONLY_ASKED})
+#: How a change of mind said where a yes would be begins (`before_yes`).
+_CHANGE_LEAD = "Before you go ahead:"
 #: Stock replies that give no leave: a plea to rephrase, and "Yes, that's right." to a question
 #: that restates what the user said on its way ("OK if I have a quick look at pricing's logs?").
 _NO_LEAVE = frozenset({REPHRASE, RIGHT})
 #: How replies that say something of the work, or of a plan, begin: no leave is put before them.
-_OF_THE_WORK = tuple(t.split("{")[0] for t in (*NOT_DONE, WRONG, WHAT_ABOUT)) + (WRONG_PLAIN, "Before you go ahead:")
+_OF_THE_WORK = tuple(t.split("{")[0] for t in (*NOT_DONE, WRONG, WHAT_ABOUT)) + (WRONG_PLAIN, _CHANGE_LEAD)
 
 
 def listed(labels: list[str]) -> str:
@@ -86,8 +88,8 @@ def before_yes(change: str) -> str:
     """A change of mind said where a yes would be ("Before you go ahead: actually, don't roll
     anything back; just file the incident."): no yes beside a change, so the plan is not taken
     whole; the change is the customer's word on the rest of it (`ToolUseUser.reply`)."""
-    return f"Before you go ahead: {change[0].lower()}{change[1:]}" if change.startswith("Actually") else \
-        f"Before you go ahead: {change}"
+    return f"{_CHANGE_LEAD} {change[0].lower()}{change[1:]}" if change.startswith("Actually") else \
+        f"{_CHANGE_LEAD} {change}"
 
 
 def with_leave(message: str, reply: str, said: Callable[[], Sequence[str]] = tuple) -> str:

@@ -221,8 +221,7 @@ class ToolUseUser(RuleBasedUser):
         consent, told = self._world.consent, len(self._revealed)  # the details said before this reply
         if consent is not None and message.strip():
             r = self._reading(message)
-            read = understanding(self._task.domain).read
-            if (r.salad or not r.placed) and (r.confirm or asks_answer(message) or asks_yes_in(message, read)) \
+            if (r.salad or not r.placed) and (r.confirm or asks_answer(message) or asks_yes_in(message, self._read)) \
                     and self._is_plan(message):
                 # A plan as a table or a bare list, with a question for a yes: read as the plan
                 # it is (the reading is shared with `reply`, which looks it up by the message).

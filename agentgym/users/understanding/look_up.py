@@ -24,7 +24,8 @@ __all__ = ["asks_leave_to_look"]
 _CHECKS = r"(?:the\s+|those\s+|these\s+|my\s+|a\s+few\s+)?(?:re-?checks?|checks|look-?ups?|searches)\b"
 _READ_NOUN = r"(?:dependenc|metrics|logs?\b|deploy|search|check|look|read|details|availability|page|calendar|order|record)"
 _LOOK = (r"(?:(?:re-?|double-)?check(?:ed)?(?!\s*out)|verif(?:y|ied)|look(?:ed)?\s+(?:up|into|at)|"
-         r"(?:take|took|have|had)\s+(?:a|another|one\s+more)\s+(?:\w+\s+)?(?:look|peek|glance)|search(?:ed)?|review(?:ed)?|re-?read|read(?!\s+(?:you|it\s+back|back|out|aloud))|"
+         r"(?:take|took|have|had)\s+(?:a|another|one\s+more)\s+(?:\w+\s+)?(?:look|peek|glance)|"
+         r"search(?:ed)?|review(?:ed)?|re-?read|read(?!\s+(?:you|it\s+back|back|out|aloud))|"
          r"fetch(?:ed)?|pull(?:ed)?\s+up|retriev(?:e|ed)|list(?:ed)?|retr(?:y|ied)(?=[^?]{0,40}?\b" + _READ_NOUN + r")|"
          r"(?:run|ran)\b[^?]{0,40}?\bchecks?|see\s+(?:if|whether)|(?:start|begin)\s+by\s+(?:looking|checking|searching|"
          r"reading|fetching|listing|reviewing|pulling)|go\s+ahead\s+(?:and\s+)?(?:with\s+)?" + _CHECKS + r")\b")
