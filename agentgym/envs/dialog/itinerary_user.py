@@ -36,6 +36,7 @@ from agentgym.envs.dialog.aside import aside_mentions, set_aside
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
+from agentgym.envs.dialog.itinerary_kept import kept_bookings
 from agentgym.envs.dialog.itinerary_twists import PlanState, revised_line
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.proposals import places_named
@@ -453,6 +454,9 @@ class PlanUser(SimulatedUser):
         self._distinct = gold.distinct_areas
         self._read = understanding(domain).read
         self._names = place_names(task.world)
+        #: Per booking, the place of the last plan it heard asked about (ids; None: none yet):
+        #: what "A and B stay the same" keeps.
+        self._heard: list[str | None] = [None] * len(gold.legs)
 
     @property
     def state(self) -> PlanState:
@@ -480,6 +484,11 @@ class PlanUser(SimulatedUser):
         plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))
+        kept = self._kept(message, plan) if missing and asks_yes else 0
+        if kept:
+            missing = [label for label, p in zip(LABELS, plan) if p is None]
+        if asks_yes:
+            self._heard = [p.id if p is not None else was for p, was in zip(plan, self._heard)]
         if not named and asks_yes and not _GO_AHEAD.search(_BEFORE_ACTING.sub("", text)):
             # A question that names no place and asks to act on nothing checks the form ("... a
             # desk on Monday morning. Is that right?", "Just to confirm: booking A is ...?": the
@@ -504,10 +513,24 @@ class PlanUser(SimulatedUser):
         agreed = tuple(p.id for p in plan if p is not None)
         state.agreed = agreed
         state.yeses.append((turn, agreed))
-        if len({p.id for p in named}) > len(agreed):
+        if kept or len({p.id for p in named}) > len(agreed):
             heard = ", ".join(f"{label} {p.name}" for label, p in zip(LABELS, plan) if p is not None)
             return UserTurn(SUBMIT_HEARD.format(plan=heard))
         return UserTurn(SUBMIT_ANSWER)
+
+    def _kept(self, message: str, plan: list[Place | None]) -> int:
+        """Fills in `plan`'s open bookings that `message` says stay as they were ("A, B and D
+        stay the same") with the places of the last plan heard (`_heard`), where that place is
+        still of the booking's category; how many it filled."""
+        kept = kept_bookings(message)
+        filled = 0
+        for i, (place, was) in enumerate(zip(plan, self._heard)):
+            if place is None and i in kept and was is not None:
+                before = self._task.world.by_id[was]
+                if before.category == self._task.gold.legs[i].needs[0][1]:  # a changed mind may change it
+                    plan[i] = before
+                    filled += 1
+        return filled
 
     def _with_own_bookings(self, message: str, named: list[Place]) -> list[Place]:
         """`named` with the places the assistant holds a booking of that the message names: the

@@ -1,0 +1,109 @@
+"""Bookings a re-plan keeps as they were (`agentgym.envs.dialog.itinerary_kept`), and the
+itinerary's user filling them in from the last plan it heard."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from test_dialog_hard_consent import LAYOUTS, SPLITS, YES, _fresh, _rows, _seeds
+
+from agentgym.envs.dialog.itinerary import LABELS, candidates
+from agentgym.envs.dialog.itinerary_kept import ALL, kept_bookings
+
+A, B, C, D = 0, 1, 2, 3
+KEPT = {
+    "A, B and D stay the same.": {A, B, D},
+    "A, B, and D remain unchanged.": {A, B, D},
+    "Bookings A and C stay as they are.": {A, C},
+    "Booking B stays as planned; C changes.": {B},
+    "Keep A, B and D as they are.": {A, B, D},
+    "Keeping booking C.": {C},
+    "No change to A or B": {A},  # "or" lists no booking kept: the first is said so
+    "No changes to A, B and D.": {A, B, D},
+    "- B: unchanged\n- C: Forge Lab": {B},
+    "D - same as before": {D},
+    "Same as before for A and D.": {A, D},
+    "A & D will stay the same.": {A, D},
+    "A/B can stay where they are.": {A, B},
+    "Everything else stays the same.": ALL,
+    "The rest remain as agreed.": ALL,
+    "Keep everything else.": ALL,
+    "No other changes.": ALL,
+    "the other bookings stay the same": ALL,
+}
+NOT_KEPT = ("A place stays the same.", "A new place is unchanged in price.", "D is the same area as A.",
+            "Keep an eye on the budget.", "a, b and d stay the same", "Plan A is the same as plan B in price.",
+            "C is the same price as D.", "Booking C: Forge Lab (20 EUR)", "Nothing stays the same.")
+
+
+@pytest.mark.parametrize("message", KEPT)
+def test_bookings_said_to_stay_are_kept(message: str) -> None:
+    assert kept_bookings(message) == KEPT[message], message
+
+
+@pytest.mark.parametrize("message", NOT_KEPT)
+def test_no_booking_is_kept_without_being_said_to_stay(message: str) -> None:
+    assert kept_bookings(message) == frozenset(), message
+
+
+def test_bad_input_never_raises() -> None:
+    for message in ("", "A", "A,", "Booking", "keep", "stays the same", "\x00" * 50, "A, " * 2000 + "stay the same"):
+        assert isinstance(kept_bookings(message), frozenset)
+
+
+LEADS = ("{kept} stay the same.", "{kept} remain unchanged.", "Keep {kept} as they are.", "No changes to {kept}.",
+         "Everything else stays the same.")
+
+
+def _changed_plan(task, plan):
+    """`plan` with its last booking given another place of its category, or None."""
+    leg = task.gold.legs[-1]
+    other = next((p for p in candidates(task.world, leg) if p.id not in plan), None)
+    return None if other is None else (*plan[:-1], other.id)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_re_plan_that_keeps_bookings_gets_the_yes_to_the_whole_plan(split: str) -> None:
+    # A person told "A, B and D stay the same" hears their places from the plan it last heard
+    # (Dialog playtest 9336 T15 got "I did not hear one place for bookings B and D").
+    checked = 0
+    for seed in _seeds(split, 4):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[0]
+        new = _changed_plan(task, plan)
+        if new is None:
+            continue
+        names = {p.id: p.name for p in task.world.places}
+        last = len(plan) - 1
+        kept = LABELS[:last]
+        kept_words = ", ".join(kept[:-1]) + f" and {kept[-1]}"
+        for lead in LEADS:
+            env, task = _fresh(split, seed)
+            obs, *_ = env.step(LAYOUTS["list"](_rows(task, plan)) + "\nShall I submit this plan?")
+            assert YES in obs, obs
+            message = (f"A change: booking {LABELS[last]} is now {names[new[-1]]}. {lead.format(kept=kept_words)} "
+                       "Shall I submit this plan?")
+            obs, *_ = env.step(message)
+            heard = ", ".join(f"{label} {names[i]}" for label, i in zip(LABELS, new))
+            assert f"works for me: {heard}." in obs and task.extra["plan"].agreed == new, (seed, lead, obs)
+        checked += 1
+    assert checked >= 3
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_kept_bookings_need_a_plan_heard_before(split: str) -> None:
+    for seed in _seeds(split, 3):
+        env = gym.make("AgentRL/Dialog-v0", split=split, difficulty="hard")
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        plan = task.gold.accepted[0]
+        names = {p.id: p.name for p in task.world.places}
+        last = len(plan) - 1
+        # Said beside no plan heard before, or a booking not said to stay: still open.
+        obs, *_ = env.step(f"Booking {LABELS[last]} is {names[plan[-1]]}; the others stay the same. Shall I submit?")
+        assert YES not in obs and task.extra["plan"].agreed is None, obs
+        env, task = _fresh(split, seed)
+        env.step(LAYOUTS["list"](_rows(task, plan)) + "\nShall I submit this plan?")
+        obs, *_ = env.step(f"Booking {LABELS[last]} is {names[plan[-1]]}; A stays the same. Shall I submit?")
+        if last > 1:
+            assert YES not in obs and f"{LABELS[1]}" in obs, obs
