@@ -493,6 +493,29 @@ def test_a_restated_form_asked_to_be_confirmed_before_acting_gets_the_form(split
             assert f"Booking {leg.label}:" in obs, obs
 
 
+#: A read-back of the form laid out by label, whose lines name no "booking" (or name other bookings
+#: only in the days they quote: "the day after booking B").
+READ_BACKS = {
+    "table": lambda legs: "| Booking | Plan | Day |\n|---|---|---|\n" + "\n".join(
+        f"| {leg.label} | {leg.needs[0][1]} | the day after booking A |" for leg in legs),
+    "list": lambda legs: "\n".join(f"- {leg.label}: {leg.needs[0][1]}, the day after booking A" for leg in legs),
+    "lines": lambda legs: "\n".join(f"{leg.label}: {leg.needs[0][1]}" for leg in legs),
+}
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("layout", READ_BACKS)
+def test_a_form_read_back_by_label_gets_every_line_it_lays_out(split: str, layout: str) -> None:
+    # A table read back with "Is that right?" got lines A-C restated (the labels its quoted days
+    # named), D and E left out (Dialog playtest 9380 T5).
+    for seed in _seeds(split, 3):
+        env, task = _fresh(split, seed)
+        obs, *_ = env.step(f"Reading your form back:\n{READ_BACKS[layout](task.gold.legs)}\n\nIs that right?")
+        assert "My form says" in obs and YES not in obs, obs
+        for leg in task.gold.legs:
+            assert f"Booking {leg.label}:" in obs, (layout, obs)
+
+
 #: Terse plans: labels right before the places, a total, a short question; and reasoning before the
 #: plan that names a place of a booking's kind (Dialog playtests 6042 T11, 6043 T12).
 TERSE = ("{body}. Total {total}. OK?",

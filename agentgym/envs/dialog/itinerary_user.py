@@ -176,6 +176,9 @@ def answer(message: str, form: list[str], rules: list[str], distinct_areas: bool
     said: list[str] = []
     labels = {x.upper() for m in _BOOKINGS.finditer(text) for x in re.findall(rf"\b{_LABEL.lower()}\b", m.group(1))} \
         if "booking" in text else set()  # every booking named holds the word (`_TOPIC_WORDS`)
+    # A read-back laid out by label ("| A | private office | Saturday morning |", "- A: ...")
+    # asks about each booking it lays out, though the lines name no "booking".
+    labels.update(label for _, _, label in _laid_out_labels(message))
     about = [line for line, label in zip(form, LABELS) if label in labels]
     if not about and _holds(text, _FORM):
         about = list(form)
@@ -350,6 +353,16 @@ def _laid_out(message: str, marks: list[tuple[int, int, str]]) -> set[int]:
 #: Chamber"): one letter can be an article, so such labels count only as a run of two or more,
 #: in the form's order.
 _LABEL_BEFORE = re.compile(rf"(?<![\w'’])({_LABEL}) $")
+
+
+def _laid_out_labels(message: str) -> list[tuple[int, int, str]]:
+    """The labels opening a table's rows or a list's lines, or a line before a mark ("A:"), two
+    or more in the form's order."""
+    if "|" not in message and "\n" not in message:
+        return []
+    bare = _in_form_order([(m.start(1), m.end(1), m.group(1)) for m in _LABEL_BARE.finditer(message)
+                           if _LINE_LEAD.match(message, message.rfind("\n", 0, m.start(1)) + 1).end() == m.start(1)])
+    return _table_row_labels(message) + _list_line_labels(message) + bare
 
 
 def _labels_before_places(message: str, mentions: list[tuple[Place, int, int]]) -> list[tuple[int, int, str]]:
