@@ -458,3 +458,21 @@ def test_options_asked_puts_labelled_options_in_the_question_and_leaves_other_me
                   "Your order has 3 items. Which one?", "The total is 45.00 USD. Which currency?",
                   "(B) store credit, or (A) a refund. Which?", "Which would you prefer?"):
         assert options_asked(other) is None, other
+
+
+@pytest.mark.parametrize("ask", ["May I re-read the May expenses once to confirm the amount and statuses, and then request "
+                                 "approval for {amount} EUR?", "May I request approval for {amount} EUR?",
+                                 "Is it OK if I request approval for {amount} EUR now?"])
+def test_a_yes_no_question_beside_an_account_in_other_currencies_is_no_proposal_of_them(ask: str) -> None:
+    """An account of the claims ("X-5979, 317.95 GBP for hardware, still pending, so I'll leave
+    it out") before "May I ... then request approval for 2,236.15 EUR?" got "Pay it in EUR,
+    please.": the claim's currency was heard as the payout's (a playtest, CrossTask 9338 T4).
+    The question's own sentence names what it asks; a currency it names otherwise is still put
+    right."""
+    env, actions = _kept("crosstask-9338-train.jsonl", "AgentRL/CrossTask-v0", "train", "medium", None, 9338, 3)
+    account, _, _ = actions[3].rpartition("May I")
+    assert "GBP" in account and "EUR" in account
+    reply = _reply(env, account + ask.format(amount="2,236.15"))
+    assert reply in _YES, reply
+    env, actions = _kept("crosstask-9338-train.jsonl", "AgentRL/CrossTask-v0", "train", "medium", None, 9338, 3)
+    assert "EUR" in _reply(env, account + "May I pay it in GBP instead?")

@@ -18,7 +18,7 @@ from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
-           "asks_facts_only", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -621,3 +621,18 @@ def values_asked_open(values: tuple[tuple[str, str], ...], message: str,
         return values
     in_questions = {slot for slot, _ in read(" ".join(questions(message))).values}
     return tuple((slot, v) for slot, v in values if slot not in unsaid or slot in in_questions)
+
+
+def yes_no_values(values: tuple[tuple[str, str], ...], message: str,
+                  read: Callable[[str], Reading]) -> tuple[tuple[str, str], ...]:
+    """`values` a message names, less those of a slot its yes-or-no questions name a value of
+    that only the account beside them names ("X-5979, 317.95 GBP, still pending, so I'll leave it
+    out. May I request approval for 2,236.15 EUR?": the claim's GBP proposes no payout currency;
+    the question's EUR is what it asks about). A slot the questions name no value of keeps the
+    account's ("So: refund in CHF. Is that right?" reads the plan back)."""
+    asked = questions(message)
+    if not values or not asked or any(QUESTION_WORD.search(q) for q in asked):
+        return values
+    in_questions = read(" ".join(asked)).values
+    slots = {slot for slot, _ in in_questions}
+    return tuple(pair for pair in values if pair[0] not in slots or pair in in_questions)

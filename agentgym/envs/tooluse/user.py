@@ -96,6 +96,7 @@ from agentgym.envs.tooluse.asking import (
     values_asked_open,
     with_word_on_others,
     without_offer,
+    yes_no_values,
 )
 from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, renumbered, unwanted
 from agentgym.envs.tooluse.consent import has, missing, parts
@@ -413,7 +414,8 @@ class ToolUseUser(RuleBasedUser):
             if self._plan_meets_unsaid(r, message):
                 return self._confirmation(message)
             values = r.values + self._restated(message) if r.confirm or r.question else r.values
-            values = values_asked_open(values, message, self._asked_unsaid, self._read) if r.question else values
+            values = values_asked_open(values if r.confirm else yes_no_values(values, message, self._read), message,
+                                       self._asked_unsaid, self._read) if r.question else values
             plan_words = self._plan_words(r.asked, message) if values and (r.confirm or r.question) else ()
             said = self._answer(r.asked, values, plan_words)
             if said == RIGHT and plan_words and not r.confirm:
