@@ -228,7 +228,8 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
         lines.append(f"  not efficient ({why}): {', '.join(names)}")
     left_out = [named(c) for c in verdict.calls if c.injected]
     if left_out:
-        lines.append(f"  left out of validity and efficiency (an injected fault acted on them): {', '.join(left_out)}")
+        lines.append("  left out of validity and efficiency (an injected failure stopped them; a read whose result was "
+                     f"corrupted counts as the read it was): {', '.join(left_out)}")
     carried = [named(c) for c in verdict.calls if c.valid and not c.injected and c.useful is None and c.carries_corrupted]
     if carried:
         lines.append(f"  left out of efficiency (they pass on a value a tool returned corrupted): {', '.join(carried)}")

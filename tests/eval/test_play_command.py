@@ -143,7 +143,7 @@ def test_the_accounting_names_the_calls_an_injected_fault_acted_on():
                        call(3, "check", arguments={"item_id": "a", "day": "tue"}, index=1), call(4, "book")], success=True)
     lines = tool_accounting(rec["metrics"])
     assert lines[0].startswith("tool calls (docs/METRICS.md): validity 4/4"), lines
-    assert "  left out of validity and efficiency (an injected fault acted on them): turn 2 check(a, mon)" in lines, lines
+    assert "  left out of validity and efficiency (an injected failure stopped them; a read whose result was corrupted counts as the read it was): turn 2 check(a, mon)" in lines, lines
     assert any("turn 3 check(a, tue)" in x for x in lines), lines
 
 
