@@ -438,3 +438,22 @@ def test_a_place_in_an_area_another_booking_holds_is_set_aside_though_that_booki
            f"Quarter, which {z.name} already uses.")
     assert set_aside(msg, [x, w, z]) == {w.id}, msg
     assert set_aside(f"{x.name} is in Old Town, and {w.name} too.", [x, w]) == set()
+
+
+def test_a_list_of_places_each_with_its_area_in_a_bracket_shares_its_verdict() -> None:
+    """"D: Grand Assembly (venue_030), Tuesday morning\\nWhy D changed: Linden Court (Riverside) and
+    Ivy Chamber (Old Town) no longer lead to a plan within budget" got "more than one place for
+    booking D" (a playtest, Dialog 9392, medium noise, turn 13): a short bracket after each place
+    of a list keeps it a list, so the verdict after it is said of each."""
+    from playtest_turns import reply_to
+
+    from agentgym.envs.dialog.aside import set_aside
+
+    _env, _actions, said = reply_to("dialog-9392-test.jsonl", 12)
+    assert "more than one place" not in said and "works for me" in said, said
+    x, y, z = _env.unwrapped._task.world.places[:3]
+    for between in (" (Riverside) and ", " (4.6, Old Town), ", " (venue_030) or "):
+        assert set_aside(f"{x.name}{between}{y.name} (Old Town) are over budget.", [x, y]) == {x.id, y.id}, between
+    # a place in the bracket is said of the place before it, not listed with it
+    assert set_aside(f"{x.name} ({y.name} rates higher but busts the budget) and {z.name}.", [x, y, z]) == {y.id}
+    assert set_aside(f"{x.name} (Riverside) is free, and {y.name} (Old Town) is over budget.", [x, y]) == {y.id}

@@ -107,9 +107,12 @@ _ADDS_TO_IT = re.compile(r"\b(also|too|as well|either|on top)\b")
 _CLAUSE_OPENER = re.compile(r"[(,;]|\b(and|but|so|while|whereas|because|since)\b")
 
 
-#: Between two places of one list ("X, Y and Z", "(X 4.6, Y 4.2, Z 4.1)"): nothing but
-#: separators, ratings and prices, so what is said after the list is said of each of them.
-_LISTED = re.compile(r"^(?:[\s,;/()&+*_-]|\d+(?:\.\d+)?|eur|usd|€|\$|and|or|nor|also)*$")
+#: Between two places of one list ("X, Y and Z", "(X 4.6, Y 4.2, Z 4.1)", "X (Riverside) and Y
+#: (Old Town)"): nothing but separators, ratings and prices, or one short bracket after the first
+#: place and a comma, "and", "or", "&" or "/", so what is said after the list is said of each of
+#: them ("X (Riverside); Y is ..." ends a clause).
+_LISTED = re.compile(r"^(?:[\s,;/()&+*_-]|\d+(?:\.\d+)?|eur|usd|€|\$|and|or|nor|also)*$"
+                     r"|^\s*\([^()\n]{1,40}\)\s*(?:,\s*(?:and\s+|or\s+)?|(?:and|or|&|/)\s+)$")
 #: A heading over the places set aside ("## Alternatives ruled out", "**Considered, not
 #: chosen:**", "Ruled out: ...") or offered only in case ("Plan B: ... I can switch booking A
 #: back to X", "Fallback:"): each place of its section is one the plan does not take.
