@@ -280,7 +280,8 @@ class _Checks:
     """The repeats of a plan's read that are as useful as the read: the briefs ask to check
     again a value a write rests on, so one repeat of a read seen in an earlier turn, made before
     a later write, is that check, and each result of it that came back corrupted earns one more
-    read (the tie-break between two results that disagree). Any other repeat decides nothing new.
+    read, before a later write or after the last (the tie-break between two results that
+    disagree). Any other repeat decides nothing new.
 
     And the read after a write that an injected fault stopped: a careful agent looks at what it
     left (`list_bookings` shows the bookings) before it tries again, so the first read that
@@ -304,7 +305,7 @@ class _Checks:
                         break
         self._corrupted = {k for k, _ in corrupted}
         self._reads: dict[str, list[tuple[Any, int, bool]]] = defaultdict(list)  # arguments, turn, corrupted
-        self._granted: dict[str, list[Any]] = defaultdict(list)
+        self._granted: dict[str, list[tuple[Any, bool]]] = defaultdict(list)
 
     def read(self, k: int, c: Mapping[str, Any]) -> None:
         """Note a call that succeeded."""
@@ -315,17 +316,21 @@ class _Checks:
         return k in self._after_fault
 
     def grant(self, k: int, c: Mapping[str, Any]) -> bool:
-        """Whether a repeat of a plan's call (the `k`-th call) is one of the useful ones."""
-        if k >= self._last_write or is_commitment(c):
+        """Whether a repeat of a plan's call (the `k`-th call) is one of the useful ones: the check
+        before a later write, and a read per corrupted result whenever it comes (a read-back after
+        the last write that came back corrupted is read again to know what the writes left)."""
+        if is_commitment(c):
             return False
         name, args, turn = c.get("name", ""), c.get("arguments"), c.get("turn", 0)
         earlier = [(t, bad) for a, t, bad in self._reads[name] if a == args]
-        allowed = any(t < turn for t, _ in earlier) + sum(bad for _, bad in earlier)
-        granted = self._granted[name]
-        if sum(a == args for a in granted) >= allowed:
-            return False
-        granted.append(args)
-        return True
+        granted = self._granted[name]  # (arguments, granted as the check) of each repeat granted
+        if k < self._last_write and any(t < turn for t, _ in earlier) and (args, True) not in granted:
+            granted.append((args, True))
+            return True
+        if sum(a == args and not check for a, check in granted) < sum(bad for _, bad in earlier):
+            granted.append((args, False))
+            return True
+        return False
 
 
 def _most_specific(hits: list[int], steps: Sequence[Mapping[str, Any]], args: Any) -> int:

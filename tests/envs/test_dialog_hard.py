@@ -573,3 +573,29 @@ def test_a_need_named_by_the_familys_shorter_word_is_that_need(question: str) ->
     assert env.unwrapped.task.domain == "cafes"
     reply = env.step(question)[0]
     assert "doesn't need to have power outlets" in reply and "all matter" not in reply, reply
+
+
+def test_a_proposal_that_breaks_a_need_said_in_the_same_reply_does_not_say_it_again() -> None:
+    """"Oh, one more thing: I can spend up to 800 EUR per event. If something has to give, ...
+    Hmm, Ivy Assembly won't work for me. My budget is at most 800 EUR per event." said the budget
+    twice in one reply (a playtest, Dialog 9409, turn 5): the need that arrived in the reply is
+    the reason, said once."""
+    from playtest_turns import reply_to
+
+    _env, _actions, said = reply_to("dialog-9409-test.jsonl", 4)
+    assert said.count("800 EUR") == 1 and "Ivy Assembly won't work for me, then." in said, said
+
+
+def test_a_place_that_fails_the_budget_beside_the_plan_is_no_second_choice() -> None:
+    """"D Wed aft: Hazel Window 6 (...). ... (Higher-rated roaster Wild Stool 4.0 fails budget:
+    ...)" got "I heard more than one place for booking D" (a playtest, Dialog 9400, turn 6):
+    "fails budget" sets the place aside, as "fails the budget" does."""
+    from playtest_turns import reply_to
+
+    from agentgym.envs.dialog.aside import set_aside
+
+    env, _actions, said = reply_to("dialog-9400-train.jsonl", 5)
+    assert "more than one place" not in said and "works for me" in said, said
+    x, y = env.unwrapped._task.world.places[:2]
+    for verdict in ("fails budget", "fails the budget", "misses rating", "misses your minimum"):
+        assert set_aside(f"{x.name} is the plan; {y.name} {verdict}.", [x, y]) == {y.id}, verdict

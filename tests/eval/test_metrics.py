@@ -304,6 +304,19 @@ def test_a_corrupted_result_earns_one_more_read_of_it() -> None:
     assert [c.useful for c in judge_episode(plain).calls] == [True, True, True, False, False, True]
 
 
+def test_a_corrupted_read_after_the_last_write_earns_one_more_read_of_it() -> None:
+    # A read checked before the write, then read again after the last write, corrupted: the read
+    # that settles what the writes left is useful though no write follows it (CrossTask playtest
+    # 9402 T19-T22: list_bookings checked, a cancel, the read-back corrupted, read again). A
+    # fifth read is padding, and so is the same re-read without the corruption.
+    calls = [call(1, "check"), call(2, "check"), call(3, "book"), call(4, "check"), call(5, "check"),
+             call(6, "check")]
+    rec = make_record(calls, noise=[fault("corruption", 4, "check", to="b")], success=True)
+    assert [c.useful for c in judge_episode(rec).calls] == [True, True, True, False, True, False]
+    plain = make_record(calls, success=True)
+    assert [c.useful for c in judge_episode(plain).calls] == [True, True, True, False, False, False]
+
+
 def test_a_later_page_completes_its_own_step_not_the_first_pages() -> None:
     # Straight to page 3 first: that read completes the plan's page-3 step, not its first page's,
     # which names no page and so matches any (a playtest, ToolUse 9257 T6, was told the page it

@@ -59,7 +59,7 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         # short of a floor ("fall short of your rating", "is below your minimum")
                         r"fall\w* short|(falls?|fell|falling|dips?|drops?) below|"
                         r"(under|below) (the|your|our) (\d+(\.\d+)? )?(minimum|min|floor|threshold|bar|cut-?off)|"
-                        r"(miss|fail)\w* (the|your|our) (\d+(\.\d+)? )?(mark|bar|cut|minimum|floor|threshold|rating|budget|"
+                        r"(miss|fail)\w* (the |your |our )?(\d+(\.\d+)? )?(mark|bar|cut|minimum|floor|threshold|rating|budget|"
                         r"requirements?)|fail\w* to (meet|match|reach)|"
                         # a tie the message breaks ("W ties but is in the area B uses")
                         r"(ties?|tied|tying)( with [\w ]+?)?,? but|(which|that) (booking )?[a-e] (already )?uses|"

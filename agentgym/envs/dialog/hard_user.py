@@ -196,6 +196,14 @@ class HardDialogUser(DialogUser):
             said = f"{said} {rest}"
         return self._close(said, turn, False)
 
+    def _judge_proposal(self, place: Any, day: str, slot: str, turn: int) -> UserTurn:
+        said = super()._judge_proposal(place, day, slot, turn)
+        c = self._broken(place, day, slot)
+        if c is not None and self._arrived.get(c.id) == turn and not self._knowable_miss(place, day, slot, turn):
+            # The need arrived earlier in this very reply (`_give_way` said it): not said again.
+            return replace(said, text=f"Hmm, {place.name} won't work for me, then.")
+        return said
+
     def _asks_unsaid(self, message: str) -> bool:
         """Whether `message` asks about a kind of need the user holds until asked and has not said."""
         asked = self._reading(message).asked
