@@ -274,3 +274,14 @@ def test_the_candidates_are_the_places_meeting_every_need_but_the_late_ones_open
         assert set(gold.items) <= set(gold.candidates) or any(c.reveal == "late" for c in gold.constraints)
         (details,) = [c for c in gold.useful_calls() if c["name"] == "get_details"]
         assert set(gold.candidates) <= set(details["arguments"]["item_id"]["any_of"])
+
+
+def test_a_come_backs_search_of_the_kind_of_its_one_candidate_is_useful() -> None:
+    # CrossTask 9424, last come-back: the user gave up the kind ("it no longer needs to be of the
+    # meeting room plan") and the one place with 24h access is a hot desk; the useful search was
+    # of the booked place's kind alone (dedicated desk), so a search for hot desks was charged.
+    summary, calls = _verdicts("crosstask-9424-test.jsonl")
+    assert summary["success"]
+    searches = [c for c in summary["gold"]["useful_calls"]
+                if c["name"] == "search" and "24h access" in str(c["arguments"].get("amenities"))]
+    assert searches and all("hot desk" in c["arguments"]["category"]["if_given"]["any_of"] for c in searches), searches

@@ -163,15 +163,19 @@ def candidate_check(day: str, slot: str) -> dict[str, Any]:
 def _scope_search(world: World, b: Booking, up: Upstream, day: str, target: Place | None, amenity: str = "",
                   candidates: tuple[Place, ...] = ()) -> tuple[dict[str, Any], ...]:
     """The reads that find another place a come-back's words scope (`target`, or None when
-    none qualifies): a search in the booked place's area, of its kind or the target's when given,
-    with amenities among those the user stated (and `amenity`, a late need); the checks of
+    none qualifies): a search in the booked place's area, of its kind, the target's or a
+    candidate's when given, with amenities among those the user stated (and `amenity`, a late
+    need); the checks of
     candidates on `day` at the booked time (the best one may be taken then); the details of the
     target and of the other `candidates` (the places in the scope that meet everything the
     come-back asks but the time, open or not, as a Dialog task's candidates are: of two tied
     for best, the one taken then is read too)."""
     booked = world.by_id[b.item_id]
     stated = [c.value for c in up.needs if c.kind == "amenity"] + ([amenity] if amenity else [])
-    kinds = list(dict.fromkeys([booked.category] + ([target.category] if target is not None else [])))
+    # A candidate's kind too: where the user gave up the kind, a search for the one place that
+    # qualifies is of that place's kind (a playtest, CrossTask 9424, last come-back).
+    kinds = list(dict.fromkeys([booked.category] + ([target.category] if target is not None else [])
+                               + [p.category for p in candidates]))
     filters: dict[str, Any] = {"area": {"if_given": booked.area}, "category": {"if_given": {"any_of": kinds}}}
     if stated:
         filters["amenities"] = {"if_given": {"subset_of": stated}}
