@@ -383,10 +383,12 @@ def test_the_sign_off_declines_an_offer_of_more_at_the_end_of_a_report() -> None
     assert terminated and obs.startswith("[user] No, thanks. "), obs
 
 
-def test_an_offer_of_more_declined_before_the_next_request_is_declined_for_the_request_done() -> None:
+def test_an_offer_of_more_before_the_next_request_is_answered_by_that_request() -> None:
     """"No, thanks. Compass Commons 9 it is. Great, thanks a lot! One more thing: ..." said no to
-    more and asked for more in one breath (a playtest, seed 8901, turn 8): the request done is
-    what the offer is declined for; the last sign-off keeps its "No, thanks." first."""
+    more and asked for more in one breath (a playtest, seed 8901, turn 8), and "Nothing more on
+    that one, thanks. Great, that's done. Thank you! One more thing: ..." signed off twice
+    (CrossTask 9439 T9): the next request answers the offer; the last sign-off keeps its "No,
+    thanks." first."""
     import json
     from pathlib import Path
 
@@ -395,7 +397,7 @@ def test_an_offer_of_more_declined_before_the_next_request_is_declined_for_the_r
     env = gym.make("AgentRL/CrossTask-v0", split="test", difficulty="easy")
     env.reset(seed=8901)
     said = [env.step(action)[0] for action in actions]
-    assert said[7].startswith("[user] Nothing more on that one, thanks. ") and "One more thing: " in said[7], said[7]
+    assert said[7].startswith("[user] Compass Commons 9 it is.") and "One more thing: " in said[7], said[7]
     assert not any("No, thanks." in s and "thing: " in s for s in said), said
     assert said[-1].startswith("[user] No, thanks. "), said[-1]
 

@@ -84,10 +84,6 @@ _MOVE_ON = "Let's move on. "
 _FAREWELL = re.compile(r"\s*\b(?:Goodbye|Bye)[.!]*\s*$", re.IGNORECASE)
 #: A sub-user's thanks that would say the session is over, before the next request.
 _ALL_NEEDED = re.compile(r"that's everything I needed")
-#: The offer of more declined (`agentgym.core.task.signed_off`) before a next request: declined
-#: for the request that is done, since another follows ("No, thanks. ... One more thing:" read as
-#: two minds).
-_DONE_WITH_IT = "Nothing more on that one, thanks."
 #: What the user says of a write to another sub-task's world: a later request's, or an earlier's.
 _NOT_YET = "I haven't asked for that yet."
 _LEAVE_IT = "Please leave the earlier request as it was: I didn't ask to change it."
@@ -422,7 +418,10 @@ class SessionUser(SimulatedUser):
         if nxt.end is None:
             text = _ALL_NEEDED.sub("that's done", _FAREWELL.sub("", text))
             if text.startswith(NO_THANKS):
-                text = _DONE_WITH_IT + text[len(NO_THANKS):]
+                # The offer of more (`agentgym.core.task.signed_off`) is answered by the next
+                # request: "No, thanks. ... One more thing:" read as two minds, and "Nothing more
+                # on that one, thanks." before the thanks of the request done as two sign-offs.
+                text = text[len(NO_THANKS):].lstrip()
         return UserTurn(" ".join(t for t in (text, nxt.text) if t), end=nxt.end)
 
     # ------------------------------------------------------------------ SimulatedUser
