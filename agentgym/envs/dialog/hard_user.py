@@ -50,7 +50,7 @@ from agentgym.envs.dialog.hard_tier import flexible_of
 from agentgym.envs.dialog.itinerary_user import PlanUser
 from agentgym.envs.dialog.options import KEPT_MARK, option_ties
 from agentgym.envs.dialog.proposals import places_named
-from agentgym.envs.dialog.tasks import Booking, Constraint, satisfying_places
+from agentgym.envs.dialog.tasks import Booking, Constraint, Place, satisfying_places
 from agentgym.envs.dialog.user import DialogUser
 from agentgym.envs.dialog.wording import NO_PREFERENCE, WISH_FORM, clause, relative_time
 from agentgym.users.understanding import Reading
@@ -196,7 +196,8 @@ class HardDialogUser(DialogUser):
             said = f"{said} {rest}"
         return self._close(said, turn, False)
 
-    def _judge_proposal(self, place: Any, day: str, slot: str, turn: int) -> UserTurn:
+    def _judge_proposal(self, place: Place, day: str, slot: str, turn: int) -> UserTurn:
+        """As the base user judges it, but a need that arrived in this very reply is said once."""
         said = super()._judge_proposal(place, day, slot, turn)
         c = self._broken(place, day, slot)
         if c is not None and self._arrived.get(c.id) == turn and not self._knowable_miss(place, day, slot, turn):
