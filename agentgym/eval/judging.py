@@ -464,8 +464,12 @@ def _looks_again(calls: Sequence[Mapping[str, Any]], written: list[int], pointed
 def _pointed_to(pointed: _Plan, c: Mapping[str, Any], wrote: bool) -> bool:
     """Whether `c` is a read the gold points to (``useful_calls``): one marked ``after_plan_write``
     (a look at what the writes left, `list_bookings`) only once a write of the plan was sent
-    before it (`wrote`): before, it shows nothing the task wrote."""
-    return any(wrote or not pointed.steps[i].get("after_plan_write") for i in pointed.matches(c))
+    before it (`wrote`): before, it shows nothing the task wrote; unless it is marked
+    ``before_plan_write`` too (a list a write would add to, read to see the work is not done
+    already)."""
+    steps = pointed.steps
+    return any(wrote or not steps[i].get("after_plan_write") or steps[i].get("before_plan_write")
+               for i in pointed.matches(c))
 
 
 def _recoverable(event: Mapping[str, Any]) -> bool:

@@ -599,3 +599,30 @@ def test_a_place_that_fails_the_budget_beside_the_plan_is_no_second_choice() -> 
     x, y = env.unwrapped._task.world.places[:2]
     for verdict in ("fails budget", "fails the budget", "misses rating", "misses your minimum"):
         assert set_aside(f"{x.name} is the plan; {y.name} {verdict}.", [x, y]) == {y.id}, verdict
+
+
+def test_a_place_said_to_lack_a_need_after_but_is_set_aside() -> None:
+    """"Brick Rooms (...), has projector + parking, €1900. (Glass Arcade is cheaper but no
+    projector.) ok to book?" got "You've named more than one place." (a playtest, CrossTask 9459,
+    turn 5): "but no projector" says what Glass Arcade lacks; "but no worse" compares."""
+    from playtest_turns import reply_to
+
+    from agentgym.envs.dialog.aside import set_aside
+
+    _env, _actions, said = reply_to("crosstask-9459-test.jsonl", 4)
+    assert "more than one place" not in said and "Brick Rooms sounds good" in said, said
+    env = gym.make("AgentRL/Dialog-v0", split="test", difficulty="hard")
+    env.reset(seed=9459)
+    x, y = env.unwrapped._task.world.places[:2]
+    assert set_aside(f"{x.name} fits. {y.name} is cheaper but no projector.", [x, y]) == {y.id}
+    assert set_aside(f"{x.name} fits. {y.name} is cheaper but has no wifi.", [x, y]) == {y.id}
+    assert set_aside(f"{x.name} fits. {y.name} is pricier but no worse.", [x, y]) == set()
+
+
+def test_a_change_of_time_is_said_in_days_from_today_where_the_brief_says_so() -> None:
+    """"Actually, can we make it Tuesday evening instead?" from a user whose brief says it counts
+    days from today (a playtest, Dialog 9449, medium noise, turn 4)."""
+    from playtest_turns import reply_to
+
+    _env, _actions, said = reply_to("dialog-9449-train.jsonl", 3)
+    assert "Actually, can we make it today, in the evening, instead?" in said, said

@@ -476,3 +476,14 @@ def test_a_yes_no_question_beside_an_account_in_other_currencies_is_no_proposal_
     assert reply in _YES, reply
     env, actions = _kept("crosstask-9338-train.jsonl", "AgentRL/CrossTask-v0", "train", "medium", None, 9338, 3)
     assert "EUR" in _reply(env, account + "May I pay it in GBP instead?")
+
+
+def test_an_either_or_question_gets_what_the_user_knows_not_a_yes() -> None:
+    """"Are the complaints only about gateway, or have you noticed other services misbehaving as
+    well?" got "Yes, that's right." (a playtest, ToolUse 9448, turn 1): a yes answers neither half;
+    the user says what it knows. The question without its alternative still gets the yes."""
+    env, actions = _kept("tooluse-9448-test.jsonl", "AgentRL/ToolUse-v0", "test", "hard", None, 9448, 0)
+    reply = _reply(env, actions[0])
+    assert reply != "Yes, that's right." and "gateway" in reply, reply
+    env, _ = _kept("tooluse-9448-test.jsonl", "AgentRL/ToolUse-v0", "test", "hard", None, 9448, 0)
+    assert _reply(env, "One question first: are the complaints only about gateway?") == "Yes, that's right."

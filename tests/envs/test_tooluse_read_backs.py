@@ -1,8 +1,11 @@
 """A look at what the writes left counts as useful in every tool-use task, as Dialog's
 `list_bookings` does: once a write of the plan went through, and again after each later write;
-never before the first write, nor twice with no write between (`agentgym.envs.tooluse.read_backs`).
-Playtests' players read back the meeting, the incident, the transfer and the order after writing
-them and were charged for it (ToolUse 9340 T6, and most rounds before)."""
+never twice with no write between (`agentgym.envs.tooluse.read_backs`). The lists a write adds
+to (meetings, incidents, reports, transfers) count once before the first write too: a look that
+the work is not done already. Playtests' players read back the meeting, the incident, the
+transfer and the order after writing them and were charged for it (ToolUse 9340 T6, and most
+rounds before), and were charged for the look before paying or filing (ToolUse 9415 T2, 9425 T2,
+9455 T2)."""
 
 from __future__ import annotations
 
@@ -43,7 +46,8 @@ def test_a_read_back_after_the_writes_is_useful_once(domain: str, difficulty: st
     last_call = max(k for k, a in enumerate(actions) if a.lstrip().startswith(("{", "[")))
     back = json.dumps(backs)
     before = [b for b in backs if not any(s["name"] == b["name"] for s in gold["plan"])]
-    played = [*([json.dumps(before)] if before else []), *actions[:last_call + 1], back, back, *actions[last_call + 1:]]
+    played = [*([json.dumps(before + before)] if before else []), *actions[:last_call + 1], back, back,
+              *actions[last_call + 1:]]
     summary, calls = _judged(env, seed, played)
     assert summary["success"], summary
     first_turn = 1 if before else None
@@ -54,7 +58,9 @@ def test_a_read_back_after_the_writes_is_useful_once(domain: str, difficulty: st
     assert all(not c.useful for c in again), again
     if before:
         early = [c for c in calls if c.turn == first_turn]
-        assert early and all(not c.useful for c in early), early  # nothing the task wrote yet
+        # a look that the work is not done already, once: the same read again in that turn is a repeat
+        assert len(early) == 2 * len(before), early
+        assert all(c.useful for c in early[:len(before)]) and not any(c.useful for c in early[len(before):]), early
 
 
 def test_a_combined_job_s_read_back_counts_in_a_session() -> None:

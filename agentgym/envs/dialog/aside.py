@@ -55,7 +55,9 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"with (it|that one|this one) (no|nothing|none)|no (plan|combination|itinerary) (fits|works)|"
                         r"too (expensive|pricey|far|costly|much|low)|exceeds?|"
                         # a shortcoming after "but" ("..., but without fast wifi", "but rated only 3.5")
-                        r"but (without|lacking|missing|minus|short on|rated (only|just|merely)|only rated)|"
+                        r"but (without|lacking|missing|minus|short on|rated (only|just|merely)|only rated|"
+                        # "X is cheaper but no projector": a need it lacks, not a comparison ("but no worse")
+                        r"(has |with )?no (?!(worse|less|more|better|different|problem|doubt)\b)[a-z]+)|"
                         # short of a floor ("fall short of your rating", "is below your minimum")
                         r"fall\w* short|(falls?|fell|falling|dips?|drops?) below|"
                         r"(under|below) (the|your|our) (\d+(\.\d+)? )?(minimum|min|floor|threshold|bar|cut-?off)|"

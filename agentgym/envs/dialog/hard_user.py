@@ -46,13 +46,14 @@ import numpy as np
 
 from agentgym.core.task import Task, UserTurn, WorldEvent
 from agentgym.envs.dialog.aside import set_aside
+from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.hard_tier import flexible_of
 from agentgym.envs.dialog.itinerary_user import PlanUser
 from agentgym.envs.dialog.options import KEPT_MARK, option_ties
 from agentgym.envs.dialog.proposals import places_named
 from agentgym.envs.dialog.tasks import Booking, Constraint, Place, satisfying_places
 from agentgym.envs.dialog.user import DialogUser
-from agentgym.envs.dialog.wording import NO_PREFERENCE, WISH_FORM, clause, relative_time
+from agentgym.envs.dialog.wording import NO_PREFERENCE, RELATIVE_DAYS, WISH_FORM, clause, relative_time
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.compromise import Compromise, read_compromise
 
@@ -119,6 +120,14 @@ class HardDialogUser(DialogUser):
         if c.kind != "time" or self._today is None:
             return said
         return relative_time(*c.value, self._today)
+
+    def _fire_shift(self, turn: int) -> str:
+        said = super()._fire_shift(turn)
+        if self._today is None:
+            return said
+        # A change of time in the words the brief says this user uses: days counted from today.
+        ahead = (DAYS.index(self._gold.day) - DAYS.index(self._today)) % len(DAYS)
+        return f"Actually, can we make it {RELATIVE_DAYS[ahead]}, in the {self._gold.slot}, instead?"
 
     def _phrasing(self, c: Constraint, drawn: int) -> int:
         """A need it would give up in the words of a wish ("I'd like it to have wifi"), and the

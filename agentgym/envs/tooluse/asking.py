@@ -18,7 +18,7 @@ from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
-           "asks_facts_only", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "either_or", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -636,3 +636,15 @@ def yes_no_values(values: tuple[tuple[str, str], ...], message: str,
     in_questions = read(" ".join(asked)).values
     slots = {slot for slot, _ in in_questions}
     return tuple(pair for pair in values if pair[0] not in slots or pair in in_questions)
+
+
+#: A yes-or-no question that offers another way after a comma or with a verb of its own ("Are the
+#: complaints only about gateway, or have you noticed other services as well?"): a yes answers
+#: neither half.
+_EITHER_OR = re.compile(r",\s*or\b|\bor\s+(?:have|has|are|is|do|does|did|were|was|should|would|could|can|will)\b", re.I)
+
+
+def either_or(message: str) -> bool:
+    """Whether the last question of `message` offers an alternative (`_EITHER_OR`)."""
+    asked = questions(message)
+    return bool(asked) and _EITHER_OR.search(asked[-1]) is not None

@@ -5,8 +5,11 @@ A careful assistant reads back what it wrote: the meeting on its date (is it boo
 invitation sent?), the incident filed and the deploy history of the service rolled back, the expense
 report and the transfer, the order whose items it refunded or exchanged. Dialog counts its
 `list_bookings` so (`agentgym.envs.dialog.tasks`); the tool-use tasks count their own read-backs
-the same way (``after_plan_write``: docs/METRICS.md). Before any write of the plan such a read shows nothing the task wrote, and a repeat with no write
-between counts as any read's repeat: padding with read-backs cannot raise efficiency.
+the same way (``after_plan_write``: docs/METRICS.md). A repeat with no write between counts as
+any read's repeat: padding with read-backs cannot raise efficiency. Before any write of the plan
+such a read shows nothing the task wrote, but the lists a write would add to (the meetings on the
+date, the incidents, the employee's reports and transfers) show whether the work was done
+already: a careful assistant looks once before it books, files or pays (``before_plan_write``).
 """
 
 from __future__ import annotations
@@ -53,9 +56,15 @@ def _orders(plan: Sequence[_PlanStep]) -> list[tuple[str, dict[str, Any]]]:
                                                                   if s.name == "get_order")]
 
 
+#: The read-backs that also guard against doing the work twice: a read of them before the first
+#: write of the plan is useful too (the rest are the plan's own reads before its writes).
+_GUARDS = frozenset({"list_meetings", "list_incidents", "list_reports", "list_transfers"})
+
+
 def read_backs(plan: Sequence[_PlanStep]) -> list[dict[str, Any]]:
     """The gold's ``useful_calls`` entries of the read-backs a plan's writes call for (see the
-    module docstring), each marked ``after_plan_write``; read off the plan's own steps, so a
-    combined job ("exchange+return") or a plan a goal shift rebuilt has them too."""
-    return [{"name": n, "arguments": a, "after_plan_write": True}
+    module docstring), each marked ``after_plan_write``, the guards ``before_plan_write`` too;
+    read off the plan's own steps, so a combined job ("exchange+return") or a plan a goal shift
+    rebuilt has them too."""
+    return [{"name": n, "arguments": a, "after_plan_write": True, **({"before_plan_write": True} if n in _GUARDS else {})}
             for of in (_meetings, _incidents, _payments, _orders) for n, a in of(plan)]

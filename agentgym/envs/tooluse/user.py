@@ -85,6 +85,7 @@ from agentgym.envs.tooluse.asking import (
     asks_yes,
     asks_yes_in,
     claims,
+    either_or,
     offers_more,
     options_asked,
     plan_only,
@@ -178,9 +179,8 @@ class ToolUseUser(RuleBasedUser):
         self._seen: list[WorldRecord] = []
         self._spec = load_domains()[task.domain]
         self._values = {d.id: v for d in self._goal.details if (v := detail_value(task, d)) is not None}
-        #: The details of the job a plan may name a value of (`_objection`: its parameters, whose
-        #: ids are the slots' names, its month and its items'), found on first need: most episodes
-        #: never need them.
+        #: The details of the job a plan may name a value of (`_objection`: its parameters, whose ids are
+        #: the slots' names, its month and its items'), found on first need: most episodes never need them.
         self._job: tuple[str, ...] | None = None
         self._opening = self._goal.request
         self._tier = is_tier(task)
@@ -252,8 +252,7 @@ class ToolUseUser(RuleBasedUser):
         question in any words ("OK to submit?", "please reply 'yes' to confirm"), unless a
         question of it asks for a detail the user has and does not name its value ("how long
         should it be?"): the plan's own words ("refund the watch", "please double-check the
-        amounts", "for a 60-minute slot") ask nothing. Kept as the message's reading, which
-        `reply` then shares."""
+        amounts", "for a 60-minute slot") ask nothing. Kept as the message's reading, which `reply` then shares."""
         r = self._reading(message)
         if r.open or r.salad or not r.placed or not proposes(message, self._read):
             return
@@ -392,11 +391,10 @@ class ToolUseUser(RuleBasedUser):
             # is the plan's, answered as any confirmation (below). The tier's alone: the others' episodes stay.
             return self._confirmation(message)
         if r.asked and r.confirm:
-            # A question to go ahead asks what its asking sentences ask, with the values they name:
-            # a table or an account beside it names values (three currencies converted) that ask
-            # nothing. A slot they ask about and name no value of takes the message's ("exchange
-            # it for white. Shall I go ahead with the exchange?").
-            # A slot a question word asks for takes no value from the account ("the meal, 249.63 EUR").
+            # A question to go ahead asks what its asking sentences ask, with the values they name: a table or an
+            # account beside it names values (three currencies converted) that ask nothing. A slot they ask about and
+            # name no value of takes the message's ("exchange it for white. Shall I go ahead with the exchange?");
+            # a slot a question word asks for takes no value from the account ("the meal, 249.63 EUR").
             asking = asking_sentences(message)
             q = self._read(" ".join(asking))
             named = {slot for slot, _ in q.values} | set(self._asked_unsaid(message))
@@ -418,6 +416,8 @@ class ToolUseUser(RuleBasedUser):
                                        self._asked_unsaid, self._read) if r.question else values
             plan_words = self._plan_words(r.asked, message) if values and (r.confirm or r.question) else ()
             said = self._answer(r.asked, values, plan_words)
+            if said == RIGHT and not r.confirm and either_or(message):
+                said = self._answer(r.asked)  # "Only gateway, or others as well?": a yes answers neither half
             if said == RIGHT and plan_words and not r.confirm:
                 # A read-back that leaves a slot to its plan's words still names nothing else.
                 return self._objection(message) or said
