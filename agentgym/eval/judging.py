@@ -368,6 +368,9 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         d.get("valid") and d.get("name") == c.get("name") and d.get("arguments") == c.get("arguments")
         for d in e.calls[k + 1:])}
     wrote = False  # whether a write of the plan (or of one it replaced) was sent before the call at hand
+    # The last write of the plan sent: a look that the work is not done already guards a write to come.
+    last_write = max((k for k, c in enumerate(e.calls) if c.get("valid") and is_commitment(c)
+                      and not c.get("distractor") and (plan.matches(c) or old.matches(c))), default=-1)
     for k, c in enumerate(e.calls):
         injected = bool(c.get("injected"))
         if not injected:
@@ -410,7 +413,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         # step still open, as the first call did.
         # A read the brief or a policy points to counts as a plan's read does, and so does the
         # read after a write a fault stopped (neither is a step the plan needs).
-        needed = on_plan or (not decoy and not is_commitment(c) and _pointed_to(pointed, c, wrote))
+        needed = on_plan or (not decoy and not is_commitment(c) and _pointed_to(pointed, c, wrote, k < last_write))
         is_useful = error is None and (
             (needed and (not repeat or bool(open_hits) or (rewrite and bool(hits)) or checks.grant(k, c)
                          or _looks_again(e.calls, written, pointed, c, k)))
@@ -461,14 +464,14 @@ def _looks_again(calls: Sequence[Mapping[str, Any]], written: list[int], pointed
         and _written_since(calls, written, c, k)
 
 
-def _pointed_to(pointed: _Plan, c: Mapping[str, Any], wrote: bool) -> bool:
+def _pointed_to(pointed: _Plan, c: Mapping[str, Any], wrote: bool, guards: bool = False) -> bool:
     """Whether `c` is a read the gold points to (``useful_calls``): one marked ``after_plan_write``
     (a look at what the writes left, `list_bookings`) only once a write of the plan was sent
     before it (`wrote`): before, it shows nothing the task wrote; unless it is marked
-    ``before_plan_write`` too (a list a write would add to, read to see the work is not done
-    already)."""
+    ``before_plan_write`` too and a write of the plan follows it (`guards`: a list that write adds
+    to, read to see the work is not done already; with no write to come it guards nothing)."""
     steps = pointed.steps
-    return any(wrote or not steps[i].get("after_plan_write") or steps[i].get("before_plan_write")
+    return any(wrote or not steps[i].get("after_plan_write") or (guards and steps[i].get("before_plan_write"))
                for i in pointed.matches(c))
 
 

@@ -925,6 +925,20 @@ def test_a_look_at_the_bookings_the_gold_points_to_is_useful_once_a_plan_write_w
                                       success=True)])["recall"]["value"] == 1.0
 
 
+def test_a_guard_look_before_the_first_write_is_useful_only_where_a_write_of_the_plan_follows() -> None:
+    # Players read the incidents or the transfers before filing or paying, to see the work is not
+    # done already (ToolUse 9415, 9425, 9455 T2): a read-back marked "before_plan_write" counts
+    # once then; with no write of the plan after it, it guards nothing (a random agent's reads).
+    look = {"name": "list_bookings", "arguments": {}, "after_plan_write": True, "before_plan_write": True}
+    gold = {**GOLD, "useful_calls": [look]}
+    guarded = make_record([call(1, "list_bookings", arguments={}), call(1, "list_bookings", arguments={}, index=1),
+                           call(2, "search"), call(3, "check"), call(4, "book"), call(5, "list_bookings", arguments={})],
+                          gold=gold, success=True)
+    assert [c.useful for c in judge_episode(guarded).calls] == [True, False, True, True, True, True]
+    idle = make_record([call(1, "list_bookings", arguments={}), call(2, "search")], gold=gold, success=False)
+    assert [c.useful for c in judge_episode(idle).calls] == [False, True]
+
+
 def test_a_look_at_the_bookings_after_new_writes_is_useful_again() -> None:
     # A session's later requests book and cancel again (CrossTask 9031 T23): a list_bookings
     # after those writes shows something new, where one with no write since the last shows

@@ -9,7 +9,8 @@ the same way (``after_plan_write``: docs/METRICS.md). A repeat with no write bet
 any read's repeat: padding with read-backs cannot raise efficiency. Before any write of the plan
 such a read shows nothing the task wrote, but the lists a write would add to (the meetings on the
 date, the incidents, the employee's reports and transfers) show whether the work was done
-already: a careful assistant looks once before it books, files or pays (``before_plan_write``).
+already: a careful assistant looks once before it books, files or pays (``before_plan_write``:
+useful where a write of the plan follows).
 """
 
 from __future__ import annotations
