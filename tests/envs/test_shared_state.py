@@ -98,7 +98,9 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.asking.options_asked": "a str or None per message text",
     "agentgym.users.understanding.look_up.asks_leave_to_look": "a bool per message text",
     "agentgym.envs.tooluse.consent._norm": "a str per text",
-    "agentgym.envs.tooluse.consent._parts": "a tuple of str per (message, anchors); parts hands out lists",
+    "agentgym.envs.tooluse.consent._parts": "a tuple of str per (message, anchors); parts hands out lists, "
+                                            "a consent keeps the tuple (immutable)",
+    "agentgym.envs.tooluse.consent._outcome_of": "a bool per (parts, names, outcomes)",
     "agentgym.envs.dialog.tools._value_ranges": "a MappingProxyType per domain, read only",
     "agentgym.envs.dialog.wording.stock": "a frozenset per domain",
     "agentgym.agents.experts.words.near": "a bool per pair of words",

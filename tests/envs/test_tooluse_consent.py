@@ -17,7 +17,7 @@ import pytest
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.core.tools import ToolKind
-from agentgym.envs.tooluse.consent import Consent, describes, parts
+from agentgym.envs.tooluse.consent import Consent, Target, describes, parts
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import RULES
 from agentgym.envs.tooluse.policies import policy_lines
@@ -406,6 +406,29 @@ def test_bad_input_never_raises(message: str) -> None:
         for name in load_domains()[domain].toolkit.tool_specs():
             want = RULES[domain].want(u.task.world, name, junk)
             assert want is None or consent.covers(want) in (True, False)
+
+
+def test_the_memoised_outcome_is_the_plain_one() -> None:
+    """`consent._outcome_in` (memoised) answers as `_gives_outcome` for every target the rules
+    name, and for those targets with no outcome words, on the parts of plans the user reads (the
+    oracle's, the layouts'), asked twice."""
+    from agentgym.envs.tooluse.consent import _gives_outcome, _outcome_in, _parts
+
+    for domain in DOMAINS:
+        for seed in SEEDS:
+            _, u = _env(domain, seed)
+            world, goal = u.task.world, u.task.goal
+            rules = RULES[domain]
+            targets = rules.targets(world, goal)
+            anchors = tuple(rules.anchors(world, goal))
+            texts = [_oracle_plan(u.task, _writes(u.task)), "", "Shall I?", *(t.label for t in targets)]
+            if domain == "orders":
+                texts += [LAYOUTS[layout](_orders_rows(u.task)) for layout in LAYOUTS]
+            for text in texts:
+                plan = _parts(text, anchors)
+                for target in targets + [Target("x", target.names) for target in targets]:
+                    for _ in range(2):
+                        assert _outcome_in(plan, target) == _gives_outcome(plan, target)
 
 
 # --------------------------------------------------------------------------- a customer who presses

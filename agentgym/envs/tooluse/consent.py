@@ -105,12 +105,12 @@ class Consent:
     def __init__(self, rules: Rules, anchors: tuple[str, ...]) -> None:
         self.rules = rules
         self.anchors = anchors
-        #: Each confirmed plan's parts, oldest first.
-        self.plans: list[list[str]] = []
+        #: Each confirmed plan's parts, oldest first (the memoised tuple `_parts` gives).
+        self.plans: list[tuple[str, ...]] = []
 
     def grant(self, message: str) -> None:
         """The customer said yes to `message`."""
-        self.plans.append(parts(message, self.anchors))
+        self.plans.append(_parts(message, tuple(self.anchors)))
 
     def covers(self, want: Want) -> bool:
         """Whether a plan the customer said yes to describes the write."""
@@ -118,7 +118,7 @@ class Consent:
 
     def agreed(self, target: Target) -> bool:
         """Whether a plan the customer said yes to gave `target` an outcome."""
-        return any(_gives_outcome(plan, target) for plan in self.plans)
+        return any(_outcome_in(plan, target) for plan in self.plans)
 
 
 # --------------------------------------------------------------------------- reading a plan
@@ -245,16 +245,30 @@ def describes(plan: list[str], want: Want) -> bool:
     return False
 
 
-def _gives_outcome(plan: list[str], target: Target) -> bool:
+def _gives_outcome(plan: Sequence[str], target: Target) -> bool:
     return any(any(has(p, n, True) for n in target.names) and (not target.outcomes or any(has(p, o, True)
                                                                                       for o in target.outcomes))
                for p in plan)
 
 
+def _outcome_in(plan: tuple[str, ...], target: Target) -> bool:
+    """`_gives_outcome`, memoised (`_outcome_of`): the user asks it of one message twice (its
+    reply and its check of a plan) and of every plan it said yes to at each later message, for
+    the same few targets."""
+    return _outcome_of(plan, target.names, target.outcomes)
+
+
+@lru_cache(maxsize=4096)
+def _outcome_of(plan: tuple[str, ...], names: tuple[str, ...], outcomes: tuple[str, ...]) -> bool:
+    """`_gives_outcome` of a target of these `names` and `outcomes` (its label plays no part): a
+    pure function of tuples of strings, keyed without the dataclass's Python hash and equality."""
+    return _gives_outcome(plan, Target("", names, outcomes))
+
+
 def missing(message: str, consent: Consent, targets: list[Target]) -> list[Target]:
     """What the customer asked about that neither `message` nor an earlier yes gives an outcome."""
     plan = _parts(message, consent.anchors)
-    return [t for t in targets if not _gives_outcome(plan, t) and not consent.agreed(t)]
+    return [t for t in targets if not _outcome_in(plan, t) and not consent.agreed(t)]
 
 
 # --------------------------------------------------------------------------- value forms
