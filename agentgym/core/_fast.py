@@ -9,6 +9,7 @@ What each saves is measured in `benchmarks/RESULTS.md`, not stated here.
 from __future__ import annotations
 
 import _random
+import hashlib
 import json
 import marshal
 import math
@@ -18,6 +19,8 @@ from json.encoder import c_make_encoder, encode_basestring, encode_basestring_as
 from typing import Any, Callable, Hashable, Iterable
 
 from gymnasium.utils import seeding
+
+from agentgym.core.gold import call_matches
 
 __all__ = [
     "LazyNpRandom",
@@ -35,6 +38,7 @@ __all__ = [
     "seeded_random",
     "scalar_leaves",
     "arguments_acceptor",
+    "DoneSteps",
 ]
 
 
@@ -364,6 +368,66 @@ def scalar_leaves(values: Iterable[Any]) -> set[Any]:
         elif isinstance(value, _SCALAR):
             out.add(value)
     return out
+
+
+# ------------------------------------------------------------------ the gold plan's done steps
+
+
+class DoneSteps:
+    """`agentgym.core.gold.done_steps(plan, calls)` for one episode, whose calls only grow.
+
+    Plain code matches every successful call of the episode against the plan each time it is
+    asked, and a noise fault asks at every fault (a long episode: a hundred calls against a
+    dozen steps of one tool, per fault). Here the answer is kept with the digest of the plan it
+    is for and the number of calls it covers; asked again of the same plan, only the calls made
+    since are matched. Invariants: `done_steps` is a fold over the calls in order (a call
+    completes the first step still open that it matches, given what the calls before it
+    completed), so the fold over the first k calls, carried on over the rest, is the fold over
+    all of them; an env's call records are appended and never changed; and two plans that
+    `marshal` writes alike (version 0: each value's type, then the value, a float by its
+    ``repr``) hold the same values of the same types in the same places, so they match the same
+    calls (``==`` would take True for 1). The plan is kept as the BLAKE2b digest of what
+    `marshal` writes (16 bytes, not the kilobytes of a copy: a live env keeps it), so two plans
+    are taken as one only when their digests agree (a chance of 2**-128 that two others do). A
+    plan that changes (a goal shift, a sub-task's move, an id a call produced) is worked out
+    afresh, and so is one that `marshal` cannot write (not JSON data). A test compares the two
+    at every fault of noisy episodes of every family and after edits of the plan.
+    """
+
+    __slots__ = ("_plan", "_seen", "_done")
+
+    #: The calls from which an env keeps one: with fewer, matching them all costs about what
+    #: writing the plan does.
+    KEEP_FROM = 16
+
+    def __init__(self) -> None:
+        self._plan: bytes | None = None  # the plan's digest
+        self._seen = 0
+        self._done: list[bool] = []
+
+    def of(self, plan: list[dict[str, Any]], calls: list[dict[str, Any]]) -> list[bool]:
+        """Which steps of `plan` the successful `calls` completed (a new list)."""
+        try:
+            digest = hashlib.blake2b(marshal.dumps(plan, 0), digest_size=16).digest()
+        except ValueError:  # not JSON data
+            digest = None
+        if digest is None or digest != self._plan:
+            self._plan, self._seen, self._done = digest, 0, [False] * len(plan)
+        done, seen = self._done, self._seen
+        if seen < len(calls):
+            steps_of: dict[Any, list[int]] = {}
+            for i, step in enumerate(plan):
+                steps_of.setdefault(step.get("name"), []).append(i)
+            for k in range(seen, len(calls)):
+                c = calls[k]
+                if c["valid"] and c["error"] is None and not c.get("distractor"):
+                    name = c["name"]
+                    for i in steps_of.get(name, ()):
+                        if not done[i] and call_matches(name, c.get("arguments"), plan[i]):
+                            done[i] = True
+                            break
+            self._seen = len(calls)
+        return done.copy()
 
 
 # ------------------------------------------------------------------ argument checks

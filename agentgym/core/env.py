@@ -20,12 +20,12 @@ from typing import Any, Callable
 import gymnasium as gym
 from gymnasium.error import ResetNeeded
 
-from agentgym.core._fast import LazyNpRandom, copy_json, copy_record, schema_copy, schemas_copy
+from agentgym.core._fast import DoneSteps, LazyNpRandom, copy_json, copy_record, schema_copy, schemas_copy
 from agentgym.core.brief import with_turn_budget
 from agentgym.core.call_draws import CallDraws
 from agentgym.core.commitments import NO_JUDGE, CommitmentJudge
 from agentgym.core.emoji import emoji_sentence_breaks
-from agentgym.core.gold import call_matches, carries, plan_calls
+from agentgym.core.gold import call_matches, carries, done_steps, plan_calls
 from agentgym.core.hooks import EnvHooks, ExtraTool, Intercept
 from agentgym.core.protocol import (
     MAX_ACTION_BYTES,
@@ -101,7 +101,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
     # dict of its own (about 1.3 KB more per live env). Gymnasium's names stay in the dict.
     __slots__ = ("_task", "_done", "_trial", "_episode_seed", "_toolkit", "_user", "_noise_rngs", "_noise_log",
                  "_step_noise", "_elapsed_ms", "_turn", "_max_turns", "_summary", "_calls", "_errors",
-                 "_violations", "_known", "_commitments", "_current_call", "_transcript")
+                 "_violations", "_known", "_commitments", "_current_call", "_transcript", "_steps_done")
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
     family: str = "agent"
@@ -271,21 +271,14 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         return plan_calls(self.task.gold)
 
     def _done_steps(self, plan: list[dict[str, Any]]) -> list[bool]:
-        """Which steps of `plan` a successful call of this episode has already completed."""
-        done = [False] * len(plan)
-        # `call_matches` fails at once on another name: each call is tried only on the steps of
-        # its own tool, in plan order (a plan x calls loop otherwise, run on every fault).
-        steps_of: dict[Any, list[int]] = {}
-        for i, step in enumerate(plan):
-            steps_of.setdefault(step.get("name"), []).append(i)
-        for c in self._calls:
-            if c["valid"] and c["error"] is None and not c.get("distractor"):
-                name = c["name"]
-                for i in steps_of.get(name, ()):
-                    if not done[i] and call_matches(name, c.get("arguments"), plan[i]):
-                        done[i] = True
-                        break
-        return done
+        """Which steps of `plan` a successful call of this episode has already completed
+        (`agentgym.core.gold.done_steps`, kept up to date as calls come: `DoneSteps`)."""
+        calls = self._calls
+        if self._steps_done is None:
+            if len(calls) < DoneSteps.KEEP_FROM:  # few calls: matched afresh, nothing kept
+                return done_steps(plan, calls)
+            self._steps_done = DoneSteps()
+        return self._steps_done.of(plan, calls)
 
     def gold_step_for(self, name: str, arguments: dict[str, Any] | None) -> int | None:
         """The step of the gold plan a call (about to run) is for: the first step it matches
@@ -359,6 +352,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         self._max_turns = self.max_turns or task.max_turns
         self._summary: dict[str, Any] | None = None
         self._calls: list[dict[str, Any]] = []
+        self._steps_done: DoneSteps | None = None  # made when a fault asks in a long episode (`_done_steps`)
         self._errors: dict[str, int] = {}
         self._violations: list[str] = []
         self._known: list[dict[str, Any]] = []

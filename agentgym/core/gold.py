@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "contains_value", "leaves", "matching_steps",
-           "plan_calls"]
+__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "contains_value", "done_steps", "leaves",
+           "matching_steps", "plan_calls"]
 
 #: The operator keys of an argument spec.
 OPERATORS = frozenset({"any_of", "if_given", "at_least", "at_most", "subset_of", "any_order", "any", "words_of"})
@@ -126,6 +126,26 @@ def matching_steps(name: str, arguments: Mapping[str, Any] | None,
                    gold_calls: Sequence[Mapping[str, Any]]) -> list[int]:
     """Indexes of the gold steps a call matches, in plan order."""
     return [i for i, g in enumerate(gold_calls) if call_matches(name, arguments, g)]
+
+
+def done_steps(plan: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]]) -> list[bool]:
+    """Which steps of `plan` the successful `calls` (an env's call records, in order) completed:
+    each successful call that no decoy answered completes the first step still open that it
+    matches, and no other."""
+    done = [False] * len(plan)
+    # `call_matches` fails at once on another name: each call is tried only on the steps of
+    # its own tool, in plan order (a plan x calls loop otherwise, run on every fault).
+    steps_of: dict[Any, list[int]] = {}
+    for i, step in enumerate(plan):
+        steps_of.setdefault(step.get("name"), []).append(i)
+    for c in calls:
+        if c["valid"] and c["error"] is None and not c.get("distractor"):
+            name = c["name"]
+            for i in steps_of.get(name, ()):
+                if not done[i] and call_matches(name, c.get("arguments"), plan[i]):
+                    done[i] = True
+                    break
+    return done
 
 
 def leaves(value: Any) -> Iterable[Any]:

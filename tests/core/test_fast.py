@@ -307,6 +307,102 @@ def test_copy_record_equals_a_deep_copy_of_any_record_of_that_shape(arguments: A
     assert out == copy.deepcopy(record) and _shares_nothing(out, record)
 
 
+
+_FAULTY = ("medium", "tool_failure=0.5,corruption=0.5,goal_shift=0.8,latency=400")
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_done_steps_equals_the_plain_fold_whenever_a_fault_asks(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`DoneSteps` (the env's `_done_steps`) gives `gold.done_steps` over every call so far, at
+    every fault of noisy episodes (goal shifts change the plan), and no record changes after it
+    is made (what the carried fold relies on)."""
+    from agentgym.core.env import AgentEnv
+    from agentgym.core.gold import done_steps
+
+    real = AgentEnv._done_steps
+    asked = memo = 0
+    kept: dict[int, list[Any]] = {}
+
+    def checked(self: AgentEnv, plan: list[dict[str, Any]]) -> list[bool]:
+        nonlocal asked, memo
+        got = real(self, plan)
+        memo += self._steps_done is not None
+        assert got == done_steps(plan, self._calls)
+        first = kept.setdefault(id(self._calls), [])
+        assert self._calls[:len(first)] == first
+        first[:] = copy.deepcopy(self._calls)
+        asked += 1
+        return got
+
+    monkeypatch.setattr(AgentEnv, "_done_steps", checked)
+    for noise in _FAULTY:
+        for difficulty in ("easy", "hard"):
+            env = gym.make(env_id, noise=noise, difficulty=difficulty)
+            for name in ("heuristic", "expert"):
+                agent = make_agent(name)
+                for seed in range(4):
+                    kept.clear()
+                    obs, info = env.reset(seed=seed)
+                    agent.reset(obs, info)
+                    for _ in range(60):
+                        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+                        if terminated or truncated:
+                            break
+    assert asked > 20 and memo > 5, (asked, memo)
+
+
+def _record(name: str, arguments: Any, valid: bool = True, error: str | None = None, **more: Any) -> dict[str, Any]:
+    return {"turn": 1, "id": "c", "name": name, "valid": valid, "error": error, "kind": "read", "injected": False,
+            "contradicts": [], "arguments": arguments, **more}
+
+
+def test_done_steps_works_an_edited_plan_out_afresh() -> None:
+    """Each edit of a plan the memo has seen is seen, also those Python's equality alone misses
+    (a number for a boolean of the same value, and back)."""
+    from agentgym.core.gold import done_steps
+
+    def plan() -> list[dict[str, Any]]:
+        return [{"name": "f", "arguments": {"x": 1}}, {"name": "f", "arguments": {"x": 1}},
+                {"name": "g", "arguments": {"y": ["a"]}}]
+
+    calls = [_record("f", {"x": 1}), _record("g", {"y": ["a"]}), _record("f", {"x": 1}, error="TOOL_ERROR"),
+             _record("f", {"x": 1}, distractor=True), _record("f", {"x": True}), _record("f", {"x": 1.0}),
+             _record("g", {"y": ("a",)})]
+    edits = [lambda p: None, lambda p: p[0]["arguments"].update(x=True), lambda p: p[1]["arguments"].update(x=1.0),
+             lambda p: p[2]["arguments"].update(y=("a",)), lambda p: p[2]["arguments"].update(y=[True]),
+             lambda p: p.reverse(), lambda p: p.pop(), lambda p: p[0].update(arguments={"x": {"any_of": [True, 2]}}),
+             lambda p: p.append(copy.deepcopy(p[0])), lambda p: p[0].update(arguments={"x": float("nan")})]
+    for k in range(len(calls) + 1):
+        for edit in edits:
+            memo, edited = _fast.DoneSteps(), plan()
+            assert memo.of(edited, calls[:k]) == done_steps(edited, calls[:k])
+            edit(edited)
+            assert memo.of(edited, calls[:k]) == done_steps(edited, calls[:k]), (k, edited)
+            back = plan()  # and back
+            assert memo.of(back, calls) == done_steps(back, calls), (k, back)
+
+
+_STEP = st.fixed_dictionaries({"name": st.sampled_from(["f", "g"]),
+                               "arguments": st.dictionaries(st.sampled_from(["x", "y"]), _JSON, max_size=2)})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_STEP, max_size=5), st.lists(st.tuples(st.sampled_from(["f", "g"]), _JSON, st.booleans()), max_size=8),
+       st.lists(st.tuples(st.integers(0, 4), st.sampled_from(["x", "y"]), _JSON), max_size=6))
+def test_done_steps_equals_the_plain_fold_as_calls_come_and_the_plan_changes(
+        plan: list[dict[str, Any]], calls: list[tuple[str, Any, bool]], edits: list[tuple[int, str, Any]]) -> None:
+    from agentgym.core.gold import done_steps
+
+    records = [_record(name, {"x": x, "y": x} if ok else {"x": x}, error=None if ok else "TOOL_ERROR")
+               for name, x, ok in calls]
+    memo = _fast.DoneSteps()
+    for k in range(len(records) + 1):
+        if edits and plan and k % 2:
+            i, key, value = edits.pop()
+            plan[i % len(plan)]["arguments"][key] = value
+        assert memo.of(plan, records[:k]) == done_steps(plan, records[:k])
+
+
 # ------------------------------------------------------------------ frozen dataclass constructors
 
 
