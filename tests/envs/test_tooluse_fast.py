@@ -225,3 +225,26 @@ def test_words_named_equals_plain() -> None:
         names += [w for w in re.findall(r"[a-z]+", text) if rng.random() < 0.5]
         rng.shuffle(names)
         assert _fast.words_named(text, names) == [n for n in names if n in set(re.findall(r"[a-z]+", text))]
+
+
+_ID_TEXTS = ("Order O-63031 and O-63032 for leila.tran@example.com", "No ids here at all.", "AB-12@x.com and CD-3",
+             "e-mail: a.b+c-d@mail-host.co.uk, then O-1", "INC-2048 rolled back; see INC-2047.", "@@ - -- A- -1 A-1-2",
+             "VERYLONG-12 AB-12x ab-12 ABCDEF-1 A-00012", "x" * 300 + "@" + "y" * 300, "-" * 50 + "Q-7" + "-" * 50)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ids_read_without_e_mails_where_a_text_has_no_at_sign_as_plain(seed: int) -> None:
+    """`plan_values._ids` scans a text with no "@" with `_ID_ONLY`: the same ids as `_ID` finds."""
+    from agentgym.envs.tooluse import plan_values
+
+    def plain(text: str) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for m in plan_values._ID.finditer(text):
+            out.setdefault(m.group("id") or m.lastgroup or "", set()).add(m.group(0))
+        return out
+
+    rng = random.Random(seed)
+    pieces = ("O-", "INC-", "ab-", "A", "-", "1", "42", "@", ".", "x", " ", "mail.com", "Q", "_", "é", "\n")
+    texts = list(_ID_TEXTS) + ["".join(rng.choice(pieces) for _ in range(rng.randrange(60))) for _ in range(400)]
+    for text in texts:
+        assert plan_values._ids(text) == plain(text), text

@@ -25,6 +25,9 @@ _MINUTES = re.compile(r"\b(\d{2,3})[ -]?min")
 #: date is none: a meeting's day may move on ("if someone is off that day, the next date nobody
 #: is off is fine"), and an order's statement dates when it was placed, which a plan need not name.
 _ID = re.compile(r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)|\b(?P<id>[A-Z]{1,5}-)\d+\b")
+#: `_ID` without its e-mails, for a text with no "@", where they cannot match: the same matches,
+#: without trying an e-mail's run of word characters at every character of every word.
+_ID_ONLY = re.compile(r"\b(?P<id>[A-Z]{1,5}-)\d+\b")
 #: What of a statement a message restates in the user's own words: an e-mail, an id, a date, a
 #: quoted title, a name of several capitalised words.
 _SALIENT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[A-Z]{1,5}-\d+\b|\b\d{4}-\d{2}-\d{2}\b|\"([^\"]+)\"|"
@@ -138,7 +141,7 @@ def other_id_details(details: Sequence[Detail], message: str) -> list[Detail]:
 def _ids(text: str) -> dict[str, set[str]]:
     """The e-mails and ids a text names, by kind."""
     out: dict[str, set[str]] = {}
-    for m in _ID.finditer(text):
+    for m in (_ID if "@" in text else _ID_ONLY).finditer(text):
         out.setdefault(m.group("id") or m.lastgroup or "", set()).add(m.group(0))
     return out
 
