@@ -16,11 +16,11 @@ import math
 import re
 from itertools import accumulate
 from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable, Mapping
 
 from gymnasium.utils import seeding
 
-from agentgym.core.gold import call_matches
+from agentgym.core.gold import call_matches, carried_values, same
 
 __all__ = [
     "LazyNpRandom",
@@ -39,6 +39,7 @@ __all__ = [
     "scalar_leaves",
     "arguments_acceptor",
     "DoneSteps",
+    "carried_by",
 ]
 
 
@@ -428,6 +429,49 @@ class DoneSteps:
                             break
             self._seen = len(calls)
         return done.copy()
+
+
+def carried_by(steps: Iterable[Mapping[str, Any]]) -> Callable[[Any], bool]:
+    """``lambda value: any(gold.carries(step, value) for step in steps)``, the steps' values
+    gathered once (a corruption of the hard tier asks it of every leaf of a result).
+
+    Plain code walks every step's argument specs for each value asked. Here their values
+    (`agentgym.core.gold.carried_values`) are gathered once: the booleans in one set, the other
+    hashable values in another, the rest in a list. Invariant: `gold.same` is ``==``, except
+    that a boolean equals only a boolean; a set finds a value ``==`` to the one asked for
+    wherever equal values hash alike, as JSON's scalars do (1 and 1.0 too). So a boolean is
+    carried when it is in the booleans' set, another hashable value when it is in the other
+    set; a value that is not equal to itself (NaN, which a set would find by identity) or not
+    hashable is compared with every value as plain code does, and so is every value that is
+    not hashable. A test compares the two on the leaves of noisy episodes' results and on
+    scalars of every kind.
+    """
+    values = [v for step in steps for v in carried_values(step)]
+    booleans: set[bool] = set()
+    hashable: set[Any] = set()
+    rest: list[Any] = []
+    for v in values:
+        if type(v) is bool:
+            booleans.add(v)
+        else:
+            try:
+                hashable.add(v)
+            except TypeError:
+                rest.append(v)
+
+    def carried(value: Any) -> bool:
+        if rest and any(same(v, value) for v in rest):
+            return True
+        if type(value) is bool:
+            return value in booleans
+        try:
+            if value == value:  # not NaN
+                return value in hashable
+        except TypeError:  # unhashable: as plain code
+            pass
+        return any(same(v, value) for v in values)
+
+    return carried
 
 
 # ------------------------------------------------------------------ argument checks

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carries", "contains_value", "done_steps", "leaves",
-           "matching_steps", "plan_calls"]
+__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carried_values", "carries", "contains_value", "done_steps",
+           "leaves", "matching_steps", "plan_calls"]
 
 #: The operator keys of an argument spec.
 OPERATORS = frozenset({"any_of", "if_given", "at_least", "at_most", "subset_of", "any_order", "any", "words_of"})
@@ -176,8 +176,14 @@ def carries(gold_call: Mapping[str, Any], value: Any, *, options: bool = True) -
     """Whether a gold step's arguments consume `value`: it is a literal argument or an item of a
     list argument, or (with `options`) one of an ``any_of`` or ``subset_of``, or a ``words_of``'s
     value; bounds and ``any`` name no value."""
-    return any(same(v, value) for spec in (gold_call.get("arguments") or {}).values()
-               for v in (_spec_values(spec) if options else _literal_values(spec)))
+    return any(same(v, value) for v in carried_values(gold_call, options=options))
+
+
+def carried_values(gold_call: Mapping[str, Any], *, options: bool = True) -> Iterable[Any]:
+    """The values `carries` compares with: each argument spec's (`_spec_values`, or with
+    `options` False `_literal_values`), in argument order."""
+    for spec in (gold_call.get("arguments") or {}).values():
+        yield from (_spec_values(spec) if options else _literal_values(spec))
 
 
 def _literal_values(spec: Any) -> Iterable[Any]:

@@ -20,8 +20,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from agentgym.core._fast import carried_by
 from agentgym.core.env import AgentEnv
-from agentgym.core.gold import carries
 from agentgym.core.hooks import Intercept
 from agentgym.core.protocol import ErrorCode, ToolCall
 from agentgym.core.render import error_text
@@ -365,8 +365,9 @@ def _aimed(env: AgentEnv, result: Any, leaves: list[LeafPath]) -> list[LeafPath]
     plan still to do consumes (an id, an amount, a date the work copies), where the result holds
     any; else every leaf. So a fault there lands on what the work rests on, and only a check of
     it (the brief's "check again a result that a decision rests on") keeps the work right."""
-    to_do = env.gold_steps_to_do()  # the plan and its done steps worked out once, for every leaf
-    consumed = [path for path in leaves if any(carries(step, _get(result, path)) for step in to_do)]
+    # ``any(carries(step, leaf) for step in to_do)``, the plan's values gathered once for every leaf.
+    carried = carried_by(env.gold_steps_to_do())
+    consumed = [path for path in leaves if carried(_get(result, path))]
     return consumed or leaves
 
 

@@ -535,3 +535,58 @@ def test_nests_deeper_on_the_edge_cases(text: str) -> None:
     from agentgym.core.strict_json import _STRING_RE
 
     assert _fast.nests_deeper(text, 32, _STRING_RE) is _nests_deeper_plain(text, 32)
+
+
+# ------------------------------------------------------------------ values a gold step consumes
+
+_SPEC = _SCALARS | st.floats() | st.lists(_SCALARS, max_size=3) | st.builds(
+    lambda op, v: {op: v}, st.sampled_from(["any_of", "subset_of", "any_order", "if_given", "words_of", "at_least", "any"]),
+    _SCALARS | st.lists(_SCALARS | st.floats(), max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"name": st.just("f"), "arguments": st.dictionaries(st.text(max_size=3), _SPEC,
+                                                                                          max_size=3)}), max_size=4),
+       st.lists(_SCALARS | st.floats() | st.lists(_SCALARS, max_size=2), max_size=12))
+def test_carried_by_equals_carries_over_every_step(steps: list[dict[str, Any]], values: list[Any]) -> None:
+    from agentgym.core.gold import carried_values, carries
+
+    carried = _fast.carried_by(steps)
+    mine = [v for step in steps for v in carried_values(step)]
+    for value in values + mine + [True, False, 0, 1, 1.0, 0.0, float("nan"), None, "", [1]]:
+        assert carried(value) == any(carries(step, value) for step in steps), (value, steps)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_carried_by_equals_carries_on_the_results_a_hard_corruption_aims_at(env_id: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentgym.core.gold import carries
+    from agentgym.noise import calls
+
+    asked = 0
+
+    def checked(steps: Any) -> Any:
+        steps = list(steps)
+        fast = _fast.carried_by(steps)
+
+        def carried(value: Any) -> bool:
+            nonlocal asked
+            asked += 1
+            got = fast(value)
+            assert got == any(carries(step, value) for step in steps), value
+            return got
+
+        return carried
+
+    monkeypatch.setattr(calls, "carried_by", checked)
+    env = gym.make(env_id, noise="corruption=0.8", difficulty="hard")
+    for name in ("heuristic", "expert"):
+        agent = make_agent(name)
+        for seed in range(4):
+            obs, info = env.reset(seed=seed)
+            agent.reset(obs, info)
+            for _ in range(60):
+                obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+                if terminated or truncated:
+                    break
+    assert asked > 50, asked
