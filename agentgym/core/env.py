@@ -63,6 +63,7 @@ _BLOCKED, _POLICY_VIOLATION, _TOOL_ERROR = (ErrorCode.BLOCKED.value, ErrorCode.P
 _OPTION_KEYS = frozenset({"difficulty", "domain", "trial"})
 #: The key of the episode's `CallDraws` among its noise streams (no kind is named so).
 _CALL_DRAWS = "\x00calls"
+Progress = tuple[list[dict[str, Any]], list[bool]]  # `AgentEnv.gold_progress`
 
 
 @dataclass(frozen=True)
@@ -271,8 +272,7 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
         return plan_calls(self.task.gold)
 
     def _done_steps(self, plan: list[dict[str, Any]]) -> list[bool]:
-        """Which steps of `plan` a successful call of this episode has already completed
-        (`agentgym.core.gold.done_steps`, kept up to date as calls come: `DoneSteps`)."""
+        """Which steps of `plan` a successful call has completed (`gold.done_steps`; `DoneSteps`)."""
         calls = self._calls
         if self._steps_done is None:
             if len(calls) < DoneSteps.KEEP_FROM:  # few calls: matched afresh, nothing kept
@@ -280,34 +280,40 @@ class AgentEnv(LazyNpRandom, gym.Env[str, str]):
             self._steps_done = DoneSteps()
         return self._steps_done.of(plan, calls)
 
-    def gold_step_for(self, name: str, arguments: dict[str, Any] | None) -> int | None:
+    def gold_progress(self) -> Progress:
+        """The gold plan as it stands (`gold_calls`) and which of its steps a successful call has
+        completed; the methods below take it as `progress`, for a caller that asks several of
+        them at one point (a corruption: its aim, then the step it hits)."""
+        plan = self.gold_calls()
+        return plan, self._done_steps(plan)
+
+    def gold_step_for(self, name: str, arguments: dict[str, Any] | None, *, progress: Progress | None = None) -> int | None:
         """The step of the gold plan a call (about to run) is for: the first step it matches
         that no earlier successful call completed; None when it matches none still to do."""
-        plan = self.gold_calls()
-        done = self._done_steps(plan)
+        plan, done = progress or self.gold_progress()
         for i, step in enumerate(plan):
             if not done[i] and call_matches(name, arguments, step):
                 return i
         return None
 
-    def gold_steps_to_do(self) -> list[dict[str, Any]]:
+    def gold_steps_to_do(self, *, progress: Progress | None = None) -> list[dict[str, Any]]:
         """The steps of the gold plan that no successful call of this episode has completed."""
-        plan = self.gold_calls()
-        return [step for step, done in zip(plan, self._done_steps(plan)) if not done]
+        plan, done = progress or self.gold_progress()
+        return [step for step, d in zip(plan, done) if not d]
 
-    def gold_step_consuming(self, value: Any, *, besides: int | None = None) -> int | None:
+    def gold_step_consuming(self, value: Any, *, besides: int | None = None, progress: Progress | None = None) -> int | None:
         """The first step of the gold plan still to do, other than step `besides`, whose
         arguments consume `value` (see `agentgym.core.gold.carries`); None when none does."""
-        plan = self.gold_calls()
-        done = self._done_steps(plan)
+        plan, done = progress or self.gold_progress()
         for i, step in enumerate(plan):
             if i != besides and not done[i] and carries(step, value):
                 return i
         return None
 
-    def matches_gold(self, name: str, arguments: dict[str, Any] | None) -> bool:
+    def matches_gold(self, name: str, arguments: dict[str, Any] | None, *, progress: Progress | None = None) -> bool:
         """Whether a call matches any step of the gold plan, done or not."""
-        return any(call_matches(name, arguments, step) for step in self.gold_calls())
+        plan = progress[0] if progress else self.gold_calls()
+        return any(call_matches(name, arguments, step) for step in plan)
 
     def repeats_success(self, name: str, arguments: dict[str, Any] | None) -> bool:
         """Whether a call repeats one that already succeeded in this episode (same tool, equal arguments)."""

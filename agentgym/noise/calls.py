@@ -348,25 +348,29 @@ class Corruption(NoiseWrapper):
         if key in self._corrupted:
             return result
         self._corrupted.add(key)
+        # The plan and its done steps, worked out once for the aim and the step hit (nothing
+        # between them changes either).
+        progress = env.gold_progress()
         if env.task.extra.get("tier") == "hard":
-            leaves = _aimed(env, result, leaves)
+            leaves = _aimed(env, result, leaves, progress)
         path = leaves[int(rng.random() * len(leaves))]
         old = _get(result, path)
         key = next((k for k in reversed(path) if isinstance(k, str)), None)
         new, how = _perturb(old, rng, _siblings(result, path, old), _bounds(env, key, old))
         env.log_noise("corruption", call.name, {"path": _path_text(path), "from": old, "to": new, "how": how,
                                                 "recoverable": recoverable_at(env, turn)},
-                      hits=_corruption_hits(env, call, old))
+                      hits=_corruption_hits(env, call, old, progress))
         return _replace(result, path, new)
 
 
-def _aimed(env: AgentEnv, result: Any, leaves: list[LeafPath]) -> list[LeafPath]:
+def _aimed(env: AgentEnv, result: Any, leaves: list[LeafPath], progress: Any = None) -> list[LeafPath]:
     """The leaves a corruption of the hard tier picks from: those whose value a step of the gold
     plan still to do consumes (an id, an amount, a date the work copies), where the result holds
     any; else every leaf. So a fault there lands on what the work rests on, and only a check of
-    it (the brief's "check again a result that a decision rests on") keeps the work right."""
+    it (the brief's "check again a result that a decision rests on") keeps the work right.
+    `progress`: `AgentEnv.gold_progress`, where the caller has it."""
     # ``any(carries(step, leaf) for step in to_do)``, the plan's values gathered once for every leaf.
-    carried = carried_by(env.gold_steps_to_do())
+    carried = carried_by(env.gold_steps_to_do(progress=progress))
     consumed = [path for path in leaves if carried(_get(result, path))]
     return consumed or leaves
 
@@ -383,15 +387,17 @@ def _bounds(env: AgentEnv, key: str | None, old: Any) -> tuple[float, float] | N
     return _PCT if key.endswith("_pct") else None
 
 
-def _corruption_hits(env: AgentEnv, call: ToolCall, true_value: Any) -> dict[str, Any] | None:
+def _corruption_hits(env: AgentEnv, call: ToolCall, true_value: Any, progress: Any) -> dict[str, Any] | None:
     """The gold step a corrupted read result hits: the first step still to do (other than the
     read's own) that consumes the value the corruption replaced. Only a read the plan itself
     makes counts, and not a repeat of a read that already succeeded: the agent holds that data
     already, so its corrupted copy takes nothing from it (a re-read that ignores its result
     cannot collect recoveries)."""
-    if not env.matches_gold(call.name, call.arguments) or env.repeats_success(call.name, call.arguments):
+    if not env.matches_gold(call.name, call.arguments, progress=progress) or \
+            env.repeats_success(call.name, call.arguments):
         return None
-    step = env.gold_step_consuming(true_value, besides=env.gold_step_for(call.name, call.arguments))
+    step = env.gold_step_consuming(true_value, besides=env.gold_step_for(call.name, call.arguments, progress=progress),
+                                   progress=progress)
     return None if step is None else {"gold_step": step}
 
 

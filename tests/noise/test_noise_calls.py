@@ -38,7 +38,7 @@ class _Plan:
     def __init__(self, *consumed: object) -> None:
         self._consumed = consumed
 
-    def gold_steps_to_do(self) -> list[dict[str, object]]:
+    def gold_steps_to_do(self, *, progress: object = None) -> list[dict[str, object]]:
         return [{"name": "write", "arguments": {"value": value}} for value in self._consumed]
 
 
