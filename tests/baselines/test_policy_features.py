@@ -115,8 +115,8 @@ def test_only_the_current_features_are_computed_and_an_older_policy_is_refused()
     from agentgym.baselines.ppo.features import FEATURES
     from agentgym.baselines.ppo.networks import HashPolicy, make_policy, policy_spec
 
-    assert policy_spec(HashPolicy())["config"]["features"] == FEATURES == 4
-    for version in (1, 3, FEATURES + 1):
+    assert policy_spec(HashPolicy())["config"]["features"] == FEATURES == 5
+    for version in (1, 4, FEATURES + 1):
         with pytest.raises(ValueError, match="features version"):
             HashFeaturizer(version=version)
     with pytest.raises(ValueError, match="train the policy again"):  # saved before the features had versions

@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from agentgym.agents.transcript import NAME, Path, decode_json, key_stem, result_values
+from agentgym.baselines.ppo.relations import Call, limit_features, sibling_features, tool_limits
 from agentgym.core.render import answer_messages
 from agentgym.users.understanding.words import stem
 
@@ -30,8 +31,11 @@ __all__ = ["Transcript", "HashFeaturizer", "CandidateFeatures", "FEATURES", "Too
 #: hours of the people a call names and the yes/no fields of the record each value sits in; 4
 #: reads where a value sits off the decoded result (its path: its key, its record, its place in a
 #: list) where 1 to 3 scanned the JSON text, and knows no hours (a baseline knows no domain). Only
-#: the current version is computed: a checkpoint of an older one must be trained again.
-FEATURES = 4
+#: the current version is computed: a checkpoint of an older one must be trained again. 5 adds how
+#: a call stands beside the other calls of its tool (`relations`): whether its record holds more of
+#: what the user's latest words name, whether the user named its value first, and which side of a
+#: limit the brief ties to its tool its amount falls on.
+FEATURES = 5
 _WORD = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?")
 
 
@@ -287,7 +291,7 @@ class HashFeaturizer:
         if hit is not None:
             return hit
         msgs, words, shape, hits = t.messages, [], [], 0
-        key = ""
+        key, asked = "", 0
         for i in range(len(msgs) - 1, -1, -1):
             m = msgs[i]
             if m.role == "system":
@@ -310,6 +314,8 @@ class HashFeaturizer:
                 shape += [pre + p for p in place.position]
                 if hits == 0:
                     key = place.key
+                    asked = _asked(place.values, self._recent_user(t))
+                    shape.append(pre + f"asked:{min(asked, 3)}")
                 said = self._said(t)
                 shape.append(pre + f"said:{min(len({w for w in place.words if w in said and w != anchor}), 3)}")
             if i + 1 < len(msgs):
@@ -322,8 +328,17 @@ class HashFeaturizer:
                 break
         if not hits:
             shape.append("a:none")
-        out = t.anchor_cache[anchor] = Anchor(np.asarray(self._ids(words), dtype=np.int64), self._ids(shape), key)
+        out = t.anchor_cache[anchor] = Anchor(np.asarray(self._ids(words), dtype=np.int64), self._ids(shape), key,
+                                              asked, _named(anchor, msgs))
         return out
+
+    @staticmethod
+    def _recent_user(t: Transcript) -> str:
+        """The user's latest three messages, lower case (what the current request names); cached per step."""
+        text = t.anchor_cache.get("__recent__")
+        if text is None:
+            text = t.anchor_cache["__recent__"] = "\n".join([m.lower for m in t.messages if m.role == "user"][-3:])
+        return text
 
     @staticmethod
     def _said(t: Transcript) -> set[str]:
@@ -343,7 +358,8 @@ class HashFeaturizer:
         of the message it came from, its place in a list, what followed, and where it came from
         (`_origin`); per call: how many of its values each source gave, none guessed, and the
         conjunctions that mark the natural next step of a chain (a tool not yet done whose values
-        are all known, one of them from the result just in)."""
+        are all known, one of them from the result just in), and which side of a limit the brief
+        ties to its tool its numbers fall on (`relations.limit_features`)."""
         state = t.anchor_cache.get("__state__")
         if state is None:
             state = t.anchor_cache["__state__"] = _transcript_state(t)
@@ -376,6 +392,7 @@ class HashFeaturizer:
                 if number is not None:  # a value against the limits the brief states
                     feats += [f"s:limit:{w}:{'over' if number > v else 'within'}" for w, v in state.limits]
         if tool:
+            feats += limit_features(tool, anchors, state.tool_limits, self.words)
             feats += [f"s:src:{k}:{min(v, 3)}" for k, v in sorted(sources.items())]
             sourced = "s:guessed" if sources.get("none") else "s:sourced"
             latest = "latest" if sources.get("latest") else "older"
@@ -401,7 +418,8 @@ class HashFeaturizer:
         return out
 
     def candidates(self, texts: Sequence[str], t: Transcript) -> CandidateFeatures:
-        """Every candidate's features: its own words, its structural features, and the words
+        """Every candidate's features: its own words, its structural features (with how a call
+        stands beside the other calls of its tool, `relations.sibling_features`), and the words
         around each distinct value it names (shared between candidates, a place's check, booking
         and details, so embedded once per step, not per candidate)."""
         own_ids: list[np.ndarray] = []
@@ -409,6 +427,7 @@ class HashFeaturizer:
         entity_ids: list[np.ndarray] = []
         index: dict[str, int] = {}
         links: list[list[int]] = []
+        calls: list[Call] = []
         for text in texts:
             own, anchors, slots, tool = self._own(text)
             own_ids.append(own)
@@ -420,6 +439,12 @@ class HashFeaturizer:
                     entity_ids.append(self._anchor(a, t).words)
                 mine.append(index[a])
             links.append(mine)
+            found = [self._anchor(a, t) for a in anchors] if tool else []
+            calls.append(Call(tool, t.actions.get(text, 0), anchors if tool else [], [f.asked for f in found],
+                              [f.named for f in found]))
+        for j, extra in enumerate(sibling_features(calls)):
+            if extra:
+                shape_ids[j] = np.concatenate([shape_ids[j], np.asarray(self._ids(extra), dtype=np.int64)])
         return CandidateFeatures(own_ids, shape_ids, entity_ids, links)
 
 
@@ -428,11 +453,15 @@ class Anchor:
     """Where a value a candidate names was last mentioned: the words around it and after it
     (`words`, embedded with the candidate's words), its structural features (`shape`: role,
     age, place in a list, whether the user named its record, what kind of message followed)
-    and the JSON key it sat under (``""`` if none)."""
+    and the JSON key it sat under (``""`` if none); how many values of its record the user's latest
+    words name (`asked`, 0 outside a tool result) and where the user last named it (`named`: the
+    message's index and the offset in it, None if never)."""
 
     words: np.ndarray
     shape: list[int]
     key: str
+    asked: int
+    named: tuple[int, int] | None
 
 
 @dataclass(slots=True)
@@ -450,12 +479,14 @@ class _Place:
     """Where a value sits in a tool result: the words of its record (the innermost object around
     it: its keys and values), the record's yes/no fields (``f:final_sale:true``), the key it is
     the value of (or, as a list item, the list's key) and its place in the innermost list around
-    it (``p:first``, ``p:i<k>``, ``p:last``, ``p:single``; none outside a list)."""
+    it (``p:first``, ``p:i<k>``, ``p:last``, ``p:single``; none outside a list); and the record's
+    values, lower case, each whole (its scalars and the items of its lists of scalars)."""
 
     words: list[str]
     flags: list[str]
     key: str
     position: list[str]
+    values: list[str]
 
 
 def _place(data: Any, path: Path) -> _Place:
@@ -476,7 +507,25 @@ def _place(data: Any, path: Path) -> _Place:
         position.append("p:first" if index == 0 else f"p:i{min(index, 5)}")
         if index == length - 1:
             position.append("p:single" if index == 0 else "p:last")
-    return _Place(words, flags, key, position)
+    values = [str(v).lower() for _, v in scalars if not isinstance(v, bool)]
+    values += [str(x).lower() for v in (record or {}).values() if isinstance(v, list)
+               for x in v if isinstance(x, (str, int, float)) and not isinstance(x, bool)]
+    return _Place(words, flags, key, position, values)
+
+
+def _asked(values: Sequence[str], recent: str) -> int:
+    """How many of a record's values (of three characters or more) the user's latest words name."""
+    return sum(1 for v in dict.fromkeys(values) if len(v) >= 3 and v in recent)
+
+
+def _named(anchor: str, msgs: Sequence[Message]) -> tuple[int, int] | None:
+    """The index of the latest user message that names `anchor`, and the offset of it there."""
+    for i in range(len(msgs) - 1, -1, -1):
+        if msgs[i].role == "user":
+            at = msgs[i].lower.find(anchor)
+            if at >= 0:
+                return i, at
+    return None
 
 
 _LIMIT = re.compile(r"\b([a-z]+)\s+(\d+(?:\.\d+)?)\b")
@@ -503,6 +552,8 @@ class _State:
     answer_start: int
     #: The kinds of value (stems of keys) tool results and the agent's calls have held.
     known: set[str]
+    #: The limits the brief's lines set, with the tools each line names (`relations.tool_limits`).
+    tool_limits: list[tuple[float, frozenset[str]]]
 
 
 def _transcript_state(t: "Transcript") -> _State:
@@ -549,7 +600,9 @@ def _transcript_state(t: "Transcript") -> _State:
             last = "user?" if "?" in m.text else "user"
         else:
             last = m.role
-    return _State(calls, failed, succeeded, said, limits, asks, last, answer_start, {key_stem(k) for k in keys})
+    brief = [m.lower for m in t.messages if m.role == "system"]
+    return _State(calls, failed, succeeded, said, limits, asks, last, answer_start, {key_stem(k) for k in keys},
+                  tool_limits(brief, t.needs.vocabulary))
 
 
 def _turns_left(t: "Transcript") -> str:

@@ -1,0 +1,114 @@
+"""How a candidate call stands beside the others of its tool: what the user asked for, the order
+the user named things in, and the limits the brief ties to the tool (features version 5).
+
+A candidate's other features look at it alone (where each of its values was last mentioned); the
+errors a fitted policy makes on unseen sessions are choices between calls of one tool that differ
+in one value (`get_order` of another order, `find_person` of another attendee than the next the
+user named) or between two tools a policy's limit decides (`refund_item` of 69.00 where a line of
+the brief asks for `request_refund_approval` over 150.00). These features say which call of a tool
+the user's words point at, and which side of a limit on its own tool an amount falls, in terms
+that name no value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+__all__ = ["Call", "tool_limits", "limit_features", "sibling_features"]
+
+#: A number after a word that puts a limit before it (``more than 150.00``, ``over 1000``).
+_LIMIT = re.compile(r"\b(?:than|over|above|below|under|exceeds|least|most|limit)\s+(\d+(?:\.\d+)?)\b")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+@dataclass(slots=True)
+class Call:
+    """What the sibling features need of one candidate: its tool (``""`` for a message), whether
+    it was played before, its values (lower case), and per value how many of the values of the
+    record it sits in the user's latest words name (`asked`) and where the user last named it
+    (`named`: the message's index and the offset in it; None where the user never did)."""
+
+    tool: str
+    repeat: int
+    values: list[str]
+    asked: list[int]
+    named: list[tuple[int, int] | None]
+
+
+def tool_limits(brief: Iterable[str], tools: Iterable[str]) -> list[tuple[float, frozenset[str]]]:
+    """The limits each line of the brief sets, with the tools the line names (``A refund of more
+    than 150.00 USD needs a manager's approval first: call request_refund_approval and pass its
+    approval_id to refund_item``: 150.0, {request_refund_approval, refund_item}); lines naming no
+    tool are left out."""
+    names = sorted(tools, key=len, reverse=True)
+    out: list[tuple[float, frozenset[str]]] = []
+    for text in brief:
+        for line in text.lower().splitlines():
+            numbers = _LIMIT.findall(line)
+            if not numbers:
+                continue
+            named = frozenset(n for n in names if re.search(rf"(?<![a-z0-9_]){re.escape(n.lower())}(?![a-z0-9_])", line))
+            if named:
+                out += [(float(v), named) for v in numbers[:2]]
+    return out
+
+
+def limit_features(tool: str, values: Sequence[str], limits: Sequence[tuple[float, frozenset[str]]],
+                   words: bool) -> list[str]:
+    """Which side of each limit the brief ties to `tool` the call's numbers fall on (``over``: the
+    line's approval is needed; ``within``: it is not); with `words`, also with the tool's name (which
+    tool of the line it is decides whether over is right)."""
+    out: list[str] = []
+    mine = [v for v, tools in limits if tool in tools]
+    if not mine:
+        return out
+    numbers = [float(x) for x in values if _NUMBER.fullmatch(x)]
+    for number in numbers[:3]:
+        for limit in mine[:2]:
+            side = "over" if number > limit else "within"
+            out.append(f"s:toollimit:{side}")
+            if words:
+                out.append(f"s:toollimit:{tool}:{side}")
+    if not numbers:
+        out.append("s:toollimit:none")
+    return out
+
+
+def sibling_features(calls: Sequence[Call]) -> list[list[str]]:
+    """Per candidate, how it stands among the calls of its tool that differ from it: whether the
+    record of one of its values holds more of what the user's latest words name than the others'
+    (``s:sib:asked:top``, ``...:below``), and whether the user named its value before the others
+    not yet played (``s:sib:named:first``, ``...:later``). Calls whose tool has one candidate get
+    ``s:sib:alone``."""
+    groups: dict[str, list[int]] = {}
+    for i, c in enumerate(calls):
+        if c.tool:
+            groups.setdefault(c.tool, []).append(i)
+    out: list[list[str]] = [[] for _ in calls]
+    for members in groups.values():
+        if len(members) == 1:
+            out[members[0]].append("s:sib:alone")
+            continue
+        common = set.intersection(*(set(calls[i].values) for i in members))
+        asked = {i: max((n for v, n in zip(calls[i].values, calls[i].asked) if v not in common), default=0)
+                 for i in members}
+        best = max(asked.values())
+        if best > min(asked.values()):
+            for i in members:
+                out[i].append("s:sib:asked:top" if asked[i] == best else "s:sib:asked:below")
+        named = {i: _earliest(calls[i], common) for i in members if not calls[i].repeat}
+        named = {i: k for i, k in named.items() if k is not None}
+        if len(named) > 1:
+            first = min(named.values())
+            for i, k in named.items():
+                out[i].append("s:sib:named:first" if k == first else "s:sib:named:later")
+    return out
+
+
+def _earliest(call: Call, common: set[str]) -> tuple[int, int] | None:
+    """Where the user named the call's own values (those its siblings do not all share), the
+    latest message first and then the earliest offset in it; None where the user named none."""
+    keys = [(-at[0], at[1]) for v, at in zip(call.values, call.named) if at is not None and v not in common]
+    return min(keys) if keys else None
