@@ -33,8 +33,8 @@ __all__ = ["Transcript", "HashFeaturizer", "CandidateFeatures", "FEATURES", "Too
 #: list) where 1 to 3 scanned the JSON text, and knows no hours (a baseline knows no domain). Only
 #: the current version is computed: a checkpoint of an older one must be trained again. 5 adds how
 #: a call stands beside the other calls of its tool (`relations`): whether its record holds more of
-#: what the user's latest words name, whether the user named its value first, and which side of a
-#: limit the brief ties to its tool its amount falls on.
+#: what the user's latest words name; and which side of a limit the brief ties to its tool its
+#: amount falls on.
 FEATURES = 5
 _WORD = re.compile(r"[a-z0-9_]+(?:\.[0-9]+)?")
 
@@ -329,7 +329,7 @@ class HashFeaturizer:
         if not hits:
             shape.append("a:none")
         out = t.anchor_cache[anchor] = Anchor(np.asarray(self._ids(words), dtype=np.int64), self._ids(shape), key,
-                                              asked, _named(anchor, msgs))
+                                              asked)
         return out
 
     @staticmethod
@@ -440,8 +440,7 @@ class HashFeaturizer:
                 mine.append(index[a])
             links.append(mine)
             found = [self._anchor(a, t) for a in anchors] if tool else []
-            calls.append(Call(tool, t.actions.get(text, 0), anchors if tool else [], [f.asked for f in found],
-                              [f.named for f in found]))
+            calls.append(Call(tool, anchors if tool else [], [f.asked for f in found]))
         for j, extra in enumerate(sibling_features(calls)):
             if extra:
                 shape_ids[j] = np.concatenate([shape_ids[j], np.asarray(self._ids(extra), dtype=np.int64)])
@@ -453,15 +452,13 @@ class Anchor:
     """Where a value a candidate names was last mentioned: the words around it and after it
     (`words`, embedded with the candidate's words), its structural features (`shape`: role,
     age, place in a list, whether the user named its record, what kind of message followed)
-    and the JSON key it sat under (``""`` if none); how many values of its record the user's latest
-    words name (`asked`, 0 outside a tool result) and where the user last named it (`named`: the
-    message's index and the offset in it, None if never)."""
+    and the JSON key it sat under (``""`` if none); and how many values of its record the user's
+    latest words name (`asked`, 0 outside a tool result)."""
 
     words: np.ndarray
     shape: list[int]
     key: str
     asked: int
-    named: tuple[int, int] | None
 
 
 @dataclass(slots=True)
@@ -517,15 +514,6 @@ def _asked(values: Sequence[str], recent: str) -> int:
     """How many of a record's values (of three characters or more) the user's latest words name."""
     return sum(1 for v in dict.fromkeys(values) if len(v) >= 3 and v in recent)
 
-
-def _named(anchor: str, msgs: Sequence[Message]) -> tuple[int, int] | None:
-    """The index of the latest user message that names `anchor`, and the offset of it there."""
-    for i in range(len(msgs) - 1, -1, -1):
-        if msgs[i].role == "user":
-            at = msgs[i].lower.find(anchor)
-            if at >= 0:
-                return i, at
-    return None
 
 
 _LIMIT = re.compile(r"\b([a-z]+)\s+(\d+(?:\.\d+)?)\b")

@@ -1,10 +1,10 @@
-"""How a candidate call stands beside the others of its tool: what the user asked for, the order
-the user named things in, and the limits the brief ties to the tool (features version 5).
+"""How a candidate call stands beside the others of its tool: what the user asked for, and the
+limits the brief ties to the tool (features version 5).
 
 A candidate's other features look at it alone (where each of its values was last mentioned); the
 errors a fitted policy makes on unseen sessions are choices between calls of one tool that differ
-in one value (`get_order` of another order, `find_person` of another attendee than the next the
-user named) or between two tools a policy's limit decides (`refund_item` of 69.00 where a line of
+in one value (`get_order` of another order than the one the user described) or between two
+tools a policy's limit decides (`refund_item` of 69.00 where a line of
 the brief asks for `request_refund_approval` over 150.00). These features say which call of a tool
 the user's words point at, and which side of a limit on its own tool an amount falls, in terms
 that name no value.
@@ -25,16 +25,13 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 @dataclass(slots=True)
 class Call:
-    """What the sibling features need of one candidate: its tool (``""`` for a message), whether
-    it was played before, its values (lower case), and per value how many of the values of the
-    record it sits in the user's latest words name (`asked`) and where the user last named it
-    (`named`: the message's index and the offset in it; None where the user never did)."""
+    """What the sibling features need of one candidate: its tool (``""`` for a message), its
+    values (lower case), and per value how many of the values of the record it sits in the
+    user's latest words name (`asked`)."""
 
     tool: str
-    repeat: int
     values: list[str]
     asked: list[int]
-    named: list[tuple[int, int] | None]
 
 
 def tool_limits(brief: Iterable[str], tools: Iterable[str]) -> list[tuple[float, frozenset[str]]]:
@@ -78,10 +75,9 @@ def limit_features(tool: str, values: Sequence[str], limits: Sequence[tuple[floa
 
 def sibling_features(calls: Sequence[Call]) -> list[list[str]]:
     """Per candidate, how it stands among the calls of its tool that differ from it: whether the
-    record of one of its values holds more of what the user's latest words name than the others'
-    (``s:sib:asked:top``, ``...:below``), and whether the user named its value before the others
-    not yet played (``s:sib:named:first``, ``...:later``). Calls whose tool has one candidate get
-    ``s:sib:alone``."""
+    record of one of its own values (one its siblings do not all share) holds more of what the
+    user's latest words name than the others' (``s:sib:asked:top``, ``...:below``; nothing where
+    all hold as much). Calls whose tool has one candidate get ``s:sib:alone``."""
     groups: dict[str, list[int]] = {}
     for i, c in enumerate(calls):
         if c.tool:
@@ -98,17 +94,4 @@ def sibling_features(calls: Sequence[Call]) -> list[list[str]]:
         if best > min(asked.values()):
             for i in members:
                 out[i].append("s:sib:asked:top" if asked[i] == best else "s:sib:asked:below")
-        named = {i: _earliest(calls[i], common) for i in members if not calls[i].repeat}
-        named = {i: k for i, k in named.items() if k is not None}
-        if len(named) > 1:
-            first = min(named.values())
-            for i, k in named.items():
-                out[i].append("s:sib:named:first" if k == first else "s:sib:named:later")
     return out
-
-
-def _earliest(call: Call, common: set[str]) -> tuple[int, int] | None:
-    """Where the user named the call's own values (those its siblings do not all share), the
-    latest message first and then the earliest offset in it; None where the user named none."""
-    keys = [(-at[0], at[1]) for v, at in zip(call.values, call.named) if at is not None and v not in common]
-    return min(keys) if keys else None
