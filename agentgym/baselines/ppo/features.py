@@ -128,8 +128,10 @@ class Transcript:
         self.actions: Counter[str] = Counter()
         #: The episode's turn budget (``info["max_turns"]`` at reset; 0 when the env gives none).
         self.max_turns = 0
-        #: What the tool schemas say (`ToolNeeds`), read once at reset.
+        #: What the tool schemas say (`ToolNeeds`), and the limits the brief ties to tools
+        #: (`relations.tool_limits`), read once at reset.
         self.needs = ToolNeeds(())
+        self.limits: list[tuple[float, frozenset[str]]] = []
         #: Per-step memo of featurizers (entity -> features); cleared whenever messages arrive.
         self.anchor_cache: dict[str, Any] = {}
 
@@ -140,6 +142,7 @@ class Transcript:
         self.max_turns = int(budget) if isinstance(budget, int) and not isinstance(budget, bool) else 0
         self.needs = ToolNeeds(info.get("tools") or ())
         self._extend(info.get("messages", ()))
+        self.limits = tool_limits([m.lower for m in self.messages if m.role == "system"], self.needs.vocabulary)
 
     def add(self, action: str, info: Mapping[str, Any]) -> None:
         self.messages.append(Message("assistant", "", action))
@@ -392,7 +395,7 @@ class HashFeaturizer:
                 if number is not None:  # a value against the limits the brief states
                     feats += [f"s:limit:{w}:{'over' if number > v else 'within'}" for w, v in state.limits]
         if tool:
-            feats += limit_features(tool, anchors, state.tool_limits, self.words)
+            feats += limit_features(tool, anchors, t.limits, self.words)
             feats += [f"s:src:{k}:{min(v, 3)}" for k, v in sorted(sources.items())]
             sourced = "s:guessed" if sources.get("none") else "s:sourced"
             latest = "latest" if sources.get("latest") else "older"
@@ -540,8 +543,6 @@ class _State:
     answer_start: int
     #: The kinds of value (stems of keys) tool results and the agent's calls have held.
     known: set[str]
-    #: The limits the brief's lines set, with the tools each line names (`relations.tool_limits`).
-    tool_limits: list[tuple[float, frozenset[str]]]
 
 
 def _transcript_state(t: "Transcript") -> _State:
@@ -588,9 +589,7 @@ def _transcript_state(t: "Transcript") -> _State:
             last = "user?" if "?" in m.text else "user"
         else:
             last = m.role
-    brief = [m.lower for m in t.messages if m.role == "system"]
-    return _State(calls, failed, succeeded, said, limits, asks, last, answer_start, {key_stem(k) for k in keys},
-                  tool_limits(brief, t.needs.vocabulary))
+    return _State(calls, failed, succeeded, said, limits, asks, last, answer_start, {key_stem(k) for k in keys})
 
 
 def _turns_left(t: "Transcript") -> str:

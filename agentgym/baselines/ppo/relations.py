@@ -21,6 +21,8 @@ __all__ = ["Call", "tool_limits", "limit_features", "sibling_features"]
 #: A number after a word that puts a limit before it (``more than 150.00``, ``over 1000``).
 _LIMIT = re.compile(r"\b(?:than|over|above|below|under|exceeds|least|most|limit)\s+(\d+(?:\.\d+)?)\b")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+#: A word as code spells it (a tool's name: ``request_refund_approval``).
+_CODE_WORD = re.compile(r"[a-z][a-z0-9_]*")
 
 
 @dataclass(slots=True)
@@ -39,14 +41,14 @@ def tool_limits(brief: Iterable[str], tools: Iterable[str]) -> list[tuple[float,
     than 150.00 USD needs a manager's approval first: call request_refund_approval and pass its
     approval_id to refund_item``: 150.0, {request_refund_approval, refund_item}); lines naming no
     tool are left out."""
-    names = sorted(tools, key=len, reverse=True)
+    known = {n.lower() for n in tools}
     out: list[tuple[float, frozenset[str]]] = []
     for text in brief:
         for line in text.lower().splitlines():
             numbers = _LIMIT.findall(line)
             if not numbers:
                 continue
-            named = frozenset(n for n in names if re.search(rf"(?<![a-z0-9_]){re.escape(n.lower())}(?![a-z0-9_])", line))
+            named = frozenset(set(_CODE_WORD.findall(line)) & known)
             if named:
                 out += [(float(v), named) for v in numbers[:2]]
     return out
