@@ -168,9 +168,11 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
     torch.set_num_threads(1)
     env_id = FAMILIES[family]
     seeds = range(a.eval_seed, a.eval_seed + a.eval_episodes)
+    splits = ("train",) if "test" in a.skip else ("train", "test")
     target = heuristic(env_id, "train", seeds)
-    test_heuristic = heuristic(env_id, "test", seeds)
-    print(f"{family}: heuristic {target['success']:.1%} on train, {test_heuristic['success']:.1%} on test", flush=True)
+    test_heuristic = heuristic(env_id, "test", seeds) if "test" in splits else None
+    print(f"{family}: heuristic {target['success']:.1%} on train"
+          + (f", {test_heuristic['success']:.1%} on test" if test_heuristic else ""), flush=True)
     mix = (family,) if a.alone else a.mix.get(family) or MIX.get(family, (family,))
     load = LoadSampler()
     result = train(Args(env=tuple(FAMILIES[f] for f in mix), target_env=env_id, seed=a.seed, actors=a.actors,
@@ -184,10 +186,10 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
     policy, _ = load_checkpoint(result.checkpoint)
     eval_args = Args(env=(env_id,), eval_episodes=a.eval_episodes, eval_seed=a.eval_seed, progress=False)
     runs = {(split, cal): evaluate(policy, eval_args, split=split, calibration=cal)
-            for split in ("train", "test") for cal in ("on", "off")}
+            for split in splits for cal in ("on", "off")}
     curve = [{"step": step, "train_s": round(t, 1), "success": ev["by_env"][env_id]["success"],
               "violations_per_1000": ev["by_env"][env_id]["violations_per_1000"]} for step, t, ev in result.evals]
-    ppo_test = runs[("test", "on")]
+    ppo_test = runs.get(("test", "on"))
     return {
         "env": env_id, "trained_on": [FAMILIES[f] for f in mix], "heuristic_train": target,
         "heuristic_test": test_heuristic,
@@ -195,10 +197,10 @@ def ppo_family(family: str, a: argparse.Namespace, out: Path) -> dict[str, Any]:
         "sps": result.sps, "actors": a.actors, "load": train_load, "curve": curve,
         "ppo_train": {"success": runs[("train", "on")]["success"],
                       "success_ci": bootstrap([float(e["success"]) for e in runs[("train", "on")]["per_episode"]])},
-        "ppo_test": {"success": ppo_test["success"],
-                     "success_ci": bootstrap([float(e["success"]) for e in ppo_test["per_episode"]])},
+        "ppo_test": ppo_test and {"success": ppo_test["success"],
+                                  "success_ci": bootstrap([float(e["success"]) for e in ppo_test["per_episode"]])},
         "calibration": {split: paired(runs[(split, "on")]["per_episode"], runs[(split, "off")]["per_episode"])
-                        for split in ("train", "test")},
+                        for split in splits},
         "run_dir": str(result.run_dir), "demos": result.demos,
     }
 
@@ -232,6 +234,11 @@ def _ci(ci: Sequence[float], pct: bool = True) -> str:
     return f"[{ci[0]:.1%}, {ci[1]:.1%}]" if pct else f"[{ci[0]:.1f}, {ci[1]:.1f}]"
 
 
+def _rate(r: dict[str, Any] | None) -> str:
+    """A success with its interval; ``-`` for a split not evaluated (``--skip test``)."""
+    return "-" if r is None else f"{_pct(r['success'])} {_ci(r['success_ci'])}"
+
+
 def markdown(res: dict[str, Any]) -> str:
     o = [BEGIN, "", f"## Every family: `bench_families.py` ({res['date']}, {res['cpus']} CPUs, torch "
                     f"{res['torch']}, one thread per process)", "",
@@ -246,14 +253,14 @@ def markdown(res: dict[str, Any]) -> str:
               "| test gap | steps, steps/s | load |", "|---|---|---|---|---|---|---|---|---|"]
         for fam, r in fams.items():
             t = r["time_to_heuristic_s"]
-            gap = r["ppo_test"]["success"] - r["heuristic_test"]["success"]
+            tests = r["ppo_test"] and r["heuristic_test"]
+            gap = f"{r['ppo_test']['success'] - r['heuristic_test']['success']:+.1%}" if tests else "-"
             if len(r.get("trained_on", ())) > 1:
                 fam = f"{fam} (trained with {', '.join(e.split('/')[-1].removesuffix('-v0') for e in r['trained_on'])})"
             o.append(f"| {fam} | {_pct(r['heuristic_train']['success'])} {_ci(r['heuristic_train']['success_ci'])} "
                      f"| {'not reached' if t is None else f'{t:.0f} s'} (in {r['train_s']:.0f} s) "
                      f"| {_pct(r['ppo_train']['success'])} {_ci(r['ppo_train']['success_ci'])} "
-                     f"| {_pct(r['heuristic_test']['success'])} {_ci(r['heuristic_test']['success_ci'])} "
-                     f"| {_pct(r['ppo_test']['success'])} {_ci(r['ppo_test']['success_ci'])} | {gap:+.1%} "
+                     f"| {_rate(r['heuristic_test'])} | {_rate(r['ppo_test'])} | {gap} "
                      f"| {r['steps']:,}, {r['sps']:.0f} | {r['load']['min']:.1f} / {r['load']['median']:.1f} / "
                      f"{r['load']['max']:.1f} |")
         o += _over_seeds(fams)
@@ -413,7 +420,8 @@ def main() -> int:
                         "one actor, a core each)")
     p.add_argument("--throughput-steps", type=int, default=8192, help="steps per throughput run")
     p.add_argument("--throughput-families", default="dialog,tooluse", help="families of the throughput runs")
-    p.add_argument("--skip", default="", help="comma-separated parts to skip: families,throughput")
+    p.add_argument("--skip", default="", help="comma-separated parts to skip: families,throughput,test (the "
+                                                          "test split's evaluations)")
     p.add_argument("--quick", action="store_true", help="1 min per family, 40 seeds, 2048-step throughput runs")
     p.add_argument("--progress", action="store_true", help="print PPO's progress lines")
     p.add_argument("--out", default=None, help="run folders (default: a temporary folder)")
@@ -434,7 +442,7 @@ def main() -> int:
         a.minutes, a.eval_episodes, a.train_eval_episodes, a.throughput_steps, a.eval_every = 1.0, 40, 20, 2048, 10
     a.throughput_families = [f for f in a.throughput_families.split(",") if f]
     a.mix = dict(_mix(m, p) for m in a.mix)
-    skip = {s for s in a.skip.split(",") if s}
+    skip = a.skip = {s for s in a.skip.split(",") if s}
 
     import torch
 
