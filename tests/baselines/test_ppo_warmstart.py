@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 from agentgym.baselines.ppo import Args, load_checkpoint, save_checkpoint, train  # noqa: E402
 from agentgym.baselines.ppo.checkpoint import read_checkpoint, warm_start  # noqa: E402
+from agentgym.baselines.ppo.features import FEATURES  # noqa: E402
 from agentgym.baselines.ppo.networks import HashPolicy, MLPPolicy  # noqa: E402
 
 SMALL = {"hash_buckets": 512, "hash_dim": 8, "hidden": 16}
@@ -83,7 +84,7 @@ def test_checkpoints_that_do_not_fit_are_refused_with_what_differs(source: Any, 
         "missing": (tmp_path / "nothing.pt", "no PPO checkpoint at"),
         "corrupt": (tmp_path / "corrupt.pt", "not a readable PPO checkpoint"),
         "other features": (saved("v3.pt", config={**ckpt["policy"]["config"], "features": 3}),
-                           "features version 3 (this agentgym computes 4"),
+                           f"features version 3 (this agentgym computes {FEATURES}"),
         "old, unversioned": (saved("v1.pt", config={k: v for k, v in ckpt["policy"]["config"].items()
                                                     if k != "features"}), "features version 1"),
         "other width": (saved("wide.pt", config={**ckpt["policy"]["config"], "hidden": 32}),
