@@ -206,10 +206,12 @@ class HardDialogUser(DialogUser):
         return self._close(said, turn, False)
 
     def _judge_proposal(self, place: Place, day: str, slot: str, turn: int) -> UserTurn:
-        """As the base user judges it, but a need that arrived in this very reply is said once."""
-        said = super()._judge_proposal(place, day, slot, turn)
+        """As the base user judges it, but a need that arrived earlier in this very reply is said once."""
+        # Read before judging: the judgement's own cost may bring late needs, which it then says.
         c = self._broken(place, day, slot)
-        if c is not None and self._arrived.get(c.id) == turn and not self._knowable_miss(place, day, slot, turn):
+        said_now = c is not None and self._arrived.get(c.id) == turn and not self._knowable_miss(place, day, slot, turn)
+        said = super()._judge_proposal(place, day, slot, turn)
+        if said_now:
             # The need arrived earlier in this very reply (`_give_way` said it): not said again.
             return replace(said, text=f"Hmm, {place.name} won't work for me, then.")
         return said
