@@ -20,7 +20,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping
 
 from gymnasium.utils import seeding
 
-from agentgym.core.gold import call_matches, carried_values, same
+from agentgym.core.gold import carried_values, mark_done, same
 
 __all__ = [
     "LazyNpRandom",
@@ -414,21 +414,10 @@ class DoneSteps:
             digest = None
         if digest is None or digest != self._plan:
             self._plan, self._seen, self._done = digest, 0, [False] * len(plan)
-        done, seen = self._done, self._seen
-        if seen < len(calls):
-            steps_of: dict[Any, list[int]] = {}
-            for i, step in enumerate(plan):
-                steps_of.setdefault(step.get("name"), []).append(i)
-            for k in range(seen, len(calls)):
-                c = calls[k]
-                if c["valid"] and c["error"] is None and not c.get("distractor"):
-                    name = c["name"]
-                    for i in steps_of.get(name, ()):
-                        if not done[i] and call_matches(name, c.get("arguments"), plan[i]):
-                            done[i] = True
-                            break
+        if self._seen < len(calls):
+            mark_done(plan, calls[self._seen:], self._done)
             self._seen = len(calls)
-        return done.copy()
+        return self._done.copy()
 
 
 def carried_by(steps: Iterable[Mapping[str, Any]]) -> Callable[[Any], bool]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carried_values", "carries", "contains_value", "done_steps",
+__all__ = ["OPERATORS", "same", "arg_matches", "call_matches", "carried_values", "carries", "contains_value", "done_steps", "mark_done",
            "leaves", "matching_steps", "plan_calls"]
 
 #: The operator keys of an argument spec.
@@ -133,6 +133,14 @@ def done_steps(plan: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, A
     each successful call that no decoy answered completes the first step still open that it
     matches, and no other."""
     done = [False] * len(plan)
+    mark_done(plan, calls, done)
+    return done
+
+
+def mark_done(plan: Sequence[Mapping[str, Any]], calls: Iterable[Mapping[str, Any]], done: list[bool]) -> None:
+    """`done` (a flag per step of `plan`) carried on over `calls`, in order, as `done_steps`
+    folds them: each successful call no decoy answered completes the first step still open
+    that it matches."""
     # `call_matches` fails at once on another name: each call is tried only on the steps of
     # its own tool, in plan order (a plan x calls loop otherwise, run on every fault).
     steps_of: dict[Any, list[int]] = {}
@@ -145,7 +153,6 @@ def done_steps(plan: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, A
                 if not done[i] and call_matches(name, c.get("arguments"), plan[i]):
                     done[i] = True
                     break
-    return done
 
 
 def leaves(value: Any) -> Iterable[Any]:

@@ -110,6 +110,16 @@ class _GymnasiumSeeding(_fast.LazyNpRandom):
     reset = gym.Env.reset
 
 
+def _play_through(env: gym.Env, agent: Any, seed: int, steps: int) -> None:
+    """Play `agent` in `env`'s episode of `seed`, at most `steps` steps."""
+    obs, info = env.reset(seed=seed)
+    agent.reset(obs, info)
+    for _ in range(steps):
+        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
+        if terminated or truncated:
+            break
+
+
 def _agent_actions(env: gym.Env, agent_name: str, seed: int) -> list[Any]:
     """The actions `agent_name` takes in `env`'s episode of `seed`."""
     agent = make_agent(agent_name)
@@ -271,12 +281,7 @@ def _records(env_id: str) -> Iterator[dict[str, Any]]:
         for name in ("random", "heuristic"):
             agent = make_agent(name)
             for seed in range(3):
-                obs, info = env.reset(seed=seed)
-                agent.reset(obs, info)
-                for _ in range(40):
-                    obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-                    if terminated or truncated:
-                        break
+                _play_through(env, agent, seed, 40)
                 yield from env.unwrapped._calls
 
 
@@ -342,12 +347,7 @@ def test_done_steps_equals_the_plain_fold_whenever_a_fault_asks(env_id: str, mon
                 agent = make_agent(name)
                 for seed in range(4):
                     kept.clear()
-                    obs, info = env.reset(seed=seed)
-                    agent.reset(obs, info)
-                    for _ in range(60):
-                        obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-                        if terminated or truncated:
-                            break
+                    _play_through(env, agent, seed, 60)
     assert asked > 20 and memo > 5, (asked, memo)
 
 
@@ -583,10 +583,5 @@ def test_carried_by_equals_carries_on_the_results_a_hard_corruption_aims_at(env_
     for name in ("heuristic", "expert"):
         agent = make_agent(name)
         for seed in range(4):
-            obs, info = env.reset(seed=seed)
-            agent.reset(obs, info)
-            for _ in range(60):
-                obs, _, terminated, truncated, info = env.step(agent.act(obs, info))
-                if terminated or truncated:
-                    break
+            _play_through(env, agent, seed, 60)
     assert asked > 50, asked
