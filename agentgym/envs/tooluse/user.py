@@ -68,9 +68,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
-from agentgym.core.task import NoiseEvent, Task, UserTurn, WorldEvent
+from agentgym.core.task import Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.asking import (
     CHECKS_WORK,
     OFFERS_CHOICE,
@@ -99,7 +99,7 @@ from agentgym.envs.tooluse.asking import (
     without_offer,
     yes_no_values,
 )
-from agentgym.envs.tooluse.base import Detail, Draws, Goal, Gold, World, WorldRecord, renumbered, unwanted
+from agentgym.envs.tooluse.base import Detail, Goal, Gold, World, WorldRecord
 from agentgym.envs.tooluse.consent import has, missing, parts
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.detail_values import DETAIL_ARGS, agree, contradicted, detail_value, statement_words
@@ -123,17 +123,17 @@ from agentgym.envs.tooluse.replies import (
     WRONG_PLAIN,
     YES,
     YES_ONLY_ASKED,
-    before_yes,
     chosen,
     then_yes,
     what_about,
     with_leave,
 )
 from agentgym.envs.tooluse.review import Review, review
-from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier, longest_plan, shift_gold
+from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier
+from agentgym.envs.tooluse.user_shift import ToolUseNoiseSupport
 from agentgym.envs.tooluse.user_words import VERBATIM, protected_words, understanding, write_tools
 from agentgym.users.picks import DrawnPicks
-from agentgym.users.rule_based import RuleBasedUser, asks_if_right, shift_event, spelled_out
+from agentgym.users.rule_based import RuleBasedUser, asks_if_right, spelled_out
 from agentgym.users.stock import (
     ACCEPT,
     CANNOT_UNDO,
@@ -157,7 +157,7 @@ PATIENCE = 2
 _BEFORE_YES = WHAT_ABOUT.split("{", 1)[0]
 
 
-class ToolUseUser(RuleBasedUser):
+class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
     """The simulated user of one tool-use episode; see the module docstring."""
 
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
@@ -201,16 +201,6 @@ class ToolUseUser(RuleBasedUser):
 
     def opening(self) -> str:
         return self._opening
-
-    def blur(self, rng: Any) -> NoiseEvent | None:
-        """Ambiguity: word the request without one detail the user then gives only when asked."""
-        options = [d for d in self._goal.details if d.id in self._goal.blurred and d.id in self._revealed]
-        if not options:
-            return None
-        d = options[int(rng.random() * len(options))]
-        self._opening = self._goal.blurred[d.id]
-        self._revealed.remove(d.id)
-        return NoiseEvent(target=d.id, detail=f"the request leaves out the {d.slot}")
 
     def _kept_patterns(self) -> tuple[re.Pattern[str], ...]:
         return VERBATIM, protected_words(self._task.domain)
@@ -626,70 +616,6 @@ class ToolUseUser(RuleBasedUser):
         why = next((why for r, why in rv.wrong if r.kind not in undoable), "")
         text = WRONG.format(reason=why) if why else WRONG_PLAIN
         return UserTurn(f"{text} {CANNOT_UNDO}", end="gave_up")
-
-    # -------------------------------------------------------------- goal shift
-    def _with_shift(self, text: str, said: str, confirm: bool) -> str:
-        # A customer who changes its mind stops pressing for what it asked before ("Can't you roll
-        # it back to v1.4? ... Actually, don't roll anything back" says two things at once); under
-        # consent the change is said in place of the yes, and is the customer's word on the rest
-        # of the plan ("...; just file the incident"), as a person's would be (`reply`).
-        press = self._world.press
-        pressed = said and press is not None and text in press.asks
-        if said and self._world.consent is not None and (pressed or text in YES):
-            self._shift_yes = True
-            return said if pressed else before_yes(said)
-        return said if pressed else super()._with_shift(text, said, confirm)
-
-    def plan_goal_shift(self, rng: Any, fire: Callable[[NoiseEvent], None]) -> bool:
-        spec = load_domains()[self._task.domain]
-        if spec.shifts is None or self._goal.job is None:
-            return False
-        # A shift must leave the task of its difficulty: a plan no longer than the difficulty's
-        # (in the hard tier, its pages read as the tier's plans read them).
-        longest = longest_plan(self._task)
-        shifts = (replace(s, gold=shift_gold(self._task, s.gold)) for s in spec.shifts(self._world, self._goal.job))
-        options = [s for s in shifts if len(s.gold.plan) <= longest]
-        if not options:
-            return False
-        return self._plan_shift(Draws(rng).pick(options), rng, fire)
-
-    def _fire_shift(self, turn: int) -> str:
-        """Announce the planned shift (what the user says), or drop it unannounced ("") when it
-        would leave unwanted a record that no tool can undo."""
-        shift, fire = self._take_shift()
-        spec = self._spec
-        stale = unwanted(shift.gold.effects, self._world.records)
-        if any(r.kind not in spec.undoable for r in stale):
-            return ""
-        if not stale and self._tier and self._met(shift):
-            return ""  # a change of mind the user closes in the same breath tests nothing
-        old = self._gold
-        # The old plan's calls were right when made: keep them for metrics, with the calls that
-        # undo what the change left unwanted (the same rule as the dialog family's cancel).
-        undo = spec.undo_calls(stale)
-        new = replace(shift.gold, plan=renumbered(shift.gold.plan, self._world, stale), traps=old.traps,
-                      superseded=(*old.superseded, *(s.to_dict() for s in old.plan), *undo))
-        self._gold = self._task.gold = new
-        details = [d for d in self._goal.details if d.id != shift.detail]
-        details.append(Detail(shift.detail, shift.slot, shift.statement, "upfront"))
-        self._goal = self._task.goal = replace(self._goal, details=tuple(details))
-        self._reveal(shift.detail)
-        self._values[shift.detail] = shift.new
-        self._changed = True
-        recoverable = turn + len(new.plan) + len(stale) <= self._task.max_turns
-        # Records the shift made unwanted are not the assistant's wrong writes; the user says
-        # what the change means for the first of them, as a person would.
-        self._seen.extend(r for r in stale if not any(r is x for x in self._seen))
-        fire(shift_event(shift.detail, shift.old, shift.new, recoverable))
-        why = next((why for r, why in self._review().wrong if r is stale[0] and why), "") if stale else ""
-        return f"{shift.announce} So {why}." if why else shift.announce
-
-    def _met(self, shift: Any) -> bool:
-        """Whether the world already meets the shifted gold. Only the hard tier drops such a
-        shift: the other difficulties' episodes are frozen with ToolUse-v0."""
-        spec = self._spec
-        said = frozenset(d.slot for d in self._goal.details if d.id in self._revealed) | {shift.slot}
-        return review(shift.gold, self._world, spec.review, spec.undoable, said, spec.names).success
 
     def contradictions(self, name: str, arguments: dict[str, Any]) -> list[str]:
         return contradicted(self._values, self._revealed, self._world, self._acts, name, arguments)
