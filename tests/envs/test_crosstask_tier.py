@@ -565,3 +565,22 @@ def test_a_come_back_user_asked_leave_to_check_days_names_no_day() -> None:
 
     _env, _actions, said = reply_to("crosstask-9304-train.jsonl", 21)
     assert said.startswith(GO_CHECK) and "Sunday" not in said, said
+
+
+def test_a_cancel_put_as_the_plan_and_asked_by_a_bare_question_is_asked_about() -> None:
+    """"1. Cancel the Monday afternoon booking at Golden Lantern (B2), leaving no cafe booking.
+    Yes?" got "Yes, that's the booking." and the request again, as if the place named only said
+    which booking (a playtest, CrossTask 9480, turn 37): the cancel is the plan asked about, as
+    "Shall I cancel it?" is, and gets the come-back's rule."""
+    from playtest_turns import played
+
+    assert asked("1. Cancel the booking at X (B2), leaving no booking. Yes?") == {"cancel"}
+    assert asked("Plan: cancel B2 (X, Monday afternoon). OK?") == {"cancel"}
+    assert asked("- Cancel B2. Is that all right?") == {"cancel"}
+    # a move that ends with a cancel, or a cancel said with no question, asks nothing of it
+    assert asked("Cancel B2 and book X for Friday. OK?") == frozenset()
+    assert asked("I'll book the new one and then cancel the old booking. Shall I go ahead?") == frozenset()
+    assert asked("Cancel B2, leaving no booking.") == frozenset()
+    env, actions = played("crosstask-9480-train.jsonl", 36)
+    said = env.step(actions[36])[0]
+    assert "that's the booking" not in said and "Cancel it only if no place fits" in said, said

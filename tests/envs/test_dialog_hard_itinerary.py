@@ -457,3 +457,20 @@ def test_a_list_of_places_each_with_its_area_in_a_bracket_shares_its_verdict() -
     # a place in the bracket is said of the place before it, not listed with it
     assert set_aside(f"{x.name} ({y.name} rates higher but busts the budget) and {z.name}.", [x, y, z]) == {y.id}
     assert set_aside(f"{x.name} (Riverside) is free, and {y.name} (Old Town) is over budget.", [x, y]) == {y.id}
+
+
+def test_a_laid_out_line_gives_its_booking_up_to_its_end() -> None:
+    """"- Booking D (ballroom, Sunday evening): Rose Assembly ..., rated 3.1" over "Total: EUR 2300
+    ... (the alternative of moving A to Silver Court to free Harbor for Glass Pavilion scores only
+    14.6)." got "I heard more than one place for booking D" (a playtest, Dialog 9491, turn 12): the
+    plan's line ends at its line break, and a place said to score lower is set aside."""
+    from playtest_turns import reply_to
+
+    from agentgym.envs.dialog.aside import set_aside
+
+    env, actions, said = reply_to("dialog-9491-test.jsonl", 11)
+    assert "more than one place" not in said and "D Rose Assembly" in said, said
+    x, y = env.unwrapped._task.world.places[:2]
+    assert set_aside(f"{x.name} for A; the plan with {y.name} would score only 14.6.", [x, y]) == {y.id}
+    assert set_aside(f"{x.name} for A; {y.name} scores lower on rating.", [x, y]) == {y.id}
+    assert set_aside(f"{x.name} for A; {y.name} scores 4.8.", [x, y]) == set()

@@ -227,24 +227,32 @@ def test_sentences_break_where_the_plain_pattern_breaks_them() -> None:
 def test_a_come_back_s_topics_are_read_as_the_plain_patterns_read_them() -> None:
     from agentgym.envs.crosstask import clarify as c
 
+    def topics_of(sentence: str) -> set[str]:
+        topics = {topic for topic, pattern in c._TOPICS if pattern.search(sentence)}
+        outright = c._THEN_CANCEL.search(sentence) is not None
+        if not c._INSTEAD.search(sentence) and (outright or c._REPLACE.search(sentence)):
+            topics = (topics - {c.CANCEL}) | {c.REPLACE}
+        elif outright:
+            topics |= {c.REPLACE}
+        return topics
+
     def plain(message: str) -> frozenset[str]:
         out = set()
-        for sentence in words.SENTENCE_BREAK.split(words.without_abbreviation_stops(message).lower()):
-            if not c._ASKS.search(sentence):
-                continue
-            topics = {topic for topic, pattern in c._TOPICS if pattern.search(sentence)}
-            outright = c._THEN_CANCEL.search(sentence) is not None
-            if not c._INSTEAD.search(sentence) and (outright or c._REPLACE.search(sentence)):
-                topics = (topics - {c.CANCEL}) | {c.REPLACE}
-            elif outright:
-                topics |= {c.REPLACE}
-            out |= topics
+        sentences = words.SENTENCE_BREAK.split(words.without_abbreviation_stops(message).lower())
+        for k, sentence in enumerate(sentences):
+            # asked by itself; a cancel, by a later sentence that asks and puts no topic
+            if c._ASKS.search(sentence):
+                out |= topics_of(sentence)
+            elif any(c._ASKS.search(s) and not topics_of(s) for s in sentences[k + 1:]):
+                out |= topics_of(sentence) & {c.CANCEL}
         return frozenset(out)
 
     rng = random.Random(28)  # a fixed corpus, not an episode's draw
     pieces = ("Should I", "cancel", "Cancel it instead?", "or just cancel", "keep it as it is", "leave the booking",
               "stick with", "do your other needs still apply?", "everything else", "the rest of your wishes",
-              "once the new one is booked, then cancel the old one", "let me know", "?", ".", "Which do you", "and")
+              "once the new one is booked, then cancel the old one", "let me know", "?", ".", "Which do you", "and",
+              "1. Cancel the booking at X (B2).", "Plan: cancel B2.", "Cancel B2 and book X.", "Yes?", "OK?",
+              "Do you still want it?", "Keep it.")
     texts = [*_messages()[::2], *("".join(rng.choice(pieces) + " " for _ in range(rng.randint(1, 8))) for _ in range(3000))]
     for text in texts:
         assert c.asked(text) == plain(text), text

@@ -23,7 +23,11 @@ _ASKS = re.compile(r"\?|\b(?:should|shall|would|do|does|can|could|may) (?:i|we|y
 _TOPICS = (
     (CANCEL, re.compile(r"\bor\b[^.?!]{0,80}\bcancel|\bcancel\w*\b[^.?!]{0,40}\b(?:instead|altogether|entirely|"
                         r"outright|rather)\b|\b(?:should|shall|can|may) (?:i|we) (?:just |simply )?cancel"
-                        r"|\bme to (?:just |simply )?cancel|\bjust cancel")),
+                        r"|\bme to (?:just |simply )?cancel|\bjust cancel"
+                        # a plan that is the cancel itself ("1. Cancel the booking at X (B2). Yes?",
+                        # "Plan: cancel B2. OK?"),
+                        # not a move that ends with one ("Cancel B2 and book X")
+                        r"|^[\W\d]*(?:[a-z ]{1,20}:[\W\d]*)?cancel\b(?![^.?!]*\b(?:book|move|rebook|switch)\b)")),
     (KEEP, re.compile(r"\bor\b[^.?!]{0,60}\b(?:keep|leave|stay with|stick with)\b|\b(?:keep|leave) (?:it|the booking|"
                       r"things|everything) (?:as it is|as is|where it is|unchanged)|\bkeep the current\b"
                       r"|\b(?:keep|leave)\b[^.?!]{0,30}\b(?:booking|reservation)\b")),
@@ -60,21 +64,36 @@ _TOPIC_WORDS = {CANCEL: ("cancel",), KEEP: ("keep", "leave", "stay with", "stick
 _ANY_TOPIC = tuple(w for words in _TOPIC_WORDS.values() for w in words)
 
 
+def _topics(sentence: str) -> set[str]:
+    """The topics a lower-cased sentence puts, whether it asks or not."""
+    if not any(map(sentence.__contains__, _ANY_TOPIC)):
+        return set()  # a sentence with no word of any topic puts none
+    topics = {topic for topic, words in _TOPICS
+              if any(map(sentence.__contains__, _TOPIC_WORDS[topic])) and words.search(sentence)}
+    if "cancel" in sentence:
+        outright = _THEN_CANCEL.search(sentence) is not None
+        if not _INSTEAD.search(sentence) and (outright or _REPLACE.search(sentence)):
+            topics = (topics - {CANCEL}) | {REPLACE}
+        elif outright:
+            topics |= {REPLACE}
+    return topics
+
+
 def asked(message: str) -> frozenset[str]:
     """The topics (`CANCEL`, `REPLACE`, `KEEP`, `NEEDS`) that a sentence of `message` asks
-    about; an abbreviation's full stop ("e.g.") ends no sentence."""
-    out = set()
-    for sentence in SENTENCE_BREAK.split(without_abbreviation_stops(message).lower()):
-        # A sentence with no word of any topic asks about none, whether it asks or not.
-        if not any(map(sentence.__contains__, _ANY_TOPIC)) or not _ASKS.search(sentence):
-            continue
-        topics = {topic for topic, words in _TOPICS
-                  if any(map(sentence.__contains__, _TOPIC_WORDS[topic])) and words.search(sentence)}
-        if "cancel" in sentence:
-            outright = _THEN_CANCEL.search(sentence) is not None
-            if not _INSTEAD.search(sentence) and (outright or _REPLACE.search(sentence)):
-                topics = (topics - {CANCEL}) | {REPLACE}
-            elif outright:
-                topics |= {REPLACE}
-        out |= topics
+    about, and a cancel that one puts and a bare question after it asks for the yes to ("1.
+    Cancel the booking at X (B2). Yes?"); an abbreviation's full stop ("e.g.") ends no sentence."""
+    sentences = SENTENCE_BREAK.split(without_abbreviation_stops(message).lower())
+    put = [_topics(sentence) for sentence in sentences]
+    out: set[str] = set()
+    bare_ask_after = False  # whether a later sentence asks and puts no topic
+    for sentence, topics in zip(reversed(sentences), reversed(put)):
+        asks = _ASKS.search(sentence) is not None
+        if asks:
+            out |= topics
+        elif bare_ask_after:
+            # Only a cancel is put for the yes that way: "I'll book the new one and then cancel
+            # the old booking. Shall I go ahead?" says how the move goes and asks nothing of it.
+            out |= topics & {CANCEL}
+        bare_ask_after = bare_ask_after or (asks and not topics)
     return frozenset(out)

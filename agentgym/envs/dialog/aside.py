@@ -28,7 +28,7 @@ _SAID_END = re.compile(r"(?<!\d)[.](?!\d)|[!?;\n]")
 #: no wifi", "S would leave only 15 EUR for the rest", "R is over budget", "Q has neither", "P breaks
 #: your budget", "N ties but is in the area B uses", "M and L fall short of your rating", "K would sink
 #: the budget or clash on area with the office", "J is out of your price range", "I, with wifi but
-#: rated only 3.5", "H, but without fast wifi"), and any
+#: rated only 3.5", "H, but without fast wifi", "G would score only 14.6"), and any
 #: word of a place with no room left ("Q was full", "P had no availability", "O is booked up").
 #: Words a chosen place's own description may well carry ("no parking needed", "without a view")
 #: are not among them.
@@ -54,6 +54,8 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         # no plan to be had with it ("X costs 1,900 and with it no plan fits the budget")
                         r"with (it|that one|this one) (no|nothing|none)|no (plan|combination|itinerary) (fits|works)|"
                         r"too (expensive|pricey|far|costly|much|low)|exceeds?|"
+                        # an alternative that loses on the objective ("W would score only 14.6")
+                        r"scor\w* (only|just|merely|lower|less|worse)|"
                         # a shortcoming after "but" ("..., but without fast wifi", "but rated only 3.5")
                         r"but (without|lacking|missing|minus|short on|rated (only|just|merely)|only rated|"
                         # "X is cheaper but no projector": a need it lacks, not a comparison ("but no worse")
