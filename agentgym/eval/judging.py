@@ -359,6 +359,9 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
     """The episode's `ToolCounts`, and, into `verdicts` when given, what each call counted for."""
     valid = attempts = right = judged = useful = spent = precise = scored = 0
     done = [False] * len(plan.steps)
+    # Steps another set of reads can do (`or_reads`: every attendee's calendar for the free
+    # starts), with which of those reads went through.
+    routes = {i: (step["or_reads"], set()) for i, step in enumerate(plan.steps) if step.get("or_reads")}
     succeeded: dict[str, list[Any]] = defaultdict(list)
     checks = _Checks(e.calls, corrupted)
     plan_tools = set(plan.by_name) | set(old.by_name)
@@ -428,6 +431,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
                 spent += 1
                 useful += is_useful
         completes = None
+        routed: tuple[int, ...] = ()
         if _ok(c):
             succeeded[name].append(args)
             checks.read(k, c)
@@ -436,6 +440,8 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
             if open_hits:
                 completes = _most_specific(open_hits, plan.steps, args)
                 done[completes] = True
+            elif routes:
+                routed = _routed(routes, done, name, args)
         if verdicts is not None:
             why = tuple(f"contradicts {x}" for x in c.get("contradicts") or ()) if is_judged and wrong else ()
             if is_judged and refused:
@@ -446,12 +452,28 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
                                         (not wrong) if is_judged else None, why,
                                         None if injected or told_wrong else is_useful, repeat, decoy, tuple(hits),
                                         completes,
-                                        told_wrong, k in retried))
+                                        told_wrong, k in retried, routed))
         wrote = wrote or (on_plan and is_commitment(c))
     attempts += e.turn_errors
     if e.plan is None:
         return ToolCounts(valid, attempts, right, judged, useful, spent)
     return ToolCounts(valid, attempts, right, judged, useful, spent, precise, scored, sum(done), len(done))
+
+
+def _routed(routes: dict[int, tuple[list[Mapping[str, Any]], set[int]]], done: list[bool], name: str,
+            args: Any) -> tuple[int, ...]:
+    """Marks the reads of `routes` (per step: its ``or_reads`` and which went through) that a
+    call of `name` with `args` went through as; the open steps whose reads have now all gone
+    through are done (in `done`), and returned."""
+    completed = []
+    for i, (reads, made) in routes.items():
+        if done[i]:
+            continue
+        made.update(k for k, read in enumerate(reads) if call_matches(name, args, read))
+        if len(made) == len(reads):
+            done[i] = True
+            completed.append(i)
+    return tuple(completed)
 
 
 def _looks_again(calls: Sequence[Mapping[str, Any]], written: list[int], pointed: _Plan, c: Mapping[str, Any],

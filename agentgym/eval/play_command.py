@@ -243,7 +243,8 @@ def tool_accounting(summary: dict[str, Any]) -> list[str]:
     gold = summary.get("gold")
     steps = gold.get("calls") if isinstance(gold, dict) else None
     if steps:
-        done = {c.completes for c in verdict.calls if c.completes is not None}
+        done = {c.completes for c in verdict.calls if c.completes is not None} | {i for c in verdict.calls
+                                                                               for i in c.routed}
         for i, step in enumerate(steps):
             if i not in done:
                 lines.append(f"  gold step not done: {json.dumps(step, sort_keys=True, default=str)}")

@@ -187,6 +187,8 @@ def _call_marks(v: CallVerdict, call: Mapping[str, Any], plan: Sequence[Mapping[
             marks.append(Mark("efficiency", False, f"not useful: {why}"))
     if v.completes is not None:
         marks.append(Mark("recall", True, f"completes {_step_name(plan, v.completes)}"))
+    for i in v.routed:
+        marks.append(Mark("recall", True, f"completes {_step_name(plan, i)} (read another way)"))
     if commitment is not None:
         broken = ", ".join(commitment.contradicts)
         marks.append(Mark("goal_consistency", commitment.consistent,

@@ -69,6 +69,8 @@ class CallVerdict:
         carries_corrupted: its arguments carry a value a tool returned corrupted.
         retried: an injected fault stopped it and it was sent again: its retry carries the
             decision, so correctness judges that instead.
+        routed: the gold steps it completed as the last of their ``or_reads`` to go through
+            (another way to a step's work: every attendee's calendar for the free starts).
     """
 
     index: int
@@ -86,6 +88,7 @@ class CallVerdict:
     completes: int | None = None
     carries_corrupted: bool = False
     retried: bool = False
+    routed: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

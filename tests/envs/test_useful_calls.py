@@ -38,11 +38,14 @@ def _of(summary: dict[str, Any], calls: list[Any], name: str, **arguments: Any) 
 def test_the_metrics_the_ops_policies_point_to_are_useful() -> None:
     # "The cause is the root-cause service's last deploy before its errors began (get_metrics
     # gives that instant as errors_since_utc)": ToolUse 7237 T5 read it for the root (email);
-    # the plan reads the onset off its error log. A service off the walk is no such read.
+    # the plan reads the onset off its error log. Every service the logs lead through (the
+    # alerting ledger to the root, email) is read so; a service off the walk is no such read.
     summary, calls = _verdicts("tooluse-7237-test.jsonl")
     assert summary["success"]
     pointed = summary["gold"]["useful_calls"]
-    assert {c["arguments"].get("service") for c in pointed if c["name"] == "get_metrics"} == {"ledger", "email"}
+    walked = {c["arguments"]["service"] for c in summary["gold"]["calls"] if c["name"] == "search_logs"}
+    assert {"ledger", "email"} <= walked and "sessions" not in walked
+    assert {c["arguments"].get("service") for c in pointed if c["name"] == "get_metrics"} == walked
     assert all(c.useful for c in _of(summary, calls, "get_metrics", service="email"))
     assert not any(c.useful for c in _of(summary, calls, "get_metrics", service="sessions"))
 
@@ -145,14 +148,53 @@ def test_the_organiser_s_directory_entry_is_a_useful_read() -> None:
     assert organiser.useful
 
 
-def test_the_root_cause_s_dependencies_are_a_useful_read() -> None:
+def test_each_hop_s_metrics_and_dependencies_are_useful_reads() -> None:
     # The root cause "fails on its own": its dependencies are the direct check (ToolUse 8714 T4,
-    # CrossTask 8735 T12); a victim's, whose logs name the service it calls, are not.
+    # CrossTask 8735 T12). A victim is a service "whose error log only reports failures of a
+    # service it calls", so what a service the logs lead through calls, and its metrics, are how
+    # a careful agent confirms each hop (ToolUse 9484 T1-T4, 9467 T4; CrossTask 9465, 9477, 9487:
+    # charged); a service the logs do not lead through is not read for the walk (9484 T5, T6).
     summary, calls = _verdicts("tooluse-8714-test.jsonl")
     assert summary["success"]
     (root,) = _of(summary, calls, "get_dependencies", service="cart")
     (victim,) = _of(summary, calls, "get_dependencies", service="profile")
-    assert root.useful and not victim.useful
+    assert root.useful and victim.useful
+    summary, calls = _verdicts("tooluse-9484-test.jsonl")
+    assert summary["success"]
+    for service in ("checkout", "payments", "notifications", "email", "billing"):
+        for tool in ("get_metrics", "get_dependencies"):
+            assert [c.useful for c in _of(summary, calls, tool, service=service) if not c.repeat] == [True], (tool, service)
+    for service in ("search", "catalog"):
+        assert not any(c.useful for c in _of(summary, calls, "search_logs", service=service)), service
+    assert not any(c.useful for c in _of(summary, calls, "get_deploys", service="payments"))
+
+
+def test_every_attendee_s_calendar_on_the_date_does_the_work_of_the_free_starts() -> None:
+    # ToolUse 9488 T2 and 9493 T3 (and 9404 T2): every attendee's calendar read on the meeting's
+    # date, the earliest start worked out from them and the working hours; recall still asked
+    # for get_free_slots' pages ("gold step not done"). Each page step lists the calendars as
+    # its `or_reads`, and is done when they all went through.
+    for name in ("tooluse-9488-train.jsonl", "tooluse-9493-train.jsonl"):
+        summary, calls = _verdicts(name)
+        assert summary["success"]
+        pages = [i for i, c in enumerate(summary["gold"]["calls"]) if c["name"] == "get_free_slots"]
+        assert pages and all(summary["gold"]["calls"][i]["or_reads"] for i in pages)
+        done = {c.completes for c in calls} | {i for c in calls for i in c.routed}
+        assert set(pages) <= done, (name, pages, done)
+    # a calendar missing leaves the step to its own call
+    env = gym.make("AgentRL/ToolUse-v0", difficulty="hard", split="train")
+    env.reset(seed=9493)
+    gold = env.unwrapped._task.gold.to_dict()
+    page = next(c for c in gold["calls"] if c["name"] == "get_free_slots")
+    reads = page["or_reads"]
+    assert len(reads) == len(page["arguments"]["person_ids"]["any_order"])
+    from agentgym.eval.judging import _routed
+
+    routes = {0: (reads, set())}
+    done = [False]
+    for read in reads[:-1]:
+        assert _routed(routes, done, read["name"], read["arguments"]) == ()
+    assert _routed(routes, done, reads[-1]["name"], reads[-1]["arguments"]) == (0,) and done == [True]
 
 
 def test_refunds_whose_approvals_came_back_in_another_order_are_the_plan_s() -> None:

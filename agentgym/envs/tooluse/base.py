@@ -154,6 +154,10 @@ _SPECIFIED = FREE_TEXT_ARGUMENTS | NAME_QUERY_ARGUMENTS | UNORDERED_ARGUMENTS
 #: plan. A domain module registers its kind's; a plan is all they need, so a gold rebuilt from
 #: another (its pages read, a goal shift's) keeps them.
 POINTED_READS: dict[str, Callable[[tuple["Step", ...]], list[dict[str, Any]]]] = {}
+#: Per gold kind, the reads that do a plan step's work another way (every attendee's calendar on
+#: the date, for the common free starts): the gold lists them on the step (``or_reads``), and a
+#: step is done when each of them went through, as when the step's own call did (recall).
+READ_ROUTES: dict[str, Callable[["Step"], list[dict[str, Any]]]] = {}
 
 
 @dataclass(slots=True)
@@ -240,6 +244,12 @@ class Gold:
         if any(s.optional for s in plan):  # the hard tier's pages a careful agent may skip
             plan = tuple(s for s in plan if not s.optional)
         calls = [s.to_dict() for s in plan]
+        route = READ_ROUTES.get(self.kind)
+        if route is not None:
+            for call, step in zip(calls, plan):
+                reads = route(step)
+                if reads:
+                    call["or_reads"] = reads
         made = [value for step in plan for value in step.produces.values()]
         if len(made) < 2:  # most plans: no id of a kind produced twice
             return calls

@@ -20,6 +20,7 @@ from agentgym.envs.tooluse.base import (
     DAY_ISO,
     DAY_WEEKDAY,
     POINTED_READS,
+    READ_ROUTES,
     YEAR,
     Detail,
     Draws,
@@ -511,6 +512,20 @@ def _pointed_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
 
 
 POINTED_READS["meeting"] = _pointed_reads
+
+
+def _read_route(step: Step) -> list[dict[str, Any]]:
+    """Another way to the common free starts a `get_free_slots` step reads (`READ_ROUTES`): each
+    attendee's calendar on the date (their busy times), beside the working hours the directory
+    shows; an agent that reads those has what a page of the free starts would tell it (ToolUse
+    9404 T2, 9488 T2, 9493 T3)."""
+    if step.name != "get_free_slots":
+        return []
+    date = step.arguments["date"]
+    return [{"name": "get_calendar", "arguments": {"person_id": pid, "date": date}} for pid in step.arguments["person_ids"]]
+
+
+READ_ROUTES["meeting"] = _read_route
 
 
 def _people_text(names: list[str]) -> str:

@@ -416,16 +416,15 @@ def _pointed_reads(plan: tuple[Step, ...]) -> list[dict[str, Any]]:
     """The reads the policies point to (`POINTED_READS`): the severity follows the rate of "the
     one with the error-rate alert" (list_alerts names it) and the cause the root's
     errors_since_utc, "get_metrics gives" each; the plan reads the onset off the root's error log
-    instead, which says the same, and the alert's service off the request when it names it. And
-    the root's dependencies, which show that it fails on its own."""
-    walked = [s.arguments["service"] for s in plan if s.name == "search_logs"]
-    root = [s.arguments["service"] for s in plan if s.name == "get_deploys"][:1]
-    services = walked[:1] + root
+    instead, which says the same, and the alert's service off the request when it names it. And,
+    for every service the error logs lead through, its metrics and its dependencies: the brief
+    calls a service "whose error log only reports failures of a service it calls" a victim, so
+    what it calls is how a careful agent confirms each hop (ToolUse 9467, 9484; CrossTask 9465,
+    9477, 9487), and the root's show that it fails on its own (CrossTask 8735 T12, ToolUse 8714)."""
+    walked = list(dict.fromkeys(s.arguments["service"] for s in plan if s.name in ("search_logs", "get_deploys")))
     return [{"name": "list_alerts", "arguments": {}},
-            *({"name": "get_metrics", "arguments": {"service": name}} for name in dict.fromkeys(services)),
-            # The root cause "fails on its own": its dependencies are the direct check of that
-            # (CrossTask 8735 T12, ToolUse 8714).
-            *({"name": "get_dependencies", "arguments": {"service": name}} for name in root)]
+            *({"name": "get_metrics", "arguments": {"service": name}} for name in walked),
+            *({"name": "get_dependencies", "arguments": {"service": name}} for name in walked)]
 
 
 POINTED_READS["incident"] = _pointed_reads
