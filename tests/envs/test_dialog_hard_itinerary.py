@@ -459,11 +459,13 @@ def test_a_list_of_places_each_with_its_area_in_a_bracket_shares_its_verdict() -
     assert set_aside(f"{x.name} (Riverside) is free, and {y.name} (Old Town) is over budget.", [x, y]) == {y.id}
 
 
-def test_a_laid_out_line_gives_its_booking_up_to_its_end() -> None:
+def test_a_place_said_to_score_lower_beside_the_plan_is_set_aside() -> None:
     """"- Booking D (ballroom, Sunday evening): Rose Assembly ..., rated 3.1" over "Total: EUR 2300
     ... (the alternative of moving A to Silver Court to free Harbor for Glass Pavilion scores only
-    14.6)." got "I heard more than one place for booking D" (a playtest, Dialog 9491, turn 12): the
-    plan's line ends at its line break, and a place said to score lower is set aside."""
+    14.6)." got "I heard more than one place for booking D" (a playtest, Dialog 9491, turn 12): a
+    place said to score lower is one the plan does not take. (A line below the layout that offers
+    another place for a booking, "Or W for booking D", still offers it:
+    `test_dialog_hard_consent.py`.)"""
     from playtest_turns import reply_to
 
     from agentgym.envs.dialog.aside import set_aside

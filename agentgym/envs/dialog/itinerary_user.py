@@ -313,11 +313,6 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold, among: Se
         first = next((after for p, start, after, _ in mentions if end <= start < stop and p.category == category), None)
         close = _GIVEN_END.search(text, first, stop) if first is not None else None
         stop = close.start() if close else stop
-        if first is not None and start_label in structured:
-            # A laid-out line gives its booking up to its end: a line below it with no label
-            # ("Total: ... (the alternative with W scores only 14.6)") is reasoning, not the line's.
-            line_end = text.find("\n", first, stop)
-            stop = line_end if line_end >= 0 else stop
         said = [(p, gone) for p, start, _, gone in mentions if end <= start < stop and p.category == category]
         mine = {p.id: p for p, _ in said}
         if len(mine) > 1:
