@@ -327,3 +327,15 @@ def test_a_come_backs_search_of_the_kind_of_its_one_candidate_is_useful() -> Non
     searches = [c for c in summary["gold"]["useful_calls"]
                 if c["name"] == "search" and "24h access" in str(c["arguments"].get("amenities"))]
     assert searches and all("hot desk" in c["arguments"]["category"]["if_given"]["any_of"] for c in searches), searches
+
+
+def test_an_itinerary_s_candidates_for_each_booking_are_useful_reads() -> None:
+    # Dialog 9523 T3: the details of a place with bike storage open at booking B's time, weighed
+    # for B and left out of the best plan, were charged, where a single booking's candidates count
+    # (Dialog 9505 T4); only the places of the accepted plans were listed.
+    summary, calls = _verdicts("dialog-9523-test.jsonl")
+    assert summary["success"]
+    (details,) = [c for c in summary["gold"]["useful_calls"] if c["name"] == "get_details"]
+    listed = details["arguments"]["item_id"]["any_of"]
+    assert "cowork_033" in listed and not {i for plan in summary["gold"]["accepted"] for i in plan} >= set(listed)
+    assert all(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_033") if not c.repeat)

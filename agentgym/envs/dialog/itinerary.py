@@ -72,6 +72,9 @@ class PlanGold:
     #: The steps of the plans this one replaced (a changed mind, a place taken), so a booking
     #: made for the plan as it stood is no wrong call (`superseded_calls`).
     superseded: tuple[dict[str, Any], ...] = ()
+    #: Every place that meets a booking's needs and is open at its time (the options the
+    #: plans are made of): a careful agent reads their details to weigh the plans.
+    candidates: tuple[str, ...] = ()
 
     def replacing(self, old: PlanGold, world: World) -> PlanGold:
         """This gold as the one that replaced `old` in `world`: `old`'s steps (and those it
@@ -123,9 +126,11 @@ class PlanGold:
                 "priority": [LABELS[i] for i in self.priority],
                 "best": list(self.best), "accepted": [list(p) for p in self.accepted], "calls": self.plan_calls(),
                 "superseded_calls": list(self.superseded),
-                # The details of a place of an accepted plan, or of one a replaced plan booked,
-                # and the look at the bookings made.
-                "useful_calls": useful_reads([*(i for p in self.accepted for i in p), *booked_in(self.superseded)])}
+                # The details of a place of an accepted plan, of a candidate for a booking (as a
+                # single booking's candidates are: Dialog 9523 T3), or of one a replaced plan
+                # booked, and the look at the bookings made.
+                "useful_calls": useful_reads([*(i for p in self.accepted for i in p), *self.candidates,
+                                              *booked_in(self.superseded)])}
 
 
 def best_first(places: list[Place]) -> list[Place]:
@@ -287,7 +292,7 @@ def settle(legs: tuple[Leg, ...], options: list[list[Place]], order: tuple[int, 
         return None
     key = plan_key(best, order, objective)
     return PlanGold(legs, budget, distinct_areas, order, key, _fast.accepted(walk, budget, total, key),
-                    objective=objective)
+                    objective=objective, candidates=tuple(dict.fromkeys(p.id for opts in options for p in opts)))
 
 
 def _admits(place: Place, taken: list[Place], committed: int, budget: int | None, distinct_areas: bool) -> bool:
