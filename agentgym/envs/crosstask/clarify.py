@@ -85,6 +85,8 @@ def asked(message: str) -> frozenset[str]:
     Cancel the booking at X (B2). Yes?"); an abbreviation's full stop ("e.g.") ends no sentence."""
     sentences = SENTENCE_BREAK.split(without_abbreviation_stops(message).lower())
     put = [_topics(sentence) for sentence in sentences]
+    if not any(put):
+        return frozenset()  # most messages: no topic put, nothing asked
     out: set[str] = set()
     bare_ask_after = False  # whether a later sentence asks and puts no topic
     for sentence, topics in zip(reversed(sentences), reversed(put)):
