@@ -362,6 +362,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
     # Steps another set of reads can do (`or_reads`: every attendee's calendar for the free
     # starts), with which of those reads went through.
     routes = {i: (step["or_reads"], set()) for i, step in enumerate(plan.steps) if step.get("or_reads")}
+    seen = _seen_turns(e.calls, pointed)
     succeeded: dict[str, list[Any]] = defaultdict(list)
     checks = _Checks(e.calls, corrupted)
     plan_tools = set(plan.by_name) | set(old.by_name)
@@ -416,7 +417,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
         # step still open, as the first call did.
         # A read the brief or a policy points to counts as a plan's read does, and so does the
         # read after a write a fault stopped (neither is a step the plan needs).
-        needed = on_plan or (not decoy and not is_commitment(c) and _pointed_to(pointed, c, wrote, k < last_write))
+        needed = on_plan or (not decoy and not is_commitment(c) and _pointed_to(pointed, c, wrote, k < last_write, seen))
         is_useful = error is None and (
             (needed and (not repeat or bool(open_hits) or (rewrite and bool(hits)) or checks.grant(k, c)
                          or _looks_again(e.calls, written, pointed, c, k)))
@@ -486,15 +487,32 @@ def _looks_again(calls: Sequence[Mapping[str, Any]], written: list[int], pointed
         and _written_since(calls, written, c, k)
 
 
-def _pointed_to(pointed: _Plan, c: Mapping[str, Any], wrote: bool, guards: bool = False) -> bool:
+def _pointed_to(pointed: _Plan, c: Mapping[str, Any], wrote: bool, guards: bool = False,
+                seen: Mapping[int, float] | None = None) -> bool:
     """Whether `c` is a read the gold points to (``useful_calls``): one marked ``after_plan_write``
     (a look at what the writes left, `list_bookings`) only once a write of the plan was sent
     before it (`wrote`): before, it shows nothing the task wrote; unless it is marked
     ``before_plan_write`` too and a write of the plan follows it (`guards`: a list that write adds
-    to, read to see the work is not done already; with no write to come it guards nothing)."""
+    to, read to see the work is not done already; with no write to come it guards nothing). One
+    marked ``until_seen`` (a check past "the next day it is open") only when sent no later than
+    the turn whose read of that answer first went through (`seen`: per such step, that turn): sent
+    beside it, the agent could not know the answer yet."""
     steps = pointed.steps
-    return any(wrote or not steps[i].get("after_plan_write") or (guards and steps[i].get("before_plan_write"))
+    return any((wrote or not steps[i].get("after_plan_write") or (guards and steps[i].get("before_plan_write")))
+               and (seen is None or i not in seen or int(c.get("turn", 0)) <= seen[i])
                for i in pointed.matches(c))
+
+
+def _seen_turns(calls: Sequence[Mapping[str, Any]], pointed: _Plan) -> dict[int, float]:
+    """Per gold read marked ``until_seen``, the turn of the first call that went through matching
+    what it waits for (infinity where none did)."""
+    out: dict[int, float] = {}
+    for i, step in enumerate(pointed.steps):
+        answer = step.get("until_seen")
+        if answer:
+            out[i] = min((int(c.get("turn", 0)) for c in calls
+                          if _ok(c) and call_matches(c.get("name", ""), c.get("arguments"), answer)), default=float("inf"))
+    return out
 
 
 def _recoverable(event: Mapping[str, Any]) -> bool:

@@ -339,3 +339,32 @@ def test_an_itinerary_s_candidates_for_each_booking_are_useful_reads() -> None:
     listed = details["arguments"]["item_id"]["any_of"]
     assert "cowork_033" in listed and not {i for plan in summary["gold"]["accepted"] for i in plan} >= set(listed)
     assert all(c.useful for c in _of(summary, calls, "get_details", item_id="cowork_033") if not c.repeat)
+
+
+def test_checks_past_the_next_open_day_sent_before_its_answer_came_back_are_useful() -> None:
+    # CrossTask 9533 T18 (and 9465 T15, 9525 T15, 9540 T17): "the next day it is open" checked
+    # Thursday to the end of the week in one turn; the days after Thursday, the answer, were
+    # charged, though the agent could not know the answer when it sent them. A check of those
+    # days counts when sent no later than the turn whose check of the answer went through.
+    summary, calls = _verdicts("crosstask-9533-test.jsonl")
+    assert summary["success"]
+    batch = min(c.turn for c in _of(summary, calls, "check_availability", item_id="venue_051", day="thursday"))
+    for day in ("friday", "sunday"):
+        found = [c for c in _of(summary, calls, "check_availability", item_id="venue_051", day=day)
+                 if c.turn == batch and not c.injected]
+        assert found and all(c.useful for c in found), day
+    # a day before the booked one (the week does not wrap) is no such check
+    assert not any(c.useful for c in _of(summary, calls, "check_availability", item_id="venue_051", day="monday")
+                   if c.turn == batch)
+    # the same check sent a turn after the answer was seen is charged
+    from agentgym.eval.judging import _Plan, _pointed_to, _seen_turns
+
+    answer = {"name": "check_availability", "arguments": {"item_id": "p", "day": "thursday", "slot": "evening"}}
+    beyond = {"name": "check_availability", "arguments": {"item_id": "p", "day": "friday", "slot": "evening"},
+              "until_seen": answer}
+    pointed = _Plan([beyond])
+    seen = _seen_turns([{**answer, "turn": 4, "valid": True, "error": None}], pointed)
+    friday = {"name": "check_availability", "arguments": beyond["arguments"], "valid": True, "error": None}
+    assert _pointed_to(pointed, {**friday, "turn": 4}, False, False, seen)
+    assert not _pointed_to(pointed, {**friday, "turn": 5}, False, False, seen)
+    assert _pointed_to(pointed, {**friday, "turn": 9}, False, False, _seen_turns([], pointed))

@@ -202,10 +202,14 @@ def _next_open(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | N
     if not later:
         return None
     # "The next day it is open" rests on the days before it being closed: their checks count.
+    # So do the checks of the days after it sent before the answer's own came back (in the same
+    # turn as it: the agent could not know yet; CrossTask 9465, 9525, 9533, 9540).
     closed = DAYS[DAYS.index(b.day) + 1:DAYS.index(later[0])]
+    answer = checked(place.id, later[0], b.slot)
+    beyond = ({**checked(place.id, d, b.slot), "until_seen": answer} for d in DAYS[DAYS.index(later[0]) + 1:])
     return ComeBack(b.id, place.id, (b.day, b.slot), later[0], b.slot, "next_open",
                     "the next day after it on which the place is open at that same time of day",
-                    useful=tuple(checked(place.id, d, b.slot) for d in closed))
+                    useful=(*(checked(place.id, d, b.slot) for d in closed), *beyond))
 
 
 #: Where a come-back looks for another place, narrowest first: (its words, whether a place is
