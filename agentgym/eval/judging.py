@@ -361,7 +361,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
     done = [False] * len(plan.steps)
     # Steps another set of reads can do (`or_reads`: every attendee's calendar for the free
     # starts), with which of those reads went through.
-    routes = {i: (step["or_reads"], set()) for i, step in enumerate(plan.steps) if step.get("or_reads")}
+    routes = {i: (_Plan(step["or_reads"]), set()) for i, step in enumerate(plan.steps) if step.get("or_reads")}
     seen = _seen_turns(e.calls, pointed)
     succeeded: dict[str, list[Any]] = defaultdict(list)
     checks = _Checks(e.calls, corrupted)
@@ -442,7 +442,7 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
                 completes = _most_specific(open_hits, plan.steps, args)
                 done[completes] = True
             elif routes:
-                routed = _routed(routes, done, name, args)
+                routed = _routed(routes, done, c)
         if verdicts is not None:
             why = tuple(f"contradicts {x}" for x in c.get("contradicts") or ()) if is_judged and wrong else ()
             if is_judged and refused:
@@ -461,17 +461,16 @@ def _tool_counts(e: JudgedEpisode, plan: _Plan, old: _Plan, pointed: _Plan, corr
     return ToolCounts(valid, attempts, right, judged, useful, spent, precise, scored, sum(done), len(done))
 
 
-def _routed(routes: dict[int, tuple[list[Mapping[str, Any]], set[int]]], done: list[bool], name: str,
-            args: Any) -> tuple[int, ...]:
-    """Marks the reads of `routes` (per step: its ``or_reads`` and which went through) that a
-    call of `name` with `args` went through as; the open steps whose reads have now all gone
+def _routed(routes: dict[int, tuple[_Plan, set[int]]], done: list[bool], c: Mapping[str, Any]) -> tuple[int, ...]:
+    """Marks the reads of `routes` (per step: its ``or_reads``, indexed, and which went through)
+    that the call `c`, which went through, matches; the open steps whose reads have now all gone
     through are done (in `done`), and returned."""
     completed = []
     for i, (reads, made) in routes.items():
         if done[i]:
             continue
-        made.update(k for k, read in enumerate(reads) if call_matches(name, args, read))
-        if len(made) == len(reads):
+        made.update(reads.matches(c))
+        if len(made) == len(reads.steps):
             done[i] = True
             completed.append(i)
     return tuple(completed)

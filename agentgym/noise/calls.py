@@ -21,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym.core._fast import carried_by
-from agentgym.core.env import AgentEnv
+from agentgym.core.env import AgentEnv, Progress
 from agentgym.core.hooks import Intercept
 from agentgym.core.protocol import ErrorCode, ToolCall
 from agentgym.core.render import error_text
@@ -363,7 +363,7 @@ class Corruption(NoiseWrapper):
         return _replace(result, path, new)
 
 
-def _aimed(env: AgentEnv, result: Any, leaves: list[LeafPath], progress: Any = None) -> list[LeafPath]:
+def _aimed(env: AgentEnv, result: Any, leaves: list[LeafPath], progress: Progress | None = None) -> list[LeafPath]:
     """The leaves a corruption of the hard tier picks from: those whose value a step of the gold
     plan still to do consumes (an id, an amount, a date the work copies), where the result holds
     any; else every leaf. So a fault there lands on what the work rests on, and only a check of
@@ -387,7 +387,7 @@ def _bounds(env: AgentEnv, key: str | None, old: Any) -> tuple[float, float] | N
     return _PCT if key.endswith("_pct") else None
 
 
-def _corruption_hits(env: AgentEnv, call: ToolCall, true_value: Any, progress: Any) -> dict[str, Any] | None:
+def _corruption_hits(env: AgentEnv, call: ToolCall, true_value: Any, progress: Progress) -> dict[str, Any] | None:
     """The gold step a corrupted read result hits: the first step still to do (other than the
     read's own) that consumes the value the corruption replaced. Only a read the plan itself
     makes counts, and not a repeat of a read that already succeeded: the agent holds that data

@@ -188,13 +188,13 @@ def test_every_attendee_s_calendar_on_the_date_does_the_work_of_the_free_starts(
     page = next(c for c in gold["calls"] if c["name"] == "get_free_slots")
     reads = page["or_reads"]
     assert len(reads) == len(page["arguments"]["person_ids"]["any_order"])
-    from agentgym.eval.judging import _routed
+    from agentgym.eval.judging import _Plan, _routed
 
-    routes = {0: (reads, set())}
+    routes = {0: (_Plan(reads), set())}
     done = [False]
     for read in reads[:-1]:
-        assert _routed(routes, done, read["name"], read["arguments"]) == ()
-    assert _routed(routes, done, reads[-1]["name"], reads[-1]["arguments"]) == (0,) and done == [True]
+        assert _routed(routes, done, read) == ()
+    assert _routed(routes, done, reads[-1]) == (0,) and done == [True]
 
 
 def test_refunds_whose_approvals_came_back_in_another_order_are_the_plan_s() -> None:

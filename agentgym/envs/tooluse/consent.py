@@ -110,7 +110,7 @@ class Consent:
 
     def grant(self, message: str) -> None:
         """The customer said yes to `message`."""
-        self.plans.append(_parts(message, tuple(self.anchors)))
+        self.plans.append(_parts(message, self.anchors))
 
     def covers(self, want: Want) -> bool:
         """Whether a plan the customer said yes to describes the write."""
