@@ -18,7 +18,7 @@ from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
-           "asks_facts_only", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "either_or", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "plan_said", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "either_or", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -238,6 +238,8 @@ QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", 
 #: words that claim something is done already: a plan alone is not a claim of work done.
 _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! know)|i am about to|i'm about to|i shall|"
                      r"next,? i|i plan to|i'd like to)\b|\b(?:plan|next|proposed|proposal|next steps?)\s*:|"
+                     # a plan's heading with words before its colon ("Plan, item by item:", "My plan for it:")
+                     r"(?:^|(?<=\n))[ \t*#_-]*(?:the |my |proposed |suggested )?plan\b[^\n:.?!]{0,40}:|"
                      # a heading that names what will be done ("Proposed writes:", "Planned actions:")
                      r"\b(?:proposed|planned) (?:writes?|actions?|changes?|steps?)\s*:|"
                      # a clipped note opening with "Will": "Will file: incident, payments, sev2."
@@ -258,6 +260,11 @@ _CLAIM_WORDS = ("i've", "i have", "has been", "have been", "is now", "are now", 
 def _intent(text: str) -> re.Match[str] | None:
     """``_INTENT.search(text)``."""
     return _INTENT.search(text) if _may_hold(text, _INTENT_WORDS) else None
+
+
+def plan_said(text: str) -> bool:
+    """Whether `text` says work the assistant will do ("I'll file ...", "Plan: ...")."""
+    return _intent(text) is not None
 
 
 def _claim(text: str) -> bool:
@@ -400,7 +407,12 @@ ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|cou
                         # a clipped question that opens with the write ("Submit that total?", "File it?") or
                         # is only a word for the go-ahead ("ok?", "go?")
                         r"(?:^|(?<=[.!?;:\n]))[ \t*_-]*(?:(?:submit|file|book|refund|send|pay|transfer|roll ?back|credit|"
-                        r"exchange|cancel|issue|process)\b[^.?!\n]*|ok|okay|go|good to go)[ \t]*\?",
+                        r"exchange|cancel|issue|process)\b[^.?!\n]*|ok|okay|go|good to go)[ \t]*\?|"
+                        # a line that opens with the write and ends in a bare yes asked for it ("1. Book it
+                        # on 2025-04-30 at 09:00 UTC. Yes?", "Then roll checkout back to v4.7.2, correct?")
+                        r"(?:^|(?<=[.!?;:\n]))[ \t*_-]*(?:(?:then|and|next|also|finally|first|after that),?[ \t]+)?"
+                        r"(?:submit|file|book|refund|send|pay|transfer|roll(?: \w+)? ?back|credit|exchange|cancel|issue|process)\b"
+                        r"[^?!\n]*[.,;:][ \t]*(?:yes|ok|okay|agreed|alright|all right|right|correct|good)[ \t]*\?",
                         re.I)
 
 

@@ -105,6 +105,7 @@ from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.detail_values import DETAIL_ARGS, agree, contradicted, detail_value, statement_words
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
+from agentgym.envs.tooluse.findings import asks_finding
 from agentgym.envs.tooluse.plan_values import job_slots, names_one, objected, other_id_details, restated_values
 from agentgym.envs.tooluse.replies import (
     AS_SAID,
@@ -376,6 +377,8 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         """The reply to a message, before the hard tier's check of a plan against what was asked."""
         if (inline := options_asked(message)) is not None:  # "(A) ... (B) ... Which would you prefer?"
             r, message = self._read(inline), inline
+        if not r.confirm and (found := self._on_finding(r, message)) is not None:
+            return found
         if self._tier and r.asked and r.confirm and self._said_all(r.asked):
             # "Shall I go ahead with the store credit?": every detail it names is said, so the question
             # is the plan's, answered as any confirmation (below). The tier's alone: the others' episodes stay.
@@ -447,6 +450,24 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         if "done" in r.said and says_done(message) and not plan_only(message):
             return self._not_done()
         return self._objection(message) or self._pick(GO_AHEAD)
+
+    def _on_finding(self, r: Reading, message: str) -> str | None:
+        """The answer to a question whether something the tools show is so (`asks_finding`):
+        the details asked about that the user has not said yet, then that what it said stands
+        (when the message says some of it back) or that it knows no more; never a yes, and no
+        detail said again as if to correct the finding. None for any other message, and for a
+        plan the user is asked about (its yes is the consent's)."""
+        own = " ".join([self._goal.request, *(d.statement for d in self._goal.details)]).lower()
+        vocabulary = tuple(w.lower() for words in self._spec.vocabulary.values() for w in words)
+        if not asks_finding(self._task.domain, message, own, vocabulary) or proposes(message, self._read):
+            return None
+        if (self._world.consent or self._plans) is not None and self._is_plan(message):
+            return None
+        unsaid = [self._state(d) for d in self._goal.details if d.slot in r.asked and d.id not in self._revealed]
+        said = [d for d in self._goal.details if d.id in self._revealed]
+        said_back = any(agree([d for d in said if d.slot == slot], [value.lower()])
+                        for slot, value in self._proposed(r.values + self._restated(message)))
+        return " ".join([*unsaid, AS_SAID if said_back else UNKNOWN[0]])
 
     def _offered(self, r: Reading) -> tuple[str, ...]:
         """The slots a question (`r`, a reading of the sentences that ask: `asking_part`)
