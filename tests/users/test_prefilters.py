@@ -177,7 +177,8 @@ def test_every_match_of_a_prefiltered_pattern_holds_one_of_its_words() -> None:
              (asking.VALUE_REQUEST, asking._VALUE_WORDS), (asking._NEEDS_VALUE, asking._VALUE_WORDS),
              (asking.ASKS_YES, asking._ASKS_YES_WORDS), (asking._INTENT, asking._INTENT_WORDS),
              (asking._CLAIM, asking._CLAIM_WORDS), (asking._DONE_FORMS, asking._DONE_WORDS),
-             (asking._LOOKED_INTO, asking._LOOKED_INTO_WORDS), (asking._UNDONE, asking._UNDONE_WORDS)]
+             (asking._LOOKED_INTO, asking._LOOKED_INTO_WORDS), (asking._UNDONE, asking._UNDONE_WORDS),
+             (asking._ABOUT_OTHERS, asking._OTHERS_WORDS)]
     matched = 0
     for text in [*_messages(), *_asking_texts()]:
         if not text.isascii():
@@ -211,6 +212,8 @@ def test_the_asking_readers_answer_as_their_plain_patterns() -> None:
             a._UNDONE.sub(" ", a._LOOKED_INTO.sub(" ", text))) is not None), text
         assert a.plan_only(text) == (a._INTENT.search(text) is not None and a._CLAIM.search(text) is None), text
         asked = a.questions(text)
+        assert a._about_others(text) == (a._ABOUT_OTHERS.search(text) is not None), text
+        assert a.asks_facts_only.__wrapped__(text) == a.asks_facts_only(text), text
         assert a.asks_facts_only(text) == (a.ASKS_LEAVE.search(text) is None and a._INTENT.search(text) is None and (
             len(asked) >= 2 or bool(asked) and all(a._ABOUT_OTHERS.search(q) for q in asked))), text
         assert a.asks_go_ahead(text) == (a.asks_yes(text) or any(
@@ -264,3 +267,29 @@ def test_a_come_back_s_topics_are_read_as_the_plain_patterns_read_them() -> None
         for pattern in (c._REPLACE, c._THEN_CANCEL, c._INSTEAD):
             for m in pattern.finditer(low):
                 assert "cancel" in m.group(), m.group()
+
+
+def test_the_statements_checked_for_findings_are_those_of_every_line_split() -> None:
+    from agentgym.envs.tooluse import findings as f
+
+    def plain(message: str) -> list[str]:  # every line split, as the docstring reads
+        out: list[str] = []
+        before = ""
+        for line in message.splitlines():
+            for s in f._sentences(line):
+                if "?" in s:
+                    if f._TAG.fullmatch(s) or f.asks_if_right(s) and len(s) < 40:
+                        out += [before] if before else []
+                    elif f._TAG_END.search(s) or not f.QUESTION_WORD.search(s) and f._FACT_QUESTION.match(s):
+                        out.append(s)
+                before = s
+        return out
+
+    texts = [*_messages(), *_asking_texts(), "Cart fails on its own.\n\nCorrect?", "Shipping calls ledger.\n- Right?",
+             "It is free at 9.\n---\nCorrect?"]
+    checked = 0
+    for text in texts:
+        assert f._checked_statements(text) == plain(text), text
+        checked += bool(plain(text))
+        assert f._findings_asked("ops", text) == f._findings_asked_uncached("ops", text), text
+    assert checked > 100

@@ -146,6 +146,31 @@ def _assent_now(text: str) -> str:
     return _LATER_ASSENT.sub(" ", text) if _may_hold(text, _LATER_ASSENT_WORDS) else text
 
 
+#: A pure function of a message that a user asks of every message is memoised per text in a
+#: bounded table, as the engine memoises its readings (emptied when full; a text longer than
+#: `MEMO_MAX_CHARS` is read afresh).
+MEMO_SIZE = 4096
+MEMO_MAX_CHARS = 2000
+
+
+def _per_text(fn: Callable[[str], bool]) -> Callable[[str], bool]:
+    """`fn` memoised per text (see `MEMO_SIZE`)."""
+    memo: dict[str, bool] = {}
+
+    def memoised(text: str) -> bool:
+        got = memo.get(text)
+        if got is None:
+            if len(text) > MEMO_MAX_CHARS:
+                return fn(text)
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            got = memo[text] = fn(text)
+        return got
+
+    memoised.__doc__, memoised.__wrapped__ = fn.__doc__, fn  # type: ignore[attr-defined]
+    return memoised
+
+
 def _may_hold(text: str, words: tuple[str, ...]) -> bool:
     """Whether a case-insensitive pattern every match of which holds one of `words` (lower case)
     may match `text`: a few substring tests stand in for the pattern's scan, which is tried at
@@ -421,6 +446,15 @@ ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|cou
 _ABOUT_OTHERS = re.compile(r"\b(?:has|have|had|did|does|do|is|are|was|were)\s+(?:anyone|anybody|someone|somebody|"
                            r"any(?:one|body)? else|another \w+|(?:your|the|any) (?:team|colleagues?|co-?workers?|"
                            r"engineers?|on-call))\b", re.I)
+#: Words one of which every match of `_ABOUT_OTHERS` holds (lower case).
+_OTHERS_WORDS = ("anyone", "anybody", "someone", "somebody", "else", "another", "team", "colleague", "worker",
+                 "engineer", "on-call")
+
+
+@_per_text
+def _about_others(text: str) -> bool:
+    """``_ABOUT_OTHERS.search(text) is not None``."""
+    return _may_hold(text, _OTHERS_WORDS) and _ABOUT_OTHERS.search(text) is not None
 
 
 #: What the user says first to a question about what others did ("Has anyone already rolled it
@@ -434,17 +468,22 @@ def with_word_on_others(message: str, reply: str) -> str:
     tools are to tell); a yes beside it ("... Has anyone acted? OK to file it?") would else seem to
     say someone had."""
     # Every reply passes here: the whole message is searched first, its questions only on a hit.
-    if not reply or reply == AS_SAID or "?" not in message or _ABOUT_OTHERS.search(message) is None:
+    if not reply or reply == AS_SAID or "?" not in message or not _about_others(message):
         return reply
     return f"{NOT_THAT_I_KNOW} {reply}" if any(_ABOUT_OTHERS.search(q) for q in questions(message)) else reply
 
 
+@_per_text
 def asks_facts_only(message: str) -> bool:
     """Whether a message asks two questions or more, or only questions about what others did
     (`_ABOUT_OTHERS`), and nothing in it asks leave to act (`ASKS_LEAVE`: "OK to proceed?", "say
     the word") or says what the assistant will do ("I'll file an incident naming ... Is that the
     incident you want?" puts a plan): questions before any plan."""
-    if "?" not in message or ASKS_LEAVE.search(message) is not None or _intent(message) is not None:
+    # The cheap tests first: a message with one question mark has one question at most, which
+    # asks facts only where it is about others (most messages are neither).
+    if "?" not in message or message.count("?") < 2 and not _about_others(message):
+        return False
+    if ASKS_LEAVE.search(message) is not None or _intent(message) is not None:
         return False
     asked = questions(message)
     return len(asked) >= 2 or (bool(asked) and all(_ABOUT_OTHERS.search(q) for q in asked))
@@ -495,10 +534,7 @@ def _work(message: str, read: Callable[[str], Reading]) -> list[str]:
 
 
 #: `proposes` is a pure function of a message and the domain's engine (`read`), asked of every
-#: message at easy and medium: memoised per (text, engine) in a bounded table, as the engine
-#: memoises its readings (emptied when full; a text longer than `MEMO_MAX_CHARS` is read afresh).
-MEMO_SIZE = 4096
-MEMO_MAX_CHARS = 2000
+#: message at easy and medium: memoised per (text, engine) as `_per_text` does.
 _PROPOSES: dict[tuple[str, Callable[[str], Reading]], bool] = {}
 
 

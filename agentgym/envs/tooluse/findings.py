@@ -21,14 +21,14 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agentgym.envs.tooluse.asking import ASKS_LEAVE, QUESTION_WORD, plan_said
+from agentgym.envs.tooluse.asking import ASKS_LEAVE, MEMO_MAX_CHARS, MEMO_SIZE, QUESTION_WORD, plan_said
 from agentgym.envs.tooluse.data import read_json, str_list
 from agentgym.envs.tooluse.detail_values import padded_words
 from agentgym.users.rule_based import asks_if_right
 from agentgym.users.understanding.look_up import asks_leave_to_look
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["asks_finding", "finding_words"]
+__all__ = ["asks_finding", "finding_words", "may_ask_finding"]
 
 #: A question that only asks whether the statement before it is so ("Correct?", "Is that right?").
 _TAG = re.compile(r"[\s*_-]*(?:(?:is|was) (?:that|this|it) )?(?:right|correct|true|accurate|so|yes|agreed)"
@@ -63,23 +63,72 @@ def finding_words(domain: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.I)
 
 
+def _sentences(line: str) -> list[str]:
+    return [s for s in SENTENCE_BREAK.split(without_abbreviation_stops(line.strip(" |*-#>"))) if s.strip()]
+
+
 def _checked_statements(message: str) -> list[str]:
     """What `message` asks the user to vouch for: each yes-or-no question of fact, each statement
     that ends by asking whether it is so, and the statement before a question that only asks
-    that (on its line, or the line before). A question with a question word asks for a value."""
+    that (on its line, or the line before). A question with a question word asks for a value.
+    Only the lines that ask, and the line before each, are split into sentences."""
     out: list[str] = []
-    before = ""
+    last_line = ""
     for line in message.splitlines():
-        for s in SENTENCE_BREAK.split(without_abbreviation_stops(line.strip(" |*-#>"))):
-            if not s.strip():
-                continue
+        if "?" not in line:
+            last_line = line if line.strip(" |*-#>") else last_line
+            continue
+        before = (_sentences(last_line) or [""])[-1]
+        for s in _sentences(line):
             if "?" in s:
                 if _TAG.fullmatch(s) or asks_if_right(s) and len(s) < 40:
                     out += [before] if before else []
                 elif _TAG_END.search(s) or not QUESTION_WORD.search(s) and _FACT_QUESTION.match(s):
                     out.append(s)
             before = s
+        last_line = line
     return out
+
+
+#: The statements `_findings_asked` found, per domain and message: a pure function of the text,
+#: asked of every message a user answers (each table emptied when full; a text longer than
+#: `MEMO_MAX_CHARS` is read afresh).
+_MEMO: dict[str, dict[str, tuple[str, ...]]] = {}
+
+
+def _findings_asked(domain: str, message: str) -> tuple[str, ...]:
+    """The statements of `message` the user is asked to vouch for that hold a word of the
+    domain's for a finding; none where a question asks leave to act or to look, or says what
+    the assistant will do."""
+    memo = _MEMO.get(domain)
+    if memo is None:
+        memo = _MEMO[domain] = {}
+    got = memo.get(message)
+    if got is None:
+        if len(message) > MEMO_MAX_CHARS:
+            return _findings_asked_uncached(domain, message)
+        if len(memo) >= MEMO_SIZE:
+            memo.clear()
+        got = memo[message] = _findings_asked_uncached(domain, message)
+    return got
+
+
+def _findings_asked_uncached(domain: str, message: str) -> tuple[str, ...]:
+    words = finding_words(domain)
+    if words is None or "?" not in message:
+        return ()
+    checked = _checked_statements(message)
+    found = tuple(s for s in checked if words.search(s) and _SAYS.search(s) and not _WISH.search(s))
+    if not found or any(ASKS_LEAVE.search(s) is not None or plan_said(s) for s in checked) \
+            or asks_leave_to_look(message):
+        return ()
+    return found
+
+
+def may_ask_finding(domain: str, message: str) -> bool:
+    """Whether `message` may ask whether a finding is so: it asks the user to vouch for a
+    statement holding a word of the domain's for one (`asks_finding` then judges the words)."""
+    return bool(_findings_asked(domain, message))
 
 
 def asks_finding(domain: str, message: str, own_words: str = "", vocabulary: tuple[str, ...] = ()) -> bool:
@@ -91,21 +140,16 @@ def asks_finding(domain: str, message: str, own_words: str = "", vocabulary: tup
     the user did not use itself (`own_words`: its request and what it said, lower case), or with
     a value it never said (a number, an id, a version, a word of the domain's `vocabulary`, such
     as a service): "Is X-2444 approved?" to a user who asked for its approved expenses."""
+    statements = _findings_asked(domain, message)
+    if not statements:
+        return False
     words = finding_words(domain)
-    if words is None or "?" not in message:
-        return False
-    checked = _checked_statements(message)
-    if not checked or any(ASKS_LEAVE.search(s) is not None or plan_said(s) for s in checked) \
-            or asks_leave_to_look(message):
-        return False
-    return any(_claims_finding(s, words, own_words, vocabulary) for s in checked)
+    assert words is not None
+    return any(_claims_finding(s, words, own_words, vocabulary) for s in statements)
 
 
 def _claims_finding(statement: str, words: re.Pattern[str], own: str, vocabulary: tuple[str, ...]) -> bool:
-    found = [m.group().lower() for m in words.finditer(statement)]
-    if not found or _WISH.search(statement) or not _SAYS.search(statement):
-        return False
-    if any(w not in own for w in found):
+    if any(m.group().lower() not in own for m in words.finditer(statement)):
         return True
     low = padded_words(statement)
     return any(v.group().lower() not in own for v in _VALUE.finditer(statement)) or any(

@@ -105,7 +105,7 @@ from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.detail_values import DETAIL_ARGS, agree, contradicted, detail_value, statement_words
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
-from agentgym.envs.tooluse.findings import asks_finding
+from agentgym.envs.tooluse.findings import asks_finding, may_ask_finding
 from agentgym.envs.tooluse.plan_values import job_slots, names_one, objected, other_id_details, restated_values
 from agentgym.envs.tooluse.replies import (
     AS_SAID,
@@ -233,10 +233,10 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
             self._put = message
         if out.end is not None or out.now:
             return out
-        text = with_word_on_others(message, out.text)
         # "May I look into X?": leave, and a detail asked for that the user had not said before.
-        return replace(out, text=with_leave(message, text, lambda: [d.statement for d in self._goal.details
-                                                                    if d.id in self._revealed[:told]]))
+        text = with_leave(message, with_word_on_others(message, out.text),
+                          lambda: [d.statement for d in self._goal.details if d.id in self._revealed[:told]])
+        return out if text == out.text else replace(out, text=text)  # most replies stand as they are
 
     def _read_go_ahead(self, message: str) -> None:
         """A message that puts work to the user for a yes (`proposes`) is a confirmation
@@ -457,6 +457,8 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         (when the message says some of it back) or that it knows no more; never a yes, and no
         detail said again as if to correct the finding. None for any other message, and for a
         plan the user is asked about (its yes is the consent's)."""
+        if not may_ask_finding(self._task.domain, message):  # memoised by text; most messages ask none
+            return None
         own = " ".join([self._goal.request, *(d.statement for d in self._goal.details)]).lower()
         vocabulary = tuple(w.lower() for words in self._spec.vocabulary.values() for w in words)
         if not asks_finding(self._task.domain, message, own, vocabulary) or proposes(message, self._read):
