@@ -166,3 +166,14 @@ def test_a_write_line_ending_in_a_bare_yes_asks_leave() -> None:
         assert ASKS_LEAVE.search(message), message
     for message in ("Refund policy: 30 days. Is that right?", "The booking is at 09:00. Yes?"):
         assert not ASKS_LEAVE.search(message), message
+
+
+def test_a_finding_asked_beside_a_whole_plan_asks_no_detail() -> None:
+    # ToolUse 9575 T8: "Notifications being the culprit matches what you are seeing on your side,
+    # right? And shall I go ahead with both writes: ..." got the alert's service (a detail not said
+    # yet) and "please put the whole plan to me"; the plan was whole, and the question asks the
+    # user to vouch for a finding, not for the alert. The customer now answers the plan (it presses
+    # for the failed deploy it remembers, as it did to the plan put again at T9).
+    env, turns = played("tooluse-9575-test.jsonl", 7)
+    obs, *_ = env.step(turns[7])
+    assert "put the whole plan" not in obs and "roll notifications back to v4.16.9" in obs

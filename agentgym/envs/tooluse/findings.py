@@ -28,7 +28,7 @@ from agentgym.users.rule_based import asks_if_right
 from agentgym.users.understanding.look_up import asks_leave_to_look
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["asks_finding", "finding_words", "may_ask_finding"]
+__all__ = ["asks_finding", "finding_words", "may_ask_finding", "states_finding"]
 
 #: A question that only asks whether the statement before it is so ("Correct?", "Is that right?").
 _TAG = re.compile(r"[\s*_-]*(?:(?:is|was) (?:that|this|it) )?(?:right|correct|true|accurate|so|yes|agreed)"
@@ -146,6 +146,17 @@ def asks_finding(domain: str, message: str, own_words: str = "", vocabulary: tup
     words = finding_words(domain)
     assert words is not None
     return any(_claims_finding(s, words, own_words, vocabulary) for s in statements)
+
+
+def states_finding(domain: str, sentence: str, own_words: str = "", vocabulary: tuple[str, ...] = ()) -> bool:
+    """Whether `sentence` asks whether a finding is so: a yes-or-no question of fact, or a
+    statement ending in ", right?", that claims one as `asks_finding` reads a statement, whatever
+    else its message asks (a plan beside it, leave to act). A question for a value ("how long
+    should it be, before I look for the earliest slot?") is none."""
+    words = finding_words(domain)
+    return words is not None and (_TAG_END.search(sentence) is not None or _FACT_QUESTION.match(sentence) is not None) \
+        and words.search(sentence) is not None and _SAYS.search(sentence) is not None \
+        and not _WISH.search(sentence) and _claims_finding(sentence, words, own_words, vocabulary)
 
 
 def _claims_finding(statement: str, words: re.Pattern[str], own: str, vocabulary: tuple[str, ...]) -> bool:

@@ -105,7 +105,7 @@ from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.detail_values import DETAIL_ARGS, agree, contradicted, detail_value, statement_words
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.envs.tooluse.domains.consent_rules import plan_reader
-from agentgym.envs.tooluse.findings import asks_finding, may_ask_finding
+from agentgym.envs.tooluse.findings import asks_finding, may_ask_finding, states_finding
 from agentgym.envs.tooluse.plan_values import job_slots, names_one, objected, other_id_details, restated_values
 from agentgym.envs.tooluse.replies import (
     AS_SAID,
@@ -353,13 +353,22 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         are no question. Each question is read by itself: a long message that also asks for a yes
         ("... once you confirm") is read as a whole for that yes. A question that opens with "or"
         offers another way to the one before it ("Go ahead with all of it? Or refunds only?"): it
-        asks which of the two, not for a detail; nor does "..., or tell me ..." after a yes asked for."""
+        asks which of the two, not for a detail; nor does "..., or tell me ..." after a yes asked for.
+        A question whether a finding is so ("Notifications being the culprit matches what you are
+        seeing, right?") asks the user to vouch for it, not for a detail (`states_finding`)."""
         read = understanding(self._task.domain).read
         asked = [slot for line in message.splitlines() for s in map(without_offer, SENTENCE_BREAK.split(line))
                  if "?" in s and (QUESTION_WORD.search(s) or terse_question(s)) and not OR_QUESTION.match(s)
                  or asks_value(s)
-                 if (q := read(s)).asked and not self._said_all(q.asked) for slot in q.asked]
+                 if (q := read(s)).asked and not self._said_all(q.asked)
+                 and not states_finding(self._task.domain, s, *self._own_words()) for slot in q.asked]
         return tuple(dict.fromkeys(asked))
+
+    def _own_words(self) -> tuple[str, tuple[str, ...]]:
+        """What the user said itself (its request and its details' statements, lower case), and
+        the domain's words for values: a finding names a word or a value beyond them."""
+        own = " ".join([self._goal.request, *(d.statement for d in self._goal.details)]).lower()
+        return own, tuple(w.lower() for words in self._spec.vocabulary.values() for w in words)
 
     def _asks_yes_to_plan(self, r: Reading, message: str) -> bool:
         """Whether a plan asks for a yes as the tier reads one: a message that gives something
@@ -459,9 +468,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         plan the user is asked about (its yes is the consent's)."""
         if not may_ask_finding(self._task.domain, message):  # memoised by text; most messages ask none
             return None
-        own = " ".join([self._goal.request, *(d.statement for d in self._goal.details)]).lower()
-        vocabulary = tuple(w.lower() for words in self._spec.vocabulary.values() for w in words)
-        if not asks_finding(self._task.domain, message, own, vocabulary) or proposes(message, self._read):
+        if not asks_finding(self._task.domain, message, *self._own_words()) or proposes(message, self._read):
             return None
         if (self._world.consent or self._plans) is not None and self._is_plan(message):
             return None
