@@ -37,6 +37,9 @@ SHARED: dict[str, str] = {
     "agentgym.core._fast._MAKER_OF_SCHEMA": "a maker per schema (kept alive, never mutated); it makes copies",
     "agentgym.envs.tooluse.asking._PROPOSES": "a bool per (text, engine), a pure function of both (a race stores "
                                               "an equal value twice); emptied when full",
+    "agentgym.envs.tooluse.findings._MEMO": "per domain, the statements a text asks to vouch for, a pure "
+                                            "function of both (a race stores an equal value twice); each "
+                                            "table emptied when full",
     "agentgym.envs.crosstask.toolkit._LAYOUTS": "one layout per sub-toolkit mix, read only; schemas copied",
     # lru_cache is thread-safe; each of these is a pure function of its arguments (the
     # package's data files) whose result is only read.
@@ -45,6 +48,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.dialog.tasks._tables": "tuples",
     "agentgym.envs.dialog.tasks.brief_for": "a str",
     "agentgym.envs.dialog.tasks.domains_for": "a tuple",
+    "agentgym.envs.tooluse.findings.finding_words": "a compiled pattern per domain, read only",
     "agentgym.users.understanding.words._phrase_stems": "a tuple of str per phrase",
     "agentgym.agents.transcript.key_stem": "a str from a key name",
     "agentgym.agents.candidates.tool_chains._diverse_ranks": "tuples of index tuples",

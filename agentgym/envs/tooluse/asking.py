@@ -154,7 +154,8 @@ MEMO_MAX_CHARS = 2000
 
 
 def _per_text(fn: Callable[[str], bool]) -> Callable[[str], bool]:
-    """`fn` memoised per text (see `MEMO_SIZE`)."""
+    """`fn` memoised per text (see `MEMO_SIZE`). The table is shared by every env and thread of
+    the process: `fn` is a pure function of the text, so a race stores an equal value twice."""
     memo: dict[str, bool] = {}
 
     def memoised(text: str) -> bool:

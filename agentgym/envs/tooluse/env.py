@@ -67,8 +67,11 @@ class ToolUseEnv(AgentEnv):
     time should I block?", "which address should the confirmation go to?", "how serious is
     it?"), several per message, exclusions respected; "I don't know" for a detail the task lacks;
     one unstated detail for an open question; a friendly word for small talk; a request to
-    rephrase for a message it cannot place or a list of keywords. Free text never counts as the work
-    being done. Every domain has `list_policies` (the policies as data), and a read tool that shows
+    rephrase for a message it cannot place or a list of keywords. It knows what it asked for and
+    said, never what the tools show: asked whether a finding is so ("Is ledger the root cause?",
+    "Everyone is free at 08:00 UTC. Correct?"), it says what it has not said of what is asked, then
+    that it knows no more ("please work it out with your tools"), never yes (docs/USERS.md). Free
+    text never counts as the work being done. Every domain has `list_policies` (the policies as data), and a read tool that shows
     what each write did (so a write whose call failed can be checked: a call that comes back as an
     error changed nothing); the other tools per domain:
 
