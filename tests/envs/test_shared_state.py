@@ -37,9 +37,9 @@ SHARED: dict[str, str] = {
     "agentgym.core._fast._MAKER_OF_SCHEMA": "a maker per schema (kept alive, never mutated); it makes copies",
     "agentgym.envs.tooluse.asking._PROPOSES": "a bool per (text, engine), a pure function of both (a race stores "
                                               "an equal value twice); emptied when full",
-    "agentgym.envs.tooluse.findings._MEMO": "per domain, the statements a text asks to vouch for, a pure "
-                                            "function of both (a race stores an equal value twice); each "
-                                            "table emptied when full",
+    "agentgym.envs.tooluse.findings._MEMO": "per domain, a per_text-memoised pure function of the text (a "
+                                            "race makes or stores an equal value twice); each table emptied "
+                                            "when full",
     "agentgym.envs.crosstask.toolkit._LAYOUTS": "one layout per sub-toolkit mix, read only; schemas copied",
     # lru_cache is thread-safe; each of these is a pure function of its arguments (the
     # package's data files) whose result is only read.

@@ -41,17 +41,6 @@ def ops_9479() -> tuple[gym.Env, list[str]]:
     return played("tooluse-9479-test.jsonl", 0)
 
 
-@pytest.mark.parametrize("message", [
-    "The root cause is ledger. Is that right?",
-    "The bad deploy is v4.7.5. Is that right?",
-    "So v4.7.5 is the bad deploy, right?",
-    "Was v4.7.3 the cause?",
-])
-def test_a_finding_asked_about_gets_no_yes(ops_9479: tuple[gym.Env, list[str]], message: str) -> None:
-    env, turns = ops_9479
-    assert _replies(env, 9479, turns, 6, [message]) == [KNOWS_NO_MORE]
-
-
 @pytest.mark.parametrize("message", ["Is ledger the root cause?", "Checkout is the root cause, correct?",
                                      "Is checkout the culprit?", "Did ledger fail on its own?"])
 def test_a_finding_naming_a_service_is_not_corrected_with_the_alert(ops_9479: tuple[gym.Env, list[str]],
@@ -98,16 +87,26 @@ def test_plan_lines_each_asking_yes_get_a_yes(calendar_9480: tuple[gym.Env, list
     assert all(reply in YES for reply in _replies(env, 9480, turns, 31, plans))
 
 
-@pytest.mark.parametrize("message", [
-    "The earliest start that works for all six of you is 09:00 UTC. Correct?",
-    "The earliest start that works for all six of you is 08:00 UTC. Is that right?",
-    "So 08:00 UTC works for everyone, right?",
-    "Is 08:00 UTC free for everyone?",
-    "Everyone is free at 08:00 UTC. Correct?",
+#: Each kept episode's fixture, its seed and the turns stepped before the question.
+_AT = {"ops_9479": (9479, 6), "calendar_9480": (9480, 31)}
+
+
+@pytest.mark.parametrize(("kept", "message"), [
+    ("ops_9479", "The root cause is ledger. Is that right?"),
+    ("ops_9479", "The bad deploy is v4.7.5. Is that right?"),
+    ("ops_9479", "So v4.7.5 is the bad deploy, right?"),
+    ("ops_9479", "Was v4.7.3 the cause?"),
+    ("calendar_9480", "The earliest start that works for all six of you is 09:00 UTC. Correct?"),
+    ("calendar_9480", "The earliest start that works for all six of you is 08:00 UTC. Is that right?"),
+    ("calendar_9480", "So 08:00 UTC works for everyone, right?"),
+    ("calendar_9480", "Is 08:00 UTC free for everyone?"),
+    ("calendar_9480", "Everyone is free at 08:00 UTC. Correct?"),
 ])
-def test_a_free_time_asked_about_gets_no_yes(calendar_9480: tuple[gym.Env, list[str]], message: str) -> None:
-    env, turns = calendar_9480
-    assert _replies(env, 9480, turns, 31, [message]) == [KNOWS_NO_MORE]
+def test_a_finding_asked_about_gets_no_yes(request: pytest.FixtureRequest, kept: str, message: str) -> None:
+    # A root cause, a deploy, a free time: what only the tools show gets neither a yes nor a correction.
+    env, turns = request.getfixturevalue(kept)
+    seed, upto = _AT[kept]
+    assert _replies(env, seed, turns, upto, [message]) == [KNOWS_NO_MORE]
 
 
 def test_the_users_own_meeting_said_back_still_gets_a_yes(calendar_9480: tuple[gym.Env, list[str]]) -> None:

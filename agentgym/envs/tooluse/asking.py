@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import TypeVar
 
 from agentgym.envs.tooluse.replies import AS_SAID
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
-           "asks_facts_only", "plan_said", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "either_or", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "per_text", "plan_said", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "either_or", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -151,14 +152,15 @@ def _assent_now(text: str) -> str:
 #: `MEMO_MAX_CHARS` is read afresh).
 MEMO_SIZE = 4096
 MEMO_MAX_CHARS = 2000
+_T = TypeVar("_T")
 
 
-def _per_text(fn: Callable[[str], bool]) -> Callable[[str], bool]:
+def per_text(fn: Callable[[str], _T]) -> Callable[[str], _T]:
     """`fn` memoised per text (see `MEMO_SIZE`). The table is shared by every env and thread of
     the process: `fn` is a pure function of the text, so a race stores an equal value twice."""
-    memo: dict[str, bool] = {}
+    memo: dict[str, _T] = {}
 
-    def memoised(text: str) -> bool:
+    def memoised(text: str) -> _T:
         got = memo.get(text)
         if got is None:
             if len(text) > MEMO_MAX_CHARS:
@@ -421,6 +423,8 @@ def questions(message: str) -> list[str]:
     return [f"{said[i - 1]} {s}" if i and _ASKS_FOR_IT.search(s) else s for i, s in enumerate(said) if "?" in s]
 
 
+#: The writes a clipped question for a yes opens with ("Submit that total?", "1. Book it ... Yes?").
+_WRITES = r"submit|file|book|refund|send|pay|transfer|roll ?back|credit|exchange|cancel|issue|process"
 #: Words of a question that asks leave to act ("shall I go ahead?", "OK to proceed?", "want me to
 #: file it?", "do I have your approval?"); a question about what is so ("is it right that ...?",
 #: "did any of them arrive damaged?") has none.
@@ -432,12 +436,11 @@ ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|cou
                         r"works? for you|(?:is|are) (?:that|this|these) (?:ok|okay|alright|all right|fine|acceptable))\b|"
                         # a clipped question that opens with the write ("Submit that total?", "File it?") or
                         # is only a word for the go-ahead ("ok?", "go?")
-                        r"(?:^|(?<=[.!?;:\n]))[ \t*_-]*(?:(?:submit|file|book|refund|send|pay|transfer|roll ?back|credit|"
-                        r"exchange|cancel|issue|process)\b[^.?!\n]*|ok|okay|go|good to go)[ \t]*\?|"
+                        rf"(?:^|(?<=[.!?;:\n]))[ \t*_-]*(?:(?:{_WRITES})\b[^.?!\n]*|ok|okay|go|good to go)[ \t]*\?|"
                         # a line that opens with the write and ends in a bare yes asked for it ("1. Book it
                         # on 2025-04-30 at 09:00 UTC. Yes?", "Then roll checkout back to v4.7.2, correct?")
                         r"(?:^|(?<=[.!?;:\n]))[ \t*_-]*(?:(?:then|and|next|also|finally|first|after that),?[ \t]+)?"
-                        r"(?:submit|file|book|refund|send|pay|transfer|roll(?: \w+)? ?back|credit|exchange|cancel|issue|process)\b"
+                        rf"(?:{_WRITES}|roll \w+ ?back)\b"
                         r"[^?!\n]*[.,;:][ \t]*(?:yes|ok|okay|agreed|alright|all right|right|correct|good)[ \t]*\?",
                         re.I)
 
@@ -452,7 +455,7 @@ _OTHERS_WORDS = ("anyone", "anybody", "someone", "somebody", "else", "another", 
                  "engineer", "on-call")
 
 
-@_per_text
+@per_text
 def _about_others(text: str) -> bool:
     """``_ABOUT_OTHERS.search(text) is not None``."""
     return _may_hold(text, _OTHERS_WORDS) and _ABOUT_OTHERS.search(text) is not None
@@ -474,7 +477,7 @@ def with_word_on_others(message: str, reply: str) -> str:
     return f"{NOT_THAT_I_KNOW} {reply}" if any(_ABOUT_OTHERS.search(q) for q in questions(message)) else reply
 
 
-@_per_text
+@per_text
 def asks_facts_only(message: str) -> bool:
     """Whether a message asks two questions or more, or only questions about what others did
     (`_ABOUT_OTHERS`), and nothing in it asks leave to act (`ASKS_LEAVE`: "OK to proceed?", "say
@@ -535,7 +538,7 @@ def _work(message: str, read: Callable[[str], Reading]) -> list[str]:
 
 
 #: `proposes` is a pure function of a message and the domain's engine (`read`), asked of every
-#: message at easy and medium: memoised per (text, engine) as `_per_text` does.
+#: message at easy and medium: memoised per (text, engine) as `per_text` does.
 _PROPOSES: dict[tuple[str, Callable[[str], Reading]], bool] = {}
 
 

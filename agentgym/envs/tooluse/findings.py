@@ -19,9 +19,10 @@ dropped?"), leave to act or to look, or a message that puts work for a yes, is n
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, partial
 
-from agentgym.envs.tooluse.asking import ASKS_LEAVE, MEMO_MAX_CHARS, MEMO_SIZE, QUESTION_WORD, plan_said
+from agentgym.envs.tooluse.asking import ASKS_LEAVE, QUESTION_WORD, per_text, plan_said
 from agentgym.envs.tooluse.data import read_json, str_list
 from agentgym.envs.tooluse.detail_values import padded_words
 from agentgym.users.rule_based import asks_if_right
@@ -90,27 +91,19 @@ def _checked_statements(message: str) -> list[str]:
     return out
 
 
-#: The statements `_findings_asked` found, per domain and message: a pure function of the text,
-#: asked of every message a user answers (each table emptied when full; a text longer than
-#: `MEMO_MAX_CHARS` is read afresh).
-_MEMO: dict[str, dict[str, tuple[str, ...]]] = {}
+#: Per domain, `_findings_asked_uncached` memoised per text (`per_text`): a pure function of the
+#: text, asked of every message a user answers.
+_MEMO: dict[str, Callable[[str], tuple[str, ...]]] = {}
 
 
 def _findings_asked(domain: str, message: str) -> tuple[str, ...]:
     """The statements of `message` the user is asked to vouch for that hold a word of the
     domain's for a finding; none where a question asks leave to act or to look, or says what
     the assistant will do."""
-    memo = _MEMO.get(domain)
-    if memo is None:
-        memo = _MEMO[domain] = {}
-    got = memo.get(message)
-    if got is None:
-        if len(message) > MEMO_MAX_CHARS:
-            return _findings_asked_uncached(domain, message)
-        if len(memo) >= MEMO_SIZE:
-            memo.clear()
-        got = memo[message] = _findings_asked_uncached(domain, message)
-    return got
+    asked = _MEMO.get(domain)
+    if asked is None:
+        asked = _MEMO[domain] = per_text(partial(_findings_asked_uncached, domain))
+    return asked(message)
 
 
 def _findings_asked_uncached(domain: str, message: str) -> tuple[str, ...]:
@@ -118,11 +111,18 @@ def _findings_asked_uncached(domain: str, message: str) -> tuple[str, ...]:
     if words is None or "?" not in message:
         return ()
     checked = _checked_statements(message)
-    found = tuple(s for s in checked if words.search(s) and _SAYS.search(s) and not _WISH.search(s))
+    found = tuple(s for s in checked if _holds_finding(s, words))
     if not found or any(ASKS_LEAVE.search(s) is not None or plan_said(s) for s in checked) \
             or asks_leave_to_look(message):
         return ()
     return found
+
+
+def _holds_finding(statement: str, words: re.Pattern[str]) -> bool:
+    """Whether `statement` says something (`_SAYS`) with a word of the domain's for a finding, and
+    speaks of no wish of the user's."""
+    return words.search(statement) is not None and _SAYS.search(statement) is not None \
+        and _WISH.search(statement) is None
 
 
 def may_ask_finding(domain: str, message: str) -> bool:
@@ -155,8 +155,7 @@ def states_finding(domain: str, sentence: str, own_words: str = "", vocabulary: 
     should it be, before I look for the earliest slot?") is none."""
     words = finding_words(domain)
     return words is not None and (_TAG_END.search(sentence) is not None or _FACT_QUESTION.match(sentence) is not None) \
-        and words.search(sentence) is not None and _SAYS.search(sentence) is not None \
-        and not _WISH.search(sentence) and _claims_finding(sentence, words, own_words, vocabulary)
+        and _holds_finding(sentence, words) and _claims_finding(sentence, words, own_words, vocabulary)
 
 
 def _claims_finding(statement: str, words: re.Pattern[str], own: str, vocabulary: tuple[str, ...]) -> bool:
