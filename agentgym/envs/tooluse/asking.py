@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TypeVar
 
 from agentgym.envs.tooluse.replies import AS_SAID
+from agentgym.envs.tooluse.text_memo import MEMO_MAX_CHARS, MEMO_SIZE, per_text
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
 __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
-           "asks_facts_only", "per_text", "plan_said", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "either_or", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
+           "asks_facts_only", "plan_said", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "either_or", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
 #: A plan that offers a choice between plans ("(a) file it and roll back, or (b) only file it?",
@@ -145,33 +145,6 @@ _LATER_ASSENT_WORDS = ("back", "'ll", " will", " shall", "going to")
 def _assent_now(text: str) -> str:
     """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`)."""
     return _LATER_ASSENT.sub(" ", text) if _may_hold(text, _LATER_ASSENT_WORDS) else text
-
-
-#: A pure function of a message that a user asks of every message is memoised per text in a
-#: bounded table, as the engine memoises its readings (emptied when full; a text longer than
-#: `MEMO_MAX_CHARS` is read afresh).
-MEMO_SIZE = 4096
-MEMO_MAX_CHARS = 2000
-_T = TypeVar("_T")
-
-
-def per_text(fn: Callable[[str], _T]) -> Callable[[str], _T]:
-    """`fn` memoised per text (see `MEMO_SIZE`). The table is shared by every env and thread of
-    the process: `fn` is a pure function of the text, so a race stores an equal value twice."""
-    memo: dict[str, _T] = {}
-
-    def memoised(text: str) -> _T:
-        got = memo.get(text)
-        if got is None:
-            if len(text) > MEMO_MAX_CHARS:
-                return fn(text)
-            if len(memo) >= MEMO_SIZE:
-                memo.clear()
-            got = memo[text] = fn(text)
-        return got
-
-    memoised.__doc__, memoised.__wrapped__ = fn.__doc__, fn  # type: ignore[attr-defined]
-    return memoised
 
 
 def _may_hold(text: str, words: tuple[str, ...]) -> bool:

@@ -22,9 +22,10 @@ import re
 from collections.abc import Callable
 from functools import lru_cache, partial
 
-from agentgym.envs.tooluse.asking import ASKS_LEAVE, QUESTION_WORD, per_text, plan_said
+from agentgym.envs.tooluse.asking import ASKS_LEAVE, QUESTION_WORD, plan_said
 from agentgym.envs.tooluse.data import read_json, str_list
 from agentgym.envs.tooluse.detail_values import padded_words
+from agentgym.envs.tooluse.text_memo import per_text
 from agentgym.users.rule_based import asks_if_right
 from agentgym.users.understanding.look_up import asks_leave_to_look
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
