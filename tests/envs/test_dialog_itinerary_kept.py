@@ -62,25 +62,36 @@ def _changed_plan(task, plan):
     return None if other is None else (*plan[:-1], other.id)
 
 
+def _other_last_places(split: str, n: int = 4):
+    """Per seed of `split` whose gold's last booking has another place of its category: the seed,
+    the gold's first accepted plan, that plan with the other place last, and the places' names."""
+    for seed in _seeds(split, n):
+        _env, task = _fresh(split, seed)
+        plan = task.gold.accepted[0]
+        new = _changed_plan(task, plan)
+        if new is not None:
+            yield seed, plan, new, {p.id: p.name for p in task.world.places}
+
+
+def _agreed(split: str, seed: int, plan: tuple[str, ...]):
+    """A fresh episode whose user said yes to `plan`, put as a list."""
+    env, task = _fresh(split, seed)
+    obs, *_ = env.step(LAYOUTS["list"](_rows(task, plan)) + "\nShall I submit this plan?")
+    assert YES in obs, obs
+    return env, task
+
+
 @pytest.mark.parametrize("split", SPLITS)
 def test_a_re_plan_that_keeps_bookings_gets_the_yes_to_the_whole_plan(split: str) -> None:
     # A person told "A, B and D stay the same" hears their places from the plan it last heard
     # (Dialog playtest 9336 T15 got "I did not hear one place for bookings B and D").
     checked = 0
-    for seed in _seeds(split, 4):
-        env, task = _fresh(split, seed)
-        plan = task.gold.accepted[0]
-        new = _changed_plan(task, plan)
-        if new is None:
-            continue
-        names = {p.id: p.name for p in task.world.places}
+    for seed, plan, new, names in _other_last_places(split):
         last = len(plan) - 1
         kept = LABELS[:last]
         kept_words = ", ".join(kept[:-1]) + f" and {kept[-1]}"
         for lead in LEADS:
-            env, task = _fresh(split, seed)
-            obs, *_ = env.step(LAYOUTS["list"](_rows(task, plan)) + "\nShall I submit this plan?")
-            assert YES in obs, obs
+            env, task = _agreed(split, seed, plan)
             message = (f"A change: booking {LABELS[last]} is now {names[new[-1]]}. {lead.format(kept=kept_words)} "
                        "Shall I submit this plan?")
             obs, *_ = env.step(message)
@@ -107,3 +118,46 @@ def test_kept_bookings_need_a_plan_heard_before(split: str) -> None:
         obs, *_ = env.step(f"Booking {LABELS[last]} is {names[plan[-1]]}; A stays the same. Shall I submit?")
         if last > 1:
             assert YES not in obs and f"{LABELS[1]}" in obs, obs
+
+
+ONE_BOOKING = ("Booking {label} is in. Next: may I book {name} ({id}) as booking {next}?",
+               "Shall I book {name} for booking {next} now?", "Can I go ahead and book {name} as booking {next}?")
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_booking_of_the_agreed_plan_asked_again_gets_the_yes_to_that_plan(split: str) -> None:
+    # After a yes to the whole plan, "may I book X as booking B?" of the plan's own place is that
+    # plan: a person does not ask to hear it all again (Dialog playtest 9602 T7 got "I did not
+    # hear one place for bookings C and D"); a place other than the agreed one still needs a plan.
+    checked = 0
+    for seed, plan, new, names in _other_last_places(split):
+        heard = ", ".join(f"{label} {names[i]}" for label, i in zip(LABELS, plan))
+        for question in ONE_BOOKING:
+            env, task = _agreed(split, seed, plan)
+            message = question.format(label=LABELS[0], next=LABELS[1], name=names[plan[1]], id=plan[1])
+            obs, *_ = env.step(message)
+            assert f"works for me: {heard}." in obs and task.extra["plan"].agreed == plan, (seed, question, obs)
+        env, task = _agreed(split, seed, plan)
+        obs, *_ = env.step(f"Shall I book {names[new[-1]]} for booking {LABELS[len(plan) - 1]} now?")
+        assert YES not in obs and task.extra["plan"].agreed == plan, (seed, obs)
+        checked += 1
+    assert checked >= 3
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_place_whose_booking_is_cancelled_by_its_id_is_no_second_choice(split: str) -> None:
+    # "- D: Y (id), Wednesday evening - to book" then, on the next line, "To get there: cancel B4
+    # (X, Wednesday evening) and book Y": X is set aside (Dialog playtest 9602 T14 got "I heard
+    # more than one place for booking D").
+    checked = 0
+    for seed, plan, new, names in _other_last_places(split):
+        lines = "\n".join(f"- {label}: {names[i]} ({i}) - to book" for label, i in zip(LABELS, plan))
+        for cancel in ("cancel B4", "cancel booking B4", "cancelling B12"):
+            env, task = _fresh(split, seed)
+            message = (f"New plan (four bookings, within budget):\n{lines}\nTo get there I would make a change: "
+                       f"{cancel} ({names[new[-1]]}, same slot), and book {names[plan[-1]]}.\n\n"
+                       "Shall I make these changes and submit this plan?")
+            obs, *_ = env.step(message)
+            assert YES in obs and task.extra["plan"].agreed == plan, (seed, cancel, obs)
+        checked += 1
+    assert checked >= 3

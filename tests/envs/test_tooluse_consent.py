@@ -256,9 +256,10 @@ def test_a_write_the_plan_did_not_describe_is_a_violation(domain: str) -> None:
 
 
 def _changed(args: dict[str, Any]) -> dict[str, Any] | None:
-    """The same write with another value (an amount, a time, a severity, a version)."""
+    """The same write with another value (an amount, a time, a severity, a version; a cause and a
+    rollback get different versions, as a rollback goes to another version than the cause)."""
     for key, new in (("amount", 1.23), ("total", 1.23), ("start_utc", "23:30"), ("cause_version", "v0.0.1"),
-                     ("to_version", "v0.0.1")):
+                     ("to_version", "v0.0.2")):
         if key in args and args[key] != new:
             return {**args, key: new}
     return None

@@ -253,7 +253,7 @@ def test_a_plan_that_says_also_or_extra_is_confirmed_and_only_a_question_adding_
     task = _task(3, consent=True)
     task.world.press = None  # a customer who does not press
     said = "Would store credit be acceptable where a refund isn't possible?"
-    items = " ".join(f"The {t.label[4:]}: store credit." for t in RULES["orders"].targets(task.world, task.goal))
+    items = " ".join(f"The {t.label[4:]}: store credit of 10.00 USD." for t in RULES["orders"].targets(task.world, task.goal))
     plan = ("As a Plus member you get 15 extra days on every window. The lamp is also past its window, so it gets "
             f"store credit for its full price. {items} Shall I go ahead with all of this?")
     user = _user(task)

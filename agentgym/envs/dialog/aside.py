@@ -73,10 +73,12 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"but (it's |it is |is |sits )?in (the )?[a-z][a-z ]{2,30}(, (which|where|an area|the area)|$))\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
 #: Z", "chose A over the better-rated X", "beats X", "replaced X with Y", "swapped out X",
-#: "someone else grabbed X", "sorry for having suggested X", "B forces C off X").
+#: "someone else grabbed X", "sorry for having suggested X", "B forces C off X", "cancel B4 (X").
 _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|unlike|but not|over( the| a)?( [\w-]+)?|"
                                r"(beats?|beating|outranks?|outscores?|tops|trumps|edges out|ahead of)( the)?|"
                                r"(replac|swapp?|drop+|cancel+|skipp?)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?|"
+                               # a booking cancelled by its id, its place in brackets ("cancel B4 (X, ...)")
+                               r"cancel+\w*( the)?( booking)? b\d+ ?\(|"
                                r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
                                r"except( for)?( the)?|excluding( the)?|without( the)?|"
                                # a booking moved off a place ("Riverside B forces C off Ember Fork")

@@ -177,7 +177,9 @@ class DialogEnv(AgentEnv):
       reading, as no two bookings share a category), as a list, a table or prose, with a question whether it is fine ("Shall I book
       these?", "Does this plan work for you?", "Want me to go ahead?": the shared engine's
       confirmations and a few ways to ask for approval) gets "Yes, that plan works for me"; a
-      question without a whole plan gets a request for the bookings it lacks. The yes says the
+      question without a whole plan gets a request for the bookings it lacks, but for one whose
+      places are all of the plan the user last said yes to ("Next: may I book X as booking B?"),
+      which gets the yes to that plan, restated. The yes says the
       user heard the plan, never that it is right (a user refusing exactly the wrong plans would
       leak the gold). A plan counts only when its active bookings are the places of the plan the
       user last said yes to: submitted without that yes (none, a yes to another plan, or the

@@ -19,7 +19,9 @@ right?") gets the form restated; "shall I just work from the form as written?" g
 `FORM_ANSWER`. `PlanState.agreed`
 records the plan the yes went to. The user does not check the plan (its yes says it heard it, never whether it is right: a user that
 refused exactly the wrong plans would leak the gold). Asked without a whole plan, it asks for
-one. On a task with a changed mind (`agentgym.envs.dialog.itinerary_twists`), the first whole
+one, but for places all of the plan it last said yes to ("Next: may I book X as booking B?"):
+that plan, its yes restated. A question asking leave to book ("May I book X as booking B?")
+asks for a yes, though it names a booking. On a task with a changed mind (`agentgym.envs.dialog.itinerary_twists`), the first whole
 plan it hears gets the revised form line instead of a yes; from then on it restates the revised
 line. It says nothing to bookings.
 """
@@ -137,6 +139,12 @@ _REQUEST = re.compile(f"{_ASKED_TO.pattern}|{_WILL_ONCE.pattern}")
 _WILL = ("i'll", "i\u2019ll", "i will", "i can", "i shall")
 
 
+#: A question that asks leave to act on the plan ("May I book Olive Jar as booking B?", "Shall I
+#: reserve it?"): with places named, a request for the user's yes, though it names a booking.
+_LEAVE_TO_ACT = re.compile(r"\b(?:may|can|could|shall|should) (?:i|we)\b[^?]*\b(?:book\w*|reserve\w*|submit\w*|go ahead|"
+                           r"proceed|finali[sz]e\w*|lock\w*)\b")
+
+
 def _requests(sentence: str) -> bool:
     """``_REQUEST.search(sentence) is not None``: its first alternative, or the others where the
     lower-case `sentence` holds a word every match of theirs holds (`_WILL`; their scan, each
@@ -157,7 +165,7 @@ def asks_of_plan(message: str) -> bool:
         sentence = sentence.strip().lstrip("*_#>-•").strip()
         # The last question decides: an agent asks for the yes after the plan, and a question
         # about the form after it ("... Also, what was the budget?") is what is left to answer.
-        if _requests(sentence) or _OF_PLAN.search(sentence):
+        if _requests(sentence) or _OF_PLAN.search(sentence) or sentence.endswith("?") and _LEAVE_TO_ACT.search(sentence):
             asked = True
         elif sentence.endswith("?"):
             asked = not _about_form(sentence)
@@ -498,6 +506,8 @@ class PlanUser(SimulatedUser):
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))
         kept = self._kept(message, plan) if missing and asks_yes else 0
+        if missing and asks_yes and not kept:
+            kept = self._of_agreed(plan)
         if kept:
             missing = [label for label, p in zip(LABELS, plan) if p is None]
         if asks_yes:
@@ -544,6 +554,22 @@ class PlanUser(SimulatedUser):
                     plan[i] = before
                     filled += 1
         return filled
+
+    def _of_agreed(self, plan: list[Place | None]) -> int:
+        """Fills in `plan`'s open bookings with the plan the user last said yes to, where every
+        place `plan` names is that plan's for its booking ("Next: may I book Olive Jar as booking
+        B?" after a yes to the whole plan: a person does not ask to hear it all again); how many
+        it filled (none where no plan is agreed, or a place named differs from it)."""
+        agreed = self.state.agreed
+        if agreed is None or len(agreed) != len(plan) or not any(plan):
+            return 0
+        if any(p is not None and p.id != was for p, was in zip(plan, agreed)):
+            return 0
+        by_id = self._task.world.by_id
+        open_ = [i for i, p in enumerate(plan) if p is None]
+        for i in open_:
+            plan[i] = by_id[agreed[i]]
+        return len(open_)
 
     def _with_own_bookings(self, message: str, named: list[Place]) -> list[Place]:
         """`named` with the places the assistant holds a booking of that the message names: the

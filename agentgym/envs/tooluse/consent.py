@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence
 
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["Want", "Target", "Rules", "Consent", "Press", "parts", "describes", "missing", "amounts_in", "time_forms",
+__all__ = ["Want", "Need", "Target", "VALUE_KINDS", "unvalued", "given", "Rules", "Consent", "Press", "parts", "describes", "missing", "amounts_in", "time_forms",
            "date_forms", "has"]
 
 
@@ -50,14 +50,29 @@ class Want:
 
 
 @dataclass(frozen=True, slots=True)
+class Need:
+    """A kind of value that a write carries (`kind`: a key of `VALUE_KINDS`), which a plan that
+    gives a target one of `outcomes` (and none of `unless`, the words that refuse it) names for the
+    customer to weigh it; `label` is how the customer asks for it ("the version you'll roll back
+    to"). The customer knows the kind of value a write of that outcome carries, never its value."""
+
+    outcomes: tuple[str, ...]
+    kind: str
+    label: str
+    unless: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Target:
     """Something the customer asked about, which a plan must give an outcome: `label` is how the
     user names it ("the atlas"), `names` the words that name it in a plan, `outcomes` the words
-    of any outcome (a refusal too); empty `outcomes`: naming it says its outcome."""
+    of any outcome (a refusal too); empty `outcomes`: naming it says its outcome. `needs`: the
+    kinds of value a plan that gives it an outcome names (`unvalued`)."""
 
     label: str
     names: tuple[str, ...]
     outcomes: tuple[str, ...] = ()
+    needs: tuple[Need, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -265,10 +280,61 @@ def _outcome_of(plan: tuple[str, ...], names: tuple[str, ...], outcomes: tuple[s
     return _gives_outcome(plan, Target("", names, outcomes))
 
 
+def given(message: str, consent: Consent, targets: list[Target]) -> list[Target]:
+    """What the customer asked about that `message` gives an outcome (an earlier yes aside)."""
+    plan = _parts(message, consent.anchors)
+    return [t for t in targets if _outcome_in(plan, t)]
+
+
 def missing(message: str, consent: Consent, targets: list[Target]) -> list[Target]:
     """What the customer asked about that neither `message` nor an earlier yes gives an outcome."""
     plan = _parts(message, consent.anchors)
     return [t for t in targets if not _outcome_in(plan, t) and not consent.agreed(t)]
+
+
+#: A value of each kind as a normalised part writes it (`_norm`: lower case, "$" as "usd", "p.m."
+#: as "pm"): what the customer looks for before it weighs a plan, whatever the value.
+VALUE_KINDS: dict[str, Callable[[str], list[str]]] = {
+    "version": re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?!\w|\.\d)|(?<![\w.])v\d+\.\d+(?!\w|\.\d)").findall,
+    "severity": re.compile(r"\bsev(?:erity)?[ -]?\d\b").findall,
+    "amount": lambda part: sorted(amounts_in(part)),
+    "date": re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b"
+                       r"|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)").findall,
+    "time": re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2} ?[ap]m\b").findall,
+}
+#: Kinds whose values differ between the writes of one plan (a rollback goes to another version
+#: than the one that caused the incident): a plan names as many different ones as it needs.
+_DISTINCT = frozenset({"version"})
+
+
+def unvalued(message: str, consent: Consent, targets: list[Target]) -> list[str]:
+    """The labels of the values a plan leaves out (`Need`): of each target that `message` gives
+    an outcome and no earlier yes covers, those of the kind its outcome carries that the parts
+    giving it name none of (of a `_DISTINCT` kind, fewer different ones than the needs: then
+    every one of that kind). What the
+    customer asks for before it says yes: its own request's kinds of value, never the gold's."""
+    plan = _parts(message, consent.anchors)
+    out: list[str] = []
+    distinct: dict[str, tuple[list[str], set[str]]] = {}
+    for t in targets:
+        if not t.needs or consent.agreed(t):
+            continue
+        mine = [p for p in plan if _outcome_in((p,), t)]
+        for need in t.needs:
+            if not any(any(has(p, o, True) for o in need.outcomes) and not any(has(p, w, True) for w in need.unless)
+                       for p in mine):
+                continue
+            values = {v for p in mine for v in VALUE_KINDS[need.kind](p)}
+            if need.kind in _DISTINCT:
+                labels, seen = distinct.setdefault(need.kind, ([], set()))
+                labels.append(need.label)
+                seen |= values
+            elif not values:
+                out.append(need.label)
+    for labels, seen in distinct.values():
+        if len(seen) < len(labels):  # which one is left out is not the customer's to tell: it asks for each
+            out += labels
+    return out
 
 
 # --------------------------------------------------------------------------- value forms

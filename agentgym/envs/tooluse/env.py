@@ -237,7 +237,11 @@ class ToolUseEnv(AgentEnv):
       gives everything it asked about an outcome (each item of a return, its nothing too; the
       report and the payment; the booking and the invitation; the incident and the rollback);
       to a plan, or a bare "Shall I go ahead?", that leaves something out it asks "Before I say
-      yes: what will you do about ...?". It reads a plan as a list, a table, one line per item,
+      yes: what will you do about ...?"; to one that gives every outcome but not the kind of value
+      each write carries ("Shall I file the incident and do the rollback?": a severity and a
+      cause version, a version to roll back to; an amount for money back or paid; a date and a
+      start time) it asks "Before I say yes to any write, please put the whole plan to me with
+      ...", from its own request's kinds of value, never the gold's. It reads a plan as a list, a table, one line per item,
       nested lines or prose, under a heading that names the work ("Proposed writes:"), and a
       request for a yes in many words ("Is that OK with you?", "Please confirm and I'll process
       it", "Can I go ahead and issue the refunds?", "Do I have your yes to both writes? Or only

@@ -9,8 +9,8 @@ from agentgym.users.stock import ACCEPT, CONFIRMED, EMPTY, EVERYTHING, GIVE_UP, 
 from agentgym.users.understanding.look_up import asks_leave_to_look
 
 __all__ = ["AS_SAID", "CHOSEN", "FIX", "GIVE_IN", "GO_LOOK", "NOTED", "NOT_DONE", "ONLY_ASKED", "PUT_AGAIN", "RIGHT", "SMALL_TALK", "STOCK", "UNKNOWN",
-           "VIOLATION", "WHAT_ABOUT", "WRONG", "WRONG_PLAIN", "YES", "YES_ONLY_ASKED", "before_yes", "chosen",
-           "then_yes", "what_about", "with_leave"]
+           "VIOLATION", "WHAT_ABOUT", "WITH_VALUES", "WRONG", "WRONG_PLAIN", "YES", "YES_ONLY_ASKED", "before_yes",
+           "chosen", "then_yes", "what_about", "with_leave", "with_values"]
 
 UNKNOWN = ("I don't know more than what I told you; please work it out with your tools.",
             "I'm not sure about that. Please go ahead with what you have.")
@@ -30,6 +30,9 @@ GIVE_IN = "Alright, I understand. Please go ahead with that."
 CHOSEN = "{lead}Please go ahead with {what}, as you set it out."
 #: The hard tier's answer to a plan that gives no outcome for something asked about.
 WHAT_ABOUT = "Before I say yes: what will you do about {what}?"
+#: The hard tier's answer to a plan that gives every outcome but leaves out values its writes carry
+#: ("Shall I file the incident and do the rollback?"): the whole plan again, with them.
+WITH_VALUES = "Before I say yes to any write, please put the whole plan to me with {what}."
 #: After a detail asked beside a yes to a plan that gives every outcome: the yes is for the plan
 #: with the detail in it.
 PUT_AGAIN = "With that, please put the whole plan to me and I'll give you my answer."
@@ -59,7 +62,7 @@ _CHANGE_LEAD = "Before you go ahead:"
 #: that restates what the user said on its way ("OK if I have a quick look at pricing's logs?").
 _NO_LEAVE = frozenset({REPHRASE, RIGHT})
 #: How replies that say something of the work, or of a plan, begin: no leave is put before them.
-_OF_THE_WORK = tuple(t.split("{")[0] for t in (*NOT_DONE, WRONG, WHAT_ABOUT)) + (WRONG_PLAIN, _CHANGE_LEAD)
+_OF_THE_WORK = tuple(t.split("{")[0] for t in (*NOT_DONE, WRONG, WHAT_ABOUT, WITH_VALUES)) + (WRONG_PLAIN, _CHANGE_LEAD)
 
 
 def listed(labels: list[str]) -> str:
@@ -70,6 +73,11 @@ def listed(labels: list[str]) -> str:
 def what_about(labels: list[str]) -> str:
     """The hard tier's question about what a plan gives no outcome for."""
     return WHAT_ABOUT.format(what=listed(labels))
+
+
+def with_values(labels: list[str]) -> str:
+    """The hard tier's request for the values a plan leaves out (their labels)."""
+    return WITH_VALUES.format(what=listed(labels))
 
 
 def then_yes(detail: str, left: list[str]) -> str:

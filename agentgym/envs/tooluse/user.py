@@ -100,7 +100,7 @@ from agentgym.envs.tooluse.asking import (
     yes_no_values,
 )
 from agentgym.envs.tooluse.base import Detail, Goal, Gold, World, WorldRecord
-from agentgym.envs.tooluse.consent import has, missing, parts
+from agentgym.envs.tooluse.consent import given, has, missing, parts, unvalued
 from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.detail_values import DETAIL_ARGS, agree, contradicted, detail_value, statement_words
 from agentgym.envs.tooluse.domains import load_domains
@@ -120,6 +120,7 @@ from agentgym.envs.tooluse.replies import (
     UNKNOWN,
     VIOLATION,
     WHAT_ABOUT,
+    WITH_VALUES,
     WRONG,
     WRONG_PLAIN,
     YES,
@@ -128,6 +129,7 @@ from agentgym.envs.tooluse.replies import (
     then_yes,
     what_about,
     with_leave,
+    with_values,
 )
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier
@@ -154,8 +156,9 @@ __all__ = ["ToolUseUser", "make_user", "understanding", "PATIENCE", "DETAIL_ARGS
 #: Wrong writes that a tool could have undone after which the user gives up.
 PATIENCE = 2
 
-#: How the customer's question about a plan that leaves something out begins (`what_about`).
-_BEFORE_YES = WHAT_ABOUT.split("{", 1)[0]
+#: How the customer's questions about a plan that leaves something out begin (`what_about`,
+#: `with_values`).
+_BEFORE_YES = (WHAT_ABOUT.split("{", 1)[0], WITH_VALUES.split("{", 1)[0])
 
 
 class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
@@ -322,6 +325,11 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
             # A plan that leaves out something asked about, or names no outcome for it: the
             # customer asks about it rather than say yes (its own request, never the gold).
             return what_about([t.label for t in left])
+        if plan and (lacking := unvalued(message, consent, targets)):
+            # "Shall I file the incident and do the rollback?" names the work, not what it will
+            # write: a yes would grant writes the plan does not describe (each then refused as a
+            # violation), so the customer asks for the kinds of value its request's writes carry.
+            return with_values(lacking)
         answer = (self._press(message) if plan else None) or answer
         if plan and answer in YES and OFFERS_CHOICE.search(message):
             lead = "Alright, I understand. " if answer == GIVE_IN else ""
@@ -508,8 +516,20 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         if objection:
             return objection
         asked = asking_sentences(message)
-        more = sum(offers_more(s) for s in asked)
+        more = sum(offers_more(s) and not self._offers_asked(s, message) for s in asked)
         return CONFIRMED if not more else YES_ONLY_ASKED if more < len(asked) else ONLY_ASKED
+
+    def _offers_asked(self, sentence: str, message: str) -> bool:
+        """Whether an offer put as more ("Should I also roll it back?") gives an outcome of
+        something the customer asked for that the rest of `message` gives none (the tier's
+        reading of plans): its request, not more. Beside a plan that gives it already, the offer
+        is of more ("... the total. Would you like me to add it as well?")."""
+        consent = self._world.consent or self._plans
+        if consent is None:
+            return False
+        targets = consent.rules.targets(self._world, self._goal)
+        offered = given(sentence, consent, targets)
+        return bool(offered) and not set(offered) <= set(given(message.replace(sentence, " "), consent, targets))
 
     def _objection(self, message: str) -> str | None:
         """A plan the assistant states or asks to confirm with a value of the job other than the

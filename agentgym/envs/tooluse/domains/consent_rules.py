@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.envs.tooluse.consent import Consent, Rules, Target, Want, date_forms, time_forms
+from agentgym.envs.tooluse.consent import Consent, Need, Rules, Target, Want, date_forms, time_forms
 
 __all__ = ["RULES", "ORDER_OUTCOMES", "plan_reader"]
 
@@ -21,6 +21,8 @@ _PAY = ("transfer", "pay", "reimburs", "payout", "payment")
 _BOOK = ("book", "schedul", "set up", "set it up")
 _UNDO = ("withdraw", "cancel", "retract")
 _TOTAL = ("total", "add", "submit", "come")
+#: Words by which a plan's part gives an item no money back: no amount is asked of it.
+_NO_MONEY = ("no refund", "not", "can't", "cannot", "can not", "won't", "unable", "decline", "final sale", "final-sale")
 
 
 def _cents(value: Any) -> int:
@@ -70,7 +72,9 @@ def _asked_items(world: Any, goal: Any) -> list[Any]:
 
 
 def _orders_targets(world: Any, goal: Any) -> list[Target]:
-    return [Target(f"the {i.product}", (i.product, i.id), ORDER_OUTCOMES) for i in _asked_items(world, goal)]
+    return [Target(f"the {i.product}", (i.product, i.id), ORDER_OUTCOMES,
+                   (Need(("refund", "store credit", "credit"), "amount", f"the amount for the {i.product}", _NO_MONEY),))
+            for i in _asked_items(world, goal)]
 
 
 def _orders_anchors(world: Any, goal: Any) -> tuple[str, ...]:
@@ -134,9 +138,10 @@ def _said_yes(goal: Any, detail: str) -> bool:
 
 def _finance_targets(world: Any, goal: Any) -> list[Target]:
     if world.meal_cap is None:
-        return [Target("the total", _TOTAL)]
-    out = [Target("the expense report", ("report",))] if _said_yes(goal, "report") else []
-    return [*out, Target("the payment", _PAY)]
+        return [Target("the total", _TOTAL, needs=(Need(_TOTAL, "amount", "the total"),))]
+    report = Target("the expense report", ("report",), needs=(Need(("report",), "amount", "the report's total"),))
+    out = [report] if _said_yes(goal, "report") else []
+    return [*out, Target("the payment", _PAY, needs=(Need(_PAY, "amount", "the amount you'll pay"),))]
 
 
 def _finance_describe(world: Any, name: str, args: dict[str, Any]) -> str:
@@ -181,7 +186,8 @@ def _calendar_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
 
 
 def _calendar_targets(world: Any, goal: Any) -> list[Target]:
-    out = [Target("the meeting", _BOOK)]
+    out = [Target("the meeting", _BOOK, needs=(Need(_BOOK, "date", "the meeting's date"),
+                                               Need(_BOOK, "time", "its start time")))]
     return [*out, Target("the invitation", ("invit",))] if "invit" in goal.request.lower() else out
 
 
@@ -227,8 +233,11 @@ def _ops_want(world: Any, name: str, args: dict[str, Any]) -> Want | None:
 
 
 def _ops_targets(world: Any, goal: Any) -> list[Target]:
-    out = [Target("the incident", ("incident",))]
-    return [*out, Target("the rollback", ("roll", "revert"))] if _said_yes(goal, "rollback") else out
+    incident = Target("the incident", ("incident",), needs=(Need(("incident",), "severity", "the incident's severity"),
+                                                            Need(("incident",), "version", "the version it names as the cause")))
+    rollback = Target("the rollback", ("roll", "revert"), needs=(Need(("roll", "revert"), "version",
+                                                                      "the version you'll roll back to"),))
+    return [incident, rollback] if _said_yes(goal, "rollback") else [incident]
 
 
 def _ops_describe(world: Any, name: str, args: dict[str, Any]) -> str:
