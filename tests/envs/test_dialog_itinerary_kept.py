@@ -30,6 +30,9 @@ KEPT = {
     "Keep everything else.": ALL,
     "No other changes.": ALL,
     "the other bookings stay the same": ALL,
+    "the other four stay as in the plan above": ALL,  # Dialog playtest 9605 T10
+    "All the others remain as agreed.": ALL,
+    "B, C and E stay as in my plan above.": {B, C, 4},
 }
 NOT_KEPT = ("A place stays the same.", "A new place is unchanged in price.", "D is the same area as A.",
             "Keep an eye on the budget.", "a, b and d stay the same", "Plan A is the same as plan B in price.",

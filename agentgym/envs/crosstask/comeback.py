@@ -48,6 +48,7 @@ booking it means: the user says so and repeats its change, where a move there is
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -56,8 +57,14 @@ from agentgym.envs.crosstask import clarify
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, checked
 from agentgym.envs.crosstask.upstream import Spent
 from agentgym.envs.dialog.domain import DAYS, SLOTS
+from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Booking, Constraint, Place, World
 from agentgym.users.understanding import Reading
+
+#: Words that give up the place right after them: "cancel X", "cancelling X", "replace X",
+#: "drop X", "instead of X", "move it away from X" (the booking, or the place of it).
+_GIVES_UP = re.compile(r"\b(?:cancel\w*|replac\w*|drop\w*|swap\w* out|give up|instead of|rather than|"
+                       r"(?:move|switch)\w* (?:it |the booking )?(?:away )?from)\s+(?:the (?:booking (?:at|of) )?)?$")
 
 __all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback", "at_booked_time",
            "candidate_check"]
@@ -485,7 +492,7 @@ class ComeBackUser(FollowUpUser):
         # An either/or gets its answer first, from the come-back's own rule; then the place named, if any.
         # Asked whether to cancel, the places the message names are its reasons ("none fits: X
         # lacks wifi, Y is full; shall I cancel?"), no proposal to answer.
-        said = self._answer(r) if r.places and clarify.CANCEL not in topics else None
+        said = self._answer(r, message) if r.places and clarify.CANCEL not in topics else None
         if said is not None and _AND_CANCEL in said:
             topics -= {clarify.REPLACE}  # "book it ... and cancel the old booking" answers that too
         parts = [self._clarified(topic) for topic in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL, clarify.REPLACE)
@@ -514,7 +521,7 @@ class ComeBackUser(FollowUpUser):
                     f"for{kept}. If one does, I'd rather move it there.")
         return f"No, please don't just cancel it: I still want the {self._noun}, just changed as I said."
 
-    def _answer(self, r: Reading) -> str | None:
+    def _answer(self, r: Reading, message: str = "") -> str | None:
         if r.places:
             meant = self._meant(r)
             if meant is not None and meant.id == self._move.place:
@@ -528,10 +535,26 @@ class ComeBackUser(FollowUpUser):
                 return f"Yes, that one. {self._missing() or f'{what[0].upper()}{what[1:]}.'}"
             if meant is not None and self._names_booking(meant, r):
                 return f"Yes, that's the booking. {self._request()}"
+            if meant is not None and self._gives_up_booked(meant, message):
+                # "... cancel Blue Mug (B1, Monday morning) and book the new cafe. Is that right?":
+                # the booked place named as the one to give up is no proposal of it.
+                return None
             return f"That isn't what I asked for. {self._request()}"
         if r.asked or r.open:
             return f"I'd like {self._wanted}. Nothing else changes."
         return None
+
+    def _gives_up_booked(self, place: Place, message: str) -> bool:
+        """Whether `message` names the booked place only as the one to give up: each mention of
+        it right after a word that gives it up ("cancel Blue Mug (B1)", "replace Blue Mug with",
+        "move it away from Blue Mug"). A report that names it ("Blue Mug is now booked ... B1
+        is cancelled") names the booking as it stands."""
+        old = self._world.bookings.get(self._move.booking)
+        if old is None or place.id != old.item_id:
+            return False
+        text = message.lower()
+        mine = [start for p, start, _ in place_mentions(text, self._world.places) if p.id == place.id]
+        return bool(mine) and all(_GIVES_UP.search(text, max(0, start - 40), start) for start in mine)
 
     def _names_booking(self, place: Place, r: Reading) -> bool:
         """Whether a message that names the booked place speaks of the booking as it stands

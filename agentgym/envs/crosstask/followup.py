@@ -203,7 +203,7 @@ class FollowUpUser(RuleBasedUser):
         if asks_leave_to_look(message):
             # "May I check the days after it, e.g. Sunday first?": a look-up, no day proposed.
             return GO_CHECK
-        said = self._answer(r)
+        said = self._answer(r, message)
         if said is not None:
             return said
         if r.confirm or (r.question and asks_go_ahead(message)):
@@ -215,7 +215,7 @@ class FollowUpUser(RuleBasedUser):
             return REPHRASE
         return self._request()
 
-    def _answer(self, r: Reading) -> str | None:
+    def _answer(self, r: Reading, message: str = "") -> str | None:
         """The answer to a place named or a question asked (None for other messages)."""
         # The user never names the place: the assistant must remember which booking it made.
         if r.places:

@@ -23,10 +23,11 @@ _ONE = rf"(?:(?i:booking)\s+)?[{''.join(LABELS)}](?![\w'’])"
 #: A list of labels: "A", "A and B", "A, B and D", "A, B, & D", "bookings B/D".
 _LIST = rf"(?<![\w'’])(?:(?i:bookings)\s+)?{_ONE}(?:\s*(?:,\s*(?:(?i:and)\s+)?|\s+(?i:and)\s+|\s*[&/]\s*){_ONE})*"
 #: How a booking is said to stay: "stay(s) the same", "remain unchanged", "are as before",
-#: "will stay as planned", "can stay where they are", "stay booked".
+#: "will stay as planned", "can stay where they are", "stay booked", "stay as in the plan above".
 _STAYS = (r"(?i:(?:all\s+|both\s+)?(?:(?:will|would|can|should|shall)\s+)?(?:stay|stays|remain|remains|are|is|be|stand|stands)"
           r"\s+(?:exactly\s+)?(?:the same(?!\s+(?:area|place|day|price|rating|category|time|slot)\b|\s+as\s+(?!before|planned|agreed|proposed))|unchanged|untouched|in place|booked|as[- ](?:is|they are|it is|they were|it was|"
-          r"before|planned|proposed|agreed|booked|submitted|above)|where (?:they|it) (?:are|is|were|was)))")
+          r"before|planned|proposed|agreed|booked|submitted|above)|as in (?:the|my|our) (?:plan|proposal|itinerary)|"
+          r"where (?:they|it) (?:are|is|were|was)))")
 #: Where the plan to keep is: the labels, then how they stay; "keep A, B and D (as they are)";
 #: "no change(s) to A"; "B: unchanged"; "same as before for A and D".
 _KEPT = re.compile(
@@ -36,9 +37,10 @@ _KEPT = re.compile(
     rf"|(?P<colon>{_LIST})\s*(?::|\s[-–—]|[–—])\s*(?i:unchanged|no change|(?:the )?same(?: as before)?|as before)\b"
     rf"|(?i:\b(?:the )?same as before (?:for|on)\s+)(?P<same>{_LIST})")
 #: "Everything else stays the same", "the rest remain as planned", "keep everything else",
-#: "no other changes", "nothing else changes".
+#: "no other changes", "nothing else changes", "the other four stay as in the plan above".
 _REST = (r"(?:everything else|all else|the rest|the others|the other bookings?|the remaining bookings?|"
-         r"all (?:the )?other bookings|other bookings|every other booking)")
+         r"all (?:the )?other bookings|other bookings|every other booking|all (?:of )?the others|"
+         r"the other (?:two|three|four|five|\d)(?: bookings| places)?)")
 _KEPT_REST = re.compile(rf"(?i:\b{_REST}\s+){_STAYS}|(?i:\bkeep(?:s|ing)?\s+{_REST}\b|\bno other changes?\b|"
                         r"\bnothing else (?:changes|has changed|is changing)\b)")
 _LABEL_IN = re.compile(rf"[{''.join(LABELS)}](?![\w'’])")
