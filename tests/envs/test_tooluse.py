@@ -649,6 +649,18 @@ def test_a_write_on_a_record_that_breaks_a_stated_detail_contradicts_it() -> Non
     assert user.contradictions("book_meeting", {"duration_minutes": old}) == ["duration"]
 
 
+def test_a_conversion_out_of_the_said_currency_checks_its_rate_and_contradicts_nothing() -> None:
+    # After "I need the total in CHF instead of EUR", converting 100 CHF to EUR checks a rate; it
+    # was charged as "contradicts currency" (ToolUse playtest 9616 T8). Converting into the old
+    # currency still contradicts the new one.
+    env, user = _shifted_user("finance", "currency")
+    old, new = user._shift.old, user._shift.new
+    env.step("Okay.")  # the shift is announced
+    check = {"amount": 100, "from_currency": new, "to_currency": old, "date": "2025-04-17"}
+    assert user.contradictions("convert", check) == []
+    assert user.contradictions("convert", {**check, "from_currency": "SEK" if new != "SEK" else "USD"}) == ["currency"]
+
+
 def test_acting_on_an_item_kept_or_a_rollback_called_off_contradicts_what_the_user_said() -> None:
     env, user = _shifted_user("orders", "product")
     did = user._shift.detail

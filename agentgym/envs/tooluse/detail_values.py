@@ -92,9 +92,10 @@ def detail_value(task: Task, d: Detail) -> Any:
 
 def contradicted(values: Mapping[str, Any], revealed: Collection[str], world: World,
                  acts: tuple[frozenset[str], frozenset[str]], name: str, arguments: dict[str, Any]) -> list[str]:
-    """The ids of the said details (`values` of those `revealed`) a write breaks: a value it
-    carries, or the value of a record it names by its own id (`acts`: the domain's write tools,
-    and those that undo); an item kept, acted on; a write the user said no to."""
+    """The ids of the said details (`values` of those `revealed`) a call breaks: a value it
+    carries (but a conversion out of the said currency, which reads its rate), or the value of a
+    record it names by its own id (`acts`: the domain's write tools, and those that undo); an
+    item kept, acted on; a write the user said no to."""
     out: list[str] = []
     named: dict[str, Any] | None | bool = False  # looked up on first need
     for did, value in values.items():
@@ -102,6 +103,8 @@ def contradicted(values: Mapping[str, Any], revealed: Collection[str], world: Wo
             continue
         args = DETAIL_ARGS.get(did)
         if args is not None:
+            if did == "currency" and arguments.get("from_currency") == value:
+                continue  # a rate read out of the said currency (a check of it) names no other one for the work
             if named is False:
                 named = _named(world, acts, name, arguments)
             for arg in args:
