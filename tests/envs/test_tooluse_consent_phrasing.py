@@ -518,6 +518,21 @@ def test_a_yes_to_the_rest_of_the_plan_unchanged_is_a_yes_to_the_plan_it_points_
     assert env.step("All done.")[4]["episode"]["success"]
 
 
+@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize("back", ["OK to go ahead with what I described?", "Shall I do both now?",
+                                  "Shall I go ahead exactly as in my last message?"])
+def test_a_question_that_points_back_to_the_plan_put_last_is_weighed_with_it(domain: str, back: str) -> None:
+    """The plan in one message (put as findings, no question), then a short request for the yes
+    that points back to it: the customer weighs that plan and says yes, and the writes it
+    describes are covered (it asked "what will you do about ...?" each time; ToolUse playtests
+    9627 T7, 9628 T7, 9629 T10 and T12)."""
+    for seed in range(3):
+        env, u = _env(domain, seed)
+        env.step("Here is what I found and what I would do.\n" + _plan(u.task))
+        reply = _answer(env, back)
+        assert reply in _YES and u.task.world.consent.plans, (domain, seed, reply)
+
+
 @pytest.mark.parametrize("text, back", [
     ("Rest of plan unchanged (refunds on the lamp and the coat). Proceed w/ the above?", True),
     ("Everything else as listed above. OK to go?", True),
@@ -529,6 +544,14 @@ def test_a_yes_to_the_rest_of_the_plan_unchanged_is_a_yes_to_the_plan_it_points_
      True),
     ("The full refund table above is unchanged. Go ahead?", True),
     ("Above, the list of my favourite items. Shall I go ahead?", False),
+    # ToolUse playtests 9627 T7, 9628 T7, 9629 T10 and T12 got "Before I say yes: what will you do about ...?"
+    ("OK to go ahead with both writes I described?", True),
+    ("Shall I do both now?", True),
+    ("Everything else stays as I listed in my last message. Yes to go ahead with that?", True),
+    ("Shall I go ahead with the other seven items exactly as in my last message?", True),
+    ("Go ahead as proposed?", True),
+    ("Do you want both a refund and store credit?", False),
+    ("I described the problem to the team. Shall I go ahead?", False),
 ])
 def test_words_that_point_back_to_the_plan_put_before(text: str, back: bool) -> None:
     from agentgym.envs.tooluse.asking import REFERS_BACK

@@ -116,10 +116,15 @@ _ASKS_YES_PASSIVE_WORDS = ("requested", "sought", "awaited", "invited", "asked f
 
 
 #: Words by which a message points back to the plan put before it ("Rest of plan unchanged",
-#: "Proceed with the above?", "as listed above"): a yes to it is a yes to that plan too, as this
-#: message amends it.
+#: "Proceed with the above?", "as listed above", "both writes I described", "as in my last
+#: message", "Shall I do both now?"): a yes to it is a yes to that plan too, as this message
+#: amends it, and the plan the customer weighs is that plan with this message.
 REFERS_BACK = re.compile(r"\b(?:(?:the|my|our) (?:[\w-]+ ){0,2}(?:plan|list|breakdown|proposal|lines?|table|summary) above|"
-                         r"(?:as|see) (?:above|before|listed|stated|outlined|planned)|the above|above plan|same as before|"
+                         r"(?:as|see) (?:above|before|listed|stated|outlined|planned|described|proposed)|the above|above plan|same as before|"
+                         # "both writes I described", "as I listed in my last message", "what I proposed"
+                         r"(?:as|what|that|those|these|writes?|steps?|plan|changes?) (?:i|we) (?:just )?(?:described|listed|proposed|"
+                         r"outlined|set out|laid out|put to you|suggested)|(?:in|from) my (?:last|previous|earlier) message|"
+                         r"(?:do|go ahead with|proceed with|make|with) (?:the )?both|both (?:writes|steps|of them|now)\b|"
                          r"unchanged from|(?:rest|remainder|everything else|all else|other (?:items|lines|parts|writes))"
                          r"(?: of (?:the|my|our) plan)?,? (?:is |are |stays? |remains? )?(?:unchanged|as (?:before|above|"
                          r"listed|stated|planned)|stands?|the same)|(?:plan|list|table|it) (?:above )?stands)\b", re.I)

@@ -241,7 +241,9 @@ class ToolUseEnv(AgentEnv):
       each write carries ("Shall I file the incident and do the rollback?": a severity and a
       cause version, a version to roll back to; an amount for money back or paid; a date and a
       start time) it asks "Before I say yes to any write, please put the whole plan to me with
-      ...", from its own request's kinds of value, never the gold's. It reads a plan as a list, a table, one line per item,
+      ...", from its own request's kinds of value, never the gold's. A request for a yes that
+      points back to the plan put last ("OK to go ahead with both writes I described?", "the rest
+      as in my last message") is weighed, and said yes to, with that plan. It reads a plan as a list, a table, one line per item,
       nested lines or prose, under a heading that names the work ("Proposed writes:"), and a
       request for a yes in many words ("Is that OK with you?", "Please confirm and I'll process
       it", "Can I go ahead and issue the refunds?", "Do I have your yes to both writes? Or only

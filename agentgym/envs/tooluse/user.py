@@ -301,7 +301,10 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
                 return self._confirmation(message)  # no "anything else?" detail for it: a yes
             return self._answer_message(r, message, turn)
         targets = consent.rules.targets(self._world, self._goal)
-        left = missing(message, consent, targets)
+        # "OK to go ahead with both writes I described?": the plan weighed is the one put last
+        # with this message, as a person hears a question that points back to it.
+        weighed = f"{self._put}\n\n{message}" if self._put is not None and REFERS_BACK.search(message) else message
+        left = missing(weighed, consent, targets)
         plan = len(left) < len(targets)  # the message gives something asked about an outcome
         # A question about a detail the customer has not said yet ("which currency should I pay
         # it in?") asks for that detail, though it names a write; else a plan that asks for any
@@ -325,7 +328,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
             # A plan that leaves out something asked about, or names no outcome for it: the
             # customer asks about it rather than say yes (its own request, never the gold).
             return what_about([t.label for t in left])
-        if plan and (lacking := unvalued(message, consent, targets)):
+        if plan and (lacking := unvalued(weighed, consent, targets)):
             # "Shall I file the incident and do the rollback?" names the work, not what it will
             # write: a yes would grant writes the plan does not describe (each then refused as a
             # violation), so the customer asks for the kinds of value its request's writes carry.
