@@ -550,6 +550,7 @@ def test_a_question_that_points_back_to_the_plan_put_last_is_weighed_with_it(dom
     ("Everything else stays as I listed in my last message. Yes to go ahead with that?", True),
     ("Shall I go ahead with the other seven items exactly as in my last message?", True),
     ("Go ahead as proposed?", True),
+    ("OK to go ahead with the refund and store credits I listed?", True),  # ToolUse playtest 9629 T8
     ("Do you want both a refund and store credit?", False),
     ("I described the problem to the team. Shall I go ahead?", False),
 ])

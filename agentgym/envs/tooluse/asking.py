@@ -122,7 +122,7 @@ _ASKS_YES_PASSIVE_WORDS = ("requested", "sought", "awaited", "invited", "asked f
 REFERS_BACK = re.compile(r"\b(?:(?:the|my|our) (?:[\w-]+ ){0,2}(?:plan|list|breakdown|proposal|lines?|table|summary) above|"
                          r"(?:as|see) (?:above|before|listed|stated|outlined|planned|described|proposed)|the above|above plan|same as before|"
                          # "both writes I described", "as I listed in my last message", "what I proposed"
-                         r"(?:as|what|that|those|these|writes?|steps?|plan|changes?) (?:i|we) (?:just )?(?:described|listed|proposed|"
+                         r"\w+ (?:i|we) (?:just )?(?:described|listed|proposed|"
                          r"outlined|set out|laid out|put to you|suggested)|(?:in|from) my (?:last|previous|earlier) message|"
                          r"(?:do|go ahead with|proceed with|make|with) (?:the )?both|both (?:writes|steps|of them|now)\b|"
                          r"unchanged from|(?:rest|remainder|everything else|all else|other (?:items|lines|parts|writes))"

@@ -301,10 +301,14 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
                 return self._confirmation(message)  # no "anything else?" detail for it: a yes
             return self._answer_message(r, message, turn)
         targets = consent.rules.targets(self._world, self._goal)
-        # "OK to go ahead with both writes I described?": the plan weighed is the one put last
-        # with this message, as a person hears a question that points back to it.
-        weighed = f"{self._put}\n\n{message}" if self._put is not None and REFERS_BACK.search(message) else message
-        left = missing(weighed, consent, targets)
+        left = missing(message, consent, targets)
+        weighed = message
+        if left and self._put is not None and REFERS_BACK.search(message):
+            # "OK to go ahead with both writes I described?": a message that leaves out what the
+            # plan put last gave is weighed with that plan, as a person hears a question that
+            # points back to it (a whole plan in the message is weighed by itself).
+            weighed = f"{self._put}\n\n{message}"
+            left = missing(weighed, consent, targets)
         plan = len(left) < len(targets)  # the message gives something asked about an outcome
         # A question about a detail the customer has not said yet ("which currency should I pay
         # it in?") asks for that detail, though it names a write; else a plan that asks for any
@@ -333,7 +337,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
             # write: a yes would grant writes the plan does not describe (each then refused as a
             # violation), so the customer asks for the kinds of value its request's writes carry.
             return with_values(lacking)
-        answer = (self._press(message) if plan else None) or answer
+        answer = (self._press(weighed) if plan else None) or answer
         if plan and answer in YES and OFFERS_CHOICE.search(message):
             lead = "Alright, I understand. " if answer == GIVE_IN else ""
             answer = self._chosen = chosen(lead, [t.label for t in targets])
