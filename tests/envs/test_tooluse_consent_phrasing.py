@@ -533,6 +533,35 @@ def test_a_question_that_points_back_to_the_plan_put_last_is_weighed_with_it(dom
         assert reply in _YES and u.task.world.consent.plans, (domain, seed, reply)
 
 
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_a_question_that_points_back_and_adds_a_detail_is_weighed_with_the_plan(domain: str) -> None:
+    """"Right - that's why the severity is sev1. OK to go ahead with the incident and rollback I
+    described?" names the writes without their values: weighed with the plan put last, it gets
+    the yes (it got "please put the whole plan to me"; ToolUse playtest 9635 T8)."""
+    for seed in range(3):
+        env, u = _env(domain, seed)
+        env.step("Here is what I found and what I would do.\n" + _plan(u.task))
+        outcomes = " and ".join(t.label.removeprefix("the ") for t in RULES[domain].targets(u.task.world, u.task.goal))
+        reply = _answer(env, f"Right, that's why. OK to go ahead with the {outcomes} I described?")
+        assert reply in _YES and u.task.world.consent.plans, (domain, seed, reply)
+
+
+def test_a_plan_with_a_total_said_as_refunded_claims_nothing_done() -> None:
+    """"I've checked both orders. Findings and what I'd do: ... Totals: 537.00 USD refunded to your
+    payment method" puts a plan; it got "Not quite yet: I don't see anything done about the
+    e-reader yet." (ToolUse playtest 9633 T5). A sentence saying the assistant did the work still
+    claims it."""
+    from agentgym.envs.tooluse.asking import plan_only
+
+    plan = ("I've checked both orders. Findings and what I'd do:\n- Lamp: refund 45.00 USD.\n- Mug: store credit "
+            "12.00 USD.\n\nTotals: 45.00 USD refunded to your payment method, 12.00 USD in store credit.")
+    assert plan_only(plan)
+    assert not plan_only(plan + "\nI filed the refund of the lamp already. I'll do the mug next.")
+    env, u = _env("orders", 1)
+    reply = env.step(plan)[4]["messages"][-1]["content"]
+    assert not reply.startswith(("Not quite yet", "It's not done")), reply
+
+
 @pytest.mark.parametrize("text, back", [
     ("Rest of plan unchanged (refunds on the lamp and the coat). Proceed w/ the above?", True),
     ("Everything else as listed above. OK to go?", True),

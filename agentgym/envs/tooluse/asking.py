@@ -243,7 +243,7 @@ QUESTION_WORD = re.compile(r"\b(?:which|what|how|where|when|who|whom|whose)\b", 
 #: exchange it for the paperback"), and
 #: words that claim something is done already: a plan alone is not a claim of work done.
 _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! know)|i am about to|i'm about to|i shall|"
-                     r"next,? i|i plan to|i'd like to)\b|\b(?:plan|next|proposed|proposal|next steps?)\s*:|"
+                     r"next,? i|i plan to|i'd like to|what i(?:'d|\u2019d| would) do)\b|\b(?:plan|next|proposed|proposal|next steps?)\s*:|"
                      # a plan's heading with words before its colon ("Plan, item by item:", "My plan for it:")
                      r"(?:^|(?<=\n))[ \t*#_-]*(?:the |my |proposed |suggested )?plan\b[^\n:.?!]{0,40}:|"
                      # a heading that names what will be done ("Proposed writes:", "Planned actions:")
@@ -258,7 +258,7 @@ _CLAIM = re.compile(rf"\b(?:i've|i have|has been|have been|is now|are now|alread
 
 
 #: Words one of which every match of `_INTENT`, and of `_CLAIM`, holds (lower case).
-_INTENT_WORDS = ("will", "i'll", "going to", "let me", "about to", "shall", "next", "plan", "i'd like to", "propos")
+_INTENT_WORDS = ("will", "i'll", "going to", "let me", "about to", "shall", "next", "plan", "i'd like to", "propos", "what i")
 _CLAIM_WORDS = ("i've", "i have", "has been", "have been", "is now", "are now", "already", "done", "finished", "complete",
                 "all set")
 
@@ -496,8 +496,18 @@ def terse_question(sentence: str) -> bool:
 
 
 def plan_only(message: str) -> bool:
-    """Whether a message only says what the assistant will do, claiming nothing done yet."""
-    return _intent(message) is not None and not _claim(message)
+    """Whether a message only says what the assistant will do, claiming nothing done yet. Where
+    words of a claim stand in it ("I've checked both orders. Findings and what I'd do: ... Totals:
+    537.00 USD refunded ..."), only a sentence that says work done, by the assistant or with such
+    a word, outside what it will do, is a claim ("I filed report R-154" is; a total is not)."""
+    if _intent(message) is None:
+        return False
+    return not _claim(message) or not any(says_done(s) and not _intent(s) and (_claim(s) or _BY_ME.search(s))
+                                          for s in _sentences(message, " -*#>|"))
+
+
+#: The assistant as the one who did something ("I filed ...", "we sent ...").
+_BY_ME = re.compile(r"\b(?:i|we)\b(?!')", re.I)
 
 
 def claims(message: str, read: Callable[[str], Reading]) -> bool:

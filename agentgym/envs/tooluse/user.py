@@ -166,7 +166,8 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
 
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
-                 "_job", "_tier", "_pressed", "_plans", "_chosen", "_shift_yes", "_put", "_changed")
+                 "_job", "_tier", "_pressed", "_plans", "_chosen", "_shift_yes", "_put", "_changed",
+                 "_weighed")
     STOCK = STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
@@ -197,6 +198,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         self._chosen: str | None = None
         self._shift_yes = False  # this reply's change of mind stood where a yes would (`_with_shift`)
         self._put: str | None = None  # the last plan put to the customer (a yes that `REFERS_BACK` takes it in)
+        self._weighed: str | None = None  # this message with the plan it points back to, where it was weighed so
         self._changed = False  # the customer has changed its mind (a goal shift was said)
 
     def _state(self, d: Detail) -> str:
@@ -224,6 +226,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         elif not self._tier and message.strip():
             self._read_go_ahead(message)
         self._shift_yes = False
+        self._weighed = None
         out = super().reply(message, turn)
         # A yes, or a change of mind said in its place, to a plan that gives everything asked
         # about an outcome: the plan's writes may follow (those the change alters or drops
@@ -233,7 +236,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
                 consent.grant(self._put)  # "rest of the plan unchanged; proceed?": the plan it points back to
             consent.grant(message)
         if consent is not None and message.strip() and self._is_plan(message):
-            self._put = message
+            self._put = self._weighed or message  # a message weighed with the plan before it amends that plan
         if out.end is not None or out.now:
             return out
         # "May I look into X?": leave, and a detail asked for that the user had not said before.
@@ -303,11 +306,12 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         targets = consent.rules.targets(self._world, self._goal)
         left = missing(message, consent, targets)
         weighed = message
-        if left and self._put is not None and REFERS_BACK.search(message):
+        if self._put is not None and REFERS_BACK.search(message) and (left or unvalued(message, consent, targets)):
             # "OK to go ahead with both writes I described?": a message that leaves out what the
-            # plan put last gave is weighed with that plan, as a person hears a question that
-            # points back to it (a whole plan in the message is weighed by itself).
-            weighed = f"{self._put}\n\n{message}"
+            # plan put last gave (an outcome, or the values of one) is weighed with that plan, as
+            # a person hears a question that points back to it (a whole plan in the message is
+            # weighed by itself).
+            weighed = self._weighed = f"{self._put}\n\n{message}"
             left = missing(weighed, consent, targets)
         plan = len(left) < len(targets)  # the message gives something asked about an outcome
         # A question about a detail the customer has not said yet ("which currency should I pay
