@@ -177,7 +177,8 @@ def test_the_series_user_answers_questions_without_naming_a_place() -> None:
 
 @pytest.mark.parametrize("ask", ["Please confirm this plan of bookings and I will book each one.",
                                  "That's the plan for the days you asked about. Does that work for you?",
-                                 "Shall I go ahead and book them?"])
+                                 "Shall I go ahead and book them?",
+                                 "That is what the plan above does. OK to do what I described?"])  # playtest 9645 T44
 def test_asked_to_approve_a_plan_of_days_the_user_says_go_ahead_and_names_no_place(ask: str) -> None:
     for _, env, seg, world in _series("train", 2):
         move: Series = seg.move

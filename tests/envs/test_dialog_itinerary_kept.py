@@ -33,10 +33,15 @@ KEPT = {
     "the other four stay as in the plan above": ALL,  # Dialog playtest 9605 T10
     "All the others remain as agreed.": ALL,
     "B, C and E stay as in my plan above.": {B, C, 4},
+    # a request that points back to the whole plan put before (Dialog playtest 9647 T9)
+    "Good to go with the above - shall I book and submit that plan?": ALL,
+    "Shall I book the plan I described?": ALL,
+    "OK to submit the plan above?": ALL,
 }
 NOT_KEPT = ("A place stays the same.", "A new place is unchanged in price.", "D is the same area as A.",
             "Keep an eye on the budget.", "a, b and d stay the same", "Plan A is the same as plan B in price.",
-            "C is the same price as D.", "Booking C: Forge Lab (20 EUR)", "Nothing stays the same.")
+            "C is the same price as D.", "Booking C: Forge Lab (20 EUR)", "Nothing stays the same.",
+            "The rating above 4.0 matters most.", "I described the rules to my team.")
 
 
 @pytest.mark.parametrize("message", KEPT)
@@ -164,3 +169,23 @@ def test_a_place_whose_booking_is_cancelled_by_its_id_is_no_second_choice(split:
             assert YES in obs and task.extra["plan"].agreed == plan, (seed, cancel, obs)
         checked += 1
     assert checked >= 3
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_request_that_points_back_to_a_whole_plan_put_without_a_question_gets_its_answer(split: str) -> None:
+    # A plan put whole with no question, then "Good to go with the above - shall I book and
+    # submit that plan?": the user answers that plan (Dialog playtest 9647 T9 got "I did not hear
+    # one place for bookings A, B, C, D and E"); a task whose user changes its mind says so first.
+    checked = 0
+    for seed in _seeds(split, 4):
+        env, task = _fresh(split, seed)
+        plan = task.gold.accepted[0]
+        env.step(LAYOUTS["list"](_rows(task, plan)))
+        obs, *_ = env.step("Good to go with the above - shall I book and submit that plan?")
+        assert "did not hear" not in obs, (seed, obs)
+        if YES in obs:
+            assert task.extra["plan"].agreed == plan, (seed, obs)
+            checked += 1
+        else:
+            assert "changed my mind" in obs, (seed, obs)
+    assert checked >= 1

@@ -226,6 +226,8 @@ _CHOICES = [("ops", ["the incident", "the rollback"], "the incident"),
     "Option 1: {plan}\nOption 2: just {other}, nothing else.\nWhich option do you want?",
     # The options as a list of yeses (ToolUse playtest 6977 T10 got "go ahead with that").
     "Your options:\n- Yes to both: {plan}\n- Or yes to {other} only.\nWhich would you like?",
+    # Options by capital letter (playtest CrossTask 9650 T5 got a bare "Yes, please go ahead.")
+    "A) {plan}\nB) Only {other}.\nC) Nothing for now.\nI recommend A. Shall I go ahead with A, B or C?",
 ])
 def test_a_yes_to_a_choice_of_plans_says_which_in_the_customers_words(domain: str, labels: list[str], other: str,
                                                                       offer: str) -> None:

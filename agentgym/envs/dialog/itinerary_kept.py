@@ -37,12 +37,18 @@ _KEPT = re.compile(
     rf"|(?P<colon>{_LIST})\s*(?::|\s[-–—]|[–—])\s*(?i:unchanged|no change|(?:the )?same(?: as before)?|as before)\b"
     rf"|(?i:\b(?:the )?same as before (?:for|on)\s+)(?P<same>{_LIST})")
 #: "Everything else stays the same", "the rest remain as planned", "keep everything else",
-#: "no other changes", "nothing else changes", "the other four stay as in the plan above".
+#: "no other changes", "nothing else changes", "the other four stay as in the plan above", and a
+#: request that points back to the plan put before ("Good to go with the above?"): every booking.
 _REST = (r"(?:everything else|all else|the rest|the others|the other bookings?|the remaining bookings?|"
          r"all (?:the )?other bookings|other bookings|every other booking|all (?:of )?the others|"
          r"the other (?:two|three|four|five|\d)(?: bookings| places)?)")
 _KEPT_REST = re.compile(rf"(?i:\b{_REST}\s+){_STAYS}|(?i:\bkeep(?:s|ing)?\s+{_REST}\b|\bno other changes?\b|"
-                        r"\bnothing else (?:changes|has changed|is changing)\b)")
+                        r"\bnothing else (?:changes|has changed|is changing)\b|"
+                        # a request that points back to the plan put before ("Good to go with the above?",
+                        # "shall I book that plan?", "the plan I described")
+                        r"\b(?:with|book|submit|do|approve|is|for) (?:the )?above\b|\babove plan\b|\bthe plan above\b|"
+                        r"\bas (?:above|described|proposed)\b|\b(?:book|submit|go ahead with|approve) that plan\b|"
+                        r"\b(?:plan|what) I (?:just )?(?:described|proposed|gave|laid out|set out)\b)")
 _LABEL_IN = re.compile(rf"[{''.join(LABELS)}](?![\w'’])")
 
 

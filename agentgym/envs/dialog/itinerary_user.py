@@ -475,8 +475,8 @@ class PlanUser(SimulatedUser):
         self._distinct = gold.distinct_areas
         self._read = understanding(domain).read
         self._names = place_names(task.world)
-        #: Per booking, the place of the last plan it heard asked about (ids; None: none yet):
-        #: what "A and B stay the same" keeps.
+        #: Per booking, the place of the last plan it heard asked about, or put whole (ids; None:
+        #: none yet): what "A and B stay the same" and "Good to go with the above?" keep.
         self._heard: list[str | None] = [None] * len(gold.legs)
 
     @property
@@ -510,7 +510,7 @@ class PlanUser(SimulatedUser):
             kept = self._of_agreed(plan)
         if kept:
             missing = [label for label, p in zip(LABELS, plan) if p is None]
-        if asks_yes:
+        if asks_yes or not missing:  # a whole plan put without a question is heard too ("... Good to go with the above?")
             self._heard = [p.id if p is not None else was for p, was in zip(plan, self._heard)]
         if not named and asks_yes and not _GO_AHEAD.search(_BEFORE_ACTING.sub("", text)):
             # A question that names no place and asks to act on nothing checks the form ("... a

@@ -36,7 +36,9 @@ OFFERS_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:ju
                            r"\bor,?\s+(?:a\s+)?yes\b|\bwhich (?:one )?(?:would|do|will) you (?:like|want|choose|pick)\b|"
                            r"\byour (?:two |three )?options\b|"
                            # 'Please tell me which: "yes to A and B", "yes to A only", or neither.'
-                           r"\b(?:tell me|let me know|say|confirm) which\b|\bif you(?:'d| would)? prefer\b", re.I)
+                           r"\b(?:tell me|let me know|say|confirm) which\b|\bif you(?:'d| would)? prefer\b|"
+                           # options by capital letter: "Shall I go ahead with A, B or C?"
+                           r"(?-i:\b[A-D](?:,\s*[A-D])*,?\s+or\s+[A-D]\b)", re.I)
 #: A question that opens with "or", after any list mark ("Or refunds only and skip the credits?"):
 #: it offers another way to the question before it, so it asks which, never for a detail.
 OR_QUESTION = re.compile(r"[\s*_>#-]*or\b", re.I)
