@@ -37,6 +37,7 @@ KEPT = {
     "Good to go with the above - shall I book and submit that plan?": ALL,
     "Shall I book the plan I described?": ALL,
     "OK to submit the plan above?": ALL,
+    "OK to submit it with the change I described?": ALL,  # Dialog playtest 9657 T12
 }
 NOT_KEPT = ("A place stays the same.", "A new place is unchanged in price.", "D is the same area as A.",
             "Keep an eye on the budget.", "a, b and d stay the same", "Plan A is the same as plan B in price.",
@@ -189,3 +190,24 @@ def test_a_request_that_points_back_to_a_whole_plan_put_without_a_question_gets_
         else:
             assert "changed my mind" in obs, (seed, obs)
     assert checked >= 1
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_change_put_without_a_question_then_pointed_back_to_is_the_plan(split: str) -> None:
+    # "Same as before, but booking E is now X. A, B, C and D stay as they were." with no question,
+    # then "OK to submit it with the change I described?": the plan with the change (Dialog
+    # playtest 9657 T12 got "I did not hear one place for bookings A, B, C, D and E"); "good to go
+    # with the plan above?" after the yes gets it again (T7 got the form's "nothing to add").
+    checked = 0
+    for seed, plan, new, names in _other_last_places(split):
+        env, task = _agreed(split, seed, plan)
+        obs, *_ = env.step("Just so it's on record before I submit: good to go with the plan above?")
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)
+        last = LABELS[len(plan) - 1]
+        kept = ", ".join(LABELS[:len(plan) - 1])
+        env.step(f"A change: booking {last} is now {names[new[-1]]}. {kept} stay as they were.")
+        obs, *_ = env.step("Yes, the new plan keeps all of that. OK to submit it with the change I described?")
+        heard = ", ".join(f"{label} {names[i]}" for label, i in zip(LABELS, new))
+        assert f"works for me: {heard}." in obs and task.extra["plan"].agreed == new, (seed, obs)
+        checked += 1
+    assert checked >= 3

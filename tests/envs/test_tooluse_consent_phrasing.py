@@ -548,6 +548,23 @@ def test_a_question_that_points_back_and_adds_a_detail_is_weighed_with_the_plan(
         assert reply in _YES and u.task.world.consent.plans, (domain, seed, reply)
 
 
+@pytest.mark.parametrize("domain", ["orders", "finance", "ops"])
+def test_a_plan_said_as_what_i_would_do_is_no_question(domain: str) -> None:
+    """"Here's what I found. ... What I'd do: file an incident ..., then roll ... back" puts a plan;
+    it was read as a question and got "I don't know more than what I told you" (CrossTask playtest
+    9658 T13). Put without a request for an answer, the tier hears it."""
+    from agentgym.envs.tooluse.replies import NOTED
+    from agentgym.envs.tooluse.user_words import plan_said_as_such
+
+    assert plan_said_as_such("What I'd do: refund it.") == "my plan: refund it."
+    assert plan_said_as_such("What would you like me to do?") == "What would you like me to do?"
+    for seed in range(3):
+        env, u = _env(domain, seed)
+        plan = " ".join(line for line in _plan(u.task).splitlines() if not line.startswith("Nothing for"))
+        reply = env.step("Here's what I found. What I'd do: " + plan)[4]["messages"][-1]
+        assert reply["content"] == NOTED, (domain, seed, reply)
+
+
 def test_a_plan_with_a_total_said_as_refunded_claims_nothing_done() -> None:
     """"I've checked both orders. Findings and what I'd do: ... Totals: 537.00 USD refunded to your
     payment method" puts a plan; it got "Not quite yet: I don't see anything done about the

@@ -48,7 +48,7 @@ _KEPT_REST = re.compile(rf"(?i:\b{_REST}\s+){_STAYS}|(?i:\bkeep(?:s|ing)?\s+{_RE
                         # "shall I book that plan?", "the plan I described")
                         r"\b(?:with|book|submit|do|approve|is|for) (?:the )?above\b|\babove plan\b|\bthe plan above\b|"
                         r"\bas (?:above|described|proposed)\b|\b(?:book|submit|go ahead with|approve) that plan\b|"
-                        r"\b(?:plan|what) I (?:just )?(?:described|proposed|gave|laid out|set out)\b)")
+                        r"\b(?:plan|what|changes?|update) I (?:just )?(?:described|proposed|gave|laid out|set out)\b)")
 _LABEL_IN = re.compile(rf"[{''.join(LABELS)}](?![\w'’])")
 
 

@@ -505,14 +505,14 @@ class PlanUser(SimulatedUser):
         plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))
-        kept = self._kept(message, plan) if missing and asks_yes else 0
+        kept = self._kept(message, plan) if missing else 0  # "A, C and D stay as they were" said without a question too
         if missing and asks_yes and not kept:
             kept = self._of_agreed(plan)
         if kept:
             missing = [label for label, p in zip(LABELS, plan) if p is None]
         if asks_yes or not missing:  # a whole plan put without a question is heard too ("... Good to go with the above?")
             self._heard = [p.id if p is not None else was for p, was in zip(plan, self._heard)]
-        if not named and asks_yes and not _GO_AHEAD.search(_BEFORE_ACTING.sub("", text)):
+        if not named and not kept and asks_yes and not _GO_AHEAD.search(_BEFORE_ACTING.sub("", text)):
             # A question that names no place and asks to act on nothing checks the form ("... a
             # desk on Monday morning. Is that right?", "Just to confirm: booking A is ...?": the
             # user restates it) or how to work ("shall I just work from the form as written?":

@@ -134,7 +134,7 @@ from agentgym.envs.tooluse.replies import (
 from agentgym.envs.tooluse.review import Review, review
 from agentgym.envs.tooluse.tasks import SESSION_TIER, is_tier
 from agentgym.envs.tooluse.user_shift import ToolUseNoiseSupport
-from agentgym.envs.tooluse.user_words import VERBATIM, protected_words, understanding, write_tools
+from agentgym.envs.tooluse.user_words import VERBATIM, plan_said_as_such, protected_words, understanding, write_tools
 from agentgym.users.picks import DrawnPicks
 from agentgym.users.rule_based import RuleBasedUser, asks_if_right, spelled_out
 from agentgym.users.stock import (
@@ -212,7 +212,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         return VERBATIM, protected_words(self._task.domain)
 
     def reply(self, message: str, turn: int) -> UserTurn:
-        message = spelled_out(message)
+        message = plan_said_as_such(spelled_out(message))
         if self._world.violations:
             return UserTurn(VIOLATION, end="gave_up")
         consent, told = self._world.consent, len(self._revealed)  # the details said before this reply

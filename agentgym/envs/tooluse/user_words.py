@@ -10,7 +10,7 @@ from agentgym.envs.tooluse.data import load_lexicon
 from agentgym.envs.tooluse.domains import load_domains
 from agentgym.users.understanding import Understanding, compile_understanding
 
-__all__ = ["VERBATIM", "understanding", "protected_words", "write_tools"]
+__all__ = ["VERBATIM", "understanding", "plan_said_as_such", "protected_words", "write_tools"]
 
 #: Values a message may hold that the agent must copy as they are: e-mails, ids, quoted titles,
 #: and capitalised names (typos never land inside them).
@@ -38,3 +38,16 @@ def protected_words(domain: str) -> re.Pattern[str]:
     longest first, as one pattern: typos never land inside them."""
     words = sorted({w for values in load_domains()[domain].vocabulary.values() for w in values}, key=len, reverse=True)
     return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b" if words else r"(?!)")
+
+
+#: "What I'd do: ...", "What I would do next is ...": the assistant's plan, said, which the
+#: shared engine would read as a question that opens with "what".
+_WHAT_I_DO = re.compile(r"\bwhat (?:i|we)(?:'d|\u2019d| would| will|'ll|\u2019ll) do(?: next)?(?: is)?\b:?", re.I)
+
+
+def plan_said_as_such(message: str) -> str:
+    """`message` with "What I'd do" said as what it is ("my plan:", a plan's heading), so that no
+    reader takes a plan put for a question; the same text where it holds none (most messages)."""
+    if "what" not in message.lower():
+        return message
+    return _WHAT_I_DO.sub("my plan:", message)
