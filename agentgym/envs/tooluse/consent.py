@@ -15,8 +15,10 @@ The rule has one reading, the same for the user, the toolkit and the policy text
   (an ordinal day, "p.m.", a time with ISO's "Z", a currency's symbol, a domain's own forms:
   "SEV-2", a version without its "v").
 * The user says yes only to a plan that gives an outcome for everything it asked about that no
-  earlier yes covers; otherwise it asks about what is missing (`missing`). Its yes is the
-  customer's knowledge only: what it asked for, never the gold.
+  earlier yes covers; otherwise it asks about what is missing (`missing`). A plan that gives the
+  outcomes but names none of a kind of value a write of them carries (a version, a severity, an
+  amount, a date, a time: `Need`) gets a request for those (`unvalued`). Its yes and its
+  questions are the customer's knowledge only: what it asked for, never the gold.
 * A change of mind the user says in place of its yes ("Before you go ahead: actually, don't roll
   anything back; just file the incident.") is its word on the rest of the plan, which it records
   as said yes to: what the change drops is no longer wanted (the review says so), and what it
