@@ -48,6 +48,7 @@ _WHAT_I_DO = re.compile(r"\bwhat (?:i|we)(?:'d|\u2019d| would| will|'ll|\u2019ll
 def plan_said_as_such(message: str) -> str:
     """`message` with "What I'd do" said as what it is ("my plan:", a plan's heading), so that no
     reader takes a plan put for a question; the same text where it holds none (most messages)."""
-    if "what" not in message.lower():
+    low = message.lower()
+    if "what i" not in low and "what we" not in low:  # most messages, "what you need" among them
         return message
     return _WHAT_I_DO.sub("my plan:", message)
