@@ -548,11 +548,13 @@ def test_a_question_that_points_back_and_adds_a_detail_is_weighed_with_the_plan(
         assert reply in _YES and u.task.world.consent.plans, (domain, seed, reply)
 
 
-@pytest.mark.parametrize("domain", ["orders", "finance", "ops"])
+@pytest.mark.parametrize("domain", DOMAINS)
 def test_a_plan_said_as_what_i_would_do_is_no_question(domain: str) -> None:
     """"Here's what I found. ... What I'd do: file an incident ..., then roll ... back" puts a plan;
     it was read as a question and got "I don't know more than what I told you" (CrossTask playtest
-    9658 T13). Put without a request for an answer, the tier hears it."""
+    9658 T13). Put without a request for an answer, the tier hears it; so it does a plan's lines
+    in the imperative ("Send the invitation of meeting M-708.", which got "I'm not sure what you
+    mean")."""
     from agentgym.envs.tooluse.replies import NOTED
     from agentgym.envs.tooluse.user_words import plan_said_as_such
 

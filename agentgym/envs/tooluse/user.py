@@ -326,9 +326,10 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         # "Can I go ahead and issue the refunds?" after a plan asks for a yes, not about refunds.
         answer = self._confirmation(message) if plan and r.confirm and not detail else \
             self._answer_message(r, message, turn)
-        if answer in GO_AHEAD and not r.confirm:
+        if not r.confirm and (answer in GO_AHEAD or plan and answer == REPHRASE and "?" not in message):
             # A plan, or anything else, put without a request for an answer is heard, never
-            # agreed to: a write needs the yes to a plan the agent asked about.
+            # agreed to: a write needs the yes to a plan the agent asked about. A plan's lines in
+            # the imperative ("2. Send the invitation.") ask the customer for nothing either.
             return NOTED
         if answer not in YES:  # a detail asked beside a yes is said with what the yes waits for
             return then_yes(answer, [t.label for t in left]) if detail and r.confirm and isinstance(answer, str) else answer
