@@ -211,3 +211,22 @@ def test_a_change_put_without_a_question_then_pointed_back_to_is_the_plan(split:
         assert f"works for me: {heard}." in obs and task.extra["plan"].agreed == new, (seed, obs)
         checked += 1
     assert checked >= 3
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_numbered_plan_by_label_is_the_plan_whatever_its_reasoning_names(split: str) -> None:
+    # "Only three gardens have a stage (X, Y, Z) ..." above "1. A, rooftop, Wednesday evening: W ...":
+    # the numbered lines give each booking its place (Dialog playtest 9664 T12 got "I heard more
+    # than one place for bookings D and E").
+    checked = 0
+    for seed, plan, new, names in _other_last_places(split):
+        env, task = _fresh(split, seed)
+        legs = task.gold.legs
+        lines = "\n".join(f"{k}. {label}, {leg.needs[0][1]}, {leg.day.capitalize()} {leg.slot}: {names[i]} ({i})."
+                          for k, (label, leg, i) in enumerate(zip(LABELS, legs, plan), 1))
+        message = (f"Only these fit booking {LABELS[len(plan) - 1]}: {names[new[-1]]} and {names[plan[-1]]}.\n"
+                   f"{lines}\nShall I submit this plan?")
+        obs, *_ = env.step(message)
+        assert YES in obs and task.extra["plan"].agreed == plan, (seed, obs)
+        checked += 1
+    assert checked >= 3

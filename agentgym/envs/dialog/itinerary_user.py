@@ -241,9 +241,9 @@ _LABEL_WORD = re.compile(rf"\b[Bb]ooking(?:\s+|[_-])({_LABEL})\b")  # "booking_C
 _LABEL_BARE = re.compile(rf"(?<![\w'’])({_LABEL})(?:\*\*)?(?:\s*\([^()\n]{{1,60}}\)\s*:|\s*[:)|]|\s+[-–—]\s|\s*[–—]|"
                          # a label before its day and time ("D Tue afternoon: X", "A, Tuesday morning: Y")
                          rf",?\s+(?i:{'|'.join(d[:3] for d in DAYS)})[a-z]*\.?(?:\s+(?i:{'|'.join(SLOTS)}))?\s*:)")
-#: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X"): a line's first
-#: capital letter before a comma is no article.
-_LABEL_ITEM = re.compile(rf"^[ \t]*(?:[-*\u2022][ \t]*)?(?:\*\*)?({_LABEL})(?:\*\*)?,", re.M)
+#: A label opening a list's line, before a comma ("- A, phone booth, Sunday: X", "1. A, rooftop,
+#: Wednesday evening: X"): a line's first capital letter before a comma is no article.
+_LABEL_ITEM = re.compile(rf"^[ \t]*(?:(?:[-*\u2022]|\d+[.)])[ \t]*)?(?:\*\*)?({_LABEL})(?:\*\*)?,", re.M)
 #: A heading over the plan a message puts ("**Recommendation:**", "Proposed plan:", "My pick", "Recap:"): at a
 #: line's start, alone or before a colon, read as what the labels after it give, whatever the
 #: options above it name.
