@@ -109,7 +109,7 @@ def test_a_lead_in_is_looked_for_among_the_last_words_only() -> None:
     for text in texts:
         for end in range(0, len(text) + 1, max(1, len(text) // 9)):
             before = text[:end]
-            assert aside._led_in(before) == (aside._SET_ASIDE_BEFORE.search(before) is not None), before
+            assert aside.led_in(before) == (aside._SET_ASIDE_BEFORE.search(before) is not None), before
 
 
 def test_the_itinerary_user_reads_requests_and_form_questions_as_its_plain_patterns() -> None:

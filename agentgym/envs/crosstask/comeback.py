@@ -48,7 +48,6 @@ booking it means: the user says so and repeats its change, where a move there is
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -56,15 +55,11 @@ from agentgym.core.task import UserTurn, WorldEvent
 from agentgym.envs.crosstask import clarify
 from agentgym.envs.crosstask.followup import FollowUpUser, MoveBooking, checked
 from agentgym.envs.crosstask.upstream import Spent
+from agentgym.envs.dialog.aside import led_in
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Booking, Constraint, Place, World
 from agentgym.users.understanding import Reading
-
-#: Words that give up the place right after them: "cancel X", "cancelling X", "replace X",
-#: "drop X", "instead of X", "move it away from X" (the booking, or the place of it).
-_GIVES_UP = re.compile(r"\b(?:cancel\w*|replac\w*|drop\w*|swap\w* out|give up|instead of|rather than|"
-                       r"(?:move|switch)\w* (?:it |the booking )?(?:away )?from)\s+(?:the (?:booking (?:at|of) )?)?$")
 
 __all__ = ["ComeBack", "ComeBackUser", "Upstream", "ASKS", "MEETING_DAY", "NEEDS", "plan_comeback", "at_booked_time",
            "candidate_check"]
@@ -546,15 +541,15 @@ class ComeBackUser(FollowUpUser):
 
     def _gives_up_booked(self, place: Place, message: str) -> bool:
         """Whether `message` names the booked place only as the one to give up: each mention of
-        it right after a word that gives it up ("cancel Blue Mug (B1)", "replace Blue Mug with",
-        "move it away from Blue Mug"). A report that names it ("Blue Mug is now booked ... B1
+        it right after words that set it aside (`led_in`: "cancel Blue Mug (B1)", "replace Blue
+        Mug with", "move it away from Blue Mug"). A report that names it ("Blue Mug is now booked ... B1
         is cancelled") names the booking as it stands."""
         old = self._world.bookings.get(self._move.booking)
         if old is None or place.id != old.item_id:
             return False
         text = message.lower()
         mine = [start for p, start, _ in place_mentions(text, self._world.places) if p.id == place.id]
-        return bool(mine) and all(_GIVES_UP.search(text, max(0, start - 40), start) for start in mine)
+        return bool(mine) and all(led_in(text[:start]) for start in mine)
 
     def _names_booking(self, place: Place, r: Reading) -> bool:
         """Whether a message that names the booked place speaks of the booking as it stands

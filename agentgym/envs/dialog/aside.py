@@ -16,7 +16,7 @@ from typing import Sequence
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 
-__all__ = ["asked_about", "aside_mentions", "examples", "set_aside"]
+__all__ = ["asked_about", "aside_mentions", "examples", "led_in", "set_aside"]
 
 
 #: Where the words said of a place end, after it: a sentence end (not a decimal point), a
@@ -73,10 +73,12 @@ _SET_ASIDE = re.compile(r"\b(not|\w*n[’']t|cannot|no longer|lacks?|lacking|(?:
                         r"but (it's |it is |is |sits )?in (the )?[a-z][a-z ]{2,30}(, (which|where|an area|the area)|$))\b")
 #: Words right before a place that set it aside ("instead of X", "rather than Y", "better than
 #: Z", "chose A over the better-rated X", "beats X", "replaced X with Y", "swapped out X",
-#: "someone else grabbed X", "sorry for having suggested X", "B forces C off X", "cancel B4 (X").
+#: "someone else grabbed X", "sorry for having suggested X", "B forces C off X", "cancel B4 (X",
+#: "give up X", "move it away from X", "cancel the booking at X").
 _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|unlike|but not|over( the| a)?( [\w-]+)?|"
                                r"(beats?|beating|outranks?|outscores?|tops|trumps|edges out|ahead of)( the)?|"
-                               r"(replac|swapp?|drop+|cancel+|skipp?)\w*( out)?( the)?|(switch|mov|chang)\w* (away )?from( the)?|"
+                               r"(replac|swapp?|drop+|cancel+|skipp?)\w*( out)?( the)?( booking (at|of))?|give up( on)?( the)?|"
+                               r"(switch|mov|chang)\w* (it |the booking )?(away )?from( the)?|"
                                # a booking cancelled by its id, its place in brackets ("cancel B4 (X, ...)")
                                r"cancel+\w*( the)?( booking)? b\d+ ?\(|"
                                r"no (room|space|budget|money)( left)? for( the)?|(rul|leav|left)\w* out( the)?|"
@@ -92,8 +94,10 @@ _SET_ASIDE_BEFORE = re.compile(r"\b(instead of|in place of|rather than|than|not|
 _LEAD_SPACES = 6
 
 
-def _led_in(before: str) -> bool:
-    """``_SET_ASIDE_BEFORE.search(before) is not None``, searched among the last words only: a
+def led_in(before: str) -> bool:
+    """Whether `before` ends in words that set aside the place named right after it ("instead
+    of", "cancel B4 (", "replaced"): ``_SET_ASIDE_BEFORE.search(before) is not None``, searched
+    among the last words only: a
     match ends where `before` ends but for whitespace, and holds at most `_LEAD_SPACES` spaces
     and no other whitespace, so none starts at or before the space `_LEAD_SPACES` + 1 back."""
     start = len(before.rstrip())
@@ -204,12 +208,12 @@ def aside_mentions(message: str, places: list[Place], among: Sequence[Place] = (
         before = text[mentions[k - 1][2] if k else 0:start]
         afters.append(after)
         verdicts.append(bool(_SET_ASIDE.search(after)))
-        led_in = _led_in(before)
+        led = led_in(before)
         # A list the words before it lead in shares them: "cancelled X and Y", "instead of X or Y".
-        if not led_in and k and leads[k - 1] and _LISTED.match(before):
-            led_in = True
-        leads.append(led_in)
-        aside.append(verdicts[-1] or led_in or _bracketed_after_verdict(text, start)
+        if not led and k and leads[k - 1] and _LISTED.match(before):
+            led = True
+        leads.append(led)
+        aside.append(verdicts[-1] or led or _bracketed_after_verdict(text, start)
                      or any(a <= start < b for a, b in (*sections, *failed)) or _ruled_out_next(text, brk, stop))
     # A list shares the verdict said after its last place: back from each place set aside by
     # the words after it, every place before it with only list separators between them.

@@ -505,7 +505,9 @@ class PlanUser(SimulatedUser):
         plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))
-        kept = self._kept(message, plan) if missing else 0  # "A, C and D stay as they were" said without a question too
+        # "A, C and D stay as they were" said without a question too: a message that names no place
+        # and asks nothing keeps nothing new (the plan heard stays as it is).
+        kept = self._kept(message, plan) if missing and (asks_yes or named) else 0
         if missing and asks_yes and not kept:
             kept = self._of_agreed(plan)
         if kept:
