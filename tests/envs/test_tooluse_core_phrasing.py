@@ -487,3 +487,14 @@ def test_an_either_or_question_gets_what_the_user_knows_not_a_yes() -> None:
     assert reply != "Yes, that's right." and "gateway" in reply, reply
     env, _ = _kept("tooluse-9448-test.jsonl", "AgentRL/ToolUse-v0", "test", "hard", None, 9448, 0)
     assert _reply(env, "One question first: are the complaints only about gateway?") == "Yes, that's right."
+
+
+def test_a_plan_beside_a_clause_opened_by_where_is_noted_not_asked_about() -> None:
+    """"I know you'd prefer money back; where the window has passed, store credit for the full
+    price is the most I can give. ... What I'd do: make these three refunds ... and issue these
+    five store credits ..." got the customer's wish per item again: the clause opened by "where"
+    was read as a question about the refund (ToolUse playtest 9659 T7). A plan put without a
+    question is noted."""
+    env, actions = _kept("tooluse-9659-train.jsonl", "AgentRL/ToolUse-v0", "train", "hard", None, 9659, 6)
+    assert "where the window has passed" in actions[6]
+    assert _reply(env, actions[6]) == "Okay, noted."

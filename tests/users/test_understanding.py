@@ -600,3 +600,28 @@ def test_a_sentence_wrapped_onto_the_next_line_is_one_sentence() -> None:
     assert read("What is your\nbudget?").asked == ("price",)
     assert read("Which area would you\n  like, and what budget?").asked == ("area", "price")
     assert read("I'll book it for Friday\nShall I go ahead?").asked == ()
+
+
+@pytest.mark.parametrize("text", [
+    "Where the window has passed, store credit for the full price is the most I can give.",
+    "When I checked the price, it was 40 EUR in Riverside.",
+    "What the budget allows is the place in Riverside.",
+    "How we searched: by area, then by price.",
+])
+def test_a_question_word_opening_a_clause_of_a_statement_asks_nothing(text: str) -> None:
+    # A question word followed by a determiner (or, after "where", "when", "how" or "why", by a
+    # subject) opens a clause, not a question: the slots the sentence names are not asked.
+    got = read(text)
+    assert not got.question and got.asked == (), got
+
+
+@pytest.mark.parametrize(("text", "slot"), [
+    ("Which area you'd like.", "area"),
+    ("What's the budget.", "price"),
+    ("What time works for you.", "time"),
+    ("What I have so far: Friday. Anything else?", "time"),
+    ("Where the place should be, and your budget?", "area"),
+])
+def test_a_question_word_that_asks_without_a_question_mark_still_asks(text: str, slot: str) -> None:
+    got = read(text)
+    assert got.question and slot in got.asked, got

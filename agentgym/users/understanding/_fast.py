@@ -35,7 +35,6 @@ from agentgym.users.understanding.clauses import (
     SALAD_SLOTS,
     _asks_beyond,
     _clauses,
-    _clipped_intent,
     _drop_qualifiers,
     _first,
     _gapped,
@@ -44,6 +43,7 @@ from agentgym.users.understanding.clauses import (
     _locating_open,
     _modal,
     _named_beside,
+    _opens_statement,
     _roles,
 )
 from agentgym.users.understanding.grammar import (
@@ -326,7 +326,7 @@ def _asks(words: list[_Word], s: int, e: int, end: str, grams: list[tuple[int, i
         return True
     first = _first(words, s, e)
     if first is not None and words[first].flags & (_AUX | _IMPERATIVE | (_WH if end != "!" else 0)) \
-            and not _clipped_intent(words, first, e):
+            and not _opens_statement(words, first, e):
         return True
     if any(words[i].flags & _BOUNDARY and words[i + 1].flags & _IMPERATIVE
            for i in breaks[bisect_left(breaks, s):bisect_left(breaks, e - 1)]):

@@ -289,6 +289,34 @@ def _clipped_intent(words: list[_Word], first: int, e: int) -> bool:
     return words[first].raw == "will" and first + 1 < e and words[first + 1].raw not in _WILL_SUBJECTS
 
 
+#: Determiners: a question word they follow opens a clause of a statement, not a question ("where
+#: the window has passed, ...", "what our policy allows is ...", "what a find"); a question word
+#: asking without a question mark is followed by an auxiliary or the thing asked about ("which
+#: area;", "what time works for you.").
+_CLAUSE_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "its", "my", "our", "their"})
+#: Subjects that follow "where", "when", "how" or "why" opening a clause ("when I tried to submit,
+#: the room was taken", "how we'll go about it:"); after "what" or "which" a subject still asks
+#: ("What I have so far: Sunday." asks the customer to check it; "what you need" asks).
+_CLAUSE_SUBJECTS = frozenset({"i", "we", "it", "they", "he", "she", "i've", "i'm", "i'll", "i'd", "we've", "we're",
+                              "we'll", "it's", "they're"})
+#: The question words that may open such a clause, as written (a contraction, "what's", opens a
+#: question: "What's the budget.").
+_CLAUSE_WH = {"what": _CLAUSE_DETERMINERS, "which": _CLAUSE_DETERMINERS, "whatever": _CLAUSE_DETERMINERS,
+              "where": _CLAUSE_DETERMINERS | _CLAUSE_SUBJECTS, "when": _CLAUSE_DETERMINERS | _CLAUSE_SUBJECTS,
+              "how": _CLAUSE_DETERMINERS | _CLAUSE_SUBJECTS, "why": _CLAUSE_DETERMINERS | _CLAUSE_SUBJECTS}
+
+
+def _opens_statement(words: list[_Word], first: int, e: int) -> bool:
+    """Whether a sentence opening with an auxiliary or question word (at `first`, ending before
+    `e`, with no question mark) opens a statement: a clipped note of intent (`_clipped_intent`)
+    or a clause a question word opens (`_CLAUSE_WH`: "Where the window has passed, store credit
+    is the most I can give.")."""
+    after = _CLAUSE_WH.get(words[first].raw)
+    if after is not None:
+        return first + 1 < e and words[first + 1].raw in after
+    return _clipped_intent(words, first, e)
+
+
 def _clauses(words: list[_Word], s: int, e: int, grams: list[tuple[int, int, str]],
              breaks: list[int]) -> tuple[list[int], list[bool]]:
     """The clauses of the sentence words[s:e] (split where the message's clauses break,

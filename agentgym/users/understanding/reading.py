@@ -23,7 +23,8 @@ finds, with dict look-ups only, two layers of phrases:
   grammar phrase may hold a placeholder, ``<periods>``, standing for each word of that list.
 
 The message is then read sentence by sentence. A sentence asks when it ends with a question mark,
-opens with a question word, an auxiliary or an imperative, holds a request phrase, ends with
+opens with a question word (not one opening a clause: "where the window has passed, ..."), an
+auxiliary or an imperative, holds a request phrase, ends with
 "please" or is a short one with it; a list under an asking sentence (items opened by a dash or a
 bullet, "What should I look for? - the area - a price cap") asks as that sentence does. Within an asking sentence the slots named are asked, except
 where an exclusion covers them (up to the next comma, dash, "but", "before" or question word), in
@@ -59,7 +60,6 @@ from agentgym.users.understanding.clauses import (
     _REFERRING,
     _asks_beyond,
     _clauses,
-    _clipped_intent,
     _drop_qualifiers,
     _first,
     _gapped,
@@ -69,6 +69,7 @@ from agentgym.users.understanding.clauses import (
     _marks,
     _modal,
     _named_beside,
+    _opens_statement,
     _roles,
 )
 from agentgym.users.understanding.grammar import (
@@ -539,7 +540,7 @@ class Understanding:
         first = _first(words, s, e)
         # "What a week it has been!": a question word opening an exclamation asks nothing.
         if first is not None and words[first].flags & (_AUX | _IMPERATIVE | (_WH if end != "!" else 0)) \
-                and not _clipped_intent(words, first, e):
+                and not _opens_statement(words, first, e):
             return True
         # An imperative opening a later clause asks as well ("To narrow it down, please share:").
         if any(words[i].flags & _BOUNDARY and words[i + 1].flags & _IMPERATIVE for i in range(s, e - 1)):
