@@ -245,12 +245,16 @@ def _relaxed(up: Upstream, changed: str = "") -> list[list[tuple[Constraint, ...
     return [[()], [(c,) for c in free], [(c, d) for i, c in enumerate(free) for d in free[i + 1:]]]
 
 
-def _keeps_words(world: World, up: Upstream, dropped: tuple[Constraint, ...], changed: str = "") -> str:
+def _keeps_words(world: World, up: Upstream, dropped: tuple[Constraint, ...], changed: str = "",
+                 scope: str = "") -> str:
     """What a come-back says of the needs it keeps: all of them, or all but those `dropped` and
     those an earlier come-back gave up (named again: "everything else I asked for" would else
-    read as the needs first stated), but a need of the kind it changes (`changed`) and a price
-    limit a budget of an earlier come-back stands in for."""
+    read as the needs first stated), but a need of the kind it changes (`changed`), a price
+    limit a budget of an earlier come-back stands in for, and a kind its `scope` names ("of the
+    same plan (private office)" after a come-back that gave the hot desk plan up)."""
     replaced = ("price", changed) if up.budget is not None else (changed,)
+    if scope.startswith("of the same"):
+        replaced += ("category",)
     dropped = dropped + tuple(c for c in up.given_up if c not in dropped and c.kind not in replaced)
     # A budget an earlier come-back set is named among what is kept: "everything else" would
     # else read as the needs first stated, whose own price limit it replaced.
@@ -340,7 +344,7 @@ def _budget_move(world: World, b: Booking, rng: Any, up: Upstream, where: tuple[
     scope, dropped = where
     what = f"the best-rated {world.domain.noun} {scope} that costs at most"
     kept = kept_words(world, up, "price", dropped)
-    keeps = _keeps_words(world, up, dropped, "price")
+    keeps = _keeps_words(world, up, dropped, "price", scope)
     day, meeting = when
     at_same_time = (f"and is open on the day of the meeting you set up for me, {at_booked_time(b.slot)}"
                     if meeting else "and is open at the same time")
@@ -416,7 +420,7 @@ def _needs(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
     scope, amenity, best, dropped, having = outcomes[int(rng.integers(len(outcomes)))]
     noun = world.domain.noun
     wanted = (f'the best-rated {noun} {scope} that lists "{amenity}" among its amenities, '
-              f"{_keeps_words(world, up, dropped)} and is open at the same time, or cancel it if there is none")
+              f"{_keeps_words(world, up, dropped, scope=scope)} and is open at the same time, or cancel it if there is none")
     why = f'I\'ve just found out I need "{amenity}", and the {noun} we booked doesn\'t have it. '
     return ComeBack(b.id, best.id if best is not None else "", (b.day, b.slot), b.day, b.slot, NEEDS, wanted, why,
                     kept=kept_words(world, up, "", dropped), dropped=dropped, useful=_scope_search(world, b, up, b.day, best, amenity, having))
