@@ -429,3 +429,16 @@ def test_a_formal_request_to_confirm_which_value_is_answered_with_it() -> None:
     env, actions = played("crosstask-8910-train.jsonl", 28)
     said = _said(env, actions[28])
     assert "CHF" in said and "go ahead" not in said, said
+
+
+def test_indirect_questions_after_to_know_a_little_more_are_each_answered() -> None:
+    """"... it would help me to know a little more about what you have in mind, since the choice
+    depends on it: which kind of plan you are after (...), whether there is a part of town you
+    would prefer to be in, how much you would like to spend at most per day, whether a minimum
+    rating matters to you, and whether there are any amenities you cannot do without. What would
+    you like?" got the area alone (CrossTask playtest 9689 T1): "to know a little more" is a
+    request, and a question word opening the list after the colon asks."""
+    _env, actions, said = reply_to("crosstask-9689-test.jsonl", 0)
+    assert "to know a little more" in actions[0]
+    for answer in ("plan", "Tech Park", "price", "rating", "lockers"):
+        assert answer in said, said

@@ -498,3 +498,20 @@ def test_a_plan_beside_a_clause_opened_by_where_is_noted_not_asked_about() -> No
     env, actions = _kept("tooluse-9659-train.jsonl", "AgentRL/ToolUse-v0", "train", "hard", None, 9659, 6)
     assert "where the window has passed" in actions[6]
     assert _reply(env, actions[6]) == "Okay, noted."
+
+
+def test_a_task_list_line_naming_the_yes_to_come_asks_for_no_yes() -> None:
+    """A running checklist ("[ ] Propose a plan and get your yes") above a question for the email
+    got the email and "Before I say yes: what will you do about ...?" with no plan put (ToolUse
+    playtest 9698 T1): a line of a task list is the state of the work, no request for a yes."""
+    env = gym.make("AgentRL/ToolUse-v0", split="train", difficulty="hard")
+    env.reset(seed=9698)
+    message = ("I can help with those returns.\n\nChecklist:\n[ ] Find your account\n"
+               "[ ] Order of 2025-03-20: duvet set, denim jeans\n"
+               "[ ] Order of 2025-03-19: chef knife, wireless headphones, rain jacket\n"
+               "[ ] Order of 2025-04-04: bluetooth speaker, novel box set, coffee grinder\n"
+               "[ ] Check return windows, damage, final-sale and opened status for each item\n"
+               "[ ] Propose a plan and get your yes\n- [ ] Carry out the refunds / credits\n\n"
+               "What email address is your account under?")
+    reply = _reply(env, message)
+    assert reply.startswith("It's ") and "Before I say yes" not in reply, reply

@@ -194,7 +194,7 @@ def test_the_asking_readers_answer_as_their_plain_patterns() -> None:
     from agentgym.envs.tooluse import asking as a
 
     def plain_assent_now(text: str) -> str:
-        return a._LATER_ASSENT.sub(" ", text)
+        return a._LATER_ASSENT.sub(" ", a._TASK_LINE.sub(" ", text))
 
     def plain_sentences(message: str, marks: str) -> list[str]:
         return [s for line in message.splitlines() for s in re.split(r"(?<=[.?!])\s+", line.strip(marks))]

@@ -625,3 +625,26 @@ def test_a_question_word_opening_a_clause_of_a_statement_asks_nothing(text: str)
 def test_a_question_word_that_asks_without_a_question_mark_still_asks(text: str, slot: str) -> None:
     got = read(text)
     assert got.question and slot in got.asked, got
+
+
+@pytest.mark.parametrize("text", [
+    "It would help me to know a little more about what you have in mind: which area you prefer, how much "
+    "you would spend and what kind of food you like.",
+    "I'd love to know a bit more: which area you prefer, how much you would spend and what kind of food you like.",
+    "Some context would help, since the choice depends on it: which area you prefer, how much you would "
+    "spend and what kind of food you like.",
+])
+def test_a_list_of_indirect_questions_after_a_lead_in_asks_each(text: str) -> None:
+    # "to know a little more" is a request; so is a question word opening the list after a colon.
+    got = read(text)
+    assert got.question and set(got.asked) >= {"area", "price", "food"}, got
+
+
+@pytest.mark.parametrize("text", [
+    "The plan: when you confirm, I'll book it.",
+    "Found it: what a place!",
+    "Next: when the place is free, I'll book it.",
+])
+def test_a_question_word_after_a_colon_that_opens_a_clause_asks_nothing(text: str) -> None:
+    got = read(text)
+    assert not got.question, got

@@ -149,8 +149,18 @@ _LATER_ASSENT = re.compile(r"\b(?:come|get|circle|report) back\b[^.?!;\n]*|"
 _LATER_ASSENT_WORDS = ("back", "'ll", " will", " shall", "going to")
 
 
+#: A line of a task list ("[ ] Propose a plan and get your yes", "- [x] Find your account",
+#: "✅ Checked the windows") without a question mark: the state of the work, whose steps to come
+#: may name the yes they will ask for, and no request for one now.
+_TASK_LINE = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\[[ xX\u2713\u2714]?\]|[\u2610\u2611\u2612\u2705\u2b1c\u2714])"
+                        r"[^\n?]*$", re.M)
+
+
 def _assent_now(text: str) -> str:
-    """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`)."""
+    """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`) and the lines
+    of a task list (`_TASK_LINE`)."""
+    if "[" in text or not text.isascii():
+        text = _TASK_LINE.sub(" ", text)
     return _LATER_ASSENT.sub(" ", text) if _may_hold(text, _LATER_ASSENT_WORDS) else text
 
 

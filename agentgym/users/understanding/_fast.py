@@ -33,6 +33,7 @@ from agentgym.users.understanding.clauses import (
     _JOINING,
     _REFERRING,
     SALAD_SLOTS,
+    _asks_after_colon,
     _asks_beyond,
     _clauses,
     _drop_qualifiers,
@@ -330,6 +331,8 @@ def _asks(words: list[_Word], s: int, e: int, end: str, grams: list[tuple[int, i
         return True
     if any(words[i].flags & _BOUNDARY and words[i + 1].flags & _IMPERATIVE
            for i in breaks[bisect_left(breaks, s):bisect_left(breaks, e - 1)]):
+        return True
+    if end != "!" and any(_asks_after_colon(words, i, e) for i in breaks[bisect_left(breaks, s):bisect_left(breaks, e - 1)]):
         return True
     if any(code == _REQUEST for _, _, code in grams):
         return True

@@ -317,6 +317,19 @@ def _opens_statement(words: list[_Word], first: int, e: int) -> bool:
     return _clipped_intent(words, first, e)
 
 
+#: What follows a question word after a colon when the clause is a statement's, not a question
+#: ("The plan: when you confirm, I'll book it."): a determiner or any subject.
+_AFTER_COLON_CLAUSE = _CLAUSE_DETERMINERS | _CLAUSE_SUBJECTS | {"you", "you'd", "you'll", "you're", "you've"}
+
+
+def _asks_after_colon(words: list[_Word], i: int, e: int) -> bool:
+    """Whether the colon at `i` (in a sentence ending before `e`) opens a question: a question
+    word the thing asked about follows ("A few things first: which plan you are after, how much
+    you'd spend ..."), as written (not "what's")."""
+    return (words[i].raw == ":" and i + 2 < e and words[i + 1].flags & _WH and words[i + 1].raw in _CLAUSE_WH
+            and words[i + 2].raw not in _AFTER_COLON_CLAUSE)
+
+
 def _clauses(words: list[_Word], s: int, e: int, grams: list[tuple[int, int, str]],
              breaks: list[int]) -> tuple[list[int], list[bool]]:
     """The clauses of the sentence words[s:e] (split where the message's clauses break,

@@ -58,6 +58,7 @@ from agentgym.users.understanding import _fast
 from agentgym.users.understanding.clauses import (
     _JOINING,
     _REFERRING,
+    _asks_after_colon,
     _asks_beyond,
     _clauses,
     _drop_qualifiers,
@@ -544,6 +545,10 @@ class Understanding:
             return True
         # An imperative opening a later clause asks as well ("To narrow it down, please share:").
         if any(words[i].flags & _BOUNDARY and words[i + 1].flags & _IMPERATIVE for i in range(s, e - 1)):
+            return True
+        # So does a question word opening the list after a colon ("It would help to know a few
+        # things: which plan you are after, how much you'd spend ...").
+        if end != "!" and any(_asks_after_colon(words, i, e) for i in range(s, e - 1)):
             return True
         if any(code == _REQUEST for _, _, code in grams):
             return True
