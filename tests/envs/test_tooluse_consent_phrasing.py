@@ -841,3 +841,44 @@ def test_the_word_on_others_comes_once_and_only_to_a_question_about_them() -> No
     assert with_word_on_others("Has anyone filed one?", "What I told you is right; anything else, please check "
                                "with your tools.").startswith("What I told you")  # that answer says it already
     assert with_word_on_others("Someone else may have acted.", "Okay.") == "Okay."  # no question
+
+
+def _kept_9659() -> tuple[Any, list[Any], str]:
+    """Orders 9659 (hard, train) after its reads, its turns, and its plan put in full (T7) but
+    for the question it closed with."""
+    env, actions = played("tooluse-9659-train.jsonl", 6)
+    plan = actions[6]
+    return env, actions, plan[:plan.index("I know you'd prefer")]
+
+
+def test_an_answer_to_the_customer_s_question_about_one_item_is_heard_with_the_plan_put() -> None:
+    """A plan that left the coffee grinder out got "what will you do about the coffee grinder?";
+    the answer for the grinder alone ("The coffee grinder gets a refund of 95.00 USD. Shall I go
+    ahead?") got "what will you do about" the seven items the plan had just given: an answer to
+    the customer's own question about part of the plan is heard with that plan, as a person
+    hears it (the lead's probes on Orders 9659)."""
+    env, actions, plan = _kept_9659()
+    without = "\n".join(line for line in plan.splitlines() if "grinder" not in line)
+    assert env.step(without + "Shall I go ahead?")[0] == "[user] Before I say yes: what will you do about the coffee grinder?"
+    said = env.step("The coffee grinder gets a refund of 95.00 USD (it arrived damaged, so no restocking fee). "
+                    "Shall I go ahead?")[0]
+    assert said.removeprefix("[user] ").startswith(_PRESSES), said  # the whole plan: the customer presses
+    refused = "I'm sorry, but the headphones are past their window; store credit of 179.00 USD is the most I can give."
+    assert env.step(f"{refused} Shall I go ahead?")[0].removeprefix("[user] ").startswith(_PRESSES)
+    assert env.step(f"{refused} Shall I go ahead?")[0] == "[user] Alright, I understand. Please go ahead with that."
+    env.step(actions[11])  # the eight writes, as the player made them
+    info = env.step("All done: three refunds and five store credits, as listed.")[4]
+    assert info["episode_summary"]["success"], info["episode_summary"]
+
+
+@pytest.mark.parametrize("ask", ["Shall I go ahead?", "If you're happy with this, just say so and I'll process all eight."])
+def test_a_refusal_of_a_press_with_a_request_for_the_yes_is_heard_with_the_plan_put(ask: str) -> None:
+    """After "Can't you refund the wireless headphones anyway?", "I'm sorry, but the headphones
+    are past their window; store credit of 179.00 USD is the most I can give. Shall I go ahead?"
+    got "what will you do about" all eight items, the headphones among them (the lead's probes on
+    Orders 9659; Orders 9607 T7 asked for a yes to the plan's first write in the same place)."""
+    env, _actions, plan = _kept_9659()
+    assert env.step(plan + "Shall I go ahead?")[0].removeprefix("[user] ").startswith("Can't you refund")
+    said = env.step("I'm sorry, but the headphones are past their window; store credit of 179.00 USD is the most I "
+                    f"can give. {ask}")[0]
+    assert said.removeprefix("[user] ").startswith("Please, I'd really like"), said

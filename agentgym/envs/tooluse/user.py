@@ -167,7 +167,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
     # Slots: one user lives per live env (memory), and these (with the base's) are all it keeps.
     __slots__ = ("_task", "_goal", "_gold", "_world", "_wrong", "_seen", "_values", "_opening", "_acts", "_spec",
                  "_job", "_tier", "_pressed", "_plans", "_chosen", "_shift_yes", "_put", "_changed",
-                 "_weighed")
+                 "_weighed", "_of_plan")
     STOCK = STOCK
 
     def __init__(self, task: Task, rng: Any) -> None:
@@ -200,6 +200,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         self._put: str | None = None  # the last plan put to the customer (a yes that `REFERS_BACK` takes it in)
         self._weighed: str | None = None  # this message with the plan it points back to, where it was weighed so
         self._changed = False  # the customer has changed its mind (a goal shift was said)
+        self._of_plan = False  # its last reply asked about part of the plan put (`WHAT_ABOUT`, a press)
 
     def _state(self, d: Detail) -> str:
         self._reveal(d.id)
@@ -228,11 +229,13 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         self._shift_yes = False
         self._weighed = None
         out = super().reply(message, turn)
+        press = self._world.press
+        self._of_plan = out.text.startswith(_BEFORE_YES[0]) or press is not None and out.text in press.asks
         # A yes, or a change of mind said in its place, to a plan that gives everything asked
         # about an outcome: the plan's writes may follow (those the change alters or drops
         # are no longer what the customer wants, and the review says so).
         if consent is not None and (out.text in YES or out.text == self._chosen or self._shift_yes) and out.end is None:
-            if self._put is not None and REFERS_BACK.search(message):
+            if self._put is not None and (REFERS_BACK.search(message) or self._weighed is not None):
                 consent.grant(self._put)  # "rest of the plan unchanged; proceed?": the plan it points back to
             consent.grant(message)
         if consent is not None and message.strip() and self._is_plan(message):
@@ -306,11 +309,13 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         targets = consent.rules.targets(self._world, self._goal)
         left = missing(message, consent, targets)
         weighed = message
-        if self._put is not None and REFERS_BACK.search(message) and (left or unvalued(message, consent, targets)):
-            # "OK to go ahead with both writes I described?": a message that leaves out what the
-            # plan put last gave (an outcome, or the values of one) is weighed with that plan, as
-            # a person hears a question that points back to it (a whole plan in the message is
-            # weighed by itself).
+        if self._put is not None and (self._of_plan or REFERS_BACK.search(message)) \
+                and (left or unvalued(message, consent, targets)):
+            # "OK to go ahead with both writes I described?", or an answer to the customer's own
+            # question about part of the plan ("what will you do about the lamp?", a press): a
+            # message that leaves out what the plan put last gave (an outcome, or the values of
+            # one) is weighed with that plan, as a person hears it (a whole plan in the message
+            # is weighed by itself).
             weighed = self._weighed = f"{self._put}\n\n{message}"
             left = missing(weighed, consent, targets)
         plan = len(left) < len(targets)  # the message gives something asked about an outcome
