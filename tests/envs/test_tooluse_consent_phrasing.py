@@ -882,3 +882,15 @@ def test_a_refusal_of_a_press_with_a_request_for_the_yes_is_heard_with_the_plan_
     said = env.step("I'm sorry, but the headphones are past their window; store credit of 179.00 USD is the most I "
                     f"can give. {ask}")[0]
     assert said.removeprefix("[user] ").startswith("Please, I'd really like"), said
+
+
+@pytest.mark.parametrize("ask", ["Unless you instruct otherwise, I will proceed with the eight lines above.",
+                                 "I await your instructions.", "Unless I hear otherwise, I'll go ahead as listed.",
+                                 "If you have no objection, I'll process these now."])
+def test_an_opt_out_invites_the_answer_as_a_request_for_the_yes_does(ask: str) -> None:
+    """"Unless you instruct otherwise, I will proceed" under the whole plan got "Okay, noted.", a
+    reply a person gives as leave and the tier does not count as a yes (the lead's probes on
+    Orders 9659): an opt-out invites the answer, and the customer answers the plan."""
+    env, _actions, plan = _kept_9659()
+    said = env.step(plan + ask)[0].removeprefix("[user] ")
+    assert said.startswith(_PRESSES), said

@@ -95,13 +95,17 @@ ASKS_YES = re.compile(r"\b(?:(?:please|kindly) confirm|confirm (?:that|this|thes
                       r"happy (?:for me )?to (?:proceed|go ahead)|agree\?|(?:do|would|will) you approve|"
                       r"approve (?:of )?(?:this|that|these|it|the plan)|yes or no|"
                       r"(?:are|is) (?:you|that|this|it) (?:ok|okay|alright|all right|fine|happy|good) (?:with|about)|"
-                      r"happy with (?:this|that|it|these|the plan)|works? for you)", re.I)
+                      r"happy with (?:this|that|it|these|the plan)|works? for you|"
+                      # an opt-out invites the answer as a question does ("Unless you instruct
+                      # otherwise, I will proceed.", "I await your instructions.")
+                      r"unless (?:you (?:instruct|tell|direct|advise|ask|say)(?: me)?|i hear|told) otherwise|(?:await|awaiting) your (?:instructions?|decision|"
+                      r"reply|response|answer|direction|word)|(?:if|provided) you have no objections?)", re.I)
 #: Words one of which every match of `ASKS_YES` holds (lower case): a text with none of them is
 #: one it does not match. Few, so that ruling a text out takes few substring tests: "ok", "fine"
 #: and "good" follow a space wherever the pattern asks with them but before "with you" or "for you".
 _ASKS_YES_WORDS = ("confirm", "authori", "let me know if", " ok", "alright", "all right", " fine", "acceptable", " good",
                    "with you", "for you", "does th", "your yes", "your ok", "your go-ahead", "your approval", "your consent", "your permission",
-                   "your sign-off", "happy", "agree?", "approve", "yes or no")
+                   "your sign-off", "happy", "agree?", "approve", "yes or no", "otherwise", "await", "objection")
 #: A yes asked for in the passive ("Approval is requested for these writes.", "It is requested
 #: that an explicit yes be given.", "Please indicate whether these may be made."): a formal
 #: register's request, as "do I have your approval?" is. A policy's "approval is required" is none.
