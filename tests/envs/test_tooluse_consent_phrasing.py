@@ -894,3 +894,13 @@ def test_an_opt_out_invites_the_answer_as_a_request_for_the_yes_does(ask: str) -
     env, _actions, plan = _kept_9659()
     said = env.step(plan + ask)[0].removeprefix("[user] ")
     assert said.startswith(_PRESSES), said
+
+
+def test_a_request_for_the_email_in_order_to_proceed_gets_the_email() -> None:
+    """"In order to proceed, I require the following: (1) the email address associated with your
+    Brightcart account ... and revert to you with a proposed resolution for each item before any
+    action is taken." got "Before I say yes: what will you do about ...?" and no e-mail (ToolUse
+    playtest 9745 T1): "in order to proceed" asks for no yes."""
+    _env, actions, said = reply_to("tooluse-9745-train.jsonl", 0)
+    assert actions[0].startswith("Thank you for your request. In order to proceed, I require")
+    assert said.startswith("My email address is"), said

@@ -648,3 +648,11 @@ def test_a_list_of_indirect_questions_after_a_lead_in_asks_each(text: str) -> No
 def test_a_question_word_after_a_colon_that_opens_a_clause_asks_nothing(text: str) -> None:
     got = read(text)
     assert not got.question, got
+
+
+def test_a_confirmation_word_inside_an_idiom_asks_for_no_yes() -> None:
+    # "In order to proceed" is a purpose, not the confirmation "proceed?": the request asks for
+    # the value alone.
+    got = read("In order to proceed, I need your budget.")
+    assert not got.confirm and got.asked == ("price",), got
+    assert read("Shall I proceed?").confirm

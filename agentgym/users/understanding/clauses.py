@@ -12,6 +12,7 @@ from agentgym.users.understanding.grammar import (
     _CONFIRM,
     _END,
     _FILLER,
+    _IDIOM,
     _NEG,
     _OPEN,
     _RECOMMEND,
@@ -281,6 +282,12 @@ def _first(words: list[_Word], s: int, e: int) -> int | None:
 
 #: What may follow an opening "will" that asks: its subject ("Will you ...?", "Will the refund ...").
 _WILL_SUBJECTS = _PRONOUNS | {"there", "the", "this", "that", "these", "those", "my", "your", "our", "their", "its"}
+
+
+def _in_idiom(grams: list[tuple[int, int, str]], a: int) -> bool:
+    """Whether the grammar phrase starting at `a` lies inside an idiom ("in order to proceed": a
+    purpose, not the confirmation "proceed?")."""
+    return any(x <= a < y for x, y, code in grams if code == _IDIOM)
 
 
 def _clipped_intent(words: list[_Word], first: int, e: int) -> bool:

@@ -64,6 +64,7 @@ from agentgym.users.understanding.clauses import (
     _drop_qualifiers,
     _first,
     _gapped,
+    _in_idiom,
     _joined,
     _keyword_list,
     _locating_open,
@@ -524,7 +525,7 @@ class Understanding:
                 for a, b, code in grams:
                     if code == _OPEN and not any(x <= a < y for x, y in scopes):
                         is_open = True
-                    elif code == _CONFIRM:
+                    elif code == _CONFIRM and not _in_idiom(grams, a):
                         confirm = True
             else:
                 said.update(code[5:] for _, _, code in grams if code.startswith("said:"))
