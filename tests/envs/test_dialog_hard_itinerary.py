@@ -10,7 +10,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 from dialog_hard_seeds import itinerary_seeds
-from playtest_turns import played, step_kept, summary_of
+from playtest_turns import played, reply_to, step_kept, summary_of
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.agents import make_agent
@@ -173,8 +173,6 @@ def test_a_plan_introduced_after_its_reasons_in_one_line_is_the_plan() -> None:
     highest total rating (15.8) is, at 3100 EUR in total:" over one place a booking: the labels
     under it give the plan (the user asked which place booking A meant; a playtest, Dialog 7126,
     turn 9)."""
-    from playtest_turns import reply_to
-
     _env, _actions, said = reply_to("dialog-7126-test.jsonl", 8)
     assert "more than one place" not in said and "A Velvet Court" in said, said
 
@@ -476,3 +474,13 @@ def test_a_place_said_to_score_lower_beside_the_plan_is_set_aside() -> None:
     assert set_aside(f"{x.name} for A; the plan with {y.name} would score only 14.6.", [x, y]) == {y.id}
     assert set_aside(f"{x.name} for A; {y.name} scores lower on rating.", [x, y]) == {y.id}
     assert set_aside(f"{x.name} for A; {y.name} scores 4.8.", [x, y]) == set()
+
+
+def test_places_under_a_line_that_says_they_were_cancelled_are_no_part_of_the_plan() -> None:
+    """"\u2705 Cancelled the earlier picks that no longer fit: Iron Exchange (B1), Velvet Assembly
+    (B5), Iron Court (B2), Silver Arcade (B4)" under the plan's lines got "I heard more than one
+    place for booking E" (Dialog playtest 9759 T22): a label that says its places were cancelled,
+    or no longer fit, sets each of them aside."""
+    _env, actions, said = reply_to("dialog-9759-test.jsonl", 21)
+    assert "Cancelled the earlier picks that no longer fit" in actions[21]
+    assert said.startswith("Yes, that plan works for me"), said

@@ -904,3 +904,25 @@ def test_a_request_for_the_email_in_order_to_proceed_gets_the_email() -> None:
     _env, actions, said = reply_to("tooluse-9745-train.jsonl", 0)
     assert actions[0].startswith("Thank you for your request. In order to proceed, I require")
     assert said.startswith("My email address is"), said
+
+
+@pytest.mark.parametrize(("text", "asks"), [("I need your explicit yes to these five writes.", False),
+                                            ("We require your written approval first.", False),
+                                            ("I need your email.", True), ("I'll need the order number.", True)])
+def test_a_need_of_the_customer_s_yes_in_any_words_asks_for_no_value(text: str, asks: bool) -> None:
+    """"In order to proceed, I need your explicit yes to these five writes (three refunds and two
+    store credits)." under the whole plan got the customer's wish per item and "please put the
+    whole plan to me" (ToolUse playtest 9749 T6): a need of the customer's yes, with an adjective
+    before it, asks for the yes, not for a value."""
+    from agentgym.envs.tooluse.asking import asks_value
+
+    assert asks_value(text) is asks, text
+
+
+def test_a_whole_plan_closed_by_a_need_of_the_explicit_yes_gets_the_yes() -> None:
+    """ToolUse playtest 9749 T6: the whole plan, closed by "In order to proceed, I need your
+    explicit yes to these five writes (three refunds and two store credits). ... I await your
+    instructions.", got the wish per item and "please put the whole plan to me"."""
+    _env, actions, said = reply_to("tooluse-9749-train.jsonl", 5)
+    assert "I need your explicit yes" in actions[5]
+    assert said == "Yes, please go ahead.", said

@@ -127,10 +127,12 @@ _LISTED = re.compile(r"^(?:[\s,;/()&+*_-]|\d+(?:\.\d+)?|eur|usd|€|\$|and|or|no
 #: chosen:**", "Ruled out: ...") or offered only in case ("Plan B: ... I can switch booking A
 #: back to X", "Fallback:"): each place of its section is one the plan does not take.
 _ASIDE_HEADING = re.compile(r"\b(ruled out|rejected|alternatives?|considered|not chosen|other options?|runners?[- ]up|"
-                            r"passed over|discarded|excluded|did ?n[o’']t make|plan b|back-?ups?|fall-?backs?)\b")
+                            r"passed over|discarded|excluded|did ?n[o’']t make|plan b|back-?ups?|fall-?backs?|"
+                            # "Cancelled the earlier picks that no longer fit: X (B1), Y (B4)"
+                            r"cancel+ed|released|no longer fits?)\b")
 #: Where a section starts: a markdown heading, a line of bold alone, or a label ending in a
 #: colon at the start of a line or sentence; it runs to the next section.
-_SECTION = re.compile(r"(?:^|\n|(?<=[.!?])\s+|\s(?=#))\s*(?:#+\s*[^#\n*]{0,60}|\*\*[^*\n]{1,60}\*\*|[^.!?:\n]{1,40}:)")
+_SECTION = re.compile(r"(?:^|\n|(?<=[.!?])\s+|\s(?=#))\s*(?:#+\s*[^#\n*]{0,60}|\*\*[^*\n]{1,60}\*\*|[^.!?:\n]{1,60}:)")
 
 
 def _sections(text: str) -> tuple[list[int], list[tuple[int, int]]]:

@@ -356,7 +356,8 @@ VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:
 
 #: Words that ask for a value as a need of the assistant's ("I require the email address ...
 #: Kindly provide it."); a need of the customer's yes asks for that yes.
-_NEEDS_VALUE = re.compile(r"\b(?:i|we)(?:'ll| will| would| still)?\s+(?:need|require)\s+(?!(?:your\s+|a\s+)?(?:"
+_NEEDS_VALUE = re.compile(r"\b(?:i|we)(?:'ll| will| would| still)?\s+(?:need|require)\s+(?!(?:your\s+|a\s+|an\s+)?"
+                          r"(?:explicit\s+|clear\s+|final\s+|formal\s+|written\s+)?(?:"
                           r"confirmation|go-ahead|go ahead|approval|ok|okay|yes|consent|permission|sign-off)\b)|"
                           r"\b(?:kindly|please)\s+(?:provide|share|send|give|tell)\b", re.I)
 
