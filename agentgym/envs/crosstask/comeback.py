@@ -221,6 +221,10 @@ SCOPES = (("of the same {label} ({value}) in the same area", lambda p, q: p.cate
           ("in the same area", lambda p, q: p.area == q.area))
 
 
+#: How the words of the scope that names the booked place's kind begin ("of the same setting").
+_KIND_SCOPE = SCOPES[0][0].split("{", 1)[0]
+
+
 def scope_words(words: str, world: World, booked: Place) -> str:
     """A scope's words for a move from `booked`: "of the same setting (rooftop) in the same area"."""
     return words.format(label=world.domain.category_label, value=booked.category)
@@ -253,7 +257,7 @@ def _keeps_words(world: World, up: Upstream, dropped: tuple[Constraint, ...], ch
     limit a budget of an earlier come-back stands in for, and a kind its `scope` names ("of the
     same plan (private office)" after a come-back that gave the hot desk plan up)."""
     replaced = ("price", changed) if up.budget is not None else (changed,)
-    if scope.startswith("of the same"):
+    if scope.startswith(_KIND_SCOPE):
         replaced += ("category",)
     dropped = dropped + tuple(c for c in up.given_up if c not in dropped and c.kind not in replaced)
     # A budget an earlier come-back set is named among what is kept: "everything else" would
@@ -420,7 +424,8 @@ def _needs(world: World, b: Booking, rng: Any, up: Upstream) -> ComeBack | None:
     scope, amenity, best, dropped, having = outcomes[int(rng.integers(len(outcomes)))]
     noun = world.domain.noun
     wanted = (f'the best-rated {noun} {scope} that lists "{amenity}" among its amenities, '
-              f"{_keeps_words(world, up, dropped, scope=scope)} and is open at the same time, or cancel it if there is none")
+              f"{_keeps_words(world, up, dropped, scope=scope)} and is open at the same time, "
+              "or cancel it if there is none")
     why = f'I\'ve just found out I need "{amenity}", and the {noun} we booked doesn\'t have it. '
     return ComeBack(b.id, best.id if best is not None else "", (b.day, b.slot), b.day, b.slot, NEEDS, wanted, why,
                     kept=kept_words(world, up, "", dropped), dropped=dropped, useful=_scope_search(world, b, up, b.day, best, amenity, having))

@@ -98,8 +98,9 @@ ASKS_YES = re.compile(r"\b(?:(?:please|kindly) confirm|confirm (?:that|this|thes
                       r"happy with (?:this|that|it|these|the plan)|works? for you|"
                       # an opt-out invites the answer as a question does ("Unless you instruct
                       # otherwise, I will proceed.", "I await your instructions.")
-                      r"unless (?:you (?:instruct|tell|direct|advise|ask|say)(?: me)?|i hear|told) otherwise|(?:await|awaiting) your (?:instructions?|decision|"
-                      r"reply|response|answer|direction|word)|(?:if|provided) you have no objections?)", re.I)
+                      r"unless (?:you (?:instruct|tell|direct|advise|ask|say)(?: me)?|i hear|told) otherwise|"
+                      r"(?:await|awaiting) your (?:instructions?|decision|reply|response|answer|direction|word)|"
+                      r"(?:if|provided) you have no objections?)", re.I)
 #: Words one of which every match of `ASKS_YES` holds (lower case): a text with none of them is
 #: one it does not match. Few, so that ruling a text out takes few substring tests: "ok", "fine"
 #: and "good" follow a space wherever the pattern asks with them but before "with you" or "for you".

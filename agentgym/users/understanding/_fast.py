@@ -330,10 +330,10 @@ def _asks(words: list[_Word], s: int, e: int, end: str, grams: list[tuple[int, i
     if first is not None and words[first].flags & (_AUX | _IMPERATIVE | (_WH if end != "!" else 0)) \
             and not _opens_statement(words, first, e):
         return True
-    if any(words[i].flags & _BOUNDARY and words[i + 1].flags & _IMPERATIVE
-           for i in breaks[bisect_left(breaks, s):bisect_left(breaks, e - 1)]):
+    inner = breaks[bisect_left(breaks, s):bisect_left(breaks, e - 1)]
+    if any(words[i].flags & _BOUNDARY and words[i + 1].flags & _IMPERATIVE for i in inner):
         return True
-    if end != "!" and any(_asks_after_colon(words, i, e) for i in breaks[bisect_left(breaks, s):bisect_left(breaks, e - 1)]):
+    if end != "!" and any(_asks_after_colon(words, i, e) for i in inner):
         return True
     if any(code == _REQUEST for _, _, code in grams):
         return True
