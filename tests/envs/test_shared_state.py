@@ -98,7 +98,7 @@ SHARED: dict[str, str] = {
     # A pure function of a message's text (and a tuple of str), memoised: every reader of the
     # message shares one answer, immutable.
     "agentgym.users.rule_based.spelled_out": "a str per message text",
-    "agentgym.envs.tooluse.asking.says_done": "a bool per text",
+    "agentgym.envs.tooluse.done_said.says_done": "a bool per text",
     "agentgym.envs.tooluse.asking.options_asked": "a str or None per message text",
     "agentgym.users.understanding.look_up.asks_leave_to_look": "a bool per message text",
     "agentgym.envs.tooluse.consent._norm": "a str per text",

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from agentgym.envs.tooluse import consent
+from agentgym.envs.tooluse import consent, done_said
 from agentgym.users.understanding import words
 
 #: Pieces that every form, abbreviation and markup of the patterns under test is made of.
@@ -176,8 +176,8 @@ def test_every_match_of_a_prefiltered_pattern_holds_one_of_its_words() -> None:
              (asking._ASSENT, asking._ASSENT_WORDS), (asking._YOU, ("you",)),
              (asking.VALUE_REQUEST, asking._VALUE_WORDS), (asking._NEEDS_VALUE, asking._VALUE_WORDS),
              (asking.ASKS_YES, asking._ASKS_YES_WORDS), (asking._INTENT, asking._INTENT_WORDS),
-             (asking._CLAIM, asking._CLAIM_WORDS), (asking._DONE_FORMS, asking._DONE_WORDS),
-             (asking._LOOKED_INTO, asking._LOOKED_INTO_WORDS), (asking._UNDONE, asking._UNDONE_WORDS),
+             (asking._CLAIM, asking._CLAIM_WORDS), (done_said._DONE_FORMS, done_said._DONE_WORDS),
+             (done_said._LOOKED_INTO, done_said._LOOKED_INTO_WORDS), (done_said._UNDONE, done_said._UNDONE_WORDS),
              (asking._ABOUT_OTHERS, asking._OTHERS_WORDS)]
     matched = 0
     for text in [*_messages(), *_asking_texts()]:
@@ -208,8 +208,8 @@ def test_the_asking_readers_answer_as_their_plain_patterns() -> None:
         assert a.asks_answer(text) == ("?" in text or any(
             a._ASKS_ANSWER.search(s) or a._YOU.search(s) and a._ASSENT.search(plain_assent_now(s))
             for s in plain_sentences(text, " -*#>"))), text
-        assert a.says_done.__wrapped__(text) == (a._DONE_FORMS.search(
-            a._UNDONE.sub(" ", a._LOOKED_INTO.sub(" ", text))) is not None), text
+        assert a.says_done.__wrapped__(text) == (done_said._DONE_FORMS.search(
+            done_said._UNDONE.sub(" ", done_said._LOOKED_INTO.sub(" ", text))) is not None), text
         assert a.plan_only(text) == (a._INTENT.search(text) is not None and (a._CLAIM.search(text) is None or not any(
             a.says_done(s) and a._INTENT.search(s) is None and (a._CLAIM.search(s) or a._BY_ME.search(s))
             for s in plain_sentences(text, " -*#>|")))), text

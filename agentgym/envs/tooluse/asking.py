@@ -13,6 +13,9 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from agentgym.envs.tooluse.done_said import COMPLETE as _COMPLETE
+from agentgym.envs.tooluse.done_said import says_done
+from agentgym.envs.tooluse.prefilter import may_hold as _may_hold
 from agentgym.envs.tooluse.replies import AS_SAID
 from agentgym.envs.tooluse.text_memo import MEMO_MAX_CHARS, MEMO_SIZE, per_text
 from agentgym.users.understanding import Reading
@@ -169,16 +172,6 @@ def _assent_now(text: str) -> str:
     return _LATER_ASSENT.sub(" ", text) if _may_hold(text, _LATER_ASSENT_WORDS) else text
 
 
-def _may_hold(text: str, words: tuple[str, ...]) -> bool:
-    """Whether a case-insensitive pattern every match of which holds one of `words` (lower case)
-    may match `text`: a few substring tests stand in for the pattern's scan, which is tried at
-    every place of the text. Only in ASCII: outside it case-insensitive matching has more forms
-    than `str.lower` gives ("\u017f" is "s", "\u212a" is "k")."""
-    if not text.isascii():
-        return True
-    return any(map(text.lower().__contains__, words))
-
-
 #: A sentence that offers to leave part of the plan out if the customer does not want it ("If
 #: you would rather not take store credit for some of the items, just tell me which ones"): an
 #: offer to hear of a change, no question for a detail (a playtest, seed 8743, turn 7).
@@ -269,7 +262,6 @@ _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! kno
                      r"(?:^|(?<=[.!?;\n]))[ \t]*will (?!(?:you|it|that|this|they|there|he|she|we|the|any)\b)[a-z]+",
                      re.I)
 #: "Complete" claims only as a state ("the refund is complete"), not before a noun ("a complete plan").
-_COMPLETE = r"completed|(?:is|are|now|all|fully|been)\s+complete"
 _CLAIM = re.compile(rf"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|{_COMPLETE}|"
                     r"all set)\b", re.I)
 
@@ -293,49 +285,6 @@ def plan_said(text: str) -> bool:
 def _claim(text: str) -> bool:
     """``_CLAIM.search(text) is not None``."""
     return _may_hold(text, _CLAIM_WORDS) and _CLAIM.search(text) is not None
-
-
-#: The written forms in which a message says work is done (the lexicon's ``done`` statements as
-#: they are spelt): the engine reads "refund" and "books" as "refunded" and "booked" too (its
-#: stems), which is right for what a message speaks of but no claim that anything was done.
-_DONE_FORMS = re.compile(rf"\b(?:done|{_COMPLETE}|finished|all set|taken care|processed|booked|filed|refunded|paid|sent|"
-                         r"submitted|scheduled|transferred|rolled back|exchanged|issued|handled|sorted out|resolved|"
-                         r"fixed)\b", re.I)
-#: Where a clause says the work is not done, or not yet: from its opener to the clause's end
-#: ("before anything is done", "nothing has been processed", "once it's booked", "I haven't
-#: filed it").
-_UNDONE = re.compile(r"\b(?:before|until|till|once|if|unless|nothing|not|never|\w+n[’']t|yet to|still to)\b[^.;:!?,()\n]*",
-                     re.I)
-
-
-#: Looking into a request, said done ("Triage done.", "my checks are complete"): no work of it.
-_LOOKED_INTO = re.compile(r"\b(?:triage|analysis|investigation|research|checks?|review|search(?:es)?|look-?ups?|"
-                          r"homework|digging)\s+(?:is\s+|are\s+)?(?:now\s+)?(?:done|complete|completed|finished)\b",
-                          re.I)
-
-
-@lru_cache(maxsize=4096)
-def says_done(text: str) -> bool:
-    """Whether `text` says, in a done word as it is spelt ("refunded", "is booked", "done"), that
-    work is done, outside a clause that says it is not done, or not yet, and beyond looking into
-    it ("Triage done."). A pure function of the text, memoised (agents repeat their messages)."""
-    # Each pattern only where a word every match of it holds is: the two that take clauses out
-    # put a space where they were, which joins no two words into a done word.
-    if not _may_hold(text, _DONE_WORDS):
-        return False
-    if _may_hold(text, _LOOKED_INTO_WORDS):
-        text = _LOOKED_INTO.sub(" ", text)
-    if _may_hold(text, _UNDONE_WORDS):
-        text = _UNDONE.sub(" ", text)
-    return _DONE_FORMS.search(text) is not None
-
-
-#: Words one of which every match of `_DONE_FORMS`, `_LOOKED_INTO` and `_UNDONE` holds (lower case).
-_DONE_WORDS = ("done", "complete", "finished", "all set", "taken care", "processed", "booked", "filed", "refunded", "paid",
-               "sent", "submitted", "scheduled", "transferred", "rolled back", "exchanged", "issued", "handled",
-               "sorted out", "resolved", "fixed")
-_LOOKED_INTO_WORDS = ("done", "complete", "finished")
-_UNDONE_WORDS = ("before", "until", "till", "once", "if", "unless", "nothing", "not", "never", "n't", "yet to", "still to")
 
 
 #: A request for a value put as a yes/no question or in the imperative ("could you tell me the
