@@ -162,12 +162,14 @@ _LATER_ASSENT_WORDS = ("back", "'ll", " will", " shall", "going to")
 #: may name the yes they will ask for, and no request for one now.
 _TASK_LINE = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?(?:\[[ xX\u2713\u2714]?\]|[\u2610\u2611\u2612\u2705\u2b1c\u2714])"
                         r"[^\n?]*$", re.M)
+#: The marks one of which every match of `_TASK_LINE` holds (the box's bracket, or a box sign).
+_TASK_MARKS = ("[", "\u2610", "\u2611", "\u2612", "\u2705", "\u2b1c", "\u2714")
 
 
 def _assent_now(text: str) -> str:
     """`text` without the clauses that put off asking for a yes (`_LATER_ASSENT`) and the lines
     of a task list (`_TASK_LINE`)."""
-    if "[" in text or not text.isascii():
+    if "[" in text or not text.isascii() and any(map(text.__contains__, _TASK_MARKS)):
         text = _TASK_LINE.sub(" ", text)
     return _LATER_ASSENT.sub(" ", text) if _may_hold(text, _LATER_ASSENT_WORDS) else text
 

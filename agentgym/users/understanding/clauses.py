@@ -304,8 +304,7 @@ _CLAUSE_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "tho
 #: Subjects that follow "where", "when", "how" or "why" opening a clause ("when I tried to submit,
 #: the room was taken", "how we'll go about it:"); after "what" or "which" a subject still asks
 #: ("What I have so far: Sunday." asks the customer to check it; "what you need" asks).
-_CLAUSE_SUBJECTS = frozenset({"i", "we", "it", "they", "he", "she", "i've", "i'm", "i'll", "i'd", "we've", "we're",
-                              "we'll", "it's", "they're"})
+_CLAUSE_SUBJECTS = (_PRONOUNS - {"you"}) | {"i've", "i'm", "i'll", "i'd", "we've", "we're", "we'll", "it's", "they're"}
 #: The question words that may open such a clause, as written (a contraction, "what's", opens a
 #: question: "What's the budget.").
 _CLAUSE_WH = {"what": _CLAUSE_DETERMINERS, "which": _CLAUSE_DETERMINERS, "whatever": _CLAUSE_DETERMINERS,
@@ -326,7 +325,7 @@ def _opens_statement(words: list[_Word], first: int, e: int) -> bool:
 
 #: What follows a question word after a colon when the clause is a statement's, not a question
 #: ("The plan: when you confirm, I'll book it."): a determiner or any subject.
-_AFTER_COLON_CLAUSE = _CLAUSE_DETERMINERS | _CLAUSE_SUBJECTS | {"you", "you'd", "you'll", "you're", "you've"}
+_AFTER_COLON_CLAUSE = _CLAUSE_DETERMINERS | _CLAUSE_SUBJECTS | _PRONOUNS | {"you'd", "you'll", "you're", "you've"}
 
 
 def _asks_after_colon(words: list[_Word], i: int, e: int) -> bool:
