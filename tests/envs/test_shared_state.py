@@ -101,6 +101,7 @@ SHARED: dict[str, str] = {
     "agentgym.envs.tooluse.done_said.says_done": "a bool per text",
     "agentgym.envs.tooluse.asking.options_asked": "a str or None per message text",
     "agentgym.users.understanding.look_up.asks_leave_to_look": "a bool per message text",
+    "agentgym.envs.tooluse.consent.amounts_in": "a frozenset of ints per text",
     "agentgym.envs.tooluse.consent._norm": "a str per text",
     "agentgym.envs.tooluse.consent._parts": "a tuple of str per (message, anchors); parts hands out lists, "
                                             "a consent keeps the tuple (immutable)",

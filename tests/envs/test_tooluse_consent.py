@@ -14,6 +14,8 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import agentgym  # noqa: F401  (registers the ids)
 from agentgym.core.tools import ToolKind
@@ -214,6 +216,28 @@ def test_amounts_are_read_in_either_written_form() -> None:
     assert amounts_in("1.234,50 EUR and 1,234.50 EUR") == {123450}
     assert amounts_in("12,5 EUR") == {1250} and amounts_in("total 1,200 USD") == {120000}
     assert amounts_in("orders 12,14,16") == {1200, 1400, 1600} and amounts_in("v2.3.1") == set()
+
+
+#: The amount patterns as first written, each look-behind before the first digit: the fast forms
+#: of `consent` (the first digit, then the look-behind) must find exactly what these find.
+_PLAIN_AS_WRITTEN = r"(?<![\w.])\d+(?:\.\d+)?(?!\d)"
+_NUMBER_AS_WRITTEN = (r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
+                      r"|(?<![\w.,])\d{1,3}(?:\.\d{3})+,\d{1,2}(?![\d,])|(?<![\w.,])\d+,\d{1,2}(?![\d,])"
+                      r"|" + _PLAIN_AS_WRITTEN)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789.,_ a$\u0663\u00e9-\n", max_size=40))
+def test_the_amount_patterns_find_what_their_look_behind_first_forms_find(text: str) -> None:
+    from agentgym.envs.tooluse import consent
+
+    assert consent._PLAIN_NUMBER.findall(text) == re.findall(_PLAIN_AS_WRITTEN, text)
+    assert consent._NUMBER.findall(text) == re.findall(_NUMBER_AS_WRITTEN, text)
+    # From the start of a text, from a place within it, and memoised alike.
+    for at in range(min(len(text), 4)):
+        assert [m.span() for m in consent._NUMBER.finditer(text, at)] == [
+            m.span() for m in re.compile(_NUMBER_AS_WRITTEN).finditer(text, at)]
+    assert consent.amounts_in(text) == consent.amounts_in.__wrapped__(text)
 
 
 @pytest.mark.parametrize("domain", DOMAINS)

@@ -215,6 +215,8 @@ def test_the_asking_readers_answer_as_their_plain_patterns() -> None:
             for s in plain_sentences(text, " -*#>|")))), text
         asked = a.questions(text)
         assert a._about_others(text) == (a._ABOUT_OTHERS.search(text) is not None), text
+        assert a.refers_back(text) == (a.REFERS_BACK.search(text) is not None), text
+        assert a.asks_leave(text) == (a.ASKS_LEAVE.search(text) is not None), text
         assert a.asks_facts_only.__wrapped__(text) == a.asks_facts_only(text), text
         assert a.asks_facts_only(text) == (a.ASKS_LEAVE.search(text) is None and a._INTENT.search(text) is None and (
             len(asked) >= 2 or bool(asked) and all(a._ABOUT_OTHERS.search(q) for q in asked))), text
@@ -295,3 +297,38 @@ def test_the_statements_checked_for_findings_are_those_of_every_line_split() -> 
         checked += bool(plain(text))
         assert f._findings_asked("ops", text) == f._findings_asked_uncached("ops", text), text
     assert checked > 100
+
+
+def test_a_folded_search_answers_as_its_case_insensitive_pattern() -> None:
+    from agentgym.envs.tooluse import asking as a
+    from agentgym.envs.tooluse.prefilter import Folded
+
+    texts = [*_messages()[::3], *_asking_texts(), *_texts(1000), "\u017fay the word", "o\u212a to proceed", "I\u0307",
+             "\u0130F YOU PREFER", "sa\u0131d"]
+    patterns = [p for p in vars(a).values() if isinstance(p, re.Pattern) and p.flags & re.I and p is not a.OFFERS_CHOICE
+                and p is not a._LABEL]
+    assert len(patterns) > 20
+    hits = 0
+    for pattern in patterns:
+        folded = Folded(pattern)
+        for text in texts:
+            plain = pattern.search(text) is not None
+            assert folded.search(text) == plain, (pattern.pattern[:40], text)
+            hits += plain
+    assert hits > 1000
+
+
+@pytest.mark.parametrize("pattern", [re.compile("yes"), re.compile("Yes", re.I), re.compile("(?-i:A)|b", re.I),
+                                     re.compile("[A-Z]x", re.I), re.compile("(?i)yes")])
+def test_a_folded_search_refuses_a_pattern_its_twin_would_read_otherwise(pattern: re.Pattern[str]) -> None:
+    from agentgym.envs.tooluse.prefilter import Folded
+
+    with pytest.raises(ValueError):
+        Folded(pattern)
+
+
+def test_a_folded_search_takes_escapes_that_are_capitals() -> None:
+    from agentgym.envs.tooluse.prefilter import Folded
+
+    folded = Folded(re.compile(r"\bok\S*\W+\d", re.I))
+    assert folded.search("OK!! 5") and folded.search("Okay, 5") and not folded.search("OK five")

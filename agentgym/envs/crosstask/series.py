@@ -44,7 +44,7 @@ from agentgym.envs.crosstask.comeback import (
 from agentgym.envs.crosstask.followup import FollowUpUser, checked
 from agentgym.envs.dialog.domain import DAYS
 from agentgym.envs.dialog.tasks import Booking, Place, World
-from agentgym.envs.tooluse.asking import ASKS_LEAVE, asks_go_ahead, questions
+from agentgym.envs.tooluse.asking import asks_go_ahead, asks_leave, questions
 from agentgym.envs.tooluse.replies import listed
 from agentgym.users.understanding import Reading
 
@@ -220,7 +220,7 @@ class SeriesUser(FollowUpUser):
         parts = [self._clarified(t) for t in (clarify.NEEDS, clarify.KEEP, clarify.CANCEL, clarify.REPLACE) if t in topics]
         # "OK to do what I described?" asks leave too, though "what" opens its clause (a question
         # that asks leave, not a report that speaks of an approval).
-        if r.confirm or asks_go_ahead(message) or any(ASKS_LEAVE.search(q) for q in questions(message)):
+        if r.confirm or asks_go_ahead(message) or any(map(asks_leave, questions(message))):
             # Asked to approve a plan of days: the work is the assistant's, judged as it is booked.
             return " ".join(parts + [f"Yes, go ahead, as long as each day follows what I asked for. {_KEEP}"])
         return " ".join(parts + [self._request()])

@@ -23,7 +23,7 @@ from agentgym.envs.dialog import _fast
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Codes, Goal, reachable, reachable_midway
 
-__all__ = ["Place", "Booking", "World", "Constraint", "Gold", "draw_target", "generate_task", "score_task", "satisfying_places",
+__all__ = ["Place", "open_bit", "Booking", "World", "Constraint", "Gold", "draw_target", "generate_task", "score_task", "satisfying_places",
            "place_phrases", "guessable", "guessable_midway", "DIFFICULTY", "DECOY_MARGIN", "RATING_RANGE"]
 
 #: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many of its
@@ -48,6 +48,11 @@ _WEEK = (1 << 21) - 1
 RATING_RANGE = (3.0, 5.0)
 
 
+def open_bit(day: str, slot: str) -> int:
+    """The bit of a place's ``open`` mask that says it is open on `day` at `slot`."""
+    return 1 << (DAYS.index(day) * 3 + SLOTS.index(slot))
+
+
 @dataclass(slots=True)
 class Place:
     """A bookable place. `open` holds one bit per (day, slot): bit ``day * 3 + slot``."""
@@ -62,7 +67,7 @@ class Place:
     open: int
 
     def is_open(self, day: str, slot: str) -> bool:
-        return bool(self.open >> (DAYS.index(day) * 3 + SLOTS.index(slot)) & 1)
+        return bool(self.open & open_bit(day, slot))
 
     def summary(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "category": self.category, "area": self.area,

@@ -15,13 +15,14 @@ from functools import lru_cache
 
 from agentgym.envs.tooluse.done_said import COMPLETE as _COMPLETE
 from agentgym.envs.tooluse.done_said import says_done
+from agentgym.envs.tooluse.prefilter import Folded
 from agentgym.envs.tooluse.prefilter import may_hold as _may_hold
 from agentgym.envs.tooluse.replies import AS_SAID
 from agentgym.envs.tooluse.text_memo import MEMO_MAX_CHARS, MEMO_SIZE, per_text
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer",
+__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer", "asks_leave", "refers_back",
            "asks_facts_only", "plan_said", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "either_or", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
@@ -40,8 +41,10 @@ OFFERS_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:ju
                            r"\byour (?:two |three )?options\b|"
                            # 'Please tell me which: "yes to A and B", "yes to A only", or neither.'
                            r"\b(?:tell me|let me know|say|confirm) which\b|\bif you(?:'d| would)? prefer\b|"
-                           # options by capital letter: "Shall I go ahead with A, B or C?"
-                           r"(?-i:\b[A-D](?:,\s*[A-D])*,?\s+or\s+[A-D]\b)", re.I)
+                           # options by capital letter: "Shall I go ahead with A, B or C?" (its "\b" outside the
+                           # group, as every other branch opens with one: the parser then takes it out of the
+                           # branches, and a place that is no word's edge is passed over at once)
+                           r"\b(?-i:[A-D](?:,\s*[A-D])*,?\s+or\s+[A-D]\b)", re.I)
 #: A question that opens with "or", after any list mark ("Or refunds only and skip the credits?"):
 #: it offers another way to the question before it, so it asks which, never for a detail.
 OR_QUESTION = re.compile(r"[\s*_>#-]*or\b", re.I)
@@ -104,6 +107,7 @@ ASKS_YES = re.compile(r"\b(?:(?:please|kindly) confirm|confirm (?:that|this|thes
                       r"unless (?:you (?:instruct|tell|direct|advise|ask|say)(?: me)?|i hear|told) otherwise|"
                       r"(?:await|awaiting) your (?:instructions?|decision|reply|response|answer|direction|word)|"
                       r"(?:if|provided) you have no objections?)", re.I)
+_FOLDED_ASKS_YES = Folded(ASKS_YES)
 #: Words one of which every match of `ASKS_YES` holds (lower case): a text with none of them is
 #: one it does not match. Few, so that ruling a text out takes few substring tests: "ok", "fine"
 #: and "good" follow a space wherever the pattern asks with them but before "with you" or "for you".
@@ -120,6 +124,7 @@ _ASKS_YES_PASSIVE = re.compile(
     r"stated|sent)\b|"
     r"\b(?:indicate|advise|state|signal) (?:whether|if) (?:i|we|these|this|the|both|they|it|all)\b"
     r"[^.?!;\n]{0,60}?\b(?:may|can|should|shall)\b", re.I)
+_FOLDED_ASKS_YES_PASSIVE = Folded(_ASKS_YES_PASSIVE)
 #: Words one of which every match of `_ASKS_YES_PASSIVE` holds (lower case).
 _ASKS_YES_PASSIVE_WORDS = ("requested", "sought", "awaited", "invited", "asked for", "needed before", "required before",
                            "whether", " if ")
@@ -138,6 +143,12 @@ REFERS_BACK = re.compile(r"\b(?:(?:the|my|our) (?:[\w-]+ ){0,2}(?:plan|list|brea
                          r"unchanged from|(?:rest|remainder|everything else|all else|other (?:items|lines|parts|writes))"
                          r"(?: of (?:the|my|our) plan)?,? (?:is |are |stays? |remains? )?(?:unchanged|as (?:before|above|"
                          r"listed|stated|planned)|stands?|the same)|(?:plan|list|table|it) (?:above )?stands)\b", re.I)
+_FOLDED_REFERS_BACK = Folded(REFERS_BACK)
+
+
+def refers_back(message: str) -> bool:
+    """``REFERS_BACK.search(message) is not None``."""
+    return _FOLDED_REFERS_BACK.search(message)
 
 
 #: A clause that puts off asking for the yes ("I'll come back with a plan for your yes", "then
@@ -209,7 +220,7 @@ def asks_yes(text: str) -> bool:
     if not (yes or passive):
         return False
     now = _assent_now(text)
-    return yes and ASKS_YES.search(now) is not None or passive and _ASKS_YES_PASSIVE.search(now) is not None
+    return yes and _FOLDED_ASKS_YES.search(now) or passive and _FOLDED_ASKS_YES_PASSIVE.search(now)
 
 
 #: A sentence that asks the customer for an answer in the imperative: its verb ("confirm",
@@ -221,6 +232,7 @@ _CHECK_IT = (r"confirm|approve|verify|review|double-check|look over|check over|"
              r"check (?:the |this |my |our )?(?:plan|proposal|summary|list|steps)")
 _ASKS_ANSWER = re.compile(rf"(?:^|\b(?:please|just|and|then|so),?\s+)(?:{_CHECK_IT}|reply|respond|say|tell me|let me know|"
                           rf"give me)\b|\b(?:could|can|would|will) you(?: please)?\s+(?:{_CHECK_IT})\b", re.I)
+_FOLDED_ASKS_ANSWER = Folded(_ASKS_ANSWER)
 #: A sentence that speaks of the customer's assent as what the work waits for ("awaiting your
 #: confirmation", "once you confirm, I'll make the changes"): it addresses the customer and
 #: names an assent.
@@ -236,7 +248,7 @@ _ASSENT_WORDS = ("confirm", "approv", "agree", "ok", "go-ahead", "yes", "consent
 
 def _asks_in_imperative(sentence: str) -> bool:
     """``_ASKS_ANSWER.search(sentence)``, as a bool."""
-    return _may_hold(sentence, _ANSWER_WORDS) and _ASKS_ANSWER.search(sentence) is not None
+    return _may_hold(sentence, _ANSWER_WORDS) and _FOLDED_ASKS_ANSWER.search(sentence)
 
 
 def _speaks_of_assent(sentence: str) -> bool:
@@ -266,6 +278,7 @@ _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! kno
 #: "Complete" claims only as a state ("the refund is complete"), not before a noun ("a complete plan").
 _CLAIM = re.compile(rf"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|{_COMPLETE}|"
                     r"all set)\b", re.I)
+_FOLDED_CLAIM = Folded(_CLAIM)
 
 
 #: Words one of which every match of `_INTENT`, and of `_CLAIM`, holds (lower case).
@@ -286,7 +299,7 @@ def plan_said(text: str) -> bool:
 
 def _claim(text: str) -> bool:
     """``_CLAIM.search(text) is not None``."""
-    return _may_hold(text, _CLAIM_WORDS) and _CLAIM.search(text) is not None
+    return _may_hold(text, _CLAIM_WORDS) and _FOLDED_CLAIM.search(text)
 
 
 #: A request for a value put as a yes/no question or in the imperative ("could you tell me the
@@ -304,6 +317,7 @@ VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:
                            # "confirm the plan below" asks for a yes to it
                            r"(?:the|your)\b(?!\s+(?:\w+\s+)?(?:plan|following|changes?|above|below|proposal|steps?|"
                            r"actions?|summary)\b))", re.I)
+_FOLDED_VALUE_REQUEST = Folded(VALUE_REQUEST)
 
 
 #: Words that ask for a value as a need of the assistant's ("I require the email address ...
@@ -312,6 +326,7 @@ _NEEDS_VALUE = re.compile(r"\b(?:i|we)(?:'ll| will| would| still)?\s+(?:need|req
                           r"(?:explicit\s+|clear\s+|final\s+|formal\s+|written\s+)?(?:"
                           r"confirmation|go-ahead|go ahead|approval|ok|okay|yes|consent|permission|sign-off)\b)|"
                           r"\b(?:kindly|please)\s+(?:provide|share|send|give|tell)\b", re.I)
+_FOLDED_NEEDS_VALUE = Folded(_NEEDS_VALUE)
 
 
 #: Words one of which every match of `VALUE_REQUEST` or `_NEEDS_VALUE` holds (lower case).
@@ -322,8 +337,8 @@ _VALUE_WORDS = ("tell", "give", "send", "share", "provide", "remind", "let", "ha
 def asks_value(message: str) -> bool:
     """Whether a message asks for a value in words other than a question word's (`VALUE_REQUEST`,
     "I'll need the email on your account", "kindly provide it")."""
-    return _may_hold(message, _VALUE_WORDS) and (VALUE_REQUEST.search(message) is not None
-                                                 or _NEEDS_VALUE.search(message) is not None)
+    return _may_hold(message, _VALUE_WORDS) and (_FOLDED_VALUE_REQUEST.search(message)
+                                                 or _FOLDED_NEEDS_VALUE.search(message))
 
 
 def _sentences(message: str, marks: str = " -*#>") -> list[str]:
@@ -390,6 +405,12 @@ ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|cou
                         rf"(?:{_WRITES}|roll \w+ ?back)\b"
                         r"[^?!\n]*[.,;:][ \t]*(?:yes|ok|okay|agreed|alright|all right|right|correct|good)[ \t]*\?",
                         re.I)
+_FOLDED_ASKS_LEAVE = Folded(ASKS_LEAVE)
+
+
+def asks_leave(text: str) -> bool:
+    """``ASKS_LEAVE.search(text) is not None``."""
+    return _FOLDED_ASKS_LEAVE.search(text)
 
 
 #: A question about what someone else did or does ("Has anyone already filed an incident for
@@ -397,6 +418,7 @@ ASKS_LEAVE = re.compile(r"\b(?:go ahead|proceed|shall i|should i|can i|may i|cou
 _ABOUT_OTHERS = re.compile(r"\b(?:has|have|had|did|does|do|is|are|was|were)\s+(?:anyone|anybody|someone|somebody|"
                            r"any(?:one|body)? else|another \w+|(?:your|the|any) (?:team|colleagues?|co-?workers?|"
                            r"engineers?|on-call))\b", re.I)
+_FOLDED_ABOUT_OTHERS = Folded(_ABOUT_OTHERS)
 #: Words one of which every match of `_ABOUT_OTHERS` holds (lower case).
 _OTHERS_WORDS = ("anyone", "anybody", "someone", "somebody", "else", "another", "team", "colleague", "worker",
                  "engineer", "on-call")
@@ -405,7 +427,7 @@ _OTHERS_WORDS = ("anyone", "anybody", "someone", "somebody", "else", "another", 
 @per_text
 def _about_others(text: str) -> bool:
     """``_ABOUT_OTHERS.search(text) is not None``."""
-    return _may_hold(text, _OTHERS_WORDS) and _ABOUT_OTHERS.search(text) is not None
+    return _may_hold(text, _OTHERS_WORDS) and _FOLDED_ABOUT_OTHERS.search(text)
 
 
 #: What the user says first to a question about what others did ("Has anyone already rolled it
@@ -434,7 +456,7 @@ def asks_facts_only(message: str) -> bool:
     # asks facts only where it is about others (most messages are neither).
     if "?" not in message or message.count("?") < 2 and not _about_others(message):
         return False
-    if ASKS_LEAVE.search(message) is not None or _intent(message) is not None:
+    if asks_leave(message) or _intent(message) is not None:
         return False
     asked = questions(message)
     return len(asked) >= 2 or (bool(asked) and all(_ABOUT_OTHERS.search(q) for q in asked))

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache, partial
 
-from agentgym.envs.tooluse.asking import ASKS_LEAVE, QUESTION_WORD, plan_said
+from agentgym.envs.tooluse.asking import QUESTION_WORD, asks_leave, plan_said
 from agentgym.envs.tooluse.data import read_json, str_list
 from agentgym.envs.tooluse.detail_values import padded_words
 from agentgym.envs.tooluse.text_memo import per_text
@@ -113,7 +113,7 @@ def _findings_asked_uncached(domain: str, message: str) -> tuple[str, ...]:
         return ()
     checked = _checked_statements(message)
     found = tuple(s for s in checked if _holds_finding(s, words))
-    if not found or any(ASKS_LEAVE.search(s) is not None or plan_said(s) for s in checked) \
+    if not found or any(asks_leave(s) or plan_said(s) for s in checked) \
             or asks_leave_to_look(message):
         return ()
     return found

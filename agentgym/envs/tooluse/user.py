@@ -76,7 +76,6 @@ from agentgym.envs.tooluse.asking import (
     OFFERS_CHOICE,
     OR_QUESTION,
     QUESTION_WORD,
-    REFERS_BACK,
     asking_part,
     asking_sentences,
     asks_answer,
@@ -91,6 +90,7 @@ from agentgym.envs.tooluse.asking import (
     plan_only,
     proposes,
     questions,
+    refers_back,
     says_done,
     spoken,
     terse_question,
@@ -235,7 +235,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         # about an outcome: the plan's writes may follow (those the change alters or drops
         # are no longer what the customer wants, and the review says so).
         if consent is not None and (out.text in YES or out.text == self._chosen or self._shift_yes) and out.end is None:
-            if self._put is not None and (REFERS_BACK.search(message) or self._weighed is not None):
+            if self._put is not None and (refers_back(message) or self._weighed is not None):
                 consent.grant(self._put)  # "rest of the plan unchanged; proceed?": the plan it points back to
             consent.grant(message)
         if consent is not None and message.strip() and self._is_plan(message):
@@ -309,7 +309,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         targets = consent.rules.targets(self._world, self._goal)
         left = missing(message, consent, targets)
         weighed = message
-        if self._put is not None and (self._of_plan or REFERS_BACK.search(message)) \
+        if self._put is not None and (self._of_plan or refers_back(message)) \
                 and (left or unvalued(message, consent, targets)):
             # "OK to go ahead with both writes I described?", or an answer to the customer's own
             # question about part of the plan ("what will you do about the lamp?", a press): a
