@@ -119,7 +119,10 @@ def spelled_out(message: str) -> str:
                 if not line.rstrip().endswith("?"):
                     lines[k] = line.rstrip().rstrip(".") + "?"
             elif line.strip():
-                asking = _ASKS_LIST.search(line) is not None or _ASKS_HEADING.match(line) is not None
+                # Only a line that ends in a colon, but for white space, may match `_ASKS_LIST`:
+                # the others skip its scan.
+                asking = line.rstrip().endswith(":") and _ASKS_LIST.search(line) is not None \
+                    or _ASKS_HEADING.match(line) is not None
         message = "\n".join(lines)
     return message
 

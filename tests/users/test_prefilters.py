@@ -157,7 +157,7 @@ _ASKING = ("Please confirm", "CONFIRM", "confirmation", "let me know if", "Does 
            "ok", "Okay", "thumbs up", "green light", "sign-off", "could you verify", "just say the word", "tell me",
            "give me", "look over", "check the plan", "reply", "respond", "may I have the", "could I get your", "kindly "
            "provide", "I'll need", "we require", "remind me", "share which", "\u017fay", "o\u212a", "\u0130", "\u0131",
-           "yes or no", "happy to proceed", "works for you", ".", "?", "!", ",", "\n", " - ", "the plan", "refund",
+           "yes or no", "happy to proceed", "works for you", "A, B or C", "a or b", "Or just", "which would you prefer", ".", "?", "!", ",", "\n", " - ", "the plan", "refund",
            "I'll file it", "Will file:", "Plan:", "Proposed writes:", "next, I", "already", "I've", "is now",
            "done", "Triage done", "checks are complete", "is complete", "completed", "refunded", "all set",
            "taken care of", "rolled back", "before", "until", "not yet", "haven't", "nothing has been")
@@ -217,6 +217,7 @@ def test_the_asking_readers_answer_as_their_plain_patterns() -> None:
         assert a._about_others(text) == (a._ABOUT_OTHERS.search(text) is not None), text
         assert a.refers_back(text) == (a.REFERS_BACK.search(text) is not None), text
         assert a.asks_leave(text) == (a.ASKS_LEAVE.search(text) is not None), text
+        assert a.offers_choice(text) == (a.OFFERS_CHOICE.search(text) is not None), text
         assert a.asks_facts_only.__wrapped__(text) == a.asks_facts_only(text), text
         assert a.asks_facts_only(text) == (a.ASKS_LEAVE.search(text) is None and a._INTENT.search(text) is None and (
             len(asked) >= 2 or bool(asked) and all(a._ABOUT_OTHERS.search(q) for q in asked))), text
@@ -332,3 +333,16 @@ def test_a_folded_search_takes_escapes_that_are_capitals() -> None:
 
     folded = Folded(re.compile(r"\bok\S*\W+\d", re.I))
     assert folded.search("OK!! 5") and folded.search("Okay, 5") and not folded.search("OK five")
+
+
+def test_a_line_that_asks_for_a_list_ends_in_a_colon() -> None:
+    from agentgym.users import rule_based
+
+    lines = [line for text in [*_messages(), *_texts(), *_asking_texts(1000)] for line in text.split("\n")]
+    lines += ["Please tell me:\u2003", "Please tell me:\x1c", "Please tell me:\u00a0\t", "please share: x"]
+    found = 0
+    for line in lines:
+        if rule_based._ASKS_LIST.search(line) is not None:
+            found += 1
+            assert line.rstrip().endswith(":"), repr(line)
+    assert found > 20

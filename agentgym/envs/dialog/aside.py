@@ -16,7 +16,7 @@ from typing import Sequence
 from agentgym.envs.dialog.options import place_mentions
 from agentgym.envs.dialog.tasks import Place
 
-__all__ = ["asked_about", "aside_mentions", "examples", "led_in", "set_aside"]
+__all__ = ["asked_about", "aside_ids", "aside_mentions", "examples", "led_in", "set_aside"]
 
 
 #: Where the words said of a place end, after it: a sentence end (not a decimal point), a
@@ -290,7 +290,12 @@ def set_aside(message: str, places: list[Place], among: Sequence[Place] = ()) ->
     """Ids of the `places` a message names only to set them aside (`aside_mentions`, which reads
     the places of `among` too): a place is set aside when every mention of it is ("X was taken
     ... New plan: A X" keeps it)."""
-    mentions = aside_mentions(message, places, among)
+    return aside_ids(aside_mentions(message, places, among))
+
+
+def aside_ids(mentions: Sequence[tuple[Place, int, int, bool]]) -> set[str]:
+    """`set_aside` of the mentions `aside_mentions` found: the ids of the places every mention
+    of which sets them aside."""
     kept = {place.id for place, _, _, gone in mentions if not gone}
     return {place.id for place, _, _, _ in mentions} - kept
 

@@ -34,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from agentgym.core.task import SimulatedUser, Task, UserTurn
-from agentgym.envs.dialog.aside import aside_mentions, set_aside
+from agentgym.envs.dialog.aside import aside_ids, aside_mentions, set_aside
 from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.itinerary import LABELS, PlanGold
 from agentgym.envs.dialog.itinerary_draw import form_lines, rule_lines
@@ -273,7 +273,8 @@ _SENTENCE_END = re.compile(r"(?<!\d)[.](?!\d)|[.](?=\s)|[!?]")
 _GIVEN_END = re.compile(_SENTENCE_END.pattern + r"|\|")
 
 
-def labelled_places(message: str, places: list[Place], gold: PlanGold, among: Sequence[Place] = ()) -> dict[int, Place]:
+def labelled_places(message: str, places: list[Place], gold: PlanGold, among: Sequence[Place] = (), *,
+                    mentions: list[tuple[Place, int, int, bool]] | None = None) -> dict[int, Place]:
     """The place a message gives each booking by its label ("So the plan is: Booking A, X;
     Booking B, Y"; a table's rows "| A | X |"), by booking index: the one place of the booking's
     category named between its label and the next label (or the paragraph's end, or the end of
@@ -287,11 +288,13 @@ def labelled_places(message: str, places: list[Place], gold: PlanGold, among: Se
     that puts the plan ("**Recommendation:**"), the labels under the last such heading give the
     plan: a table of options above it, a row per option, is what the plan was chosen from. A
     booking that a list's line or a table's row lays out (labels in the form's order) gives one
-    place has that place, whatever a label in the reasoning around the layout gives it."""
+    place has that place, whatever a label in the reasoning around the layout gives it.
+    `mentions`: ``aside_mentions(message, places, among)``, where the caller has it."""
     text = message.lower()
     if len(text) != len(message):  # labels are found as written, places in lower case: one set of places
         return {}
-    mentions = aside_mentions(message, places, among)
+    if mentions is None:
+        mentions = aside_mentions(message, places, among)
     marks = [(m.start(), m.end(), m.group(1)) for r in (_LABEL_WORD, _LABEL_BARE, _LABEL_ITEM) for m in r.finditer(message)]
     marks += _labels_before_places(message, [m[:3] for m in mentions])
     marks += _list_line_labels(message)
@@ -500,8 +503,12 @@ class PlanUser(SimulatedUser):
         # Places the reading left out (said to be full, over budget) still end what is said of
         # the place before them ("X (25 EUR), since W is full then").
         others = self._task.world.places if several else ()
-        aside = set_aside(message, named, others) if several else frozenset()
-        labelled = {**labelled_places(message, named, gold, others), **column_plan(message, named, gold)} if several else {}
+        if several:
+            mentions = aside_mentions(message, named, others)  # read once: what is set aside, and what labels give
+            aside = aside_ids(mentions)
+            labelled = {**labelled_places(message, named, gold, others, mentions=mentions), **column_plan(message, named, gold)}
+        else:
+            aside, labelled = set(), {}
         plan, missing = plan_heard(named, gold, aside, labelled)
         asks_yes = reading.confirm or (reading.question and _APPROVAL.search(text) is not None) or \
             (bool(named) and asks_of_plan(message))

@@ -22,7 +22,7 @@ from agentgym.envs.tooluse.text_memo import MEMO_MAX_CHARS, MEMO_SIZE, per_text
 from agentgym.users.understanding import Reading
 from agentgym.users.understanding.words import SENTENCE_BREAK, without_abbreviation_stops
 
-__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer", "asks_leave", "refers_back",
+__all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR_QUESTION", "QUESTION_WORD", "REFERS_BACK", "VALUE_REQUEST", "asking_sentences", "asks_answer", "asks_leave", "offers_choice", "refers_back",
            "asks_facts_only", "plan_said", "with_word_on_others", "asks_go_ahead", "terse_question", "values_asked_open", "yes_no_values", "either_or", "without_offer", "asks_yes", "asks_yes_in", "claims", "offers_more", "plan_only", "proposes", "proposes_uncached",
            "questions", "says_done", "asking_part", "spoken"]
 
@@ -31,20 +31,31 @@ __all__ = ["ADDS", "ASKS_LEAVE", "ASKS_YES", "CHECKS_WORK", "OFFERS_CHOICE", "OR
 #: prefer?", "your options: ... or yes to the incident only ... which would you like?"; a numbered
 #: list is no choice): the customer's yes then says which, in its own words
 #: (what it asked for), so the agent knows what it agreed to.
-OFFERS_CHOICE = re.compile(r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:just|only|simply|instead|rather)\b|"
-                           # a second answer offered in quotes: "reply 'yes' for both, or 'incident only' for row 1"
-                           r"(?:reply\s+|say\s+|type\s+|answer\s+)?['\"\u2018\u201c]\w)|"
-                           r"\boption (?:2|b|two)\b|\b(?:which|what) (?:one|option)\b|\bwould you rather\b|\bwhich of the two\b|"
-                           r"\b(?:which|what) (?:would|do) you prefer\b|\bprefer\b[^.?!]*\bor\b|\beither\b[^.?!]*\bor\b|"
-                           # "- Yes to both: ... - Or yes to the incident only: ... Which would you like?"
-                           r"\bor,?\s+(?:a\s+)?yes\b|\bwhich (?:one )?(?:would|do|will) you (?:like|want|choose|pick)\b|"
-                           r"\byour (?:two |three )?options\b|"
-                           # 'Please tell me which: "yes to A and B", "yes to A only", or neither.'
-                           r"\b(?:tell me|let me know|say|confirm) which\b|\bif you(?:'d| would)? prefer\b|"
-                           # options by capital letter: "Shall I go ahead with A, B or C?" (its "\b" outside the
-                           # group, as every other branch opens with one: the parser then takes it out of the
-                           # branches, and a place that is no word's edge is passed over at once)
-                           r"\b(?-i:[A-D](?:,\s*[A-D])*,?\s+or\s+[A-D]\b)", re.I)
+_CHOICE_IN_WORDS = (r"\bor,?\s+(?:\((?:b|2|ii)\)|(?:b|2)\)|option\b|(?:just|only|simply|instead|rather)\b|"
+                    # a second answer offered in quotes: "reply 'yes' for both, or 'incident only' for row 1"
+                    r"(?:reply\s+|say\s+|type\s+|answer\s+)?['\"\u2018\u201c]\w)|"
+                    r"\boption (?:2|b|two)\b|\b(?:which|what) (?:one|option)\b|\bwould you rather\b|\bwhich of the two\b|"
+                    r"\b(?:which|what) (?:would|do) you prefer\b|\bprefer\b[^.?!]*\bor\b|\beither\b[^.?!]*\bor\b|"
+                    # "- Yes to both: ... - Or yes to the incident only: ... Which would you like?"
+                    r"\bor,?\s+(?:a\s+)?yes\b|\bwhich (?:one )?(?:would|do|will) you (?:like|want|choose|pick)\b|"
+                    r"\byour (?:two |three )?options\b|"
+                    # 'Please tell me which: "yes to A and B", "yes to A only", or neither.'
+                    r"\b(?:tell me|let me know|say|confirm) which\b|\bif you(?:'d| would)? prefer\b")
+#: Options by capital letter, in that case only: "Shall I go ahead with A, B or C?".
+_CAPITAL_OPTIONS = r"[A-D](?:,\s*[A-D])*,?\s+or\s+[A-D]\b"
+# The capitals' "\b" stands outside their group, as every other branch opens with one: the parser
+# then takes it out of the branches, and a place that is no word's edge is passed over at once.
+OFFERS_CHOICE = re.compile(rf"{_CHOICE_IN_WORDS}|\b(?-i:{_CAPITAL_OPTIONS})", re.I)
+_FOLDED_CHOICE_IN_WORDS = Folded(re.compile(_CHOICE_IN_WORDS, re.I))
+_CAPITAL_CHOICE = re.compile(rf"\b{_CAPITAL_OPTIONS}")
+
+
+def offers_choice(text: str) -> bool:
+    """``OFFERS_CHOICE.search(text) is not None``: its branches in words (`Folded`), or its
+    options by capital letter."""
+    return _FOLDED_CHOICE_IN_WORDS.search(text) or _CAPITAL_CHOICE.search(text) is not None
+
+
 #: A question that opens with "or", after any list mark ("Or refunds only and skip the credits?"):
 #: it offers another way to the question before it, so it asks which, never for a detail.
 OR_QUESTION = re.compile(r"[\s*_>#-]*or\b", re.I)

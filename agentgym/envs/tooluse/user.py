@@ -73,7 +73,6 @@ from typing import Any
 from agentgym.core.task import Task, UserTurn, WorldEvent
 from agentgym.envs.tooluse.asking import (
     CHECKS_WORK,
-    OFFERS_CHOICE,
     OR_QUESTION,
     QUESTION_WORD,
     asking_part,
@@ -85,6 +84,7 @@ from agentgym.envs.tooluse.asking import (
     asks_yes_in,
     claims,
     either_or,
+    offers_choice,
     offers_more,
     options_asked,
     plan_only,
@@ -281,7 +281,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
         refund the watch. Full refund OK?" to a user who wants its money back): the yes says them
         (the user has now said them). A question that offers a choice asks which."""
         unsaid = [d for d in self._goal.details if d.slot in r.asked and d.id not in self._revealed]
-        if not (r.confirm and unsaid and all(self._met_by(d, r, message) for d in unsaid)) or OFFERS_CHOICE.search(message):
+        if not (r.confirm and unsaid and all(self._met_by(d, r, message) for d in unsaid)) or offers_choice(message):
             return False
         for d in unsaid:
             self._state(d)  # agreed to: the user has now said it
@@ -348,7 +348,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
             # violation), so the customer asks for the kinds of value its request's writes carry.
             return with_values(lacking)
         answer = (self._press(weighed) if plan else None) or answer
-        if plan and answer in YES and OFFERS_CHOICE.search(message):
+        if plan and answer in YES and offers_choice(message):
             lead = "Alright, I understand. " if answer == GIVE_IN else ""
             answer = self._chosen = chosen(lead, [t.label for t in targets])
         return answer
@@ -479,7 +479,7 @@ class ToolUseUser(ToolUseNoiseSupport, RuleBasedUser):
                 return self._answer(offered)
             # A choice of plans that differ by a wish the user keeps unsaid ("... the alternative
             # is to file it and also roll it back. Which would you prefer?"): it says that wish.
-            wishes = self._choice_wishes(asked_part) if OFFERS_CHOICE.search(asked_part) else []
+            wishes = self._choice_wishes(asked_part) if offers_choice(asked_part) else []
             return " ".join(self._state(d) for d in wishes) or REPHRASE
         if "done" in r.said and says_done(message) and not plan_only(message):
             return self._not_done()
