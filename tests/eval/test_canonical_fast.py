@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import re
 import struct
 from pathlib import Path
 
@@ -109,3 +110,10 @@ def test_the_writer_writes_the_same_line_either_way(tmp_path: Path, monkeypatch:
     assert fast == plain
     assert (tmp_path / "fast.jsonl").read_bytes() == (tmp_path / "plain.jsonl").read_bytes()
     assert canonical_fast.canonical_bytes(recs[-1]) is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=40).map(lambda b: bytes(b"0123456789e-. x"[c % 15] for c in b)))
+def test_the_small_float_check_is_its_plain_search(text: bytes) -> None:
+    plain = b"0.0000" in text or re.search(rb"[0-9]e-", text) is not None
+    assert canonical_fast._may_hold_small_float(text) == plain
