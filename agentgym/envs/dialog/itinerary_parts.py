@@ -16,10 +16,9 @@ from typing import Any
 
 from agentgym.core.task import Score, Task, WorldEvent
 from agentgym.core.tools import WRITE, tool
-from agentgym.envs.dialog.domain import DAYS, SLOTS
 from agentgym.envs.dialog.itinerary import score_plan
 from agentgym.envs.dialog.itinerary_twists import PlanState
-from agentgym.envs.dialog.tasks import score_task
+from agentgym.envs.dialog.tasks import open_bit, score_task
 from agentgym.envs.dialog.tools import DialogToolkit
 
 __all__ = ["PlanToolkit", "make_plan_toolkit", "score_dialog"]
@@ -53,7 +52,7 @@ class PlanToolkit(DialogToolkit):
         assert move is not None
         leg = task.gold.legs[move.leg]
         place = world.by_id[move.item_id]
-        place.open &= ~(1 << (DAYS.index(leg.day) * 3 + SLOTS.index(leg.slot)))
+        place.open &= ~open_bit(leg.day, leg.slot)
         cancelled: list[str] = []
         for b in world.active_bookings():
             if b.item_id == place.id and (b.day, b.slot) == (leg.day, leg.slot):
