@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -259,12 +260,33 @@ def test_a_changed_mind_s_gold_is_the_solver_s_over_the_whole_revised_form(split
         options = [candidates(task.world, leg) for leg in g.legs]
         for i, leg in enumerate(g.legs):
             for extra in [("amenity", a) for a in task.world.domain.amenities if ("amenity", a) not in leg.needs][:3]:
-                revised = twists.replace(leg, needs=(*leg.needs, extra))
+                revised = replace(leg, needs=(*leg.needs, extra))
                 full = twists.solve(task.world, g.legs[:i] + (revised,) + g.legs[i + 1:], g.priority, g.budget,
                                     g.distinct_areas, objective=g.objective)
                 assert twists._solve_revised(g, options, i, revised) == full, (seed, i, extra)
                 tried += full is not None
     assert tried >= 20
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_whether_a_revision_is_met_by_a_booked_place_is_leg_meets_over_them(split: str) -> None:
+    """`_any_meets` (the places filtered need by need) answers as `Leg.meets` asked of each place,
+    for the revisions a changed mind tries and for no needs at all."""
+    from agentgym.envs.dialog import itinerary_twists as twists
+
+    met = unmet = 0
+    for seed in _itineraries(split, 12):
+        task = hard_tier.generate_task(seed, {"split": split, "difficulty": "hard"})
+        dom, places = task.world.domain, task.world.places
+        for leg in task.gold.legs:
+            for needs in [(), leg.needs, *[(*leg.needs, ("area", a)) for a in dom.areas],
+                          *[(*leg.needs, ("amenity", a)) for a in dom.amenities], (*leg.needs, ("rating", 4.5))]:
+                revised = replace(leg, needs=needs)
+                for chosen in (places[:3], places[::7], [], [task.world.by_id[plan[0]] for plan in task.gold.accepted]):
+                    plain = any(revised.meets(p) for p in chosen)
+                    assert twists._any_meets(chosen, needs) == plain, (seed, needs)
+                    met, unmet = met + plain, unmet + (not plain)
+    assert met > 50 and unmet > 50
 
 
 def test_a_changed_mind_lists_the_cancel_of_the_booking_it_left_unwanted() -> None:

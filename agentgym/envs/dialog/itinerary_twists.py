@@ -23,12 +23,12 @@ Both come from streams of their own, so they move neither the world nor the form
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym.core.seeding import stream_bits
 from agentgym.envs.dialog.itinerary import PRIORITY, Leg, PlanGold, candidates, settle
-from agentgym.envs.dialog.tasks import Place, World
+from agentgym.envs.dialog.tasks import Place, World, keep
 
 __all__ = ["Mind", "Move", "PlanState", "draw_state", "solve", "revised_line"]
 
@@ -152,9 +152,8 @@ def _mind(world: World, gold: PlanGold, bits: int) -> Mind | None:
             elif value > floor:
                 revisions.append(tuple(("rating", value) if k == "rating" else (k, v) for k, v in leg.needs))
         for needs in revisions:
-            revised = replace(leg, needs=needs)
-            if not any(revised.meets(p) for p in booked):
-                found.append((i, revised))
+            if not _any_meets(booked, needs):
+                found.append((i, Leg(leg.label, needs, leg.day, leg.slot, leg.when)))  # `replace(leg, needs=...)`
     options = [candidates(world, leg) for leg in gold.legs] if found else []
     for k in range(len(found)):
         i, revised = found[(bits + k) % len(found)]
@@ -162,6 +161,14 @@ def _mind(world: World, gold: PlanGold, bits: int) -> Mind | None:
         if new is not None:
             return Mind(i, revised, new)
     return None
+
+
+def _any_meets(places: list[Place], needs: tuple[tuple[str, Any], ...]) -> bool:
+    """``any(leg.meets(p) for p in places)`` for a leg of `needs`: the places filtered need by
+    need (`keep` filters each place alone, keeping the order), as `candidates` does."""
+    for kind, value in needs:
+        places = keep(places, kind, value)
+    return bool(places)
 
 
 def _move(world: World, gold: PlanGold, bits: int) -> Move | None:
