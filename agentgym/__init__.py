@@ -9,7 +9,7 @@ from typing import Any
 
 from agentgym.registration import register_env, register_envs
 
-__version__ = "0.40.0"
+__version__ = "0.41.0"
 __all__ = ["__version__", "ENV_IDS", "make_tool_env", "register_env", "toolenv"]
 
 ENV_IDS: tuple[str, ...] = register_envs()

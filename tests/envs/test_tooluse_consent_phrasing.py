@@ -603,6 +603,12 @@ def test_a_plan_with_a_total_said_as_refunded_claims_nothing_done() -> None:
     ("OK to go ahead with the refund and store credits I listed?", True),  # ToolUse playtest 9629 T8
     ("Do you want both a refund and store credit?", False),
     ("I described the problem to the team. Shall I go ahead?", False),
+    # ToolUse playtest 9785 T9: after a press, the rest of the plan "stays exactly as it was"
+    ("Everything else in the plan I gave you stays exactly as it was: store credit for the rest. Go ahead?", True),
+    ("Everything else in the plan stays exactly as it was. Shall I go ahead?", True),
+    ("The rest remains just as they were. OK?", True),
+    ("The items I offered you stand. Shall I proceed?", True),
+    ("Everything else stays the way you like it. Go ahead?", False),
 ])
 def test_words_that_point_back_to_the_plan_put_before(text: str, back: bool) -> None:
     from agentgym.envs.tooluse.asking import REFERS_BACK

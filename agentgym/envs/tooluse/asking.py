@@ -149,11 +149,13 @@ REFERS_BACK = re.compile(r"\b(?:(?:the|my|our) (?:[\w-]+ ){0,2}(?:plan|list|brea
                          r"(?:as|see) (?:above|before|listed|stated|outlined|planned|described|proposed)|the above|above plan|same as before|"
                          # "both writes I described", "as I listed in my last message", "what I proposed"
                          r"\w+ (?:i|we) (?:just )?(?:described|listed|proposed|"
-                         r"outlined|set out|laid out|put to you|suggested)|(?:in|from) my (?:last|previous|earlier) message|"
+                         r"outlined|set out|laid out|put to you|suggested|gave you|sent you|offered)|"
+                         r"(?:in|from) my (?:last|previous|earlier) message|"
                          r"(?:do|go ahead with|proceed with|make|with) (?:the )?both|both (?:writes|steps|of them|now)\b|"
                          r"unchanged from|(?:rest|remainder|everything else|all else|other (?:items|lines|parts|writes))"
-                         r"(?: of (?:the|my|our) plan)?,? (?:is |are |stays? |remains? )?(?:unchanged|as (?:before|above|"
-                         r"listed|stated|planned)|stands?|the same)|(?:plan|list|table|it) (?:above )?stands)\b", re.I)
+                         r"(?: (?:of|in) (?:the|my|our) plan)?,? (?:is |are |stays? |remains? )?(?:exactly |just )?"
+                         r"(?:unchanged|as (?:before|above|listed|stated|planned|it (?:was|stands)|they (?:were|stand))|"
+                         r"stands?|the same)|(?:plan|list|table|it) (?:above )?stands)\b", re.I)
 _FOLDED_REFERS_BACK = Folded(REFERS_BACK)
 
 
