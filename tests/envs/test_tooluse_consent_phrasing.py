@@ -520,6 +520,20 @@ def test_a_yes_to_the_rest_of_the_plan_unchanged_is_a_yes_to_the_plan_it_points_
     assert env.step("All done.")[4]["episode"]["success"]
 
 
+def test_a_yes_to_the_plan_i_gave_you_that_stays_as_it_was_covers_its_store_credits() -> None:
+    """After a press for a refund past its window, "Everything else in the plan I gave you stays
+    exactly as it was: ..., store credit for the action camera, cookbook, ... at their full prices
+    ... Shall I go ahead with that plan?" and the customer's yes: the store credits whose amounts
+    the plan before gave are agreed to (four were refused as unagreed and the customer left; a
+    playtest, seed 9785, turns 9-10). Only the injected rate limit stops a write."""
+    from playtest_turns import played
+
+    env, actions = played("tooluse-9785-train.jsonl", 9)
+    info = env.step(actions[9])[4]
+    assert info["errors"] == [] and all(c["error"] is None or c["injected"] for c in info["calls"]), info["calls"]
+    assert sum(c["name"] == "issue_store_credit" and c["error"] is None for c in info["calls"]) == 4
+
+
 @pytest.mark.parametrize("domain", DOMAINS)
 @pytest.mark.parametrize("back", ["OK to go ahead with what I described?", "Shall I do both now?",
                                   "Shall I go ahead exactly as in my last message?"])
