@@ -304,7 +304,7 @@ def test_a_folded_search_answers_as_its_case_insensitive_pattern() -> None:
     from agentgym.envs.tooluse import asking as a
     from agentgym.envs.tooluse.prefilter import Folded
 
-    texts = [*_messages()[::3], *_asking_texts(), *_texts(1000), "\u017fay the word", "o\u212a to proceed", "I\u0307",
+    texts = [*_messages()[::10], *_asking_texts(1500), *_texts(500), "\u017fay the word", "o\u212a to proceed", "I\u0307",
              "\u0130F YOU PREFER", "sa\u0131d"]
     patterns = [p for p in vars(a).values() if isinstance(p, re.Pattern) and p.flags & re.I and p is not a.OFFERS_CHOICE
                 and p is not a._LABEL]
