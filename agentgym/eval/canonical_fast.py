@@ -25,7 +25,6 @@ Without orjson installed every call returns None.
 from __future__ import annotations
 
 import re
-from operator import methodcaller
 from typing import Any
 
 __all__ = ["canonical_bytes"]
@@ -44,7 +43,6 @@ _DIGITS = frozenset(b"0123456789")
 #: Every "e-" of a text, found in one scan: prose holds many ("one-time", "re-check"), and a
 #: search from Python per match costs more than the scan.
 _EXPONENT = re.compile(rb"e-")
-_START = methodcaller("start")
 
 
 def _may_hold_small_float(text: bytes) -> bool:
@@ -52,7 +50,7 @@ def _may_hold_small_float(text: bytes) -> bool:
     or a digit before an ``e-``."""
     if b"0.0000" in text:
         return True
-    return any(text[at - 1] in _DIGITS for at in map(_START, _EXPONENT.finditer(text)) if at)
+    return any(m.start() and text[m.start() - 1] in _DIGITS for m in _EXPONENT.finditer(text))
 
 
 def canonical_bytes(obj: Any) -> bytes | None:

@@ -270,9 +270,9 @@ def test_a_changed_mind_s_gold_is_the_solver_s_over_the_whole_revised_form(split
 
 @pytest.mark.parametrize("split", ["train", "test"])
 def test_whether_a_revision_is_met_by_a_booked_place_is_leg_meets_over_them(split: str) -> None:
-    """`_any_meets` (the places filtered need by need) answers as `Leg.meets` asked of each place,
+    """`meeting` (the places filtered need by need) answers as `Leg.meets` asked of each place,
     for the revisions a changed mind tries and for no needs at all."""
-    from agentgym.envs.dialog import itinerary_twists as twists
+    from agentgym.envs.dialog.itinerary import meeting
 
     met = unmet = 0
     for seed in _itineraries(split, 12):
@@ -284,7 +284,7 @@ def test_whether_a_revision_is_met_by_a_booked_place_is_leg_meets_over_them(spli
                 revised = replace(leg, needs=needs)
                 for chosen in (places[:3], places[::7], [], [task.world.by_id[plan[0]] for plan in task.gold.accepted]):
                     plain = any(revised.meets(p) for p in chosen)
-                    assert twists._any_meets(chosen, needs) == plain, (seed, needs)
+                    assert bool(meeting(chosen, needs)) == plain, (seed, needs)
                     met, unmet = met + plain, unmet + (not plain)
     assert met > 50 and unmet > 50
 

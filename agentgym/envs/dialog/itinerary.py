@@ -21,7 +21,7 @@ from agentgym.core.task import Score
 from agentgym.envs.dialog import _fast
 from agentgym.envs.dialog.tasks import Place, World, booked_in, keep, open_bit, useful_reads
 
-__all__ = ["Leg", "PlanGold", "best_first", "candidates", "plans", "priced_keys", "best_plan", "plan_key", "settle",
+__all__ = ["Leg", "PlanGold", "best_first", "candidates", "meeting", "plans", "priced_keys", "best_plan", "plan_key", "settle",
            "score_plan", "LABELS", "PRIORITY", "TOTAL"]
 
 #: How the request form names its bookings, in time order.
@@ -141,10 +141,15 @@ def best_first(places: list[Place]) -> list[Place]:
 def candidates(world: World, leg: Leg) -> list[Place]:
     """The places that meet `leg`'s needs and are open at its time, `best_first`."""
     bit = open_bit(leg.day, leg.slot)  # `Place.is_open`, its bit found once for every place
-    places = [p for p in world.places if p.open & bit]
-    for kind, value in leg.needs:  # `Leg.meets`, need by need over the list: `keep` keeps the order
+    return best_first(meeting([p for p in world.places if p.open & bit], leg.needs))
+
+
+def meeting(places: list[Place], needs: tuple[tuple[str, Any], ...]) -> list[Place]:
+    """The `places` (in their order) that meet every one of `needs`: ``[p for p in places if
+    leg.meets(p)]`` for a leg of `needs`, filtered need by need (`keep` filters each place alone)."""
+    for kind, value in needs:
         places = keep(places, kind, value)
-    return best_first(places)
+    return places
 
 
 def plans(options: list[list[Place]], order: tuple[int, ...], budget: int | None,

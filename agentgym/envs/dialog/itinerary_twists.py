@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym.core.seeding import stream_bits
-from agentgym.envs.dialog.itinerary import PRIORITY, Leg, PlanGold, candidates, settle
-from agentgym.envs.dialog.tasks import Place, World, keep
+from agentgym.envs.dialog.itinerary import PRIORITY, Leg, PlanGold, candidates, meeting, settle
+from agentgym.envs.dialog.tasks import Place, World
 
 __all__ = ["Mind", "Move", "PlanState", "draw_state", "solve", "revised_line"]
 
@@ -118,7 +118,7 @@ def _solve_revised(gold: PlanGold, options: list[list[Place]], i: int, revised: 
     of `gold`'s legs' `candidates` over `world` in `options`. A revision only adds a need or
     raises a floor, so the places that meet it are those of the leg's candidates that meet it, in
     the same (best-first) order: the other legs' places are not searched again."""
-    revised_options = [*options[:i], [p for p in options[i] if revised.meets(p)], *options[i + 1:]]
+    revised_options = [*options[:i], meeting(options[i], revised.needs), *options[i + 1:]]
     return settle(gold.legs[:i] + (revised,) + gold.legs[i + 1:], revised_options, gold.priority, gold.budget,
                   gold.distinct_areas, gold.objective)
 
@@ -152,7 +152,7 @@ def _mind(world: World, gold: PlanGold, bits: int) -> Mind | None:
             elif value > floor:
                 revisions.append(tuple(("rating", value) if k == "rating" else (k, v) for k, v in leg.needs))
         for needs in revisions:
-            if not _any_meets(booked, needs):
+            if not meeting(booked, needs):
                 found.append((i, Leg(leg.label, needs, leg.day, leg.slot, leg.when)))  # `replace(leg, needs=...)`
     options = [candidates(world, leg) for leg in gold.legs] if found else []
     for k in range(len(found)):
@@ -161,14 +161,6 @@ def _mind(world: World, gold: PlanGold, bits: int) -> Mind | None:
         if new is not None:
             return Mind(i, revised, new)
     return None
-
-
-def _any_meets(places: list[Place], needs: tuple[tuple[str, Any], ...]) -> bool:
-    """``any(leg.meets(p) for p in places)`` for a leg of `needs`: the places filtered need by
-    need (`keep` filters each place alone, keeping the order), as `candidates` does."""
-    for kind, value in needs:
-        places = keep(places, kind, value)
-    return bool(places)
 
 
 def _move(world: World, gold: PlanGold, bits: int) -> Move | None:

@@ -23,7 +23,7 @@ from agentgym.envs.dialog import _fast
 from agentgym.envs.dialog.domain import DAYS, SLOTS, Domain, load_domains
 from agentgym.envs.dialog.fairness import DECOY_MARGIN, Board, Codes, Goal, reachable, reachable_midway
 
-__all__ = ["Place", "open_bit", "Booking", "World", "Constraint", "Gold", "draw_target", "generate_task", "score_task", "satisfying_places",
+__all__ = ["Place", "open_bit", "time_index", "Booking", "World", "Constraint", "Gold", "draw_target", "generate_task", "score_task", "satisfying_places",
            "place_phrases", "guessable", "guessable_midway", "DIFFICULTY", "DECOY_MARGIN", "RATING_RANGE"]
 
 #: Per difficulty: (min, max) constraints in the goal (the time counts as one), how many of its
@@ -48,9 +48,14 @@ _WEEK = (1 << 21) - 1
 RATING_RANGE = (3.0, 5.0)
 
 
+def time_index(day: str, slot: str) -> int:
+    """Where (`day`, `slot`) stands in the week, slot by slot: its bit of a place's ``open`` mask."""
+    return DAYS.index(day) * 3 + SLOTS.index(slot)
+
+
 def open_bit(day: str, slot: str) -> int:
     """The bit of a place's ``open`` mask that says it is open on `day` at `slot`."""
-    return 1 << (DAYS.index(day) * 3 + SLOTS.index(slot))
+    return 1 << time_index(day, slot)
 
 
 @dataclass(slots=True)
@@ -492,7 +497,7 @@ def _as_goal(world: World, constraints: Any, day: str, slot: str, board: Board |
     held = [c for c in attrs if c.reveal == "upfront"] + [c for c in attrs if c.reveal == "ask"]
     ordered = held + [c for c in attrs if c.reveal == "late"]
     board = board or Board(world.places)
-    goal = Goal(board, [(c.kind, c.value) for c in ordered], len(held), DAYS.index(day) * 3 + SLOTS.index(slot))
+    goal = Goal(board, [(c.kind, c.value) for c in ordered], len(held), time_index(day, slot))
     return board, goal, sum(c.reveal == "upfront" for c in attrs)
 
 
@@ -539,8 +544,8 @@ def satisfying_places(world: World, constraints: Any, day: str, slot: str) -> tu
         if c.kind != "time":
             places = keep(places, c.kind, c.value)
     # The opening hours last: the attribute filters leave few places to check.
-    bit = DAYS.index(day) * 3 + SLOTS.index(slot)
-    return tuple(p.id for p in places if p.open >> bit & 1)
+    bit = open_bit(day, slot)
+    return tuple(p.id for p in places if p.open & bit)
 
 
 @lru_cache(maxsize=None)

@@ -245,7 +245,6 @@ _CHECK_IT = (r"confirm|approve|verify|review|double-check|look over|check over|"
              r"check (?:the |this |my |our )?(?:plan|proposal|summary|list|steps)")
 _ASKS_ANSWER = re.compile(rf"(?:^|\b(?:please|just|and|then|so),?\s+)(?:{_CHECK_IT}|reply|respond|say|tell me|let me know|"
                           rf"give me)\b|\b(?:could|can|would|will) you(?: please)?\s+(?:{_CHECK_IT})\b", re.I)
-_FOLDED_ASKS_ANSWER = Folded(_ASKS_ANSWER)
 #: A sentence that speaks of the customer's assent as what the work waits for ("awaiting your
 #: confirmation", "once you confirm, I'll make the changes"): it addresses the customer and
 #: names an assent.
@@ -257,11 +256,12 @@ _ANSWER_WORDS = ("confirm", "approve", "verify", "review", "check", "look over",
                  "let me know", "give me")
 _ASSENT_WORDS = ("confirm", "approv", "agree", "ok", "go-ahead", "yes", "consent", "permission", "thumbs", "green light",
                  "sign")
+_FOLDED_ASKS_ANSWER = Folded(_ASKS_ANSWER, _ANSWER_WORDS)
 
 
 def _asks_in_imperative(sentence: str) -> bool:
     """``_ASKS_ANSWER.search(sentence)``, as a bool."""
-    return _may_hold(sentence, _ANSWER_WORDS) and _FOLDED_ASKS_ANSWER.search(sentence)
+    return _FOLDED_ASKS_ANSWER.search(sentence)
 
 
 def _speaks_of_assent(sentence: str) -> bool:
@@ -291,13 +291,13 @@ _INTENT = re.compile(r"\b(?:i will|i'll|i am going to|i'm going to|let me(?! kno
 #: "Complete" claims only as a state ("the refund is complete"), not before a noun ("a complete plan").
 _CLAIM = re.compile(rf"\b(?:i've|i have|has been|have been|is now|are now|already|done|finished|{_COMPLETE}|"
                     r"all set)\b", re.I)
-_FOLDED_CLAIM = Folded(_CLAIM)
 
 
 #: Words one of which every match of `_INTENT`, and of `_CLAIM`, holds (lower case).
 _INTENT_WORDS = ("will", "i'll", "going to", "let me", "about to", "shall", "next", "plan", "i'd like to", "propos", "what i")
 _CLAIM_WORDS = ("i've", "i have", "has been", "have been", "is now", "are now", "already", "done", "finished", "complete",
                 "all set")
+_FOLDED_CLAIM = Folded(_CLAIM, _CLAIM_WORDS)
 
 
 def _intent(text: str) -> re.Match[str] | None:
@@ -312,7 +312,7 @@ def plan_said(text: str) -> bool:
 
 def _claim(text: str) -> bool:
     """``_CLAIM.search(text) is not None``."""
-    return _may_hold(text, _CLAIM_WORDS) and _FOLDED_CLAIM.search(text)
+    return _FOLDED_CLAIM.search(text)
 
 
 #: A request for a value put as a yes/no question or in the imperative ("could you tell me the
@@ -330,7 +330,6 @@ VALUE_REQUEST = re.compile(r"\b(?:tell|give|send|share|provide|remind|let)\s+(?:
                            # "confirm the plan below" asks for a yes to it
                            r"(?:the|your)\b(?!\s+(?:\w+\s+)?(?:plan|following|changes?|above|below|proposal|steps?|"
                            r"actions?|summary)\b))", re.I)
-_FOLDED_VALUE_REQUEST = Folded(VALUE_REQUEST)
 
 
 #: Words that ask for a value as a need of the assistant's ("I require the email address ...
@@ -339,19 +338,19 @@ _NEEDS_VALUE = re.compile(r"\b(?:i|we)(?:'ll| will| would| still)?\s+(?:need|req
                           r"(?:explicit\s+|clear\s+|final\s+|formal\s+|written\s+)?(?:"
                           r"confirmation|go-ahead|go ahead|approval|ok|okay|yes|consent|permission|sign-off)\b)|"
                           r"\b(?:kindly|please)\s+(?:provide|share|send|give|tell)\b", re.I)
-_FOLDED_NEEDS_VALUE = Folded(_NEEDS_VALUE)
 
 
 #: Words one of which every match of `VALUE_REQUEST` or `_NEEDS_VALUE` holds (lower case).
 _VALUE_WORDS = ("tell", "give", "send", "share", "provide", "remind", "let", "have", "get", "ask", "confirm", "verify",
                 "need", "require")
+_FOLDED_VALUE_REQUEST = Folded(VALUE_REQUEST, _VALUE_WORDS)
+_FOLDED_NEEDS_VALUE = Folded(_NEEDS_VALUE, _VALUE_WORDS)
 
 
 def asks_value(message: str) -> bool:
     """Whether a message asks for a value in words other than a question word's (`VALUE_REQUEST`,
     "I'll need the email on your account", "kindly provide it")."""
-    return _may_hold(message, _VALUE_WORDS) and (_FOLDED_VALUE_REQUEST.search(message)
-                                                 or _FOLDED_NEEDS_VALUE.search(message))
+    return _FOLDED_VALUE_REQUEST.search(message) or _FOLDED_NEEDS_VALUE.search(message)
 
 
 def _sentences(message: str, marks: str = " -*#>") -> list[str]:
@@ -431,16 +430,16 @@ def asks_leave(text: str) -> bool:
 _ABOUT_OTHERS = re.compile(r"\b(?:has|have|had|did|does|do|is|are|was|were)\s+(?:anyone|anybody|someone|somebody|"
                            r"any(?:one|body)? else|another \w+|(?:your|the|any) (?:team|colleagues?|co-?workers?|"
                            r"engineers?|on-call))\b", re.I)
-_FOLDED_ABOUT_OTHERS = Folded(_ABOUT_OTHERS)
 #: Words one of which every match of `_ABOUT_OTHERS` holds (lower case).
 _OTHERS_WORDS = ("anyone", "anybody", "someone", "somebody", "else", "another", "team", "colleague", "worker",
                  "engineer", "on-call")
+_FOLDED_ABOUT_OTHERS = Folded(_ABOUT_OTHERS, _OTHERS_WORDS)
 
 
 @per_text
 def _about_others(text: str) -> bool:
     """``_ABOUT_OTHERS.search(text) is not None``."""
-    return _may_hold(text, _OTHERS_WORDS) and _FOLDED_ABOUT_OTHERS.search(text)
+    return _FOLDED_ABOUT_OTHERS.search(text)
 
 
 #: What the user says first to a question about what others did ("Has anyone already rolled it

@@ -34,21 +34,29 @@ class Folded:
     case forms, lowering keeps every offset, and the pattern names no capital (`_CASED`, checked
     here). Outside ASCII the pattern itself is asked ("\u017f" matches "s" only case-insensitively).
 
+    `words`, where given, are those one of which every match holds (lower case, as `may_hold`
+    takes them): an ASCII text holding none is ruled out before the scan, on the same lower-cased
+    copy.
+
     Raises:
         ValueError: `pattern` is not case-insensitive, or its source names a capital letter or
             sets flags in a group.
     """
 
-    __slots__ = ("pattern", "_twin")
+    __slots__ = ("pattern", "_twin", "_words")
 
-    def __init__(self, pattern: re.Pattern[str]) -> None:
+    def __init__(self, pattern: re.Pattern[str], words: tuple[str, ...] = ()) -> None:
         if not pattern.flags & re.I or _CASED.search(_ESCAPE.sub("", pattern.pattern)):
             raise ValueError(f"not a case-insensitive pattern in lower case: {pattern.pattern[:60]!r}")
         self.pattern = pattern
         self._twin = re.compile(pattern.pattern, pattern.flags & ~re.I)
+        self._words = words
 
     def search(self, text: str) -> bool:
         """``pattern.search(text) is not None``."""
         if text.isascii():
-            return self._twin.search(text.lower()) is not None
+            low = text.lower()
+            if self._words and not any(map(low.__contains__, self._words)):
+                return False
+            return self._twin.search(low) is not None
         return self.pattern.search(text) is not None
